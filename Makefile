@@ -1,0 +1,45 @@
+# waitroom - top-level commands. See README.md.
+#   make            build build/waitroomd (release, -Werror)
+#   make run        install what is missing, build, start waitroomd on 127.0.0.1:8080
+#   make test       install what is missing, build with ASan+UBSan, run every test (CTest)
+#   make bench      the benchmarks of docs/BENCHMARKS.md
+#   make format     clang-format every source file
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD ?= build
+SANBUILD ?= build-san
+
+.PHONY: all build deps run test test-release bench format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@scripts/run.sh
+
+test: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DWR_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(SANBUILD) -j $(JOBS)
+	@cd $(SANBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-release: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: build
+	@scripts/bench.sh
+
+format:
+	@clang-format -i src/*.c src/*.h tests/unit/*.c tests/store/*.c $(wildcard tests/extra/*.c)
+
+clean:
+	rm -rf $(BUILD) $(SANBUILD)

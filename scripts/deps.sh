@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that waitroom's build and tests need, when
+# they are missing. Runs as root, or through sudo. Safe to run repeatedly:
+# it does nothing when everything is present.
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake pkg-config
+  libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev
+  redis-server python3 curl
+)
+if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
+  # shellcheck disable=SC2206
+  pkgs+=(${WR_DEPS_EXTRA})
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "deps: missing packages (${missing[*]}) and not root; install them or run as root" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The package starts a system redis-server on 6379; tests never use it.

@@ -1,0 +1,91 @@
+/*
+ * config.h - the server's configuration: command-line flags, an INI file
+ * (libinih) and environment variables for secrets.
+ *
+ * Precedence, lowest first: defaults, the INI file (--config), flags, then
+ * WAITROOM_ADMIN_KEY / WAITROOM_TOKEN_SECRET / WAITROOM_COOKIE_SECRET for
+ * secrets. The INI file may declare queues to create at start:
+ *
+ *   [server]
+ *   listen = 127.0.0.1:8080
+ *   store = memory
+ *   admin_key = change-me
+ *   [queue demo]
+ *   admitPerSecond = 175
+ *   pollBands = [{"upTo":100,"ms":1000},{"ms":5000}]
+ *   targetUrl = https://shop.example/checkout
+ *
+ * Queue keys are the JSON field names of the queue config; each value is
+ * parsed as JSON, or taken as a string when it is not valid JSON.
+ */
+#ifndef WR_CONFIG_H
+#define WR_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "log.h"
+#include "qconfig.h"
+
+#define WR_CONFIG_QUEUES_MAX 64
+#define WR_ADDR_MAX 255
+#define WR_URL_MAX 1023
+#define WR_KEY_MAX 256
+#define WR_HEADER_NAME_MAX 64
+
+typedef enum {
+    WR_IDENTITY_COOKIE = 0, /* signed wr_vid visitor cookie (default) */
+    WR_IDENTITY_HEADER = 1, /* user id from a trusted gateway header */
+} wr_identity_mode_t;
+
+typedef struct {
+    char name[WR_QUEUE_NAME_MAX + 1];
+    json_t *fields; /* owned: the queue config as a JSON object, for wr_qconfig_parse */
+} wr_config_queue_t;
+
+typedef struct {
+    char listen[WR_ADDR_MAX + 1];       /* "ADDR:PORT", default "127.0.0.1:8080" */
+    char store[WR_URL_MAX + 1];         /* "memory" (default) | redis://... | unix://... */
+    char admin_key[WR_KEY_MAX + 1];     /* "" = admin API refuses everything (401) */
+    wr_identity_mode_t identity;        /* default cookie */
+    char identity_header[WR_HEADER_NAME_MAX + 1]; /* header mode: default "X-User-Id" */
+    uint8_t token_secret[WR_KEY_MAX];   /* raw bytes; len 0 = shared one from the store */
+    size_t token_secret_len;
+    uint8_t cookie_secret[WR_KEY_MAX];  /* len 0 = derived from the token secret */
+    size_t cookie_secret_len;
+    wr_log_level_t log_level;           /* default info */
+    bool cookie_secure;                 /* add Secure to wr_vid; default false */
+    uint32_t max_connections;           /* connection cap; default 10000 */
+    uint32_t timeout_seconds;           /* HTTP read/write timeout, s; default 30 */
+    uint32_t store_timeout_ms;          /* store command timeout, ms; default 250 */
+    char data_dir[WR_URL_MAX + 1];      /* memory store snapshots; "" = none */
+    wr_config_queue_t queues[WR_CONFIG_QUEUES_MAX];
+    size_t n_queues;
+} wr_config_t;
+
+/* Fills cfg with defaults (no queues). */
+void wr_config_defaults(wr_config_t *cfg);
+
+/*
+ * Loads flags (argv), the INI file named by --config, and the environment
+ * (envp-style lookup through getenv). Returns WR_OK, or WR_EINVAL with a
+ * message naming the flag, file line or key in err (errlen bytes incl. NUL).
+ * Sets *help to true (and returns WR_OK) for --help. On error cfg may be
+ * partially filled; call wr_config_free() either way.
+ */
+wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
+                        size_t errlen);
+
+/* Parses an INI file into cfg (flags not applied). Same errors as load. */
+wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* Releases the queue declarations (json objects). cfg stays valid, with no queues. */
+void wr_config_free(wr_config_t *cfg);
+
+/* The usage text printed by --help. Static string. */
+const char *wr_config_usage(void);
+
+#endif

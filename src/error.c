@@ -1,0 +1,40 @@
+/*
+ * error.c - names and messages for wr_err_t.
+ *
+ * A table indexed by the enum value; values outside the table map to a
+ * generic string so a corrupted value can never crash a log line.
+ */
+#include "error.h"
+
+static const struct {
+    const char *name;
+    const char *msg;
+} table[] = {
+    [WR_OK] = {"WR_OK", "success"},
+    [WR_ENOMEM] = {"WR_ENOMEM", "out of memory"},
+    [WR_EINVAL] = {"WR_EINVAL", "invalid argument"},
+    [WR_ENOTFOUND] = {"WR_ENOTFOUND", "queue not found"},
+    [WR_EFULL] = {"WR_EFULL", "the line is full"},
+    [WR_ETIMEOUT] = {"WR_ETIMEOUT", "store command timed out"},
+    [WR_EUNAVAILABLE] = {"WR_EUNAVAILABLE", "store unavailable"},
+    [WR_ENOTINQUEUE] = {"WR_ENOTINQUEUE", "user not in queue"},
+    [WR_ETOKEN] = {"WR_ETOKEN", "token not live"},
+    [WR_EPROTO] = {"WR_EPROTO", "unexpected reply from store"},
+    [WR_ECANCELED] = {"WR_ECANCELED", "operation cancelled"},
+    [WR_EIO] = {"WR_EIO", "I/O error"},
+    [WR_ELIMIT] = {"WR_ELIMIT", "limit reached"},
+};
+
+const char *wr_strerror(wr_err_t err)
+{
+    if ((unsigned)err >= sizeof(table) / sizeof(table[0]) || !table[err].msg)
+        return "unknown error";
+    return table[err].msg;
+}
+
+const char *wr_errname(wr_err_t err)
+{
+    if ((unsigned)err >= sizeof(table) / sizeof(table[0]) || !table[err].name)
+        return "WR_EUNKNOWN";
+    return table[err].name;
+}

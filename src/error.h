@@ -1,0 +1,32 @@
+/*
+ * error.h - the one error enum of waitroom.
+ *
+ * Every function that can fail returns wr_err_t: WR_OK (0) or one of the
+ * values below. Numbers never change; new values are only added at the end.
+ */
+#ifndef WR_ERROR_H
+#define WR_ERROR_H
+
+typedef enum {
+    WR_OK = 0,
+    WR_ENOMEM = 1,       /* allocation failed */
+    WR_EINVAL = 2,       /* invalid argument or input */
+    WR_ENOTFOUND = 3,    /* the queue does not exist */
+    WR_EFULL = 4,        /* the line is full (waiting >= maxQueueSize) */
+    WR_ETIMEOUT = 5,     /* the store did not answer within the command timeout */
+    WR_EUNAVAILABLE = 6, /* the store is unreachable (disconnected, breaker open) */
+    WR_ENOTINQUEUE = 7,  /* the user is neither waiting nor holding a live token */
+    WR_ETOKEN = 8,       /* the token is not live (consumed, revoked, expired) */
+    WR_EPROTO = 9,       /* the store answered something unexpected */
+    WR_ECANCELED = 10,   /* the operation was cancelled (shutdown) */
+    WR_EIO = 11,         /* an I/O error (file, socket) */
+    WR_ELIMIT = 12,      /* a bounded buffer or table is full */
+} wr_err_t;
+
+/* Returns a static, human-readable string for err; never NULL. */
+const char *wr_strerror(wr_err_t err);
+
+/* Returns a static symbolic name ("WR_ENOTFOUND"); never NULL. */
+const char *wr_errname(wr_err_t err);
+
+#endif

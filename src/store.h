@@ -1,0 +1,233 @@
+/*
+ * store.h - the storage interface: one async, atomic operation per domain
+ * operation, behind a vtable, with static inline wrappers.
+ *
+ * Backends: store_redis (hiredis async, one Lua script call per operation)
+ * and store_memory (embedded, in process). Both pass one contract test
+ * suite (tests/store/).
+ *
+ * Async contract (libuv's): an operation that returns an error never calls
+ * its callback; one that returns WR_OK calls it exactly once, from the event
+ * loop, never from inside the call itself - also when the connection drops
+ * (err = WR_EUNAVAILABLE), the command times out (WR_ETIMEOUT) or the store
+ * is closed (WR_ECANCELED). Strings passed in are copied before the call
+ * returns. Results passed to callbacks are borrowed until the callback
+ * returns: copy what you keep.
+ *
+ * Time: every time is the store's clock (Redis TIME for store_redis, the
+ * wall clock made strictly increasing for store_memory), in microseconds
+ * since the epoch ("_us") unless the name says otherwise.
+ */
+#ifndef WR_STORE_H
+#define WR_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "qconfig.h"
+#include "token.h"
+
+typedef enum {
+    WR_ENTRY_WAITING = 1,     /* in line */
+    WR_ENTRY_ADMITTED = 2,    /* holds a live token */
+    WR_ENTRY_PASSTHROUGH = 3, /* queue disabled: go straight on */
+} wr_entry_state_t;
+
+/* A queue's counters and gauges, cluster-wide (all instances). */
+typedef struct {
+    uint64_t waiting;             /* people in line now */
+    uint64_t active;              /* live, unconsumed tokens now (exact) */
+    uint64_t admitted_total;      /* ever admitted */
+    uint64_t consumed_total;      /* tokens consumed */
+    uint64_t expired_total;       /* tokens that expired unused */
+    uint64_t left_total;          /* explicit leaves (line or token revoke) */
+    uint64_t rejected_full_total; /* joins refused with QUEUE_FULL */
+} wr_queue_stats_t;
+
+/* A user's place: the answer of join and status. */
+typedef struct {
+    wr_entry_state_t state;
+    uint64_t position;      /* WAITING: 1-based rank in line */
+    uint64_t waiting;       /* WAITING or EFULL: people in line */
+    char jti[WR_JTI_LEN + 1]; /* ADMITTED: id of the live token */
+    int64_t issued_at_us;   /* ADMITTED: admission time */
+    int64_t expires_at_us;  /* ADMITTED: token expiry */
+    const wr_queue_config_t *config; /* current config of the queue; borrowed */
+} wr_entry_t;
+
+/* The answer of one admission tick. */
+typedef struct {
+    uint64_t admitted;      /* users admitted by this call (0 when another
+                               instance already ran this tick) */
+    int64_t now_us;         /* store time of the tick */
+    wr_queue_stats_t stats; /* after the tick */
+    const wr_queue_config_t *config; /* current config; borrowed */
+} wr_admit_t;
+
+/* The answer of consume and verify. */
+typedef struct {
+    bool passthrough;         /* queue disabled: valid without a token */
+    wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED */
+} wr_token_check_t;
+
+/* A queue with its config and stats: the answer of get and list. */
+typedef struct {
+    const char *name;                /* borrowed */
+    const wr_queue_config_t *config; /* borrowed */
+    wr_queue_stats_t stats;
+} wr_queue_info_t;
+
+/* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
+typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
+typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
+typedef void (*wr_store_admit_cb)(wr_err_t err, const wr_admit_t *res, void *arg);
+typedef void (*wr_store_token_cb)(wr_err_t err, const wr_token_check_t *res, void *arg);
+typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void *arg);
+typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
+typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
+
+typedef struct wr_store wr_store_t;
+
+typedef struct wr_store_ops {
+    const char *name; /* "redis", "memory" */
+
+    /*
+     * join: puts user at the end of the line unless already there (the first
+     * arrival time is kept: score = store time in us, strictly increasing).
+     * cb gets WAITING (position, waiting), ADMITTED (live token) or
+     * PASSTHROUGH (queue disabled). Errors: WR_ENOTFOUND (no queue),
+     * WR_EFULL (waiting >= maxQueueSize and user not in line; entry carries
+     * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT.
+     */
+    wr_err_t (*join)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                     void *arg);
+    /* status: like join but never adds; WR_ENOTINQUEUE when the user is
+     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH. */
+    wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                       void *arg);
+    /* leave: removes the user from the line, or revokes their live token
+     * (freeing the active slot at once). WR_ENOTINQUEUE otherwise. */
+    wr_err_t (*leave)(wr_store_t *s, const char *queue, const char *user, wr_store_done_cb cb,
+                      void *arg);
+    /*
+     * admit: one admission tick. Atomically: expire tokens past their expiry,
+     * compute the tick from the store clock (floor(now / tickMs)); if this tick
+     * was already run (by any instance) admit nobody; else advance the
+     * fractional budget (queue.h semantics), pop up to n users in arrival
+     * order (n limited by the line and by maxActive - active), give each a
+     * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
+     */
+    wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
+    /*
+     * consume: atomically checks that jti is user's live token in queue and
+     * deletes it (single use). WR_OK when consumed; WR_ETOKEN with reason
+     * CONSUMED (not live) or EXPIRED; WR_ENOTFOUND; passthrough when the
+     * queue is disabled (WR_OK, res->passthrough).
+     */
+    wr_err_t (*consume)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                        wr_store_token_cb cb, void *arg);
+    /* verify: the same check as consume, without consuming. */
+    wr_err_t (*verify)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                       wr_store_token_cb cb, void *arg);
+
+    /* config_put: creates or replaces the queue's config; the line, tokens
+     * and counters are kept. Every instance sees it on its next operation. */
+    wr_err_t (*config_put)(wr_store_t *s, const char *queue, const wr_queue_config_t *cfg,
+                           wr_store_done_cb cb, void *arg);
+    /* queue_get: config and stats; WR_ENOTFOUND. */
+    wr_err_t (*queue_get)(wr_store_t *s, const char *queue, wr_store_info_cb cb, void *arg);
+    /* queue_list: every queue, sorted by name. */
+    wr_err_t (*queue_list)(wr_store_t *s, wr_store_list_cb cb, void *arg);
+    /* queue_delete: removes the queue and all its state; WR_ENOTFOUND. */
+    wr_err_t (*queue_delete)(wr_store_t *s, const char *queue, wr_store_done_cb cb, void *arg);
+
+    /* secret: returns the shared token secret, storing `proposed` (len bytes)
+     * first if none is stored yet (first writer wins). */
+    wr_err_t (*secret)(wr_store_t *s, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
+                       void *arg);
+    /* ping: WR_OK when the store answers. */
+    wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
+
+    /* Test hook: moves the store's clock forward by us microseconds (memory
+     * store); NULL where unsupported (Redis). */
+    wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
+
+    /* close: cancels pending operations (their callbacks run with
+     * WR_ECANCELED from the loop, or synchronously during close - see each
+     * backend) and frees the store. */
+    void (*close)(wr_store_t *s);
+} wr_store_ops_t;
+
+/* Every backend's struct starts with this header. */
+struct wr_store {
+    const wr_store_ops_t *ops;
+};
+
+static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u,
+                                     wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->join(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_status(wr_store_t *s, const char *q, const char *u,
+                                       wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->status(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_leave(wr_store_t *s, const char *q, const char *u,
+                                      wr_store_done_cb cb, void *arg)
+{
+    return s->ops->leave(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb,
+                                      void *arg)
+{
+    return s->ops->admit(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_consume(wr_store_t *s, const char *q, const char *u,
+                                        const char *jti, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->consume(s, q, u, jti, cb, arg);
+}
+static inline wr_err_t wr_store_verify(wr_store_t *s, const char *q, const char *u,
+                                       const char *jti, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->verify(s, q, u, jti, cb, arg);
+}
+static inline wr_err_t wr_store_config_put(wr_store_t *s, const char *q,
+                                           const wr_queue_config_t *cfg, wr_store_done_cb cb,
+                                           void *arg)
+{
+    return s->ops->config_put(s, q, cfg, cb, arg);
+}
+static inline wr_err_t wr_store_queue_get(wr_store_t *s, const char *q, wr_store_info_cb cb,
+                                          void *arg)
+{
+    return s->ops->queue_get(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
+{
+    return s->ops->queue_list(s, cb, arg);
+}
+static inline wr_err_t wr_store_queue_delete(wr_store_t *s, const char *q, wr_store_done_cb cb,
+                                             void *arg)
+{
+    return s->ops->queue_delete(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_secret(wr_store_t *s, const uint8_t *proposed, size_t len,
+                                       wr_store_secret_cb cb, void *arg)
+{
+    return s->ops->secret(s, proposed, len, cb, arg);
+}
+static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
+{
+    return s->ops->ping(s, cb, arg);
+}
+static inline void wr_store_close(wr_store_t *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+#endif

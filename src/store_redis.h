@@ -1,0 +1,39 @@
+/*
+ * store_redis.h - the Redis backend of the store interface (store.h).
+ *
+ * hiredis async on the caller's libevent loop; every operation is ONE Lua
+ * script call (EVALSHA, one EVAL retry on NOSCRIPT); every key of a queue
+ * carries the hash tag {queue} and is passed in KEYS. Arrival scores and
+ * token expiries are Redis TIME in microseconds.
+ */
+#ifndef WR_STORE_REDIS_H
+#define WR_STORE_REDIS_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "store.h"
+
+typedef struct {
+    const char *url;             /* redis://HOST:PORT[/DB] or unix:///PATH[?db=N]; copied */
+    uint32_t command_timeout_ms; /* a command not answered in this time fails with
+                                    WR_ETIMEOUT; 0 = 250 */
+    uint32_t connect_timeout_ms; /* 0 = 1000 */
+    uint32_t reconnect_max_ms;   /* reconnect backoff cap; 0 = 2000 */
+} wr_store_redis_opts_t;
+
+/*
+ * Opens the backend on base (borrowed; must outlive the store). Connects in
+ * the background and reconnects by itself; operations issued while
+ * disconnected fail their callback at once with WR_EUNAVAILABLE.
+ * Returns WR_OK and *out, WR_EINVAL for a bad URL, WR_ENOMEM.
+ * The caller frees with wr_store_close(); pending callbacks are then called
+ * synchronously with WR_ECANCELED.
+ */
+wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_t *opts,
+                             wr_store_t **out);
+
+/* True while the backend holds an established connection. */
+bool wr_store_redis_connected(wr_store_t *s);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * token.h - entry tokens: JWT (RFC 7519) signed with HS256 (OpenSSL HMAC).
+ *
+ * Header {"alg":"HS256","typ":"JWT"}; claims iss "waitroom", aud = queue
+ * name, sub = user id, jti = 128-bit random base64url (22 chars), iat and
+ * exp in seconds since the epoch. Verification pins alg to HS256 (anything
+ * else, "none" included, is rejected), compares the MAC in constant time,
+ * and is pure: it never touches the store. Whether the jti is still live is
+ * the store's question (wr_store_consume / wr_store_verify).
+ */
+#ifndef WR_TOKEN_H
+#define WR_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "qconfig.h"
+
+#define WR_TOKEN_MAX 1024      /* longest token accepted or produced, bytes */
+#define WR_JTI_LEN 22          /* base64url of 16 random bytes */
+#define WR_SECRET_MIN 32       /* token secret: at least 32 bytes */
+#define WR_SECRET_MAX 256
+
+/* Why a token was refused; the API's "reason" field is wr_token_reason_name(). */
+typedef enum {
+    WR_TOKEN_OK = 0,
+    WR_TOKEN_MISSING,       /* "missing": no token given */
+    WR_TOKEN_MALFORMED,     /* "malformed": not three base64url parts of JSON */
+    WR_TOKEN_BAD_ALG,       /* "unsupported_alg": alg other than HS256, incl. none */
+    WR_TOKEN_BAD_SIGNATURE, /* "bad_signature": MAC does not verify */
+    WR_TOKEN_WRONG_QUEUE,   /* "wrong_queue": aud is another queue */
+    WR_TOKEN_EXPIRED,       /* "expired": exp in the past (or store expiry passed) */
+    WR_TOKEN_CONSUMED,      /* "consumed": not live in the store (used, revoked) */
+    WR_TOKEN_USER_MISMATCH, /* "user_mismatch": userId given and different */
+} wr_token_reason_t;
+
+/* The claims of a verified token; strings are NUL-terminated copies. */
+typedef struct {
+    char queue[WR_QUEUE_NAME_MAX + 1]; /* aud */
+    char user[WR_USER_ID_MAX + 1];     /* sub */
+    char jti[WR_JTI_LEN + 1];          /* jti */
+    int64_t iat;                       /* seconds since the epoch */
+    int64_t exp;                       /* seconds since the epoch */
+} wr_token_claims_t;
+
+/* "missing", "malformed", ... as listed above; "ok" for WR_TOKEN_OK. */
+const char *wr_token_reason_name(wr_token_reason_t r);
+
+/*
+ * Signs claims with HS256 under secret (secret_len bytes) into out (cap
+ * bytes incl. NUL). The same claims and secret always give the same token.
+ * Returns WR_OK, WR_ELIMIT if out is too small, WR_EINVAL on bad claims.
+ */
+wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
+                       char *out, size_t cap);
+
+/*
+ * Verifies token (len bytes, need not be NUL-terminated) against secret:
+ * structure, alg == HS256, MAC (constant time, before any claim is
+ * trusted), iss == "waitroom", and exp > now_s (seconds since the epoch).
+ * Returns WR_TOKEN_OK and fills *claims, or the first reason that fails.
+ * Does not check aud against a queue; see wr_token_check_queue.
+ */
+wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *secret,
+                                  size_t secret_len, int64_t now_s, wr_token_claims_t *claims);
+
+/* Generic HMAC-SHA256 (OpenSSL): mac must hold 32 bytes. Returns WR_OK or WR_EINVAL. */
+wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                              uint8_t mac[32]);
+
+/* Fills buf with n cryptographically random bytes (OpenSSL RAND_bytes). */
+wr_err_t wr_token_random(uint8_t *buf, size_t n);
+
+/* Writes a fresh jti (22 base64url chars + NUL) to out (>= WR_JTI_LEN + 1). */
+wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1]);
+
+#endif
