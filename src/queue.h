@@ -45,14 +45,17 @@ int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position,
 /* The per-queue admission budget: carry is the fractional part kept
  * between ticks; last_tick is the last tick index admitted. */
 typedef struct {
-    int64_t last_tick; /* floor(now_us / (tick_ms*1000)) of the last admission; -1 = never */
-    double carry;      /* fractional admissions carried over, in [0, 1) */
+    int64_t last_tick;   /* floor(now_us / (tick_ms*1000)) of the last tick run; -1 = never */
+    int64_t carry_micro; /* fractional admissions carried over, in millionths of a user,
+                            [0, 1000000) */
 } wr_budget_t;
 
 /*
  * Advances the budget to tick `tick` and returns how many users may be
  * admitted now (before the waiting / maxActive limits, which the caller
- * applies). Idempotent per tick: a tick <= last_tick returns 0 and changes
+ * applies). Arithmetic is integer, in millionths of a user: each tick
+ * accrues llround(admit_per_second * 1000 * tick_ms) micro-users (the Redis
+ * script does the same, so both stores agree to the user). Idempotent per tick: a tick <= last_tick returns 0 and changes
  * nothing. The number of elapsed ticks counted is capped at
  * WR_CATCHUP_TICKS. When `accrue` is false (paused, disabled, empty line),
  * the budget is advanced with no accrual and the carry is dropped, so no

@@ -154,9 +154,8 @@ typedef struct wr_store_ops {
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
 
-    /* close: cancels pending operations (their callbacks run with
-     * WR_ECANCELED from the loop, or synchronously during close - see each
-     * backend) and frees the store. */
+    /* close: calls every pending callback synchronously with WR_ECANCELED
+     * (the one exception to "never from inside a call"), then frees. */
     void (*close)(wr_store_t *s);
 } wr_store_ops_t;
 

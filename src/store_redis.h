@@ -25,7 +25,7 @@ typedef struct {
 /*
  * Opens the backend on base (borrowed; must outlive the store). Connects in
  * the background and reconnects by itself; operations issued while
- * disconnected fail their callback at once with WR_EUNAVAILABLE.
+ * disconnected return WR_EUNAVAILABLE at once (their callback is not called).
  * Returns WR_OK and *out, WR_EINVAL for a bad URL, WR_ENOMEM.
  * The caller frees with wr_store_close(); pending callbacks are then called
  * synchronously with WR_ECANCELED.
