@@ -12,8 +12,9 @@
  *   1. length <= WR_TOKEN_MAX and exactly two dots        else malformed
  *   2. H decodes to a JSON object without "crit"          else malformed
  *      whose "alg" is exactly the string "HS256"          else unsupported_alg
- *   3. S decodes (strict base64url) to exactly 32 bytes equal, in constant
- *      time (CRYPTO_memcmp), to the HMAC over "H.P"       else bad_signature
+ *   3. S is strict base64url                              else malformed
+ *      of exactly 32 bytes equal, in constant time
+ *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
  *   4. only then P is decoded and its claims checked: types and syntax
  *      (malformed), iss (wrong_issuer), exp > now (expired).
  * The strict decoder gives every MAC exactly one accepted encoding.
@@ -26,6 +27,7 @@
 #include "token.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <jansson.h>
