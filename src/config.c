@@ -676,8 +676,8 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
 
     /* Pass 1: --help and --config. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt;
-        const char *value;
+        const opt_t *opt = NULL;
+        const char *value = NULL;
         if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen))) {
             if (want_help)
                 break; /* --help wins over a later mistake */
@@ -702,8 +702,8 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
 
     /* Pass 2: every other flag, in order. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt;
-        const char *value;
+        const opt_t *opt = NULL;
+        const char *value = NULL;
         if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen)))
             return rc;
         if (opt->id == OPT_CONFIG)
