@@ -1295,6 +1295,13 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     json_t *j = wr_qconfig_to_json(cfg);
     if (!j)
         return WR_ENOMEM;
+    /* Store only what reads back: every reader parses this JSON. */
+    wr_queue_config_t check;
+    char field[WR_FIELD_MAX + 1], msg[128];
+    if (wr_qconfig_parse(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
+        json_decref(j);
+        return WR_EINVAL;
+    }
     json = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     if (!json)
