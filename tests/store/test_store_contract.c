@@ -945,6 +945,53 @@ static void t_close_cancels_pending(void **state)
         assert_int_equal(r[i].calls, 1);
 }
 
+typedef struct {
+    wr_store_t *s;
+    res_t r[3];
+} close_in_cb_t;
+
+static close_in_cb_t *g_cic;
+
+static void close_in_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    entry_cb(err, e, arg);
+    if (arg == &g_cic->r[0]) {
+        wr_store_close(g_cic->s); /* the others are cancelled right here */
+        g_cic->s = NULL;
+        assert_int_equal(g_cic->r[1].calls, 1);
+        assert_int_equal(g_cic->r[2].calls, 1);
+    }
+}
+
+/* close() from inside a callback is safe: pending callbacks get
+ * WR_ECANCELED once, nothing runs after, nothing leaks (ASan). */
+static void t_close_inside_callback(void **state)
+{
+    close_in_cb_t c;
+    memset(&c, 0, sizeof c);
+    c.s = *state;
+    g_cic = &c;
+    put_ok(c.s, "cic", mkcfg(5, 1000, 0, 0, 300));
+    for (int i = 0; i < 3; i++) {
+        char u[8];
+        snprintf(u, sizeof u, "u%d", i);
+        assert_int_equal(wr_store_join(c.s, "cic", u, close_in_cb, &c.r[i]), WR_OK);
+        c.r[i].returned = true;
+    }
+    *state = NULL; /* closed by the first callback */
+    assert_true(run_until(&c.r[0].calls, 1, WAIT_MS));
+    assert_null(c.s);
+    assert_int_equal(c.r[0].err, WR_OK);
+    assert_int_equal(c.r[1].err, WR_ECANCELED);
+    assert_int_equal(c.r[2].err, WR_ECANCELED);
+    run_for(50);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(c.r[i].calls, 1);
+        assert_false(c.r[i].sync_call);
+    }
+    g_cic = NULL;
+}
+
 /* ------------------------------------------------------------ Redis only */
 
 static long long redis_time_us(void)
@@ -1179,6 +1226,100 @@ static void r_kill_and_restart(void **state)
         assert_int_equal(r[i].calls, 1);
 }
 
+/* Damaged or foreign state in Redis: clear errors, never a crash. */
+static void r_corrupt_state(void **state)
+{
+    wr_store_t *s = *state;
+    res_t r;
+    put_ok(s, "bad", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "good", mkcfg(5, 1000, 0, 0, 300));
+    redisReply *x = sync_cmd("SADD wr:queues ghost"); /* a name without config */
+    assert_non_null(x);
+    freeReplyObject(x);
+    assert_int_equal(do_list(s, &r), WR_OK);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.names[0], "bad");
+    assert_string_equal(r.names[1], "good");
+    /* a token entry that does not parse is no token */
+    x = sync_cmd("HSET wr:{bad}:tokens u1 garbage");
+    assert_non_null(x);
+    freeReplyObject(x);
+    assert_int_equal(do_status(s, "bad", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(do_consume(s, "bad", "u1", "garbage", &r), WR_ETOKEN);
+    /* a config JSON that does not parse (new version) */
+    x = sync_cmd("HSET wr:{bad}:config json {nope version 12345");
+    assert_non_null(x);
+    freeReplyObject(x);
+    assert_int_equal(do_join(s, "bad", "u2", &r), WR_EPROTO);
+    assert_int_equal(do_get(s, "bad", &r), WR_EPROTO);
+    assert_int_equal(do_admit(s, "bad", &r), WR_EPROTO);
+    assert_int_equal(do_join(s, "good", "u2", &r), WR_OK);
+    /* a key of the wrong type makes the script fail: an error, no crash */
+    x = sync_cmd("SET wr:{good}:waiting notazset");
+    assert_non_null(x);
+    freeReplyObject(x);
+    assert_int_equal(do_join(s, "good", "u3", &r), WR_EPROTO);
+    assert_int_equal(do_ping(s), WR_OK);
+}
+
+static void r_url_and_db(void **state)
+{
+    (void)state;
+    wr_store_t *s = NULL;
+    const char *bad[] = {"",
+                         "http://127.0.0.1:6379",
+                         "redis://",
+                         "redis://:6379",
+                         "redis://127.0.0.1:0",
+                         "redis://127.0.0.1:70000",
+                         "redis://127.0.0.1:6379x",
+                         "redis://127.0.0.1:6379/x",
+                         "unix://",
+                         "unix://relative/path",
+                         "unix:///tmp/x.sock?db=",
+                         "unix:///tmp/x.sock?db=-1",
+                         "unix:///tmp/x.sock?foo=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wr_store_redis_opts_t o = {.url = bad[i]};
+        assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_EINVAL);
+    }
+    /* well-formed TCP URL to a closed port: opens, stays disconnected */
+    wr_store_redis_opts_t tcp = {.url = "redis://127.0.0.1:1/2", .reconnect_max_ms = 200};
+    assert_int_equal(wr_store_redis_open(g_base, &tcp, &s), WR_OK);
+    run_for(100);
+    assert_false(wr_store_redis_connected(s));
+    res_t r;
+    BEGIN(&r);
+    assert_int_equal(wr_store_ping(s, done_cb, &r), WR_EUNAVAILABLE);
+    wr_store_close(s);
+    assert_int_equal(r.calls, 0);
+
+    /* ?db=N selects the database */
+    char url[600];
+    snprintf(url, sizeof url, "unix://%s?db=3", g_sock);
+    wr_store_redis_opts_t o = {.url = url};
+    assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_OK);
+    int64_t deadline = now_ms() + WAIT_MS;
+    while (!wr_store_redis_connected(s) && now_ms() < deadline)
+        run_for(5);
+    assert_true(wr_store_redis_connected(s));
+    put_ok(s, "db3", mkcfg(5, 1000, 0, 0, 300));
+    wr_store_close(s);
+    redisContext *c = sync_ctx();
+    assert_non_null(c);
+    redisReply *x = redisCommand(c, "EXISTS wr:{db3}:config");
+    assert_non_null(x);
+    assert_int_equal(x->integer, 0); /* not in db 0 */
+    freeReplyObject(x);
+    x = redisCommand(c, "SELECT 3");
+    freeReplyObject(x);
+    x = redisCommand(c, "EXISTS wr:{db3}:config");
+    assert_non_null(x);
+    assert_int_equal(x->integer, 1);
+    freeReplyObject(x);
+    redisFree(c);
+}
+
 /* ------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -1230,11 +1371,14 @@ int main(int argc, char **argv)
         T(t_queue_list_sorted),
         T(t_secret_first_writer_wins),
         T(t_close_cancels_pending),
+        T(t_close_inside_callback),
     };
-    const struct CMUnitTest redis_only[] = {
-        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),
-        T(r_command_timeout),     T(r_kill_and_restart), /* last: restarts Redis */
-    };
+    const struct CMUnitTest redis_only[] =
+        {
+            T(r_k01_score_precision), T(r_k02_noscript), T(r_k03_one_slot),
+            T(r_corrupt_state),       T(r_url_and_db),   T(r_command_timeout),
+            T(r_kill_and_restart), /* last: restarts Redis */
+        };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
         failed += cmocka_run_group_tests_name("redis-only", redis_only, group_setup, NULL);
