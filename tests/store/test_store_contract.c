@@ -732,6 +732,44 @@ static void t_consume_single_use(void **state)
     assert_int_equal(r.stats.waiting, 0);
 }
 
+/* K04: of 50 consume calls in flight at once with one token, exactly one
+ * succeeds; the active count drops by exactly one. */
+static void t_consume_race(void **state)
+{
+    wr_store_t *s = *state;
+    res_t r, a;
+    static res_t rs[50];
+    put_ok(s, "race", mkcfg(5, 1000, 0, 0, 300));
+    join_n(s, "race", 1, 2);
+    assert_int_equal(do_admit(s, "race", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 2);
+    assert_int_equal(do_status(s, "race", "u1", &r), WR_OK);
+    char jti[WR_JTI_LEN + 1];
+    memcpy(jti, r.entry.jti, sizeof jti);
+    for (int i = 0; i < 50; i++) {
+        BEGIN(&rs[i]);
+        assert_int_equal(wr_store_consume(s, "race", "u1", jti, token_cb, &rs[i]), WR_OK);
+        rs[i].returned = true;
+    }
+    int ok = 0, consumed = 0;
+    for (int i = 0; i < 50; i++) {
+        assert_true(run_until(&rs[i].calls, 1, WAIT_MS));
+        assert_false(rs[i].sync_call);
+        if (rs[i].err == WR_OK)
+            ok++;
+        else if (rs[i].err == WR_ETOKEN && rs[i].tok.reason == WR_TOKEN_CONSUMED)
+            consumed++;
+    }
+    assert_int_equal(ok, 1);
+    assert_int_equal(consumed, 49);
+    assert_int_equal(do_get(s, "race", &r), WR_OK);
+    assert_int_equal(r.stats.active, 1);
+    assert_int_equal(r.stats.consumed_total, 1);
+    assert_int_equal(do_status(s, "race", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(do_status(s, "race", "u2", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+}
+
 static void t_token_expiry(void **state)
 {
     wr_store_t *s = *state;
@@ -1364,6 +1402,7 @@ int main(int argc, char **argv)
         T(t_max_queue_size),
         T(t_max_active_and_leave_admitted),
         T(t_consume_single_use),
+        T(t_consume_race),
         T(t_token_expiry),
         T(t_disabled_passthrough),
         T(t_config_roundtrip_and_version),
