@@ -1217,6 +1217,45 @@ static void r_command_timeout(void **state)
     assert_int_equal(r.calls, 1);
 }
 
+/* K06: Redis stopped (SIGSTOP) with 200 commands in flight: every callback
+ * runs exactly once with WR_ETIMEOUT within the timeout plus a margin, and
+ * the store serves again by itself after SIGCONT. */
+static void r_hung_many(void **state)
+{
+    static res_t rs[200];
+    res_t r;
+    wr_store_close(*state);
+    wr_store_t *s = open_store_with(250);
+    *state = s;
+    assert_non_null(s);
+    put_ok(s, "hung", mkcfg(5, 1000, 0, 0, 300));
+    kill(g_redis_pid, SIGSTOP);
+    int64_t t0 = now_ms();
+    for (int i = 0; i < 200; i++) {
+        char u[16];
+        snprintf(u, sizeof u, "u%d", i);
+        BEGIN(&rs[i]);
+        assert_int_equal(wr_store_join(s, "hung", u, entry_cb, &rs[i]), WR_OK);
+        rs[i].returned = true;
+    }
+    for (int i = 0; i < 200; i++)
+        assert_true(run_until(&rs[i].calls, 1, 2000));
+    int64_t took = now_ms() - t0;
+    assert_true(took >= 240 && took <= 700);
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(rs[i].calls, 1);
+        assert_int_equal(rs[i].err, WR_ETIMEOUT);
+        assert_false(rs[i].sync_call);
+    }
+    run_for(1000); /* the hung connection is dropped; no second callback */
+    kill(g_redis_pid, SIGCONT);
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(rs[i].calls, 1);
+    wait_connected(s, 5000);
+    assert_int_equal(do_join(s, "hung", "late", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+}
+
 /* Redis dies with commands in flight: each callback gets an error exactly
  * once, calls fail at once while down, and the store reconnects by itself
  * when Redis is back on the same socket. */
@@ -1412,12 +1451,11 @@ int main(int argc, char **argv)
         T(t_close_cancels_pending),
         T(t_close_inside_callback),
     };
-    const struct CMUnitTest redis_only[] =
-        {
-            T(r_k01_score_precision), T(r_k02_noscript), T(r_k03_one_slot),
-            T(r_corrupt_state),       T(r_url_and_db),   T(r_command_timeout),
-            T(r_kill_and_restart), /* last: restarts Redis */
-        };
+    const struct CMUnitTest redis_only[] = {
+        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),
+        T(r_corrupt_state),       T(r_url_and_db),       T(r_command_timeout),
+        T(r_hung_many),           T(r_kill_and_restart), /* last: restarts Redis */
+    };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
         failed += cmocka_run_group_tests_name("redis-only", redis_only, group_setup, NULL);
