@@ -45,7 +45,9 @@ typedef struct {
     uint64_t max_queue_size;  /* cap on waiting users, 0 = unlimited */
     uint32_t token_ttl_seconds; /* entry token lifetime, s, 1..86400 */
     wr_poll_band_t poll_bands[WR_POLL_BANDS_MAX];
-    size_t n_poll_bands;      /* 1..WR_POLL_BANDS_MAX; last has up_to == 0 */
+    size_t n_poll_bands;      /* 1..WR_POLL_BANDS_MAX; the last band applies to every
+                                 position past the others (its up_to, 0 or not, is
+                                 kept only to render the config as given) */
     double poll_jitter;       /* 0..0.5, fraction of the poll interval */
     wr_fail_policy_t fail_policy;
     double fail_open_per_second; /* limited policy budget per instance, >= 0 */
