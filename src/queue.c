@@ -1,0 +1,175 @@
+/*
+ * queue.c - storage-independent rules of the line: poll intervals, ETA, the
+ * admission budget and the observed admission rate.
+ *
+ * Everything here is a pure function of its arguments (the caller supplies
+ * the random u for jitter and the clock for the rate window), so each rule
+ * is unit-tested exactly.
+ *
+ * Budget: integer micro-users (millionths of a user). Each tick accrues
+ * A = llround(rate * 1000 * tick_ms) micro-users; a call that advances
+ * `elapsed` ticks (at most WR_CATCHUP_TICKS, the first call ever counts
+ * one) yields n = (carry + A * elapsed) / 1e6 whole users and keeps the
+ * remainder as carry, always in [0, 1e6). With A <= 1e6 * 1e4 * 1000 =
+ * 1e13 and elapsed <= 3, nothing overflows int64. The Redis admission
+ * script runs the same integer arithmetic, so both stores agree to the user.
+ *
+ * Rate window: a ring of (t_ms, admittedTotal) samples. Every sample but
+ * the newest is at least window_ms / WR_RATE_SAMPLES after the one before
+ * it: a new sample replaces the newest while the newest is closer than that
+ * to its predecessor, else it is appended. So the newest data is always
+ * used and frequent calls cannot push old samples out early. head is the
+ * slot the next sample goes to.
+ */
+#include "queue.h"
+
+#include <math.h>
+
+#define MICRO    1000000LL
+#define RATE_MAX 1000000.0
+#define ETA_MAX  9007199254740992.0 /* 2^53 s: beyond this the answer is meaningless */
+
+uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position)
+{
+    size_t n = cfg->n_poll_bands;
+    if (n == 0)
+        return 1000; /* not reachable through wr_qconfig_parse */
+    if (n > WR_POLL_BANDS_MAX)
+        n = WR_POLL_BANDS_MAX;
+    uint32_t ms = cfg->poll_bands[n - 1].ms; /* past every bound: the last band */
+    for (size_t i = 0; i < n; i++) {
+        if (cfg->poll_bands[i].up_to == 0 || position <= cfg->poll_bands[i].up_to) {
+            ms = cfg->poll_bands[i].ms;
+            break;
+        }
+    }
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : ms;
+}
+
+uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u)
+{
+    double base = wr_queue_poll_base_ms(cfg, position);
+    double j = cfg->poll_jitter;
+    if (!(j >= 0))
+        j = 0;
+    if (j > 0.5)
+        j = 0.5;
+    if (!(u >= 0))
+        u = 0;
+    if (u > 1)
+        u = 1;
+    long long ms = llround(base * (1.0 + (2.0 * u - 1.0) * j));
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+{
+    if (cfg->paused)
+        return -1;
+    double rate = cfg->admit_per_second;
+    if (cfg->max_active > 0 && observed_rate >= 0 && observed_rate < rate)
+        rate = observed_rate;
+    if (!(rate > 0) || !isfinite(rate))
+        return -1;
+    double q = (double)position / rate;
+    if (q >= ETA_MAX)
+        return (int64_t)ETA_MAX;
+    /* A relative 1e-12 absorbs binary rounding of decimal rates (3 at 0.3/s
+     * computes 10.000000000000002 and must be 10), far below any real
+     * fraction of a second at a position below 2^53. */
+    return (int64_t)ceil(q * (1.0 - 1e-12));
+}
+
+uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second, uint32_t tick_ms,
+                           bool accrue)
+{
+    if (tick <= b->last_tick)
+        return 0;
+    if (!accrue) {
+        b->last_tick = tick;
+        b->carry_micro = 0;
+        return 0;
+    }
+    int64_t elapsed = b->last_tick < 0 ? 1 : tick - b->last_tick;
+    if (elapsed > WR_CATCHUP_TICKS)
+        elapsed = WR_CATCHUP_TICKS;
+    double rate = admit_per_second;
+    if (!(rate > 0))
+        rate = 0; /* also NaN */
+    if (rate > RATE_MAX)
+        rate = RATE_MAX;
+    int64_t accrual = (int64_t)llround(rate * 1000.0 * (double)tick_ms);
+    int64_t carry = b->carry_micro;
+    if (carry < 0 || carry >= MICRO)
+        carry = 0;
+    int64_t total = carry + accrual * elapsed;
+    b->last_tick = tick;
+    b->carry_micro = total % MICRO;
+    return (uint64_t)(total / MICRO);
+}
+
+void wr_budget_settle(wr_budget_t *b, uint64_t allowed, uint64_t admitted)
+{
+    if (admitted < allowed)
+        b->carry_micro = 0;
+}
+
+void wr_rate_window_init(wr_rate_window_t *w, int64_t window_ms)
+{
+    for (unsigned i = 0; i < WR_RATE_SAMPLES; i++) {
+        w->t_ms[i] = 0;
+        w->total[i] = 0;
+    }
+    w->head = 0;
+    w->count = 0;
+    w->window_ms = window_ms > 0 ? window_ms : 60000;
+}
+
+/* Slot of the i-th newest sample (0 = newest); i < count. */
+static unsigned slot(const wr_rate_window_t *w, unsigned i)
+{
+    return (w->head + WR_RATE_SAMPLES - 1 - i) % WR_RATE_SAMPLES;
+}
+
+void wr_rate_window_add(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_total)
+{
+    if (w->count > 0) {
+        unsigned newest = slot(w, 0);
+        if (now_ms < w->t_ms[newest])
+            return; /* the clock is monotonic; ignore a sample from the past */
+        if (admitted_total < w->total[newest]) {
+            /* the counter restarted (queue re-created): forget the history */
+            wr_rate_window_init(w, w->window_ms);
+        }
+    }
+    int64_t spacing = w->window_ms / WR_RATE_SAMPLES;
+    if (w->count >= 2 && w->t_ms[slot(w, 0)] - w->t_ms[slot(w, 1)] < spacing) {
+        unsigned newest = slot(w, 0);
+        w->t_ms[newest] = now_ms;
+        w->total[newest] = admitted_total;
+        return;
+    }
+    w->t_ms[w->head] = now_ms;
+    w->total[w->head] = admitted_total;
+    w->head = (w->head + 1) % WR_RATE_SAMPLES;
+    if (w->count < WR_RATE_SAMPLES)
+        w->count++;
+}
+
+double wr_rate_window_rate(const wr_rate_window_t *w)
+{
+    if (w->count < 2)
+        return -1;
+    unsigned newest = slot(w, 0);
+    unsigned oldest = newest;
+    for (unsigned i = 1; i < w->count; i++) {
+        unsigned s = slot(w, i);
+        if (w->t_ms[newest] - w->t_ms[s] > w->window_ms)
+            break;
+        oldest = s;
+    }
+    int64_t span = w->t_ms[newest] - w->t_ms[oldest];
+    if (span < 1000)
+        return -1;
+    return (double)(w->total[newest] - w->total[oldest]) * 1000.0 / (double)span;
+}

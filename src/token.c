@@ -1,0 +1,371 @@
+/*
+ * token.c - entry tokens: JWT (RFC 7519) with HS256 (RFC 7515), OpenSSL.
+ *
+ * A token is three base64url parts "H.P.S": H the JOSE header, P the
+ * claims, S = HMAC-SHA256(secret, "H.P"). We produce exactly
+ *   H = {"alg":"HS256","typ":"JWT"}
+ *   P = {"iss":"waitroom","aud":Q,"sub":U,"jti":J,"iat":N,"exp":N}
+ * (compact JSON, claims in that order), so signing is deterministic.
+ *
+ * Verification is ordered so that nothing an attacker controls is trusted
+ * before the MAC verifies:
+ *   1. length <= WR_TOKEN_MAX and exactly two dots        else malformed
+ *   2. H decodes to a JSON object without "crit"          else malformed
+ *      whose "alg" is exactly the string "HS256"          else unsupported_alg
+ *   3. S is strict base64url                              else malformed
+ *      of exactly 32 bytes equal, in constant time
+ *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
+ *   4. only then P is decoded and its claims checked: types and syntax
+ *      (malformed), iss (wrong_issuer), exp > now (expired).
+ * The strict decoder gives every MAC exactly one accepted encoding.
+ *
+ * Everything is bounded by WR_TOKEN_MAX: the decoded parts live in stack
+ * buffers of that size. jansson values are created and released within
+ * each call; the caller owns every buffer passed in. No global state, so
+ * the functions are safe to call from any thread.
+ */
+#include "token.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "b64.h"
+
+#define MAC_LEN 32
+#define ISSUER  "waitroom"
+
+static const char *const reason_names[] = {
+    [WR_TOKEN_OK] = "ok",
+    [WR_TOKEN_MISSING] = "missing",
+    [WR_TOKEN_MALFORMED] = "malformed",
+    [WR_TOKEN_BAD_ALG] = "unsupported_alg",
+    [WR_TOKEN_BAD_SIGNATURE] = "bad_signature",
+    [WR_TOKEN_WRONG_QUEUE] = "wrong_queue",
+    [WR_TOKEN_EXPIRED] = "expired",
+    [WR_TOKEN_CONSUMED] = "consumed",
+    [WR_TOKEN_USER_MISMATCH] = "user_mismatch",
+    [WR_TOKEN_WRONG_ISSUER] = "wrong_issuer",
+};
+
+const char *wr_token_reason_name(wr_token_reason_t r)
+{
+    if ((unsigned)r >= sizeof(reason_names) / sizeof(reason_names[0]) || !reason_names[r])
+        return "unknown";
+    return reason_names[r];
+}
+
+/* ---- syntax of the string claims ---------------------------------------- */
+
+static bool is_alnum(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* [A-Za-z0-9_-]{1,WR_QUEUE_NAME_MAX} */
+static bool valid_queue(const char *s, size_t n)
+{
+    if (n < 1 || n > WR_QUEUE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!is_alnum(c) && c != '_' && c != '-')
+            return false;
+    }
+    return true;
+}
+
+/* [A-Za-z0-9._~:@+-]{1,WR_USER_ID_MAX}; same rule as wr_qconfig_valid_user_id,
+ * kept local so that token does not depend on qconfig.c. */
+static bool valid_user(const char *s, size_t n)
+{
+    if (n < 1 || n > WR_USER_ID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!is_alnum(c) && !strchr("._~:@+-", c))
+            return false;
+    }
+    return true;
+}
+
+/* base64url alphabet, 1..WR_JTI_LEN characters. */
+static bool valid_jti(const char *s, size_t n)
+{
+    if (n < 1 || n > WR_JTI_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!is_alnum(c) && c != '_' && c != '-')
+            return false;
+    }
+    return true;
+}
+
+/* Length of the NUL-terminated string in a fixed array, or cap if unterminated. */
+static size_t bounded_len(const char *s, size_t cap)
+{
+    return strnlen(s, cap);
+}
+
+/* ---- primitives ---------------------------------------------------------- */
+
+wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                              uint8_t mac[32])
+{
+    static const uint8_t empty = 0;
+    unsigned int mac_len = 0;
+
+    if ((!key && key_len > 0) || (!data && len > 0) || !mac || key_len > INT_MAX)
+        return WR_EINVAL;
+    /* OpenSSL refuses a NULL key; an empty key is a valid HMAC key. */
+    if (!HMAC(EVP_sha256(), key_len ? (const void *)key : (const void *)&empty, (int)key_len,
+              len ? (const unsigned char *)data : &empty, len, mac, &mac_len))
+        return WR_EINVAL;
+    if (mac_len != MAC_LEN)
+        return WR_EINVAL;
+    return WR_OK;
+}
+
+wr_err_t wr_token_random(uint8_t *buf, size_t n)
+{
+    if (n == 0)
+        return WR_OK;
+    if (!buf || n > INT_MAX)
+        return WR_EINVAL;
+    if (RAND_bytes(buf, (int)n) != 1)
+        return WR_EIO;
+    return WR_OK;
+}
+
+wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1])
+{
+    uint8_t raw[16];
+    wr_err_t err;
+
+    if (!out)
+        return WR_EINVAL;
+    err = wr_token_random(raw, sizeof raw);
+    if (err != WR_OK)
+        return err;
+    return wr_b64url_encode(raw, sizeof raw, out, WR_JTI_LEN + 1, NULL);
+}
+
+/* ---- signing ------------------------------------------------------------- */
+
+/* base64url of {"alg":"HS256","typ":"JWT"} is built at call time from this. */
+static const char header_json[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+
+/* Writes the compact claims JSON to buf; returns its length, or 0. */
+static size_t claims_json(const wr_token_claims_t *c, char *buf, size_t cap)
+{
+    json_t *o = json_object();
+    size_t n = 0;
+
+    if (!o)
+        return 0;
+    if (json_object_set_new(o, "iss", json_string(ISSUER)) ||
+        json_object_set_new(o, "aud", json_string(c->queue)) ||
+        json_object_set_new(o, "sub", json_string(c->user)) ||
+        json_object_set_new(o, "jti", json_string(c->jti)) ||
+        json_object_set_new(o, "iat", json_integer((json_int_t)c->iat)) ||
+        json_object_set_new(o, "exp", json_integer((json_int_t)c->exp)))
+        goto out;
+    n = json_dumpb(o, buf, cap, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (n > cap)
+        n = 0;
+out:
+    json_decref(o);
+    return n;
+}
+
+wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
+                       char *out, size_t cap)
+{
+    char json[WR_TOKEN_MAX];
+    char tok[WR_TOKEN_MAX + 1];
+    uint8_t mac[MAC_LEN];
+    size_t json_len, len, part;
+    wr_err_t err;
+
+    if (!claims || !out || !secret || secret_len == 0)
+        return WR_EINVAL;
+    if (!valid_queue(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
+        !valid_user(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
+        !valid_jti(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
+        return WR_EINVAL;
+
+    json_len = claims_json(claims, json, sizeof json);
+    if (json_len == 0)
+        return WR_ENOMEM;
+
+    err = wr_b64url_encode((const uint8_t *)header_json, sizeof header_json - 1, tok, sizeof tok,
+                           &part);
+    if (err != WR_OK)
+        return err;
+    len = part;
+    if (len + 1 >= sizeof tok)
+        return WR_ELIMIT;
+    tok[len++] = '.';
+    err = wr_b64url_encode((const uint8_t *)json, json_len, tok + len, sizeof tok - len, &part);
+    if (err != WR_OK)
+        return err;
+    len += part;
+    err = wr_token_hmac_sha256(secret, secret_len, tok, len, mac);
+    if (err != WR_OK)
+        return err;
+    if (len + 1 >= sizeof tok)
+        return WR_ELIMIT;
+    tok[len++] = '.';
+    err = wr_b64url_encode(mac, sizeof mac, tok + len, sizeof tok - len, &part);
+    if (err != WR_OK)
+        return err;
+    len += part;
+
+    if (cap < len + 1)
+        return WR_ELIMIT;
+    memcpy(out, tok, len + 1);
+    return WR_OK;
+}
+
+/* ---- verification -------------------------------------------------------- */
+
+/* Decodes a base64url part and parses it as a JSON object; NULL if it is not one. */
+static json_t *decode_object(const char *s, size_t n)
+{
+    uint8_t buf[WR_TOKEN_MAX];
+    size_t len;
+    json_t *v;
+
+    if (wr_b64url_decode(s, n, buf, sizeof buf, &len) != WR_OK)
+        return NULL;
+    v = json_loadb((const char *)buf, len, JSON_REJECT_DUPLICATES, NULL);
+    if (v && !json_is_object(v)) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Checks the header: object, alg exactly "HS256", no "crit". */
+static wr_token_reason_t check_header(const char *s, size_t n)
+{
+    json_t *h = decode_object(s, n);
+    wr_token_reason_t r = WR_TOKEN_OK;
+    json_t *alg;
+
+    if (!h)
+        return WR_TOKEN_MALFORMED;
+    alg = json_object_get(h, "alg");
+    if (!json_is_string(alg) || json_string_length(alg) != 5 ||
+        memcmp(json_string_value(alg), "HS256", 5) != 0)
+        r = WR_TOKEN_BAD_ALG;
+    else if (json_object_get(h, "crit"))
+        r = WR_TOKEN_MALFORMED; /* we understand no extension (RFC 7515 4.1.11) */
+    json_decref(h);
+    return r;
+}
+
+/* The string claim `name` if it is a string, with its length; else NULL. */
+static const char *string_claim(json_t *o, const char *name, size_t *len)
+{
+    json_t *v = json_object_get(o, name);
+
+    if (!json_is_string(v))
+        return NULL;
+    *len = json_string_length(v);
+    return json_string_value(v);
+}
+
+/* Checks the claims of a token whose MAC has verified; fills *out. */
+static wr_token_reason_t check_claims(const char *s, size_t n, int64_t now_s,
+                                      wr_token_claims_t *out)
+{
+    json_t *p = decode_object(s, n);
+    wr_token_reason_t r = WR_TOKEN_MALFORMED;
+    const char *iss, *aud, *sub, *jti;
+    size_t iss_len = 0, aud_len = 0, sub_len = 0, jti_len = 0;
+    json_t *iat, *exp;
+
+    if (!p)
+        return WR_TOKEN_MALFORMED;
+    iss = string_claim(p, "iss", &iss_len);
+    if (!iss)
+        goto out;
+    if (iss_len != sizeof ISSUER - 1 || memcmp(iss, ISSUER, iss_len) != 0) {
+        r = WR_TOKEN_WRONG_ISSUER;
+        goto out;
+    }
+    aud = string_claim(p, "aud", &aud_len);
+    sub = string_claim(p, "sub", &sub_len);
+    jti = string_claim(p, "jti", &jti_len);
+    iat = json_object_get(p, "iat");
+    exp = json_object_get(p, "exp");
+    if (!aud || !valid_queue(aud, aud_len) || !sub || !valid_user(sub, sub_len) || !jti ||
+        !valid_jti(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
+        goto out;
+    if ((int64_t)json_integer_value(exp) <= now_s) {
+        r = WR_TOKEN_EXPIRED;
+        goto out;
+    }
+    if (out) {
+        memset(out, 0, sizeof *out);
+        memcpy(out->queue, aud, aud_len);
+        memcpy(out->user, sub, sub_len);
+        memcpy(out->jti, jti, jti_len);
+        out->iat = (int64_t)json_integer_value(iat);
+        out->exp = (int64_t)json_integer_value(exp);
+    }
+    r = WR_TOKEN_OK;
+out:
+    json_decref(p);
+    return r;
+}
+
+wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *secret,
+                                  size_t secret_len, int64_t now_s, wr_token_claims_t *claims)
+{
+    const char *dot1 = NULL, *dot2 = NULL;
+    uint8_t sig[WR_TOKEN_MAX], mac[MAC_LEN];
+    size_t sig_len, dots = 0;
+    wr_token_reason_t r;
+
+    if (!token || len == 0)
+        return WR_TOKEN_MISSING;
+    if (len > WR_TOKEN_MAX)
+        return WR_TOKEN_MALFORMED;
+    for (size_t i = 0; i < len; i++) {
+        if (token[i] != '.')
+            continue;
+        if (++dots == 1)
+            dot1 = token + i;
+        else if (dots == 2)
+            dot2 = token + i;
+        else
+            return WR_TOKEN_MALFORMED;
+    }
+    if (dots != 2)
+        return WR_TOKEN_MALFORMED;
+
+    r = check_header(token, (size_t)(dot1 - token));
+    if (r != WR_TOKEN_OK)
+        return r;
+
+    if (wr_b64url_decode(dot2 + 1, len - (size_t)(dot2 + 1 - token), sig, sizeof sig, &sig_len) !=
+        WR_OK)
+        return WR_TOKEN_MALFORMED;
+    if (!secret || secret_len == 0 || sig_len != MAC_LEN)
+        return WR_TOKEN_BAD_SIGNATURE;
+    if (wr_token_hmac_sha256(secret, secret_len, token, (size_t)(dot2 - token), mac) != WR_OK)
+        return WR_TOKEN_BAD_SIGNATURE;
+    if (CRYPTO_memcmp(mac, sig, MAC_LEN) != 0)
+        return WR_TOKEN_BAD_SIGNATURE;
+
+    return check_claims(dot1 + 1, (size_t)(dot2 - dot1 - 1), now_s, claims);
+}
