@@ -16,9 +16,12 @@
  *  - last_score, the admission budget (queue.h), the counters.
  *
  * Invariants. A user is in at most one of line and tokens. Every token is
- * in both tokens and heap. Before any operation on a queue is answered,
- * tokens with exp <= now are removed (expired_total counts them), as the
- * Redis scripts do with ZREMRANGEBYSCORE.
+ * in both tokens and heap. Expiry sweeps (tokens with exp <= now removed,
+ * counted in expired_total) run exactly where the Redis scripts run theirs,
+ * so both stores give the same answers: join/status on an enabled queue,
+ * admit, leave of a user not in line, queue_get/list. consume/verify look
+ * only at the user's own token (EXPIRED while not yet swept; consume then
+ * removes it, counted as expired). config_put sweeps nothing.
  *
  * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
  * strictly increasing per queue: score = max(now, last_score + 1), so a
@@ -586,7 +589,7 @@ static wr_err_t check_call(mstore_t *s, const char *queue, const void *cb)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !name_ok(queue, WR_QUEUE_NAME_MAX))
+    if (!cb || !wr_qconfig_valid_queue_name(queue))
         return WR_EINVAL;
     return WR_OK;
 }
@@ -614,8 +617,6 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         it->err = WR_ENOTFOUND;
         goto out;
     }
-    int64_t now = now_us(s);
-    sweep(s, q, now);
     wr_entry_t *e = &it->res.entry;
     it->cfg = cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
@@ -624,6 +625,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         it->has_res = true;
         goto out;
     }
+    sweep(s, q, now_us(s));
     wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
     if (n) {
         e->state = WR_ENTRY_WAITING;
@@ -702,14 +704,17 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
         it->err = WR_ENOTFOUND;
         goto out;
     }
-    sweep(s, q, now_us(s));
     wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
-    token_t *t = n ? NULL : wr_idhash_get(q->tokens, user, ulen);
-    if (n)
+    token_t *t = NULL;
+    if (!n) {
+        sweep(s, q, now_us(s));
+        t = wr_idhash_get(q->tokens, user, ulen);
+    }
+    if (n) {
         line_remove(q, n);
-    else if (t)
+    } else if (t) {
         token_drop(q, t);
-    else {
+    } else {
         it->err = WR_ENOTINQUEUE;
         goto out;
     }
@@ -836,7 +841,7 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX) || !jti)
+    if (!name_ok(user, WR_USER_ID_MAX) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
         return WR_EINVAL;
     item_t *it = item_new(s, D_TOKEN, arg);
     if (!it)
@@ -848,28 +853,31 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
         it->err = WR_ENOTFOUND;
         goto out;
     }
-    int64_t now = now_us(s);
     it->has_res = true;
     if (!q->cfg->cfg.enabled) {
-        sweep(s, q, now);
         it->res.token.passthrough = true;
         goto out;
     }
-    /* The user's own token is judged before the sweep, so an expired one
-     * answers EXPIRED (and is then counted as expired by the sweep). */
+    /* Only the user's own token is looked at (no sweep, as token.lua), so
+     * an expired one answers EXPIRED until something sweeps it; consume
+     * then removes it and counts it expired, verify leaves it. */
     token_t *t = wr_idhash_get(q->tokens, user, ulen);
     if (!t || strcmp(t->jti, jti) != 0) {
         it->err = WR_ETOKEN;
         it->res.token.reason = WR_TOKEN_CONSUMED;
-    } else if (t->exp_us <= now) {
+    } else if (t->exp_us <= now_us(s)) {
         it->err = WR_ETOKEN;
         it->res.token.reason = WR_TOKEN_EXPIRED;
+        if (consume) {
+            token_drop(q, t);
+            q->expired_total++;
+            s->dirty = true;
+        }
     } else if (consume) {
         token_drop(q, t);
         q->consumed_total++;
         s->dirty = true;
     }
-    sweep(s, q, now);
 out:
     item_enqueue(s, it);
     return WR_OK;
@@ -896,7 +904,6 @@ static wr_err_t put_config(mstore_t *s, const char *queue, const wr_queue_config
         return WR_ENOMEM;
     queue_t *q = queue_find(s, queue);
     if (q) {
-        sweep(s, q, now_us(s));
         /* Tick indices of another tick length are not comparable. */
         if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
             q->budget.last_tick = -1;
@@ -930,7 +937,7 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!cfg || cfg->tick_ms == 0 || !(cfg->admit_per_second >= 0))
+    if (!cfg || cfg->tick_ms == 0 || !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
         return WR_EINVAL;
     item_t *it = item_new(s, D_DONE, arg);
     if (!it)
@@ -1037,24 +1044,20 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
     mstore_t *s = (mstore_t *)base;
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || len > WR_SECRET_MAX || (len > 0 && !proposed))
+    if (!cb || !proposed || len == 0 || len > WR_SECRET_MAX)
         return WR_EINVAL;
     item_t *it = item_new(s, D_SECRET, arg);
     if (!it)
         return WR_ENOMEM;
     it->cb.secret = cb;
-    if (s->secret_len == 0 && len > 0) {
+    if (s->secret_len == 0) {
         memcpy(s->secret, proposed, len);
         s->secret_len = len;
         s->dirty = true;
     }
-    if (s->secret_len == 0) {
-        it->err = WR_ENOTFOUND;
-    } else {
-        memcpy(it->res.secret.buf, s->secret, s->secret_len);
-        it->res.secret.len = s->secret_len;
-        it->has_res = true;
-    }
+    memcpy(it->res.secret.buf, s->secret, s->secret_len);
+    it->res.secret.len = s->secret_len;
+    it->has_res = true;
     item_enqueue(s, it);
     return WR_OK;
 }

@@ -224,12 +224,12 @@ static void do_entry(int qi, int u, bool join)
         assert_int_equal(r.err, WR_ENOTFOUND);
         return;
     }
-    m_sweep(q);
     if (!q->cfg.enabled) {
         assert_int_equal(r.err, WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_PASSTHROUGH);
         return;
     }
+    m_sweep(q);
     int w = m_find_wait(q, u), t = m_find_tok(q, u);
     if (w < 0 && t < 0 && join) {
         if (q->cfg.max_queue_size > 0 && (uint64_t)q->nwait >= q->cfg.max_queue_size) {
@@ -275,8 +275,11 @@ static void do_leave(int qi, int u)
         assert_int_equal(r.err, WR_ENOTFOUND);
         return;
     }
-    m_sweep(q);
-    int w = m_find_wait(q, u), t = m_find_tok(q, u);
+    int w = m_find_wait(q, u), t = -1;
+    if (w < 0) {
+        m_sweep(q); /* only when not in line, as leave.lua */
+        t = m_find_tok(q, u);
+    }
     if (w >= 0) {
         m_del_wait(q, w);
         q->left++;
@@ -344,6 +347,8 @@ static void do_admit(int qi)
     check_stats(q, &r.admit.stats);
 }
 
+static long g_expired_answers;
+
 static void do_token(int qi, int u, bool right, bool consume)
 {
     m_queue_t *q = &mq[qi];
@@ -364,7 +369,6 @@ static void do_token(int qi, int u, bool right, bool consume)
         return;
     }
     if (!q->cfg.enabled) {
-        m_sweep(q);
         assert_int_equal(r.err, WR_OK);
         assert_true(r.tok.passthrough);
         return;
@@ -377,6 +381,11 @@ static void do_token(int qi, int u, bool right, bool consume)
     } else if (q->tok[t].exp <= m_now) {
         assert_int_equal(r.err, WR_ETOKEN);
         assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
+        g_expired_answers++;
+        if (consume) {
+            m_del_tok(q, t);
+            q->expired++;
+        }
     } else {
         assert_int_equal(r.err, WR_OK);
         if (consume) {
@@ -384,7 +393,6 @@ static void do_token(int qi, int u, bool right, bool consume)
             q->consumed++;
         }
     }
-    m_sweep(q);
 }
 
 static void random_config(wr_queue_config_t *c)
@@ -413,7 +421,6 @@ static void do_config(int qi)
         q->exists = true;
         q->last_tick = -1;
     } else {
-        m_sweep(q);
         if (q->cfg.tick_ms != c.tick_ms) {
             q->last_tick = -1;
             q->carry = 0;
@@ -573,7 +580,7 @@ static void test_model(void **state)
     uint64_t rejected = g_rejected + mq[0].rejected + mq[1].rejected;
     printf("seed %llu: %ld ops: join %ld status %ld leave %ld admit %ld consume %ld verify %ld "
            "time %ld config %ld get %ld list %ld delete %ld; admitted %llu consumed %llu "
-           "expired %llu rejected %llu\n",
+           "expired %llu rejected %llu expired-answers %ld\n",
            g_seed, g_ops, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
            counts[6], counts[7], counts[8], counts[9], counts[10], (unsigned long long)admitted,
            (unsigned long long)consumed, (unsigned long long)expired, (unsigned long long)rejected);
@@ -582,6 +589,7 @@ static void test_model(void **state)
     assert_true(consumed > 100);
     assert_true(expired > 100);
     assert_true(rejected > 10);
+    assert_true(g_expired_answers > 10);
     wr_store_close(st);
     event_base_free(base);
 }
