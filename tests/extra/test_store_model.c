@@ -583,7 +583,8 @@ static void test_model(void **state)
            "expired %llu rejected %llu expired-answers %ld\n",
            g_seed, g_ops, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
            counts[6], counts[7], counts[8], counts[9], counts[10], (unsigned long long)admitted,
-           (unsigned long long)consumed, (unsigned long long)expired, (unsigned long long)rejected);
+           (unsigned long long)consumed, (unsigned long long)expired, (unsigned long long)rejected,
+           g_expired_answers);
     /* The run must have exercised every outcome, or it proves little. */
     assert_true(admitted > 1000);
     assert_true(consumed > 100);
