@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -167,9 +168,26 @@ static void place(uint64_t *slots, size_t mask, uint64_t hv, uint64_t slot)
     slots[i] = slot;
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* A zeroed slot array; from 2 MiB on, huge-page aligned and advised, so
+ * random probes into a large table cost fewer TLB misses. */
+static uint64_t *slots_alloc(size_t cap)
+{
+    size_t bytes = cap * sizeof(uint64_t);
+    if (bytes < HUGE_PAGE)
+        return calloc(cap, sizeof(uint64_t));
+    uint64_t *p = aligned_alloc(HUGE_PAGE, bytes); /* bytes: a power of two >= 2 MiB */
+    if (!p)
+        return NULL;
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    memset(p, 0, bytes);
+    return p;
+}
+
 static wr_err_t resize(wr_idhash_t *h, size_t cap)
 {
-    uint64_t *ns = calloc(cap, sizeof *ns);
+    uint64_t *ns = slots_alloc(cap);
     if (!ns)
         return WR_ENOMEM;
     for (size_t i = 0; i < h->cap; i++) {
