@@ -1,0 +1,102 @@
+-- admit.lua - one admission tick (lib.lua prepended).
+-- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
+-- Reply, always 12 elements:
+--   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
+--    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal}
+--   code: 0 ok, -1 no queue.
+-- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
+-- <= lastTick admits nobody (another instance ran it). Accrual only when
+-- enabled, not paused and the line is not empty; elapsed ticks capped at 3
+-- (1 on the first tick ever); carry kept only when every allowed user was
+-- admitted.
+local seed, known = ARGV[1], ARGV[2]
+local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
+  'maxActive', 'ttlSec', 'json')
+if not cfg[1] then
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0}
+end
+local version, json = version_json(cfg[1], known, cfg[8])
+local now = now_us()
+expire_tokens(now)
+
+local tick_ms = tonumber(cfg[5])
+local tick = idiv(now, tick_ms * 1000)
+local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro')
+local last_tick = tonumber(st[1] or '-1')
+local admitted = 0
+
+local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+local function ch(v)
+  return string.sub(B64, v + 1, v + 1)
+end
+-- 128-bit jti, base64url (22 chars), from sha1(seed:i): deterministic given
+-- the seed, so effect replication stays exact.
+local function jti_for(i)
+  local h = redis.sha1hex(seed .. ':' .. string.format('%d', i))
+  local out = {}
+  for g = 0, 4 do
+    local v = tonumber(string.sub(h, g * 6 + 1, g * 6 + 6), 16)
+    out[#out + 1] = ch(math.floor(v / 262144) % 64)
+    out[#out + 1] = ch(math.floor(v / 4096) % 64)
+    out[#out + 1] = ch(math.floor(v / 64) % 64)
+    out[#out + 1] = ch(v % 64)
+  end
+  local b = tonumber(string.sub(h, 31, 32), 16)
+  out[#out + 1] = ch(math.floor(b / 4))
+  out[#out + 1] = ch((b % 4) * 16)
+  return table.concat(out)
+end
+
+if tick > last_tick then
+  local waiting = redis.call('ZCARD', K_WAITING)
+  local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and waiting > 0
+  local carry = 0
+  if accrue then
+    local elapsed = 1
+    if last_tick >= 0 then
+      elapsed = math.min(tick - last_tick, 3)
+    end
+    -- llround(rate * 1000 * tickMs), half away from zero (x >= 0)
+    local x = tonumber(cfg[4]) * 1000 * tick_ms
+    local per_tick = math.floor(x)
+    if x - per_tick >= 0.5 then
+      per_tick = per_tick + 1
+    end
+    local budget = tonumber(st[2] or '0') + per_tick * elapsed
+    local allowed
+    allowed, carry = idiv(budget, 1000000)
+    local n = math.min(allowed, waiting)
+    local max_active = tonumber(cfg[6] or '0')
+    if max_active > 0 then
+      local room = max_active - redis.call('ZCARD', K_ACTIVE)
+      if room < 0 then
+        room = 0
+      end
+      n = math.min(n, room)
+    end
+    if n < allowed then
+      carry = 0
+    end
+    if n > 0 then
+      local popped = redis.call('ZPOPMIN', K_WAITING, n)
+      local exp = now + tonumber(cfg[7]) * 1000000
+      local sexp, snow = fmt(exp), fmt(now)
+      local hs, zs = {}, {}
+      for i = 1, #popped, 2 do
+        local user = popped[i]
+        hs[#hs + 1] = user
+        hs[#hs + 1] = jti_for(i) .. ':' .. snow .. ':' .. sexp
+        zs[#zs + 1] = sexp
+        zs[#zs + 1] = user
+        admitted = admitted + 1
+      end
+      chunked('HSET', K_TOKENS, hs)
+      chunked('ZADD', K_ACTIVE, zs)
+      redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+    end
+  end
+  redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
+end
+
+local w, a, at, ct, et, lt, rt = stats()
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt}

@@ -1,0 +1,45 @@
+-- entry.lua - join and status (lib.lua prepended).
+-- ARGV[1] user, ARGV[2] known config version ('0' = none),
+-- ARGV[3] '1' = join (add when absent), '0' = status.
+-- Reply, always 8 elements:
+--   {kind, version, json, position, waiting, jti, iat_us, exp_us}
+--   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH,
+--         -1 no queue, -2 line full (waiting set), -3 not in queue.
+local user, known, is_join = ARGV[1], ARGV[2], ARGV[3] == '1'
+local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'json')
+if not cfg[1] then
+  return {-1, 0, '', 0, 0, '', 0, 0}
+end
+local version, json = version_json(cfg[1], known, cfg[4])
+if cfg[2] == '0' then
+  return {3, version, json, 0, 0, '', 0, 0}
+end
+local now = now_us()
+expire_tokens(now)
+
+local rank = redis.call('ZRANK', K_WAITING, user)
+if rank then
+  return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
+end
+local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
+if jti and exp > now then
+  return {2, version, json, 0, 0, jti, iat, exp}
+end
+if not is_join then
+  return {-3, version, json, 0, 0, '', 0, 0}
+end
+local waiting = redis.call('ZCARD', K_WAITING)
+local max = tonumber(cfg[3] or '0')
+if max > 0 and waiting >= max then
+  redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
+  return {-2, version, json, 0, waiting, '', 0, 0}
+end
+local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+local score = now
+if score <= last then
+  score = last + 1
+end
+redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
+redis.call('HSET', K_STATE, 'lastScore', fmt(score))
+rank = redis.call('ZRANK', K_WAITING, user)
+return {1, version, json, rank + 1, waiting + 1, '', 0, 0}
