@@ -1,6 +1,6 @@
 /*
  * page.c - the queue page and the dashboard, rendered from templates that
- * are embedded at build time (src/web/*, found as "web/<file>" through
+ * are embedded at build time (every file of src/web/, found as "web/<file>" through
  * embed.h), and the static assets (CSS, JS) beside them.
  *
  * Rendering is plain placeholder substitution: the template is copied byte
@@ -24,6 +24,7 @@
  * the i18n JSON is parsed per render and freed before returning; assets are
  * borrowed from the static embed table. No global state, no I/O.
  */
+#define _GNU_SOURCE /* memmem, strncasecmp */
 #include "page.h"
 
 #include <ctype.h>
