@@ -29,6 +29,20 @@ REQUEST_TIMEOUT = 15.0
 PROCS = []  # every child process we started
 
 
+try:
+    import ctypes
+    _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except Exception:  # not Linux/glibc: rely on atexit and run.py's finally
+    _PRCTL = None
+
+
+def _die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the runner dies, however it
+    dies (Linux prctl PR_SET_PDEATHSIG = 1), so no process is left behind."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL, 0, 0, 0)
+
+
 def kill_all():
     for p in PROCS:
         if p.poll() is None:
@@ -71,7 +85,8 @@ class RedisServer:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", self.dir],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
         deadline = time.monotonic() + 10
         while True:
@@ -114,7 +129,7 @@ class Waitroomd:
         fd, self.errpath = tempfile.mkstemp(prefix="waitroomd-", suffix=".log", dir=tmpdir)
         self.err = os.fdopen(fd, "wb")
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
         self.stdout_lines = []
         first = []

@@ -16,6 +16,7 @@ import argparse
 import os
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -39,7 +40,14 @@ def test_ids(result):
     return ids
 
 
+def on_signal(signum, frame):
+    # SIGTERM/SIGINT: unwind through main's finally, which stops every child
+    raise SystemExit(128 + signum)
+
+
 def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     ap = argparse.ArgumentParser()
     ap.add_argument("--waitroomd", required=True)
     ap.add_argument("--store", choices=["redis", "memory"], required=True)
