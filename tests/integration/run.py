@@ -70,6 +70,7 @@ def main():
     redis = None
     servers = []
     failed = True
+    line = "0 passed, 1 failed"
     started = time.monotonic()
     try:
         try:
@@ -87,7 +88,6 @@ def main():
             servers.append(ENV.cookie)
         except Exception as e:  # the environment did not come up
             print("SETUP FAILED: %s" % e)
-            print("0 passed, 1 failed")
             return 1
 
         loader = unittest.TestLoader()
@@ -101,13 +101,17 @@ def main():
         skipped = len(result.skipped)
         n_failed = len(bad)
         n_passed = result.testsRun - n_failed - skipped
+        # the shared servers must have survived the run and stop cleanly (exit 0;
+        # under ASan a leak or error report makes this non-zero)
         for s in servers:
-            if s.proc.poll() is not None:
-                print("waitroomd (port %d) exited during the run with %s; stderr tail:\n%s"
-                      % (s.port, s.proc.returncode, s.stderr_tail()))
+            died = s.proc.poll()
+            code = died if died is not None else s.terminate(timeout=15)
+            if code != 0:
+                print("FAIL: waitroomd (port %d) %s %s; stderr tail:\n%s"
+                      % (s.port, "died during the run with" if died is not None
+                         else "exited on SIGTERM with", code, s.stderr_tail()))
                 n_failed += 1
-        if n_failed:
-            for s in servers:
+            elif bad:
                 tail = s.stderr_tail(3000)
                 if tail.strip():
                     print("---- waitroomd port %d stderr tail ----\n%s" % (s.port, tail))
@@ -115,7 +119,6 @@ def main():
         line = "%d passed, %d failed" % (n_passed, n_failed)
         if skipped:
             line += ", %d skipped" % skipped
-        print(line)
         failed = n_failed > 0
         return 1 if failed else 0
     finally:
@@ -125,9 +128,11 @@ def main():
             redis.stop()
         harness.kill_all()
         if args.keep or failed:
-            print("logs kept in %s" % tmp, file=sys.stderr)
+            print("logs kept in %s" % tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+        print(line)
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
