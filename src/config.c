@@ -132,13 +132,14 @@ static const char usage[] =
     "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
     "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
     "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (default 10; 0 = off)\n"
+    "  --join-rate N            joins per second per client address (0 = off; default 10\n"
+    "                           in cookie mode, off in header mode: the gateway's job)\n"
     "  --join-burst N           join burst per client address (default 20)\n"
     "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
     "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
     "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
     "                           (default 0.5; 0 = off)\n"
-    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 10)\n"
+    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
     "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
     "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
     "  --request-timeout-seconds N  time to send a whole request (default 10)\n"
@@ -164,10 +165,10 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->max_connections = 10000;
     cfg->timeout_seconds = 30;
     cfg->store_timeout_ms = 250;
-    cfg->join_rate = 10;
+    cfg->join_rate = -1; /* auto: 10 in cookie mode, off in header mode */
     cfg->join_burst = 20;
     cfg->poll_min_fraction = 0.5;
-    cfg->poll_allowance = 10;
+    cfg->poll_allowance = 20;
     cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
     cfg->max_conn_requests = 1000;
     cfg->request_timeout_seconds = 10;

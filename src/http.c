@@ -60,7 +60,7 @@
 
 #include "log.h"
 
-#define SWEEP_MS 100
+#define SWEEP_MS       100
 #define CLOSE_GRACE_US 1000000
 
 typedef struct {
@@ -347,8 +347,8 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     evhttp_set_max_body_size(h->http, WR_HTTP_MAX_BODY_ADMIN);
     evhttp_set_timeout(h->http, (int)(opts->timeout_seconds ? opts->timeout_seconds : 30));
     evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
+                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_OPTIONS);
     evhttp_set_bevcb(h->http, bevcb, h);
     evhttp_set_gencb(h->http, on_request, h);
     h->sock = evhttp_bind_socket_with_handle(h->http, host, port);

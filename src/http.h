@@ -26,9 +26,9 @@
 
 #include "error.h"
 
-#define WR_HTTP_MAX_HEADERS 8192       /* bytes of request line + headers */
-#define WR_HTTP_MAX_BODY_USER 4096     /* user and token routes */
-#define WR_HTTP_MAX_BODY_ADMIN 65536   /* admin routes (and the server-wide cap) */
+#define WR_HTTP_MAX_HEADERS    8192  /* bytes of request line + headers */
+#define WR_HTTP_MAX_BODY_USER  4096  /* user and token routes */
+#define WR_HTTP_MAX_BODY_ADMIN 65536 /* admin routes (and the server-wide cap) */
 
 typedef struct wr_http wr_http_t;
 
