@@ -8,8 +8,9 @@
  * (evhttp_set_newreqcb is 2.2), so our bevcb creates each connection's
  * socket bufferevent itself, takes a reference on it and records it in a
  * conn_t. evhttp closes the socket and clears the callbacks when it is done
- * with a connection; a sweep every SWEEP_MS finds those (fd -1 or no read
- * callback), drops our reference (which frees the struct) and the count.
+ * with a connection; a sweep every SWEEP_MS finds those (fd -1 or no event
+ * callback: the read callback alone is also NULL while evhttp writes a
+ * reply), drops our reference (which frees the struct) and the count.
  * At the cap the listener is disabled, so excess clients wait in the
  * kernel's backlog; the sweep enables it again below the cap. (A filter
  * bufferevent with a free callback was tried first: with libevent 2.1.12
@@ -196,10 +197,13 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     size_t j = 0;
     for (size_t i = 0; i < h->n_conns; i++) {
         conn_t *c = h->conns[i];
-        bufferevent_data_cb rcb = NULL;
-        bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);
+        bufferevent_event_cb ecb = NULL;
+        bufferevent_getcb(c->bev, NULL, NULL, &ecb, NULL);
         evutil_socket_t cfd = bufferevent_getfd(c->bev);
-        if (rcb == NULL || cfd < 0) {
+        /* evhttp keeps its error callback while it owns the connection (the
+         * read callback is NULL while a reply is written); bufferevent_free
+         * clears every callback. */
+        if (ecb == NULL || cfd < 0) {
             conn_release(h, c); /* evhttp is done with it */
             continue;
         }
