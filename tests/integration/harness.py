@@ -25,6 +25,8 @@ from resp import Redis
 ADMIN_KEY = "test-admin-key"
 ADMIN = {"Authorization": "Bearer " + ADMIN_KEY}
 REQUEST_TIMEOUT = 15.0
+# under a wrapper (valgrind) everything is slower
+STARTUP_SLOWDOWN = 4 if os.environ.get("WR_WAITROOMD_WRAPPER") else 1
 
 PROCS = []  # every child process we started
 
@@ -119,8 +121,11 @@ class RedisServer:
 class Waitroomd:
     """One waitroomd process. `identity` None = cookie mode (the default)."""
 
-    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=()):
-        self.args = [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
+    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None):
+        # WR_WAITROOMD_WRAPPER (e.g. "valgrind --error-exitcode=1 ..."): a
+        # command every waitroomd runs under (scripts/valgrind.sh)
+        wrapper = os.environ.get("WR_WAITROOMD_WRAPPER", "").split()
+        self.args = wrapper + [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
                      "--admin-key", ADMIN_KEY, "--token-secret", secret,
                      "--log-level", "warn"]
         if identity:
@@ -128,7 +133,7 @@ class Waitroomd:
         self.args += list(extra)
         fd, self.errpath = tempfile.mkstemp(prefix="waitroomd-", suffix=".log", dir=tmpdir)
         self.err = os.fdopen(fd, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err,
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err, env=env,
                                      start_new_session=True, preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
         self.stdout_lines = []
@@ -146,7 +151,7 @@ class Waitroomd:
             got.set()
 
         threading.Thread(target=drain, daemon=True).start()
-        if not got.wait(15) or not first:
+        if not got.wait(15 * STARTUP_SLOWDOWN) or not first:
             self.kill()
             raise RuntimeError("waitroomd printed no first line (args %s); stderr:\n%s"
                                % (self.args, self.stderr_tail()))
@@ -158,7 +163,7 @@ class Waitroomd:
                                % (line, self.stderr_tail()))
         self.port = int(line[len(prefix):])
         self.client = Client(self.port)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 10 * STARTUP_SLOWDOWN
         while True:  # ready = the store answers
             try:
                 if self.client.get("/readyz")[0] == 200:
