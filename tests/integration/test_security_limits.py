@@ -13,6 +13,7 @@ Each test starts its own waitroomd with short limits
 import errno
 import json
 import socket
+import sys
 import threading
 import time
 
@@ -85,6 +86,7 @@ class Limits(WRTest):
     def finish(self, srv, rss0, max_growth_kb, what):
         self.poll_ok(what + ": after")
         growth = rss_kb(srv.proc.pid) - rss0
+        print("\n  %s: RSS %d KiB -> %+d KiB" % (what, rss0, growth), file=sys.stderr)
         self.assertLess(growth, max_growth_kb, "%s: RSS grew by %d KiB" % (what, growth))
         self.assertEqual(srv.terminate(), 0, what + ": exit code on SIGTERM\n" +
                          srv.stderr_tail())
@@ -120,6 +122,8 @@ class Limits(WRTest):
                 self.assertEqual(hd.get("content-type"), "application/json")
             s.close()
         elapsed = time.monotonic() - t0
+        print("\n  slowloris: %d connections, all answered by %.2f s" % (n, elapsed),
+              file=sys.stderr)
         self.assertEqual(got, {408: n}, "every trickling connection answered 408")
         # the deadline is 2 s after the first byte, swept every 100 ms
         self.assertLess(elapsed, 2 + 1.5 + 1, "408s came too late: %.1f s" % elapsed)
@@ -208,6 +212,7 @@ class Limits(WRTest):
             s.close()
         self.assertEqual(closed, n, "idle keep-alives closed by the server")
         per_conn = (rss_busy - rss0) * 1024 / n
+        print("\n  %d idle keep-alives: %.0f bytes of RSS each" % (n, per_conn), file=sys.stderr)
         self.assertLess(per_conn, 16 * 1024, "%.0f bytes of RSS per idle connection" % per_conn)
         self.finish(srv, rss0, 64 * 1024, "idle keep-alives")
 
