@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -170,6 +171,7 @@ typedef struct mstore {
     uint64_t seed;
 
     char *data_dir;
+    int lock_fd; /* DIR/waitroom.lock, flock'ed: one process per data dir */
     uint32_t snap_ms;
     bool dirty;
 } mstore_t;
@@ -1250,7 +1252,7 @@ static wr_err_t write_snapshot(mstore_t *s)
     sio_t w = {0};
     bool tmp_made = false;
     int n1 = snprintf(path, sizeof path, "%s/%s", s->data_dir, SNAP_NAME);
-    int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", s->data_dir, SNAP_NAME, (long)getpid());
+    int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.tmp", s->data_dir, SNAP_NAME);
     if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof path || (size_t)n2 >= sizeof tmp) {
         wr_error("store memory: snapshot path too long in %s", s->data_dir);
         return WR_EINVAL;
@@ -1498,6 +1500,27 @@ out:
     return err;
 }
 
+/* Two processes snapshotting into one directory would overwrite each
+ * other's state: the second one is refused. */
+static wr_err_t lock_data_dir(mstore_t *s)
+{
+    char path[PATH_MAX_LEN];
+    int n = snprintf(path, sizeof path, "%s/waitroom.lock", s->data_dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return WR_EINVAL;
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lock_fd < 0) {
+        wr_error("store memory: cannot open %s: %s", path, strerror(errno));
+        return WR_EIO;
+    }
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        wr_error("store memory: data dir %s is in use by another process (%s)", s->data_dir,
+                 strerror(errno));
+        return WR_EIO;
+    }
+    return WR_OK;
+}
+
 static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
 {
     mstore_t *s = arg;
@@ -1530,6 +1553,8 @@ static void store_free(mstore_t *s)
         event_free(s->ev_defer);
     if (s->ev_snap)
         event_free(s->ev_snap);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the flock */
     free(s->data_dir);
     free(s);
 }
@@ -1587,6 +1612,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         return WR_ENOMEM;
     s->base.ops = &memory_ops;
     s->evbase = base;
+    s->lock_fd = -1;
     s->mono_offset_us = wall_raw_us() - mono_raw_us();
     s->seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
     if (opts) {
@@ -1607,6 +1633,9 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
             err = WR_EIO;
             goto out;
         }
+        err = lock_data_dir(s);
+        if (err != WR_OK)
+            goto out;
         err = load_snapshot(s);
         if (err != WR_OK)
             goto out;

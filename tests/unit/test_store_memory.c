@@ -406,6 +406,8 @@ static void rm_tmpdir(void)
     char p[128];
     snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
     unlink(p);
+    snprintf(p, sizeof p, "%s/waitroom.lock", tmpdir);
+    unlink(p);
     rmdir(tmpdir);
 }
 
@@ -468,6 +470,10 @@ static void test_snapshot_round_trip(void **state)
     run(base, &sr);
     assert_int_equal(sr.secret_len, sizeof sec);
     assert_memory_equal(sr.secret, sec, sizeof sec);
+    /* a second store on the same directory is refused */
+    wr_store_t *st2 = NULL;
+    assert_int_equal(wr_store_memory_open(base, &o, &st2), WR_EIO);
+    assert_null(st2);
     /* explicit snapshot works too */
     assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
     wr_store_close(st);
