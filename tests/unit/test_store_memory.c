@@ -575,7 +575,13 @@ static void test_snapshot_timer(void **state)
         event_base_loopexit(base, &tick);
         event_base_dispatch(base);
     }
-    assert_int_equal(access(p, F_OK), 0);
+    assert_int_equal(access(p, F_OK), 0); /* renamed into place: complete */
+    /* the file (written by the background child) loads, with the queue */
+    wr_store_close(st); /* nothing changed since: no write of its own */
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    res_t g = get(base, st, "q");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.cfg.admit_per_second, 10);
     wr_store_close(st);
     event_base_free(base);
     rm_tmpdir();
