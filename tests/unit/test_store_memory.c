@@ -587,13 +587,41 @@ static void test_snapshot_timer(void **state)
     rm_tmpdir();
 }
 
+/* Real clocks: many joins within the same microsecond still get distinct,
+ * increasing scores, so positions follow arrival exactly. */
+static void test_real_clock_fifo(void **state)
+{
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    assert_int_equal(wr_store_memory_open(base, NULL, &st), WR_OK);
+    put_cfg(base, st, "q", 1, 0);
+    enum { N = 2000 };
+    static res_t r[N];
+    char id[32];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "user%d", i);
+        assert_int_equal(wr_store_join(st, "q", id, on_entry, &r[i]), WR_OK);
+    }
+    run(base, &r[N - 1]);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].entry.position, (uint64_t)i + 1);
+    }
+    res_t s1 = status(base, st, "q", "user1234");
+    assert_int_equal(s1.entry.position, 1235);
+    assert_int_equal(s1.entry.waiting, N);
+    wr_store_close(st);
+    event_base_free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_async_contract),      cmocka_unit_test(test_close_inside_callback),
         cmocka_unit_test(test_semantics),           cmocka_unit_test(test_config_outlives_queue),
         cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
-        cmocka_unit_test(test_snapshot_timer),
+        cmocka_unit_test(test_snapshot_timer),      cmocka_unit_test(test_real_clock_fifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
