@@ -65,6 +65,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +82,7 @@
 #define PATH_MAX_LEN    4096
 #define ITEM_CACHE_MAX  256
 #define MICRO           1000000LL
+#define CHILD_WAIT_MS   60000 /* longest wait for a snapshot child at close */
 
 /* ---- types ----------------------------------------------------------- */
 
@@ -1302,7 +1304,20 @@ static int fsync_dir(const char *dir)
     return rc;
 }
 
-static wr_err_t write_snapshot(mstore_t *s)
+static EVP_MD_CTX *digest_new(void)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        md = NULL;
+    }
+    return md;
+}
+
+/* Writes the snapshot; md is a fresh SHA-256 context (digest_new), taken
+ * from the caller so that a forked child never has to fetch an algorithm
+ * (OpenSSL's global locks) - it only updates and finalises. */
+static wr_err_t write_snapshot_md(mstore_t *s, EVP_MD_CTX *md)
 {
     char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
     wr_err_t err = WR_EIO;
@@ -1314,11 +1329,7 @@ static wr_err_t write_snapshot(mstore_t *s)
         wr_error("store memory: snapshot path too long in %s", s->data_dir);
         return WR_EINVAL;
     }
-    w.md = EVP_MD_CTX_new();
-    if (!w.md || EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
-        err = WR_ENOMEM;
-        goto out;
-    }
+    w.md = md;
     w.buf = malloc(SIO_BUF);
     if (!w.buf) {
         err = WR_ENOMEM;
@@ -1378,8 +1389,17 @@ out:
         fclose(w.f);
     if (tmp_made)
         unlink(tmp);
-    EVP_MD_CTX_free(w.md);
     free(w.buf);
+    return err;
+}
+
+static wr_err_t write_snapshot(mstore_t *s)
+{
+    EVP_MD_CTX *md = digest_new();
+    if (!md)
+        return WR_ENOMEM;
+    wr_err_t err = write_snapshot_md(s, md);
+    EVP_MD_CTX_free(md);
     return err;
 }
 
@@ -1599,11 +1619,25 @@ static void reap_child(mstore_t *s, bool block)
         return;
     int status = 0;
     pid_t r;
-    do {
-        r = waitpid(s->snap_pid, &status, block ? 0 : WNOHANG);
-    } while (r < 0 && errno == EINTR);
-    if (r == 0)
-        return; /* still writing */
+    /* Blocking waits are bounded: a child still not done after
+     * CHILD_WAIT_MS (a 10M-user snapshot takes about 1 s) is killed and the
+     * caller writes in process. */
+    for (int waited = 0;; waited += 10) {
+        r = waitpid(s->snap_pid, &status, WNOHANG);
+        if (r != 0 && !(r < 0 && errno == EINTR))
+            break;
+        if (r == 0 && (!block || waited >= CHILD_WAIT_MS)) {
+            if (!block)
+                return; /* still writing */
+            wr_warn("store memory: snapshot child %ld hangs; killing it", (long)s->snap_pid);
+            kill(s->snap_pid, SIGKILL);
+            while ((r = waitpid(s->snap_pid, &status, 0)) < 0 && errno == EINTR)
+                ;
+            break;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         /* r < 0: reaped elsewhere (SIGCHLD ignored); the outcome is unknown */
         if (r >= 0)
@@ -1626,9 +1660,13 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
     reap_child(s, false);
     if (!s->dirty || s->closing || s->snap_pid > 0)
         return;
+    EVP_MD_CTX *md = digest_new();
+    if (!md)
+        return; /* retried next round: still dirty */
     pid_t pid = fork();
     if (pid == 0)
-        _exit(write_snapshot(s) == WR_OK ? 0 : 1);
+        _exit(write_snapshot_md(s, md) == WR_OK ? 0 : 1);
+    EVP_MD_CTX_free(md);
     if (pid < 0) {
         wr_warn("store memory: fork for snapshot: %s; writing in process", strerror(errno));
         (void)write_snapshot(s);
