@@ -8,7 +8,7 @@ pkgs=(
   build-essential cmake pkg-config
   libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev
   redis-server python3 curl
-  chromium nodejs npm # browser tests (tests/browser: playwright-core drives chromium)
+  chromium fonts-nanum nodejs npm # browser tests: playwright-core drives chromium; Korean font
 )
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
