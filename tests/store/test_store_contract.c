@@ -37,6 +37,7 @@
 
 #include <cmocka.h>
 
+#include "embed.h"
 #include "store.h"
 #include "store_memory.h"
 #include "store_redis.h"
@@ -1145,6 +1146,19 @@ static void r_k03_one_slot(void **state)
 {
     wr_store_t *s = *state;
     res_t r;
+    /* scripts never build key names: no key literal in any script text */
+    size_t nf = 0;
+    const wr_embed_file_t *f = wr_embed_all(&nf);
+    int nscripts = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (strncmp(f[i].name, "scripts/", 8) != 0)
+            continue;
+        nscripts++;
+        assert_null(strstr((const char *)f[i].data, "'wr:"));
+        assert_null(strstr((const char *)f[i].data, "\"wr:"));
+        assert_null(strstr((const char *)f[i].data, "[[wr:"));
+    }
+    assert_true(nscripts >= 8);
     assert_int_equal(crc16("123456789", 9), 0x31C3); /* reference vector */
     assert_int_equal(key_slot("foo"), 12182);        /* CLUSTER KEYSLOT foo */
     put_ok(s, "k03", mkcfg(5, 1000, 0, 0, 300));
