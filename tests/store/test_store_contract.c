@@ -1270,6 +1270,48 @@ static void r_hung_many(void **state)
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
 }
 
+static wr_store_t *g_close_me;
+
+static void close_on_timeout_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    entry_cb(err, e, arg);
+    if (g_close_me) {
+        wr_store_close(g_close_me);
+        g_close_me = NULL;
+    }
+}
+
+/* close() from inside a WR_ETIMEOUT callback (a timer, not a hiredis
+ * callback): the other pending command is cancelled once; ASan-clean. */
+static void r_close_in_timeout(void **state)
+{
+    res_t r1, r2;
+    wr_store_close(*state);
+    wr_store_t *s = open_store_with(250);
+    *state = NULL;
+    assert_non_null(s);
+    put_ok(s, "cit", mkcfg(5, 1000, 0, 0, 300));
+    kill(g_redis_pid, SIGSTOP);
+    BEGIN(&r1);
+    BEGIN(&r2);
+    g_close_me = s;
+    assert_int_equal(wr_store_join(s, "cit", "u1", close_on_timeout_cb, &r1), WR_OK);
+    r1.returned = true;
+    run_for(50); /* u2's deadline comes clearly after u1's */
+    assert_int_equal(wr_store_join(s, "cit", "u2", entry_cb, &r2), WR_OK);
+    r2.returned = true;
+    bool ok = run_until(&r1.calls, 1, 2000);
+    kill(g_redis_pid, SIGCONT);
+    assert_true(ok);
+    assert_null(g_close_me);
+    assert_int_equal(r1.err, WR_ETIMEOUT);
+    assert_int_equal(r2.calls, 1);
+    assert_int_equal(r2.err, WR_ECANCELED);
+    run_for(200);
+    assert_int_equal(r1.calls, 1);
+    assert_int_equal(r2.calls, 1);
+}
+
 /* Redis dies with commands in flight: each callback gets an error exactly
  * once, calls fail at once while down, and the store reconnects by itself
  * when Redis is back on the same socket. */
@@ -1466,9 +1508,9 @@ int main(int argc, char **argv)
         T(t_close_inside_callback),
     };
     const struct CMUnitTest redis_only[] = {
-        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),
-        T(r_corrupt_state),       T(r_url_and_db),       T(r_command_timeout),
-        T(r_hung_many),           T(r_kill_and_restart), /* last: restarts Redis */
+        T(r_k01_score_precision), T(r_k02_noscript),    T(r_k03_one_slot), T(r_corrupt_state),
+        T(r_url_and_db),          T(r_command_timeout), T(r_hung_many),    T(r_close_in_timeout),
+        T(r_kill_and_restart), /* last: restarts Redis */
     };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
