@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -397,6 +398,7 @@ static int start_redis(void)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed suite */
         char log[600];
         snprintf(log, sizeof log, "%s/redis.log", g_dir);
         execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", g_sock,
