@@ -38,6 +38,7 @@
 #include "http.h"
 #include "identity.h"
 #include "log.h"
+#include "page.h"
 #include "queue.h"
 #include "router.h"
 #include "token.h"
@@ -439,6 +440,10 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         }
     } else if (err == WR_ETOKEN) {
         wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
+        /* A token past its expiry may already have been swept from the
+         * store (not live = "consumed"); name the better reason. */
+        if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
+            r = WR_TOKEN_EXPIRED;
         reply_error(a, c->req, c->route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
                     wr_token_reason_name(r), 0);
     } else if (err == WR_ENOTFOUND) {
@@ -463,8 +468,11 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return;
     }
     wr_token_claims_t cl;
+    /* The JWT's exp is the store's expiry rounded down to the second; one
+     * second of grace here means the signature check never refuses a token
+     * the store still holds live: the store's microsecond expiry decides. */
     wr_token_reason_t r =
-        wr_token_verify(tok, tok_len, a->secret, a->secret_len, (int64_t)time(NULL), &cl);
+        wr_token_verify(tok, tok_len, a->secret, a->secret_len, (int64_t)time(NULL) - 1, &cl);
     if (r == WR_TOKEN_OK && strcmp(cl.queue, queue) != 0)
         r = WR_TOKEN_WRONG_QUEUE;
     if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl.user) != 0)
@@ -876,6 +884,141 @@ static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
     evhttp_send_reply(req, 200, "OK", NULL);
 }
 
+/* ---------- pages: the queue page, the dashboard, static assets ---------- */
+
+static void reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                       char *html, size_t len)
+{
+    if (!html) {
+        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
+    evhttp_add_header(oh, "Cache-Control", "no-store");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(oh, "Content-Security-Policy",
+                      "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                      "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    evbuffer_add(evhttp_request_get_output_buffer(req), html, len);
+    free(html);
+    count_request(a, route, status);
+    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+}
+
+static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    ctx_t *c = arg;
+    wr_api_t *a = c->api;
+    observe(c, err);
+    const char *al = evhttp_find_header(evhttp_request_get_input_headers(c->req),
+                                        "Accept-Language");
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = c->queue;
+    v.lang = wr_page_lang(al);
+    v.eta_seconds = -1;
+    v.target_url = "";
+    int status = 200;
+    if (c->cookie[0])
+        set_visitor_cookie(a, c->req, c->cookie);
+    if (err == WR_OK && e) {
+        const wr_queue_config_t *cfg = e->config;
+        if (cfg) {
+            wr_scheduler_note(a->sched, c->queue, cfg);
+            v.target_url = cfg->target_url;
+        }
+        if (e->state == WR_ENTRY_WAITING) {
+            v.state = "waiting";
+            v.position = e->position;
+            v.waiting = e->waiting;
+            if (cfg) {
+                v.eta_seconds = wr_queue_eta_seconds(
+                    cfg, e->position, wr_scheduler_observed_rate(a->sched, c->queue));
+                v.retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+            }
+        } else if (e->state == WR_ENTRY_ADMITTED) {
+            v.state = "admitted";
+            wr_token_claims_t cl;
+            memset(&cl, 0, sizeof(cl));
+            snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
+            snprintf(cl.user, sizeof(cl.user), "%s", c->user);
+            snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
+            cl.iat = e->issued_at_us / 1000000;
+            cl.exp = e->expires_at_us / 1000000;
+            char tok[WR_TOKEN_MAX + 1];
+            if (wr_token_sign(&cl, a->secret, a->secret_len, tok, sizeof(tok)) == WR_OK) {
+                char hdr[WR_TOKEN_MAX + 160];
+                long long max_age = (long long)(e->expires_at_us / 1000000 - (int64_t)time(NULL));
+                snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; SameSite=Lax%s",
+                         c->queue, tok, max_age > 0 ? max_age : 1,
+                         a->cfg->cookie_secure ? "; Secure" : "");
+                evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
+            }
+        } else {
+            v.state = "passthrough";
+        }
+    } else if (err == WR_EFULL) {
+        v.state = "full";
+        status = 429;
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "5");
+    } else if (err == WR_ENOTFOUND) {
+        v.state = "notfound";
+        status = 404;
+    } else {
+        v.state = "unavailable";
+        status = 503;
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "2");
+    }
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    reply_html(a, c->req, c->route, status, html, len);
+    ctx_free(c);
+}
+
+static void handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue)
+{
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1];
+    if (resolve_user(a, req, WR_ROUTE_QUEUE_PAGE, true, user, cookie))
+        return;
+    ctx_t *c = ctx_new(a, req, WR_ROUTE_QUEUE_PAGE, queue);
+    if (!c) {
+        reply_error(a, req, WR_ROUTE_QUEUE_PAGE, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    c->op = "join";
+    snprintf(c->user, sizeof(c->user), "%s", user);
+    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    if (wr_store_join(a->store, queue, user, page_entry_cb, c) != WR_OK)
+        page_entry_cb(WR_EUNAVAILABLE, NULL, c);
+}
+
+static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *name,
+                          size_t name_len)
+{
+    char file[128];
+    size_t len = 0;
+    const char *ctype = NULL;
+    const unsigned char *data = NULL;
+    if (name_len < sizeof(file)) {
+        memcpy(file, name, name_len);
+        file[name_len] = 0;
+        data = wr_page_asset(file, &len, &ctype);
+    }
+    if (!data) {
+        reply_error(a, req, WR_ROUTE_STATIC, 404, "NOT_FOUND", "no such asset", NULL, NULL, 0);
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", ctype);
+    evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    evbuffer_add_reference(evhttp_request_get_output_buffer(req), data, len, NULL, NULL);
+    count_request(a, WR_ROUTE_STATIC, 200);
+    evhttp_send_reply(req, 200, "OK", NULL);
+}
+
 /* ---------- dispatch ---------- */
 
 static wr_method_t method_of(struct evhttp_request *req)
@@ -1008,6 +1151,24 @@ void wr_api_handle(struct evhttp_request *req, void *arg)
     }
     case WR_ROUTE_METRICS:
         handle_metrics(a, req);
+        return;
+    case WR_ROUTE_QUEUE_PAGE:
+        if (!wr_api_has_secret(a)) {
+            reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                        "the token secret is not loaded from the store yet", NULL, NULL,
+                        RETRY_AFTER_UNAVAILABLE_S);
+            return;
+        }
+        handle_queue_page(a, req, queue);
+        return;
+    case WR_ROUTE_DASHBOARD: {
+        size_t len = 0;
+        char *html = wr_page_render_dashboard(&len);
+        reply_html(a, req, route, 200, html, len);
+        return;
+    }
+    case WR_ROUTE_STATIC:
+        handle_static(a, req, m.param, m.param_len);
         return;
     default:
         reply_error(a, req, route, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);

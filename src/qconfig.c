@@ -150,7 +150,7 @@ static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *
     wr_err_t err = reject_unknown(e, v, "capacity.", keys, 3);
     if (err)
         return err;
-    long long conn, svc;
+    long long conn = 0, svc = 0;
     const json_t *x = json_object_get(v, "connections");
     if (!x)
         return fail(e, "capacity.connections", "is required (integer from 1 to 1000000)");
@@ -197,7 +197,7 @@ static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t
         if (err)
             return err;
 
-        long long up_to = 0, ms;
+        long long up_to = 0, ms = 0;
         const json_t *x = json_object_get(b, "upTo");
         snprintf(path, sizeof(path), "pollBands[%zu].upTo", i);
         if (x) {
@@ -269,8 +269,8 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
 {
     wr_err_t err;
     const json_t *v;
-    long long i;
-    double d;
+    long long i = 0;
+    double d = 0;
 
     *rate_given = *cap_given = *fail_open_given = false;
     if (!json_is_object(obj))

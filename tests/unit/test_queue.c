@@ -102,7 +102,12 @@ static void test_eta(void **state)
     assert_int_equal(wr_queue_eta_seconds(&c, 351, -1), 3);
     assert_int_equal(wr_queue_eta_seconds(&c, 0, -1), 0);
 
-    /* decimal rates: 3 at 0.3/s is 10 s (binary 0.3 must not make it 11) */
+    /* decimal rates: 21 at 0.7/s is 30 s; in binary 21 / 0.7 computes
+     * 30.000000000000004, which must not make it 31 */
+    c = cfg_rate(0.7);
+    assert_int_equal(wr_queue_eta_seconds(&c, 21, -1), 30);
+    assert_int_equal(wr_queue_eta_seconds(&c, 175, -1), 250); /* 250.00000000000003 */
+    assert_int_equal(wr_queue_eta_seconds(&c, 22, -1), 32);   /* 31.43 -> 32 */
     c = cfg_rate(0.3);
     assert_int_equal(wr_queue_eta_seconds(&c, 3, -1), 10);
     assert_int_equal(wr_queue_eta_seconds(&c, 4, -1), 14); /* 13.33 -> 14 */
