@@ -84,7 +84,7 @@ class RedisServer:
         self.log = open(os.path.join(self.dir, "redis.log"), "wb")
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir],
+             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
