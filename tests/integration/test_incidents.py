@@ -235,6 +235,29 @@ class K08Limits(WRTest):
         self.assertEqual(w.terminate(), 0)
 
 
+class K08ConnectionCap(WRTest):
+
+    def test_k08_connection_cap(self):
+        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                      identity="header:X-User-Id", extra=["--max-connections", "5"])
+        self.addCleanup(w.kill)
+        time.sleep(0.1)
+        base = fd_count(w.proc.pid)
+        held = [socket.create_connection(("127.0.0.1", w.port), timeout=3) for _ in range(12)]
+        self.addCleanup(lambda: [s.close() for s in held])
+        time.sleep(0.3)
+        self.assertLessEqual(fd_count(w.proc.pid), base + 5 + 1,
+                             "more than --max-connections 5 connections kept open")
+        for s in held:
+            s.close()
+        r = self.poll_until(lambda: w.client.get("/healthz").status, lambda s: s == 200,
+                            timeout=5, what="server answers again once the idle ones close")
+        self.poll_until(lambda: fd_count(w.proc.pid), lambda c: c <= base + 1, timeout=5,
+                        what="descriptors back to the baseline %d" % base)
+        self.assertEqual(r, 200)
+        self.assertEqual(w.terminate(), 0)
+
+
 class K10CrashDuringAdmission(PrivateRedis):
 
     def test_k10_sigkill_while_admitting_loses_nobody(self):
