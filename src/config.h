@@ -73,8 +73,10 @@ void wr_config_defaults(wr_config_t *cfg);
  * Loads flags (argv), the INI file named by --config, and the environment
  * (envp-style lookup through getenv). Returns WR_OK, or WR_EINVAL with a
  * message naming the flag, file line or key in err (errlen bytes incl. NUL).
- * Sets *help to true (and returns WR_OK) for --help. On error cfg may be
- * partially filled; call wr_config_free() either way.
+ * Sets *help to true (and returns WR_OK) for --help. cfg is first reset to
+ * the defaults (it need not be initialised). On error cfg may be
+ * partially filled; call wr_config_free() either way. An empty secret
+ * environment variable counts as unset.
  */
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
                         size_t errlen);

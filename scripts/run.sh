@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `make run`: starts waitroomd on 127.0.0.1:8080 with the demo queue of
+# examples/waitroom.ini, on the embedded store (no Redis needed).
+# STORE=redis make run   starts a private redis-server under ./run/ instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p run
+args=(--config examples/waitroom.ini)
+if [ "${STORE:-memory}" = "redis" ]; then
+  command -v redis-server >/dev/null || { echo "redis-server is not installed (scripts/deps.sh)"; exit 1; }
+  port=${REDIS_PORT:-6390}
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$PWD/run" --appendonly yes \
+    --daemonize yes --pidfile "$PWD/run/redis.pid" --logfile "$PWD/run/redis.log"
+  trap 'kill "$(cat run/redis.pid)" 2>/dev/null || true' EXIT
+  args+=(--store "redis://127.0.0.1:$port")
+  echo "redis-server started on 127.0.0.1:$port (data in ./run/)"
+else
+  args+=(--data-dir "$PWD/run")
+fi
+cat <<TXT
+Starting waitroomd on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
+  curl -si -c run/cookies -b run/cookies -X POST http://127.0.0.1:8080/v1/queues/demo/entries
+  curl -s  -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me
+  curl -s -X POST -H 'X-User-Id: alice' http://127.0.0.1:8080/v1/queues/demo/entries   # (header mode only)
+  curl -s -H 'Authorization: Bearer demo-admin-key' http://127.0.0.1:8080/v1/admin/queues/demo
+  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' http://127.0.0.1:8080/v1/admin/queues/demo
+  curl -s -X POST -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/v1/queues/demo/tokens/consume
+  curl -s http://127.0.0.1:8080/metrics | grep waitroom_queue
+TXT
+exec build/waitroomd "${args[@]}"

@@ -1,0 +1,57 @@
+/*
+ * api.h - the route handlers: HTTP requests in, store operations, HTTP
+ * replies out (docs/API.md is the contract).
+ *
+ * One handler (wr_api_handle) is given to evhttp for every request. Each
+ * store-backed request allocates a small context that lives until its reply
+ * is sent; the store calls back exactly once, so each request is answered
+ * exactly once, also when its client has gone (K07) or the store fails.
+ */
+#ifndef WR_API_H
+#define WR_API_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "metrics.h"
+#include "scheduler.h"
+#include "store.h"
+
+typedef struct wr_api wr_api_t;
+
+typedef struct {
+    struct event_base *base;  /* borrowed */
+    wr_store_t *store;        /* borrowed */
+    wr_scheduler_t *sched;    /* borrowed */
+    wr_metrics_t *metrics;    /* borrowed */
+    const wr_config_t *cfg;   /* borrowed; outlives the api */
+} wr_api_opts_t;
+
+/* Creates the handler state. Returns WR_OK, WR_ENOMEM. */
+wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out);
+
+/* The evhttp request callback; arg is the wr_api_t. */
+void wr_api_handle(struct evhttp_request *req, void *arg);
+
+/*
+ * Installs the token secret (len bytes, copied; from the config or the
+ * store). Until a secret is installed, the user and token routes answer
+ * 503 STORE_UNAVAILABLE. The cookie key is the configured cookie secret, or
+ * HMAC-SHA256(token secret, "waitroom cookie v1").
+ */
+void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
+
+/* True once a token secret is installed. */
+bool wr_api_has_secret(const wr_api_t *a);
+
+/* Requests waiting for a store answer right now. */
+size_t wr_api_in_flight(const wr_api_t *a);
+
+/* Frees the state. Every request must have been answered (in_flight 0). */
+void wr_api_free(wr_api_t *a);
+
+#endif

@@ -1,0 +1,730 @@
+/*
+ * config.c - server configuration from defaults, an INI file, flags and
+ * the environment.
+ *
+ * One table (opts) lists every server setting with its flag name and INI
+ * key; set_option() validates a value and stores it, so a setting means
+ * the same whether it comes from the file or the command line. Errors are
+ * written to the caller's buffer prefixed with where the value came from:
+ * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
+ *
+ * wr_config_load makes two passes over argv: the first finds --config and
+ * --help (so the file is loaded first wherever --config appears), the
+ * second applies the other flags in order (the last occurrence wins). The
+ * secret environment variables are applied last; an empty variable counts
+ * as unset.
+ *
+ * INI files go through libinih. The file is read into memory first (at
+ * most FILE_MAX bytes) and checked line by line: no NUL bytes, no line
+ * longer than LINE_MAX (libinih would silently cut it), and every
+ * [section] header known - also sections without keys, which libinih never
+ * reports. libinih's process-wide knobs are set for the parse and restored
+ * after: heap line buffer of LINE_MAX, stop at the first error (so the line
+ * it returns is the one our handler failed on), no multi-line values.
+ * Config loading runs once at start, before any thread exists.
+ *
+ * [queue NAME] keys are queue-config JSON fields. Each value is parsed as
+ * JSON (any type) or kept as a string, checked on its own with
+ * wr_qconfig_patch (so a bad key or value is reported with its line), and
+ * stored in cfg->queues[i].fields, a JSON object the config owns until
+ * wr_config_free. Whether a queue's whole config is complete (it has a
+ * rate) is checked by wr_qconfig_parse where the queue is created.
+ */
+#include "config.h"
+
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FILE_MAX      (1024 * 1024) /* bytes of a config file */
+#define LINE_MAX_INI  8192          /* bytes of one INI line, with its newline */
+#define UNIX_PATH_MAX 107           /* sun_path without the NUL */
+
+typedef enum {
+    OPT_CONFIG,
+    OPT_HELP,
+    OPT_LISTEN,
+    OPT_STORE,
+    OPT_ADMIN_KEY,
+    OPT_IDENTITY,
+    OPT_TOKEN_SECRET,
+    OPT_COOKIE_SECRET,
+    OPT_LOG_LEVEL,
+    OPT_COOKIE_SECURE,
+    OPT_MAX_CONNECTIONS,
+    OPT_TIMEOUT_SECONDS,
+    OPT_STORE_TIMEOUT_MS,
+    OPT_DATA_DIR,
+} opt_id_t;
+
+typedef struct {
+    opt_id_t id;
+    const char *flag; /* without "--"; NULL = no flag */
+    const char *ini;  /* [server] key; NULL = not in the file */
+    int arg;          /* 1 = needs a value, 0 = none, 2 = optional "=value" */
+} opt_t;
+
+static const opt_t opts[] = {
+    {OPT_CONFIG, "config", NULL, 1},
+    {OPT_HELP, "help", NULL, 0},
+    {OPT_LISTEN, "listen", "listen", 1},
+    {OPT_STORE, "store", "store", 1},
+    {OPT_ADMIN_KEY, "admin-key", "admin_key", 1},
+    {OPT_IDENTITY, "identity", "identity", 1},
+    {OPT_TOKEN_SECRET, "token-secret", "token_secret", 1},
+    {OPT_COOKIE_SECRET, NULL, "cookie_secret", 1},
+    {OPT_LOG_LEVEL, "log-level", "log_level", 1},
+    {OPT_COOKIE_SECURE, "cookie-secure", "cookie_secure", 2},
+    {OPT_MAX_CONNECTIONS, "max-connections", "max_connections", 1},
+    {OPT_TIMEOUT_SECONDS, "timeout-seconds", "timeout_seconds", 1},
+    {OPT_STORE_TIMEOUT_MS, "store-timeout-ms", "store_timeout_ms", 1},
+    {OPT_DATA_DIR, "data-dir", "data_dir", 1},
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const char usage[] =
+    "usage: waitroomd [options]\n"
+    "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n"
+    "  --listen ADDR:PORT       listen address (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
+    "                           port 0 picks a free port)\n"
+    "  --store URL              memory (default) | redis://HOST:PORT[/DB] |\n"
+    "                           unix:///PATH/redis.sock\n"
+    "  --admin-key KEY          bearer key of the admin API (env WAITROOM_ADMIN_KEY)\n"
+    "  --identity MODE          cookie (default) | header | header:NAME (default X-User-Id)\n"
+    "  --token-secret SECRET    entry-token HMAC secret (env WAITROOM_TOKEN_SECRET);\n"
+    "                           default: one shared secret kept in the store\n"
+    "  --log-level LEVEL        debug | info (default) | warn | error\n"
+    "  --data-dir DIR           memory store snapshots (default none)\n"
+    "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n"
+    "  --max-connections N      connection cap (default 10000)\n"
+    "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
+    "  --store-timeout-ms N     store command timeout (default 250)\n"
+    "  --help                   print this text\n"
+    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET and\n"
+    "WAITROOM_COOKIE_SECRET override both. Both --flag VALUE and --flag=VALUE work.\n";
+
+const char *wr_config_usage(void)
+{
+    return usage;
+}
+
+void wr_config_defaults(wr_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
+    snprintf(cfg->store, sizeof(cfg->store), "memory");
+    cfg->identity = WR_IDENTITY_COOKIE;
+    snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
+    cfg->log_level = WR_LOG_INFO;
+    cfg->cookie_secure = false;
+    cfg->max_connections = 10000;
+    cfg->timeout_seconds = 30;
+    cfg->store_timeout_ms = 250;
+}
+
+void wr_config_free(wr_config_t *cfg)
+{
+    for (size_t i = 0; i < cfg->n_queues && i < WR_CONFIG_QUEUES_MAX; i++) {
+        json_decref(cfg->queues[i].fields);
+        cfg->queues[i].fields = NULL;
+        cfg->queues[i].name[0] = '\0';
+    }
+    cfg->n_queues = 0;
+}
+
+__attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
+                                                           const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return WR_EINVAL;
+}
+
+/* Digits only (no sign, space or junk), value in [min, max]. */
+static bool parse_uint(const char *s, unsigned long long min, unsigned long long max,
+                       unsigned long long *out)
+{
+    unsigned long long v = 0;
+    size_t n = 0;
+    for (; s[n]; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= 19)
+            return false;
+        v = v * 10 + (unsigned long long)(s[n] - '0');
+    }
+    if (n == 0 || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* No byte <= 0x20 (controls, space) and no DEL. */
+static bool printable_no_space(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= 0x20 || c == 0x7f)
+            return false;
+    }
+    return true;
+}
+
+static bool host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_';
+}
+
+static bool hex6_char(char c)
+{
+    return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9') || c == ':' ||
+           c == '.';
+}
+
+/* "HOST:PORT" with HOST a name or IPv4 address, or "[IPv6]:PORT"; the port
+ * in [port_min, 65535]. s is s_len bytes (not necessarily NUL-terminated). */
+static bool valid_hostport(const char *s, size_t s_len, unsigned port_min)
+{
+    const char *colon = NULL;
+    for (size_t i = s_len; i > 0; i--) {
+        if (s[i - 1] == ':') {
+            colon = s + i - 1;
+            break;
+        }
+    }
+    if (!colon || colon == s)
+        return false;
+    size_t host_len = (size_t)(colon - s);
+    if (s[0] == '[') {
+        if (host_len < 3 || s[host_len - 1] != ']')
+            return false;
+        for (size_t i = 1; i + 1 < host_len; i++)
+            if (!hex6_char(s[i]))
+                return false;
+    } else {
+        for (size_t i = 0; i < host_len; i++)
+            if (!host_char(s[i]))
+                return false;
+    }
+    char port[8];
+    size_t port_len = s_len - host_len - 1;
+    if (port_len == 0 || port_len >= sizeof(port))
+        return false;
+    memcpy(port, colon + 1, port_len);
+    port[port_len] = '\0';
+    unsigned long long p;
+    return parse_uint(port, port_min, 65535, &p);
+}
+
+static wr_err_t check_store(const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "memory") == 0)
+        return WR_OK;
+    if (strncmp(v, "redis://", 8) == 0) {
+        const char *hp = v + 8;
+        const char *slash = strchr(hp, '/');
+        size_t hp_len = slash ? (size_t)(slash - hp) : strlen(hp);
+        if (!valid_hostport(hp, hp_len, 1))
+            return fail(err, errlen, "'%s' must be redis://HOST:PORT[/DB] (port 1..65535)", v);
+        unsigned long long db;
+        if (slash && !parse_uint(slash + 1, 0, 65535, &db))
+            return fail(err, errlen, "'%s': the database must be a number 0..65535", v);
+        return WR_OK;
+    }
+    if (strncmp(v, "unix://", 7) == 0) {
+        const char *path = v + 7;
+        size_t n = strlen(path);
+        if (path[0] != '/' || n < 2 || !printable_no_space(path, n))
+            return fail(err, errlen, "'%s' must be unix:///ABSOLUTE/PATH", v);
+        if (n > UNIX_PATH_MAX)
+            return fail(err, errlen, "unix socket path is longer than %d bytes", UNIX_PATH_MAX);
+        return WR_OK;
+    }
+    return fail(err, errlen, "'%s' must be memory, redis://HOST:PORT[/DB] or unix:///PATH", v);
+}
+
+/* RFC 9110 tchar. */
+static bool token_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    static const char *const t[] = {"true", "1", "yes", "on"};
+    static const char *const f[] = {"false", "0", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, t[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(v, f[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Copies a string setting of at most max bytes. */
+static wr_err_t set_string(char *dst, size_t max, const char *v, char *err, size_t errlen)
+{
+    size_t n = strlen(v);
+    if (n > max)
+        return fail(err, errlen, "is longer than %zu bytes", max);
+    memcpy(dst, v, n + 1);
+    return WR_OK;
+}
+
+static wr_err_t set_secret(uint8_t *dst, size_t *dst_len, const char *v, char *err, size_t errlen)
+{
+    size_t n = strlen(v);
+    if (n > WR_KEY_MAX)
+        return fail(err, errlen, "is longer than %d bytes", WR_KEY_MAX);
+    memcpy(dst, v, n);
+    *dst_len = n;
+    return WR_OK;
+}
+
+/* Validates value and stores it in cfg; the message says what is wrong
+ * (the caller prefixes where the value came from). */
+static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *err, size_t errlen)
+{
+    unsigned long long n;
+    switch (id) {
+    case OPT_CONFIG:
+    case OPT_HELP:
+        return WR_OK;
+    case OPT_LISTEN:
+        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
+            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
+        return set_string(cfg->listen, WR_ADDR_MAX, v, err, errlen);
+    case OPT_STORE:
+        if (strlen(v) > WR_URL_MAX)
+            return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
+        if (check_store(v, err, errlen))
+            return WR_EINVAL;
+        return set_string(cfg->store, WR_URL_MAX, v, err, errlen);
+    case OPT_ADMIN_KEY:
+        if (!printable_no_space(v, strlen(v)))
+            return fail(err, errlen, "must not contain spaces or control characters");
+        return set_string(cfg->admin_key, WR_KEY_MAX, v, err, errlen);
+    case OPT_IDENTITY:
+        if (strcmp(v, "cookie") == 0) {
+            cfg->identity = WR_IDENTITY_COOKIE;
+            return WR_OK;
+        }
+        if (strcmp(v, "header") == 0) {
+            cfg->identity = WR_IDENTITY_HEADER;
+            snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
+            return WR_OK;
+        }
+        if (strncmp(v, "header:", 7) == 0) {
+            const char *name = v + 7;
+            size_t len = strlen(name);
+            bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
+            for (size_t i = 0; ok && i < len; i++)
+                ok = token_char(name[i]);
+            if (!ok)
+                return fail(err, errlen,
+                            "'%s': the header name must be an HTTP token of 1..%d characters", v,
+                            WR_HEADER_NAME_MAX);
+            cfg->identity = WR_IDENTITY_HEADER;
+            memcpy(cfg->identity_header, name, len + 1);
+            return WR_OK;
+        }
+        return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
+    case OPT_TOKEN_SECRET:
+        return set_secret(cfg->token_secret, &cfg->token_secret_len, v, err, errlen);
+    case OPT_COOKIE_SECRET:
+        return set_secret(cfg->cookie_secret, &cfg->cookie_secret_len, v, err, errlen);
+    case OPT_LOG_LEVEL:
+        if (!wr_log_parse_level(v, &cfg->log_level))
+            return fail(err, errlen, "'%s' must be debug, info, warn or error", v);
+        return WR_OK;
+    case OPT_COOKIE_SECURE:
+        if (!parse_bool(v, &cfg->cookie_secure))
+            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
+        return WR_OK;
+    case OPT_MAX_CONNECTIONS:
+        if (!parse_uint(v, 1, 1000000, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 1000000", v);
+        cfg->max_connections = (uint32_t)n;
+        return WR_OK;
+    case OPT_TIMEOUT_SECONDS:
+        if (!parse_uint(v, 1, 3600, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
+        cfg->timeout_seconds = (uint32_t)n;
+        return WR_OK;
+    case OPT_STORE_TIMEOUT_MS:
+        if (!parse_uint(v, 1, 60000, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
+        cfg->store_timeout_ms = (uint32_t)n;
+        return WR_OK;
+    case OPT_DATA_DIR:
+        for (const char *p = v; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                return fail(err, errlen, "must not contain control characters");
+        return set_string(cfg->data_dir, WR_URL_MAX, v, err, errlen);
+    }
+    return fail(err, errlen, "unknown option");
+}
+
+/* ---- INI ---- */
+
+typedef struct {
+    wr_config_t *cfg;
+    char msg[512]; /* the handler's error, without the file:line prefix */
+    bool failed;
+} ini_ctx_t;
+
+/* If section is "queue NAME" (NAME valid), copies NAME to name and returns
+ * true. */
+static bool queue_section(const char *section, char name[WR_QUEUE_NAME_MAX + 1])
+{
+    if (strncmp(section, "queue", 5) != 0 || (section[5] != ' ' && section[5] != '\t'))
+        return false;
+    const char *p = section + 5;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strlen(p);
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n > WR_QUEUE_NAME_MAX)
+        return false;
+    memcpy(name, p, n);
+    name[n] = '\0';
+    return wr_qconfig_valid_queue_name(name);
+}
+
+/* Checks a section name; on error writes a message to msg. */
+static bool check_section(const char *section, char *msg, size_t msg_len)
+{
+    char name[WR_QUEUE_NAME_MAX + 1];
+    if (strcmp(section, "server") == 0 || queue_section(section, name))
+        return true;
+    if (strncmp(section, "queue", 5) == 0)
+        snprintf(msg, msg_len, "[%.300s]: the queue name must match [A-Za-z0-9_-]{1,64}", section);
+    else
+        snprintf(msg, msg_len, "unknown section [%.300s] (expected [server] or [queue NAME])",
+                 section);
+    return false;
+}
+
+/* The queue declaration named name, created if new; NULL if the table is full. */
+static wr_config_queue_t *queue_slot(wr_config_t *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_queues; i++)
+        if (strcmp(cfg->queues[i].name, name) == 0)
+            return &cfg->queues[i];
+    if (cfg->n_queues >= WR_CONFIG_QUEUES_MAX)
+        return NULL;
+    wr_config_queue_t *q = &cfg->queues[cfg->n_queues];
+    json_t *obj = json_object();
+    if (!obj)
+        return NULL;
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->fields = obj;
+    cfg->n_queues++;
+    return q;
+}
+
+static int ini_queue_key(ini_ctx_t *c, const char *qname, const char *key, const char *value)
+{
+    json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+    if (!v)
+        v = json_string(value);
+    json_t *one = json_object();
+    if (!v || !one || json_object_set(one, key, v) != 0) {
+        snprintf(c->msg, sizeof(c->msg), "out of memory");
+        goto fail;
+    }
+    /* Check the key and value alone, on a base that has a rate. */
+    wr_queue_config_t base, out;
+    wr_qconfig_defaults(&base);
+    base.admit_per_second = 1;
+    char field[WR_FIELD_MAX], why[256];
+    if (wr_qconfig_patch(&base, one, &out, field, sizeof(field), why, sizeof(why)) != WR_OK) {
+        if (strcmp(field, key) == 0 && strcmp(why, "unknown field") == 0)
+            snprintf(c->msg, sizeof(c->msg), "[queue %s]: unknown key '%.100s'", qname, key);
+        else
+            snprintf(c->msg, sizeof(c->msg), "[queue %s]: %s %s", qname, field, why);
+        goto fail;
+    }
+    wr_config_queue_t *q = queue_slot(c->cfg, qname);
+    if (!q) {
+        snprintf(c->msg, sizeof(c->msg), "more than %d [queue] sections", WR_CONFIG_QUEUES_MAX);
+        goto fail;
+    }
+    if (json_object_set(q->fields, key, v) != 0) {
+        snprintf(c->msg, sizeof(c->msg), "out of memory");
+        goto fail;
+    }
+    json_decref(one);
+    json_decref(v);
+    return 1;
+fail:
+    json_decref(one);
+    json_decref(v);
+    c->failed = true;
+    return 0;
+}
+
+static int on_ini_line(void *user, const char *section, const char *name, const char *value)
+{
+    ini_ctx_t *c = user;
+    char qname[WR_QUEUE_NAME_MAX + 1];
+    if (strcmp(section, "server") == 0) {
+        for (size_t i = 0; i < N_OPTS; i++) {
+            if (opts[i].ini && strcmp(opts[i].ini, name) == 0) {
+                char why[384];
+                if (set_option(c->cfg, opts[i].id, value, why, sizeof(why)) == WR_OK)
+                    return 1;
+                snprintf(c->msg, sizeof(c->msg), "%s: %s", name, why);
+                c->failed = true;
+                return 0;
+            }
+        }
+        snprintf(c->msg, sizeof(c->msg), "unknown key '%.100s' in [server]", name);
+        c->failed = true;
+        return 0;
+    }
+    if (queue_section(section, qname))
+        return ini_queue_key(c, qname, name, value);
+    if (section[0] == '\0')
+        snprintf(c->msg, sizeof(c->msg), "key '%.100s' outside a section", name);
+    else
+        check_section(section, c->msg, sizeof(c->msg));
+    c->failed = true;
+    return 0;
+}
+
+/* Reads path into a NUL-terminated malloc'd buffer (at most FILE_MAX bytes). */
+static wr_err_t read_file(const char *path, char **out, char *err, size_t errlen)
+{
+    wr_err_t rc = WR_OK;
+    char *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail(err, errlen, "%s: cannot open the config file", path);
+    buf = malloc(FILE_MAX + 1);
+    if (!buf) {
+        rc = WR_ENOMEM;
+        goto out;
+    }
+    size_t n = fread(buf, 1, FILE_MAX + 1, f);
+    if (ferror(f)) {
+        rc = fail(err, errlen, "%s: read error", path);
+        goto out;
+    }
+    if (n > FILE_MAX) {
+        rc = fail(err, errlen, "%s: larger than %d bytes", path, FILE_MAX);
+        goto out;
+    }
+    buf[n] = '\0';
+    if (memchr(buf, '\0', n)) {
+        rc = fail(err, errlen, "%s: contains a NUL byte", path);
+        goto out;
+    }
+    *out = buf;
+    buf = NULL;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* Checks line lengths and section headers before libinih sees the text. */
+static wr_err_t prescan(const char *path, const char *text, char *err, size_t errlen)
+{
+    int lineno = 0;
+    const char *p = text;
+    while (*p) {
+        lineno++;
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len + 3 > LINE_MAX_INI)
+            return fail(err, errlen, "%s:%d: line longer than %d bytes", path, lineno,
+                        LINE_MAX_INI - 3);
+        const char *s = p, *e = p + len;
+        while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
+            s++;
+        if (lineno == 1 && e - s >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
+            s += 3;
+        if (s < e && *s == '[') {
+            const char *close = memchr(s, ']', (size_t)(e - s));
+            if (close) {
+                char section[512];
+                size_t sl = (size_t)(close - s - 1);
+                if (sl >= sizeof(section))
+                    sl = sizeof(section) - 1;
+                memcpy(section, s + 1, sl);
+                section[sl] = '\0';
+                char msg[512];
+                if (!check_section(section, msg, sizeof(msg)))
+                    return fail(err, errlen, "%s:%d: %s", path, lineno, msg);
+            }
+        }
+        p = nl ? nl + 1 : p + len;
+    }
+    return WR_OK;
+}
+
+wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    char *text = NULL;
+    wr_err_t rc = read_file(path, &text, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = prescan(path, text, err, errlen)))
+        goto out;
+
+    ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
+    bool s_stack = ini_use_stack, s_realloc = ini_allow_realloc, s_stop = ini_stop_on_first_error,
+         s_multi = ini_allow_multiline;
+    int s_alloc = ini_initial_alloc, s_max = ini_max_line;
+    ini_use_stack = false;
+    ini_allow_realloc = false;
+    ini_initial_alloc = LINE_MAX_INI;
+    ini_max_line = LINE_MAX_INI;
+    ini_stop_on_first_error = true;
+    ini_allow_multiline = false;
+    int line = ini_parse_string(text, on_ini_line, &ctx);
+    ini_use_stack = s_stack;
+    ini_allow_realloc = s_realloc;
+    ini_initial_alloc = s_alloc;
+    ini_max_line = s_max;
+    ini_stop_on_first_error = s_stop;
+    ini_allow_multiline = s_multi;
+
+    if (line == -2) {
+        rc = WR_ENOMEM;
+    } else if (line != 0) {
+        if (ctx.failed)
+            rc = fail(err, errlen, "%s:%d: %s", path, line, ctx.msg);
+        else
+            rc = fail(err, errlen, "%s:%d: syntax error (expected [section] or key = value)", path,
+                      line);
+    }
+out:
+    free(text);
+    return rc;
+}
+
+/* ---- flags ---- */
+
+/*
+ * Reads the flag at argv[*i]: sets *opt and *value (NULL when the flag has
+ * none) and advances *i past a separate value.
+ */
+static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, const char **value,
+                          char *err, size_t errlen)
+{
+    const char *a = argv[*i];
+    if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+        return fail(err, errlen, "unexpected argument '%.200s' (see --help)", a);
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t k = 0; k < N_OPTS; k++) {
+        if (!opts[k].flag || strlen(opts[k].flag) != name_len ||
+            strncmp(opts[k].flag, name, name_len) != 0)
+            continue;
+        *opt = &opts[k];
+        if (opts[k].arg == 0 && eq)
+            return fail(err, errlen, "--%s takes no value", opts[k].flag);
+        if (eq) {
+            *value = eq + 1;
+        } else if (opts[k].arg == 1) {
+            if (*i + 1 >= argc)
+                return fail(err, errlen, "--%s needs a value", opts[k].flag);
+            *value = argv[++*i];
+        } else {
+            *value = NULL;
+        }
+        return WR_OK;
+    }
+    return fail(err, errlen, "unknown flag '--%.*s' (see --help)",
+                (int)(name_len > 200 ? 200 : name_len), name);
+}
+
+static const struct {
+    const char *var;
+    opt_id_t id;
+} envs[] = {
+    {"WAITROOM_ADMIN_KEY", OPT_ADMIN_KEY},
+    {"WAITROOM_TOKEN_SECRET", OPT_TOKEN_SECRET},
+    {"WAITROOM_COOKIE_SECRET", OPT_COOKIE_SECRET},
+};
+
+wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
+                        size_t errlen)
+{
+    wr_err_t rc;
+    const char *config_path = NULL;
+    bool want_help = false;
+    if (help)
+        *help = false;
+    wr_config_defaults(cfg);
+
+    /* Pass 1: --help and --config. */
+    for (int i = 1; i < argc; i++) {
+        const opt_t *opt = NULL;
+        const char *value = NULL;
+        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen))) {
+            if (want_help)
+                break; /* --help wins over a later mistake */
+            return rc;
+        }
+        if (opt->id == OPT_HELP)
+            want_help = true;
+        else if (opt->id == OPT_CONFIG)
+            config_path = value;
+    }
+    if (want_help) {
+        if (help)
+            *help = true;
+        return WR_OK;
+    }
+    if (config_path) {
+        if (config_path[0] == '\0')
+            return fail(err, errlen, "--config needs a file name");
+        if ((rc = wr_config_load_file(cfg, config_path, err, errlen)))
+            return rc;
+    }
+
+    /* Pass 2: every other flag, in order. */
+    for (int i = 1; i < argc; i++) {
+        const opt_t *opt = NULL;
+        const char *value = NULL;
+        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen)))
+            return rc;
+        if (opt->id == OPT_CONFIG)
+            continue;
+        char why[384];
+        if (opt->id == OPT_COOKIE_SECURE && !value) {
+            cfg->cookie_secure = true;
+            continue;
+        }
+        if (set_option(cfg, opt->id, value, why, sizeof(why)))
+            return fail(err, errlen, "--%s: %s", opt->flag, why);
+    }
+
+    /* Environment: secrets override both. */
+    for (size_t k = 0; k < sizeof(envs) / sizeof(envs[0]); k++) {
+        const char *v = getenv(envs[k].var);
+        if (!v || v[0] == '\0')
+            continue;
+        char why[384];
+        if (set_option(cfg, envs[k].id, v, why, sizeof(why)))
+            return fail(err, errlen, "%s: %s", envs[k].var, why);
+    }
+    return WR_OK;
+}

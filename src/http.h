@@ -1,0 +1,72 @@
+/*
+ * http.h - the HTTP server on libevent's evhttp: listening, limits, the
+ * connection cap, and JSON replies.
+ *
+ * Limits (explicit, never libevent's unlimited defaults): request headers
+ * 8 KiB, request body 64 KiB at the server (each route enforces its own,
+ * smaller limit: 4 KiB on user and token routes), a read/write timeout, and
+ * a cap on open connections (the listener pauses at the cap and resumes
+ * below it, so excess clients wait in the kernel's backlog).
+ */
+#ifndef WR_HTTP_H
+#define WR_HTTP_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define WR_HTTP_MAX_HEADERS 8192       /* bytes of request line + headers */
+#define WR_HTTP_MAX_BODY_USER 4096     /* user and token routes */
+#define WR_HTTP_MAX_BODY_ADMIN 65536   /* admin routes (and the server-wide cap) */
+
+typedef struct wr_http wr_http_t;
+
+typedef struct {
+    struct event_base *base;  /* borrowed */
+    const char *listen;       /* "HOST:PORT" or "[V6]:PORT"; port 0 = pick a free one */
+    uint32_t max_connections; /* 0 = 10000 */
+    uint32_t timeout_seconds; /* read/write timeout; 0 = 30 */
+    void (*handler)(struct evhttp_request *req, void *arg); /* every request */
+    void *handler_arg;
+} wr_http_opts_t;
+
+/*
+ * Binds and starts serving. On success *out is set and bound (cap bytes)
+ * receives the bound address "ADDR:PORT". Errors: WR_EINVAL (bad address),
+ * WR_EIO (bind failed; errno is preserved), WR_ENOMEM.
+ */
+wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, size_t cap);
+
+/* Stops accepting new connections (graceful stop); open ones are served. */
+void wr_http_stop_accepting(wr_http_t *h);
+
+/* Open connections right now. */
+size_t wr_http_connections(const wr_http_t *h);
+
+/* Frees the server and closes every connection. */
+void wr_http_free(wr_http_t *h);
+
+/* Sends a JSON reply: status, body (len bytes, copied), with Content-Type
+ * application/json and Cache-Control no-store. retry_after_s > 0 adds
+ * Retry-After. */
+void wr_http_reply_json(struct evhttp_request *req, int status, const char *body, size_t len,
+                        int retry_after_s);
+
+/*
+ * Sends {"error":code,"message":message} (plus "field" when field is not
+ * NULL, "reason" when reason is not NULL), JSON-escaped with jansson.
+ */
+void wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
+                         const char *message, const char *field, const char *reason,
+                         int retry_after_s);
+
+/* Sends a reply with no body (204, 401 for verify, ...) and no-store. */
+void wr_http_reply_empty(struct evhttp_request *req, int status);
+
+/* Standard reason phrase for a status code ("OK", "Too Many Requests"). */
+const char *wr_http_reason(int status);
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * main.c - waitroomd: flags and config, wiring, signals, graceful stop.
+ *
+ * Start: load the config (flags > INI file > defaults; env for secrets),
+ * open the store (embedded memory store by default, or Redis), create the
+ * metrics registry, the scheduler and the API, install the token secret
+ * (configured, or fetched from / created in the store so every instance
+ * shares it; retried every second until the store answers), create the
+ * queues the config file declares (only if absent: a restart never undoes
+ * a runtime change), then bind and print "listening on ADDR:PORT" as the
+ * first line on stdout.
+ *
+ * Stop (SIGTERM/SIGINT): stop accepting, wait up to 5 s for requests in
+ * flight, close the store (pending callbacks answer with WR_ECANCELED, so
+ * every open request gets a reply), free everything, exit 0.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "scheduler.h"
+#include "store.h"
+#include "store_memory.h"
+#include "store_redis.h"
+#include "token.h"
+
+typedef struct {
+    wr_config_t cfg;
+    struct event_base *base;
+    wr_store_t *store;
+    wr_metrics_t *metrics;
+    wr_scheduler_t *sched;
+    wr_api_t *api;
+    wr_http_t *http;
+    struct event *sig_term, *sig_int, *secret_timer, *stop_timer, *queues_timer;
+    uint8_t proposed_secret[32];
+    int stop_waits;
+    bool stopping;
+    bool secret_pending;
+    wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
+    bool declared_done[WR_CONFIG_QUEUES_MAX];
+    size_t declared_pending;
+} app_t;
+
+static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
+{
+    app_t *app = arg;
+    app->secret_pending = false;
+    if (err == WR_OK && len > 0) {
+        wr_api_set_secret(app->api, secret, len);
+        wr_info("token secret loaded from the store (%zu bytes)", len);
+        return;
+    }
+    if (err != WR_ECANCELED && !app->stopping) {
+        wr_warn("could not load the token secret from the store (%s); retrying",
+                wr_strerror(err));
+        struct timeval tv = {1, 0};
+        evtimer_add(app->secret_timer, &tv);
+    }
+}
+
+static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    app_t *app = arg;
+    if (app->secret_pending || app->stopping)
+        return;
+    if (wr_store_secret(app->store, app->proposed_secret, sizeof(app->proposed_secret), secret_cb,
+                        app) == WR_OK) {
+        app->secret_pending = true;
+    } else {
+        struct timeval tv = {1, 0};
+        evtimer_add(app->secret_timer, &tv);
+    }
+}
+
+/* Declared queues: created when absent. */
+typedef struct {
+    app_t *app;
+    size_t i;
+} decl_t;
+
+static void decl_put_cb(wr_err_t err, void *arg)
+{
+    decl_t *d = arg;
+    app_t *app = d->app;
+    if (err == WR_OK) {
+        app->declared_done[d->i] = true;
+        wr_info("queue %s created from the config file", app->cfg.queues[d->i].name);
+        wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, &app->declared[d->i]);
+    }
+    app->declared_pending--;
+    free(d);
+}
+
+static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    decl_t *d = arg;
+    app_t *app = d->app;
+    if (err == WR_OK) {
+        app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
+        wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, info->config);
+    } else if (err == WR_ENOTFOUND && !app->stopping) {
+        if (wr_store_config_put(app->store, app->cfg.queues[d->i].name, &app->declared[d->i],
+                                decl_put_cb, d) == WR_OK)
+            return;
+    }
+    app->declared_pending--;
+    free(d);
+}
+
+static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    app_t *app = arg;
+    if (app->stopping)
+        return;
+    bool all = true;
+    for (size_t i = 0; i < app->cfg.n_queues; i++) {
+        if (app->declared_done[i])
+            continue;
+        all = false;
+        if (app->declared_pending)
+            continue;
+    }
+    if (all)
+        return;
+    if (app->declared_pending == 0) {
+        for (size_t i = 0; i < app->cfg.n_queues; i++) {
+            if (app->declared_done[i])
+                continue;
+            decl_t *d = calloc(1, sizeof(*d));
+            if (!d)
+                break;
+            d->app = app;
+            d->i = i;
+            if (wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d) == WR_OK)
+                app->declared_pending++;
+            else
+                free(d);
+        }
+    }
+    struct timeval tv = {0, 500000};
+    evtimer_add(app->queues_timer, &tv);
+}
+
+static void stop_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    app_t *app = arg;
+    if (wr_api_in_flight(app->api) == 0 || ++app->stop_waits > 100) {
+        event_base_loopbreak(app->base);
+        return;
+    }
+    struct timeval tv = {0, 50000};
+    evtimer_add(app->stop_timer, &tv);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    app_t *app = arg;
+    if (app->stopping) {
+        event_base_loopbreak(app->base);
+        return;
+    }
+    app->stopping = true;
+    wr_info("signal %d: stopping (answering %zu requests in flight)", (int)sig,
+            wr_api_in_flight(app->api));
+    wr_http_stop_accepting(app->http);
+    stop_timer_cb(-1, 0, app);
+}
+
+static wr_err_t open_store(app_t *app)
+{
+    const char *url = app->cfg.store;
+    if (strcmp(url, "memory") == 0) {
+        wr_store_memory_opts_t o = {0};
+        o.data_dir = app->cfg.data_dir[0] ? app->cfg.data_dir : NULL;
+        return wr_store_memory_open(app->base, &o, &app->store);
+    }
+    wr_store_redis_opts_t o = {0};
+    o.url = url;
+    o.command_timeout_ms = app->cfg.store_timeout_ms;
+    return wr_store_redis_open(app->base, &o, &app->store);
+}
+
+int main(int argc, char **argv)
+{
+    static app_t app;
+    char err[512] = "";
+    bool help = false;
+    int rc = 1;
+
+    signal(SIGPIPE, SIG_IGN);
+    wr_config_defaults(&app.cfg);
+    if (wr_config_load(&app.cfg, argc, argv, &help, err, sizeof(err)) != WR_OK) {
+        fprintf(stderr, "waitroomd: %s\n%s", err, wr_config_usage());
+        wr_config_free(&app.cfg);
+        return 2;
+    }
+    if (help) {
+        fputs(wr_config_usage(), stdout);
+        wr_config_free(&app.cfg);
+        return 0;
+    }
+    wr_log_setup(app.cfg.log_level, false);
+
+    for (size_t i = 0; i < app.cfg.n_queues; i++) {
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_parse(app.cfg.queues[i].fields, &app.declared[i], field, sizeof(field),
+                             msg, sizeof(msg)) != WR_OK) {
+            fprintf(stderr, "waitroomd: queue %s in the config file: %s: %s\n",
+                    app.cfg.queues[i].name, field, msg);
+            wr_config_free(&app.cfg);
+            return 2;
+        }
+    }
+    if (app.cfg.token_secret_len > 0 && app.cfg.token_secret_len < WR_SECRET_MIN)
+        wr_warn("the token secret is %zu bytes; use at least %d random bytes",
+                app.cfg.token_secret_len, WR_SECRET_MIN);
+    if (!app.cfg.admin_key[0])
+        wr_warn("no admin key configured: the admin API answers 401 to everything");
+
+    struct event_config *ec = event_config_new();
+    if (!ec)
+        goto out;
+    if (!getenv("WR_NO_CHANGELIST"))
+        event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    app.base = event_base_new_with_config(ec);
+    event_config_free(ec);
+    if (!app.base) {
+        fprintf(stderr, "waitroomd: could not create the event loop\n");
+        goto out;
+    }
+
+    wr_err_t e = open_store(&app);
+    if (e != WR_OK) {
+        fprintf(stderr, "waitroomd: cannot open store %s: %s\n", app.cfg.store, wr_strerror(e));
+        goto out;
+    }
+    app.metrics = wr_metrics_new();
+    if (!app.metrics)
+        goto out;
+    wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
+    if (wr_scheduler_new(&so, &app.sched) != WR_OK)
+        goto out;
+    wr_api_opts_t ao = {app.base, app.store, app.sched, app.metrics, &app.cfg};
+    if (wr_api_new(&ao, &app.api) != WR_OK)
+        goto out;
+
+    app.secret_timer = evtimer_new(app.base, secret_timer_cb, &app);
+    app.stop_timer = evtimer_new(app.base, stop_timer_cb, &app);
+    app.queues_timer = evtimer_new(app.base, queues_timer_cb, &app);
+    if (!app.secret_timer || !app.stop_timer || !app.queues_timer)
+        goto out;
+    if (app.cfg.token_secret_len > 0) {
+        wr_api_set_secret(app.api, app.cfg.token_secret, app.cfg.token_secret_len);
+    } else {
+        if (wr_token_random(app.proposed_secret, sizeof(app.proposed_secret)) != WR_OK)
+            goto out;
+        struct timeval tv = {0, 0};
+        evtimer_add(app.secret_timer, &tv);
+    }
+    if (app.cfg.n_queues) {
+        struct timeval tv = {0, 0};
+        evtimer_add(app.queues_timer, &tv);
+    }
+
+    wr_http_opts_t ho = {app.base, app.cfg.listen, app.cfg.max_connections,
+                         app.cfg.timeout_seconds, wr_api_handle, app.api};
+    char bound[300];
+    e = wr_http_open(&ho, &app.http, bound, sizeof(bound));
+    if (e != WR_OK) {
+        fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen,
+                wr_strerror(e), e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
+        goto out;
+    }
+    printf("listening on %s\n", bound);
+    fflush(stdout);
+    wr_info("waitroomd listening on %s, store %s, identity %s", bound,
+            strcmp(app.cfg.store, "memory") == 0 ? "memory (embedded)" : app.cfg.store,
+            app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
+
+    app.sig_term = evsignal_new(app.base, SIGTERM, signal_cb, &app);
+    app.sig_int = evsignal_new(app.base, SIGINT, signal_cb, &app);
+    if (!app.sig_term || !app.sig_int)
+        goto out;
+    evsignal_add(app.sig_term, NULL);
+    evsignal_add(app.sig_int, NULL);
+
+    event_base_dispatch(app.base);
+    rc = 0;
+    wr_info("stopped");
+
+out:
+    app.stopping = true;
+    /* The store first: its pending callbacks reply to open requests while
+     * the HTTP server still exists. */
+    wr_store_close(app.store);
+    wr_scheduler_free(app.sched);
+    if (app.http)
+        wr_http_free(app.http);
+    wr_api_free(app.api);
+    wr_metrics_free(app.metrics);
+    if (app.sig_term)
+        event_free(app.sig_term);
+    if (app.sig_int)
+        event_free(app.sig_int);
+    if (app.secret_timer)
+        event_free(app.secret_timer);
+    if (app.stop_timer)
+        event_free(app.stop_timer);
+    if (app.queues_timer)
+        event_free(app.queues_timer);
+    if (app.base)
+        event_base_free(app.base);
+    wr_config_free(&app.cfg);
+    return rc;
+}

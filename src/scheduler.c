@@ -1,0 +1,405 @@
+/*
+ * scheduler.c - per-queue admission ticks and the local config cache.
+ *
+ * Structure: a chained hash table (256 buckets) of queue entries keyed by
+ * name. Each entry owns a one-shot timer, re-armed after every admit answer
+ * for the middle of the store's next tick:
+ *     delay = tickMs - (now_us/1000 mod tickMs) + tickMs/2
+ * so one instance hits each store tick exactly once even though its own
+ * timer drifts; with several instances, all but the first call of a tick
+ * admit nobody (the store's admit is idempotent per tick).
+ *
+ * Lifetime: an entry with an admit in flight is not freed when forgotten;
+ * it is marked dead and freed by the admit callback (the store calls it
+ * exactly once, also on close). Entries are otherwise owned by the table.
+ *
+ * Metrics per queue (labels queue="NAME", names validated by the store):
+ * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
+ * totals as counters waitroom_queue_{admitted,consumed,expired,left,
+ * rejected_full}_total, plus the observed admission rate.
+ */
+#include "scheduler.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "queue.h"
+
+#define BUCKETS 256
+
+typedef struct entry {
+    struct entry *next;
+    wr_scheduler_t *sched;
+    char name[WR_QUEUE_NAME_MAX + 1];
+    wr_queue_config_t cfg;
+    struct event *timer;
+    bool in_flight; /* an admit call is pending */
+    bool dead;      /* forgotten while in flight: free in the callback */
+    wr_rate_window_t rate;
+    double fail_tokens; /* limited fail-open bucket */
+    int64_t fail_last_ms;
+    int64_t last_err_log_ms;
+} entry_t;
+
+struct wr_scheduler {
+    struct event_base *base;
+    wr_store_t *store;
+    wr_metrics_t *metrics;
+    uint32_t discovery_ms;
+    struct event *discovery;
+    bool listing;
+    bool freeing;
+    struct list_req *list_pending; /* marked dead by free while a list call is pending */
+    entry_t *buckets[BUCKETS];
+    size_t count;
+};
+
+int64_t wr_scheduler_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static unsigned hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h % BUCKETS;
+}
+
+static entry_t *find(wr_scheduler_t *s, const char *name)
+{
+    for (entry_t *e = s->buckets[hash(name)]; e; e = e->next)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+static void unlink_entry(wr_scheduler_t *s, entry_t *e)
+{
+    entry_t **pp = &s->buckets[hash(e->name)];
+    while (*pp && *pp != e)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = e->next;
+    s->count--;
+}
+
+static void entry_free(entry_t *e)
+{
+    if (e->timer)
+        event_free(e->timer);
+    free(e);
+}
+
+static void arm(entry_t *e, uint32_t delay_ms)
+{
+    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+    evtimer_add(e->timer, &tv);
+}
+
+static void labels_for(const entry_t *e, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "queue=\"%s\"", e->name);
+}
+
+static void publish(entry_t *e, const wr_queue_stats_t *st)
+{
+    wr_metrics_t *m = e->sched->metrics;
+    if (!m)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 16];
+    labels_for(e, l, sizeof(l));
+    wr_metrics_set(m, "waitroom_queue_waiting", l, (double)st->waiting);
+    wr_metrics_set(m, "waitroom_queue_active", l, (double)st->active);
+    /* Cluster-wide totals from the store: set, not incremented. */
+    wr_metrics_set(m, "waitroom_queue_admitted_total", l, (double)st->admitted_total);
+    wr_metrics_set(m, "waitroom_queue_consumed_total", l, (double)st->consumed_total);
+    wr_metrics_set(m, "waitroom_queue_expired_total", l, (double)st->expired_total);
+    wr_metrics_set(m, "waitroom_queue_left_total", l, (double)st->left_total);
+    wr_metrics_set(m, "waitroom_queue_rejected_full_total", l, (double)st->rejected_full_total);
+    double r = wr_rate_window_rate(&e->rate);
+    wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
+    wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
+    wr_metrics_set(m, "waitroom_queue_paused", l, e->cfg.paused ? 1 : 0);
+    wr_metrics_set(m, "waitroom_queue_enabled", l, e->cfg.enabled ? 1 : 0);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg);
+
+static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
+{
+    entry_t *e = arg;
+    wr_scheduler_t *s = e->sched;
+    e->in_flight = false;
+    if (e->dead) {
+        entry_free(e);
+        return;
+    }
+    uint32_t tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    if (err == WR_ENOTFOUND) {
+        wr_info("queue %s no longer exists; stopping its admission", e->name);
+        wr_scheduler_forget(s, e->name);
+        return;
+    }
+    if (err != WR_OK) {
+        int64_t now = wr_scheduler_now_ms();
+        if (now - e->last_err_log_ms > 5000) {
+            wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
+            e->last_err_log_ms = now;
+        }
+        if (s->metrics && err != WR_ECANCELED)
+            wr_metrics_inc(s->metrics, "waitroom_admission_errors_total", NULL, 1);
+        if (err != WR_ECANCELED && !s->freeing)
+            arm(e, tick);
+        return;
+    }
+    if (res->config)
+        e->cfg = *res->config;
+    tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    wr_rate_window_add(&e->rate, wr_scheduler_now_ms(), res->stats.admitted_total);
+    if (res->admitted > 0)
+        wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
+    publish(e, &res->stats);
+    int64_t now_ms = res->now_us / 1000;
+    uint32_t phase = (uint32_t)(now_ms % tick);
+    uint32_t delay = tick - phase + tick / 2;
+    if (delay > tick + tick / 2)
+        delay = tick;
+    arm(e, delay);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    entry_t *e = arg;
+    if (e->in_flight)
+        return;
+    wr_err_t err = wr_store_admit(e->sched->store, e->name, admit_cb, e);
+    if (err == WR_OK) {
+        e->in_flight = true;
+    } else {
+        arm(e, e->cfg.tick_ms ? e->cfg.tick_ms : 100);
+    }
+}
+
+void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+{
+    if (!cfg || !wr_qconfig_valid_queue_name(queue))
+        return;
+    entry_t *e = find(s, queue);
+    if (e) {
+        e->cfg = *cfg;
+        return;
+    }
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return;
+    e->sched = s;
+    snprintf(e->name, sizeof(e->name), "%s", queue);
+    e->cfg = *cfg;
+    e->timer = evtimer_new(s->base, tick_cb, e);
+    if (!e->timer) {
+        free(e);
+        return;
+    }
+    wr_rate_window_init(&e->rate, 60000);
+    e->fail_tokens = cfg->fail_open_per_second;
+    e->fail_last_ms = wr_scheduler_now_ms();
+    unsigned h = hash(queue);
+    e->next = s->buckets[h];
+    s->buckets[h] = e;
+    s->count++;
+    arm(e, 0);
+}
+
+void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    if (!e)
+        return;
+    unlink_entry(s, e);
+    if (s->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        wr_metrics_remove_matching(s->metrics, l);
+    }
+    evtimer_del(e->timer);
+    if (e->in_flight)
+        e->dead = true;
+    else
+        entry_free(e);
+}
+
+const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? &e->cfg : NULL;
+}
+
+double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? wr_rate_window_rate(&e->rate) : -1;
+}
+
+bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
+{
+    entry_t *e = find(s, queue);
+    if (!e)
+        return false;
+    double rate = e->cfg.fail_open_per_second;
+    double cap = rate < 1 ? 1 : rate;
+    if (now_ms > e->fail_last_ms) {
+        e->fail_tokens += rate * (double)(now_ms - e->fail_last_ms) / 1000.0;
+        if (e->fail_tokens > cap)
+            e->fail_tokens = cap;
+        e->fail_last_ms = now_ms;
+    }
+    if (e->fail_tokens >= 1.0) {
+        e->fail_tokens -= 1.0;
+        return true;
+    }
+    return false;
+}
+
+size_t wr_scheduler_count(wr_scheduler_t *s)
+{
+    return s->count;
+}
+
+/* Discovery: every queue in the store gets an entry; entries whose queue is
+ * gone are forgotten. */
+struct list_req {
+    bool dead;
+    wr_scheduler_t *s;
+};
+
+static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
+{
+    struct list_req *lr = arg;
+    wr_scheduler_t *s = lr->s;
+    bool dead = lr->dead;
+    free(lr);
+    if (dead)
+        return;
+    s->listing = false;
+    s->list_pending = NULL;
+    if (err != WR_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!find(s, infos[i].name))
+            wr_scheduler_note(s, infos[i].name, infos[i].config);
+    /* Forget entries not listed. */
+    for (unsigned b = 0; b < BUCKETS; b++) {
+        entry_t *e = s->buckets[b];
+        while (e) {
+            entry_t *next = e->next;
+            bool seen = false;
+            for (size_t i = 0; i < n && !seen; i++)
+                seen = strcmp(infos[i].name, e->name) == 0;
+            if (!seen)
+                wr_scheduler_forget(s, e->name);
+            e = next;
+        }
+    }
+}
+
+static void discovery_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wr_scheduler_t *s = arg;
+    if (s->listing)
+        return;
+    /* The request outlives a free of the scheduler: an answer arriving
+     * after free finds it marked dead. */
+    struct list_req *lr = calloc(1, sizeof(*lr));
+    if (!lr)
+        return;
+    lr->s = s;
+    if (wr_store_queue_list(s->store, list_cb, lr) == WR_OK) {
+        s->listing = true;
+        s->list_pending = lr;
+    } else {
+        free(lr);
+    }
+}
+
+wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
+{
+    wr_scheduler_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return WR_ENOMEM;
+    s->base = opts->base;
+    s->store = opts->store;
+    s->metrics = opts->metrics;
+    s->discovery_ms = opts->discovery_ms ? opts->discovery_ms : 1000;
+    s->discovery = event_new(s->base, -1, EV_PERSIST, discovery_cb, s);
+    if (!s->discovery) {
+        free(s);
+        return WR_ENOMEM;
+    }
+    struct timeval tv = {s->discovery_ms / 1000, (s->discovery_ms % 1000) * 1000};
+    event_add(s->discovery, &tv);
+    if (s->metrics) {
+        wr_metrics_describe(s->metrics, "waitroom_queue_waiting", WR_METRIC_GAUGE,
+                            "People waiting in line (store-wide).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
+                            "Live, unconsumed entry tokens (store-wide, exact).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admitted_total", WR_METRIC_COUNTER,
+                            "Users admitted (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_consumed_total", WR_METRIC_COUNTER,
+                            "Entry tokens consumed (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_expired_total", WR_METRIC_COUNTER,
+                            "Entry tokens that expired unused (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_left_total", WR_METRIC_COUNTER,
+                            "Users who left the line or gave back a token (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_rejected_full_total", WR_METRIC_COUNTER,
+                            "Joins refused because the line was full (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
+                            "Admissions per second over the last minute.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,
+                            "Configured outflow rate, users per second.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_paused", WR_METRIC_GAUGE,
+                            "1 while admission is paused.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
+                            "1 while the line is on (0 = passthrough).");
+        wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
+                            "Admission ticks that failed (store unavailable, timeout).");
+    }
+    discovery_cb(-1, 0, s);
+    *out = s;
+    return WR_OK;
+}
+
+void wr_scheduler_free(wr_scheduler_t *s)
+{
+    if (!s)
+        return;
+    s->freeing = true;
+    if (s->list_pending)
+        s->list_pending->dead = true; /* the list callback frees it */
+    event_free(s->discovery);
+    for (unsigned b = 0; b < BUCKETS; b++) {
+        entry_t *e = s->buckets[b];
+        while (e) {
+            entry_t *next = e->next;
+            evtimer_del(e->timer);
+            if (e->in_flight)
+                e->dead = true;
+            else
+                entry_free(e);
+            e = next;
+        }
+        s->buckets[b] = NULL;
+    }
+    free(s);
+}

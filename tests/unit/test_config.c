@@ -1,0 +1,527 @@
+/*
+ * test_config.c - flags, INI files, environment secrets and their
+ * precedence; every error names its flag, key or file:line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* Writes text to a new temp file; returns its path (static per slot). */
+static const char *temp_ini(const char *text)
+{
+    static char paths[8][64];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, 64, "/tmp/wr_test_config_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t n = strlen(text);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    return path;
+}
+
+static void clear_env(void)
+{
+    unsetenv("WAITROOM_ADMIN_KEY");
+    unsetenv("WAITROOM_TOKEN_SECRET");
+    unsetenv("WAITROOM_COOKIE_SECRET");
+}
+
+#define ARGV(...) ((char **)(const char *[]){"waitroomd", __VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((const char *[]){"waitroomd", __VA_ARGS__}) / sizeof(char *)))
+
+/* Loads argv; asserts success. */
+#define LOAD_OK(cfg, ...)                                                                          \
+    do {                                                                                           \
+        bool help_ = true;                                                                         \
+        char err_[512] = "";                                                                       \
+        wr_err_t rc_ =                                                                             \
+            wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+        if (rc_ != WR_OK)                                                                          \
+            fail_msg("load failed: %s", err_);                                                     \
+        assert_false(help_);                                                                       \
+    } while (0)
+
+/* Loads argv; asserts WR_EINVAL with exactly the message `expect`. */
+#define LOAD_ERR(expect, ...)                                                                      \
+    do {                                                                                           \
+        wr_config_t c_;                                                                            \
+        bool help_;                                                                                \
+        char err_[512] = "";                                                                       \
+        wr_err_t rc_ =                                                                             \
+            wr_config_load(&c_, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+        wr_config_free(&c_);                                                                       \
+        if (rc_ != WR_EINVAL || strcmp(err_, expect) != 0)                                         \
+            fail_msg("expected '%s', got rc %d '%s'", expect, (int)rc_, err_);                     \
+    } while (0)
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    clear_env();
+    wr_config_t c;
+    char err[256];
+    bool help = true;
+    char *argv[] = {"waitroomd", NULL};
+    assert_int_equal(wr_config_load(&c, 1, argv, &help, err, sizeof(err)), WR_OK);
+    assert_false(help);
+    assert_string_equal(c.listen, "127.0.0.1:8080");
+    assert_string_equal(c.store, "memory");
+    assert_string_equal(c.admin_key, "");
+    assert_int_equal(c.identity, WR_IDENTITY_COOKIE);
+    assert_string_equal(c.identity_header, "X-User-Id");
+    assert_int_equal(c.token_secret_len, 0);
+    assert_int_equal(c.cookie_secret_len, 0);
+    assert_int_equal(c.log_level, WR_LOG_INFO);
+    assert_false(c.cookie_secure);
+    assert_int_equal(c.max_connections, 10000);
+    assert_int_equal(c.timeout_seconds, 30);
+    assert_int_equal(c.store_timeout_ms, 250);
+    assert_string_equal(c.data_dir, "");
+    assert_int_equal(c.n_queues, 0);
+    wr_config_free(&c);
+    assert_non_null(wr_config_usage());
+    assert_non_null(strstr(wr_config_usage(), "--store"));
+}
+
+static void test_flags(void **state)
+{
+    (void)state;
+    clear_env();
+    wr_config_t c;
+    LOAD_OK(&c, "--listen", "[::1]:9090", "--store=redis://127.0.0.1:6379/2", "--admin-key=k1",
+            "--identity", "header:X-Auth-User", "--token-secret", "short", "--log-level=debug",
+            "--data-dir", "/var/lib/wr", "--cookie-secure", "--max-connections", "50",
+            "--timeout-seconds=7", "--store-timeout-ms", "1000");
+    assert_string_equal(c.listen, "[::1]:9090");
+    assert_string_equal(c.store, "redis://127.0.0.1:6379/2");
+    assert_string_equal(c.admin_key, "k1");
+    assert_int_equal(c.identity, WR_IDENTITY_HEADER);
+    assert_string_equal(c.identity_header, "X-Auth-User");
+    assert_int_equal(c.token_secret_len, 5); /* short secrets are accepted */
+    assert_memory_equal(c.token_secret, "short", 5);
+    assert_int_equal(c.log_level, WR_LOG_DEBUG);
+    assert_string_equal(c.data_dir, "/var/lib/wr");
+    assert_true(c.cookie_secure);
+    assert_int_equal(c.max_connections, 50);
+    assert_int_equal(c.timeout_seconds, 7);
+    assert_int_equal(c.store_timeout_ms, 1000);
+    wr_config_free(&c);
+
+    LOAD_OK(&c, "--identity=header", "--cookie-secure=false", "--store", "unix:///tmp/r.sock",
+            "--listen", "localhost:0");
+    assert_int_equal(c.identity, WR_IDENTITY_HEADER);
+    assert_string_equal(c.identity_header, "X-User-Id");
+    assert_false(c.cookie_secure);
+    assert_string_equal(c.store, "unix:///tmp/r.sock");
+    assert_string_equal(c.listen, "localhost:0");
+    wr_config_free(&c);
+
+    /* the last occurrence wins */
+    LOAD_OK(&c, "--listen", "127.0.0.1:1", "--listen=127.0.0.1:2", "--identity", "header:A",
+            "--identity", "cookie");
+    assert_string_equal(c.listen, "127.0.0.1:2");
+    assert_int_equal(c.identity, WR_IDENTITY_COOKIE);
+    wr_config_free(&c);
+
+    /* a 64-character header name is fine */
+    char arg[128];
+    snprintf(arg, sizeof(arg), "header:%064d", 0);
+    LOAD_OK(&c, "--identity", arg);
+    assert_int_equal(strlen(c.identity_header), 64);
+    wr_config_free(&c);
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    wr_config_t c;
+    bool help = false;
+    char err[256] = "";
+    char *argv[] = {"waitroomd", "--listen", "x", "--help", "--bogus", NULL};
+    assert_int_equal(wr_config_load(&c, 5, argv, &help, err, sizeof(err)), WR_OK);
+    assert_true(help);
+    wr_config_free(&c);
+    /* --help is not mistaken for the value of a flag */
+    char *argv2[] = {"waitroomd", "--admin-key", "--help", NULL};
+    help = true;
+    assert_int_equal(wr_config_load(&c, 3, argv2, &help, err, sizeof(err)), WR_OK);
+    assert_false(help);
+    assert_string_equal(c.admin_key, "--help");
+    wr_config_free(&c);
+}
+
+static void test_flag_errors(void **state)
+{
+    (void)state;
+    clear_env();
+    LOAD_ERR("unknown flag '--bogus' (see --help)", "--bogus");
+    LOAD_ERR("unknown flag '--listenx' (see --help)", "--listenx=1");
+    LOAD_ERR("unexpected argument 'extra' (see --help)", "extra");
+    LOAD_ERR("unexpected argument '-l' (see --help)", "-l");
+    LOAD_ERR("unexpected argument '--' (see --help)", "--");
+    LOAD_ERR("--listen needs a value", "--listen");
+    LOAD_ERR("--config needs a value", "--config");
+    LOAD_ERR("--config needs a file name", "--config=");
+    LOAD_ERR("--help takes no value", "--help=1");
+}
+
+static void test_cookie_secret_flag_absent(void **state)
+{
+    (void)state;
+    /* secrets other than the token secret come from the file or env only */
+    wr_config_t c;
+    bool help;
+    char err[256] = "";
+    char *argv[] = {"waitroomd", "--cookie-secret", "x", NULL};
+    assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+    assert_string_equal(err, "unknown flag '--cookie-secret' (see --help)");
+    wr_config_free(&c);
+}
+
+static void test_value_errors(void **state)
+{
+    (void)state;
+    clear_env();
+    static const char *bad_listen[] = {
+        "127.0.0.1",  ":8080",     "127.0.0.1:65536", "127.0.0.1:80x", "127.0.0.1:-1",
+        "::1:8080",   "[::1]8080", "[]:80",           "h:+80",         "127.0.0.1: 80",
+        "127.0.0.1:", "a b:80",    "[::1:80",         "[x::1]:80",     "h:123456",
+    };
+    for (size_t i = 0; i < sizeof(bad_listen) / sizeof(bad_listen[0]); i++) {
+        char expect[256];
+        snprintf(expect, sizeof(expect),
+                 "--listen: '%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", bad_listen[i]);
+        LOAD_ERR(expect, "--listen", bad_listen[i]);
+    }
+    static const char *bad_store[] = {"redis://127.0.0.1",
+                                      "redis://h:0",
+                                      "redis://:6379",
+                                      "redis://h:6379/x",
+                                      "redis://h:6379/",
+                                      "redis://h:6379/65536",
+                                      "unix://relative",
+                                      "unix:///",
+                                      "mysql://h:1",
+                                      "",
+                                      "Memory",
+                                      "unix:///a b"};
+    for (size_t i = 0; i < sizeof(bad_store) / sizeof(bad_store[0]); i++) {
+        wr_config_t c;
+        bool help;
+        char err[512] = "";
+        char *argv[] = {"waitroomd", "--store", (char *)bad_store[i], NULL};
+        assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+        if (strncmp(err, "--store: '", 10) != 0)
+            fail_msg("store '%s': %s", bad_store[i], err);
+        wr_config_free(&c);
+    }
+    char longpath[200] = "unix:///";
+    memset(longpath + 8, 'p', 100);
+    longpath[108] = '\0'; /* path of 101 bytes: fine */
+    wr_config_t c;
+    LOAD_OK(&c, "--store", longpath);
+    wr_config_free(&c);
+    memset(longpath + 8, 'p', 107);
+    longpath[115] = '\0'; /* 108 bytes: too long for sun_path */
+    LOAD_ERR("--store: unix socket path is longer than 107 bytes", "--store", longpath);
+
+    LOAD_ERR("--identity: 'headers' must be cookie, header or header:NAME", "--identity",
+             "headers");
+    LOAD_ERR("--identity: 'header:': the header name must be an HTTP token of 1..64 characters",
+             "--identity", "header:");
+    LOAD_ERR("--identity: 'header:X User': the header name must be an HTTP token of 1..64 "
+             "characters",
+             "--identity", "header:X User");
+    LOAD_ERR("--identity: 'header:X:Y': the header name must be an HTTP token of 1..64 "
+             "characters",
+             "--identity", "header:X:Y");
+    char arg[128];
+    snprintf(arg, sizeof(arg), "header:%065d", 0);
+    char expect[256];
+    snprintf(expect, sizeof(expect),
+             "--identity: '%s': the header name must be an HTTP token of 1..64 characters", arg);
+    LOAD_ERR(expect, "--identity", arg);
+
+    LOAD_ERR("--log-level: 'verbose' must be debug, info, warn or error", "--log-level", "verbose");
+    LOAD_ERR("--cookie-secure: 'maybe' must be true, false, 1, 0, yes or no",
+             "--cookie-secure=maybe");
+    LOAD_ERR("--max-connections: '0' must be an integer from 1 to 1000000", "--max-connections",
+             "0");
+    LOAD_ERR("--max-connections: '1000001' must be an integer from 1 to 1000000",
+             "--max-connections", "1000001");
+    LOAD_ERR("--max-connections: '10x' must be an integer from 1 to 1000000", "--max-connections",
+             "10x");
+    LOAD_ERR("--max-connections: '+5' must be an integer from 1 to 1000000", "--max-connections",
+             "+5");
+    LOAD_ERR("--max-connections: ' 5' must be an integer from 1 to 1000000", "--max-connections",
+             " 5");
+    LOAD_ERR("--max-connections: '' must be an integer from 1 to 1000000", "--max-connections", "");
+    LOAD_ERR("--max-connections: '99999999999999999999999' must be an integer from 1 to 1000000",
+             "--max-connections", "99999999999999999999999");
+    LOAD_ERR("--timeout-seconds: '3601' must be an integer from 1 to 3600", "--timeout-seconds",
+             "3601");
+    LOAD_ERR("--store-timeout-ms: '0' must be an integer from 1 to 60000", "--store-timeout-ms",
+             "0");
+    LOAD_ERR("--admin-key: must not contain spaces or control characters", "--admin-key", "a b");
+    LOAD_ERR("--data-dir: must not contain control characters", "--data-dir", "a\nb");
+
+    char secret[300];
+    memset(secret, 's', sizeof(secret) - 1);
+    secret[257] = '\0';
+    LOAD_ERR("--token-secret: is longer than 256 bytes", "--token-secret", secret);
+    secret[256] = '\0';
+    LOAD_OK(&c, "--token-secret", secret);
+    assert_int_equal(c.token_secret_len, 256);
+    wr_config_free(&c);
+}
+
+static void test_precedence(void **state)
+{
+    (void)state;
+    clear_env();
+    const char *path = temp_ini("[server]\n"
+                                "listen = 127.0.0.1:7000\n"
+                                "admin_key = from-file\n"
+                                "token_secret = file-secret\n"
+                                "cookie_secret = file-cookie\n"
+                                "log_level = warn\n"
+                                "max_connections = 77\n");
+    wr_config_t c;
+    /* file only */
+    LOAD_OK(&c, "--config", path);
+    assert_string_equal(c.listen, "127.0.0.1:7000");
+    assert_string_equal(c.admin_key, "from-file");
+    assert_int_equal(c.token_secret_len, 11);
+    assert_memory_equal(c.token_secret, "file-secret", 11);
+    assert_int_equal(c.cookie_secret_len, 11);
+    assert_int_equal(c.log_level, WR_LOG_WARN);
+    assert_int_equal(c.max_connections, 77);
+    wr_config_free(&c);
+
+    /* flags override the file, wherever --config stands */
+    LOAD_OK(&c, "--listen", "127.0.0.1:9000", "--admin-key", "from-flag", "--config", path);
+    assert_string_equal(c.listen, "127.0.0.1:9000");
+    assert_string_equal(c.admin_key, "from-flag");
+    assert_int_equal(c.log_level, WR_LOG_WARN); /* not overridden: from the file */
+    wr_config_free(&c);
+    LOAD_OK(&c,
+            "--config="
+            "/dev/null",
+            "--token-secret", "flag-secret");
+    assert_memory_equal(c.token_secret, "flag-secret", 11);
+    wr_config_free(&c);
+
+    /* env overrides both for secrets */
+    setenv("WAITROOM_ADMIN_KEY", "from-env", 1);
+    setenv("WAITROOM_TOKEN_SECRET", "env-secret-xyz", 1);
+    setenv("WAITROOM_COOKIE_SECRET", "env-cookie", 1);
+    LOAD_OK(&c, "--admin-key", "from-flag", "--config", path, "--token-secret", "flag-secret");
+    assert_string_equal(c.admin_key, "from-env");
+    assert_int_equal(c.token_secret_len, 14);
+    assert_memory_equal(c.token_secret, "env-secret-xyz", 14);
+    assert_int_equal(c.cookie_secret_len, 10);
+    assert_memory_equal(c.cookie_secret, "env-cookie", 10);
+    wr_config_free(&c);
+
+    /* an empty variable counts as unset */
+    setenv("WAITROOM_ADMIN_KEY", "", 1);
+    LOAD_OK(&c, "--admin-key", "from-flag");
+    assert_string_equal(c.admin_key, "from-flag");
+    wr_config_free(&c);
+
+    /* a bad env value is named */
+    setenv("WAITROOM_ADMIN_KEY", "has space", 1);
+    LOAD_ERR("WAITROOM_ADMIN_KEY: must not contain spaces or control characters", "--listen",
+             "127.0.0.1:1");
+    clear_env();
+    unlink(path);
+}
+
+static void test_ini_full(void **state)
+{
+    (void)state;
+    clear_env();
+    const char *path = temp_ini("; a comment\n"
+                                "# another\n"
+                                "[server]\n"
+                                "listen = [::1]:8081\n"
+                                "store = redis://127.0.0.1:6380\n"
+                                "admin_key = change-me\n"
+                                "identity = header:X-Gateway-User\n"
+                                "log_level = error\n"
+                                "cookie_secure = yes\n"
+                                "timeout_seconds = 12\n"
+                                "store_timeout_ms = 100\n"
+                                "data_dir = /tmp/wr-data\n"
+                                "\n"
+                                "[queue demo]\n"
+                                "admitPerSecond = 175\n"
+                                "pollBands = [{\"upTo\":100,\"ms\":1000},{\"ms\":5000}]\n"
+                                "targetUrl = https://shop.example/checkout\n"
+                                "enabled = false\n"
+                                "pollJitter = 0.25\n"
+                                "[queue other_2]\n"
+                                "capacity = {\"connections\": 40, \"serviceMs\": 200}\n"
+                                "failPolicy = closed\n"
+                                "[queue demo]\n"
+                                "paused = true\n");
+    wr_config_t c;
+    wr_config_defaults(&c);
+    char err[512] = "";
+    wr_err_t rc = wr_config_load_file(&c, path, err, sizeof(err));
+    if (rc)
+        fail_msg("%s", err);
+    assert_string_equal(c.listen, "[::1]:8081");
+    assert_string_equal(c.store, "redis://127.0.0.1:6380");
+    assert_string_equal(c.admin_key, "change-me");
+    assert_int_equal(c.identity, WR_IDENTITY_HEADER);
+    assert_string_equal(c.identity_header, "X-Gateway-User");
+    assert_int_equal(c.log_level, WR_LOG_ERROR);
+    assert_true(c.cookie_secure);
+    assert_int_equal(c.timeout_seconds, 12);
+    assert_int_equal(c.store_timeout_ms, 100);
+    assert_string_equal(c.data_dir, "/tmp/wr-data");
+
+    assert_int_equal(c.n_queues, 2);
+    assert_string_equal(c.queues[0].name, "demo");
+    char *s = json_dumps(c.queues[0].fields, JSON_COMPACT);
+    assert_string_equal(s, "{\"admitPerSecond\":175,\"pollBands\":[{\"upTo\":100,\"ms\":1000},"
+                           "{\"ms\":5000}],\"targetUrl\":\"https://shop.example/checkout\","
+                           "\"enabled\":false,\"pollJitter\":0.25,\"paused\":true}");
+    free(s);
+    assert_string_equal(c.queues[1].name, "other_2");
+    s = json_dumps(c.queues[1].fields, JSON_COMPACT);
+    assert_string_equal(s, "{\"capacity\":{\"connections\":40,\"serviceMs\":200},"
+                           "\"failPolicy\":\"closed\"}");
+    free(s);
+
+    /* the declarations parse as full queue configs */
+    wr_queue_config_t q;
+    char field[WR_FIELD_MAX], msg[256];
+    assert_int_equal(
+        wr_qconfig_parse(c.queues[0].fields, &q, field, sizeof(field), msg, sizeof(msg)), WR_OK);
+    assert_true(q.admit_per_second == 175);
+    assert_false(q.enabled);
+    assert_true(q.paused);
+    assert_int_equal(q.n_poll_bands, 2);
+    assert_string_equal(q.target_url, "https://shop.example/checkout");
+    wr_config_free(&c);
+    assert_int_equal(c.n_queues, 0);
+    wr_config_free(&c); /* twice is harmless */
+    unlink(path);
+}
+
+/* Loads text as the --config file; asserts the error is "<path>:<suffix>". */
+static void expect_ini_error(const char *text, const char *suffix)
+{
+    const char *path = temp_ini(text);
+    wr_config_t c;
+    wr_config_defaults(&c);
+    char err[512] = "";
+    wr_err_t rc = wr_config_load_file(&c, path, err, sizeof(err));
+    wr_config_free(&c);
+    char expect[600];
+    snprintf(expect, sizeof(expect), "%s:%s", path, suffix);
+    if (rc != WR_EINVAL || strcmp(err, expect) != 0)
+        fail_msg("expected '%s', got rc %d '%s'", expect, (int)rc, err);
+    unlink(path);
+}
+
+static void test_ini_errors(void **state)
+{
+    (void)state;
+    expect_ini_error("[server]\nlisten = 127.0.0.1:1\nbogus = 1\n",
+                     "3: unknown key 'bogus' in [server]");
+    expect_ini_error("listen = 127.0.0.1:1\n", "1: key 'listen' outside a section");
+    expect_ini_error("[server]\n[nope]\n",
+                     "2: unknown section [nope] (expected [server] or [queue NAME])");
+    expect_ini_error("[server]\n\n[queue bad.name]\nadmitPerSecond = 1\n",
+                     "3: [queue bad.name]: the queue name must match [A-Za-z0-9_-]{1,64}");
+    expect_ini_error("[queue]\n", "1: [queue]: the queue name must match [A-Za-z0-9_-]{1,64}");
+    expect_ini_error("[server]\nthis is not ini\n",
+                     "2: syntax error (expected [section] or key = value)");
+    expect_ini_error("[server]\nlisten = 127.0.0.1\n",
+                     "2: listen: '127.0.0.1' must be HOST:PORT or [IPv6]:PORT, port 0..65535");
+    expect_ini_error("[server]\nstore = redis://h\n",
+                     "2: store: 'redis://h' must be redis://HOST:PORT[/DB] (port 1..65535)");
+    expect_ini_error("[server]\ncookie_secure = maybe\n",
+                     "2: cookie_secure: 'maybe' must be true, false, 1, 0, yes or no");
+    expect_ini_error("[server]\nmax_connections = 5 apples\n",
+                     "2: max_connections: '5 apples' must be an integer from 1 to 1000000");
+    expect_ini_error("[queue q]\nadmitPerSecond = 10\nspeed = 3\n",
+                     "3: [queue q]: unknown key 'speed'");
+    expect_ini_error("[queue q]\ntickMs = 5\n",
+                     "2: [queue q]: tickMs must be an integer from 10 to 10000");
+    expect_ini_error("[queue q]\nfailOpenPerSecond = \"0\"\n",
+                     "2: [queue q]: failOpenPerSecond must be a number >= 0 and <= 1000000");
+    expect_ini_error("[queue q]\ntargetUrl = evil.example\n",
+                     "2: [queue q]: targetUrl must be \"\", an absolute http(s):// URL or a path "
+                     "starting with one \"/\", without spaces or control characters");
+    expect_ini_error("[queue q]\npollBands = [{\"upTo\":10,\"ms\":1000},{\"ms\":10}]\n",
+                     "2: [queue q]: pollBands[1].ms must be an integer from 250 to 600000");
+    /* a continuation line is not a multi-line value */
+    expect_ini_error("[server]\nadmin_key = a\n  b\n",
+                     "3: syntax error (expected [section] or key = value)");
+
+    /* a long line: up to 8189 bytes are read whole, longer ones refused */
+    char *text = malloc(9000);
+    int n = snprintf(text, 9000, "[queue q]\ntargetUrl = /");
+    memset(text + n, 'a', 2000);
+    strcpy(text + n + 2000, "\n");
+    const char *path = temp_ini(text);
+    wr_config_t c;
+    wr_config_defaults(&c);
+    char err[512] = "";
+    assert_int_equal(wr_config_load_file(&c, path, err, sizeof(err)), WR_OK);
+    assert_int_equal(strlen(json_string_value(json_object_get(c.queues[0].fields, "targetUrl"))),
+                     2001);
+    wr_config_free(&c);
+    unlink(path);
+    memset(text + n, 'a', 8500);
+    strcpy(text + n + 8500, "\n");
+    expect_ini_error(text, "2: line longer than 8189 bytes");
+    free(text);
+
+    /* too many queues */
+    size_t cap = 70 * 40;
+    text = malloc(cap);
+    size_t off = 0;
+    for (int i = 0; i < WR_CONFIG_QUEUES_MAX + 1; i++)
+        off += (size_t)snprintf(text + off, cap - off, "[queue q%d]\nadmitPerSecond = 1\n", i);
+    char suffix[64];
+    snprintf(suffix, sizeof(suffix), "%d: more than %d [queue] sections",
+             2 * WR_CONFIG_QUEUES_MAX + 2, WR_CONFIG_QUEUES_MAX);
+    expect_ini_error(text, suffix);
+    free(text);
+
+    /* a missing file, through --config */
+    clear_env();
+    LOAD_ERR("/nonexistent/wr.ini: cannot open the config file", "--config", "/nonexistent/wr.ini");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_cookie_secret_flag_absent),
+        cmocka_unit_test(test_value_errors),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_ini_full),
+        cmocka_unit_test(test_ini_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

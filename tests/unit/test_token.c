@@ -1,0 +1,708 @@
+/*
+ * test_token.c - JWT HS256 entry tokens.
+ *
+ * Expected values come from outside the code under test: RFC 4231 and
+ * RFC 7515 appendix A.1 vectors, and a token computed independently
+ * (Python hmac/base64) for fixed claims. Hostile tokens are built by hand
+ * (make_token) and signed with the right key, so that each rejection is
+ * caused by the one thing the test changes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "b64.h"
+#include "token.h"
+
+static const uint8_t SECRET[] = "0123456789abcdef0123456789abcdef"; /* 32 bytes + NUL */
+#define SECRET_LEN 32
+static const uint8_t OTHER[] = "0123456789abcdef0123456789abcdeF";
+
+#define HS256_HDR "{\"alg\":\"HS256\",\"typ\":\"JWT\"}"
+#define GOOD_CLAIMS                                                                                \
+    "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"AAECAwQFBgcICQoLDA0ODw\","    \
+    "\"iat\":1700000000,\"exp\":1700000300}"
+#define NOW 1700000100
+
+/* RFC 7515 A.1 */
+static const char A1_KEY[] =
+    "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow";
+static const char A1_INPUT[] = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9."
+                               "eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGx"
+                               "lLmNvbS9pc19yb290Ijp0cnVlfQ";
+static const char A1_SIG[] = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+
+/* Builds "b64(hdr).b64(payload).b64(HMAC(key, ...))" into out. */
+static void make_token_n(const char *hdr, const char *payload, size_t payload_len,
+                         const uint8_t *key, size_t key_len, char *out, size_t cap)
+{
+    size_t len, part;
+    uint8_t mac[32];
+
+    assert_int_equal(wr_b64url_encode((const uint8_t *)hdr, strlen(hdr), out, cap, &len), WR_OK);
+    out[len++] = '.';
+    assert_int_equal(
+        wr_b64url_encode((const uint8_t *)payload, payload_len, out + len, cap - len, &part),
+        WR_OK);
+    len += part;
+    assert_int_equal(wr_token_hmac_sha256(key, key_len, out, len, mac), WR_OK);
+    out[len++] = '.';
+    assert_int_equal(wr_b64url_encode(mac, sizeof mac, out + len, cap - len, &part), WR_OK);
+}
+
+static void make_token(const char *hdr, const char *payload, char *out, size_t cap)
+{
+    make_token_n(hdr, payload, strlen(payload), SECRET, SECRET_LEN, out, cap);
+}
+
+static wr_token_reason_t verify(const char *tok, int64_t now)
+{
+    wr_token_claims_t c;
+    return wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, now, &c);
+}
+
+static wr_token_reason_t verify_hp(const char *hdr, const char *payload)
+{
+    char tok[2 * WR_TOKEN_MAX];
+    make_token(hdr, payload, tok, sizeof tok);
+    return verify(tok, NOW);
+}
+
+static void fixed_claims(wr_token_claims_t *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->queue, "shop");
+    strcpy(c->user, "user-1@example.com");
+    strcpy(c->jti, "AAECAwQFBgcICQoLDA0ODw");
+    c->iat = 1700000000;
+    c->exp = 1700000300;
+}
+
+/* ---- primitives ---------------------------------------------------------- */
+
+/* RFC 4231 test case 2. */
+static void test_hmac_rfc4231(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e,
+                                     0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+                                     0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
+                                     0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+    const char *data = "what do ya want for nothing?";
+    uint8_t mac[32];
+
+    assert_int_equal(wr_token_hmac_sha256((const uint8_t *)"Jefe", 4, data, strlen(data), mac),
+                     WR_OK);
+    assert_memory_equal(mac, want, 32);
+    assert_int_equal(wr_token_hmac_sha256(NULL, 4, data, 1, mac), WR_EINVAL);
+}
+
+static void a1_key(uint8_t key[64])
+{
+    size_t len;
+    assert_int_equal(wr_b64url_decode(A1_KEY, strlen(A1_KEY), key, 64, &len), WR_OK);
+    assert_int_equal(len, 64);
+}
+
+static void test_rfc7515_a1_signature(void **state)
+{
+    (void)state;
+    uint8_t key[64], mac[32];
+    char sig[64];
+    size_t len;
+
+    a1_key(key);
+    assert_int_equal(wr_token_hmac_sha256(key, 64, A1_INPUT, strlen(A1_INPUT), mac), WR_OK);
+    assert_int_equal(wr_b64url_encode(mac, 32, sig, sizeof sig, &len), WR_OK);
+    assert_string_equal(sig, A1_SIG);
+}
+
+static void test_rfc7515_a1_verify(void **state)
+{
+    (void)state;
+    uint8_t key[64], sig[32];
+    char tok[512], bad[64];
+    size_t len;
+    wr_token_claims_t c;
+
+    a1_key(key);
+    snprintf(tok, sizeof tok, "%s.%s", A1_INPUT, A1_SIG);
+    /* MAC verifies; the claims are not ours (iss "joe", no aud/sub/jti). */
+    assert_int_equal(wr_token_verify(tok, strlen(tok), key, 64, 1300819379, &c),
+                     WR_TOKEN_WRONG_ISSUER);
+
+    /* One bit flipped in the signature bytes. */
+    assert_int_equal(wr_b64url_decode(A1_SIG, strlen(A1_SIG), sig, sizeof sig, &len), WR_OK);
+    sig[0] ^= 0x01;
+    assert_int_equal(wr_b64url_encode(sig, 32, bad, sizeof bad, &len), WR_OK);
+    snprintf(tok, sizeof tok, "%s.%s", A1_INPUT, bad);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), key, 64, 1300819379, &c),
+                     WR_TOKEN_BAD_SIGNATURE);
+    /* Last byte, lowest bit. */
+    sig[0] ^= 0x01;
+    sig[31] ^= 0x01;
+    assert_int_equal(wr_b64url_encode(sig, 32, bad, sizeof bad, &len), WR_OK);
+    snprintf(tok, sizeof tok, "%s.%s", A1_INPUT, bad);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), key, 64, 1300819379, &c),
+                     WR_TOKEN_BAD_SIGNATURE);
+
+    /* A changed payload character (iss "joe" -> "jod"... any edit) breaks the MAC. */
+    snprintf(tok, sizeof tok, "%s.%s", A1_INPUT, A1_SIG);
+    char *p = strchr(tok, '.') + 5;
+    *p = (*p == 'A') ? 'B' : 'A';
+    assert_int_equal(wr_token_verify(tok, strlen(tok), key, 64, 1300819379, &c),
+                     WR_TOKEN_BAD_SIGNATURE);
+}
+
+/* ---- signing ------------------------------------------------------------- */
+
+/* Independently computed (Python hmac + base64) for fixed_claims() and SECRET. */
+static const char FIXED_TOKEN[] =
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    "eyJpc3MiOiJ3YWl0cm9vbSIsImF1ZCI6InNob3AiLCJzdWIiOiJ1c2VyLTFAZXhhbXBsZS5jb20iLCJqdGkiOiJBQUVD"
+    "QXdRRkJnY0lDUW9MREEwT0R3IiwiaWF0IjoxNzAwMDAwMDAwLCJleHAiOjE3MDAwMDAzMDB9."
+    "MZ6ejaOHFALmryg7JSXQEIUE5XcQZQuB-36PF89ysiw";
+
+static void test_sign_exact_encoding(void **state)
+{
+    (void)state;
+    const char *hdr = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+    const char *pay = "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
+                      "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300}";
+    char want[WR_TOKEN_MAX], tok[WR_TOKEN_MAX + 1], tok2[WR_TOKEN_MAX + 1];
+    size_t len, part;
+    wr_token_claims_t c;
+
+    assert_int_equal(wr_b64url_encode((const uint8_t *)hdr, strlen(hdr), want, sizeof want, &len),
+                     WR_OK);
+    assert_string_equal(want, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9");
+    want[len++] = '.';
+    assert_int_equal(
+        wr_b64url_encode((const uint8_t *)pay, strlen(pay), want + len, sizeof want - len, &part),
+        WR_OK);
+    len += part;
+    want[len++] = '.';
+
+    fixed_claims(&c);
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
+    assert_memory_equal(tok, want, len); /* header and payload parts */
+    assert_string_equal(tok, FIXED_TOKEN);
+
+    /* Deterministic. */
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok2, sizeof tok2), WR_OK);
+    assert_string_equal(tok, tok2);
+}
+
+static void test_sign_verify_round_trip(void **state)
+{
+    (void)state;
+    wr_token_claims_t in, out;
+    char tok[WR_TOKEN_MAX + 1];
+
+    memset(&in, 0, sizeof in);
+    strcpy(in.queue, "flash_sale-2");
+    strcpy(in.user, "a.b~c:d@e+f-g_h");
+    assert_int_equal(wr_token_new_jti(in.jti), WR_OK);
+    in.iat = 1764460500;
+    in.exp = 1764460800;
+    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
+
+    memset(&out, 0x5a, sizeof out);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, 1764460500, &out),
+                     WR_TOKEN_OK);
+    assert_string_equal(out.queue, "flash_sale-2");
+    assert_string_equal(out.user, "a.b~c:d@e+f-g_h");
+    assert_string_equal(out.jti, in.jti);
+    assert_int_equal(out.iat, 1764460500);
+    assert_int_equal(out.exp, 1764460800);
+
+    /* exp is exclusive: valid at exp - 1, expired at exp. */
+    assert_int_equal(verify(tok, 1764460799), WR_TOKEN_OK);
+    assert_int_equal(verify(tok, 1764460800), WR_TOKEN_EXPIRED);
+    assert_int_equal(verify(tok, 1764470000), WR_TOKEN_EXPIRED);
+
+    /* Longest claims still fit in WR_TOKEN_MAX. */
+    memset(in.queue, 'q', WR_QUEUE_NAME_MAX);
+    in.queue[WR_QUEUE_NAME_MAX] = '\0';
+    memset(in.user, 'u', WR_USER_ID_MAX);
+    in.user[WR_USER_ID_MAX] = '\0';
+    in.iat = INT64_MIN;
+    in.exp = INT64_MAX;
+    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
+    assert_true(strlen(tok) <= WR_TOKEN_MAX);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, 0, &out), WR_TOKEN_OK);
+    assert_string_equal(out.queue, in.queue);
+    assert_string_equal(out.user, in.user);
+    assert_true(out.iat == INT64_MIN);
+    assert_true(out.exp == INT64_MAX);
+}
+
+static void test_sign_rejects(void **state)
+{
+    (void)state;
+    wr_token_claims_t c;
+    char tok[WR_TOKEN_MAX + 1];
+    size_t n = strlen(FIXED_TOKEN);
+
+    fixed_claims(&c);
+    /* Output bounds: needs strlen + 1. */
+    memset(tok, 'X', sizeof tok);
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, n), WR_ELIMIT);
+    assert_int_equal(tok[0], 'X');
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, n + 1), WR_OK);
+    assert_string_equal(tok, FIXED_TOKEN);
+
+    assert_int_equal(wr_token_sign(&c, NULL, 0, tok, sizeof tok), WR_EINVAL);
+    assert_int_equal(wr_token_sign(NULL, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+
+    fixed_claims(&c);
+    c.queue[0] = '\0';
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    strcpy(c.queue, "sh/op");
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    strcpy(c.user, "has space");
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    strcpy(c.user, "quote\"");
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    memset(c.user, 'u', sizeof c.user); /* unterminated */
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    c.jti[0] = '\0';
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    memset(c.jti, 'A', sizeof c.jti); /* 23 chars, unterminated */
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+    fixed_claims(&c);
+    c.jti[3] = '+';
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, tok, sizeof tok), WR_EINVAL);
+}
+
+/* ---- verification -------------------------------------------------------- */
+
+static void test_verify_fixed_token(void **state)
+{
+    (void)state;
+    wr_token_claims_t c;
+
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, strlen(FIXED_TOKEN), SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_OK);
+    assert_string_equal(c.queue, "shop");
+    assert_string_equal(c.user, "user-1@example.com");
+    assert_string_equal(c.jti, "AAECAwQFBgcICQoLDA0ODw");
+    assert_int_equal(c.iat, 1700000000);
+    assert_int_equal(c.exp, 1700000300);
+    /* Not NUL-terminated input: only len bytes are read. */
+    char buf[WR_TOKEN_MAX + 8];
+    memcpy(buf, FIXED_TOKEN, strlen(FIXED_TOKEN));
+    memcpy(buf + strlen(FIXED_TOKEN), "xyz", 3);
+    assert_int_equal(wr_token_verify(buf, strlen(FIXED_TOKEN), SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_OK);
+    assert_int_equal(verify(FIXED_TOKEN, 1700000300), WR_TOKEN_EXPIRED);
+}
+
+static void test_alg_pinned(void **state)
+{
+    (void)state;
+    char tok[WR_TOKEN_MAX + 1];
+    size_t len;
+
+    /* alg "none" with an empty signature (the classic attack). */
+    assert_int_equal(wr_b64url_encode((const uint8_t *)"{\"alg\":\"none\",\"typ\":\"JWT\"}",
+                                      26, /* strlen */
+                                      tok, sizeof tok, &len),
+                     WR_OK);
+    tok[len++] = '.';
+    size_t part;
+    assert_int_equal(wr_b64url_encode((const uint8_t *)GOOD_CLAIMS, strlen(GOOD_CLAIMS), tok + len,
+                                      sizeof tok - len, &part),
+                     WR_OK);
+    len += part;
+    tok[len++] = '.';
+    tok[len] = '\0';
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_BAD_ALG);
+
+    /* Every other header below is signed with the right key: only alg is wrong. */
+    assert_int_equal(verify_hp("{\"alg\":\"none\",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":\"HS512\",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":\"RS256\",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":\"hs256\",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":\"HS256 \",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_BAD_ALG);
+    /* jansson (without JSON_ALLOW_NUL) refuses \u0000: not even JSON to us. */
+    assert_int_equal(verify_hp("{\"alg\":\"HS256\\u0000\",\"typ\":\"JWT\"}", GOOD_CLAIMS),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp("{\"typ\":\"JWT\"}", GOOD_CLAIMS), WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":256,\"typ\":\"JWT\"}", GOOD_CLAIMS), WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":null}", GOOD_CLAIMS), WR_TOKEN_BAD_ALG);
+    assert_int_equal(verify_hp("{\"alg\":[\"HS256\"]}", GOOD_CLAIMS), WR_TOKEN_BAD_ALG);
+
+    /* The control: the same construction with HS256 verifies (typ is optional). */
+    assert_int_equal(verify_hp(HS256_HDR, GOOD_CLAIMS), WR_TOKEN_OK);
+    assert_int_equal(verify_hp("{\"alg\":\"HS256\"}", GOOD_CLAIMS), WR_TOKEN_OK);
+}
+
+static void test_bad_header(void **state)
+{
+    (void)state;
+    /* crit names extensions we do not implement: refuse (RFC 7515 4.1.11). */
+    assert_int_equal(verify_hp("{\"alg\":\"HS256\",\"crit\":[\"exp\"],\"exp\":1}", GOOD_CLAIMS),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp("[\"HS256\"]", GOOD_CLAIMS), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp("\"HS256\"", GOOD_CLAIMS), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp("not json", GOOD_CLAIMS), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp("", GOOD_CLAIMS), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(HS256_HDR "x", GOOD_CLAIMS), WR_TOKEN_MALFORMED);
+    /* Duplicate alg: parsers disagree on which wins, so refuse. */
+    assert_int_equal(verify_hp("{\"alg\":\"none\",\"alg\":\"HS256\"}", GOOD_CLAIMS),
+                     WR_TOKEN_MALFORMED);
+}
+
+static void test_wrong_secret(void **state)
+{
+    (void)state;
+    wr_token_claims_t c;
+    char tok[WR_TOKEN_MAX + 1];
+
+    fixed_claims(&c);
+    assert_int_equal(wr_token_sign(&c, OTHER, SECRET_LEN, tok, sizeof tok), WR_OK);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_BAD_SIGNATURE);
+    /* Secret one byte shorter (a prefix of the right one). */
+    assert_int_equal(
+        wr_token_verify(FIXED_TOKEN, strlen(FIXED_TOKEN), SECRET, SECRET_LEN - 1, NOW, &c),
+        WR_TOKEN_BAD_SIGNATURE);
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, strlen(FIXED_TOKEN), NULL, 0, NOW, &c),
+                     WR_TOKEN_BAD_SIGNATURE);
+}
+
+/* The MAC is checked before any claim is looked at. */
+static void test_mac_before_claims(void **state)
+{
+    (void)state;
+    char tok[WR_TOKEN_MAX + 1];
+    const char *expired = "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\","
+                          "\"iat\":1,\"exp\":2}";
+
+    make_token_n(HS256_HDR, "garbage", 7, SECRET, SECRET_LEN, tok, sizeof tok);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+    make_token_n(HS256_HDR, "garbage", 7, OTHER, SECRET_LEN, tok, sizeof tok);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_BAD_SIGNATURE);
+
+    make_token_n(HS256_HDR, expired, strlen(expired), SECRET, SECRET_LEN, tok, sizeof tok);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_EXPIRED);
+    make_token_n(HS256_HDR, expired, strlen(expired), OTHER, SECRET_LEN, tok, sizeof tok);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_BAD_SIGNATURE);
+}
+
+static void test_structure(void **state)
+{
+    (void)state;
+    char tok[2 * WR_TOKEN_MAX];
+    wr_token_claims_t c;
+    size_t n = strlen(FIXED_TOKEN);
+    const char *dot2 = strrchr(FIXED_TOKEN, '.');
+
+    assert_int_equal(wr_token_verify(NULL, 0, SECRET, SECRET_LEN, NOW, &c), WR_TOKEN_MISSING);
+    assert_int_equal(wr_token_verify("", 0, SECRET, SECRET_LEN, NOW, &c), WR_TOKEN_MISSING);
+
+    /* Truncated at various points. */
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, 36, SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_MALFORMED); /* header only */
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, 37, SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_MALFORMED); /* "header." */
+    assert_int_equal(
+        wr_token_verify(FIXED_TOKEN, (size_t)(dot2 - FIXED_TOKEN), SECRET, SECRET_LEN, NOW, &c),
+        WR_TOKEN_MALFORMED); /* no signature part */
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, n - 2, SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_MALFORMED); /* 41 signature chars: 41 % 4 == 1 */
+    /* A signature that decodes but is not 32 bytes cannot verify. */
+    assert_int_equal(wr_token_verify(FIXED_TOKEN, n - 3, SECRET, SECRET_LEN, NOW, &c),
+                     WR_TOKEN_BAD_SIGNATURE);
+    assert_int_equal(
+        wr_token_verify(FIXED_TOKEN, (size_t)(dot2 - FIXED_TOKEN) + 1, SECRET, SECRET_LEN, NOW, &c),
+        WR_TOKEN_BAD_SIGNATURE); /* "h.p." with HS256 */
+
+    /* The right MAC followed by one more byte (33 bytes) is not the MAC. */
+    {
+        uint8_t sig[33];
+        size_t len, hp = (size_t)(dot2 - FIXED_TOKEN) + 1;
+        assert_int_equal(wr_b64url_decode(dot2 + 1, 43, sig, sizeof sig, &len), WR_OK);
+        assert_int_equal(len, 32);
+        sig[32] = 0;
+        memcpy(tok, FIXED_TOKEN, hp);
+        assert_int_equal(wr_b64url_encode(sig, 33, tok + hp, sizeof tok - hp, &len), WR_OK);
+        assert_int_equal(verify(tok, NOW), WR_TOKEN_BAD_SIGNATURE);
+    }
+
+    /* Garbage and extra dots. */
+    assert_int_equal(verify("garbage", NOW), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify("..", NOW), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify("a.b.c.d", NOW), WR_TOKEN_MALFORMED);
+    snprintf(tok, sizeof tok, "%s.", FIXED_TOKEN);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+    snprintf(tok, sizeof tok, "%s.x", FIXED_TOKEN);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+    snprintf(tok, sizeof tok, "%s ", FIXED_TOKEN);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+    snprintf(tok, sizeof tok, "Bearer %s", FIXED_TOKEN);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+    snprintf(tok, sizeof tok, "%s==", FIXED_TOKEN);
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+
+    /* Non-canonical signature spelling: last char 'w' (110000b) -> 'x'
+     * (110001b) decodes to the same bytes in a lax decoder. Refused. */
+    snprintf(tok, sizeof tok, "%s", FIXED_TOKEN);
+    assert_int_equal(tok[n - 1], 'w');
+    tok[n - 1] = 'x';
+    assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+}
+
+/* Exactly WR_TOKEN_MAX bytes is accepted, one more is not. */
+static void test_length_limit(void **state)
+{
+    (void)state;
+    /* Token length = 36 + 1 + enc(L) + 1 + 43 = 81 + enc(L); enc(707) = 943
+     * gives 1024, enc(708) = 944 gives 1025. */
+    static const char base[] =
+        "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\","
+        "\"iat\":1,\"exp\":1800000000,\"pad\":\"";
+    char payload[800], tok[2 * WR_TOKEN_MAX];
+    size_t fixed = strlen(base) + 2; /* + "\"}" */
+
+    for (size_t total = 707; total <= 708; total++) {
+        size_t pad = total - fixed;
+        memcpy(payload, base, strlen(base));
+        memset(payload + strlen(base), 'p', pad);
+        memcpy(payload + strlen(base) + pad, "\"}", 3);
+        assert_int_equal(strlen(payload), total);
+        make_token(HS256_HDR, payload, tok, sizeof tok);
+        if (total == 707) {
+            assert_int_equal(strlen(tok), WR_TOKEN_MAX);
+            assert_int_equal(verify(tok, NOW), WR_TOKEN_OK);
+        } else {
+            assert_int_equal(strlen(tok), WR_TOKEN_MAX + 1);
+            assert_int_equal(verify(tok, NOW), WR_TOKEN_MALFORMED);
+        }
+    }
+    char big[4096];
+    memset(big, 'A', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    big[10] = '.';
+    big[20] = '.';
+    assert_int_equal(verify(big, NOW), WR_TOKEN_MALFORMED);
+}
+
+#define CLAIMS(iss, aud, sub, jti, iat, exp)                                                       \
+    "{\"iss\":" iss ",\"aud\":" aud ",\"sub\":" sub ",\"jti\":" jti ",\"iat\":" iat                \
+    ",\"exp\":" exp "}"
+
+static void test_claims(void **state)
+{
+    (void)state;
+    const char *H = HS256_HDR;
+    char q64[80], q65[80], u128[160], u129[160], p[512];
+
+    /* Control. */
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_OK);
+    /* Unknown extra claims are ignored. */
+    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
+                                  "\"abc\",\"iat\":1,\"exp\":1800000000,\"x\":{\"y\":[1,2]}}"),
+                     WR_TOKEN_OK);
+
+    /* Issuer. */
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"other\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_WRONG_ISSUER);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"Waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_WRONG_ISSUER);
+    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\\u0000x\"", "\"shop\"", "\"u1\"", "\"abc\"",
+                                         "1", "1800000000")),
+                     WR_TOKEN_MALFORMED); /* \u0000 is refused by the parser */
+    assert_int_equal(verify_hp(H, CLAIMS("5", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, "{\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\",\"iat\":1,"
+                                  "\"exp\":1800000000}"),
+                     WR_TOKEN_MALFORMED);
+
+    /* Integers only for iat / exp. */
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000.0")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1.8e9")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1.5", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1",
+                                         "\"1800000000\"")),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "null", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
+                                  "\"abc\",\"iat\":1}"),
+                     WR_TOKEN_MALFORMED);
+    /* Expired is judged only on a well-formed token. */
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1700000100")),
+        WR_TOKEN_EXPIRED);
+
+    /* aud: [A-Za-z0-9_-]{1,64} */
+    memset(q64, 'q', 65);
+    q64[0] = '"';
+    q64[65] = '"';
+    q64[66] = '\0';
+    memcpy(q65, q64, 65);
+    memcpy(q65 + 65, "q\"", 3);
+    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "%s", "\"u1\"", "\"abc\"", "1", "1800000000"),
+             q64);
+    assert_int_equal(verify_hp(H, p), WR_TOKEN_OK);
+    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "%s", "\"u1\"", "\"abc\"", "1", "1800000000"),
+             q65);
+    assert_int_equal(verify_hp(H, p), WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"sh.op\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "[\"shop\"]", "\"u1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+
+    /* sub: [A-Za-z0-9._~:@+-]{1,128} */
+    memset(u128, 'u', 130);
+    u128[0] = '"';
+    u128[129] = '"';
+    u128[130] = '\0';
+    memcpy(u129, u128, 129);
+    memcpy(u129 + 129, "u\"", 3);
+    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "\"shop\"", "%s", "\"abc\"", "1", "1800000000"),
+             u128);
+    assert_int_equal(verify_hp(H, p), WR_TOKEN_OK);
+    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "\"shop\"", "%s", "\"abc\"", "1", "1800000000"),
+             u129);
+    assert_int_equal(verify_hp(H, p), WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u/1\"", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\\u0000\"", "\"abc\"",
+                                         "1", "1800000000")),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "42", "\"abc\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+
+    /* jti: 1..22 base64url chars */
+    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"",
+                                         "\"AAECAwQFBgcICQoLDA0ODw\"", "1", "1800000000")),
+                     WR_TOKEN_OK);
+    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"",
+                                         "\"AAECAwQFBgcICQoLDA0ODwX\"", "1", "1800000000")),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+    assert_int_equal(
+        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"a+b\"", "1", "1800000000")),
+        WR_TOKEN_MALFORMED);
+
+    /* Payload shape. */
+    assert_int_equal(verify_hp(H, "[1,2,3]"), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, "{}"), WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
+                                  "\"abc\",\"iat\":1,\"exp\":1800000000,\"exp\":1800000001}"),
+                     WR_TOKEN_MALFORMED);
+}
+
+/* ---- randomness and names ------------------------------------------------ */
+
+static void test_jti(void **state)
+{
+    (void)state;
+    char a[WR_JTI_LEN + 1], b[WR_JTI_LEN + 1];
+    uint8_t raw[20];
+    size_t len;
+
+    memset(a, 'X', sizeof a);
+    assert_int_equal(wr_token_new_jti(a), WR_OK);
+    assert_int_equal(wr_token_new_jti(b), WR_OK);
+    assert_int_equal(strlen(a), 22);
+    assert_int_equal(strlen(b), 22);
+    assert_int_equal(strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+                     22);
+    assert_string_not_equal(a, b);
+    assert_int_equal(wr_b64url_decode(a, 22, raw, sizeof raw, &len), WR_OK);
+    assert_int_equal(len, 16);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    uint8_t a[32], b[32], zero[32] = {0};
+
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    assert_int_equal(wr_token_random(a, sizeof a), WR_OK);
+    assert_int_equal(wr_token_random(b, sizeof b), WR_OK);
+    assert_memory_not_equal(a, b, 32);
+    assert_memory_not_equal(a, zero, 32);
+    assert_int_equal(wr_token_random(a, 0), WR_OK);
+    assert_int_equal(wr_token_random(NULL, 4), WR_EINVAL);
+}
+
+static void test_reason_names(void **state)
+{
+    (void)state;
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_OK), "ok");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_MISSING), "missing");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_MALFORMED), "malformed");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_BAD_ALG), "unsupported_alg");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_BAD_SIGNATURE), "bad_signature");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_WRONG_QUEUE), "wrong_queue");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_EXPIRED), "expired");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_CONSUMED), "consumed");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_USER_MISMATCH), "user_mismatch");
+    assert_string_equal(wr_token_reason_name(WR_TOKEN_WRONG_ISSUER), "wrong_issuer");
+    assert_string_equal(wr_token_reason_name((wr_token_reason_t)99), "unknown");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hmac_rfc4231),
+        cmocka_unit_test(test_rfc7515_a1_signature),
+        cmocka_unit_test(test_rfc7515_a1_verify),
+        cmocka_unit_test(test_sign_exact_encoding),
+        cmocka_unit_test(test_sign_verify_round_trip),
+        cmocka_unit_test(test_sign_rejects),
+        cmocka_unit_test(test_verify_fixed_token),
+        cmocka_unit_test(test_alg_pinned),
+        cmocka_unit_test(test_bad_header),
+        cmocka_unit_test(test_wrong_secret),
+        cmocka_unit_test(test_mac_before_claims),
+        cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_length_limit),
+        cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_jti),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_reason_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
