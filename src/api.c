@@ -440,6 +440,10 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         }
     } else if (err == WR_ETOKEN) {
         wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
+        /* A token past its expiry may already have been swept from the
+         * store (not live = "consumed"); name the better reason. */
+        if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
+            r = WR_TOKEN_EXPIRED;
         reply_error(a, c->req, c->route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
                     wr_token_reason_name(r), 0);
     } else if (err == WR_ENOTFOUND) {
@@ -464,8 +468,11 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return;
     }
     wr_token_claims_t cl;
+    /* The JWT's exp is the store's expiry rounded down to the second; one
+     * second of grace here means the signature check never refuses a token
+     * the store still holds live: the store's microsecond expiry decides. */
     wr_token_reason_t r =
-        wr_token_verify(tok, tok_len, a->secret, a->secret_len, (int64_t)time(NULL), &cl);
+        wr_token_verify(tok, tok_len, a->secret, a->secret_len, (int64_t)time(NULL) - 1, &cl);
     if (r == WR_TOKEN_OK && strcmp(cl.queue, queue) != 0)
         r = WR_TOKEN_WRONG_QUEUE;
     if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl.user) != 0)

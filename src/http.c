@@ -2,12 +2,18 @@
  * http.c - evhttp server setup, limits, connection cap, JSON replies.
  *
  * The event base is the caller's (created with
- * EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST by main). Every connection's
- * bufferevent is created by our bevcb as a thin filter bufferevent around
- * the socket one: the filter's free callback is the only hook libevent 2.1
- * gives for "this connection is gone", and it is what keeps the connection
- * count exact. At the cap the listener is disabled; a freed connection
- * below the cap enables it again.
+ * EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST by main).
+ *
+ * Connection cap: libevent 2.1 gives no hook for "this connection is gone"
+ * (evhttp_set_newreqcb is 2.2), so our bevcb creates each connection's
+ * socket bufferevent itself, takes a reference on it and records it in a
+ * table. evhttp closes the socket and clears the callbacks when it is done
+ * with a connection; a sweep every SWEEP_MS finds those (fd -1 or no read
+ * callback), drops our reference (which frees the struct) and the count.
+ * At the cap the listener is disabled, so excess clients wait in the
+ * kernel's backlog; the sweep enables it again below the cap. (A filter
+ * bufferevent with a free callback was tried first: with libevent 2.1.12
+ * it lost the first request of a connection now and then.)
  *
  * Replies: every JSON reply carries Content-Type application/json and
  * Cache-Control no-store. Replying to a request whose client has gone is
@@ -32,45 +38,66 @@
 
 #include "log.h"
 
+#define SWEEP_MS 100
+
 struct wr_http {
     struct event_base *base;
     struct evhttp *http;
     struct evhttp_bound_socket *sock;
-    size_t conns;
+    struct bufferevent **conns; /* tracked connections, each holding our reference */
+    size_t n_conns;
     size_t max_conns;
+    struct event *sweep;
     bool paused;
     bool stopped;
 };
 
-static void conn_freed(void *ctx)
+static void set_paused(wr_http_t *h, bool pause)
 {
-    wr_http_t *h = ctx;
-    if (h->conns > 0)
-        h->conns--;
-    if (h->paused && !h->stopped && h->conns < h->max_conns && h->sock) {
-        evconnlistener_enable(evhttp_bound_socket_get_listener(h->sock));
-        h->paused = false;
+    if (!h->sock || h->paused == pause)
+        return;
+    struct evconnlistener *l = evhttp_bound_socket_get_listener(h->sock);
+    if (pause) {
+        evconnlistener_disable(l);
+        wr_warn("connection cap reached (%zu); pausing accept", h->max_conns);
+    } else {
+        evconnlistener_enable(l);
     }
+    h->paused = pause;
+}
+
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wr_http_t *h = arg;
+    size_t j = 0;
+    for (size_t i = 0; i < h->n_conns; i++) {
+        struct bufferevent *bev = h->conns[i];
+        bufferevent_data_cb rcb = NULL;
+        bufferevent_getcb(bev, &rcb, NULL, NULL, NULL);
+        if (rcb == NULL || bufferevent_getfd(bev) < 0)
+            bufferevent_decref(bev); /* evhttp is done with it */
+        else
+            h->conns[j++] = bev;
+    }
+    h->n_conns = j;
+    if (!h->stopped && h->n_conns < h->max_conns)
+        set_paused(h, false);
 }
 
 static struct bufferevent *bevcb(struct event_base *base, void *arg)
 {
     wr_http_t *h = arg;
-    struct bufferevent *under = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!under)
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!bev)
         return NULL;
-    struct bufferevent *bev =
-        bufferevent_filter_new(under, NULL, NULL, BEV_OPT_CLOSE_ON_FREE, conn_freed, h);
-    if (!bev) {
-        bufferevent_free(under);
-        return NULL;
+    if (h->n_conns < h->max_conns + 64) { /* the table is sized with headroom */
+        bufferevent_incref(bev);
+        h->conns[h->n_conns++] = bev;
     }
-    h->conns++;
-    if (h->conns >= h->max_conns && h->sock && !h->paused) {
-        evconnlistener_disable(evhttp_bound_socket_get_listener(h->sock));
-        h->paused = true;
-        wr_warn("connection cap reached (%zu); pausing accept", h->max_conns);
-    }
+    if (h->n_conns >= h->max_conns)
+        set_paused(h, true);
     return bev;
 }
 
@@ -111,11 +138,20 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
         return WR_ENOMEM;
     h->base = opts->base;
     h->max_conns = opts->max_connections ? opts->max_connections : 10000;
+    h->conns = calloc(h->max_conns + 64, sizeof(*h->conns));
     h->http = evhttp_new(opts->base);
-    if (!h->http) {
+    h->sweep = event_new(opts->base, -1, EV_PERSIST, sweep_cb, h);
+    if (!h->http || !h->conns || !h->sweep) {
+        if (h->http)
+            evhttp_free(h->http);
+        if (h->sweep)
+            event_free(h->sweep);
+        free(h->conns);
         free(h);
         return WR_ENOMEM;
     }
+    struct timeval stv = {0, SWEEP_MS * 1000};
+    event_add(h->sweep, &stv);
     evhttp_set_max_headers_size(h->http, WR_HTTP_MAX_HEADERS);
     evhttp_set_max_body_size(h->http, WR_HTTP_MAX_BODY_ADMIN);
     evhttp_set_timeout(h->http, (int)(opts->timeout_seconds ? opts->timeout_seconds : 30));
@@ -128,6 +164,8 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     if (!h->sock) {
         int e = errno;
         evhttp_free(h->http);
+        event_free(h->sweep);
+        free(h->conns);
         free(h);
         errno = e;
         return WR_EIO;
@@ -169,7 +207,7 @@ void wr_http_stop_accepting(wr_http_t *h)
 
 size_t wr_http_connections(const wr_http_t *h)
 {
-    return h->conns;
+    return h->n_conns;
 }
 
 void wr_http_free(wr_http_t *h)
@@ -178,7 +216,11 @@ void wr_http_free(wr_http_t *h)
         return;
     h->stopped = true;
     h->sock = NULL;
-    evhttp_free(h->http);
+    evhttp_free(h->http); /* frees every connection; our references remain */
+    for (size_t i = 0; i < h->n_conns; i++)
+        bufferevent_decref(h->conns[i]);
+    event_free(h->sweep);
+    free(h->conns);
     free(h);
 }
 

@@ -237,7 +237,8 @@ int main(int argc, char **argv)
     struct event_config *ec = event_config_new();
     if (!ec)
         goto out;
-    event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    if (!getenv("WR_NO_CHANGELIST"))
+        event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
     app.base = event_base_new_with_config(ec);
     event_config_free(ec);
     if (!app.base) {

@@ -172,6 +172,15 @@ static const series_t *lookup(const wr_metrics_t *m, const char *name, const cha
     return NULL;
 }
 
+/* An operation of type `op` may update a family of type `fam`: the same
+ * type, inc on a gauge, or set on a counter (a total mirrored from the
+ * store, which only the store can increment). */
+static bool compatible(wr_metric_type_t op, wr_metric_type_t fam)
+{
+    return op == fam || (op == WR_METRIC_COUNTER && fam == WR_METRIC_GAUGE) ||
+           (op == WR_METRIC_GAUGE && fam == WR_METRIC_COUNTER);
+}
+
 /* The series (name, labels) of the given type, created if new; NULL when
  * it cannot be recorded (counted as dropped). */
 static series_t *get_series(wr_metrics_t *m, const char *name, const char *labels,
@@ -184,8 +193,7 @@ static series_t *get_series(wr_metrics_t *m, const char *name, const char *label
     uint32_t h = hash_key(name, labels);
     series_t *s = (series_t *)lookup(m, name, labels, h);
     if (s) {
-        if (m->families[s->fam].type == type ||
-            (type == WR_METRIC_COUNTER && m->families[s->fam].type == WR_METRIC_GAUGE))
+        if (compatible(type, m->families[s->fam].type))
             return s;
         m->dropped++;
         return NULL;
@@ -194,8 +202,7 @@ static series_t *get_series(wr_metrics_t *m, const char *name, const char *label
     if (f < 0)
         f = add_family(m, name, type, NULL);
     if (f < 0 || strlen(labels) > WR_METRICS_LABELS_MAX || m->free_head < 0 ||
-        !(m->families[f].type == type ||
-          (type == WR_METRIC_COUNTER && m->families[f].type == WR_METRIC_GAUGE))) {
+        !compatible(type, m->families[f].type)) {
         m->dropped++;
         return NULL;
     }
@@ -232,7 +239,11 @@ void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint6
 void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, double value)
 {
     series_t *s = get_series(m, name, labels, WR_METRIC_GAUGE);
-    if (s)
+    if (!s)
+        return;
+    if (m->families[s->fam].type == WR_METRIC_COUNTER)
+        s->counter = value > 0 ? (uint64_t)value : 0;
+    else
         s->gauge = value;
 }
 

@@ -41,7 +41,8 @@ void wr_metrics_describe(wr_metrics_t *m, const char *name, wr_metric_type_t typ
 /* Adds delta to a counter series (created at 0 on first use). */
 void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint64_t delta);
 
-/* Sets a gauge series. */
+/* Sets a gauge series; on a counter family, sets the counter (for totals
+ * mirrored from the store, e.g. admitted_total; negative values give 0). */
 void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, double value);
 
 /* Records one observation (seconds) in a histogram series. */

@@ -14,6 +14,9 @@
 typedef struct {
     const char *data_dir;          /* snapshot directory, copied; NULL = no persistence */
     uint32_t snapshot_interval_ms; /* periodic snapshot; 0 = 2000 */
+    int64_t test_clock_start_us;   /* test hook: > 0 = the store clock starts at this time
+                                      (us since the epoch) and moves only by
+                                      debug_advance_time; 0 = the real clocks */
 } wr_store_memory_opts_t;
 
 /*
@@ -26,5 +29,14 @@ typedef struct {
  */
 wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opts_t *opts,
                               wr_store_t **out);
+
+/*
+ * Writes a snapshot now (synchronously) when the store has a data_dir:
+ * DIR/waitroom.snapshot, replaced atomically (temp file, fsync, rename,
+ * fsync of DIR). Returns WR_OK (also without data_dir: nothing to do),
+ * WR_EIO (logged; the previous snapshot stays intact), WR_ENOMEM,
+ * WR_EINVAL when s is not a memory store.
+ */
+wr_err_t wr_store_memory_snapshot(wr_store_t *s);
 
 #endif

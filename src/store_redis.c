@@ -50,11 +50,10 @@
  * Config cache
  *   A bounded table (CACHE_MAX queues) name -> {version, parsed config}.
  *   Scripts get the known version and return the JSON only when it differs;
- *   an uncached queue sends "0" and always gets the JSON. A req keeps its
- *   own copy of the config it announced, so a reply without JSON is always
- *   resolved against exactly that version. Versions start at the creation
- *   time in us (config_put.lua), so a re-created queue never matches an
- *   old cached version.
+ *   an uncached queue sends "0" and always gets the JSON. A req holds a
+ *   reference to the immutable snapshot {version, config} it announced, so
+ *   a reply without JSON is always resolved against exactly that version. Versions start at the
+ * creation time in us (config_put.lua), so a re-created queue never matches an old cached version.
  *
  * Ownership: the store owns its scripts, cache, timers, pending reqs and the
  *   hiredis context; results handed to callbacks live on the stack or in the
@@ -85,6 +84,7 @@
 #define LIST_MAX       100000
 #define BACKOFF_MIN_MS 100
 #define JSON_MAX       (64 * 1024)
+#define PENDING_MAX    65536 /* commands in flight on the connection */
 
 enum script_id {
     SC_ENTRY,
@@ -160,9 +160,7 @@ struct req {
     } cb;
     void *arg;
     char queue[WR_QUEUE_NAME_MAX + 1];
-    bool has_snap;          /* snap holds the config of known_version */
-    uint64_t known_version; /* announced to the script; 0 = none */
-    wr_queue_config_t snap;
+    struct csnap *snap; /* the config announced to the script (a reference); NULL = none */
     int argc;
     const char *argv[MAX_ARGS];
     size_t argvlen[MAX_ARGS];
@@ -170,11 +168,19 @@ struct req {
     size_t buf_used, buf_cap;
 };
 
+/* An immutable, reference-counted config of one version: held by the cache
+ * entry and by every req that announced it, freed by the last holder (which
+ * may outlive the store: orphaned reqs). */
+struct csnap {
+    unsigned refs;
+    uint64_t version;
+    wr_queue_config_t cfg;
+};
+
 struct centry {
     struct centry *next;
     char name[WR_QUEUE_NAME_MAX + 1];
-    uint64_t version;
-    wr_queue_config_t cfg;
+    struct csnap *snap;
 };
 
 struct rstore {
@@ -256,6 +262,12 @@ static uint64_t fnv1a(const char *p)
 
 /* ---------------------------------------------------------------- cache */
 
+static void snap_release(struct csnap *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
 static struct centry *cache_find(struct rstore *s, const char *q)
 {
     for (struct centry *e = s->cache[fnv1a(q) % CACHE_BUCKETS]; e; e = e->next)
@@ -268,20 +280,32 @@ static void cache_put(struct rstore *s, const char *q, uint64_t version,
                       const wr_queue_config_t *cfg)
 {
     struct centry *e = cache_find(s, q);
+    if (e && e->snap->version == version)
+        return;
+    struct csnap *c = malloc(sizeof *c);
+    if (!c)
+        return;
+    c->refs = 1;
+    c->version = version;
+    c->cfg = *cfg;
     if (!e) {
-        if (s->ncache >= CACHE_MAX)
+        if (s->ncache >= CACHE_MAX) {
+            free(c);
             return; /* full: this queue is served uncached (always JSON) */
+        }
         e = calloc(1, sizeof *e);
-        if (!e)
+        if (!e) {
+            free(c);
             return;
+        }
         snprintf(e->name, sizeof e->name, "%s", q);
         size_t b = fnv1a(q) % CACHE_BUCKETS;
         e->next = s->cache[b];
         s->cache[b] = e;
         s->ncache++;
     }
-    e->version = version;
-    e->cfg = *cfg;
+    snap_release(e->snap);
+    e->snap = c;
 }
 
 static void cache_remove(struct rstore *s, const char *q)
@@ -291,6 +315,7 @@ static void cache_remove(struct rstore *s, const char *q)
         if (strcmp((*pp)->name, q) == 0) {
             struct centry *e = *pp;
             *pp = e->next;
+            snap_release(e->snap);
             free(e);
             s->ncache--;
             return;
@@ -304,6 +329,7 @@ static void cache_free(struct rstore *s)
         struct centry *e = s->cache[i];
         while (e) {
             struct centry *n = e->next;
+            snap_release(e->snap);
             free(e);
             e = n;
         }
@@ -338,6 +364,7 @@ static void req_free(struct req *r)
         return;
     if (r->timer)
         event_free(r->timer);
+    snap_release(r->snap);
     free(r->buf);
     free(r);
 }
@@ -393,11 +420,10 @@ static bool arg_known_version(struct rstore *s, struct req *r)
 {
     struct centry *e = cache_find(s, r->queue);
     if (e) {
-        r->has_snap = true;
-        r->known_version = e->version;
-        r->snap = e->cfg;
+        r->snap = e->snap;
+        r->snap->refs++;
     }
-    return arg_fmt(r, "%llu", (unsigned long long)r->known_version);
+    return arg_fmt(r, "%llu", r->snap ? (unsigned long long)r->snap->version : 0ULL);
 }
 
 static void link_req(struct rstore *s, struct req *r)
@@ -491,6 +517,10 @@ static wr_err_t submit(struct rstore *s, struct req *r)
         err = WR_EUNAVAILABLE;
         goto out;
     }
+    if (s->npending >= PENDING_MAX) {
+        err = WR_ELIMIT;
+        goto out;
+    }
     r->timer = evtimer_new(s->base, on_timeout, r);
     if (!r->timer) {
         err = WR_ENOMEM;
@@ -565,17 +595,19 @@ static wr_err_t resolve_config(struct rstore *s, struct req *r, long long versio
     if (version <= 0)
         return WR_EPROTO;
     if (json->len == 0) {
-        if (!r->has_snap || r->known_version != (uint64_t)version)
+        if (!r->snap || r->snap->version != (uint64_t)version)
             return WR_EPROTO;
-        *out = r->snap;
+        *out = r->snap->cfg;
         return WR_OK;
     }
     if (json->len > JSON_MAX)
         return WR_EPROTO;
     json_error_t jerr;
     json_t *j = json_loadb(json->str, json->len, 0, &jerr);
-    if (!j)
+    if (!j) {
+        wr_warn("store_redis: stored config of %s is not JSON: %s", r->queue, jerr.text);
         return WR_EPROTO;
+    }
     char field[WR_FIELD_MAX + 1], msg[128];
     wr_err_t err = wr_qconfig_parse(j, out, field, sizeof field, msg, sizeof msg);
     json_decref(j);
@@ -1295,6 +1327,13 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     json_t *j = wr_qconfig_to_json(cfg);
     if (!j)
         return WR_ENOMEM;
+    /* Store only what reads back: every reader parses this JSON. */
+    wr_queue_config_t check;
+    char field[WR_FIELD_MAX + 1], msg[128];
+    if (wr_qconfig_parse(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
+        json_decref(j);
+        return WR_EINVAL;
+    }
     json = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     if (!json)

@@ -28,7 +28,9 @@ typedef struct {
  * disconnected return WR_EUNAVAILABLE at once (their callback is not called).
  * Returns WR_OK and *out, WR_EINVAL for a bad URL, WR_ENOMEM.
  * The caller frees with wr_store_close(); pending callbacks are then called
- * synchronously with WR_ECANCELED.
+ * synchronously with WR_ECANCELED. Closing from inside one of the store's
+ * callbacks is allowed. At most 65536 commands may be in flight; beyond that
+ * operations return WR_ELIMIT.
  */
 wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_t *opts,
                              wr_store_t **out);

@@ -140,12 +140,15 @@ static void test_type_mismatch_and_labels_cap(void **state)
     wr_metrics_describe(m, "c_total", WR_METRIC_COUNTER, "c");
     wr_metrics_describe(m, "g", WR_METRIC_GAUGE, "g");
     wr_metrics_describe(m, "h", WR_METRIC_HISTOGRAM, "h");
-    wr_metrics_set(m, "c_total", NULL, 5); /* dropped: set on a counter */
+    wr_metrics_set(m, "c_total", "t=\"1\"", 7); /* allowed: a total mirrored from the store */
     wr_metrics_observe(m, "g", NULL, 0.1); /* dropped: observe on a gauge */
     wr_metrics_inc(m, "h", NULL, 1);       /* dropped: inc on a histogram */
     wr_metrics_inc(m, "g", "k=\"v\"", 2);  /* allowed: a gauge may go up */
     wr_metrics_inc(m, "g", "k=\"v\"", 3);
     assert_true(wr_metrics_get(m, "g", "k=\"v\"") == 5);
+    assert_true(wr_metrics_get(m, "c_total", "t=\"1\"") == 7);
+    wr_metrics_set(m, "c_total", "t=\"1\"", -3); /* a counter is never negative */
+    assert_true(wr_metrics_get(m, "c_total", "t=\"1\"") == 0);
 
     char labels[WR_METRICS_LABELS_MAX + 2];
     memset(labels, 'x', sizeof(labels));
@@ -159,8 +162,8 @@ static void test_type_mismatch_and_labels_cap(void **state)
 
     size_t len;
     char *s = wr_metrics_render(m, &len);
-    assert_non_null(strstr(s, "\nwaitroom_metrics_dropped_series_total 4\n"));
-    assert_null(strstr(s, "c_total 5"));
+    assert_non_null(strstr(s, "\nwaitroom_metrics_dropped_series_total 3\n"));
+    assert_non_null(strstr(s, "\nc_total{t=\"1\"} 0\n"));
     free(s);
     wr_metrics_free(m);
 }

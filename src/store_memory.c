@@ -1,0 +1,1627 @@
+/*
+ * store_memory.c - the embedded store backend: every queue's state in
+ * process, single-threaded on the caller's libevent loop, with the same
+ * operation semantics as the Redis backend (store_redis.c and its Lua
+ * scripts).
+ *
+ * Structure. The store holds queues in an array sorted by name (binary
+ * search; few queues). A queue holds:
+ *  - cfg: a reference-counted, immutable config (a config_put swaps in a
+ *    new one), plus a version counter;
+ *  - line: an order-statistic skiplist (zsl.h) of (arrival score, user id)
+ *    and waiting: an id hash (idhash.h) from user id to line node;
+ *  - tokens: an id hash from user id to token (jti, iat, exp) and heap: a
+ *    binary min-heap of the same tokens by expiry, each token knowing its
+ *    heap index. The active count is the number of tokens: exact.
+ *  - last_score, the admission budget (queue.h), the counters.
+ *
+ * Invariants. A user is in at most one of line and tokens. Every token is
+ * in both tokens and heap. Expiry sweeps (tokens with exp <= now removed,
+ * counted in expired_total) run exactly where the Redis scripts run theirs,
+ * so both stores give the same answers: join/status on an enabled queue,
+ * admit, leave of a user not in line, queue_get/list. consume/verify look
+ * only at the user's own token (EXPIRED while not yet swept; consume then
+ * removes it, counted as expired). config_put sweeps nothing.
+ *
+ * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
+ * strictly increasing per queue: score = max(now, last_score + 1), so a
+ * clock stepping back never puts a newcomer ahead. Token times and
+ * admission ticks come from CLOCK_MONOTONIC plus the offset that makes it
+ * equal the wall clock at open, so they are reported in wall-clock us but
+ * never jump. debug_advance_time adds to both clocks; the test clock hook
+ * replaces both by a fixed time that only debug_advance_time moves.
+ *
+ * Async. Every operation computes its whole answer at call time (it is
+ * atomic: nothing else runs in between) and stores a copy of it in a
+ * deferred item; items are delivered in FIFO order by one event made
+ * active with event_active(), never from inside the call. Configs in
+ * answers are shared by reference count, so they stay valid until the
+ * callback returns even when the queue is changed or deleted meanwhile.
+ * close() delivers pending items synchronously with WR_ECANCELED.
+ *
+ * Persistence (data_dir). A snapshot file holds everything (see the format
+ * before write_snapshot()); it is written atomically (temp file, fsync,
+ * rename, fsync of the directory) every snapshot_interval_ms when something
+ * changed, and on close, and loaded at open. A corrupt or unreadable file
+ * fails open() with WR_EIO and a log line naming the problem.
+ *
+ * Ownership. The store owns queues, nodes, tokens, configs (shared with
+ * pending items by reference count) and items. Strings passed in are
+ * copied (into nodes and tokens) before the call returns.
+ */
+#include "store_memory.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "idhash.h"
+#include "log.h"
+#include "queue.h"
+#include "zsl.h"
+
+#define SNAP_NAME       "waitroom.snapshot"
+#define SNAP_MAGIC      "WRMEMSNP"
+#define SNAP_VERSION    1u
+#define SNAP_DEFAULT_MS 2000u
+#define PATH_MAX_LEN    4096
+#define ITEM_CACHE_MAX  256
+#define MICRO           1000000LL
+
+/* ---- types ----------------------------------------------------------- */
+
+typedef struct cfgref {
+    unsigned refs;
+    wr_queue_config_t cfg;
+} cfgref_t;
+
+typedef struct token {
+    int64_t iat_us;
+    int64_t exp_us;
+    size_t heap_idx;
+    char jti[WR_JTI_LEN + 1];
+    uint8_t idlen;
+    char id[]; /* NUL-terminated */
+} token_t;
+
+typedef struct queue {
+    char name[WR_QUEUE_NAME_MAX + 1];
+    cfgref_t *cfg;
+    uint64_t version;
+    wr_zsl_t *line;
+    wr_idhash_t *waiting; /* id -> wr_zsl_node_t */
+    wr_idhash_t *tokens;  /* id -> token_t */
+    token_t **heap;       /* min-heap by exp_us */
+    size_t heap_n, heap_cap;
+    int64_t last_score;
+    wr_budget_t budget;
+    uint64_t admitted_total, consumed_total, expired_total, left_total, rejected_full_total;
+} queue_t;
+
+typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET } dkind_t;
+
+typedef struct list_res {
+    size_t n;
+    wr_queue_info_t *infos;
+    cfgref_t **cfgs;
+    char (*names)[WR_QUEUE_NAME_MAX + 1];
+} list_res_t;
+
+typedef struct item {
+    struct item *next;
+    dkind_t kind;
+    wr_err_t err;
+    bool has_res;
+    void *arg;
+    union {
+        wr_store_entry_cb entry;
+        wr_store_done_cb done;
+        wr_store_admit_cb admit;
+        wr_store_token_cb token;
+        wr_store_info_cb info;
+        wr_store_list_cb list;
+        wr_store_secret_cb secret;
+    } cb;
+    cfgref_t *cfg; /* held reference for entry / admit / info answers */
+    char name[WR_QUEUE_NAME_MAX + 1];
+    union {
+        wr_entry_t entry;
+        wr_admit_t admit;
+        wr_token_check_t token;
+        wr_queue_info_t info;
+        list_res_t list;
+        struct {
+            uint8_t buf[WR_SECRET_MAX];
+            size_t len;
+        } secret;
+    } res;
+} item_t;
+
+typedef struct mstore {
+    wr_store_t base;
+    struct event_base *evbase;
+    struct event *ev_defer;
+    struct event *ev_snap;
+    item_t *head, *tail;
+    size_t pending;
+    item_t *cache; /* free items for reuse */
+    size_t cache_n;
+    bool draining, closing, free_after_drain;
+
+    queue_t **queues;
+    size_t nq, capq;
+
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len;
+
+    int64_t mono_offset_us; /* wall - monotonic at open */
+    int64_t debug_offset_us;
+    int64_t test_clock_us; /* > 0: fixed test clock */
+    uint64_t seed;
+
+    char *data_dir;
+    uint32_t snap_ms;
+    bool dirty;
+} mstore_t;
+
+static const wr_store_ops_t memory_ops;
+
+/* ---- clocks ---------------------------------------------------------- */
+
+static int64_t wall_raw_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * MICRO + tv.tv_usec;
+}
+
+static int64_t mono_raw_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * MICRO + ts.tv_nsec / 1000;
+}
+
+/* Token and tick clock: monotonic, in wall-clock microseconds. */
+static int64_t now_us(const mstore_t *s)
+{
+    if (s->test_clock_us > 0)
+        return s->test_clock_us + s->debug_offset_us;
+    return mono_raw_us() + s->mono_offset_us + s->debug_offset_us;
+}
+
+/* Arrival clock: the wall clock. */
+static int64_t wall_us(const mstore_t *s)
+{
+    if (s->test_clock_us > 0)
+        return s->test_clock_us + s->debug_offset_us;
+    return wall_raw_us() + s->debug_offset_us;
+}
+
+/* ---- configs ----------------------------------------------------------- */
+
+static cfgref_t *cfg_new(const wr_queue_config_t *cfg)
+{
+    cfgref_t *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->refs = 1;
+    c->cfg = *cfg;
+    return c;
+}
+
+static cfgref_t *cfg_ref(cfgref_t *c)
+{
+    c->refs++;
+    return c;
+}
+
+static void cfg_unref(cfgref_t *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
+/* ---- tokens and the expiry heap ------------------------------------- */
+
+static const char *node_key(const void *item, size_t *len)
+{
+    return wr_zsl_node_id(item, len);
+}
+
+static const char *token_key(const void *item, size_t *len)
+{
+    const token_t *t = item;
+    *len = t->idlen;
+    return t->id;
+}
+
+static token_t *token_new(const char *id, size_t idlen)
+{
+    token_t *t = malloc(sizeof *t + idlen + 1);
+    if (!t)
+        return NULL;
+    memcpy(t->id, id, idlen);
+    t->id[idlen] = '\0';
+    t->idlen = (uint8_t)idlen;
+    return t;
+}
+
+static void heap_set(queue_t *q, size_t i, token_t *t)
+{
+    q->heap[i] = t;
+    t->heap_idx = i;
+}
+
+static void heap_up(queue_t *q, size_t i)
+{
+    token_t *t = q->heap[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (q->heap[p]->exp_us <= t->exp_us)
+            break;
+        heap_set(q, i, q->heap[p]);
+        i = p;
+    }
+    heap_set(q, i, t);
+}
+
+static void heap_down(queue_t *q, size_t i)
+{
+    token_t *t = q->heap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        int64_t best = t->exp_us;
+        if (l < q->heap_n && q->heap[l]->exp_us < best) {
+            m = l;
+            best = q->heap[l]->exp_us;
+        }
+        if (l + 1 < q->heap_n && q->heap[l + 1]->exp_us < best)
+            m = l + 1;
+        if (m == i)
+            break;
+        heap_set(q, i, q->heap[m]);
+        i = m;
+    }
+    heap_set(q, i, t);
+}
+
+static wr_err_t heap_reserve(queue_t *q, size_t extra)
+{
+    if (q->heap_n + extra <= q->heap_cap)
+        return WR_OK;
+    size_t cap = q->heap_cap ? q->heap_cap : 16;
+    while (cap < q->heap_n + extra)
+        cap *= 2;
+    token_t **h = realloc(q->heap, cap * sizeof *h);
+    if (!h)
+        return WR_ENOMEM;
+    q->heap = h;
+    q->heap_cap = cap;
+    return WR_OK;
+}
+
+/* Pushes t; heap_reserve(q, 1) must have succeeded. */
+static void heap_push(queue_t *q, token_t *t)
+{
+    heap_set(q, q->heap_n++, t);
+    heap_up(q, q->heap_n - 1);
+}
+
+static void heap_remove(queue_t *q, token_t *t)
+{
+    size_t i = t->heap_idx;
+    token_t *last = q->heap[--q->heap_n];
+    if (i == q->heap_n)
+        return;
+    heap_set(q, i, last);
+    heap_up(q, i);
+    heap_down(q, last->heap_idx);
+}
+
+/* Removes t from tokens and heap, and frees it. */
+static void token_drop(queue_t *q, token_t *t)
+{
+    heap_remove(q, t);
+    wr_idhash_del(q->tokens, t->id, t->idlen);
+    free(t);
+}
+
+/* Removes tokens with exp <= now (counted as expired). */
+static void sweep(mstore_t *s, queue_t *q, int64_t now)
+{
+    while (q->heap_n > 0 && q->heap[0]->exp_us <= now) {
+        token_drop(q, q->heap[0]);
+        q->expired_total++;
+        s->dirty = true;
+    }
+}
+
+/* ---- queues ---------------------------------------------------------- */
+
+static void queue_free(queue_t *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->heap_n; i++)
+        free(q->heap[i]);
+    free(q->heap);
+    wr_idhash_free(q->tokens);
+    wr_idhash_free(q->waiting);
+    wr_zsl_free(q->line);
+    cfg_unref(q->cfg);
+    free(q);
+}
+
+static queue_t *queue_new(mstore_t *s, const char *name, cfgref_t *cfg)
+{
+    queue_t *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    snprintf(q->name, sizeof q->name, "%s", name);
+    s->seed = s->seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    q->line = wr_zsl_new(s->seed);
+    q->waiting = wr_idhash_new(node_key);
+    q->tokens = wr_idhash_new(token_key);
+    if (!q->line || !q->waiting || !q->tokens) {
+        queue_free(q);
+        return NULL;
+    }
+    q->cfg = cfg;
+    q->budget.last_tick = -1;
+    q->budget.carry_micro = 0;
+    return q;
+}
+
+/* Index where name is or would be inserted; *found set. */
+static size_t queue_index(const mstore_t *s, const char *name, bool *found)
+{
+    size_t lo = 0, hi = s->nq;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->queues[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static queue_t *queue_find(const mstore_t *s, const char *name)
+{
+    bool found;
+    size_t i = queue_index(s, name, &found);
+    return found ? s->queues[i] : NULL;
+}
+
+static wr_err_t queue_insert(mstore_t *s, queue_t *q)
+{
+    bool found;
+    size_t i = queue_index(s, q->name, &found);
+    if (found)
+        return WR_EINVAL;
+    if (s->nq == s->capq) {
+        size_t cap = s->capq ? s->capq * 2 : 8;
+        queue_t **a = realloc(s->queues, cap * sizeof *a);
+        if (!a)
+            return WR_ENOMEM;
+        s->queues = a;
+        s->capq = cap;
+    }
+    memmove(&s->queues[i + 1], &s->queues[i], (s->nq - i) * sizeof *s->queues);
+    s->queues[i] = q;
+    s->nq++;
+    return WR_OK;
+}
+
+static void queue_stats(const queue_t *q, wr_queue_stats_t *st)
+{
+    st->waiting = wr_zsl_length(q->line);
+    st->active = q->heap_n;
+    st->admitted_total = q->admitted_total;
+    st->consumed_total = q->consumed_total;
+    st->expired_total = q->expired_total;
+    st->left_total = q->left_total;
+    st->rejected_full_total = q->rejected_full_total;
+}
+
+/* Puts user at the end of the line. */
+static wr_err_t line_add(mstore_t *s, queue_t *q, const char *user, size_t ulen, int64_t score,
+                         wr_zsl_node_t **out)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = wr_zsl_insert(q->line, score, user, ulen, &n);
+    if (err != WR_OK)
+        return err;
+    err = wr_idhash_put(q->waiting, n);
+    if (err != WR_OK) {
+        wr_zsl_delete(q->line, n);
+        return err;
+    }
+    if (score > q->last_score)
+        q->last_score = score;
+    s->dirty = true;
+    *out = n;
+    return WR_OK;
+}
+
+static void line_remove(queue_t *q, wr_zsl_node_t *n)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(n, &len);
+    wr_idhash_del(q->waiting, id, len);
+    wr_zsl_delete(q->line, n);
+}
+
+/* ---- deferred items -------------------------------------------------- */
+
+static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
+{
+    item_t *it = s->cache;
+    if (it) {
+        s->cache = it->next;
+        s->cache_n--;
+    } else {
+        it = malloc(sizeof *it);
+        if (!it)
+            return NULL;
+    }
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    it->arg = arg;
+    return it;
+}
+
+static void item_release(mstore_t *s, item_t *it)
+{
+    cfg_unref(it->cfg);
+    if (it->kind == D_LIST && it->has_res) {
+        for (size_t i = 0; i < it->res.list.n; i++)
+            cfg_unref(it->res.list.cfgs[i]);
+        free(it->res.list.infos);
+        free(it->res.list.cfgs);
+        free(it->res.list.names);
+    }
+    if (s->cache_n < ITEM_CACHE_MAX && !s->closing) {
+        it->next = s->cache;
+        s->cache = it;
+        s->cache_n++;
+    } else {
+        free(it);
+    }
+}
+
+/* Calls the item's callback with err (its own or an override). */
+static void item_fire(item_t *it, wr_err_t err)
+{
+    bool res = it->has_res && err == it->err;
+    switch (it->kind) {
+    case D_ENTRY:
+        it->cb.entry(err, res ? &it->res.entry : NULL, it->arg);
+        break;
+    case D_DONE:
+        it->cb.done(err, it->arg);
+        break;
+    case D_ADMIT:
+        it->cb.admit(err, res ? &it->res.admit : NULL, it->arg);
+        break;
+    case D_TOKEN:
+        it->cb.token(err, res ? &it->res.token : NULL, it->arg);
+        break;
+    case D_INFO:
+        it->cb.info(err, res ? &it->res.info : NULL, it->arg);
+        break;
+    case D_LIST:
+        it->cb.list(err, res ? it->res.list.infos : NULL, res ? it->res.list.n : 0, it->arg);
+        break;
+    case D_SECRET:
+        it->cb.secret(err, res ? it->res.secret.buf : NULL, res ? it->res.secret.len : 0, it->arg);
+        break;
+    }
+}
+
+static void item_enqueue(mstore_t *s, item_t *it)
+{
+    it->next = NULL;
+    if (s->tail)
+        s->tail->next = it;
+    else
+        s->head = it;
+    s->tail = it;
+    s->pending++;
+    event_active(s->ev_defer, EV_READ, 0);
+}
+
+static void store_free(mstore_t *s);
+
+/* Delivers the items pending when the event fired; later ones (queued by
+ * the callbacks) wait for the next round of the loop. */
+static void on_defer(evutil_socket_t fd, short what, void *arg)
+{
+    mstore_t *s = arg;
+    size_t n = s->pending;
+    s->draining = true;
+    while (n-- > 0 && s->head && !s->closing) {
+        item_t *it = s->head;
+        s->head = it->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->pending--;
+        item_fire(it, it->err);
+        item_release(s, it);
+    }
+    s->draining = false;
+    if (s->free_after_drain) {
+        store_free(s);
+        return;
+    }
+    if (s->head)
+        event_active(s->ev_defer, EV_READ, 0);
+}
+
+/* ---- argument checks ---------------------------------------------------- */
+
+static bool name_ok(const char *name, size_t max)
+{
+    if (!name)
+        return false;
+    size_t n = strnlen(name, max + 1);
+    return n >= 1 && n <= max;
+}
+
+static wr_err_t check_call(mstore_t *s, const char *queue, const void *cb)
+{
+    if (s->closing)
+        return WR_ECANCELED;
+    if (!cb || !wr_qconfig_valid_queue_name(queue))
+        return WR_EINVAL;
+    return WR_OK;
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+/* join (add = true) and status. */
+static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
+                         wr_store_entry_cb cb, void *arg, bool add)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!name_ok(user, WR_USER_ID_MAX))
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_ENTRY, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.entry = cb;
+
+    size_t ulen = strlen(user);
+    queue_t *q = queue_find(s, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    wr_entry_t *e = &it->res.entry;
+    it->cfg = cfg_ref(q->cfg);
+    e->config = &it->cfg->cfg;
+    if (!q->cfg->cfg.enabled) {
+        e->state = WR_ENTRY_PASSTHROUGH;
+        it->has_res = true;
+        goto out;
+    }
+    sweep(s, q, now_us(s));
+    wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
+    if (n) {
+        e->state = WR_ENTRY_WAITING;
+        e->position = wr_zsl_rank(q->line, n);
+        e->waiting = wr_zsl_length(q->line);
+        it->has_res = true;
+        goto out;
+    }
+    token_t *t = wr_idhash_get(q->tokens, user, ulen);
+    if (t) {
+        e->state = WR_ENTRY_ADMITTED;
+        memcpy(e->jti, t->jti, sizeof e->jti);
+        e->issued_at_us = t->iat_us;
+        e->expires_at_us = t->exp_us;
+        it->has_res = true;
+        goto out;
+    }
+    if (!add) {
+        it->err = WR_ENOTINQUEUE;
+        goto out;
+    }
+    uint64_t max = q->cfg->cfg.max_queue_size;
+    if (max > 0 && wr_zsl_length(q->line) >= max) {
+        q->rejected_full_total++;
+        s->dirty = true;
+        it->err = WR_EFULL;
+        e->waiting = wr_zsl_length(q->line);
+        it->has_res = true;
+        goto out;
+    }
+    int64_t score = wall_us(s);
+    if (score <= q->last_score)
+        score = q->last_score + 1;
+    err = line_add(s, q, user, ulen, score, &n);
+    if (err != WR_OK) {
+        it->err = err;
+        goto out;
+    }
+    e->state = WR_ENTRY_WAITING;
+    e->position = wr_zsl_rank(q->line, n);
+    e->waiting = wr_zsl_length(q->line);
+    it->has_res = true;
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_join(wr_store_t *base, const char *queue, const char *user,
+                         wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, true);
+}
+
+static wr_err_t mem_status(wr_store_t *base, const char *queue, const char *user,
+                           wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, false);
+}
+
+static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
+                          wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!name_ok(user, WR_USER_ID_MAX))
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_DONE, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.done = cb;
+    size_t ulen = strlen(user);
+    queue_t *q = queue_find(s, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
+    token_t *t = NULL;
+    if (!n) {
+        sweep(s, q, now_us(s));
+        t = wr_idhash_get(q->tokens, user, ulen);
+    }
+    if (n) {
+        line_remove(q, n);
+    } else if (t) {
+        token_drop(q, t);
+    } else {
+        it->err = WR_ENOTINQUEUE;
+        goto out;
+    }
+    q->left_total++;
+    s->dirty = true;
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+typedef struct {
+    queue_t *q;
+    token_t **toks;
+    uint64_t i;
+} admit_ctx_t;
+
+static void admit_one(const wr_zsl_node_t *node, void *arg)
+{
+    admit_ctx_t *c = arg;
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(c->q->waiting, id, len);
+    token_t *t = c->toks[c->i++];
+    /* Cannot fail: capacity reserved and the key is new. */
+    (void)wr_idhash_put(c->q->tokens, t);
+    heap_push(c->q, t);
+}
+
+static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    token_t **toks = NULL;
+    uint64_t ntoks = 0;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    item_t *it = item_new(s, D_ADMIT, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.admit = cb;
+    queue_t *q = queue_find(s, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    int64_t now = now_us(s);
+    sweep(s, q, now);
+    const wr_queue_config_t *cfg = &q->cfg->cfg;
+    uint64_t waiting = wr_zsl_length(q->line);
+    int64_t tick = now / ((int64_t)cfg->tick_ms * 1000);
+    bool accrue = cfg->enabled && !cfg->paused && waiting > 0;
+    wr_budget_t b = q->budget;
+    uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
+    uint64_t n = allowed < waiting ? allowed : waiting;
+    if (cfg->max_active > 0) {
+        uint64_t room = cfg->max_active > q->heap_n ? cfg->max_active - q->heap_n : 0;
+        if (n > room)
+            n = room;
+    }
+    wr_budget_settle(&b, allowed, n);
+
+    /* Everything that can fail happens before the line changes. */
+    if (n > 0) {
+        toks = calloc(n, sizeof *toks);
+        if (!toks) {
+            it->err = WR_ENOMEM;
+            goto out;
+        }
+        const wr_zsl_node_t *x = wr_zsl_first(q->line);
+        for (; ntoks < n; ntoks++, x = wr_zsl_next(x)) {
+            size_t len;
+            const char *id = wr_zsl_node_id(x, &len);
+            token_t *t = token_new(id, len);
+            if (!t) {
+                it->err = WR_ENOMEM;
+                goto out;
+            }
+            toks[ntoks] = t;
+            err = wr_token_new_jti(t->jti);
+            if (err != WR_OK) {
+                it->err = err;
+                ntoks++;
+                goto out;
+            }
+            t->iat_us = now;
+            t->exp_us = now + (int64_t)cfg->token_ttl_seconds * MICRO;
+        }
+        if (heap_reserve(q, n) != WR_OK) {
+            it->err = WR_ENOMEM;
+            goto out;
+        }
+        if (wr_idhash_reserve(q->tokens, n) != WR_OK) {
+            it->err = WR_ENOMEM;
+            goto out;
+        }
+    }
+    if (n > 0) {
+        admit_ctx_t c = {.q = q, .toks = toks, .i = 0};
+        wr_zsl_pop_first(q->line, n, admit_one, &c);
+        ntoks = 0; /* owned by the queue now */
+        q->admitted_total += n;
+    }
+    if (n > 0 || b.last_tick != q->budget.last_tick || b.carry_micro != q->budget.carry_micro)
+        s->dirty = true;
+    q->budget = b;
+    it->res.admit.admitted = n;
+    it->res.admit.now_us = now;
+    queue_stats(q, &it->res.admit.stats);
+    it->cfg = cfg_ref(q->cfg);
+    it->res.admit.config = &it->cfg->cfg;
+    it->has_res = true;
+out:
+    for (uint64_t i = 0; i < ntoks; i++)
+        free(toks[i]);
+    free(toks);
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                         wr_store_token_cb cb, void *arg, bool consume)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!name_ok(user, WR_USER_ID_MAX) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_TOKEN, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.token = cb;
+    size_t ulen = strlen(user);
+    queue_t *q = queue_find(s, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    it->has_res = true;
+    if (!q->cfg->cfg.enabled) {
+        it->res.token.passthrough = true;
+        goto out;
+    }
+    /* Only the user's own token is looked at (no sweep, as token.lua), so
+     * an expired one answers EXPIRED until something sweeps it; consume
+     * then removes it and counts it expired, verify leaves it. */
+    token_t *t = wr_idhash_get(q->tokens, user, ulen);
+    if (!t || strcmp(t->jti, jti) != 0) {
+        it->err = WR_ETOKEN;
+        it->res.token.reason = WR_TOKEN_CONSUMED;
+    } else if (t->exp_us <= now_us(s)) {
+        it->err = WR_ETOKEN;
+        it->res.token.reason = WR_TOKEN_EXPIRED;
+        if (consume) {
+            token_drop(q, t);
+            q->expired_total++;
+            s->dirty = true;
+        }
+    } else if (consume) {
+        token_drop(q, t);
+        q->consumed_total++;
+        s->dirty = true;
+    }
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_consume(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                            wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, true);
+}
+
+static wr_err_t mem_verify(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                           wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, false);
+}
+
+/* Installs cfg as queue's config (creating the queue). */
+static wr_err_t put_config(mstore_t *s, const char *queue, const wr_queue_config_t *cfg,
+                           queue_t **out)
+{
+    cfgref_t *c = cfg_new(cfg);
+    if (!c)
+        return WR_ENOMEM;
+    queue_t *q = queue_find(s, queue);
+    if (q) {
+        /* Tick indices of another tick length are not comparable. */
+        if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
+            q->budget.last_tick = -1;
+            q->budget.carry_micro = 0;
+        }
+        cfg_unref(q->cfg);
+        q->cfg = c;
+    } else {
+        q = queue_new(s, queue, c);
+        if (!q) {
+            cfg_unref(c);
+            return WR_ENOMEM;
+        }
+        wr_err_t err = queue_insert(s, q);
+        if (err != WR_OK) {
+            queue_free(q);
+            return err;
+        }
+    }
+    q->version++;
+    s->dirty = true;
+    if (out)
+        *out = q;
+    return WR_OK;
+}
+
+static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
+                               wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!cfg || cfg->tick_ms == 0 || !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_DONE, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.done = cb;
+    it->err = put_config(s, queue, cfg, NULL);
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    item_t *it = item_new(s, D_INFO, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.info = cb;
+    queue_t *q = queue_find(s, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+    } else {
+        sweep(s, q, now_us(s));
+        memcpy(it->name, q->name, sizeof it->name);
+        it->cfg = cfg_ref(q->cfg);
+        it->res.info.name = it->name;
+        it->res.info.config = &it->cfg->cfg;
+        queue_stats(q, &it->res.info.stats);
+        it->has_res = true;
+    }
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (s->closing)
+        return WR_ECANCELED;
+    if (!cb)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_LIST, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.list = cb;
+    list_res_t *l = &it->res.list;
+    size_t n = s->nq ? s->nq : 1;
+    l->infos = calloc(n, sizeof *l->infos);
+    l->cfgs = calloc(n, sizeof *l->cfgs);
+    l->names = calloc(n, sizeof *l->names);
+    if (!l->infos || !l->cfgs || !l->names) {
+        free(l->infos);
+        free(l->cfgs);
+        free(l->names);
+        item_release(s, it);
+        return WR_ENOMEM;
+    }
+    int64_t now = now_us(s);
+    for (size_t i = 0; i < s->nq; i++) {
+        queue_t *q = s->queues[i];
+        sweep(s, q, now);
+        memcpy(l->names[i], q->name, sizeof l->names[i]);
+        l->cfgs[i] = cfg_ref(q->cfg);
+        l->infos[i].name = l->names[i];
+        l->infos[i].config = &l->cfgs[i]->cfg;
+        queue_stats(q, &l->infos[i].stats);
+    }
+    l->n = s->nq;
+    it->has_res = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_done_cb cb,
+                                 void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    item_t *it = item_new(s, D_DONE, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.done = cb;
+    bool found;
+    size_t i = queue_index(s, queue, &found);
+    if (!found) {
+        it->err = WR_ENOTFOUND;
+    } else {
+        queue_free(s->queues[i]);
+        memmove(&s->queues[i], &s->queues[i + 1], (s->nq - i - 1) * sizeof *s->queues);
+        s->nq--;
+        s->dirty = true;
+    }
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len,
+                           wr_store_secret_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (s->closing)
+        return WR_ECANCELED;
+    if (!cb || !proposed || len == 0 || len > WR_SECRET_MAX)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_SECRET, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.secret = cb;
+    if (s->secret_len == 0) {
+        memcpy(s->secret, proposed, len);
+        s->secret_len = len;
+        s->dirty = true;
+    }
+    memcpy(it->res.secret.buf, s->secret, s->secret_len);
+    it->res.secret.len = s->secret_len;
+    it->has_res = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (s->closing)
+        return WR_ECANCELED;
+    if (!cb)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_DONE, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.done = cb;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (us < 0)
+        return WR_EINVAL;
+    s->debug_offset_us += us;
+    return WR_OK;
+}
+
+/* ---- persistence ----------------------------------------------------- */
+
+/*
+ * Snapshot format, version 1. All integers little-endian.
+ *   "WRMEMSNP" u32 version  u64 written_at_us (wall clock)
+ *   u32 secret_len, secret bytes
+ *   u32 queue count, then per queue:
+ *     u8 name_len, name
+ *     u32 config_len, config JSON (wr_qconfig_to_json, compact)
+ *     u64 version  i64 last_score  i64 last_tick  i64 carry_micro
+ *     u64 admitted consumed expired left rejected_full
+ *     u64 waiting count, per user in line order: i64 score, u8 id_len, id
+ *     u64 token count, per token: u8 id_len, id, 22 bytes jti, i64 iat_us, i64 exp_us
+ *   32 bytes: SHA-256 of every byte before.
+ * Times are wall-clock microseconds since the epoch.
+ */
+
+typedef struct {
+    FILE *f;
+    EVP_MD_CTX *md;
+    bool failed;
+    const char *what; /* first problem, for the log */
+} sio_t;
+
+static void w_bytes(sio_t *w, const void *p, size_t n)
+{
+    if (w->failed || n == 0)
+        return;
+    if (fwrite(p, 1, n, w->f) != n || EVP_DigestUpdate(w->md, p, n) != 1) {
+        w->failed = true;
+        w->what = "write failed";
+    }
+}
+
+static void w_u64(sio_t *w, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    w_bytes(w, b, 8);
+}
+
+static void w_u32(sio_t *w, uint32_t v)
+{
+    unsigned char b[4];
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    w_bytes(w, b, 4);
+}
+
+static void w_u8(sio_t *w, uint8_t v)
+{
+    w_bytes(w, &v, 1);
+}
+
+static void r_bytes(sio_t *r, void *p, size_t n)
+{
+    if (r->failed || n == 0)
+        return;
+    if (fread(p, 1, n, r->f) != n) {
+        r->failed = true;
+        r->what = ferror(r->f) ? "read error" : "file truncated";
+        return;
+    }
+    if (EVP_DigestUpdate(r->md, p, n) != 1) {
+        r->failed = true;
+        r->what = "digest failed";
+    }
+}
+
+static uint64_t r_u64(sio_t *r)
+{
+    unsigned char b[8] = {0};
+    r_bytes(r, b, 8);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static uint32_t r_u32(sio_t *r)
+{
+    unsigned char b[4] = {0};
+    r_bytes(r, b, 4);
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static uint8_t r_u8(sio_t *r)
+{
+    uint8_t v = 0;
+    r_bytes(r, &v, 1);
+    return v;
+}
+
+static void r_fail(sio_t *r, const char *what)
+{
+    if (!r->failed) {
+        r->failed = true;
+        r->what = what;
+    }
+}
+
+static void write_queue(sio_t *w, const queue_t *q)
+{
+    size_t nlen = strlen(q->name);
+    w_u8(w, (uint8_t)nlen);
+    w_bytes(w, q->name, nlen);
+    json_t *j = wr_qconfig_to_json(&q->cfg->cfg);
+    char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (!js) {
+        w->failed = true;
+        w->what = "config rendering failed";
+        return;
+    }
+    size_t jlen = strlen(js);
+    w_u32(w, (uint32_t)jlen);
+    w_bytes(w, js, jlen);
+    free(js);
+    w_u64(w, q->version);
+    w_u64(w, (uint64_t)q->last_score);
+    w_u64(w, (uint64_t)q->budget.last_tick);
+    w_u64(w, (uint64_t)q->budget.carry_micro);
+    w_u64(w, q->admitted_total);
+    w_u64(w, q->consumed_total);
+    w_u64(w, q->expired_total);
+    w_u64(w, q->left_total);
+    w_u64(w, q->rejected_full_total);
+    w_u64(w, wr_zsl_length(q->line));
+    for (const wr_zsl_node_t *x = wr_zsl_first(q->line); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        w_u8(w, (uint8_t)len);
+        w_bytes(w, id, len);
+    }
+    w_u64(w, q->heap_n);
+    for (size_t i = 0; i < q->heap_n && !w->failed; i++) {
+        const token_t *t = q->heap[i];
+        w_u8(w, t->idlen);
+        w_bytes(w, t->id, t->idlen);
+        w_bytes(w, t->jti, WR_JTI_LEN);
+        w_u64(w, (uint64_t)t->iat_us);
+        w_u64(w, (uint64_t)t->exp_us);
+    }
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static wr_err_t write_snapshot(mstore_t *s)
+{
+    char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
+    wr_err_t err = WR_EIO;
+    sio_t w = {0};
+    bool tmp_made = false;
+    int n1 = snprintf(path, sizeof path, "%s/%s", s->data_dir, SNAP_NAME);
+    int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", s->data_dir, SNAP_NAME, (long)getpid());
+    if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof path || (size_t)n2 >= sizeof tmp) {
+        wr_error("store memory: snapshot path too long in %s", s->data_dir);
+        return WR_EINVAL;
+    }
+    w.md = EVP_MD_CTX_new();
+    if (!w.md || EVP_DigestInit_ex(w.md, EVP_sha256(), NULL) != 1) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    w.f = fopen(tmp, "wb");
+    if (!w.f) {
+        wr_error("store memory: cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    tmp_made = true;
+    setvbuf(w.f, NULL, _IOFBF, 1 << 20);
+    w_bytes(&w, SNAP_MAGIC, 8);
+    w_u32(&w, SNAP_VERSION);
+    w_u64(&w, (uint64_t)wall_us(s));
+    w_u32(&w, (uint32_t)s->secret_len);
+    w_bytes(&w, s->secret, s->secret_len);
+    w_u32(&w, (uint32_t)s->nq);
+    for (size_t i = 0; i < s->nq && !w.failed; i++)
+        write_queue(&w, s->queues[i]);
+    unsigned char digest[32];
+    unsigned int dlen = 0;
+    if (!w.failed && (EVP_DigestFinal_ex(w.md, digest, &dlen) != 1 || dlen != 32)) {
+        w.failed = true;
+        w.what = "digest failed";
+    }
+    if (!w.failed && fwrite(digest, 1, 32, w.f) != 32) {
+        w.failed = true;
+        w.what = "write failed";
+    }
+    if (!w.failed && (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)) {
+        w.failed = true;
+        w.what = "flush/fsync failed";
+    }
+    if (fclose(w.f) != 0 && !w.failed) {
+        w.failed = true;
+        w.what = "close failed";
+    }
+    w.f = NULL;
+    if (w.failed) {
+        wr_error("store memory: snapshot %s: %s (%s)", tmp, w.what, strerror(errno));
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        wr_error("store memory: rename %s -> %s: %s", tmp, path, strerror(errno));
+        goto out;
+    }
+    tmp_made = false;
+    if (fsync_dir(s->data_dir) != 0) {
+        wr_error("store memory: fsync %s: %s", s->data_dir, strerror(errno));
+        goto out;
+    }
+    s->dirty = false;
+    err = WR_OK;
+out:
+    if (w.f)
+        fclose(w.f);
+    if (tmp_made)
+        unlink(tmp);
+    EVP_MD_CTX_free(w.md);
+    return err;
+}
+
+static bool read_queue(mstore_t *s, sio_t *r)
+{
+    char name[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t nlen = r_u8(r);
+    if (nlen == 0 || nlen > WR_QUEUE_NAME_MAX)
+        r_fail(r, "bad queue name length");
+    r_bytes(r, name, nlen);
+    name[r->failed ? 0 : nlen] = '\0';
+    uint32_t jlen = r_u32(r);
+    if (jlen == 0 || jlen > (1u << 20))
+        r_fail(r, "bad config length");
+    if (r->failed)
+        return false;
+    if (memchr(name, '\0', nlen) || queue_find(s, name)) {
+        r_fail(r, "bad or duplicate queue name");
+        return false;
+    }
+    char *js = malloc(jlen + 1);
+    if (!js) {
+        r_fail(r, "out of memory");
+        return false;
+    }
+    r_bytes(r, js, jlen);
+    js[jlen] = '\0';
+    wr_queue_config_t cfg;
+    char field[WR_FIELD_MAX + 1], msg[256];
+    json_t *j = r->failed ? NULL : json_loadb(js, jlen, 0, NULL);
+    free(js);
+    if (r->failed)
+        return false;
+    wr_err_t perr = j ? wr_qconfig_parse(j, &cfg, field, sizeof field, msg, sizeof msg) : WR_EINVAL;
+    json_decref(j);
+    if (perr != WR_OK) {
+        r_fail(r, "invalid queue config");
+        return false;
+    }
+    queue_t *q;
+    if (put_config(s, name, &cfg, &q) != WR_OK) {
+        r_fail(r, "out of memory");
+        return false;
+    }
+    q->version = r_u64(r);
+    q->last_score = (int64_t)r_u64(r);
+    q->budget.last_tick = (int64_t)r_u64(r);
+    q->budget.carry_micro = (int64_t)r_u64(r);
+    q->admitted_total = r_u64(r);
+    q->consumed_total = r_u64(r);
+    q->expired_total = r_u64(r);
+    q->left_total = r_u64(r);
+    q->rejected_full_total = r_u64(r);
+    if (q->budget.carry_micro < 0 || q->budget.carry_micro >= MICRO || q->budget.last_tick < -1)
+        r_fail(r, "bad admission budget");
+    uint64_t nw = r_u64(r);
+    int64_t prev = INT64_MIN;
+    for (uint64_t i = 0; i < nw && !r->failed; i++) {
+        int64_t score = (int64_t)r_u64(r);
+        uint8_t len = r_u8(r);
+        if (len == 0 || len > WR_USER_ID_MAX)
+            r_fail(r, "bad user id length");
+        r_bytes(r, user, len);
+        if (r->failed)
+            break;
+        user[len] = '\0';
+        if (score <= prev || score > q->last_score || wr_idhash_get(q->waiting, user, len)) {
+            r_fail(r, "line out of order or duplicate user");
+            break;
+        }
+        prev = score;
+        wr_zsl_node_t *n;
+        if (line_add(s, q, user, len, score, &n) != WR_OK)
+            r_fail(r, "out of memory");
+    }
+    uint64_t nt = r_u64(r);
+    for (uint64_t i = 0; i < nt && !r->failed; i++) {
+        uint8_t len = r_u8(r);
+        if (len == 0 || len > WR_USER_ID_MAX)
+            r_fail(r, "bad user id length");
+        r_bytes(r, user, len);
+        if (r->failed)
+            break;
+        token_t *t = token_new(user, len);
+        if (!t) {
+            r_fail(r, "out of memory");
+            break;
+        }
+        r_bytes(r, t->jti, WR_JTI_LEN);
+        t->jti[WR_JTI_LEN] = '\0';
+        t->iat_us = (int64_t)r_u64(r);
+        t->exp_us = (int64_t)r_u64(r);
+        if (!r->failed && (wr_idhash_get(q->waiting, user, len) ||
+                           wr_idhash_get(q->tokens, user, len) || strlen(t->jti) != WR_JTI_LEN))
+            r_fail(r, "duplicate user or bad token");
+        if (!r->failed && (heap_reserve(q, 1) != WR_OK || wr_idhash_put(q->tokens, t) != WR_OK))
+            r_fail(r, "out of memory");
+        if (r->failed) {
+            free(t);
+            break;
+        }
+        heap_push(q, t);
+    }
+    return !r->failed;
+}
+
+static void drop_all_queues(mstore_t *s)
+{
+    for (size_t i = 0; i < s->nq; i++)
+        queue_free(s->queues[i]);
+    s->nq = 0;
+}
+
+static wr_err_t load_snapshot(mstore_t *s)
+{
+    char path[PATH_MAX_LEN];
+    wr_err_t err = WR_EIO;
+    sio_t r = {0};
+    int n = snprintf(path, sizeof path, "%s/%s", s->data_dir, SNAP_NAME);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        wr_error("store memory: snapshot path too long in %s", s->data_dir);
+        return WR_EINVAL;
+    }
+    r.f = fopen(path, "rb");
+    if (!r.f) {
+        if (errno == ENOENT)
+            return WR_OK; /* first start */
+        wr_error("store memory: cannot open snapshot %s: %s", path, strerror(errno));
+        return WR_EIO;
+    }
+    setvbuf(r.f, NULL, _IOFBF, 1 << 20);
+    r.md = EVP_MD_CTX_new();
+    if (!r.md || EVP_DigestInit_ex(r.md, EVP_sha256(), NULL) != 1) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    char magic[8];
+    r_bytes(&r, magic, 8);
+    if (!r.failed && memcmp(magic, SNAP_MAGIC, 8) != 0)
+        r_fail(&r, "not a waitroom snapshot (bad magic)");
+    uint32_t version = r_u32(&r);
+    if (!r.failed && version != SNAP_VERSION)
+        r_fail(&r, "unsupported snapshot version");
+    (void)r_u64(&r); /* written_at_us */
+    uint32_t slen = r_u32(&r);
+    if (slen > WR_SECRET_MAX)
+        r_fail(&r, "bad secret length");
+    r_bytes(&r, s->secret, r.failed ? 0 : slen);
+    s->secret_len = r.failed ? 0 : slen;
+    uint32_t nq = r_u32(&r);
+    for (uint32_t i = 0; i < nq && !r.failed; i++)
+        read_queue(s, &r);
+    unsigned char want[32], got[32];
+    unsigned int dlen = 0;
+    if (!r.failed && (EVP_DigestFinal_ex(r.md, want, &dlen) != 1 || dlen != 32))
+        r_fail(&r, "digest failed");
+    if (!r.failed && fread(got, 1, 32, r.f) != 32)
+        r_fail(&r, "file truncated (no checksum)");
+    if (!r.failed && memcmp(want, got, 32) != 0)
+        r_fail(&r, "checksum mismatch");
+    if (!r.failed && fgetc(r.f) != EOF)
+        r_fail(&r, "trailing bytes after checksum");
+    if (r.failed) {
+        wr_error("store memory: corrupt snapshot %s: %s; refusing to start with it (move it away "
+                 "to start empty)",
+                 path, r.what ? r.what : "unknown error");
+        drop_all_queues(s);
+        s->secret_len = 0;
+        goto out;
+    }
+    s->dirty = false;
+    err = WR_OK;
+    uint64_t users = 0;
+    for (size_t i = 0; i < s->nq; i++)
+        users += wr_zsl_length(s->queues[i]->line) + s->queues[i]->heap_n;
+    wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, s->nq, users);
+out:
+    fclose(r.f);
+    EVP_MD_CTX_free(r.md);
+    return err;
+}
+
+static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
+{
+    mstore_t *s = arg;
+    if (s->dirty && !s->closing)
+        (void)write_snapshot(s);
+}
+
+wr_err_t wr_store_memory_snapshot(wr_store_t *base)
+{
+    if (!base || base->ops != &memory_ops)
+        return WR_EINVAL;
+    mstore_t *s = (mstore_t *)base;
+    if (!s->data_dir)
+        return WR_OK;
+    return write_snapshot(s);
+}
+
+/* ---- open / close ---------------------------------------------------- */
+
+static void store_free(mstore_t *s)
+{
+    drop_all_queues(s);
+    free(s->queues);
+    while (s->cache) {
+        item_t *it = s->cache;
+        s->cache = it->next;
+        free(it);
+    }
+    if (s->ev_defer)
+        event_free(s->ev_defer);
+    if (s->ev_snap)
+        event_free(s->ev_snap);
+    free(s->data_dir);
+    free(s);
+}
+
+static void mem_close(wr_store_t *base)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (s->closing)
+        return;
+    s->closing = true;
+    if (s->ev_snap)
+        event_del(s->ev_snap);
+    if (s->data_dir && s->dirty)
+        (void)write_snapshot(s);
+    while (s->head) {
+        item_t *it = s->head;
+        s->head = it->next;
+        s->pending--;
+        item_fire(it, WR_ECANCELED);
+        item_release(s, it);
+    }
+    s->tail = NULL;
+    if (s->draining)
+        s->free_after_drain = true; /* on_defer frees when the callback returns */
+    else
+        store_free(s);
+}
+
+static const wr_store_ops_t memory_ops = {
+    .name = "memory",
+    .join = mem_join,
+    .status = mem_status,
+    .leave = mem_leave,
+    .admit = mem_admit,
+    .consume = mem_consume,
+    .verify = mem_verify,
+    .config_put = mem_config_put,
+    .queue_get = mem_queue_get,
+    .queue_list = mem_queue_list,
+    .queue_delete = mem_queue_delete,
+    .secret = mem_secret,
+    .ping = mem_ping,
+    .debug_advance_time = mem_debug_advance_time,
+    .close = mem_close,
+};
+
+wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opts_t *opts,
+                              wr_store_t **out)
+{
+    wr_err_t err = WR_ENOMEM;
+    if (!base || !out)
+        return WR_EINVAL;
+    mstore_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return WR_ENOMEM;
+    s->base.ops = &memory_ops;
+    s->evbase = base;
+    s->mono_offset_us = wall_raw_us() - mono_raw_us();
+    s->seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
+    if (opts) {
+        s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
+        s->snap_ms = opts->snapshot_interval_ms;
+    }
+    if (!s->snap_ms)
+        s->snap_ms = SNAP_DEFAULT_MS;
+    s->ev_defer = event_new(base, -1, 0, on_defer, s);
+    if (!s->ev_defer)
+        goto out;
+    if (opts && opts->data_dir) {
+        s->data_dir = strdup(opts->data_dir);
+        if (!s->data_dir)
+            goto out;
+        if (mkdir(s->data_dir, 0700) != 0 && errno != EEXIST) {
+            wr_error("store memory: cannot create data dir %s: %s", s->data_dir, strerror(errno));
+            err = WR_EIO;
+            goto out;
+        }
+        err = load_snapshot(s);
+        if (err != WR_OK)
+            goto out;
+        err = WR_ENOMEM;
+        s->ev_snap = event_new(base, -1, EV_PERSIST, on_snap_timer, s);
+        if (!s->ev_snap)
+            goto out;
+        struct timeval tv = {.tv_sec = s->snap_ms / 1000, .tv_usec = (s->snap_ms % 1000) * 1000};
+        if (event_add(s->ev_snap, &tv) != 0)
+            goto out;
+    }
+    *out = &s->base;
+    return WR_OK;
+out:
+    s->closing = true;
+    store_free(s);
+    return err;
+}

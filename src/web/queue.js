@@ -1,0 +1,329 @@
+/*
+ * queue.js - the queue page (GET /q/{queue}).
+ *
+ * The server has already joined the user and rendered the first state into
+ * data-* attributes of #app (and into the text, for people without
+ * JavaScript). From there this script polls GET entries/me exactly at the
+ * server's retryAfterMs, updates the page in place (the status sentence is
+ * an aria-live region), and:
+ *   - admitted: stores the token as cookie wr_token_{queue} and goes to the
+ *     queue's targetUrl (or, without one, shows "you're in" and the token's
+ *     expiry, watching it until it is used or expires);
+ *   - passthrough: goes to the targetUrl at once;
+ *   - 429 / 503 / network error: says so and retries the same request after
+ *     Retry-After; the place in line is kept by the server (joining again
+ *     is idempotent);
+ *   - 404 NOT_IN_QUEUE while waiting: joins again.
+ * The first position seen is kept in sessionStorage (per tab) as the start
+ * of the progress bar; the language choice in localStorage.
+ */
+(function () {
+  'use strict';
+
+  var app = document.getElementById('app');
+  if (!app) return;
+  var d = app.dataset;
+  var queue = d.queue;
+  var dict = {};
+  try { dict = JSON.parse(d.i18n || '{}'); } catch (e) { dict = {}; }
+  var target = d.targetUrl || '';
+  var base = '/v1/queues/' + encodeURIComponent(queue) + '/entries';
+  var firstKey = 'wr_first_' + queue;
+
+  var S = {
+    state: d.state,
+    position: num(d.position),
+    waiting: num(d.waiting),
+    eta: num(d.eta),
+    retryMs: num(d.retryMs) || 2000,
+    updated: null,
+    alert: null,        /* null | 'full' | 'unavailable' | 'offline' */
+    alertSeconds: 0,
+    expiresAt: 0,
+    tokenGone: false,
+    failures: 0
+  };
+  var lang = pickLang();
+  var timer = null;
+  var gen = 0; /* only the answer to the latest request counts */
+
+  function num(v) {
+    var n = parseInt(v, 10);
+    return isNaN(n) ? 0 : n;
+  }
+
+  function pickLang() {
+    var saved = null;
+    try { saved = localStorage.getItem('wr_lang'); } catch (e) { saved = null; }
+    if (saved === 'ko' || saved === 'en') return saved;
+    return d.lang === 'ko' ? 'ko' : 'en';
+  }
+
+  function t(key, params) {
+    var table = dict[lang] || dict.en || {};
+    var s = table[key];
+    if (typeof s !== 'string') s = (dict.en && dict.en[key]) || key;
+    return s.replace(/\{(\w+)\}/g, function (m, name) {
+      return params && params[name] !== undefined ? String(params[name]) : m;
+    });
+  }
+
+  function targetOk(u) {
+    return /^https?:\/\/./i.test(u) || /^\/(?![\/\\])/.test(u) || u === '/';
+  }
+
+  function etaText(eta) {
+    if (eta === null || eta === undefined || eta < 0) return t('eta_unknown');
+    if (eta < 60) return t('eta_seconds', { n: eta });
+    return t('eta_minutes', { n: Math.ceil(eta / 60) });
+  }
+
+  function setText(id, text) {
+    var el = document.getElementById(id);
+    if (el && el.textContent !== text) el.textContent = text;
+  }
+
+  function firstPosition(pos) {
+    var first = 0;
+    try { first = num(sessionStorage.getItem(firstKey)); } catch (e) { first = 0; }
+    if (!first || pos > first) {
+      first = pos;
+      try { sessionStorage.setItem(firstKey, String(first)); } catch (e) { /* private mode */ }
+    }
+    return first;
+  }
+
+  function statusText() {
+    if (S.alert === 'full') return t('status_full', { s: S.alertSeconds });
+    if (S.alert === 'unavailable') return t('status_unavailable', { s: S.alertSeconds });
+    if (S.alert === 'offline') return t('status_offline', { s: S.alertSeconds });
+    switch (S.state) {
+    case 'waiting':
+      return t('status_waiting', { position: S.position, ahead: Math.max(0, S.position - 1) });
+    case 'admitted':
+      if (targetOk(target)) return t('status_admitted');
+      if (S.tokenGone) return t('token_gone');
+      return t('status_admitted_here');
+    case 'passthrough':
+      return t(targetOk(target) ? 'status_passthrough' : 'status_passthrough_here');
+    case 'full': return t('status_full', { s: S.alertSeconds || 5 });
+    case 'unavailable': return t('status_unavailable', { s: S.alertSeconds || 2 });
+    case 'notfound': return t('status_notfound');
+    case 'left': return t('status_left');
+    }
+    return '';
+  }
+
+  function render() {
+    document.documentElement.lang = lang;
+    document.body.dataset.state = S.state;
+    document.body.dataset.alert = S.alert || '';
+    var nodes = document.querySelectorAll('[data-t]');
+    for (var i = 0; i < nodes.length; i++) {
+      var text = t(nodes[i].getAttribute('data-t'));
+      if (nodes[i].textContent !== text) nodes[i].textContent = text;
+    }
+    setText('heading', t(S.state === 'waiting' ? 'heading' : 'title'));
+    document.title = t('title') + ' - ' + queue;
+    var btns = document.querySelectorAll('[data-lang-switch]');
+    for (var j = 0; j < btns.length; j++)
+      btns[j].setAttribute('aria-pressed', btns[j].getAttribute('data-lang-switch') === lang ? 'true' : 'false');
+
+    if (S.state === 'waiting') {
+      setText('position', String(S.position));
+      setText('ahead', String(Math.max(0, S.position - 1)));
+      setText('waiting', String(S.waiting));
+      setText('eta', etaText(S.eta));
+      var first = firstPosition(S.position);
+      var bar = document.getElementById('progress');
+      if (bar) bar.value = first > 0 ? Math.round((first - S.position) * 100 / first) : 0;
+    }
+    if (S.updated) setText('updated', S.updated.toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US'));
+    var ts = '';
+    if (S.state === 'admitted' && !targetOk(target) && !S.tokenGone && S.expiresAt)
+      ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US') });
+    setText('token-status', ts);
+    var cont = document.getElementById('continue');
+    if (cont) cont.hidden = !targetOk(target);
+    var leave = document.getElementById('leave');
+    if (leave) leave.hidden = S.state !== 'waiting';
+    setText('status', statusText());
+  }
+
+  function schedule(ms, what) {
+    clearTimeout(timer);
+    timer = setTimeout(function () { request(what); }, Math.max(0, ms));
+  }
+
+  function go() {
+    clearTimeout(timer);
+    render();
+    if (targetOk(target)) window.location.replace(target);
+  }
+
+  function setTokenCookie(token, expiresAt) {
+    var maxAge = Math.max(1, Math.floor((expiresAt - Date.now()) / 1000));
+    document.cookie = 'wr_token_' + queue + '=' + token + '; Path=/; Max-Age=' + maxAge +
+      '; SameSite=Lax' + (location.protocol === 'https:' ? '; Secure' : '');
+  }
+
+  function onEntry(body) {
+    S.alert = null;
+    S.failures = 0;
+    S.updated = new Date();
+    if (body.status === 'waiting') {
+      S.state = 'waiting';
+      S.position = num(body.position);
+      S.waiting = num(body.waiting);
+      S.eta = body.etaSeconds === null || body.etaSeconds === undefined ? -1 : num(body.etaSeconds);
+      S.retryMs = num(body.retryAfterMs) || 1000;
+      render();
+      schedule(S.retryMs, 'poll');
+    } else if (body.status === 'admitted') {
+      S.state = 'admitted';
+      S.expiresAt = num(body.expiresAt);
+      if (typeof body.token === 'string' && /^[A-Za-z0-9._-]+$/.test(body.token))
+        setTokenCookie(body.token, S.expiresAt);
+      try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
+      if (targetOk(target)) {
+        go();
+      } else {
+        render();
+        /* no target: keep showing whether the pass is still live */
+        schedule(Math.min(5000, Math.max(1000, S.expiresAt - Date.now())), 'poll');
+      }
+    } else if (body.status === 'passthrough') {
+      S.state = 'passthrough';
+      go();
+    }
+  }
+
+  function retryLater(res, what, kind, fallbackS) {
+    var s = res ? parseInt(res.headers.get('Retry-After'), 10) : NaN;
+    if (isNaN(s) || s < 1) {
+      s = Math.min(30, fallbackS * Math.pow(2, Math.min(S.failures, 4)));
+    }
+    S.failures++;
+    S.alert = kind;
+    S.alertSeconds = s;
+    if (S.state !== 'waiting' && S.state !== 'admitted')
+      S.state = kind === 'full' ? 'full' : 'unavailable';
+    render();
+    schedule(s * 1000, what);
+  }
+
+  function request(what) {
+    if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound')) return;
+    clearTimeout(timer);
+    var my = ++gen;
+    var opts = {
+      method: what === 'join' ? 'POST' : (what === 'leave' ? 'DELETE' : 'GET'),
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers: { 'Accept': 'application/json' }
+    };
+    var url = what === 'join' ? base : base + '/me';
+    fetch(url, opts).then(function (res) {
+      return res.text().then(function (text) {
+        var body = {};
+        try { body = text ? JSON.parse(text) : {}; } catch (e) { body = {}; }
+        if (my === gen) handle(res, body, what);
+      });
+    }, function () {
+      if (my === gen) retryLater(null, what, 'offline', 2);
+    });
+  }
+
+  function handle(res, body, what) {
+    if (what === 'leave') {
+      if (res.status === 204 || res.status === 404) {
+        clearTimeout(timer);
+        S.state = 'left';
+        S.alert = null;
+        try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
+        render();
+      } else {
+        retryLater(res, 'leave', 'unavailable', 2);
+      }
+      return;
+    }
+    if (res.status === 200) {
+      onEntry(body);
+    } else if (res.status === 404 && body.error === 'QUEUE_NOT_FOUND') {
+      clearTimeout(timer);
+      S.state = 'notfound';
+      S.alert = null;
+      render();
+    } else if (res.status === 404) {
+      if (S.state === 'admitted') {
+        /* the pass was used or expired: say so, do not queue again */
+        S.tokenGone = true;
+        render();
+        return;
+      }
+      if (what === 'join') retryLater(res, what, 'unavailable', 2);
+      else request('join'); /* NOT_IN_QUEUE while waiting: join again */
+    } else if (res.status === 429) {
+      retryLater(res, what, 'full', 5);
+    } else {
+      retryLater(res, what, 'unavailable', 2);
+    }
+  }
+
+  /* ---------- controls ---------- */
+
+  var sw = document.getElementById('lang-switch');
+  if (sw) {
+    sw.hidden = false;
+    sw.addEventListener('click', function (ev) {
+      var l = ev.target && ev.target.getAttribute && ev.target.getAttribute('data-lang-switch');
+      if (l !== 'ko' && l !== 'en') return;
+      lang = l;
+      try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
+      render();
+    });
+  }
+  var leaveBtn = document.getElementById('leave');
+  if (leaveBtn) {
+    leaveBtn.addEventListener('click', function () {
+      if (!window.confirm(t('leave_confirm'))) return;
+      request('leave');
+    });
+  }
+  var rejoinBtn = document.getElementById('rejoin');
+  if (rejoinBtn) {
+    rejoinBtn.addEventListener('click', function () {
+      S.state = 'joining';
+      request('join');
+    });
+  }
+
+  /* ---------- start from the server-rendered state ---------- */
+
+  S.updated = new Date();
+  switch (S.state) {
+  case 'waiting':
+    render();
+    schedule(S.retryMs, 'poll');
+    break;
+  case 'admitted':
+    render();
+    request('poll'); /* fetch the token itself (JSON) */
+    break;
+  case 'passthrough':
+    go();
+    break;
+  case 'full':
+    S.alertSeconds = Math.ceil(S.retryMs / 1000);
+    render();
+    schedule(S.retryMs, 'join');
+    break;
+  case 'unavailable':
+    S.alertSeconds = Math.ceil(S.retryMs / 1000);
+    render();
+    schedule(S.retryMs, 'join');
+    break;
+  default:
+    render();
+  }
+})();

@@ -1,0 +1,83 @@
+/*
+ * zsl.h - an order-statistic skiplist of (score, id) with spans, as Redis's
+ * zskiplist (t_zset.c): insert, delete, rank of an element and pop of the
+ * first element in O(log N); walking in score order.
+ *
+ * Made for the waiting line of the embedded store: scores are unique
+ * (arrival times in microseconds, strictly increasing per queue), ids are
+ * user ids of 1..255 bytes kept inline in the node. Nodes come from a
+ * per-list slab pool (size classes of 8 bytes), so a 12-byte id costs about
+ * 37 bytes per node on average. Not thread-safe; no I/O; no libevent.
+ */
+#ifndef WR_ZSL_H
+#define WR_ZSL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define WR_ZSL_MAXLEVEL 32
+#define WR_ZSL_ID_MAX   255 /* longest id, bytes */
+
+typedef struct wr_zsl wr_zsl_t;
+typedef struct wr_zsl_node wr_zsl_node_t;
+
+/* Creates an empty list; seed drives the level generator (any value).
+ * Returns NULL on allocation failure. Free with wr_zsl_free(). */
+wr_zsl_t *wr_zsl_new(uint64_t seed);
+
+/* Frees the list and every node (nodes are invalid afterwards). NULL is ok. */
+void wr_zsl_free(wr_zsl_t *zsl);
+
+/*
+ * Inserts id (idlen bytes, 1..WR_ZSL_ID_MAX, need not be NUL-terminated)
+ * with score. The node keeps a NUL-terminated copy of id.
+ * Returns WR_OK and *out (owned by the list; valid until deleted), WR_EINVAL
+ * when score is already in the list or idlen is out of range, WR_ELIMIT at
+ * 2^32-1 elements, WR_ENOMEM. The list does not check id uniqueness.
+ */
+wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
+                       wr_zsl_node_t **out);
+
+/* Removes node (which must be in zsl) and frees it. O(log N). */
+void wr_zsl_delete(wr_zsl_t *zsl, wr_zsl_node_t *node);
+
+/* 1-based rank of node (which must be in zsl): the number of elements with
+ * a score <= its score. O(log N). */
+uint64_t wr_zsl_rank(const wr_zsl_t *zsl, const wr_zsl_node_t *node);
+
+/* The element of 1-based rank, or NULL when rank is 0 or > length. O(log N). */
+wr_zsl_node_t *wr_zsl_by_rank(const wr_zsl_t *zsl, uint64_t rank);
+
+/* The first element (lowest score), or NULL when empty. O(1). */
+wr_zsl_node_t *wr_zsl_first(const wr_zsl_t *zsl);
+
+/* The element after node in score order, or NULL. O(1). */
+wr_zsl_node_t *wr_zsl_next(const wr_zsl_node_t *node);
+
+/* Callback for wr_zsl_pop_first: node is still valid during the call. */
+typedef void (*wr_zsl_pop_fn)(const wr_zsl_node_t *node, void *arg);
+
+/*
+ * Removes the first min(n, length) elements in score order; fn (may be
+ * NULL) sees each one just before it is freed. fn must not modify zsl.
+ * Returns the number removed. O(n + log N) in total.
+ */
+uint64_t wr_zsl_pop_first(wr_zsl_t *zsl, uint64_t n, wr_zsl_pop_fn fn, void *arg);
+
+/* Number of elements. */
+uint64_t wr_zsl_length(const wr_zsl_t *zsl);
+
+/* Bytes held by the node pool (slabs, whether in use or free) plus the list
+ * header: the list's memory footprint. */
+size_t wr_zsl_bytes(const wr_zsl_t *zsl);
+
+/* The node's score. */
+int64_t wr_zsl_node_score(const wr_zsl_node_t *node);
+
+/* The node's id, NUL-terminated, borrowed while the node lives; *len (may
+ * be NULL) gets its length in bytes. */
+const char *wr_zsl_node_id(const wr_zsl_node_t *node, size_t *len);
+
+#endif

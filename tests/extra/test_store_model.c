@@ -1,0 +1,608 @@
+/*
+ * test_store_model.c - randomized model-based test of the embedded store.
+ *
+ * 100,000 random operations (join, rejoin, leave, status, admit, consume
+ * and verify with the right and a wrong jti, config changes, queue delete,
+ * time advanced through debug_advance_time) run against store_memory
+ * through the store vtable and against a deliberately naive reference
+ * model: plain arrays and linear scans, its own budget arithmetic. Every
+ * answer is compared: error, state, position, waiting, token times, jti
+ * (learned on first sight, then held to), admitted counts and all stats.
+ *
+ * The store runs on its test clock (fixed time, moved only by
+ * debug_advance_time), so the run is deterministic for a seed:
+ * test_store_model [seed] [ops].
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+#include <math.h>
+
+#include "store_memory.h"
+
+#define NQ   2
+#define NU   48
+#define MAXU (NU + 1)
+#define T0   1750000000000000LL /* test clock start, us */
+
+static unsigned long long g_seed = 1;
+static long g_ops = 100000;
+
+/* ---- the naive model --------------------------------------------------- */
+
+typedef struct {
+    int user;
+    int64_t score;
+} m_wait_t;
+
+typedef struct {
+    int user;
+    char jti[WR_JTI_LEN + 1]; /* "" until learned from the store */
+    int64_t iat, exp;
+} m_tok_t;
+
+typedef struct {
+    bool exists;
+    wr_queue_config_t cfg;
+    m_wait_t wait[MAXU];
+    int nwait;
+    m_tok_t tok[MAXU];
+    int ntok;
+    int64_t last_score, last_tick, carry;
+    uint64_t admitted, consumed, expired, left, rejected;
+} m_queue_t;
+
+static m_queue_t mq[NQ];
+static int64_t m_now = T0;
+static const char *qname[NQ] = {"qa", "qb"};
+static char uname[NU][16];
+
+static int m_find_wait(m_queue_t *q, int u)
+{
+    for (int i = 0; i < q->nwait; i++)
+        if (q->wait[i].user == u)
+            return i;
+    return -1;
+}
+
+static int m_find_tok(m_queue_t *q, int u)
+{
+    for (int i = 0; i < q->ntok; i++)
+        if (q->tok[i].user == u)
+            return i;
+    return -1;
+}
+
+static void m_del_wait(m_queue_t *q, int i)
+{
+    for (int k = i; k + 1 < q->nwait; k++)
+        q->wait[k] = q->wait[k + 1];
+    q->nwait--;
+}
+
+static void m_del_tok(m_queue_t *q, int i)
+{
+    for (int k = i; k + 1 < q->ntok; k++)
+        q->tok[k] = q->tok[k + 1];
+    q->ntok--;
+}
+
+static void m_sweep(m_queue_t *q)
+{
+    for (int i = 0; i < q->ntok;) {
+        if (q->tok[i].exp <= m_now) {
+            m_del_tok(q, i);
+            q->expired++;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* ---- running store calls to completion ---------------------------------- */
+
+static struct event_base *base;
+static wr_store_t *st;
+
+typedef struct {
+    bool done;
+    int calls;
+    wr_err_t err;
+    bool has;
+    wr_entry_t entry;
+    wr_queue_config_t cfg;
+    wr_admit_t admit;
+    wr_token_check_t tok;
+    wr_queue_info_t info;
+} res_t;
+
+static void run_until(res_t *r)
+{
+    for (int i = 0; i < 1000 && !r->done; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    assert_true(r->done);
+    assert_int_equal(r->calls, 1);
+}
+
+static void on_entry(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+    r->has = e != NULL;
+    if (e) {
+        r->entry = *e;
+        if (e->config)
+            r->cfg = *e->config;
+    }
+}
+
+static void on_done(wr_err_t err, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+}
+
+static void on_admit(wr_err_t err, const wr_admit_t *a, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+    r->has = a != NULL;
+    if (a)
+        r->admit = *a;
+}
+
+static void on_token(wr_err_t err, const wr_token_check_t *t, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+    r->has = t != NULL;
+    if (t)
+        r->tok = *t;
+}
+
+static void on_info(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+    r->has = info != NULL;
+    if (info) {
+        r->info = *info;
+        r->cfg = *info->config;
+        r->info.config = NULL;
+        r->info.name = NULL;
+    }
+}
+
+/* Every call must return WR_OK and must not call back from inside. */
+#define CALL(expr, r)                                                                              \
+    do {                                                                                           \
+        memset(&(r), 0, sizeof(r));                                                                \
+        assert_int_equal((expr), WR_OK);                                                           \
+        assert_false((r).done);                                                                    \
+        run_until(&(r));                                                                           \
+    } while (0)
+
+/* ---- operations, each compared ------------------------------------------ */
+
+static void check_stats(m_queue_t *q, const wr_queue_stats_t *s)
+{
+    assert_int_equal(s->waiting, (uint64_t)q->nwait);
+    assert_int_equal(s->active, (uint64_t)q->ntok);
+    assert_int_equal(s->admitted_total, q->admitted);
+    assert_int_equal(s->consumed_total, q->consumed);
+    assert_int_equal(s->expired_total, q->expired);
+    assert_int_equal(s->left_total, q->left);
+    assert_int_equal(s->rejected_full_total, q->rejected);
+}
+
+static void do_entry(int qi, int u, bool join)
+{
+    m_queue_t *q = &mq[qi];
+    res_t r;
+    if (join)
+        CALL(wr_store_join(st, qname[qi], uname[u], on_entry, &r), r);
+    else
+        CALL(wr_store_status(st, qname[qi], uname[u], on_entry, &r), r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        return;
+    }
+    if (!q->cfg.enabled) {
+        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_PASSTHROUGH);
+        return;
+    }
+    m_sweep(q);
+    int w = m_find_wait(q, u), t = m_find_tok(q, u);
+    if (w < 0 && t < 0 && join) {
+        if (q->cfg.max_queue_size > 0 && (uint64_t)q->nwait >= q->cfg.max_queue_size) {
+            q->rejected++;
+            assert_int_equal(r.err, WR_EFULL);
+            assert_true(r.has);
+            assert_int_equal(r.entry.waiting, (uint64_t)q->nwait);
+            assert_int_equal(r.cfg.max_queue_size, q->cfg.max_queue_size);
+            return;
+        }
+        int64_t score = m_now > q->last_score ? m_now : q->last_score + 1;
+        q->last_score = score;
+        q->wait[q->nwait++] = (m_wait_t){.user = u, .score = score};
+        w = q->nwait - 1;
+    }
+    if (w >= 0) {
+        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_int_equal(r.entry.position, (uint64_t)w + 1);
+        assert_int_equal(r.entry.waiting, (uint64_t)q->nwait);
+        assert_int_equal(r.cfg.admit_per_second, q->cfg.admit_per_second);
+    } else if (t >= 0) {
+        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+        assert_int_equal(r.entry.issued_at_us, q->tok[t].iat);
+        assert_int_equal(r.entry.expires_at_us, q->tok[t].exp);
+        assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
+        if (q->tok[t].jti[0])
+            assert_string_equal(r.entry.jti, q->tok[t].jti);
+        else
+            memcpy(q->tok[t].jti, r.entry.jti, sizeof q->tok[t].jti);
+    } else {
+        assert_int_equal(r.err, WR_ENOTINQUEUE);
+    }
+}
+
+static void do_leave(int qi, int u)
+{
+    m_queue_t *q = &mq[qi];
+    res_t r;
+    CALL(wr_store_leave(st, qname[qi], uname[u], on_done, &r), r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        return;
+    }
+    int w = m_find_wait(q, u), t = -1;
+    if (w < 0) {
+        m_sweep(q); /* only when not in line, as leave.lua */
+        t = m_find_tok(q, u);
+    }
+    if (w >= 0) {
+        m_del_wait(q, w);
+        q->left++;
+        assert_int_equal(r.err, WR_OK);
+    } else if (t >= 0) {
+        m_del_tok(q, t);
+        q->left++;
+        assert_int_equal(r.err, WR_OK);
+    } else {
+        assert_int_equal(r.err, WR_ENOTINQUEUE);
+    }
+}
+
+static void do_admit(int qi)
+{
+    m_queue_t *q = &mq[qi];
+    res_t r;
+    CALL(wr_store_admit(st, qname[qi], on_admit, &r), r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        return;
+    }
+    assert_int_equal(r.err, WR_OK);
+    m_sweep(q);
+    int64_t tick = m_now / ((int64_t)q->cfg.tick_ms * 1000);
+    int64_t n = 0;
+    if (tick > q->last_tick) {
+        int64_t elapsed = q->last_tick < 0 ? 1 : tick - q->last_tick;
+        if (elapsed > 3)
+            elapsed = 3;
+        q->last_tick = tick;
+        if (q->cfg.enabled && !q->cfg.paused && q->nwait > 0) {
+            int64_t budget =
+                q->carry +
+                (int64_t)llround(q->cfg.admit_per_second * 1000 * q->cfg.tick_ms) * elapsed;
+            int64_t allowed = budget / 1000000;
+            q->carry = budget % 1000000;
+            n = allowed;
+            if (n > q->nwait)
+                n = q->nwait;
+            if (q->cfg.max_active > 0) {
+                int64_t room = (int64_t)q->cfg.max_active - q->ntok;
+                if (room < 0)
+                    room = 0;
+                if (n > room)
+                    n = room;
+            }
+            if (n < allowed)
+                q->carry = 0;
+        } else {
+            q->carry = 0;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        m_tok_t *t = &q->tok[q->ntok++];
+        t->user = q->wait[0].user;
+        t->jti[0] = '\0';
+        t->iat = m_now;
+        t->exp = m_now + (int64_t)q->cfg.token_ttl_seconds * 1000000;
+        m_del_wait(q, 0);
+    }
+    q->admitted += (uint64_t)n;
+    assert_int_equal(r.admit.admitted, (uint64_t)n);
+    assert_int_equal(r.admit.now_us, m_now);
+    check_stats(q, &r.admit.stats);
+}
+
+static long g_expired_answers;
+
+static void do_token(int qi, int u, bool right, bool consume)
+{
+    m_queue_t *q = &mq[qi];
+    int t = q->exists ? m_find_tok(q, u) : -1;
+    if (right && t >= 0 && !q->tok[t].jti[0] && q->tok[t].exp > m_now)
+        do_entry(qi, u, false); /* learn the jti (also compared) */
+    t = q->exists ? m_find_tok(q, u) : -1;
+    char jti[WR_JTI_LEN + 1] = "AAAAAAAAAAAAAAAAAAAAAA";
+    if (right && t >= 0 && q->tok[t].jti[0])
+        memcpy(jti, q->tok[t].jti, sizeof jti);
+    res_t r;
+    if (consume)
+        CALL(wr_store_consume(st, qname[qi], uname[u], jti, on_token, &r), r);
+    else
+        CALL(wr_store_verify(st, qname[qi], uname[u], jti, on_token, &r), r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        return;
+    }
+    if (!q->cfg.enabled) {
+        assert_int_equal(r.err, WR_OK);
+        assert_true(r.tok.passthrough);
+        return;
+    }
+    assert_true(r.has);
+    assert_false(r.tok.passthrough);
+    if (t < 0 || strcmp(q->tok[t].jti, jti) != 0) {
+        assert_int_equal(r.err, WR_ETOKEN);
+        assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
+    } else if (q->tok[t].exp <= m_now) {
+        assert_int_equal(r.err, WR_ETOKEN);
+        assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
+        g_expired_answers++;
+        if (consume) {
+            m_del_tok(q, t);
+            q->expired++;
+        }
+    } else {
+        assert_int_equal(r.err, WR_OK);
+        if (consume) {
+            m_del_tok(q, t);
+            q->consumed++;
+        }
+    }
+}
+
+static void random_config(wr_queue_config_t *c)
+{
+    wr_qconfig_defaults(c);
+    c->enabled = rand() % 8 != 0;
+    c->paused = rand() % 8 == 0;
+    static const double rates[] = {0.5, 1, 7.5, 17.5, 40, 175};
+    c->admit_per_second = rates[rand() % 6];
+    c->tick_ms = rand() % 4 == 0 ? 250 : 100;
+    c->max_active = rand() % 3 == 0 ? (uint64_t)(rand() % 10) : 0;
+    c->max_queue_size = rand() % 3 == 0 ? (uint64_t)(1 + rand() % 30) : 0;
+    c->token_ttl_seconds = 1 + (uint32_t)(rand() % 5);
+}
+
+static void do_config(int qi)
+{
+    m_queue_t *q = &mq[qi];
+    wr_queue_config_t c;
+    random_config(&c);
+    res_t r;
+    CALL(wr_store_config_put(st, qname[qi], &c, on_done, &r), r);
+    assert_int_equal(r.err, WR_OK);
+    if (!q->exists) {
+        memset(q, 0, sizeof *q);
+        q->exists = true;
+        q->last_tick = -1;
+    } else {
+        if (q->cfg.tick_ms != c.tick_ms) {
+            q->last_tick = -1;
+            q->carry = 0;
+        }
+    }
+    q->cfg = c;
+}
+
+static void do_get(int qi)
+{
+    m_queue_t *q = &mq[qi];
+    res_t r;
+    CALL(wr_store_queue_get(st, qname[qi], on_info, &r), r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        assert_false(r.has);
+        return;
+    }
+    m_sweep(q);
+    assert_int_equal(r.err, WR_OK);
+    check_stats(q, &r.info.stats);
+    assert_int_equal(r.cfg.enabled, q->cfg.enabled);
+    assert_int_equal(r.cfg.paused, q->cfg.paused);
+    assert_int_equal(r.cfg.max_active, q->cfg.max_active);
+    assert_int_equal(r.cfg.token_ttl_seconds, q->cfg.token_ttl_seconds);
+}
+
+static uint64_t g_admitted, g_consumed, g_expired, g_rejected; /* over deletes */
+
+static void do_delete(int qi)
+{
+    m_queue_t *q = &mq[qi];
+    g_admitted += q->admitted;
+    g_consumed += q->consumed;
+    g_expired += q->expired;
+    g_rejected += q->rejected;
+    res_t r;
+    CALL(wr_store_queue_delete(st, qname[qi], on_done, &r), r);
+    assert_int_equal(r.err, q->exists ? WR_OK : WR_ENOTFOUND);
+    memset(q, 0, sizeof *q);
+}
+
+static int list_n;
+static void on_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
+{
+    res_t *r = arg;
+    r->done = true;
+    r->calls++;
+    r->err = err;
+    list_n = (int)n;
+    int k = 0;
+    for (int qi = 0; qi < NQ; qi++) {
+        if (!mq[qi].exists)
+            continue;
+        assert_true((size_t)k < n);
+        assert_string_equal(infos[k].name, qname[qi]); /* sorted: qa < qb */
+        m_sweep(&mq[qi]);
+        check_stats(&mq[qi], &infos[k].stats);
+        k++;
+    }
+    assert_int_equal(n, (size_t)k);
+}
+
+static void do_list(void)
+{
+    res_t r;
+    CALL(wr_store_queue_list(st, on_list, &r), r);
+    assert_int_equal(r.err, WR_OK);
+}
+
+static void advance(int64_t us)
+{
+    assert_int_equal(st->ops->debug_advance_time(st, us), WR_OK);
+    m_now += us;
+}
+
+/* Moves the clock to exactly (or 1 us before) the next token expiry, so the
+ * exp <= now boundary is hit on purpose, not by chance. */
+static void advance_to_expiry(int qi)
+{
+    m_queue_t *q = &mq[qi];
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < q->ntok; i++)
+        if (q->tok[i].exp > m_now && q->tok[i].exp < next)
+            next = q->tok[i].exp;
+    if (next == INT64_MAX)
+        return;
+    advance(next - m_now - (rand() % 2));
+}
+
+static void test_model(void **state)
+{
+    srand((unsigned)g_seed);
+    for (int u = 0; u < NU; u++)
+        snprintf(uname[u], sizeof uname[u], "user-%02d", u);
+    memset(mq, 0, sizeof mq);
+    m_now = T0;
+    base = event_base_new();
+    assert_non_null(base);
+    wr_store_memory_opts_t o = {.test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    do_config(0);
+    do_config(1);
+
+    long counts[16] = {0};
+    for (long i = 0; i < g_ops; i++) {
+        int qi = rand() % NQ;
+        int u = rand() % NU;
+        int op = rand() % 100;
+        if (op < 22) {
+            do_entry(qi, u, true);
+            counts[0]++;
+        } else if (op < 40) {
+            do_entry(qi, u, false);
+            counts[1]++;
+        } else if (op < 45) {
+            do_leave(qi, u);
+            counts[2]++;
+        } else if (op < 60) {
+            do_admit(qi);
+            counts[3]++;
+        } else if (op < 68) {
+            /* mostly users who hold a token, so consumes succeed */
+            if (mq[qi].exists && mq[qi].ntok > 0 && rand() % 4 != 0)
+                u = mq[qi].tok[rand() % mq[qi].ntok].user;
+            do_token(qi, u, rand() % 4 != 0, true);
+            counts[4]++;
+        } else if (op < 72) {
+            do_token(qi, u, rand() % 4 != 0, false);
+            counts[5]++;
+        } else if (op < 88) {
+            if (rand() % 3 == 0)
+                advance_to_expiry(qi);
+            else
+                advance(rand() % 4 == 0 ? (int64_t)(rand() % 3000000) : (int64_t)(rand() % 150000));
+            counts[6]++;
+        } else if (op < 90) {
+            do_config(qi);
+            counts[7]++;
+        } else if (op < 96) {
+            do_get(qi);
+            counts[8]++;
+        } else if (op < 97) {
+            do_list();
+            counts[9]++;
+        } else if (op == 97 && rand() % 20 == 0) {
+            do_delete(qi);
+            counts[10]++;
+        } else {
+            do_entry(qi, u, true);
+            counts[0]++;
+        }
+    }
+    uint64_t admitted = g_admitted + mq[0].admitted + mq[1].admitted;
+    uint64_t consumed = g_consumed + mq[0].consumed + mq[1].consumed;
+    uint64_t expired = g_expired + mq[0].expired + mq[1].expired;
+    uint64_t rejected = g_rejected + mq[0].rejected + mq[1].rejected;
+    printf("seed %llu: %ld ops: join %ld status %ld leave %ld admit %ld consume %ld verify %ld "
+           "time %ld config %ld get %ld list %ld delete %ld; admitted %llu consumed %llu "
+           "expired %llu rejected %llu expired-answers %ld\n",
+           g_seed, g_ops, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+           counts[6], counts[7], counts[8], counts[9], counts[10], (unsigned long long)admitted,
+           (unsigned long long)consumed, (unsigned long long)expired, (unsigned long long)rejected,
+           g_expired_answers);
+    /* The run must have exercised every outcome, or it proves little. */
+    assert_true(admitted > 1000);
+    assert_true(consumed > 100);
+    assert_true(expired > 100);
+    assert_true(rejected > 10);
+    assert_true(g_expired_answers > 10);
+    wr_store_close(st);
+    event_base_free(base);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        g_seed = strtoull(argv[1], NULL, 10);
+    if (argc > 2)
+        g_ops = strtol(argv[2], NULL, 10);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Integration suite for waitroomd: drives the real server (and a real
+redis-server) over loopback and checks it against docs/API.md and the
+incident cases. Python 3.11 standard library only.
+
+    python3 tests/integration/run.py --waitroomd build/waitroomd --store redis|memory
+            [-k PATTERN ...] [--keep]
+
+Starts (redis-server,) a header-mode waitroomd (--identity header:X-User-Id)
+and a cookie-mode waitroomd, runs every test_*.py module of this directory
+(unittest, verbose), prints "N passed, N failed[, N skipped]" last and exits
+non-zero on any failure. Every child process is stopped at the end, even when
+tests fail. See README.md for the assumptions the suite makes.
+"""
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+from harness import ENV, RedisServer, Waitroomd  # noqa: E402
+
+
+def test_ids(result):
+    """Distinct test cases among failures and errors (subtests folded)."""
+    ids = set()
+    for test, _ in result.failures + result.errors:
+        case = getattr(test, "test_case", test)
+        ids.add(case.id())
+    for test in result.unexpectedSuccesses:
+        ids.add(test.id())
+    return ids
+
+
+def on_signal(signum, frame):
+    # SIGTERM/SIGINT: unwind through main's finally, which stops every child
+    raise SystemExit(128 + signum)
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--waitroomd", required=True)
+    ap.add_argument("--store", choices=["redis", "memory"], required=True)
+    ap.add_argument("-k", action="append", default=None,
+                    help="only tests whose name matches (unittest -k)")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir with logs")
+    args = ap.parse_args()
+
+    binary = os.path.abspath(args.waitroomd)
+    if not os.access(binary, os.X_OK):
+        print("waitroomd not found or not executable: %s" % binary)
+        print("0 passed, 1 failed")
+        return 1
+
+    tmp = tempfile.mkdtemp(prefix="wr-integration-")
+    ENV.tmpdir = tmp
+    ENV.waitroomd = binary
+    ENV.store = args.store
+    ENV.secret = secrets.token_hex(32)
+    redis = None
+    servers = []
+    failed = True
+    line = "0 passed, 1 failed"
+    started = time.monotonic()
+    try:
+        try:
+            if args.store == "redis":
+                redis = RedisServer(tmp)
+                ENV.redis_port = redis.port
+                ENV.redis = redis
+                ENV.store_arg = "redis://127.0.0.1:%d" % redis.port
+            else:
+                ENV.store_arg = "memory"
+            ENV.main = Waitroomd(binary, ENV.store_arg, ENV.secret, tmp,
+                                 identity="header:X-User-Id")
+            servers.append(ENV.main)
+            ENV.cookie = Waitroomd(binary, ENV.store_arg, ENV.secret, tmp)
+            servers.append(ENV.cookie)
+        except Exception as e:  # the environment did not come up
+            print("SETUP FAILED: %s" % e)
+            return 1
+
+        loader = unittest.TestLoader()
+        if args.k:
+            loader.testNamePatterns = ["*%s*" % k if "*" not in k else k for k in args.k]
+        suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+        runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout)
+        result = runner.run(suite)
+
+        bad = test_ids(result)
+        skipped = len(result.skipped)
+        n_failed = len(bad)
+        n_passed = result.testsRun - n_failed - skipped
+        # the shared servers must have survived the run and stop cleanly (exit 0;
+        # under ASan a leak or error report makes this non-zero)
+        for s in servers:
+            died = s.proc.poll()
+            code = died if died is not None else s.terminate(timeout=15)
+            if code != 0:
+                print("FAIL: waitroomd (port %d) %s %s; stderr tail:\n%s"
+                      % (s.port, "died during the run with" if died is not None
+                         else "exited on SIGTERM with", code, s.stderr_tail()))
+                n_failed += 1
+            elif bad:
+                tail = s.stderr_tail(3000)
+                if tail.strip():
+                    print("---- waitroomd port %d stderr tail ----\n%s" % (s.port, tail))
+        print("integration (%s): %.1f s" % (args.store, time.monotonic() - started))
+        line = "%d passed, %d failed" % (n_passed, n_failed)
+        if skipped:
+            line += ", %d skipped" % skipped
+        failed = n_failed > 0
+        return 1 if failed else 0
+    finally:
+        for s in servers:
+            s.terminate(timeout=10)
+        if redis:
+            redis.stop()
+        harness.kill_all()
+        if args.keep or failed:
+            print("logs kept in %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(line)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Cookie identity mode (the default): the signed wr_vid visitor cookie."""
+import jwtutil
+from harness import ENV, FAST, HOLD, WRTest
+
+
+def parse_set_cookie(value):
+    """'wr_vid=V; Path=/; HttpOnly' -> ('wr_vid', 'V', {'path': '/', 'httponly': True})"""
+    parts = [p.strip() for p in value.split(";")]
+    name, _, val = parts[0].partition("=")
+    attrs = {}
+    for p in parts[1:]:
+        k, eq, v = p.partition("=")
+        attrs[k.strip().lower()] = v.strip() if eq else True
+    return name.strip(), val.strip(), attrs
+
+
+def tamper(value):
+    """Changes the first character (full 6 data bits, unlike the last one)."""
+    return ("B" if value[0] != "B" else "C") + value[1:]
+
+
+class CookieMode(WRTest):
+
+    def setUp(self):
+        self.srv = ENV.cookie
+        self.c = ENV.cookie.client
+
+    def vid_cookie(self, r):
+        found = [parse_set_cookie(v) for v in r.set_cookies]
+        found = [f for f in found if f[0] == "wr_vid"]
+        self.assertEqual(len(found), 1, "exactly one wr_vid Set-Cookie: %r" % r.set_cookies)
+        return found[0]
+
+    def join_c(self, q, cookie=None, extra=None):
+        h = dict(extra or {})
+        if cookie is not None:
+            h["Cookie"] = "wr_vid=" + cookie
+        return self.c.join(q, None, h)
+
+    def test_first_join_sets_the_cookie(self):
+        q = self.new_queue(HOLD)
+        r = self.join_c(q)
+        self.assertWaiting(r, 1, 1, eta_null=True)
+        name, val, attrs = self.vid_cookie(r)
+        self.assertTrue(val, "cookie value is empty")
+        self.assertIs(attrs.get("httponly"), True, "HttpOnly: %r" % r.set_cookies)
+        self.assertEqual(str(attrs.get("samesite", "")).lower(), "lax", repr(r.set_cookies))
+        self.assertEqual(attrs.get("path"), "/", repr(r.set_cookies))
+        self.assertNotIn("secure", attrs, "Secure is off unless configured")
+
+    def test_cookie_is_the_same_user_in_two_tabs(self):
+        q = self.new_queue(HOLD)
+        r1 = self.join_c(q)
+        _, v1, _ = self.vid_cookie(r1)
+        r2 = self.join_c(q)
+        _, v2, _ = self.vid_cookie(r2)
+        self.assertNotEqual(v1, v2, "two visitors without cookies get different ids")
+        self.assertWaiting(r2, 2, 2, eta_null=True)
+        for tab in range(2):
+            self.assertWaiting(self.join_c(q, v1), 1, 2, eta_null=True, what="tab %d" % tab)
+            self.assertWaiting(self.c.me(q, None, {"Cookie": "wr_vid=" + v1}), 1, 2,
+                               eta_null=True, what="me tab %d" % tab)
+        # the cookie among others in the Cookie header
+        r = self.c.me(q, None, {"Cookie": "a=1; wr_vid=%s; b=2" % v2})
+        self.assertWaiting(r, 2, 2, eta_null=True, what="cookie among others")
+        self.assertEqual(self.stats(q)["waiting"], 2)
+
+    def test_tampered_cookie_is_a_new_visitor(self):
+        q = self.new_queue(HOLD)
+        _, v1, _ = self.vid_cookie(self.join_c(q))
+        bad = tamper(v1)
+        r = self.join_c(q, bad)
+        self.assertWaiting(r, 2, 2, eta_null=True, what="tampered cookie joins as new")
+        _, v2, _ = self.vid_cookie(r)
+        self.assertNotEqual(v2, v1)
+        self.assertNotEqual(v2, bad)
+        self.assertWaiting(self.join_c(q, v1), 1, 2, eta_null=True, what="original still 1")
+        # other garbage values are also just new visitors
+        for junk in ["", "x", v1 + "x", v1.split(".")[0] if "." in v1 else v1[:22]]:
+            with self.subTest(junk=junk):
+                r = self.join_c(q, junk)
+                self.assertEqual(r.status, 200, repr(r))
+                self.assertEqual(r.json["status"], "waiting")
+                self.assertGreater(r.json["position"], 2)
+                self.vid_cookie(r)
+
+    def test_me_and_leave_without_valid_cookie_are_404_and_set_no_cookie(self):
+        q = self.new_queue(HOLD)
+        _, v1, _ = self.vid_cookie(self.join_c(q))
+        for what, h in [("no cookie", {}), ("tampered", {"Cookie": "wr_vid=" + tamper(v1)}),
+                        ("other cookie", {"Cookie": "other=1"})]:
+            for route, r in [("me", self.c.me(q, None, h)), ("leave", self.c.leave(q, None, h))]:
+                with self.subTest(what=what, route=route):
+                    self.assertError(r, 404, "NOT_IN_QUEUE", "%s %s" % (route, what))
+                    self.assertEqual(r.set_cookies, [], "only a join creates a visitor")
+        self.assertWaiting(self.c.me(q, None, {"Cookie": "wr_vid=" + v1}), 1, 1, eta_null=True)
+        r = self.c.leave(q, None, {"Cookie": "wr_vid=" + v1})
+        self.assertEqual(r.status, 204, repr(r))
+        self.assertError(self.c.me(q, None, {"Cookie": "wr_vid=" + v1}), 404, "NOT_IN_QUEUE")
+
+    def test_identity_header_is_ignored_in_cookie_mode(self):
+        q = self.new_queue(HOLD)
+        r1 = self.join_c(q, extra={"X-User-Id": "alice"})
+        r2 = self.join_c(q, extra={"X-User-Id": "alice"})
+        self.assertWaiting(r1, 1, 1, eta_null=True)
+        self.assertWaiting(r2, 2, 2, eta_null=True,
+                           what="X-User-Id must not identify a user in cookie mode")
+
+    def test_cookie_user_gets_and_consumes_a_token(self):
+        q = self.new_queue(FAST)
+        r = self.join_c(q)
+        _, v, _ = self.vid_cookie(r)
+        b = self.wait_admitted(q, None, headers={"Cookie": "wr_vid=" + v})
+        sub = jwtutil.decode(b["token"])[1]["sub"]
+        r = self.c.consume(q, b["token"])
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.json, {"valid": True, "userId": sub})
+        self.assertError(self.c.me(q, None, {"Cookie": "wr_vid=" + v}), 404, "NOT_IN_QUEUE")

@@ -1,0 +1,295 @@
+/*
+ * test_page.c - the page module: HTML escaping of rendered values (a
+ * "<script>" in targetUrl comes out as entities everywhere), the values of
+ * the first render, the no-JavaScript refresh, Accept-Language choice with
+ * q-values, and static asset lookup (types, unknown names, traversal).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "page.h"
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static wr_page_view_t waiting_view(void)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "sale-1";
+    v.lang = "en";
+    v.state = "waiting";
+    v.position = 128;
+    v.waiting = 5012;
+    v.eta_seconds = 45;
+    v.retry_after_ms = 3000;
+    v.target_url = "https://shop.example/checkout";
+    return v;
+}
+
+static void test_render_waiting_values(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_int_equal(len, strlen(html));
+    assert_non_null(strstr(html, "<html lang=\"en\">"));
+    assert_non_null(strstr(html, "data-queue=\"sale-1\""));
+    assert_non_null(strstr(html, "data-state=\"waiting\""));
+    assert_non_null(strstr(html, "data-position=\"128\""));
+    assert_non_null(strstr(html, "data-waiting=\"5012\""));
+    assert_non_null(strstr(html, "data-eta=\"45\""));
+    assert_non_null(strstr(html, "data-retry-ms=\"3000\""));
+    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">128</strong>"));
+    assert_non_null(strstr(html, "<dd id=\"ahead\">127</dd>"));
+    assert_non_null(strstr(html, "<dd id=\"eta\">about 45 s</dd>"));
+    assert_non_null(strstr(html, "You are number 128 in line. 127 people ahead of you."));
+    /* without JavaScript: reload after ceil(3000 ms) = 3 s */
+    assert_non_null(
+        strstr(html, "<noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>"));
+    /* every placeholder was replaced */
+    assert_null(strstr(html, "{{"));
+    /* the i18n table travels in an attribute: its quotes are escaped */
+    assert_non_null(strstr(html, "data-i18n=\"{\n  &quot;en&quot;: {"));
+    free(html);
+}
+
+static void test_render_korean_and_eta_minutes(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.lang = "ko";
+    v.eta_seconds = 61; /* ceil(61 / 60) = 2 minutes */
+    v.retry_after_ms = 250;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<html lang=\"ko\">"));
+    assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
+    assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
+    /* 250 ms rounds up to 1 s, and the floor is 2 s */
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
+    free(html);
+}
+
+static void test_render_paused_eta_unknown(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.eta_seconds = -1;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-eta=\"-1\""));
+    assert_non_null(strstr(html, "<dd id=\"eta\">paused for now</dd>"));
+    free(html);
+}
+
+static void test_escaping_target_url(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.target_url = "/x?a=1&b=\"2\"'<script>alert(1)</script>";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_null(strstr(html, "<script>alert"));
+    assert_null(strstr(html, "\"2\""));
+    const char *esc = "/x?a=1&amp;b=&quot;2&quot;&#39;&lt;script&gt;alert(1)&lt;/script&gt;";
+    assert_non_null(strstr(html, esc));
+    /* in the data attribute and in the continue link */
+    assert_int_equal(count(html, esc), 2);
+    free(html);
+}
+
+static void test_escaping_state_and_queue(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.state = "<b>\"x\"</b>"; /* not a known state: rendered as unavailable */
+    v.queue = "a<b&c";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_null(strstr(html, "<b>"));
+    assert_null(strstr(html, "a<b"));
+    assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\">"));
+    free(html);
+}
+
+static void test_admitted_refresh_goes_to_target(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.state = "admitted";
+    v.target_url = "/shop?a=1&b=2";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "content=\"0; url=/shop?a=1&amp;b=2\""));
+    /* a waiting-only number is not shown for an admitted user */
+    assert_non_null(strstr(html, "data-position=\"0\""));
+    free(html);
+
+    v.target_url = "";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
+    assert_non_null(strstr(html, "You&#39;re in.")); /* ' escaped */
+    free(html);
+}
+
+static void test_full_and_unavailable_retry(void **state)
+{
+    (void)state;
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "q";
+    v.lang = "en";
+    v.state = "full";
+    v.eta_seconds = -1;
+    v.target_url = "";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    /* the api sends Retry-After: 5 with a full line */
+    assert_non_null(strstr(html, "data-retry-ms=\"5000\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
+    assert_non_null(strstr(html, "The line is full right now. We will try again in 5 s."));
+    free(html);
+
+    v.state = "unavailable";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-retry-ms=\"2000\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
+    free(html);
+
+    v.state = "notfound";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
+    assert_non_null(strstr(html, "This waiting room does not exist."));
+    free(html);
+}
+
+static void test_dashboard(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *html = wr_page_render_dashboard(&len);
+    assert_non_null(html);
+    assert_int_equal(len, strlen(html));
+    assert_non_null(strstr(html, "<script src=\"/static/dashboard.js\" defer></script>"));
+    /* no inline script or style: the CSP allows only 'self' */
+    assert_int_equal(count(html, "<script"), 1);
+    assert_null(strstr(html, "<style"));
+    assert_null(strstr(html, "style=\""));
+    free(html);
+}
+
+static void test_queue_page_has_no_inline_code(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_int_equal(count(html, "<script"), 1);
+    assert_non_null(strstr(html, "<script src=\"/static/queue.js\" defer></script>"));
+    assert_null(strstr(html, "<style"));
+    assert_null(strstr(html, " style=\""));
+    assert_null(strstr(html, " onclick="));
+    free(html);
+}
+
+static void test_lang(void **state)
+{
+    (void)state;
+    assert_string_equal(wr_page_lang("ko-KR,ko;q=0.9,en;q=0.8"), "ko");
+    assert_string_equal(wr_page_lang("en-US,en;q=0.9,ko;q=0.8"), "en");
+    assert_string_equal(wr_page_lang("ko;q=0.1, en;q=0.5"), "en");
+    assert_string_equal(wr_page_lang("en;q=0.1, ko;q=0.5"), "ko");
+    assert_string_equal(wr_page_lang(NULL), "en");
+    assert_string_equal(wr_page_lang(""), "en");
+    assert_string_equal(wr_page_lang("garbage"), "en");
+    assert_string_equal(wr_page_lang(";;;,,,=q=,ko;q=x"), "en");
+    assert_string_equal(wr_page_lang("ko;q=0"), "en");       /* q=0: not acceptable */
+    assert_string_equal(wr_page_lang("KO"), "ko");           /* case-insensitive */
+    assert_string_equal(wr_page_lang("fr, ko;q=0.3"), "ko"); /* ko over no English */
+    assert_string_equal(wr_page_lang("ko, en"), "ko");       /* equal q: first listed */
+    assert_string_equal(wr_page_lang("en, ko"), "en");
+    assert_string_equal(wr_page_lang("kok, ko-KR ; q=0.7 , en;q=0.6"), "ko");
+    assert_string_equal(wr_page_lang("ko;q=1.5"), "en"); /* bad q: entry ignored */
+}
+
+static void test_assets(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    const char *type = NULL;
+    const unsigned char *d = wr_page_asset("style.css", &len, &type);
+    assert_non_null(d);
+    assert_true(len > 100);
+    assert_string_equal(type, "text/css; charset=utf-8");
+    d = wr_page_asset("queue.js", &len, &type);
+    assert_non_null(d);
+    assert_string_equal(type, "text/javascript; charset=utf-8");
+    assert_non_null(strstr((const char *)d, "retryAfterMs"));
+    d = wr_page_asset("dashboard.js", &len, &type);
+    assert_non_null(d);
+    assert_string_equal(type, "text/javascript; charset=utf-8");
+    d = wr_page_asset("i18n.json", &len, &type);
+    assert_non_null(d);
+    assert_string_equal(type, "application/json; charset=utf-8");
+
+    type = "unchanged";
+    len = 77;
+    assert_null(wr_page_asset("nope.css", &len, &type));
+    assert_null(wr_page_asset("queue.html", &len, &type)); /* templates are not assets */
+    assert_null(wr_page_asset("../page.c", &len, &type));
+    assert_null(wr_page_asset("..", &len, &type));
+    assert_null(wr_page_asset("../web/style.css", &len, &type));
+    assert_null(wr_page_asset("web/style.css", &len, &type));
+    assert_null(wr_page_asset("./style.css", &len, &type));
+    assert_null(wr_page_asset(".hidden.css", &len, &type));
+    assert_null(wr_page_asset("style.css/", &len, &type));
+    assert_null(wr_page_asset("style%2ecss", &len, &type));
+    assert_null(wr_page_asset("", &len, &type));
+    assert_null(wr_page_asset(NULL, &len, &type));
+    assert_null(wr_page_asset("../scripts/join.lua", &len, &type));
+    assert_string_equal(type, "unchanged");
+    assert_int_equal(len, 77);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_waiting_values),
+        cmocka_unit_test(test_render_korean_and_eta_minutes),
+        cmocka_unit_test(test_render_paused_eta_unknown),
+        cmocka_unit_test(test_escaping_target_url),
+        cmocka_unit_test(test_escaping_state_and_queue),
+        cmocka_unit_test(test_admitted_refresh_goes_to_target),
+        cmocka_unit_test(test_full_and_unavailable_retry),
+        cmocka_unit_test(test_dashboard),
+        cmocka_unit_test(test_queue_page_has_no_inline_code),
+        cmocka_unit_test(test_lang),
+        cmocka_unit_test(test_assets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

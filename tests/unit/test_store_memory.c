@@ -1,0 +1,587 @@
+/*
+ * test_store_memory.c - the embedded store beyond the shared contract:
+ * the async contract (never called from inside the call, FIFO, exactly
+ * once, close cancels), snapshots (round trip, order kept across a clock
+ * that went back, corrupt files refused with WR_EIO, the periodic timer)
+ * and argument checks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store_memory.h"
+
+#define T0 1750000000000000LL
+
+typedef struct {
+    int calls;
+    wr_err_t err;
+    wr_entry_t entry;
+    wr_admit_t admit;
+    wr_token_check_t tok;
+    wr_queue_stats_t stats;
+    wr_queue_config_t cfg;
+    char names[8][WR_QUEUE_NAME_MAX + 1];
+    size_t n;
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len;
+    int order; /* global sequence number at the call */
+} res_t;
+
+static int seq;
+
+static void on_entry(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    r->order = ++seq;
+    if (e) {
+        r->entry = *e;
+        r->cfg = *e->config;
+    }
+}
+
+static void on_done(wr_err_t err, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    r->order = ++seq;
+}
+
+static void on_admit(wr_err_t err, const wr_admit_t *a, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    if (a)
+        r->admit = *a;
+}
+
+static void on_token(wr_err_t err, const wr_token_check_t *t, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    if (t)
+        r->tok = *t;
+}
+
+static void on_info(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    if (info) {
+        r->stats = info->stats;
+        r->cfg = *info->config;
+        snprintf(r->names[0], sizeof r->names[0], "%s", info->name);
+    }
+}
+
+static void on_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    r->n = n;
+    for (size_t i = 0; i < n && i < 8; i++)
+        snprintf(r->names[i], sizeof r->names[i], "%s", infos[i].name);
+}
+
+static void on_secret(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    if (secret) {
+        memcpy(r->secret, secret, len);
+        r->secret_len = len;
+    }
+}
+
+static void run(struct event_base *base, res_t *r)
+{
+    for (int i = 0; i < 100 && r->calls == 0; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    assert_int_equal(r->calls, 1);
+}
+
+static void put_cfg(struct event_base *base, wr_store_t *st, const char *q, double rate,
+                    uint64_t max_size)
+{
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = rate;
+    c.max_queue_size = max_size;
+    res_t r = {0};
+    assert_int_equal(wr_store_config_put(st, q, &c, on_done, &r), WR_OK);
+    run(base, &r);
+    assert_int_equal(r.err, WR_OK);
+}
+
+static res_t join(struct event_base *base, wr_store_t *st, const char *q, const char *u)
+{
+    res_t r = {0};
+    assert_int_equal(wr_store_join(st, q, u, on_entry, &r), WR_OK);
+    run(base, &r);
+    return r;
+}
+
+static res_t status(struct event_base *base, wr_store_t *st, const char *q, const char *u)
+{
+    res_t r = {0};
+    assert_int_equal(wr_store_status(st, q, u, on_entry, &r), WR_OK);
+    run(base, &r);
+    return r;
+}
+
+static res_t get(struct event_base *base, wr_store_t *st, const char *q)
+{
+    res_t r = {0};
+    assert_int_equal(wr_store_queue_get(st, q, on_info, &r), WR_OK);
+    run(base, &r);
+    return r;
+}
+
+static void test_async_contract(void **state)
+{
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_string_equal(st->ops->name, "memory");
+    put_cfg(base, st, "q", 10, 0);
+
+    res_t a = {0}, b = {0}, c = {0};
+    assert_int_equal(wr_store_join(st, "q", "alice", on_entry, &a), WR_OK);
+    assert_int_equal(wr_store_join(st, "q", "bob", on_entry, &b), WR_OK);
+    assert_int_equal(wr_store_ping(st, on_done, &c), WR_OK);
+    /* nothing called from inside the calls */
+    assert_int_equal(a.calls + b.calls + c.calls, 0);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(c.calls, 1);
+    assert_true(a.order < b.order && b.order < c.order); /* FIFO */
+    assert_int_equal(a.entry.position, 1);
+    assert_int_equal(b.entry.position, 2);
+    assert_int_equal(b.entry.waiting, 2);
+    assert_int_equal(c.err, WR_OK);
+
+    /* bad arguments: error now, callback never */
+    res_t x = {0};
+    assert_int_equal(wr_store_join(st, "bad name", "u", on_entry, &x), WR_EINVAL);
+    assert_int_equal(wr_store_join(st, "q", "", on_entry, &x), WR_EINVAL);
+    char longid[200];
+    memset(longid, 'a', sizeof longid - 1);
+    longid[sizeof longid - 1] = '\0';
+    assert_int_equal(wr_store_join(st, "q", longid, on_entry, &x), WR_EINVAL);
+    assert_int_equal(wr_store_secret(st, NULL, 0, on_secret, &x), WR_EINVAL);
+    assert_int_equal(st->ops->debug_advance_time(st, -1), WR_EINVAL);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    assert_int_equal(x.calls, 0);
+
+    /* close calls what is pending, synchronously, with WR_ECANCELED */
+    res_t p1 = {0}, p2 = {0};
+    assert_int_equal(wr_store_status(st, "q", "alice", on_entry, &p1), WR_OK);
+    assert_int_equal(wr_store_admit(st, "q", on_admit, &p2), WR_OK);
+    wr_store_close(st);
+    assert_int_equal(p1.calls, 1);
+    assert_int_equal(p1.err, WR_ECANCELED);
+    assert_int_equal(p2.calls, 1);
+    assert_int_equal(p2.err, WR_ECANCELED);
+    event_base_free(base);
+}
+
+/* Closing the store from inside one of its callbacks. */
+static wr_store_t *g_st;
+static void close_in_cb(wr_err_t err, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    wr_store_close(g_st);
+}
+
+static void test_close_inside_callback(void **state)
+{
+    struct event_base *base = event_base_new();
+    assert_int_equal(wr_store_memory_open(base, NULL, &g_st), WR_OK);
+    res_t a = {0}, b = {0};
+    assert_int_equal(wr_store_ping(g_st, close_in_cb, &a), WR_OK);
+    assert_int_equal(wr_store_ping(g_st, on_done, &b), WR_OK);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.err, WR_ECANCELED);
+    event_base_free(base);
+}
+
+static void test_semantics(void **state)
+{
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+
+    res_t r = join(base, st, "nope", "u");
+    assert_int_equal(r.err, WR_ENOTFOUND);
+
+    put_cfg(base, st, "q", 10, 2); /* 10/s at 100 ms: 1 per tick; max 2 waiting */
+    assert_int_equal(join(base, st, "q", "u1").entry.position, 1);
+    assert_int_equal(join(base, st, "q", "u2").entry.position, 2);
+    r = join(base, st, "q", "u3");
+    assert_int_equal(r.err, WR_EFULL);
+    assert_int_equal(r.entry.waiting, 2);
+    assert_int_equal(r.cfg.max_queue_size, 2);
+    /* rejoin does not move and is not refused */
+    r = join(base, st, "q", "u2");
+    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(r.entry.position, 2);
+    assert_int_equal(status(base, st, "q", "u3").err, WR_ENOTINQUEUE);
+
+    /* first tick ever: 1 admitted; same tick again: 0 */
+    res_t a = {0};
+    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
+    run(base, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.now_us, T0);
+    assert_int_equal(a.admit.stats.active, 1);
+    a.calls = 0;
+    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
+    run(base, &a);
+    assert_int_equal(a.admit.admitted, 0);
+
+    r = status(base, st, "q", "u1");
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    assert_int_equal(r.entry.issued_at_us, T0);
+    assert_int_equal(r.entry.expires_at_us, T0 + 300 * 1000000LL);
+    assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
+    char jti[WR_JTI_LEN + 1];
+    memcpy(jti, r.entry.jti, sizeof jti);
+    assert_int_equal(status(base, st, "q", "u2").entry.position, 1);
+
+    /* verify does not consume; consume does, once */
+    res_t t = {0};
+    assert_int_equal(wr_store_verify(st, "q", "u1", jti, on_token, &t), WR_OK);
+    run(base, &t);
+    assert_int_equal(t.err, WR_OK);
+    t.calls = 0;
+    assert_int_equal(wr_store_consume(st, "q", "u1", "wrongjti", on_token, &t), WR_OK);
+    run(base, &t);
+    assert_int_equal(t.err, WR_ETOKEN);
+    assert_int_equal(t.tok.reason, WR_TOKEN_CONSUMED);
+    t.calls = 0;
+    assert_int_equal(wr_store_consume(st, "q", "u1", jti, on_token, &t), WR_OK);
+    run(base, &t);
+    assert_int_equal(t.err, WR_OK);
+    assert_false(t.tok.passthrough);
+    t.calls = 0;
+    assert_int_equal(wr_store_consume(st, "q", "u1", jti, on_token, &t), WR_OK);
+    run(base, &t);
+    assert_int_equal(t.err, WR_ETOKEN);
+    assert_int_equal(t.tok.reason, WR_TOKEN_CONSUMED);
+
+    /* 250 ms later (2 ticks, 2 budget), one waiting: 1 admitted, carry dropped */
+    assert_int_equal(st->ops->debug_advance_time(st, 250000), WR_OK);
+    a.calls = 0;
+    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
+    run(base, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    /* token of u2 expires after 300 s: status says not in queue, counted once */
+    assert_int_equal(st->ops->debug_advance_time(st, 300 * 1000000LL), WR_OK);
+    assert_int_equal(status(base, st, "q", "u2").err, WR_ENOTINQUEUE);
+    r = get(base, st, "q");
+    assert_int_equal(r.err, WR_OK);
+    assert_string_equal(r.names[0], "q");
+    assert_int_equal(r.stats.waiting, 0);
+    assert_int_equal(r.stats.active, 0);
+    assert_int_equal(r.stats.admitted_total, 2);
+    assert_int_equal(r.stats.consumed_total, 1);
+    assert_int_equal(r.stats.expired_total, 1);
+    assert_int_equal(r.stats.rejected_full_total, 1);
+
+    /* leave: from the line, then not in queue */
+    join(base, st, "q", "u9");
+    res_t l = {0};
+    assert_int_equal(wr_store_leave(st, "q", "u9", on_done, &l), WR_OK);
+    run(base, &l);
+    assert_int_equal(l.err, WR_OK);
+    l.calls = 0;
+    assert_int_equal(wr_store_leave(st, "q", "u9", on_done, &l), WR_OK);
+    run(base, &l);
+    assert_int_equal(l.err, WR_ENOTINQUEUE);
+    assert_int_equal(get(base, st, "q").stats.left_total, 1);
+
+    /* disabled: passthrough for join and consume */
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 10;
+    c.enabled = false;
+    res_t d = {0};
+    assert_int_equal(wr_store_config_put(st, "q", &c, on_done, &d), WR_OK);
+    run(base, &d);
+    assert_int_equal(join(base, st, "q", "zz").entry.state, WR_ENTRY_PASSTHROUGH);
+    t.calls = 0;
+    assert_int_equal(wr_store_consume(st, "q", "zz", "x", on_token, &t), WR_OK);
+    run(base, &t);
+    assert_int_equal(t.err, WR_OK);
+    assert_true(t.tok.passthrough);
+    /* the counters survived the config change */
+    assert_int_equal(get(base, st, "q").stats.admitted_total, 2);
+
+    /* list sorted by name; delete */
+    put_cfg(base, st, "c", 1, 0);
+    put_cfg(base, st, "a", 1, 0);
+    res_t li = {0};
+    assert_int_equal(wr_store_queue_list(st, on_list, &li), WR_OK);
+    run(base, &li);
+    assert_int_equal(li.n, 3);
+    assert_string_equal(li.names[0], "a");
+    assert_string_equal(li.names[1], "c");
+    assert_string_equal(li.names[2], "q");
+    d.calls = 0;
+    assert_int_equal(wr_store_queue_delete(st, "c", on_done, &d), WR_OK);
+    run(base, &d);
+    assert_int_equal(d.err, WR_OK);
+    d.calls = 0;
+    assert_int_equal(wr_store_queue_delete(st, "c", on_done, &d), WR_OK);
+    run(base, &d);
+    assert_int_equal(d.err, WR_ENOTFOUND);
+
+    /* secret: first writer wins */
+    uint8_t s1[32], s2[32];
+    memset(s1, 1, sizeof s1);
+    memset(s2, 2, sizeof s2);
+    res_t sr = {0};
+    assert_int_equal(wr_store_secret(st, s1, sizeof s1, on_secret, &sr), WR_OK);
+    run(base, &sr);
+    sr.calls = 0;
+    assert_int_equal(wr_store_secret(st, s2, sizeof s2, on_secret, &sr), WR_OK);
+    run(base, &sr);
+    assert_int_equal(sr.secret_len, 32);
+    assert_memory_equal(sr.secret, s1, 32);
+    wr_store_close(st);
+    event_base_free(base);
+}
+
+/* Answers keep their config even when the queue is deleted before the
+ * callback runs. */
+static void test_config_outlives_queue(void **state)
+{
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    assert_int_equal(wr_store_memory_open(base, NULL, &st), WR_OK);
+    put_cfg(base, st, "q", 42, 0);
+    res_t r = {0}, d = {0};
+    assert_int_equal(wr_store_join(st, "q", "u", on_entry, &r), WR_OK);
+    assert_int_equal(wr_store_queue_delete(st, "q", on_done, &d), WR_OK);
+    run(base, &d);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.cfg.admit_per_second, 42); /* read in the callback, ASan-clean */
+    wr_store_close(st);
+    event_base_free(base);
+}
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/wr_store_memory_XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    unlink(p);
+    rmdir(tmpdir);
+}
+
+static void test_snapshot_round_trip(void **state)
+{
+    make_tmpdir();
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    put_cfg(base, st, "shop", 10, 0);
+    put_cfg(base, st, "empty", 3.5, 7);
+    const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
+    for (int i = 0; i < 5; i++) {
+        join(base, st, "shop", users[i]);
+        st->ops->debug_advance_time(st, 10);
+    }
+    res_t a = {0};
+    assert_int_equal(wr_store_admit(st, "shop", on_admit, &a), WR_OK); /* admits u-a */
+    run(base, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    res_t l = {0};
+    assert_int_equal(wr_store_leave(st, "shop", "u-c", on_done, &l), WR_OK);
+    run(base, &l);
+    res_t adm = status(base, st, "shop", "u-a");
+    assert_int_equal(adm.entry.state, WR_ENTRY_ADMITTED);
+    uint8_t sec[40];
+    memset(sec, 0xAB, sizeof sec);
+    res_t sr = {0};
+    assert_int_equal(wr_store_secret(st, sec, sizeof sec, on_secret, &sr), WR_OK);
+    run(base, &sr);
+    wr_store_close(st); /* writes the snapshot */
+
+    /* Reopen with a clock one hour EARLIER: a newcomer still goes last. */
+    o.test_clock_start_us = T0 - 3600 * 1000000LL;
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    res_t g = get(base, st, "shop");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.stats.waiting, 3);
+    assert_int_equal(g.stats.active, 1);
+    assert_int_equal(g.stats.admitted_total, 1);
+    assert_int_equal(g.stats.left_total, 1);
+    assert_int_equal(g.cfg.admit_per_second, 10);
+    g = get(base, st, "empty");
+    assert_int_equal(g.cfg.admit_per_second, 3.5);
+    assert_int_equal(g.cfg.max_queue_size, 7);
+    assert_int_equal(status(base, st, "shop", "u-b").entry.position, 1);
+    assert_int_equal(status(base, st, "shop", "u-d").entry.position, 2);
+    assert_int_equal(status(base, st, "shop", "u-e").entry.position, 3);
+    assert_int_equal(status(base, st, "shop", "u-c").err, WR_ENOTINQUEUE);
+    res_t r = status(base, st, "shop", "u-a");
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    assert_string_equal(r.entry.jti, adm.entry.jti);
+    assert_int_equal(r.entry.issued_at_us, adm.entry.issued_at_us);
+    assert_int_equal(r.entry.expires_at_us, adm.entry.expires_at_us);
+    assert_int_equal(join(base, st, "shop", "late").entry.position, 4);
+    uint8_t other[32] = {0};
+    sr.calls = 0;
+    assert_int_equal(wr_store_secret(st, other, sizeof other, on_secret, &sr), WR_OK);
+    run(base, &sr);
+    assert_int_equal(sr.secret_len, sizeof sec);
+    assert_memory_equal(sr.secret, sec, sizeof sec);
+    /* explicit snapshot works too */
+    assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
+    wr_store_close(st);
+    event_base_free(base);
+    rm_tmpdir();
+}
+
+static void write_snapshot_with(void (*mangle)(const char *path))
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    unlink(p); /* start empty */
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    put_cfg(base, st, "q", 10, 0);
+    join(base, st, "q", "someone");
+    wr_store_close(st);
+    mangle(p);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_EIO);
+    event_base_free(base);
+}
+
+static void flip_byte(const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 30, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 30, SEEK_SET);
+    fputc(c ^ 0x01, f);
+    fclose(f);
+}
+
+/* A byte of the user id "someone": still well-formed, only the checksum
+ * can tell (the file ends with the id, the token count, the 32-byte sum). */
+static void flip_id_byte(const char *path)
+{
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    long off = (long)sb.st_size - 32 - 8 - 3;
+    fseek(f, off, SEEK_SET);
+    int c = fgetc(f);
+    assert_int_equal(c, 'o'); /* "someone"[4] */
+    fseek(f, off, SEEK_SET);
+    fputc('x', f);
+    fclose(f);
+}
+
+static void truncate_file(const char *path)
+{
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(truncate(path, sb.st_size - 40), 0);
+}
+
+static void garbage(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    fputs("this is not a snapshot at all, just some text\n", f);
+    fclose(f);
+}
+
+static void append_byte(const char *path)
+{
+    FILE *f = fopen(path, "ab");
+    fputc('x', f);
+    fclose(f);
+}
+
+static void test_corrupt_snapshots(void **state)
+{
+    make_tmpdir();
+    write_snapshot_with(flip_byte);
+    write_snapshot_with(flip_id_byte);
+    write_snapshot_with(truncate_file);
+    write_snapshot_with(garbage);
+    write_snapshot_with(append_byte);
+    rm_tmpdir();
+}
+
+static void test_snapshot_timer(void **state)
+{
+    make_tmpdir();
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .snapshot_interval_ms = 20};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    char p[128];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    assert_int_not_equal(access(p, F_OK), 0); /* nothing yet */
+    put_cfg(base, st, "q", 10, 0);
+    /* the 20 ms timer writes it; bounded wait (up to 5 s) */
+    struct timeval tick = {0, 10000};
+    for (int i = 0; i < 500 && access(p, F_OK) != 0; i++) {
+        event_base_loopexit(base, &tick);
+        event_base_dispatch(base);
+    }
+    assert_int_equal(access(p, F_OK), 0);
+    wr_store_close(st);
+    event_base_free(base);
+    rm_tmpdir();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_async_contract),      cmocka_unit_test(test_close_inside_callback),
+        cmocka_unit_test(test_semantics),           cmocka_unit_test(test_config_outlives_queue),
+        cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
+        cmocka_unit_test(test_snapshot_timer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
