@@ -1200,7 +1200,7 @@ static void start_arrivals(sim_t *s)
         else
             off = rnd(s) * 1000.0; /* burst: all within 1 s */
         u->arrive_ms = s->t0_ms + (int64_t)off;
-        u->quit_at_ms = u->arrive_ms + 2000 + (int64_t)(rnd(s) * 18000);
+        u->quit_at_ms = u->arrive_ms + 1000 + (int64_t)(rnd(s) * 4000); /* patience 1-5 s */
         timer_ms(u->ev, u->arrive_ms - now_ms());
     }
     free(csv);
