@@ -10,7 +10,13 @@
 #   scripts/demo.sh [--users N] [--rate R] [--service-ms MS] [--pool N]
 #                   [--pool-timeout-ms MS] [--bypass N] [--replay N] [--greedy N]
 #                   [--quitters N] [--store memory|redis] [--bin DIR] [--out DIR]
+#                   [--poll-bands auto|default|JSON] [--poll-jitter 0..0.5]
 #                   [--assert] [--with-only]
+# --poll-bands auto (the default) sizes the queue's poll bands to the rate:
+# 1 s polls for the last 3.5 s of the line, 3 s up to 6 s, 5 s beyond, so no
+# user sleeps through their admission by more than about a second.
+# --poll-jitter 0.5 (default; the server's default is 0.1) spreads the polls
+# of a crowd that joined within one second, so they do not come in waves.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -27,6 +33,8 @@ store=${DEMO_STORE:-memory}
 bypass=""; replay=""; greedy=""; quitters=""
 assert=""
 with_only=0
+poll_bands=auto
+poll_jitter=0.5
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -39,11 +47,13 @@ while [ $# -gt 0 ]; do
     --greedy) greedy=$2; shift 2 ;;
     --quitters) quitters=$2; shift 2 ;;
     --store) store=$2; shift 2 ;;
+    --poll-bands) poll_bands=$2; shift 2 ;;
+    --poll-jitter) poll_jitter=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +62,14 @@ bypass=${bypass:-$((users / 100))}
 replay=${replay:-$((users / 200))}
 greedy=${greedy:-$((users / 200))}
 quitters=${quitters:-$((users / 200))}
+
+bands_arg=()
+case "$poll_bands" in
+  default) ;;
+  auto) bands_arg=(--poll-bands "$(awk -v r="$rate" 'function c(x){return x==int(x)?x:int(x)+1}
+      BEGIN{printf "[{\"upTo\":%d,\"ms\":1000},{\"upTo\":%d,\"ms\":3000},{\"ms\":5000}]", c(3.5*r), c(6*r)}')") ;;
+  *) bands_arg=(--poll-bands "$poll_bands") ;;
+esac
 
 for b in waitroomd waitroom-shop waitroom-sim; do
   if [ ! -x "$bin/$b" ]; then
@@ -107,7 +125,7 @@ if [ "$with_only" = 0 ]; then
     --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms")
   echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
   "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
-    --bypass "$bypass" --replay "$replay" --out "$out/without.json"
+    --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
 fi
 
 wr_port=$(start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
@@ -120,7 +138,7 @@ rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
-  --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" --queue-config "{\"pollJitter\":$poll_jitter}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 if [ -f "$out/with.json" ] && [ -f "$out/without.json" ]; then
   echo "-- report --"

@@ -66,6 +66,7 @@ typedef struct order {
     struct order *prev, *next;  /* pool waiters (O_WAITING) */
     ostate_t state;
     int64_t t_wait_ms;
+    int64_t t_consume_ms; /* token check sent */
     char user[USER_MAX];
 } order_t;
 
@@ -89,6 +90,8 @@ typedef struct shop {
     uint64_t requests, orders_ok, orders_failed, pool_waits, pool_timeouts, refused, consume_errors,
         abandoned;
     int64_t pool_wait_ms_max;
+    int64_t consume_ms_max, consume_ms_sum; /* token check round trips */
+    uint64_t consumes;
     uint64_t rng;
 } shop_t;
 
@@ -260,6 +263,11 @@ static void consume_done(struct evhttp_request *resp, void *arg)
     order_t *o = arg;
     shop_t *s = o->shop;
     int code = resp ? evhttp_request_get_response_code(resp) : 0;
+    int64_t took = now_ms() - o->t_consume_ms;
+    s->consumes++;
+    s->consume_ms_sum += took;
+    if (took > s->consume_ms_max)
+        s->consume_ms_max = took;
     if (code == 200) {
         start_work(o);
         return;
@@ -358,6 +366,7 @@ static void handle_order(shop_t *s, struct evhttp_request *req)
     char path[QUEUE_MAX + 48];
     snprintf(path, sizeof(path), "/v1/queues/%s/tokens/consume", s->queue);
     struct evhttp_connection *c = s->conns[s->rr++ % s->n_conns];
+    o->t_consume_ms = now_ms();
     if (evhttp_make_request(c, r, EVHTTP_REQ_POST, path) != 0) {
         s->consume_errors++;
         s->orders_failed++;
@@ -375,11 +384,13 @@ static void handle_stats(shop_t *s, struct evhttp_request *req)
              ",\"maxBusy\":%" PRIu64 ",\"maxWaiting\":%" PRIu64 ",\"requests\":%" PRIu64
              ",\"ordersOk\":%" PRIu64 ",\"ordersFailed\":%" PRIu64 ",\"poolWaits\":%" PRIu64
              ",\"poolTimeouts\":%" PRIu64 ",\"poolWaitMsMax\":%" PRId64 ",\"refused\":%" PRIu64
-             ",\"consumeErrors\":%" PRIu64 ",\"abandoned\":%" PRIu64 "}",
+             ",\"consumeErrors\":%" PRIu64 ",\"abandoned\":%" PRIu64 ",\"consumeMsMax\":%" PRId64
+             ",\"consumeMsMean\":%.1f}",
              s->pool, s->no_queue ? "true" : "false", s->service_ms, s->pool_timeout_ms,
              s->in_flight, s->busy, s->waiting, s->max_in_flight, s->max_busy, s->max_waiting,
              s->requests, s->orders_ok, s->orders_failed, s->pool_waits, s->pool_timeouts,
-             s->pool_wait_ms_max, s->refused, s->consume_errors, s->abandoned);
+             s->pool_wait_ms_max, s->refused, s->consume_errors, s->abandoned, s->consume_ms_max,
+             s->consumes ? (double)s->consume_ms_sum / (double)s->consumes : 0.0);
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "application/json");
     evhttp_add_header(oh, "Cache-Control", "no-store");

@@ -148,6 +148,9 @@ struct sim {
     /* options */
     bool no_queue, assert_mode, fresh;
     const char *server, *shop, *queue, *admin_key, *out_path, *profile, *csv_path, *label;
+    const char *users_csv; /* --users-csv: one row per user */
+    json_t *queue_extra;   /* --queue-config: more fields of the queue's config */
+    json_t *poll_bands;    /* --poll-bands: the queue's pollBands, or NULL for the default */
     uint32_t users, bypass, replay, greedy, quitters;
     uint32_t conns, join_conns, shop_conns;
     double rate, ramp_seconds;
@@ -837,6 +840,10 @@ static json_t *compute(sim_t *s)
                         json_integer(json_integer_value(json_object_get(sh, "poolWaits"))));
     json_object_set_new(r, "shopPoolTimeouts",
                         json_integer(json_integer_value(json_object_get(sh, "poolTimeouts"))));
+    json_object_set_new(r, "shopTokenCheckMsMax",
+                        json_integer(json_integer_value(json_object_get(sh, "consumeMsMax"))));
+    json_object_set_new(r, "shopTokenCheckMsMean",
+                        json_real(json_number_value(json_object_get(sh, "consumeMsMean"))));
     json_object_set_new(r, "shopPoolWaitMsMax",
                         json_integer(json_integer_value(json_object_get(sh, "poolWaitMsMax"))));
 
@@ -1077,8 +1084,38 @@ static int check(sim_t *s, json_t *r)
     return fail == 0 ? 0 : 1;
 }
 
+static const char *KIND_NAMES[] = {"normal", "bypass", "replay", "greedy", "quitter"};
+static const char *STATE_NAMES[] = {"pending", "joining", "waiting", "ordering",
+                                    "done",    "left",    "lost",    "error"};
+
+/* One row per user, times in ms after the start of arrivals (-1 = never). */
+static void write_users_csv(sim_t *s)
+{
+    FILE *f = fopen(s->users_csv, "w");
+    if (!f) {
+        fprintf(stderr, "waitroom-sim: cannot write %s: %s\n", s->users_csv, strerror(errno));
+        s->exit_code = 1;
+        return;
+    }
+    fprintf(f, "user,kind,state,joinSeq,arriveMs,joinMs,positionAtJoin,etaSeconds,admitTickMs,"
+               "admitSeenMs,orderSentMs,orderDoneMs,orderStatus\n");
+#define REL(x) ((x) > 0 ? (long long)((x)-s->t0_ms) : -1LL)
+    for (uint32_t i = 0; i < s->n_users; i++) {
+        user_t *u = &s->u[i];
+        fprintf(f, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d\n", u->uid,
+                KIND_NAMES[u->kind], STATE_NAMES[u->st], (long long)u->join_seq, REL(u->arrive_ms),
+                REL(u->join_ms), (long long)u->pos_join, (long long)u->eta_s, REL(u->admit_tick_ms),
+                REL(u->admit_seen_ms), REL(u->order_sent_ms), REL(u->order_done_ms), u->order_code);
+    }
+#undef REL
+    if (fclose(f) != 0)
+        s->exit_code = 1;
+}
+
 static void write_results(sim_t *s)
 {
+    if (s->users_csv)
+        write_users_csv(s);
     json_t *r = compute(s);
     if (isatty(2))
         fprintf(stderr, "\n");
@@ -1302,16 +1339,24 @@ static void on_put(op_t *op, int code, json_t *body)
 static void on_delete(op_t *op, int code, json_t *body)
 {
     sim_t *s = op->arg;
-    char path[192], auth[300], cfg[256];
+    char path[192], auth[300];
     snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
     snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
-    snprintf(cfg, sizeof(cfg),
-             "{\"admitPerSecond\":%.6g,\"tickMs\":%u,\"tokenTtlSeconds\":%u,\"maxQueueSize\":0,"
-             "\"failPolicy\":\"closed\"}",
-             s->rate, s->tick_ms, s->ttl_s);
+    json_t *cfg = json_pack("{s:f,s:I,s:I,s:i,s:s}", "admitPerSecond", s->rate, "tickMs",
+                            (json_int_t)s->tick_ms, "tokenTtlSeconds", (json_int_t)s->ttl_s,
+                            "maxQueueSize", 0, "failPolicy", "closed");
+    if (cfg && s->poll_bands)
+        json_object_set(cfg, "pollBands", s->poll_bands);
+    if (cfg && s->queue_extra)
+        json_object_update(cfg, s->queue_extra);
     op_t *put = op_new(EVHTTP_REQ_PUT, path, NULL, on_put, s);
     op_set_auth(put, auth);
-    put->body = strdup(cfg);
+    put->body = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
+    json_decref(cfg);
+    if (!put->body) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
     pool_submit(&s->statp, put);
 }
 
@@ -1339,7 +1384,11 @@ static void usage(void)
             "  --users N (10000)  --profile burst|ramp|csv:FILE  --ramp-seconds S (30)\n"
             "  --bypass N  --replay N  --greedy N  --quitters N   (mixed-in behaviours)\n"
             "  --greedy-poll-ms MS (100)  --conns N (256)  --join-conns N (1)  --shop-conns N\n"
+            "  --poll-bands JSON   the queue's pollBands, e.g. "
+            "'[{\"upTo\":600,\"ms\":1000},{\"ms\":5000}]'\n"
             "  --max-seconds S  --sample-ms MS (100)  --seed N  --label TEXT\n"
+            "  --queue-config JSON   more queue config fields, e.g. '{\"pollJitter\":0.5}'\n"
+            "  --users-csv FILE (one row per user)\n"
             "  --out FILE.json  --assert (check the CI invariants, exit 1 if one fails)\n");
 }
 
@@ -1464,7 +1513,17 @@ int main(int argc, char **argv)
             s->out_path = v;
         else if (!strcmp(a, "--label"))
             s->label = v;
-        else if (!strcmp(a, "--profile")) {
+        else if (!strcmp(a, "--users-csv"))
+            s->users_csv = v;
+        else if (!strcmp(a, "--queue-config")) {
+            json_decref(s->queue_extra);
+            s->queue_extra = json_loads(v, 0, NULL);
+            ok = json_is_object(s->queue_extra);
+        } else if (!strcmp(a, "--poll-bands")) {
+            json_decref(s->poll_bands);
+            s->poll_bands = json_loads(v, 0, NULL);
+            ok = json_is_array(s->poll_bands);
+        } else if (!strcmp(a, "--profile")) {
             if (!strncmp(v, "csv:", 4)) {
                 s->csv_path = v + 4;
                 s->profile = "csv";
@@ -1655,6 +1714,8 @@ int main(int argc, char **argv)
     pool_free(&s->shopp);
     pool_free(&s->statp);
     pool_free(&s->shopstat);
+    json_decref(s->poll_bands);
+    json_decref(s->queue_extra);
     json_decref(s->shop_final);
     json_decref(s->queue_final);
     free(s->ser.waiting);
