@@ -80,6 +80,7 @@ done
 mkdir -p "$out"
 run=$(mktemp -d "${TMPDIR:-/tmp}/waitroom-demo.XXXXXX")
 pids=()
+names=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -87,16 +88,38 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start NAME CMD...: runs CMD in the background and prints the port from its
-# first stdout line "listening on HOST:PORT" (waits up to 10 s).
+# stop_all: SIGTERM to every process started here, by pid; each must exit 0
+# (a sanitizer report or a crash fails the demo). Logs go to $out/logs/.
+stop_all() {
+  local i st failed=0
+  mkdir -p "$out/logs"
+  for i in "${!pids[@]}"; do
+    kill "${pids[$i]}" 2>/dev/null || true
+    st=0; wait "${pids[$i]}" 2>/dev/null || st=$?
+    cp "$run/${names[$i]}.err" "$out/logs/${names[$i]}.log" 2>/dev/null || true
+    if [ "$st" != 0 ]; then
+      echo "demo.sh: ${names[$i]} exited with status $st:" >&2
+      tail -n 30 "$run/${names[$i]}.err" >&2 || true
+      failed=1
+    fi
+  done
+  pids=()
+  return $failed
+}
+
+# start NAME CMD...: runs CMD in the background (not in a subshell, so its
+# pid is recorded) and sets $port from its first stdout line
+# "listening on HOST:PORT" (waits up to 10 s).
+port=""
 start() {
   local name=$1; shift
   "$@" >"$run/$name.out" 2>"$run/$name.err" &
   pids+=($!)
+  names+=("$name")
   local pid=$!
   for _ in $(seq 1 100); do
     if grep -q '^listening on ' "$run/$name.out" 2>/dev/null; then
-      sed -n '1s/^listening on .*:\([0-9]*\)$/\1/p' "$run/$name.out"
+      port=$(sed -n '1s/^listening on .*:\([0-9]*\)$/\1/p' "$run/$name.out")
       return 0
     fi
     if ! kill -0 "$pid" 2>/dev/null; then break; fi
@@ -113,32 +136,38 @@ store_arg=memory
 if [ "$store" = "redis" ]; then
   command -v redis-server >/dev/null || { echo "demo.sh: redis-server is not installed" >&2; exit 2; }
   redis-server --port 0 --unixsocket "$run/redis.sock" --unixsocketperm 700 --save '' \
-    --appendonly no --dir "$run" >"$run/redis.log" 2>&1 &
+    --appendonly no --dir "$run" >"$run/redis.err" 2>&1 &
   pids+=($!)
+  names+=(redis)
   for _ in $(seq 1 100); do [ -S "$run/redis.sock" ] && break; sleep 0.1; done
   store_arg="unix://$run/redis.sock"
 fi
 
 echo "== sale-day scenario: $users users in a burst, shop pool $pool x ${service_ms} ms, line at ${rate}/s =="
 if [ "$with_only" = 0 ]; then
-  nq_port=$(start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
-    --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms")
+  start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
+    --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+  nq_port=$port
   echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
   "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
     --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
 fi
 
-wr_port=$(start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
-  --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn)
-shop_port=$(start shop "$bin/waitroom-shop" --listen 127.0.0.1:0 \
+start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
+  --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn
+wr_port=$port
+start shop "$bin/waitroom-shop" --listen 127.0.0.1:0 \
   --waitroom "http://127.0.0.1:$wr_port" --queue sale --pool "$pool" \
-  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms")
+  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+shop_port=$port
 echo "-- with the line (waitroomd on 127.0.0.1:$wr_port, store $store; shop on 127.0.0.1:$shop_port) --"
 rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
   "${bands_arg[@]}" --queue-config "{\"pollJitter\":$poll_jitter}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+
+stop_all || rc=1
 
 if [ -f "$out/with.json" ] && [ -f "$out/without.json" ]; then
   echo "-- report --"
