@@ -228,6 +228,11 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
     const json_t *line = json_object_get(ser, "lineLength");
     panel_frame(&p, "People in line", series_max(line, 1));
     panel_line(&p, line, step, 1, "#1f77b4", false);
+    if (!with)
+        fprintf(f,
+                "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\" text-anchor=\"middle\">no line: "
+                "everybody goes straight to the shop</text>\n",
+                x0 + PW / 2.0, ROW0 + PH / 2.0);
 
     p.y0 = ROW0 + ROWSTEP;
     const json_t *aps = json_object_get(run, "admittedPerSecond");
@@ -255,24 +260,25 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
 
     double y = ROW0 + 2 * ROWSTEP + PH + 42;
     snprintf(buf, sizeof(buf),
-             "orders ok %.0f, failed %.0f, pool timeouts %.0f, max in flight %.0f (pool %.0f)",
+             "orders ok %.0f, failed %.0f; pool timeouts %.0f; max in flight %.0f (pool %.0f)",
              num(run, "ordersOk"), num(run, "ordersFailed"), num(run, "shopPoolTimeouts"),
              num(run, "shopMaxInFlight"), pool);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y, buf);
-    if (with) {
+    snprintf(buf, sizeof(buf), "order latency p50 %.0f ms, p99 %.0f ms; %.0f%% of orders failed",
+             num(run, "orderLatencyP50Ms"), num(run, "orderLatencyP99Ms"),
+             num(run, "users") > 0 ? num(run, "ordersFailed") * 100 / num(run, "users") : 0);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 18, buf);
+    if (with)
         snprintf(buf, sizeof(buf),
-                 "users lost %.0f, Kendall tau %.4f, wait p50 %.1f s / p99 %.1f s, "
-                 "bypasses accepted %.0f of %.0f",
+                 "lost %.0f; Kendall tau %.4f; wait p50 %.1f s, p99 %.1f s; bypasses let in "
+                 "%.0f of %.0f",
                  num(run, "usersLost"), num(run, "kendallTau"), num(run, "waitP50Ms") / 1000,
                  num(run, "waitP99Ms") / 1000, num(run, "bypassAccepted"),
                  num(run, "bypassAttempts"));
-    } else {
-        snprintf(buf, sizeof(buf),
-                 "order latency p50 %.0f ms / p99 %.0f ms, %.0f%% of orders failed",
-                 num(run, "orderLatencyP50Ms"), num(run, "orderLatencyP99Ms"),
-                 num(run, "users") > 0 ? num(run, "ordersFailed") * 100 / num(run, "users") : 0);
-    }
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 18, buf);
+    else
+        snprintf(buf, sizeof(buf), "bypasses let in %.0f of %.0f (nothing is checked)",
+                 num(run, "bypassAccepted"), num(run, "bypassAttempts"));
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 36, buf);
 }
 
 int wr_report_write_svg(const char *path, const json_t *without, const json_t *with)
@@ -288,7 +294,7 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
         tmax = 1;
     double xs = nice_step(tmax);
     tmax = ceil(tmax / xs) * xs;
-    int h = ROW0 + 2 * ROWSTEP + PH + 80;
+    int h = ROW0 + 2 * ROWSTEP + PH + 100;
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"

@@ -1589,7 +1589,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "waitroom-sim: --replay + --greedy + --quitters exceed --users\n");
         return 2;
     }
-    s->shop_conns = shop_conns_set ? shop_conns_set : (s->no_queue ? 2000 : 256);
+    /* without the line every user is at the shop at once: one connection
+     * each (up to 10000); with it, a pool is plenty */
+    s->shop_conns = shop_conns_set ? shop_conns_set : (s->no_queue ? 10000 : 256);
     if (s->shop_conns > s->users + s->bypass)
         s->shop_conns = s->users + s->bypass;
     if (s->no_queue) {
