@@ -11,7 +11,7 @@
 #                   [--pool-timeout-ms MS] [--bypass N] [--replay N] [--greedy N]
 #                   [--quitters N] [--store memory|redis] [--bin DIR] [--out DIR]
 #                   [--poll-bands auto|default|JSON] [--poll-jitter 0..0.5]
-#                   [--assert] [--with-only]
+#                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
 # --poll-bands auto (the default) sizes the queue's poll bands to the rate:
 # 1 s polls for the last 3.5 s of the line, 3 s up to 6 s, 5 s beyond, so no
 # user sleeps through their admission by more than about a second.
@@ -35,6 +35,7 @@ assert=""
 with_only=0
 poll_bands=auto
 poll_jitter=0.5
+profile=burst
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -49,6 +50,7 @@ while [ $# -gt 0 ]; do
     --store) store=$2; shift 2 ;;
     --poll-bands) poll_bands=$2; shift 2 ;;
     --poll-jitter) poll_jitter=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
@@ -150,7 +152,7 @@ if [ "$with_only" = 0 ]; then
   nq_port=$port
   echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
   "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
-    --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
+    --profile "$profile" --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
 fi
 
 start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
@@ -163,7 +165,7 @@ shop_port=$port
 echo "-- with the line (waitroomd on 127.0.0.1:$wr_port, store $store; shop on 127.0.0.1:$shop_port) --"
 rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
-  --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" \
+  --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
   "${bands_arg[@]}" --queue-config "{\"pollJitter\":$poll_jitter}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 

@@ -149,8 +149,10 @@ struct sim {
     bool no_queue, assert_mode, fresh;
     const char *server, *shop, *queue, *admin_key, *out_path, *profile, *csv_path, *label;
     const char *users_csv; /* --users-csv: one row per user */
-    json_t *queue_extra;   /* --queue-config: more fields of the queue's config */
-    json_t *poll_bands;    /* --poll-bands: the queue's pollBands, or NULL for the default */
+    double *csv;           /* --profile csv:FILE: arrival offsets, ms; one user each */
+    uint32_t ncsv;
+    json_t *queue_extra; /* --queue-config: more fields of the queue's config */
+    json_t *poll_bands;  /* --poll-bands: the queue's pollBands, or NULL for the default */
     uint32_t users, bypass, replay, greedy, quitters;
     uint32_t conns, join_conns, shop_conns;
     double rate, ramp_seconds;
@@ -1220,13 +1222,8 @@ static double *read_csv(const char *path, uint32_t *n_out)
 static void start_arrivals(sim_t *s)
 {
     s->t0_ms = now_ms() + 200;
-    double *csv = NULL;
-    uint32_t ncsv = 0;
-    if (s->csv_path) {
-        csv = read_csv(s->csv_path, &ncsv);
-        if (!csv)
-            exit(2);
-    }
+    double *csv = s->csv;
+    uint32_t ncsv = s->ncsv;
     for (uint32_t i = 0; i < s->n_users; i++) {
         user_t *u = &s->u[i];
         double off; /* ms after t0 */
@@ -1240,7 +1237,6 @@ static void start_arrivals(sim_t *s)
         u->quit_at_ms = u->arrive_ms + 1000 + (int64_t)(rnd(s) * 4000); /* patience 1-5 s */
         timer_ms(u->ev, u->arrive_ms - now_ms());
     }
-    free(csv);
     struct timeval tv = {(time_t)(s->sample_ms / 1000), (suseconds_t)(s->sample_ms % 1000) * 1000};
     event_add(s->ev_sample, &tv);
     struct timeval pv = {0, 250000};
@@ -1382,6 +1378,9 @@ static void usage(void)
             "  --no-queue                       users go straight to the shop (shop --no-queue)\n"
             "  --queue NAME (sale)  --rate R (175)  --tick-ms MS (100)  --ttl S (60)\n"
             "  --users N (10000)  --profile burst|ramp|csv:FILE  --ramp-seconds S (30)\n"
+            "    burst: all arrive within 1 s; ramp: arrival rate rising linearly over S;\n"
+            "    csv: one user per line, first column the arrival time in seconds (or epoch\n"
+            "    ms if > 1e11), relative to the earliest; other lines are skipped\n"
             "  --bypass N  --replay N  --greedy N  --quitters N   (mixed-in behaviours)\n"
             "  --greedy-poll-ms MS (100)  --conns N (256)  --join-conns N (1)  --shop-conns N\n"
             "  --poll-bands JSON   the queue's pollBands, e.g. "
@@ -1585,6 +1584,13 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
+    if (s->csv_path) {
+        /* the CSV decides the crowd: one user per arrival time */
+        s->csv = read_csv(s->csv_path, &s->ncsv);
+        if (!s->csv)
+            return 2;
+        s->users = s->ncsv;
+    }
     if (s->replay + s->greedy + s->quitters > s->users) {
         fprintf(stderr, "waitroom-sim: --replay + --greedy + --quitters exceed --users\n");
         return 2;
@@ -1716,6 +1722,7 @@ int main(int argc, char **argv)
     pool_free(&s->shopp);
     pool_free(&s->statp);
     pool_free(&s->shopstat);
+    free(s->csv);
     json_decref(s->poll_bands);
     json_decref(s->queue_extra);
     json_decref(s->shop_final);
