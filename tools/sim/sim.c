@@ -1619,6 +1619,15 @@ int main(int argc, char **argv)
             rl.rlim_cur = rl.rlim_max;
             setrlimit(RLIMIT_NOFILE, &rl);
         }
+        size_t other = need_fds - s->shop_conns;
+        if (!shop_conns_set && rl.rlim_cur < need_fds && rl.rlim_cur > other + 16) {
+            /* the default shop connection count shrinks to fit the limit
+             * (the shop needs as many descriptors: fit both) */
+            s->shop_conns = (uint32_t)(rl.rlim_cur - other);
+            need_fds = other + s->shop_conns;
+            fprintf(stderr, "waitroom-sim: %u shop connections (file descriptor limit %llu)\n",
+                    s->shop_conns, (unsigned long long)rl.rlim_cur);
+        }
         if (rl.rlim_cur < need_fds) {
             fprintf(stderr, "waitroom-sim: need %zu file descriptors, limit is %llu\n", need_fds,
                     (unsigned long long)rl.rlim_cur);
