@@ -86,7 +86,7 @@ class RedisServer:
         self.log = open(os.path.join(self.dir, "redis.log"), "wb")
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir],
+             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
@@ -121,20 +121,27 @@ class RedisServer:
 class Waitroomd:
     """One waitroomd process. `identity` None = cookie mode (the default)."""
 
-    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None):
+    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None,
+                 admin_key=ADMIN_KEY):
         # WR_WAITROOMD_WRAPPER (e.g. "valgrind --error-exitcode=1 ..."): a
         # command every waitroomd runs under (scripts/valgrind.sh)
         wrapper = os.environ.get("WR_WAITROOMD_WRAPPER", "").split()
         self.args = wrapper + [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
-                     "--admin-key", ADMIN_KEY, "--token-secret", secret,
-                     "--log-level", "warn"]
+                               "--admin-key", admin_key, "--log-level", "warn"]
+        if secret is not None:   # None: the shared secret kept in the store
+            self.args += ["--token-secret", secret]
         if identity:
             self.args += ["--identity", identity]
         self.args += list(extra)
         fd, self.errpath = tempfile.mkstemp(prefix="waitroomd-", suffix=".log", dir=tmpdir)
         self.err = os.fdopen(fd, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err, env=env,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+        penv = None
+        if env:
+            penv = dict(os.environ)
+            penv.update(env)
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err,
+                                     start_new_session=True, preexec_fn=_die_with_parent,
+                                     env=penv)
         PROCS.append(self.proc)
         self.stdout_lines = []
         first = []
