@@ -329,8 +329,10 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     h->handler = opts->handler;
     h->handler_arg = opts->handler_arg;
     h->max_conn_requests = opts->max_conn_requests;
-    h->request_timeout_us =
-        (int64_t)(opts->request_timeout_seconds ? opts->request_timeout_seconds : 10) * 1000000;
+    /* The whole-request deadline never exceeds the read timeout. */
+    uint32_t rt = opts->request_timeout_seconds ? opts->request_timeout_seconds : 10;
+    uint32_t io = opts->timeout_seconds ? opts->timeout_seconds : 30;
+    h->request_timeout_us = (int64_t)(rt < io ? rt : io) * 1000000;
     h->conns = calloc(h->table_cap, sizeof(*h->conns));
     h->index = calloc(h->index_cap, sizeof(*h->index));
     h->http = evhttp_new(opts->base);

@@ -40,7 +40,8 @@ typedef struct {
     void (*handler)(struct evhttp_request *req, void *arg); /* every request */
     void *handler_arg;
     uint32_t max_conn_requests;       /* requests per connection; 0 = no limit */
-    uint32_t request_timeout_seconds; /* whole-request deadline; 0 = 10 */
+    uint32_t request_timeout_seconds; /* whole-request deadline; 0 = 10; at most
+                                         timeout_seconds */
 } wr_http_opts_t;
 
 /* Counters since wr_http_open. */
