@@ -7,8 +7,9 @@
  * cookie-mode API and a header-mode API (X-User-Id). The first input byte
  * picks the listener; the rest is written to a fresh TCP connection, whose
  * write side is then shut. The loop runs until the server closes the
- * connection (every request answered) or a bound of iterations is hit,
- * which is a finding (a hang). The queue "q" exists from the start (FAST,
+ * connection (every request answered) or a bound
+ * of wall time (beyond every server timeout) is hit, which is a finding (a
+ * hang). The queue "q" exists from the start (FAST,
  * created by an admin PUT); the seed corpus carries the admin key.
  * Every RESET_EVERY inputs the whole server is rebuilt so state (queues,
  * users) stays bounded.
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -32,7 +34,7 @@
 #include "store_memory.h"
 
 #define RESET_EVERY 2000
-#define MAX_ITER 20000
+#define MAX_WAIT_US 15000000 /* a connection not finished in 15 s is a hang */
 
 typedef struct {
     struct event_base *base;
@@ -78,7 +80,12 @@ static int exchange(int i, const uint8_t *data, size_t size)
     size_t off = 0;
     bool shut = false;
     char buf[65536];
-    for (int it = 0; it < MAX_ITER; it++) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 > MAX_WAIT_US)
+            break;
         if (off < size) {
             ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL);
             if (w > 0)
@@ -131,7 +138,7 @@ static void server_new(void)
         wr_api_set_secret(S.api[i], secret, sizeof(secret) - 1);
         wr_http_opts_t ho = {.base = S.base,
                              .listen = "127.0.0.1:0",
-                             .max_connections = 64,
+                             .max_connections = 10000,
                              .timeout_seconds = 5,
                              .handler = wr_api_handle,
                              .handler_arg = S.api[i],
