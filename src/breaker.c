@@ -54,7 +54,7 @@ void wr_breaker_opts_default(wr_breaker_opts_t *o)
     o->slow_call_ms = 200;
     o->slow_call_rate = 0.8;
     o->open_wait_ms = 1000;
-    o->open_wait_max_ms = 30000;
+    o->open_wait_max_ms = 5000;
     o->half_open_probes = 3;
 }
 

@@ -68,7 +68,8 @@ typedef void (*wr_breaker_transition_cb)(wr_breaker_state_t from, wr_breaker_sta
  *   slow_call_ms         200 ms
  *   slow_call_rate       0.8 (0 < x <= 1)
  *   open_wait_ms         1000 ms, first wait in open
- *   open_wait_max_ms     30000 ms, cap of the doubling wait
+ *   open_wait_max_ms     5000 ms, cap of the doubling wait (a returning store
+ *                        is used again within 5 s)
  *   half_open_probes     3 probe calls in half-open
  */
 typedef struct {

@@ -78,7 +78,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.slow_call_ms, 200);
     assert_true(o.slow_call_rate == 0.8);
     assert_int_equal(o.open_wait_ms, 1000);
-    assert_int_equal(o.open_wait_max_ms, 30000);
+    assert_int_equal(o.open_wait_max_ms, 5000);
     assert_int_equal(o.half_open_probes, 3);
     /* zero fields take the defaults */
     wr_breaker_opts_t z;
