@@ -32,6 +32,8 @@
  */
 #include "config.h"
 
+#include "breaker.h"
+
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +60,9 @@ typedef enum {
     OPT_TIMEOUT_SECONDS,
     OPT_STORE_TIMEOUT_MS,
     OPT_DATA_DIR,
+    OPT_BREAKER,
+    OPT_REDIS_WAIT_REPLICAS,
+    OPT_REDIS_WAIT_TIMEOUT_MS,
 } opt_id_t;
 
 typedef struct {
@@ -82,6 +87,9 @@ static const opt_t opts[] = {
     {OPT_TIMEOUT_SECONDS, "timeout-seconds", "timeout_seconds", 1},
     {OPT_STORE_TIMEOUT_MS, "store-timeout-ms", "store_timeout_ms", 1},
     {OPT_DATA_DIR, "data-dir", "data_dir", 1},
+    {OPT_BREAKER, "breaker", "breaker", 1},
+    {OPT_REDIS_WAIT_REPLICAS, "redis-wait-replicas", "redis_wait_replicas", 1},
+    {OPT_REDIS_WAIT_TIMEOUT_MS, "redis-wait-timeout-ms", "redis_wait_timeout_ms", 1},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -102,6 +110,12 @@ static const char usage[] =
     "  --max-connections N      connection cap (default 10000)\n"
     "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
     "  --store-timeout-ms N     store command timeout (default 250)\n"
+    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
+    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
+    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
+    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
+    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
+    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
     "  --help                   print this text\n"
     "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET and\n"
     "WAITROOM_COOKIE_SECRET override both. Both --flag VALUE and --flag=VALUE work.\n";
@@ -123,6 +137,8 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->max_connections = 10000;
     cfg->timeout_seconds = 30;
     cfg->store_timeout_ms = 250;
+    cfg->redis_wait_replicas = 0;
+    cfg->redis_wait_timeout_ms = 100;
 }
 
 void wr_config_free(wr_config_t *cfg)
@@ -367,6 +383,25 @@ static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *e
         if (!parse_uint(v, 1, 60000, &n))
             return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
         cfg->store_timeout_ms = (uint32_t)n;
+        return WR_OK;
+    case OPT_BREAKER:
+        if (strcmp(v, "off") != 0) {
+            wr_breaker_opts_t bo;
+            wr_breaker_opts_default(&bo);
+            char berr[160];
+            if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
+                return fail(err, errlen, "%s", berr);
+        }
+        return set_string(cfg->breaker, WR_BREAKER_SPEC_MAX, v, err, errlen);
+    case OPT_REDIS_WAIT_REPLICAS:
+        if (!parse_uint(v, 0, 100, &n))
+            return fail(err, errlen, "'%s' must be an integer from 0 to 100", v);
+        cfg->redis_wait_replicas = (uint32_t)n;
+        return WR_OK;
+    case OPT_REDIS_WAIT_TIMEOUT_MS:
+        if (!parse_uint(v, 1, 60000, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
+        cfg->redis_wait_timeout_ms = (uint32_t)n;
         return WR_OK;
     case OPT_DATA_DIR:
         for (const char *p = v; *p; p++)

@@ -35,6 +35,7 @@
 #define WR_URL_MAX 1023
 #define WR_KEY_MAX 256
 #define WR_HEADER_NAME_MAX 64
+#define WR_BREAKER_SPEC_MAX 255
 
 typedef enum {
     WR_IDENTITY_COOKIE = 0, /* signed wr_vid visitor cookie (default) */
@@ -62,6 +63,10 @@ typedef struct {
     uint32_t timeout_seconds;           /* HTTP read/write timeout, s; default 30 */
     uint32_t store_timeout_ms;          /* store command timeout, ms; default 250 */
     char data_dir[WR_URL_MAX + 1];      /* memory store snapshots; "" = none */
+    char breaker[WR_BREAKER_SPEC_MAX + 1]; /* store breaker: "" = defaults, "off", or
+                                              "key=value,..." (wr_breaker_parse) */
+    uint32_t redis_wait_replicas;       /* WAIT N after consume/admission; 0 = off */
+    uint32_t redis_wait_timeout_ms;     /* timeout of that WAIT, ms; default 100 */
     wr_config_queue_t queues[WR_CONFIG_QUEUES_MAX];
     size_t n_queues;
 } wr_config_t;

@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "scheduler.h"
 #include "store.h"
+#include "store_breaker.h"
 #include "store_memory.h"
 #include "store_redis.h"
 #include "token.h"
@@ -195,7 +196,34 @@ static wr_err_t open_store(app_t *app)
     wr_store_redis_opts_t o = {0};
     o.url = url;
     o.command_timeout_ms = app->cfg.store_timeout_ms;
+    o.wait_replicas = app->cfg.redis_wait_replicas;
+    o.wait_timeout_ms = app->cfg.redis_wait_timeout_ms;
+    o.metrics = app->metrics;
     return wr_store_redis_open(app->base, &o, &app->store);
+}
+
+/* Puts the circuit breaker in front of the store (docs/RELIABILITY.md);
+ * --breaker off leaves the store bare. */
+static wr_err_t wrap_breaker(app_t *app)
+{
+    if (strcmp(app->cfg.breaker, "off") == 0) {
+        wr_warn("store circuit breaker disabled (--breaker off)");
+        return WR_OK;
+    }
+    wr_store_breaker_opts_t bo = {0};
+    wr_breaker_opts_default(&bo.breaker);
+    char err[160] = "";
+    if (app->cfg.breaker[0] &&
+        wr_breaker_parse(&bo.breaker, app->cfg.breaker, err, sizeof(err)) != WR_OK) {
+        fprintf(stderr, "waitroomd: --breaker: %s\n", err);
+        return WR_EINVAL;
+    }
+    bo.metrics = app->metrics;
+    wr_store_t *wrapped = NULL;
+    wr_err_t e = wr_store_breaker_wrap(app->store, &bo, &wrapped);
+    if (e == WR_OK)
+        app->store = wrapped;
+    return e;
 }
 
 int main(int argc, char **argv)
@@ -247,13 +275,15 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    app.metrics = wr_metrics_new();
+    if (!app.metrics)
+        goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
         fprintf(stderr, "waitroomd: cannot open store %s: %s\n", app.cfg.store, wr_strerror(e));
         goto out;
     }
-    app.metrics = wr_metrics_new();
-    if (!app.metrics)
+    if (wrap_breaker(&app) != WR_OK)
         goto out;
     wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
     if (wr_scheduler_new(&so, &app.sched) != WR_OK)

@@ -598,7 +598,7 @@ static void t_admit_fractional_rate(void **state)
     admit_next_tick(s, "frac", 100000, t1, &a2);
     int64_t elapsed = a2.admit.now_us / 100000 - t1;
     if (elapsed > 3)
-        elapsed = 3; /* catch-up cap */
+        elapsed = 1; /* a longer gap is an outage: one tick, no catch-up */
     /* 0.5 + 2.5 * elapsed: 1 -> 3, 2 -> 5.5 -> 5, 3 -> 8 */
     const uint64_t expect[4] = {0, 3, 5, 8};
     assert_int_equal(a2.admit.admitted, expect[elapsed]);
