@@ -146,13 +146,13 @@ static const char usage[] =
     "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
     "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
     "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (0 = off; default 10\n"
-    "                           in cookie mode, off in header mode: the gateway's job)\n"
+    "  --join-rate N            joins per second per client address (default 0 = off;\n"
+    "                           e.g. 10 when clients do not share addresses)\n"
     "  --join-burst N           join burst per client address (default 20)\n"
     "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
     "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
     "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
-    "                           (default 0.5; 0 = off)\n"
+    "                           (default 0 = off; e.g. 0.5)\n"
     "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
     "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
     "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
@@ -182,9 +182,9 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->store_timeout_ms = 250;
     cfg->redis_wait_replicas = 0;
     cfg->redis_wait_timeout_ms = 100;
-    cfg->join_rate = -1; /* auto: 10 in cookie mode, off in header mode */
+    cfg->join_rate = 0; /* off: people behind one carrier NAT share an address */
     cfg->join_burst = 20;
-    cfg->poll_min_fraction = 0.5;
+    cfg->poll_min_fraction = 0; /* off: the contract lets clients poll as they like */
     cfg->poll_allowance = 20;
     cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
     cfg->max_conn_requests = 1000;

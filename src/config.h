@@ -77,14 +77,13 @@ typedef struct {
     uint8_t cookie_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
     size_t cookie_secret_previous_len;
     bool strict_secrets;                /* refuse configured secrets < 32 bytes; default false */
-    double join_rate;                   /* joins per second per client address; 0 = off;
-                                           < 0 (default) = auto: 10 in cookie mode, off in
-                                           header mode (all requests come from the gateway) */
+    double join_rate;                   /* joins per second per client address; 0 = off
+                                           (default: clients behind one NAT share an address) */
     double join_burst;                  /* join bucket size; default 20 */
     wr_cidr_t trusted_proxies[WR_RATELIMIT_CIDRS_MAX]; /* peers whose X-Forwarded-For counts */
     size_t n_trusted_proxies;
     double poll_min_fraction;           /* a poll earlier than this share of the last
-                                           retryAfterMs is early; 0 = off; default 0.5 */
+                                           retryAfterMs is early; 0 = off (default) */
     double poll_allowance;              /* early polls allowed (bucket, refilled 1/s);
                                            default 20 */
     uint32_t rate_limit_keys;           /* entries per limiter table; default 65536 */
