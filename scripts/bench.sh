@@ -85,9 +85,13 @@ for store in memory redis; do
   t0=$(date +%s.%N)
   WR_FILL=$USERS wrk -t1 -c64 -d3600s "http://127.0.0.1:$WPORT/" -s bench/wrk/join.lua > "$tmp/fill.txt" 2> "$tmp/fill.err" &
   fillpid=$!
+  last=-1; still=0
   while kill -0 $fillpid 2>/dev/null; do
     w=$(curl -s -H 'Authorization: Bearer bench' "http://127.0.0.1:$WPORT/v1/admin/queues/bench" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["waiting"])')
     [ "$w" -ge "$USERS" ] && break
+    # wrk has stopped sending (a join answered non-200 is not retried)
+    if [ "$w" = "$last" ]; then still=$((still + 1)); [ $still -ge 5 ] && break; else still=0; fi
+    last=$w
     sleep 0.2
   done
   t1=$(date +%s.%N)

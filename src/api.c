@@ -1347,8 +1347,8 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->keys[0].secret = a->secret;
     a->admin_separate = a->cfg->admin_listen[0] != '\0';
     double join_rate = a->cfg->join_rate;
-    if (join_rate < 0) /* auto: in header mode every request comes from the gateway */
-        join_rate = a->cfg->identity == WR_IDENTITY_COOKIE ? 10 : 0;
+    if (join_rate < 0)
+        join_rate = 0;
     wr_ratelimit_opts_t jo = {join_rate, a->cfg->join_burst, a->cfg->rate_limit_keys, NULL, NULL};
     wr_ratelimit_opts_t po = {a->cfg->poll_min_fraction > 0 ? 1.0 : 0.0, a->cfg->poll_allowance,
                               a->cfg->rate_limit_keys, NULL, NULL};

@@ -32,6 +32,8 @@
  */
 #include "config.h"
 
+#include "breaker.h"
+
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +61,9 @@ typedef enum {
     OPT_TIMEOUT_SECONDS,
     OPT_STORE_TIMEOUT_MS,
     OPT_DATA_DIR,
+    OPT_BREAKER,
+    OPT_REDIS_WAIT_REPLICAS,
+    OPT_REDIS_WAIT_TIMEOUT_MS,
     OPT_ADMIN_LISTEN,
     OPT_TOKEN_SECRET_PREVIOUS,
     OPT_COOKIE_SECRET_PREVIOUS,
@@ -95,6 +100,9 @@ static const opt_t opts[] = {
     {OPT_TIMEOUT_SECONDS, "timeout-seconds", "timeout_seconds", 1},
     {OPT_STORE_TIMEOUT_MS, "store-timeout-ms", "store_timeout_ms", 1},
     {OPT_DATA_DIR, "data-dir", "data_dir", 1},
+    {OPT_BREAKER, "breaker", "breaker", 1},
+    {OPT_REDIS_WAIT_REPLICAS, "redis-wait-replicas", "redis_wait_replicas", 1},
+    {OPT_REDIS_WAIT_TIMEOUT_MS, "redis-wait-timeout-ms", "redis_wait_timeout_ms", 1},
     {OPT_ADMIN_LISTEN, "admin-listen", "admin_listen", 1},
     {OPT_TOKEN_SECRET_PREVIOUS, "token-secret-previous", "token_secret_previous", 1},
     {OPT_COOKIE_SECRET_PREVIOUS, NULL, "cookie_secret_previous", 1},
@@ -127,18 +135,24 @@ static const char usage[] =
     "  --max-connections N      connection cap (default 10000)\n"
     "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
     "  --store-timeout-ms N     store command timeout (default 250)\n"
+    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
+    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
+    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
+    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
+    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
+    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
     "Security (docs/SECURITY.md):\n"
     "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
     "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
     "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
     "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (0 = off; default 10\n"
-    "                           in cookie mode, off in header mode: the gateway's job)\n"
+    "  --join-rate N            joins per second per client address (default 0 = off;\n"
+    "                           e.g. 10 when clients do not share addresses)\n"
     "  --join-burst N           join burst per client address (default 20)\n"
     "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
     "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
     "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
-    "                           (default 0.5; 0 = off)\n"
+    "                           (default 0 = off; e.g. 0.5)\n"
     "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
     "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
     "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
@@ -166,9 +180,11 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->max_connections = 10000;
     cfg->timeout_seconds = 30;
     cfg->store_timeout_ms = 250;
-    cfg->join_rate = -1; /* auto: 10 in cookie mode, off in header mode */
+    cfg->redis_wait_replicas = 0;
+    cfg->redis_wait_timeout_ms = 100;
+    cfg->join_rate = 0; /* off: people behind one carrier NAT share an address */
     cfg->join_burst = 20;
-    cfg->poll_min_fraction = 0.5;
+    cfg->poll_min_fraction = 0; /* off: the contract lets clients poll as they like */
     cfg->poll_allowance = 20;
     cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
     cfg->max_conn_requests = 1000;
@@ -430,6 +446,25 @@ static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *e
         if (!parse_uint(v, 1, 60000, &n))
             return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
         cfg->store_timeout_ms = (uint32_t)n;
+        return WR_OK;
+    case OPT_BREAKER:
+        if (strcmp(v, "off") != 0) {
+            wr_breaker_opts_t bo;
+            wr_breaker_opts_default(&bo);
+            char berr[160];
+            if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
+                return fail(err, errlen, "%s", berr);
+        }
+        return set_string(cfg->breaker, WR_BREAKER_SPEC_MAX, v, err, errlen);
+    case OPT_REDIS_WAIT_REPLICAS:
+        if (!parse_uint(v, 0, 100, &n))
+            return fail(err, errlen, "'%s' must be an integer from 0 to 100", v);
+        cfg->redis_wait_replicas = (uint32_t)n;
+        return WR_OK;
+    case OPT_REDIS_WAIT_TIMEOUT_MS:
+        if (!parse_uint(v, 1, 60000, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
+        cfg->redis_wait_timeout_ms = (uint32_t)n;
         return WR_OK;
     case OPT_ADMIN_LISTEN:
         if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))

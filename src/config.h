@@ -36,6 +36,7 @@
 #define WR_URL_MAX 1023
 #define WR_KEY_MAX 256
 #define WR_HEADER_NAME_MAX 64
+#define WR_BREAKER_SPEC_MAX 255
 #define WR_CONFIG_SECRET_MIN 32 /* --strict-secrets: minimum bytes of a secret */
 
 typedef enum {
@@ -64,6 +65,10 @@ typedef struct {
     uint32_t timeout_seconds;           /* HTTP read/write timeout, s; default 30 */
     uint32_t store_timeout_ms;          /* store command timeout, ms; default 250 */
     char data_dir[WR_URL_MAX + 1];      /* memory store snapshots; "" = none */
+    char breaker[WR_BREAKER_SPEC_MAX + 1]; /* store breaker: "" = defaults, "off", or
+                                              "key=value,..." (wr_breaker_parse) */
+    uint32_t redis_wait_replicas;       /* WAIT N after consume/admission; 0 = off */
+    uint32_t redis_wait_timeout_ms;     /* timeout of that WAIT, ms; default 100 */
     /* Security (docs/SECURITY.md). */
     char admin_listen[WR_ADDR_MAX + 1]; /* "" = admin API on the main listener; else
                                            only there (404 on the public one) */
@@ -72,14 +77,13 @@ typedef struct {
     uint8_t cookie_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
     size_t cookie_secret_previous_len;
     bool strict_secrets;                /* refuse configured secrets < 32 bytes; default false */
-    double join_rate;                   /* joins per second per client address; 0 = off;
-                                           < 0 (default) = auto: 10 in cookie mode, off in
-                                           header mode (all requests come from the gateway) */
+    double join_rate;                   /* joins per second per client address; 0 = off
+                                           (default: clients behind one NAT share an address) */
     double join_burst;                  /* join bucket size; default 20 */
     wr_cidr_t trusted_proxies[WR_RATELIMIT_CIDRS_MAX]; /* peers whose X-Forwarded-For counts */
     size_t n_trusted_proxies;
     double poll_min_fraction;           /* a poll earlier than this share of the last
-                                           retryAfterMs is early; 0 = off; default 0.5 */
+                                           retryAfterMs is early; 0 = off (default) */
     double poll_allowance;              /* early polls allowed (bucket, refilled 1/s);
                                            default 20 */
     uint32_t rate_limit_keys;           /* entries per limiter table; default 65536 */

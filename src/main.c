@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "scheduler.h"
 #include "store.h"
+#include "store_breaker.h"
 #include "store_memory.h"
 #include "store_redis.h"
 #include "token.h"
@@ -45,12 +46,21 @@ typedef struct {
     struct event *sig_term, *sig_int, *secret_timer, *stop_timer, *queues_timer;
     uint8_t proposed_secret[32];
     int stop_waits;
+    uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
     bool stopping;
     bool secret_pending;
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
     bool declared_done[WR_CONFIG_QUEUES_MAX];
     size_t declared_pending;
 } app_t;
+
+static void retry_secret(app_t *app)
+{
+    uint32_t ms = app->secret_retry_ms ? app->secret_retry_ms : 100;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(app->secret_timer, &tv);
+    app->secret_retry_ms = ms * 2 > 1000 ? 1000 : ms * 2;
+}
 
 static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
 {
@@ -64,8 +74,7 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
     if (err != WR_ECANCELED && !app->stopping) {
         wr_warn("could not load the token secret from the store (%s); retrying",
                 wr_strerror(err));
-        struct timeval tv = {1, 0};
-        evtimer_add(app->secret_timer, &tv);
+        retry_secret(app);
     }
 }
 
@@ -77,12 +86,10 @@ static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
     if (app->secret_pending || app->stopping)
         return;
     if (wr_store_secret(app->store, app->proposed_secret, sizeof(app->proposed_secret), secret_cb,
-                        app) == WR_OK) {
+                        app) == WR_OK)
         app->secret_pending = true;
-    } else {
-        struct timeval tv = {1, 0};
-        evtimer_add(app->secret_timer, &tv);
-    }
+    else
+        retry_secret(app); /* e.g. the Redis connection is still being set up */
 }
 
 /* Declared queues: created when absent. */
@@ -127,16 +134,11 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     app_t *app = arg;
     if (app->stopping)
         return;
-    bool all = true;
-    for (size_t i = 0; i < app->cfg.n_queues; i++) {
-        if (app->declared_done[i])
-            continue;
-        all = false;
-        if (app->declared_pending)
-            continue;
-    }
-    if (all)
-        return;
+    size_t left = 0;
+    for (size_t i = 0; i < app->cfg.n_queues; i++)
+        left += !app->declared_done[i];
+    if (left == 0)
+        return; /* every declared queue exists */
     if (app->declared_pending == 0) {
         for (size_t i = 0; i < app->cfg.n_queues; i++) {
             if (app->declared_done[i])
@@ -152,7 +154,7 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
                 free(d);
         }
     }
-    struct timeval tv = {0, 500000};
+    struct timeval tv = {0, 500000}; /* until the store answers for each */
     evtimer_add(app->queues_timer, &tv);
 }
 
@@ -196,7 +198,34 @@ static wr_err_t open_store(app_t *app)
     wr_store_redis_opts_t o = {0};
     o.url = url;
     o.command_timeout_ms = app->cfg.store_timeout_ms;
+    o.wait_replicas = app->cfg.redis_wait_replicas;
+    o.wait_timeout_ms = app->cfg.redis_wait_timeout_ms;
+    o.metrics = app->metrics;
     return wr_store_redis_open(app->base, &o, &app->store);
+}
+
+/* Puts the circuit breaker in front of the store (docs/RELIABILITY.md);
+ * --breaker off leaves the store bare. */
+static wr_err_t wrap_breaker(app_t *app)
+{
+    if (strcmp(app->cfg.breaker, "off") == 0) {
+        wr_warn("store circuit breaker disabled (--breaker off)");
+        return WR_OK;
+    }
+    wr_store_breaker_opts_t bo = {0};
+    wr_breaker_opts_default(&bo.breaker);
+    char err[160] = "";
+    if (app->cfg.breaker[0] &&
+        wr_breaker_parse(&bo.breaker, app->cfg.breaker, err, sizeof(err)) != WR_OK) {
+        fprintf(stderr, "waitroomd: --breaker: %s\n", err);
+        return WR_EINVAL;
+    }
+    bo.metrics = app->metrics;
+    wr_store_t *wrapped = NULL;
+    wr_err_t e = wr_store_breaker_wrap(app->store, &bo, &wrapped);
+    if (e == WR_OK)
+        app->store = wrapped;
+    return e;
 }
 
 int main(int argc, char **argv)
@@ -252,13 +281,15 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    app.metrics = wr_metrics_new();
+    if (!app.metrics)
+        goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
         fprintf(stderr, "waitroomd: cannot open store %s: %s\n", app.cfg.store, wr_strerror(e));
         goto out;
     }
-    app.metrics = wr_metrics_new();
-    if (!app.metrics)
+    if (wrap_breaker(&app) != WR_OK)
         goto out;
     wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
     if (wr_scheduler_new(&so, &app.sched) != WR_OK)

@@ -8,8 +8,9 @@
  *
  * Budget: integer micro-users (millionths of a user). Each tick accrues
  * A = llround(rate * 1000 * tick_ms) micro-users; a call that advances
- * `elapsed` ticks (at most WR_CATCHUP_TICKS, the first call ever counts
- * one) yields n = (carry + A * elapsed) / 1e6 whole users and keeps the
+ * `elapsed` ticks (up to WR_CATCHUP_TICKS; a longer gap - an outage -
+ * and the first call ever count one) yields n = (carry + A * elapsed) /
+ * 1e6 whole users and keeps the
  * remainder as carry, always in [0, 1e6). With A <= 1e6 * 1e4 * 1000 =
  * 1e13 and elapsed <= 3, nothing overflows int64. The Redis admission
  * script runs the same integer arithmetic, so both stores agree to the user.
@@ -92,7 +93,7 @@ uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second
     }
     int64_t elapsed = b->last_tick < 0 ? 1 : tick - b->last_tick;
     if (elapsed > WR_CATCHUP_TICKS)
-        elapsed = WR_CATCHUP_TICKS;
+        elapsed = 1; /* an outage, not a late timer: no catch-up at all */
     double rate = admit_per_second;
     if (!(rate > 0))
         rate = 0; /* also NaN */

@@ -16,7 +16,7 @@
 #include "qconfig.h"
 
 #define WR_POLL_MIN_MS 250   /* retryAfterMs is never below this */
-#define WR_CATCHUP_TICKS 3   /* missed ticks that may still be made up */
+#define WR_CATCHUP_TICKS 3   /* a gap of up to 3 ticks is made up; longer = 1 tick */
 
 /*
  * Base poll interval (ms) for a 1-based position from cfg->poll_bands: the
@@ -55,12 +55,17 @@ typedef struct {
  * admitted now (before the waiting / maxActive limits, which the caller
  * applies). Arithmetic is integer, in millionths of a user: each tick
  * accrues llround(admit_per_second * 1000 * tick_ms) micro-users (the Redis
- * script does the same, so both stores agree to the user). Idempotent per tick: a tick <= last_tick returns 0 and changes
- * nothing. The number of elapsed ticks counted is capped at
- * WR_CATCHUP_TICKS. When `accrue` is false (paused, disabled, empty line),
- * the budget is advanced with no accrual and the carry is dropped, so no
- * burst builds up. Fractional rates are exact in the long run: at 175/s and
- * 100 ms ticks, any 10 consecutive ticks admit 175 (17 or 18 each).
+ * script does the same, so both stores agree to the user). Idempotent per
+ * tick: a tick <= last_tick returns 0 and changes nothing. A gap of
+ * 2..WR_CATCHUP_TICKS ticks since the last tick run (a late timer, a tick
+ * skipped between instances) accrues every elapsed tick, so the long-run
+ * rate is exact; a longer gap (the store was unreachable, the breaker was
+ * open, every instance was down) accrues ONE tick: after an outage
+ * admission resumes at the configured rate with no catch-up burst. When
+ * `accrue` is false (paused, disabled, empty line), the budget is advanced
+ * with no accrual and the carry is dropped, so no burst builds up.
+ * Fractional rates are exact in the long run: at 175/s and 100 ms ticks,
+ * any 10 consecutive ticks admit 175 (17 or 18 each).
  */
 uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second,
                            uint32_t tick_ms, bool accrue);

@@ -30,6 +30,12 @@
  *     after its callback got WR_ECANCELED; hiredis frees orphans when it
  *     calls them back (at once inside redisAsyncFree, or later if close was
  *     called from inside a hiredis callback, where hiredis defers the free).
+ *   - Durability mode (wait_replicas > 0): the reply of a consume or an
+ *     admission script is deep-copied into the req (`held`), WAIT N T is
+ *     sent with the same req as privdata, and the req stays linked; the
+ *     WAIT answer (or NULL on disconnect) then answers the held reply. A
+ *     WAIT shortfall does not change the answer (the write stands on the
+ *     primary); it is counted and logged.
  *   Invariant: a user callback is called at most once (the `abandoned`
  *   flag), and never from inside an operation call.
  *   Reentrancy: a user callback may start new operations and may call
@@ -148,6 +154,8 @@ struct req {
     int script;     /* enum script_id, or -1 for a plain command */
     bool abandoned; /* user callback already called */
     bool retried;   /* the one EVAL after NOSCRIPT was sent */
+    bool waiting;   /* WAIT sent; `held` is the script's answer */
+    redisReply *held; /* deep copy of the script reply while WAIT runs; owned */
     struct event *timer;
     union {
         wr_store_entry_cb entry;
@@ -193,6 +201,9 @@ struct rstore {
     char path[PATH_MAX_LEN + 1];
     int db; /* -1 = no SELECT */
     uint32_t cmd_timeout_ms, connect_timeout_ms, reconnect_max_ms;
+    uint32_t wait_replicas, wait_timeout_ms; /* durability mode (WAIT); 0 = off */
+    wr_metrics_t *metrics;
+    int64_t wait_log_ms; /* last shortfall log (monotonic ms) */
     /* connection */
     conn_state_t state;
     redisAsyncContext *ac;
@@ -340,6 +351,54 @@ static void cache_free(struct rstore *s)
 
 /* ----------------------------------------------------------- requests */
 
+/* Frees a reply built by reply_copy (not by hiredis). */
+static void reply_free(redisReply *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->elements && r->element; i++)
+        reply_free(r->element[i]);
+    free(r->element);
+    free(r->str);
+    free(r);
+}
+
+/* Deep copy of a hiredis reply (type, integer, string, elements), or NULL
+ * on allocation failure or nesting deeper than 4 (our scripts answer flat
+ * arrays). */
+static redisReply *reply_copy(const redisReply *src, int depth)
+{
+    if (!src || depth > 4)
+        return NULL;
+    redisReply *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->type = src->type;
+    r->integer = src->integer;
+    if (src->str) {
+        r->str = malloc(src->len + 1);
+        if (!r->str)
+            goto fail;
+        memcpy(r->str, src->str, src->len);
+        r->str[src->len] = '\0';
+        r->len = src->len;
+    }
+    if (src->type == REDIS_REPLY_ARRAY && src->elements > 0) {
+        r->element = calloc(src->elements, sizeof *r->element);
+        if (!r->element)
+            goto fail;
+        r->elements = src->elements;
+        for (size_t i = 0; i < src->elements; i++) {
+            if (src->element[i] && !(r->element[i] = reply_copy(src->element[i], depth + 1)))
+                goto fail;
+        }
+    }
+    return r;
+fail:
+    reply_free(r);
+    return NULL;
+}
+
 static struct req *req_new(op_t op, int script, size_t extra)
 {
     struct req *r = calloc(1, sizeof *r);
@@ -365,6 +424,7 @@ static void req_free(struct req *r)
     if (r->timer)
         event_free(r->timer);
     snap_release(r->snap);
+    reply_free(r->held);
     free(r->buf);
     free(r);
 }
@@ -841,6 +901,59 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Durability mode: keeps a copy of the script's reply in r and sends
+ * WAIT on the same connection (r stays linked: FIFO order holds). The
+ * request's timer is re-armed for the command timeout plus the WAIT
+ * timeout. Returns false (answer now, without WAIT) if that fails. */
+static bool start_wait(struct rstore *s, struct req *r, const redisReply *rep)
+{
+    r->held = reply_copy(rep, 0);
+    if (!r->held)
+        return false;
+    if (redisAsyncCommand(s->ac, on_reply, r, "WAIT %u %u", (unsigned)s->wait_replicas,
+                          (unsigned)s->wait_timeout_ms) != REDIS_OK) {
+        reply_free(r->held);
+        r->held = NULL;
+        return false;
+    }
+    r->waiting = true;
+    if (r->timer) {
+        struct timeval tv = ms_tv((uint64_t)s->cmd_timeout_ms + s->wait_timeout_ms);
+        evtimer_add(r->timer, &tv);
+    }
+    return true;
+}
+
+/* Counts and (at most every 10 s) logs the outcome of a WAIT. */
+static void wait_done(struct rstore *s, const redisReply *rep)
+{
+    bool ok =
+        rep && rep->type == REDIS_REPLY_INTEGER && rep->integer >= (long long)s->wait_replicas;
+    if (s->metrics)
+        wr_metrics_inc(s->metrics, "waitroom_redis_wait_total",
+                       ok ? "result=\"ok\"" : "result=\"short\"", 1);
+    if (ok)
+        return;
+    int64_t now = mono_ms();
+    if (s->wait_log_ms == 0 || now - s->wait_log_ms >= 10000) {
+        s->wait_log_ms = now;
+        if (rep && rep->type == REDIS_REPLY_INTEGER)
+            wr_warn("store_redis: WAIT: %lld of %u replicas acknowledged within %u ms; the "
+                    "operation stands (applied on the primary)",
+                    rep->integer, (unsigned)s->wait_replicas, (unsigned)s->wait_timeout_ms);
+        else
+            wr_warn("store_redis: WAIT failed (%s); the operation stands (applied on the primary)",
+                    rep && rep->str ? rep->str : "disconnected");
+    }
+}
+
 static void on_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
     struct req *r = privdata;
@@ -858,6 +971,17 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata)
         if (s->ac == ac && s->state == ST_CONNECTED && send_req(s, r) == REDIS_OK)
             return;
         rep = NULL;
+    }
+    if (r->waiting) {
+        /* The WAIT of the durability mode answered (or the connection
+         * dropped): the operation stands either way; answer the script's
+         * reply, counting a shortfall. */
+        wait_done(s, rep);
+        rep = r->held;
+    } else if (s->wait_replicas > 0 && (r->op == OP_CONSUME || r->op == OP_ADMIT) && rep &&
+               rep->type != REDIS_REPLY_ERROR && !r->abandoned && s->ac == ac &&
+               s->state == ST_CONNECTED && start_wait(s, r, rep)) {
+        return; /* answered when WAIT returns */
     }
     unlink_req(s, r);
     if (r->timer) {
@@ -1134,6 +1258,16 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
     s->cmd_timeout_ms = opts->command_timeout_ms ? opts->command_timeout_ms : 250;
     s->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 1000;
     s->reconnect_max_ms = opts->reconnect_max_ms ? opts->reconnect_max_ms : 2000;
+    s->wait_replicas = opts->wait_replicas;
+    s->wait_timeout_ms = opts->wait_timeout_ms ? opts->wait_timeout_ms : 100;
+    s->metrics = opts->metrics;
+    if (s->metrics && s->wait_replicas > 0) {
+        wr_metrics_describe(s->metrics, "waitroom_redis_wait_total", WR_METRIC_COUNTER,
+                            "WAIT after consume/admission, by result (ok; short: fewer "
+                            "replicas acknowledged, the operation stands).");
+        wr_metrics_inc(s->metrics, "waitroom_redis_wait_total", "result=\"ok\"", 0);
+        wr_metrics_inc(s->metrics, "waitroom_redis_wait_total", "result=\"short\"", 0);
+    }
     if (s->reconnect_max_ms < BACKOFF_MIN_MS)
         s->reconnect_max_ms = BACKOFF_MIN_MS;
     s->backoff_ms = BACKOFF_MIN_MS;

@@ -12,6 +12,7 @@
 #include <event2/event.h>
 #include <stdint.h>
 
+#include "metrics.h"
 #include "store.h"
 
 typedef struct {
@@ -20,6 +21,17 @@ typedef struct {
                                     WR_ETIMEOUT; 0 = 250 */
     uint32_t connect_timeout_ms; /* 0 = 1000 */
     uint32_t reconnect_max_ms;   /* reconnect backoff cap; 0 = 2000 */
+    /* Durability mode: after a consume or an admission tick, send WAIT
+     * wait_replicas wait_timeout_ms on the same connection and answer only
+     * when it returns. Whatever WAIT says (fewer replicas, error,
+     * disconnect), the operation stands - it is applied on the primary - and
+     * is answered as it went there; a shortfall is logged (at most once per
+     * 10 s) and counted in waitroom_redis_wait_total{result="short"}. The
+     * command timeout of such an operation is command_timeout_ms +
+     * wait_timeout_ms. 0 = off. */
+    uint32_t wait_replicas;
+    uint32_t wait_timeout_ms; /* 0 = 100 */
+    wr_metrics_t *metrics;    /* borrowed, may be NULL; outlives the store */
 } wr_store_redis_opts_t;
 
 /*

@@ -309,7 +309,7 @@ static void do_admit(int qi)
     if (tick > q->last_tick) {
         int64_t elapsed = q->last_tick < 0 ? 1 : tick - q->last_tick;
         if (elapsed > 3)
-            elapsed = 3;
+            elapsed = 1; /* an outage: one tick, no catch-up (queue.h) */
         q->last_tick = tick;
         if (q->cfg.enabled && !q->cfg.paused && q->nwait > 0) {
             int64_t budget =

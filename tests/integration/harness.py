@@ -20,7 +20,7 @@ import time
 import unittest
 import urllib.parse
 
-from resp import Redis
+from resp import Redis, RedisError
 
 ADMIN_KEY = "test-admin-key"
 ADMIN = {"Authorization": "Bearer " + ADMIN_KEY}
@@ -80,13 +80,15 @@ ENV = Env()
 
 
 class RedisServer:
-    def __init__(self, tmpdir, port=None):
+    def __init__(self, tmpdir, port=None, extra=(), datadir=None):
+        """extra: more redis-server arguments (e.g. "--appendonly", "yes");
+        datadir: reuse a data directory (a restart that keeps its AOF)."""
         self.port = port or free_port()
-        self.dir = tempfile.mkdtemp(prefix="redis-", dir=tmpdir)
-        self.log = open(os.path.join(self.dir, "redis.log"), "wb")
+        self.dir = datadir or tempfile.mkdtemp(prefix="redis-", dir=tmpdir)
+        self.log = open(os.path.join(self.dir, "redis.log"), "ab")
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"],
+             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"] + list(extra),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
@@ -94,11 +96,13 @@ class RedisServer:
         while True:
             try:
                 r = Redis(self.port, timeout=1)
-                ok = r.cmd("PING") == "PONG"
-                r.close()
+                try:
+                    ok = r.cmd("PING") == "PONG"
+                finally:
+                    r.close()
                 if ok:
                     return
-            except OSError:
+            except (OSError, RedisError):  # not up yet, or LOADING its AOF
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("redis-server did not start on port %d" % self.port)

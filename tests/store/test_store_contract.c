@@ -598,12 +598,31 @@ static void t_admit_fractional_rate(void **state)
     admit_next_tick(s, "frac", 100000, t1, &a2);
     int64_t elapsed = a2.admit.now_us / 100000 - t1;
     if (elapsed > 3)
-        elapsed = 3; /* catch-up cap */
+        elapsed = 1; /* a longer gap is an outage: one tick, no catch-up */
     /* 0.5 + 2.5 * elapsed: 1 -> 3, 2 -> 5.5 -> 5, 3 -> 8 */
     const uint64_t expect[4] = {0, 3, 5, 8};
     assert_int_equal(a2.admit.admitted, expect[elapsed]);
     assert_int_equal(a2.admit.stats.admitted_total, 2 + expect[elapsed]);
     assert_int_equal(a2.admit.stats.waiting, 40 - 2 - expect[elapsed]);
+}
+
+/* Changing tickMs must not stop admission: the last tick run is counted in
+ * the old tick length (100 ms ticks number ~10x more than 1 s ticks), so a
+ * store that kept it would see every new tick as "already run". */
+static void t_tick_change_keeps_admitting(void **state)
+{
+    wr_store_t *s = *state;
+    res_t a1, a2;
+    put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
+    join_n(s, "tk", 1, 30);
+    assert_int_equal(do_admit(s, "tk", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 1);
+    put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
+    assert_int_equal(do_admit(s, "tk", &a2), WR_OK);
+    /* The first tick after the change counts as a first tick: one tick's worth. */
+    assert_int_equal(a2.admit.admitted, 10);
+    assert_int_equal(a2.admit.stats.admitted_total, 11);
+    assert_int_equal(a2.admit.stats.waiting, 19);
 }
 
 static void t_paused_admits_nobody(void **state)
@@ -1636,7 +1655,7 @@ int main(int argc, char **argv)
         T(t_ping_and_unknown_queue),
         T(t_join_positions),
         T(t_admit_counts_and_order),
-        T(t_admit_fractional_rate),
+        T(t_admit_fractional_rate), T(t_tick_change_keeps_admitting),
         T(t_paused_admits_nobody),
         T(t_max_queue_size),
         T(t_max_active_and_leave_admitted),

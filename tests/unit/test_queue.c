@@ -206,14 +206,23 @@ static void test_budget_pause_and_catchup(void **state)
     assert_int_equal(wr_budget_advance(&b, 151, 175, 100, true), 17);
     assert_int_equal(b.carry_micro, 500000);
 
-    /* 9 missed ticks: capped at 3 ticks' worth: .5 + 52.5 = 53 */
-    assert_int_equal(wr_budget_advance(&b, 160, 175, 100, true), 53);
+    /* a gap of 9 ticks (an outage): one tick's worth, no catch-up:
+     * .5 + 17.5 = 18 */
+    assert_int_equal(wr_budget_advance(&b, 160, 175, 100, true), 18);
     assert_int_equal(b.carry_micro, 0);
-    /* 2 missed ticks: exactly 2 ticks' worth: 35 */
+    /* a gap of 2 ticks (a late timer): exactly 2 ticks' worth: 35 */
     assert_int_equal(wr_budget_advance(&b, 162, 175, 100, true), 35);
-    /* a huge gap still gives 3 ticks: 52.5 -> 52 */
-    assert_int_equal(wr_budget_advance(&b, 1000000, 175, 100, true), 52);
+    assert_int_equal(b.carry_micro, 0);
+    /* a gap of exactly 3 ticks (the most made up): 52.5 -> 52, carry .5 */
+    assert_int_equal(wr_budget_advance(&b, 165, 175, 100, true), 52);
     assert_int_equal(b.carry_micro, 500000);
+    /* a gap of 4 ticks is an outage: .5 + 17.5 = 18 */
+    assert_int_equal(wr_budget_advance(&b, 169, 175, 100, true), 18);
+    assert_int_equal(b.carry_micro, 0);
+    /* a huge gap (a 10 s Redis outage = 100 ticks) gives one tick: 17.5 -> 17 */
+    assert_int_equal(wr_budget_advance(&b, 269, 175, 100, true), 17);
+    assert_int_equal(b.carry_micro, 500000);
+    assert_int_equal(wr_budget_advance(&b, 1000000, 175, 100, true), 18);
 }
 
 static void test_budget_idempotent_and_settle(void **state)
@@ -244,9 +253,11 @@ static void test_budget_idempotent_and_settle(void **state)
     wr_budget_settle(&b, 0, 0);
     assert_int_equal(b.carry_micro, 500000);
 
-    /* the largest rate and tick: 1e6/s at 10 s ticks, 3 ticks caught up */
+    /* the largest rate and tick: 1e6/s at 10 s ticks = 1e7 per tick; a gap
+     * of 3 ticks is made up (3e7), a gap of 100 is an outage (1e7) */
     b = (wr_budget_t){.last_tick = 0, .carry_micro = 0};
-    assert_int_equal(wr_budget_advance(&b, 100, 1e6, 10000, true), 30000000);
+    assert_int_equal(wr_budget_advance(&b, 3, 1e6, 10000, true), 30000000);
+    assert_int_equal(wr_budget_advance(&b, 103, 1e6, 10000, true), 10000000);
 }
 
 static void test_rate_window(void **state)

@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Chaos run for waitroomd (Python 3.11 standard library only; loopback only).
+
+Starts one redis-server (AOF on, appendfsync always) and 3 waitroomd
+instances on it, drives load through all of them (joins, polls, consumes,
+sometimes two consumes of one token at once) and meanwhile, for --duration
+seconds, at random every 1.5-4 s: SIGKILLs an instance and restarts it,
+SIGSTOPs Redis for 0.5-3 s, or SIGKILLs Redis and restarts it on its AOF.
+Then it restores everything, pauses the queue, reads the store directly and
+checks the invariants:
+
+  I1 every user whose join was acknowledged is waiting, holds a live token,
+     or consumed it (a user that is none of these must have a consume whose
+     answer was lost: instance killed or store timeout mid-call);
+  I2 order: if A's join was acknowledged before B's first join attempt was
+     sent, A is ahead of B in line, and A is not still waiting while B was
+     admitted;
+  I3 nobody is both waiting and admitted; a user holds at most one token;
+  I4 no token was consumed twice (two 200 {"valid":true} for one jti);
+  I5 the active count equals the live tokens (ZCARD active == HLEN tokens,
+     same members);
+  I6 admissions: no admission tick admitted more than WR_CATCHUP_TICKS (3)
+     ticks' worth, and no 1 s window more than rate + 2 ticks' worth (+1);
+     admittedTotal equals the users ever admitted. Admission times come from
+     the tokens: users admitted by one tick share one expiry (expiresAt ms
+     seen by the clients; the microsecond expiry for tokens still live).
+
+Exit code 0 when every invariant holds, 1 otherwise, 2 when the environment
+did not come up. Prints a summary with the numbers.
+
+    python3 tests/chaos/chaos.py --waitroomd build/waitroomd --duration 60
+"""
+import argparse
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import http.client
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from resp import Redis, RedisError  # noqa: E402
+
+ADMIN_KEY = "chaos-admin-key"
+QUEUE = "chaos"
+RATE, TICK_MS, TTL_S = 40, 100, 3600
+PER_TICK = RATE * TICK_MS / 1000
+CATCHUP_TICKS = 3
+
+try:
+    import ctypes
+    _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except Exception:
+    _PRCTL = None
+
+
+def die_with_parent():
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL, 0, 0, 0)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log(msg):
+    print("[%7.2f] %s" % (time.monotonic() - T0, msg), flush=True)
+
+
+T0 = time.monotonic()
+PROCS = []
+
+
+class RedisProc:
+    def __init__(self, tmp):
+        self.port = free_port()
+        self.dir = os.path.join(tmp, "redis")
+        os.makedirs(self.dir, exist_ok=True)
+        self.proc = None
+        self.stopped = False
+        self.start()
+
+    def start(self):
+        logf = open(os.path.join(self.dir, "redis.log"), "ab")
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes", "--appendfsync", "always", "--dir", self.dir],
+            stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=die_with_parent)
+        PROCS.append(self.proc)
+        self.stopped = False
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                r = Redis(self.port, timeout=1)
+                try:
+                    if r.cmd("PING") == "PONG":
+                        return
+                finally:
+                    r.close()
+            except (OSError, RedisError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def kill(self):
+        if self.stopped:
+            self.cont()
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.stopped = True
+
+    def cont(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+        self.stopped = False
+
+    def client(self):
+        return Redis(self.port, timeout=10)
+
+
+class Instance:
+    def __init__(self, binary, store, secret, tmp, idx):
+        self.binary, self.store, self.secret, self.tmp, self.idx = binary, store, secret, tmp, idx
+        self.proc = None
+        self.port = None
+        self.restarts = 0
+        self.start()
+
+    def start(self):
+        errf = open(os.path.join(self.tmp, "waitroomd-%d.log" % self.idx), "ab")
+        self.proc = subprocess.Popen(
+            [self.binary, "--listen", "127.0.0.1:0", "--store", self.store, "--admin-key",
+             ADMIN_KEY, "--token-secret", self.secret, "--identity", "header:X-User-Id",
+             "--log-level", "warn"],
+            stdout=subprocess.PIPE, stderr=errf, start_new_session=True,
+            preexec_fn=die_with_parent)
+        PROCS.append(self.proc)
+        line = self.proc.stdout.readline().decode().strip()
+        if not line.startswith("listening on 127.0.0.1:"):
+            raise RuntimeError("waitroomd %d: first line %r" % (self.idx, line))
+        threading.Thread(target=lambda p=self.proc: [None for _ in p.stdout], daemon=True).start()
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def kill(self):
+        self.port = None
+        self.proc.kill()
+        self.proc.wait()
+
+    def alive(self):
+        return self.proc.poll() is None and self.port is not None
+
+
+def request(port, method, path, user=None, body=None, token=None, timeout=5.0):
+    """Returns (status, json-or-None); (None, error) on a connection error."""
+    hdrs = {}
+    if user is not None:
+        hdrs["X-User-Id"] = user
+    if token is not None:
+        hdrs["Authorization"] = "Bearer " + token
+    if path.startswith("/v1/admin/"):
+        hdrs["Authorization"] = "Bearer " + ADMIN_KEY
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        hdrs["Content-Type"] = "application/json"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=data, headers=hdrs)
+        r = conn.getresponse()
+        raw = r.read()
+        try:
+            j = json.loads(raw) if raw else None
+        except ValueError:
+            j = None
+        return r.status, j
+    except (OSError, http.client.HTTPException) as e:
+        return None, e
+    finally:
+        conn.close()
+
+
+class Ledger:
+    """What the clients saw. All times monotonic seconds."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.users = []            # in creation order
+        self.first_send = {}       # user -> first join attempt sent
+        self.ack = {}              # user -> first acknowledged join answer received
+        self.token = {}            # user -> (jti, expiresAt ms) last seen
+        self.adm_exp = {}          # user -> expiresAt ms of their admission
+        self.consumed_ok = {}      # jti -> 200 valid answers
+        self.consume_unknown = set()  # users with a consume whose answer was lost
+        self.consumed_users = set()
+        self.tokens_raw = {}       # user -> the token (JWT) last seen
+        self.counts = {}
+
+    def count(self, what):
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + 1
+
+
+def jwt_jti(tok):
+    import base64
+    p = tok.split(".")[1]
+    p += "=" * (-len(p) % 4)
+    return json.loads(base64.urlsafe_b64decode(p))["jti"]
+
+
+def load_worker(stop, inst, led, rng, wid):
+    n = 0
+    while not stop.is_set():
+        live = [i for i in inst if i.alive()]
+        if not live:
+            time.sleep(0.05)
+            continue
+        port = rng.choice(live).port
+        with led.lock:
+            have = len(led.users)
+            admitted = [u for u in led.token if u not in led.consumed_users]
+        roll = rng.random()
+        if roll < 0.35 or have < 20:
+            n += 1
+            user = "w%d-%d" % (wid, n)
+            with led.lock:
+                led.users.append(user)
+                led.first_send[user] = time.monotonic()
+            st, j = request(port, "POST", "/v1/queues/%s/entries" % QUEUE, user=user)
+            handle_entry(led, user, st, j, "join")
+        elif roll < 0.55 and admitted:
+            user = rng.choice(admitted)
+            with led.lock:
+                jti, _ = led.token[user]
+                tok = led.tokens_raw[user]
+            twice = rng.random() < 0.2
+            res = []
+
+            def one():
+                res.append(request(port if not twice else rng.choice(live).port, "POST",
+                                   "/v1/queues/%s/tokens/consume" % QUEUE, token=tok))
+            ts = [threading.Thread(target=one) for _ in range(2 if twice else 1)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            for st, j in res:
+                with led.lock:
+                    if st == 200 and j and j.get("valid") and not j.get("passthrough"):
+                        led.consumed_ok[jti] = led.consumed_ok.get(jti, 0) + 1
+                        led.consumed_users.add(user)
+                    elif st == 403:
+                        led.consumed_users.add(user)  # not live: consumed (by us) before
+                    else:
+                        led.consume_unknown.add(user)
+                led.count("consume_%s" % st)
+        else:
+            with led.lock:
+                if not led.users:
+                    continue
+                user = led.users[rng.randrange(len(led.users))]
+                if user in led.consumed_users:
+                    continue
+            st, j = request(port, "GET", "/v1/queues/%s/entries/me" % QUEUE, user=user)
+            handle_entry(led, user, st, j, "poll")
+
+
+def handle_entry(led, user, st, j, what):
+    led.count("%s_%s" % (what, st))
+    if st != 200 or not j:
+        return
+    with led.lock:
+        if what == "join" and user not in led.ack:
+            led.ack[user] = time.monotonic()
+        if j.get("status") == "admitted":
+            tok = j["token"]
+            led.token[user] = (jwt_jti(tok), j["expiresAt"])
+            led.tokens_raw[user] = tok
+            led.adm_exp.setdefault(user, j["expiresAt"])
+
+
+def chaos_loop(until, redis, inst, rng, events):
+    """Runs in the main thread: children get PR_SET_PDEATHSIG, which fires
+    when the *thread* that started them ends."""
+    while True:
+        time.sleep(rng.uniform(1.5, 4.0))
+        if time.monotonic() >= until:
+            break
+        what = rng.choice(["kill_instance", "kill_instance", "stop_redis", "restart_redis"])
+        if what == "kill_instance":
+            i = rng.choice(inst)
+            i.kill()
+            log("SIGKILL waitroomd #%d" % i.idx)
+            time.sleep(rng.uniform(0.1, 1.0))
+            i.start()
+            i.restarts += 1
+            log("restarted waitroomd #%d on port %d" % (i.idx, i.port))
+        elif what == "stop_redis":
+            d = rng.uniform(0.5, 3.0)
+            redis.stop()
+            log("SIGSTOP redis for %.1f s" % d)
+            time.sleep(d)
+            redis.cont()
+            log("SIGCONT redis")
+        else:
+            redis.kill()
+            log("SIGKILL redis")
+            time.sleep(rng.uniform(0.2, 2.0))
+            redis.start()
+            log("redis restarted on its AOF")
+        events[what] = events.get(what, 0) + 1
+
+
+def inject(kind, led, r):
+    """Self-test of the checker: one deliberate violation of one invariant."""
+    wkey, akey = "wr:{%s}:waiting" % QUEUE, "wr:{%s}:active" % QUEUE
+    waiting = r.cmd("ZRANGE", wkey, "0", "-1", "WITHSCORES")
+    acked = [waiting[k] for k in range(0, len(waiting), 2) if waiting[k] in led.ack]
+    log("injecting %s" % kind)
+    if kind == "lose-user":
+        r.cmd("ZREM", wkey, acked[0])
+    elif kind == "swap-order":
+        a, b = acked[0], acked[-1]
+        sa, sb = r.cmd("ZSCORE", wkey, a), r.cmd("ZSCORE", wkey, b)
+        r.cmd("ZADD", wkey, sb, a, sa, b)
+    elif kind == "active-drift":
+        r.cmd("ZADD", akey, "1", "ghost-user")
+    elif kind == "double-consume":
+        jti = next(iter(led.consumed_ok))
+        led.consumed_ok[jti] += 1
+    elif kind == "burst":
+        for k in range(int(CATCHUP_TICKS * PER_TICK) + 1):
+            led.adm_exp["burst-%d" % k] = 1
+        r.cmd("HINCRBY", "wr:{%s}:state" % QUEUE, "admittedTotal",
+              int(CATCHUP_TICKS * PER_TICK) + 1)
+
+
+def check(led, r, failures):
+    def fail(msg):
+        failures.append(msg)
+        log("VIOLATION: " + msg)
+
+    waiting = r.cmd("ZRANGE", "wr:{%s}:waiting" % QUEUE, "0", "-1", "WITHSCORES")
+    wpos = {}
+    for k in range(0, len(waiting), 2):
+        wpos[waiting[k]] = k // 2 + 1
+    toks = r.cmd("HGETALL", "wr:{%s}:tokens" % QUEUE)
+    live = {}
+    for k in range(0, len(toks), 2):
+        jti, iat, exp = toks[k + 1].split(":")
+        live[toks[k]] = (jti, int(iat), int(exp))
+    active = r.cmd("ZRANGE", "wr:{%s}:active" % QUEUE, "0", "-1")
+    state = r.cmd("HGETALL", "wr:{%s}:state" % QUEUE)
+    st = {state[k]: state[k + 1] for k in range(0, len(state), 2)}
+    admitted_total = int(st.get("admittedTotal", 0))
+    consumed_total = int(st.get("consumedTotal", 0))
+    expired_total = int(st.get("expiredTotal", 0))
+
+    # I3
+    both = set(wpos) & set(live)
+    if both:
+        fail("I3: %d users both waiting and admitted, e.g. %s" % (len(both), sorted(both)[:3]))
+    # I5
+    if len(active) != len(live) or set(active) != set(live):
+        fail("I5: active %d != live tokens %d" % (len(active), len(live)))
+    # I4
+    twice = {j: n for j, n in led.consumed_ok.items() if n > 1}
+    if twice:
+        fail("I4: %d tokens consumed twice: %s" % (len(twice), list(twice.items())[:3]))
+    ok_consumes = sum(led.consumed_ok.values())
+    if not (ok_consumes <= consumed_total <= ok_consumes + len(led.consume_unknown)):
+        fail("I4: consumedTotal %d outside [%d, %d]" % (consumed_total, ok_consumes,
+                                                           ok_consumes + len(led.consume_unknown)))
+    if expired_total != 0:
+        fail("tokens expired during the run (%d); ttl is %d s" % (expired_total, TTL_S))
+    # I1
+    consumed_ok_users = {u for u, (jti, _) in led.token.items() if led.consumed_ok.get(jti)}
+    missing = []
+    for u in led.ack:
+        if u in wpos or u in live or u in consumed_ok_users:
+            continue
+        if u in led.consume_unknown or u in led.consumed_users:
+            continue  # its consume went through but the answer was lost
+        missing.append(u)
+    if missing:
+        fail("I1: %d acknowledged users vanished, e.g. %s" % (len(missing), missing[:5]))
+    # I2: A acked before B was first sent
+    users = [u for u in led.ack]
+    by_ack = sorted(users, key=lambda u: led.ack[u])
+    by_send = sorted((u for u in led.first_send if u in wpos or u in live or
+                      u in consumed_ok_users or u in led.consumed_users), key=lambda u: led.first_send[u])
+    # (a) both waiting: position order
+    i, best = 0, 0
+    order_bad = 0
+    for b in by_send:
+        while i < len(by_ack) and led.ack[by_ack[i]] < led.first_send[b]:
+            a = by_ack[i]
+            if a in wpos:
+                best = max(best, wpos[a])
+            i += 1
+        if b in wpos and best and wpos[b] < best:
+            order_bad += 1
+    if order_bad:
+        fail("I2: %d waiting users are ahead of someone acknowledged before they joined"
+             % order_bad)
+    # (b) nobody admitted while someone acknowledged before them still waits
+    waiting_acked = [led.ack[u] for u in led.ack if u in wpos]
+    admitted_sends = [led.first_send[u] for u in led.first_send
+                      if u in live or u in consumed_ok_users or u in led.consumed_users]
+    if waiting_acked and admitted_sends and min(waiting_acked) < max(admitted_sends):
+        earliest = min((u for u in led.ack if u in wpos), key=lambda u: led.ack[u])
+        jumped = [u for u in led.first_send if (u in live or u in consumed_ok_users)
+                  and led.first_send[u] > led.ack[earliest]]
+        fail("I2: %s (acknowledged at %.2f) still waits while %d later users were admitted"
+             % (earliest, led.ack[earliest] - T0, len(jumped)))
+    # I6: admission ticks from expiry times
+    exp_ms = {}
+    for u, e in led.adm_exp.items():
+        exp_ms[u] = e
+    for u, (_, _, e_us) in live.items():
+        exp_ms[u] = e_us // 1000
+    ever = set(exp_ms)
+    unknown_adm = admitted_total - len(ever)
+    if unknown_adm != 0:
+        fail("I6: admittedTotal %d != users seen admitted %d" % (admitted_total, len(ever)))
+    groups = {}
+    for e in exp_ms.values():
+        groups[e] = groups.get(e, 0) + 1
+    ticks = sorted(groups.items())
+    biggest = max((n for _, n in ticks), default=0)
+    if biggest > CATCHUP_TICKS * PER_TICK:
+        fail("I6: one admission tick admitted %d (max %g)" % (biggest, CATCHUP_TICKS * PER_TICK))
+    worst_window = 0
+    j, total = 0, 0
+    for k in range(len(ticks)):
+        while j < len(ticks) and ticks[j][0] < ticks[k][0] + 1000:
+            total += ticks[j][1]
+            j += 1
+        worst_window = max(worst_window, total)
+        total -= ticks[k][1]
+    if worst_window > RATE + 2 * PER_TICK + 1:
+        fail("I6: %d admitted within one second (rate %d)" % (worst_window, RATE))
+    return {
+        "joined_acknowledged": len(led.ack), "join_attempts": len(led.first_send),
+        "waiting": len(wpos), "live_tokens": len(live), "active": len(active),
+        "admitted_total": admitted_total, "consumed_total": consumed_total,
+        "consumes_ok": ok_consumes, "consume_answers_lost": len(led.consume_unknown),
+        "admission_ticks": len(ticks), "largest_tick": biggest,
+        "max_admitted_in_1s": worst_window,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--waitroomd", required=True)
+    ap.add_argument("--duration", type=float, default=60)
+    ap.add_argument("--instances", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--inject", choices=["lose-user", "swap-order", "active-drift",
+                                         "double-consume", "burst"],
+                    help="self-test: damage the final state; the run must then FAIL")
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    log("seed %d, duration %.0f s, %d instances" % (seed, args.duration, args.instances))
+    binary = os.path.abspath(args.waitroomd)
+    tmp = tempfile.mkdtemp(prefix="wr-chaos-")
+    failures = []
+    inst = []
+    redis = None
+    ok = False
+    try:
+        try:
+            redis = RedisProc(tmp)
+            store = "redis://127.0.0.1:%d" % redis.port
+            secret = secrets.token_hex(32)
+            for k in range(args.instances):
+                inst.append(Instance(binary, store, secret, tmp, k))
+            deadline = time.monotonic() + 15
+            while True:
+                st, _ = request(inst[0].port, "PUT", "/v1/admin/queues/" + QUEUE, body={
+                    "admitPerSecond": RATE, "tickMs": TICK_MS, "tokenTtlSeconds": TTL_S,
+                    "maxQueueSize": 0, "failPolicy": "closed"})
+                if st == 200:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("PUT queue: %s" % st)
+                time.sleep(0.1)
+        except Exception as e:
+            print("SETUP FAILED: %s" % e)
+            return 2
+        led = Ledger()
+        stop_load = threading.Event()
+        events = {}
+        workers = [threading.Thread(target=load_worker,
+                                    args=(stop_load, inst, led, random.Random(rng.random()), k))
+                   for k in range(args.workers)]
+        for t in workers:
+            t.start()
+        chaos_loop(time.monotonic() + args.duration, redis, inst, rng, events)
+        log("chaos over: %s; letting the load run 3 s on a healthy system" % events)
+        time.sleep(3)
+        stop_load.set()
+        for t in workers:
+            t.join(30)
+        # pause admission so the state is still while it is read
+        for _ in range(100):
+            st, _ = request(inst[0].port, "PATCH", "/v1/admin/queues/" + QUEUE,
+                            body={"paused": True})
+            if st == 200:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        r = redis.client()
+        if args.inject:
+            inject(args.inject, led, r)
+        summary = check(led, r, failures)
+        r.close()
+        summary["events"] = events
+        summary["requests"] = dict(sorted(led.counts.items()))
+        summary["seed"] = seed
+        # every instance is still alive and stops cleanly (ASan builds: no report)
+        for i in inst:
+            if i.proc.poll() is not None:
+                failures.append("waitroomd #%d died on its own (exit %s)"
+                                % (i.idx, i.proc.returncode))
+                continue
+            i.proc.send_signal(signal.SIGTERM)
+            try:
+                code = i.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                i.proc.kill()
+                code = "timeout"
+            if code != 0:
+                failures.append("waitroomd #%d exited %s on SIGTERM" % (i.idx, code))
+        print(json.dumps(summary, indent=1))
+        ok = not failures
+        print("chaos: %s (%d violations)" % ("PASS" if ok else "FAIL", len(failures)))
+        return 0 if ok else 1
+    finally:
+        for p in PROCS:
+            if p.poll() is None:
+                try:
+                    os.kill(p.pid, signal.SIGCONT)
+                except OSError:
+                    pass
+                p.kill()
+                p.wait()
+        if args.keep or not ok:
+            print("logs kept in %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

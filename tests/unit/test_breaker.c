@@ -1,0 +1,511 @@
+/*
+ * test_breaker.c - the circuit breaker state machine with an injected clock:
+ * every transition, the half-open probe limit, the backoff of the open
+ * wait, the sliding-window arithmetic, stale permits and option parsing.
+ * Every expected value is worked out by hand in the comment beside it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "breaker.h"
+
+/* Transition log filled by the callback. */
+typedef struct {
+    int n;
+    wr_breaker_state_t from[32], to[32];
+    wr_breaker_why_t why[32];
+    uint32_t wait[32];
+} log_t;
+
+static void on_tr(wr_breaker_state_t from, wr_breaker_state_t to, wr_breaker_why_t why,
+                  uint32_t wait_ms, void *arg)
+{
+    log_t *l = arg;
+    if (l->n < 32) {
+        l->from[l->n] = from;
+        l->to[l->n] = to;
+        l->why[l->n] = why;
+        l->wait[l->n] = wait_ms;
+    }
+    l->n++;
+}
+
+/* window 10, min 5, failure rate 0.5, 3 consecutive, slow >= 100 ms at 0.6,
+ * wait 1000 doubling to 4000, 2 probes. */
+static wr_breaker_t *mk(log_t *l)
+{
+    wr_breaker_opts_t o;
+    wr_breaker_opts_default(&o);
+    o.window_size = 10;
+    o.min_calls = 5;
+    o.failure_rate = 0.5;
+    o.consecutive_failures = 3;
+    o.slow_call_ms = 100;
+    o.slow_call_rate = 0.6;
+    o.open_wait_ms = 1000;
+    o.open_wait_max_ms = 4000;
+    o.half_open_probes = 2;
+    o.on_transition = on_tr;
+    o.arg = l;
+    wr_breaker_t *b = NULL;
+    assert_int_equal(wr_breaker_new(&o, &b), WR_OK);
+    return b;
+}
+
+/* One call at time t: allowed? then recorded with (failed, latency). */
+static bool call(wr_breaker_t *b, int64_t t, bool failed, uint32_t lat)
+{
+    wr_breaker_permit_t p = wr_breaker_allow(b, t);
+    if (p.allowed)
+        wr_breaker_record(b, p, failed, lat, t + lat);
+    return p.allowed;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    wr_breaker_opts_t o;
+    wr_breaker_opts_default(&o);
+    assert_int_equal(o.window_size, 20);
+    assert_int_equal(o.min_calls, 10);
+    assert_true(o.failure_rate == 0.5);
+    assert_int_equal(o.consecutive_failures, 5);
+    assert_int_equal(o.slow_call_ms, 200);
+    assert_true(o.slow_call_rate == 0.8);
+    assert_int_equal(o.open_wait_ms, 1000);
+    assert_int_equal(o.open_wait_max_ms, 5000);
+    assert_int_equal(o.half_open_probes, 3);
+    /* zero fields take the defaults */
+    wr_breaker_opts_t z;
+    memset(&z, 0, sizeof(z));
+    wr_breaker_t *b = NULL;
+    assert_int_equal(wr_breaker_new(&z, &b), WR_OK);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    assert_int_equal(wr_breaker_next_wait_ms(b), 1000);
+    /* 4 failures in a row stay closed, the 5th opens (consecutive = 5) */
+    for (int i = 0; i < 4; i++)
+        assert_true(call(b, i, true, 1));
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    assert_true(call(b, 10, true, 1));
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    wr_breaker_free(b);
+    /* NULL opts = defaults */
+    assert_int_equal(wr_breaker_new(NULL, &b), WR_OK);
+    wr_breaker_free(b);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    wr_breaker_t *b = NULL;
+    wr_breaker_opts_t o;
+    wr_breaker_opts_default(&o);
+    o.failure_rate = 1.5;
+    assert_int_equal(wr_breaker_new(&o, &b), WR_EINVAL);
+    wr_breaker_opts_default(&o);
+    o.window_size = WR_BREAKER_WINDOW_MAX + 1;
+    assert_int_equal(wr_breaker_new(&o, &b), WR_EINVAL);
+    wr_breaker_opts_default(&o);
+    o.min_calls = 21; /* above the window of 20 */
+    assert_int_equal(wr_breaker_new(&o, &b), WR_EINVAL);
+    wr_breaker_opts_default(&o);
+    o.open_wait_max_ms = 500; /* below the 1000 ms wait */
+    assert_int_equal(wr_breaker_new(&o, &b), WR_EINVAL);
+    wr_breaker_opts_default(&o);
+    o.slow_call_rate = -0.1;
+    assert_int_equal(wr_breaker_new(&o, &b), WR_EINVAL);
+}
+
+static void test_consecutive_failures_open(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    /* F F S F F: the success resets the run; 2 failures after it stay closed */
+    assert_true(call(b, 0, true, 1));
+    assert_true(call(b, 1, true, 1));
+    assert_true(call(b, 2, false, 1));
+    assert_true(call(b, 3, true, 1));
+    assert_true(call(b, 4, true, 1));
+    /* window: 5 calls, 4 failures = 0.8 >= 0.5 and 5 >= min 5: the rate rule
+     * fires at the 5th call, not the consecutive rule */
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    wr_breaker_free(b);
+
+    /* three failures in a row before min_calls: consecutive rule */
+    memset(&l, 0, sizeof(l));
+    b = mk(&l);
+    assert_true(call(b, 0, true, 1));
+    assert_true(call(b, 1, true, 1));
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    assert_true(call(b, 2, true, 1));
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.from[0], WR_BREAKER_CLOSED);
+    assert_int_equal(l.to[0], WR_BREAKER_OPEN);
+    assert_int_equal(l.why[0], WR_BREAKER_WHY_CONSECUTIVE);
+    assert_int_equal(l.wait[0], 1000);
+    /* opened at t = 2 + 1 (the end of the third call) */
+    assert_int_equal(wr_breaker_retry_in_ms(b, 3), 1000);
+    assert_int_equal(wr_breaker_retry_in_ms(b, 503), 500);
+    wr_breaker_free(b);
+}
+
+static void test_failure_rate_window_arithmetic(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    uint32_t calls, fails, slow;
+    /* pattern S F S F S S F S S S (never 3 failures in a row):
+     * after 5 calls: 2/5 = 0.4 < 0.5 closed; then 6: 3/7 at 7 ... */
+    const bool pat[10] = {false, true, false, true, false, false, true, false, false, false};
+    for (int i = 0; i < 10; i++)
+        assert_true(call(b, i, pat[i], 1));
+    wr_breaker_window(b, &calls, &fails, &slow);
+    assert_int_equal(calls, 10);
+    assert_int_equal(fails, 3);
+    assert_int_equal(slow, 0);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    /* 10 more successes push the failures out one by one: window stays 10 */
+    for (int i = 0; i < 10; i++)
+        assert_true(call(b, 20 + i, false, 1));
+    wr_breaker_window(b, &calls, &fails, &slow);
+    assert_int_equal(calls, 10);
+    assert_int_equal(fails, 0);
+    /* now F S F S F S F S F into a window of 10 S: after call i (0-based)
+     * the window holds floor(i/2)+1 failures of 10; i = 7 gives 4/10 (closed),
+     * i = 8 gives 5/10 = 0.5 >= 0.5 (open, by rate: never 3 in a row) */
+    for (int i = 0; i < 8; i++) {
+        assert_true(call(b, 40 + i, i % 2 == 0, 1));
+        assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+        wr_breaker_window(b, &calls, &fails, &slow);
+        assert_int_equal(calls, 10);
+        assert_int_equal(fails, (uint32_t)(i / 2 + 1));
+    }
+    assert_true(call(b, 48, true, 1));
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    wr_breaker_free(b);
+}
+
+static void test_failure_rate_boundary(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    /* 5 successes then F S F S: after the 4th: 2/9 */
+    for (int i = 0; i < 5; i++)
+        call(b, i, false, 1);
+    call(b, 5, true, 1);
+    call(b, 6, false, 1);
+    call(b, 7, true, 1);
+    call(b, 8, false, 1);
+    /* 9 calls, 2 failures */
+    uint32_t calls, fails;
+    wr_breaker_window(b, &calls, &fails, NULL);
+    assert_int_equal(calls, 9);
+    assert_int_equal(fails, 2);
+    call(b, 9, true, 1);  /* 10 calls, 3 failures: 0.3 */
+    call(b, 10, true, 1); /* evicts an S: 10 calls, 4 failures: 0.4 (2 in a row) */
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    call(b, 11, false, 1); /* evicts S: 4/10 */
+    call(b, 12, true, 1);  /* evicts S: 5/10 = 0.5 >= 0.5: open */
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    wr_breaker_free(b);
+}
+
+static void test_min_calls(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    /* F S F S: 2/4 = 0.5 but only 4 calls < min 5: closed */
+    call(b, 0, true, 1);
+    call(b, 1, false, 1);
+    call(b, 2, true, 1);
+    call(b, 3, false, 1);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    /* 5th: S -> 2/5 = 0.4 closed; 6th F -> 3/6 = 0.5 open */
+    call(b, 4, false, 1);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    call(b, 5, true, 1);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    wr_breaker_free(b);
+}
+
+static void test_slow_calls_open(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    /* successes only; slow = latency >= 100. 99 ms is not slow. */
+    for (int i = 0; i < 10; i++)
+        call(b, i * 1000, false, 99);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    uint32_t slow;
+    wr_breaker_window(b, NULL, NULL, &slow);
+    assert_int_equal(slow, 0);
+    /* now slow successes: the window of 10 has k slow after k calls;
+     * 0.6 * 10 = 6 -> the 6th slow call opens */
+    for (int k = 1; k <= 5; k++) {
+        call(b, 20000 + k * 1000, false, 100);
+        assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    }
+    wr_breaker_window(b, NULL, NULL, &slow);
+    assert_int_equal(slow, 5);
+    call(b, 30000, false, 150);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.why[0], WR_BREAKER_WHY_SLOW_RATE);
+    wr_breaker_free(b);
+}
+
+static void test_open_refuses_then_half_open(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    call(b, 0, true, 0);
+    call(b, 0, true, 0);
+    call(b, 0, true, 0); /* opens at t = 0, wait 1000 */
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    wr_breaker_stats_t st;
+    /* refused until t = 999 */
+    for (int t = 0; t < 1000; t += 111)
+        assert_false(wr_breaker_allow(b, t).allowed);
+    assert_false(wr_breaker_allow(b, 999).allowed);
+    wr_breaker_get_stats(b, &st);
+    assert_int_equal(st.rejected, 11); /* t = 0,111,...,999 (10) + 999 again */
+    assert_int_equal(st.allowed, 3);
+    /* at t = 1000: half-open, and this call is a probe */
+    wr_breaker_permit_t p1 = wr_breaker_allow(b, 1000);
+    assert_true(p1.allowed);
+    assert_true(p1.probe);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_HALF_OPEN);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.to[1], WR_BREAKER_HALF_OPEN);
+    assert_int_equal(l.why[1], WR_BREAKER_WHY_WAIT_OVER);
+    wr_breaker_free(b);
+}
+
+static void test_half_open_probe_limit_and_close(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    for (int i = 0; i < 3; i++)
+        call(b, 0, true, 0);
+    /* half-open at 1000: 2 probes pass, every other call is refused */
+    wr_breaker_permit_t p1 = wr_breaker_allow(b, 1000);
+    wr_breaker_permit_t p2 = wr_breaker_allow(b, 1001);
+    assert_true(p1.allowed && p1.probe);
+    assert_true(p2.allowed && p2.probe);
+    int refused = 0;
+    for (int i = 0; i < 100; i++)
+        refused += !wr_breaker_allow(b, 1002 + i).allowed;
+    assert_int_equal(refused, 100);
+    /* one probe succeeds: still half-open, and no new probe slot */
+    wr_breaker_record(b, p1, false, 5, 1010);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_HALF_OPEN);
+    assert_false(wr_breaker_allow(b, 1011).allowed);
+    /* the second succeeds: closed, empty window, wait back to 1000 */
+    wr_breaker_record(b, p2, false, 5, 1012);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    assert_int_equal(l.n, 3);
+    assert_int_equal(l.to[2], WR_BREAKER_CLOSED);
+    assert_int_equal(l.why[2], WR_BREAKER_WHY_PROBES_OK);
+    uint32_t calls;
+    wr_breaker_window(b, &calls, NULL, NULL);
+    assert_int_equal(calls, 0);
+    assert_int_equal(wr_breaker_next_wait_ms(b), 1000);
+    assert_true(wr_breaker_allow(b, 1013).allowed);
+    wr_breaker_stats_t st;
+    wr_breaker_get_stats(b, &st);
+    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 1);
+    assert_int_equal(st.transitions[WR_BREAKER_HALF_OPEN], 1);
+    assert_int_equal(st.transitions[WR_BREAKER_CLOSED], 1);
+    assert_int_equal(st.rejected, 101);
+    wr_breaker_free(b);
+}
+
+static void test_backoff_doubles_caps_and_resets(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    for (int i = 0; i < 3; i++)
+        call(b, 0, true, 0);
+    /* waits: 1000, then each failed half-open doubles: 2000, 4000, 4000 (cap) */
+    int64_t t = 0;
+    const uint32_t waits[] = {1000, 2000, 4000, 4000, 4000};
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(l.wait[l.n - 1], waits[k]);
+        assert_int_equal(wr_breaker_retry_in_ms(b, t), waits[k]);
+        assert_false(wr_breaker_allow(b, t + waits[k] - 1).allowed);
+        t += waits[k];
+        wr_breaker_permit_t p = wr_breaker_allow(b, t);
+        assert_true(p.probe);
+        /* a failed probe reopens at once, stamped t */
+        wr_breaker_record(b, p, true, 0, t);
+        assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+        assert_int_equal(l.why[l.n - 1], WR_BREAKER_WHY_PROBE_FAILED);
+    }
+    /* opened at t with 4000: now succeed both probes */
+    t += 4000;
+    wr_breaker_permit_t p1 = wr_breaker_allow(b, t), p2 = wr_breaker_allow(b, t);
+    wr_breaker_record(b, p1, false, 1, t);
+    wr_breaker_record(b, p2, false, 1, t);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    /* the next opening waits 1000 again */
+    for (int i = 0; i < 3; i++)
+        call(b, t, true, 0);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l.wait[l.n - 1], 1000);
+    wr_breaker_free(b);
+}
+
+static void test_slow_probe_reopens(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    for (int i = 0; i < 3; i++)
+        call(b, 0, true, 0);
+    wr_breaker_permit_t p = wr_breaker_allow(b, 1000);
+    wr_breaker_record(b, p, false, 100, 1100); /* success, but slow */
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(wr_breaker_retry_in_ms(b, 1100), 2000);
+    wr_breaker_free(b);
+}
+
+static void test_stale_permits_ignored(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    /* 5 calls let through while closed; 3 fail and open the breaker;
+     * the other 2 answer late with failures: ignored, the wait is 1000 */
+    wr_breaker_permit_t p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = wr_breaker_allow(b, 0);
+    for (int i = 0; i < 3; i++)
+        wr_breaker_record(b, p[i], true, 0, 10);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    wr_breaker_record(b, p[3], true, 0, 20);
+    wr_breaker_record(b, p[4], false, 0, 20);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(wr_breaker_retry_in_ms(b, 10), 1000);
+    /* half-open: a late closed-state result does not count as a probe */
+    wr_breaker_permit_t q = wr_breaker_allow(b, 1010);
+    assert_true(q.probe);
+    wr_breaker_record(b, p[4], false, 0, 1011);
+    wr_breaker_record(b, p[4], false, 0, 1011);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_HALF_OPEN);
+    /* a refused permit recorded is ignored too */
+    wr_breaker_permit_t r = wr_breaker_allow(b, 1012);
+    wr_breaker_permit_t r2 = wr_breaker_allow(b, 1012); /* 3rd: refused */
+    assert_true(r.allowed);
+    assert_false(r2.allowed);
+    wr_breaker_record(b, r2, true, 0, 1013);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_HALF_OPEN);
+    wr_breaker_free(b);
+}
+
+static void test_cancel_frees_probe_slot(void **state)
+{
+    (void)state;
+    log_t l = {0};
+    wr_breaker_t *b = mk(&l);
+    for (int i = 0; i < 3; i++)
+        call(b, 0, true, 0);
+    wr_breaker_permit_t p1 = wr_breaker_allow(b, 1000);
+    wr_breaker_permit_t p2 = wr_breaker_allow(b, 1000);
+    assert_false(wr_breaker_allow(b, 1000).allowed);
+    wr_breaker_cancel(b, p2); /* never made: its slot is free again */
+    wr_breaker_permit_t p3 = wr_breaker_allow(b, 1001);
+    assert_true(p3.allowed && p3.probe);
+    assert_false(wr_breaker_allow(b, 1001).allowed);
+    wr_breaker_record(b, p1, false, 1, 1002);
+    wr_breaker_record(b, p3, false, 1, 1002);
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
+    /* cancel while closed changes nothing */
+    wr_breaker_permit_t c = wr_breaker_allow(b, 1003);
+    wr_breaker_cancel(b, c);
+    uint32_t calls;
+    wr_breaker_window(b, &calls, NULL, NULL);
+    assert_int_equal(calls, 0);
+    wr_breaker_free(b);
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    char err[128];
+    wr_breaker_opts_t o;
+    wr_breaker_opts_default(&o);
+    assert_int_equal(wr_breaker_parse(&o,
+                                      "window=50,min_calls=20,failure_rate=0.25,consecutive=7,"
+                                      "slow_ms=300,slow_rate=0.9,wait_ms=500,wait_max_ms=8000,"
+                                      "probes=4",
+                                      err, sizeof(err)),
+                     WR_OK);
+    assert_int_equal(o.window_size, 50);
+    assert_int_equal(o.min_calls, 20);
+    assert_true(o.failure_rate == 0.25);
+    assert_int_equal(o.consecutive_failures, 7);
+    assert_int_equal(o.slow_call_ms, 300);
+    assert_true(o.slow_call_rate == 0.9);
+    assert_int_equal(o.open_wait_ms, 500);
+    assert_int_equal(o.open_wait_max_ms, 8000);
+    assert_int_equal(o.half_open_probes, 4);
+    assert_int_equal(wr_breaker_parse(&o, "bogus=1", err, sizeof(err)), WR_EINVAL);
+    assert_non_null(strstr(err, "bogus"));
+    assert_int_equal(wr_breaker_parse(&o, "window=abc", err, sizeof(err)), WR_EINVAL);
+    assert_non_null(strstr(err, "window"));
+    assert_int_equal(wr_breaker_parse(&o, "window=2.5", err, sizeof(err)), WR_EINVAL);
+    assert_int_equal(wr_breaker_parse(&o, "failure_rate=2", err, sizeof(err)), WR_EINVAL);
+    assert_non_null(strstr(err, "failure_rate"));
+    assert_int_equal(wr_breaker_parse(&o, "nokey", err, sizeof(err)), WR_EINVAL);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(wr_breaker_state_name(WR_BREAKER_CLOSED), "closed");
+    assert_string_equal(wr_breaker_state_name(WR_BREAKER_OPEN), "open");
+    assert_string_equal(wr_breaker_state_name(WR_BREAKER_HALF_OPEN), "half_open");
+    assert_string_equal(wr_breaker_why_name(WR_BREAKER_WHY_PROBES_OK), "probes_succeeded");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_consecutive_failures_open),
+        cmocka_unit_test(test_failure_rate_window_arithmetic),
+        cmocka_unit_test(test_failure_rate_boundary),
+        cmocka_unit_test(test_min_calls),
+        cmocka_unit_test(test_slow_calls_open),
+        cmocka_unit_test(test_open_refuses_then_half_open),
+        cmocka_unit_test(test_half_open_probe_limit_and_close),
+        cmocka_unit_test(test_backoff_doubles_caps_and_resets),
+        cmocka_unit_test(test_slow_probe_reopens),
+        cmocka_unit_test(test_stale_permits_ignored),
+        cmocka_unit_test(test_cancel_frees_probe_slot),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,397 @@
+/*
+ * test_store_breaker.c - the circuit-breaker store decorator around a fake
+ * inner store whose calls the test answers by hand, with an injected clock.
+ *
+ * Checked: refused calls return WR_EUNAVAILABLE without reaching the inner
+ * store and without a callback; what counts as a failure (timeout,
+ * unavailable, proto, a synchronous WR_EUNAVAILABLE) and as a success
+ * (domain answers); slow calls; only `probes` calls reach the inner store
+ * in half-open; results pass through unchanged; close answers pending calls
+ * with WR_ECANCELED exactly once; the metrics series.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "store_breaker.h"
+
+/* ---------------------------------------------------------- fake store */
+
+#define PEND_MAX 256
+
+typedef struct {
+    wr_store_t base_;
+    int calls;         /* operations that reached the fake */
+    wr_err_t sync_err; /* returned by the next calls when != WR_OK */
+    int n;             /* pending callbacks */
+    wr_store_entry_cb ecb[PEND_MAX];
+    wr_store_done_cb dcb[PEND_MAX];
+    void *arg[PEND_MAX];
+    bool closed;
+} fake_t;
+
+static fake_t g_fake;
+static int64_t g_now;
+
+static int64_t fake_now(void)
+{
+    return g_now;
+}
+
+static wr_err_t f_join(wr_store_t *s, const char *q, const char *u, wr_store_entry_cb cb, void *arg)
+{
+    fake_t *f = (fake_t *)s;
+    (void)q;
+    (void)u;
+    f->calls++;
+    if (f->sync_err != WR_OK)
+        return f->sync_err;
+    assert_true(f->n < PEND_MAX);
+    f->ecb[f->n] = cb;
+    f->dcb[f->n] = NULL;
+    f->arg[f->n] = arg;
+    f->n++;
+    return WR_OK;
+}
+
+static wr_err_t f_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
+{
+    fake_t *f = (fake_t *)s;
+    f->calls++;
+    if (f->sync_err != WR_OK)
+        return f->sync_err;
+    f->ecb[f->n] = NULL;
+    f->dcb[f->n] = cb;
+    f->arg[f->n] = arg;
+    f->n++;
+    return WR_OK;
+}
+
+/* Answers pending call i (swap-removed) with err; entries carry a
+ * WAITING position 7. */
+static void answer(int i, wr_err_t err)
+{
+    fake_t *f = &g_fake;
+    assert_true(i < f->n);
+    wr_store_entry_cb ecb = f->ecb[i];
+    wr_store_done_cb dcb = f->dcb[i];
+    void *arg = f->arg[i];
+    f->n--;
+    f->ecb[i] = f->ecb[f->n];
+    f->dcb[i] = f->dcb[f->n];
+    f->arg[i] = f->arg[f->n];
+    if (ecb) {
+        wr_entry_t e;
+        memset(&e, 0, sizeof(e));
+        e.state = WR_ENTRY_WAITING;
+        e.position = 7;
+        e.waiting = 9;
+        ecb(err, err == WR_OK ? &e : NULL, arg);
+    } else {
+        dcb(err, arg);
+    }
+}
+
+static void f_close(wr_store_t *s)
+{
+    fake_t *f = (fake_t *)s;
+    while (f->n > 0)
+        answer(f->n - 1, WR_ECANCELED);
+    f->closed = true;
+}
+
+static wr_store_ops_t fake_ops = {
+    .name = "fake",
+    .join = f_join,
+    .ping = f_ping,
+    .close = f_close,
+};
+
+/* ---------------------------------------------------------- callbacks */
+
+typedef struct {
+    int calls;
+    wr_err_t err;
+    uint64_t position;
+} res_t;
+
+static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+    r->position = e ? e->position : 0;
+}
+
+static void done_cb(wr_err_t err, void *arg)
+{
+    res_t *r = arg;
+    r->calls++;
+    r->err = err;
+}
+
+/* window 10, min 5, rate 0.5, 3 consecutive, slow 100 ms at 0.6, wait
+ * 1000 doubling to 4000, 2 probes */
+static wr_store_t *mk(wr_metrics_t *m)
+{
+    memset(&g_fake, 0, sizeof(g_fake));
+    g_fake.base_.ops = &fake_ops;
+    g_now = 1000000;
+    wr_store_breaker_opts_t o;
+    memset(&o, 0, sizeof(o));
+    o.breaker.window_size = 10;
+    o.breaker.min_calls = 5;
+    o.breaker.failure_rate = 0.5;
+    o.breaker.consecutive_failures = 3;
+    o.breaker.slow_call_ms = 100;
+    o.breaker.slow_call_rate = 0.6;
+    o.breaker.open_wait_ms = 1000;
+    o.breaker.open_wait_max_ms = 4000;
+    o.breaker.half_open_probes = 2;
+    o.metrics = m;
+    o.now_ms = fake_now;
+    wr_store_t *s = NULL;
+    assert_int_equal(wr_store_breaker_wrap(&g_fake.base_, &o, &s), WR_OK);
+    return s;
+}
+
+/* One join answered at once with err. */
+static void join_answered(wr_store_t *s, wr_err_t err)
+{
+    res_t r = {0};
+    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    assert_int_equal(r.calls, 0); /* not from inside the call */
+    answer(g_fake.n - 1, err);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.err, err);
+}
+
+static double metric(wr_metrics_t *m, const char *name, const char *labels)
+{
+    return wr_metrics_get(m, name, labels);
+}
+
+static void test_passthrough_and_domain_answers(void **state)
+{
+    (void)state;
+    wr_metrics_t *m = wr_metrics_new();
+    wr_store_t *s = mk(m);
+    assert_string_equal(s->ops->name, "breaker");
+    assert_ptr_equal(wr_store_breaker_inner(s), &g_fake.base_);
+    /* results pass through unchanged */
+    res_t r = {0};
+    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    answer(0, WR_OK);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(r.position, 7);
+    /* 20 domain answers never open it */
+    const wr_err_t dom[4] = {WR_ENOTFOUND, WR_EFULL, WR_ENOTINQUEUE, WR_ETOKEN};
+    for (int i = 0; i < 20; i++)
+        join_answered(s, dom[i % 4]);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    assert_int_equal(g_fake.calls, 21);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"closed\"") == 1);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"open\"") == 0);
+    /* no callback argument: refused, nothing reaches the inner store */
+    assert_int_equal(wr_store_join(s, "q", "u", NULL, NULL), WR_EINVAL);
+    assert_int_equal(g_fake.calls, 21);
+    wr_store_close(s);
+    assert_true(g_fake.closed);
+    wr_metrics_free(m);
+}
+
+static void test_failures_open_and_fail_fast(void **state)
+{
+    (void)state;
+    wr_metrics_t *m = wr_metrics_new();
+    wr_store_t *s = mk(m);
+    join_answered(s, WR_ETIMEOUT);
+    join_answered(s, WR_EPROTO);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    join_answered(s, WR_EUNAVAILABLE); /* third in a row */
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"open\"") == 1);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"closed\"") == 0);
+    assert_true(metric(m, "waitroom_breaker_transitions_total", "to=\"open\"") == 1);
+    /* open: 50 calls refused at once, none reaches the inner store, no
+     * callback */
+    res_t r = {0};
+    for (int i = 0; i < 50; i++) {
+        g_now += 10;
+        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+    }
+    assert_int_equal(r.calls, 0);
+    assert_int_equal(g_fake.calls, 3);
+    assert_true(metric(m, "waitroom_breaker_rejected_total", NULL) == 50);
+    wr_breaker_stats_t st;
+    wr_store_breaker_stats(s, &st);
+    assert_int_equal(st.rejected, 50);
+    wr_store_close(s);
+    wr_metrics_free(m);
+}
+
+static void test_sync_unavailable_counts(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    /* Redis disconnected: the inner call itself returns WR_EUNAVAILABLE */
+    g_fake.sync_err = WR_EUNAVAILABLE;
+    res_t r = {0};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    assert_int_equal(g_fake.calls, 3);
+    /* argument errors are neutral: WR_EINVAL x 10 do not open a new breaker */
+    wr_store_close(s);
+    s = mk(NULL);
+    g_fake.sync_err = WR_EINVAL;
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EINVAL);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    assert_int_equal(r.calls, 0);
+    wr_store_close(s);
+}
+
+static void test_half_open_lets_only_probes_through(void **state)
+{
+    (void)state;
+    wr_metrics_t *m = wr_metrics_new();
+    wr_store_t *s = mk(m);
+    for (int i = 0; i < 3; i++)
+        join_answered(s, WR_ETIMEOUT);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    int before = g_fake.calls;
+    g_now += 1000; /* the wait is over */
+    /* 100 requests arrive: exactly 2 reach the inner store */
+    res_t r[100];
+    memset(r, 0, sizeof(r));
+    int ok = 0, refused = 0;
+    for (int i = 0; i < 100; i++) {
+        wr_err_t e = wr_store_join(s, "q", "u", entry_cb, &r[i]);
+        if (e == WR_OK)
+            ok++;
+        else if (e == WR_EUNAVAILABLE)
+            refused++;
+    }
+    assert_int_equal(ok, 2);
+    assert_int_equal(refused, 98);
+    assert_int_equal(g_fake.calls - before, 2);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_HALF_OPEN);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"half_open\"") == 1);
+    /* both probes succeed (fast): closed again */
+    g_now += 5;
+    answer(1, WR_OK);
+    answer(0, WR_ENOTINQUEUE); /* a domain answer is a success */
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    assert_true(metric(m, "waitroom_breaker_state", "state=\"closed\"") == 1);
+    assert_true(metric(m, "waitroom_breaker_transitions_total", "to=\"closed\"") == 1);
+    assert_true(metric(m, "waitroom_breaker_transitions_total", "to=\"half_open\"") == 1);
+    assert_int_equal(r[0].calls + r[1].calls, 2);
+    wr_store_close(s);
+    wr_metrics_free(m);
+}
+
+static void test_failed_probe_reopens_with_longer_wait(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    for (int i = 0; i < 3; i++)
+        join_answered(s, WR_ETIMEOUT);
+    g_now += 1000;
+    join_answered(s, WR_EUNAVAILABLE); /* the probe fails: open for 2000 */
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    res_t r = {0};
+    g_now += 1999;
+    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+    g_now += 1;
+    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_HALF_OPEN);
+    /* close answers the pending probe with WR_ECANCELED, once */
+    wr_store_close(s);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.err, WR_ECANCELED);
+}
+
+static void test_slow_calls_open(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    /* 6 slow successes of 10 (0.6): open by slow rate */
+    for (int i = 0; i < 10; i++) {
+        res_t r = {0};
+        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+        g_now += i < 4 ? 10 : 150; /* calls 5..10 take 150 ms */
+        answer(0, WR_OK);
+        if (i < 9)
+            assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    }
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    wr_store_close(s);
+}
+
+static void test_cancelled_is_neutral_and_ping_counts(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    /* 10 cancelled answers: neutral */
+    for (int i = 0; i < 10; i++)
+        join_answered(s, WR_ECANCELED);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    /* ping goes through the breaker too */
+    res_t r = {0};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(wr_store_ping(s, done_cb, &r), WR_OK);
+        answer(0, WR_ETIMEOUT);
+    }
+    assert_int_equal(r.calls, 3);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    assert_int_equal(wr_store_ping(s, done_cb, &r), WR_EUNAVAILABLE);
+    assert_int_equal(r.calls, 3);
+    wr_store_close(s);
+}
+
+/* A callback that closes the store from inside (allowed by store.h). */
+static wr_store_t *g_closing;
+static int g_closed_cb;
+static void close_in_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    (void)e;
+    (void)arg;
+    g_closed_cb++;
+    if (err == WR_OK)
+        wr_store_close(g_closing);
+}
+
+static void test_close_from_callback(void **state)
+{
+    (void)state;
+    g_closing = mk(NULL);
+    g_closed_cb = 0;
+    assert_int_equal(wr_store_join(g_closing, "q", "u", close_in_cb, NULL), WR_OK);
+    assert_int_equal(wr_store_join(g_closing, "q", "u", close_in_cb, NULL), WR_OK);
+    answer(0, WR_OK); /* closes: the other pending one gets WR_ECANCELED */
+    assert_int_equal(g_closed_cb, 2);
+    assert_true(g_fake.closed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_passthrough_and_domain_answers),
+        cmocka_unit_test(test_failures_open_and_fail_fast),
+        cmocka_unit_test(test_sync_unavailable_counts),
+        cmocka_unit_test(test_half_open_lets_only_probes_through),
+        cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
+        cmocka_unit_test(test_slow_calls_open),
+        cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
+        cmocka_unit_test(test_close_from_callback),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
