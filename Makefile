@@ -3,13 +3,17 @@
 #   make run        install what is missing, build, start waitroomd on 127.0.0.1:8080
 #   make test       install what is missing, build with ASan+UBSan, run every test (CTest)
 #   make bench      the benchmarks of docs/BENCHMARKS.md
+#   make demo       the sale-day scenario without and with the line (demo-out/);
+#                   make demo DEMO_USERS=2000 runs a smaller one
 #   make format     clang-format every source file
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 SANBUILD ?= build-san
+DEMO_USERS ?= 10000
+DEMO_OUT ?= demo-out
 
-.PHONY: all build deps run test test-release bench format clean
+.PHONY: all build deps run test test-release bench demo format clean
 
 all: build
 
@@ -38,8 +42,12 @@ test-release: build
 bench: build
 	@scripts/bench.sh
 
+demo: build
+	@scripts/demo.sh --users $(DEMO_USERS) --bin $(BUILD) --out $(DEMO_OUT)
+
 format:
-	@clang-format -i src/*.c src/*.h tests/unit/*.c tests/store/*.c $(wildcard tests/extra/*.c)
+	@clang-format -i src/*.c src/*.h tests/unit/*.c tests/store/*.c $(wildcard tests/extra/*.c) \
+	  examples/shop/*.c tools/sim/*.c tools/sim/*.h
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)

@@ -8,8 +8,9 @@
  *   - join latency: mean over the last 10,000 joins before that size;
  *   - status (rank) latency: mean over 10,000 status calls of random users.
  * Build without sanitizers (e.g. -DCMAKE_BUILD_TYPE=Release) for numbers
- * that mean something. Usage: bench_memory [max_users] (default 1000000;
- * 10000000 for the 10M row).
+ * that mean something. Usage: bench_memory [max_users [data_dir]]
+ * (default 1000000; 10000000 for the 10M row). With data_dir (empty, it
+ * is written to), also times one snapshot and its load at max_users.
  */
 #include <event2/event.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store_memory.h"
@@ -75,9 +77,11 @@ int main(int argc, char **argv)
     long max = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000;
     if (max < SAMPLE)
         max = SAMPLE;
+    const char *dir = argc > 2 ? argv[2] : NULL;
     struct event_base *base = event_base_new();
     wr_store_t *st;
-    if (!base || wr_store_memory_open(base, NULL, &st) != WR_OK) {
+    wr_store_memory_opts_t opts = {.data_dir = dir, .snapshot_interval_ms = 3600000};
+    if (!base || wr_store_memory_open(base, &opts, &st) != WR_OK) {
         fprintf(stderr, "bench: cannot open the store\n");
         return 1;
     }
@@ -135,6 +139,27 @@ int main(int argc, char **argv)
         printf("%12ld %14.1f %12.0f %12.0f\n", target, (double)(rss - rss0) / (double)target,
                t_join / join_samples * 1e9, t_status / SAMPLE * 1e9);
         fflush(stdout);
+    }
+    if (dir) {
+        double t0 = now_s();
+        if (wr_store_memory_snapshot(st) != WR_OK)
+            return 1;
+        double t_save = now_s() - t0;
+        wr_store_close(st); /* nothing changed since: no second write */
+        t0 = now_s();
+        if (wr_store_memory_open(base, &opts, &st) != WR_OK)
+            return 1;
+        double t_load = now_s() - t0;
+        /* the periodic snapshot forks: the loop stalls only for fork() */
+        t0 = now_s();
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        double t_fork = now_s() - t0;
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        printf("snapshot of %ld users: write %.2f s, load %.2f s, fork %.1f ms\n", n, t_save,
+               t_load, t_fork * 1e3);
     }
     wr_store_close(st);
     event_base_free(base);

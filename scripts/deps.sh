@@ -8,6 +8,7 @@ pkgs=(
   build-essential cmake pkg-config
   libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev
   redis-server python3 curl
+  chromium fonts-nanum nodejs npm # browser tests: playwright-core drives chromium; Korean font
 )
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
@@ -16,6 +17,11 @@ fi
 
 missing=()
 for p in "${pkgs[@]}"; do
+  # npm also comes inside other node builds (NodeSource's nodejs bundles it):
+  # a working npm command counts as installed, so apt never fights them.
+  if [ "$p" = npm ] && command -v npm >/dev/null; then
+    continue
+  fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi

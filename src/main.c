@@ -45,12 +45,21 @@ typedef struct {
     struct event *sig_term, *sig_int, *secret_timer, *stop_timer, *queues_timer;
     uint8_t proposed_secret[32];
     int stop_waits;
+    uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
     bool stopping;
     bool secret_pending;
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
     bool declared_done[WR_CONFIG_QUEUES_MAX];
     size_t declared_pending;
 } app_t;
+
+static void retry_secret(app_t *app)
+{
+    uint32_t ms = app->secret_retry_ms ? app->secret_retry_ms : 100;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(app->secret_timer, &tv);
+    app->secret_retry_ms = ms * 2 > 1000 ? 1000 : ms * 2;
+}
 
 static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
 {
@@ -64,8 +73,7 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
     if (err != WR_ECANCELED && !app->stopping) {
         wr_warn("could not load the token secret from the store (%s); retrying",
                 wr_strerror(err));
-        struct timeval tv = {1, 0};
-        evtimer_add(app->secret_timer, &tv);
+        retry_secret(app);
     }
 }
 
@@ -77,12 +85,10 @@ static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
     if (app->secret_pending || app->stopping)
         return;
     if (wr_store_secret(app->store, app->proposed_secret, sizeof(app->proposed_secret), secret_cb,
-                        app) == WR_OK) {
+                        app) == WR_OK)
         app->secret_pending = true;
-    } else {
-        struct timeval tv = {1, 0};
-        evtimer_add(app->secret_timer, &tv);
-    }
+    else
+        retry_secret(app); /* e.g. the Redis connection is still being set up */
 }
 
 /* Declared queues: created when absent. */
@@ -127,16 +133,11 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     app_t *app = arg;
     if (app->stopping)
         return;
-    bool all = true;
-    for (size_t i = 0; i < app->cfg.n_queues; i++) {
-        if (app->declared_done[i])
-            continue;
-        all = false;
-        if (app->declared_pending)
-            continue;
-    }
-    if (all)
-        return;
+    size_t left = 0;
+    for (size_t i = 0; i < app->cfg.n_queues; i++)
+        left += !app->declared_done[i];
+    if (left == 0)
+        return; /* every declared queue exists */
     if (app->declared_pending == 0) {
         for (size_t i = 0; i < app->cfg.n_queues; i++) {
             if (app->declared_done[i])
@@ -152,7 +153,7 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
                 free(d);
         }
     }
-    struct timeval tv = {0, 500000};
+    struct timeval tv = {0, 500000}; /* until the store answers for each */
     evtimer_add(app->queues_timer, &tv);
 }
 

@@ -23,7 +23,9 @@ typedef struct {
  * Opens the backend on base (borrowed; must outlive the store). With a
  * data_dir, loads the snapshot found there. Callbacks run from the loop
  * (an event_active'd deferred queue), never inside the call.
- * Returns WR_OK and *out, WR_EIO for an unreadable snapshot, WR_ENOMEM.
+ * Returns WR_OK and *out, WR_EIO for an unreadable or corrupt snapshot
+ * (logged) or a data_dir already held by another process (an flock on
+ * DIR/waitroom.lock), WR_ENOMEM.
  * wr_store_close() writes a final snapshot (with data_dir), calls pending
  * callbacks synchronously with WR_ECANCELED, and frees.
  */

@@ -1649,8 +1649,13 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
         const redisReply *e = rep->element[i];
         struct list_item *it = &ctx->items[i];
         it->ctx = ctx;
-        if (!is_str(e) || e->len > WR_QUEUE_NAME_MAX)
+        if (!is_str(e)) {
+            if (ctx->err == WR_OK)
+                ctx->err = WR_EPROTO;
             continue;
+        }
+        if (e->len > WR_QUEUE_NAME_MAX)
+            continue; /* not a queue name of ours */
         memcpy(it->name, e->str, e->len);
         it->name[e->len] = '\0';
         if (!valid_queue(it->name))

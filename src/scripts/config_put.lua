@@ -1,9 +1,16 @@
 -- config_put.lua - creates or replaces a queue's config (lib.lua prepended;
--- only KEYS[1] is touched, all five are passed for uniformity).
+-- touches KEYS[1] and, when tickMs changes, KEYS[5]).
 -- ARGV: json, enabled, paused, rate, tickMs, maxActive, maxQueueSize, ttlSec.
 -- version: Redis TIME in us when the queue is created (so a queue deleted
 -- and created again never reuses a version a cache may hold), then +1 on
 -- every put. Reply: the new version (integer).
+-- A change of tickMs resets the admission tick and carry (KEYS[5]): the last
+-- tick is counted in the old tick length, and a longer new tick would
+-- otherwise compare below it and stop admission.
+local old_tick = redis.call('HGET', K_CONFIG, 'tickMs')
+if old_tick and old_tick ~= ARGV[5] then
+  redis.call('HDEL', K_STATE, 'lastTick', 'carryMicro')
+end
 local version
 if redis.call('HEXISTS', K_CONFIG, 'version') == 0 then
   version = now_us()

@@ -14,13 +14,14 @@ local version, json = version_json(cfg[1], known, cfg[4])
 if cfg[2] == '0' then
   return {3, version, json, 0, 0, '', 0, 0}
 end
-local now = now_us()
-expire_tokens(now)
-
+-- The hot path (a waiting user's poll) needs neither the clock nor the
+-- token sweep: answer it first.
 local rank = redis.call('ZRANK', K_WAITING, user)
 if rank then
   return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
 end
+local now = now_us()
+expire_tokens(now)
 local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
 if jti and exp > now then
   return {2, version, json, 0, 0, jti, iat, exp}

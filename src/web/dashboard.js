@@ -13,7 +13,8 @@
   'use strict';
 
   var KEY = 'wr_admin_key';
-  var WINDOW_MS = 10 * 60 * 1000;
+  var WINDOW_MS = 10 * 60 * 1000; /* history kept and drawn at most */
+  var MIN_SPAN_MS = 20 * 1000;     /* a young history is drawn over at least this */
   var POLL_MS = 1000;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var CHARTS = [
@@ -204,7 +205,8 @@
     CHARTS.forEach(function (ch) {
       var wrap = el('figure', { 'class': 'chart', 'data-chart': ch.field });
       var title = el('figcaption', { 'class': 'chart-title' });
-      title.appendChild(el('span', {}, ch.title + ' (10 min)'));
+      var label = el('span', {}, ch.title);
+      title.appendChild(label);
       var now = el('span', {}, '-');
       title.appendChild(now);
       wrap.appendChild(title);
@@ -224,7 +226,7 @@
       svg.appendChild(grid); svg.appendChild(area); svg.appendChild(line);
       wrap.appendChild(svg);
       box.appendChild(wrap);
-      charts[ch.field] = { line: line, area: area, now: now };
+      charts[ch.field] = { line: line, area: area, now: now, label: label, title: ch.title };
     });
     card.appendChild(box);
 
@@ -338,10 +340,14 @@
       ch.area.setAttribute('points', '');
       return;
     }
+    /* the x axis spans the history (at least 20 s, at most 10 min) */
+    var span = Math.min(WINDOW_MS, Math.max(MIN_SPAN_MS, now - history[0].t));
+    var secs = Math.round(span / 1000);
+    ch.label.textContent = ch.title + ', last ' + (secs >= 120 ? Math.round(secs / 60) + ' min' : secs + ' s');
     var top = max > 0 ? max : 1;
     var pts = [];
     for (var j = 0; j < history.length; j++) {
-      var x = (history[j].t - (now - WINDOW_MS)) / WINDOW_MS * 600;
+      var x = (history[j].t - (now - span)) / span * 600;
       var y = 58 - history[j][field] / top * 54;
       pts.push(x.toFixed(1) + ',' + y.toFixed(1));
     }

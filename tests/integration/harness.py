@@ -86,7 +86,8 @@ class RedisServer:
         self.log = open(os.path.join(self.dir, "redis.log"), "ab")
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir] + list(extra),
+             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"]
+            + list(extra),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
@@ -123,17 +124,24 @@ class RedisServer:
 class Waitroomd:
     """One waitroomd process. `identity` None = cookie mode (the default)."""
 
-    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=()):
+    def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None,
+                 admin_key=ADMIN_KEY):
         self.args = [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
-                     "--admin-key", ADMIN_KEY, "--token-secret", secret,
-                     "--log-level", "warn"]
+                     "--admin-key", admin_key, "--log-level", "warn"]
+        if secret is not None:   # None: the shared secret kept in the store
+            self.args += ["--token-secret", secret]
         if identity:
             self.args += ["--identity", identity]
         self.args += list(extra)
         fd, self.errpath = tempfile.mkstemp(prefix="waitroomd-", suffix=".log", dir=tmpdir)
         self.err = os.fdopen(fd, "wb")
+        penv = None
+        if env:
+            penv = dict(os.environ)
+            penv.update(env)
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.err,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+                                     start_new_session=True, preexec_fn=_die_with_parent,
+                                     env=penv)
         PROCS.append(self.proc)
         self.stdout_lines = []
         first = []

@@ -1,5 +1,7 @@
 """Admin API: auth, config defaults and validation, PATCH, stats, list, delete."""
-from harness import FAST, HOLD, SLOW, STATS_KEYS, WRTest, uid
+import time
+
+from harness import ENV, FAST, HOLD, SLOW, STATS_KEYS, WRTest, uid
 
 DEFAULTS = {
     "enabled": True,
@@ -224,6 +226,30 @@ class Admin(WRTest):
         self.assertError(self.c.me(q, a), 404, "NOT_IN_QUEUE", "state survived DELETE")
         st = self.stats(q)
         self.assertEqual((st["waiting"], st["admittedTotal"], st["leftTotal"]), (0, 0, 0))
+
+    def test_old_token_dies_with_its_queue(self):
+        q = self.new_queue(FAST)
+        u = uid()
+        tok = self.admit(q, u)
+        self.assertIn(self.c.delete_queue(q).status, (200, 204))
+        self.assertEqual(self.c.put_queue(q, FAST).status, 200)
+        self.assertTokenRefused(self.c.consume(q, tok), "consumed",
+                                "a token of the deleted queue must not pass its successor")
+        self.assertEqual(self.stats(q)["consumedTotal"], 0)
+
+    def test_patch_reaches_other_instances_within_a_tick(self):
+        self.redis_only()
+        other = ENV.cookie.client   # the cookie-mode server shares the Redis
+        q = self.new_queue(dict(FAST, tickMs=100))
+        self.assertEqual(other.join(q, None).json["status"], "waiting")
+        self.assertEqual(self.c.patch_queue(q, {"enabled": False}).status, 200)
+        t0 = time.monotonic()
+        r = self.poll_until(lambda: other.join(q, None), lambda r: r.json.get("status")
+                            == "passthrough", timeout=2, interval=0.01,
+                            what="other instance sees enabled=false")
+        self.assertLess(time.monotonic() - t0, 0.1 + 0.2, "more than one tick (+ margin)")
+        self.assertIs(other.get_queue(q).json["config"]["enabled"], False)
+        self.assertEqual(r.status, 200)
 
     def test_put_replaces_config_but_keeps_the_line(self):
         q = self.new_queue(dict(HOLD, maxQueueSize=50))

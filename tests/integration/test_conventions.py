@@ -59,6 +59,33 @@ class Conventions(WRTest):
         self.assertEqual(r.status, 204, repr(r))
         self.assertEqual(r.body, "", "204 must have no body")
 
+    def test_keep_alive_connection(self):
+        """Browsers and nginx auth_request reuse connections: 30 requests,
+        errors included, on one HTTP/1.1 connection."""
+        import http.client
+        q = self.new_queue(HOLD)
+        conn = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
+        self.addCleanup(conn.close)
+        users = [uid() for _ in range(10)]
+        plan = [("POST", "/v1/queues/%s/entries" % q, {"X-User-Id": u}, 200) for u in users]
+        for i in range(20):
+            if i % 3 == 0:
+                plan.append(("GET", "/v1/queues/%s/entries/me" % q, {"X-User-Id": uid()}, 404))
+            elif i % 3 == 1:
+                plan.append(("GET", "/v1/queues/%s/tokens/verify" % q,
+                             {"Authorization": "Bearer a.b.c"}, 403))
+            else:
+                plan.append(("GET", "/v1/queues/%s/entries/me" % q,
+                             {"X-User-Id": users[i % 10]}, 200))
+        for i, (method, path, headers, want) in enumerate(plan):
+            conn.request(method, path, headers=headers)
+            r = conn.getresponse()
+            body = r.read()
+            self.assertEqual(r.status, want, "request #%d on one connection: %r" % (i, body))
+            if i < 10:
+                self.assertEqual(json.loads(body)["position"], i + 1)
+        self.assertEqual(self.stats(q)["waiting"], 10)
+
     def test_invalid_queue_names(self):
         u = uid()
         for name in ["q" * 65, urlq("a b"), "x.y", urlq("é")]:

@@ -10,9 +10,11 @@ Metric names are not fixed by API.md; the suite looks for (see README.md):
 - something whose name contains "breaker".
 """
 import re
+import signal
 import socket
 import time
 
+import jwtutil
 from harness import ENV, FAST, RedisServer, WRTest, Waitroomd, uid
 
 LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
@@ -119,6 +121,45 @@ class Ops(WRTest):
         self.assertLess(time.monotonic() - t0, 10)
         with self.assertRaises(OSError, msg="port still open after exit"):
             socket.create_connection(("127.0.0.1", w.port), timeout=1).close()
+
+    def test_sigint_exits_zero(self):
+        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                      identity="header:X-User-Id")
+        self.addCleanup(w.kill)
+        self.assertEqual(w.client.get("/healthz").status, 200)
+        w.proc.send_signal(signal.SIGINT)
+        self.assertEqual(w.proc.wait(timeout=10), 0, "exit code on SIGINT")
+
+    def test_environment_overrides_secrets(self):
+        env_secret = "e" * 64
+        w = Waitroomd(ENV.waitroomd, "memory", "f" * 64, ENV.tmpdir,
+                      identity="header:X-User-Id", admin_key="flag-key",
+                      env={"WAITROOM_ADMIN_KEY": "test-admin-key",
+                           "WAITROOM_TOKEN_SECRET": env_secret})
+        self.addCleanup(w.kill)
+        r = w.client.put_queue("envq", {"admitPerSecond": 1000, "tickMs": 50}, key="flag-key")
+        self.assertError(r, 401, "UNAUTHORIZED", "the flag's admin key must be overridden")
+        q = self.new_queue(FAST, client=w.client)   # with test-admin-key (from the env)
+        tok = self.admit(q, uid(), client=w.client)
+        self.assertTrue(jwtutil.verifies(tok, env_secret.encode())
+                        or jwtutil.verifies(tok, bytes.fromhex(env_secret)),
+                        "token not signed with WAITROOM_TOKEN_SECRET")
+        self.assertEqual(w.terminate(), 0)
+
+    def test_shared_secret_from_the_store(self):
+        self.redis_only()
+        a = Waitroomd(ENV.waitroomd, ENV.store_arg, None, ENV.tmpdir, identity="header:X-User-Id")
+        self.addCleanup(a.kill)
+        b = Waitroomd(ENV.waitroomd, ENV.store_arg, None, ENV.tmpdir, identity="header:X-User-Id")
+        self.addCleanup(b.kill)
+        q = self.new_queue(FAST, client=a.client)
+        u = uid()
+        tok = self.admit(q, u, client=a.client)
+        r = b.client.consume(q, tok)
+        self.assertEqual((r.status, r.json.get("userId")), (200, u),
+                         "instances without --token-secret must share the stored secret: %r" % r)
+        self.assertEqual(a.terminate(), 0)
+        self.assertEqual(b.terminate(), 0)
 
     def test_store_outage_readyz_and_503(self):
         self.redis_only()

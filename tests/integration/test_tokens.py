@@ -202,6 +202,7 @@ class K11SkippingTheLine(WRTest):
         while time.time() <= jwtutil.decode(t4)[1]["exp"]:
             time.sleep(0.05)
         attacks.append(("expired token (at its own queue)", t4, None, "expired"))
+        self.assertEqual(self.c.verify(c, t4).status, 403, "verify of an expired token")
         secret = server_secret(t1)
         if secret is not None:  # forgeries with the real secret: only issued tokens pass
             attacks += [

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -37,6 +38,8 @@
 
 #include <cmocka.h>
 
+#include "embed.h"
+#include "fake_redis.h"
 #include "store.h"
 #include "store_memory.h"
 #include "store_redis.h"
@@ -396,6 +399,7 @@ static int start_redis(void)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed suite */
         char log[600];
         snprintf(log, sizeof log, "%s/redis.log", g_dir);
         execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", g_sock,
@@ -600,6 +604,25 @@ static void t_admit_fractional_rate(void **state)
     assert_int_equal(a2.admit.admitted, expect[elapsed]);
     assert_int_equal(a2.admit.stats.admitted_total, 2 + expect[elapsed]);
     assert_int_equal(a2.admit.stats.waiting, 40 - 2 - expect[elapsed]);
+}
+
+/* Changing tickMs must not stop admission: the last tick run is counted in
+ * the old tick length (100 ms ticks number ~10x more than 1 s ticks), so a
+ * store that kept it would see every new tick as "already run". */
+static void t_tick_change_keeps_admitting(void **state)
+{
+    wr_store_t *s = *state;
+    res_t a1, a2;
+    put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
+    join_n(s, "tk", 1, 30);
+    assert_int_equal(do_admit(s, "tk", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 1);
+    put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
+    assert_int_equal(do_admit(s, "tk", &a2), WR_OK);
+    /* The first tick after the change counts as a first tick: one tick's worth. */
+    assert_int_equal(a2.admit.admitted, 10);
+    assert_int_equal(a2.admit.stats.admitted_total, 11);
+    assert_int_equal(a2.admit.stats.waiting, 19);
 }
 
 static void t_paused_admits_nobody(void **state)
@@ -1145,6 +1168,19 @@ static void r_k03_one_slot(void **state)
 {
     wr_store_t *s = *state;
     res_t r;
+    /* scripts never build key names: no key literal in any script text */
+    size_t nf = 0;
+    const wr_embed_file_t *f = wr_embed_all(&nf);
+    int nscripts = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (strncmp(f[i].name, "scripts/", 8) != 0)
+            continue;
+        nscripts++;
+        assert_null(strstr((const char *)f[i].data, "'wr:"));
+        assert_null(strstr((const char *)f[i].data, "\"wr:"));
+        assert_null(strstr((const char *)f[i].data, "[[wr:"));
+    }
+    assert_true(nscripts >= 8);
     assert_int_equal(crc16("123456789", 9), 0x31C3); /* reference vector */
     assert_int_equal(key_slot("foo"), 12182);        /* CLUSTER KEYSLOT foo */
     put_ok(s, "k03", mkcfg(5, 1000, 0, 0, 300));
@@ -1254,6 +1290,48 @@ static void r_hung_many(void **state)
     wait_connected(s, 5000);
     assert_int_equal(do_join(s, "hung", "late", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+}
+
+static wr_store_t *g_close_me;
+
+static void close_on_timeout_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    entry_cb(err, e, arg);
+    if (g_close_me) {
+        wr_store_close(g_close_me);
+        g_close_me = NULL;
+    }
+}
+
+/* close() from inside a WR_ETIMEOUT callback (a timer, not a hiredis
+ * callback): the other pending command is cancelled once; ASan-clean. */
+static void r_close_in_timeout(void **state)
+{
+    res_t r1, r2;
+    wr_store_close(*state);
+    wr_store_t *s = open_store_with(250);
+    *state = NULL;
+    assert_non_null(s);
+    put_ok(s, "cit", mkcfg(5, 1000, 0, 0, 300));
+    kill(g_redis_pid, SIGSTOP);
+    BEGIN(&r1);
+    BEGIN(&r2);
+    g_close_me = s;
+    assert_int_equal(wr_store_join(s, "cit", "u1", close_on_timeout_cb, &r1), WR_OK);
+    r1.returned = true;
+    run_for(50); /* u2's deadline comes clearly after u1's */
+    assert_int_equal(wr_store_join(s, "cit", "u2", entry_cb, &r2), WR_OK);
+    r2.returned = true;
+    bool ok = run_until(&r1.calls, 1, 2000);
+    kill(g_redis_pid, SIGCONT);
+    assert_true(ok);
+    assert_null(g_close_me);
+    assert_int_equal(r1.err, WR_ETIMEOUT);
+    assert_int_equal(r2.calls, 1);
+    assert_int_equal(r2.err, WR_ECANCELED);
+    run_for(200);
+    assert_int_equal(r1.calls, 1);
+    assert_int_equal(r2.calls, 1);
 }
 
 /* Redis dies with commands in flight: each callback gets an error exactly
@@ -1397,6 +1475,147 @@ static void r_url_and_db(void **state)
     redisFree(c);
 }
 
+enum {
+    OP_JOIN,
+    OP_STATUS,
+    OP_ADMIT,
+    OP_CONSUME,
+    OP_VERIFY,
+    OP_GET,
+    OP_LEAVE,
+    OP_DELETE,
+    OP_PUT,
+    OP_SECRET,
+    OP_LIST,
+    OP_N
+};
+static const char *const op_names[OP_N] = {"join",  "status", "admit", "consume", "verify", "get",
+                                           "leave", "delete", "put",   "secret",  "list"};
+
+static wr_err_t run_op(wr_store_t *s, int op)
+{
+    res_t r;
+    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    switch (op) {
+    case OP_JOIN:
+        return do_join(s, "q", "u1", &r);
+    case OP_STATUS:
+        return do_status(s, "q", "u1", &r);
+    case OP_ADMIT:
+        return do_admit(s, "q", &r);
+    case OP_CONSUME:
+        return do_consume(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
+    case OP_VERIFY:
+        return do_verify(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
+    case OP_GET:
+        return do_get(s, "q", &r);
+    case OP_LEAVE:
+        return do_leave(s, "q", "u1");
+    case OP_DELETE:
+        return do_delete(s, "q");
+    case OP_PUT:
+        return do_put(s, "q", &c);
+    case OP_SECRET:
+        return do_secret(s, (const uint8_t *)"0123456789abcdef0123456789abcdef", 32, &r);
+    default:
+        return do_list(s, &r);
+    }
+}
+
+/* Replies Redis would never send: every operation answers WR_EPROTO (or a
+ * value the reply really means), exactly once, never crashes. */
+static void r_bad_replies(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/fake.sock", g_dir);
+    fake_redis_t *f = fake_redis_start(path);
+    assert_non_null(f);
+    char url[700];
+    snprintf(url, sizeof url, "unix://%s", path);
+    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
+    wr_store_t *s = NULL;
+    assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_OK);
+    wait_connected(s, WAIT_MS);
+
+    char jti30[] = "*8\r\n:2\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:0\r\n"
+                   "$30\r\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n";
+    char big[400];
+    int bn = snprintf(big, sizeof big, "$300\r\n%0300d\r\n", 0);
+    const struct {
+        const char *raw;
+        size_t len;     /* 0 = strlen */
+        const char *ok; /* ops for which the reply is a valid answer */
+    } cases[] = {
+        {"+OK\r\n", 0, ""},
+        {"$3\r\nabc\r\n", 0, "secret"},
+        {":99\r\n", 0, "put"},
+        {"*0\r\n", 0, "list"},
+        {"-ERR boom\r\n", 0, ""},
+        {"$-1\r\n", 0, ""},
+        {"*-1\r\n", 0, ""},
+        {"*1\r\n*1\r\n*0\r\n", 0, ""},
+        /* entry shape, JSON omitted for a version this client never saw */
+        {"*8\r\n:1\r\n:5\r\n$0\r\n\r\n:1\r\n:1\r\n$0\r\n\r\n:0\r\n:0\r\n", 0, ""},
+        /* entry shape, config JSON that does not parse */
+        {"*8\r\n:1\r\n:7\r\n$4\r\n{bad\r\n:1\r\n:1\r\n$0\r\n\r\n:0\r\n:0\r\n", 0, ""},
+        /* entry shape with wrong element types */
+        {"*8\r\n:1\r\n:1\r\n:0\r\n:1\r\n:1\r\n:0\r\n:0\r\n:0\r\n", 0, ""},
+        /* waiting at position 0 */
+        {"*8\r\n:1\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:3\r\n$0\r\n\r\n:0\r\n:0\r\n", 0,
+         ""},
+        /* unknown kind */
+        {"*8\r\n:42\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:1\r\n:3\r\n$0\r\n\r\n:0\r\n:0\r\n",
+         0, ""},
+        /* admitted with a jti longer than a jti */
+        {jti30, 0, ""},
+        /* admit shape with the JSON slot an integer, and with admitted < 0 */
+        {"*12\r\n:0\r\n:1\r\n:5\r\n:9\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n", 0, ""},
+        {"*12\r\n:0\r\n:-1\r\n:5\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:0\r\n:0\r\n:0\r\n"
+         ":0\r\n:0\r\n:0\r\n",
+         0, ""},
+        /* a secret longer than any secret */
+        {big, (size_t)bn, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fake_redis_reply(f, cases[i].raw, cases[i].len ? cases[i].len : strlen(cases[i].raw));
+        for (int op = 0; op < OP_N; op++) {
+            wr_err_t want = strstr(cases[i].ok, op_names[op]) ? WR_OK : WR_EPROTO;
+            wr_err_t got = run_op(s, op);
+            if (got != want)
+                fail_msg("case %zu op %s: %s, want %s", i, op_names[op], wr_errname(got),
+                         wr_errname(want));
+        }
+    }
+
+    /* NOSCRIPT twice: exactly one EVAL per script operation, then EPROTO */
+    const char ns[] = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+    fake_redis_reply(f, ns, strlen(ns));
+    int evals = fake_redis_count(f, "EVAL");
+    for (int op = 0; op < OP_N; op++)
+        assert_int_equal(run_op(s, op), WR_EPROTO);
+    assert_int_equal(fake_redis_count(f, "EVAL") - evals, OP_N - 1); /* list: no script */
+
+    /* a reply cut off by a disconnect: one WR_EUNAVAILABLE, then reconnects */
+    const char cut[] = "*8\r\n:1\r\n";
+    fake_redis_reply(f, cut, strlen(cut));
+    res_t r;
+    BEGIN(&r);
+    assert_int_equal(wr_store_join(s, "q", "u1", entry_cb, &r), WR_OK);
+    r.returned = true;
+    run_for(100);
+    assert_int_equal(r.calls, 0);
+    fake_redis_drop(f);
+    assert_true(run_until(&r.calls, 1, WAIT_MS));
+    assert_int_equal(r.err, WR_EUNAVAILABLE);
+    wait_connected(s, WAIT_MS);
+    fake_redis_reply(f, "+OK\r\n", 5);
+    assert_int_equal(run_op(s, OP_JOIN), WR_EPROTO);
+    assert_int_equal(r.calls, 1);
+    wr_store_close(s);
+    fake_redis_stop(f);
+}
+
 /* ------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -1436,7 +1655,7 @@ int main(int argc, char **argv)
         T(t_ping_and_unknown_queue),
         T(t_join_positions),
         T(t_admit_counts_and_order),
-        T(t_admit_fractional_rate),
+        T(t_admit_fractional_rate), T(t_tick_change_keeps_admitting),
         T(t_paused_admits_nobody),
         T(t_max_queue_size),
         T(t_max_active_and_leave_admitted),
@@ -1452,9 +1671,9 @@ int main(int argc, char **argv)
         T(t_close_inside_callback),
     };
     const struct CMUnitTest redis_only[] = {
-        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),
-        T(r_corrupt_state),       T(r_url_and_db),       T(r_command_timeout),
-        T(r_hung_many),           T(r_kill_and_restart), /* last: restarts Redis */
+        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),    T(r_corrupt_state),
+        T(r_url_and_db),          T(r_bad_replies),      T(r_command_timeout), T(r_hung_many),
+        T(r_close_in_timeout),    T(r_kill_and_restart), /* last: restarts Redis */
     };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)

@@ -406,6 +406,8 @@ static void rm_tmpdir(void)
     char p[128];
     snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
     unlink(p);
+    snprintf(p, sizeof p, "%s/waitroom.lock", tmpdir);
+    unlink(p);
     rmdir(tmpdir);
 }
 
@@ -468,6 +470,10 @@ static void test_snapshot_round_trip(void **state)
     run(base, &sr);
     assert_int_equal(sr.secret_len, sizeof sec);
     assert_memory_equal(sr.secret, sec, sizeof sec);
+    /* a second store on the same directory is refused */
+    wr_store_t *st2 = NULL;
+    assert_int_equal(wr_store_memory_open(base, &o, &st2), WR_EIO);
+    assert_null(st2);
     /* explicit snapshot works too */
     assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
     wr_store_close(st);
@@ -569,10 +575,44 @@ static void test_snapshot_timer(void **state)
         event_base_loopexit(base, &tick);
         event_base_dispatch(base);
     }
-    assert_int_equal(access(p, F_OK), 0);
+    assert_int_equal(access(p, F_OK), 0); /* renamed into place: complete */
+    /* the file (written by the background child) loads, with the queue */
+    wr_store_close(st); /* nothing changed since: no write of its own */
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    res_t g = get(base, st, "q");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.cfg.admit_per_second, 10);
     wr_store_close(st);
     event_base_free(base);
     rm_tmpdir();
+}
+
+/* Real clocks: many joins within the same microsecond still get distinct,
+ * increasing scores, so positions follow arrival exactly. */
+static void test_real_clock_fifo(void **state)
+{
+    struct event_base *base = event_base_new();
+    wr_store_t *st;
+    assert_int_equal(wr_store_memory_open(base, NULL, &st), WR_OK);
+    put_cfg(base, st, "q", 1, 0);
+    enum { N = 2000 };
+    static res_t r[N];
+    char id[32];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "user%d", i);
+        assert_int_equal(wr_store_join(st, "q", id, on_entry, &r[i]), WR_OK);
+    }
+    run(base, &r[N - 1]);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].entry.position, (uint64_t)i + 1);
+    }
+    res_t s1 = status(base, st, "q", "user1234");
+    assert_int_equal(s1.entry.position, 1235);
+    assert_int_equal(s1.entry.waiting, N);
+    wr_store_close(st);
+    event_base_free(base);
 }
 
 int main(void)
@@ -581,7 +621,7 @@ int main(void)
         cmocka_unit_test(test_async_contract),      cmocka_unit_test(test_close_inside_callback),
         cmocka_unit_test(test_semantics),           cmocka_unit_test(test_config_outlives_queue),
         cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
-        cmocka_unit_test(test_snapshot_timer),
+        cmocka_unit_test(test_snapshot_timer),      cmocka_unit_test(test_real_clock_fifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# `make demo`: the sale-day scenario of issue 3, end to end.
+#
+# Starts waitroomd (embedded store, or a private redis-server with
+# --store redis), two demo shops (one checking entry tokens, one with
+# --no-queue), and runs waitroom-sim twice: without the line (users go
+# straight to the shop) and with it. Writes OUT/without.json, OUT/with.json,
+# OUT/report.json ({"withQueue":..., "withoutQueue":...}) and OUT/report.svg.
+#
+#   scripts/demo.sh [--users N] [--rate R] [--service-ms MS] [--pool N]
+#                   [--pool-timeout-ms MS] [--bypass N] [--replay N] [--greedy N]
+#                   [--quitters N] [--store memory|redis] [--bin DIR] [--out DIR]
+#                   [--poll-bands auto|default|JSON] [--poll-jitter 0..0.5]
+#                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
+# --poll-bands auto (the default) sizes the queue's poll bands to the rate:
+# 1 s polls for the last 3.5 s of the line, 3 s up to 6 s, 5 s beyond, so no
+# user sleeps through their admission by more than about a second.
+# --poll-jitter 0.5 (default; the server's default is 0.1) spreads the polls
+# of a crowd that joined within one second, so they do not come in waves.
+# Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
+# Every process it starts is stopped on exit (by pid).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+users=${DEMO_USERS:-10000}
+out=${DEMO_OUT:-demo-out}
+bin=build
+rate=175
+service_ms=200
+pool=40
+pool_timeout_ms=2000
+store=${DEMO_STORE:-memory}
+bypass=""; replay=""; greedy=""; quitters=""
+assert=""
+with_only=0
+poll_bands=auto
+poll_jitter=0.5
+profile=burst
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --users) users=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --service-ms) service_ms=$2; shift 2 ;;
+    --pool) pool=$2; shift 2 ;;
+    --pool-timeout-ms) pool_timeout_ms=$2; shift 2 ;;
+    --bypass) bypass=$2; shift 2 ;;
+    --replay) replay=$2; shift 2 ;;
+    --greedy) greedy=$2; shift 2 ;;
+    --quitters) quitters=$2; shift 2 ;;
+    --store) store=$2; shift 2 ;;
+    --poll-bands) poll_bands=$2; shift 2 ;;
+    --poll-jitter) poll_jitter=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --assert) assert=--assert; shift ;;
+    --with-only) with_only=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+# the mixed-in behaviours scale with the crowd unless given
+bypass=${bypass:-$((users / 100))}
+replay=${replay:-$((users / 200))}
+greedy=${greedy:-$((users / 200))}
+quitters=${quitters:-$((users / 200))}
+
+bands_arg=()
+case "$poll_bands" in
+  default) ;;
+  auto) bands_arg=(--poll-bands "$(awk -v r="$rate" 'function c(x){return x==int(x)?x:int(x)+1}
+      BEGIN{printf "[{\"upTo\":%d,\"ms\":1000},{\"upTo\":%d,\"ms\":3000},{\"ms\":5000}]", c(3.5*r), c(6*r)}')") ;;
+  *) bands_arg=(--poll-bands "$poll_bands") ;;
+esac
+
+for b in waitroomd waitroom-shop waitroom-sim; do
+  if [ ! -x "$bin/$b" ]; then
+    echo "demo.sh: $bin/$b is missing; build first (make build)" >&2
+    exit 2
+  fi
+done
+mkdir -p "$out"
+run=$(mktemp -d "${TMPDIR:-/tmp}/waitroom-demo.XXXXXX")
+pids=()
+names=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+# stop_all: SIGTERM to every process started here, by pid; each must exit 0
+# (a sanitizer report or a crash fails the demo). Logs go to $out/logs/.
+stop_all() {
+  local i st failed=0
+  mkdir -p "$out/logs"
+  for i in "${!pids[@]}"; do
+    kill "${pids[$i]}" 2>/dev/null || true
+    st=0; wait "${pids[$i]}" 2>/dev/null || st=$?
+    cp "$run/${names[$i]}.err" "$out/logs/${names[$i]}.log" 2>/dev/null || true
+    if [ "$st" != 0 ]; then
+      echo "demo.sh: ${names[$i]} exited with status $st:" >&2
+      tail -n 30 "$run/${names[$i]}.err" >&2 || true
+      failed=1
+    fi
+  done
+  pids=()
+  return $failed
+}
+
+# start NAME CMD...: runs CMD in the background (not in a subshell, so its
+# pid is recorded) and sets $port from its first stdout line
+# "listening on HOST:PORT" (waits up to 10 s).
+port=""
+start() {
+  local name=$1; shift
+  "$@" >"$run/$name.out" 2>"$run/$name.err" &
+  pids+=($!)
+  names+=("$name")
+  local pid=$!
+  for _ in $(seq 1 100); do
+    if grep -q '^listening on ' "$run/$name.out" 2>/dev/null; then
+      port=$(sed -n '1s/^listening on .*:\([0-9]*\)$/\1/p' "$run/$name.out")
+      return 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  echo "demo.sh: $name did not start:" >&2
+  cat "$run/$name.err" >&2
+  return 1
+}
+
+admin_key=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+store_arg=memory
+if [ "$store" = "redis" ]; then
+  command -v redis-server >/dev/null || { echo "demo.sh: redis-server is not installed" >&2; exit 2; }
+  redis-server --port 0 --unixsocket "$run/redis.sock" --unixsocketperm 700 --save '' \
+    --appendonly no --dir "$run" >"$run/redis.err" 2>&1 &
+  pids+=($!)
+  names+=(redis)
+  for _ in $(seq 1 100); do [ -S "$run/redis.sock" ] && break; sleep 0.1; done
+  store_arg="unix://$run/redis.sock"
+fi
+
+echo "== sale-day scenario: $users users in a burst, shop pool $pool x ${service_ms} ms, line at ${rate}/s =="
+if [ "$with_only" = 0 ]; then
+  start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
+    --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+  nq_port=$port
+  echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
+  "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
+    --profile "$profile" --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
+fi
+
+start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
+  --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn
+wr_port=$port
+start shop "$bin/waitroom-shop" --listen 127.0.0.1:0 \
+  --waitroom "http://127.0.0.1:$wr_port" --queue sale --pool "$pool" \
+  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+shop_port=$port
+echo "-- with the line (waitroomd on 127.0.0.1:$wr_port, store $store; shop on 127.0.0.1:$shop_port) --"
+rc=0
+"$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
+  --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
+  --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
+  "${bands_arg[@]}" --queue-config "{\"pollJitter\":$poll_jitter}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+
+stop_all || rc=1
+
+if [ -f "$out/with.json" ] && [ -f "$out/without.json" ]; then
+  echo "-- report --"
+  "$bin/waitroom-sim" report --with "$out/with.json" --without "$out/without.json" \
+    --json "$out/report.json" --svg "$out/report.svg"
+  echo "wrote $out/report.json and $out/report.svg"
+fi
+exit "$rc"

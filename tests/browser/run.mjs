@@ -1,0 +1,583 @@
+#!/usr/bin/env node
+/*
+ * run.mjs - browser tests of the queue page (GET /q/{queue}) and the
+ * operator dashboard (GET /admin): playwright-core driving Debian's
+ * chromium (headless), against a waitroomd this runner starts itself
+ * (memory store, cookie identity, a free loopback port).
+ *
+ *   node tests/browser/run.mjs --waitroomd build/waitroomd [--only NAME]
+ *                              [--update-docs]
+ *
+ * Each test creates its own queue through the admin API, so the tests do not
+ * share state. Other people in line are made with fetch() joins without a
+ * cookie (each one is a new visitor). The admitted user lands on a tiny
+ * target server of ours, which checks the wr_token_{queue} cookie the
+ * browser sends with waitroomd's tokens/verify. Waiting is always "until a
+ * condition holds, with a deadline"; the one fixed window is the second
+ * after a pause in which admittedTotal must not grow.
+ *
+ * Screenshots go to tests/artifacts/ (gitignored); --update-docs also
+ * copies one of each page to docs/img/ for the README.
+ * Prints "N passed, N failed" and exits 1 on any failure.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..', '..');
+const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+const DOCS_IMG = path.join(ROOT, 'docs', 'img');
+const CHROMIUM = process.env.WR_CHROMIUM || '/usr/bin/chromium';
+
+/* ---------- arguments ---------- */
+
+const argv = process.argv.slice(2);
+function arg(name) {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : null;
+}
+const WAITROOMD = arg('--waitroomd');
+const ONLY = arg('--only');
+const UPDATE_DOCS = argv.includes('--update-docs');
+if (!WAITROOMD || !fs.existsSync(WAITROOMD)) {
+  console.error('usage: node tests/browser/run.mjs --waitroomd PATH/TO/waitroomd (not found: ' + WAITROOMD + ')');
+  process.exit(2);
+}
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
+  process.exit(1);
+}
+
+/* ---------- playwright-core: npm ci when node_modules is missing ---------- */
+
+async function loadPlaywright() {
+  const mod = path.join(HERE, 'node_modules', 'playwright-core');
+  if (!fs.existsSync(mod)) {
+    console.log('browser tests: node_modules missing, running npm ci in tests/browser');
+    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit', timeout: 300000 });
+    if (r.status !== 0 || !fs.existsSync(mod)) {
+      console.error('browser tests: "npm ci" failed in tests/browser (is the npm registry reachable? ' +
+        'offline: copy a node_modules with playwright-core ' +
+        JSON.parse(fs.readFileSync(path.join(HERE, 'package.json'), 'utf8')).dependencies['playwright-core'] +
+        ' there)');
+      process.exit(1);
+    }
+  }
+  return import(path.join(mod, 'index.mjs'));
+}
+
+/* ---------- helpers ---------- */
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/* Polls fn() every 50 ms until it returns a truthy value; throws after ms. */
+async function waitFor(fn, ms, what) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last})`);
+    await sleep(50);
+  }
+}
+
+function startServer(adminKey, secret) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(WAITROOMD, ['--listen', '127.0.0.1:0', '--store', 'memory', '--admin-key', adminKey,
+      '--token-secret', secret, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d) => { stderr += d; if (stderr.length > 65536) stderr = stderr.slice(-32768); });
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('waitroomd did not print its address in 10 s: ' + stderr)); }, 10000);
+    const rl = readline.createInterface({ input: proc.stdout });
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      const m = /^listening on (\S+)$/.exec(line);
+      if (!m) { proc.kill('SIGKILL'); reject(new Error('unexpected first line: ' + line)); return; }
+      resolve({ proc, base: 'http://' + m[1], stderr: () => stderr });
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error('waitroomd exited ' + code + ': ' + stderr)); });
+  });
+}
+
+function stopServer(s) {
+  return new Promise((resolve) => {
+    if (!s || s.proc.exitCode !== null) { resolve(s ? s.proc.exitCode : 0); return; }
+    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
+    s.proc.once('exit', (code, sig) => { clearTimeout(t); resolve(sig ? sig : code); });
+    s.proc.kill('SIGTERM');
+  });
+}
+
+/* The protected service: GET /landing?q=Q checks the wr_token_Q cookie the
+ * browser sent with waitroomd's tokens/verify and shows the verdict. */
+function startTarget(wr) {
+  return new Promise((resolve) => {
+    const srv = http.createServer(async (req, res) => {
+      const u = new URL(req.url, 'http://x');
+      if (u.pathname !== '/landing') { res.writeHead(404); res.end('no'); return; }
+      const q = u.searchParams.get('q') || '';
+      let verdict = 'error';
+      try {
+        const r = await fetch(`${wr.base}/v1/queues/${encodeURIComponent(q)}/tokens/verify`,
+          { headers: { cookie: req.headers.cookie || '' } });
+        verdict = String(r.status);
+      } catch (e) { verdict = 'error ' + e.message; }
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><title>shop</title><h1 id="landing">shop</h1><p id="verdict">${verdict}</p>`);
+    });
+    srv.listen(0, '127.0.0.1', () => resolve({ srv, base: `http://127.0.0.1:${srv.address().port}` }));
+  });
+}
+
+function makeApi(base, adminKey) {
+  async function call(method, p, body, headers = {}) {
+    const h = { ...headers };
+    if (body !== undefined) h['Content-Type'] = 'application/json';
+    const r = await fetch(base + p, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+    return { status: r.status, body: json, headers: r.headers };
+  }
+  const admin = (method, p, body) => call(method, p, body, { Authorization: 'Bearer ' + adminKey });
+  return {
+    call,
+    admin,
+    async createQueue(name, cfg) {
+      const r = await admin('PUT', `/v1/admin/queues/${name}`, cfg);
+      assert.equal(r.status, 200, `PUT queue ${name}: ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async stats(name) {
+      const r = await admin('GET', `/v1/admin/queues/${name}`);
+      assert.equal(r.status, 200, `GET queue ${name}: ${JSON.stringify(r.body)}`);
+      return r.body.stats;
+    },
+    async config(name) {
+      const r = await admin('GET', `/v1/admin/queues/${name}`);
+      assert.equal(r.status, 200);
+      return r.body.config;
+    },
+    /* A new visitor joins (no cookie): returns the body and its wr_vid cookie. */
+    async joinNew(name) {
+      const r = await call('POST', `/v1/queues/${name}/entries`);
+      const all = typeof r.headers.getSetCookie === 'function' ? r.headers.getSetCookie()
+        : (r.headers.get('set-cookie') || '').split(/,(?=\s*[A-Za-z0-9_]+=)/).map((c) => c.trim());
+      const set = all.find((c) => c.startsWith('wr_vid='));
+      return { status: r.status, body: r.body, cookie: set ? set.split(';')[0] : null };
+    }
+  };
+}
+
+/* ---------- the tests ---------- */
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+let browser, wr, target, api, adminKey;
+const problems = []; /* CSP violations and page errors, per test */
+
+async function newContext(opts = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
+  ctx.setDefaultTimeout(10000);
+  ctx.on('page', watchPage);
+  return ctx;
+}
+
+function watchPage(page) {
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push('CSP: ' + m.text());
+  });
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+}
+
+const text = (page, sel) => page.locator(sel).first().textContent();
+const shot = async (page, name) => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, name + '.png');
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+};
+
+test('queue page: position N, decreasing, admitted, lands on target with the token cookie', async () => {
+  const q = 'sale-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 2, paused: true, targetUrl: `${target.base}/landing?q=${q}` });
+  for (let i = 0; i < 5; i++) assert.equal((await api.joinNew(q)).body.position, i + 1);
+  const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(page, '#position'), '6');
+  assert.equal(await text(page, '#ahead'), '5');
+  assert.match(await text(page, '#status'), /You are number 6 in line\. 5 people ahead of you\./);
+  assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
+  assert.equal(await text(page, '#eta'), 'paused for now');
+  assert.equal(await page.locator('#progress').evaluate((e) => e.value), 0);
+  await page.waitForFunction(() => /\d/.test(document.getElementById('updated').textContent));
+  await shot(page, 'queue-en-phone');
+
+  /* admission starts: record every position the page shows until it leaves */
+  const seen = [6];
+  const pat = await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false });
+  assert.equal(pat.status, 200);
+  const landed = page.waitForURL(`${target.base}/landing?q=${q}`, { timeout: 20000 });
+  await waitFor(async () => {
+    if (page.url().startsWith(target.base)) return true;
+    const p = Number(await page.evaluate(() => {
+      const e = document.getElementById('position');
+      return e ? e.textContent : 'NaN';
+    }).catch(() => 'NaN'));
+    if (Number.isFinite(p) && p !== seen[seen.length - 1] && page.url().startsWith(wr.base)) {
+      seen.push(p);
+      const bar = await page.evaluate(() => {
+        const e = document.getElementById('progress');
+        return e ? e.value : null;
+      }).catch(() => null);
+      if (bar !== null) assert.ok(bar > 0 && bar <= 100, 'progress moves: ' + bar);
+    }
+    return false;
+  }, 20000, 'the page to reach the target');
+  await landed;
+  assert.ok(seen.length >= 2, 'saw the position decrease: ' + seen.join(' > '));
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] < seen[i - 1], 'never moves back: ' + seen.join(' > '));
+  /* the browser sent a live token: tokens/verify answered 204 */
+  assert.equal(await text(page, '#verdict'), '204');
+  const cookie = (await ctx.cookies(wr.base)).find((c) => c.name === 'wr_token_' + q);
+  assert.ok(cookie, 'cookie wr_token_' + q + ' set');
+  assert.match(cookie.value, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  const claims = JSON.parse(Buffer.from(cookie.value.split('.')[1], 'base64url').toString());
+  assert.equal(claims.aud, q);
+  assert.equal(claims.iss, 'waitroom');
+  /* the five ahead were admitted first (FIFO), then this user */
+  assert.equal((await api.stats(q)).admittedTotal, 6);
+  await ctx.close();
+});
+
+test('two tabs of one context show the same position; a second context is behind', async () => {
+  const q = 'tabs-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, paused: true });
+  await api.joinNew(q);
+  const a = await newContext();
+  const tab1 = await a.newPage();
+  await tab1.goto(`${wr.base}/q/${q}`);
+  const tab2 = await a.newPage();
+  await tab2.goto(`${wr.base}/q/${q}`);
+  const b = await newContext();
+  const other = await b.newPage();
+  await other.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(tab1, '#position'), '2');
+  assert.equal(await text(tab2, '#position'), '2');
+  assert.equal(await text(other, '#position'), '3');
+  /* after each page has polled (retryAfterMs ~1 s) they still agree */
+  const polled = (p) => p.waitForResponse((r) => r.url().endsWith(`/v1/queues/${q}/entries/me`) && r.status() === 200, { timeout: 5000 });
+  await Promise.all([polled(tab1), polled(tab2), polled(other)]);
+  assert.equal(await text(tab1, '#position'), '2');
+  assert.equal(await text(tab2, '#position'), '2');
+  assert.equal(await text(other, '#position'), '3');
+  assert.equal(await text(other, '#waiting'), '3');
+  assert.equal((await api.stats(q)).waiting, 3);
+  await a.close();
+  await b.close();
+});
+
+test('dashboard: right counts, pause from it stops admissions, rate and enable controls', async () => {
+  const q = 'dash-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true });
+  for (let i = 0; i < 20; i++) await api.joinNew(q);
+  const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  const dialogs = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
+  await page.goto(`${wr.base}/admin`);
+  await page.fill('#key', 'wrong-key');
+  await page.click('#login button[type=submit]');
+  await waitFor(async () => /refused/.test(await text(page, '#login-error')), 5000, 'a wrong key to be refused');
+  await page.fill('#key', adminKey);
+  await page.click('#login button[type=submit]');
+  const card = page.locator(`article[data-queue="${q}"]`);
+  const field = (f) => card.locator(`[data-field="${f}"]`).textContent();
+  await waitFor(async () => (await field('waiting')) === '20', 5000, 'waiting = 20 on the dashboard');
+  assert.equal(await field('active'), '0');
+  assert.equal(await field('admittedTotal'), '0');
+  assert.equal(await field('paused'), 'paused');
+  assert.equal(await field('enabled'), 'enabled');
+  assert.equal(await text(page, '#store-state'), 'ready');
+  assert.match(await text(page, '#breaker-state'), /^(closed|open|half-open|n\/a)$/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('wr_admin_key')), adminKey);
+
+  /* resume from the dashboard: admissions start */
+  await card.locator('[data-action="toggle-paused"]').click();
+  await waitFor(async () => (await api.stats(q)).admittedTotal >= 5, 10000, 'admissions after resume');
+  assert.match(dialogs[dialogs.length - 1], /Resume admission/);
+  await waitFor(async () => Number(await field('admittedTotal')) >= 5, 5000, 'the dashboard to show admissions');
+
+  /* pause from the dashboard: admittedTotal stops growing */
+  const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/v1/admin/queues/${q}`));
+  await card.locator('[data-action="toggle-paused"]').click();
+  assert.equal((await patched).status(), 200);
+  assert.match(dialogs[dialogs.length - 1], /Pause admission/);
+  const a1 = (await api.stats(q)).admittedTotal;
+  assert.ok(a1 < 20, 'paused before the line ran out: ' + a1);
+  await sleep(1200);
+  const st = await api.stats(q);
+  assert.equal(st.admittedTotal, a1, 'no admission in the 1.2 s after pause');
+  assert.equal(st.waiting + st.admittedTotal, 20);
+  /* the dashboard shows the same numbers as the API */
+  await waitFor(async () => (await field('paused')) === 'paused' &&
+    (await field('waiting')) === String(st.waiting) && (await field('active')) === String(st.active) &&
+    (await field('admittedTotal')) === String(st.admittedTotal), 5000, 'dashboard = API after pause');
+  await waitFor(async () => (await field('admittedPerSec')) === '0.0', 5000, 'admitted/s back to 0');
+  /* the chart has points */
+  await waitFor(async () => ((await card.locator('[data-chart="waiting"] polyline').getAttribute('points')) || '').split(' ').length >= 2,
+    5000, 'the line-length chart');
+  await shot(page, 'dashboard');
+
+  /* a dismissed dialog changes nothing */
+  page.removeAllListeners('dialog');
+  page.once('dialog', (d) => d.dismiss());
+  await card.locator('[data-action="toggle-enabled"]').click();
+  await sleep(300); /* a PATCH would have been sent at once */
+  assert.equal((await api.config(q)).enabled, true);
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
+
+  /* change the rate */
+  await card.locator('[data-field="rate-input"]').fill('7.5');
+  const rated = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="set-rate"]').click();
+  assert.equal((await rated).status(), 200);
+  assert.equal((await api.config(q)).admitPerSecond, 7.5);
+  await waitFor(async () => (await field('rate')) === '7.5/s', 5000, 'the rate pill');
+
+  /* disable the line: joins pass through */
+  const disabled = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="toggle-enabled"]').click();
+  assert.equal((await disabled).status(), 200);
+  assert.equal((await api.config(q)).enabled, false);
+  assert.equal((await api.joinNew(q)).body.status, 'passthrough');
+  await waitFor(async () => (await field('enabled')) === 'disabled', 5000, 'the disabled pill');
+  await ctx.close();
+});
+
+test('Korean and English, the language switch, a narrow phone screen', async () => {
+  const q = 'lang-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, paused: true });
+  await api.joinNew(q);
+  await api.joinNew(q);
+  const ko = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko-KR,ko;q=0.9,en;q=0.8' }, viewport: { width: 360, height: 740 } });
+  const page = await ko.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await page.getAttribute('html', 'lang'), 'ko');
+  assert.equal(await text(page, '#heading'), '대기열에 계십니다');
+  assert.equal(await text(page, '#status'), '현재 3번째입니다. 앞에 2명이 있습니다.');
+  assert.equal(await text(page, '#eta'), '일시 정지됨');
+  assert.equal(await text(page, '#leave'), '대기열 나가기');
+  /* nothing wider than the phone */
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    'no horizontal scrolling at 360 px');
+  await shot(page, 'queue-ko-phone');
+
+  /* the switch re-renders in place and is remembered */
+  await page.click('[data-lang-switch="en"]');
+  assert.equal(await text(page, '#heading'), 'You are in line');
+  assert.equal(await text(page, '#status'), 'You are number 3 in line. 2 people ahead of you.');
+  assert.equal(await page.getAttribute('html', 'lang'), 'en');
+  assert.equal(await page.evaluate(() => localStorage.getItem('wr_lang')), 'en');
+  await page.reload();
+  assert.equal(await text(page, '#heading'), 'You are in line');
+  await page.click('[data-lang-switch="ko"]');
+  assert.equal(await text(page, '#heading'), '대기열에 계십니다');
+  await ko.close();
+
+  const en = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9,ko;q=0.8' }, viewport: { width: 1024, height: 768 } });
+  const p2 = await en.newPage();
+  await p2.goto(`${wr.base}/q/${q}`);
+  assert.equal(await p2.getAttribute('html', 'lang'), 'en');
+  assert.equal(await text(p2, '#heading'), 'You are in line');
+  assert.equal(await text(p2, '#position'), '4');
+  await shot(p2, 'queue-en-desktop');
+  await en.close();
+});
+
+test('without JavaScript: server-rendered position and a meta refresh', async () => {
+  const q = 'nojs-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, paused: true });
+  await api.joinNew(q);
+  const ctx = await newContext({ javaScriptEnabled: false });
+  const page = await ctx.newPage();
+  const res = await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(res.status(), 200);
+  assert.match(res.headers()['content-security-policy'] || '', /script-src 'self'/);
+  assert.equal(await text(page, '#position'), '2');
+  assert.equal(await text(page, '#status'), 'You are number 2 in line. 1 people ahead of you.');
+  const refresh = await page.locator('meta[http-equiv="refresh"]').getAttribute('content');
+  assert.ok(Number(refresh) >= 2, 'refresh every >= 2 s: ' + refresh);
+  /* the reload keeps the place: same visitor cookie */
+  await page.reload();
+  assert.equal(await text(page, '#position'), '2');
+  await ctx.close();
+});
+
+test('leave button, rejoin after NOT_IN_QUEUE, line full (429) and store trouble (503)', async () => {
+  const q = 'edge-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, paused: true, maxQueueSize: 3 });
+  const first = await api.joinNew(q);
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  page.on('dialog', (d) => d.accept());
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(page, '#position'), '2');
+
+  /* removed behind its back (e.g. a store flush): the next poll's 404
+   * NOT_IN_QUEUE makes the page join again, now behind the newcomer. The
+   * page's polls are held at a gate meanwhile, so the order is certain. */
+  let open;
+  const gate = new Promise((r) => { open = r; });
+  await page.route(`**/v1/queues/${q}/entries/me`, async (route) => { await gate; await route.continue(); });
+  const vid = (await ctx.cookies(wr.base)).find((c) => c.name === 'wr_vid');
+  const del = await api.call('DELETE', `/v1/queues/${q}/entries/me`, undefined, { cookie: `wr_vid=${vid.value}` });
+  assert.equal(del.status, 204);
+  assert.equal((await api.joinNew(q)).body.position, 2);
+  open();
+  await waitFor(async () => (await text(page, '#position')) === '3', 8000, 'the page to join again at 3');
+  await page.unroute(`**/v1/queues/${q}/entries/me`);
+
+  /* 503 on a poll: a clear message, then the place is kept */
+  let fail = 1;
+  await page.route(`**/v1/queues/${q}/entries/me`, (route) => {
+    if (fail-- > 0) return route.fulfill({ status: 503, headers: { 'Retry-After': '1', 'Content-Type': 'application/json' }, body: '{"error":"STORE_UNAVAILABLE","message":"x"}' });
+    return route.continue();
+  });
+  await waitFor(async () => /having trouble.*1 s/.test(await text(page, '#status')), 8000, 'the 503 message');
+  await waitFor(async () => /number 3 in line/.test(await text(page, '#status')), 8000, 'recovery after 503');
+  await page.unroute(`**/v1/queues/${q}/entries/me`);
+
+  /* leave */
+  await page.click('#leave');
+  await waitFor(async () => (await text(page, '#status')) === 'You left the line.', 5000, 'the left state');
+  assert.equal((await api.stats(q)).waiting, 2);
+
+  /* the line is now full for a newcomer: 3 = maxQueueSize */
+  await api.joinNew(q);
+  const ctx2 = await newContext();
+  const p2 = await ctx2.newPage();
+  const res = await p2.goto(`${wr.base}/q/${q}`);
+  assert.equal(res.status(), 429);
+  assert.match(await text(p2, '#status'), /The line is full right now/);
+  /* a place frees up; the page's retry (after Retry-After) gets in */
+  const d2 = await api.call('DELETE', `/v1/queues/${q}/entries/me`, undefined, { cookie: first.cookie });
+  assert.equal(d2.status, 204);
+  await waitFor(async () => (await text(p2, '#position')) === '3', 12000, 'the retry after 429 to join');
+  assert.equal(await p2.evaluate(() => document.body.dataset.state), 'waiting');
+  await ctx.close();
+  await ctx2.close();
+});
+
+test('passthrough (line disabled) goes to the target at once; no target shows "you are in"', async () => {
+  const q = 'off-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, enabled: false, targetUrl: `${target.base}/landing?q=${q}` });
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  await page.waitForURL(`${target.base}/landing?q=${q}`, { timeout: 5000 });
+  assert.equal(await text(page, '#verdict'), '204'); /* disabled queue: verify passes */
+
+  const q2 = 'in-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q2, { admitPerSecond: 20 });
+  const p2 = await ctx.newPage();
+  await p2.goto(`${wr.base}/q/${q2}`);
+  await waitFor(async () => (await p2.evaluate(() => document.body.dataset.state)) === 'admitted', 8000, 'admitted');
+  await waitFor(async () => /valid until/.test(await text(p2, '#token-status')), 8000, 'the token status');
+  assert.equal(await text(p2, '#status'), "You're in.");
+  const cookie = (await ctx.cookies(wr.base)).find((c) => c.name === 'wr_token_' + q2);
+  assert.ok(cookie, 'token cookie set without a target too');
+  /* once the pass is used, the page says so and does not queue again */
+  const used = await api.call('POST', `/v1/queues/${q2}/tokens/consume`, undefined, { Authorization: 'Bearer ' + cookie.value });
+  assert.equal(used.status, 200);
+  await waitFor(async () => /used or has expired/.test(await text(p2, '#status')), 10000, 'the used-pass message');
+  assert.equal((await api.stats(q2)).waiting, 0);
+  await ctx.close();
+});
+
+test('unknown queue: 404 page; static assets: types, no traversal', async () => {
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  const res = await page.goto(`${wr.base}/q/no-such-queue`);
+  assert.equal(res.status(), 404);
+  assert.equal(await text(page, '#status'), 'This waiting room does not exist.');
+  await ctx.close();
+  const css = await fetch(`${wr.base}/static/style.css`);
+  assert.equal(css.status, 200);
+  assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
+  const js = await fetch(`${wr.base}/static/queue.js`);
+  assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+  for (const bad of ['../page.c', '..%2Fpage.c', 'queue.html', 'nope.js', '%2e%2e%2fCMakeLists.txt']) {
+    const r = await fetch(`${wr.base}/static/${bad}`);
+    assert.equal(r.status, 404, bad);
+  }
+});
+
+/* ---------- main ---------- */
+
+async function main() {
+  const { chromium } = await loadPlaywright();
+  adminKey = crypto.randomBytes(16).toString('hex');
+  wr = await startServer(adminKey, crypto.randomBytes(32).toString('hex'));
+  target = await startTarget(wr);
+  api = makeApi(wr.base, adminKey);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  });
+  let passed = 0, failed = 0;
+  for (const t of tests) {
+    if (ONLY && !t.name.includes(ONLY)) continue;
+    problems.length = 0;
+    const t0 = Date.now();
+    try {
+      await t.fn();
+      assert.deepEqual(problems, [], 'no CSP violation or page error');
+      passed++;
+      console.log(`ok   ${t.name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${t.name} (${Date.now() - t0} ms)\n     ${(e && e.stack) || e}`);
+      if (problems.length) console.log('     problems: ' + problems.join('\n     '));
+    }
+  }
+  await browser.close();
+  target.srv.close();
+  const code = await stopServer(wr);
+  if (code !== 0) {
+    failed++;
+    console.log(`FAIL waitroomd exit status ${code} after SIGTERM\n${wr.stderr()}`);
+  }
+  if (UPDATE_DOCS && failed === 0) {
+    fs.mkdirSync(DOCS_IMG, { recursive: true });
+    fs.copyFileSync(path.join(ARTIFACTS, 'queue-en-phone.png'), path.join(DOCS_IMG, 'queue.png'));
+    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard.png'), path.join(DOCS_IMG, 'dashboard.png'));
+    console.log('copied screenshots to docs/img/');
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch(async (e) => {
+  console.error('browser tests: ' + ((e && e.stack) || e));
+  try { if (browser) await browser.close(); } catch { /* ignore */ }
+  if (target) target.srv.close();
+  await stopServer(wr);
+  process.exit(1);
+});

@@ -1,0 +1,319 @@
+/*
+ * report.c - terminal summaries and the SVG chart of the sale-day scenario.
+ *
+ * The SVG is written by hand (no library): a 2 x 3 grid of small charts,
+ * the run without the line in the left column and with it in the right,
+ * rows: people in line, let through per second (admissions with the line,
+ * arrivals at the shop without), orders in flight at the shop with the
+ * pool size as a dashed line. Both columns share the time axis so the two
+ * runs compare at a glance; each panel has its own y axis, labelled.
+ *
+ * Numbers come from the run objects (borrowed); missing fields read as 0
+ * or "n/a". Nothing here allocates beyond jansson lookups.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+static double num(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static bool has_num(const json_t *o, const char *k)
+{
+    return json_is_number(json_object_get(o, k));
+}
+
+static void fmt(char *buf, size_t cap, const json_t *o, const char *k, int decimals)
+{
+    if (has_num(o, k))
+        snprintf(buf, cap, "%.*f", decimals, num(o, k));
+    else
+        snprintf(buf, cap, "n/a");
+}
+
+typedef struct {
+    const char *label, *key;
+    int decimals;
+} row_t;
+
+static const row_t ROWS[] = {
+    {"users", "users", 0},
+    {"users lost", "usersLost", 0},
+    {"users left (quitters)", "usersLeft", 0},
+    {"orders ok", "ordersOk", 0},
+    {"orders failed (503)", "ordersFailed", 0},
+    {"orders refused (403)", "ordersRefused", 0},
+    {"shop pool", "shopPool", 0},
+    {"shop max in flight", "shopMaxInFlight", 0},
+    {"shop pool waits", "shopPoolWaits", 0},
+    {"shop pool timeouts", "shopPoolTimeouts", 0},
+    {"let through /s (steady)", "admitRatePerSecond", 2},
+    {"configured rate /s", "admitRateConfigured", 2},
+    {"Kendall tau (FIFO = 1)", "kendallTau", 6},
+    {"admitted ahead of earlier", "usersAdmittedAheadOfEarlierJoiner", 0},
+    {"wait in line p50 ms", "waitP50Ms", 0},
+    {"wait in line p95 ms", "waitP95Ms", 0},
+    {"wait in line p99 ms", "waitP99Ms", 0},
+    {"wait in line max ms", "waitMaxMs", 0},
+    {"order latency p50 ms", "orderLatencyP50Ms", 0},
+    {"order latency p99 ms", "orderLatencyP99Ms", 0},
+    {"ETA |error| p50 s", "etaAbsErrorP50Seconds", 1},
+    {"ETA |error| p95 s", "etaAbsErrorP95Seconds", 1},
+    {"waitroomd req/s mean", "waitroomRequestsPerSecondMean", 0},
+    {"waitroomd req/s peak", "waitroomRequestsPerSecondPeak", 0},
+    {"bypass attempts", "bypassAttempts", 0},
+    {"bypass accepted", "bypassAccepted", 0},
+    {"token replays", "replayAttempts", 0},
+    {"token replays accepted", "replayAccepted", 0},
+    {"duration ms", "durationMs", 0},
+};
+#define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
+
+void wr_report_print_run(FILE *f, const json_t *run)
+{
+    const char *mode = json_string_value(json_object_get(run, "mode"));
+    fprintf(f, "== %s ==\n",
+            mode && !strcmp(mode, "noQueue") ? "without the line" : "with the line");
+    for (size_t i = 0; i < NROWS; i++) {
+        char v[64];
+        fmt(v, sizeof(v), run, ROWS[i].key, ROWS[i].decimals);
+        fprintf(f, "  %-28s %s\n", ROWS[i].label, v);
+    }
+}
+
+void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
+{
+    fprintf(f, "  %-28s %16s %16s\n", "", "without line", "with line");
+    for (size_t i = 0; i < NROWS; i++) {
+        char a[64], b[64];
+        fmt(a, sizeof(a), without, ROWS[i].key, ROWS[i].decimals);
+        fmt(b, sizeof(b), with, ROWS[i].key, ROWS[i].decimals);
+        fprintf(f, "  %-28s %16s %16s\n", ROWS[i].label, a, b);
+    }
+}
+
+/* ---------- SVG ---------- */
+
+#define W       1200
+#define PW      500 /* panel width */
+#define PH      170 /* panel height */
+#define COL0    80
+#define COL1    680
+#define ROW0    95
+#define ROWSTEP 235
+
+/* A "nice" step (1, 2 or 5 times a power of ten) giving about 4 ticks. */
+static double nice_step(double max)
+{
+    if (max <= 0)
+        return 1;
+    double raw = max / 4;
+    double p = pow(10, floor(log10(raw)));
+    double m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+static double series_max(const json_t *arr, double scale)
+{
+    double m = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        double x = json_number_value(v) * scale;
+        if (x > m)
+            m = x;
+    }
+    return m;
+}
+
+typedef struct {
+    FILE *f;
+    double x0, y0; /* panel top-left */
+    double tmax_s; /* x axis: 0..tmax_s */
+    double ymax;   /* y axis: 0..ymax */
+} panel_t;
+
+static double px(const panel_t *p, double t_s)
+{
+    return p->x0 + t_s / p->tmax_s * PW;
+}
+
+static double py(const panel_t *p, double y)
+{
+    if (y > p->ymax)
+        y = p->ymax;
+    return p->y0 + PH - y / p->ymax * PH;
+}
+
+static void panel_frame(panel_t *p, const char *title, double ymax_data)
+{
+    FILE *f = p->f;
+    double step = nice_step(ymax_data);
+    p->ymax = ceil((ymax_data > 0 ? ymax_data : 1) / step) * step;
+    if (p->ymax < step)
+        p->ymax = step;
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"pt\">%s</text>\n", p->x0, p->y0 - 8, title);
+    fprintf(f,
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" "
+            "stroke=\"#999\"/>\n",
+            p->x0, p->y0, PW, PH);
+    for (double y = 0; y <= p->ymax + step / 2; y += step) {
+        double yy = py(p, y);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e2e2e2\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" class=\"yl\">%g</text>\n",
+                p->x0, yy, p->x0 + PW, yy, p->x0 - 6, yy + 4, y);
+    }
+    double xs = nice_step(p->tmax_s);
+    for (double t = 0; t <= p->tmax_s + xs / 2; t += xs) {
+        double xx = px(p, t);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" class=\"xl\">%gs</text>\n",
+                xx, p->y0 + PH, xx, p->y0 + PH + 4, xx, p->y0 + PH + 17, t);
+    }
+}
+
+/* Draws arr (one value per step_ms) as a line; scale multiplies values. */
+static void panel_line(panel_t *p, const json_t *arr, double step_ms, double scale,
+                       const char *color, bool steps)
+{
+    FILE *f = p->f;
+    size_t n = json_array_size(arr);
+    if (n == 0)
+        return;
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" points=\"", color);
+    for (size_t i = 0; i < n; i++) {
+        double t0 = (double)i * step_ms / 1000.0;
+        if (t0 > p->tmax_s)
+            break;
+        double y = json_number_value(json_array_get(arr, i)) * scale;
+        if (steps) {
+            double t1 = (double)(i + 1) * step_ms / 1000.0;
+            if (t1 > p->tmax_s)
+                t1 = p->tmax_s;
+            fprintf(f, "%.1f,%.1f %.1f,%.1f ", px(p, t0), py(p, y), px(p, t1), py(p, y));
+        } else {
+            fprintf(f, "%.1f,%.1f ", px(p, t0), py(p, y));
+        }
+    }
+    fprintf(f, "\"/>\n");
+}
+
+static void hline(panel_t *p, double y, const char *color, const char *label)
+{
+    double yy = py(p, y);
+    fprintf(p->f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-dasharray=\"6 4\" stroke-width=\"1.4\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"hl\" fill=\"%s\">%s</text>\n",
+            p->x0, yy, p->x0 + PW, yy, color, p->x0 + PW - 4, yy - 4, color, label);
+}
+
+static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool with)
+{
+    const json_t *ser = json_object_get(run, "series");
+    double step = num(ser, "stepMs");
+    if (step <= 0)
+        step = 100;
+    double pool = num(run, "shopPool");
+    char buf[256];
+
+    panel_t p = {f, x0, ROW0, tmax_s, 1};
+    const json_t *line = json_object_get(ser, "lineLength");
+    panel_frame(&p, "People in line", series_max(line, 1));
+    panel_line(&p, line, step, 1, "#1f77b4", false);
+    if (!with)
+        fprintf(f,
+                "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\" text-anchor=\"middle\">no line: "
+                "everybody goes straight to the shop</text>\n",
+                x0 + PW / 2.0, ROW0 + PH / 2.0);
+
+    p.y0 = ROW0 + ROWSTEP;
+    const json_t *aps = json_object_get(run, "admittedPerSecond");
+    double amax = series_max(aps, 1);
+    double rate = num(run, "admitRateConfigured");
+    if (with && rate > amax)
+        amax = rate;
+    panel_frame(&p, with ? "Admitted per second" : "Reaching the shop per second (no line)",
+                amax * 1.1);
+    panel_line(&p, aps, 1000, 1, "#2ca02c", true);
+    if (with && rate > 0) {
+        snprintf(buf, sizeof(buf), "configured %g/s", rate);
+        hline(&p, rate, "#555", buf);
+    }
+
+    p.y0 = ROW0 + 2 * ROWSTEP;
+    const json_t *inf = json_object_get(ser, "shopInFlight");
+    double imax = series_max(inf, 1);
+    if (imax < pool * 1.25)
+        imax = pool * 1.25;
+    panel_frame(&p, "Orders in flight at the shop (holding or waiting for a DB connection)", imax);
+    panel_line(&p, inf, step, 1, "#ff7f0e", false);
+    snprintf(buf, sizeof(buf), "pool = %g connections", pool);
+    hline(&p, pool, "#d62728", buf);
+
+    double y = ROW0 + 2 * ROWSTEP + PH + 42;
+    snprintf(buf, sizeof(buf),
+             "orders ok %.0f, failed %.0f; pool timeouts %.0f; max in flight %.0f (pool %.0f)",
+             num(run, "ordersOk"), num(run, "ordersFailed"), num(run, "shopPoolTimeouts"),
+             num(run, "shopMaxInFlight"), pool);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y, buf);
+    snprintf(buf, sizeof(buf), "order latency p50 %.0f ms, p99 %.0f ms; %.0f%% of orders failed",
+             num(run, "orderLatencyP50Ms"), num(run, "orderLatencyP99Ms"),
+             num(run, "users") > 0 ? num(run, "ordersFailed") * 100 / num(run, "users") : 0);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 18, buf);
+    if (with)
+        snprintf(buf, sizeof(buf),
+                 "lost %.0f; Kendall tau %.4f; wait p50 %.1f s, p99 %.1f s; bypasses let in "
+                 "%.0f of %.0f",
+                 num(run, "usersLost"), num(run, "kendallTau"), num(run, "waitP50Ms") / 1000,
+                 num(run, "waitP99Ms") / 1000, num(run, "bypassAccepted"),
+                 num(run, "bypassAttempts"));
+    else
+        snprintf(buf, sizeof(buf), "bypasses let in %.0f of %.0f (nothing is checked)",
+                 num(run, "bypassAccepted"), num(run, "bypassAttempts"));
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 36, buf);
+}
+
+int wr_report_write_svg(const char *path, const json_t *without, const json_t *with)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    double tmax = num(with, "durationMs");
+    if (num(without, "durationMs") > tmax)
+        tmax = num(without, "durationMs");
+    tmax /= 1000.0;
+    if (tmax < 1)
+        tmax = 1;
+    double xs = nice_step(tmax);
+    tmax = ceil(tmax / xs) * xs;
+    int h = ROW0 + 2 * ROWSTEP + PH + 100;
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+            "<style>.pt{font-size:13px;fill:#222}.yl{font-size:11px;fill:#555;"
+            "text-anchor:end}.xl{font-size:11px;fill:#555;text-anchor:middle}"
+            ".hl{font-size:11px;text-anchor:end}.sm{font-size:12px;fill:#333}"
+            ".h{font-size:18px;font-weight:bold}</style>\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            W, h, W, h);
+    fprintf(f,
+            "<text x=\"%d\" y=\"28\" class=\"h\">Sale day: %.0f users arrive within 1 s; shop "
+            "pool %.0f connections x %.0f ms per order</text>\n",
+            COL0, num(with, "users"), num(with, "shopPool"), num(with, "shopServiceMs"));
+    fprintf(f,
+            "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">Without the line</text>\n"
+            "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">With the line (%.0f/s)</text>\n",
+            COL0, COL1, num(with, "admitRateConfigured"));
+    column(f, COL0, without, tmax, false);
+    column(f, COL1, with, tmax, true);
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0 ? 0 : -1;
+}

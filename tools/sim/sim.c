@@ -1,0 +1,1747 @@
+/*
+ * sim.c - waitroom-sim: the sale-day load simulator (issue 3).
+ *
+ * One process, one libevent loop, many simulated users. Each user is a small
+ * state machine (user_t) driven by one timer and by HTTP answers:
+ *
+ *   PENDING --arrival--> JOINING --200--> WAITING --poll...--> (admitted)
+ *     --> ORDERING --shop answer--> DONE
+ *   WAITING --DELETE (quitter)--> LEFT;  WAITING --404 on poll--> LOST
+ *   --no-queue: PENDING --arrival--> ORDERING --> DONE
+ *   bypass users: PENDING --arrival--> shop without a valid token --> DONE
+ *
+ * HTTP goes through pools (pool_t) of keep-alive evhttp client connections
+ * with at most one request in flight per connection; requests beyond that
+ * wait in the pool's FIFO. So the number of sockets is bounded (--conns,
+ * --shop-conns) whatever the number of users, and users are multiplexed on
+ * them. Joins go through their own pool ("join lane", --join-conns, default
+ * 1): with one connection the server receives the joins in exactly the
+ * order the simulator numbers them, so join order is known exactly, not
+ * guessed from timestamps of concurrent requests.
+ *
+ * Admission order: waitroomd gives every user admitted in one tick a token
+ * expiring at tick time + tokenTtlSeconds, so expiresAt - TTL is the
+ * admission tick. Users admitted in the same tick are admitted at the same
+ * instant; the admission key is (tick, join order), so a pair within one
+ * tick never counts as an overtake, and any user admitted in a later tick
+ * than someone who joined after them makes tau < 1.
+ *
+ * Ownership: the sim owns users, pools, connections and ops. An op is
+ * owned by its pool while queued or in flight and freed after its callback
+ * returns. JSON bodies passed to callbacks are borrowed for the call.
+ * Everything is freed before exit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "b64.h"
+#include "report.h"
+#include "stats.h"
+
+#define BUCKET_MS     100
+#define MAX_USERS     1000000
+#define MAX_CONNS     8000
+#define MAX_SECONDS   3600
+#define WARM_PARALLEL 64
+#define UID_MAX       48
+
+typedef struct sim sim_t;
+typedef struct pool pool_t;
+typedef struct op op_t;
+typedef struct conn conn_t;
+
+/* code: HTTP status, 0 on a connection error or timeout. body: the parsed
+ * JSON answer or NULL (borrowed). */
+typedef void (*op_cb)(op_t *op, int code, json_t *body);
+
+struct op {
+    op_t *next;
+    pool_t *pool;
+    enum evhttp_cmd_type method;
+    char path[192];
+    char user[UID_MAX];
+    char *auth; /* "Bearer ..." or NULL; owned */
+    char *body; /* owned or NULL */
+    op_cb cb;
+    void *arg;
+    int retries; /* left, on connection errors */
+};
+
+struct conn {
+    pool_t *pool;
+    struct evhttp_connection *ec;
+    conn_t *next_idle;
+    op_t *op; /* in flight or NULL */
+};
+
+struct pool {
+    sim_t *sim;
+    const char *name;
+    char host[64];
+    uint16_t port;
+    conn_t *conns;
+    size_t n;
+    conn_t *idle;
+    op_t *qh, *qt;
+    bool count_load; /* user traffic to waitroomd: counted as poll load */
+    uint64_t sent, errors;
+};
+
+typedef enum { K_NORMAL, K_BYPASS, K_REPLAY, K_GREEDY, K_QUITTER } kind_t;
+typedef enum {
+    S_PENDING,
+    S_JOINING,
+    S_WAITING,
+    S_ORDERING,
+    S_DONE,
+    S_LEFT,
+    S_LOST,
+    S_ERROR
+} ustate_t;
+
+typedef struct user {
+    sim_t *sim;
+    uint32_t idx;
+    kind_t kind;
+    ustate_t st;
+    struct event *ev;
+    char uid[UID_MAX];
+    int64_t arrive_ms; /* scheduled arrival, epoch ms */
+    int64_t join_ms;   /* join answered */
+    int64_t join_seq;  /* 0-based order of join answers on the join lane */
+    int64_t eta_s;     /* etaSeconds at join; -1 = null */
+    int64_t pos_join;
+    int64_t admit_seen_ms; /* the poll that saw "admitted" answered */
+    int64_t admit_tick_ms; /* expiresAt - TTL: the admission tick */
+    int64_t order_sent_ms, order_done_ms;
+    int order_code;
+    int64_t quit_at_ms;
+    uint32_t errors;
+    char *token;
+} user_t;
+
+typedef struct {
+    size_t cap;
+    int32_t *waiting, *admitted_total, *shop_in_flight, *shop_busy, *shop_waiting;
+    uint32_t *wr_requests;
+} series_t;
+
+struct sim {
+    struct event_base *base;
+    /* options */
+    bool no_queue, assert_mode, fresh;
+    const char *server, *shop, *queue, *admin_key, *out_path, *profile, *csv_path, *label;
+    const char *users_csv; /* --users-csv: one row per user */
+    double *csv;           /* --profile csv:FILE: arrival offsets, ms; one user each */
+    uint32_t ncsv;
+    json_t *queue_extra; /* --queue-config: more fields of the queue's config */
+    json_t *poll_bands;  /* --poll-bands: the queue's pollBands, or NULL for the default */
+    uint32_t users, bypass, replay, greedy, quitters;
+    uint32_t conns, join_conns, shop_conns;
+    double rate, ramp_seconds;
+    uint32_t tick_ms, ttl_s, greedy_poll_ms, max_seconds, sample_ms;
+    uint64_t seed;
+    /* runtime */
+    pool_t wr, join, shopp, statp, shopstat; /* statp: admin API; shopstat: shop /stats */
+    user_t *u;
+    uint32_t n_users; /* users + bypass */
+    int64_t t0_ms;    /* start of arrivals, epoch ms */
+    int64_t end_ms;
+    int64_t join_seq;
+    uint64_t rng;
+    struct event *ev_sample, *ev_progress, *ev_deadline;
+    bool sample_wr_busy, sample_shop_busy, finishing, finished;
+    int final_pending;
+    int exit_code;
+    /* warm-up */
+    size_t warm_next, warm_total, warm_done, warm_inflight, warm_errors;
+    /* counters */
+    uint32_t joined, admitted, left, lost, done, still_waiting, errors;
+    uint32_t orders_ok, orders_failed, orders_refused;
+    uint32_t bypass_attempts, bypass_accepted, replay_attempts, replay_accepted;
+    uint64_t polls, greedy_polls, wr_requests;
+    /* final stats from the shop and waitroomd */
+    json_t *shop_final, *queue_final;
+    series_t ser;
+};
+
+/* ---------- small helpers ---------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double rnd(sim_t *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return (double)((s->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+static void timer_ms(struct event *ev, int64_t ms)
+{
+    if (ms < 0)
+        ms = 0;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    event_add(ev, &tv);
+}
+
+static bool parse_url(const char *url, char *host, size_t cap, uint16_t *port)
+{
+    if (!url || strncmp(url, "http://", 7) != 0)
+        return false;
+    const char *h = url + 7;
+    const char *c = strchr(h, ':');
+    if (!c || (size_t)(c - h) >= cap)
+        return false;
+    memcpy(host, h, (size_t)(c - h));
+    host[c - h] = '\0';
+    char *end;
+    long p = strtol(c + 1, &end, 10);
+    if ((*end && *end != '/') || p <= 0 || p > 65535)
+        return false;
+    *port = (uint16_t)p;
+    return true;
+}
+
+static int64_t series_index(sim_t *s, int64_t t)
+{
+    int64_t k = (t - s->t0_ms) / BUCKET_MS;
+    if (k < 0 || (size_t)k >= s->ser.cap)
+        return -1;
+    return k;
+}
+
+/* ---------- HTTP pools ---------- */
+
+static void pool_submit(pool_t *p, op_t *op);
+
+static void op_free(op_t *op)
+{
+    free(op->auth);
+    free(op->body);
+    free(op);
+}
+
+static void conn_release(conn_t *c);
+
+static void req_done(struct evhttp_request *resp, void *arg)
+{
+    conn_t *c = arg;
+    pool_t *p = c->pool;
+    op_t *op = c->op;
+    c->op = NULL;
+    int code = resp ? evhttp_request_get_response_code(resp) : 0;
+    json_t *body = NULL;
+    if (resp && code > 0) {
+        struct evbuffer *in = evhttp_request_get_input_buffer(resp);
+        size_t len = in ? evbuffer_get_length(in) : 0;
+        if (len > 0 && len < 65536) {
+            const char *data = (const char *)evbuffer_pullup(in, (ssize_t)len);
+            if (data)
+                body = json_loadb(data, len, 0, NULL);
+        }
+    }
+    p->sent++;
+    if (code == 0)
+        p->errors++;
+    conn_release(c);
+    if (code == 0 && op->retries > 0) {
+        op->retries--;
+        pool_submit(p, op); /* the connection reconnects on the next request */
+        return;
+    }
+    op->cb(op, code, body);
+    json_decref(body);
+    op_free(op);
+}
+
+static void dispatch(conn_t *c, op_t *op)
+{
+    pool_t *p = c->pool;
+    c->op = op;
+    struct evhttp_request *r = evhttp_request_new(req_done, c);
+    if (!r) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+    struct evkeyvalq *h = evhttp_request_get_output_headers(r);
+    char hosthdr[80];
+    snprintf(hosthdr, sizeof(hosthdr), "%s:%u", p->host, p->port);
+    evhttp_add_header(h, "Host", hosthdr);
+    if (op->user[0])
+        evhttp_add_header(h, "X-User-Id", op->user);
+    if (op->auth)
+        evhttp_add_header(h, "Authorization", op->auth);
+    if (op->body) {
+        evhttp_add_header(h, "Content-Type", "application/json");
+        evbuffer_add(evhttp_request_get_output_buffer(r), op->body, strlen(op->body));
+    }
+    if (p->count_load) {
+        p->sim->wr_requests++;
+        int64_t k = series_index(p->sim, now_ms());
+        if (k >= 0)
+            p->sim->ser.wr_requests[k]++;
+    }
+    if (evhttp_make_request(c->ec, r, op->method, op->path) != 0) {
+        fprintf(stderr, "waitroom-sim: cannot send a request to %s:%u\n", p->host, p->port);
+        exit(1);
+    }
+}
+
+/* The connection is free: it takes the next queued op or becomes idle. */
+static void conn_release(conn_t *c)
+{
+    pool_t *p = c->pool;
+    op_t *op = p->qh;
+    if (op) {
+        p->qh = op->next;
+        if (!p->qh)
+            p->qt = NULL;
+        op->next = NULL;
+        dispatch(c, op);
+        return;
+    }
+    c->next_idle = p->idle;
+    p->idle = c;
+}
+
+static void pool_submit(pool_t *p, op_t *op)
+{
+    op->pool = p;
+    conn_t *c = p->idle;
+    if (c) {
+        p->idle = c->next_idle;
+        dispatch(c, op);
+        return;
+    }
+    op->next = NULL;
+    if (p->qt)
+        p->qt->next = op;
+    else
+        p->qh = op;
+    p->qt = op;
+}
+
+static op_t *op_new(enum evhttp_cmd_type m, const char *path, const char *user, op_cb cb, void *arg)
+{
+    op_t *op = calloc(1, sizeof(*op));
+    if (!op) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+    op->method = m;
+    snprintf(op->path, sizeof(op->path), "%s", path);
+    if (user)
+        snprintf(op->user, sizeof(op->user), "%s", user);
+    op->cb = cb;
+    op->arg = arg;
+    return op;
+}
+
+static void op_set_auth(op_t *op, const char *scheme_token)
+{
+    op->auth = strdup(scheme_token);
+    if (!op->auth) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+}
+
+static bool pool_init(sim_t *s, pool_t *p, const char *name, const char *url, size_t n,
+                      bool count_load)
+{
+    p->sim = s;
+    p->name = name;
+    p->count_load = count_load;
+    if (!parse_url(url, p->host, sizeof(p->host), &p->port)) {
+        fprintf(stderr, "waitroom-sim: bad URL for %s: %s (want http://HOST:PORT)\n", name,
+                url ? url : "(none)");
+        return false;
+    }
+    p->conns = calloc(n, sizeof(*p->conns));
+    if (!p->conns)
+        return false;
+    p->n = n;
+    for (size_t i = 0; i < n; i++) {
+        conn_t *c = &p->conns[i];
+        c->pool = p;
+        c->ec = evhttp_connection_base_new(s->base, NULL, p->host, p->port);
+        if (!c->ec)
+            return false;
+        evhttp_connection_set_timeout(c->ec, 60);
+        evhttp_connection_set_retries(c->ec, 3);
+        c->next_idle = p->idle;
+        p->idle = c;
+    }
+    return true;
+}
+
+static void pool_free(pool_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->conns[i].ec)
+            evhttp_connection_free(p->conns[i].ec);
+    free(p->conns);
+    op_t *op = p->qh;
+    while (op) {
+        op_t *n = op->next;
+        op_free(op);
+        op = n;
+    }
+}
+
+/* ---------- the run ---------- */
+
+static void finish(sim_t *s);
+static void user_timer(evutil_socket_t fd, short what, void *arg);
+
+static void user_done(user_t *u, ustate_t st)
+{
+    sim_t *s = u->sim;
+    u->st = st;
+    s->done++;
+    if (s->done == s->n_users)
+        finish(s);
+}
+
+static void on_order(op_t *op, int code, json_t *body);
+static void on_replay(op_t *op, int code, json_t *body);
+
+static void send_order(user_t *u)
+{
+    sim_t *s = u->sim;
+    u->st = S_ORDERING;
+    u->order_sent_ms = now_ms();
+    op_t *op = op_new(EVHTTP_REQ_POST, "/orders", u->uid, on_order, u);
+    if (u->token) {
+        char auth[2100];
+        snprintf(auth, sizeof(auth), "Bearer %s", u->token);
+        op_set_auth(op, auth);
+    }
+    pool_submit(&s->shopp, op);
+}
+
+static void on_order(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    sim_t *s = u->sim;
+    u->order_code = code;
+    u->order_done_ms = now_ms();
+    if (code == 200)
+        s->orders_ok++;
+    else if (code == 403)
+        s->orders_refused++;
+    else
+        s->orders_failed++;
+    if (u->kind == K_REPLAY && code == 200) {
+        /* replay the used token: it must be refused */
+        s->replay_attempts++;
+        op_t *r = op_new(EVHTTP_REQ_POST, "/orders", u->uid, on_replay, u);
+        if (u->token) {
+            char auth[2100];
+            snprintf(auth, sizeof(auth), "Bearer %s", u->token);
+            op_set_auth(r, auth);
+        }
+        pool_submit(&s->shopp, r);
+        return;
+    }
+    user_done(u, S_DONE);
+}
+
+static void on_replay(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    if (code == 200)
+        u->sim->replay_accepted++;
+    user_done(u, S_DONE);
+}
+
+static void on_bypass(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    if (code == 200)
+        u->sim->bypass_accepted++;
+    user_done(u, S_DONE);
+}
+
+static void b64url(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (wr_b64url_encode((const uint8_t *)in, strlen(in), out, cap, &n) != WR_OK)
+        out[0] = '\0';
+}
+
+/* A user who skips the line: calls the shop directly, with no token, a
+ * forged HS256 token (wrong key), an alg=none token, or garbage. */
+static void send_bypass(user_t *u)
+{
+    sim_t *s = u->sim;
+    s->bypass_attempts++;
+    u->st = S_ORDERING;
+    u->order_sent_ms = now_ms();
+    op_t *op = op_new(EVHTTP_REQ_POST, "/orders", u->uid, on_bypass, u);
+    char hdr[128], pay[512], payload[512], sig[64], auth[1400];
+    long long t = (long long)(now_ms() / 1000);
+    snprintf(pay, sizeof(pay),
+             "{\"iss\":\"waitroom\",\"aud\":\"%s\",\"sub\":\"%s\",\"jti\":\"forged%u\","
+             "\"iat\":%lld,\"exp\":%lld}",
+             s->queue, u->uid, u->idx, t, t + 300);
+    b64url(pay, payload, sizeof(payload));
+    switch (u->idx % 4) {
+    case 0:
+        break; /* no token at all */
+    case 1: {
+        char rawsig[33];
+        for (int i = 0; i < 32; i++)
+            rawsig[i] = (char)('A' + (int)(rnd(s) * 26));
+        rawsig[32] = '\0';
+        b64url("{\"alg\":\"HS256\",\"typ\":\"JWT\"}", hdr, sizeof(hdr));
+        b64url(rawsig, sig, sizeof(sig));
+        snprintf(auth, sizeof(auth), "Bearer %s.%s.%s", hdr, payload, sig);
+        op_set_auth(op, auth);
+        break;
+    }
+    case 2:
+        b64url("{\"alg\":\"none\",\"typ\":\"JWT\"}", hdr, sizeof(hdr));
+        snprintf(auth, sizeof(auth), "Bearer %s.%s.", hdr, payload);
+        op_set_auth(op, auth);
+        break;
+    default:
+        op_set_auth(op, "Bearer not-a-token");
+        break;
+    }
+    pool_submit(&s->shopp, op);
+}
+
+static void on_status(op_t *op, int code, json_t *body);
+static void on_leave(op_t *op, int code, json_t *body);
+
+static void path_me(sim_t *s, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/v1/queues/%s/entries/me", s->queue);
+}
+
+/* A 200 answer of join or status. */
+static void handle_status(user_t *u, json_t *j, bool at_join)
+{
+    sim_t *s = u->sim;
+    const char *st = json_string_value(json_object_get(j, "status"));
+    int64_t now = now_ms();
+    if (st && !strcmp(st, "waiting")) {
+        int64_t pos = json_integer_value(json_object_get(j, "position"));
+        int64_t retry = json_integer_value(json_object_get(j, "retryAfterMs"));
+        if (at_join) {
+            json_t *eta = json_object_get(j, "etaSeconds");
+            u->eta_s = json_is_integer(eta) ? json_integer_value(eta) : -1;
+            u->pos_join = pos;
+        }
+        u->st = S_WAITING;
+        if (u->kind == K_QUITTER && now >= u->quit_at_ms && pos > 50) {
+            char path[192];
+            path_me(s, path, sizeof(path));
+            op_t *op = op_new(EVHTTP_REQ_DELETE, path, u->uid, on_leave, u);
+            op->retries = 2;
+            pool_submit(&s->wr, op);
+            return;
+        }
+        int64_t delay = u->kind == K_GREEDY ? s->greedy_poll_ms : retry;
+        if (delay < 0 || delay > 60000)
+            delay = 1000;
+        timer_ms(u->ev, delay);
+        return;
+    }
+    if (st && !strcmp(st, "admitted")) {
+        const char *tok = json_string_value(json_object_get(j, "token"));
+        int64_t exp = json_integer_value(json_object_get(j, "expiresAt"));
+        if (!tok || strlen(tok) > 2048) {
+            s->errors++;
+            user_done(u, S_ERROR);
+            return;
+        }
+        free(u->token);
+        u->token = strdup(tok);
+        u->admit_seen_ms = now;
+        u->admit_tick_ms = exp - (int64_t)s->ttl_s * 1000;
+        s->admitted++;
+        send_order(u);
+        return;
+    }
+    if (st && !strcmp(st, "passthrough")) {
+        u->admit_seen_ms = now;
+        s->admitted++;
+        send_order(u);
+        return;
+    }
+    s->errors++;
+    user_done(u, S_ERROR);
+}
+
+static void on_join(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    sim_t *s = u->sim;
+    if (code != 200 || !body) {
+        s->errors++;
+        user_done(u, S_ERROR);
+        return;
+    }
+    u->join_ms = now_ms();
+    u->join_seq = s->join_seq++;
+    s->joined++;
+    handle_status(u, body, true);
+}
+
+static void on_status(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    sim_t *s = u->sim;
+    if (s->finishing)
+        return;
+    if (code == 200 && body) {
+        handle_status(u, body, false);
+    } else if (code == 404) {
+        s->lost++; /* joined, not admitted, no longer in line */
+        user_done(u, S_LOST);
+    } else if (++u->errors < 20) {
+        timer_ms(u->ev, 1000);
+    } else {
+        s->errors++;
+        user_done(u, S_ERROR);
+    }
+}
+
+static void on_leave(op_t *op, int code, json_t *body)
+{
+    user_t *u = op->arg;
+    sim_t *s = u->sim;
+    if (code == 204) {
+        s->left++;
+        user_done(u, S_LEFT);
+    } else if (code == 404) {
+        s->lost++; /* was waiting (position > 50) a moment ago */
+        user_done(u, S_LOST);
+    } else {
+        s->errors++;
+        user_done(u, S_ERROR);
+    }
+}
+
+static void user_timer(evutil_socket_t fd, short what, void *arg)
+{
+    user_t *u = arg;
+    sim_t *s = u->sim;
+    if (s->finishing)
+        return;
+    if (u->st == S_PENDING) {
+        if (u->kind == K_BYPASS) {
+            send_bypass(u);
+        } else if (s->no_queue) {
+            s->joined++; /* "joins" the shop directly */
+            u->join_ms = now_ms();
+            u->admit_seen_ms = u->join_ms;
+            send_order(u);
+        } else {
+            u->st = S_JOINING;
+            char path[192];
+            snprintf(path, sizeof(path), "/v1/queues/%s/entries", s->queue);
+            op_t *op = op_new(EVHTTP_REQ_POST, path, u->uid, on_join, u);
+            op->retries = 3; /* joining again never moves a user */
+            pool_submit(&s->join, op);
+        }
+        return;
+    }
+    if (u->st == S_WAITING) {
+        char path[192];
+        path_me(s, path, sizeof(path));
+        s->polls++;
+        if (u->kind == K_GREEDY)
+            s->greedy_polls++;
+        op_t *op = op_new(EVHTTP_REQ_GET, path, u->uid, on_status, u);
+        op->retries = 2;
+        pool_submit(&s->wr, op);
+    }
+}
+
+/* ---------- sampling and progress ---------- */
+
+static void on_sample_wr(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    s->sample_wr_busy = false;
+    json_t *st = json_object_get(body, "stats");
+    int64_t k = series_index(s, now_ms());
+    if (code == 200 && st && k >= 0) {
+        s->ser.waiting[k] = (int32_t)json_integer_value(json_object_get(st, "waiting"));
+        s->ser.admitted_total[k] =
+            (int32_t)json_integer_value(json_object_get(st, "admittedTotal"));
+    }
+}
+
+static void on_sample_shop(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    s->sample_shop_busy = false;
+    int64_t k = series_index(s, now_ms());
+    if (code == 200 && body && k >= 0) {
+        s->ser.shop_in_flight[k] = (int32_t)json_integer_value(json_object_get(body, "inFlight"));
+        s->ser.shop_busy[k] = (int32_t)json_integer_value(json_object_get(body, "busy"));
+        s->ser.shop_waiting[k] = (int32_t)json_integer_value(json_object_get(body, "waiting"));
+    }
+}
+
+static void sample_tick(evutil_socket_t fd, short what, void *arg)
+{
+    sim_t *s = arg;
+    if (s->finishing)
+        return;
+    if (!s->no_queue && !s->sample_wr_busy) {
+        char path[192], auth[300];
+        snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+        snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
+        op_t *op = op_new(EVHTTP_REQ_GET, path, NULL, on_sample_wr, s);
+        op_set_auth(op, auth);
+        s->sample_wr_busy = true;
+        pool_submit(&s->statp, op);
+    }
+    if (!s->sample_shop_busy) {
+        s->sample_shop_busy = true;
+        pool_submit(&s->shopstat, op_new(EVHTTP_REQ_GET, "/stats", NULL, on_sample_shop, s));
+    }
+}
+
+static void progress_tick(evutil_socket_t fd, short what, void *arg)
+{
+    sim_t *s = arg;
+    static int64_t last_line;
+    bool tty = isatty(2);
+    int64_t now = now_ms();
+    if (!tty && now - last_line < 5000)
+        return;
+    last_line = now;
+    double frac = s->n_users ? (double)s->done / s->n_users : 1;
+    char bar[31];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    uint32_t waiting = s->joined - s->admitted - s->left - s->lost;
+    if (s->no_queue)
+        waiting = 0;
+    fprintf(stderr, "%s[%s] %3.0f%% %5.1fs joined %u waiting %u admitted %u ok %u failed %u%s",
+            tty ? "\r" : "", bar, frac * 100, (double)(now - s->t0_ms) / 1000.0, s->joined, waiting,
+            s->admitted, s->orders_ok, s->orders_failed + s->orders_refused, tty ? "   " : "\n");
+}
+
+/* ---------- results ---------- */
+
+static json_t *jnum_or_null(double v, bool ok)
+{
+    return ok ? json_real(v) : json_null();
+}
+
+static json_t *int_array(const int32_t *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static json_t *u32_array(const uint32_t *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+/* p50/p95/p99/max of v[0..n) (sorted in place) into obj as <prefix>P50<suffix>... */
+static void put_percentiles(json_t *obj, const char *prefix, const char *suffix, double *v,
+                            size_t n)
+{
+    static const double ps[] = {50, 95, 99, 100};
+    static const char *names[] = {"P50", "P95", "P99", "Max"};
+    wr_stats_sort(v, n);
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s%s%s", prefix, names[i], suffix);
+        double x = 0;
+        bool ok = wr_stats_percentile(v, n, ps[i], &x) == WR_OK;
+        json_object_set_new(obj, key, ok ? json_integer((json_int_t)llround(x)) : json_null());
+    }
+}
+
+static json_t *compute(sim_t *s)
+{
+    json_t *r = json_object();
+    size_t n = s->n_users;
+    double *a = calloc(n + 1, sizeof(double)), *b = calloc(n + 1, sizeof(double));
+    double *t = calloc(n + 1, sizeof(double));
+    if (!a || !b || !t) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+    int64_t end = s->end_ms;
+    size_t nb = (size_t)((end - s->t0_ms) / BUCKET_MS + 1);
+    if (nb > s->ser.cap)
+        nb = s->ser.cap;
+
+    json_object_set_new(r, "mode", json_string(s->no_queue ? "noQueue" : "queue"));
+    if (s->label)
+        json_object_set_new(r, "label", json_string(s->label));
+    json_object_set_new(r, "profile", json_string(s->profile));
+    json_object_set_new(r, "users", json_integer(s->users));
+    json_object_set_new(r, "usersJoined", json_integer(s->joined));
+    json_object_set_new(r, "usersAdmitted", json_integer(s->admitted));
+    json_object_set_new(r, "usersLeft", json_integer(s->left));
+    json_object_set_new(r, "usersLost", json_integer(s->lost));
+    uint32_t still = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s->u[i].st == S_WAITING || s->u[i].st == S_JOINING)
+            still++;
+    s->still_waiting = still;
+    json_object_set_new(r, "usersStillWaiting", json_integer(still));
+    json_object_set_new(r, "userErrors", json_integer(s->errors));
+    json_object_set_new(r, "ordersOk", json_integer(s->orders_ok));
+    json_object_set_new(r, "ordersFailed", json_integer(s->orders_failed));
+    json_object_set_new(r, "ordersRefused", json_integer(s->orders_refused));
+
+    /* shop */
+    json_t *sh = s->shop_final;
+    json_object_set_new(r, "shopPool",
+                        json_integer(json_integer_value(json_object_get(sh, "pool"))));
+    json_object_set_new(r, "shopServiceMs",
+                        json_integer(json_integer_value(json_object_get(sh, "serviceMs"))));
+    json_object_set_new(r, "shopMaxInFlight",
+                        json_integer(json_integer_value(json_object_get(sh, "maxInFlight"))));
+    json_object_set_new(r, "shopMaxBusy",
+                        json_integer(json_integer_value(json_object_get(sh, "maxBusy"))));
+    json_object_set_new(r, "shopPoolWaits",
+                        json_integer(json_integer_value(json_object_get(sh, "poolWaits"))));
+    json_object_set_new(r, "shopPoolTimeouts",
+                        json_integer(json_integer_value(json_object_get(sh, "poolTimeouts"))));
+    json_object_set_new(r, "shopTokenCheckMsMax",
+                        json_integer(json_integer_value(json_object_get(sh, "consumeMsMax"))));
+    json_object_set_new(r, "shopTokenCheckMsMean",
+                        json_real(json_number_value(json_object_get(sh, "consumeMsMean"))));
+    json_object_set_new(r, "shopPoolWaitMsMax",
+                        json_integer(json_integer_value(json_object_get(sh, "poolWaitMsMax"))));
+
+    /* admissions: tick of each admitted user (queue) or the time they reached
+     * the shop (no queue: everybody is let through at once) */
+    size_t na = 0;
+    int64_t min_tick = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (u->kind == K_BYPASS)
+            continue;
+        int64_t at = s->no_queue ? u->order_sent_ms : u->admit_tick_ms;
+        if (at <= 0)
+            continue;
+        t[na++] = (double)(at - s->t0_ms);
+        if (at < min_tick)
+            min_tick = at;
+    }
+    uint32_t *c100 = calloc(nb + 1, sizeof(uint32_t));
+    size_t nsec = nb / 10 + 1;
+    uint32_t *c1s = calloc(nsec, sizeof(uint32_t));
+    if (!c100 || !c1s)
+        exit(1);
+    wr_stats_bucket(t, na, 0, BUCKET_MS, c100, nb);
+    wr_stats_bucket(t, na, 0, 1000, c1s, nsec);
+
+    /* rate over the steady middle: ticks strictly after the first and before
+     * the last distinct admission time (the first may find the line still
+     * filling, the last may find it nearly empty) */
+    double rate = -1;
+    double window_ms = 0;
+    if (na > 0) {
+        memcpy(b, t, na * sizeof(double));
+        wr_stats_sort(b, na);
+        double first = b[0], last = b[na - 1], second = -1;
+        for (size_t i = 0; i < na; i++)
+            if (b[i] > first) {
+                second = b[i];
+                break;
+            }
+        if (s->no_queue) {
+            window_ms = last - first;
+            rate = window_ms > 0 ? (double)na * 1000.0 / window_ms : -1;
+        } else if (second > 0 && last > second) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < na; i++)
+                if (b[i] >= second && b[i] < last)
+                    cnt++;
+            window_ms = last - second;
+            rate = (double)cnt * 1000.0 / window_ms;
+        }
+    }
+    json_object_set_new(r, "admitRateConfigured", s->no_queue ? json_null() : json_real(s->rate));
+    json_object_set_new(r, "admitRatePerSecond", jnum_or_null(rate, rate >= 0));
+    json_object_set_new(r, "admitRateWindowMs", json_integer((json_int_t)window_ms));
+
+    /* fairness */
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (u->kind == K_BYPASS || u->admit_tick_ms <= 0 || u->join_ms <= 0)
+            continue;
+        a[nf] = (double)u->join_seq;
+        /* admission key (tick, join order): exact below 2^53 */
+        b[nf] =
+            (double)(u->admit_tick_ms - min_tick) * (double)(s->join_seq + 1) + (double)u->join_seq;
+        t[nf] = (double)u->admit_tick_ms;
+        nf++;
+    }
+    double tau = 0;
+    bool tau_ok = !s->no_queue && wr_stats_kendall_tau(a, b, nf, &tau) == WR_OK;
+    size_t over = 0;
+    bool over_ok = !s->no_queue && wr_stats_overtakes(a, t, nf, &over) == WR_OK;
+    json_object_set_new(r, "kendallTau", jnum_or_null(tau, tau_ok));
+    json_object_set_new(r, "usersAdmittedAheadOfEarlierJoiner",
+                        over_ok ? json_integer((json_int_t)over) : json_null());
+
+    /* waits in line (observed: join answered -> poll saw "admitted") */
+    size_t nw = 0, ne = 0;
+    double esum = 0;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (s->no_queue || u->kind == K_BYPASS || u->admit_seen_ms <= 0 || u->join_ms <= 0)
+            continue;
+        a[nw++] = (double)(u->admit_seen_ms - u->join_ms);
+        if (u->eta_s >= 0 && u->admit_tick_ms > 0) {
+            double err = (double)(u->admit_tick_ms - u->join_ms) / 1000.0 - (double)u->eta_s;
+            esum += err;
+            b[ne++] = fabs(err);
+        }
+    }
+    if (s->no_queue) {
+        json_object_set_new(r, "waitP50Ms", json_null());
+        json_object_set_new(r, "waitP95Ms", json_null());
+        json_object_set_new(r, "waitP99Ms", json_null());
+        json_object_set_new(r, "waitMaxMs", json_null());
+    } else {
+        put_percentiles(r, "wait", "Ms", a, nw);
+    }
+    /* ETA accuracy: |real admission delay - etaSeconds at join|, seconds */
+    wr_stats_sort(b, ne);
+    double e50 = 0, e95 = 0;
+    bool eok = wr_stats_percentile(b, ne, 50, &e50) == WR_OK &&
+               wr_stats_percentile(b, ne, 95, &e95) == WR_OK;
+    json_object_set_new(r, "etaAbsErrorP50Seconds", jnum_or_null(e50, eok));
+    json_object_set_new(r, "etaAbsErrorP95Seconds", jnum_or_null(e95, eok));
+    json_object_set_new(r, "etaMeanErrorSeconds", jnum_or_null(ne ? esum / ne : 0, ne > 0));
+
+    /* order latency at the shop (request sent -> answer) */
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (u->kind != K_BYPASS && u->order_done_ms > 0)
+            a[nl++] = (double)(u->order_done_ms - u->order_sent_ms);
+    }
+    put_percentiles(r, "orderLatency", "Ms", a, nl);
+
+    /* poll load */
+    double dur_s = (double)(end - s->t0_ms) / 1000.0;
+    uint32_t peak = 0;
+    for (size_t k = 0; k + 10 <= nb; k += 10) {
+        uint32_t sum = 0;
+        for (size_t j = k; j < k + 10; j++)
+            sum += s->ser.wr_requests[j];
+        if (sum > peak)
+            peak = sum;
+    }
+    json_object_set_new(r, "waitroomRequests", json_integer((json_int_t)s->wr_requests));
+    json_object_set_new(r, "waitroomRequestsPerSecondMean",
+                        json_real(dur_s > 0 ? (double)s->wr_requests / dur_s : 0));
+    json_object_set_new(r, "waitroomRequestsPerSecondPeak", json_integer(peak));
+    json_object_set_new(r, "polls", json_integer((json_int_t)s->polls));
+    json_object_set_new(r, "greedyUsers", json_integer(s->greedy));
+    json_object_set_new(r, "greedyPolls", json_integer((json_int_t)s->greedy_polls));
+    json_object_set_new(r, "quitters", json_integer(s->quitters));
+    json_object_set_new(r, "bypassAttempts", json_integer(s->bypass_attempts));
+    json_object_set_new(r, "bypassAccepted", json_integer(s->bypass_accepted));
+    json_object_set_new(r, "replayAttempts", json_integer(s->replay_attempts));
+    json_object_set_new(r, "replayAccepted", json_integer(s->replay_accepted));
+    json_object_set_new(r, "durationMs", json_integer(end - s->t0_ms));
+    int64_t last_join = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s->u[i].join_ms > last_join)
+            last_join = s->u[i].join_ms;
+    json_object_set_new(r, "joinSpanMs", json_integer(last_join ? last_join - s->t0_ms : 0));
+    json_t *qs = json_object_get(s->queue_final, "stats");
+    json_object_set_new(r, "serverAdmittedTotal",
+                        qs ? json_integer(json_integer_value(json_object_get(qs, "admittedTotal")))
+                           : json_null());
+
+    /* series: carry the last sample forward over buckets without one */
+    for (size_t k = 1; k < nb; k++) {
+        if (s->ser.waiting[k] < 0)
+            s->ser.waiting[k] = s->ser.waiting[k - 1];
+        if (s->ser.shop_in_flight[k] < 0) {
+            s->ser.shop_in_flight[k] = s->ser.shop_in_flight[k - 1];
+            s->ser.shop_busy[k] = s->ser.shop_busy[k - 1];
+            s->ser.shop_waiting[k] = s->ser.shop_waiting[k - 1];
+        }
+    }
+    for (size_t k = 0; k < nb; k++) {
+        if (s->ser.waiting[k] < 0)
+            s->ser.waiting[k] = 0;
+        if (s->ser.shop_in_flight[k] < 0)
+            s->ser.shop_in_flight[k] = s->ser.shop_busy[k] = s->ser.shop_waiting[k] = 0;
+    }
+    json_t *ser = json_object();
+    json_object_set_new(ser, "stepMs", json_integer(BUCKET_MS));
+    json_object_set_new(ser, "lineLength", int_array(s->ser.waiting, nb));
+    json_object_set_new(ser, "admittedPer100ms", u32_array(c100, nb));
+    json_object_set_new(ser, "shopInFlight", int_array(s->ser.shop_in_flight, nb));
+    json_object_set_new(ser, "shopBusy", int_array(s->ser.shop_busy, nb));
+    json_object_set_new(ser, "shopPoolWaiting", int_array(s->ser.shop_waiting, nb));
+    json_object_set_new(ser, "waitroomRequestsPer100ms", u32_array(s->ser.wr_requests, nb));
+    json_object_set_new(r, "series", ser);
+    json_object_set_new(r, "admittedPerSecond", u32_array(c1s, nsec));
+    free(c100);
+    free(c1s);
+    free(a);
+    free(b);
+    free(t);
+    return r;
+}
+
+/* Invariants of the short CI scenario; prints each and "N passed, N failed". */
+static int check(sim_t *s, json_t *r)
+{
+    int pass = 0, fail = 0;
+#define CHECK(cond, name, ...)                                                                     \
+    do {                                                                                           \
+        bool ok_ = (cond);                                                                         \
+        printf("%s %s: ", ok_ ? "PASS" : "FAIL", name);                                            \
+        printf(__VA_ARGS__);                                                                       \
+        printf("\n");                                                                              \
+        if (ok_)                                                                                   \
+            pass++;                                                                                \
+        else                                                                                       \
+            fail++;                                                                                \
+    } while (0)
+    json_int_t lost = json_integer_value(json_object_get(r, "usersLost"));
+    json_int_t still = json_integer_value(json_object_get(r, "usersStillWaiting"));
+    json_int_t pool = json_integer_value(json_object_get(r, "shopPool"));
+    json_int_t maxf = json_integer_value(json_object_get(r, "shopMaxInFlight"));
+    json_t *jtau = json_object_get(r, "kendallTau");
+    json_int_t over = json_integer_value(json_object_get(r, "usersAdmittedAheadOfEarlierJoiner"));
+    json_t *jrate = json_object_get(r, "admitRatePerSecond");
+    double rate = json_number_value(jrate);
+    json_t *jsrv = json_object_get(r, "serverAdmittedTotal");
+
+    CHECK(lost == 0 && still == 0, "no user lost", "usersLost=%lld stillWaiting=%lld",
+          (long long)lost, (long long)still);
+    CHECK(s->joined == s->users - 0 && s->errors == 0, "every user joined",
+          "joined=%u of %u, errors=%u", s->joined, s->users, s->errors);
+    CHECK(s->admitted + s->left == s->joined, "every user admitted or left",
+          "admitted=%u left=%u joined=%u", s->admitted, s->left, s->joined);
+    CHECK(s->orders_ok == s->admitted && s->orders_failed == 0 && s->orders_refused == 0,
+          "every admitted user ordered", "ok=%u failed=%u refused=%u admitted=%u", s->orders_ok,
+          s->orders_failed, s->orders_refused, s->admitted);
+    CHECK(pool > 0 && maxf <= pool, "shop in-flight never above the pool",
+          "maxInFlight=%lld pool=%lld", (long long)maxf, (long long)pool);
+    CHECK(json_is_number(jtau) && json_number_value(jtau) >= 1.0 - 1e-12 && over == 0,
+          "FIFO (tau = 1.0)", "kendallTau=%.9f admittedAheadOfEarlierJoiner=%lld",
+          json_number_value(jtau), (long long)over);
+    CHECK(s->bypass_attempts == s->bypass && s->bypass_accepted == 0, "every bypass refused",
+          "bypassAttempts=%u (of %u) bypassAccepted=%u", s->bypass_attempts, s->bypass,
+          s->bypass_accepted);
+    CHECK(s->replay_attempts == s->replay && s->replay_accepted == 0, "every token replay refused",
+          "replayAttempts=%u (of %u) replayAccepted=%u", s->replay_attempts, s->replay,
+          s->replay_accepted);
+    CHECK(json_is_number(jrate) && fabs(rate - s->rate) <= 0.02 * s->rate,
+          "admission rate within 2%", "measured %.2f/s, configured %.2f/s (%+.2f%%)", rate, s->rate,
+          (rate - s->rate) / s->rate * 100);
+    CHECK(json_is_integer(jsrv) && json_integer_value(jsrv) == (json_int_t)s->admitted,
+          "every admission reached its user", "server admittedTotal=%lld, users admitted=%u",
+          (long long)json_integer_value(jsrv), s->admitted);
+#undef CHECK
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail == 0 ? 0 : 1;
+}
+
+static const char *KIND_NAMES[] = {"normal", "bypass", "replay", "greedy", "quitter"};
+static const char *STATE_NAMES[] = {"pending", "joining", "waiting", "ordering",
+                                    "done",    "left",    "lost",    "error"};
+
+/* One row per user, times in ms after the start of arrivals (-1 = never). */
+static void write_users_csv(sim_t *s)
+{
+    FILE *f = fopen(s->users_csv, "w");
+    if (!f) {
+        fprintf(stderr, "waitroom-sim: cannot write %s: %s\n", s->users_csv, strerror(errno));
+        s->exit_code = 1;
+        return;
+    }
+    fprintf(f, "user,kind,state,joinSeq,arriveMs,joinMs,positionAtJoin,etaSeconds,admitTickMs,"
+               "admitSeenMs,orderSentMs,orderDoneMs,orderStatus\n");
+#define REL(x) ((x) > 0 ? (long long)((x)-s->t0_ms) : -1LL)
+    for (uint32_t i = 0; i < s->n_users; i++) {
+        user_t *u = &s->u[i];
+        fprintf(f, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d\n", u->uid,
+                KIND_NAMES[u->kind], STATE_NAMES[u->st], (long long)u->join_seq, REL(u->arrive_ms),
+                REL(u->join_ms), (long long)u->pos_join, (long long)u->eta_s, REL(u->admit_tick_ms),
+                REL(u->admit_seen_ms), REL(u->order_sent_ms), REL(u->order_done_ms), u->order_code);
+    }
+#undef REL
+    if (fclose(f) != 0)
+        s->exit_code = 1;
+}
+
+static void write_results(sim_t *s)
+{
+    if (s->users_csv)
+        write_users_csv(s);
+    json_t *r = compute(s);
+    if (isatty(2))
+        fprintf(stderr, "\n");
+    wr_report_print_run(stdout, r);
+    if (s->out_path && json_dump_file(r, s->out_path, JSON_INDENT(1) | JSON_SORT_KEYS) != 0) {
+        fprintf(stderr, "waitroom-sim: cannot write %s\n", s->out_path);
+        s->exit_code = 1;
+    }
+    if (s->assert_mode && !s->no_queue && check(s, r) != 0)
+        s->exit_code = 1;
+    json_decref(r);
+}
+
+static void on_final(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    if (code == 200 && body) {
+        if (json_object_get(body, "pool"))
+            s->shop_final = json_incref(body);
+        else
+            s->queue_final = json_incref(body);
+    }
+    if (--s->final_pending == 0) {
+        write_results(s);
+        s->finished = true;
+        event_base_loopexit(s->base, NULL);
+    }
+}
+
+static void finish(sim_t *s)
+{
+    if (s->finishing)
+        return;
+    s->finishing = true;
+    s->end_ms = now_ms();
+    s->final_pending = 1;
+    pool_submit(&s->shopstat, op_new(EVHTTP_REQ_GET, "/stats", NULL, on_final, s));
+    if (!s->no_queue) {
+        char path[192], auth[300];
+        snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+        snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
+        op_t *op = op_new(EVHTTP_REQ_GET, path, NULL, on_final, s);
+        op_set_auth(op, auth);
+        s->final_pending++;
+        pool_submit(&s->statp, op);
+    }
+}
+
+static void deadline(evutil_socket_t fd, short what, void *arg)
+{
+    sim_t *s = arg;
+    fprintf(stderr, "\nwaitroom-sim: deadline of %u s reached; %u users not done\n", s->max_seconds,
+            s->n_users - s->done);
+    finish(s);
+}
+
+/* ---------- start: queue setup, warm-up, arrivals ---------- */
+
+static double *read_csv(const char *path, uint32_t *n_out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "waitroom-sim: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1024, n = 0;
+    double *v = malloc(cap * sizeof(double));
+    char line[512];
+    while (v && fgets(line, sizeof(line), f) && n < MAX_USERS) {
+        char *end;
+        double x = strtod(line, &end);
+        if (end == line || isnan(x))
+            continue; /* header or blank line */
+        if (n == cap) {
+            double *nv = realloc(v, (cap *= 2) * sizeof(double));
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        v[n++] = x;
+    }
+    fclose(f);
+    if (!v || n == 0) {
+        fprintf(stderr, "waitroom-sim: %s has no arrival times\n", path);
+        free(v);
+        return NULL;
+    }
+    /* epoch milliseconds (> 1e11) or seconds; relative to the earliest */
+    double min = v[0];
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < min)
+            min = v[i];
+    for (size_t i = 0; i < n; i++)
+        v[i] = (v[i] - min) * (min > 1e11 ? 1.0 : 1000.0);
+    *n_out = (uint32_t)n;
+    return v;
+}
+
+static void start_arrivals(sim_t *s)
+{
+    s->t0_ms = now_ms() + 200;
+    double *csv = s->csv;
+    uint32_t ncsv = s->ncsv;
+    for (uint32_t i = 0; i < s->n_users; i++) {
+        user_t *u = &s->u[i];
+        double off; /* ms after t0 */
+        if (csv)
+            off = csv[i % ncsv];
+        else if (!strcmp(s->profile, "ramp"))
+            off = s->ramp_seconds * 1000.0 * sqrt(rnd(s)); /* arrival rate rises linearly */
+        else
+            off = rnd(s) * 1000.0; /* burst: all within 1 s */
+        u->arrive_ms = s->t0_ms + (int64_t)off;
+        u->quit_at_ms = u->arrive_ms + 1000 + (int64_t)(rnd(s) * 4000); /* patience 1-5 s */
+        timer_ms(u->ev, u->arrive_ms - now_ms());
+    }
+    struct timeval tv = {(time_t)(s->sample_ms / 1000), (suseconds_t)(s->sample_ms % 1000) * 1000};
+    event_add(s->ev_sample, &tv);
+    struct timeval pv = {0, 250000};
+    event_add(s->ev_progress, &pv);
+    struct timeval dv = {(time_t)s->max_seconds, 0};
+    event_add(s->ev_deadline, &dv);
+    fprintf(stderr,
+            "waitroom-sim: %u users (%s), %u bypass, %u replay, %u greedy, %u quitters, "
+            "%s\n",
+            s->users, s->profile, s->bypass, s->replay, s->greedy, s->quitters,
+            s->no_queue ? "straight to the shop (no line)" : "through the line");
+}
+
+static void warm_next(sim_t *s);
+
+static void on_warm(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    s->warm_inflight--;
+    s->warm_done++;
+    if (code == 0)
+        s->warm_errors++;
+    if (s->warm_done == s->warm_total) {
+        if (s->warm_errors > 0) {
+            fprintf(stderr, "waitroom-sim: %zu of %zu connections failed to open\n", s->warm_errors,
+                    s->warm_total);
+            s->exit_code = 2;
+            event_base_loopexit(s->base, NULL);
+            return;
+        }
+        start_arrivals(s);
+        return;
+    }
+    warm_next(s);
+}
+
+/* Opens every connection (GET /healthz on each), WARM_PARALLEL at a time, so
+ * the burst does not start with thousands of simultaneous connects. */
+static void warm_next(sim_t *s)
+{
+    pool_t *pools[] = {&s->join, &s->wr, &s->shopp, &s->statp, &s->shopstat};
+    while (s->warm_inflight < WARM_PARALLEL && s->warm_next < s->warm_total) {
+        size_t k = s->warm_next++;
+        for (size_t p = 0; p < 5; p++) {
+            if (k < pools[p]->n) {
+                pool_t *pl = pools[p];
+                /* take that connection out of the idle list */
+                conn_t *c = &pl->conns[k];
+                conn_t **pp = &pl->idle;
+                while (*pp && *pp != c)
+                    pp = &(*pp)->next_idle;
+                if (*pp)
+                    *pp = c->next_idle;
+                op_t *op = op_new(EVHTTP_REQ_GET, "/healthz", NULL, on_warm, s);
+                op->pool = pl;
+                op->retries = 0;
+                s->warm_inflight++;
+                dispatch(c, op);
+                break;
+            }
+            k -= pools[p]->n;
+        }
+    }
+}
+
+static void start_warm(sim_t *s)
+{
+    pool_t *pools[] = {&s->join, &s->wr, &s->shopp, &s->statp, &s->shopstat};
+    for (size_t p = 0; p < 5; p++)
+        s->warm_total += pools[p]->n;
+    fprintf(stderr, "waitroom-sim: opening %zu connections\n", s->warm_total);
+    warm_next(s);
+}
+
+static void on_put(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    if (code != 200) {
+        char *d = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        fprintf(stderr, "waitroom-sim: creating queue %s answered %d %s\n", s->queue, code,
+                d ? d : "");
+        free(d);
+        s->exit_code = 2;
+        event_base_loopexit(s->base, NULL);
+        return;
+    }
+    json_t *cfg = json_object_get(body, "config");
+    if (!cfg)
+        cfg = body;
+    json_t *ttl = json_object_get(cfg, "tokenTtlSeconds");
+    if (json_is_integer(ttl))
+        s->ttl_s = (uint32_t)json_integer_value(ttl);
+    start_warm(s);
+}
+
+static void on_delete(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    char path[192], auth[300];
+    snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+    snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
+    json_t *cfg = json_pack("{s:f,s:I,s:I,s:i,s:s}", "admitPerSecond", s->rate, "tickMs",
+                            (json_int_t)s->tick_ms, "tokenTtlSeconds", (json_int_t)s->ttl_s,
+                            "maxQueueSize", 0, "failPolicy", "closed");
+    if (cfg && s->poll_bands)
+        json_object_set(cfg, "pollBands", s->poll_bands);
+    if (cfg && s->queue_extra)
+        json_object_update(cfg, s->queue_extra);
+    op_t *put = op_new(EVHTTP_REQ_PUT, path, NULL, on_put, s);
+    op_set_auth(put, auth);
+    put->body = cfg ? json_dumps(cfg, JSON_COMPACT) : NULL;
+    json_decref(cfg);
+    if (!put->body) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+    pool_submit(&s->statp, put);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    sim_t *s = arg;
+    fprintf(stderr, "\nwaitroom-sim: interrupted\n");
+    s->exit_code = 130;
+    event_base_loopexit(s->base, NULL);
+}
+
+/* ---------- main ---------- */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: waitroom-sim [run] [options]      simulate a sale\n"
+            "       waitroom-sim report --with W.json --without N.json [--json OUT] [--svg OUT]\n"
+            "run options:\n"
+            "  --server http://127.0.0.1:PORT   waitroomd (header identity X-User-Id)\n"
+            "  --admin-key KEY                  creates the queue (deleted first with --fresh)\n"
+            "  --shop http://127.0.0.1:PORT     waitroom-shop\n"
+            "  --no-queue                       users go straight to the shop (shop --no-queue)\n"
+            "  --queue NAME (sale)  --rate R (175)  --tick-ms MS (100)  --ttl S (60)\n"
+            "  --users N (10000)  --profile burst|ramp|csv:FILE  --ramp-seconds S (30)\n"
+            "    burst: all arrive within 1 s; ramp: arrival rate rising linearly over S;\n"
+            "    csv: one user per line, first column the arrival time in seconds (or epoch\n"
+            "    ms if > 1e11), relative to the earliest; other lines are skipped\n"
+            "  --bypass N  --replay N  --greedy N  --quitters N   (mixed-in behaviours)\n"
+            "  --greedy-poll-ms MS (100)  --conns N (256)  --join-conns N (1)  --shop-conns N\n"
+            "  --poll-bands JSON   the queue's pollBands, e.g. "
+            "'[{\"upTo\":600,\"ms\":1000},{\"ms\":5000}]'\n"
+            "  --max-seconds S  --sample-ms MS (100)  --seed N  --label TEXT\n"
+            "  --queue-config JSON   more queue config fields, e.g. '{\"pollJitter\":0.5}'\n"
+            "  --users-csv FILE (one row per user)\n"
+            "  --out FILE.json  --assert (check the CI invariants, exit 1 if one fails)\n");
+}
+
+static bool parse_u32(const char *v, uint32_t *out, uint32_t min, uint32_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (errno || *end || !*v || x < min || x > max)
+        return false;
+    *out = (uint32_t)x;
+    return true;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--with"))
+            with = argv[i + 1];
+        else if (!strcmp(argv[i], "--without"))
+            without = argv[i + 1];
+        else if (!strcmp(argv[i], "--json"))
+            jout = argv[i + 1];
+        else if (!strcmp(argv[i], "--svg"))
+            svg = argv[i + 1];
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (!with || !without) {
+        usage();
+        return 2;
+    }
+    json_error_t e;
+    json_t *w = json_load_file(with, 0, &e);
+    json_t *wo = w ? json_load_file(without, 0, &e) : NULL;
+    if (!w || !wo) {
+        fprintf(stderr, "waitroom-sim: %s: %s\n", e.source, e.text);
+        json_decref(w);
+        return 1;
+    }
+    int rc = 0;
+    wr_report_print_compare(stdout, wo, w);
+    if (jout) {
+        json_t *r = json_pack("{s:O,s:O}", "withQueue", w, "withoutQueue", wo);
+        if (!r || json_dump_file(r, jout, JSON_INDENT(1) | JSON_SORT_KEYS) != 0) {
+            fprintf(stderr, "waitroom-sim: cannot write %s\n", jout);
+            rc = 1;
+        }
+        json_decref(r);
+    }
+    if (svg && wr_report_write_svg(svg, wo, w) != 0) {
+        fprintf(stderr, "waitroom-sim: cannot write %s\n", svg);
+        rc = 1;
+    }
+    json_decref(w);
+    json_decref(wo);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "report"))
+        return cmd_report(argc, argv);
+    static sim_t sim;
+    sim_t *s = &sim;
+    s->queue = "sale";
+    s->profile = "burst";
+    s->users = 10000;
+    s->rate = 175;
+    s->tick_ms = 100;
+    s->ttl_s = 60;
+    s->conns = 256;
+    s->join_conns = 1;
+    s->shop_conns = 0;
+    s->greedy_poll_ms = 100;
+    s->sample_ms = 100;
+    s->ramp_seconds = 30;
+    s->fresh = true;
+    s->seed = (uint64_t)time(NULL);
+    uint32_t shop_conns_set = 0;
+
+    int i = 1;
+    if (argc > 1 && !strcmp(argv[1], "run"))
+        i = 2;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--no-queue")) {
+            s->no_queue = true;
+            continue;
+        }
+        if (!strcmp(a, "--assert")) {
+            s->assert_mode = true;
+            continue;
+        }
+        if (!strcmp(a, "--keep-queue")) {
+            s->fresh = false;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage();
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "waitroom-sim: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        bool ok = true;
+        uint32_t x = 0;
+        if (!strcmp(a, "--server"))
+            s->server = v;
+        else if (!strcmp(a, "--shop"))
+            s->shop = v;
+        else if (!strcmp(a, "--admin-key"))
+            s->admin_key = v;
+        else if (!strcmp(a, "--queue"))
+            s->queue = v;
+        else if (!strcmp(a, "--out"))
+            s->out_path = v;
+        else if (!strcmp(a, "--label"))
+            s->label = v;
+        else if (!strcmp(a, "--users-csv"))
+            s->users_csv = v;
+        else if (!strcmp(a, "--queue-config")) {
+            json_decref(s->queue_extra);
+            s->queue_extra = json_loads(v, 0, NULL);
+            ok = json_is_object(s->queue_extra);
+        } else if (!strcmp(a, "--poll-bands")) {
+            json_decref(s->poll_bands);
+            s->poll_bands = json_loads(v, 0, NULL);
+            ok = json_is_array(s->poll_bands);
+        } else if (!strcmp(a, "--profile")) {
+            if (!strncmp(v, "csv:", 4)) {
+                s->csv_path = v + 4;
+                s->profile = "csv";
+            } else if (!strcmp(v, "burst") || !strcmp(v, "ramp")) {
+                s->profile = v;
+            } else {
+                ok = false;
+            }
+        } else if (!strcmp(a, "--users"))
+            ok = parse_u32(v, &s->users, 1, MAX_USERS);
+        else if (!strcmp(a, "--bypass"))
+            ok = parse_u32(v, &s->bypass, 0, MAX_USERS);
+        else if (!strcmp(a, "--replay"))
+            ok = parse_u32(v, &s->replay, 0, MAX_USERS);
+        else if (!strcmp(a, "--greedy"))
+            ok = parse_u32(v, &s->greedy, 0, MAX_USERS);
+        else if (!strcmp(a, "--quitters"))
+            ok = parse_u32(v, &s->quitters, 0, MAX_USERS);
+        else if (!strcmp(a, "--conns"))
+            ok = parse_u32(v, &s->conns, 1, MAX_CONNS);
+        else if (!strcmp(a, "--join-conns"))
+            ok = parse_u32(v, &s->join_conns, 1, 64);
+        else if (!strcmp(a, "--shop-conns"))
+            ok = parse_u32(v, &shop_conns_set, 1, MAX_CONNS);
+        else if (!strcmp(a, "--tick-ms"))
+            ok = parse_u32(v, &s->tick_ms, 1, 60000);
+        else if (!strcmp(a, "--ttl"))
+            ok = parse_u32(v, &s->ttl_s, 1, 86400);
+        else if (!strcmp(a, "--greedy-poll-ms"))
+            ok = parse_u32(v, &s->greedy_poll_ms, 1, 60000);
+        else if (!strcmp(a, "--max-seconds"))
+            ok = parse_u32(v, &s->max_seconds, 1, MAX_SECONDS);
+        else if (!strcmp(a, "--sample-ms"))
+            ok = parse_u32(v, &s->sample_ms, 10, 10000);
+        else if (!strcmp(a, "--seed")) {
+            ok = parse_u32(v, &x, 0, UINT32_MAX);
+            s->seed = x;
+        } else if (!strcmp(a, "--rate")) {
+            char *end;
+            s->rate = strtod(v, &end);
+            ok = !*end && s->rate > 0 && s->rate <= 1e6;
+        } else if (!strcmp(a, "--ramp-seconds")) {
+            char *end;
+            s->ramp_seconds = strtod(v, &end);
+            ok = !*end && s->ramp_seconds > 0 && s->ramp_seconds <= MAX_SECONDS;
+        } else {
+            fprintf(stderr, "waitroom-sim: unknown option %s\n", a);
+            usage();
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "waitroom-sim: bad value for %s: %s\n", a, v);
+            return 2;
+        }
+    }
+    if (!s->shop || (!s->no_queue && (!s->server || !s->admin_key))) {
+        fprintf(stderr, "waitroom-sim: --shop is required, and --server and --admin-key "
+                        "unless --no-queue\n");
+        usage();
+        return 2;
+    }
+    if (s->csv_path) {
+        /* the CSV decides the crowd: one user per arrival time */
+        s->csv = read_csv(s->csv_path, &s->ncsv);
+        if (!s->csv)
+            return 2;
+        s->users = s->ncsv;
+    }
+    if (s->replay + s->greedy + s->quitters > s->users) {
+        fprintf(stderr, "waitroom-sim: --replay + --greedy + --quitters exceed --users\n");
+        return 2;
+    }
+    /* without the line every user is at the shop at once: one connection
+     * each (up to 10000); with it, a pool is plenty */
+    s->shop_conns = shop_conns_set ? shop_conns_set : (s->no_queue ? 10000 : 256);
+    if (s->shop_conns > s->users + s->bypass)
+        s->shop_conns = s->users + s->bypass;
+    if (s->no_queue) {
+        s->conns = 0;
+        s->join_conns = 0;
+    }
+    if (!s->max_seconds) {
+        double need = s->no_queue ? 60 : (double)s->users / s->rate * 1.5 + 60;
+        if (!strcmp(s->profile, "ramp"))
+            need += s->ramp_seconds;
+        s->max_seconds = need > MAX_SECONDS ? MAX_SECONDS : (uint32_t)need;
+    }
+    s->rng = s->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL;
+
+    struct rlimit rl;
+    size_t need_fds = (size_t)s->conns + s->join_conns + s->shop_conns + 2 + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        size_t other = need_fds - s->shop_conns;
+        if (!shop_conns_set && rl.rlim_cur < need_fds && rl.rlim_cur > other + 16) {
+            /* the default shop connection count shrinks to fit the limit
+             * (the shop needs as many descriptors: fit both) */
+            s->shop_conns = (uint32_t)(rl.rlim_cur - other);
+            need_fds = other + s->shop_conns;
+            fprintf(stderr, "waitroom-sim: %u shop connections (file descriptor limit %llu)\n",
+                    s->shop_conns, (unsigned long long)rl.rlim_cur);
+        }
+        if (rl.rlim_cur < need_fds) {
+            fprintf(stderr, "waitroom-sim: need %zu file descriptors, limit is %llu\n", need_fds,
+                    (unsigned long long)rl.rlim_cur);
+            return 2;
+        }
+    }
+    signal(SIGPIPE, SIG_IGN);
+
+    s->base = event_base_new();
+    if (!s->base)
+        return 1;
+    if (!pool_init(s, &s->shopp, "shop", s->shop, s->shop_conns, false) ||
+        !pool_init(s, &s->shopstat, "shop-stats", s->shop, 1, false))
+        return 2;
+    if (!s->no_queue) {
+        if (!pool_init(s, &s->wr, "waitroomd", s->server, s->conns, true) ||
+            !pool_init(s, &s->join, "join", s->server, s->join_conns, true) ||
+            !pool_init(s, &s->statp, "admin", s->server, 1, false))
+            return 2;
+    }
+
+    s->n_users = s->users + s->bypass;
+    s->u = calloc(s->n_users, sizeof(user_t));
+    s->ser.cap = (size_t)s->max_seconds * 1000 / BUCKET_MS + 600;
+    s->ser.waiting = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.admitted_total = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.shop_in_flight = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.shop_busy = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.shop_waiting = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.wr_requests = calloc(s->ser.cap, sizeof(uint32_t));
+    if (!s->u || !s->ser.waiting || !s->ser.admitted_total || !s->ser.shop_in_flight ||
+        !s->ser.shop_busy || !s->ser.shop_waiting || !s->ser.wr_requests) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        return 1;
+    }
+    for (size_t k = 0; k < s->ser.cap; k++)
+        s->ser.waiting[k] = s->ser.admitted_total[k] = s->ser.shop_in_flight[k] =
+            s->ser.shop_busy[k] = s->ser.shop_waiting[k] = -1;
+
+    /* kinds: every k-th user of the line is a replayer / greedy / quitter */
+    for (uint32_t k = 0; k < s->n_users; k++) {
+        user_t *u = &s->u[k];
+        u->sim = s;
+        u->idx = k;
+        u->eta_s = -1;
+        u->join_seq = -1;
+        u->kind = k >= s->users ? K_BYPASS : K_NORMAL;
+        snprintf(u->uid, sizeof(u->uid), "%s%06u", u->kind == K_BYPASS ? "bypass-" : "user-", k);
+        u->ev = event_new(s->base, -1, 0, user_timer, u);
+        if (!u->ev)
+            return 1;
+    }
+    uint32_t special = s->replay + s->greedy + s->quitters;
+    if (special > 0) {
+        uint32_t step = s->users / special;
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < s->replay; j++, k++)
+            s->u[k * step + step / 2].kind = K_REPLAY;
+        for (uint32_t j = 0; j < s->greedy; j++, k++)
+            s->u[k * step + step / 2].kind = K_GREEDY;
+        for (uint32_t j = 0; j < s->quitters; j++, k++)
+            s->u[k * step + step / 2].kind = K_QUITTER;
+    }
+
+    s->ev_sample = event_new(s->base, -1, EV_PERSIST, sample_tick, s);
+    s->ev_progress = event_new(s->base, -1, EV_PERSIST, progress_tick, s);
+    s->ev_deadline = event_new(s->base, -1, 0, deadline, s);
+    struct event *sigint = evsignal_new(s->base, SIGINT, on_signal, s);
+    struct event *sigterm = evsignal_new(s->base, SIGTERM, on_signal, s);
+    if (!s->ev_sample || !s->ev_progress || !s->ev_deadline || !sigint || !sigterm)
+        return 1;
+    event_add(sigint, NULL);
+    event_add(sigterm, NULL);
+
+    if (s->no_queue) {
+        start_warm(s);
+    } else {
+        char path[192], auth[300];
+        snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+        snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
+        op_t *op = op_new(s->fresh ? EVHTTP_REQ_DELETE : EVHTTP_REQ_GET, path, NULL, on_delete, s);
+        op_set_auth(op, auth);
+        pool_submit(&s->statp, op);
+    }
+    event_base_dispatch(s->base);
+    if (!s->finished && s->exit_code == 0)
+        s->exit_code = 1;
+
+    for (uint32_t k = 0; k < s->n_users; k++) {
+        event_free(s->u[k].ev);
+        free(s->u[k].token);
+    }
+    free(s->u);
+    event_free(s->ev_sample);
+    event_free(s->ev_progress);
+    event_free(s->ev_deadline);
+    event_free(sigint);
+    event_free(sigterm);
+    pool_free(&s->wr);
+    pool_free(&s->join);
+    pool_free(&s->shopp);
+    pool_free(&s->statp);
+    pool_free(&s->shopstat);
+    free(s->csv);
+    json_decref(s->poll_bands);
+    json_decref(s->queue_extra);
+    json_decref(s->shop_final);
+    json_decref(s->queue_final);
+    free(s->ser.waiting);
+    free(s->ser.admitted_total);
+    free(s->ser.shop_in_flight);
+    free(s->ser.shop_busy);
+    free(s->ser.shop_waiting);
+    free(s->ser.wr_requests);
+    event_base_free(s->base);
+    return s->exit_code;
+}
