@@ -18,6 +18,18 @@
  * (constant time) before the store is touched; the store then checks that
  * the jti is the user's live token and (consume) deletes it atomically.
  *
+ * Abuse controls (security section below, docs/SECURITY.md): joins are
+ * limited per client address (token bucket; X-Forwarded-For counts only
+ * from trusted proxies), and status polls per identity (queue + user) are
+ * paced: a poll sooner than poll_min_fraction x the retryAfterMs we gave
+ * spends an "early" credit, and with none left is 429 RATE_LIMITED. Both
+ * run before anything else of the request, so a refused request costs no
+ * store call and mints no visitor. A separate admin listener, when
+ * configured, is the only one that serves the admin API.
+ *
+ * Keys: tokens are signed with the current secret and its kid, verified
+ * against current + previous (rotation); visitor cookies likewise.
+ *
  * Hot path (status polls): one store round trip, one malloc (the ctx), the
  * reply written with snprintf (only integers and fixed strings: no
  * escaping needed), no JSON library.
@@ -40,6 +52,7 @@
 #include "log.h"
 #include "page.h"
 #include "queue.h"
+#include "ratelimit.h"
 #include "router.h"
 #include "token.h"
 
@@ -55,6 +68,16 @@ struct wr_api {
     size_t secret_len;
     uint8_t cookie_key[32];
     size_t cookie_key_len;
+    /* Rotation: the previous token secret and cookie key, still accepted. */
+    wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
+    size_t n_keys;
+    uint8_t prev_secret[WR_SECRET_MAX];
+    size_t prev_secret_len;
+    uint8_t prev_cookie_key[32];
+    bool has_prev_cookie_key;
+    wr_ratelimit_t *join_rl;   /* per client address */
+    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
+    bool admin_separate;       /* admin API only on the admin listener */
     uint8_t admin_mac_key[32]; /* random per process: admin key compare */
     uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
     bool admin_enabled;
@@ -217,6 +240,87 @@ static int retry_after_full(const wr_queue_config_t *cfg)
     return s < 1 ? 1 : s;
 }
 
+/* ---------- security: rate limits (docs/SECURITY.md) ---------- */
+
+/* The client address of req: the peer, or X-Forwarded-For's client when
+ * the peer is a trusted proxy. */
+static void client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *peer = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &peer, &port);
+    const char *xff = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-For");
+    wr_ratelimit_client_addr(peer ? peer : "", xff, a->cfg->trusted_proxies,
+                             a->cfg->n_trusted_proxies, out, cap);
+}
+
+static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *kind, uint32_t retry_ms)
+{
+    if (a->metrics) {
+        char l[32];
+        snprintf(l, sizeof(l), "kind=\"%s\"", kind);
+        wr_metrics_inc(a->metrics, "waitroom_rate_limited_total", l, 1);
+    }
+    int ra = (int)((retry_ms + 999) / 1000);
+    reply_error(a, req, route, 429, "RATE_LIMITED",
+                strcmp(kind, "join") == 0 ? "too many joins from this address"
+                                          : "polling faster than retryAfterMs",
+                NULL, NULL, ra < 1 ? 1 : ra);
+}
+
+/* Join limit: returns true when req was refused (answered 429). */
+static bool join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    if (!wr_ratelimit_enabled(a->join_rl))
+        return false;
+    char addr[64];
+    uint32_t ms = 0;
+    client_addr(a, req, addr, sizeof(addr));
+    if (wr_ratelimit_take(a->join_rl, addr, strlen(addr), &ms))
+        return false;
+    reply_rate_limited(a, req, route, "join", ms);
+    return true;
+}
+
+/* "queue\0user": the pacing key of an identity in a queue. */
+static size_t pace_key(const char *queue, const char *user, char *key, size_t cap)
+{
+    int n = snprintf(key, cap, "%s%c%s", queue, 0, user);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/* Poll pacing: returns true when req was refused (answered 429). */
+static bool poll_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                         const char *queue, const char *user)
+{
+    if (!wr_ratelimit_enabled(a->poll_rl))
+        return false;
+    char key[WR_QUEUE_NAME_MAX + WR_USER_ID_MAX + 2];
+    uint32_t ms = 0;
+    if (wr_ratelimit_pace_check(a->poll_rl, key, pace_key(queue, user, key, sizeof(key)), &ms))
+        return false;
+    reply_rate_limited(a, req, route, "poll", ms);
+    return true;
+}
+
+/* After an answer: a waiting identity was told to come back in retry_ms
+ * (retry_ms 0 = not waiting any more: forget it). */
+static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms)
+{
+    if (!wr_ratelimit_enabled(a->poll_rl))
+        return;
+    char key[WR_QUEUE_NAME_MAX + WR_USER_ID_MAX + 2];
+    size_t n = pace_key(queue, user, key, sizeof(key));
+    if (retry_ms == 0)
+        wr_ratelimit_forget(a->poll_rl, key, n);
+    else
+        wr_ratelimit_pace_note(a->poll_rl, key, n,
+                               (uint32_t)((double)retry_ms * a->cfg->poll_min_fraction));
+}
+
 /* ---------- join / status / leave ---------- */
 
 static void reply_entry(ctx_t *c, const wr_entry_t *e)
@@ -232,6 +336,7 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         double observed = wr_scheduler_observed_rate(a->sched, c->queue);
         int64_t eta = cfg ? wr_queue_eta_seconds(cfg, e->position, observed) : -1;
         uint32_t retry = cfg ? wr_queue_retry_after_ms(cfg, e->position, rand01(a)) : 5000;
+        pace_note(a, c->queue, c->user, retry);
         char etas[24];
         if (eta < 0)
             snprintf(etas, sizeof(etas), "null");
@@ -246,6 +351,7 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         break;
     }
     case WR_ENTRY_ADMITTED: {
+        pace_note(a, c->queue, c->user, 0);
         wr_token_claims_t cl;
         memset(&cl, 0, sizeof(cl));
         snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
@@ -254,7 +360,7 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         cl.iat = e->issued_at_us / 1000000;
         cl.exp = e->expires_at_us / 1000000;
         char tok[WR_TOKEN_MAX + 1];
-        if (wr_token_sign(&cl, a->secret, a->secret_len, tok, sizeof(tok)) != WR_OK) {
+        if (wr_token_sign_key(&cl, &a->keys[0], tok, sizeof(tok)) != WR_OK) {
             reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token", NULL,
                         NULL, 0);
             return;
@@ -298,6 +404,8 @@ static void done_cb(wr_err_t err, void *arg)
 {
     ctx_t *c = arg;
     observe(c, err);
+    if (c->route == WR_ROUTE_LEAVE && c->user[0])
+        pace_note(c->api, c->queue, c->user, 0);
     if (err == WR_OK)
         reply_empty(c->api, c->req, c->route, 204);
     else
@@ -334,6 +442,15 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
             snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
             return 0;
         }
+        /* Signed with the previous cookie key (rotation): same visitor;
+         * a join re-issues the cookie under the current key. */
+        if (v && a->has_prev_cookie_key &&
+            wr_identity_verify_cookie(a->prev_cookie_key, 32, v, len, vid)) {
+            snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
+            if (create)
+                wr_identity_sign_vid(a->cookie_key, a->cookie_key_len, vid, cookie_out);
+            return 0;
+        }
     }
     if (!create) {
         reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
@@ -353,7 +470,11 @@ static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t r
 {
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1];
+    if (route == WR_ROUTE_JOIN && join_limited(a, req, route))
+        return;
     if (resolve_user(a, req, route, route == WR_ROUTE_JOIN, user, cookie))
+        return;
+    if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
         return;
     ctx_t *c = ctx_new(a, req, route, queue);
     if (!c) {
@@ -463,8 +584,7 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         if (route == WR_ROUTE_VERIFY)
             reply_error(a, req, route, 401, "UNAUTHORIZED", "no token", NULL, "missing", 0);
         else
-            reply_error(a, req, route, 403, "INVALID_TOKEN", "no token given", NULL, "missing",
-                        0);
+            reply_error(a, req, route, 403, "INVALID_TOKEN", "no token given", NULL, "missing", 0);
         return;
     }
     wr_token_claims_t cl;
@@ -472,7 +592,7 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
      * second of grace here means the signature check never refuses a token
      * the store still holds live: the store's microsecond expiry decides. */
     wr_token_reason_t r =
-        wr_token_verify(tok, tok_len, a->secret, a->secret_len, (int64_t)time(NULL) - 1, &cl);
+        wr_token_verify_keys(tok, tok_len, a->keys, a->n_keys, (int64_t)time(NULL) - 1, &cl);
     if (r == WR_TOKEN_OK && strcmp(cl.queue, queue) != 0)
         r = WR_TOKEN_WRONG_QUEUE;
     if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl.user) != 0)
@@ -560,8 +680,8 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
             if (!json_is_object(body)) {
                 json_decref(body);
                 reply_error(a, req, route, 400, "BAD_REQUEST",
-                            "body must be a JSON object {\"token\":...,\"userId\":...}", NULL,
-                            NULL, 0);
+                            "body must be a JSON object {\"token\":...,\"userId\":...}", NULL, NULL,
+                            0);
                 return;
             }
             json_t *jt = json_object_get(body, "token");
@@ -668,13 +788,12 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     double obs = wr_scheduler_observed_rate(a->sched, queue);
     if (obs < 0)
         obs = 0;
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "waiting", (json_int_t)st->waiting,
-                     "active", (json_int_t)st->active, "admittedTotal",
-                     (json_int_t)st->admitted_total, "consumedTotal",
-                     (json_int_t)st->consumed_total, "expiredTotal", (json_int_t)st->expired_total,
-                     "leftTotal", (json_int_t)st->left_total, "rejectedFullTotal",
-                     (json_int_t)st->rejected_full_total, "admitRateObserved",
-                     round(obs * 100) / 100);
+    return json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "waiting", (json_int_t)st->waiting, "active",
+        (json_int_t)st->active, "admittedTotal", (json_int_t)st->admitted_total, "consumedTotal",
+        (json_int_t)st->consumed_total, "expiredTotal", (json_int_t)st->expired_total, "leftTotal",
+        (json_int_t)st->left_total, "rejectedFullTotal", (json_int_t)st->rejected_full_total,
+        "admitRateObserved", round(obs * 100) / 100);
 }
 
 static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
@@ -790,8 +909,8 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         body = data ? json_loadb(data, blen, 0, &jerr) : NULL;
         if (!json_is_object(body)) {
             json_decref(body);
-            reply_error(a, req, route, 400, "BAD_REQUEST", "body must be a JSON object", NULL,
-                        NULL, 0);
+            reply_error(a, req, route, 400, "BAD_REQUEST", "body must be a JSON object", NULL, NULL,
+                        0);
             return;
         }
     }
@@ -869,6 +988,14 @@ static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
         return;
     }
     wr_metrics_set(a->metrics, "waitroom_http_in_flight", NULL, (double)a->in_flight);
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"join\"",
+                   (double)wr_ratelimit_size(a->join_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"poll\"",
+                   (double)wr_ratelimit_size(a->poll_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"join\"",
+                   (double)wr_ratelimit_evictions(a->join_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"poll\"",
+                   (double)wr_ratelimit_evictions(a->poll_rl));
     count_request(a, WR_ROUTE_METRICS, 200);
     size_t len = 0;
     char *text = wr_metrics_render(a->metrics, &len);
@@ -911,8 +1038,8 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     ctx_t *c = arg;
     wr_api_t *a = c->api;
     observe(c, err);
-    const char *al = evhttp_find_header(evhttp_request_get_input_headers(c->req),
-                                        "Accept-Language");
+    const char *al =
+        evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
     wr_page_view_t v;
     memset(&v, 0, sizeof(v));
     v.queue = c->queue;
@@ -936,6 +1063,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
                 v.eta_seconds = wr_queue_eta_seconds(
                     cfg, e->position, wr_scheduler_observed_rate(a->sched, c->queue));
                 v.retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+                pace_note(a, c->queue, c->user, v.retry_after_ms);
             }
         } else if (e->state == WR_ENTRY_ADMITTED) {
             v.state = "admitted";
@@ -947,7 +1075,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             cl.iat = e->issued_at_us / 1000000;
             cl.exp = e->expires_at_us / 1000000;
             char tok[WR_TOKEN_MAX + 1];
-            if (wr_token_sign(&cl, a->secret, a->secret_len, tok, sizeof(tok)) == WR_OK) {
+            if (wr_token_sign_key(&cl, &a->keys[0], tok, sizeof(tok)) == WR_OK) {
                 char hdr[WR_TOKEN_MAX + 160];
                 long long max_age = (long long)(e->expires_at_us / 1000000 - (int64_t)time(NULL));
                 snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; SameSite=Lax%s",
@@ -980,6 +1108,8 @@ static void handle_queue_page(wr_api_t *a, struct evhttp_request *req, const cha
 {
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1];
+    if (join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
+        return;
     if (resolve_user(a, req, WR_ROUTE_QUEUE_PAGE, true, user, cookie))
         return;
     ctx_t *c = ctx_new(a, req, WR_ROUTE_QUEUE_PAGE, queue);
@@ -1047,9 +1177,20 @@ static bool is_admin_route(wr_route_t r)
            r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST;
 }
 
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener);
+
 void wr_api_handle(struct evhttp_request *req, void *arg)
 {
-    wr_api_t *a = arg;
+    handle(arg, req, false);
+}
+
+void wr_api_handle_admin(struct evhttp_request *req, void *arg)
+{
+    handle(arg, req, true);
+}
+
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
+{
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     if (!path) {
@@ -1070,6 +1211,14 @@ void wr_api_handle(struct evhttp_request *req, void *arg)
         return;
     }
     wr_route_t route = m.route;
+
+    /* With a separate admin listener, the public one does not know the
+     * admin API or the dashboard. */
+    if (a->admin_separate && !admin_listener &&
+        (is_admin_route(route) || route == WR_ROUTE_DASHBOARD)) {
+        reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
+        return;
+    }
 
     /* The {queue} segment: percent-decoded, then validated. */
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
@@ -1194,6 +1343,21 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_EIO;
     }
+    a->n_keys = 1; /* keys[0].len stays 0 until a secret is installed */
+    a->keys[0].secret = a->secret;
+    a->admin_separate = a->cfg->admin_listen[0] != '\0';
+    double join_rate = a->cfg->join_rate;
+    if (join_rate < 0)
+        join_rate = 0;
+    wr_ratelimit_opts_t jo = {join_rate, a->cfg->join_burst, a->cfg->rate_limit_keys, NULL, NULL};
+    wr_ratelimit_opts_t po = {a->cfg->poll_min_fraction > 0 ? 1.0 : 0.0, a->cfg->poll_allowance,
+                              a->cfg->rate_limit_keys, NULL, NULL};
+    if (wr_ratelimit_new(&jo, &a->join_rl) != WR_OK ||
+        wr_ratelimit_new(&po, &a->poll_rl) != WR_OK) {
+        wr_ratelimit_free(a->join_rl);
+        free(a);
+        return WR_ENOMEM;
+    }
     size_t klen = strlen(a->cfg->admin_key);
     if (klen > 0) {
         a->admin_enabled = true;
@@ -1209,14 +1373,37 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
                             "Store operations that failed (unavailable, timeout), by operation.");
         wr_metrics_describe(a->metrics, "waitroom_tokens_rejected_total", WR_METRIC_COUNTER,
                             "Tokens refused before the store was touched, by reason.");
-        wr_metrics_describe(a->metrics, "waitroom_fail_open_passthrough_total",
-                            WR_METRIC_COUNTER,
+        wr_metrics_describe(a->metrics, "waitroom_fail_open_passthrough_total", WR_METRIC_COUNTER,
                             "Consumes let through without a store check (fail-open policy).");
         wr_metrics_describe(a->metrics, "waitroom_http_in_flight", WR_METRIC_GAUGE,
                             "Requests waiting for a store answer.");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limited_total", WR_METRIC_COUNTER,
+                            "Requests refused 429 RATE_LIMITED, by kind (join per address, "
+                            "poll per identity).");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limit_tracked", WR_METRIC_GAUGE,
+                            "Addresses (join) and identities (poll) the limiters track now.");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limit_evictions_total", WR_METRIC_COUNTER,
+                            "Limiter entries evicted because the table was full.");
     }
     *out = a;
     return WR_OK;
+}
+
+/* The previous cookie key: from the previous cookie secret, or - when the
+ * cookie key is derived from the token secret - from the previous token
+ * secret, so rotating the token secret does not lose anyone's place. */
+static void set_previous_cookie_key(wr_api_t *a)
+{
+    a->has_prev_cookie_key = false;
+    if (a->cfg->cookie_secret_previous_len > 0) {
+        wr_token_hmac_sha256(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
+                             "waitroom cookie v1", 18, a->prev_cookie_key);
+        a->has_prev_cookie_key = true;
+    } else if (a->cfg->cookie_secret_len == 0 && a->prev_secret_len > 0) {
+        wr_token_hmac_sha256(a->prev_secret, a->prev_secret_len, "waitroom cookie v1", 18,
+                             a->prev_cookie_key);
+        a->has_prev_cookie_key = true;
+    }
 }
 
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
@@ -1233,6 +1420,25 @@ void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
         wr_token_hmac_sha256(a->secret, a->secret_len, "waitroom cookie v1", 18, a->cookie_key);
     }
     a->cookie_key_len = 32;
+    a->keys[0].secret = a->secret;
+    a->keys[0].len = a->secret_len;
+    if (wr_token_kid(a->secret, a->secret_len, a->keys[0].kid) != WR_OK)
+        a->keys[0].kid[0] = '\0';
+    set_previous_cookie_key(a);
+}
+
+void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
+{
+    if (len > sizeof(a->prev_secret))
+        len = sizeof(a->prev_secret);
+    memcpy(a->prev_secret, secret, len);
+    a->prev_secret_len = len;
+    a->keys[1].secret = a->prev_secret;
+    a->keys[1].len = len;
+    a->n_keys = len > 0 ? 2 : 1;
+    if (len == 0 || wr_token_kid(a->prev_secret, len, a->keys[1].kid) != WR_OK)
+        a->keys[1].kid[0] = '\0';
+    set_previous_cookie_key(a);
 }
 
 bool wr_api_has_secret(const wr_api_t *a)
@@ -1251,5 +1457,9 @@ void wr_api_free(wr_api_t *a)
         return;
     OPENSSL_cleanse(a->secret, sizeof(a->secret));
     OPENSSL_cleanse(a->cookie_key, sizeof(a->cookie_key));
+    OPENSSL_cleanse(a->prev_secret, sizeof(a->prev_secret));
+    OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
+    wr_ratelimit_free(a->join_rl);
+    wr_ratelimit_free(a->poll_rl);
     free(a);
 }

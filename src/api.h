@@ -24,18 +24,22 @@
 typedef struct wr_api wr_api_t;
 
 typedef struct {
-    struct event_base *base;  /* borrowed */
-    wr_store_t *store;        /* borrowed */
-    wr_scheduler_t *sched;    /* borrowed */
-    wr_metrics_t *metrics;    /* borrowed */
-    const wr_config_t *cfg;   /* borrowed; outlives the api */
+    struct event_base *base; /* borrowed */
+    wr_store_t *store;       /* borrowed */
+    wr_scheduler_t *sched;   /* borrowed */
+    wr_metrics_t *metrics;   /* borrowed */
+    const wr_config_t *cfg;  /* borrowed; outlives the api */
 } wr_api_opts_t;
 
 /* Creates the handler state. Returns WR_OK, WR_ENOMEM. */
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out);
 
-/* The evhttp request callback; arg is the wr_api_t. */
+/* The evhttp request callback; arg is the wr_api_t. With cfg->admin_listen
+ * set, this (public) handler answers the admin API and the dashboard 404. */
 void wr_api_handle(struct evhttp_request *req, void *arg);
+
+/* The callback of the admin listener (--admin-listen): every route. */
+void wr_api_handle_admin(struct evhttp_request *req, void *arg);
 
 /*
  * Installs the token secret (len bytes, copied; from the config or the
@@ -44,6 +48,15 @@ void wr_api_handle(struct evhttp_request *req, void *arg);
  * HMAC-SHA256(token secret, "waitroom cookie v1").
  */
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
+
+/*
+ * Installs the previous token secret (rotation; len bytes, copied; len 0
+ * removes it): tokens signed with it still verify until they expire, and,
+ * when no cookie secret is configured, visitor cookies signed with the key
+ * derived from it are still accepted (and re-issued on the next join).
+ * New tokens are always signed with the current secret and its kid.
+ */
+void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len);
 
 /* True once a token secret is installed. */
 bool wr_api_has_secret(const wr_api_t *a);

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <math.h>
 
 #define FILE_MAX      (1024 * 1024) /* bytes of a config file */
 #define LINE_MAX_INI  8192          /* bytes of one INI line, with its newline */
@@ -63,6 +64,18 @@ typedef enum {
     OPT_BREAKER,
     OPT_REDIS_WAIT_REPLICAS,
     OPT_REDIS_WAIT_TIMEOUT_MS,
+    OPT_ADMIN_LISTEN,
+    OPT_TOKEN_SECRET_PREVIOUS,
+    OPT_COOKIE_SECRET_PREVIOUS,
+    OPT_STRICT_SECRETS,
+    OPT_JOIN_RATE,
+    OPT_JOIN_BURST,
+    OPT_TRUSTED_PROXIES,
+    OPT_POLL_MIN_FRACTION,
+    OPT_POLL_ALLOWANCE,
+    OPT_RATE_LIMIT_KEYS,
+    OPT_MAX_CONN_REQUESTS,
+    OPT_REQUEST_TIMEOUT_SECONDS,
 } opt_id_t;
 
 typedef struct {
@@ -90,6 +103,18 @@ static const opt_t opts[] = {
     {OPT_BREAKER, "breaker", "breaker", 1},
     {OPT_REDIS_WAIT_REPLICAS, "redis-wait-replicas", "redis_wait_replicas", 1},
     {OPT_REDIS_WAIT_TIMEOUT_MS, "redis-wait-timeout-ms", "redis_wait_timeout_ms", 1},
+    {OPT_ADMIN_LISTEN, "admin-listen", "admin_listen", 1},
+    {OPT_TOKEN_SECRET_PREVIOUS, "token-secret-previous", "token_secret_previous", 1},
+    {OPT_COOKIE_SECRET_PREVIOUS, NULL, "cookie_secret_previous", 1},
+    {OPT_STRICT_SECRETS, "strict-secrets", "strict_secrets", 2},
+    {OPT_JOIN_RATE, "join-rate", "join_rate", 1},
+    {OPT_JOIN_BURST, "join-burst", "join_burst", 1},
+    {OPT_TRUSTED_PROXIES, "trusted-proxies", "trusted_proxies", 1},
+    {OPT_POLL_MIN_FRACTION, "poll-min-fraction", "poll_min_fraction", 1},
+    {OPT_POLL_ALLOWANCE, "poll-allowance", "poll_allowance", 1},
+    {OPT_RATE_LIMIT_KEYS, "rate-limit-keys", "rate_limit_keys", 1},
+    {OPT_MAX_CONN_REQUESTS, "max-conn-requests", "max_conn_requests", 1},
+    {OPT_REQUEST_TIMEOUT_SECONDS, "request-timeout-seconds", "request_timeout_seconds", 1},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -116,9 +141,27 @@ static const char usage[] =
     "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
     "                           (default 0 = off; see docs/RELIABILITY.md)\n"
     "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
+    "Security (docs/SECURITY.md):\n"
+    "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
+    "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
+    "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
+    "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
+    "  --join-rate N            joins per second per client address (default 0 = off;\n"
+    "                           e.g. 10 when clients do not share addresses)\n"
+    "  --join-burst N           join burst per client address (default 20)\n"
+    "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
+    "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
+    "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
+    "                           (default 0 = off; e.g. 0.5)\n"
+    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
+    "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
+    "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
+    "  --request-timeout-seconds N  time to send a whole request (default 10; at most\n"
+    "                           --timeout-seconds)\n"
     "  --help                   print this text\n"
-    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET and\n"
-    "WAITROOM_COOKIE_SECRET override both. Both --flag VALUE and --flag=VALUE work.\n";
+    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET,\n"
+    "WAITROOM_TOKEN_SECRET_PREVIOUS, WAITROOM_COOKIE_SECRET and\n"
+    "WAITROOM_COOKIE_SECRET_PREVIOUS override both. Both --flag VALUE and --flag=VALUE work.\n";
 
 const char *wr_config_usage(void)
 {
@@ -139,6 +182,13 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->store_timeout_ms = 250;
     cfg->redis_wait_replicas = 0;
     cfg->redis_wait_timeout_ms = 100;
+    cfg->join_rate = 0; /* off: people behind one carrier NAT share an address */
+    cfg->join_burst = 20;
+    cfg->poll_min_fraction = 0; /* off: the contract lets clients poll as they like */
+    cfg->poll_allowance = 20;
+    cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
+    cfg->max_conn_requests = 1000;
+    cfg->request_timeout_seconds = 10;
 }
 
 void wr_config_free(wr_config_t *cfg)
@@ -272,6 +322,19 @@ static bool token_char(char c)
            (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* A finite decimal number in [min, max] ("10", "0.5", "1e3"). */
+static bool parse_double(const char *s, double min, double max, double *out)
+{
+    char *end = NULL;
+    if (!*s || *s == ' ' || *s == '\t')
+        return false;
+    double v = strtod(s, &end);
+    if (!end || *end || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
 static bool parse_bool(const char *v, bool *out)
 {
     static const char *const t[] = {"true", "1", "yes", "on"};
@@ -402,6 +465,62 @@ static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *e
         if (!parse_uint(v, 1, 60000, &n))
             return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
         cfg->redis_wait_timeout_ms = (uint32_t)n;
+        return WR_OK;
+    case OPT_ADMIN_LISTEN:
+        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
+            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
+        return set_string(cfg->admin_listen, WR_ADDR_MAX, v, err, errlen);
+    case OPT_TOKEN_SECRET_PREVIOUS:
+        return set_secret(cfg->token_secret_previous, &cfg->token_secret_previous_len, v, err,
+                          errlen);
+    case OPT_COOKIE_SECRET_PREVIOUS:
+        return set_secret(cfg->cookie_secret_previous, &cfg->cookie_secret_previous_len, v, err,
+                          errlen);
+    case OPT_STRICT_SECRETS:
+        if (!parse_bool(v, &cfg->strict_secrets))
+            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
+        return WR_OK;
+    case OPT_JOIN_RATE:
+        if (!parse_double(v, 0, 1e6, &cfg->join_rate))
+            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1000000", v);
+        return WR_OK;
+    case OPT_JOIN_BURST:
+        if (!parse_double(v, 1, 1e6, &cfg->join_burst))
+            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
+        return WR_OK;
+    case OPT_TRUSTED_PROXIES: {
+        char bad[64] = "";
+        wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
+                                              &cfg->n_trusted_proxies, bad, sizeof(bad));
+        if (e == WR_ELIMIT)
+            return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
+        if (e != WR_OK)
+            return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
+        return WR_OK;
+    }
+    case OPT_POLL_MIN_FRACTION:
+        if (!parse_double(v, 0, 1, &cfg->poll_min_fraction))
+            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1", v);
+        return WR_OK;
+    case OPT_POLL_ALLOWANCE:
+        if (!parse_double(v, 1, 1e6, &cfg->poll_allowance))
+            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
+        return WR_OK;
+    case OPT_RATE_LIMIT_KEYS:
+        if (!parse_uint(v, 16, WR_RATELIMIT_KEYS_MAX, &n))
+            return fail(err, errlen, "'%s' must be an integer from 16 to %u", v,
+                        (unsigned)WR_RATELIMIT_KEYS_MAX);
+        cfg->rate_limit_keys = (uint32_t)n;
+        return WR_OK;
+    case OPT_MAX_CONN_REQUESTS:
+        if (!parse_uint(v, 0, 100000000, &n))
+            return fail(err, errlen, "'%s' must be an integer from 0 (no limit) to 100000000", v);
+        cfg->max_conn_requests = (uint32_t)n;
+        return WR_OK;
+    case OPT_REQUEST_TIMEOUT_SECONDS:
+        if (!parse_uint(v, 1, 3600, &n))
+            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
+        cfg->request_timeout_seconds = (uint32_t)n;
         return WR_OK;
     case OPT_DATA_DIR:
         for (const char *p = v; *p; p++)
@@ -697,6 +816,8 @@ static const struct {
     {"WAITROOM_ADMIN_KEY", OPT_ADMIN_KEY},
     {"WAITROOM_TOKEN_SECRET", OPT_TOKEN_SECRET},
     {"WAITROOM_COOKIE_SECRET", OPT_COOKIE_SECRET},
+    {"WAITROOM_TOKEN_SECRET_PREVIOUS", OPT_TOKEN_SECRET_PREVIOUS},
+    {"WAITROOM_COOKIE_SECRET_PREVIOUS", OPT_COOKIE_SECRET_PREVIOUS},
 };
 
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
@@ -748,6 +869,10 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
             cfg->cookie_secure = true;
             continue;
         }
+        if (opt->id == OPT_STRICT_SECRETS && !value) {
+            cfg->strict_secrets = true;
+            continue;
+        }
         if (set_option(cfg, opt->id, value, why, sizeof(why)))
             return fail(err, errlen, "--%s: %s", opt->flag, why);
     }
@@ -760,6 +885,19 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
         char why[384];
         if (set_option(cfg, envs[k].id, v, why, sizeof(why)))
             return fail(err, errlen, "%s: %s", envs[k].var, why);
+    }
+
+    /* --strict-secrets: every configured secret has at least 32 bytes. */
+    if (cfg->strict_secrets) {
+        static const char *const names[] = {"token secret", "previous token secret",
+                                            "cookie secret", "previous cookie secret"};
+        const size_t lens[] = {cfg->token_secret_len, cfg->token_secret_previous_len,
+                               cfg->cookie_secret_len, cfg->cookie_secret_previous_len};
+        for (size_t k = 0; k < 4; k++)
+            if (lens[k] > 0 && lens[k] < WR_CONFIG_SECRET_MIN)
+                return fail(err, errlen,
+                            "--strict-secrets: the %s is %zu bytes; at least %d are required",
+                            names[k], lens[k], WR_CONFIG_SECRET_MIN);
     }
     return WR_OK;
 }

@@ -29,6 +29,7 @@
 #include "error.h"
 #include "log.h"
 #include "qconfig.h"
+#include "ratelimit.h"
 
 #define WR_CONFIG_QUEUES_MAX 64
 #define WR_ADDR_MAX 255
@@ -36,6 +37,7 @@
 #define WR_KEY_MAX 256
 #define WR_HEADER_NAME_MAX 64
 #define WR_BREAKER_SPEC_MAX 255
+#define WR_CONFIG_SECRET_MIN 32 /* --strict-secrets: minimum bytes of a secret */
 
 typedef enum {
     WR_IDENTITY_COOKIE = 0, /* signed wr_vid visitor cookie (default) */
@@ -67,6 +69,28 @@ typedef struct {
                                               "key=value,..." (wr_breaker_parse) */
     uint32_t redis_wait_replicas;       /* WAIT N after consume/admission; 0 = off */
     uint32_t redis_wait_timeout_ms;     /* timeout of that WAIT, ms; default 100 */
+    /* Security (docs/SECURITY.md). */
+    char admin_listen[WR_ADDR_MAX + 1]; /* "" = admin API on the main listener; else
+                                           only there (404 on the public one) */
+    uint8_t token_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
+    size_t token_secret_previous_len;
+    uint8_t cookie_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
+    size_t cookie_secret_previous_len;
+    bool strict_secrets;                /* refuse configured secrets < 32 bytes; default false */
+    double join_rate;                   /* joins per second per client address; 0 = off
+                                           (default: clients behind one NAT share an address) */
+    double join_burst;                  /* join bucket size; default 20 */
+    wr_cidr_t trusted_proxies[WR_RATELIMIT_CIDRS_MAX]; /* peers whose X-Forwarded-For counts */
+    size_t n_trusted_proxies;
+    double poll_min_fraction;           /* a poll earlier than this share of the last
+                                           retryAfterMs is early; 0 = off (default) */
+    double poll_allowance;              /* early polls allowed (bucket, refilled 1/s);
+                                           default 20 */
+    uint32_t rate_limit_keys;           /* entries per limiter table; default 65536 */
+    uint32_t max_conn_requests;         /* requests per connection, then close; 0 = no
+                                           limit; default 1000 */
+    uint32_t request_timeout_seconds;   /* a request (line, headers, body) must arrive
+                                           within this, else 408 and close; default 10 */
     wr_config_queue_t queues[WR_CONFIG_QUEUES_MAX];
     size_t n_queues;
 } wr_config_t;

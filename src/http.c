@@ -7,13 +7,35 @@
  * Connection cap: libevent 2.1 gives no hook for "this connection is gone"
  * (evhttp_set_newreqcb is 2.2), so our bevcb creates each connection's
  * socket bufferevent itself, takes a reference on it and records it in a
- * table. evhttp closes the socket and clears the callbacks when it is done
- * with a connection; a sweep every SWEEP_MS finds those (fd -1 or no read
- * callback), drops our reference (which frees the struct) and the count.
+ * conn_t. evhttp closes the socket and clears the callbacks when it is done
+ * with a connection; a sweep every SWEEP_MS finds those (fd -1 or no event
+ * callback: the read callback alone is also NULL while evhttp writes a
+ * reply), drops our reference (which frees the struct) and the count.
  * At the cap the listener is disabled, so excess clients wait in the
  * kernel's backlog; the sweep enables it again below the cap. (A filter
  * bufferevent with a free callback was tried first: with libevent 2.1.12
  * it lost the first request of a connection now and then.)
+ *
+ * Per-connection state (conn_t, one malloc per connection, freed by the
+ * sweep after evhttp is done with it): requests so far, whether a request
+ * is with the handler (busy, from our request callback until the reply's
+ * on_complete callback), and when the first byte of the current request
+ * arrived (start_us, seen by a callback on the input evbuffer, which runs
+ * when bytes are added, before evhttp parses them). index maps a
+ * bufferevent to its conn_t (open addressing, linear probing, backward
+ * shift deletion; sized 2x the table so it never fills).
+ *
+ * Whole-request deadline (slowloris): a connection that is not busy and
+ * has had the first byte of a request for more than request_timeout gets a
+ * JSON 408 written straight to the socket (only when evhttp has nothing
+ * queued to write, so it cannot interleave with a reply) and shutdown for
+ * writing; one second later it is shut down for reading as well, which
+ * evhttp sees as EOF and frees. evhttp's own timeout (timeout_seconds)
+ * still covers idle keep-alive connections and slow readers; it resets on
+ * every byte, which is why it alone does not stop a trickle.
+ *
+ * Requests per connection: the request that reaches max_conn_requests is
+ * answered with "Connection: close", so evhttp closes after the reply.
  *
  * Replies: every JSON reply carries Content-Type application/json and
  * Cache-Control no-store. Replying to a request whose client has gone is
@@ -35,22 +57,93 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "log.h"
 
-#define SWEEP_MS 100
+#define SWEEP_MS       100
+#define CLOSE_GRACE_US 1000000
+
+typedef struct {
+    struct bufferevent *bev; /* holds our reference */
+    wr_http_t *h;
+    int64_t start_us;   /* first byte of the current request; 0 = none yet */
+    int64_t closing_us; /* 408 sent and write side shut at; 0 = not */
+    uint32_t requests;
+    bool busy;
+} conn_t;
 
 struct wr_http {
     struct event_base *base;
     struct evhttp *http;
     struct evhttp_bound_socket *sock;
-    struct bufferevent **conns; /* tracked connections, each holding our reference */
+    conn_t **conns; /* tracked connections */
     size_t n_conns;
     size_t max_conns;
+    size_t table_cap; /* max_conns + 64 */
+    conn_t **index;   /* bev -> conn, open addressing; index_cap slots */
+    size_t index_cap; /* power of two >= 2 * table_cap */
     struct event *sweep;
+    void (*handler)(struct evhttp_request *req, void *arg);
+    void *handler_arg;
+    uint32_t max_conn_requests;
+    int64_t request_timeout_us;
+    wr_http_counters_t counters;
     bool paused;
     bool stopped;
 };
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- bev -> conn index ---- */
+
+static size_t slot_of(const wr_http_t *h, const struct bufferevent *bev)
+{
+    uint64_t x = (uint64_t)(uintptr_t)bev;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & (h->index_cap - 1);
+}
+
+static void index_put(wr_http_t *h, conn_t *c)
+{
+    size_t i = slot_of(h, c->bev);
+    while (h->index[i])
+        i = (i + 1) & (h->index_cap - 1);
+    h->index[i] = c;
+}
+
+static conn_t *index_get(const wr_http_t *h, const struct bufferevent *bev)
+{
+    for (size_t i = slot_of(h, bev); h->index[i]; i = (i + 1) & (h->index_cap - 1))
+        if (h->index[i]->bev == bev)
+            return h->index[i];
+    return NULL;
+}
+
+static void index_del(wr_http_t *h, const conn_t *c)
+{
+    size_t mask = h->index_cap - 1, i = slot_of(h, c->bev);
+    while (h->index[i] && h->index[i] != c)
+        i = (i + 1) & mask;
+    if (!h->index[i])
+        return;
+    h->index[i] = NULL;
+    /* Backward shift: re-place the rest of the cluster. */
+    for (size_t j = (i + 1) & mask; h->index[j]; j = (j + 1) & mask) {
+        conn_t *m = h->index[j];
+        h->index[j] = NULL;
+        index_put(h, m);
+    }
+}
+
+/* ---- connections ---- */
 
 static void set_paused(wr_http_t *h, bool pause)
 {
@@ -59,6 +152,7 @@ static void set_paused(wr_http_t *h, bool pause)
     struct evconnlistener *l = evhttp_bound_socket_get_listener(h->sock);
     if (pause) {
         evconnlistener_disable(l);
+        h->counters.cap_pauses++;
         wr_warn("connection cap reached (%zu); pausing accept", h->max_conns);
     } else {
         evconnlistener_enable(l);
@@ -66,24 +160,75 @@ static void set_paused(wr_http_t *h, bool pause)
     h->paused = pause;
 }
 
+static void conn_release(wr_http_t *h, conn_t *c)
+{
+    index_del(h, c);
+    bufferevent_decref(c->bev);
+    free(c);
+}
+
+/* Writes a JSON 408 to the socket and shuts its write side. */
+static void send_timeout(wr_http_t *h, conn_t *c, evutil_socket_t fd)
+{
+    static const char body[] =
+        "{\"error\":\"REQUEST_TIMEOUT\",\"message\":\"the request did not arrive in time\"}";
+    char buf[512];
+    int n = snprintf(buf, sizeof(buf),
+                     "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+                     "Cache-Control: no-store\r\nConnection: close\r\nContent-Length: %zu\r\n"
+                     "\r\n%s",
+                     sizeof(body) - 1, body);
+    /* Only when evhttp has nothing queued: the 408 must not split a reply. */
+    if (n > 0 && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+        ssize_t w = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w; /* best effort: a client that does not read gets the close only */
+    }
+    shutdown(fd, SHUT_WR);
+    c->closing_us = mono_us();
+    h->counters.timed_out++;
+}
+
 static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     wr_http_t *h = arg;
+    int64_t now = mono_us();
     size_t j = 0;
     for (size_t i = 0; i < h->n_conns; i++) {
-        struct bufferevent *bev = h->conns[i];
-        bufferevent_data_cb rcb = NULL;
-        bufferevent_getcb(bev, &rcb, NULL, NULL, NULL);
-        if (rcb == NULL || bufferevent_getfd(bev) < 0)
-            bufferevent_decref(bev); /* evhttp is done with it */
-        else
-            h->conns[j++] = bev;
+        conn_t *c = h->conns[i];
+        bufferevent_event_cb ecb = NULL;
+        bufferevent_getcb(c->bev, NULL, NULL, &ecb, NULL);
+        evutil_socket_t cfd = bufferevent_getfd(c->bev);
+        /* evhttp keeps its error callback while it owns the connection (the
+         * read callback is NULL while a reply is written); bufferevent_free
+         * clears every callback. */
+        if (ecb == NULL || cfd < 0) {
+            conn_release(h, c); /* evhttp is done with it */
+            continue;
+        }
+        h->conns[j++] = c;
+        if (c->closing_us) {
+            if (now - c->closing_us > CLOSE_GRACE_US) {
+                shutdown(cfd, SHUT_RDWR); /* evhttp reads EOF and frees it */
+                c->closing_us = now;      /* again in a second if it lingers */
+            }
+        } else if (!c->busy && c->start_us && now - c->start_us > h->request_timeout_us) {
+            send_timeout(h, c, cfd);
+        }
     }
     h->n_conns = j;
     if (!h->stopped && h->n_conns < h->max_conns)
         set_paused(h, false);
+}
+
+/* Input evbuffer callback: notes the first byte of a request. */
+static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    (void)buf;
+    conn_t *c = arg;
+    if (info->n_added > 0 && !c->busy && c->start_us == 0)
+        c->start_us = mono_us();
 }
 
 static struct bufferevent *bevcb(struct event_base *base, void *arg)
@@ -92,13 +237,52 @@ static struct bufferevent *bevcb(struct event_base *base, void *arg)
     struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     if (!bev)
         return NULL;
-    if (h->n_conns < h->max_conns + 64) { /* the table is sized with headroom */
-        bufferevent_incref(bev);
-        h->conns[h->n_conns++] = bev;
+    h->counters.accepted++;
+    if (h->n_conns < h->table_cap) {
+        conn_t *c = calloc(1, sizeof(*c));
+        if (c) {
+            c->bev = bev;
+            c->h = h;
+            if (evbuffer_add_cb(bufferevent_get_input(bev), input_cb, c) == NULL) {
+                free(c);
+            } else {
+                bufferevent_incref(bev);
+                h->conns[h->n_conns++] = c;
+                index_put(h, c);
+            }
+        }
     }
     if (h->n_conns >= h->max_conns)
         set_paused(h, true);
     return bev;
+}
+
+static void on_complete(struct evhttp_request *req, void *arg)
+{
+    (void)req;
+    conn_t *c = arg;
+    c->busy = false;
+    c->start_us = evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ? mono_us() : 0;
+}
+
+/* Every request passes here first: per-connection bookkeeping. */
+static void on_request(struct evhttp_request *req, void *arg)
+{
+    wr_http_t *h = arg;
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    conn_t *c = bev ? index_get(h, bev) : NULL;
+    if (c) {
+        c->requests++;
+        c->busy = true;
+        c->start_us = 0;
+        evhttp_request_set_on_complete_cb(req, on_complete, c);
+        if (h->max_conn_requests && c->requests >= h->max_conn_requests) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+            h->counters.conn_limit_closes++;
+        }
+    }
+    h->handler(req, h->handler_arg);
 }
 
 static wr_err_t split_addr(const char *listen, char *host, size_t hcap, uint16_t *port)
@@ -138,15 +322,28 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
         return WR_ENOMEM;
     h->base = opts->base;
     h->max_conns = opts->max_connections ? opts->max_connections : 10000;
-    h->conns = calloc(h->max_conns + 64, sizeof(*h->conns));
+    h->table_cap = h->max_conns + 64; /* headroom: accepts already in flight at the cap */
+    h->index_cap = 1;
+    while (h->index_cap < 2 * h->table_cap)
+        h->index_cap <<= 1;
+    h->handler = opts->handler;
+    h->handler_arg = opts->handler_arg;
+    h->max_conn_requests = opts->max_conn_requests;
+    /* The whole-request deadline never exceeds the read timeout. */
+    uint32_t rt = opts->request_timeout_seconds ? opts->request_timeout_seconds : 10;
+    uint32_t io = opts->timeout_seconds ? opts->timeout_seconds : 30;
+    h->request_timeout_us = (int64_t)(rt < io ? rt : io) * 1000000;
+    h->conns = calloc(h->table_cap, sizeof(*h->conns));
+    h->index = calloc(h->index_cap, sizeof(*h->index));
     h->http = evhttp_new(opts->base);
     h->sweep = event_new(opts->base, -1, EV_PERSIST, sweep_cb, h);
-    if (!h->http || !h->conns || !h->sweep) {
+    if (!h->http || !h->conns || !h->index || !h->sweep) {
         if (h->http)
             evhttp_free(h->http);
         if (h->sweep)
             event_free(h->sweep);
         free(h->conns);
+        free(h->index);
         free(h);
         return WR_ENOMEM;
     }
@@ -156,16 +353,17 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     evhttp_set_max_body_size(h->http, WR_HTTP_MAX_BODY_ADMIN);
     evhttp_set_timeout(h->http, (int)(opts->timeout_seconds ? opts->timeout_seconds : 30));
     evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
+                                            EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                                            EVHTTP_REQ_OPTIONS);
     evhttp_set_bevcb(h->http, bevcb, h);
-    evhttp_set_gencb(h->http, opts->handler, opts->handler_arg);
+    evhttp_set_gencb(h->http, on_request, h);
     h->sock = evhttp_bind_socket_with_handle(h->http, host, port);
     if (!h->sock) {
         int e = errno;
         evhttp_free(h->http);
         event_free(h->sweep);
         free(h->conns);
+        free(h->index);
         free(h);
         errno = e;
         return WR_EIO;
@@ -217,11 +415,19 @@ void wr_http_free(wr_http_t *h)
     h->stopped = true;
     h->sock = NULL;
     evhttp_free(h->http); /* frees every connection; our references remain */
-    for (size_t i = 0; i < h->n_conns; i++)
-        bufferevent_decref(h->conns[i]);
+    for (size_t i = 0; i < h->n_conns; i++) {
+        bufferevent_decref(h->conns[i]->bev);
+        free(h->conns[i]);
+    }
     event_free(h->sweep);
     free(h->conns);
+    free(h->index);
     free(h);
+}
+
+void wr_http_get_counters(const wr_http_t *h, wr_http_counters_t *out)
+{
+    *out = h->counters;
 }
 
 const char *wr_http_reason(int status)

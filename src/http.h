@@ -4,9 +4,17 @@
  *
  * Limits (explicit, never libevent's unlimited defaults): request headers
  * 8 KiB, request body 64 KiB at the server (each route enforces its own,
- * smaller limit: 4 KiB on user and token routes), a read/write timeout, and
- * a cap on open connections (the listener pauses at the cap and resumes
+ * smaller limit: 4 KiB on user and token routes), a read/write timeout
+ * (also the idle keep-alive timeout), a whole-request deadline (request
+ * line, headers and body must arrive within request_timeout_seconds of
+ * their first byte, else 408 and close: slowloris), a number of requests
+ * per connection (the last one is answered with Connection: close), and a
+ * cap on open connections (the listener pauses at the cap and resumes
  * below it, so excess clients wait in the kernel's backlog).
+ *
+ * Several servers may share one event base (e.g. a public and an admin
+ * listener); each has its own handler, which is how a handler knows which
+ * listener a request came from.
  */
 #ifndef WR_HTTP_H
 #define WR_HTTP_H
@@ -18,9 +26,9 @@
 
 #include "error.h"
 
-#define WR_HTTP_MAX_HEADERS 8192       /* bytes of request line + headers */
-#define WR_HTTP_MAX_BODY_USER 4096     /* user and token routes */
-#define WR_HTTP_MAX_BODY_ADMIN 65536   /* admin routes (and the server-wide cap) */
+#define WR_HTTP_MAX_HEADERS    8192  /* bytes of request line + headers */
+#define WR_HTTP_MAX_BODY_USER  4096  /* user and token routes */
+#define WR_HTTP_MAX_BODY_ADMIN 65536 /* admin routes (and the server-wide cap) */
 
 typedef struct wr_http wr_http_t;
 
@@ -31,7 +39,18 @@ typedef struct {
     uint32_t timeout_seconds; /* read/write timeout; 0 = 30 */
     void (*handler)(struct evhttp_request *req, void *arg); /* every request */
     void *handler_arg;
+    uint32_t max_conn_requests;       /* requests per connection; 0 = no limit */
+    uint32_t request_timeout_seconds; /* whole-request deadline; 0 = 10; at most
+                                         timeout_seconds */
 } wr_http_opts_t;
+
+/* Counters since wr_http_open. */
+typedef struct {
+    uint64_t accepted;          /* connections accepted */
+    uint64_t timed_out;         /* connections closed by the request deadline (408) */
+    uint64_t conn_limit_closes; /* connections closed after max_conn_requests */
+    uint64_t cap_pauses;        /* times the listener paused at the connection cap */
+} wr_http_counters_t;
 
 /*
  * Binds and starts serving. On success *out is set and bound (cap bytes)
@@ -45,6 +64,9 @@ void wr_http_stop_accepting(wr_http_t *h);
 
 /* Open connections right now. */
 size_t wr_http_connections(const wr_http_t *h);
+
+/* The counters above. */
+void wr_http_get_counters(const wr_http_t *h, wr_http_counters_t *out);
 
 /* Frees the server and closes every connection. */
 void wr_http_free(wr_http_t *h);

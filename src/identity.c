@@ -66,6 +66,25 @@ wr_err_t wr_identity_new_visitor(const uint8_t *key, size_t key_len, char vid[WR
     return WR_OK;
 }
 
+wr_err_t wr_identity_sign_vid(const uint8_t *key, size_t key_len, const char *vid,
+                              char cookie[WR_VID_COOKIE_LEN + 1])
+{
+    uint8_t raw[VID_RAW + 4];
+    size_t raw_len;
+    char mac[MAC_B64_LEN + 1];
+
+    if (!key || key_len == 0 || !vid || !cookie || strnlen(vid, WR_VID_LEN + 1) != WR_VID_LEN ||
+        wr_b64url_decode(vid, WR_VID_LEN, raw, sizeof raw, &raw_len) != WR_OK || raw_len != VID_RAW)
+        return WR_EINVAL;
+    wr_err_t err = vid_mac(key, key_len, vid, mac);
+    if (err != WR_OK)
+        return err;
+    memcpy(cookie, vid, WR_VID_LEN);
+    cookie[WR_VID_LEN] = '.';
+    memcpy(cookie + WR_VID_LEN + 1, mac, sizeof mac);
+    return WR_OK;
+}
+
 bool wr_identity_verify_cookie(const uint8_t *key, size_t key_len, const char *value, size_t len,
                                char vid[WR_VID_LEN + 1])
 {

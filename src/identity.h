@@ -15,8 +15,8 @@
 
 #include "error.h"
 
-#define WR_VID_LEN 22                   /* visitor id, base64url of 16 bytes */
-#define WR_VID_COOKIE_LEN (22 + 1 + 43) /* "<vid>.<mac>" */
+#define WR_VID_LEN         22            /* visitor id, base64url of 16 bytes */
+#define WR_VID_COOKIE_LEN  (22 + 1 + 43) /* "<vid>.<mac>" */
 #define WR_VID_COOKIE_NAME "wr_vid"
 
 /*
@@ -25,6 +25,14 @@
  */
 wr_err_t wr_identity_new_visitor(const uint8_t *key, size_t key_len, char vid[WR_VID_LEN + 1],
                                  char cookie[WR_VID_COOKIE_LEN + 1]);
+
+/*
+ * Signs an existing visitor id (WR_VID_LEN base64url chars) into a cookie
+ * value (WR_VID_COOKIE_LEN + NUL): re-issues a cookie under a new key after
+ * a rotation. Returns WR_OK or WR_EINVAL (bad key or vid).
+ */
+wr_err_t wr_identity_sign_vid(const uint8_t *key, size_t key_len, const char *vid,
+                              char cookie[WR_VID_COOKIE_LEN + 1]);
 
 /*
  * Checks a cookie value (len bytes, not necessarily NUL-terminated).

@@ -42,6 +42,7 @@ typedef struct {
     wr_scheduler_t *sched;
     wr_api_t *api;
     wr_http_t *http;
+    wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
     struct event *sig_term, *sig_int, *secret_timer, *stop_timer, *queues_timer;
     uint8_t proposed_secret[32];
     int stop_waits;
@@ -182,6 +183,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     wr_info("signal %d: stopping (answering %zu requests in flight)", (int)sig,
             wr_api_in_flight(app->api));
     wr_http_stop_accepting(app->http);
+    wr_http_stop_accepting(app->admin_http);
     stop_timer_cb(-1, 0, app);
 }
 
@@ -258,8 +260,12 @@ int main(int argc, char **argv)
         }
     }
     if (app.cfg.token_secret_len > 0 && app.cfg.token_secret_len < WR_SECRET_MIN)
-        wr_warn("the token secret is %zu bytes; use at least %d random bytes",
+        wr_warn("the token secret is %zu bytes; use at least %d random bytes "
+                "(--strict-secrets refuses shorter ones)",
                 app.cfg.token_secret_len, WR_SECRET_MIN);
+    if (app.cfg.cookie_secret_len > 0 && app.cfg.cookie_secret_len < WR_SECRET_MIN)
+        wr_warn("the cookie secret is %zu bytes; use at least %d random bytes",
+                app.cfg.cookie_secret_len, WR_SECRET_MIN);
     if (!app.cfg.admin_key[0])
         wr_warn("no admin key configured: the admin API answers 401 to everything");
 
@@ -297,6 +303,9 @@ int main(int argc, char **argv)
     app.queues_timer = evtimer_new(app.base, queues_timer_cb, &app);
     if (!app.secret_timer || !app.stop_timer || !app.queues_timer)
         goto out;
+    if (app.cfg.token_secret_previous_len > 0)
+        wr_api_set_previous_secret(app.api, app.cfg.token_secret_previous,
+                                   app.cfg.token_secret_previous_len);
     if (app.cfg.token_secret_len > 0) {
         wr_api_set_secret(app.api, app.cfg.token_secret, app.cfg.token_secret_len);
     } else {
@@ -310,8 +319,12 @@ int main(int argc, char **argv)
         evtimer_add(app.queues_timer, &tv);
     }
 
-    wr_http_opts_t ho = {app.base, app.cfg.listen, app.cfg.max_connections,
-                         app.cfg.timeout_seconds, wr_api_handle, app.api};
+    wr_http_opts_t ho = {.base = app.base, .listen = app.cfg.listen,
+                         .max_connections = app.cfg.max_connections,
+                         .timeout_seconds = app.cfg.timeout_seconds,
+                         .handler = wr_api_handle, .handler_arg = app.api};
+    ho.max_conn_requests = app.cfg.max_conn_requests; /* security limits */
+    ho.request_timeout_seconds = app.cfg.request_timeout_seconds;
     char bound[300];
     e = wr_http_open(&ho, &app.http, bound, sizeof(bound));
     if (e != WR_OK) {
@@ -320,6 +333,20 @@ int main(int argc, char **argv)
         goto out;
     }
     printf("listening on %s\n", bound);
+    if (app.cfg.admin_listen[0]) { /* security: the admin API on its own listener */
+        wr_http_opts_t ao2 = ho;
+        ao2.listen = app.cfg.admin_listen;
+        ao2.handler = wr_api_handle_admin;
+        char abound[300];
+        e = wr_http_open(&ao2, &app.admin_http, abound, sizeof(abound));
+        if (e != WR_OK) {
+            fprintf(stderr, "waitroomd: cannot listen on %s (--admin-listen): %s%s%s\n",
+                    app.cfg.admin_listen, wr_strerror(e), e == WR_EIO ? ": " : "",
+                    e == WR_EIO ? strerror(errno) : "");
+            goto out;
+        }
+        printf("admin listening on %s\n", abound);
+    }
     fflush(stdout);
     wr_info("waitroomd listening on %s, store %s, identity %s", bound,
             strcmp(app.cfg.store, "memory") == 0 ? "memory (embedded)" : app.cfg.store,
@@ -344,6 +371,8 @@ out:
     wr_scheduler_free(app.sched);
     if (app.http)
         wr_http_free(app.http);
+    if (app.admin_http)
+        wr_http_free(app.admin_http);
     wr_api_free(app.api);
     wr_metrics_free(app.metrics);
     if (app.sig_term)

@@ -5,13 +5,15 @@
  * claims, S = HMAC-SHA256(secret, "H.P"). We produce exactly
  *   H = {"alg":"HS256","typ":"JWT"}
  *   P = {"iss":"waitroom","aud":Q,"sub":U,"jti":J,"iat":N,"exp":N}
- * (compact JSON, claims in that order), so signing is deterministic.
+ * (compact JSON, claims in that order), so signing is deterministic. With
+ * a key id (rotation), H = {"alg":"HS256","typ":"JWT","kid":K}.
  *
  * Verification is ordered so that nothing an attacker controls is trusted
  * before the MAC verifies:
  *   1. length <= WR_TOKEN_MAX and exactly two dots        else malformed
  *   2. H decodes to a JSON object without "crit"          else malformed
  *      whose "alg" is exactly the string "HS256"          else unsupported_alg
+ *      and whose "kid", if any, is a string naming a key  else bad_signature
  *   3. S is strict base64url                              else malformed
  *      of exactly 32 bytes equal, in constant time
  *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
@@ -27,6 +29,7 @@
 #include "token.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -185,10 +188,12 @@ out:
     return n;
 }
 
-wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
-                       char *out, size_t cap)
+static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
+                     const char *kid, char *out, size_t cap)
 {
     char json[WR_TOKEN_MAX];
+    char hdr[96];
+    size_t hdr_len;
     char tok[WR_TOKEN_MAX + 1];
     uint8_t mac[MAC_LEN];
     size_t json_len, len, part;
@@ -205,8 +210,17 @@ wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, s
     if (json_len == 0)
         return WR_ENOMEM;
 
-    err = wr_b64url_encode((const uint8_t *)header_json, sizeof header_json - 1, tok, sizeof tok,
-                           &part);
+    if (kid && kid[0]) {
+        size_t kl = strnlen(kid, WR_KID_LEN + 1);
+        if (kl > WR_KID_LEN || !valid_jti(kid, kl))
+            return WR_EINVAL;
+        hdr_len = (size_t)snprintf(hdr, sizeof hdr,
+                                   "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid);
+    } else {
+        memcpy(hdr, header_json, sizeof header_json);
+        hdr_len = sizeof header_json - 1;
+    }
+    err = wr_b64url_encode((const uint8_t *)hdr, hdr_len, tok, sizeof tok, &part);
     if (err != WR_OK)
         return err;
     len = part;
@@ -234,6 +248,36 @@ wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, s
     return WR_OK;
 }
 
+wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
+                       char *out, size_t cap)
+{
+    return sign(claims, secret, secret_len, NULL, out, cap);
+}
+
+wr_err_t wr_token_sign_key(const wr_token_claims_t *claims, const wr_token_key_t *key, char *out,
+                           size_t cap)
+{
+    if (!key)
+        return WR_EINVAL;
+    return sign(claims, key->secret, key->len, key->kid, out, cap);
+}
+
+wr_err_t wr_token_kid(const uint8_t *secret, size_t len, char kid[WR_KID_LEN + 1])
+{
+    uint8_t mac[MAC_LEN];
+    char b64[48];
+    if (!secret || len == 0 || !kid)
+        return WR_EINVAL;
+    wr_err_t err = wr_token_hmac_sha256(secret, len, "waitroom kid v1", 15, mac);
+    if (err == WR_OK)
+        err = wr_b64url_encode(mac, sizeof mac, b64, sizeof b64, NULL);
+    if (err != WR_OK)
+        return err;
+    memcpy(kid, b64, WR_KID_LEN);
+    kid[WR_KID_LEN] = '\0';
+    return WR_OK;
+}
+
 /* ---- verification -------------------------------------------------------- */
 
 /* Decodes a base64url part and parses it as a JSON object; NULL if it is not one. */
@@ -253,21 +297,31 @@ static json_t *decode_object(const char *s, size_t n)
     return v;
 }
 
-/* Checks the header: object, alg exactly "HS256", no "crit". */
-static wr_token_reason_t check_header(const char *s, size_t n)
+/* Checks the header: object, alg exactly "HS256", no "crit"; copies a
+ * string "kid" of at most WR_KID_LEN chars to kid ("" when absent; a kid of
+ * another shape can name none of our keys: bad_signature). */
+static wr_token_reason_t check_header(const char *s, size_t n, char kid[WR_KID_LEN + 1])
 {
     json_t *h = decode_object(s, n);
     wr_token_reason_t r = WR_TOKEN_OK;
-    json_t *alg;
+    json_t *alg, *k;
 
+    kid[0] = '\0';
     if (!h)
         return WR_TOKEN_MALFORMED;
     alg = json_object_get(h, "alg");
+    k = json_object_get(h, "kid");
     if (!json_is_string(alg) || json_string_length(alg) != 5 ||
         memcmp(json_string_value(alg), "HS256", 5) != 0)
         r = WR_TOKEN_BAD_ALG;
     else if (json_object_get(h, "crit"))
         r = WR_TOKEN_MALFORMED; /* we understand no extension (RFC 7515 4.1.11) */
+    else if (k && (!json_is_string(k) || json_string_length(k) == 0 ||
+                   json_string_length(k) > WR_KID_LEN ||
+                   !valid_jti(json_string_value(k), json_string_length(k))))
+        r = WR_TOKEN_BAD_SIGNATURE;
+    else if (k)
+        memcpy(kid, json_string_value(k), json_string_length(k) + 1);
     json_decref(h);
     return r;
 }
@@ -331,10 +385,21 @@ out:
 wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *secret,
                                   size_t secret_len, int64_t now_s, wr_token_claims_t *claims)
 {
+    wr_token_key_t key = {secret, secret_len, ""};
+    if (secret && secret_len > 0 && wr_token_kid(secret, secret_len, key.kid) != WR_OK)
+        return WR_TOKEN_BAD_SIGNATURE;
+    return wr_token_verify_keys(token, len, &key, 1, now_s, claims);
+}
+
+wr_token_reason_t wr_token_verify_keys(const char *token, size_t len, const wr_token_key_t *keys,
+                                       size_t n, int64_t now_s, wr_token_claims_t *claims)
+{
     const char *dot1 = NULL, *dot2 = NULL;
     uint8_t sig[WR_TOKEN_MAX], mac[MAC_LEN];
     size_t sig_len, dots = 0;
     wr_token_reason_t r;
+    char kid[WR_KID_LEN + 1];
+    bool ok = false;
 
     if (!token || len == 0)
         return WR_TOKEN_MISSING;
@@ -353,18 +418,26 @@ wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *
     if (dots != 2)
         return WR_TOKEN_MALFORMED;
 
-    r = check_header(token, (size_t)(dot1 - token));
+    r = check_header(token, (size_t)(dot1 - token), kid);
     if (r != WR_TOKEN_OK)
         return r;
 
     if (wr_b64url_decode(dot2 + 1, len - (size_t)(dot2 + 1 - token), sig, sizeof sig, &sig_len) !=
         WR_OK)
         return WR_TOKEN_MALFORMED;
-    if (!secret || secret_len == 0 || sig_len != MAC_LEN)
+    if (!keys || n == 0 || n > WR_TOKEN_KEYS_MAX || sig_len != MAC_LEN)
         return WR_TOKEN_BAD_SIGNATURE;
-    if (wr_token_hmac_sha256(secret, secret_len, token, (size_t)(dot2 - token), mac) != WR_OK)
-        return WR_TOKEN_BAD_SIGNATURE;
-    if (CRYPTO_memcmp(mac, sig, MAC_LEN) != 0)
+    for (size_t i = 0; i < n && !ok; i++) {
+        if (!keys[i].secret || keys[i].len == 0)
+            continue;
+        if (kid[0] && strcmp(kid, keys[i].kid) != 0)
+            continue; /* the token names another key */
+        if (wr_token_hmac_sha256(keys[i].secret, keys[i].len, token, (size_t)(dot2 - token), mac) !=
+            WR_OK)
+            continue;
+        ok = CRYPTO_memcmp(mac, sig, MAC_LEN) == 0;
+    }
+    if (!ok)
         return WR_TOKEN_BAD_SIGNATURE;
 
     return check_claims(dot1 + 1, (size_t)(dot2 - dot1 - 1), now_s, claims);

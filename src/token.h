@@ -17,10 +17,12 @@
 #include "error.h"
 #include "qconfig.h"
 
-#define WR_TOKEN_MAX 1024      /* longest token accepted or produced, bytes */
-#define WR_JTI_LEN 22          /* base64url of 16 random bytes */
-#define WR_SECRET_MIN 32       /* token secret: at least 32 bytes */
-#define WR_SECRET_MAX 256
+#define WR_TOKEN_MAX      1024 /* longest token accepted or produced, bytes */
+#define WR_JTI_LEN        22   /* base64url of 16 random bytes */
+#define WR_SECRET_MIN     32   /* token secret: at least 32 bytes */
+#define WR_SECRET_MAX     256
+#define WR_KID_LEN        8 /* key id in the JWT header: 8 base64url chars */
+#define WR_TOKEN_KEYS_MAX 4 /* keys a verifier tries (current + previous ones) */
 
 /* Why a token was refused; the API's "reason" field is wr_token_reason_name(). */
 typedef enum {
@@ -45,6 +47,19 @@ typedef struct {
     int64_t exp;                       /* seconds since the epoch */
 } wr_token_claims_t;
 
+/*
+ * A signing key: the secret (borrowed) and its key id. Rotation: tokens are
+ * signed with the current key and carry its kid in the JOSE header
+ * ({"alg":"HS256","typ":"JWT","kid":"..."}); a verifier holds the current
+ * and previous keys, so tokens signed before a rotation stay valid until
+ * they expire.
+ */
+typedef struct {
+    const uint8_t *secret;
+    size_t len;
+    char kid[WR_KID_LEN + 1]; /* wr_token_kid(secret), or "" for a token without kid */
+} wr_token_key_t;
+
 /* "missing", "malformed", ... as listed above; "ok" for WR_TOKEN_OK. */
 const char *wr_token_reason_name(wr_token_reason_t r);
 
@@ -65,6 +80,28 @@ wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, s
  */
 wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *secret,
                                   size_t secret_len, int64_t now_s, wr_token_claims_t *claims);
+
+/*
+ * The key id of a secret: the first WR_KID_LEN characters of
+ * base64url(HMAC-SHA256(secret, "waitroom kid v1")). Deterministic, so
+ * every instance with the same secret names it alike; reveals nothing
+ * about the secret. Returns WR_OK or WR_EINVAL (empty secret).
+ */
+wr_err_t wr_token_kid(const uint8_t *secret, size_t len, char kid[WR_KID_LEN + 1]);
+
+/* wr_token_sign with key->secret, writing key->kid (when not empty) into
+ * the JOSE header. Same errors. */
+wr_err_t wr_token_sign_key(const wr_token_claims_t *claims, const wr_token_key_t *key, char *out,
+                           size_t cap);
+
+/*
+ * wr_token_verify against a keyring of n keys (n <= WR_TOKEN_KEYS_MAX):
+ * a token whose header names a kid is checked with that key only (an
+ * unknown kid is bad_signature); a token without kid is tried against
+ * every key. Each MAC comparison is constant time.
+ */
+wr_token_reason_t wr_token_verify_keys(const char *token, size_t len, const wr_token_key_t *keys,
+                                       size_t n, int64_t now_s, wr_token_claims_t *claims);
 
 /* Generic HMAC-SHA256 (OpenSSL): mac must hold 32 bytes. Returns WR_OK or WR_EINVAL. */
 wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,

@@ -25,6 +25,8 @@ from resp import Redis, RedisError
 ADMIN_KEY = "test-admin-key"
 ADMIN = {"Authorization": "Bearer " + ADMIN_KEY}
 REQUEST_TIMEOUT = 15.0
+# under a wrapper (valgrind) everything is slower
+STARTUP_SLOWDOWN = 4 if os.environ.get("WR_WAITROOMD_WRAPPER") else 1
 
 PROCS = []  # every child process we started
 
@@ -86,8 +88,7 @@ class RedisServer:
         self.log = open(os.path.join(self.dir, "redis.log"), "ab")
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"]
-            + list(extra),
+             "--appendonly", "no", "--dir", self.dir, "--enable-debug-command", "local"] + list(extra),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
@@ -126,8 +127,11 @@ class Waitroomd:
 
     def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None,
                  admin_key=ADMIN_KEY):
-        self.args = [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
-                     "--admin-key", admin_key, "--log-level", "warn"]
+        # WR_WAITROOMD_WRAPPER (e.g. "valgrind --error-exitcode=1 ..."): a
+        # command every waitroomd runs under (scripts/valgrind.sh)
+        wrapper = os.environ.get("WR_WAITROOMD_WRAPPER", "").split()
+        self.args = wrapper + [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
+                               "--admin-key", admin_key, "--log-level", "warn"]
         if secret is not None:   # None: the shared secret kept in the store
             self.args += ["--token-secret", secret]
         if identity:
@@ -158,7 +162,7 @@ class Waitroomd:
             got.set()
 
         threading.Thread(target=drain, daemon=True).start()
-        if not got.wait(15) or not first:
+        if not got.wait(15 * STARTUP_SLOWDOWN) or not first:
             self.kill()
             raise RuntimeError("waitroomd printed no first line (args %s); stderr:\n%s"
                                % (self.args, self.stderr_tail()))
@@ -170,7 +174,7 @@ class Waitroomd:
                                % (line, self.stderr_tail()))
         self.port = int(line[len(prefix):])
         self.client = Client(self.port)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 10 * STARTUP_SLOWDOWN
         while True:  # ready = the store answers
             try:
                 if self.client.get("/readyz")[0] == 200:

@@ -37,7 +37,10 @@ class TokenFormat(WRTest):
         for tok, user in ((ta, a), (tb, b)):
             self.assertNotIn("=", tok, "base64url without padding")
             h, p, sig, _ = jwtutil.decode(tok)
-            self.assertEqual(h, {"alg": "HS256", "typ": "JWT"})
+            # kid names the signing key (rotation, docs/SECURITY.md)
+            self.assertRegex(h.get("kid", ""), r"^[A-Za-z0-9_-]{8}$")
+            self.assertEqual({k: v for k, v in h.items() if k != "kid"},
+                             {"alg": "HS256", "typ": "JWT"})
             self.assertEqual(p.get("iss"), "waitroom")
             self.assertEqual(p.get("aud"), q)
             self.assertEqual(p.get("sub"), user)

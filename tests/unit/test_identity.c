@@ -226,12 +226,31 @@ static void test_find_bounded(void **state)
     test_free(h);
 }
 
+/* Re-signing a known vid gives the independently computed KNOWN_COOKIE;
+ * under KEY2 it verifies with KEY2 only (cookie key rotation). */
+static void test_sign_vid(void **state)
+{
+    (void)state;
+    char cookie[WR_VID_COOKIE_LEN + 1], vid[WR_VID_LEN + 1];
+    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, KNOWN_VID, cookie), WR_OK);
+    assert_string_equal(cookie, KNOWN_COOKIE);
+    assert_int_equal(wr_identity_sign_vid(KEY2, KEY_LEN, KNOWN_VID, cookie), WR_OK);
+    assert_false(verify(KEY, cookie, strlen(cookie), vid));
+    assert_true(verify(KEY2, cookie, strlen(cookie), vid));
+    assert_string_equal(vid, KNOWN_VID);
+    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, "short", cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, "AAECAwQFBgcICQoLDA0OD!", cookie),
+                     WR_EINVAL);
+    assert_int_equal(wr_identity_sign_vid(KEY, 0, KNOWN_VID, cookie), WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_cookie),     cmocka_unit_test(test_new_visitor),
-        cmocka_unit_test(test_verify_rejects),   cmocka_unit_test(test_find_cookie),
-        cmocka_unit_test(test_find_then_verify), cmocka_unit_test(test_find_bounded),
+        cmocka_unit_test(test_sign_vid),     cmocka_unit_test(test_known_cookie),
+        cmocka_unit_test(test_new_visitor),  cmocka_unit_test(test_verify_rejects),
+        cmocka_unit_test(test_find_cookie),  cmocka_unit_test(test_find_then_verify),
+        cmocka_unit_test(test_find_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

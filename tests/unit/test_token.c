@@ -683,6 +683,77 @@ static void test_reason_names(void **state)
     assert_string_equal(wr_token_reason_name((wr_token_reason_t)99), "unknown");
 }
 
+/* Rotation: kid in the header, a keyring of current + previous keys. The
+ * kids were computed with Python (hmac, base64) from SECRET and OTHER. */
+static void test_kid_keyring(void **state)
+{
+    (void)state;
+    wr_token_key_t cur = {OTHER, SECRET_LEN, ""}, prev = {SECRET, SECRET_LEN, ""};
+    assert_int_equal(wr_token_kid(SECRET, SECRET_LEN, prev.kid), WR_OK);
+    assert_string_equal(prev.kid, "IsQy-VMH");
+    assert_int_equal(wr_token_kid(OTHER, SECRET_LEN, cur.kid), WR_OK);
+    assert_string_equal(cur.kid, "M7DX7LW7");
+    assert_int_equal(wr_token_kid(SECRET, 0, cur.kid), WR_EINVAL);
+    assert_int_equal(wr_token_kid(OTHER, SECRET_LEN, cur.kid), WR_OK);
+
+    wr_token_claims_t c = {.queue = "shop",
+                           .user = "u1",
+                           .jti = "AAECAwQFBgcICQoLDA0ODw",
+                           .iat = 1700000000,
+                           .exp = 1700000300};
+    char tok[WR_TOKEN_MAX + 1], hdr[128];
+    size_t hl;
+    assert_int_equal(wr_token_sign_key(&c, &prev, tok, sizeof tok), WR_OK);
+    assert_int_equal(wr_b64url_decode(tok, (size_t)(strchr(tok, '.') - tok), (uint8_t *)hdr,
+                                      sizeof hdr - 1, &hl),
+                     WR_OK);
+    hdr[hl] = 0;
+    assert_string_equal(hdr, "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"IsQy-VMH\"}");
+
+    wr_token_key_t ring[2] = {cur, prev};
+    wr_token_claims_t out;
+    /* a token of the previous key verifies with the ring, not with cur alone */
+    assert_int_equal(wr_token_verify_keys(tok, strlen(tok), ring, 2, NOW, &out), WR_TOKEN_OK);
+    assert_string_equal(out.user, "u1");
+    assert_int_equal(wr_token_verify_keys(tok, strlen(tok), ring, 1, NOW, &out),
+                     WR_TOKEN_BAD_SIGNATURE);
+    /* ...and it still expires like any token */
+    assert_int_equal(wr_token_verify_keys(tok, strlen(tok), ring, 2, 1700000300, &out),
+                     WR_TOKEN_EXPIRED);
+    /* wr_token_verify with the named secret accepts it too */
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, &out), WR_TOKEN_OK);
+    /* a kid-less token (before kids existed) is tried against every key */
+    char plain[WR_TOKEN_MAX + 1];
+    assert_int_equal(wr_token_sign(&c, SECRET, SECRET_LEN, plain, sizeof plain), WR_OK);
+    assert_int_equal(wr_token_verify_keys(plain, strlen(plain), ring, 2, NOW, &out), WR_TOKEN_OK);
+    /* a kid that names a key is checked with that key only: a token signed
+     * by SECRET but claiming cur's kid fails */
+    char forged[WR_TOKEN_MAX + 1];
+    make_token("{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"M7DX7LW7\"}", GOOD_CLAIMS, forged,
+               sizeof forged);
+    assert_int_equal(wr_token_verify_keys(forged, strlen(forged), ring, 2, NOW, &out),
+                     WR_TOKEN_BAD_SIGNATURE);
+    /* unknown kid, non-string kid, over-long kid: bad_signature */
+    const char *hdrs[] = {
+        "{\"alg\":\"HS256\",\"kid\":\"zzzzzzzz\"}", "{\"alg\":\"HS256\",\"kid\":7}",
+        "{\"alg\":\"HS256\",\"kid\":\"IsQy-VMHx\"}", "{\"alg\":\"HS256\",\"kid\":\"\"}"};
+    for (size_t i = 0; i < 4; i++) {
+        make_token(hdrs[i], GOOD_CLAIMS, forged, sizeof forged);
+        assert_int_equal(wr_token_verify_keys(forged, strlen(forged), ring, 2, NOW, &out),
+                         WR_TOKEN_BAD_SIGNATURE);
+    }
+    /* alg is still checked first */
+    make_token("{\"alg\":\"none\",\"kid\":\"IsQy-VMH\"}", GOOD_CLAIMS, forged, sizeof forged);
+    assert_int_equal(wr_token_verify_keys(forged, strlen(forged), ring, 2, NOW, &out),
+                     WR_TOKEN_BAD_ALG);
+    /* an empty ring verifies nothing */
+    assert_int_equal(wr_token_verify_keys(tok, strlen(tok), ring, 0, NOW, &out),
+                     WR_TOKEN_BAD_SIGNATURE);
+    /* a bad kid is refused by the signer */
+    wr_token_key_t bad = {SECRET, SECRET_LEN, "a.b"};
+    assert_int_equal(wr_token_sign_key(&c, &bad, tok, sizeof tok), WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_jti),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_reason_names),
+        cmocka_unit_test(test_kid_keyring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
