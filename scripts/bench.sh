@@ -87,7 +87,7 @@ for store in memory redis; do
   fillpid=$!
   last=-1; still=0
   while kill -0 $fillpid 2>/dev/null; do
-    w=$(curl -s -H 'Authorization: Bearer bench' "http://127.0.0.1:$WPORT/v1/admin/queues/bench" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["waiting"])')
+    w=$(curl -s -H 'Authorization: Bearer bench' "http://127.0.0.1:$WPORT/v1/admin/queues/bench" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("stats", {}).get("waiting", -1))' || echo -1)
     [ "$w" -ge "$USERS" ] && break
     # wrk has stopped sending (a join answered non-200 is not retried)
     if [ "$w" = "$last" ]; then still=$((still + 1)); [ $still -ge 5 ] && break; else still=0; fi
@@ -100,7 +100,7 @@ for store in memory redis; do
   read -r j_rps j_p50 j_p99 < <(summ "$tmp/join.txt")
   WR_USERS=$USERS $WRK -s bench/wrk/poll.lua "http://127.0.0.1:$WPORT/" > "$tmp/poll.txt" 2> "$tmp/poll.err"
   read -r p_rps p_p50 p_p99 < <(summ "$tmp/poll.txt")
-  waiting=$(curl -s -H 'Authorization: Bearer bench' "http://127.0.0.1:$WPORT/v1/admin/queues/bench" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"]["waiting"])')
+  waiting=$(curl -s -H 'Authorization: Bearer bench' "http://127.0.0.1:$WPORT/v1/admin/queues/bench" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("stats", {}).get("waiting", "?"))' || echo "?")
   rss=$(awk '/VmRSS/ {print $2}' /proc/"${pids[-1]}"/status 2>/dev/null || echo "?")
   echo "| waitroomd ($store) joins | $j_rps | $j_p50 | $j_p99 | $(python3 -c "print(f'{$j_rps/$n_rps:.2f}')") |"
   echo "| waitroomd ($store) polls, line of $waiting | $p_rps | $p_p50 | $p_p99 | $(python3 -c "print(f'{$p_rps/$n_rps:.2f}')") |"
