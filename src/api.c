@@ -323,6 +323,21 @@ static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t
 
 /* ---------- join / status / leave ---------- */
 
+/* Signs the entry token of an admitted entry (the store keeps jti, issue
+ * time and expiry; the JWT is made here, the same on every instance). */
+static wr_err_t sign_entry_token(wr_api_t *a, const ctx_t *c, const wr_entry_t *e, char *tok,
+                                 size_t cap)
+{
+    wr_token_claims_t cl;
+    memset(&cl, 0, sizeof(cl));
+    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
+    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
+    snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
+    cl.iat = e->issued_at_us / 1000000;
+    cl.exp = e->expires_at_us / 1000000;
+    return wr_token_sign_key(&cl, &a->keys[0], tok, cap);
+}
+
 static void reply_entry(ctx_t *c, const wr_entry_t *e)
 {
     wr_api_t *a = c->api;
@@ -352,15 +367,8 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
     }
     case WR_ENTRY_ADMITTED: {
         pace_note(a, c->queue, c->user, 0);
-        wr_token_claims_t cl;
-        memset(&cl, 0, sizeof(cl));
-        snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
-        snprintf(cl.user, sizeof(cl.user), "%s", c->user);
-        snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
-        cl.iat = e->issued_at_us / 1000000;
-        cl.exp = e->expires_at_us / 1000000;
         char tok[WR_TOKEN_MAX + 1];
-        if (wr_token_sign_key(&cl, &a->keys[0], tok, sizeof(tok)) != WR_OK) {
+        if (sign_entry_token(a, c, e, tok, sizeof(tok)) != WR_OK) {
             reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token", NULL,
                         NULL, 0);
             return;
@@ -1067,15 +1075,8 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             }
         } else if (e->state == WR_ENTRY_ADMITTED) {
             v.state = "admitted";
-            wr_token_claims_t cl;
-            memset(&cl, 0, sizeof(cl));
-            snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
-            snprintf(cl.user, sizeof(cl.user), "%s", c->user);
-            snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
-            cl.iat = e->issued_at_us / 1000000;
-            cl.exp = e->expires_at_us / 1000000;
             char tok[WR_TOKEN_MAX + 1];
-            if (wr_token_sign_key(&cl, &a->keys[0], tok, sizeof(tok)) == WR_OK) {
+            if (sign_entry_token(a, c, e, tok, sizeof(tok)) == WR_OK) {
                 char hdr[WR_TOKEN_MAX + 160];
                 long long max_age = (long long)(e->expires_at_us / 1000000 - (int64_t)time(NULL));
                 snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; SameSite=Lax%s",

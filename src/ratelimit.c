@@ -22,6 +22,8 @@
  */
 #include "ratelimit.h"
 
+#include "idhash.h"
+
 #include <arpa/inet.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,55 +56,8 @@ struct wr_ratelimit {
     uint64_t evictions;
 };
 
-/* ---- SipHash-2-4 (Aumasson, Bernstein), 64-bit output ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-    do {                                                                                           \
-        v0 += v1;                                                                                  \
-        v1 = ROTL(v1, 13);                                                                         \
-        v1 ^= v0;                                                                                  \
-        v0 = ROTL(v0, 32);                                                                         \
-        v2 += v3;                                                                                  \
-        v3 = ROTL(v3, 16);                                                                         \
-        v3 ^= v2;                                                                                  \
-        v0 += v3;                                                                                  \
-        v3 = ROTL(v3, 21);                                                                         \
-        v3 ^= v0;                                                                                  \
-        v2 += v1;                                                                                  \
-        v1 = ROTL(v1, 17);                                                                         \
-        v1 ^= v2;                                                                                  \
-        v2 = ROTL(v2, 32);                                                                         \
-    } while (0)
-
-static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *in, size_t len)
-{
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-    uint64_t b = ((uint64_t)len) << 56;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t m = 0;
-        for (int j = 7; j >= 0; j--)
-            m = (m << 8) | in[i + (size_t)j];
-        v3 ^= m;
-        SIPROUND;
-        SIPROUND;
-        v0 ^= m;
-    }
-    for (size_t j = 0; i + j < len; j++)
-        b |= ((uint64_t)in[i + j]) << (8 * j);
-    v3 ^= b;
-    SIPROUND;
-    SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
+/* Keys are hashed with the keyed SipHash-1-3 of idhash.c (one
+ * implementation in the tree), under two independent random keys. */
 
 /* ---- table ---- */
 
@@ -213,8 +168,8 @@ static void chain_unlink(wr_ratelimit_t *rl, uint32_t i)
 static void digest(const wr_ratelimit_t *rl, const void *key, size_t len, uint64_t *h0,
                    uint64_t *h1)
 {
-    *h0 = siphash(rl->k[0], rl->k[1], key, len);
-    *h1 = siphash(rl->k[2], rl->k[3], key, len);
+    *h0 = wr_idhash_siphash13(rl->k[0], rl->k[1], key, len);
+    *h1 = wr_idhash_siphash13(rl->k[2], rl->k[3], key, len);
 }
 
 static uint32_t find(wr_ratelimit_t *rl, uint64_t h0, uint64_t h1)
