@@ -24,6 +24,7 @@ Starting waitroomd on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
   curl -s -X POST -H 'X-User-Id: alice' http://127.0.0.1:8080/v1/queues/demo/entries   # (header mode only)
   curl -s -H 'Authorization: Bearer demo-admin-key' http://127.0.0.1:8080/v1/admin/queues/demo
   curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' http://127.0.0.1:8080/v1/admin/queues/demo
+  TOKEN=\$(curl -s -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/v1/queues/demo/tokens/consume
   curl -s http://127.0.0.1:8080/metrics | grep waitroom_queue
 TXT

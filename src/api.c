@@ -150,7 +150,7 @@ static void reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
 static void reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                           json_t *o)
 {
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(o);
     if (!s) {
         reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
@@ -1014,9 +1014,8 @@ static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
-    evbuffer_add(evhttp_request_get_output_buffer(req), text, len);
+    wr_http_send(req, 200, text, len, false);
     free(text);
-    evhttp_send_reply(req, 200, "OK", NULL);
 }
 
 /* ---------- pages: the queue page, the dashboard, static assets ---------- */
@@ -1035,10 +1034,9 @@ static void reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route
     evhttp_add_header(oh, "Content-Security-Policy",
                       "default-src 'self'; img-src 'self' data:; style-src 'self'; "
                       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
-    evbuffer_add(evhttp_request_get_output_buffer(req), html, len);
-    free(html);
     count_request(a, route, status);
-    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+    wr_http_send(req, status, html, len, false);
+    free(html);
 }
 
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
@@ -1145,9 +1143,8 @@ static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *n
     evhttp_add_header(oh, "Content-Type", ctype);
     evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    evbuffer_add_reference(evhttp_request_get_output_buffer(req), data, len, NULL, NULL);
     count_request(a, WR_ROUTE_STATIC, 200);
-    evhttp_send_reply(req, 200, "OK", NULL);
+    wr_http_send(req, 200, data, len, true);
 }
 
 /* ---------- dispatch ---------- */
@@ -1303,6 +1300,13 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         handle_metrics(a, req);
         return;
     case WR_ROUTE_QUEUE_PAGE:
+        if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+            /* HEAD must not join the line: headers only, no side effect. */
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                              "text/html; charset=utf-8");
+            reply_empty(a, req, route, 200);
+            return;
+        }
         if (!wr_api_has_secret(a)) {
             reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
                         "the token secret is not loaded from the store yet", NULL, NULL,

@@ -475,6 +475,19 @@ static void common_headers(struct evhttp_request *req, int retry_after_s)
     }
 }
 
+void wr_http_send(struct evhttp_request *req, int status, const void *body, size_t len,
+                  bool is_static)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD && len > 0) {
+        struct evbuffer *buf = evhttp_request_get_output_buffer(req);
+        if (is_static)
+            evbuffer_add_reference(buf, body, len, NULL, NULL);
+        else
+            evbuffer_add(buf, body, len);
+    }
+    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+}
+
 void wr_http_reply_json(struct evhttp_request *req, int status, const char *body, size_t len,
                         int retry_after_s)
 {
@@ -482,9 +495,7 @@ void wr_http_reply_json(struct evhttp_request *req, int status, const char *body
     evhttp_remove_header(oh, "Content-Type");
     evhttp_add_header(oh, "Content-Type", "application/json");
     common_headers(req, retry_after_s);
-    struct evbuffer *buf = evhttp_request_get_output_buffer(req);
-    evbuffer_add(buf, body, len);
-    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+    wr_http_send(req, status, body, len, false);
 }
 
 void wr_http_reply_error(struct evhttp_request *req, int status, const char *code,

@@ -21,6 +21,7 @@
 
 #include <event2/event.h>
 #include <event2/http.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +71,13 @@ void wr_http_get_counters(const wr_http_t *h, wr_http_counters_t *out);
 
 /* Frees the server and closes every connection. */
 void wr_http_free(wr_http_t *h);
+
+/* Sends a reply with status and body (len bytes; copied, or referenced
+ * when static is true: the bytes must then outlive the reply). A HEAD
+ * request gets the headers only: the body is left out, so a keep-alive
+ * connection stays in step. The caller has set the headers. */
+void wr_http_send(struct evhttp_request *req, int status, const void *body, size_t len,
+                  bool is_static);
 
 /* Sends a JSON reply: status, body (len bytes, copied), with Content-Type
  * application/json and Cache-Control no-store. retry_after_s > 0 adds

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #define RATE_MAX 1000000.0
+#define RATE_MIN 0.001 /* one admission per ~17 minutes: below that, ETAs are absurd */
 
 void wr_qconfig_defaults(wr_queue_config_t *cfg)
 {
@@ -285,8 +286,8 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     if ((v = json_object_get(obj, "admitPerSecond"))) {
         if ((err = get_number(e, v, "admitPerSecond", "> 0 and <= 1000000", &d)))
             return err;
-        if (!(d > 0 && d <= RATE_MAX))
-            return fail(e, "admitPerSecond", "must be a number > 0 and <= 1000000");
+        if (!(d >= RATE_MIN && d <= RATE_MAX))
+            return fail(e, "admitPerSecond", "must be a number >= 0.001 and <= 1000000");
         c->admit_per_second = d;
         *rate_given = true;
     }
@@ -358,9 +359,9 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
 static wr_err_t derive_rate(errbuf_t *e, wr_queue_config_t *c)
 {
     double r = (double)c->cap_connections / ((double)c->cap_service_ms / 1000.0) * c->cap_safety;
-    if (!(r > 0 && r <= RATE_MAX))
-        return fail(e, "capacity", "derives admitPerSecond = %g, which must be > 0 and <= 1000000",
-                    r);
+    if (!(r >= RATE_MIN && r <= RATE_MAX))
+        return fail(e, "capacity",
+                    "derives admitPerSecond = %g, which must be >= 0.001 and <= 1000000", r);
     c->admit_per_second = r;
     return WR_OK;
 }
@@ -378,7 +379,7 @@ wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field
     if (!rate_given) {
         if (!c.has_capacity)
             return fail(&e, "admitPerSecond",
-                        "is required unless capacity is given (number > 0 and <= 1000000)");
+                        "is required unless capacity is given (number >= 0.001 and <= 1000000)");
         if ((err = derive_rate(&e, &c)))
             return err;
     }
@@ -399,8 +400,13 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
         return err;
     if (cap_given && !rate_given && (err = derive_rate(&e, &c)))
         return err;
-    if (!(c.admit_per_second > 0 && c.admit_per_second <= RATE_MAX))
-        return fail(&e, "admitPerSecond", "is required (number > 0 and <= 1000000)");
+    if (!(c.admit_per_second >= RATE_MIN && c.admit_per_second <= RATE_MAX))
+        return fail(&e, "admitPerSecond", "is required (number >= 0.001 and <= 1000000)");
+    /* failOpenPerSecond defaults to the rate: when it still equals the old
+     * rate and the PATCH changes the rate without naming it, it follows. */
+    if (!fail_open_given && c.admit_per_second != base->admit_per_second &&
+        base->fail_open_per_second == base->admit_per_second)
+        c.fail_open_per_second = c.admit_per_second;
     *out = c;
     return WR_OK;
 }

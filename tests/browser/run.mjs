@@ -220,7 +220,7 @@ test('queue page: position N, decreasing, admitted, lands on target with the tok
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(page, '#position'), '6');
   assert.equal(await text(page, '#ahead'), '5');
-  assert.match(await text(page, '#status'), /You are number 6 in line\. 5 people ahead of you\./);
+  assert.match(await text(page, '#status'), /You are number 6 in line\. People ahead of you: 5\./);
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
   assert.equal(await text(page, '#eta'), 'paused for now');
   assert.equal(await page.locator('#progress').evaluate((e) => e.value), 0);
@@ -390,7 +390,7 @@ test('Korean and English, the language switch, a narrow phone screen', async () 
   /* the switch re-renders in place and is remembered */
   await page.click('[data-lang-switch="en"]');
   assert.equal(await text(page, '#heading'), 'You are in line');
-  assert.equal(await text(page, '#status'), 'You are number 3 in line. 2 people ahead of you.');
+  assert.equal(await text(page, '#status'), 'You are number 3 in line. People ahead of you: 2.');
   assert.equal(await page.getAttribute('html', 'lang'), 'en');
   assert.equal(await page.evaluate(() => localStorage.getItem('wr_lang')), 'en');
   await page.reload();
@@ -419,7 +419,7 @@ test('without JavaScript: server-rendered position and a meta refresh', async ()
   assert.equal(res.status(), 200);
   assert.match(res.headers()['content-security-policy'] || '', /script-src 'self'/);
   assert.equal(await text(page, '#position'), '2');
-  assert.equal(await text(page, '#status'), 'You are number 2 in line. 1 people ahead of you.');
+  assert.equal(await text(page, '#status'), 'You are number 2 in line. People ahead of you: 1.');
   const refresh = await page.locator('meta[http-equiv="refresh"]').getAttribute('content');
   assert.ok(Number(refresh) >= 2, 'refresh every >= 2 s: ' + refresh);
   /* the reload keeps the place: same visitor cookie */

@@ -193,3 +193,38 @@ class Conventions(WRTest):
                 self.assertError(r, 404, "QUEUE_NOT_FOUND", what)
         self.assertError(self.c.get_queue(q), 404, "QUEUE_NOT_FOUND",
                          "PATCH of a missing queue must not create it")
+
+
+class HeadRequests(WRTest):
+    """HEAD answers headers only (a body would put a keep-alive connection
+    out of step), and HEAD of the queue page does not join the line."""
+
+    def test_head_has_no_body_and_no_side_effect(self):
+        import socket
+        import time
+        q = self.new_queue(HOLD)
+        port = self.c.port
+        reqs = ("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                "HEAD /q/%s HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n\r\n"
+                "HEAD /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (q, uid()))
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(reqs.encode())
+        data = b""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        text = data.decode(errors="replace")
+        # four status lines, in order; the only body is the GET's
+        self.assertEqual(text.count("HTTP/1.1 "), 4, text)
+        self.assertEqual(text.count('{"status":"ok"}'), 1, text)
+        parts = text.split("HTTP/1.1 ")[1:]
+        self.assertTrue(parts[0].startswith("200"), text)
+        self.assertTrue(parts[0].endswith("\r\n\r\n"), "HEAD /healthz carried a body: %r" % parts[0])
+        self.assertTrue(parts[2].startswith("200") and parts[2].endswith("\r\n\r\n"), text)
+        self.assertTrue(parts[3].startswith("404") and parts[3].endswith("\r\n\r\n"), text)
+        self.assertEqual(self.stats(q)["waiting"], 0, "HEAD /q/{queue} joined the line")

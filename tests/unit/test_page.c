@@ -56,7 +56,7 @@ static void test_render_waiting_values(void **state)
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">128</strong>"));
     assert_non_null(strstr(html, "<dd id=\"ahead\">127</dd>"));
     assert_non_null(strstr(html, "<dd id=\"eta\">about 45 s</dd>"));
-    assert_non_null(strstr(html, "You are number 128 in line. 127 people ahead of you."));
+    assert_non_null(strstr(html, "You are number 128 in line. People ahead of you: 127."));
     /* without JavaScript: reload after ceil(3000 ms) = 3 s */
     assert_non_null(
         strstr(html, "<noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>"));

@@ -404,7 +404,20 @@ static void test_patch(void **state)
     assert_true(p.admit_per_second == 50.0);
     assert_true(p.has_capacity); /* capacity kept, rate given wins */
     assert_int_equal(p.max_active, 7);
-    assert_true(p.fail_open_per_second == 175.0); /* kept from base */
+    /* failOpenPerSecond was following the rate (175 = 175): it follows it */
+    assert_true(p.fail_open_per_second == 50.0);
+    /* ...but a value set on its own is kept */
+    wr_queue_config_t own = patch_ok(&base, "{\"failOpenPerSecond\": 30}");
+    assert_true(own.fail_open_per_second == 30.0);
+    p = patch_ok(&own, "{\"admitPerSecond\": 60}");
+    assert_true(p.fail_open_per_second == 30.0);
+    /* a rate below 0.001/s is refused (ETAs would be absurd) */
+    char tfield[WR_FIELD_MAX + 1], tmsg[256];
+    json_t *tiny = json_loads("{\"admitPerSecond\": 1e-300}", 0, NULL);
+    assert_int_equal(
+        wr_qconfig_patch(&base, tiny, &p, tfield, sizeof(tfield), tmsg, sizeof(tmsg)), WR_EINVAL);
+    assert_string_equal(tfield, "admitPerSecond");
+    json_decref(tiny);
 
     /* capacity without rate re-derives: 10 / 0.1 * 0.5 = 50 */
     p = patch_ok(&base, "{\"capacity\": {\"connections\": 10, \"serviceMs\": 100, \"safety\": "
