@@ -47,7 +47,7 @@ demo: build
 
 format:
 	@clang-format -i src/*.c src/*.h tests/unit/*.c tests/store/*.c $(wildcard tests/extra/*.c) \
-	  examples/shop/*.c tools/sim/*.c tools/sim/*.h
+	  examples/shop/*.c tools/sim/*.c tools/sim/*.h $(wildcard bench/*.c fuzz/*.c)
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)

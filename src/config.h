@@ -32,11 +32,11 @@
 #include "ratelimit.h"
 
 #define WR_CONFIG_QUEUES_MAX 64
-#define WR_ADDR_MAX 255
-#define WR_URL_MAX 1023
-#define WR_KEY_MAX 256
-#define WR_HEADER_NAME_MAX 64
-#define WR_BREAKER_SPEC_MAX 255
+#define WR_ADDR_MAX          255
+#define WR_URL_MAX           1023
+#define WR_KEY_MAX           256
+#define WR_HEADER_NAME_MAX   64
+#define WR_BREAKER_SPEC_MAX  255
 #define WR_CONFIG_SECRET_MIN 32 /* --strict-secrets: minimum bytes of a secret */
 
 typedef enum {
@@ -50,47 +50,47 @@ typedef struct {
 } wr_config_queue_t;
 
 typedef struct {
-    char listen[WR_ADDR_MAX + 1];       /* "ADDR:PORT", default "127.0.0.1:8080" */
-    char store[WR_URL_MAX + 1];         /* "memory" (default) | redis://... | unix://... */
-    char admin_key[WR_KEY_MAX + 1];     /* "" = admin API refuses everything (401) */
-    wr_identity_mode_t identity;        /* default cookie */
+    char listen[WR_ADDR_MAX + 1];   /* "ADDR:PORT", default "127.0.0.1:8080" */
+    char store[WR_URL_MAX + 1];     /* "memory" (default) | redis://... | unix://... */
+    char admin_key[WR_KEY_MAX + 1]; /* "" = admin API refuses everything (401) */
+    wr_identity_mode_t identity;    /* default cookie */
     char identity_header[WR_HEADER_NAME_MAX + 1]; /* header mode: default "X-User-Id" */
-    uint8_t token_secret[WR_KEY_MAX];   /* raw bytes; len 0 = shared one from the store */
+    uint8_t token_secret[WR_KEY_MAX];             /* raw bytes; len 0 = shared one from the store */
     size_t token_secret_len;
-    uint8_t cookie_secret[WR_KEY_MAX];  /* len 0 = derived from the token secret */
+    uint8_t cookie_secret[WR_KEY_MAX]; /* len 0 = derived from the token secret */
     size_t cookie_secret_len;
-    wr_log_level_t log_level;           /* default info */
-    bool cookie_secure;                 /* add Secure to wr_vid; default false */
-    uint32_t max_connections;           /* connection cap; default 10000 */
-    uint32_t timeout_seconds;           /* HTTP read/write timeout, s; default 30 */
-    uint32_t store_timeout_ms;          /* store command timeout, ms; default 250 */
-    char data_dir[WR_URL_MAX + 1];      /* memory store snapshots; "" = none */
+    wr_log_level_t log_level;              /* default info */
+    bool cookie_secure;                    /* add Secure to wr_vid; default false */
+    uint32_t max_connections;              /* connection cap; default 10000 */
+    uint32_t timeout_seconds;              /* HTTP read/write timeout, s; default 30 */
+    uint32_t store_timeout_ms;             /* store command timeout, ms; default 250 */
+    char data_dir[WR_URL_MAX + 1];         /* memory store snapshots; "" = none */
     char breaker[WR_BREAKER_SPEC_MAX + 1]; /* store breaker: "" = defaults, "off", or
                                               "key=value,..." (wr_breaker_parse) */
-    uint32_t redis_wait_replicas;       /* WAIT N after consume/admission; 0 = off */
-    uint32_t redis_wait_timeout_ms;     /* timeout of that WAIT, ms; default 100 */
+    uint32_t redis_wait_replicas;          /* WAIT N after consume/admission; 0 = off */
+    uint32_t redis_wait_timeout_ms;        /* timeout of that WAIT, ms; default 100 */
     /* Security (docs/SECURITY.md). */
-    char admin_listen[WR_ADDR_MAX + 1]; /* "" = admin API on the main listener; else
-                                           only there (404 on the public one) */
+    char admin_listen[WR_ADDR_MAX + 1];        /* "" = admin API on the main listener; else
+                                                  only there (404 on the public one) */
     uint8_t token_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
     size_t token_secret_previous_len;
     uint8_t cookie_secret_previous[WR_KEY_MAX]; /* rotation: still verifies; len 0 = none */
     size_t cookie_secret_previous_len;
-    bool strict_secrets;                /* refuse configured secrets < 32 bytes; default false */
-    double join_rate;                   /* joins per second per client address; 0 = off
-                                           (default: clients behind one NAT share an address) */
-    double join_burst;                  /* join bucket size; default 20 */
+    bool strict_secrets; /* refuse configured secrets < 32 bytes; default false */
+    double join_rate;    /* joins per second per client address; 0 = off
+                            (default: clients behind one NAT share an address) */
+    double join_burst;   /* join bucket size; default 20 */
     wr_cidr_t trusted_proxies[WR_RATELIMIT_CIDRS_MAX]; /* peers whose X-Forwarded-For counts */
     size_t n_trusted_proxies;
-    double poll_min_fraction;           /* a poll earlier than this share of the last
-                                           retryAfterMs is early; 0 = off (default) */
-    double poll_allowance;              /* early polls allowed (bucket, refilled 1/s);
-                                           default 20 */
-    uint32_t rate_limit_keys;           /* entries per limiter table; default 65536 */
-    uint32_t max_conn_requests;         /* requests per connection, then close; 0 = no
-                                           limit; default 1000 */
-    uint32_t request_timeout_seconds;   /* a request (line, headers, body) must arrive
-                                           within this, else 408 and close; default 10 */
+    double poll_min_fraction;         /* a poll earlier than this share of the last
+                                         retryAfterMs is early; 0 = off (default) */
+    double poll_allowance;            /* early polls allowed (bucket, refilled 1/s);
+                                         default 20 */
+    uint32_t rate_limit_keys;         /* entries per limiter table; default 65536 */
+    uint32_t max_conn_requests;       /* requests per connection, then close; 0 = no
+                                         limit; default 1000 */
+    uint32_t request_timeout_seconds; /* a request (line, headers, body) must arrive
+                                         within this, else 408 and close; default 10 */
     wr_config_queue_t queues[WR_CONFIG_QUEUES_MAX];
     size_t n_queues;
 } wr_config_t;

@@ -25,8 +25,8 @@ bool wr_log_parse_level(const char *s, wr_log_level_t *out);
 void wr_log(wr_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define wr_debug(...) wr_log(WR_LOG_DEBUG, __VA_ARGS__)
-#define wr_info(...) wr_log(WR_LOG_INFO, __VA_ARGS__)
-#define wr_warn(...) wr_log(WR_LOG_WARN, __VA_ARGS__)
+#define wr_info(...)  wr_log(WR_LOG_INFO, __VA_ARGS__)
+#define wr_warn(...)  wr_log(WR_LOG_WARN, __VA_ARGS__)
 #define wr_error(...) wr_log(WR_LOG_ERROR, __VA_ARGS__)
 
 #endif

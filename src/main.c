@@ -72,8 +72,7 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
         return;
     }
     if (err != WR_ECANCELED && !app->stopping) {
-        wr_warn("could not load the token secret from the store (%s); retrying",
-                wr_strerror(err));
+        wr_warn("could not load the token secret from the store (%s); retrying", wr_strerror(err));
         retry_secret(app);
     }
 }
@@ -251,8 +250,8 @@ int main(int argc, char **argv)
 
     for (size_t i = 0; i < app.cfg.n_queues; i++) {
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        if (wr_qconfig_parse(app.cfg.queues[i].fields, &app.declared[i], field, sizeof(field),
-                             msg, sizeof(msg)) != WR_OK) {
+        if (wr_qconfig_parse(app.cfg.queues[i].fields, &app.declared[i], field, sizeof(field), msg,
+                             sizeof(msg)) != WR_OK) {
             fprintf(stderr, "waitroomd: queue %s in the config file: %s: %s\n",
                     app.cfg.queues[i].name, field, msg);
             wr_config_free(&app.cfg);
@@ -319,17 +318,19 @@ int main(int argc, char **argv)
         evtimer_add(app.queues_timer, &tv);
     }
 
-    wr_http_opts_t ho = {.base = app.base, .listen = app.cfg.listen,
+    wr_http_opts_t ho = {.base = app.base,
+                         .listen = app.cfg.listen,
                          .max_connections = app.cfg.max_connections,
                          .timeout_seconds = app.cfg.timeout_seconds,
-                         .handler = wr_api_handle, .handler_arg = app.api};
+                         .handler = wr_api_handle,
+                         .handler_arg = app.api};
     ho.max_conn_requests = app.cfg.max_conn_requests; /* security limits */
     ho.request_timeout_seconds = app.cfg.request_timeout_seconds;
     char bound[300];
     e = wr_http_open(&ho, &app.http, bound, sizeof(bound));
     if (e != WR_OK) {
-        fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen,
-                wr_strerror(e), e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
+        fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen, wr_strerror(e),
+                e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
         goto out;
     }
     printf("listening on %s\n", bound);

@@ -23,7 +23,8 @@
 typedef enum {
     WR_METRIC_COUNTER = 0,
     WR_METRIC_GAUGE = 1,
-    WR_METRIC_HISTOGRAM = 2, /* buckets (seconds): .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 2.5 +Inf */
+    WR_METRIC_HISTOGRAM =
+        2, /* buckets (seconds): .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 2.5 +Inf */
 } wr_metric_type_t;
 
 typedef struct wr_metrics wr_metrics_t;

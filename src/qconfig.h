@@ -15,11 +15,11 @@
 
 #include "error.h"
 
-#define WR_QUEUE_NAME_MAX 64  /* [A-Za-z0-9_-]{1,64} */
-#define WR_USER_ID_MAX 128    /* [A-Za-z0-9._~:@+-]{1,128} */
-#define WR_POLL_BANDS_MAX 8   /* pollBands entries */
+#define WR_QUEUE_NAME_MAX 64   /* [A-Za-z0-9_-]{1,64} */
+#define WR_USER_ID_MAX    128  /* [A-Za-z0-9._~:@+-]{1,128} */
+#define WR_POLL_BANDS_MAX 8    /* pollBands entries */
 #define WR_TARGET_URL_MAX 2048 /* targetUrl bytes, without NUL */
-#define WR_FIELD_MAX 64       /* a field path in an error ("capacity.safety") */
+#define WR_FIELD_MAX      64   /* a field path in an error ("capacity.safety") */
 
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
@@ -33,24 +33,24 @@ typedef struct {
 } wr_poll_band_t;
 
 typedef struct {
-    bool enabled;             /* false: the line is off, passthrough */
-    bool paused;              /* true: joins accepted, nobody admitted */
-    double admit_per_second;  /* outflow rate, users/s, > 0 (given or derived) */
-    bool has_capacity;        /* capacity object given */
-    uint32_t cap_connections; /* capacity.connections, >= 1 */
-    uint32_t cap_service_ms;  /* capacity.serviceMs, ms, >= 1 */
-    double cap_safety;        /* capacity.safety, (0, 1] */
-    uint32_t tick_ms;         /* scheduler tick, ms, 10..10000 */
-    uint64_t max_active;      /* cap on live tokens, 0 = no cap */
-    uint64_t max_queue_size;  /* cap on waiting users, 0 = unlimited */
+    bool enabled;               /* false: the line is off, passthrough */
+    bool paused;                /* true: joins accepted, nobody admitted */
+    double admit_per_second;    /* outflow rate, users/s, > 0 (given or derived) */
+    bool has_capacity;          /* capacity object given */
+    uint32_t cap_connections;   /* capacity.connections, >= 1 */
+    uint32_t cap_service_ms;    /* capacity.serviceMs, ms, >= 1 */
+    double cap_safety;          /* capacity.safety, (0, 1] */
+    uint32_t tick_ms;           /* scheduler tick, ms, 10..10000 */
+    uint64_t max_active;        /* cap on live tokens, 0 = no cap */
+    uint64_t max_queue_size;    /* cap on waiting users, 0 = unlimited */
     uint32_t token_ttl_seconds; /* entry token lifetime, s, 1..86400 */
     wr_poll_band_t poll_bands[WR_POLL_BANDS_MAX];
-    size_t n_poll_bands;      /* 1..WR_POLL_BANDS_MAX; the last band applies to every
-                                 position past the others (its up_to, 0 or not, is
-                                 kept only to render the config as given) */
-    double poll_jitter;       /* 0..0.5, fraction of the poll interval */
+    size_t n_poll_bands; /* 1..WR_POLL_BANDS_MAX; the last band applies to every
+                            position past the others (its up_to, 0 or not, is
+                            kept only to render the config as given) */
+    double poll_jitter;  /* 0..0.5, fraction of the poll interval */
     wr_fail_policy_t fail_policy;
-    double fail_open_per_second; /* limited policy budget per instance, >= 0 */
+    double fail_open_per_second;            /* limited policy budget per instance, >= 0 */
     char target_url[WR_TARGET_URL_MAX + 1]; /* "" when not set */
 } wr_queue_config_t;
 
@@ -67,17 +67,16 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg);
  * field (NUL-terminated, at most WR_FIELD_MAX bytes) and a message to msg
  * (msg_len bytes including NUL). *out is untouched on error.
  */
-wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field,
-                          size_t field_len, char *msg, size_t msg_len);
+wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field, size_t field_len,
+                          char *msg, size_t msg_len);
 
 /*
  * Applies a partial config (PATCH) on top of base, validated like a PUT.
  * Giving capacity without admitPerSecond re-derives the rate.
  * Same returns as wr_qconfig_parse; *out untouched on error. out may equal base.
  */
-wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj,
-                          wr_queue_config_t *out, char *field, size_t field_len, char *msg,
-                          size_t msg_len);
+wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
+                          char *field, size_t field_len, char *msg, size_t msg_len);
 
 /* Renders cfg as the API's JSON object. Returns a new reference (caller
  * json_decref's it), or NULL on allocation failure. */

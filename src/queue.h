@@ -15,7 +15,7 @@
 
 #include "qconfig.h"
 
-#define WR_POLL_MIN_MS 250   /* retryAfterMs is never below this */
+#define WR_POLL_MIN_MS   250 /* retryAfterMs is never below this */
 #define WR_CATCHUP_TICKS 3   /* a gap of up to 3 ticks is made up; longer = 1 tick */
 
 /*
@@ -39,8 +39,7 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  * (observed_rate < 0 means "unknown", use the configured rate).
  * Returns -1 (JSON null) when paused or the rate is 0.
  */
-int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position,
-                             double observed_rate);
+int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate);
 
 /* The per-queue admission budget: carry is the fractional part kept
  * between ticks; last_tick is the last tick index admitted. */
@@ -67,8 +66,8 @@ typedef struct {
  * Fractional rates are exact in the long run: at 175/s and 100 ms ticks,
  * any 10 consecutive ticks admit 175 (17 or 18 each).
  */
-uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second,
-                           uint32_t tick_ms, bool accrue);
+uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second, uint32_t tick_ms,
+                           bool accrue);
 
 /*
  * After admitting `admitted` of the `allowed` returned by

@@ -140,9 +140,8 @@ void wr_router_allow_header(unsigned allowed, char *buf, size_t cap)
     static const struct {
         unsigned bit;
         const char *name;
-    } m[] = {{WR_METHOD_GET, "GET"},     {WR_METHOD_HEAD, "HEAD"},
-             {WR_METHOD_POST, "POST"},   {WR_METHOD_PUT, "PUT"},
-             {WR_METHOD_PATCH, "PATCH"}, {WR_METHOD_DELETE, "DELETE"}};
+    } m[] = {{WR_METHOD_GET, "GET"}, {WR_METHOD_HEAD, "HEAD"},   {WR_METHOD_POST, "POST"},
+             {WR_METHOD_PUT, "PUT"}, {WR_METHOD_PATCH, "PATCH"}, {WR_METHOD_DELETE, "DELETE"}};
     size_t off = 0;
     if (cap == 0)
         return;

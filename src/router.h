@@ -12,23 +12,23 @@
 #include <stddef.h>
 
 typedef enum {
-    WR_ROUTE_NONE = 0,   /* no such path: 404 NOT_FOUND */
-    WR_ROUTE_JOIN,       /* POST   /v1/queues/{q}/entries */
-    WR_ROUTE_STATUS,     /* GET    /v1/queues/{q}/entries/me */
-    WR_ROUTE_LEAVE,      /* DELETE /v1/queues/{q}/entries/me */
-    WR_ROUTE_CONSUME,    /* POST   /v1/queues/{q}/tokens/consume */
-    WR_ROUTE_VERIFY,     /* GET    /v1/queues/{q}/tokens/verify */
-    WR_ROUTE_ADMIN_PUT,  /* PUT    /v1/admin/queues/{q} */
-    WR_ROUTE_ADMIN_PATCH,/* PATCH  /v1/admin/queues/{q} */
-    WR_ROUTE_ADMIN_GET,  /* GET    /v1/admin/queues/{q} */
+    WR_ROUTE_NONE = 0,     /* no such path: 404 NOT_FOUND */
+    WR_ROUTE_JOIN,         /* POST   /v1/queues/{q}/entries */
+    WR_ROUTE_STATUS,       /* GET    /v1/queues/{q}/entries/me */
+    WR_ROUTE_LEAVE,        /* DELETE /v1/queues/{q}/entries/me */
+    WR_ROUTE_CONSUME,      /* POST   /v1/queues/{q}/tokens/consume */
+    WR_ROUTE_VERIFY,       /* GET    /v1/queues/{q}/tokens/verify */
+    WR_ROUTE_ADMIN_PUT,    /* PUT    /v1/admin/queues/{q} */
+    WR_ROUTE_ADMIN_PATCH,  /* PATCH  /v1/admin/queues/{q} */
+    WR_ROUTE_ADMIN_GET,    /* GET    /v1/admin/queues/{q} */
     WR_ROUTE_ADMIN_DELETE, /* DELETE /v1/admin/queues/{q} */
-    WR_ROUTE_ADMIN_LIST, /* GET    /v1/admin/queues */
-    WR_ROUTE_HEALTHZ,    /* GET    /healthz */
-    WR_ROUTE_READYZ,     /* GET    /readyz */
-    WR_ROUTE_METRICS,    /* GET    /metrics */
-    WR_ROUTE_QUEUE_PAGE, /* GET    /q/{q} (the queue page) */
-    WR_ROUTE_DASHBOARD,  /* GET    /admin (the operator dashboard) */
-    WR_ROUTE_STATIC,     /* GET    /static/{file} (embedded assets) */
+    WR_ROUTE_ADMIN_LIST,   /* GET    /v1/admin/queues */
+    WR_ROUTE_HEALTHZ,      /* GET    /healthz */
+    WR_ROUTE_READYZ,       /* GET    /readyz */
+    WR_ROUTE_METRICS,      /* GET    /metrics */
+    WR_ROUTE_QUEUE_PAGE,   /* GET    /q/{q} (the queue page) */
+    WR_ROUTE_DASHBOARD,    /* GET    /admin (the operator dashboard) */
+    WR_ROUTE_STATIC,       /* GET    /static/{file} (embedded assets) */
     WR_ROUTE_COUNT
 } wr_route_t;
 
@@ -43,11 +43,11 @@ typedef enum {
 } wr_method_t;
 
 typedef struct {
-    wr_route_t route;     /* WR_ROUTE_NONE when the path is unknown or the
-                             method is not allowed on it */
-    unsigned allowed;     /* methods the path accepts (wr_method_t bits);
-                             0 = unknown path (404), else 405 when route is NONE */
-    const char *param;    /* the {queue} (or {file}) segment, a slice of path; NULL if none */
+    wr_route_t route;  /* WR_ROUTE_NONE when the path is unknown or the
+                          method is not allowed on it */
+    unsigned allowed;  /* methods the path accepts (wr_method_t bits);
+                          0 = unknown path (404), else 405 when route is NONE */
+    const char *param; /* the {queue} (or {file}) segment, a slice of path; NULL if none */
     size_t param_len;
 } wr_route_match_t;
 

@@ -49,20 +49,20 @@ typedef struct {
 /* A user's place: the answer of join and status. */
 typedef struct {
     wr_entry_state_t state;
-    uint64_t position;      /* WAITING: 1-based rank in line */
-    uint64_t waiting;       /* WAITING or EFULL: people in line */
-    char jti[WR_JTI_LEN + 1]; /* ADMITTED: id of the live token */
-    int64_t issued_at_us;   /* ADMITTED: admission time */
-    int64_t expires_at_us;  /* ADMITTED: token expiry */
+    uint64_t position;               /* WAITING: 1-based rank in line */
+    uint64_t waiting;                /* WAITING or EFULL: people in line */
+    char jti[WR_JTI_LEN + 1];        /* ADMITTED: id of the live token */
+    int64_t issued_at_us;            /* ADMITTED: admission time */
+    int64_t expires_at_us;           /* ADMITTED: token expiry */
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
 } wr_entry_t;
 
 /* The answer of one admission tick. */
 typedef struct {
-    uint64_t admitted;      /* users admitted by this call (0 when another
-                               instance already ran this tick) */
-    int64_t now_us;         /* store time of the tick */
-    wr_queue_stats_t stats; /* after the tick */
+    uint64_t admitted;               /* users admitted by this call (0 when another
+                                        instance already ran this tick) */
+    int64_t now_us;                  /* store time of the tick */
+    wr_queue_stats_t stats;          /* after the tick */
     const wr_queue_config_t *config; /* current config; borrowed */
 } wr_admit_t;
 
@@ -179,8 +179,7 @@ static inline wr_err_t wr_store_leave(wr_store_t *s, const char *q, const char *
 {
     return s->ops->leave(s, q, u, cb, arg);
 }
-static inline wr_err_t wr_store_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb,
-                                      void *arg)
+static inline wr_err_t wr_store_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb, void *arg)
 {
     return s->ops->admit(s, q, cb, arg);
 }
@@ -189,8 +188,8 @@ static inline wr_err_t wr_store_consume(wr_store_t *s, const char *q, const char
 {
     return s->ops->consume(s, q, u, jti, cb, arg);
 }
-static inline wr_err_t wr_store_verify(wr_store_t *s, const char *q, const char *u,
-                                       const char *jti, wr_store_token_cb cb, void *arg)
+static inline wr_err_t wr_store_verify(wr_store_t *s, const char *q, const char *u, const char *jti,
+                                       wr_store_token_cb cb, void *arg)
 {
     return s->ops->verify(s, q, u, jti, cb, arg);
 }

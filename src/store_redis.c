@@ -151,10 +151,10 @@ struct req {
     struct req *prev, *next;
     struct rstore *s; /* NULL once orphaned by close() */
     op_t op;
-    int script;     /* enum script_id, or -1 for a plain command */
-    bool abandoned; /* user callback already called */
-    bool retried;   /* the one EVAL after NOSCRIPT was sent */
-    bool waiting;   /* WAIT sent; `held` is the script's answer */
+    int script;       /* enum script_id, or -1 for a plain command */
+    bool abandoned;   /* user callback already called */
+    bool retried;     /* the one EVAL after NOSCRIPT was sent */
+    bool waiting;     /* WAIT sent; `held` is the script's answer */
     redisReply *held; /* deep copy of the script reply while WAIT runs; owned */
     struct event *timer;
     union {

@@ -141,9 +141,9 @@ static void test_type_mismatch_and_labels_cap(void **state)
     wr_metrics_describe(m, "g", WR_METRIC_GAUGE, "g");
     wr_metrics_describe(m, "h", WR_METRIC_HISTOGRAM, "h");
     wr_metrics_set(m, "c_total", "t=\"1\"", 7); /* allowed: a total mirrored from the store */
-    wr_metrics_observe(m, "g", NULL, 0.1); /* dropped: observe on a gauge */
-    wr_metrics_inc(m, "h", NULL, 1);       /* dropped: inc on a histogram */
-    wr_metrics_inc(m, "g", "k=\"v\"", 2);  /* allowed: a gauge may go up */
+    wr_metrics_observe(m, "g", NULL, 0.1);      /* dropped: observe on a gauge */
+    wr_metrics_inc(m, "h", NULL, 1);            /* dropped: inc on a histogram */
+    wr_metrics_inc(m, "g", "k=\"v\"", 2);       /* allowed: a gauge may go up */
     wr_metrics_inc(m, "g", "k=\"v\"", 3);
     assert_true(wr_metrics_get(m, "g", "k=\"v\"") == 5);
     assert_true(wr_metrics_get(m, "c_total", "t=\"1\"") == 7);

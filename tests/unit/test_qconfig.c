@@ -414,8 +414,8 @@ static void test_patch(void **state)
     /* a rate below 0.001/s is refused (ETAs would be absurd) */
     char tfield[WR_FIELD_MAX + 1], tmsg[256];
     json_t *tiny = json_loads("{\"admitPerSecond\": 1e-300}", 0, NULL);
-    assert_int_equal(
-        wr_qconfig_patch(&base, tiny, &p, tfield, sizeof(tfield), tmsg, sizeof(tmsg)), WR_EINVAL);
+    assert_int_equal(wr_qconfig_patch(&base, tiny, &p, tfield, sizeof(tfield), tmsg, sizeof(tmsg)),
+                     WR_EINVAL);
     assert_string_equal(tfield, "admitPerSecond");
     json_decref(tiny);
 

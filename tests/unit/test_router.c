@@ -65,8 +65,8 @@ static void test_method_not_allowed(void **state)
     wr_router_allow_header(r.allowed, allow, sizeof(allow));
     assert_string_equal(allow, "GET, HEAD, DELETE");
     r = m(WR_METHOD_POST, "/v1/admin/queues/q");
-    assert_int_equal(r.allowed,
-                     WR_METHOD_PUT | WR_METHOD_PATCH | WR_METHOD_GET | WR_METHOD_HEAD | WR_METHOD_DELETE);
+    assert_int_equal(r.allowed, WR_METHOD_PUT | WR_METHOD_PATCH | WR_METHOD_GET | WR_METHOD_HEAD |
+                                    WR_METHOD_DELETE);
 }
 
 static void test_unknown_paths(void **state)
@@ -105,8 +105,10 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_user_routes),        cmocka_unit_test(test_admin_routes),
-        cmocka_unit_test(test_method_not_allowed), cmocka_unit_test(test_unknown_paths),
+        cmocka_unit_test(test_user_routes),
+        cmocka_unit_test(test_admin_routes),
+        cmocka_unit_test(test_method_not_allowed),
+        cmocka_unit_test(test_unknown_paths),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
