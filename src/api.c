@@ -422,9 +422,10 @@ static void done_cb(wr_err_t err, void *arg)
 }
 
 /*
- * Finds the user for a request. Returns 0 and fills user; or 1 when the
- * request has been answered (400 / 404). In cookie mode, `create` mints a
- * new visitor (join) when the cookie is missing or does not verify.
+ * Finds the user for a request. Returns 0 and fills user; 1 when the
+ * request has been answered (400); 2 in cookie mode when there is no valid
+ * visitor cookie and `create` is false (the caller answers). With `create`
+ * (join), a missing or unverifiable cookie mints a new visitor.
  */
 static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
                         char user[WR_USER_ID_MAX + 1], char cookie_out[WR_VID_COOKIE_LEN + 1])
@@ -460,10 +461,8 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
             return 0;
         }
     }
-    if (!create) {
-        reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
-        return 1;
-    }
+    if (!create)
+        return 2; /* no visitor: the caller answers (the queue may not exist either) */
     char vid[WR_VID_LEN + 1];
     if (wr_identity_new_visitor(a->cookie_key, a->cookie_key_len, vid, cookie_out) != WR_OK) {
         reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL, NULL, 0);
@@ -473,6 +472,41 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     return 0;
 }
 
+/* GET/DELETE entries/me without a valid visitor cookie: 404 NOT_IN_QUEUE,
+ * or 404 QUEUE_NOT_FOUND when the queue does not exist either (one store
+ * read when this instance does not know the queue). Sets no cookie. */
+static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    ctx_t *c = arg;
+    observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL,
+                    0);
+    } else {
+        reply_store_error(c, err);
+    }
+    ctx_free(c);
+}
+
+static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+{
+    if (wr_scheduler_config(a->sched, queue)) {
+        reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
+        return;
+    }
+    ctx_t *c = ctx_new(a, req, route, queue);
+    if (!c) {
+        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    c->op = "queue_get";
+    if (wr_store_queue_get(a->store, queue, no_visitor_cb, c) != WR_OK) {
+        reply_unavailable(a, req, route, WR_EUNAVAILABLE);
+        ctx_free(c);
+    }
+}
+
 static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                            const char *queue)
 {
@@ -480,7 +514,12 @@ static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     char cookie[WR_VID_COOKIE_LEN + 1];
     if (route == WR_ROUTE_JOIN && join_limited(a, req, route))
         return;
-    if (resolve_user(a, req, route, route == WR_ROUTE_JOIN, user, cookie))
+    int who = resolve_user(a, req, route, route == WR_ROUTE_JOIN, user, cookie);
+    if (who == 2) {
+        no_visitor(a, req, route, queue);
+        return;
+    }
+    if (who)
         return;
     if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
         return;

@@ -1,6 +1,6 @@
 """Cookie identity mode (the default): the signed wr_vid visitor cookie."""
 import jwtutil
-from harness import ENV, FAST, HOLD, WRTest
+from harness import ENV, FAST, HOLD, WRTest, uid
 
 
 def parse_set_cookie(value):
@@ -116,3 +116,19 @@ class CookieMode(WRTest):
         self.assertEqual(r.status, 200, repr(r))
         self.assertEqual(r.json, {"valid": True, "userId": sub})
         self.assertError(self.c.me(q, None, {"Cookie": "wr_vid=" + v}), 404, "NOT_IN_QUEUE")
+
+
+class CookieUnknownQueue(WRTest):
+    """Without a visitor cookie, entries/me answers NOT_IN_QUEUE for a queue
+    that exists and QUEUE_NOT_FOUND for one that does not."""
+
+    def test_no_cookie_unknown_queue_is_queue_not_found(self):
+        c = ENV.cookie.client
+        q = self.new_queue(HOLD, client=c)
+        for method in ("GET", "DELETE"):
+            r = c.request(method, "/v1/queues/%s/entries/me" % q, {})
+            self.assertError(r, 404, "NOT_IN_QUEUE", "%s, known queue" % method)
+            self.assertNotIn("set-cookie", r.headers)
+            r = c.request(method, "/v1/queues/no-such-queue-%s/entries/me" % uid(), {})
+            self.assertError(r, 404, "QUEUE_NOT_FOUND", "%s, unknown queue" % method)
+            self.assertNotIn("set-cookie", r.headers)
