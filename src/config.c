@@ -695,8 +695,12 @@ out:
     return rc;
 }
 
-/* Checks line lengths and section headers before libinih sees the text. */
-static wr_err_t prescan(const char *path, const char *text, char *err, size_t errlen)
+/* Checks line lengths and section headers before libinih sees the text,
+ * and declares every [queue NAME] section (libinih never reports a section
+ * without keys: an empty one must still declare its queue, so that the
+ * missing rate is an error at start instead of a queue silently skipped). */
+static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, char *err,
+                        size_t errlen)
 {
     int lineno = 0;
     const char *p = text;
@@ -724,6 +728,10 @@ static wr_err_t prescan(const char *path, const char *text, char *err, size_t er
                 char msg[512];
                 if (!check_section(section, msg, sizeof(msg)))
                     return fail(err, errlen, "%s:%d: %s", path, lineno, msg);
+                char qname[WR_QUEUE_NAME_MAX + 1];
+                if (queue_section(section, qname) && !queue_slot(cfg, qname))
+                    return fail(err, errlen, "%s:%d: more than %d [queue] sections", path, lineno,
+                                WR_CONFIG_QUEUES_MAX);
             }
         }
         p = nl ? nl + 1 : p + len;
@@ -737,7 +745,7 @@ wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size
     wr_err_t rc = read_file(path, &text, err, errlen);
     if (rc)
         return rc;
-    if ((rc = prescan(path, text, err, errlen)))
+    if ((rc = prescan(cfg, path, text, err, errlen)))
         goto out;
 
     ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
