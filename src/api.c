@@ -58,6 +58,8 @@
 
 #define RETRY_AFTER_UNAVAILABLE_S 2
 
+#define N_LABEL_STATUSES 12 /* label_statuses[] in count_request */
+
 struct wr_api {
     struct event_base *base;
     wr_store_t *store;
@@ -82,10 +84,14 @@ struct wr_api {
     uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
     bool admin_enabled;
     size_t in_flight;
+    char request_labels[WR_ROUTE_COUNT][N_LABEL_STATUSES][64]; /* see count_request */
+    struct ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
+    unsigned n_free_ctx;
     uint64_t rng;
 };
 
-typedef struct {
+typedef struct ctx {
+    struct ctx *next_free;
     wr_api_t *api;
     struct evhttp_request *req;
     wr_route_t route;
@@ -117,13 +123,31 @@ static double rand01(wr_api_t *a)
     return (double)(r >> 11) / 9007199254740992.0;
 }
 
+/* Label strings of the request counter, built once per (route, status):
+ * the hot path does no formatting. Statuses outside the table are
+ * formatted on the spot. */
+static const int label_statuses[N_LABEL_STATUSES] = {200, 204, 400, 401, 403, 404,
+                                                     405, 408, 413, 429, 500, 503};
+
 static void count_request(wr_api_t *a, wr_route_t route, int status)
 {
     if (!a->metrics)
         return;
     char l[96];
-    snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
-    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", l, 1);
+    const char *labels = l;
+    size_t i = 0;
+    while (i < N_LABEL_STATUSES && label_statuses[i] != status)
+        i++;
+    if ((unsigned)route < WR_ROUTE_COUNT && i < N_LABEL_STATUSES) {
+        char *slot = a->request_labels[route][i];
+        if (!slot[0])
+            snprintf(slot, sizeof(a->request_labels[0][0]), "route=\"%s\",status=\"%d\"",
+                     wr_router_route_name(route), status);
+        labels = slot;
+    } else {
+        snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
+    }
+    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
 }
 
 static void reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
@@ -169,9 +193,14 @@ static void reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_
 
 static ctx_t *ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
 {
-    ctx_t *c = calloc(1, sizeof(*c));
-    if (!c)
+    ctx_t *c = a->free_ctx;
+    if (c) {
+        a->free_ctx = c->next_free;
+        a->n_free_ctx--;
+        memset(c, 0, sizeof(*c));
+    } else if (!(c = calloc(1, sizeof(*c)))) {
         return NULL;
+    }
     c->api = a;
     c->req = req;
     c->route = route;
@@ -183,11 +212,20 @@ static ctx_t *ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
     return c;
 }
 
+#define FREE_CTX_MAX 1024
+
 static void ctx_free(ctx_t *c)
 {
-    c->api->in_flight--;
+    wr_api_t *a = c->api;
+    a->in_flight--;
     json_decref(c->body);
-    free(c);
+    if (a->n_free_ctx < FREE_CTX_MAX) {
+        c->next_free = a->free_ctx;
+        a->free_ctx = c;
+        a->n_free_ctx++;
+    } else {
+        free(c);
+    }
 }
 
 /* Records the store latency of c's operation. */
@@ -1505,5 +1543,10 @@ void wr_api_free(wr_api_t *a)
     OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
+    while (a->free_ctx) {
+        ctx_t *c = a->free_ctx;
+        a->free_ctx = c->next_free;
+        free(c);
+    }
     free(a);
 }

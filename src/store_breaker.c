@@ -36,9 +36,14 @@ struct bstore {
     wr_metrics_t *metrics;
     int64_t (*now_ms)(void);
     bool closing;
+    struct call *free_calls; /* recycled call records (no malloc per store call) */
+    unsigned n_free;
 };
 
+#define FREE_CALLS_MAX 1024
+
 struct call {
+    struct call *next_free;
     struct bstore *s;
     wr_breaker_permit_t permit;
     int64_t t0_ms;
@@ -116,8 +121,12 @@ static struct call *begin(struct bstore *s, wr_err_t *err)
         *err = WR_EUNAVAILABLE;
         return NULL;
     }
-    struct call *c = calloc(1, sizeof(*c));
-    if (!c) {
+    struct call *c = s->free_calls;
+    if (c) {
+        s->free_calls = c->next_free;
+        s->n_free--;
+        memset(c, 0, sizeof(*c));
+    } else if (!(c = calloc(1, sizeof(*c)))) {
         wr_breaker_cancel(s->br, p);
         *err = WR_ENOMEM;
         return NULL;
@@ -145,7 +154,15 @@ static void settle(struct call *c, wr_err_t err)
             wr_breaker_record(s->br, c->permit, is_failure(err), (uint32_t)lat, now);
         }
     }
-    free(c);
+    /* The wrappers copy the user's callback out before settling, so the
+     * record may be reused by a call made from inside that callback. */
+    if (s->n_free < FREE_CALLS_MAX) {
+        c->next_free = s->free_calls;
+        s->free_calls = c;
+        s->n_free++;
+    } else {
+        free(c);
+    }
 }
 
 /* The inner call returned err: settle and pass it on. */
@@ -328,8 +345,13 @@ static void b_close(wr_store_t *st)
     if (!s || s->closing)
         return; /* a second close from a callback run by the first */
     s->closing = true;
-    wr_store_close(s->inner);
+    wr_store_close(s->inner); /* settles every pending call */
     wr_breaker_free(s->br);
+    while (s->free_calls) {
+        struct call *c = s->free_calls;
+        s->free_calls = c->next_free;
+        free(c);
+    }
     free(s);
 }
 
