@@ -6,11 +6,15 @@
 --   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH,
 --         -1 no queue, -2 line full (waiting set), -3 not in queue.
 local user, known, is_join = ARGV[1], ARGV[2], ARGV[3] == '1'
-local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'json')
+local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize')
 if not cfg[1] then
   return {-1, 0, '', 0, 0, '', 0, 0}
 end
-local version, json = version_json(cfg[1], known, cfg[4])
+-- The JSON is read only when the caller's cached version is stale.
+local version, json = tonumber(cfg[1]), ''
+if known ~= cfg[1] then
+  json = redis.call('HGET', K_CONFIG, 'json') or ''
+end
 if cfg[2] == '0' then
   return {3, version, json, 0, 0, '', 0, 0}
 end
