@@ -42,6 +42,21 @@
  * safe in libevent 2.1.12 (evhttp_send frees a request that lost its
  * connection), which is what lets handlers finish store calls after a
  * disconnect (case K07).
+ *
+ * Writing a reply now (send_reply): evhttp 2.1 puts a reply into the
+ * connection's bufferevent and enables its write event; the bytes leave
+ * only after the next epoll_wait reports the socket writable, and the
+ * write callback then disables the event again: two epoll_ctl calls and a
+ * loop iteration per reply, on top of the read and the write. send_reply
+ * makes the bufferevent's own write event active right away (struct
+ * bufferevent is public in event2/bufferevent_struct.h), so libevent runs
+ * its usual write callback in this loop iteration: the reply is written
+ * now, and the enable and disable of the write event meet in the epoll
+ * changelist (EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) and cancel out before
+ * they reach the kernel. Nothing else changes: a partial write leaves the
+ * event enabled, and evhttp's write-done callback runs as before. Measured
+ * with strace -c: 5 system calls per keep-alive poll before, 3 after
+ * (FIONREAD, readv, writev; nginx makes 2).
  */
 #include "http.h"
 
@@ -49,6 +64,8 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
+#include <event2/event.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <jansson.h>
@@ -475,6 +492,19 @@ static void common_headers(struct evhttp_request *req, int retry_after_s)
     }
 }
 
+/* evhttp_send_reply, then the write in this loop iteration (see the top). */
+static void send_reply(struct evhttp_request *req, int status)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+    /* evhttp_send_reply never frees a connection it has (only a request
+     * without one), so bev is still valid here. */
+    if (bev && (bufferevent_get_enabled(bev) & EV_WRITE) &&
+        evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+        event_active(&bev->ev_write, EV_WRITE, 1);
+}
+
 void wr_http_send(struct evhttp_request *req, int status, const void *body, size_t len,
                   bool is_static)
 {
@@ -485,7 +515,7 @@ void wr_http_send(struct evhttp_request *req, int status, const void *body, size
         else
             evbuffer_add(buf, body, len);
     }
-    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+    send_reply(req, status);
 }
 
 void wr_http_reply_json(struct evhttp_request *req, int status, const char *body, size_t len,
@@ -526,5 +556,5 @@ void wr_http_reply_error(struct evhttp_request *req, int status, const char *cod
 void wr_http_reply_empty(struct evhttp_request *req, int status)
 {
     common_headers(req, 0);
-    evhttp_send_reply(req, status, wr_http_reason(status), NULL);
+    send_reply(req, status);
 }
