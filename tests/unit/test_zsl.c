@@ -194,6 +194,101 @@ static void test_random_against_sorted_array(void **state)
     wr_zsl_free(z);
 }
 
+/* The rank index of append-only lists: a FIFO line of 300,000 appends
+ * (more than one superblock of 64 x 4096 sequence numbers) with random
+ * deletes, pops from the front and more appends; every checked rank is the
+ * position in a plain array, and equals the span walk's. Then the front
+ * superblocks are dropped as the line moves on, and the index stays exact. */
+#define FIFO_N 300000
+static wr_zsl_node_t *f_node[FIFO_N + 200000];
+
+static void check_fifo_ranks(wr_zsl_t *z, size_t head, size_t n, unsigned stride)
+{
+    uint64_t pos = 0;
+    for (size_t i = head; i < n; i++) {
+        if (!f_node[i])
+            continue;
+        pos++;
+        if ((i % stride) == 0 || i + 1 == n) {
+            assert_int_equal(wr_zsl_rank(z, f_node[i]), pos);
+            assert_int_equal(wr_zsl_rank_walk(z, f_node[i]), pos);
+        }
+    }
+    assert_int_equal(wr_zsl_length(z), pos);
+}
+
+static void test_rank_index_fifo(void **state)
+{
+    (void)state;
+    wr_zsl_t *z = wr_zsl_new(7);
+    srand(7);
+    size_t n = 0, head = 0;
+    char id[32];
+    for (; n < FIFO_N; n++) {
+        snprintf(id, sizeof id, "u%zu", n);
+        f_node[n] = ins(z, (int64_t)n * 3 + 1000, id);
+    }
+    assert_true(wr_zsl_rank_indexed(z));
+    /* a third of the users leave, anywhere in the line */
+    for (int k = 0; k < FIFO_N / 3; k++) {
+        size_t i = (size_t)rand() % FIFO_N;
+        if (f_node[i]) {
+            wr_zsl_delete(z, f_node[i]);
+            f_node[i] = NULL;
+        }
+    }
+    check_fifo_ranks(z, head, n, 97);
+    /* admission takes 200,000 users (about 300,000 sequence numbers, so the
+     * first superblock of 262,144 dies and is dropped) from the front,
+     * while 200,000 more arrive */
+    for (int round = 0; round < 100; round++) {
+        uint64_t want = 2000;
+        uint64_t popped = wr_zsl_pop_first(z, want, NULL, NULL);
+        for (uint64_t p = 0; p < popped; head++) {
+            if (f_node[head]) {
+                f_node[head] = NULL;
+                p++;
+            }
+        }
+        for (int a = 0; a < 2000; a++, n++) {
+            snprintf(id, sizeof id, "u%zu", n);
+            f_node[n] = ins(z, (int64_t)n * 3 + 1000, id);
+        }
+        if (round % 25 == 0)
+            check_fifo_ranks(z, head, n, 389);
+    }
+    assert_true(wr_zsl_rank_indexed(z));
+    assert_true(head > 262144);
+    check_fifo_ranks(z, head, n, 1);
+    wr_zsl_free(z);
+}
+
+/* An insert that is not an append turns the index off; ranks stay exact by
+ * the span walk; an emptied list turns it back on. */
+static void test_rank_index_off_and_on(void **state)
+{
+    (void)state;
+    wr_zsl_t *z = wr_zsl_new(3);
+    wr_zsl_node_t *a = ins(z, 10, "a"), *c = ins(z, 30, "c");
+    assert_true(wr_zsl_rank_indexed(z));
+    wr_zsl_node_t *b = ins(z, 20, "b"); /* before c: not an append */
+    assert_false(wr_zsl_rank_indexed(z));
+    assert_int_equal(wr_zsl_rank(z, a), 1);
+    assert_int_equal(wr_zsl_rank(z, b), 2);
+    assert_int_equal(wr_zsl_rank(z, c), 3);
+    wr_zsl_delete(z, b);
+    assert_int_equal(wr_zsl_rank(z, c), 2);
+    assert_int_equal(wr_zsl_pop_first(z, 5, NULL, NULL), 2);
+    assert_true(wr_zsl_rank_indexed(z));
+    wr_zsl_node_t *d = ins(z, 5, "d"), *e = ins(z, 6, "e");
+    assert_true(wr_zsl_rank_indexed(z));
+    assert_int_equal(wr_zsl_rank(z, d), 1);
+    assert_int_equal(wr_zsl_rank(z, e), 2);
+    wr_zsl_delete(z, d);
+    assert_int_equal(wr_zsl_rank(z, e), 1);
+    wr_zsl_free(z);
+}
+
 /* Freed nodes are reused: churn at a constant size does not keep growing
  * the pool (without reuse, 50,000 more nodes would need 1.6 MB). Levels are
  * random, so per-size-class counts drift a little: allow 4x. */
@@ -228,6 +323,8 @@ int main(void)
         cmocka_unit_test(test_pop_first),
         cmocka_unit_test(test_random_against_sorted_array),
         cmocka_unit_test(test_pool_reuse),
+        cmocka_unit_test(test_rank_index_fifo),
+        cmocka_unit_test(test_rank_index_off_and_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
