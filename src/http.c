@@ -37,6 +37,11 @@
  * Requests per connection: the request that reaches max_conn_requests is
  * answered with "Connection: close", so evhttp closes after the reply.
  *
+ * Ambiguous framing (two different Content-Length values, or Content-Length
+ * with Transfer-Encoding) is answered 400 BAD_REQUEST with "Connection:
+ * close" before any handler runs, so bytes evhttp would read as a second
+ * request on the connection are never served (request smuggling).
+ *
  * Replies: every JSON reply carries Content-Type application/json and
  * Cache-Control no-store. Replying to a request whose client has gone is
  * safe in libevent 2.1.12 (evhttp_send frees a request that lost its
@@ -283,6 +288,28 @@ static void on_complete(struct evhttp_request *req, void *arg)
     c->start_us = evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ? mono_us() : 0;
 }
 
+/* True when the request's message framing is ambiguous: Content-Length
+ * given twice with different values, or together with Transfer-Encoding.
+ * evhttp 2.1 takes the first Content-Length (or chunked) and reads what
+ * follows as the next request; a proxy in front may split the same bytes
+ * differently (request smuggling). RFC 9112 6.3: reject, then close. */
+static bool ambiguous_framing(struct evhttp_request *req)
+{
+    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    const char *cl = NULL;
+    bool te = false;
+    for (const struct evkeyval *kv = ih ? ih->tqh_first : NULL; kv; kv = kv->next.tqe_next) {
+        if (evutil_ascii_strcasecmp(kv->key, "Content-Length") == 0) {
+            if (cl && strcmp(cl, kv->value) != 0)
+                return true;
+            cl = kv->value;
+        } else if (evutil_ascii_strcasecmp(kv->key, "Transfer-Encoding") == 0) {
+            te = true;
+        }
+    }
+    return cl && te;
+}
+
 /* Every request passes here first: per-connection bookkeeping. */
 static void on_request(struct evhttp_request *req, void *arg)
 {
@@ -299,6 +326,13 @@ static void on_request(struct evhttp_request *req, void *arg)
             evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
             h->counters.conn_limit_closes++;
         }
+    }
+    if (ambiguous_framing(req)) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+        wr_http_reply_error(req, 400, "BAD_REQUEST",
+                            "conflicting Content-Length / Transfer-Encoding headers", NULL, NULL,
+                            0);
+        return;
     }
     h->handler(req, h->handler_arg);
 }

@@ -158,6 +158,7 @@ typedef struct mstore {
     struct event_base *evbase;
     struct event *ev_defer;
     struct event *ev_snap;
+    struct event *ev_reap; /* polls for the snapshot child's exit (no zombie) */
     item_t *head, *tail;
     size_t pending;
     item_t *cache; /* free items for reuse */
@@ -1647,6 +1648,20 @@ static void reap_child(mstore_t *s, bool block)
     s->snap_pid = 0;
 }
 
+/* Collects the snapshot child soon after it exits rather than at the next
+ * snapshot round, so no exited child lingers as a zombie for seconds. */
+static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mstore_t *s = arg;
+    reap_child(s, false);
+    if (s->snap_pid > 0 && !s->closing) {
+        struct timeval tv = {0, 100 * 1000};
+        evtimer_add(s->ev_reap, &tv);
+    }
+}
+
 /*
  * Periodic snapshot, in a forked child: the child writes the state as it
  * was at fork() (copy-on-write) while the loop goes on serving, so a long
@@ -1674,6 +1689,8 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
     }
     s->snap_pid = pid;
     s->dirty = false;
+    struct timeval tv = {0, 100 * 1000};
+    evtimer_add(s->ev_reap, &tv);
 }
 
 wr_err_t wr_store_memory_snapshot(wr_store_t *base)
@@ -1702,6 +1719,8 @@ static void store_free(mstore_t *s)
         event_free(s->ev_defer);
     if (s->ev_snap)
         event_free(s->ev_snap);
+    if (s->ev_reap)
+        event_free(s->ev_reap);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* releases the flock */
     free(s->data_dir);
@@ -1716,6 +1735,8 @@ static void mem_close(wr_store_t *base)
     s->closing = true;
     if (s->ev_snap)
         event_del(s->ev_snap);
+    if (s->ev_reap)
+        event_del(s->ev_reap);
     reap_child(s, true);
     if (s->data_dir && s->dirty)
         (void)write_snapshot(s);
@@ -1791,7 +1812,8 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
             goto out;
         err = WR_ENOMEM;
         s->ev_snap = event_new(base, -1, EV_PERSIST, on_snap_timer, s);
-        if (!s->ev_snap)
+        s->ev_reap = evtimer_new(base, on_reap_timer, s);
+        if (!s->ev_snap || !s->ev_reap)
             goto out;
         struct timeval tv = {.tv_sec = s->snap_ms / 1000, .tv_usec = (s->snap_ms % 1000) * 1000};
         if (event_add(s->ev_snap, &tv) != 0)
