@@ -107,11 +107,12 @@ for store in memory redis; do
   WR_PREFIX=x $WRK -s bench/wrk/join.lua "http://127.0.0.1:$WPORT/" > "$tmp/join.txt" 2> "$tmp/join.err"
   read -r j_rps j_p50 j_p99 < <(summ "$tmp/join.txt")
   echo "| waitroomd ($store) joins | $j_rps | $j_p50 | $j_p99 | $n_rps | $(ratio "$j_rps" "$n_rps") |"
-  ratios=()
+  ratios=(); non2xx=0
   for r in $(seq "$ROUNDS"); do
     read -r n_rps _ _ < <(nginx_run)
     WR_USERS=$USERS $WRK -s bench/wrk/poll.lua "http://127.0.0.1:$WPORT/" > "$tmp/poll.txt" 2>> "$tmp/poll.err"
     read -r p_rps p_p50 p_p99 < <(summ "$tmp/poll.txt")
+    non2xx=$(( ${non2xx:-0} + $(awk '/Non-2xx/ {n=$NF} END {print n+0}' "$tmp/poll.txt") ))
     ratios+=("$(ratio "$p_rps" "$n_rps")")
     echo "| waitroomd ($store) polls, round $r | $p_rps | $p_p50 | $p_p99 | $n_rps | ${ratios[-1]} |"
   done
@@ -119,7 +120,7 @@ for store in memory redis; do
   rss=$(awk '/VmRSS/ {print $2}' /proc/"${pids[-1]}"/status 2>/dev/null || echo "?")
   med=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   echo "| **waitroomd ($store) polls: median of $ROUNDS paired ratios** (line of $waiting) | | | | | **$med** (min $(printf '%s\n' "${ratios[@]}" | sort -n | head -1), max $(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)) |"
-  echo "  ($store: filled $USERS joins in $(python3 -c "print(f'{$t1-$t0:.1f}')") s; waitroomd RSS ${rss} kB; non-200s: $(cat "$tmp/join.err" "$tmp/poll.err" | grep -c status || true))" >&2
+  echo "  ($store: filled $USERS joins in $(python3 -c "print(f'{$t1-$t0:.1f}')") s; waitroomd RSS ${rss} kB; non-2xx answers: joins $(awk '/Non-2xx/ {n=$NF} END {print n+0}' "$tmp/join.txt") polls ${non2xx:-0}; first ones: $(sort "$tmp/join.err" "$tmp/poll.err" | uniq -c | head -3 | tr -s ' \n' ' '))" >&2
   kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'
   if [ $store = redis ]; then kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; fi
 done
