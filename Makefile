@@ -20,7 +20,8 @@ all: build
 deps:
 	@scripts/deps.sh
 
-build: deps
+build:
+	@scripts/deps.sh build
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 

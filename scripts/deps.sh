@@ -2,14 +2,21 @@
 # Installs the Debian packages that waitroom's build and tests need, when
 # they are missing. Runs as root, or through sudo. Safe to run repeatedly:
 # it does nothing when everything is present.
+# Usage: scripts/deps.sh [build]   (build: only what building and `make run`
+# need; no argument: also everything the tests need)
 set -euo pipefail
 
 pkgs=(
   build-essential cmake pkg-config
   libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev
   redis-server python3 curl
-  chromium fonts-nanum nodejs npm # browser tests: playwright-core drives chromium; Korean font
 )
+if [ "${1:-}" != build ]; then
+  pkgs+=(
+    valgrind clang libclang-rt-14-dev # valgrind_integration, fuzz_short (libFuzzer): they skip-pass without these
+    chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
+  )
+fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
   # shellcheck disable=SC2206
   pkgs+=(${WR_DEPS_EXTRA})
