@@ -327,6 +327,16 @@ static void on_request(struct evhttp_request *req, void *arg)
             h->counters.conn_limit_closes++;
         }
     }
+    if (c && c->closing_us) {
+        /* Its 408 is already out: the rest of this request arrived during
+         * the grace second. Never dispatch it (a leave or a consume would
+         * change state after an error); the reply only meets the shut
+         * write side, and evhttp frees the connection on the error. */
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+        wr_http_reply_error(req, 408, "REQUEST_TIMEOUT", "the request did not arrive in time",
+                            NULL, NULL, 0);
+        return;
+    }
     if (ambiguous_framing(req)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
         wr_http_reply_error(req, 400, "BAD_REQUEST",

@@ -144,6 +144,25 @@ class Limits(WRTest):
         self.assertGreaterEqual(polls, 4)
         self.finish(srv, rss0, 20 * 1024, "slowloris")
 
+    def test_request_finished_after_its_408_is_not_served(self):
+        """A leave trickled past the deadline gets its 408; its last bytes,
+        arriving in the second before the connection is shut for reading,
+        must not run the leave (an error never changes state)."""
+        srv = self.start()
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(("DELETE /v1/queues/%s/entries/me HTTP/1.1\r\nHost: x\r\n"
+                   "X-User-Id: %s\r\n" % (self.q, self.user)).encode())
+        status, hd, body, how = read_response(s, timeout=5)
+        self.assertEqual(status, 408)
+        try:
+            s.sendall(b"\r\n")   # the request is complete now, inside the grace second
+        except OSError:
+            pass
+        time.sleep(0.5)
+        s.close()
+        self.poll_ok("the late leave was not served")
+        self.assertEqual(self.stats(self.q, client=self.c2)["leftTotal"], 0)
+
     def test_huge_headers_answered_not_reset(self):
         srv = self.start()
         rss0 = rss_kb(srv.proc.pid)
