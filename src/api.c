@@ -271,6 +271,15 @@ static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const ch
     evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
 }
 
+/* Whether a join answered err hands out the visitor cookie it minted: on
+ * success, and on a store timeout or outage (the join may have been applied,
+ * and the retry must come back as the same visitor). Not on a refusal
+ * (unknown queue, full line): an error creates no visitor. */
+static bool visitor_kept(wr_err_t err)
+{
+    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE;
+}
+
 static int retry_after_full(const wr_queue_config_t *cfg)
 {
     uint32_t ms = cfg && cfg->n_poll_bands ? cfg->poll_bands[cfg->n_poll_bands - 1].ms : 5000;
@@ -432,7 +441,7 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     ctx_t *c = arg;
     observe(c, err);
-    if (c->cookie[0])
+    if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
     if (err == WR_OK && e) {
         reply_entry(c, e);
@@ -576,7 +585,7 @@ static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     else
         err = wr_store_leave(a->store, queue, user, done_cb, c);
     if (err != WR_OK) {
-        if (c->cookie[0])
+        if (c->cookie[0] && visitor_kept(err))
             set_visitor_cookie(a, req, c->cookie);
         reply_unavailable(a, req, route, err);
         ctx_free(c);
@@ -1130,7 +1139,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     v.eta_seconds = -1;
     v.target_url = "";
     int status = 200;
-    if (c->cookie[0])
+    if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(a, c->req, c->cookie);
     if (err == WR_OK && e) {
         const wr_queue_config_t *cfg = e->config;

@@ -132,3 +132,18 @@ class CookieUnknownQueue(WRTest):
             r = c.request(method, "/v1/queues/no-such-queue-%s/entries/me" % uid(), {})
             self.assertError(r, 404, "QUEUE_NOT_FOUND", "%s, unknown queue" % method)
             self.assertNotIn("set-cookie", r.headers)
+
+    def test_refused_join_creates_no_visitor(self):
+        """A join refused by the store (unknown queue, full line) sets no
+        wr_vid cookie: an error creates no visitor."""
+        c = ENV.cookie.client
+        r = c.join("no-such-queue-" + uid(), None, {})
+        self.assertError(r, 404, "QUEUE_NOT_FOUND")
+        self.assertEqual(r.set_cookies, [])
+        q = self.new_queue(dict(HOLD, maxQueueSize=1), client=c)
+        first = c.join(q, None, {})
+        self.assertEqual(first.status, 200)
+        self.assertEqual(len(first.set_cookies), 1)
+        r = c.join(q, None, {})
+        self.assertError(r, 429, "QUEUE_FULL")
+        self.assertEqual(r.set_cookies, [])
