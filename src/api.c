@@ -851,7 +851,12 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     }
     if (want_user) {
         p->has_user = true;
-        snprintf(p->want_user, sizeof(p->want_user), "%s", want_user);
+        /* A userId too long to be a user id matches no token: kept as "",
+         * which no token's subject equals (never cut to the buffer). */
+        if (strlen(want_user) <= WR_USER_ID_MAX)
+            snprintf(p->want_user, sizeof(p->want_user), "%s", want_user);
+        else
+            p->want_user[0] = '\0';
     }
     json_decref(body);
     if (wr_store_queue_get(a->store, queue, token_queue_cb, p) != WR_OK) {
@@ -937,7 +942,7 @@ static void admin_put_cb(wr_err_t err, void *arg)
     ctx_t *c = p->c;
     observe(c, err);
     if (err == WR_OK) {
-        wr_scheduler_note(c->api->sched, c->queue, &p->cfg);
+        wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
         reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_json(&p->cfg));
     } else {
         reply_store_error(c, err);

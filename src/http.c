@@ -333,8 +333,8 @@ static void on_request(struct evhttp_request *req, void *arg)
          * change state after an error); the reply only meets the shut
          * write side, and evhttp frees the connection on the error. */
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-        wr_http_reply_error(req, 408, "REQUEST_TIMEOUT", "the request did not arrive in time",
-                            NULL, NULL, 0);
+        wr_http_reply_error(req, 408, "REQUEST_TIMEOUT", "the request did not arrive in time", NULL,
+                            NULL, 0);
         return;
     }
     if (ambiguous_framing(req)) {

@@ -195,10 +195,8 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     if (!cfg || !wr_qconfig_valid_queue_name(queue))
         return;
     entry_t *e = find(s, queue);
-    if (e) {
-        e->cfg = *cfg;
-        return;
-    }
+    if (e)
+        return; /* known: every admit tick refreshes its config (no copy per poll) */
     e = calloc(1, sizeof(*e));
     if (!e)
         return;
@@ -218,6 +216,15 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     s->buckets[h] = e;
     s->count++;
     arm(e, 0);
+}
+
+void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+{
+    entry_t *e = cfg ? find(s, queue) : NULL;
+    if (e)
+        e->cfg = *cfg;
+    else
+        wr_scheduler_note(s, queue, cfg);
 }
 
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)

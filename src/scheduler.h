@@ -40,9 +40,15 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
  * queue entry alive until its callback runs. */
 void wr_scheduler_free(wr_scheduler_t *s);
 
-/* Records the current config of queue (copied) from an answer of the
- * store; starts its tick if the queue is new. */
+/* Starts the tick of queue with cfg (copied) if the queue is new to this
+ * instance; a known queue is left as it is (its config is refreshed by the
+ * answer of every admit tick, so this costs nothing on the poll path). */
 void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg);
+
+/* Replaces this instance's config of queue with cfg (copied) at once, or
+ * starts its tick as wr_scheduler_note does: for a config this instance
+ * has just written (admin PUT/PATCH), so it applies before the next tick. */
+void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg);
 
 /* Forgets a queue (deleted): stops its tick, removes its metrics. */
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue);

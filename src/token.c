@@ -92,7 +92,7 @@ static bool valid_user(const char *s, size_t n)
         return false;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && !strchr("._~:@+-", c))
+        if (!is_alnum(c) && (!c || !strchr("._~:@+-", c)))
             return false;
     }
     return true;
