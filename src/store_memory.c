@@ -826,7 +826,10 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         ntoks = 0; /* owned by the queue now */
         q->admitted_total += n;
     }
-    if (n > 0 || b.last_tick != q->budget.last_tick || b.carry_micro != q->budget.carry_micro)
+    /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
+     * server would rewrite its file every round. After a restart an unsaved
+     * last_tick costs at most one tick of catch-up (queue.h). */
+    if (n > 0 || b.carry_micro != q->budget.carry_micro)
         s->dirty = true;
     q->budget = b;
     it->res.admit.admitted = n;
@@ -1679,8 +1682,15 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
     if (!md)
         return; /* retried next round: still dirty */
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        /* The child shares libevent's signal socket: a SIGTERM to the whole
+         * process group must reach the parent once, not twice (the second
+         * would skip its graceful drain). The child just writes and exits. */
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
         _exit(write_snapshot_md(s, md) == WR_OK ? 0 : 1);
+    }
     EVP_MD_CTX_free(md);
     if (pid < 0) {
         wr_warn("store memory: fork for snapshot: %s; writing in process", strerror(errno));
