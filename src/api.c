@@ -298,9 +298,37 @@ static void client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size
     ev_uint16_t port = 0;
     if (evcon)
         evhttp_connection_get_peer(evcon, &peer, &port);
-    const char *xff = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-For");
-    wr_ratelimit_client_addr(peer ? peer : "", xff, a->cfg->trusted_proxies,
-                             a->cfg->n_trusted_proxies, out, cap);
+    /* Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3):
+     * a proxy that appends its own line leaves the address it saw in the
+     * last one, so the first line alone would be the client's own claim.
+     * The lines fit the 8 KiB header limit; if not, the last line is used. */
+    char xff[8192];
+    size_t used = 0;
+    const char *last = NULL;
+    bool fits = true;
+    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    for (const struct evkeyval *kv = ih->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
+            continue;
+        last = kv->value;
+        size_t n = strlen(kv->value);
+        if (used + n + 3 > sizeof(xff)) {
+            fits = false;
+            continue;
+        }
+        if (used) {
+            memcpy(xff + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(xff + used, kv->value, n);
+        used += n;
+    }
+    xff[used] = '\0';
+    wr_ratelimit_client_addr(peer ? peer : "",
+                             !last  ? NULL
+                             : fits ? xff
+                                    : last,
+                             a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, out, cap);
 }
 
 static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,

@@ -10,6 +10,7 @@
   previous cookie key; --strict-secrets.
 """
 import re
+import socket
 import subprocess
 import time
 
@@ -18,7 +19,10 @@ from harness import ADMIN, ENV, HOLD, FAST, Client, WRTest, Waitroomd, uid
 
 
 def metric(client, name, labels):
+    """The value of one series; 0 when the counter exists (its # TYPE line is
+    there) but that series was never incremented. A missing family fails."""
     text = client.get("/metrics").body
+    assert "# TYPE %s " % name in text, "no metric family %s in /metrics" % name
     for line in text.splitlines():
         if line.startswith(name + "{" + labels + "}"):
             return float(line.split()[-1])
@@ -81,6 +85,17 @@ class JoinRate(WRTest):
         forged = [c.request("POST", path, {"X-Forwarded-For": "6.6.6.%d, 203.0.113.0" % i}).status
                   for i in range(3)]
         self.assertEqual(forged, [429, 429, 429], "forged left-hand entries are ignored")
+        # the same, with the forged address in a header line of its own and
+        # the proxy's in a second line (proxies that append a line)
+        lines = []
+        for i in range(3):
+            sk = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            sk.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 6.6.7.%d\r\n"
+                        "X-Forwarded-For: 203.0.113.0\r\nContent-Length: 0\r\n"
+                        "Connection: close\r\n\r\n" % (path, i)).encode())
+            lines.append(int(sk.recv(4096).split(b" ")[1]))
+            sk.close()
+        self.assertEqual(lines, [429, 429, 429], "a forged first X-Forwarded-For line is ignored")
         self.assertEqual(srv.terminate(), 0)
 
     def test_default_is_off(self):
