@@ -571,7 +571,7 @@ async function main() {
     console.log('copied screenshots to docs/img/');
   }
   console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  process.exit(failed || passed === 0 ? 1 : 0); // no test run (an --only that matched nothing) fails
 }
 
 main().catch(async (e) => {

@@ -98,6 +98,9 @@ def main():
         result = runner.run(suite)
 
         bad = test_ids(result)
+        if result.testsRun == 0:
+            print("FAIL: no test matched %s" % (args.k or "the suite"))
+            return 1
         skipped = len(result.skipped)
         n_failed = len(bad)
         n_passed = result.testsRun - n_failed - skipped

@@ -15,7 +15,7 @@ import struct
 import threading
 import time
 
-from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, raw_request, uid
+from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, uid
 from resp import Redis
 from test_admission import Sampler
 from test_concurrency import race
@@ -184,21 +184,9 @@ class K07ClientGone(PrivateRedis):
 
 class K08Limits(WRTest):
 
-    def test_k08_huge_headers_and_body_get_an_answer(self):
-        q = self.new_queue(HOLD)
-        hdrs = {"X-User-Id": uid()}
-        for i in range(200):
-            hdrs["X-Pad-%03d" % i] = "h" * 1000
-        r = raw_request(self.srv.port, "POST", "/v1/queues/%s/entries" % q, hdrs, b"")
-        self.assertIsNotNone(r, "200 x 1 KB headers: reset without an answer")
-        self.assertIn(r.status, (400, 413, 431), repr(r))
-        r = raw_request(self.srv.port, "POST", "/v1/queues/%s/entries" % q,
-                        {"X-User-Id": uid(), "Content-Type": "application/json"},
-                        b"{" + b" " * (10 * 1024 * 1024) + b"}")
-        self.assertIsNotNone(r, "10 MB body: reset without an answer")
-        self.assertEqual(r.status, 413, repr(r))
-        self.assertEqual(self.stats(q)["waiting"], 0)
-        self.assertWaiting(self.c.join(q, uid()), 1, 1, eta_null=True, what="normal join after")
+    # Huge headers and a 10 MB body (K08): test_security_limits.Limits
+    # (test_huge_headers_answered_not_reset, test_huge_body_10mb_join) sends
+    # the same requests and also checks that nothing joined and RSS held.
 
     def test_k08_idle_and_slow_connections_are_closed(self):
         w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,

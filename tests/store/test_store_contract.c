@@ -1233,7 +1233,9 @@ static void r_command_timeout(void **state)
     int64_t took = now_ms() - t0;
     assert_int_equal(r.err, WR_ETIMEOUT);
     assert_false(r.sync_call);
-    assert_true(took >= 240 && took <= 600);
+    /* 250 ms timeout: never early; the upper bound leaves room for a loaded
+     * machine (ASan, ctest -j) */
+    assert_true(took >= 240 && took <= 1750);
     /* the overdue command makes the store drop the hung connection */
     int64_t deadline = now_ms() + 1500;
     bool dropped = false;
@@ -1277,7 +1279,7 @@ static void r_hung_many(void **state)
     for (int i = 0; i < 200; i++)
         assert_true(run_until(&rs[i].calls, 1, 2000));
     int64_t took = now_ms() - t0;
-    assert_true(took >= 240 && took <= 700);
+    assert_true(took >= 240 && took <= 1750);
     for (int i = 0; i < 200; i++) {
         assert_int_equal(rs[i].calls, 1);
         assert_int_equal(rs[i].err, WR_ETIMEOUT);

@@ -47,6 +47,7 @@ static void on_entry(wr_err_t err, const wr_entry_t *e, void *arg)
     r->order = ++seq;
     if (e) {
         r->entry = *e;
+        assert_non_null(e->config);
         r->cfg = *e->config;
     }
 }
