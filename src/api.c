@@ -30,7 +30,7 @@
  * Keys: tokens are signed with the current secret and its kid, verified
  * against current + previous (rotation); visitor cookies likewise.
  *
- * Hot path (status polls): one store round trip, one malloc (the ctx), the
+ * Hot path (status polls): one store round trip, no malloc (contexts come from a free list), the
  * reply written with snprintf (only integers and fixed strings: no
  * escaping needed), no JSON library.
  */

@@ -10,7 +10,7 @@
  * one, and only when the table is full evicts the LRU tail. Indices are
  * uint32_t with NIL as "none"; max_keys <= 2^24 keeps them small.
  *
- * Keys are hashed with SipHash-2-4 under two random 128-bit keys (one per
+ * Keys are hashed with SipHash-1-3 under two random 128-bit keys (one per
  * digest half), drawn from getrandom() at creation; the 128-bit digest is
  * all an entry keeps of its key, so entries have a fixed size and two
  * different keys share a bucket with probability 2^-128.
