@@ -967,6 +967,24 @@ static bool start_wait(struct rstore *s, struct req *r, const redisReply *rep)
     return true;
 }
 
+/* Durability mode: WAIT only after a write whose loss a failover must not
+ * undo - a consume that burned a token (token.lua answers 0) or a tick that
+ * admitted someone (admit.lua: code 0, admitted > 0). WAIT blocks this one
+ * connection, so every other command queued behind it waits too: an idle
+ * tick or a refused consume must not pay that. */
+static bool wants_wait(const struct req *r, const redisReply *rep)
+{
+    if (!rep)
+        return false;
+    if (r->op == OP_CONSUME)
+        return rep->type == REDIS_REPLY_INTEGER && rep->integer == 0;
+    if (r->op == OP_ADMIT)
+        return rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
+               rep->element[0]->type == REDIS_REPLY_INTEGER && rep->element[0]->integer == 0 &&
+               rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer > 0;
+    return false;
+}
+
 /* Counts and (at most every 10 s) logs the outcome of a WAIT. */
 static void wait_done(struct rstore *s, const redisReply *rep)
 {
@@ -1014,8 +1032,7 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata)
          * reply, counting a shortfall. */
         wait_done(s, rep);
         rep = r->held;
-    } else if (s->wait_replicas > 0 && (r->op == OP_CONSUME || r->op == OP_ADMIT) && rep &&
-               rep->type != REDIS_REPLY_ERROR && !r->abandoned && s->ac == ac &&
+    } else if (s->wait_replicas > 0 && wants_wait(r, rep) && !r->abandoned && s->ac == ac &&
                s->state == ST_CONNECTED && start_wait(s, r, rep)) {
         return; /* answered when WAIT returns */
     }
