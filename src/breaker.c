@@ -145,6 +145,11 @@ wr_err_t wr_breaker_parse(wr_breaker_opts_t *o, const char *spec, char *err, siz
         } else if (!integral) {
             snprintf(err, errlen, "breaker: %s: not an integer", key);
             return WR_EINVAL;
+        } else if (u == 0) {
+            /* 0 means "the default" inside the options struct; written out
+             * it would silently become 5 or 1000, so it is refused. */
+            snprintf(err, errlen, "breaker: %s: must be at least 1", key);
+            return WR_EINVAL;
         } else if (strcmp(key, "window") == 0) {
             o->window_size = u;
         } else if (strcmp(key, "min_calls") == 0) {

@@ -477,6 +477,10 @@ static void test_parse(void **state)
     assert_int_equal(wr_breaker_parse(&o, "failure_rate=2", err, sizeof(err)), WR_EINVAL);
     assert_non_null(strstr(err, "failure_rate"));
     assert_int_equal(wr_breaker_parse(&o, "nokey", err, sizeof(err)), WR_EINVAL);
+    /* an explicit 0 is refused, not turned into the default */
+    assert_int_equal(wr_breaker_parse(&o, "consecutive=0", err, sizeof(err)), WR_EINVAL);
+    assert_non_null(strstr(err, "consecutive"));
+    assert_int_equal(wr_breaker_parse(&o, "probes=0", err, sizeof(err)), WR_EINVAL);
 }
 
 static void test_names(void **state)
