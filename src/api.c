@@ -662,18 +662,24 @@ static void token_fail_policy(ctx_t *c, wr_err_t err)
     reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
 }
 
+/* A disabled queue (passthrough): verify answers 204, consume
+ * {"valid":true,"passthrough":true}. */
+static void reply_passthrough(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    static const char body[] = "{\"valid\":true,\"passthrough\":true}";
+    if (route == WR_ROUTE_VERIFY)
+        reply_empty(a, req, route, 204);
+    else
+        reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
+}
+
 static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 {
     ctx_t *c = arg;
     wr_api_t *a = c->api;
     observe(c, err);
     if (err == WR_OK && res && res->passthrough) {
-        if (c->route == WR_ROUTE_VERIFY) {
-            reply_empty(a, c->req, c->route, 204);
-        } else {
-            static const char body[] = "{\"valid\":true,\"passthrough\":true}";
-            reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
-        }
+        reply_passthrough(a, c->req, c->route);
     } else if (err == WR_OK) {
         if (c->route == WR_ROUTE_VERIFY) {
             reply_empty(a, c->req, c->route, 204);
@@ -763,12 +769,7 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     if (err == WR_OK && info && info->config) {
         wr_scheduler_note(a->sched, c->queue, info->config);
         if (!info->config->enabled) {
-            if (c->route == WR_ROUTE_VERIFY) {
-                reply_empty(a, c->req, c->route, 204);
-            } else {
-                static const char body[] = "{\"valid\":true,\"passthrough\":true}";
-                reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
-            }
+            reply_passthrough(a, c->req, c->route);
         } else {
             token_check(a, c->req, c->route, c->queue, p->tok, p->tok_len,
                         p->has_user ? p->want_user : NULL);
@@ -846,12 +847,7 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
     if (cfg) {
         if (!cfg->enabled) {
-            if (route == WR_ROUTE_VERIFY) {
-                reply_empty(a, req, route, 204);
-            } else {
-                static const char pt[] = "{\"valid\":true,\"passthrough\":true}";
-                reply_json(a, req, route, 200, pt, sizeof(pt) - 1, 0);
-            }
+            reply_passthrough(a, req, route);
         } else {
             token_check(a, req, route, queue, tok, tok_len, want_user);
         }
