@@ -4,20 +4,16 @@
  * operation semantics as the Redis backend (store_redis.c and its Lua
  * scripts).
  *
- * Structure. The store holds queues in an array sorted by name (binary
- * search; few queues). A queue holds:
- *  - cfg: a reference-counted, immutable config (a config_put swaps in a
- *    new one), plus a version counter;
- *  - line: an order-statistic skiplist (zsl.h) of (arrival score, user id)
- *    and waiting: an id hash (idhash.h) from user id to line node;
- *  - tokens: an id hash from user id to token (jti, iat, exp) and heap: a
- *    binary min-heap of the same tokens by expiry, each token knowing its
- *    heap index. The active count is the number of tokens: exact.
- *  - last_score, the admission budget (queue.h), the counters.
+ * Structure. The data - the queues, each with its config, waiting line,
+ * tokens with their expiry heap, admission budget and counters, and the
+ * signing secret - is a wr_memq_db_t: the queue model (memq.h), pure data
+ * structures that keep their own invariants (a user is in at most one of
+ * line and tokens; every token is in both tokens and heap). This file
+ * adds the operation semantics, the clocks, the deferred callbacks and the
+ * snapshot timers.
  *
- * Invariants. A user is in at most one of line and tokens. Every token is
- * in both tokens and heap. Expiry sweeps (tokens with exp <= now removed,
- * counted in expired_total) run exactly where the Redis scripts run theirs,
+ * Sweeps. Expiry sweeps (tokens with exp <= now removed, counted in
+ * expired_total) run exactly where the Redis scripts run theirs,
  * so both stores give the same answers: join/status on an enabled queue,
  * admit, leave of a user not in line, queue_get/list. consume/verify look
  * only at the user's own token (EXPIRED while not yet swept; consume then
@@ -47,9 +43,10 @@
  * open. A corrupt or unreadable file
  * fails open() with WR_EIO and a log line naming the problem.
  *
- * Ownership. The store owns queues, nodes, tokens, configs (shared with
- * pending items by reference count) and items. Strings passed in are
- * copied (into nodes and tokens) before the call returns.
+ * Ownership. The store owns the db (queues, nodes, tokens, configs - the
+ * configs shared with pending items by reference count) and the items.
+ * Strings passed in are copied (into nodes and tokens) before the call
+ * returns.
  */
 #include "store_memory.h"
 
@@ -70,10 +67,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "idhash.h"
 #include "log.h"
-#include "queue.h"
-#include "zsl.h"
+#include "memq.h"
 
 #define SNAP_NAME       "waitroom.snapshot"
 #define SNAP_MAGIC      "WRMEMSNP"
@@ -86,40 +81,12 @@
 
 /* ---- types ----------------------------------------------------------- */
 
-typedef struct cfgref {
-    unsigned refs;
-    wr_queue_config_t cfg;
-} cfgref_t;
-
-typedef struct token {
-    int64_t iat_us;
-    int64_t exp_us;
-    size_t heap_idx;
-    char jti[WR_JTI_LEN + 1];
-    uint8_t idlen;
-    char id[]; /* NUL-terminated */
-} token_t;
-
-typedef struct queue {
-    char name[WR_QUEUE_NAME_MAX + 1];
-    cfgref_t *cfg;
-    uint64_t version;
-    wr_zsl_t *line;
-    wr_idhash_t *waiting; /* id -> wr_zsl_node_t */
-    wr_idhash_t *tokens;  /* id -> token_t */
-    token_t **heap;       /* min-heap by exp_us */
-    size_t heap_n, heap_cap;
-    int64_t last_score;
-    wr_budget_t budget;
-    uint64_t admitted_total, consumed_total, expired_total, left_total, rejected_full_total;
-} queue_t;
-
 typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET } dkind_t;
 
 typedef struct list_res {
     size_t n;
     wr_queue_info_t *infos;
-    cfgref_t **cfgs;
+    wr_memq_cfg_t **cfgs;
     char (*names)[WR_QUEUE_NAME_MAX + 1];
 } list_res_t;
 
@@ -138,7 +105,7 @@ typedef struct item {
         wr_store_list_cb list;
         wr_store_secret_cb secret;
     } cb;
-    cfgref_t *cfg; /* held reference for entry / admit / info answers */
+    wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
     char name[WR_QUEUE_NAME_MAX + 1];
     union {
         wr_entry_t entry;
@@ -165,16 +132,11 @@ typedef struct mstore {
     size_t cache_n;
     bool draining, closing, free_after_drain;
 
-    queue_t **queues;
-    size_t nq, capq;
-
-    uint8_t secret[WR_SECRET_MAX];
-    size_t secret_len;
+    wr_memq_db_t db; /* the queues and the secret */
 
     int64_t mono_offset_us; /* wall - monotonic at open */
     int64_t debug_offset_us;
     int64_t test_clock_us; /* > 0: fixed test clock */
-    uint64_t seed;
 
     char *data_dir;
     int lock_fd;    /* DIR/waitroom.lock, flock'ed: one process per data dir */
@@ -217,265 +179,11 @@ static int64_t wall_us(const mstore_t *s)
     return wall_raw_us() + s->debug_offset_us;
 }
 
-/* ---- configs ----------------------------------------------------------- */
-
-static cfgref_t *cfg_new(const wr_queue_config_t *cfg)
+/* Removes q's expired tokens (memq.h), marking the state dirty if any. */
+static void sweep(mstore_t *s, wr_memq_t *q, int64_t now)
 {
-    cfgref_t *c = malloc(sizeof *c);
-    if (!c)
-        return NULL;
-    c->refs = 1;
-    c->cfg = *cfg;
-    return c;
-}
-
-static cfgref_t *cfg_ref(cfgref_t *c)
-{
-    c->refs++;
-    return c;
-}
-
-static void cfg_unref(cfgref_t *c)
-{
-    if (c && --c->refs == 0)
-        free(c);
-}
-
-/* ---- tokens and the expiry heap ------------------------------------- */
-
-static const char *node_key(const void *item, size_t *len)
-{
-    return wr_zsl_node_id(item, len);
-}
-
-static const char *token_key(const void *item, size_t *len)
-{
-    const token_t *t = item;
-    *len = t->idlen;
-    return t->id;
-}
-
-static token_t *token_new(const char *id, size_t idlen)
-{
-    token_t *t = malloc(sizeof *t + idlen + 1);
-    if (!t)
-        return NULL;
-    memcpy(t->id, id, idlen);
-    t->id[idlen] = '\0';
-    t->idlen = (uint8_t)idlen;
-    return t;
-}
-
-static void heap_set(queue_t *q, size_t i, token_t *t)
-{
-    q->heap[i] = t;
-    t->heap_idx = i;
-}
-
-static void heap_up(queue_t *q, size_t i)
-{
-    token_t *t = q->heap[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (q->heap[p]->exp_us <= t->exp_us)
-            break;
-        heap_set(q, i, q->heap[p]);
-        i = p;
-    }
-    heap_set(q, i, t);
-}
-
-static void heap_down(queue_t *q, size_t i)
-{
-    token_t *t = q->heap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        int64_t best = t->exp_us;
-        if (l < q->heap_n && q->heap[l]->exp_us < best) {
-            m = l;
-            best = q->heap[l]->exp_us;
-        }
-        if (l + 1 < q->heap_n && q->heap[l + 1]->exp_us < best)
-            m = l + 1;
-        if (m == i)
-            break;
-        heap_set(q, i, q->heap[m]);
-        i = m;
-    }
-    heap_set(q, i, t);
-}
-
-static wr_err_t heap_reserve(queue_t *q, size_t extra)
-{
-    if (q->heap_n + extra <= q->heap_cap)
-        return WR_OK;
-    size_t cap = q->heap_cap ? q->heap_cap : 16;
-    while (cap < q->heap_n + extra)
-        cap *= 2;
-    token_t **h = realloc(q->heap, cap * sizeof *h);
-    if (!h)
-        return WR_ENOMEM;
-    q->heap = h;
-    q->heap_cap = cap;
-    return WR_OK;
-}
-
-/* Pushes t; heap_reserve(q, 1) must have succeeded. */
-static void heap_push(queue_t *q, token_t *t)
-{
-    heap_set(q, q->heap_n++, t);
-    heap_up(q, q->heap_n - 1);
-}
-
-static void heap_remove(queue_t *q, token_t *t)
-{
-    size_t i = t->heap_idx;
-    token_t *last = q->heap[--q->heap_n];
-    if (i == q->heap_n)
-        return;
-    heap_set(q, i, last);
-    heap_up(q, i);
-    heap_down(q, last->heap_idx);
-}
-
-/* Removes t from tokens and heap, and frees it. */
-static void token_drop(queue_t *q, token_t *t)
-{
-    heap_remove(q, t);
-    wr_idhash_del(q->tokens, t->id, t->idlen);
-    free(t);
-}
-
-/* Removes tokens with exp <= now (counted as expired). */
-static void sweep(mstore_t *s, queue_t *q, int64_t now)
-{
-    while (q->heap_n > 0 && q->heap[0]->exp_us <= now) {
-        token_drop(q, q->heap[0]);
-        q->expired_total++;
+    if (wr_memq_sweep(q, now) > 0)
         s->dirty = true;
-    }
-}
-
-/* ---- queues ---------------------------------------------------------- */
-
-static void queue_free(queue_t *q)
-{
-    if (!q)
-        return;
-    for (size_t i = 0; i < q->heap_n; i++)
-        free(q->heap[i]);
-    free(q->heap);
-    wr_idhash_free(q->tokens);
-    wr_idhash_free(q->waiting);
-    wr_zsl_free(q->line);
-    cfg_unref(q->cfg);
-    free(q);
-}
-
-static queue_t *queue_new(mstore_t *s, const char *name, cfgref_t *cfg)
-{
-    queue_t *q = calloc(1, sizeof *q);
-    if (!q)
-        return NULL;
-    snprintf(q->name, sizeof q->name, "%s", name);
-    s->seed = s->seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    q->line = wr_zsl_new(s->seed);
-    q->waiting = wr_idhash_new(node_key);
-    q->tokens = wr_idhash_new(token_key);
-    if (!q->line || !q->waiting || !q->tokens) {
-        queue_free(q);
-        return NULL;
-    }
-    q->cfg = cfg;
-    q->budget.last_tick = -1;
-    q->budget.carry_micro = 0;
-    return q;
-}
-
-/* Index where name is or would be inserted; *found set. */
-static size_t queue_index(const mstore_t *s, const char *name, bool *found)
-{
-    size_t lo = 0, hi = s->nq;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->queues[mid]->name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
-}
-
-static queue_t *queue_find(const mstore_t *s, const char *name)
-{
-    bool found;
-    size_t i = queue_index(s, name, &found);
-    return found ? s->queues[i] : NULL;
-}
-
-static wr_err_t queue_insert(mstore_t *s, queue_t *q)
-{
-    bool found;
-    size_t i = queue_index(s, q->name, &found);
-    if (found)
-        return WR_EINVAL;
-    if (s->nq == s->capq) {
-        size_t cap = s->capq ? s->capq * 2 : 8;
-        queue_t **a = realloc(s->queues, cap * sizeof *a);
-        if (!a)
-            return WR_ENOMEM;
-        s->queues = a;
-        s->capq = cap;
-    }
-    memmove(&s->queues[i + 1], &s->queues[i], (s->nq - i) * sizeof *s->queues);
-    s->queues[i] = q;
-    s->nq++;
-    return WR_OK;
-}
-
-static void queue_stats(const queue_t *q, wr_queue_stats_t *st)
-{
-    st->waiting = wr_zsl_length(q->line);
-    st->active = q->heap_n;
-    st->admitted_total = q->admitted_total;
-    st->consumed_total = q->consumed_total;
-    st->expired_total = q->expired_total;
-    st->left_total = q->left_total;
-    st->rejected_full_total = q->rejected_full_total;
-}
-
-/* Puts user at the end of the line. */
-static wr_err_t line_add(mstore_t *s, queue_t *q, const char *user, size_t ulen, int64_t score,
-                         wr_zsl_node_t **out)
-{
-    wr_zsl_node_t *n;
-    wr_err_t err = wr_zsl_insert(q->line, score, user, ulen, &n);
-    if (err != WR_OK)
-        return err;
-    err = wr_idhash_put(q->waiting, n);
-    if (err != WR_OK) {
-        wr_zsl_delete(q->line, n);
-        return err;
-    }
-    if (score > q->last_score)
-        q->last_score = score;
-    s->dirty = true;
-    *out = n;
-    return WR_OK;
-}
-
-static void line_remove(queue_t *q, wr_zsl_node_t *n)
-{
-    size_t len;
-    const char *id = wr_zsl_node_id(n, &len);
-    wr_idhash_del(q->waiting, id, len);
-    wr_zsl_delete(q->line, n);
 }
 
 /* ---- deferred items -------------------------------------------------- */
@@ -499,10 +207,10 @@ static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
 
 static void item_release(mstore_t *s, item_t *it)
 {
-    cfg_unref(it->cfg);
+    wr_memq_cfg_unref(it->cfg);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
-            cfg_unref(it->res.list.cfgs[i]);
+            wr_memq_cfg_unref(it->res.list.cfgs[i]);
         free(it->res.list.infos);
         free(it->res.list.cfgs);
         free(it->res.list.names);
@@ -621,13 +329,13 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     it->cb.entry = cb;
 
     size_t ulen = strlen(user);
-    queue_t *q = queue_find(s, queue);
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
         goto out;
     }
     wr_entry_t *e = &it->res.entry;
-    it->cfg = cfg_ref(q->cfg);
+    it->cfg = wr_memq_cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
     if (!q->cfg->cfg.enabled) {
         e->state = WR_ENTRY_PASSTHROUGH;
@@ -635,7 +343,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         goto out;
     }
     sweep(s, q, now_us(s));
-    wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n) {
         e->state = WR_ENTRY_WAITING;
         e->position = wr_zsl_rank(q->line, n);
@@ -643,7 +351,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         it->has_res = true;
         goto out;
     }
-    token_t *t = wr_idhash_get(q->tokens, user, ulen);
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
     if (t) {
         e->state = WR_ENTRY_ADMITTED;
         memcpy(e->jti, t->jti, sizeof e->jti);
@@ -668,11 +376,12 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     int64_t score = wall_us(s);
     if (score <= q->last_score)
         score = q->last_score + 1;
-    err = line_add(s, q, user, ulen, score, &n);
+    err = wr_memq_line_add(q, user, ulen, score, &n);
     if (err != WR_OK) {
         it->err = err;
         goto out;
     }
+    s->dirty = true;
     e->state = WR_ENTRY_WAITING;
     e->position = wr_zsl_rank(q->line, n);
     e->waiting = wr_zsl_length(q->line);
@@ -708,21 +417,21 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
         return WR_ENOMEM;
     it->cb.done = cb;
     size_t ulen = strlen(user);
-    queue_t *q = queue_find(s, queue);
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
         goto out;
     }
-    wr_zsl_node_t *n = wr_idhash_get(q->waiting, user, ulen);
-    token_t *t = NULL;
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    wr_memq_token_t *t = NULL;
     if (!n) {
         sweep(s, q, now_us(s));
-        t = wr_idhash_get(q->tokens, user, ulen);
+        t = wr_memq_token(q, user, ulen);
     }
     if (n) {
-        line_remove(q, n);
+        wr_memq_line_remove(q, n);
     } else if (t) {
-        token_drop(q, t);
+        wr_memq_token_drop(q, t);
     } else {
         it->err = WR_ENOTINQUEUE;
         goto out;
@@ -734,29 +443,9 @@ out:
     return WR_OK;
 }
 
-typedef struct {
-    queue_t *q;
-    token_t **toks;
-    uint64_t i;
-} admit_ctx_t;
-
-static void admit_one(const wr_zsl_node_t *node, void *arg)
-{
-    admit_ctx_t *c = arg;
-    size_t len;
-    const char *id = wr_zsl_node_id(node, &len);
-    wr_idhash_del(c->q->waiting, id, len);
-    token_t *t = c->toks[c->i++];
-    /* Cannot fail: capacity reserved and the key is new. */
-    (void)wr_idhash_put(c->q->tokens, t);
-    heap_push(c->q, t);
-}
-
 static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    token_t **toks = NULL;
-    uint64_t ntoks = 0;
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
@@ -764,7 +453,7 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     if (!it)
         return WR_ENOMEM;
     it->cb.admit = cb;
-    queue_t *q = queue_find(s, queue);
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
         goto out;
@@ -785,46 +474,10 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     }
     wr_budget_settle(&b, allowed, n);
 
-    /* Everything that can fail happens before the line changes. */
-    if (n > 0) {
-        toks = calloc(n, sizeof *toks);
-        if (!toks) {
-            it->err = WR_ENOMEM;
-            goto out;
-        }
-        const wr_zsl_node_t *x = wr_zsl_first(q->line);
-        for (; ntoks < n; ntoks++, x = wr_zsl_next(x)) {
-            size_t len;
-            const char *id = wr_zsl_node_id(x, &len);
-            token_t *t = token_new(id, len);
-            if (!t) {
-                it->err = WR_ENOMEM;
-                goto out;
-            }
-            toks[ntoks] = t;
-            err = wr_token_new_jti(t->jti);
-            if (err != WR_OK) {
-                it->err = err;
-                ntoks++;
-                goto out;
-            }
-            t->iat_us = now;
-            t->exp_us = now + (int64_t)cfg->token_ttl_seconds * MICRO;
-        }
-        if (heap_reserve(q, n) != WR_OK) {
-            it->err = WR_ENOMEM;
-            goto out;
-        }
-        if (wr_idhash_reserve(q->tokens, n) != WR_OK) {
-            it->err = WR_ENOMEM;
-            goto out;
-        }
-    }
-    if (n > 0) {
-        admit_ctx_t c = {.q = q, .toks = toks, .i = 0};
-        wr_zsl_pop_first(q->line, n, admit_one, &c);
-        ntoks = 0; /* owned by the queue now */
-        q->admitted_total += n;
+    err = wr_memq_admit_first(q, n, now, (int64_t)cfg->token_ttl_seconds * MICRO);
+    if (err != WR_OK) {
+        it->err = err;
+        goto out;
     }
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
      * server would rewrite its file every round. After a restart an unsaved
@@ -834,14 +487,11 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     q->budget = b;
     it->res.admit.admitted = n;
     it->res.admit.now_us = now;
-    queue_stats(q, &it->res.admit.stats);
-    it->cfg = cfg_ref(q->cfg);
+    wr_memq_stats(q, &it->res.admit.stats);
+    it->cfg = wr_memq_cfg_ref(q->cfg);
     it->res.admit.config = &it->cfg->cfg;
     it->has_res = true;
 out:
-    for (uint64_t i = 0; i < ntoks; i++)
-        free(toks[i]);
-    free(toks);
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -860,7 +510,7 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
         return WR_ENOMEM;
     it->cb.token = cb;
     size_t ulen = strlen(user);
-    queue_t *q = queue_find(s, queue);
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
         goto out;
@@ -873,7 +523,7 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     /* Only the user's own token is looked at (no sweep, as token.lua), so
      * an expired one answers EXPIRED until something sweeps it; consume
      * then removes it and counts it expired, verify leaves it. */
-    token_t *t = wr_idhash_get(q->tokens, user, ulen);
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
     if (!t || strcmp(t->jti, jti) != 0) {
         it->err = WR_ETOKEN;
         it->res.token.reason = WR_TOKEN_CONSUMED;
@@ -881,12 +531,12 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
         it->err = WR_ETOKEN;
         it->res.token.reason = WR_TOKEN_EXPIRED;
         if (consume) {
-            token_drop(q, t);
+            wr_memq_token_drop(q, t);
             q->expired_total++;
             s->dirty = true;
         }
     } else if (consume) {
-        token_drop(q, t);
+        wr_memq_token_drop(q, t);
         q->consumed_total++;
         s->dirty = true;
     }
@@ -907,41 +557,6 @@ static wr_err_t mem_verify(wr_store_t *base, const char *queue, const char *user
     return token_op(base, queue, user, jti, cb, arg, false);
 }
 
-/* Installs cfg as queue's config (creating the queue). */
-static wr_err_t put_config(mstore_t *s, const char *queue, const wr_queue_config_t *cfg,
-                           queue_t **out)
-{
-    cfgref_t *c = cfg_new(cfg);
-    if (!c)
-        return WR_ENOMEM;
-    queue_t *q = queue_find(s, queue);
-    if (q) {
-        /* Tick indices of another tick length are not comparable. */
-        if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
-            q->budget.last_tick = -1;
-            q->budget.carry_micro = 0;
-        }
-        cfg_unref(q->cfg);
-        q->cfg = c;
-    } else {
-        q = queue_new(s, queue, c);
-        if (!q) {
-            cfg_unref(c);
-            return WR_ENOMEM;
-        }
-        wr_err_t err = queue_insert(s, q);
-        if (err != WR_OK) {
-            queue_free(q);
-            return err;
-        }
-    }
-    q->version++;
-    s->dirty = true;
-    if (out)
-        *out = q;
-    return WR_OK;
-}
-
 static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
                                wr_store_done_cb cb, void *arg)
 {
@@ -955,7 +570,9 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     if (!it)
         return WR_ENOMEM;
     it->cb.done = cb;
-    it->err = put_config(s, queue, cfg, NULL);
+    it->err = wr_memq_db_put_config(&s->db, queue, cfg, NULL);
+    if (it->err == WR_OK)
+        s->dirty = true;
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -970,16 +587,16 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
     if (!it)
         return WR_ENOMEM;
     it->cb.info = cb;
-    queue_t *q = queue_find(s, queue);
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
     } else {
         sweep(s, q, now_us(s));
         memcpy(it->name, q->name, sizeof it->name);
-        it->cfg = cfg_ref(q->cfg);
+        it->cfg = wr_memq_cfg_ref(q->cfg);
         it->res.info.name = it->name;
         it->res.info.config = &it->cfg->cfg;
-        queue_stats(q, &it->res.info.stats);
+        wr_memq_stats(q, &it->res.info.stats);
         it->has_res = true;
     }
     item_enqueue(s, it);
@@ -998,7 +615,7 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
         return WR_ENOMEM;
     it->cb.list = cb;
     list_res_t *l = &it->res.list;
-    size_t n = s->nq ? s->nq : 1;
+    size_t n = s->db.nq ? s->db.nq : 1;
     l->infos = calloc(n, sizeof *l->infos);
     l->cfgs = calloc(n, sizeof *l->cfgs);
     l->names = calloc(n, sizeof *l->names);
@@ -1010,16 +627,16 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
         return WR_ENOMEM;
     }
     int64_t now = now_us(s);
-    for (size_t i = 0; i < s->nq; i++) {
-        queue_t *q = s->queues[i];
+    for (size_t i = 0; i < s->db.nq; i++) {
+        wr_memq_t *q = s->db.queues[i];
         sweep(s, q, now);
         memcpy(l->names[i], q->name, sizeof l->names[i]);
-        l->cfgs[i] = cfg_ref(q->cfg);
+        l->cfgs[i] = wr_memq_cfg_ref(q->cfg);
         l->infos[i].name = l->names[i];
         l->infos[i].config = &l->cfgs[i]->cfg;
-        queue_stats(q, &l->infos[i].stats);
+        wr_memq_stats(q, &l->infos[i].stats);
     }
-    l->n = s->nq;
+    l->n = s->db.nq;
     it->has_res = true;
     item_enqueue(s, it);
     return WR_OK;
@@ -1036,16 +653,9 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
     if (!it)
         return WR_ENOMEM;
     it->cb.done = cb;
-    bool found;
-    size_t i = queue_index(s, queue, &found);
-    if (!found) {
-        it->err = WR_ENOTFOUND;
-    } else {
-        queue_free(s->queues[i]);
-        memmove(&s->queues[i], &s->queues[i + 1], (s->nq - i - 1) * sizeof *s->queues);
-        s->nq--;
+    it->err = wr_memq_db_delete(&s->db, queue);
+    if (it->err == WR_OK)
         s->dirty = true;
-    }
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -1062,13 +672,13 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
     if (!it)
         return WR_ENOMEM;
     it->cb.secret = cb;
-    if (s->secret_len == 0) {
-        memcpy(s->secret, proposed, len);
-        s->secret_len = len;
+    if (s->db.secret_len == 0) {
+        memcpy(s->db.secret, proposed, len);
+        s->db.secret_len = len;
         s->dirty = true;
     }
-    memcpy(it->res.secret.buf, s->secret, s->secret_len);
-    it->res.secret.len = s->secret_len;
+    memcpy(it->res.secret.buf, s->db.secret, s->db.secret_len);
+    it->res.secret.len = s->db.secret_len;
     it->has_res = true;
     item_enqueue(s, it);
     return WR_OK;
@@ -1253,7 +863,7 @@ static void r_fail(sio_t *r, const char *what)
     sio_fail(r, what);
 }
 
-static void write_queue(sio_t *w, const queue_t *q)
+static void write_queue(sio_t *w, const wr_memq_t *q)
 {
     size_t nlen = strlen(q->name);
     w_u8(w, (uint8_t)nlen);
@@ -1289,7 +899,7 @@ static void write_queue(sio_t *w, const queue_t *q)
     }
     w_u64(w, q->heap_n);
     for (size_t i = 0; i < q->heap_n && !w->failed; i++) {
-        const token_t *t = q->heap[i];
+        const wr_memq_token_t *t = q->heap[i];
         w_u8(w, t->idlen);
         w_bytes(w, t->id, t->idlen);
         w_bytes(w, t->jti, WR_JTI_LEN);
@@ -1348,11 +958,11 @@ static wr_err_t write_snapshot_md(mstore_t *s, EVP_MD_CTX *md)
     w_bytes(&w, SNAP_MAGIC, 8);
     w_u32(&w, SNAP_VERSION);
     w_u64(&w, (uint64_t)wall_us(s));
-    w_u32(&w, (uint32_t)s->secret_len);
-    w_bytes(&w, s->secret, s->secret_len);
-    w_u32(&w, (uint32_t)s->nq);
-    for (size_t i = 0; i < s->nq && !w.failed; i++)
-        write_queue(&w, s->queues[i]);
+    w_u32(&w, (uint32_t)s->db.secret_len);
+    w_bytes(&w, s->db.secret, s->db.secret_len);
+    w_u32(&w, (uint32_t)s->db.nq);
+    for (size_t i = 0; i < s->db.nq && !w.failed; i++)
+        write_queue(&w, s->db.queues[i]);
     w_flush(&w);
     unsigned char digest[32];
     unsigned int dlen = 0;
@@ -1421,7 +1031,7 @@ static bool read_queue(mstore_t *s, sio_t *r)
         r_fail(r, "bad config length");
     if (r->failed)
         return false;
-    if (memchr(name, '\0', nlen) || queue_find(s, name)) {
+    if (memchr(name, '\0', nlen) || wr_memq_db_find(&s->db, name)) {
         r_fail(r, "bad or duplicate queue name");
         return false;
     }
@@ -1444,8 +1054,8 @@ static bool read_queue(mstore_t *s, sio_t *r)
         r_fail(r, "invalid queue config");
         return false;
     }
-    queue_t *q;
-    if (put_config(s, name, &cfg, &q) != WR_OK) {
+    wr_memq_t *q;
+    if (wr_memq_db_put_config(&s->db, name, &cfg, &q) != WR_OK) {
         r_fail(r, "out of memory");
         return false;
     }
@@ -1464,7 +1074,7 @@ static bool read_queue(mstore_t *s, sio_t *r)
     /* each user takes at least 10 bytes: a larger count is corrupt, and
      * must not size an allocation */
     if (!r->failed && nw <= r->fsize / 10)
-        (void)wr_idhash_reserve(q->waiting, (size_t)nw); /* no rehash while loading */
+        (void)wr_memq_line_reserve(q, (size_t)nw); /* no rehash while loading */
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nw && !r->failed; i++) {
         int64_t score = (int64_t)r_u64(r);
@@ -1475,13 +1085,13 @@ static bool read_queue(mstore_t *s, sio_t *r)
         if (r->failed)
             break;
         user[len] = '\0';
-        if (score <= prev || score > q->last_score || wr_idhash_get(q->waiting, user, len)) {
+        if (score <= prev || score > q->last_score || wr_memq_waiting(q, user, len)) {
             r_fail(r, "line out of order or duplicate user");
             break;
         }
         prev = score;
         wr_zsl_node_t *n;
-        if (line_add(s, q, user, len, score, &n) != WR_OK)
+        if (wr_memq_line_add(q, user, len, score, &n) != WR_OK)
             r_fail(r, "out of memory");
     }
     uint64_t nt = r_u64(r);
@@ -1492,7 +1102,7 @@ static bool read_queue(mstore_t *s, sio_t *r)
         r_bytes(r, user, len);
         if (r->failed)
             break;
-        token_t *t = token_new(user, len);
+        wr_memq_token_t *t = wr_memq_token_new(user, len);
         if (!t) {
             r_fail(r, "out of memory");
             break;
@@ -1501,25 +1111,17 @@ static bool read_queue(mstore_t *s, sio_t *r)
         t->jti[WR_JTI_LEN] = '\0';
         t->iat_us = (int64_t)r_u64(r);
         t->exp_us = (int64_t)r_u64(r);
-        if (!r->failed && (wr_idhash_get(q->waiting, user, len) ||
-                           wr_idhash_get(q->tokens, user, len) || strlen(t->jti) != WR_JTI_LEN))
+        if (!r->failed && (wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+                           strlen(t->jti) != WR_JTI_LEN))
             r_fail(r, "duplicate user or bad token");
-        if (!r->failed && (heap_reserve(q, 1) != WR_OK || wr_idhash_put(q->tokens, t) != WR_OK))
+        if (!r->failed && wr_memq_token_add(q, t) != WR_OK)
             r_fail(r, "out of memory");
         if (r->failed) {
             free(t);
             break;
         }
-        heap_push(q, t);
     }
     return !r->failed;
-}
-
-static void drop_all_queues(mstore_t *s)
-{
-    for (size_t i = 0; i < s->nq; i++)
-        queue_free(s->queues[i]);
-    s->nq = 0;
 }
 
 static wr_err_t load_snapshot(mstore_t *s)
@@ -1558,8 +1160,8 @@ static wr_err_t load_snapshot(mstore_t *s)
     uint32_t slen = r_u32(&r);
     if (slen > WR_SECRET_MAX)
         r_fail(&r, "bad secret length");
-    r_bytes(&r, s->secret, r.failed ? 0 : slen);
-    s->secret_len = r.failed ? 0 : slen;
+    r_bytes(&r, s->db.secret, r.failed ? 0 : slen);
+    s->db.secret_len = r.failed ? 0 : slen;
     uint32_t nq = r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
         read_queue(s, &r);
@@ -1577,16 +1179,16 @@ static wr_err_t load_snapshot(mstore_t *s)
         wr_error("store memory: corrupt snapshot %s: %s; refusing to start with it (move it away "
                  "to start empty)",
                  path, r.what ? r.what : "unknown error");
-        drop_all_queues(s);
-        s->secret_len = 0;
+        wr_memq_db_clear(&s->db);
+        s->db.secret_len = 0;
         goto out;
     }
     s->dirty = false;
     err = WR_OK;
     uint64_t users = 0;
-    for (size_t i = 0; i < s->nq; i++)
-        users += wr_zsl_length(s->queues[i]->line) + s->queues[i]->heap_n;
-    wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, s->nq, users);
+    for (size_t i = 0; i < s->db.nq; i++)
+        users += wr_zsl_length(s->db.queues[i]->line) + s->db.queues[i]->heap_n;
+    wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, s->db.nq, users);
 out:
     fclose(r.f);
     EVP_MD_CTX_free(r.md);
@@ -1718,8 +1320,7 @@ wr_err_t wr_store_memory_snapshot(wr_store_t *base)
 
 static void store_free(mstore_t *s)
 {
-    drop_all_queues(s);
-    free(s->queues);
+    wr_memq_db_clear(&s->db);
     while (s->cache) {
         item_t *it = s->cache;
         s->cache = it->next;
@@ -1795,7 +1396,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     s->evbase = base;
     s->lock_fd = -1;
     s->mono_offset_us = wall_raw_us() - mono_raw_us();
-    s->seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
+    s->db.seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
     if (opts) {
         s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
         s->snap_ms = opts->snapshot_interval_ms;
