@@ -1,6 +1,7 @@
 /*
  * memq.c - the queue model of the embedded store: the structures behind
- * one queue and the set of queues, without I/O, clocks or libevent.
+ * one queue and the set of queues, and the operations on them, without
+ * I/O, clocks or libevent.
  *
  * Structure. A queue holds:
  *  - cfg: a reference-counted, immutable config (a config_put swaps in a
@@ -16,9 +17,18 @@
  *
  * Invariants. A user is in at most one of line and tokens. Every token is
  * in both tokens and heap. The waiting hash and the line hold the same
- * users. Each function below either keeps them and succeeds, or fails and
- * leaves the queue as it was: admission allocates every token and reserves
- * room in the heap and the hash before the first user leaves the line.
+ * users. Every function keeps them; one that fails changes nothing but
+ * the sweep it may have run first: admission allocates every token and
+ * reserves room in the heap and the hash before the first user leaves the
+ * line.
+ *
+ * Operations. entry (join/status), leave, admit and token_use are the
+ * memory store's versions of the Redis scripts, with the same answers:
+ * expiry sweeps (tokens with exp <= now removed, counted in expired_total)
+ * run exactly where the scripts run theirs - join/status, admit, leave of
+ * a user not in line (queue_get/list sweep in store_memory.c). token_use
+ * looks only at the user's own token: EXPIRED while not yet swept; consume
+ * then removes it, counted as expired.
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
@@ -29,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MICRO 1000000LL
 
 /* ---- configs ----------------------------------------------------------- */
 
@@ -162,7 +174,8 @@ wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t)
     return WR_OK;
 }
 
-void wr_memq_token_drop(wr_memq_t *q, wr_memq_token_t *t)
+/* Removes t from tokens and heap, and frees it. */
+static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
 {
     heap_remove(q, t);
     wr_idhash_del(q->tokens, t->id, t->idlen);
@@ -174,15 +187,13 @@ wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen
     return wr_idhash_get(q->tokens, user, ulen);
 }
 
-uint64_t wr_memq_sweep(wr_memq_t *q, int64_t now_us)
+void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
-    uint64_t n = 0;
     while (q->heap_n > 0 && q->heap[0]->exp_us <= now_us) {
-        wr_memq_token_drop(q, q->heap[0]);
+        token_drop(q, q->heap[0]);
         q->expired_total++;
-        n++;
+        *dirty = true;
     }
-    return n;
 }
 
 /* ---- the line -------------------------------------------------------- */
@@ -215,7 +226,7 @@ wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n)
     return wr_idhash_reserve(q->waiting, n);
 }
 
-void wr_memq_line_remove(wr_memq_t *q, wr_zsl_node_t *node)
+static void line_remove(wr_memq_t *q, wr_zsl_node_t *node)
 {
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
@@ -241,7 +252,9 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
     heap_push(c->q, t);
 }
 
-wr_err_t wr_memq_admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us)
+/* Moves the first n users of the line (n <= its length) to tokens with a
+ * fresh jti, iat now_us and exp now_us + ttl_us. All or nothing. */
+static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us)
 {
     wr_memq_token_t **toks = NULL;
     uint64_t ntoks = 0;
@@ -283,6 +296,122 @@ out:
         free(toks[i]);
     free(toks);
     return err;
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, int64_t now_us,
+                       int64_t wall_us, wr_entry_t *e, bool *dirty)
+{
+    wr_memq_sweep(q, now_us, dirty);
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    if (n) {
+        e->state = WR_ENTRY_WAITING;
+        e->position = wr_zsl_rank(q->line, n);
+        e->waiting = wr_zsl_length(q->line);
+        return WR_OK;
+    }
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
+    if (t) {
+        e->state = WR_ENTRY_ADMITTED;
+        memcpy(e->jti, t->jti, sizeof e->jti);
+        e->issued_at_us = t->iat_us;
+        e->expires_at_us = t->exp_us;
+        return WR_OK;
+    }
+    if (!add)
+        return WR_ENOTINQUEUE;
+    uint64_t max = q->cfg->cfg.max_queue_size;
+    if (max > 0 && wr_zsl_length(q->line) >= max) {
+        q->rejected_full_total++;
+        *dirty = true;
+        e->waiting = wr_zsl_length(q->line);
+        return WR_EFULL;
+    }
+    int64_t score = wall_us;
+    if (score <= q->last_score)
+        score = q->last_score + 1;
+    wr_err_t err = wr_memq_line_add(q, user, ulen, score, &n);
+    if (err != WR_OK)
+        return err;
+    *dirty = true;
+    e->state = WR_ENTRY_WAITING;
+    e->position = wr_zsl_rank(q->line, n);
+    e->waiting = wr_zsl_length(q->line);
+    return WR_OK;
+}
+
+wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
+{
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    wr_memq_token_t *t = NULL;
+    if (!n) {
+        wr_memq_sweep(q, now_us, dirty);
+        t = wr_memq_token(q, user, ulen);
+    }
+    if (n)
+        line_remove(q, n);
+    else if (t)
+        token_drop(q, t);
+    else
+        return WR_ENOTINQUEUE;
+    q->left_total++;
+    *dirty = true;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *dirty)
+{
+    wr_memq_sweep(q, now_us, dirty);
+    const wr_queue_config_t *cfg = &q->cfg->cfg;
+    uint64_t waiting = wr_zsl_length(q->line);
+    int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
+    bool accrue = cfg->enabled && !cfg->paused && waiting > 0;
+    wr_budget_t b = q->budget;
+    uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
+    uint64_t n = allowed < waiting ? allowed : waiting;
+    if (cfg->max_active > 0) {
+        uint64_t room = cfg->max_active > q->heap_n ? cfg->max_active - q->heap_n : 0;
+        if (n > room)
+            n = room;
+    }
+    wr_budget_settle(&b, allowed, n);
+    wr_err_t err = admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO);
+    if (err != WR_OK)
+        return err;
+    /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
+     * server would rewrite its file every round. After a restart an unsaved
+     * last_tick costs at most one tick of catch-up (queue.h). */
+    if (n > 0 || b.carry_micro != q->budget.carry_micro)
+        *dirty = true;
+    q->budget = b;
+    *admitted = n;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                           bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty)
+{
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
+    if (!t || strcmp(t->jti, jti) != 0) {
+        *reason = WR_TOKEN_CONSUMED;
+        return WR_ETOKEN;
+    }
+    if (t->exp_us <= now_us) {
+        if (consume) {
+            token_drop(q, t);
+            q->expired_total++;
+            *dirty = true;
+        }
+        *reason = WR_TOKEN_EXPIRED;
+        return WR_ETOKEN;
+    }
+    if (consume) {
+        token_drop(q, t);
+        q->consumed_total++;
+        *dirty = true;
+    }
+    return WR_OK;
 }
 
 /* ---- queues ---------------------------------------------------------- */

@@ -1,16 +1,20 @@
 /*
  * memq.h - the queue model of the embedded store (store_memory.c): one
  * queue's state - its config, the waiting line, the admitted users' tokens
- * with their expiry heap, the admission budget and the counters - and the
- * set of queues with the signing secret (wr_memq_db_t: everything a
- * snapshot holds, mem_snapshot.h).
+ * with their expiry heap, the admission budget and the counters - with the
+ * per-queue operations on it (join/status, leave, admission tick,
+ * consume/verify), and the set of queues with the signing secret
+ * (wr_memq_db_t: everything a snapshot holds, mem_snapshot.h).
  *
- * Pure data structures: no I/O, no clock (callers pass times in), no
- * libevent, not thread-safe. The operation semantics (what join, admit or
- * consume answer, when a sweep runs) belong to store_memory.c; this module
- * keeps the structures consistent.
+ * memq is to store_memory.c what the Lua scripts are to store_redis.c: the
+ * state and each operation's effect on it and answer, computed at once.
+ * store_memory.c adds the argument checks, the clocks, the deferred
+ * callbacks and the snapshot timers. Pure: no I/O, no clock (callers pass
+ * times in), no libevent, not thread-safe.
  *
  * Times are wall-clock microseconds since the epoch, chosen by the caller.
+ * Operations that change what a snapshot holds set *dirty to true (they
+ * never clear it), so the caller knows when a snapshot is due.
  */
 #ifndef WR_MEMQ_H
 #define WR_MEMQ_H
@@ -94,17 +98,6 @@ wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t s
  * rehash it (a snapshot load knows its count). WR_OK or WR_ENOMEM. */
 wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n);
 
-/* Removes node (which must be in q's line) from line and waiting; frees it. */
-void wr_memq_line_remove(wr_memq_t *q, wr_zsl_node_t *node);
-
-/*
- * Moves the first n users of the line (n <= its length) to tokens: each
- * gets a fresh jti, iat_us = now_us and exp_us = now_us + ttl_us; adds n to
- * admitted_total. All or nothing: returns WR_OK, or WR_ENOMEM or an error
- * of wr_token_new_jti with q unchanged. n = 0 does nothing.
- */
-wr_err_t wr_memq_admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us);
-
 /* A token for user (idlen bytes, 1..WR_USER_ID_MAX, copied); the caller
  * fills jti and times, then adds it with wr_memq_token_add or frees it
  * with free(). NULL on ENOMEM. */
@@ -115,15 +108,62 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen);
  * wr_idhash_put): q unchanged, the caller still owns t. */
 wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t);
 
-/* Removes t (which must be q's) from tokens and heap and frees it. */
-void wr_memq_token_drop(wr_memq_t *q, wr_memq_token_t *t);
-
 /* Removes every token with exp_us <= now_us, counting each in
- * expired_total. Returns how many were removed. O(k log N). */
-uint64_t wr_memq_sweep(wr_memq_t *q, int64_t now_us);
+ * expired_total. O(k log N) for k removed. */
+void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* The queue's counters as the store interface reports them. */
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
+
+/*
+ * Operations, for an enabled queue (a disabled one answers passthrough
+ * without calling them). Each sweeps exactly where the Redis scripts sweep,
+ * so both stores give the same answers: entry, leave of a user not in
+ * line, admit. token_use looks only at the user's own token.
+ */
+
+/*
+ * join (add = true) or status of user (ulen bytes, 1..WR_USER_ID_MAX) after
+ * a sweep at now_us. Fills e (not e->config): WAITING with position and
+ * waiting, or ADMITTED with jti, issued_at_us and expires_at_us. A join of
+ * a user in neither line nor tokens appends them at arrival score
+ * max(wall_us, last_score + 1) - strictly increasing, so a clock stepping
+ * back never puts a newcomer ahead; wall_us is unused by status.
+ * Returns WR_OK; WR_ENOTINQUEUE (status: the user is in neither);
+ * WR_EFULL (join: the line holds max_queue_size or more; e->waiting set,
+ * counted in rejected_full_total); WR_ENOMEM or another error of
+ * wr_memq_line_add (the user is not added).
+ */
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, int64_t now_us,
+                       int64_t wall_us, wr_entry_t *e, bool *dirty);
+
+/* Removes user from the line or, after a sweep at now_us, revokes their
+ * token; counts left_total. WR_OK, or WR_ENOTINQUEUE (in neither). */
+wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
+
+/*
+ * One admission tick at now_us: sweeps, advances the budget (queue.h) to
+ * the tick of now_us (no accrual while disabled, paused or with an empty
+ * line) and moves the allowed number of users - at most the line, and at
+ * most max_active minus the active tokens when max_active is set - from
+ * the front of the line to tokens with a fresh jti and a lifetime of
+ * token_ttl_seconds; adds them to admitted_total. Returns WR_OK and
+ * *admitted, or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
+ * and budget unchanged (the sweep stays). Sets *dirty for admissions or a
+ * changed carry, not for a tick alone.
+ */
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *dirty);
+
+/*
+ * consume (consume = true) or verify of user's token jti (NUL-terminated)
+ * at now_us, looking only at that token (no sweep, as token.lua). Returns
+ * WR_OK (live; consume removes it, counted in consumed_total), or WR_ETOKEN
+ * with *reason WR_TOKEN_CONSUMED (no token, or another jti) or
+ * WR_TOKEN_EXPIRED (exp_us <= now_us; consume removes it, counted in
+ * expired_total; verify leaves it). *reason is untouched on WR_OK.
+ */
+wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                           bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty);
 
 /*
  * The embedded store's data: the queues, sorted by name (binary search;

@@ -4,28 +4,20 @@
  * operation semantics as the Redis backend (store_redis.c and its Lua
  * scripts).
  *
- * Structure. The data - the queues, each with its config, waiting line,
- * tokens with their expiry heap, admission budget and counters, and the
- * signing secret - is a wr_memq_db_t: the queue model (memq.h), pure data
- * structures that keep their own invariants (a user is in at most one of
- * line and tokens; every token is in both tokens and heap). This file
- * adds the operation semantics, the clocks, the deferred callbacks and the
- * snapshot timers.
- *
- * Sweeps. Expiry sweeps (tokens with exp <= now removed, counted in
- * expired_total) run exactly where the Redis scripts run theirs,
- * so both stores give the same answers: join/status on an enabled queue,
- * admit, leave of a user not in line, queue_get/list. consume/verify look
- * only at the user's own token (EXPIRED while not yet swept; consume then
- * removes it, counted as expired). config_put sweeps nothing.
+ * Layers. The data and what each operation does to it - queues, lines,
+ * tokens, budgets, counters, the secret; join, leave, admit, consume with
+ * their expiry sweeps where the Redis scripts sweep theirs - are the queue
+ * model, memq.h (pure; no libevent). The snapshot file is mem_snapshot.h
+ * (file I/O; no libevent). This file is the store interface over them:
+ * argument checks, clocks, deferred callbacks, the snapshot timer and its
+ * forked writer. queue_get/list sweep here; config_put sweeps nothing.
  *
  * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
- * strictly increasing per queue: score = max(now, last_score + 1), so a
- * clock stepping back never puts a newcomer ahead. Token times and
- * admission ticks come from CLOCK_MONOTONIC plus the offset that makes it
- * equal the wall clock at open, so they are reported in wall-clock us but
- * never jump. debug_advance_time adds to both clocks; the test clock hook
- * replaces both by a fixed time that only debug_advance_time moves.
+ * strictly increasing per queue by memq. Token times and admission ticks
+ * come from CLOCK_MONOTONIC plus the offset that makes it equal the wall
+ * clock at open, so they are reported in wall-clock us but never jump.
+ * debug_advance_time adds to both clocks; the test clock hook replaces
+ * both by a fixed time that only debug_advance_time moves.
  *
  * Async. Every operation computes its whole answer at call time (it is
  * atomic: nothing else runs in between) and stores a copy of it in a
@@ -35,12 +27,12 @@
  * callback returns even when the queue is changed or deleted meanwhile.
  * close() delivers pending items synchronously with WR_ECANCELED.
  *
- * Persistence (data_dir). A snapshot file holds everything (its format,
- * writer and reader are mem_snapshot.c); it is written atomically every
- * snapshot_interval_ms when something changed - by a forked child, so the
- * loop never waits for the disk - and in process on close (after the
- * child, if any, is done), and loaded at open. A corrupt or unreadable
- * file fails open() with WR_EIO and a log line naming the problem.
+ * Persistence (data_dir). A snapshot file holds everything; it is
+ * written atomically every snapshot_interval_ms when something changed -
+ * by a forked child, so the loop never waits for the disk - and in process
+ * on close (after the child, if any, is done), and loaded at open. A
+ * corrupt or unreadable file fails open() with WR_EIO and a log line
+ * naming the problem.
  *
  * Ownership. The store owns the db (queues, nodes, tokens, configs - the
  * configs shared with pending items by reference count) and the items.
@@ -166,13 +158,6 @@ static int64_t wall_us(const mstore_t *s)
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
     return wall_raw_us() + s->debug_offset_us;
-}
-
-/* Removes q's expired tokens (memq.h), marking the state dirty if any. */
-static void sweep(mstore_t *s, wr_memq_t *q, int64_t now)
-{
-    if (wr_memq_sweep(q, now) > 0)
-        s->dirty = true;
 }
 
 /* ---- deferred items -------------------------------------------------- */
@@ -317,7 +302,6 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         return WR_ENOMEM;
     it->cb.entry = cb;
 
-    size_t ulen = strlen(user);
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
@@ -331,50 +315,9 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         it->has_res = true;
         goto out;
     }
-    sweep(s, q, now_us(s));
-    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
-    if (n) {
-        e->state = WR_ENTRY_WAITING;
-        e->position = wr_zsl_rank(q->line, n);
-        e->waiting = wr_zsl_length(q->line);
-        it->has_res = true;
-        goto out;
-    }
-    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
-    if (t) {
-        e->state = WR_ENTRY_ADMITTED;
-        memcpy(e->jti, t->jti, sizeof e->jti);
-        e->issued_at_us = t->iat_us;
-        e->expires_at_us = t->exp_us;
-        it->has_res = true;
-        goto out;
-    }
-    if (!add) {
-        it->err = WR_ENOTINQUEUE;
-        goto out;
-    }
-    uint64_t max = q->cfg->cfg.max_queue_size;
-    if (max > 0 && wr_zsl_length(q->line) >= max) {
-        q->rejected_full_total++;
-        s->dirty = true;
-        it->err = WR_EFULL;
-        e->waiting = wr_zsl_length(q->line);
-        it->has_res = true;
-        goto out;
-    }
-    int64_t score = wall_us(s);
-    if (score <= q->last_score)
-        score = q->last_score + 1;
-    err = wr_memq_line_add(q, user, ulen, score, &n);
-    if (err != WR_OK) {
-        it->err = err;
-        goto out;
-    }
-    s->dirty = true;
-    e->state = WR_ENTRY_WAITING;
-    e->position = wr_zsl_rank(q->line, n);
-    e->waiting = wr_zsl_length(q->line);
-    it->has_res = true;
+    int64_t now = now_us(s);
+    it->err = wr_memq_entry(q, user, strlen(user), add, now, add ? wall_us(s) : 0, e, &s->dirty);
+    it->has_res = it->err == WR_OK || it->err == WR_EFULL;
 out:
     item_enqueue(s, it);
     return WR_OK;
@@ -405,29 +348,11 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     if (!it)
         return WR_ENOMEM;
     it->cb.done = cb;
-    size_t ulen = strlen(user);
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
+    if (q)
+        it->err = wr_memq_leave(q, user, strlen(user), now_us(s), &s->dirty);
+    else
         it->err = WR_ENOTFOUND;
-        goto out;
-    }
-    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
-    wr_memq_token_t *t = NULL;
-    if (!n) {
-        sweep(s, q, now_us(s));
-        t = wr_memq_token(q, user, ulen);
-    }
-    if (n) {
-        wr_memq_line_remove(q, n);
-    } else if (t) {
-        wr_memq_token_drop(q, t);
-    } else {
-        it->err = WR_ENOTINQUEUE;
-        goto out;
-    }
-    q->left_total++;
-    s->dirty = true;
-out:
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -448,33 +373,9 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         goto out;
     }
     int64_t now = now_us(s);
-    sweep(s, q, now);
-    const wr_queue_config_t *cfg = &q->cfg->cfg;
-    uint64_t waiting = wr_zsl_length(q->line);
-    int64_t tick = now / ((int64_t)cfg->tick_ms * 1000);
-    bool accrue = cfg->enabled && !cfg->paused && waiting > 0;
-    wr_budget_t b = q->budget;
-    uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
-    uint64_t n = allowed < waiting ? allowed : waiting;
-    if (cfg->max_active > 0) {
-        uint64_t room = cfg->max_active > q->heap_n ? cfg->max_active - q->heap_n : 0;
-        if (n > room)
-            n = room;
-    }
-    wr_budget_settle(&b, allowed, n);
-
-    err = wr_memq_admit_first(q, n, now, (int64_t)cfg->token_ttl_seconds * MICRO);
-    if (err != WR_OK) {
-        it->err = err;
+    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &s->dirty);
+    if (it->err != WR_OK)
         goto out;
-    }
-    /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
-     * server would rewrite its file every round. After a restart an unsaved
-     * last_tick costs at most one tick of catch-up (queue.h). */
-    if (n > 0 || b.carry_micro != q->budget.carry_micro)
-        s->dirty = true;
-    q->budget = b;
-    it->res.admit.admitted = n;
     it->res.admit.now_us = now;
     wr_memq_stats(q, &it->res.admit.stats);
     it->cfg = wr_memq_cfg_ref(q->cfg);
@@ -498,37 +399,17 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     if (!it)
         return WR_ENOMEM;
     it->cb.token = cb;
-    size_t ulen = strlen(user);
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
         it->err = WR_ENOTFOUND;
         goto out;
     }
     it->has_res = true;
-    if (!q->cfg->cfg.enabled) {
+    if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
-        goto out;
-    }
-    /* Only the user's own token is looked at (no sweep, as token.lua), so
-     * an expired one answers EXPIRED until something sweeps it; consume
-     * then removes it and counts it expired, verify leaves it. */
-    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
-    if (!t || strcmp(t->jti, jti) != 0) {
-        it->err = WR_ETOKEN;
-        it->res.token.reason = WR_TOKEN_CONSUMED;
-    } else if (t->exp_us <= now_us(s)) {
-        it->err = WR_ETOKEN;
-        it->res.token.reason = WR_TOKEN_EXPIRED;
-        if (consume) {
-            wr_memq_token_drop(q, t);
-            q->expired_total++;
-            s->dirty = true;
-        }
-    } else if (consume) {
-        wr_memq_token_drop(q, t);
-        q->consumed_total++;
-        s->dirty = true;
-    }
+    else
+        it->err = wr_memq_token_use(q, user, strlen(user), jti, consume, now_us(s),
+                                    &it->res.token.reason, &s->dirty);
 out:
     item_enqueue(s, it);
     return WR_OK;
@@ -580,7 +461,7 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
     if (!q) {
         it->err = WR_ENOTFOUND;
     } else {
-        sweep(s, q, now_us(s));
+        wr_memq_sweep(q, now_us(s), &s->dirty);
         memcpy(it->name, q->name, sizeof it->name);
         it->cfg = wr_memq_cfg_ref(q->cfg);
         it->res.info.name = it->name;
@@ -618,7 +499,7 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
     int64_t now = now_us(s);
     for (size_t i = 0; i < s->db.nq; i++) {
         wr_memq_t *q = s->db.queues[i];
-        sweep(s, q, now);
+        wr_memq_sweep(q, now, &s->dirty);
         memcpy(l->names[i], q->name, sizeof l->names[i]);
         l->cfgs[i] = wr_memq_cfg_ref(q->cfg);
         l->infos[i].name = l->names[i];
