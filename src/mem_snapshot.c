@@ -189,6 +189,19 @@ static void r_fail(sio_t *r, const char *what)
     sio_fail(r, what);
 }
 
+/* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
+ * NUL-terminated; returns its length (unusable once r failed). */
+static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
+{
+    uint8_t len = r_u8(r);
+    if (len == 0 || len > WR_USER_ID_MAX)
+        r_fail(r, "bad user id length");
+    r_bytes(r, user, len);
+    if (!r->failed)
+        user[len] = '\0';
+    return len;
+}
+
 static void write_queue(sio_t *w, const wr_memq_t *q)
 {
     size_t nlen = strlen(q->name);
@@ -403,13 +416,9 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r)
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nw && !r->failed; i++) {
         int64_t score = (int64_t)r_u64(r);
-        uint8_t len = r_u8(r);
-        if (len == 0 || len > WR_USER_ID_MAX)
-            r_fail(r, "bad user id length");
-        r_bytes(r, user, len);
+        uint8_t len = r_user(r, user);
         if (r->failed)
             break;
-        user[len] = '\0';
         if (score <= prev || score > q->last_score || wr_memq_waiting(q, user, len)) {
             r_fail(r, "line out of order or duplicate user");
             break;
@@ -421,10 +430,7 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r)
     }
     uint64_t nt = r_u64(r);
     for (uint64_t i = 0; i < nt && !r->failed; i++) {
-        uint8_t len = r_u8(r);
-        if (len == 0 || len > WR_USER_ID_MAX)
-            r_fail(r, "bad user id length");
-        r_bytes(r, user, len);
+        uint8_t len = r_user(r, user);
         if (r->failed)
             break;
         wr_memq_token_t *t = wr_memq_token_new(user, len);
