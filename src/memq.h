@@ -116,10 +116,11 @@ void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
 
 /*
- * Operations, for an enabled queue (a disabled one answers passthrough
- * without calling them). Each sweeps exactly where the Redis scripts sweep,
- * so both stores give the same answers: entry, leave of a user not in
- * line, admit. token_use looks only at the user's own token.
+ * Operations. entry and token_use are for an enabled queue (the caller
+ * answers passthrough for a disabled one); leave and admit take any queue.
+ * Each sweeps exactly where the Redis scripts sweep, so both stores give
+ * the same answers: entry, leave of a user not in line, admit. token_use
+ * looks only at the user's own token.
  */
 
 /*
@@ -149,8 +150,8 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
  * the front of the line to tokens with a fresh jti and a lifetime of
  * token_ttl_seconds; adds them to admitted_total. Returns WR_OK and
  * *admitted, or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
- * and budget unchanged (the sweep stays). Sets *dirty for admissions or a
- * changed carry, not for a tick alone.
+ * and budget unchanged (the sweep stays). Sets *dirty for a sweep that
+ * removed tokens, admissions or a changed carry, not for a tick alone.
  */
 wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *dirty);
 
