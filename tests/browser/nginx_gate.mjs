@@ -12,8 +12,10 @@
  *        [--nginx /usr/sbin/nginx] [--only NAME] [--keep]
  *
  * The nginx file under test is the shipped one with exactly three lines
- * changed: its listen port and its two upstream addresses (the lines marked
- * EDIT), each replaced once, so what a user copies is what runs here.
+ * changed: its listen port and its two upstream addresses (three of the
+ * lines marked EDIT; server_name stays: this is nginx's only server, so it
+ * answers any Host), each replaced once, so what a user copies is what runs
+ * here.
  * nginx runs in the foreground with its own prefix, pid, logs and temp dirs
  * in a temporary directory, on a free loopback port. Plain HTTP checks (no
  * pass, unpublished routes, forwarded addresses) use node's http client
@@ -196,7 +198,7 @@ s.serve_forever()
 `;
 
 /* Writes the nginx files into dir: waitroom.conf (the shipped file, its
- * three EDIT addresses replaced once each) and nginx.conf (the http {}
+ * three addresses replaced once each) and nginx.conf (the http {}
  * around it, as Debian's /etc/nginx/nginx.conf would be). */
 function writeNginxConf(dir, port, wrPort, shopPort) {
   let conf = fs.readFileSync(NGINX_CONF, 'utf8');
