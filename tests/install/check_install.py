@@ -103,7 +103,8 @@ def unit_lines(text):
 def install_tree(a):
     with tempfile.TemporaryDirectory(prefix="wr-install-") as tmp:
         # The Makefile's install target runs this very command.
-        r = run(["make", "-C", ROOT, "-n", "install", f"BUILD={a.build}", f"DESTDIR={tmp}/x"])
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        r = run(["make", "-C", ROOT, "-n", "install", f"BUILD={a.build}", f"DESTDIR={tmp}/x"], env=env)
         want = f'DESTDIR="{tmp}/x" cmake --install {a.build} --prefix "/usr/local"'
         check("make -n install runs cmake --install with PREFIX=/usr/local and DESTDIR",
               r.returncode == 0 and want in r.stdout, r.stdout + r.stderr)
