@@ -6,14 +6,18 @@
 #   make demo       the sale-day scenario without and with the line (demo-out/);
 #                   make demo DEMO_USERS=2000 runs a smaller one
 #   make format     clang-format every source file
+#   make install    build, then install the binary, its man page, the systemd
+#                   unit and the examples under PREFIX (/usr/local); DESTDIR
+#                   stages it elsewhere (make install DESTDIR=/tmp/stage)
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
 SANBUILD ?= build-san
 DEMO_USERS ?= 10000
 DEMO_OUT ?= demo-out
+PREFIX ?= /usr/local
 
-.PHONY: all build deps run test test-release bench demo format clean
+.PHONY: all build deps run test test-release bench demo format clean install
 
 all: build
 
@@ -45,6 +49,9 @@ bench: build
 
 demo: build
 	@scripts/demo.sh --users $(DEMO_USERS) --bin $(BUILD) --out $(DEMO_OUT)
+
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 format:
 	@clang-format -i src/*.c src/*.h tests/unit/*.c tests/store/*.c $(wildcard tests/extra/*.c) \

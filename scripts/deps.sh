@@ -15,6 +15,8 @@ if [ "${1:-}" != build ]; then
   pkgs+=(
     valgrind clang libclang-rt-14-dev # valgrind_integration, fuzz_short (libFuzzer): they skip-pass without these
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
+    nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd
+    systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""check_install.py - what `make install` lays down, checked (CTest label install).
+
+    check_install.py install_tree --build BUILD --waitroomd BIN
+    check_install.py systemd_unit --build BUILD --waitroomd BIN
+    check_install.py man_page     --build BUILD --waitroomd BIN
+
+install_tree  `cmake --install BUILD` (what `make install` runs; the Makefile's
+              recipe is checked with `make -n`) into a DESTDIR, at the default
+              prefix /usr/local and at another one: lists the installed files
+              and checks them against the expected set; the binary runs; the
+              unit's ExecStart names the installed binary.
+systemd_unit  installs at a temporary prefix (so ExecStart's binary exists) and
+              runs `systemd-analyze verify` on the installed unit, with MANPATH
+              at the installed man pages (so Documentation=man:waitroomd(8)
+              resolves), then `systemd-analyze security --offline` with a
+              threshold; checks the directives the deployment relies on.
+man_page      `mandoc -T lint -W warning` on docs/waitroomd.8; every flag of
+              `waitroomd --help` has an entry in OPTIONS and every entry is a
+              flag of --help. --version is documented ahead of its code: until
+              `waitroomd --version` works that one entry is skipped (and said
+              so); once it works, its output must be "waitroomd X.Y.Z".
+
+Prints "N passed, N failed" and exits 1 on any failure.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNIT_SRC = os.path.join(ROOT, "examples", "systemd", "waitroomd.service")
+MAN_SRC = os.path.join(ROOT, "docs", "waitroomd.8")
+SECURITY_THRESHOLD = 40  # systemd-analyze security --threshold (tenths: the unit scores 3.4 = 34 on Debian 12)
+
+# Relative to the prefix.
+EXPECTED = [
+    "bin/waitroomd",
+    "lib/systemd/system/waitroomd.service",
+    "share/doc/waitroom/API.md",
+    "share/doc/waitroom/README.md",
+    "share/doc/waitroom/examples/nginx/README.md",
+    "share/doc/waitroom/examples/nginx/waitroom.conf",
+    "share/doc/waitroom/examples/nginx/waitroom.ini",
+    "share/doc/waitroom/examples/systemd/waitroom.env",
+    "share/doc/waitroom/examples/systemd/waitroomd.service",
+    "share/doc/waitroom/examples/waitroom.ini",
+    "share/man/man8/waitroomd.8",
+]
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+
+
+def cmake_install(build, prefix, destdir=None):
+    env = dict(os.environ)
+    env.pop("DESTDIR", None)
+    if destdir:
+        env["DESTDIR"] = destdir
+    r = run(["cmake", "--install", build, "--prefix", prefix], env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"cmake --install {build} --prefix {prefix} failed:\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def listing(top):
+    out = []
+    for d, _, files in os.walk(top):
+        for f in files:
+            out.append(os.path.relpath(os.path.join(d, f), top))
+    return sorted(out)
+
+
+def unit_lines(text):
+    """The unit's directives as (key, value) pairs, comments dropped."""
+    pairs = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;[":
+            continue
+        k, _, v = line.partition("=")
+        pairs.append((k.strip(), v.strip()))
+    return pairs
+
+
+def install_tree(a):
+    with tempfile.TemporaryDirectory(prefix="wr-install-") as tmp:
+        # The Makefile's install target runs this very command.
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        r = run(["make", "-C", ROOT, "-n", "install", f"BUILD={a.build}", f"DESTDIR={tmp}/x"], env=env)
+        want = f'DESTDIR="{tmp}/x" cmake --install {a.build} --prefix "/usr/local"'
+        check("make -n install runs cmake --install with PREFIX=/usr/local and DESTDIR",
+              r.returncode == 0 and want in r.stdout, r.stdout + r.stderr)
+
+        dest = os.path.join(tmp, "stage")
+        log = cmake_install(a.build, "/usr/local", dest)
+        files = listing(dest)
+        print("installed (DESTDIR=stage, PREFIX=/usr/local):")
+        for f in files:
+            print("     " + f)
+        check("the installed files are exactly the expected ones",
+              files == ["usr/local/" + f for f in EXPECTED],
+              f"missing {sorted(set('usr/local/' + f for f in EXPECTED) - set(files))}, "
+              f"unexpected {sorted(set(files) - set('usr/local/' + f for f in EXPECTED))}")
+        check("cmake --install reports every file it installs",
+              all(os.path.join(dest, f) in log for f in files), log)
+        manifest = os.path.join(a.build, "install_manifest.txt")
+        mf = open(manifest).read().split("\n") if os.path.exists(manifest) else []
+        check("install_manifest.txt lists the unit (for uninstalling)",
+              os.path.join(dest, "usr/local/lib/systemd/system/waitroomd.service") in mf, manifest)
+
+        binary = os.path.join(dest, "usr/local/bin/waitroomd")
+        check("the binary is executable", os.access(binary, os.X_OK))
+        h = run([binary, "--help"])
+        check("the installed binary runs (--help exits 0)", h.returncode == 0 and "usage: waitroomd" in h.stdout,
+              h.stdout + h.stderr)
+        with open(os.path.join(dest, "usr/local/share/man/man8/waitroomd.8")) as f1, open(MAN_SRC) as f2:
+            check("the man page is docs/waitroomd.8", f1.read() == f2.read())
+
+        src = open(UNIT_SRC).read()
+        inst = open(os.path.join(dest, "usr/local/lib/systemd/system/waitroomd.service")).read()
+        check("the installed unit is examples/systemd/waitroomd.service (default prefix)", inst == src,
+              "they differ")
+
+        other = os.path.join(tmp, "other")
+        cmake_install(a.build, "/opt/wr", other)
+        inst = open(os.path.join(other, "opt/wr/lib/systemd/system/waitroomd.service")).read()
+        diff = [(x, y) for x, y in zip(src.splitlines(), inst.splitlines()) if x != y]
+        check("with PREFIX=/opt/wr only ExecStart changes, to the installed binary",
+              len(src.splitlines()) == len(inst.splitlines()) and len(diff) == 1
+              and diff[0][1].startswith("ExecStart=/opt/wr/bin/waitroomd --config "),
+              repr(diff))
+        check("PREFIX=/opt/wr installs the same files there",
+              listing(other) == ["opt/wr/" + f for f in EXPECTED], repr(listing(other)))
+
+
+def systemd_unit(a):
+    sa = shutil.which("systemd-analyze")
+    if not sa:
+        check("systemd-analyze is installed (Debian package systemd; scripts/deps.sh)", False)
+        return
+    with tempfile.TemporaryDirectory(prefix="wr-unit-") as tmp:
+        prefix = os.path.join(tmp, "prefix")
+        cmake_install(a.build, prefix)
+        unit = os.path.join(prefix, "lib/systemd/system/waitroomd.service")
+        env = dict(os.environ, MANPATH=os.path.join(prefix, "share/man"))
+        r = run([sa, "verify", unit], env=env)
+        check("systemd-analyze verify (ExecStart's binary and man:waitroomd(8) found)",
+              r.returncode == 0 and not r.stderr.strip(), r.stdout + r.stderr)
+        r = run([sa, "verify", unit], env=dict(os.environ, MANPATH=os.path.join(tmp, "none")))
+        check("... and verify does look for the man page (it fails without it)",
+              r.returncode != 0 and "waitroomd(8)" in r.stderr, r.stdout + r.stderr)
+        r = run([sa, "security", "--offline=true", f"--threshold={SECURITY_THRESHOLD}", unit])
+        m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout + r.stderr)
+        check(f"systemd-analyze security: exposure at most {SECURITY_THRESHOLD / 10}",
+              r.returncode == 0 and m is not None, (m.group(0) if m else (r.stdout + r.stderr)[-2000:]))
+        if m:
+            print(f"     exposure {m.group(1)}")
+
+        d = unit_lines(open(unit).read())
+        keys = {}
+        for k, v in d:
+            keys.setdefault(k, []).append(v)
+        exec_start = keys.get("ExecStart", [""])[0]
+        check("ExecStart: the installed binary, --config /etc/waitroom/waitroom.ini, --data-dir /var/lib/waitroom",
+              exec_start.startswith(os.path.join(prefix, "bin/waitroomd") + " ")
+              and "--config /etc/waitroom/waitroom.ini" in exec_start
+              and "--data-dir /var/lib/waitroom" in exec_start, exec_start)
+        want = {
+            "Type": "exec", "ExecReload": "/bin/kill -HUP $MAINPID", "NoNewPrivileges": "yes",
+            "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes", "DynamicUser": "yes",
+            "StateDirectory": "waitroom", "LimitNOFILE": "65536", "Restart": "on-failure",
+            "EnvironmentFile": "-/etc/waitroom/waitroom.env", "WantedBy": "multi-user.target",
+        }
+        for k, v in want.items():
+            check(f"{k}={v}", keys.get(k) == [v], repr(keys.get(k)))
+        # Until waitroomd answers SIGHUP by reloading (1.1), `systemctl reload`
+        # stops it; say so rather than fail (see the unit's header).
+        v = run([a.waitroomd, "--version"])
+        if v.returncode != 0:
+            print("     note: waitroomd --version fails, so this is a waitroomd before 1.1: "
+                  "ExecReload (SIGHUP) stops it instead of reloading")
+
+
+def man_page(a):
+    mandoc = shutil.which("mandoc")
+    if not mandoc:
+        check("mandoc is installed (Debian package mandoc; scripts/deps.sh)", False)
+        return
+    r = run([mandoc, "-T", "lint", "-W", "warning", MAN_SRC])
+    check("mandoc -T lint -W warning: no warning", r.returncode == 0 and not (r.stdout + r.stderr).strip(),
+          r.stdout + r.stderr)
+    r = run([mandoc, "-T", "ascii", MAN_SRC])
+    check("mandoc renders it", r.returncode == 0 and "waitroomd" in r.stdout, r.stderr)
+
+    documented = set(re.findall(r"^\.It Fl -([a-z][a-z0-9-]*)", open(MAN_SRC).read(), re.M))
+    h = run([a.waitroomd, "--help"])
+    helped = set(re.findall(r"^  --([a-z][a-z0-9-]*)", h.stdout, re.M))
+    check("waitroomd --help lists flags", h.returncode == 0 and len(helped) > 20, h.stdout + h.stderr)
+    v = run([a.waitroomd, "--version"])
+    has_version = v.returncode == 0
+    if has_version:
+        check("waitroomd --version prints 'waitroomd X.Y.Z'",
+              re.fullmatch(r"waitroomd \d+\.\d+\.\d+\n?", v.stdout) is not None, repr(v.stdout + v.stderr))
+    else:
+        # TODO(--version): drop this branch once every waitroomd has the flag.
+        print("     SKIP: waitroomd --version is not implemented yet; its man page entry is not checked")
+        documented.discard("version")
+    check("every flag of --help has an entry in the man page", not (helped - documented),
+          f"undocumented: {sorted(helped - documented)} (add them to docs/waitroomd.8, OPTIONS)")
+    check("every entry of the man page is a flag of --help", not (documented - helped),
+          f"not in --help: {sorted(documented - helped)}")
+    # Each entry names its [server] key: the flag with "_" for "-" (config.c's table).
+    src = open(MAN_SRC).read()
+    entries = dict(re.findall(r"^\.It Fl -([a-z][a-z0-9-]*)[^\n]*\n(.*?)(?=^\.It |^\.El)", src, re.M | re.S))
+    nokey = [f for f in sorted(helped - {"help", "config", "version"})
+             if not re.search(r"^\.Pq Cm " + f.replace("-", "_") + r"\b", entries.get(f, ""), re.M)]
+    check("each option's entry names its INI key", not nokey, f"no '.Pq Cm KEY' in the entries of {nokey}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("check", choices=["install_tree", "systemd_unit", "man_page"])
+    p.add_argument("--build", required=True)
+    p.add_argument("--waitroomd", required=True)
+    a = p.parse_args()
+    a.build = os.path.abspath(a.build)
+    {"install_tree": install_tree, "systemd_unit": systemd_unit, "man_page": man_page}[a.check](a)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
