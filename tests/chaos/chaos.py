@@ -30,26 +30,31 @@ checks the invariants:
 Exit code 0 when every invariant holds, 1 otherwise, 2 when the environment
 did not come up. Prints a summary with the numbers.
 
+The processes (redis-server, waitroomd: free ports, readiness, no process
+left behind) and the HTTP client are the integration suite's
+(tests/integration/harness.py, resp.py, jwtutil.py).
+
     python3 tests/chaos/chaos.py --waitroomd build/waitroomd --duration 60
 """
 import argparse
+import http.client
 import json
 import os
 import random
 import secrets
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from resp import Redis, RedisError  # noqa: E402
+import harness  # noqa: E402
+from harness import Client, RedisServer, Waitroomd  # noqa: E402
+from jwtutil import decode as jwt_decode  # noqa: E402
+from resp import Redis  # noqa: E402
 
 ADMIN_KEY = "chaos-admin-key"
 QUEUE = "chaos"
@@ -61,23 +66,8 @@ CATCHUP_TICKS = 3
 # 1000 ms later), plus the 2 ticks a catch-up may bring from before the
 # window, plus 1 for the fractional carry.
 WINDOW_MAX = int((1000 // TICK_MS + 1 + CATCHUP_TICKS - 1) * PER_TICK + 1)
-
-try:
-    import ctypes
-    _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-except Exception:
-    _PRCTL = None
-
-
-def die_with_parent():
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL, 0, 0, 0)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+AOF = ["--appendonly", "yes", "--appendfsync", "always"]
+REQUEST_TIMEOUT = 5.0
 
 
 def log(msg):
@@ -85,53 +75,35 @@ def log(msg):
 
 
 T0 = time.monotonic()
-PROCS = []
 
 
 class RedisProc:
+    """The store: a harness.RedisServer with its AOF on (appendfsync
+    always), SIGKILLed and restarted on the same port and data directory,
+    or paused with SIGSTOP."""
+
     def __init__(self, tmp):
-        self.port = free_port()
-        self.dir = os.path.join(tmp, "redis")
-        os.makedirs(self.dir, exist_ok=True)
-        self.proc = None
+        self.tmp = tmp
         self.stopped = False
-        self.start()
+        self.server = RedisServer(tmp, extra=AOF, start_timeout=20)
+        self.port, self.dir = self.server.port, self.server.dir
 
     def start(self):
-        logf = open(os.path.join(self.dir, "redis.log"), "ab")
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "yes", "--appendfsync", "always", "--dir", self.dir],
-            stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=die_with_parent)
-        PROCS.append(self.proc)
+        self.server = RedisServer(self.tmp, port=self.port, datadir=self.dir, extra=AOF,
+                                  start_timeout=20)
         self.stopped = False
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                r = Redis(self.port, timeout=1)
-                try:
-                    if r.cmd("PING") == "PONG":
-                        return
-                finally:
-                    r.close()
-            except (OSError, RedisError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
 
     def kill(self):
         if self.stopped:
             self.cont()
-        self.proc.kill()
-        self.proc.wait()
+        self.server.kill()
 
     def stop(self):
-        os.kill(self.proc.pid, signal.SIGSTOP)
+        os.kill(self.server.proc.pid, signal.SIGSTOP)
         self.stopped = True
 
     def cont(self):
-        os.kill(self.proc.pid, signal.SIGCONT)
+        os.kill(self.server.proc.pid, signal.SIGCONT)
         self.stopped = False
 
     def client(self):
@@ -139,64 +111,37 @@ class RedisProc:
 
 
 class Instance:
+    """One header-mode waitroomd on the shared store: a harness.Waitroomd,
+    SIGKILLed and started again. port is None while it is down."""
+
     def __init__(self, binary, store, secret, tmp, idx):
         self.binary, self.store, self.secret, self.tmp, self.idx = binary, store, secret, tmp, idx
-        self.proc = None
+        self.w = None
         self.port = None
         self.restarts = 0
         self.start()
 
     def start(self):
-        errf = open(os.path.join(self.tmp, "waitroomd-%d.log" % self.idx), "ab")
-        self.proc = subprocess.Popen(
-            [self.binary, "--listen", "127.0.0.1:0", "--store", self.store, "--admin-key",
-             ADMIN_KEY, "--token-secret", self.secret, "--identity", "header:X-User-Id",
-             "--log-level", "warn"],
-            stdout=subprocess.PIPE, stderr=errf, start_new_session=True,
-            preexec_fn=die_with_parent)
-        PROCS.append(self.proc)
-        line = self.proc.stdout.readline().decode().strip()
-        if not line.startswith("listening on 127.0.0.1:"):
-            raise RuntimeError("waitroomd %d: first line %r" % (self.idx, line))
-        threading.Thread(target=lambda p=self.proc: [None for _ in p.stdout], daemon=True).start()
-        self.port = int(line.rsplit(":", 1)[1])
+        self.w = Waitroomd(self.binary, self.store, self.secret, self.tmp,
+                           identity="header:X-User-Id", admin_key=ADMIN_KEY)
+        self.port = self.w.port
 
     def kill(self):
         self.port = None
-        self.proc.kill()
-        self.proc.wait()
+        self.w.kill()
 
     def alive(self):
-        return self.proc.poll() is None and self.port is not None
+        return self.w.proc.poll() is None and self.port is not None
 
 
-def request(port, method, path, user=None, body=None, token=None, timeout=5.0):
-    """Returns (status, json-or-None); (None, error) on a connection error."""
-    hdrs = {}
-    if user is not None:
-        hdrs["X-User-Id"] = user
-    if token is not None:
-        hdrs["Authorization"] = "Bearer " + token
-    if path.startswith("/v1/admin/"):
-        hdrs["Authorization"] = "Bearer " + ADMIN_KEY
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        hdrs["Content-Type"] = "application/json"
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def call(port, fn):
+    """fn(harness.Client of port) -> (status, json-or-None); (None, error)
+    on a connection error (an instance killed mid-request)."""
     try:
-        conn.request(method, path, body=data, headers=hdrs)
-        r = conn.getresponse()
-        raw = r.read()
-        try:
-            j = json.loads(raw) if raw else None
-        except ValueError:
-            j = None
-        return r.status, j
+        r = fn(Client(port, timeout=REQUEST_TIMEOUT))
     except (OSError, http.client.HTTPException) as e:
         return None, e
-    finally:
-        conn.close()
+    return r.status, r.json
 
 
 class Ledger:
@@ -221,10 +166,7 @@ class Ledger:
 
 
 def jwt_jti(tok):
-    import base64
-    p = tok.split(".")[1]
-    p += "=" * (-len(p) % 4)
-    return json.loads(base64.urlsafe_b64decode(p))["jti"]
+    return jwt_decode(tok)[1]["jti"]
 
 
 def load_worker(stop, inst, led, rng, wid):
@@ -245,7 +187,7 @@ def load_worker(stop, inst, led, rng, wid):
             with led.lock:
                 led.users.append(user)
                 led.first_send[user] = time.monotonic()
-            st, j = request(port, "POST", "/v1/queues/%s/entries" % QUEUE, user=user)
+            st, j = call(port, lambda c: c.join(QUEUE, user))
             handle_entry(led, user, st, j, "join")
         elif roll < 0.55 and admitted:
             user = rng.choice(admitted)
@@ -256,8 +198,8 @@ def load_worker(stop, inst, led, rng, wid):
             res = []
 
             def one():
-                res.append(request(port if not twice else rng.choice(live).port, "POST",
-                                   "/v1/queues/%s/tokens/consume" % QUEUE, token=tok))
+                res.append(call(port if not twice else rng.choice(live).port,
+                                lambda c: c.consume(QUEUE, token=tok)))
             ts = [threading.Thread(target=one) for _ in range(2 if twice else 1)]
             for t in ts:
                 t.start()
@@ -280,7 +222,7 @@ def load_worker(stop, inst, led, rng, wid):
                 user = led.users[rng.randrange(len(led.users))]
                 if user in led.consumed_users:
                     continue
-            st, j = request(port, "GET", "/v1/queues/%s/entries/me" % QUEUE, user=user)
+            st, j = call(port, lambda c: c.me(QUEUE, user))
             handle_entry(led, user, st, j, "poll")
 
 
@@ -500,9 +442,9 @@ def main():
                 inst.append(Instance(binary, store, secret, tmp, k))
             deadline = time.monotonic() + 15
             while True:
-                st, _ = request(inst[0].port, "PUT", "/v1/admin/queues/" + QUEUE, body={
+                st, _ = call(inst[0].port, lambda c: c.put_queue(QUEUE, {
                     "admitPerSecond": RATE, "tickMs": TICK_MS, "tokenTtlSeconds": TTL_S,
-                    "maxQueueSize": 0, "failPolicy": "closed"})
+                    "maxQueueSize": 0, "failPolicy": "closed"}, key=ADMIN_KEY))
                 if st == 200:
                     break
                 if time.monotonic() > deadline:
@@ -527,8 +469,8 @@ def main():
             t.join(30)
         # pause admission so the state is still while it is read
         for _ in range(100):
-            st, _ = request(inst[0].port, "PATCH", "/v1/admin/queues/" + QUEUE,
-                            body={"paused": True})
+            st, _ = call(inst[0].port,
+                         lambda c: c.patch_queue(QUEUE, {"paused": True}, key=ADMIN_KEY))
             if st == 200:
                 break
             time.sleep(0.1)
@@ -543,15 +485,12 @@ def main():
         summary["seed"] = seed
         # every instance is still alive and stops cleanly (ASan builds: no report)
         for i in inst:
-            if i.proc.poll() is not None:
+            if i.w.proc.poll() is not None:
                 failures.append("waitroomd #%d died on its own (exit %s)"
-                                % (i.idx, i.proc.returncode))
+                                % (i.idx, i.w.proc.returncode))
                 continue
-            i.proc.send_signal(signal.SIGTERM)
-            try:
-                code = i.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                i.proc.kill()
+            code = i.w.terminate(timeout=15)
+            if code is None:
                 code = "timeout"
             if code != 0:
                 failures.append("waitroomd #%d exited %s on SIGTERM" % (i.idx, code))
@@ -560,14 +499,7 @@ def main():
         print("chaos: %s (%d violations)" % ("PASS" if ok else "FAIL", len(failures)))
         return 0 if ok else 1
     finally:
-        for p in PROCS:
-            if p.poll() is None:
-                try:
-                    os.kill(p.pid, signal.SIGCONT)
-                except OSError:
-                    pass
-                p.kill()
-                p.wait()
+        harness.kill_all()  # SIGKILL ends a SIGSTOPped Redis too
         if args.keep or not ok:
             print("logs kept in %s" % tmp)
         else:

@@ -80,9 +80,10 @@ ENV = Env()
 
 
 class RedisServer:
-    def __init__(self, tmpdir, port=None, extra=(), datadir=None):
+    def __init__(self, tmpdir, port=None, extra=(), datadir=None, start_timeout=10):
         """extra: more redis-server arguments (e.g. "--appendonly", "yes");
-        datadir: reuse a data directory (a restart that keeps its AOF)."""
+        datadir: reuse a data directory (a restart that keeps its AOF);
+        start_timeout: seconds to wait for PING (loading a large AOF)."""
         self.port = port or free_port()
         self.dir = datadir or tempfile.mkdtemp(prefix="redis-", dir=tmpdir)
         self.log = open(os.path.join(self.dir, "redis.log"), "ab")
@@ -92,7 +93,7 @@ class RedisServer:
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_die_with_parent)
         PROCS.append(self.proc)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + start_timeout
         while True:
             try:
                 r = Redis(self.port, timeout=1)
@@ -110,6 +111,13 @@ class RedisServer:
 
     def client(self):
         return Redis(self.port)
+
+    def kill(self):
+        """SIGKILL (a crash: no shutdown save) and wait."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
 
     def stop(self):
         if self.proc.poll() is None:
@@ -262,16 +270,17 @@ def _encode_body(body):
 class Client:
     """One connection per request (simple and independent of keep-alive)."""
 
-    def __init__(self, port, host="127.0.0.1"):
+    def __init__(self, port, host="127.0.0.1", timeout=REQUEST_TIMEOUT):
         self.host = host
         self.port = port
+        self.timeout = timeout
 
     def request(self, method, path, headers=None, body=None):
         data = _encode_body(body)
         hdrs = dict(headers or {})
         if data is not None and not any(k.lower() == "content-type" for k in hdrs):
             hdrs["Content-Type"] = "application/json"
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=REQUEST_TIMEOUT)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
             conn.request(method, path, body=data, headers=hdrs)
             r = conn.getresponse()

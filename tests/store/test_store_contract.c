@@ -3,14 +3,14 @@
  * vtable against the backend named by argv[1]: "redis" or "memory".
  *
  * Every test opens a fresh store on one libevent base and drives it with
- * blocking helpers: each helper calls one operation, checks that it returned
- * WR_OK, marks "returned", then runs the loop until the callback fired
- * (bounded). The callback checks that it did not run inside the call and
- * counts its calls: every helper asserts exactly one.
+ * the blocking helpers of store_harness.h: each helper calls one operation,
+ * checks that it returned WR_OK, marks "returned", then runs the loop until
+ * the callback fired (bounded). The callback checks that it did not run
+ * inside the call and counts its calls: every helper asserts exactly one.
  *
- * For "redis" the suite starts its own redis-server on a unix socket in a
- * mkdtemp directory (--port 0, no persistence) and kills it at the end;
- * each test starts from FLUSHALL. A Redis-only section (K01 score
+ * For "redis" the suite starts its own redis-server (store_harness.h: on a
+ * unix socket in a mkdtemp directory, --port 0, no persistence) and kills
+ * it at the end; each test starts from FLUSHALL. A Redis-only section (K01 score
  * precision, K02 NOSCRIPT, K03 hash slots, command timeout, kill and
  * restart) runs after the common tests.
  *
@@ -18,7 +18,6 @@
  * store's own clock (wr_admit_t.now_us) to compute the exact expectation
  * of each call (same tick: 0; next ticks: the hand-computed budget).
  */
-#include <errno.h>
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
 #include <setjmp.h>
@@ -29,11 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,259 +35,13 @@
 #include "embed.h"
 #include "fake_redis.h"
 #include "store.h"
+#include "store_harness.h"
 #include "store_memory.h"
 #include "store_redis.h"
 
-#define WAIT_MS 5000
-
 static bool g_redis;
-static struct event_base *g_base;
-static struct event *g_keepalive;
-static char g_dir[256];
-static char g_sock[512];
-static pid_t g_redis_pid = -1;
 
-/* ------------------------------------------------------------ clock/loop */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
-
-static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    (void)arg;
-}
-
-/* Runs the loop until *count >= target or timeout_ms passed. */
-static bool run_until(const int *count, int target, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (*count < target && now_ms() < deadline)
-        event_base_loop(g_base, EVLOOP_ONCE);
-    return *count >= target;
-}
-
-/* Runs the loop for ms milliseconds. */
-static void run_for(int ms)
-{
-    int never = 0;
-    run_until(&never, 1, ms);
-}
-
-/* ------------------------------------------------------------ results */
-
-typedef struct {
-    int calls;
-    bool returned;
-    bool sync_call; /* a callback ran inside the operation call */
-    wr_err_t err;
-    bool has_entry;
-    wr_entry_t entry;
-    bool has_admit;
-    wr_admit_t admit;
-    bool has_cfg;
-    wr_queue_config_t cfg;
-    bool has_tok;
-    wr_token_check_t tok;
-    bool has_info;
-    wr_queue_stats_t stats;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    size_t n;
-    char names[16][WR_QUEUE_NAME_MAX + 1];
-    wr_queue_stats_t lstats[16];
-    uint8_t secret[WR_SECRET_MAX];
-    size_t secret_len;
-} res_t;
-
-static void note(res_t *r, wr_err_t err)
-{
-    if (!r->returned)
-        r->sync_call = true;
-    r->calls++;
-    r->err = err;
-}
-
-static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    if (e) {
-        r->has_entry = true;
-        r->entry = *e;
-        if (e->config) {
-            r->has_cfg = true;
-            r->cfg = *e->config;
-        }
-        r->entry.config = NULL; /* borrowed: never kept */
-    }
-}
-
-static void done_cb(wr_err_t err, void *arg)
-{
-    note(arg, err);
-}
-
-static void admit_cb(wr_err_t err, const wr_admit_t *a, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    if (a) {
-        r->has_admit = true;
-        r->admit = *a;
-        if (a->config) {
-            r->has_cfg = true;
-            r->cfg = *a->config;
-        }
-        r->admit.config = NULL;
-    }
-}
-
-static void token_cb(wr_err_t err, const wr_token_check_t *t, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    if (t) {
-        r->has_tok = true;
-        r->tok = *t;
-    }
-}
-
-static void info_cb(wr_err_t err, const wr_queue_info_t *i, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    if (i) {
-        r->has_info = true;
-        snprintf(r->name, sizeof r->name, "%s", i->name);
-        r->stats = i->stats;
-        if (i->config) {
-            r->has_cfg = true;
-            r->cfg = *i->config;
-        }
-    }
-}
-
-static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    r->n = n;
-    for (size_t i = 0; i < n && i < 16; i++) {
-        snprintf(r->names[i], sizeof r->names[i], "%s", infos[i].name);
-        r->lstats[i] = infos[i].stats;
-    }
-}
-
-static void secret_cb(wr_err_t err, const uint8_t *sec, size_t len, void *arg)
-{
-    res_t *r = arg;
-    note(r, err);
-    if (sec && len <= sizeof r->secret) {
-        memcpy(r->secret, sec, len);
-        r->secret_len = len;
-    }
-}
-
-/* Waits for exactly one callback after a call that returned rc. */
-static wr_err_t settle(res_t *r, wr_err_t rc)
-{
-    assert_int_equal(rc, WR_OK);
-    r->returned = true;
-    assert_true(run_until(&r->calls, 1, WAIT_MS));
-    assert_int_equal(r->calls, 1);
-    assert_false(r->sync_call);
-    return r->err;
-}
-
-#define BEGIN(r) memset((r), 0, sizeof *(r))
-
-static wr_err_t do_join(wr_store_t *s, const char *q, const char *u, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_join(s, q, u, entry_cb, r));
-}
-
-static wr_err_t do_status(wr_store_t *s, const char *q, const char *u, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_status(s, q, u, entry_cb, r));
-}
-
-static wr_err_t do_leave(wr_store_t *s, const char *q, const char *u)
-{
-    res_t r;
-    BEGIN(&r);
-    return settle(&r, wr_store_leave(s, q, u, done_cb, &r));
-}
-
-static wr_err_t do_admit(wr_store_t *s, const char *q, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_admit(s, q, admit_cb, r));
-}
-
-static wr_err_t do_consume(wr_store_t *s, const char *q, const char *u, const char *jti, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_consume(s, q, u, jti, token_cb, r));
-}
-
-static wr_err_t do_verify(wr_store_t *s, const char *q, const char *u, const char *jti, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_verify(s, q, u, jti, token_cb, r));
-}
-
-static wr_err_t do_put(wr_store_t *s, const char *q, const wr_queue_config_t *cfg)
-{
-    res_t r;
-    BEGIN(&r);
-    return settle(&r, wr_store_config_put(s, q, cfg, done_cb, &r));
-}
-
-static wr_err_t do_get(wr_store_t *s, const char *q, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_queue_get(s, q, info_cb, r));
-}
-
-static wr_err_t do_delete(wr_store_t *s, const char *q)
-{
-    res_t r;
-    BEGIN(&r);
-    return settle(&r, wr_store_queue_delete(s, q, done_cb, &r));
-}
-
-static wr_err_t do_list(wr_store_t *s, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_queue_list(s, list_cb, r));
-}
-
-static wr_err_t do_secret(wr_store_t *s, const uint8_t *p, size_t n, res_t *r)
-{
-    BEGIN(r);
-    return settle(r, wr_store_secret(s, p, n, secret_cb, r));
-}
-
-static wr_err_t do_ping(wr_store_t *s)
-{
-    res_t r;
-    BEGIN(&r);
-    return settle(&r, wr_store_ping(s, done_cb, &r));
-}
+/* ------------------------------------------------------------ helpers */
 
 static wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_active,
                                uint64_t max_queue, uint32_t ttl_s)
@@ -311,16 +59,16 @@ static wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_activ
 
 static void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c)
 {
-    assert_int_equal(do_put(s, q, &c), WR_OK);
+    assert_int_equal(sh_put(s, q, &c), WR_OK);
 }
 
 static void join_n(wr_store_t *s, const char *q, int from, int to)
 {
-    res_t r;
+    sh_res_t r;
     char u[32];
     for (int i = from; i <= to; i++) {
         snprintf(u, sizeof u, "u%d", i);
-        assert_int_equal(do_join(s, q, u, &r), WR_OK);
+        assert_int_equal(sh_join(s, q, u, &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     }
 }
@@ -329,14 +77,14 @@ static void join_n(wr_store_t *s, const char *q, int from, int to)
  * checking that every same-tick call admitted 0. Returns the result of
  * the first call in a new tick. */
 static void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64_t prev_tick,
-                            res_t *r)
+                            sh_res_t *r)
 {
     for (int i = 0; i < 100; i++) {
-        assert_int_equal(do_admit(s, q, r), WR_OK);
+        assert_int_equal(sh_admit(s, q, r), WR_OK);
         if (r->admit.now_us / tick_us != prev_tick)
             return;
         assert_int_equal(r->admit.admitted, 0);
-        run_for((int)(tick_us / 1000 / 4) + 1);
+        sh_run_for((int)(tick_us / 1000 / 4) + 1);
     }
     fail_msg("the store's tick never advanced");
 }
@@ -346,117 +94,33 @@ static void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64
 static void pass_store_time(wr_store_t *s, int64_t t_us)
 {
     if (s->ops->debug_advance_time) {
-        int64_t d = t_us - wall_us() + 100000;
+        int64_t d = t_us - sh_wall_us() + 100000;
         assert_int_equal(s->ops->debug_advance_time(s, d > 100000 ? d : 100000), WR_OK);
         return;
     }
-    int64_t deadline = now_ms() + 5000;
-    while (wall_us() <= t_us + 30000 && now_ms() < deadline)
-        run_for(20);
-    assert_true(wall_us() > t_us + 30000);
+    int64_t deadline = sh_now_ms() + 5000;
+    while (sh_wall_us() <= t_us + 30000 && sh_now_ms() < deadline)
+        sh_run_for(20);
+    assert_true(sh_wall_us() > t_us + 30000);
 }
 
 /* ------------------------------------------------------------ backends */
 
-static redisContext *sync_ctx(void)
-{
-    struct timeval tv = {2, 0};
-    redisContext *c = redisConnectUnixWithTimeout(g_sock, tv);
-    if (c && c->err) {
-        redisFree(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* Runs one command on a fresh synchronous connection; returns the reply
- * (caller frees) or NULL. */
-static redisReply *sync_cmd(const char *fmt, ...)
-{
-    redisContext *c = sync_ctx();
-    if (!c)
-        return NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    redisFree(c);
-    return r;
-}
-
-static bool redis_ping_sync(void)
-{
-    redisReply *r = sync_cmd("PING");
-    bool ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
-    if (r)
-        freeReplyObject(r);
-    return ok;
-}
-
-static int start_redis(void)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed suite */
-        char log[600];
-        snprintf(log, sizeof log, "%s/redis.log", g_dir);
-        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", g_sock,
-               "--unixsocketperm", "700", "--save", "", "--appendonly", "no", "--dir", g_dir,
-               "--logfile", log, "--enable-debug-command", "yes", (char *)NULL);
-        _exit(127);
-    }
-    g_redis_pid = pid;
-    int64_t deadline = now_ms() + 5000;
-    while (now_ms() < deadline) {
-        if (redis_ping_sync())
-            return 0;
-        usleep(20000);
-    }
-    return -1;
-}
-
-static void stop_redis(int sig)
-{
-    if (g_redis_pid > 0) {
-        kill(g_redis_pid, sig);
-        waitpid(g_redis_pid, NULL, 0);
-        g_redis_pid = -1;
-    }
-}
-
 static wr_store_t *open_store_with(uint32_t cmd_timeout_ms)
 {
     wr_store_t *s = NULL;
-    if (!g_redis) {
-        wr_store_memory_opts_t o = {0};
-        if (wr_store_memory_open(g_base, &o, &s) != WR_OK)
-            return NULL;
-        return s;
-    }
-    char url[600];
-    snprintf(url, sizeof url, "unix://%s", g_sock);
-    wr_store_redis_opts_t o = {.url = url,
-                               .command_timeout_ms = cmd_timeout_ms,
-                               .connect_timeout_ms = 1000,
-                               .reconnect_max_ms = 400};
-    if (wr_store_redis_open(g_base, &o, &s) != WR_OK)
+    if (g_redis)
+        return sh_open_redis(cmd_timeout_ms);
+    wr_store_memory_opts_t o = {0};
+    if (wr_store_memory_open(sh_base(), &o, &s) != WR_OK)
         return NULL;
-    int64_t deadline = now_ms() + WAIT_MS;
-    while (!wr_store_redis_connected(s) && now_ms() < deadline)
-        run_for(5);
-    if (!wr_store_redis_connected(s)) {
-        wr_store_close(s);
-        return NULL;
-    }
     return s;
 }
 
 static int setup(void **state)
 {
     if (g_redis) {
-        redisReply *r = sync_cmd("FLUSHALL");
+        redisReply *r = sh_redis_cmd("FLUSHALL");
         if (!r)
             return -1;
         freeReplyObject(r);
@@ -480,25 +144,25 @@ static int teardown(void **state)
 static void t_ping_and_unknown_queue(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
-    assert_int_equal(do_ping(s), WR_OK);
-    assert_int_equal(do_join(s, "nosuch", "u1", &r), WR_ENOTFOUND);
-    assert_int_equal(do_status(s, "nosuch", "u1", &r), WR_ENOTFOUND);
-    assert_int_equal(do_admit(s, "nosuch", &r), WR_ENOTFOUND);
-    assert_int_equal(do_consume(s, "nosuch", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_ENOTFOUND);
-    assert_int_equal(do_verify(s, "nosuch", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_ENOTFOUND);
-    assert_int_equal(do_get(s, "nosuch", &r), WR_ENOTFOUND);
-    assert_int_equal(do_delete(s, "nosuch"), WR_ENOTFOUND);
+    sh_res_t r;
+    assert_int_equal(sh_ping(s), WR_OK);
+    assert_int_equal(sh_join(s, "nosuch", "u1", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_status(s, "nosuch", "u1", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_admit(s, "nosuch", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_consume(s, "nosuch", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_verify(s, "nosuch", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_get(s, "nosuch", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_delete(s, "nosuch"), WR_ENOTFOUND);
 }
 
 static void t_join_positions(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     put_ok(s, "pos", mkcfg(5, 1000, 0, 0, 300));
     const char *users[5] = {"u1", "u2", "u3", "u4", "u5"};
     for (int i = 0; i < 5; i++) {
-        assert_int_equal(do_join(s, "pos", users[i], &r), WR_OK);
+        assert_int_equal(sh_join(s, "pos", users[i], &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
         assert_int_equal(r.entry.position, i + 1);
         assert_int_equal(r.entry.waiting, i + 1);
@@ -507,27 +171,27 @@ static void t_join_positions(void **state)
         assert_int_equal(r.cfg.tick_ms, 1000);
     }
     /* rejoin keeps the place */
-    assert_int_equal(do_join(s, "pos", "u3", &r), WR_OK);
+    assert_int_equal(sh_join(s, "pos", "u3", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(r.entry.position, 3);
     assert_int_equal(r.entry.waiting, 5);
-    assert_int_equal(do_status(s, "pos", "u4", &r), WR_OK);
+    assert_int_equal(sh_status(s, "pos", "u4", &r), WR_OK);
     assert_int_equal(r.entry.position, 4);
     assert_int_equal(r.entry.waiting, 5);
-    assert_int_equal(do_status(s, "pos", "ghost", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "pos", "ghost", &r), WR_ENOTINQUEUE);
     assert_false(r.has_entry && r.entry.position > 0);
 
     /* leave from the line moves the others up; twice -> not in queue */
-    assert_int_equal(do_leave(s, "pos", "u2"), WR_OK);
-    assert_int_equal(do_status(s, "pos", "u4", &r), WR_OK);
+    assert_int_equal(sh_leave(s, "pos", "u2"), WR_OK);
+    assert_int_equal(sh_status(s, "pos", "u4", &r), WR_OK);
     assert_int_equal(r.entry.position, 3);
     assert_int_equal(r.entry.waiting, 4);
-    assert_int_equal(do_leave(s, "pos", "u2"), WR_ENOTINQUEUE);
-    assert_int_equal(do_status(s, "pos", "u2", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_leave(s, "pos", "u2"), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "pos", "u2", &r), WR_ENOTINQUEUE);
     /* joining again goes to the end */
-    assert_int_equal(do_join(s, "pos", "u2", &r), WR_OK);
+    assert_int_equal(sh_join(s, "pos", "u2", &r), WR_OK);
     assert_int_equal(r.entry.position, 5);
-    assert_int_equal(do_get(s, "pos", &r), WR_OK);
+    assert_int_equal(sh_get(s, "pos", &r), WR_OK);
     assert_int_equal(r.stats.waiting, 5);
     assert_int_equal(r.stats.left_total, 1);
     assert_int_equal(r.stats.active, 0);
@@ -536,10 +200,10 @@ static void t_join_positions(void **state)
 static void t_admit_counts_and_order(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a1, a2;
+    sh_res_t r, a1, a2;
     put_ok(s, "adm", mkcfg(5, 1000, 0, 0, 300)); /* 5 users per 1 s tick */
     join_n(s, "adm", 1, 12);
-    assert_int_equal(do_admit(s, "adm", &a1), WR_OK);
+    assert_int_equal(sh_admit(s, "adm", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 5); /* first tick ever: one tick's worth */
     assert_int_equal(a1.admit.stats.waiting, 7);
     assert_int_equal(a1.admit.stats.active, 5);
@@ -549,7 +213,7 @@ static void t_admit_counts_and_order(void **state)
     int64_t t1 = a1.admit.now_us / 1000000;
 
     /* idempotent per tick: same tick admits nobody; the next one admits 5 */
-    assert_int_equal(do_admit(s, "adm", &a2), WR_OK);
+    assert_int_equal(sh_admit(s, "adm", &a2), WR_OK);
     int64_t t2 = a2.admit.now_us / 1000000;
     assert_true(t2 >= t1);
     uint64_t expect2 = t2 == t1 ? 0 : 5;
@@ -561,7 +225,7 @@ static void t_admit_counts_and_order(void **state)
     for (int i = 1; i <= 5; i++) {
         char u[8];
         snprintf(u, sizeof u, "u%d", i);
-        assert_int_equal(do_status(s, "adm", u, &r), WR_OK);
+        assert_int_equal(sh_status(s, "adm", u, &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
         assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
         assert_int_equal(strspn(r.entry.jti, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -573,12 +237,12 @@ static void t_admit_counts_and_order(void **state)
         for (int j = 0; j < i - 1; j++)
             assert_string_not_equal(jtis[j], r.entry.jti);
         /* joining again while admitted answers the same token */
-        assert_int_equal(do_join(s, "adm", u, &r), WR_OK);
+        assert_int_equal(sh_join(s, "adm", u, &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
         assert_string_equal(r.entry.jti, jtis[i - 1]);
     }
     if (expect2 == 0) {
-        assert_int_equal(do_status(s, "adm", "u6", &r), WR_OK);
+        assert_int_equal(sh_status(s, "adm", "u6", &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
         assert_int_equal(r.entry.position, 1);
         assert_int_equal(r.entry.waiting, 7);
@@ -588,11 +252,11 @@ static void t_admit_counts_and_order(void **state)
 static void t_admit_fractional_rate(void **state)
 {
     wr_store_t *s = *state;
-    res_t a1, a2;
+    sh_res_t a1, a2;
     /* 25/s at 100 ms ticks = 2.5 users per tick, kept exactly. */
     put_ok(s, "frac", mkcfg(25, 100, 0, 0, 300));
     join_n(s, "frac", 1, 40);
-    assert_int_equal(do_admit(s, "frac", &a1), WR_OK);
+    assert_int_equal(sh_admit(s, "frac", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 2); /* 2.5 -> 2, carry 0.5 */
     int64_t t1 = a1.admit.now_us / 100000;
     admit_next_tick(s, "frac", 100000, t1, &a2);
@@ -612,13 +276,13 @@ static void t_admit_fractional_rate(void **state)
 static void t_tick_change_keeps_admitting(void **state)
 {
     wr_store_t *s = *state;
-    res_t a1, a2;
+    sh_res_t a1, a2;
     put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
     join_n(s, "tk", 1, 30);
-    assert_int_equal(do_admit(s, "tk", &a1), WR_OK);
+    assert_int_equal(sh_admit(s, "tk", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 1);
     put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
-    assert_int_equal(do_admit(s, "tk", &a2), WR_OK);
+    assert_int_equal(sh_admit(s, "tk", &a2), WR_OK);
     /* The first tick after the change counts as a first tick: one tick's worth. */
     assert_int_equal(a2.admit.admitted, 10);
     assert_int_equal(a2.admit.stats.admitted_total, 11);
@@ -628,12 +292,12 @@ static void t_tick_change_keeps_admitting(void **state)
 static void t_paused_admits_nobody(void **state)
 {
     wr_store_t *s = *state;
-    res_t a, a2;
+    sh_res_t a, a2;
     wr_queue_config_t c = mkcfg(50, 100, 0, 0, 300);
     c.paused = true;
     put_ok(s, "pz", c);
     join_n(s, "pz", 1, 3);
-    assert_int_equal(do_admit(s, "pz", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "pz", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
     assert_true(a.cfg.paused);
     admit_next_tick(s, "pz", 100000, a.admit.now_us / 100000, &a2);
@@ -644,35 +308,35 @@ static void t_paused_admits_nobody(void **state)
 static void t_max_queue_size(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     put_ok(s, "full", mkcfg(5, 1000, 0, 3, 300));
     join_n(s, "full", 1, 3);
-    assert_int_equal(do_join(s, "full", "u4", &r), WR_EFULL);
+    assert_int_equal(sh_join(s, "full", "u4", &r), WR_EFULL);
     assert_true(r.has_entry);
     assert_int_equal(r.entry.waiting, 3);
     assert_true(r.has_cfg);
     assert_int_equal(r.cfg.max_queue_size, 3);
     /* already in line: not refused */
-    assert_int_equal(do_join(s, "full", "u1", &r), WR_OK);
+    assert_int_equal(sh_join(s, "full", "u1", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
-    assert_int_equal(do_status(s, "full", "u4", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_get(s, "full", &r), WR_OK);
+    assert_int_equal(sh_status(s, "full", "u4", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "full", &r), WR_OK);
     assert_int_equal(r.stats.rejected_full_total, 1);
     assert_int_equal(r.stats.waiting, 3);
     /* a place frees up */
-    assert_int_equal(do_leave(s, "full", "u2"), WR_OK);
-    assert_int_equal(do_join(s, "full", "u4", &r), WR_OK);
+    assert_int_equal(sh_leave(s, "full", "u2"), WR_OK);
+    assert_int_equal(sh_join(s, "full", "u4", &r), WR_OK);
     assert_int_equal(r.entry.position, 3);
 }
 
 static void t_max_active_and_leave_admitted(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a;
+    sh_res_t r, a;
     /* 5 allowed per tick, but at most 3 live tokens */
     put_ok(s, "cap", mkcfg(50, 100, 3, 0, 300));
     join_n(s, "cap", 1, 10);
-    assert_int_equal(do_admit(s, "cap", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "cap", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 3);
     assert_int_equal(a.admit.stats.active, 3);
     assert_int_equal(a.admit.stats.waiting, 7);
@@ -682,27 +346,27 @@ static void t_max_active_and_leave_admitted(void **state)
     assert_int_equal(a.admit.stats.active, 3);
 
     /* consuming one frees exactly one slot */
-    assert_int_equal(do_status(s, "cap", "u1", &r), WR_OK);
+    assert_int_equal(sh_status(s, "cap", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
-    assert_int_equal(do_consume(s, "cap", "u1", jti, &r), WR_OK);
+    assert_int_equal(sh_consume(s, "cap", "u1", jti, &r), WR_OK);
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.active, 3);
     assert_int_equal(a.admit.stats.waiting, 6);
-    assert_int_equal(do_status(s, "cap", "u4", &r), WR_OK);
+    assert_int_equal(sh_status(s, "cap", "u4", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
 
     /* leaving while admitted revokes the token and frees the slot at once */
-    assert_int_equal(do_status(s, "cap", "u2", &r), WR_OK);
+    assert_int_equal(sh_status(s, "cap", "u2", &r), WR_OK);
     memcpy(jti, r.entry.jti, sizeof jti);
-    assert_int_equal(do_leave(s, "cap", "u2"), WR_OK);
-    assert_int_equal(do_get(s, "cap", &r), WR_OK);
+    assert_int_equal(sh_leave(s, "cap", "u2"), WR_OK);
+    assert_int_equal(sh_get(s, "cap", &r), WR_OK);
     assert_int_equal(r.stats.active, 2);
     assert_int_equal(r.stats.left_total, 1);
-    assert_int_equal(do_leave(s, "cap", "u2"), WR_ENOTINQUEUE);
-    assert_int_equal(do_consume(s, "cap", "u2", jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_leave(s, "cap", "u2"), WR_ENOTINQUEUE);
+    assert_int_equal(sh_consume(s, "cap", "u2", jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
@@ -715,12 +379,12 @@ static void t_max_active_and_leave_admitted(void **state)
 static void t_consume_single_use(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a;
+    sh_res_t r, a;
     put_ok(s, "tok", mkcfg(5, 1000, 0, 0, 300));
     join_n(s, "tok", 1, 1);
-    assert_int_equal(do_admit(s, "tok", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "tok", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(do_status(s, "tok", "u1", &r), WR_OK);
+    assert_int_equal(sh_status(s, "tok", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
@@ -730,25 +394,25 @@ static void t_consume_single_use(void **state)
 
     /* verify never consumes */
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(do_verify(s, "tok", "u1", jti, &r), WR_OK);
+        assert_int_equal(sh_verify(s, "tok", "u1", jti, &r), WR_OK);
         assert_true(r.has_tok);
         assert_false(r.tok.passthrough);
     }
-    assert_int_equal(do_verify(s, "tok", "u1", wrong, &r), WR_ETOKEN);
+    assert_int_equal(sh_verify(s, "tok", "u1", wrong, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
-    assert_int_equal(do_consume(s, "tok", "u1", wrong, &r), WR_ETOKEN);
+    assert_int_equal(sh_consume(s, "tok", "u1", wrong, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
-    assert_int_equal(do_consume(s, "tok", "u2", jti, &r), WR_ETOKEN); /* other user */
+    assert_int_equal(sh_consume(s, "tok", "u2", jti, &r), WR_ETOKEN); /* other user */
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
 
-    assert_int_equal(do_consume(s, "tok", "u1", jti, &r), WR_OK);
+    assert_int_equal(sh_consume(s, "tok", "u1", jti, &r), WR_OK);
     assert_false(r.tok.passthrough);
-    assert_int_equal(do_consume(s, "tok", "u1", jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_consume(s, "tok", "u1", jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
-    assert_int_equal(do_verify(s, "tok", "u1", jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_verify(s, "tok", "u1", jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
-    assert_int_equal(do_status(s, "tok", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_get(s, "tok", &r), WR_OK);
+    assert_int_equal(sh_status(s, "tok", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "tok", &r), WR_OK);
     assert_int_equal(r.stats.consumed_total, 1);
     assert_int_equal(r.stats.admitted_total, 1);
     assert_int_equal(r.stats.active, 0);
@@ -760,23 +424,23 @@ static void t_consume_single_use(void **state)
 static void t_consume_race(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a;
-    static res_t rs[50];
+    sh_res_t r, a;
+    static sh_res_t rs[50];
     put_ok(s, "race", mkcfg(5, 1000, 0, 0, 300));
     join_n(s, "race", 1, 2);
-    assert_int_equal(do_admit(s, "race", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "race", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
-    assert_int_equal(do_status(s, "race", "u1", &r), WR_OK);
+    assert_int_equal(sh_status(s, "race", "u1", &r), WR_OK);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
     for (int i = 0; i < 50; i++) {
-        BEGIN(&rs[i]);
-        assert_int_equal(wr_store_consume(s, "race", "u1", jti, token_cb, &rs[i]), WR_OK);
+        sh_begin(&rs[i]);
+        assert_int_equal(wr_store_consume(s, "race", "u1", jti, sh_token_cb, &rs[i]), WR_OK);
         rs[i].returned = true;
     }
     int ok = 0, consumed = 0;
     for (int i = 0; i < 50; i++) {
-        assert_true(run_until(&rs[i].calls, 1, WAIT_MS));
+        assert_true(sh_run_until(&rs[i].calls, 1, SH_WAIT_MS));
         assert_false(rs[i].sync_call);
         if (rs[i].err == WR_OK)
             ok++;
@@ -785,74 +449,74 @@ static void t_consume_race(void **state)
     }
     assert_int_equal(ok, 1);
     assert_int_equal(consumed, 49);
-    assert_int_equal(do_get(s, "race", &r), WR_OK);
+    assert_int_equal(sh_get(s, "race", &r), WR_OK);
     assert_int_equal(r.stats.active, 1);
     assert_int_equal(r.stats.consumed_total, 1);
-    assert_int_equal(do_status(s, "race", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_status(s, "race", "u2", &r), WR_OK);
+    assert_int_equal(sh_status(s, "race", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "race", "u2", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
 }
 
 static void t_token_expiry(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a, u1, u2;
+    sh_res_t r, a, u1, u2;
     put_ok(s, "exp", mkcfg(50, 100, 2, 0, 1)); /* ttl 1 s, 2 slots */
     join_n(s, "exp", 1, 4);
-    assert_int_equal(do_admit(s, "exp", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "exp", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
-    assert_int_equal(do_status(s, "exp", "u1", &u1), WR_OK);
-    assert_int_equal(do_status(s, "exp", "u2", &u2), WR_OK);
+    assert_int_equal(sh_status(s, "exp", "u1", &u1), WR_OK);
+    assert_int_equal(sh_status(s, "exp", "u2", &u2), WR_OK);
     assert_int_equal(u1.entry.state, WR_ENTRY_ADMITTED);
     assert_int_equal(u1.entry.expires_at_us - u1.entry.issued_at_us, 1000000);
 
     pass_store_time(s, u1.entry.expires_at_us);
 
     /* the holder's own expired token says expired (checked before sweeping) */
-    assert_int_equal(do_verify(s, "exp", "u2", u2.entry.jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_verify(s, "exp", "u2", u2.entry.jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
-    assert_int_equal(do_verify(s, "exp", "u2", u2.entry.jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_verify(s, "exp", "u2", u2.entry.jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
-    assert_int_equal(do_consume(s, "exp", "u1", u1.entry.jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_consume(s, "exp", "u1", u1.entry.jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
     /* expiry freed both slots exactly */
-    assert_int_equal(do_get(s, "exp", &r), WR_OK);
+    assert_int_equal(sh_get(s, "exp", &r), WR_OK);
     assert_int_equal(r.stats.active, 0);
     assert_int_equal(r.stats.expired_total, 2);
     assert_int_equal(r.stats.consumed_total, 0);
-    assert_int_equal(do_status(s, "exp", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_status(s, "exp", "u2", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_admit(s, "exp", &r), WR_OK);
+    assert_int_equal(sh_status(s, "exp", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "exp", "u2", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_admit(s, "exp", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 2); /* at least one tick later */
     assert_int_equal(r.admit.stats.active, 2);
     assert_int_equal(r.admit.stats.waiting, 0);
-    assert_int_equal(do_status(s, "exp", "u3", &r), WR_OK);
+    assert_int_equal(sh_status(s, "exp", "u3", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
 }
 
 static void t_disabled_passthrough(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
     c.enabled = false;
     put_ok(s, "off", c);
-    assert_int_equal(do_join(s, "off", "u1", &r), WR_OK);
+    assert_int_equal(sh_join(s, "off", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_PASSTHROUGH);
     assert_true(r.has_cfg);
     assert_false(r.cfg.enabled);
-    assert_int_equal(do_status(s, "off", "u1", &r), WR_OK);
+    assert_int_equal(sh_status(s, "off", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_PASSTHROUGH);
-    assert_int_equal(do_consume(s, "off", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_OK);
+    assert_int_equal(sh_consume(s, "off", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_OK);
     assert_true(r.tok.passthrough);
-    assert_int_equal(do_verify(s, "off", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_OK);
+    assert_int_equal(sh_verify(s, "off", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r), WR_OK);
     assert_true(r.tok.passthrough);
-    assert_int_equal(do_get(s, "off", &r), WR_OK);
+    assert_int_equal(sh_get(s, "off", &r), WR_OK);
     assert_int_equal(r.stats.waiting, 0); /* passthrough joins nobody */
     /* enabling it again: a real line */
     c.enabled = true;
     put_ok(s, "off", c);
-    assert_int_equal(do_join(s, "off", "u1", &r), WR_OK);
+    assert_int_equal(sh_join(s, "off", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(r.entry.position, 1);
     assert_true(r.cfg.enabled);
@@ -861,11 +525,11 @@ static void t_disabled_passthrough(void **state)
 static void t_config_roundtrip_and_version(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     wr_queue_config_t c = mkcfg(5, 1000, 7, 99, 60);
     snprintf(c.target_url, sizeof c.target_url, "https://shop.example/checkout");
     put_ok(s, "cfg", c);
-    assert_int_equal(do_get(s, "cfg", &r), WR_OK);
+    assert_int_equal(sh_get(s, "cfg", &r), WR_OK);
     assert_string_equal(r.name, "cfg");
     assert_true(r.cfg.admit_per_second == 5.0);
     assert_int_equal(r.cfg.tick_ms, 1000);
@@ -877,7 +541,7 @@ static void t_config_roundtrip_and_version(void **state)
     assert_int_equal(r.stats.admitted_total, 0);
     /* twice, so a caching backend answers from its cache the second time */
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(do_join(s, "cfg", i ? "u2" : "u1", &r), WR_OK);
+        assert_int_equal(sh_join(s, "cfg", i ? "u2" : "u1", &r), WR_OK);
         assert_true(r.has_cfg);
         assert_true(r.cfg.admit_per_second == 5.0);
         assert_int_equal(r.cfg.max_queue_size, 99);
@@ -885,19 +549,19 @@ static void t_config_roundtrip_and_version(void **state)
     /* replace: the line is kept, every operation sees the new config */
     c = mkcfg(7.25, 200, 0, 50, 120);
     put_ok(s, "cfg", c);
-    assert_int_equal(do_status(s, "cfg", "u1", &r), WR_OK);
+    assert_int_equal(sh_status(s, "cfg", "u1", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     assert_int_equal(r.entry.waiting, 2);
     assert_true(r.cfg.admit_per_second == 7.25);
     assert_int_equal(r.cfg.tick_ms, 200);
     assert_int_equal(r.cfg.max_queue_size, 50);
     assert_int_equal(r.cfg.target_url[0], '\0');
-    assert_int_equal(do_admit(s, "cfg", &r), WR_OK);
+    assert_int_equal(sh_admit(s, "cfg", &r), WR_OK);
     assert_int_equal(r.cfg.tick_ms, 200);
     assert_int_equal(r.cfg.token_ttl_seconds, 120);
     /* 7.25/s * 0.2 s = 1.45 -> 1 admitted on the first tick */
     assert_int_equal(r.admit.admitted, 1);
-    assert_int_equal(do_get(s, "cfg", &r), WR_OK);
+    assert_int_equal(sh_get(s, "cfg", &r), WR_OK);
     assert_true(r.cfg.admit_per_second == 7.25);
     assert_int_equal(r.stats.waiting, 1);
 }
@@ -905,28 +569,28 @@ static void t_config_roundtrip_and_version(void **state)
 static void t_queue_delete(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     put_ok(s, "del", mkcfg(5, 1000, 0, 0, 300));
     join_n(s, "del", 1, 6);
-    assert_int_equal(do_admit(s, "del", &r), WR_OK);
+    assert_int_equal(sh_admit(s, "del", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 5);
-    assert_int_equal(do_delete(s, "del"), WR_OK);
-    assert_int_equal(do_get(s, "del", &r), WR_ENOTFOUND);
-    assert_int_equal(do_join(s, "del", "u1", &r), WR_ENOTFOUND);
-    assert_int_equal(do_status(s, "del", "u6", &r), WR_ENOTFOUND);
-    assert_int_equal(do_delete(s, "del"), WR_ENOTFOUND);
-    assert_int_equal(do_list(s, &r), WR_OK);
+    assert_int_equal(sh_delete(s, "del"), WR_OK);
+    assert_int_equal(sh_get(s, "del", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_join(s, "del", "u1", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_status(s, "del", "u6", &r), WR_ENOTFOUND);
+    assert_int_equal(sh_delete(s, "del"), WR_ENOTFOUND);
+    assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 0);
     /* created again: nothing of the old state survives */
     put_ok(s, "del", mkcfg(3, 500, 0, 0, 300));
-    assert_int_equal(do_get(s, "del", &r), WR_OK);
+    assert_int_equal(sh_get(s, "del", &r), WR_OK);
     assert_true(r.cfg.admit_per_second == 3.0);
     assert_int_equal(r.stats.waiting, 0);
     assert_int_equal(r.stats.active, 0);
     assert_int_equal(r.stats.admitted_total, 0);
-    assert_int_equal(do_status(s, "del", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_status(s, "del", "u6", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_join(s, "del", "u6", &r), WR_OK);
+    assert_int_equal(sh_status(s, "del", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "del", "u6", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_join(s, "del", "u6", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     assert_true(r.cfg.admit_per_second == 3.0);
 }
@@ -934,23 +598,23 @@ static void t_queue_delete(void **state)
 static void t_queue_list_sorted(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
-    assert_int_equal(do_list(s, &r), WR_OK);
+    sh_res_t r;
+    assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 0);
     put_ok(s, "qc", mkcfg(1, 1000, 0, 0, 300));
     put_ok(s, "qa", mkcfg(2, 1000, 0, 0, 300));
     put_ok(s, "qb", mkcfg(3, 1000, 0, 0, 300));
     put_ok(s, "qb", mkcfg(4, 1000, 0, 0, 300)); /* a put of a known queue adds no entry */
     join_n(s, "qb", 1, 2);
-    assert_int_equal(do_list(s, &r), WR_OK);
+    assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 3);
     assert_string_equal(r.names[0], "qa");
     assert_string_equal(r.names[1], "qb");
     assert_string_equal(r.names[2], "qc");
     assert_int_equal(r.lstats[0].waiting, 0);
     assert_int_equal(r.lstats[1].waiting, 2);
-    assert_int_equal(do_delete(s, "qa"), WR_OK);
-    assert_int_equal(do_list(s, &r), WR_OK);
+    assert_int_equal(sh_delete(s, "qa"), WR_OK);
+    assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 2);
     assert_string_equal(r.names[0], "qb");
     assert_string_equal(r.names[1], "qc");
@@ -959,21 +623,21 @@ static void t_queue_list_sorted(void **state)
 static void t_secret_first_writer_wins(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     uint8_t a[32], b[40];
     for (size_t i = 0; i < sizeof a; i++)
         a[i] = (uint8_t)(i * 7 + 1); /* binary, with no NUL */
     memset(b, 'b', sizeof b);
-    assert_int_equal(do_secret(s, a, sizeof a, &r), WR_OK);
+    assert_int_equal(sh_secret(s, a, sizeof a, &r), WR_OK);
     assert_int_equal(r.secret_len, sizeof a);
     assert_memory_equal(r.secret, a, sizeof a);
-    assert_int_equal(do_secret(s, b, sizeof b, &r), WR_OK);
+    assert_int_equal(sh_secret(s, b, sizeof b, &r), WR_OK);
     assert_int_equal(r.secret_len, sizeof a);
     assert_memory_equal(r.secret, a, sizeof a);
     if (g_redis) { /* shared by every instance */
         wr_store_t *s2 = open_store_with(2000);
         assert_non_null(s2);
-        assert_int_equal(do_secret(s2, b, sizeof b, &r), WR_OK);
+        assert_int_equal(sh_secret(s2, b, sizeof b, &r), WR_OK);
         assert_int_equal(r.secret_len, sizeof a);
         assert_memory_equal(r.secret, a, sizeof a);
         wr_store_close(s2);
@@ -983,14 +647,14 @@ static void t_secret_first_writer_wins(void **state)
 static void t_close_cancels_pending(void **state)
 {
     wr_store_t *s = *state;
-    res_t r[6];
+    sh_res_t r[6];
     put_ok(s, "cl", mkcfg(5, 1000, 0, 0, 300));
     for (int i = 0; i < 6; i++) {
         char u[8];
         snprintf(u, sizeof u, "u%d", i);
-        BEGIN(&r[i]);
-        wr_err_t rc = i < 5 ? wr_store_join(s, "cl", u, entry_cb, &r[i])
-                            : wr_store_admit(s, "cl", admit_cb, &r[i]);
+        sh_begin(&r[i]);
+        wr_err_t rc = i < 5 ? wr_store_join(s, "cl", u, sh_entry_cb, &r[i])
+                            : wr_store_admit(s, "cl", sh_admit_cb, &r[i]);
         assert_int_equal(rc, WR_OK);
         r[i].returned = true;
         assert_int_equal(r[i].calls, 0);
@@ -1001,21 +665,21 @@ static void t_close_cancels_pending(void **state)
         assert_int_equal(r[i].calls, 1);
         assert_int_equal(r[i].err, WR_ECANCELED);
     }
-    run_for(50); /* nothing more arrives after close */
+    sh_run_for(50); /* nothing more arrives after close */
     for (int i = 0; i < 6; i++)
         assert_int_equal(r[i].calls, 1);
 }
 
 typedef struct {
     wr_store_t *s;
-    res_t r[3];
+    sh_res_t r[3];
 } close_in_cb_t;
 
 static close_in_cb_t *g_cic;
 
 static void close_in_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
-    entry_cb(err, e, arg);
+    sh_entry_cb(err, e, arg);
     if (arg == &g_cic->r[0]) {
         wr_store_close(g_cic->s); /* the others are cancelled right here */
         g_cic->s = NULL;
@@ -1040,12 +704,12 @@ static void t_close_inside_callback(void **state)
         c.r[i].returned = true;
     }
     *state = NULL; /* closed by the first callback */
-    assert_true(run_until(&c.r[0].calls, 1, WAIT_MS));
+    assert_true(sh_run_until(&c.r[0].calls, 1, SH_WAIT_MS));
     assert_null(c.s);
     assert_int_equal(c.r[0].err, WR_OK);
     assert_int_equal(c.r[1].err, WR_ECANCELED);
     assert_int_equal(c.r[2].err, WR_ECANCELED);
-    run_for(50);
+    sh_run_for(50);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(c.r[i].calls, 1);
         assert_false(c.r[i].sync_call);
@@ -1057,7 +721,7 @@ static void t_close_inside_callback(void **state)
 
 static long long redis_time_us(void)
 {
-    redisReply *r = sync_cmd("TIME");
+    redisReply *r = sh_redis_cmd("TIME");
     assert_non_null(r);
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     long long us = atoll(r->element[0]->str) * 1000000LL + atoll(r->element[1]->str);
@@ -1069,12 +733,12 @@ static long long redis_time_us(void)
 static void r_k01_score_precision(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     put_ok(s, "k01", mkcfg(5, 1000, 0, 0, 300));
     long long before = redis_time_us();
-    assert_int_equal(do_join(s, "k01", "u1", &r), WR_OK);
+    assert_int_equal(sh_join(s, "k01", "u1", &r), WR_OK);
     long long after = redis_time_us();
-    redisReply *z = sync_cmd("ZSCORE wr:{k01}:waiting u1");
+    redisReply *z = sh_redis_cmd("ZSCORE wr:{k01}:waiting u1");
     assert_non_null(z);
     assert_int_equal(z->type, REDIS_REPLY_STRING);
     assert_int_equal(z->len, 16);
@@ -1083,16 +747,16 @@ static void r_k01_score_precision(void **state)
     freeReplyObject(z);
     assert_true(score >= before && score <= after);
     /* strictly increasing, even within one microsecond */
-    assert_int_equal(do_join(s, "k01", "u2", &r), WR_OK);
-    z = sync_cmd("ZSCORE wr:{k01}:waiting u2");
+    assert_int_equal(sh_join(s, "k01", "u2", &r), WR_OK);
+    z = sh_redis_cmd("ZSCORE wr:{k01}:waiting u2");
     assert_non_null(z);
     assert_int_equal(strspn(z->str, "0123456789"), z->len);
     assert_true(atoll(z->str) > score);
     freeReplyObject(z);
     /* token times come back as exact integers too */
-    assert_int_equal(do_admit(s, "k01", &r), WR_OK);
+    assert_int_equal(sh_admit(s, "k01", &r), WR_OK);
     assert_true(r.admit.now_us >= after);
-    z = sync_cmd("ZSCORE wr:{k01}:active u1");
+    z = sh_redis_cmd("ZSCORE wr:{k01}:active u1");
     assert_non_null(z);
     assert_int_equal(z->len, 16);
     assert_int_equal(atoll(z->str), r.admit.now_us + 300 * 1000000LL);
@@ -1101,7 +765,7 @@ static void r_k01_score_precision(void **state)
 
 static long long cmdstat_calls(const char *cmd)
 {
-    redisReply *r = sync_cmd("INFO commandstats");
+    redisReply *r = sh_redis_cmd("INFO commandstats");
     assert_non_null(r);
     char key[64];
     snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
@@ -1115,25 +779,25 @@ static long long cmdstat_calls(const char *cmd)
 static void r_k02_noscript(void **state)
 {
     wr_store_t *s = *state;
-    res_t r, a;
+    sh_res_t r, a;
     put_ok(s, "k02", mkcfg(5, 1000, 0, 0, 300));
     join_n(s, "k02", 1, 1);
-    assert_int_equal(do_admit(s, "k02", &a), WR_OK);
+    assert_int_equal(sh_admit(s, "k02", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    redisReply *x = sync_cmd("SCRIPT FLUSH");
+    redisReply *x = sh_redis_cmd("SCRIPT FLUSH");
     assert_non_null(x);
     freeReplyObject(x);
-    x = sync_cmd("CONFIG RESETSTAT");
+    x = sh_redis_cmd("CONFIG RESETSTAT");
     assert_non_null(x);
     freeReplyObject(x);
-    assert_int_equal(do_join(s, "k02", "u2", &r), WR_OK); /* entry.lua reloaded */
+    assert_int_equal(sh_join(s, "k02", "u2", &r), WR_OK); /* entry.lua reloaded */
     assert_int_equal(r.entry.position, 1);
-    assert_int_equal(do_status(s, "k02", "u1", &r), WR_OK); /* same script: EVALSHA */
+    assert_int_equal(sh_status(s, "k02", "u1", &r), WR_OK); /* same script: EVALSHA */
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
-    assert_int_equal(do_consume(s, "k02", "u1", jti, &r), WR_OK); /* token.lua reloaded */
-    assert_int_equal(do_consume(s, "k02", "u1", jti, &r), WR_ETOKEN);
+    assert_int_equal(sh_consume(s, "k02", "u1", jti, &r), WR_OK); /* token.lua reloaded */
+    assert_int_equal(sh_consume(s, "k02", "u1", jti, &r), WR_ETOKEN);
     /* 4 operations = 4 EVALSHA (two answered NOSCRIPT) + exactly 2 EVAL */
     assert_int_equal(cmdstat_calls("eval"), 2);
     assert_int_equal(cmdstat_calls("evalsha"), 4);
@@ -1167,7 +831,7 @@ static unsigned key_slot(const char *key)
 static void r_k03_one_slot(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     /* scripts never build key names: no key literal in any script text */
     size_t nf = 0;
     const wr_embed_file_t *f = wr_embed_all(&nf);
@@ -1185,9 +849,9 @@ static void r_k03_one_slot(void **state)
     assert_int_equal(key_slot("foo"), 12182);        /* CLUSTER KEYSLOT foo */
     put_ok(s, "k03", mkcfg(5, 1000, 0, 0, 300));
     join_n(s, "k03", 1, 7);
-    assert_int_equal(do_admit(s, "k03", &r), WR_OK);
+    assert_int_equal(sh_admit(s, "k03", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 5); /* 2 stay in line: every key exists */
-    redisReply *k = sync_cmd("KEYS *k03*");
+    redisReply *k = sh_redis_cmd("KEYS *k03*");
     assert_non_null(k);
     assert_int_equal(k->type, REDIS_REPLY_ARRAY);
     assert_int_equal(k->elements, 5); /* config, waiting, active, tokens, state */
@@ -1199,48 +863,40 @@ static void r_k03_one_slot(void **state)
     freeReplyObject(k);
 }
 
-static void wait_connected(wr_store_t *s, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    while (!wr_store_redis_connected(s) && now_ms() < deadline)
-        run_for(10);
-    assert_true(wr_store_redis_connected(s));
-}
-
 /* A hung Redis: the command fails with WR_ETIMEOUT in time, the hung
  * connection is dropped, and the store serves again afterwards. */
 static void r_command_timeout(void **state)
 {
-    res_t r;
+    sh_res_t r;
     wr_store_close(*state);
     wr_store_t *s = open_store_with(250);
     *state = s;
     assert_non_null(s);
     put_ok(s, "slow", mkcfg(5, 1000, 0, 0, 300));
     /* DEBUG SLEEP on another connection, sent but not awaited */
-    redisContext *c = sync_ctx();
+    redisContext *c = sh_redis_ctx();
     assert_non_null(c);
     assert_int_equal(redisAppendCommand(c, "DEBUG SLEEP 1.2"), REDIS_OK);
     int done = 0;
     while (!done)
         assert_int_equal(redisBufferWrite(c, &done), REDIS_OK);
     usleep(100000); /* let Redis pick it up before our command arrives */
-    int64_t t0 = now_ms();
-    BEGIN(&r);
-    assert_int_equal(wr_store_join(s, "slow", "u1", entry_cb, &r), WR_OK);
+    int64_t t0 = sh_now_ms();
+    sh_begin(&r);
+    assert_int_equal(wr_store_join(s, "slow", "u1", sh_entry_cb, &r), WR_OK);
     r.returned = true;
-    assert_true(run_until(&r.calls, 1, 2000));
-    int64_t took = now_ms() - t0;
+    assert_true(sh_run_until(&r.calls, 1, 2000));
+    int64_t took = sh_now_ms() - t0;
     assert_int_equal(r.err, WR_ETIMEOUT);
     assert_false(r.sync_call);
     /* 250 ms timeout: never early; the upper bound leaves room for a loaded
      * machine (ASan, ctest -j) */
     assert_true(took >= 240 && took <= 1750);
     /* the overdue command makes the store drop the hung connection */
-    int64_t deadline = now_ms() + 1500;
+    int64_t deadline = sh_now_ms() + 1500;
     bool dropped = false;
-    while (now_ms() < deadline && !dropped) {
-        run_for(10);
+    while (sh_now_ms() < deadline && !dropped) {
+        sh_run_for(10);
         dropped = !wr_store_redis_connected(s);
     }
     assert_true(dropped);
@@ -1248,10 +904,10 @@ static void r_command_timeout(void **state)
     assert_int_equal(redisGetReply(c, (void **)&x), REDIS_OK); /* the sleep is over */
     freeReplyObject(x);
     redisFree(c);
-    wait_connected(s, 5000);
-    assert_int_equal(do_join(s, "slow", "u2", &r), WR_OK);
+    sh_wait_connected(s, 5000);
+    assert_int_equal(sh_join(s, "slow", "u2", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    run_for(100);
+    sh_run_for(100);
     assert_int_equal(r.calls, 1);
 }
 
@@ -1260,37 +916,37 @@ static void r_command_timeout(void **state)
  * the store serves again by itself after SIGCONT. */
 static void r_hung_many(void **state)
 {
-    static res_t rs[200];
-    res_t r;
+    static sh_res_t rs[200];
+    sh_res_t r;
     wr_store_close(*state);
     wr_store_t *s = open_store_with(250);
     *state = s;
     assert_non_null(s);
     put_ok(s, "hung", mkcfg(5, 1000, 0, 0, 300));
-    kill(g_redis_pid, SIGSTOP);
-    int64_t t0 = now_ms();
+    kill(sh_redis_pid(), SIGSTOP);
+    int64_t t0 = sh_now_ms();
     for (int i = 0; i < 200; i++) {
         char u[16];
         snprintf(u, sizeof u, "u%d", i);
-        BEGIN(&rs[i]);
-        assert_int_equal(wr_store_join(s, "hung", u, entry_cb, &rs[i]), WR_OK);
+        sh_begin(&rs[i]);
+        assert_int_equal(wr_store_join(s, "hung", u, sh_entry_cb, &rs[i]), WR_OK);
         rs[i].returned = true;
     }
     for (int i = 0; i < 200; i++)
-        assert_true(run_until(&rs[i].calls, 1, 2000));
-    int64_t took = now_ms() - t0;
+        assert_true(sh_run_until(&rs[i].calls, 1, 2000));
+    int64_t took = sh_now_ms() - t0;
     assert_true(took >= 240 && took <= 1750);
     for (int i = 0; i < 200; i++) {
         assert_int_equal(rs[i].calls, 1);
         assert_int_equal(rs[i].err, WR_ETIMEOUT);
         assert_false(rs[i].sync_call);
     }
-    run_for(1000); /* the hung connection is dropped; no second callback */
-    kill(g_redis_pid, SIGCONT);
+    sh_run_for(1000); /* the hung connection is dropped; no second callback */
+    kill(sh_redis_pid(), SIGCONT);
     for (int i = 0; i < 200; i++)
         assert_int_equal(rs[i].calls, 1);
-    wait_connected(s, 5000);
-    assert_int_equal(do_join(s, "hung", "late", &r), WR_OK);
+    sh_wait_connected(s, 5000);
+    assert_int_equal(sh_join(s, "hung", "late", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
 }
 
@@ -1298,7 +954,7 @@ static wr_store_t *g_close_me;
 
 static void close_on_timeout_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
-    entry_cb(err, e, arg);
+    sh_entry_cb(err, e, arg);
     if (g_close_me) {
         wr_store_close(g_close_me);
         g_close_me = NULL;
@@ -1309,29 +965,29 @@ static void close_on_timeout_cb(wr_err_t err, const wr_entry_t *e, void *arg)
  * callback): the other pending command is cancelled once; ASan-clean. */
 static void r_close_in_timeout(void **state)
 {
-    res_t r1, r2;
+    sh_res_t r1, r2;
     wr_store_close(*state);
     wr_store_t *s = open_store_with(250);
     *state = NULL;
     assert_non_null(s);
     put_ok(s, "cit", mkcfg(5, 1000, 0, 0, 300));
-    kill(g_redis_pid, SIGSTOP);
-    BEGIN(&r1);
-    BEGIN(&r2);
+    kill(sh_redis_pid(), SIGSTOP);
+    sh_begin(&r1);
+    sh_begin(&r2);
     g_close_me = s;
     assert_int_equal(wr_store_join(s, "cit", "u1", close_on_timeout_cb, &r1), WR_OK);
     r1.returned = true;
-    run_for(50); /* u2's deadline comes clearly after u1's */
-    assert_int_equal(wr_store_join(s, "cit", "u2", entry_cb, &r2), WR_OK);
+    sh_run_for(50); /* u2's deadline comes clearly after u1's */
+    assert_int_equal(wr_store_join(s, "cit", "u2", sh_entry_cb, &r2), WR_OK);
     r2.returned = true;
-    bool ok = run_until(&r1.calls, 1, 2000);
-    kill(g_redis_pid, SIGCONT);
+    bool ok = sh_run_until(&r1.calls, 1, 2000);
+    kill(sh_redis_pid(), SIGCONT);
     assert_true(ok);
     assert_null(g_close_me);
     assert_int_equal(r1.err, WR_ETIMEOUT);
     assert_int_equal(r2.calls, 1);
     assert_int_equal(r2.err, WR_ECANCELED);
-    run_for(200);
+    sh_run_for(200);
     assert_int_equal(r1.calls, 1);
     assert_int_equal(r2.calls, 1);
 }
@@ -1342,23 +998,23 @@ static void r_close_in_timeout(void **state)
 static void r_kill_and_restart(void **state)
 {
     wr_store_t *s = *state;
-    res_t r[10], one;
+    sh_res_t r[10], one;
     put_ok(s, "kill", mkcfg(5, 1000, 0, 0, 300));
-    kill(g_redis_pid, SIGSTOP);
+    kill(sh_redis_pid(), SIGSTOP);
     for (int i = 0; i < 10; i++) {
         char u[8];
         snprintf(u, sizeof u, "u%d", i);
-        BEGIN(&r[i]);
-        assert_int_equal(wr_store_join(s, "kill", u, entry_cb, &r[i]), WR_OK);
+        sh_begin(&r[i]);
+        assert_int_equal(wr_store_join(s, "kill", u, sh_entry_cb, &r[i]), WR_OK);
         r[i].returned = true;
     }
-    run_for(50);
+    sh_run_for(50);
     for (int i = 0; i < 10; i++)
         assert_int_equal(r[i].calls, 0); /* stalled, not failed */
-    stop_redis(SIGKILL);
-    int64_t deadline = now_ms() + 1500; /* well below the 2 s command timeout */
+    sh_redis_stop(SIGKILL);
+    int64_t deadline = sh_now_ms() + 1500; /* well below the 2 s command timeout */
     for (int i = 0; i < 10; i++) {
-        assert_true(run_until(&r[i].calls, 1, (int)(deadline - now_ms())));
+        assert_true(sh_run_until(&r[i].calls, 1, (int)(deadline - sh_now_ms())));
     }
     for (int i = 0; i < 10; i++) {
         assert_int_equal(r[i].calls, 1);
@@ -1366,18 +1022,18 @@ static void r_kill_and_restart(void **state)
         assert_false(r[i].sync_call);
     }
     assert_false(wr_store_redis_connected(s));
-    BEGIN(&one);
-    assert_int_equal(wr_store_join(s, "kill", "x", entry_cb, &one), WR_EUNAVAILABLE);
-    assert_int_equal(wr_store_ping(s, done_cb, &one), WR_EUNAVAILABLE);
-    run_for(300);
+    sh_begin(&one);
+    assert_int_equal(wr_store_join(s, "kill", "x", sh_entry_cb, &one), WR_EUNAVAILABLE);
+    assert_int_equal(wr_store_ping(s, sh_done_cb, &one), WR_EUNAVAILABLE);
+    sh_run_for(300);
     assert_int_equal(one.calls, 0);
 
-    assert_int_equal(start_redis(), 0);
-    wait_connected(s, 5000);
-    assert_int_equal(do_ping(s), WR_OK);
-    assert_int_equal(do_join(s, "kill", "u1", &one), WR_ENOTFOUND); /* no persistence */
+    assert_int_equal(sh_redis_start(), 0);
+    sh_wait_connected(s, 5000);
+    assert_int_equal(sh_ping(s), WR_OK);
+    assert_int_equal(sh_join(s, "kill", "u1", &one), WR_ENOTFOUND); /* no persistence */
     put_ok(s, "kill", mkcfg(5, 1000, 0, 0, 300));
-    assert_int_equal(do_join(s, "kill", "u1", &one), WR_OK);
+    assert_int_equal(sh_join(s, "kill", "u1", &one), WR_OK);
     assert_int_equal(one.entry.position, 1);
     for (int i = 0; i < 10; i++)
         assert_int_equal(r[i].calls, 1);
@@ -1387,36 +1043,36 @@ static void r_kill_and_restart(void **state)
 static void r_corrupt_state(void **state)
 {
     wr_store_t *s = *state;
-    res_t r;
+    sh_res_t r;
     put_ok(s, "bad", mkcfg(5, 1000, 0, 0, 300));
     put_ok(s, "good", mkcfg(5, 1000, 0, 0, 300));
-    redisReply *x = sync_cmd("SADD wr:queues ghost"); /* a name without config */
+    redisReply *x = sh_redis_cmd("SADD wr:queues ghost"); /* a name without config */
     assert_non_null(x);
     freeReplyObject(x);
-    assert_int_equal(do_list(s, &r), WR_OK);
+    assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 2);
     assert_string_equal(r.names[0], "bad");
     assert_string_equal(r.names[1], "good");
     /* a token entry that does not parse is no token */
-    x = sync_cmd("HSET wr:{bad}:tokens u1 garbage");
+    x = sh_redis_cmd("HSET wr:{bad}:tokens u1 garbage");
     assert_non_null(x);
     freeReplyObject(x);
-    assert_int_equal(do_status(s, "bad", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(do_consume(s, "bad", "u1", "garbage", &r), WR_ETOKEN);
+    assert_int_equal(sh_status(s, "bad", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_consume(s, "bad", "u1", "garbage", &r), WR_ETOKEN);
     /* a config JSON that does not parse (new version) */
-    x = sync_cmd("HSET wr:{bad}:config json {nope version 12345");
+    x = sh_redis_cmd("HSET wr:{bad}:config json {nope version 12345");
     assert_non_null(x);
     freeReplyObject(x);
-    assert_int_equal(do_join(s, "bad", "u2", &r), WR_EPROTO);
-    assert_int_equal(do_get(s, "bad", &r), WR_EPROTO);
-    assert_int_equal(do_admit(s, "bad", &r), WR_EPROTO);
-    assert_int_equal(do_join(s, "good", "u2", &r), WR_OK);
+    assert_int_equal(sh_join(s, "bad", "u2", &r), WR_EPROTO);
+    assert_int_equal(sh_get(s, "bad", &r), WR_EPROTO);
+    assert_int_equal(sh_admit(s, "bad", &r), WR_EPROTO);
+    assert_int_equal(sh_join(s, "good", "u2", &r), WR_OK);
     /* a key of the wrong type makes the script fail: an error, no crash */
-    x = sync_cmd("SET wr:{good}:waiting notazset");
+    x = sh_redis_cmd("SET wr:{good}:waiting notazset");
     assert_non_null(x);
     freeReplyObject(x);
-    assert_int_equal(do_join(s, "good", "u3", &r), WR_EPROTO);
-    assert_int_equal(do_ping(s), WR_OK);
+    assert_int_equal(sh_join(s, "good", "u3", &r), WR_EPROTO);
+    assert_int_equal(sh_ping(s), WR_OK);
 }
 
 static void r_url_and_db(void **state)
@@ -1438,31 +1094,28 @@ static void r_url_and_db(void **state)
                          "unix:///tmp/x.sock?foo=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         wr_store_redis_opts_t o = {.url = bad[i]};
-        assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_EINVAL);
+        assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_EINVAL);
     }
     /* well-formed TCP URL to a closed port: opens, stays disconnected */
     wr_store_redis_opts_t tcp = {.url = "redis://127.0.0.1:1/2", .reconnect_max_ms = 200};
-    assert_int_equal(wr_store_redis_open(g_base, &tcp, &s), WR_OK);
-    run_for(100);
+    assert_int_equal(wr_store_redis_open(sh_base(), &tcp, &s), WR_OK);
+    sh_run_for(100);
     assert_false(wr_store_redis_connected(s));
-    res_t r;
-    BEGIN(&r);
-    assert_int_equal(wr_store_ping(s, done_cb, &r), WR_EUNAVAILABLE);
+    sh_res_t r;
+    sh_begin(&r);
+    assert_int_equal(wr_store_ping(s, sh_done_cb, &r), WR_EUNAVAILABLE);
     wr_store_close(s);
     assert_int_equal(r.calls, 0);
 
     /* ?db=N selects the database */
     char url[600];
-    snprintf(url, sizeof url, "unix://%s?db=3", g_sock);
+    snprintf(url, sizeof url, "unix://%s?db=3", sh_redis_sock());
     wr_store_redis_opts_t o = {.url = url};
-    assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_OK);
-    int64_t deadline = now_ms() + WAIT_MS;
-    while (!wr_store_redis_connected(s) && now_ms() < deadline)
-        run_for(5);
-    assert_true(wr_store_redis_connected(s));
+    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
+    sh_wait_connected(s, SH_WAIT_MS);
     put_ok(s, "db3", mkcfg(5, 1000, 0, 0, 300));
     wr_store_close(s);
-    redisContext *c = sync_ctx();
+    redisContext *c = sh_redis_ctx();
     assert_non_null(c);
     redisReply *x = redisCommand(c, "EXISTS wr:{db3}:config");
     assert_non_null(x);
@@ -1496,31 +1149,31 @@ static const char *const op_names[OP_N] = {"join",  "status", "admit", "consume"
 
 static wr_err_t run_op(wr_store_t *s, int op)
 {
-    res_t r;
+    sh_res_t r;
     wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
     switch (op) {
     case OP_JOIN:
-        return do_join(s, "q", "u1", &r);
+        return sh_join(s, "q", "u1", &r);
     case OP_STATUS:
-        return do_status(s, "q", "u1", &r);
+        return sh_status(s, "q", "u1", &r);
     case OP_ADMIT:
-        return do_admit(s, "q", &r);
+        return sh_admit(s, "q", &r);
     case OP_CONSUME:
-        return do_consume(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
+        return sh_consume(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
     case OP_VERIFY:
-        return do_verify(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
+        return sh_verify(s, "q", "u1", "AAAAAAAAAAAAAAAAAAAAAA", &r);
     case OP_GET:
-        return do_get(s, "q", &r);
+        return sh_get(s, "q", &r);
     case OP_LEAVE:
-        return do_leave(s, "q", "u1");
+        return sh_leave(s, "q", "u1");
     case OP_DELETE:
-        return do_delete(s, "q");
+        return sh_delete(s, "q");
     case OP_PUT:
-        return do_put(s, "q", &c);
+        return sh_put(s, "q", &c);
     case OP_SECRET:
-        return do_secret(s, (const uint8_t *)"0123456789abcdef0123456789abcdef", 32, &r);
+        return sh_secret(s, (const uint8_t *)"0123456789abcdef0123456789abcdef", 32, &r);
     default:
-        return do_list(s, &r);
+        return sh_list(s, &r);
     }
 }
 
@@ -1530,15 +1183,15 @@ static void r_bad_replies(void **state)
 {
     (void)state;
     char path[600];
-    snprintf(path, sizeof path, "%s/fake.sock", g_dir);
+    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
     fake_redis_t *f = fake_redis_start(path);
     assert_non_null(f);
     char url[700];
     snprintf(url, sizeof url, "unix://%s", path);
     wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
     wr_store_t *s = NULL;
-    assert_int_equal(wr_store_redis_open(g_base, &o, &s), WR_OK);
-    wait_connected(s, WAIT_MS);
+    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
+    sh_wait_connected(s, SH_WAIT_MS);
 
     char jti30[] = "*8\r\n:2\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:0\r\n"
                    "$30\r\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n";
@@ -1601,16 +1254,16 @@ static void r_bad_replies(void **state)
     /* a reply cut off by a disconnect: one WR_EUNAVAILABLE, then reconnects */
     const char cut[] = "*8\r\n:1\r\n";
     fake_redis_reply(f, cut, strlen(cut));
-    res_t r;
-    BEGIN(&r);
-    assert_int_equal(wr_store_join(s, "q", "u1", entry_cb, &r), WR_OK);
+    sh_res_t r;
+    sh_begin(&r);
+    assert_int_equal(wr_store_join(s, "q", "u1", sh_entry_cb, &r), WR_OK);
     r.returned = true;
-    run_for(100);
+    sh_run_for(100);
     assert_int_equal(r.calls, 0);
     fake_redis_drop(f);
-    assert_true(run_until(&r.calls, 1, WAIT_MS));
+    assert_true(sh_run_until(&r.calls, 1, SH_WAIT_MS));
     assert_int_equal(r.err, WR_EUNAVAILABLE);
-    wait_connected(s, WAIT_MS);
+    sh_wait_connected(s, SH_WAIT_MS);
     fake_redis_reply(f, "+OK\r\n", 5);
     assert_int_equal(run_op(s, OP_JOIN), WR_EPROTO);
     assert_int_equal(r.calls, 1);
@@ -1636,23 +1289,10 @@ int main(int argc, char **argv)
     }
     g_redis = strcmp(argv[1], "redis") == 0;
     signal(SIGPIPE, SIG_IGN);
-    g_base = event_base_new();
-    g_keepalive = event_new(g_base, -1, EV_PERSIST, keepalive_cb, NULL);
-    struct timeval ka = {0, 5000};
-    event_add(g_keepalive, &ka);
-    if (g_redis) {
-        snprintf(g_dir, sizeof g_dir, "/tmp/wr-store-test-XXXXXX");
-        if (!mkdtemp(g_dir)) {
-            perror("mkdtemp");
-            return 1;
-        }
-        snprintf(g_sock, sizeof g_sock, "%s/redis.sock", g_dir);
-        if (start_redis() != 0) {
-            fprintf(stderr, "cannot start redis-server\n");
-            stop_redis(SIGKILL);
-            return 1;
-        }
-    }
+    if (!sh_loop_new())
+        return 1;
+    if (g_redis && sh_redis_setup() != 0)
+        return 1;
     const struct CMUnitTest common[] = {
         T(t_ping_and_unknown_queue),
         T(t_join_positions),
@@ -1681,15 +1321,8 @@ int main(int argc, char **argv)
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
         failed += cmocka_run_group_tests_name("redis-only", redis_only, group_setup, NULL);
-    if (g_redis) {
-        stop_redis(SIGTERM);
-        char p[600];
-        snprintf(p, sizeof p, "%s/redis.log", g_dir);
-        unlink(p);
-        unlink(g_sock);
-        rmdir(g_dir);
-    }
-    event_free(g_keepalive);
-    event_base_free(g_base);
+    if (g_redis)
+        sh_redis_teardown();
+    sh_loop_free();
     return failed ? 1 : 0;
 }

@@ -7,7 +7,9 @@
  * unavailable, proto, a synchronous WR_EUNAVAILABLE) and as a success
  * (domain answers); slow calls; only `probes` calls reach the inner store
  * in half-open; results pass through unchanged; close answers pending calls
- * with WR_ECANCELED exactly once; the metrics series.
+ * with WR_ECANCELED exactly once; the metrics series. Callback results
+ * are collected in store_harness.h's sh_res_t (no event loop here: the
+ * test answers the fake's pending calls itself).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include "metrics.h"
 #include "store_breaker.h"
+#include "store_harness.h"
 
 /* ---------------------------------------------------------- fake store */
 
@@ -113,29 +116,6 @@ static wr_store_ops_t fake_ops = {
     .close = f_close,
 };
 
-/* ---------------------------------------------------------- callbacks */
-
-typedef struct {
-    int calls;
-    wr_err_t err;
-    uint64_t position;
-} res_t;
-
-static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    r->position = e ? e->position : 0;
-}
-
-static void done_cb(wr_err_t err, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-}
-
 /* window 10, min 5, rate 0.5, 3 consecutive, slow 100 ms at 0.6, wait
  * 1000 doubling to 4000, 2 probes */
 static wr_store_t *mk(wr_metrics_t *m)
@@ -164,8 +144,8 @@ static wr_store_t *mk(wr_metrics_t *m)
 /* One join answered at once with err. */
 static void join_answered(wr_store_t *s, wr_err_t err)
 {
-    res_t r = {0};
-    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    sh_res_t r = {0};
+    assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
     assert_int_equal(r.calls, 0); /* not from inside the call */
     answer(g_fake.n - 1, err);
     assert_int_equal(r.calls, 1);
@@ -185,12 +165,12 @@ static void test_passthrough_and_domain_answers(void **state)
     assert_string_equal(s->ops->name, "breaker");
     assert_ptr_equal(wr_store_breaker_inner(s), &g_fake.base_);
     /* results pass through unchanged */
-    res_t r = {0};
-    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    sh_res_t r = {0};
+    assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
     answer(0, WR_OK);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.err, WR_OK);
-    assert_int_equal(r.position, 7);
+    assert_int_equal(r.entry.position, 7);
     /* 20 domain answers never open it */
     const wr_err_t dom[4] = {WR_ENOTFOUND, WR_EFULL, WR_ENOTINQUEUE, WR_ETOKEN};
     for (int i = 0; i < 20; i++)
@@ -222,10 +202,10 @@ static void test_failures_open_and_fail_fast(void **state)
     assert_true(metric(m, "waitroom_breaker_transitions_total", "to=\"open\"") == 1);
     /* open: 50 calls refused at once, none reaches the inner store, no
      * callback */
-    res_t r = {0};
+    sh_res_t r = {0};
     for (int i = 0; i < 50; i++) {
         g_now += 10;
-        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EUNAVAILABLE);
     }
     assert_int_equal(r.calls, 0);
     assert_int_equal(g_fake.calls, 3);
@@ -243,9 +223,9 @@ static void test_sync_unavailable_counts(void **state)
     wr_store_t *s = mk(NULL);
     /* Redis disconnected: the inner call itself returns WR_EUNAVAILABLE */
     g_fake.sync_err = WR_EUNAVAILABLE;
-    res_t r = {0};
+    sh_res_t r = {0};
     for (int i = 0; i < 3; i++)
-        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EUNAVAILABLE);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
     assert_int_equal(g_fake.calls, 3);
     /* argument errors are neutral: WR_EINVAL x 10 do not open a new breaker */
@@ -253,7 +233,7 @@ static void test_sync_unavailable_counts(void **state)
     s = mk(NULL);
     g_fake.sync_err = WR_EINVAL;
     for (int i = 0; i < 10; i++)
-        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EINVAL);
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EINVAL);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
     assert_int_equal(r.calls, 0);
     wr_store_close(s);
@@ -270,11 +250,11 @@ static void test_half_open_lets_only_probes_through(void **state)
     int before = g_fake.calls;
     g_now += 1000; /* the wait is over */
     /* 100 requests arrive: exactly 2 reach the inner store */
-    res_t r[100];
+    sh_res_t r[100];
     memset(r, 0, sizeof(r));
     int ok = 0, refused = 0;
     for (int i = 0; i < 100; i++) {
-        wr_err_t e = wr_store_join(s, "q", "u", entry_cb, &r[i]);
+        wr_err_t e = wr_store_join(s, "q", "u", sh_entry_cb, &r[i]);
         if (e == WR_OK)
             ok++;
         else if (e == WR_EUNAVAILABLE)
@@ -307,11 +287,11 @@ static void test_failed_probe_reopens_with_longer_wait(void **state)
     g_now += 1000;
     join_answered(s, WR_EUNAVAILABLE); /* the probe fails: open for 2000 */
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
-    res_t r = {0};
+    sh_res_t r = {0};
     g_now += 1999;
-    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_EUNAVAILABLE);
+    assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EUNAVAILABLE);
     g_now += 1;
-    assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+    assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_HALF_OPEN);
     /* close answers the pending probe with WR_ECANCELED, once */
     wr_store_close(s);
@@ -325,8 +305,8 @@ static void test_slow_calls_open(void **state)
     wr_store_t *s = mk(NULL);
     /* 6 slow successes of 10 (0.6): open by slow rate */
     for (int i = 0; i < 10; i++) {
-        res_t r = {0};
-        assert_int_equal(wr_store_join(s, "q", "u", entry_cb, &r), WR_OK);
+        sh_res_t r = {0};
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
         g_now += i < 4 ? 10 : 150; /* calls 5..10 take 150 ms */
         answer(0, WR_OK);
         if (i < 9)
@@ -345,14 +325,14 @@ static void test_cancelled_is_neutral_and_ping_counts(void **state)
         join_answered(s, WR_ECANCELED);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
     /* ping goes through the breaker too */
-    res_t r = {0};
+    sh_res_t r = {0};
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(wr_store_ping(s, done_cb, &r), WR_OK);
+        assert_int_equal(wr_store_ping(s, sh_done_cb, &r), WR_OK);
         answer(0, WR_ETIMEOUT);
     }
     assert_int_equal(r.calls, 3);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
-    assert_int_equal(wr_store_ping(s, done_cb, &r), WR_EUNAVAILABLE);
+    assert_int_equal(wr_store_ping(s, sh_done_cb, &r), WR_EUNAVAILABLE);
     assert_int_equal(r.calls, 3);
     wr_store_close(s);
 }

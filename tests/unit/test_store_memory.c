@@ -3,7 +3,8 @@
  * the async contract (never called from inside the call, FIFO, exactly
  * once, close cancels), snapshots (round trip, order kept across a clock
  * that went back, corrupt files refused with WR_EIO, the periodic timer)
- * and argument checks.
+ * and argument checks. The loop, result records and blocking helpers are
+ * store_harness.h's (tests/store/).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,156 +19,63 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store_harness.h"
 #include "store_memory.h"
 
 #define T0 1750000000000000LL
 
-typedef struct {
-    int calls;
-    wr_err_t err;
-    wr_entry_t entry;
-    wr_admit_t admit;
-    wr_token_check_t tok;
-    wr_queue_stats_t stats;
-    wr_queue_config_t cfg;
-    char names[8][WR_QUEUE_NAME_MAX + 1];
-    size_t n;
-    uint8_t secret[WR_SECRET_MAX];
-    size_t secret_len;
-    int order; /* global sequence number at the call */
-} res_t;
-
-static int seq;
-
-static void on_entry(wr_err_t err, const wr_entry_t *e, void *arg)
+/* An entry always carries its queue's config (store.h). */
+static void entry_has_config(const sh_res_t *r)
 {
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    r->order = ++seq;
-    if (e) {
-        r->entry = *e;
-        assert_non_null(e->config);
-        r->cfg = *e->config;
-    }
+    if (r->has_entry)
+        assert_true(r->has_cfg);
 }
 
-static void on_done(wr_err_t err, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    r->order = ++seq;
-}
-
-static void on_admit(wr_err_t err, const wr_admit_t *a, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (a)
-        r->admit = *a;
-}
-
-static void on_token(wr_err_t err, const wr_token_check_t *t, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (t)
-        r->tok = *t;
-}
-
-static void on_info(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (info) {
-        r->stats = info->stats;
-        r->cfg = *info->config;
-        snprintf(r->names[0], sizeof r->names[0], "%s", info->name);
-    }
-}
-
-static void on_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    r->n = n;
-    for (size_t i = 0; i < n && i < 8; i++)
-        snprintf(r->names[i], sizeof r->names[i], "%s", infos[i].name);
-}
-
-static void on_secret(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
-{
-    res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (secret) {
-        memcpy(r->secret, secret, len);
-        r->secret_len = len;
-    }
-}
-
-static void run(struct event_base *base, res_t *r)
-{
-    for (int i = 0; i < 100 && r->calls == 0; i++)
-        event_base_loop(base, EVLOOP_ONCE);
-    assert_int_equal(r->calls, 1);
-}
-
-static void put_cfg(struct event_base *base, wr_store_t *st, const char *q, double rate,
-                    uint64_t max_size)
+static void put_cfg(wr_store_t *st, const char *q, double rate, uint64_t max_size)
 {
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     c.admit_per_second = rate;
     c.max_queue_size = max_size;
-    res_t r = {0};
-    assert_int_equal(wr_store_config_put(st, q, &c, on_done, &r), WR_OK);
-    run(base, &r);
-    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(sh_put(st, q, &c), WR_OK);
 }
 
-static res_t join(struct event_base *base, wr_store_t *st, const char *q, const char *u)
+static sh_res_t join(wr_store_t *st, const char *q, const char *u)
 {
-    res_t r = {0};
-    assert_int_equal(wr_store_join(st, q, u, on_entry, &r), WR_OK);
-    run(base, &r);
+    sh_res_t r;
+    sh_join(st, q, u, &r);
+    entry_has_config(&r);
     return r;
 }
 
-static res_t status(struct event_base *base, wr_store_t *st, const char *q, const char *u)
+static sh_res_t status(wr_store_t *st, const char *q, const char *u)
 {
-    res_t r = {0};
-    assert_int_equal(wr_store_status(st, q, u, on_entry, &r), WR_OK);
-    run(base, &r);
+    sh_res_t r;
+    sh_status(st, q, u, &r);
+    entry_has_config(&r);
     return r;
 }
 
-static res_t get(struct event_base *base, wr_store_t *st, const char *q)
+static sh_res_t get(wr_store_t *st, const char *q)
 {
-    res_t r = {0};
-    assert_int_equal(wr_store_queue_get(st, q, on_info, &r), WR_OK);
-    run(base, &r);
+    sh_res_t r;
+    sh_get(st, q, &r);
     return r;
 }
 
 static void test_async_contract(void **state)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.test_clock_start_us = T0};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
     assert_string_equal(st->ops->name, "memory");
-    put_cfg(base, st, "q", 10, 0);
+    put_cfg(st, "q", 10, 0);
 
-    res_t a = {0}, b = {0}, c = {0};
-    assert_int_equal(wr_store_join(st, "q", "alice", on_entry, &a), WR_OK);
-    assert_int_equal(wr_store_join(st, "q", "bob", on_entry, &b), WR_OK);
-    assert_int_equal(wr_store_ping(st, on_done, &c), WR_OK);
+    sh_res_t a = {0}, b = {0}, c = {0};
+    assert_int_equal(wr_store_join(st, "q", "alice", sh_entry_cb, &a), WR_OK);
+    assert_int_equal(wr_store_join(st, "q", "bob", sh_entry_cb, &b), WR_OK);
+    assert_int_equal(wr_store_ping(st, sh_done_cb, &c), WR_OK);
     /* nothing called from inside the calls */
     assert_int_equal(a.calls + b.calls + c.calls, 0);
     event_base_loop(base, EVLOOP_NONBLOCK);
@@ -178,133 +86,118 @@ static void test_async_contract(void **state)
     assert_int_equal(a.entry.position, 1);
     assert_int_equal(b.entry.position, 2);
     assert_int_equal(b.entry.waiting, 2);
+    entry_has_config(&a);
+    entry_has_config(&b);
     assert_int_equal(c.err, WR_OK);
 
     /* bad arguments: error now, callback never */
-    res_t x = {0};
-    assert_int_equal(wr_store_join(st, "bad name", "u", on_entry, &x), WR_EINVAL);
-    assert_int_equal(wr_store_join(st, "q", "", on_entry, &x), WR_EINVAL);
+    sh_res_t x = {0};
+    assert_int_equal(wr_store_join(st, "bad name", "u", sh_entry_cb, &x), WR_EINVAL);
+    assert_int_equal(wr_store_join(st, "q", "", sh_entry_cb, &x), WR_EINVAL);
     char longid[200];
     memset(longid, 'a', sizeof longid - 1);
     longid[sizeof longid - 1] = '\0';
-    assert_int_equal(wr_store_join(st, "q", longid, on_entry, &x), WR_EINVAL);
-    assert_int_equal(wr_store_secret(st, NULL, 0, on_secret, &x), WR_EINVAL);
+    assert_int_equal(wr_store_join(st, "q", longid, sh_entry_cb, &x), WR_EINVAL);
+    assert_int_equal(wr_store_secret(st, NULL, 0, sh_secret_cb, &x), WR_EINVAL);
     assert_int_equal(st->ops->debug_advance_time(st, -1), WR_EINVAL);
     event_base_loop(base, EVLOOP_NONBLOCK);
     assert_int_equal(x.calls, 0);
 
     /* close calls what is pending, synchronously, with WR_ECANCELED */
-    res_t p1 = {0}, p2 = {0};
-    assert_int_equal(wr_store_status(st, "q", "alice", on_entry, &p1), WR_OK);
-    assert_int_equal(wr_store_admit(st, "q", on_admit, &p2), WR_OK);
+    sh_res_t p1 = {0}, p2 = {0};
+    assert_int_equal(wr_store_status(st, "q", "alice", sh_entry_cb, &p1), WR_OK);
+    assert_int_equal(wr_store_admit(st, "q", sh_admit_cb, &p2), WR_OK);
     wr_store_close(st);
     assert_int_equal(p1.calls, 1);
     assert_int_equal(p1.err, WR_ECANCELED);
     assert_int_equal(p2.calls, 1);
     assert_int_equal(p2.err, WR_ECANCELED);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 /* Closing the store from inside one of its callbacks. */
 static wr_store_t *g_st;
 static void close_in_cb(wr_err_t err, void *arg)
 {
-    res_t *r = arg;
-    r->calls++;
+    sh_note(arg, err);
     wr_store_close(g_st);
 }
 
 static void test_close_inside_callback(void **state)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     assert_int_equal(wr_store_memory_open(base, NULL, &g_st), WR_OK);
-    res_t a = {0}, b = {0};
+    sh_res_t a = {0}, b = {0};
     assert_int_equal(wr_store_ping(g_st, close_in_cb, &a), WR_OK);
-    assert_int_equal(wr_store_ping(g_st, on_done, &b), WR_OK);
+    assert_int_equal(wr_store_ping(g_st, sh_done_cb, &b), WR_OK);
     event_base_loop(base, EVLOOP_NONBLOCK);
     assert_int_equal(a.calls, 1);
     assert_int_equal(b.calls, 1);
     assert_int_equal(b.err, WR_ECANCELED);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 static void test_semantics(void **state)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.test_clock_start_us = T0};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
 
-    res_t r = join(base, st, "nope", "u");
+    sh_res_t r = join(st, "nope", "u");
     assert_int_equal(r.err, WR_ENOTFOUND);
 
-    put_cfg(base, st, "q", 10, 2); /* 10/s at 100 ms: 1 per tick; max 2 waiting */
-    assert_int_equal(join(base, st, "q", "u1").entry.position, 1);
-    assert_int_equal(join(base, st, "q", "u2").entry.position, 2);
-    r = join(base, st, "q", "u3");
+    put_cfg(st, "q", 10, 2); /* 10/s at 100 ms: 1 per tick; max 2 waiting */
+    assert_int_equal(join(st, "q", "u1").entry.position, 1);
+    assert_int_equal(join(st, "q", "u2").entry.position, 2);
+    r = join(st, "q", "u3");
     assert_int_equal(r.err, WR_EFULL);
     assert_int_equal(r.entry.waiting, 2);
     assert_int_equal(r.cfg.max_queue_size, 2);
     /* rejoin does not move and is not refused */
-    r = join(base, st, "q", "u2");
+    r = join(st, "q", "u2");
     assert_int_equal(r.err, WR_OK);
     assert_int_equal(r.entry.position, 2);
-    assert_int_equal(status(base, st, "q", "u3").err, WR_ENOTINQUEUE);
+    assert_int_equal(status(st, "q", "u3").err, WR_ENOTINQUEUE);
 
     /* first tick ever: 1 admitted; same tick again: 0 */
-    res_t a = {0};
-    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
-    run(base, &a);
+    sh_res_t a;
+    assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.now_us, T0);
     assert_int_equal(a.admit.stats.active, 1);
-    a.calls = 0;
-    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
-    run(base, &a);
+    assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
 
-    r = status(base, st, "q", "u1");
+    r = status(st, "q", "u1");
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     assert_int_equal(r.entry.issued_at_us, T0);
     assert_int_equal(r.entry.expires_at_us, T0 + 300 * 1000000LL);
     assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
-    assert_int_equal(status(base, st, "q", "u2").entry.position, 1);
+    assert_int_equal(status(st, "q", "u2").entry.position, 1);
 
     /* verify does not consume; consume does, once */
-    res_t t = {0};
-    assert_int_equal(wr_store_verify(st, "q", "u1", jti, on_token, &t), WR_OK);
-    run(base, &t);
-    assert_int_equal(t.err, WR_OK);
-    t.calls = 0;
-    assert_int_equal(wr_store_consume(st, "q", "u1", "wrongjti", on_token, &t), WR_OK);
-    run(base, &t);
-    assert_int_equal(t.err, WR_ETOKEN);
+    sh_res_t t;
+    assert_int_equal(sh_verify(st, "q", "u1", jti, &t), WR_OK);
+    assert_int_equal(sh_consume(st, "q", "u1", "wrongjti", &t), WR_ETOKEN);
     assert_int_equal(t.tok.reason, WR_TOKEN_CONSUMED);
-    t.calls = 0;
-    assert_int_equal(wr_store_consume(st, "q", "u1", jti, on_token, &t), WR_OK);
-    run(base, &t);
-    assert_int_equal(t.err, WR_OK);
+    assert_int_equal(sh_consume(st, "q", "u1", jti, &t), WR_OK);
     assert_false(t.tok.passthrough);
-    t.calls = 0;
-    assert_int_equal(wr_store_consume(st, "q", "u1", jti, on_token, &t), WR_OK);
-    run(base, &t);
-    assert_int_equal(t.err, WR_ETOKEN);
+    assert_int_equal(sh_consume(st, "q", "u1", jti, &t), WR_ETOKEN);
     assert_int_equal(t.tok.reason, WR_TOKEN_CONSUMED);
 
     /* 250 ms later (2 ticks, 2 budget), one waiting: 1 admitted, carry dropped */
     assert_int_equal(st->ops->debug_advance_time(st, 250000), WR_OK);
-    a.calls = 0;
-    assert_int_equal(wr_store_admit(st, "q", on_admit, &a), WR_OK);
-    run(base, &a);
+    assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     /* token of u2 expires after 300 s: status says not in queue, counted once */
     assert_int_equal(st->ops->debug_advance_time(st, 300 * 1000000LL), WR_OK);
-    assert_int_equal(status(base, st, "q", "u2").err, WR_ENOTINQUEUE);
-    r = get(base, st, "q");
+    assert_int_equal(status(st, "q", "u2").err, WR_ENOTINQUEUE);
+    r = get(st, "q");
     assert_int_equal(r.err, WR_OK);
-    assert_string_equal(r.names[0], "q");
+    assert_string_equal(r.name, "q");
     assert_int_equal(r.stats.waiting, 0);
     assert_int_equal(r.stats.active, 0);
     assert_int_equal(r.stats.admitted_total, 2);
@@ -313,85 +206,64 @@ static void test_semantics(void **state)
     assert_int_equal(r.stats.rejected_full_total, 1);
 
     /* leave: from the line, then not in queue */
-    join(base, st, "q", "u9");
-    res_t l = {0};
-    assert_int_equal(wr_store_leave(st, "q", "u9", on_done, &l), WR_OK);
-    run(base, &l);
-    assert_int_equal(l.err, WR_OK);
-    l.calls = 0;
-    assert_int_equal(wr_store_leave(st, "q", "u9", on_done, &l), WR_OK);
-    run(base, &l);
-    assert_int_equal(l.err, WR_ENOTINQUEUE);
-    assert_int_equal(get(base, st, "q").stats.left_total, 1);
+    join(st, "q", "u9");
+    assert_int_equal(sh_leave(st, "q", "u9"), WR_OK);
+    assert_int_equal(sh_leave(st, "q", "u9"), WR_ENOTINQUEUE);
+    assert_int_equal(get(st, "q").stats.left_total, 1);
 
     /* disabled: passthrough for join and consume */
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     c.admit_per_second = 10;
     c.enabled = false;
-    res_t d = {0};
-    assert_int_equal(wr_store_config_put(st, "q", &c, on_done, &d), WR_OK);
-    run(base, &d);
-    assert_int_equal(join(base, st, "q", "zz").entry.state, WR_ENTRY_PASSTHROUGH);
-    t.calls = 0;
-    assert_int_equal(wr_store_consume(st, "q", "zz", "x", on_token, &t), WR_OK);
-    run(base, &t);
-    assert_int_equal(t.err, WR_OK);
+    sh_put(st, "q", &c);
+    assert_int_equal(join(st, "q", "zz").entry.state, WR_ENTRY_PASSTHROUGH);
+    assert_int_equal(sh_consume(st, "q", "zz", "x", &t), WR_OK);
     assert_true(t.tok.passthrough);
     /* the counters survived the config change */
-    assert_int_equal(get(base, st, "q").stats.admitted_total, 2);
+    assert_int_equal(get(st, "q").stats.admitted_total, 2);
 
     /* list sorted by name; delete */
-    put_cfg(base, st, "c", 1, 0);
-    put_cfg(base, st, "a", 1, 0);
-    res_t li = {0};
-    assert_int_equal(wr_store_queue_list(st, on_list, &li), WR_OK);
-    run(base, &li);
+    put_cfg(st, "c", 1, 0);
+    put_cfg(st, "a", 1, 0);
+    sh_res_t li;
+    sh_list(st, &li);
     assert_int_equal(li.n, 3);
     assert_string_equal(li.names[0], "a");
     assert_string_equal(li.names[1], "c");
     assert_string_equal(li.names[2], "q");
-    d.calls = 0;
-    assert_int_equal(wr_store_queue_delete(st, "c", on_done, &d), WR_OK);
-    run(base, &d);
-    assert_int_equal(d.err, WR_OK);
-    d.calls = 0;
-    assert_int_equal(wr_store_queue_delete(st, "c", on_done, &d), WR_OK);
-    run(base, &d);
-    assert_int_equal(d.err, WR_ENOTFOUND);
+    assert_int_equal(sh_delete(st, "c"), WR_OK);
+    assert_int_equal(sh_delete(st, "c"), WR_ENOTFOUND);
 
     /* secret: first writer wins */
     uint8_t s1[32], s2[32];
     memset(s1, 1, sizeof s1);
     memset(s2, 2, sizeof s2);
-    res_t sr = {0};
-    assert_int_equal(wr_store_secret(st, s1, sizeof s1, on_secret, &sr), WR_OK);
-    run(base, &sr);
-    sr.calls = 0;
-    assert_int_equal(wr_store_secret(st, s2, sizeof s2, on_secret, &sr), WR_OK);
-    run(base, &sr);
+    sh_res_t sr;
+    sh_secret(st, s1, sizeof s1, &sr);
+    sh_secret(st, s2, sizeof s2, &sr);
     assert_int_equal(sr.secret_len, 32);
     assert_memory_equal(sr.secret, s1, 32);
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 /* Answers keep their config even when the queue is deleted before the
  * callback runs. */
 static void test_config_outlives_queue(void **state)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     assert_int_equal(wr_store_memory_open(base, NULL, &st), WR_OK);
-    put_cfg(base, st, "q", 42, 0);
-    res_t r = {0}, d = {0};
-    assert_int_equal(wr_store_join(st, "q", "u", on_entry, &r), WR_OK);
-    assert_int_equal(wr_store_queue_delete(st, "q", on_done, &d), WR_OK);
-    run(base, &d);
+    put_cfg(st, "q", 42, 0);
+    sh_res_t r = {0}, d = {0};
+    assert_int_equal(wr_store_join(st, "q", "u", sh_entry_cb, &r), WR_OK);
+    assert_int_equal(wr_store_queue_delete(st, "q", sh_done_cb, &d), WR_OK);
+    sh_wait_one(&d);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.cfg.admit_per_second, 42); /* read in the callback, ASan-clean */
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 static char tmpdir[64];
@@ -415,60 +287,54 @@ static void rm_tmpdir(void)
 static void test_snapshot_round_trip(void **state)
 {
     make_tmpdir();
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    put_cfg(base, st, "shop", 10, 0);
-    put_cfg(base, st, "empty", 3.5, 7);
+    put_cfg(st, "shop", 10, 0);
+    put_cfg(st, "empty", 3.5, 7);
     const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
     for (int i = 0; i < 5; i++) {
-        join(base, st, "shop", users[i]);
+        join(st, "shop", users[i]);
         st->ops->debug_advance_time(st, 10);
     }
-    res_t a = {0};
-    assert_int_equal(wr_store_admit(st, "shop", on_admit, &a), WR_OK); /* admits u-a */
-    run(base, &a);
+    sh_res_t a;
+    assert_int_equal(sh_admit(st, "shop", &a), WR_OK); /* admits u-a */
     assert_int_equal(a.admit.admitted, 1);
-    res_t l = {0};
-    assert_int_equal(wr_store_leave(st, "shop", "u-c", on_done, &l), WR_OK);
-    run(base, &l);
-    res_t adm = status(base, st, "shop", "u-a");
+    sh_leave(st, "shop", "u-c");
+    sh_res_t adm = status(st, "shop", "u-a");
     assert_int_equal(adm.entry.state, WR_ENTRY_ADMITTED);
     uint8_t sec[40];
     memset(sec, 0xAB, sizeof sec);
-    res_t sr = {0};
-    assert_int_equal(wr_store_secret(st, sec, sizeof sec, on_secret, &sr), WR_OK);
-    run(base, &sr);
+    sh_res_t sr;
+    sh_secret(st, sec, sizeof sec, &sr);
     wr_store_close(st); /* writes the snapshot */
 
     /* Reopen with a clock one hour EARLIER: a newcomer still goes last. */
     o.test_clock_start_us = T0 - 3600 * 1000000LL;
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    res_t g = get(base, st, "shop");
+    sh_res_t g = get(st, "shop");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.stats.waiting, 3);
     assert_int_equal(g.stats.active, 1);
     assert_int_equal(g.stats.admitted_total, 1);
     assert_int_equal(g.stats.left_total, 1);
     assert_int_equal(g.cfg.admit_per_second, 10);
-    g = get(base, st, "empty");
+    g = get(st, "empty");
     assert_int_equal(g.cfg.admit_per_second, 3.5);
     assert_int_equal(g.cfg.max_queue_size, 7);
-    assert_int_equal(status(base, st, "shop", "u-b").entry.position, 1);
-    assert_int_equal(status(base, st, "shop", "u-d").entry.position, 2);
-    assert_int_equal(status(base, st, "shop", "u-e").entry.position, 3);
-    assert_int_equal(status(base, st, "shop", "u-c").err, WR_ENOTINQUEUE);
-    res_t r = status(base, st, "shop", "u-a");
+    assert_int_equal(status(st, "shop", "u-b").entry.position, 1);
+    assert_int_equal(status(st, "shop", "u-d").entry.position, 2);
+    assert_int_equal(status(st, "shop", "u-e").entry.position, 3);
+    assert_int_equal(status(st, "shop", "u-c").err, WR_ENOTINQUEUE);
+    sh_res_t r = status(st, "shop", "u-a");
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     assert_string_equal(r.entry.jti, adm.entry.jti);
     assert_int_equal(r.entry.issued_at_us, adm.entry.issued_at_us);
     assert_int_equal(r.entry.expires_at_us, adm.entry.expires_at_us);
-    assert_int_equal(join(base, st, "shop", "late").entry.position, 4);
+    assert_int_equal(join(st, "shop", "late").entry.position, 4);
     uint8_t other[32] = {0};
-    sr.calls = 0;
-    assert_int_equal(wr_store_secret(st, other, sizeof other, on_secret, &sr), WR_OK);
-    run(base, &sr);
+    sh_secret(st, other, sizeof other, &sr);
     assert_int_equal(sr.secret_len, sizeof sec);
     assert_memory_equal(sr.secret, sec, sizeof sec);
     /* a second store on the same directory is refused */
@@ -478,7 +344,7 @@ static void test_snapshot_round_trip(void **state)
     /* explicit snapshot works too */
     assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
     rm_tmpdir();
 }
 
@@ -487,16 +353,16 @@ static void write_snapshot_with(void (*mangle)(const char *path))
     char p[128];
     snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
     unlink(p); /* start empty */
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    put_cfg(base, st, "q", 10, 0);
-    join(base, st, "q", "someone");
+    put_cfg(st, "q", 10, 0);
+    join(st, "q", "someone");
     wr_store_close(st);
     mangle(p);
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_EIO);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 static void flip_byte(const char *path)
@@ -562,14 +428,14 @@ static void test_corrupt_snapshots(void **state)
 static void test_snapshot_timer(void **state)
 {
     make_tmpdir();
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.data_dir = tmpdir, .snapshot_interval_ms = 20};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
     char p[128];
     snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
     assert_int_not_equal(access(p, F_OK), 0); /* nothing yet */
-    put_cfg(base, st, "q", 10, 0);
+    put_cfg(st, "q", 10, 0);
     /* the 20 ms timer writes it; bounded wait (up to 5 s) */
     struct timeval tick = {0, 10000};
     for (int i = 0; i < 500 && access(p, F_OK) != 0; i++) {
@@ -580,11 +446,11 @@ static void test_snapshot_timer(void **state)
     /* the file (written by the background child) loads, with the queue */
     wr_store_close(st); /* nothing changed since: no write of its own */
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    res_t g = get(base, st, "q");
+    sh_res_t g = get(st, "q");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.cfg.admit_per_second, 10);
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
     rm_tmpdir();
 }
 
@@ -592,28 +458,29 @@ static void test_snapshot_timer(void **state)
  * increasing scores, so positions follow arrival exactly. */
 static void test_real_clock_fifo(void **state)
 {
-    struct event_base *base = event_base_new();
+    struct event_base *base = sh_loop_new();
     wr_store_t *st;
     assert_int_equal(wr_store_memory_open(base, NULL, &st), WR_OK);
-    put_cfg(base, st, "q", 1, 0);
+    put_cfg(st, "q", 1, 0);
     enum { N = 2000 };
-    static res_t r[N];
+    static sh_res_t r[N];
     char id[32];
     memset(r, 0, sizeof r);
     for (int i = 0; i < N; i++) {
         snprintf(id, sizeof id, "user%d", i);
-        assert_int_equal(wr_store_join(st, "q", id, on_entry, &r[i]), WR_OK);
+        assert_int_equal(wr_store_join(st, "q", id, sh_entry_cb, &r[i]), WR_OK);
     }
-    run(base, &r[N - 1]);
+    sh_wait_one(&r[N - 1]);
     for (int i = 0; i < N; i++) {
         assert_int_equal(r[i].calls, 1);
         assert_int_equal(r[i].entry.position, (uint64_t)i + 1);
+        entry_has_config(&r[i]);
     }
-    res_t s1 = status(base, st, "q", "user1234");
+    sh_res_t s1 = status(st, "q", "user1234");
     assert_int_equal(s1.entry.position, 1235);
     assert_int_equal(s1.entry.waiting, N);
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 int main(void)

@@ -8,6 +8,8 @@
  * model: plain arrays and linear scans, its own budget arithmetic. Every
  * answer is compared: error, state, position, waiting, token times, jti
  * (learned on first sight, then held to), admitted counts and all stats.
+ * Each call runs to its callback through store_harness.h, which also
+ * checks the async contract (exactly one callback, never from inside).
  *
  * The store runs on its test clock (fixed time, moved only by
  * debug_advance_time), so the run is deterministic for a seed:
@@ -22,9 +24,9 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <event2/event.h>
 #include <math.h>
 
+#include "store_harness.h"
 #include "store_memory.h"
 
 #define NQ   2
@@ -106,98 +108,9 @@ static void m_sweep(m_queue_t *q)
     }
 }
 
-/* ---- running store calls to completion ---------------------------------- */
+/* ---- the store under test, driven by store_harness.h ------------------- */
 
-static struct event_base *base;
 static wr_store_t *st;
-
-typedef struct {
-    bool done;
-    int calls;
-    wr_err_t err;
-    bool has;
-    wr_entry_t entry;
-    wr_queue_config_t cfg;
-    wr_admit_t admit;
-    wr_token_check_t tok;
-    wr_queue_info_t info;
-} res_t;
-
-static void run_until(res_t *r)
-{
-    for (int i = 0; i < 1000 && !r->done; i++)
-        event_base_loop(base, EVLOOP_ONCE);
-    assert_true(r->done);
-    assert_int_equal(r->calls, 1);
-}
-
-static void on_entry(wr_err_t err, const wr_entry_t *e, void *arg)
-{
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
-    r->has = e != NULL;
-    if (e) {
-        r->entry = *e;
-        if (e->config)
-            r->cfg = *e->config;
-    }
-}
-
-static void on_done(wr_err_t err, void *arg)
-{
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
-}
-
-static void on_admit(wr_err_t err, const wr_admit_t *a, void *arg)
-{
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
-    r->has = a != NULL;
-    if (a)
-        r->admit = *a;
-}
-
-static void on_token(wr_err_t err, const wr_token_check_t *t, void *arg)
-{
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
-    r->has = t != NULL;
-    if (t)
-        r->tok = *t;
-}
-
-static void on_info(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
-    r->has = info != NULL;
-    if (info) {
-        r->info = *info;
-        r->cfg = *info->config;
-        r->info.config = NULL;
-        r->info.name = NULL;
-    }
-}
-
-/* Every call must return WR_OK and must not call back from inside. */
-#define CALL(expr, r)                                                                              \
-    do {                                                                                           \
-        memset(&(r), 0, sizeof(r));                                                                \
-        assert_int_equal((expr), WR_OK);                                                           \
-        assert_false((r).done);                                                                    \
-        run_until(&(r));                                                                           \
-    } while (0)
 
 /* ---- operations, each compared ------------------------------------------ */
 
@@ -215,11 +128,11 @@ static void check_stats(m_queue_t *q, const wr_queue_stats_t *s)
 static void do_entry(int qi, int u, bool join)
 {
     m_queue_t *q = &mq[qi];
-    res_t r;
+    sh_res_t r;
     if (join)
-        CALL(wr_store_join(st, qname[qi], uname[u], on_entry, &r), r);
+        sh_join(st, qname[qi], uname[u], &r);
     else
-        CALL(wr_store_status(st, qname[qi], uname[u], on_entry, &r), r);
+        sh_status(st, qname[qi], uname[u], &r);
     if (!q->exists) {
         assert_int_equal(r.err, WR_ENOTFOUND);
         return;
@@ -235,7 +148,7 @@ static void do_entry(int qi, int u, bool join)
         if (q->cfg.max_queue_size > 0 && (uint64_t)q->nwait >= q->cfg.max_queue_size) {
             q->rejected++;
             assert_int_equal(r.err, WR_EFULL);
-            assert_true(r.has);
+            assert_true(r.has_entry);
             assert_int_equal(r.entry.waiting, (uint64_t)q->nwait);
             assert_int_equal(r.cfg.max_queue_size, q->cfg.max_queue_size);
             return;
@@ -269,10 +182,9 @@ static void do_entry(int qi, int u, bool join)
 static void do_leave(int qi, int u)
 {
     m_queue_t *q = &mq[qi];
-    res_t r;
-    CALL(wr_store_leave(st, qname[qi], uname[u], on_done, &r), r);
+    wr_err_t err = sh_leave(st, qname[qi], uname[u]);
     if (!q->exists) {
-        assert_int_equal(r.err, WR_ENOTFOUND);
+        assert_int_equal(err, WR_ENOTFOUND);
         return;
     }
     int w = m_find_wait(q, u), t = -1;
@@ -283,21 +195,21 @@ static void do_leave(int qi, int u)
     if (w >= 0) {
         m_del_wait(q, w);
         q->left++;
-        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(err, WR_OK);
     } else if (t >= 0) {
         m_del_tok(q, t);
         q->left++;
-        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(err, WR_OK);
     } else {
-        assert_int_equal(r.err, WR_ENOTINQUEUE);
+        assert_int_equal(err, WR_ENOTINQUEUE);
     }
 }
 
 static void do_admit(int qi)
 {
     m_queue_t *q = &mq[qi];
-    res_t r;
-    CALL(wr_store_admit(st, qname[qi], on_admit, &r), r);
+    sh_res_t r;
+    sh_admit(st, qname[qi], &r);
     if (!q->exists) {
         assert_int_equal(r.err, WR_ENOTFOUND);
         return;
@@ -359,11 +271,11 @@ static void do_token(int qi, int u, bool right, bool consume)
     char jti[WR_JTI_LEN + 1] = "AAAAAAAAAAAAAAAAAAAAAA";
     if (right && t >= 0 && q->tok[t].jti[0])
         memcpy(jti, q->tok[t].jti, sizeof jti);
-    res_t r;
+    sh_res_t r;
     if (consume)
-        CALL(wr_store_consume(st, qname[qi], uname[u], jti, on_token, &r), r);
+        sh_consume(st, qname[qi], uname[u], jti, &r);
     else
-        CALL(wr_store_verify(st, qname[qi], uname[u], jti, on_token, &r), r);
+        sh_verify(st, qname[qi], uname[u], jti, &r);
     if (!q->exists) {
         assert_int_equal(r.err, WR_ENOTFOUND);
         return;
@@ -373,7 +285,7 @@ static void do_token(int qi, int u, bool right, bool consume)
         assert_true(r.tok.passthrough);
         return;
     }
-    assert_true(r.has);
+    assert_true(r.has_tok);
     assert_false(r.tok.passthrough);
     if (t < 0 || strcmp(q->tok[t].jti, jti) != 0) {
         assert_int_equal(r.err, WR_ETOKEN);
@@ -413,9 +325,7 @@ static void do_config(int qi)
     m_queue_t *q = &mq[qi];
     wr_queue_config_t c;
     random_config(&c);
-    res_t r;
-    CALL(wr_store_config_put(st, qname[qi], &c, on_done, &r), r);
-    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(sh_put(st, qname[qi], &c), WR_OK);
     if (!q->exists) {
         memset(q, 0, sizeof *q);
         q->exists = true;
@@ -432,16 +342,16 @@ static void do_config(int qi)
 static void do_get(int qi)
 {
     m_queue_t *q = &mq[qi];
-    res_t r;
-    CALL(wr_store_queue_get(st, qname[qi], on_info, &r), r);
+    sh_res_t r;
+    sh_get(st, qname[qi], &r);
     if (!q->exists) {
         assert_int_equal(r.err, WR_ENOTFOUND);
-        assert_false(r.has);
+        assert_false(r.has_info);
         return;
     }
     m_sweep(q);
     assert_int_equal(r.err, WR_OK);
-    check_stats(q, &r.info.stats);
+    check_stats(q, &r.stats);
     assert_int_equal(r.cfg.enabled, q->cfg.enabled);
     assert_int_equal(r.cfg.paused, q->cfg.paused);
     assert_int_equal(r.cfg.max_active, q->cfg.max_active);
@@ -457,19 +367,14 @@ static void do_delete(int qi)
     g_consumed += q->consumed;
     g_expired += q->expired;
     g_rejected += q->rejected;
-    res_t r;
-    CALL(wr_store_queue_delete(st, qname[qi], on_done, &r), r);
-    assert_int_equal(r.err, q->exists ? WR_OK : WR_ENOTFOUND);
+    assert_int_equal(sh_delete(st, qname[qi]), q->exists ? WR_OK : WR_ENOTFOUND);
     memset(q, 0, sizeof *q);
 }
 
 static int list_n;
 static void on_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
 {
-    res_t *r = arg;
-    r->done = true;
-    r->calls++;
-    r->err = err;
+    sh_note(arg, err);
     list_n = (int)n;
     int k = 0;
     for (int qi = 0; qi < NQ; qi++) {
@@ -486,9 +391,9 @@ static void on_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
 
 static void do_list(void)
 {
-    res_t r;
-    CALL(wr_store_queue_list(st, on_list, &r), r);
-    assert_int_equal(r.err, WR_OK);
+    sh_res_t r;
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_queue_list(st, on_list, &r)), WR_OK);
 }
 
 static void advance(int64_t us)
@@ -518,10 +423,9 @@ static void test_model(void **state)
         snprintf(uname[u], sizeof uname[u], "user-%02d", u);
     memset(mq, 0, sizeof mq);
     m_now = T0;
-    base = event_base_new();
-    assert_non_null(base);
+    assert_non_null(sh_loop_new());
     wr_store_memory_opts_t o = {.test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(wr_store_memory_open(sh_base(), &o, &st), WR_OK);
     do_config(0);
     do_config(1);
 
@@ -592,7 +496,7 @@ static void test_model(void **state)
     assert_true(rejected > 10);
     assert_true(g_expired_answers > 10);
     wr_store_close(st);
-    event_base_free(base);
+    sh_loop_free();
 }
 
 int main(int argc, char **argv)
