@@ -381,7 +381,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *d
         return err;
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
      * server would rewrite its file every round. After a restart an unsaved
-     * last_tick costs at most one tick of catch-up (queue.h). */
+     * last_tick costs nothing: any gap accrues one tick (queue.h). */
     if (n > 0 || b.carry_micro != q->budget.carry_micro)
         *dirty = true;
     q->budget = b;

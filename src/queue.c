@@ -8,11 +8,11 @@
  *
  * Budget: integer micro-users (millionths of a user). Each tick accrues
  * A = llround(rate * 1000 * tick_ms) micro-users; a call that advances
- * `elapsed` ticks (up to WR_CATCHUP_TICKS; a longer gap - an outage -
- * and the first call ever count one) yields n = (carry + A * elapsed) /
- * 1e6 whole users and keeps the
- * remainder as carry, always in [0, 1e6). With A <= 1e6 * 1e4 * 1000 =
- * 1e13 and elapsed <= 3, nothing overflows int64. The Redis admission
+ * to a later tick yields n = (carry + A) / 1e6 whole users and keeps the
+ * remainder as carry, always in [0, 1e6), however many ticks were skipped
+ * (case K24: a late timer under CPU load, a stall or an outage never makes
+ * one tick admit more than one tick's budget, ceil(A / 1e6)). With A <=
+ * 1e6 * 1e4 * 1000 = 1e13, nothing overflows int64. The Redis admission
  * script runs the same integer arithmetic, so both stores agree to the user.
  *
  * Rate window: a ring of (t_ms, admittedTotal) samples. Every sample but
@@ -91,9 +91,6 @@ uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second
         b->carry_micro = 0;
         return 0;
     }
-    int64_t elapsed = b->last_tick < 0 ? 1 : tick - b->last_tick;
-    if (elapsed > WR_CATCHUP_TICKS)
-        elapsed = 1; /* an outage, not a late timer: no catch-up at all */
     double rate = admit_per_second;
     if (!(rate > 0))
         rate = 0; /* also NaN */
@@ -103,7 +100,7 @@ uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second
     int64_t carry = b->carry_micro;
     if (carry < 0 || carry >= MICRO)
         carry = 0;
-    int64_t total = carry + accrual * elapsed;
+    int64_t total = carry + accrual; /* one tick's worth, whatever the gap */
     b->last_tick = tick;
     b->carry_micro = total % MICRO;
     return (uint64_t)(total / MICRO);

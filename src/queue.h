@@ -15,8 +15,7 @@
 
 #include "qconfig.h"
 
-#define WR_POLL_MIN_MS   250 /* retryAfterMs is never below this */
-#define WR_CATCHUP_TICKS 3   /* a gap of up to 3 ticks is made up; longer = 1 tick */
+#define WR_POLL_MIN_MS 250 /* retryAfterMs is never below this */
 
 /*
  * Base poll interval (ms) for a 1-based position from cfg->poll_bands: the
@@ -55,12 +54,14 @@ typedef struct {
  * applies). Arithmetic is integer, in millionths of a user: each tick
  * accrues llround(admit_per_second * 1000 * tick_ms) micro-users (the Redis
  * script does the same, so both stores agree to the user). Idempotent per
- * tick: a tick <= last_tick returns 0 and changes nothing. A gap of
- * 2..WR_CATCHUP_TICKS ticks since the last tick run (a late timer, a tick
- * skipped between instances) accrues every elapsed tick, so the long-run
- * rate is exact; a longer gap (the store was unreachable, the breaker was
- * open, every instance was down) accrues ONE tick: after an outage
- * admission resumes at the configured rate with no catch-up burst. When
+ * tick: a tick <= last_tick returns 0 and changes nothing. Any gap since
+ * the last tick run (a late timer under CPU load, a stall, the store
+ * unreachable, every instance down) accrues ONE tick: no tick ever admits
+ * more than one tick's budget, ceil(rate * tick_ms / 1000) (case K24), so
+ * admission resumes at the configured rate with no catch-up burst. The
+ * price: a tick that no instance runs is lost, so the long-run rate is
+ * exact only while ticks run on time (the scheduler fires mid-tick, so a
+ * timer up to half a tick late still runs its tick). When
  * `accrue` is false (paused, disabled, empty line), the budget is advanced
  * with no accrual and the carry is dropped, so no burst builds up.
  * Fractional rates are exact in the long run: at 175/s and 100 ms ticks,

@@ -6,9 +6,10 @@
 --   code: 0 ok, -1 no queue.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
--- enabled, not paused and the line is not empty; elapsed ticks counted up
--- to 3, a longer gap (an outage) and the first tick ever count 1; carry kept only when every allowed user was
--- admitted.
+-- enabled, not paused and the line is not empty; one tick's worth whatever
+-- the gap since lastTick (K24: no tick admits more than one tick's budget
+-- after a late timer, a stall or an outage); carry kept only when every
+-- allowed user was admitted.
 local seed, known = ARGV[1], ARGV[2]
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
   'maxActive', 'ttlSec', 'json')
@@ -52,19 +53,13 @@ if tick > last_tick then
   local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and waiting > 0
   local carry = 0
   if accrue then
-    -- WR_CATCHUP_TICKS = 3: a gap of up to 3 ticks is made up; a longer one
-    -- (an outage) counts as one tick, so there is no burst after it
-    local elapsed = 1
-    if last_tick >= 0 and tick - last_tick <= 3 then
-      elapsed = tick - last_tick
-    end
     -- llround(rate * 1000 * tickMs), half away from zero (x >= 0)
     local x = tonumber(cfg[4]) * 1000 * tick_ms
     local per_tick = math.floor(x)
     if x - per_tick >= 0.5 then
       per_tick = per_tick + 1
     end
-    local budget = tonumber(st[2] or '0') + per_tick * elapsed
+    local budget = tonumber(st[2] or '0') + per_tick
     local allowed
     allowed, carry = idiv(budget, 1000000)
     local n = math.min(allowed, waiting)

@@ -219,14 +219,10 @@ static void do_admit(int qi)
     int64_t tick = m_now / ((int64_t)q->cfg.tick_ms * 1000);
     int64_t n = 0;
     if (tick > q->last_tick) {
-        int64_t elapsed = q->last_tick < 0 ? 1 : tick - q->last_tick;
-        if (elapsed > 3)
-            elapsed = 1; /* an outage: one tick, no catch-up (queue.h) */
-        q->last_tick = tick;
+        q->last_tick = tick; /* any gap accrues one tick (queue.h, K24) */
         if (q->cfg.enabled && !q->cfg.paused && q->nwait > 0) {
             int64_t budget =
-                q->carry +
-                (int64_t)llround(q->cfg.admit_per_second * 1000 * q->cfg.tick_ms) * elapsed;
+                q->carry + (int64_t)llround(q->cfg.admit_per_second * 1000 * q->cfg.tick_ms);
             int64_t allowed = budget / 1000000;
             q->carry = budget % 1000000;
             n = allowed;
