@@ -1,40 +1,24 @@
 /*
- * config.c - server configuration from defaults, an INI file, flags and
- * the environment.
+ * config.c - server configuration from defaults, flags and the environment;
+ * config_file.c reads the INI file.
  *
  * One table (opts) lists every server setting with its flag name and INI
  * key; set_option() validates a value and stores it, so a setting means
- * the same whether it comes from the file or the command line. Errors are
- * written to the caller's buffer prefixed with where the value came from:
- * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
+ * the same whether it comes from the file (through wr_config_set) or the
+ * command line. Errors are written to the caller's buffer prefixed with
+ * where the value came from: "FILE:LINE: ...", "--flag: ..." or
+ * "WAITROOM_...: ...".
  *
  * wr_config_load makes two passes over argv: the first finds --config and
  * --help (so the file is loaded first wherever --config appears), the
  * second applies the other flags in order (the last occurrence wins). The
  * secret environment variables are applied last; an empty variable counts
  * as unset.
- *
- * INI files go through libinih. The file is read into memory first (at
- * most FILE_MAX bytes) and checked line by line: no NUL bytes, no line
- * longer than LINE_MAX (libinih would silently cut it), and every
- * [section] header known - also sections without keys, which libinih never
- * reports. libinih's process-wide knobs are set for the parse and restored
- * after: heap line buffer of LINE_MAX, stop at the first error (so the line
- * it returns is the one our handler failed on), no multi-line values.
- * Config loading runs once at start, before any thread exists.
- *
- * [queue NAME] keys are queue-config JSON fields. Each value is parsed as
- * JSON (any type) or kept as a string, checked on its own with
- * wr_qconfig_patch (so a bad key or value is reported with its line), and
- * stored in cfg->queues[i].fields, a JSON object the config owns until
- * wr_config_free. Whether a queue's whole config is complete (it has a
- * rate) is checked by wr_qconfig_parse where the queue is created.
  */
 #include "config.h"
 
 #include "breaker.h"
 
-#include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +26,7 @@
 #include <strings.h>
 #include <math.h>
 
-#define FILE_MAX      (1024 * 1024) /* bytes of a config file */
-#define LINE_MAX_INI  8192          /* bytes of one INI line, with its newline */
-#define UNIX_PATH_MAX 107           /* sun_path without the NUL */
+#define UNIX_PATH_MAX 107 /* sun_path without the NUL */
 
 typedef enum {
     OPT_CONFIG,
@@ -189,16 +171,6 @@ void wr_config_defaults(wr_config_t *cfg)
     cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
     cfg->max_conn_requests = 1000;
     cfg->request_timeout_seconds = 10;
-}
-
-void wr_config_free(wr_config_t *cfg)
-{
-    for (size_t i = 0; i < cfg->n_queues && i < WR_CONFIG_QUEUES_MAX; i++) {
-        json_decref(cfg->queues[i].fields);
-        cfg->queues[i].fields = NULL;
-        cfg->queues[i].name[0] = '\0';
-    }
-    cfg->n_queues = 0;
 }
 
 __attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
@@ -531,253 +503,18 @@ static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *e
     return fail(err, errlen, "unknown option");
 }
 
-/* ---- INI ---- */
-
-typedef struct {
-    wr_config_t *cfg;
-    char msg[512]; /* the handler's error, without the file:line prefix */
-    bool failed;
-} ini_ctx_t;
-
-/* If section is "queue NAME" (NAME valid), copies NAME to name and returns
- * true. */
-static bool queue_section(const char *section, char name[WR_QUEUE_NAME_MAX + 1])
+wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
+                       size_t errlen)
 {
-    if (strncmp(section, "queue", 5) != 0 || (section[5] != ' ' && section[5] != '\t'))
-        return false;
-    const char *p = section + 5;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t n = strlen(p);
-    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-        n--;
-    if (n == 0 || n > WR_QUEUE_NAME_MAX)
-        return false;
-    memcpy(name, p, n);
-    name[n] = '\0';
-    return wr_qconfig_valid_queue_name(name);
-}
-
-/* Checks a section name; on error writes a message to msg. */
-static bool check_section(const char *section, char *msg, size_t msg_len)
-{
-    char name[WR_QUEUE_NAME_MAX + 1];
-    if (strcmp(section, "server") == 0 || queue_section(section, name))
-        return true;
-    if (strncmp(section, "queue", 5) == 0)
-        snprintf(msg, msg_len, "[%.300s]: the queue name must match [A-Za-z0-9_-]{1,64}", section);
-    else
-        snprintf(msg, msg_len, "unknown section [%.300s] (expected [server] or [queue NAME])",
-                 section);
-    return false;
-}
-
-/* The queue declaration named name, created if new; NULL if the table is full. */
-static wr_config_queue_t *queue_slot(wr_config_t *cfg, const char *name)
-{
-    for (size_t i = 0; i < cfg->n_queues; i++)
-        if (strcmp(cfg->queues[i].name, name) == 0)
-            return &cfg->queues[i];
-    if (cfg->n_queues >= WR_CONFIG_QUEUES_MAX)
-        return NULL;
-    wr_config_queue_t *q = &cfg->queues[cfg->n_queues];
-    json_t *obj = json_object();
-    if (!obj)
-        return NULL;
-    snprintf(q->name, sizeof(q->name), "%s", name);
-    q->fields = obj;
-    cfg->n_queues++;
-    return q;
-}
-
-static int ini_queue_key(ini_ctx_t *c, const char *qname, const char *key, const char *value)
-{
-    json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
-    if (!v)
-        v = json_string(value);
-    json_t *one = json_object();
-    if (!v || !one || json_object_set(one, key, v) != 0) {
-        snprintf(c->msg, sizeof(c->msg), "out of memory");
-        goto fail;
-    }
-    /* Check the key and value alone, on a base that has a rate. */
-    wr_queue_config_t base, out;
-    wr_qconfig_defaults(&base);
-    base.admit_per_second = 1;
-    char field[WR_FIELD_MAX], why[256];
-    if (wr_qconfig_patch(&base, one, &out, field, sizeof(field), why, sizeof(why)) != WR_OK) {
-        if (strcmp(field, key) == 0 && strcmp(why, "unknown field") == 0)
-            snprintf(c->msg, sizeof(c->msg), "[queue %s]: unknown key '%.100s'", qname, key);
-        else
-            snprintf(c->msg, sizeof(c->msg), "[queue %s]: %s %s", qname, field, why);
-        goto fail;
-    }
-    wr_config_queue_t *q = queue_slot(c->cfg, qname);
-    if (!q) {
-        snprintf(c->msg, sizeof(c->msg), "more than %d [queue] sections", WR_CONFIG_QUEUES_MAX);
-        goto fail;
-    }
-    if (json_object_set(q->fields, key, v) != 0) {
-        snprintf(c->msg, sizeof(c->msg), "out of memory");
-        goto fail;
-    }
-    json_decref(one);
-    json_decref(v);
-    return 1;
-fail:
-    json_decref(one);
-    json_decref(v);
-    c->failed = true;
-    return 0;
-}
-
-static int on_ini_line(void *user, const char *section, const char *name, const char *value)
-{
-    ini_ctx_t *c = user;
-    char qname[WR_QUEUE_NAME_MAX + 1];
-    if (strcmp(section, "server") == 0) {
-        for (size_t i = 0; i < N_OPTS; i++) {
-            if (opts[i].ini && strcmp(opts[i].ini, name) == 0) {
-                char why[384];
-                if (set_option(c->cfg, opts[i].id, value, why, sizeof(why)) == WR_OK)
-                    return 1;
-                snprintf(c->msg, sizeof(c->msg), "%s: %s", name, why);
-                c->failed = true;
-                return 0;
-            }
+    for (size_t i = 0; i < N_OPTS; i++) {
+        if (opts[i].ini && strcmp(opts[i].ini, key) == 0) {
+            char why[384];
+            if (set_option(cfg, opts[i].id, value, why, sizeof(why)) == WR_OK)
+                return WR_OK;
+            return fail(err, errlen, "%s: %s", key, why);
         }
-        snprintf(c->msg, sizeof(c->msg), "unknown key '%.100s' in [server]", name);
-        c->failed = true;
-        return 0;
     }
-    if (queue_section(section, qname))
-        return ini_queue_key(c, qname, name, value);
-    if (section[0] == '\0')
-        snprintf(c->msg, sizeof(c->msg), "key '%.100s' outside a section", name);
-    else
-        check_section(section, c->msg, sizeof(c->msg));
-    c->failed = true;
-    return 0;
-}
-
-/* Reads path into a NUL-terminated malloc'd buffer (at most FILE_MAX bytes). */
-static wr_err_t read_file(const char *path, char **out, char *err, size_t errlen)
-{
-    wr_err_t rc = WR_OK;
-    char *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen, "%s: cannot open the config file", path);
-    buf = malloc(FILE_MAX + 1);
-    if (!buf) {
-        rc = WR_ENOMEM;
-        goto out;
-    }
-    size_t n = fread(buf, 1, FILE_MAX + 1, f);
-    if (ferror(f)) {
-        rc = fail(err, errlen, "%s: read error", path);
-        goto out;
-    }
-    if (n > FILE_MAX) {
-        rc = fail(err, errlen, "%s: larger than %d bytes", path, FILE_MAX);
-        goto out;
-    }
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
-        rc = fail(err, errlen, "%s: contains a NUL byte", path);
-        goto out;
-    }
-    *out = buf;
-    buf = NULL;
-out:
-    free(buf);
-    fclose(f);
-    return rc;
-}
-
-/* Checks line lengths and section headers before libinih sees the text,
- * and declares every [queue NAME] section (libinih never reports a section
- * without keys: an empty one must still declare its queue, so that the
- * missing rate is an error at start instead of a queue silently skipped). */
-static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, char *err,
-                        size_t errlen)
-{
-    int lineno = 0;
-    const char *p = text;
-    while (*p) {
-        lineno++;
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len + 3 > LINE_MAX_INI)
-            return fail(err, errlen, "%s:%d: line longer than %d bytes", path, lineno,
-                        LINE_MAX_INI - 3);
-        const char *s = p, *e = p + len;
-        while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
-            s++;
-        if (lineno == 1 && e - s >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
-            s += 3;
-        if (s < e && *s == '[') {
-            const char *close = memchr(s, ']', (size_t)(e - s));
-            if (close) {
-                char section[512];
-                size_t sl = (size_t)(close - s - 1);
-                if (sl >= sizeof(section))
-                    sl = sizeof(section) - 1;
-                memcpy(section, s + 1, sl);
-                section[sl] = '\0';
-                char msg[512];
-                if (!check_section(section, msg, sizeof(msg)))
-                    return fail(err, errlen, "%s:%d: %s", path, lineno, msg);
-                char qname[WR_QUEUE_NAME_MAX + 1];
-                if (queue_section(section, qname) && !queue_slot(cfg, qname))
-                    return fail(err, errlen, "%s:%d: more than %d [queue] sections", path, lineno,
-                                WR_CONFIG_QUEUES_MAX);
-            }
-        }
-        p = nl ? nl + 1 : p + len;
-    }
-    return WR_OK;
-}
-
-wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen)
-{
-    char *text = NULL;
-    wr_err_t rc = read_file(path, &text, err, errlen);
-    if (rc)
-        return rc;
-    if ((rc = prescan(cfg, path, text, err, errlen)))
-        goto out;
-
-    ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
-    bool s_stack = ini_use_stack, s_realloc = ini_allow_realloc, s_stop = ini_stop_on_first_error,
-         s_multi = ini_allow_multiline;
-    int s_alloc = ini_initial_alloc, s_max = ini_max_line;
-    ini_use_stack = false;
-    ini_allow_realloc = false;
-    ini_initial_alloc = LINE_MAX_INI;
-    ini_max_line = LINE_MAX_INI;
-    ini_stop_on_first_error = true;
-    ini_allow_multiline = false;
-    int line = ini_parse_string(text, on_ini_line, &ctx);
-    ini_use_stack = s_stack;
-    ini_allow_realloc = s_realloc;
-    ini_initial_alloc = s_alloc;
-    ini_max_line = s_max;
-    ini_stop_on_first_error = s_stop;
-    ini_allow_multiline = s_multi;
-
-    if (line == -2) {
-        rc = WR_ENOMEM;
-    } else if (line != 0) {
-        if (ctx.failed)
-            rc = fail(err, errlen, "%s:%d: %s", path, line, ctx.msg);
-        else
-            rc = fail(err, errlen, "%s:%d: syntax error (expected [section] or key = value)", path,
-                      line);
-    }
-out:
-    free(text);
-    return rc;
+    return fail(err, errlen, "unknown key '%.100s' in [server]", key);
 }
 
 /* ---- flags ---- */

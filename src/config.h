@@ -110,10 +110,20 @@ void wr_config_defaults(wr_config_t *cfg);
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
                         size_t errlen);
 
-/* Parses an INI file into cfg (flags not applied). Same errors as load. */
+/* Parses an INI file into cfg (flags not applied). Same errors as load.
+ * Implemented in config_file.c. */
 wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen);
 
-/* Releases the queue declarations (json objects). cfg stays valid, with no queues. */
+/*
+ * Sets the [server] key key (e.g. "max_connections") to value, checked as
+ * its flag is. WR_OK, or WR_EINVAL with "unknown key 'KEY' in [server]" or
+ * "KEY: what is wrong" in err (errlen bytes incl. NUL).
+ */
+wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
+                       size_t errlen);
+
+/* Releases the queue declarations (json objects). cfg stays valid, with no
+ * queues. Implemented in config_file.c. */
 void wr_config_free(wr_config_t *cfg);
 
 /* The usage text printed by --help. Static string. */
