@@ -2,12 +2,16 @@
  * config.c - server configuration from defaults, flags and the environment;
  * config_file.c reads the INI file.
  *
- * One table (opts) lists every server setting with its flag name and INI
- * key; set_option() validates a value and stores it, so a setting means
- * the same whether it comes from the file (through wr_config_set) or the
- * command line. Errors are written to the caller's buffer prefixed with
- * where the value came from: "FILE:LINE: ...", "--flag: ..." or
- * "WAITROOM_...: ...".
+ * One table (settings[], after Redis's static_configs[]) has a row per
+ * server setting: its flag, [server] INI key, secret environment variable,
+ * kind (bool, integer or number with a range, string with an optional
+ * check, secret bytes, a name from a list, or a special parse function for
+ * the odd ones), the field it fills (offsetof, type-checked by the row
+ * macros), its default as text, and its --help line. Defaults, flags, INI
+ * keys (wr_config_set), the environment and range checks all walk that
+ * table, so a setting means the same wherever it comes from. Errors are
+ * written to the caller's buffer prefixed with where the value came from:
+ * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
  *
  * wr_config_load makes two passes over argv: the first finds --config and
  * --help (so the file is loaded first wherever --config appears), the
@@ -27,151 +31,8 @@
 #include <math.h>
 
 #define UNIX_PATH_MAX 107 /* sun_path without the NUL */
-
-typedef enum {
-    OPT_CONFIG,
-    OPT_HELP,
-    OPT_LISTEN,
-    OPT_STORE,
-    OPT_ADMIN_KEY,
-    OPT_IDENTITY,
-    OPT_TOKEN_SECRET,
-    OPT_COOKIE_SECRET,
-    OPT_LOG_LEVEL,
-    OPT_COOKIE_SECURE,
-    OPT_MAX_CONNECTIONS,
-    OPT_TIMEOUT_SECONDS,
-    OPT_STORE_TIMEOUT_MS,
-    OPT_DATA_DIR,
-    OPT_BREAKER,
-    OPT_REDIS_WAIT_REPLICAS,
-    OPT_REDIS_WAIT_TIMEOUT_MS,
-    OPT_ADMIN_LISTEN,
-    OPT_TOKEN_SECRET_PREVIOUS,
-    OPT_COOKIE_SECRET_PREVIOUS,
-    OPT_STRICT_SECRETS,
-    OPT_JOIN_RATE,
-    OPT_JOIN_BURST,
-    OPT_TRUSTED_PROXIES,
-    OPT_POLL_MIN_FRACTION,
-    OPT_POLL_ALLOWANCE,
-    OPT_RATE_LIMIT_KEYS,
-    OPT_MAX_CONN_REQUESTS,
-    OPT_REQUEST_TIMEOUT_SECONDS,
-} opt_id_t;
-
-typedef struct {
-    opt_id_t id;
-    const char *flag; /* without "--"; NULL = no flag */
-    const char *ini;  /* [server] key; NULL = not in the file */
-    int arg;          /* 1 = needs a value, 0 = none, 2 = optional "=value" */
-} opt_t;
-
-static const opt_t opts[] = {
-    {OPT_CONFIG, "config", NULL, 1},
-    {OPT_HELP, "help", NULL, 0},
-    {OPT_LISTEN, "listen", "listen", 1},
-    {OPT_STORE, "store", "store", 1},
-    {OPT_ADMIN_KEY, "admin-key", "admin_key", 1},
-    {OPT_IDENTITY, "identity", "identity", 1},
-    {OPT_TOKEN_SECRET, "token-secret", "token_secret", 1},
-    {OPT_COOKIE_SECRET, NULL, "cookie_secret", 1},
-    {OPT_LOG_LEVEL, "log-level", "log_level", 1},
-    {OPT_COOKIE_SECURE, "cookie-secure", "cookie_secure", 2},
-    {OPT_MAX_CONNECTIONS, "max-connections", "max_connections", 1},
-    {OPT_TIMEOUT_SECONDS, "timeout-seconds", "timeout_seconds", 1},
-    {OPT_STORE_TIMEOUT_MS, "store-timeout-ms", "store_timeout_ms", 1},
-    {OPT_DATA_DIR, "data-dir", "data_dir", 1},
-    {OPT_BREAKER, "breaker", "breaker", 1},
-    {OPT_REDIS_WAIT_REPLICAS, "redis-wait-replicas", "redis_wait_replicas", 1},
-    {OPT_REDIS_WAIT_TIMEOUT_MS, "redis-wait-timeout-ms", "redis_wait_timeout_ms", 1},
-    {OPT_ADMIN_LISTEN, "admin-listen", "admin_listen", 1},
-    {OPT_TOKEN_SECRET_PREVIOUS, "token-secret-previous", "token_secret_previous", 1},
-    {OPT_COOKIE_SECRET_PREVIOUS, NULL, "cookie_secret_previous", 1},
-    {OPT_STRICT_SECRETS, "strict-secrets", "strict_secrets", 2},
-    {OPT_JOIN_RATE, "join-rate", "join_rate", 1},
-    {OPT_JOIN_BURST, "join-burst", "join_burst", 1},
-    {OPT_TRUSTED_PROXIES, "trusted-proxies", "trusted_proxies", 1},
-    {OPT_POLL_MIN_FRACTION, "poll-min-fraction", "poll_min_fraction", 1},
-    {OPT_POLL_ALLOWANCE, "poll-allowance", "poll_allowance", 1},
-    {OPT_RATE_LIMIT_KEYS, "rate-limit-keys", "rate_limit_keys", 1},
-    {OPT_MAX_CONN_REQUESTS, "max-conn-requests", "max_conn_requests", 1},
-    {OPT_REQUEST_TIMEOUT_SECONDS, "request-timeout-seconds", "request_timeout_seconds", 1},
-};
-#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
-
-static const char usage[] =
-    "usage: waitroomd [options]\n"
-    "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n"
-    "  --listen ADDR:PORT       listen address (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
-    "                           port 0 picks a free port)\n"
-    "  --store URL              memory (default) | redis://HOST:PORT[/DB] |\n"
-    "                           unix:///PATH/redis.sock\n"
-    "  --admin-key KEY          bearer key of the admin API (env WAITROOM_ADMIN_KEY)\n"
-    "  --identity MODE          cookie (default) | header | header:NAME (default X-User-Id)\n"
-    "  --token-secret SECRET    entry-token HMAC secret (env WAITROOM_TOKEN_SECRET);\n"
-    "                           default: one shared secret kept in the store\n"
-    "  --log-level LEVEL        debug | info (default) | warn | error\n"
-    "  --data-dir DIR           memory store snapshots (default none)\n"
-    "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n"
-    "  --max-connections N      connection cap (default 10000)\n"
-    "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
-    "  --store-timeout-ms N     store command timeout (default 250)\n"
-    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
-    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
-    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
-    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
-    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
-    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
-    "Security (docs/SECURITY.md):\n"
-    "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
-    "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
-    "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
-    "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (default 0 = off;\n"
-    "                           e.g. 10 when clients do not share addresses)\n"
-    "  --join-burst N           join burst per client address (default 20)\n"
-    "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
-    "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
-    "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
-    "                           (default 0 = off; e.g. 0.5)\n"
-    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
-    "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
-    "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
-    "  --request-timeout-seconds N  time to send a whole request (default 10; at most\n"
-    "                           --timeout-seconds)\n"
-    "  --help                   print this text\n"
-    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET,\n"
-    "WAITROOM_TOKEN_SECRET_PREVIOUS, WAITROOM_COOKIE_SECRET and\n"
-    "WAITROOM_COOKIE_SECRET_PREVIOUS override both. Both --flag VALUE and --flag=VALUE work.\n";
-
-const char *wr_config_usage(void)
-{
-    return usage;
-}
-
-void wr_config_defaults(wr_config_t *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
-    snprintf(cfg->store, sizeof(cfg->store), "memory");
-    cfg->identity = WR_IDENTITY_COOKIE;
-    snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
-    cfg->log_level = WR_LOG_INFO;
-    cfg->cookie_secure = false;
-    cfg->max_connections = 10000;
-    cfg->timeout_seconds = 30;
-    cfg->store_timeout_ms = 250;
-    cfg->redis_wait_replicas = 0;
-    cfg->redis_wait_timeout_ms = 100;
-    cfg->join_rate = 0; /* off: people behind one carrier NAT share an address */
-    cfg->join_burst = 20;
-    cfg->poll_min_fraction = 0; /* off: the contract lets clients poll as they like */
-    cfg->poll_allowance = 20;
-    cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
-    cfg->max_conn_requests = 1000;
-    cfg->request_timeout_seconds = 10;
-}
+#define STR_(x)       #x
+#define STR(x)        STR_(x)
 
 __attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
                                                            const char *fmt, ...)
@@ -324,192 +185,359 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
-/* Copies a string setting of at most max bytes. */
-static wr_err_t set_string(char *dst, size_t max, const char *v, char *err, size_t errlen)
+/* ---- checks and parsers of the special settings ---- */
+
+static wr_err_t check_addr(const char *v, char *err, size_t errlen)
 {
-    size_t n = strlen(v);
-    if (n > max)
-        return fail(err, errlen, "is longer than %zu bytes", max);
-    memcpy(dst, v, n + 1);
+    if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
+        return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
     return WR_OK;
 }
 
-static wr_err_t set_secret(uint8_t *dst, size_t *dst_len, const char *v, char *err, size_t errlen)
+static wr_err_t check_store_url(const char *v, char *err, size_t errlen)
 {
-    size_t n = strlen(v);
-    if (n > WR_KEY_MAX)
-        return fail(err, errlen, "is longer than %d bytes", WR_KEY_MAX);
-    memcpy(dst, v, n);
-    *dst_len = n;
+    if (strlen(v) > WR_URL_MAX)
+        return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
+    return check_store(v, err, errlen);
+}
+
+static wr_err_t check_admin_key(const char *v, char *err, size_t errlen)
+{
+    if (!printable_no_space(v, strlen(v)))
+        return fail(err, errlen, "must not contain spaces or control characters");
     return WR_OK;
 }
 
-/* Validates value and stores it in cfg; the message says what is wrong
+static wr_err_t check_data_dir(const char *v, char *err, size_t errlen)
+{
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return fail(err, errlen, "must not contain control characters");
+    return WR_OK;
+}
+
+static wr_err_t check_breaker(const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "off") == 0)
+        return WR_OK;
+    wr_breaker_opts_t bo;
+    wr_breaker_opts_default(&bo);
+    char berr[160];
+    if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
+        return fail(err, errlen, "%s", berr);
+    return WR_OK;
+}
+
+/* cookie | header | header:NAME: sets identity and, for header modes,
+ * identity_header (cookie leaves the header name as it was). */
+static wr_err_t set_identity(wr_config_t *cfg, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "cookie") == 0) {
+        cfg->identity = WR_IDENTITY_COOKIE;
+        return WR_OK;
+    }
+    if (strcmp(v, "header") == 0) {
+        cfg->identity = WR_IDENTITY_HEADER;
+        snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
+        return WR_OK;
+    }
+    if (strncmp(v, "header:", 7) == 0) {
+        const char *name = v + 7;
+        size_t len = strlen(name);
+        bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
+        for (size_t i = 0; ok && i < len; i++)
+            ok = token_char(name[i]);
+        if (!ok)
+            return fail(err, errlen,
+                        "'%s': the header name must be an HTTP token of 1..%d characters", v,
+                        WR_HEADER_NAME_MAX);
+        cfg->identity = WR_IDENTITY_HEADER;
+        memcpy(cfg->identity_header, name, len + 1);
+        return WR_OK;
+    }
+    return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
+}
+
+static wr_err_t set_trusted_proxies(wr_config_t *cfg, const char *v, char *err, size_t errlen)
+{
+    char bad[64] = "";
+    wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
+                                          &cfg->n_trusted_proxies, bad, sizeof(bad));
+    if (e == WR_ELIMIT)
+        return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
+    if (e != WR_OK)
+        return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
+    return WR_OK;
+}
+
+/* ---- the settings table ---- */
+
+typedef enum {
+    K_HEADING, /* not a setting: a heading line in the usage text */
+    K_CONFIG,  /* --config FILE, read by wr_config_load itself */
+    K_HELP,    /* --help */
+    K_BOOL,    /* bool; the flag alone means true, --flag=VALUE takes a bool word */
+    K_UINT,    /* uint32_t in [min, max] */
+    K_DOUBLE,  /* double in [min, max] */
+    K_ENUM,    /* int-sized enum: the index of the value in names */
+    K_STRING,  /* char[size], at most size - 1 bytes, after check */
+    K_SECRET,  /* uint8_t[size] of raw bytes with a size_t length at len_off */
+    K_SPECIAL, /* parsed and stored by set */
+} kind_t;
+
+typedef wr_err_t (*check_fn)(const char *v, char *err, size_t errlen);
+typedef wr_err_t (*special_fn)(wr_config_t *cfg, const char *v, char *err, size_t errlen);
+
+typedef struct {
+    const char *flag; /* without "--"; NULL = no flag */
+    const char *ini;  /* [server] key; NULL = not in the file */
+    kind_t kind;
+    size_t off, size;         /* the field in wr_config_t: offset, bytes */
+    size_t len_off;           /* K_SECRET: offset of its length */
+    double min, max;          /* K_UINT, K_DOUBLE: the accepted range */
+    const char *zero;         /* K_UINT, K_DOUBLE: what 0 means ("off"), or NULL */
+    const char *const *names; /* K_ENUM: NULL-terminated */
+    check_fn check;           /* K_STRING: validates the value first; NULL = any */
+    special_fn set;           /* K_SPECIAL */
+    const char *env;          /* variable that overrides file and flag; NULL = none */
+    const char *def;          /* default, parsed like a value; NULL = zero / empty */
+    bool def_in_help;         /* help already names the default */
+    const char *meta;         /* --help: the value's placeholder; NULL = none */
+    const char *help;         /* --help: what it does (K_HEADING: the heading) */
+    const char *doc;          /* --help: more, inside the parentheses */
+} setting_t;
+
+/* The row macros name a field and its C type: a row whose kind does not
+ * match its field's type does not compile. */
+#define FIELD(f, T)                                                                                \
+    .off = _Generic(((wr_config_t *)0)->f, T                                                       \
+                    : offsetof(wr_config_t, f)),                                                   \
+    .size = sizeof(((wr_config_t *)0)->f)
+#define BOOL_FIELD(f)           .kind = K_BOOL, FIELD(f, bool)
+#define UINT_FIELD(f, lo, hi)   .kind = K_UINT, FIELD(f, uint32_t), .min = (lo), .max = (hi)
+#define DOUBLE_FIELD(f, lo, hi) .kind = K_DOUBLE, FIELD(f, double), .min = (lo), .max = (hi)
+#define ENUM_FIELD(f, T, list)  .kind = K_ENUM, FIELD(f, T), .names = (list)
+#define STRING_FIELD(f, check_) .kind = K_STRING, FIELD(f, char *), .check = (check_)
+#define SECRET_FIELD(f)                                                                            \
+    .kind = K_SECRET, FIELD(f, uint8_t *), .len_off = offsetof(wr_config_t, f##_len)
+#define SPECIAL(fn) .kind = K_SPECIAL, .set = (fn)
+
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+_Static_assert(sizeof(wr_log_level_t) == sizeof(int), "K_ENUM fields are int-sized");
+
+/* In --help order. */
+static const setting_t settings[] = {
+    {"config", NULL, .kind = K_CONFIG, .meta = "FILE", .help = "INI file",
+     .doc = "[server] keys, [queue NAME] sections"},
+    {"listen", "listen", STRING_FIELD(listen, check_addr), .def = "127.0.0.1:8080",
+     .meta = "ADDR:PORT", .help = "listen address",
+     .doc = "[::1]:8080 for IPv6; port 0 picks a free port"},
+    {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
+     .meta = "URL", .help = "memory (default) | redis://HOST:PORT[/DB] | unix:///PATH/redis.sock"},
+    {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),
+     .env = "WAITROOM_ADMIN_KEY", .meta = "KEY", .help = "bearer key of the admin API"},
+    {"identity", "identity", SPECIAL(set_identity), .def = "cookie", .meta = "MODE",
+     .help = "cookie (default) | header | header:NAME (default X-User-Id)"},
+    {NULL, NULL, STRING_FIELD(identity_header, NULL), .def = "X-User-Id"}, /* set by identity */
+    {"token-secret", "token_secret", SECRET_FIELD(token_secret), .env = "WAITROOM_TOKEN_SECRET",
+     .meta = "SECRET", .help = "entry-token HMAC secret",
+     .doc = "default: one shared secret kept in the store"},
+    {NULL, "cookie_secret", SECRET_FIELD(cookie_secret), .env = "WAITROOM_COOKIE_SECRET"},
+    {"log-level", "log_level", ENUM_FIELD(log_level, wr_log_level_t, log_levels), .def = "info",
+     .meta = "LEVEL"},
+    {"data-dir", "data_dir", STRING_FIELD(data_dir, check_data_dir), .meta = "DIR",
+     .help = "memory store snapshots", .doc = "default none"},
+    {"cookie-secure", "cookie_secure", BOOL_FIELD(cookie_secure),
+     .help = "mark the visitor cookie Secure", .doc = "HTTPS deployments"},
+    {"max-connections", "max_connections", UINT_FIELD(max_connections, 1, 1000000), .def = "10000",
+     .meta = "N", .help = "connection cap"},
+    {"timeout-seconds", "timeout_seconds", UINT_FIELD(timeout_seconds, 1, 3600), .def = "30",
+     .meta = "N", .help = "HTTP read/write timeout"},
+    {"store-timeout-ms", "store_timeout_ms", UINT_FIELD(store_timeout_ms, 1, 60000), .def = "250",
+     .meta = "N", .help = "store command timeout"},
+    {"breaker", "breaker", STRING_FIELD(breaker, check_breaker), .meta = "SPEC",
+     .help = "store circuit breaker: off, or key=value,... with the keys window, min_calls, "
+             "failure_rate, consecutive, slow_ms, slow_rate, wait_ms, wait_max_ms, probes",
+     .doc = "default: built-in values"},
+    {"redis-wait-replicas", "redis_wait_replicas", UINT_FIELD(redis_wait_replicas, 0, 100),
+     .zero = "off", .def = "0", .meta = "N",
+     .help = "after consume and admission, WAIT for N replicas", .doc = "see docs/RELIABILITY.md"},
+    {"redis-wait-timeout-ms", "redis_wait_timeout_ms", UINT_FIELD(redis_wait_timeout_ms, 1, 60000),
+     .def = "100", .meta = "N", .help = "timeout of that WAIT"},
+    {NULL, NULL, .kind = K_HEADING, .help = "Security (docs/SECURITY.md):"},
+    {"admin-listen", "admin_listen", STRING_FIELD(admin_listen, check_addr), .meta = "ADDR:PORT",
+     .help = "serve the admin API only there", .doc = "404 on --listen"},
+    {"token-secret-previous", "token_secret_previous", SECRET_FIELD(token_secret_previous),
+     .env = "WAITROOM_TOKEN_SECRET_PREVIOUS", .meta = "SECRET",
+     .help = "the secret before a rotation: tokens signed with it still verify"},
+    {NULL, "cookie_secret_previous", SECRET_FIELD(cookie_secret_previous),
+     .env = "WAITROOM_COOKIE_SECRET_PREVIOUS"},
+    {"strict-secrets", "strict_secrets", BOOL_FIELD(strict_secrets),
+     .help = "refuse configured secrets shorter than " STR(WR_CONFIG_SECRET_MIN) " bytes"},
+    {"join-rate", "join_rate", DOUBLE_FIELD(join_rate, 0, 1e6), .zero = "off", .def = "0",
+     .meta = "N", .help = "joins per second per client address",
+     .doc = "e.g. 10 when clients do not share addresses"},
+    {"join-burst", "join_burst", DOUBLE_FIELD(join_burst, 1, 1e6), .def = "20", .meta = "N",
+     .help = "join burst per client address"},
+    {"trusted-proxies", "trusted_proxies", SPECIAL(set_trusted_proxies), .meta = "CIDRS",
+     .help = "peers whose X-Forwarded-For names the client",
+     .doc = "comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none"},
+    {"poll-min-fraction", "poll_min_fraction", DOUBLE_FIELD(poll_min_fraction, 0, 1), .zero = "off",
+     .def = "0", .meta = "F", .help = "a poll sooner than F x the last retryAfterMs is early",
+     .doc = "e.g. 0.5"},
+    {"poll-allowance", "poll_allowance", DOUBLE_FIELD(poll_allowance, 1, 1e6), .def = "20",
+     .meta = "N", .help = "early polls allowed per identity, refilled 1/s"},
+    {"rate-limit-keys", "rate_limit_keys", UINT_FIELD(rate_limit_keys, 16, WR_RATELIMIT_KEYS_MAX),
+     .def = STR(WR_RATELIMIT_KEYS_DEFAULT), .meta = "N",
+     .help = "addresses / identities tracked per limiter"},
+    {"max-conn-requests", "max_conn_requests", UINT_FIELD(max_conn_requests, 0, 100000000),
+     .zero = "no limit", .def = "1000", .meta = "N", .help = "requests per keep-alive connection"},
+    {"request-timeout-seconds", "request_timeout_seconds",
+     UINT_FIELD(request_timeout_seconds, 1, 3600), .def = "10", .meta = "N",
+     .help = "time to send a whole request", .doc = "at most --timeout-seconds"},
+    {"help", NULL, .kind = K_HELP, .help = "print this text"},
+};
+#define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+/* Validates v and stores it in s's field; the message says what is wrong
  * (the caller prefixes where the value came from). */
-static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *err, size_t errlen)
+static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, char *err,
+                          size_t errlen)
 {
-    unsigned long long n;
-    switch (id) {
-    case OPT_CONFIG:
-    case OPT_HELP:
+    char *field = (char *)cfg + s->off;
+    char note[32] = ""; /* " (off)": what the lowest value 0 means */
+    if (s->zero && s->min == 0)
+        snprintf(note, sizeof(note), " (%s)", s->zero);
+    switch (s->kind) {
+    case K_HEADING:
+    case K_CONFIG:
+    case K_HELP:
         return WR_OK;
-    case OPT_LISTEN:
-        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
-            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
-        return set_string(cfg->listen, WR_ADDR_MAX, v, err, errlen);
-    case OPT_STORE:
-        if (strlen(v) > WR_URL_MAX)
-            return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
-        if (check_store(v, err, errlen))
+    case K_BOOL: {
+        bool b;
+        if (!parse_bool(v, &b))
+            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
+        memcpy(field, &b, sizeof(b));
+        return WR_OK;
+    }
+    case K_UINT: {
+        unsigned long long n, lo = (unsigned long long)s->min, hi = (unsigned long long)s->max;
+        if (!parse_uint(v, lo, hi, &n))
+            return fail(err, errlen, "'%s' must be an integer from %llu%s to %llu", v, lo, note,
+                        hi);
+        uint32_t u = (uint32_t)n;
+        memcpy(field, &u, sizeof(u));
+        return WR_OK;
+    }
+    case K_DOUBLE: {
+        double d;
+        if (!parse_double(v, s->min, s->max, &d))
+            return fail(err, errlen, "'%s' must be a number from %.15g%s to %.15g", v, s->min, note,
+                        s->max);
+        memcpy(field, &d, sizeof(d));
+        return WR_OK;
+    }
+    case K_ENUM: {
+        char list[160] = "";
+        size_t used = 0;
+        for (int i = 0; s->names[i]; i++) {
+            if (strcmp(v, s->names[i]) == 0) {
+                memcpy(field, &i, sizeof(i));
+                return WR_OK;
+            }
+            const char *sep = i == 0 ? "" : s->names[i + 1] ? ", " : " or ";
+            if (used < sizeof(list))
+                used +=
+                    (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep, s->names[i]);
+        }
+        return fail(err, errlen, "'%s' must be %s", v, list);
+    }
+    case K_STRING:
+        if (s->check && s->check(v, err, errlen) != WR_OK)
             return WR_EINVAL;
-        return set_string(cfg->store, WR_URL_MAX, v, err, errlen);
-    case OPT_ADMIN_KEY:
-        if (!printable_no_space(v, strlen(v)))
-            return fail(err, errlen, "must not contain spaces or control characters");
-        return set_string(cfg->admin_key, WR_KEY_MAX, v, err, errlen);
-    case OPT_IDENTITY:
-        if (strcmp(v, "cookie") == 0) {
-            cfg->identity = WR_IDENTITY_COOKIE;
-            return WR_OK;
-        }
-        if (strcmp(v, "header") == 0) {
-            cfg->identity = WR_IDENTITY_HEADER;
-            snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
-            return WR_OK;
-        }
-        if (strncmp(v, "header:", 7) == 0) {
-            const char *name = v + 7;
-            size_t len = strlen(name);
-            bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
-            for (size_t i = 0; ok && i < len; i++)
-                ok = token_char(name[i]);
-            if (!ok)
-                return fail(err, errlen,
-                            "'%s': the header name must be an HTTP token of 1..%d characters", v,
-                            WR_HEADER_NAME_MAX);
-            cfg->identity = WR_IDENTITY_HEADER;
-            memcpy(cfg->identity_header, name, len + 1);
-            return WR_OK;
-        }
-        return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
-    case OPT_TOKEN_SECRET:
-        return set_secret(cfg->token_secret, &cfg->token_secret_len, v, err, errlen);
-    case OPT_COOKIE_SECRET:
-        return set_secret(cfg->cookie_secret, &cfg->cookie_secret_len, v, err, errlen);
-    case OPT_LOG_LEVEL:
-        if (!wr_log_parse_level(v, &cfg->log_level))
-            return fail(err, errlen, "'%s' must be debug, info, warn or error", v);
+        if (strlen(v) > s->size - 1)
+            return fail(err, errlen, "is longer than %zu bytes", s->size - 1);
+        memcpy(field, v, strlen(v) + 1);
         return WR_OK;
-    case OPT_COOKIE_SECURE:
-        if (!parse_bool(v, &cfg->cookie_secure))
-            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
-        return WR_OK;
-    case OPT_MAX_CONNECTIONS:
-        if (!parse_uint(v, 1, 1000000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 1000000", v);
-        cfg->max_connections = (uint32_t)n;
-        return WR_OK;
-    case OPT_TIMEOUT_SECONDS:
-        if (!parse_uint(v, 1, 3600, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
-        cfg->timeout_seconds = (uint32_t)n;
-        return WR_OK;
-    case OPT_STORE_TIMEOUT_MS:
-        if (!parse_uint(v, 1, 60000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
-        cfg->store_timeout_ms = (uint32_t)n;
-        return WR_OK;
-    case OPT_BREAKER:
-        if (strcmp(v, "off") != 0) {
-            wr_breaker_opts_t bo;
-            wr_breaker_opts_default(&bo);
-            char berr[160];
-            if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
-                return fail(err, errlen, "%s", berr);
-        }
-        return set_string(cfg->breaker, WR_BREAKER_SPEC_MAX, v, err, errlen);
-    case OPT_REDIS_WAIT_REPLICAS:
-        if (!parse_uint(v, 0, 100, &n))
-            return fail(err, errlen, "'%s' must be an integer from 0 to 100", v);
-        cfg->redis_wait_replicas = (uint32_t)n;
-        return WR_OK;
-    case OPT_REDIS_WAIT_TIMEOUT_MS:
-        if (!parse_uint(v, 1, 60000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
-        cfg->redis_wait_timeout_ms = (uint32_t)n;
-        return WR_OK;
-    case OPT_ADMIN_LISTEN:
-        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
-            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
-        return set_string(cfg->admin_listen, WR_ADDR_MAX, v, err, errlen);
-    case OPT_TOKEN_SECRET_PREVIOUS:
-        return set_secret(cfg->token_secret_previous, &cfg->token_secret_previous_len, v, err,
-                          errlen);
-    case OPT_COOKIE_SECRET_PREVIOUS:
-        return set_secret(cfg->cookie_secret_previous, &cfg->cookie_secret_previous_len, v, err,
-                          errlen);
-    case OPT_STRICT_SECRETS:
-        if (!parse_bool(v, &cfg->strict_secrets))
-            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
-        return WR_OK;
-    case OPT_JOIN_RATE:
-        if (!parse_double(v, 0, 1e6, &cfg->join_rate))
-            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1000000", v);
-        return WR_OK;
-    case OPT_JOIN_BURST:
-        if (!parse_double(v, 1, 1e6, &cfg->join_burst))
-            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
-        return WR_OK;
-    case OPT_TRUSTED_PROXIES: {
-        char bad[64] = "";
-        wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
-                                              &cfg->n_trusted_proxies, bad, sizeof(bad));
-        if (e == WR_ELIMIT)
-            return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
-        if (e != WR_OK)
-            return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
+    case K_SECRET: {
+        size_t n = strlen(v);
+        if (n > s->size)
+            return fail(err, errlen, "is longer than %zu bytes", s->size);
+        memcpy(field, v, n);
+        memcpy((char *)cfg + s->len_off, &n, sizeof(n));
         return WR_OK;
     }
-    case OPT_POLL_MIN_FRACTION:
-        if (!parse_double(v, 0, 1, &cfg->poll_min_fraction))
-            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1", v);
-        return WR_OK;
-    case OPT_POLL_ALLOWANCE:
-        if (!parse_double(v, 1, 1e6, &cfg->poll_allowance))
-            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
-        return WR_OK;
-    case OPT_RATE_LIMIT_KEYS:
-        if (!parse_uint(v, 16, WR_RATELIMIT_KEYS_MAX, &n))
-            return fail(err, errlen, "'%s' must be an integer from 16 to %u", v,
-                        (unsigned)WR_RATELIMIT_KEYS_MAX);
-        cfg->rate_limit_keys = (uint32_t)n;
-        return WR_OK;
-    case OPT_MAX_CONN_REQUESTS:
-        if (!parse_uint(v, 0, 100000000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 0 (no limit) to 100000000", v);
-        cfg->max_conn_requests = (uint32_t)n;
-        return WR_OK;
-    case OPT_REQUEST_TIMEOUT_SECONDS:
-        if (!parse_uint(v, 1, 3600, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
-        cfg->request_timeout_seconds = (uint32_t)n;
-        return WR_OK;
-    case OPT_DATA_DIR:
-        for (const char *p = v; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return fail(err, errlen, "must not contain control characters");
-        return set_string(cfg->data_dir, WR_URL_MAX, v, err, errlen);
+    case K_SPECIAL:
+        return s->set(cfg, v, err, errlen);
     }
-    return fail(err, errlen, "unknown option");
+    return fail(err, errlen, "unknown setting");
+}
+
+void wr_config_defaults(wr_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (settings[i].def && set_value(cfg, &settings[i], settings[i].def, NULL, 0) != WR_OK)
+            abort(); /* a bad default in the table (test_config loads them all) */
+}
+
+static const char usage[] =
+    "usage: waitroomd [options]\n"
+    "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n"
+    "  --listen ADDR:PORT       listen address (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
+    "                           port 0 picks a free port)\n"
+    "  --store URL              memory (default) | redis://HOST:PORT[/DB] |\n"
+    "                           unix:///PATH/redis.sock\n"
+    "  --admin-key KEY          bearer key of the admin API (env WAITROOM_ADMIN_KEY)\n"
+    "  --identity MODE          cookie (default) | header | header:NAME (default X-User-Id)\n"
+    "  --token-secret SECRET    entry-token HMAC secret (env WAITROOM_TOKEN_SECRET);\n"
+    "                           default: one shared secret kept in the store\n"
+    "  --log-level LEVEL        debug | info (default) | warn | error\n"
+    "  --data-dir DIR           memory store snapshots (default none)\n"
+    "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n"
+    "  --max-connections N      connection cap (default 10000)\n"
+    "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
+    "  --store-timeout-ms N     store command timeout (default 250)\n"
+    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
+    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
+    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
+    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
+    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
+    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
+    "Security (docs/SECURITY.md):\n"
+    "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
+    "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
+    "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
+    "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
+    "  --join-rate N            joins per second per client address (default 0 = off;\n"
+    "                           e.g. 10 when clients do not share addresses)\n"
+    "  --join-burst N           join burst per client address (default 20)\n"
+    "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
+    "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
+    "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
+    "                           (default 0 = off; e.g. 0.5)\n"
+    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
+    "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
+    "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
+    "  --request-timeout-seconds N  time to send a whole request (default 10; at most\n"
+    "                           --timeout-seconds)\n"
+    "  --help                   print this text\n"
+    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET,\n"
+    "WAITROOM_TOKEN_SECRET_PREVIOUS, WAITROOM_COOKIE_SECRET and\n"
+    "WAITROOM_COOKIE_SECRET_PREVIOUS override both. Both --flag VALUE and --flag=VALUE work.\n";
+
+const char *wr_config_usage(void)
+{
+    return usage;
 }
 
 wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
                        size_t errlen)
 {
-    for (size_t i = 0; i < N_OPTS; i++) {
-        if (opts[i].ini && strcmp(opts[i].ini, key) == 0) {
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        if (settings[i].ini && strcmp(settings[i].ini, key) == 0) {
             char why[384];
-            if (set_option(cfg, opts[i].id, value, why, sizeof(why)) == WR_OK)
+            if (set_value(cfg, &settings[i], value, why, sizeof(why)) == WR_OK)
                 return WR_OK;
             return fail(err, errlen, "%s: %s", key, why);
         }
@@ -520,10 +548,10 @@ wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, cha
 /* ---- flags ---- */
 
 /*
- * Reads the flag at argv[*i]: sets *opt and *value (NULL when the flag has
+ * Reads the flag at argv[*i]: sets *s and *value (NULL when the flag has
  * none) and advances *i past a separate value.
  */
-static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, const char **value,
+static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, const char **value,
                           char *err, size_t errlen)
 {
     const char *a = argv[*i];
@@ -532,18 +560,18 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, cons
     const char *name = a + 2;
     const char *eq = strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
-    for (size_t k = 0; k < N_OPTS; k++) {
-        if (!opts[k].flag || strlen(opts[k].flag) != name_len ||
-            strncmp(opts[k].flag, name, name_len) != 0)
+    for (size_t k = 0; k < N_SETTINGS; k++) {
+        const setting_t *o = &settings[k];
+        if (!o->flag || strlen(o->flag) != name_len || strncmp(o->flag, name, name_len) != 0)
             continue;
-        *opt = &opts[k];
-        if (opts[k].arg == 0 && eq)
-            return fail(err, errlen, "--%s takes no value", opts[k].flag);
+        *s = o;
+        if (o->kind == K_HELP && eq)
+            return fail(err, errlen, "--%s takes no value", o->flag);
         if (eq) {
             *value = eq + 1;
-        } else if (opts[k].arg == 1) {
+        } else if (o->kind != K_HELP && o->kind != K_BOOL) {
             if (*i + 1 >= argc)
-                return fail(err, errlen, "--%s needs a value", opts[k].flag);
+                return fail(err, errlen, "--%s needs a value", o->flag);
             *value = argv[++*i];
         } else {
             *value = NULL;
@@ -553,17 +581,6 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, cons
     return fail(err, errlen, "unknown flag '--%.*s' (see --help)",
                 (int)(name_len > 200 ? 200 : name_len), name);
 }
-
-static const struct {
-    const char *var;
-    opt_id_t id;
-} envs[] = {
-    {"WAITROOM_ADMIN_KEY", OPT_ADMIN_KEY},
-    {"WAITROOM_TOKEN_SECRET", OPT_TOKEN_SECRET},
-    {"WAITROOM_COOKIE_SECRET", OPT_COOKIE_SECRET},
-    {"WAITROOM_TOKEN_SECRET_PREVIOUS", OPT_TOKEN_SECRET_PREVIOUS},
-    {"WAITROOM_COOKIE_SECRET_PREVIOUS", OPT_COOKIE_SECRET_PREVIOUS},
-};
 
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
                         size_t errlen)
@@ -577,16 +594,16 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
 
     /* Pass 1: --help and --config. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt = NULL;
+        const setting_t *s = NULL;
         const char *value = NULL;
-        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen))) {
+        if ((rc = next_flag(argc, argv, &i, &s, &value, err, errlen))) {
             if (want_help)
                 break; /* --help wins over a later mistake */
             return rc;
         }
-        if (opt->id == OPT_HELP)
+        if (s->kind == K_HELP)
             want_help = true;
-        else if (opt->id == OPT_CONFIG)
+        else if (s->kind == K_CONFIG)
             config_path = value;
     }
     if (want_help) {
@@ -601,35 +618,27 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
             return rc;
     }
 
-    /* Pass 2: every other flag, in order. */
+    /* Pass 2: every other flag, in order; a bool flag alone means true. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt = NULL;
+        const setting_t *s = NULL;
         const char *value = NULL;
-        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen)))
+        if ((rc = next_flag(argc, argv, &i, &s, &value, err, errlen)))
             return rc;
-        if (opt->id == OPT_CONFIG)
+        if (s->kind == K_CONFIG)
             continue;
         char why[384];
-        if (opt->id == OPT_COOKIE_SECURE && !value) {
-            cfg->cookie_secure = true;
-            continue;
-        }
-        if (opt->id == OPT_STRICT_SECRETS && !value) {
-            cfg->strict_secrets = true;
-            continue;
-        }
-        if (set_option(cfg, opt->id, value, why, sizeof(why)))
-            return fail(err, errlen, "--%s: %s", opt->flag, why);
+        if (set_value(cfg, s, value ? value : "true", why, sizeof(why)))
+            return fail(err, errlen, "--%s: %s", s->flag, why);
     }
 
     /* Environment: secrets override both. */
-    for (size_t k = 0; k < sizeof(envs) / sizeof(envs[0]); k++) {
-        const char *v = getenv(envs[k].var);
+    for (size_t k = 0; k < N_SETTINGS; k++) {
+        const char *v = settings[k].env ? getenv(settings[k].env) : NULL;
         if (!v || v[0] == '\0')
             continue;
         char why[384];
-        if (set_option(cfg, envs[k].id, v, why, sizeof(why)))
-            return fail(err, errlen, "%s: %s", envs[k].var, why);
+        if (set_value(cfg, &settings[k], v, why, sizeof(why)))
+            return fail(err, errlen, "%s: %s", settings[k].env, why);
     }
 
     /* --strict-secrets: every configured secret has at least 32 bytes. */
