@@ -8,8 +8,9 @@
  * check, secret bytes, a name from a list, or a special parse function for
  * the odd ones), the field it fills (offsetof, type-checked by the row
  * macros), its default as text, and its --help line. Defaults, flags, INI
- * keys (wr_config_set), the environment and range checks all walk that
- * table, so a setting means the same wherever it comes from. Errors are
+ * keys (wr_config_set), the environment, range checks and the usage text
+ * all walk that table, so a setting means the same wherever it comes from,
+ * and adding one is a field in wr_config_t plus a row here. Errors are
  * written to the caller's buffer prefixed with where the value came from:
  * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
  *
@@ -17,7 +18,8 @@
  * --help (so the file is loaded first wherever --config appears), the
  * second applies the other flags in order (the last occurrence wins). The
  * secret environment variables are applied last; an empty variable counts
- * as unset.
+ * as unset. Config loading runs once at start, before any thread exists
+ * (the usage text, too, is built once, into a static buffer).
  */
 #include "config.h"
 
@@ -30,7 +32,10 @@
 #include <strings.h>
 #include <math.h>
 
-#define UNIX_PATH_MAX 107 /* sun_path without the NUL */
+#define UNIX_PATH_MAX 107  /* sun_path without the NUL */
+#define USAGE_COL     27   /* --help: column of the descriptions */
+#define USAGE_WIDTH   92   /* --help: wrap descriptions at this column */
+#define USAGE_MAX     6144 /* --help: bytes of the whole text */
 #define STR_(x)       #x
 #define STR(x)        STR_(x)
 
@@ -481,53 +486,110 @@ void wr_config_defaults(wr_config_t *cfg)
             abort(); /* a bad default in the table (test_config loads them all) */
 }
 
-static const char usage[] =
-    "usage: waitroomd [options]\n"
-    "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n"
-    "  --listen ADDR:PORT       listen address (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
-    "                           port 0 picks a free port)\n"
-    "  --store URL              memory (default) | redis://HOST:PORT[/DB] |\n"
-    "                           unix:///PATH/redis.sock\n"
-    "  --admin-key KEY          bearer key of the admin API (env WAITROOM_ADMIN_KEY)\n"
-    "  --identity MODE          cookie (default) | header | header:NAME (default X-User-Id)\n"
-    "  --token-secret SECRET    entry-token HMAC secret (env WAITROOM_TOKEN_SECRET);\n"
-    "                           default: one shared secret kept in the store\n"
-    "  --log-level LEVEL        debug | info (default) | warn | error\n"
-    "  --data-dir DIR           memory store snapshots (default none)\n"
-    "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n"
-    "  --max-connections N      connection cap (default 10000)\n"
-    "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
-    "  --store-timeout-ms N     store command timeout (default 250)\n"
-    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
-    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
-    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
-    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
-    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
-    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
-    "Security (docs/SECURITY.md):\n"
-    "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
-    "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
-    "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
-    "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (default 0 = off;\n"
-    "                           e.g. 10 when clients do not share addresses)\n"
-    "  --join-burst N           join burst per client address (default 20)\n"
-    "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
-    "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
-    "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
-    "                           (default 0 = off; e.g. 0.5)\n"
-    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
-    "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
-    "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
-    "  --request-timeout-seconds N  time to send a whole request (default 10; at most\n"
-    "                           --timeout-seconds)\n"
-    "  --help                   print this text\n"
-    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET,\n"
-    "WAITROOM_TOKEN_SECRET_PREVIOUS, WAITROOM_COOKIE_SECRET and\n"
-    "WAITROOM_COOKIE_SECRET_PREVIOUS override both. Both --flag VALUE and --flag=VALUE work.\n";
+/* ---- usage text ---- */
+
+typedef struct {
+    char *buf;
+    size_t cap, len; /* buf holds len bytes and a NUL; what does not fit is dropped */
+    size_t col;      /* characters since the last newline */
+} out_t;
+
+__attribute__((format(printf, 2, 3))) static void out_printf(out_t *o, const char *fmt, ...)
+{
+    if (o->len + 1 >= o->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t end = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
+    for (; o->len < end; o->len++)
+        o->col = o->buf[o->len] == '\n' ? 0 : o->col + 1;
+}
+
+/* Writes text's words from the current column, wrapping before USAGE_WIDTH
+ * to lines that start at column indent, and ends the line. "A = B" stays
+ * on one line. */
+static void out_wrapped(out_t *o, const char *text, size_t indent)
+{
+    bool first = true;
+    for (const char *p = text + strspn(text, " "); *p; p += strspn(p, " ")) {
+        size_t n = strcspn(p, " ");
+        while (strncmp(p + n, " = ", 3) == 0)
+            n += 3 + strcspn(p + n + 3, " ");
+        if (!first && o->col + 1 + n > USAGE_WIDTH)
+            out_printf(o, "\n%*s", (int)indent, "");
+        else if (!first)
+            out_printf(o, " ");
+        out_printf(o, "%.*s", (int)n, p);
+        first = false;
+        p += n;
+    }
+    out_printf(o, "\n");
+}
+
+/* A flag's description: its help (or choices), then "(default D; 0 = Z;
+ * env VAR; doc)" with the parts it has. */
+static void describe(out_t *t, const setting_t *s)
+{
+    if (s->kind != K_ENUM)
+        out_printf(t, "%s", s->help);
+    for (size_t i = 0; s->kind == K_ENUM && s->names[i]; i++)
+        out_printf(t, "%s%s%s", i ? " | " : "", s->names[i],
+                   strcmp(s->def, s->names[i]) == 0 ? " (default)" : "");
+    bool show_def = s->def && !s->def_in_help && s->kind != K_ENUM && s->kind != K_SPECIAL;
+    bool zero_def = show_def && s->zero && strcmp(s->def, "0") == 0;
+    char def[96] = "", zero[32] = "", env[64] = "";
+    if (show_def)
+        snprintf(def, sizeof(def), "default %s%s%s", s->def, zero_def ? " = " : "",
+                 zero_def ? s->zero : "");
+    if (s->zero && !zero_def)
+        snprintf(zero, sizeof(zero), "0 = %s", s->zero);
+    if (s->env)
+        snprintf(env, sizeof(env), "env %s", s->env);
+    const char *parts[] = {def, zero, env, s->doc ? s->doc : ""}, *sep = " (";
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        if (parts[i][0])
+            out_printf(t, "%s%s", sep, parts[i]);
+        sep = parts[i][0] || sep[0] == ';' ? "; " : sep;
+    }
+    if (sep[0] == ';')
+        out_printf(t, ")");
+}
 
 const char *wr_config_usage(void)
 {
+    static char usage[USAGE_MAX];
+    if (usage[0])
+        return usage;
+    out_t o = {.buf = usage, .cap = sizeof(usage)};
+    out_printf(&o, "usage: waitroomd [options]\n");
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const setting_t *s = &settings[i];
+        if (s->kind == K_HEADING)
+            out_printf(&o, "%s\n", s->help);
+        if (!s->flag)
+            continue;
+        out_printf(&o, "  --%s%s%s", s->flag, s->meta ? " " : "", s->meta ? s->meta : "");
+        out_printf(&o, "%*s", o.col < USAGE_COL ? (int)(USAGE_COL - o.col) : 2, "");
+        char text[512] = "";
+        out_t t = {.buf = text, .cap = sizeof(text)};
+        describe(&t, s);
+        out_wrapped(&o, text, USAGE_COL);
+    }
+    char text[512] = "";
+    out_t t = {.buf = text, .cap = sizeof(text)};
+    out_printf(&t, "Flags override the file;");
+    size_t n_env = 0, k = 0;
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        n_env += settings[i].env != NULL;
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (settings[i].env)
+            out_printf(&t, "%s%s", k++ == 0 ? " " : k == n_env ? " and " : ", ", settings[i].env);
+    out_printf(&t, " override both. Both --flag VALUE and --flag=VALUE work.");
+    out_wrapped(&o, text, 0);
     return usage;
 }
 

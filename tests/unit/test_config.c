@@ -94,6 +94,74 @@ static void test_defaults(void **state)
     assert_non_null(strstr(wr_config_usage(), "--store"));
 }
 
+/* The usage text is built from the settings table: every flag, its default,
+ * lines of at most 92 columns, and nothing cut off at the end. */
+static void test_usage(void **state)
+{
+    (void)state;
+    const char *u = wr_config_usage();
+    assert_ptr_equal(u, wr_config_usage()); /* built once */
+    assert_int_equal(strncmp(u, "usage: waitroomd [options]\n", 27), 0);
+    static const char *const want[] = {
+        "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n",
+        "  --max-connections N      connection cap (default 10000)\n",
+        "  --log-level LEVEL        debug | info (default) | warn | error\n",
+        "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n",
+        "(env WAITROOM_ADMIN_KEY)",
+        "(default 1000; 0 = no limit)",
+        "(default 65536)",
+        "\nSecurity (docs/SECURITY.md):\n  --admin-listen ADDR:PORT ",
+        "\n  --help                   print this text\n",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(u, want[i]))
+            fail_msg("usage lacks '%s':\n%s", want[i], u);
+    /* every flag is listed (and the flag-less secrets are not) */
+    static const char *const flags[] = {"config",
+                                        "listen",
+                                        "store",
+                                        "admin-key",
+                                        "identity",
+                                        "token-secret",
+                                        "log-level",
+                                        "data-dir",
+                                        "cookie-secure",
+                                        "max-connections",
+                                        "timeout-seconds",
+                                        "store-timeout-ms",
+                                        "breaker",
+                                        "redis-wait-replicas",
+                                        "redis-wait-timeout-ms",
+                                        "admin-listen",
+                                        "token-secret-previous",
+                                        "strict-secrets",
+                                        "join-rate",
+                                        "join-burst",
+                                        "trusted-proxies",
+                                        "poll-min-fraction",
+                                        "poll-allowance",
+                                        "rate-limit-keys",
+                                        "max-conn-requests",
+                                        "request-timeout-seconds",
+                                        "help"};
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "\n  --%s ", flags[i]);
+        if (!strstr(u, line))
+            fail_msg("usage lacks --%s", flags[i]);
+    }
+    assert_null(strstr(u, "--cookie-secret"));
+    for (const char *p = u; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n > 92)
+            fail_msg("usage line longer than 92: %.*s", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+    size_t len = strlen(u);
+    assert_true(len > 40);
+    assert_string_equal(u + len - 6, "work.\n");
+}
+
 static void test_flags(void **state)
 {
     (void)state;
@@ -533,15 +601,11 @@ static void test_ini_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_cookie_secret_flag_absent),
-        cmocka_unit_test(test_value_errors),
-        cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_ini_full),
-        cmocka_unit_test(test_ini_errors),
+        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_help),         cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_cookie_secret_flag_absent),
+        cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_ini_full),     cmocka_unit_test(test_ini_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
