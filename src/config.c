@@ -14,16 +14,18 @@
  * written to the caller's buffer prefixed with where the value came from:
  * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
  *
- * wr_config_load makes two passes over argv: the first finds --config and
- * --help (so the file is loaded first wherever --config appears), the
- * second applies the other flags in order (the last occurrence wins). The
- * secret environment variables are applied last; an empty variable counts
- * as unset. Config loading runs once at start, before any thread exists
- * (the usage text, too, is built once, into a static buffer).
+ * wr_config_load makes two passes over argv: the first finds --config,
+ * --help and --version (so the file is loaded first wherever --config
+ * appears), the second applies the other flags in order (the last
+ * occurrence wins). The secret environment variables are applied last; an
+ * empty variable counts as unset. Config loading runs once at start,
+ * before any thread exists (the usage text, too, is built once, into a
+ * static buffer).
  */
 #include "config.h"
 
 #include "breaker.h"
+#include "version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,6 +283,7 @@ typedef enum {
     K_HEADING, /* not a setting: a heading line in the usage text */
     K_CONFIG,  /* --config FILE, read by wr_config_load itself */
     K_HELP,    /* --help */
+    K_VERSION, /* --version */
     K_BOOL,    /* bool; the flag alone means true, --flag=VALUE takes a bool word */
     K_UINT,    /* uint32_t in [min, max] */
     K_DOUBLE,  /* double in [min, max] */
@@ -401,6 +404,7 @@ static const setting_t settings[] = {
      UINT_FIELD(request_timeout_seconds, 1, 3600), .def = "10", .meta = "N",
      .help = "time to send a whole request", .doc = "at most --timeout-seconds"},
     {"help", NULL, .kind = K_HELP, .help = "print this text"},
+    {"version", NULL, .kind = K_VERSION, .help = "print \"waitroomd " WR_VERSION "\" and exit"},
 };
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -417,6 +421,7 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
     case K_HEADING:
     case K_CONFIG:
     case K_HELP:
+    case K_VERSION:
         return WR_OK;
     case K_BOOL: {
         bool b;
@@ -559,6 +564,11 @@ static void describe(out_t *t, const setting_t *s)
         out_printf(t, ")");
 }
 
+const char *wr_config_version(void)
+{
+    return "waitroomd " WR_VERSION "\n";
+}
+
 const char *wr_config_usage(void)
 {
     static char usage[USAGE_MAX];
@@ -627,11 +637,12 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
         if (!o->flag || strlen(o->flag) != name_len || strncmp(o->flag, name, name_len) != 0)
             continue;
         *s = o;
-        if (o->kind == K_HELP && eq)
+        bool no_value = o->kind == K_HELP || o->kind == K_VERSION;
+        if (no_value && eq)
             return fail(err, errlen, "--%s takes no value", o->flag);
         if (eq) {
             *value = eq + 1;
-        } else if (o->kind != K_HELP && o->kind != K_BOOL) {
+        } else if (!no_value && o->kind != K_BOOL) {
             if (*i + 1 >= argc)
                 return fail(err, errlen, "--%s needs a value", o->flag);
             *value = argv[++*i];
@@ -644,33 +655,33 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
                 (int)(name_len > 200 ? 200 : name_len), name);
 }
 
-wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
-                        size_t errlen)
+wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_action_t *action,
+                        char *err, size_t errlen)
 {
     wr_err_t rc;
     const char *config_path = NULL;
-    bool want_help = false;
-    if (help)
-        *help = false;
+    wr_config_action_t act = WR_CONFIG_RUN;
+    if (action)
+        *action = WR_CONFIG_RUN;
     wr_config_defaults(cfg);
 
-    /* Pass 1: --help and --config. */
+    /* Pass 1: --help, --version and --config. */
     for (int i = 1; i < argc; i++) {
         const setting_t *s = NULL;
         const char *value = NULL;
         if ((rc = next_flag(argc, argv, &i, &s, &value, err, errlen))) {
-            if (want_help)
-                break; /* --help wins over a later mistake */
+            if (act != WR_CONFIG_RUN)
+                break; /* --help or --version wins over a later mistake */
             return rc;
         }
-        if (s->kind == K_HELP)
-            want_help = true;
+        if (act == WR_CONFIG_RUN && (s->kind == K_HELP || s->kind == K_VERSION))
+            act = s->kind == K_HELP ? WR_CONFIG_HELP : WR_CONFIG_VERSION;
         else if (s->kind == K_CONFIG)
             config_path = value;
     }
-    if (want_help) {
-        if (help)
-            *help = true;
+    if (act != WR_CONFIG_RUN) {
+        if (action)
+            *action = act;
         return WR_OK;
     }
     if (config_path) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "version.h"
 
 /* Writes text to a new temp file; returns its path (static per slot). */
 static const char *temp_ini(const char *text)
@@ -43,23 +44,23 @@ static void clear_env(void)
 /* Loads argv; asserts success. */
 #define LOAD_OK(cfg, ...)                                                                          \
     do {                                                                                           \
-        bool help_ = true;                                                                         \
+        wr_config_action_t act_ = WR_CONFIG_HELP;                                                  \
         char err_[512] = "";                                                                       \
         wr_err_t rc_ =                                                                             \
-            wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+            wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &act_, err_, sizeof(err_));  \
         if (rc_ != WR_OK)                                                                          \
             fail_msg("load failed: %s", err_);                                                     \
-        assert_false(help_);                                                                       \
+        assert_int_equal(act_, WR_CONFIG_RUN);                                                     \
     } while (0)
 
 /* Loads argv; asserts WR_EINVAL with exactly the message `expect`. */
 #define LOAD_ERR(expect, ...)                                                                      \
     do {                                                                                           \
         wr_config_t c_;                                                                            \
-        bool help_;                                                                                \
+        wr_config_action_t act_;                                                                   \
         char err_[512] = "";                                                                       \
         wr_err_t rc_ =                                                                             \
-            wr_config_load(&c_, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+            wr_config_load(&c_, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &act_, err_, sizeof(err_));  \
         wr_config_free(&c_);                                                                       \
         if (rc_ != WR_EINVAL || strcmp(err_, expect) != 0)                                         \
             fail_msg("expected '%s', got rc %d '%s'", expect, (int)rc_, err_);                     \
@@ -71,10 +72,10 @@ static void test_defaults(void **state)
     clear_env();
     wr_config_t c;
     char err[256];
-    bool help = true;
+    wr_config_action_t act = WR_CONFIG_HELP;
     char *argv[] = {"waitroomd", NULL};
-    assert_int_equal(wr_config_load(&c, 1, argv, &help, err, sizeof(err)), WR_OK);
-    assert_false(help);
+    assert_int_equal(wr_config_load(&c, 1, argv, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_RUN);
     assert_string_equal(c.listen, "127.0.0.1:8080");
     assert_string_equal(c.store, "memory");
     assert_string_equal(c.admin_key, "");
@@ -214,19 +215,59 @@ static void test_help(void **state)
 {
     (void)state;
     wr_config_t c;
-    bool help = false;
+    wr_config_action_t act = WR_CONFIG_RUN;
     char err[256] = "";
     char *argv[] = {"waitroomd", "--listen", "x", "--help", "--bogus", NULL};
-    assert_int_equal(wr_config_load(&c, 5, argv, &help, err, sizeof(err)), WR_OK);
-    assert_true(help);
+    assert_int_equal(wr_config_load(&c, 5, argv, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_HELP);
     wr_config_free(&c);
     /* --help is not mistaken for the value of a flag */
     char *argv2[] = {"waitroomd", "--admin-key", "--help", NULL};
-    help = true;
-    assert_int_equal(wr_config_load(&c, 3, argv2, &help, err, sizeof(err)), WR_OK);
-    assert_false(help);
+    act = WR_CONFIG_HELP;
+    assert_int_equal(wr_config_load(&c, 3, argv2, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_RUN);
     assert_string_equal(c.admin_key, "--help");
     wr_config_free(&c);
+    /* a NULL action is allowed */
+    assert_int_equal(wr_config_load(&c, 5, argv, NULL, err, sizeof(err)), WR_OK);
+    wr_config_free(&c);
+}
+
+/* --version: the action, and the exact line main prints */
+static void test_version(void **state)
+{
+    (void)state;
+    const char *v = wr_config_version();
+    assert_string_equal(v, "waitroomd " WR_VERSION "\n");
+    /* MAJOR.MINOR.PATCH */
+    unsigned a, b, c;
+    char end;
+    assert_int_equal(sscanf(v, "waitroomd %u.%u.%u%c", &a, &b, &c, &end), 4);
+    assert_int_equal(end, '\n');
+    assert_non_null(strstr(wr_config_usage(),
+                           "  --version                print \"waitroomd " WR_VERSION
+                           "\" and exit\n"));
+
+    wr_config_t cfg;
+    wr_config_action_t act = WR_CONFIG_RUN;
+    char err[256] = "";
+    char *argv[] = {"waitroomd", "--listen", "127.0.0.1:1", "--version", "--bogus", NULL};
+    assert_int_equal(wr_config_load(&cfg, 5, argv, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_VERSION);
+    wr_config_free(&cfg);
+    /* the first of --help and --version wins */
+    char *argv2[] = {"waitroomd", "--version", "--help", NULL};
+    assert_int_equal(wr_config_load(&cfg, 3, argv2, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_VERSION);
+    char *argv3[] = {"waitroomd", "--help", "--version", NULL};
+    assert_int_equal(wr_config_load(&cfg, 3, argv3, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_HELP);
+    /* a mistake before it is still an error; a value is refused */
+    char *argv4[] = {"waitroomd", "--bogus", "--version", NULL};
+    assert_int_equal(wr_config_load(&cfg, 3, argv4, &act, err, sizeof(err)), WR_EINVAL);
+    assert_string_equal(err, "unknown flag '--bogus' (see --help)");
+    LOAD_ERR("--version takes no value", "--version=1");
+    wr_config_free(&cfg);
 }
 
 static void test_flag_errors(void **state)
@@ -249,10 +290,10 @@ static void test_cookie_secret_flag_absent(void **state)
     (void)state;
     /* secrets other than the token secret come from the file or env only */
     wr_config_t c;
-    bool help;
+    wr_config_action_t act;
     char err[256] = "";
     char *argv[] = {"waitroomd", "--cookie-secret", "x", NULL};
-    assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+    assert_int_equal(wr_config_load(&c, 3, argv, &act, err, sizeof(err)), WR_EINVAL);
     assert_string_equal(err, "unknown flag '--cookie-secret' (see --help)");
     wr_config_free(&c);
 }
@@ -286,10 +327,10 @@ static void test_value_errors(void **state)
                                       "unix:///a b"};
     for (size_t i = 0; i < sizeof(bad_store) / sizeof(bad_store[0]); i++) {
         wr_config_t c;
-        bool help;
+        wr_config_action_t act;
         char err[512] = "";
         char *argv[] = {"waitroomd", "--store", (char *)bad_store[i], NULL};
-        assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+        assert_int_equal(wr_config_load(&c, 3, argv, &act, err, sizeof(err)), WR_EINVAL);
         if (strncmp(err, "--store: '", 10) != 0)
             fail_msg("store '%s': %s", bad_store[i], err);
         wr_config_free(&c);
@@ -601,11 +642,17 @@ static void test_ini_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_help),         cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_cookie_secret_flag_absent),
-        cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_ini_full),     cmocka_unit_test(test_ini_errors),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_cookie_secret_flag_absent),
+        cmocka_unit_test(test_value_errors),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_ini_full),
+        cmocka_unit_test(test_ini_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
