@@ -254,6 +254,30 @@ static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, ch
     return WR_OK;
 }
 
+/* libinih's process-wide settings. */
+typedef struct {
+    bool use_stack, allow_realloc, stop_on_first_error, allow_multiline;
+    int initial_alloc, max_line;
+} knobs_t;
+
+/* Sets libinih's settings to k; returns the ones they replace. */
+static knobs_t knobs_swap(knobs_t k)
+{
+    knobs_t old = {.use_stack = ini_use_stack,
+                   .allow_realloc = ini_allow_realloc,
+                   .stop_on_first_error = ini_stop_on_first_error,
+                   .allow_multiline = ini_allow_multiline,
+                   .initial_alloc = ini_initial_alloc,
+                   .max_line = ini_max_line};
+    ini_use_stack = k.use_stack;
+    ini_allow_realloc = k.allow_realloc;
+    ini_stop_on_first_error = k.stop_on_first_error;
+    ini_allow_multiline = k.allow_multiline;
+    ini_initial_alloc = k.initial_alloc;
+    ini_max_line = k.max_line;
+    return old;
+}
+
 wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen)
 {
     char *text = NULL;
@@ -264,22 +288,14 @@ wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size
         goto out;
 
     ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
-    bool s_stack = ini_use_stack, s_realloc = ini_allow_realloc, s_stop = ini_stop_on_first_error,
-         s_multi = ini_allow_multiline;
-    int s_alloc = ini_initial_alloc, s_max = ini_max_line;
-    ini_use_stack = false;
-    ini_allow_realloc = false;
-    ini_initial_alloc = LINE_MAX_INI;
-    ini_max_line = LINE_MAX_INI;
-    ini_stop_on_first_error = true;
-    ini_allow_multiline = false;
+    knobs_t saved = knobs_swap((knobs_t){.use_stack = false,
+                                         .allow_realloc = false,
+                                         .initial_alloc = LINE_MAX_INI,
+                                         .max_line = LINE_MAX_INI,
+                                         .stop_on_first_error = true,
+                                         .allow_multiline = false});
     int line = ini_parse_string(text, on_ini_line, &ctx);
-    ini_use_stack = s_stack;
-    ini_allow_realloc = s_realloc;
-    ini_initial_alloc = s_alloc;
-    ini_max_line = s_max;
-    ini_stop_on_first_error = s_stop;
-    ini_allow_multiline = s_multi;
+    knobs_swap(saved);
 
     if (line == -2) {
         rc = WR_ENOMEM;
