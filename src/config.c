@@ -543,7 +543,7 @@ static void describe(out_t *t, const setting_t *s)
         out_printf(t, "%s", s->help);
     for (size_t i = 0; s->kind == K_ENUM && s->names[i]; i++)
         out_printf(t, "%s%s%s", i ? " | " : "", s->names[i],
-                   strcmp(s->def, s->names[i]) == 0 ? " (default)" : "");
+                   s->def && strcmp(s->def, s->names[i]) == 0 ? " (default)" : "");
     bool show_def = s->def && !s->def_in_help && s->kind != K_ENUM && s->kind != K_SPECIAL;
     bool zero_def = show_def && s->zero && strcmp(s->def, "0") == 0;
     char def[96] = "", zero[32] = "", env[64] = "";

@@ -211,24 +211,34 @@ static void test_flags(void **state)
     wr_config_free(&c);
 }
 
+/* Loads argv (NULL-terminated); asserts WR_OK and returns the action. */
+static wr_config_action_t action_of(char **argv, wr_config_t *c)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    wr_config_action_t act = (wr_config_action_t)-1;
+    char err[256] = "";
+    wr_err_t rc = wr_config_load(c, argc, argv, &act, err, sizeof(err));
+    if (rc != WR_OK)
+        fail_msg("load failed: %s", err);
+    return act;
+}
+
 static void test_help(void **state)
 {
     (void)state;
     wr_config_t c;
-    wr_config_action_t act = WR_CONFIG_RUN;
-    char err[256] = "";
     char *argv[] = {"waitroomd", "--listen", "x", "--help", "--bogus", NULL};
-    assert_int_equal(wr_config_load(&c, 5, argv, &act, err, sizeof(err)), WR_OK);
-    assert_int_equal(act, WR_CONFIG_HELP);
+    assert_int_equal(action_of(argv, &c), WR_CONFIG_HELP);
     wr_config_free(&c);
     /* --help is not mistaken for the value of a flag */
     char *argv2[] = {"waitroomd", "--admin-key", "--help", NULL};
-    act = WR_CONFIG_HELP;
-    assert_int_equal(wr_config_load(&c, 3, argv2, &act, err, sizeof(err)), WR_OK);
-    assert_int_equal(act, WR_CONFIG_RUN);
+    assert_int_equal(action_of(argv2, &c), WR_CONFIG_RUN);
     assert_string_equal(c.admin_key, "--help");
     wr_config_free(&c);
     /* a NULL action is allowed */
+    char err[256] = "";
     assert_int_equal(wr_config_load(&c, 5, argv, NULL, err, sizeof(err)), WR_OK);
     wr_config_free(&c);
 }
@@ -240,34 +250,28 @@ static void test_version(void **state)
     const char *v = wr_config_version();
     assert_string_equal(v, "waitroomd " WR_VERSION "\n");
     /* MAJOR.MINOR.PATCH */
-    unsigned a, b, c;
+    unsigned a, b, n;
     char end;
-    assert_int_equal(sscanf(v, "waitroomd %u.%u.%u%c", &a, &b, &c, &end), 4);
+    assert_int_equal(sscanf(v, "waitroomd %u.%u.%u%c", &a, &b, &n, &end), 4);
     assert_int_equal(end, '\n');
     assert_non_null(strstr(wr_config_usage(),
                            "  --version                print \"waitroomd " WR_VERSION
                            "\" and exit\n"));
 
-    wr_config_t cfg;
-    wr_config_action_t act = WR_CONFIG_RUN;
-    char err[256] = "";
+    wr_config_t c;
     char *argv[] = {"waitroomd", "--listen", "127.0.0.1:1", "--version", "--bogus", NULL};
-    assert_int_equal(wr_config_load(&cfg, 5, argv, &act, err, sizeof(err)), WR_OK);
-    assert_int_equal(act, WR_CONFIG_VERSION);
-    wr_config_free(&cfg);
+    assert_int_equal(action_of(argv, &c), WR_CONFIG_VERSION);
+    wr_config_free(&c);
     /* the first of --help and --version wins */
     char *argv2[] = {"waitroomd", "--version", "--help", NULL};
-    assert_int_equal(wr_config_load(&cfg, 3, argv2, &act, err, sizeof(err)), WR_OK);
-    assert_int_equal(act, WR_CONFIG_VERSION);
+    assert_int_equal(action_of(argv2, &c), WR_CONFIG_VERSION);
+    wr_config_free(&c);
     char *argv3[] = {"waitroomd", "--help", "--version", NULL};
-    assert_int_equal(wr_config_load(&cfg, 3, argv3, &act, err, sizeof(err)), WR_OK);
-    assert_int_equal(act, WR_CONFIG_HELP);
+    assert_int_equal(action_of(argv3, &c), WR_CONFIG_HELP);
+    wr_config_free(&c);
     /* a mistake before it is still an error; a value is refused */
-    char *argv4[] = {"waitroomd", "--bogus", "--version", NULL};
-    assert_int_equal(wr_config_load(&cfg, 3, argv4, &act, err, sizeof(err)), WR_EINVAL);
-    assert_string_equal(err, "unknown flag '--bogus' (see --help)");
+    LOAD_ERR("unknown flag '--bogus' (see --help)", "--bogus", "--version");
     LOAD_ERR("--version takes no value", "--version=1");
-    wr_config_free(&cfg);
 }
 
 static void test_flag_errors(void **state)
