@@ -408,6 +408,28 @@ static const setting_t settings[] = {
 };
 #define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+/* A bounded text buffer (the usage text, an error's list of names). */
+typedef struct {
+    char *buf;
+    size_t cap, len; /* buf holds len bytes and a NUL; what does not fit is dropped */
+    size_t col;      /* characters since the last newline */
+} out_t;
+
+__attribute__((format(printf, 2, 3))) static void out_printf(out_t *o, const char *fmt, ...)
+{
+    if (o->len + 1 >= o->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t end = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
+    for (; o->len < end; o->len++)
+        o->col = o->buf[o->len] == '\n' ? 0 : o->col + 1;
+}
+
 /* Validates v and stores it in s's field; the message says what is wrong
  * (the caller prefixes where the value came from). */
 static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, char *err,
@@ -449,16 +471,13 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
     }
     case K_ENUM: {
         char list[160] = "";
-        size_t used = 0;
+        out_t l = {.buf = list, .cap = sizeof(list)};
         for (int i = 0; s->names[i]; i++) {
             if (strcmp(v, s->names[i]) == 0) {
                 memcpy(field, &i, sizeof(i));
                 return WR_OK;
             }
-            const char *sep = i == 0 ? "" : s->names[i + 1] ? ", " : " or ";
-            if (used < sizeof(list))
-                used +=
-                    (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", sep, s->names[i]);
+            out_printf(&l, "%s%s", i == 0 ? "" : s->names[i + 1] ? ", " : " or ", s->names[i]);
         }
         return fail(err, errlen, "'%s' must be %s", v, list);
     }
@@ -492,27 +511,6 @@ void wr_config_defaults(wr_config_t *cfg)
 }
 
 /* ---- usage text ---- */
-
-typedef struct {
-    char *buf;
-    size_t cap, len; /* buf holds len bytes and a NUL; what does not fit is dropped */
-    size_t col;      /* characters since the last newline */
-} out_t;
-
-__attribute__((format(printf, 2, 3))) static void out_printf(out_t *o, const char *fmt, ...)
-{
-    if (o->len + 1 >= o->cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t end = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
-    for (; o->len < end; o->len++)
-        o->col = o->buf[o->len] == '\n' ? 0 : o->col + 1;
-}
 
 /* Writes text's words from the current column, wrapping before USAGE_WIDTH
  * to lines that start at column indent, and ends the line. "A = B" stays
