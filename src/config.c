@@ -1,40 +1,32 @@
 /*
- * config.c - server configuration from defaults, an INI file, flags and
- * the environment.
+ * config.c - server configuration from defaults, flags and the environment;
+ * config_file.c reads the INI file.
  *
- * One table (opts) lists every server setting with its flag name and INI
- * key; set_option() validates a value and stores it, so a setting means
- * the same whether it comes from the file or the command line. Errors are
+ * One table (settings[], after Redis's static_configs[]) has a row per
+ * server setting: its flag, [server] INI key, secret environment variable,
+ * kind (bool, integer or number with a range, string with an optional
+ * check, secret bytes, a name from a list, or a special parse function for
+ * the odd ones), the field it fills (offsetof, type-checked by the row
+ * macros), its default as text, and its --help line. Defaults, flags, INI
+ * keys (wr_config_set), the environment, range checks and the usage text
+ * all walk that table, so a setting means the same wherever it comes from,
+ * and adding one is a field in wr_config_t plus a row here. Errors are
  * written to the caller's buffer prefixed with where the value came from:
  * "FILE:LINE: ...", "--flag: ..." or "WAITROOM_...: ...".
  *
- * wr_config_load makes two passes over argv: the first finds --config and
- * --help (so the file is loaded first wherever --config appears), the
- * second applies the other flags in order (the last occurrence wins). The
- * secret environment variables are applied last; an empty variable counts
- * as unset.
- *
- * INI files go through libinih. The file is read into memory first (at
- * most FILE_MAX bytes) and checked line by line: no NUL bytes, no line
- * longer than LINE_MAX (libinih would silently cut it), and every
- * [section] header known - also sections without keys, which libinih never
- * reports. libinih's process-wide knobs are set for the parse and restored
- * after: heap line buffer of LINE_MAX, stop at the first error (so the line
- * it returns is the one our handler failed on), no multi-line values.
- * Config loading runs once at start, before any thread exists.
- *
- * [queue NAME] keys are queue-config JSON fields. Each value is parsed as
- * JSON (any type) or kept as a string, checked on its own with
- * wr_qconfig_patch (so a bad key or value is reported with its line), and
- * stored in cfg->queues[i].fields, a JSON object the config owns until
- * wr_config_free. Whether a queue's whole config is complete (it has a
- * rate) is checked by wr_qconfig_parse where the queue is created.
+ * wr_config_load makes two passes over argv: the first finds --config,
+ * --help and --version (so the file is loaded first wherever --config
+ * appears), the second applies the other flags in order (the last
+ * occurrence wins). The secret environment variables are applied last; an
+ * empty variable counts as unset. Config loading runs once at start,
+ * before any thread exists (the usage text, too, is built once, into a
+ * static buffer).
  */
 #include "config.h"
 
 #include "breaker.h"
+#include "version.h"
 
-#include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,164 +34,12 @@
 #include <strings.h>
 #include <math.h>
 
-#define FILE_MAX      (1024 * 1024) /* bytes of a config file */
-#define LINE_MAX_INI  8192          /* bytes of one INI line, with its newline */
-#define UNIX_PATH_MAX 107           /* sun_path without the NUL */
-
-typedef enum {
-    OPT_CONFIG,
-    OPT_HELP,
-    OPT_LISTEN,
-    OPT_STORE,
-    OPT_ADMIN_KEY,
-    OPT_IDENTITY,
-    OPT_TOKEN_SECRET,
-    OPT_COOKIE_SECRET,
-    OPT_LOG_LEVEL,
-    OPT_COOKIE_SECURE,
-    OPT_MAX_CONNECTIONS,
-    OPT_TIMEOUT_SECONDS,
-    OPT_STORE_TIMEOUT_MS,
-    OPT_DATA_DIR,
-    OPT_BREAKER,
-    OPT_REDIS_WAIT_REPLICAS,
-    OPT_REDIS_WAIT_TIMEOUT_MS,
-    OPT_ADMIN_LISTEN,
-    OPT_TOKEN_SECRET_PREVIOUS,
-    OPT_COOKIE_SECRET_PREVIOUS,
-    OPT_STRICT_SECRETS,
-    OPT_JOIN_RATE,
-    OPT_JOIN_BURST,
-    OPT_TRUSTED_PROXIES,
-    OPT_POLL_MIN_FRACTION,
-    OPT_POLL_ALLOWANCE,
-    OPT_RATE_LIMIT_KEYS,
-    OPT_MAX_CONN_REQUESTS,
-    OPT_REQUEST_TIMEOUT_SECONDS,
-} opt_id_t;
-
-typedef struct {
-    opt_id_t id;
-    const char *flag; /* without "--"; NULL = no flag */
-    const char *ini;  /* [server] key; NULL = not in the file */
-    int arg;          /* 1 = needs a value, 0 = none, 2 = optional "=value" */
-} opt_t;
-
-static const opt_t opts[] = {
-    {OPT_CONFIG, "config", NULL, 1},
-    {OPT_HELP, "help", NULL, 0},
-    {OPT_LISTEN, "listen", "listen", 1},
-    {OPT_STORE, "store", "store", 1},
-    {OPT_ADMIN_KEY, "admin-key", "admin_key", 1},
-    {OPT_IDENTITY, "identity", "identity", 1},
-    {OPT_TOKEN_SECRET, "token-secret", "token_secret", 1},
-    {OPT_COOKIE_SECRET, NULL, "cookie_secret", 1},
-    {OPT_LOG_LEVEL, "log-level", "log_level", 1},
-    {OPT_COOKIE_SECURE, "cookie-secure", "cookie_secure", 2},
-    {OPT_MAX_CONNECTIONS, "max-connections", "max_connections", 1},
-    {OPT_TIMEOUT_SECONDS, "timeout-seconds", "timeout_seconds", 1},
-    {OPT_STORE_TIMEOUT_MS, "store-timeout-ms", "store_timeout_ms", 1},
-    {OPT_DATA_DIR, "data-dir", "data_dir", 1},
-    {OPT_BREAKER, "breaker", "breaker", 1},
-    {OPT_REDIS_WAIT_REPLICAS, "redis-wait-replicas", "redis_wait_replicas", 1},
-    {OPT_REDIS_WAIT_TIMEOUT_MS, "redis-wait-timeout-ms", "redis_wait_timeout_ms", 1},
-    {OPT_ADMIN_LISTEN, "admin-listen", "admin_listen", 1},
-    {OPT_TOKEN_SECRET_PREVIOUS, "token-secret-previous", "token_secret_previous", 1},
-    {OPT_COOKIE_SECRET_PREVIOUS, NULL, "cookie_secret_previous", 1},
-    {OPT_STRICT_SECRETS, "strict-secrets", "strict_secrets", 2},
-    {OPT_JOIN_RATE, "join-rate", "join_rate", 1},
-    {OPT_JOIN_BURST, "join-burst", "join_burst", 1},
-    {OPT_TRUSTED_PROXIES, "trusted-proxies", "trusted_proxies", 1},
-    {OPT_POLL_MIN_FRACTION, "poll-min-fraction", "poll_min_fraction", 1},
-    {OPT_POLL_ALLOWANCE, "poll-allowance", "poll_allowance", 1},
-    {OPT_RATE_LIMIT_KEYS, "rate-limit-keys", "rate_limit_keys", 1},
-    {OPT_MAX_CONN_REQUESTS, "max-conn-requests", "max_conn_requests", 1},
-    {OPT_REQUEST_TIMEOUT_SECONDS, "request-timeout-seconds", "request_timeout_seconds", 1},
-};
-#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
-
-static const char usage[] =
-    "usage: waitroomd [options]\n"
-    "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n"
-    "  --listen ADDR:PORT       listen address (default 127.0.0.1:8080; [::1]:8080 for IPv6;\n"
-    "                           port 0 picks a free port)\n"
-    "  --store URL              memory (default) | redis://HOST:PORT[/DB] |\n"
-    "                           unix:///PATH/redis.sock\n"
-    "  --admin-key KEY          bearer key of the admin API (env WAITROOM_ADMIN_KEY)\n"
-    "  --identity MODE          cookie (default) | header | header:NAME (default X-User-Id)\n"
-    "  --token-secret SECRET    entry-token HMAC secret (env WAITROOM_TOKEN_SECRET);\n"
-    "                           default: one shared secret kept in the store\n"
-    "  --log-level LEVEL        debug | info (default) | warn | error\n"
-    "  --data-dir DIR           memory store snapshots (default none)\n"
-    "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n"
-    "  --max-connections N      connection cap (default 10000)\n"
-    "  --timeout-seconds N      HTTP read/write timeout (default 30)\n"
-    "  --store-timeout-ms N     store command timeout (default 250)\n"
-    "  --breaker SPEC           store circuit breaker: off, or key=value,... (window,\n"
-    "                           min_calls, failure_rate, consecutive, slow_ms, slow_rate,\n"
-    "                           wait_ms, wait_max_ms, probes); default: built-in values\n"
-    "  --redis-wait-replicas N  after consume and admission, WAIT for N replicas\n"
-    "                           (default 0 = off; see docs/RELIABILITY.md)\n"
-    "  --redis-wait-timeout-ms N  timeout of that WAIT (default 100)\n"
-    "Security (docs/SECURITY.md):\n"
-    "  --admin-listen ADDR:PORT serve the admin API only there (404 on --listen)\n"
-    "  --token-secret-previous SECRET  the secret before a rotation: tokens signed\n"
-    "                           with it still verify (env WAITROOM_TOKEN_SECRET_PREVIOUS)\n"
-    "  --strict-secrets         refuse configured secrets shorter than 32 bytes\n"
-    "  --join-rate N            joins per second per client address (default 0 = off;\n"
-    "                           e.g. 10 when clients do not share addresses)\n"
-    "  --join-burst N           join burst per client address (default 20)\n"
-    "  --trusted-proxies CIDRS  peers whose X-Forwarded-For names the client\n"
-    "                           (comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none)\n"
-    "  --poll-min-fraction F    a poll sooner than F x the last retryAfterMs is early\n"
-    "                           (default 0 = off; e.g. 0.5)\n"
-    "  --poll-allowance N       early polls allowed per identity, refilled 1/s (default 20)\n"
-    "  --rate-limit-keys N      addresses / identities tracked per limiter (default 65536)\n"
-    "  --max-conn-requests N    requests per keep-alive connection (default 1000; 0 = no limit)\n"
-    "  --request-timeout-seconds N  time to send a whole request (default 10; at most\n"
-    "                           --timeout-seconds)\n"
-    "  --help                   print this text\n"
-    "Flags override the file; WAITROOM_ADMIN_KEY, WAITROOM_TOKEN_SECRET,\n"
-    "WAITROOM_TOKEN_SECRET_PREVIOUS, WAITROOM_COOKIE_SECRET and\n"
-    "WAITROOM_COOKIE_SECRET_PREVIOUS override both. Both --flag VALUE and --flag=VALUE work.\n";
-
-const char *wr_config_usage(void)
-{
-    return usage;
-}
-
-void wr_config_defaults(wr_config_t *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
-    snprintf(cfg->store, sizeof(cfg->store), "memory");
-    cfg->identity = WR_IDENTITY_COOKIE;
-    snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
-    cfg->log_level = WR_LOG_INFO;
-    cfg->cookie_secure = false;
-    cfg->max_connections = 10000;
-    cfg->timeout_seconds = 30;
-    cfg->store_timeout_ms = 250;
-    cfg->redis_wait_replicas = 0;
-    cfg->redis_wait_timeout_ms = 100;
-    cfg->join_rate = 0; /* off: people behind one carrier NAT share an address */
-    cfg->join_burst = 20;
-    cfg->poll_min_fraction = 0; /* off: the contract lets clients poll as they like */
-    cfg->poll_allowance = 20;
-    cfg->rate_limit_keys = WR_RATELIMIT_KEYS_DEFAULT;
-    cfg->max_conn_requests = 1000;
-    cfg->request_timeout_seconds = 10;
-}
-
-void wr_config_free(wr_config_t *cfg)
-{
-    for (size_t i = 0; i < cfg->n_queues && i < WR_CONFIG_QUEUES_MAX; i++) {
-        json_decref(cfg->queues[i].fields);
-        cfg->queues[i].fields = NULL;
-        cfg->queues[i].name[0] = '\0';
-    }
-    cfg->n_queues = 0;
-}
+#define UNIX_PATH_MAX 107  /* sun_path without the NUL */
+#define USAGE_COL     27   /* --help: column of the descriptions */
+#define USAGE_WIDTH   92   /* --help: wrap descriptions at this column */
+#define USAGE_MAX     6144 /* --help: bytes of the whole text */
+#define STR_(x)       #x
+#define STR(x)        STR_(x)
 
 __attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
                                                            const char *fmt, ...)
@@ -352,441 +192,436 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
-/* Copies a string setting of at most max bytes. */
-static wr_err_t set_string(char *dst, size_t max, const char *v, char *err, size_t errlen)
+/* ---- checks and parsers of the special settings ---- */
+
+static wr_err_t check_addr(const char *v, char *err, size_t errlen)
 {
-    size_t n = strlen(v);
-    if (n > max)
-        return fail(err, errlen, "is longer than %zu bytes", max);
-    memcpy(dst, v, n + 1);
+    if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
+        return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
     return WR_OK;
 }
 
-static wr_err_t set_secret(uint8_t *dst, size_t *dst_len, const char *v, char *err, size_t errlen)
+static wr_err_t check_store_url(const char *v, char *err, size_t errlen)
 {
-    size_t n = strlen(v);
-    if (n > WR_KEY_MAX)
-        return fail(err, errlen, "is longer than %d bytes", WR_KEY_MAX);
-    memcpy(dst, v, n);
-    *dst_len = n;
+    if (strlen(v) > WR_URL_MAX)
+        return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
+    return check_store(v, err, errlen);
+}
+
+static wr_err_t check_admin_key(const char *v, char *err, size_t errlen)
+{
+    if (!printable_no_space(v, strlen(v)))
+        return fail(err, errlen, "must not contain spaces or control characters");
     return WR_OK;
 }
 
-/* Validates value and stores it in cfg; the message says what is wrong
- * (the caller prefixes where the value came from). */
-static wr_err_t set_option(wr_config_t *cfg, opt_id_t id, const char *v, char *err, size_t errlen)
+static wr_err_t check_data_dir(const char *v, char *err, size_t errlen)
 {
-    unsigned long long n;
-    switch (id) {
-    case OPT_CONFIG:
-    case OPT_HELP:
-        return WR_OK;
-    case OPT_LISTEN:
-        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
-            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
-        return set_string(cfg->listen, WR_ADDR_MAX, v, err, errlen);
-    case OPT_STORE:
-        if (strlen(v) > WR_URL_MAX)
-            return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
-        if (check_store(v, err, errlen))
-            return WR_EINVAL;
-        return set_string(cfg->store, WR_URL_MAX, v, err, errlen);
-    case OPT_ADMIN_KEY:
-        if (!printable_no_space(v, strlen(v)))
-            return fail(err, errlen, "must not contain spaces or control characters");
-        return set_string(cfg->admin_key, WR_KEY_MAX, v, err, errlen);
-    case OPT_IDENTITY:
-        if (strcmp(v, "cookie") == 0) {
-            cfg->identity = WR_IDENTITY_COOKIE;
-            return WR_OK;
-        }
-        if (strcmp(v, "header") == 0) {
-            cfg->identity = WR_IDENTITY_HEADER;
-            snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
-            return WR_OK;
-        }
-        if (strncmp(v, "header:", 7) == 0) {
-            const char *name = v + 7;
-            size_t len = strlen(name);
-            bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
-            for (size_t i = 0; ok && i < len; i++)
-                ok = token_char(name[i]);
-            if (!ok)
-                return fail(err, errlen,
-                            "'%s': the header name must be an HTTP token of 1..%d characters", v,
-                            WR_HEADER_NAME_MAX);
-            cfg->identity = WR_IDENTITY_HEADER;
-            memcpy(cfg->identity_header, name, len + 1);
-            return WR_OK;
-        }
-        return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
-    case OPT_TOKEN_SECRET:
-        return set_secret(cfg->token_secret, &cfg->token_secret_len, v, err, errlen);
-    case OPT_COOKIE_SECRET:
-        return set_secret(cfg->cookie_secret, &cfg->cookie_secret_len, v, err, errlen);
-    case OPT_LOG_LEVEL:
-        if (!wr_log_parse_level(v, &cfg->log_level))
-            return fail(err, errlen, "'%s' must be debug, info, warn or error", v);
-        return WR_OK;
-    case OPT_COOKIE_SECURE:
-        if (!parse_bool(v, &cfg->cookie_secure))
-            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
-        return WR_OK;
-    case OPT_MAX_CONNECTIONS:
-        if (!parse_uint(v, 1, 1000000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 1000000", v);
-        cfg->max_connections = (uint32_t)n;
-        return WR_OK;
-    case OPT_TIMEOUT_SECONDS:
-        if (!parse_uint(v, 1, 3600, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
-        cfg->timeout_seconds = (uint32_t)n;
-        return WR_OK;
-    case OPT_STORE_TIMEOUT_MS:
-        if (!parse_uint(v, 1, 60000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
-        cfg->store_timeout_ms = (uint32_t)n;
-        return WR_OK;
-    case OPT_BREAKER:
-        if (strcmp(v, "off") != 0) {
-            wr_breaker_opts_t bo;
-            wr_breaker_opts_default(&bo);
-            char berr[160];
-            if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
-                return fail(err, errlen, "%s", berr);
-        }
-        return set_string(cfg->breaker, WR_BREAKER_SPEC_MAX, v, err, errlen);
-    case OPT_REDIS_WAIT_REPLICAS:
-        if (!parse_uint(v, 0, 100, &n))
-            return fail(err, errlen, "'%s' must be an integer from 0 to 100", v);
-        cfg->redis_wait_replicas = (uint32_t)n;
-        return WR_OK;
-    case OPT_REDIS_WAIT_TIMEOUT_MS:
-        if (!parse_uint(v, 1, 60000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 60000", v);
-        cfg->redis_wait_timeout_ms = (uint32_t)n;
-        return WR_OK;
-    case OPT_ADMIN_LISTEN:
-        if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
-            return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
-        return set_string(cfg->admin_listen, WR_ADDR_MAX, v, err, errlen);
-    case OPT_TOKEN_SECRET_PREVIOUS:
-        return set_secret(cfg->token_secret_previous, &cfg->token_secret_previous_len, v, err,
-                          errlen);
-    case OPT_COOKIE_SECRET_PREVIOUS:
-        return set_secret(cfg->cookie_secret_previous, &cfg->cookie_secret_previous_len, v, err,
-                          errlen);
-    case OPT_STRICT_SECRETS:
-        if (!parse_bool(v, &cfg->strict_secrets))
-            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
-        return WR_OK;
-    case OPT_JOIN_RATE:
-        if (!parse_double(v, 0, 1e6, &cfg->join_rate))
-            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1000000", v);
-        return WR_OK;
-    case OPT_JOIN_BURST:
-        if (!parse_double(v, 1, 1e6, &cfg->join_burst))
-            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
-        return WR_OK;
-    case OPT_TRUSTED_PROXIES: {
-        char bad[64] = "";
-        wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
-                                              &cfg->n_trusted_proxies, bad, sizeof(bad));
-        if (e == WR_ELIMIT)
-            return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
-        if (e != WR_OK)
-            return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
-        return WR_OK;
-    }
-    case OPT_POLL_MIN_FRACTION:
-        if (!parse_double(v, 0, 1, &cfg->poll_min_fraction))
-            return fail(err, errlen, "'%s' must be a number from 0 (off) to 1", v);
-        return WR_OK;
-    case OPT_POLL_ALLOWANCE:
-        if (!parse_double(v, 1, 1e6, &cfg->poll_allowance))
-            return fail(err, errlen, "'%s' must be a number from 1 to 1000000", v);
-        return WR_OK;
-    case OPT_RATE_LIMIT_KEYS:
-        if (!parse_uint(v, 16, WR_RATELIMIT_KEYS_MAX, &n))
-            return fail(err, errlen, "'%s' must be an integer from 16 to %u", v,
-                        (unsigned)WR_RATELIMIT_KEYS_MAX);
-        cfg->rate_limit_keys = (uint32_t)n;
-        return WR_OK;
-    case OPT_MAX_CONN_REQUESTS:
-        if (!parse_uint(v, 0, 100000000, &n))
-            return fail(err, errlen, "'%s' must be an integer from 0 (no limit) to 100000000", v);
-        cfg->max_conn_requests = (uint32_t)n;
-        return WR_OK;
-    case OPT_REQUEST_TIMEOUT_SECONDS:
-        if (!parse_uint(v, 1, 3600, &n))
-            return fail(err, errlen, "'%s' must be an integer from 1 to 3600", v);
-        cfg->request_timeout_seconds = (uint32_t)n;
-        return WR_OK;
-    case OPT_DATA_DIR:
-        for (const char *p = v; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return fail(err, errlen, "must not contain control characters");
-        return set_string(cfg->data_dir, WR_URL_MAX, v, err, errlen);
-    }
-    return fail(err, errlen, "unknown option");
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return fail(err, errlen, "must not contain control characters");
+    return WR_OK;
 }
 
-/* ---- INI ---- */
+static wr_err_t check_breaker(const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "off") == 0)
+        return WR_OK;
+    wr_breaker_opts_t bo;
+    wr_breaker_opts_default(&bo);
+    char berr[160];
+    if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
+        return fail(err, errlen, "%s", berr);
+    return WR_OK;
+}
+
+/* cookie | header | header:NAME: sets identity and, for header modes,
+ * identity_header (cookie leaves the header name as it was). */
+static wr_err_t set_identity(wr_config_t *cfg, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "cookie") == 0) {
+        cfg->identity = WR_IDENTITY_COOKIE;
+        return WR_OK;
+    }
+    if (strcmp(v, "header") == 0) {
+        cfg->identity = WR_IDENTITY_HEADER;
+        snprintf(cfg->identity_header, sizeof(cfg->identity_header), "X-User-Id");
+        return WR_OK;
+    }
+    if (strncmp(v, "header:", 7) == 0) {
+        const char *name = v + 7;
+        size_t len = strlen(name);
+        bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
+        for (size_t i = 0; ok && i < len; i++)
+            ok = token_char(name[i]);
+        if (!ok)
+            return fail(err, errlen,
+                        "'%s': the header name must be an HTTP token of 1..%d characters", v,
+                        WR_HEADER_NAME_MAX);
+        cfg->identity = WR_IDENTITY_HEADER;
+        memcpy(cfg->identity_header, name, len + 1);
+        return WR_OK;
+    }
+    return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
+}
+
+static wr_err_t set_trusted_proxies(wr_config_t *cfg, const char *v, char *err, size_t errlen)
+{
+    char bad[64] = "";
+    wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
+                                          &cfg->n_trusted_proxies, bad, sizeof(bad));
+    if (e == WR_ELIMIT)
+        return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
+    if (e != WR_OK)
+        return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
+    return WR_OK;
+}
+
+/* ---- the settings table ---- */
+
+typedef enum {
+    K_HEADING, /* not a setting: a heading line in the usage text */
+    K_CONFIG,  /* --config FILE, read by wr_config_load itself */
+    K_HELP,    /* --help */
+    K_VERSION, /* --version */
+    K_BOOL,    /* bool; the flag alone means true, --flag=VALUE takes a bool word */
+    K_UINT,    /* uint32_t in [min, max] */
+    K_DOUBLE,  /* double in [min, max] */
+    K_ENUM,    /* int-sized enum: the index of the value in names */
+    K_STRING,  /* char[size], at most size - 1 bytes, after check */
+    K_SECRET,  /* uint8_t[size] of raw bytes with a size_t length at len_off */
+    K_SPECIAL, /* parsed and stored by set */
+} kind_t;
+
+typedef wr_err_t (*check_fn)(const char *v, char *err, size_t errlen);
+typedef wr_err_t (*special_fn)(wr_config_t *cfg, const char *v, char *err, size_t errlen);
 
 typedef struct {
-    wr_config_t *cfg;
-    char msg[512]; /* the handler's error, without the file:line prefix */
-    bool failed;
-} ini_ctx_t;
+    const char *flag; /* without "--"; NULL = no flag */
+    const char *ini;  /* [server] key; NULL = not in the file */
+    kind_t kind;
+    size_t off, size;         /* the field in wr_config_t: offset, bytes */
+    size_t len_off;           /* K_SECRET: offset of its length */
+    double min, max;          /* K_UINT, K_DOUBLE: the accepted range */
+    const char *zero;         /* K_UINT, K_DOUBLE: what 0 means ("off"), or NULL */
+    const char *const *names; /* K_ENUM: NULL-terminated */
+    check_fn check;           /* K_STRING: validates the value first; NULL = any */
+    special_fn set;           /* K_SPECIAL */
+    const char *env;          /* variable that overrides file and flag; NULL = none */
+    const char *def;          /* default, parsed like a value; NULL = zero / empty */
+    bool def_in_help;         /* help already names the default */
+    const char *meta;         /* --help: the value's placeholder; NULL = none */
+    const char *help;         /* --help: what it does (K_HEADING: the heading) */
+    const char *doc;          /* --help: more, inside the parentheses */
+} setting_t;
 
-/* If section is "queue NAME" (NAME valid), copies NAME to name and returns
- * true. */
-static bool queue_section(const char *section, char name[WR_QUEUE_NAME_MAX + 1])
+/* The row macros name a field and its C type: a row whose kind does not
+ * match its field's type does not compile. */
+#define FIELD(f, T)                                                                                \
+    .off = _Generic(((wr_config_t *)0)->f, T                                                       \
+                    : offsetof(wr_config_t, f)),                                                   \
+    .size = sizeof(((wr_config_t *)0)->f)
+#define BOOL_FIELD(f)           .kind = K_BOOL, FIELD(f, bool)
+#define UINT_FIELD(f, lo, hi)   .kind = K_UINT, FIELD(f, uint32_t), .min = (lo), .max = (hi)
+#define DOUBLE_FIELD(f, lo, hi) .kind = K_DOUBLE, FIELD(f, double), .min = (lo), .max = (hi)
+#define ENUM_FIELD(f, T, list)  .kind = K_ENUM, FIELD(f, T), .names = (list)
+#define STRING_FIELD(f, check_) .kind = K_STRING, FIELD(f, char *), .check = (check_)
+#define SECRET_FIELD(f)                                                                            \
+    .kind = K_SECRET, FIELD(f, uint8_t *), .len_off = offsetof(wr_config_t, f##_len)
+#define SPECIAL(fn) .kind = K_SPECIAL, .set = (fn)
+
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+_Static_assert(sizeof(wr_log_level_t) == sizeof(int), "K_ENUM fields are int-sized");
+
+/* In --help order. */
+static const setting_t settings[] = {
+    {"config", NULL, .kind = K_CONFIG, .meta = "FILE", .help = "INI file",
+     .doc = "[server] keys, [queue NAME] sections"},
+    {"listen", "listen", STRING_FIELD(listen, check_addr), .def = "127.0.0.1:8080",
+     .meta = "ADDR:PORT", .help = "listen address",
+     .doc = "[::1]:8080 for IPv6; port 0 picks a free port"},
+    {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
+     .meta = "URL", .help = "memory (default) | redis://HOST:PORT[/DB] | unix:///PATH/redis.sock"},
+    {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),
+     .env = "WAITROOM_ADMIN_KEY", .meta = "KEY", .help = "bearer key of the admin API"},
+    {"identity", "identity", SPECIAL(set_identity), .def = "cookie", .meta = "MODE",
+     .help = "cookie (default) | header | header:NAME (default X-User-Id)"},
+    {NULL, NULL, STRING_FIELD(identity_header, NULL), .def = "X-User-Id"}, /* set by identity */
+    {"token-secret", "token_secret", SECRET_FIELD(token_secret), .env = "WAITROOM_TOKEN_SECRET",
+     .meta = "SECRET", .help = "entry-token HMAC secret",
+     .doc = "default: one shared secret kept in the store"},
+    {NULL, "cookie_secret", SECRET_FIELD(cookie_secret), .env = "WAITROOM_COOKIE_SECRET"},
+    {"log-level", "log_level", ENUM_FIELD(log_level, wr_log_level_t, log_levels), .def = "info",
+     .meta = "LEVEL"},
+    {"data-dir", "data_dir", STRING_FIELD(data_dir, check_data_dir), .meta = "DIR",
+     .help = "memory store snapshots", .doc = "default none"},
+    {"cookie-secure", "cookie_secure", BOOL_FIELD(cookie_secure),
+     .help = "mark the visitor cookie Secure", .doc = "HTTPS deployments"},
+    {"max-connections", "max_connections", UINT_FIELD(max_connections, 1, 1000000), .def = "10000",
+     .meta = "N", .help = "connection cap"},
+    {"timeout-seconds", "timeout_seconds", UINT_FIELD(timeout_seconds, 1, 3600), .def = "30",
+     .meta = "N", .help = "HTTP read/write timeout"},
+    {"store-timeout-ms", "store_timeout_ms", UINT_FIELD(store_timeout_ms, 1, 60000), .def = "250",
+     .meta = "N", .help = "store command timeout"},
+    {"breaker", "breaker", STRING_FIELD(breaker, check_breaker), .meta = "SPEC",
+     .help = "store circuit breaker: off, or key=value,... with the keys window, min_calls, "
+             "failure_rate, consecutive, slow_ms, slow_rate, wait_ms, wait_max_ms, probes",
+     .doc = "default: built-in values"},
+    {"redis-wait-replicas", "redis_wait_replicas", UINT_FIELD(redis_wait_replicas, 0, 100),
+     .zero = "off", .def = "0", .meta = "N",
+     .help = "after consume and admission, WAIT for N replicas", .doc = "see docs/RELIABILITY.md"},
+    {"redis-wait-timeout-ms", "redis_wait_timeout_ms", UINT_FIELD(redis_wait_timeout_ms, 1, 60000),
+     .def = "100", .meta = "N", .help = "timeout of that WAIT"},
+    {NULL, NULL, .kind = K_HEADING, .help = "Security (docs/SECURITY.md):"},
+    {"admin-listen", "admin_listen", STRING_FIELD(admin_listen, check_addr), .meta = "ADDR:PORT",
+     .help = "serve the admin API only there", .doc = "404 on --listen"},
+    {"token-secret-previous", "token_secret_previous", SECRET_FIELD(token_secret_previous),
+     .env = "WAITROOM_TOKEN_SECRET_PREVIOUS", .meta = "SECRET",
+     .help = "the secret before a rotation: tokens signed with it still verify"},
+    {NULL, "cookie_secret_previous", SECRET_FIELD(cookie_secret_previous),
+     .env = "WAITROOM_COOKIE_SECRET_PREVIOUS"},
+    {"strict-secrets", "strict_secrets", BOOL_FIELD(strict_secrets),
+     .help = "refuse configured secrets shorter than " STR(WR_CONFIG_SECRET_MIN) " bytes"},
+    {"join-rate", "join_rate", DOUBLE_FIELD(join_rate, 0, 1e6), .zero = "off", .def = "0",
+     .meta = "N", .help = "joins per second per client address",
+     .doc = "e.g. 10 when clients do not share addresses"},
+    {"join-burst", "join_burst", DOUBLE_FIELD(join_burst, 1, 1e6), .def = "20", .meta = "N",
+     .help = "join burst per client address"},
+    {"trusted-proxies", "trusted_proxies", SPECIAL(set_trusted_proxies), .meta = "CIDRS",
+     .help = "peers whose X-Forwarded-For names the client",
+     .doc = "comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none"},
+    {"poll-min-fraction", "poll_min_fraction", DOUBLE_FIELD(poll_min_fraction, 0, 1), .zero = "off",
+     .def = "0", .meta = "F", .help = "a poll sooner than F x the last retryAfterMs is early",
+     .doc = "e.g. 0.5"},
+    {"poll-allowance", "poll_allowance", DOUBLE_FIELD(poll_allowance, 1, 1e6), .def = "20",
+     .meta = "N", .help = "early polls allowed per identity, refilled 1/s"},
+    {"rate-limit-keys", "rate_limit_keys", UINT_FIELD(rate_limit_keys, 16, WR_RATELIMIT_KEYS_MAX),
+     .def = STR(WR_RATELIMIT_KEYS_DEFAULT), .meta = "N",
+     .help = "addresses / identities tracked per limiter"},
+    {"max-conn-requests", "max_conn_requests", UINT_FIELD(max_conn_requests, 0, 100000000),
+     .zero = "no limit", .def = "1000", .meta = "N", .help = "requests per keep-alive connection"},
+    {"request-timeout-seconds", "request_timeout_seconds",
+     UINT_FIELD(request_timeout_seconds, 1, 3600), .def = "10", .meta = "N",
+     .help = "time to send a whole request", .doc = "at most --timeout-seconds"},
+    {"help", NULL, .kind = K_HELP, .help = "print this text"},
+    {"version", NULL, .kind = K_VERSION, .help = "print \"waitroomd " WR_VERSION "\" and exit"},
+};
+#define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+/* A bounded text buffer (the usage text, an error's list of names). */
+typedef struct {
+    char *buf;
+    size_t cap, len; /* buf holds len bytes and a NUL; what does not fit is dropped */
+    size_t col;      /* characters since the last newline */
+} out_t;
+
+__attribute__((format(printf, 2, 3))) static void out_printf(out_t *o, const char *fmt, ...)
 {
-    if (strncmp(section, "queue", 5) != 0 || (section[5] != ' ' && section[5] != '\t'))
-        return false;
-    const char *p = section + 5;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t n = strlen(p);
-    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-        n--;
-    if (n == 0 || n > WR_QUEUE_NAME_MAX)
-        return false;
-    memcpy(name, p, n);
-    name[n] = '\0';
-    return wr_qconfig_valid_queue_name(name);
+    if (o->len + 1 >= o->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t end = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
+    for (; o->len < end; o->len++)
+        o->col = o->buf[o->len] == '\n' ? 0 : o->col + 1;
 }
 
-/* Checks a section name; on error writes a message to msg. */
-static bool check_section(const char *section, char *msg, size_t msg_len)
+/* Validates v and stores it in s's field; the message says what is wrong
+ * (the caller prefixes where the value came from). */
+static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, char *err,
+                          size_t errlen)
 {
-    char name[WR_QUEUE_NAME_MAX + 1];
-    if (strcmp(section, "server") == 0 || queue_section(section, name))
-        return true;
-    if (strncmp(section, "queue", 5) == 0)
-        snprintf(msg, msg_len, "[%.300s]: the queue name must match [A-Za-z0-9_-]{1,64}", section);
-    else
-        snprintf(msg, msg_len, "unknown section [%.300s] (expected [server] or [queue NAME])",
-                 section);
-    return false;
-}
-
-/* The queue declaration named name, created if new; NULL if the table is full. */
-static wr_config_queue_t *queue_slot(wr_config_t *cfg, const char *name)
-{
-    for (size_t i = 0; i < cfg->n_queues; i++)
-        if (strcmp(cfg->queues[i].name, name) == 0)
-            return &cfg->queues[i];
-    if (cfg->n_queues >= WR_CONFIG_QUEUES_MAX)
-        return NULL;
-    wr_config_queue_t *q = &cfg->queues[cfg->n_queues];
-    json_t *obj = json_object();
-    if (!obj)
-        return NULL;
-    snprintf(q->name, sizeof(q->name), "%s", name);
-    q->fields = obj;
-    cfg->n_queues++;
-    return q;
-}
-
-static int ini_queue_key(ini_ctx_t *c, const char *qname, const char *key, const char *value)
-{
-    json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
-    if (!v)
-        v = json_string(value);
-    json_t *one = json_object();
-    if (!v || !one || json_object_set(one, key, v) != 0) {
-        snprintf(c->msg, sizeof(c->msg), "out of memory");
-        goto fail;
+    char *field = (char *)cfg + s->off;
+    char note[32] = ""; /* " (off)": what the lowest value 0 means */
+    if (s->zero && s->min == 0)
+        snprintf(note, sizeof(note), " (%s)", s->zero);
+    switch (s->kind) {
+    case K_HEADING:
+    case K_CONFIG:
+    case K_HELP:
+    case K_VERSION:
+        return WR_OK;
+    case K_BOOL: {
+        bool b;
+        if (!parse_bool(v, &b))
+            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
+        memcpy(field, &b, sizeof(b));
+        return WR_OK;
     }
-    /* Check the key and value alone, on a base that has a rate. */
-    wr_queue_config_t base, out;
-    wr_qconfig_defaults(&base);
-    base.admit_per_second = 1;
-    char field[WR_FIELD_MAX], why[256];
-    if (wr_qconfig_patch(&base, one, &out, field, sizeof(field), why, sizeof(why)) != WR_OK) {
-        if (strcmp(field, key) == 0 && strcmp(why, "unknown field") == 0)
-            snprintf(c->msg, sizeof(c->msg), "[queue %s]: unknown key '%.100s'", qname, key);
-        else
-            snprintf(c->msg, sizeof(c->msg), "[queue %s]: %s %s", qname, field, why);
-        goto fail;
+    case K_UINT: {
+        unsigned long long n, lo = (unsigned long long)s->min, hi = (unsigned long long)s->max;
+        if (!parse_uint(v, lo, hi, &n))
+            return fail(err, errlen, "'%s' must be an integer from %llu%s to %llu", v, lo, note,
+                        hi);
+        uint32_t u = (uint32_t)n;
+        memcpy(field, &u, sizeof(u));
+        return WR_OK;
     }
-    wr_config_queue_t *q = queue_slot(c->cfg, qname);
-    if (!q) {
-        snprintf(c->msg, sizeof(c->msg), "more than %d [queue] sections", WR_CONFIG_QUEUES_MAX);
-        goto fail;
+    case K_DOUBLE: {
+        double d;
+        if (!parse_double(v, s->min, s->max, &d))
+            return fail(err, errlen, "'%s' must be a number from %.15g%s to %.15g", v, s->min, note,
+                        s->max);
+        memcpy(field, &d, sizeof(d));
+        return WR_OK;
     }
-    if (json_object_set(q->fields, key, v) != 0) {
-        snprintf(c->msg, sizeof(c->msg), "out of memory");
-        goto fail;
-    }
-    json_decref(one);
-    json_decref(v);
-    return 1;
-fail:
-    json_decref(one);
-    json_decref(v);
-    c->failed = true;
-    return 0;
-}
-
-static int on_ini_line(void *user, const char *section, const char *name, const char *value)
-{
-    ini_ctx_t *c = user;
-    char qname[WR_QUEUE_NAME_MAX + 1];
-    if (strcmp(section, "server") == 0) {
-        for (size_t i = 0; i < N_OPTS; i++) {
-            if (opts[i].ini && strcmp(opts[i].ini, name) == 0) {
-                char why[384];
-                if (set_option(c->cfg, opts[i].id, value, why, sizeof(why)) == WR_OK)
-                    return 1;
-                snprintf(c->msg, sizeof(c->msg), "%s: %s", name, why);
-                c->failed = true;
-                return 0;
+    case K_ENUM: {
+        char list[160] = "";
+        out_t l = {.buf = list, .cap = sizeof(list)};
+        for (int i = 0; s->names[i]; i++) {
+            if (strcmp(v, s->names[i]) == 0) {
+                memcpy(field, &i, sizeof(i));
+                return WR_OK;
             }
+            out_printf(&l, "%s%s", i == 0 ? "" : s->names[i + 1] ? ", " : " or ", s->names[i]);
         }
-        snprintf(c->msg, sizeof(c->msg), "unknown key '%.100s' in [server]", name);
-        c->failed = true;
-        return 0;
+        return fail(err, errlen, "'%s' must be %s", v, list);
     }
-    if (queue_section(section, qname))
-        return ini_queue_key(c, qname, name, value);
-    if (section[0] == '\0')
-        snprintf(c->msg, sizeof(c->msg), "key '%.100s' outside a section", name);
-    else
-        check_section(section, c->msg, sizeof(c->msg));
-    c->failed = true;
-    return 0;
+    case K_STRING:
+        if (s->check && s->check(v, err, errlen) != WR_OK)
+            return WR_EINVAL;
+        if (strlen(v) > s->size - 1)
+            return fail(err, errlen, "is longer than %zu bytes", s->size - 1);
+        memcpy(field, v, strlen(v) + 1);
+        return WR_OK;
+    case K_SECRET: {
+        size_t n = strlen(v);
+        if (n > s->size)
+            return fail(err, errlen, "is longer than %zu bytes", s->size);
+        memcpy(field, v, n);
+        memcpy((char *)cfg + s->len_off, &n, sizeof(n));
+        return WR_OK;
+    }
+    case K_SPECIAL:
+        return s->set(cfg, v, err, errlen);
+    }
+    return fail(err, errlen, "unknown setting");
 }
 
-/* Reads path into a NUL-terminated malloc'd buffer (at most FILE_MAX bytes). */
-static wr_err_t read_file(const char *path, char **out, char *err, size_t errlen)
+void wr_config_defaults(wr_config_t *cfg)
 {
-    wr_err_t rc = WR_OK;
-    char *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen, "%s: cannot open the config file", path);
-    buf = malloc(FILE_MAX + 1);
-    if (!buf) {
-        rc = WR_ENOMEM;
-        goto out;
-    }
-    size_t n = fread(buf, 1, FILE_MAX + 1, f);
-    if (ferror(f)) {
-        rc = fail(err, errlen, "%s: read error", path);
-        goto out;
-    }
-    if (n > FILE_MAX) {
-        rc = fail(err, errlen, "%s: larger than %d bytes", path, FILE_MAX);
-        goto out;
-    }
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
-        rc = fail(err, errlen, "%s: contains a NUL byte", path);
-        goto out;
-    }
-    *out = buf;
-    buf = NULL;
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (settings[i].def && set_value(cfg, &settings[i], settings[i].def, NULL, 0) != WR_OK)
+            abort(); /* a bad default in the table (test_config loads them all) */
 }
 
-/* Checks line lengths and section headers before libinih sees the text,
- * and declares every [queue NAME] section (libinih never reports a section
- * without keys: an empty one must still declare its queue, so that the
- * missing rate is an error at start instead of a queue silently skipped). */
-static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, char *err,
-                        size_t errlen)
+/* ---- usage text ---- */
+
+/* Writes text's words from the current column, wrapping before USAGE_WIDTH
+ * to lines that start at column indent, and ends the line. "A = B" stays
+ * on one line. */
+static void out_wrapped(out_t *o, const char *text, size_t indent)
 {
-    int lineno = 0;
-    const char *p = text;
-    while (*p) {
-        lineno++;
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len + 3 > LINE_MAX_INI)
-            return fail(err, errlen, "%s:%d: line longer than %d bytes", path, lineno,
-                        LINE_MAX_INI - 3);
-        const char *s = p, *e = p + len;
-        while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
-            s++;
-        if (lineno == 1 && e - s >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
-            s += 3;
-        if (s < e && *s == '[') {
-            const char *close = memchr(s, ']', (size_t)(e - s));
-            if (close) {
-                char section[512];
-                size_t sl = (size_t)(close - s - 1);
-                if (sl >= sizeof(section))
-                    sl = sizeof(section) - 1;
-                memcpy(section, s + 1, sl);
-                section[sl] = '\0';
-                char msg[512];
-                if (!check_section(section, msg, sizeof(msg)))
-                    return fail(err, errlen, "%s:%d: %s", path, lineno, msg);
-                char qname[WR_QUEUE_NAME_MAX + 1];
-                if (queue_section(section, qname) && !queue_slot(cfg, qname))
-                    return fail(err, errlen, "%s:%d: more than %d [queue] sections", path, lineno,
-                                WR_CONFIG_QUEUES_MAX);
-            }
+    bool first = true;
+    for (const char *p = text + strspn(text, " "); *p; p += strspn(p, " ")) {
+        size_t n = strcspn(p, " ");
+        while (strncmp(p + n, " = ", 3) == 0)
+            n += 3 + strcspn(p + n + 3, " ");
+        if (!first && o->col + 1 + n > USAGE_WIDTH)
+            out_printf(o, "\n%*s", (int)indent, "");
+        else if (!first)
+            out_printf(o, " ");
+        out_printf(o, "%.*s", (int)n, p);
+        first = false;
+        p += n;
+    }
+    out_printf(o, "\n");
+}
+
+/* A flag's description: its help (or choices), then "(default D; 0 = Z;
+ * env VAR; doc)" with the parts it has. */
+static void describe(out_t *t, const setting_t *s)
+{
+    if (s->kind != K_ENUM)
+        out_printf(t, "%s", s->help);
+    for (size_t i = 0; s->kind == K_ENUM && s->names[i]; i++)
+        out_printf(t, "%s%s%s", i ? " | " : "", s->names[i],
+                   s->def && strcmp(s->def, s->names[i]) == 0 ? " (default)" : "");
+    bool show_def = s->def && !s->def_in_help && s->kind != K_ENUM && s->kind != K_SPECIAL;
+    bool zero_def = show_def && s->zero && strcmp(s->def, "0") == 0;
+    char def[96] = "", zero[32] = "", env[64] = "";
+    if (show_def)
+        snprintf(def, sizeof(def), "default %s%s%s", s->def, zero_def ? " = " : "",
+                 zero_def ? s->zero : "");
+    if (s->zero && !zero_def)
+        snprintf(zero, sizeof(zero), "0 = %s", s->zero);
+    if (s->env)
+        snprintf(env, sizeof(env), "env %s", s->env);
+    const char *parts[] = {def, zero, env, s->doc ? s->doc : ""}, *sep = " (";
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        if (parts[i][0])
+            out_printf(t, "%s%s", sep, parts[i]);
+        sep = parts[i][0] || sep[0] == ';' ? "; " : sep;
+    }
+    if (sep[0] == ';')
+        out_printf(t, ")");
+}
+
+const char *wr_config_version(void)
+{
+    return "waitroomd " WR_VERSION "\n";
+}
+
+const char *wr_config_usage(void)
+{
+    static char usage[USAGE_MAX];
+    if (usage[0])
+        return usage;
+    out_t o = {.buf = usage, .cap = sizeof(usage)};
+    out_printf(&o, "usage: waitroomd [options]\n");
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const setting_t *s = &settings[i];
+        if (s->kind == K_HEADING)
+            out_printf(&o, "%s\n", s->help);
+        if (!s->flag)
+            continue;
+        out_printf(&o, "  --%s%s%s", s->flag, s->meta ? " " : "", s->meta ? s->meta : "");
+        out_printf(&o, "%*s", o.col < USAGE_COL ? (int)(USAGE_COL - o.col) : 2, "");
+        char text[512] = "";
+        out_t t = {.buf = text, .cap = sizeof(text)};
+        describe(&t, s);
+        out_wrapped(&o, text, USAGE_COL);
+    }
+    char text[512] = "";
+    out_t t = {.buf = text, .cap = sizeof(text)};
+    out_printf(&t, "Flags override the file;");
+    size_t n_env = 0, k = 0;
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        n_env += settings[i].env != NULL;
+    for (size_t i = 0; i < N_SETTINGS; i++)
+        if (settings[i].env)
+            out_printf(&t, "%s%s", k++ == 0 ? " " : k == n_env ? " and " : ", ", settings[i].env);
+    out_printf(&t, " override both. Both --flag VALUE and --flag=VALUE work.");
+    out_wrapped(&o, text, 0);
+    return usage;
+}
+
+wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
+                       size_t errlen)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        if (settings[i].ini && strcmp(settings[i].ini, key) == 0) {
+            char why[384];
+            if (set_value(cfg, &settings[i], value, why, sizeof(why)) == WR_OK)
+                return WR_OK;
+            return fail(err, errlen, "%s: %s", key, why);
         }
-        p = nl ? nl + 1 : p + len;
     }
-    return WR_OK;
-}
-
-wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen)
-{
-    char *text = NULL;
-    wr_err_t rc = read_file(path, &text, err, errlen);
-    if (rc)
-        return rc;
-    if ((rc = prescan(cfg, path, text, err, errlen)))
-        goto out;
-
-    ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
-    bool s_stack = ini_use_stack, s_realloc = ini_allow_realloc, s_stop = ini_stop_on_first_error,
-         s_multi = ini_allow_multiline;
-    int s_alloc = ini_initial_alloc, s_max = ini_max_line;
-    ini_use_stack = false;
-    ini_allow_realloc = false;
-    ini_initial_alloc = LINE_MAX_INI;
-    ini_max_line = LINE_MAX_INI;
-    ini_stop_on_first_error = true;
-    ini_allow_multiline = false;
-    int line = ini_parse_string(text, on_ini_line, &ctx);
-    ini_use_stack = s_stack;
-    ini_allow_realloc = s_realloc;
-    ini_initial_alloc = s_alloc;
-    ini_max_line = s_max;
-    ini_stop_on_first_error = s_stop;
-    ini_allow_multiline = s_multi;
-
-    if (line == -2) {
-        rc = WR_ENOMEM;
-    } else if (line != 0) {
-        if (ctx.failed)
-            rc = fail(err, errlen, "%s:%d: %s", path, line, ctx.msg);
-        else
-            rc = fail(err, errlen, "%s:%d: syntax error (expected [section] or key = value)", path,
-                      line);
-    }
-out:
-    free(text);
-    return rc;
+    return fail(err, errlen, "unknown key '%.100s' in [server]", key);
 }
 
 /* ---- flags ---- */
 
 /*
- * Reads the flag at argv[*i]: sets *opt and *value (NULL when the flag has
+ * Reads the flag at argv[*i]: sets *s and *value (NULL when the flag has
  * none) and advances *i past a separate value.
  */
-static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, const char **value,
+static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, const char **value,
                           char *err, size_t errlen)
 {
     const char *a = argv[*i];
@@ -795,18 +630,19 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, cons
     const char *name = a + 2;
     const char *eq = strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
-    for (size_t k = 0; k < N_OPTS; k++) {
-        if (!opts[k].flag || strlen(opts[k].flag) != name_len ||
-            strncmp(opts[k].flag, name, name_len) != 0)
+    for (size_t k = 0; k < N_SETTINGS; k++) {
+        const setting_t *o = &settings[k];
+        if (!o->flag || strlen(o->flag) != name_len || strncmp(o->flag, name, name_len) != 0)
             continue;
-        *opt = &opts[k];
-        if (opts[k].arg == 0 && eq)
-            return fail(err, errlen, "--%s takes no value", opts[k].flag);
+        *s = o;
+        bool no_value = o->kind == K_HELP || o->kind == K_VERSION;
+        if (no_value && eq)
+            return fail(err, errlen, "--%s takes no value", o->flag);
         if (eq) {
             *value = eq + 1;
-        } else if (opts[k].arg == 1) {
+        } else if (!no_value && o->kind != K_BOOL) {
             if (*i + 1 >= argc)
-                return fail(err, errlen, "--%s needs a value", opts[k].flag);
+                return fail(err, errlen, "--%s needs a value", o->flag);
             *value = argv[++*i];
         } else {
             *value = NULL;
@@ -817,44 +653,33 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const opt_t **opt, cons
                 (int)(name_len > 200 ? 200 : name_len), name);
 }
 
-static const struct {
-    const char *var;
-    opt_id_t id;
-} envs[] = {
-    {"WAITROOM_ADMIN_KEY", OPT_ADMIN_KEY},
-    {"WAITROOM_TOKEN_SECRET", OPT_TOKEN_SECRET},
-    {"WAITROOM_COOKIE_SECRET", OPT_COOKIE_SECRET},
-    {"WAITROOM_TOKEN_SECRET_PREVIOUS", OPT_TOKEN_SECRET_PREVIOUS},
-    {"WAITROOM_COOKIE_SECRET_PREVIOUS", OPT_COOKIE_SECRET_PREVIOUS},
-};
-
-wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
-                        size_t errlen)
+wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_action_t *action,
+                        char *err, size_t errlen)
 {
     wr_err_t rc;
     const char *config_path = NULL;
-    bool want_help = false;
-    if (help)
-        *help = false;
+    wr_config_action_t act = WR_CONFIG_RUN;
+    if (action)
+        *action = WR_CONFIG_RUN;
     wr_config_defaults(cfg);
 
-    /* Pass 1: --help and --config. */
+    /* Pass 1: --help, --version and --config. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt = NULL;
+        const setting_t *s = NULL;
         const char *value = NULL;
-        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen))) {
-            if (want_help)
-                break; /* --help wins over a later mistake */
+        if ((rc = next_flag(argc, argv, &i, &s, &value, err, errlen))) {
+            if (act != WR_CONFIG_RUN)
+                break; /* --help or --version wins over a later mistake */
             return rc;
         }
-        if (opt->id == OPT_HELP)
-            want_help = true;
-        else if (opt->id == OPT_CONFIG)
+        if (act == WR_CONFIG_RUN && (s->kind == K_HELP || s->kind == K_VERSION))
+            act = s->kind == K_HELP ? WR_CONFIG_HELP : WR_CONFIG_VERSION;
+        else if (s->kind == K_CONFIG)
             config_path = value;
     }
-    if (want_help) {
-        if (help)
-            *help = true;
+    if (act != WR_CONFIG_RUN) {
+        if (action)
+            *action = act;
         return WR_OK;
     }
     if (config_path) {
@@ -864,35 +689,27 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, cha
             return rc;
     }
 
-    /* Pass 2: every other flag, in order. */
+    /* Pass 2: every other flag, in order; a bool flag alone means true. */
     for (int i = 1; i < argc; i++) {
-        const opt_t *opt = NULL;
+        const setting_t *s = NULL;
         const char *value = NULL;
-        if ((rc = next_flag(argc, argv, &i, &opt, &value, err, errlen)))
+        if ((rc = next_flag(argc, argv, &i, &s, &value, err, errlen)))
             return rc;
-        if (opt->id == OPT_CONFIG)
+        if (s->kind == K_CONFIG)
             continue;
         char why[384];
-        if (opt->id == OPT_COOKIE_SECURE && !value) {
-            cfg->cookie_secure = true;
-            continue;
-        }
-        if (opt->id == OPT_STRICT_SECRETS && !value) {
-            cfg->strict_secrets = true;
-            continue;
-        }
-        if (set_option(cfg, opt->id, value, why, sizeof(why)))
-            return fail(err, errlen, "--%s: %s", opt->flag, why);
+        if (set_value(cfg, s, value ? value : "true", why, sizeof(why)))
+            return fail(err, errlen, "--%s: %s", s->flag, why);
     }
 
     /* Environment: secrets override both. */
-    for (size_t k = 0; k < sizeof(envs) / sizeof(envs[0]); k++) {
-        const char *v = getenv(envs[k].var);
+    for (size_t k = 0; k < N_SETTINGS; k++) {
+        const char *v = settings[k].env ? getenv(settings[k].env) : NULL;
         if (!v || v[0] == '\0')
             continue;
         char why[384];
-        if (set_option(cfg, envs[k].id, v, why, sizeof(why)))
-            return fail(err, errlen, "%s: %s", envs[k].var, why);
+        if (set_value(cfg, &settings[k], v, why, sizeof(why)))
+            return fail(err, errlen, "%s: %s", settings[k].env, why);
     }
 
     /* --strict-secrets: every configured secret has at least 32 bytes. */

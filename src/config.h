@@ -95,6 +95,13 @@ typedef struct {
     size_t n_queues;
 } wr_config_t;
 
+/* What wr_config_load leaves for the caller to do. */
+typedef enum {
+    WR_CONFIG_RUN = 0,     /* start the server */
+    WR_CONFIG_HELP = 1,    /* --help: print wr_config_usage() on stdout, exit 0 */
+    WR_CONFIG_VERSION = 2, /* --version: print wr_config_version() on stdout, exit 0 */
+} wr_config_action_t;
+
 /* Fills cfg with defaults (no queues). */
 void wr_config_defaults(wr_config_t *cfg);
 
@@ -102,21 +109,37 @@ void wr_config_defaults(wr_config_t *cfg);
  * Loads flags (argv), the INI file named by --config, and the environment
  * (envp-style lookup through getenv). Returns WR_OK, or WR_EINVAL with a
  * message naming the flag, file line or key in err (errlen bytes incl. NUL).
- * Sets *help to true (and returns WR_OK) for --help. cfg is first reset to
+ * Sets *action (when not NULL) to WR_CONFIG_HELP or WR_CONFIG_VERSION (and
+ * returns WR_OK, whatever else argv holds) for the first --help or
+ * --version, else to WR_CONFIG_RUN. cfg is first reset to
  * the defaults (it need not be initialised). On error cfg may be
  * partially filled; call wr_config_free() either way. An empty secret
  * environment variable counts as unset.
  */
-wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, bool *help, char *err,
-                        size_t errlen);
+wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_action_t *action,
+                        char *err, size_t errlen);
 
-/* Parses an INI file into cfg (flags not applied). Same errors as load. */
+/* Parses an INI file into cfg (flags not applied). Same errors as load.
+ * Implemented in config_file.c. */
 wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size_t errlen);
 
-/* Releases the queue declarations (json objects). cfg stays valid, with no queues. */
+/*
+ * Sets the [server] key key (e.g. "max_connections") to value, checked as
+ * its flag is. WR_OK, or WR_EINVAL with "unknown key 'KEY' in [server]" or
+ * "KEY: what is wrong" in err (errlen bytes incl. NUL).
+ */
+wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
+                       size_t errlen);
+
+/* Releases the queue declarations (json objects). cfg stays valid, with no
+ * queues. Implemented in config_file.c. */
 void wr_config_free(wr_config_t *cfg);
 
 /* The usage text printed by --help. Static string. */
 const char *wr_config_usage(void);
+
+/* The line printed by --version: "waitroomd X.Y.Z\n" (WR_VERSION from
+ * version.h). Static string. */
+const char *wr_config_version(void);
 
 #endif

@@ -231,18 +231,18 @@ int main(int argc, char **argv)
 {
     static app_t app;
     char err[512] = "";
-    bool help = false;
+    wr_config_action_t action = WR_CONFIG_RUN;
     int rc = 1;
 
     signal(SIGPIPE, SIG_IGN);
     wr_config_defaults(&app.cfg);
-    if (wr_config_load(&app.cfg, argc, argv, &help, err, sizeof(err)) != WR_OK) {
+    if (wr_config_load(&app.cfg, argc, argv, &action, err, sizeof(err)) != WR_OK) {
         fprintf(stderr, "waitroomd: %s\n%s", err, wr_config_usage());
         wr_config_free(&app.cfg);
         return 2;
     }
-    if (help) {
-        fputs(wr_config_usage(), stdout);
+    if (action != WR_CONFIG_RUN) { /* --help, --version */
+        fputs(action == WR_CONFIG_HELP ? wr_config_usage() : wr_config_version(), stdout);
         wr_config_free(&app.cfg);
         return 0;
     }

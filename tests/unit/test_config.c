@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "version.h"
 
 /* Writes text to a new temp file; returns its path (static per slot). */
 static const char *temp_ini(const char *text)
@@ -43,23 +44,23 @@ static void clear_env(void)
 /* Loads argv; asserts success. */
 #define LOAD_OK(cfg, ...)                                                                          \
     do {                                                                                           \
-        bool help_ = true;                                                                         \
+        wr_config_action_t act_ = WR_CONFIG_HELP;                                                  \
         char err_[512] = "";                                                                       \
         wr_err_t rc_ =                                                                             \
-            wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+            wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &act_, err_, sizeof(err_));  \
         if (rc_ != WR_OK)                                                                          \
             fail_msg("load failed: %s", err_);                                                     \
-        assert_false(help_);                                                                       \
+        assert_int_equal(act_, WR_CONFIG_RUN);                                                     \
     } while (0)
 
 /* Loads argv; asserts WR_EINVAL with exactly the message `expect`. */
 #define LOAD_ERR(expect, ...)                                                                      \
     do {                                                                                           \
         wr_config_t c_;                                                                            \
-        bool help_;                                                                                \
+        wr_config_action_t act_;                                                                   \
         char err_[512] = "";                                                                       \
         wr_err_t rc_ =                                                                             \
-            wr_config_load(&c_, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &help_, err_, sizeof(err_)); \
+            wr_config_load(&c_, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &act_, err_, sizeof(err_));  \
         wr_config_free(&c_);                                                                       \
         if (rc_ != WR_EINVAL || strcmp(err_, expect) != 0)                                         \
             fail_msg("expected '%s', got rc %d '%s'", expect, (int)rc_, err_);                     \
@@ -71,10 +72,10 @@ static void test_defaults(void **state)
     clear_env();
     wr_config_t c;
     char err[256];
-    bool help = true;
+    wr_config_action_t act = WR_CONFIG_HELP;
     char *argv[] = {"waitroomd", NULL};
-    assert_int_equal(wr_config_load(&c, 1, argv, &help, err, sizeof(err)), WR_OK);
-    assert_false(help);
+    assert_int_equal(wr_config_load(&c, 1, argv, &act, err, sizeof(err)), WR_OK);
+    assert_int_equal(act, WR_CONFIG_RUN);
     assert_string_equal(c.listen, "127.0.0.1:8080");
     assert_string_equal(c.store, "memory");
     assert_string_equal(c.admin_key, "");
@@ -92,6 +93,74 @@ static void test_defaults(void **state)
     wr_config_free(&c);
     assert_non_null(wr_config_usage());
     assert_non_null(strstr(wr_config_usage(), "--store"));
+}
+
+/* The usage text is built from the settings table: every flag, its default,
+ * lines of at most 92 columns, and nothing cut off at the end. */
+static void test_usage(void **state)
+{
+    (void)state;
+    const char *u = wr_config_usage();
+    assert_ptr_equal(u, wr_config_usage()); /* built once */
+    assert_int_equal(strncmp(u, "usage: waitroomd [options]\n", 27), 0);
+    static const char *const want[] = {
+        "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n",
+        "  --max-connections N      connection cap (default 10000)\n",
+        "  --log-level LEVEL        debug | info (default) | warn | error\n",
+        "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n",
+        "(env WAITROOM_ADMIN_KEY)",
+        "(default 1000; 0 = no limit)",
+        "(default 65536)",
+        "\nSecurity (docs/SECURITY.md):\n  --admin-listen ADDR:PORT ",
+        "\n  --help                   print this text\n",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(u, want[i]))
+            fail_msg("usage lacks '%s':\n%s", want[i], u);
+    /* every flag is listed (and the flag-less secrets are not) */
+    static const char *const flags[] = {"config",
+                                        "listen",
+                                        "store",
+                                        "admin-key",
+                                        "identity",
+                                        "token-secret",
+                                        "log-level",
+                                        "data-dir",
+                                        "cookie-secure",
+                                        "max-connections",
+                                        "timeout-seconds",
+                                        "store-timeout-ms",
+                                        "breaker",
+                                        "redis-wait-replicas",
+                                        "redis-wait-timeout-ms",
+                                        "admin-listen",
+                                        "token-secret-previous",
+                                        "strict-secrets",
+                                        "join-rate",
+                                        "join-burst",
+                                        "trusted-proxies",
+                                        "poll-min-fraction",
+                                        "poll-allowance",
+                                        "rate-limit-keys",
+                                        "max-conn-requests",
+                                        "request-timeout-seconds",
+                                        "help"};
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "\n  --%s ", flags[i]);
+        if (!strstr(u, line))
+            fail_msg("usage lacks --%s", flags[i]);
+    }
+    assert_null(strstr(u, "--cookie-secret"));
+    for (const char *p = u; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n > 92)
+            fail_msg("usage line longer than 92: %.*s", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+    size_t len = strlen(u);
+    assert_true(len > 40);
+    assert_string_equal(u + len - 6, "work.\n");
 }
 
 static void test_flags(void **state)
@@ -142,23 +211,67 @@ static void test_flags(void **state)
     wr_config_free(&c);
 }
 
+/* Loads argv (NULL-terminated); asserts WR_OK and returns the action. */
+static wr_config_action_t action_of(char **argv, wr_config_t *c)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    wr_config_action_t act = (wr_config_action_t)-1;
+    char err[256] = "";
+    wr_err_t rc = wr_config_load(c, argc, argv, &act, err, sizeof(err));
+    if (rc != WR_OK)
+        fail_msg("load failed: %s", err);
+    return act;
+}
+
 static void test_help(void **state)
 {
     (void)state;
     wr_config_t c;
-    bool help = false;
-    char err[256] = "";
     char *argv[] = {"waitroomd", "--listen", "x", "--help", "--bogus", NULL};
-    assert_int_equal(wr_config_load(&c, 5, argv, &help, err, sizeof(err)), WR_OK);
-    assert_true(help);
+    assert_int_equal(action_of(argv, &c), WR_CONFIG_HELP);
     wr_config_free(&c);
     /* --help is not mistaken for the value of a flag */
     char *argv2[] = {"waitroomd", "--admin-key", "--help", NULL};
-    help = true;
-    assert_int_equal(wr_config_load(&c, 3, argv2, &help, err, sizeof(err)), WR_OK);
-    assert_false(help);
+    assert_int_equal(action_of(argv2, &c), WR_CONFIG_RUN);
     assert_string_equal(c.admin_key, "--help");
     wr_config_free(&c);
+    /* a NULL action is allowed */
+    char err[256] = "";
+    assert_int_equal(wr_config_load(&c, 5, argv, NULL, err, sizeof(err)), WR_OK);
+    wr_config_free(&c);
+}
+
+/* --version: the action, and the exact line main prints */
+static void test_version(void **state)
+{
+    (void)state;
+    const char *v = wr_config_version();
+    assert_string_equal(v, "waitroomd " WR_VERSION "\n");
+    /* MAJOR.MINOR.PATCH */
+    unsigned a, b, n;
+    char end;
+    assert_int_equal(sscanf(v, "waitroomd %u.%u.%u%c", &a, &b, &n, &end), 4);
+    assert_int_equal(end, '\n');
+    assert_non_null(strstr(wr_config_usage(),
+                           "  --version                print \"waitroomd " WR_VERSION
+                           "\" and exit\n"));
+
+    wr_config_t c;
+    char *argv[] = {"waitroomd", "--listen", "127.0.0.1:1", "--version", "--bogus", NULL};
+    assert_int_equal(action_of(argv, &c), WR_CONFIG_VERSION);
+    wr_config_free(&c);
+    /* the first of --help and --version wins */
+    char *argv2[] = {"waitroomd", "--version", "--help", NULL};
+    assert_int_equal(action_of(argv2, &c), WR_CONFIG_VERSION);
+    wr_config_free(&c);
+    char *argv3[] = {"waitroomd", "--help", "--version", NULL};
+    assert_int_equal(action_of(argv3, &c), WR_CONFIG_HELP);
+    wr_config_free(&c);
+    /* a mistake before it is still an error; a value is refused */
+    LOAD_ERR("unknown flag '--bogus' (see --help)", "--bogus", "--version");
+    LOAD_ERR("--version takes no value", "--version=1");
 }
 
 static void test_flag_errors(void **state)
@@ -181,10 +294,10 @@ static void test_cookie_secret_flag_absent(void **state)
     (void)state;
     /* secrets other than the token secret come from the file or env only */
     wr_config_t c;
-    bool help;
+    wr_config_action_t act;
     char err[256] = "";
     char *argv[] = {"waitroomd", "--cookie-secret", "x", NULL};
-    assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+    assert_int_equal(wr_config_load(&c, 3, argv, &act, err, sizeof(err)), WR_EINVAL);
     assert_string_equal(err, "unknown flag '--cookie-secret' (see --help)");
     wr_config_free(&c);
 }
@@ -218,10 +331,10 @@ static void test_value_errors(void **state)
                                       "unix:///a b"};
     for (size_t i = 0; i < sizeof(bad_store) / sizeof(bad_store[0]); i++) {
         wr_config_t c;
-        bool help;
+        wr_config_action_t act;
         char err[512] = "";
         char *argv[] = {"waitroomd", "--store", (char *)bad_store[i], NULL};
-        assert_int_equal(wr_config_load(&c, 3, argv, &help, err, sizeof(err)), WR_EINVAL);
+        assert_int_equal(wr_config_load(&c, 3, argv, &act, err, sizeof(err)), WR_EINVAL);
         if (strncmp(err, "--store: '", 10) != 0)
             fail_msg("store '%s': %s", bad_store[i], err);
         wr_config_free(&c);
@@ -536,6 +649,8 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_version),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_cookie_secret_flag_absent),
         cmocka_unit_test(test_value_errors),
