@@ -1,16 +1,10 @@
 /*
- * api.c - the route handlers of waitroomd.
+ * api.c - the route handlers of waitroomd (contexts and replies: api_reply.c).
  *
  * Flow of a request: route (router.c) -> validate the queue name -> check
  * the body against the route's limit -> identity (cookie or header) -> one
  * store operation -> reply. Nothing changes state before all validation has
  * passed, so an error never changes state.
- *
- * Contexts: a store-backed request allocates one ctx_t, freed right after
- * its reply. The store calls back exactly once (store.h contract), so every
- * ctx is freed exactly once; in_flight counts them for graceful shutdown.
- * If the client went away meanwhile, evhttp frees the request when we reply
- * (libevent 2.1.12 evhttp_send), so late replies are safe (case K07).
  *
  * Tokens: the store keeps the token's jti, issue time and expiry; the JWT is
  * signed here, deterministically, by whichever instance answers (same
@@ -56,62 +50,9 @@
 #include "router.h"
 #include "token.h"
 
-#define RETRY_AFTER_UNAVAILABLE_S 2
-
-#define N_LABEL_STATUSES 12 /* label_statuses[] in count_request */
-
-struct wr_api {
-    struct event_base *base;
-    wr_store_t *store;
-    wr_scheduler_t *sched;
-    wr_metrics_t *metrics;
-    const wr_config_t *cfg;
-    uint8_t secret[WR_SECRET_MAX];
-    size_t secret_len;
-    uint8_t cookie_key[32];
-    size_t cookie_key_len;
-    /* Rotation: the previous token secret and cookie key, still accepted. */
-    wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
-    size_t n_keys;
-    uint8_t prev_secret[WR_SECRET_MAX];
-    size_t prev_secret_len;
-    uint8_t prev_cookie_key[32];
-    bool has_prev_cookie_key;
-    wr_ratelimit_t *join_rl;   /* per client address */
-    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
-    bool admin_separate;       /* admin API only on the admin listener */
-    uint8_t admin_mac_key[32]; /* random per process: admin key compare */
-    uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
-    bool admin_enabled;
-    size_t in_flight;
-    char request_labels[WR_ROUTE_COUNT][N_LABEL_STATUSES][64]; /* see count_request */
-    struct ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
-    unsigned n_free_ctx;
-    uint64_t rng;
-};
-
-typedef struct ctx {
-    struct ctx *next_free;
-    wr_api_t *api;
-    struct evhttp_request *req;
-    wr_route_t route;
-    const char *op; /* store op label for metrics */
-    int64_t t0_us;
-    char queue[WR_QUEUE_NAME_MAX + 1];
-    char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
-    wr_token_claims_t claims;
-    json_t *body; /* admin PATCH body, owned */
-} ctx_t;
+#include "api_internal.h"
 
 /* ---------- small helpers ---------- */
-
-static int64_t now_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
 
 static double rand01(wr_api_t *a)
 {
@@ -121,146 +62,6 @@ static double rand01(wr_api_t *a)
     a->rng ^= a->rng >> 27;
     uint64_t r = a->rng * 2685821657736338717ULL;
     return (double)(r >> 11) / 9007199254740992.0;
-}
-
-/* Label strings of the request counter, built once per (route, status):
- * the hot path does no formatting. Statuses outside the table are
- * formatted on the spot. */
-static const int label_statuses[N_LABEL_STATUSES] = {200, 204, 400, 401, 403, 404,
-                                                     405, 408, 413, 429, 500, 503};
-
-static void count_request(wr_api_t *a, wr_route_t route, int status)
-{
-    if (!a->metrics)
-        return;
-    char l[96];
-    const char *labels = l;
-    size_t i = 0;
-    while (i < N_LABEL_STATUSES && label_statuses[i] != status)
-        i++;
-    if ((unsigned)route < WR_ROUTE_COUNT && i < N_LABEL_STATUSES) {
-        char *slot = a->request_labels[route][i];
-        if (!slot[0])
-            snprintf(slot, sizeof(a->request_labels[0][0]), "route=\"%s\",status=\"%d\"",
-                     wr_router_route_name(route), status);
-        labels = slot;
-    } else {
-        snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
-    }
-    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
-}
-
-static void reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                       const char *body, size_t len, int retry_after)
-{
-    count_request(a, route, status);
-    wr_http_reply_json(req, status, body, len, retry_after);
-}
-
-static void reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        const char *code, const char *message, const char *field,
-                        const char *reason, int retry_after)
-{
-    count_request(a, route, status);
-    wr_http_reply_error(req, status, code, message, field, reason, retry_after);
-}
-
-static void reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
-{
-    count_request(a, route, status);
-    wr_http_reply_empty(req, status);
-}
-
-static void reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                          json_t *o)
-{
-    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
-    json_decref(o);
-    if (!s) {
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
-        return;
-    }
-    reply_json(a, req, route, status, s, strlen(s), 0);
-    free(s);
-}
-
-static void reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                              wr_err_t err)
-{
-    reply_error(a, req, route, 503, "STORE_UNAVAILABLE", wr_strerror(err), NULL, NULL,
-                RETRY_AFTER_UNAVAILABLE_S);
-}
-
-static ctx_t *ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
-{
-    ctx_t *c = a->free_ctx;
-    if (c) {
-        a->free_ctx = c->next_free;
-        a->n_free_ctx--;
-        memset(c, 0, sizeof(*c));
-    } else if (!(c = calloc(1, sizeof(*c)))) {
-        return NULL;
-    }
-    c->api = a;
-    c->req = req;
-    c->route = route;
-    c->op = wr_router_route_name(route);
-    if (queue)
-        snprintf(c->queue, sizeof(c->queue), "%s", queue);
-    c->t0_us = now_us();
-    a->in_flight++;
-    return c;
-}
-
-#define FREE_CTX_MAX 1024
-
-static void ctx_free(ctx_t *c)
-{
-    wr_api_t *a = c->api;
-    a->in_flight--;
-    json_decref(c->body);
-    if (a->n_free_ctx < FREE_CTX_MAX) {
-        c->next_free = a->free_ctx;
-        a->free_ctx = c;
-        a->n_free_ctx++;
-    } else {
-        free(c);
-    }
-}
-
-/* Records the store latency of c's operation. */
-static void observe(ctx_t *c, wr_err_t err)
-{
-    wr_api_t *a = c->api;
-    if (!a->metrics)
-        return;
-    char l[64];
-    snprintf(l, sizeof(l), "op=\"%s\"", c->op);
-    wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
-                       (double)(now_us() - c->t0_us) / 1e6);
-    if (err != WR_OK && err != WR_ENOTFOUND && err != WR_ENOTINQUEUE && err != WR_EFULL &&
-        err != WR_ETOKEN) {
-        snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
-        wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
-    }
-}
-
-/* Maps a store error that is not a domain answer to a reply. */
-static void reply_store_error(ctx_t *c, wr_err_t err)
-{
-    wr_api_t *a = c->api;
-    switch (err) {
-    case WR_ENOTFOUND:
-        reply_error(a, c->req, c->route, 404, "QUEUE_NOT_FOUND", "no such queue", NULL, NULL, 0);
-        break;
-    case WR_ENOTINQUEUE:
-        reply_error(a, c->req, c->route, 404, "NOT_IN_QUEUE",
-                    "not waiting and holding no live token", NULL, NULL, 0);
-        break;
-    default:
-        reply_unavailable(a, c->req, c->route, err);
-        break;
-    }
 }
 
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
@@ -340,10 +141,10 @@ static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route
         wr_metrics_inc(a->metrics, "waitroom_rate_limited_total", l, 1);
     }
     int ra = (int)((retry_ms + 999) / 1000);
-    reply_error(a, req, route, 429, "RATE_LIMITED",
-                strcmp(kind, "join") == 0 ? "too many joins from this address"
-                                          : "polling faster than retryAfterMs",
-                NULL, NULL, ra < 1 ? 1 : ra);
+    wr_api__reply_error(a, req, route, 429, "RATE_LIMITED",
+                        strcmp(kind, "join") == 0 ? "too many joins from this address"
+                                                  : "polling faster than retryAfterMs",
+                        NULL, NULL, ra < 1 ? 1 : ra);
 }
 
 /* Join limit: returns true when req was refused (answered 429). */
@@ -400,8 +201,8 @@ static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t
 
 /* Signs the entry token of an admitted entry (the store keeps jti, issue
  * time and expiry; the JWT is made here, the same on every instance). */
-static wr_err_t sign_entry_token(wr_api_t *a, const ctx_t *c, const wr_entry_t *e, char *tok,
-                                 size_t cap)
+static wr_err_t sign_entry_token(wr_api_t *a, const wr_api__ctx_t *c, const wr_entry_t *e,
+                                 char *tok, size_t cap)
 {
     wr_token_claims_t cl;
     memset(&cl, 0, sizeof(cl));
@@ -413,7 +214,7 @@ static wr_err_t sign_entry_token(wr_api_t *a, const ctx_t *c, const wr_entry_t *
     return wr_token_sign_key(&cl, &a->keys[0], tok, cap);
 }
 
-static void reply_entry(ctx_t *c, const wr_entry_t *e)
+static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
 {
     wr_api_t *a = c->api;
     char buf[WR_TOKEN_MAX + 256];
@@ -444,8 +245,8 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         pace_note(a, c->queue, c->user, 0);
         char tok[WR_TOKEN_MAX + 1];
         if (sign_entry_token(a, c, e, tok, sizeof(tok)) != WR_OK) {
-            reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token", NULL,
-                        NULL, 0);
+            wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token",
+                                NULL, NULL, 0);
             return;
         }
         n = snprintf(buf, sizeof(buf),
@@ -459,41 +260,41 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         break;
     }
     if (n < 0 || (size_t)n >= sizeof(buf)) {
-        reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
+        wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;
     }
-    reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
+    wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
 }
 
 static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
     if (err == WR_OK && e) {
         reply_entry(c, e);
     } else if (err == WR_EFULL) {
         const wr_queue_config_t *cfg = e ? e->config : NULL;
-        reply_error(c->api, c->req, c->route, 429, "QUEUE_FULL", "the line is full", NULL, NULL,
-                    retry_after_full(cfg));
+        wr_api__reply_error(c->api, c->req, c->route, 429, "QUEUE_FULL", "the line is full", NULL,
+                            NULL, retry_after_full(cfg));
     } else {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
 }
 
 static void done_cb(wr_err_t err, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (c->route == WR_ROUTE_LEAVE && c->user[0])
         pace_note(c->api, c->queue, c->user, 0);
     if (err == WR_OK)
-        reply_empty(c->api, c->req, c->route, 204);
+        wr_api__reply_empty(c->api, c->req, c->route, 204);
     else
-        reply_store_error(c, err);
-    ctx_free(c);
+        wr_api__reply_store_error(c, err);
+    wr_api__ctx_free(c);
 }
 
 /*
@@ -510,8 +311,9 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     if (a->cfg->identity == WR_IDENTITY_HEADER) {
         const char *v = evhttp_find_header(ih, a->cfg->identity_header);
         if (!v || !*v || !wr_qconfig_valid_user_id(v)) {
-            reply_error(a, req, route, 400, "INVALID_USER_ID",
-                        !v || !*v ? "missing identity header" : "invalid user id", NULL, NULL, 0);
+            wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
+                                !v || !*v ? "missing identity header" : "invalid user id", NULL,
+                                NULL, 0);
             return 1;
         }
         snprintf(user, WR_USER_ID_MAX + 1, "%s", v);
@@ -540,7 +342,8 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return 2; /* no visitor: the caller answers (the queue may not exist either) */
     char vid[WR_VID_LEN + 1];
     if (wr_identity_new_visitor(a->cookie_key, a->cookie_key_len, vid, cookie_out) != WR_OK) {
-        reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL,
+                            NULL, 0);
         return 1;
     }
     snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
@@ -552,33 +355,33 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
  * read when this instance does not know the queue). Sets no cookie. */
 static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (err == WR_OK && info) {
         wr_scheduler_note(c->api->sched, c->queue, info->config);
-        reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL,
-                    0);
+        wr_api__reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie",
+                            NULL, NULL, 0);
     } else {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
 }
 
 static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
 {
     if (wr_scheduler_config(a->sched, queue)) {
-        reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
         return;
     }
-    ctx_t *c = ctx_new(a, req, route, queue);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->op = "queue_get";
     if (wr_store_queue_get(a->store, queue, no_visitor_cb, c) != WR_OK) {
-        reply_unavailable(a, req, route, WR_EUNAVAILABLE);
-        ctx_free(c);
+        wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
+        wr_api__ctx_free(c);
     }
 }
 
@@ -598,9 +401,9 @@ static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t r
         return;
     if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
         return;
-    ctx_t *c = ctx_new(a, req, route, queue);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     snprintf(c->user, sizeof(c->user), "%s", user);
@@ -615,8 +418,8 @@ static void handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     if (err != WR_OK) {
         if (c->cookie[0] && visitor_kept(err))
             set_visitor_cookie(a, req, c->cookie);
-        reply_unavailable(a, req, route, err);
-        ctx_free(c);
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
     }
 }
 
@@ -638,19 +441,19 @@ static bool bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
     return *len > 0;
 }
 
-static void token_fail_policy(ctx_t *c, wr_err_t err)
+static void token_fail_policy(wr_api__ctx_t *c, wr_err_t err)
 {
     wr_api_t *a = c->api;
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
     wr_fail_policy_t p = cfg ? cfg->fail_policy : WR_FAIL_LIMITED;
     if (c->route == WR_ROUTE_VERIFY || p == WR_FAIL_CLOSED) {
-        reply_unavailable(a, c->req, c->route, err);
+        wr_api__reply_unavailable(a, c->req, c->route, err);
         return;
     }
     if (p == WR_FAIL_LIMITED &&
         !wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms())) {
-        reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
-                    "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
+        wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
+                            "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
         return;
     }
     if (a->metrics) {
@@ -659,7 +462,7 @@ static void token_fail_policy(ctx_t *c, wr_err_t err)
         wr_metrics_inc(a->metrics, "waitroom_fail_open_passthrough_total", l, 1);
     }
     static const char body[] = "{\"valid\":true,\"passthrough\":true,\"failOpen\":true}";
-    reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
+    wr_api__reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
 }
 
 /* A disabled queue (passthrough): verify answers 204, consume
@@ -668,24 +471,24 @@ static void reply_passthrough(wr_api_t *a, struct evhttp_request *req, wr_route_
 {
     static const char body[] = "{\"valid\":true,\"passthrough\":true}";
     if (route == WR_ROUTE_VERIFY)
-        reply_empty(a, req, route, 204);
+        wr_api__reply_empty(a, req, route, 204);
     else
-        reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
+        wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
 }
 
 static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 {
-    ctx_t *c = arg;
+    wr_api__ctx_t *c = arg;
     wr_api_t *a = c->api;
-    observe(c, err);
+    wr_api__observe(c, err);
     if (err == WR_OK && res && res->passthrough) {
         reply_passthrough(a, c->req, c->route);
     } else if (err == WR_OK) {
         if (c->route == WR_ROUTE_VERIFY) {
-            reply_empty(a, c->req, c->route, 204);
+            wr_api__reply_empty(a, c->req, c->route, 204);
         } else {
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
-            reply_jansson(a, c->req, c->route, 200, o);
+            wr_api__reply_jansson(a, c->req, c->route, 200, o);
         }
     } else if (err == WR_ETOKEN) {
         wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
@@ -693,14 +496,14 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
          * store (not live = "consumed"); name the better reason. */
         if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
             r = WR_TOKEN_EXPIRED;
-        reply_error(a, c->req, c->route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
-                    wr_token_reason_name(r), 0);
+        wr_api__reply_error(a, c->req, c->route, 403, "INVALID_TOKEN", "the token is not valid",
+                            NULL, wr_token_reason_name(r), 0);
     } else if (err == WR_ENOTFOUND) {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     } else {
         token_fail_policy(c, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
 }
 
 /* After the queue is known to exist (or the cache says so): check the
@@ -710,9 +513,10 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
 {
     if (!tok || tok_len == 0) {
         if (route == WR_ROUTE_VERIFY)
-            reply_error(a, req, route, 401, "UNAUTHORIZED", "no token", NULL, "missing", 0);
+            wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "no token", NULL, "missing", 0);
         else
-            reply_error(a, req, route, 403, "INVALID_TOKEN", "no token given", NULL, "missing", 0);
+            wr_api__reply_error(a, req, route, 403, "INVALID_TOKEN", "no token given", NULL,
+                                "missing", 0);
         return;
     }
     wr_token_claims_t cl;
@@ -731,13 +535,13 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
             snprintf(l, sizeof(l), "reason=\"%s\"", wr_token_reason_name(r));
             wr_metrics_inc(a->metrics, "waitroom_tokens_rejected_total", l, 1);
         }
-        reply_error(a, req, route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
-                    wr_token_reason_name(r), 0);
+        wr_api__reply_error(a, req, route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
+                            wr_token_reason_name(r), 0);
         return;
     }
-    ctx_t *c = ctx_new(a, req, route, queue);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->claims = cl;
@@ -746,14 +550,14 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                        : wr_store_verify(a->store, queue, cl.user, cl.jti, token_cb, c);
     if (err != WR_OK) {
         token_fail_policy(c, err);
-        ctx_free(c);
+        wr_api__ctx_free(c);
     }
 }
 
 /* A request for a queue this instance does not know yet: ask the store
  * whether it exists (and cache its config), then continue. */
 typedef struct {
-    ctx_t *c;
+    wr_api__ctx_t *c;
     char tok[WR_TOKEN_MAX + 1];
     size_t tok_len;
     bool has_user;
@@ -763,9 +567,9 @@ typedef struct {
 static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     pending_token_t *p = arg;
-    ctx_t *c = p->c;
+    wr_api__ctx_t *c = p->c;
     wr_api_t *a = c->api;
-    observe(c, err);
+    wr_api__observe(c, err);
     if (err == WR_OK && info && info->config) {
         wr_scheduler_note(a->sched, c->queue, info->config);
         if (!info->config->enabled) {
@@ -775,11 +579,11 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
                         p->has_user ? p->want_user : NULL);
         }
     } else if (err == WR_ENOTFOUND) {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     } else {
-        reply_unavailable(a, c->req, c->route, err);
+        wr_api__reply_unavailable(a, c->req, c->route, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
     free(p);
 }
 
@@ -802,9 +606,9 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
             body = data ? json_loadb(data, blen, 0, &jerr) : NULL;
             if (!json_is_object(body)) {
                 json_decref(body);
-                reply_error(a, req, route, 400, "BAD_REQUEST",
-                            "body must be a JSON object {\"token\":...,\"userId\":...}", NULL, NULL,
-                            0);
+                wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",
+                                    "body must be a JSON object {\"token\":...,\"userId\":...}",
+                                    NULL, NULL, 0);
                 return;
             }
             json_t *jt = json_object_get(body, "token");
@@ -812,8 +616,8 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
             if ((jt && !json_is_string(jt) && !json_is_null(jt)) ||
                 (ju && !json_is_string(ju) && !json_is_null(ju))) {
                 json_decref(body);
-                reply_error(a, req, route, 400, "BAD_REQUEST", "token and userId must be strings",
-                            NULL, NULL, 0);
+                wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",
+                                    "token and userId must be strings", NULL, NULL, 0);
                 return;
             }
             if (json_is_string(ju))
@@ -856,11 +660,11 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     }
     /* Unknown here: one read to learn whether the queue exists. */
     pending_token_t *p = calloc(1, sizeof(*p));
-    ctx_t *c = p ? ctx_new(a, req, route, queue) : NULL;
+    wr_api__ctx_t *c = p ? wr_api__ctx_new(a, req, route, queue) : NULL;
     if (!c) {
         free(p);
         json_decref(body);
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->op = "queue_get";
@@ -884,8 +688,8 @@ static void handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     }
     json_decref(body);
     if (wr_store_queue_get(a->store, queue, token_queue_cb, p) != WR_OK) {
-        reply_unavailable(a, req, route, WR_EUNAVAILABLE);
-        ctx_free(c);
+        wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
+        wr_api__ctx_free(c);
         free(p);
     }
 }
@@ -928,88 +732,89 @@ static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
 
 static void admin_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (err == WR_OK && info) {
         wr_scheduler_note(c->api->sched, c->queue, info->config);
-        reply_jansson(c->api, c->req, c->route, 200, info_json(c->api, info));
+        wr_api__reply_jansson(c->api, c->req, c->route, 200, info_json(c->api, info));
     } else {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
 }
 
 static void admin_list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (err != WR_OK) {
-        reply_store_error(c, err);
-        ctx_free(c);
+        wr_api__reply_store_error(c, err);
+        wr_api__ctx_free(c);
         return;
     }
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
         json_array_append_new(arr, info_json(c->api, &infos[i]));
-    reply_jansson(c->api, c->req, c->route, 200, json_pack("{s:o}", "queues", arr));
-    ctx_free(c);
+    wr_api__reply_jansson(c->api, c->req, c->route, 200, json_pack("{s:o}", "queues", arr));
+    wr_api__ctx_free(c);
 }
 
 typedef struct {
-    ctx_t *c;
+    wr_api__ctx_t *c;
     wr_queue_config_t cfg;
 } put_t;
 
 static void admin_put_cb(wr_err_t err, void *arg)
 {
     put_t *p = arg;
-    ctx_t *c = p->c;
-    observe(c, err);
+    wr_api__ctx_t *c = p->c;
+    wr_api__observe(c, err);
     if (err == WR_OK) {
         wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
-        reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_json(&p->cfg));
+        wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_json(&p->cfg));
     } else {
-        reply_store_error(c, err);
+        wr_api__reply_store_error(c, err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
     free(p);
 }
 
-static void do_put(ctx_t *c, const wr_queue_config_t *cfg)
+static void do_put(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
 {
     put_t *p = calloc(1, sizeof(*p));
     if (!p) {
-        reply_error(c->api, c->req, c->route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
-        ctx_free(c);
+        wr_api__reply_error(c->api, c->req, c->route, 500, "INTERNAL", "out of memory", NULL, NULL,
+                            0);
+        wr_api__ctx_free(c);
         return;
     }
     p->c = c;
     p->cfg = *cfg;
     c->op = "config_put";
-    c->t0_us = now_us();
+    c->t0_us = wr_api__now_us();
     wr_err_t err = wr_store_config_put(c->api->store, c->queue, &p->cfg, admin_put_cb, p);
     if (err != WR_OK) {
-        reply_unavailable(c->api, c->req, c->route, err);
-        ctx_free(c);
+        wr_api__reply_unavailable(c->api, c->req, c->route, err);
+        wr_api__ctx_free(c);
         free(p);
     }
 }
 
 static void admin_patch_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (err != WR_OK || !info) {
-        reply_store_error(c, err);
-        ctx_free(c);
+        wr_api__reply_store_error(c, err);
+        wr_api__ctx_free(c);
         return;
     }
     wr_queue_config_t cfg;
     char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
     if (wr_qconfig_patch(info->config, c->body, &cfg, field, sizeof(field), msg, sizeof(msg)) !=
         WR_OK) {
-        reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
-        ctx_free(c);
+        wr_api__reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
+        wr_api__ctx_free(c);
         return;
     }
     do_put(c, &cfg);
@@ -1019,8 +824,8 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
                          const char *queue)
 {
     if (!admin_ok(a, req)) {
-        reply_error(a, req, route, 401, "UNAUTHORIZED", "admin key required (Bearer)", NULL, NULL,
-                    0);
+        wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "admin key required (Bearer)", NULL,
+                            NULL, 0);
         return;
     }
     json_t *body = NULL;
@@ -1032,8 +837,8 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         body = data ? json_loadb(data, blen, 0, &jerr) : NULL;
         if (!json_is_object(body)) {
             json_decref(body);
-            reply_error(a, req, route, 400, "BAD_REQUEST", "body must be a JSON object", NULL, NULL,
-                        0);
+            wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", "body must be a JSON object",
+                                NULL, NULL, 0);
             return;
         }
     }
@@ -1043,21 +848,21 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         wr_err_t err = wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg));
         json_decref(body);
         if (err != WR_OK) {
-            reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
+            wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
             return;
         }
-        ctx_t *c = ctx_new(a, req, route, queue);
+        wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
         if (!c) {
-            reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+            wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
             return;
         }
         do_put(c, &cfg);
         return;
     }
-    ctx_t *c = ctx_new(a, req, route, queue);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->body = body;
@@ -1084,8 +889,8 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         break;
     }
     if (err != WR_OK) {
-        reply_unavailable(a, req, route, err);
-        ctx_free(c);
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
     }
 }
 
@@ -1093,21 +898,22 @@ static void handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 
 static void ready_cb(wr_err_t err, void *arg)
 {
-    ctx_t *c = arg;
-    observe(c, err);
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
     if (err == WR_OK && wr_api_has_secret(c->api)) {
         static const char body[] = "{\"status\":\"ready\"}";
-        reply_json(c->api, c->req, c->route, 200, body, sizeof(body) - 1, 0);
+        wr_api__reply_json(c->api, c->req, c->route, 200, body, sizeof(body) - 1, 0);
     } else {
-        reply_unavailable(c->api, c->req, c->route, err == WR_OK ? WR_EUNAVAILABLE : err);
+        wr_api__reply_unavailable(c->api, c->req, c->route, err == WR_OK ? WR_EUNAVAILABLE : err);
     }
-    ctx_free(c);
+    wr_api__ctx_free(c);
 }
 
 static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
 {
     if (!a->metrics) {
-        reply_error(a, req, WR_ROUTE_METRICS, 404, "NOT_FOUND", "metrics disabled", NULL, NULL, 0);
+        wr_api__reply_error(a, req, WR_ROUTE_METRICS, 404, "NOT_FOUND", "metrics disabled", NULL,
+                            NULL, 0);
         return;
     }
     wr_metrics_set(a->metrics, "waitroom_http_in_flight", NULL, (double)a->in_flight);
@@ -1119,7 +925,7 @@ static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
                    (double)wr_ratelimit_evictions(a->join_rl));
     wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"poll\"",
                    (double)wr_ratelimit_evictions(a->poll_rl));
-    count_request(a, WR_ROUTE_METRICS, 200);
+    wr_api__count_request(a, WR_ROUTE_METRICS, 200);
     size_t len = 0;
     char *text = wr_metrics_render(a->metrics, &len);
     if (!text) {
@@ -1135,30 +941,11 @@ static void handle_metrics(wr_api_t *a, struct evhttp_request *req)
 
 /* ---------- pages: the queue page, the dashboard, static assets ---------- */
 
-static void reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                       char *html, size_t len)
-{
-    if (!html) {
-        reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
-        return;
-    }
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
-    evhttp_add_header(oh, "Cache-Control", "no-store");
-    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    evhttp_add_header(oh, "Content-Security-Policy",
-                      "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                      "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
-    count_request(a, route, status);
-    wr_http_send(req, status, html, len, false);
-    free(html);
-}
-
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
-    ctx_t *c = arg;
+    wr_api__ctx_t *c = arg;
     wr_api_t *a = c->api;
-    observe(c, err);
+    wr_api__observe(c, err);
     const char *al =
         evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
     wr_page_view_t v;
@@ -1214,8 +1001,8 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     }
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
-    reply_html(a, c->req, c->route, status, html, len);
-    ctx_free(c);
+    wr_api__reply_html(a, c->req, c->route, status, html, len);
+    wr_api__ctx_free(c);
 }
 
 static void handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue)
@@ -1226,9 +1013,10 @@ static void handle_queue_page(wr_api_t *a, struct evhttp_request *req, const cha
         return;
     if (resolve_user(a, req, WR_ROUTE_QUEUE_PAGE, true, user, cookie))
         return;
-    ctx_t *c = ctx_new(a, req, WR_ROUTE_QUEUE_PAGE, queue);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, WR_ROUTE_QUEUE_PAGE, queue);
     if (!c) {
-        reply_error(a, req, WR_ROUTE_QUEUE_PAGE, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_error(a, req, WR_ROUTE_QUEUE_PAGE, 500, "INTERNAL", "out of memory", NULL,
+                            NULL, 0);
         return;
     }
     c->op = "join";
@@ -1251,14 +1039,15 @@ static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *n
         data = wr_page_asset(file, &len, &ctype);
     }
     if (!data) {
-        reply_error(a, req, WR_ROUTE_STATIC, 404, "NOT_FOUND", "no such asset", NULL, NULL, 0);
+        wr_api__reply_error(a, req, WR_ROUTE_STATIC, 404, "NOT_FOUND", "no such asset", NULL, NULL,
+                            0);
         return;
     }
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", ctype);
     evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    count_request(a, WR_ROUTE_STATIC, 200);
+    wr_api__count_request(a, WR_ROUTE_STATIC, 200);
     wr_http_send(req, 200, data, len, true);
 }
 
@@ -1307,7 +1096,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     if (!path) {
-        reply_error(a, req, WR_ROUTE_NONE, 400, "BAD_REQUEST", "bad request line", NULL, NULL, 0);
+        wr_api__reply_error(a, req, WR_ROUTE_NONE, 400, "BAD_REQUEST", "bad request line", NULL,
+                            NULL, 0);
         return;
     }
     wr_route_match_t m = wr_router_match(method_of(req), path, strlen(path));
@@ -1316,10 +1106,11 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
             char allow[64];
             wr_router_allow_header(m.allowed, allow, sizeof(allow));
             evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
-            reply_error(a, req, WR_ROUTE_NONE, 405, "METHOD_NOT_ALLOWED",
-                        "method not allowed on this path", NULL, NULL, 0);
+            wr_api__reply_error(a, req, WR_ROUTE_NONE, 405, "METHOD_NOT_ALLOWED",
+                                "method not allowed on this path", NULL, NULL, 0);
         } else {
-            reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
+            wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL,
+                                NULL, 0);
         }
         return;
     }
@@ -1329,7 +1120,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
      * admin API or the dashboard. */
     if (a->admin_separate && !admin_listener &&
         (is_admin_route(route) || route == WR_ROUTE_DASHBOARD)) {
-        reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
+        wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL,
+                            0);
         return;
     }
 
@@ -1351,8 +1143,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
             free(dec);
         }
         if (!ok) {
-            reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
-                        "queue names match [A-Za-z0-9_-]{1,64}", NULL, NULL, 0);
+            wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
+                                "queue names match [A-Za-z0-9_-]{1,64}", NULL, NULL, 0);
             return;
         }
     }
@@ -1363,8 +1155,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     size_t limit = is_admin_route(route) ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
     if (blen > limit) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-        reply_error(a, req, route, 413, "PAYLOAD_TOO_LARGE", "request body too large", NULL, NULL,
-                    0);
+        wr_api__reply_error(a, req, route, 413, "PAYLOAD_TOO_LARGE", "request body too large", NULL,
+                            NULL, 0);
         return;
     }
 
@@ -1375,9 +1167,9 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     case WR_ROUTE_CONSUME:
     case WR_ROUTE_VERIFY:
         if (!wr_api_has_secret(a)) {
-            reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
-                        "the token secret is not loaded from the store yet", NULL, NULL,
-                        RETRY_AFTER_UNAVAILABLE_S);
+            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                                "the token secret is not loaded from the store yet", NULL, NULL,
+                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
             return;
         }
         if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY)
@@ -1394,20 +1186,20 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         return;
     case WR_ROUTE_HEALTHZ: {
         static const char body[] = "{\"status\":\"ok\"}";
-        reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
+        wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
         return;
     }
     case WR_ROUTE_READYZ: {
-        ctx_t *c = ctx_new(a, req, route, NULL);
+        wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
         if (!c) {
-            reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+            wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
             return;
         }
         c->op = "ping";
         wr_err_t err = wr_store_ping(a->store, ready_cb, c);
         if (err != WR_OK) {
-            reply_unavailable(a, req, route, err);
-            ctx_free(c);
+            wr_api__reply_unavailable(a, req, route, err);
+            wr_api__ctx_free(c);
         }
         return;
     }
@@ -1419,13 +1211,13 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
             /* HEAD must not join the line: headers only, no side effect. */
             evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                               "text/html; charset=utf-8");
-            reply_empty(a, req, route, 200);
+            wr_api__reply_empty(a, req, route, 200);
             return;
         }
         if (!wr_api_has_secret(a)) {
-            reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
-                        "the token secret is not loaded from the store yet", NULL, NULL,
-                        RETRY_AFTER_UNAVAILABLE_S);
+            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                                "the token secret is not loaded from the store yet", NULL, NULL,
+                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
             return;
         }
         handle_queue_page(a, req, queue);
@@ -1433,14 +1225,14 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     case WR_ROUTE_DASHBOARD: {
         size_t len = 0;
         char *html = wr_page_render_dashboard(&len);
-        reply_html(a, req, route, 200, html, len);
+        wr_api__reply_html(a, req, route, 200, html, len);
         return;
     }
     case WR_ROUTE_STATIC:
         handle_static(a, req, m.param, m.param_len);
         return;
     default:
-        reply_error(a, req, route, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
+        wr_api__reply_error(a, req, route, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
         return;
     }
 }
@@ -1458,7 +1250,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
     if (wr_token_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
-        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)now_us();
+        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_api__now_us();
     if (wr_token_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);
         return WR_EIO;
@@ -1582,7 +1374,7 @@ void wr_api_free(wr_api_t *a)
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     while (a->free_ctx) {
-        ctx_t *c = a->free_ctx;
+        wr_api__ctx_t *c = a->free_ctx;
         a->free_ctx = c->next_free;
         free(c);
     }

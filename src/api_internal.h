@@ -1,0 +1,132 @@
+/*
+ * api_internal.h - what the files of the api module share, and nothing
+ * else includes: the handler state (struct wr_api), the request context
+ * and its pool, the reply helpers, and the route families' entry points.
+ *
+ * The api module is one module in several files, split by route family:
+ *   api.c          dispatch (route, queue name, body limit), lifecycle, secrets
+ *   api_reply.c    context pool, replies, metrics of requests, error table
+ *   api_entries.c  join / status / leave, the queue page, abuse limits
+ *   api_tokens.c   consume / verify, the fail policy
+ *   api_admin.c    admin API, readyz, metrics
+ * Names shared between these files are wr_api__*; file statics are
+ * unprefixed (STYLE.md).
+ */
+#ifndef WR_API_INTERNAL_H
+#define WR_API_INTERNAL_H
+
+#include <event2/http.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "identity.h"
+#include "qconfig.h"
+#include "ratelimit.h"
+#include "router.h"
+#include "token.h"
+
+/* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
+#define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
+
+/* Statuses whose request-counter labels are built once (api_reply.c). */
+#define WR_API__N_LABEL_STATUSES 12
+
+struct wr_api {
+    struct event_base *base;
+    wr_store_t *store;
+    wr_scheduler_t *sched;
+    wr_metrics_t *metrics;
+    const wr_config_t *cfg;
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len;
+    uint8_t cookie_key[32];
+    size_t cookie_key_len;
+    /* Rotation: the previous token secret and cookie key, still accepted. */
+    wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
+    size_t n_keys;
+    uint8_t prev_secret[WR_SECRET_MAX];
+    size_t prev_secret_len;
+    uint8_t prev_cookie_key[32];
+    bool has_prev_cookie_key;
+    wr_ratelimit_t *join_rl;   /* per client address */
+    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
+    bool admin_separate;       /* admin API only on the admin listener */
+    uint8_t admin_mac_key[32]; /* random per process: admin key compare */
+    uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
+    bool admin_enabled;
+    size_t in_flight;
+    /* see count_request in api_reply.c */
+    char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
+    struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
+    unsigned n_free_ctx;
+    uint64_t rng; /* xorshift64* state: poll jitter */
+};
+
+/* One store-backed request, from the store call to its reply. */
+typedef struct wr_api__ctx {
+    struct wr_api__ctx *next_free;
+    wr_api_t *api;
+    struct evhttp_request *req;
+    wr_route_t route;
+    const char *op; /* store op label for metrics */
+    int64_t t0_us;
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    wr_token_claims_t claims;
+    json_t *body; /* admin PATCH body, owned */
+} wr_api__ctx_t;
+
+/* ---------- api_reply.c: clock, contexts, replies ---------- */
+
+/* Wall clock, microseconds since the epoch. */
+int64_t wr_api__now_us(void);
+
+/*
+ * Takes a context from the pool (or allocates one), zeroed, for req on
+ * route; queue may be NULL. Counts it in in_flight and starts its latency
+ * clock; op defaults to the route name. Returns NULL when out of memory.
+ */
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *queue);
+
+/* Gives c back to the pool (frees its body); call right after its reply. */
+void wr_api__ctx_free(wr_api__ctx_t *c);
+
+/* Records the store latency of c's operation, and err unless it is a
+ * domain answer (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN). */
+void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
+
+/* Counts one answered request in waitroom_http_requests_total. */
+void wr_api__count_request(wr_api_t *a, wr_route_t route, int status);
+
+/* The reply helpers: each counts the request, then sends through http.h
+ * (same arguments as wr_http_reply_*). */
+void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        const char *body, size_t len, int retry_after);
+void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         const char *code, const char *message, const char *field,
+                         const char *reason, int retry_after);
+void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
+
+/* Sends o (takes ownership; NULL = out of memory: 500) as compact JSON. */
+void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           json_t *o);
+
+/* 503 STORE_UNAVAILABLE with wr_strerror(err) and a Retry-After. */
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err);
+
+/* Maps a store error that is not a domain answer to a reply:
+ * ENOTFOUND 404 QUEUE_NOT_FOUND, ENOTINQUEUE 404 NOT_IN_QUEUE, else 503. */
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err);
+
+/* Sends an HTML page (takes ownership of html; NULL = out of memory: 500)
+ * with no-store and the page's Content-Security-Policy. */
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len);
+
+#endif
