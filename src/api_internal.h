@@ -129,4 +129,20 @@ void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err);
 void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                         char *html, size_t len);
 
+/* The store callback (wr_store_done_cb) of an operation answered 204 on
+ * success (leave, admin delete): observes, replies (errors as
+ * wr_api__reply_store_error) and frees the context given as arg. */
+void wr_api__done_cb(wr_err_t err, void *arg);
+
+/* ---------- api_entries.c ---------- */
+
+/* POST/GET/DELETE /v1/queues/{queue}/entries/me; queue is validated and the
+ * token secret is installed. Answers req exactly once. */
+void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const char *queue);
+
+/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
+ * Same preconditions as wr_api__handle_entries. */
+void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
+
 #endif

@@ -189,3 +189,14 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_http_send(req, status, html, len, false);
     free(html);
 }
+
+void wr_api__done_cb(wr_err_t err, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK)
+        wr_api__reply_empty(c->api, c->req, c->route, 204);
+    else
+        wr_api__reply_store_error(c, err);
+    wr_api__ctx_free(c);
+}
