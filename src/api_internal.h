@@ -145,4 +145,15 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
  * Same preconditions as wr_api__handle_entries. */
 void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
 
+/* ---------- api_tokens.c ---------- */
+
+/* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
+ * *len, and returns true when present and not empty. */
+bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+
+/* POST .../tokens/consume and GET .../tokens/verify; queue is validated and
+ * the token secret is installed. Answers req exactly once. */
+void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                           const char *queue);
+
 #endif
