@@ -156,4 +156,18 @@ bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
 void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                            const char *queue);
 
+/* ---------- api_admin.c ---------- */
+
+/* The admin API routes (WR_ROUTE_ADMIN_*); queue is validated ("" for the
+ * list). Checks the admin key first. Answers req exactly once. */
+void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                          const char *queue);
+
+/* GET /readyz: 200 when the store answers a ping and a token secret is
+ * installed, else 503. */
+void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req);
+
+/* GET /metrics: the Prometheus text (404 when metrics are disabled). */
+void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req);
+
 #endif
