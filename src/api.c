@@ -11,8 +11,9 @@
  *   api_tokens.c   consume / verify and the fail policy
  *   api_admin.c    the admin API, readyz, metrics
  * The routes that need no store (healthz, the dashboard, static assets)
- * are answered here. Contexts and replies are in api_reply.c;
- * api_internal.h is what the files share. Nothing changes state before all
+ * are answered here. Contexts, replies and the one table from store errors
+ * to HTTP answers are in api_reply.c; api_internal.h is what the files
+ * share. Nothing changes state before all
  * validation has passed, so an error never changes state.
  *
  * Keys: tokens are signed with the current secret and its kid, verified

@@ -70,7 +70,7 @@ static void admin_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
         wr_scheduler_note(c->api->sched, c->queue, info->config);
         wr_api__reply_jansson(c->api, c->req, c->route, 200, info_json(c->api, info));
     } else {
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     }
     wr_api__ctx_free(c);
 }
@@ -80,7 +80,7 @@ static void admin_list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, 
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err != WR_OK) {
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
         wr_api__ctx_free(c);
         return;
     }
@@ -105,7 +105,7 @@ static void admin_put_cb(wr_err_t err, void *arg)
         wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
         wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_json(&p->cfg));
     } else {
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     }
     wr_api__ctx_free(c);
     free(p);
@@ -137,7 +137,7 @@ static void admin_patch_get_cb(wr_err_t err, const wr_queue_info_t *info, void *
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err != WR_OK || !info) {
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
         wr_api__ctx_free(c);
         return;
     }

@@ -258,12 +258,10 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         set_visitor_cookie(c->api, c->req, c->cookie);
     if (err == WR_OK && e) {
         reply_entry(c, e);
-    } else if (err == WR_EFULL) {
-        const wr_queue_config_t *cfg = e ? e->config : NULL;
-        wr_api__reply_error(c->api, c->req, c->route, 429, "QUEUE_FULL", "the line is full", NULL,
-                            NULL, retry_after_full(cfg));
     } else {
-        wr_api__reply_store_error(c, err);
+        /* A full line: come back after the queue's slowest poll band. */
+        int ra = err == WR_EFULL ? retry_after_full(e ? e->config : NULL) : 0;
+        wr_api__reply_answer(c->api, c->req, c->route, err, WR_API__TELLS_ENTRY, NULL, ra);
     }
     wr_api__ctx_free(c);
 }
@@ -342,7 +340,7 @@ static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
         wr_api__reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie",
                             NULL, NULL, 0);
     } else {
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     }
     wr_api__ctx_free(c);
 }
@@ -451,17 +449,15 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         } else {
             v.state = "passthrough";
         }
-    } else if (err == WR_EFULL) {
-        v.state = "full";
-        status = 429;
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "5");
-    } else if (err == WR_ENOTFOUND) {
-        v.state = "notfound";
-        status = 404;
     } else {
-        v.state = "unavailable";
-        status = 503;
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", "2");
+        const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
+        v.state = ans->page_state;
+        status = ans->status;
+        if (ans->retry_after_s > 0) {
+            char ra[16];
+            snprintf(ra, sizeof(ra), "%d", ans->retry_after_s);
+            evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
+        }
     }
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);

@@ -97,7 +97,7 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
 void wr_api__ctx_free(wr_api__ctx_t *c);
 
 /* Records the store latency of c's operation, and err unless it is a
- * domain answer (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN). */
+ * domain answer (a row of the error table). */
 void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
 
 /* Counts one answered request in waitroom_http_requests_total. */
@@ -116,13 +116,64 @@ void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                            json_t *o);
 
-/* 503 STORE_UNAVAILABLE with wr_strerror(err) and a Retry-After. */
+/* ---------- api_reply.c: the error table ---------- */
+
+/*
+ * How a store error is told to the client: one row per domain answer of
+ * the store (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN); every other error is a
+ * failure of the store, told by the STORE_UNAVAILABLE row (503).
+ */
+typedef struct {
+    wr_err_t err;           /* WR_OK in the STORE_UNAVAILABLE row */
+    int status;             /* HTTP status */
+    const char *code;       /* JSON "error" */
+    const char *message;    /* JSON "message"; NULL = wr_strerror(err) */
+    int retry_after_s;      /* Retry-After, seconds; 0 = none */
+    const char *page_state; /* the queue page's state (page.h); NULL = not on the page */
+} wr_api__answer_t;
+
+/* A set of domain answers: one bit per wr_err_t value. */
+#define WR_API__TELL(e) (1u << (e))
+
+/*
+ * The domain answers each caller tells as themselves; any other error, or
+ * a domain answer outside the caller's set, is told as STORE_UNAVAILABLE.
+ */
+/* status, leave, admin, entries/me without a visitor cookie */
+#define WR_API__TELLS_STORE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ENOTINQUEUE))
+/* join, status (JSON): a full line is 429 with the queue's Retry-After */
+#define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL))
+/* the queue page (join): a full line or no such queue, no NOT_IN_QUEUE */
+#define WR_API__TELLS_PAGE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_EFULL))
+/* consume, verify: any other error goes to the queue's fail policy */
+#define WR_API__TELLS_TOKEN (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ETOKEN))
+/* the queue lookup before a token check */
+#define WR_API__TELLS_QUEUE WR_API__TELL(WR_ENOTFOUND)
+/* readyz, and a store call that could not start */
+#define WR_API__TELLS_NONE 0u
+
+/* True when err is a domain answer in the set tells. */
+bool wr_api__tells(wr_err_t err, unsigned tells);
+
+/* The row that tells err to a caller telling the set tells: err's row when
+ * wr_api__tells(err, tells), else the STORE_UNAVAILABLE row. Never NULL. */
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells);
+
+/* Replies err as a JSON error, as wr_api__answer(err, tells) says; reason
+ * is the JSON "reason" (NULL = none), retry_after_s > 0 replaces the
+ * row's Retry-After. */
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s);
+
+/* wr_api__reply_answer for c's request, no reason, the row's Retry-After. */
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells);
+
+/* err told as a store failure: 503 STORE_UNAVAILABLE with wr_strerror(err)
+ * and a Retry-After (wr_api__reply_answer with WR_API__TELLS_NONE). */
 void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                wr_err_t err);
 
-/* Maps a store error that is not a domain answer to a reply:
- * ENOTFOUND 404 QUEUE_NOT_FOUND, ENOTINQUEUE 404 NOT_IN_QUEUE, else 503. */
-void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err);
+/* ---------- api_reply.c: more replies ---------- */
 
 /* Sends an HTML page (takes ownership of html; NULL = out of memory: 500)
  * with no-store and the page's Content-Security-Policy. */
@@ -131,7 +182,7 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
 
 /* The store callback (wr_store_done_cb) of an operation answered 204 on
  * success (leave, admin delete): observes, replies (errors as
- * wr_api__reply_store_error) and frees the context given as arg. */
+ * WR_API__TELLS_STORE) and frees the context given as arg. */
 void wr_api__done_cb(wr_err_t err, void *arg);
 
 /* ---------- api_entries.c ---------- */

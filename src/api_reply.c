@@ -9,10 +9,21 @@
  * meanwhile, evhttp frees the request when we reply (libevent 2.1.12
  * evhttp_send), so late replies are safe (case K07).
  *
- * Replies: every answer of the module goes through a wr_api__reply_*
- * helper here, which counts it in waitroom_http_requests_total (label
- * strings built once per route and status) before sending it (http.h).
+ * Replies: the wr_api__reply_* helpers count each answer in
+ * waitroom_http_requests_total (label strings built once per route and
+ * status) before sending it (http.h); the routes that send raw bytes
+ * (metrics, static assets) count through wr_api__count_request.
  * observe() records each store operation's latency and its failures.
+ *
+ * Errors: one table tells every store error to the client. The store's
+ * domain answers (no such queue, not in line, line full, token not live)
+ * each have a row - status, JSON code and message, Retry-After, and the
+ * queue page's state; everything else is a failure of the store, 503
+ * STORE_UNAVAILABLE. Each caller names the domain answers its route tells
+ * (WR_API__TELLS_*, api_internal.h): e.g. a leave tells NOT_IN_QUEUE, the
+ * queue page does not, and consume/verify hand other errors to the fail
+ * policy instead of answering 503. observe() counts as store errors
+ * exactly the errors without a row.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,13 +101,6 @@ void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     free(s);
 }
 
-void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                               wr_err_t err)
-{
-    wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE", wr_strerror(err), NULL, NULL,
-                        WR_API__RETRY_AFTER_UNAVAILABLE_S);
-}
-
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                const char *queue)
 {
@@ -135,6 +139,63 @@ void wr_api__ctx_free(wr_api__ctx_t *c)
     }
 }
 
+/* ---------- the error table ---------- */
+
+/* The domain answers of the store, told as themselves where a caller tells
+ * them (WR_API__TELLS_* in api_internal.h). The page states and the
+ * Retry-After of a full line (the default slowest poll band, 5 s) are what
+ * the queue page says; the JSON join says the queue's own slowest band. */
+static const wr_api__answer_t answers[] = {
+    {WR_ENOTFOUND, 404, "QUEUE_NOT_FOUND", "no such queue", 0, "notfound"},
+    {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
+    {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 5, "full"},
+    {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
+};
+
+/* Everything else: the store failed (or did not answer in time). */
+static const wr_api__answer_t unavailable = {
+    WR_OK, 503, "STORE_UNAVAILABLE", NULL, WR_API__RETRY_AFTER_UNAVAILABLE_S, "unavailable"};
+
+static const wr_api__answer_t *find_answer(wr_err_t err)
+{
+    for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+        if (answers[i].err == err)
+            return &answers[i];
+    return NULL;
+}
+
+bool wr_api__tells(wr_err_t err, unsigned tells)
+{
+    return (unsigned)err < 32 && (tells & WR_API__TELL(err)) && find_answer(err);
+}
+
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells)
+{
+    return wr_api__tells(err, tells) ? find_answer(err) : &unavailable;
+}
+
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s)
+{
+    const wr_api__answer_t *ans = wr_api__answer(err, tells);
+    wr_api__reply_error(a, req, route, ans->status, ans->code,
+                        ans->message ? ans->message : wr_strerror(err), NULL, reason,
+                        retry_after_s > 0 ? retry_after_s : ans->retry_after_s);
+}
+
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)
+{
+    wr_api__reply_answer(c->api, c->req, c->route, err, tells, NULL, 0);
+}
+
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err)
+{
+    wr_api__reply_answer(a, req, route, err, WR_API__TELLS_NONE, NULL, 0);
+}
+
+/* ---------- store latency and errors ---------- */
+
 /* Records the store latency of c's operation. */
 void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
 {
@@ -145,29 +206,9 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
     snprintf(l, sizeof(l), "op=\"%s\"", c->op);
     wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
                        (double)(wr_api__now_us() - c->t0_us) / 1e6);
-    if (err != WR_OK && err != WR_ENOTFOUND && err != WR_ENOTINQUEUE && err != WR_EFULL &&
-        err != WR_ETOKEN) {
+    if (err != WR_OK && !find_answer(err)) {
         snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
         wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
-    }
-}
-
-/* Maps a store error that is not a domain answer to a reply. */
-void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err)
-{
-    wr_api_t *a = c->api;
-    switch (err) {
-    case WR_ENOTFOUND:
-        wr_api__reply_error(a, c->req, c->route, 404, "QUEUE_NOT_FOUND", "no such queue", NULL,
-                            NULL, 0);
-        break;
-    case WR_ENOTINQUEUE:
-        wr_api__reply_error(a, c->req, c->route, 404, "NOT_IN_QUEUE",
-                            "not waiting and holding no live token", NULL, NULL, 0);
-        break;
-    default:
-        wr_api__reply_unavailable(a, c->req, c->route, err);
-        break;
     }
 }
 
@@ -197,6 +238,6 @@ void wr_api__done_cb(wr_err_t err, void *arg)
     if (err == WR_OK)
         wr_api__reply_empty(c->api, c->req, c->route, 204);
     else
-        wr_api__reply_store_error(c, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     wr_api__ctx_free(c);
 }

@@ -94,17 +94,20 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
             wr_api__reply_jansson(a, c->req, c->route, 200, o);
         }
-    } else if (err == WR_ETOKEN) {
-        wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
-        /* A token past its expiry may already have been swept from the
-         * store (not live = "consumed"); name the better reason. */
-        if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
-            r = WR_TOKEN_EXPIRED;
-        wr_api__reply_error(a, c->req, c->route, 403, "INVALID_TOKEN", "the token is not valid",
-                            NULL, wr_token_reason_name(r), 0);
-    } else if (err == WR_ENOTFOUND) {
-        wr_api__reply_store_error(c, err);
+    } else if (wr_api__tells(err, WR_API__TELLS_TOKEN)) {
+        /* ETOKEN (with its reason) or ENOTFOUND. */
+        const char *reason = NULL;
+        if (err == WR_ETOKEN) {
+            wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
+            /* A token past its expiry may already have been swept from the
+             * store (not live = "consumed"); name the better reason. */
+            if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
+                r = WR_TOKEN_EXPIRED;
+            reason = wr_token_reason_name(r);
+        }
+        wr_api__reply_answer(a, c->req, c->route, err, WR_API__TELLS_TOKEN, reason, 0);
     } else {
+        /* The store failed: the queue's fail policy decides. */
         token_fail_policy(c, err);
     }
     wr_api__ctx_free(c);
@@ -139,8 +142,9 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
             snprintf(l, sizeof(l), "reason=\"%s\"", wr_token_reason_name(r));
             wr_metrics_inc(a->metrics, "waitroom_tokens_rejected_total", l, 1);
         }
-        wr_api__reply_error(a, req, route, 403, "INVALID_TOKEN", "the token is not valid", NULL,
-                            wr_token_reason_name(r), 0);
+        /* Refused before the store: the same answer as the store's ETOKEN. */
+        wr_api__reply_answer(a, req, route, WR_ETOKEN, WR_API__TELLS_TOKEN, wr_token_reason_name(r),
+                             0);
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
@@ -182,10 +186,8 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
             token_check(a, c->req, c->route, c->queue, p->tok, p->tok_len,
                         p->has_user ? p->want_user : NULL);
         }
-    } else if (err == WR_ENOTFOUND) {
-        wr_api__reply_store_error(c, err);
     } else {
-        wr_api__reply_unavailable(a, c->req, c->route, err);
+        wr_api__reply_store_error(c, err, WR_API__TELLS_QUEUE);
     }
     wr_api__ctx_free(c);
     free(p);
