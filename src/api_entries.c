@@ -9,11 +9,13 @@
  * QUEUE_NOT_FOUND when the queue does not exist either). A cookie signed
  * with the previous key still counts, and a join re-issues it.
  *
- * Answers: one store call (join, status or leave), then the entry is
- * answered as JSON or as the queue page. A waiting entry is told its
- * position, ETA and when to come back (jittered poll band, queue.h); an
- * admitted one gets its JWT, signed here from the store's jti, issue time
- * and expiry (the same on every instance).
+ * Answers: one store call (join, status or leave). The entry it returns
+ * is turned once into an entry view (entry_view_t: state, position, ETA,
+ * retry, token...), which is then told as JSON or as the queue page. A
+ * waiting entry is told its position, ETA and when to come back (jittered
+ * poll band, queue.h); an admitted one gets its JWT, signed here from the
+ * store's jti, issue time and expiry (the same on every instance). Errors
+ * are told as the error table says (api_reply.c).
  *
  * Abuse controls (docs/SECURITY.md): joins are limited per client address
  * (token bucket; X-Forwarded-For counts only from trusted proxies), and
@@ -198,46 +200,104 @@ static wr_err_t sign_entry_token(wr_api_t *a, const wr_api__ctx_t *c, const wr_e
     return wr_token_sign_key(&cl, &a->keys[0], tok, cap);
 }
 
+/* A user's place, computed once from the store's entry and told either as
+ * JSON (reply_entry) or as the queue page (page_entry_cb). */
+typedef struct {
+    wr_entry_state_t state; /* WAITING, ADMITTED or PASSTHROUGH */
+    /* WAITING */
+    uint64_t position;       /* 1-based rank in line */
+    uint64_t ahead;          /* people ahead: position - 1 */
+    uint64_t waiting;        /* people in line */
+    int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
+    uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
+    /* ADMITTED */
+    char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
+    int64_t expires_at_ms;        /* token expiry, ms since the epoch */
+    /* any state */
+    const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
+} entry_view_t;
+
+/*
+ * Fills v from e for c's queue and user: notes the queue's config with the
+ * scheduler, draws the jittered retry of a waiting entry, signs the token
+ * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
+ * signing error (v->token is then "").
+ */
+static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *v)
+{
+    wr_api_t *a = c->api;
+    const wr_queue_config_t *cfg = e->config;
+    v->position = v->ahead = v->waiting = 0;
+    v->eta_seconds = -1;
+    v->retry_after_ms = 0;
+    v->token[0] = '\0';
+    v->expires_at_ms = 0;
+    v->target_url = cfg ? cfg->target_url : "";
+    if (cfg)
+        wr_scheduler_note(a->sched, c->queue, cfg);
+    switch (e->state) {
+    case WR_ENTRY_WAITING:
+        v->state = WR_ENTRY_WAITING;
+        v->position = e->position;
+        v->ahead = e->position ? e->position - 1 : 0;
+        v->waiting = e->waiting;
+        if (cfg) {
+            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position,
+                                                  wr_scheduler_observed_rate(a->sched, c->queue));
+            v->retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+        }
+        return WR_OK;
+    case WR_ENTRY_ADMITTED: {
+        v->state = WR_ENTRY_ADMITTED;
+        v->expires_at_ms = e->expires_at_us / 1000;
+        wr_err_t err = sign_entry_token(a, c, e, v->token, sizeof(v->token));
+        if (err != WR_OK)
+            v->token[0] = '\0';
+        return err;
+    }
+    case WR_ENTRY_PASSTHROUGH:
+    default:
+        v->state = WR_ENTRY_PASSTHROUGH;
+        return WR_OK;
+    }
+}
+
+/* The entry as JSON (docs/API.md): one snprintf, no JSON library. */
 static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
 {
     wr_api_t *a = c->api;
+    entry_view_t v;
+    wr_err_t err = entry_view(c, e, &v);
     char buf[WR_TOKEN_MAX + 256];
     int n = 0;
-    if (e->config)
-        wr_scheduler_note(a->sched, c->queue, e->config);
-    switch (e->state) {
+    switch (v.state) {
     case WR_ENTRY_WAITING: {
-        const wr_queue_config_t *cfg = e->config;
-        double observed = wr_scheduler_observed_rate(a->sched, c->queue);
-        int64_t eta = cfg ? wr_queue_eta_seconds(cfg, e->position, observed) : -1;
-        uint32_t retry = cfg ? wr_queue_retry_after_ms(cfg, e->position, rand01(a)) : 5000;
+        /* No config to draw from: the default slowest band. */
+        uint32_t retry = v.retry_after_ms ? v.retry_after_ms : 5000;
         pace_note(a, c->queue, c->user, retry);
         char etas[24];
-        if (eta < 0)
+        if (v.eta_seconds < 0)
             snprintf(etas, sizeof(etas), "null");
         else
-            snprintf(etas, sizeof(etas), "%lld", (long long)eta);
+            snprintf(etas, sizeof(etas), "%lld", (long long)v.eta_seconds);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
                      "\"etaSeconds\":%s,\"retryAfterMs\":%u}",
-                     (unsigned long long)e->position,
-                     (unsigned long long)(e->position ? e->position - 1 : 0),
-                     (unsigned long long)e->waiting, etas, retry);
+                     (unsigned long long)v.position, (unsigned long long)v.ahead,
+                     (unsigned long long)v.waiting, etas, retry);
         break;
     }
-    case WR_ENTRY_ADMITTED: {
+    case WR_ENTRY_ADMITTED:
         pace_note(a, c->queue, c->user, 0);
-        char tok[WR_TOKEN_MAX + 1];
-        if (sign_entry_token(a, c, e, tok, sizeof(tok)) != WR_OK) {
+        if (err != WR_OK) {
             wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token",
                                 NULL, NULL, 0);
             return;
         }
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld}", tok,
-                     (long long)(e->expires_at_us / 1000));
+                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld}", v.token,
+                     (long long)v.expires_at_ms);
         break;
-    }
     case WR_ENTRY_PASSTHROUGH:
     default:
         n = snprintf(buf, sizeof(buf), "{\"status\":\"passthrough\"}");
@@ -420,34 +480,34 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(a, c->req, c->cookie);
     if (err == WR_OK && e) {
-        const wr_queue_config_t *cfg = e->config;
-        if (cfg) {
-            wr_scheduler_note(a->sched, c->queue, cfg);
-            v.target_url = cfg->target_url;
-        }
-        if (e->state == WR_ENTRY_WAITING) {
+        entry_view_t ev;
+        entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
+        v.target_url = ev.target_url;
+        switch (ev.state) {
+        case WR_ENTRY_WAITING:
             v.state = "waiting";
-            v.position = e->position;
-            v.waiting = e->waiting;
-            if (cfg) {
-                v.eta_seconds = wr_queue_eta_seconds(
-                    cfg, e->position, wr_scheduler_observed_rate(a->sched, c->queue));
-                v.retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
-                pace_note(a, c->queue, c->user, v.retry_after_ms);
-            }
-        } else if (e->state == WR_ENTRY_ADMITTED) {
+            v.position = ev.position;
+            v.waiting = ev.waiting;
+            v.eta_seconds = ev.eta_seconds;
+            v.retry_after_ms = ev.retry_after_ms;
+            if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
+                pace_note(a, c->queue, c->user, ev.retry_after_ms);
+            break;
+        case WR_ENTRY_ADMITTED:
             v.state = "admitted";
-            char tok[WR_TOKEN_MAX + 1];
-            if (sign_entry_token(a, c, e, tok, sizeof(tok)) == WR_OK) {
+            if (ev.token[0]) {
                 char hdr[WR_TOKEN_MAX + 160];
-                long long max_age = (long long)(e->expires_at_us / 1000000 - (int64_t)time(NULL));
+                long long max_age = (long long)(ev.expires_at_ms / 1000 - (int64_t)time(NULL));
                 snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; SameSite=Lax%s",
-                         c->queue, tok, max_age > 0 ? max_age : 1,
+                         c->queue, ev.token, max_age > 0 ? max_age : 1,
                          a->cfg->cookie_secure ? "; Secure" : "");
                 evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
             }
-        } else {
+            break;
+        case WR_ENTRY_PASSTHROUGH:
+        default:
             v.state = "passthrough";
+            break;
         }
     } else {
         const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
