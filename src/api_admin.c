@@ -28,6 +28,8 @@
 #include "api_internal.h"
 #include "http.h"
 
+/* ---------- admin API ---------- */
+
 static bool admin_ok(wr_api_t *a, struct evhttp_request *req)
 {
     if (!a->admin_enabled)

@@ -40,6 +40,9 @@
 #include "page.h"
 #include "queue.h"
 
+/* ---------- small helpers ---------- */
+
+/* A uniform draw in [0, 1) for the poll jitter. */
 static double rand01(wr_api_t *a)
 {
     /* xorshift64*: jitter needs spread, not secrecy. */

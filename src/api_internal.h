@@ -139,7 +139,7 @@ typedef struct {
  * The domain answers each caller tells as themselves; any other error, or
  * a domain answer outside the caller's set, is told as STORE_UNAVAILABLE.
  */
-/* status, leave, admin, entries/me without a visitor cookie */
+/* leave, the admin API, status/leave without a visitor cookie */
 #define WR_API__TELLS_STORE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ENOTINQUEUE))
 /* join, status (JSON): a full line is 429 with the queue's Retry-After */
 #define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL))

@@ -11,14 +11,16 @@
  * (consume) deletes it atomically.
  *
  * Where the token comes from: consume takes the Bearer header, else the
- * JSON body's "token" (and "userId", which must then match); verify takes
- * Bearer, X-Waitroom-Token, or the wr_token_{queue} cookie.
+ * JSON body's "token" (a body "userId", when given, must be the token's
+ * user); verify takes Bearer, X-Waitroom-Token, or the wr_token_{queue}
+ * cookie.
  *
  * A queue this instance does not know yet is read once from the store
  * first (it may not exist, or be disabled: passthrough). When the store
  * fails, the queue's fail policy decides (token_fail_policy): verify and
- * "closed" answer 503, "limited" lets a bounded number of consumes through,
- * "open" lets every consume through.
+ * "closed" answer 503, "limited" lets consumes through within the queue's
+ * fail-open budget (then 429 FAIL_OPEN_LIMITED), "open" lets every consume
+ * through.
  */
 #include <event2/buffer.h>
 #include <event2/http.h>
