@@ -1,0 +1,224 @@
+/*
+ * api_internal.h - what the files of the api module share, and nothing
+ * else includes: the handler state (struct wr_api), the request context
+ * and its pool, the reply helpers, and the route families' entry points.
+ *
+ * The api module is one module in several files, split by route family:
+ *   api.c          dispatch (route, queue name, body limit), lifecycle, secrets
+ *   api_reply.c    context pool, replies, metrics of requests, error table
+ *   api_entries.c  join / status / leave, the queue page, abuse limits
+ *   api_tokens.c   consume / verify, the fail policy
+ *   api_admin.c    admin API, readyz, metrics
+ * Names shared between these files are wr_api__*; file statics are
+ * unprefixed (STYLE.md).
+ */
+#ifndef WR_API_INTERNAL_H
+#define WR_API_INTERNAL_H
+
+#include <event2/http.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "identity.h"
+#include "qconfig.h"
+#include "ratelimit.h"
+#include "router.h"
+#include "token.h"
+
+/* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
+#define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
+
+/* Statuses whose request-counter labels are built once (api_reply.c). */
+#define WR_API__N_LABEL_STATUSES 12
+
+struct wr_api {
+    struct event_base *base;
+    wr_store_t *store;
+    wr_scheduler_t *sched;
+    wr_metrics_t *metrics;
+    const wr_config_t *cfg;
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len;
+    uint8_t cookie_key[32];
+    size_t cookie_key_len;
+    /* Rotation: the previous token secret and cookie key, still accepted. */
+    wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
+    size_t n_keys;
+    uint8_t prev_secret[WR_SECRET_MAX];
+    size_t prev_secret_len;
+    uint8_t prev_cookie_key[32];
+    bool has_prev_cookie_key;
+    wr_ratelimit_t *join_rl;   /* per client address */
+    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
+    bool admin_separate;       /* admin API only on the admin listener */
+    uint8_t admin_mac_key[32]; /* random per process: admin key compare */
+    uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
+    bool admin_enabled;
+    size_t in_flight;
+    /* see count_request in api_reply.c */
+    char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
+    struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
+    unsigned n_free_ctx;
+    uint64_t rng; /* xorshift64* state: poll jitter */
+};
+
+/* One store-backed request, from the store call to its reply. */
+typedef struct wr_api__ctx {
+    struct wr_api__ctx *next_free;
+    wr_api_t *api;
+    struct evhttp_request *req;
+    wr_route_t route;
+    const char *op; /* store op label for metrics */
+    int64_t t0_us;
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    wr_token_claims_t claims;
+    json_t *body; /* admin PATCH body, owned */
+} wr_api__ctx_t;
+
+/* ---------- api_reply.c: clock, contexts, replies ---------- */
+
+/* Wall clock, microseconds since the epoch. */
+int64_t wr_api__now_us(void);
+
+/*
+ * Takes a context from the pool (or allocates one), zeroed, for req on
+ * route; queue may be NULL. Counts it in in_flight and starts its latency
+ * clock; op defaults to the route name. Returns NULL when out of memory.
+ */
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *queue);
+
+/* Gives c back to the pool (frees its body); call right after its reply. */
+void wr_api__ctx_free(wr_api__ctx_t *c);
+
+/* Records the store latency of c's operation, and err unless it is a
+ * domain answer (a row of the error table). */
+void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
+
+/* Counts one answered request in waitroom_http_requests_total. */
+void wr_api__count_request(wr_api_t *a, wr_route_t route, int status);
+
+/* The reply helpers: each counts the request, then sends through http.h
+ * (same arguments as wr_http_reply_*). */
+void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        const char *body, size_t len, int retry_after);
+void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         const char *code, const char *message, const char *field,
+                         const char *reason, int retry_after);
+void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
+
+/* Sends o (takes ownership; NULL = out of memory: 500) as compact JSON. */
+void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           json_t *o);
+
+/* ---------- api_reply.c: the error table ---------- */
+
+/*
+ * How a store error is told to the client: one row per domain answer of
+ * the store (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN); every other error is a
+ * failure of the store, told by the STORE_UNAVAILABLE row (503).
+ */
+typedef struct {
+    wr_err_t err;           /* WR_OK in the STORE_UNAVAILABLE row */
+    int status;             /* HTTP status */
+    const char *code;       /* JSON "error" */
+    const char *message;    /* JSON "message"; NULL = wr_strerror(err) */
+    int retry_after_s;      /* Retry-After, seconds; 0 = none */
+    const char *page_state; /* the queue page's state (page.h); NULL = not on the page */
+} wr_api__answer_t;
+
+/* A set of domain answers: one bit per wr_err_t value. */
+#define WR_API__TELL(e) (1u << (e))
+
+/*
+ * The domain answers each caller tells as themselves; any other error, or
+ * a domain answer outside the caller's set, is told as STORE_UNAVAILABLE.
+ */
+/* leave, the admin API, status/leave without a visitor cookie */
+#define WR_API__TELLS_STORE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ENOTINQUEUE))
+/* join, status (JSON): a full line is 429 with the queue's Retry-After */
+#define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL))
+/* the queue page (join): a full line or no such queue, no NOT_IN_QUEUE */
+#define WR_API__TELLS_PAGE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_EFULL))
+/* consume, verify: any other error goes to the queue's fail policy */
+#define WR_API__TELLS_TOKEN (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ETOKEN))
+/* the queue lookup before a token check */
+#define WR_API__TELLS_QUEUE WR_API__TELL(WR_ENOTFOUND)
+/* readyz, and a store call that could not start */
+#define WR_API__TELLS_NONE 0u
+
+/* True when err is a domain answer in the set tells. */
+bool wr_api__tells(wr_err_t err, unsigned tells);
+
+/* The row that tells err to a caller telling the set tells: err's row when
+ * wr_api__tells(err, tells), else the STORE_UNAVAILABLE row. Never NULL. */
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells);
+
+/* Replies err as a JSON error, as wr_api__answer(err, tells) says; reason
+ * is the JSON "reason" (NULL = none), retry_after_s > 0 replaces the
+ * row's Retry-After. */
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s);
+
+/* wr_api__reply_answer for c's request, no reason, the row's Retry-After. */
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells);
+
+/* err told as a store failure: 503 STORE_UNAVAILABLE with wr_strerror(err)
+ * and a Retry-After (wr_api__reply_answer with WR_API__TELLS_NONE). */
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err);
+
+/* ---------- api_reply.c: more replies ---------- */
+
+/* Sends an HTML page (takes ownership of html; NULL = out of memory: 500)
+ * with no-store and the page's Content-Security-Policy. */
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len);
+
+/* The store callback (wr_store_done_cb) of an operation answered 204 on
+ * success (leave, admin delete): observes, replies (errors as
+ * WR_API__TELLS_STORE) and frees the context given as arg. */
+void wr_api__done_cb(wr_err_t err, void *arg);
+
+/* ---------- api_entries.c ---------- */
+
+/* POST/GET/DELETE /v1/queues/{queue}/entries/me; queue is validated and the
+ * token secret is installed. Answers req exactly once. */
+void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const char *queue);
+
+/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
+ * Same preconditions as wr_api__handle_entries. */
+void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
+
+/* ---------- api_tokens.c ---------- */
+
+/* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
+ * *len, and returns true when present and not empty. */
+bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+
+/* POST .../tokens/consume and GET .../tokens/verify; queue is validated and
+ * the token secret is installed. Answers req exactly once. */
+void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                           const char *queue);
+
+/* ---------- api_admin.c ---------- */
+
+/* The admin API routes (WR_ROUTE_ADMIN_*); queue is validated ("" for the
+ * list). Checks the admin key first. Answers req exactly once. */
+void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                          const char *queue);
+
+/* GET /readyz: 200 when the store answers a ping and a token secret is
+ * installed, else 503. */
+void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req);
+
+/* GET /metrics: the Prometheus text (404 when metrics are disabled). */
+void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req);
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * api_reply.c - the request contexts and the replies of the api module.
+ *
+ * Contexts: a store-backed request allocates one wr_api__ctx_t, freed right
+ * after its reply. The store calls back exactly once (store.h contract), so
+ * every ctx is freed exactly once; in_flight counts them for graceful
+ * shutdown. Freed contexts go to a free list (at most FREE_CTX_MAX), so the
+ * hot path (status polls) does no malloc. If the client went away
+ * meanwhile, evhttp frees the request when we reply (libevent 2.1.12
+ * evhttp_send), so late replies are safe (case K07).
+ *
+ * Replies: the wr_api__reply_* helpers count each answer in
+ * waitroom_http_requests_total (label strings built once per route and
+ * status) before sending it (http.h); the routes that send raw bytes
+ * (metrics, static assets) count through wr_api__count_request.
+ * observe() records each store operation's latency and its failures.
+ *
+ * Errors: one table tells every store error to the client. The store's
+ * domain answers (no such queue, not in line, line full, token not live)
+ * each have a row - status, JSON code and message, Retry-After, and the
+ * queue page's state; everything else is a failure of the store, 503
+ * STORE_UNAVAILABLE. Each caller names the domain answers its route tells
+ * (WR_API__TELLS_*, api_internal.h): e.g. a leave tells NOT_IN_QUEUE, the
+ * queue page does not, and consume/verify hand other errors to the fail
+ * policy instead of answering 503. observe() counts as store errors
+ * exactly the errors without a row.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "api_internal.h"
+#include "http.h"
+
+int64_t wr_api__now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+/* Label strings of the request counter, built once per (route, status):
+ * the hot path does no formatting. Statuses outside the table are
+ * formatted on the spot. */
+static const int label_statuses[WR_API__N_LABEL_STATUSES] = {200, 204, 400, 401, 403, 404,
+                                                             405, 408, 413, 429, 500, 503};
+
+void wr_api__count_request(wr_api_t *a, wr_route_t route, int status)
+{
+    if (!a->metrics)
+        return;
+    char l[96];
+    const char *labels = l;
+    size_t i = 0;
+    while (i < WR_API__N_LABEL_STATUSES && label_statuses[i] != status)
+        i++;
+    if ((unsigned)route < WR_ROUTE_COUNT && i < WR_API__N_LABEL_STATUSES) {
+        char *slot = a->request_labels[route][i];
+        if (!slot[0])
+            snprintf(slot, sizeof(a->request_labels[0][0]), "route=\"%s\",status=\"%d\"",
+                     wr_router_route_name(route), status);
+        labels = slot;
+    } else {
+        snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
+    }
+    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
+}
+
+void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        const char *body, size_t len, int retry_after)
+{
+    wr_api__count_request(a, route, status);
+    wr_http_reply_json(req, status, body, len, retry_after);
+}
+
+void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         const char *code, const char *message, const char *field,
+                         const char *reason, int retry_after)
+{
+    wr_api__count_request(a, route, status);
+    wr_http_reply_error(req, status, code, message, field, reason, retry_after);
+}
+
+void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
+{
+    wr_api__count_request(a, route, status);
+    wr_http_reply_empty(req, status);
+}
+
+void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    json_decref(o);
+    if (!s) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    wr_api__reply_json(a, req, route, status, s, strlen(s), 0);
+    free(s);
+}
+
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *queue)
+{
+    wr_api__ctx_t *c = a->free_ctx;
+    if (c) {
+        a->free_ctx = c->next_free;
+        a->n_free_ctx--;
+        memset(c, 0, sizeof(*c));
+    } else if (!(c = calloc(1, sizeof(*c)))) {
+        return NULL;
+    }
+    c->api = a;
+    c->req = req;
+    c->route = route;
+    c->op = wr_router_route_name(route);
+    if (queue)
+        snprintf(c->queue, sizeof(c->queue), "%s", queue);
+    c->t0_us = wr_api__now_us();
+    a->in_flight++;
+    return c;
+}
+
+#define FREE_CTX_MAX 1024
+
+void wr_api__ctx_free(wr_api__ctx_t *c)
+{
+    wr_api_t *a = c->api;
+    a->in_flight--;
+    json_decref(c->body);
+    if (a->n_free_ctx < FREE_CTX_MAX) {
+        c->next_free = a->free_ctx;
+        a->free_ctx = c;
+        a->n_free_ctx++;
+    } else {
+        free(c);
+    }
+}
+
+/* ---------- the error table ---------- */
+
+/* The domain answers of the store, told as themselves where a caller tells
+ * them (WR_API__TELLS_* in api_internal.h). The page states and the
+ * Retry-After of a full line (the default slowest poll band, 5 s) are what
+ * the queue page says; the JSON join says the queue's own slowest band. */
+static const wr_api__answer_t answers[] = {
+    {WR_ENOTFOUND, 404, "QUEUE_NOT_FOUND", "no such queue", 0, "notfound"},
+    {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
+    {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 5, "full"},
+    {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
+};
+
+/* Everything else: the store failed (or did not answer in time). */
+static const wr_api__answer_t unavailable = {
+    WR_OK, 503, "STORE_UNAVAILABLE", NULL, WR_API__RETRY_AFTER_UNAVAILABLE_S, "unavailable"};
+
+static const wr_api__answer_t *find_answer(wr_err_t err)
+{
+    for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+        if (answers[i].err == err)
+            return &answers[i];
+    return NULL;
+}
+
+bool wr_api__tells(wr_err_t err, unsigned tells)
+{
+    return (unsigned)err < 32 && (tells & WR_API__TELL(err)) && find_answer(err);
+}
+
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells)
+{
+    return wr_api__tells(err, tells) ? find_answer(err) : &unavailable;
+}
+
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s)
+{
+    const wr_api__answer_t *ans = wr_api__answer(err, tells);
+    wr_api__reply_error(a, req, route, ans->status, ans->code,
+                        ans->message ? ans->message : wr_strerror(err), NULL, reason,
+                        retry_after_s > 0 ? retry_after_s : ans->retry_after_s);
+}
+
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)
+{
+    wr_api__reply_answer(c->api, c->req, c->route, err, tells, NULL, 0);
+}
+
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err)
+{
+    wr_api__reply_answer(a, req, route, err, WR_API__TELLS_NONE, NULL, 0);
+}
+
+/* ---------- store latency and errors ---------- */
+
+/* Records the store latency of c's operation. */
+void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
+{
+    wr_api_t *a = c->api;
+    if (!a->metrics)
+        return;
+    char l[64];
+    snprintf(l, sizeof(l), "op=\"%s\"", c->op);
+    wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
+                       (double)(wr_api__now_us() - c->t0_us) / 1e6);
+    if (err != WR_OK && !find_answer(err)) {
+        snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
+        wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
+    }
+}
+
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len)
+{
+    if (!html) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
+    evhttp_add_header(oh, "Cache-Control", "no-store");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(oh, "Content-Security-Policy",
+                      "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                      "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    wr_api__count_request(a, route, status);
+    wr_http_send(req, status, html, len, false);
+    free(html);
+}
+
+void wr_api__done_cb(wr_err_t err, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK)
+        wr_api__reply_empty(c->api, c->req, c->route, 204);
+    else
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    wr_api__ctx_free(c);
+}
