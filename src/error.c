@@ -23,6 +23,7 @@ static const struct {
     [WR_ECANCELED] = {"WR_ECANCELED", "operation cancelled"},
     [WR_EIO] = {"WR_EIO", "I/O error"},
     [WR_ELIMIT] = {"WR_ELIMIT", "limit reached"},
+    [WR_EAUTH] = {"WR_EAUTH", "store authentication failed"},
 };
 
 const char *wr_strerror(wr_err_t err)

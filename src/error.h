@@ -21,6 +21,7 @@ typedef enum {
     WR_ECANCELED = 10,   /* the operation was cancelled (shutdown) */
     WR_EIO = 11,         /* an I/O error (file, socket) */
     WR_ELIMIT = 12,      /* a bounded buffer or table is full */
+    WR_EAUTH = 13,       /* the store refused our credentials (AUTH), or wants some */
 } wr_err_t;
 
 /* Returns a static, human-readable string for err; never NULL. */
