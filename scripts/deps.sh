@@ -8,7 +8,7 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake pkg-config
-  libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev
+  libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev # libevent-dev: libevent_openssl too
   redis-server python3 curl
 )
 if [ "${1:-}" != build ]; then
@@ -17,6 +17,7 @@ if [ "${1:-}" != build ]; then
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
     nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd
     systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
+    openssl                           # store_redis_io: makes its CA and certificates at run time
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then

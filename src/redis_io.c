@@ -1,0 +1,1111 @@
+/*
+ * redis_io.c - one Redis connection on libevent bufferevents (redis_io.h).
+ *
+ * Why not hiredis async: hiredis 0.14 (Debian 12) has no TLS, and 1.x is
+ * not packaged there. libevent's bufferevent_openssl and hiredis's reader
+ * and command formatter are kept libraries we link already, so every
+ * connection - plain TCP, unix socket, TLS - runs through this one file.
+ *
+ * Structure
+ *   A connection is a bufferevent (socket, or openssl over a socket) with
+ *   BEV_OPT_DEFER_CALLBACKS, so libevent never calls us from inside our own
+ *   bufferevent_write; a redisReader fed from its input buffer; and two
+ *   FIFOs of `struct cmd`:
+ *     held  submitted before the connection was ready; written, in order,
+ *           when it becomes ready;
+ *     sent  written, waiting for their reply. Redis answers in order, so
+ *           each reply answers the head of `sent` (pub/sub messages aside).
+ *   Each command is formatted (redisFormatCommandArgv) when submitted and
+ *   owns a timer from then on: the command's timeout.
+ *
+ * States
+ *   CONNECTING  resolving is done (getaddrinfo, in connect()); the socket
+ *               connects to one address after the other until one answers;
+ *               for TLS the handshake and the certificate check are part
+ *               of this state (bufferevent_openssl reports CONNECTED after
+ *               the handshake; SSL_VERIFY_PEER with the host name or IP set
+ *               on the SSL object makes OpenSSL refuse a wrong certificate).
+ *   HANDSHAKE   AUTH [user] password and/or SELECT db, or PING when there is
+ *               neither (so a server that wants a password is found out
+ *               now: NOAUTH), pipelined ahead of everything; then the
+ *               caller's hook with its own commands (in_hook).
+ *   READY       held commands written; new ones are written at once.
+ *   CLOSED      the connection ended (close_with): every pending command
+ *               got WR_EUNAVAILABLE, on_close was called; io stays
+ *               allocated until the caller frees it.
+ *   One timer (connect_timer) bounds CONNECTING + HANDSHAKE. Failures found
+ *   while the caller is inside one of our functions (connect() cannot reach
+ *   any address; handshake_done() with an error) are reported from the loop
+ *   through fail_ev, a zero timer, so no callback ever runs inside a call.
+ *
+ * Timeouts
+ *   A held command that times out leaves the queue (it is never sent). A
+ *   sent one that times out gets WR_ETIMEOUT, is marked timed_out and stays
+ *   at its place in `sent` (its reply must still be read and dropped); its
+ *   timer is re-armed for hung_ms, and if that fires too the connection is
+ *   hung and is closed (WR_ETIMEOUT).
+ *
+ * Writes
+ *   bufferevent_write only queues the bytes and asks the loop to wait until
+ *   the socket is writable, so a command would leave after the next
+ *   epoll_wait. Like store_redis's flush_ev and http.c's send_reply, each
+ *   write instead makes the bufferevent's write event active (its struct is
+ *   public in event2/bufferevent_struct.h): libevent's own write callback
+ *   (plain, or OpenSSL's) runs later in this loop iteration and sends every
+ *   command queued in it with one write. Commands are written only once
+ *   the transport is up (HANDSHAKE, READY), never while connecting.
+ *
+ * Reply size
+ *   cur_reply counts the bytes fed to the reader since the end of the last
+ *   complete reply (for an array, its elements already parsed included).
+ *   The input is fed in chunks of FEED_CHUNK bytes; after each, a reply
+ *   still incomplete beyond max_reply_bytes closes the connection, so at
+ *   most max_reply_bytes + FEED_CHUNK bytes of one reply are ever held.
+ *
+ * Reentrancy
+ *   User callbacks may submit commands and may free io. Every entry from
+ *   the loop (bufferevent and timer callbacks) and the public calls that
+ *   can call back (handshake_done, free) hold io->depth; wr_redis_io_free
+ *   marks io freed, fails what is pending and leaves the memory to the
+ *   outermost entry. After each user callback the code re-checks `freed`
+ *   and the state before touching anything else. A command is unlinked
+ *   and its timer stopped before its callback runs, so it is answered at
+ *   most once.
+ *
+ * Secrets
+ *   The password lives in io (wiped at free) and goes out only in the AUTH
+ *   command (whose formatted buffer is wiped after it is written). Every
+ *   close message passes through scrub(), which replaces the password with
+ *   *** should a server ever echo it.
+ *
+ * Ownership: io owns its bufferevent (and the SSL object in it), reader,
+ *   timers, commands and copies of the strings of the options; it holds a
+ *   reference to the SSL_CTX. Replies are freed after their callback.
+ */
+#include "redis_io.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/bufferevent_struct.h>
+#include <event2/event_struct.h>
+#include <hiredis/read.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#define SECRET_MAX         511   /* bytes of a user name or password */
+#define FEED_CHUNK         16384 /* bytes fed to the reader between size checks */
+#define CONNECT_TIMEOUT_MS 1000
+#define COMMAND_TIMEOUT_MS 250
+#define SERVER_TEXT_MAX    160 /* bytes of a server error quoted in a message */
+#define ENDPOINT_MAX       300 /* "tls [IPv6%zone]:port" or "unix:" + sun_path */
+#define HOST_MAX           255 /* bytes of a host name */
+#define CAUSE_MAX          256 /* bytes of the cause part of a close message */
+
+struct wr_redis_io_tls {
+    SSL_CTX *ctx;
+};
+
+enum state { ST_CONNECTING, ST_HANDSHAKE, ST_READY, ST_CLOSED };
+enum where { W_HELD, W_SENT };
+
+struct cmd {
+    TAILQ_ENTRY(cmd) link;
+    wr_redis_io_t *io;
+    wr_redis_io_reply_cb cb;
+    void *arg;
+    char *buf; /* the formatted command until it is written */
+    size_t len;
+    struct event timer;
+    bool has_timer;
+    bool timed_out; /* the caller got WR_ETIMEOUT; the reply is dropped */
+    bool secret;    /* buf holds the password: wipe it */
+    bool internal;  /* AUTH/SELECT/PING of the handshake: not in npending */
+    bool subscribe; /* SUBSCRIBE / PSUBSCRIBE */
+    enum where where;
+};
+TAILQ_HEAD(cmdq, cmd);
+
+struct wr_redis_io {
+    struct event_base *base;
+    /* options (strings copied) */
+    char *host;
+    int port;
+    char *unix_path;
+    char *tls_name;
+    SSL_CTX *ssl_ctx; /* a reference; NULL = no TLS */
+    char user[SECRET_MAX + 1];
+    char password[SECRET_MAX + 1];
+    int db;
+    uint32_t connect_timeout_ms, command_timeout_ms, hung_ms;
+    size_t max_reply, max_pending;
+    wr_redis_io_handshake_cb on_handshake;
+    wr_redis_io_ready_cb on_ready;
+    wr_redis_io_close_cb on_close;
+    wr_redis_io_push_cb on_push;
+    void *arg;
+    char endpoint[ENDPOINT_MAX];
+    /* connection */
+    enum state st;
+    struct bufferevent *bev;
+    SSL *ssl;                 /* inside bev (borrowed) */
+    struct addrinfo *ai;      /* TCP: every address of host */
+    struct addrinfo *ai_next; /* the next one to try */
+    char last_cause[CAUSE_MAX];
+    redisReader *reader;
+    size_t cur_reply;
+    struct cmdq sent, held;
+    size_t npending;
+    struct event connect_timer;
+    struct event fail_ev;
+    wr_err_t fail_err;
+    char fail_msg[CAUSE_MAX];
+    const struct timeval *common_tv; /* the default command timeout, common */
+    int hs_left;                     /* AUTH/SELECT/PING replies still due */
+    bool in_hook;
+    bool subscribed;
+    int depth;
+    bool freed;
+};
+
+/* ------------------------------------------------------------ small helpers */
+
+static char *dupstr(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Replaces every occurrence of secret in buf with "***". */
+static void scrub(char *buf, size_t cap, const char *secret)
+{
+    size_t sn = strlen(secret);
+    if (sn == 0)
+        return;
+    char *p;
+    while ((p = strstr(buf, secret)) != NULL) {
+        size_t tail = strlen(p + sn);
+        if (sn >= 3) {
+            memcpy(p, "***", 3);
+            memmove(p + 3, p + sn, tail + 1);
+        } else if ((size_t)(p - buf) + 3 + tail < cap) {
+            memmove(p + 3, p + sn, tail + 1);
+            memcpy(p, "***", 3);
+        } else {
+            memmove(p, p + sn, tail + 1);
+        }
+    }
+}
+
+/* A server's error text, cut, for a message. */
+static const char *server_text(const redisReply *r)
+{
+    static char b[SERVER_TEXT_MAX + 1];
+    if (!r)
+        return "no reply";
+    if (r->type != REDIS_REPLY_ERROR && r->type != REDIS_REPLY_STATUS &&
+        r->type != REDIS_REPLY_STRING)
+        return "an unexpected reply";
+    snprintf(b, sizeof b, "%.*s", (int)(r->len < SERVER_TEXT_MAX ? r->len : SERVER_TEXT_MAX),
+             r->str);
+    for (char *p = b; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+    return b;
+}
+
+static bool error_starts(const redisReply *r, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return r && r->type == REDIS_REPLY_ERROR && r->len >= n && memcmp(r->str, prefix, n) == 0;
+}
+
+static bool ip_literal(const char *name)
+{
+    char a[INET6_ADDRSTRLEN + 1];
+    unsigned char bin[sizeof(struct in6_addr)];
+    size_t n = strcspn(name, "%");
+    if (n >= sizeof a)
+        return false;
+    memcpy(a, name, n);
+    a[n] = '\0';
+    return inet_pton(AF_INET, a, bin) == 1 || inet_pton(AF_INET6, a, bin) == 1;
+}
+
+static void enter(wr_redis_io_t *io)
+{
+    io->depth++;
+}
+
+static void destroy(wr_redis_io_t *io);
+
+static void leave(wr_redis_io_t *io)
+{
+    if (--io->depth == 0 && io->freed)
+        destroy(io);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static void cmd_free(struct cmd *c)
+{
+    if (c->buf) {
+        if (c->secret)
+            explicit_bzero(c->buf, c->len);
+        redisFreeCommand(c->buf);
+    }
+    free(c);
+}
+
+/* Unlinks c, stops its timer; the caller answers or drops it. */
+static void cmd_unlink(struct cmd *c)
+{
+    wr_redis_io_t *io = c->io;
+    TAILQ_REMOVE(c->where == W_HELD ? &io->held : &io->sent, c, link);
+    if (!c->internal)
+        io->npending--;
+    if (c->has_timer)
+        event_del(&c->timer);
+}
+
+/* Answers c (unlinked) with err and frees it. */
+static void cmd_answer(struct cmd *c, wr_err_t err, const redisReply *reply)
+{
+    wr_redis_io_reply_cb cb = c->timed_out ? NULL : c->cb;
+    void *arg = c->arg;
+    cmd_free(c);
+    if (cb)
+        cb(err, reply, arg);
+}
+
+/* Answers every pending command with err, oldest first. A callback may
+ * free io (then free's own pass takes what is left). */
+static void fail_all(wr_redis_io_t *io, wr_err_t err)
+{
+    struct cmd *c;
+    while ((c = TAILQ_FIRST(&io->sent)) != NULL || (c = TAILQ_FIRST(&io->held)) != NULL) {
+        cmd_unlink(c);
+        cmd_answer(c, err, NULL);
+    }
+}
+
+/* Writes c and moves it to `sent`. The write event is made active at once
+ * (see "Writes" at the top). */
+static int cmd_write(wr_redis_io_t *io, struct cmd *c)
+{
+    if (bufferevent_write(io->bev, c->buf, c->len) != 0)
+        return -1;
+    if (bufferevent_get_enabled(io->bev) & EV_WRITE)
+        event_active(&io->bev->ev_write, EV_WRITE, 1);
+    if (c->secret)
+        explicit_bzero(c->buf, c->len);
+    redisFreeCommand(c->buf);
+    c->buf = NULL;
+    if (c->subscribe)
+        io->subscribed = true;
+    c->where = W_SENT;
+    TAILQ_INSERT_TAIL(&io->sent, c, link);
+    return 0;
+}
+
+/* ------------------------------------------------------------ closing */
+
+static void drop_transport(wr_redis_io_t *io)
+{
+    if (io->bev) {
+        bufferevent_free(io->bev); /* clears our callbacks first; closes fd and SSL */
+        io->bev = NULL;
+        io->ssl = NULL;
+    }
+    if (io->ai) {
+        freeaddrinfo(io->ai);
+        io->ai = NULL;
+        io->ai_next = NULL;
+    }
+    event_del(&io->connect_timer);
+    event_del(&io->fail_ev);
+}
+
+/* Ends the connection: pending commands get WR_EUNAVAILABLE, then
+ * on_close(err, "ENDPOINT: cause"). Only from inside an entry (depth > 0). */
+static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
+{
+    if (io->st == ST_CLOSED || io->freed)
+        return;
+    io->st = ST_CLOSED;
+    io->in_hook = false;
+    drop_transport(io);
+    char cause[CAUSE_MAX];
+    char msg[WR_REDIS_IO_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cause, sizeof cause, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s: %s", io->endpoint, cause);
+    scrub(msg, sizeof msg, io->password);
+    fail_all(io, WR_EUNAVAILABLE);
+    if (!io->freed && io->on_close)
+        io->on_close(io, err, msg, io->arg);
+}
+
+static void fail_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+    wr_redis_io_t *io = arg;
+    enter(io);
+    close_with(io, io->fail_err, "%s", io->fail_msg);
+    leave(io);
+}
+
+/* Reports err from the loop, soon (for failures found inside a call). */
+static void fail_soon(wr_redis_io_t *io, wr_err_t err, const char *msg)
+{
+    static const struct timeval zero = {0, 0};
+    io->fail_err = err;
+    snprintf(io->fail_msg, sizeof io->fail_msg, "%s", msg);
+    evtimer_add(&io->fail_ev, &zero);
+}
+
+static void connect_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    wr_redis_io_t *io = arg;
+    enter(io);
+    const char *phase = io->st == ST_CONNECTING
+                            ? (io->ssl_ctx ? "TCP connect or TLS handshake" : "connect")
+                        : io->in_hook ? "handshake checks"
+                                      : "AUTH/SELECT";
+    close_with(io, WR_ETIMEOUT, "not ready within %u ms (%s)", io->connect_timeout_ms, phase);
+    leave(io);
+}
+
+/* ------------------------------------------------------------ replies */
+
+static bool is_push(const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || !r->element[0] ||
+        r->element[0]->type != REDIS_REPLY_STRING)
+        return false;
+    const char *k = r->element[0]->str;
+    return strcmp(k, "message") == 0 || strcmp(k, "pmessage") == 0;
+}
+
+static void on_reply(wr_redis_io_t *io, const redisReply *r)
+{
+    struct cmd *c = TAILQ_FIRST(&io->sent);
+    if ((io->subscribed && is_push(r)) || !c) {
+        if (io->on_push)
+            io->on_push(io, r, io->arg);
+        else
+            close_with(io, WR_EPROTO, "a reply that answers no command");
+        return;
+    }
+    cmd_unlink(c);
+    cmd_answer(c, WR_OK, r);
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    wr_redis_io_t *io = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    enter(io);
+    while (io->st != ST_CLOSED && !io->freed && evbuffer_get_length(in) > 0) {
+        struct evbuffer_iovec v[4];
+        int n = evbuffer_peek(in, FEED_CHUNK, NULL, v, 4);
+        size_t fed = 0;
+        for (int i = 0; i < n && i < 4 && fed < FEED_CHUNK; i++) {
+            size_t take = v[i].iov_len;
+            if (take > FEED_CHUNK - fed)
+                take = FEED_CHUNK - fed;
+            if (redisReaderFeed(io->reader, v[i].iov_base, take) != REDIS_OK) {
+                close_with(io, WR_ENOMEM, "out of memory reading a reply");
+                goto out;
+            }
+            fed += take;
+        }
+        evbuffer_drain(in, fed);
+        io->cur_reply += fed;
+        for (;;) {
+            void *rep = NULL;
+            if (redisReaderGetReply(io->reader, &rep) != REDIS_OK) {
+                close_with(io, WR_EPROTO, "protocol error: %s", io->reader->errstr);
+                goto out;
+            }
+            if (!rep)
+                break;
+            io->cur_reply = io->reader->len - io->reader->pos; /* the next reply's bytes */
+            on_reply(io, rep);
+            freeReplyObject(rep);
+            if (io->st == ST_CLOSED || io->freed)
+                goto out;
+        }
+        if (io->cur_reply > io->max_reply) {
+            close_with(io, WR_EPROTO, "a reply larger than %zu bytes: refused", io->max_reply);
+            goto out;
+        }
+    }
+out:
+    leave(io);
+}
+
+/* ------------------------------------------------------------ handshake */
+
+static void ready(wr_redis_io_t *io)
+{
+    io->st = ST_READY;
+    io->in_hook = false;
+    event_del(&io->connect_timer);
+    struct cmd *c;
+    while ((c = TAILQ_FIRST(&io->held)) != NULL) {
+        TAILQ_REMOVE(&io->held, c, link);
+        if (cmd_write(io, c) != 0) {
+            TAILQ_INSERT_HEAD(&io->held, c, link);
+            close_with(io, WR_ENOMEM, "out of memory writing a command");
+            return;
+        }
+    }
+    if (io->on_ready)
+        io->on_ready(io, io->arg);
+}
+
+static void run_hook(wr_redis_io_t *io)
+{
+    if (!io->on_handshake) {
+        ready(io);
+        return;
+    }
+    io->in_hook = true;
+    io->on_handshake(io, io->arg);
+}
+
+/* A handshake reply that is an error: what it means. */
+static void handshake_refused(wr_redis_io_t *io, const char *step, const redisReply *r)
+{
+    const char *text = server_text(r);
+    if (error_starts(r, "LOADING") || error_starts(r, "BUSY") || error_starts(r, "MASTERDOWN") ||
+        error_starts(r, "TRYAGAIN"))
+        close_with(io, WR_EUNAVAILABLE, "the server is not ready (%s)", text);
+    else if (strcmp(step, "AUTH") == 0)
+        close_with(io, WR_EAUTH, "authentication failed%s%s%s: %s", io->user[0] ? " (user " : "",
+                   io->user, io->user[0] ? ")" : "", text);
+    else if (error_starts(r, "NOAUTH") || error_starts(r, "WRONGPASS"))
+        close_with(io, WR_EAUTH,
+                   "the server requires authentication and no password was given (%s)", text);
+    else if (strcmp(step, "SELECT") == 0)
+        close_with(io, WR_EINVAL, "SELECT %d refused: %s", io->db, text);
+    else
+        close_with(io, WR_EPROTO, "%s refused: %s", step, text);
+}
+
+static void handshake_step(wr_redis_io_t *io, const char *step, wr_err_t err, const redisReply *r)
+{
+    if (err != WR_OK || io->st != ST_HANDSHAKE)
+        return; /* the connection is ending; close_with says why */
+    bool ok = strcmp(step, "PING") == 0
+                  ? r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0
+                  : r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    if (!ok) {
+        handshake_refused(io, step, r);
+        return;
+    }
+    if (--io->hs_left == 0)
+        run_hook(io);
+}
+
+static void hs_auth_cb(wr_err_t err, const redisReply *r, void *arg)
+{
+    handshake_step(arg, "AUTH", err, r);
+}
+
+static void hs_select_cb(wr_err_t err, const redisReply *r, void *arg)
+{
+    handshake_step(arg, "SELECT", err, r);
+}
+
+static void hs_ping_cb(wr_err_t err, const redisReply *r, void *arg)
+{
+    handshake_step(arg, "PING", err, r);
+}
+
+/* Makes a command (formatted) for io; NULL when out of memory. */
+static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv,
+                           const size_t *argvlen, wr_redis_io_reply_cb cb, void *arg)
+{
+    struct cmd *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    size_t lens[64];
+    size_t *heap = NULL;
+    const size_t *use = argvlen;
+    if (!use) {
+        size_t *l = (size_t)argc <= sizeof lens / sizeof lens[0] ? lens : NULL;
+        if (!l)
+            l = heap = malloc((size_t)argc * sizeof *heap);
+        if (!l) {
+            free(c);
+            return NULL;
+        }
+        for (int i = 0; i < argc; i++)
+            l[i] = strlen(argv[i]);
+        use = l;
+    }
+    c->subscribe = (use[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
+                   (use[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0);
+    int n = redisFormatCommandArgv(&c->buf, argc, (const char **)argv, use);
+    free(heap);
+    if (n < 0) {
+        free(c);
+        return NULL;
+    }
+    c->len = (size_t)n;
+    c->io = io;
+    c->cb = cb;
+    c->arg = arg;
+    return c;
+}
+
+static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+enum {
+    F_NOW = 1,      /* the handshake's: written at once, no timer of its own */
+    F_INTERNAL = 2, /* AUTH/SELECT/PING: not counted as pending */
+    F_SECRET = 4,   /* holds the password */
+};
+
+/* Submits a command: with F_NOW written at once, else held or written
+ * depending on the state, with its timer. */
+static wr_err_t submit(wr_redis_io_t *io, int flags, int argc, const char *const *argv,
+                       const size_t *argvlen, uint32_t timeout_ms, wr_redis_io_reply_cb cb,
+                       void *arg)
+{
+    bool now = flags & F_NOW;
+    if (io->freed || io->st == ST_CLOSED)
+        return WR_EUNAVAILABLE;
+    if (argc < 1 || !argv)
+        return WR_EINVAL;
+    if (!(flags & F_INTERNAL) && io->npending >= io->max_pending)
+        return WR_ELIMIT;
+    struct cmd *c = cmd_new(io, argc, argv, argvlen, cb, arg);
+    if (!c)
+        return WR_ENOMEM;
+    c->secret = flags & F_SECRET;
+    c->internal = flags & F_INTERNAL;
+    if (now || io->st == ST_READY) {
+        if (cmd_write(io, c) != 0) {
+            cmd_free(c);
+            return WR_ENOMEM;
+        }
+    } else {
+        c->where = W_HELD;
+        TAILQ_INSERT_TAIL(&io->held, c, link);
+    }
+    if (!c->internal)
+        io->npending++;
+    if (!now) {
+        evtimer_assign(&c->timer, io->base, cmd_timer_cb, c);
+        c->has_timer = true;
+        if (timeout_ms == 0 || timeout_ms == io->command_timeout_ms) {
+            evtimer_add(&c->timer, io->common_tv);
+        } else {
+            struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+            evtimer_add(&c->timer, &tv);
+        }
+    }
+    return WR_OK;
+}
+
+static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct cmd *c = arg;
+    wr_redis_io_t *io = c->io;
+    enter(io);
+    if (c->where == W_HELD) {
+        cmd_unlink(c);
+        cmd_answer(c, WR_ETIMEOUT, NULL);
+    } else if (!c->timed_out) {
+        wr_redis_io_reply_cb cb = c->cb;
+        void *cbarg = c->arg;
+        c->timed_out = true;
+        if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
+            struct timeval tv = {io->hung_ms / 1000, (io->hung_ms % 1000) * 1000};
+            evtimer_add(&c->timer, &tv);
+        }
+        if (cb)
+            cb(WR_ETIMEOUT, NULL, cbarg); /* c may be gone after this */
+    } else {
+        close_with(io, WR_ETIMEOUT, "a command unanswered %u ms after its timeout: hung",
+                   io->hung_ms);
+    }
+    leave(io);
+}
+
+static void transport_up(wr_redis_io_t *io)
+{
+    if (io->ssl) {
+        X509 *peer = SSL_get1_peer_certificate(io->ssl);
+        long vr = SSL_get_verify_result(io->ssl);
+        X509_free(peer);
+        if (!peer || vr != X509_V_OK) {
+            close_with(io, WR_EUNAVAILABLE, "TLS: the server's certificate was refused (%s)",
+                       peer ? X509_verify_cert_error_string(vr) : "none sent");
+            return;
+        }
+    }
+    if (!io->unix_path) {
+        evutil_socket_t fd = bufferevent_getfd(io->bev);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    }
+    if (io->ai) {
+        freeaddrinfo(io->ai);
+        io->ai = NULL;
+        io->ai_next = NULL;
+    }
+    io->st = ST_HANDSHAKE;
+    bufferevent_enable(io->bev, EV_READ | EV_WRITE);
+    /* AUTH and SELECT (or PING) pipelined, ahead of every held command */
+    wr_err_t e = WR_OK;
+    io->hs_left = 0;
+    if (io->user[0] || io->password[0]) {
+        const char *a[3] = {"AUTH", io->user, io->password};
+        const char *const *argv = io->user[0] ? a : (const char *const[]){"AUTH", io->password};
+        e = submit(io, F_NOW | F_INTERNAL | F_SECRET, io->user[0] ? 3 : 2, argv, NULL, 0,
+                   hs_auth_cb, io);
+        io->hs_left++;
+    }
+    if (e == WR_OK && io->db >= 0) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", io->db);
+        e = submit(io, F_NOW | F_INTERNAL, 2, (const char *const[]){"SELECT", db}, NULL, 0,
+                   hs_select_cb, io);
+        io->hs_left++;
+    }
+    if (e == WR_OK && io->hs_left == 0) {
+        e = submit(io, F_NOW | F_INTERNAL, 1, (const char *const[]){"PING"}, NULL, 0, hs_ping_cb,
+                   io);
+        io->hs_left++;
+    }
+    if (e != WR_OK)
+        close_with(io, e, "cannot send the handshake: %s", wr_strerror(e));
+}
+
+/* ------------------------------------------------------------ connecting */
+
+static void event_cb(struct bufferevent *bev, short what, void *arg);
+
+/* The cause of a failed connect or TLS handshake, into io->last_cause;
+ * true when it is a TLS failure (no point trying another address). */
+static bool connect_cause(wr_redis_io_t *io, short what, int err)
+{
+    char *b = io->last_cause;
+    size_t cap = sizeof io->last_cause;
+    if (io->ssl) {
+        long vr = SSL_get_verify_result(io->ssl);
+        unsigned long e, first = 0;
+        while ((e = bufferevent_get_openssl_error(io->bev)) != 0)
+            if (!first)
+                first = e;
+        ERR_clear_error();
+        if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+            snprintf(b, cap, "TLS: the server's certificate is not for '%s' (%s)", io->tls_name,
+                     X509_verify_cert_error_string(vr));
+            return true;
+        }
+        if (vr != X509_V_OK) {
+            snprintf(b, cap, "TLS: the server's certificate is not trusted (%s)",
+                     X509_verify_cert_error_string(vr));
+            return true;
+        }
+        if (first) {
+            char es[160];
+            ERR_error_string_n(first, es, sizeof es);
+            snprintf(b, cap, "TLS handshake failed (%s)", es);
+            return true;
+        }
+    }
+    if (err)
+        snprintf(b, cap, "connect failed (%s)", strerror(err));
+    else if (what & BEV_EVENT_EOF)
+        snprintf(b, cap, "%s", io->ssl ? "closed during the TLS handshake" : "closed at once");
+    else
+        snprintf(b, cap, "connect failed");
+    return io->ssl && (what & BEV_EVENT_EOF);
+}
+
+/* Opens the transport to the next address (or the unix socket). Returns 0
+ * when a connect is under way; -1 when none could be started (cause in
+ * io->last_cause). */
+static int start_connect(wr_redis_io_t *io)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl;
+        if (io->unix_path) {
+            struct sockaddr_un *su = (struct sockaddr_un *)&ss;
+            memset(su, 0, sizeof *su);
+            su->sun_family = AF_UNIX;
+            memcpy(su->sun_path, io->unix_path, strlen(io->unix_path) + 1);
+            sl = sizeof *su;
+        } else {
+            if (!io->ai_next)
+                return -1;
+            memcpy(&ss, io->ai_next->ai_addr, io->ai_next->ai_addrlen);
+            sl = io->ai_next->ai_addrlen;
+            io->ai_next = io->ai_next->ai_next;
+        }
+        int opts = BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS;
+        if (io->ssl_ctx && !io->unix_path) {
+            SSL *ssl = SSL_new(io->ssl_ctx);
+            if (!ssl) {
+                snprintf(io->last_cause, sizeof io->last_cause, "TLS: out of memory");
+                return -1;
+            }
+            if (ip_literal(io->tls_name)) {
+                char a[INET6_ADDRSTRLEN + 1];
+                snprintf(a, sizeof a, "%.*s", (int)strcspn(io->tls_name, "%"), io->tls_name);
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), a);
+            } else {
+                SSL_set_tlsext_host_name(ssl, io->tls_name);
+                SSL_set1_host(ssl, io->tls_name);
+                SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+            }
+            io->bev =
+                bufferevent_openssl_socket_new(io->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, opts);
+            if (!io->bev) {
+                SSL_free(ssl);
+            } else {
+                bufferevent_openssl_set_allow_dirty_shutdown(io->bev, 1);
+                io->ssl = ssl;
+            }
+        } else {
+            io->bev = bufferevent_socket_new(io->base, -1, opts);
+        }
+        if (!io->bev) {
+            snprintf(io->last_cause, sizeof io->last_cause, "out of memory");
+            return -1;
+        }
+        bufferevent_setcb(io->bev, read_cb, NULL, event_cb, io);
+        errno = 0;
+        if (bufferevent_socket_connect(io->bev, (struct sockaddr *)&ss, (int)sl) == 0)
+            return 0;
+        snprintf(io->last_cause, sizeof io->last_cause, "connect failed (%s)",
+                 strerror(errno ? errno : EIO));
+        bufferevent_free(io->bev);
+        io->bev = NULL;
+        io->ssl = NULL;
+        if (io->unix_path)
+            return -1;
+    }
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    wr_redis_io_t *io = arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    enter(io);
+    if (what & BEV_EVENT_CONNECTED) {
+        if (io->st == ST_CONNECTING)
+            transport_up(io);
+    } else if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+        if (io->st == ST_CONNECTING) {
+            bool tls = connect_cause(io, what, (what & BEV_EVENT_ERROR) ? err : 0);
+            if (!tls && io->ai_next) {
+                bufferevent_free(io->bev);
+                io->bev = NULL;
+                io->ssl = NULL;
+                if (start_connect(io) == 0)
+                    goto out;
+            }
+            close_with(io, WR_EUNAVAILABLE, "%s", io->last_cause);
+        } else if (what & BEV_EVENT_EOF) {
+            close_with(io, WR_EUNAVAILABLE, "the server closed the connection");
+        } else if (io->ssl && !err) {
+            connect_cause(io, what, 0);
+            close_with(io, WR_EUNAVAILABLE, "connection lost: %s", io->last_cause);
+        } else {
+            close_with(io, WR_EUNAVAILABLE, "connection lost: %s", strerror(err ? err : EIO));
+        }
+    }
+out:
+    leave(io);
+}
+
+/* ------------------------------------------------------------ public */
+
+wr_err_t wr_redis_io_connect(struct event_base *base, const wr_redis_io_opts_t *o,
+                             wr_redis_io_t **out)
+{
+    wr_err_t e = WR_EINVAL;
+    wr_redis_io_t *io = NULL;
+    if (!base || !o || !out)
+        goto out;
+    if (o->unix_path ? strlen(o->unix_path) >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
+                           !o->unix_path[0]
+                     : !o->host || !o->host[0] || strlen(o->host) > HOST_MAX || o->port < 1 ||
+                           o->port > 65535)
+        goto out;
+    if ((o->user && strlen(o->user) > SECRET_MAX) ||
+        (o->password && strlen(o->password) > SECRET_MAX))
+        goto out;
+    e = WR_ENOMEM;
+    io = calloc(1, sizeof *io);
+    if (!io)
+        goto out;
+    io->base = base;
+    TAILQ_INIT(&io->sent);
+    TAILQ_INIT(&io->held);
+    io->st = ST_CONNECTING;
+    io->port = o->port;
+    io->db = o->db < 0 ? -1 : o->db;
+    io->connect_timeout_ms = o->connect_timeout_ms ? o->connect_timeout_ms : CONNECT_TIMEOUT_MS;
+    io->command_timeout_ms = o->command_timeout_ms ? o->command_timeout_ms : COMMAND_TIMEOUT_MS;
+    io->hung_ms = o->hung_ms ? o->hung_ms : 2 * io->command_timeout_ms;
+    io->max_reply = o->max_reply_bytes ? o->max_reply_bytes : WR_REDIS_IO_MAX_REPLY_DEFAULT;
+    io->max_pending = o->max_pending ? o->max_pending : WR_REDIS_IO_MAX_PENDING;
+    io->on_handshake = o->on_handshake;
+    io->on_ready = o->on_ready;
+    io->on_close = o->on_close;
+    io->on_push = o->on_push;
+    io->arg = o->arg;
+    if (o->user)
+        memcpy(io->user, o->user, strlen(o->user) + 1);
+    if (o->password)
+        memcpy(io->password, o->password, strlen(o->password) + 1);
+    evtimer_assign(&io->connect_timer, base, connect_timer_cb, io);
+    evtimer_assign(&io->fail_ev, base, fail_ev_cb, io);
+    io->reader = redisReaderCreate();
+    if (!io->reader)
+        goto out;
+    struct timeval ctv = {io->command_timeout_ms / 1000, (io->command_timeout_ms % 1000) * 1000};
+    io->common_tv = event_base_init_common_timeout(base, &ctv);
+    if (!io->common_tv)
+        goto out;
+    if (o->unix_path) {
+        if (!(io->unix_path = dupstr(o->unix_path)))
+            goto out;
+        snprintf(io->endpoint, sizeof io->endpoint, "unix:%s", io->unix_path);
+    } else {
+        if (!(io->host = dupstr(o->host)) ||
+            !(io->tls_name = dupstr(o->tls_name ? o->tls_name : o->host)))
+            goto out;
+        char hp[ENDPOINT_MAX - 8];
+        if (strchr(io->host, ':'))
+            snprintf(hp, sizeof hp, "[%s]:%d", io->host, io->port);
+        else
+            snprintf(hp, sizeof hp, "%s:%d", io->host, io->port);
+        snprintf(io->endpoint, sizeof io->endpoint, "%s%s", o->tls ? "tls " : "", hp);
+        if (o->tls) {
+            io->ssl_ctx = o->tls->ctx;
+            SSL_CTX_up_ref(io->ssl_ctx);
+        }
+    }
+    struct timeval tv = {io->connect_timeout_ms / 1000, (io->connect_timeout_ms % 1000) * 1000};
+    evtimer_add(&io->connect_timer, &tv);
+    if (!io->unix_path) {
+        struct addrinfo hints, *ai = NULL;
+        char port[8];
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICSERV;
+        snprintf(port, sizeof port, "%d", io->port);
+        int g = getaddrinfo(io->host, port, &hints, &ai);
+        if (g != 0) {
+            snprintf(io->last_cause, sizeof io->last_cause, "cannot resolve '%s' (%s)", io->host,
+                     g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+            fail_soon(io, WR_EUNAVAILABLE, io->last_cause);
+            goto started;
+        }
+        io->ai = io->ai_next = ai;
+    }
+    if (start_connect(io) != 0)
+        fail_soon(io, WR_EUNAVAILABLE, io->last_cause);
+started:
+    *out = io;
+    return WR_OK;
+out:
+    if (io)
+        destroy(io);
+    return e;
+}
+
+wr_err_t wr_redis_io_command(wr_redis_io_t *io, int argc, const char *const *argv,
+                             const size_t *argvlen, uint32_t timeout_ms, wr_redis_io_reply_cb cb,
+                             void *arg)
+{
+    if (!io)
+        return WR_EINVAL;
+    return submit(io, 0, argc, argv, argvlen, timeout_ms, cb, arg);
+}
+
+wr_err_t wr_redis_io_handshake_command(wr_redis_io_t *io, int argc, const char *const *argv,
+                                       const size_t *argvlen, wr_redis_io_reply_cb cb, void *arg)
+{
+    if (!io)
+        return WR_EINVAL;
+    if (io->freed || io->st == ST_CLOSED)
+        return WR_EUNAVAILABLE;
+    if (!io->in_hook)
+        return WR_EINVAL;
+    return submit(io, F_NOW, argc, argv, argvlen, 0, cb, arg);
+}
+
+void wr_redis_io_handshake_done(wr_redis_io_t *io, wr_err_t err, const char *msg)
+{
+    if (!io || io->freed || io->st != ST_HANDSHAKE || !io->in_hook)
+        return;
+    io->in_hook = false;
+    enter(io);
+    if (err == WR_OK)
+        ready(io);
+    else
+        fail_soon(io, err, msg ? msg : wr_strerror(err));
+    leave(io);
+}
+
+bool wr_redis_io_ready(const wr_redis_io_t *io)
+{
+    return io && !io->freed && io->st == ST_READY;
+}
+
+size_t wr_redis_io_pending(const wr_redis_io_t *io)
+{
+    return io ? io->npending : 0;
+}
+
+const char *wr_redis_io_endpoint(const wr_redis_io_t *io)
+{
+    return io ? io->endpoint : "";
+}
+
+static void destroy(wr_redis_io_t *io)
+{
+    drop_transport(io);
+    if (io->reader)
+        redisReaderFree(io->reader);
+    if (io->ssl_ctx)
+        SSL_CTX_free(io->ssl_ctx);
+    explicit_bzero(io->user, sizeof io->user);
+    explicit_bzero(io->password, sizeof io->password);
+    free(io->host);
+    free(io->unix_path);
+    free(io->tls_name);
+    free(io);
+}
+
+void wr_redis_io_free(wr_redis_io_t *io)
+{
+    if (!io || io->freed)
+        return;
+    io->freed = true;
+    enter(io);
+    io->st = ST_CLOSED;
+    io->in_hook = false;
+    drop_transport(io);
+    fail_all(io, WR_ECANCELED);
+    leave(io);
+}
+
+/* ------------------------------------------------------------ TLS settings */
+
+/* The first OpenSSL error's reason, for a message. */
+static const char *ssl_reason(void)
+{
+    static char b[160];
+    unsigned long e = ERR_peek_last_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    snprintf(b, sizeof b, "%s", r ? r : "unknown error");
+    ERR_clear_error();
+    return b;
+}
+
+static wr_err_t tls_fail(char *err, size_t errlen, const char *what, const char *file)
+{
+    const char *why = ssl_reason();
+    if (err && errlen)
+        snprintf(err, errlen, "cannot load the %s %s: %s", what, file, why);
+    return WR_EINVAL;
+}
+
+wr_err_t wr_redis_io_tls_new(const wr_redis_io_tls_opts_t *o, wr_redis_io_tls_t **out, char *err,
+                             size_t errlen)
+{
+    wr_err_t e = WR_EINVAL;
+    SSL_CTX *ctx = NULL;
+    wr_redis_io_tls_t *t = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!o || !out)
+        goto out;
+    if (!o->cert_file != !o->key_file) {
+        if (err && errlen)
+            snprintf(err, errlen, "a client certificate needs both the certificate and its key");
+        goto out;
+    }
+    ERR_clear_error();
+    e = WR_ENOMEM;
+    ctx = SSL_CTX_new(TLS_client_method());
+    t = calloc(1, sizeof *t);
+    if (!ctx || !t)
+        goto out;
+    e = WR_EINVAL;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    if (o->ca_file) {
+        if (SSL_CTX_load_verify_locations(ctx, o->ca_file, NULL) != 1) {
+            e = tls_fail(err, errlen, "CA file", o->ca_file);
+            goto out;
+        }
+    } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        e = tls_fail(err, errlen, "system's CAs from", X509_get_default_cert_file());
+        goto out;
+    }
+    if (o->cert_file) {
+        if (SSL_CTX_use_certificate_chain_file(ctx, o->cert_file) != 1) {
+            e = tls_fail(err, errlen, "client certificate", o->cert_file);
+            goto out;
+        }
+        if (SSL_CTX_use_PrivateKey_file(ctx, o->key_file, SSL_FILETYPE_PEM) != 1) {
+            e = tls_fail(err, errlen, "client key", o->key_file);
+            goto out;
+        }
+        if (SSL_CTX_check_private_key(ctx) != 1) {
+            ERR_clear_error();
+            if (err && errlen)
+                snprintf(err, errlen, "the client key %s does not match the certificate %s",
+                         o->key_file, o->cert_file);
+            goto out;
+        }
+    }
+    t->ctx = ctx;
+    *out = t;
+    return WR_OK;
+out:
+    SSL_CTX_free(ctx);
+    free(t);
+    return e;
+}
+
+void wr_redis_io_tls_free(wr_redis_io_tls_t *t)
+{
+    if (!t)
+        return;
+    SSL_CTX_free(t->ctx);
+    free(t);
+}
