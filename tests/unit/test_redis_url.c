@@ -296,42 +296,36 @@ static void t_lengths(void **state)
     assert_int_equal(strlen(u.password), WR_REDIS_URL_PASSWORD_MAX);
     assert_int_equal(u.password[0], 'A');
 
-    /* user name 255 bytes, 256 refused */
-    char user[WR_REDIS_URL_USER_MAX + 2];
-    memset(user, 'u', sizeof user - 1);
-    user[sizeof user - 1] = '\0';
-    snprintf(url, sizeof url, "redis://%s:pw@h:1", user);
-    assert_int_equal(wr_redis_url_parse(url, &u, err, sizeof err), WR_EINVAL);
-    assert_non_null(strstr(err, "the user name is longer than 255 bytes"));
-    user[WR_REDIS_URL_USER_MAX] = '\0';
-    snprintf(url, sizeof url, "redis://%s:pw@h:1", user);
-    u = parse_ok(url);
-    assert_int_equal(strlen(u.user), WR_REDIS_URL_USER_MAX);
-
-    /* host 255 bytes, 256 refused */
-    char host[WR_REDIS_URL_HOST_MAX + 2];
-    memset(host, 'h', sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(url, sizeof url, "redis://%s:1", host);
-    assert_int_equal(wr_redis_url_parse(url, &u, err, sizeof err), WR_EINVAL);
-    assert_non_null(strstr(err, "the host is longer than 255 bytes"));
-    host[WR_REDIS_URL_HOST_MAX] = '\0';
-    snprintf(url, sizeof url, "redis://%s:1", host);
-    u = parse_ok(url);
-    assert_int_equal(strlen(u.host), WR_REDIS_URL_HOST_MAX);
-
-    /* unix path 107 bytes, 108 refused */
-    char path[WR_REDIS_URL_PATH_MAX + 2];
-    memset(path, 'p', sizeof path - 1);
-    path[0] = '/';
-    path[sizeof path - 1] = '\0';
-    snprintf(url, sizeof url, "unix://%s", path);
-    assert_int_equal(wr_redis_url_parse(url, &u, err, sizeof err), WR_EINVAL);
-    assert_string_equal(err, "unix socket path is longer than 107 bytes");
-    path[WR_REDIS_URL_PATH_MAX] = '\0';
-    snprintf(url, sizeof url, "unix://%s", path);
-    u = parse_ok(url);
-    assert_int_equal(strlen(u.path), WR_REDIS_URL_PATH_MAX);
+    /* a field of its maximum length passes; one byte more is refused */
+    static const struct {
+        const char *pre, *post; /* the URL around the field */
+        size_t max;
+        const char *says;
+        size_t off; /* the parsed field, as an offset in wr_redis_url_t */
+    } fields[] = {
+        {"redis://", ":pw@h:1", WR_REDIS_URL_USER_MAX, "the user name is longer than 255 bytes",
+         offsetof(wr_redis_url_t, user)},
+        {"redis://", ":1", WR_REDIS_URL_HOST_MAX, "the host is longer than 255 bytes",
+         offsetof(wr_redis_url_t, host)},
+        {"unix:///", "", WR_REDIS_URL_PATH_MAX - 1, "unix socket path is longer than 107 bytes",
+         offsetof(wr_redis_url_t, path)},
+        {"redis-sentinel://s:1/", "", WR_REDIS_URL_MASTER_MAX,
+         "the master name is longer than 255 bytes", offsetof(wr_redis_url_t, master)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        char field[WR_REDIS_URL_HOST_MAX + 2];
+        memset(field, 'f', fields[i].max + 1);
+        field[fields[i].max + 1] = '\0';
+        snprintf(url, sizeof url, "%s%s%s", fields[i].pre, field, fields[i].post);
+        assert_int_equal(wr_redis_url_parse(url, &u, err, sizeof err), WR_EINVAL);
+        if (!strstr(err, fields[i].says))
+            fail_msg("%s...%s: %s", fields[i].pre, fields[i].post, err);
+        field[fields[i].max] = '\0';
+        snprintf(url, sizeof url, "%s%s%s", fields[i].pre, field, fields[i].post);
+        u = parse_ok(url);
+        const char *got = (const char *)&u + fields[i].off;
+        assert_int_equal(strlen(got) - (got[0] == '/'), fields[i].max);
+    }
 }
 
 static void t_env_password(void **state)
