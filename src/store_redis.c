@@ -85,9 +85,8 @@
 
 #include "embed.h"
 #include "log.h"
+#include "redis_url.h"
 
-#define HOST_MAX       255
-#define PATH_MAX_LEN   1023
 #define MAX_ARGS       20
 #define CACHE_BUCKETS  1024
 #define CACHE_MAX      10000
@@ -199,12 +198,7 @@ struct centry {
 struct rstore {
     wr_store_t base_; /* must be first */
     struct event_base *base;
-    /* endpoint */
-    bool is_unix;
-    char host[HOST_MAX + 1];
-    int port;
-    char path[PATH_MAX_LEN + 1];
-    int db; /* -1 = no SELECT */
+    wr_redis_url_t ep; /* endpoint */
     uint32_t cmd_timeout_ms, connect_timeout_ms, reconnect_max_ms;
     uint32_t wait_replicas, wait_timeout_ms; /* durability mode (WAIT); 0 = off */
     wr_metrics_t *metrics;
@@ -1167,8 +1161,8 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 static void start_connect(struct rstore *s)
 {
-    redisAsyncContext *ac =
-        s->is_unix ? redisAsyncConnectUnix(s->path) : redisAsyncConnect(s->host, s->port);
+    redisAsyncContext *ac = s->ep.is_unix ? redisAsyncConnectUnix(s->ep.path)
+                                          : redisAsyncConnect(s->ep.host, s->ep.port);
     if (!ac || ac->err) {
         wr_warn("store_redis: connect failed: %s", ac ? ac->errstr : "out of memory");
         if (ac)
@@ -1186,71 +1180,14 @@ static void start_connect(struct rstore *s)
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
     s->ac = ac;
     s->state = ST_CONNECTING;
-    int rc = s->db >= 0 ? redisAsyncCommand(ac, on_handshake, NULL, "SELECT %d", s->db)
-                        : redisAsyncCommand(ac, on_handshake, NULL, "PING");
+    int rc = s->ep.db >= 0 ? redisAsyncCommand(ac, on_handshake, NULL, "SELECT %d", s->ep.db)
+                           : redisAsyncCommand(ac, on_handshake, NULL, "PING");
     if (rc != REDIS_OK) {
         drop_connection(s, "handshake not sent");
         return;
     }
     struct timeval tv = ms_tv(s->connect_timeout_ms);
     evtimer_add(s->conn_timer, &tv);
-}
-
-/* redis://HOST[:PORT][/DB] or unix:///PATH[?db=N] */
-static wr_err_t parse_url(struct rstore *s, const char *url)
-{
-    s->db = -1;
-    s->port = 6379;
-    if (!url)
-        return WR_EINVAL;
-    if (strncmp(url, "unix://", 7) == 0) {
-        const char *p = url + 7;
-        const char *q = strchr(p, '?');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
-        if (n == 0 || n > PATH_MAX_LEN || p[0] != '/')
-            return WR_EINVAL;
-        memcpy(s->path, p, n);
-        s->path[n] = '\0';
-        if (q) {
-            char *end;
-            if (strncmp(q, "?db=", 4) != 0 || !q[4])
-                return WR_EINVAL;
-            long db = strtol(q + 4, &end, 10);
-            if (*end || db < 0 || db > 100000)
-                return WR_EINVAL;
-            s->db = (int)db;
-        }
-        s->is_unix = true;
-        return WR_OK;
-    }
-    if (strncmp(url, "redis://", 8) != 0)
-        return WR_EINVAL;
-    const char *h = url + 8;
-    size_t hn = strcspn(h, ":/");
-    if (hn == 0 || hn > HOST_MAX)
-        return WR_EINVAL;
-    memcpy(s->host, h, hn);
-    s->host[hn] = '\0';
-    const char *p = h + hn;
-    char *end;
-    if (*p == ':') {
-        long port = strtol(p + 1, &end, 10);
-        if (end == p + 1 || port < 1 || port > 65535 || (*end && *end != '/'))
-            return WR_EINVAL;
-        s->port = (int)port;
-        p = end;
-    }
-    if (*p == '/') {
-        if (p[1]) {
-            long db = strtol(p + 1, &end, 10);
-            if (end == p + 1 || *end || db < 0 || db > 100000)
-                return WR_EINVAL;
-            s->db = (int)db;
-        }
-    } else if (*p) {
-        return WR_EINVAL;
-    }
-    return WR_OK;
 }
 
 static wr_err_t load_scripts(struct rstore *s)
@@ -1307,7 +1244,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         return WR_ENOMEM;
     s->base_.ops = &redis_ops;
     s->base = base;
-    err = parse_url(s, opts->url);
+    err = wr_redis_url_parse(opts->url, &s->ep, NULL, 0);
     if (err != WR_OK)
         goto out;
     s->cmd_timeout_ms = opts->command_timeout_ms ? opts->command_timeout_ms : 250;
