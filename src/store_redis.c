@@ -31,8 +31,7 @@
  *   close(); after calling a user callback this file touches only the req,
  *   which it owns.
  *
- * Config cache
- *   A bounded table (CACHE_MAX queues) name -> {version, parsed config}.
+ * Config cache (cfgcache.c)
  *   Scripts get the known version and return the JSON only when it differs;
  *   an uncached queue sends "0" and always gets the JSON. A req holds a
  *   reference to the immutable snapshot {version, config} it announced, so
@@ -52,14 +51,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgcache.h"
 #include "log.h"
 #include "redis_conn.h"
 
-#define CACHE_BUCKETS 1024
-#define CACHE_MAX     10000
-#define LIST_MAX      100000
-#define JSON_MAX      (64 * 1024)
-#define LIB           "scripts/lib.lua"
+#define CACHE_MAX 10000
+#define LIST_MAX  100000
+#define JSON_MAX  (64 * 1024)
+#define LIB       "scripts/lib.lua"
 
 enum script_id {
     SC_ENTRY,
@@ -116,31 +115,15 @@ struct req {
     } cb;
     void *arg;
     char queue[WR_QUEUE_NAME_MAX + 1];
-    struct csnap *snap;       /* the config announced to the script (a reference); NULL = none */
+    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
     wr_redis_conn_cmd_t *cmd; /* the command being built; owned until submitted */
-};
-
-/* An immutable, reference-counted config of one version: held by the cache
- * entry and by every req that announced it, freed by the last holder (which
- * may outlive the store: orphaned reqs). */
-struct csnap {
-    unsigned refs;
-    uint64_t version;
-    wr_queue_config_t cfg;
-};
-
-struct centry {
-    struct centry *next;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    struct csnap *snap;
 };
 
 struct rstore {
     wr_store_t base_; /* must be first */
     wr_redis_conn_t *conn;
-    bool closing; /* close() began */
-    struct centry *cache[CACHE_BUCKETS];
-    size_t ncache;
+    bool closing;         /* close() began */
+    wr_cfgcache_t *cache; /* configs by queue name, see cfgcache.h */
 };
 
 static const wr_store_ops_t redis_ops;
@@ -169,94 +152,6 @@ static bool valid_user(const char *u)
     return n > 0 && n <= WR_USER_ID_MAX;
 }
 
-static uint64_t fnv1a(const char *p)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-/* ---------------------------------------------------------------- cache */
-
-static void snap_release(struct csnap *c)
-{
-    if (c && --c->refs == 0)
-        free(c);
-}
-
-static struct centry *cache_find(struct rstore *s, const char *q)
-{
-    for (struct centry *e = s->cache[fnv1a(q) % CACHE_BUCKETS]; e; e = e->next)
-        if (strcmp(e->name, q) == 0)
-            return e;
-    return NULL;
-}
-
-static void cache_put(struct rstore *s, const char *q, uint64_t version,
-                      const wr_queue_config_t *cfg)
-{
-    struct centry *e = cache_find(s, q);
-    if (e && e->snap->version == version)
-        return;
-    struct csnap *c = malloc(sizeof *c);
-    if (!c)
-        return;
-    c->refs = 1;
-    c->version = version;
-    c->cfg = *cfg;
-    if (!e) {
-        if (s->ncache >= CACHE_MAX) {
-            free(c);
-            return; /* full: this queue is served uncached (always JSON) */
-        }
-        e = calloc(1, sizeof *e);
-        if (!e) {
-            free(c);
-            return;
-        }
-        snprintf(e->name, sizeof e->name, "%s", q);
-        size_t b = fnv1a(q) % CACHE_BUCKETS;
-        e->next = s->cache[b];
-        s->cache[b] = e;
-        s->ncache++;
-    }
-    snap_release(e->snap);
-    e->snap = c;
-}
-
-static void cache_remove(struct rstore *s, const char *q)
-{
-    struct centry **pp = &s->cache[fnv1a(q) % CACHE_BUCKETS];
-    for (; *pp; pp = &(*pp)->next) {
-        if (strcmp((*pp)->name, q) == 0) {
-            struct centry *e = *pp;
-            *pp = e->next;
-            snap_release(e->snap);
-            free(e);
-            s->ncache--;
-            return;
-        }
-    }
-}
-
-static void cache_free(struct rstore *s)
-{
-    for (size_t i = 0; i < CACHE_BUCKETS; i++) {
-        struct centry *e = s->cache[i];
-        while (e) {
-            struct centry *n = e->next;
-            snap_release(e->snap);
-            free(e);
-            e = n;
-        }
-        s->cache[i] = NULL;
-    }
-    s->ncache = 0;
-}
-
 /* ----------------------------------------------------------- requests */
 
 static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra)
@@ -280,7 +175,7 @@ static void req_free(struct req *r)
     if (!r)
         return;
     wr_redis_conn_cmd_free(r->cmd);
-    snap_release(r->snap);
+    wr_cfgcache_release(r->snap);
     free(r);
 }
 
@@ -300,11 +195,7 @@ static bool arg_queue_keys(struct req *r, const char *q)
 /* Announces the cached config version of r->queue (or "0") to the script. */
 static bool arg_known_version(struct rstore *s, struct req *r)
 {
-    struct centry *e = cache_find(s, r->queue);
-    if (e) {
-        r->snap = e->snap;
-        r->snap->refs++;
-    }
+    r->snap = wr_cfgcache_get(s->cache, r->queue);
     return wr_redis_conn_cmd_fmt(r->cmd, "%llu",
                                  r->snap ? (unsigned long long)r->snap->version : 0ULL);
 }
@@ -440,7 +331,7 @@ static wr_err_t resolve_config(struct rstore *s, struct req *r, long long versio
         wr_warn("store_redis: stored config of %s does not parse: %s: %s", r->queue, field, msg);
         return WR_EPROTO;
     }
-    cache_put(s, r->queue, (uint64_t)version, out);
+    wr_cfgcache_put(s->cache, r->queue, (uint64_t)version, out);
     return WR_OK;
 }
 
@@ -612,7 +503,7 @@ static void finish_done_code(struct rstore *s, struct req *r, const redisReply *
             err = WR_ENOTINQUEUE;
     }
     if (r->op == OP_DELETE && (err == WR_OK || err == WR_ENOTFOUND))
-        cache_remove(s, r->queue);
+        wr_cfgcache_remove(s->cache, r->queue);
     r->cb.done(err, r->arg);
 }
 
@@ -676,7 +567,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 
 static void rstore_free(struct rstore *s)
 {
-    cache_free(s);
+    wr_cfgcache_free(s->cache);
     free(s);
 }
 
@@ -702,6 +593,10 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         .metrics = opts->metrics,
     };
     wr_err_t err = wr_redis_conn_open(base, &co, &s->conn);
+    if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {
+        wr_redis_conn_close(s->conn);
+        err = WR_ENOMEM;
+    }
     if (err != WR_OK) {
         rstore_free(s);
         return err;
