@@ -54,6 +54,7 @@
 #include "cfgcache.h"
 #include "log.h"
 #include "redis_conn.h"
+#include "script_reply.h"
 
 #define CACHE_MAX 10000
 #define LIST_MAX  100000
@@ -278,36 +279,13 @@ static wr_err_t send_plain(struct rstore *s, const char *cmd, const char *key, c
 
 /* --------------------------------------------------------- reply parsing */
 
-static bool is_int(const redisReply *e)
+/* The config of a reply (wr_script_reply_config_fn, ctx = the req): the
+ * JSON when the script sent one (parsed and cached), else the req's
+ * snapshot of the version it announced. */
+static wr_err_t resolve_config(void *ctx, long long version, const redisReply *json,
+                               wr_queue_config_t *out)
 {
-    return e && e->type == REDIS_REPLY_INTEGER;
-}
-
-static bool is_str(const redisReply *e)
-{
-    return e && e->type == REDIS_REPLY_STRING;
-}
-
-/* Checks that reply is an array of n elements of the given types
- * ('i' integer, 's' bulk string). */
-static bool shape(const redisReply *reply, const char *types)
-{
-    size_t n = strlen(types);
-    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const redisReply *e = reply->element[i];
-        if (types[i] == 'i' ? !is_int(e) : !is_str(e))
-            return false;
-    }
-    return true;
-}
-
-/* The config of a reply: the JSON when the script sent one (parsed and
- * cached), else the req's snapshot of the version it announced. */
-static wr_err_t resolve_config(struct rstore *s, struct req *r, long long version,
-                               const redisReply *json, wr_queue_config_t *out)
-{
+    struct req *r = ctx;
     if (version <= 0)
         return WR_EPROTO;
     if (json->len == 0) {
@@ -331,184 +309,16 @@ static wr_err_t resolve_config(struct rstore *s, struct req *r, long long versio
         wr_warn("store_redis: stored config of %s does not parse: %s: %s", r->queue, field, msg);
         return WR_EPROTO;
     }
-    wr_cfgcache_put(s->cache, r->queue, (uint64_t)version, out);
+    wr_cfgcache_put(r->s->cache, r->queue, (uint64_t)version, out);
     return WR_OK;
 }
 
-static uint64_t u64(const redisReply *e)
-{
-    return e->integer < 0 ? 0 : (uint64_t)e->integer;
-}
-
-static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
-{
-    st->waiting = u64(e[0]);
-    st->active = u64(e[1]);
-    st->admitted_total = u64(e[2]);
-    st->consumed_total = u64(e[3]);
-    st->expired_total = u64(e[4]);
-    st->left_total = u64(e[5]);
-    st->rejected_full_total = u64(e[6]);
-}
-
-static void finish_entry(struct rstore *s, struct req *r, const redisReply *rep)
-{
-    wr_entry_t entry;
-    wr_queue_config_t cfg;
-    wr_err_t err = WR_EPROTO;
-    memset(&entry, 0, sizeof entry);
-    if (!shape(rep, "iisiisii"))
-        goto out;
-    redisReply *const *e = rep->element;
-    long long kind = e[0]->integer;
-    if (kind == -1) {
-        err = WR_ENOTFOUND;
-        goto out;
-    }
-    err = resolve_config(s, r, e[1]->integer, e[2], &cfg);
-    if (err != WR_OK)
-        goto out;
-    entry.config = &cfg;
-    err = WR_EPROTO;
-    switch (kind) {
-    case 1:
-        if (e[3]->integer < 1 || e[4]->integer < e[3]->integer)
-            goto out;
-        entry.state = WR_ENTRY_WAITING;
-        entry.position = u64(e[3]);
-        entry.waiting = u64(e[4]);
-        err = WR_OK;
-        break;
-    case 2:
-        if (e[5]->len == 0 || e[5]->len > WR_JTI_LEN)
-            goto out;
-        entry.state = WR_ENTRY_ADMITTED;
-        memcpy(entry.jti, e[5]->str, e[5]->len);
-        entry.jti[e[5]->len] = '\0';
-        entry.issued_at_us = e[6]->integer;
-        entry.expires_at_us = e[7]->integer;
-        err = WR_OK;
-        break;
-    case 3:
-        entry.state = WR_ENTRY_PASSTHROUGH;
-        err = WR_OK;
-        break;
-    case -2:
-        entry.waiting = u64(e[4]);
-        err = WR_EFULL;
-        break;
-    case -3:
-        err = WR_ENOTINQUEUE;
-        break;
-    default:
-        break;
-    }
-out:
-    r->cb.entry(err, (err == WR_OK || err == WR_EFULL) ? &entry : NULL, r->arg);
-}
-
-static void finish_admit(struct rstore *s, struct req *r, const redisReply *rep)
-{
-    wr_admit_t res;
-    wr_queue_config_t cfg;
-    wr_err_t err = WR_EPROTO;
-    memset(&res, 0, sizeof res);
-    if (!shape(rep, "iiiisiiiiiii"))
-        goto out;
-    redisReply *const *e = rep->element;
-    if (e[0]->integer == -1) {
-        err = WR_ENOTFOUND;
-        goto out;
-    }
-    if (e[0]->integer != 0 || e[1]->integer < 0)
-        goto out;
-    err = resolve_config(s, r, e[3]->integer, e[4], &cfg);
-    if (err != WR_OK)
-        goto out;
-    res.admitted = u64(e[1]);
-    res.now_us = e[2]->integer;
-    fill_stats(&res.stats, e + 5);
-    res.config = &cfg;
-out:
-    r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
-}
-
-static void finish_token(struct req *r, const redisReply *rep)
-{
-    wr_token_check_t res = {.passthrough = false, .reason = WR_TOKEN_OK};
-    wr_err_t err = WR_EPROTO;
-    if (!is_int(rep))
-        goto out;
-    switch (rep->integer) {
-    case 0:
-        err = WR_OK;
-        break;
-    case 1:
-        res.passthrough = true;
-        err = WR_OK;
-        break;
-    case -1:
-        err = WR_ENOTFOUND;
-        break;
-    case -2:
-        res.reason = WR_TOKEN_CONSUMED;
-        err = WR_ETOKEN;
-        break;
-    case -3:
-        res.reason = WR_TOKEN_EXPIRED;
-        err = WR_ETOKEN;
-        break;
-    default:
-        break;
-    }
-out:
-    r->cb.token(err, (err == WR_OK || err == WR_ETOKEN) ? &res : NULL, r->arg);
-}
-
-static void finish_get(struct rstore *s, struct req *r, const redisReply *rep)
-{
-    wr_queue_info_t info;
-    wr_queue_config_t cfg;
-    wr_err_t err = WR_EPROTO;
-    memset(&info, 0, sizeof info);
-    if (!shape(rep, "iisiiiiiii"))
-        goto out;
-    redisReply *const *e = rep->element;
-    if (e[0]->integer == -1) {
-        err = WR_ENOTFOUND;
-        goto out;
-    }
-    if (e[0]->integer != 0)
-        goto out;
-    err = resolve_config(s, r, e[1]->integer, e[2], &cfg);
-    if (err != WR_OK)
-        goto out;
-    info.name = r->queue;
-    info.config = &cfg;
-    fill_stats(&info.stats, e + 3);
-out:
-    r->cb.info(err, err == WR_OK ? &info : NULL, r->arg);
-}
-
-/* -1 no queue, -3 not in queue, 0 ok (leave, delete). */
-static void finish_done_code(struct rstore *s, struct req *r, const redisReply *rep)
-{
-    wr_err_t err = WR_EPROTO;
-    if (is_int(rep)) {
-        if (rep->integer == 0)
-            err = WR_OK;
-        else if (rep->integer == -1)
-            err = WR_ENOTFOUND;
-        else if (rep->integer == -3 && r->op == OP_LEAVE)
-            err = WR_ENOTINQUEUE;
-    }
-    if (r->op == OP_DELETE && (err == WR_OK || err == WR_ENOTFOUND))
-        wr_cfgcache_remove(s->cache, r->queue);
-    r->cb.done(err, r->arg);
-}
-
+/* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
+ * last. */
 static void finish(struct rstore *s, struct req *r, const redisReply *rep)
 {
+    wr_queue_config_t cfg;
+    wr_err_t err;
     if (rep->type == REDIS_REPLY_ERROR) {
         wr_warn("store_redis: %s on %s failed: %.*s",
                 r->script >= 0 ? scripts[r->script].file : "command", r->queue,
@@ -518,40 +328,58 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
     switch (r->op) {
     case OP_JOIN:
-    case OP_STATUS:
-        finish_entry(s, r, rep);
+    case OP_STATUS: {
+        wr_entry_t entry;
+        err = wr_script_reply_entry(rep, resolve_config, r, &entry, &cfg);
+        r->cb.entry(err, (err == WR_OK || err == WR_EFULL) ? &entry : NULL, r->arg);
         break;
-    case OP_ADMIT:
-        finish_admit(s, r, rep);
+    }
+    case OP_ADMIT: {
+        wr_admit_t res;
+        err = wr_script_reply_admit(rep, resolve_config, r, &res, &cfg);
+        r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
         break;
+    }
     case OP_CONSUME:
-    case OP_VERIFY:
-        finish_token(r, rep);
+    case OP_VERIFY: {
+        wr_token_check_t res;
+        err = wr_script_reply_token(rep, &res);
+        r->cb.token(err, (err == WR_OK || err == WR_ETOKEN) ? &res : NULL, r->arg);
         break;
-    case OP_GET:
-        finish_get(s, r, rep);
+    }
+    case OP_GET: {
+        wr_queue_info_t info;
+        err = wr_script_reply_get(rep, resolve_config, r, &info, &cfg);
+        info.name = r->queue;
+        r->cb.info(err, err == WR_OK ? &info : NULL, r->arg);
         break;
+    }
     case OP_LEAVE:
     case OP_DELETE:
-        finish_done_code(s, r, rep);
+        err = wr_script_reply_code(rep, r->op == OP_LEAVE);
+        if (r->op == OP_DELETE && (err == WR_OK || err == WR_ENOTFOUND))
+            wr_cfgcache_remove(s->cache, r->queue);
+        r->cb.done(err, r->arg);
         break;
     case OP_PUT:
-        r->cb.done(is_int(rep) && rep->integer > 0 ? WR_OK : WR_EPROTO, r->arg);
+        r->cb.done(wr_script_reply_put(rep), r->arg);
         break;
     case OP_PING:
         r->cb.done(rep->type == REDIS_REPLY_STATUS ? WR_OK : WR_EPROTO, r->arg);
         break;
-    case OP_SECRET:
-        if (is_str(rep) && rep->len > 0 && rep->len <= WR_SECRET_MAX)
-            r->cb.secret(WR_OK, (const uint8_t *)rep->str, rep->len, r->arg);
-        else
-            r->cb.secret(WR_EPROTO, NULL, 0, r->arg);
+    case OP_SECRET: {
+        const uint8_t *secret = NULL;
+        size_t len = 0;
+        err = wr_script_reply_secret(rep, &secret, &len);
+        r->cb.secret(err, secret, len, r->arg);
         break;
+    }
     case OP_NAMES:
         r->cb.names(s, WR_OK, rep, r->arg);
         break;
     }
 }
+
 /* The one answer of r's command: the user callback, then r is freed. */
 static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
@@ -941,7 +769,7 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
         const redisReply *e = rep->element[i];
         struct list_item *it = &ctx->items[i];
         it->ctx = ctx;
-        if (!is_str(e)) {
+        if (!e || e->type != REDIS_REPLY_STRING) {
             if (ctx->err == WR_OK)
                 ctx->err = WR_EPROTO;
             continue;
