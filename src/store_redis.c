@@ -9,8 +9,9 @@
  *   these keys and arguments, call back with the reply or an error". The
  *   connection - its states, connect and command timeouts, reconnects, the
  *   EVALSHA/NOSCRIPT retry, the WAIT of the durability mode - is all there;
- *   this file only builds arguments and parses replies. Every key of queue
- *   q carries the hash tag {q} and is passed in KEYS.
+ *   this file builds the arguments and turns replies into results (decoded
+ *   by script_reply.c). Every key of queue q carries the hash tag {q} and
+ *   is passed in KEYS.
  *
  * Requests
  *   Each operation in flight is a `struct req`: the user callback and its
@@ -131,22 +132,6 @@ static const wr_store_ops_t redis_ops;
 
 /* ---------------------------------------------------------------- utils */
 
-static bool valid_queue(const char *q)
-{
-    size_t n = 0;
-    if (!q)
-        return false;
-    for (; q[n]; n++) {
-        char c = q[n];
-        if (n >= WR_QUEUE_NAME_MAX)
-            return false;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return n > 0;
-}
-
 static bool valid_user(const char *u)
 {
     size_t n = u ? strnlen(u, WR_USER_ID_MAX + 1) : 0;
@@ -155,7 +140,7 @@ static bool valid_user(const char *u)
 
 /* ----------------------------------------------------------- requests */
 
-static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra)
+static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
     struct req *r = calloc(1, sizeof *r);
     if (!r)
@@ -168,6 +153,7 @@ static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra)
     r->s = s;
     r->op = op;
     r->script = script;
+    r->arg = arg;
     return r;
 }
 
@@ -254,10 +240,14 @@ static bool wait_after_admit(const redisReply *rep)
            rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer > 0;
 }
 
-/* Hands r's command to the connection; on error frees r. Never calls a
- * callback. */
-static wr_err_t submit(struct rstore *s, struct req *r)
+/* Hands r's command to the connection when its arguments were built
+ * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback. */
+static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
 {
+    if (!args_ok) {
+        req_free(r);
+        return WR_EINVAL;
+    }
     wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME ? wait_after_consume
                                     : r->op == OP_ADMIT ? wait_after_admit
                                                         : NULL;
@@ -455,21 +445,17 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, bool join,
                         wr_store_entry_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !valid_user(u) || !cb)
+    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, join ? OP_JOIN : OP_STATUS, SC_ENTRY, strlen(u));
+    struct req *r = req_new(s, join ? OP_JOIN : OP_STATUS, SC_ENTRY, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.entry = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_str(r->cmd, u) || !arg_known_version(s, r) ||
-        !wr_redis_conn_cmd_str(r->cmd, join ? "1" : "0")) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r,
+                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+                      arg_known_version(s, r) && wr_redis_conn_cmd_str(r->cmd, join ? "1" : "0"));
 }
 
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
@@ -488,26 +474,21 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
                         void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !valid_user(u) || !cb)
+    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_LEAVE, SC_LEAVE, strlen(u));
+    struct req *r = req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_str(r->cmd, u)) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !cb)
+    if (!wr_qconfig_valid_queue_name(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -517,39 +498,33 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
         return WR_EIO;
     for (size_t i = 0; i < sizeof seed; i++)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);
-    struct req *r = req_new(s, OP_ADMIT, SC_ADMIT, 0);
+    struct req *r = req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.admit = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_str(r->cmd, hex) || !arg_known_version(s, r)) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r,
+                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
+                      arg_known_version(s, r));
 }
 
 static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, bool consume,
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !valid_user(u) || !jti ||
+    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !jti ||
         strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, consume ? OP_CONSUME : OP_VERIFY, SC_TOKEN, strlen(u) + strlen(jti));
+    struct req *r =
+        req_new(s, consume ? OP_CONSUME : OP_VERIFY, SC_TOKEN, strlen(u) + strlen(jti), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_str(r->cmd, u) ||
-        !wr_redis_conn_cmd_str(r->cmd, jti) ||
-        !wr_redis_conn_cmd_str(r->cmd, consume ? "1" : "0")) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r,
+                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+                      wr_redis_conn_cmd_str(r->cmd, jti) &&
+                      wr_redis_conn_cmd_str(r->cmd, consume ? "1" : "0"));
 }
 
 static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
@@ -571,8 +546,8 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     wr_err_t err = WR_OK;
     char *json = NULL;
     struct req *r = NULL;
-    if (!valid_queue(q) || !cfg || !cb || cfg->tick_ms < 1 || !(cfg->admit_per_second >= 0) ||
-        cfg->admit_per_second > 1e9)
+    if (!wr_qconfig_valid_queue_name(q) || !cfg || !cb || cfg->tick_ms < 1 ||
+        !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -595,13 +570,12 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         err = WR_ELIMIT;
         goto out;
     }
-    r = req_new(s, OP_PUT, SC_PUT, jlen);
+    r = req_new(s, OP_PUT, SC_PUT, jlen, arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;
     }
     r->cb.done = cb;
-    r->arg = arg;
     if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_arg(r->cmd, json, jlen) ||
         !wr_redis_conn_cmd_str(r->cmd, cfg->enabled ? "1" : "0") ||
         !wr_redis_conn_cmd_str(r->cmd, cfg->paused ? "1" : "0") ||
@@ -618,7 +592,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     err = send_plain(s, "SADD", "wr:queues", q);
     if (err != WR_OK)
         goto out;
-    err = submit(s, r);
+    err = submit(s, r, true);
     r = NULL; /* submit owns it */
 out:
     req_free(r);
@@ -629,39 +603,29 @@ out:
 static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !cb)
+    if (!wr_qconfig_valid_queue_name(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_GET, SC_GET, 0);
+    struct req *r = req_new(s, OP_GET, SC_GET, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.info = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q) || !arg_known_version(s, r)) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
 }
 
 static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!valid_queue(q) || !cb)
+    if (!wr_qconfig_valid_queue_name(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_DELETE, SC_DELETE, 0);
+    struct req *r = req_new(s, OP_DELETE, SC_DELETE, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    r->arg = arg;
-    if (!arg_queue_keys(r, q)) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    wr_err_t err = submit(s, r);
+    wr_err_t err = submit(s, r, arg_queue_keys(r, q));
     if (err != WR_OK)
         return err;
     /* After the script, on the same connection. If this is lost, the
@@ -778,7 +742,7 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
             continue; /* not a queue name of ours */
         memcpy(it->name, e->str, e->len);
         it->name[e->len] = '\0';
-        if (!valid_queue(it->name))
+        if (!wr_qconfig_valid_queue_name(it->name))
             continue;
         wr_err_t e2 = r_queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
@@ -798,7 +762,7 @@ static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct list_ctx *ctx = calloc(1, sizeof *ctx);
-    struct req *r = req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0);
+    struct req *r = req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0, ctx);
     if (!ctx || !r) {
         free(ctx);
         req_free(r);
@@ -807,13 +771,9 @@ static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
     ctx->cb = cb;
     ctx->arg = arg;
     r->cb.names = on_list_names;
-    r->arg = ctx;
-    if (!wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") || !wr_redis_conn_cmd_str(r->cmd, "wr:queues")) {
-        free(ctx);
-        req_free(r);
-        return WR_EINVAL;
-    }
-    wr_err_t err = submit(s, r);
+    wr_err_t err = submit(s, r,
+                          wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
+                              wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
     if (err != WR_OK)
         free(ctx);
     return err;
@@ -827,17 +787,14 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_SECRET, SC_SECRET, len);
+    struct req *r = req_new(s, OP_SECRET, SC_SECRET, len, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.secret = cb;
-    r->arg = arg;
-    if (!wr_redis_conn_cmd_str(r->cmd, "1") || !wr_redis_conn_cmd_str(r->cmd, "wr:secret") ||
-        !wr_redis_conn_cmd_arg(r->cmd, proposed, len)) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r,
+                  wr_redis_conn_cmd_str(r->cmd, "1") &&
+                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
 }
 
 static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
@@ -847,16 +804,11 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0);
+    struct req *r = req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    r->arg = arg;
-    if (!wr_redis_conn_cmd_str(r->cmd, "PING")) {
-        req_free(r);
-        return WR_EINVAL;
-    }
-    return submit(s, r);
+    return submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
 }
 
 static const wr_store_ops_t redis_ops = {
