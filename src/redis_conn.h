@@ -38,7 +38,7 @@ typedef struct {
 } wr_redis_conn_script_t;
 
 typedef struct {
-    const char *url;      /* redis_url.h: redis://HOST[:PORT][/DB] or unix:///PATH[?db=N]; copied */
+    const char *url;      /* redis_url.h: redis://HOST:PORT[/DB] or unix:///PATH[?db=N] */
     const char *log_name; /* prefix of the log lines ("store_redis"); a static string;
                              NULL = "redis_conn" */
     const wr_redis_conn_script_t *scripts; /* script N of a command; the texts are loaded
