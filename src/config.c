@@ -35,7 +35,6 @@
 #include <strings.h>
 #include <math.h>
 
-#define UNIX_PATH_MAX 107  /* sun_path without the NUL */
 #define USAGE_COL     27   /* --help: column of the descriptions */
 #define USAGE_WIDTH   92   /* --help: wrap descriptions at this column */
 #define USAGE_MAX     6144 /* --help: bytes of the whole text */
