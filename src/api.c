@@ -425,7 +425,10 @@ static void reply_entry(ctx_t *c, const wr_entry_t *e)
         const wr_queue_config_t *cfg = e->config;
         double observed = wr_scheduler_observed_rate(a->sched, c->queue);
         int64_t eta = cfg ? wr_queue_eta_seconds(cfg, e->position, observed) : -1;
-        uint32_t retry = cfg ? wr_queue_retry_after_ms(cfg, e->position, rand01(a)) : 5000;
+        uint32_t retry = cfg ? wr_queue_retry_after_eta_ms(
+                                   cfg, e->position, observed,
+                                   wr_scheduler_next_tick_ms(a->sched, c->queue), rand01(a))
+                             : 5000;
         pace_note(a, c->queue, c->user, retry);
         char etas[24];
         if (eta < 0)
@@ -1181,9 +1184,11 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.position = e->position;
             v.waiting = e->waiting;
             if (cfg) {
-                v.eta_seconds = wr_queue_eta_seconds(
-                    cfg, e->position, wr_scheduler_observed_rate(a->sched, c->queue));
-                v.retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+                double observed = wr_scheduler_observed_rate(a->sched, c->queue);
+                v.eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
+                v.retry_after_ms = wr_queue_retry_after_eta_ms(
+                    cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
+                    rand01(a));
                 pace_note(a, c->queue, c->user, v.retry_after_ms);
             }
         } else if (e->state == WR_ENTRY_ADMITTED) {
