@@ -136,6 +136,11 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
     if (m > half)
         m = half;
     double ms = ceil((double)e + m + u * (half - m));
+    if (ms < WR_POLL_MIN_MS) {
+        /* Due before the floor lets the user back (queue.h: "the floor"). */
+        double w = cfg->max_active > 0 ? half : WR_POLL_FLOOR_SPREAD_MS;
+        ms = floor(WR_POLL_MIN_MS + u * w);
+    }
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 

@@ -16,8 +16,10 @@
 
 #include "qconfig.h"
 
-#define WR_POLL_MIN_MS   250 /* retryAfterMs is never below this */
-#define WR_CATCHUP_TICKS 3   /* a gap of up to 3 ticks is made up; longer = 1 tick */
+#define WR_POLL_MIN_MS 250 /* retryAfterMs is never below this */
+/* Users due before WR_POLL_MIN_MS come back spread over this (no maxActive) */
+#define WR_POLL_FLOOR_SPREAD_MS (16 * WR_POLL_MIN_MS)
+#define WR_CATCHUP_TICKS        3 /* a gap of up to 3 ticks is made up; longer = 1 tick */
 
 /*
  * Base poll interval (ms) for a 1-based position from cfg->poll_bands: the
@@ -44,19 +46,31 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *              from now, at which this position is due at the rate in use
  *   half     = tickMs / 2
  *   E >= 0 and E + half < band:
- *            answer = max(WR_POLL_MIN_MS, ceil(E + s)), with the spread
- *            s = m + u * (half - m), m = tickMs / 20 (at least 1 ms), so
- *            s is in [m, half): the users admitted by one tick come back
- *            spread over half a tick, never before E (m absorbs a timer
- *            that fires a few ms late and the admit round trip)
+ *            answer = ceil(E + s), with the spread s = m + u * (half - m),
+ *            m = tickMs / 20 (at least 1 ms), so s is in [m, half): the
+ *            users admitted by one tick come back spread over half a tick,
+ *            never before E (m absorbs a timer that fires a few ms late
+ *            and the admit round trip) - unless that is below the floor:
+ *   the floor, E + s < WR_POLL_MIN_MS: the user is admitted before the
+ *            floor lets them back. Without maxActive, answer =
+ *            WR_POLL_MIN_MS + u * WR_POLL_FLOOR_SPREAD_MS: the head of a
+ *            crowd that joined together (about rate x 250 ms users, all
+ *            answered within a few ms of each other) would otherwise reach
+ *            the service in one clump on top of the users due after the
+ *            floor; spread over 2 s they add at most an eighth of the rate
+ *            (the default capacity safety 0.875 leaves a seventh). This is
+ *            the one answer that may exceed the band: the user is admitted
+ *            by then, the band paces people who wait. With maxActive > 0
+ *            the cap bounds what reaches the service and an unused token
+ *            holds a slot, so answer = WR_POLL_MIN_MS + u * half: back as
+ *            soon as allowed.
  *   else:    answer = wr_queue_retry_after_ms(cfg, position, u) (the band,
  *            spread by +/- pollJitter, as in v1)
  * Paused, a rate in use of 0 or unknown (etaSeconds null): the band.
  *
  * Why no one polls more often than the bands let them (the argument):
- * 1. The ETA answer is shorter than the band's interval (E + half < band),
- *    never longer, and it is given only to a user who is due before the
- *    band's interval ends.
+ * 1. The ETA answer is given only to a user who is due before the band's
+ *    interval ends (E + half < band), and it comes after E.
  * 2. E is the LATEST admission of this position while admission runs at
  *    the rate in use: it assumes no carried fraction (the store's carry is
  *    in [0, 1) user, so the real tick is the same or one earlier), counts
@@ -66,10 +80,11 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *    is already admitted: the ETA answer is the user's LAST poll.
  * 3. Every poll before it was answered by the bands, exactly as in v1.
  *    So a user's sequence of polls is v1's sequence cut short: the same
- *    band intervals, then one shorter interval ending just after admission
- *    (where v1's next band poll might find the user still waiting and poll
- *    again). In total no more polls than v1; in any window (a minute) at
- *    most one more than the bands give: the poll just after admission.
+ *    band intervals, then one interval ending after admission (where v1's
+ *    next band poll might find the user still waiting and poll again). In
+ *    total no more polls than v1; in any window (a minute) at most one
+ *    more than the bands give: the poll just after admission. (This holds
+ *    for the floor's longer answers too: they are last polls as well.)
  * The premise of 2 is that admission keeps the rate in use. When it falls
  * below it for a while - maxActive full with tokens nobody consumes while
  * the observed rate (a one-minute average) still shows the old rate, a

@@ -426,15 +426,34 @@ static void test_retry_after_eta(void **state)
 {
     (void)state;
     wr_queue_config_t c = cfg_rate(175);
-    /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before 250 ms,
-     * the floor; every u */
+    /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before the 250 ms
+     * floor; without maxActive spread over 250 + u * 4000 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.999), 250);
-    /* 36: tick 3, E 240: 245 -> 250 at u = 0, 289.955 -> 290 at 0.999 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 2250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 4246);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 4246);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.25), 1250);
+    /* 36: tick 3, E 240: 245 (below the floor: 250 + 0) at u = 0;
+     * 240 + 5 + 0.999 * 45 = 289.955 -> 290 at 0.999 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    /* the floor's spread: never before 250, over 4 s, not at one ms */
+    unsigned below = 0, above_band = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, i / 1000.0);
+        assert_in_range(ms, 250, 250 + 4000);
+        below += ms < 1000;
+        above_band += ms > 1000;
+    }
+    assert_int_equal(below, 188);      /* u < 0.1875 */
+    assert_int_equal(above_band, 812); /* the one answer past the band */
+    /* with maxActive the floor is "as soon as allowed": 250 + u * 50 */
+    c.max_active = 40;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    c.max_active = 0;
     /* 100: tick 6, E 540 (band 1000) */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.0), 545);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.5), 568); /* 567.5 */
@@ -570,8 +589,10 @@ static poll_run_t run_user(const wr_queue_config_t *c, int64_t t1, int64_t carry
                           : wr_queue_retry_after_ms(c, pos, u);
         if (eta && last_eta) {
             r.eta_answers++;
-            assert_true(ms == WR_POLL_MIN_MS || (int64_t)ms > e);
-            assert_true((double)ms <= (double)e + c->tick_ms / 2.0 + 1 || ms == WR_POLL_MIN_MS);
+            /* after E; within half a tick of it, or the floor's spread */
+            assert_true((int64_t)ms > e);
+            assert_true((double)ms <= (double)e + c->tick_ms / 2.0 + 1 ||
+                        ms <= WR_POLL_MIN_MS + WR_POLL_FLOOR_SPREAD_MS);
         } else if (eta) {
             assert_int_equal(ms, wr_queue_retry_after_ms(c, pos, u));
         }
@@ -590,31 +611,34 @@ static void test_retry_after_eta_poll_count(void **state)
     static const int64_t phases[] = {0, 1, 37, 99};
     static const int64_t carries[] = {0, 499999, 999999};
     unsigned runs = 0, with_eta = 0;
-    for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++) {
-        wr_queue_config_t c = cfg_rate(rates[ri]);
-        c.tick_ms = ticks[ri];
-        for (size_t pi = 0; pi < sizeof(positions) / sizeof(positions[0]); pi++) {
-            if (positions[pi] / rates[ri] > 200)
-                continue; /* keep the run short */
-            for (size_t fi = 0; fi < 4; fi++) {
-                for (size_t ci = 0; ci < 3; ci++) {
-                    for (uint64_t seed = 1; seed <= 5; seed++) {
-                        uint64_t sd = seed * 0x9e3779b97f4a7c15ULL;
-                        int64_t t1 = phases[fi] % c.tick_ms;
-                        poll_run_t a = run_user(&c, t1, carries[ci], positions[pi], true, sd);
-                        poll_run_t v1 = run_user(&c, t1, carries[ci], positions[pi], false, sd);
-                        /* an ETA answer is always the last poll ... */
-                        assert_int_equal(a.early, 0);
-                        /* ... so no more polls than the bands give */
-                        assert_true(a.polls <= v1.polls);
-                        runs++;
-                        with_eta += a.eta_answers > 0;
+    for (uint64_t ma = 0; ma <= 40; ma += 40) { /* maxActive off / on (the floor differs) */
+        for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++) {
+            wr_queue_config_t c = cfg_rate(rates[ri]);
+            c.tick_ms = ticks[ri];
+            c.max_active = ma;
+            for (size_t pi = 0; pi < sizeof(positions) / sizeof(positions[0]); pi++) {
+                if (positions[pi] / rates[ri] > 200)
+                    continue; /* keep the run short */
+                for (size_t fi = 0; fi < 4; fi++) {
+                    for (size_t ci = 0; ci < 3; ci++) {
+                        for (uint64_t seed = 1; seed <= 5; seed++) {
+                            uint64_t sd = seed * 0x9e3779b97f4a7c15ULL;
+                            int64_t t1 = phases[fi] % c.tick_ms;
+                            poll_run_t a = run_user(&c, t1, carries[ci], positions[pi], true, sd);
+                            poll_run_t v1 = run_user(&c, t1, carries[ci], positions[pi], false, sd);
+                            /* an ETA answer is always the last poll ... */
+                            assert_int_equal(a.early, 0);
+                            /* ... so no more polls than the bands give */
+                            assert_true(a.polls <= v1.polls);
+                            runs++;
+                            with_eta += a.eta_answers > 0;
+                        }
                     }
                 }
             }
         }
     }
-    assert_true(runs > 500);
+    assert_true(runs > 1000);
     assert_true(with_eta > runs / 2); /* the ETA rule was exercised */
 }
 
