@@ -57,13 +57,15 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            crowd that joined together (about rate x 250 ms users, all
  *            answered within a few ms of each other) would otherwise reach
  *            the service in one clump on top of the users due after the
- *            floor; spread over 2 s they add at most an eighth of the rate
- *            (the default capacity safety 0.875 leaves a seventh). This is
+ *            floor (70 in flight against a pool of 40 at 175/s); spread
+ *            over 4 s they add at most a sixteenth of the rate, half the
+ *            headroom the default capacity safety (0.875) leaves. This is
  *            the one answer that may exceed the band: the user is admitted
  *            by then, the band paces people who wait. With maxActive > 0
- *            the cap bounds what reaches the service and an unused token
- *            holds a slot, so answer = WR_POLL_MIN_MS + u * half: back as
- *            soon as allowed.
+ *            a token not yet used holds one of the maxActive slots (spread
+ *            over 4 s, the head of the line would stall admission), and
+ *            with sessions the cap bounds what reaches the service: answer
+ *            = WR_POLL_MIN_MS + u * half, back as soon as allowed.
  *   else:    answer = wr_queue_retry_after_ms(cfg, position, u) (the band,
  *            spread by +/- pollJitter, as in v1)
  * Paused, a rate in use of 0 or unknown (etaSeconds null): the band.
@@ -94,8 +96,8 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  * as the stall lasts: at most ~rate x band users (those due within one
  * band), until the observed rate drops (it reaches 0, the band, within a
  * minute of a full stall). A stateless rule cannot tell a second short
- * answer from a first; the per-identity poll pacer (--poll-min-fraction)
- * is what bounds a client that polls faster than it is told.
+ * answer from a first: bounding this too needs a per-user memory (e.g.
+ * "told an ETA already: the band next").
  *
  * observed_rate: as for wr_queue_eta_seconds (< 0 unknown).
  * next_tick_ms: ms until the next admission tick runs (the scheduler's next
