@@ -245,9 +245,11 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
         v->ahead = e->position ? e->position - 1 : 0;
         v->waiting = e->waiting;
         if (cfg) {
-            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position,
-                                                  wr_scheduler_observed_rate(a->sched, c->queue));
-            v->retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+            double observed = wr_scheduler_observed_rate(a->sched, c->queue);
+            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
+            v->retry_after_ms = wr_queue_retry_after_eta_ms(
+                cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
+                rand01(a));
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
