@@ -1330,6 +1330,16 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         return;
     }
 
+    /* Header identity mode: the identity header sent more than once is
+     * refused on every route, before anything else: a client's own copy
+     * must never win over the gateway's (case K17). */
+    if (a->cfg->identity == WR_IDENTITY_HEADER &&
+        wr_http_header_count(req, a->cfg->identity_header) > 1) {
+        reply_error(a, req, route, 400, "INVALID_USER_ID", "identity header sent more than once",
+                    NULL, NULL, 0);
+        return;
+    }
+
     /* The {queue} segment: percent-decoded, then validated. */
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
     bool has_queue = m.param && route != WR_ROUTE_STATIC;
