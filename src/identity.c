@@ -38,7 +38,6 @@
 #include "identity.h"
 
 #include <string.h>
-#include <time.h>
 
 #include <openssl/crypto.h>
 
@@ -275,26 +274,4 @@ const char *wr_identity_find_cookie(const char *header, const char *name, size_t
 {
     size_t pos = 0;
     return wr_identity_next_cookie(header, name, &pos, len);
-}
-
-wr_err_t wr_identity_new_visitor(const uint8_t *key, size_t key_len, char vid[WR_VID_LEN + 1],
-                                 char cookie[WR_VID_COOKIE_LEN + 1])
-{
-    return wr_identity_mint(key, key_len, (int64_t)time(NULL), vid, cookie);
-}
-
-wr_err_t wr_identity_sign_vid(const uint8_t *key, size_t key_len, const char *vid,
-                              char cookie[WR_VID_COOKIE_LEN + 1])
-{
-    return wr_identity_sign(key, key_len, vid, (int64_t)time(NULL), cookie);
-}
-
-bool wr_identity_verify_cookie(const uint8_t *key, size_t key_len, const char *value, size_t len,
-                               char vid[WR_VID_LEN + 1])
-{
-    wr_identity_visitor_t v;
-    if (!vid || !wr_identity_verify(key, key_len, value, len, &v))
-        return false;
-    memcpy(vid, v.vid, sizeof v.vid);
-    return true;
 }

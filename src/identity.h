@@ -113,13 +113,4 @@ const char *wr_identity_next_cookie(const char *header, const char *name, size_t
 /* The first cookie `name` in header (wr_identity_next_cookie from 0). */
 const char *wr_identity_find_cookie(const char *header, const char *name, size_t *len);
 
-/* Transitional (removed once the api uses the functions above): mint,
- * sign and verify with the issue time taken from the clock. */
-wr_err_t wr_identity_new_visitor(const uint8_t *key, size_t key_len, char vid[WR_VID_LEN + 1],
-                                 char cookie[WR_VID_COOKIE_LEN + 1]);
-wr_err_t wr_identity_sign_vid(const uint8_t *key, size_t key_len, const char *vid,
-                              char cookie[WR_VID_COOKIE_LEN + 1]);
-bool wr_identity_verify_cookie(const uint8_t *key, size_t key_len, const char *value, size_t len,
-                               char vid[WR_VID_LEN + 1]);
-
 #endif
