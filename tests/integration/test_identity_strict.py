@@ -19,12 +19,12 @@ import base64
 import hashlib
 import hmac
 import json
-import re
 import secrets
 import socket
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, Waitroomd, uid
+from test_cookie import parse_set_cookie
 
 COOKIE_MAX_AGE = 86400  # WR_VID_COOKIE_MAX_AGE
 HEADER_LIMIT = 32768    # WR_HTTP_MAX_HEADERS: request line + header lines, with line ends
@@ -125,16 +125,6 @@ def raw(port, method, path, lines, body=b""):
     return rs[0] if rs else None
 
 
-def set_cookie_attrs(value):
-    parts = [p.strip() for p in value.split(";")]
-    name, _, val = parts[0].partition("=")
-    attrs = {}
-    for p in parts[1:]:
-        k, eq, v = p.partition("=")
-        attrs[k.strip().lower()] = v.strip() if eq else True
-    return name, val, attrs
-
-
 def b64u(b):
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 
@@ -161,7 +151,7 @@ class CookieBase(WRTest):
         self.key = cookie_key(ENV.secret)
 
     def vid_cookies(self, r):
-        return [set_cookie_attrs(v) for v in r.set_cookies if v.startswith("wr_vid=")]
+        return [parse_set_cookie(v) for v in r.set_cookies if v.startswith("wr_vid=")]
 
     def new_visitor(self, q):
         r = raw(self.port, "POST", "/v1/queues/%s/entries" % q, [])
