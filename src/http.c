@@ -30,10 +30,11 @@
  * has had the first byte of a request for more than request_timeout gets a
  * JSON 408 written straight to the socket (only when evhttp has nothing
  * queued to write, so it cannot interleave with a reply) and shutdown for
- * writing; what it sends after that is discarded unread; one second later
- * it is shut down for reading as well, which evhttp sees as EOF and frees. evhttp's own timeout
- * (timeout_seconds) still covers idle keep-alive connections and slow readers; it resets on every
- * byte, which is why it alone does not stop a trickle.
+ * writing; what it sends after that is discarded unread; one second
+ * later it is shut down for reading as well, which evhttp sees as EOF and
+ * frees. evhttp's own timeout (timeout_seconds) still covers idle
+ * keep-alive connections and slow readers; it resets on every byte, which
+ * is why it alone does not stop a trickle.
  *
  * Header limit: the request line and header lines of a request may take
  * WR_HTTP_MAX_HEADERS (32 KiB) with their line ends. evhttp 2.1 enforces
