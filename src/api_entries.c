@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "http.h"
 #include "page.h"
 #include "queue.h"
 
@@ -56,8 +57,9 @@ static double rand01(wr_api_t *a)
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
     char hdr[256];
-    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax%s",
-             WR_VID_COOKIE_NAME, value, a->cfg->cookie_secure ? "; Secure" : "");
+    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
+             WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
+             a->cfg->cookie_secure ? "; Secure" : "");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
 }
 
@@ -344,7 +346,9 @@ static void leave_cb(wr_err_t err, void *arg)
  * Finds the user for a request. Returns 0 and fills user; 1 when the
  * request has been answered (400); 2 in cookie mode when there is no valid
  * visitor cookie and `create` is false (the caller answers). With `create`
- * (join), a missing or unverifiable cookie mints a new visitor.
+ * (join), a missing or unverifiable cookie mints a new visitor. cookie_out
+ * gets the cookie value to set: on every join, and on a poll when the
+ * cookie is due for renewal (wr_identity_should_renew).
  */
 static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
                         char user[WR_USER_ID_MAX + 1], char cookie_out[WR_VID_COOKIE_LEN + 1])
@@ -362,29 +366,23 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         snprintf(user, WR_USER_ID_MAX + 1, "%s", v);
         return 0;
     }
-    const char *ch = evhttp_find_header(ih, "Cookie");
-    if (ch) {
-        size_t len = 0;
-        const char *v = wr_identity_find_cookie(ch, WR_VID_COOKIE_NAME, &len);
-        char vid[WR_VID_LEN + 1];
-        if (v && wr_identity_verify_cookie(a->cookie_key, a->cookie_key_len, v, len, vid)) {
-            snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-            return 0;
-        }
-        /* Signed with the previous cookie key (rotation): same visitor;
-         * a join re-issues the cookie under the current key. */
-        if (v && a->has_prev_cookie_key &&
-            wr_identity_verify_cookie(a->prev_cookie_key, 32, v, len, vid)) {
-            snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-            if (create)
-                wr_identity_sign_vid(a->cookie_key, a->cookie_key_len, vid, cookie_out);
-            return 0;
-        }
+    /* Every Cookie field, every wr_vid in it: the first that verifies under
+     * the current or the previous key (rotation) is the visitor. */
+    wr_identity_keys_t keys = {a->cookie_key, a->cookie_key_len,
+                               a->has_prev_cookie_key ? a->prev_cookie_key : NULL,
+                               sizeof(a->prev_cookie_key)};
+    wr_identity_visitor_t vis;
+    int64_t now_s = (int64_t)time(NULL);
+    if (wr_http_visitor(req, &keys, &vis)) {
+        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.vid);
+        if (create || (route == WR_ROUTE_STATUS && wr_identity_should_renew(&vis, now_s)))
+            wr_identity_sign(a->cookie_key, a->cookie_key_len, vis.vid, now_s, cookie_out);
+        return 0;
     }
     if (!create)
         return 2; /* no visitor: the caller answers (the queue may not exist either) */
     char vid[WR_VID_LEN + 1];
-    if (wr_identity_new_visitor(a->cookie_key, a->cookie_key_len, vid, cookie_out) != WR_OK) {
+    if (wr_identity_mint(a->cookie_key, a->cookie_key_len, now_s, vid, cookie_out) != WR_OK) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL,
                             NULL, 0);
         return 1;
