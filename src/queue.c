@@ -138,7 +138,7 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
     double ms = ceil((double)e + m + u * (half - m));
     if (ms < WR_POLL_MIN_MS) {
         /* Due before the floor lets the user back (queue.h: "the floor"). */
-        double w = cfg->max_active > 0 ? half : WR_POLL_FLOOR_SPREAD_MS;
+        double w = cfg->max_active > 0 ? half : band - WR_POLL_MIN_MS; /* within the band */
         ms = floor(WR_POLL_MIN_MS + u * w);
     }
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;

@@ -17,8 +17,6 @@
 #include "qconfig.h"
 
 #define WR_POLL_MIN_MS 250 /* retryAfterMs is never below this */
-/* Users due before WR_POLL_MIN_MS come back spread over this (no maxActive) */
-#define WR_POLL_FLOOR_SPREAD_MS (16 * WR_POLL_MIN_MS)
 
 /*
  * Base poll interval (ms) for a 1-based position from cfg->poll_bands: the
@@ -52,17 +50,15 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            and the admit round trip) - unless that is below the floor:
  *   the floor, E + s < WR_POLL_MIN_MS: the user is admitted before the
  *            floor lets them back. Without maxActive, answer =
- *            WR_POLL_MIN_MS + u * WR_POLL_FLOOR_SPREAD_MS: the head of a
+ *            WR_POLL_MIN_MS + u * (band - WR_POLL_MIN_MS): the head of a
  *            crowd that joined together (about rate x 250 ms users, all
  *            answered within a few ms of each other) would otherwise reach
  *            the service in one clump on top of the users due after the
  *            floor (70 in flight against a pool of 40 at 175/s); spread
- *            over 4 s they add at most a sixteenth of the rate, half the
- *            headroom the default capacity safety (0.875) leaves. This is
- *            the one answer that may exceed the band: the user is admitted
- *            by then, the band paces people who wait. With maxActive > 0
- *            a token not yet used holds one of the maxActive slots (spread
- *            over 4 s, the head of the line would stall admission), and
+ *            over the rest of the band they add a fraction of the rate for
+ *            one band, and the band stays an upper bound of every answer
+ *            (API 1.1). With maxActive > 0 a token not yet used holds one
+ *            of the maxActive slots (a spread would stall admission), and
  *            with sessions the cap bounds what reaches the service: answer
  *            = WR_POLL_MIN_MS + u * half, back as soon as allowed.
  *   else:    answer = wr_queue_retry_after_ms(cfg, position, u) (the band,

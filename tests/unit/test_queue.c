@@ -428,26 +428,25 @@ static void test_retry_after_eta(void **state)
     (void)state;
     wr_queue_config_t c = cfg_rate(175);
     /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before the 250 ms
-     * floor; without maxActive spread over 250 + u * 4000 */
+     * floor; without maxActive spread over the rest of the band (1000 ms
+     * at positions <= 100): 250 + u * 750 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 2250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 4246);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 4246);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.25), 1250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 625);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.25), 437);
     /* 36: tick 3, E 240: 245 (below the floor: 250 + 0) at u = 0;
      * 240 + 5 + 0.999 * 45 = 289.955 -> 290 at 0.999 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
-    /* the floor's spread: never before 250, over 4 s, not at one ms */
-    unsigned below = 0, above_band = 0;
+    /* the floor's spread: never before 250, never past the band, evenly */
+    unsigned first_half = 0;
     for (int i = 0; i < 1000; i++) {
         uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, i / 1000.0);
-        assert_in_range(ms, 250, 250 + 4000);
-        below += ms < 1000;
-        above_band += ms > 1000;
+        assert_in_range(ms, 250, 999);
+        first_half += ms < 625;
     }
-    assert_int_equal(below, 188);      /* u < 0.1875 */
-    assert_int_equal(above_band, 812); /* the one answer past the band */
+    assert_int_equal(first_half, 500); /* u < 0.5 */
     /* with maxActive the floor is "as soon as allowed": 250 + u * 50 */
     c.max_active = 40;
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
@@ -593,7 +592,7 @@ static poll_run_t run_user(const wr_queue_config_t *c, int64_t t1, int64_t carry
             /* after E; within half a tick of it, or the floor's spread */
             assert_true((int64_t)ms > e);
             assert_true((double)ms <= (double)e + c->tick_ms / 2.0 + 1 ||
-                        ms <= WR_POLL_MIN_MS + WR_POLL_FLOOR_SPREAD_MS);
+                        ms < wr_queue_poll_base_ms(c, pos));
         } else if (eta) {
             assert_int_equal(ms, wr_queue_retry_after_ms(c, pos, u));
         }
