@@ -9,6 +9,7 @@ import urllib.parse
 
 import jwtutil
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, uid
+from test_cookie import parse_set_cookie
 
 KEY = "invite-key-" + "k" * 32
 OTHER_KEY = "other-key-" + "o" * 32
@@ -30,12 +31,7 @@ def set_cookies(r):
     """{name: (value, {attr: value or True})} of the response's Set-Cookie lines."""
     out = {}
     for line in r.set_cookies:
-        parts = [p.strip() for p in line.split(";")]
-        name, _, val = parts[0].partition("=")
-        attrs = {}
-        for p in parts[1:]:
-            k, eq, v = p.partition("=")
-            attrs[k.strip().lower()] = v.strip() if eq else True
+        name, val, attrs = parse_set_cookie(line)
         out[name] = (val, attrs)
     return out
 
