@@ -3,8 +3,10 @@
 #   make run        install what is missing, build, start waitroomd on 127.0.0.1:8080
 #   make test       install what is missing, build with ASan+UBSan, run every test (CTest)
 #   make bench      the benchmarks of docs/BENCHMARKS.md
-#   make demo       the sale-day scenario without and with the line (demo-out/);
-#                   make demo DEMO_USERS=2000 runs a smaller one
+#   make demo       the sale-day scenario without and with the line (demo-out/),
+#                   with the server's default poll timing;
+#                   make demo DEMO_USERS=2000 runs a smaller one,
+#                   make demo DEMO_ARGS=--one-in-one-out caps the line at the pool
 #   make format     clang-format every source file
 #   make install    build, then install the binary, its man page, the systemd
 #                   unit and the examples under PREFIX (/usr/local); DESTDIR
@@ -16,6 +18,7 @@ SANBUILD ?= build-san
 DEMO_USERS ?= 10000
 DEMO_OUT ?= demo-out
 PREFIX ?= /usr/local
+DEMO_ARGS ?=
 
 .PHONY: all build deps run test test-release bench demo format clean install
 
@@ -48,7 +51,7 @@ bench: build
 	@scripts/bench.sh
 
 demo: build
-	@scripts/demo.sh --users $(DEMO_USERS) --bin $(BUILD) --out $(DEMO_OUT)
+	@scripts/demo.sh --users $(DEMO_USERS) --bin $(BUILD) --out $(DEMO_OUT) $(DEMO_ARGS)
 
 install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"

@@ -5,18 +5,25 @@
 # --store redis), two demo shops (one checking entry tokens, one with
 # --no-queue), and runs waitroom-sim twice: without the line (users go
 # straight to the shop) and with it. Writes OUT/without.json, OUT/with.json,
-# OUT/report.json ({"withQueue":..., "withoutQueue":...}) and OUT/report.svg.
+# OUT/report.json ({"withQueue":..., "withoutQueue":...}) and OUT/report.svg
+# (in-flight orders against the pool line for both runs).
 #
 #   scripts/demo.sh [--users N] [--rate R] [--service-ms MS] [--pool N]
 #                   [--pool-timeout-ms MS] [--bypass N] [--replay N] [--greedy N]
 #                   [--quitters N] [--store memory|redis] [--bin DIR] [--out DIR]
-#                   [--poll-bands auto|default|JSON] [--poll-jitter 0..0.5]
+#                   [--poll-bands default|auto|JSON] [--poll-jitter default|0..0.5]
+#                   [--one-in-one-out] [--session-seconds S]
 #                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
-# --poll-bands auto (the default) sizes the queue's poll bands to the rate:
-# 1 s polls for the last 3.5 s of the line, 3 s up to 6 s, 5 s beyond, so no
-# user sleeps through their admission by more than about a second.
-# --poll-jitter 0.5 (default; the server's default is 0.1) spreads the polls
-# of a crowd that joined within one second, so they do not come in waves.
+# Poll timing is the server's own by default (--poll-bands default
+# --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
+# the ETA): what the demo shows is what a deployment gets. --poll-bands auto
+# sizes the bands to the rate (1 s for the last 3.5 s of the line, 3 s up to
+# 6 s, 5 s beyond); JSON gives them; --poll-jitter J sets pollJitter.
+# --one-in-one-out: the queue gets maxActive = --pool and sessionSeconds
+# (--session-seconds, default 30), and the shop ends each user's session
+# when the order is done (waitroom-shop --release). A waitroomd without
+# sessions refuses sessionSeconds: the run then has maxActive only, and the
+# report says so.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -33,8 +40,10 @@ store=${DEMO_STORE:-memory}
 bypass=""; replay=""; greedy=""; quitters=""
 assert=""
 with_only=0
-poll_bands=auto
-poll_jitter=0.5
+poll_bands=default
+poll_jitter=default
+one_in_one_out=0
+session_seconds=30
 profile=burst
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,12 +59,14 @@ while [ $# -gt 0 ]; do
     --store) store=$2; shift 2 ;;
     --poll-bands) poll_bands=$2; shift 2 ;;
     --poll-jitter) poll_jitter=$2; shift 2 ;;
+    --one-in-one-out) one_in_one_out=1; shift ;;
+    --session-seconds) session_seconds=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -72,6 +83,16 @@ case "$poll_bands" in
       BEGIN{printf "[{\"upTo\":%d,\"ms\":1000},{\"upTo\":%d,\"ms\":3000},{\"ms\":5000}]", c(3.5*r), c(6*r)}')") ;;
   *) bands_arg=(--poll-bands "$poll_bands") ;;
 esac
+queue_config="{}"
+if [ "$poll_jitter" != default ]; then
+  queue_config="{\"pollJitter\":$poll_jitter}"
+fi
+mode_arg=(); shop_mode_arg=(); mode_text="rate only"
+if [ "$one_in_one_out" = 1 ]; then
+  mode_arg=(--max-active "$pool" --session-seconds "$session_seconds")
+  shop_mode_arg=(--release)
+  mode_text="one in, one out (maxActive $pool, sessionSeconds $session_seconds)"
+fi
 
 for b in waitroomd waitroom-shop waitroom-sim; do
   if [ ! -x "$bin/$b" ]; then
@@ -145,7 +166,8 @@ if [ "$store" = "redis" ]; then
   store_arg="unix://$run/redis.sock"
 fi
 
-echo "== sale-day scenario: $users users in a burst, shop pool $pool x ${service_ms} ms, line at ${rate}/s =="
+echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text =="
+echo "   poll timing: bands $poll_bands, jitter $poll_jitter"
 if [ "$with_only" = 0 ]; then
   start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
     --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
@@ -160,14 +182,14 @@ start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
 wr_port=$port
 start shop "$bin/waitroom-shop" --listen 127.0.0.1:0 \
   --waitroom "http://127.0.0.1:$wr_port" --queue sale --pool "$pool" \
-  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms" "${shop_mode_arg[@]}"
 shop_port=$port
 echo "-- with the line (waitroomd on 127.0.0.1:$wr_port, store $store; shop on 127.0.0.1:$shop_port) --"
 rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
-  "${bands_arg[@]}" --queue-config "{\"pollJitter\":$poll_jitter}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" "${mode_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 stop_all || rc=1
 

@@ -135,6 +135,16 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         return;
     }
 
+    /* Header identity mode: the identity header sent more than once is
+     * refused on every route, before anything else: a client's own copy
+     * must never win over the gateway's (case K17). */
+    if (a->cfg->identity == WR_IDENTITY_HEADER &&
+        wr_http_header_count(req, a->cfg->identity_header) > 1) {
+        wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
+                            "identity header sent more than once", NULL, NULL, 0);
+        return;
+    }
+
     /* The {queue} segment: percent-decoded, then validated. */
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
     bool has_queue = m.param && route != WR_ROUTE_STATIC;
@@ -307,12 +317,11 @@ static void set_previous_cookie_key(wr_api_t *a)
 {
     a->has_prev_cookie_key = false;
     if (a->cfg->cookie_secret_previous_len > 0) {
-        wr_token_hmac_sha256(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
-                             "waitroom cookie v1", 18, a->prev_cookie_key);
+        wr_identity_derive_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
+                               a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     } else if (a->cfg->cookie_secret_len == 0 && a->prev_secret_len > 0) {
-        wr_token_hmac_sha256(a->prev_secret, a->prev_secret_len, "waitroom cookie v1", 18,
-                             a->prev_cookie_key);
+        wr_identity_derive_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     }
 }
@@ -323,13 +332,10 @@ void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
         len = sizeof(a->secret);
     memcpy(a->secret, secret, len);
     a->secret_len = len;
-    if (a->cfg->cookie_secret_len > 0) {
-        size_t cl = a->cfg->cookie_secret_len;
-        /* Keys longer than the block are hashed by HMAC anyway; keep 32. */
-        wr_token_hmac_sha256(a->cfg->cookie_secret, cl, "waitroom cookie v1", 18, a->cookie_key);
-    } else {
-        wr_token_hmac_sha256(a->secret, a->secret_len, "waitroom cookie v1", 18, a->cookie_key);
-    }
+    if (a->cfg->cookie_secret_len > 0)
+        wr_identity_derive_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
+    else
+        wr_identity_derive_key(a->secret, a->secret_len, a->cookie_key);
     a->cookie_key_len = 32;
     a->keys[0].secret = a->secret;
     a->keys[0].len = a->secret_len;

@@ -60,7 +60,7 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
 static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
 {
     return json_pack("{s:s,s:o,s:o}", "name", info->name, "config",
-                     wr_qconfig_to_json(info->config), "stats",
+                     wr_qconfig_to_public_json(info->config), "stats",
                      stats_json(a, info->name, &info->stats));
 }
 
@@ -105,7 +105,7 @@ static void admin_put_cb(wr_err_t err, void *arg)
     wr_api__observe(c, err);
     if (err == WR_OK) {
         wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
-        wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_json(&p->cfg));
+        wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_public_json(&p->cfg));
     } else {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     }

@@ -17,6 +17,24 @@
  * store's jti, issue time and expiry (the same on every instance). Errors
  * are told as the error table says (api_reply.c).
  *
+ * Invites (docs/API.md, "Invite-only queues"): a join of a queue with an
+ * inviteKey first passes the invite gate, with the queue's config (this
+ * instance's copy, else one store read). The invite comes as
+ * "Authorization: Bearer" on POST entries, or as ?invite= on the queue
+ * page; a bad or missing one is 403 INVITE_REQUIRED with its reason, and
+ * nothing is joined or minted. The invite's sub is the user: in header mode
+ * it must be the header's user id (else wrongUser); in cookie mode the
+ * user in line is the visitor wr_invite_visitor(sub), and the reply sets
+ * the wr_vid cookie of that visitor, so every browser holding the invite
+ * shares one place and later polls find it by the ordinary cookie.
+ *
+ * The pass: an admitted answer (JSON or page) also sets the cookie
+ * wr_token_{queue} (HttpOnly, SameSite=Lax, Path=/; Secure when the request
+ * came over TLS, i.e. X-Forwarded-Proto: https from a trusted proxy, or
+ * when cookie_secure is configured). The queue page goes to ?return= when
+ * origin.h allows it (targetUrl's origin or returnOrigins), else to
+ * targetUrl, with the token in the query when tokenInQuery (page.h).
+ *
  * Abuse controls (docs/SECURITY.md): joins are limited per client address
  * (token bucket; X-Forwarded-For counts only from trusted proxies), and
  * status polls per identity (queue + user) are paced: a poll sooner than
@@ -37,6 +55,9 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "http.h"
+#include "invite.h"
+#include "origin.h"
 #include "page.h"
 #include "queue.h"
 
@@ -56,8 +77,9 @@ static double rand01(wr_api_t *a)
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
     char hdr[256];
-    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax%s",
-             WR_VID_COOKIE_NAME, value, a->cfg->cookie_secure ? "; Secure" : "");
+    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
+             WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
+             a->cfg->cookie_secure ? "; Secure" : "");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
 }
 
@@ -68,6 +90,64 @@ static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const ch
 static bool visitor_kept(wr_err_t err)
 {
     return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE;
+}
+
+/* Whether req came over TLS: waitroomd has no TLS listener of its own, so
+ * that is a trusted proxy's "X-Forwarded-Proto: https" (its first value),
+ * or the operator's cookie_secure. */
+static bool request_secure(wr_api_t *a, struct evhttp_request *req)
+{
+    if (a->cfg->cookie_secure)
+        return true;
+    const char *xfp =
+        evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-Proto");
+    if (!xfp)
+        return false;
+    while (*xfp == ' ' || *xfp == '\t')
+        xfp++;
+    if (evutil_ascii_strncasecmp(xfp, "https", 5) != 0 ||
+        (xfp[5] && xfp[5] != ',' && xfp[5] != ' ' && xfp[5] != '\t'))
+        return false;
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *peer = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &peer, &port);
+    return peer &&
+           wr_ratelimit_cidrs_match(a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, peer);
+}
+
+/* The pass of an admitted user as cookie wr_token_{queue}, for a protected
+ * service on the same host (an nginx gate reads it). */
+static void set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms)
+{
+    char hdr[WR_TOKEN_MAX + 192];
+    long long max_age = (long long)(expires_at_ms / 1000 - (int64_t)time(NULL));
+    int n =
+        snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
+                 c->queue, token, max_age > 0 ? max_age : 1,
+                 request_secure(c->api, c->req) ? "; Secure" : "");
+    if (n > 0 && (size_t)n < sizeof(hdr))
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
+}
+
+/* The value of query parameter name of req's URI, percent-decoded, into
+ * out (cap bytes with NUL). False when absent, empty or too long. */
+static bool query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
+{
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+    struct evkeyvalq params;
+    bool ok = false;
+    if (!q || evhttp_parse_query_str(q, &params) != 0)
+        return false;
+    const char *v = evhttp_find_header(&params, name);
+    if (v && *v && strlen(v) < cap) {
+        memcpy(out, v, strlen(v) + 1);
+        ok = true;
+    }
+    evhttp_clear_headers(&params);
+    return ok;
 }
 
 static int retry_after_full(const wr_queue_config_t *cfg)
@@ -245,9 +325,11 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
         v->ahead = e->position ? e->position - 1 : 0;
         v->waiting = e->waiting;
         if (cfg) {
-            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position,
-                                                  wr_scheduler_observed_rate(a->sched, c->queue));
-            v->retry_after_ms = wr_queue_retry_after_ms(cfg, e->position, rand01(a));
+            double observed = wr_scheduler_observed_rate(a->sched, c->queue);
+            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
+            v->retry_after_ms = wr_queue_retry_after_eta_ms(
+                cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
+                rand01(a));
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
@@ -300,6 +382,7 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld}", v.token,
                      (long long)v.expires_at_ms);
+        set_token_cookie(c, v.token, v.expires_at_ms);
         break;
     case WR_ENTRY_PASSTHROUGH:
     default:
@@ -342,7 +425,9 @@ static void leave_cb(wr_err_t err, void *arg)
  * Finds the user for a request. Returns 0 and fills user; 1 when the
  * request has been answered (400); 2 in cookie mode when there is no valid
  * visitor cookie and `create` is false (the caller answers). With `create`
- * (join), a missing or unverifiable cookie mints a new visitor.
+ * (join), a missing or unverifiable cookie mints a new visitor. cookie_out
+ * gets the cookie value to set: on every join, and on a poll when the
+ * cookie is due for renewal (wr_identity_should_renew).
  */
 static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
                         char user[WR_USER_ID_MAX + 1], char cookie_out[WR_VID_COOKIE_LEN + 1])
@@ -360,29 +445,23 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         snprintf(user, WR_USER_ID_MAX + 1, "%s", v);
         return 0;
     }
-    const char *ch = evhttp_find_header(ih, "Cookie");
-    if (ch) {
-        size_t len = 0;
-        const char *v = wr_identity_find_cookie(ch, WR_VID_COOKIE_NAME, &len);
-        char vid[WR_VID_LEN + 1];
-        if (v && wr_identity_verify_cookie(a->cookie_key, a->cookie_key_len, v, len, vid)) {
-            snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-            return 0;
-        }
-        /* Signed with the previous cookie key (rotation): same visitor;
-         * a join re-issues the cookie under the current key. */
-        if (v && a->has_prev_cookie_key &&
-            wr_identity_verify_cookie(a->prev_cookie_key, 32, v, len, vid)) {
-            snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-            if (create)
-                wr_identity_sign_vid(a->cookie_key, a->cookie_key_len, vid, cookie_out);
-            return 0;
-        }
+    /* Every Cookie field, every wr_vid in it: the first that verifies under
+     * the current or the previous key (rotation) is the visitor. */
+    wr_identity_keys_t keys = {a->cookie_key, a->cookie_key_len,
+                               a->has_prev_cookie_key ? a->prev_cookie_key : NULL,
+                               sizeof(a->prev_cookie_key)};
+    wr_identity_visitor_t vis;
+    int64_t now_s = (int64_t)time(NULL);
+    if (wr_http_visitor(req, &keys, &vis)) {
+        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.vid);
+        if (create || (route == WR_ROUTE_STATUS && wr_identity_should_renew(&vis, now_s)))
+            wr_identity_sign(a->cookie_key, a->cookie_key_len, vis.vid, now_s, cookie_out);
+        return 0;
     }
     if (!create)
         return 2; /* no visitor: the caller answers (the queue may not exist either) */
     char vid[WR_VID_LEN + 1];
-    if (wr_identity_new_visitor(a->cookie_key, a->cookie_key_len, vid, cookie_out) != WR_OK) {
+    if (wr_identity_mint(a->cookie_key, a->cookie_key_len, now_s, vid, cookie_out) != WR_OK) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL,
                             NULL, 0);
         return 1;
@@ -426,14 +505,139 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
     }
 }
 
+static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
+static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
+
+/* ---------- joins: the invite gate ---------- */
+
+/* The invite of a join: ?invite= on the queue page, else (and on POST
+ * entries) Authorization: Bearer. Borrowed from req, or copied to buf. */
+static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *len)
+{
+    if (c->route == WR_ROUTE_QUEUE_PAGE && query_param(c->req, "invite", buf, cap)) {
+        *len = strlen(buf);
+        return buf;
+    }
+    const char *tok = NULL;
+    if (wr_api__bearer(evhttp_request_get_input_headers(c->req), &tok, len))
+        return tok;
+    *len = 0;
+    return NULL;
+}
+
+/*
+ * Joins c's user (JOIN or QUEUE_PAGE) with the queue's config cfg (NULL:
+ * unknown here and not readable; the store's join answers for itself).
+ * With an inviteKey the invite decides who the user is; without one the
+ * user is resolved as for any request. Answers and frees c.
+ */
+static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
+{
+    wr_api_t *a = c->api;
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1];
+    cookie[0] = '\0';
+    bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
+    if (!cfg || cfg->invite_key_len == 0 || header_mode) {
+        if (resolve_user(a, c->req, c->route, true, user, cookie)) {
+            wr_api__ctx_free(c);
+            return;
+        }
+    }
+    if (cfg && cfg->invite_key_len > 0) {
+        char buf[WR_TOKEN_MAX + 1], sub[WR_USER_ID_MAX + 1];
+        size_t len = 0;
+        const char *inv = find_invite(c, buf, sizeof(buf), &len);
+        wr_invite_reason_t r =
+            wr_invite_verify(inv, len, (const uint8_t *)cfg->invite_key, cfg->invite_key_len,
+                             c->queue, (int64_t)time(NULL), sub);
+        if (r == WR_INVITE_OK && header_mode && strcmp(sub, user) != 0)
+            r = WR_INVITE_WRONG_USER;
+        if (r == WR_INVITE_OK && !header_mode) {
+            /* cookie mode: the invited account's own visitor */
+            if (wr_invite_visitor(sub, user) != WR_OK ||
+                wr_identity_sign(a->cookie_key, a->cookie_key_len, user, (int64_t)time(NULL),
+                                 cookie) != WR_OK) {
+                wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL",
+                                    "could not create a visitor", NULL, NULL, 0);
+                wr_api__ctx_free(c);
+                return;
+            }
+        }
+        if (r != WR_INVITE_OK) {
+            if (c->route == WR_ROUTE_QUEUE_PAGE) {
+                page_invite_refused(c, r);
+            } else {
+                wr_api__reply_error(a, c->req, c->route, 403, "INVITE_REQUIRED",
+                                    r == WR_INVITE_MISSING ? "this queue needs an invite"
+                                                           : "the invite is not valid here",
+                                    NULL, wr_invite_reason_name(r), 0);
+                wr_api__ctx_free(c);
+            }
+            return;
+        }
+    }
+    snprintf(c->user, sizeof(c->user), "%s", user);
+    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    c->op = "join";
+    c->t0_us = wr_api__now_us();
+    wr_store_entry_cb cb = c->route == WR_ROUTE_QUEUE_PAGE ? page_entry_cb : entry_cb;
+    wr_err_t err = wr_store_join(a->store, c->queue, c->user, cb, c);
+    if (err == WR_OK)
+        return;
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        page_entry_cb(WR_EUNAVAILABLE, NULL, c);
+        return;
+    }
+    if (c->cookie[0] && visitor_kept(err))
+        set_visitor_cookie(a, c->req, c->cookie);
+    wr_api__reply_unavailable(a, c->req, c->route, err);
+    wr_api__ctx_free(c);
+}
+
+/* The queue's config read for the gate; a failed read leaves the answer to
+ * the join itself (unknown queue: 404; store down: as any join). */
+static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        join_gate(c, info->config);
+    } else {
+        join_gate(c, NULL);
+    }
+}
+
+/* POST entries and GET /q/{queue}: the config, then the gate. */
+static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+{
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+    if (!c) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        return;
+    }
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+    if (cfg) {
+        join_gate(c, cfg);
+        return;
+    }
+    c->op = "queue_get";
+    if (wr_store_queue_get(a->store, queue, join_config_cb, c) != WR_OK)
+        join_gate(c, NULL);
+}
+
 void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                             const char *queue)
 {
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1];
-    if (route == WR_ROUTE_JOIN && join_limited(a, req, route))
+    if (route == WR_ROUTE_JOIN) {
+        if (!join_limited(a, req, route))
+            join_start(a, req, route, queue);
         return;
-    int who = resolve_user(a, req, route, route == WR_ROUTE_JOIN, user, cookie);
+    }
+    int who = resolve_user(a, req, route, false, user, cookie);
     if (who == 2) {
         no_visitor(a, req, route, queue);
         return;
@@ -450,15 +654,11 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     snprintf(c->user, sizeof(c->user), "%s", user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;
-    if (route == WR_ROUTE_JOIN)
-        err = wr_store_join(a->store, queue, user, entry_cb, c);
-    else if (route == WR_ROUTE_STATUS)
+    if (route == WR_ROUTE_STATUS)
         err = wr_store_status(a->store, queue, user, entry_cb, c);
     else
         err = wr_store_leave(a->store, queue, user, leave_cb, c);
     if (err != WR_OK) {
-        if (c->cookie[0] && visitor_kept(err))
-            set_visitor_cookie(a, req, c->cookie);
         wr_api__reply_unavailable(a, req, route, err);
         wr_api__ctx_free(c);
     }
@@ -466,19 +666,41 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
 
 /* ---------- the queue page ---------- */
 
+/* Renders the queue page of view v with HTTP status, and frees c. */
+static void send_page(wr_api__ctx_t *c, wr_page_view_t *v, int status)
+{
+    const char *al =
+        evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
+    v->queue = c->queue;
+    v->lang = wr_page_lang(al);
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    wr_api__reply_html(c->api, c->req, c->route, status, html, len);
+    wr_api__ctx_free(c);
+}
+
+/* The page of a join refused for its invite: 403, the reason told. */
+static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.state = "invite";
+    v.eta_seconds = -1;
+    v.target_url = "";
+    v.reason = wr_invite_reason_name(r);
+    send_page(c, &v, 403);
+}
+
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api_t *a = c->api;
     wr_api__observe(c, err);
-    const char *al =
-        evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
     wr_page_view_t v;
     memset(&v, 0, sizeof(v));
-    v.queue = c->queue;
-    v.lang = wr_page_lang(al);
     v.eta_seconds = -1;
     v.target_url = "";
+    char ret[WR_TARGET_URL_MAX + 1];
     int status = 200;
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(a, c->req, c->cookie);
@@ -486,6 +708,16 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         entry_view_t ev;
         entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
         v.target_url = ev.target_url;
+        const wr_queue_config_t *cfg = e->config;
+        if (cfg) {
+            /* ?return=: only to targetUrl's origin or returnOrigins */
+            if (query_param(c->req, "return", ret, sizeof(ret)) &&
+                wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
+                                    (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
+                                    cfg->n_return_origins))
+                v.target_url = ret;
+            v.token_in_query = cfg->token_in_query;
+        }
         switch (ev.state) {
         case WR_ENTRY_WAITING:
             v.state = "waiting";
@@ -499,14 +731,11 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         case WR_ENTRY_ADMITTED:
             v.state = "admitted";
             if (ev.token[0]) {
-                char hdr[WR_TOKEN_MAX + 160];
-                long long max_age = (long long)(ev.expires_at_ms / 1000 - (int64_t)time(NULL));
-                snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; SameSite=Lax%s",
-                         c->queue, ev.token, max_age > 0 ? max_age : 1,
-                         a->cfg->cookie_secure ? "; Secure" : "");
-                evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
+                set_token_cookie(c, ev.token, ev.expires_at_ms);
+                v.token = ev.token;
             }
-            break;
+            send_page(c, &v, status); /* ev (the token) lives until here */
+            return;
         case WR_ENTRY_PASSTHROUGH:
         default:
             v.state = "passthrough";
@@ -522,29 +751,11 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
         }
     }
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    wr_api__reply_html(a, c->req, c->route, status, html, len);
-    wr_api__ctx_free(c);
+    send_page(c, &v, status);
 }
 
 void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue)
 {
-    char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1];
-    if (join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
-        return;
-    if (resolve_user(a, req, WR_ROUTE_QUEUE_PAGE, true, user, cookie))
-        return;
-    wr_api__ctx_t *c = wr_api__ctx_new(a, req, WR_ROUTE_QUEUE_PAGE, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, WR_ROUTE_QUEUE_PAGE, 500, "INTERNAL", "out of memory", NULL,
-                            NULL, 0);
-        return;
-    }
-    c->op = "join";
-    snprintf(c->user, sizeof(c->user), "%s", user);
-    memcpy(c->cookie, cookie, sizeof(c->cookie));
-    if (wr_store_join(a->store, queue, user, page_entry_cb, c) != WR_OK)
-        page_entry_cb(WR_EUNAVAILABLE, NULL, c);
+    if (!join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
+        join_start(a, req, WR_ROUTE_QUEUE_PAGE, queue);
 }

@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "breaker.h"
+#include "store_registry.h"
 #include "version.h"
 
 #include <stdarg.h>
@@ -34,7 +35,6 @@
 #include <strings.h>
 #include <math.h>
 
-#define UNIX_PATH_MAX 107  /* sun_path without the NUL */
 #define USAGE_COL     27   /* --help: column of the descriptions */
 #define USAGE_WIDTH   92   /* --help: wrap descriptions at this column */
 #define USAGE_MAX     6144 /* --help: bytes of the whole text */
@@ -128,33 +128,6 @@ static bool valid_hostport(const char *s, size_t s_len, unsigned port_min)
     return parse_uint(port, port_min, 65535, &p);
 }
 
-static wr_err_t check_store(const char *v, char *err, size_t errlen)
-{
-    if (strcmp(v, "memory") == 0)
-        return WR_OK;
-    if (strncmp(v, "redis://", 8) == 0) {
-        const char *hp = v + 8;
-        const char *slash = strchr(hp, '/');
-        size_t hp_len = slash ? (size_t)(slash - hp) : strlen(hp);
-        if (!valid_hostport(hp, hp_len, 1))
-            return fail(err, errlen, "'%s' must be redis://HOST:PORT[/DB] (port 1..65535)", v);
-        unsigned long long db;
-        if (slash && !parse_uint(slash + 1, 0, 65535, &db))
-            return fail(err, errlen, "'%s': the database must be a number 0..65535", v);
-        return WR_OK;
-    }
-    if (strncmp(v, "unix://", 7) == 0) {
-        const char *path = v + 7;
-        size_t n = strlen(path);
-        if (path[0] != '/' || n < 2 || !printable_no_space(path, n))
-            return fail(err, errlen, "'%s' must be unix:///ABSOLUTE/PATH", v);
-        if (n > UNIX_PATH_MAX)
-            return fail(err, errlen, "unix socket path is longer than %d bytes", UNIX_PATH_MAX);
-        return WR_OK;
-    }
-    return fail(err, errlen, "'%s' must be memory, redis://HOST:PORT[/DB] or unix:///PATH", v);
-}
-
 /* RFC 9110 tchar. */
 static bool token_char(char c)
 {
@@ -205,7 +178,7 @@ static wr_err_t check_store_url(const char *v, char *err, size_t errlen)
 {
     if (strlen(v) > WR_URL_MAX)
         return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
-    return check_store(v, err, errlen);
+    return wr_store_check_url(v, err, errlen); /* the registry: the same parser as the open */
 }
 
 static wr_err_t check_admin_key(const char *v, char *err, size_t errlen)

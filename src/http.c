@@ -21,7 +21,8 @@
  * is with the handler (busy, from our request callback until the reply's
  * on_complete callback), and when the first byte of the current request
  * arrived (start_us, seen by a callback on the input evbuffer, which runs
- * when bytes are added, before evhttp parses them). index maps a
+ * when bytes are added, before evhttp parses them), and the size of its
+ * head so far (the header limit, below). index maps a
  * bufferevent to its conn_t (open addressing, linear probing, backward
  * shift deletion; sized 2x the table so it never fills).
  *
@@ -29,10 +30,27 @@
  * has had the first byte of a request for more than request_timeout gets a
  * JSON 408 written straight to the socket (only when evhttp has nothing
  * queued to write, so it cannot interleave with a reply) and shutdown for
- * writing; one second later it is shut down for reading as well, which
- * evhttp sees as EOF and frees. evhttp's own timeout (timeout_seconds)
- * still covers idle keep-alive connections and slow readers; it resets on
- * every byte, which is why it alone does not stop a trickle.
+ * writing; what it sends after that is discarded unread; one second
+ * later it is shut down for reading as well, which evhttp sees as EOF and
+ * frees. evhttp's own timeout (timeout_seconds) still covers idle
+ * keep-alive connections and slow readers; it resets on every byte, which
+ * is why it alone does not stop a trickle.
+ *
+ * Header limit: the request line and header lines of a request may take
+ * WR_HTTP_MAX_HEADERS (32 KiB) with their line ends. evhttp 2.1 enforces
+ * its own limit by answering an HTML 400 itself (evhttp_read_header ->
+ * evhttp_connection_fail_ -> evhttp_send_error), with no hook to change
+ * the page. So we count: the input callback sees every byte before evhttp
+ * parses it, and head_scan counts lines (memchr for '\n') from the first
+ * byte of a request to the empty line that ends its headers (the body is
+ * not counted). Over the limit, the connection gets a JSON 431 written to
+ * the socket, its write side shut, and its input discarded from then on,
+ * so evhttp never reaches its own limit (set to twice ours, a backstop)
+ * and memory stays bounded whatever the client sends; it is closed like a
+ * timed-out one (below). The client, still sending, can read the 431: we
+ * keep reading (and discarding) for the grace second before closing.
+ * Requests pipelined behind one that is being answered are already in the
+ * input buffer when it completes: on_complete counts them from there.
  *
  * Requests per connection: the request that reaches max_conn_requests is
  * answered with "Connection: close", so evhttp closes after the reply.
@@ -82,6 +100,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "identity.h"
 #include "log.h"
 
 #define SWEEP_MS       100
@@ -91,9 +110,15 @@ typedef struct {
     struct bufferevent *bev; /* holds our reference */
     wr_http_t *h;
     int64_t start_us;   /* first byte of the current request; 0 = none yet */
-    int64_t closing_us; /* 408 sent and write side shut at; 0 = not */
+    int64_t closing_us; /* error (408, 431) sent and write side shut at; 0 = not */
+    int closing_status; /* that error's status */
     uint32_t requests;
     bool busy;
+    /* Header size of the current request (see "Header limit" above). */
+    size_t head_bytes; /* its complete lines, line ends included */
+    size_t head_line;  /* bytes of its unfinished line */
+    bool head_cr;      /* the unfinished line is a lone CR (may be the empty line) */
+    bool head_done;    /* the empty line that ends its headers has been seen */
 } conn_t;
 
 struct wr_http {
@@ -190,25 +215,49 @@ static void conn_release(wr_http_t *h, conn_t *c)
     free(c);
 }
 
-/* Writes a JSON 408 to the socket and shuts its write side. */
-static void send_timeout(wr_http_t *h, conn_t *c, evutil_socket_t fd)
+/* The JSON error of a status we answer before (or instead of) evhttp. */
+static void closing_error(int status, const char **code, const char **message)
 {
-    static const char body[] =
-        "{\"error\":\"REQUEST_TIMEOUT\",\"message\":\"the request did not arrive in time\"}";
-    char buf[512];
+    if (status == 431) {
+        *code = "HEADERS_TOO_LARGE";
+        *message = "the request line and headers exceed 32 KiB";
+    } else {
+        *code = "REQUEST_TIMEOUT";
+        *message = "the request did not arrive in time";
+    }
+}
+
+/* Writes a JSON error (408 or 431) straight to the socket, shuts its write
+ * side and discards what is still in the input buffer: evhttp never sees
+ * the rest of this request. */
+static void send_error_and_close(wr_http_t *h, conn_t *c, int status)
+{
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    const char *code, *message;
+    char body[160], buf[512];
+    closing_error(status, &code, &message);
+    int bn = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", code, message);
     int n = snprintf(buf, sizeof(buf),
-                     "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
-                     "Cache-Control: no-store\r\nConnection: close\r\nContent-Length: %zu\r\n"
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                     "Cache-Control: no-store\r\nConnection: close\r\nContent-Length: %d\r\n"
                      "\r\n%s",
-                     sizeof(body) - 1, body);
-    /* Only when evhttp has nothing queued: the 408 must not split a reply. */
-    if (n > 0 && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+                     status, wr_http_reason(status), bn, body);
+    /* Only when evhttp has nothing queued: the error must not split a reply. */
+    if (fd >= 0 && n > 0 && (size_t)n < sizeof(buf) &&
+        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
         ssize_t w = send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)w; /* best effort: a client that does not read gets the close only */
     }
-    shutdown(fd, SHUT_WR);
+    if (fd >= 0)
+        shutdown(fd, SHUT_WR);
     c->closing_us = mono_us();
-    h->counters.timed_out++;
+    c->closing_status = status;
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    if (status == 431)
+        h->counters.headers_too_large++;
+    else
+        h->counters.timed_out++;
 }
 
 static void sweep_cb(evutil_socket_t fd, short what, void *arg)
@@ -237,7 +286,7 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
                 c->closing_us = now;      /* again in a second if it lingers */
             }
         } else if (!c->busy && c->start_us && now - c->start_us > h->request_timeout_us) {
-            send_timeout(h, c, cfd);
+            send_error_and_close(h, c, 408);
         }
     }
     h->n_conns = j;
@@ -245,13 +294,89 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
         set_paused(h, false);
 }
 
-/* Input evbuffer callback: notes the first byte of a request. */
+/* ---- header limit ---- */
+
+static void head_reset(conn_t *c)
+{
+    c->head_bytes = 0;
+    c->head_line = 0;
+    c->head_cr = false;
+    c->head_done = false;
+}
+
+/* Counts n more bytes of the current request's head; returns true once the
+ * request line and header lines exceed WR_HTTP_MAX_HEADERS. Stops at the
+ * empty line that ends the headers (the body is not counted). */
+static bool head_scan(conn_t *c, const char *p, size_t n)
+{
+    while (n > 0 && !c->head_done) {
+        const char *nl = memchr(p, '\n', n);
+        size_t take = nl ? (size_t)(nl - p) : n;
+        if (take > 0) {
+            c->head_cr = c->head_line == 0 && take == 1 && p[0] == '\r';
+            c->head_line += take;
+        }
+        if (!nl)
+            break;
+        if (c->head_line == 0 || c->head_cr) {
+            /* An empty line: the end of the headers, or one before the
+             * request line (RFC 9112 2.2 lets a server skip those). */
+            if (c->head_bytes > 0)
+                c->head_done = true;
+        } else {
+            c->head_bytes += c->head_line + 1;
+        }
+        c->head_line = 0;
+        c->head_cr = false;
+        p += take + 1;
+        n -= take + 1;
+    }
+    return c->head_bytes + (c->head_cr ? 0 : c->head_line) > WR_HTTP_MAX_HEADERS;
+}
+
+/* head_scan over the input buffer from byte `from` to its end. */
+static bool head_scan_buffer(conn_t *c, struct evbuffer *buf, size_t from)
+{
+    size_t len = evbuffer_get_length(buf);
+    while (from < len && !c->head_done) {
+        struct evbuffer_ptr ptr;
+        struct evbuffer_iovec v[4];
+        if (evbuffer_ptr_set(buf, &ptr, from, EVBUFFER_PTR_SET) != 0)
+            break;
+        int n = evbuffer_peek(buf, (ev_ssize_t)(len - from), &ptr, v, 4);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n && i < 4 && from < len && !c->head_done; i++) {
+            size_t l = v[i].iov_len < len - from ? v[i].iov_len : len - from;
+            if (head_scan(c, v[i].iov_base, l))
+                return true;
+            from += l;
+        }
+    }
+    return false;
+}
+
+/* Input evbuffer callback (bytes are added, evhttp has not parsed them
+ * yet): notes the first byte of a request, counts its head, and answers
+ * 431 when the head is over the limit. A connection already answered with
+ * an error discards what it reads until it is closed. */
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
-    (void)buf;
     conn_t *c = arg;
-    if (info->n_added > 0 && !c->busy && c->start_us == 0)
+    if (info->n_added == 0)
+        return;
+    if (c->closing_us) {
+        evbuffer_drain(buf, evbuffer_get_length(buf));
+        return;
+    }
+    if (!c->busy && c->start_us == 0)
         c->start_us = mono_us();
+    if (!c->head_done) {
+        size_t len = evbuffer_get_length(buf);
+        size_t from = len > info->n_added ? len - info->n_added : 0;
+        if (head_scan_buffer(c, buf, from))
+            send_error_and_close(c->h, c, 431);
+    }
 }
 
 static struct bufferevent *bevcb(struct event_base *base, void *arg)
@@ -284,8 +409,14 @@ static void on_complete(struct evhttp_request *req, void *arg)
 {
     (void)req;
     conn_t *c = arg;
+    struct evbuffer *in = bufferevent_get_input(c->bev);
     c->busy = false;
-    c->start_us = evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ? mono_us() : 0;
+    c->start_us = evbuffer_get_length(in) > 0 ? mono_us() : 0;
+    /* What is already read is the start of the next request (pipelined):
+     * its head counts from here. */
+    head_reset(c);
+    if (!c->closing_us && head_scan_buffer(c, in, 0))
+        send_error_and_close(c->h, c, 431);
 }
 
 /* True when the request's message framing is ambiguous: Content-Length
@@ -321,6 +452,7 @@ static void on_request(struct evhttp_request *req, void *arg)
         c->requests++;
         c->busy = true;
         c->start_us = 0;
+        c->head_done = true; /* until on_complete starts the next request */
         evhttp_request_set_on_complete_cb(req, on_complete, c);
         if (h->max_conn_requests && c->requests >= h->max_conn_requests) {
             evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
@@ -328,13 +460,15 @@ static void on_request(struct evhttp_request *req, void *arg)
         }
     }
     if (c && c->closing_us) {
-        /* Its 408 is already out: the rest of this request arrived during
-         * the grace second. Never dispatch it (a leave or a consume would
-         * change state after an error); the reply only meets the shut
-         * write side, and evhttp frees the connection on the error. */
+        /* Its error (408, 431) is already out, and the input is discarded
+         * since, so this can only be a request evhttp had parsed before.
+         * Never dispatch it (a leave or a consume would change state after
+         * an error); the reply only meets the shut write side, and evhttp
+         * frees the connection on the error. */
+        const char *code, *message;
+        closing_error(c->closing_status, &code, &message);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-        wr_http_reply_error(req, 408, "REQUEST_TIMEOUT", "the request did not arrive in time", NULL,
-                            NULL, 0);
+        wr_http_reply_error(req, c->closing_status, code, message, NULL, NULL, 0);
         return;
     }
     if (ambiguous_framing(req)) {
@@ -411,7 +545,9 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     }
     struct timeval stv = {0, SWEEP_MS * 1000};
     event_add(h->sweep, &stv);
-    evhttp_set_max_headers_size(h->http, WR_HTTP_MAX_HEADERS);
+    /* Our own count answers 431 first (see "Header limit" above); evhttp's
+     * limit, with its HTML 400, is only a backstop. */
+    evhttp_set_max_headers_size(h->http, WR_HTTP_EVHTTP_MAX_HEADERS);
     evhttp_set_max_body_size(h->http, WR_HTTP_MAX_BODY_ADMIN);
     evhttp_set_timeout(h->http, (int)(opts->timeout_seconds ? opts->timeout_seconds : 30));
     evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
@@ -602,4 +738,48 @@ void wr_http_reply_empty(struct evhttp_request *req, int status)
 {
     common_headers(req, 0);
     send_reply(req, status);
+}
+
+/* ---- reading request headers ---- */
+
+/* The next request header field named name after kv (NULL: the first). */
+static const struct evkeyval *next_field(struct evhttp_request *req, const struct evkeyval *kv,
+                                         const char *name)
+{
+    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    kv = kv ? kv->next.tqe_next : ih ? ih->tqh_first : NULL;
+    while (kv && evutil_ascii_strcasecmp(kv->key, name) != 0)
+        kv = kv->next.tqe_next;
+    return kv;
+}
+
+size_t wr_http_header_count(struct evhttp_request *req, const char *name)
+{
+    size_t n = 0;
+    for (const struct evkeyval *kv = next_field(req, NULL, name); kv;
+         kv = next_field(req, kv, name))
+        n++;
+    return n;
+}
+
+const char *wr_http_cookie(struct evhttp_request *req, const char *name, size_t *len)
+{
+    for (const struct evkeyval *kv = next_field(req, NULL, "Cookie"); kv;
+         kv = next_field(req, kv, "Cookie")) {
+        const char *v = wr_identity_find_cookie(kv->value, name, len);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+bool wr_http_visitor(struct evhttp_request *req, const wr_identity_keys_t *keys,
+                     wr_identity_visitor_t *out)
+{
+    unsigned budget = WR_VID_CANDIDATES_MAX;
+    for (const struct evkeyval *kv = next_field(req, NULL, "Cookie"); kv && budget > 0;
+         kv = next_field(req, kv, "Cookie"))
+        if (wr_identity_find_visitor(keys, kv->value, &budget, out))
+            return true;
+    return false;
 }

@@ -2,8 +2,9 @@
  * http.h - the HTTP server on libevent's evhttp: listening, limits, the
  * connection cap, and JSON replies.
  *
- * Limits (explicit, never libevent's unlimited defaults): request headers
- * 8 KiB, request body 64 KiB at the server (each route enforces its own,
+ * Limits (explicit, never libevent's unlimited defaults): request line and
+ * headers 32 KiB (JSON 431 HEADERS_TOO_LARGE beyond, then close), request
+ * body 64 KiB at the server (each route enforces its own,
  * smaller limit: 4 KiB on user and token routes), a read/write timeout
  * (also the idle keep-alive timeout), a whole-request deadline (request
  * line, headers and body must arrive within request_timeout_seconds of
@@ -26,10 +27,16 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "identity.h"
 
-#define WR_HTTP_MAX_HEADERS    8192  /* bytes of request line + headers */
-#define WR_HTTP_MAX_BODY_USER  4096  /* user and token routes */
-#define WR_HTTP_MAX_BODY_ADMIN 65536 /* admin routes (and the server-wide cap) */
+/* Bytes of the request line and header lines, line ends included (not the
+ * empty line that ends them); over it: JSON 431 HEADERS_TOO_LARGE. */
+#define WR_HTTP_MAX_HEADERS 32768
+/* evhttp's own limit (its HTML 400), never reached on a tracked
+ * connection: ours answers first and discards the rest. */
+#define WR_HTTP_EVHTTP_MAX_HEADERS (2 * WR_HTTP_MAX_HEADERS)
+#define WR_HTTP_MAX_BODY_USER      4096  /* user and token routes */
+#define WR_HTTP_MAX_BODY_ADMIN     65536 /* admin routes (and the server-wide cap) */
 
 typedef struct wr_http wr_http_t;
 
@@ -49,6 +56,7 @@ typedef struct {
 typedef struct {
     uint64_t accepted;          /* connections accepted */
     uint64_t timed_out;         /* connections closed by the request deadline (408) */
+    uint64_t headers_too_large; /* connections closed by the header limit (431) */
     uint64_t conn_limit_closes; /* connections closed after max_conn_requests */
     uint64_t cap_pauses;        /* times the listener paused at the connection cap */
 } wr_http_counters_t;
@@ -98,5 +106,31 @@ void wr_http_reply_empty(struct evhttp_request *req, int status);
 
 /* Standard reason phrase for a status code ("OK", "Too Many Requests"). */
 const char *wr_http_reason(int status);
+
+/*
+ * Reading request headers. A field may come several times (RFC 9110 5.3);
+ * evhttp keeps each line as its own entry, and evhttp_find_header sees only
+ * the first.
+ */
+
+/* Number of request header fields named name (case-insensitive). */
+size_t wr_http_header_count(struct evhttp_request *req, const char *name);
+
+/*
+ * Cookie `name` of req, reading every Cookie field in order as one list
+ * (HTTP/2 proxies split cookies into several fields): the first one found.
+ * Returns a pointer into the request's headers (valid while req is) and
+ * sets *len, or NULL if absent.
+ */
+const char *wr_http_cookie(struct evhttp_request *req, const char *name, size_t *len);
+
+/*
+ * The visitor of req in cookie mode: of every wr_vid cookie, across the
+ * Cookie fields in order, the first whose signature verifies under keys
+ * (at most WR_VID_CANDIDATES_MAX values are checked). Returns true and
+ * fills out if there is one.
+ */
+bool wr_http_visitor(struct evhttp_request *req, const wr_identity_keys_t *keys,
+                     wr_identity_visitor_t *out);
 
 #endif

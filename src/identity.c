@@ -2,18 +2,38 @@
  * identity.c - the signed visitor cookie of cookie mode.
  *
  * A visitor is 16 random bytes (RAND_bytes), written as 22 base64url
- * characters: the vid. Its cookie value is "<vid>.<mac>" where mac is the
- * 43-character base64url of HMAC-SHA256(key, the 22 vid characters). The
- * value therefore has exactly WR_VID_COOKIE_LEN (66) bytes, the dot at
- * offset WR_VID_LEN. Verification decodes both parts strictly (one accepted
- * encoding per value), recomputes the MAC and compares it in constant time
- * (CRYPTO_memcmp); anything else is refused without detail.
+ * characters: the vid. Its cookie value is "<vid>.<issued>.<mac>": issued
+ * is the Unix time in seconds at signing, in decimal (1-12 digits, no
+ * leading zero: one spelling per time), and mac is the 43-character
+ * base64url of HMAC-SHA256(key, "<vid>.<issued>"). The issue time is what
+ * lets a poll tell an old cookie from a fresh one (renewal, see
+ * wr_identity_should_renew); it is inside the MAC, so a client cannot
+ * rejuvenate a value, only get it renewed by asking.
  *
- * wr_identity_find_cookie is a small RFC 6265 (section 5.4 / 4.2.1) reader
+ * The first format, "<vid>.<mac>" with mac = HMAC-SHA256(key, vid) (66
+ * bytes, one dot), is still accepted, with issue time 0 ("unknown, old"),
+ * so those visitors keep their place and get a new-format cookie on their
+ * next join or poll. The two MAC inputs cannot be confused: the first
+ * format signs exactly 22 characters, the second always more.
+ *
+ * Verification decodes every part strictly (one accepted encoding per
+ * value), recomputes the MAC and compares it in constant time
+ * (CRYPTO_memcmp); anything else is refused without detail. The server
+ * does not expire visitors by issue time: Max-Age is the browser's
+ * business, and a visitor is only as old as their place in line.
+ *
+ * Several wr_vid cookies in one request (a sibling deployment on a parent
+ * domain, an old cookie path, a client's own addition) are tried in order
+ * and the first that verifies wins (wr_identity_find_visitor); at most
+ * WR_VID_CANDIDATES_MAX values are checked per request, and a value of the
+ * wrong shape costs no HMAC.
+ *
+ * wr_identity_next_cookie is a small RFC 6265 (section 5.4 / 4.2.1) reader
  * of a Cookie header: pairs separated by ';', optional whitespace around
  * them, name and value split at the first '='. It scans at most
- * COOKIE_HEADER_MAX bytes and returns a pointer into the caller's header.
- * No allocation, no global state; the caller owns every buffer.
+ * COOKIE_HEADER_MAX bytes (the request header limit) and returns a pointer
+ * into the caller's header. No allocation, no global state; the caller owns
+ * every buffer.
  */
 #include "identity.h"
 
@@ -27,88 +47,172 @@
 #define VID_RAW           16
 #define MAC_LEN           32
 #define MAC_B64_LEN       43
-#define COOKIE_HEADER_MAX 16384 /* bytes of a Cookie header we look at */
+#define ISSUED_DIGITS_MAX 12
+#define V1_COOKIE_LEN     (WR_VID_LEN + 1 + MAC_B64_LEN) /* "<vid>.<mac>" */
+#define COOKIE_HEADER_MAX 32768                          /* bytes of a Cookie header we look at */
 
-/* Writes the 43-char base64url MAC of vid (WR_VID_LEN chars) plus NUL to out. */
-static wr_err_t vid_mac(const uint8_t *key, size_t key_len, const char *vid,
-                        char out[MAC_B64_LEN + 1])
+static const char KEY_LABEL[] = "waitroom cookie v1";
+
+wr_err_t wr_identity_derive_key(const uint8_t *secret, size_t len, uint8_t key[WR_IDENTITY_KEY_LEN])
 {
-    uint8_t mac[MAC_LEN];
-    wr_err_t err = wr_token_hmac_sha256(key, key_len, vid, WR_VID_LEN, mac);
-
-    if (err != WR_OK)
-        return err;
-    return wr_b64url_encode(mac, sizeof mac, out, MAC_B64_LEN + 1, NULL);
+    if (!secret || len == 0 || !key)
+        return WR_EINVAL;
+    return wr_token_hmac_sha256(secret, len, KEY_LABEL, sizeof(KEY_LABEL) - 1, key);
 }
 
-wr_err_t wr_identity_new_visitor(const uint8_t *key, size_t key_len, char vid[WR_VID_LEN + 1],
-                                 char cookie[WR_VID_COOKIE_LEN + 1])
+/* True if s (n chars) is a vid: 22 base64url chars decoding to 16 bytes. */
+static bool vid_ok(const char *s, size_t n)
+{
+    uint8_t raw[VID_RAW + 4];
+    size_t raw_len;
+    return n == WR_VID_LEN && wr_b64url_decode(s, n, raw, sizeof raw, &raw_len) == WR_OK &&
+           raw_len == VID_RAW;
+}
+
+/* Writes "<issued>" in decimal to out (ISSUED_DIGITS_MAX + NUL); returns
+ * its length, or 0 when issued is out of range. */
+static size_t issued_str(int64_t issued, char out[ISSUED_DIGITS_MAX + 1])
+{
+    char rev[ISSUED_DIGITS_MAX];
+    size_t n = 0;
+    if (issued <= 0)
+        return 0;
+    while (issued > 0 && n < ISSUED_DIGITS_MAX) {
+        rev[n++] = (char)('0' + issued % 10);
+        issued /= 10;
+    }
+    if (issued > 0)
+        return 0; /* more than 12 digits */
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+/* Parses the decimal issue time (n chars, 1-12 digits, no leading zero). */
+static bool issued_parse(const char *s, size_t n, int64_t *out)
+{
+    int64_t v = 0;
+    if (n == 0 || n > ISSUED_DIGITS_MAX || s[0] == '0')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, int64_t issued_s,
+                          char cookie[WR_VID_COOKIE_LEN + 1])
+{
+    char t[ISSUED_DIGITS_MAX + 1], mac_b64[MAC_B64_LEN + 1];
+    char msg[WR_VID_LEN + 1 + ISSUED_DIGITS_MAX];
+    uint8_t mac[MAC_LEN];
+    size_t tn, msg_len;
+    wr_err_t err;
+
+    if (!key || key_len == 0 || !vid || !cookie || !vid_ok(vid, strnlen(vid, WR_VID_LEN + 1)) ||
+        (tn = issued_str(issued_s, t)) == 0)
+        return WR_EINVAL;
+    memcpy(msg, vid, WR_VID_LEN);
+    msg[WR_VID_LEN] = '.';
+    memcpy(msg + WR_VID_LEN + 1, t, tn);
+    msg_len = WR_VID_LEN + 1 + tn;
+    err = wr_token_hmac_sha256(key, key_len, msg, msg_len, mac);
+    if (err != WR_OK)
+        return err;
+    err = wr_b64url_encode(mac, sizeof mac, mac_b64, sizeof mac_b64, NULL);
+    if (err != WR_OK)
+        return err;
+    memcpy(cookie, msg, msg_len);
+    cookie[msg_len] = '.';
+    memcpy(cookie + msg_len + 1, mac_b64, sizeof mac_b64); /* includes the NUL */
+    return WR_OK;
+}
+
+wr_err_t wr_identity_mint(const uint8_t *key, size_t key_len, int64_t now_s,
+                          char vid[WR_VID_LEN + 1], char cookie[WR_VID_COOKIE_LEN + 1])
 {
     uint8_t raw[VID_RAW];
-    char v[WR_VID_LEN + 1], mac[MAC_B64_LEN + 1];
+    char v[WR_VID_LEN + 1], c[WR_VID_COOKIE_LEN + 1];
     wr_err_t err;
 
     if (!key || key_len == 0 || !vid || !cookie)
         return WR_EINVAL;
     err = wr_token_random(raw, sizeof raw);
-    if (err != WR_OK)
-        return err;
-    err = wr_b64url_encode(raw, sizeof raw, v, sizeof v, NULL);
-    if (err != WR_OK)
-        return err;
-    err = vid_mac(key, key_len, v, mac);
+    if (err == WR_OK)
+        err = wr_b64url_encode(raw, sizeof raw, v, sizeof v, NULL);
+    if (err == WR_OK)
+        err = wr_identity_sign(key, key_len, v, now_s, c);
     if (err != WR_OK)
         return err;
     memcpy(vid, v, sizeof v);
-    memcpy(cookie, v, WR_VID_LEN);
-    cookie[WR_VID_LEN] = '.';
-    memcpy(cookie + WR_VID_LEN + 1, mac, sizeof mac); /* includes the NUL */
+    memcpy(cookie, c, strlen(c) + 1);
     return WR_OK;
 }
 
-wr_err_t wr_identity_sign_vid(const uint8_t *key, size_t key_len, const char *vid,
-                              char cookie[WR_VID_COOKIE_LEN + 1])
+bool wr_identity_verify(const uint8_t *key, size_t key_len, const char *value, size_t len,
+                        wr_identity_visitor_t *out)
 {
-    uint8_t raw[VID_RAW + 4];
-    size_t raw_len;
-    char mac[MAC_B64_LEN + 1];
+    uint8_t got[MAC_LEN + 4], want[MAC_LEN];
+    size_t got_len, msg_len;
+    int64_t issued = 0;
 
-    if (!key || key_len == 0 || !vid || !cookie || strnlen(vid, WR_VID_LEN + 1) != WR_VID_LEN ||
-        wr_b64url_decode(vid, WR_VID_LEN, raw, sizeof raw, &raw_len) != WR_OK || raw_len != VID_RAW)
-        return WR_EINVAL;
-    wr_err_t err = vid_mac(key, key_len, vid, mac);
-    if (err != WR_OK)
-        return err;
-    memcpy(cookie, vid, WR_VID_LEN);
-    cookie[WR_VID_LEN] = '.';
-    memcpy(cookie + WR_VID_LEN + 1, mac, sizeof mac);
-    return WR_OK;
-}
-
-bool wr_identity_verify_cookie(const uint8_t *key, size_t key_len, const char *value, size_t len,
-                               char vid[WR_VID_LEN + 1])
-{
-    uint8_t raw[VID_RAW + 4], got[MAC_LEN + 4], want[MAC_LEN];
-    size_t raw_len, got_len;
-
-    if (!key || key_len == 0 || !value || !vid || len != WR_VID_COOKIE_LEN ||
+    if (!key || key_len == 0 || !value || !out || len < V1_COOKIE_LEN || len > WR_VID_COOKIE_LEN ||
         value[WR_VID_LEN] != '.')
         return false;
-    /* Strict decoding: the vid is 16 bytes, the MAC 32, each in its one
-     * canonical spelling. */
-    if (wr_b64url_decode(value, WR_VID_LEN, raw, sizeof raw, &raw_len) != WR_OK ||
-        raw_len != VID_RAW)
+    /* The MAC is the last 43 characters, after a dot; what it signs is
+     * everything before that dot: the vid alone (first format) or
+     * "<vid>.<issued>". */
+    msg_len = len - MAC_B64_LEN - 1;
+    if (value[msg_len] != '.' || !vid_ok(value, WR_VID_LEN))
         return false;
-    if (wr_b64url_decode(value + WR_VID_LEN + 1, MAC_B64_LEN, got, sizeof got, &got_len) != WR_OK ||
+    if (msg_len > WR_VID_LEN &&
+        !issued_parse(value + WR_VID_LEN + 1, msg_len - WR_VID_LEN - 1, &issued))
+        return false;
+    if (wr_b64url_decode(value + msg_len + 1, MAC_B64_LEN, got, sizeof got, &got_len) != WR_OK ||
         got_len != MAC_LEN)
         return false;
-    if (wr_token_hmac_sha256(key, key_len, value, WR_VID_LEN, want) != WR_OK)
+    if (wr_token_hmac_sha256(key, key_len, value, msg_len, want) != WR_OK)
         return false;
     if (CRYPTO_memcmp(want, got, MAC_LEN) != 0)
         return false;
-    memcpy(vid, value, WR_VID_LEN);
-    vid[WR_VID_LEN] = '\0';
+    memcpy(out->vid, value, WR_VID_LEN);
+    out->vid[WR_VID_LEN] = '\0';
+    out->issued_s = issued;
+    out->prev_key = false;
     return true;
+}
+
+bool wr_identity_find_visitor(const wr_identity_keys_t *keys, const char *header, unsigned *budget,
+                              wr_identity_visitor_t *out)
+{
+    size_t pos = 0, len;
+    const char *v;
+
+    if (!keys || !header || !budget || !out)
+        return false;
+    while (*budget > 0 && (v = wr_identity_next_cookie(header, WR_VID_COOKIE_NAME, &pos, &len))) {
+        if (len < V1_COOKIE_LEN || len > WR_VID_COOKIE_LEN)
+            continue; /* not ours whatever the key: costs nothing */
+        (*budget)--;
+        if (wr_identity_verify(keys->key, keys->key_len, v, len, out))
+            return true;
+        if (keys->prev_key && wr_identity_verify(keys->prev_key, keys->prev_key_len, v, len, out)) {
+            out->prev_key = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wr_identity_should_renew(const wr_identity_visitor_t *v, int64_t now_s)
+{
+    if (!v)
+        return false;
+    return v->prev_key || v->issued_s <= 0 || now_s - v->issued_s > WR_VID_COOKIE_MAX_AGE / 2;
 }
 
 static bool is_ows(char c)
@@ -116,18 +220,18 @@ static bool is_ows(char c)
     return c == ' ' || c == '\t';
 }
 
-const char *wr_identity_find_cookie(const char *header, const char *name, size_t *len)
+const char *wr_identity_next_cookie(const char *header, const char *name, size_t *pos, size_t *len)
 {
-    size_t n, name_len, i = 0;
+    size_t n, name_len, i;
 
-    if (!header || !name || !len)
+    if (!header || !name || !pos || !len)
         return NULL;
     name_len = strlen(name);
     if (name_len == 0)
         return NULL;
     n = strnlen(header, COOKIE_HEADER_MAX);
 
-    while (i < n) {
+    for (i = *pos; i < n;) {
         size_t start, end, eq, ns, ne, vs, ve;
 
         /* One pair: [start, end) up to the next ';' or the end. */
@@ -158,8 +262,16 @@ const char *wr_identity_find_cookie(const char *header, const char *name, size_t
         ve = end;
         while (ve > vs && is_ows(header[ve - 1]))
             ve--;
+        *pos = i;
         *len = ve - vs;
         return header + vs;
     }
+    *pos = n;
     return NULL;
+}
+
+const char *wr_identity_find_cookie(const char *header, const char *name, size_t *len)
+{
+    size_t pos = 0;
+    return wr_identity_next_cookie(header, name, &pos, len);
 }

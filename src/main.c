@@ -30,8 +30,7 @@
 #include "scheduler.h"
 #include "store.h"
 #include "store_breaker.h"
-#include "store_memory.h"
-#include "store_redis.h"
+#include "store_registry.h"
 #include "token.h"
 
 typedef struct {
@@ -186,21 +185,16 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     stop_timer_cb(-1, 0, app);
 }
 
+/* Opens the store --store names, through the store registry. */
 static wr_err_t open_store(app_t *app)
 {
-    const char *url = app->cfg.store;
-    if (strcmp(url, "memory") == 0) {
-        wr_store_memory_opts_t o = {0};
-        o.data_dir = app->cfg.data_dir[0] ? app->cfg.data_dir : NULL;
-        return wr_store_memory_open(app->base, &o, &app->store);
-    }
-    wr_store_redis_opts_t o = {0};
-    o.url = url;
-    o.command_timeout_ms = app->cfg.store_timeout_ms;
-    o.wait_replicas = app->cfg.redis_wait_replicas;
-    o.wait_timeout_ms = app->cfg.redis_wait_timeout_ms;
-    o.metrics = app->metrics;
-    return wr_store_redis_open(app->base, &o, &app->store);
+    wr_store_params_t p = {0};
+    p.data_dir = app->cfg.data_dir;
+    p.command_timeout_ms = app->cfg.store_timeout_ms;
+    p.wait_replicas = app->cfg.redis_wait_replicas;
+    p.wait_timeout_ms = app->cfg.redis_wait_timeout_ms;
+    p.metrics = app->metrics;
+    return wr_store_open_url(app->base, app->cfg.store, &p, &app->store);
 }
 
 /* Puts the circuit breaker in front of the store (docs/RELIABILITY.md);
@@ -349,8 +343,9 @@ int main(int argc, char **argv)
         printf("admin listening on %s\n", abound);
     }
     fflush(stdout);
+    const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
     wr_info("waitroomd listening on %s, store %s, identity %s", bound,
-            strcmp(app.cfg.store, "memory") == 0 ? "memory (embedded)" : app.cfg.store,
+            backend && backend->title ? backend->title : app.cfg.store,
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
     app.sig_term = evsignal_new(app.base, SIGTERM, signal_cb, &app);

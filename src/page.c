@@ -9,7 +9,8 @@
  * inside a double- or single-quoted attribute. Nothing is ever inserted
  * unescaped. The names are:
  *   queue, lang, state, position, ahead, waiting, eta, eta_text, retry_ms,
- *   refresh, target_url, status_text, heading, updated, i18n, and "t:<key>" (the
+ *   refresh, target_url, token_in_query, reason, status_text, heading, updated,
+ *   i18n, and "t:<key>" (the
  *   string <key> of the page's language in web/i18n.json).
  * An unknown name renders as nothing; a "{{" without "}}" is copied as is.
  * i18n is the whole of web/i18n.json (both languages), so the JavaScript can
@@ -38,12 +39,14 @@
 #include <jansson.h>
 
 #include "embed.h"
+#include "origin.h"
 
 #define WR_PAGE_MAX      (512 * 1024) /* bytes of one rendered page */
 #define NAME_MAX_LEN     64           /* placeholder names and asset names */
 #define TEXT_MAX         512          /* one formatted sentence */
 #define LANG_ENTRIES_MAX 64           /* Accept-Language entries looked at */
-#define REFRESH_MAX      2100         /* "0; url=" + a targetUrl (at most 2048 bytes) */
+/* "0; url=" + a targetUrl (at most 2048 bytes) + "&wr_token=" + a token */
+#define REFRESH_MAX 3200
 
 /* ---------- output: counting pass (buf == NULL) and writing pass ---------- */
 
@@ -241,6 +244,16 @@ static bool target_ok(const char *u)
     return u[0] == '/' && u[1] != '/' && u[1] != '\\';
 }
 
+/* The status sentence of a refused invite, by its reason. */
+static const char *invite_key(const char *reason)
+{
+    if (!reason || strcmp(reason, "missing") == 0)
+        return "status_invite";
+    if (strcmp(reason, "expired") == 0)
+        return "status_invite_expired";
+    return "status_invite_invalid";
+}
+
 static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang, int64_t eta)
 {
     static const char *const names[] = {"n"};
@@ -260,7 +273,7 @@ static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {"waiting",     "admitted", "passthrough", "full",
-                                         "unavailable", "notfound", NULL};
+                                         "unavailable", "notfound", "invite",      NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -302,8 +315,16 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     if (waiting || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0)
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
-             target_ok(target) && strlen(target) + 8 < sizeof(refresh))
-        snprintf(refresh, sizeof(refresh), "0; url=%s", target);
+             target_ok(target) && strlen(target) + 8 < sizeof(refresh)) {
+        /* tokenInQuery: the pass travels to another origin in the URL */
+        char with[REFRESH_MAX - 7];
+        if (v->token_in_query && v->token && v->token[0] && strcmp(state, "admitted") == 0 &&
+            target[0] != '/' &&
+            wr_origin_add_param(target, "wr_token", v->token, with, sizeof(with)))
+            snprintf(refresh, sizeof(refresh), "0; url=%s", with);
+        else
+            snprintf(refresh, sizeof(refresh), "0; url=%s", target);
+    }
 
     char eta[TEXT_MAX], status[TEXT_MAX];
     eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
@@ -312,6 +333,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     char key[32];
     if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
         snprintf(key, sizeof(key), "status_%s%s", state, target_ok(target) ? "" : "_here");
+    else if (strcmp(state, "invite") == 0)
+        snprintf(key, sizeof(key), "%s", invite_key(v->reason));
     else
         snprintf(key, sizeof(key), "status_%s", state);
     fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 4);
@@ -334,6 +357,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"retry_ms", s_retry},
         {"refresh", refresh},
         {"target_url", target},
+        {"token_in_query", v->token_in_query ? "1" : "0"},
+        {"reason", v->reason ? v->reason : ""},
         {"status_text", status},
         {"heading", tr(i18n, lang, waiting ? "heading" : "title")},
         {"updated", updated},

@@ -7,6 +7,7 @@
 #ifndef WR_PAGE_H
 #define WR_PAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,12 +16,19 @@ typedef struct {
     const char *queue;       /* validated queue name */
     const char *lang;        /* "en" or "ko" */
     const char *state;       /* "waiting", "admitted", "passthrough", "full",
-                                "unavailable" or "notfound" */
+                                "unavailable", "notfound" or "invite" (refused:
+                                no valid invite) */
     uint64_t position;       /* waiting: 1-based */
     uint64_t waiting;        /* waiting: people in line */
     int64_t eta_seconds;     /* waiting: -1 = unknown (paused) */
     uint32_t retry_after_ms; /* waiting: next poll, ms */
-    const char *target_url;  /* queue's targetUrl, "" when unset */
+    const char *target_url;  /* where an admitted person goes: the allowed
+                                ?return= URL or the queue's targetUrl; "" = none */
+    bool token_in_query;     /* tokenInQuery: add wr_token=<token> to an
+                                absolute target_url (another origin) */
+    const char *token;       /* admitted: the entry token, else NULL; used
+                                only for the no-script redirect with tokenInQuery */
+    const char *reason;      /* invite: the refusal's reason ("expired"...), else NULL */
 } wr_page_view_t;
 
 /* Picks "ko" when Korean is preferred over English in an Accept-Language

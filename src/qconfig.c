@@ -18,6 +18,11 @@
  * (positions beyond it still use the last band, see wr_queue_poll_base_ms),
  * and it is kept so GET shows what was PUT.
  *
+ * inviteKey is write-only: wr_qconfig_to_json (what the stores keep) has
+ * the key, wr_qconfig_to_public_json (what the API answers) has "set" or
+ * null. returnOrigins are kept canonical (origin.h), so GET shows
+ * "https://shop.example" for "HTTPS://Shop.Example:443".
+ *
  * wr_qconfig_to_json renders every field such that parse(to_json(c)) == c.
  * Nothing here allocates except the JSON rendering (caller owns the result).
  */
@@ -115,7 +120,7 @@ static const char *const top_keys[] = {
     "enabled",   "paused",     "admitPerSecond", "capacity",
     "tickMs",    "maxActive",  "maxQueueSize",   "tokenTtlSeconds",
     "pollBands", "pollJitter", "failPolicy",     "failOpenPerSecond",
-    "targetUrl",
+    "targetUrl", "inviteKey",  "returnOrigins",  "tokenInQuery",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -260,6 +265,49 @@ static wr_err_t parse_target_url(errbuf_t *e, const json_t *v, wr_queue_config_t
     return WR_OK;
 }
 
+static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    if (json_is_null(v)) {
+        memset(c->invite_key, 0, sizeof(c->invite_key));
+        c->invite_key_len = 0;
+        return WR_OK;
+    }
+    if (!json_is_string(v))
+        return fail(e, "inviteKey", "must be a string of %d to %d bytes, or null",
+                    WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
+    const char *s = json_string_value(v);
+    size_t len = json_string_length(v);
+    if (len == 3 && memcmp(s, "set", 3) == 0 && c->invite_key_len > 0)
+        return WR_OK; /* what GET shows, sent back: keep the key */
+    if (len < WR_INVITE_KEY_MIN || len > WR_INVITE_KEY_MAX || memchr(s, '\0', len))
+        return fail(e, "inviteKey", "must be a string of %d to %d bytes (no NUL), or null",
+                    WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
+    memset(c->invite_key, 0, sizeof(c->invite_key));
+    memcpy(c->invite_key, s, len);
+    c->invite_key_len = len;
+    return WR_OK;
+}
+
+static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    static const char rule[] = "must be an array of at most %d origins "
+                               "(\"scheme://host[:port]\", http or https, no path)";
+    if (!json_is_array(v) || json_array_size(v) > WR_RETURN_ORIGINS_MAX)
+        return fail(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
+    char got[WR_RETURN_ORIGINS_MAX][WR_ORIGIN_MAX + 1];
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(v, i);
+        if (!json_is_string(x) ||
+            !wr_origin_parse(json_string_value(x), json_string_length(x), got[i]))
+            return fail(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
+    }
+    memset(c->return_origins, 0, sizeof(c->return_origins));
+    memcpy(c->return_origins, got, n * sizeof(got[0]));
+    c->n_return_origins = n;
+    return WR_OK;
+}
+
 /*
  * Validates obj's fields onto c (a working copy). Sets *rate_given and
  * *fail_open_given when those fields were given, *cap_given when a capacity
@@ -353,6 +401,13 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     }
     if ((v = json_object_get(obj, "targetUrl")) && (err = parse_target_url(e, v, c)))
         return err;
+    if ((v = json_object_get(obj, "inviteKey")) && (err = parse_invite_key(e, v, c)))
+        return err;
+    if ((v = json_object_get(obj, "returnOrigins")) && (err = parse_return_origins(e, v, c)))
+        return err;
+    if ((v = json_object_get(obj, "tokenInQuery")) &&
+        (err = get_bool(e, v, "tokenInQuery", &c->token_in_query)))
+        return err;
     return WR_OK;
 }
 
@@ -426,7 +481,7 @@ static void set(json_t *obj, const char *key, json_t *v, bool *ok)
         *ok = false;
 }
 
-json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg)
+static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
 {
     bool ok = true;
     json_t *o = json_object();
@@ -465,11 +520,37 @@ json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg)
     set(o, "failOpenPerSecond", number_json(cfg->fail_open_per_second), &ok);
     set(o, "targetUrl", json_stringn(cfg->target_url, strnlen(cfg->target_url, WR_TARGET_URL_MAX)),
         &ok);
+    size_t klen = cfg->invite_key_len <= WR_INVITE_KEY_MAX ? cfg->invite_key_len : 0;
+    if (klen == 0)
+        set(o, "inviteKey", json_null(), &ok);
+    else
+        set(o, "inviteKey", show_secrets ? json_stringn(cfg->invite_key, klen) : json_string("set"),
+            &ok);
+    json_t *origins = json_array();
+    size_t no = cfg->n_return_origins <= WR_RETURN_ORIGINS_MAX ? cfg->n_return_origins : 0;
+    for (size_t i = 0; origins && i < no; i++) {
+        json_t *x =
+            json_stringn(cfg->return_origins[i], strnlen(cfg->return_origins[i], WR_ORIGIN_MAX));
+        if (!x || json_array_append_new(origins, x) != 0)
+            ok = false;
+    }
+    set(o, "returnOrigins", origins, &ok);
+    set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;
     }
     return o;
+}
+
+json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg)
+{
+    return render(cfg, true);
+}
+
+json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg)
+{
+    return render(cfg, false);
 }
 
 static bool valid_chars(const char *s, size_t max, const char *extra)

@@ -14,12 +14,16 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "origin.h"
 
-#define WR_QUEUE_NAME_MAX 64   /* [A-Za-z0-9_-]{1,64} */
-#define WR_USER_ID_MAX    128  /* [A-Za-z0-9._~:@+-]{1,128} */
-#define WR_POLL_BANDS_MAX 8    /* pollBands entries */
-#define WR_TARGET_URL_MAX 2048 /* targetUrl bytes, without NUL */
-#define WR_FIELD_MAX      64   /* a field path in an error ("capacity.safety") */
+#define WR_QUEUE_NAME_MAX     64   /* [A-Za-z0-9_-]{1,64} */
+#define WR_USER_ID_MAX        128  /* [A-Za-z0-9._~:@+-]{1,128} */
+#define WR_POLL_BANDS_MAX     8    /* pollBands entries */
+#define WR_TARGET_URL_MAX     2048 /* targetUrl bytes, without NUL */
+#define WR_FIELD_MAX          64   /* a field path in an error ("capacity.safety") */
+#define WR_INVITE_KEY_MIN     32   /* inviteKey bytes, at least */
+#define WR_INVITE_KEY_MAX     256  /* inviteKey bytes, at most */
+#define WR_RETURN_ORIGINS_MAX 16   /* returnOrigins entries */
 
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
@@ -52,6 +56,15 @@ typedef struct {
     wr_fail_policy_t fail_policy;
     double fail_open_per_second;            /* limited policy budget per instance, >= 0 */
     char target_url[WR_TARGET_URL_MAX + 1]; /* "" when not set */
+    /* inviteKey: HS256 key of the queue's invites (invite.h); write-only in
+     * the API. invite_key_len 0 = no invite needed. No NUL inside. */
+    char invite_key[WR_INVITE_KEY_MAX + 1];
+    size_t invite_key_len;
+    /* returnOrigins: origins a ?return= URL may go to besides targetUrl's,
+     * canonical (origin.h: wr_origin_parse). */
+    char return_origins[WR_RETURN_ORIGINS_MAX][WR_ORIGIN_MAX + 1];
+    size_t n_return_origins;
+    bool token_in_query; /* tokenInQuery: hand the token to another origin as ?wr_token= */
 } wr_queue_config_t;
 
 /* Fills cfg with the documented defaults. admit_per_second is set to 0
@@ -73,14 +86,22 @@ wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field
 /*
  * Applies a partial config (PATCH) on top of base, validated like a PUT.
  * Giving capacity without admitPerSecond re-derives the rate.
+ * "inviteKey": "set" keeps base's key (so what GET shows can be sent back);
+ * in a PUT, or without a key in base, it is too short (WR_EINVAL).
  * Same returns as wr_qconfig_parse; *out untouched on error. out may equal base.
  */
 wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
                           char *field, size_t field_len, char *msg, size_t msg_len);
 
-/* Renders cfg as the API's JSON object. Returns a new reference (caller
- * json_decref's it), or NULL on allocation failure. */
+/* Renders cfg as JSON, secrets included (inviteKey as the key itself):
+ * the form the stores keep, which wr_qconfig_parse reads back to the same
+ * config. Never send or log it; see wr_qconfig_to_public_json. Returns a
+ * new reference (caller json_decref's it), or NULL on allocation failure. */
 json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg);
+
+/* Renders cfg as the API shows it: like wr_qconfig_to_json, but inviteKey
+ * is "set" or null (write-only). Same ownership. */
+json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg);
 
 /* True if name matches [A-Za-z0-9_-]{1,64}. */
 bool wr_qconfig_valid_queue_name(const char *name);

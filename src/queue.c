@@ -6,6 +6,15 @@
  * the random u for jitter and the clock for the rate window), so each rule
  * is unit-tested exactly.
  *
+ * Poll timing: the band by position is an upper bound; a user due sooner
+ * is told to come back just after the tick that admits them (queue.h has
+ * the rule and the argument that nobody polls more often than the bands).
+ * The tick is found with the budget's own integer arithmetic: with no
+ * carry, k ticks admit floor(k * A / 1e6), so position p is due in tick
+ * ceil(p * 1e6 / A) - exact for fractional rates, where dividing by the
+ * double rate * tick / 1000 would be off by one tick (333 at 33.3/s and
+ * 100 ms computes 100.00000000000001 ticks, which must be 100).
+ *
  * Budget: integer micro-users (millionths of a user). Each tick accrues
  * A = llround(rate * 1000 * tick_ms) micro-users; a call that advances
  * to a later tick yields n = (carry + A) / 1e6 whole users and keeps the
@@ -26,9 +35,11 @@
 
 #include <math.h>
 
-#define MICRO    1000000LL
-#define RATE_MAX 1000000.0
-#define ETA_MAX  9007199254740992.0 /* 2^53 s: beyond this the answer is meaningless */
+#define MICRO       1000000LL
+#define RATE_MAX    1000000.0
+#define ETA_MAX     9007199254740992.0 /* 2^53 s: beyond this the answer is meaningless */
+#define POLL_MAX_MS 600000LL           /* the longest band a config may give */
+#define POS_MAX     1000000000000ULL   /* 1e12: at RATE_MAX it is due after 1e6 s */
 
 uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position)
 {
@@ -63,14 +74,80 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
-int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+/* The admission rate in use, users per second: admitPerSecond, or the
+ * observed rate when maxActive holds admission below it; 0 when there is
+ * none (paused, rate 0, NaN). The one rule behind etaSeconds and the
+ * expected admission time of poll timing. */
+static double rate_in_use(const wr_queue_config_t *cfg, double observed_rate)
 {
     if (cfg->paused)
-        return -1;
+        return 0;
     double rate = cfg->admit_per_second;
     if (cfg->max_active > 0 && observed_rate >= 0 && observed_rate < rate)
         rate = observed_rate;
     if (!(rate > 0) || !isfinite(rate))
+        return 0;
+    return rate;
+}
+
+int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                       double observed_rate, int64_t next_tick_ms)
+{
+    double rate = rate_in_use(cfg, observed_rate);
+    if (rate <= 0)
+        return -1;
+    if (rate > RATE_MAX)
+        rate = RATE_MAX;
+    int64_t tick = cfg->tick_ms ? cfg->tick_ms : 100;
+    /* the store's per-tick accrual, micro-users (wr_budget_advance) */
+    int64_t accrual = (int64_t)llround(rate * 1000.0 * (double)tick);
+    if (accrual <= 0)
+        return -1;
+    if (position == 0)
+        position = 1;
+    /* Beyond POS_MAX even RATE_MAX needs more than POLL_MAX_MS: the band
+     * decides, and position * MICRO cannot overflow below it. */
+    if (position > POS_MAX)
+        return -1;
+    uint64_t need = position * (uint64_t)MICRO;
+    uint64_t k = (need + (uint64_t)accrual - 1) / (uint64_t)accrual; /* >= 1 */
+    if (next_tick_ms < 0)
+        next_tick_ms = tick;
+    if (next_tick_ms > POLL_MAX_MS || k - 1 > (uint64_t)(POLL_MAX_MS / tick))
+        return -1;
+    int64_t e = next_tick_ms + (int64_t)(k - 1) * tick;
+    return e > POLL_MAX_MS ? -1 : e;
+}
+
+uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                     double observed_rate, int64_t next_tick_ms, double u)
+{
+    int64_t e = wr_queue_expected_admission_ms(cfg, position, observed_rate, next_tick_ms);
+    double band = wr_queue_poll_base_ms(cfg, position);
+    double tick = cfg->tick_ms ? cfg->tick_ms : 100;
+    double half = tick / 2;
+    if (e < 0 || !((double)e + half < band))
+        return wr_queue_retry_after_ms(cfg, position, u);
+    if (!(u >= 0))
+        u = 0;
+    if (u >= 1)
+        u = 0.999999;
+    double m = tick / 20 < 1 ? 1 : tick / 20; /* <= half: tickMs >= 10 in a parsed config */
+    if (m > half)
+        m = half;
+    double ms = ceil((double)e + m + u * (half - m));
+    if (ms < WR_POLL_MIN_MS) {
+        /* Due before the floor lets the user back (queue.h: "the floor"). */
+        double w = cfg->max_active > 0 ? half : band - WR_POLL_MIN_MS; /* within the band */
+        ms = floor(WR_POLL_MIN_MS + u * w);
+    }
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+{
+    double rate = rate_in_use(cfg, observed_rate);
+    if (rate <= 0)
         return -1;
     double q = (double)position / rate;
     if (q >= ETA_MAX)

@@ -1,7 +1,8 @@
 /*
  * queue.h - the domain rules of the line that do not depend on storage:
- * poll interval by position (bands + jitter), ETA, the exact fractional
- * admission budget, and the observed admission rate.
+ * poll interval by position (bands + jitter) and by expected admission
+ * (poll timing follows the ETA), ETA, the exact fractional admission
+ * budget, and the observed admission rate.
  *
  * Pure functions and small value types; no I/O, no libevent, no store.
  * The same budget arithmetic is written in the Redis admission script and
@@ -31,6 +32,96 @@ uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position);
  * >= WR_POLL_MIN_MS.
  */
 uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u);
+
+/*
+ * retryAfterMs by the 1.1 rule "poll timing follows the ETA": the band of
+ * wr_queue_retry_after_ms is an upper bound; a user expected to be admitted
+ * sooner is told to come back just after that admission.
+ *
+ *   band     = wr_queue_poll_base_ms(cfg, position)
+ *   E        = wr_queue_expected_admission_ms(...) (below), the latest time,
+ *              from now, at which this position is due at the rate in use
+ *   half     = tickMs / 2
+ *   E >= 0 and E + half < band:
+ *            answer = ceil(E + s), with the spread s = m + u * (half - m),
+ *            m = tickMs / 20 (at least 1 ms), so s is in [m, half): the
+ *            users admitted by one tick come back spread over half a tick,
+ *            never before E (m absorbs a timer that fires a few ms late
+ *            and the admit round trip) - unless that is below the floor:
+ *   the floor, E + s < WR_POLL_MIN_MS: the user is admitted before the
+ *            floor lets them back. Without maxActive, answer =
+ *            WR_POLL_MIN_MS + u * (band - WR_POLL_MIN_MS): the head of a
+ *            crowd that joined together (about rate x 250 ms users, all
+ *            answered within a few ms of each other) would otherwise reach
+ *            the service in one clump on top of the users due after the
+ *            floor (70 in flight against a pool of 40 at 175/s); spread
+ *            over the rest of the band they add a fraction of the rate for
+ *            one band, and the band stays an upper bound of every answer
+ *            (API 1.1). With maxActive > 0 a token not yet used holds one
+ *            of the maxActive slots (a spread would stall admission), and
+ *            with sessions the cap bounds what reaches the service: answer
+ *            = WR_POLL_MIN_MS + u * half, back as soon as allowed.
+ *   else:    answer = wr_queue_retry_after_ms(cfg, position, u) (the band,
+ *            spread by +/- pollJitter, as in v1)
+ * Paused, a rate in use of 0 or unknown (etaSeconds null): the band.
+ *
+ * Why no one polls more often than the bands let them (the argument):
+ * 1. The ETA answer is given only to a user who is due before the band's
+ *    interval ends (E + half < band), and it comes after E.
+ * 2. E is the LATEST admission of this position while admission runs at
+ *    the rate in use: it assumes no carried fraction (the store's carry is
+ *    in [0, 1) user, so the real tick is the same or one earlier), counts
+ *    every user ahead (people who leave or are skipped only make it
+ *    earlier), and counts ticks from the next one, whose time the caller
+ *    knows (a full tick when it does not). So a user who polls at E + s
+ *    is already admitted: the ETA answer is the user's LAST poll.
+ * 3. Every poll before it was answered by the bands, exactly as in v1.
+ *    So a user's sequence of polls is v1's sequence cut short: the same
+ *    band intervals, then one interval ending after admission (where v1's
+ *    next band poll might find the user still waiting and poll again). In
+ *    total no more polls than v1; in any window (a minute) at most one
+ *    more than the bands give: the poll just after admission. (This holds
+ *    for the floor's longer answers too: they are last polls as well.)
+ * The premise of 2 is that admission keeps the rate in use. When it falls
+ * below it for a while - maxActive full with tokens nobody consumes while
+ * the observed rate (a one-minute average) still shows the old rate, a
+ * rate lowered by the admin between two polls, a store outage (then polls
+ * fail anyway) - a user at the head of the line may find itself still
+ * waiting at E + s and gets another short answer (>= 250 ms) for as long
+ * as the stall lasts: at most ~rate x band users (those due within one
+ * band), until the observed rate drops (it reaches 0, the band, within a
+ * minute of a full stall). A stateless rule cannot tell a second short
+ * answer from a first: bounding this too needs a per-user memory (e.g.
+ * "told an ETA already: the band next").
+ *
+ * observed_rate: as for wr_queue_eta_seconds (< 0 unknown).
+ * next_tick_ms: ms until the next admission tick runs (the scheduler's next
+ *   admit call; 0 while one is in flight); < 0 when unknown: a full tick is
+ *   assumed (the latest it comes on a running scheduler), never earlier.
+ * u: uniform in [0,1), supplied by the caller (deterministic tests).
+ * Returns ms, >= WR_POLL_MIN_MS.
+ */
+uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                     double observed_rate, int64_t next_tick_ms, double u);
+
+/*
+ * The latest time (ms from now) at which the user at 1-based `position` is
+ * admitted while admission runs at the rate in use (the rate of
+ * wr_queue_eta_seconds). Ticks are discrete: each accrues the store's
+ * integer budget A = llround(rate * 1000 * tickMs) millionths of a user,
+ * so with no carried fraction the first k ticks admit floor(k * A / 1e6)
+ * users, and position p is admitted in tick k = ceil(p * 1e6 / A) counted
+ * from the next tick (k = 1 is the next tick), at
+ *     E = next_tick_ms + (k - 1) * tickMs
+ * (175/s at 100 ms: A = 17.5 users; p 1..17 -> k 1, 18..35 -> k 2, 175 ->
+ * k 10; 0.5/s at 100 ms: A = 0.05, p 1 -> k 20). next_tick_ms < 0 counts
+ * as one tick (the latest), a position of 0 as 1.
+ * Returns E in ms; -1 when there is no rate in use (paused, rate 0 or
+ * unknown) or when E exceeds 600000 ms (the longest band: the band
+ * decides).
+ */
+int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                       double observed_rate, int64_t next_tick_ms);
 
 /*
  * etaSeconds = ceil(position / rate). rate is admitPerSecond, or the

@@ -443,8 +443,10 @@ void wr_ratelimit_client_addr(const char *peer, const char *xff, const wr_cidr_t
         copy_out(out, cap, best, best_len);
         return;
     }
-    /* Walk X-Forwarded-For from the right; bounded by the header's length. */
-    const char *end = xff + strnlen(xff, 8192);
+    /* Walk X-Forwarded-For from the right, from its real end: a bound
+     * below the request header limit (32 KiB) would start the walk inside
+     * a long value the client wrote, and take its address. */
+    const char *end = xff + strlen(xff);
     while (end > xff) {
         const char *start = end;
         while (start > xff && start[-1] != ',')

@@ -37,8 +37,9 @@ typedef struct entry {
     char name[WR_QUEUE_NAME_MAX + 1];
     wr_queue_config_t cfg;
     struct event *timer;
-    bool in_flight; /* an admit call is pending */
-    bool dead;      /* forgotten while in flight: free in the callback */
+    bool in_flight;  /* an admit call is pending */
+    bool dead;       /* forgotten while in flight: free in the callback */
+    int64_t next_ms; /* monotonic ms the timer is armed for (the next admit call) */
     wr_rate_window_t rate;
     double fail_tokens; /* limited fail-open bucket */
     int64_t fail_last_ms;
@@ -102,6 +103,7 @@ static void arm(entry_t *e, uint32_t delay_ms)
 {
     struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
     evtimer_add(e->timer, &tv);
+    e->next_ms = wr_scheduler_now_ms() + delay_ms;
 }
 
 static void labels_for(const entry_t *e, char *buf, size_t cap)
@@ -255,6 +257,15 @@ double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
 {
     entry_t *e = find(s, queue);
     return e ? wr_rate_window_rate(&e->rate) : -1;
+}
+
+int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    if (!e)
+        return -1;
+    int64_t d = e->in_flight ? 0 : e->next_ms - wr_scheduler_now_ms();
+    return d < 0 ? 0 : d;
 }
 
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)

@@ -61,6 +61,12 @@ const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queu
  * admittedTotal; -1 when not known yet. */
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue);
 
+/* Milliseconds until this instance next runs the queue's admit tick (its
+ * timer is aimed at the middle of the store's tick, as every instance's
+ * is); 0 while an admit call is in flight or the timer is due; -1 when the
+ * queue is unknown here. For poll timing (wr_queue_retry_after_eta_ms). */
+int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue);
+
 /* Fail-open budget of the `limited` policy: takes one passthrough from the
  * queue's token bucket (failOpenPerSecond per instance, burst of one
  * second). Returns true if allowed. now_ms: monotonic ms. */

@@ -4,7 +4,9 @@
  * hiredis async on the caller's libevent loop; every operation is ONE Lua
  * script call (EVALSHA, one EVAL retry on NOSCRIPT); every key of a queue
  * carries the hash tag {queue} and is passed in KEYS. Arrival scores and
- * token expiries are Redis TIME in microseconds.
+ * token expiries are Redis TIME in microseconds. The connection is
+ * redis_conn.h, the URL grammar redis_url.h; waitroomd opens this backend
+ * through store_registry.h.
  */
 #ifndef WR_STORE_REDIS_H
 #define WR_STORE_REDIS_H
@@ -16,7 +18,8 @@
 #include "store.h"
 
 typedef struct {
-    const char *url;             /* redis://HOST:PORT[/DB] or unix:///PATH[?db=N]; copied */
+    const char *url;             /* redis://HOST:PORT[/DB] or unix:///PATH[?db=N]
+                                    (redis_url.h); copied */
     uint32_t command_timeout_ms; /* a command not answered in this time fails with
                                     WR_ETIMEOUT; 0 = 250 */
     uint32_t connect_timeout_ms; /* 0 = 1000 */

@@ -19,6 +19,10 @@
  *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
  *   4. only then P is decoded and its claims checked: types and syntax
  *      (malformed), iss (wrong_issuer), exp > now (expired).
+ * Steps 1-3 and the decoding of P are wr_token_verify_jws, which the
+ * invites (invite.c) share: they are JWTs of the same shape signed with
+ * another key, whose claims are checked by their own rules. Likewise
+ * wr_token_sign_json signs any claims JSON with the plain header.
  * The strict decoder gives every MAC exactly one accepted encoding.
  *
  * Everything is bounded by WR_TOKEN_MAX: the decoded parts live in stack
@@ -188,38 +192,15 @@ out:
     return n;
 }
 
-static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
-                     const char *kid, char *out, size_t cap)
+/* Writes "H.P.S" for a JOSE header and claims (JSON texts) under secret. */
+static wr_err_t sign_parts(const char *hdr, size_t hdr_len, const char *json, size_t json_len,
+                           const uint8_t *secret, size_t secret_len, char *out, size_t cap)
 {
-    char json[WR_TOKEN_MAX];
-    char hdr[96];
-    size_t hdr_len;
     char tok[WR_TOKEN_MAX + 1];
     uint8_t mac[MAC_LEN];
-    size_t json_len, len, part;
+    size_t len, part;
     wr_err_t err;
 
-    if (!claims || !out || !secret || secret_len == 0)
-        return WR_EINVAL;
-    if (!valid_queue(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
-        !valid_user(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
-        !valid_jti(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
-        return WR_EINVAL;
-
-    json_len = claims_json(claims, json, sizeof json);
-    if (json_len == 0)
-        return WR_ENOMEM;
-
-    if (kid && kid[0]) {
-        size_t kl = strnlen(kid, WR_KID_LEN + 1);
-        if (kl > WR_KID_LEN || !valid_jti(kid, kl))
-            return WR_EINVAL;
-        hdr_len = (size_t)snprintf(hdr, sizeof hdr,
-                                   "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid);
-    } else {
-        memcpy(hdr, header_json, sizeof header_json);
-        hdr_len = sizeof header_json - 1;
-    }
     err = wr_b64url_encode((const uint8_t *)hdr, hdr_len, tok, sizeof tok, &part);
     if (err != WR_OK)
         return err;
@@ -246,6 +227,47 @@ static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, siz
         return WR_ELIMIT;
     memcpy(out, tok, len + 1);
     return WR_OK;
+}
+
+static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
+                     const char *kid, char *out, size_t cap)
+{
+    char json[WR_TOKEN_MAX];
+    char hdr[96];
+    size_t hdr_len;
+    size_t json_len;
+
+    if (!claims || !out || !secret || secret_len == 0)
+        return WR_EINVAL;
+    if (!valid_queue(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
+        !valid_user(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
+        !valid_jti(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
+        return WR_EINVAL;
+
+    json_len = claims_json(claims, json, sizeof json);
+    if (json_len == 0)
+        return WR_ENOMEM;
+
+    if (kid && kid[0]) {
+        size_t kl = strnlen(kid, WR_KID_LEN + 1);
+        if (kl > WR_KID_LEN || !valid_jti(kid, kl))
+            return WR_EINVAL;
+        hdr_len = (size_t)snprintf(hdr, sizeof hdr,
+                                   "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid);
+    } else {
+        memcpy(hdr, header_json, sizeof header_json);
+        hdr_len = sizeof header_json - 1;
+    }
+    return sign_parts(hdr, hdr_len, json, json_len, secret, secret_len, out, cap);
+}
+
+wr_err_t wr_token_sign_json(const char *claims, size_t len, const uint8_t *secret,
+                            size_t secret_len, char *out, size_t cap)
+{
+    if (!claims || len == 0 || !out || !secret || secret_len == 0)
+        return WR_EINVAL;
+    return sign_parts(header_json, sizeof header_json - 1, claims, len, secret, secret_len, out,
+                      cap);
 }
 
 wr_err_t wr_token_sign(const wr_token_claims_t *claims, const uint8_t *secret, size_t secret_len,
@@ -338,10 +360,8 @@ static const char *string_claim(json_t *o, const char *name, size_t *len)
 }
 
 /* Checks the claims of a token whose MAC has verified; fills *out. */
-static wr_token_reason_t check_claims(const char *s, size_t n, int64_t now_s,
-                                      wr_token_claims_t *out)
+static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_t *out)
 {
-    json_t *p = decode_object(s, n);
     wr_token_reason_t r = WR_TOKEN_MALFORMED;
     const char *iss, *aud, *sub, *jti;
     size_t iss_len = 0, aud_len = 0, sub_len = 0, jti_len = 0;
@@ -378,7 +398,6 @@ static wr_token_reason_t check_claims(const char *s, size_t n, int64_t now_s,
     }
     r = WR_TOKEN_OK;
 out:
-    json_decref(p);
     return r;
 }
 
@@ -393,6 +412,18 @@ wr_token_reason_t wr_token_verify(const char *token, size_t len, const uint8_t *
 
 wr_token_reason_t wr_token_verify_keys(const char *token, size_t len, const wr_token_key_t *keys,
                                        size_t n, int64_t now_s, wr_token_claims_t *claims)
+{
+    json_t *p = NULL;
+    wr_token_reason_t r = wr_token_verify_jws(token, len, keys, n, &p);
+    if (r != WR_TOKEN_OK)
+        return r;
+    r = check_claims(p, now_s, claims);
+    json_decref(p);
+    return r;
+}
+
+wr_token_reason_t wr_token_verify_jws(const char *token, size_t len, const wr_token_key_t *keys,
+                                      size_t n, json_t **payload)
 {
     const char *dot1 = NULL, *dot2 = NULL;
     uint8_t sig[WR_TOKEN_MAX], mac[MAC_LEN];
@@ -440,5 +471,12 @@ wr_token_reason_t wr_token_verify_keys(const char *token, size_t len, const wr_t
     if (!ok)
         return WR_TOKEN_BAD_SIGNATURE;
 
-    return check_claims(dot1 + 1, (size_t)(dot2 - dot1 - 1), now_s, claims);
+    json_t *p = decode_object(dot1 + 1, (size_t)(dot2 - dot1 - 1));
+    if (!p)
+        return WR_TOKEN_MALFORMED;
+    if (payload)
+        *payload = p;
+    else
+        json_decref(p);
+    return WR_TOKEN_OK;
 }

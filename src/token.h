@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "error.h"
 #include "qconfig.h"
 
@@ -102,6 +104,26 @@ wr_err_t wr_token_sign_key(const wr_token_claims_t *claims, const wr_token_key_t
  */
 wr_token_reason_t wr_token_verify_keys(const char *token, size_t len, const wr_token_key_t *keys,
                                        size_t n, int64_t now_s, wr_token_claims_t *claims);
+
+/*
+ * Signs an arbitrary claims object (len bytes of JSON text, borrowed) as a
+ * JWT with the header {"alg":"HS256","typ":"JWT"} under secret. Used for
+ * invites (invite.h). Returns WR_OK, WR_ELIMIT (out too small or claims
+ * too long for WR_TOKEN_MAX), WR_EINVAL.
+ */
+wr_err_t wr_token_sign_json(const char *claims, size_t len, const uint8_t *secret,
+                            size_t secret_len, char *out, size_t cap);
+
+/*
+ * Steps 1-3 of verification (structure, alg == HS256, no crit, kid, MAC in
+ * constant time against the n keys) and the decoding of the claims part;
+ * no claim is checked. Returns WR_TOKEN_OK and, when payload is not NULL,
+ * a new reference to the claims object in *payload (caller json_decref's
+ * it); else MISSING, MALFORMED (also: claims not a JSON object), BAD_ALG or
+ * BAD_SIGNATURE, and *payload is untouched.
+ */
+wr_token_reason_t wr_token_verify_jws(const char *token, size_t len, const wr_token_key_t *keys,
+                                      size_t n, json_t **payload);
 
 /* Generic HMAC-SHA256 (OpenSSL): mac must hold 32 bytes. Returns WR_OK or WR_EINVAL. */
 wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,

@@ -12,7 +12,18 @@
  * refused with 403 before any work. With --no-queue the token check is
  * skipped: that is the shop without the line.
  *
+ * With --release (one in, one out: the queue has maxActive = the pool and
+ * sessionSeconds), an order that passed the token check ends its session
+ * when its work ends - answered, or failed on the pool timeout - with
+ * POST /v1/queues/{q}/tokens/release and the same token, so the next user
+ * is admitted as this one leaves. The answer is only counted: 204 ended a
+ * session, 403 (noSession: sessions off, lapsed) and 404 (a waitroomd
+ * without sessions has no such route) are tolerated; the order's answer
+ * never waits for the release.
+ *
  * GET /stats reports the counters below as JSON; the simulator samples it.
+ * inFlightPeak is the highest in_flight since the previous GET /stats, so a
+ * sampler every 100 ms sees every peak, not the value at the sample.
  *
  * Invariants:
  *   busy <= pool; busy < pool implies no waiters (a freed connection goes
@@ -67,6 +78,8 @@ typedef struct order {
     ostate_t state;
     int64_t t_wait_ms;
     int64_t t_consume_ms; /* token check sent */
+    char *token;          /* owned; kept for the release (--release), else NULL */
+    bool consumed;        /* the token check passed: release when the work ends */
     char user[USER_MAX];
 } order_t;
 
@@ -76,7 +89,7 @@ typedef struct shop {
     /* config */
     uint32_t pool, service_ms, pool_timeout_ms;
     double jitter;
-    bool no_queue;
+    bool no_queue, release;
     char queue[QUEUE_MAX];
     char wr_host[64];
     uint16_t wr_port;
@@ -86,12 +99,13 @@ typedef struct shop {
     uint32_t busy, waiting;
     order_t *wait_head, *wait_tail;
     /* counters */
-    uint64_t in_flight, max_in_flight, max_waiting, max_busy;
+    uint64_t in_flight, max_in_flight, max_waiting, max_busy, peak_since_stats;
     uint64_t requests, orders_ok, orders_failed, pool_waits, pool_timeouts, refused, consume_errors,
         abandoned;
     int64_t pool_wait_ms_max;
     int64_t consume_ms_max, consume_ms_sum; /* token check round trips */
     uint64_t consumes;
+    uint64_t releases, releases_ok, releases_refused, releases_unsupported, release_errors;
     uint64_t rng;
 } shop_t;
 
@@ -133,6 +147,7 @@ static void reply(order_t *o, int code, const char *reason, const char *json)
 
 static void order_free(order_t *o)
 {
+    free(o->token);
     if (o->timer)
         event_free(o->timer);
     if (o->req) {
@@ -151,6 +166,45 @@ static void client_closed(struct evhttp_connection *ec, void *arg)
 }
 
 static void serve(order_t *o);
+
+static void release_done(struct evhttp_request *resp, void *arg)
+{
+    shop_t *s = arg;
+    int code = resp ? evhttp_request_get_response_code(resp) : 0;
+    if (code == 204)
+        s->releases_ok++;
+    else if (code == 403)
+        s->releases_refused++;
+    else if (code == 404)
+        s->releases_unsupported++;
+    else
+        s->release_errors++;
+}
+
+/* The order's work has ended: with --release, end the user's session
+ * (fire and forget; the answer is counted by release_done). */
+static void release_session(order_t *o)
+{
+    shop_t *s = o->shop;
+    if (!s->release || !o->consumed || !o->token)
+        return;
+    s->releases++;
+    char auth[TOKEN_MAX + 8];
+    snprintf(auth, sizeof(auth), "Bearer %s", o->token);
+    struct evhttp_request *r = evhttp_request_new(release_done, s);
+    if (!r) {
+        s->release_errors++;
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(r);
+    evhttp_add_header(oh, "Host", s->wr_host);
+    evhttp_add_header(oh, "Authorization", auth);
+    char path[QUEUE_MAX + 48];
+    snprintf(path, sizeof(path), "/v1/queues/%s/tokens/release", s->queue);
+    struct evhttp_connection *c = s->conns[s->rr++ % s->n_conns];
+    if (evhttp_make_request(c, r, EVHTTP_REQ_POST, path) != 0)
+        s->release_errors++;
+}
 
 /* Releases a pool connection: the first waiter (if any) takes it. */
 static void pool_release(shop_t *s)
@@ -183,6 +237,7 @@ static void service_done(evutil_socket_t fd, short what, void *arg)
     snprintf(body, sizeof(body), "{\"ok\":true,\"orderId\":%" PRIu64 ",\"userId\":\"%s\"}",
              s->orders_ok, o->user);
     reply(o, 200, "OK", body);
+    release_session(o);
     order_free(o);
     pool_release(s);
 }
@@ -222,6 +277,7 @@ static void pool_timeout(evutil_socket_t fd, short what, void *arg)
     reply(o, 503, "Service Unavailable",
           "{\"error\":\"POOL_TIMEOUT\",\"message\":\"no database connection became free in "
           "time\"}");
+    release_session(o);
     order_free(o);
 }
 
@@ -232,6 +288,8 @@ static void start_work(order_t *o)
     s->in_flight++;
     if (s->in_flight > s->max_in_flight)
         s->max_in_flight = s->in_flight;
+    if (s->in_flight > s->peak_since_stats)
+        s->peak_since_stats = s->in_flight;
     if (s->busy < s->pool) {
         s->busy++;
         if (s->busy > s->max_busy)
@@ -269,6 +327,7 @@ static void consume_done(struct evhttp_request *resp, void *arg)
     if (took > s->consume_ms_max)
         s->consume_ms_max = took;
     if (code == 200) {
+        o->consumed = true;
         start_work(o);
         return;
     }
@@ -346,6 +405,11 @@ static void handle_order(shop_t *s, struct evhttp_request *req)
         order_free(o);
         return;
     }
+    if (s->release && !(o->token = strdup(tok))) {
+        reply(o, 500, "Internal Server Error", "{\"error\":\"OUT_OF_MEMORY\"}");
+        order_free(o);
+        return;
+    }
     json_t *j = json_pack("{s:s,s:s}", "token", tok, "userId", o->user);
     char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -385,12 +449,18 @@ static void handle_stats(shop_t *s, struct evhttp_request *req)
              ",\"ordersOk\":%" PRIu64 ",\"ordersFailed\":%" PRIu64 ",\"poolWaits\":%" PRIu64
              ",\"poolTimeouts\":%" PRIu64 ",\"poolWaitMsMax\":%" PRId64 ",\"refused\":%" PRIu64
              ",\"consumeErrors\":%" PRIu64 ",\"abandoned\":%" PRIu64 ",\"consumeMsMax\":%" PRId64
-             ",\"consumeMsMean\":%.1f}",
+             ",\"consumeMsMean\":%.1f,\"inFlightPeak\":%" PRIu64
+             ",\"release\":%s,\"releases\":%" PRIu64 ",\"releasesOk\":%" PRIu64
+             ",\"releasesRefused\":%" PRIu64 ",\"releasesUnsupported\":%" PRIu64
+             ",\"releaseErrors\":%" PRIu64 "}",
              s->pool, s->no_queue ? "true" : "false", s->service_ms, s->pool_timeout_ms,
              s->in_flight, s->busy, s->waiting, s->max_in_flight, s->max_busy, s->max_waiting,
              s->requests, s->orders_ok, s->orders_failed, s->pool_waits, s->pool_timeouts,
              s->pool_wait_ms_max, s->refused, s->consume_errors, s->abandoned, s->consume_ms_max,
-             s->consumes ? (double)s->consume_ms_sum / (double)s->consumes : 0.0);
+             s->consumes ? (double)s->consume_ms_sum / (double)s->consumes : 0.0,
+             s->peak_since_stats, s->release ? "true" : "false", s->releases, s->releases_ok,
+             s->releases_refused, s->releases_unsupported, s->release_errors);
+    s->peak_since_stats = s->in_flight; /* the next sample's peak starts here */
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "application/json");
     evhttp_add_header(oh, "Cache-Control", "no-store");
@@ -433,8 +503,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: waitroom-shop [--listen 127.0.0.1:0] [--waitroom http://127.0.0.1:PORT]\n"
             "         [--queue NAME] [--pool 40] [--service-ms 200] [--jitter 0.1]\n"
-            "         [--pool-timeout-ms 2000] [--consume-conns 32] [--no-queue]\n"
+            "         [--pool-timeout-ms 2000] [--consume-conns 32] [--no-queue] [--release]\n"
             "POST /orders (Authorization: Bearer <entry token>, X-User-Id: <user>);\n"
+            "--release: end the user's session (tokens/release) when the order's work ends;\n"
             "GET /stats; GET /healthz. Prints 'listening on ADDR:PORT' first.\n");
 }
 
@@ -499,6 +570,9 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--no-queue")) {
             s->no_queue = true;
             continue;
+        } else if (!strcmp(a, "--release")) {
+            s->release = true;
+            continue;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return 0;
@@ -540,6 +614,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (s->no_queue)
+        s->release = false; /* no token, no session */
     if (!s->no_queue) {
         if (!waitroom || strncmp(waitroom, "http://", 7) != 0 ||
             !parse_hostport(waitroom + 7, s->wr_host, sizeof(s->wr_host), &s->wr_port)) {
@@ -595,9 +671,10 @@ int main(int argc, char **argv)
             evhttp_connection_set_timeout(s->conns[i], 30);
         }
     }
-    fprintf(stderr, "waitroom-shop: pool %u, service %u ms +/-%.0f%%, pool timeout %u ms, %s\n",
+    fprintf(stderr, "waitroom-shop: pool %u, service %u ms +/-%.0f%%, pool timeout %u ms, %s%s\n",
             s->pool, s->service_ms, s->jitter * 100, s->pool_timeout_ms,
-            s->no_queue ? "NO token check (--no-queue)" : "token checked with waitroomd");
+            s->no_queue ? "NO token check (--no-queue)" : "token checked with waitroomd",
+            s->release ? ", session released after each order" : "");
 
     sigint = evsignal_new(s->base, SIGINT, on_signal, s->base);
     sigterm = evsignal_new(s->base, SIGTERM, on_signal, s->base);
@@ -610,6 +687,13 @@ int main(int argc, char **argv)
             ", pool timeouts %" PRIu64 "\n",
             s->requests, s->orders_ok, s->orders_failed, s->refused, s->max_in_flight, s->pool,
             s->pool_waits, s->pool_timeouts);
+    if (s->release)
+        fprintf(stderr,
+                "waitroom-shop: releases %" PRIu64 ": ended %" PRIu64 ", no session (403) %" PRIu64
+                ", no such route (404: a waitroomd without sessions) %" PRIu64 ", errors %" PRIu64
+                "\n",
+                s->releases, s->releases_ok, s->releases_refused, s->releases_unsupported,
+                s->release_errors);
     rc = 0;
 out:
     if (sigint)

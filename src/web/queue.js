@@ -6,14 +6,21 @@
  * JavaScript). From there this script polls GET entries/me exactly at the
  * server's retryAfterMs, updates the page in place (the status sentence is
  * an aria-live region), and:
- *   - admitted: stores the token as cookie wr_token_{queue} and goes to the
- *     queue's targetUrl (or, without one, shows "you're in" and the token's
- *     expiry, watching it until it is used or expires);
+ *   - admitted: goes to data-target-url, which the server has set to the
+ *     ?return= URL when the queue allows it, else to targetUrl (or, without
+ *     one, shows "you're in" and the token's expiry, watching it until it is
+ *     used or expires). The server's answer has set the pass as the
+ *     HttpOnly cookie wr_token_{queue}; with data-token-in-query="1" and a
+ *     target on another origin the token also goes as ?wr_token= (before
+ *     the fragment, after the existing query: addParam, as origin.c's
+ *     wr_origin_add_param);
  *   - passthrough: goes to the targetUrl at once;
  *   - 429 / 503 / network error: says so and retries the same request after
  *     Retry-After; the place in line is kept by the server (joining again
  *     is idempotent);
- *   - 404 NOT_IN_QUEUE while waiting: joins again.
+ *   - 404 NOT_IN_QUEUE while waiting: joins again;
+ *   - 403 INVITE_REQUIRED: says why (data-reason on the first render) and
+ *     stops. Joins carry the page's ?invite= as Authorization: Bearer.
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  */
@@ -27,6 +34,10 @@
   var dict = {};
   try { dict = JSON.parse(d.i18n || '{}'); } catch (e) { dict = {}; }
   var target = d.targetUrl || '';
+  var tokenInQuery = d.tokenInQuery === '1';
+  var invite = null;
+  try { invite = new URLSearchParams(window.location.search).get('invite'); } catch (e) { invite = null; }
+  if (invite && !/^[A-Za-z0-9._-]+$/.test(invite)) invite = null;
   var base = '/v1/queues/' + encodeURIComponent(queue) + '/entries';
   var firstKey = 'wr_first_' + queue;
 
@@ -40,6 +51,8 @@
     alert: null,        /* null | 'full' | 'unavailable' | 'offline' */
     alertSeconds: 0,
     expiresAt: 0,
+    token: '',
+    reason: d.reason || '',
     tokenGone: false,
     failures: 0
   };
@@ -110,6 +123,9 @@
     case 'unavailable': return t('status_unavailable', { s: S.alertSeconds || 2 });
     case 'notfound': return t('status_notfound');
     case 'left': return t('status_left');
+    case 'invite':
+      if (!S.reason || S.reason === 'missing') return t('status_invite');
+      return t(S.reason === 'expired' ? 'status_invite_expired' : 'status_invite_invalid');
     }
     return '';
   }
@@ -155,16 +171,27 @@
     timer = setTimeout(function () { request(what); }, Math.max(0, ms));
   }
 
+  /* url with name=value added before the fragment (value needs no escaping). */
+  function addParam(url, name, value) {
+    var hash = url.indexOf('#');
+    var base = hash < 0 ? url : url.slice(0, hash);
+    var frag = hash < 0 ? '' : url.slice(hash);
+    var sep = base.indexOf('?') < 0 ? '?' : (/[?&]$/.test(base) ? '' : '&');
+    return base + sep + name + '=' + value + frag;
+  }
+
+  function otherOrigin(u) {
+    try { return new URL(u, window.location.href).origin !== window.location.origin; } catch (e) { return false; }
+  }
+
   function go() {
     clearTimeout(timer);
     render();
-    if (targetOk(target)) window.location.replace(target);
-  }
-
-  function setTokenCookie(token, expiresAt) {
-    var maxAge = Math.max(1, Math.floor((expiresAt - Date.now()) / 1000));
-    document.cookie = 'wr_token_' + queue + '=' + token + '; Path=/; Max-Age=' + maxAge +
-      '; SameSite=Lax' + (location.protocol === 'https:' ? '; Secure' : '');
+    if (!targetOk(target)) return;
+    var dest = target;
+    if (S.state === 'admitted' && tokenInQuery && S.token && otherOrigin(target))
+      dest = addParam(target, 'wr_token', S.token);
+    window.location.replace(dest);
   }
 
   function onEntry(body) {
@@ -183,7 +210,7 @@
       S.state = 'admitted';
       S.expiresAt = num(body.expiresAt);
       if (typeof body.token === 'string' && /^[A-Za-z0-9._-]+$/.test(body.token))
-        setTokenCookie(body.token, S.expiresAt);
+        S.token = body.token; /* the answer has set the cookie (HttpOnly) */
       try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
       if (targetOk(target)) {
         go();
@@ -213,7 +240,7 @@
   }
 
   function request(what) {
-    if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound')) return;
+    if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound' || S.state === 'invite')) return;
     clearTimeout(timer);
     var my = ++gen;
     var opts = {
@@ -222,6 +249,7 @@
       cache: 'no-store',
       headers: { 'Accept': 'application/json' }
     };
+    if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
     var url = what === 'join' ? base : base + '/me';
     fetch(url, opts).then(function (res) {
       return res.text().then(function (text) {
@@ -249,6 +277,12 @@
     }
     if (res.status === 200) {
       onEntry(body);
+    } else if (res.status === 403 && body.error === 'INVITE_REQUIRED') {
+      clearTimeout(timer);
+      S.state = 'invite';
+      S.reason = typeof body.reason === 'string' ? body.reason : '';
+      S.alert = null;
+      render();
     } else if (res.status === 404 && body.error === 'QUEUE_NOT_FOUND') {
       clearTimeout(timer);
       S.state = 'notfound';

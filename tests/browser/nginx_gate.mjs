@@ -43,11 +43,9 @@ const NGINX_CONF = path.join(ROOT, 'examples', 'nginx', 'waitroom.conf');
 const WAITROOM_INI = path.join(ROOT, 'examples', 'nginx', 'waitroom.ini');
 const CHROMIUM = process.env.WR_CHROMIUM || '/usr/bin/chromium';
 
-/* TODO(1.1 return): set to true once the queue page honours ?return=
- * (docs/API.md, "Returning to where people came from"). Until then the
- * step runs and reports whether the person came back to the deep URL, but
- * landing on targetUrl instead is not a failure. */
-const RETURN_REQUIRED = false;
+/* The queue page honours ?return= (docs/API.md, "Returning to where people
+ * came from"): landing on targetUrl instead of the deep URL is a failure. */
+const RETURN_REQUIRED = true;
 
 /* Join limit given to waitroomd here: a burst of JOIN_BURST per client
  * address, refilled so slowly that it does not refill during the test. */
@@ -346,7 +344,7 @@ test('browser: protected URL -> 302 to the queue page -> admitted -> back at it 
   await ctx.close();
 });
 
-test('TODO(1.1 return): ?return= brings the person back to the deep URL they came from', async () => {
+test('?return= brings the person back to the deep URL they came from', async () => {
   const deep = '/checkout/item/7?size=m';
   const { ctx, page, chain } = await walk(`${ngx.base}${deep}`);
   assert.equal(chain[0].status(), 302);

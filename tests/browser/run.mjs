@@ -509,6 +509,80 @@ test('passthrough (line disabled) goes to the target at once; no target shows "y
   await ctx.close();
 });
 
+/* An HS256 invite (docs/API.md, "Invite-only queues") signed with key. */
+function signInvite(key, claims) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const input = b64({ alg: 'HS256', typ: 'JWT' }) + '.' + b64(claims);
+  return input + '.' + crypto.createHmac('sha256', key).update(input).digest('base64url');
+}
+
+test('invite-only queue: an invited person joins with ?invite=, one place per invite; no invite is refused', async () => {
+  const q = 'inv-' + crypto.randomBytes(3).toString('hex');
+  const key = crypto.randomBytes(24).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, inviteKey: key, targetUrl: `${target.base}/landing?q=${q}` });
+  const inv = signInvite(key, { sub: 'alice', aud: q, exp: Math.floor(Date.now() / 1000) + 600 });
+
+  /* no invite: the page says so (403), nobody joins */
+  const ctx0 = await newContext();
+  const p0 = await ctx0.newPage();
+  const res0 = await p0.goto(`${wr.base}/q/${q}`);
+  assert.equal(res0.status(), 403);
+  assert.equal(await p0.evaluate(() => document.body.dataset.state), 'invite');
+  assert.match(await text(p0, '#status'), /invitation only/);
+  assert.equal((await api.stats(q)).waiting, 0);
+  await ctx0.close();
+
+  /* with the invite: in line; a second browser with the same invite shares the place */
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}?invite=${inv}`);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'waiting');
+  assert.equal(await text(page, '#position'), '1');
+  const ctx2 = await newContext();
+  const page2 = await ctx2.newPage();
+  await page2.goto(`${wr.base}/q/${q}?invite=${inv}`);
+  assert.equal(await text(page2, '#position'), '1');
+  assert.equal((await api.stats(q)).waiting, 1);
+  /* the page keeps polling as the invited visitor, then goes in */
+  await page.waitForTimeout(1200);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'waiting');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await page.waitForURL(`${target.base}/landing?q=${q}`, { timeout: 15000 });
+  assert.equal(await text(page, '#verdict'), '204');
+  const pass = (await ctx.cookies(wr.base)).find((c) => c.name === 'wr_token_' + q);
+  assert.ok(pass && pass.httpOnly, 'the pass cookie is HttpOnly');
+  assert.equal(JSON.parse(Buffer.from(pass.value.split('.')[1], 'base64url').toString()).aud, q);
+  await ctx.close();
+  await ctx2.close();
+});
+
+test('an admitted person returns to the ?return= URL (allowed origin), with wr_token when tokenInQuery', async () => {
+  const q = 'ret-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 20, targetUrl: `${target.base}/landing?q=${q}`, tokenInQuery: true });
+  const ret = `${target.base}/landing?q=${q}&deep=item-7#size`;
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}?return=${encodeURIComponent(ret)}`);
+  await page.waitForURL((u) => u.href.startsWith(target.base), { timeout: 15000 });
+  const landed = new URL(page.url());
+  assert.equal(landed.pathname, '/landing');
+  assert.equal(landed.searchParams.get('deep'), 'item-7', 'came back to the return URL: ' + page.url());
+  assert.equal(landed.hash, '#size', 'the fragment stays last: ' + page.url());
+  const tok = landed.searchParams.get('wr_token');
+  assert.match(tok || '', /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'wr_token in the query: ' + page.url());
+  assert.equal((await api.call('GET', `/v1/queues/${q}/tokens/verify`, undefined, { Authorization: 'Bearer ' + tok })).status, 204);
+  assert.equal(await text(page, '#verdict'), '204');
+
+  /* another origin that is not allowed: ignored, the page goes to targetUrl */
+  const p2 = await ctx.newPage();
+  await p2.goto(`${wr.base}/q/${q}?return=${encodeURIComponent('https://evil.example/x')}`);
+  await p2.waitForURL((u) => u.href.startsWith(target.base), { timeout: 15000 });
+  const l2 = new URL(p2.url());
+  assert.equal(l2.searchParams.get('deep'), null, p2.url());
+  assert.equal(l2.searchParams.get('q'), q);
+  await ctx.close();
+});
+
 test('unknown queue: 404 page; static assets: types, no traversal', async () => {
   const ctx = await newContext();
   const page = await ctx.newPage();

@@ -38,6 +38,7 @@ SECURITY_THRESHOLD = 40  # systemd-analyze security --threshold (tenths: the uni
 
 # Relative to the prefix.
 EXPECTED = [
+    "bin/waitroom-invite",
     "bin/waitroomd",
     "lib/systemd/system/waitroomd.service",
     "share/doc/waitroom/API.md",

@@ -28,6 +28,7 @@
 #include <event2/event.h>
 
 #include "store_redis.h"
+#include "store_registry.h"
 
 static struct event_base *g_base;
 static struct event *g_keepalive;
@@ -407,11 +408,9 @@ wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms)
     wr_store_t *s = NULL;
     char url[600];
     snprintf(url, sizeof url, "unix://%s", g_sock);
-    wr_store_redis_opts_t o = {.url = url,
-                               .command_timeout_ms = cmd_timeout_ms,
-                               .connect_timeout_ms = 1000,
-                               .reconnect_max_ms = 400};
-    if (wr_store_redis_open(g_base, &o, &s) != WR_OK)
+    wr_store_params_t p = {
+        .command_timeout_ms = cmd_timeout_ms, .connect_timeout_ms = 1000, .reconnect_max_ms = 400};
+    if (wr_store_open_url(g_base, url, &p, &s) != WR_OK)
         return NULL;
     int64_t deadline = sh_now_ms() + SH_WAIT_MS;
     while (!wr_store_redis_connected(s) && sh_now_ms() < deadline)

@@ -152,7 +152,8 @@ redisContext *sh_redis_ctx(void);
  * freeReplyObject()s) or NULL. */
 redisReply *sh_redis_cmd(const char *fmt, ...);
 
-/* Opens store_redis on the private server and waits until it is connected
+/* Opens store_redis on the private server (unix://SOCK, through the store
+ * registry, as waitroomd opens it) and waits until it is connected
  * (SH_WAIT_MS). cmd_timeout_ms 0 = the store's default. NULL on failure. */
 wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms);
 

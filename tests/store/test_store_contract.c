@@ -36,8 +36,8 @@
 #include "fake_redis.h"
 #include "store.h"
 #include "store_harness.h"
-#include "store_memory.h"
 #include "store_redis.h"
+#include "store_registry.h"
 
 static bool g_redis;
 
@@ -106,13 +106,14 @@ static void pass_store_time(wr_store_t *s, int64_t t_us)
 
 /* ------------------------------------------------------------ backends */
 
+/* The backend under test, opened like waitroomd opens it: through the
+ * store registry, by URL ("memory", or unix:// of the private server). */
 static wr_store_t *open_store_with(uint32_t cmd_timeout_ms)
 {
     wr_store_t *s = NULL;
     if (g_redis)
         return sh_open_redis(cmd_timeout_ms);
-    wr_store_memory_opts_t o = {0};
-    if (wr_store_memory_open(sh_base(), &o, &s) != WR_OK)
+    if (wr_store_open_url(sh_base(), "memory", NULL, &s) != WR_OK)
         return NULL;
     return s;
 }

@@ -1,9 +1,12 @@
 /*
  * test_identity.c - the signed visitor cookie and the Cookie header reader.
  *
- * KNOWN_COOKIE was computed independently (Python hmac + base64) as
- * vid "." base64url(HMAC-SHA256(KEY, vid)) for vid = base64url(00..0f).
+ * The known values were computed independently (Python hmac + base64) for
+ * vid = base64url(00..0f): KNOWN_COOKIE = vid "." 1700000000 "."
+ * base64url(HMAC-SHA256(KEY, vid "." 1700000000)), and the first format
+ * KNOWN_V1 = vid "." base64url(HMAC-SHA256(KEY, vid)).
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,27 +23,51 @@ static const uint8_t KEY[] = "cookie-key-0123456789-0123456789";
 #define KEY_LEN 32
 static const uint8_t KEY2[] = "cookie-key-0123456789-012345678X";
 
+/* First format: vid "." base64url(HMAC-SHA256(KEY, vid)). */
+static const char KNOWN_V1[] = "AAECAwQFBgcICQoLDA0ODw.VMPFDyvMCLCdoXO0kTbR7xo1XdwTRJyuLXf3CIA3evg";
+/* Current format: vid "." issued "." base64url(HMAC-SHA256(KEY, vid "." issued)). */
 static const char KNOWN_COOKIE[] =
-    "AAECAwQFBgcICQoLDA0ODw.VMPFDyvMCLCdoXO0kTbR7xo1XdwTRJyuLXf3CIA3evg";
+    "AAECAwQFBgcICQoLDA0ODw.1700000000.Ah8CQRBTbPCPVpB4EkR_bdCQ3kSKF3zwap6qfsRtd04";
 static const char KNOWN_VID[] = "AAECAwQFBgcICQoLDA0ODw";
+#define KNOWN_ISSUED 1700000000
+#define NOW          1700000000
 
 static bool verify(const uint8_t *key, const char *value, size_t len, char vid[WR_VID_LEN + 1])
 {
-    return wr_identity_verify_cookie(key, KEY_LEN, value, len, vid);
+    wr_identity_visitor_t v;
+    if (!wr_identity_verify(key, KEY_LEN, value, len, &v))
+        return false;
+    memcpy(vid, v.vid, WR_VID_LEN + 1);
+    return true;
 }
 
 static void test_known_cookie(void **state)
 {
     (void)state;
-    char vid[WR_VID_LEN + 1];
+    wr_identity_visitor_t v;
 
-    assert_int_equal(strlen(KNOWN_COOKIE), WR_VID_COOKIE_LEN);
-    memset(vid, 'X', sizeof vid);
-    assert_true(verify(KEY, KNOWN_COOKIE, strlen(KNOWN_COOKIE), vid));
-    assert_string_equal(vid, KNOWN_VID);
+    assert_true(strlen(KNOWN_COOKIE) <= WR_VID_COOKIE_LEN);
+    memset(&v, 'X', sizeof v);
+    assert_true(wr_identity_verify(KEY, KEY_LEN, KNOWN_COOKIE, strlen(KNOWN_COOKIE), &v));
+    assert_string_equal(v.vid, KNOWN_VID);
+    assert_int_equal(v.issued_s, KNOWN_ISSUED);
+    assert_false(v.prev_key);
 }
 
-static void test_new_visitor(void **state)
+/* Cookies of the first format still verify, as issued at 0 (old). */
+static void test_first_format_still_verifies(void **state)
+{
+    (void)state;
+    wr_identity_visitor_t v;
+
+    assert_true(wr_identity_verify(KEY, KEY_LEN, KNOWN_V1, strlen(KNOWN_V1), &v));
+    assert_string_equal(v.vid, KNOWN_VID);
+    assert_int_equal(v.issued_s, 0);
+    assert_true(wr_identity_should_renew(&v, NOW));
+    assert_false(wr_identity_verify(KEY2, KEY_LEN, KNOWN_V1, strlen(KNOWN_V1), &v));
+}
+
+static void test_mint(void **state)
 {
     (void)state;
     char vid[WR_VID_LEN + 1], cookie[WR_VID_COOKIE_LEN + 1];
@@ -48,36 +75,43 @@ static void test_new_visitor(void **state)
     char back[WR_VID_LEN + 1];
     uint8_t raw[20];
     size_t len;
+    wr_identity_visitor_t v;
 
-    assert_int_equal(wr_identity_new_visitor(KEY, KEY_LEN, vid, cookie), WR_OK);
+    assert_int_equal(wr_identity_mint(KEY, KEY_LEN, NOW, vid, cookie), WR_OK);
     assert_int_equal(strlen(vid), WR_VID_LEN);
-    assert_int_equal(strlen(cookie), WR_VID_COOKIE_LEN);
+    assert_int_equal(strlen(cookie), WR_VID_LEN + 1 + 10 + 1 + 43);
     assert_memory_equal(cookie, vid, WR_VID_LEN);
     assert_int_equal(cookie[WR_VID_LEN], '.');
+    assert_memory_equal(cookie + WR_VID_LEN + 1, "1700000000.", 11);
     assert_int_equal(wr_b64url_decode(vid, WR_VID_LEN, raw, sizeof raw, &len), WR_OK);
     assert_int_equal(len, 16);
 
     assert_true(verify(KEY, cookie, strlen(cookie), back));
     assert_string_equal(back, vid);
     assert_false(verify(KEY2, cookie, strlen(cookie), back));
+    assert_true(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    assert_int_equal(v.issued_s, NOW);
 
-    assert_int_equal(wr_identity_new_visitor(KEY, KEY_LEN, vid2, cookie2), WR_OK);
+    assert_int_equal(wr_identity_mint(KEY, KEY_LEN, NOW, vid2, cookie2), WR_OK);
     assert_string_not_equal(vid, vid2);
     assert_string_not_equal(cookie, cookie2);
 
-    assert_int_equal(wr_identity_new_visitor(NULL, 0, vid, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_mint(NULL, 0, NOW, vid, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_mint(KEY, KEY_LEN, 0, vid, cookie), WR_EINVAL);
 }
 
 static void test_verify_rejects(void **state)
 {
     (void)state;
-    char vid[WR_VID_LEN + 1], buf[128];
+    char vid[WR_VID_LEN + 1], buf[160];
     size_t n = strlen(KNOWN_COOKIE);
+    wr_identity_visitor_t v;
 
     /* Wrong key. */
     assert_false(verify(KEY2, KNOWN_COOKIE, n, vid));
-    assert_false(wr_identity_verify_cookie(KEY, KEY_LEN - 1, KNOWN_COOKIE, n, vid));
-    assert_false(wr_identity_verify_cookie(NULL, 0, KNOWN_COOKIE, n, vid));
+    assert_false(wr_identity_verify(KEY, KEY_LEN - 1, KNOWN_COOKIE, n, &v));
+    assert_false(wr_identity_verify(NULL, 0, KNOWN_COOKIE, n, &v));
+    assert_false(wr_identity_verify(KEY, KEY_LEN, KNOWN_COOKIE, n, NULL));
 
     /* Wrong length: truncated, extended, empty. */
     assert_false(verify(KEY, KNOWN_COOKIE, n - 1, vid));
@@ -87,38 +121,56 @@ static void test_verify_rejects(void **state)
     snprintf(buf, sizeof buf, "%s", KNOWN_VID);
     assert_false(verify(KEY, buf, strlen(buf), vid));
 
-    /* Tampered vid: every position, one character changed. */
-    for (size_t i = 0; i < WR_VID_LEN; i++) {
+    /* Tampered vid, time or MAC: every position, one character changed. */
+    for (size_t i = 0; i < n; i++) {
+        if (KNOWN_COOKIE[i] == '.')
+            continue;
         memcpy(buf, KNOWN_COOKIE, n + 1);
-        buf[i] = buf[i] == 'B' ? 'C' : 'B';
+        buf[i] = buf[i] == '1'                    ? '2'
+                 : buf[i] == 'B'                  ? 'C'
+                 : isdigit((unsigned char)buf[i]) ? '1'
+                                                  : 'B';
         assert_false(verify(KEY, buf, n, vid));
     }
-    /* Tampered MAC: every position. */
-    for (size_t i = WR_VID_LEN + 1; i < n; i++) {
-        memcpy(buf, KNOWN_COOKIE, n + 1);
-        buf[i] = buf[i] == 'B' ? 'C' : 'B';
-        assert_false(verify(KEY, buf, n, vid));
+    /* The time moved to the same MAC with another spelling: a leading zero,
+     * a sign, a missing time. */
+    {
+        const char *mac = strrchr(KNOWN_COOKIE, '.') + 1;
+        snprintf(buf, sizeof buf, "%s.01700000000.%s", KNOWN_VID, mac);
+        assert_false(verify(KEY, buf, strlen(buf), vid));
+        snprintf(buf, sizeof buf, "%s.+1700000000.%s", KNOWN_VID, mac);
+        assert_false(verify(KEY, buf, strlen(buf), vid));
+        snprintf(buf, sizeof buf, "%s..%s", KNOWN_VID, mac);
+        assert_false(verify(KEY, buf, strlen(buf), vid));
+        /* The first format's MAC under the second format, and back. */
+        snprintf(buf, sizeof buf, "%s.1700000000.%s", KNOWN_VID, strrchr(KNOWN_V1, '.') + 1);
+        assert_false(verify(KEY, buf, strlen(buf), vid));
+        snprintf(buf, sizeof buf, "%s.%s", KNOWN_VID, mac);
+        assert_false(verify(KEY, buf, strlen(buf), vid));
     }
     /* MAC bytes with one bit flipped, re-encoded canonically. */
     {
         uint8_t mac[32];
-        size_t len;
-        assert_int_equal(wr_b64url_decode(KNOWN_COOKIE + 23, 43, mac, sizeof mac, &len), WR_OK);
+        size_t len, off = n - 43;
+        assert_int_equal(wr_b64url_decode(KNOWN_COOKIE + off, 43, mac, sizeof mac, &len), WR_OK);
         mac[31] ^= 0x80;
-        memcpy(buf, KNOWN_COOKIE, 23);
-        assert_int_equal(wr_b64url_encode(mac, 32, buf + 23, sizeof buf - 23, &len), WR_OK);
+        memcpy(buf, KNOWN_COOKIE, off);
+        assert_int_equal(wr_b64url_encode(mac, 32, buf + off, sizeof buf - off, &len), WR_OK);
         assert_false(verify(KEY, buf, n, vid));
     }
-    /* Non-canonical spelling of the same MAC: last char 'g' (100000b) ->
-     * 'h' (100001b) would decode to the same bytes in a lax decoder. */
-    memcpy(buf, KNOWN_COOKIE, n + 1);
-    assert_int_equal(buf[n - 1], 'g');
-    buf[n - 1] = 'h';
-    assert_false(verify(KEY, buf, n, vid));
+    /* Non-canonical spelling of the same MAC: the last char with other
+     * trailing bits would decode to the same bytes in a lax decoder. */
+    memcpy(buf, KNOWN_V1, sizeof KNOWN_V1);
+    assert_int_equal(buf[sizeof KNOWN_V1 - 2], 'g');
+    buf[sizeof KNOWN_V1 - 2] = 'h';
+    assert_false(verify(KEY, buf, sizeof KNOWN_V1 - 1, vid));
 
     /* Separator missing or moved. */
     memcpy(buf, KNOWN_COOKIE, n + 1);
     buf[WR_VID_LEN] = '_';
+    assert_false(verify(KEY, buf, n, vid));
+    memcpy(buf, KNOWN_COOKIE, n + 1);
+    buf[n - 44] = '_';
     assert_false(verify(KEY, buf, n, vid));
 
     /* Garbage of the right length. */
@@ -199,13 +251,14 @@ static void test_find_then_verify(void **state)
              KNOWN_COOKIE);
     const char *v = wr_identity_find_cookie(header, WR_VID_COOKIE_NAME, &len);
     assert_non_null(v);
-    assert_int_equal(len, WR_VID_COOKIE_LEN);
-    assert_true(wr_identity_verify_cookie(KEY, KEY_LEN, v, len, vid));
+    assert_int_equal(len, strlen(KNOWN_COOKIE));
+    assert_true(verify(KEY, v, len, vid));
     assert_string_equal(vid, KNOWN_VID);
 }
 
-/* The scan is bounded: a cookie beyond the first 16 KiB is not looked at,
- * and a long header without the cookie is handled. */
+/* The scan is bounded: a cookie beyond the first 32 KiB (the request
+ * header limit) is not looked at, one within it is (shops send 20 KB of
+ * cookies), and a long header without the cookie is handled. */
 static void test_find_bounded(void **state)
 {
     (void)state;
@@ -218,6 +271,9 @@ static void test_find_bounded(void **state)
     h[1] = '=';
     strcpy(h + big, "; wr_vid=late");
     assert_null(wr_identity_find_cookie(h, "wr_vid", &len));
+    strcpy(h + 20000, "; wr_vid=mid");
+    assert_non_null(wr_identity_find_cookie(h, "wr_vid", &len));
+    assert_int_equal(len, 3);
 
     strcpy(h, "wr_vid=early; y=");
     h[strlen(h)] = 'a'; /* join with the long run of 'a' */
@@ -226,31 +282,166 @@ static void test_find_bounded(void **state)
     test_free(h);
 }
 
-/* Re-signing a known vid gives the independently computed KNOWN_COOKIE;
- * under KEY2 it verifies with KEY2 only (cookie key rotation). */
-static void test_sign_vid(void **state)
+/* Signing a known vid at a known time gives the independently computed
+ * KNOWN_COOKIE; under KEY2 it verifies with KEY2 only (cookie key
+ * rotation). */
+static void test_sign(void **state)
 {
     (void)state;
     char cookie[WR_VID_COOKIE_LEN + 1], vid[WR_VID_LEN + 1];
-    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, KNOWN_VID, cookie), WR_OK);
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, KNOWN_ISSUED, cookie), WR_OK);
     assert_string_equal(cookie, KNOWN_COOKIE);
-    assert_int_equal(wr_identity_sign_vid(KEY2, KEY_LEN, KNOWN_VID, cookie), WR_OK);
+    assert_int_equal(wr_identity_sign(KEY2, KEY_LEN, KNOWN_VID, KNOWN_ISSUED, cookie), WR_OK);
     assert_false(verify(KEY, cookie, strlen(cookie), vid));
     assert_true(verify(KEY2, cookie, strlen(cookie), vid));
     assert_string_equal(vid, KNOWN_VID);
-    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, "short", cookie), WR_EINVAL);
-    assert_int_equal(wr_identity_sign_vid(KEY, KEY_LEN, "AAECAwQFBgcICQoLDA0OD!", cookie),
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, "short", 1, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, "AAECAwQFBgcICQoLDA0OD!", 1, cookie),
                      WR_EINVAL);
-    assert_int_equal(wr_identity_sign_vid(KEY, 0, KNOWN_VID, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign(KEY, 0, KNOWN_VID, 1, cookie), WR_EINVAL);
+    /* The time: 1 .. 12 digits. */
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, 0, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, -5, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, 1000000000000LL, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, 999999999999LL, cookie), WR_OK);
+    assert_int_equal(strlen(cookie), WR_VID_COOKIE_LEN);
+    assert_true(verify(KEY, cookie, strlen(cookie), vid));
+    assert_int_equal(wr_identity_sign(KEY, KEY_LEN, KNOWN_VID, 7, cookie), WR_OK);
+    assert_true(verify(KEY, cookie, strlen(cookie), vid));
+}
+
+/* The cookie key of a secret: HMAC-SHA256(secret, "waitroom cookie v1")
+ * (computed independently in Python). */
+static void test_derive_key(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0x75, 0x0c, 0x7a, 0x67, 0x57, 0x9e, 0x25, 0x0d,
+                                     0x1b, 0x5a, 0x68, 0x78, 0x8e, 0x8c, 0x92, 0x62,
+                                     0xc9, 0x7d, 0x6a, 0xb0, 0xaa, 0xc5, 0xc2, 0x39,
+                                     0x15, 0x9d, 0x4f, 0x06, 0x58, 0x13, 0xbc, 0xe1};
+    uint8_t key[WR_IDENTITY_KEY_LEN];
+    assert_int_equal(wr_identity_derive_key((const uint8_t *)"secret", 6, key), WR_OK);
+    assert_memory_equal(key, want, 32);
+    assert_int_equal(wr_identity_derive_key(NULL, 0, key), WR_EINVAL);
+    assert_int_equal(wr_identity_derive_key((const uint8_t *)"secret", 0, key), WR_EINVAL);
+}
+
+/* Renewal: a poll renews when less than half of the life is left, or the
+ * cookie was signed with the previous key. */
+static void test_should_renew(void **state)
+{
+    (void)state;
+    wr_identity_visitor_t v;
+    memset(&v, 0, sizeof v);
+    v.issued_s = NOW;
+    assert_false(wr_identity_should_renew(&v, NOW));
+    assert_false(wr_identity_should_renew(&v, NOW + WR_VID_COOKIE_MAX_AGE / 2));
+    assert_true(wr_identity_should_renew(&v, NOW + WR_VID_COOKIE_MAX_AGE / 2 + 1));
+    assert_true(wr_identity_should_renew(&v, NOW + 10 * WR_VID_COOKIE_MAX_AGE));
+    assert_false(wr_identity_should_renew(&v, NOW - 3600)); /* a clock behind ours */
+    v.prev_key = true;
+    assert_true(wr_identity_should_renew(&v, NOW));
+    v.prev_key = false;
+    v.issued_s = 0;
+    assert_true(wr_identity_should_renew(&v, NOW));
+    assert_false(wr_identity_should_renew(NULL, NOW));
+}
+
+/* Several wr_vid cookies: the first that verifies, under either key. */
+static void test_find_visitor(void **state)
+{
+    (void)state;
+    char h[1024], other[WR_VID_COOKIE_LEN + 1], vid2[WR_VID_LEN + 1];
+    wr_identity_keys_t keys = {KEY, KEY_LEN, NULL, 0};
+    wr_identity_keys_t rot = {KEY2, KEY_LEN, KEY, KEY_LEN};
+    wr_identity_visitor_t v;
+    unsigned budget;
+
+    assert_int_equal(wr_identity_mint(KEY2, KEY_LEN, NOW, vid2, other), WR_OK);
+
+    /* A foreign (other key) cookie first, ours second. */
+    snprintf(h, sizeof h, "wr_vid=%s; a=1; wr_vid=%s", other, KNOWN_COOKIE);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&keys, h, &budget, &v));
+    assert_string_equal(v.vid, KNOWN_VID);
+    assert_false(v.prev_key);
+    assert_int_equal(budget, WR_VID_CANDIDATES_MAX - 2);
+
+    /* Junk and a tampered value first. */
+    snprintf(h, sizeof h, "wr_vid=junk; wr_vid=; wr_vid=%.*sB; wr_vid=%s",
+             (int)strlen(KNOWN_V1) - 1, KNOWN_V1, KNOWN_V1);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&keys, h, &budget, &v));
+    assert_string_equal(v.vid, KNOWN_VID);
+    assert_int_equal(v.issued_s, 0);
+    assert_int_equal(budget, WR_VID_CANDIDATES_MAX - 2); /* junk of the wrong shape is free */
+
+    /* Both valid: the first wins. */
+    snprintf(h, sizeof h, "wr_vid=%s; wr_vid=%s", other, KNOWN_COOKIE);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&rot, h, &budget, &v));
+    assert_string_equal(v.vid, vid2);
+    assert_false(v.prev_key);
+    /* Rotation: KNOWN_COOKIE is signed with the previous key. */
+    snprintf(h, sizeof h, "x=1; wr_vid=%s", KNOWN_COOKIE);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&rot, h, &budget, &v));
+    assert_string_equal(v.vid, KNOWN_VID);
+    assert_true(v.prev_key);
+    assert_true(wr_identity_should_renew(&v, KNOWN_ISSUED));
+
+    /* None verifies. */
+    snprintf(h, sizeof h, "wr_vid=%s; b=2", other);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_false(wr_identity_find_visitor(&keys, h, &budget, &v));
+    assert_false(wr_identity_find_visitor(&keys, "", &budget, &v));
+
+    /* The budget bounds the HMACs: the valid cookie after it is not found. */
+    h[0] = 0;
+    for (int i = 0; i < WR_VID_CANDIDATES_MAX; i++)
+        snprintf(h + strlen(h), sizeof h - strlen(h), "wr_vid=%s; ", other);
+    snprintf(h + strlen(h), sizeof h - strlen(h), "wr_vid=%s", KNOWN_COOKIE);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_false(wr_identity_find_visitor(&keys, h, &budget, &v));
+    assert_int_equal(budget, 0);
+    budget = WR_VID_CANDIDATES_MAX + 1;
+    assert_true(wr_identity_find_visitor(&keys, h, &budget, &v));
+}
+
+static void test_next_cookie(void **state)
+{
+    (void)state;
+    const char *h = "wr_vid=1; a=2; wr_vid=3;wr_vid= 4 ";
+    size_t pos = 0, len = 0;
+    const char *v = wr_identity_next_cookie(h, "wr_vid", &pos, &len);
+    assert_non_null(v);
+    assert_memory_equal(v, "1", len);
+    v = wr_identity_next_cookie(h, "wr_vid", &pos, &len);
+    assert_non_null(v);
+    assert_memory_equal(v, "3", len);
+    v = wr_identity_next_cookie(h, "wr_vid", &pos, &len);
+    assert_non_null(v);
+    assert_int_equal(len, 1);
+    assert_memory_equal(v, "4", len);
+    assert_null(wr_identity_next_cookie(h, "wr_vid", &pos, &len));
+    assert_null(wr_identity_next_cookie(h, "wr_vid", &pos, &len));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sign_vid),     cmocka_unit_test(test_known_cookie),
-        cmocka_unit_test(test_new_visitor),  cmocka_unit_test(test_verify_rejects),
-        cmocka_unit_test(test_find_cookie),  cmocka_unit_test(test_find_then_verify),
+        cmocka_unit_test(test_sign),
+        cmocka_unit_test(test_known_cookie),
+        cmocka_unit_test(test_first_format_still_verifies),
+        cmocka_unit_test(test_mint),
+        cmocka_unit_test(test_verify_rejects),
+        cmocka_unit_test(test_find_cookie),
+        cmocka_unit_test(test_find_then_verify),
         cmocka_unit_test(test_find_bounded),
+        cmocka_unit_test(test_derive_key),
+        cmocka_unit_test(test_should_renew),
+        cmocka_unit_test(test_find_visitor),
+        cmocka_unit_test(test_next_cookie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,6 +153,60 @@ static void test_admitted_refresh_goes_to_target(void **state)
     free(html);
 }
 
+/* 1.1: tokenInQuery puts the pass in the no-script redirect to another
+ * origin (before the fragment); a path target never gets it. */
+static void test_admitted_token_in_query(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.state = "admitted";
+    v.target_url = "https://shop.example/c?x=1#f";
+    v.token_in_query = true;
+    v.token = "aaa.bbb.ccc";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(
+        strstr(html, "content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\""));
+    assert_non_null(strstr(html, "data-token-in-query=\"1\""));
+    free(html);
+    v.target_url = "/c";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "content=\"0; url=/c\""));
+    free(html);
+    v.token_in_query = false;
+    v.target_url = "https://shop.example/c";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "content=\"0; url=https://shop.example/c\""));
+    assert_non_null(strstr(html, "data-token-in-query=\"0\""));
+    free(html);
+}
+
+/* 1.1: a join refused for its invite says why. */
+static void test_invite_state(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.state = "invite";
+    v.reason = "expired";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-state=\"invite\""));
+    assert_non_null(strstr(html, "data-reason=\"expired\""));
+    assert_non_null(strstr(html, "Your invitation has expired."));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
+    free(html);
+    v.reason = "missing";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "by invitation only"));
+    free(html);
+    v.reason = "signature";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "not valid for this line"));
+    free(html);
+}
+
 static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
@@ -286,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_escaping_state_and_queue),
         cmocka_unit_test(test_admitted_refresh_goes_to_target),
         cmocka_unit_test(test_full_and_unavailable_retry),
+        cmocka_unit_test(test_admitted_token_in_query),
+        cmocka_unit_test(test_invite_state),
         cmocka_unit_test(test_dashboard),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),

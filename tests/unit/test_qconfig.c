@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qconfig.h"
@@ -342,7 +344,8 @@ static void test_to_json_shape(void **state)
            "\"maxActive\":0,\"maxQueueSize\":100000,\"tokenTtlSeconds\":300,\"pollBands\":"
            "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
            "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
-           "\"targetUrl\":\"\"}");
+           "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
+           "\"tokenInQuery\":false}");
     free(s);
     json_decref(j);
 
@@ -513,6 +516,112 @@ static void test_names(void **state)
     assert_string_equal(wr_qconfig_fail_policy_name(WR_FAIL_LIMITED), "limited");
 }
 
+#define KEY32 "0123456789abcdef0123456789abcdef"
+
+/* Version 1.1: inviteKey (write-only), returnOrigins, tokenInQuery. */
+static void test_invite_return_fields(void **state)
+{
+    (void)state;
+    wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(d.invite_key_len, 0);
+    assert_int_equal(d.n_return_origins, 0);
+    assert_false(d.token_in_query);
+
+    wr_queue_config_t c =
+        parse_ok("{\"admitPerSecond\": 1, \"inviteKey\": \"" KEY32 "\", \"tokenInQuery\": true,"
+                 " \"returnOrigins\": [\"https://shop.example\", \"HTTP://Cart.Example:8080\","
+                 " \"https://SHOP.example:443\", \"http://[::1]:3000\", \"http://a.example:80\"]}");
+    assert_int_equal(c.invite_key_len, 32);
+    assert_memory_equal(c.invite_key, KEY32, 32);
+    assert_true(c.token_in_query);
+    assert_int_equal(c.n_return_origins, 5);
+    assert_string_equal(c.return_origins[0], "https://shop.example");
+    assert_string_equal(c.return_origins[1], "http://cart.example:8080");
+    assert_string_equal(c.return_origins[2], "https://shop.example");
+    assert_string_equal(c.return_origins[3], "http://[::1]:3000");
+    assert_string_equal(c.return_origins[4], "http://a.example");
+
+    /* write-only: the public rendering says "set", the stored one keeps it */
+    json_t *pub = wr_qconfig_to_public_json(&c);
+    assert_string_equal(json_string_value(json_object_get(pub, "inviteKey")), "set");
+    assert_true(json_is_true(json_object_get(pub, "tokenInQuery")));
+    assert_int_equal(json_array_size(json_object_get(pub, "returnOrigins")), 5);
+    char *dump = json_dumps(pub, JSON_COMPACT);
+    assert_null(strstr(dump, KEY32));
+    free(dump);
+    json_decref(pub);
+    json_t *full = wr_qconfig_to_json(&c);
+    assert_string_equal(json_string_value(json_object_get(full, "inviteKey")), KEY32);
+    json_decref(full);
+    pub = wr_qconfig_to_public_json(&d);
+    assert_true(json_is_null(json_object_get(pub, "inviteKey")));
+    json_decref(pub);
+    roundtrip("{\"admitPerSecond\": 1, \"inviteKey\": \"" KEY32 "x\", \"tokenInQuery\": true,"
+              " \"returnOrigins\": [\"https://shop.example\"]}");
+
+    /* PATCH: "set" keeps the key, null removes it, a new key replaces it */
+    wr_queue_config_t p = patch_ok(&c, "{\"inviteKey\": \"set\", \"paused\": true}");
+    assert_int_equal(p.invite_key_len, 32);
+    p = patch_ok(&c, "{\"inviteKey\": null, \"returnOrigins\": []}");
+    assert_int_equal(p.invite_key_len, 0);
+    assert_int_equal(p.n_return_origins, 0);
+    p = patch_ok(&d, "{\"inviteKey\": \"" KEY32 "KEY\"}");
+    assert_int_equal(p.invite_key_len, 35);
+    expect_patch_error(&d, "{\"inviteKey\": \"set\"}", "inviteKey");
+
+    static const char *const bad_key[] = {
+        "{\"admitPerSecond\": 1, \"inviteKey\": \"short\"}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": \"0123456789abcdef0123456789abcde\"}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": \"set\"}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": 123456789}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": true}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": \"0123456789abcdef\\u00000123456789abcdef\"}",
+    };
+    for (size_t i = 0; i < sizeof(bad_key) / sizeof(bad_key[0]); i++)
+        expect_put_error(bad_key[i], "inviteKey");
+    char big[400];
+    snprintf(big, sizeof(big), "{\"admitPerSecond\": 1, \"inviteKey\": \"%0257d\"}", 0);
+    expect_put_error(big, "inviteKey");
+
+    static const char *const bad_origins[] = {
+        "\"https://shop.example\"",
+        "[\"https://shop.example/\"]",
+        "[\"https://shop.example/path\"]",
+        "[\"https://shop.example?x\"]",
+        "[\"shop.example\"]",
+        "[\"//shop.example\"]",
+        "[\"ftp://shop.example\"]",
+        "[\"javascript://shop.example\"]",
+        "[\"https://user@shop.example\"]",
+        "[\"https://shop.example:0\"]",
+        "[\"https://shop.example:65536\"]",
+        "[\"https://shop.example:\"]",
+        "[\"https://shop.example.\"]",
+        "[\"https://\"]",
+        "[\"https://sh op.example\"]",
+        "[\"https://shop%2eexample\"]",
+        "[\"https://shop.example\\\\\"]",
+        "[1]",
+        "[null]",
+        "null",
+    };
+    for (size_t i = 0; i < sizeof(bad_origins) / sizeof(bad_origins[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"returnOrigins\": %s}",
+                 bad_origins[i]);
+        expect_put_error(text, "returnOrigins");
+    }
+    char many[2048] = "{\"admitPerSecond\": 1, \"returnOrigins\": [";
+    for (int i = 0; i <= WR_RETURN_ORIGINS_MAX; i++) {
+        char one[64];
+        snprintf(one, sizeof(one), "%s\"https://s%d.example\"", i ? "," : "", i);
+        strcat(many, one);
+    }
+    strcat(many, "]}");
+    expect_put_error(many, "returnOrigins");
+    expect_put_error("{\"admitPerSecond\": 1, \"tokenInQuery\": \"yes\"}", "tokenInQuery");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_to_json_shape),
         cmocka_unit_test(test_patch),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_invite_return_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

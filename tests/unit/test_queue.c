@@ -1,6 +1,7 @@
 /*
- * test_queue.c - poll bands and jitter, ETA, the integer admission budget and
- * the observed-rate window. Every expectation is computed by hand in the
+ * test_queue.c - poll bands and jitter, poll timing by the ETA (with a
+ * simulation of the poll-count argument), ETA, the integer admission budget
+ * and the observed-rate window. Every expectation is computed by hand in the
  * comment beside it.
  */
 #include <setjmp.h>
@@ -340,12 +341,316 @@ static void test_rate_window(void **state)
     assert_true(wr_rate_window_rate(&w) == 0.0);
 }
 
+/* Expected admission: the latest tick that admits the position, counted
+ * from the next tick (ttn ms away), with the store's integer budget. */
+static void test_expected_admission(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(175); /* 17.5 per 100 ms tick */
+    /* no carry: tick 1 admits 17, tick 2 18 more (35), ... tick 10 175 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 40);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40), 40);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40), 140);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 35, -1, 40), 140);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 36, -1, 40), 240);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 40), 1040);
+    /* 1000 / 17.5 = 57.14 -> tick 58; 5000 / 17.5 = 285.7 -> tick 286 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000, -1, 40), 5740);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 5000, -1, 40), 28540);
+    /* position 0 (not in a real answer) counts as 1 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 0, -1, 40), 40);
+    /* a tick in flight: 0 ms away; unknown: a full tick (the latest) */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 0), 900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, -1), 1000);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1), 100);
+
+    /* fractional rates, exact where double division is not:
+     * 33.3/s = 3.33 per tick: 333 users take exactly 100 ticks
+     * (333 / 3.33 computes 100.00000000000001 in binary) */
+    c = cfg_rate(33.3);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 3, -1, 10), 10);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 4, -1, 10), 110);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 333, -1, 10), 10 + 99 * 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 334, -1, 10), 10 + 100 * 100);
+    /* 2.3/s = 0.23 per tick: 1 -> tick 5 (1.15), 23 -> tick 100 exactly */
+    c = cfg_rate(2.3);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 440);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 23, -1, 40), 9940);
+    /* 0.5/s = 0.05 per tick: the first user in tick 20 */
+    c = cfg_rate(0.5);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 1940);
+    /* 175/s at 1000 ms ticks: 175 per tick */
+    c = cfg_rate(175);
+    c.tick_ms = 1000;
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 300), 300);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 300), 1300);
+
+    /* the rate in use is etaSeconds' rate: with maxActive a lower observed
+     * rate (87.5/s = 8.75 per tick: 175 -> tick 20), not a higher one */
+    c = cfg_rate(175);
+    c.max_active = 40;
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40), 1940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 500, 40), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 0, 40), -1);
+    c.max_active = 0; /* without maxActive the observed rate is ignored */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40), 940);
+
+    /* no rate in use: paused, 0 */
+    c = cfg_rate(175);
+    c.paused = true;
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), -1);
+    c = cfg_rate(0);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), -1);
+    /* beyond the longest band (600 s): the band decides */
+    c = cfg_rate(175);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105000, -1, 0), 599900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105017, -1, 0), 600000); /* 6001 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105018, -1, 0), -1);     /* 6002 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, UINT64_MAX, -1, 0), -1);
+    c = cfg_rate(0.001);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 0), -1);
+    /* the largest rate, 1e6/s: 1e5 per tick, no overflow near POS_MAX */
+    c = cfg_rate(1000000);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 100000, -1, 0), 0);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 100001, -1, 0), 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 600000000, -1, 0), 599900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000000ULL, -1, 0), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000001ULL, -1, 0), -1);
+}
+
+/* retryAfterMs follows the ETA below the band: 175/s, 100 ms tick, next
+ * tick 40 ms away, default bands, jitter 0.1. The spread is
+ * ceil(E + 5 + u * 45) (m = 5 ms, half a tick = 50 ms). */
+static void test_retry_after_eta(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(175);
+    /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before the 250 ms
+     * floor; without maxActive spread over the rest of the band (1000 ms
+     * at positions <= 100): 250 + u * 750 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 625);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.25), 437);
+    /* 36: tick 3, E 240: 245 (below the floor: 250 + 0) at u = 0;
+     * 240 + 5 + 0.999 * 45 = 289.955 -> 290 at 0.999 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    /* the floor's spread: never before 250, never past the band, evenly */
+    unsigned first_half = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, i / 1000.0);
+        assert_in_range(ms, 250, 999);
+        first_half += ms < 625;
+    }
+    assert_int_equal(first_half, 500); /* u < 0.5 */
+    /* with maxActive the floor is "as soon as allowed": 250 + u * 50 */
+    c.max_active = 40;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    c.max_active = 0;
+    /* 100: tick 6, E 540 (band 1000) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.0), 545);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.5), 568); /* 567.5 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.999), 590);
+    /* 175: tick 10, E 940 (band 3000) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.0), 945);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.999), 990);
+    /* 525: tick 30, E 2940 + 50 < 3000: the ETA */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0.0), 2945);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0.999), 2990);
+    /* the boundary: E + half a tick must be below the band */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 49, 0.999), 2999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 50, 0.0), 2700); /* band */
+    /* 526: tick 31, E 3040 > 3000: the band, +/- 10% */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0.0), 2700);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0.999), 3299);
+    /* 1000 (E 5740) and 5000 (E 28540): the band */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0.0), 2700);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0.999), 3299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0.0), 4500);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0.999), 5499);
+    /* next tick unknown: a full tick (175: E 1000) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, -1, 0.0), 1005);
+    /* a tick in flight (0 ms): 175 -> E 900 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 0, 0.0), 905);
+
+    /* never before E, never more than half a tick after it, and spread:
+     * the users of one tick do not all come back at the same ms */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    unsigned distinct = 0;
+    uint32_t prev = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 175, -1, 40, i / 1000.0);
+        assert_in_range(ms, 940 + 1, 940 + 50);
+        lo = ms < lo ? ms : lo;
+        hi = ms > hi ? ms : hi;
+        distinct += ms != prev;
+        prev = ms;
+    }
+    assert_int_equal(lo, 945);
+    assert_int_equal(hi, 990);
+    assert_true(distinct >= 40);
+    /* jitter 0 does not make the ETA answer exact: the spread is the
+     * tick's, not pollJitter's */
+    c.poll_jitter = 0;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.999), 990);
+    c.poll_jitter = 0.1;
+
+    /* paused, rate 0, observed 0 under maxActive: the band as in v1 */
+    c.paused = true;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 900);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 1100);
+    c = cfg_rate(0);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 1000);
+    c = cfg_rate(175);
+    c.max_active = 40;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, 0, 40, 0.5), 1000);
+    /* maxActive holds admission at 87.5/s: 175 -> tick 20, E 1940 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, 87.5, 40, 0.0), 1945);
+
+    /* fractional rates: 2.3/s: 1 -> E 440, 2 -> tick 9 (2 / 0.23 = 8.7),
+     * E 840; 3 -> tick 14, E 1340 > 1000: the band */
+    c = cfg_rate(2.3);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 445);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 2, -1, 40, 0.999), 890);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 3, -1, 40, 0.0), 900);
+    /* 0.5/s: the first user is due after 1940 ms: the 1000 ms band */
+    c = cfg_rate(0.5);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 1000);
+    /* 33.3/s, 40 ms ticks (1.332 per tick), custom bands: 400 at
+     * <= 10, 2000 beyond; 10 -> tick 8 (7.5), E 7 * 40 + 15 = 295; half a
+     * tick 20, m 2: 297 .. 315 */
+    c = cfg_rate(33.3);
+    c.tick_ms = 40;
+    c.n_poll_bands = 2;
+    c.poll_bands[0] = (wr_poll_band_t){.up_to = 10, .ms = 400};
+    c.poll_bands[1] = (wr_poll_band_t){.up_to = 0, .ms = 2000};
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0.0), 297);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0.999), 315);
+    /* 11 -> tick 9 (8.26), E 335 + 20 < 2000 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 11, -1, 15, 0.0), 337);
+}
+
+/* ---- the poll-count argument of queue.h, checked by simulation ---- */
+
+typedef struct {
+    unsigned polls;       /* polls up to and including the one that found the user admitted */
+    unsigned eta_answers; /* answers from the ETA rule */
+    unsigned early;       /* ETA answers after which the user was still waiting */
+} poll_run_t;
+
+static double draw(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return (double)((*x * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+/*
+ * One user at position p0 at t = 0 in a long line admitted by the store's
+ * budget (wr_budget_advance) at c's rate: ticks at t1, t1 + tick, ...,
+ * carry0 millionths of a user carried in. The user polls as told, by the
+ * 1.1 rule (eta) or the v1 band rule, with the draws of `seed`; the answer
+ * at time t knows the time to the next tick exactly.
+ */
+static poll_run_t run_user(const wr_queue_config_t *c, int64_t t1, int64_t carry0, uint64_t p0,
+                           bool eta, uint64_t seed)
+{
+    poll_run_t r = {0, 0, 0};
+    wr_budget_t b = {.last_tick = -1, .carry_micro = carry0};
+    int64_t tick = c->tick_ms, next = t1, t = 0, j = 0;
+    uint64_t cum = 0, x = seed;
+    bool last_eta = false;
+    for (;;) {
+        while (next <= t) { /* the ticks at or before t have run */
+            uint64_t n = wr_budget_advance(&b, j++, c->admit_per_second, (uint32_t)tick, true);
+            wr_budget_settle(&b, n, n);
+            cum += n;
+            next += tick;
+        }
+        if (t > 0) {
+            r.polls++;
+            if (cum >= p0)
+                return r;
+            r.early += last_eta;
+        }
+        uint64_t pos = p0 - cum;
+        double u = draw(&x);
+        int64_t e = wr_queue_expected_admission_ms(c, pos, -1, next - t);
+        last_eta = e >= 0 && (double)e + c->tick_ms / 2.0 < wr_queue_poll_base_ms(c, pos);
+        uint32_t ms = eta ? wr_queue_retry_after_eta_ms(c, pos, -1, next - t, u)
+                          : wr_queue_retry_after_ms(c, pos, u);
+        if (eta && last_eta) {
+            r.eta_answers++;
+            /* after E; within half a tick of it, or the floor's spread */
+            assert_true((int64_t)ms > e);
+            assert_true((double)ms <= (double)e + c->tick_ms / 2.0 + 1 ||
+                        ms < wr_queue_poll_base_ms(c, pos));
+        } else if (eta) {
+            assert_int_equal(ms, wr_queue_retry_after_ms(c, pos, u));
+        }
+        last_eta = eta && last_eta;
+        t += ms;
+        assert_true(r.polls < 100000);
+    }
+}
+
+static void test_retry_after_eta_poll_count(void **state)
+{
+    (void)state;
+    static const double rates[] = {175, 33.3, 2.3, 0.5, 1000};
+    static const uint32_t ticks[] = {100, 100, 100, 100, 50};
+    static const uint64_t positions[] = {1, 17, 18, 35, 100, 175, 500, 1000, 5000, 20000};
+    static const int64_t phases[] = {0, 1, 37, 99};
+    static const int64_t carries[] = {0, 499999, 999999};
+    unsigned runs = 0, with_eta = 0;
+    for (uint64_t ma = 0; ma <= 40; ma += 40) { /* maxActive off / on (the floor differs) */
+        for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++) {
+            wr_queue_config_t c = cfg_rate(rates[ri]);
+            c.tick_ms = ticks[ri];
+            c.max_active = ma;
+            for (size_t pi = 0; pi < sizeof(positions) / sizeof(positions[0]); pi++) {
+                if (positions[pi] / rates[ri] > 200)
+                    continue; /* keep the run short */
+                for (size_t fi = 0; fi < 4; fi++) {
+                    for (size_t ci = 0; ci < 3; ci++) {
+                        for (uint64_t seed = 1; seed <= 5; seed++) {
+                            uint64_t sd = seed * 0x9e3779b97f4a7c15ULL;
+                            int64_t t1 = phases[fi] % c.tick_ms;
+                            poll_run_t a = run_user(&c, t1, carries[ci], positions[pi], true, sd);
+                            poll_run_t v1 = run_user(&c, t1, carries[ci], positions[pi], false, sd);
+                            /* an ETA answer is always the last poll ... */
+                            assert_int_equal(a.early, 0);
+                            /* ... so no more polls than the bands give */
+                            assert_true(a.polls <= v1.polls);
+                            runs++;
+                            with_eta += a.eta_answers > 0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_true(runs > 1000);
+    assert_true(with_eta > runs / 2); /* the ETA rule was exercised */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poll_bands),
         cmocka_unit_test(test_retry_after_jitter),
         cmocka_unit_test(test_eta),
+        cmocka_unit_test(test_expected_admission),
+        cmocka_unit_test(test_retry_after_eta),
+        cmocka_unit_test(test_retry_after_eta_poll_count),
         cmocka_unit_test(test_budget_exact_175),
         cmocka_unit_test(test_budget_fractional_long_run),
         cmocka_unit_test(test_budget_pause_and_catchup),

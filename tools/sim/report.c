@@ -4,9 +4,10 @@
  * The SVG is written by hand (no library): a 2 x 3 grid of small charts,
  * the run without the line in the left column and with it in the right,
  * rows: people in line, let through per second (admissions with the line,
- * arrivals at the shop without), orders in flight at the shop with the
- * pool size as a dashed line. Both columns share the time axis so the two
- * runs compare at a glance; each panel has its own y axis, labelled.
+ * arrivals at the shop without), orders in flight at the shop (the peak of
+ * each 100 ms, from the shop's inFlightPeak) with the pool size as a dashed
+ * line. A subtitle says which admission mode and poll timing ran. Both columns share the time axis
+ * so the two runs compare at a glance; each panel has its own y axis, labelled.
  *
  * Numbers come from the run objects (borrowed); missing fields read as 0
  * or "n/a". Nothing here allocates beyond jansson lookups.
@@ -15,6 +16,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double num(const json_t *o, const char *k)
@@ -51,6 +53,9 @@ static const row_t ROWS[] = {
     {"shop max in flight", "shopMaxInFlight", 0},
     {"shop pool waits", "shopPoolWaits", 0},
     {"shop pool timeouts", "shopPoolTimeouts", 0},
+    {"sessions released (204)", "shopReleasesOk", 0},
+    {"releases, no session (403)", "shopReleasesRefused", 0},
+    {"releases, no route (404)", "shopReleasesUnsupported", 0},
     {"let through /s (steady)", "admitRatePerSecond", 2},
     {"configured rate /s", "admitRateConfigured", 2},
     {"Kendall tau (FIFO = 1)", "kendallTau", 6},
@@ -73,11 +78,59 @@ static const row_t ROWS[] = {
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 
+void wr_report_describe_mode(char *buf, size_t cap, const json_t *run)
+{
+    const char *mode = json_string_value(json_object_get(run, "admissionMode"));
+    double rate = num(run, "admitRateConfigured");
+    if (!mode) { /* a run written before the mode was recorded */
+        const char *m = json_string_value(json_object_get(run, "mode"));
+        mode = m && !strcmp(m, "queue") ? "rate" : "noQueue";
+    }
+    if (!strcmp(mode, "noQueue"))
+        snprintf(buf, cap, "no line: everybody goes straight to the shop");
+    else if (!strcmp(mode, "oneInOneOut") &&
+             json_is_true(json_object_get(run, "sessionsRefusedByServer")))
+        snprintf(buf, cap,
+                 "one in, one out asked: %g/s, maxActive %.0f; this waitroomd refused "
+                 "sessionSeconds (no sessions), so a slot frees at consume, not at release",
+                 rate, num(run, "maxActive"));
+    else if (!strcmp(mode, "oneInOneOut"))
+        snprintf(buf, cap,
+                 "one in, one out: %g/s, maxActive %.0f, sessionSeconds %.0f, the shop releases "
+                 "each session",
+                 rate, num(run, "maxActive"), num(run, "sessionSeconds"));
+    else if (!strcmp(mode, "maxActive"))
+        snprintf(buf, cap, "rate %g/s, maxActive %.0f", rate, num(run, "maxActive"));
+    else
+        snprintf(buf, cap, "rate only: %g/s, no maxActive", rate);
+}
+
+void wr_report_describe_polls(char *buf, size_t cap, const json_t *run)
+{
+    const json_t *bands = json_object_get(run, "pollBands");
+    char *b = bands ? json_dumps(bands, JSON_COMPACT) : NULL;
+    if (!json_is_number(json_object_get(run, "pollJitter")))
+        snprintf(buf, cap, "poll timing: n/a");
+    else if (json_is_true(json_object_get(run, "pollBandsDefault")))
+        snprintf(buf, cap, "poll timing: the server's default bands, jitter %g",
+                 num(run, "pollJitter"));
+    else
+        snprintf(buf, cap, "poll timing: bands %s, jitter %g", b ? b : "?", num(run, "pollJitter"));
+    free(b);
+}
+
 void wr_report_print_run(FILE *f, const json_t *run)
 {
     const char *mode = json_string_value(json_object_get(run, "mode"));
+    char d[512];
     fprintf(f, "== %s ==\n",
             mode && !strcmp(mode, "noQueue") ? "without the line" : "with the line");
+    wr_report_describe_mode(d, sizeof(d), run);
+    fprintf(f, "  admission: %s\n", d);
+    if (!(mode && !strcmp(mode, "noQueue"))) {
+        wr_report_describe_polls(d, sizeof(d), run);
+        fprintf(f, "  %s\n", d);
+    }
     for (size_t i = 0; i < NROWS; i++) {
         char v[64];
         fmt(v, sizeof(v), run, ROWS[i].key, ROWS[i].decimals);
@@ -87,6 +140,11 @@ void wr_report_print_run(FILE *f, const json_t *run)
 
 void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
 {
+    char d[512];
+    wr_report_describe_mode(d, sizeof(d), with);
+    fprintf(f, "  with the line, admission: %s\n", d);
+    wr_report_describe_polls(d, sizeof(d), with);
+    fprintf(f, "  with the line, %s\n", d);
     fprintf(f, "  %-28s %16s %16s\n", "", "without line", "with line");
     for (size_t i = 0; i < NROWS; i++) {
         char a[64], b[64];
@@ -249,11 +307,13 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
     }
 
     p.y0 = ROW0 + 2 * ROWSTEP;
-    const json_t *inf = json_object_get(ser, "shopInFlight");
+    const json_t *inf = json_object_get(ser, "shopInFlightPeak");
+    if (!json_array_size(inf)) /* a run from before the shop reported peaks */
+        inf = json_object_get(ser, "shopInFlight");
     double imax = series_max(inf, 1);
     if (imax < pool * 1.25)
         imax = pool * 1.25;
-    panel_frame(&p, "Orders in flight at the shop (holding or waiting for a DB connection)", imax);
+    panel_frame(&p, "Orders in flight at the shop, peak per 100 ms (in service or waiting)", imax);
     panel_line(&p, inf, step, 1, "#ff7f0e", false);
     snprintf(buf, sizeof(buf), "pool = %g connections", pool);
     hline(&p, pool, "#d62728", buf);
@@ -281,11 +341,38 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n", x0, y + 36, buf);
 }
 
+/* <text> at (x, y): prefix then s, XML-escaped (the bands are JSON). */
+static void text_line(FILE *f, int x, int y, const char *prefix, const char *s)
+{
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"sm\">%s", x, y, prefix);
+    for (const char *c = s; *c; c++) {
+        if (*c == '<')
+            fputs("&lt;", f);
+        else if (*c == '>')
+            fputs("&gt;", f);
+        else if (*c == '&')
+            fputs("&amp;", f);
+        else if (*c == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*c, f);
+    }
+    fputs("</text>\n", f);
+}
+
 int wr_report_write_svg(const char *path, const json_t *without, const json_t *with)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
+    const char *am = json_string_value(json_object_get(with, "admissionMode"));
+    const char *mode_short = "";
+    if (am && !strcmp(am, "oneInOneOut"))
+        mode_short = json_is_true(json_object_get(with, "sessionsRefusedByServer"))
+                         ? ", maxActive only: no sessions"
+                         : ", one in, one out";
+    else if (am && !strcmp(am, "maxActive"))
+        mode_short = ", maxActive";
     double tmax = num(with, "durationMs");
     if (num(without, "durationMs") > tmax)
         tmax = num(without, "durationMs");
@@ -294,7 +381,7 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
         tmax = 1;
     double xs = nice_step(tmax);
     tmax = ceil(tmax / xs) * xs;
-    int h = ROW0 + 2 * ROWSTEP + PH + 100;
+    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40;
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -308,12 +395,18 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
             "<text x=\"%d\" y=\"28\" class=\"h\">Sale day: %.0f users arrive within 1 s; shop "
             "pool %.0f connections x %.0f ms per order</text>\n",
             COL0, num(with, "users"), num(with, "shopPool"), num(with, "shopServiceMs"));
-    fprintf(f,
-            "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">Without the line</text>\n"
-            "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">With the line (%.0f/s)</text>\n",
-            COL0, COL1, num(with, "admitRateConfigured"));
+    fprintf(
+        f,
+        "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">Without the line</text>\n"
+        "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">With the line (%.0f/s%s)</text>\n",
+        COL0, COL1, num(with, "admitRateConfigured"), mode_short);
     column(f, COL0, without, tmax, false);
     column(f, COL1, with, tmax, true);
+    char line[600];
+    wr_report_describe_mode(line, sizeof(line), with);
+    text_line(f, COL0, h - 34, "With the line, admission: ", line);
+    wr_report_describe_polls(line, sizeof(line), with);
+    text_line(f, COL0, h - 16, "With the line, ", line);
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -2,7 +2,8 @@
  * report.h - the human side of a simulator run: the terminal summary of one
  * run, the side-by-side comparison of a run without the line and one with
  * it, and the SVG chart (line length, admissions per second and shop
- * concurrency over time, without | with).
+ * concurrency over time, without | with), which names the admission mode
+ * and the poll timing of the run with the line.
  *
  * Inputs are the run objects waitroom-sim writes (see docs/BENCHMARKS.md for
  * the fields); they are borrowed and never modified.
@@ -13,6 +14,15 @@
 #include <stdio.h>
 
 #include <jansson.h>
+
+/* One line saying which admission mode ran ("rate only: 175/s, no
+ * maxActive", "one in, one out: ...", noting a server that refused
+ * sessionSeconds) into buf (always terminated). */
+void wr_report_describe_mode(char *buf, size_t cap, const json_t *run);
+
+/* One line saying which poll timing ran (the server's default bands or
+ * the bands given, and the jitter) into buf (always terminated). */
+void wr_report_describe_polls(char *buf, size_t cap, const json_t *run);
 
 /* Prints the summary of one run to f. */
 void wr_report_print_run(FILE *f, const json_t *run);

@@ -26,6 +26,14 @@
  * tick never counts as an overtake, and any user admitted in a later tick
  * than someone who joined after them makes tau < 1.
  *
+ * Admission modes: by default the line admits at --rate only. With
+ * --max-active N --session-seconds S (scripts/demo.sh --one-in-one-out)
+ * the queue also caps live tokens and open sessions at N, and the shop
+ * ends each session when the order is done (waitroom-shop --release): one
+ * in, one out. A waitroomd without sessions refuses sessionSeconds (400
+ * INVALID_CONFIG); the queue is then created without it and the run
+ * records that only maxActive was in force (a slot frees at consume).
+ *
  * Ownership: the sim owns users, pools, connections and ops. An op is
  * owned by its pool while queued or in flight and freed after its callback
  * returns. JSON bodies passed to callbacks are borrowed for the call.
@@ -139,7 +147,8 @@ typedef struct user {
 
 typedef struct {
     size_t cap;
-    int32_t *waiting, *admitted_total, *shop_in_flight, *shop_busy, *shop_waiting;
+    int32_t *waiting, *admitted_total, *shop_in_flight, *shop_in_flight_peak, *shop_busy,
+        *shop_waiting;
     uint32_t *wr_requests;
 } series_t;
 
@@ -157,6 +166,9 @@ struct sim {
     uint32_t conns, join_conns, shop_conns;
     double rate, ramp_seconds;
     uint32_t tick_ms, ttl_s, greedy_poll_ms, max_seconds, sample_ms;
+    uint32_t max_active, session_s; /* --max-active, --session-seconds (0 = off) */
+    bool sessions_refused;          /* the server refused sessionSeconds */
+    json_t *queue_config;           /* the config the server answered the PUT with */
     uint64_t seed;
     /* runtime */
     pool_t wr, join, shopp, statp, shopstat; /* statp: admin API; shopstat: shop /stats */
@@ -706,6 +718,13 @@ static void on_sample_shop(op_t *op, int code, json_t *body)
     int64_t k = series_index(s, now_ms());
     if (code == 200 && body && k >= 0) {
         s->ser.shop_in_flight[k] = (int32_t)json_integer_value(json_object_get(body, "inFlight"));
+        /* the shop's peak since its previous /stats: the highest of the
+         * samples that land in this bucket */
+        json_t *pk = json_object_get(body, "inFlightPeak");
+        int32_t peak =
+            json_is_integer(pk) ? (int32_t)json_integer_value(pk) : s->ser.shop_in_flight[k];
+        if (peak > s->ser.shop_in_flight_peak[k])
+            s->ser.shop_in_flight_peak[k] = peak;
         s->ser.shop_busy[k] = (int32_t)json_integer_value(json_object_get(body, "busy"));
         s->ser.shop_waiting[k] = (int32_t)json_integer_value(json_object_get(body, "waiting"));
     }
@@ -848,6 +867,40 @@ static json_t *compute(sim_t *s)
                         json_real(json_number_value(json_object_get(sh, "consumeMsMean"))));
     json_object_set_new(r, "shopPoolWaitMsMax",
                         json_integer(json_integer_value(json_object_get(sh, "poolWaitMsMax"))));
+    /* session releases by the shop (--release): null when it does not release */
+    static const char *const rel_keys[][2] = {{"releases", "shopReleases"},
+                                              {"releasesOk", "shopReleasesOk"},
+                                              {"releasesRefused", "shopReleasesRefused"},
+                                              {"releasesUnsupported", "shopReleasesUnsupported"},
+                                              {"releaseErrors", "shopReleaseErrors"}};
+    bool releasing = json_is_true(json_object_get(sh, "release"));
+    for (size_t i = 0; i < sizeof(rel_keys) / sizeof(rel_keys[0]); i++)
+        json_object_set_new(
+            r, rel_keys[i][1],
+            releasing ? json_integer(json_integer_value(json_object_get(sh, rel_keys[i][0])))
+                      : json_null());
+
+    /* what ran: admission mode and poll timing, from the config the server
+     * answered the PUT with (the truth, not what was asked) */
+    json_t *qc = s->queue_config;
+    json_int_t ma = json_integer_value(json_object_get(qc, "maxActive"));
+    json_int_t ss = json_integer_value(json_object_get(qc, "sessionSeconds"));
+    const char *mode = "rate";
+    if (s->no_queue)
+        mode = "noQueue";
+    else if (s->max_active > 0 && s->session_s > 0)
+        mode = "oneInOneOut";
+    else if (ma > 0)
+        mode = "maxActive";
+    json_object_set_new(r, "admissionMode", json_string(mode));
+    json_object_set_new(r, "maxActive", s->no_queue ? json_null() : json_integer(ma));
+    json_object_set_new(r, "sessionSeconds", s->no_queue ? json_null() : json_integer(ss));
+    json_object_set_new(r, "sessionSecondsAsked", json_integer(s->session_s));
+    json_object_set_new(r, "sessionsRefusedByServer", json_boolean(s->sessions_refused));
+    json_object_set_new(r, "pollBandsDefault", json_boolean(s->poll_bands == NULL));
+    json_t *pb = json_object_get(qc, "pollBands"), *pj = json_object_get(qc, "pollJitter");
+    json_object_set_new(r, "pollBands", pb ? json_incref(pb) : json_null());
+    json_object_set_new(r, "pollJitter", pj ? json_incref(pj) : json_null());
 
     /* admissions: tick of each admitted user (queue) or the time they reached
      * the shop (no queue: everybody is let through at once) */
@@ -1011,12 +1064,16 @@ static json_t *compute(sim_t *s)
             s->ser.waiting[k] = 0;
         if (s->ser.shop_in_flight[k] < 0)
             s->ser.shop_in_flight[k] = s->ser.shop_busy[k] = s->ser.shop_waiting[k] = 0;
+        /* a bucket without a sample: the level carried into it */
+        if (s->ser.shop_in_flight_peak[k] < s->ser.shop_in_flight[k])
+            s->ser.shop_in_flight_peak[k] = s->ser.shop_in_flight[k];
     }
     json_t *ser = json_object();
     json_object_set_new(ser, "stepMs", json_integer(BUCKET_MS));
     json_object_set_new(ser, "lineLength", int_array(s->ser.waiting, nb));
     json_object_set_new(ser, "admittedPer100ms", u32_array(c100, nb));
     json_object_set_new(ser, "shopInFlight", int_array(s->ser.shop_in_flight, nb));
+    json_object_set_new(ser, "shopInFlightPeak", int_array(s->ser.shop_in_flight_peak, nb));
     json_object_set_new(ser, "shopBusy", int_array(s->ser.shop_busy, nb));
     json_object_set_new(ser, "shopPoolWaiting", int_array(s->ser.shop_waiting, nb));
     json_object_set_new(ser, "waitroomRequestsPer100ms", u32_array(s->ser.wr_requests, nb));
@@ -1075,9 +1132,14 @@ static int check(sim_t *s, json_t *r)
     CHECK(s->replay_attempts == s->replay && s->replay_accepted == 0, "every token replay refused",
           "replayAttempts=%u (of %u) replayAccepted=%u", s->replay_attempts, s->replay,
           s->replay_accepted);
-    CHECK(json_is_number(jrate) && fabs(rate - s->rate) <= 0.02 * s->rate,
-          "admission rate within 2%", "measured %.2f/s, configured %.2f/s (%+.2f%%)", rate, s->rate,
-          (rate - s->rate) / s->rate * 100);
+    if (s->max_active == 0)
+        CHECK(json_is_number(jrate) && fabs(rate - s->rate) <= 0.02 * s->rate,
+              "admission rate within 2%", "measured %.2f/s, configured %.2f/s (%+.2f%%)", rate,
+              s->rate, (rate - s->rate) / s->rate * 100);
+    else /* maxActive may hold admission below the rate, never above it */
+        CHECK(json_is_number(jrate) && rate <= 1.02 * s->rate,
+              "admission rate at most the configured (+2%)",
+              "measured %.2f/s, configured %.2f/s, maxActive %u", rate, s->rate, s->max_active);
     CHECK(json_is_integer(jsrv) && json_integer_value(jsrv) == (json_int_t)s->admitted,
           "every admission reached its user", "server admittedTotal=%lld, users admitted=%u",
           (long long)json_integer_value(jsrv), s->admitted);
@@ -1311,9 +1373,22 @@ static void start_warm(sim_t *s)
     warm_next(s);
 }
 
+static void put_queue(sim_t *s);
+
 static void on_put(op_t *op, int code, json_t *body)
 {
     sim_t *s = op->arg;
+    const char *field = json_string_value(json_object_get(body, "field"));
+    if (code == 400 && field && !strcmp(field, "sessionSeconds") && s->session_s > 0 &&
+        !s->sessions_refused) {
+        fprintf(stderr,
+                "waitroom-sim: this waitroomd has no sessions (sessionSeconds refused): one in, "
+                "one out runs with maxActive %u only (a slot frees at consume, not at release)\n",
+                s->max_active);
+        s->sessions_refused = true;
+        put_queue(s);
+        return;
+    }
     if (code != 200) {
         char *d = body ? json_dumps(body, JSON_COMPACT) : NULL;
         fprintf(stderr, "waitroom-sim: creating queue %s answered %d %s\n", s->queue, code,
@@ -1326,21 +1401,29 @@ static void on_put(op_t *op, int code, json_t *body)
     json_t *cfg = json_object_get(body, "config");
     if (!cfg)
         cfg = body;
+    json_decref(s->queue_config);
+    s->queue_config = json_incref(cfg);
     json_t *ttl = json_object_get(cfg, "tokenTtlSeconds");
     if (json_is_integer(ttl))
         s->ttl_s = (uint32_t)json_integer_value(ttl);
     start_warm(s);
 }
 
-static void on_delete(op_t *op, int code, json_t *body)
+/* PUT the queue: rate, tick, TTL, no size limit, fail closed; maxActive and
+ * sessionSeconds when asked (sessionSeconds left out once the server has
+ * refused it); --poll-bands; then --queue-config on top. */
+static void put_queue(sim_t *s)
 {
-    sim_t *s = op->arg;
     char path[192], auth[300];
     snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
     snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
     json_t *cfg = json_pack("{s:f,s:I,s:I,s:i,s:s}", "admitPerSecond", s->rate, "tickMs",
                             (json_int_t)s->tick_ms, "tokenTtlSeconds", (json_int_t)s->ttl_s,
                             "maxQueueSize", 0, "failPolicy", "closed");
+    if (cfg && s->max_active > 0)
+        json_object_set_new(cfg, "maxActive", json_integer(s->max_active));
+    if (cfg && s->session_s > 0 && !s->sessions_refused)
+        json_object_set_new(cfg, "sessionSeconds", json_integer(s->session_s));
     if (cfg && s->poll_bands)
         json_object_set(cfg, "pollBands", s->poll_bands);
     if (cfg && s->queue_extra)
@@ -1354,6 +1437,11 @@ static void on_delete(op_t *op, int code, json_t *body)
         exit(1);
     }
     pool_submit(&s->statp, put);
+}
+
+static void on_delete(op_t *op, int code, json_t *body)
+{
+    put_queue(op->arg);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -1387,6 +1475,9 @@ static void usage(void)
             "'[{\"upTo\":600,\"ms\":1000},{\"ms\":5000}]'\n"
             "  --max-seconds S  --sample-ms MS (100)  --seed N  --label TEXT\n"
             "  --queue-config JSON   more queue config fields, e.g. '{\"pollJitter\":0.5}'\n"
+            "  --max-active N  --session-seconds S   one in, one out: maxActive = the shop's\n"
+            "    pool, sessions ended by the shop (waitroom-shop --release); a server without\n"
+            "    sessions gets maxActive only (the run records it)\n"
             "  --users-csv FILE (one row per user)\n"
             "  --out FILE.json  --assert (check the CI invariants, exit 1 if one fails)\n");
 }
@@ -1551,6 +1642,10 @@ int main(int argc, char **argv)
             ok = parse_u32(v, &s->tick_ms, 1, 60000);
         else if (!strcmp(a, "--ttl"))
             ok = parse_u32(v, &s->ttl_s, 1, 86400);
+        else if (!strcmp(a, "--max-active"))
+            ok = parse_u32(v, &s->max_active, 0, UINT32_MAX);
+        else if (!strcmp(a, "--session-seconds"))
+            ok = parse_u32(v, &s->session_s, 0, 86400);
         else if (!strcmp(a, "--greedy-poll-ms"))
             ok = parse_u32(v, &s->greedy_poll_ms, 1, 60000);
         else if (!strcmp(a, "--max-seconds"))
@@ -1655,17 +1750,19 @@ int main(int argc, char **argv)
     s->ser.waiting = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.admitted_total = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.shop_in_flight = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.shop_in_flight_peak = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.shop_busy = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.shop_waiting = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.wr_requests = calloc(s->ser.cap, sizeof(uint32_t));
     if (!s->u || !s->ser.waiting || !s->ser.admitted_total || !s->ser.shop_in_flight ||
-        !s->ser.shop_busy || !s->ser.shop_waiting || !s->ser.wr_requests) {
+        !s->ser.shop_in_flight_peak || !s->ser.shop_busy || !s->ser.shop_waiting ||
+        !s->ser.wr_requests) {
         fprintf(stderr, "waitroom-sim: out of memory\n");
         return 1;
     }
     for (size_t k = 0; k < s->ser.cap; k++)
         s->ser.waiting[k] = s->ser.admitted_total[k] = s->ser.shop_in_flight[k] =
-            s->ser.shop_busy[k] = s->ser.shop_waiting[k] = -1;
+            s->ser.shop_in_flight_peak[k] = s->ser.shop_busy[k] = s->ser.shop_waiting[k] = -1;
 
     /* kinds: every k-th user of the line is a replayer / greedy / quitter */
     for (uint32_t k = 0; k < s->n_users; k++) {
@@ -1734,11 +1831,13 @@ int main(int argc, char **argv)
     free(s->csv);
     json_decref(s->poll_bands);
     json_decref(s->queue_extra);
+    json_decref(s->queue_config);
     json_decref(s->shop_final);
     json_decref(s->queue_final);
     free(s->ser.waiting);
     free(s->ser.admitted_total);
     free(s->ser.shop_in_flight);
+    free(s->ser.shop_in_flight_peak);
     free(s->ser.shop_busy);
     free(s->ser.shop_waiting);
     free(s->ser.wr_requests);

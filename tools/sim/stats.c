@@ -1,5 +1,5 @@
 /*
- * stats.c - statistics for the sale-day scenario.
+ * stats.c - statistics for the sale-day scenario (tools/sim).
  *
  * Kendall's tau-b uses Knight's algorithm (1966): sort the pairs by (x, y);
  * the pairs tied in x (n1) and tied in both (n3) are counted from runs of

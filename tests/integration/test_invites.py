@@ -1,0 +1,323 @@
+"""Invite-only queues (inviteKey) and the way back (?return=, returnOrigins,
+tokenInQuery, the pass cookie): docs/API.md, "Version 1.1 additions"."""
+import html
+import os
+import re
+import subprocess
+import time
+import urllib.parse
+
+import jwtutil
+from harness import ENV, FAST, HOLD, Waitroomd, WRTest, uid
+from test_cookie import parse_set_cookie
+
+KEY = "invite-key-" + "k" * 32
+OTHER_KEY = "other-key-" + "o" * 32
+
+
+def invite(q, sub, key=KEY, ttl=3600, **extra):
+    claims = {"sub": sub, "aud": q, "exp": int(time.time()) + ttl}
+    claims.update(extra)
+    return jwtutil.sign({"alg": "HS256", "typ": "JWT"}, claims, key.encode())
+
+
+def bearer(tok, extra=None):
+    h = {"Authorization": "Bearer " + tok}
+    h.update(extra or {})
+    return h
+
+
+def set_cookies(r):
+    """{name: (value, {attr: value or True})} of the response's Set-Cookie lines."""
+    out = {}
+    for line in r.set_cookies:
+        name, val, attrs = parse_set_cookie(line)
+        out[name] = (val, attrs)
+    return out
+
+
+def page_attr(r, name):
+    m = re.search(r'\s%s="([^"]*)"' % re.escape(name), r.body)
+    return html.unescape(m.group(1)) if m else None
+
+
+class InviteConfig(WRTest):
+
+    def test_invite_key_is_write_only(self):
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        self.assertEqual(self.config(q)["inviteKey"], "set")
+        r = self.c.get_queue(q)
+        self.assertNotIn(KEY, r.body)
+        r = self.c.list_queues()
+        self.assertNotIn(KEY, r.body)
+        r = self.c.patch_queue(q, {"paused": True})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["inviteKey"], "set")
+        self.assertNotIn(KEY, r.body)
+        # "set" sent back keeps the key; null removes it
+        self.assertEqual(self.c.patch_queue(q, {"inviteKey": "set"}).status, 200)
+        self.assertEqual(self.c.join(q, "u1", bearer(invite(q, "u1"))).status, 200)
+        r = self.c.patch_queue(q, {"inviteKey": None})
+        self.assertEqual(r.json["inviteKey"], None)
+        self.assertEqual(self.c.join(q, "u2").status, 200)
+        q2 = self.new_queue(HOLD)
+        self.assertIsNone(self.config(q2)["inviteKey"])
+        self.assertEqual(self.config(q2)["returnOrigins"], [])
+        self.assertIs(self.config(q2)["tokenInQuery"], False)
+
+    def test_bad_config(self):
+        q = uid("cfg")
+        for cfg, field in [
+            ({"inviteKey": "x" * 31}, "inviteKey"),
+            ({"inviteKey": "set"}, "inviteKey"),
+            ({"inviteKey": 5}, "inviteKey"),
+            ({"returnOrigins": ["https://shop.example/path"]}, "returnOrigins"),
+            ({"returnOrigins": ["shop.example"]}, "returnOrigins"),
+            ({"returnOrigins": ["ftp://shop.example"]}, "returnOrigins"),
+            ({"returnOrigins": ["https://u@shop.example"]}, "returnOrigins"),
+            ({"returnOrigins": "https://shop.example"}, "returnOrigins"),
+            ({"tokenInQuery": "yes"}, "tokenInQuery"),
+        ]:
+            r = self.c.put_queue(q, dict(HOLD, **cfg))
+            self.assertError(r, 400, "INVALID_CONFIG", repr(cfg))
+            self.assertEqual(r.json.get("field"), field, repr(cfg))
+        self.assertEqual(self.c.get_queue(q).status, 404)
+        q = self.new_queue(dict(HOLD, returnOrigins=["HTTPS://Cart.Example:443", "http://a.example:8080"]))
+        self.assertEqual(self.config(q)["returnOrigins"], ["https://cart.example", "http://a.example:8080"])
+
+
+class InviteHeaderMode(WRTest):
+    """Header identity mode: the invite's sub must be the header's user."""
+
+    def refused(self, r, reason, what=""):
+        self.assertError(r, 403, "INVITE_REQUIRED", what)
+        self.assertEqual(r.json.get("reason"), reason, "%s: %r" % (what, r))
+
+    def test_reasons(self):
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        other = self.new_queue(dict(HOLD, inviteKey=KEY))
+        now = int(time.time())
+        self.refused(self.c.join(q, "u1"), "missing")
+        self.refused(self.c.join(q, "u1", {"Authorization": "Bearer "}), "missing")
+        cases = [
+            ("not-a-jwt", "malformed"),
+            (jwtutil.unsigned({"alg": "none"}, {"sub": "u1", "aud": q, "exp": now + 60}), "malformed"),
+            (jwtutil.sign({"alg": "HS512"}, {"sub": "u1", "aud": q, "exp": now + 60}, KEY.encode()),
+             "malformed"),
+            (jwtutil.sign(jwtutil.HS256, {"aud": q, "exp": now + 60}, KEY.encode()), "malformed"),
+            (jwtutil.sign(jwtutil.HS256, {"sub": "u1", "exp": now + 60}, KEY.encode()), "malformed"),
+            (jwtutil.sign(jwtutil.HS256, {"sub": "u1", "aud": q}, KEY.encode()), "malformed"),
+            (invite(q, "u1", key=OTHER_KEY), "signature"),
+            (invite(q, "u1", ttl=-5), "expired"),
+            (invite(other, "u1"), "wrongQueue"),
+            (invite(q, "u2"), "wrongUser"),
+        ]
+        for tok, reason in cases:
+            self.refused(self.c.join(q, "u1", bearer(tok)), reason, reason)
+        # an error never changes state
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
+        # the right invite joins; polls need no invite
+        self.assertWaiting(self.c.join(q, "u1", bearer(invite(q, "u1"))), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.me(q, "u1"), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "u1", bearer(invite(q, "u1"))), 1, 1, eta_null=True)
+        self.assertEqual(self.c.leave(q, "u1").status, 204)
+        # an entry token of the queue is not an invite
+        fq = self.new_queue(dict(FAST, inviteKey=KEY))
+        tok = self.admit_invited(fq, "u3")
+        self.refused(self.c.join(fq, "u4", bearer(tok)), "signature")
+
+    def admit_invited(self, q, user):
+        r = self.c.join(q, user, bearer(invite(q, user)))
+        self.assertEqual(r.status, 200, r)
+        return self.wait_admitted(q, user)["token"]
+
+    def test_queue_without_key_ignores_bearer(self):
+        q = self.new_queue(HOLD)
+        self.assertWaiting(self.c.join(q, "u1", bearer("whatever")), 1, 1, eta_null=True)
+
+    def test_waitroom_invite_tool(self):
+        tool = os.path.join(os.path.dirname(ENV.waitroomd), "waitroom-invite")
+        if not os.path.exists(tool):
+            self.skipTest("no waitroom-invite beside waitroomd")
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        env = dict(os.environ, WAITROOM_INVITE_KEY=KEY)
+        r = subprocess.run([tool, "--queue", q, "--ttl", "600", "alice", "bob"], env=env,
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 2)
+        _, claims, _, _ = jwtutil.decode(lines[0])
+        self.assertEqual((claims["sub"], claims["aud"]), ("alice", q))
+        self.assertTrue(590 <= claims["exp"] - time.time() <= 610)
+        self.assertWaiting(self.c.join(q, "alice", bearer(lines[0])), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "bob", bearer(lines[1])), 2, 2, eta_null=True)
+        # stdin, from a key file
+        keyfile = os.path.join(ENV.tmpdir, uid("key"))
+        with open(keyfile, "w") as f:
+            f.write(KEY + "\n")
+        r = subprocess.run([tool, "--queue", q, "--key-file", keyfile], input="carol\n\ndave\n",
+                           env={k: v for k, v in os.environ.items() if k != "WAITROOM_INVITE_KEY"},
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(r.stdout.splitlines()), 2)
+        self.assertWaiting(self.c.join(q, "dave", bearer(r.stdout.splitlines()[1])), 3, 3,
+                           eta_null=True)
+        # the key never as a flag; a bad id stops the run
+        r = subprocess.run([tool, "--queue", q, "--key", KEY, "x"], capture_output=True, text=True,
+                           timeout=10)
+        self.assertEqual(r.returncode, 2)
+        r = subprocess.run([tool, "--queue", q, "ok", "bad id"], env=env, capture_output=True,
+                           text=True, timeout=10)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+
+
+class InviteCookieMode(WRTest):
+    """Cookie identity mode: the invite's sub is the place in line."""
+
+    def setUp(self):
+        self.srv = ENV.cookie
+        self.c = ENV.cookie.client
+
+    def test_one_place_per_invited_account(self):
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        r = self.c.join(q, None)
+        self.assertError(r, 403, "INVITE_REQUIRED")
+        self.assertEqual(r.json["reason"], "missing")
+        self.assertNotIn("wr_vid", set_cookies(r), "a refused join mints no visitor")
+        inv = invite(q, "alice")
+        r1 = self.c.join(q, None, bearer(inv))
+        self.assertWaiting(r1, 1, 1, eta_null=True)
+        vid1, attrs = set_cookies(r1)["wr_vid"]
+        self.assertIs(attrs.get("httponly"), True)
+        # another browser (no cookie, or another visitor's cookie) with the same invite
+        r2 = self.c.join(q, None, bearer(inv))
+        self.assertWaiting(r2, 1, 1, eta_null=True, what="second browser")
+        self.assertEqual(set_cookies(r2)["wr_vid"][0], vid1)
+        other = self.c.join(self.new_queue(HOLD), None)
+        ov = set_cookies(other)["wr_vid"][0]
+        r3 = self.c.join(q, None, bearer(inv, {"Cookie": "wr_vid=" + ov}))
+        self.assertWaiting(r3, 1, 1, eta_null=True, what="a browser with another visitor")
+        self.assertEqual(set_cookies(r3)["wr_vid"][0], vid1)
+        # bob is behind; polls find each by the cookie alone
+        rb = self.c.join(q, None, bearer(invite(q, "bob")))
+        self.assertWaiting(rb, 2, 2, eta_null=True)
+        self.assertWaiting(self.c.me(q, None, {"Cookie": "wr_vid=" + vid1}), 1, 2, eta_null=True)
+        vb = set_cookies(rb)["wr_vid"][0]
+        self.assertWaiting(self.c.me(q, None, {"Cookie": "wr_vid=" + vb}), 2, 2, eta_null=True)
+        # the cookie alone does not join again: joining needs the invite
+        r = self.c.join(q, None, {"Cookie": "wr_vid=" + vid1})
+        self.assertError(r, 403, "INVITE_REQUIRED")
+        self.assertEqual(self.stats(q)["waiting"], 2)
+
+    def test_queue_page_with_invite(self):
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        inv = invite(q, "carol")
+        r = self.c.get("/q/%s?invite=%s" % (q, inv))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(page_attr(r, "data-state"), "waiting")
+        vid = set_cookies(r)["wr_vid"][0]
+        r2 = self.c.get("/q/%s?invite=%s" % (q, inv))
+        self.assertEqual(set_cookies(r2)["wr_vid"][0], vid, "same invite, same visitor")
+        self.assertEqual(self.stats(q)["waiting"], 1)
+        self.assertWaiting(self.c.join(q, None, bearer(inv)), 1, 1, eta_null=True)
+        for path, reason in [("/q/%s" % q, "missing"), ("/q/%s?invite=x.y.z" % q, "malformed"),
+                             ("/q/%s?invite=%s" % (q, invite(q, "carol", ttl=-1)), "expired"),
+                             ("/q/%s?invite=%s" % (q, invite(q, "carol", key=OTHER_KEY)), "signature")]:
+            r = self.c.get(path)
+            self.assertEqual(r.status, 403, path)
+            self.assertEqual(page_attr(r, "data-state"), "invite", path)
+            self.assertEqual(page_attr(r, "data-reason"), reason, path)
+            self.assertIn("text/html", r.headers.get("content-type", ""))
+        self.assertEqual(self.stats(q)["waiting"], 1)
+
+
+class ReturnAndPass(WRTest):
+    """?return= on the queue page, tokenInQuery, the wr_token_{queue} cookie."""
+
+    def setUp(self):
+        self.srv = ENV.cookie
+        self.c = ENV.cookie.client
+
+    def page(self, q, ret=None, headers=None, raw=False):
+        path = "/q/" + q
+        if ret is not None:
+            path += "?return=" + (ret if raw else urllib.parse.quote(ret, safe=""))
+        return self.c.get(path, headers)
+
+    def test_return_only_to_allowed_origins(self):
+        target = "https://shop.example/checkout"
+        q = self.new_queue(dict(HOLD, targetUrl=target, returnOrigins=["https://cart.example"]))
+        allowed = ["https://shop.example/item/7?size=m#top", "https://shop.example",
+                   "HTTPS://SHOP.EXAMPLE/x", "https://shop.example:443/y", "https://cart.example/c"]
+        for ret in allowed:
+            self.assertEqual(page_attr(self.page(q, ret), "data-target-url"), ret, ret)
+        tricks = ["//evil.com", "///evil.com", "https:evil.com", "https:/evil.com", "\\\\evil.com",
+                  "/\\evil.com", "https://shop.example@evil.com", "https://shop.example:x@evil.com/",
+                  "https://evil.com\\@shop.example", "javascript:alert(1)", "%2F%2Fevil.com",
+                  "https://shop.example.evil.com/", "https://shop.example./", "https://shop.example:8443/",
+                  "http://shop.example/", "/\t/evil.com", "/checkout/deep", "data:text/html,x", ""]
+        for ret in tricks:
+            self.assertEqual(page_attr(self.page(q, ret), "data-target-url"), target, repr(ret))
+        # sent without encoding ("?return=//evil.com") as well
+        self.assertEqual(page_attr(self.page(q, "//evil.com", raw=True), "data-target-url"), target)
+        # a path targetUrl: a path return is on the same origin
+        q2 = self.new_queue(dict(HOLD, targetUrl="/checkout/"))
+        self.assertEqual(page_attr(self.page(q2, "/checkout/item/7?size=m", raw=True),
+                                   "data-target-url"), "/checkout/item/7?size=m")
+        for ret in ["//evil.com", "/\\evil.com", "https://shop.example/"]:
+            self.assertEqual(page_attr(self.page(q2, ret), "data-target-url"), "/checkout/", ret)
+
+    def admitted_page(self, q, path_suffix="", headers=None):
+        """Joins by the page, polls until admitted, then fetches the page again."""
+        r = self.c.get("/q/%s%s" % (q, path_suffix), headers)
+        self.assertEqual(r.status, 200, r)
+        vid = set_cookies(r)["wr_vid"][0]
+        h = dict(headers or {}, Cookie="wr_vid=" + vid)
+        body = self.wait_admitted(q, None, headers=h)
+        r = self.c.get("/q/%s%s" % (q, path_suffix), h)
+        self.assertEqual(page_attr(r, "data-state"), "admitted", r)
+        return body, r
+
+    def test_pass_cookie_and_token_in_query(self):
+        target = "https://shop.example/checkout?from=wr#go"
+        q = self.new_queue(dict(FAST, targetUrl=target, tokenInQuery=True))
+        body, r = self.admitted_page(q)
+        val, attrs = set_cookies(r)["wr_token_" + q]
+        self.assertIs(attrs.get("httponly"), True)
+        self.assertEqual(str(attrs.get("samesite")).lower(), "lax")
+        self.assertEqual(attrs.get("path"), "/")
+        self.assertNotIn("secure", attrs)
+        self.assertEqual(page_attr(r, "data-token-in-query"), "1")
+        refresh = re.search(r'http-equiv="refresh" content="([^"]*)"', r.body).group(1)
+        url = html.unescape(refresh).split("url=", 1)[1]
+        self.assertTrue(url.startswith("https://shop.example/checkout?from=wr&wr_token="), url)
+        self.assertTrue(url.endswith("#go"), url)
+        tok = url.split("wr_token=", 1)[1].split("#")[0]
+        self.assertEqual(self.c.verify(q, tok).status, 204)
+        self.assertEqual(self.c.verify(q, val, via="cookie").status, 204)
+
+    def test_secure_behind_tls_proxy(self):
+        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                      extra=["--trusted-proxies", "127.0.0.1"])
+        try:
+            c = w.client
+            q = self.new_queue(FAST, client=c)
+            r = c.join(q, None, {"X-Forwarded-Proto": "https"})
+            vid = set_cookies(r)["wr_vid"][0]
+            h = {"Cookie": "wr_vid=" + vid, "X-Forwarded-Proto": "https"}
+            self.wait_admitted(q, None, client=c, headers=h)
+            r = c.me(q, None, h)
+            self.assertIn("secure", set_cookies(r)["wr_token_" + q][1], r.set_cookies)
+            r = c.me(q, None, {"Cookie": "wr_vid=" + vid, "X-Forwarded-Proto": "http"})
+            self.assertNotIn("secure", set_cookies(r)["wr_token_" + q][1], r.set_cookies)
+        finally:
+            w.terminate()
+        # not from a trusted proxy: the header is the client's own claim
+        q = self.new_queue(FAST)
+        r = self.c.join(q, None, {"X-Forwarded-Proto": "https"})
+        vid = set_cookies(r)["wr_vid"][0]
+        h = {"Cookie": "wr_vid=" + vid, "X-Forwarded-Proto": "https"}
+        self.wait_admitted(q, None, headers=h)
+        self.assertNotIn("secure", set_cookies(self.c.me(q, None, h))["wr_token_" + q][1])

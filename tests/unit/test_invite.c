@@ -1,0 +1,187 @@
+/*
+ * test_invite.c - invites (invite.h): every refusal reason of docs/API.md,
+ * invites made by other JWT libraries (only sub, aud, exp), signing, and
+ * the visitor id of an invited user.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "b64.h"
+#include "invite.h"
+#include "token.h"
+
+#define KEY "an-invite-key-of-at-least-32-bytes!!"
+#define NOW 1764460800
+
+/* A JWT of header hdr and claims payload (JSON texts) signed with key. */
+static void jwt(const char *hdr, const char *payload, const char *key, char *out, size_t cap)
+{
+    char h[512], p[1024];
+    uint8_t mac[32];
+    assert_int_equal(wr_b64url_encode((const uint8_t *)hdr, strlen(hdr), h, sizeof(h), NULL),
+                     WR_OK);
+    assert_int_equal(
+        wr_b64url_encode((const uint8_t *)payload, strlen(payload), p, sizeof(p), NULL), WR_OK);
+    char signing[1600];
+    snprintf(signing, sizeof(signing), "%s.%s", h, p);
+    assert_int_equal(
+        wr_token_hmac_sha256((const uint8_t *)key, strlen(key), signing, strlen(signing), mac),
+        WR_OK);
+    char s[64];
+    assert_int_equal(wr_b64url_encode(mac, 32, s, sizeof(s), NULL), WR_OK);
+    snprintf(out, cap, "%s.%s", signing, s);
+}
+
+static wr_invite_reason_t check(const char *inv, const char *queue, char *sub)
+{
+    return wr_invite_verify(inv, inv ? strlen(inv) : 0, (const uint8_t *)KEY, strlen(KEY), queue,
+                            NOW, sub);
+}
+
+static const char HS[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
+
+static void test_valid(void **state)
+{
+    (void)state;
+    char t[2048], sub[WR_USER_ID_MAX + 1] = "";
+    /* the minimum a shop's JWT library writes */
+    jwt(HS, "{\"sub\":\"alice@shop\",\"aud\":\"sale\",\"exp\":1764464400}", KEY, t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
+    assert_string_equal(sub, "alice@shop");
+    /* aud as an array; exp as a real; extra claims ignored */
+    jwt("{\"alg\":\"HS256\"}",
+        "{\"iss\":\"shop\",\"sub\":\"u1\",\"aud\":[\"x\",\"sale\"],\"exp\":1764464400.5,\"jti\":1}",
+        KEY, t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
+    assert_string_equal(sub, "u1");
+    /* signed by us */
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", NOW,
+                                    NOW + 3600, t, sizeof(t)),
+                     WR_OK);
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
+    assert_string_equal(sub, "bob");
+    /* which is never an entry token, even under the same key */
+    wr_token_claims_t cl;
+    assert_int_not_equal(wr_token_verify(t, strlen(t), (const uint8_t *)KEY, strlen(KEY), NOW, &cl),
+                         WR_TOKEN_OK);
+}
+
+static void test_reasons(void **state)
+{
+    (void)state;
+    char t[2048], sub[WR_USER_ID_MAX + 1];
+    assert_int_equal(check(NULL, "sale", sub), WR_INVITE_MISSING);
+    assert_int_equal(check("", "sale", sub), WR_INVITE_MISSING);
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_MISSING), "missing");
+
+    /* malformed: not a JWT, not HS256, claims missing or mistyped */
+    static const char *const junk[] = {"x", "a.b", "a.b.c.d", "!!!.###.$$$", "e30.e30.e30"};
+    for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+        assert_int_equal(check(junk[i], "sale", sub), WR_INVITE_MALFORMED);
+    static const char *const algs[] = {"{\"alg\":\"none\"}", "{\"alg\":\"HS512\"}",
+                                       "{\"alg\":\"RS256\"}", "{\"typ\":\"JWT\"}",
+                                       "{\"alg\":\"hs256\"}"};
+    for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+        jwt(algs[i], "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400}", KEY, t, sizeof(t));
+        assert_int_equal(check(t, "sale", sub), WR_INVITE_MALFORMED);
+    }
+    static const char *const claims[] = {
+        "{\"aud\":\"sale\",\"exp\":1764464400}",
+        "{\"sub\":\"u\",\"exp\":1764464400}",
+        "{\"sub\":\"u\",\"aud\":\"sale\"}",
+        "{\"sub\":7,\"aud\":\"sale\",\"exp\":1764464400}",
+        "{\"sub\":\"\",\"aud\":\"sale\",\"exp\":1764464400}",
+        "{\"sub\":\"a b\",\"aud\":\"sale\",\"exp\":1764464400}",
+        "{\"sub\":\"u\",\"aud\":7,\"exp\":1764464400}",
+        "{\"sub\":\"u\",\"aud\":[],\"exp\":1764464400}",
+        "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":\"1764464400\"}",
+        "[1,2]",
+    };
+    for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+        jwt(HS, claims[i], KEY, t, sizeof(t));
+        if (check(t, "sale", sub) != WR_INVITE_MALFORMED)
+            fail_msg("claims %s: not malformed", claims[i]);
+    }
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_MALFORMED), "malformed");
+
+    /* signature: another key, a changed payload */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400}",
+        "another-key-another-key-another-key!", t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_SIGNATURE);
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400}", KEY, t, sizeof(t));
+    char *dot = strrchr(t, '.');
+    dot[1] = dot[1] == 'A' ? 'B' : 'A';
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_SIGNATURE);
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_SIGNATURE), "signature");
+
+    /* expired: exp == now counts as past */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764460800}", KEY, t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_EXPIRED);
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_EXPIRED), "expired");
+
+    /* wrongQueue */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"other\",\"exp\":1764464400}", KEY, t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_WRONG_QUEUE);
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"salex\",\"exp\":1764464400}", KEY, t, sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_WRONG_QUEUE);
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_WRONG_QUEUE), "wrongQueue");
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_WRONG_USER), "wrongUser");
+}
+
+static void test_sign_errors(void **state)
+{
+    (void)state;
+    char t[2048];
+    assert_int_equal(
+        wr_invite_sign((const uint8_t *)"short", 5, "sale", "u", NOW, NOW + 1, t, sizeof(t)),
+        WR_EINVAL);
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "bad queue", "u", NOW,
+                                    NOW + 1, t, sizeof(t)),
+                     WR_EINVAL);
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bad user", NOW,
+                                    NOW + 1, t, sizeof(t)),
+                     WR_EINVAL);
+    assert_int_equal(
+        wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NOW, NOW, t, sizeof(t)),
+        WR_EINVAL);
+    assert_int_equal(
+        wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NOW, NOW + 1, t, 10),
+        WR_ELIMIT);
+}
+
+static void test_visitor(void **state)
+{
+    (void)state;
+    char a[WR_VID_LEN + 1], b[WR_VID_LEN + 1], c[WR_VID_LEN + 1];
+    assert_int_equal(wr_invite_visitor("alice", a), WR_OK);
+    assert_int_equal(wr_invite_visitor("alice", b), WR_OK);
+    assert_int_equal(wr_invite_visitor("alicf", c), WR_OK);
+    assert_int_equal(strlen(a), WR_VID_LEN);
+    assert_string_equal(a, b);
+    assert_string_not_equal(a, c);
+    /* a vid the visitor cookie can carry */
+    uint8_t key[32] = {1, 2, 3};
+    char cookie[WR_VID_COOKIE_LEN + 1];
+    wr_identity_visitor_t back;
+    assert_int_equal(wr_identity_sign(key, sizeof(key), a, 1764460800, cookie), WR_OK);
+    assert_true(wr_identity_verify(key, sizeof(key), cookie, strlen(cookie), &back));
+    assert_string_equal(back.vid, a);
+    assert_int_equal(wr_invite_visitor("bad user", a), WR_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_sign_errors),
+        cmocka_unit_test(test_visitor),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
