@@ -17,11 +17,14 @@
 #include "store_memory.h"
 #include "store_redis.h"
 
-/* WR_EINVAL with "'URL' must be MUST" in err. */
+/* WR_EINVAL with "'URL' must be MUST" in err; the URL without its password
+ * (wr_redis_url_redact). */
 static wr_err_t refuse(const char *url, const char *must, char *err, size_t errlen)
 {
-    if (err && errlen)
-        snprintf(err, errlen, "'%s' must be %s", url ? url : "", must);
+    if (err && errlen) {
+        char red[WR_REDIS_URL_MAX + 16];
+        snprintf(err, errlen, "'%s' must be %s", wr_redis_url_redact(url, red, sizeof red), must);
+    }
     return WR_EINVAL;
 }
 

@@ -103,6 +103,10 @@ static void t_check_messages(void **state)
     wr_store_check_url("mysql://h:1", err, sizeof err);
     assert_string_equal(err,
                         "'mysql://h:1' must be memory, redis://HOST:PORT[/DB] or unix:///PATH");
+    /* a URL no row serves is quoted without its password */
+    wr_store_check_url("rediss://app:s3cret@h:1", err, sizeof err);
+    assert_string_equal(
+        err, "'rediss://app:***@h:1' must be memory, redis://HOST:PORT[/DB] or unix:///PATH");
     /* a short buffer is cut, not overrun; NULL is allowed */
     char small[8];
     assert_int_equal(wr_store_check_url("mysql://h:1", small, sizeof small), WR_EINVAL);
