@@ -27,6 +27,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "redis_url.h"
 #include "scheduler.h"
 #include "store.h"
 #include "store_breaker.h"
@@ -279,7 +280,9 @@ int main(int argc, char **argv)
         goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
-        fprintf(stderr, "waitroomd: cannot open store %s: %s\n", app.cfg.store, wr_strerror(e));
+        char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
+        fprintf(stderr, "waitroomd: cannot open store %s: %s\n",
+                wr_redis_url_redact(app.cfg.store, shown, sizeof shown), wr_strerror(e));
         goto out;
     }
     if (wrap_breaker(&app) != WR_OK)
@@ -344,8 +347,10 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
+    char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
     wr_info("waitroomd listening on %s, store %s, identity %s", bound,
-            backend && backend->title ? backend->title : app.cfg.store,
+            backend && backend->title ? backend->title
+                                      : wr_redis_url_redact(app.cfg.store, shown, sizeof shown),
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
     app.sig_term = evsignal_new(app.base, SIGTERM, signal_cb, &app);
