@@ -112,10 +112,10 @@ static wr_err_t get_bool(errbuf_t *e, const json_t *v, const char *field, bool *
 }
 
 static const char *const top_keys[] = {
-    "enabled",   "paused",     "admitPerSecond", "capacity",
-    "tickMs",    "maxActive",  "maxQueueSize",   "tokenTtlSeconds",
-    "pollBands", "pollJitter", "failPolicy",     "failOpenPerSecond",
-    "targetUrl",
+    "enabled",   "paused",         "admitPerSecond", "capacity",
+    "tickMs",    "maxActive",      "maxQueueSize",   "tokenTtlSeconds",
+    "pollBands", "pollJitter",     "failPolicy",     "failOpenPerSecond",
+    "targetUrl", "sessionSeconds",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -323,6 +323,11 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
             return err;
         c->token_ttl_seconds = (uint32_t)i;
     }
+    if ((v = json_object_get(obj, "sessionSeconds"))) {
+        if ((err = get_int(e, v, "sessionSeconds", 0, 86400, &i)))
+            return err;
+        c->session_seconds = (uint32_t)i;
+    }
     if ((v = json_object_get(obj, "pollBands")) && (err = parse_poll_bands(e, v, c)))
         return err;
     if ((v = json_object_get(obj, "pollJitter"))) {
@@ -465,6 +470,7 @@ json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg)
     set(o, "failOpenPerSecond", number_json(cfg->fail_open_per_second), &ok);
     set(o, "targetUrl", json_stringn(cfg->target_url, strnlen(cfg->target_url, WR_TARGET_URL_MAX)),
         &ok);
+    set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;

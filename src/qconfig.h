@@ -52,6 +52,8 @@ typedef struct {
     wr_fail_policy_t fail_policy;
     double fail_open_per_second;            /* limited policy budget per instance, >= 0 */
     char target_url[WR_TARGET_URL_MAX + 1]; /* "" when not set */
+    uint32_t session_seconds;               /* sessionSeconds: a consume opens a session that counts
+                                               in active this long at most, s, 0..86400; 0 = off */
 } wr_queue_config_t;
 
 /* Fills cfg with the documented defaults. admit_per_second is set to 0

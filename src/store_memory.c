@@ -427,6 +427,36 @@ static wr_err_t mem_verify(wr_store_t *base, const char *queue, const char *user
     return token_op(base, queue, user, jti, cb, arg, false);
 }
 
+/* release (sessions): the same checks and answer as consume. */
+static wr_err_t mem_release(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                            wr_store_token_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!name_ok(user, WR_USER_ID_MAX) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_TOKEN, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.token = cb;
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    it->has_res = true;
+    if (!q->cfg->cfg.enabled)
+        it->res.token.passthrough = true;
+    else
+        it->err = wr_memq_release(q, user, strlen(user), jti, now_us(s), &it->res.token.reason,
+                                  &s->dirty);
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
 static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
                                wr_store_done_cb cb, void *arg)
 {
@@ -745,6 +775,7 @@ static const wr_store_ops_t memory_ops = {
     .admit = mem_admit,
     .consume = mem_consume,
     .verify = mem_verify,
+    .release = mem_release,
     .config_put = mem_config_put,
     .queue_get = mem_queue_get,
     .queue_list = mem_queue_list,

@@ -377,14 +377,15 @@ static void flip_byte(const char *path)
 }
 
 /* A byte of the user id "someone": still well-formed, only the checksum
- * can tell (the file ends with the id, the token count, the 32-byte sum). */
+ * can tell (the file ends with the id, the token count, the session part
+ * of version 2 - released, lapsed, session count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 3;
+    long off = (long)sb.st_size - 32 - 8 - 24 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
