@@ -340,6 +340,21 @@ class Client:
                 headers["Cookie"] = "wr_token_%s=%s" % (q, token)
         return self.request("GET", "/v1/queues/%s/tokens/verify" % q, headers)
 
+    def release(self, q, token=None, user=None, via="bearer"):
+        """POST tokens/release (sessions): the token as on consume."""
+        headers, body = {}, None
+        if via == "bearer" and token is not None:
+            headers["Authorization"] = "Bearer " + token
+            if user is not None:
+                body = {"userId": user}
+        elif via == "body":
+            body = {}
+            if token is not None:
+                body["token"] = token
+            if user is not None:
+                body["userId"] = user
+        return self.request("POST", "/v1/queues/%s/tokens/release" % q, headers, body)
+
     # -- admin -----------------------------------------------------------
     def put_queue(self, q, cfg, key=ADMIN_KEY):
         return self.request("PUT", "/v1/admin/queues/" + q, {"Authorization": "Bearer " + key},
@@ -440,7 +455,8 @@ HOLD = {"admitPerSecond": 1000, "paused": True}      # nobody is admitted, ETA n
 SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 s; eta = 8*pos
 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
-              "leftTotal", "rejectedFullTotal", "admitRateObserved"}
+              "leftTotal", "rejectedFullTotal", "admitRateObserved",
+              "sessions", "releasedTotal", "sessionsExpiredTotal"}
 
 
 class WRTest(unittest.TestCase):

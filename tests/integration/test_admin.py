@@ -14,6 +14,7 @@ DEFAULTS = {
     "pollJitter": 0.1,
     "failPolicy": "limited",
     "failOpenPerSecond": 175,
+    "sessionSeconds": 0,
 }
 
 
