@@ -206,20 +206,26 @@ static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
     return len;
 }
 
-/* Version 2: the session counters and the open sessions. */
-static void write_sessions(sio_t *w, const wr_memq_t *q)
+/* n token records (a token or a session): u8 id_len, id, jti, iat, exp. */
+static void write_tokens(sio_t *w, wr_memq_token_t *const *a, size_t n)
 {
-    w_u64(w, q->released_total);
-    w_u64(w, q->sessions_expired_total);
-    w_u64(w, q->sess_n);
-    for (size_t i = 0; i < q->sess_n && !w->failed; i++) {
-        const wr_memq_token_t *t = q->sess_heap[i];
+    w_u64(w, n);
+    for (size_t i = 0; i < n && !w->failed; i++) {
+        const wr_memq_token_t *t = a[i];
         w_u8(w, t->idlen);
         w_bytes(w, t->id, t->idlen);
         w_bytes(w, t->jti, WR_JTI_LEN);
         w_u64(w, (uint64_t)t->iat_us);
         w_u64(w, (uint64_t)t->exp_us);
     }
+}
+
+/* Version 2: the session counters and the open sessions. */
+static void write_sessions(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->released_total);
+    w_u64(w, q->sessions_expired_total);
+    write_tokens(w, q->sess_heap, q->sess_n);
 }
 
 static void write_queue(sio_t *w, const wr_memq_t *q)
@@ -256,15 +262,7 @@ static void write_queue(sio_t *w, const wr_memq_t *q)
         w_u8(w, (uint8_t)len);
         w_bytes(w, id, len);
     }
-    w_u64(w, q->heap_n);
-    for (size_t i = 0; i < q->heap_n && !w->failed; i++) {
-        const wr_memq_token_t *t = q->heap[i];
-        w_u8(w, t->idlen);
-        w_bytes(w, t->id, t->idlen);
-        w_bytes(w, t->jti, WR_JTI_LEN);
-        w_u64(w, (uint64_t)t->iat_us);
-        w_u64(w, (uint64_t)t->exp_us);
-    }
+    write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
 }
 
@@ -376,29 +374,45 @@ wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t 
     return err;
 }
 
+/* Reads one token record (write_tokens) into a new wr_memq_token_t, or
+ * NULL when r failed (the caller frees what it gets). */
+static wr_memq_token_t *read_token(sio_t *r)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t len = r_user(r, user);
+    if (r->failed)
+        return NULL;
+    wr_memq_token_t *t = wr_memq_token_new(user, len);
+    if (!t) {
+        r_fail(r, "out of memory");
+        return NULL;
+    }
+    r_bytes(r, t->jti, WR_JTI_LEN);
+    t->jti[WR_JTI_LEN] = '\0';
+    t->iat_us = (int64_t)r_u64(r);
+    t->exp_us = (int64_t)r_u64(r);
+    if (!r->failed && strlen(t->jti) != WR_JTI_LEN)
+        r_fail(r, "bad token");
+    if (r->failed) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
 /* Version 2: the session counters and the open sessions of q. */
 static void read_sessions(wr_memq_t *q, sio_t *r)
 {
-    char user[WR_ZSL_ID_MAX + 1];
     q->released_total = r_u64(r);
     q->sessions_expired_total = r_u64(r);
     uint64_t ns = r_u64(r);
     for (uint64_t i = 0; i < ns && !r->failed; i++) {
-        uint8_t len = r_user(r, user);
-        if (r->failed)
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
             break;
-        wr_memq_token_t *t = wr_memq_token_new(user, len);
-        if (!t) {
-            r_fail(r, "out of memory");
-            break;
-        }
-        r_bytes(r, t->jti, WR_JTI_LEN);
-        t->jti[WR_JTI_LEN] = '\0';
-        t->iat_us = (int64_t)r_u64(r);
-        t->exp_us = (int64_t)r_u64(r);
-        if (!r->failed && (wr_memq_session(q, user, len) || strlen(t->jti) != WR_JTI_LEN))
-            r_fail(r, "duplicate user or bad session");
-        if (!r->failed && wr_memq_session_add(q, t) != WR_OK)
+        if (wr_memq_session(q, t->id, t->idlen))
+            r_fail(r, "duplicate session");
+        else if (wr_memq_session_add(q, t) != WR_OK)
             r_fail(r, "out of memory");
         if (r->failed) {
             free(t);
@@ -482,22 +496,12 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
     }
     uint64_t nt = r_u64(r);
     for (uint64_t i = 0; i < nt && !r->failed; i++) {
-        uint8_t len = r_user(r, user);
-        if (r->failed)
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
             break;
-        wr_memq_token_t *t = wr_memq_token_new(user, len);
-        if (!t) {
-            r_fail(r, "out of memory");
-            break;
-        }
-        r_bytes(r, t->jti, WR_JTI_LEN);
-        t->jti[WR_JTI_LEN] = '\0';
-        t->iat_us = (int64_t)r_u64(r);
-        t->exp_us = (int64_t)r_u64(r);
-        if (!r->failed && (wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-                           strlen(t->jti) != WR_JTI_LEN))
+        if (wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen))
             r_fail(r, "duplicate user or bad token");
-        if (!r->failed && wr_memq_token_add(q, t) != WR_OK)
+        else if (wr_memq_token_add(q, t) != WR_OK)
             r_fail(r, "out of memory");
         if (r->failed) {
             free(t);

@@ -514,7 +514,8 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
                       arg_known_version(s, r));
 }
 
-static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, bool consume,
+/* consume and verify (token.lua) and release (release.lua, sessions). */
+static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, op_t op,
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -524,26 +525,33 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r =
-        req_new(s, consume ? OP_CONSUME : OP_VERIFY, SC_TOKEN, strlen(u) + strlen(jti), arg);
+        req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN, strlen(u) + strlen(jti), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-                      wr_redis_conn_cmd_str(r->cmd, jti) &&
-                      wr_redis_conn_cmd_str(r->cmd, consume ? "1" : "0"));
+    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+              wr_redis_conn_cmd_str(r->cmd, jti);
+    if (op != OP_RELEASE)
+        ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
+    return submit(s, r, ok);
 }
 
 static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
                           wr_store_token_cb cb, void *arg)
 {
-    return r_token(st, q, u, jti, true, cb, arg);
+    return r_token(st, q, u, jti, OP_CONSUME, cb, arg);
 }
 
 static wr_err_t r_verify(wr_store_t *st, const char *q, const char *u, const char *jti,
                          wr_store_token_cb cb, void *arg)
 {
-    return r_token(st, q, u, jti, false, cb, arg);
+    return r_token(st, q, u, jti, OP_VERIFY, cb, arg);
+}
+
+static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const char *jti,
+                          wr_store_token_cb cb, void *arg)
+{
+    return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
 }
 
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -817,25 +825,6 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
         return WR_ENOMEM;
     r->cb.done = cb;
     return submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
-}
-
-/* release (sessions): release.lua, the same arguments as consume. */
-static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const char *jti,
-                          wr_store_token_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !jti ||
-        strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_RELEASE, SC_RELEASE, strlen(u) + strlen(jti), arg);
-    if (!r)
-        return WR_ENOMEM;
-    r->cb.token = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-                      wr_redis_conn_cmd_str(r->cmd, jti));
 }
 
 static const wr_store_ops_t redis_ops = {

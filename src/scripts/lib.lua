@@ -58,28 +58,23 @@ local function chunked(cmd, key, items)
   end
 end
 
--- Ends every session whose end <= now: removes it from sessions and
--- sessjti and counts it in sessionsExpiredTotal.
-local function expire_sessions(now)
-  local gone = redis.call('ZRANGEBYSCORE', K_SESSIONS, '-inf', fmt(now))
+-- Removes every member of the ZSET kz scored <= now, and its field of the
+-- HASH kh, and counts them in the state counter named counter.
+local function expire_set(kz, kh, counter, now)
+  local gone = redis.call('ZRANGEBYSCORE', kz, '-inf', fmt(now))
   if #gone > 0 then
-    chunked('HDEL', K_SESSJTI, gone)
-    chunked('ZREM', K_SESSIONS, gone)
-    redis.call('HINCRBY', K_STATE, 'sessionsExpiredTotal', #gone)
+    chunked('HDEL', kh, gone)
+    chunked('ZREM', kz, gone)
+    redis.call('HINCRBY', K_STATE, counter, #gone)
   end
 end
 
--- Expires every token whose expiry <= now: removes it from active and
--- tokens and counts it in expiredTotal; and every session that ended
--- (expire_sessions). Exact; no counter to drift.
+-- Expires every token whose expiry <= now (active and tokens, counted in
+-- expiredTotal) and ends every session whose end <= now (sessions and
+-- sessjti, counted in sessionsExpiredTotal). Exact; no counter to drift.
 local function expire_tokens(now)
-  local gone = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', fmt(now))
-  if #gone > 0 then
-    chunked('HDEL', K_TOKENS, gone)
-    chunked('ZREM', K_ACTIVE, gone)
-    redis.call('HINCRBY', K_STATE, 'expiredTotal', #gone)
-  end
-  expire_sessions(now)
+  expire_set(K_ACTIVE, K_TOKENS, 'expiredTotal', now)
+  expire_set(K_SESSIONS, K_SESSJTI, 'sessionsExpiredTotal', now)
 end
 
 -- The user's session end (a number) and jti when the user has one (ended

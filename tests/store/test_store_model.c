@@ -78,12 +78,25 @@ static int m_find_wait(m_queue_t *q, int u)
     return -1;
 }
 
-static int m_find_tok(m_queue_t *q, int u)
+/* Tokens and sessions: arrays of m_tok_t, searched and shrunk alike. */
+static int m_find_in(const m_tok_t *a, int n, int u)
 {
-    for (int i = 0; i < q->ntok; i++)
-        if (q->tok[i].user == u)
+    for (int i = 0; i < n; i++)
+        if (a[i].user == u)
             return i;
     return -1;
+}
+
+static void m_del_in(m_tok_t *a, int *n, int i)
+{
+    for (int k = i; k + 1 < *n; k++)
+        a[k] = a[k + 1];
+    (*n)--;
+}
+
+static int m_find_tok(m_queue_t *q, int u)
+{
+    return m_find_in(q->tok, q->ntok, u);
 }
 
 static void m_del_wait(m_queue_t *q, int i)
@@ -95,24 +108,17 @@ static void m_del_wait(m_queue_t *q, int i)
 
 static void m_del_tok(m_queue_t *q, int i)
 {
-    for (int k = i; k + 1 < q->ntok; k++)
-        q->tok[k] = q->tok[k + 1];
-    q->ntok--;
+    m_del_in(q->tok, &q->ntok, i);
 }
 
 static int m_find_sess(m_queue_t *q, int u)
 {
-    for (int i = 0; i < q->nsess; i++)
-        if (q->sess[i].user == u)
-            return i;
-    return -1;
+    return m_find_in(q->sess, q->nsess, u);
 }
 
 static void m_del_sess(m_queue_t *q, int i)
 {
-    for (int k = i; k + 1 < q->nsess; k++)
-        q->sess[k] = q->sess[k + 1];
-    q->nsess--;
+    m_del_in(q->sess, &q->nsess, i);
 }
 
 static void m_sweep(m_queue_t *q)
