@@ -186,13 +186,14 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     case WR_ROUTE_LEAVE:
     case WR_ROUTE_CONSUME:
     case WR_ROUTE_VERIFY:
+    case WR_ROUTE_RELEASE:
         if (!wr_api_has_secret(a)) {
             wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
                                 "the token secret is not loaded from the store yet", NULL, NULL,
                                 WR_API__RETRY_AFTER_UNAVAILABLE_S);
             return;
         }
-        if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY)
+        if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
             wr_api__handle_tokens(a, req, route, queue);
         else
             wr_api__handle_entries(a, req, route, queue);

@@ -1,7 +1,9 @@
 /*
  * api_tokens.c - the token routes: consume (POST .../tokens/consume, the
- * protected site's backend spends the token once) and verify (GET
- * .../tokens/verify, a reverse proxy's auth_request: 204 or 401/403).
+ * protected site's backend spends the token once), verify (GET
+ * .../tokens/verify, a reverse proxy's auth_request: 204 or 401/403) and
+ * release (POST .../tokens/release, sessions: the protected service ends
+ * the visit the consume opened; 204, or 403 reason noSession).
  *
  * Tokens: the store keeps the token's jti, issue time and expiry; the JWT is
  * signed by api_entries.c, deterministically, by whichever instance answers
@@ -10,20 +12,27 @@
  * touched; the store then checks that the jti is the user's live token and
  * (consume) deletes it atomically.
  *
- * Where the token comes from: consume takes the Bearer header, else the
- * JSON body's "token" (a body "userId", when given, must be the token's
- * user); verify takes Bearer, X-Waitroom-Token, or the wr_token_{queue}
- * cookie.
+ * Where the token comes from: consume and release take the Bearer header,
+ * else the JSON body's "token" (a body "userId", when given, must be the
+ * token's user); verify takes Bearer, X-Waitroom-Token, or the
+ * wr_token_{queue} cookie.
+ *
+ * Sessions outlive the token's exp: for verify and release, a token whose
+ * signature, issuer and queue check out but whose exp has passed still
+ * goes to the store (its session may be open); only when the store has
+ * nothing for it is the answer "expired". consume refuses it before the
+ * store, as always.
  *
  * A queue this instance does not know yet is read once from the store
  * first (it may not exist, or be disabled: passthrough). When the store
  * fails, the queue's fail policy decides (token_fail_policy): verify and
  * "closed" answer 503, "limited" lets consumes through within the queue's
  * fail-open budget (then 429 FAIL_OPEN_LIMITED), "open" lets every consume
- * through.
+ * through. release always answers 503 (the session lapses by itself).
  */
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +62,7 @@ static void token_fail_policy(wr_api__ctx_t *c, wr_err_t err)
     wr_api_t *a = c->api;
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
     wr_fail_policy_t p = cfg ? cfg->fail_policy : WR_FAIL_LIMITED;
-    if (c->route == WR_ROUTE_VERIFY || p == WR_FAIL_CLOSED) {
+    if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE || p == WR_FAIL_CLOSED) {
         wr_api__reply_unavailable(a, c->req, c->route, err);
         return;
     }
@@ -72,12 +81,12 @@ static void token_fail_policy(wr_api__ctx_t *c, wr_err_t err)
     wr_api__reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
 }
 
-/* A disabled queue (passthrough): verify answers 204, consume
+/* A disabled queue (passthrough): verify and release answer 204, consume
  * {"valid":true,"passthrough":true}. */
 static void reply_passthrough(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
 {
     static const char body[] = "{\"valid\":true,\"passthrough\":true}";
-    if (route == WR_ROUTE_VERIFY)
+    if (route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
         wr_api__reply_empty(a, req, route, 204);
     else
         wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
@@ -91,7 +100,7 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
     if (err == WR_OK && res && res->passthrough) {
         reply_passthrough(a, c->req, c->route);
     } else if (err == WR_OK) {
-        if (c->route == WR_ROUTE_VERIFY) {
+        if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE) {
             wr_api__reply_empty(a, c->req, c->route, 204);
         } else {
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
@@ -103,8 +112,10 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         if (err == WR_ETOKEN) {
             wr_token_reason_t r = res ? res->reason : WR_TOKEN_CONSUMED;
             /* A token past its expiry may already have been swept from the
-             * store (not live = "consumed"); name the better reason. */
-            if (r == WR_TOKEN_CONSUMED && c->claims.exp <= (int64_t)time(NULL))
+             * store (not live = "consumed"), or (verify, release) has no
+             * open session left; name the better reason. */
+            if ((r == WR_TOKEN_CONSUMED || r == WR_TOKEN_NO_SESSION) &&
+                c->claims.exp <= (int64_t)time(NULL))
                 r = WR_TOKEN_EXPIRED;
             reason = wr_token_reason_name(r);
         }
@@ -132,13 +143,18 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_token_claims_t cl;
     /* The JWT's exp is the store's expiry rounded down to the second; one
      * second of grace here means the signature check never refuses a token
-     * the store still holds live: the store's microsecond expiry decides. */
-    wr_token_reason_t r =
-        wr_token_verify_keys(tok, tok_len, a->keys, a->n_keys, (int64_t)time(NULL) - 1, &cl);
+     * the store still holds live: the store's microsecond expiry decides.
+     * verify and release check exp here only to name the reason: a session
+     * outlives the token, so a past exp still goes to the store. */
+    int64_t now_s = (int64_t)time(NULL) - 1;
+    bool session_route = route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE;
+    wr_token_reason_t r = wr_token_verify_keys(tok, tok_len, a->keys, a->n_keys,
+                                               session_route ? INT64_MIN : now_s, &cl);
+    bool past_exp = r == WR_TOKEN_OK && cl.exp <= now_s;
     if (r == WR_TOKEN_OK && strcmp(cl.queue, queue) != 0)
-        r = WR_TOKEN_WRONG_QUEUE;
+        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_WRONG_QUEUE;
     if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl.user) != 0)
-        r = WR_TOKEN_USER_MISMATCH;
+        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_USER_MISMATCH;
     if (r != WR_TOKEN_OK) {
         if (a->metrics) {
             char l[64];
@@ -158,6 +174,8 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     c->claims = cl;
     wr_err_t err = route == WR_ROUTE_CONSUME
                        ? wr_store_consume(a->store, queue, cl.user, cl.jti, token_cb, c)
+                   : route == WR_ROUTE_RELEASE
+                       ? wr_store_release(a->store, queue, cl.user, cl.jti, token_cb, c)
                        : wr_store_verify(a->store, queue, cl.user, cl.jti, token_cb, c);
     if (err != WR_OK) {
         token_fail_policy(c, err);
@@ -206,7 +224,7 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     json_t *body = NULL;
     char cookie_tok_name[WR_QUEUE_NAME_MAX + 16];
 
-    if (route == WR_ROUTE_CONSUME) {
+    if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_RELEASE) {
         struct evbuffer *in = evhttp_request_get_input_buffer(req);
         size_t blen = evbuffer_get_length(in);
         if (blen > 0) {

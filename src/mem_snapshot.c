@@ -2,7 +2,8 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 1. All integers little-endian.
+ * Format, version 2 (version 1, without the session part, still loads).
+ * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (wall clock)
  *   u32 secret_len, secret bytes
  *   u32 queue count, then per queue:
@@ -12,6 +13,9 @@
  *     u64 admitted consumed expired left rejected_full
  *     u64 waiting count, per user in line order: i64 score, u8 id_len, id
  *     u64 token count, per token: u8 id_len, id, 22 bytes jti, i64 iat_us, i64 exp_us
+ *     (version 2) u64 released sessions_expired
+ *     (version 2) u64 session count, per session: u8 id_len, id, 22 bytes jti,
+ *                 i64 opened_us, i64 end_us
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch.
  *
@@ -47,7 +51,7 @@
 
 #define SNAP_NAME    "waitroom.snapshot"
 #define SNAP_MAGIC   "WRMEMSNP"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u /* what is written; 1 and 2 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -202,6 +206,28 @@ static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
     return len;
 }
 
+/* n token records (a token or a session): u8 id_len, id, jti, iat, exp. */
+static void write_tokens(sio_t *w, wr_memq_token_t *const *a, size_t n)
+{
+    w_u64(w, n);
+    for (size_t i = 0; i < n && !w->failed; i++) {
+        const wr_memq_token_t *t = a[i];
+        w_u8(w, t->idlen);
+        w_bytes(w, t->id, t->idlen);
+        w_bytes(w, t->jti, WR_JTI_LEN);
+        w_u64(w, (uint64_t)t->iat_us);
+        w_u64(w, (uint64_t)t->exp_us);
+    }
+}
+
+/* Version 2: the session counters and the open sessions. */
+static void write_sessions(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->released_total);
+    w_u64(w, q->sessions_expired_total);
+    write_tokens(w, q->sess_heap, q->sess_n);
+}
+
 static void write_queue(sio_t *w, const wr_memq_t *q)
 {
     size_t nlen = strlen(q->name);
@@ -236,15 +262,8 @@ static void write_queue(sio_t *w, const wr_memq_t *q)
         w_u8(w, (uint8_t)len);
         w_bytes(w, id, len);
     }
-    w_u64(w, q->heap_n);
-    for (size_t i = 0; i < q->heap_n && !w->failed; i++) {
-        const wr_memq_token_t *t = q->heap[i];
-        w_u8(w, t->idlen);
-        w_bytes(w, t->id, t->idlen);
-        w_bytes(w, t->jti, WR_JTI_LEN);
-        w_u64(w, (uint64_t)t->iat_us);
-        w_u64(w, (uint64_t)t->exp_us);
-    }
+    write_tokens(w, q->heap, q->heap_n);
+    write_sessions(w, q);
 }
 
 static int fsync_dir(const char *dir)
@@ -355,7 +374,54 @@ wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t 
     return err;
 }
 
-static bool read_queue(wr_memq_db_t *db, sio_t *r)
+/* Reads one token record (write_tokens) into a new wr_memq_token_t, or
+ * NULL when r failed (the caller frees what it gets). */
+static wr_memq_token_t *read_token(sio_t *r)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t len = r_user(r, user);
+    if (r->failed)
+        return NULL;
+    wr_memq_token_t *t = wr_memq_token_new(user, len);
+    if (!t) {
+        r_fail(r, "out of memory");
+        return NULL;
+    }
+    r_bytes(r, t->jti, WR_JTI_LEN);
+    t->jti[WR_JTI_LEN] = '\0';
+    t->iat_us = (int64_t)r_u64(r);
+    t->exp_us = (int64_t)r_u64(r);
+    if (!r->failed && strlen(t->jti) != WR_JTI_LEN)
+        r_fail(r, "bad token");
+    if (r->failed) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Version 2: the session counters and the open sessions of q. */
+static void read_sessions(wr_memq_t *q, sio_t *r)
+{
+    q->released_total = r_u64(r);
+    q->sessions_expired_total = r_u64(r);
+    uint64_t ns = r_u64(r);
+    for (uint64_t i = 0; i < ns && !r->failed; i++) {
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
+            break;
+        if (wr_memq_session(q, t->id, t->idlen))
+            r_fail(r, "duplicate session");
+        else if (wr_memq_session_add(q, t) != WR_OK)
+            r_fail(r, "out of memory");
+        if (r->failed) {
+            free(t);
+            break;
+        }
+    }
+}
+
+static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
     char user[WR_ZSL_ID_MAX + 1];
@@ -430,28 +496,20 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r)
     }
     uint64_t nt = r_u64(r);
     for (uint64_t i = 0; i < nt && !r->failed; i++) {
-        uint8_t len = r_user(r, user);
-        if (r->failed)
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
             break;
-        wr_memq_token_t *t = wr_memq_token_new(user, len);
-        if (!t) {
-            r_fail(r, "out of memory");
-            break;
-        }
-        r_bytes(r, t->jti, WR_JTI_LEN);
-        t->jti[WR_JTI_LEN] = '\0';
-        t->iat_us = (int64_t)r_u64(r);
-        t->exp_us = (int64_t)r_u64(r);
-        if (!r->failed && (wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-                           strlen(t->jti) != WR_JTI_LEN))
+        if (wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen))
             r_fail(r, "duplicate user or bad token");
-        if (!r->failed && wr_memq_token_add(q, t) != WR_OK)
+        else if (wr_memq_token_add(q, t) != WR_OK)
             r_fail(r, "out of memory");
         if (r->failed) {
             free(t);
             break;
         }
     }
+    if (version >= 2 && !r->failed)
+        read_sessions(q, r);
     return !r->failed;
 }
 
@@ -485,7 +543,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     if (!r.failed && memcmp(magic, SNAP_MAGIC, 8) != 0)
         r_fail(&r, "not a waitroom snapshot (bad magic)");
     uint32_t version = r_u32(&r);
-    if (!r.failed && version != SNAP_VERSION)
+    if (!r.failed && (version < 1 || version > SNAP_VERSION))
         r_fail(&r, "unsupported snapshot version");
     (void)r_u64(&r); /* written_at_us */
     uint32_t slen = r_u32(&r);
@@ -495,7 +553,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     db->secret_len = r.failed ? 0 : slen;
     uint32_t nq = r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
-        read_queue(db, &r);
+        read_queue(db, &r, version);
     unsigned char want[32], got[32];
     unsigned int dlen = 0;
     r_digest(&r);
@@ -517,7 +575,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     err = WR_OK;
     uint64_t users = 0;
     for (size_t i = 0; i < db->nq; i++)
-        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n;
+        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n + db->queues[i]->sess_n;
     wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
 out:
     fclose(r.f);

@@ -91,76 +91,93 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
     return t;
 }
 
-static void heap_set(wr_memq_t *q, size_t i, wr_memq_token_t *t)
+/* The expiry heaps (tokens by exp_us, sessions by their end in exp_us):
+ * binary min-heaps of token pointers, each item knowing its index. */
+static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
 {
-    q->heap[i] = t;
+    h[i] = t;
     t->heap_idx = i;
 }
 
-static void heap_up(wr_memq_t *q, size_t i)
+static void heap_up(wr_memq_token_t **h, size_t i)
 {
-    wr_memq_token_t *t = q->heap[i];
+    wr_memq_token_t *t = h[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (q->heap[p]->exp_us <= t->exp_us)
+        if (h[p]->exp_us <= t->exp_us)
             break;
-        heap_set(q, i, q->heap[p]);
+        heap_set(h, i, h[p]);
         i = p;
     }
-    heap_set(q, i, t);
+    heap_set(h, i, t);
 }
 
-static void heap_down(wr_memq_t *q, size_t i)
+static void heap_down(wr_memq_token_t **h, size_t n, size_t i)
 {
-    wr_memq_token_t *t = q->heap[i];
+    wr_memq_token_t *t = h[i];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
         int64_t best = t->exp_us;
-        if (l < q->heap_n && q->heap[l]->exp_us < best) {
+        if (l < n && h[l]->exp_us < best) {
             m = l;
-            best = q->heap[l]->exp_us;
+            best = h[l]->exp_us;
         }
-        if (l + 1 < q->heap_n && q->heap[l + 1]->exp_us < best)
+        if (l + 1 < n && h[l + 1]->exp_us < best)
             m = l + 1;
         if (m == i)
             break;
-        heap_set(q, i, q->heap[m]);
+        heap_set(h, i, h[m]);
         i = m;
     }
-    heap_set(q, i, t);
+    heap_set(h, i, t);
+}
+
+static wr_err_t heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
+{
+    if (n + extra <= *capp)
+        return WR_OK;
+    size_t cap = *capp ? *capp : 16;
+    while (cap < n + extra)
+        cap *= 2;
+    wr_memq_token_t **a = realloc(*h, cap * sizeof *a);
+    if (!a)
+        return WR_ENOMEM;
+    *h = a;
+    *capp = cap;
+    return WR_OK;
 }
 
 static wr_err_t heap_reserve(wr_memq_t *q, size_t extra)
 {
-    if (q->heap_n + extra <= q->heap_cap)
-        return WR_OK;
-    size_t cap = q->heap_cap ? q->heap_cap : 16;
-    while (cap < q->heap_n + extra)
-        cap *= 2;
-    wr_memq_token_t **h = realloc(q->heap, cap * sizeof *h);
-    if (!h)
-        return WR_ENOMEM;
-    q->heap = h;
-    q->heap_cap = cap;
-    return WR_OK;
+    return heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
 }
 
-/* Pushes t; heap_reserve(q, 1) must have succeeded. */
+/* Pushes t; room must have been reserved. */
+static void heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+{
+    heap_set(h, (*n)++, t);
+    heap_up(h, *n - 1);
+}
+
 static void heap_push(wr_memq_t *q, wr_memq_token_t *t)
 {
-    heap_set(q, q->heap_n++, t);
-    heap_up(q, q->heap_n - 1);
+    heap_push_in(q->heap, &q->heap_n, t);
+}
+
+static void heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+{
+    size_t i = t->heap_idx;
+    wr_memq_token_t *last = h[--*n];
+    if (i == *n)
+        return;
+    heap_set(h, i, last);
+    heap_up(h, i);
+    heap_down(h, *n, last->heap_idx);
 }
 
 static void heap_remove(wr_memq_t *q, wr_memq_token_t *t)
 {
-    size_t i = t->heap_idx;
-    wr_memq_token_t *last = q->heap[--q->heap_n];
-    if (i == q->heap_n)
-        return;
-    heap_set(q, i, last);
-    heap_up(q, i);
-    heap_down(q, last->heap_idx);
+    heap_remove_in(q->heap, &q->heap_n, t);
 }
 
 wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t)
@@ -182,6 +199,8 @@ static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
     free(t);
 }
 
+static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
+
 wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen)
 {
     return wr_idhash_get(q->tokens, user, ulen);
@@ -194,6 +213,7 @@ void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
         q->expired_total++;
         *dirty = true;
     }
+    session_sweep(q, now_us, dirty);
 }
 
 /* ---- the line -------------------------------------------------------- */
@@ -341,6 +361,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, in
     return WR_OK;
 }
 
+static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
+
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
@@ -349,12 +371,13 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         wr_memq_sweep(q, now_us, dirty);
         t = wr_memq_token(q, user, ulen);
     }
+    bool ended = session_end(q, user, ulen, now_us, dirty);
     if (n)
         line_remove(q, n);
     else if (t)
         token_drop(q, t);
     else
-        return WR_ENOTINQUEUE;
+        return ended ? WR_OK : WR_ENOTINQUEUE;
     q->left_total++;
     *dirty = true;
     return WR_OK;
@@ -371,7 +394,8 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *d
     uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
     if (cfg->max_active > 0) {
-        uint64_t room = cfg->max_active > q->heap_n ? cfg->max_active - q->heap_n : 0;
+        uint64_t active = q->heap_n + q->sess_n; /* live tokens and open sessions */
+        uint64_t room = cfg->max_active > active ? cfg->max_active - active : 0;
         if (n > room)
             n = room;
     }
@@ -389,11 +413,17 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *d
     return WR_OK;
 }
 
+static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty);
+
 wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
                            bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty)
 {
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
     if (!t || strcmp(t->jti, jti) != 0) {
+        /* verify: the jti of an open session passes (past the token's exp) */
+        wr_memq_token_t *ss = consume ? NULL : wr_memq_session(q, user, ulen);
+        if (ss && ss->exp_us > now_us && strcmp(ss->jti, jti) == 0)
+            return WR_OK;
         *reason = WR_TOKEN_CONSUMED;
         return WR_ETOKEN;
     }
@@ -405,6 +435,11 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
         }
         *reason = WR_TOKEN_EXPIRED;
         return WR_ETOKEN;
+    }
+    if (consume && q->cfg->cfg.session_seconds > 0) {
+        wr_err_t err = session_open(q, t, now_us, dirty);
+        if (err != WR_OK)
+            return err;
     }
     if (consume) {
         token_drop(q, t);
@@ -419,12 +454,15 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
     st->waiting = wr_zsl_length(q->line);
-    st->active = q->heap_n;
+    st->active = q->heap_n + q->sess_n;
     st->admitted_total = q->admitted_total;
     st->consumed_total = q->consumed_total;
     st->expired_total = q->expired_total;
     st->left_total = q->left_total;
     st->rejected_full_total = q->rejected_full_total;
+    st->sessions = q->sess_n;
+    st->released_total = q->released_total;
+    st->sessions_expired_total = q->sessions_expired_total;
 }
 
 static void queue_free(wr_memq_t *q)
@@ -434,6 +472,10 @@ static void queue_free(wr_memq_t *q)
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);
+    for (size_t i = 0; i < q->sess_n; i++)
+        free(q->sess_heap[i]);
+    free(q->sess_heap);
+    wr_idhash_free(q->sessions);
     wr_idhash_free(q->tokens);
     wr_idhash_free(q->waiting);
     wr_zsl_free(q->line);
@@ -451,7 +493,8 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     q->line = wr_zsl_new(db->seed);
     q->waiting = wr_idhash_new(node_key);
     q->tokens = wr_idhash_new(token_key);
-    if (!q->line || !q->waiting || !q->tokens) {
+    q->sessions = wr_idhash_new(token_key);
+    if (!q->line || !q->waiting || !q->tokens || !q->sessions) {
         queue_free(q);
         return NULL;
     }
@@ -560,4 +603,104 @@ void wr_memq_db_clear(wr_memq_db_t *db)
     free(db->queues);
     db->queues = NULL;
     db->nq = db->capq = 0;
+}
+
+/* ---- sessions (sessionSeconds) ------------------------------------------ */
+
+/* A session is a wr_memq_token_t held in sessions (by user) and in
+ * sess_heap (by exp_us, the session's end): jti is the consumed token's,
+ * iat_us the consume time. A user has at most one session; it is
+ * independent of line and tokens (the user may join again meanwhile). */
+
+wr_memq_token_t *wr_memq_session(const wr_memq_t *q, const char *user, size_t ulen)
+{
+    return wr_idhash_get(q->sessions, user, ulen);
+}
+
+wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t)
+{
+    if (heap_reserve_in(&q->sess_heap, q->sess_n, &q->sess_cap, 1) != WR_OK)
+        return WR_ENOMEM;
+    wr_err_t err = wr_idhash_put(q->sessions, t);
+    if (err != WR_OK)
+        return err;
+    heap_push_in(q->sess_heap, &q->sess_n, t);
+    return WR_OK;
+}
+
+static void session_drop(wr_memq_t *q, wr_memq_token_t *t)
+{
+    heap_remove_in(q->sess_heap, &q->sess_n, t);
+    wr_idhash_del(q->sessions, t->id, t->idlen);
+    free(t);
+}
+
+static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    while (q->sess_n > 0 && q->sess_heap[0]->exp_us <= now_us) {
+        session_drop(q, q->sess_heap[0]);
+        q->sessions_expired_total++;
+        *dirty = true;
+    }
+}
+
+/* Opens (or replaces) the session of token t's user, before t is dropped:
+ * same jti, ending now + sessionSeconds. WR_OK or WR_ENOMEM (q unchanged). */
+static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty)
+{
+    int64_t end = now_us + (int64_t)q->cfg->cfg.session_seconds * MICRO;
+    wr_memq_token_t *ss = wr_memq_session(q, t->id, t->idlen);
+    if (ss) {
+        memcpy(ss->jti, t->jti, sizeof ss->jti);
+        ss->iat_us = now_us;
+        ss->exp_us = end;
+        heap_up(q->sess_heap, ss->heap_idx);
+        heap_down(q->sess_heap, q->sess_n, ss->heap_idx);
+    } else {
+        ss = wr_memq_token_new(t->id, t->idlen);
+        if (!ss)
+            return WR_ENOMEM;
+        memcpy(ss->jti, t->jti, sizeof ss->jti);
+        ss->iat_us = now_us;
+        ss->exp_us = end;
+        wr_err_t err = wr_memq_session_add(q, ss);
+        if (err != WR_OK) {
+            free(ss);
+            return err;
+        }
+    }
+    *dirty = true;
+    return WR_OK;
+}
+
+/* Ends user's session if it is open at now_us (released_total); true if
+ * it did. A lapsed one is left to the sweep. */
+static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
+{
+    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
+    if (!ss || ss->exp_us <= now_us)
+        return false;
+    session_drop(q, ss);
+    q->released_total++;
+    *dirty = true;
+    return true;
+}
+
+wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                         int64_t now_us, wr_token_reason_t *reason, bool *dirty)
+{
+    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
+    if (ss && strcmp(ss->jti, jti) == 0) {
+        if (ss->exp_us > now_us) {
+            session_drop(q, ss);
+            q->released_total++;
+            *dirty = true;
+            return WR_OK;
+        }
+        session_drop(q, ss); /* lapsed, not yet swept */
+        q->sessions_expired_total++;
+        *dirty = true;
+    }
+    *reason = WR_TOKEN_NO_SESSION;
+    return WR_ETOKEN;
 }

@@ -76,6 +76,14 @@ typedef struct {
     int64_t last_score; /* highest arrival score ever given out */
     wr_budget_t budget;
     uint64_t admitted_total, consumed_total, expired_total, left_total, rejected_full_total;
+    /* Sessions (sessionSeconds; see wr_memq_release): user id -> session,
+     * a wr_memq_token_t with the consumed jti and exp_us = its end, and a
+     * min-heap of the same by end. Independent of line and tokens; the
+     * active count is heap_n + sess_n. */
+    wr_idhash_t *sessions;
+    wr_memq_token_t **sess_heap;
+    size_t sess_n, sess_cap;
+    uint64_t released_total, sessions_expired_total;
 } wr_memq_t;
 
 /* The user's node in the line (borrowed while it is in the line), or NULL. */
@@ -109,7 +117,8 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen);
 wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t);
 
 /* Removes every token with exp_us <= now_us, counting each in
- * expired_total. O(k log N) for k removed. */
+ * expired_total, and every session ending <= now_us, counting each in
+ * sessions_expired_total. O(k log N) for k removed. */
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* The queue's counters as the store interface reports them. */
@@ -139,7 +148,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, in
                        int64_t wall_us, wr_entry_t *e, bool *dirty);
 
 /* Removes user from the line or, after a sweep at now_us, revokes their
- * token; counts left_total. WR_OK, or WR_ENOTINQUEUE (in neither). */
+ * token (counts left_total); and ends their session open at now_us
+ * (counts released_total). WR_OK, or WR_ENOTINQUEUE (none of the three). */
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
 /*
@@ -162,9 +172,32 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *d
  * with *reason WR_TOKEN_CONSUMED (no token, or another jti) or
  * WR_TOKEN_EXPIRED (exp_us <= now_us; consume removes it, counted in
  * expired_total; verify leaves it). *reason is untouched on WR_OK.
+ * Sessions: a consume with session_seconds > 0 opens (or replaces) the
+ * user's session with that jti, ending now_us + session_seconds (WR_ENOMEM
+ * with q unchanged when it cannot); verify of a jti that is not the live
+ * token's answers WR_OK when it is the jti of the user's session open at
+ * now_us.
  */
 wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
                            bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+
+/* The user's session (borrowed while it is open), or NULL. */
+wr_memq_token_t *wr_memq_session(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* Adds session t (a wr_memq_token_new whose exp_us is the end; the user
+ * has no session) to sessions and its heap; takes ownership on WR_OK.
+ * WR_ENOMEM (or WR_EINVAL): q unchanged, the caller still owns t. */
+wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t);
+
+/*
+ * release of user's session jti at now_us, looking only at that session
+ * (no sweep, as release.lua): WR_OK when it was open (removed, counted in
+ * released_total); else WR_ETOKEN with *reason WR_TOKEN_NO_SESSION - a
+ * lapsed one with that jti is removed then, counted in
+ * sessions_expired_total.
+ */
+wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                         int64_t now_us, wr_token_reason_t *reason, bool *dirty);
 
 /*
  * The embedded store's data: the queues, sorted by name (binary search;

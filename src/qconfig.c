@@ -121,6 +121,7 @@ static const char *const top_keys[] = {
     "tickMs",    "maxActive",  "maxQueueSize",   "tokenTtlSeconds",
     "pollBands", "pollJitter", "failPolicy",     "failOpenPerSecond",
     "targetUrl", "inviteKey",  "returnOrigins",  "tokenInQuery",
+    "sessionSeconds",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -371,6 +372,11 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
             return err;
         c->token_ttl_seconds = (uint32_t)i;
     }
+    if ((v = json_object_get(obj, "sessionSeconds"))) {
+        if ((err = get_int(e, v, "sessionSeconds", 0, 86400, &i)))
+            return err;
+        c->session_seconds = (uint32_t)i;
+    }
     if ((v = json_object_get(obj, "pollBands")) && (err = parse_poll_bands(e, v, c)))
         return err;
     if ((v = json_object_get(obj, "pollJitter"))) {
@@ -536,6 +542,7 @@ static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
     }
     set(o, "returnOrigins", origins, &ok);
     set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
+    set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;

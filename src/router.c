@@ -27,6 +27,7 @@ static const pattern_t patterns[] = {
     {{"v1", "queues", "*", "entries", "me"}, 5, WR_METHOD_DELETE, WR_ROUTE_LEAVE},
     {{"v1", "queues", "*", "tokens", "consume"}, 5, WR_METHOD_POST, WR_ROUTE_CONSUME},
     {{"v1", "queues", "*", "tokens", "verify"}, 5, WR_METHOD_GET, WR_ROUTE_VERIFY},
+    {{"v1", "queues", "*", "tokens", "release"}, 5, WR_METHOD_POST, WR_ROUTE_RELEASE},
     {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_PUT, WR_ROUTE_ADMIN_PUT},
     {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_PATCH, WR_ROUTE_ADMIN_PATCH},
     {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_GET, WR_ROUTE_ADMIN_GET},
@@ -58,6 +59,7 @@ static const char *names[WR_ROUTE_COUNT] = {
     [WR_ROUTE_QUEUE_PAGE] = "queue_page",
     [WR_ROUTE_DASHBOARD] = "dashboard",
     [WR_ROUTE_STATIC] = "static",
+    [WR_ROUTE_RELEASE] = "release",
 };
 
 typedef struct {

@@ -126,6 +126,10 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
     wr_metrics_set(m, "waitroom_queue_expired_total", l, (double)st->expired_total);
     wr_metrics_set(m, "waitroom_queue_left_total", l, (double)st->left_total);
     wr_metrics_set(m, "waitroom_queue_rejected_full_total", l, (double)st->rejected_full_total);
+    wr_metrics_set(m, "waitroom_queue_sessions", l, (double)st->sessions);
+    wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
+    wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
+                   (double)st->sessions_expired_total);
     double r = wr_rate_window_rate(&e->rate);
     wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
     wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
@@ -370,8 +374,9 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     if (s->metrics) {
         wr_metrics_describe(s->metrics, "waitroom_queue_waiting", WR_METRIC_GAUGE,
                             "People waiting in line (store-wide).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
-                            "Live, unconsumed entry tokens (store-wide, exact).");
+        wr_metrics_describe(
+            s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
+            "Live, unconsumed entry tokens plus open sessions (store-wide, exact).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admitted_total", WR_METRIC_COUNTER,
                             "Users admitted (store-wide total).");
         wr_metrics_describe(s->metrics, "waitroom_queue_consumed_total", WR_METRIC_COUNTER,
@@ -382,6 +387,12 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
                             "Users who left the line or gave back a token (store-wide total).");
         wr_metrics_describe(s->metrics, "waitroom_queue_rejected_full_total", WR_METRIC_COUNTER,
                             "Joins refused because the line was full (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_sessions", WR_METRIC_GAUGE,
+                            "Open sessions (part of active; store-wide, exact).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_released_total", WR_METRIC_COUNTER,
+                            "Sessions ended by release or leave (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
+                            "Sessions that lapsed after sessionSeconds (store-wide total).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
                             "Admissions per second over the last minute.");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,

@@ -52,6 +52,9 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
     st->expired_total = u64(e[4]);
     st->left_total = u64(e[5]);
     st->rejected_full_total = u64(e[6]);
+    st->sessions = u64(e[7]);
+    st->released_total = u64(e[8]);
+    st->sessions_expired_total = u64(e[9]);
 }
 
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
@@ -113,7 +116,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiii"))
+    if (!shape(rep, "iiiisiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -150,6 +153,9 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
     case -3:
         res->reason = WR_TOKEN_EXPIRED;
         return WR_ETOKEN;
+    case -4:
+        res->reason = WR_TOKEN_NO_SESSION;
+        return WR_ETOKEN;
     default:
         return WR_EPROTO;
     }
@@ -159,7 +165,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)

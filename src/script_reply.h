@@ -37,8 +37,9 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res, wr_queue_config_t *cfg);
 
-/* token.lua (consume, verify): WR_OK (res->passthrough when the queue is
- * disabled); WR_ETOKEN with res->reason CONSUMED or EXPIRED; WR_ENOTFOUND;
+/* token.lua (consume, verify) and release.lua: WR_OK (res->passthrough
+ * when the queue is disabled); WR_ETOKEN with res->reason CONSUMED or
+ * EXPIRED (token.lua) or NO_SESSION (release.lua, code -4); WR_ENOTFOUND;
  * WR_EPROTO. */
 wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res);
 

@@ -38,12 +38,16 @@ typedef enum {
 /* A queue's counters and gauges, cluster-wide (all instances). */
 typedef struct {
     uint64_t waiting;             /* people in line now */
-    uint64_t active;              /* live, unconsumed tokens now (exact) */
+    uint64_t active;              /* live, unconsumed tokens + open sessions now (exact) */
     uint64_t admitted_total;      /* ever admitted */
     uint64_t consumed_total;      /* tokens consumed */
     uint64_t expired_total;       /* tokens that expired unused */
     uint64_t left_total;          /* explicit leaves (line or token revoke) */
     uint64_t rejected_full_total; /* joins refused with QUEUE_FULL */
+    /* Sessions (sessionSeconds > 0): */
+    uint64_t sessions;               /* open sessions now (part of active) */
+    uint64_t released_total;         /* sessions ended by release or leave */
+    uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -69,7 +73,8 @@ typedef struct {
 /* The answer of consume and verify. */
 typedef struct {
     bool passthrough;         /* queue disabled: valid without a token */
-    wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED */
+    wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED;
+                                 release: WR_TOKEN_NO_SESSION */
 } wr_token_check_t;
 
 /* A queue with its config and stats: the answer of get and list. */
@@ -108,15 +113,19 @@ typedef struct wr_store_ops {
     wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                        void *arg);
     /* leave: removes the user from the line, or revokes their live token
-     * (freeing the active slot at once). WR_ENOTINQUEUE otherwise. */
+     * (freeing the active slot at once; both counted in left_total); and
+     * ends their open session (counted in released_total). WR_OK when it
+     * removed anything, WR_ENOTINQUEUE otherwise. */
     wr_err_t (*leave)(wr_store_t *s, const char *queue, const char *user, wr_store_done_cb cb,
                       void *arg);
     /*
-     * admit: one admission tick. Atomically: expire tokens past their expiry,
+     * admit: one admission tick. Atomically: expire tokens past their expiry
+     * and sessions past their end (counted in sessions_expired_total),
      * compute the tick from the store clock (floor(now / tickMs)); if this tick
      * was already run (by any instance) admit nobody; else advance the
      * fractional budget (queue.h semantics), pop up to n users in arrival
-     * order (n limited by the line and by maxActive - active), give each a
+     * order (n limited by the line and by maxActive - active, where active
+     * counts live tokens and open sessions), give each a
      * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
      */
     wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
@@ -125,12 +134,28 @@ typedef struct wr_store_ops {
      * deletes it (single use). WR_OK when consumed; WR_ETOKEN with reason
      * CONSUMED (not live) or EXPIRED; WR_ENOTFOUND; passthrough when the
      * queue is disabled (WR_OK, res->passthrough).
+     * Sessions: with sessionSeconds > 0 the same step opens the user's
+     * session (jti kept, ends at now + sessionSeconds, store clock); it
+     * counts in active until release, leave or its end. One session per
+     * user: a later consume by the same user replaces it.
      */
     wr_err_t (*consume)(wr_store_t *s, const char *queue, const char *user, const char *jti,
                         wr_store_token_cb cb, void *arg);
-    /* verify: the same check as consume, without consuming. */
+    /* verify: the same check as consume, without consuming; also WR_OK for
+     * the jti of the user's open session (end > now), even past the token's
+     * expiry; a session that ended answers CONSUMED. */
     wr_err_t (*verify)(wr_store_t *s, const char *queue, const char *user, const char *jti,
                        wr_store_token_cb cb, void *arg);
+    /*
+     * release: ends user's open session whose jti is jti: WR_OK (counted in
+     * released_total; the active slot is free at once); WR_ETOKEN with
+     * reason WR_TOKEN_NO_SESSION when there is none (never opened, another
+     * jti, released, lapsed - a lapsed one not yet swept is removed then,
+     * counted in sessions_expired_total); a live unconsumed token is left
+     * untouched. WR_ENOTFOUND; passthrough when the queue is disabled.
+     */
+    wr_err_t (*release)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                        wr_store_token_cb cb, void *arg);
 
     /* config_put: creates or replaces the queue's config; the line, tokens
      * and counters are kept. Every instance sees it on its next operation. */
@@ -192,6 +217,11 @@ static inline wr_err_t wr_store_verify(wr_store_t *s, const char *q, const char 
                                        wr_store_token_cb cb, void *arg)
 {
     return s->ops->verify(s, q, u, jti, cb, arg);
+}
+static inline wr_err_t wr_store_release(wr_store_t *s, const char *q, const char *u,
+                                        const char *jti, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->release(s, q, u, jti, cb, arg);
 }
 static inline wr_err_t wr_store_config_put(wr_store_t *s, const char *q,
                                            const wr_queue_config_t *cfg, wr_store_done_cb cb,

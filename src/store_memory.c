@@ -386,8 +386,11 @@ out:
     return WR_OK;
 }
 
+typedef enum { T_VERIFY, T_CONSUME, T_RELEASE } token_mode_t;
+
+/* consume, verify and release (sessions): the same checks and answer. */
 static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, const char *jti,
-                         wr_store_token_cb cb, void *arg, bool consume)
+                         wr_store_token_cb cb, void *arg, token_mode_t mode)
 {
     mstore_t *s = (mstore_t *)base;
     wr_err_t err = check_call(s, queue, (const void *)cb);
@@ -407,8 +410,11 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     it->has_res = true;
     if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
+    else if (mode == T_RELEASE)
+        it->err = wr_memq_release(q, user, strlen(user), jti, now_us(s), &it->res.token.reason,
+                                  &s->dirty);
     else
-        it->err = wr_memq_token_use(q, user, strlen(user), jti, consume, now_us(s),
+        it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME, now_us(s),
                                     &it->res.token.reason, &s->dirty);
 out:
     item_enqueue(s, it);
@@ -418,13 +424,19 @@ out:
 static wr_err_t mem_consume(wr_store_t *base, const char *queue, const char *user, const char *jti,
                             wr_store_token_cb cb, void *arg)
 {
-    return token_op(base, queue, user, jti, cb, arg, true);
+    return token_op(base, queue, user, jti, cb, arg, T_CONSUME);
 }
 
 static wr_err_t mem_verify(wr_store_t *base, const char *queue, const char *user, const char *jti,
                            wr_store_token_cb cb, void *arg)
 {
-    return token_op(base, queue, user, jti, cb, arg, false);
+    return token_op(base, queue, user, jti, cb, arg, T_VERIFY);
+}
+
+static wr_err_t mem_release(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                            wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, T_RELEASE);
 }
 
 static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
@@ -745,6 +757,7 @@ static const wr_store_ops_t memory_ops = {
     .admit = mem_admit,
     .consume = mem_consume,
     .verify = mem_verify,
+    .release = mem_release,
     .config_put = mem_config_put,
     .queue_get = mem_queue_get,
     .queue_list = mem_queue_list,

@@ -71,15 +71,17 @@ enum script_id {
     SC_DELETE,
     SC_PUT,
     SC_SECRET,
+    SC_RELEASE,
     SC_COUNT,
 };
 
 /* The script table of the connection, by enum script_id. */
 static const wr_redis_conn_script_t scripts[SC_COUNT] = {
-    [SC_ENTRY] = {LIB, "scripts/entry.lua"},    [SC_LEAVE] = {LIB, "scripts/leave.lua"},
-    [SC_TOKEN] = {LIB, "scripts/token.lua"},    [SC_ADMIT] = {LIB, "scripts/admit.lua"},
-    [SC_GET] = {LIB, "scripts/queue_get.lua"},  [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
-    [SC_PUT] = {LIB, "scripts/config_put.lua"}, [SC_SECRET] = {NULL, "scripts/secret.lua"},
+    [SC_ENTRY] = {LIB, "scripts/entry.lua"},     [SC_LEAVE] = {LIB, "scripts/leave.lua"},
+    [SC_TOKEN] = {LIB, "scripts/token.lua"},     [SC_ADMIT] = {LIB, "scripts/admit.lua"},
+    [SC_GET] = {LIB, "scripts/queue_get.lua"},   [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
+    [SC_PUT] = {LIB, "scripts/config_put.lua"},  [SC_SECRET] = {NULL, "scripts/secret.lua"},
+    [SC_RELEASE] = {LIB, "scripts/release.lua"},
 };
 
 typedef enum {
@@ -95,6 +97,7 @@ typedef enum {
     OP_SECRET,
     OP_PING,
     OP_NAMES,
+    OP_RELEASE,
 } op_t;
 
 struct rstore;
@@ -145,7 +148,7 @@ static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, 
     struct req *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->cmd = wr_redis_conn_cmd_new(script, 512 + 5 * (WR_QUEUE_NAME_MAX + 16) + extra);
+    r->cmd = wr_redis_conn_cmd_new(script, 512 + 8 * (WR_QUEUE_NAME_MAX + 16) + extra);
     if (!r->cmd) {
         free(r);
         return NULL;
@@ -166,13 +169,15 @@ static void req_free(struct req *r)
     free(r);
 }
 
-/* numkeys and the five keys of queue q, in the order of lib.lua. */
+/* numkeys and the keys of queue q, in the order of lib.lua. */
 static bool arg_queue_keys(struct req *r, const char *q)
 {
-    static const char *const suffix[5] = {"config", "waiting", "active", "tokens", "state"};
-    if (!wr_redis_conn_cmd_str(r->cmd, "5"))
+    static const char *const suffix[] = {"config", "waiting",  "active", "tokens",
+                                         "state",  "sessions", "sessjti"};
+    enum { NKEYS = sizeof suffix / sizeof suffix[0] };
+    if (!wr_redis_conn_cmd_fmt(r->cmd, "%d", (int)NKEYS))
         return false;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < NKEYS; i++)
         if (!wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:%s", q, suffix[i]))
             return false;
     snprintf(r->queue, sizeof r->queue, "%s", q);
@@ -201,6 +206,7 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_CONSUME:
     case OP_VERIFY:
+    case OP_RELEASE:
         r->cb.token(err, NULL, r->arg);
         break;
     case OP_GET:
@@ -331,7 +337,8 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     }
     case OP_CONSUME:
-    case OP_VERIFY: {
+    case OP_VERIFY:
+    case OP_RELEASE: {
         wr_token_check_t res;
         err = wr_script_reply_token(rep, &res);
         r->cb.token(err, (err == WR_OK || err == WR_ETOKEN) ? &res : NULL, r->arg);
@@ -507,7 +514,8 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
                       arg_known_version(s, r));
 }
 
-static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, bool consume,
+/* consume and verify (token.lua) and release (release.lua, sessions). */
+static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, op_t op,
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -517,26 +525,33 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r =
-        req_new(s, consume ? OP_CONSUME : OP_VERIFY, SC_TOKEN, strlen(u) + strlen(jti), arg);
+        req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN, strlen(u) + strlen(jti), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-                      wr_redis_conn_cmd_str(r->cmd, jti) &&
-                      wr_redis_conn_cmd_str(r->cmd, consume ? "1" : "0"));
+    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+              wr_redis_conn_cmd_str(r->cmd, jti);
+    if (op != OP_RELEASE)
+        ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
+    return submit(s, r, ok);
 }
 
 static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
                           wr_store_token_cb cb, void *arg)
 {
-    return r_token(st, q, u, jti, true, cb, arg);
+    return r_token(st, q, u, jti, OP_CONSUME, cb, arg);
 }
 
 static wr_err_t r_verify(wr_store_t *st, const char *q, const char *u, const char *jti,
                          wr_store_token_cb cb, void *arg)
 {
-    return r_token(st, q, u, jti, false, cb, arg);
+    return r_token(st, q, u, jti, OP_VERIFY, cb, arg);
+}
+
+static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const char *jti,
+                          wr_store_token_cb cb, void *arg)
+{
+    return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
 }
 
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -583,7 +598,8 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->tick_ms) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_active) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds)) {
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds)) {
         err = WR_EINVAL;
         goto out;
     }
@@ -819,6 +835,7 @@ static const wr_store_ops_t redis_ops = {
     .admit = r_admit,
     .consume = r_consume,
     .verify = r_verify,
+    .release = r_release,
     .config_put = r_config_put,
     .queue_get = r_queue_get,
     .queue_list = r_queue_list,

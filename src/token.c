@@ -59,6 +59,7 @@ static const char *const reason_names[] = {
     [WR_TOKEN_CONSUMED] = "consumed",
     [WR_TOKEN_USER_MISMATCH] = "user_mismatch",
     [WR_TOKEN_WRONG_ISSUER] = "wrong_issuer",
+    [WR_TOKEN_NO_SESSION] = "noSession",
 };
 
 const char *wr_token_reason_name(wr_token_reason_t r)

@@ -38,6 +38,7 @@ typedef enum {
     WR_TOKEN_CONSUMED,      /* "consumed": not live in the store (used, revoked) */
     WR_TOKEN_USER_MISMATCH, /* "user_mismatch": userId given and different */
     WR_TOKEN_WRONG_ISSUER,  /* "wrong_issuer": MAC verifies but iss is not "waitroom" */
+    WR_TOKEN_NO_SESSION,    /* "noSession": release found no open session */
 } wr_token_reason_t;
 
 /* The claims of a verified token; strings are NUL-terminated copies. */

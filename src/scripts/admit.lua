@@ -1,8 +1,9 @@
 -- admit.lua - one admission tick (lib.lua prepended).
 -- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
--- Reply, always 12 elements:
+-- Reply, always 15 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
---    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal}
+--    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
+--    releasedTotal, sessionsExpiredTotal}
 --   code: 0 ok, -1 no queue.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
@@ -14,7 +15,7 @@ local seed, known = ARGV[1], ARGV[2]
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
   'maxActive', 'ttlSec', 'json')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
@@ -65,7 +66,7 @@ if tick > last_tick then
     local n = math.min(allowed, waiting)
     local max_active = tonumber(cfg[6] or '0')
     if max_active > 0 then
-      local room = max_active - redis.call('ZCARD', K_ACTIVE)
+      local room = max_active - active_count()
       if room < 0 then
         room = 0
       end
@@ -95,5 +96,5 @@ if tick > last_tick then
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
 end
 
-local w, a, at, ct, et, lt, rt = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt}
+local w, a, at, ct, et, lt, rt, sn, rl, se = stats()
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se}

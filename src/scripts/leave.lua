@@ -1,17 +1,33 @@
--- leave.lua - leave the line or revoke the live token (lib.lua prepended).
--- ARGV[1] user. Reply: 0 left, -1 no queue, -3 not in queue.
+-- leave.lua - leave the line or revoke the live token, and end the open
+-- session (lib.lua prepended).
+-- ARGV[1] user. Reply: 0 left (anything removed), -1 no queue, -3 not in
+-- queue. Line or token count in leftTotal, the session in releasedTotal.
+-- Sweeps only when the user is not in line (as before sessions); a session
+-- of a user in line that has already ended is left to the sweep.
 local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then
   return -1
 end
+local now = now_us()
+local left = false
 if redis.call('ZREM', K_WAITING, user) == 1 then
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
-  return 0
+  left = true
+else
+  expire_tokens(now)
+  if redis.call('HDEL', K_TOKENS, user) == 1 then
+    redis.call('ZREM', K_ACTIVE, user)
+    redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+    left = true
+  end
 end
-expire_tokens(now_us())
-if redis.call('HDEL', K_TOKENS, user) == 1 then
-  redis.call('ZREM', K_ACTIVE, user)
-  redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+local send = session_of(user)
+if send and send > now then
+  session_drop(user)
+  redis.call('HINCRBY', K_STATE, 'releasedTotal', 1)
+  left = true
+end
+if left then
   return 0
 end
 return -3

@@ -9,12 +9,17 @@
 --   KEYS[3] wr:{q}:active  ZSET user -> token expiry us
 --   KEYS[4] wr:{q}:tokens  HASH user -> "jti:iat_us:exp_us"
 --   KEYS[5] wr:{q}:state   HASH lastScore, lastTick, carryMicro, counters
+--   KEYS[6] wr:{q}:sessions ZSET user -> session end us (sessionSeconds)
+--   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
+-- The config hash also holds sessionSec (absent = 0). active = ZCARD active
+-- + ZCARD sessions: both sets hold each member once, so the count is exact.
 --
 -- Numbers: microsecond times are about 1.8e15, exact in a Lua double (below
 -- 2^53). They are written to Redis with string.format('%d') and returned
 -- as Lua numbers, which Redis turns into integer replies. Never tostring()
 -- or '..' a time (14 significant digits only).
 local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -53,15 +58,44 @@ local function chunked(cmd, key, items)
   end
 end
 
--- Expires every token whose expiry <= now: removes it from active and
--- tokens and counts it in expiredTotal. Exact; no counter to drift.
-local function expire_tokens(now)
-  local gone = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', fmt(now))
+-- Removes every member of the ZSET kz scored <= now, and its field of the
+-- HASH kh, and counts them in the state counter named counter.
+local function expire_set(kz, kh, counter, now)
+  local gone = redis.call('ZRANGEBYSCORE', kz, '-inf', fmt(now))
   if #gone > 0 then
-    chunked('HDEL', K_TOKENS, gone)
-    chunked('ZREM', K_ACTIVE, gone)
-    redis.call('HINCRBY', K_STATE, 'expiredTotal', #gone)
+    chunked('HDEL', kh, gone)
+    chunked('ZREM', kz, gone)
+    redis.call('HINCRBY', K_STATE, counter, #gone)
   end
+end
+
+-- Expires every token whose expiry <= now (active and tokens, counted in
+-- expiredTotal) and ends every session whose end <= now (sessions and
+-- sessjti, counted in sessionsExpiredTotal). Exact; no counter to drift.
+local function expire_tokens(now)
+  expire_set(K_ACTIVE, K_TOKENS, 'expiredTotal', now)
+  expire_set(K_SESSIONS, K_SESSJTI, 'sessionsExpiredTotal', now)
+end
+
+-- The user's session end (a number) and jti when the user has one (ended
+-- or not), else nil.
+local function session_of(user)
+  local e = redis.call('ZSCORE', K_SESSIONS, user)
+  if not e then
+    return nil
+  end
+  return tonumber(e), redis.call('HGET', K_SESSJTI, user)
+end
+
+-- Removes the user's session (the caller counts it).
+local function session_drop(user)
+  redis.call('ZREM', K_SESSIONS, user)
+  redis.call('HDEL', K_SESSJTI, user)
+end
+
+-- Live tokens plus open sessions: what maxActive caps.
+local function active_count()
+  return redis.call('ZCARD', K_ACTIVE) + redis.call('ZCARD', K_SESSIONS)
 end
 
 -- Parses a tokens entry "jti:iat:exp" -> jti, iat, exp (numbers) or nil.
@@ -85,10 +119,11 @@ local function version_json(version, known, json)
   return tonumber(version), json or ''
 end
 
--- Stats after expiry, in the order of wr_queue_stats_t.
+-- Stats after expiry, in the order of wr_queue_stats_t (10 values).
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
-    'leftTotal', 'rejectedFullTotal')
-  return redis.call('ZCARD', K_WAITING), redis.call('ZCARD', K_ACTIVE), tonumber(c[1] or 0),
-    tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0)
+    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal')
+  return redis.call('ZCARD', K_WAITING), active_count(), tonumber(c[1] or 0),
+    tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
+    redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0)
 end

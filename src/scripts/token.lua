@@ -4,8 +4,13 @@
 --        -1 no queue, -2 not live (consumed, revoked, unknown), -3 expired.
 -- The user's own token is checked before any expiry sweep, so an expired
 -- token still answers -3 (and is cleaned up by consume, counted expired).
+-- Sessions (config sessionSec > 0): a consume also opens the user's
+-- session (sessions: end = now + sessionSec s, sessjti: the jti; a session
+-- already open is replaced); verify answers 0 for the jti of the user's
+-- session while it is open (end > now), past the token's expiry too.
 local user, jti, consume = ARGV[1], ARGV[2], ARGV[3] == '1'
-local enabled = redis.call('HGET', K_CONFIG, 'enabled')
+local cfg = redis.call('HMGET', K_CONFIG, 'enabled', 'sessionSec')
+local enabled = cfg[1]
 if not enabled then
   return -1
 end
@@ -14,6 +19,12 @@ if enabled == '0' then
 end
 local tjti, _, exp = parse_token(redis.call('HGET', K_TOKENS, user))
 if not tjti or tjti ~= jti then
+  if not consume then
+    local send, sjti = session_of(user)
+    if send and sjti == jti and send > now_us() then
+      return 0
+    end
+  end
   return -2
 end
 local now = now_us()
@@ -29,5 +40,10 @@ if consume then
   redis.call('HDEL', K_TOKENS, user)
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HINCRBY', K_STATE, 'consumedTotal', 1)
+  local ss = tonumber(cfg[2] or '0')
+  if ss > 0 then
+    redis.call('ZADD', K_SESSIONS, fmt(now + ss * 1000000), user)
+    redis.call('HSET', K_SESSJTI, user, jti)
+  end
 end
 return 0

@@ -315,7 +315,8 @@ class Client:
     def leave(self, q, user, headers=None):
         return self.request("DELETE", "/v1/queues/%s/entries/me" % q, self.uh(user, headers))
 
-    def consume(self, q, token=None, user=None, via="bearer", body=None):
+    def _token_post(self, q, action, token, user, via, body):
+        """POST tokens/{action}: the token as Bearer (+ body userId) or in the body."""
         headers = {}
         if via == "bearer" and token is not None:
             headers["Authorization"] = "Bearer " + token
@@ -327,7 +328,14 @@ class Client:
                 body["token"] = token
             if user is not None:
                 body["userId"] = user
-        return self.request("POST", "/v1/queues/%s/tokens/consume" % q, headers, body)
+        return self.request("POST", "/v1/queues/%s/tokens/%s" % (q, action), headers, body)
+
+    def consume(self, q, token=None, user=None, via="bearer", body=None):
+        return self._token_post(q, "consume", token, user, via, body)
+
+    def release(self, q, token=None, user=None, via="bearer"):
+        """POST tokens/release (sessions): the token as on consume."""
+        return self._token_post(q, "release", token, user, via, None)
 
     def verify(self, q, token=None, via="bearer"):
         headers = {}
@@ -440,7 +448,8 @@ HOLD = {"admitPerSecond": 1000, "paused": True}      # nobody is admitted, ETA n
 SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 s; eta = 8*pos
 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
-              "leftTotal", "rejectedFullTotal", "admitRateObserved"}
+              "leftTotal", "rejectedFullTotal", "admitRateObserved",
+              "sessions", "releasedTotal", "sessionsExpiredTotal"}
 
 
 class WRTest(unittest.TestCase):

@@ -14,6 +14,7 @@ DEFAULTS = {
     "pollJitter": 0.1,
     "failPolicy": "limited",
     "failOpenPerSecond": 175,
+    "sessionSeconds": 0,
 }
 
 
@@ -172,7 +173,8 @@ class Admin(WRTest):
         self.assertIsInstance(st["admitRateObserved"], (int, float))
         self.assertEqual(st, dict(waiting=4, active=0, admittedTotal=0, consumedTotal=0,
                                   expiredTotal=0, leftTotal=1, rejectedFullTotal=2,
-                                  admitRateObserved=st["admitRateObserved"]))
+                                  admitRateObserved=st["admitRateObserved"], sessions=0,
+                                  releasedTotal=0, sessionsExpiredTotal=0))
         self.assertEqual(st["admitRateObserved"], 0, "nobody admitted yet")
         self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
         tokens = [self.wait_admitted(q, u)["token"] for u in users[:4]]

@@ -255,6 +255,12 @@ wr_err_t sh_verify(wr_store_t *s, const char *q, const char *u, const char *jti,
     return sh_settle(r, wr_store_verify(s, q, u, jti, sh_token_cb, r));
 }
 
+wr_err_t sh_release(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r)
+{
+    sh_begin(r);
+    return sh_settle(r, wr_store_release(s, q, u, jti, sh_token_cb, r));
+}
+
 wr_err_t sh_put(wr_store_t *s, const char *q, const wr_queue_config_t *cfg)
 {
     sh_res_t r;

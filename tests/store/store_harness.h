@@ -115,6 +115,7 @@ wr_err_t sh_leave(wr_store_t *s, const char *q, const char *u);
 wr_err_t sh_admit(wr_store_t *s, const char *q, sh_res_t *r);
 wr_err_t sh_consume(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r);
 wr_err_t sh_verify(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r);
+wr_err_t sh_release(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r);
 wr_err_t sh_put(wr_store_t *s, const char *q, const wr_queue_config_t *cfg);
 wr_err_t sh_get(wr_store_t *s, const char *q, sh_res_t *r);
 wr_err_t sh_delete(wr_store_t *s, const char *q);

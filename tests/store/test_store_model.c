@@ -2,8 +2,9 @@
  * test_store_model.c - randomized model-based test of the embedded store.
  *
  * 100,000 random operations (join, rejoin, leave, status, admit, consume
- * and verify with the right and a wrong jti, config changes, queue delete,
- * time advanced through debug_advance_time) run against store_memory
+ * and verify with the right and a wrong jti, release of sessions, config
+ * changes - sessionSeconds on or off -, queue delete, time advanced
+ * through debug_advance_time) run against store_memory
  * through the store vtable and against a deliberately naive reference
  * model: plain arrays and linear scans, its own budget arithmetic. Every
  * answer is compared: error, state, position, waiting, token times, jti
@@ -59,6 +60,9 @@ typedef struct {
     int ntok;
     int64_t last_score, last_tick, carry;
     uint64_t admitted, consumed, expired, left, rejected;
+    m_tok_t sess[MAXU]; /* open sessions: jti of the consumed token, exp = end */
+    int nsess;
+    uint64_t released, sess_expired;
 } m_queue_t;
 
 static m_queue_t mq[NQ];
@@ -74,12 +78,25 @@ static int m_find_wait(m_queue_t *q, int u)
     return -1;
 }
 
-static int m_find_tok(m_queue_t *q, int u)
+/* Tokens and sessions: arrays of m_tok_t, searched and shrunk alike. */
+static int m_find_in(const m_tok_t *a, int n, int u)
 {
-    for (int i = 0; i < q->ntok; i++)
-        if (q->tok[i].user == u)
+    for (int i = 0; i < n; i++)
+        if (a[i].user == u)
             return i;
     return -1;
+}
+
+static void m_del_in(m_tok_t *a, int *n, int i)
+{
+    for (int k = i; k + 1 < *n; k++)
+        a[k] = a[k + 1];
+    (*n)--;
+}
+
+static int m_find_tok(m_queue_t *q, int u)
+{
+    return m_find_in(q->tok, q->ntok, u);
 }
 
 static void m_del_wait(m_queue_t *q, int i)
@@ -91,13 +108,29 @@ static void m_del_wait(m_queue_t *q, int i)
 
 static void m_del_tok(m_queue_t *q, int i)
 {
-    for (int k = i; k + 1 < q->ntok; k++)
-        q->tok[k] = q->tok[k + 1];
-    q->ntok--;
+    m_del_in(q->tok, &q->ntok, i);
+}
+
+static int m_find_sess(m_queue_t *q, int u)
+{
+    return m_find_in(q->sess, q->nsess, u);
+}
+
+static void m_del_sess(m_queue_t *q, int i)
+{
+    m_del_in(q->sess, &q->nsess, i);
 }
 
 static void m_sweep(m_queue_t *q)
 {
+    for (int i = 0; i < q->nsess;) {
+        if (q->sess[i].exp <= m_now) {
+            m_del_sess(q, i);
+            q->sess_expired++;
+        } else {
+            i++;
+        }
+    }
     for (int i = 0; i < q->ntok;) {
         if (q->tok[i].exp <= m_now) {
             m_del_tok(q, i);
@@ -117,7 +150,10 @@ static wr_store_t *st;
 static void check_stats(m_queue_t *q, const wr_queue_stats_t *s)
 {
     assert_int_equal(s->waiting, (uint64_t)q->nwait);
-    assert_int_equal(s->active, (uint64_t)q->ntok);
+    assert_int_equal(s->active, (uint64_t)(q->ntok + q->nsess));
+    assert_int_equal(s->sessions, (uint64_t)q->nsess);
+    assert_int_equal(s->released_total, q->released);
+    assert_int_equal(s->sessions_expired_total, q->sess_expired);
     assert_int_equal(s->admitted_total, q->admitted);
     assert_int_equal(s->consumed_total, q->consumed);
     assert_int_equal(s->expired_total, q->expired);
@@ -192,6 +228,13 @@ static void do_leave(int qi, int u)
         m_sweep(q); /* only when not in line, as leave.lua */
         t = m_find_tok(q, u);
     }
+    /* the open session ends too (a lapsed one is left to the sweep) */
+    int ss = m_find_sess(q, u);
+    bool ended = ss >= 0 && q->sess[ss].exp > m_now;
+    if (ended) {
+        m_del_sess(q, ss);
+        q->released++;
+    }
     if (w >= 0) {
         m_del_wait(q, w);
         q->left++;
@@ -201,7 +244,7 @@ static void do_leave(int qi, int u)
         q->left++;
         assert_int_equal(err, WR_OK);
     } else {
-        assert_int_equal(err, WR_ENOTINQUEUE);
+        assert_int_equal(err, ended ? WR_OK : WR_ENOTINQUEUE);
     }
 }
 
@@ -229,7 +272,7 @@ static void do_admit(int qi)
             if (n > q->nwait)
                 n = q->nwait;
             if (q->cfg.max_active > 0) {
-                int64_t room = (int64_t)q->cfg.max_active - q->ntok;
+                int64_t room = (int64_t)q->cfg.max_active - q->ntok - q->nsess;
                 if (room < 0)
                     room = 0;
                 if (n > room)
@@ -255,7 +298,7 @@ static void do_admit(int qi)
     check_stats(q, &r.admit.stats);
 }
 
-static long g_expired_answers;
+static long g_expired_answers, g_session_verifies;
 
 static void do_token(int qi, int u, bool right, bool consume)
 {
@@ -267,6 +310,8 @@ static void do_token(int qi, int u, bool right, bool consume)
     char jti[WR_JTI_LEN + 1] = "AAAAAAAAAAAAAAAAAAAAAA";
     if (right && t >= 0 && q->tok[t].jti[0])
         memcpy(jti, q->tok[t].jti, sizeof jti);
+    else if (right && q->exists && m_find_sess(q, u) >= 0)
+        memcpy(jti, q->sess[m_find_sess(q, u)].jti, sizeof jti); /* after the consume */
     sh_res_t r;
     if (consume)
         sh_consume(st, qname[qi], uname[u], jti, &r);
@@ -283,7 +328,12 @@ static void do_token(int qi, int u, bool right, bool consume)
     }
     assert_true(r.has_tok);
     assert_false(r.tok.passthrough);
-    if (t < 0 || strcmp(q->tok[t].jti, jti) != 0) {
+    int ss = m_find_sess(q, u);
+    if ((t < 0 || strcmp(q->tok[t].jti, jti) != 0) && !consume && ss >= 0 &&
+        q->sess[ss].exp > m_now && strcmp(q->sess[ss].jti, jti) == 0) {
+        assert_int_equal(r.err, WR_OK); /* verify inside the session */
+        g_session_verifies++;
+    } else if (t < 0 || strcmp(q->tok[t].jti, jti) != 0) {
         assert_int_equal(r.err, WR_ETOKEN);
         assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
     } else if (q->tok[t].exp <= m_now) {
@@ -296,11 +346,60 @@ static void do_token(int qi, int u, bool right, bool consume)
         }
     } else {
         assert_int_equal(r.err, WR_OK);
+        if (consume && q->cfg.session_seconds > 0) {
+            m_tok_t n = q->tok[t];
+            n.iat = m_now;
+            n.exp = m_now + (int64_t)q->cfg.session_seconds * 1000000;
+            if (ss >= 0)
+                q->sess[ss] = n; /* replaced */
+            else
+                q->sess[q->nsess++] = n;
+        }
         if (consume) {
             m_del_tok(q, t);
             q->consumed++;
         }
     }
+}
+
+static long g_released_answers;
+
+/* release of user u's session with its jti (right) or another one. */
+static void do_release(int qi, int u, bool right)
+{
+    m_queue_t *q = &mq[qi];
+    int ss = q->exists ? m_find_sess(q, u) : -1;
+    char jti[WR_JTI_LEN + 1] = "AAAAAAAAAAAAAAAAAAAAAA";
+    if (right && ss >= 0)
+        memcpy(jti, q->sess[ss].jti, sizeof jti);
+    else if (right && q->exists && m_find_tok(q, u) >= 0 && q->tok[m_find_tok(q, u)].jti[0])
+        memcpy(jti, q->tok[m_find_tok(q, u)].jti, sizeof jti); /* a live token: no session */
+    sh_res_t r;
+    sh_release(st, qname[qi], uname[u], jti, &r);
+    if (!q->exists) {
+        assert_int_equal(r.err, WR_ENOTFOUND);
+        return;
+    }
+    if (!q->cfg.enabled) {
+        assert_int_equal(r.err, WR_OK);
+        assert_true(r.tok.passthrough);
+        return;
+    }
+    assert_true(r.has_tok);
+    assert_false(r.tok.passthrough);
+    if (ss >= 0 && strcmp(q->sess[ss].jti, jti) == 0) {
+        bool open = q->sess[ss].exp > m_now;
+        m_del_sess(q, ss);
+        if (open) {
+            q->released++;
+            g_released_answers++;
+            assert_int_equal(r.err, WR_OK);
+            return;
+        }
+        q->sess_expired++; /* lapsed, not yet swept */
+    }
+    assert_int_equal(r.err, WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_NO_SESSION);
 }
 
 static void random_config(wr_queue_config_t *c)
@@ -314,6 +413,7 @@ static void random_config(wr_queue_config_t *c)
     c->max_active = rand() % 3 == 0 ? (uint64_t)(rand() % 10) : 0;
     c->max_queue_size = rand() % 3 == 0 ? (uint64_t)(1 + rand() % 30) : 0;
     c->token_ttl_seconds = 1 + (uint32_t)(rand() % 5);
+    c->session_seconds = rand() % 2 == 0 ? 0 : 1 + (uint32_t)(rand() % 8);
 }
 
 static void do_config(int qi)
@@ -352,9 +452,11 @@ static void do_get(int qi)
     assert_int_equal(r.cfg.paused, q->cfg.paused);
     assert_int_equal(r.cfg.max_active, q->cfg.max_active);
     assert_int_equal(r.cfg.token_ttl_seconds, q->cfg.token_ttl_seconds);
+    assert_int_equal(r.cfg.session_seconds, q->cfg.session_seconds);
 }
 
-static uint64_t g_admitted, g_consumed, g_expired, g_rejected; /* over deletes */
+static uint64_t g_admitted, g_consumed, g_expired, g_rejected, g_released,
+    g_sess_expired; /* over deletes */
 
 static void do_delete(int qi)
 {
@@ -363,6 +465,8 @@ static void do_delete(int qi)
     g_consumed += q->consumed;
     g_expired += q->expired;
     g_rejected += q->rejected;
+    g_released += q->released;
+    g_sess_expired += q->sess_expired;
     assert_int_equal(sh_delete(st, qname[qi]), q->exists ? WR_OK : WR_ENOTFOUND);
     memset(q, 0, sizeof *q);
 }
@@ -407,6 +511,9 @@ static void advance_to_expiry(int qi)
     for (int i = 0; i < q->ntok; i++)
         if (q->tok[i].exp > m_now && q->tok[i].exp < next)
             next = q->tok[i].exp;
+    for (int i = 0; i < q->nsess; i++)
+        if (q->sess[i].exp > m_now && q->sess[i].exp < next)
+            next = q->sess[i].exp;
     if (next == INT64_MAX)
         return;
     advance(next - m_now - (rand() % 2));
@@ -449,6 +556,8 @@ static void test_model(void **state)
             do_token(qi, u, rand() % 4 != 0, true);
             counts[4]++;
         } else if (op < 72) {
+            if (mq[qi].exists && mq[qi].nsess > 0 && rand() % 4 == 0)
+                u = mq[qi].sess[rand() % mq[qi].nsess].user;
             do_token(qi, u, rand() % 4 != 0, false);
             counts[5]++;
         } else if (op < 88) {
@@ -469,6 +578,12 @@ static void test_model(void **state)
         } else if (op == 97 && rand() % 20 == 0) {
             do_delete(qi);
             counts[10]++;
+        } else if (op >= 98) {
+            /* mostly users who hold a session */
+            if (mq[qi].exists && mq[qi].nsess > 0 && rand() % 4 != 0)
+                u = mq[qi].sess[rand() % mq[qi].nsess].user;
+            do_release(qi, u, rand() % 4 != 0);
+            counts[11]++;
         } else {
             do_entry(qi, u, true);
             counts[0]++;
@@ -478,6 +593,8 @@ static void test_model(void **state)
     uint64_t consumed = g_consumed + mq[0].consumed + mq[1].consumed;
     uint64_t expired = g_expired + mq[0].expired + mq[1].expired;
     uint64_t rejected = g_rejected + mq[0].rejected + mq[1].rejected;
+    uint64_t released = g_released + mq[0].released + mq[1].released;
+    uint64_t sess_expired = g_sess_expired + mq[0].sess_expired + mq[1].sess_expired;
     printf("seed %llu: %ld ops: join %ld status %ld leave %ld admit %ld consume %ld verify %ld "
            "time %ld config %ld get %ld list %ld delete %ld; admitted %llu consumed %llu "
            "expired %llu rejected %llu expired-answers %ld\n",
@@ -485,12 +602,19 @@ static void test_model(void **state)
            counts[6], counts[7], counts[8], counts[9], counts[10], (unsigned long long)admitted,
            (unsigned long long)consumed, (unsigned long long)expired, (unsigned long long)rejected,
            g_expired_answers);
+    printf("sessions: release %ld; released %llu lapsed %llu; release answers %ld, verifies "
+           "inside a session %ld\n",
+           counts[11], (unsigned long long)released, (unsigned long long)sess_expired,
+           g_released_answers, g_session_verifies);
     /* The run must have exercised every outcome, or it proves little. */
     assert_true(admitted > 1000);
     assert_true(consumed > 100);
     assert_true(expired > 100);
     assert_true(rejected > 10);
     assert_true(g_expired_answers > 10);
+    assert_true(released > 50);
+    assert_true(sess_expired > 50);
+    assert_true(g_session_verifies > 10);
     wr_store_close(st);
     sh_loop_free();
 }

@@ -230,6 +230,11 @@ static void test_put_errors(void **state)
         {"{\"admitPerSecond\": 1, \"failPolicy\": \"Open\"}", "failPolicy"},
         {"{\"admitPerSecond\": 1, \"failPolicy\": 1}", "failPolicy"},
         {"{\"admitPerSecond\": 1, \"failOpenPerSecond\": -1}", "failOpenPerSecond"},
+        {"{\"admitPerSecond\": 1, \"sessionSeconds\": -1}", "sessionSeconds"},
+        {"{\"admitPerSecond\": 1, \"sessionSeconds\": 86401}", "sessionSeconds"},
+        {"{\"admitPerSecond\": 1, \"sessionSeconds\": 1.5}", "sessionSeconds"},
+        {"{\"admitPerSecond\": 1, \"sessionSeconds\": \"60\"}", "sessionSeconds"},
+        {"{\"admitPerSecond\": 1, \"sessionSeconds\": null}", "sessionSeconds"},
         {"{\"admitPerSecond\": 1, \"failOpenPerSecond\": 1000001}", "failOpenPerSecond"},
         {"{\"admitPerSecond\": 1, \"targetUrl\": 5}", "targetUrl"},
         {"{\"admitPerSecond\": 1, \"targetUrl\": \"//evil.example/\"}", "targetUrl"},
@@ -345,7 +350,7 @@ static void test_to_json_shape(void **state)
            "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
            "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
            "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
-           "\"tokenInQuery\":false}");
+           "\"tokenInQuery\":false,\"sessionSeconds\":0}");
     free(s);
     json_decref(j);
 
@@ -469,6 +474,28 @@ static void test_patch(void **state)
     wr_queue_config_t empty;
     wr_qconfig_defaults(&empty);
     expect_patch_error(&empty, "{\"paused\": true}", "admitPerSecond");
+}
+
+/* sessionSeconds: 0..86400, default 0 (off); in and out of JSON, PUT and
+ * PATCH alike. */
+static void test_session_seconds(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.session_seconds, 0);
+    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 86400}");
+    assert_int_equal(c.session_seconds, 86400);
+    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 0}");
+    assert_int_equal(c.session_seconds, 0);
+    c = patch_ok(&c, "{\"sessionSeconds\": 900}");
+    assert_int_equal(c.session_seconds, 900);
+    assert_int_equal(c.admit_per_second, 1);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "sessionSeconds")), 900);
+    json_decref(j);
+    expect_patch_error(&c, "{\"sessionSeconds\": 86401}", "sessionSeconds");
+    expect_patch_error(&c, "{\"sessionSeconds\": true}", "sessionSeconds");
 }
 
 static void test_names(void **state)
@@ -636,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_patch),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_invite_return_fields),
+        cmocka_unit_test(test_session_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,8 @@ static void test_user_routes(void **state)
     assert_int_equal(m(WR_METHOD_DELETE, "/v1/queues/q/entries/me").route, WR_ROUTE_LEAVE);
     assert_int_equal(m(WR_METHOD_POST, "/v1/queues/q/tokens/consume").route, WR_ROUTE_CONSUME);
     assert_int_equal(m(WR_METHOD_GET, "/v1/queues/q/tokens/verify").route, WR_ROUTE_VERIFY);
+    assert_int_equal(m(WR_METHOD_POST, "/v1/queues/q/tokens/release").route, WR_ROUTE_RELEASE);
+    assert_int_equal(m(WR_METHOD_GET, "/v1/queues/q/tokens/release").allowed, WR_METHOD_POST);
 }
 
 static void test_admin_routes(void **state)

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 #include <event2/event.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -377,14 +378,15 @@ static void flip_byte(const char *path)
 }
 
 /* A byte of the user id "someone": still well-formed, only the checksum
- * can tell (the file ends with the id, the token count, the 32-byte sum). */
+ * can tell (the file ends with the id, the token count, the session part
+ * of version 2 - released, lapsed, session count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 3;
+    long off = (long)sb.st_size - 32 - 8 - 24 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -422,6 +424,115 @@ static void test_corrupt_snapshots(void **state)
     write_snapshot_with(truncate_file);
     write_snapshot_with(garbage);
     write_snapshot_with(append_byte);
+    rm_tmpdir();
+}
+
+/* Sessions survive a restart: the open ones (jti, end) and the counters. */
+static void test_snapshot_sessions(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 100;
+    c.session_seconds = 600;
+    assert_int_equal(sh_put(st, "s", &c), WR_OK);
+    join(st, "s", "u1");
+    join(st, "s", "u2");
+    join(st, "s", "u3");
+    sh_res_t a, r;
+    assert_int_equal(sh_admit(st, "s", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 3);
+    char j[3][WR_JTI_LEN + 1];
+    for (int i = 0; i < 3; i++) {
+        char u[4] = {'u', (char)('1' + i), 0};
+        sh_res_t e = status(st, "s", u);
+        assert_int_equal(e.entry.state, WR_ENTRY_ADMITTED);
+        memcpy(j[i], e.entry.jti, sizeof j[i]);
+    }
+    assert_int_equal(sh_consume(st, "s", "u1", j[0], &r), WR_OK);
+    assert_int_equal(sh_consume(st, "s", "u2", j[1], &r), WR_OK);
+    assert_int_equal(sh_release(st, "s", "u2", j[1], &r), WR_OK);
+    c.session_seconds = 1;
+    assert_int_equal(sh_put(st, "s", &c), WR_OK);
+    assert_int_equal(sh_consume(st, "s", "u3", j[2], &r), WR_OK);
+    st->ops->debug_advance_time(st, 2000000);
+    sh_res_t g = get(st, "s");
+    assert_int_equal(g.stats.sessions, 1);
+    assert_int_equal(g.stats.sessions_expired_total, 1);
+    wr_store_close(st);
+
+    o.test_clock_start_us = T0 + 3000000;
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    g = get(st, "s");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.stats.active, 1);
+    assert_int_equal(g.stats.sessions, 1);
+    assert_int_equal(g.stats.released_total, 1);
+    assert_int_equal(g.stats.sessions_expired_total, 1);
+    assert_int_equal(g.stats.consumed_total, 3);
+    assert_int_equal(sh_verify(st, "s", "u1", j[0], &r), WR_OK);
+    assert_int_equal(sh_release(st, "s", "u2", j[1], &r), WR_ETOKEN);
+    assert_int_equal(sh_release(st, "s", "u1", j[0], &r), WR_OK);
+    g = get(st, "s");
+    assert_int_equal(g.stats.active, 0);
+    assert_int_equal(g.stats.released_total, 2);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
+/* A version 1 snapshot (before sessions) still loads. */
+static void to_version_1(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 32 + 24 && n < sizeof buf);
+    /* one queue, no sessions: drop its 24-byte session part before the sum */
+    size_t body = n - 32 - 24;
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(buf[body + (size_t)i], 0);
+    buf[8] = 1; /* u32 version, little-endian */
+    unsigned int dlen = 0;
+    assert_int_equal(EVP_Digest(buf, body, buf + body, &dlen, EVP_sha256(), NULL), 1);
+    assert_int_equal(dlen, 32);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, body + 32, f), body + 32);
+    fclose(f);
+}
+
+static void test_snapshot_version_1_loads(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char p[128];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    put_cfg(st, "q", 10, 0);
+    join(st, "q", "someone");
+    join(st, "q", "other");
+    wr_store_close(st);
+    to_version_1(p);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    sh_res_t g = get(st, "q");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.stats.waiting, 2);
+    assert_int_equal(g.stats.sessions, 0);
+    assert_int_equal(g.stats.released_total, 0);
+    assert_int_equal(status(st, "q", "other").entry.position, 2);
+    wr_store_close(st);
+    sh_loop_free();
     rm_tmpdir();
 }
 
@@ -489,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_async_contract),      cmocka_unit_test(test_close_inside_callback),
         cmocka_unit_test(test_semantics),           cmocka_unit_test(test_config_outlives_queue),
         cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
+        cmocka_unit_test(test_snapshot_sessions),   cmocka_unit_test(test_snapshot_version_1_loads),
         cmocka_unit_test(test_snapshot_timer),      cmocka_unit_test(test_real_clock_fifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
