@@ -2,7 +2,8 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 1. All integers little-endian.
+ * Format, version 2 (version 1, without the burned passes, still loads).
+ * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (wall clock)
  *   u32 secret_len, secret bytes
  *   u32 queue count, then per queue:
@@ -12,6 +13,8 @@
  *     u64 admitted consumed expired left rejected_full
  *     u64 waiting count, per user in line order: i64 score, u8 id_len, id
  *     u64 token count, per token: u8 id_len, id, 22 bytes jti, i64 iat_us, i64 exp_us
+ *     (version >= 2, degraded mode) u64 burn count, per burned fail-open
+ *       pass: u8 jti_len, jti, i64 exp_us
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch.
  *
@@ -47,7 +50,7 @@
 
 #define SNAP_NAME    "waitroom.snapshot"
 #define SNAP_MAGIC   "WRMEMSNP"
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u /* 2: burned passes */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -202,6 +205,9 @@ static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
     return len;
 }
 
+static void write_burned(sio_t *w, const wr_memq_t *q);
+static void read_burned(sio_t *r, wr_memq_t *q);
+
 static void write_queue(sio_t *w, const wr_memq_t *q)
 {
     size_t nlen = strlen(q->name);
@@ -245,6 +251,7 @@ static void write_queue(sio_t *w, const wr_memq_t *q)
         w_u64(w, (uint64_t)t->iat_us);
         w_u64(w, (uint64_t)t->exp_us);
     }
+    write_burned(w, q);
 }
 
 static int fsync_dir(const char *dir)
@@ -355,7 +362,7 @@ wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t 
     return err;
 }
 
-static bool read_queue(wr_memq_db_t *db, sio_t *r)
+static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
     char user[WR_ZSL_ID_MAX + 1];
@@ -452,6 +459,8 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r)
             break;
         }
     }
+    if (version >= 2)
+        read_burned(r, q);
     return !r->failed;
 }
 
@@ -485,7 +494,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     if (!r.failed && memcmp(magic, SNAP_MAGIC, 8) != 0)
         r_fail(&r, "not a waitroom snapshot (bad magic)");
     uint32_t version = r_u32(&r);
-    if (!r.failed && version != SNAP_VERSION)
+    if (!r.failed && (version < 1 || version > SNAP_VERSION))
         r_fail(&r, "unsupported snapshot version");
     (void)r_u64(&r); /* written_at_us */
     uint32_t slen = r_u32(&r);
@@ -495,7 +504,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     db->secret_len = r.failed ? 0 : slen;
     uint32_t nq = r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
-        read_queue(db, &r);
+        read_queue(db, &r, version);
     unsigned char want[32], got[32];
     unsigned int dlen = 0;
     r_digest(&r);
@@ -550,4 +559,45 @@ wr_err_t wr_mem_snapshot_lock_dir(const char *dir, int *lock_fd)
     }
     *lock_fd = fd;
     return WR_OK;
+}
+
+/* ---- degraded mode: the burned fail-open passes ------------------------ */
+
+static void write_burned(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->bheap_n);
+    for (size_t i = 0; i < q->bheap_n && !w->failed; i++) {
+        const wr_memq_burn_t *b = q->bheap[i];
+        w_u8(w, b->jlen);
+        w_bytes(w, b->jti, b->jlen);
+        w_u64(w, (uint64_t)b->exp_us);
+    }
+}
+
+static void read_burned(sio_t *r, wr_memq_t *q)
+{
+    uint64_t nb = r_u64(r);
+    /* each burn takes at least 10 bytes */
+    if (!r->failed && nb > r->fsize / 10)
+        r_fail(r, "bad burned count");
+    for (uint64_t i = 0; i < nb && !r->failed; i++) {
+        char jti[WR_JTI_LEN + 1];
+        uint8_t len = r_u8(r);
+        if (len < 1 || len > WR_JTI_LEN)
+            r_fail(r, "bad burned pass");
+        r_bytes(r, jti, r->failed ? 0 : len);
+        int64_t exp_us = (int64_t)r_u64(r);
+        if (r->failed)
+            break;
+        jti[len] = '\0';
+        wr_token_reason_t reason;
+        bool dirty = false;
+        /* now = INT64_MIN: nothing is swept or refused as expired while
+         * loading (the next burn or tick sweeps) */
+        wr_err_t err = wr_memq_burn(q, jti, len, exp_us, false, INT64_MIN, &reason, &dirty);
+        if (err == WR_ETOKEN)
+            r_fail(r, "duplicate burned pass");
+        else if (err != WR_OK)
+            r_fail(r, "out of memory");
+    }
 }
