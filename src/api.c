@@ -280,6 +280,13 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_ENOMEM;
     }
+    /* degraded mode */
+    if (wr_failopen_new(a->base, a->store, &a->failopen) != WR_OK) {
+        wr_ratelimit_free(a->join_rl);
+        wr_ratelimit_free(a->poll_rl);
+        free(a);
+        return WR_ENOMEM;
+    }
     size_t klen = strlen(a->cfg->admin_key);
     if (klen > 0) {
         a->admin_enabled = true;
@@ -295,8 +302,12 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
                             "Store operations that failed (unavailable, timeout), by operation.");
         wr_metrics_describe(a->metrics, "waitroom_tokens_rejected_total", WR_METRIC_COUNTER,
                             "Tokens refused before the store was touched, by reason.");
-        wr_metrics_describe(a->metrics, "waitroom_fail_open_passthrough_total", WR_METRIC_COUNTER,
-                            "Consumes let through without a store check (fail-open policy).");
+        wr_metrics_describe(a->metrics, "waitroom_fail_open_admitted_total", WR_METRIC_COUNTER,
+                            "Callers admitted with a fail-open pass while the store was "
+                            "unreachable (degraded mode), by queue.");
+        wr_metrics_describe(a->metrics, "waitroom_fail_open_consumed_total", WR_METRIC_COUNTER,
+                            "Consumes answered with failOpen: fail-open passes spent, and "
+                            "ordinary tokens let through while the store was unreachable.");
         wr_metrics_describe(a->metrics, "waitroom_http_in_flight", WR_METRIC_GAUGE,
                             "Requests waiting for a store answer.");
         wr_metrics_describe(a->metrics, "waitroom_rate_limited_total", WR_METRIC_COUNTER,
@@ -379,6 +390,7 @@ void wr_api_free(wr_api_t *a)
     OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
+    wr_failopen_free(a->failopen); /* degraded mode */
     while (a->free_ctx) {
         wr_api__ctx_t *c = a->free_ctx;
         a->free_ctx = c->next_free;

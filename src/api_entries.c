@@ -43,6 +43,15 @@
  * the request, so a refused request costs no store call and mints no
  * visitor.
  *
+ * Degraded mode (docs/API.md 1.1): when the store cannot be reached, a
+ * join, status or page join of a queue whose config this instance has is
+ * answered without it (degraded_view, at the end): "closed" as before
+ * (503), "limited" hands out a fail-open pass (a token with the "fo" claim
+ * and a fresh jti the store never saw) while the queue's per-instance
+ * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
+ * told to wait, with no position ("degraded": true). People in line keep
+ * their place in the store.
+ *
  * Hot path (status polls): one store round trip, no malloc (contexts come
  * from a free list), the reply written with snprintf (only integers and
  * fixed strings: no escaping needed), no JSON library.
@@ -298,7 +307,12 @@ typedef struct {
     int64_t expires_at_ms;        /* token expiry, ms since the epoch */
     /* any state */
     const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
+    /* degraded mode */
+    bool degraded;  /* WAITING without the store: no position */
+    bool fail_open; /* ADMITTED with a fail-open pass */
 } entry_view_t;
+
+static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v);
 
 /*
  * Fills v from e for c's queue and user: notes the queue's config with the
@@ -316,6 +330,7 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
     v->token[0] = '\0';
     v->expires_at_ms = 0;
     v->target_url = cfg ? cfg->target_url : "";
+    v->degraded = v->fail_open = false;
     if (cfg)
         wr_scheduler_note(a->sched, c->queue, cfg);
     switch (e->state) {
@@ -347,12 +362,12 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
     }
 }
 
-/* The entry as JSON (docs/API.md): one snprintf, no JSON library. */
-static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
+/* The view v (err: its signing error) as JSON (docs/API.md): one
+ * snprintf, no JSON library. */
+static void reply_view(wr_api__ctx_t *c, const entry_view_t *v_, wr_err_t err)
 {
     wr_api_t *a = c->api;
-    entry_view_t v;
-    wr_err_t err = entry_view(c, e, &v);
+    const entry_view_t v = *v_;
     char buf[WR_TOKEN_MAX + 256];
     int n = 0;
     switch (v.state) {
@@ -360,6 +375,14 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
         /* No config to draw from: the default slowest band. */
         uint32_t retry = v.retry_after_ms ? v.retry_after_ms : 5000;
         pace_note(a, c->queue, c->user, retry);
+        if (v.degraded) {
+            n = snprintf(buf, sizeof(buf),
+                         "{\"status\":\"waiting\",\"degraded\":true,\"position\":null,"
+                         "\"ahead\":null,\"waiting\":null,\"etaSeconds\":null,"
+                         "\"retryAfterMs\":%u}",
+                         retry);
+            break;
+        }
         char etas[24];
         if (v.eta_seconds < 0)
             snprintf(etas, sizeof(etas), "null");
@@ -380,8 +403,8 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
             return;
         }
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld}", v.token,
-                     (long long)v.expires_at_ms);
+                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s}", v.token,
+                     (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "");
         set_token_cookie(c, v.token, v.expires_at_ms);
         break;
     case WR_ENTRY_PASSTHROUGH:
@@ -396,14 +419,25 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
     wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
 }
 
+/* The entry as JSON. */
+static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
+{
+    entry_view_t v;
+    wr_err_t err = entry_view(c, e, &v);
+    reply_view(c, &v, err);
+}
+
 static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
+    entry_view_t dv;
     if (err == WR_OK && e) {
         reply_entry(c, e);
+    } else if (degraded_view(c, err, &dv)) {
+        reply_view(c, &dv, WR_OK);
     } else {
         /* A full line: come back after the queue's slowest poll band. */
         int ra = err == WR_EFULL ? retry_after_full(e ? e->config : NULL) : 0;
@@ -589,10 +623,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
         page_entry_cb(WR_EUNAVAILABLE, NULL, c);
         return;
     }
-    if (c->cookie[0] && visitor_kept(err))
-        set_visitor_cookie(a, c->req, c->cookie);
-    wr_api__reply_unavailable(a, c->req, c->route, err);
-    wr_api__ctx_free(c);
+    entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
 }
 
 /* The queue's config read for the gate; a failed read leaves the answer to
@@ -659,6 +690,10 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     else
         err = wr_store_leave(a->store, queue, user, leave_cb, c);
     if (err != WR_OK) {
+        if (route != WR_ROUTE_LEAVE) {
+            entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
+            return;
+        }
         wr_api__reply_unavailable(a, req, route, err);
         wr_api__ctx_free(c);
     }
@@ -704,9 +739,15 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     int status = 200;
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(a, c->req, c->cookie);
+    entry_view_t ev;
+    bool have = false;
     if (err == WR_OK && e) {
-        entry_view_t ev;
         entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
+        have = true;
+    } else {
+        have = degraded_view(c, err, &ev);
+    }
+    if (have) {
         v.target_url = ev.target_url;
         const wr_queue_config_t *cfg = e->config;
         if (cfg) {
@@ -720,6 +761,12 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         }
         switch (ev.state) {
         case WR_ENTRY_WAITING:
+            if (ev.degraded) { /* degraded mode: no place to show */
+                v.state = "degraded";
+                v.retry_after_ms = ev.retry_after_ms;
+                pace_note(a, c->queue, c->user, ev.retry_after_ms);
+                break;
+            }
             v.state = "waiting";
             v.position = ev.position;
             v.waiting = ev.waiting;
@@ -758,4 +805,58 @@ void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const ch
 {
     if (!join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
         join_start(a, req, WR_ROUTE_QUEUE_PAGE, queue);
+}
+
+/* ---------- degraded mode: the store is unreachable ---------- */
+
+/*
+ * The answer to a join / status / page join of c's user whose store call
+ * failed with err, when the queue's fail policy lets this instance answer
+ * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
+ * fail-open pass within the budget; WAITING degraded otherwise) and returns
+ * true. Returns false when the caller answers err as before: the store is
+ * not unreachable, the queue's config is not known here, its policy is
+ * "closed", or the pass could not be signed.
+ */
+static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
+{
+    wr_api_t *a = c->api;
+    if (!wr_api__store_unreachable(err))
+        return false;
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    if (!cfg)
+        return false;
+    memset(v, 0, sizeof(*v));
+    v->eta_seconds = -1;
+    v->target_url = cfg->target_url;
+    if (!cfg->enabled) {
+        v->state = WR_ENTRY_PASSTHROUGH;
+        return true;
+    }
+    if (cfg->fail_policy == WR_FAIL_CLOSED)
+        return false;
+    bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
+                wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms());
+    if (!pass) {
+        v->state = WR_ENTRY_WAITING;
+        v->degraded = true;
+        /* the slowest band (the last one), jittered: nobody knows the place */
+        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, rand01(a));
+        return true;
+    }
+    wr_token_claims_t cl;
+    memset(&cl, 0, sizeof(cl));
+    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
+    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
+    cl.iat = (int64_t)time(NULL);
+    cl.exp = cl.iat + (int64_t)cfg->token_ttl_seconds;
+    cl.fail_open = true;
+    if (wr_token_new_jti(cl.jti) != WR_OK ||
+        wr_token_sign_key(&cl, &a->keys[0], v->token, sizeof(v->token)) != WR_OK)
+        return false;
+    v->state = WR_ENTRY_ADMITTED;
+    v->fail_open = true;
+    v->expires_at_ms = cl.exp * 1000;
+    wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
+    return true;
 }

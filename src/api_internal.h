@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "failopen.h"
 #include "identity.h"
 #include "qconfig.h"
 #include "ratelimit.h"
@@ -63,6 +64,9 @@ struct wr_api {
     struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
     unsigned n_free_ctx;
     uint64_t rng; /* xorshift64* state: poll jitter */
+    /* degraded mode: passes spent here while the store was unreachable,
+     * and the burns owed to the store (failopen.h) */
+    wr_failopen_t *failopen;
 };
 
 /* One store-backed request, from the store call to its reply. */
@@ -220,5 +224,15 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req);
 
 /* GET /metrics: the Prometheus text (404 when metrics are disabled). */
 void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req);
+
+/* ---------- degraded mode (docs/API.md 1.1) ---------- */
+
+/* True when err means the store could not be reached (WR_EUNAVAILABLE,
+ * breaker open included, or WR_ETIMEOUT): the queue's failPolicy decides. */
+bool wr_api__store_unreachable(wr_err_t err);
+
+/* Counts one fail-open event of queue: name is
+ * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
+void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
 
 #endif

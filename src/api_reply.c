@@ -241,3 +241,19 @@ void wr_api__done_cb(wr_err_t err, void *arg)
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     wr_api__ctx_free(c);
 }
+
+/* ---------- degraded mode ---------- */
+
+bool wr_api__store_unreachable(wr_err_t err)
+{
+    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT;
+}
+
+void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue)
+{
+    if (!a->metrics)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 16];
+    snprintf(l, sizeof(l), "queue=\"%s\"", queue);
+    wr_metrics_inc(a->metrics, name, l, 1);
+}

@@ -21,18 +21,28 @@
  * signature, issuer and queue check out but whose exp has passed still
  * goes to the store (its session may be open); only when the store has
  * nothing for it is the answer "expired". consume refuses it before the
- * store, as always.
+ * store, as always. release always answers 503 when the store is
+ * unreachable (the session lapses by itself).
  *
  * A queue this instance does not know yet is read once from the store
- * first (it may not exist, or be disabled: passthrough). When the store
- * fails, the queue's fail policy decides (token_fail_policy): verify and
- * "closed" answer 503, "limited" lets consumes through within the queue's
- * fail-open budget (then 429 FAIL_OPEN_LIMITED), "open" lets every consume
- * through. release always answers 503 (the session lapses by itself).
+ * first (it may not exist, or be disabled: passthrough); when that read
+ * fails, a missing or invalid token is still 403, a valid one 503.
+ *
+ * Degraded mode (docs/API.md 1.1; failopen.h): a fail-open pass ("fo"
+ * claim, handed out by api_entries.c while the store was unreachable) is
+ * checked against the store's burned set (wr_store_burn: consume burns it,
+ * verify only looks), never against the live tokens. Every token is
+ * refused (403 consumed) when this instance's spent set has it. When the
+ * store is unreachable (token_degraded): "closed" answers 503; otherwise
+ * verify answers 204, and consume spends the pass on this instance
+ * (failopen.h: once here, its burn written to the store when it answers
+ * again) and answers 200 {"valid":true,"userId":...,"failOpen":true} - an
+ * ordinary token first takes one from the queue's fail-open budget under
+ * "limited" (429 FAIL_OPEN_LIMITED beyond), a fail-open pass took its
+ * budget when it was handed out.
  */
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +50,6 @@
 #include <time.h>
 
 #include "api_internal.h"
-#include "http.h"
 
 bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
 {
@@ -57,28 +66,47 @@ bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
     return *len > 0;
 }
 
-static void token_fail_policy(wr_api__ctx_t *c, wr_err_t err)
+/* Degraded mode: the store could not be reached for c's token (claims
+ * verified, not spent here). */
+static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
 {
     wr_api_t *a = c->api;
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
-    wr_fail_policy_t p = cfg ? cfg->fail_policy : WR_FAIL_LIMITED;
-    if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE || p == WR_FAIL_CLOSED) {
+    wr_fail_policy_t p = cfg ? cfg->fail_policy : WR_FAIL_CLOSED;
+    /* release always answers 503: the session lapses by itself */
+    if (!wr_api__store_unreachable(err) || p == WR_FAIL_CLOSED || c->route == WR_ROUTE_RELEASE) {
         wr_api__reply_unavailable(a, c->req, c->route, err);
         return;
     }
-    if (p == WR_FAIL_LIMITED &&
+    if (c->route == WR_ROUTE_VERIFY) {
+        wr_api__reply_empty(a, c->req, c->route, 204);
+        return;
+    }
+    int64_t now_s = (int64_t)time(NULL);
+    if (wr_failopen_spent(a->failopen, c->queue, c->claims.jti, now_s)) {
+        wr_api__reply_answer(a, c->req, c->route, WR_ETOKEN, WR_API__TELLS_TOKEN,
+                             wr_token_reason_name(WR_TOKEN_CONSUMED), 0);
+        return;
+    }
+    if (!c->claims.fail_open && p == WR_FAIL_LIMITED &&
         !wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms())) {
         wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
                             "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
         return;
     }
-    if (a->metrics) {
-        char l[WR_QUEUE_NAME_MAX + 16];
-        snprintf(l, sizeof(l), "queue=\"%s\"", c->queue);
-        wr_metrics_inc(a->metrics, "waitroom_fail_open_passthrough_total", l, 1);
+    wr_err_t serr = wr_failopen_spend(a->failopen, &c->claims, now_s);
+    if (serr == WR_ETOKEN) {
+        wr_api__reply_answer(a, c->req, c->route, WR_ETOKEN, WR_API__TELLS_TOKEN,
+                             wr_token_reason_name(WR_TOKEN_CONSUMED), 0);
+        return;
     }
-    static const char body[] = "{\"valid\":true,\"passthrough\":true,\"failOpen\":true}";
-    wr_api__reply_json(a, c->req, c->route, 200, body, sizeof(body) - 1, 0);
+    if (serr != WR_OK) {
+        wr_api__reply_unavailable(a, c->req, c->route, err);
+        return;
+    }
+    wr_api__count_fail_open(a, "waitroom_fail_open_consumed_total", c->queue);
+    json_t *o = json_pack("{s:b,s:s,s:b}", "valid", 1, "userId", c->claims.user, "failOpen", 1);
+    wr_api__reply_jansson(a, c->req, c->route, 200, o);
 }
 
 /* A disabled queue (passthrough): verify and release answer 204, consume
@@ -102,6 +130,12 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
     } else if (err == WR_OK) {
         if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE) {
             wr_api__reply_empty(a, c->req, c->route, 204);
+        } else if (c->claims.fail_open) {
+            /* a fail-open pass, burned now for every instance */
+            wr_api__count_fail_open(a, "waitroom_fail_open_consumed_total", c->queue);
+            json_t *o =
+                json_pack("{s:b,s:s,s:b}", "valid", 1, "userId", c->claims.user, "failOpen", 1);
+            wr_api__reply_jansson(a, c->req, c->route, 200, o);
         } else {
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
             wr_api__reply_jansson(a, c->req, c->route, 200, o);
@@ -121,18 +155,55 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         }
         wr_api__reply_answer(a, c->req, c->route, err, WR_API__TELLS_TOKEN, reason, 0);
     } else {
-        /* The store failed: the queue's fail policy decides. */
-        token_fail_policy(c, err);
+        /* The store failed: degraded mode, the queue's fail policy decides. */
+        token_degraded(c, err);
     }
     wr_api__ctx_free(c);
 }
 
-/* After the queue is known to exist (or the cache says so): check the
- * token and call the store. */
-static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                        const char *queue, const char *tok, size_t tok_len, const char *want_user)
+/*
+ * The checks of a token that need no store: signature, claims, queue,
+ * userId, and (degraded mode) no grace on a fail-open pass's exp. Returns
+ * WR_TOKEN_OK and fills *cl, or the reason it is refused (counted in
+ * waitroom_tokens_rejected_total).
+ */
+static wr_token_reason_t token_claims(wr_api_t *a, wr_route_t route, const char *queue,
+                                      const char *tok, size_t tok_len, const char *want_user,
+                                      wr_token_claims_t *cl)
 {
-    if (!tok || tok_len == 0) {
+    if (!tok || tok_len == 0)
+        return WR_TOKEN_MISSING;
+    /* The JWT's exp is the store's expiry rounded down to the second; one
+     * second of grace here means the signature check never refuses a token
+     * the store still holds live: the store's microsecond expiry decides.
+     * verify and release check exp here only to name the reason: a session
+     * outlives the token, so a past exp still goes to the store. */
+    int64_t now_s = (int64_t)time(NULL);
+    bool session_route = route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE;
+    wr_token_reason_t r = wr_token_verify_keys(tok, tok_len, a->keys, a->n_keys,
+                                               session_route ? INT64_MIN : now_s - 1, cl);
+    bool past_exp = r == WR_TOKEN_OK && cl->exp <= now_s - 1;
+    if (r == WR_TOKEN_OK && strcmp(cl->queue, queue) != 0)
+        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_WRONG_QUEUE;
+    if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl->user) != 0)
+        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_USER_MISMATCH;
+    /* A fail-open pass has no store expiry: its exp is exact (no grace). */
+    if (r == WR_TOKEN_OK && cl->fail_open && cl->exp <= now_s)
+        r = WR_TOKEN_EXPIRED;
+    if (r != WR_TOKEN_OK && r != WR_TOKEN_MISSING && a->metrics) {
+        char l[64];
+        snprintf(l, sizeof(l), "reason=\"%s\"", wr_token_reason_name(r));
+        wr_metrics_inc(a->metrics, "waitroom_tokens_rejected_total", l, 1);
+    }
+    return r;
+}
+
+/* Answers a token refused by token_claims: 401 (verify) or 403 without a
+ * token, 403 INVALID_TOKEN with the reason otherwise. */
+static void reply_refused(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                          wr_token_reason_t r)
+{
+    if (r == WR_TOKEN_MISSING) {
         if (route == WR_ROUTE_VERIFY)
             wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "no token", NULL, "missing", 0);
         else
@@ -140,30 +211,22 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                                 "missing", 0);
         return;
     }
+    /* Refused before the store: the same answer as the store's ETOKEN. */
+    wr_api__reply_answer(a, req, route, WR_ETOKEN, WR_API__TELLS_TOKEN, wr_token_reason_name(r), 0);
+}
+
+/* After the queue is known to exist (or the cache says so): check the
+ * token and call the store. */
+static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                        const char *queue, const char *tok, size_t tok_len, const char *want_user)
+{
     wr_token_claims_t cl;
-    /* The JWT's exp is the store's expiry rounded down to the second; one
-     * second of grace here means the signature check never refuses a token
-     * the store still holds live: the store's microsecond expiry decides.
-     * verify and release check exp here only to name the reason: a session
-     * outlives the token, so a past exp still goes to the store. */
-    int64_t now_s = (int64_t)time(NULL) - 1;
-    bool session_route = route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE;
-    wr_token_reason_t r = wr_token_verify_keys(tok, tok_len, a->keys, a->n_keys,
-                                               session_route ? INT64_MIN : now_s, &cl);
-    bool past_exp = r == WR_TOKEN_OK && cl.exp <= now_s;
-    if (r == WR_TOKEN_OK && strcmp(cl.queue, queue) != 0)
-        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_WRONG_QUEUE;
-    if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl.user) != 0)
-        r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_USER_MISMATCH;
+    wr_token_reason_t r = token_claims(a, route, queue, tok, tok_len, want_user, &cl);
+    /* degraded mode: spent on this instance (store unreachable at the time) */
+    if (r == WR_TOKEN_OK && wr_failopen_spent(a->failopen, queue, cl.jti, (int64_t)time(NULL)))
+        r = WR_TOKEN_CONSUMED;
     if (r != WR_TOKEN_OK) {
-        if (a->metrics) {
-            char l[64];
-            snprintf(l, sizeof(l), "reason=\"%s\"", wr_token_reason_name(r));
-            wr_metrics_inc(a->metrics, "waitroom_tokens_rejected_total", l, 1);
-        }
-        /* Refused before the store: the same answer as the store's ETOKEN. */
-        wr_api__reply_answer(a, req, route, WR_ETOKEN, WR_API__TELLS_TOKEN, wr_token_reason_name(r),
-                             0);
+        reply_refused(a, req, route, r);
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
@@ -172,13 +235,22 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return;
     }
     c->claims = cl;
-    wr_err_t err = route == WR_ROUTE_CONSUME
-                       ? wr_store_consume(a->store, queue, cl.user, cl.jti, token_cb, c)
-                   : route == WR_ROUTE_RELEASE
-                       ? wr_store_release(a->store, queue, cl.user, cl.jti, token_cb, c)
-                       : wr_store_verify(a->store, queue, cl.user, cl.jti, token_cb, c);
+    wr_err_t err;
+    if (route == WR_ROUTE_RELEASE) {
+        /* a fail-open pass never opens a session: the store says noSession */
+        err = wr_store_release(a->store, queue, cl.user, cl.jti, token_cb, c);
+    } else if (cl.fail_open) {
+        /* degraded mode: a fail-open pass lives in the burned set only */
+        c->op = "burn";
+        err = wr_store_burn(a->store, queue, cl.jti, cl.exp * 1000000, route != WR_ROUTE_CONSUME,
+                            token_cb, c);
+    } else {
+        err = route == WR_ROUTE_CONSUME
+                  ? wr_store_consume(a->store, queue, cl.user, cl.jti, token_cb, c)
+                  : wr_store_verify(a->store, queue, cl.user, cl.jti, token_cb, c);
+    }
     if (err != WR_OK) {
-        token_fail_policy(c, err);
+        token_degraded(c, err);
         wr_api__ctx_free(c);
     }
 }
@@ -208,7 +280,17 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
                         p->has_user ? p->want_user : NULL);
         }
     } else {
-        wr_api__reply_store_error(c, err, WR_API__TELLS_QUEUE);
+        /* Degraded mode: a missing or invalid token is refused whatever
+         * the store's state; a valid one needs the queue's config. */
+        wr_token_claims_t cl;
+        wr_token_reason_t r = err == WR_ENOTFOUND
+                                  ? WR_TOKEN_OK
+                                  : token_claims(a, c->route, c->queue, p->tok, p->tok_len,
+                                                 p->has_user ? p->want_user : NULL, &cl);
+        if (r != WR_TOKEN_OK)
+            reply_refused(a, c->req, c->route, r);
+        else
+            wr_api__reply_store_error(c, err, WR_API__TELLS_QUEUE);
     }
     wr_api__ctx_free(c);
     free(p);
@@ -269,9 +351,9 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
         } else if ((bt = evhttp_find_header(ih, "X-Waitroom-Token")) != NULL && *bt) {
             tok = bt;
             tok_len = strlen(bt);
-        } else {
+        } else if ((bt = evhttp_find_header(ih, "Cookie")) != NULL) {
             snprintf(cookie_tok_name, sizeof(cookie_tok_name), "wr_token_%s", queue);
-            tok = wr_http_cookie(req, cookie_tok_name, &tok_len);
+            tok = wr_identity_find_cookie(bt, cookie_tok_name, &tok_len);
         }
     }
 
@@ -314,9 +396,7 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
             p->want_user[0] = '\0';
     }
     json_decref(body);
-    if (wr_store_queue_get(a->store, queue, token_queue_cb, p) != WR_OK) {
-        wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
-        wr_api__ctx_free(c);
-        free(p);
-    }
+    wr_err_t qerr = wr_store_queue_get(a->store, queue, token_queue_cb, p);
+    if (qerr != WR_OK)
+        token_queue_cb(qerr, NULL, p); /* answers (degraded mode: 403 or 503) and frees */
 }

@@ -2,7 +2,8 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 2 (version 1, without the session part, still loads).
+ * Format, version 2 (version 1, without the sessions and the burned passes,
+ * still loads).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (wall clock)
  *   u32 secret_len, secret bytes
@@ -16,6 +17,8 @@
  *     (version 2) u64 released sessions_expired
  *     (version 2) u64 session count, per session: u8 id_len, id, 22 bytes jti,
  *                 i64 opened_us, i64 end_us
+ *     (version 2, degraded mode) u64 burn count, per burned fail-open
+ *       pass: u8 jti_len, jti, i64 exp_us
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch.
  *
@@ -51,7 +54,7 @@
 
 #define SNAP_NAME    "waitroom.snapshot"
 #define SNAP_MAGIC   "WRMEMSNP"
-#define SNAP_VERSION 2u /* what is written; 1 and 2 load */
+#define SNAP_VERSION 2u /* what is written (sessions, burned passes); 1 and 2 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -228,6 +231,9 @@ static void write_sessions(sio_t *w, const wr_memq_t *q)
     write_tokens(w, q->sess_heap, q->sess_n);
 }
 
+static void write_burned(sio_t *w, const wr_memq_t *q);
+static void read_burned(sio_t *r, wr_memq_t *q);
+
 static void write_queue(sio_t *w, const wr_memq_t *q)
 {
     size_t nlen = strlen(q->name);
@@ -264,6 +270,7 @@ static void write_queue(sio_t *w, const wr_memq_t *q)
     }
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
+    write_burned(w, q);
 }
 
 static int fsync_dir(const char *dir)
@@ -510,6 +517,8 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
     }
     if (version >= 2 && !r->failed)
         read_sessions(q, r);
+    if (version >= 2 && !r->failed)
+        read_burned(r, q);
     return !r->failed;
 }
 
@@ -608,4 +617,45 @@ wr_err_t wr_mem_snapshot_lock_dir(const char *dir, int *lock_fd)
     }
     *lock_fd = fd;
     return WR_OK;
+}
+
+/* ---- degraded mode: the burned fail-open passes ------------------------ */
+
+static void write_burned(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->bheap_n);
+    for (size_t i = 0; i < q->bheap_n && !w->failed; i++) {
+        const wr_memq_burn_t *b = q->bheap[i];
+        w_u8(w, b->jlen);
+        w_bytes(w, b->jti, b->jlen);
+        w_u64(w, (uint64_t)b->exp_us);
+    }
+}
+
+static void read_burned(sio_t *r, wr_memq_t *q)
+{
+    uint64_t nb = r_u64(r);
+    /* each burn takes at least 10 bytes */
+    if (!r->failed && nb > r->fsize / 10)
+        r_fail(r, "bad burned count");
+    for (uint64_t i = 0; i < nb && !r->failed; i++) {
+        char jti[WR_JTI_LEN + 1];
+        uint8_t len = r_u8(r);
+        if (len < 1 || len > WR_JTI_LEN)
+            r_fail(r, "bad burned pass");
+        r_bytes(r, jti, r->failed ? 0 : len);
+        int64_t exp_us = (int64_t)r_u64(r);
+        if (r->failed)
+            break;
+        jti[len] = '\0';
+        wr_token_reason_t reason;
+        bool dirty = false;
+        /* now = INT64_MIN: nothing is swept or refused as expired while
+         * loading (the next burn or tick sweeps) */
+        wr_err_t err = wr_memq_burn(q, jti, len, exp_us, false, INT64_MIN, &reason, &dirty);
+        if (err == WR_ETOKEN)
+            r_fail(r, "duplicate burned pass");
+        else if (err != WR_OK)
+            r_fail(r, "out of memory");
+    }
 }

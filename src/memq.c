@@ -30,6 +30,11 @@
  * looks only at the user's own token: EXPIRED while not yet swept; consume
  * then removes it, counted as expired.
  *
+ * Degraded mode. burned is the set of spent fail-open passes (jti ->
+ * expiry), an id hash plus a min-heap by expiry like the tokens, created
+ * at the first burn; expired burns are dropped by every burn and every
+ * admission tick (burn.lua drops them on each burn).
+ *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.
@@ -465,10 +470,13 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->sessions_expired_total = q->sessions_expired_total;
 }
 
+static void burned_free(wr_memq_t *q);
+
 static void queue_free(wr_memq_t *q)
 {
     if (!q)
         return;
+    burned_free(q);
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);
@@ -703,4 +711,118 @@ wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char
     }
     *reason = WR_TOKEN_NO_SESSION;
     return WR_ETOKEN;
+}
+
+/* ---- degraded mode: the burned set ------------------------------------- */
+
+static const char *burn_key(const void *item, size_t *len)
+{
+    const wr_memq_burn_t *b = item;
+    *len = b->jlen;
+    return b->jti;
+}
+
+static void burned_free(wr_memq_t *q)
+{
+    for (size_t i = 0; i < q->bheap_n; i++)
+        free(q->bheap[i]);
+    free(q->bheap);
+    wr_idhash_free(q->burned);
+    q->bheap = NULL;
+    q->burned = NULL;
+    q->bheap_n = q->bheap_cap = 0;
+}
+
+static void bheap_set(wr_memq_t *q, size_t i, wr_memq_burn_t *b)
+{
+    q->bheap[i] = b;
+    b->heap_idx = i;
+}
+
+static void bheap_up(wr_memq_t *q, size_t i)
+{
+    wr_memq_burn_t *b = q->bheap[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (q->bheap[p]->exp_us <= b->exp_us)
+            break;
+        bheap_set(q, i, q->bheap[p]);
+        i = p;
+    }
+    bheap_set(q, i, b);
+}
+
+static void bheap_down(wr_memq_t *q, size_t i)
+{
+    wr_memq_burn_t *b = q->bheap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        int64_t best = b->exp_us;
+        if (l < q->bheap_n && q->bheap[l]->exp_us < best) {
+            m = l;
+            best = q->bheap[l]->exp_us;
+        }
+        if (l + 1 < q->bheap_n && q->bheap[l + 1]->exp_us < best)
+            m = l + 1;
+        if (m == i)
+            break;
+        bheap_set(q, i, q->bheap[m]);
+        i = m;
+    }
+    bheap_set(q, i, b);
+}
+
+void wr_memq_burn_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    while (q->bheap_n > 0 && q->bheap[0]->exp_us <= now_us) {
+        wr_memq_burn_t *b = q->bheap[0];
+        wr_idhash_del(q->burned, b->jti, b->jlen);
+        if (--q->bheap_n > 0) {
+            bheap_set(q, 0, q->bheap[q->bheap_n]);
+            bheap_down(q, 0);
+        }
+        free(b);
+        *dirty = true;
+    }
+}
+
+wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us, bool check_only,
+                      int64_t now_us, wr_token_reason_t *reason, bool *dirty)
+{
+    wr_memq_burn_sweep(q, now_us, dirty);
+    if (q->burned && wr_idhash_get(q->burned, jti, jlen)) {
+        *reason = WR_TOKEN_CONSUMED;
+        return WR_ETOKEN;
+    }
+    if (exp_us <= now_us) {
+        *reason = WR_TOKEN_EXPIRED;
+        return WR_ETOKEN;
+    }
+    if (check_only)
+        return WR_OK;
+    if (!q->burned && !(q->burned = wr_idhash_new(burn_key)))
+        return WR_ENOMEM;
+    if (q->bheap_n == q->bheap_cap) {
+        size_t cap = q->bheap_cap ? q->bheap_cap * 2 : 16;
+        wr_memq_burn_t **h = realloc(q->bheap, cap * sizeof *h);
+        if (!h)
+            return WR_ENOMEM;
+        q->bheap = h;
+        q->bheap_cap = cap;
+    }
+    wr_memq_burn_t *b = malloc(sizeof *b);
+    if (!b)
+        return WR_ENOMEM;
+    b->exp_us = exp_us;
+    b->jlen = (uint8_t)jlen;
+    memcpy(b->jti, jti, jlen);
+    b->jti[jlen] = '\0';
+    if (wr_idhash_put(q->burned, b) != WR_OK) {
+        free(b);
+        return WR_ENOMEM;
+    }
+    bheap_set(q, q->bheap_n++, b);
+    bheap_up(q, q->bheap_n - 1);
+    *dirty = true;
+    return WR_OK;
 }

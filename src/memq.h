@@ -84,6 +84,11 @@ typedef struct {
     wr_memq_token_t **sess_heap;
     size_t sess_n, sess_cap;
     uint64_t released_total, sessions_expired_total;
+
+    /* Degraded mode: the burned fail-open passes (wr_memq_burn below). */
+    wr_idhash_t *burned;         /* jti -> wr_memq_burn_t; NULL until the first burn */
+    struct wr_memq_burn **bheap; /* min-heap of the burns by exp_us */
+    size_t bheap_n, bheap_cap;
 } wr_memq_t;
 
 /* The user's node in the line (borrowed while it is in the line), or NULL. */
@@ -231,5 +236,30 @@ wr_err_t wr_memq_db_delete(wr_memq_db_t *db, const char *name);
 
 /* Frees every queue and the queue array; keeps secret and seed. */
 void wr_memq_db_clear(wr_memq_db_t *db);
+
+/* ---- degraded mode: the burned set of fail-open passes ----------------- */
+
+/* One burned fail-open pass: its jti, kept until exp_us. Held by its queue
+ * (burned and bheap). */
+typedef struct wr_memq_burn {
+    int64_t exp_us;
+    size_t heap_idx;
+    uint8_t jlen;
+    char jti[WR_JTI_LEN + 1];
+} wr_memq_burn_t;
+
+/*
+ * burn (store.h): after dropping every burn with exp_us <= now_us, records
+ * jti (jlen bytes, 1..WR_JTI_LEN) as spent until exp_us, unless check_only.
+ * Returns WR_OK (not burned before: now burned, or with check_only would
+ * be), WR_ETOKEN with *reason WR_TOKEN_CONSUMED (burned already) or
+ * WR_TOKEN_EXPIRED (exp_us <= now_us; nothing recorded), or WR_ENOMEM
+ * (nothing recorded). Sets *dirty when the set changed.
+ */
+wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us, bool check_only,
+                      int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+
+/* Drops every burn with exp_us <= now_us (admission ticks call it). */
+void wr_memq_burn_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 #endif

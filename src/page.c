@@ -272,8 +272,9 @@ static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang
 
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
-    static const char *const states[] = {"waiting",     "admitted", "passthrough", "full",
-                                         "unavailable", "notfound", "invite",      NULL};
+    static const char *const states[] = {"waiting", "admitted",    "passthrough",
+                                         "full",    "unavailable", "notfound",
+                                         "invite",  "degraded",    NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -312,7 +313,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
      * cookie) or when the line is off; stay put otherwise. */
     char refresh[REFRESH_MAX];
     refresh[0] = 0;
-    if (waiting || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0)
+    if (waiting || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
+        strcmp(state, "degraded") == 0) /* degraded mode: asking again may let them in */
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
              target_ok(target) && strlen(target) + 8 < sizeof(refresh)) {

@@ -157,6 +157,21 @@ typedef struct wr_store_ops {
     wr_err_t (*release)(wr_store_t *s, const char *queue, const char *user, const char *jti,
                         wr_store_token_cb cb, void *arg);
 
+    /*
+     * burn (degraded mode, docs/API.md 1.1): records the fail-open pass jti
+     * (1..WR_JTI_LEN base64url chars) of queue as spent until exp_us (the
+     * pass's expiry, wall-clock us), across every instance; passes whose
+     * expiry has passed are swept first (Redis: wr:{q}:burned ZSET). With
+     * check_only the answer is the same but nothing is recorded (verify).
+     * WR_OK when not burned before (now burned); WR_ETOKEN with reason
+     * CONSUMED (burned already) or EXPIRED (exp_us <= store now: nothing
+     * recorded); WR_ENOTFOUND (no queue). The queue's enabled flag is not
+     * looked at (the API answers a disabled queue before the store).
+     * queue_delete removes the set.
+     */
+    wr_err_t (*burn)(wr_store_t *s, const char *queue, const char *jti, int64_t exp_us,
+                     bool check_only, wr_store_token_cb cb, void *arg);
+
     /* config_put: creates or replaces the queue's config; the line, tokens
      * and counters are kept. Every instance sees it on its next operation. */
     wr_err_t (*config_put)(wr_store_t *s, const char *queue, const wr_queue_config_t *cfg,
@@ -222,6 +237,13 @@ static inline wr_err_t wr_store_release(wr_store_t *s, const char *q, const char
                                         const char *jti, wr_store_token_cb cb, void *arg)
 {
     return s->ops->release(s, q, u, jti, cb, arg);
+}
+
+/* Degraded mode: see burn above. */
+static inline wr_err_t wr_store_burn(wr_store_t *s, const char *q, const char *jti, int64_t exp_us,
+                                     bool check_only, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->burn(s, q, jti, exp_us, check_only, cb, arg);
 }
 static inline wr_err_t wr_store_config_put(wr_store_t *s, const char *q,
                                            const wr_queue_config_t *cfg, wr_store_done_cb cb,

@@ -300,6 +300,14 @@ static wr_err_t b_release(wr_store_t *st, const char *q, const char *u, const ch
     return started(c, wr_store_release(s->inner, q, u, jti, w_token, c));
 }
 
+/* degraded mode */
+static wr_err_t b_burn(wr_store_t *st, const char *q, const char *jti, int64_t exp_us,
+                       bool check_only, wr_store_token_cb cb, void *arg)
+{
+    BEGIN(token, cb);
+    return started(c, wr_store_burn(s->inner, q, jti, exp_us, check_only, w_token, c));
+}
+
 static wr_err_t b_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
                              wr_store_done_cb cb, void *arg)
 {
@@ -371,6 +379,8 @@ static const wr_store_ops_t breaker_ops = {
     .consume = b_consume,
     .verify = b_verify,
     .release = b_release,
+    /* degraded mode */
+    .burn = b_burn,
     .config_put = b_config_put,
     .queue_get = b_queue_get,
     .queue_list = b_queue_list,

@@ -374,6 +374,7 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     }
     int64_t now = now_us(s);
     it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &s->dirty);
+    wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
     if (it->err != WR_OK)
         goto out;
     it->res.admit.now_us = now;
@@ -437,6 +438,33 @@ static wr_err_t mem_release(wr_store_t *base, const char *queue, const char *use
                             wr_store_token_cb cb, void *arg)
 {
     return token_op(base, queue, user, jti, cb, arg, T_RELEASE);
+}
+
+/* Degraded mode: burn (store.h), memq's burned set. */
+static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, int64_t exp_us,
+                         bool check_only, wr_store_token_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    wr_err_t err = check_call(s, queue, (const void *)cb);
+    if (err != WR_OK)
+        return err;
+    if (!name_ok(jti, WR_JTI_LEN))
+        return WR_EINVAL;
+    item_t *it = item_new(s, D_TOKEN, arg);
+    if (!it)
+        return WR_ENOMEM;
+    it->cb.token = cb;
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    if (!q) {
+        it->err = WR_ENOTFOUND;
+        goto out;
+    }
+    it->has_res = true;
+    it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, now_us(s),
+                           &it->res.token.reason, &s->dirty);
+out:
+    item_enqueue(s, it);
+    return WR_OK;
 }
 
 static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
@@ -758,6 +786,9 @@ static const wr_store_ops_t memory_ops = {
     .consume = mem_consume,
     .verify = mem_verify,
     .release = mem_release,
+
+    /* degraded mode */
+    .burn = mem_burn,
     .config_put = mem_config_put,
     .queue_get = mem_queue_get,
     .queue_list = mem_queue_list,

@@ -72,6 +72,7 @@ enum script_id {
     SC_PUT,
     SC_SECRET,
     SC_RELEASE,
+    SC_BURN, /* degraded mode */
     SC_COUNT,
 };
 
@@ -82,6 +83,7 @@ static const wr_redis_conn_script_t scripts[SC_COUNT] = {
     [SC_GET] = {LIB, "scripts/queue_get.lua"},   [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
     [SC_PUT] = {LIB, "scripts/config_put.lua"},  [SC_SECRET] = {NULL, "scripts/secret.lua"},
     [SC_RELEASE] = {LIB, "scripts/release.lua"},
+    [SC_BURN] = {NULL, "scripts/burn.lua"},
 };
 
 typedef enum {
@@ -98,6 +100,8 @@ typedef enum {
     OP_PING,
     OP_NAMES,
     OP_RELEASE,
+    OP_BURN,       /* degraded mode: burn */
+    OP_BURN_CHECK, /* degraded mode: burn, check only */
 } op_t;
 
 struct rstore;
@@ -207,6 +211,8 @@ static void call_err(struct req *r, wr_err_t err)
     case OP_CONSUME:
     case OP_VERIFY:
     case OP_RELEASE:
+    case OP_BURN:
+    case OP_BURN_CHECK:
         r->cb.token(err, NULL, r->arg);
         break;
     case OP_GET:
@@ -254,9 +260,9 @@ static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
         req_free(r);
         return WR_EINVAL;
     }
-    wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME ? wait_after_consume
-                                    : r->op == OP_ADMIT ? wait_after_admit
-                                                        : NULL;
+    wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME || r->op == OP_BURN ? wait_after_consume
+                                    : r->op == OP_ADMIT                     ? wait_after_admit
+                                                                            : NULL;
     wr_redis_conn_cmd_t *cmd = r->cmd;
     r->cmd = NULL; /* the connection owns it from here, also on error */
     wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
@@ -338,7 +344,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
     case OP_CONSUME:
     case OP_VERIFY:
-    case OP_RELEASE: {
+    case OP_RELEASE:
+    case OP_BURN:
+    case OP_BURN_CHECK: {
         wr_token_check_t res;
         err = wr_script_reply_token(rep, &res);
         r->cb.token(err, (err == WR_OK || err == WR_ETOKEN) ? &res : NULL, r->arg);
@@ -554,6 +562,32 @@ static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const ch
     return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
 }
 
+/* Degraded mode: burn (store.h), burn.lua on wr:{q}:config and
+ * wr:{q}:burned. A burn that recorded the pass is WAITed for in durability
+ * mode, like a consume. */
+static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t exp_us,
+                       bool check_only, wr_store_token_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    size_t jlen = jti ? strnlen(jti, WR_JTI_LEN + 1) : 0;
+    if (!wr_qconfig_valid_queue_name(q) || jlen < 1 || jlen > WR_JTI_LEN || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.token = cb;
+    snprintf(r->queue, sizeof r->queue, "%s", q);
+    return submit(s, r,
+                  wr_redis_conn_cmd_str(r->cmd, "2") &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
+                      wr_redis_conn_cmd_str(r->cmd, jti) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
+                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
+}
+
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
                              wr_store_done_cb cb, void *arg)
 {
@@ -647,6 +681,12 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
     /* After the script, on the same connection. If this is lost, the
      * stale name is filtered by queue_list. */
     (void)send_plain(s, "SREM", "wr:queues", q);
+    /* Degraded mode: the burned set goes too (if this is lost, the key
+     * expires with its last pass: burn.lua sets its expiry). */
+    char burned[WR_QUEUE_NAME_MAX + 16];
+    snprintf(burned, sizeof burned, "wr:{%s}:burned", q);
+    const char *del[2] = {"DEL", burned};
+    (void)wr_redis_conn_send_oneway(s->conn, "registry", 2, del);
     return WR_OK;
 }
 
@@ -836,6 +876,8 @@ static const wr_store_ops_t redis_ops = {
     .consume = r_consume,
     .verify = r_verify,
     .release = r_release,
+    /* degraded mode */
+    .burn = r_burn,
     .config_put = r_config_put,
     .queue_get = r_queue_get,
     .queue_list = r_queue_list,

@@ -5,7 +5,10 @@
  * claims, S = HMAC-SHA256(secret, "H.P"). We produce exactly
  *   H = {"alg":"HS256","typ":"JWT"}
  *   P = {"iss":"waitroom","aud":Q,"sub":U,"jti":J,"iat":N,"exp":N}
- * (compact JSON, claims in that order), so signing is deterministic. With
+ * (compact JSON, claims in that order), so signing is deterministic; a
+ * fail-open pass (degraded mode) adds ,"fo":true at the end. A token
+ * without "fo", or with "fo":false, is ordinary; any other "fo" is
+ * malformed. With
  * a key id (rotation), H = {"alg":"HS256","typ":"JWT","kid":K}.
  *
  * Verification is ordered so that nothing an attacker controls is trusted
@@ -183,7 +186,8 @@ static size_t claims_json(const wr_token_claims_t *c, char *buf, size_t cap)
         json_object_set_new(o, "sub", json_string(c->user)) ||
         json_object_set_new(o, "jti", json_string(c->jti)) ||
         json_object_set_new(o, "iat", json_integer((json_int_t)c->iat)) ||
-        json_object_set_new(o, "exp", json_integer((json_int_t)c->exp)))
+        json_object_set_new(o, "exp", json_integer((json_int_t)c->exp)) ||
+        (c->fail_open && json_object_set_new(o, "fo", json_true())))
         goto out;
     n = json_dumpb(o, buf, cap, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (n > cap)
@@ -366,7 +370,7 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     wr_token_reason_t r = WR_TOKEN_MALFORMED;
     const char *iss, *aud, *sub, *jti;
     size_t iss_len = 0, aud_len = 0, sub_len = 0, jti_len = 0;
-    json_t *iat, *exp;
+    json_t *iat, *exp, *fo;
 
     if (!p)
         return WR_TOKEN_MALFORMED;
@@ -382,6 +386,9 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     jti = string_claim(p, "jti", &jti_len);
     iat = json_object_get(p, "iat");
     exp = json_object_get(p, "exp");
+    fo = json_object_get(p, "fo");
+    if (fo && !json_is_boolean(fo))
+        goto out;
     if (!aud || !valid_queue(aud, aud_len) || !sub || !valid_user(sub, sub_len) || !jti ||
         !valid_jti(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
         goto out;
@@ -396,6 +403,7 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
         memcpy(out->jti, jti, jti_len);
         out->iat = (int64_t)json_integer_value(iat);
         out->exp = (int64_t)json_integer_value(exp);
+        out->fail_open = json_is_true(fo);
     }
     r = WR_TOKEN_OK;
 out:

@@ -3,7 +3,8 @@
  *
  * Header {"alg":"HS256","typ":"JWT"}; claims iss "waitroom", aud = queue
  * name, sub = user id, jti = 128-bit random base64url (22 chars), iat and
- * exp in seconds since the epoch. Verification pins alg to HS256 (anything
+ * exp in seconds since the epoch, and "fo":true on a fail-open pass
+ * (claims.fail_open; degraded mode). Verification pins alg to HS256 (anything
  * else, "none" included, is rejected), compares the MAC in constant time,
  * and is pure: it never touches the store. Whether the jti is still live is
  * the store's question (wr_store_consume / wr_store_verify).
@@ -11,6 +12,7 @@
 #ifndef WR_TOKEN_H
 #define WR_TOKEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +50,10 @@ typedef struct {
     char jti[WR_JTI_LEN + 1];          /* jti */
     int64_t iat;                       /* seconds since the epoch */
     int64_t exp;                       /* seconds since the epoch */
+    /* Degraded mode: a fail-open pass, handed out while the store was
+     * unreachable ("fo":true in the JWT, absent when false). Its jti is not
+     * in the store; the API spends it once (docs/API.md, 1.1). */
+    bool fail_open;
 } wr_token_claims_t;
 
 /*

@@ -21,6 +21,9 @@
  *   - 404 NOT_IN_QUEUE while waiting: joins again;
  *   - 403 INVITE_REQUIRED: says why (data-reason on the first render) and
  *     stops. Joins carry the page's ?invite= as Authorization: Bearer.
+ *   - waiting with degraded:true (the store is unreachable; no position):
+ *     says the line is reconnecting and keeps asking at retryAfterMs; an
+ *     admission with failOpen:true goes on like any admission.
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  */
@@ -122,6 +125,7 @@
     case 'full': return t('status_full', { s: S.alertSeconds || 5 });
     case 'unavailable': return t('status_unavailable', { s: S.alertSeconds || 2 });
     case 'notfound': return t('status_notfound');
+    case 'degraded': return t('status_degraded');
     case 'left': return t('status_left');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
@@ -198,7 +202,13 @@
     S.alert = null;
     S.failures = 0;
     S.updated = new Date();
-    if (body.status === 'waiting') {
+    if (body.status === 'waiting' && body.degraded === true) {
+      /* degraded mode: no place to show; keep asking */
+      S.state = 'degraded';
+      S.retryMs = num(body.retryAfterMs) || 2000;
+      render();
+      schedule(S.retryMs, 'poll');
+    } else if (body.status === 'waiting') {
       S.state = 'waiting';
       S.position = num(body.position);
       S.waiting = num(body.waiting);
@@ -356,6 +366,10 @@
     S.alertSeconds = Math.ceil(S.retryMs / 1000);
     render();
     schedule(S.retryMs, 'join');
+    break;
+  case 'degraded':
+    render();
+    schedule(S.retryMs, 'poll');
     break;
   default:
     render();

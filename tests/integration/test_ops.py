@@ -168,7 +168,9 @@ class Ops(WRTest):
         w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
                       ENV.tmpdir, identity="header:X-User-Id")
         self.addCleanup(w.kill)
-        q = self.new_queue(dict(FAST, paused=True), client=w.client)
+        # 1.1: "closed" keeps v1's 503 on user routes (limited/open answer in
+        # degraded mode, test_degraded.py)
+        q = self.new_queue(dict(FAST, paused=True, failPolicy="closed"), client=w.client)
         u = uid()
         self.join_ok(q, u, client=w.client)
         port = redis.port

@@ -111,7 +111,10 @@ class Resilience(WRTest):
 
     def k06(self, how):
         redis, w = self.private()
-        q = self.new_queue({"admitPerSecond": 1000, "paused": True}, client=w.client)
+        # 1.1: "closed" keeps v1's 503 on user routes (limited/open answer in
+        # degraded mode, test_degraded.py)
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True, "failPolicy": "closed"},
+                           client=w.client)
         users = [uid("k06-") for _ in range(200)]
         for u in users[:20]:
             self.join_ok(q, u, client=w.client)
@@ -263,8 +266,10 @@ class Resilience(WRTest):
                                 redis_extra=["--appendonly", "yes", "--appendfsync", "always"])
         rate, tick = 50, 100            # 5 per tick
         per_tick = rate * tick / 1000
-        q = self.new_queue({"admitPerSecond": rate, "tickMs": tick, "paused": True},
-                           client=w.client)
+        # 1.1: "closed" keeps v1's 503 on user routes (degraded mode answers
+        # limited/open queues with 200s, test_degraded.py)
+        q = self.new_queue({"admitPerSecond": rate, "tickMs": tick, "paused": True,
+                            "failPolicy": "closed"}, client=w.client)
         users = [uid("k09-") for _ in range(500)]
         for u in users:
             self.join_ok(q, u, client=w.client)
@@ -399,13 +404,18 @@ class Resilience(WRTest):
 
     # --------------------------------------------------------- fail policies
     def test_fail_policies_while_store_down(self):
+        # 1.1 (docs/API.md "Degraded mode"): an ordinary token is a fail-open
+        # pass once per instance under open/limited ({"valid":true,"userId",
+        # "failOpen":true}, no more "passthrough"); limited spends the budget
+        # per token; join answers by the policy (closed 503, open admitted)
         redis, w = self.private()
         fast = {"admitPerSecond": 1000, "tickMs": 50}
         qc = self.new_queue(dict(fast, failPolicy="closed"), client=w.client, prefix="fpc")
         qo = self.new_queue(dict(fast, failPolicy="open"), client=w.client, prefix="fpo")
         ql = self.new_queue(dict(fast, failPolicy="limited", failOpenPerSecond=5),
                             client=w.client, prefix="fpl")
-        tok = {q: self.admit(q, uid(), client=w.client) for q in (qc, qo, ql)}
+        tok = {q: self.admit(q, uid(), client=w.client) for q in (qc, qo)}
+        ltoks = [self.admit(ql, uid(), client=w.client) for _ in range(20)]
         redis.stop()
         self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 503, timeout=5,
                         what="/readyz 503 with Redis down")
@@ -413,18 +423,20 @@ class Resilience(WRTest):
         t0 = time.monotonic()
         self.assert503(w.client.consume(qc, tok[qc]), "closed policy")
         self.assertLess(time.monotonic() - t0, 1.0)
-        # open: passthrough every time
-        for i in range(10):
-            r = w.client.consume(qo, tok[qo])
-            self.assertEqual(r.status, 200, "open policy #%d: %r" % (i, r))
-            self.assertEqual(r.json.get("valid"), True)
-            self.assertEqual(r.json.get("passthrough"), True)
+        # open: accepted once on this instance, then consumed
+        r = w.client.consume(qo, tok[qo])
+        self.assertEqual(r.status, 200, "open policy: %r" % r)
+        self.assertEqual(r.json.get("valid"), True)
+        self.assertEqual(r.json.get("failOpen"), True)
+        self.assertIn("userId", r.json)
+        for i in range(3):
+            self.assertTokenRefused(w.client.consume(qo, tok[qo]), "consumed")
         # a bad signature is refused whatever the store's state
         forged = tok[qo][:-4] + ("AAAA" if not tok[qo].endswith("AAAA") else "BBBB")
         self.assertTokenRefused(w.client.consume(qo, forged))
         # limited: 5 per second per instance (burst of one second), then 429
         t0 = time.monotonic()
-        codes = [w.client.consume(ql, tok[ql]) for _ in range(20)]
+        codes = [w.client.consume(ql, t) for t in ltoks]
         elapsed = time.monotonic() - t0
         ok = [r for r in codes if r.status == 200]
         limited = [r for r in codes if r.status == 429]
@@ -435,8 +447,12 @@ class Resilience(WRTest):
         for r in limited:
             self.assertError(r, 429, "FAIL_OPEN_LIMITED", "limited policy beyond the budget")
             self.assertEqual(r.headers.get("retry-after"), "1")
-        # user routes: 503 at once
-        self.assert503(w.client.join(qo, uid()), "join with Redis down")
+        # user routes: closed 503 at once; open admits with a fail-open pass
+        self.assert503(w.client.join(qc, uid()), "join with Redis down (closed)")
+        r = w.client.join(qo, uid())
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.json.get("status"), "admitted")
+        self.assertEqual(r.json.get("failOpen"), True)
         self.assertExitsCleanly(w)
 
     # ------------------------------------------------------------ WAIT (K12)

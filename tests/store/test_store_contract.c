@@ -1229,11 +1229,15 @@ static void r_k03_one_slot(void **state)
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
     assert_int_equal(sh_consume(s, "k03", "u1", jti, &r), WR_OK); /* opens a session */
+    sh_begin(&r); /* degraded mode: the burned set */
+    assert_int_equal(sh_settle(&r, wr_store_burn(s, "k03", "AAAAAAAAAAAAAAAAAAAAAA",
+                                                 sh_wall_us() + 60000000, false, sh_token_cb, &r)),
+                     WR_OK);
     redisReply *k = sh_redis_cmd("KEYS *k03*");
     assert_non_null(k);
     assert_int_equal(k->type, REDIS_REPLY_ARRAY);
-    /* config, waiting, active, tokens, state, sessions, sessjti */
-    assert_int_equal(k->elements, 7);
+    /* config, waiting, active, tokens, state, sessions, sessjti, burned */
+    assert_int_equal(k->elements, 8);
     unsigned slot = crc16("k03", 3) % 16384;
     for (size_t i = 0; i < k->elements; i++) {
         assert_non_null(strstr(k->element[i]->str, "{k03}"));
@@ -1656,6 +1660,126 @@ static void r_bad_replies(void **state)
     fake_redis_stop(f);
 }
 
+/* ------------------------------------------------------------ degraded mode: burn */
+
+static wr_err_t burn(wr_store_t *s, const char *q, const char *jti, int64_t exp_us, bool check,
+                     sh_res_t *r)
+{
+    sh_begin(r);
+    return sh_settle(r, wr_store_burn(s, q, jti, exp_us, check, sh_token_cb, r));
+}
+
+/* First burn OK, then CONSUMED; check_only answers without recording;
+ * an already expired pass is EXPIRED and not recorded; no queue ENOTFOUND;
+ * the queue's enabled flag does not matter. */
+static void t_burn_once(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    int64_t exp = sh_wall_us() + 300 * 1000000LL;
+    assert_int_equal(burn(s, "nosuch", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ENOTFOUND);
+    put_ok(s, "bq", mkcfg(5, 1000, 0, 0, 300));
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
+    assert_false(r.tok.passthrough);
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
+    /* another jti is its own pass */
+    assert_int_equal(burn(s, "bq", "BBBBBBBBBBBBBBBBBBBBBB", exp, false, &r), WR_OK);
+    /* expired: refused, and nothing recorded */
+    int64_t past = sh_wall_us() - 1000000;
+    assert_int_equal(burn(s, "bq", "CCCCCCCCCCCCCCCCCCCCCC", past, false, &r), WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
+    assert_int_equal(burn(s, "bq", "CCCCCCCCCCCCCCCCCCCCCC", exp, false, &r), WR_OK);
+    /* a disabled queue still burns (the API answers it before the store) */
+    wr_queue_config_t off = mkcfg(5, 1000, 0, 0, 300);
+    off.enabled = false;
+    put_ok(s, "bq", off);
+    assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
+    assert_int_equal(burn(s, "bq", "DDDDDDDDDDDDDDDDDDDDDD", exp, false, &r), WR_OK);
+    /* a burn is not a token: the line and the counters do not move */
+    assert_int_equal(sh_get(s, "bq", &r), WR_OK);
+    assert_int_equal(r.stats.active, 0);
+    assert_int_equal(r.stats.consumed_total, 0);
+}
+
+/* Expired burns are swept: after its expiry the same jti burns again. */
+static void t_burn_expiry_swept(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    put_ok(s, "bx", mkcfg(5, 1000, 0, 0, 300));
+    int64_t soon = sh_wall_us() + 300000;
+    int64_t later = sh_wall_us() + 300 * 1000000LL;
+    assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", soon, false, &r), WR_OK);
+    assert_int_equal(burn(s, "bx", "BBBBBBBBBBBBBBBBBBBBBB", later, false, &r), WR_OK);
+    assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", later, false, &r), WR_ETOKEN);
+    pass_store_time(s, soon);
+    /* an admission tick sweeps too (memory); the burn sweeps in any case */
+    assert_int_equal(sh_admit(s, "bx", &r), WR_OK);
+    assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", later + 3600 * 1000000LL, false, &r),
+                     WR_OK);
+    assert_int_equal(burn(s, "bx", "BBBBBBBBBBBBBBBBBBBBBB", later + 3600 * 1000000LL, false, &r),
+                     WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
+}
+
+/* Separate queues keep separate sets; a queue delete removes its set. */
+static void t_burn_queues_and_delete(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    int64_t exp = sh_wall_us() + 300 * 1000000LL;
+    put_ok(s, "b1", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "b2", mkcfg(5, 1000, 0, 0, 300));
+    assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
+    assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
+    assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
+    assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
+    assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
+    assert_int_equal(sh_delete(s, "b1"), WR_OK);
+    assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ENOTFOUND);
+    put_ok(s, "b1", mkcfg(5, 1000, 0, 0, 300));
+    assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
+    assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
+    assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
+    if (g_redis) {
+        /* the delete took the key with it, and a set never outlives its
+         * last pass (expiry set) */
+        assert_int_equal(sh_delete(s, "b2"), WR_OK);
+        sh_run_for(50);
+        redisReply *k = sh_redis_cmd("EXISTS wr:{b2}:burned");
+        assert_non_null(k);
+        assert_int_equal(k->integer, 0);
+        freeReplyObject(k);
+        k = sh_redis_cmd("PTTL wr:{b1}:burned");
+        assert_non_null(k);
+        assert_true(k->integer > 0 && k->integer <= 302 * 1000);
+        freeReplyObject(k);
+    }
+}
+
+/* Invalid arguments are refused at the call, never called back. */
+static void t_burn_args(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    sh_begin(&r);
+    int64_t exp = sh_wall_us() + 1000000;
+    assert_int_equal(wr_store_burn(s, "bad name", "AAAA", exp, false, sh_token_cb, &r), WR_EINVAL);
+    assert_int_equal(wr_store_burn(s, "q", "", exp, false, sh_token_cb, &r), WR_EINVAL);
+    assert_int_equal(wr_store_burn(s, "q", NULL, exp, false, sh_token_cb, &r), WR_EINVAL);
+    assert_int_equal(
+        wr_store_burn(s, "q", "AAAAAAAAAAAAAAAAAAAAAAA", exp, false, sh_token_cb, &r), /* 23 */
+        WR_EINVAL);
+    assert_int_equal(wr_store_burn(s, "q", "AAAA", exp, false, NULL, &r), WR_EINVAL);
+    sh_run_for(20);
+    assert_int_equal(r.calls, 0);
+}
+
 /* ------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -1703,6 +1827,11 @@ int main(int argc, char **argv)
         T(t_session_lapse),
         T(t_session_leave),
         T(t_session_max_active_model),
+        /* degraded mode */
+        T(t_burn_once),
+        T(t_burn_expiry_swept),
+        T(t_burn_queues_and_delete),
+        T(t_burn_args),
     };
     const struct CMUnitTest redis_only[] = {
         T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),    T(r_corrupt_state),

@@ -241,6 +241,34 @@ static void test_full_and_unavailable_retry(void **state)
     free(html);
 }
 
+/* Degraded mode: no position, the reconnecting sentence in both languages,
+ * and the no-JS page keeps asking at the poll interval. */
+static void test_degraded_state(void **state)
+{
+    (void)state;
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "q";
+    v.lang = "en";
+    v.state = "degraded";
+    v.eta_seconds = -1;
+    v.retry_after_ms = 4800;
+    v.target_url = "";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-state=\"degraded\""));
+    assert_non_null(strstr(html, "data-retry-ms=\"4800\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
+    assert_non_null(strstr(html, "The line is reconnecting; you may be let in."));
+    free(html);
+    v.lang = "ko";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "대기열이 다시 연결되는 중입니다."));
+    free(html);
+}
+
 static void test_dashboard(void **state)
 {
     (void)state;
@@ -342,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_full_and_unavailable_retry),
         cmocka_unit_test(test_admitted_token_in_query),
         cmocka_unit_test(test_invite_state),
+        cmocka_unit_test(test_degraded_state),
         cmocka_unit_test(test_dashboard),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),

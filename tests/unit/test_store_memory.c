@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "store_harness.h"
 #include "store_memory.h"
 
@@ -379,14 +381,15 @@ static void flip_byte(const char *path)
 
 /* A byte of the user id "someone": still well-formed, only the checksum
  * can tell (the file ends with the id, the token count, the session part
- * of version 2 - released, lapsed, session count - and the 32-byte sum). */
+ * of version 2 - released, lapsed, session count -, the burn count and the
+ * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 24 - 3;
+    long off = (long)sb.st_size - 32 - 8 - 24 - 8 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -486,7 +489,7 @@ static void test_snapshot_sessions(void **state)
     rm_tmpdir();
 }
 
-/* A version 1 snapshot (before sessions) still loads. */
+/* A version 1 snapshot (before sessions and burns) still loads. */
 static void to_version_1(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -494,10 +497,11 @@ static void to_version_1(const char *path)
     static unsigned char buf[1 << 16];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    assert_true(n > 32 + 24 && n < sizeof buf);
-    /* one queue, no sessions: drop its 24-byte session part before the sum */
-    size_t body = n - 32 - 24;
-    for (int i = 0; i < 24; i++)
+    assert_true(n > 32 + 32 && n < sizeof buf);
+    /* one queue, no sessions, no burns: drop its 24-byte session part and
+     * 8-byte burn count before the sum */
+    size_t body = n - 32 - 32;
+    for (int i = 0; i < 32; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
     buf[8] = 1; /* u32 version, little-endian */
     unsigned int dlen = 0;
@@ -594,6 +598,110 @@ static void test_real_clock_fifo(void **state)
     sh_loop_free();
 }
 
+/* ---- degraded mode: the burned set in the snapshot ---------------------- */
+
+static wr_err_t burn(wr_store_t *st, const char *q, const char *jti, int64_t exp_us)
+{
+    sh_res_t r;
+    sh_begin(&r);
+    return sh_settle(&r, wr_store_burn(st, q, jti, exp_us, false, sh_token_cb, &r));
+}
+
+/* Burned passes survive a restart (snapshot version 2); expired ones are
+ * swept after it. */
+static void test_snapshot_burned(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    put_cfg(st, "shop", 10, 0);
+    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
+    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 5 * 1000000LL), WR_OK);
+    wr_store_close(st);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
+    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_ETOKEN);
+    st->ops->debug_advance_time(st, 10 * 1000000LL);
+    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_OK);
+    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
+static void put_le(unsigned char **p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        *(*p)++ = (unsigned char)(v >> (8 * i));
+}
+
+/* A version 1 snapshot (before the burned set) still loads. Built by hand
+ * from the format in mem_snapshot.c. */
+static void test_snapshot_v1_loads(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    static unsigned char buf[4096];
+    unsigned char *p = buf;
+    const char *cfg = "{\"admitPerSecond\":7}";
+    memcpy(p, "WRMEMSNP", 8);
+    p += 8;
+    put_le(&p, 1, 4);  /* version 1 */
+    put_le(&p, T0, 8); /* written at */
+    put_le(&p, 32, 4);
+    memset(p, 0x42, 32);
+    p += 32;
+    put_le(&p, 1, 4); /* one queue */
+    put_le(&p, 4, 1);
+    memcpy(p, "shop", 4);
+    p += 4;
+    put_le(&p, strlen(cfg), 4);
+    memcpy(p, cfg, strlen(cfg));
+    p += strlen(cfg);
+    put_le(&p, 1, 8);            /* version */
+    put_le(&p, T0, 8);           /* last score */
+    put_le(&p, (uint64_t)-1, 8); /* last tick */
+    put_le(&p, 0, 8);            /* carry */
+    for (int i = 0; i < 5; i++)
+        put_le(&p, 0, 8); /* counters */
+    put_le(&p, 1, 8);     /* one user waiting */
+    put_le(&p, T0, 8);
+    put_le(&p, 2, 1);
+    memcpy(p, "u1", 2);
+    p += 2;
+    put_le(&p, 0, 8); /* no tokens */
+    unsigned char md[32];
+    SHA256(buf, (size_t)(p - buf), md);
+    memcpy(p, md, 32);
+    p += 32;
+    char path[128];
+    snprintf(path, sizeof path, "%s/waitroom.snapshot", tmpdir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, (size_t)(p - buf), f), (size_t)(p - buf));
+    fclose(f);
+
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0 + 1000};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    sh_res_t g = get(st, "shop");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.cfg.admit_per_second, 7);
+    assert_int_equal(status(st, "shop", "u1").entry.position, 1);
+    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
+    wr_store_close(st); /* rewritten as version 2 */
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(status(st, "shop", "u1").entry.position, 1);
+    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
         cmocka_unit_test(test_snapshot_sessions),   cmocka_unit_test(test_snapshot_version_1_loads),
         cmocka_unit_test(test_snapshot_timer),      cmocka_unit_test(test_real_clock_fifo),
+        cmocka_unit_test(test_snapshot_burned),     cmocka_unit_test(test_snapshot_v1_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

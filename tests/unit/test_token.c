@@ -754,6 +754,71 @@ static void test_kid_keyring(void **state)
     assert_int_equal(wr_token_sign_key(&c, &bad, tok, sizeof tok), WR_EINVAL);
 }
 
+/* ---- degraded mode: the fail-open claim "fo" ------------------------------ */
+
+static void test_fail_open_claim(void **state)
+{
+    (void)state;
+    wr_token_claims_t in, out;
+    char tok[WR_TOKEN_MAX + 1], plain[WR_TOKEN_MAX + 1], want[2 * WR_TOKEN_MAX];
+
+    /* Signed with fail_open: the payload ends with ,"fo":true (exact bytes,
+     * built by hand), and verify gives it back. */
+    fixed_claims(&in);
+    in.fail_open = true;
+    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
+    make_token(HS256_HDR,
+               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
+               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
+               "\"fo\":true}",
+               want, sizeof want);
+    assert_string_equal(tok, want);
+    memset(&out, 0x5a, sizeof out);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, &out), WR_TOKEN_OK);
+    assert_true(out.fail_open);
+    assert_string_equal(out.jti, in.jti);
+
+    /* Without it: the v1 token, byte for byte, and an ordinary one. */
+    in.fail_open = false;
+    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, plain, sizeof plain), WR_OK);
+    assert_string_equal(plain, FIXED_TOKEN);
+    assert_int_equal(wr_token_verify(plain, strlen(plain), SECRET, SECRET_LEN, NOW, &out),
+                     WR_TOKEN_OK);
+    assert_false(out.fail_open);
+
+    /* "fo":false is ordinary; any other type is malformed. */
+    make_token(HS256_HDR,
+               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\","
+               "\"iat\":1,\"exp\":1800000000,\"fo\":false}",
+               want, sizeof want);
+    assert_int_equal(wr_token_verify(want, strlen(want), SECRET, SECRET_LEN, NOW, &out),
+                     WR_TOKEN_OK);
+    assert_false(out.fail_open);
+    assert_int_equal(verify_hp(HS256_HDR, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":"
+                                          "\"u1\",\"jti\":\"abc\",\"iat\":1,\"exp\":"
+                                          "1800000000,\"fo\":1}"),
+                     WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(HS256_HDR, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":"
+                                          "\"u1\",\"jti\":\"abc\",\"iat\":1,\"exp\":"
+                                          "1800000000,\"fo\":\"true\"}"),
+                     WR_TOKEN_MALFORMED);
+
+    /* The claim is covered by the MAC: flipping it on an ordinary token
+     * (same header, payload re-encoded, old signature) is bad_signature. */
+    const char *d1 = strchr(plain, '.');
+    const char *d2 = strchr(d1 + 1, '.');
+    char forged[2 * WR_TOKEN_MAX], body[WR_TOKEN_MAX];
+    size_t n;
+    make_token(HS256_HDR,
+               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
+               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
+               "\"fo\":true}",
+               body, sizeof body);
+    n = (size_t)(strrchr(body, '.') - body);
+    snprintf(forged, sizeof forged, "%.*s%s", (int)n, body, d2);
+    assert_int_equal(verify(forged, NOW), WR_TOKEN_BAD_SIGNATURE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_kid_keyring),
+        cmocka_unit_test(test_fail_open_claim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
