@@ -66,6 +66,13 @@
  * connection), which is what lets handlers finish store calls after a
  * disconnect (case K07).
  *
+ * Shared port (opts->reuse_port, --reuse-port): the listener is bound by
+ * evconnlistener_new_bind with LEV_OPT_REUSEABLE_PORT (SO_REUSEPORT) and
+ * handed to evhttp (evhttp_bind_listener), so several waitroomd processes
+ * on one Redis bind one address and the kernel spreads new connections
+ * among them (by a hash of the connection's addresses); each process keeps
+ * its own connection cap on its own listener.
+ *
  * Writing a reply now (send_reply): evhttp 2.1 puts a reply into the
  * connection's bufferevent and enables its write event; the bytes leave
  * only after the next epoll_wait reports the socket writable, and the
@@ -507,6 +514,41 @@ static wr_err_t split_addr(const char *listen, char *host, size_t hcap, uint16_t
     return WR_OK;
 }
 
+/* As evhttp_bind_socket_with_handle (the first address host resolves to,
+ * SO_REUSEADDR, backlog 128), with SO_REUSEPORT as well: every process
+ * that binds the address so shares it, and the kernel spreads new
+ * connections among them. NULL with errno set on failure. */
+static struct evhttp_bound_socket *bind_reuse_port(struct evhttp *http, struct event_base *base,
+                                                   const char *host, uint16_t port)
+{
+    struct evutil_addrinfo hints = {0}, *ai = NULL;
+    char ports[8];
+    snprintf(ports, sizeof(ports), "%u", (unsigned)port);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
+    if (evutil_getaddrinfo(host, ports, &hints, &ai) != 0 || !ai) {
+        errno = EADDRNOTAVAIL;
+        return NULL;
+    }
+    struct evconnlistener *l = evconnlistener_new_bind(
+        base, NULL, NULL,
+        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT,
+        128, ai->ai_addr, (int)ai->ai_addrlen);
+    int e = errno;
+    evutil_freeaddrinfo(ai);
+    if (!l) {
+        errno = e;
+        return NULL;
+    }
+    struct evhttp_bound_socket *s = evhttp_bind_listener(http, l);
+    if (!s) {
+        evconnlistener_free(l);
+        errno = ENOMEM;
+    }
+    return s;
+}
+
 wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, size_t cap)
 {
     char host[256];
@@ -555,7 +597,8 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
                                             EVHTTP_REQ_OPTIONS);
     evhttp_set_bevcb(h->http, bevcb, h);
     evhttp_set_gencb(h->http, on_request, h);
-    h->sock = evhttp_bind_socket_with_handle(h->http, host, port);
+    h->sock = opts->reuse_port ? bind_reuse_port(h->http, opts->base, host, port)
+                               : evhttp_bind_socket_with_handle(h->http, host, port);
     if (!h->sock) {
         int e = errno;
         evhttp_free(h->http);
