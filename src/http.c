@@ -97,6 +97,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <jansson.h>
@@ -716,11 +717,44 @@ static void common_headers(struct evhttp_request *req, int retry_after_s)
     }
 }
 
+/* True when output headers oh hold a field named name (ASCII, any case). */
+static bool has_field(const struct evkeyvalq *oh, const char *name)
+{
+    for (const struct evkeyval *kv = oh->tqh_first; kv; kv = kv->next.tqe_next)
+        if (evutil_ascii_strcasecmp(kv->key, name) == 0)
+            return true;
+    return false;
+}
+
+/* The Date field evhttp adds to an HTTP/1.1 reply that has none, added
+ * first by us, where evhttp would put it (after every field of ours), from
+ * a text formatted once a second with evhttp's own evutil_date_rfc1123:
+ * evhttp then finds it and skips its gmtime and printf per reply. */
+static void add_date(struct evhttp_request *req)
+{
+    static time_t at = (time_t)-1;
+    static char date[64];
+    if (req->major != 1 || req->minor < 1)
+        return; /* evhttp adds none (HTTP/1.0) */
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    if (has_field(oh, "Date"))
+        return;
+    time_t now = time(NULL);
+    if (now != at) {
+        struct tm tm;
+        if (!gmtime_r(&now, &tm) || evutil_date_rfc1123(date, sizeof(date), &tm) <= 0)
+            return; /* evhttp formats its own */
+        at = now;
+    }
+    evhttp_add_header(oh, "Date", date);
+}
+
 /* evhttp_send_reply, then the write in this loop iteration (see the top). */
 static void send_reply(struct evhttp_request *req, int status)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    add_date(req);
     evhttp_send_reply(req, status, wr_http_reason(status), NULL);
     /* evhttp_send_reply never frees a connection it has (only a request
      * without one), so bev is still valid here. */
