@@ -749,12 +749,38 @@ static void add_date(struct evhttp_request *req)
     evhttp_add_header(oh, "Date", date);
 }
 
+/* The Content-Length field evhttp adds after Date to an HTTP/1.1 reply
+ * with a body (not HEAD, 1xx, 204 or 304) that has neither Content-Length
+ * nor Transfer-Encoding, written without evhttp's printf. HTTP/1.0 replies
+ * are left to evhttp (it adds one there only on keep-alive). */
+static void add_content_length(struct evhttp_request *req, int status)
+{
+    if (req->major != 1 || req->minor < 1 || evhttp_request_get_command(req) == EVHTTP_REQ_HEAD ||
+        status == 204 || status == 304 || (status >= 100 && status < 200))
+        return;
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    if (has_field(oh, "Content-Length") || has_field(oh, "Transfer-Encoding"))
+        return;
+    size_t v = evbuffer_get_length(evhttp_request_get_output_buffer(req));
+    char d[24], text[24];
+    int n = 0, i = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n > 0)
+        text[i++] = d[--n];
+    text[i] = '\0';
+    evhttp_add_header(oh, "Content-Length", text);
+}
+
 /* evhttp_send_reply, then the write in this loop iteration (see the top). */
 static void send_reply(struct evhttp_request *req, int status)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
     add_date(req);
+    add_content_length(req, status);
     evhttp_send_reply(req, status, wr_http_reason(status), NULL);
     /* evhttp_send_reply never frees a connection it has (only a request
      * without one), so bev is still valid here. */
