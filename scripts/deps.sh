@@ -15,7 +15,9 @@ if [ "${1:-}" != build ]; then
   pkgs+=(
     valgrind clang libclang-rt-14-dev # valgrind_integration, fuzz_short (libFuzzer): they skip-pass without these
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
-    nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd
+    nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd;
+                                      # make bench: the nginx reference
+    wrk                               # make bench: the load generator
     systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
     openssl                           # store_redis_io: makes its CA and certificates at run time
   )

@@ -154,13 +154,16 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         if (ok) {
             memcpy(raw, m.param, m.param_len);
             raw[m.param_len] = 0;
-            size_t dlen = 0;
-            char *dec = evhttp_uridecode(raw, 0, &dlen);
+            /* Without a '%' there is nothing to decode (and no malloc). */
+            size_t dlen = m.param_len;
+            bool escaped = memchr(raw, '%', m.param_len) != NULL;
+            char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
             ok = dec && dlen == strlen(dec) && dlen <= WR_QUEUE_NAME_MAX &&
                  wr_qconfig_valid_queue_name(dec);
             if (ok)
-                snprintf(queue, sizeof(queue), "%s", dec);
-            free(dec);
+                wr_api__copy(queue, sizeof(queue), dec);
+            if (escaped)
+                free(dec);
         }
         if (!ok) {
             wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",

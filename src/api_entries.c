@@ -53,8 +53,9 @@
  * their place in the store.
  *
  * Hot path (status polls): one store round trip, no malloc (contexts come
- * from a free list), the reply written with snprintf (only integers and
- * fixed strings: no escaping needed), no JSON library.
+ * from a free list), no printf (names copied, the reply's integers written
+ * by hand: only integers and fixed strings, no escaping needed), no JSON
+ * library.
  */
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -476,7 +477,7 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                                 NULL, 0);
             return 1;
         }
-        snprintf(user, WR_USER_ID_MAX + 1, "%s", v);
+        wr_api__copy(user, WR_USER_ID_MAX + 1, v);
         return 0;
     }
     /* Every Cookie field, every wr_vid in it: the first that verifies under
@@ -682,7 +683,7 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
-    snprintf(c->user, sizeof(c->user), "%s", user);
+    wr_api__copy(c->user, sizeof(c->user), user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;
     if (route == WR_ROUTE_STATUS)

@@ -29,6 +29,19 @@
 #include "router.h"
 #include "token.h"
 
+/* Copies the string src into dst (cap bytes with the NUL), truncated like
+ * snprintf(dst, cap, "%s", src) but without its formatting: the request
+ * path copies a queue name and a user id several times per poll. */
+static inline void wr_api__copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    while (n + 1 < cap && src[n])
+        n++;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i];
+    dst[n] = '\0';
+}
+
 /* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
 #define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
 

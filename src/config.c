@@ -313,6 +313,9 @@ static const setting_t settings[] = {
     {"listen", "listen", STRING_FIELD(listen, check_addr), .def = "127.0.0.1:8080",
      .meta = "ADDR:PORT", .help = "listen address",
      .doc = "[::1]:8080 for IPv6; port 0 picks a free port"},
+    {"reuse-port", "reuse_port", BOOL_FIELD(reuse_port),
+     .help = "share the listen port with other waitroomd processes",
+     .doc = "SO_REUSEPORT; all on one Redis store"},
     {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
      .meta = "URL", .help = "memory (default) | redis://HOST:PORT[/DB] | unix:///PATH/redis.sock"},
     {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),
@@ -684,6 +687,14 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
         if (set_value(cfg, &settings[k], v, why, sizeof(why)))
             return fail(err, errlen, "%s: %s", settings[k].env, why);
     }
+
+    /* --reuse-port shares a port between processes: with the memory store
+     * each would keep its own line, and a person's place would depend on
+     * the connection the kernel picked. */
+    if (cfg->reuse_port && strcmp(cfg->store, "memory") == 0)
+        return fail(err, errlen,
+                    "--reuse-port: needs a shared store (redis://...); with the memory store "
+                    "every process keeps its own line");
 
     /* --strict-secrets: every configured secret has at least 32 bytes. */
     if (cfg->strict_secrets) {

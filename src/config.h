@@ -51,6 +51,8 @@ typedef struct {
 
 typedef struct {
     char listen[WR_ADDR_MAX + 1];   /* "ADDR:PORT", default "127.0.0.1:8080" */
+    bool reuse_port;                /* SO_REUSEPORT on the listeners: N processes share
+                                       one port (one Redis store); default false */
     char store[WR_URL_MAX + 1];     /* "memory" (default) | redis://... | unix://... */
     char admin_key[WR_KEY_MAX + 1]; /* "" = admin API refuses everything (401) */
     wr_identity_mode_t identity;    /* default cookie */

@@ -66,6 +66,13 @@
  * connection), which is what lets handlers finish store calls after a
  * disconnect (case K07).
  *
+ * Shared port (opts->reuse_port, --reuse-port): the listener is bound by
+ * evconnlistener_new_bind with LEV_OPT_REUSEABLE_PORT (SO_REUSEPORT) and
+ * handed to evhttp (evhttp_bind_listener), so several waitroomd processes
+ * on one Redis bind one address and the kernel spreads new connections
+ * among them (by a hash of the connection's addresses); each process keeps
+ * its own connection cap on its own listener.
+ *
  * Writing a reply now (send_reply): evhttp 2.1 puts a reply into the
  * connection's bufferevent and enables its write event; the bytes leave
  * only after the next epoll_wait reports the socket writable, and the
@@ -90,6 +97,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <jansson.h>
@@ -507,6 +515,41 @@ static wr_err_t split_addr(const char *listen, char *host, size_t hcap, uint16_t
     return WR_OK;
 }
 
+/* As evhttp_bind_socket_with_handle (the first address host resolves to,
+ * SO_REUSEADDR, backlog 128), with SO_REUSEPORT as well: every process
+ * that binds the address so shares it, and the kernel spreads new
+ * connections among them. NULL with errno set on failure. */
+static struct evhttp_bound_socket *bind_reuse_port(struct evhttp *http, struct event_base *base,
+                                                   const char *host, uint16_t port)
+{
+    struct evutil_addrinfo hints = {0}, *ai = NULL;
+    char ports[8];
+    snprintf(ports, sizeof(ports), "%u", (unsigned)port);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
+    if (evutil_getaddrinfo(host, ports, &hints, &ai) != 0 || !ai) {
+        errno = EADDRNOTAVAIL;
+        return NULL;
+    }
+    struct evconnlistener *l = evconnlistener_new_bind(
+        base, NULL, NULL,
+        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT,
+        128, ai->ai_addr, (int)ai->ai_addrlen);
+    int e = errno;
+    evutil_freeaddrinfo(ai);
+    if (!l) {
+        errno = e;
+        return NULL;
+    }
+    struct evhttp_bound_socket *s = evhttp_bind_listener(http, l);
+    if (!s) {
+        evconnlistener_free(l);
+        errno = ENOMEM;
+    }
+    return s;
+}
+
 wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, size_t cap)
 {
     char host[256];
@@ -555,7 +598,8 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
                                             EVHTTP_REQ_OPTIONS);
     evhttp_set_bevcb(h->http, bevcb, h);
     evhttp_set_gencb(h->http, on_request, h);
-    h->sock = evhttp_bind_socket_with_handle(h->http, host, port);
+    h->sock = opts->reuse_port ? bind_reuse_port(h->http, opts->base, host, port)
+                               : evhttp_bind_socket_with_handle(h->http, host, port);
     if (!h->sock) {
         int e = errno;
         evhttp_free(h->http);
@@ -673,11 +717,70 @@ static void common_headers(struct evhttp_request *req, int retry_after_s)
     }
 }
 
+/* True when output headers oh hold a field named name (ASCII, any case). */
+static bool has_field(const struct evkeyvalq *oh, const char *name)
+{
+    for (const struct evkeyval *kv = oh->tqh_first; kv; kv = kv->next.tqe_next)
+        if (evutil_ascii_strcasecmp(kv->key, name) == 0)
+            return true;
+    return false;
+}
+
+/* The Date field evhttp adds to an HTTP/1.1 reply that has none, added
+ * first by us, where evhttp would put it (after every field of ours), from
+ * a text formatted once a second with evhttp's own evutil_date_rfc1123:
+ * evhttp then finds it and skips its gmtime and printf per reply. */
+static void add_date(struct evhttp_request *req)
+{
+    static time_t at = (time_t)-1;
+    static char date[64];
+    if (req->major != 1 || req->minor < 1)
+        return; /* evhttp adds none (HTTP/1.0) */
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    if (has_field(oh, "Date"))
+        return;
+    time_t now = time(NULL);
+    if (now != at) {
+        struct tm tm;
+        if (!gmtime_r(&now, &tm) || evutil_date_rfc1123(date, sizeof(date), &tm) <= 0)
+            return; /* evhttp formats its own */
+        at = now;
+    }
+    evhttp_add_header(oh, "Date", date);
+}
+
+/* The Content-Length field evhttp adds after Date to an HTTP/1.1 reply
+ * with a body (not HEAD, 1xx, 204 or 304) that has neither Content-Length
+ * nor Transfer-Encoding, written without evhttp's printf. HTTP/1.0 replies
+ * are left to evhttp (it adds one there only on keep-alive). */
+static void add_content_length(struct evhttp_request *req, int status)
+{
+    if (req->major != 1 || req->minor < 1 || evhttp_request_get_command(req) == EVHTTP_REQ_HEAD ||
+        status == 204 || status == 304 || (status >= 100 && status < 200))
+        return;
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    if (has_field(oh, "Content-Length") || has_field(oh, "Transfer-Encoding"))
+        return;
+    size_t v = evbuffer_get_length(evhttp_request_get_output_buffer(req));
+    char d[24], text[24];
+    int n = 0, i = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n > 0)
+        text[i++] = d[--n];
+    text[i] = '\0';
+    evhttp_add_header(oh, "Content-Length", text);
+}
+
 /* evhttp_send_reply, then the write in this loop iteration (see the top). */
 static void send_reply(struct evhttp_request *req, int status)
 {
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
     struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    add_date(req);
+    add_content_length(req, status);
     evhttp_send_reply(req, status, wr_http_reason(status), NULL);
     /* evhttp_send_reply never frees a connection it has (only a request
      * without one), so bev is still valid here. */

@@ -50,6 +50,8 @@ typedef struct {
     uint32_t max_conn_requests;       /* requests per connection; 0 = no limit */
     uint32_t request_timeout_seconds; /* whole-request deadline; 0 = 10; at most
                                          timeout_seconds */
+    bool reuse_port; /* SO_REUSEPORT: other processes may bind the same address and the
+                        kernel spreads new connections among them */
 } wr_http_opts_t;
 
 /* Counters since wr_http_open. */

@@ -323,6 +323,7 @@ int main(int argc, char **argv)
                          .handler_arg = app.api};
     ho.max_conn_requests = app.cfg.max_conn_requests; /* security limits */
     ho.request_timeout_seconds = app.cfg.request_timeout_seconds;
+    ho.reuse_port = app.cfg.reuse_port; /* N processes on one port (one Redis) */
     char bound[300];
     e = wr_http_open(&ho, &app.http, bound, sizeof(bound));
     if (e != WR_OK) {

@@ -120,6 +120,7 @@ static void test_usage(void **state)
     /* every flag is listed (and the flag-less secrets are not) */
     static const char *const flags[] = {"config",
                                         "listen",
+                                        "reuse-port",
                                         "store",
                                         "admin-key",
                                         "identity",
@@ -195,6 +196,14 @@ static void test_flags(void **state)
     assert_string_equal(c.store, "unix:///tmp/r.sock");
     assert_string_equal(c.listen, "localhost:0");
     wr_config_free(&c);
+
+    /* --reuse-port: only with a shared store */
+    LOAD_OK(&c, "--reuse-port", "--store", "redis://127.0.0.1:6379");
+    assert_true(c.reuse_port);
+    wr_config_free(&c);
+    LOAD_ERR("--reuse-port: needs a shared store (redis://...); with the memory store every "
+             "process keeps its own line",
+             "--reuse-port");
 
     /* the last occurrence wins */
     LOAD_OK(&c, "--listen", "127.0.0.1:1", "--listen=127.0.0.1:2", "--identity", "header:A",
