@@ -677,7 +677,10 @@ static bool shape(const redisReply *reply, const char *types)
         return false;
     for (size_t i = 0; i < n; i++) {
         const redisReply *e = reply->element[i];
-        if (types[i] == 'i' ? !is_int(e) : !is_str(e))
+        bool ok = types[i] == 'i'   ? is_int(e)
+                  : types[i] == 'a' ? e && e->type == REDIS_REPLY_ARRAY
+                                    : is_str(e);
+        if (!ok)
             return false;
     }
     return true;
@@ -792,8 +795,9 @@ static void finish_admit(struct rstore *s, struct req *r, const redisReply *rep)
     wr_admit_t res;
     wr_queue_config_t cfg;
     wr_err_t err = WR_EPROTO;
+    int64_t *waits = NULL;
     memset(&res, 0, sizeof res);
-    if (!shape(rep, "iiiisiiiiiii"))
+    if (!shape(rep, "iiiisiiiiiiia"))
         goto out;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1) {
@@ -809,8 +813,19 @@ static void finish_admit(struct rstore *s, struct req *r, const redisReply *rep)
     res.now_us = e[2]->integer;
     fill_stats(&res.stats, e + 5);
     res.config = &cfg;
+    /* The waits of the admitted users (admit.lua's 13th element). */
+    size_t nw = e[12]->elements;
+    if (nw > 0 && nw == res.admitted && (waits = malloc(nw * sizeof *waits)) != NULL) {
+        for (size_t i = 0; i < nw; i++) {
+            const redisReply *w = e[12]->element[i];
+            waits[i] = is_int(w) && w->integer > 0 ? w->integer : 0;
+        }
+        res.waited_us = waits;
+        res.n_waited = nw;
+    }
 out:
     r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
+    free(waits);
 }
 
 static void finish_token(struct req *r, const redisReply *rep)
