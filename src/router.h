@@ -29,6 +29,7 @@ typedef enum {
     WR_ROUTE_QUEUE_PAGE,   /* GET    /q/{q} (the queue page) */
     WR_ROUTE_DASHBOARD,    /* GET    /admin (the operator dashboard) */
     WR_ROUTE_STATIC,       /* GET    /static/{file} (embedded assets) */
+    WR_ROUTE_HISTORY,      /* GET    /v1/admin/queues/{q}/history */
     WR_ROUTE_COUNT
 } wr_route_t;
 
