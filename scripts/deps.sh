@@ -17,6 +17,7 @@ if [ "${1:-}" != build ]; then
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
     nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd
     systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
+    python3-prometheus-client         # integration test_ops11: /metrics read by the real Prometheus parser
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
