@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make run`: starts waitroomd on 127.0.0.1:8080 with the demo queue of
 # examples/waitroom.ini, on the embedded store (no Redis needed).
-# STORE=redis make run   starts a private redis-server under ./run/ instead.
+# STORE=redis make run   starts a private redis-server under ./run/ instead,
+# and stops it when waitroomd stops (Ctrl-C, SIGTERM, or waitroomd exiting):
+# waitroomd runs as a child (no exec), so this script's EXIT trap runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p run
@@ -11,7 +13,14 @@ if [ "${STORE:-memory}" = "redis" ]; then
   port=${REDIS_PORT:-6390}
   redis-server --port "$port" --bind 127.0.0.1 --dir "$PWD/run" --appendonly yes \
     --daemonize yes --pidfile "$PWD/run/redis.pid" --logfile "$PWD/run/redis.log"
-  trap 'kill "$(cat run/redis.pid)" 2>/dev/null || true' EXIT
+  stop_redis() {
+    local pid
+    pid=$(cat run/redis.pid 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null || return 0
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    echo "redis-server stopped"
+  }
+  trap stop_redis EXIT
   args+=(--store "redis://127.0.0.1:$port")
   echo "redis-server started on 127.0.0.1:$port (data in ./run/)"
 else
@@ -28,4 +37,12 @@ Starting waitroomd on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/v1/queues/demo/tokens/consume
   curl -s http://127.0.0.1:8080/metrics | grep waitroom_queue
 TXT
-exec build/waitroomd "${args[@]}"
+build/waitroomd "${args[@]}" &
+wr=$!
+# Ctrl-C reaches waitroomd too (same process group); SIGTERM to this script
+# is passed on. Either way: wait for its graceful stop, then EXIT runs.
+trap 'kill -TERM "$wr" 2>/dev/null || true' INT TERM
+status=0
+wait "$wr" || status=$?
+while kill -0 "$wr" 2>/dev/null; do wait "$wr" || status=$?; done
+exit "$status"

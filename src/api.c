@@ -33,6 +33,7 @@
 #include "api_internal.h"
 #include "http.h"
 #include "page.h"
+#include "version.h"
 
 /* ---------- static assets ---------- */
 
@@ -57,7 +58,7 @@ static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *n
     evhttp_add_header(oh, "Content-Type", ctype);
     evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    wr_api__count_request(a, WR_ROUTE_STATIC, 200);
+    wr_api__count_request(a, req, WR_ROUTE_STATIC, 200, len);
     wr_http_send(req, 200, data, len, true);
 }
 
@@ -86,22 +87,45 @@ static wr_method_t method_of(struct evhttp_request *req)
 static bool is_admin_route(wr_route_t r)
 {
     return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
-           r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST;
+           r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY;
 }
 
-static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener);
+/* Served only on the admin listener when there is one (--admin-listen):
+ * the admin API, the dashboard and /metrics, which tells which queues
+ * exist and how they are set (case K23). */
+static bool admin_only_route(wr_route_t r)
+{
+    return is_admin_route(r) || r == WR_ROUTE_DASHBOARD || r == WR_ROUTE_METRICS;
+}
+
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+                   char queue[WR_QUEUE_NAME_MAX + 1]);
+
+/* Every request: notes it as the one being dispatched (its reply, if sent
+ * before handle returns, is recorded with this start and queue). */
+static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
+{
+    char queue[WR_QUEUE_NAME_MAX + 1] = "";
+    a->cur_req = req;
+    a->cur_start_us = wr_api__now_us();
+    a->cur_queue = queue;
+    handle(a, req, admin_listener, queue);
+    a->cur_req = NULL;
+    a->cur_queue = "";
+}
 
 void wr_api_handle(struct evhttp_request *req, void *arg)
 {
-    handle(arg, req, false);
+    dispatch(arg, req, false);
 }
 
 void wr_api_handle_admin(struct evhttp_request *req, void *arg)
 {
-    handle(arg, req, true);
+    dispatch(arg, req, true);
 }
 
-static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+                   char queue[WR_QUEUE_NAME_MAX + 1])
 {
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
@@ -127,9 +151,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     wr_route_t route = m.route;
 
     /* With a separate admin listener, the public one does not know the
-     * admin API or the dashboard. */
-    if (a->admin_separate && !admin_listener &&
-        (is_admin_route(route) || route == WR_ROUTE_DASHBOARD)) {
+     * admin API, the dashboard or the metrics. */
+    if (a->admin_separate && !admin_listener && admin_only_route(route)) {
         wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL,
                             0);
         return;
@@ -145,8 +168,8 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
         return;
     }
 
-    /* The {queue} segment: percent-decoded, then validated. */
-    char queue[WR_QUEUE_NAME_MAX + 1] = "";
+    /* The {queue} segment: percent-decoded, then validated (into the
+     * caller's buffer, which the request record reads). */
     bool has_queue = m.param && route != WR_ROUTE_STATIC;
     if (has_queue) {
         bool ok = m.param_len <= 3 * WR_QUEUE_NAME_MAX;
@@ -161,7 +184,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
             ok = dec && dlen == strlen(dec) && dlen <= WR_QUEUE_NAME_MAX &&
                  wr_qconfig_valid_queue_name(dec);
             if (ok)
-                wr_api__copy(queue, sizeof(queue), dec);
+                wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
             if (escaped)
                 free(dec);
         }
@@ -208,6 +231,9 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
     case WR_ROUTE_ADMIN_LIST:
         wr_api__handle_admin(a, req, route, queue);
         return;
+    case WR_ROUTE_HISTORY:
+        wr_api__handle_history(a, req, queue);
+        return;
     case WR_ROUTE_HEALTHZ: {
         static const char body[] = "{\"status\":\"ok\"}";
         wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
@@ -252,6 +278,19 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
 
 /* ---------- lifecycle ---------- */
 
+/* The admin key's MAC (compared in constant time by api_admin.c) from
+ * cfg->admin_key; no key = the admin API refuses everything. */
+static void set_admin_key(wr_api_t *a)
+{
+    size_t klen = strlen(a->cfg->admin_key);
+    a->admin_enabled = klen > 0;
+    if (klen > 0)
+        wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
+                             a->admin_mac);
+    else
+        OPENSSL_cleanse(a->admin_mac, sizeof(a->admin_mac));
+}
+
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
 {
     wr_api_t *a = calloc(1, sizeof(*a));
@@ -271,6 +310,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->n_keys = 1; /* keys[0].len stays 0 until a secret is installed */
     a->keys[0].secret = a->secret;
     a->admin_separate = a->cfg->admin_listen[0] != '\0';
+    a->cur_queue = "";
     double join_rate = a->cfg->join_rate;
     if (join_rate < 0)
         join_rate = 0;
@@ -290,12 +330,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_ENOMEM;
     }
-    size_t klen = strlen(a->cfg->admin_key);
-    if (klen > 0) {
-        a->admin_enabled = true;
-        wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
-                             a->admin_mac);
-    }
+    set_admin_key(a);
     if (a->metrics) {
         wr_metrics_describe(a->metrics, "waitroom_http_requests_total", WR_METRIC_COUNTER,
                             "HTTP requests answered, by route and status.");
@@ -320,6 +355,27 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
                             "Addresses (join) and identities (poll) the limiters track now.");
         wr_metrics_describe(a->metrics, "waitroom_rate_limit_evictions_total", WR_METRIC_COUNTER,
                             "Limiter entries evicted because the table was full.");
+        wr_metrics_describe(a->metrics, "waitroom_http_request_duration_seconds",
+                            WR_METRIC_HISTOGRAM,
+                            "Time from dispatching an HTTP request to sending its answer, "
+                            "seconds, by route.");
+        wr_metrics_describe(a->metrics, "waitroom_joins_total", WR_METRIC_COUNTER,
+                            "Joins this instance answered (POST entries and queue page loads "
+                            "the store accepted, repeats by people already in line included), "
+                            "by queue.");
+        wr_metrics_describe(a->metrics, "waitroom_build_info", WR_METRIC_GAUGE,
+                            "Always 1; the label says the version of waitroomd.");
+        wr_metrics_set(a->metrics, "waitroom_build_info", "version=\"" WR_VERSION "\"", 1);
+        wr_metrics_describe(a->metrics, "process_cpu_seconds_total", WR_METRIC_COUNTER,
+                            "Total user and system CPU time spent in seconds.");
+        wr_metrics_describe(a->metrics, "process_resident_memory_bytes", WR_METRIC_GAUGE,
+                            "Resident memory size in bytes.");
+        wr_metrics_describe(a->metrics, "process_open_fds", WR_METRIC_GAUGE,
+                            "Number of open file descriptors.");
+        wr_metrics_describe(a->metrics, "process_max_fds", WR_METRIC_GAUGE,
+                            "Maximum number of open file descriptors.");
+        wr_metrics_describe(a->metrics, "process_start_time_seconds", WR_METRIC_GAUGE,
+                            "Start time of the process since unix epoch in seconds.");
     }
     *out = a;
     return WR_OK;
@@ -341,22 +397,36 @@ static void set_previous_cookie_key(wr_api_t *a)
     }
 }
 
-void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
+/* The cookie keys, from the configured cookie secrets or the token
+ * secrets. */
+static void derive_cookie_keys(wr_api_t *a)
 {
-    if (len > sizeof(a->secret))
-        len = sizeof(a->secret);
-    memcpy(a->secret, secret, len);
-    a->secret_len = len;
     if (a->cfg->cookie_secret_len > 0)
         wr_identity_derive_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
     else
         wr_identity_derive_key(a->secret, a->secret_len, a->cookie_key);
     a->cookie_key_len = 32;
+    set_previous_cookie_key(a);
+}
+
+void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
+{
+    if (len > sizeof(a->secret))
+        len = sizeof(a->secret);
+    memmove(a->secret, secret, len);
+    a->secret_len = len;
+    derive_cookie_keys(a);
     a->keys[0].secret = a->secret;
     a->keys[0].len = a->secret_len;
     if (wr_token_kid(a->secret, a->secret_len, a->keys[0].kid) != WR_OK)
         a->keys[0].kid[0] = '\0';
-    set_previous_cookie_key(a);
+}
+
+void wr_api_reload(wr_api_t *a)
+{
+    set_admin_key(a);
+    if (a->secret_len > 0)
+        derive_cookie_keys(a);
 }
 
 void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)

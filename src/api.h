@@ -35,7 +35,8 @@ typedef struct {
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out);
 
 /* The evhttp request callback; arg is the wr_api_t. With cfg->admin_listen
- * set, this (public) handler answers the admin API and the dashboard 404. */
+ * set, this (public) handler answers the admin API, the dashboard and
+ * /metrics 404. */
 void wr_api_handle(struct evhttp_request *req, void *arg);
 
 /* The callback of the admin listener (--admin-listen): every route. */
@@ -57,6 +58,11 @@ void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
  * New tokens are always signed with the current secret and its kid.
  */
 void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len);
+
+/* SIGHUP: re-reads the admin key and the cookie secrets from the config
+ * (after wr_config_reload changed it); the token secrets are installed with
+ * the two functions above. */
+void wr_api_reload(wr_api_t *a);
 
 /* True once a token secret is installed. */
 bool wr_api_has_secret(const wr_api_t *a);

@@ -169,48 +169,6 @@ static int retry_after_full(const wr_queue_config_t *cfg)
 
 /* ---------- security: rate limits (docs/SECURITY.md) ---------- */
 
-/* The client address of req: the peer, or X-Forwarded-For's client when
- * the peer is a trusted proxy. */
-static void client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap)
-{
-    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-    char *peer = NULL;
-    ev_uint16_t port = 0;
-    if (evcon)
-        evhttp_connection_get_peer(evcon, &peer, &port);
-    /* Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3):
-     * a proxy that appends its own line leaves the address it saw in the
-     * last one, so the first line alone would be the client's own claim.
-     * The lines fit the 8 KiB header limit; if not, the last line is used. */
-    char xff[8192];
-    size_t used = 0;
-    const char *last = NULL;
-    bool fits = true;
-    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
-    for (const struct evkeyval *kv = ih->tqh_first; kv; kv = kv->next.tqe_next) {
-        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
-            continue;
-        last = kv->value;
-        size_t n = strlen(kv->value);
-        if (used + n + 3 > sizeof(xff)) {
-            fits = false;
-            continue;
-        }
-        if (used) {
-            memcpy(xff + used, ", ", 2);
-            used += 2;
-        }
-        memcpy(xff + used, kv->value, n);
-        used += n;
-    }
-    xff[used] = '\0';
-    wr_ratelimit_client_addr(peer ? peer : "",
-                             !last  ? NULL
-                             : fits ? xff
-                                    : last,
-                             a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, out, cap);
-}
-
 static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                const char *kind, uint32_t retry_ms)
 {
@@ -233,7 +191,7 @@ static bool join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         return false;
     char addr[64];
     uint32_t ms = 0;
-    client_addr(a, req, addr, sizeof(addr));
+    wr_api__client_addr(a, req, addr, sizeof(addr));
     if (wr_ratelimit_take(a->join_rl, addr, strlen(addr), &ms))
         return false;
     reply_rate_limited(a, req, route, "join", ms);

@@ -8,7 +8,7 @@
  *   api_reply.c    context pool, replies, metrics of requests, error table
  *   api_entries.c  join / status / leave, the queue page, abuse limits
  *   api_tokens.c   consume / verify, the fail policy
- *   api_admin.c    admin API, readyz, metrics
+ *   api_admin.c    admin API (and its audit log), queue history, readyz, metrics
  * Names shared between these files are wr_api__*; file statics are
  * unprefixed (STYLE.md).
  */
@@ -48,6 +48,18 @@ static inline void wr_api__copy(char *dst, size_t cap, const char *src)
 /* Statuses whose request-counter labels are built once (api_reply.c). */
 #define WR_API__N_LABEL_STATUSES 12
 
+/* A request's record for the access log and the duration histogram,
+ * taken when its reply is sent (api_reply.c). */
+typedef struct {
+    struct evhttp_request *req; /* NULL = none */
+    wr_route_t route;
+    int status;
+    size_t bytes;    /* body bytes sent */
+    int64_t done_us; /* when the reply was sent */
+    char method[8];
+    char client[64]; /* after trusted proxies; "" when the access log is off */
+} wr_api__record_t;
+
 struct wr_api {
     struct event_base *base;
     wr_store_t *store;
@@ -80,6 +92,15 @@ struct wr_api {
     /* degraded mode: passes spent here while the store was unreachable,
      * and the burns owed to the store (failopen.h) */
     wr_failopen_t *failopen;
+
+    /* The request handle() is dispatching now (its reply, if sent before
+     * handle returns, is recorded at once), and a reply sent later from a
+     * store callback, recorded when its context is freed (right after). */
+    struct evhttp_request *cur_req;
+    int64_t cur_start_us;
+    const char *cur_queue; /* "" = none; handle()'s buffer */
+    wr_api__record_t pending;
+    char duration_labels[WR_ROUTE_COUNT][40]; /* route="..." of the duration histogram */
 };
 
 /* One store-backed request, from the store call to its reply. */
@@ -88,8 +109,9 @@ typedef struct wr_api__ctx {
     wr_api_t *api;
     struct evhttp_request *req;
     wr_route_t route;
-    const char *op; /* store op label for metrics */
-    int64_t t0_us;
+    const char *op;   /* store op label for metrics */
+    int64_t t0_us;    /* the store call's start (store latency) */
+    int64_t start_us; /* the request's dispatch (request duration) */
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
@@ -117,8 +139,19 @@ void wr_api__ctx_free(wr_api__ctx_t *c);
  * domain answer (a row of the error table). */
 void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
 
-/* Counts one answered request in waitroom_http_requests_total. */
-void wr_api__count_request(wr_api_t *a, wr_route_t route, int status);
+/*
+ * Accounts for one answer about to be sent (bytes of body): counts it in
+ * waitroom_http_requests_total and, for a request in handle() or with a
+ * live context, observes its duration and writes its access-log line
+ * (never a token or a cookie: the route name, not the path). Call it right
+ * before sending; req must still be valid.
+ */
+void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           size_t bytes);
+
+/* The client address of req: the peer, or X-Forwarded-For's client when
+ * the peer is a trusted proxy (--trusted-proxies). "" without a peer. */
+void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap);
 
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */
@@ -247,5 +280,10 @@ bool wr_api__store_unreachable(wr_err_t err);
 /* Counts one fail-open event of queue: name is
  * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
 void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
+
+/* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
+ * one-second history kept by this instance (history.h). Checks the admin
+ * key. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
+void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const char *queue);
 
 #endif

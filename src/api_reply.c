@@ -13,7 +13,17 @@
  * waitroom_http_requests_total (label strings built once per route and
  * status) before sending it (http.h); the routes that send raw bytes
  * (metrics, static assets) count through wr_api__count_request.
- * observe() records each store operation's latency and its failures.
+ * observe() records each store operation's latency and its failures, and
+ * counts accepted joins (waitroom_joins_total{queue}).
+ *
+ * Request records: each answer's duration (waitroom_http_request_duration_
+ * seconds{route}, from dispatch in handle() to the reply) and its
+ * access-log line (client after trusted proxies, method, route name,
+ * queue, status, duration, body bytes: never the path, a token or a
+ * cookie). What comes from the request is read before the send, which may
+ * free it. A reply sent while handle() dispatches is written at once; one
+ * sent from a store callback is kept in a->pending until its context is
+ * freed right after, which knows the start and the queue.
  *
  * Errors: one table tells every store error to the client. The store's
  * domain answers (no such queue, not in line, line full, token not live)
@@ -25,6 +35,8 @@
  * policy instead of answering 503. observe() counts as store errors
  * exactly the errors without a row.
  */
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +44,7 @@
 
 #include "api_internal.h"
 #include "http.h"
+#include "log.h"
 
 int64_t wr_api__now_us(void)
 {
@@ -46,7 +59,8 @@ int64_t wr_api__now_us(void)
 static const int label_statuses[WR_API__N_LABEL_STATUSES] = {200, 204, 400, 401, 403, 404,
                                                              405, 408, 413, 429, 500, 503};
 
-void wr_api__count_request(wr_api_t *a, wr_route_t route, int status)
+/* Counts the answer in waitroom_http_requests_total. */
+static void count(wr_api_t *a, wr_route_t route, int status)
 {
     if (!a->metrics)
         return;
@@ -67,25 +81,169 @@ void wr_api__count_request(wr_api_t *a, wr_route_t route, int status)
     wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
 }
 
+/* The client address (api_internal.h): moved here from api_entries.c so
+ * the access log shares it with the join limit. */
+void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *peer = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &peer, &port);
+    /* Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3):
+     * a proxy that appends its own line leaves the address it saw in the
+     * last one, so the first line alone would be the client's own claim.
+     * The lines fit the 8 KiB header limit; if not, the last line is used. */
+    char xff[8192];
+    size_t used = 0;
+    const char *last = NULL;
+    bool fits = true;
+    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    for (const struct evkeyval *kv = ih->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
+            continue;
+        last = kv->value;
+        size_t n = strlen(kv->value);
+        if (used + n + 3 > sizeof(xff)) {
+            fits = false;
+            continue;
+        }
+        if (used) {
+            memcpy(xff + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(xff + used, kv->value, n);
+        used += n;
+    }
+    xff[used] = '\0';
+    wr_ratelimit_client_addr(peer ? peer : "",
+                             !last  ? NULL
+                             : fits ? xff
+                                    : last,
+                             a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, out, cap);
+}
+
+/* ---------- request records: duration and access log ---------- */
+
+static const char *method_name(struct evhttp_request *req)
+{
+    switch (evhttp_request_get_command(req)) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_PATCH:
+        return "PATCH";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_OPTIONS:
+        return "OPTIONS";
+    default:
+        return "OTHER";
+    }
+}
+
+/* Observes the duration and writes the access-log line of rec, which
+ * started at start_us, for queue ("" = none). */
+static void record_write(wr_api_t *a, const wr_api__record_t *rec, int64_t start_us,
+                         const char *queue)
+{
+    int64_t us = rec->done_us - start_us;
+    if (us < 0)
+        us = 0;
+    if (a->metrics && (unsigned)rec->route < WR_ROUTE_COUNT) {
+        char *l = a->duration_labels[rec->route];
+        if (!l[0])
+            snprintf(l, sizeof(a->duration_labels[0]), "route=\"%s\"",
+                     wr_router_route_name(rec->route));
+        wr_metrics_observe(a->metrics, "waitroom_http_request_duration_seconds", l,
+                           (double)us / 1e6);
+    }
+    if (!wr_log_access_enabled())
+        return;
+    wr_log_field_t f[] = {
+        WR_LOG_S("client", rec->client),
+        WR_LOG_S("method", rec->method),
+        WR_LOG_S("route", wr_router_route_name(rec->route)),
+        WR_LOG_S("queue", queue && queue[0] ? queue : NULL),
+        WR_LOG_I("status", rec->status),
+        WR_LOG_I("duration_us", us),
+        WR_LOG_I("bytes", rec->bytes),
+    };
+    wr_log_access(f, sizeof(f) / sizeof(f[0]));
+}
+
+/* Before sending: what the record needs from req (which may be freed by
+ * the send). */
+static void record_begin(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         wr_api__record_t *rec)
+{
+    count(a, route, status);
+    rec->req = req;
+    rec->route = route;
+    rec->status = status;
+    rec->bytes = 0;
+    snprintf(rec->method, sizeof(rec->method), "%s", method_name(req));
+    rec->client[0] = '\0';
+    if (wr_log_access_enabled())
+        wr_api__client_addr(a, req, rec->client, sizeof(rec->client));
+}
+
+/* After sending bytes of body: the record is written now when handle() is
+ * still dispatching the request, else kept until the request's context is
+ * freed (wr_api__ctx_free, right after a reply from a store callback),
+ * which knows when the request started and its queue. req is only
+ * compared, never used: the send may have freed it. */
+static void record_end(wr_api_t *a, wr_api__record_t *rec, size_t bytes)
+{
+    rec->bytes = strcmp(rec->method, "HEAD") == 0 ? 0 : bytes;
+    rec->done_us = wr_api__now_us();
+    if (rec->req == a->cur_req) {
+        record_write(a, rec, a->cur_start_us, a->cur_queue);
+        return;
+    }
+    if (a->pending.req) /* never: a reply from a callback is followed by its ctx_free */
+        record_write(a, &a->pending, a->pending.done_us, NULL);
+    a->pending = *rec;
+}
+
+void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           size_t bytes)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    record_end(a, &rec, bytes);
+}
+
 void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                         const char *body, size_t len, int retry_after)
 {
-    wr_api__count_request(a, route, status);
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
     wr_http_reply_json(req, status, body, len, retry_after);
+    record_end(a, &rec, len);
 }
 
 void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                          const char *code, const char *message, const char *field,
                          const char *reason, int retry_after)
 {
-    wr_api__count_request(a, route, status);
-    wr_http_reply_error(req, status, code, message, field, reason, retry_after);
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    size_t n = wr_http_reply_error(req, status, code, message, field, reason, retry_after);
+    record_end(a, &rec, n);
 }
 
 void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
 {
-    wr_api__count_request(a, route, status);
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
     wr_http_reply_empty(req, status);
+    record_end(a, &rec, 0);
 }
 
 void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
@@ -119,6 +277,7 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
     if (queue)
         wr_api__copy(c->queue, sizeof(c->queue), queue);
     c->t0_us = wr_api__now_us();
+    c->start_us = req == a->cur_req ? a->cur_start_us : c->t0_us;
     a->in_flight++;
     return c;
 }
@@ -128,6 +287,10 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
 void wr_api__ctx_free(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
+    if (a->pending.req && a->pending.req == c->req) {
+        record_write(a, &a->pending, c->start_us, c->queue);
+        a->pending.req = NULL;
+    }
     a->in_flight--;
     json_decref(c->body);
     if (a->n_free_ctx < FREE_CTX_MAX) {
@@ -211,6 +374,11 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
         snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
         wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
     }
+    if (err == WR_OK && c->queue[0] && strcmp(c->op, "join") == 0) {
+        char q[WR_QUEUE_NAME_MAX + 16];
+        snprintf(q, sizeof(q), "queue=\"%s\"", c->queue);
+        wr_metrics_inc(a->metrics, "waitroom_joins_total", q, 1);
+    }
 }
 
 void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
@@ -227,8 +395,10 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     evhttp_add_header(oh, "Content-Security-Policy",
                       "default-src 'self'; img-src 'self' data:; style-src 'self'; "
                       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
-    wr_api__count_request(a, route, status);
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, html, len, false);
+    record_end(a, &rec, len);
     free(html);
 }
 

@@ -196,6 +196,14 @@ static wr_err_t check_data_dir(const char *v, char *err, size_t errlen)
     return WR_OK;
 }
 
+/* A file name: not empty, no control characters. */
+static wr_err_t check_path(const char *v, char *err, size_t errlen)
+{
+    if (!v[0])
+        return fail(err, errlen, "needs a file name");
+    return check_data_dir(v, err, errlen);
+}
+
 static wr_err_t check_breaker(const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "off") == 0)
@@ -286,6 +294,7 @@ typedef struct {
     const char *meta;         /* --help: the value's placeholder; NULL = none */
     const char *help;         /* --help: what it does (K_HEADING: the heading) */
     const char *doc;          /* --help: more, inside the parentheses */
+    bool reload;              /* applied by SIGHUP (wr_config_reload); else needs a restart */
 } setting_t;
 
 /* The row macros name a field and its C type: a row whose kind does not
@@ -301,10 +310,12 @@ typedef struct {
 #define STRING_FIELD(f, check_) .kind = K_STRING, FIELD(f, char *), .check = (check_)
 #define SECRET_FIELD(f)                                                                            \
     .kind = K_SECRET, FIELD(f, uint8_t *), .len_off = offsetof(wr_config_t, f##_len)
-#define SPECIAL(fn) .kind = K_SPECIAL, .set = (fn)
+#define SPECIAL(fn, f, T) .kind = K_SPECIAL, .set = (fn), FIELD(f, T)
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const log_formats[] = {"text", "json", NULL};
 _Static_assert(sizeof(wr_log_level_t) == sizeof(int), "K_ENUM fields are int-sized");
+_Static_assert(sizeof(wr_log_format_t) == sizeof(int), "K_ENUM fields are int-sized");
 
 /* In --help order. */
 static const setting_t settings[] = {
@@ -319,16 +330,18 @@ static const setting_t settings[] = {
     {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
      .meta = "URL", .help = "memory (default) | redis://HOST:PORT[/DB] | unix:///PATH/redis.sock"},
     {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),
-     .env = "WAITROOM_ADMIN_KEY", .meta = "KEY", .help = "bearer key of the admin API"},
-    {"identity", "identity", SPECIAL(set_identity), .def = "cookie", .meta = "MODE",
-     .help = "cookie (default) | header | header:NAME (default X-User-Id)"},
+     .env = "WAITROOM_ADMIN_KEY", .meta = "KEY", .help = "bearer key of the admin API",
+     .reload = true},
+    {"identity", "identity", SPECIAL(set_identity, identity, wr_identity_mode_t), .def = "cookie",
+     .meta = "MODE", .help = "cookie (default) | header | header:NAME (default X-User-Id)"},
     {NULL, NULL, STRING_FIELD(identity_header, NULL), .def = "X-User-Id"}, /* set by identity */
     {"token-secret", "token_secret", SECRET_FIELD(token_secret), .env = "WAITROOM_TOKEN_SECRET",
      .meta = "SECRET", .help = "entry-token HMAC secret",
-     .doc = "default: one shared secret kept in the store"},
-    {NULL, "cookie_secret", SECRET_FIELD(cookie_secret), .env = "WAITROOM_COOKIE_SECRET"},
+     .doc = "default: one shared secret kept in the store", .reload = true},
+    {NULL, "cookie_secret", SECRET_FIELD(cookie_secret), .env = "WAITROOM_COOKIE_SECRET",
+     .reload = true},
     {"log-level", "log_level", ENUM_FIELD(log_level, wr_log_level_t, log_levels), .def = "info",
-     .meta = "LEVEL"},
+     .meta = "LEVEL", .reload = true},
     {"data-dir", "data_dir", STRING_FIELD(data_dir, check_data_dir), .meta = "DIR",
      .help = "memory store snapshots", .doc = "default none"},
     {"cookie-secure", "cookie_secure", BOOL_FIELD(cookie_secure),
@@ -353,9 +366,9 @@ static const setting_t settings[] = {
      .help = "serve the admin API only there", .doc = "404 on --listen"},
     {"token-secret-previous", "token_secret_previous", SECRET_FIELD(token_secret_previous),
      .env = "WAITROOM_TOKEN_SECRET_PREVIOUS", .meta = "SECRET",
-     .help = "the secret before a rotation: tokens signed with it still verify"},
+     .help = "the secret before a rotation: tokens signed with it still verify", .reload = true},
     {NULL, "cookie_secret_previous", SECRET_FIELD(cookie_secret_previous),
-     .env = "WAITROOM_COOKIE_SECRET_PREVIOUS"},
+     .env = "WAITROOM_COOKIE_SECRET_PREVIOUS", .reload = true},
     {"strict-secrets", "strict_secrets", BOOL_FIELD(strict_secrets),
      .help = "refuse configured secrets shorter than " STR(WR_CONFIG_SECRET_MIN) " bytes"},
     {"join-rate", "join_rate", DOUBLE_FIELD(join_rate, 0, 1e6), .zero = "off", .def = "0",
@@ -363,7 +376,8 @@ static const setting_t settings[] = {
      .doc = "e.g. 10 when clients do not share addresses"},
     {"join-burst", "join_burst", DOUBLE_FIELD(join_burst, 1, 1e6), .def = "20", .meta = "N",
      .help = "join burst per client address"},
-    {"trusted-proxies", "trusted_proxies", SPECIAL(set_trusted_proxies), .meta = "CIDRS",
+    {"trusted-proxies", "trusted_proxies",
+     SPECIAL(set_trusted_proxies, trusted_proxies, wr_cidr_t *), .meta = "CIDRS",
      .help = "peers whose X-Forwarded-For names the client",
      .doc = "comma-separated, e.g. 10.0.0.0/8,127.0.0.1; default none"},
     {"poll-min-fraction", "poll_min_fraction", DOUBLE_FIELD(poll_min_fraction, 0, 1), .zero = "off",
@@ -379,6 +393,16 @@ static const setting_t settings[] = {
     {"request-timeout-seconds", "request_timeout_seconds",
      UINT_FIELD(request_timeout_seconds, 1, 3600), .def = "10", .meta = "N",
      .help = "time to send a whole request", .doc = "at most --timeout-seconds"},
+    {NULL, NULL, .kind = K_HEADING, .help = "Operations (README.md, Operations):"},
+    {"log-format", "log_format", ENUM_FIELD(log_format, wr_log_format_t, log_formats),
+     .def = "text", .meta = "FORMAT", .reload = true},
+    {"error-log", "error_log", STRING_FIELD(error_log, check_path), .meta = "FILE",
+     .help = "log lines to FILE", .doc = "default standard error; reopened on SIGHUP"},
+    {"access-log", "access_log", STRING_FIELD(access_log, check_path), .meta = "FILE|-",
+     .help = "one line per request to FILE, or - for standard output",
+     .doc = "default none; reopened on SIGHUP"},
+    {"pid-file", "pid_file", STRING_FIELD(pid_file, check_path), .meta = "FILE",
+     .help = "write the process id to FILE at start, remove it at exit"},
     {"help", NULL, .kind = K_HELP, .help = "print this text"},
     {"version", NULL, .kind = K_VERSION, .help = "print \"waitroomd " WR_VERSION "\" and exit"},
 };
@@ -709,4 +733,45 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
                             names[k], lens[k], WR_CONFIG_SECRET_MIN);
     }
     return WR_OK;
+}
+
+/* ---- SIGHUP ---- */
+
+/* Whether setting s has the same value in a and b. */
+static bool same_value(const setting_t *s, const wr_config_t *a, const wr_config_t *b)
+{
+    if (memcmp((const char *)a + s->off, (const char *)b + s->off, s->size) != 0)
+        return false;
+    if (s->kind == K_SECRET)
+        return memcmp((const char *)a + s->len_off, (const char *)b + s->len_off, sizeof(size_t)) ==
+               0;
+    if (s->set == set_trusted_proxies)
+        return a->n_trusted_proxies == b->n_trusted_proxies;
+    if (s->set == set_identity)
+        return strcmp(a->identity_header, b->identity_header) == 0;
+    return true;
+}
+
+size_t wr_config_reload(wr_config_t *running, const wr_config_t *fresh, char *restart, size_t cap)
+{
+    size_t changed = 0;
+    out_t r = {.buf = restart, .cap = cap};
+    if (cap > 0)
+        restart[0] = '\0';
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const setting_t *s = &settings[i];
+        /* Rows without a name (identity_header) are compared with their
+         * named row (identity). */
+        if (s->size == 0 || (!s->ini && !s->flag) || same_value(s, running, fresh))
+            continue;
+        if (!s->reload) {
+            out_printf(&r, "%s%s", r.len ? ", " : "", s->ini ? s->ini : s->flag);
+            continue;
+        }
+        memcpy((char *)running + s->off, (const char *)fresh + s->off, s->size);
+        if (s->kind == K_SECRET)
+            memcpy((char *)running + s->len_off, (const char *)fresh + s->len_off, sizeof(size_t));
+        changed++;
+    }
+    return changed;
 }

@@ -93,6 +93,11 @@ typedef struct {
                                          limit; default 1000 */
     uint32_t request_timeout_seconds; /* a request (line, headers, body) must arrive
                                          within this, else 408 and close; default 10 */
+    /* Operations (logs, pid file). */
+    wr_log_format_t log_format;      /* text (default) | json */
+    char access_log[WR_URL_MAX + 1]; /* "" = none, "-" = stdout, else a file */
+    char error_log[WR_URL_MAX + 1];  /* "" = standard error, else a file */
+    char pid_file[WR_URL_MAX + 1];   /* "" = none; written at start, removed at exit */
     wr_config_queue_t queues[WR_CONFIG_QUEUES_MAX];
     size_t n_queues;
 } wr_config_t;
@@ -132,6 +137,17 @@ wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size
  */
 wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, char *err,
                        size_t errlen);
+
+/*
+ * SIGHUP: takes from fresh (a config just loaded from the same flags, file
+ * and environment) the settings that apply without a restart - the log
+ * level and format, the admin key and the secrets - into running. The
+ * names ([server] keys, or flags for settings without one) of the other
+ * settings whose values differ are written to restart (cap bytes incl. NUL,
+ * comma-separated, "" when none): they need a restart. Returns how many
+ * reloadable settings changed. Queue declarations are not touched.
+ */
+size_t wr_config_reload(wr_config_t *running, const wr_config_t *fresh, char *restart, size_t cap);
 
 /* Releases the queue declarations (json objects). cfg stays valid, with no
  * queues. Implemented in config_file.c. */

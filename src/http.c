@@ -52,6 +52,16 @@
  * Requests pipelined behind one that is being answered are already in the
  * input buffer when it completes: on_complete counts them from there.
  *
+ * Out of descriptors (accept fails with EMFILE, ENFILE, ENOBUFS or
+ * ENOMEM): libevent would call accept again at once, spinning while the
+ * pending connection stays in the backlog. Our listener error callback
+ * pauses the listener for BACKOFF_MS instead and logs at most one line a
+ * second (with the number of failures since the last line); the pause
+ * ends by a timer, and the listener is enabled again unless the
+ * connection cap holds it. libevent passes the callback its own argument
+ * (the struct evhttp), so open servers are kept in a small list to find
+ * ours (one loop, one or two servers).
+ *
  * Requests per connection: the request that reaches max_conn_requests is
  * answered with "Connection: close", so evhttp closes after the reply.
  *
@@ -113,6 +123,8 @@
 
 #define SWEEP_MS       100
 #define CLOSE_GRACE_US 1000000
+#define BACKOFF_MS     100     /* listener pause after accept ran out of descriptors */
+#define BACKOFF_LOG_US 1000000 /* at most one log line per second about it */
 
 typedef struct {
     struct bufferevent *bev; /* holds our reference */
@@ -147,7 +159,14 @@ struct wr_http {
     wr_http_counters_t counters;
     bool paused;
     bool stopped;
+    struct wr_http *next_server; /* the list of open servers */
+    struct event *backoff_ev;    /* ends an accept backoff */
+    bool backoff;                /* the listener is paused after an accept error */
+    int64_t backoff_log_us;      /* last log line about accept errors */
+    uint64_t backoff_unlogged;   /* accept errors since that line */
 };
+
+static wr_http_t *servers; /* open servers (accept errors find theirs here) */
 
 static int64_t mono_us(void)
 {
@@ -210,10 +229,47 @@ static void set_paused(wr_http_t *h, bool pause)
         evconnlistener_disable(l);
         h->counters.cap_pauses++;
         wr_warn("connection cap reached (%zu); pausing accept", h->max_conns);
-    } else {
+    } else if (!h->backoff) {
         evconnlistener_enable(l);
     }
     h->paused = pause;
+}
+
+/* ---- accept errors: back off ---- */
+
+static void backoff_end_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wr_http_t *h = arg;
+    h->backoff = false;
+    if (h->sock && !h->paused && !h->stopped)
+        evconnlistener_enable(evhttp_bound_socket_get_listener(h->sock));
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *ctx)
+{
+    int err = EVUTIL_SOCKET_ERROR();
+    wr_http_t *h = servers;
+    while (h && (void *)h->http != ctx)
+        h = h->next_server;
+    if (!h || h->stopped)
+        return;
+    h->counters.accept_errors++;
+    h->backoff_unlogged++;
+    evconnlistener_disable(l);
+    h->backoff = true;
+    struct timeval tv = {0, BACKOFF_MS * 1000};
+    evtimer_add(h->backoff_ev, &tv);
+    int64_t now = mono_us();
+    if (h->backoff_log_us == 0 || now - h->backoff_log_us >= BACKOFF_LOG_US) {
+        wr_warn("accept failed: %s (%llu time%s since the last such line); pausing accept for "
+                "%d ms",
+                evutil_socket_error_to_string(err), (unsigned long long)h->backoff_unlogged,
+                h->backoff_unlogged == 1 ? "" : "s", BACKOFF_MS);
+        h->backoff_log_us = now;
+        h->backoff_unlogged = 0;
+    }
 }
 
 static void conn_release(wr_http_t *h, conn_t *c)
@@ -576,11 +632,14 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
     h->index = calloc(h->index_cap, sizeof(*h->index));
     h->http = evhttp_new(opts->base);
     h->sweep = event_new(opts->base, -1, EV_PERSIST, sweep_cb, h);
-    if (!h->http || !h->conns || !h->index || !h->sweep) {
+    h->backoff_ev = evtimer_new(opts->base, backoff_end_cb, h);
+    if (!h->http || !h->conns || !h->index || !h->sweep || !h->backoff_ev) {
         if (h->http)
             evhttp_free(h->http);
         if (h->sweep)
             event_free(h->sweep);
+        if (h->backoff_ev)
+            event_free(h->backoff_ev);
         free(h->conns);
         free(h->index);
         free(h);
@@ -604,12 +663,16 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
         int e = errno;
         evhttp_free(h->http);
         event_free(h->sweep);
+        event_free(h->backoff_ev);
         free(h->conns);
         free(h->index);
         free(h);
         errno = e;
         return WR_EIO;
     }
+    evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->sock), accept_error_cb);
+    h->next_server = servers;
+    servers = h;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
@@ -656,12 +719,19 @@ void wr_http_free(wr_http_t *h)
         return;
     h->stopped = true;
     h->sock = NULL;
+    for (wr_http_t **pp = &servers; *pp; pp = &(*pp)->next_server) {
+        if (*pp == h) {
+            *pp = h->next_server;
+            break;
+        }
+    }
     evhttp_free(h->http); /* frees every connection; our references remain */
     for (size_t i = 0; i < h->n_conns; i++) {
         bufferevent_decref(h->conns[i]->bev);
         free(h->conns[i]);
     }
     event_free(h->sweep);
+    event_free(h->backoff_ev);
     free(h->conns);
     free(h->index);
     free(h);
@@ -812,10 +882,11 @@ void wr_http_reply_json(struct evhttp_request *req, int status, const char *body
     wr_http_send(req, status, body, len, false);
 }
 
-void wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
-                         const char *message, const char *field, const char *reason,
-                         int retry_after_s)
+size_t wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
+                           const char *message, const char *field, const char *reason,
+                           int retry_after_s)
 {
+    size_t len;
     json_t *o = json_object();
     char *s = NULL;
     if (o) {
@@ -829,12 +900,15 @@ void wr_http_reply_error(struct evhttp_request *req, int status, const char *cod
         json_decref(o);
     }
     if (s) {
-        wr_http_reply_json(req, status, s, strlen(s), retry_after_s);
+        len = strlen(s);
+        wr_http_reply_json(req, status, s, len, retry_after_s);
         free(s);
     } else {
         static const char fallback[] = "{\"error\":\"INTERNAL\",\"message\":\"out of memory\"}";
-        wr_http_reply_json(req, 500, fallback, sizeof(fallback) - 1, 0);
+        len = sizeof(fallback) - 1;
+        wr_http_reply_json(req, 500, fallback, len, 0);
     }
+    return len;
 }
 
 void wr_http_reply_empty(struct evhttp_request *req, int status)

@@ -11,7 +11,9 @@
  * their first byte, else 408 and close: slowloris), a number of requests
  * per connection (the last one is answered with Connection: close), and a
  * cap on open connections (the listener pauses at the cap and resumes
- * below it, so excess clients wait in the kernel's backlog).
+ * below it, so excess clients wait in the kernel's backlog). When accept
+ * runs out of file descriptors the listener pauses for 100 ms instead of
+ * spinning, and says so at most once a second.
  *
  * Several servers may share one event base (e.g. a public and an admin
  * listener); each has its own handler, which is how a handler knows which
@@ -61,6 +63,7 @@ typedef struct {
     uint64_t headers_too_large; /* connections closed by the header limit (431) */
     uint64_t conn_limit_closes; /* connections closed after max_conn_requests */
     uint64_t cap_pauses;        /* times the listener paused at the connection cap */
+    uint64_t accept_errors;     /* accepts that failed (out of descriptors): 100 ms pauses */
 } wr_http_counters_t;
 
 /*
@@ -98,10 +101,11 @@ void wr_http_reply_json(struct evhttp_request *req, int status, const char *body
 /*
  * Sends {"error":code,"message":message} (plus "field" when field is not
  * NULL, "reason" when reason is not NULL), JSON-escaped with jansson.
+ * Returns the bytes of the body.
  */
-void wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
-                         const char *message, const char *field, const char *reason,
-                         int retry_after_s);
+size_t wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
+                           const char *message, const char *field, const char *reason,
+                           int retry_after_s);
 
 /* Sends a reply with no body (204, 401 for verify, ...) and no-store. */
 void wr_http_reply_empty(struct evhttp_request *req, int status);

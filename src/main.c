@@ -10,9 +10,29 @@
  * a runtime change), then bind and print "listening on ADDR:PORT" as the
  * first line on stdout.
  *
+ * Before the store and the listeners: the log files are opened
+ * (--error-log, --access-log) and the soft RLIMIT_NOFILE is raised to what
+ * --max-connections needs (connections + FD_MARGIN for the store, the
+ * listeners, log and snapshot files); when the hard limit cannot cover it,
+ * the start fails with a message naming both numbers (exit 1). Once the
+ * listeners are open, --pid-file is written (removed at exit).
+ *
  * Stop (SIGTERM/SIGINT): stop accepting, wait up to 5 s for requests in
  * flight, close the store (pending callbacks answer with WR_ECANCELED, so
  * every open request gets a reply), free everything, exit 0.
+ *
+ * SIGHUP: reload. The config is loaded again from the same flags, file and
+ * environment into a fresh wr_config_t; if it or one of its queue
+ * declarations does not load, that is logged (error) and nothing changes.
+ * Else: the log level and format, the admin key and the secrets are
+ * applied (wr_config_reload; settings that need a restart are named in a
+ * warning), the log files are reopened, and the declared queues are
+ * synced: a queue whose [queue] section changed (or is new) is written
+ * with the declaration (PUT: fields the section leaves out take their
+ * defaults), an unchanged one is created only if absent, as at start, so
+ * runtime changes to it survive. Declarations in flight from before the
+ * reload finish first (a generation number tells their callbacks apart).
+ * SIGUSR1 and SIGUSR2 are logged (warn) and otherwise ignored.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -21,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/crypto.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "config.h"
@@ -34,8 +57,17 @@
 #include "store_registry.h"
 #include "token.h"
 
+#define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
+
+typedef enum {
+    DECL_CREATE = 0,  /* create the queue if it does not exist (start, unchanged) */
+    DECL_REPLACE = 1, /* write the declaration (its section changed on reload) */
+} decl_mode_t;
+
 typedef struct {
     wr_config_t cfg;
+    int argc; /* for SIGHUP: the config is loaded again from these */
+    char **argv;
     struct event_base *base;
     wr_store_t *store;
     wr_metrics_t *metrics;
@@ -43,7 +75,8 @@ typedef struct {
     wr_api_t *api;
     wr_http_t *http;
     wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
-    struct event *sig_term, *sig_int, *secret_timer, *stop_timer, *queues_timer;
+    struct event *sig_term, *sig_int, *sig_hup, *sig_usr1, *sig_usr2;
+    struct event *secret_timer, *stop_timer, *queues_timer;
     uint8_t proposed_secret[32];
     int stop_waits;
     uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
@@ -51,7 +84,10 @@ typedef struct {
     bool secret_pending;
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
     bool declared_done[WR_CONFIG_QUEUES_MAX];
+    decl_mode_t declared_mode[WR_CONFIG_QUEUES_MAX];
     size_t declared_pending;
+    unsigned decl_gen; /* +1 per reload that changed the declarations */
+    bool pid_written;
 } app_t;
 
 static void retry_secret(app_t *app)
@@ -95,16 +131,18 @@ static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
 typedef struct {
     app_t *app;
     size_t i;
+    unsigned gen; /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
 } decl_t;
 
 static void decl_put_cb(wr_err_t err, void *arg)
 {
     decl_t *d = arg;
     app_t *app = d->app;
-    if (err == WR_OK) {
+    if (err == WR_OK && d->gen == app->decl_gen) {
         app->declared_done[d->i] = true;
-        wr_info("queue %s created from the config file", app->cfg.queues[d->i].name);
-        wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, &app->declared[d->i]);
+        wr_info("queue %s %s from the config file", app->cfg.queues[d->i].name,
+                app->declared_mode[d->i] == DECL_REPLACE ? "written" : "created");
+        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &app->declared[d->i]);
     }
     app->declared_pending--;
     free(d);
@@ -114,7 +152,9 @@ static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     decl_t *d = arg;
     app_t *app = d->app;
-    if (err == WR_OK) {
+    if (d->gen != app->decl_gen) {
+        /* declarations changed meanwhile: the next round asks again */
+    } else if (err == WR_OK) {
         app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
         wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, info->config);
     } else if (err == WR_ENOTFOUND && !app->stopping) {
@@ -147,7 +187,13 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
                 break;
             d->app = app;
             d->i = i;
-            if (wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d) == WR_OK)
+            d->gen = app->decl_gen;
+            wr_err_t e =
+                app->declared_mode[i] == DECL_REPLACE
+                    ? wr_store_config_put(app->store, app->cfg.queues[i].name, &app->declared[i],
+                                          decl_put_cb, d)
+                    : wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
+            if (e == WR_OK)
                 app->declared_pending++;
             else
                 free(d);
@@ -184,6 +230,168 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     wr_http_stop_accepting(app->http);
     wr_http_stop_accepting(app->admin_http);
     stop_timer_cb(-1, 0, app);
+}
+
+/* Parses the queue declarations of cfg into out; false (logged as error
+ * with the prefix `when`) on the first that does not parse. */
+static bool parse_declared(const wr_config_t *cfg, wr_queue_config_t *out, const char *when)
+{
+    for (size_t i = 0; i < cfg->n_queues; i++) {
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_parse(cfg->queues[i].fields, &out[i], field, sizeof(field), msg,
+                             sizeof(msg)) != WR_OK) {
+            if (when)
+                wr_error("%s: queue %s in the config file: %s: %s", when, cfg->queues[i].name,
+                         field, msg);
+            else
+                fprintf(stderr, "waitroomd: queue %s in the config file: %s: %s\n",
+                        cfg->queues[i].name, field, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The declaration of queue name in cfg, or NULL. */
+static const wr_config_queue_t *find_declared(const wr_config_t *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_queues; i++)
+        if (strcmp(cfg->queues[i].name, name) == 0)
+            return &cfg->queues[i];
+    return NULL;
+}
+
+/* SIGHUP: see the top of the file. */
+static void reload(app_t *app)
+{
+    static wr_config_t fresh; /* large; one reload at a time (the loop) */
+    static wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
+    char err[512] = "";
+    wr_config_action_t action;
+    wr_info("SIGHUP: reloading the configuration");
+    if (wr_config_load(&fresh, app->argc, app->argv, &action, err, sizeof(err)) != WR_OK) {
+        wr_error("reload failed, the running configuration is kept: %s", err);
+        goto out;
+    }
+    if (!parse_declared(&fresh, declared, "reload failed, the running configuration is kept"))
+        goto out;
+
+    const uint8_t *old_secret = app->cfg.token_secret;
+    size_t old_len = app->cfg.token_secret_len;
+    uint8_t before[WR_KEY_MAX];
+    memcpy(before, old_secret, old_len);
+    size_t before_prev = app->cfg.token_secret_previous_len;
+    uint8_t prev[WR_KEY_MAX];
+    memcpy(prev, app->cfg.token_secret_previous, before_prev);
+    char restart[512];
+    size_t changed = wr_config_reload(&app->cfg, &fresh, restart, sizeof(restart));
+    wr_log_setup(app->cfg.log_level, app->cfg.log_format == WR_LOG_JSON);
+    if (restart[0])
+        wr_warn("reload: changed settings that need a restart to apply: %s", restart);
+    if (app->cfg.token_secret_len > 0 && (app->cfg.token_secret_len != old_len ||
+                                          memcmp(app->cfg.token_secret, before, old_len) != 0))
+        wr_api_set_secret(app->api, app->cfg.token_secret, app->cfg.token_secret_len);
+    else if (app->cfg.token_secret_len == 0 && old_len > 0)
+        wr_warn("reload: the token secret is no longer configured; the running one is kept "
+                "until a restart");
+    if (app->cfg.token_secret_previous_len != before_prev ||
+        memcmp(app->cfg.token_secret_previous, prev, before_prev) != 0)
+        wr_api_set_previous_secret(app->api, app->cfg.token_secret_previous,
+                                   app->cfg.token_secret_previous_len);
+    wr_api_reload(app->api);
+    OPENSSL_cleanse(before, sizeof(before));
+    OPENSSL_cleanse(prev, sizeof(prev));
+
+    /* Queues: a changed or new section is written, an unchanged one is
+     * created if absent. */
+    size_t n_changed = 0;
+    for (size_t i = 0; i < fresh.n_queues; i++) {
+        const wr_config_queue_t *old = find_declared(&app->cfg, fresh.queues[i].name);
+        bool same = old && json_equal(old->fields, fresh.queues[i].fields);
+        app->declared_mode[i] = same ? DECL_CREATE : DECL_REPLACE;
+        app->declared_done[i] = false;
+        app->declared[i] = declared[i];
+        n_changed += !same;
+    }
+    wr_config_free(&app->cfg);
+    memcpy(app->cfg.queues, fresh.queues, sizeof(fresh.queues));
+    app->cfg.n_queues = fresh.n_queues;
+    fresh.n_queues = 0; /* moved */
+    app->decl_gen++;
+    if (app->cfg.n_queues && !app->stopping) {
+        struct timeval tv = {0, 0};
+        evtimer_add(app->queues_timer, &tv);
+    }
+    const char *what = NULL;
+    if (wr_log_reopen(&what) != WR_OK)
+        wr_error("reload: cannot reopen %s: %s", what, strerror(errno));
+    wr_info("reload done: %zu setting%s applied, %zu queue declaration%s changed", changed,
+            changed == 1 ? "" : "s", n_changed, n_changed == 1 ? "" : "s");
+out:
+    wr_config_free(&fresh);
+    memset(&fresh, 0, sizeof(fresh));
+}
+
+static void other_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    app_t *app = arg;
+    if (sig == SIGHUP) {
+        if (!app->stopping)
+            reload(app);
+        return;
+    }
+    wr_warn("signal %d (%s) ignored", (int)sig, sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+}
+
+/* Raises the soft RLIMIT_NOFILE to max_connections + FD_MARGIN, up to the
+ * hard limit. False (message on stderr) when the hard limit is too low. */
+static bool raise_nofile(uint32_t max_connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return true; /* cannot tell: let accept's backoff cope */
+    rlim_t need = (rlim_t)max_connections + FD_MARGIN;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
+        return true;
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return true;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+        fprintf(stderr,
+                "waitroomd: --max-connections %u needs %llu file descriptors (connections + "
+                "%d), but the hard limit (ulimit -Hn) is %llu: lower --max-connections to %llu "
+                "or raise the limit (systemd: LimitNOFILE=)\n",
+                max_connections, (unsigned long long)need, FD_MARGIN,
+                (unsigned long long)rl.rlim_max,
+                rl.rlim_max > FD_MARGIN ? (unsigned long long)(rl.rlim_max - FD_MARGIN) : 0ULL);
+        return false;
+    }
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        fprintf(stderr, "waitroomd: cannot raise the file descriptor limit from %llu to %llu: %s\n",
+                (unsigned long long)was, (unsigned long long)need, strerror(errno));
+        return false;
+    }
+    wr_debug("raised the soft file descriptor limit from %llu to %llu", (unsigned long long)was,
+             (unsigned long long)need);
+    return true;
+}
+
+/* Writes the pid file (a new file, or one left by a previous run). */
+static bool write_pid_file(app_t *app)
+{
+    const char *path = app->cfg.pid_file;
+    FILE *f = fopen(path, "we");
+    bool ok = f && fprintf(f, "%ld\n", (long)getpid()) > 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok) {
+        fprintf(stderr, "waitroomd: cannot write the pid file %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    app->pid_written = true;
+    return true;
 }
 
 /* Opens the store --store names, through the store registry. */
@@ -241,18 +449,22 @@ int main(int argc, char **argv)
         wr_config_free(&app.cfg);
         return 0;
     }
-    wr_log_setup(app.cfg.log_level, false);
+    app.argc = argc;
+    app.argv = argv;
+    wr_log_setup(app.cfg.log_level, app.cfg.log_format == WR_LOG_JSON);
 
-    for (size_t i = 0; i < app.cfg.n_queues; i++) {
-        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        if (wr_qconfig_parse(app.cfg.queues[i].fields, &app.declared[i], field, sizeof(field), msg,
-                             sizeof(msg)) != WR_OK) {
-            fprintf(stderr, "waitroomd: queue %s in the config file: %s: %s\n",
-                    app.cfg.queues[i].name, field, msg);
-            wr_config_free(&app.cfg);
-            return 2;
-        }
+    if (!parse_declared(&app.cfg, app.declared, NULL)) {
+        wr_config_free(&app.cfg);
+        return 2;
     }
+    const char *what = NULL;
+    if (wr_log_open(app.cfg.error_log, app.cfg.access_log, &what) != WR_OK) {
+        fprintf(stderr, "waitroomd: cannot open the log file %s: %s\n", what, strerror(errno));
+        wr_config_free(&app.cfg);
+        return 1;
+    }
+    if (!raise_nofile(app.cfg.max_connections))
+        goto out;
     if (app.cfg.token_secret_len > 0 && app.cfg.token_secret_len < WR_SECRET_MIN)
         wr_warn("the token secret is %zu bytes; use at least %d random bytes "
                 "(--strict-secrets refuses shorter ones)",
@@ -315,6 +527,21 @@ int main(int argc, char **argv)
         evtimer_add(app.queues_timer, &tv);
     }
 
+    /* Signals before the listener: a signal right after "listening on"
+     * is handled, never the default action (SIGHUP would stop us). */
+    app.sig_term = evsignal_new(app.base, SIGTERM, signal_cb, &app);
+    app.sig_int = evsignal_new(app.base, SIGINT, signal_cb, &app);
+    app.sig_hup = evsignal_new(app.base, SIGHUP, other_signal_cb, &app);
+    app.sig_usr1 = evsignal_new(app.base, SIGUSR1, other_signal_cb, &app);
+    app.sig_usr2 = evsignal_new(app.base, SIGUSR2, other_signal_cb, &app);
+    if (!app.sig_term || !app.sig_int || !app.sig_hup || !app.sig_usr1 || !app.sig_usr2)
+        goto out;
+    evsignal_add(app.sig_term, NULL);
+    evsignal_add(app.sig_int, NULL);
+    evsignal_add(app.sig_hup, NULL);
+    evsignal_add(app.sig_usr1, NULL);
+    evsignal_add(app.sig_usr2, NULL);
+
     wr_http_opts_t ho = {.base = app.base,
                          .listen = app.cfg.listen,
                          .max_connections = app.cfg.max_connections,
@@ -346,6 +573,8 @@ int main(int argc, char **argv)
         }
         printf("admin listening on %s\n", abound);
     }
+    if (app.cfg.pid_file[0] && !write_pid_file(&app))
+        goto out;
     fflush(stdout);
     const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
     char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
@@ -353,13 +582,6 @@ int main(int argc, char **argv)
             backend && backend->title ? backend->title
                                       : wr_redis_url_redact(app.cfg.store, shown, sizeof shown),
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
-
-    app.sig_term = evsignal_new(app.base, SIGTERM, signal_cb, &app);
-    app.sig_int = evsignal_new(app.base, SIGINT, signal_cb, &app);
-    if (!app.sig_term || !app.sig_int)
-        goto out;
-    evsignal_add(app.sig_term, NULL);
-    evsignal_add(app.sig_int, NULL);
 
     event_base_dispatch(app.base);
     rc = 0;
@@ -381,6 +603,10 @@ out:
         event_free(app.sig_term);
     if (app.sig_int)
         event_free(app.sig_int);
+    struct event *others[] = {app.sig_hup, app.sig_usr1, app.sig_usr2};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        if (others[i])
+            event_free(others[i]);
     if (app.secret_timer)
         event_free(app.secret_timer);
     if (app.stop_timer)
@@ -389,6 +615,9 @@ out:
         event_free(app.queues_timer);
     if (app.base)
         event_base_free(app.base);
+    if (app.pid_written)
+        unlink(app.cfg.pid_file);
+    wr_log_close();
     wr_config_free(&app.cfg);
     return rc;
 }

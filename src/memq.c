@@ -278,18 +278,26 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
 }
 
 /* Moves the first n users of the line (n <= its length) to tokens with a
- * fresh jti, iat now_us and exp now_us + ttl_us. All or nothing. */
-static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us)
+ * fresh jti, iat now_us and exp now_us + ttl_us; their waits go to
+ * *waited (malloc'd) when waited is not NULL. All or nothing. */
+static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us,
+                            int64_t **waited)
 {
     wr_memq_token_t **toks = NULL;
+    int64_t *waits = NULL;
     uint64_t ntoks = 0;
     wr_err_t err = WR_OK;
     if (n == 0)
         return WR_OK;
     /* Everything that can fail happens before the line changes. */
     toks = calloc(n, sizeof *toks);
-    if (!toks)
+    if (waited)
+        waits = malloc(n * sizeof *waits);
+    if (!toks || (waited && !waits)) {
+        free(toks);
+        free(waits);
         return WR_ENOMEM;
+    }
     const wr_zsl_node_t *x = wr_zsl_first(q->line);
     for (; ntoks < n; ntoks++, x = wr_zsl_next(x)) {
         size_t len;
@@ -307,6 +315,10 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t tt
         }
         t->iat_us = now_us;
         t->exp_us = now_us + ttl_us;
+        if (waits) {
+            int64_t w = now_us - wr_zsl_node_score(x);
+            waits[ntoks] = w > 0 ? w : 0;
+        }
     }
     if (heap_reserve(q, n) != WR_OK || wr_idhash_reserve(q->tokens, n) != WR_OK) {
         err = WR_ENOMEM;
@@ -316,10 +328,15 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t tt
     wr_zsl_pop_first(q->line, n, admit_one, &c);
     ntoks = 0; /* owned by the queue now */
     q->admitted_total += n;
+    if (waited) {
+        *waited = waits;
+        waits = NULL;
+    }
 out:
     for (uint64_t i = 0; i < ntoks; i++)
         free(toks[i]);
     free(toks);
+    free(waits);
     return err;
 }
 
@@ -388,8 +405,11 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     return WR_OK;
 }
 
-wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *dirty)
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
+                       bool *dirty)
 {
+    if (waited)
+        *waited = NULL;
     wr_memq_sweep(q, now_us, dirty);
     const wr_queue_config_t *cfg = &q->cfg->cfg;
     uint64_t waiting = wr_zsl_length(q->line);
@@ -405,7 +425,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *d
             n = room;
     }
     wr_budget_settle(&b, allowed, n);
-    wr_err_t err = admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO);
+    wr_err_t err = admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, waited);
     if (err != WR_OK)
         return err;
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle

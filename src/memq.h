@@ -164,11 +164,14 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
  * most max_active minus the active tokens when max_active is set - from
  * the front of the line to tokens with a fresh jti and a lifetime of
  * token_ttl_seconds; adds them to admitted_total. Returns WR_OK and
- * *admitted, or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
+ * *admitted, and in *waited (when waited is not NULL) a malloc'd array of
+ * the admitted users' waits, now_us - arrival score in us (caller frees;
+ * NULL when nobody was admitted), or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
  * and budget unchanged (the sweep stays). Sets *dirty for a sweep that
  * removed tokens, admissions or a changed carry, not for a tick alone.
  */
-wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, bool *dirty);
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
+                       bool *dirty);
 
 /*
  * consume (consume = true) or verify of user's token jti (NUL-terminated)

@@ -42,15 +42,14 @@
 
 static const double bucket_bounds[N_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
-static const char *const bucket_le[N_BUCKETS] = {"0.0005", "0.001", "0.0025", "0.005", "0.01",
-                                                 "0.025",  "0.05",  "0.1",    "0.25",  "0.5",
-                                                 "1",      "2.5",   "+Inf"};
 
 typedef struct {
     char name[NAME_MAX_LEN + 1];
     wr_metric_type_t type;
-    const char *help; /* borrowed; NULL = no # HELP line */
-    int head, tail;   /* series list in creation order, -1 = empty */
+    const char *help;     /* borrowed; NULL = no # HELP line */
+    int head, tail;       /* series list in creation order, -1 = empty */
+    const double *bounds; /* histogram bucket bounds (borrowed), ascending */
+    int n_bounds;         /* 1..N_BUCKETS - 1 */
 } family_t;
 
 typedef struct {
@@ -59,7 +58,8 @@ typedef struct {
     uint32_t hash;
     char labels[WR_METRICS_LABELS_MAX + 1]; /* "" = no labels */
     uint64_t counter;
-    double gauge;
+    double gauge;                /* a gauge's value; a counter's too, when real */
+    bool real;                   /* a counter set to a fractional value (CPU seconds) */
     uint64_t buckets[N_BUCKETS]; /* per bucket, not cumulative */
     double sum;
     uint64_t count;
@@ -140,6 +140,8 @@ static int add_family(wr_metrics_t *m, const char *name, wr_metric_type_t type, 
     f->type = type;
     f->help = help;
     f->head = f->tail = -1;
+    f->bounds = bucket_bounds;
+    f->n_bounds = N_BUCKETS - 1;
     return m->n_families++;
 }
 
@@ -156,6 +158,19 @@ void wr_metrics_describe(wr_metrics_t *m, const char *name, wr_metric_type_t typ
     }
     if (add_family(m, name, type, help) < 0)
         m->dropped++;
+}
+
+void wr_metrics_describe_histogram(wr_metrics_t *m, const char *name, const char *help,
+                                   const double *bounds, size_t n)
+{
+    if (!m || !name || !bounds || n == 0 || n > N_BUCKETS - 1)
+        return;
+    wr_metrics_describe(m, name, WR_METRIC_HISTOGRAM, help);
+    int f = find_family(m, name);
+    if (f < 0 || m->families[f].type != WR_METRIC_HISTOGRAM || m->families[f].head >= 0)
+        return; /* not a histogram, or it has observations in the default buckets */
+    m->families[f].bounds = bounds;
+    m->families[f].n_bounds = (int)n;
 }
 
 static const series_t *lookup(const wr_metrics_t *m, const char *name, const char *labels,
@@ -230,10 +245,12 @@ void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint6
     series_t *s = get_series(m, name, labels, WR_METRIC_COUNTER);
     if (!s)
         return;
-    if (m->families[s->fam].type == WR_METRIC_GAUGE)
+    if (m->families[s->fam].type == WR_METRIC_GAUGE) {
         s->gauge += (double)delta;
-    else
+    } else {
         s->counter += delta;
+        s->gauge += (double)delta;
+    }
 }
 
 void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, double value)
@@ -241,10 +258,13 @@ void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, doubl
     series_t *s = get_series(m, name, labels, WR_METRIC_GAUGE);
     if (!s)
         return;
-    if (m->families[s->fam].type == WR_METRIC_COUNTER)
+    if (m->families[s->fam].type == WR_METRIC_COUNTER) {
         s->counter = value > 0 ? (uint64_t)value : 0;
-    else
+        s->gauge = value > 0 ? value : 0;
+        s->real = s->real || s->gauge != (double)s->counter;
+    } else {
         s->gauge = value;
+    }
 }
 
 void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, double seconds)
@@ -252,9 +272,10 @@ void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, d
     series_t *s = get_series(m, name, labels, WR_METRIC_HISTOGRAM);
     if (!s)
         return;
-    int b = N_BUCKETS - 1;
-    for (int i = 0; i < N_BUCKETS - 1; i++) {
-        if (seconds <= bucket_bounds[i]) {
+    const family_t *f = &m->families[s->fam];
+    int b = f->n_bounds;
+    for (int i = 0; i < f->n_bounds; i++) {
+        if (seconds <= f->bounds[i]) {
             b = i;
             break;
         }
@@ -308,7 +329,7 @@ double wr_metrics_get(const wr_metrics_t *m, const char *name, const char *label
         return 0;
     switch (m->families[s->fam].type) {
     case WR_METRIC_COUNTER:
-        return (double)s->counter;
+        return s->real ? s->gauge : (double)s->counter;
     case WR_METRIC_GAUGE:
         return s->gauge;
     case WR_METRIC_HISTOGRAM:
@@ -417,16 +438,21 @@ static void put_sample(sbuf_t *b, const char *name, const char *suffix, const ch
         put(b, "%s%s %s\n", name, suffix, value);
 }
 
-static void put_histogram(sbuf_t *b, const char *name, const series_t *s)
+static void put_histogram(sbuf_t *b, const family_t *f, const series_t *s)
 {
+    const char *name = f->name;
     uint64_t cum = 0;
-    for (int i = 0; i < N_BUCKETS; i++) {
+    for (int i = 0; i <= f->n_bounds; i++) {
+        char le[40];
+        if (i < f->n_bounds)
+            fmt_value(le, f->bounds[i]);
+        else
+            snprintf(le, sizeof(le), "+Inf");
         cum += s->buckets[i];
         if (s->labels[0])
-            put(b, "%s_bucket{%s,le=\"%s\"} %llu\n", name, s->labels, bucket_le[i],
-                (unsigned long long)cum);
+            put(b, "%s_bucket{%s,le=\"%s\"} %llu\n", name, s->labels, le, (unsigned long long)cum);
         else
-            put(b, "%s_bucket{le=\"%s\"} %llu\n", name, bucket_le[i], (unsigned long long)cum);
+            put(b, "%s_bucket{le=\"%s\"} %llu\n", name, le, (unsigned long long)cum);
     }
     char v[40];
     fmt_value(v, s->sum);
@@ -451,7 +477,10 @@ char *wr_metrics_render(const wr_metrics_t *m, size_t *len)
             char v[40];
             switch (fam->type) {
             case WR_METRIC_COUNTER:
-                snprintf(v, sizeof(v), "%llu", (unsigned long long)s->counter);
+                if (s->real)
+                    fmt_value(v, s->gauge);
+                else
+                    snprintf(v, sizeof(v), "%llu", (unsigned long long)s->counter);
                 put_sample(&b, fam->name, "", s->labels, v);
                 break;
             case WR_METRIC_GAUGE:
@@ -459,7 +488,7 @@ char *wr_metrics_render(const wr_metrics_t *m, size_t *len)
                 put_sample(&b, fam->name, "", s->labels, v);
                 break;
             case WR_METRIC_HISTOGRAM:
-                put_histogram(&b, fam->name, s);
+                put_histogram(&b, fam, s);
                 break;
             }
         }

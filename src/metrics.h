@@ -23,8 +23,8 @@
 typedef enum {
     WR_METRIC_COUNTER = 0,
     WR_METRIC_GAUGE = 1,
-    WR_METRIC_HISTOGRAM =
-        2, /* buckets (seconds): .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 2.5 +Inf */
+    WR_METRIC_HISTOGRAM = 2, /* default buckets (seconds): .0005 .001 .0025 .005 .01 .025 .05 .1
+                                .25 .5 1 2.5 +Inf; or a family's own (describe_histogram) */
 } wr_metric_type_t;
 
 typedef struct wr_metrics wr_metrics_t;
@@ -39,11 +39,18 @@ void wr_metrics_free(wr_metrics_t *m);
 void wr_metrics_describe(wr_metrics_t *m, const char *name, wr_metric_type_t type,
                          const char *help);
 
+/* Declares a histogram family with its own bucket bounds (seconds,
+ * ascending, n <= 12; +Inf is added; borrowed, must be static) instead of
+ * the default ones. No-op once the family has observations. */
+void wr_metrics_describe_histogram(wr_metrics_t *m, const char *name, const char *help,
+                                   const double *bounds, size_t n);
+
 /* Adds delta to a counter series (created at 0 on first use). */
 void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint64_t delta);
 
 /* Sets a gauge series; on a counter family, sets the counter (for totals
- * mirrored from the store, e.g. admitted_total; negative values give 0). */
+ * mirrored from the store, e.g. admitted_total, or read from the system,
+ * e.g. CPU seconds, which may be fractional; negative values give 0). */
 void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, double value);
 
 /* Records one observation (seconds) in a histogram series. */

@@ -39,6 +39,7 @@ static const pattern_t patterns[] = {
     {{"q", "*"}, 2, WR_METHOD_GET, WR_ROUTE_QUEUE_PAGE},
     {{"admin"}, 1, WR_METHOD_GET, WR_ROUTE_DASHBOARD},
     {{"static", "*"}, 2, WR_METHOD_GET, WR_ROUTE_STATIC},
+    {{"v1", "admin", "queues", "*", "history"}, 5, WR_METHOD_GET, WR_ROUTE_HISTORY},
 };
 
 static const char *names[WR_ROUTE_COUNT] = {
@@ -60,6 +61,7 @@ static const char *names[WR_ROUTE_COUNT] = {
     [WR_ROUTE_DASHBOARD] = "dashboard",
     [WR_ROUTE_STATIC] = "static",
     [WR_ROUTE_RELEASE] = "release",
+    [WR_ROUTE_HISTORY] = "admin_history",
 };
 
 typedef struct {

@@ -30,6 +30,7 @@ typedef enum {
     WR_ROUTE_DASHBOARD,    /* GET    /admin (the operator dashboard) */
     WR_ROUTE_STATIC,       /* GET    /static/{file} (embedded assets) */
     WR_ROUTE_RELEASE,      /* POST   /v1/queues/{q}/tokens/release (sessions) */
+    WR_ROUTE_HISTORY,      /* GET    /v1/admin/queues/{q}/history */
     WR_ROUTE_COUNT
 } wr_route_t;
 

@@ -16,7 +16,13 @@
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
  * totals as counters waitroom_queue_{admitted,consumed,expired,left,
- * rejected_full}_total, plus the observed admission rate.
+ * rejected_full}_total, plus the observed admission rate; and
+ * waitroom_wait_seconds, the wait of every user this instance's ticks
+ * admitted (the admit answer's waited_us), so the histograms of all
+ * instances add up to every admission exactly once.
+ *
+ * History: each entry keeps a one-second ring of its stats (history.h),
+ * fed by every admit answer, for the dashboard; allocated with the entry.
  */
 #include "scheduler.h"
 
@@ -26,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "history.h"
 #include "log.h"
 #include "queue.h"
 
@@ -44,6 +51,7 @@ typedef struct entry {
     double fail_tokens; /* limited fail-open bucket */
     int64_t fail_last_ms;
     int64_t last_err_log_ms;
+    wr_history_t *hist; /* NULL when it could not be allocated */
 } entry_t;
 
 struct wr_scheduler {
@@ -96,6 +104,7 @@ static void entry_free(entry_t *e)
 {
     if (e->timer)
         event_free(e->timer);
+    wr_history_free(e->hist);
     free(e);
 }
 
@@ -173,6 +182,16 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats);
+    if (e->hist)
+        wr_history_add(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
+                       res->stats.admitted_total, res->stats.consumed_total);
+    if (s->metrics && res->n_waited > 0) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        for (size_t i = 0; i < res->n_waited; i++)
+            wr_metrics_observe(s->metrics, "waitroom_wait_seconds", l,
+                               (double)res->waited_us[i] / 1e6);
+    }
     int64_t now_ms = res->now_us / 1000;
     uint32_t phase = (uint32_t)(now_ms % tick);
     uint32_t delay = tick - phase + tick / 2;
@@ -214,6 +233,7 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
         free(e);
         return;
     }
+    e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
     wr_rate_window_init(&e->rate, 60000);
     e->fail_tokens = cfg->fail_open_per_second;
     e->fail_last_ms = wr_scheduler_now_ms();
@@ -290,6 +310,12 @@ bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t n
         return true;
     }
     return false;
+}
+
+const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? e->hist : NULL;
 }
 
 size_t wr_scheduler_count(wr_scheduler_t *s)
@@ -372,37 +398,57 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     struct timeval tv = {s->discovery_ms / 1000, (s->discovery_ms % 1000) * 1000};
     event_add(s->discovery, &tv);
     if (s->metrics) {
+        static const double wait_bounds[] = {1,   5,   15,   30,   60,   120,
+                                             300, 600, 1200, 1800, 3600, 7200};
         wr_metrics_describe(s->metrics, "waitroom_queue_waiting", WR_METRIC_GAUGE,
-                            "People waiting in line (store-wide).");
-        wr_metrics_describe(
-            s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
-            "Live, unconsumed entry tokens plus open sessions (store-wide, exact).");
+                            "People waiting in line; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
+                            "Live, unconsumed entry tokens plus open sessions (exact); store-wide "
+                            "(the same on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admitted_total", WR_METRIC_COUNTER,
-                            "Users admitted (store-wide total).");
+                            "Users admitted; store-wide (the same on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_consumed_total", WR_METRIC_COUNTER,
-                            "Entry tokens consumed (store-wide total).");
+                            "Entry tokens consumed; store-wide (the same on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_expired_total", WR_METRIC_COUNTER,
-                            "Entry tokens that expired unused (store-wide total).");
+                            "Entry tokens that expired unused; store-wide (the same on every "
+                            "instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_left_total", WR_METRIC_COUNTER,
-                            "Users who left the line or gave back a token (store-wide total).");
+                            "Users who left the line or gave back a token; store-wide (the same "
+                            "on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_rejected_full_total", WR_METRIC_COUNTER,
-                            "Joins refused because the line was full (store-wide total).");
+                            "Joins refused because the line was full; store-wide (the same on "
+                            "every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_sessions", WR_METRIC_GAUGE,
-                            "Open sessions (part of active; store-wide, exact).");
+                            "Open sessions (part of active, exact); store-wide (the same on every "
+                            "instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_released_total", WR_METRIC_COUNTER,
-                            "Sessions ended by release or leave (store-wide total).");
+                            "Sessions ended by release or leave; store-wide (the same on every "
+                            "instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
-                            "Sessions that lapsed after sessionSeconds (store-wide total).");
+                            "Sessions that lapsed after sessionSeconds; store-wide (the same on "
+                            "every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
-                            "Admissions per second over the last minute.");
+                            "Admissions per second over the last minute, from the store-wide "
+                            "admitted total (the same on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,
-                            "Configured outflow rate, users per second.");
+                            "Configured outflow rate, users per second; store-wide (the same on "
+                            "every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_paused", WR_METRIC_GAUGE,
-                            "1 while admission is paused.");
+                            "1 while admission is paused; store-wide (the same on every "
+                            "instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
-                            "1 while the line is on (0 = passthrough).");
+                            "1 while the line is on (0 = passthrough); store-wide (the same on "
+                            "every instance).");
         wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
-                            "Admission ticks that failed (store unavailable, timeout).");
+                            "Admission ticks of this instance that failed (store unavailable, "
+                            "timeout).");
+        wr_metrics_describe_histogram(
+            s->metrics, "waitroom_wait_seconds",
+            "Time from joining the line to admission, seconds: for each user admitted by this "
+            "instance's admission tick, the store time of that tick minus the user's arrival "
+            "score. Every admission is counted once, by the instance whose tick made it; sum "
+            "the series of all instances for the whole queue.",
+            wait_bounds, sizeof(wait_bounds) / sizeof(wait_bounds[0]));
     }
     discovery_cb(-1, 0, s);
     *out = s;

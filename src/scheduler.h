@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "history.h"
 #include "metrics.h"
 #include "qconfig.h"
 #include "store.h"
@@ -71,6 +72,11 @@ int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue);
  * queue's token bucket (failOpenPerSecond per instance, burst of one
  * second). Returns true if allowed. now_ms: monotonic ms. */
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms);
+
+/* The queue's one-second history (history.h), borrowed until the next
+ * call into the scheduler or the loop; NULL when the queue is unknown here
+ * (or its history could not be allocated). */
+const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
 
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);

@@ -11,6 +11,7 @@
  */
 #include "script_reply.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_int(const redisReply *e)
@@ -32,7 +33,10 @@ static bool shape(const redisReply *reply, const char *types)
         return false;
     for (size_t i = 0; i < n; i++) {
         const redisReply *e = reply->element[i];
-        if (types[i] == 'i' ? !is_int(e) : !is_str(e))
+        bool ok = types[i] == 'i'   ? is_int(e)
+                  : types[i] == 'a' ? e && e->type == REDIS_REPLY_ARRAY
+                                    : is_str(e);
+        if (!ok)
             return false;
     }
     return true;
@@ -116,7 +120,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiii"))
+    if (!shape(rep, "iiiisiiiiiiiiiia"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -130,6 +134,18 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->now_us = e[2]->integer;
     fill_stats(&res->stats, e + 5);
     res->config = cfg;
+    /* The waits of the users admitted by this call (admit.lua's 16th
+     * element): malloc'd, the caller frees. Out of memory: none reported. */
+    size_t nw = e[15]->elements;
+    int64_t *waits = NULL;
+    if (nw > 0 && nw == res->admitted && (waits = malloc(nw * sizeof *waits)) != NULL) {
+        for (size_t i = 0; i < nw; i++) {
+            const redisReply *w = e[15]->element[i];
+            waits[i] = is_int(w) && w->integer > 0 ? w->integer : 0;
+        }
+        res->waited_us = waits;
+        res->n_waited = nw;
+    }
     return WR_OK;
 }
 

@@ -32,7 +32,8 @@ typedef wr_err_t (*wr_script_reply_config_fn)(void *ctx, long long version, cons
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_entry_t *entry, wr_queue_config_t *cfg);
 
-/* admit.lua: WR_OK with *res (res->config points to *cfg); WR_ENOTFOUND;
+/* admit.lua: WR_OK with *res (res->config points to *cfg; res->waited_us,
+ * when not NULL, is malloc'd and the caller frees it after use); WR_ENOTFOUND;
  * WR_EPROTO. */
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res, wr_queue_config_t *cfg);

@@ -68,6 +68,10 @@ typedef struct {
     int64_t now_us;                  /* store time of the tick */
     wr_queue_stats_t stats;          /* after the tick */
     const wr_queue_config_t *config; /* current config; borrowed */
+    const int64_t *waited_us;        /* each user admitted by this call: how long they
+                                        waited, now_us - arrival score (us, >= 0);
+                                        borrowed; n_waited == admitted */
+    size_t n_waited;
 } wr_admit_t;
 
 /* The answer of consume and verify. */

@@ -87,6 +87,7 @@ typedef struct item {
         wr_store_secret_cb secret;
     } cb;
     wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
+    int64_t *waits;     /* D_ADMIT: the admitted users' waits (owned) */
     char name[WR_QUEUE_NAME_MAX + 1];
     union {
         wr_entry_t entry;
@@ -182,6 +183,7 @@ static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
 static void item_release(mstore_t *s, item_t *it)
 {
     wr_memq_cfg_unref(it->cfg);
+    free(it->waits);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
             wr_memq_cfg_unref(it->res.list.cfgs[i]);
@@ -373,10 +375,12 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         goto out;
     }
     int64_t now = now_us(s);
-    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &s->dirty);
+    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits, &s->dirty);
     wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
     if (it->err != WR_OK)
         goto out;
+    it->res.admit.waited_us = it->waits;
+    it->res.admit.n_waited = it->waits ? (size_t)it->res.admit.admitted : 0;
     it->res.admit.now_us = now;
     wr_memq_stats(q, &it->res.admit.stats);
     it->cfg = wr_memq_cfg_ref(q->cfg);

@@ -340,6 +340,8 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         wr_admit_t res;
         err = wr_script_reply_admit(rep, resolve_config, r, &res, &cfg);
         r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
+        if (err == WR_OK)
+            free((void *)res.waited_us);
         break;
     }
     case OP_CONSUME:

@@ -1,9 +1,10 @@
 -- admit.lua - one admission tick (lib.lua prepended).
 -- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
--- Reply, always 15 elements:
+-- Reply, always 16 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
---    releasedTotal, sessionsExpiredTotal}
+--    releasedTotal, sessionsExpiredTotal, waits}
+--   waits: for each user admitted by this call, now_us - arrival score (us).
 --   code: 0 ok, -1 no queue.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
@@ -15,7 +16,7 @@ local seed, known = ARGV[1], ARGV[2]
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
   'maxActive', 'ttlSec', 'json')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
@@ -26,6 +27,7 @@ local tick = idiv(now, tick_ms * 1000)
 local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro')
 local last_tick = tonumber(st[1] or '-1')
 local admitted = 0
+local waits = {}
 
 local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 local function ch(v)
@@ -87,6 +89,7 @@ if tick > last_tick then
         zs[#zs + 1] = sexp
         zs[#zs + 1] = user
         admitted = admitted + 1
+        waits[admitted] = math.max(0, now - tonumber(popped[i + 1]))
       end
       chunked('HSET', K_TOKENS, hs)
       chunked('ZADD', K_ACTIVE, zs)
@@ -97,4 +100,4 @@ if tick > last_tick then
 end
 
 local w, a, at, ct, et, lt, rt, sn, rl, se = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se}
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, waits}

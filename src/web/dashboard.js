@@ -5,21 +5,26 @@
  * Authorization: Bearer). Every second it reads GET /v1/admin/queues, GET
  * /readyz and GET /metrics, and per queue shows the counts, the rates
  * (admitted/s and consumed/s from the change of the totals between two
- * reads), and three charts of the last 10 minutes (line length,
- * admissions/s, active) drawn as inline SVG. Controls PATCH the queue's
- * config after a confirm() dialog. All text goes in through textContent.
+ * reads) and the time to clear the line (waiting / rate). The charts come
+ * from the server's own history, GET /v1/admin/queues/{q}/history (one
+ * sample a second, kept by waitroomd: a reload of this page shows the last
+ * 15 minutes at once; later reads ask only for the samples after the last
+ * one): line length, admitted/s and consumed/s with a dashed line at the
+ * configured rate, and active, each with a y axis (0, half, top) and a
+ * time axis, drawn as inline SVG. Controls PATCH the queue's config after
+ * a confirm() dialog. All text goes in through textContent.
  */
 (function () {
   'use strict';
 
   var KEY = 'wr_admin_key';
-  var WINDOW_MS = 10 * 60 * 1000; /* history kept and drawn at most */
+  var WINDOW_MS = 15 * 60 * 1000; /* history kept and drawn at most */
   var MIN_SPAN_MS = 20 * 1000;     /* a young history is drawn over at least this */
   var POLL_MS = 1000;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var CHARTS = [
     { field: 'waiting', title: 'Line length' },
-    { field: 'admittedPerSec', title: 'Admissions/s' },
+    { field: 'admittedPerSec', second: 'consumedPerSec', rate: true, title: 'Admitted/s (consumed/s dotted)' },
     { field: 'active', title: 'Active' }
   ];
 
@@ -187,7 +192,8 @@
     var dl = el('dl', { 'class': 'q-stats' });
     var fields = {};
     [['waiting', 'Waiting'], ['active', 'Active'], ['admittedPerSec', 'Admitted/s'],
-      ['consumedPerSec', 'Consumed/s'], ['admittedTotal', 'Admitted total'],
+      ['consumedPerSec', 'Consumed/s'], ['timeToClear', 'Time to clear'],
+      ['admittedTotal', 'Admitted total'],
       ['expiredTotal', 'Expired'], ['rejectedFullTotal', 'Rejected (full)'],
       ['leftTotal', 'Left']].forEach(function (f) {
       var div = el('div', {});
@@ -210,23 +216,50 @@
       var now = el('span', {}, '-');
       title.appendChild(now);
       wrap.appendChild(title);
+      var plot = el('div', { 'class': 'plot' });
+      var yaxis = el('div', { 'class': 'yaxis', 'aria-hidden': 'true' });
+      var yTop = el('span', {}, ''), yMid = el('span', {}, ''), yZero = el('span', {}, '0');
+      yaxis.appendChild(yTop); yaxis.appendChild(yMid); yaxis.appendChild(yZero);
+      plot.appendChild(yaxis);
       var svg = document.createElementNS(SVGNS, 'svg');
       svg.setAttribute('viewBox', '0 0 600 60');
       svg.setAttribute('preserveAspectRatio', 'none');
       svg.setAttribute('role', 'img');
-      svg.setAttribute('aria-label', ch.title + ', last 10 minutes');
-      var grid = document.createElementNS(SVGNS, 'line');
-      grid.setAttribute('class', 'grid');
-      grid.setAttribute('x1', '0'); grid.setAttribute('x2', '600');
-      grid.setAttribute('y1', '59'); grid.setAttribute('y2', '59');
+      svg.setAttribute('aria-label', ch.title + ', last 15 minutes');
+      [['grid', 0, 2, 600, 2], ['grid', 0, 30, 600, 30], ['axis', 0, 59, 600, 59],
+        ['axis', 0.5, 0, 0.5, 60]].forEach(function (g) {
+        var ln = document.createElementNS(SVGNS, 'line');
+        ln.setAttribute('class', g[0]);
+        ln.setAttribute('x1', String(g[1])); ln.setAttribute('y1', String(g[2]));
+        ln.setAttribute('x2', String(g[3])); ln.setAttribute('y2', String(g[4]));
+        svg.appendChild(ln);
+      });
       var area = document.createElementNS(SVGNS, 'polygon');
       area.setAttribute('class', 'area');
       var line = document.createElementNS(SVGNS, 'polyline');
       line.setAttribute('class', 'series');
-      svg.appendChild(grid); svg.appendChild(area); svg.appendChild(line);
-      wrap.appendChild(svg);
+      svg.appendChild(area); svg.appendChild(line);
+      var line2 = null, rateLine = null;
+      if (ch.second) {
+        line2 = document.createElementNS(SVGNS, 'polyline');
+        line2.setAttribute('class', 'series second');
+        svg.appendChild(line2);
+      }
+      if (ch.rate) {
+        rateLine = document.createElementNS(SVGNS, 'line');
+        rateLine.setAttribute('class', 'rate-line');
+        rateLine.setAttribute('x1', '0'); rateLine.setAttribute('x2', '600');
+        svg.appendChild(rateLine);
+      }
+      plot.appendChild(svg);
+      wrap.appendChild(plot);
+      var xaxis = el('div', { 'class': 'xaxis', 'aria-hidden': 'true' });
+      var xStart = el('span', {}, ''), xMid = el('span', {}, ''), xEnd = el('span', {}, '');
+      xaxis.appendChild(xStart); xaxis.appendChild(xMid); xaxis.appendChild(xEnd);
+      wrap.appendChild(xaxis);
       box.appendChild(wrap);
-      charts[ch.field] = { line: line, area: area, now: now, label: label, title: ch.title };
+      charts[ch.field] = { def: ch, line: line, line2: line2, rateLine: rateLine, area: area, now: now,
+        label: label, title: ch.title, y: [yTop, yMid], x: [xStart, xMid, xEnd] };
     });
     card.appendChild(box);
 
@@ -242,7 +275,8 @@
     card.appendChild(controls);
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
-      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false };
+      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
     bEnable.addEventListener('click', function () {
       if (!c.config) return;
@@ -300,20 +334,55 @@
       sample.consumedPerSec = Math.max(0, sample.consumedTotal - prev.consumedTotal) / dt;
     }
     c.prev = sample;
-    if (prev) c.history.push(sample);
-    while (c.history.length && c.history[0].t < t - WINDOW_MS) c.history.shift();
 
     var f = c.fields;
     f.waiting.textContent = String(sample.waiting);
     f.active.textContent = String(sample.active);
     f.admittedPerSec.textContent = prev ? sample.admittedPerSec.toFixed(1) : '-';
     f.consumedPerSec.textContent = prev ? sample.consumedPerSec.toFixed(1) : '-';
+    f.timeToClear.textContent = timeToClear(sample.waiting, c.config, st);
     f.admittedTotal.textContent = String(st.admittedTotal || 0);
     f.expiredTotal.textContent = String(st.expiredTotal || 0);
     f.rejectedFullTotal.textContent = String(st.rejectedFullTotal || 0);
     f.leftTotal.textContent = String(st.leftTotal || 0);
     render(c);
-    CHARTS.forEach(function (ch) { draw(c.charts[ch.field], c.history, ch.field, t); });
+    loadHistory(c);
+  }
+
+  /* waiting / rate: the configured rate, or the observed one while
+   * maxActive holds admission below it; '-' while nobody is admitted. */
+  function timeToClear(waiting, cfg, st) {
+    if (!waiting) return '0 s';
+    var rate = cfg.admitPerSecond || 0;
+    if (cfg.maxActive > 0 && st.admitRateObserved >= 0 && st.admitRateObserved < rate) rate = st.admitRateObserved;
+    if (cfg.enabled === false || cfg.paused || !(rate > 0)) return '-';
+    var s = Math.ceil(waiting / rate);
+    if (s < 120) return s + ' s';
+    if (s < 7200) return Math.floor(s / 60) + ' min ' + (s % 60) + ' s';
+    return Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+  }
+
+  /* The server's one-second history: all of it the first time, then the
+   * samples after the last one we have. */
+  function loadHistory(c) {
+    if (c.loading) return;
+    c.loading = true;
+    var path = '/v1/admin/queues/' + encodeURIComponent(c.name) + '/history' +
+      (c.lastT ? '?since=' + c.lastT : '');
+    api('GET', path).then(function (r) {
+      c.loading = false;
+      var h = r.body;
+      if (r.status !== 200 || !h || !Array.isArray(h.t)) return;
+      for (var i = 0; i < h.t.length; i++) {
+        if (h.t[i] <= c.lastT) continue;
+        c.history.push({ t: h.t[i], waiting: h.waiting[i], active: h.active[i],
+          admittedPerSec: h.admittedPerSecond[i], consumedPerSec: h.consumedPerSecond[i] });
+        c.lastT = h.t[i];
+      }
+      var end = c.lastT;
+      while (c.history.length && c.history[0].t < end - WINDOW_MS) c.history.shift();
+      CHARTS.forEach(function (ch) { draw(c.charts[ch.field], c.history, end, c.config || {}); });
+    }, function () { c.loading = false; });
   }
 
   function render(c) {
@@ -328,32 +397,72 @@
       c.rate.value = String(cfg.admitPerSecond);
   }
 
-  function draw(ch, history, field, now) {
-    var max = 0;
-    for (var i = 0; i < history.length; i++) max = Math.max(max, history[i][field]);
-    var last = history.length ? history[history.length - 1][field] : null;
-    ch.now.textContent = last === null ? '-' :
-      (field === 'admittedPerSec' ? last.toFixed(1) : String(last)) + ' (max ' +
-      (field === 'admittedPerSec' ? max.toFixed(1) : String(max)) + ')';
-    if (history.length < 2) {
-      ch.line.setAttribute('points', '');
-      ch.area.setAttribute('points', '');
-      return;
-    }
-    /* the x axis spans the history (at least 20 s, at most 10 min) */
-    var span = Math.min(WINDOW_MS, Math.max(MIN_SPAN_MS, now - history[0].t));
-    var secs = Math.round(span / 1000);
-    ch.label.textContent = ch.title + ', last ' + (secs >= 120 ? Math.round(secs / 60) + ' min' : secs + ' s');
-    var top = max > 0 ? max : 1;
+  function fmtNum(v, rate) {
+    if (v === null || v === undefined) return '-';
+    return rate ? (Math.round(v * 10) / 10).toFixed(1) : String(Math.round(v));
+  }
+
+  function clock(ms) {
+    var d = new Date(ms);
+    var p = function (n) { return (n < 10 ? '0' : '') + n; };
+    return p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());
+  }
+
+  /* Polyline points of field over [now - span, now], y scaled to top;
+   * a missing sample (null) or a gap of more than 5 s breaks the line
+   * (SVG has no gaps: the parts are drawn as one path of moves). */
+  function points(history, field, now, span, top) {
     var pts = [];
     for (var j = 0; j < history.length; j++) {
+      var v = history[j][field];
+      if (v === null || v === undefined) continue;
       var x = (history[j].t - (now - span)) / span * 600;
-      var y = 58 - history[j][field] / top * 54;
+      var y = 58 - v / top * 54;
       pts.push(x.toFixed(1) + ',' + y.toFixed(1));
+    }
+    return pts;
+  }
+
+  function draw(ch, history, now, cfg) {
+    var def = ch.def, field = def.field, isRate = !!def.rate;
+    var max = 0, last = null;
+    for (var i = 0; i < history.length; i++) {
+      var v = history[i][field];
+      if (v !== null && v !== undefined) { max = Math.max(max, v); last = v; }
+      if (def.second && history[i][def.second] !== null && history[i][def.second] !== undefined)
+        max = Math.max(max, history[i][def.second]);
+    }
+    var rate = isRate && cfg.admitPerSecond > 0 ? cfg.admitPerSecond : 0;
+    ch.now.textContent = last === null ? '-' : fmtNum(last, isRate) + ' (max ' + fmtNum(max, isRate) + ')' +
+      (rate ? ', rate ' + rate + '/s' : '');
+    /* the y axis: 0 to a round top above the data (and the rate line) */
+    var top = Math.max(max, rate * 1.1, isRate ? 1 : 4);
+    var mag = Math.pow(10, Math.floor(Math.log(top) / Math.LN10));
+    top = Math.ceil(top / mag * 2) / 2 * mag;
+    ch.y[0].textContent = fmtNum(top, isRate && top < 10);
+    ch.y[1].textContent = fmtNum(top / 2, isRate && top < 20);
+    if (ch.rateLine) {
+      var ry = rate ? (58 - rate / top * 54).toFixed(1) : '-10';
+      ch.rateLine.setAttribute('y1', ry); ch.rateLine.setAttribute('y2', ry);
+    }
+    /* the x axis spans the history (at least 20 s, at most 15 min) */
+    var span = history.length ? Math.min(WINDOW_MS, Math.max(MIN_SPAN_MS, now - history[0].t)) : MIN_SPAN_MS;
+    var secs = Math.round(span / 1000);
+    ch.label.textContent = ch.title + ', last ' + (secs >= 120 ? Math.round(secs / 60) + ' min' : secs + ' s');
+    ch.x[0].textContent = now ? clock(now - span) : '';
+    ch.x[1].textContent = now ? clock(now - span / 2) : '';
+    ch.x[2].textContent = now ? clock(now) : '';
+    var pts = points(history, field, now, span, top);
+    if (pts.length < 2) {
+      ch.line.setAttribute('points', '');
+      ch.area.setAttribute('points', '');
+      if (ch.line2) ch.line2.setAttribute('points', '');
+      return;
     }
     ch.line.setAttribute('points', pts.join(' '));
     var x0 = pts[0].split(',')[0], x1 = pts[pts.length - 1].split(',')[0];
     ch.area.setAttribute('points', x0 + ',59 ' + pts.join(' ') + ' ' + x1 + ',59');
+    if (ch.line2) ch.line2.setAttribute('points', points(history, def.second, now, span, top).join(' '));
   }
 
   $('login').addEventListener('submit', function (ev) {

@@ -369,6 +369,46 @@ test('dashboard: right counts, pause from it stops admissions, rate and enable c
   await ctx.close();
 });
 
+test('dashboard: charts come from the server history, at once and after a reload; axes, rate line, time to clear', async () => {
+  const q = 'hist-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 2 });
+  for (let i = 0; i < 30; i++) await api.joinNew(q);
+  /* the server keeps one sample a second from the queue's first tick on */
+  await waitFor(async () => {
+    const r = await api.admin('GET', `/v1/admin/queues/${q}/history`);
+    return r.status === 200 && r.body.t.length >= 6;
+  }, 15000, 'six seconds of server history');
+  const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/admin`);
+  await page.fill('#key', adminKey);
+  await page.click('#login button[type=submit]');
+  const card = page.locator(`[data-queue="${q}"]`);
+  const points = async (chart) => ((await card.locator(`[data-chart="${chart}"] polyline.series`).first()
+    .getAttribute('points')) || '').trim().split(' ').filter(Boolean).length;
+  /* a page drawing only its own reads would have one or two points now */
+  await waitFor(async () => (await points('waiting')) >= 6, 2500, 'six points of history on the first load');
+  await page.reload();
+  await waitFor(async () => (await points('waiting')) >= 6, 2500, 'six points of history right after a reload');
+  await waitFor(async () => (await points('admittedPerSec')) >= 5, 2500, 'the admissions chart after the reload');
+  /* the configured rate (2/s) as a dashed line inside the chart, y axis and time axis labelled */
+  const rateY = Number(await card.locator('[data-chart="admittedPerSec"] line.rate-line').getAttribute('y1'));
+  assert.ok(rateY > 0 && rateY < 60, 'rate line inside the chart: y ' + rateY);
+  const yTop = await card.locator('[data-chart="admittedPerSec"] .yaxis span').first().textContent();
+  assert.ok(Number(yTop) >= 2, 'y axis top at or above the rate: ' + yTop);
+  const xs = await card.locator('[data-chart="waiting"] .xaxis span').allTextContents();
+  assert.equal(xs.length, 3);
+  for (const x of xs) assert.match(x, /^\d\d:\d\d:\d\d$/);
+  /* time to clear = waiting / rate */
+  const st = await api.stats(q);
+  await waitFor(async () => {
+    const ttc = await card.locator('[data-field="timeToClear"]').textContent();
+    return /^\d+ s$|^\d+ min \d+ s$/.test(ttc) || (st.waiting === 0 && ttc === '0 s');
+  }, 5000, 'a time to clear');
+  await shot(page, 'dashboard-history');
+  await ctx.close();
+});
+
 test('Korean and English, the language switch, a narrow phone screen', async () => {
   const q = 'lang-' + crypto.randomBytes(3).toString('hex');
   await api.createQueue(q, { admitPerSecond: 1, paused: true });

@@ -134,12 +134,14 @@ class Waitroomd:
     """One waitroomd process. `identity` None = cookie mode (the default)."""
 
     def __init__(self, binary, store_arg, secret, tmpdir, identity=None, extra=(), env=None,
-                 admin_key=ADMIN_KEY):
+                 admin_key=ADMIN_KEY, log_level="warn"):
         # WR_WAITROOMD_WRAPPER (e.g. "valgrind --error-exitcode=1 ..."): a
         # command every waitroomd runs under (scripts/valgrind.sh)
         wrapper = os.environ.get("WR_WAITROOMD_WRAPPER", "").split()
         self.args = wrapper + [binary, "--listen", "127.0.0.1:0", "--store", store_arg,
-                               "--admin-key", admin_key, "--log-level", "warn"]
+                               "--admin-key", admin_key]
+        if log_level is not None:  # None: the config file's (or the default, info)
+            self.args += ["--log-level", log_level]
         if secret is not None:   # None: the shared secret kept in the store
             self.args += ["--token-secret", secret]
         if identity:

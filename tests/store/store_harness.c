@@ -146,6 +146,11 @@ void sh_admit_cb(wr_err_t err, const wr_admit_t *a, void *arg)
             r->cfg = *a->config;
         }
         r->admit.config = NULL;
+        r->admit.waited_us = NULL; /* borrowed until the callback returned */
+        if (a->n_waited > 0) {
+            r->waited_first_us = a->waited_us[0];
+            r->waited_last_us = a->waited_us[a->n_waited - 1];
+        }
     }
 }
 

@@ -64,7 +64,8 @@ typedef struct {
     bool has_entry;
     wr_entry_t entry;
     bool has_admit;
-    wr_admit_t admit;
+    wr_admit_t admit;                        /* waited_us cleared: see the two below */
+    int64_t waited_first_us, waited_last_us; /* admit.waited_us[0] and [n_waited - 1] */
     bool has_cfg;
     wr_queue_config_t cfg;
     bool has_tok;

@@ -209,6 +209,11 @@ static void t_admit_counts_and_order(void **state)
     assert_int_equal(a1.admit.stats.waiting, 7);
     assert_int_equal(a1.admit.stats.active, 5);
     assert_int_equal(a1.admit.stats.admitted_total, 5);
+    /* each admitted user's wait, oldest arrival first */
+    assert_int_equal(a1.admit.n_waited, 5);
+    assert_true(a1.waited_last_us >= 0);
+    assert_true(a1.waited_first_us >= a1.waited_last_us);
+    assert_true(a1.waited_first_us < 60 * 1000000LL);
     assert_true(a1.has_cfg);
     assert_int_equal(a1.cfg.tick_ms, 1000);
     int64_t t1 = a1.admit.now_us / 1000000;

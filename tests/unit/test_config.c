@@ -652,20 +652,46 @@ static void test_ini_errors(void **state)
     LOAD_ERR("/nonexistent/wr.ini: cannot open the config file", "--config", "/nonexistent/wr.ini");
 }
 
+/* SIGHUP: reloadable settings move over, the others are named. */
+static void test_reload(void **state)
+{
+    (void)state;
+    clear_env();
+    static wr_config_t run, fresh;
+    char restart[256];
+    LOAD_OK(&run, "--log-level", "info", "--admin-key", "a1", "--listen", "127.0.0.1:1",
+            "--log-format", "text", "--identity", "header:A", "--trusted-proxies", "10.0.0.1");
+    LOAD_OK(&fresh, "--log-level", "info", "--admin-key", "a1", "--listen", "127.0.0.1:1",
+            "--log-format", "text", "--identity", "header:A", "--trusted-proxies", "10.0.0.1");
+    assert_int_equal(wr_config_reload(&run, &fresh, restart, sizeof(restart)), 0);
+    assert_string_equal(restart, "");
+
+    LOAD_OK(&fresh, "--log-level", "debug", "--admin-key", "a2", "--listen", "127.0.0.1:2",
+            "--log-format", "json", "--identity", "header:B", "--trusted-proxies", "10.0.0.2",
+            "--token-secret", "s3cret", "--access-log", "/tmp/x.log");
+    assert_int_equal(wr_config_reload(&run, &fresh, restart, sizeof(restart)), 4);
+    assert_int_equal(run.log_level, WR_LOG_DEBUG);
+    assert_int_equal(run.log_format, WR_LOG_JSON);
+    assert_string_equal(run.admin_key, "a2");
+    assert_int_equal(run.token_secret_len, 6);
+    assert_memory_equal(run.token_secret, "s3cret", 6);
+    /* not applied, named */
+    assert_string_equal(run.listen, "127.0.0.1:1");
+    assert_string_equal(run.identity_header, "A");
+    assert_string_equal(restart, "listen, identity, trusted_proxies, access_log");
+    wr_config_free(&run);
+    wr_config_free(&fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_cookie_secret_flag_absent),
-        cmocka_unit_test(test_value_errors),
-        cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_ini_full),
-        cmocka_unit_test(test_ini_errors),
+        cmocka_unit_test(test_reload),       cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flags),        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_usage),        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_cookie_secret_flag_absent),
+        cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_ini_full),     cmocka_unit_test(test_ini_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,9 +282,39 @@ static void test_histogram_buckets(void **state)
     wr_metrics_free(m);
 }
 
+/* A family with its own buckets; a counter set to a fractional value. */
+static void test_custom_buckets_and_real_counter(void **state)
+{
+    (void)state;
+    static const double b[] = {1, 60};
+    wr_metrics_t *m = wr_metrics_new();
+    assert_non_null(m);
+    wr_metrics_describe_histogram(m, "w_seconds", "Waits.", b, 2);
+    wr_metrics_observe(m, "w_seconds", "queue=\"q\"", 0.5);
+    wr_metrics_observe(m, "w_seconds", "queue=\"q\"", 30);
+    wr_metrics_observe(m, "w_seconds", "queue=\"q\"", 90);
+    /* too late: the family has observations in its buckets */
+    wr_metrics_describe_histogram(m, "w_seconds", "Waits.", b, 1);
+    wr_metrics_describe(m, "cpu_seconds_total", WR_METRIC_COUNTER, "CPU.");
+    wr_metrics_set(m, "cpu_seconds_total", NULL, 1.25);
+    assert_true(wr_metrics_get(m, "cpu_seconds_total", NULL) == 1.25);
+    assert_render(m, "# HELP w_seconds Waits.\n"
+                     "# TYPE w_seconds histogram\n"
+                     "w_seconds_bucket{queue=\"q\",le=\"1\"} 1\n"
+                     "w_seconds_bucket{queue=\"q\",le=\"60\"} 2\n"
+                     "w_seconds_bucket{queue=\"q\",le=\"+Inf\"} 3\n"
+                     "w_seconds_sum{queue=\"q\"} 120.5\n"
+                     "w_seconds_count{queue=\"q\"} 3\n"
+                     "# HELP cpu_seconds_total CPU.\n"
+                     "# TYPE cpu_seconds_total counter\n"
+                     "cpu_seconds_total 1.25\n" DROPPED_TAIL(0));
+    wr_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_custom_buckets_and_real_counter),
         cmocka_unit_test(test_render_exact),
         cmocka_unit_test(test_empty_and_implicit),
         cmocka_unit_test(test_type_mismatch_and_labels_cap),

@@ -1,0 +1,81 @@
+/*
+ * test_history.c - the one-second ring of a queue's history: one sample a
+ * second (the last of the second wins), the ring's wrap, rates from the
+ * totals (null at the start, after a gap and when a total goes down), and
+ * the since filter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "history.h"
+
+static void test_samples_and_rates(void **state)
+{
+    (void)state;
+    wr_history_t *h = wr_history_new();
+    assert_non_null(h);
+    wr_history_add(h, 100, 5, 0, 0, 0);
+    wr_history_add(h, 100, 6, 1, 1, 0); /* same second: replaces */
+    wr_history_add(h, 101, 4, 2, 3, 1);
+    wr_history_add(h, 99, 9, 9, 9, 9);   /* clock stepped back: ignored */
+    wr_history_add(h, 110, 4, 2, 13, 1); /* a 9 s gap */
+    wr_history_add(h, 111, 0, 0, 0, 0);  /* totals went down: queue recreated */
+    wr_history_add(h, 113, 0, 0, 4, 2);
+    assert_int_equal(wr_history_len(h), 5);
+    json_t *o = wr_history_json(h, 0);
+    assert_non_null(o);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(s, "{\"active\":[1,2,2,0,0],"
+                           "\"admittedPerSecond\":[null,2.0,null,null,2.0],"
+                           "\"consumedPerSecond\":[null,1.0,null,null,1.0],"
+                           "\"intervalSeconds\":1,"
+                           "\"t\":[100000,101000,110000,111000,113000],"
+                           "\"waiting\":[6,4,4,0,0]}");
+    free(s);
+    json_decref(o);
+
+    o = wr_history_json(h, 110); /* after second 110 only; rates still use the one before */
+    s = json_dumps(json_object_get(o, "t"), JSON_COMPACT);
+    assert_string_equal(s, "[111000,113000]");
+    free(s);
+    s = json_dumps(json_object_get(o, "admittedPerSecond"), JSON_COMPACT);
+    assert_string_equal(s, "[null,2.0]");
+    free(s);
+    json_decref(o);
+    wr_history_free(h);
+}
+
+static void test_ring_wraps(void **state)
+{
+    (void)state;
+    wr_history_t *h = wr_history_new();
+    for (int64_t t = 1; t <= WR_HISTORY_SECONDS + 10; t++)
+        wr_history_add(h, t, (uint64_t)t, 0, (uint64_t)t, 0);
+    assert_int_equal(wr_history_len(h), WR_HISTORY_SECONDS);
+    json_t *o = wr_history_json(h, 0);
+    json_t *t = json_object_get(o, "t");
+    assert_int_equal(json_array_size(t), WR_HISTORY_SECONDS);
+    assert_int_equal(json_integer_value(json_array_get(t, 0)), 11 * 1000);
+    assert_int_equal(json_integer_value(json_array_get(t, WR_HISTORY_SECONDS - 1)),
+                     (WR_HISTORY_SECONDS + 10) * 1000);
+    /* the oldest held sample has none before it */
+    assert_true(json_is_null(json_array_get(json_object_get(o, "admittedPerSecond"), 0)));
+    assert_true(json_real_value(json_array_get(json_object_get(o, "admittedPerSecond"), 1)) == 1.0);
+    assert_true(WR_HISTORY_SECONDS >= 15 * 60);
+    json_decref(o);
+    wr_history_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_samples_and_rates),
+        cmocka_unit_test(test_ring_wraps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
