@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "http.h"
 
 bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
 {
@@ -351,9 +352,9 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
         } else if ((bt = evhttp_find_header(ih, "X-Waitroom-Token")) != NULL && *bt) {
             tok = bt;
             tok_len = strlen(bt);
-        } else if ((bt = evhttp_find_header(ih, "Cookie")) != NULL) {
+        } else {
             snprintf(cookie_tok_name, sizeof(cookie_tok_name), "wr_token_%s", queue);
-            tok = wr_identity_find_cookie(bt, cookie_tok_name, &tok_len);
+            tok = wr_http_cookie(req, cookie_tok_name, &tok_len);
         }
     }
 
