@@ -409,6 +409,14 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         .wait_replicas = opts->wait_replicas,
         .wait_timeout_ms = opts->wait_timeout_ms,
         .metrics = opts->metrics,
+        /* production: TLS, the env password, the settings check, start */
+        .tls_ca_file = opts->tls_ca_file,
+        .tls_cert_file = opts->tls_cert_file,
+        .tls_key_file = opts->tls_key_file,
+        .env_password = opts->env_password,
+        .allow_eviction = opts->allow_eviction,
+        .on_started = opts->on_started,
+        .started_arg = opts->started_arg,
     };
     wr_err_t err = wr_redis_conn_open(base, &co, &s->conn);
     if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {
