@@ -34,8 +34,14 @@
  *   get-master-addr-by-name MASTER; no address from any: the attempt
  *   fails (logged, backoff). The primary is then connected with the URL's
  *   credentials and DB. A second io to the sentinel that answered stays
- *   subscribed to +switch-master; a switch of our master to another
- *   address drops the primary connection and rediscovers at once.
+ *   subscribed to +failover-state-send-slaveof-noone, +promoted-slave and
+ *   +switch-master; our master moving to another address drops the
+ *   primary connection at once and connects to the new address (pinned
+ *   for 10 s: the sentinels name the old one until the failover ends;
+ *   the ROLE check holds us off until the replica is promoted). Moving at
+ *   the first event, before the replica is promoted, matters: writes the
+ *   old primary still takes (and its other replicas acknowledge) are lost
+ *   when those replicas resync from the new one.
  *
  * Failover signals on the primary connection
  *   A READONLY, LOADING or MASTERDOWN reply (a demoted primary, a stable
@@ -108,6 +114,7 @@ struct wr_redis_conn_cmd {
     int script;         /* index into c->scripts, or WR_REDIS_CONN_NO_SCRIPT */
     bool retried;       /* the one EVAL after NOSCRIPT was sent */
     bool waiting;       /* WAIT sent; `held` is the command's answer */
+    bool strict;        /* a WAIT no replica acknowledged answers WR_EUNAVAILABLE */
     redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
     wr_redis_conn_wait_fn wait_fn;
     wr_redis_conn_reply_cb cb;
@@ -159,6 +166,9 @@ struct wr_redis_conn {
     size_t sentinel;       /* the sentinel asked now / that answered last */
     size_t sentinel_tries; /* sentinels asked in this round */
     char sentinel_last[700];
+    char pin_host[WR_REDIS_URL_HOST_MAX + 1]; /* a replica being promoted: connect there */
+    int pin_port;
+    int64_t pin_until_ms; /* ... until then (or until connected) */
     /* logging */
     char last_msg[MSG_MAX];
     int64_t last_msg_ms;
@@ -454,8 +464,14 @@ static bool start_wait(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, const redis
     return true;
 }
 
-/* Counts and (at most every 10 s) logs the outcome of a WAIT. */
-static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
+void wr_redis_conn_cmd_wait_strict(wr_redis_conn_cmd_t *cmd)
+{
+    cmd->strict = true;
+}
+
+/* Counts and (at most every 10 s) logs the outcome of a WAIT; true when
+ * enough replicas acknowledged. */
+static bool wait_done(wr_redis_conn_t *c, const redisReply *rep)
 {
     bool ok =
         rep && rep->type == REDIS_REPLY_INTEGER && rep->integer >= (long long)c->wait_replicas;
@@ -463,7 +479,7 @@ static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total",
                        ok ? "result=\"ok\"" : "result=\"short\"", 1);
     if (ok)
-        return;
+        return true;
     int64_t now = mono_ms();
     if (c->wait_log_ms == 0 || now - c->wait_log_ms >= 10000) {
         c->wait_log_ms = now;
@@ -476,6 +492,7 @@ static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
             wr_warn("%s: WAIT failed (%s); the operation stands (applied on the primary)", c->name,
                     rep && rep->str ? rep->str : "disconnected");
     }
+    return false;
 }
 
 /* ------------------------------------------------------------ replies */
@@ -492,8 +509,12 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
         /* The WAIT of the durability mode answered (or the connection
          * dropped): the write stands either way; answer the command's
          * reply, counting a shortfall. */
-        wait_done(c, rep);
-        if (err != WR_ECANCELED && err != WR_ETIMEOUT) {
+        bool acked = wait_done(c, rep) || (rep && rep->type == REDIS_REPLY_INTEGER &&
+                                           rep->integer > 0); /* on some replica */
+        if (!acked && cmd->strict && err != WR_ECANCELED) {
+            err = WR_EUNAVAILABLE; /* maybe not on a replica: the caller retries */
+            rep = NULL;
+        } else if (err != WR_ECANCELED && err != WR_ETIMEOUT) {
             err = WR_OK;
             rep = cmd->held;
         }
@@ -620,6 +641,7 @@ static void on_io_ready(wr_redis_io_t *io, void *arg)
         return;
     c->state = ST_CONNECTED;
     c->backoff_ms = BACKOFF_MIN_MS;
+    c->pin_port = 0;
     c->last_msg[0] = '\0';
     wr_info("%s: connected to %s%s", c->name, wr_redis_io_endpoint(io),
             c->ever_connected ? " again" : "");
@@ -808,22 +830,39 @@ static void on_sub_close(wr_redis_io_t *io, wr_err_t err, const char *msg, void 
     free_io(c, io); /* nothing pending: no callback runs */
 }
 
-/* "+switch-master" message: "MASTER OLDIP OLDPORT NEWIP NEWPORT". */
+/* "+switch-master" message: "MASTER OLDIP OLDPORT NEWIP NEWPORT"; or
+ * "+promoted-slave" (earlier, when the replica is promoted). */
 static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
 {
     wr_redis_conn_t *c = arg;
     if (io != c->sub_io || rep->type != REDIS_REPLY_ARRAY || rep->elements != 3)
         return;
     const char *chan = reply_str(rep->element[1]), *body = reply_str(rep->element[2]);
-    if (!chan || !body || strcmp(chan, "+switch-master") != 0)
-        return;
     char name[WR_REDIS_URL_MASTER_MAX + 1], oh[256], nh[256];
     int op = 0, np = 0;
-    if (sscanf(body, "%255s %255s %d %255s %d", name, oh, &op, nh, &np) != 5 ||
-        strcmp(name, c->ep.master) != 0)
+    bool early = chan && strcmp(chan, "+failover-state-send-slaveof-noone") == 0;
+    if (chan && (early || strcmp(chan, "+promoted-slave") == 0)) {
+        /* "slave NAME NEWIP NEWPORT @ MASTER OLDIP OLDPORT": the replica is
+         * the primary from now on, while the old one may still take
+         * writes until the sentinels demote it; move at once. */
+        char skip[300];
+        if (!body || sscanf(body, "slave %299s %255s %d @ %255s %255s %d", skip, nh, &np, name, oh,
+                            &op) != 6)
+            return;
+    } else if (!chan || !body || strcmp(chan, "+switch-master") != 0 ||
+               sscanf(body, "%255s %255s %d %255s %d", name, oh, &op, nh, &np) != 5) {
         return;
+    }
+    if (strcmp(name, c->ep.master) != 0)
+        return;
+    /* Until connected there (or 10 s), connect to the new primary without
+     * asking: the sentinels still name the old one until the end. */
+    snprintf(c->pin_host, sizeof c->pin_host, "%s", nh);
+    c->pin_port = np;
+    c->pin_until_ms = mono_ms() + 10000;
     char msg[900];
-    snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d", name, oh, op, nh, np);
+    snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d (%s)", name, oh, op, nh,
+             np, chan);
     wr_warn("%s: %s", c->name, msg);
     if (c->state == ST_CLOSED)
         return;
@@ -860,11 +899,15 @@ static void subscribe_sentinel(wr_redis_conn_t *c)
     o.on_push = on_sub_push;
     o.arg = c;
     static const char *const argv[] = {"SUBSCRIBE", "+switch-master"};
+    static const char *const argv2[] = {"SUBSCRIBE", "+promoted-slave"};
+    static const char *const argv3[] = {"SUBSCRIBE", "+failover-state-send-slaveof-noone"};
     if (wr_redis_io_connect(c->base, &o, &c->sub_io) != WR_OK) {
         c->sub_io = NULL;
         return;
     }
-    if (wr_redis_io_command(c->sub_io, 2, argv, NULL, 0, NULL, NULL) != WR_OK) {
+    if (wr_redis_io_command(c->sub_io, 2, argv, NULL, 0, NULL, NULL) != WR_OK ||
+        wr_redis_io_command(c->sub_io, 2, argv2, NULL, 0, NULL, NULL) != WR_OK ||
+        wr_redis_io_command(c->sub_io, 2, argv3, NULL, 0, NULL, NULL) != WR_OK) {
         wr_redis_io_t *io = c->sub_io;
         c->sub_io = NULL;
         free_io(c, io);
@@ -950,7 +993,10 @@ static void start_attempt(wr_redis_conn_t *c)
 {
     if (c->state == ST_CLOSED || c->io || c->sq_io)
         return;
-    if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
+    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 && mono_ms() < c->pin_until_ms) {
+        connect_server(c, c->pin_host, c->pin_port);
+    } else if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
+        c->pin_port = 0;
         c->sentinel_tries = 0;
         ask_sentinel(c);
     } else {

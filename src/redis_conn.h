@@ -148,6 +148,13 @@ bool wr_redis_conn_cmd_str(wr_redis_conn_cmd_t *cmd, const char *s);
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Durability mode: a WAIT that no replica acknowledged (or that failed)
+ * answers this command WR_EUNAVAILABLE instead of its reply: the write is
+ * only on the primary, and a failover (a replica promoted) would undo it;
+ * for an idempotent write the caller would rather have retried (join).
+ * One replica of several acknowledging is enough. */
+void wr_redis_conn_cmd_wait_strict(wr_redis_conn_cmd_t *cmd);
+
 /* Frees a command that was not submitted. NULL is a no-op. */
 void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd);
 
