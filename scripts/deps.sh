@@ -17,7 +17,8 @@ if [ "${1:-}" != build ]; then
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
     nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd
     systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
-    openssl                           # store_redis_io: makes its CA and certificates at run time
+    openssl                           # store_redis_io, test_redis_prod: make a CA and certificates at run time
+    redis-sentinel                    # test_redis_prod: Sentinel failover
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then
