@@ -883,10 +883,10 @@ static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
     }
 }
 
-static void subscribe_sentinel(wr_redis_conn_t *c)
+/* Options of an io to the current sentinel: no credentials (the URL's are
+ * the primary's), the connect timeout for its commands too. */
+static wr_redis_io_opts_t sentinel_opts(wr_redis_conn_t *c)
 {
-    if (c->sub_io)
-        return;
     const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
     wr_redis_io_opts_t o = {0};
     o.host = s->host;
@@ -894,6 +894,15 @@ static void subscribe_sentinel(wr_redis_conn_t *c)
     o.db = -1;
     o.connect_timeout_ms = c->connect_timeout_ms;
     o.command_timeout_ms = c->connect_timeout_ms;
+    o.arg = c;
+    return o;
+}
+
+static void subscribe_sentinel(wr_redis_conn_t *c)
+{
+    if (c->sub_io)
+        return;
+    wr_redis_io_opts_t o = sentinel_opts(c);
     o.hung_ms = WR_REDIS_IO_NO_HUNG;
     o.on_close = on_sub_close;
     o.on_push = on_sub_push;
@@ -963,14 +972,7 @@ static void on_sentinel_reply(wr_err_t err, const redisReply *rep, void *arg)
 
 static void ask_sentinel(wr_redis_conn_t *c)
 {
-    const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
-    wr_redis_io_opts_t o = {0};
-    o.host = s->host;
-    o.port = s->port;
-    o.db = -1;
-    o.connect_timeout_ms = c->connect_timeout_ms;
-    o.command_timeout_ms = c->connect_timeout_ms;
-    o.arg = c;
+    wr_redis_io_opts_t o = sentinel_opts(c);
     c->state = ST_CONNECTING;
     const char *argv[] = {"SENTINEL", "get-master-addr-by-name", c->ep.master};
     if (wr_redis_io_connect(c->base, &o, &c->sq_io) != WR_OK) {
