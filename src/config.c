@@ -35,11 +35,11 @@
 #include <strings.h>
 #include <math.h>
 
-#define USAGE_COL     27   /* --help: column of the descriptions */
-#define USAGE_WIDTH   92   /* --help: wrap descriptions at this column */
-#define USAGE_MAX     6144 /* --help: bytes of the whole text */
-#define STR_(x)       #x
-#define STR(x)        STR_(x)
+#define USAGE_COL   27   /* --help: column of the descriptions */
+#define USAGE_WIDTH 92   /* --help: wrap descriptions at this column */
+#define USAGE_MAX   6144 /* --help: bytes of the whole text */
+#define STR_(x)     #x
+#define STR(x)      STR_(x)
 
 __attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
                                                            const char *fmt, ...)
@@ -328,7 +328,11 @@ static const setting_t settings[] = {
      .help = "share the listen port with other waitroomd processes",
      .doc = "SO_REUSEPORT; all on one Redis store"},
     {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
-     .meta = "URL", .help = "memory (default) | redis://HOST:PORT[/DB] | unix:///PATH/redis.sock"},
+     .meta = "URL",
+     .help = "memory (default) | redis://[USER:PASSWORD@]HOST:PORT[/DB] | rediss://... (TLS) | "
+             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] | unix:///PATH/redis.sock",
+     .doc = "docs/RELIABILITY.md"},
+    {NULL, NULL, STRING_FIELD(redis_password, NULL), .env = "WAITROOM_REDIS_PASSWORD"},
     {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),
      .env = "WAITROOM_ADMIN_KEY", .meta = "KEY", .help = "bearer key of the admin API",
      .reload = true},
@@ -361,6 +365,16 @@ static const setting_t settings[] = {
      .help = "after consume and admission, WAIT for N replicas", .doc = "see docs/RELIABILITY.md"},
     {"redis-wait-timeout-ms", "redis_wait_timeout_ms", UINT_FIELD(redis_wait_timeout_ms, 1, 60000),
      .def = "100", .meta = "N", .help = "timeout of that WAIT"},
+    {"redis-ca", "redis_ca", STRING_FIELD(redis_ca, NULL), .meta = "FILE",
+     .help = "rediss://: CA certificates (PEM) to verify Redis with",
+     .doc = "default: the system's"},
+    {"redis-cert", "redis_cert", STRING_FIELD(redis_cert, NULL), .meta = "FILE",
+     .help = "rediss://: client certificate (PEM)", .doc = "with --redis-key"},
+    {"redis-key", "redis_key", STRING_FIELD(redis_key, NULL), .meta = "FILE",
+     .help = "rediss://: private key of --redis-cert (PEM)"},
+    {"redis-allow-eviction", "redis_allow_eviction", BOOL_FIELD(redis_allow_eviction),
+     .help = "start even if Redis may evict keys (maxmemory-policy allkeys-*)",
+     .doc = "users would lose their place"},
     {NULL, NULL, .kind = K_HEADING, .help = "Security (docs/SECURITY.md):"},
     {"admin-listen", "admin_listen", STRING_FIELD(admin_listen, check_addr), .meta = "ADDR:PORT",
      .help = "serve the admin API only there", .doc = "404 on --listen"},

@@ -71,6 +71,12 @@ typedef struct {
                                               "key=value,..." (wr_breaker_parse) */
     uint32_t redis_wait_replicas;          /* WAIT N after consume/admission; 0 = off */
     uint32_t redis_wait_timeout_ms;        /* timeout of that WAIT, ms; default 100 */
+    char redis_ca[WR_URL_MAX + 1];         /* rediss://: PEM CA bundle; "" = system CAs */
+    char redis_cert[WR_URL_MAX + 1];       /* rediss://: PEM client certificate; "" = none */
+    char redis_key[WR_URL_MAX + 1];        /* its private key (PEM, unencrypted) */
+    char redis_password[512];              /* WAITROOM_REDIS_PASSWORD (env only): replaces
+                                              the store URL's password; "" = the URL's */
+    bool redis_allow_eviction;             /* start on an allkeys-* maxmemory-policy */
     /* Security (docs/SECURITY.md). */
     char admin_listen[WR_ADDR_MAX + 1];        /* "" = admin API on the main listener; else
                                                   only there (404 on the public one) */

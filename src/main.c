@@ -7,8 +7,9 @@
  * (configured, or fetched from / created in the store so every instance
  * shares it; retried every second until the store answers), create the
  * queues the config file declares (only if absent: a restart never undoes
- * a runtime change), then bind and print "listening on ADDR:PORT" as the
- * first line on stdout.
+ * a runtime change), wait for the first attempt to reach the store to end
+ * (wait_store_start: refuse to start if the store must not be used), then
+ * bind and print "listening on ADDR:PORT" as the first line on stdout.
  *
  * Before the store and the listeners: the log files are opened
  * (--error-log, --access-log) and the soft RLIMIT_NOFILE is raised to what
@@ -82,6 +83,10 @@ typedef struct {
     uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
     bool stopping;
     bool secret_pending;
+    /* ready at start (K25): see wait_store_start */
+    bool store_started, secret_answered, queues_ran, start_late;
+    wr_err_t store_start_err;
+    char store_start_msg[640];
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
     bool declared_done[WR_CONFIG_QUEUES_MAX];
     decl_mode_t declared_mode[WR_CONFIG_QUEUES_MAX];
@@ -102,6 +107,7 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
 {
     app_t *app = arg;
     app->secret_pending = false;
+    app->secret_answered = true;
     if (err == WR_OK && len > 0) {
         wr_api_set_secret(app->api, secret, len);
         wr_info("token secret loaded from the store (%zu bytes)", len);
@@ -178,6 +184,7 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
         left += !app->declared_done[i];
     if (left == 0)
         return; /* every declared queue exists */
+    app->queues_ran = true;
     if (app->declared_pending == 0) {
         for (size_t i = 0; i < app->cfg.n_queues; i++) {
             if (app->declared_done[i])
@@ -394,6 +401,55 @@ static bool write_pid_file(app_t *app)
     return true;
 }
 
+/* The first attempt to reach the store is over (store_registry.h). */
+static void store_started_cb(wr_err_t err, const char *msg, void *arg)
+{
+    app_t *app = arg;
+    app->store_started = true;
+    app->store_start_err = err;
+    snprintf(app->store_start_msg, sizeof app->store_start_msg, "%s", msg ? msg : "");
+}
+
+static void start_late_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ((app_t *)arg)->start_late = true;
+}
+
+/*
+ * Ready at start (K25): runs the loop until the first attempt to reach the
+ * store is over (answered, refused or timed out) and, when the store
+ * answered, until the token secret and the declared queues had their first
+ * answer, so the first request after "listening on" finds them; at most
+ * 10 s. A store down at start still lets the server start (/readyz 503
+ * until it is back). WR_EINVAL: the store must not be used as it is set up
+ * (e.g. keys can be evicted); the reason is printed.
+ */
+static wr_err_t wait_store_start(app_t *app)
+{
+    struct event *late = evtimer_new(app->base, start_late_cb, app);
+    if (!late)
+        return WR_ENOMEM;
+    struct timeval tv = {10, 0};
+    evtimer_add(late, &tv);
+    while (!app->store_started && !app->start_late)
+        event_base_loop(app->base, EVLOOP_ONCE);
+    while (app->store_started && app->store_start_err == WR_OK && !app->start_late &&
+           ((app->cfg.token_secret_len == 0 && !app->secret_answered) ||
+            (app->cfg.n_queues > 0 && (!app->queues_ran || app->declared_pending > 0))))
+        event_base_loop(app->base, EVLOOP_ONCE);
+    event_free(late);
+    if (app->store_started && app->store_start_err == WR_EINVAL) {
+        fprintf(stderr, "waitroomd: refusing to start: %s\n", app->store_start_msg);
+        return WR_EINVAL;
+    }
+    if (app->store_started && app->store_start_err != WR_OK)
+        wr_warn("starting without the store (%s); /readyz answers 503 until it is reached",
+                app->store_start_msg[0] ? app->store_start_msg : wr_strerror(app->store_start_err));
+    return WR_OK;
+}
+
 /* Opens the store --store names, through the store registry. */
 static wr_err_t open_store(app_t *app)
 {
@@ -403,6 +459,13 @@ static wr_err_t open_store(app_t *app)
     p.wait_replicas = app->cfg.redis_wait_replicas;
     p.wait_timeout_ms = app->cfg.redis_wait_timeout_ms;
     p.metrics = app->metrics;
+    p.redis_ca = app->cfg.redis_ca;
+    p.redis_cert = app->cfg.redis_cert;
+    p.redis_key = app->cfg.redis_key;
+    p.redis_password = app->cfg.redis_password;
+    p.redis_allow_eviction = app->cfg.redis_allow_eviction;
+    p.on_started = store_started_cb;
+    p.started_arg = app;
     return wr_store_open_url(app->base, app->cfg.store, &p, &app->store);
 }
 
@@ -541,6 +604,9 @@ int main(int argc, char **argv)
     evsignal_add(app.sig_hup, NULL);
     evsignal_add(app.sig_usr1, NULL);
     evsignal_add(app.sig_usr2, NULL);
+
+    if (wait_store_start(&app) != WR_OK)
+        goto out;
 
     wr_http_opts_t ho = {.base = app.base,
                          .listen = app.cfg.listen,

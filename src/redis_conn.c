@@ -1,70 +1,84 @@
 /*
  * redis_conn.c - one Redis connection on a libevent loop (redis_conn.h):
- * the layer below store_redis, modelled on h2o's lib/common/redis.c.
+ * the layer below store_redis, modelled on h2o's lib/common/redis.c, on
+ * top of redis_io (bufferevents; TCP, unix socket or TLS).
  *
  * Connection
- *   One hiredis async context (redisAsyncContext) attached to the caller's
- *   libevent base. States DISCONNECTED -> CONNECTING -> CONNECTED, and
- *   CLOSED once wr_redis_conn_close() began. CONNECTING covers the socket
- *   connect and a handshake (SELECT db, or PING) bounded by
- *   connect_timeout_ms; commands submitted outside CONNECTED return
- *   WR_EUNAVAILABLE at once. A failed connect, a failed handshake or a
- *   disconnect schedules a reconnect after a backoff of 100 ms doubling up
- *   to reconnect_max_ms, +/-20% jitter; a completed handshake resets it.
- *   ac->data points to the connection while it owns the context; it is set
- *   to NULL before the connection lets go of it (drop, close), so late
- *   hiredis connect/disconnect callbacks are ignored.
+ *   One wr_redis_io_t at a time (c->io). States DISCONNECTED -> CONNECTING
+ *   -> CONNECTED, and CLOSED once wr_redis_conn_close() began. CONNECTING
+ *   covers asking the sentinels (redis-sentinel://), the transport, AUTH
+ *   and SELECT (redis_io's handshake) and our hook (below), all bounded by
+ *   connect_timeout_ms per connection; commands submitted outside
+ *   CONNECTED return WR_EUNAVAILABLE at once (fail fast: the API's
+ *   degraded mode and the breaker answer them). The io ending by itself
+ *   (on_close: refused, AUTH refused, TLS refused, hung, closed) frees it
+ *   and schedules a reconnect after a backoff of 100 ms doubling up to
+ *   reconnect_max_ms, +/-20% jitter; a completed handshake resets it.
+ *   on_close's message is logged (an identical one at most every 30 s);
+ *   it never holds the password (redis_io scrubs it).
+ *
+ * Handshake hook (each connection, before any command of ours)
+ *   ROLE must say master (a replica: the connection ends, WR_EUNAVAILABLE,
+ *   and is retried: pointing at a replica recovers once it is promoted).
+ *   CONFIG GET maxmemory-policy / appendonly / save: allkeys-* without
+ *   allow_eviction ends the connection with WR_EINVAL (the first attempt
+ *   turns it into a refusal to start); appendonly no with save "" warns
+ *   (nothing persisted); a refused CONFIG (managed Redis renames it) or
+ *   ROLE warns and goes on. SCRIPT LOAD of every script (a new primary
+ *   after a failover starts with an empty script cache). A final PING's
+ *   answer decides. Each warning is logged once per connection object.
+ *
+ * Sentinel (redis-sentinel://H1:P1,.../MASTER)
+ *   Before every connect: a short-lived io to one sentinel after the other
+ *   (starting with the last that answered) with SENTINEL
+ *   get-master-addr-by-name MASTER; no address from any: the attempt
+ *   fails (logged, backoff). The primary is then connected with the URL's
+ *   credentials and DB. A second io to the sentinel that answered stays
+ *   subscribed to +failover-state-send-slaveof-noone, +promoted-slave and
+ *   +switch-master; our master moving to another address drops the
+ *   primary connection at once and connects to the new address (pinned
+ *   for 10 s: the sentinels name the old one until the failover ends;
+ *   the ROLE check holds us off until the replica is promoted). Moving at
+ *   the first event, before the replica is promoted, matters: writes the
+ *   old primary still takes (and its other replicas acknowledge) are lost
+ *   when those replicas resync from the new one.
+ *
+ * Failover signals on the primary connection
+ *   A READONLY, LOADING or MASTERDOWN reply (a demoted primary, a stable
+ *   DNS name now pointing at a replica, a restart loading its data)
+ *   answers that command WR_EUNAVAILABLE, sets DISCONNECTED at once (new
+ *   commands fail fast), and drops the connection from the loop (drop_ev:
+ *   never from inside a callback chain), then reconnects/rediscovers.
  *
  * Commands
- *   Each command in flight is a `struct wr_redis_conn_cmd`: its callback,
- *   its arguments (kept for the EVAL retry) in one allocation, and a
- *   libevent timer. Live commands are kept in c->head..tail in send order
- *   (FIFO, as Redis answers them).
- *     The timer is a struct event inside the command, on the base's common
- *     timeout for command_timeout_ms (see submit).
+ *   Each command is a `struct wr_redis_conn_cmd`: its callback and its
+ *   arguments (kept for the EVAL retry) in one allocation. redis_io keeps
+ *   the order, the timeout (WR_ETIMEOUT), the hung detection (a command
+ *   unanswered 2x its timeout after it drops the connection) and calls
+ *   on_reply exactly once per submission.
  *   - Scripts: sent with EVALSHA (SHA1 computed at open with OpenSSL); a
  *     NOSCRIPT error is answered by exactly one EVAL of the same command,
  *     which also reloads the script cache of Redis.
- *   - Reply (hiredis callback, privdata = cmd): unlink, call the user
- *     callback (always the last thing done with the connection), free.
- *   - Timeout (hiredis 0.14 has none): the timer fires after
- *     command_timeout_ms: the user callback runs once with WR_ETIMEOUT, the
- *     command is marked `abandoned` and stays linked until hiredis answers
- *     it. The timer is re-armed for 2x the timeout; if it fires again the
- *     connection is hung (oldest command overdue by more than 2x the
- *     timeout): the connection is dropped and re-established.
- *   - Disconnect: hiredis calls every pending callback with a NULL reply;
- *     live commands answer WR_EUNAVAILABLE (abandoned ones are just freed).
- *   - close(): every linked command is unlinked and orphaned (cmd->c = NULL)
- *     after its callback got WR_ECANCELED; hiredis frees orphans when it
- *     calls them back (at once inside redisAsyncFree, or later if close was
- *     called from inside a hiredis callback, where hiredis defers the free).
  *   - Durability mode (wait_replicas > 0): a reply the command's wait_fn
- *     accepts is deep-copied into the command (`held`), WAIT N T is sent
- *     with the same command as privdata, and the command stays linked; the
- *     WAIT answer (or NULL on disconnect) then answers the held reply. A
- *     WAIT shortfall does not change the answer (the write stands on the
- *     primary); it is counted and logged.
- *   Invariant: a user callback is called at most once (the `abandoned`
- *   flag), and never from inside a submit.
- *   Reentrancy: a user callback may submit commands and may call close();
- *   after calling a user callback this file touches neither the connection
- *   nor the hiredis context (only the command, which it owns).
+ *     accepts is deep-copied into the command (`held`) and WAIT N T is
+ *     submitted with the same command, with the command timeout plus the
+ *     WAIT timeout; its answer (or a dropped connection) answers the held
+ *     reply. A WAIT shortfall does not change the answer (the write stands
+ *     on the primary); it is counted and logged.
+ *   - Disconnect: redis_io answers every pending command (WR_EUNAVAILABLE);
+ *     a connection we free ourselves answers WR_ECANCELED, which on_reply
+ *     turns into WR_EUNAVAILABLE unless the connection is being closed.
+ *   Reentrancy: user callbacks may submit and may close the connection;
+ *   while this file frees an io itself (drop, close) `busy` is held, and a
+ *   close from inside a callback only marks CLOSED: the memory goes when
+ *   the outermost call returns.
  *
- * Flush: hiredis queues a command in its output buffer and asks libevent
- *   to wait for the socket to become writable, so commands would leave only
- *   after the next epoll_wait. The first command of a loop iteration instead
- *   makes flush_ev active (see on_flush).
- *
- * Ownership: the connection owns its scripts, timers, pending commands and
- *   the hiredis context; a reply handed to a callback is borrowed until the
- *   callback returns.
+ * Ownership: the connection owns its scripts, timers, ios, TLS settings
+ *   and pending commands; a reply handed to a callback is borrowed until
+ *   the callback returns.
  */
 #include "redis_conn.h"
 
-#include <event2/event_struct.h>
-#include <hiredis/adapters/libevent.h>
-#include <hiredis/async.h>
 #include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,10 +89,12 @@
 
 #include "embed.h"
 #include "log.h"
+#include "redis_io.h"
 #include "redis_url.h"
 
 #define BACKOFF_MIN_MS 100
-#define PENDING_MAX    65536 /* commands in flight on the connection */
+#define LOG_REPEAT_MS  30000 /* an identical connection message is logged at most this often */
+#define MSG_MAX        WR_REDIS_IO_MSG_MAX
 
 typedef enum {
     ST_DISCONNECTED,
@@ -94,18 +110,15 @@ typedef struct {
 } script_t;
 
 struct wr_redis_conn_cmd {
-    struct wr_redis_conn_cmd *prev, *next;
-    wr_redis_conn_t *c; /* set when sent; NULL once orphaned by close() */
+    wr_redis_conn_t *c; /* set when submitted */
     int script;         /* index into c->scripts, or WR_REDIS_CONN_NO_SCRIPT */
-    bool abandoned;     /* user callback already called */
     bool retried;       /* the one EVAL after NOSCRIPT was sent */
     bool waiting;       /* WAIT sent; `held` is the command's answer */
+    bool strict;        /* a WAIT no replica acknowledged answers WR_EUNAVAILABLE */
     redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
     wr_redis_conn_wait_fn wait_fn;
     wr_redis_conn_reply_cb cb;
     void *arg;
-    struct event *timer; /* &timer_ev while armed or pending, else NULL */
-    struct event timer_ev;
     int argc;
     const char *argv[WR_REDIS_CONN_MAX_ARGS];
     size_t argvlen[WR_REDIS_CONN_MAX_ARGS];
@@ -113,25 +126,57 @@ struct wr_redis_conn_cmd {
     char buf[]; /* the argument bytes argv points into */
 };
 
+/* What the handshake hook learned about the server being connected. */
+typedef struct {
+    bool not_master;     /* ROLE answered something else than master */
+    char role[32];       /* ROLE's first element */
+    bool role_refused;   /* ROLE answered an error */
+    bool config_refused; /* a CONFIG GET answered an error */
+    char policy[64];     /* maxmemory-policy; "" = unknown */
+    char appendonly[16]; /* "" = unknown */
+    char save[128];      /* save; "?" = unknown */
+} hook_t;
+
 struct wr_redis_conn {
     struct event_base *base;
     const char *name; /* log prefix */
     wr_redis_url_t ep;
+    wr_redis_io_tls_t *tls; /* rediss:// */
     uint32_t cmd_timeout_ms, connect_timeout_ms, reconnect_max_ms;
     uint32_t wait_replicas, wait_timeout_ms; /* durability mode (WAIT); 0 = off */
+    bool allow_eviction;
     wr_metrics_t *metrics;
     int64_t wait_log_ms; /* last shortfall log (monotonic ms) */
     conn_state_t state;
-    redisAsyncContext *ac;
-    struct event *conn_timer;             /* connect + handshake deadline */
-    struct event *retry_timer;            /* reconnect backoff */
-    struct event *flush_ev;               /* writes queued commands in this loop iteration */
-    const struct timeval *cmd_timeout_tv; /* common timeout of cmd_timeout_ms (base's) */
+    int busy;                  /* > 0 while this file frees an io (close then defers the free) */
+    wr_redis_io_t *io;         /* the primary (or the one server) */
+    struct event *retry_timer; /* reconnect backoff */
+    struct event *drop_ev;     /* drops io from the loop after a failover reply */
+    char drop_why[MSG_MAX];
     uint32_t backoff_ms;
     uint64_t rng;
-    /* commands in flight, oldest first */
-    wr_redis_conn_cmd_t *head, *tail;
-    size_t npending;
+    /* the server being connected */
+    char host[WR_REDIS_URL_HOST_MAX + 1];
+    int port;
+    hook_t hook;
+    bool warned_config, warned_persist, warned_role, warned_volatile;
+    /* sentinel */
+    wr_redis_io_t *sq_io;  /* asking one sentinel for the primary */
+    wr_redis_io_t *sub_io; /* subscribed to +switch-master */
+    size_t sentinel;       /* the sentinel asked now / that answered last */
+    size_t sentinel_tries; /* sentinels asked in this round */
+    char sentinel_last[700];
+    char pin_host[WR_REDIS_URL_HOST_MAX + 1]; /* a replica being promoted: connect there */
+    int pin_port;
+    int64_t pin_until_ms; /* ... until then (or until connected) */
+    /* logging */
+    char last_msg[MSG_MAX];
+    int64_t last_msg_ms;
+    bool ever_connected;
+    /* the first attempt */
+    wr_redis_conn_started_cb on_started;
+    void *started_arg;
+    bool started;
     script_t *scripts;
     size_t nscripts;
 };
@@ -227,8 +272,6 @@ void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd)
 {
     if (!cmd)
         return;
-    if (cmd->timer)
-        event_del(cmd->timer);
     reply_free(cmd->held);
     free(cmd);
 }
@@ -264,66 +307,37 @@ bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
     return wr_redis_conn_cmd_arg(cmd, tmp, (size_t)n);
 }
 
-static void link_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
+/* ------------------------------------------------------------ logging */
+
+/* Logs a connection message at level, an identical one at most every
+ * LOG_REPEAT_MS (a server that keeps refusing us is one line per 30 s). */
+static void conn_log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
 {
-    cmd->prev = c->tail;
-    cmd->next = NULL;
-    if (c->tail)
-        c->tail->next = cmd;
-    else
-        c->head = cmd;
-    c->tail = cmd;
-    c->npending++;
+    int64_t now = mono_ms();
+    if (strcmp(msg, c->last_msg) == 0 && now - c->last_msg_ms < LOG_REPEAT_MS) {
+        wr_debug("%s: %s", c->name, msg);
+        return;
+    }
+    snprintf(c->last_msg, sizeof c->last_msg, "%s", msg);
+    c->last_msg_ms = now;
+    wr_log(level, "%s: %s", c->name, msg);
 }
 
-static void unlink_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
+/* The end of the first attempt (once). */
+static void first_done(wr_redis_conn_t *c, wr_err_t err, const char *msg)
 {
-    if (cmd->prev)
-        cmd->prev->next = cmd->next;
-    else
-        c->head = cmd->next;
-    if (cmd->next)
-        cmd->next->prev = cmd->prev;
-    else
-        c->tail = cmd->prev;
-    cmd->prev = cmd->next = NULL;
-    c->npending--;
+    if (c->started)
+        return;
+    c->started = true;
+    if (c->on_started)
+        c->on_started(err, msg, c->started_arg);
 }
 
-/* Calls cmd's callback once with err and no reply. Nothing may follow
- * that uses the connection: the callback may close it. */
-static void call_err(wr_redis_conn_cmd_t *cmd, wr_err_t err)
-{
-    cmd->abandoned = true;
-    cmd->cb(err, NULL, cmd->arg);
-}
+/* ------------------------------------------------------------ commands */
 
-static void on_reply(redisAsyncContext *ac, void *reply, void *privdata);
-static void on_timeout(evutil_socket_t fd, short what, void *arg);
-static void drop_connection(wr_redis_conn_t *c, const char *why);
+static void on_reply(wr_err_t err, const redisReply *rep, void *arg);
 
-/* Flush: the first command of a loop iteration makes flush_ev active: it
- * runs after the events already active in this iteration (the HTTP
- * requests read together), and writes all their commands in one write(2)
- * now: one batch per iteration, one epoll round trip less per batch, and
- * the watch and unwatch cancel in the epoll changelist. */
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    wr_redis_conn_t *c = arg;
-    if (c->ac && c->state == ST_CONNECTED && (c->ac->c.flags & REDIS_CONNECTED))
-        redisAsyncHandleWrite(c->ac); /* on a write error hiredis disconnects:
-                                         on_disconnect as from its own event */
-}
-
-static void schedule_flush(wr_redis_conn_t *c)
-{
-    if (c->flush_ev && !event_pending(c->flush_ev, EV_READ, NULL))
-        event_active(c->flush_ev, EV_READ, 0);
-}
-
-static int send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
+static wr_err_t send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
 {
     if (cmd->script != WR_REDIS_CONN_NO_SCRIPT) {
         const script_t *sc = &c->scripts[cmd->script];
@@ -339,7 +353,8 @@ static int send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
             cmd->argvlen[1] = 40;
         }
     }
-    return redisAsyncCommandArgv(c->ac, on_reply, cmd, cmd->argc, cmd->argv, cmd->argvlen);
+    return wr_redis_io_command(c->io, cmd->argc, cmd->argv, cmd->argvlen, c->cmd_timeout_ms,
+                               on_reply, cmd);
 }
 
 wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
@@ -352,87 +367,111 @@ wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
         err = WR_EINVAL;
         goto out;
     }
-    if (c->state != ST_CONNECTED || !c->ac) {
+    if (c->state != ST_CONNECTED || !c->io) {
         err = WR_EUNAVAILABLE;
         goto out;
     }
-    if (c->npending >= PENDING_MAX) {
-        err = WR_ELIMIT;
-        goto out;
-    }
-    /* The timer lives in the command (no allocation per command); its
-     * timeout is the base's common timeout for cmd_timeout_ms, a FIFO
-     * queue instead of the heap, as every command has the same one. */
-    if (evtimer_assign(&cmd->timer_ev, c->base, on_timeout, cmd) != 0) {
-        err = WR_ENOMEM;
-        goto out;
-    }
-    cmd->timer = &cmd->timer_ev;
+    cmd->c = c;
     cmd->wait_fn = wait_fn;
     cmd->cb = cb;
     cmd->arg = arg;
-    if (send_cmd(c, cmd) != REDIS_OK) {
-        err = WR_EUNAVAILABLE;
-        goto out;
-    }
-    schedule_flush(c);
-    cmd->c = c;
-    link_cmd(c, cmd);
-    struct timeval tv = ms_tv(c->cmd_timeout_ms);
-    evtimer_add(cmd->timer, c->cmd_timeout_tv ? c->cmd_timeout_tv : &tv);
-    return WR_OK;
+    err = send_cmd(c, cmd);
+    if (err == WR_OK)
+        return WR_OK;
 out:
     wr_redis_conn_cmd_free(cmd);
     return err;
 }
 
-static void on_ignore(redisAsyncContext *ac, void *reply, void *privdata)
+/* A reply that means this server is no longer (or not yet) the primary we
+ * can write to: a demoted primary (READONLY), one loading its data
+ * (LOADING), a replica cut off from its primary (MASTERDOWN). */
+static bool failover_reply(const redisReply *rep)
 {
-    const char *what = privdata;
-    wr_redis_conn_t *c = ac->data;
-    redisReply *rep = reply;
-    if (rep && rep->type == REDIS_REPLY_ERROR)
-        wr_warn("%s: %s command failed: %s", c ? c->name : "redis_conn", what, rep->str);
+    if (!rep || rep->type != REDIS_REPLY_ERROR || !rep->str)
+        return false;
+    return strncmp(rep->str, "READONLY", 8) == 0 || strncmp(rep->str, "LOADING", 7) == 0 ||
+           strncmp(rep->str, "MASTERDOWN", 10) == 0;
+}
+
+/* Fails fast from now on and drops the connection from the loop. */
+static void schedule_drop(wr_redis_conn_t *c, const char *why)
+{
+    if (c->state == ST_CLOSED)
+        return;
+    if (c->state == ST_CONNECTED || c->state == ST_CONNECTING) {
+        snprintf(c->drop_why, sizeof c->drop_why, "%s", why);
+        c->state = ST_DISCONNECTED;
+        event_active(c->drop_ev, EV_TIMEOUT, 0);
+    }
+}
+
+typedef struct {
+    wr_redis_conn_t *c;
+    const char *what;
+} oneway_t;
+
+static void on_oneway(wr_err_t err, const redisReply *rep, void *arg)
+{
+    oneway_t *o = arg;
+    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR) {
+        wr_warn("%s: %s command failed: %s", o->c->name, o->what, rep->str);
+        if (failover_reply(rep))
+            schedule_drop(o->c, rep->str);
+    }
+    free(o);
 }
 
 wr_err_t wr_redis_conn_send_oneway(wr_redis_conn_t *c, const char *what, int argc,
                                    const char *const *argv)
 {
-    if (c->state != ST_CONNECTED || !c->ac)
+    if (c->state != ST_CONNECTED || !c->io)
         return WR_EUNAVAILABLE;
-    if (redisAsyncCommandArgv(c->ac, on_ignore, (void *)what, argc, (const char **)argv, NULL) !=
-        REDIS_OK)
+    oneway_t *o = malloc(sizeof *o);
+    if (!o)
         return WR_EUNAVAILABLE;
+    o->c = c;
+    o->what = what;
+    if (wr_redis_io_command(c->io, argc, argv, NULL, 0, on_oneway, o) != WR_OK) {
+        free(o);
+        return WR_EUNAVAILABLE;
+    }
     return WR_OK;
 }
 
 /* ------------------------------------------------------------ WAIT */
 
 /* Durability mode: keeps a copy of the reply in cmd and sends WAIT on the
- * same connection (cmd stays linked: FIFO order holds). The command's
- * timer is re-armed for the command timeout plus the WAIT timeout.
- * Returns false (answer now, without WAIT) if that fails. */
+ * same connection, in order behind the command. Returns false (answer now,
+ * without WAIT) if that fails. */
 static bool start_wait(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, const redisReply *rep)
 {
     cmd->held = reply_copy(rep, 0);
     if (!cmd->held)
         return false;
-    if (redisAsyncCommand(c->ac, on_reply, cmd, "WAIT %u %u", (unsigned)c->wait_replicas,
-                          (unsigned)c->wait_timeout_ms) != REDIS_OK) {
+    char n[16], t[16];
+    snprintf(n, sizeof n, "%u", (unsigned)c->wait_replicas);
+    snprintf(t, sizeof t, "%u", (unsigned)c->wait_timeout_ms);
+    const char *argv[] = {"WAIT", n, t};
+    cmd->waiting = true;
+    if (wr_redis_io_command(c->io, 3, argv, NULL, c->cmd_timeout_ms + c->wait_timeout_ms, on_reply,
+                            cmd) != WR_OK) {
+        cmd->waiting = false;
         reply_free(cmd->held);
         cmd->held = NULL;
         return false;
     }
-    cmd->waiting = true;
-    if (cmd->timer) {
-        struct timeval tv = ms_tv((uint64_t)c->cmd_timeout_ms + c->wait_timeout_ms);
-        evtimer_add(cmd->timer, &tv);
-    }
     return true;
 }
 
-/* Counts and (at most every 10 s) logs the outcome of a WAIT. */
-static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
+void wr_redis_conn_cmd_wait_strict(wr_redis_conn_cmd_t *cmd)
+{
+    cmd->strict = true;
+}
+
+/* Counts and (at most every 10 s) logs the outcome of a WAIT; true when
+ * enough replicas acknowledged. */
+static bool wait_done(wr_redis_conn_t *c, const redisReply *rep)
 {
     bool ok =
         rep && rep->type == REDIS_REPLY_INTEGER && rep->integer >= (long long)c->wait_replicas;
@@ -440,7 +479,7 @@ static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total",
                        ok ? "result=\"ok\"" : "result=\"short\"", 1);
     if (ok)
-        return;
+        return true;
     int64_t now = mono_ms();
     if (c->wait_log_ms == 0 || now - c->wait_log_ms >= 10000) {
         c->wait_log_ms = now;
@@ -453,74 +492,63 @@ static void wait_done(wr_redis_conn_t *c, const redisReply *rep)
             wr_warn("%s: WAIT failed (%s); the operation stands (applied on the primary)", c->name,
                     rep && rep->str ? rep->str : "disconnected");
     }
+    return false;
 }
 
 /* ------------------------------------------------------------ replies */
 
-static void on_reply(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
-    wr_redis_conn_cmd_t *cmd = privdata;
-    redisReply *rep = reply;
+    wr_redis_conn_cmd_t *cmd = arg;
     wr_redis_conn_t *c = cmd->c;
-    if (!c) { /* orphaned by close(): its callback already ran */
-        wr_redis_conn_cmd_free(cmd);
-        return;
-    }
-    if (rep && rep->type == REDIS_REPLY_ERROR && cmd->script != WR_REDIS_CONN_NO_SCRIPT &&
-        !cmd->retried && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
-        /* Script cache lost (SCRIPT FLUSH, restart, failover): exactly one
-         * EVAL of this command, which also reloads the script. */
-        cmd->retried = true;
-        if (c->ac == ac && c->state == ST_CONNECTED && send_cmd(c, cmd) == REDIS_OK)
-            return;
+    if (err == WR_ECANCELED && c->state != ST_CLOSED)
+        err = WR_EUNAVAILABLE; /* we dropped the connection, not the caller */
+    if (err != WR_OK)
         rep = NULL;
-    }
     if (cmd->waiting) {
         /* The WAIT of the durability mode answered (or the connection
          * dropped): the write stands either way; answer the command's
          * reply, counting a shortfall. */
-        wait_done(c, rep);
-        rep = cmd->held;
+        bool acked = wait_done(c, rep) || (rep && rep->type == REDIS_REPLY_INTEGER &&
+                                           rep->integer > 0); /* on some replica */
+        if (!acked && cmd->strict && err != WR_ECANCELED) {
+            err = WR_EUNAVAILABLE; /* maybe not on a replica: the caller retries */
+            rep = NULL;
+        } else if (err != WR_ECANCELED && err != WR_ETIMEOUT) {
+            err = WR_OK;
+            rep = cmd->held;
+        }
+    } else if (rep && rep->type == REDIS_REPLY_ERROR && cmd->script != WR_REDIS_CONN_NO_SCRIPT &&
+               !cmd->retried && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
+        /* Script cache lost (SCRIPT FLUSH, restart, failover): exactly one
+         * EVAL of this command, which also reloads the script. */
+        cmd->retried = true;
+        if (c->state == ST_CONNECTED && c->io && send_cmd(c, cmd) == WR_OK)
+            return;
+        err = WR_EUNAVAILABLE;
+        rep = NULL;
+    } else if (failover_reply(rep)) {
+        /* Not the primary (any more): never retried on this socket. */
+        conn_log(c, WR_LOG_WARN, rep->str);
+        schedule_drop(c, rep->str);
+        err = WR_EUNAVAILABLE;
+        rep = NULL;
     } else if (c->wait_replicas > 0 && rep && cmd->wait_fn && cmd->wait_fn(rep) &&
-               !cmd->abandoned && c->ac == ac && c->state == ST_CONNECTED &&
-               start_wait(c, cmd, rep)) {
+               c->state == ST_CONNECTED && c->io && start_wait(c, cmd, rep)) {
         return; /* answered when WAIT returns */
     }
-    unlink_cmd(c, cmd);
-    if (cmd->timer) {
-        event_del(cmd->timer);
-        cmd->timer = NULL;
-    }
-    if (!cmd->abandoned) {
-        cmd->abandoned = true;
-        cmd->cb(rep ? WR_OK : WR_EUNAVAILABLE, rep, cmd->arg); /* last: may close */
-    }
+    cmd->cb(err, rep, cmd->arg); /* last: may close */
     wr_redis_conn_cmd_free(cmd);
-}
-
-static void on_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    wr_redis_conn_cmd_t *cmd = arg;
-    wr_redis_conn_t *c = cmd->c;
-    if (!cmd->abandoned) {
-        struct timeval tv = ms_tv(2 * (uint64_t)c->cmd_timeout_ms);
-        evtimer_add(cmd->timer, &tv);
-        call_err(cmd, WR_ETIMEOUT); /* last: the callback may close the connection */
-        return;
-    }
-    /* Unanswered 2x the timeout after it timed out: Redis is hung. Dropping
-     * the connection answers (frees) this command and every other pending one. */
-    drop_connection(c, "command overdue, connection looks hung");
 }
 
 /* ----------------------------------------------------------- connection */
 
-static void start_connect(wr_redis_conn_t *c);
+static void start_attempt(wr_redis_conn_t *c);
 
 static void schedule_reconnect(wr_redis_conn_t *c)
 {
+    if (c->state == ST_CLOSED)
+        return;
     uint32_t base = c->backoff_ms;
     /* +/-20% jitter */
     int64_t span = (int64_t)base * 40 / 100;
@@ -533,119 +561,461 @@ static void schedule_reconnect(wr_redis_conn_t *c)
     evtimer_add(c->retry_timer, &tv);
 }
 
-/* Lets go of the current context: pending commands answer WR_EUNAVAILABLE
- * (or are freed if abandoned), a reconnect is scheduled. The connection's
- * state is settled before hiredis runs any callback. */
-static void drop_connection(wr_redis_conn_t *c, const char *why)
+/* Frees an io of ours; callbacks it runs may close c (see `busy`).
+ * Returns false when c was closed meanwhile (the caller returns at once;
+ * c is freed by whoever holds `busy` outermost). */
+static void conn_free(wr_redis_conn_t *c);
+static bool free_io(wr_redis_conn_t *c, wr_redis_io_t *io)
 {
-    redisAsyncContext *ac = c->ac;
-    wr_warn("%s: dropping connection: %s", c->name, why);
-    c->ac = NULL;
+    if (!io)
+        return true;
+    c->busy++;
+    wr_redis_io_free(io);
+    c->busy--;
+    if (c->state == ST_CLOSED) {
+        if (c->busy == 0)
+            conn_free(c);
+        return false;
+    }
+    return true;
+}
+
+/* Lets go of the primary connection now: pending commands answer
+ * WR_EUNAVAILABLE; then reconnect (at once when `now`). */
+static void drop_connection(wr_redis_conn_t *c, const char *why, bool now)
+{
+    wr_redis_io_t *io = c->io;
+    c->io = NULL;
     c->state = ST_DISCONNECTED;
-    evtimer_del(c->conn_timer);
-    schedule_reconnect(c);
-    if (ac) {
-        ac->data = NULL;
-        redisAsyncFree(ac);
+    if (io) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "dropping the connection to %s: %s", wr_redis_io_endpoint(io),
+                 why);
+        conn_log(c, WR_LOG_WARN, msg);
+    }
+    if (!free_io(c, io))
+        return;
+    if (c->state != ST_DISCONNECTED || c->io)
+        return; /* a callback reconnected meanwhile */
+    if (now) {
+        evtimer_del(c->retry_timer);
+        start_attempt(c);
+    } else {
+        schedule_reconnect(c);
     }
 }
 
-/* The context is gone (hiredis frees it after its callback returns). */
-static void lost(wr_redis_conn_t *c, redisAsyncContext *ac)
-{
-    ac->data = NULL;
-    c->ac = NULL;
-    c->state = ST_DISCONNECTED;
-    evtimer_del(c->conn_timer);
-    schedule_reconnect(c);
-}
-
-static void on_handshake(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    (void)privdata;
-    wr_redis_conn_t *c = ac->data;
-    redisReply *rep = reply;
-    if (!c || !rep || c->ac != ac)
-        return; /* dropped or disconnecting: handled elsewhere */
-    if (rep->type == REDIS_REPLY_ERROR) {
-        wr_error("%s: handshake failed: %s", c->name, rep->str);
-        drop_connection(c, "handshake failed");
-        return;
-    }
-    evtimer_del(c->conn_timer);
-    c->state = ST_CONNECTED;
-    c->backoff_ms = BACKOFF_MIN_MS;
-    wr_info("%s: connected", c->name);
-}
-
-static void on_connect(const redisAsyncContext *cac, int status)
-{
-    redisAsyncContext *ac = (redisAsyncContext *)cac;
-    wr_redis_conn_t *c = ac->data;
-    if (!c || status == REDIS_OK)
-        return;
-    wr_warn("%s: connect failed: %s", c->name, ac->errstr);
-    lost(c, ac);
-}
-
-static void on_disconnect(const redisAsyncContext *cac, int status)
-{
-    redisAsyncContext *ac = (redisAsyncContext *)cac;
-    wr_redis_conn_t *c = ac->data;
-    if (!c)
-        return;
-    wr_warn("%s: disconnected: %s", c->name, status == REDIS_OK ? "closed" : ac->errstr);
-    lost(c, ac);
-}
-
-static void on_conn_timeout(evutil_socket_t fd, short what, void *arg)
+static void on_drop(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    drop_connection(arg, "connect timeout");
+    wr_redis_conn_t *c = arg;
+    if (c->io && c->state == ST_DISCONNECTED)
+        drop_connection(c, c->drop_why, false);
+}
+
+/* The io ended by itself: every pending command got WR_EUNAVAILABLE. */
+static void on_io_close(wr_redis_io_t *io, wr_err_t err, const char *msg, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (io != c->io)
+        return;
+    bool was_connected = c->state == ST_CONNECTED;
+    c->io = NULL;
+    c->state = ST_DISCONNECTED;
+    if (!free_io(c, io))
+        return;
+    conn_log(c, err == WR_EAUTH || err == WR_EINVAL ? WR_LOG_ERROR : WR_LOG_WARN, msg);
+    first_done(c, err, msg);
+    if (c->state != ST_DISCONNECTED || c->io)
+        return;
+    if (was_connected)
+        c->backoff_ms = BACKOFF_MIN_MS;
+    schedule_reconnect(c);
+}
+
+static void on_io_ready(wr_redis_io_t *io, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (io != c->io)
+        return;
+    c->state = ST_CONNECTED;
+    c->backoff_ms = BACKOFF_MIN_MS;
+    c->pin_port = 0;
+    c->last_msg[0] = '\0';
+    wr_info("%s: connected to %s%s", c->name, wr_redis_io_endpoint(io),
+            c->ever_connected ? " again" : "");
+    c->ever_connected = true;
+    first_done(c, WR_OK, NULL);
+}
+
+/* ---- the handshake hook ---- */
+
+static const char *reply_str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && r->str ? r->str
+                                                                                           : NULL;
+}
+
+static void hook_role(wr_err_t err, const redisReply *rep, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (err != WR_OK)
+        return;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        c->hook.role_refused = true;
+        return;
+    }
+    const char *role =
+        rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 ? reply_str(rep->element[0]) : NULL;
+    if (role && strcmp(role, "master") != 0) {
+        c->hook.not_master = true;
+        snprintf(c->hook.role, sizeof c->hook.role, "%s", role);
+    }
+}
+
+static void hook_config(wr_err_t err, const redisReply *rep, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (err != WR_OK)
+        return;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        c->hook.config_refused = true;
+        return;
+    }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
+        return; /* unknown: as if not set */
+    const char *k = reply_str(rep->element[0]), *v = reply_str(rep->element[1]);
+    if (!k || !v)
+        return;
+    if (strcmp(k, "maxmemory-policy") == 0)
+        snprintf(c->hook.policy, sizeof c->hook.policy, "%s", v);
+    else if (strcmp(k, "appendonly") == 0)
+        snprintf(c->hook.appendonly, sizeof c->hook.appendonly, "%s", v);
+    else if (strcmp(k, "save") == 0)
+        snprintf(c->hook.save, sizeof c->hook.save, "%s", v);
+}
+
+static void hook_script(wr_err_t err, const redisReply *rep, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR)
+        wr_debug("%s: SCRIPT LOAD: %s (EVAL will load it)", c->name, rep->str);
+}
+
+/* The last answer of the hook: every check has its answer. */
+static void hook_decide(wr_err_t err, const redisReply *rep, void *arg)
+{
+    (void)rep;
+    wr_redis_conn_t *c = arg;
+    if (err != WR_OK || !c->io)
+        return;
+    const hook_t *h = &c->hook;
+    const char *ep = wr_redis_io_endpoint(c->io);
+    char msg[400];
+    if (h->not_master) {
+        snprintf(msg, sizeof msg,
+                 "%s is a %s, not the primary (ROLE); the store waits until it is promoted%s", ep,
+                 h->role,
+                 c->ep.kind == WR_REDIS_URL_SENTINEL ? " or the sentinels name another" : "");
+        wr_redis_io_handshake_done(c->io, WR_EUNAVAILABLE, msg);
+        return;
+    }
+    if (strncmp(h->policy, "allkeys-", 8) == 0 && !c->allow_eviction) {
+        snprintf(msg, sizeof msg,
+                 "%s has maxmemory-policy %s: Redis may evict the queue's keys (users lose their "
+                 "place, admitted users their entry); set maxmemory-policy noeviction "
+                 "(docs/RELIABILITY.md), or start with --redis-allow-eviction to accept that",
+                 ep, h->policy);
+        wr_redis_io_handshake_done(c->io, WR_EINVAL, msg);
+        return;
+    }
+    if (h->role_refused && !c->warned_role) {
+        c->warned_role = true;
+        wr_warn("%s: %s refused ROLE; cannot check that it is the primary", c->name, ep);
+    }
+    if (h->config_refused && !c->warned_config) {
+        c->warned_config = true;
+        wr_warn("%s: %s refused CONFIG GET (managed Redis?); cannot check maxmemory-policy "
+                "and persistence: make sure they are noeviction and AOF (docs/RELIABILITY.md)",
+                c->name, ep);
+    }
+    if (strncmp(h->policy, "allkeys-", 8) == 0 && !c->warned_volatile) {
+        c->warned_volatile = true;
+        wr_warn("%s: %s has maxmemory-policy %s (--redis-allow-eviction): keys may be evicted",
+                c->name, ep, h->policy);
+    }
+    if (strcmp(h->appendonly, "no") == 0 && h->save[0] == '\0' && !c->warned_persist) {
+        c->warned_persist = true;
+        wr_warn("%s: %s persists nothing (appendonly no, save \"\"): a restart loses every "
+                "queue; use appendonly yes with appendfsync everysec (docs/RELIABILITY.md)",
+                c->name, ep);
+    }
+    wr_redis_io_handshake_done(c->io, WR_OK, NULL);
+}
+
+static void on_io_handshake(wr_redis_io_t *io, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (io != c->io)
+        return;
+    memset(&c->hook, 0, sizeof c->hook);
+    snprintf(c->hook.save, sizeof c->hook.save, "?");
+    static const char *const role[] = {"ROLE"};
+    static const char *const cfg[][3] = {{"CONFIG", "GET", "maxmemory-policy"},
+                                         {"CONFIG", "GET", "appendonly"},
+                                         {"CONFIG", "GET", "save"}};
+    static const char *const ping[] = {"PING"};
+    bool ok = wr_redis_io_handshake_command(io, 1, role, NULL, hook_role, c) == WR_OK;
+    for (size_t i = 0; ok && i < 3; i++)
+        ok = wr_redis_io_handshake_command(io, 3, cfg[i], NULL, hook_config, c) == WR_OK;
+    for (size_t i = 0; ok && i < c->nscripts; i++) {
+        const char *argv[] = {"SCRIPT", "LOAD", c->scripts[i].text};
+        const size_t len[] = {6, 4, c->scripts[i].len};
+        ok = wr_redis_io_handshake_command(io, 3, argv, len, hook_script, c) == WR_OK;
+    }
+    if (ok)
+        ok = wr_redis_io_handshake_command(io, 1, ping, NULL, hook_decide, c) == WR_OK;
+    if (!ok)
+        wr_redis_io_handshake_done(io, WR_EUNAVAILABLE, "could not send the checks");
+}
+
+/* Connects to the server (host:port, or the URL's unix socket). */
+static void connect_server(wr_redis_conn_t *c, const char *host, int port)
+{
+    wr_redis_io_opts_t o = {0};
+    if (c->ep.is_unix) {
+        o.unix_path = c->ep.path;
+    } else {
+        snprintf(c->host, sizeof c->host, "%s", host);
+        c->port = port;
+        o.host = c->host;
+        o.port = port;
+        o.tls = c->ep.tls ? c->tls : NULL;
+    }
+    o.user = c->ep.has_user ? c->ep.user : NULL;
+    o.password = c->ep.has_password ? c->ep.password : NULL;
+    o.db = c->ep.db;
+    o.connect_timeout_ms = c->connect_timeout_ms;
+    o.command_timeout_ms = c->cmd_timeout_ms;
+    o.on_handshake = on_io_handshake;
+    o.on_ready = on_io_ready;
+    o.on_close = on_io_close;
+    o.arg = c;
+    c->state = ST_CONNECTING;
+    wr_err_t err = wr_redis_io_connect(c->base, &o, &c->io);
+    if (err != WR_OK) {
+        c->io = NULL;
+        c->state = ST_DISCONNECTED;
+        char msg[120];
+        snprintf(msg, sizeof msg, "cannot connect: %s", wr_strerror(err));
+        conn_log(c, WR_LOG_WARN, msg);
+        first_done(c, err, msg);
+        schedule_reconnect(c);
+    }
+}
+
+/* ---- Sentinel ---- */
+
+static void ask_sentinel(wr_redis_conn_t *c);
+
+static void on_sub_close(wr_redis_io_t *io, wr_err_t err, const char *msg, void *arg)
+{
+    (void)err;
+    wr_redis_conn_t *c = arg;
+    if (io != c->sub_io)
+        return;
+    c->sub_io = NULL;
+    wr_debug("%s: sentinel subscription ended: %s", c->name, msg);
+    free_io(c, io); /* nothing pending: no callback runs */
+}
+
+/* "+switch-master" message: "MASTER OLDIP OLDPORT NEWIP NEWPORT"; or
+ * "+promoted-slave" (earlier, when the replica is promoted). */
+static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (io != c->sub_io || rep->type != REDIS_REPLY_ARRAY || rep->elements != 3)
+        return;
+    const char *chan = reply_str(rep->element[1]), *body = reply_str(rep->element[2]);
+    char name[WR_REDIS_URL_MASTER_MAX + 1], oh[256], nh[256];
+    int op = 0, np = 0;
+    bool early = chan && strcmp(chan, "+failover-state-send-slaveof-noone") == 0;
+    if (chan && (early || strcmp(chan, "+promoted-slave") == 0)) {
+        /* "slave NAME NEWIP NEWPORT @ MASTER OLDIP OLDPORT": the replica is
+         * the primary from now on, while the old one may still take
+         * writes until the sentinels demote it; move at once. */
+        char skip[300];
+        if (!body || sscanf(body, "slave %299s %255s %d @ %255s %255s %d", skip, nh, &np, name, oh,
+                            &op) != 6)
+            return;
+    } else if (!chan || !body || strcmp(chan, "+switch-master") != 0 ||
+               sscanf(body, "%255s %255s %d %255s %d", name, oh, &op, nh, &np) != 5) {
+        return;
+    }
+    if (strcmp(name, c->ep.master) != 0)
+        return;
+    /* Until connected there (or 10 s), connect to the new primary without
+     * asking: the sentinels still name the old one until the end. */
+    snprintf(c->pin_host, sizeof c->pin_host, "%s", nh);
+    c->pin_port = np;
+    c->pin_until_ms = mono_ms() + 10000;
+    char msg[900];
+    snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d (%s)", name, oh, op, nh,
+             np, chan);
+    wr_warn("%s: %s", c->name, msg);
+    if (c->state == ST_CLOSED)
+        return;
+    if (c->io && strcmp(c->host, nh) == 0 && c->port == np && c->state == ST_CONNECTED)
+        return; /* already there */
+    if (c->sq_io)
+        return; /* asking now: the answer will be the new primary */
+    /* Fail fast now; reconnect from the loop (we are inside sub_io's callback). */
+    c->state = ST_DISCONNECTED;
+    c->backoff_ms = BACKOFF_MIN_MS;
+    snprintf(c->drop_why, sizeof c->drop_why, "the sentinels switched %s to %s:%d", name, nh, np);
+    if (c->io) {
+        event_active(c->drop_ev, EV_TIMEOUT, 0);
+    } else {
+        evtimer_del(c->retry_timer);
+        struct timeval tv = {0, 0};
+        evtimer_add(c->retry_timer, &tv);
+    }
+}
+
+/* Options of an io to the current sentinel: no credentials (the URL's are
+ * the primary's), the connect timeout for its commands too. */
+static wr_redis_io_opts_t sentinel_opts(wr_redis_conn_t *c)
+{
+    const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
+    wr_redis_io_opts_t o = {0};
+    o.host = s->host;
+    o.port = s->port;
+    o.db = -1;
+    o.connect_timeout_ms = c->connect_timeout_ms;
+    o.command_timeout_ms = c->connect_timeout_ms;
+    o.arg = c;
+    return o;
+}
+
+static void subscribe_sentinel(wr_redis_conn_t *c)
+{
+    if (c->sub_io)
+        return;
+    wr_redis_io_opts_t o = sentinel_opts(c);
+    o.hung_ms = WR_REDIS_IO_NO_HUNG;
+    o.on_close = on_sub_close;
+    o.on_push = on_sub_push;
+    o.arg = c;
+    static const char *const argv[] = {"SUBSCRIBE", "+switch-master"};
+    static const char *const argv2[] = {"SUBSCRIBE", "+promoted-slave"};
+    static const char *const argv3[] = {"SUBSCRIBE", "+failover-state-send-slaveof-noone"};
+    if (wr_redis_io_connect(c->base, &o, &c->sub_io) != WR_OK) {
+        c->sub_io = NULL;
+        return;
+    }
+    if (wr_redis_io_command(c->sub_io, 2, argv, NULL, 0, NULL, NULL) != WR_OK ||
+        wr_redis_io_command(c->sub_io, 2, argv2, NULL, 0, NULL, NULL) != WR_OK ||
+        wr_redis_io_command(c->sub_io, 2, argv3, NULL, 0, NULL, NULL) != WR_OK) {
+        wr_redis_io_t *io = c->sub_io;
+        c->sub_io = NULL;
+        free_io(c, io);
+    }
+}
+
+static void on_sentinel_reply(wr_err_t err, const redisReply *rep, void *arg)
+{
+    wr_redis_conn_t *c = arg;
+    if (err == WR_ECANCELED)
+        return; /* we freed it (close) */
+    wr_redis_io_t *io = c->sq_io;
+    const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
+    char where[280], host[WR_REDIS_URL_HOST_MAX + 1] = "";
+    int port = 0;
+    wr_redis_url_addr_format(s->host, s->port, where, sizeof where);
+    if (err == WR_OK && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+        reply_str(rep->element[0]) && reply_str(rep->element[1])) {
+        snprintf(host, sizeof host, "%s", rep->element[0]->str);
+        port = atoi(rep->element[1]->str);
+    } else if (err != WR_OK) {
+        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s: %s", where,
+                 wr_strerror(err));
+    } else if (rep->type == REDIS_REPLY_ERROR) {
+        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s: %.120s", where, rep->str);
+    } else {
+        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s knows no master named %s",
+                 where, c->ep.master);
+    }
+    c->sq_io = NULL;
+    if (!free_io(c, io))
+        return;
+    if (c->state == ST_CLOSED || c->io)
+        return;
+    if (port > 0 && port <= 65535) {
+        subscribe_sentinel(c);
+        connect_server(c, host, port);
+        return;
+    }
+    c->sentinel = (c->sentinel + 1) % c->ep.nsentinels;
+    if (++c->sentinel_tries < c->ep.nsentinels) {
+        ask_sentinel(c);
+        return;
+    }
+    char msg[1100];
+    snprintf(msg, sizeof msg, "no sentinel named a primary for master %s (last: %s)", c->ep.master,
+             c->sentinel_last);
+    c->state = ST_DISCONNECTED;
+    conn_log(c, WR_LOG_WARN, msg);
+    first_done(c, WR_EUNAVAILABLE, msg);
+    schedule_reconnect(c);
+}
+
+static void ask_sentinel(wr_redis_conn_t *c)
+{
+    wr_redis_io_opts_t o = sentinel_opts(c);
+    c->state = ST_CONNECTING;
+    const char *argv[] = {"SENTINEL", "get-master-addr-by-name", c->ep.master};
+    if (wr_redis_io_connect(c->base, &o, &c->sq_io) != WR_OK) {
+        c->sq_io = NULL;
+        c->state = ST_DISCONNECTED;
+        schedule_reconnect(c);
+        return;
+    }
+    if (wr_redis_io_command(c->sq_io, 3, argv, NULL, 0, on_sentinel_reply, c) != WR_OK) {
+        wr_redis_io_t *io = c->sq_io;
+        c->sq_io = NULL;
+        c->state = ST_DISCONNECTED;
+        if (free_io(c, io))
+            schedule_reconnect(c);
+    }
+}
+
+/* One attempt: ask the sentinels, or connect to the URL's server. */
+static void start_attempt(wr_redis_conn_t *c)
+{
+    if (c->state == ST_CLOSED || c->io || c->sq_io)
+        return;
+    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 && mono_ms() < c->pin_until_ms) {
+        connect_server(c, c->pin_host, c->pin_port);
+    } else if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
+        c->pin_port = 0;
+        c->sentinel_tries = 0;
+        ask_sentinel(c);
+    } else {
+        connect_server(c, c->ep.host, c->ep.port);
+    }
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    start_connect(arg);
-}
-
-static void start_connect(wr_redis_conn_t *c)
-{
-    redisAsyncContext *ac = c->ep.is_unix ? redisAsyncConnectUnix(c->ep.path)
-                                          : redisAsyncConnect(c->ep.host, c->ep.port);
-    if (!ac || ac->err) {
-        wr_warn("%s: connect failed: %s", c->name, ac ? ac->errstr : "out of memory");
-        if (ac)
-            redisAsyncFree(ac);
-        schedule_reconnect(c);
-        return;
-    }
-    if (redisLibeventAttach(ac, c->base) != REDIS_OK) {
-        redisAsyncFree(ac);
-        schedule_reconnect(c);
-        return;
-    }
-    ac->data = c;
-    redisAsyncSetConnectCallback(ac, on_connect);
-    redisAsyncSetDisconnectCallback(ac, on_disconnect);
-    c->ac = ac;
-    c->state = ST_CONNECTING;
-    int rc = c->ep.db >= 0 ? redisAsyncCommand(ac, on_handshake, NULL, "SELECT %d", c->ep.db)
-                           : redisAsyncCommand(ac, on_handshake, NULL, "PING");
-    if (rc != REDIS_OK) {
-        drop_connection(c, "handshake not sent");
-        return;
-    }
-    struct timeval tv = ms_tv(c->connect_timeout_ms);
-    evtimer_add(c->conn_timer, &tv);
+    start_attempt(arg);
 }
 
 bool wr_redis_conn_connected(const wr_redis_conn_t *c)
 {
-    return c && c->state == ST_CONNECTED;
+    return c && c->state == ST_CONNECTED && c->io && wr_redis_io_ready(c->io);
 }
 
 /* ------------------------------------------------------------ open/close */
@@ -686,13 +1056,26 @@ static void conn_free(wr_redis_conn_t *c)
     for (size_t i = 0; c->scripts && i < c->nscripts; i++)
         free(c->scripts[i].text);
     free(c->scripts);
-    if (c->conn_timer)
-        event_free(c->conn_timer);
     if (c->retry_timer)
         event_free(c->retry_timer);
-    if (c->flush_ev)
-        event_free(c->flush_ev);
+    if (c->drop_ev)
+        event_free(c->drop_ev);
+    wr_redis_io_tls_free(c->tls);
+    wr_redis_url_wipe(&c->ep);
     free(c);
+}
+
+/* TLS settings for rediss:// from the files (logged refusal: WR_EINVAL). */
+static wr_err_t open_tls(wr_redis_conn_t *c, const wr_redis_conn_opts_t *opts)
+{
+    if (!c->ep.tls)
+        return WR_OK;
+    wr_redis_io_tls_opts_t t = {opts->tls_ca_file, opts->tls_cert_file, opts->tls_key_file};
+    char msg[400] = "";
+    wr_err_t err = wr_redis_io_tls_new(&t, &c->tls, msg, sizeof msg);
+    if (err == WR_EINVAL)
+        wr_error("%s: TLS: %s", c->name, msg);
+    return err;
 }
 
 wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t *opts,
@@ -706,14 +1089,23 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
         return WR_ENOMEM;
     c->base = base;
     c->name = opts->log_name ? opts->log_name : "redis_conn";
+    char msg[300] = "";
     err = wr_redis_url_parse(opts->url, &c->ep, NULL, 0);
-    if (err != WR_OK)
+    if (err == WR_OK)
+        err = wr_redis_url_set_env_password(&c->ep, opts->env_password, msg, sizeof msg);
+    if (err != WR_OK) {
+        if (msg[0])
+            wr_error("%s: %s", c->name, msg);
         goto out;
+    }
     c->cmd_timeout_ms = opts->command_timeout_ms ? opts->command_timeout_ms : 250;
     c->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 1000;
     c->reconnect_max_ms = opts->reconnect_max_ms ? opts->reconnect_max_ms : 2000;
     c->wait_replicas = opts->wait_replicas;
     c->wait_timeout_ms = opts->wait_timeout_ms ? opts->wait_timeout_ms : 100;
+    c->allow_eviction = opts->allow_eviction;
+    c->on_started = opts->on_started;
+    c->started_arg = opts->started_arg;
     c->metrics = opts->metrics;
     if (c->metrics && c->wait_replicas > 0) {
         wr_metrics_describe(c->metrics, "waitroom_redis_wait_total", WR_METRIC_COUNTER,
@@ -731,21 +1123,18 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     if (!c->rng)
         c->rng = 88172645463325252ULL;
     err = load_scripts(c, opts->scripts, opts->nscripts);
+    if (err == WR_OK)
+        err = open_tls(c, opts);
     if (err != WR_OK)
         goto out;
-    c->conn_timer = evtimer_new(base, on_conn_timeout, c);
     c->retry_timer = evtimer_new(base, on_retry, c);
-    c->flush_ev = event_new(base, -1, 0, on_flush, c);
-    {
-        struct timeval tv = ms_tv(c->cmd_timeout_ms);
-        c->cmd_timeout_tv = event_base_init_common_timeout(base, &tv); /* NULL: plain timeouts */
-    }
-    if (!c->conn_timer || !c->retry_timer || !c->flush_ev) {
+    c->drop_ev = evtimer_new(base, on_drop, c);
+    if (!c->retry_timer || !c->drop_ev) {
         err = WR_ENOMEM;
         goto out;
     }
     c->state = ST_DISCONNECTED;
-    start_connect(c);
+    start_attempt(c);
     *out = c;
     return WR_OK;
 out:
@@ -758,26 +1147,14 @@ void wr_redis_conn_close(wr_redis_conn_t *c)
     if (!c || c->state == ST_CLOSED)
         return; /* a second close (from a callback run by close) is a no-op */
     c->state = ST_CLOSED;
-    evtimer_del(c->conn_timer);
     evtimer_del(c->retry_timer);
-    /* Cancel in send order; each command stays allocated (orphaned) until
-     * hiredis calls it back below. */
-    while (c->head) {
-        wr_redis_conn_cmd_t *cmd = c->head;
-        unlink_cmd(c, cmd);
-        cmd->c = NULL;
-        if (cmd->timer) {
-            event_del(cmd->timer);
-            cmd->timer = NULL;
-        }
-        if (!cmd->abandoned)
-            call_err(cmd, WR_ECANCELED);
-    }
-    redisAsyncContext *ac = c->ac;
-    c->ac = NULL;
-    if (ac) {
-        ac->data = NULL;
-        redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
-    }
-    conn_free(c);
+    event_del(c->drop_ev);
+    wr_redis_io_t *ios[3] = {c->io, c->sq_io, c->sub_io};
+    c->io = c->sq_io = c->sub_io = NULL;
+    c->busy++;
+    for (int i = 0; i < 3; i++)
+        wr_redis_io_free(ios[i]); /* pending callbacks: WR_ECANCELED, in send order */
+    c->busy--;
+    if (c->busy == 0)
+        conn_free(c);
 }

@@ -245,6 +245,15 @@ static bool wait_after_consume(const redisReply *rep)
     return rep->type == REDIS_REPLY_INTEGER && rep->integer == 0;
 }
 
+/* A join: WAIT after every answer of the entry script (a join of someone
+ * already in line is rare); a WAIT no replica acknowledged answers
+ * WR_EUNAVAILABLE (strict): the client retries the idempotent join rather
+ * than hold a place a failover may undo. */
+static bool wait_after_join(const redisReply *rep)
+{
+    return rep->type == REDIS_REPLY_ARRAY;
+}
+
 static bool wait_after_admit(const redisReply *rep)
 {
     return rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
@@ -262,8 +271,11 @@ static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
     }
     wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME || r->op == OP_BURN ? wait_after_consume
                                     : r->op == OP_ADMIT                     ? wait_after_admit
+                                    : r->op == OP_JOIN                      ? wait_after_join
                                                                             : NULL;
     wr_redis_conn_cmd_t *cmd = r->cmd;
+    if (r->op == OP_JOIN)
+        wr_redis_conn_cmd_wait_strict(cmd);
     r->cmd = NULL; /* the connection owns it from here, also on error */
     wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
     if (err != WR_OK)
@@ -426,6 +438,14 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         .wait_replicas = opts->wait_replicas,
         .wait_timeout_ms = opts->wait_timeout_ms,
         .metrics = opts->metrics,
+        /* production: TLS, the env password, the settings check, start */
+        .tls_ca_file = opts->tls_ca_file,
+        .tls_cert_file = opts->tls_cert_file,
+        .tls_key_file = opts->tls_key_file,
+        .env_password = opts->env_password,
+        .allow_eviction = opts->allow_eviction,
+        .on_started = opts->on_started,
+        .started_arg = opts->started_arg,
     };
     wr_err_t err = wr_redis_conn_open(base, &co, &s->conn);
     if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {

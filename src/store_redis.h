@@ -1,7 +1,7 @@
 /*
  * store_redis.h - the Redis backend of the store interface (store.h).
  *
- * hiredis async on the caller's libevent loop; every operation is ONE Lua
+ * redis_conn (redis_io) on the caller's libevent loop; every operation is ONE Lua
  * script call (EVALSHA, one EVAL retry on NOSCRIPT); every key of a queue
  * carries the hash tag {queue} and is passed in KEYS. Arrival scores and
  * token expiries are Redis TIME in microseconds. The connection is
@@ -18,7 +18,7 @@
 #include "store.h"
 
 typedef struct {
-    const char *url;             /* redis://HOST:PORT[/DB] or unix:///PATH[?db=N]
+    const char *url;             /* redis://, rediss://, redis-sentinel://, unix://
                                     (redis_url.h); copied */
     uint32_t command_timeout_ms; /* a command not answered in this time fails with
                                     WR_ETIMEOUT; 0 = 250 */
@@ -35,6 +35,15 @@ typedef struct {
     uint32_t wait_replicas;
     uint32_t wait_timeout_ms; /* 0 = 100 */
     wr_metrics_t *metrics;    /* borrowed, may be NULL; outlives the store */
+    /* Production (redis_conn.h): rediss:// PEM files (NULL = system CAs, no
+     * client certificate), WAITROOM_REDIS_PASSWORD's value, whether an
+     * allkeys-* maxmemory-policy is accepted, and the end of the first
+     * attempt to connect (WR_EINVAL: refuse to start; msg says why). */
+    const char *tls_ca_file, *tls_cert_file, *tls_key_file;
+    const char *env_password;
+    bool allow_eviction;
+    void (*on_started)(wr_err_t err, const char *msg, void *arg);
+    void *started_arg;
 } wr_store_redis_opts_t;
 
 /*

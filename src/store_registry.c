@@ -3,7 +3,7 @@
  *
  * One static array of rows, searched in order; the first row whose scheme
  * matches serves the URL. A row's check_url and open share their parser:
- * the memory row accepts exactly "memory"; both Redis rows check with
+ * the memory row accepts exactly "memory"; every Redis row checks with
  * wr_redis_url_parse, the parser wr_store_redis_open runs when it opens.
  * The message for a URL no row serves lists every row's syntax, so it
  * grows with the table.
@@ -44,7 +44,10 @@ static wr_err_t open_memory(struct event_base *base, const char *url, const wr_s
         return WR_EINVAL;
     wr_store_memory_opts_t o = {0};
     o.data_dir = p->data_dir && p->data_dir[0] ? p->data_dir : NULL;
-    return wr_store_memory_open(base, &o, out);
+    wr_err_t err = wr_store_memory_open(base, &o, out);
+    if (err == WR_OK && p->on_started)
+        p->on_started(WR_OK, NULL, p->started_arg); /* nothing to reach */
+    return err;
 }
 
 /* ----------------------------------------------------------------- redis */
@@ -65,6 +68,13 @@ static wr_err_t open_redis(struct event_base *base, const char *url, const wr_st
     o.wait_replicas = p->wait_replicas;
     o.wait_timeout_ms = p->wait_timeout_ms;
     o.metrics = p->metrics;
+    o.tls_ca_file = p->redis_ca && p->redis_ca[0] ? p->redis_ca : NULL;
+    o.tls_cert_file = p->redis_cert && p->redis_cert[0] ? p->redis_cert : NULL;
+    o.tls_key_file = p->redis_key && p->redis_key[0] ? p->redis_key : NULL;
+    o.env_password = p->redis_password;
+    o.allow_eviction = p->redis_allow_eviction;
+    o.on_started = p->on_started;
+    o.started_arg = p->started_arg;
     return wr_store_redis_open(base, &o, out);
 }
 
@@ -73,6 +83,9 @@ static wr_err_t open_redis(struct event_base *base, const char *url, const wr_st
 static const wr_store_backend_t backends[] = {
     {"memory", "memory", "memory (embedded)", check_memory, open_memory},
     {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis},
+    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis},
+    {"redis-sentinel://", "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]", NULL,
+     check_redis, open_redis},
     {"unix://", "unix:///PATH", NULL, check_redis, open_redis},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])

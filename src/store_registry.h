@@ -27,6 +27,18 @@ typedef struct {
     uint32_t wait_replicas;      /* redis durability mode (WAIT); 0 = off */
     uint32_t wait_timeout_ms;    /* redis: 0 = 100 */
     wr_metrics_t *metrics;       /* redis: borrowed, may be NULL; outlives the store */
+    const char *redis_ca;        /* rediss://: --redis-ca, --redis-cert, --redis-key */
+    const char *redis_cert;
+    const char *redis_key;
+    const char *redis_password; /* WAITROOM_REDIS_PASSWORD; NULL or "" = the URL's */
+    bool redis_allow_eviction;  /* --redis-allow-eviction */
+    /* The first attempt to reach the store is over, called once: from the
+     * loop for Redis (redis_conn.h's started callback: WR_OK connected,
+     * WR_EINVAL refuse to start with msg, other errors start degraded),
+     * from inside open for the memory store (WR_OK: nothing to reach).
+     * May be NULL. */
+    void (*on_started)(wr_err_t err, const char *msg, void *arg);
+    void *started_arg;
 } wr_store_params_t;
 
 /* One row of the registry. */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define MAXC     8
-#define NCOUNTS  8
+#define NCOUNTS  16
 #define REPLYMAX 4096
 
 struct fake_redis {
@@ -84,6 +84,12 @@ static void answer(fake_redis_t *f, int fd, const redisReply *cmd)
     if (strcmp(name, "PING") == 0) {
         n = (size_t)snprintf(out, sizeof out, "+PONG\r\n");
     } else if (strcmp(name, "SELECT") == 0) {
+        n = (size_t)snprintf(out, sizeof out, "+OK\r\n");
+    } else if (strcmp(name, "ROLE") == 0) { /* redis_conn's connect checks */
+        n = (size_t)snprintf(out, sizeof out, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+    } else if (strcmp(name, "CONFIG") == 0) {
+        n = (size_t)snprintf(out, sizeof out, "*0\r\n");
+    } else if (strcmp(name, "SCRIPT") == 0) {
         n = (size_t)snprintf(out, sizeof out, "+OK\r\n");
     } else if (strcmp(name, "SADD") == 0 || strcmp(name, "SREM") == 0) {
         n = (size_t)snprintf(out, sizeof out, ":1\r\n");

@@ -3,7 +3,8 @@
  * testing how store_redis handles replies Redis would never send.
  *
  * A thread accepts connections and parses commands with hiredis's reader.
- * PING answers +PONG, SELECT +OK, SADD/SREM :1; every other command (the
+ * PING answers +PONG, SELECT +OK, SADD/SREM :1, ROLE master, CONFIG GET an
+ * empty array, SCRIPT +OK (the connect checks); every other command (the
  * script calls) answers the raw RESP bytes set with fake_redis_reply().
  */
 #ifndef WR_TEST_FAKE_REDIS_H

@@ -32,6 +32,8 @@ static const char *const good[] = {
     "redis://127.0.0.1:01/0",
     "redis://127.0.0.1:1/65535",
     "redis://[::1]:6379",
+    "rediss://127.0.0.1:1/0",
+    "redis-sentinel://127.0.0.1:1,127.0.0.1:2/mymaster",
     "unix:///tmp/r.sock",
     "unix:///tmp/r.sock?db=3",
     "unix:///" P100, /* 101 bytes after unix:// */
@@ -73,7 +75,10 @@ static void t_find(void **state)
     assert_string_equal(wr_store_registry_find("unix:///x")->scheme, "unix://");
     assert_null(wr_store_registry_find("memory://"));
     assert_null(wr_store_registry_find("Memory"));
-    assert_null(wr_store_registry_find("rediss://h:1"));
+    assert_string_equal(wr_store_registry_find("rediss://h:1")->scheme, "rediss://");
+    assert_string_equal(wr_store_registry_find("redis-sentinel://h:1/m")->scheme,
+                        "redis-sentinel://");
+    assert_null(wr_store_registry_find("redisx://h:1"));
     assert_null(wr_store_registry_find(""));
     assert_null(wr_store_registry_find(NULL));
 }
@@ -101,12 +106,15 @@ static void t_check_messages(void **state)
     wr_store_check_url("unix://x", err, sizeof err);
     assert_string_equal(err, "'unix://x' must be unix:///ABSOLUTE/PATH");
     wr_store_check_url("mysql://h:1", err, sizeof err);
-    assert_string_equal(err,
-                        "'mysql://h:1' must be memory, redis://HOST:PORT[/DB] or unix:///PATH");
-    /* a URL no row serves is quoted without its password */
-    wr_store_check_url("rediss://app:s3cret@h:1", err, sizeof err);
     assert_string_equal(
-        err, "'rediss://app:***@h:1' must be memory, redis://HOST:PORT[/DB] or unix:///PATH");
+        err, "'mysql://h:1' must be memory, redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
+             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] or unix:///PATH");
+    /* a URL no row serves is quoted without its password */
+    wr_store_check_url("mysql://app:s3cret@h:1", err, sizeof err);
+    assert_string_equal(
+        err,
+        "'mysql://app:***@h:1' must be memory, redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
+        "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] or unix:///PATH");
     /* a short buffer is cut, not overrun; NULL is allowed */
     char small[8];
     assert_int_equal(wr_store_check_url("mysql://h:1", small, sizeof small), WR_EINVAL);
