@@ -708,7 +708,8 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     }
     if (have) {
         v.target_url = ev.target_url;
-        const wr_queue_config_t *cfg = e->config;
+        /* degraded mode: no entry, the config this instance holds */
+        const wr_queue_config_t *cfg = e ? e->config : wr_scheduler_config(a->sched, c->queue);
         if (cfg) {
             /* ?return=: only to targetUrl's origin or returnOrigins */
             if (query_param(c->req, "return", ret, sizeof(ret)) &&
