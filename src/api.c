@@ -168,6 +168,14 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
 
+    /* The admin routes need the admin key before anything about the
+     * request is looked at (a bad queue name too is 401 without the key). */
+    if (is_admin_route(route) && !wr_api__admin_ok(a, req)) {
+        wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "admin key required (Bearer)", NULL,
+                            NULL, 0);
+        return;
+    }
+
     /* The {queue} segment: percent-decoded, then validated (into the
      * caller's buffer, which the request record reads). */
     bool has_queue = m.param && route != WR_ROUTE_STATIC;

@@ -149,7 +149,9 @@ static bool query_param(struct evhttp_request *req, const char *name, char *out,
     const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
     struct evkeyvalq params;
     bool ok = false;
-    if (!q || evhttp_parse_query_str(q, &params) != 0)
+    /* A NUL would cut the decoded value short (?return=https://ok%00.evil
+     * read as https://ok): a query with one is not read at all. */
+    if (!q || strstr(q, "%00") || evhttp_parse_query_str(q, &params) != 0)
         return false;
     const char *v = evhttp_find_header(&params, name);
     if (v && *v && strlen(v) < cap) {

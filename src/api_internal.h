@@ -281,6 +281,10 @@ bool wr_api__store_unreachable(wr_err_t err);
  * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
 void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
 
+/* True when req carries the admin key (Authorization: Bearer, compared as
+ * HMACs in constant time); false when no admin key is configured. */
+bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
+
 /* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
  * one-second history kept by this instance (history.h). Checks the admin
  * key. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */

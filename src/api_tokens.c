@@ -224,7 +224,8 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_token_claims_t cl;
     wr_token_reason_t r = token_claims(a, route, queue, tok, tok_len, want_user, &cl);
     /* degraded mode: spent on this instance (store unreachable at the time) */
-    if (r == WR_TOKEN_OK && wr_failopen_spent(a->failopen, queue, cl.jti, (int64_t)time(NULL)))
+    if (r == WR_TOKEN_OK && route != WR_ROUTE_RELEASE &&
+        wr_failopen_spent(a->failopen, queue, cl.jti, (int64_t)time(NULL)))
         r = WR_TOKEN_CONSUMED;
     if (r != WR_TOKEN_OK) {
         reply_refused(a, req, route, r);

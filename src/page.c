@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -239,7 +240,7 @@ static bool target_ok(const char *u)
 {
     if (!u || !*u)
         return false;
-    if (strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0)
+    if (strncasecmp(u, "https://", 8) == 0 || strncasecmp(u, "http://", 7) == 0)
         return true;
     return u[0] == '/' && u[1] != '/' && u[1] != '\\';
 }

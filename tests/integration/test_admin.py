@@ -47,6 +47,9 @@ class Admin(WRTest):
                 ("GET", "GET", "/v1/admin/queues/" + q, None),
                 ("GET list", "GET", "/v1/admin/queues", None),
                 ("DELETE", "DELETE", "/v1/admin/queues/" + q, None),
+                # the key is checked before the name: no 400 that tells names apart
+                ("GET bad name", "GET", "/v1/admin/queues/caf%C3%A9", None),
+                ("PUT bad name", "PUT", "/v1/admin/queues/a%2Fb", {"admitPerSecond": 1}),
             ]:
                 with self.subTest(key=key_what, route=what):
                     r = self.c.request(method, path, headers, body)

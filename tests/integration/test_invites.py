@@ -262,6 +262,9 @@ class ReturnAndPass(WRTest):
             self.assertEqual(page_attr(self.page(q, ret), "data-target-url"), target, repr(ret))
         # sent without encoding ("?return=//evil.com") as well
         self.assertEqual(page_attr(self.page(q, "//evil.com", raw=True), "data-target-url"), target)
+        # an encoded NUL never cuts the URL short (https://shop.example%00.evil.com)
+        for ret in ["https://shop.example%00.evil.com/", "/x%00//evil.com"]:
+            self.assertEqual(page_attr(self.page(q, ret, raw=True), "data-target-url"), target, ret)
         # a path targetUrl: a path return is on the same origin
         q2 = self.new_queue(dict(HOLD, targetUrl="/checkout/"))
         self.assertEqual(page_attr(self.page(q2, "/checkout/item/7?size=m", raw=True),
