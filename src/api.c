@@ -32,6 +32,7 @@
 
 #include "api_internal.h"
 #include "http.h"
+#include "ids.h"
 #include "page.h"
 #include "version.h"
 
@@ -189,8 +190,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
             size_t dlen = m.param_len;
             bool escaped = memchr(raw, '%', m.param_len) != NULL;
             char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
-            ok = dec && dlen == strlen(dec) && dlen <= WR_QUEUE_NAME_MAX &&
-                 wr_qconfig_valid_queue_name(dec);
+            ok = dec && wr_ids_valid_queue_n(dec, dlen); /* no NUL inside, either */
             if (ok)
                 wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
             if (escaped)
@@ -198,7 +198,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         }
         if (!ok) {
             wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
-                                "queue names match [A-Za-z0-9_-]{1,64}", NULL, NULL, 0);
+                                "queue names match " WR_QUEUE_NAME_RULE, NULL, NULL, 0);
             return;
         }
     }

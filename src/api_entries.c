@@ -66,6 +66,7 @@
 
 #include "api_internal.h"
 #include "http.h"
+#include "ids.h"
 #include "invite.h"
 #include "origin.h"
 #include "page.h"
@@ -431,7 +432,7 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     cookie_out[0] = 0;
     if (a->cfg->identity == WR_IDENTITY_HEADER) {
         const char *v = evhttp_find_header(ih, a->cfg->identity_header);
-        if (!v || !*v || !wr_qconfig_valid_user_id(v)) {
+        if (!v || !*v || !wr_ids_valid_user(v)) {
             wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
                                 !v || !*v ? "missing identity header" : "invalid user id", NULL,
                                 NULL, 0);

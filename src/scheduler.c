@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "history.h"
+#include "ids.h"
 #include "log.h"
 #include "queue.h"
 
@@ -217,7 +218,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 
 void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
-    if (!cfg || !wr_qconfig_valid_queue_name(queue))
+    if (!cfg || !wr_ids_valid_queue(queue))
         return;
     entry_t *e = find(s, queue);
     if (e)

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ids.h"
 #include "log.h"
 #include "mem_snapshot.h"
 #include "memq.h"
@@ -270,19 +271,11 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- argument checks ---------------------------------------------------- */
 
-static bool name_ok(const char *name, size_t max)
-{
-    if (!name)
-        return false;
-    size_t n = strnlen(name, max + 1);
-    return n >= 1 && n <= max;
-}
-
 static wr_err_t check_call(mstore_t *s, const char *queue, const void *cb)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !wr_qconfig_valid_queue_name(queue))
+    if (!cb || !wr_ids_valid_queue(queue))
         return WR_EINVAL;
     return WR_OK;
 }
@@ -297,7 +290,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX))
+    if (!wr_ids_valid_user(user))
         return WR_EINVAL;
     item_t *it = item_new(s, D_ENTRY, arg);
     if (!it)
@@ -344,7 +337,7 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX))
+    if (!wr_ids_valid_user(user))
         return WR_EINVAL;
     item_t *it = item_new(s, D_DONE, arg);
     if (!it)
@@ -401,7 +394,7 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
+    if (!wr_ids_valid_user(user) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
         return WR_EINVAL;
     item_t *it = item_new(s, D_TOKEN, arg);
     if (!it)
@@ -452,7 +445,7 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
     wr_err_t err = check_call(s, queue, (const void *)cb);
     if (err != WR_OK)
         return err;
-    if (!name_ok(jti, WR_JTI_LEN))
+    if (!wr_ids_valid_jti(jti))
         return WR_EINVAL;
     item_t *it = item_new(s, D_TOKEN, arg);
     if (!it)

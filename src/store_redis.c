@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "cfgcache.h"
+#include "ids.h"
 #include "log.h"
 #include "redis_conn.h"
 #include "script_reply.h"
@@ -82,8 +83,7 @@ static const wr_redis_conn_script_t scripts[SC_COUNT] = {
     [SC_TOKEN] = {LIB, "scripts/token.lua"},     [SC_ADMIT] = {LIB, "scripts/admit.lua"},
     [SC_GET] = {LIB, "scripts/queue_get.lua"},   [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
     [SC_PUT] = {LIB, "scripts/config_put.lua"},  [SC_SECRET] = {NULL, "scripts/secret.lua"},
-    [SC_RELEASE] = {LIB, "scripts/release.lua"},
-    [SC_BURN] = {NULL, "scripts/burn.lua"},
+    [SC_RELEASE] = {LIB, "scripts/release.lua"}, [SC_BURN] = {NULL, "scripts/burn.lua"},
 };
 
 typedef enum {
@@ -136,14 +136,6 @@ struct rstore {
 };
 
 static const wr_store_ops_t redis_ops;
-
-/* ---------------------------------------------------------------- utils */
-
-static bool valid_user(const char *u)
-{
-    size_t n = u ? strnlen(u, WR_USER_ID_MAX + 1) : 0;
-    return n > 0 && n <= WR_USER_ID_MAX;
-}
 
 /* ----------------------------------------------------------- requests */
 
@@ -482,7 +474,7 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, bool join,
                         wr_store_entry_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -511,7 +503,7 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
                         void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -525,7 +517,7 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -549,7 +541,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !jti ||
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !jti ||
         strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
@@ -591,9 +583,9 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
                        bool check_only, wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    size_t jlen = jti ? strnlen(jti, WR_JTI_LEN + 1) : 0;
-    if (!wr_qconfig_valid_queue_name(q) || jlen < 1 || jlen > WR_JTI_LEN || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_jti(jti) || !cb)
         return WR_EINVAL;
+    size_t jlen = strlen(jti);
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
@@ -617,7 +609,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     wr_err_t err = WR_OK;
     char *json = NULL;
     struct req *r = NULL;
-    if (!wr_qconfig_valid_queue_name(q) || !cfg || !cb || cfg->tick_ms < 1 ||
+    if (!wr_ids_valid_queue(q) || !cfg || !cb || cfg->tick_ms < 1 ||
         !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
@@ -675,7 +667,7 @@ out:
 static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -689,7 +681,7 @@ static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, 
 static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -816,12 +808,10 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
                 ctx->err = WR_EPROTO;
             continue;
         }
-        if (e->len > WR_QUEUE_NAME_MAX)
+        if (!wr_ids_valid_queue_n(e->str, e->len))
             continue; /* not a queue name of ours */
         memcpy(it->name, e->str, e->len);
         it->name[e->len] = '\0';
-        if (!wr_qconfig_valid_queue_name(it->name))
-            continue;
         wr_err_t e2 = r_queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
             ctx->outstanding++;

@@ -47,6 +47,7 @@
 #include <openssl/rand.h>
 
 #include "b64.h"
+#include "ids.h"
 
 #define MAC_LEN 32
 #define ISSUER  "waitroom"
@@ -70,53 +71,6 @@ const char *wr_token_reason_name(wr_token_reason_t r)
     if ((unsigned)r >= sizeof(reason_names) / sizeof(reason_names[0]) || !reason_names[r])
         return "unknown";
     return reason_names[r];
-}
-
-/* ---- syntax of the string claims ---------------------------------------- */
-
-static bool is_alnum(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* [A-Za-z0-9_-]{1,WR_QUEUE_NAME_MAX} */
-static bool valid_queue(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_QUEUE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && c != '_' && c != '-')
-            return false;
-    }
-    return true;
-}
-
-/* [A-Za-z0-9._~:@+-]{1,WR_USER_ID_MAX}; same rule as wr_qconfig_valid_user_id,
- * kept local so that token does not depend on qconfig.c. */
-static bool valid_user(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_USER_ID_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && (!c || !strchr("._~:@+-", c)))
-            return false;
-    }
-    return true;
-}
-
-/* base64url alphabet, 1..WR_JTI_LEN characters. */
-static bool valid_jti(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_JTI_LEN)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && c != '_' && c != '-')
-            return false;
-    }
-    return true;
 }
 
 /* Length of the NUL-terminated string in a fixed array, or cap if unterminated. */
@@ -244,9 +198,9 @@ static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, siz
 
     if (!claims || !out || !secret || secret_len == 0)
         return WR_EINVAL;
-    if (!valid_queue(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
-        !valid_user(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
-        !valid_jti(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
+    if (!wr_ids_valid_queue_n(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
+        !wr_ids_valid_user_n(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
+        !wr_ids_valid_jti_n(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
         return WR_EINVAL;
 
     json_len = claims_json(claims, json, sizeof json);
@@ -255,7 +209,7 @@ static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, siz
 
     if (kid && kid[0]) {
         size_t kl = strnlen(kid, WR_KID_LEN + 1);
-        if (kl > WR_KID_LEN || !valid_jti(kid, kl))
+        if (!wr_ids_valid_kid_n(kid, kl))
             return WR_EINVAL;
         hdr_len = (size_t)snprintf(hdr, sizeof hdr,
                                    "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid);
@@ -343,9 +297,8 @@ static wr_token_reason_t check_header(const char *s, size_t n, char kid[WR_KID_L
         r = WR_TOKEN_BAD_ALG;
     else if (json_object_get(h, "crit"))
         r = WR_TOKEN_MALFORMED; /* we understand no extension (RFC 7515 4.1.11) */
-    else if (k && (!json_is_string(k) || json_string_length(k) == 0 ||
-                   json_string_length(k) > WR_KID_LEN ||
-                   !valid_jti(json_string_value(k), json_string_length(k))))
+    else if (k && (!json_is_string(k) ||
+                   !wr_ids_valid_kid_n(json_string_value(k), json_string_length(k))))
         r = WR_TOKEN_BAD_SIGNATURE;
     else if (k)
         memcpy(kid, json_string_value(k), json_string_length(k) + 1);
@@ -389,8 +342,8 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     fo = json_object_get(p, "fo");
     if (fo && !json_is_boolean(fo))
         goto out;
-    if (!aud || !valid_queue(aud, aud_len) || !sub || !valid_user(sub, sub_len) || !jti ||
-        !valid_jti(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
+    if (!aud || !wr_ids_valid_queue_n(aud, aud_len) || !sub || !wr_ids_valid_user_n(sub, sub_len) ||
+        !jti || !wr_ids_valid_jti_n(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
         goto out;
     if ((int64_t)json_integer_value(exp) <= now_s) {
         r = WR_TOKEN_EXPIRED;

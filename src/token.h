@@ -19,13 +19,11 @@
 #include <jansson.h>
 
 #include "error.h"
-#include "qconfig.h"
+#include "ids.h"
 
 #define WR_TOKEN_MAX      1024 /* longest token accepted or produced, bytes */
-#define WR_JTI_LEN        22   /* base64url of 16 random bytes */
 #define WR_SECRET_MIN     32   /* token secret: at least 32 bytes */
 #define WR_SECRET_MAX     256
-#define WR_KID_LEN        8 /* key id in the JWT header: 8 base64url chars */
 #define WR_TOKEN_KEYS_MAX 4 /* keys a verifier tries (current + previous ones) */
 
 /* Why a token was refused; the API's "reason" field is wr_token_reason_name(). */
