@@ -22,7 +22,7 @@
  */
 #include "ratelimit.h"
 
-#include "idhash.h"
+#include "siphash.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -56,8 +56,8 @@ struct wr_ratelimit {
     uint64_t evictions;
 };
 
-/* Keys are hashed with the keyed SipHash-1-3 of idhash.c (one
- * implementation in the tree), under two independent random keys. */
+/* Keys are hashed with SipHash-1-3 (siphash.h, the one implementation in
+ * the tree), under two independent random keys. */
 
 /* ---- table ---- */
 
@@ -168,8 +168,8 @@ static void chain_unlink(wr_ratelimit_t *rl, uint32_t i)
 static void digest(const wr_ratelimit_t *rl, const void *key, size_t len, uint64_t *h0,
                    uint64_t *h1)
 {
-    *h0 = wr_idhash_siphash13(rl->k[0], rl->k[1], key, len);
-    *h1 = wr_idhash_siphash13(rl->k[2], rl->k[3], key, len);
+    *h0 = wr_siphash13(rl->k[0], rl->k[1], key, len);
+    *h1 = wr_siphash13(rl->k[2], rl->k[3], key, len);
 }
 
 static uint32_t find(wr_ratelimit_t *rl, uint64_t h0, uint64_t h1)
