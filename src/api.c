@@ -25,12 +25,12 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
+#include "crypto.h"
 #include "http.h"
 #include "ids.h"
 #include "page.h"
@@ -293,10 +293,10 @@ static void set_admin_key(wr_api_t *a)
     size_t klen = strlen(a->cfg->admin_key);
     a->admin_enabled = klen > 0;
     if (klen > 0)
-        wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
-                             a->admin_mac);
+        wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
+                              a->admin_mac);
     else
-        OPENSSL_cleanse(a->admin_mac, sizeof(a->admin_mac));
+        wr_crypto_wipe(a->admin_mac, sizeof(a->admin_mac));
 }
 
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
@@ -309,9 +309,9 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->sched = opts->sched;
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
-    if (wr_token_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
+    if (wr_crypto_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
         a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_api__now_us();
-    if (wr_token_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
+    if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);
         return WR_EIO;
     }
@@ -396,11 +396,11 @@ static void set_previous_cookie_key(wr_api_t *a)
 {
     a->has_prev_cookie_key = false;
     if (a->cfg->cookie_secret_previous_len > 0) {
-        wr_identity_derive_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
-                               a->prev_cookie_key);
+        wr_crypto_cookie_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
+                             a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     } else if (a->cfg->cookie_secret_len == 0 && a->prev_secret_len > 0) {
-        wr_identity_derive_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
+        wr_crypto_cookie_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     }
 }
@@ -410,10 +410,10 @@ static void set_previous_cookie_key(wr_api_t *a)
 static void derive_cookie_keys(wr_api_t *a)
 {
     if (a->cfg->cookie_secret_len > 0)
-        wr_identity_derive_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
+        wr_crypto_cookie_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
     else
-        wr_identity_derive_key(a->secret, a->secret_len, a->cookie_key);
-    a->cookie_key_len = 32;
+        wr_crypto_cookie_key(a->secret, a->secret_len, a->cookie_key);
+    a->cookie_key_len = sizeof a->cookie_key;
     set_previous_cookie_key(a);
 }
 
@@ -465,10 +465,10 @@ void wr_api_free(wr_api_t *a)
 {
     if (!a)
         return;
-    OPENSSL_cleanse(a->secret, sizeof(a->secret));
-    OPENSSL_cleanse(a->cookie_key, sizeof(a->cookie_key));
-    OPENSSL_cleanse(a->prev_secret, sizeof(a->prev_secret));
-    OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
+    wr_crypto_wipe(a->secret, sizeof(a->secret));
+    wr_crypto_wipe(a->cookie_key, sizeof(a->cookie_key));
+    wr_crypto_wipe(a->prev_secret, sizeof(a->prev_secret));
+    wr_crypto_wipe(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

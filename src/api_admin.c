@@ -21,12 +21,12 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <math.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
+#include "crypto.h"
 #include "history.h"
 #include "http.h"
 #include "log.h"
@@ -42,10 +42,10 @@ bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req)
     size_t len;
     if (!wr_api__bearer(evhttp_request_get_input_headers(req), &tok, &len))
         return false;
-    uint8_t mac[32];
-    if (wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
+    uint8_t mac[WR_CRYPTO_MAC_LEN];
+    if (wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
         return false;
-    return CRYPTO_memcmp(mac, a->admin_mac, 32) == 0;
+    return wr_crypto_equal(mac, a->admin_mac, sizeof mac);
 }
 
 static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t *st)

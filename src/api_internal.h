@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "crypto.h"
 #include "failopen.h"
 #include "identity.h"
 #include "qconfig.h"
@@ -68,20 +69,20 @@ struct wr_api {
     const wr_config_t *cfg;
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len;
-    uint8_t cookie_key[32];
+    uint8_t cookie_key[WR_CRYPTO_KEY_LEN];
     size_t cookie_key_len;
     /* Rotation: the previous token secret and cookie key, still accepted. */
     wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
     size_t n_keys;
     uint8_t prev_secret[WR_SECRET_MAX];
     size_t prev_secret_len;
-    uint8_t prev_cookie_key[32];
+    uint8_t prev_cookie_key[WR_CRYPTO_KEY_LEN];
     bool has_prev_cookie_key;
-    wr_ratelimit_t *join_rl;   /* per client address */
-    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
-    bool admin_separate;       /* admin API only on the admin listener */
-    uint8_t admin_mac_key[32]; /* random per process: admin key compare */
-    uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
+    wr_ratelimit_t *join_rl;                  /* per client address */
+    wr_ratelimit_t *poll_rl;                  /* per queue + user: pacing */
+    bool admin_separate;                      /* admin API only on the admin listener */
+    uint8_t admin_mac_key[WR_CRYPTO_KEY_LEN]; /* random per process: admin key compare */
+    uint8_t admin_mac[WR_CRYPTO_MAC_LEN];     /* HMAC(admin_mac_key, configured admin key) */
     bool admin_enabled;
     size_t in_flight;
     /* see count_request in api_reply.c */

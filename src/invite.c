@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "b64.h"
+#include "crypto.h"
 #include "ids.h"
 #include "token.h"
 
@@ -149,8 +150,8 @@ wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1])
     uint8_t mac[32];
     if (!vid || !wr_ids_valid_user(sub))
         return WR_EINVAL;
-    wr_err_t err = wr_token_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
-                                        sub, strlen(sub), mac);
+    wr_err_t err = wr_crypto_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
+                                         sub, strlen(sub), mac);
     if (err != WR_OK)
         return err;
     return wr_b64url_encode(mac, VID_RAW, vid, WR_VID_LEN + 1, NULL);

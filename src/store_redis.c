@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "cfgcache.h"
+#include "crypto.h"
 #include "ids.h"
 #include "log.h"
 #include "redis_conn.h"
@@ -523,7 +524,7 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
         return WR_EUNAVAILABLE;
     uint8_t seed[16];
     char hex[33];
-    if (wr_token_random(seed, sizeof seed) != WR_OK)
+    if (wr_crypto_random(seed, sizeof seed) != WR_OK)
         return WR_EIO;
     for (size_t i = 0; i < sizeof seed; i++)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);

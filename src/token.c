@@ -19,7 +19,7 @@
  *      and whose "kid", if any, is a string naming a key  else bad_signature
  *   3. S is strict base64url                              else malformed
  *      of exactly 32 bytes equal, in constant time
- *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
+ *      (wr_crypto_equal), to the HMAC over "H.P"          else bad_signature
  *   4. only then P is decoded and its claims checked: types and syntax
  *      (malformed), iss (wrong_issuer), exp > now (expired).
  * Steps 1-3 and the decoding of P are wr_token_verify_jws, which the
@@ -41,15 +41,12 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include "b64.h"
+#include "crypto.h"
 #include "ids.h"
 
-#define MAC_LEN 32
+#define MAC_LEN WR_CRYPTO_MAC_LEN
 #define ISSUER  "waitroom"
 
 static const char *const reason_names[] = {
@@ -79,35 +76,7 @@ static size_t bounded_len(const char *s, size_t cap)
     return strnlen(s, cap);
 }
 
-/* ---- primitives ---------------------------------------------------------- */
-
-wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                              uint8_t mac[32])
-{
-    static const uint8_t empty = 0;
-    unsigned int mac_len = 0;
-
-    if ((!key && key_len > 0) || (!data && len > 0) || !mac || key_len > INT_MAX)
-        return WR_EINVAL;
-    /* OpenSSL refuses a NULL key; an empty key is a valid HMAC key. */
-    if (!HMAC(EVP_sha256(), key_len ? (const void *)key : (const void *)&empty, (int)key_len,
-              len ? (const unsigned char *)data : &empty, len, mac, &mac_len))
-        return WR_EINVAL;
-    if (mac_len != MAC_LEN)
-        return WR_EINVAL;
-    return WR_OK;
-}
-
-wr_err_t wr_token_random(uint8_t *buf, size_t n)
-{
-    if (n == 0)
-        return WR_OK;
-    if (!buf || n > INT_MAX)
-        return WR_EINVAL;
-    if (RAND_bytes(buf, (int)n) != 1)
-        return WR_EIO;
-    return WR_OK;
-}
+/* ---- jti ---------------------------------------------------------------- */
 
 wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1])
 {
@@ -116,7 +85,7 @@ wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1])
 
     if (!out)
         return WR_EINVAL;
-    err = wr_token_random(raw, sizeof raw);
+    err = wr_crypto_random(raw, sizeof raw);
     if (err != WR_OK)
         return err;
     return wr_b64url_encode(raw, sizeof raw, out, WR_JTI_LEN + 1, NULL);
@@ -171,7 +140,7 @@ static wr_err_t sign_parts(const char *hdr, size_t hdr_len, const char *json, si
     if (err != WR_OK)
         return err;
     len += part;
-    err = wr_token_hmac_sha256(secret, secret_len, tok, len, mac);
+    err = wr_crypto_hmac_sha256(secret, secret_len, tok, len, mac);
     if (err != WR_OK)
         return err;
     if (len + 1 >= sizeof tok)
@@ -249,7 +218,7 @@ wr_err_t wr_token_kid(const uint8_t *secret, size_t len, char kid[WR_KID_LEN + 1
     char b64[48];
     if (!secret || len == 0 || !kid)
         return WR_EINVAL;
-    wr_err_t err = wr_token_hmac_sha256(secret, len, "waitroom kid v1", 15, mac);
+    wr_err_t err = wr_crypto_hmac_sha256(secret, len, "waitroom kid v1", 15, mac);
     if (err == WR_OK)
         err = wr_b64url_encode(mac, sizeof mac, b64, sizeof b64, NULL);
     if (err != WR_OK)
@@ -425,10 +394,10 @@ wr_token_reason_t wr_token_verify_jws(const char *token, size_t len, const wr_to
             continue;
         if (kid[0] && strcmp(kid, keys[i].kid) != 0)
             continue; /* the token names another key */
-        if (wr_token_hmac_sha256(keys[i].secret, keys[i].len, token, (size_t)(dot2 - token), mac) !=
-            WR_OK)
+        if (wr_crypto_hmac_sha256(keys[i].secret, keys[i].len, token, (size_t)(dot2 - token),
+                                  mac) != WR_OK)
             continue;
-        ok = CRYPTO_memcmp(mac, sig, MAC_LEN) == 0;
+        ok = wr_crypto_equal(mac, sig, MAC_LEN);
     }
     if (!ok)
         return WR_TOKEN_BAD_SIGNATURE;

@@ -1,0 +1,52 @@
+/*
+ * crypto.h - the cryptographic primitives of waitroom, over OpenSSL's
+ * libcrypto: HMAC-SHA256, random bytes, a constant-time comparison, the
+ * wiping of secrets, and the derivation of the visitor cookie key. Tokens (token.c), visitor
+ * cookies (identity.c), the admin key check and the secrets (api, main)
+ * all go through these; nothing else calls OpenSSL's HMAC or RAND.
+ *
+ * Pure and stateless (OpenSSL keeps its own thread-safe random state); no
+ * allocation visible to the caller, who owns every buffer.
+ */
+#ifndef WR_CRYPTO_H
+#define WR_CRYPTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define WR_CRYPTO_MAC_LEN 32 /* bytes of an HMAC-SHA256 */
+#define WR_CRYPTO_KEY_LEN 32 /* bytes of a derived key (wr_crypto_cookie_key) */
+
+/*
+ * HMAC-SHA256 of data (len bytes) under key (key_len bytes; an empty key
+ * is a valid HMAC key), written to mac. Returns WR_OK, or WR_EINVAL for a
+ * NULL pointer with a non-zero length or a key longer than INT_MAX.
+ */
+wr_err_t wr_crypto_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                               uint8_t mac[WR_CRYPTO_MAC_LEN]);
+
+/* Fills buf with n cryptographically random bytes (OpenSSL RAND_bytes).
+ * Returns WR_OK, WR_EINVAL (buf NULL, n > INT_MAX) or WR_EIO (no entropy). */
+wr_err_t wr_crypto_random(void *buf, size_t n);
+
+/* True if the n bytes at a and b are equal; the time taken depends on n
+ * only, never on where they differ (CRYPTO_memcmp). */
+bool wr_crypto_equal(const void *a, const void *b, size_t n);
+
+/* Overwrites the n bytes at p with zeros in a way the compiler may not
+ * remove (OPENSSL_cleanse): for secrets and keys about to be freed. */
+void wr_crypto_wipe(void *p, size_t n);
+
+/*
+ * The key of the visitor cookie (identity.h) from a secret (len bytes):
+ * HMAC-SHA256(secret, "waitroom cookie v1"). The secret is the configured
+ * cookie secret, or the token secret when none is configured; the same for
+ * the previous secrets of a rotation. The one place this key is derived.
+ * Returns WR_OK, or WR_EINVAL for no secret (NULL or empty).
+ */
+wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_CRYPTO_KEY_LEN]);
+
+#endif
