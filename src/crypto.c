@@ -62,3 +62,41 @@ wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_
         return WR_EINVAL;
     return wr_crypto_hmac_sha256(secret, len, COOKIE_KEY_LABEL, sizeof COOKIE_KEY_LABEL - 1, key);
 }
+
+/* The context is OpenSSL's EVP_MD_CTX under an opaque name. */
+static EVP_MD_CTX *md_of(wr_crypto_sha256_t *h)
+{
+    return (EVP_MD_CTX *)h;
+}
+
+wr_crypto_sha256_t *wr_crypto_sha256_new(void)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        md = NULL;
+    }
+    return (wr_crypto_sha256_t *)md;
+}
+
+wr_err_t wr_crypto_sha256_update(wr_crypto_sha256_t *h, const void *data, size_t len)
+{
+    if (!h || (!data && len > 0))
+        return WR_EINVAL;
+    return EVP_DigestUpdate(md_of(h), data, len) == 1 ? WR_OK : WR_EIO;
+}
+
+wr_err_t wr_crypto_sha256_final(wr_crypto_sha256_t *h, uint8_t out[WR_CRYPTO_SHA256_LEN])
+{
+    unsigned int n = 0;
+    if (!h || !out)
+        return WR_EINVAL;
+    if (EVP_DigestFinal_ex(md_of(h), out, &n) != 1 || n != WR_CRYPTO_SHA256_LEN)
+        return WR_EIO;
+    return WR_OK;
+}
+
+void wr_crypto_sha256_free(wr_crypto_sha256_t *h)
+{
+    EVP_MD_CTX_free(md_of(h));
+}

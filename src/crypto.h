@@ -17,8 +17,9 @@
 
 #include "error.h"
 
-#define WR_CRYPTO_MAC_LEN 32 /* bytes of an HMAC-SHA256 */
-#define WR_CRYPTO_KEY_LEN 32 /* bytes of a derived key (wr_crypto_cookie_key) */
+#define WR_CRYPTO_MAC_LEN    32 /* bytes of an HMAC-SHA256 */
+#define WR_CRYPTO_KEY_LEN    32 /* bytes of a derived key (wr_crypto_cookie_key) */
+#define WR_CRYPTO_SHA256_LEN 32 /* bytes of a SHA-256 digest */
 
 /*
  * HMAC-SHA256 of data (len bytes) under key (key_len bytes; an empty key
@@ -48,5 +49,26 @@ void wr_crypto_wipe(void *p, size_t n);
  * Returns WR_OK, or WR_EINVAL for no secret (NULL or empty).
  */
 wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_CRYPTO_KEY_LEN]);
+
+/*
+ * SHA-256 over data given in pieces (the snapshot checksum). The context
+ * is ready when wr_crypto_sha256_new returns (the algorithm is fetched
+ * there), so a forked child can update and finish one made before the
+ * fork without touching OpenSSL's global state.
+ */
+typedef struct wr_crypto_sha256 wr_crypto_sha256_t;
+
+/* A fresh context, or NULL on ENOMEM. Free with wr_crypto_sha256_free. */
+wr_crypto_sha256_t *wr_crypto_sha256_new(void);
+
+/* Adds len bytes of data. WR_OK, or WR_EIO when OpenSSL fails. */
+wr_err_t wr_crypto_sha256_update(wr_crypto_sha256_t *h, const void *data, size_t len);
+
+/* Writes the digest of everything added; the context is used up (only
+ * wr_crypto_sha256_free may follow). WR_OK or WR_EIO. */
+wr_err_t wr_crypto_sha256_final(wr_crypto_sha256_t *h, uint8_t out[WR_CRYPTO_SHA256_LEN]);
+
+/* Frees h; NULL is a no-op. */
+void wr_crypto_sha256_free(wr_crypto_sha256_t *h);
 
 #endif

@@ -689,7 +689,7 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
     reap_child(s, false);
     if (!s->dirty || s->closing || s->snap_pid > 0)
         return;
-    EVP_MD_CTX *md = wr_mem_snapshot_digest_new();
+    wr_crypto_sha256_t *md = wr_mem_snapshot_digest_new();
     if (!md)
         return; /* retried next round: still dirty */
     pid_t pid = fork();
@@ -702,7 +702,7 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
         sigprocmask(SIG_SETMASK, &all, NULL);
         _exit(wr_mem_snapshot_write_md(&s->db, s->data_dir, wall_us(s), md) == WR_OK ? 0 : 1);
     }
-    EVP_MD_CTX_free(md);
+    wr_crypto_sha256_free(md);
     if (pid < 0) {
         wr_warn("store memory: fork for snapshot: %s; writing in process", strerror(errno));
         (void)write_snapshot(s);

@@ -1,8 +1,9 @@
 /*
  * test_crypto.c - the primitives over libcrypto: HMAC-SHA256 against
- * RFC 4231, random bytes, the constant-time comparison, wiping, and the
- * cookie-key derivation against a value computed independently (Python:
- * hmac.new(secret, b"waitroom cookie v1", sha256)).
+ * RFC 4231, SHA-256 against FIPS 180-2, random bytes, the constant-time
+ * comparison, wiping, and the cookie-key derivation against a value
+ * computed independently (Python: hmac.new(secret, b"waitroom cookie v1",
+ * sha256)).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,13 +89,32 @@ static void test_cookie_key(void **state)
     assert_memory_equal(key, want2, sizeof want2);
 }
 
+/* FIPS 180-2 example "abc", given in two pieces. */
+static void test_sha256(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
+                                     0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+                                     0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
+                                     0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    uint8_t got[WR_CRYPTO_SHA256_LEN];
+    wr_crypto_sha256_t *h = wr_crypto_sha256_new();
+    assert_non_null(h);
+    assert_int_equal(wr_crypto_sha256_update(h, "a", 1), WR_OK);
+    assert_int_equal(wr_crypto_sha256_update(h, NULL, 0), WR_OK);
+    assert_int_equal(wr_crypto_sha256_update(h, "bc", 2), WR_OK);
+    assert_int_equal(wr_crypto_sha256_final(h, got), WR_OK);
+    assert_memory_equal(got, want, sizeof want);
+    wr_crypto_sha256_free(h);
+    wr_crypto_sha256_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmac_rfc4231),
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_equal_and_wipe),
-        cmocka_unit_test(test_cookie_key),
+        cmocka_unit_test(test_hmac_rfc4231),   cmocka_unit_test(test_random),
+        cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
+        cmocka_unit_test(test_sha256),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
