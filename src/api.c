@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "crypto.h"
 #include "http.h"
 #include "ids.h"
@@ -108,7 +109,7 @@ static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listene
 {
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
     a->cur_req = req;
-    a->cur_start_us = wr_api__now_us();
+    a->cur_start_us = wr_clock_wall_us();
     a->cur_queue = queue;
     handle(a, req, admin_listener, queue);
     a->cur_req = NULL;
@@ -310,7 +311,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
     if (wr_crypto_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
-        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_api__now_us();
+        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_clock_wall_us();
     if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);
         return WR_EIO;

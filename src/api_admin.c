@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "crypto.h"
 #include "history.h"
 #include "http.h"
@@ -211,7 +212,7 @@ static void do_put(put_t *p)
 {
     wr_api__ctx_t *c = p->c;
     c->op = "config_put";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     wr_err_t err = wr_store_config_put(c->api->store, c->queue, &p->cfg, admin_put_cb, p);
     if (err != WR_OK) {
         wr_api__reply_unavailable(c->api, c->req, c->route, err);
@@ -263,7 +264,7 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
         return;
     }
     c->op = "queue_delete";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     err = wr_store_queue_delete(c->api->store, c->queue, admin_delete_cb, p);
     if (err == WR_OK) {
         wr_scheduler_forget(c->api->sched, c->queue);

@@ -65,6 +65,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "http.h"
 #include "ids.h"
 #include "invite.h"
@@ -576,7 +577,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     snprintf(c->user, sizeof(c->user), "%s", user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     c->op = "join";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     wr_store_entry_cb cb = c->route == WR_ROUTE_QUEUE_PAGE ? page_entry_cb : entry_cb;
     wr_err_t err = wr_store_join(a->store, c->queue, c->user, cb, c);
     if (err == WR_OK)
@@ -799,7 +800,7 @@ static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
     if (cfg->fail_policy == WR_FAIL_CLOSED)
         return false;
     bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
-                wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms());
+                wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms());
     if (!pass) {
         v->state = WR_ENTRY_WAITING;
         v->degraded = true;

@@ -120,10 +120,7 @@ typedef struct wr_api__ctx {
     json_t *body; /* admin PATCH body, owned */
 } wr_api__ctx_t;
 
-/* ---------- api_reply.c: clock, contexts, replies ---------- */
-
-/* Wall clock, microseconds since the epoch. */
-int64_t wr_api__now_us(void);
+/* ---------- api_reply.c: contexts, replies ---------- */
 
 /*
  * Takes a context from the pool (or allocates one), zeroed, for req on

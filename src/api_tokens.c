@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "http.h"
 
 bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
@@ -90,7 +91,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         return;
     }
     if (!c->claims.fail_open && p == WR_FAIL_LIMITED &&
-        !wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms())) {
+        !wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms())) {
         wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
                             "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
         return;

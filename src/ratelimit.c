@@ -22,6 +22,7 @@
  */
 #include "ratelimit.h"
 
+#include "clock.h"
 #include "siphash.h"
 
 #include <arpa/inet.h>
@@ -29,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #define NIL UINT32_MAX
 
@@ -61,12 +61,11 @@ struct wr_ratelimit {
 
 /* ---- table ---- */
 
+/* The default clock (wr_ratelimit_clock_fn): monotonic. */
 static int64_t mono_us(void *arg)
 {
     (void)arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return wr_clock_mono_us();
 }
 
 wr_err_t wr_ratelimit_new(const wr_ratelimit_opts_t *opts, wr_ratelimit_t **out)

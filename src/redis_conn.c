@@ -87,6 +87,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "clock.h"
 #include "embed.h"
 #include "log.h"
 #include "redis_io.h"
@@ -199,13 +200,6 @@ static struct timeval ms_tv(uint64_t ms)
     return tv;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Frees a reply built by reply_copy (not by hiredis). */
 static void reply_free(redisReply *r)
 {
@@ -313,7 +307,7 @@ bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
  * LOG_REPEAT_MS (a server that keeps refusing us is one line per 30 s). */
 static void conn_log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
 {
-    int64_t now = mono_ms();
+    int64_t now = wr_clock_mono_ms();
     if (strcmp(msg, c->last_msg) == 0 && now - c->last_msg_ms < LOG_REPEAT_MS) {
         wr_debug("%s: %s", c->name, msg);
         return;
@@ -480,7 +474,7 @@ static bool wait_done(wr_redis_conn_t *c, const redisReply *rep)
                        ok ? "result=\"ok\"" : "result=\"short\"", 1);
     if (ok)
         return true;
-    int64_t now = mono_ms();
+    int64_t now = wr_clock_mono_ms();
     if (c->wait_log_ms == 0 || now - c->wait_log_ms >= 10000) {
         c->wait_log_ms = now;
         if (rep && rep->type == REDIS_REPLY_INTEGER)
@@ -859,7 +853,7 @@ static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
      * asking: the sentinels still name the old one until the end. */
     snprintf(c->pin_host, sizeof c->pin_host, "%s", nh);
     c->pin_port = np;
-    c->pin_until_ms = mono_ms() + 10000;
+    c->pin_until_ms = wr_clock_mono_ms() + 10000;
     char msg[900];
     snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d (%s)", name, oh, op, nh,
              np, chan);
@@ -995,7 +989,8 @@ static void start_attempt(wr_redis_conn_t *c)
 {
     if (c->state == ST_CLOSED || c->io || c->sq_io)
         return;
-    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 && mono_ms() < c->pin_until_ms) {
+    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 &&
+        wr_clock_mono_ms() < c->pin_until_ms) {
         connect_server(c, c->pin_host, c->pin_port);
     } else if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
         c->pin_port = 0;
@@ -1117,9 +1112,7 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     if (c->reconnect_max_ms < BACKOFF_MIN_MS)
         c->reconnect_max_ms = BACKOFF_MIN_MS;
     c->backoff_ms = BACKOFF_MIN_MS;
-    struct timeval now;
-    gettimeofday(&now, NULL);
-    c->rng = ((uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_usec) ^ (uintptr_t)c;
+    c->rng = (uint64_t)wr_clock_wall_us() ^ (uintptr_t)c;
     if (!c->rng)
         c->rng = 88172645463325252ULL;
     err = load_scripts(c, opts->scripts, opts->nscripts);

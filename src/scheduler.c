@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "history.h"
 #include "ids.h"
 #include "log.h"
@@ -67,13 +68,6 @@ struct wr_scheduler {
     entry_t *buckets[BUCKETS];
     size_t count;
 };
-
-int64_t wr_scheduler_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static unsigned hash(const char *s)
 {
@@ -113,7 +107,7 @@ static void arm(entry_t *e, uint32_t delay_ms)
 {
     struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
     evtimer_add(e->timer, &tv);
-    e->next_ms = wr_scheduler_now_ms() + delay_ms;
+    e->next_ms = wr_clock_mono_ms() + delay_ms;
 }
 
 static void labels_for(const entry_t *e, char *buf, size_t cap)
@@ -165,7 +159,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         return;
     }
     if (err != WR_OK) {
-        int64_t now = wr_scheduler_now_ms();
+        int64_t now = wr_clock_mono_ms();
         if (now - e->last_err_log_ms > 5000) {
             wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
             e->last_err_log_ms = now;
@@ -179,7 +173,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (res->config)
         e->cfg = *res->config;
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
-    wr_rate_window_add(&e->rate, wr_scheduler_now_ms(), res->stats.admitted_total);
+    wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats);
@@ -237,7 +231,7 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
     wr_rate_window_init(&e->rate, 60000);
     e->fail_tokens = cfg->fail_open_per_second;
-    e->fail_last_ms = wr_scheduler_now_ms();
+    e->fail_last_ms = wr_clock_mono_ms();
     unsigned h = hash(queue);
     e->next = s->buckets[h];
     s->buckets[h] = e;
@@ -289,7 +283,7 @@ int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
     entry_t *e = find(s, queue);
     if (!e)
         return -1;
-    int64_t d = e->in_flight ? 0 : e->next_ms - wr_scheduler_now_ms();
+    int64_t d = e->in_flight ? 0 : e->next_ms - wr_clock_mono_ms();
     return d < 0 ? 0 : d;
 }
 

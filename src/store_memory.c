@@ -12,7 +12,7 @@
  * argument checks, clocks, deferred callbacks, the snapshot timer and its
  * forked writer. queue_get/list sweep here; config_put sweeps nothing.
  *
- * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
+ * Time. Arrival scores come from the wall clock (clock.h) in us, made
  * strictly increasing per queue by memq. Token times and admission ticks
  * come from CLOCK_MONOTONIC plus the offset that makes it equal the wall
  * clock at open, so they are reported in wall-clock us but never jump.
@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ids.h"
 #include "log.h"
 #include "mem_snapshot.h"
@@ -132,26 +133,12 @@ static const wr_store_ops_t memory_ops;
 
 /* ---- clocks ---------------------------------------------------------- */
 
-static int64_t wall_raw_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * MICRO + tv.tv_usec;
-}
-
-static int64_t mono_raw_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * MICRO + ts.tv_nsec / 1000;
-}
-
 /* Token and tick clock: monotonic, in wall-clock microseconds. */
 static int64_t now_us(const mstore_t *s)
 {
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
-    return mono_raw_us() + s->mono_offset_us + s->debug_offset_us;
+    return wr_clock_mono_us() + s->mono_offset_us + s->debug_offset_us;
 }
 
 /* Arrival clock: the wall clock. */
@@ -159,7 +146,7 @@ static int64_t wall_us(const mstore_t *s)
 {
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
-    return wall_raw_us() + s->debug_offset_us;
+    return wr_clock_wall_us() + s->debug_offset_us;
 }
 
 /* ---- deferred items -------------------------------------------------- */
@@ -808,8 +795,8 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     s->base.ops = &memory_ops;
     s->evbase = base;
     s->lock_fd = -1;
-    s->mono_offset_us = wall_raw_us() - mono_raw_us();
-    s->db.seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
+    s->mono_offset_us = wr_clock_wall_us() - wr_clock_mono_us();
+    s->db.seed = (uint64_t)wr_clock_wall_us() ^ (uint64_t)(uintptr_t)s;
     if (opts) {
         s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
         s->snap_ms = opts->snapshot_interval_ms;
