@@ -310,8 +310,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->sched = opts->sched;
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
-    if (wr_crypto_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
-        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_clock_wall_us();
+    wr_rng_seed_random(&a->rng);
     if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);
         return WR_EIO;

@@ -75,17 +75,6 @@
 
 /* ---------- small helpers ---------- */
 
-/* A uniform draw in [0, 1) for the poll jitter. */
-static double rand01(wr_api_t *a)
-{
-    /* xorshift64*: jitter needs spread, not secrecy. */
-    a->rng ^= a->rng >> 12;
-    a->rng ^= a->rng << 25;
-    a->rng ^= a->rng >> 27;
-    uint64_t r = a->rng * 2685821657736338717ULL;
-    return (double)(r >> 11) / 9007199254740992.0;
-}
-
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
     char hdr[256];
@@ -307,7 +296,7 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
                 cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
-                rand01(a));
+                wr_rng_unit(&a->rng));
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
@@ -805,7 +794,7 @@ static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
         v->state = WR_ENTRY_WAITING;
         v->degraded = true;
         /* the slowest band (the last one), jittered: nobody knows the place */
-        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, rand01(a));
+        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
         return true;
     }
     wr_token_claims_t cl;

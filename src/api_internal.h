@@ -27,6 +27,7 @@
 #include "identity.h"
 #include "qconfig.h"
 #include "ratelimit.h"
+#include "rng.h"
 #include "router.h"
 #include "token.h"
 
@@ -89,7 +90,7 @@ struct wr_api {
     char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
     struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
     unsigned n_free_ctx;
-    uint64_t rng; /* xorshift64* state: poll jitter */
+    wr_rng_t rng; /* poll jitter */
     /* degraded mode: passes spent here while the store was unreachable,
      * and the burns owed to the store (failopen.h) */
     wr_failopen_t *failopen;

@@ -24,9 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
-#include <time.h>
 
+#include "rng.h"
 #include "siphash.h"
 
 #define MIN_CAP   16u
@@ -64,11 +63,7 @@ wr_idhash_t *wr_idhash_new(wr_idhash_key_fn key)
     h->cap = MIN_CAP;
     h->key = key;
     uint64_t k[2];
-    if (getrandom(k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) {
-        /* No entropy yet (early boot): still distinct per table. */
-        k[0] = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h;
-        k[1] = (uint64_t)clock() ^ ((uint64_t)(uintptr_t)h->slots << 7);
-    }
+    wr_rng_entropy(k, sizeof k); /* random; distinct per table even without entropy */
     h->k0 = k[0];
     h->k1 = k[1];
     return h;

@@ -92,6 +92,7 @@
 #include "log.h"
 #include "redis_io.h"
 #include "redis_url.h"
+#include "rng.h"
 
 #define BACKOFF_MIN_MS 100
 #define LOG_REPEAT_MS  30000 /* an identical connection message is logged at most this often */
@@ -155,7 +156,7 @@ struct wr_redis_conn {
     struct event *drop_ev;     /* drops io from the loop after a failover reply */
     char drop_why[MSG_MAX];
     uint32_t backoff_ms;
-    uint64_t rng;
+    wr_rng_t rng; /* reconnect jitter */
     /* the server being connected */
     char host[WR_REDIS_URL_HOST_MAX + 1];
     int port;
@@ -183,16 +184,6 @@ struct wr_redis_conn {
 };
 
 /* ---------------------------------------------------------------- utils */
-
-static uint64_t rng_next(wr_redis_conn_t *c)
-{
-    uint64_t x = c->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c->rng = x;
-    return x;
-}
 
 static struct timeval ms_tv(uint64_t ms)
 {
@@ -548,7 +539,7 @@ static void schedule_reconnect(wr_redis_conn_t *c)
     int64_t span = (int64_t)base * 40 / 100;
     int64_t delay = (int64_t)base - (int64_t)base * 20 / 100;
     if (span > 0)
-        delay += (int64_t)(rng_next(c) % (uint64_t)(span + 1));
+        delay += (int64_t)(wr_rng_next(&c->rng) % (uint64_t)(span + 1));
     uint64_t next = (uint64_t)c->backoff_ms * 2;
     c->backoff_ms = next > c->reconnect_max_ms ? c->reconnect_max_ms : (uint32_t)next;
     struct timeval tv = ms_tv((uint64_t)delay);
@@ -1112,9 +1103,7 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     if (c->reconnect_max_ms < BACKOFF_MIN_MS)
         c->reconnect_max_ms = BACKOFF_MIN_MS;
     c->backoff_ms = BACKOFF_MIN_MS;
-    c->rng = (uint64_t)wr_clock_wall_us() ^ (uintptr_t)c;
-    if (!c->rng)
-        c->rng = 88172645463325252ULL;
+    wr_rng_seed_random(&c->rng);
     err = load_scripts(c, opts->scripts, opts->nscripts);
     if (err == WR_OK)
         err = open_tls(c, opts);

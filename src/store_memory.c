@@ -796,7 +796,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     s->evbase = base;
     s->lock_fd = -1;
     s->mono_offset_us = wr_clock_wall_us() - wr_clock_mono_us();
-    s->db.seed = (uint64_t)wr_clock_wall_us() ^ (uint64_t)(uintptr_t)s;
+    wr_rng_seed_random(&s->db.rng);
     if (opts) {
         s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
         s->snap_ms = opts->snapshot_interval_ms;
