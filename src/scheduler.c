@@ -1,8 +1,8 @@
 /*
  * scheduler.c - per-queue admission ticks and the local config cache.
  *
- * Structure: a chained hash table (256 buckets) of queue entries keyed by
- * name. Each entry owns a one-shot timer, re-armed after every admit answer
+ * Structure: a map (qmap.h) from queue name to entry. Each entry owns a
+ * one-shot timer, re-armed after every admit answer
  * for the middle of the store's next tick:
  *     delay = tickMs - (now_us/1000 mod tickMs) + tickMs/2
  * so one instance hits each store tick exactly once even though its own
@@ -11,7 +11,7 @@
  *
  * Lifetime: an entry with an admit in flight is not freed when forgotten;
  * it is marked dead and freed by the admit callback (the store calls it
- * exactly once, also on close). Entries are otherwise owned by the table.
+ * exactly once, also on close). Entries are otherwise owned by the map.
  *
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
@@ -36,12 +36,10 @@
 #include "history.h"
 #include "ids.h"
 #include "log.h"
+#include "qmap.h"
 #include "queue.h"
 
-#define BUCKETS 256
-
 typedef struct entry {
-    struct entry *next;
     wr_scheduler_t *sched;
     char name[WR_QUEUE_NAME_MAX + 1];
     wr_queue_config_t cfg;
@@ -65,34 +63,12 @@ struct wr_scheduler {
     bool listing;
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
-    entry_t *buckets[BUCKETS];
-    size_t count;
+    wr_qmap_t *queues;             /* name -> entry_t */
 };
-
-static unsigned hash(const char *s)
-{
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h % BUCKETS;
-}
 
 static entry_t *find(wr_scheduler_t *s, const char *name)
 {
-    for (entry_t *e = s->buckets[hash(name)]; e; e = e->next)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    return NULL;
-}
-
-static void unlink_entry(wr_scheduler_t *s, entry_t *e)
-{
-    entry_t **pp = &s->buckets[hash(e->name)];
-    while (*pp && *pp != e)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = e->next;
-    s->count--;
+    return wr_qmap_get(s->queues, name);
 }
 
 static void entry_free(entry_t *e)
@@ -232,10 +208,10 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     wr_rate_window_init(&e->rate, 60000);
     e->fail_tokens = cfg->fail_open_per_second;
     e->fail_last_ms = wr_clock_mono_ms();
-    unsigned h = hash(queue);
-    e->next = s->buckets[h];
-    s->buckets[h] = e;
-    s->count++;
+    if (wr_qmap_put(s->queues, queue, e) != WR_OK) {
+        entry_free(e);
+        return;
+    }
     arm(e, 0);
 }
 
@@ -250,10 +226,9 @@ void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queu
 
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
+    entry_t *e = wr_qmap_remove(s->queues, queue);
     if (!e)
         return;
-    unlink_entry(s, e);
     if (s->metrics) {
         char l[WR_QUEUE_NAME_MAX + 16];
         labels_for(e, l, sizeof(l));
@@ -315,7 +290,7 @@ const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)
 
 size_t wr_scheduler_count(wr_scheduler_t *s)
 {
-    return s->count;
+    return wr_qmap_count(s->queues);
 }
 
 /* Discovery: every queue in the store gets an entry; entries whose queue is
@@ -340,18 +315,16 @@ static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
     for (size_t i = 0; i < n; i++)
         if (!find(s, infos[i].name))
             wr_scheduler_note(s, infos[i].name, infos[i].config);
-    /* Forget entries not listed. */
-    for (unsigned b = 0; b < BUCKETS; b++) {
-        entry_t *e = s->buckets[b];
-        while (e) {
-            entry_t *next = e->next;
-            bool seen = false;
-            for (size_t i = 0; i < n && !seen; i++)
-                seen = strcmp(infos[i].name, e->name) == 0;
-            if (!seen)
-                wr_scheduler_forget(s, e->name);
-            e = next;
-        }
+    /* Forget entries not listed (removing the one just visited is safe). */
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(infos[i].name, name) == 0;
+        if (!seen)
+            wr_scheduler_forget(s, ((entry_t *)v)->name);
     }
 }
 
@@ -385,8 +358,10 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     s->store = opts->store;
     s->metrics = opts->metrics;
     s->discovery_ms = opts->discovery_ms ? opts->discovery_ms : 1000;
-    s->discovery = event_new(s->base, -1, EV_PERSIST, discovery_cb, s);
+    s->queues = wr_qmap_new();
+    s->discovery = s->queues ? event_new(s->base, -1, EV_PERSIST, discovery_cb, s) : NULL;
     if (!s->discovery) {
+        wr_qmap_free(s->queues);
         free(s);
         return WR_ENOMEM;
     }
@@ -458,18 +433,17 @@ void wr_scheduler_free(wr_scheduler_t *s)
     if (s->list_pending)
         s->list_pending->dead = true; /* the list callback frees it */
     event_free(s->discovery);
-    for (unsigned b = 0; b < BUCKETS; b++) {
-        entry_t *e = s->buckets[b];
-        while (e) {
-            entry_t *next = e->next;
-            evtimer_del(e->timer);
-            if (e->in_flight)
-                e->dead = true;
-            else
-                entry_free(e);
-            e = next;
-        }
-        s->buckets[b] = NULL;
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        entry_t *e = v;
+        evtimer_del(e->timer);
+        if (e->in_flight)
+            e->dead = true;
+        else
+            entry_free(e);
     }
+    wr_qmap_free(s->queues);
     free(s);
 }
