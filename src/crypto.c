@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 /* The label of the cookie key: changing it logs every visitor out. */
 #define COOKIE_KEY_LABEL "waitroom cookie v1"
@@ -61,6 +62,22 @@ wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_
     if (!secret || len == 0 || !key)
         return WR_EINVAL;
     return wr_crypto_hmac_sha256(secret, len, COOKIE_KEY_LABEL, sizeof COOKIE_KEY_LABEL - 1, key);
+}
+
+wr_err_t wr_crypto_sha1_hex(const void *data, size_t len, char out[WR_CRYPTO_SHA1_HEX + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[SHA_DIGEST_LENGTH];
+
+    if ((!data && len > 0) || !out)
+        return WR_EINVAL;
+    SHA1(len ? data : (const void *)"", len, md);
+    for (int i = 0; i < SHA_DIGEST_LENGTH; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[WR_CRYPTO_SHA1_HEX] = '\0';
+    return WR_OK;
 }
 
 /* The context is OpenSSL's EVP_MD_CTX under an opaque name. */

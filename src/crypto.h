@@ -1,9 +1,11 @@
 /*
  * crypto.h - the cryptographic primitives of waitroom, over OpenSSL's
  * libcrypto: HMAC-SHA256, random bytes, a constant-time comparison, the
- * wiping of secrets, and the derivation of the visitor cookie key. Tokens (token.c), visitor
- * cookies (identity.c), the admin key check and the secrets (api, main)
- * all go through these; nothing else calls OpenSSL's HMAC or RAND.
+ * wiping of secrets, the derivation of the visitor cookie key, and the
+ * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names). Tokens (token.c), visitor
+ * cookies (identity.c), the admin key check and the secrets (api, main),
+ * the snapshot (mem_snapshot.c) and the Redis scripts (redis_conn.c) all
+ * go through these; nothing else includes OpenSSL.
  *
  * Pure and stateless (OpenSSL keeps its own thread-safe random state); no
  * allocation visible to the caller, who owns every buffer.
@@ -20,6 +22,7 @@
 #define WR_CRYPTO_MAC_LEN    32 /* bytes of an HMAC-SHA256 */
 #define WR_CRYPTO_KEY_LEN    32 /* bytes of a derived key (wr_crypto_cookie_key) */
 #define WR_CRYPTO_SHA256_LEN 32 /* bytes of a SHA-256 digest */
+#define WR_CRYPTO_SHA1_HEX   40 /* chars of a SHA-1 digest in hex */
 
 /*
  * HMAC-SHA256 of data (len bytes) under key (key_len bytes; an empty key
@@ -49,6 +52,11 @@ void wr_crypto_wipe(void *p, size_t n);
  * Returns WR_OK, or WR_EINVAL for no secret (NULL or empty).
  */
 wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_CRYPTO_KEY_LEN]);
+
+/* The SHA-1 of data (len bytes) as 40 lowercase hex digits and a NUL: the
+ * name Redis gives a script (EVALSHA). Not for security. WR_OK, or
+ * WR_EINVAL for NULL pointers. */
+wr_err_t wr_crypto_sha1_hex(const void *data, size_t len, char out[WR_CRYPTO_SHA1_HEX + 1]);
 
 /*
  * SHA-256 over data given in pieces (the snapshot checksum). The context

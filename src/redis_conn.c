@@ -56,7 +56,7 @@
  *   the order, the timeout (WR_ETIMEOUT), the hung detection (a command
  *   unanswered 2x its timeout after it drops the connection) and calls
  *   on_reply exactly once per submission.
- *   - Scripts: sent with EVALSHA (SHA1 computed at open with OpenSSL); a
+ *   - Scripts: sent with EVALSHA (SHA1 computed at open, crypto.h); a
  *     NOSCRIPT error is answered by exactly one EVAL of the same command,
  *     which also reloads the script cache of Redis.
  *   - Durability mode (wait_replicas > 0): a reply the command's wait_fn
@@ -79,7 +79,6 @@
  */
 #include "redis_conn.h"
 
-#include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +87,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "crypto.h"
 #include "embed.h"
 #include "log.h"
 #include "redis_io.h"
@@ -108,7 +108,7 @@ typedef enum {
 typedef struct {
     char *text;
     size_t len;
-    char sha[41];
+    char sha[WR_CRYPTO_SHA1_HEX + 1];
 } script_t;
 
 struct wr_redis_conn_cmd {
@@ -1029,10 +1029,7 @@ static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *d
         }
         memcpy(sc->text + prefix, f->data, f->len);
         sc->text[sc->len] = '\0';
-        unsigned char md[SHA_DIGEST_LENGTH];
-        SHA1((const unsigned char *)sc->text, sc->len, md);
-        for (int j = 0; j < SHA_DIGEST_LENGTH; j++)
-            snprintf(sc->sha + 2 * j, 3, "%02x", md[j]);
+        wr_crypto_sha1_hex(sc->text, sc->len, sc->sha);
     }
     return WR_OK;
 }

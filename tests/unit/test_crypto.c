@@ -1,9 +1,9 @@
 /*
  * test_crypto.c - the primitives over libcrypto: HMAC-SHA256 against
- * RFC 4231, SHA-256 against FIPS 180-2, random bytes, the constant-time
- * comparison, wiping, and the cookie-key derivation against a value
- * computed independently (Python: hmac.new(secret, b"waitroom cookie v1",
- * sha256)).
+ * RFC 4231, SHA-256 and SHA-1 against FIPS 180-2, random bytes, the
+ * constant-time comparison, wiping, and the cookie-key derivation against
+ * a value computed independently (Python: hmac.new(secret,
+ * b"waitroom cookie v1", sha256)).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,12 +109,23 @@ static void test_sha256(void **state)
     wr_crypto_sha256_free(NULL);
 }
 
+static void test_sha1_hex(void **state)
+{
+    (void)state;
+    char out[WR_CRYPTO_SHA1_HEX + 1];
+    assert_int_equal(wr_crypto_sha1_hex("abc", 3, out), WR_OK);
+    assert_string_equal(out, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    assert_int_equal(wr_crypto_sha1_hex(NULL, 0, out), WR_OK);
+    assert_string_equal(out, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    assert_int_equal(wr_crypto_sha1_hex(NULL, 1, out), WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hmac_rfc4231),   cmocka_unit_test(test_random),
         cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
-        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_sha256),         cmocka_unit_test(test_sha1_hex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
