@@ -258,13 +258,18 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- argument checks ---------------------------------------------------- */
 
-static wr_err_t check_call(mstore_t *s, const char *queue, const void *cb)
+/* The start of every operation on one queue: WR_ECANCELED once closing,
+ * WR_EINVAL for a bad queue name, no callback or !args_ok (the operation's
+ * own arguments), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
+static wr_err_t op_begin(mstore_t *s, const char *queue, const void *cb, bool args_ok, dkind_t kind,
+                         void *arg, item_t **out)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !wr_ids_valid_queue(queue))
+    if (!cb || !wr_ids_valid_queue(queue) || !args_ok)
         return WR_EINVAL;
-    return WR_OK;
+    *out = item_new(s, kind, arg);
+    return *out ? WR_OK : WR_ENOMEM;
 }
 
 /* ---- operations ------------------------------------------------------ */
@@ -274,14 +279,10 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
                          wr_store_entry_cb cb, void *arg, bool add)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_user(user), D_ENTRY, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!wr_ids_valid_user(user))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_ENTRY, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.entry = cb;
 
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
@@ -321,14 +322,10 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
                           wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_user(user), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!wr_ids_valid_user(user))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (q)
@@ -342,12 +339,10 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
 static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_ADMIT, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_ADMIT, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.admit = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -378,14 +373,11 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
                          wr_store_token_cb cb, void *arg, token_mode_t mode)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb,
+                            wr_ids_valid_user(user) && wr_store_valid_jti(jti), D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!wr_ids_valid_user(user) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_TOKEN, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.token = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -429,14 +421,10 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
                          bool check_only, wr_store_token_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_jti(jti), D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!wr_ids_valid_jti(jti))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_TOKEN, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.token = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -455,14 +443,11 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
                                wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err =
+        op_begin(s, queue, (const void *)cb, wr_store_valid_config(cfg), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!cfg || cfg->tick_ms == 0 || !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     it->err = wr_memq_db_put_config(&s->db, queue, cfg, NULL);
     if (it->err == WR_OK)
@@ -474,12 +459,10 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
 static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_INFO, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_INFO, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.info = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -540,12 +523,10 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
                                  void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     it->err = wr_memq_db_delete(&s->db, queue);
     if (it->err == WR_OK)

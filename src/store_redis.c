@@ -542,8 +542,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !jti ||
-        strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !wr_store_valid_jti(jti) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -610,8 +609,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     wr_err_t err = WR_OK;
     char *json = NULL;
     struct req *r = NULL;
-    if (!wr_ids_valid_queue(q) || !cfg || !cb || cfg->tick_ms < 1 ||
-        !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_config(cfg) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
