@@ -223,6 +223,12 @@ static inline bool wr_store_valid_jti(const char *jti)
     return jti && strnlen(jti, WR_TOKEN_MAX + 1) <= WR_TOKEN_MAX;
 }
 
+/* A proposed token secret: 1..WR_SECRET_MAX bytes. */
+static inline bool wr_store_valid_secret(const void *secret, size_t len)
+{
+    return secret && len >= 1 && len <= WR_SECRET_MAX;
+}
+
 /* A config to store: a tick and a rate every reader can compute with
  * (wr_qconfig_parse checks the documented ranges, which are narrower). */
 static inline bool wr_store_valid_config(const wr_queue_config_t *cfg)

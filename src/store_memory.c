@@ -258,15 +258,15 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- argument checks ---------------------------------------------------- */
 
-/* The start of every operation on one queue: WR_ECANCELED once closing,
- * WR_EINVAL for a bad queue name, no callback or !args_ok (the operation's
- * own arguments), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
-static wr_err_t op_begin(mstore_t *s, const char *queue, const void *cb, bool args_ok, dkind_t kind,
-                         void *arg, item_t **out)
+/* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
+ * without a callback or when !args_ok (the operation's arguments, by the
+ * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
+static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind, void *arg,
+                         item_t **out)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !wr_ids_valid_queue(queue) || !args_ok)
+    if (!cb || !args_ok)
         return WR_EINVAL;
     *out = item_new(s, kind, arg);
     return *out ? WR_OK : WR_ENOMEM;
@@ -280,7 +280,8 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_user(user), D_ENTRY, arg, &it);
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_ENTRY, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.entry = cb;
@@ -323,7 +324,8 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_user(user), D_DONE, arg, &it);
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.done = cb;
@@ -340,7 +342,7 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_ADMIT, arg, &it);
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.admit = cb;
@@ -374,8 +376,8 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb,
-                            wr_ids_valid_user(user) && wr_store_valid_jti(jti), D_TOKEN, arg, &it);
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.token = cb;
@@ -422,7 +424,8 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, wr_ids_valid_jti(jti), D_TOKEN, arg, &it);
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.token = cb;
@@ -444,8 +447,8 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err =
-        op_begin(s, queue, (const void *)cb, wr_store_valid_config(cfg), D_DONE, arg, &it);
+    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_config(cfg);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.done = cb;
@@ -460,7 +463,7 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_INFO, arg, &it);
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_INFO, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.info = cb;
@@ -483,13 +486,10 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_LIST, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_LIST, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.list = cb;
     list_res_t *l = &it->res.list;
     size_t n = s->db.nq ? s->db.nq : 1;
@@ -524,7 +524,7 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, queue, (const void *)cb, true, D_DONE, arg, &it);
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
     it->cb.done = cb;
@@ -539,13 +539,11 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
                            wr_store_secret_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb || !proposed || len == 0 || len > WR_SECRET_MAX)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_SECRET, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err =
+        op_begin(s, (const void *)cb, wr_store_valid_secret(proposed, len), D_SECRET, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.secret = cb;
     if (s->db.secret_len == 0) {
         memcpy(s->db.secret, proposed, len);
@@ -562,13 +560,10 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
 static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.done = cb;
     item_enqueue(s, it);
     return WR_OK;

@@ -850,7 +850,7 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
                          void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!proposed || len == 0 || len > WR_SECRET_MAX || !cb)
+    if (!wr_store_valid_secret(proposed, len) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
