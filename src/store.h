@@ -99,6 +99,18 @@ typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void
 typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
 typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
 
+/* Any one of the callbacks: what a backend keeps for a pending operation,
+ * next to its own record of which member is set. */
+typedef union {
+    wr_store_entry_cb entry;
+    wr_store_done_cb done;
+    wr_store_admit_cb admit;
+    wr_store_token_cb token;
+    wr_store_info_cb info;
+    wr_store_list_cb list;
+    wr_store_secret_cb secret;
+} wr_store_cb_t;
+
 typedef struct wr_store wr_store_t;
 
 typedef struct wr_store_ops {

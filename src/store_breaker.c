@@ -47,15 +47,7 @@ struct call {
     struct bstore *s;
     wr_breaker_permit_t permit;
     int64_t t0_ms;
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_list_cb list;
-        wr_store_secret_cb secret;
-    } cb;
+    wr_store_cb_t cb;
     void *arg;
 };
 

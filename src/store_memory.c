@@ -79,15 +79,7 @@ typedef struct item {
     wr_err_t err;
     bool has_res;
     void *arg;
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_list_cb list;
-        wr_store_secret_cb secret;
-    } cb;
+    wr_store_cb_t cb;
     wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
     int64_t *waits;     /* D_ADMIT: the admitted users' waits (owned) */
     char name[WR_QUEUE_NAME_MAX + 1];

@@ -113,16 +113,9 @@ typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply
 struct req {
     struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
     op_t op;
-    int script; /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_secret_cb secret;
-        names_cb names;
-    } cb;
+    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
+    wr_store_cb_t cb; /* the caller's callback, by op */
+    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
     void *arg;
     char queue[WR_QUEUE_NAME_MAX + 1];
     wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
@@ -215,7 +208,7 @@ static void call_err(struct req *r, wr_err_t err)
         r->cb.secret(err, NULL, 0, r->arg);
         break;
     case OP_NAMES:
-        r->cb.names(NULL, err, NULL, r->arg);
+        r->names(NULL, err, NULL, r->arg);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -387,7 +380,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     }
     case OP_NAMES:
-        r->cb.names(s, WR_OK, rep, r->arg);
+        r->names(s, WR_OK, rep, r->arg);
         break;
     }
 }
@@ -837,7 +830,7 @@ static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
     }
     ctx->cb = cb;
     ctx->arg = arg;
-    r->cb.names = on_list_names;
+    r->names = on_list_names;
     wr_err_t err = submit(s, r,
                           wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
                               wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
