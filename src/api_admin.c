@@ -282,8 +282,7 @@ static void start_change(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
 {
     put_t *p = calloc(1, sizeof(*p));
     if (!p) {
-        wr_api__reply_error(c->api, c->req, c->route, 500, "INTERNAL", "out of memory", NULL, NULL,
-                            0);
+        wr_api__reply_oom(c->api, c->req, c->route);
         wr_api__ctx_free(c);
         return;
     }
@@ -329,7 +328,6 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
         wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
         if (!c) {
             json_decref(body);
-            wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
             return;
         }
         c->body = body; /* the audit log sees which fields were given */
@@ -339,7 +337,6 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->body = body;
@@ -384,10 +381,8 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req)
 {
     wr_route_t route = WR_ROUTE_READYZ;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->op = "ping";
     wr_err_t err = wr_store_ping(a->store, ready_cb, c);
     if (err != WR_OK) {
@@ -422,8 +417,7 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
     size_t len = 0;
     char *text = wr_metrics_render(a->metrics, &len);
     if (!text) {
-        wr_api__reply_error(a, req, WR_ROUTE_METRICS, 500, "INTERNAL", "out of memory", NULL, NULL,
-                            0);
+        wr_api__reply_oom(a, req, WR_ROUTE_METRICS);
         return;
     }
     wr_api__count_request(a, req, WR_ROUTE_METRICS, 200, len);

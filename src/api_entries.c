@@ -480,10 +480,8 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->op = "queue_get";
     if (wr_store_queue_get(a->store, queue, no_visitor_cb, c) != WR_OK) {
         wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
@@ -596,10 +594,8 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
     if (cfg) {
         join_gate(c, cfg);
@@ -630,10 +626,8 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
         return;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     wr_api__copy(c->user, sizeof(c->user), user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;

@@ -126,7 +126,8 @@ typedef struct wr_api__ctx {
 /*
  * Takes a context from the pool (or allocates one), zeroed, for req on
  * route; queue may be NULL. Counts it in in_flight and starts its latency
- * clock; op defaults to the route name. Returns NULL when out of memory.
+ * clock; op defaults to the route name. Out of memory, it answers the
+ * request 500 INTERNAL itself and returns NULL: the caller just returns.
  */
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                const char *queue);
@@ -151,6 +152,9 @@ void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t r
 /* The client address of req: the peer, or X-Forwarded-For's client when
  * the peer is a trusted proxy (--trusted-proxies). "" without a peer. */
 void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap);
+
+/* Answers 500 INTERNAL "out of memory". */
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
 
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */

@@ -246,11 +246,16 @@ void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(o);
     if (!s) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_oom(a, req, route);
         return;
     }
     wr_api__reply_json(a, req, route, status, s, strlen(s), 0);
     free(s);
+}
+
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
 }
 
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
@@ -262,6 +267,7 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
         a->n_free_ctx--;
         memset(c, 0, sizeof(*c));
     } else if (!(c = calloc(1, sizeof(*c)))) {
+        wr_api__reply_oom(a, req, route);
         return NULL;
     }
     c->api = a;
@@ -379,7 +385,7 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                         char *html, size_t len)
 {
     if (!html) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_oom(a, req, route);
         return;
     }
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);

@@ -233,10 +233,8 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->claims = cl;
     wr_err_t err;
     if (route == WR_ROUTE_RELEASE) {
@@ -372,11 +370,15 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     }
     /* Unknown here: one read to learn whether the queue exists. */
     pending_token_t *p = calloc(1, sizeof(*p));
-    wr_api__ctx_t *c = p ? wr_api__ctx_new(a, req, route, queue) : NULL;
+    if (!p) {
+        json_decref(body);
+        wr_api__reply_oom(a, req, route);
+        return;
+    }
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         free(p);
         json_decref(body);
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->op = "queue_get";
