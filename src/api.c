@@ -417,17 +417,26 @@ static void derive_cookie_keys(wr_api_t *a)
     set_previous_cookie_key(a);
 }
 
+/* Copies secret (len bytes, cut to cap; it may be buf itself) to buf and
+ * makes key the signing key over it, named by its kid ("" for an empty
+ * secret). Returns the length kept. */
+static size_t install_key(wr_token_key_t *key, uint8_t *buf, size_t cap, const uint8_t *secret,
+                          size_t len)
+{
+    if (len > cap)
+        len = cap;
+    memmove(buf, secret, len);
+    key->secret = buf;
+    key->len = len;
+    if (wr_token_kid(buf, len, key->kid) != WR_OK)
+        key->kid[0] = '\0';
+    return len;
+}
+
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
-    if (len > sizeof(a->secret))
-        len = sizeof(a->secret);
-    memmove(a->secret, secret, len);
-    a->secret_len = len;
+    a->secret_len = install_key(&a->keys[0], a->secret, sizeof a->secret, secret, len);
     derive_cookie_keys(a);
-    a->keys[0].secret = a->secret;
-    a->keys[0].len = a->secret_len;
-    if (wr_token_kid(a->secret, a->secret_len, a->keys[0].kid) != WR_OK)
-        a->keys[0].kid[0] = '\0';
 }
 
 void wr_api_reload(wr_api_t *a)
@@ -439,15 +448,9 @@ void wr_api_reload(wr_api_t *a)
 
 void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
-    if (len > sizeof(a->prev_secret))
-        len = sizeof(a->prev_secret);
-    memcpy(a->prev_secret, secret, len);
-    a->prev_secret_len = len;
-    a->keys[1].secret = a->prev_secret;
-    a->keys[1].len = len;
-    a->n_keys = len > 0 ? 2 : 1;
-    if (len == 0 || wr_token_kid(a->prev_secret, len, a->keys[1].kid) != WR_OK)
-        a->keys[1].kid[0] = '\0';
+    a->prev_secret_len =
+        install_key(&a->keys[1], a->prev_secret, sizeof a->prev_secret, secret, len);
+    a->n_keys = a->prev_secret_len > 0 ? 2 : 1;
     set_previous_cookie_key(a);
 }
 
