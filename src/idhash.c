@@ -36,13 +36,13 @@ struct wr_idhash {
     uint64_t *slots;
     size_t cap; /* power of two */
     size_t count;
-    uint64_t k0, k1;
+    uint64_t k[2]; /* SipHash key, random per table */
     wr_idhash_key_fn key;
 };
 
 static inline uint64_t hash_of(const wr_idhash_t *h, const char *id, size_t len)
 {
-    return wr_siphash13(h->k0, h->k1, id, len);
+    return wr_siphash13(h->k[0], h->k[1], id, len);
 }
 
 static inline uint64_t tag_of(uint64_t hv)
@@ -62,10 +62,7 @@ wr_idhash_t *wr_idhash_new(wr_idhash_key_fn key)
     }
     h->cap = MIN_CAP;
     h->key = key;
-    uint64_t k[2];
-    wr_rng_entropy(k, sizeof k); /* random; distinct per table even without entropy */
-    h->k0 = k[0];
-    h->k1 = k[1];
+    wr_rng_entropy(h->k, sizeof h->k); /* random; distinct per table even without entropy */
     return h;
 }
 

@@ -37,12 +37,12 @@ struct wr_qmap {
     struct node **buckets;
     size_t nbuckets; /* power of two */
     size_t count;
-    uint64_t k0, k1;
+    uint64_t k[2]; /* SipHash key, random per table */
 };
 
 static uint64_t hash_of(const wr_qmap_t *m, const char *name, size_t len)
 {
-    return wr_siphash13(m->k0, m->k1, name, len);
+    return wr_siphash13(m->k[0], m->k[1], name, len);
 }
 
 wr_qmap_t *wr_qmap_new(void)
@@ -56,10 +56,7 @@ wr_qmap_t *wr_qmap_new(void)
         return NULL;
     }
     m->nbuckets = MIN_BUCKETS;
-    uint64_t k[2];
-    wr_rng_entropy(k, sizeof k);
-    m->k0 = k[0];
-    m->k1 = k[1];
+    wr_rng_entropy(m->k, sizeof m->k); /* random; distinct per table even without entropy */
     return m;
 }
 
