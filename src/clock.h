@@ -15,6 +15,7 @@
 #define WR_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
 
 /* Monotonic time in milliseconds. */
 int64_t wr_clock_mono_ms(void);
@@ -24,5 +25,8 @@ int64_t wr_clock_mono_us(void);
 
 /* Wall-clock time in microseconds since the Unix epoch. */
 int64_t wr_clock_wall_us(void);
+
+/* A duration of ms milliseconds as a struct timeval (libevent timers). */
+struct timeval wr_clock_tv_ms(uint64_t ms);
 
 #endif

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "config.h"
 #include "crypto.h"
 #include "http.h"
@@ -98,7 +99,7 @@ typedef struct {
 static void retry_secret(app_t *app)
 {
     uint32_t ms = app->secret_retry_ms ? app->secret_retry_ms : 100;
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(ms);
     evtimer_add(app->secret_timer, &tv);
     app->secret_retry_ms = ms * 2 > 1000 ? 1000 : ms * 2;
 }

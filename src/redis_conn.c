@@ -185,12 +185,6 @@ struct wr_redis_conn {
 
 /* ---------------------------------------------------------------- utils */
 
-static struct timeval ms_tv(uint64_t ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    return tv;
-}
-
 /* Frees a reply built by reply_copy (not by hiredis). */
 static void reply_free(redisReply *r)
 {
@@ -542,7 +536,7 @@ static void schedule_reconnect(wr_redis_conn_t *c)
         delay += (int64_t)(wr_rng_next(&c->rng) % (uint64_t)(span + 1));
     uint64_t next = (uint64_t)c->backoff_ms * 2;
     c->backoff_ms = next > c->reconnect_max_ms ? c->reconnect_max_ms : (uint32_t)next;
-    struct timeval tv = ms_tv((uint64_t)delay);
+    struct timeval tv = wr_clock_tv_ms((uint64_t)delay);
     evtimer_add(c->retry_timer, &tv);
 }
 

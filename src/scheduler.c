@@ -81,7 +81,7 @@ static void entry_free(entry_t *e)
 
 static void arm(entry_t *e, uint32_t delay_ms)
 {
-    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(delay_ms);
     evtimer_add(e->timer, &tv);
     e->next_ms = wr_clock_mono_ms() + delay_ms;
 }
@@ -365,7 +365,7 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         free(s);
         return WR_ENOMEM;
     }
-    struct timeval tv = {s->discovery_ms / 1000, (s->discovery_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(s->discovery_ms);
     event_add(s->discovery, &tv);
     if (s->metrics) {
         static const double wait_bounds[] = {1,   5,   15,   30,   60,   120,

@@ -789,7 +789,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         s->ev_reap = evtimer_new(base, on_reap_timer, s);
         if (!s->ev_snap || !s->ev_reap)
             goto out;
-        struct timeval tv = {.tv_sec = s->snap_ms / 1000, .tv_usec = (s->snap_ms % 1000) * 1000};
+        struct timeval tv = wr_clock_tv_ms(s->snap_ms);
         if (event_add(s->ev_snap, &tv) != 0)
             goto out;
     }

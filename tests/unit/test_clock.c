@@ -1,6 +1,7 @@
 /*
  * test_clock.c - the clocks: monotonic time never goes back and its two
- * units agree; wall time agrees with time(2) to the second.
+ * units agree; wall time agrees with time(2) to the second; durations
+ * convert to struct timeval.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,11 +39,26 @@ static void test_wall(void **state)
     assert_true(us / 1000000 <= after + 1);
 }
 
+static void test_timeval(void **state)
+{
+    (void)state;
+    struct timeval tv = wr_clock_tv_ms(0);
+    assert_int_equal(tv.tv_sec, 0);
+    assert_int_equal(tv.tv_usec, 0);
+    tv = wr_clock_tv_ms(1999);
+    assert_int_equal(tv.tv_sec, 1);
+    assert_int_equal(tv.tv_usec, 999000);
+    tv = wr_clock_tv_ms(86400000);
+    assert_int_equal(tv.tv_sec, 86400);
+    assert_int_equal(tv.tv_usec, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_monotonic),
         cmocka_unit_test(test_wall),
+        cmocka_unit_test(test_timeval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
