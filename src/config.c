@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "breaker.h"
+#include "ids.h"
 #include "store_registry.h"
 #include "version.h"
 
@@ -69,12 +70,6 @@ static bool printable_no_space(const char *s, size_t n)
     return true;
 }
 
-static bool host_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '-' || c == '_';
-}
-
 static bool hex6_char(char c)
 {
     return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9') || c == ':' ||
@@ -101,10 +96,8 @@ static bool valid_hostport(const char *s, size_t s_len, unsigned port_min)
         for (size_t i = 1; i + 1 < host_len; i++)
             if (!hex6_char(s[i]))
                 return false;
-    } else {
-        for (size_t i = 0; i < host_len; i++)
-            if (!host_char(s[i]))
-                return false;
+    } else if (!wr_ids_valid_host_n(s, host_len)) {
+        return false;
     }
     char port[8];
     size_t port_len = s_len - host_len - 1;

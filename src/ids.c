@@ -4,7 +4,7 @@
  * Each rule is a character class and a length range. One table gives the
  * classes of every byte, so a check is one load per byte: queue names and
  * the base64url ids (jti, kid) share one class (A-Z a-z 0-9 _ -), user ids
- * add . ~ : @ +. NUL and every byte >= 0x80 belong to no class, so a
+ * add . ~ : @ +, host names add the dot. NUL and every byte >= 0x80 belong to no class, so a
  * counted string with an embedded NUL, or UTF-8, is refused.
  */
 #include "ids.h"
@@ -14,16 +14,17 @@
 enum {
     C_NAME = 1, /* [A-Za-z0-9_-]: queue names, base64url */
     C_USER = 2, /* [A-Za-z0-9._~:@+-]: user ids */
+    C_HOST = 4, /* [A-Za-z0-9._-]: host names */
 };
 
 /* GNU range designators (the build is gnu11). */
 static const unsigned char classes[256] = {
-    ['0' ... '9'] = C_NAME | C_USER,
-    ['A' ... 'Z'] = C_NAME | C_USER,
-    ['a' ... 'z'] = C_NAME | C_USER,
-    ['_'] = C_NAME | C_USER,
-    ['-'] = C_NAME | C_USER,
-    ['.'] = C_USER,
+    ['0' ... '9'] = C_NAME | C_USER | C_HOST,
+    ['A' ... 'Z'] = C_NAME | C_USER | C_HOST,
+    ['a' ... 'z'] = C_NAME | C_USER | C_HOST,
+    ['_'] = C_NAME | C_USER | C_HOST,
+    ['-'] = C_NAME | C_USER | C_HOST,
+    ['.'] = C_USER | C_HOST,
     ['~'] = C_USER,
     [':'] = C_USER,
     ['@'] = C_USER,
@@ -81,4 +82,14 @@ bool wr_ids_valid_jti_n(const char *s, size_t n)
 bool wr_ids_valid_kid_n(const char *s, size_t n)
 {
     return match(s, n, WR_KID_LEN, C_NAME);
+}
+
+bool wr_ids_valid_host_n(const char *s, size_t n)
+{
+    return match(s, n, WR_HOST_NAME_MAX, C_HOST);
+}
+
+bool wr_ids_host_char(char c)
+{
+    return classes[(unsigned char)c] & C_HOST;
 }

@@ -8,6 +8,7 @@
  *   user id     [A-Za-z0-9._~:@+-]{1,128}   header identity, visitor id, JWT sub
  *   jti         base64url, 1..22 chars      22 = 16 random bytes (JWT jti)
  *   key id      base64url, 1..8 chars       JOSE header kid (token.h)
+ *   host name   [A-Za-z0-9._-]{1,255}       --listen, redis:// (a name or IPv4)
  *
  * Pure: no allocation, no state, no dependency but libc.
  */
@@ -21,6 +22,7 @@
 #define WR_USER_ID_MAX    128 /* bytes of a user id, without NUL */
 #define WR_JTI_LEN        22  /* a jti we issue: base64url of 16 random bytes */
 #define WR_KID_LEN        8   /* a key id: 8 base64url chars */
+#define WR_HOST_NAME_MAX  255 /* bytes of a host name in an address or URL */
 
 #define WR_IDS_STR_(x) #x
 #define WR_IDS_STR(x)  WR_IDS_STR_(x)
@@ -49,5 +51,13 @@ bool wr_ids_valid_jti_n(const char *s, size_t n);
 
 /* True if the n bytes at s are a key id: 1..WR_KID_LEN base64url chars. */
 bool wr_ids_valid_kid_n(const char *s, size_t n);
+
+/* True if c may appear in a host name (below). */
+bool wr_ids_host_char(char c);
+
+/* True if the n bytes at s are a host name or IPv4 address as the
+ * addresses and URLs of the config take it: 1..WR_HOST_NAME_MAX chars of
+ * [A-Za-z0-9._-] (IPv6 literals are written in brackets, checked apart). */
+bool wr_ids_valid_host_n(const char *s, size_t n);
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * test_ids.c - the syntax of names and ids: queue names, user ids, jti and
- * key ids (lengths at and past the bounds, every extra character, bytes
- * outside the classes, counted strings with an embedded NUL), and the
- * rule texts built from the limits.
+ * test_ids.c - the syntax of names and ids: queue names, user ids, jti,
+ * key ids and host names (lengths at and past the bounds, every extra
+ * character, bytes outside the classes, counted strings with an embedded
+ * NUL), and the rule texts built from the limits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +99,25 @@ static void test_jti_and_kid(void **state)
     assert_false(wr_ids_valid_kid_n("a b", 3));
 }
 
+static void test_host_names(void **state)
+{
+    (void)state;
+    char s[300];
+    memset(s, 'h', sizeof s);
+    assert_true(wr_ids_valid_host_n("localhost", 9));
+    assert_true(wr_ids_valid_host_n("127.0.0.1", 9));
+    assert_true(wr_ids_valid_host_n("redis-1.internal_x", 18));
+    assert_true(wr_ids_valid_host_n(s, WR_HOST_NAME_MAX));
+    assert_false(wr_ids_valid_host_n(s, WR_HOST_NAME_MAX + 1));
+    assert_false(wr_ids_valid_host_n("", 0));
+    assert_false(wr_ids_valid_host_n("a b", 3));
+    assert_false(wr_ids_valid_host_n("a:b", 3));
+    assert_false(wr_ids_valid_host_n("[::1]", 5));
+    assert_false(wr_ids_valid_host_n("a/b", 3));
+    assert_true(wr_ids_host_char('.') && wr_ids_host_char('_') && wr_ids_host_char('Z'));
+    assert_false(wr_ids_host_char(':') || wr_ids_host_char('\0') || wr_ids_host_char('~'));
+}
+
 static void test_rule_texts(void **state)
 {
     (void)state;
@@ -109,9 +128,8 @@ static void test_rule_texts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_names),
-        cmocka_unit_test(test_user_ids),
-        cmocka_unit_test(test_jti_and_kid),
+        cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
+        cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
         cmocka_unit_test(test_rule_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
