@@ -2,10 +2,12 @@
  * crypto.h - the cryptographic primitives of waitroom, over OpenSSL's
  * libcrypto: HMAC-SHA256, random bytes, a constant-time comparison, the
  * wiping of secrets, the derivation of the visitor cookie key, and the
- * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names). Tokens (token.c), visitor
- * cookies (identity.c), the admin key check and the secrets (api, main),
- * the snapshot (mem_snapshot.c) and the Redis scripts (redis_conn.c) all
- * go through these; nothing else includes OpenSSL.
+ * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names).
+ * Tokens and invites (token.c, invite.c), visitor cookies (identity.c),
+ * the admin key check and the secrets (api, main), the snapshot
+ * (mem_snapshot.c) and the Redis scripts (redis_conn.c) all go through
+ * these; no other file calls libcrypto (redis_io.c uses OpenSSL for TLS
+ * only, through libssl).
  *
  * Pure and stateless (OpenSSL keeps its own thread-safe random state); no
  * allocation visible to the caller, who owns every buffer.
