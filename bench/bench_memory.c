@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "store_memory.h"
 
 #define SAMPLE 10000
@@ -44,9 +45,7 @@ static void on_done(wr_err_t err, void *arg)
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)wr_clock_mono_us() / 1e6;
 }
 
 static long rss_bytes(void)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
@@ -80,11 +81,9 @@ static int exchange(int i, const uint8_t *data, size_t size)
     size_t off = 0;
     bool shut = false;
     char buf[65536];
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = wr_clock_mono_us();
     for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 > MAX_WAIT_US)
+        if (wr_clock_mono_us() - t0 > MAX_WAIT_US)
             break;
         if (off < size) {
             ssize_t w = send(fd, data + off, size - off, MSG_NOSIGNAL);

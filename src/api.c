@@ -25,13 +25,15 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
+#include "clock.h"
+#include "crypto.h"
 #include "http.h"
+#include "ids.h"
 #include "page.h"
 #include "version.h"
 
@@ -107,7 +109,7 @@ static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listene
 {
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
     a->cur_req = req;
-    a->cur_start_us = wr_api__now_us();
+    a->cur_start_us = wr_clock_wall_us();
     a->cur_queue = queue;
     handle(a, req, admin_listener, queue);
     a->cur_req = NULL;
@@ -189,8 +191,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
             size_t dlen = m.param_len;
             bool escaped = memchr(raw, '%', m.param_len) != NULL;
             char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
-            ok = dec && dlen == strlen(dec) && dlen <= WR_QUEUE_NAME_MAX &&
-                 wr_qconfig_valid_queue_name(dec);
+            ok = dec && wr_ids_valid_queue_n(dec, dlen); /* no NUL inside, either */
             if (ok)
                 wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
             if (escaped)
@@ -198,7 +199,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         }
         if (!ok) {
             wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
-                                "queue names match [A-Za-z0-9_-]{1,64}", NULL, NULL, 0);
+                                "queue names match " WR_QUEUE_NAME_RULE, NULL, NULL, 0);
             return;
         }
     }
@@ -293,10 +294,10 @@ static void set_admin_key(wr_api_t *a)
     size_t klen = strlen(a->cfg->admin_key);
     a->admin_enabled = klen > 0;
     if (klen > 0)
-        wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
-                             a->admin_mac);
+        wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
+                              a->admin_mac);
     else
-        OPENSSL_cleanse(a->admin_mac, sizeof(a->admin_mac));
+        wr_crypto_wipe(a->admin_mac, sizeof(a->admin_mac));
 }
 
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
@@ -309,9 +310,8 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->sched = opts->sched;
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
-    if (wr_token_random((uint8_t *)&a->rng, sizeof(a->rng)) != WR_OK || a->rng == 0)
-        a->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)wr_api__now_us();
-    if (wr_token_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
+    wr_rng_seed_random(&a->rng);
+    if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);
         return WR_EIO;
     }
@@ -396,11 +396,11 @@ static void set_previous_cookie_key(wr_api_t *a)
 {
     a->has_prev_cookie_key = false;
     if (a->cfg->cookie_secret_previous_len > 0) {
-        wr_identity_derive_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
-                               a->prev_cookie_key);
+        wr_crypto_cookie_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
+                             a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     } else if (a->cfg->cookie_secret_len == 0 && a->prev_secret_len > 0) {
-        wr_identity_derive_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
+        wr_crypto_cookie_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
         a->has_prev_cookie_key = true;
     }
 }
@@ -410,24 +410,33 @@ static void set_previous_cookie_key(wr_api_t *a)
 static void derive_cookie_keys(wr_api_t *a)
 {
     if (a->cfg->cookie_secret_len > 0)
-        wr_identity_derive_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
+        wr_crypto_cookie_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
     else
-        wr_identity_derive_key(a->secret, a->secret_len, a->cookie_key);
-    a->cookie_key_len = 32;
+        wr_crypto_cookie_key(a->secret, a->secret_len, a->cookie_key);
+    a->cookie_key_len = sizeof a->cookie_key;
     set_previous_cookie_key(a);
+}
+
+/* Copies secret (len bytes, cut to cap; it may be buf itself) to buf and
+ * makes key the signing key over it, named by its kid ("" for an empty
+ * secret). Returns the length kept. */
+static size_t install_key(wr_token_key_t *key, uint8_t *buf, size_t cap, const uint8_t *secret,
+                          size_t len)
+{
+    if (len > cap)
+        len = cap;
+    memmove(buf, secret, len);
+    key->secret = buf;
+    key->len = len;
+    if (wr_token_kid(buf, len, key->kid) != WR_OK)
+        key->kid[0] = '\0';
+    return len;
 }
 
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
-    if (len > sizeof(a->secret))
-        len = sizeof(a->secret);
-    memmove(a->secret, secret, len);
-    a->secret_len = len;
+    a->secret_len = install_key(&a->keys[0], a->secret, sizeof a->secret, secret, len);
     derive_cookie_keys(a);
-    a->keys[0].secret = a->secret;
-    a->keys[0].len = a->secret_len;
-    if (wr_token_kid(a->secret, a->secret_len, a->keys[0].kid) != WR_OK)
-        a->keys[0].kid[0] = '\0';
 }
 
 void wr_api_reload(wr_api_t *a)
@@ -439,15 +448,9 @@ void wr_api_reload(wr_api_t *a)
 
 void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
-    if (len > sizeof(a->prev_secret))
-        len = sizeof(a->prev_secret);
-    memcpy(a->prev_secret, secret, len);
-    a->prev_secret_len = len;
-    a->keys[1].secret = a->prev_secret;
-    a->keys[1].len = len;
-    a->n_keys = len > 0 ? 2 : 1;
-    if (len == 0 || wr_token_kid(a->prev_secret, len, a->keys[1].kid) != WR_OK)
-        a->keys[1].kid[0] = '\0';
+    a->prev_secret_len =
+        install_key(&a->keys[1], a->prev_secret, sizeof a->prev_secret, secret, len);
+    a->n_keys = a->prev_secret_len > 0 ? 2 : 1;
     set_previous_cookie_key(a);
 }
 
@@ -465,10 +468,10 @@ void wr_api_free(wr_api_t *a)
 {
     if (!a)
         return;
-    OPENSSL_cleanse(a->secret, sizeof(a->secret));
-    OPENSSL_cleanse(a->cookie_key, sizeof(a->cookie_key));
-    OPENSSL_cleanse(a->prev_secret, sizeof(a->prev_secret));
-    OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
+    wr_crypto_wipe(a->secret, sizeof(a->secret));
+    wr_crypto_wipe(a->cookie_key, sizeof(a->cookie_key));
+    wr_crypto_wipe(a->prev_secret, sizeof(a->prev_secret));
+    wr_crypto_wipe(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

@@ -21,12 +21,13 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <math.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
+#include "clock.h"
+#include "crypto.h"
 #include "history.h"
 #include "http.h"
 #include "log.h"
@@ -42,10 +43,10 @@ bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req)
     size_t len;
     if (!wr_api__bearer(evhttp_request_get_input_headers(req), &tok, &len))
         return false;
-    uint8_t mac[32];
-    if (wr_token_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
+    uint8_t mac[WR_CRYPTO_MAC_LEN];
+    if (wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
         return false;
-    return CRYPTO_memcmp(mac, a->admin_mac, 32) == 0;
+    return wr_crypto_equal(mac, a->admin_mac, sizeof mac);
 }
 
 static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t *st)
@@ -211,7 +212,7 @@ static void do_put(put_t *p)
 {
     wr_api__ctx_t *c = p->c;
     c->op = "config_put";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     wr_err_t err = wr_store_config_put(c->api->store, c->queue, &p->cfg, admin_put_cb, p);
     if (err != WR_OK) {
         wr_api__reply_unavailable(c->api, c->req, c->route, err);
@@ -263,7 +264,7 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
         return;
     }
     c->op = "queue_delete";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     err = wr_store_queue_delete(c->api->store, c->queue, admin_delete_cb, p);
     if (err == WR_OK) {
         wr_scheduler_forget(c->api->sched, c->queue);
@@ -281,8 +282,7 @@ static void start_change(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
 {
     put_t *p = calloc(1, sizeof(*p));
     if (!p) {
-        wr_api__reply_error(c->api, c->req, c->route, 500, "INTERNAL", "out of memory", NULL, NULL,
-                            0);
+        wr_api__reply_oom(c->api, c->req, c->route);
         wr_api__ctx_free(c);
         return;
     }
@@ -328,7 +328,6 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
         wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
         if (!c) {
             json_decref(body);
-            wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
             return;
         }
         c->body = body; /* the audit log sees which fields were given */
@@ -338,7 +337,6 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->body = body;
@@ -383,10 +381,8 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req)
 {
     wr_route_t route = WR_ROUTE_READYZ;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->op = "ping";
     wr_err_t err = wr_store_ping(a->store, ready_cb, c);
     if (err != WR_OK) {
@@ -421,8 +417,7 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
     size_t len = 0;
     char *text = wr_metrics_render(a->metrics, &len);
     if (!text) {
-        wr_api__reply_error(a, req, WR_ROUTE_METRICS, 500, "INTERNAL", "out of memory", NULL, NULL,
-                            0);
+        wr_api__reply_oom(a, req, WR_ROUTE_METRICS);
         return;
     }
     wr_api__count_request(a, req, WR_ROUTE_METRICS, 200, len);

@@ -65,24 +65,15 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "http.h"
+#include "ids.h"
 #include "invite.h"
 #include "origin.h"
 #include "page.h"
 #include "queue.h"
 
 /* ---------- small helpers ---------- */
-
-/* A uniform draw in [0, 1) for the poll jitter. */
-static double rand01(wr_api_t *a)
-{
-    /* xorshift64*: jitter needs spread, not secrecy. */
-    a->rng ^= a->rng >> 12;
-    a->rng ^= a->rng << 25;
-    a->rng ^= a->rng >> 27;
-    uint64_t r = a->rng * 2685821657736338717ULL;
-    return (double)(r >> 11) / 9007199254740992.0;
-}
 
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
@@ -305,7 +296,7 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
                 cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
-                rand01(a));
+                wr_rng_unit(&a->rng));
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
@@ -431,7 +422,7 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     cookie_out[0] = 0;
     if (a->cfg->identity == WR_IDENTITY_HEADER) {
         const char *v = evhttp_find_header(ih, a->cfg->identity_header);
-        if (!v || !*v || !wr_qconfig_valid_user_id(v)) {
+        if (!v || !*v || !wr_ids_valid_user(v)) {
             wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
                                 !v || !*v ? "missing identity header" : "invalid user id", NULL,
                                 NULL, 0);
@@ -489,10 +480,8 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->op = "queue_get";
     if (wr_store_queue_get(a->store, queue, no_visitor_cb, c) != WR_OK) {
         wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
@@ -575,7 +564,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     snprintf(c->user, sizeof(c->user), "%s", user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     c->op = "join";
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     wr_store_entry_cb cb = c->route == WR_ROUTE_QUEUE_PAGE ? page_entry_cb : entry_cb;
     wr_err_t err = wr_store_join(a->store, c->queue, c->user, cb, c);
     if (err == WR_OK)
@@ -605,10 +594,8 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
     if (cfg) {
         join_gate(c, cfg);
@@ -639,10 +626,8 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
         return;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     wr_api__copy(c->user, sizeof(c->user), user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;
@@ -798,12 +783,12 @@ static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
     if (cfg->fail_policy == WR_FAIL_CLOSED)
         return false;
     bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
-                wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms());
+                wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms());
     if (!pass) {
         v->state = WR_ENTRY_WAITING;
         v->degraded = true;
         /* the slowest band (the last one), jittered: nobody knows the place */
-        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, rand01(a));
+        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
         return true;
     }
     wr_token_claims_t cl;

@@ -22,10 +22,12 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "crypto.h"
 #include "failopen.h"
 #include "identity.h"
 #include "qconfig.h"
 #include "ratelimit.h"
+#include "rng.h"
 #include "router.h"
 #include "token.h"
 
@@ -68,27 +70,27 @@ struct wr_api {
     const wr_config_t *cfg;
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len;
-    uint8_t cookie_key[32];
+    uint8_t cookie_key[WR_CRYPTO_KEY_LEN];
     size_t cookie_key_len;
     /* Rotation: the previous token secret and cookie key, still accepted. */
     wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
     size_t n_keys;
     uint8_t prev_secret[WR_SECRET_MAX];
     size_t prev_secret_len;
-    uint8_t prev_cookie_key[32];
+    uint8_t prev_cookie_key[WR_CRYPTO_KEY_LEN];
     bool has_prev_cookie_key;
-    wr_ratelimit_t *join_rl;   /* per client address */
-    wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
-    bool admin_separate;       /* admin API only on the admin listener */
-    uint8_t admin_mac_key[32]; /* random per process: admin key compare */
-    uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
+    wr_ratelimit_t *join_rl;                  /* per client address */
+    wr_ratelimit_t *poll_rl;                  /* per queue + user: pacing */
+    bool admin_separate;                      /* admin API only on the admin listener */
+    uint8_t admin_mac_key[WR_CRYPTO_KEY_LEN]; /* random per process: admin key compare */
+    uint8_t admin_mac[WR_CRYPTO_MAC_LEN];     /* HMAC(admin_mac_key, configured admin key) */
     bool admin_enabled;
     size_t in_flight;
     /* see count_request in api_reply.c */
     char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
     struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
     unsigned n_free_ctx;
-    uint64_t rng; /* xorshift64* state: poll jitter */
+    wr_rng_t rng; /* poll jitter */
     /* degraded mode: passes spent here while the store was unreachable,
      * and the burns owed to the store (failopen.h) */
     wr_failopen_t *failopen;
@@ -119,15 +121,13 @@ typedef struct wr_api__ctx {
     json_t *body; /* admin PATCH body, owned */
 } wr_api__ctx_t;
 
-/* ---------- api_reply.c: clock, contexts, replies ---------- */
-
-/* Wall clock, microseconds since the epoch. */
-int64_t wr_api__now_us(void);
+/* ---------- api_reply.c: contexts, replies ---------- */
 
 /*
  * Takes a context from the pool (or allocates one), zeroed, for req on
  * route; queue may be NULL. Counts it in in_flight and starts its latency
- * clock; op defaults to the route name. Returns NULL when out of memory.
+ * clock; op defaults to the route name. Out of memory, it answers the
+ * request 500 INTERNAL itself and returns NULL: the caller just returns.
  */
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                const char *queue);
@@ -152,6 +152,9 @@ void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t r
 /* The client address of req: the peer, or X-Forwarded-For's client when
  * the peer is a trusted proxy (--trusted-proxies). "" without a peer. */
 void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap);
+
+/* Answers 500 INTERNAL "out of memory". */
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
 
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */

@@ -43,15 +43,9 @@
 #include <sys/time.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "http.h"
 #include "log.h"
-
-int64_t wr_api__now_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
 
 /* Label strings of the request counter, built once per (route, status):
  * the hot path does no formatting. Statuses outside the table are
@@ -201,7 +195,7 @@ static void record_begin(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 static void record_end(wr_api_t *a, wr_api__record_t *rec, size_t bytes)
 {
     rec->bytes = strcmp(rec->method, "HEAD") == 0 ? 0 : bytes;
-    rec->done_us = wr_api__now_us();
+    rec->done_us = wr_clock_wall_us();
     if (rec->req == a->cur_req) {
         record_write(a, rec, a->cur_start_us, a->cur_queue);
         return;
@@ -252,11 +246,16 @@ void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(o);
     if (!s) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_oom(a, req, route);
         return;
     }
     wr_api__reply_json(a, req, route, status, s, strlen(s), 0);
     free(s);
+}
+
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
 }
 
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
@@ -268,6 +267,7 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
         a->n_free_ctx--;
         memset(c, 0, sizeof(*c));
     } else if (!(c = calloc(1, sizeof(*c)))) {
+        wr_api__reply_oom(a, req, route);
         return NULL;
     }
     c->api = a;
@@ -276,7 +276,7 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
     c->op = wr_router_route_name(route);
     if (queue)
         wr_api__copy(c->queue, sizeof(c->queue), queue);
-    c->t0_us = wr_api__now_us();
+    c->t0_us = wr_clock_wall_us();
     c->start_us = req == a->cur_req ? a->cur_start_us : c->t0_us;
     a->in_flight++;
     return c;
@@ -369,7 +369,7 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
     wr_api__copy(l + 4, sizeof(l) - 5, c->op); /* op="OP": no formatting per request */
     strcat(l, "\"");
     wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
-                       (double)(wr_api__now_us() - c->t0_us) / 1e6);
+                       (double)(wr_clock_wall_us() - c->t0_us) / 1e6);
     if (err != WR_OK && !find_answer(err)) {
         snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
         wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
@@ -385,7 +385,7 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                         char *html, size_t len)
 {
     if (!html) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+        wr_api__reply_oom(a, req, route);
         return;
     }
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);

@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "clock.h"
 #include "http.h"
 
 bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
@@ -90,7 +91,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         return;
     }
     if (!c->claims.fail_open && p == WR_FAIL_LIMITED &&
-        !wr_scheduler_take_fail_open(a->sched, c->queue, wr_scheduler_now_ms())) {
+        !wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms())) {
         wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
                             "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
         return;
@@ -232,10 +233,8 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-    if (!c) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+    if (!c)
         return;
-    }
     c->claims = cl;
     wr_err_t err;
     if (route == WR_ROUTE_RELEASE) {
@@ -371,11 +370,15 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     }
     /* Unknown here: one read to learn whether the queue exists. */
     pending_token_t *p = calloc(1, sizeof(*p));
-    wr_api__ctx_t *c = p ? wr_api__ctx_new(a, req, route, queue) : NULL;
+    if (!p) {
+        json_decref(body);
+        wr_api__reply_oom(a, req, route);
+        return;
+    }
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         free(p);
         json_decref(body);
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
         return;
     }
     c->op = "queue_get";

@@ -1,47 +1,33 @@
 /*
  * cfgcache.c - the bounded, versioned config cache (cfgcache.h).
  *
- * A chained hash table of CACHE_BUCKETS buckets (FNV-1a of the queue name),
- * holding at most `max` entries {name, snap}. An entry owns one reference
- * to its snapshot; replacing or removing the entry drops it, so a snapshot
- * lives as long as the entry or the last request that announced it,
- * whichever is later. Snapshots are never changed in place: a new version
- * is a new snapshot.
+ * A queue-name map (qmap.h) from name to snapshot, holding at most `max`
+ * names. An entry owns one reference to its snapshot; replacing or removing the entry drops it, so
+ * a snapshot lives as long as the entry or the last request that announced it, whichever is later.
+ * Snapshots are never changed in place: a new version is a new snapshot.
  */
 #include "cfgcache.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define CACHE_BUCKETS 1024
-
-struct centry {
-    struct centry *next;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    wr_cfgcache_snap_t *snap;
-};
+#include "qmap.h"
 
 struct wr_cfgcache {
-    struct centry *buckets[CACHE_BUCKETS];
-    size_t n, max;
+    wr_qmap_t *map; /* queue name -> wr_cfgcache_snap_t (one reference) */
+    size_t max;
 };
-
-static uint64_t fnv1a(const char *p)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 wr_cfgcache_t *wr_cfgcache_new(size_t max)
 {
     wr_cfgcache_t *c = calloc(1, sizeof *c);
-    if (c)
-        c->max = max;
+    if (!c)
+        return NULL;
+    c->map = wr_qmap_new();
+    if (!c->map) {
+        free(c);
+        return NULL;
+    }
+    c->max = max;
     return c;
 }
 
@@ -51,82 +37,49 @@ void wr_cfgcache_release(wr_cfgcache_snap_t *snap)
         free(snap);
 }
 
-static struct centry *find(wr_cfgcache_t *c, const char *q)
-{
-    for (struct centry *e = c->buckets[fnv1a(q) % CACHE_BUCKETS]; e; e = e->next)
-        if (strcmp(e->name, q) == 0)
-            return e;
-    return NULL;
-}
-
 wr_cfgcache_snap_t *wr_cfgcache_get(wr_cfgcache_t *c, const char *queue)
 {
-    struct centry *e = find(c, queue);
-    if (!e)
-        return NULL;
-    e->snap->refs++;
-    return e->snap;
+    wr_cfgcache_snap_t *snap = wr_qmap_get(c->map, queue);
+    if (snap)
+        snap->refs++;
+    return snap;
 }
 
 void wr_cfgcache_put(wr_cfgcache_t *c, const char *q, uint64_t version,
                      const wr_queue_config_t *cfg)
 {
-    struct centry *e = find(c, q);
-    if (e && e->snap->version == version)
+    wr_cfgcache_snap_t *old = wr_qmap_get(c->map, q);
+    if (old && old->version == version)
         return;
+    if (!old && wr_qmap_count(c->map) >= c->max)
+        return; /* full: this queue is served uncached (always JSON) */
     wr_cfgcache_snap_t *snap = malloc(sizeof *snap);
     if (!snap)
         return;
     snap->refs = 1;
     snap->version = version;
     snap->cfg = *cfg;
-    if (!e) {
-        if (c->n >= c->max) {
-            free(snap);
-            return; /* full: this queue is served uncached (always JSON) */
-        }
-        e = calloc(1, sizeof *e);
-        if (!e) {
-            free(snap);
-            return;
-        }
-        snprintf(e->name, sizeof e->name, "%s", q);
-        size_t b = fnv1a(q) % CACHE_BUCKETS;
-        e->next = c->buckets[b];
-        c->buckets[b] = e;
-        c->n++;
+    if (wr_qmap_put(c->map, q, snap) != WR_OK) {
+        free(snap);
+        return;
     }
-    wr_cfgcache_release(e->snap);
-    e->snap = snap;
+    wr_cfgcache_release(old);
 }
 
 void wr_cfgcache_remove(wr_cfgcache_t *c, const char *q)
 {
-    struct centry **pp = &c->buckets[fnv1a(q) % CACHE_BUCKETS];
-    for (; *pp; pp = &(*pp)->next) {
-        if (strcmp((*pp)->name, q) == 0) {
-            struct centry *e = *pp;
-            *pp = e->next;
-            wr_cfgcache_release(e->snap);
-            free(e);
-            c->n--;
-            return;
-        }
-    }
+    wr_cfgcache_release(wr_qmap_remove(c->map, q));
 }
 
 void wr_cfgcache_free(wr_cfgcache_t *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < CACHE_BUCKETS; i++) {
-        struct centry *e = c->buckets[i];
-        while (e) {
-            struct centry *n = e->next;
-            wr_cfgcache_release(e->snap);
-            free(e);
-            e = n;
-        }
-    }
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *snap;
+    while (wr_qmap_next(c->map, &it, &name, &snap))
+        wr_cfgcache_release(snap);
+    wr_qmap_free(c->map);
     free(c);
 }

@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "breaker.h"
+#include "ids.h"
 #include "store_registry.h"
 #include "version.h"
 
@@ -40,18 +41,6 @@
 #define USAGE_MAX   6144 /* --help: bytes of the whole text */
 #define STR_(x)     #x
 #define STR(x)      STR_(x)
-
-__attribute__((format(printf, 3, 4))) static wr_err_t fail(char *err, size_t errlen,
-                                                           const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return WR_EINVAL;
-}
 
 /* Digits only (no sign, space or junk), value in [min, max]. */
 static bool parse_uint(const char *s, unsigned long long min, unsigned long long max,
@@ -81,12 +70,6 @@ static bool printable_no_space(const char *s, size_t n)
     return true;
 }
 
-static bool host_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '-' || c == '_';
-}
-
 static bool hex6_char(char c)
 {
     return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9') || c == ':' ||
@@ -113,10 +96,8 @@ static bool valid_hostport(const char *s, size_t s_len, unsigned port_min)
         for (size_t i = 1; i + 1 < host_len; i++)
             if (!hex6_char(s[i]))
                 return false;
-    } else {
-        for (size_t i = 0; i < host_len; i++)
-            if (!host_char(s[i]))
-                return false;
+    } else if (!wr_ids_valid_host_n(s, host_len)) {
+        return false;
     }
     char port[8];
     size_t port_len = s_len - host_len - 1;
@@ -170,21 +151,21 @@ static bool parse_bool(const char *v, bool *out)
 static wr_err_t check_addr(const char *v, char *err, size_t errlen)
 {
     if (strlen(v) > WR_ADDR_MAX || !valid_hostport(v, strlen(v), 0))
-        return fail(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
+        return wr_einval(err, errlen, "'%s' must be HOST:PORT or [IPv6]:PORT, port 0..65535", v);
     return WR_OK;
 }
 
 static wr_err_t check_store_url(const char *v, char *err, size_t errlen)
 {
     if (strlen(v) > WR_URL_MAX)
-        return fail(err, errlen, "is longer than %d bytes", WR_URL_MAX);
+        return wr_einval(err, errlen, "is longer than %d bytes", WR_URL_MAX);
     return wr_store_check_url(v, err, errlen); /* the registry: the same parser as the open */
 }
 
 static wr_err_t check_admin_key(const char *v, char *err, size_t errlen)
 {
     if (!printable_no_space(v, strlen(v)))
-        return fail(err, errlen, "must not contain spaces or control characters");
+        return wr_einval(err, errlen, "must not contain spaces or control characters");
     return WR_OK;
 }
 
@@ -192,7 +173,7 @@ static wr_err_t check_data_dir(const char *v, char *err, size_t errlen)
 {
     for (const char *p = v; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            return fail(err, errlen, "must not contain control characters");
+            return wr_einval(err, errlen, "must not contain control characters");
     return WR_OK;
 }
 
@@ -200,7 +181,7 @@ static wr_err_t check_data_dir(const char *v, char *err, size_t errlen)
 static wr_err_t check_path(const char *v, char *err, size_t errlen)
 {
     if (!v[0])
-        return fail(err, errlen, "needs a file name");
+        return wr_einval(err, errlen, "needs a file name");
     return check_data_dir(v, err, errlen);
 }
 
@@ -212,7 +193,7 @@ static wr_err_t check_breaker(const char *v, char *err, size_t errlen)
     wr_breaker_opts_default(&bo);
     char berr[160];
     if (wr_breaker_parse(&bo, v, berr, sizeof(berr)) != WR_OK)
-        return fail(err, errlen, "%s", berr);
+        return wr_einval(err, errlen, "%s", berr);
     return WR_OK;
 }
 
@@ -236,14 +217,14 @@ static wr_err_t set_identity(wr_config_t *cfg, const char *v, char *err, size_t 
         for (size_t i = 0; ok && i < len; i++)
             ok = token_char(name[i]);
         if (!ok)
-            return fail(err, errlen,
-                        "'%s': the header name must be an HTTP token of 1..%d characters", v,
-                        WR_HEADER_NAME_MAX);
+            return wr_einval(err, errlen,
+                             "'%s': the header name must be an HTTP token of 1..%d characters", v,
+                             WR_HEADER_NAME_MAX);
         cfg->identity = WR_IDENTITY_HEADER;
         memcpy(cfg->identity_header, name, len + 1);
         return WR_OK;
     }
-    return fail(err, errlen, "'%s' must be cookie, header or header:NAME", v);
+    return wr_einval(err, errlen, "'%s' must be cookie, header or header:NAME", v);
 }
 
 static wr_err_t set_trusted_proxies(wr_config_t *cfg, const char *v, char *err, size_t errlen)
@@ -252,9 +233,9 @@ static wr_err_t set_trusted_proxies(wr_config_t *cfg, const char *v, char *err, 
     wr_err_t e = wr_ratelimit_cidrs_parse(v, cfg->trusted_proxies, WR_RATELIMIT_CIDRS_MAX,
                                           &cfg->n_trusted_proxies, bad, sizeof(bad));
     if (e == WR_ELIMIT)
-        return fail(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
+        return wr_einval(err, errlen, "more than %d networks", WR_RATELIMIT_CIDRS_MAX);
     if (e != WR_OK)
-        return fail(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
+        return wr_einval(err, errlen, "'%s' is not an address or ADDR/PREFIX network", bad);
     return WR_OK;
 }
 
@@ -462,15 +443,15 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
     case K_BOOL: {
         bool b;
         if (!parse_bool(v, &b))
-            return fail(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
+            return wr_einval(err, errlen, "'%s' must be true, false, 1, 0, yes or no", v);
         memcpy(field, &b, sizeof(b));
         return WR_OK;
     }
     case K_UINT: {
         unsigned long long n, lo = (unsigned long long)s->min, hi = (unsigned long long)s->max;
         if (!parse_uint(v, lo, hi, &n))
-            return fail(err, errlen, "'%s' must be an integer from %llu%s to %llu", v, lo, note,
-                        hi);
+            return wr_einval(err, errlen, "'%s' must be an integer from %llu%s to %llu", v, lo,
+                             note, hi);
         uint32_t u = (uint32_t)n;
         memcpy(field, &u, sizeof(u));
         return WR_OK;
@@ -478,8 +459,8 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
     case K_DOUBLE: {
         double d;
         if (!parse_double(v, s->min, s->max, &d))
-            return fail(err, errlen, "'%s' must be a number from %.15g%s to %.15g", v, s->min, note,
-                        s->max);
+            return wr_einval(err, errlen, "'%s' must be a number from %.15g%s to %.15g", v, s->min,
+                             note, s->max);
         memcpy(field, &d, sizeof(d));
         return WR_OK;
     }
@@ -493,19 +474,19 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
             }
             out_printf(&l, "%s%s", i == 0 ? "" : s->names[i + 1] ? ", " : " or ", s->names[i]);
         }
-        return fail(err, errlen, "'%s' must be %s", v, list);
+        return wr_einval(err, errlen, "'%s' must be %s", v, list);
     }
     case K_STRING:
         if (s->check && s->check(v, err, errlen) != WR_OK)
             return WR_EINVAL;
         if (strlen(v) > s->size - 1)
-            return fail(err, errlen, "is longer than %zu bytes", s->size - 1);
+            return wr_einval(err, errlen, "is longer than %zu bytes", s->size - 1);
         memcpy(field, v, strlen(v) + 1);
         return WR_OK;
     case K_SECRET: {
         size_t n = strlen(v);
         if (n > s->size)
-            return fail(err, errlen, "is longer than %zu bytes", s->size);
+            return wr_einval(err, errlen, "is longer than %zu bytes", s->size);
         memcpy(field, v, n);
         memcpy((char *)cfg + s->len_off, &n, sizeof(n));
         return WR_OK;
@@ -513,7 +494,7 @@ static wr_err_t set_value(wr_config_t *cfg, const setting_t *s, const char *v, c
     case K_SPECIAL:
         return s->set(cfg, v, err, errlen);
     }
-    return fail(err, errlen, "unknown setting");
+    return wr_einval(err, errlen, "unknown setting");
 }
 
 void wr_config_defaults(wr_config_t *cfg)
@@ -623,10 +604,10 @@ wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, cha
             char why[384];
             if (set_value(cfg, &settings[i], value, why, sizeof(why)) == WR_OK)
                 return WR_OK;
-            return fail(err, errlen, "%s: %s", key, why);
+            return wr_einval(err, errlen, "%s: %s", key, why);
         }
     }
-    return fail(err, errlen, "unknown key '%.100s' in [server]", key);
+    return wr_einval(err, errlen, "unknown key '%.100s' in [server]", key);
 }
 
 /* ---- flags ---- */
@@ -640,7 +621,7 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
 {
     const char *a = argv[*i];
     if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-        return fail(err, errlen, "unexpected argument '%.200s' (see --help)", a);
+        return wr_einval(err, errlen, "unexpected argument '%.200s' (see --help)", a);
     const char *name = a + 2;
     const char *eq = strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
@@ -651,20 +632,20 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
         *s = o;
         bool no_value = o->kind == K_HELP || o->kind == K_VERSION;
         if (no_value && eq)
-            return fail(err, errlen, "--%s takes no value", o->flag);
+            return wr_einval(err, errlen, "--%s takes no value", o->flag);
         if (eq) {
             *value = eq + 1;
         } else if (!no_value && o->kind != K_BOOL) {
             if (*i + 1 >= argc)
-                return fail(err, errlen, "--%s needs a value", o->flag);
+                return wr_einval(err, errlen, "--%s needs a value", o->flag);
             *value = argv[++*i];
         } else {
             *value = NULL;
         }
         return WR_OK;
     }
-    return fail(err, errlen, "unknown flag '--%.*s' (see --help)",
-                (int)(name_len > 200 ? 200 : name_len), name);
+    return wr_einval(err, errlen, "unknown flag '--%.*s' (see --help)",
+                     (int)(name_len > 200 ? 200 : name_len), name);
 }
 
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_action_t *action,
@@ -698,7 +679,7 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
     }
     if (config_path) {
         if (config_path[0] == '\0')
-            return fail(err, errlen, "--config needs a file name");
+            return wr_einval(err, errlen, "--config needs a file name");
         if ((rc = wr_config_load_file(cfg, config_path, err, errlen)))
             return rc;
     }
@@ -713,7 +694,7 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
             continue;
         char why[384];
         if (set_value(cfg, s, value ? value : "true", why, sizeof(why)))
-            return fail(err, errlen, "--%s: %s", s->flag, why);
+            return wr_einval(err, errlen, "--%s: %s", s->flag, why);
     }
 
     /* Environment: secrets override both. */
@@ -723,16 +704,16 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
             continue;
         char why[384];
         if (set_value(cfg, &settings[k], v, why, sizeof(why)))
-            return fail(err, errlen, "%s: %s", settings[k].env, why);
+            return wr_einval(err, errlen, "%s: %s", settings[k].env, why);
     }
 
     /* --reuse-port shares a port between processes: with the memory store
      * each would keep its own line, and a person's place would depend on
      * the connection the kernel picked. */
     if (cfg->reuse_port && strcmp(cfg->store, "memory") == 0)
-        return fail(err, errlen,
-                    "--reuse-port: needs a shared store (redis://...); with the memory store "
-                    "every process keeps its own line");
+        return wr_einval(err, errlen,
+                         "--reuse-port: needs a shared store (redis://...); with the memory store "
+                         "every process keeps its own line");
 
     /* --strict-secrets: every configured secret has at least 32 bytes. */
     if (cfg->strict_secrets) {
@@ -742,9 +723,9 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
                                cfg->cookie_secret_len, cfg->cookie_secret_previous_len};
         for (size_t k = 0; k < 4; k++)
             if (lens[k] > 0 && lens[k] < WR_CONFIG_SECRET_MIN)
-                return fail(err, errlen,
-                            "--strict-secrets: the %s is %zu bytes; at least %d are required",
-                            names[k], lens[k], WR_CONFIG_SECRET_MIN);
+                return wr_einval(err, errlen,
+                                 "--strict-secrets: the %s is %zu bytes; at least %d are required",
+                                 names[k], lens[k], WR_CONFIG_SECRET_MIN);
     }
     return WR_OK;
 }

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.h"
+
 #define FILE_MAX     (1024 * 1024) /* bytes of a config file */
 #define LINE_MAX_INI 8192          /* bytes of one INI line, with its newline */
 
@@ -76,11 +78,11 @@ static bool queue_section(const char *section, char name[WR_QUEUE_NAME_MAX + 1])
     size_t n = strlen(p);
     while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
         n--;
-    if (n == 0 || n > WR_QUEUE_NAME_MAX)
+    if (!wr_ids_valid_queue_n(p, n))
         return false;
     memcpy(name, p, n);
     name[n] = '\0';
-    return wr_qconfig_valid_queue_name(name);
+    return true;
 }
 
 /* Checks a section name; on error writes a message to msg. */
@@ -90,7 +92,7 @@ static bool check_section(const char *section, char *msg, size_t msg_len)
     if (strcmp(section, "server") == 0 || queue_section(section, name))
         return true;
     if (strncmp(section, "queue", 5) == 0)
-        snprintf(msg, msg_len, "[%.300s]: the queue name must match [A-Za-z0-9_-]{1,64}", section);
+        snprintf(msg, msg_len, "[%.300s]: the queue name must match " WR_QUEUE_NAME_RULE, section);
     else
         snprintf(msg, msg_len, "unknown section [%.300s] (expected [server] or [queue NAME])",
                  section);

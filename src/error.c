@@ -1,10 +1,13 @@
 /*
- * error.c - names and messages for wr_err_t.
+ * error.c - names and messages for wr_err_t, and wr_einval.
  *
  * A table indexed by the enum value; values outside the table map to a
  * generic string so a corrupted value can never crash a log line.
  */
 #include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 
 static const struct {
     const char *name;
@@ -38,4 +41,15 @@ const char *wr_errname(wr_err_t err)
     if ((unsigned)err >= sizeof(table) / sizeof(table[0]) || !table[err].name)
         return "WR_EUNKNOWN";
     return table[err].name;
+}
+
+wr_err_t wr_einval(char *msg, size_t len, const char *fmt, ...)
+{
+    if (msg && len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return WR_EINVAL;
 }

@@ -7,6 +7,8 @@
 #ifndef WR_ERROR_H
 #define WR_ERROR_H
 
+#include <stddef.h>
+
 typedef enum {
     WR_OK = 0,
     WR_ENOMEM = 1,       /* allocation failed */
@@ -29,5 +31,13 @@ const char *wr_strerror(wr_err_t err);
 
 /* Returns a static symbolic name ("WR_ENOTFOUND"); never NULL. */
 const char *wr_errname(wr_err_t err);
+
+/*
+ * The answer to invalid input, with the reason: writes the printf-style
+ * message to msg (len bytes including the NUL, cut to fit; nothing when
+ * msg is NULL or len is 0) and returns WR_EINVAL.
+ */
+wr_err_t wr_einval(char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

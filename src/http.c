@@ -118,6 +118,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clock.h"
 #include "identity.h"
 #include "log.h"
 
@@ -167,13 +168,6 @@ struct wr_http {
 };
 
 static wr_http_t *servers; /* open servers (accept errors find theirs here) */
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* ---- bev -> conn index ---- */
 
@@ -261,7 +255,7 @@ static void accept_error_cb(struct evconnlistener *l, void *ctx)
     h->backoff = true;
     struct timeval tv = {0, BACKOFF_MS * 1000};
     evtimer_add(h->backoff_ev, &tv);
-    int64_t now = mono_us();
+    int64_t now = wr_clock_mono_us();
     if (h->backoff_log_us == 0 || now - h->backoff_log_us >= BACKOFF_LOG_US) {
         wr_warn("accept failed: %s (%llu time%s since the last such line); pausing accept for "
                 "%d ms",
@@ -314,7 +308,7 @@ static void send_error_and_close(wr_http_t *h, conn_t *c, int status)
     }
     if (fd >= 0)
         shutdown(fd, SHUT_WR);
-    c->closing_us = mono_us();
+    c->closing_us = wr_clock_mono_us();
     c->closing_status = status;
     struct evbuffer *in = bufferevent_get_input(c->bev);
     evbuffer_drain(in, evbuffer_get_length(in));
@@ -329,7 +323,7 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     wr_http_t *h = arg;
-    int64_t now = mono_us();
+    int64_t now = wr_clock_mono_us();
     size_t j = 0;
     for (size_t i = 0; i < h->n_conns; i++) {
         conn_t *c = h->conns[i];
@@ -434,7 +428,7 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
         return;
     }
     if (!c->busy && c->start_us == 0)
-        c->start_us = mono_us();
+        c->start_us = wr_clock_mono_us();
     if (!c->head_done) {
         size_t len = evbuffer_get_length(buf);
         size_t from = len > info->n_added ? len - info->n_added : 0;
@@ -475,7 +469,7 @@ static void on_complete(struct evhttp_request *req, void *arg)
     conn_t *c = arg;
     struct evbuffer *in = bufferevent_get_input(c->bev);
     c->busy = false;
-    c->start_us = evbuffer_get_length(in) > 0 ? mono_us() : 0;
+    c->start_us = evbuffer_get_length(in) > 0 ? wr_clock_mono_us() : 0;
     /* What is already read is the start of the next request (pipelined):
      * its head counts from here. */
     head_reset(c);

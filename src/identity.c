@@ -1,7 +1,7 @@
 /*
  * identity.c - the signed visitor cookie of cookie mode.
  *
- * A visitor is 16 random bytes (RAND_bytes), written as 22 base64url
+ * A visitor is 16 random bytes (wr_crypto_random), written as 22 base64url
  * characters: the vid. Its cookie value is "<vid>.<issued>.<mac>": issued
  * is the Unix time in seconds at signing, in decimal (1-12 digits, no
  * leading zero: one spelling per time), and mac is the 43-character
@@ -18,7 +18,7 @@
  *
  * Verification decodes every part strictly (one accepted encoding per
  * value), recomputes the MAC and compares it in constant time
- * (CRYPTO_memcmp); anything else is refused without detail. The server
+ * (wr_crypto_equal); anything else is refused without detail. The server
  * does not expire visitors by issue time: Max-Age is the browser's
  * business, and a visitor is only as old as their place in line.
  *
@@ -39,26 +39,15 @@
 
 #include <string.h>
 
-#include <openssl/crypto.h>
-
 #include "b64.h"
-#include "token.h"
+#include "crypto.h"
 
 #define VID_RAW           16
-#define MAC_LEN           32
+#define MAC_LEN           WR_CRYPTO_MAC_LEN
 #define MAC_B64_LEN       43
 #define ISSUED_DIGITS_MAX 12
 #define V1_COOKIE_LEN     (WR_VID_LEN + 1 + MAC_B64_LEN) /* "<vid>.<mac>" */
 #define COOKIE_HEADER_MAX 32768                          /* bytes of a Cookie header we look at */
-
-static const char KEY_LABEL[] = "waitroom cookie v1";
-
-wr_err_t wr_identity_derive_key(const uint8_t *secret, size_t len, uint8_t key[WR_IDENTITY_KEY_LEN])
-{
-    if (!secret || len == 0 || !key)
-        return WR_EINVAL;
-    return wr_token_hmac_sha256(secret, len, KEY_LABEL, sizeof(KEY_LABEL) - 1, key);
-}
 
 /* True if s (n chars) is a vid: 22 base64url chars decoding to 16 bytes. */
 static bool vid_ok(const char *s, size_t n)
@@ -120,7 +109,7 @@ wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, i
     msg[WR_VID_LEN] = '.';
     memcpy(msg + WR_VID_LEN + 1, t, tn);
     msg_len = WR_VID_LEN + 1 + tn;
-    err = wr_token_hmac_sha256(key, key_len, msg, msg_len, mac);
+    err = wr_crypto_hmac_sha256(key, key_len, msg, msg_len, mac);
     if (err != WR_OK)
         return err;
     err = wr_b64url_encode(mac, sizeof mac, mac_b64, sizeof mac_b64, NULL);
@@ -141,7 +130,7 @@ wr_err_t wr_identity_mint(const uint8_t *key, size_t key_len, int64_t now_s,
 
     if (!key || key_len == 0 || !vid || !cookie)
         return WR_EINVAL;
-    err = wr_token_random(raw, sizeof raw);
+    err = wr_crypto_random(raw, sizeof raw);
     if (err == WR_OK)
         err = wr_b64url_encode(raw, sizeof raw, v, sizeof v, NULL);
     if (err == WR_OK)
@@ -175,9 +164,9 @@ bool wr_identity_verify(const uint8_t *key, size_t key_len, const char *value, s
     if (wr_b64url_decode(value + msg_len + 1, MAC_B64_LEN, got, sizeof got, &got_len) != WR_OK ||
         got_len != MAC_LEN)
         return false;
-    if (wr_token_hmac_sha256(key, key_len, value, msg_len, want) != WR_OK)
+    if (wr_crypto_hmac_sha256(key, key_len, value, msg_len, want) != WR_OK)
         return false;
-    if (CRYPTO_memcmp(want, got, MAC_LEN) != 0)
+    if (!wr_crypto_equal(want, got, MAC_LEN))
         return false;
     memcpy(out->vid, value, WR_VID_LEN);
     out->vid[WR_VID_LEN] = '\0';

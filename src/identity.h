@@ -19,10 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crypto.h"
 #include "error.h"
 
-#define WR_IDENTITY_KEY_LEN 32 /* bytes of a cookie key (wr_identity_derive_key) */
-#define WR_VID_LEN          22 /* visitor id, base64url of 16 bytes */
+#define WR_IDENTITY_KEY_LEN WR_CRYPTO_KEY_LEN /* bytes of a cookie key (wr_crypto_cookie_key) */
+#define WR_VID_LEN          22                /* visitor id, base64url of 16 bytes */
 /* Longest cookie value, "<vid>.<issued>.<mac>" with a 12-digit time: the
  * size (+ NUL) of every buffer that holds one. Values are shorter. */
 #define WR_VID_COOKIE_LEN  (22 + 1 + 12 + 1 + 43)
@@ -50,15 +51,6 @@ typedef struct {
     int64_t issued_s;         /* Unix seconds the value was signed; 0 = first format (unknown) */
     bool prev_key;            /* verified with the previous key */
 } wr_identity_visitor_t;
-
-/*
- * The cookie key of a secret (the configured cookie secret, or the token
- * secret when none is configured): HMAC-SHA256(secret, "waitroom cookie
- * v1"), WR_IDENTITY_KEY_LEN bytes into key. The one place this is derived.
- * Returns WR_OK or WR_EINVAL (no secret).
- */
-wr_err_t wr_identity_derive_key(const uint8_t *secret, size_t len,
-                                uint8_t key[WR_IDENTITY_KEY_LEN]);
 
 /*
  * Creates a new visitor: a random vid and its cookie value issued at now_s

@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
-#include <time.h>
+
+#include "rng.h"
+#include "siphash.h"
 
 #define MIN_CAP   16u
 #define TAG_SHIFT 48
@@ -35,68 +36,13 @@ struct wr_idhash {
     uint64_t *slots;
     size_t cap; /* power of two */
     size_t count;
-    uint64_t k0, k1;
+    uint64_t k[2]; /* SipHash key, random per table */
     wr_idhash_key_fn key;
 };
 
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-    do {                                                                                           \
-        v0 += v1;                                                                                  \
-        v1 = ROTL(v1, 13);                                                                         \
-        v1 ^= v0;                                                                                  \
-        v0 = ROTL(v0, 32);                                                                         \
-        v2 += v3;                                                                                  \
-        v3 = ROTL(v3, 16);                                                                         \
-        v3 ^= v2;                                                                                  \
-        v0 += v3;                                                                                  \
-        v3 = ROTL(v3, 21);                                                                         \
-        v3 ^= v0;                                                                                  \
-        v2 += v1;                                                                                  \
-        v1 = ROTL(v1, 17);                                                                         \
-        v1 ^= v2;                                                                                  \
-        v2 = ROTL(v2, 32);                                                                         \
-    } while (0)
-
-static uint64_t load_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-uint64_t wr_idhash_siphash13(uint64_t k0, uint64_t k1, const void *data, size_t len)
-{
-    const unsigned char *in = data;
-    uint64_t v0 = UINT64_C(0x736f6d6570736575) ^ k0;
-    uint64_t v1 = UINT64_C(0x646f72616e646f6d) ^ k1;
-    uint64_t v2 = UINT64_C(0x6c7967656e657261) ^ k0;
-    uint64_t v3 = UINT64_C(0x7465646279746573) ^ k1;
-    size_t blocks = len / 8;
-    for (size_t i = 0; i < blocks; i++) {
-        uint64_t m = load_le64(in + 8 * i);
-        v3 ^= m;
-        SIPROUND;
-        v0 ^= m;
-    }
-    uint64_t b = (uint64_t)len << 56;
-    const unsigned char *t = in + 8 * blocks;
-    for (size_t i = 0; i < (len & 7); i++)
-        b |= (uint64_t)t[i] << (8 * i);
-    v3 ^= b;
-    SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static inline uint64_t hash_of(const wr_idhash_t *h, const char *id, size_t len)
 {
-    return wr_idhash_siphash13(h->k0, h->k1, id, len);
+    return wr_siphash13(h->k[0], h->k[1], id, len);
 }
 
 static inline uint64_t tag_of(uint64_t hv)
@@ -116,14 +62,7 @@ wr_idhash_t *wr_idhash_new(wr_idhash_key_fn key)
     }
     h->cap = MIN_CAP;
     h->key = key;
-    uint64_t k[2];
-    if (getrandom(k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) {
-        /* No entropy yet (early boot): still distinct per table. */
-        k[0] = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h;
-        k[1] = (uint64_t)clock() ^ ((uint64_t)(uintptr_t)h->slots << 7);
-    }
-    h->k0 = k[0];
-    h->k1 = k[1];
+    wr_rng_entropy(h->k, sizeof h->k); /* random; distinct per table even without entropy */
     return h;
 }
 

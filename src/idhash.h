@@ -2,9 +2,9 @@
  * idhash.h - a compact hash set of items keyed by a user id (byte string)
  * that the item itself holds: open addressing, linear probing, one 8-byte
  * slot per entry (the item pointer with a 16-bit hash tag in its unused top
- * bits), load factor up to 0.8, keyed SipHash-1-3 with a random key per
- * table (no hash flooding by chosen ids). Items are borrowed: the table
- * never frees them. Not thread-safe; no I/O.
+ * bits), load factor up to 0.8, keyed SipHash-1-3 (siphash.h) with a
+ * random key per table (no hash flooding by chosen ids). Items are
+ * borrowed: the table never frees them. Not thread-safe; no I/O.
  */
 #ifndef WR_IDHASH_H
 #define WR_IDHASH_H
@@ -50,8 +50,5 @@ size_t wr_idhash_bytes(const wr_idhash_t *h);
 
 /* Calls fn for every item, in no particular order; fn must not modify h. */
 void wr_idhash_foreach(const wr_idhash_t *h, void (*fn)(void *item, void *arg), void *arg);
-
-/* SipHash-1-3 of data under the 128-bit key (k0, k1). */
-uint64_t wr_idhash_siphash13(uint64_t k0, uint64_t k1, const void *data, size_t len);
 
 #endif

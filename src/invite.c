@@ -26,6 +26,8 @@
 #include <jansson.h>
 
 #include "b64.h"
+#include "crypto.h"
+#include "ids.h"
 #include "token.h"
 
 #define VISITOR_LABEL "waitroom invite visitor v1"
@@ -107,7 +109,7 @@ wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_
     const json_t *aud = json_object_get(p, "aud");
     const json_t *exp = json_object_get(p, "exp");
     if (!json_is_string(s) || json_string_length(s) != strlen(json_string_value(s)) ||
-        !wr_qconfig_valid_user_id(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp))
+        !wr_ids_valid_user(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp))
         goto out;
     if (json_number_value(exp) <= (double)now_s) {
         r = WR_INVITE_EXPIRED;
@@ -129,7 +131,7 @@ wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, c
                         int64_t iat, int64_t exp, char *out, size_t cap)
 {
     if (!key || key_len < WR_INVITE_KEY_MIN || key_len > WR_INVITE_KEY_MAX || !out ||
-        !wr_qconfig_valid_queue_name(queue) || !wr_qconfig_valid_user_id(user) || exp <= iat)
+        !wr_ids_valid_queue(queue) || !wr_ids_valid_user(user) || exp <= iat)
         return WR_EINVAL;
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I}", "iss", "waitroom-invite", "aud", queue, "sub",
                           user, "iat", (json_int_t)iat, "exp", (json_int_t)exp);
@@ -146,10 +148,10 @@ wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, c
 wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1])
 {
     uint8_t mac[32];
-    if (!vid || !wr_qconfig_valid_user_id(sub))
+    if (!vid || !wr_ids_valid_user(sub))
         return WR_EINVAL;
-    wr_err_t err = wr_token_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
-                                        sub, strlen(sub), mac);
+    wr_err_t err = wr_crypto_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
+                                         sub, strlen(sub), mac);
     if (err != WR_OK)
         return err;
     return wr_b64url_encode(mac, VID_RAW, vid, WR_VID_LEN + 1, NULL);

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define MSG_MAX        1024 /* bytes of a printf-style message */
 #define LINE_MAX_BYTES 8192 /* bytes of one line, newline included */
 #define PATH_MAX_LOG   1024
@@ -257,12 +259,12 @@ static void put_field(line_t *l, const wr_log_field_t *f)
 
 static void timestamp(char ts[32])
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
+    int64_t now_us = wr_clock_wall_us();
+    time_t secs = (time_t)(now_us / 1000000);
     struct tm tm;
-    gmtime_r(&tv.tv_sec, &tm);
+    gmtime_r(&secs, &tm);
     size_t n = strftime(ts, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(ts + n, 32 - n, ".%03dZ", (int)(tv.tv_usec / 1000));
+    snprintf(ts + n, 32 - n, ".%03dZ", (int)(now_us % 1000000 / 1000));
 }
 
 /* Starts a line: JSON {"ts":..,"level":..,"msg":..  or text "TS level=L msg"

@@ -42,12 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/crypto.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "config.h"
+#include "crypto.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -98,7 +99,7 @@ typedef struct {
 static void retry_secret(app_t *app)
 {
     uint32_t ms = app->secret_retry_ms ? app->secret_retry_ms : 100;
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(ms);
     evtimer_add(app->secret_timer, &tv);
     app->secret_retry_ms = ms * 2 > 1000 ? 1000 : ms * 2;
 }
@@ -306,8 +307,8 @@ static void reload(app_t *app)
         wr_api_set_previous_secret(app->api, app->cfg.token_secret_previous,
                                    app->cfg.token_secret_previous_len);
     wr_api_reload(app->api);
-    OPENSSL_cleanse(before, sizeof(before));
-    OPENSSL_cleanse(prev, sizeof(prev));
+    wr_crypto_wipe(before, sizeof(before));
+    wr_crypto_wipe(prev, sizeof(prev));
 
     /* Queues: a changed or new section is written, an unchanged one is
      * created if absent. */
@@ -580,7 +581,7 @@ int main(int argc, char **argv)
     if (app.cfg.token_secret_len > 0) {
         wr_api_set_secret(app.api, app.cfg.token_secret, app.cfg.token_secret_len);
     } else {
-        if (wr_token_random(app.proposed_secret, sizeof(app.proposed_secret)) != WR_OK)
+        if (wr_crypto_random(app.proposed_secret, sizeof(app.proposed_secret)) != WR_OK)
             goto out;
         struct timeval tv = {0, 0};
         evtimer_add(app.secret_timer, &tv);

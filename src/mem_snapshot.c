@@ -65,7 +65,7 @@
  * per-field stdio and digest calls). */
 typedef struct {
     FILE *f;
-    EVP_MD_CTX *md;
+    wr_crypto_sha256_t *md;
     bool failed;
     const char *what;   /* first problem, for the log */
     unsigned char *buf; /* SIO_BUF bytes */
@@ -87,7 +87,7 @@ static void w_flush(sio_t *w)
 {
     if (w->failed || w->pos == 0)
         return;
-    if (EVP_DigestUpdate(w->md, w->buf, w->pos) != 1)
+    if (wr_crypto_sha256_update(w->md, w->buf, w->pos) != WR_OK)
         sio_fail(w, "digest failed");
     else if (fwrite(w->buf, 1, w->pos, w->f) != w->pos)
         sio_fail(w, "write failed");
@@ -133,7 +133,7 @@ static void w_u8(sio_t *w, uint8_t v)
 static void r_digest(sio_t *r)
 {
     if (!r->failed && r->pos > r->dig &&
-        EVP_DigestUpdate(r->md, r->buf + r->dig, r->pos - r->dig) != 1)
+        wr_crypto_sha256_update(r->md, r->buf + r->dig, r->pos - r->dig) != WR_OK)
         sio_fail(r, "digest failed");
     r->dig = r->pos;
 }
@@ -283,20 +283,15 @@ static int fsync_dir(const char *dir)
     return rc;
 }
 
-EVP_MD_CTX *wr_mem_snapshot_digest_new(void)
+wr_crypto_sha256_t *wr_mem_snapshot_digest_new(void)
 {
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-        EVP_MD_CTX_free(md);
-        md = NULL;
-    }
-    return md;
+    return wr_crypto_sha256_new();
 }
 
 /* md comes from the caller so that a forked child never has to fetch an
  * algorithm (OpenSSL's global locks) - it only updates and finalises. */
 wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64_t written_at_us,
-                                  EVP_MD_CTX *md)
+                                  wr_crypto_sha256_t *md)
 {
     char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
     wr_err_t err = WR_EIO;
@@ -329,9 +324,8 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
     for (size_t i = 0; i < db->nq && !w.failed; i++)
         write_queue(&w, db->queues[i]);
     w_flush(&w);
-    unsigned char digest[32];
-    unsigned int dlen = 0;
-    if (!w.failed && (EVP_DigestFinal_ex(w.md, digest, &dlen) != 1 || dlen != 32)) {
+    unsigned char digest[WR_CRYPTO_SHA256_LEN];
+    if (!w.failed && wr_crypto_sha256_final(w.md, digest) != WR_OK) {
         w.failed = true;
         w.what = "digest failed";
     }
@@ -373,11 +367,11 @@ out:
 
 wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t written_at_us)
 {
-    EVP_MD_CTX *md = wr_mem_snapshot_digest_new();
+    wr_crypto_sha256_t *md = wr_mem_snapshot_digest_new();
     if (!md)
         return WR_ENOMEM;
     wr_err_t err = wr_mem_snapshot_write_md(db, dir, written_at_us, md);
-    EVP_MD_CTX_free(md);
+    wr_crypto_sha256_free(md);
     return err;
 }
 
@@ -542,8 +536,8 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     struct stat sb;
     r.fsize = fstat(fileno(r.f), &sb) == 0 ? (uint64_t)sb.st_size : 0;
     r.buf = malloc(SIO_BUF);
-    r.md = EVP_MD_CTX_new();
-    if (!r.buf || !r.md || EVP_DigestInit_ex(r.md, EVP_sha256(), NULL) != 1) {
+    r.md = wr_crypto_sha256_new();
+    if (!r.buf || !r.md) {
         err = WR_ENOMEM;
         goto out;
     }
@@ -563,10 +557,9 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     uint32_t nq = r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
         read_queue(db, &r, version);
-    unsigned char want[32], got[32];
-    unsigned int dlen = 0;
+    unsigned char want[WR_CRYPTO_SHA256_LEN], got[WR_CRYPTO_SHA256_LEN];
     r_digest(&r);
-    if (!r.failed && (EVP_DigestFinal_ex(r.md, want, &dlen) != 1 || dlen != 32))
+    if (!r.failed && wr_crypto_sha256_final(r.md, want) != WR_OK)
         r_fail(&r, "digest failed");
     r_take(&r, got, 32, false);
     if (!r.failed && memcmp(want, got, 32) != 0)
@@ -588,7 +581,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
 out:
     fclose(r.f);
-    EVP_MD_CTX_free(r.md);
+    wr_crypto_sha256_free(r.md);
     free(r.buf);
     return err;
 }

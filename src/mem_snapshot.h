@@ -12,9 +12,9 @@
 #ifndef WR_MEM_SNAPSHOT_H
 #define WR_MEM_SNAPSHOT_H
 
-#include <openssl/evp.h>
 #include <stdint.h>
 
+#include "crypto.h"
 #include "error.h"
 #include "memq.h"
 
@@ -31,9 +31,9 @@ wr_err_t wr_mem_snapshot_lock_dir(const char *dir, int *lock_fd);
 
 /*
  * A fresh SHA-256 context for wr_mem_snapshot_write_md, or NULL on ENOMEM.
- * The caller frees it with EVP_MD_CTX_free().
+ * The caller frees it with wr_crypto_sha256_free().
  */
-EVP_MD_CTX *wr_mem_snapshot_digest_new(void);
+wr_crypto_sha256_t *wr_mem_snapshot_digest_new(void);
 
 /*
  * Writes db (borrowed, read only) to DIR/waitroom.snapshot, replaced
@@ -46,7 +46,7 @@ EVP_MD_CTX *wr_mem_snapshot_digest_new(void);
  * no temp file is left), WR_ENOMEM, WR_EINVAL for a too long path.
  */
 wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64_t written_at_us,
-                                  EVP_MD_CTX *md);
+                                  wr_crypto_sha256_t *md);
 
 /* wr_mem_snapshot_write_md with its own digest context. Same returns. */
 wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t written_at_us);

@@ -517,8 +517,7 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     if (!q)
         return NULL;
     snprintf(q->name, sizeof q->name, "%s", name);
-    db->seed = db->seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    q->line = wr_zsl_new(db->seed);
+    q->line = wr_zsl_new(wr_rng_next(&db->rng));
     q->waiting = wr_idhash_new(node_key);
     q->tokens = wr_idhash_new(token_key);
     q->sessions = wr_idhash_new(token_key);

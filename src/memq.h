@@ -27,6 +27,7 @@
 #include "idhash.h"
 #include "qconfig.h"
 #include "queue.h"
+#include "rng.h"
 #include "store.h"
 #include "token.h"
 #include "zsl.h"
@@ -209,7 +210,7 @@ wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char
 
 /*
  * The embedded store's data: the queues, sorted by name (binary search;
- * few queues), and the token signing secret. Zero-initialise, set seed,
+ * few queues), and the token signing secret. Zero-initialise, seed rng,
  * free with wr_memq_db_clear. The db owns its queues.
  */
 typedef struct {
@@ -217,7 +218,7 @@ typedef struct {
     size_t nq, capq;
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len; /* 0 = none yet */
-    uint64_t seed;     /* skiplist level seed, advanced for each new queue */
+    wr_rng_t rng;      /* draws each new queue's skiplist seed; seed it first */
 } wr_memq_db_t;
 
 /* The queue named name, or NULL. */

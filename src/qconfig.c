@@ -560,33 +560,6 @@ json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg)
     return render(cfg, false);
 }
 
-static bool valid_chars(const char *s, size_t max, const char *extra)
-{
-    if (!s)
-        return false;
-    size_t n = 0;
-    for (; s[n]; n++) {
-        if (n >= max)
-            return false;
-        unsigned char ch = (unsigned char)s[n];
-        bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-                  (ch >= '0' && ch <= '9') || (ch && strchr(extra, ch) != NULL);
-        if (!ok)
-            return false;
-    }
-    return n >= 1;
-}
-
-bool wr_qconfig_valid_queue_name(const char *name)
-{
-    return valid_chars(name, WR_QUEUE_NAME_MAX, "_-");
-}
-
-bool wr_qconfig_valid_user_id(const char *id)
-{
-    return valid_chars(id, WR_USER_ID_MAX, "._~:@+-");
-}
-
 const char *wr_qconfig_fail_policy_name(wr_fail_policy_t p)
 {
     switch (p) {

@@ -14,10 +14,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "ids.h"
 #include "origin.h"
 
-#define WR_QUEUE_NAME_MAX     64   /* [A-Za-z0-9_-]{1,64} */
-#define WR_USER_ID_MAX        128  /* [A-Za-z0-9._~:@+-]{1,128} */
 #define WR_POLL_BANDS_MAX     8    /* pollBands entries */
 #define WR_TARGET_URL_MAX     2048 /* targetUrl bytes, without NUL */
 #define WR_FIELD_MAX          64   /* a field path in an error ("capacity.safety") */
@@ -104,12 +103,6 @@ json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg);
 /* Renders cfg as the API shows it: like wr_qconfig_to_json, but inviteKey
  * is "set" or null (write-only). Same ownership. */
 json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg);
-
-/* True if name matches [A-Za-z0-9_-]{1,64}. */
-bool wr_qconfig_valid_queue_name(const char *name);
-
-/* True if id matches [A-Za-z0-9._~:@+-]{1,128}. */
-bool wr_qconfig_valid_user_id(const char *id);
 
 /* Returns "closed", "open" or "limited". */
 const char *wr_qconfig_fail_policy_name(wr_fail_policy_t p);

@@ -11,7 +11,7 @@
  * uint32_t with NIL as "none"; max_keys <= 2^24 keeps them small.
  *
  * Keys are hashed with SipHash-1-3 under two random 128-bit keys (one per
- * digest half), drawn from getrandom() at creation; the 128-bit digest is
+ * digest half), drawn from wr_rng_entropy() at creation; the 128-bit digest is
  * all an entry keeps of its key, so entries have a fixed size and two
  * different keys share a bucket with probability 2^-128.
  *
@@ -22,14 +22,14 @@
  */
 #include "ratelimit.h"
 
-#include "idhash.h"
+#include "clock.h"
+#include "rng.h"
+#include "siphash.h"
 
 #include <arpa/inet.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #define NIL UINT32_MAX
 
@@ -56,17 +56,16 @@ struct wr_ratelimit {
     uint64_t evictions;
 };
 
-/* Keys are hashed with the keyed SipHash-1-3 of idhash.c (one
- * implementation in the tree), under two independent random keys. */
+/* Keys are hashed with SipHash-1-3 (siphash.h, the one implementation in
+ * the tree), under two independent random keys. */
 
 /* ---- table ---- */
 
+/* The default clock (wr_ratelimit_clock_fn): monotonic. */
 static int64_t mono_us(void *arg)
 {
     (void)arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return wr_clock_mono_us();
 }
 
 wr_err_t wr_ratelimit_new(const wr_ratelimit_opts_t *opts, wr_ratelimit_t **out)
@@ -95,12 +94,7 @@ wr_err_t wr_ratelimit_new(const wr_ratelimit_opts_t *opts, wr_ratelimit_t **out)
     rl->burst = opts->burst >= 1 && isfinite(opts->burst) ? opts->burst : 1;
     rl->clock = opts->clock ? opts->clock : mono_us;
     rl->clock_arg = opts->clock_arg;
-    if (getrandom(rl->k, sizeof(rl->k), 0) != (ssize_t)sizeof(rl->k)) {
-        /* No entropy source: a per-process value is still better than 0. */
-        uint64_t s = (uint64_t)mono_us(NULL) ^ (uint64_t)(uintptr_t)rl;
-        for (int i = 0; i < 4; i++)
-            rl->k[i] = s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    }
+    wr_rng_entropy(rl->k, sizeof(rl->k));
     *out = rl;
     return WR_OK;
 }
@@ -168,8 +162,8 @@ static void chain_unlink(wr_ratelimit_t *rl, uint32_t i)
 static void digest(const wr_ratelimit_t *rl, const void *key, size_t len, uint64_t *h0,
                    uint64_t *h1)
 {
-    *h0 = wr_idhash_siphash13(rl->k[0], rl->k[1], key, len);
-    *h1 = wr_idhash_siphash13(rl->k[2], rl->k[3], key, len);
+    *h0 = wr_siphash13(rl->k[0], rl->k[1], key, len);
+    *h1 = wr_siphash13(rl->k[2], rl->k[3], key, len);
 }
 
 static uint32_t find(wr_ratelimit_t *rl, uint64_t h0, uint64_t h1)

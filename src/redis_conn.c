@@ -56,7 +56,7 @@
  *   the order, the timeout (WR_ETIMEOUT), the hung detection (a command
  *   unanswered 2x its timeout after it drops the connection) and calls
  *   on_reply exactly once per submission.
- *   - Scripts: sent with EVALSHA (SHA1 computed at open with OpenSSL); a
+ *   - Scripts: sent with EVALSHA (SHA1 computed at open, crypto.h); a
  *     NOSCRIPT error is answered by exactly one EVAL of the same command,
  *     which also reloads the script cache of Redis.
  *   - Durability mode (wait_replicas > 0): a reply the command's wait_fn
@@ -79,7 +79,6 @@
  */
 #include "redis_conn.h"
 
-#include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +86,13 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "clock.h"
+#include "crypto.h"
 #include "embed.h"
 #include "log.h"
 #include "redis_io.h"
 #include "redis_url.h"
+#include "rng.h"
 
 #define BACKOFF_MIN_MS 100
 #define LOG_REPEAT_MS  30000 /* an identical connection message is logged at most this often */
@@ -106,7 +108,7 @@ typedef enum {
 typedef struct {
     char *text;
     size_t len;
-    char sha[41];
+    char sha[WR_CRYPTO_SHA1_HEX + 1];
 } script_t;
 
 struct wr_redis_conn_cmd {
@@ -154,7 +156,7 @@ struct wr_redis_conn {
     struct event *drop_ev;     /* drops io from the loop after a failover reply */
     char drop_why[MSG_MAX];
     uint32_t backoff_ms;
-    uint64_t rng;
+    wr_rng_t rng; /* reconnect jitter */
     /* the server being connected */
     char host[WR_REDIS_URL_HOST_MAX + 1];
     int port;
@@ -182,29 +184,6 @@ struct wr_redis_conn {
 };
 
 /* ---------------------------------------------------------------- utils */
-
-static uint64_t rng_next(wr_redis_conn_t *c)
-{
-    uint64_t x = c->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c->rng = x;
-    return x;
-}
-
-static struct timeval ms_tv(uint64_t ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    return tv;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Frees a reply built by reply_copy (not by hiredis). */
 static void reply_free(redisReply *r)
@@ -313,7 +292,7 @@ bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
  * LOG_REPEAT_MS (a server that keeps refusing us is one line per 30 s). */
 static void conn_log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
 {
-    int64_t now = mono_ms();
+    int64_t now = wr_clock_mono_ms();
     if (strcmp(msg, c->last_msg) == 0 && now - c->last_msg_ms < LOG_REPEAT_MS) {
         wr_debug("%s: %s", c->name, msg);
         return;
@@ -480,7 +459,7 @@ static bool wait_done(wr_redis_conn_t *c, const redisReply *rep)
                        ok ? "result=\"ok\"" : "result=\"short\"", 1);
     if (ok)
         return true;
-    int64_t now = mono_ms();
+    int64_t now = wr_clock_mono_ms();
     if (c->wait_log_ms == 0 || now - c->wait_log_ms >= 10000) {
         c->wait_log_ms = now;
         if (rep && rep->type == REDIS_REPLY_INTEGER)
@@ -554,10 +533,10 @@ static void schedule_reconnect(wr_redis_conn_t *c)
     int64_t span = (int64_t)base * 40 / 100;
     int64_t delay = (int64_t)base - (int64_t)base * 20 / 100;
     if (span > 0)
-        delay += (int64_t)(rng_next(c) % (uint64_t)(span + 1));
+        delay += (int64_t)(wr_rng_next(&c->rng) % (uint64_t)(span + 1));
     uint64_t next = (uint64_t)c->backoff_ms * 2;
     c->backoff_ms = next > c->reconnect_max_ms ? c->reconnect_max_ms : (uint32_t)next;
-    struct timeval tv = ms_tv((uint64_t)delay);
+    struct timeval tv = wr_clock_tv_ms((uint64_t)delay);
     evtimer_add(c->retry_timer, &tv);
 }
 
@@ -859,7 +838,7 @@ static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
      * asking: the sentinels still name the old one until the end. */
     snprintf(c->pin_host, sizeof c->pin_host, "%s", nh);
     c->pin_port = np;
-    c->pin_until_ms = mono_ms() + 10000;
+    c->pin_until_ms = wr_clock_mono_ms() + 10000;
     char msg[900];
     snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d (%s)", name, oh, op, nh,
              np, chan);
@@ -995,7 +974,8 @@ static void start_attempt(wr_redis_conn_t *c)
 {
     if (c->state == ST_CLOSED || c->io || c->sq_io)
         return;
-    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 && mono_ms() < c->pin_until_ms) {
+    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 &&
+        wr_clock_mono_ms() < c->pin_until_ms) {
         connect_server(c, c->pin_host, c->pin_port);
     } else if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
         c->pin_port = 0;
@@ -1043,10 +1023,7 @@ static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *d
         }
         memcpy(sc->text + prefix, f->data, f->len);
         sc->text[sc->len] = '\0';
-        unsigned char md[SHA_DIGEST_LENGTH];
-        SHA1((const unsigned char *)sc->text, sc->len, md);
-        for (int j = 0; j < SHA_DIGEST_LENGTH; j++)
-            snprintf(sc->sha + 2 * j, 3, "%02x", md[j]);
+        wr_crypto_sha1_hex(sc->text, sc->len, sc->sha);
     }
     return WR_OK;
 }
@@ -1117,11 +1094,7 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     if (c->reconnect_max_ms < BACKOFF_MIN_MS)
         c->reconnect_max_ms = BACKOFF_MIN_MS;
     c->backoff_ms = BACKOFF_MIN_MS;
-    struct timeval now;
-    gettimeofday(&now, NULL);
-    c->rng = ((uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_usec) ^ (uintptr_t)c;
-    if (!c->rng)
-        c->rng = 88172645463325252ULL;
+    wr_rng_seed_random(&c->rng);
     err = load_scripts(c, opts->scripts, opts->nscripts);
     if (err == WR_OK)
         err = open_tls(c, opts);

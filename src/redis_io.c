@@ -108,6 +108,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "clock.h"
+
 #define SECRET_MAX         511   /* bytes of a user name or password */
 #define FEED_CHUNK         16384 /* bytes fed to the reader between size checks */
 #define CONNECT_TIMEOUT_MS 1000
@@ -621,7 +623,7 @@ static wr_err_t submit(wr_redis_io_t *io, int flags, int argc, const char *const
         if (timeout_ms == 0 || timeout_ms == io->command_timeout_ms) {
             evtimer_add(&c->timer, io->common_tv);
         } else {
-            struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+            struct timeval tv = wr_clock_tv_ms(timeout_ms);
             evtimer_add(&c->timer, &tv);
         }
     }
@@ -641,7 +643,7 @@ static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
         void *cbarg = c->arg;
         c->timed_out = true;
         if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
-            struct timeval tv = {io->hung_ms / 1000, (io->hung_ms % 1000) * 1000};
+            struct timeval tv = wr_clock_tv_ms(io->hung_ms);
             evtimer_add(&c->timer, &tv);
         }
         if (cb)
@@ -891,7 +893,7 @@ wr_err_t wr_redis_io_connect(struct event_base *base, const wr_redis_io_opts_t *
     io->reader = redisReaderCreate();
     if (!io->reader)
         goto out;
-    struct timeval ctv = {io->command_timeout_ms / 1000, (io->command_timeout_ms % 1000) * 1000};
+    struct timeval ctv = wr_clock_tv_ms(io->command_timeout_ms);
     io->common_tv = event_base_init_common_timeout(base, &ctv);
     if (!io->common_tv)
         goto out;
@@ -914,7 +916,7 @@ wr_err_t wr_redis_io_connect(struct event_base *base, const wr_redis_io_opts_t *
             SSL_CTX_up_ref(io->ssl_ctx);
         }
     }
-    struct timeval tv = {io->connect_timeout_ms / 1000, (io->connect_timeout_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(io->connect_timeout_ms);
     evtimer_add(&io->connect_timer, &tv);
     if (!io->unix_path) {
         struct addrinfo hints, *ai = NULL;

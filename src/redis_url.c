@@ -64,12 +64,6 @@ static wr_err_t fail(const ctx_t *c, const char *fmt, ...)
     return WR_EINVAL;
 }
 
-static bool host_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '-' || c == '_';
-}
-
 /* s[0..n) is 1..19 decimal digits with a value in [min, max]. */
 static bool number(const char *s, size_t n, long min, long max, int *out)
 {
@@ -183,7 +177,7 @@ static wr_err_t parse_addr(const ctx_t *c, const char *s, const char *stops, con
         if (zone) {
             bool ok = zn >= 1;
             for (size_t i = 0; ok && i < zn; i++)
-                ok = host_char(zone[3 + i]);
+                ok = wr_ids_host_char(zone[3 + i]);
             if (!ok)
                 return fail(c, "%%q: bad IPv6 zone (write it as [ADDR%%25ZONE])");
         }
@@ -202,9 +196,8 @@ static wr_err_t parse_addr(const ctx_t *c, const char *s, const char *stops, con
             return fail(c, "%%q: empty host; must be %s", form);
         if (hn > WR_REDIS_URL_HOST_MAX)
             return fail(c, "%%q: the host is longer than %d bytes", WR_REDIS_URL_HOST_MAX);
-        for (size_t i = 0; i < hn; i++)
-            if (!host_char(p[i]))
-                return fail(c, "%%q must be %s", form);
+        if (!wr_ids_valid_host_n(p, hn))
+            return fail(c, "%%q must be %s", form);
         memcpy(host, p, hn);
         host[hn] = '\0';
         p += hn;
@@ -267,7 +260,7 @@ static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
     if (mn > WR_REDIS_URL_MASTER_MAX)
         return fail(c, "%%q: the master name is longer than %d bytes", WR_REDIS_URL_MASTER_MAX);
     for (size_t i = 0; i < mn; i++)
-        if (!host_char(p[i]))
+        if (!wr_ids_host_char(p[i]))
             return fail(c, "%%q: the master name must be [A-Za-z0-9._-]");
     memcpy(u->master, p, mn);
     u->master[mn] = '\0';

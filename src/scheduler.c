@@ -1,8 +1,8 @@
 /*
  * scheduler.c - per-queue admission ticks and the local config cache.
  *
- * Structure: a chained hash table (256 buckets) of queue entries keyed by
- * name. Each entry owns a one-shot timer, re-armed after every admit answer
+ * Structure: a map (qmap.h) from queue name to entry. Each entry owns a
+ * one-shot timer, re-armed after every admit answer
  * for the middle of the store's next tick:
  *     delay = tickMs - (now_us/1000 mod tickMs) + tickMs/2
  * so one instance hits each store tick exactly once even though its own
@@ -11,7 +11,7 @@
  *
  * Lifetime: an entry with an admit in flight is not freed when forgotten;
  * it is marked dead and freed by the admit callback (the store calls it
- * exactly once, also on close). Entries are otherwise owned by the table.
+ * exactly once, also on close). Entries are otherwise owned by the map.
  *
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
@@ -32,14 +32,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "history.h"
+#include "ids.h"
 #include "log.h"
+#include "qmap.h"
 #include "queue.h"
 
-#define BUCKETS 256
-
 typedef struct entry {
-    struct entry *next;
     wr_scheduler_t *sched;
     char name[WR_QUEUE_NAME_MAX + 1];
     wr_queue_config_t cfg;
@@ -63,41 +63,12 @@ struct wr_scheduler {
     bool listing;
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
-    entry_t *buckets[BUCKETS];
-    size_t count;
+    wr_qmap_t *queues;             /* name -> entry_t */
 };
-
-int64_t wr_scheduler_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static unsigned hash(const char *s)
-{
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h % BUCKETS;
-}
 
 static entry_t *find(wr_scheduler_t *s, const char *name)
 {
-    for (entry_t *e = s->buckets[hash(name)]; e; e = e->next)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    return NULL;
-}
-
-static void unlink_entry(wr_scheduler_t *s, entry_t *e)
-{
-    entry_t **pp = &s->buckets[hash(e->name)];
-    while (*pp && *pp != e)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = e->next;
-    s->count--;
+    return wr_qmap_get(s->queues, name);
 }
 
 static void entry_free(entry_t *e)
@@ -110,9 +81,9 @@ static void entry_free(entry_t *e)
 
 static void arm(entry_t *e, uint32_t delay_ms)
 {
-    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(delay_ms);
     evtimer_add(e->timer, &tv);
-    e->next_ms = wr_scheduler_now_ms() + delay_ms;
+    e->next_ms = wr_clock_mono_ms() + delay_ms;
 }
 
 static void labels_for(const entry_t *e, char *buf, size_t cap)
@@ -164,7 +135,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         return;
     }
     if (err != WR_OK) {
-        int64_t now = wr_scheduler_now_ms();
+        int64_t now = wr_clock_mono_ms();
         if (now - e->last_err_log_ms > 5000) {
             wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
             e->last_err_log_ms = now;
@@ -178,7 +149,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (res->config)
         e->cfg = *res->config;
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
-    wr_rate_window_add(&e->rate, wr_scheduler_now_ms(), res->stats.admitted_total);
+    wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats);
@@ -217,7 +188,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 
 void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
-    if (!cfg || !wr_qconfig_valid_queue_name(queue))
+    if (!cfg || !wr_ids_valid_queue(queue))
         return;
     entry_t *e = find(s, queue);
     if (e)
@@ -236,11 +207,11 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
     wr_rate_window_init(&e->rate, 60000);
     e->fail_tokens = cfg->fail_open_per_second;
-    e->fail_last_ms = wr_scheduler_now_ms();
-    unsigned h = hash(queue);
-    e->next = s->buckets[h];
-    s->buckets[h] = e;
-    s->count++;
+    e->fail_last_ms = wr_clock_mono_ms();
+    if (wr_qmap_put(s->queues, queue, e) != WR_OK) {
+        entry_free(e);
+        return;
+    }
     arm(e, 0);
 }
 
@@ -255,10 +226,9 @@ void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queu
 
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
+    entry_t *e = wr_qmap_remove(s->queues, queue);
     if (!e)
         return;
-    unlink_entry(s, e);
     if (s->metrics) {
         char l[WR_QUEUE_NAME_MAX + 16];
         labels_for(e, l, sizeof(l));
@@ -288,7 +258,7 @@ int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
     entry_t *e = find(s, queue);
     if (!e)
         return -1;
-    int64_t d = e->in_flight ? 0 : e->next_ms - wr_scheduler_now_ms();
+    int64_t d = e->in_flight ? 0 : e->next_ms - wr_clock_mono_ms();
     return d < 0 ? 0 : d;
 }
 
@@ -320,7 +290,7 @@ const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)
 
 size_t wr_scheduler_count(wr_scheduler_t *s)
 {
-    return s->count;
+    return wr_qmap_count(s->queues);
 }
 
 /* Discovery: every queue in the store gets an entry; entries whose queue is
@@ -345,18 +315,16 @@ static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
     for (size_t i = 0; i < n; i++)
         if (!find(s, infos[i].name))
             wr_scheduler_note(s, infos[i].name, infos[i].config);
-    /* Forget entries not listed. */
-    for (unsigned b = 0; b < BUCKETS; b++) {
-        entry_t *e = s->buckets[b];
-        while (e) {
-            entry_t *next = e->next;
-            bool seen = false;
-            for (size_t i = 0; i < n && !seen; i++)
-                seen = strcmp(infos[i].name, e->name) == 0;
-            if (!seen)
-                wr_scheduler_forget(s, e->name);
-            e = next;
-        }
+    /* Forget entries not listed (removing the one just visited is safe). */
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(infos[i].name, name) == 0;
+        if (!seen)
+            wr_scheduler_forget(s, ((entry_t *)v)->name);
     }
 }
 
@@ -390,12 +358,14 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     s->store = opts->store;
     s->metrics = opts->metrics;
     s->discovery_ms = opts->discovery_ms ? opts->discovery_ms : 1000;
-    s->discovery = event_new(s->base, -1, EV_PERSIST, discovery_cb, s);
+    s->queues = wr_qmap_new();
+    s->discovery = s->queues ? event_new(s->base, -1, EV_PERSIST, discovery_cb, s) : NULL;
     if (!s->discovery) {
+        wr_qmap_free(s->queues);
         free(s);
         return WR_ENOMEM;
     }
-    struct timeval tv = {s->discovery_ms / 1000, (s->discovery_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(s->discovery_ms);
     event_add(s->discovery, &tv);
     if (s->metrics) {
         static const double wait_bounds[] = {1,   5,   15,   30,   60,   120,
@@ -463,18 +433,17 @@ void wr_scheduler_free(wr_scheduler_t *s)
     if (s->list_pending)
         s->list_pending->dead = true; /* the list callback frees it */
     event_free(s->discovery);
-    for (unsigned b = 0; b < BUCKETS; b++) {
-        entry_t *e = s->buckets[b];
-        while (e) {
-            entry_t *next = e->next;
-            evtimer_del(e->timer);
-            if (e->in_flight)
-                e->dead = true;
-            else
-                entry_free(e);
-            e = next;
-        }
-        s->buckets[b] = NULL;
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        entry_t *e = v;
+        evtimer_del(e->timer);
+        if (e->in_flight)
+            e->dead = true;
+        else
+            entry_free(e);
     }
+    wr_qmap_free(s->queues);
     free(s);
 }

@@ -81,7 +81,4 @@ const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);
 
-/* Monotonic clock, ms (CLOCK_MONOTONIC). */
-int64_t wr_scheduler_now_ms(void);
-
 #endif

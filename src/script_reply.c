@@ -216,7 +216,7 @@ wr_err_t wr_script_reply_put(const redisReply *rep)
 
 wr_err_t wr_script_reply_secret(const redisReply *rep, const uint8_t **secret, size_t *len)
 {
-    if (!is_str(rep) || rep->len == 0 || rep->len > WR_SECRET_MAX)
+    if (!is_str(rep) || !wr_store_valid_secret(rep->str, rep->len))
         return WR_EPROTO;
     *secret = (const uint8_t *)rep->str;
     *len = rep->len;

@@ -24,8 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "error.h"
+#include "ids.h"
 #include "qconfig.h"
 #include "token.h"
 
@@ -96,6 +98,18 @@ typedef void (*wr_store_token_cb)(wr_err_t err, const wr_token_check_t *res, voi
 typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void *arg);
 typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
 typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
+
+/* Any one of the callbacks: what a backend keeps for a pending operation,
+ * next to its own record of which member is set. */
+typedef union {
+    wr_store_entry_cb entry;
+    wr_store_done_cb done;
+    wr_store_admit_cb admit;
+    wr_store_token_cb token;
+    wr_store_info_cb info;
+    wr_store_list_cb list;
+    wr_store_secret_cb secret;
+} wr_store_cb_t;
 
 typedef struct wr_store wr_store_t;
 
@@ -207,6 +221,32 @@ typedef struct wr_store_ops {
 struct wr_store {
     const wr_store_ops_t *ops;
 };
+
+/*
+ * The argument rules of the interface, the same in every backend: an
+ * operation answers WR_EINVAL, before any work, when its queue name
+ * (wr_ids_valid_queue), its user id (wr_ids_valid_user), its callback, or
+ * one of these fails.
+ */
+/* A jti to look up: a string of at most WR_TOKEN_MAX chars (one of ours or
+ * not: a foreign one is simply not live). */
+static inline bool wr_store_valid_jti(const char *jti)
+{
+    return jti && strnlen(jti, WR_TOKEN_MAX + 1) <= WR_TOKEN_MAX;
+}
+
+/* A proposed token secret: 1..WR_SECRET_MAX bytes. */
+static inline bool wr_store_valid_secret(const void *secret, size_t len)
+{
+    return secret && len >= 1 && len <= WR_SECRET_MAX;
+}
+
+/* A config to store: a tick and a rate every reader can compute with
+ * (wr_qconfig_parse checks the documented ranges, which are narrower). */
+static inline bool wr_store_valid_config(const wr_queue_config_t *cfg)
+{
+    return cfg && cfg->tick_ms >= 1 && cfg->admit_per_second >= 0 && cfg->admit_per_second <= 1e9;
+}
 
 static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u,
                                      wr_store_entry_cb cb, void *arg)

@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 typedef enum { K_ENTRY, K_DONE, K_ADMIT, K_TOKEN, K_INFO, K_LIST, K_SECRET } kind_t;
@@ -47,26 +47,11 @@ struct call {
     struct bstore *s;
     wr_breaker_permit_t permit;
     int64_t t0_ms;
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_list_cb list;
-        wr_store_secret_cb secret;
-    } cb;
+    wr_store_cb_t cb;
     void *arg;
 };
 
 static const wr_store_ops_t breaker_ops;
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool is_failure(wr_err_t err)
 {
@@ -414,7 +399,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     s->base_.ops = &breaker_ops;
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;
-    s->now_ms = opts && opts->now_ms ? opts->now_ms : mono_ms;
+    s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
     if (s->metrics) {
         wr_metrics_describe(s->metrics, "waitroom_breaker_state", WR_METRIC_GAUGE,
                             "Store circuit breaker state (1 = current).");

@@ -12,7 +12,7 @@
  * argument checks, clocks, deferred callbacks, the snapshot timer and its
  * forked writer. queue_get/list sweep here; config_put sweeps nothing.
  *
- * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
+ * Time. Arrival scores come from the wall clock (clock.h) in us, made
  * strictly increasing per queue by memq. Token times and admission ticks
  * come from CLOCK_MONOTONIC plus the offset that makes it equal the wall
  * clock at open, so they are reported in wall-clock us but never jump.
@@ -51,6 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "ids.h"
 #include "log.h"
 #include "mem_snapshot.h"
 #include "memq.h"
@@ -77,15 +79,7 @@ typedef struct item {
     wr_err_t err;
     bool has_res;
     void *arg;
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_list_cb list;
-        wr_store_secret_cb secret;
-    } cb;
+    wr_store_cb_t cb;
     wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
     int64_t *waits;     /* D_ADMIT: the admitted users' waits (owned) */
     char name[WR_QUEUE_NAME_MAX + 1];
@@ -131,26 +125,12 @@ static const wr_store_ops_t memory_ops;
 
 /* ---- clocks ---------------------------------------------------------- */
 
-static int64_t wall_raw_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * MICRO + tv.tv_usec;
-}
-
-static int64_t mono_raw_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * MICRO + ts.tv_nsec / 1000;
-}
-
 /* Token and tick clock: monotonic, in wall-clock microseconds. */
 static int64_t now_us(const mstore_t *s)
 {
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
-    return mono_raw_us() + s->mono_offset_us + s->debug_offset_us;
+    return wr_clock_mono_us() + s->mono_offset_us + s->debug_offset_us;
 }
 
 /* Arrival clock: the wall clock. */
@@ -158,7 +138,7 @@ static int64_t wall_us(const mstore_t *s)
 {
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
-    return wall_raw_us() + s->debug_offset_us;
+    return wr_clock_wall_us() + s->debug_offset_us;
 }
 
 /* ---- deferred items -------------------------------------------------- */
@@ -270,21 +250,18 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- argument checks ---------------------------------------------------- */
 
-static bool name_ok(const char *name, size_t max)
-{
-    if (!name)
-        return false;
-    size_t n = strnlen(name, max + 1);
-    return n >= 1 && n <= max;
-}
-
-static wr_err_t check_call(mstore_t *s, const char *queue, const void *cb)
+/* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
+ * without a callback or when !args_ok (the operation's arguments, by the
+ * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
+static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind, void *arg,
+                         item_t **out)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !wr_qconfig_valid_queue_name(queue))
+    if (!cb || !args_ok)
         return WR_EINVAL;
-    return WR_OK;
+    *out = item_new(s, kind, arg);
+    return *out ? WR_OK : WR_ENOMEM;
 }
 
 /* ---- operations ------------------------------------------------------ */
@@ -294,14 +271,11 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
                          wr_store_entry_cb cb, void *arg, bool add)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_ENTRY, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_ENTRY, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.entry = cb;
 
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
@@ -341,14 +315,11 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
                           wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (q)
@@ -362,12 +333,10 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
 static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_ADMIT, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.admit = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -398,14 +367,11 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
                          wr_store_token_cb cb, void *arg, token_mode_t mode)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!name_ok(user, WR_USER_ID_MAX) || !jti || strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_TOKEN, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.token = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -449,14 +415,11 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
                          bool check_only, wr_store_token_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!name_ok(jti, WR_JTI_LEN))
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_TOKEN, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.token = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -475,14 +438,11 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
                                wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_config(cfg);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    if (!cfg || cfg->tick_ms == 0 || !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     it->err = wr_memq_db_put_config(&s->db, queue, cfg, NULL);
     if (it->err == WR_OK)
@@ -494,12 +454,10 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
 static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_INFO, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_INFO, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.info = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (!q) {
@@ -520,13 +478,10 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_LIST, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_LIST, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.list = cb;
     list_res_t *l = &it->res.list;
     size_t n = s->db.nq ? s->db.nq : 1;
@@ -560,12 +515,10 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
                                  void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_err_t err = check_call(s, queue, (const void *)cb);
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
     it->cb.done = cb;
     it->err = wr_memq_db_delete(&s->db, queue);
     if (it->err == WR_OK)
@@ -578,13 +531,11 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
                            wr_store_secret_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb || !proposed || len == 0 || len > WR_SECRET_MAX)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_SECRET, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err =
+        op_begin(s, (const void *)cb, wr_store_valid_secret(proposed, len), D_SECRET, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.secret = cb;
     if (s->db.secret_len == 0) {
         memcpy(s->db.secret, proposed, len);
@@ -601,13 +552,10 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
 static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb)
-        return WR_EINVAL;
-    item_t *it = item_new(s, D_DONE, arg);
-    if (!it)
-        return WR_ENOMEM;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
     it->cb.done = cb;
     item_enqueue(s, it);
     return WR_OK;
@@ -696,7 +644,7 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
     reap_child(s, false);
     if (!s->dirty || s->closing || s->snap_pid > 0)
         return;
-    EVP_MD_CTX *md = wr_mem_snapshot_digest_new();
+    wr_crypto_sha256_t *md = wr_mem_snapshot_digest_new();
     if (!md)
         return; /* retried next round: still dirty */
     pid_t pid = fork();
@@ -709,7 +657,7 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
         sigprocmask(SIG_SETMASK, &all, NULL);
         _exit(wr_mem_snapshot_write_md(&s->db, s->data_dir, wall_us(s), md) == WR_OK ? 0 : 1);
     }
-    EVP_MD_CTX_free(md);
+    wr_crypto_sha256_free(md);
     if (pid < 0) {
         wr_warn("store memory: fork for snapshot: %s; writing in process", strerror(errno));
         (void)write_snapshot(s);
@@ -815,8 +763,8 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     s->base.ops = &memory_ops;
     s->evbase = base;
     s->lock_fd = -1;
-    s->mono_offset_us = wall_raw_us() - mono_raw_us();
-    s->db.seed = (uint64_t)wall_raw_us() ^ (uint64_t)(uintptr_t)s;
+    s->mono_offset_us = wr_clock_wall_us() - wr_clock_mono_us();
+    wr_rng_seed_random(&s->db.rng);
     if (opts) {
         s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
         s->snap_ms = opts->snapshot_interval_ms;
@@ -841,7 +789,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         s->ev_reap = evtimer_new(base, on_reap_timer, s);
         if (!s->ev_snap || !s->ev_reap)
             goto out;
-        struct timeval tv = {.tv_sec = s->snap_ms / 1000, .tv_usec = (s->snap_ms % 1000) * 1000};
+        struct timeval tv = wr_clock_tv_ms(s->snap_ms);
         if (event_add(s->ev_snap, &tv) != 0)
             goto out;
     }

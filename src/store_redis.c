@@ -53,6 +53,8 @@
 #include <string.h>
 
 #include "cfgcache.h"
+#include "crypto.h"
+#include "ids.h"
 #include "log.h"
 #include "redis_conn.h"
 #include "script_reply.h"
@@ -82,8 +84,7 @@ static const wr_redis_conn_script_t scripts[SC_COUNT] = {
     [SC_TOKEN] = {LIB, "scripts/token.lua"},     [SC_ADMIT] = {LIB, "scripts/admit.lua"},
     [SC_GET] = {LIB, "scripts/queue_get.lua"},   [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
     [SC_PUT] = {LIB, "scripts/config_put.lua"},  [SC_SECRET] = {NULL, "scripts/secret.lua"},
-    [SC_RELEASE] = {LIB, "scripts/release.lua"},
-    [SC_BURN] = {NULL, "scripts/burn.lua"},
+    [SC_RELEASE] = {LIB, "scripts/release.lua"}, [SC_BURN] = {NULL, "scripts/burn.lua"},
 };
 
 typedef enum {
@@ -112,16 +113,9 @@ typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply
 struct req {
     struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
     op_t op;
-    int script; /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
-    union {
-        wr_store_entry_cb entry;
-        wr_store_done_cb done;
-        wr_store_admit_cb admit;
-        wr_store_token_cb token;
-        wr_store_info_cb info;
-        wr_store_secret_cb secret;
-        names_cb names;
-    } cb;
+    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
+    wr_store_cb_t cb; /* the caller's callback, by op */
+    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
     void *arg;
     char queue[WR_QUEUE_NAME_MAX + 1];
     wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
@@ -136,14 +130,6 @@ struct rstore {
 };
 
 static const wr_store_ops_t redis_ops;
-
-/* ---------------------------------------------------------------- utils */
-
-static bool valid_user(const char *u)
-{
-    size_t n = u ? strnlen(u, WR_USER_ID_MAX + 1) : 0;
-    return n > 0 && n <= WR_USER_ID_MAX;
-}
 
 /* ----------------------------------------------------------- requests */
 
@@ -222,7 +208,7 @@ static void call_err(struct req *r, wr_err_t err)
         r->cb.secret(err, NULL, 0, r->arg);
         break;
     case OP_NAMES:
-        r->cb.names(NULL, err, NULL, r->arg);
+        r->names(NULL, err, NULL, r->arg);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -394,7 +380,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     }
     case OP_NAMES:
-        r->cb.names(s, WR_OK, rep, r->arg);
+        r->names(s, WR_OK, rep, r->arg);
         break;
     }
 }
@@ -482,7 +468,7 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, bool join,
                         wr_store_entry_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -511,7 +497,7 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
                         void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -525,13 +511,13 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     uint8_t seed[16];
     char hex[33];
-    if (wr_token_random(seed, sizeof seed) != WR_OK)
+    if (wr_crypto_random(seed, sizeof seed) != WR_OK)
         return WR_EIO;
     for (size_t i = 0; i < sizeof seed; i++)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);
@@ -549,8 +535,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
                         wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !valid_user(u) || !jti ||
-        strnlen(jti, WR_TOKEN_MAX + 1) > WR_TOKEN_MAX || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !wr_store_valid_jti(jti) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -591,9 +576,9 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
                        bool check_only, wr_store_token_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    size_t jlen = jti ? strnlen(jti, WR_JTI_LEN + 1) : 0;
-    if (!wr_qconfig_valid_queue_name(q) || jlen < 1 || jlen > WR_JTI_LEN || !cb)
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_jti(jti) || !cb)
         return WR_EINVAL;
+    size_t jlen = strlen(jti);
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
@@ -617,8 +602,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     wr_err_t err = WR_OK;
     char *json = NULL;
     struct req *r = NULL;
-    if (!wr_qconfig_valid_queue_name(q) || !cfg || !cb || cfg->tick_ms < 1 ||
-        !(cfg->admit_per_second >= 0) || cfg->admit_per_second > 1e9)
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_config(cfg) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -675,7 +659,7 @@ out:
 static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -689,7 +673,7 @@ static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, 
 static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_qconfig_valid_queue_name(q) || !cb)
+    if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -816,12 +800,10 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
                 ctx->err = WR_EPROTO;
             continue;
         }
-        if (e->len > WR_QUEUE_NAME_MAX)
+        if (!wr_ids_valid_queue_n(e->str, e->len))
             continue; /* not a queue name of ours */
         memcpy(it->name, e->str, e->len);
         it->name[e->len] = '\0';
-        if (!wr_qconfig_valid_queue_name(it->name))
-            continue;
         wr_err_t e2 = r_queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
             ctx->outstanding++;
@@ -848,7 +830,7 @@ static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
     }
     ctx->cb = cb;
     ctx->arg = arg;
-    r->cb.names = on_list_names;
+    r->names = on_list_names;
     wr_err_t err = submit(s, r,
                           wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
                               wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
@@ -861,7 +843,7 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
                          void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!proposed || len == 0 || len > WR_SECRET_MAX || !cb)
+    if (!wr_store_valid_secret(proposed, len) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;

@@ -19,7 +19,7 @@
  *      and whose "kid", if any, is a string naming a key  else bad_signature
  *   3. S is strict base64url                              else malformed
  *      of exactly 32 bytes equal, in constant time
- *      (CRYPTO_memcmp), to the HMAC over "H.P"            else bad_signature
+ *      (wr_crypto_equal), to the HMAC over "H.P"          else bad_signature
  *   4. only then P is decoded and its claims checked: types and syntax
  *      (malformed), iss (wrong_issuer), exp > now (expired).
  * Steps 1-3 and the decoding of P are wr_token_verify_jws, which the
@@ -41,14 +41,12 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include "b64.h"
+#include "crypto.h"
+#include "ids.h"
 
-#define MAC_LEN 32
+#define MAC_LEN WR_CRYPTO_MAC_LEN
 #define ISSUER  "waitroom"
 
 static const char *const reason_names[] = {
@@ -72,88 +70,13 @@ const char *wr_token_reason_name(wr_token_reason_t r)
     return reason_names[r];
 }
 
-/* ---- syntax of the string claims ---------------------------------------- */
-
-static bool is_alnum(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* [A-Za-z0-9_-]{1,WR_QUEUE_NAME_MAX} */
-static bool valid_queue(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_QUEUE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && c != '_' && c != '-')
-            return false;
-    }
-    return true;
-}
-
-/* [A-Za-z0-9._~:@+-]{1,WR_USER_ID_MAX}; same rule as wr_qconfig_valid_user_id,
- * kept local so that token does not depend on qconfig.c. */
-static bool valid_user(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_USER_ID_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && (!c || !strchr("._~:@+-", c)))
-            return false;
-    }
-    return true;
-}
-
-/* base64url alphabet, 1..WR_JTI_LEN characters. */
-static bool valid_jti(const char *s, size_t n)
-{
-    if (n < 1 || n > WR_JTI_LEN)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && c != '_' && c != '-')
-            return false;
-    }
-    return true;
-}
-
 /* Length of the NUL-terminated string in a fixed array, or cap if unterminated. */
 static size_t bounded_len(const char *s, size_t cap)
 {
     return strnlen(s, cap);
 }
 
-/* ---- primitives ---------------------------------------------------------- */
-
-wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                              uint8_t mac[32])
-{
-    static const uint8_t empty = 0;
-    unsigned int mac_len = 0;
-
-    if ((!key && key_len > 0) || (!data && len > 0) || !mac || key_len > INT_MAX)
-        return WR_EINVAL;
-    /* OpenSSL refuses a NULL key; an empty key is a valid HMAC key. */
-    if (!HMAC(EVP_sha256(), key_len ? (const void *)key : (const void *)&empty, (int)key_len,
-              len ? (const unsigned char *)data : &empty, len, mac, &mac_len))
-        return WR_EINVAL;
-    if (mac_len != MAC_LEN)
-        return WR_EINVAL;
-    return WR_OK;
-}
-
-wr_err_t wr_token_random(uint8_t *buf, size_t n)
-{
-    if (n == 0)
-        return WR_OK;
-    if (!buf || n > INT_MAX)
-        return WR_EINVAL;
-    if (RAND_bytes(buf, (int)n) != 1)
-        return WR_EIO;
-    return WR_OK;
-}
+/* ---- jti ---------------------------------------------------------------- */
 
 wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1])
 {
@@ -162,7 +85,7 @@ wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1])
 
     if (!out)
         return WR_EINVAL;
-    err = wr_token_random(raw, sizeof raw);
+    err = wr_crypto_random(raw, sizeof raw);
     if (err != WR_OK)
         return err;
     return wr_b64url_encode(raw, sizeof raw, out, WR_JTI_LEN + 1, NULL);
@@ -217,7 +140,7 @@ static wr_err_t sign_parts(const char *hdr, size_t hdr_len, const char *json, si
     if (err != WR_OK)
         return err;
     len += part;
-    err = wr_token_hmac_sha256(secret, secret_len, tok, len, mac);
+    err = wr_crypto_hmac_sha256(secret, secret_len, tok, len, mac);
     if (err != WR_OK)
         return err;
     if (len + 1 >= sizeof tok)
@@ -244,9 +167,9 @@ static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, siz
 
     if (!claims || !out || !secret || secret_len == 0)
         return WR_EINVAL;
-    if (!valid_queue(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
-        !valid_user(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
-        !valid_jti(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
+    if (!wr_ids_valid_queue_n(claims->queue, bounded_len(claims->queue, sizeof claims->queue)) ||
+        !wr_ids_valid_user_n(claims->user, bounded_len(claims->user, sizeof claims->user)) ||
+        !wr_ids_valid_jti_n(claims->jti, bounded_len(claims->jti, sizeof claims->jti)))
         return WR_EINVAL;
 
     json_len = claims_json(claims, json, sizeof json);
@@ -255,7 +178,7 @@ static wr_err_t sign(const wr_token_claims_t *claims, const uint8_t *secret, siz
 
     if (kid && kid[0]) {
         size_t kl = strnlen(kid, WR_KID_LEN + 1);
-        if (kl > WR_KID_LEN || !valid_jti(kid, kl))
+        if (!wr_ids_valid_kid_n(kid, kl))
             return WR_EINVAL;
         hdr_len = (size_t)snprintf(hdr, sizeof hdr,
                                    "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid);
@@ -295,7 +218,7 @@ wr_err_t wr_token_kid(const uint8_t *secret, size_t len, char kid[WR_KID_LEN + 1
     char b64[48];
     if (!secret || len == 0 || !kid)
         return WR_EINVAL;
-    wr_err_t err = wr_token_hmac_sha256(secret, len, "waitroom kid v1", 15, mac);
+    wr_err_t err = wr_crypto_hmac_sha256(secret, len, "waitroom kid v1", 15, mac);
     if (err == WR_OK)
         err = wr_b64url_encode(mac, sizeof mac, b64, sizeof b64, NULL);
     if (err != WR_OK)
@@ -343,9 +266,8 @@ static wr_token_reason_t check_header(const char *s, size_t n, char kid[WR_KID_L
         r = WR_TOKEN_BAD_ALG;
     else if (json_object_get(h, "crit"))
         r = WR_TOKEN_MALFORMED; /* we understand no extension (RFC 7515 4.1.11) */
-    else if (k && (!json_is_string(k) || json_string_length(k) == 0 ||
-                   json_string_length(k) > WR_KID_LEN ||
-                   !valid_jti(json_string_value(k), json_string_length(k))))
+    else if (k && (!json_is_string(k) ||
+                   !wr_ids_valid_kid_n(json_string_value(k), json_string_length(k))))
         r = WR_TOKEN_BAD_SIGNATURE;
     else if (k)
         memcpy(kid, json_string_value(k), json_string_length(k) + 1);
@@ -389,8 +311,8 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     fo = json_object_get(p, "fo");
     if (fo && !json_is_boolean(fo))
         goto out;
-    if (!aud || !valid_queue(aud, aud_len) || !sub || !valid_user(sub, sub_len) || !jti ||
-        !valid_jti(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
+    if (!aud || !wr_ids_valid_queue_n(aud, aud_len) || !sub || !wr_ids_valid_user_n(sub, sub_len) ||
+        !jti || !wr_ids_valid_jti_n(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
         goto out;
     if ((int64_t)json_integer_value(exp) <= now_s) {
         r = WR_TOKEN_EXPIRED;
@@ -472,10 +394,10 @@ wr_token_reason_t wr_token_verify_jws(const char *token, size_t len, const wr_to
             continue;
         if (kid[0] && strcmp(kid, keys[i].kid) != 0)
             continue; /* the token names another key */
-        if (wr_token_hmac_sha256(keys[i].secret, keys[i].len, token, (size_t)(dot2 - token), mac) !=
-            WR_OK)
+        if (wr_crypto_hmac_sha256(keys[i].secret, keys[i].len, token, (size_t)(dot2 - token),
+                                  mac) != WR_OK)
             continue;
-        ok = CRYPTO_memcmp(mac, sig, MAC_LEN) == 0;
+        ok = wr_crypto_equal(mac, sig, MAC_LEN);
     }
     if (!ok)
         return WR_TOKEN_BAD_SIGNATURE;

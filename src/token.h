@@ -16,16 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "error.h"
-#include "qconfig.h"
+#include "ids.h"
+
+/* jansson's object type, for wr_token_verify_jws (jansson.h declares it the
+ * same way; token.h needs nothing else of it). */
+typedef struct json_t json_t;
 
 #define WR_TOKEN_MAX      1024 /* longest token accepted or produced, bytes */
-#define WR_JTI_LEN        22   /* base64url of 16 random bytes */
 #define WR_SECRET_MIN     32   /* token secret: at least 32 bytes */
 #define WR_SECRET_MAX     256
-#define WR_KID_LEN        8 /* key id in the JWT header: 8 base64url chars */
 #define WR_TOKEN_KEYS_MAX 4 /* keys a verifier tries (current + previous ones) */
 
 /* Why a token was refused; the API's "reason" field is wr_token_reason_name(). */
@@ -131,13 +131,6 @@ wr_err_t wr_token_sign_json(const char *claims, size_t len, const uint8_t *secre
  */
 wr_token_reason_t wr_token_verify_jws(const char *token, size_t len, const wr_token_key_t *keys,
                                       size_t n, json_t **payload);
-
-/* Generic HMAC-SHA256 (OpenSSL): mac must hold 32 bytes. Returns WR_OK or WR_EINVAL. */
-wr_err_t wr_token_hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                              uint8_t mac[32]);
-
-/* Fills buf with n cryptographically random bytes (OpenSSL RAND_bytes). */
-wr_err_t wr_token_random(uint8_t *buf, size_t n);
 
 /* Writes a fresh jti (22 base64url chars + NUL) to out (>= WR_JTI_LEN + 1). */
 wr_err_t wr_token_new_jti(char out[WR_JTI_LEN + 1]);

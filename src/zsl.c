@@ -61,6 +61,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "rng.h"
+
 #define ZSL_P_NUM 0x4000u /* p = 0x4000 / 0x10000 = 1/4 */
 #define LVL_BYTES 12      /* one upper level: pointer + u32 span */
 #define HDR_BYTES 22      /* score + next + seq + level + idlen */
@@ -107,8 +109,8 @@ typedef struct chunk {
 struct wr_zsl {
     wr_zsl_node_t *header;
     uint64_t length;
-    int level; /* levels in use, 1..WR_ZSL_MAXLEVEL */
-    uint64_t rng;
+    int level;    /* levels in use, 1..WR_ZSL_MAXLEVEL */
+    wr_rng_t rng; /* level generator */
     /* pool */
     void *free_list[N_CLASSES];
     chunk_t *chunks;
@@ -352,22 +354,11 @@ static uint64_t ri_rank(const rankidx_t *ri, const wr_zsl_node_t *x)
 
 /* ---- list ------------------------------------------------------------ */
 
-static uint64_t rng_next(wr_zsl_t *zsl)
-{
-    /* xorshift64* */
-    uint64_t x = zsl->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    zsl->rng = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 static int random_level(wr_zsl_t *zsl)
 {
     int level = 1;
     for (;;) {
-        uint64_t r = rng_next(zsl);
+        uint64_t r = wr_rng_next(&zsl->rng);
         for (int k = 0; k < 4; k++, r >>= 16) {
             if ((r & 0xFFFF) >= ZSL_P_NUM || level >= WR_ZSL_MAXLEVEL)
                 return level;
@@ -388,7 +379,7 @@ wr_zsl_t *wr_zsl_new(uint64_t seed)
     }
     zsl->header->level = WR_ZSL_MAXLEVEL;
     zsl->level = 1;
-    zsl->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    wr_rng_seed(&zsl->rng, seed);
     zsl->next_chunk = CHUNK_MIN;
     zsl->ri.on = true;
     return zsl;

@@ -34,14 +34,14 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
+import {
+  CHROMIUM, ROOT, arg, argv, launchChromium, loadPlaywright, runTests, sleep, waitFor, waitroomdArg, watchPage
+} from './common.mjs';
+
 const NGINX_CONF = path.join(ROOT, 'examples', 'nginx', 'waitroom.conf');
 const WAITROOM_INI = path.join(ROOT, 'examples', 'nginx', 'waitroom.ini');
-const CHROMIUM = process.env.WR_CHROMIUM || '/usr/bin/chromium';
 
 /* The queue page honours ?return= (docs/API.md, "Returning to where people
  * came from"): landing on targetUrl instead of the deep URL is a failure. */
@@ -53,19 +53,10 @@ const JOIN_BURST = 10;
 
 /* ---------- arguments ---------- */
 
-const argv = process.argv.slice(2);
-function arg(name, dflt = null) {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-}
-const WAITROOMD = arg('--waitroomd');
+const WAITROOMD = waitroomdArg('nginx_gate.mjs');
 const NGINX = arg('--nginx', '/usr/sbin/nginx');
 const ONLY = arg('--only');
 const KEEP = argv.includes('--keep');
-if (!WAITROOMD || !fs.existsSync(WAITROOMD)) {
-  console.error('usage: node tests/browser/nginx_gate.mjs --waitroomd PATH/TO/waitroomd (not found: ' + WAITROOMD + ')');
-  process.exit(2);
-}
 for (const [what, p, pkg] of [['nginx', NGINX, 'nginx-light'], ['chromium', CHROMIUM, 'chromium']]) {
   if (!fs.existsSync(p)) {
     console.error(`nginx gate: ${p} (${what}) is missing; install Debian's ${pkg} (scripts/deps.sh does)`);
@@ -73,37 +64,7 @@ for (const [what, p, pkg] of [['nginx', NGINX, 'nginx-light'], ['chromium', CHRO
   }
 }
 
-async function loadPlaywright() {
-  const mod = path.join(HERE, 'node_modules', 'playwright-core');
-  if (!fs.existsSync(mod)) {
-    console.log('nginx gate: node_modules missing, running npm ci in tests/browser');
-    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit', timeout: 300000 });
-    if (r.status !== 0 || !fs.existsSync(mod)) {
-      console.error('nginx gate: "npm ci" failed in tests/browser');
-      process.exit(1);
-    }
-  }
-  return import(path.join(mod, 'index.mjs'));
-}
-
 /* ---------- helpers ---------- */
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last})`);
-    await sleep(50);
-  }
-}
 
 /* One HTTP request with no redirect following, a fresh connection, from
  * localAddress (default 127.0.0.1). path is sent as given (no
@@ -268,12 +229,7 @@ const problems = [];
 async function newContext() {
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, extraHTTPHeaders: { 'Accept-Language': 'en' } });
   ctx.setDefaultTimeout(10000);
-  ctx.on('page', (page) => {
-    page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push('CSP: ' + m.text());
-    });
-  });
+  ctx.on('page', (page) => watchPage(page, problems));
   return ctx;
 }
 
@@ -444,7 +400,7 @@ test('client addresses: the shop gets X-Real-IP / X-Forwarded-For; waitroomd lim
 async function main() {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wr-nginx-gate-'));
   fs.chmodSync(tmp, 0o755); /* nginx's workers (nobody when run as root) read and write in here */
-  const { chromium } = await loadPlaywright();
+  const { chromium } = await loadPlaywright('nginx gate');
   adminKey = crypto.randomBytes(16).toString('hex');
   shop = await startChild('the shop', 'python3', ['-c', SHOP_PY], /^listening on (\S+)$/);
   shop.base = 'http://' + shop.match[1];
@@ -454,28 +410,8 @@ async function main() {
   wr.base = 'http://' + wr.match[1];
   ngx = await startNginx(tmp, new URL(wr.base).port, new URL(shop.base).port);
   console.log(`nginx ${ngx.base} -> waitroomd ${wr.base}, shop ${shop.base} (files in ${tmp})`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  });
-  let passed = 0, failed = 0;
-  for (const t of tests) {
-    if (ONLY && !t.name.includes(ONLY)) continue;
-    problems.length = 0;
-    const t0 = Date.now();
-    try {
-      const note = await t.fn();
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      passed++;
-      console.log(`ok   ${t.name} (${Date.now() - t0} ms)${note ? '\n     ' + note : ''}`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${t.name} (${Date.now() - t0} ms)\n     ${(e && e.stack) || e}`);
-      if (problems.length) console.log('     problems: ' + problems.join('\n     '));
-    }
-  }
+  browser = await launchChromium(chromium);
+  let { passed, failed } = await runTests(tests, ONLY, problems);
   const code = await cleanup();
   if (code !== 0) {
     failed++;

@@ -20,78 +20,33 @@
  * copies one of each page to docs/img/ for the README.
  * Prints "N passed, N failed" and exits 1 on any failure.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
+import {
+  CHROMIUM, ROOT, arg, argv, launchChromium, loadPlaywright, runTests, sleep, waitFor, waitroomdArg, watchPage
+} from './common.mjs';
+
 const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
 const DOCS_IMG = path.join(ROOT, 'docs', 'img');
-const CHROMIUM = process.env.WR_CHROMIUM || '/usr/bin/chromium';
 
 /* ---------- arguments ---------- */
 
-const argv = process.argv.slice(2);
-function arg(name) {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : null;
-}
-const WAITROOMD = arg('--waitroomd');
+const WAITROOMD = waitroomdArg('run.mjs');
 const ONLY = arg('--only');
 const UPDATE_DOCS = argv.includes('--update-docs');
-if (!WAITROOMD || !fs.existsSync(WAITROOMD)) {
-  console.error('usage: node tests/browser/run.mjs --waitroomd PATH/TO/waitroomd (not found: ' + WAITROOMD + ')');
-  process.exit(2);
-}
 if (!fs.existsSync(CHROMIUM)) {
   console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
   process.exit(1);
 }
 
-/* ---------- playwright-core: npm ci when node_modules is missing ---------- */
-
-async function loadPlaywright() {
-  const mod = path.join(HERE, 'node_modules', 'playwright-core');
-  if (!fs.existsSync(mod)) {
-    console.log('browser tests: node_modules missing, running npm ci in tests/browser');
-    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit', timeout: 300000 });
-    if (r.status !== 0 || !fs.existsSync(mod)) {
-      console.error('browser tests: "npm ci" failed in tests/browser (is the npm registry reachable? ' +
-        'offline: copy a node_modules with playwright-core ' +
-        JSON.parse(fs.readFileSync(path.join(HERE, 'package.json'), 'utf8')).dependencies['playwright-core'] +
-        ' there)');
-      process.exit(1);
-    }
-  }
-  return import(path.join(mod, 'index.mjs'));
-}
-
 /* ---------- helpers ---------- */
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/* Polls fn() every 50 ms until it returns a truthy value; throws after ms. */
-async function waitFor(fn, ms, what) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last})`);
-    await sleep(50);
-  }
-}
 
 function startServer(adminKey, secret) {
   return new Promise((resolve, reject) => {
@@ -192,15 +147,8 @@ const problems = []; /* CSP violations and page errors, per test */
 async function newContext(opts = {}) {
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
   ctx.setDefaultTimeout(10000);
-  ctx.on('page', watchPage);
+  ctx.on('page', (page) => watchPage(page, problems));
   return ctx;
-}
-
-function watchPage(page) {
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push('CSP: ' + m.text());
-  });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
 }
 
 const text = (page, sel) => page.locator(sel).first().textContent();
@@ -644,33 +592,13 @@ test('unknown queue: 404 page; static assets: types, no traversal', async () => 
 /* ---------- main ---------- */
 
 async function main() {
-  const { chromium } = await loadPlaywright();
+  const { chromium } = await loadPlaywright('browser tests');
   adminKey = crypto.randomBytes(16).toString('hex');
   wr = await startServer(adminKey, crypto.randomBytes(32).toString('hex'));
   target = await startTarget(wr);
   api = makeApi(wr.base, adminKey);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  });
-  let passed = 0, failed = 0;
-  for (const t of tests) {
-    if (ONLY && !t.name.includes(ONLY)) continue;
-    problems.length = 0;
-    const t0 = Date.now();
-    try {
-      await t.fn();
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      passed++;
-      console.log(`ok   ${t.name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${t.name} (${Date.now() - t0} ms)\n     ${(e && e.stack) || e}`);
-      if (problems.length) console.log('     problems: ' + problems.join('\n     '));
-    }
-  }
+  browser = await launchChromium(chromium);
+  let { passed, failed } = await runTests(tests, ONLY, problems);
   await browser.close();
   target.srv.close();
   const code = await stopServer(wr);

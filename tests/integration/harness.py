@@ -370,6 +370,26 @@ class Client:
         return self.request("GET", "/v1/admin/queues", {"Authorization": "Bearer " + key})
 
 
+def parse_head(head):
+    """Splits a raw HTTP response head (the bytes before the blank line)
+    into its status line and its header fields, names lowercased:
+    (status_line, {name: value})."""
+    lines = head.decode(errors="replace").split("\r\n")
+    hd = {}
+    for ln in lines[1:]:
+        k, _, v = ln.partition(":")
+        hd[k.strip().lower()] = v.strip()
+    return lines[0], hd
+
+
+def open_fds(pid):
+    """Open file descriptors of process pid, or -1 when it is gone."""
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return -1
+
+
 def raw_request(port, method, path, headers, body, chunked=False, timeout=10.0):
     """Sends a request on a raw socket and reads the answer even if the server
     closes (or resets) the connection while we are still sending: for 413.
@@ -410,23 +430,15 @@ def raw_request(port, method, path, headers, body, chunked=False, timeout=10.0):
             buf += chunk
             if b"\r\n\r\n" in buf:
                 hdr, _, rest = buf.partition(b"\r\n\r\n")
-                lines = hdr.decode(errors="replace").split("\r\n")
-                hd = {}
-                for ln in lines[1:]:
-                    k, _, v = ln.partition(":")
-                    hd[k.strip().lower()] = v.strip()
+                _, hd = parse_head(hdr)
                 n = int(hd.get("content-length", "-1"))
                 if n >= 0 and len(rest) >= n:
                     break
         if not buf.startswith(b"HTTP/1."):
             return None
         hdr, _, rest = buf.partition(b"\r\n\r\n")
-        lines = hdr.decode(errors="replace").split("\r\n")
-        status = int(lines[0].split()[1])
-        hd = {}
-        for ln in lines[1:]:
-            k, _, v = ln.partition(":")
-            hd[k.strip().lower()] = v.strip()
+        status_line, hd = parse_head(hdr)
+        status = int(status_line.split()[1])
         n = int(hd.get("content-length", str(len(rest))))
         return Response(status, hd, rest[:n].decode(errors="replace"), [])
     finally:

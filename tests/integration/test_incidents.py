@@ -15,17 +15,10 @@ import struct
 import threading
 import time
 
-from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, open_fds, uid
 from resp import Redis
 from test_admission import Sampler
 from test_concurrency import race
-
-
-def fd_count(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return -1
 
 
 class PrivateRedis(WRTest):
@@ -143,7 +136,7 @@ class K07ClientGone(PrivateRedis):
         first = uid()
         self.join_ok(q, first, client=w.client)
         time.sleep(0.2)
-        base_fds = fd_count(w.proc.pid)
+        base_fds = open_fds(w.proc.pid)
         stop = threading.Event()
 
         def slow():
@@ -177,7 +170,7 @@ class K07ClientGone(PrivateRedis):
         self.assertIsNone(w.proc.poll(), "waitroomd died: " + w.stderr_tail())
         self.recover(w, q, first, 1)
         self.assertEqual(w.client.get("/healthz").status, 200)
-        self.poll_until(lambda: fd_count(w.proc.pid), lambda c: c <= base_fds + 2, timeout=10,
+        self.poll_until(lambda: open_fds(w.proc.pid), lambda c: c <= base_fds + 2, timeout=10,
                         what="open descriptors back to the baseline %d" % base_fds)
         self.assertWaiting(w.client.join(q, first), 1, eta_null=True,
                            what="first user keeps the original place")
@@ -232,17 +225,17 @@ class K08ConnectionCap(WRTest):
                       identity="header:X-User-Id", extra=["--max-connections", "5"])
         self.addCleanup(w.kill)
         time.sleep(0.1)
-        base = fd_count(w.proc.pid)
+        base = open_fds(w.proc.pid)
         held = [socket.create_connection(("127.0.0.1", w.port), timeout=3) for _ in range(12)]
         self.addCleanup(lambda: [s.close() for s in held])
         time.sleep(0.3)
-        self.assertLessEqual(fd_count(w.proc.pid), base + 5 + 1,
+        self.assertLessEqual(open_fds(w.proc.pid), base + 5 + 1,
                              "more than --max-connections 5 connections kept open")
         for s in held:
             s.close()
         r = self.poll_until(lambda: w.client.get("/healthz").status, lambda s: s == 200,
                             timeout=5, what="server answers again once the idle ones close")
-        self.poll_until(lambda: fd_count(w.proc.pid), lambda c: c <= base + 1, timeout=5,
+        self.poll_until(lambda: open_fds(w.proc.pid), lambda c: c <= base + 1, timeout=5,
                         what="descriptors back to the baseline %d" % base)
         self.assertEqual(r, 200)
         self.assertEqual(w.terminate(), 0)

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 
-from harness import ENV, WRTest, RedisServer, Waitroomd, uid
+from harness import ENV, WRTest, RedisServer, Waitroomd, open_fds, uid
 from resp import Redis, RedisError
 
 DEBUG = ["--enable-debug-command", "local"]  # DEBUG SLEEP (off by default in Redis 7)
@@ -52,13 +52,6 @@ def commandstats(r):
 def evals(r):
     cs = commandstats(r)
     return cs.get("evalsha", 0) + cs.get("eval", 0)
-
-
-def open_fds(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return -1
 
 
 class Resilience(WRTest):

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from harness import ENV, HOLD, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, Waitroomd, parse_head, uid
 
 POLL_SLA = 1.0  # seconds a normal poll may take during an attack
 
@@ -65,12 +65,8 @@ def read_response(s, timeout=10.0):
     if not buf.startswith(b"HTTP/1."):
         return None, {}, b"", how
     head, _, body = buf.partition(b"\r\n\r\n")
-    lines = head.decode(errors="replace").split("\r\n")
-    hd = {}
-    for ln in lines[1:]:
-        k, _, v = ln.partition(":")
-        hd[k.strip().lower()] = v.strip()
-    return int(lines[0].split()[1]), hd, body, how
+    status_line, hd = parse_head(head)
+    return int(status_line.split()[1]), hd, body, how
 
 
 class Limits(WRTest):
@@ -320,15 +316,11 @@ def read_response_one(s, timeout=10.0):
             return None, {}, b"", "eof"
         buf += d
     head, _, body = buf.partition(b"\r\n\r\n")
-    lines = head.decode(errors="replace").split("\r\n")
-    hd = {}
-    for ln in lines[1:]:
-        k, _, v = ln.partition(":")
-        hd[k.strip().lower()] = v.strip()
+    status_line, hd = parse_head(head)
     n = int(hd.get("content-length", "0"))
     while len(body) < n:
         d = s.recv(4096)
         if not d:
             break
         body += d
-    return int(lines[0].split()[1]), hd, body[:n], "ok"
+    return int(status_line.split()[1]), hd, body[:n], "ok"

@@ -37,21 +37,7 @@ static char g_dir[256];
 static char g_sock[512];
 static pid_t g_redis_pid = -1;
 
-/* ------------------------------------------------------------ clock/loop */
-
-int64_t sh_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t sh_wall_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
+/* ------------------------------------------------------------ loop */
 
 static void keepalive_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -91,8 +77,8 @@ void sh_loop_free(void)
 
 bool sh_run_until(const int *count, int target, int timeout_ms)
 {
-    int64_t deadline = sh_now_ms() + timeout_ms;
-    while (*count < target && sh_now_ms() < deadline)
+    int64_t deadline = wr_clock_mono_ms() + timeout_ms;
+    while (*count < target && wr_clock_mono_ms() < deadline)
         event_base_loop(g_base, EVLOOP_ONCE);
     return *count >= target;
 }
@@ -355,8 +341,8 @@ int sh_redis_start(void)
         _exit(127);
     }
     g_redis_pid = pid;
-    int64_t deadline = sh_now_ms() + 5000;
-    while (sh_now_ms() < deadline) {
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (wr_clock_mono_ms() < deadline) {
         if (redis_ping())
             return 0;
         usleep(20000);
@@ -423,8 +409,8 @@ wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms)
         .command_timeout_ms = cmd_timeout_ms, .connect_timeout_ms = 1000, .reconnect_max_ms = 400};
     if (wr_store_open_url(g_base, url, &p, &s) != WR_OK)
         return NULL;
-    int64_t deadline = sh_now_ms() + SH_WAIT_MS;
-    while (!wr_store_redis_connected(s) && sh_now_ms() < deadline)
+    int64_t deadline = wr_clock_mono_ms() + SH_WAIT_MS;
+    while (!wr_store_redis_connected(s) && wr_clock_mono_ms() < deadline)
         sh_run_for(5);
     if (!wr_store_redis_connected(s)) {
         wr_store_close(s);
@@ -435,8 +421,8 @@ wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms)
 
 void sh_wait_connected(wr_store_t *s, int timeout_ms)
 {
-    int64_t deadline = sh_now_ms() + timeout_ms;
-    while (!wr_store_redis_connected(s) && sh_now_ms() < deadline)
+    int64_t deadline = wr_clock_mono_ms() + timeout_ms;
+    while (!wr_store_redis_connected(s) && wr_clock_mono_ms() < deadline)
         sh_run_for(10);
     assert_true(wr_store_redis_connected(s));
 }

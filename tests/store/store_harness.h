@@ -20,17 +20,16 @@
 
 #include <hiredis/hiredis.h>
 
+#include "clock.h"
 #include "store.h"
 
 /* How long a helper waits for one callback, ms. */
 #define SH_WAIT_MS 5000
 
-/* ------------------------------------------------------------ clock/loop */
+/* ------------------------------------------------------------ loop */
 
-/* Monotonic time in ms; wall-clock time in us (the clock Redis TIME uses
- * on this host). */
-int64_t sh_now_ms(void);
-int64_t sh_wall_us(void);
+/* Time: clock.h (wr_clock_mono_ms for deadlines; wr_clock_wall_us is the
+ * clock Redis TIME uses on this host). */
 
 /* Creates the loop the helpers run, with a 5 ms keepalive timer so that a
  * loop with nothing else pending still wakes up to check its deadline.

@@ -94,14 +94,14 @@ static void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64
 static void pass_store_time(wr_store_t *s, int64_t t_us)
 {
     if (s->ops->debug_advance_time) {
-        int64_t d = t_us - sh_wall_us() + 100000;
+        int64_t d = t_us - wr_clock_wall_us() + 100000;
         assert_int_equal(s->ops->debug_advance_time(s, d > 100000 ? d : 100000), WR_OK);
         return;
     }
-    int64_t deadline = sh_now_ms() + 5000;
-    while (sh_wall_us() <= t_us + 30000 && sh_now_ms() < deadline)
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (wr_clock_wall_us() <= t_us + 30000 && wr_clock_mono_ms() < deadline)
         sh_run_for(20);
-    assert_true(sh_wall_us() > t_us + 30000);
+    assert_true(wr_clock_wall_us() > t_us + 30000);
 }
 
 /* ------------------------------------------------------------ backends */
@@ -890,7 +890,7 @@ static void t_session_lapse(void **state)
     admitted_jti(s, "lap", "u1", j1);
     assert_int_equal(sh_status(s, "lap", "u1", &c1), WR_OK);
     assert_int_equal(sh_consume(s, "lap", "u1", j1, &r), WR_OK);
-    int64_t consumed_at = sh_wall_us();
+    int64_t consumed_at = wr_clock_wall_us();
 
     /* the slot stays held: the next ticks admit nobody */
     admit_next_tick(s, "lap", 1000000, a.admit.now_us / 1000000, &a);
@@ -920,7 +920,7 @@ static void t_session_lapse(void **state)
     /* a lapsed session not yet swept: release removes it, counted as lapsed */
     admitted_jti(s, "lap", "u2", j2);
     assert_int_equal(sh_consume(s, "lap", "u2", j2, &r), WR_OK);
-    consumed_at = sh_wall_us();
+    consumed_at = wr_clock_wall_us();
     pass_store_time(s, consumed_at + 2000000);
     expect_no_session(s, "lap", "u2", j2);
     assert_int_equal(sh_get(s, "lap", &r), WR_OK);
@@ -1235,9 +1235,10 @@ static void r_k03_one_slot(void **state)
     memcpy(jti, r.entry.jti, sizeof jti);
     assert_int_equal(sh_consume(s, "k03", "u1", jti, &r), WR_OK); /* opens a session */
     sh_begin(&r); /* degraded mode: the burned set */
-    assert_int_equal(sh_settle(&r, wr_store_burn(s, "k03", "AAAAAAAAAAAAAAAAAAAAAA",
-                                                 sh_wall_us() + 60000000, false, sh_token_cb, &r)),
-                     WR_OK);
+    assert_int_equal(
+        sh_settle(&r, wr_store_burn(s, "k03", "AAAAAAAAAAAAAAAAAAAAAA",
+                                    wr_clock_wall_us() + 60000000, false, sh_token_cb, &r)),
+        WR_OK);
     redisReply *k = sh_redis_cmd("KEYS *k03*");
     assert_non_null(k);
     assert_int_equal(k->type, REDIS_REPLY_ARRAY);
@@ -1275,21 +1276,21 @@ static void r_command_timeout(void **state)
     while (!done)
         assert_int_equal(redisBufferWrite(c, &done), REDIS_OK);
     usleep(100000); /* let Redis pick it up before our command arrives */
-    int64_t t0 = sh_now_ms();
+    int64_t t0 = wr_clock_mono_ms();
     sh_begin(&r);
     assert_int_equal(wr_store_join(s, "slow", "u1", sh_entry_cb, &r), WR_OK);
     r.returned = true;
     assert_true(sh_run_until(&r.calls, 1, 2000));
-    int64_t took = sh_now_ms() - t0;
+    int64_t took = wr_clock_mono_ms() - t0;
     assert_int_equal(r.err, WR_ETIMEOUT);
     assert_false(r.sync_call);
     /* 250 ms timeout: never early; the upper bound leaves room for a loaded
      * machine (ASan, ctest -j) */
     assert_true(took >= 240 && took <= 1750);
     /* the overdue command makes the store drop the hung connection */
-    int64_t deadline = sh_now_ms() + 1500;
+    int64_t deadline = wr_clock_mono_ms() + 1500;
     bool dropped = false;
-    while (sh_now_ms() < deadline && !dropped) {
+    while (wr_clock_mono_ms() < deadline && !dropped) {
         sh_run_for(10);
         dropped = !wr_store_redis_connected(s);
     }
@@ -1318,7 +1319,7 @@ static void r_hung_many(void **state)
     assert_non_null(s);
     put_ok(s, "hung", mkcfg(5, 1000, 0, 0, 300));
     kill(sh_redis_pid(), SIGSTOP);
-    int64_t t0 = sh_now_ms();
+    int64_t t0 = wr_clock_mono_ms();
     for (int i = 0; i < 200; i++) {
         char u[16];
         snprintf(u, sizeof u, "u%d", i);
@@ -1328,7 +1329,7 @@ static void r_hung_many(void **state)
     }
     for (int i = 0; i < 200; i++)
         assert_true(sh_run_until(&rs[i].calls, 1, 2000));
-    int64_t took = sh_now_ms() - t0;
+    int64_t took = wr_clock_mono_ms() - t0;
     assert_true(took >= 240 && took <= 1750);
     for (int i = 0; i < 200; i++) {
         assert_int_equal(rs[i].calls, 1);
@@ -1406,9 +1407,9 @@ static void r_kill_and_restart(void **state)
     for (int i = 0; i < 10; i++)
         assert_int_equal(r[i].calls, 0); /* stalled, not failed */
     sh_redis_stop(SIGKILL);
-    int64_t deadline = sh_now_ms() + 1500; /* well below the 2 s command timeout */
+    int64_t deadline = wr_clock_mono_ms() + 1500; /* well below the 2 s command timeout */
     for (int i = 0; i < 10; i++) {
-        assert_true(sh_run_until(&r[i].calls, 1, (int)(deadline - sh_now_ms())));
+        assert_true(sh_run_until(&r[i].calls, 1, (int)(deadline - wr_clock_mono_ms())));
     }
     for (int i = 0; i < 10; i++) {
         assert_int_equal(r[i].calls, 1);
@@ -1681,7 +1682,7 @@ static void t_burn_once(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    int64_t exp = sh_wall_us() + 300 * 1000000LL;
+    int64_t exp = wr_clock_wall_us() + 300 * 1000000LL;
     assert_int_equal(burn(s, "nosuch", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ENOTFOUND);
     put_ok(s, "bq", mkcfg(5, 1000, 0, 0, 300));
     assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
@@ -1695,7 +1696,7 @@ static void t_burn_once(void **state)
     /* another jti is its own pass */
     assert_int_equal(burn(s, "bq", "BBBBBBBBBBBBBBBBBBBBBB", exp, false, &r), WR_OK);
     /* expired: refused, and nothing recorded */
-    int64_t past = sh_wall_us() - 1000000;
+    int64_t past = wr_clock_wall_us() - 1000000;
     assert_int_equal(burn(s, "bq", "CCCCCCCCCCCCCCCCCCCCCC", past, false, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
     assert_int_equal(burn(s, "bq", "CCCCCCCCCCCCCCCCCCCCCC", exp, false, &r), WR_OK);
@@ -1717,8 +1718,8 @@ static void t_burn_expiry_swept(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     put_ok(s, "bx", mkcfg(5, 1000, 0, 0, 300));
-    int64_t soon = sh_wall_us() + 300000;
-    int64_t later = sh_wall_us() + 300 * 1000000LL;
+    int64_t soon = wr_clock_wall_us() + 300000;
+    int64_t later = wr_clock_wall_us() + 300 * 1000000LL;
     assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", soon, false, &r), WR_OK);
     assert_int_equal(burn(s, "bx", "BBBBBBBBBBBBBBBBBBBBBB", later, false, &r), WR_OK);
     assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", later, false, &r), WR_ETOKEN);
@@ -1737,7 +1738,7 @@ static void t_burn_queues_and_delete(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    int64_t exp = sh_wall_us() + 300 * 1000000LL;
+    int64_t exp = wr_clock_wall_us() + 300 * 1000000LL;
     put_ok(s, "b1", mkcfg(5, 1000, 0, 0, 300));
     put_ok(s, "b2", mkcfg(5, 1000, 0, 0, 300));
     assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
@@ -1773,7 +1774,7 @@ static void t_burn_args(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     sh_begin(&r);
-    int64_t exp = sh_wall_us() + 1000000;
+    int64_t exp = wr_clock_wall_us() + 1000000;
     assert_int_equal(wr_store_burn(s, "bad name", "AAAA", exp, false, sh_token_cb, &r), WR_EINVAL);
     assert_int_equal(wr_store_burn(s, "q", "", exp, false, sh_token_cb, &r), WR_EINVAL);
     assert_int_equal(wr_store_burn(s, "q", NULL, exp, false, sh_token_cb, &r), WR_EINVAL);

@@ -310,22 +310,6 @@ static void test_sign(void **state)
     assert_true(verify(KEY, cookie, strlen(cookie), vid));
 }
 
-/* The cookie key of a secret: HMAC-SHA256(secret, "waitroom cookie v1")
- * (computed independently in Python). */
-static void test_derive_key(void **state)
-{
-    (void)state;
-    static const uint8_t want[32] = {0x75, 0x0c, 0x7a, 0x67, 0x57, 0x9e, 0x25, 0x0d,
-                                     0x1b, 0x5a, 0x68, 0x78, 0x8e, 0x8c, 0x92, 0x62,
-                                     0xc9, 0x7d, 0x6a, 0xb0, 0xaa, 0xc5, 0xc2, 0x39,
-                                     0x15, 0x9d, 0x4f, 0x06, 0x58, 0x13, 0xbc, 0xe1};
-    uint8_t key[WR_IDENTITY_KEY_LEN];
-    assert_int_equal(wr_identity_derive_key((const uint8_t *)"secret", 6, key), WR_OK);
-    assert_memory_equal(key, want, 32);
-    assert_int_equal(wr_identity_derive_key(NULL, 0, key), WR_EINVAL);
-    assert_int_equal(wr_identity_derive_key((const uint8_t *)"secret", 0, key), WR_EINVAL);
-}
-
 /* Renewal: a poll renews when less than half of the life is left, or the
  * cookie was signed with the previous key. */
 static void test_should_renew(void **state)
@@ -438,7 +422,6 @@ int main(void)
         cmocka_unit_test(test_find_cookie),
         cmocka_unit_test(test_find_then_verify),
         cmocka_unit_test(test_find_bounded),
-        cmocka_unit_test(test_derive_key),
         cmocka_unit_test(test_should_renew),
         cmocka_unit_test(test_find_visitor),
         cmocka_unit_test(test_next_cookie),

@@ -50,24 +50,6 @@ static void test_basic(void **state)
     wr_idhash_free(NULL);
 }
 
-static void test_siphash(void **state)
-{
-    /* Same key and data: same value; any change of key or data: another. */
-    uint64_t a = wr_idhash_siphash13(1, 2, "hello", 5);
-    assert_true(a == wr_idhash_siphash13(1, 2, "hello", 5));
-    assert_true(a != wr_idhash_siphash13(1, 3, "hello", 5));
-    assert_true(a != wr_idhash_siphash13(1, 2, "hellp", 5));
-    assert_true(a != wr_idhash_siphash13(1, 2, "hello", 4));
-    /* lengths across the 8-byte block boundary differ */
-    const char *s = "0123456789abcdef0";
-    uint64_t seen[18];
-    for (size_t n = 0; n <= 17; n++) {
-        seen[n] = wr_idhash_siphash13(5, 6, s, n);
-        for (size_t m = 0; m < n; m++)
-            assert_true(seen[m] != seen[n]);
-    }
-}
-
 #define N 5000
 static item_t items[N];
 
@@ -149,7 +131,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic),
-        cmocka_unit_test(test_siphash),
         cmocka_unit_test(test_random_against_array),
         cmocka_unit_test(test_reserve),
     };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "crypto.h"
 #include "invite.h"
 #include "token.h"
 
@@ -31,7 +32,7 @@ static void jwt(const char *hdr, const char *payload, const char *key, char *out
     char signing[1600];
     snprintf(signing, sizeof(signing), "%s.%s", h, p);
     assert_int_equal(
-        wr_token_hmac_sha256((const uint8_t *)key, strlen(key), signing, strlen(signing), mac),
+        wr_crypto_hmac_sha256((const uint8_t *)key, strlen(key), signing, strlen(signing), mac),
         WR_OK);
     char s[64];
     assert_int_equal(wr_b64url_encode(mac, 32, s, sizeof(s), NULL), WR_OK);

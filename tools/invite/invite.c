@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ids.h"
 #include "invite.h"
 #include "qconfig.h"
 #include "token.h"
@@ -79,7 +80,7 @@ typedef struct {
 static int sign_one(const signer_t *s, const char *user)
 {
     char tok[WR_TOKEN_MAX + 1];
-    if (!wr_qconfig_valid_user_id(user)) {
+    if (!wr_ids_valid_user(user)) {
         fprintf(stderr, "waitroom-invite: not a valid user id: \"%.140s\"\n", user);
         return 1;
     }
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
             break;
         }
     }
-    if (!queue || !wr_qconfig_valid_queue_name(queue)) {
+    if (!queue || !wr_ids_valid_queue(queue)) {
         fprintf(stderr, "waitroom-invite: --queue NAME is required ([A-Za-z0-9_-]{1,64})\n");
         usage(stderr);
         return 2;

@@ -1,0 +1,123 @@
+/*
+ * common.mjs - what the browser runners (run.mjs, nginx_gate.mjs) share:
+ * their arguments, loading playwright-core (npm ci when node_modules is
+ * missing), launching Debian's chromium, polling with a deadline, and the
+ * test loop that fails a test on any CSP violation or page error.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '..', '..');
+export const CHROMIUM = process.env.WR_CHROMIUM || '/usr/bin/chromium';
+
+/* ---------- arguments ---------- */
+
+export const argv = process.argv.slice(2);
+
+/* The value after the flag name, or dflt. */
+export function arg(name, dflt = null) {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+}
+
+/* Exits 2 with the usage line unless --waitroomd names an existing file;
+ * returns its path. */
+export function waitroomdArg(script) {
+  const p = arg('--waitroomd');
+  if (!p || !fs.existsSync(p)) {
+    console.error(`usage: node tests/browser/${script} --waitroomd PATH/TO/waitroomd (not found: ${p})`);
+    process.exit(2);
+  }
+  return p;
+}
+
+/* ---------- playwright-core and chromium ---------- */
+
+/* Imports playwright-core from tests/browser/node_modules, running npm ci
+ * there first when it is missing; exits 1 when that fails. label names
+ * the runner in messages. */
+export async function loadPlaywright(label) {
+  const mod = path.join(HERE, 'node_modules', 'playwright-core');
+  if (!fs.existsSync(mod)) {
+    console.log(`${label}: node_modules missing, running npm ci in tests/browser`);
+    const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit', timeout: 300000 });
+    if (r.status !== 0 || !fs.existsSync(mod)) {
+      console.error(`${label}: "npm ci" failed in tests/browser (is the npm registry reachable? ` +
+        'offline: copy a node_modules with playwright-core ' +
+        JSON.parse(fs.readFileSync(path.join(HERE, 'package.json'), 'utf8')).dependencies['playwright-core'] +
+        ' there)');
+      process.exit(1);
+    }
+  }
+  return import(path.join(mod, 'index.mjs'));
+}
+
+/* Headless chromium (CHROMIUM) through playwright's chromium launcher. */
+export function launchChromium(chromium) {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  });
+}
+
+/* Records the page's CSP violations and uncaught errors in problems. */
+export function watchPage(page, problems) {
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push('CSP: ' + m.text());
+  });
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+}
+
+/* ---------- waiting ---------- */
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/* Polls fn() every 50 ms until it returns a truthy value; throws after ms. */
+export async function waitFor(fn, ms, what) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last})`);
+    await sleep(50);
+  }
+}
+
+/* ---------- the test loop ---------- */
+
+/*
+ * Runs each {name, fn} of tests whose name contains only (all when only is
+ * null), printing "ok"/"FAIL" per test; a test fails when fn throws or
+ * problems (emptied before each test) is not empty afterwards. A string fn
+ * resolves to is printed under its line. Returns {passed, failed}.
+ */
+export async function runTests(tests, only, problems) {
+  let passed = 0, failed = 0;
+  for (const t of tests) {
+    if (only && !t.name.includes(only)) continue;
+    problems.length = 0;
+    const t0 = Date.now();
+    try {
+      const note = await t.fn();
+      assert.deepEqual(problems, [], 'no CSP violation or page error');
+      passed++;
+      console.log(`ok   ${t.name} (${Date.now() - t0} ms)${typeof note === 'string' && note ? '\n     ' + note : ''}`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${t.name} (${Date.now() - t0} ms)\n     ${(e && e.stack) || e}`);
+      if (problems.length) console.log('     problems: ' + problems.join('\n     '));
+    }
+  }
+  return { passed, failed };
+}

@@ -1,0 +1,131 @@
+/*
+ * test_crypto.c - the primitives over libcrypto: HMAC-SHA256 against
+ * RFC 4231, SHA-256 and SHA-1 against FIPS 180-2, random bytes, the
+ * constant-time comparison, wiping, and the cookie-key derivation against
+ * a value computed independently (Python: hmac.new(secret,
+ * b"waitroom cookie v1", sha256)).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "crypto.h"
+
+/* RFC 4231 test case 2. */
+static void test_hmac_rfc4231(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e,
+                                     0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+                                     0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
+                                     0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+    const char *data = "what do ya want for nothing?";
+    uint8_t mac[WR_CRYPTO_MAC_LEN];
+
+    assert_int_equal(wr_crypto_hmac_sha256((const uint8_t *)"Jefe", 4, data, strlen(data), mac),
+                     WR_OK);
+    assert_memory_equal(mac, want, 32);
+    assert_int_equal(wr_crypto_hmac_sha256(NULL, 4, data, 1, mac), WR_EINVAL);
+    /* An empty key and empty data are valid HMAC inputs. */
+    assert_int_equal(wr_crypto_hmac_sha256(NULL, 0, NULL, 0, mac), WR_OK);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    uint8_t a[32], b[32], zero[32] = {0};
+
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    assert_int_equal(wr_crypto_random(a, sizeof a), WR_OK);
+    assert_int_equal(wr_crypto_random(b, sizeof b), WR_OK);
+    assert_memory_not_equal(a, b, 32);
+    assert_memory_not_equal(a, zero, 32);
+    assert_int_equal(wr_crypto_random(a, 0), WR_OK);
+    assert_int_equal(wr_crypto_random(NULL, 4), WR_EINVAL);
+}
+
+static void test_equal_and_wipe(void **state)
+{
+    (void)state;
+    uint8_t a[16], b[16];
+    memset(a, 7, sizeof a);
+    memset(b, 7, sizeof b);
+    assert_true(wr_crypto_equal(a, b, sizeof a));
+    b[15] = 8;
+    assert_false(wr_crypto_equal(a, b, sizeof a));
+    assert_true(wr_crypto_equal(a, b, 15));
+    assert_true(wr_crypto_equal(a, b, 0));
+    wr_crypto_wipe(a, sizeof a);
+    for (size_t i = 0; i < sizeof a; i++)
+        assert_int_equal(a[i], 0);
+    wr_crypto_wipe(NULL, 0);
+}
+
+static void test_cookie_key(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0x1e, 0x1f, 0x10, 0xc3, 0xa9, 0x4c, 0x38, 0xfe,
+                                     0xc7, 0x6a, 0xd5, 0xa7, 0x1d, 0x20, 0xf7, 0x05,
+                                     0xe9, 0xba, 0xdb, 0x69, 0x1a, 0x4f, 0x57, 0x0e,
+                                     0x8c, 0x25, 0xf4, 0x0c, 0x56, 0xad, 0xad, 0xe4};
+    const char *secret = "0123456789abcdef0123456789abcdef";
+    uint8_t key[WR_CRYPTO_KEY_LEN];
+    assert_int_equal(wr_crypto_cookie_key((const uint8_t *)secret, strlen(secret), key), WR_OK);
+    assert_memory_equal(key, want, sizeof want);
+    assert_int_equal(wr_crypto_cookie_key(NULL, 4, key), WR_EINVAL);
+    assert_int_equal(wr_crypto_cookie_key(NULL, 0, key), WR_EINVAL);
+    assert_int_equal(wr_crypto_cookie_key((const uint8_t *)secret, 0, key), WR_EINVAL);
+    /* A second pair, computed independently as well. */
+    static const uint8_t want2[32] = {0x75, 0x0c, 0x7a, 0x67, 0x57, 0x9e, 0x25, 0x0d,
+                                      0x1b, 0x5a, 0x68, 0x78, 0x8e, 0x8c, 0x92, 0x62,
+                                      0xc9, 0x7d, 0x6a, 0xb0, 0xaa, 0xc5, 0xc2, 0x39,
+                                      0x15, 0x9d, 0x4f, 0x06, 0x58, 0x13, 0xbc, 0xe1};
+    assert_int_equal(wr_crypto_cookie_key((const uint8_t *)"secret", 6, key), WR_OK);
+    assert_memory_equal(key, want2, sizeof want2);
+}
+
+/* FIPS 180-2 example "abc", given in two pieces. */
+static void test_sha256(void **state)
+{
+    (void)state;
+    static const uint8_t want[32] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
+                                     0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+                                     0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
+                                     0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    uint8_t got[WR_CRYPTO_SHA256_LEN];
+    wr_crypto_sha256_t *h = wr_crypto_sha256_new();
+    assert_non_null(h);
+    assert_int_equal(wr_crypto_sha256_update(h, "a", 1), WR_OK);
+    assert_int_equal(wr_crypto_sha256_update(h, NULL, 0), WR_OK);
+    assert_int_equal(wr_crypto_sha256_update(h, "bc", 2), WR_OK);
+    assert_int_equal(wr_crypto_sha256_final(h, got), WR_OK);
+    assert_memory_equal(got, want, sizeof want);
+    wr_crypto_sha256_free(h);
+    wr_crypto_sha256_free(NULL);
+}
+
+static void test_sha1_hex(void **state)
+{
+    (void)state;
+    char out[WR_CRYPTO_SHA1_HEX + 1];
+    assert_int_equal(wr_crypto_sha1_hex("abc", 3, out), WR_OK);
+    assert_string_equal(out, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    assert_int_equal(wr_crypto_sha1_hex(NULL, 0, out), WR_OK);
+    assert_string_equal(out, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    assert_int_equal(wr_crypto_sha1_hex(NULL, 1, out), WR_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hmac_rfc4231),   cmocka_unit_test(test_random),
+        cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
+        cmocka_unit_test(test_sha256),         cmocka_unit_test(test_sha1_hex),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

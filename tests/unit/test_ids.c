@@ -1,0 +1,136 @@
+/*
+ * test_ids.c - the syntax of names and ids: queue names, user ids, jti,
+ * key ids and host names (lengths at and past the bounds, every extra
+ * character, bytes outside the classes, counted strings with an embedded
+ * NUL), and the rule texts built from the limits.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ids.h"
+
+static void test_queue_names(void **state)
+{
+    (void)state;
+    char s[200];
+    memset(s, 'a', sizeof(s));
+    s[64] = '\0';
+    assert_true(wr_ids_valid_queue(s));
+    s[64] = 'a';
+    s[65] = '\0';
+    assert_false(wr_ids_valid_queue(s));
+    assert_true(wr_ids_valid_queue("a"));
+    assert_true(wr_ids_valid_queue("Shop_2-x"));
+    assert_false(wr_ids_valid_queue(""));
+    assert_false(wr_ids_valid_queue(NULL));
+    assert_false(wr_ids_valid_queue("a.b"));
+    assert_false(wr_ids_valid_queue("a b"));
+    assert_false(wr_ids_valid_queue("a/b"));
+    assert_false(wr_ids_valid_queue("a:b"));
+    assert_false(wr_ids_valid_queue("\xc3\xa9"));
+    assert_false(wr_ids_valid_queue("{q}"));
+
+    /* Counted: exactly n bytes, no NUL inside. */
+    assert_true(wr_ids_valid_queue_n("abc", 3));
+    assert_true(wr_ids_valid_queue_n("abc!", 3));
+    assert_false(wr_ids_valid_queue_n("ab\0c", 4));
+    assert_false(wr_ids_valid_queue_n("abc", 0));
+    assert_false(wr_ids_valid_queue_n(NULL, 3));
+    assert_true(wr_ids_valid_queue_n(s, WR_QUEUE_NAME_MAX));
+    assert_false(wr_ids_valid_queue_n(s, WR_QUEUE_NAME_MAX + 1));
+}
+
+static void test_user_ids(void **state)
+{
+    (void)state;
+    char s[200];
+    memset(s, 'u', sizeof(s));
+    s[128] = '\0';
+    assert_true(wr_ids_valid_user(s));
+    s[128] = 'u';
+    s[129] = '\0';
+    assert_false(wr_ids_valid_user(s));
+    assert_true(wr_ids_valid_user("u"));
+    assert_true(wr_ids_valid_user("A-z0.9_~:@+-"));
+    assert_true(wr_ids_valid_user("user@example.com"));
+    assert_false(wr_ids_valid_user(""));
+    assert_false(wr_ids_valid_user(NULL));
+    assert_false(wr_ids_valid_user("a b"));
+    assert_false(wr_ids_valid_user("a/b"));
+    assert_false(wr_ids_valid_user("a,b"));
+    assert_false(wr_ids_valid_user("a\"b"));
+    assert_false(wr_ids_valid_user("a\nb"));
+    assert_false(wr_ids_valid_user("a%20"));
+    assert_false(wr_ids_valid_user("{x}"));
+    assert_false(wr_ids_valid_user("\xc3\xa9"));
+
+    assert_true(wr_ids_valid_user_n("a.b~c", 5));
+    assert_false(wr_ids_valid_user_n("a\0b", 3));
+    assert_true(wr_ids_valid_user_n(s, WR_USER_ID_MAX));
+    assert_false(wr_ids_valid_user_n(s, WR_USER_ID_MAX + 1));
+}
+
+static void test_jti_and_kid(void **state)
+{
+    (void)state;
+    const char *jti = "AbCdEfGhIjKlMnOpQr-_09"; /* 22 base64url chars */
+    assert_int_equal(strlen(jti), WR_JTI_LEN);
+    assert_true(wr_ids_valid_jti_n(jti, WR_JTI_LEN));
+    assert_true(wr_ids_valid_jti_n(jti, 1));
+    assert_false(wr_ids_valid_jti_n("AbCdEfGhIjKlMnOpQr-_09x", WR_JTI_LEN + 1));
+    assert_false(wr_ids_valid_jti_n(jti, 0));
+    assert_false(wr_ids_valid_jti_n("ab.c", 4));
+    assert_false(wr_ids_valid_jti_n("ab=", 3));
+    assert_false(wr_ids_valid_jti_n("ab+/", 4));
+    assert_true(wr_ids_valid_jti(jti));
+    assert_false(wr_ids_valid_jti("AbCdEfGhIjKlMnOpQr-_09x"));
+    assert_false(wr_ids_valid_jti(""));
+    assert_false(wr_ids_valid_jti(NULL));
+    assert_false(wr_ids_valid_jti("a.b"));
+
+    assert_true(wr_ids_valid_kid_n("Ab-_09xY", WR_KID_LEN));
+    assert_false(wr_ids_valid_kid_n("Ab-_09xYz", WR_KID_LEN + 1));
+    assert_false(wr_ids_valid_kid_n("", 0));
+    assert_false(wr_ids_valid_kid_n("a b", 3));
+}
+
+static void test_host_names(void **state)
+{
+    (void)state;
+    char s[300];
+    memset(s, 'h', sizeof s);
+    assert_true(wr_ids_valid_host_n("localhost", 9));
+    assert_true(wr_ids_valid_host_n("127.0.0.1", 9));
+    assert_true(wr_ids_valid_host_n("redis-1.internal_x", 18));
+    assert_true(wr_ids_valid_host_n(s, WR_HOST_NAME_MAX));
+    assert_false(wr_ids_valid_host_n(s, WR_HOST_NAME_MAX + 1));
+    assert_false(wr_ids_valid_host_n("", 0));
+    assert_false(wr_ids_valid_host_n("a b", 3));
+    assert_false(wr_ids_valid_host_n("a:b", 3));
+    assert_false(wr_ids_valid_host_n("[::1]", 5));
+    assert_false(wr_ids_valid_host_n("a/b", 3));
+    assert_true(wr_ids_host_char('.') && wr_ids_host_char('_') && wr_ids_host_char('Z'));
+    assert_false(wr_ids_host_char(':') || wr_ids_host_char('\0') || wr_ids_host_char('~'));
+}
+
+static void test_rule_texts(void **state)
+{
+    (void)state;
+    assert_string_equal(WR_QUEUE_NAME_RULE, "[A-Za-z0-9_-]{1,64}");
+    assert_string_equal(WR_USER_ID_RULE, "[A-Za-z0-9._~:@+-]{1,128}");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
+        cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
+        cmocka_unit_test(test_rule_texts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
