@@ -22,9 +22,8 @@
  *   CONNECTING  resolving is done (getaddrinfo, in connect()); the socket
  *               connects to one address after the other until one answers;
  *               for TLS the handshake and the certificate check are part
- *               of this state (bufferevent_openssl reports CONNECTED after
- *               the handshake; SSL_VERIFY_PEER with the host name or IP set
- *               on the SSL object makes OpenSSL refuse a wrong certificate).
+ *               of this state (redis_tls.c: the SSL object, the check, the
+ *               cause of a refusal).
  *   HANDSHAKE   AUTH [user] password and/or SELECT db, or PING when there is
  *               neither (so a server that wants a password is found out
  *               now: NOAUTH), pipelined ahead of everything; then the
@@ -84,7 +83,6 @@
  */
 #include "redis_io.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -100,15 +98,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event_struct.h>
 #include <hiredis/read.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include "clock.h"
+#include "redis_tls.h"
 
 #define SECRET_MAX         511   /* bytes of a user name or password */
 #define FEED_CHUNK         16384 /* bytes fed to the reader between size checks */
@@ -118,10 +113,6 @@
 #define ENDPOINT_MAX       300 /* "tls [IPv6%zone]:port" or "unix:" + sun_path */
 #define HOST_MAX           255 /* bytes of a host name */
 #define CAUSE_MAX          256 /* bytes of the cause part of a close message */
-
-struct wr_redis_io_tls {
-    SSL_CTX *ctx;
-};
 
 enum state { ST_CONNECTING, ST_HANDSHAKE, ST_READY, ST_CLOSED };
 enum where { W_HELD, W_SENT };
@@ -234,18 +225,6 @@ static bool error_starts(const redisReply *r, const char *prefix)
 {
     size_t n = strlen(prefix);
     return r && r->type == REDIS_REPLY_ERROR && r->len >= n && memcmp(r->str, prefix, n) == 0;
-}
-
-static bool ip_literal(const char *name)
-{
-    char a[INET6_ADDRSTRLEN + 1];
-    unsigned char bin[sizeof(struct in6_addr)];
-    size_t n = strcspn(name, "%");
-    if (n >= sizeof a)
-        return false;
-    memcpy(a, name, n);
-    a[n] = '\0';
-    return inet_pton(AF_INET, a, bin) == 1 || inet_pton(AF_INET6, a, bin) == 1;
 }
 
 static void enter(wr_redis_io_t *io)
@@ -657,15 +636,10 @@ static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 static void transport_up(wr_redis_io_t *io)
 {
-    if (io->ssl) {
-        X509 *peer = SSL_get1_peer_certificate(io->ssl);
-        long vr = SSL_get_verify_result(io->ssl);
-        X509_free(peer);
-        if (!peer || vr != X509_V_OK) {
-            close_with(io, WR_EUNAVAILABLE, "TLS: the server's certificate was refused (%s)",
-                       peer ? X509_verify_cert_error_string(vr) : "none sent");
-            return;
-        }
+    char cause[CAUSE_MAX];
+    if (io->ssl && !wr_redis_tls_peer_ok(io->ssl, cause, sizeof cause)) {
+        close_with(io, WR_EUNAVAILABLE, "%s", cause);
+        return;
     }
     if (!io->unix_path) {
         evutil_socket_t fd = bufferevent_getfd(io->bev);
@@ -716,30 +690,8 @@ static bool connect_cause(wr_redis_io_t *io, short what, int err)
 {
     char *b = io->last_cause;
     size_t cap = sizeof io->last_cause;
-    if (io->ssl) {
-        long vr = SSL_get_verify_result(io->ssl);
-        unsigned long e, first = 0;
-        while ((e = bufferevent_get_openssl_error(io->bev)) != 0)
-            if (!first)
-                first = e;
-        ERR_clear_error();
-        if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-            snprintf(b, cap, "TLS: the server's certificate is not for '%s' (%s)", io->tls_name,
-                     X509_verify_cert_error_string(vr));
-            return true;
-        }
-        if (vr != X509_V_OK) {
-            snprintf(b, cap, "TLS: the server's certificate is not trusted (%s)",
-                     X509_verify_cert_error_string(vr));
-            return true;
-        }
-        if (first) {
-            char es[160];
-            ERR_error_string_n(first, es, sizeof es);
-            snprintf(b, cap, "TLS handshake failed (%s)", es);
-            return true;
-        }
-    }
+    if (io->ssl && wr_redis_tls_connect_cause(io->bev, io->ssl, io->tls_name, b, cap))
+        return true;
     if (err)
         snprintf(b, cap, "connect failed (%s)", strerror(err));
     else if (what & BEV_EVENT_EOF)
@@ -772,34 +724,16 @@ static int start_connect(wr_redis_io_t *io)
         }
         int opts = BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS;
         if (io->ssl_ctx && !io->unix_path) {
-            SSL *ssl = SSL_new(io->ssl_ctx);
-            if (!ssl) {
-                snprintf(io->last_cause, sizeof io->last_cause, "TLS: out of memory");
+            io->bev = wr_redis_tls_bev_new(io->base, io->ssl_ctx, io->tls_name, opts, &io->ssl,
+                                           io->last_cause, sizeof io->last_cause);
+            if (!io->bev)
                 return -1;
-            }
-            if (ip_literal(io->tls_name)) {
-                char a[INET6_ADDRSTRLEN + 1];
-                snprintf(a, sizeof a, "%.*s", (int)strcspn(io->tls_name, "%"), io->tls_name);
-                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), a);
-            } else {
-                SSL_set_tlsext_host_name(ssl, io->tls_name);
-                SSL_set1_host(ssl, io->tls_name);
-                SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-            }
-            io->bev =
-                bufferevent_openssl_socket_new(io->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, opts);
-            if (!io->bev) {
-                SSL_free(ssl);
-            } else {
-                bufferevent_openssl_set_allow_dirty_shutdown(io->bev, 1);
-                io->ssl = ssl;
-            }
         } else {
             io->bev = bufferevent_socket_new(io->base, -1, opts);
-        }
-        if (!io->bev) {
-            snprintf(io->last_cause, sizeof io->last_cause, "out of memory");
-            return -1;
+            if (!io->bev) {
+                snprintf(io->last_cause, sizeof io->last_cause, "out of memory");
+                return -1;
+            }
         }
         bufferevent_setcb(io->bev, read_cb, NULL, event_cb, io);
         errno = 0;
@@ -912,8 +846,7 @@ wr_err_t wr_redis_io_connect(struct event_base *base, const wr_redis_io_opts_t *
             snprintf(hp, sizeof hp, "%s:%d", io->host, io->port);
         snprintf(io->endpoint, sizeof io->endpoint, "%s%s", o->tls ? "tls " : "", hp);
         if (o->tls) {
-            io->ssl_ctx = o->tls->ctx;
-            SSL_CTX_up_ref(io->ssl_ctx);
+            io->ssl_ctx = wr_redis_tls_ctx_ref(o->tls);
         }
     }
     struct timeval tv = wr_clock_tv_ms(io->connect_timeout_ms);
@@ -1000,8 +933,7 @@ static void destroy(wr_redis_io_t *io)
     drop_transport(io);
     if (io->reader)
         redisReaderFree(io->reader);
-    if (io->ssl_ctx)
-        SSL_CTX_free(io->ssl_ctx);
+    wr_redis_tls_ctx_unref(io->ssl_ctx);
     explicit_bzero(io->user, sizeof io->user);
     explicit_bzero(io->password, sizeof io->password);
     free(io->host);
@@ -1021,93 +953,4 @@ void wr_redis_io_free(wr_redis_io_t *io)
     drop_transport(io);
     fail_all(io, WR_ECANCELED);
     leave(io);
-}
-
-/* ------------------------------------------------------------ TLS settings */
-
-/* The first OpenSSL error's reason, for a message. */
-static const char *ssl_reason(void)
-{
-    static char b[160];
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    snprintf(b, sizeof b, "%s", r ? r : "unknown error");
-    ERR_clear_error();
-    return b;
-}
-
-static wr_err_t tls_fail(char *err, size_t errlen, const char *what, const char *file)
-{
-    const char *why = ssl_reason();
-    if (err && errlen)
-        snprintf(err, errlen, "cannot load the %s %s: %s", what, file, why);
-    return WR_EINVAL;
-}
-
-wr_err_t wr_redis_io_tls_new(const wr_redis_io_tls_opts_t *o, wr_redis_io_tls_t **out, char *err,
-                             size_t errlen)
-{
-    wr_err_t e = WR_EINVAL;
-    SSL_CTX *ctx = NULL;
-    wr_redis_io_tls_t *t = NULL;
-    if (err && errlen)
-        err[0] = '\0';
-    if (!o || !out)
-        goto out;
-    if (!o->cert_file != !o->key_file) {
-        if (err && errlen)
-            snprintf(err, errlen, "a client certificate needs both the certificate and its key");
-        goto out;
-    }
-    ERR_clear_error();
-    e = WR_ENOMEM;
-    ctx = SSL_CTX_new(TLS_client_method());
-    t = calloc(1, sizeof *t);
-    if (!ctx || !t)
-        goto out;
-    e = WR_EINVAL;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-    if (o->ca_file) {
-        if (SSL_CTX_load_verify_locations(ctx, o->ca_file, NULL) != 1) {
-            e = tls_fail(err, errlen, "CA file", o->ca_file);
-            goto out;
-        }
-    } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        e = tls_fail(err, errlen, "system's CAs from", X509_get_default_cert_file());
-        goto out;
-    }
-    if (o->cert_file) {
-        if (SSL_CTX_use_certificate_chain_file(ctx, o->cert_file) != 1) {
-            e = tls_fail(err, errlen, "client certificate", o->cert_file);
-            goto out;
-        }
-        if (SSL_CTX_use_PrivateKey_file(ctx, o->key_file, SSL_FILETYPE_PEM) != 1) {
-            e = tls_fail(err, errlen, "client key", o->key_file);
-            goto out;
-        }
-        if (SSL_CTX_check_private_key(ctx) != 1) {
-            ERR_clear_error();
-            if (err && errlen)
-                snprintf(err, errlen, "the client key %s does not match the certificate %s",
-                         o->key_file, o->cert_file);
-            goto out;
-        }
-    }
-    t->ctx = ctx;
-    *out = t;
-    return WR_OK;
-out:
-    SSL_CTX_free(ctx);
-    free(t);
-    return e;
-}
-
-void wr_redis_io_tls_free(wr_redis_io_tls_t *t)
-{
-    if (!t)
-        return;
-    SSL_CTX_free(t->ctx);
-    free(t);
 }
