@@ -1,6 +1,8 @@
 /*
- * http.h - the HTTP server on libevent's evhttp: listening, limits, the
- * connection cap, and JSON replies.
+ * http.h - the HTTP server on libevent's evhttp: listening, limits and the
+ * connection cap. The reply helpers (http_reply.h) and the readers of
+ * repeated request header fields (http_headers.h) are included here, so a
+ * user of http.h gets every wr_http_ name.
  *
  * Limits (explicit, never libevent's unlimited defaults): request line and
  * headers 32 KiB (JSON 431 HEADERS_TOO_LARGE beyond, then close), request
@@ -29,7 +31,8 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "identity.h"
+#include "http_headers.h"
+#include "http_reply.h"
 
 /* Bytes of the request line and header lines, line ends included (not the
  * empty line that ends them); over it: JSON 431 HEADERS_TOO_LARGE. */
@@ -84,59 +87,5 @@ void wr_http_get_counters(const wr_http_t *h, wr_http_counters_t *out);
 
 /* Frees the server and closes every connection. */
 void wr_http_free(wr_http_t *h);
-
-/* Sends a reply with status and body (len bytes; copied, or referenced
- * when static is true: the bytes must then outlive the reply). A HEAD
- * request gets the headers only: the body is left out, so a keep-alive
- * connection stays in step. The caller has set the headers. */
-void wr_http_send(struct evhttp_request *req, int status, const void *body, size_t len,
-                  bool is_static);
-
-/* Sends a JSON reply: status, body (len bytes, copied), with Content-Type
- * application/json and Cache-Control no-store. retry_after_s > 0 adds
- * Retry-After. */
-void wr_http_reply_json(struct evhttp_request *req, int status, const char *body, size_t len,
-                        int retry_after_s);
-
-/*
- * Sends {"error":code,"message":message} (plus "field" when field is not
- * NULL, "reason" when reason is not NULL), JSON-escaped with jansson.
- * Returns the bytes of the body.
- */
-size_t wr_http_reply_error(struct evhttp_request *req, int status, const char *code,
-                           const char *message, const char *field, const char *reason,
-                           int retry_after_s);
-
-/* Sends a reply with no body (204, 401 for verify, ...) and no-store. */
-void wr_http_reply_empty(struct evhttp_request *req, int status);
-
-/* Standard reason phrase for a status code ("OK", "Too Many Requests"). */
-const char *wr_http_reason(int status);
-
-/*
- * Reading request headers. A field may come several times (RFC 9110 5.3);
- * evhttp keeps each line as its own entry, and evhttp_find_header sees only
- * the first.
- */
-
-/* Number of request header fields named name (case-insensitive). */
-size_t wr_http_header_count(struct evhttp_request *req, const char *name);
-
-/*
- * Cookie `name` of req, reading every Cookie field in order as one list
- * (HTTP/2 proxies split cookies into several fields): the first one found.
- * Returns a pointer into the request's headers (valid while req is) and
- * sets *len, or NULL if absent.
- */
-const char *wr_http_cookie(struct evhttp_request *req, const char *name, size_t *len);
-
-/*
- * The visitor of req in cookie mode: of every wr_vid cookie, across the
- * Cookie fields in order, the first whose signature verifies under keys
- * (at most WR_VID_CANDIDATES_MAX values are checked). Returns true and
- * fills out if there is one.
- */
-bool wr_http_visitor(struct evhttp_request *req, const wr_identity_keys_t *keys,
-                     wr_identity_visitor_t *out);
 
 #endif
