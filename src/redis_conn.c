@@ -18,30 +18,12 @@
  *   it never holds the password (redis_io scrubs it).
  *
  * Handshake hook (each connection, before any command of ours)
- *   ROLE must say master (a replica: the connection ends, WR_EUNAVAILABLE,
- *   and is retried: pointing at a replica recovers once it is promoted).
- *   CONFIG GET maxmemory-policy / appendonly / save: allkeys-* without
- *   allow_eviction ends the connection with WR_EINVAL (the first attempt
- *   turns it into a refusal to start); appendonly no with save "" warns
- *   (nothing persisted); a refused CONFIG (managed Redis renames it) or
- *   ROLE warns and goes on. SCRIPT LOAD of every script (a new primary
- *   after a failover starts with an empty script cache). A final PING's
- *   answer decides. Each warning is logged once per connection object.
+ *   ROLE, CONFIG GET and SCRIPT LOAD: redis_checks.c.
  *
  * Sentinel (redis-sentinel://H1:P1,.../MASTER)
- *   Before every connect: a short-lived io to one sentinel after the other
- *   (starting with the last that answered) with SENTINEL
- *   get-master-addr-by-name MASTER; no address from any: the attempt
- *   fails (logged, backoff). The primary is then connected with the URL's
- *   credentials and DB. A second io to the sentinel that answered stays
- *   subscribed to +failover-state-send-slaveof-noone, +promoted-slave and
- *   +switch-master; our master moving to another address drops the
- *   primary connection at once and connects to the new address (pinned
- *   for 10 s: the sentinels name the old one until the failover ends;
- *   the ROLE check holds us off until the replica is promoted). Moving at
- *   the first event, before the replica is promoted, matters: writes the
- *   old primary still takes (and its other replicas acknowledge) are lost
- *   when those replicas resync from the new one.
+ *   Asking the sentinels for the primary, the +switch-master subscription
+ *   and the address pinned after a failover: redis_sentinel.c. What these
+ *   files share with this one is redis_conn_internal.h.
  *
  * Failover signals on the primary connection
  *   A READONLY, LOADING or MASTERDOWN reply (a demoted primary, a stable
@@ -90,26 +72,14 @@
 #include "crypto.h"
 #include "embed.h"
 #include "log.h"
+#include "redis_checks.h"
+#include "redis_conn_internal.h"
 #include "redis_io.h"
+#include "redis_sentinel.h"
 #include "redis_url.h"
 #include "rng.h"
 
-#define BACKOFF_MIN_MS 100
-#define LOG_REPEAT_MS  30000 /* an identical connection message is logged at most this often */
-#define MSG_MAX        WR_REDIS_IO_MSG_MAX
-
-typedef enum {
-    ST_DISCONNECTED,
-    ST_CONNECTING,
-    ST_CONNECTED,
-    ST_CLOSED,
-} conn_state_t;
-
-typedef struct {
-    char *text;
-    size_t len;
-    char sha[WR_CRYPTO_SHA1_HEX + 1];
-} script_t;
+#define LOG_REPEAT_MS 30000 /* an identical connection message is logged at most this often */
 
 struct wr_redis_conn_cmd {
     wr_redis_conn_t *c; /* set when submitted */
@@ -126,61 +96,6 @@ struct wr_redis_conn_cmd {
     size_t argvlen[WR_REDIS_CONN_MAX_ARGS];
     size_t buf_used, buf_cap;
     char buf[]; /* the argument bytes argv points into */
-};
-
-/* What the handshake hook learned about the server being connected. */
-typedef struct {
-    bool not_master;     /* ROLE answered something else than master */
-    char role[32];       /* ROLE's first element */
-    bool role_refused;   /* ROLE answered an error */
-    bool config_refused; /* a CONFIG GET answered an error */
-    char policy[64];     /* maxmemory-policy; "" = unknown */
-    char appendonly[16]; /* "" = unknown */
-    char save[128];      /* save; "?" = unknown */
-} hook_t;
-
-struct wr_redis_conn {
-    struct event_base *base;
-    const char *name; /* log prefix */
-    wr_redis_url_t ep;
-    wr_redis_io_tls_t *tls; /* rediss:// */
-    uint32_t cmd_timeout_ms, connect_timeout_ms, reconnect_max_ms;
-    uint32_t wait_replicas, wait_timeout_ms; /* durability mode (WAIT); 0 = off */
-    bool allow_eviction;
-    wr_metrics_t *metrics;
-    int64_t wait_log_ms; /* last shortfall log (monotonic ms) */
-    conn_state_t state;
-    int busy;                  /* > 0 while this file frees an io (close then defers the free) */
-    wr_redis_io_t *io;         /* the primary (or the one server) */
-    struct event *retry_timer; /* reconnect backoff */
-    struct event *drop_ev;     /* drops io from the loop after a failover reply */
-    char drop_why[MSG_MAX];
-    uint32_t backoff_ms;
-    wr_rng_t rng; /* reconnect jitter */
-    /* the server being connected */
-    char host[WR_REDIS_URL_HOST_MAX + 1];
-    int port;
-    hook_t hook;
-    bool warned_config, warned_persist, warned_role, warned_volatile;
-    /* sentinel */
-    wr_redis_io_t *sq_io;  /* asking one sentinel for the primary */
-    wr_redis_io_t *sub_io; /* subscribed to +switch-master */
-    size_t sentinel;       /* the sentinel asked now / that answered last */
-    size_t sentinel_tries; /* sentinels asked in this round */
-    char sentinel_last[700];
-    char pin_host[WR_REDIS_URL_HOST_MAX + 1]; /* a replica being promoted: connect there */
-    int pin_port;
-    int64_t pin_until_ms; /* ... until then (or until connected) */
-    /* logging */
-    char last_msg[MSG_MAX];
-    int64_t last_msg_ms;
-    bool ever_connected;
-    /* the first attempt */
-    wr_redis_conn_started_cb on_started;
-    void *started_arg;
-    bool started;
-    script_t *scripts;
-    size_t nscripts;
 };
 
 /* ---------------------------------------------------------------- utils */
@@ -290,7 +205,7 @@ bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
 
 /* Logs a connection message at level, an identical one at most every
  * LOG_REPEAT_MS (a server that keeps refusing us is one line per 30 s). */
-static void conn_log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
+void wr_redis_conn__log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
 {
     int64_t now = wr_clock_mono_ms();
     if (strcmp(msg, c->last_msg) == 0 && now - c->last_msg_ms < LOG_REPEAT_MS) {
@@ -303,7 +218,7 @@ static void conn_log(wr_redis_conn_t *c, wr_log_level_t level, const char *msg)
 }
 
 /* The end of the first attempt (once). */
-static void first_done(wr_redis_conn_t *c, wr_err_t err, const char *msg)
+void wr_redis_conn__first_done(wr_redis_conn_t *c, wr_err_t err, const char *msg)
 {
     if (c->started)
         return;
@@ -319,7 +234,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg);
 static wr_err_t send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
 {
     if (cmd->script != WR_REDIS_CONN_NO_SCRIPT) {
-        const script_t *sc = &c->scripts[cmd->script];
+        const wr_redis_conn__script_t *sc = &c->scripts[cmd->script];
         if (cmd->retried) {
             cmd->argv[0] = "EVAL";
             cmd->argvlen[0] = 4;
@@ -346,7 +261,7 @@ wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
         err = WR_EINVAL;
         goto out;
     }
-    if (c->state != ST_CONNECTED || !c->io) {
+    if (c->state != WR_REDIS_CONN__CONNECTED || !c->io) {
         err = WR_EUNAVAILABLE;
         goto out;
     }
@@ -376,11 +291,11 @@ static bool failover_reply(const redisReply *rep)
 /* Fails fast from now on and drops the connection from the loop. */
 static void schedule_drop(wr_redis_conn_t *c, const char *why)
 {
-    if (c->state == ST_CLOSED)
+    if (c->state == WR_REDIS_CONN__CLOSED)
         return;
-    if (c->state == ST_CONNECTED || c->state == ST_CONNECTING) {
+    if (c->state == WR_REDIS_CONN__CONNECTED || c->state == WR_REDIS_CONN__CONNECTING) {
         snprintf(c->drop_why, sizeof c->drop_why, "%s", why);
-        c->state = ST_DISCONNECTED;
+        c->state = WR_REDIS_CONN__DISCONNECTED;
         event_active(c->drop_ev, EV_TIMEOUT, 0);
     }
 }
@@ -404,7 +319,7 @@ static void on_oneway(wr_err_t err, const redisReply *rep, void *arg)
 wr_err_t wr_redis_conn_send_oneway(wr_redis_conn_t *c, const char *what, int argc,
                                    const char *const *argv)
 {
-    if (c->state != ST_CONNECTED || !c->io)
+    if (c->state != WR_REDIS_CONN__CONNECTED || !c->io)
         return WR_EUNAVAILABLE;
     oneway_t *o = malloc(sizeof *o);
     if (!o)
@@ -480,7 +395,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
     wr_redis_conn_cmd_t *cmd = arg;
     wr_redis_conn_t *c = cmd->c;
-    if (err == WR_ECANCELED && c->state != ST_CLOSED)
+    if (err == WR_ECANCELED && c->state != WR_REDIS_CONN__CLOSED)
         err = WR_EUNAVAILABLE; /* we dropped the connection, not the caller */
     if (err != WR_OK)
         rep = NULL;
@@ -502,18 +417,18 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
         /* Script cache lost (SCRIPT FLUSH, restart, failover): exactly one
          * EVAL of this command, which also reloads the script. */
         cmd->retried = true;
-        if (c->state == ST_CONNECTED && c->io && send_cmd(c, cmd) == WR_OK)
+        if (c->state == WR_REDIS_CONN__CONNECTED && c->io && send_cmd(c, cmd) == WR_OK)
             return;
         err = WR_EUNAVAILABLE;
         rep = NULL;
     } else if (failover_reply(rep)) {
         /* Not the primary (any more): never retried on this socket. */
-        conn_log(c, WR_LOG_WARN, rep->str);
+        wr_redis_conn__log(c, WR_LOG_WARN, rep->str);
         schedule_drop(c, rep->str);
         err = WR_EUNAVAILABLE;
         rep = NULL;
     } else if (c->wait_replicas > 0 && rep && cmd->wait_fn && cmd->wait_fn(rep) &&
-               c->state == ST_CONNECTED && c->io && start_wait(c, cmd, rep)) {
+               c->state == WR_REDIS_CONN__CONNECTED && c->io && start_wait(c, cmd, rep)) {
         return; /* answered when WAIT returns */
     }
     cmd->cb(err, rep, cmd->arg); /* last: may close */
@@ -524,9 +439,9 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 
 static void start_attempt(wr_redis_conn_t *c);
 
-static void schedule_reconnect(wr_redis_conn_t *c)
+void wr_redis_conn__schedule_reconnect(wr_redis_conn_t *c)
 {
-    if (c->state == ST_CLOSED)
+    if (c->state == WR_REDIS_CONN__CLOSED)
         return;
     uint32_t base = c->backoff_ms;
     /* +/-20% jitter */
@@ -544,14 +459,14 @@ static void schedule_reconnect(wr_redis_conn_t *c)
  * Returns false when c was closed meanwhile (the caller returns at once;
  * c is freed by whoever holds `busy` outermost). */
 static void conn_free(wr_redis_conn_t *c);
-static bool free_io(wr_redis_conn_t *c, wr_redis_io_t *io)
+bool wr_redis_conn__free_io(wr_redis_conn_t *c, wr_redis_io_t *io)
 {
     if (!io)
         return true;
     c->busy++;
     wr_redis_io_free(io);
     c->busy--;
-    if (c->state == ST_CLOSED) {
+    if (c->state == WR_REDIS_CONN__CLOSED) {
         if (c->busy == 0)
             conn_free(c);
         return false;
@@ -565,22 +480,22 @@ static void drop_connection(wr_redis_conn_t *c, const char *why, bool now)
 {
     wr_redis_io_t *io = c->io;
     c->io = NULL;
-    c->state = ST_DISCONNECTED;
+    c->state = WR_REDIS_CONN__DISCONNECTED;
     if (io) {
         char msg[300];
         snprintf(msg, sizeof msg, "dropping the connection to %s: %s", wr_redis_io_endpoint(io),
                  why);
-        conn_log(c, WR_LOG_WARN, msg);
+        wr_redis_conn__log(c, WR_LOG_WARN, msg);
     }
-    if (!free_io(c, io))
+    if (!wr_redis_conn__free_io(c, io))
         return;
-    if (c->state != ST_DISCONNECTED || c->io)
+    if (c->state != WR_REDIS_CONN__DISCONNECTED || c->io)
         return; /* a callback reconnected meanwhile */
     if (now) {
         evtimer_del(c->retry_timer);
         start_attempt(c);
     } else {
-        schedule_reconnect(c);
+        wr_redis_conn__schedule_reconnect(c);
     }
 }
 
@@ -589,7 +504,7 @@ static void on_drop(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     wr_redis_conn_t *c = arg;
-    if (c->io && c->state == ST_DISCONNECTED)
+    if (c->io && c->state == WR_REDIS_CONN__DISCONNECTED)
         drop_connection(c, c->drop_why, false);
 }
 
@@ -599,18 +514,18 @@ static void on_io_close(wr_redis_io_t *io, wr_err_t err, const char *msg, void *
     wr_redis_conn_t *c = arg;
     if (io != c->io)
         return;
-    bool was_connected = c->state == ST_CONNECTED;
+    bool was_connected = c->state == WR_REDIS_CONN__CONNECTED;
     c->io = NULL;
-    c->state = ST_DISCONNECTED;
-    if (!free_io(c, io))
+    c->state = WR_REDIS_CONN__DISCONNECTED;
+    if (!wr_redis_conn__free_io(c, io))
         return;
-    conn_log(c, err == WR_EAUTH || err == WR_EINVAL ? WR_LOG_ERROR : WR_LOG_WARN, msg);
-    first_done(c, err, msg);
-    if (c->state != ST_DISCONNECTED || c->io)
+    wr_redis_conn__log(c, err == WR_EAUTH || err == WR_EINVAL ? WR_LOG_ERROR : WR_LOG_WARN, msg);
+    wr_redis_conn__first_done(c, err, msg);
+    if (c->state != WR_REDIS_CONN__DISCONNECTED || c->io)
         return;
     if (was_connected)
-        c->backoff_ms = BACKOFF_MIN_MS;
-    schedule_reconnect(c);
+        c->backoff_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
+    wr_redis_conn__schedule_reconnect(c);
 }
 
 static void on_io_ready(wr_redis_io_t *io, void *arg)
@@ -618,149 +533,18 @@ static void on_io_ready(wr_redis_io_t *io, void *arg)
     wr_redis_conn_t *c = arg;
     if (io != c->io)
         return;
-    c->state = ST_CONNECTED;
-    c->backoff_ms = BACKOFF_MIN_MS;
+    c->state = WR_REDIS_CONN__CONNECTED;
+    c->backoff_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
     c->pin_port = 0;
     c->last_msg[0] = '\0';
     wr_info("%s: connected to %s%s", c->name, wr_redis_io_endpoint(io),
             c->ever_connected ? " again" : "");
     c->ever_connected = true;
-    first_done(c, WR_OK, NULL);
-}
-
-/* ---- the handshake hook ---- */
-
-static const char *reply_str(const redisReply *r)
-{
-    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && r->str ? r->str
-                                                                                           : NULL;
-}
-
-static void hook_role(wr_err_t err, const redisReply *rep, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (err != WR_OK)
-        return;
-    if (rep->type == REDIS_REPLY_ERROR) {
-        c->hook.role_refused = true;
-        return;
-    }
-    const char *role =
-        rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 ? reply_str(rep->element[0]) : NULL;
-    if (role && strcmp(role, "master") != 0) {
-        c->hook.not_master = true;
-        snprintf(c->hook.role, sizeof c->hook.role, "%s", role);
-    }
-}
-
-static void hook_config(wr_err_t err, const redisReply *rep, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (err != WR_OK)
-        return;
-    if (rep->type == REDIS_REPLY_ERROR) {
-        c->hook.config_refused = true;
-        return;
-    }
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
-        return; /* unknown: as if not set */
-    const char *k = reply_str(rep->element[0]), *v = reply_str(rep->element[1]);
-    if (!k || !v)
-        return;
-    if (strcmp(k, "maxmemory-policy") == 0)
-        snprintf(c->hook.policy, sizeof c->hook.policy, "%s", v);
-    else if (strcmp(k, "appendonly") == 0)
-        snprintf(c->hook.appendonly, sizeof c->hook.appendonly, "%s", v);
-    else if (strcmp(k, "save") == 0)
-        snprintf(c->hook.save, sizeof c->hook.save, "%s", v);
-}
-
-static void hook_script(wr_err_t err, const redisReply *rep, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR)
-        wr_debug("%s: SCRIPT LOAD: %s (EVAL will load it)", c->name, rep->str);
-}
-
-/* The last answer of the hook: every check has its answer. */
-static void hook_decide(wr_err_t err, const redisReply *rep, void *arg)
-{
-    (void)rep;
-    wr_redis_conn_t *c = arg;
-    if (err != WR_OK || !c->io)
-        return;
-    const hook_t *h = &c->hook;
-    const char *ep = wr_redis_io_endpoint(c->io);
-    char msg[400];
-    if (h->not_master) {
-        snprintf(msg, sizeof msg,
-                 "%s is a %s, not the primary (ROLE); the store waits until it is promoted%s", ep,
-                 h->role,
-                 c->ep.kind == WR_REDIS_URL_SENTINEL ? " or the sentinels name another" : "");
-        wr_redis_io_handshake_done(c->io, WR_EUNAVAILABLE, msg);
-        return;
-    }
-    if (strncmp(h->policy, "allkeys-", 8) == 0 && !c->allow_eviction) {
-        snprintf(msg, sizeof msg,
-                 "%s has maxmemory-policy %s: Redis may evict the queue's keys (users lose their "
-                 "place, admitted users their entry); set maxmemory-policy noeviction "
-                 "(docs/RELIABILITY.md), or start with --redis-allow-eviction to accept that",
-                 ep, h->policy);
-        wr_redis_io_handshake_done(c->io, WR_EINVAL, msg);
-        return;
-    }
-    if (h->role_refused && !c->warned_role) {
-        c->warned_role = true;
-        wr_warn("%s: %s refused ROLE; cannot check that it is the primary", c->name, ep);
-    }
-    if (h->config_refused && !c->warned_config) {
-        c->warned_config = true;
-        wr_warn("%s: %s refused CONFIG GET (managed Redis?); cannot check maxmemory-policy "
-                "and persistence: make sure they are noeviction and AOF (docs/RELIABILITY.md)",
-                c->name, ep);
-    }
-    if (strncmp(h->policy, "allkeys-", 8) == 0 && !c->warned_volatile) {
-        c->warned_volatile = true;
-        wr_warn("%s: %s has maxmemory-policy %s (--redis-allow-eviction): keys may be evicted",
-                c->name, ep, h->policy);
-    }
-    if (strcmp(h->appendonly, "no") == 0 && h->save[0] == '\0' && !c->warned_persist) {
-        c->warned_persist = true;
-        wr_warn("%s: %s persists nothing (appendonly no, save \"\"): a restart loses every "
-                "queue; use appendonly yes with appendfsync everysec (docs/RELIABILITY.md)",
-                c->name, ep);
-    }
-    wr_redis_io_handshake_done(c->io, WR_OK, NULL);
-}
-
-static void on_io_handshake(wr_redis_io_t *io, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (io != c->io)
-        return;
-    memset(&c->hook, 0, sizeof c->hook);
-    snprintf(c->hook.save, sizeof c->hook.save, "?");
-    static const char *const role[] = {"ROLE"};
-    static const char *const cfg[][3] = {{"CONFIG", "GET", "maxmemory-policy"},
-                                         {"CONFIG", "GET", "appendonly"},
-                                         {"CONFIG", "GET", "save"}};
-    static const char *const ping[] = {"PING"};
-    bool ok = wr_redis_io_handshake_command(io, 1, role, NULL, hook_role, c) == WR_OK;
-    for (size_t i = 0; ok && i < 3; i++)
-        ok = wr_redis_io_handshake_command(io, 3, cfg[i], NULL, hook_config, c) == WR_OK;
-    for (size_t i = 0; ok && i < c->nscripts; i++) {
-        const char *argv[] = {"SCRIPT", "LOAD", c->scripts[i].text};
-        const size_t len[] = {6, 4, c->scripts[i].len};
-        ok = wr_redis_io_handshake_command(io, 3, argv, len, hook_script, c) == WR_OK;
-    }
-    if (ok)
-        ok = wr_redis_io_handshake_command(io, 1, ping, NULL, hook_decide, c) == WR_OK;
-    if (!ok)
-        wr_redis_io_handshake_done(io, WR_EUNAVAILABLE, "could not send the checks");
+    wr_redis_conn__first_done(c, WR_OK, NULL);
 }
 
 /* Connects to the server (host:port, or the URL's unix socket). */
-static void connect_server(wr_redis_conn_t *c, const char *host, int port)
+void wr_redis_conn__connect_server(wr_redis_conn_t *c, const char *host, int port)
 {
     wr_redis_io_opts_t o = {0};
     if (c->ep.is_unix) {
@@ -777,212 +561,32 @@ static void connect_server(wr_redis_conn_t *c, const char *host, int port)
     o.db = c->ep.db;
     o.connect_timeout_ms = c->connect_timeout_ms;
     o.command_timeout_ms = c->cmd_timeout_ms;
-    o.on_handshake = on_io_handshake;
+    o.on_handshake = wr_redis_checks_on_handshake;
     o.on_ready = on_io_ready;
     o.on_close = on_io_close;
     o.arg = c;
-    c->state = ST_CONNECTING;
+    c->state = WR_REDIS_CONN__CONNECTING;
     wr_err_t err = wr_redis_io_connect(c->base, &o, &c->io);
     if (err != WR_OK) {
         c->io = NULL;
-        c->state = ST_DISCONNECTED;
+        c->state = WR_REDIS_CONN__DISCONNECTED;
         char msg[120];
         snprintf(msg, sizeof msg, "cannot connect: %s", wr_strerror(err));
-        conn_log(c, WR_LOG_WARN, msg);
-        first_done(c, err, msg);
-        schedule_reconnect(c);
-    }
-}
-
-/* ---- Sentinel ---- */
-
-static void ask_sentinel(wr_redis_conn_t *c);
-
-static void on_sub_close(wr_redis_io_t *io, wr_err_t err, const char *msg, void *arg)
-{
-    (void)err;
-    wr_redis_conn_t *c = arg;
-    if (io != c->sub_io)
-        return;
-    c->sub_io = NULL;
-    wr_debug("%s: sentinel subscription ended: %s", c->name, msg);
-    free_io(c, io); /* nothing pending: no callback runs */
-}
-
-/* "+switch-master" message: "MASTER OLDIP OLDPORT NEWIP NEWPORT"; or
- * "+promoted-slave" (earlier, when the replica is promoted). */
-static void on_sub_push(wr_redis_io_t *io, const redisReply *rep, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (io != c->sub_io || rep->type != REDIS_REPLY_ARRAY || rep->elements != 3)
-        return;
-    const char *chan = reply_str(rep->element[1]), *body = reply_str(rep->element[2]);
-    char name[WR_REDIS_URL_MASTER_MAX + 1], oh[256], nh[256];
-    int op = 0, np = 0;
-    bool early = chan && strcmp(chan, "+failover-state-send-slaveof-noone") == 0;
-    if (chan && (early || strcmp(chan, "+promoted-slave") == 0)) {
-        /* "slave NAME NEWIP NEWPORT @ MASTER OLDIP OLDPORT": the replica is
-         * the primary from now on, while the old one may still take
-         * writes until the sentinels demote it; move at once. */
-        char skip[300];
-        if (!body || sscanf(body, "slave %299s %255s %d @ %255s %255s %d", skip, nh, &np, name, oh,
-                            &op) != 6)
-            return;
-    } else if (!chan || !body || strcmp(chan, "+switch-master") != 0 ||
-               sscanf(body, "%255s %255s %d %255s %d", name, oh, &op, nh, &np) != 5) {
-        return;
-    }
-    if (strcmp(name, c->ep.master) != 0)
-        return;
-    /* Until connected there (or 10 s), connect to the new primary without
-     * asking: the sentinels still name the old one until the end. */
-    snprintf(c->pin_host, sizeof c->pin_host, "%s", nh);
-    c->pin_port = np;
-    c->pin_until_ms = wr_clock_mono_ms() + 10000;
-    char msg[900];
-    snprintf(msg, sizeof msg, "sentinel: %s failed over from %s:%d to %s:%d (%s)", name, oh, op, nh,
-             np, chan);
-    wr_warn("%s: %s", c->name, msg);
-    if (c->state == ST_CLOSED)
-        return;
-    if (c->io && strcmp(c->host, nh) == 0 && c->port == np && c->state == ST_CONNECTED)
-        return; /* already there */
-    if (c->sq_io)
-        return; /* asking now: the answer will be the new primary */
-    /* Fail fast now; reconnect from the loop (we are inside sub_io's callback). */
-    c->state = ST_DISCONNECTED;
-    c->backoff_ms = BACKOFF_MIN_MS;
-    snprintf(c->drop_why, sizeof c->drop_why, "the sentinels switched %s to %s:%d", name, nh, np);
-    if (c->io) {
-        event_active(c->drop_ev, EV_TIMEOUT, 0);
-    } else {
-        evtimer_del(c->retry_timer);
-        struct timeval tv = {0, 0};
-        evtimer_add(c->retry_timer, &tv);
-    }
-}
-
-/* Options of an io to the current sentinel: no credentials (the URL's are
- * the primary's), the connect timeout for its commands too. */
-static wr_redis_io_opts_t sentinel_opts(wr_redis_conn_t *c)
-{
-    const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
-    wr_redis_io_opts_t o = {0};
-    o.host = s->host;
-    o.port = s->port;
-    o.db = -1;
-    o.connect_timeout_ms = c->connect_timeout_ms;
-    o.command_timeout_ms = c->connect_timeout_ms;
-    o.arg = c;
-    return o;
-}
-
-static void subscribe_sentinel(wr_redis_conn_t *c)
-{
-    if (c->sub_io)
-        return;
-    wr_redis_io_opts_t o = sentinel_opts(c);
-    o.hung_ms = WR_REDIS_IO_NO_HUNG;
-    o.on_close = on_sub_close;
-    o.on_push = on_sub_push;
-    o.arg = c;
-    static const char *const argv[] = {"SUBSCRIBE", "+switch-master"};
-    static const char *const argv2[] = {"SUBSCRIBE", "+promoted-slave"};
-    static const char *const argv3[] = {"SUBSCRIBE", "+failover-state-send-slaveof-noone"};
-    if (wr_redis_io_connect(c->base, &o, &c->sub_io) != WR_OK) {
-        c->sub_io = NULL;
-        return;
-    }
-    if (wr_redis_io_command(c->sub_io, 2, argv, NULL, 0, NULL, NULL) != WR_OK ||
-        wr_redis_io_command(c->sub_io, 2, argv2, NULL, 0, NULL, NULL) != WR_OK ||
-        wr_redis_io_command(c->sub_io, 2, argv3, NULL, 0, NULL, NULL) != WR_OK) {
-        wr_redis_io_t *io = c->sub_io;
-        c->sub_io = NULL;
-        free_io(c, io);
-    }
-}
-
-static void on_sentinel_reply(wr_err_t err, const redisReply *rep, void *arg)
-{
-    wr_redis_conn_t *c = arg;
-    if (err == WR_ECANCELED)
-        return; /* we freed it (close) */
-    wr_redis_io_t *io = c->sq_io;
-    const wr_redis_url_addr_t *s = &c->ep.sentinels[c->sentinel];
-    char where[280], host[WR_REDIS_URL_HOST_MAX + 1] = "";
-    int port = 0;
-    wr_redis_url_addr_format(s->host, s->port, where, sizeof where);
-    if (err == WR_OK && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
-        reply_str(rep->element[0]) && reply_str(rep->element[1])) {
-        snprintf(host, sizeof host, "%s", rep->element[0]->str);
-        port = atoi(rep->element[1]->str);
-    } else if (err != WR_OK) {
-        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s: %s", where,
-                 wr_strerror(err));
-    } else if (rep->type == REDIS_REPLY_ERROR) {
-        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s: %.120s", where, rep->str);
-    } else {
-        snprintf(c->sentinel_last, sizeof c->sentinel_last, "sentinel %s knows no master named %s",
-                 where, c->ep.master);
-    }
-    c->sq_io = NULL;
-    if (!free_io(c, io))
-        return;
-    if (c->state == ST_CLOSED || c->io)
-        return;
-    if (port > 0 && port <= 65535) {
-        subscribe_sentinel(c);
-        connect_server(c, host, port);
-        return;
-    }
-    c->sentinel = (c->sentinel + 1) % c->ep.nsentinels;
-    if (++c->sentinel_tries < c->ep.nsentinels) {
-        ask_sentinel(c);
-        return;
-    }
-    char msg[1100];
-    snprintf(msg, sizeof msg, "no sentinel named a primary for master %s (last: %s)", c->ep.master,
-             c->sentinel_last);
-    c->state = ST_DISCONNECTED;
-    conn_log(c, WR_LOG_WARN, msg);
-    first_done(c, WR_EUNAVAILABLE, msg);
-    schedule_reconnect(c);
-}
-
-static void ask_sentinel(wr_redis_conn_t *c)
-{
-    wr_redis_io_opts_t o = sentinel_opts(c);
-    c->state = ST_CONNECTING;
-    const char *argv[] = {"SENTINEL", "get-master-addr-by-name", c->ep.master};
-    if (wr_redis_io_connect(c->base, &o, &c->sq_io) != WR_OK) {
-        c->sq_io = NULL;
-        c->state = ST_DISCONNECTED;
-        schedule_reconnect(c);
-        return;
-    }
-    if (wr_redis_io_command(c->sq_io, 3, argv, NULL, 0, on_sentinel_reply, c) != WR_OK) {
-        wr_redis_io_t *io = c->sq_io;
-        c->sq_io = NULL;
-        c->state = ST_DISCONNECTED;
-        if (free_io(c, io))
-            schedule_reconnect(c);
+        wr_redis_conn__log(c, WR_LOG_WARN, msg);
+        wr_redis_conn__first_done(c, err, msg);
+        wr_redis_conn__schedule_reconnect(c);
     }
 }
 
 /* One attempt: ask the sentinels, or connect to the URL's server. */
 static void start_attempt(wr_redis_conn_t *c)
 {
-    if (c->state == ST_CLOSED || c->io || c->sq_io)
+    if (c->state == WR_REDIS_CONN__CLOSED || c->io || c->sq_io)
         return;
-    if (c->ep.kind == WR_REDIS_URL_SENTINEL && c->pin_port > 0 &&
-        wr_clock_mono_ms() < c->pin_until_ms) {
-        connect_server(c, c->pin_host, c->pin_port);
-    } else if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
-        c->pin_port = 0;
-        c->sentinel_tries = 0;
-        ask_sentinel(c);
+    if (c->ep.kind == WR_REDIS_URL_SENTINEL) {
+        wr_redis_sentinel_attempt(c);
     } else {
-        connect_server(c, c->ep.host, c->ep.port);
+        wr_redis_conn__connect_server(c, c->ep.host, c->ep.port);
     }
 }
 
@@ -995,7 +599,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 bool wr_redis_conn_connected(const wr_redis_conn_t *c)
 {
-    return c && c->state == ST_CONNECTED && c->io && wr_redis_io_ready(c->io);
+    return c && c->state == WR_REDIS_CONN__CONNECTED && c->io && wr_redis_io_ready(c->io);
 }
 
 /* ------------------------------------------------------------ open/close */
@@ -1012,7 +616,7 @@ static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *d
         if (!f || (defs[i].lib && !lib))
             return WR_EINVAL;
         size_t prefix = lib ? lib->len + 1 : 0;
-        script_t *sc = &c->scripts[i];
+        wr_redis_conn__script_t *sc = &c->scripts[i];
         sc->len = prefix + f->len;
         sc->text = malloc(sc->len + 1);
         if (!sc->text)
@@ -1091,9 +695,9 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total", "result=\"ok\"", 0);
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total", "result=\"short\"", 0);
     }
-    if (c->reconnect_max_ms < BACKOFF_MIN_MS)
-        c->reconnect_max_ms = BACKOFF_MIN_MS;
-    c->backoff_ms = BACKOFF_MIN_MS;
+    if (c->reconnect_max_ms < WR_REDIS_CONN__BACKOFF_MIN_MS)
+        c->reconnect_max_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
+    c->backoff_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
     wr_rng_seed_random(&c->rng);
     err = load_scripts(c, opts->scripts, opts->nscripts);
     if (err == WR_OK)
@@ -1106,7 +710,7 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
         err = WR_ENOMEM;
         goto out;
     }
-    c->state = ST_DISCONNECTED;
+    c->state = WR_REDIS_CONN__DISCONNECTED;
     start_attempt(c);
     *out = c;
     return WR_OK;
@@ -1117,9 +721,9 @@ out:
 
 void wr_redis_conn_close(wr_redis_conn_t *c)
 {
-    if (!c || c->state == ST_CLOSED)
+    if (!c || c->state == WR_REDIS_CONN__CLOSED)
         return; /* a second close (from a callback run by close) is a no-op */
-    c->state = ST_CLOSED;
+    c->state = WR_REDIS_CONN__CLOSED;
     evtimer_del(c->retry_timer);
     event_del(c->drop_ev);
     wr_redis_io_t *ios[3] = {c->io, c->sq_io, c->sub_io};
