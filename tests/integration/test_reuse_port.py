@@ -85,10 +85,14 @@ class ReusePort(WRTest):
         t1, a1 = sample()
         expected = RATE * (t1 - t0)
         admitted = a1 - a0
-        self.assertLessEqual(abs(admitted - expected), 2 * PER_TICK + 1,
-                             "%d instances on one port: %d admitted in %.2f s = %.1f/s, "
-                             "configured %.0f/s" % (INSTANCES, admitted, t1 - t0,
-                                                    admitted / (t1 - t0), RATE))
+        what = "%d instances on one port: %d admitted in %.2f s = %.1f/s, configured %.0f/s" % (
+            INSTANCES, admitted, t1 - t0, admitted / (t1 - t0), RATE)
+        # never more than the rate (ticks are idempotent across instances; two
+        # ticks of slack for the sampling), and not far below it: on a loaded
+        # machine a tick that every instance runs late is lost (no catch-up,
+        # K24), and the two admin GETs themselves take time under ASan
+        self.assertLessEqual(admitted, expected + 2 * PER_TICK + 1, what)
+        self.assertGreaterEqual(admitted, 0.8 * expected - PER_TICK, what)
         self.assertEqual(admin0.patch_queue(q, {"paused": True}).status, 200)
         for w, _ in instances:
             self.assertEqual(w.terminate(), 0, "waitroomd exit code on SIGTERM")
