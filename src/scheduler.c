@@ -16,7 +16,7 @@
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
  * totals as counters waitroom_queue_{admitted,consumed,expired,left,
- * rejected_full}_total, plus the observed admission rate.
+ * rejected_full,abandoned}_total, plus the observed admission rate.
  */
 #include "scheduler.h"
 
@@ -130,6 +130,7 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
     wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
     wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
                    (double)st->sessions_expired_total);
+    wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
     double r = wr_rate_window_rate(&e->rate);
     wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
     wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
@@ -393,6 +394,9 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
                             "Sessions ended by release or leave (store-wide total).");
         wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
                             "Sessions that lapsed after sessionSeconds (store-wide total).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
+                            "Waiting users removed after idleTimeoutSeconds without a join or "
+                            "poll (store-wide total).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
                             "Admissions per second over the last minute.");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,

@@ -29,6 +29,10 @@
 #include "qconfig.h"
 #include "token.h"
 
+/* People who stop asking: bounds on the work of one admission tick. */
+#define WR_STORE_IDLE_SWEEP_MAX 2000 /* idle users removed per tick, at most */
+#define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or idle users passed over per tick */
+
 typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
     WR_ENTRY_ADMITTED = 2,    /* holds a live token */
@@ -48,6 +52,8 @@ typedef struct {
     uint64_t sessions;               /* open sessions now (part of active) */
     uint64_t released_total;         /* sessions ended by release or leave */
     uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
+    /* People who stop asking (idleTimeoutSeconds): */
+    uint64_t abandoned_total; /* waiting users removed as idle (not in left_total) */
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -109,7 +115,14 @@ typedef struct wr_store_ops {
     wr_err_t (*join)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                      void *arg);
     /* status: like join but never adds; WR_ENOTINQUEUE when the user is
-     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH. */
+     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH.
+     *
+     * People who stop asking (idleTimeoutSeconds > 0, "T"): join, join_page
+     * and status of a waiting user set their last-seen time to now (store
+     * clock) and clear their pending mark (join_page); but a waiting user
+     * last seen T or more ago is idle: removed first (counted in
+     * abandoned_total, not left_total), so status answers WR_ENOTINQUEUE
+     * and a join puts them at the end of the line as a newcomer. */
     wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                        void *arg);
     /* leave: removes the user from the line, or revokes their live token
@@ -127,6 +140,11 @@ typedef struct wr_store_ops {
      * order (n limited by the line and by maxActive - active, where active
      * counts live tokens and open sessions), give each a
      * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
+     * Idle users (see status) are removed first, oldest last-seen first, at
+     * most WR_STORE_IDLE_SWEEP_MAX per call (the rest on later ticks);
+     * admission passes over pending page joins (join_page) without moving
+     * them, and over idle users still in line (removing them), looking at
+     * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.
      */
     wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
     /*
@@ -175,6 +193,18 @@ typedef struct wr_store_ops {
     /* ping: WR_OK when the store answers. */
     wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
 
+    /*
+     * join_page: the join of a visitor who fetched the queue page
+     * (GET /q/{queue}). Like join, but a user it adds is pending: the
+     * entry keeps its place and counts in waiting, but admit passes over
+     * it until the user's next join, join_page or status (a link scanner
+     * that fetched once is never admitted). A pending user who never comes
+     * back is removed by the idle timeout like anyone else. Of a user
+     * already in line: the same as join (touches, clears pending).
+     */
+    wr_err_t (*join_page)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                          void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -193,6 +223,11 @@ static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u
                                      wr_store_entry_cb cb, void *arg)
 {
     return s->ops->join(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_join_page(wr_store_t *s, const char *q, const char *u,
+                                          wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->join_page(s, q, u, cb, arg);
 }
 static inline wr_err_t wr_store_status(wr_store_t *s, const char *q, const char *u,
                                        wr_store_entry_cb cb, void *arg)
