@@ -55,6 +55,7 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
     st->sessions = u64(e[7]);
     st->released_total = u64(e[8]);
     st->sessions_expired_total = u64(e[9]);
+    st->abandoned_total = u64(e[10]);
 }
 
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
@@ -116,7 +117,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiii"))
+    if (!shape(rep, "iiiisiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -165,7 +166,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)

@@ -1,10 +1,17 @@
 -- admit.lua - one admission tick (lib.lua prepended).
 -- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
--- Reply, always 15 elements:
+-- ARGV[3] idle users removed per call, at most; ARGV[4] pending or idle
+-- users passed over per call, at most (WR_STORE_IDLE_SWEEP_MAX,
+-- WR_STORE_ADMIT_SCAN_MAX).
+-- Reply, always 16 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
---    releasedTotal, sessionsExpiredTotal}
+--    releasedTotal, sessionsExpiredTotal, abandonedTotal}
 --   code: 0 ok, -1 no queue.
+-- People who stop asking: every call first removes idle users (oldest
+-- last-seen first, bounded); admission takes the first n users in line
+-- order that are neither pending page joins (passed over, keeping their
+-- place) nor idle (removed when met).
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
 -- enabled, not paused and the line is not empty; one tick's worth whatever
@@ -12,14 +19,58 @@
 -- after a late timer, a stall or an outage); carry kept only when every
 -- allowed user was admitted.
 local seed, known = ARGV[1], ARGV[2]
+local sweep_max, scan_max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json')
+  'maxActive', 'ttlSec', 'json', 'idleSec')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
+local idle = idle_us(cfg[9])
+local no_idle_left = idle_sweep(now, idle, sweep_max)
+
+-- The first n users of the line to admit, in order: a plain ZPOPMIN when
+-- nobody is pending and no idle user is left; else a bounded scan.
+local function take(n)
+  if no_idle_left and redis.call('SCARD', K_PENDING) == 0 then
+    local popped = redis.call('ZPOPMIN', K_WAITING, n)
+    local users = {}
+    for i = 1, #popped, 2 do
+      users[#users + 1] = popped[i]
+    end
+    return users
+  end
+  local users, gone, passed, start = {}, {}, 0, 0
+  while #users < n and passed < scan_max do
+    local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999))
+    if #chunk == 0 then
+      break
+    end
+    for _, u in ipairs(chunk) do
+      if #users >= n or passed >= scan_max then
+        break
+      end
+      if is_idle(redis.call('ZSCORE', K_SEEN, u), now, idle) then
+        gone[#gone + 1] = u
+        passed = passed + 1
+      elseif redis.call('SISMEMBER', K_PENDING, u) == 1 then
+        passed = passed + 1
+      else
+        users[#users + 1] = u
+      end
+    end
+    start = start + #chunk
+  end
+  if #gone > 0 then
+    abandon(gone)
+  end
+  if #users > 0 then
+    chunked('ZREM', K_WAITING, users)
+  end
+  return users
+end
 
 local tick_ms = tonumber(cfg[5])
 local tick = idiv(now, tick_ms * 1000)
@@ -72,29 +123,31 @@ if tick > last_tick then
       end
       n = math.min(n, room)
     end
-    if n < allowed then
-      carry = 0
-    end
     if n > 0 then
-      local popped = redis.call('ZPOPMIN', K_WAITING, n)
+      local users = take(n)
       local exp = now + tonumber(cfg[7]) * 1000000
       local sexp, snow = fmt(exp), fmt(now)
       local hs, zs = {}, {}
-      for i = 1, #popped, 2 do
-        local user = popped[i]
+      for i, user in ipairs(users) do
         hs[#hs + 1] = user
-        hs[#hs + 1] = jti_for(i) .. ':' .. snow .. ':' .. sexp
+        hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp
         zs[#zs + 1] = sexp
         zs[#zs + 1] = user
         admitted = admitted + 1
       end
-      chunked('HSET', K_TOKENS, hs)
-      chunked('ZADD', K_ACTIVE, zs)
-      redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+      if admitted > 0 then
+        chunked('ZREM', K_SEEN, users)
+        chunked('HSET', K_TOKENS, hs)
+        chunked('ZADD', K_ACTIVE, zs)
+        redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+      end
+    end
+    if admitted < allowed then
+      carry = 0
     end
   end
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
 end
 
-local w, a, at, ct, et, lt, rt, sn, rl, se = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se}
+local w, a, at, ct, et, lt, rt, sn, rl, se, ab = stats()
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab}

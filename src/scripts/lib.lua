@@ -11,7 +11,11 @@
 --   KEYS[5] wr:{q}:state   HASH lastScore, lastTick, carryMicro, counters
 --   KEYS[6] wr:{q}:sessions ZSET user -> session end us (sessionSeconds)
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
--- The config hash also holds sessionSec (absent = 0). active = ZCARD active
+--   KEYS[8] wr:{q}:burned   (fail-open burns; not used by these scripts)
+--   KEYS[9] wr:{q}:seen     ZSET user -> last join or poll us (waiting users)
+--   KEYS[10] wr:{q}:pending SET page joins not yet followed by a request
+-- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
+-- 120, the default of idleTimeoutSeconds). active = ZCARD active
 -- + ZCARD sessions: both sets hold each member once, so the count is exact.
 --
 -- Numbers: microsecond times are about 1.8e15, exact in a Lua double (below
@@ -20,6 +24,7 @@
 -- or '..' a time (14 significant digits only).
 local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
+local K_SEEN, K_PENDING = KEYS[9], KEYS[10]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -119,11 +124,50 @@ local function version_json(version, known, json)
   return tonumber(version), json or ''
 end
 
--- Stats after expiry, in the order of wr_queue_stats_t (10 values).
+-- Stats after expiry, in the order of wr_queue_stats_t (11 values).
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
-    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal')
+    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal')
   return redis.call('ZCARD', K_WAITING), active_count(), tonumber(c[1] or 0),
     tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
-    redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0)
+    redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
+    tonumber(c[8] or 0)
+end
+
+-- People who stop asking (idleTimeoutSeconds). seen holds every waiting
+-- user's last join or poll (store clock, us); pending the page joins whose
+-- visitor has not asked again. Both only ever hold users of the line: whoever
+-- leaves the line (admitted, left, abandoned) leaves them too. A waiting
+-- user without a seen entry (in line before this existed) is never idle
+-- until their next join or poll records one.
+
+-- The idle timeout in us from the config's idleSec (absent: 120 s).
+local function idle_us(v)
+  return tonumber(v or '120') * 1000000
+end
+
+-- True when a user last seen at seen (ZSCORE's string, or nil) is idle.
+local function is_idle(seen, now, idle)
+  return idle > 0 and seen ~= false and seen ~= nil and tonumber(seen) + idle <= now
+end
+
+-- Removes users (a list) from the line as idle: abandonedTotal.
+local function abandon(users)
+  chunked('ZREM', K_WAITING, users)
+  chunked('ZREM', K_SEEN, users)
+  chunked('SREM', K_PENDING, users)
+  redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
+end
+
+-- Removes the idle users, oldest first, at most max of them. Returns true
+-- when none is left.
+local function idle_sweep(now, idle, max)
+  if idle <= 0 then
+    return true
+  end
+  local gone = redis.call('ZRANGEBYSCORE', K_SEEN, '-inf', fmt(now - idle), 'LIMIT', 0, max)
+  if #gone > 0 then
+    abandon(gone)
+  end
+  return #gone < max
 end
