@@ -1,7 +1,9 @@
 /*
  * api_entries.c - the routes of a person in line: join, status, leave
  * (POST / GET / DELETE /v1/queues/{queue}/entries/me) and the queue page
- * (GET /q/{queue}, which joins like POST entries and answers HTML).
+ * (GET /q/{queue}, which joins like POST entries and answers HTML; its
+ * join is a page join, wr_store_join_page: the entry is passed over at
+ * admission until the visitor's next request).
  *
  * Identity: the user is the configured identity header, or the signed
  * wr_vid visitor cookie (identity.h). Only a join mints a visitor; status
@@ -581,8 +583,12 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     c->op = "join";
     c->t0_us = wr_api__now_us();
-    wr_store_entry_cb cb = c->route == WR_ROUTE_QUEUE_PAGE ? page_entry_cb : entry_cb;
-    wr_err_t err = wr_store_join(a->store, c->queue, c->user, cb, c);
+    /* A page join counts only from the visitor's next request (API 1.1,
+     * people who stop asking): a link scanner that fetched once is never
+     * admitted. An API join counts at once. */
+    wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
+                       ? wr_store_join_page(a->store, c->queue, c->user, page_entry_cb, c)
+                       : wr_store_join(a->store, c->queue, c->user, entry_cb, c);
     if (err == WR_OK)
         return;
     if (c->route == WR_ROUTE_QUEUE_PAGE) {
