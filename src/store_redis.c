@@ -173,9 +173,9 @@ static void req_free(struct req *r)
 static bool arg_queue_keys(struct req *r, const char *q)
 {
     /* KEYS[8] "burned" belongs to the fail-open change (listed here so that
-     * KEYS[9] and KEYS[10], people who stop asking, keep their numbers) */
+     * KEYS[9], people who stop asking, keeps its number) */
     static const char *const suffix[] = {"config",   "waiting", "active", "tokens", "state",
-                                         "sessions", "sessjti", "burned", "seen",   "pending"};
+                                         "sessions", "sessjti", "burned", "seen"};
     enum { NKEYS = sizeof suffix / sizeof suffix[0] };
     if (!wr_redis_conn_cmd_fmt(r->cmd, "%d", (int)NKEYS))
         return false;

@@ -8,10 +8,10 @@
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
 --    releasedTotal, sessionsExpiredTotal, abandonedTotal}
 --   code: 0 ok, -1 no queue.
--- People who stop asking: every call first removes idle users (oldest
--- last-seen first, bounded); admission takes the first n users in line
--- order that are neither pending page joins (passed over, keeping their
--- place) nor idle (removed when met).
+-- People who stop asking (lib.lua): every call first removes idle users
+-- (oldest last-seen first, bounded); admission takes the first n users in
+-- line order that are neither pending page joins (passed over, keeping
+-- their place) nor idle (removed when met).
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
 -- enabled, not paused and the line is not empty; one tick's worth whatever
@@ -29,19 +29,12 @@ local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
 local idle = idle_us(cfg[9])
-local no_idle_left = idle_sweep(now, idle, sweep_max)
+idle_sweep(now, idle, sweep_max)
 
--- The first n users of the line to admit, in order: a plain ZPOPMIN when
--- nobody is pending and no idle user is left; else a bounded scan.
+-- The first n users of the line to admit, in order, passing over pending
+-- page joins (they keep their place) and removing idle users met on the
+-- way; at most scan_max users passed over. One ZSCORE per user looked at.
 local function take(n)
-  if no_idle_left and redis.call('SCARD', K_PENDING) == 0 then
-    local popped = redis.call('ZPOPMIN', K_WAITING, n)
-    local users = {}
-    for i = 1, #popped, 2 do
-      users[#users + 1] = popped[i]
-    end
-    return users
-  end
   local users, gone, passed, start = {}, {}, 0, 0
   while #users < n and passed < scan_max do
     local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999))
@@ -52,10 +45,11 @@ local function take(n)
       if #users >= n or passed >= scan_max then
         break
       end
-      if is_idle(redis.call('ZSCORE', K_SEEN, u), now, idle) then
+      local t, pending = seen_of(redis.call('ZSCORE', K_SEEN, u))
+      if is_idle(t, now, idle) then
         gone[#gone + 1] = u
         passed = passed + 1
-      elseif redis.call('SISMEMBER', K_PENDING, u) == 1 then
+      elseif pending then
         passed = passed + 1
       else
         users[#users + 1] = u

@@ -4,8 +4,8 @@
 -- newcomer is pending: admission passes over them until they ask again),
 -- '0' = status.
 -- A waiting user idle past idleSec is removed first (abandonedTotal) and
--- answered as one not in line; any other waiting user's last-seen time is
--- set to now and their pending mark cleared.
+-- answered as one not in line; any other waiting user's last-seen time
+-- moves to now (when G old, lib.lua) and their pending mark is cleared.
 -- Reply, always 8 elements:
 --   {kind, version, json, position, waiting, jti, iat_us, exp_us}
 --   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH,
@@ -24,15 +24,19 @@ if cfg[2] == '0' then
   return {3, version, json, 0, 0, '', 0, 0}
 end
 -- The hot path (a waiting user's poll) needs no token sweep: answer it
--- first, with the last-seen time recorded (one ZSCORE, one ZADD, one SREM).
+-- first, with the last-seen time recorded (one ZSCORE; a ZADD only when
+-- the recorded time is G old or the user was a pending page join).
 local now = now_us()
+local idle = idle_us(cfg[4])
 local rank = redis.call('ZRANK', K_WAITING, user)
 if rank then
-  if is_idle(redis.call('ZSCORE', K_SEEN, user), now, idle_us(cfg[4])) then
+  local t, pending = seen_of(redis.call('ZSCORE', K_SEEN, user))
+  if is_idle(t, now, idle) then
     abandon({user}) -- checked on read: asking late does not revive
   else
-    redis.call('ZADD', K_SEEN, fmt(now), user)
-    redis.call('SREM', K_PENDING, user)
+    if pending or t == nil or now - t >= seen_slack(idle) then
+      seen_set(user, now, false)
+    end
     return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
   end
 end
@@ -56,10 +60,7 @@ if score <= last then
   score = last + 1
 end
 redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-redis.call('ZADD', K_SEEN, fmt(now), user)
-if is_page then
-  redis.call('SADD', K_PENDING, user)
-end
+seen_set(user, now, is_page)
 redis.call('HSET', K_STATE, 'lastScore', fmt(score))
 rank = redis.call('ZRANK', K_WAITING, user)
 return {1, version, json, rank + 1, waiting + 1, '', 0, 0}

@@ -12,7 +12,6 @@ local now = now_us()
 local left = false
 if redis.call('ZREM', K_WAITING, user) == 1 then
   redis.call('ZREM', K_SEEN, user)
-  redis.call('SREM', K_PENDING, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
   left = true
 else

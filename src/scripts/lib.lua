@@ -12,8 +12,8 @@
 --   KEYS[6] wr:{q}:sessions ZSET user -> session end us (sessionSeconds)
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
 --   KEYS[8] wr:{q}:burned   (fail-open burns; not used by these scripts)
---   KEYS[9] wr:{q}:seen     ZSET user -> last join or poll us (waiting users)
---   KEYS[10] wr:{q}:pending SET page joins not yet followed by a request
+--   KEYS[9] wr:{q}:seen     ZSET user -> 2 * last join or poll us + pending
+--                                (people who stop asking; see below)
 -- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
 -- 120, the default of idleTimeoutSeconds). active = ZCARD active
 -- + ZCARD sessions: both sets hold each member once, so the count is exact.
@@ -24,7 +24,7 @@
 -- or '..' a time (14 significant digits only).
 local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
-local K_SEEN, K_PENDING = KEYS[9], KEYS[10]
+local K_SEEN = KEYS[9]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -134,40 +134,73 @@ local function stats()
     tonumber(c[8] or 0)
 end
 
--- People who stop asking (idleTimeoutSeconds). seen holds every waiting
--- user's last join or poll (store clock, us); pending the page joins whose
--- visitor has not asked again. Both only ever hold users of the line: whoever
--- leaves the line (admitted, left, abandoned) leaves them too. A waiting
--- user without a seen entry (in line before this existed) is never idle
--- until their next join or poll records one.
+-- People who stop asking (idleTimeoutSeconds, T). seen holds each waiting
+-- user's last join or poll t (store clock, us) and whether they are a
+-- pending page join p (1: joined by the queue page, not asked again since;
+-- admission passes over them), as one score 2 * t + p: exact below 2^53
+-- (t < 4.5e15, the year 2112), ordered by t, and read with the one ZSCORE
+-- a poll needs anyway. It only ever holds users of the line: whoever leaves
+-- the line (admitted, left, abandoned) leaves seen too. A waiting user
+-- without a seen entry (in line before this existed) is never idle until
+-- their next join or poll records one.
+--
+-- Cost per poll: t is rewritten only when it is at least G = T/8 old (G =
+-- 15 s while T = 0), so most polls read seen and write nothing (a ZADD is
+-- a skiplist walk of the whole set). To stay never early, a user is idle
+-- when the recorded t is T + G old or more: their real last request is
+-- less than G after t, so it is more than T ago. Removal comes T to T + G
+-- after the last request (the embedded store's is exact: it updates in
+-- place).
 
--- The idle timeout in us from the config's idleSec (absent: 120 s).
+-- The idle timeout T in us from the config's idleSec (absent: 120 s).
 local function idle_us(v)
   return tonumber(v or '120') * 1000000
 end
 
--- True when a user last seen at seen (ZSCORE's string, or nil) is idle.
-local function is_idle(seen, now, idle)
-  return idle > 0 and seen ~= false and seen ~= nil and tonumber(seen) + idle <= now
+-- G, the age of t at which a poll rewrites it.
+local function seen_slack(idle)
+  if idle > 0 then
+    return math.floor(idle / 8)
+  end
+  return 15000000
+end
+
+-- Decodes a seen score (ZSCORE's string, or false): t, pending; nil when
+-- there is none.
+local function seen_of(v)
+  if not v then
+    return nil, false
+  end
+  local s = tonumber(v)
+  local p = s % 2
+  return (s - p) / 2, p == 1
+end
+
+-- True when a user last seen at t (nil: unknown) is idle at now.
+local function is_idle(t, now, idle)
+  return idle > 0 and t ~= nil and t + idle + seen_slack(idle) <= now
+end
+
+-- Records t = now for user, pending or not.
+local function seen_set(user, now, pending)
+  redis.call('ZADD', K_SEEN, fmt(2 * now + (pending and 1 or 0)), user)
 end
 
 -- Removes users (a list) from the line as idle: abandonedTotal.
 local function abandon(users)
   chunked('ZREM', K_WAITING, users)
   chunked('ZREM', K_SEEN, users)
-  chunked('SREM', K_PENDING, users)
   redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
 end
 
--- Removes the idle users, oldest first, at most max of them. Returns true
--- when none is left.
+-- Removes the idle users, oldest first, at most max of them.
 local function idle_sweep(now, idle, max)
   if idle <= 0 then
-    return true
+    return
   end
-  local gone = redis.call('ZRANGEBYSCORE', K_SEEN, '-inf', fmt(now - idle), 'LIMIT', 0, max)
+  local cut = 2 * (now - idle - seen_slack(idle)) + 1
+  local gone = redis.call('ZRANGEBYSCORE', K_SEEN, '-inf', fmt(cut), 'LIMIT', 0, max)
   if #gone > 0 then
     abandon(gone)
   end
-  return #gone < max
 end
