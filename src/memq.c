@@ -30,6 +30,17 @@
  * looks only at the user's own token: EXPIRED while not yet swept; consume
  * then removes it, counted as expired.
  *
+ * People who stop asking (idleTimeoutSeconds). Each line node carries its
+ * user's last join or poll (aux word, centiseconds of the store clock
+ * modulo 2^32) and WR_MEMQ_PENDING (flags) for a page join not yet
+ * followed by a request. entry updates both in place and removes a user
+ * already idle (checked on read); admit first runs a clock sweep - at most
+ * WR_MEMQ_IDLE_VISIT_MAX nodes from idle_cursor on, wrapping, so a short
+ * line is swept whole every tick - and then takes the first users that
+ * are neither pending nor idle. Removals count in abandoned_total. The
+ * Redis scripts sweep by a last-seen ZSET instead (oldest first, exact
+ * order); both remove every idle user of a line shorter than the bounds.
+ *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.

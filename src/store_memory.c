@@ -11,6 +11,8 @@
  * (file I/O; no libevent). This file is the store interface over them:
  * argument checks, clocks, deferred callbacks, the snapshot timer and its
  * forked writer. queue_get/list sweep here; config_put sweeps nothing.
+ * A poll changes what a snapshot holds (the user's last-seen time), so it
+ * marks the state dirty like a join.
  *
  * Time. Arrival scores come from the wall clock (gettimeofday) in us, made
  * strictly increasing per queue by memq. Token times and admission ticks
