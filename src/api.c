@@ -280,6 +280,9 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_ENOMEM;
     }
+    /* Without it every poll records last-seen: slower on Redis, still right. */
+    if (wr_seencache_new(0, &a->seen) != WR_OK)
+        a->seen = NULL;
     size_t klen = strlen(a->cfg->admin_key);
     if (klen > 0) {
         a->admin_enabled = true;
@@ -379,6 +382,7 @@ void wr_api_free(wr_api_t *a)
     OPENSSL_cleanse(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
+    wr_seencache_free(a->seen);
     while (a->free_ctx) {
         wr_api__ctx_t *c = a->free_ctx;
         a->free_ctx = c->next_free;

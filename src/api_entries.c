@@ -398,10 +398,35 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
     wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
 }
 
+/* Monotonic clock, us: the seen cache's. */
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* After a join or status answer: a recording request answered WAITING is
+ * noted in the seen cache (the next polls within the window go quiet); any
+ * answer but WAITING forgets the user. */
+static void seen_after(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e)
+{
+    wr_seencache_t *sc = c->api->seen;
+    if (!sc)
+        return;
+    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING) {
+        if (c->seen_us > 0)
+            wr_seencache_note(sc, c->queue, c->user, c->seen_us);
+    } else {
+        wr_seencache_forget(sc, c->queue, c->user);
+    }
+}
+
 static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
+    seen_after(c, err, e);
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
     if (err == WR_OK && e) {
@@ -585,7 +610,15 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     c->t0_us = wr_api__now_us();
     /* A page join counts only from the visitor's next request (API 1.1,
      * people who stop asking): a link scanner that fetched once is never
-     * admitted. An API join counts at once. */
+     * admitted. An API join counts at once. A page join may leave a
+     * pending newcomer, so the seen cache forgets the user (their next
+     * poll must reach the store's record). */
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        if (a->seen)
+            wr_seencache_forget(a->seen, c->queue, c->user);
+    } else {
+        c->seen_us = mono_us();
+    }
     wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
                        ? wr_store_join_page(a->store, c->queue, c->user, page_entry_cb, c)
                        : wr_store_join(a->store, c->queue, c->user, entry_cb, c);
@@ -660,10 +693,23 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     snprintf(c->user, sizeof(c->user), "%s", user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;
-    if (route == WR_ROUTE_STATUS)
-        err = wr_store_status(a->store, queue, user, entry_cb, c);
-    else
+    if (route == WR_ROUTE_STATUS) {
+        /* Within the store's last-seen window after a recorded join or
+         * status, the poll need not record again (store.h status_quiet). */
+        const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+        int64_t now = mono_us();
+        if (cfg && a->seen &&
+            wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
+            err = wr_store_status_quiet(a->store, queue, user, entry_cb, c);
+        } else {
+            c->seen_us = now;
+            err = wr_store_status(a->store, queue, user, entry_cb, c);
+        }
+    } else {
+        if (a->seen)
+            wr_seencache_forget(a->seen, queue, user);
         err = wr_store_leave(a->store, queue, user, leave_cb, c);
+    }
     if (err != WR_OK) {
         wr_api__reply_unavailable(a, req, route, err);
         wr_api__ctx_free(c);

@@ -26,6 +26,7 @@
 #include "qconfig.h"
 #include "ratelimit.h"
 #include "router.h"
+#include "seencache.h"
 #include "token.h"
 
 /* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
@@ -53,6 +54,7 @@ struct wr_api {
     bool has_prev_cookie_key;
     wr_ratelimit_t *join_rl;   /* per client address */
     wr_ratelimit_t *poll_rl;   /* per queue + user: pacing */
+    wr_seencache_t *seen;      /* recently recorded waiting users (status_quiet); NULL = none */
     bool admin_separate;       /* admin API only on the admin listener */
     uint8_t admin_mac_key[32]; /* random per process: admin key compare */
     uint8_t admin_mac[32];     /* HMAC(admin_mac_key, configured admin key) */
@@ -73,6 +75,7 @@ typedef struct wr_api__ctx {
     wr_route_t route;
     const char *op; /* store op label for metrics */
     int64_t t0_us;
+    int64_t seen_us; /* join/status that records last-seen: sent at (monotonic us); 0 = not */
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */

@@ -204,6 +204,17 @@ typedef struct wr_store_ops {
      */
     wr_err_t (*join_page)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                           void *arg);
+    /*
+     * status_quiet: status that may leave the user's last-seen time as it
+     * is. For a caller that sent a join or status of this user (not a
+     * join_page) which was answered WAITING less than
+     * wr_store_seen_window_us(config) ago by its own monotonic clock,
+     * measured from before that call: the store's idle rule allows that
+     * much staleness (store_redis records nothing then; store_memory
+     * records as status does). Same answers as status otherwise.
+     */
+    wr_err_t (*status_quiet)(wr_store_t *s, const char *queue, const char *user,
+                             wr_store_entry_cb cb, void *arg);
 
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
@@ -229,6 +240,20 @@ static inline wr_err_t wr_store_join_page(wr_store_t *s, const char *q, const ch
 {
     return s->ops->join_page(s, q, u, cb, arg);
 }
+static inline wr_err_t wr_store_status_quiet(wr_store_t *s, const char *q, const char *u,
+                                             wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->status_quiet(s, q, u, cb, arg);
+}
+
+/* The staleness a store's last-seen time may have (see status_quiet), us:
+ * a quarter of idleTimeoutSeconds, or 30 s when it is 0 (src/scripts/lib.lua
+ * computes the same). */
+static inline int64_t wr_store_seen_window_us(const wr_queue_config_t *cfg)
+{
+    return cfg->idle_timeout_seconds > 0 ? (int64_t)cfg->idle_timeout_seconds * 250000 : 30000000;
+}
+
 static inline wr_err_t wr_store_status(wr_store_t *s, const char *q, const char *u,
                                        wr_store_entry_cb cb, void *arg)
 {

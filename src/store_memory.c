@@ -763,6 +763,7 @@ static const wr_store_ops_t memory_ops = {
     .join = mem_join,
     .status = mem_status,
     .join_page = mem_join_page,
+    .status_quiet = mem_status, /* recording costs nothing here: exact */
     .leave = mem_leave,
     .admit = mem_admit,
     .consume = mem_consume,

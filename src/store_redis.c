@@ -450,7 +450,8 @@ static void r_close(wr_store_t *st)
 
 /* ------------------------------------------------------------ operations */
 
-/* join ("1"), status ("0") and join_page ("2"): entry.lua's ARGV[3]. */
+/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"):
+ * entry.lua's ARGV[3]. */
 static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, const char *mode,
                         wr_store_entry_cb cb, void *arg)
 {
@@ -459,7 +460,8 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, const char
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, mode[0] == '0' ? OP_STATUS : OP_JOIN, SC_ENTRY, strlen(u), arg);
+    bool status = mode[0] == '0' || mode[0] == '3';
+    struct req *r = req_new(s, status ? OP_STATUS : OP_JOIN, SC_ENTRY, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.entry = cb;
@@ -484,6 +486,12 @@ static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_
                          void *arg)
 {
     return r_entry(st, q, u, "0", cb, arg);
+}
+
+static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                               void *arg)
+{
+    return r_entry(st, q, u, "3", cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,
@@ -844,6 +852,7 @@ static const wr_store_ops_t redis_ops = {
     .join = r_join,
     .status = r_status,
     .join_page = r_join_page,
+    .status_quiet = r_status_quiet,
     .leave = r_leave,
     .admit = r_admit,
     .consume = r_consume,

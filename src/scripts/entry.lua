@@ -2,15 +2,17 @@
 -- ARGV[1] user, ARGV[2] known config version ('0' = none),
 -- ARGV[3] '1' = join (add when absent), '2' = join by the queue page (a
 -- newcomer is pending: admission passes over them until they ask again),
--- '0' = status.
--- A waiting user idle past idleSec is removed first (abandonedTotal) and
--- answered as one not in line; any other waiting user's last-seen time
--- moves to now (when G old, lib.lua) and their pending mark is cleared.
+-- '0' = status, '3' = quiet status (records nothing for a waiting user;
+-- lib.lua).
+-- Else a waiting user idle past idleSec is removed first (abandonedTotal)
+-- and answered as one not in line; any other waiting user's last-seen time
+-- becomes now and their pending mark is cleared.
 -- Reply, always 8 elements:
 --   {kind, version, json, position, waiting, jti, iat_us, exp_us}
 --   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH,
 --         -1 no queue, -2 line full (waiting set), -3 not in queue.
-local user, known, is_join, is_page = ARGV[1], ARGV[2], ARGV[3] ~= '0', ARGV[3] == '2'
+local mode = ARGV[3]
+local user, known, is_join, is_page = ARGV[1], ARGV[2], mode == '1' or mode == '2', mode == '2'
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec')
 if not cfg[1] then
   return {-1, 0, '', 0, 0, '', 0, 0}
@@ -24,19 +26,19 @@ if cfg[2] == '0' then
   return {3, version, json, 0, 0, '', 0, 0}
 end
 -- The hot path (a waiting user's poll) needs no token sweep: answer it
--- first, with the last-seen time recorded (one ZSCORE; a ZADD only when
--- the recorded time is G old or the user was a pending page join).
+-- first. A quiet status needs not even the clock; others read and write
+-- the last-seen time.
+local rank = redis.call('ZRANK', K_WAITING, user)
+if rank and mode == '3' then
+  return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
+end
 local now = now_us()
 local idle = idle_us(cfg[4])
-local rank = redis.call('ZRANK', K_WAITING, user)
 if rank then
-  local t, pending = seen_of(redis.call('ZSCORE', K_SEEN, user))
-  if is_idle(t, now, idle) then
+  if is_idle(seen_of(redis.call('ZSCORE', K_SEEN, user)), now, idle) then
     abandon({user}) -- checked on read: asking late does not revive
   else
-    if pending or t == nil or now - t >= seen_slack(idle) then
-      seen_set(user, now, false)
-    end
+    seen_set(user, now, false)
     return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
   end
 end

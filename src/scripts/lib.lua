@@ -144,20 +144,23 @@ end
 -- without a seen entry (in line before this existed) is never idle until
 -- their next join or poll records one.
 --
--- Cost per poll: t is rewritten only when it is at least G = T/4 old (G =
--- 30 s while T = 0), so most polls read seen and write nothing (a ZADD of
--- a new score is a skiplist walk of the whole set, 2.3 us at 200k users:
--- a third of a whole poll). To stay never early, a user is idle when the
--- recorded t is T + G old or more: their real last request is less than G
--- after t, so it is more than T ago. Removal comes T to T + G after the
--- last request (the embedded store's is exact: it updates in place).
+-- Cost per poll. A ZADD of a new score in a ZSET of N users is a skiplist
+-- walk (2.3 us at 200k users), and TIME plus a ZSCORE cost another 1.5 us:
+-- together half again the cost of a poll. So a poll may come as a quiet
+-- status (entry.lua mode '3', store.h status_quiet), which records nothing:
+-- the instance sends it only within G = T/4 (30 s while T = 0) after a
+-- join or status of that user that recorded t (it sends that one before
+-- measuring, and keeps it only when answered WAITING; seencache.h). So a
+-- user's real last request is less than G after the recorded t, and a user
+-- is idle when t is T + G old or more: never early; removal comes T to
+-- T + G after the last request (the embedded store's is exact).
 
 -- The idle timeout T in us from the config's idleSec (absent: 120 s).
 local function idle_us(v)
   return tonumber(v or '120') * 1000000
 end
 
--- G, the age of t at which a poll rewrites it.
+-- G: the staleness t may have (wr_store_seen_window_us in store.h).
 local function seen_slack(idle)
   if idle > 0 then
     return math.floor(idle / 4)

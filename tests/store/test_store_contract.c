@@ -1805,6 +1805,40 @@ static void t_page_join_pending(void **state)
     assert_int_equal(r.stats.left_total, 1);
 }
 
+/* status_quiet answers as status does (it may only skip recording the
+ * last-seen time of a user the caller saw recorded within the window). */
+static void t_status_quiet(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    put_ok(s, "quiet", mkcfg(1, 1000, 0, 0, 300)); /* 1 per 1 s tick */
+    join_n(s, "quiet", 1, 2);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "u2", sh_entry_cb, &r)),
+                     WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, 2);
+    assert_int_equal(r.entry.waiting, 2);
+    assert_true(r.has_cfg);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "nobody", sh_entry_cb, &r)),
+                     WR_ENOTINQUEUE);
+    assert_int_equal(sh_admit(s, "quiet", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "u1", sh_entry_cb, &r)),
+                     WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* the window: a quarter of the idle timeout, 30 s without one */
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    assert_int_equal(wr_store_seen_window_us(&c), 30000000);
+    c.idle_timeout_seconds = 0;
+    assert_int_equal(wr_store_seen_window_us(&c), 30000000);
+    c.idle_timeout_seconds = 2;
+    assert_int_equal(wr_store_seen_window_us(&c), 500000);
+}
+
 /* K20: maxActive 5, a high rate; five page joins with no later request,
  * then a person who joins and polls: admitted at once; none of the five
  * is admitted or holds a slot. */
@@ -1882,6 +1916,7 @@ int main(int argc, char **argv)
         T(t_idle_zero_never),
         T(t_page_join_pending),
         T(t_k20_link_scanners),
+        T(t_status_quiet),
     };
     const struct CMUnitTest redis_only[] = {
         T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),    T(r_corrupt_state),
