@@ -97,7 +97,7 @@ typedef struct {
 #define WR_MEMQ_PENDING 0x01u
 
 /* Visits of one idle sweep, at most (a tick's bounded work). */
-#define WR_MEMQ_IDLE_VISIT_MAX 8192u
+#define WR_MEMQ_IDLE_VISIT_MAX WR_STORE_IDLE_VISIT_MAX
 
 /* The last-seen clock of line nodes: centiseconds of a store time in us,
  * modulo 2^32. Ages are differences modulo 2^32 (valid up to 248 days,

@@ -32,6 +32,7 @@
 /* People who stop asking: bounds on the work of one admission tick. */
 #define WR_STORE_IDLE_SWEEP_MAX 2000 /* idle users removed per tick, at most */
 #define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or idle users passed over per tick */
+#define WR_STORE_IDLE_VISIT_MAX 8192 /* users the idle sweep looks at per tick, about */
 
 typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
@@ -140,8 +141,10 @@ typedef struct wr_store_ops {
      * order (n limited by the line and by maxActive - active, where active
      * counts live tokens and open sessions), give each a
      * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
-     * Idle users (see status) are removed first, oldest last-seen first, at
-     * most WR_STORE_IDLE_SWEEP_MAX per call (the rest on later ticks);
+     * Idle users (see status) are removed first by a clock sweep that
+     * looks at about WR_STORE_IDLE_VISIT_MAX users per call from where the
+     * last one stopped (a shorter line whole) and removes at most
+     * WR_STORE_IDLE_SWEEP_MAX (the rest on later ticks);
      * admission passes over pending page joins (join_page) without moving
      * them, and over idle users still in line (removing them), looking at
      * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.

@@ -530,7 +530,8 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
                   arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
                       arg_known_version(s, r) &&
                       wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX));
+                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
 }
 
 /* consume and verify (token.lua) and release (release.lua, sessions). */

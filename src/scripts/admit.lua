@@ -1,15 +1,16 @@
 -- admit.lua - one admission tick (lib.lua prepended).
 -- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
 -- ARGV[3] idle users removed per call, at most; ARGV[4] pending or idle
--- users passed over per call, at most (WR_STORE_IDLE_SWEEP_MAX,
--- WR_STORE_ADMIT_SCAN_MAX).
+-- users passed over per call, at most; ARGV[5] users the idle sweep looks
+-- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
+-- WR_STORE_IDLE_VISIT_MAX).
 -- Reply, always 16 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
 --    releasedTotal, sessionsExpiredTotal, abandonedTotal}
 --   code: 0 ok, -1 no queue.
 -- People who stop asking (lib.lua): every call first removes idle users
--- (oldest last-seen first, bounded); admission takes the first n users in
+-- (a bounded clock sweep); admission takes the first n users in
 -- line order that are neither pending page joins (passed over, keeping
 -- their place) nor idle (removed when met).
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
@@ -19,7 +20,7 @@
 -- after a late timer, a stall or an outage); carry kept only when every
 -- allowed user was admitted.
 local seed, known = ARGV[1], ARGV[2]
-local sweep_max, scan_max = tonumber(ARGV[3]), tonumber(ARGV[4])
+local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
   'maxActive', 'ttlSec', 'json', 'idleSec')
 if not cfg[1] then
@@ -29,11 +30,11 @@ local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
 local idle = idle_us(cfg[9])
-idle_sweep(now, idle, sweep_max)
+idle_sweep(now, idle, sweep_max, visit_max)
 
 -- The first n users of the line to admit, in order, passing over pending
 -- page joins (they keep their place) and removing idle users met on the
--- way; at most scan_max users passed over. One ZSCORE per user looked at.
+-- way; at most scan_max users passed over. One HGET per user looked at.
 local function take(n)
   local users, gone, passed, start = {}, {}, 0, 0
   while #users < n and passed < scan_max do
@@ -45,7 +46,7 @@ local function take(n)
       if #users >= n or passed >= scan_max then
         break
       end
-      local t, pending = seen_of(redis.call('ZSCORE', K_SEEN, u))
+      local t, pending = seen_of(redis.call('HGET', K_SEEN, u))
       if is_idle(t, now, idle) then
         gone[#gone + 1] = u
         passed = passed + 1
@@ -130,7 +131,7 @@ if tick > last_tick then
         admitted = admitted + 1
       end
       if admitted > 0 then
-        chunked('ZREM', K_SEEN, users)
+        chunked('HDEL', K_SEEN, users)
         chunked('HSET', K_TOKENS, hs)
         chunked('ZADD', K_ACTIVE, zs)
         redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)

@@ -35,7 +35,7 @@ end
 local now = now_us()
 local idle = idle_us(cfg[4])
 if rank then
-  if is_idle(seen_of(redis.call('ZSCORE', K_SEEN, user)), now, idle) then
+  if is_idle(seen_of(redis.call('HGET', K_SEEN, user)), now, idle) then
     abandon({user}) -- checked on read: asking late does not revive
   else
     seen_set(user, now, false)

@@ -12,7 +12,7 @@
 --   KEYS[6] wr:{q}:sessions ZSET user -> session end us (sessionSeconds)
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
 --   KEYS[8] wr:{q}:burned   (fail-open burns; not used by these scripts)
---   KEYS[9] wr:{q}:seen     ZSET user -> 2 * last join or poll us + pending
+--   KEYS[9] wr:{q}:seen     HASH user -> 2 * last join or poll us + pending
 --                                (people who stop asking; see below)
 -- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
 -- 120, the default of idleTimeoutSeconds). active = ZCARD active
@@ -137,23 +137,27 @@ end
 -- People who stop asking (idleTimeoutSeconds, T). seen holds each waiting
 -- user's last join or poll t (store clock, us) and whether they are a
 -- pending page join p (1: joined by the queue page, not asked again since;
--- admission passes over them), as one score 2 * t + p: exact below 2^53
--- (t < 4.5e15, the year 2112), ordered by t, and read with the one ZSCORE
--- a poll needs anyway. It only ever holds users of the line: whoever leaves
--- the line (admitted, left, abandoned) leaves seen too. A waiting user
--- without a seen entry (in line before this existed) is never idle until
--- their next join or poll records one.
+-- admission passes over them), as one integer 2 * t + p (exact below 2^53:
+-- t < 4.5e15, the year 2112). It only ever holds users of the line:
+-- whoever leaves the line (admitted, left, abandoned) leaves seen too. A
+-- waiting user without a seen entry (in line before this existed) is never
+-- idle until their next join or poll records one.
 --
--- Cost per poll. A ZADD of a new score in a ZSET of N users is a skiplist
--- walk (2.3 us at 200k users), and TIME plus a ZSCORE cost another 1.5 us:
--- together half again the cost of a poll. So a poll may come as a quiet
--- status (entry.lua mode '3', store.h status_quiet), which records nothing:
--- the instance sends it only within G = T/4 (30 s while T = 0) after a
--- join or status of that user that recorded t (it sends that one before
--- measuring, and keeps it only when answered WAITING; seencache.h). So a
--- user's real last request is less than G after the recorded t, and a user
--- is idle when t is T + G old or more: never early; removal comes T to
--- T + G after the last request (the embedded store's is exact).
+-- A HASH, not a ZSET ordered by t: a ZSET of N users beside the line made
+-- every poll's ZRANK slower (its skiplist nodes interleave with the
+-- line's) and a ZADD of a new score walks it (4.5 us at 200k users); HSET
+-- is O(1) (0.4 us). So the sweep is a clock hand (HSCAN from a cursor kept
+-- in state, bounded per tick) rather than oldest first, as in the embedded
+-- store.
+--
+-- Cost per poll. Recording still costs TIME, an HGET and an HSET, so a
+-- poll may come as a quiet status (entry.lua mode '3', store.h
+-- status_quiet), which records nothing: the instance sends it only within
+-- G = T/4 (30 s while T = 0) after a join or status of that user that
+-- recorded t (it sends that one before measuring, and keeps it only when
+-- answered WAITING; seencache.h). So a user's real last request is less
+-- than G after the recorded t, and a user is idle when t is T + G old or
+-- more: never early; at most G late (the embedded store's is exact).
 
 -- The idle timeout T in us from the config's idleSec (absent: 120 s).
 local function idle_us(v)
@@ -168,7 +172,7 @@ local function seen_slack(idle)
   return 30000000
 end
 
--- Decodes a seen score (ZSCORE's string, or false): t, pending; nil when
+-- Decodes a seen value (HGET's string, or false): t, pending; nil when
 -- there is none.
 local function seen_of(v)
   if not v then
@@ -186,23 +190,46 @@ end
 
 -- Records t = now for user, pending or not.
 local function seen_set(user, now, pending)
-  redis.call('ZADD', K_SEEN, fmt(2 * now + (pending and 1 or 0)), user)
+  redis.call('HSET', K_SEEN, user, fmt(2 * now + (pending and 1 or 0)))
 end
 
--- Removes users (a list) from the line as idle: abandonedTotal.
+-- Removes users (a list) from the line as idle, counting those that were
+-- still in it in abandonedTotal (a scan may return a user twice).
 local function abandon(users)
-  chunked('ZREM', K_WAITING, users)
-  chunked('ZREM', K_SEEN, users)
-  redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
+  local n, i = 0, 1
+  while i <= #users do
+    local j = math.min(i + 999, #users)
+    n = n + redis.call('ZREM', K_WAITING, unpack(users, i, j))
+    i = j + 1
+  end
+  chunked('HDEL', K_SEEN, users)
+  if n > 0 then
+    redis.call('HINCRBY', K_STATE, 'abandonedTotal', n)
+  end
 end
 
--- Removes the idle users, oldest first, at most max of them.
-local function idle_sweep(now, idle, max)
+-- The clock sweep: from the cursor in state, looks at about visit_max
+-- users of seen (HSCAN, so a hash that small is looked at whole every
+-- call), removing the idle ones, at most remove_max; the cursor stays
+-- where it stopped.
+local function idle_sweep(now, idle, remove_max, visit_max)
   if idle <= 0 then
     return
   end
-  local cut = 2 * (now - idle - seen_slack(idle)) + 1
-  local gone = redis.call('ZRANGEBYSCORE', K_SEEN, '-inf', fmt(cut), 'LIMIT', 0, max)
+  local cursor = redis.call('HGET', K_STATE, 'idleCursor') or '0'
+  local gone, visited = {}, 0
+  repeat
+    local r = redis.call('HSCAN', K_SEEN, cursor, 'COUNT', 512)
+    cursor = r[1]
+    local kv = r[2]
+    for i = 1, #kv, 2 do
+      if #gone < remove_max and is_idle(seen_of(kv[i + 1]), now, idle) then
+        gone[#gone + 1] = kv[i]
+      end
+    end
+    visited = visited + #kv / 2
+  until cursor == '0' or visited >= visit_max or #gone >= remove_max
+  redis.call('HSET', K_STATE, 'idleCursor', cursor)
   if #gone > 0 then
     abandon(gone)
   end

@@ -1733,6 +1733,30 @@ static void t_idle_removed(void **state)
     assert_int_equal(r.stats.abandoned_total, 4);
 }
 
+/* The sweep's work per tick is bounded: at most WR_STORE_IDLE_SWEEP_MAX
+ * removals per admit, the rest on the next ones. */
+static void t_idle_sweep_bounded(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "many", c);
+    int n = WR_STORE_IDLE_SWEEP_MAX + 500;
+    join_n(s, "many", 1, n);
+    pass_us(s, 1450000);
+    assert_int_equal(sh_admit(s, "many", &r), WR_OK);
+    uint64_t first = r.admit.stats.abandoned_total;
+    assert_true(first >= 1 && first <= WR_STORE_IDLE_SWEEP_MAX);
+    assert_int_equal(r.admit.stats.waiting, (uint64_t)n - first);
+    for (int i = 0; i < 10 && r.admit.stats.waiting > 0; i++)
+        assert_int_equal(sh_admit(s, "many", &r), WR_OK);
+    assert_int_equal(r.admit.stats.waiting, 0);
+    assert_int_equal(r.admit.stats.abandoned_total, (uint64_t)n);
+    assert_int_equal(r.admit.stats.left_total, 0);
+}
+
 /* idleTimeoutSeconds 0: nobody is ever removed for being quiet. */
 static void t_idle_zero_never(void **state)
 {
@@ -1914,6 +1938,7 @@ int main(int argc, char **argv)
         T(t_session_max_active_model),
         T(t_idle_removed),
         T(t_idle_zero_never),
+        T(t_idle_sweep_bounded),
         T(t_page_join_pending),
         T(t_k20_link_scanners),
         T(t_status_quiet),
