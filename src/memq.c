@@ -38,8 +38,8 @@
  * WR_MEMQ_IDLE_VISIT_MAX nodes from idle_cursor on, wrapping, so a short
  * line is swept whole every tick - and then takes the first users that
  * are neither pending nor idle. Removals count in abandoned_total. The
- * Redis scripts sweep by a last-seen ZSET instead (oldest first, exact
- * order); both remove every idle user of a line shorter than the bounds.
+ * Redis scripts sweep the same way (HSCAN of a last-seen hash from a
+ * cursor); both remove every idle user of a line shorter than the bounds.
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are

@@ -30,7 +30,7 @@ local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
 local idle = idle_us(cfg[9])
-idle_sweep(now, idle, sweep_max, visit_max)
+idle_sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
 
 -- The first n users of the line to admit, in order, passing over pending
 -- page joins (they keep their place) and removing idle users met on the
