@@ -29,8 +29,9 @@ end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
-local idle = idle_us(cfg[9])
-idle_sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
+local I = idle_lib()
+local idle = I.idle_us(cfg[9])
+I.sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
 
 -- The first n users of the line to admit, in order, passing over pending
 -- page joins (they keep their place) and removing idle users met on the
@@ -46,8 +47,8 @@ local function take(n)
       if #users >= n or passed >= scan_max then
         break
       end
-      local t, pending = seen_of(redis.call('HGET', K_SEEN, u))
-      if is_idle(t, now, idle) then
+      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
+      if I.is_idle(t, now, idle) then
         gone[#gone + 1] = u
         passed = passed + 1
       elseif pending then
@@ -59,7 +60,7 @@ local function take(n)
     start = start + #chunk
   end
   if #gone > 0 then
-    abandon(gone)
+    I.abandon(gone)
   end
   if #users > 0 then
     chunked('ZREM', K_WAITING, users)

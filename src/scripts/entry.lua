@@ -33,12 +33,13 @@ if rank and mode == '3' then
   return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
 end
 local now = now_us()
-local idle = idle_us(cfg[4])
+local I = idle_lib()
+local idle = I.idle_us(cfg[4])
 if rank then
-  if is_idle(seen_of(redis.call('HGET', K_SEEN, user)), now, idle) then
-    abandon({user}) -- checked on read: asking late does not revive
+  if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, idle) then
+    I.abandon({user}) -- checked on read: asking late does not revive
   else
-    seen_set(user, now, false)
+    I.seen_set(user, now, false)
     return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
   end
 end
@@ -62,7 +63,7 @@ if score <= last then
   score = last + 1
 end
 redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-seen_set(user, now, is_page)
+I.seen_set(user, now, is_page)
 redis.call('HSET', K_STATE, 'lastScore', fmt(score))
 rank = redis.call('ZRANK', K_WAITING, user)
 return {1, version, json, rank + 1, waiting + 1, '', 0, 0}
