@@ -468,7 +468,7 @@ static void random_config(wr_queue_config_t *c)
     c->max_queue_size = rand() % 3 == 0 ? (uint64_t)(1 + rand() % 30) : 0;
     c->token_ttl_seconds = 1 + (uint32_t)(rand() % 5);
     c->session_seconds = rand() % 2 == 0 ? 0 : 1 + (uint32_t)(rand() % 8);
-    c->idle_timeout_seconds = rand() % 3 == 0 ? 0 : 1 + (uint32_t)(rand() % 6);
+    c->idle_timeout_seconds = rand() % 2 == 0 ? 0 : 2 + (uint32_t)(rand() % 11);
 }
 
 static void do_config(int qi)
@@ -595,7 +595,7 @@ static void test_model(void **state)
         int u = rand() % NU;
         int op = rand() % 100;
         if (op < 22) {
-            do_entry_as(qi, u, true, rand() % 3 == 0);
+            do_entry_as(qi, u, true, rand() % 6 == 0);
             counts[0]++;
         } else if (op < 40) {
             do_entry(qi, u, false);
