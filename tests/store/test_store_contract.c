@@ -1837,21 +1837,15 @@ static void t_status_quiet(void **state)
     sh_res_t r, a;
     put_ok(s, "quiet", mkcfg(1, 1000, 0, 0, 300)); /* 1 per 1 s tick */
     join_n(s, "quiet", 1, 2);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "u2", sh_entry_cb, &r)),
-                     WR_OK);
+    assert_int_equal(sh_status_quiet(s, "quiet", "u2", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(r.entry.position, 2);
     assert_int_equal(r.entry.waiting, 2);
     assert_true(r.has_cfg);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "nobody", sh_entry_cb, &r)),
-                     WR_ENOTINQUEUE);
+    assert_int_equal(sh_status_quiet(s, "quiet", "nobody", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_admit(s, "quiet", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_status_quiet(s, "quiet", "u1", sh_entry_cb, &r)),
-                     WR_OK);
+    assert_int_equal(sh_status_quiet(s, "quiet", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     /* the window: a quarter of the idle timeout, 30 s without one */
     wr_queue_config_t c;
