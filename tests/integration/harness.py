@@ -64,6 +64,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+
+def stop_process(proc, timeout=10):
+    """SIGTERM, then SIGKILL after `timeout` s; waits for the exit either way."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
 class Env:
     """What run.py started: shared by every test."""
     waitroomd = None      # path of the binary
@@ -120,13 +131,7 @@ class RedisServer:
         self.log.close()
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
 
 

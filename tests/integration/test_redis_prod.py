@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import (ENV, PROCS, WRTest, Client, RedisServer, Waitroomd, _die_with_parent,
+from harness import (stop_process, ENV, PROCS, WRTest, Client, RedisServer, Waitroomd, _die_with_parent,
                      free_port, uid)
 from resp import Redis
 
@@ -59,13 +59,7 @@ class Proc:
             raise
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.logf.close()
 
 
@@ -114,13 +108,7 @@ class Raw:
             return f.read().decode(errors="replace")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.err.close()
 
 
