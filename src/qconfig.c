@@ -56,6 +56,7 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg)
     cfg->fail_policy = WR_FAIL_LIMITED;
     cfg->fail_open_per_second = 0;
     cfg->target_url[0] = '\0';
+    cfg->idle_timeout_seconds = 120;
 }
 
 /* Error sink: the caller's field and message buffers. */
@@ -117,11 +118,12 @@ static wr_err_t get_bool(errbuf_t *e, const json_t *v, const char *field, bool *
 }
 
 static const char *const top_keys[] = {
-    "enabled",   "paused",     "admitPerSecond", "capacity",
-    "tickMs",    "maxActive",  "maxQueueSize",   "tokenTtlSeconds",
-    "pollBands", "pollJitter", "failPolicy",     "failOpenPerSecond",
-    "targetUrl", "inviteKey",  "returnOrigins",  "tokenInQuery",
-    "sessionSeconds",
+    "enabled",      "paused",          "admitPerSecond",
+    "capacity",     "tickMs",          "maxActive",
+    "maxQueueSize", "tokenTtlSeconds", "pollBands",
+    "pollJitter",   "failPolicy",      "failOpenPerSecond",
+    "targetUrl",    "inviteKey",       "returnOrigins",
+    "tokenInQuery", "sessionSeconds",  "idleTimeoutSeconds",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -377,6 +379,11 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
             return err;
         c->session_seconds = (uint32_t)i;
     }
+    if ((v = json_object_get(obj, "idleTimeoutSeconds"))) {
+        if ((err = get_int(e, v, "idleTimeoutSeconds", 0, 86400, &i)))
+            return err;
+        c->idle_timeout_seconds = (uint32_t)i;
+    }
     if ((v = json_object_get(obj, "pollBands")) && (err = parse_poll_bands(e, v, c)))
         return err;
     if ((v = json_object_get(obj, "pollJitter"))) {
@@ -543,6 +550,7 @@ static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
     set(o, "returnOrigins", origins, &ok);
     set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
     set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
+    set(o, "idleTimeoutSeconds", json_integer(cfg->idle_timeout_seconds), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;

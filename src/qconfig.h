@@ -63,9 +63,12 @@ typedef struct {
      * canonical (origin.h: wr_origin_parse). */
     char return_origins[WR_RETURN_ORIGINS_MAX][WR_ORIGIN_MAX + 1];
     size_t n_return_origins;
-    bool token_in_query; /* tokenInQuery: hand the token to another origin as ?wr_token= */
-    uint32_t session_seconds;               /* sessionSeconds: a consume opens a session that counts
-                                               in active this long at most, s, 0..86400; 0 = off */
+    bool token_in_query;      /* tokenInQuery: hand the token to another origin as ?wr_token= */
+    uint32_t session_seconds; /* sessionSeconds: a consume opens a session that counts
+                                 in active this long at most, s, 0..86400; 0 = off */
+    uint32_t idle_timeout_seconds; /* idleTimeoutSeconds: a waiting user whose last join or poll
+                                      is older leaves the line (abandonedTotal), s, 0..86400,
+                                      default 120; 0 = never */
 } wr_queue_config_t;
 
 /* Fills cfg with the documented defaults. admit_per_second is set to 0

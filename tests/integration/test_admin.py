@@ -15,6 +15,7 @@ DEFAULTS = {
     "failPolicy": "limited",
     "failOpenPerSecond": 175,
     "sessionSeconds": 0,
+    "idleTimeoutSeconds": 120,
 }
 
 

@@ -350,7 +350,7 @@ static void test_to_json_shape(void **state)
            "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
            "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
            "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
-           "\"tokenInQuery\":false,\"sessionSeconds\":0}");
+           "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120}");
     free(s);
     json_decref(j);
 
@@ -498,6 +498,29 @@ static void test_session_seconds(void **state)
     expect_patch_error(&c, "{\"sessionSeconds\": true}", "sessionSeconds");
 }
 
+/* idleTimeoutSeconds: 0..86400, default 120 (0 = never); in and out of
+ * JSON, PUT and PATCH alike. */
+static void test_idle_timeout_seconds(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.idle_timeout_seconds, 120);
+    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 86400}");
+    assert_int_equal(c.idle_timeout_seconds, 86400);
+    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 0}");
+    assert_int_equal(c.idle_timeout_seconds, 0);
+    c = patch_ok(&c, "{\"idleTimeoutSeconds\": 2}");
+    assert_int_equal(c.idle_timeout_seconds, 2);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "idleTimeoutSeconds")), 2);
+    json_decref(j);
+    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 86401}", "idleTimeoutSeconds");
+    expect_patch_error(&c, "{\"idleTimeoutSeconds\": -1}", "idleTimeoutSeconds");
+    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 1.5}", "idleTimeoutSeconds");
+    expect_patch_error(&c, "{\"idleTimeoutSeconds\": null}", "idleTimeoutSeconds");
+}
+
 static void test_fail_policy_names(void **state)
 {
     (void)state;
@@ -627,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_fail_policy_names),
         cmocka_unit_test(test_invite_return_fields),
         cmocka_unit_test(test_session_seconds),
+        cmocka_unit_test(test_idle_timeout_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
