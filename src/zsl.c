@@ -16,12 +16,14 @@
  *    as in Redis.
  *  - Level 0 spans are always 1, so they are not stored.
  *
- * Node layout (no padding, 22 bytes + levels + id, rounded up to 8):
- *   int64 score | node *next (level 0) | u32 seq | u8 level | u8 idlen |
- *   (level-1) x { node *fwd; u32 span } packed, 12 bytes each, accessed
- *   with memcpy | id bytes | NUL
- * A level-1 node with a 12-byte id takes 40 bytes; the mean over the level
- * distribution is about 43 bytes.
+ * Node layout (no padding, 27 bytes + levels + id, rounded up to 8):
+ *   int64 score | node *next (level 0) | u32 seq | u32 aux | u8 level |
+ *   u8 idlen | u8 flags | (level-1) x { node *fwd; u32 span } packed, 12
+ *   bytes each, accessed with memcpy | id bytes | NUL
+ * aux and flags are the caller's (memq: last-seen time and the pending
+ * mark of people who stop asking); they fill what was rounding slack for
+ * 12-byte ids. A level-1 node with a 12-byte id takes 40 bytes; the mean
+ * over the level distribution is about 45 bytes.
  *
  * Memory. Nodes come from a per-list pool: size classes in steps of 8 bytes,
  * each with a free list threaded through freed nodes, carved from chunks
@@ -65,7 +67,7 @@
 
 #define ZSL_P_NUM 0x4000u /* p = 0x4000 / 0x10000 = 1/4 */
 #define LVL_BYTES 12      /* one upper level: pointer + u32 span */
-#define HDR_BYTES 22      /* score + next + seq + level + idlen */
+#define HDR_BYTES 27      /* score + next + seq + aux + level + idlen + flags */
 #define ALIGN     8
 #define MAX_NODE  (HDR_BYTES + LVL_BYTES * (WR_ZSL_MAXLEVEL - 1) + WR_ZSL_ID_MAX + 1)
 #define N_CLASSES (MAX_NODE / ALIGN + 2)
@@ -76,8 +78,10 @@ struct wr_zsl_node {
     int64_t score;
     struct wr_zsl_node *next;
     uint32_t seq; /* low 32 bits of the append sequence number (rank index) */
+    uint32_t aux; /* the caller's word (wr_zsl_node_aux); 0 at insert */
     uint8_t level;
     uint8_t idlen;
+    uint8_t flags; /* the caller's bits (wr_zsl_node_flags); 0 at insert */
     unsigned char tail[];
 };
 
@@ -443,6 +447,8 @@ wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idle
     }
     n->level = (uint8_t)level;
     n->idlen = (uint8_t)idlen;
+    n->aux = 0;
+    n->flags = 0;
     memcpy(node_id(n), id, idlen);
     node_id(n)[idlen] = '\0';
     for (int i = 0; i < level; i++) {
@@ -533,6 +539,15 @@ wr_zsl_node_t *wr_zsl_by_rank(const wr_zsl_t *zsl, uint64_t rank)
     return NULL;
 }
 
+wr_zsl_node_t *wr_zsl_first_ge(const wr_zsl_t *zsl, int64_t score)
+{
+    const wr_zsl_node_t *x = zsl->header;
+    for (int i = zsl->level - 1; i >= 0; i--)
+        while (fwd(x, i) && fwd(x, i)->score < score)
+            x = fwd(x, i);
+    return x->next;
+}
+
 wr_zsl_node_t *wr_zsl_first(const wr_zsl_t *zsl)
 {
     return zsl->header->next;
@@ -582,6 +597,26 @@ bool wr_zsl_rank_indexed(const wr_zsl_t *zsl)
 int64_t wr_zsl_node_score(const wr_zsl_node_t *node)
 {
     return node->score;
+}
+
+uint32_t wr_zsl_node_aux(const wr_zsl_node_t *node)
+{
+    return node->aux;
+}
+
+void wr_zsl_node_set_aux(wr_zsl_node_t *node, uint32_t aux)
+{
+    node->aux = aux;
+}
+
+uint8_t wr_zsl_node_flags(const wr_zsl_node_t *node)
+{
+    return node->flags;
+}
+
+void wr_zsl_node_set_flags(wr_zsl_node_t *node, uint8_t flags)
+{
+    node->flags = flags;
 }
 
 const char *wr_zsl_node_id(const wr_zsl_node_t *node, size_t *len)

@@ -64,6 +64,9 @@ wr_zsl_node_t *wr_zsl_by_rank(const wr_zsl_t *zsl, uint64_t rank);
 /* The first element (lowest score), or NULL when empty. O(1). */
 wr_zsl_node_t *wr_zsl_first(const wr_zsl_t *zsl);
 
+/* The first element with a score >= score, or NULL. O(log N). */
+wr_zsl_node_t *wr_zsl_first_ge(const wr_zsl_t *zsl, int64_t score);
+
 /* The element after node in score order, or NULL. O(1). */
 wr_zsl_node_t *wr_zsl_next(const wr_zsl_node_t *node);
 
@@ -86,6 +89,13 @@ size_t wr_zsl_bytes(const wr_zsl_t *zsl);
 
 /* The node's score. */
 int64_t wr_zsl_node_score(const wr_zsl_node_t *node);
+
+/* The caller's data of a node: a 32-bit word and 8 flag bits, both 0 when
+ * the node is inserted; the list never reads them. */
+uint32_t wr_zsl_node_aux(const wr_zsl_node_t *node);
+void wr_zsl_node_set_aux(wr_zsl_node_t *node, uint32_t aux);
+uint8_t wr_zsl_node_flags(const wr_zsl_node_t *node);
+void wr_zsl_node_set_flags(wr_zsl_node_t *node, uint8_t flags);
 
 /* The node's id, NUL-terminated, borrowed while the node lives; *len (may
  * be NULL) gets its length in bytes. */
