@@ -2,25 +2,31 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 2 (version 1, without the sessions and the burned passes,
- * still loads).
+ * Format, version 3 (version 1, without the sessions and the burned
+ * passes, and version 2, without the idle part, still load).
  * All integers little-endian.
- *   "WRMEMSNP" u32 version  u64 written_at_us (wall clock)
+ *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
  *   u32 queue count, then per queue:
  *     u8 name_len, name
  *     u32 config_len, config JSON (wr_qconfig_to_json, compact)
  *     u64 version  i64 last_score  i64 last_tick  i64 carry_micro
  *     u64 admitted consumed expired left rejected_full
- *     u64 waiting count, per user in line order: i64 score, u8 id_len, id
+ *     u64 waiting count, per user in line order: i64 score, u8 id_len, id,
+ *                 (version 3) u32 idle_cs (centiseconds since the user's
+ *                 last join or poll, at written_at_us), u8 flags (1 = a
+ *                 pending page join)
  *     u64 token count, per token: u8 id_len, id, 22 bytes jti, i64 iat_us, i64 exp_us
  *     (version 2) u64 released sessions_expired
  *     (version 2) u64 session count, per session: u8 id_len, id, 22 bytes jti,
  *                 i64 opened_us, i64 end_us
  *     (version 2, degraded mode) u64 burn count, per burned fail-open
  *       pass: u8 jti_len, jti, i64 exp_us
+ *     (version 3) u64 abandoned
  *   32 bytes: SHA-256 of every byte before.
- * Times are wall-clock microseconds since the epoch.
+ * Times are wall-clock microseconds since the epoch. Last-seen times are
+ * kept as ages, so that on load the time the store was down does not count
+ * against the people in line (they could not poll meanwhile).
  *
  * Writing. The file is written to DIR/.waitroom.snapshot.tmp, fsynced,
  * renamed over DIR/waitroom.snapshot and the directory fsynced, so a crash
@@ -54,7 +60,7 @@
 
 #define SNAP_NAME    "waitroom.snapshot"
 #define SNAP_MAGIC   "WRMEMSNP"
-#define SNAP_VERSION 2u /* what is written (sessions, burned passes); 1 and 2 load */
+#define SNAP_VERSION 3u /* what is written (sessions, burned passes, idle part); 1, 2, 3 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -234,7 +240,7 @@ static void write_sessions(sio_t *w, const wr_memq_t *q)
 static void write_burned(sio_t *w, const wr_memq_t *q);
 static void read_burned(sio_t *r, wr_memq_t *q);
 
-static void write_queue(sio_t *w, const wr_memq_t *q)
+static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
     w_u8(w, (uint8_t)nlen);
@@ -267,10 +273,14 @@ static void write_queue(sio_t *w, const wr_memq_t *q)
         w_u64(w, (uint64_t)wr_zsl_node_score(x));
         w_u8(w, (uint8_t)len);
         w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
     }
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
+    w_u64(w, q->abandoned_total); /* version 3 */
 }
 
 static int fsync_dir(const char *dir)
@@ -322,7 +332,7 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
     w_bytes(&w, db->secret, db->secret_len);
     w_u32(&w, (uint32_t)db->nq);
     for (size_t i = 0; i < db->nq && !w.failed; i++)
-        write_queue(&w, db->queues[i]);
+        write_queue(&w, db->queues[i], written_at_us);
     w_flush(&w);
     unsigned char digest[WR_CRYPTO_SHA256_LEN];
     if (!w.failed && wr_crypto_sha256_final(w.md, digest) != WR_OK) {
@@ -422,7 +432,7 @@ static void read_sessions(wr_memq_t *q, sio_t *r)
     }
 }
 
-static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
+static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now_us)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
     char user[WR_ZSL_ID_MAX + 1];
@@ -491,9 +501,23 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
             break;
         }
         prev = score;
+        uint32_t age = 0;
+        uint8_t flags = 0;
+        if (version >= 3) {
+            age = r_u32(r);
+            flags = r_u8(r);
+            if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
+                r_fail(r, "bad last-seen record");
+            if (r->failed)
+                break;
+        }
         wr_zsl_node_t *n;
-        if (wr_memq_line_add(q, user, len, score, &n) != WR_OK)
+        if (wr_memq_line_add(q, user, len, score, &n) != WR_OK) {
             r_fail(r, "out of memory");
+            break;
+        }
+        wr_memq_seen_set(n, now_us, age);
+        wr_zsl_node_set_flags(n, flags);
     }
     uint64_t nt = r_u64(r);
     for (uint64_t i = 0; i < nt && !r->failed; i++) {
@@ -513,10 +537,12 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version)
         read_sessions(q, r);
     if (version >= 2 && !r->failed)
         read_burned(r, q);
+    if (version >= 3 && !r->failed)
+        q->abandoned_total = r_u64(r);
     return !r->failed;
 }
 
-wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
+wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
 {
     char path[PATH_MAX_LEN];
     wr_err_t err = WR_EIO;
@@ -556,7 +582,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir)
     db->secret_len = r.failed ? 0 : slen;
     uint32_t nq = r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
-        read_queue(db, &r, version);
+        read_queue(db, &r, version, now_us);
     unsigned char want[WR_CRYPTO_SHA256_LEN], got[WR_CRYPTO_SHA256_LEN];
     r_digest(&r);
     if (!r.failed && wr_crypto_sha256_final(r.md, want) != WR_OK)

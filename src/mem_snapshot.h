@@ -37,8 +37,9 @@ wr_crypto_sha256_t *wr_mem_snapshot_digest_new(void);
 
 /*
  * Writes db (borrowed, read only) to DIR/waitroom.snapshot, replaced
- * atomically: temp file, fsync, rename, fsync of DIR. written_at_us (wall
- * clock, us since the epoch) goes into the header. md is a fresh context
+ * atomically: temp file, fsync, rename, fsync of DIR. written_at_us (the
+ * store's clock, us since the epoch) goes into the header; the line's
+ * last-seen times are written as ages at that time. md is a fresh context
  * from wr_mem_snapshot_digest_new, borrowed and used up (the caller frees
  * it): a forked child can then write without fetching an algorithm (no
  * OpenSSL global locks after fork). Allocates one 1 MiB buffer.
@@ -56,8 +57,11 @@ wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t 
  * secret). Returns WR_OK (also when there is no snapshot: a first start;
  * db stays empty), WR_EIO for an unreadable, corrupt or truncated file, a
  * bad checksum or an unknown version (logged; db is left empty), WR_ENOMEM,
- * WR_EINVAL for a too long path.
+ * WR_EINVAL for a too long path. now_us is the store's clock at load: each
+ * waiting user's last-seen time is set to now_us minus the age the file
+ * holds (the time the store was down does not count as idle; a version 1
+ * or 2 file holds none: now_us).
  */
-wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir);
+wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us);
 
 #endif

@@ -35,6 +35,17 @@
  * at the first burn; expired burns are dropped by every burn and every
  * admission tick (burn.lua drops them on each burn).
  *
+ * People who stop asking (idleTimeoutSeconds). Each line node carries its
+ * user's last join or poll (aux word, centiseconds of the store clock
+ * modulo 2^32) and WR_MEMQ_PENDING (flags) for a page join not yet
+ * followed by a request. entry updates both in place and removes a user
+ * already idle (checked on read); admit first runs a clock sweep - at most
+ * WR_MEMQ_IDLE_VISIT_MAX nodes from idle_cursor on, wrapping, so a short
+ * line is swept whole every tick - and then takes the first users that
+ * are neither pending nor idle. Removals count in abandoned_total. The
+ * Redis scripts sweep the same way (HSCAN of a last-seen hash from a
+ * cursor); both remove every idle user of a line shorter than the bounds.
+ *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.
@@ -265,6 +276,7 @@ typedef struct {
     uint64_t i;
 } admit_ctx_t;
 
+/* Moves node's user to tokens with c's next token (capacity reserved). */
 static void admit_one(const wr_zsl_node_t *node, void *arg)
 {
     admit_ctx_t *c = arg;
@@ -277,31 +289,62 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
     heap_push(c->q, t);
 }
 
-/* Moves the first n users of the line (n <= its length) to tokens with a
- * fresh jti, iat now_us and exp now_us + ttl_us; their waits go to
- * *waited (malloc'd) when waited is not NULL. All or nothing. */
+/* Removes node's user from the line as idle (abandoned_total). */
+static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
+{
+    line_remove(q, node);
+    q->abandoned_total++;
+    *dirty = true;
+}
+
+/*
+ * Moves up to n users from the front of the line to tokens with a fresh
+ * jti, iat now_us and exp now_us + ttl_us, in line order, passing over
+ * pending users (they keep their place) and removing idle ones met on the
+ * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over.
+ * *admitted gets the number moved; their waits go to *waited (malloc'd,
+ * NULL when none was moved) when waited is not NULL. The tokens are all or
+ * nothing: every allocation happens before the first user leaves the line
+ * (the idle removals stay on error).
+ */
 static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us,
-                            int64_t **waited)
+                            uint64_t *admitted, int64_t **waited, bool *dirty)
 {
     wr_memq_token_t **toks = NULL;
+    wr_zsl_node_t **picked = NULL;
     int64_t *waits = NULL;
-    uint64_t ntoks = 0;
+    uint64_t ntoks = 0, npicked = 0, passed = 0;
+    bool prefix = true; /* the picked users are the first npicked of the line */
     wr_err_t err = WR_OK;
+    *admitted = 0;
     if (n == 0)
         return WR_OK;
-    /* Everything that can fail happens before the line changes. */
     toks = calloc(n, sizeof *toks);
+    picked = calloc(n, sizeof *picked);
     if (waited)
         waits = malloc(n * sizeof *waits);
-    if (!toks || (waited && !waits)) {
-        free(toks);
-        free(waits);
-        return WR_ENOMEM;
+    if (!toks || !picked || (waited && !waits)) {
+        err = WR_ENOMEM;
+        goto out;
     }
-    const wr_zsl_node_t *x = wr_zsl_first(q->line);
-    for (; ntoks < n; ntoks++, x = wr_zsl_next(x)) {
+    wr_zsl_node_t *x = wr_zsl_first(q->line);
+    while (x && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_memq_idle(q, x, now_us)) {
+            abandon(q, x, dirty); /* leaves the front: the prefix holds */
+            passed++;
+        } else if (wr_zsl_node_flags(x) & WR_MEMQ_PENDING) {
+            prefix = false;
+            passed++;
+        } else {
+            picked[npicked++] = x;
+        }
+        x = next;
+    }
+    /* Everything that can fail happens before the line changes. */
+    for (; ntoks < npicked; ntoks++) {
         size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
+        const char *id = wr_zsl_node_id(picked[ntoks], &len);
         wr_memq_token_t *t = wr_memq_token_new(id, len);
         if (!t) {
             err = WR_ENOMEM;
@@ -316,19 +359,27 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t tt
         t->iat_us = now_us;
         t->exp_us = now_us + ttl_us;
         if (waits) {
-            int64_t w = now_us - wr_zsl_node_score(x);
+            int64_t w = now_us - wr_zsl_node_score(picked[ntoks]);
             waits[ntoks] = w > 0 ? w : 0;
         }
     }
-    if (heap_reserve(q, n) != WR_OK || wr_idhash_reserve(q->tokens, n) != WR_OK) {
+    if (heap_reserve(q, npicked) != WR_OK || wr_idhash_reserve(q->tokens, npicked) != WR_OK) {
         err = WR_ENOMEM;
         goto out;
     }
     admit_ctx_t c = {.q = q, .toks = toks, .i = 0};
-    wr_zsl_pop_first(q->line, n, admit_one, &c);
+    if (prefix) {
+        wr_zsl_pop_first(q->line, npicked, admit_one, &c);
+    } else {
+        for (uint64_t i = 0; i < npicked; i++) {
+            admit_one(picked[i], &c);
+            wr_zsl_delete(q->line, picked[i]);
+        }
+    }
     ntoks = 0; /* owned by the queue now */
-    q->admitted_total += n;
-    if (waited) {
+    q->admitted_total += npicked;
+    *admitted = npicked;
+    if (waited && npicked > 0) {
         *waited = waits;
         waits = NULL;
     }
@@ -336,18 +387,57 @@ out:
     for (uint64_t i = 0; i < ntoks; i++)
         free(toks[i]);
     free(toks);
+    free(picked);
     free(waits);
     return err;
 }
 
+/* ---- people who stop asking (idleTimeoutSeconds) ---------------------- */
+
+bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
+{
+    uint32_t t = q->cfg->cfg.idle_timeout_seconds;
+    return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
+}
+
+void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    if (q->cfg->cfg.idle_timeout_seconds == 0)
+        return;
+    uint64_t len = wr_zsl_length(q->line);
+    uint64_t visits = len < WR_MEMQ_IDLE_VISIT_MAX ? len : WR_MEMQ_IDLE_VISIT_MAX;
+    uint64_t removed = 0;
+    wr_zsl_node_t *x = wr_zsl_first_ge(q->line, q->idle_cursor);
+    if (!x)
+        x = wr_zsl_first(q->line);
+    for (uint64_t i = 0; x && i < visits && removed < WR_STORE_IDLE_SWEEP_MAX; i++) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_memq_idle(q, x, now_us)) {
+            abandon(q, x, dirty);
+            removed++;
+        }
+        x = next ? next : wr_zsl_first(q->line); /* wrap to the front */
+    }
+    q->idle_cursor = x ? wr_zsl_node_score(x) : 0;
+}
+
 /* ---- operations ------------------------------------------------------ */
 
-wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, int64_t now_us,
-                       int64_t wall_us, wr_entry_t *e, bool *dirty)
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                       int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
     wr_memq_sweep(q, now_us, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    if (n && wr_memq_idle(q, n, now_us)) {
+        abandon(q, n, dirty); /* checked on read: asking late does not revive */
+        n = NULL;
+    }
     if (n) {
+        /* Seen now: a change a snapshot keeps (restarts do not count
+         * against people in line, mem_snapshot.c). */
+        wr_memq_seen_set(n, now_us, 0);
+        wr_zsl_node_set_flags(n, 0);
+        *dirty = true;
         e->state = WR_ENTRY_WAITING;
         e->position = wr_zsl_rank(q->line, n);
         e->waiting = wr_zsl_length(q->line);
@@ -376,6 +466,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, in
     wr_err_t err = wr_memq_line_add(q, user, ulen, score, &n);
     if (err != WR_OK)
         return err;
+    wr_memq_seen_set(n, now_us, 0);
+    wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
     e->position = wr_zsl_rank(q->line, n);
@@ -411,6 +503,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     if (waited)
         *waited = NULL;
     wr_memq_sweep(q, now_us, dirty);
+    wr_memq_idle_sweep(q, now_us, dirty);
     const wr_queue_config_t *cfg = &q->cfg->cfg;
     uint64_t waiting = wr_zsl_length(q->line);
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
@@ -424,10 +517,11 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
         if (n > room)
             n = room;
     }
-    wr_budget_settle(&b, allowed, n);
-    wr_err_t err = admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, waited);
+    wr_err_t err =
+        admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, waited, dirty);
     if (err != WR_OK)
         return err;
+    wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
      * server would rewrite its file every round. After a restart an unsaved
      * last_tick costs nothing: any gap accrues one tick (queue.h). */
@@ -488,6 +582,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->sessions = q->sess_n;
     st->released_total = q->released_total;
     st->sessions_expired_total = q->sessions_expired_total;
+    st->abandoned_total = q->abandoned_total;
 }
 
 static void burned_free(wr_memq_t *q);

@@ -90,7 +90,45 @@ typedef struct {
     wr_idhash_t *burned;         /* jti -> wr_memq_burn_t; NULL until the first burn */
     struct wr_memq_burn **bheap; /* min-heap of the burns by exp_us */
     size_t bheap_n, bheap_cap;
+
+    /* People who stop asking (idleTimeoutSeconds; see wr_memq_idle_sweep).
+     * Each line node carries its user's last-seen time in its aux word
+     * (wr_memq_cs of the store clock) and WR_MEMQ_PENDING in its flags;
+     * idle_cursor is the score where the next sweep starts. */
+    uint64_t abandoned_total;
+    int64_t idle_cursor;
 } wr_memq_t;
+
+/* Line node flag: a page join (wr_memq_entry with page) not yet followed
+ * by the user's next join or status; admission passes over it. */
+#define WR_MEMQ_PENDING 0x01u
+
+/* Visits of one idle sweep, at most (a tick's bounded work). */
+#define WR_MEMQ_IDLE_VISIT_MAX WR_STORE_IDLE_VISIT_MAX
+
+/* The last-seen clock of line nodes: centiseconds of a store time in us,
+ * modulo 2^32. Ages are differences modulo 2^32 (valid up to 248 days,
+ * far beyond the longest idle timeout, 1 day). */
+static inline uint32_t wr_memq_cs(int64_t us)
+{
+    return (uint32_t)(uint64_t)(us / 10000);
+}
+
+/* Centiseconds since node's user was last seen, at now_us. */
+static inline uint32_t wr_memq_seen_age_cs(const wr_zsl_node_t *node, int64_t now_us)
+{
+    return wr_memq_cs(now_us) - wr_zsl_node_aux(node);
+}
+
+/* Sets node's last-seen time to age_cs centiseconds before now_us. */
+static inline void wr_memq_seen_set(wr_zsl_node_t *node, int64_t now_us, uint32_t age_cs)
+{
+    wr_zsl_node_set_aux(node, wr_memq_cs(now_us) - age_cs);
+}
+
+/* True when node's user is idle at now_us under q's idleTimeoutSeconds: a
+ * timeout is set and their last join or poll is that long ago or more. */
+bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
 
 /* The user's node in the line (borrowed while it is in the line), or NULL. */
 wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen);
@@ -140,7 +178,11 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
 
 /*
  * join (add = true) or status of user (ulen bytes, 1..WR_USER_ID_MAX) after
- * a sweep at now_us. Fills e (not e->config): WAITING with position and
+ * a sweep at now_us. page (with add): a join by the queue page, whose
+ * newcomer is WR_MEMQ_PENDING. A waiting user idle at now_us
+ * (wr_memq_idle) is removed first (abandoned_total) and answered as one
+ * not in line; any other waiting user's last-seen time becomes now_us and
+ * their pending mark is cleared. Fills e (not e->config): WAITING with position and
  * waiting, or ADMITTED with jti, issued_at_us and expires_at_us. A join of
  * a user in neither line nor tokens appends them at arrival score
  * max(wall_us, last_score + 1) - strictly increasing, so a clock stepping
@@ -150,8 +192,17 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
  * counted in rejected_full_total); WR_ENOMEM or another error of
  * wr_memq_line_add (the user is not added).
  */
-wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, int64_t now_us,
-                       int64_t wall_us, wr_entry_t *e, bool *dirty);
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                       int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty);
+
+/*
+ * Removes users idle at now_us from the line (counted in abandoned_total):
+ * a clock sweep that visits at most WR_MEMQ_IDLE_VISIT_MAX users from
+ * idle_cursor on, wrapping to the front, and removes at most
+ * WR_STORE_IDLE_SWEEP_MAX; the cursor stays where it stopped. A line no
+ * longer than the visit bound is swept whole. Nothing without a timeout.
+ */
+void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* Removes user from the line or, after a sweep at now_us, revokes their
  * token (counts left_total); and ends their session open at now_us
@@ -159,11 +210,14 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, in
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
 /*
- * One admission tick at now_us: sweeps, advances the budget (queue.h) to
+ * One admission tick at now_us: sweeps (tokens, then idle users), advances
+ * the budget (queue.h) to
  * the tick of now_us (no accrual while disabled, paused or with an empty
  * line) and moves the allowed number of users - at most the line, and at
  * most max_active minus the active tokens when max_active is set - from
- * the front of the line to tokens with a fresh jti and a lifetime of
+ * the front of the line, passing over pending users (and removing idle
+ * ones it meets, abandoned_total), looking at no more than
+ * WR_STORE_ADMIT_SCAN_MAX of those, to tokens with a fresh jti and a lifetime of
  * token_ttl_seconds; adds them to admitted_total. Returns WR_OK and
  * *admitted, and in *waited (when waited is not NULL) a malloc'd array of
  * the admitted users' waits, now_us - arrival score in us (caller frees;

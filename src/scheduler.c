@@ -16,7 +16,7 @@
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
  * totals as counters waitroom_queue_{admitted,consumed,expired,left,
- * rejected_full}_total, plus the observed admission rate; and
+ * rejected_full,abandoned}_total, plus the observed admission rate; and
  * waitroom_wait_seconds, the wait of every user this instance's ticks
  * admitted (the admit answer's waited_us), so the histograms of all
  * instances add up to every admission exactly once.
@@ -110,6 +110,7 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
     wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
     wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
                    (double)st->sessions_expired_total);
+    wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
     double r = wr_rate_window_rate(&e->rate);
     wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
     wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
@@ -397,6 +398,9 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
                             "Sessions that lapsed after sessionSeconds; store-wide (the same on "
                             "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
+                            "Waiting users removed after idleTimeoutSeconds without a join or "
+                            "poll; store-wide (the same on every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
                             "Admissions per second over the last minute, from the store-wide "
                             "admitted total (the same on every instance).");

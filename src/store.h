@@ -31,6 +31,11 @@
 #include "qconfig.h"
 #include "token.h"
 
+/* People who stop asking: bounds on the work of one admission tick. */
+#define WR_STORE_IDLE_SWEEP_MAX 2000 /* idle users removed per tick, at most */
+#define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or idle users passed over per tick */
+#define WR_STORE_IDLE_VISIT_MAX 8192 /* users the idle sweep looks at per tick, about */
+
 typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
     WR_ENTRY_ADMITTED = 2,    /* holds a live token */
@@ -50,6 +55,8 @@ typedef struct {
     uint64_t sessions;               /* open sessions now (part of active) */
     uint64_t released_total;         /* sessions ended by release or leave */
     uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
+    /* People who stop asking (idleTimeoutSeconds): */
+    uint64_t abandoned_total; /* waiting users removed as idle (not in left_total) */
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -127,7 +134,14 @@ typedef struct wr_store_ops {
     wr_err_t (*join)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                      void *arg);
     /* status: like join but never adds; WR_ENOTINQUEUE when the user is
-     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH. */
+     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH.
+     *
+     * People who stop asking (idleTimeoutSeconds > 0, "T"): join, join_page
+     * and status of a waiting user set their last-seen time to now (store
+     * clock) and clear their pending mark (join_page); but a waiting user
+     * last seen T or more ago is idle: removed first (counted in
+     * abandoned_total, not left_total), so status answers WR_ENOTINQUEUE
+     * and a join puts them at the end of the line as a newcomer. */
     wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                        void *arg);
     /* leave: removes the user from the line, or revokes their live token
@@ -145,6 +159,13 @@ typedef struct wr_store_ops {
      * order (n limited by the line and by maxActive - active, where active
      * counts live tokens and open sessions), give each a
      * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
+     * Idle users (see status) are removed first by a clock sweep that
+     * looks at about WR_STORE_IDLE_VISIT_MAX users per call from where the
+     * last one stopped (a shorter line whole) and removes at most
+     * WR_STORE_IDLE_SWEEP_MAX (the rest on later ticks);
+     * admission passes over pending page joins (join_page) without moving
+     * them, and over idle users still in line (removing them), looking at
+     * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.
      */
     wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
     /*
@@ -208,6 +229,29 @@ typedef struct wr_store_ops {
     /* ping: WR_OK when the store answers. */
     wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
 
+    /*
+     * join_page: the join of a visitor who fetched the queue page
+     * (GET /q/{queue}). Like join, but a user it adds is pending: the
+     * entry keeps its place and counts in waiting, but admit passes over
+     * it until the user's next join, join_page or status (a link scanner
+     * that fetched once is never admitted). A pending user who never comes
+     * back is removed by the idle timeout like anyone else. Of a user
+     * already in line: the same as join (touches, clears pending).
+     */
+    wr_err_t (*join_page)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                          void *arg);
+    /*
+     * status_quiet: status that may leave the user's last-seen time as it
+     * is. For a caller that sent a join or status of this user (not a
+     * join_page) which was answered WAITING less than
+     * wr_store_seen_window_us(config) ago by its own monotonic clock,
+     * measured from before that call: the store's idle rule allows that
+     * much staleness (store_redis records nothing then; store_memory
+     * records as status does). Same answers as status otherwise.
+     */
+    wr_err_t (*status_quiet)(wr_store_t *s, const char *queue, const char *user,
+                             wr_store_entry_cb cb, void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -253,6 +297,25 @@ static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u
 {
     return s->ops->join(s, q, u, cb, arg);
 }
+static inline wr_err_t wr_store_join_page(wr_store_t *s, const char *q, const char *u,
+                                          wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->join_page(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_status_quiet(wr_store_t *s, const char *q, const char *u,
+                                             wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->status_quiet(s, q, u, cb, arg);
+}
+
+/* The staleness a store's last-seen time may have (see status_quiet), us:
+ * a quarter of idleTimeoutSeconds, or 30 s when it is 0 (src/scripts/lib.lua
+ * computes the same). */
+static inline int64_t wr_store_seen_window_us(const wr_queue_config_t *cfg)
+{
+    return cfg->idle_timeout_seconds > 0 ? (int64_t)cfg->idle_timeout_seconds * 250000 : 30000000;
+}
+
 static inline wr_err_t wr_store_status(wr_store_t *s, const char *q, const char *u,
                                        wr_store_entry_cb cb, void *arg)
 {

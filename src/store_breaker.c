@@ -244,6 +244,20 @@ static wr_err_t b_join(wr_store_t *st, const char *q, const char *u, wr_store_en
     return started(c, wr_store_join(s->inner, q, u, w_entry, c));
 }
 
+static wr_err_t b_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                            void *arg)
+{
+    BEGIN(entry, cb);
+    return started(c, wr_store_join_page(s->inner, q, u, w_entry, c));
+}
+
+static wr_err_t b_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                               void *arg)
+{
+    BEGIN(entry, cb);
+    return started(c, wr_store_status_quiet(s->inner, q, u, w_entry, c));
+}
+
 static wr_err_t b_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
@@ -359,6 +373,8 @@ static const wr_store_ops_t breaker_ops = {
     .name = "breaker",
     .join = b_join,
     .status = b_status,
+    .join_page = b_join_page,
+    .status_quiet = b_status_quiet,
     .leave = b_leave,
     .admit = b_admit,
     .consume = b_consume,

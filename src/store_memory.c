@@ -11,6 +11,8 @@
  * (file I/O; no libevent). This file is the store interface over them:
  * argument checks, clocks, deferred callbacks, the snapshot timer and its
  * forked writer. queue_get/list sweep here; config_put sweeps nothing.
+ * A poll changes what a snapshot holds (the user's last-seen time), so it
+ * marks the state dirty like a join.
  *
  * Time. Arrival scores come from the wall clock (clock.h) in us, made
  * strictly increasing per queue by memq. Token times and admission ticks
@@ -266,9 +268,9 @@ static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind
 
 /* ---- operations ------------------------------------------------------ */
 
-/* join (add = true) and status. */
+/* join (add = true; page: by the queue page) and status. */
 static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
-                         wr_store_entry_cb cb, void *arg, bool add)
+                         wr_store_entry_cb cb, void *arg, bool add, bool page)
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
@@ -292,7 +294,8 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         goto out;
     }
     int64_t now = now_us(s);
-    it->err = wr_memq_entry(q, user, strlen(user), add, now, add ? wall_us(s) : 0, e, &s->dirty);
+    it->err =
+        wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
 out:
     item_enqueue(s, it);
@@ -302,13 +305,19 @@ out:
 static wr_err_t mem_join(wr_store_t *base, const char *queue, const char *user,
                          wr_store_entry_cb cb, void *arg)
 {
-    return entry_op(base, queue, user, cb, arg, true);
+    return entry_op(base, queue, user, cb, arg, true, false);
+}
+
+static wr_err_t mem_join_page(wr_store_t *base, const char *queue, const char *user,
+                              wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, true, true);
 }
 
 static wr_err_t mem_status(wr_store_t *base, const char *queue, const char *user,
                            wr_store_entry_cb cb, void *arg)
 {
-    return entry_op(base, queue, user, cb, arg, false);
+    return entry_op(base, queue, user, cb, arg, false, false);
 }
 
 static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
@@ -575,7 +584,7 @@ static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
 /* Writes a snapshot in process; a written state is clean. */
 static wr_err_t write_snapshot(mstore_t *s)
 {
-    wr_err_t err = wr_mem_snapshot_write(&s->db, s->data_dir, wall_us(s));
+    wr_err_t err = wr_mem_snapshot_write(&s->db, s->data_dir, now_us(s));
     if (err == WR_OK)
         s->dirty = false;
     return err;
@@ -655,7 +664,7 @@ static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
         sigset_t all;
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
-        _exit(wr_mem_snapshot_write_md(&s->db, s->data_dir, wall_us(s), md) == WR_OK ? 0 : 1);
+        _exit(wr_mem_snapshot_write_md(&s->db, s->data_dir, now_us(s), md) == WR_OK ? 0 : 1);
     }
     wr_crypto_sha256_free(md);
     if (pid < 0) {
@@ -733,6 +742,8 @@ static const wr_store_ops_t memory_ops = {
     .name = "memory",
     .join = mem_join,
     .status = mem_status,
+    .join_page = mem_join_page,
+    .status_quiet = mem_status, /* recording costs nothing here: exact */
     .leave = mem_leave,
     .admit = mem_admit,
     .consume = mem_consume,
@@ -781,7 +792,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         err = wr_mem_snapshot_lock_dir(s->data_dir, &s->lock_fd);
         if (err != WR_OK)
             goto out;
-        err = wr_mem_snapshot_load(&s->db, s->data_dir);
+        err = wr_mem_snapshot_load(&s->db, s->data_dir, now_us(s));
         if (err != WR_OK)
             goto out;
         err = WR_ENOMEM;

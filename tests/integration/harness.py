@@ -468,7 +468,7 @@ SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 
 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
-              "sessions", "releasedTotal", "sessionsExpiredTotal"}
+              "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal"}
 
 
 class WRTest(unittest.TestCase):

@@ -215,6 +215,18 @@ wr_err_t sh_join(wr_store_t *s, const char *q, const char *u, sh_res_t *r)
     return sh_settle(r, wr_store_join(s, q, u, sh_entry_cb, r));
 }
 
+wr_err_t sh_join_page(wr_store_t *s, const char *q, const char *u, sh_res_t *r)
+{
+    sh_begin(r);
+    return sh_settle(r, wr_store_join_page(s, q, u, sh_entry_cb, r));
+}
+
+wr_err_t sh_status_quiet(wr_store_t *s, const char *q, const char *u, sh_res_t *r)
+{
+    sh_begin(r);
+    return sh_settle(r, wr_store_status_quiet(s, q, u, sh_entry_cb, r));
+}
+
 wr_err_t sh_status(wr_store_t *s, const char *q, const char *u, sh_res_t *r)
 {
     sh_begin(r);

@@ -110,6 +110,10 @@ void sh_wait_one(sh_res_t *r);
 /* One operation each, run to its callback (sh_begin + call + sh_settle).
  * Return the callback's error; r holds the rest. */
 wr_err_t sh_join(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
+/* join_page: the queue page's join (a newcomer is pending). */
+wr_err_t sh_join_page(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
+/* status_quiet: status that may skip recording the last-seen time. */
+wr_err_t sh_status_quiet(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
 wr_err_t sh_status(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
 wr_err_t sh_leave(wr_store_t *s, const char *q, const char *u);
 wr_err_t sh_admit(wr_store_t *s, const char *q, sh_res_t *r);

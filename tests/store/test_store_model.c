@@ -1,10 +1,11 @@
 /*
  * test_store_model.c - randomized model-based test of the embedded store.
  *
- * 100,000 random operations (join, rejoin, leave, status, admit, consume
- * and verify with the right and a wrong jti, release of sessions, config
- * changes - sessionSeconds on or off -, queue delete, time advanced
- * through debug_advance_time) run against store_memory
+ * 100,000 random operations (join, page join, rejoin, leave, status,
+ * admit, consume and verify with the right and a wrong jti, release of
+ * sessions, config changes - sessionSeconds on or off, idleTimeoutSeconds
+ * off or a few seconds -, queue delete, time advanced through
+ * debug_advance_time) run against store_memory
  * through the store vtable and against a deliberately naive reference
  * model: plain arrays and linear scans, its own budget arithmetic. Every
  * answer is compared: error, state, position, waiting, token times, jti
@@ -43,6 +44,8 @@ static long g_ops = 100000;
 typedef struct {
     int user;
     int64_t score;
+    int64_t seen; /* last join or poll */
+    bool pending; /* a page join not yet followed by a request */
 } m_wait_t;
 
 typedef struct {
@@ -63,6 +66,7 @@ typedef struct {
     m_tok_t sess[MAXU]; /* open sessions: jti of the consumed token, exp = end */
     int nsess;
     uint64_t released, sess_expired;
+    uint64_t abandoned;
 } m_queue_t;
 
 static m_queue_t mq[NQ];
@@ -141,6 +145,26 @@ static void m_sweep(m_queue_t *q)
     }
 }
 
+/* Idle at m_now: memq keeps last-seen times in centiseconds (memq.h). */
+static bool m_idle(const m_queue_t *q, const m_wait_t *w)
+{
+    uint32_t t = q->cfg.idle_timeout_seconds;
+    return t > 0 && (m_now / 10000 - w->seen / 10000) >= (int64_t)t * 100;
+}
+
+/* The admission tick's idle sweep: every idle user (short lines). */
+static void m_idle_sweep(m_queue_t *q)
+{
+    for (int i = 0; i < q->nwait;) {
+        if (m_idle(q, &q->wait[i])) {
+            m_del_wait(q, i);
+            q->abandoned++;
+        } else {
+            i++;
+        }
+    }
+}
+
 /* ---- the store under test, driven by store_harness.h ------------------- */
 
 static wr_store_t *st;
@@ -159,13 +183,19 @@ static void check_stats(m_queue_t *q, const wr_queue_stats_t *s)
     assert_int_equal(s->expired_total, q->expired);
     assert_int_equal(s->left_total, q->left);
     assert_int_equal(s->rejected_full_total, q->rejected);
+    assert_int_equal(s->abandoned_total, q->abandoned);
 }
 
-static void do_entry(int qi, int u, bool join)
+static long g_page_joins, g_abandoned_reads;
+
+/* join (page: by the queue page) or status. */
+static void do_entry_as(int qi, int u, bool join, bool page)
 {
     m_queue_t *q = &mq[qi];
     sh_res_t r;
-    if (join)
+    if (join && page)
+        sh_join_page(st, qname[qi], uname[u], &r);
+    else if (join)
         sh_join(st, qname[qi], uname[u], &r);
     else
         sh_status(st, qname[qi], uname[u], &r);
@@ -180,6 +210,15 @@ static void do_entry(int qi, int u, bool join)
     }
     m_sweep(q);
     int w = m_find_wait(q, u), t = m_find_tok(q, u);
+    if (w >= 0 && m_idle(q, &q->wait[w])) {
+        m_del_wait(q, w); /* checked on read */
+        q->abandoned++;
+        g_abandoned_reads++;
+        w = -1;
+    } else if (w >= 0) {
+        q->wait[w].seen = m_now;
+        q->wait[w].pending = false;
+    }
     if (w < 0 && t < 0 && join) {
         if (q->cfg.max_queue_size > 0 && (uint64_t)q->nwait >= q->cfg.max_queue_size) {
             q->rejected++;
@@ -191,7 +230,8 @@ static void do_entry(int qi, int u, bool join)
         }
         int64_t score = m_now > q->last_score ? m_now : q->last_score + 1;
         q->last_score = score;
-        q->wait[q->nwait++] = (m_wait_t){.user = u, .score = score};
+        q->wait[q->nwait++] = (m_wait_t){.user = u, .score = score, .seen = m_now, .pending = page};
+        g_page_joins += page;
         w = q->nwait - 1;
     }
     if (w >= 0) {
@@ -213,6 +253,11 @@ static void do_entry(int qi, int u, bool join)
     } else {
         assert_int_equal(r.err, WR_ENOTINQUEUE);
     }
+}
+
+static void do_entry(int qi, int u, bool join)
+{
+    do_entry_as(qi, u, join, false);
 }
 
 static void do_leave(int qi, int u)
@@ -259,6 +304,7 @@ static void do_admit(int qi)
     }
     assert_int_equal(r.err, WR_OK);
     m_sweep(q);
+    m_idle_sweep(q);
     int64_t tick = m_now / ((int64_t)q->cfg.tick_ms * 1000);
     int64_t n = 0;
     if (tick > q->last_tick) {
@@ -278,19 +324,27 @@ static void do_admit(int qi)
                 if (n > room)
                     n = room;
             }
-            if (n < allowed)
+            /* the first n users not pending, in line order */
+            int64_t picked = 0;
+            for (int i = 0; i < q->nwait && picked < n;) {
+                if (q->wait[i].pending) {
+                    i++;
+                    continue;
+                }
+                m_tok_t *t = &q->tok[q->ntok++];
+                t->user = q->wait[i].user;
+                t->jti[0] = '\0';
+                t->iat = m_now;
+                t->exp = m_now + (int64_t)q->cfg.token_ttl_seconds * 1000000;
+                m_del_wait(q, i);
+                picked++;
+            }
+            if (picked < allowed)
                 q->carry = 0;
+            n = picked;
         } else {
             q->carry = 0;
         }
-    }
-    for (int64_t i = 0; i < n; i++) {
-        m_tok_t *t = &q->tok[q->ntok++];
-        t->user = q->wait[0].user;
-        t->jti[0] = '\0';
-        t->iat = m_now;
-        t->exp = m_now + (int64_t)q->cfg.token_ttl_seconds * 1000000;
-        m_del_wait(q, 0);
     }
     q->admitted += (uint64_t)n;
     assert_int_equal(r.admit.admitted, (uint64_t)n);
@@ -414,6 +468,7 @@ static void random_config(wr_queue_config_t *c)
     c->max_queue_size = rand() % 3 == 0 ? (uint64_t)(1 + rand() % 30) : 0;
     c->token_ttl_seconds = 1 + (uint32_t)(rand() % 5);
     c->session_seconds = rand() % 2 == 0 ? 0 : 1 + (uint32_t)(rand() % 8);
+    c->idle_timeout_seconds = rand() % 2 == 0 ? 0 : 2 + (uint32_t)(rand() % 11);
 }
 
 static void do_config(int qi)
@@ -453,10 +508,11 @@ static void do_get(int qi)
     assert_int_equal(r.cfg.max_active, q->cfg.max_active);
     assert_int_equal(r.cfg.token_ttl_seconds, q->cfg.token_ttl_seconds);
     assert_int_equal(r.cfg.session_seconds, q->cfg.session_seconds);
+    assert_int_equal(r.cfg.idle_timeout_seconds, q->cfg.idle_timeout_seconds);
 }
 
-static uint64_t g_admitted, g_consumed, g_expired, g_rejected, g_released,
-    g_sess_expired; /* over deletes */
+static uint64_t g_admitted, g_consumed, g_expired, g_rejected, g_released, g_sess_expired,
+    g_abandoned; /* over deletes */
 
 static void do_delete(int qi)
 {
@@ -467,6 +523,7 @@ static void do_delete(int qi)
     g_rejected += q->rejected;
     g_released += q->released;
     g_sess_expired += q->sess_expired;
+    g_abandoned += q->abandoned;
     assert_int_equal(sh_delete(st, qname[qi]), q->exists ? WR_OK : WR_ENOTFOUND);
     memset(q, 0, sizeof *q);
 }
@@ -538,7 +595,7 @@ static void test_model(void **state)
         int u = rand() % NU;
         int op = rand() % 100;
         if (op < 22) {
-            do_entry(qi, u, true);
+            do_entry_as(qi, u, true, rand() % 6 == 0);
             counts[0]++;
         } else if (op < 40) {
             do_entry(qi, u, false);
@@ -595,6 +652,7 @@ static void test_model(void **state)
     uint64_t rejected = g_rejected + mq[0].rejected + mq[1].rejected;
     uint64_t released = g_released + mq[0].released + mq[1].released;
     uint64_t sess_expired = g_sess_expired + mq[0].sess_expired + mq[1].sess_expired;
+    uint64_t abandoned = g_abandoned + mq[0].abandoned + mq[1].abandoned;
     printf("seed %llu: %ld ops: join %ld status %ld leave %ld admit %ld consume %ld verify %ld "
            "time %ld config %ld get %ld list %ld delete %ld; admitted %llu consumed %llu "
            "expired %llu rejected %llu expired-answers %ld\n",
@@ -606,6 +664,8 @@ static void test_model(void **state)
            "inside a session %ld\n",
            counts[11], (unsigned long long)released, (unsigned long long)sess_expired,
            g_released_answers, g_session_verifies);
+    printf("idle: page joins %ld; abandoned %llu, of them on a late request %ld\n", g_page_joins,
+           (unsigned long long)abandoned, g_abandoned_reads);
     /* The run must have exercised every outcome, or it proves little. */
     assert_true(admitted > 1000);
     assert_true(consumed > 100);
@@ -615,6 +675,9 @@ static void test_model(void **state)
     assert_true(released > 50);
     assert_true(sess_expired > 50);
     assert_true(g_session_verifies > 10);
+    assert_true(g_page_joins > 1000);
+    assert_true(abandoned > 100);
+    assert_true(g_abandoned_reads > 10);
     wr_store_close(st);
     sh_loop_free();
 }

@@ -6,6 +6,7 @@
  * and argument checks. The loop, result records and blocking helpers are
  * store_harness.h's (tests/store/).
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -380,8 +381,10 @@ static void flip_byte(const char *path)
 }
 
 /* A byte of the user id "someone": still well-formed, only the checksum
- * can tell (the file ends with the id, the token count, the session part
- * of version 2 - released, lapsed, session count -, the burn count and the
+ * can tell (the file ends with the id, its last-seen record of version 3 -
+ * u32 age, u8 flags -, the token count, the session part of version 2 -
+ * released, lapsed, session count -, the burn count of version 2,
+ * abandoned of version 3 and the
  * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
@@ -389,7 +392,7 @@ static void flip_id_byte(const char *path)
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 24 - 8 - 3;
+    long off = (long)sb.st_size - 32 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -489,21 +492,36 @@ static void test_snapshot_sessions(void **state)
     rm_tmpdir();
 }
 
-/* A version 1 snapshot (before sessions and burns) still loads. */
-static void to_version_1(const char *path)
+/* Rewrites the snapshot at path (one queue, the users "someone" and
+ * "other" in line, no tokens, no sessions, no burns) as version 1 (before
+ * sessions and burns) or 2 (before the idle part). */
+static void to_version(const char *path, unsigned version)
 {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     static unsigned char buf[1 << 16];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    assert_true(n > 32 + 32 && n < sizeof buf);
-    /* one queue, no sessions, no burns: drop its 24-byte session part and
-     * 8-byte burn count before the sum */
-    size_t body = n - 32 - 32;
-    for (int i = 0; i < 32; i++)
-        assert_int_equal(buf[body + (size_t)i], 0);
-    buf[8] = 1; /* u32 version, little-endian */
+    assert_true(n > 32 + 32 + 8 && n < sizeof buf);
+    /* version 3: abandoned (8 bytes) before the sum; then the 5-byte
+     * last-seen record after each id in line */
+    size_t body = n - 32 - 8;
+    static const char *const ids[] = {"someone", "other"};
+    for (int k = 0; k < 2; k++) {
+        unsigned char *at = memmem(buf, body, ids[k], strlen(ids[k]));
+        assert_non_null(at);
+        size_t from = (size_t)(at - buf) + strlen(ids[k]);
+        memmove(buf + from, buf + from + 5, body - from - 5);
+        body -= 5;
+    }
+    if (version == 1) {
+        /* no sessions, no burns: drop the 24-byte session part and the
+         * 8-byte burn count */
+        for (int i = 0; i < 32; i++)
+            assert_int_equal(buf[body - 32 + (size_t)i], 0);
+        body -= 32;
+    }
+    buf[8] = (unsigned char)version; /* u32 version, little-endian */
     unsigned int dlen = 0;
     assert_int_equal(EVP_Digest(buf, body, buf + body, &dlen, EVP_sha256(), NULL), 1);
     assert_int_equal(dlen, 32);
@@ -513,28 +531,66 @@ static void to_version_1(const char *path)
     fclose(f);
 }
 
-static void test_snapshot_version_1_loads(void **state)
+/* Version 1 (before sessions) and 2 (before the idle part) snapshots still
+ * load; their people in line count as seen at the load. */
+static void test_snapshot_old_versions_load(void **state)
+{
+    (void)state;
+    for (unsigned version = 1; version <= 2; version++) {
+        make_tmpdir();
+        char p[128];
+        snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+        struct event_base *base = sh_loop_new();
+        wr_store_t *st;
+        wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+        assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+        put_cfg(st, "q", 10, 0);
+        join(st, "q", "someone");
+        join(st, "q", "other");
+        wr_store_close(st);
+        to_version(p, version);
+        assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+        sh_res_t g = get(st, "q");
+        assert_int_equal(g.err, WR_OK);
+        assert_int_equal(g.stats.waiting, 2);
+        assert_int_equal(g.stats.sessions, 0);
+        assert_int_equal(g.stats.released_total, 0);
+        assert_int_equal(g.stats.abandoned_total, 0);
+        assert_int_equal(status(st, "q", "other").entry.position, 2);
+        wr_store_close(st);
+        sh_loop_free();
+        rm_tmpdir();
+    }
+}
+
+/* Version 3 keeps last-seen ages and pending page joins; the time the
+ * store was down does not count as idle. */
+static void test_snapshot_idle(void **state)
 {
     (void)state;
     make_tmpdir();
-    char p[128];
-    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
     struct event_base *base = sh_loop_new();
     wr_store_t *st;
     wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    put_cfg(st, "q", 10, 0);
-    join(st, "q", "someone");
-    join(st, "q", "other");
+    put_cfg(st, "q", 10, 0); /* idleTimeoutSeconds: the default, 120 */
+    sh_res_t r;
+    assert_int_equal(sh_join_page(st, "q", "scanner", &r), WR_OK);
+    join(st, "q", "person");
+    assert_int_equal(st->ops->debug_advance_time(st, 100 * 1000000LL), WR_OK);
+    status(st, "q", "person"); /* seen at +100 s; scanner at 0 */
     wr_store_close(st);
-    to_version_1(p);
+    /* reopened (the test clock starts at T0 again: 100 s "earlier") */
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    sh_res_t g = get(st, "q");
-    assert_int_equal(g.err, WR_OK);
-    assert_int_equal(g.stats.waiting, 2);
-    assert_int_equal(g.stats.sessions, 0);
-    assert_int_equal(g.stats.released_total, 0);
-    assert_int_equal(status(st, "q", "other").entry.position, 2);
+    assert_int_equal(st->ops->debug_advance_time(st, 30 * 1000000LL), WR_OK);
+    /* the scanner was 100 s idle at the write: 130 s now; person 30 s */
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.stats.abandoned_total, 1);
+    assert_int_equal(r.admit.stats.waiting + r.admit.admitted, 1); /* person: maybe admitted */
+    assert_int_equal(sh_status(st, "q", "scanner", &r), WR_ENOTINQUEUE);
+    wr_store_close(st);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(get(st, "q").stats.abandoned_total, 1);
     wr_store_close(st);
     sh_loop_free();
     rm_tmpdir();
@@ -693,7 +749,7 @@ static void test_snapshot_v1_loads(void **state)
     assert_int_equal(g.cfg.admit_per_second, 7);
     assert_int_equal(status(st, "shop", "u1").entry.position, 1);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
-    wr_store_close(st); /* rewritten as version 2 */
+    wr_store_close(st); /* rewritten as version 3 */
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
     assert_int_equal(status(st, "shop", "u1").entry.position, 1);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
@@ -705,12 +761,19 @@ static void test_snapshot_v1_loads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_async_contract),      cmocka_unit_test(test_close_inside_callback),
-        cmocka_unit_test(test_semantics),           cmocka_unit_test(test_config_outlives_queue),
-        cmocka_unit_test(test_snapshot_round_trip), cmocka_unit_test(test_corrupt_snapshots),
-        cmocka_unit_test(test_snapshot_sessions),   cmocka_unit_test(test_snapshot_version_1_loads),
-        cmocka_unit_test(test_snapshot_timer),      cmocka_unit_test(test_real_clock_fifo),
-        cmocka_unit_test(test_snapshot_burned),     cmocka_unit_test(test_snapshot_v1_loads),
+        cmocka_unit_test(test_async_contract),
+        cmocka_unit_test(test_close_inside_callback),
+        cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_config_outlives_queue),
+        cmocka_unit_test(test_snapshot_round_trip),
+        cmocka_unit_test(test_corrupt_snapshots),
+        cmocka_unit_test(test_snapshot_sessions),
+        cmocka_unit_test(test_snapshot_old_versions_load),
+        cmocka_unit_test(test_snapshot_idle),
+        cmocka_unit_test(test_snapshot_timer),
+        cmocka_unit_test(test_real_clock_fifo),
+        cmocka_unit_test(test_snapshot_burned),
+        cmocka_unit_test(test_snapshot_v1_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
