@@ -28,7 +28,7 @@
 #include "error.h"
 #include "metrics.h"
 
-#define WR_REDIS_CONN_MAX_ARGS  20   /* arguments of one command, with EVALSHA and the SHA */
+#define WR_REDIS_CONN_MAX_ARGS  32   /* arguments of one command, with EVALSHA and the SHA */
 #define WR_REDIS_CONN_NO_SCRIPT (-1) /* a plain command: argv[0] is its name */
 
 /* One Lua script: the embedded file `file` (wr_embed_find), after the

@@ -59,6 +59,7 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
     st->sessions = u64(e[7]);
     st->released_total = u64(e[8]);
     st->sessions_expired_total = u64(e[9]);
+    st->abandoned_total = u64(e[10]);
 }
 
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
@@ -120,7 +121,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiiia"))
+    if (!shape(rep, "iiiisiiiiiiiiiiia"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -134,13 +135,13 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->now_us = e[2]->integer;
     fill_stats(&res->stats, e + 5);
     res->config = cfg;
-    /* The waits of the users admitted by this call (admit.lua's 16th
+    /* The waits of the users admitted by this call (admit.lua's 17th
      * element): malloc'd, the caller frees. Out of memory: none reported. */
-    size_t nw = e[15]->elements;
+    size_t nw = e[16]->elements;
     int64_t *waits = NULL;
     if (nw > 0 && nw == res->admitted && (waits = malloc(nw * sizeof *waits)) != NULL) {
         for (size_t i = 0; i < nw; i++) {
-            const redisReply *w = e[15]->element[i];
+            const redisReply *w = e[16]->element[i];
             waits[i] = is_int(w) && w->integer > 0 ? w->integer : 0;
         }
         res->waited_us = waits;
@@ -181,7 +182,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)

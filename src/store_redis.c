@@ -138,7 +138,7 @@ static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, 
     struct req *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->cmd = wr_redis_conn_cmd_new(script, 512 + 8 * (WR_QUEUE_NAME_MAX + 16) + extra);
+    r->cmd = wr_redis_conn_cmd_new(script, 512 + 12 * (WR_QUEUE_NAME_MAX + 16) + extra);
     if (!r->cmd) {
         free(r);
         return NULL;
@@ -162,8 +162,8 @@ static void req_free(struct req *r)
 /* numkeys and the keys of queue q, in the order of lib.lua. */
 static bool arg_queue_keys(struct req *r, const char *q)
 {
-    static const char *const suffix[] = {"config", "waiting",  "active", "tokens",
-                                         "state",  "sessions", "sessjti"};
+    static const char *const suffix[] = {"config", "waiting",  "active",  "tokens",
+                                         "state",  "sessions", "sessjti", "seen"};
     enum { NKEYS = sizeof suffix / sizeof suffix[0] };
     if (!wr_redis_conn_cmd_fmt(r->cmd, "%d", (int)NKEYS))
         return false;
@@ -464,7 +464,9 @@ static void r_close(wr_store_t *st)
 
 /* ------------------------------------------------------------ operations */
 
-static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, bool join,
+/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"):
+ * entry.lua's ARGV[3]. */
+static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, const char *mode,
                         wr_store_entry_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -472,25 +474,38 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, bool join,
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, join ? OP_JOIN : OP_STATUS, SC_ENTRY, strlen(u), arg);
+    bool status = mode[0] == '0' || mode[0] == '3';
+    struct req *r = req_new(s, status ? OP_STATUS : OP_JOIN, SC_ENTRY, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.entry = cb;
     return submit(s, r,
                   arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-                      arg_known_version(s, r) && wr_redis_conn_cmd_str(r->cmd, join ? "1" : "0"));
+                      arg_known_version(s, r) && wr_redis_conn_cmd_str(r->cmd, mode));
 }
 
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                        void *arg)
 {
-    return r_entry(st, q, u, true, cb, arg);
+    return r_entry(st, q, u, "1", cb, arg);
+}
+
+static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                            void *arg)
+{
+    return r_entry(st, q, u, "2", cb, arg);
 }
 
 static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
-    return r_entry(st, q, u, false, cb, arg);
+    return r_entry(st, q, u, "0", cb, arg);
+}
+
+static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                               void *arg)
+{
+    return r_entry(st, q, u, "3", cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,
@@ -527,7 +542,10 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
     r->cb.admit = cb;
     return submit(s, r,
                   arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
-                      arg_known_version(s, r));
+                      arg_known_version(s, r) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
+                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
 }
 
 /* consume and verify (token.lua) and release (release.lua, sessions). */
@@ -639,7 +657,8 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_active) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds)) {
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds)) {
         err = WR_EINVAL;
         goto out;
     }
@@ -875,6 +894,8 @@ static const wr_store_ops_t redis_ops = {
     .name = "redis",
     .join = r_join,
     .status = r_status,
+    .join_page = r_join_page,
+    .status_quiet = r_status_quiet,
     .leave = r_leave,
     .admit = r_admit,
     .consume = r_consume,

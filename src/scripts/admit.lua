@@ -1,11 +1,19 @@
 -- admit.lua - one admission tick (lib.lua prepended).
 -- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
--- Reply, always 16 elements:
+-- ARGV[3] idle users removed per call, at most; ARGV[4] pending or idle
+-- users passed over per call, at most; ARGV[5] users the idle sweep looks
+-- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
+-- WR_STORE_IDLE_VISIT_MAX).
+-- Reply, always 17 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
---    releasedTotal, sessionsExpiredTotal, waits}
+--    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits}
 --   waits: for each user admitted by this call, now_us - arrival score (us).
 --   code: 0 ok, -1 no queue.
+-- People who stop asking (lib.lua): every call first removes idle users
+-- (a bounded clock sweep); admission takes the first n users in
+-- line order that are neither pending page joins (passed over, keeping
+-- their place) nor idle (removed when met).
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
 -- enabled, not paused and the line is not empty; one tick's worth whatever
@@ -13,14 +21,57 @@
 -- after a late timer, a stall or an outage); carry kept only when every
 -- allowed user was admitted.
 local seed, known = ARGV[1], ARGV[2]
+local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json')
+  'maxActive', 'ttlSec', 'json', 'idleSec')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
+local I = idle_lib()
+local idle = I.idle_us(cfg[9])
+I.sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
+
+-- The first n users of the line to admit, in order, and their arrival
+-- scores, passing over pending page joins (they keep their place) and
+-- removing idle users met on the way; at most scan_max users passed over.
+-- One HGET per user looked at.
+local function take(n)
+  local users, scores, gone, passed, start = {}, {}, {}, 0, 0
+  while #users < n and passed < scan_max do
+    local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999),
+      'WITHSCORES')
+    if #chunk == 0 then
+      break
+    end
+    for i = 1, #chunk, 2 do
+      if #users >= n or passed >= scan_max then
+        break
+      end
+      local u = chunk[i]
+      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
+      if I.is_idle(t, now, idle) then
+        gone[#gone + 1] = u
+        passed = passed + 1
+      elseif pending then
+        passed = passed + 1
+      else
+        users[#users + 1] = u
+        scores[#users] = tonumber(chunk[i + 1])
+      end
+    end
+    start = start + #chunk / 2
+  end
+  if #gone > 0 then
+    I.abandon(gone)
+  end
+  if #users > 0 then
+    chunked('ZREM', K_WAITING, users)
+  end
+  return users, scores
+end
 
 local tick_ms = tonumber(cfg[5])
 local tick = idiv(now, tick_ms * 1000)
@@ -74,30 +125,32 @@ if tick > last_tick then
       end
       n = math.min(n, room)
     end
-    if n < allowed then
-      carry = 0
-    end
     if n > 0 then
-      local popped = redis.call('ZPOPMIN', K_WAITING, n)
+      local users, scores = take(n)
       local exp = now + tonumber(cfg[7]) * 1000000
       local sexp, snow = fmt(exp), fmt(now)
       local hs, zs = {}, {}
-      for i = 1, #popped, 2 do
-        local user = popped[i]
+      for i, user in ipairs(users) do
         hs[#hs + 1] = user
-        hs[#hs + 1] = jti_for(i) .. ':' .. snow .. ':' .. sexp
+        hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp
         zs[#zs + 1] = sexp
         zs[#zs + 1] = user
         admitted = admitted + 1
-        waits[admitted] = math.max(0, now - tonumber(popped[i + 1]))
+        waits[admitted] = math.max(0, now - scores[i])
       end
-      chunked('HSET', K_TOKENS, hs)
-      chunked('ZADD', K_ACTIVE, zs)
-      redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+      if admitted > 0 then
+        chunked('HDEL', K_SEEN, users)
+        chunked('HSET', K_TOKENS, hs)
+        chunked('ZADD', K_ACTIVE, zs)
+        redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+      end
+    end
+    if admitted < allowed then
+      carry = 0
     end
   end
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
 end
 
-local w, a, at, ct, et, lt, rt, sn, rl, se = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, waits}
+local w, a, at, ct, et, lt, rt, sn, rl, se, ab = stats()
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits}

@@ -1,12 +1,19 @@
 -- entry.lua - join and status (lib.lua prepended).
 -- ARGV[1] user, ARGV[2] known config version ('0' = none),
--- ARGV[3] '1' = join (add when absent), '0' = status.
+-- ARGV[3] '1' = join (add when absent), '2' = join by the queue page (a
+-- newcomer is pending: admission passes over them until they ask again),
+-- '0' = status, '3' = quiet status (records nothing for a waiting user;
+-- lib.lua).
+-- Else a waiting user idle past idleSec is removed first (abandonedTotal)
+-- and answered as one not in line; any other waiting user's last-seen time
+-- becomes now and their pending mark is cleared.
 -- Reply, always 8 elements:
 --   {kind, version, json, position, waiting, jti, iat_us, exp_us}
 --   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH,
 --         -1 no queue, -2 line full (waiting set), -3 not in queue.
-local user, known, is_join = ARGV[1], ARGV[2], ARGV[3] == '1'
-local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize')
+local mode = ARGV[3]
+local user, known, is_join, is_page = ARGV[1], ARGV[2], mode == '1' or mode == '2', mode == '2'
+local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec')
 if not cfg[1] then
   return {-1, 0, '', 0, 0, '', 0, 0}
 end
@@ -18,13 +25,24 @@ end
 if cfg[2] == '0' then
   return {3, version, json, 0, 0, '', 0, 0}
 end
--- The hot path (a waiting user's poll) needs neither the clock nor the
--- token sweep: answer it first.
+-- The hot path (a waiting user's poll) needs no token sweep: answer it
+-- first. A quiet status needs not even the clock; others read and write
+-- the last-seen time.
 local rank = redis.call('ZRANK', K_WAITING, user)
-if rank then
+if rank and mode == '3' then
   return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
 end
 local now = now_us()
+local I = idle_lib()
+local idle = I.idle_us(cfg[4])
+if rank then
+  if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, idle) then
+    I.abandon({user}) -- checked on read: asking late does not revive
+  else
+    I.seen_set(user, now, false)
+    return {1, version, json, rank + 1, redis.call('ZCARD', K_WAITING), '', 0, 0}
+  end
+end
 expire_tokens(now)
 local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
 if jti and exp > now then
@@ -45,6 +63,7 @@ if score <= last then
   score = last + 1
 end
 redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
+I.seen_set(user, now, is_page)
 redis.call('HSET', K_STATE, 'lastScore', fmt(score))
 rank = redis.call('ZRANK', K_WAITING, user)
 return {1, version, json, rank + 1, waiting + 1, '', 0, 0}

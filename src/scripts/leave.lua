@@ -11,6 +11,7 @@ end
 local now = now_us()
 local left = false
 if redis.call('ZREM', K_WAITING, user) == 1 then
+  redis.call('HDEL', K_SEEN, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
   left = true
 else

@@ -1228,8 +1228,9 @@ static void r_k03_one_slot(void **state)
     c.session_seconds = 60;
     put_ok(s, "k03", c);
     join_n(s, "k03", 1, 7);
+    assert_int_equal(sh_join_page(s, "k03", "u8", &r), WR_OK); /* pending */
     assert_int_equal(sh_admit(s, "k03", &r), WR_OK);
-    assert_int_equal(r.admit.admitted, 5); /* 2 stay in line: every key exists */
+    assert_int_equal(r.admit.admitted, 5); /* 3 stay in line: every key exists */
     assert_int_equal(sh_status(s, "k03", "u1", &r), WR_OK);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
@@ -1242,8 +1243,9 @@ static void r_k03_one_slot(void **state)
     redisReply *k = sh_redis_cmd("KEYS *k03*");
     assert_non_null(k);
     assert_int_equal(k->type, REDIS_REPLY_ARRAY);
-    /* config, waiting, active, tokens, state, sessions, sessjti, burned */
-    assert_int_equal(k->elements, 8);
+    /* config, waiting, active, tokens, state, sessions, sessjti, seen,
+     * burned */
+    assert_int_equal(k->elements, 9);
     unsigned slot = crc16("k03", 3) % 16384;
     for (size_t i = 0; i < k->elements; i++) {
         assert_non_null(strstr(k->element[i]->str, "{k03}"));
@@ -1786,6 +1788,232 @@ static void t_burn_args(void **state)
     assert_int_equal(r.calls, 0);
 }
 
+/* ------------------------------------------------- people who stop asking */
+
+/* Lets us of store time pass: the debug hook where there is one, else a
+ * real wait (Redis TIME is this host's clock). */
+static void pass_us(wr_store_t *s, int64_t us)
+{
+    if (s->ops->debug_advance_time) {
+        assert_int_equal(s->ops->debug_advance_time(s, us), WR_OK);
+        return;
+    }
+    sh_run_for((int)(us / 1000) + 1);
+}
+
+static void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos,
+                           uint64_t waiting)
+{
+    sh_res_t r;
+    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, pos);
+    assert_int_equal(r.entry.waiting, waiting);
+}
+
+/* idleTimeoutSeconds: a waiting user whose last join or poll is that old
+ * leaves the line (abandonedTotal, not leftTotal); asking late is
+ * NOT_IN_QUEUE (checked on read, before any sweep); a poll keeps one in
+ * line; the admission tick removes the others; joining again is a new
+ * place at the end. A pending page join that never comes back goes too. */
+static void t_idle_removed(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "idle", c);
+    join_n(s, "idle", 1, 3);
+    assert_int_equal(sh_join_page(s, "idle", "p1", &r), WR_OK);
+    assert_int_equal(r.entry.position, 4);
+    pass_us(s, 550000);
+    expect_waiting(s, "idle", "u2", 2, 4); /* a poll: seen now */
+    /* 1.45 s: idle on both stores (Redis: 1 s + its 250 ms slack); u2,
+     * seen at 0.55 s, is not */
+    pass_us(s, 900000);
+    /* u1, u3 and p1 are idle; nothing swept them yet */
+    assert_int_equal(sh_status(s, "idle", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
+    assert_int_equal(r.stats.abandoned_total, 1);
+    assert_int_equal(r.stats.left_total, 0);
+    assert_int_equal(r.stats.waiting, 3);
+    expect_waiting(s, "idle", "u2", 1, 3); /* u1's place no longer counts */
+    /* the tick removes the rest */
+    assert_int_equal(sh_admit(s, "idle", &r), WR_OK);
+    assert_int_equal(r.admit.stats.abandoned_total, 3);
+    assert_int_equal(r.admit.stats.waiting, 1);
+    assert_int_equal(r.admit.stats.left_total, 0);
+    assert_int_equal(sh_status(s, "idle", "u3", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "idle", "p1", &r), WR_ENOTINQUEUE);
+    /* a join after removal is a newcomer at the end */
+    assert_int_equal(sh_join(s, "idle", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, 2);
+    assert_int_equal(r.entry.waiting, 2);
+    /* a late join is not a revival either: counted, then a new place */
+    pass_us(s, 1400000);
+    assert_int_equal(sh_join(s, "idle", "u2", &r), WR_OK);
+    assert_int_equal(r.entry.position, 2); /* u1 (idle, unswept) is still ahead */
+    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
+    assert_int_equal(r.stats.abandoned_total, 4);
+    /* leave is still leftTotal */
+    assert_int_equal(sh_leave(s, "idle", "u2"), WR_OK);
+    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
+    assert_int_equal(r.stats.left_total, 1);
+    assert_int_equal(r.stats.abandoned_total, 4);
+}
+
+/* The sweep's work per tick is bounded: at most WR_STORE_IDLE_SWEEP_MAX
+ * removals per admit, the rest on the next ones. */
+static void t_idle_sweep_bounded(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "many", c);
+    int n = WR_STORE_IDLE_SWEEP_MAX + 500;
+    join_n(s, "many", 1, n);
+    pass_us(s, 1450000);
+    assert_int_equal(sh_admit(s, "many", &r), WR_OK);
+    uint64_t first = r.admit.stats.abandoned_total;
+    assert_true(first >= 1 && first <= WR_STORE_IDLE_SWEEP_MAX);
+    assert_int_equal(r.admit.stats.waiting, (uint64_t)n - first);
+    for (int i = 0; i < 10 && r.admit.stats.waiting > 0; i++)
+        assert_int_equal(sh_admit(s, "many", &r), WR_OK);
+    assert_int_equal(r.admit.stats.waiting, 0);
+    assert_int_equal(r.admit.stats.abandoned_total, (uint64_t)n);
+    assert_int_equal(r.admit.stats.left_total, 0);
+}
+
+/* idleTimeoutSeconds 0: nobody is ever removed for being quiet. */
+static void t_idle_zero_never(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 0;
+    put_ok(s, "quiet", c);
+    join_n(s, "quiet", 1, 2);
+    assert_int_equal(sh_join_page(s, "quiet", "p1", &r), WR_OK);
+    /* memory: 3 days of store time; Redis: a real 1.2 s */
+    pass_us(s, s->ops->debug_advance_time ? 3 * 86400 * 1000000LL : 1200000);
+    assert_int_equal(sh_admit(s, "quiet", &r), WR_OK);
+    assert_int_equal(r.admit.stats.waiting, 3);
+    assert_int_equal(r.admit.stats.abandoned_total, 0);
+    expect_waiting(s, "quiet", "u1", 1, 3);
+    /* the default is 120 s */
+    wr_queue_config_t d;
+    wr_qconfig_defaults(&d);
+    assert_int_equal(d.idle_timeout_seconds, 120);
+}
+
+/* Page joins (join_page): the entry keeps its place and counts in waiting,
+ * but admission passes over it until the user's next join, join_page or
+ * status. API joins count at once. */
+static void t_page_join_pending(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    put_ok(s, "page", mkcfg(50, 100, 0, 0, 300)); /* 5 per 100 ms tick */
+    assert_int_equal(sh_join_page(s, "page", "p1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, 1);
+    assert_int_equal(sh_join_page(s, "page", "p2", &r), WR_OK);
+    assert_int_equal(sh_join(s, "page", "u1", &r), WR_OK);
+    assert_int_equal(sh_join_page(s, "page", "p3", &r), WR_OK);
+    assert_int_equal(r.entry.position, 4);
+    assert_int_equal(r.entry.waiting, 4);
+    assert_int_equal(sh_admit(s, "page", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1); /* u1 only */
+    assert_int_equal(a.admit.stats.waiting, 3);
+    assert_int_equal(sh_status(s, "page", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* p2 asks again (the page's poll): admitted on the next tick, in its
+     * place; p1 and p3 stay, skipped */
+    expect_waiting(s, "page", "p2", 2, 3);
+    admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.waiting, 2);
+    assert_int_equal(sh_status(s, "page", "p2", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* p1 refreshes the page: a join_page of someone in line un-skips them */
+    assert_int_equal(sh_join_page(s, "page", "p1", &r), WR_OK);
+    assert_int_equal(r.entry.position, 1);
+    admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(sh_status(s, "page", "p1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* p3 never came back: still in line, never admitted */
+    admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.waiting, 1);
+    assert_int_equal(a.admit.stats.active, 3);
+    assert_int_equal(a.admit.stats.abandoned_total, 0);
+    /* a pending user who leaves is a leave */
+    assert_int_equal(sh_leave(s, "page", "p3"), WR_OK);
+    assert_int_equal(sh_get(s, "page", &r), WR_OK);
+    assert_int_equal(r.stats.waiting, 0);
+    assert_int_equal(r.stats.left_total, 1);
+}
+
+/* status_quiet answers as status does (it may only skip recording the
+ * last-seen time of a user the caller saw recorded within the window). */
+static void t_status_quiet(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    put_ok(s, "quiet", mkcfg(1, 1000, 0, 0, 300)); /* 1 per 1 s tick */
+    join_n(s, "quiet", 1, 2);
+    assert_int_equal(sh_status_quiet(s, "quiet", "u2", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, 2);
+    assert_int_equal(r.entry.waiting, 2);
+    assert_true(r.has_cfg);
+    assert_int_equal(sh_status_quiet(s, "quiet", "nobody", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_admit(s, "quiet", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(sh_status_quiet(s, "quiet", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* the window: a quarter of the idle timeout, 30 s without one */
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    assert_int_equal(wr_store_seen_window_us(&c), 30000000);
+    c.idle_timeout_seconds = 0;
+    assert_int_equal(wr_store_seen_window_us(&c), 30000000);
+    c.idle_timeout_seconds = 2;
+    assert_int_equal(wr_store_seen_window_us(&c), 500000);
+}
+
+/* K20: maxActive 5, a high rate; five page joins with no later request,
+ * then a person who joins and polls: admitted at once; none of the five
+ * is admitted or holds a slot. */
+static void t_k20_link_scanners(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    put_ok(s, "k20", mkcfg(1000, 100, 5, 0, 300));
+    for (int i = 1; i <= 5; i++) {
+        char u[16];
+        snprintf(u, sizeof u, "scan%d", i);
+        assert_int_equal(sh_join_page(s, "k20", u, &r), WR_OK);
+    }
+    assert_int_equal(sh_admit(s, "k20", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(sh_join(s, "k20", "person", &r), WR_OK);
+    assert_int_equal(r.entry.position, 6);
+    expect_waiting(s, "k20", "person", 6, 6);
+    admit_next_tick(s, "k20", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.active, 1);
+    assert_int_equal(a.admit.stats.waiting, 5);
+    assert_int_equal(sh_status(s, "k20", "person", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+}
+
 /* ------------------------------------------------------------ main */
 
 static int group_setup(void **state)
@@ -1838,6 +2066,13 @@ int main(int argc, char **argv)
         T(t_burn_expiry_swept),
         T(t_burn_queues_and_delete),
         T(t_burn_args),
+        /* people who stop asking */
+        T(t_idle_removed),
+        T(t_idle_zero_never),
+        T(t_idle_sweep_bounded),
+        T(t_page_join_pending),
+        T(t_k20_link_scanners),
+        T(t_status_quiet),
     };
     const struct CMUnitTest redis_only[] = {
         T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),    T(r_corrupt_state),
