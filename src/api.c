@@ -338,6 +338,9 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_ENOMEM;
     }
+    /* Without it every poll records last-seen: slower on Redis, still right. */
+    if (wr_seencache_new(0, &a->seen) != WR_OK)
+        a->seen = NULL;
     set_admin_key(a);
     if (a->metrics) {
         wr_metrics_describe(a->metrics, "waitroom_http_requests_total", WR_METRIC_COUNTER,
@@ -475,6 +478,7 @@ void wr_api_free(wr_api_t *a)
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */
+    wr_seencache_free(a->seen);
     while (a->free_ctx) {
         wr_api__ctx_t *c = a->free_ctx;
         a->free_ctx = c->next_free;

@@ -1,7 +1,9 @@
 /*
  * api_entries.c - the routes of a person in line: join, status, leave
  * (POST / GET / DELETE /v1/queues/{queue}/entries/me) and the queue page
- * (GET /q/{queue}, which joins like POST entries and answers HTML).
+ * (GET /q/{queue}, which joins like POST entries and answers HTML; its
+ * join is a page join, wr_store_join_page: the entry is passed over at
+ * admission until the visitor's next request).
  *
  * Identity: the user is the configured identity header, or the signed
  * wr_vid visitor cookie (identity.h). Only a join mints a visitor; status
@@ -379,10 +381,27 @@ static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
     reply_view(c, &v, err);
 }
 
+/* After a join or status answer: a recording request answered WAITING is
+ * noted in the seen cache (the next polls within the window go quiet); any
+ * answer but WAITING forgets the user. */
+static void seen_after(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e)
+{
+    wr_seencache_t *sc = c->api->seen;
+    if (!sc)
+        return;
+    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING) {
+        if (c->seen_us > 0)
+            wr_seencache_note(sc, c->queue, c->user, c->seen_us);
+    } else {
+        wr_seencache_forget(sc, c->queue, c->user);
+    }
+}
+
 static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
+    seen_after(c, err, e);
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
     entry_view_t dv;
@@ -565,8 +584,20 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     c->op = "join";
     c->t0_us = wr_clock_wall_us();
-    wr_store_entry_cb cb = c->route == WR_ROUTE_QUEUE_PAGE ? page_entry_cb : entry_cb;
-    wr_err_t err = wr_store_join(a->store, c->queue, c->user, cb, c);
+    /* A page join counts only from the visitor's next request (API 1.1,
+     * people who stop asking): a link scanner that fetched once is never
+     * admitted. An API join counts at once. A page join may leave a
+     * pending newcomer, so the seen cache forgets the user (their next
+     * poll must reach the store's record). */
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        if (a->seen)
+            wr_seencache_forget(a->seen, c->queue, c->user);
+    } else {
+        c->seen_us = wr_clock_mono_us();
+    }
+    wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
+                       ? wr_store_join_page(a->store, c->queue, c->user, page_entry_cb, c)
+                       : wr_store_join(a->store, c->queue, c->user, entry_cb, c);
     if (err == WR_OK)
         return;
     if (c->route == WR_ROUTE_QUEUE_PAGE) {
@@ -631,10 +662,23 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     wr_api__copy(c->user, sizeof(c->user), user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
     wr_err_t err;
-    if (route == WR_ROUTE_STATUS)
-        err = wr_store_status(a->store, queue, user, entry_cb, c);
-    else
+    if (route == WR_ROUTE_STATUS) {
+        /* Within the store's last-seen window after a recorded join or
+         * status, the poll need not record again (store.h status_quiet). */
+        const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+        int64_t now = wr_clock_mono_us();
+        if (cfg && a->seen &&
+            wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
+            err = wr_store_status_quiet(a->store, queue, user, entry_cb, c);
+        } else {
+            c->seen_us = now;
+            err = wr_store_status(a->store, queue, user, entry_cb, c);
+        }
+    } else {
+        if (a->seen)
+            wr_seencache_forget(a->seen, queue, user);
         err = wr_store_leave(a->store, queue, user, leave_cb, c);
+    }
     if (err != WR_OK) {
         if (route != WR_ROUTE_LEAVE) {
             entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */

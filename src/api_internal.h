@@ -29,6 +29,7 @@
 #include "ratelimit.h"
 #include "rng.h"
 #include "router.h"
+#include "seencache.h"
 #include "token.h"
 
 /* Copies the string src into dst (cap bytes with the NUL), truncated like
@@ -79,9 +80,10 @@ struct wr_api {
     size_t prev_secret_len;
     uint8_t prev_cookie_key[WR_CRYPTO_KEY_LEN];
     bool has_prev_cookie_key;
-    wr_ratelimit_t *join_rl;                  /* per client address */
-    wr_ratelimit_t *poll_rl;                  /* per queue + user: pacing */
-    bool admin_separate;                      /* admin API only on the admin listener */
+    wr_ratelimit_t *join_rl; /* per client address */
+    wr_ratelimit_t *poll_rl; /* per queue + user: pacing */
+    wr_seencache_t *seen;    /* recently recorded waiting users (status_quiet); NULL = none */
+    bool admin_separate;     /* admin API only on the admin listener */
     uint8_t admin_mac_key[WR_CRYPTO_KEY_LEN]; /* random per process: admin key compare */
     uint8_t admin_mac[WR_CRYPTO_MAC_LEN];     /* HMAC(admin_mac_key, configured admin key) */
     bool admin_enabled;
@@ -114,6 +116,7 @@ typedef struct wr_api__ctx {
     const char *op;   /* store op label for metrics */
     int64_t t0_us;    /* the store call's start (store latency) */
     int64_t start_us; /* the request's dispatch (request duration) */
+    int64_t seen_us;  /* join/status that records last-seen: sent at (monotonic us); 0 = not */
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */

@@ -1,0 +1,182 @@
+"""People who stop asking (API 1.1, queue config idleTimeoutSeconds, default
+120 s): a waiting user whose last join or poll is older leaves the line,
+counted in abandonedTotal (not leftTotal), and asking afterwards is 404
+NOT_IN_QUEUE; a polling user stays. A join by fetching the queue page counts
+only from the visitor's next request, so a link scanner that fetched once is
+never admitted and holds no slot (K20); API joins count at once. Runs on
+both stores (the timeouts here are real waits of a few seconds)."""
+import time
+
+from harness import ENV, FAST, HOLD, WRTest, uid
+from test_cookie import parse_set_cookie
+from test_ops import parse_metrics
+
+IDLE = 2  # idleTimeoutSeconds of these tests
+
+
+def vid_of(r):
+    """The wr_vid value a response set."""
+    for v in r.set_cookies:
+        name, val, _ = parse_set_cookie(v)
+        if name == "wr_vid":
+            return val
+    return None
+
+
+class IdleTimeout(WRTest):
+
+    def test_config_field(self):
+        q = self.new_queue(FAST)
+        self.assertEqual(self.config(q)["idleTimeoutSeconds"], 120)
+        for ok in (0, 1, 86400):
+            r = self.c.patch_queue(q, {"idleTimeoutSeconds": ok})
+            self.assertEqual(r.status, 200, repr(r))
+            self.assertEqual(self.config(q)["idleTimeoutSeconds"], ok)
+        for bad in (-1, 86401, 1.5, "60", True, None):
+            with self.subTest(bad=bad):
+                r = self.c.patch_queue(q, {"idleTimeoutSeconds": bad})
+                self.assertError(r, 400, "INVALID_CONFIG", "idleTimeoutSeconds %r" % (bad,))
+                self.assertEqual(r.json.get("field"), "idleTimeoutSeconds", repr(r))
+        self.assertIn("abandonedTotal", self.stats(q))
+
+    def test_silent_user_leaves_polling_user_stays(self):
+        q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE))
+        silent, polling = uid(), uid()
+        self.assertWaiting(self.c.join(q, silent), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, polling), 2, 2, eta_null=True)
+        deadline = time.monotonic() + IDLE + 2.0
+        while time.monotonic() < deadline:
+            r = self.c.me(q, polling)
+            self.assertEqual(r.status, 200, "the polling user stays: %r" % r)
+            self.assertEqual(r.json.get("status"), "waiting", repr(r))
+            time.sleep(0.9)
+        self.assertError(self.c.me(q, silent), 404, "NOT_IN_QUEUE", "silent user after the timeout")
+        self.assertWaiting(self.c.me(q, polling), 1, 1, eta_null=True,
+                           what="the silent user's place no longer counts")
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (1, 1, 0), st)
+        # asking again after removal is a new place at the end
+        self.assertWaiting(self.c.join(q, silent), 2, 2, eta_null=True, what="join after removal")
+
+    def test_late_poll_does_not_revive(self):
+        """However soon after the timeout the user asks (before or after a
+        sweep), the answer is 404 and the removal is counted once."""
+        q = self.new_queue(dict(HOLD, idleTimeoutSeconds=1))
+        u = uid()
+        self.join_ok(q, u)
+        time.sleep(1.4)  # Redis: 1 s + up to 1/4 (docs/API.md)
+        self.assertError(self.c.me(q, u), 404, "NOT_IN_QUEUE")
+        self.assertError(self.c.me(q, u), 404, "NOT_IN_QUEUE")
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (0, 1, 0), st)
+
+    def test_zero_means_never(self):
+        q = self.new_queue(dict(HOLD, idleTimeoutSeconds=0))
+        u = uid()
+        self.join_ok(q, u)
+        time.sleep(IDLE + 0.5)
+        self.assertWaiting(self.c.me(q, u), 1, 1, eta_null=True)
+        self.assertEqual(self.stats(q)["abandonedTotal"], 0)
+
+    def test_leave_is_left_not_abandoned(self):
+        q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE))
+        u = uid()
+        self.join_ok(q, u)
+        r = self.c.leave(q, u)
+        self.assertIn(r.status, (200, 204), repr(r))
+        st = self.stats(q)
+        self.assertEqual((st["leftTotal"], st["abandonedTotal"]), (1, 0), st)
+
+    def test_metric(self):
+        q = self.new_queue(dict(HOLD, idleTimeoutSeconds=1))
+        self.join_ok(q, uid())
+        self.poll_until(lambda: self.stats(q)["abandonedTotal"], lambda v: v == 1,
+                        timeout=5, what="abandonedTotal 1")
+
+        def abandoned():
+            r = self.c.get("/metrics")
+            self.assertEqual(r.status, 200, repr(r))
+            samples, types = parse_metrics(r.body)
+            self.assertEqual(types.get("waitroom_queue_abandoned_total"), "counter")
+            v = [s[2] for s in samples
+                 if s[0] == "waitroom_queue_abandoned_total" and s[1].get("queue") == q]
+            return v[0] if v else None
+        self.poll_until(abandoned, lambda v: v == 1, timeout=5, what="the metric")
+
+
+class PageJoins(WRTest):
+    """Cookie mode, as browsers and link scanners meet it."""
+
+    def setUp(self):
+        self.srv = ENV.cookie
+        self.c = ENV.cookie.client
+
+    def page(self, q, vid=None):
+        h = {"Cookie": "wr_vid=" + vid} if vid else {}
+        r = self.c.get("/q/%s" % q, h)
+        self.assertEqual(r.status, 200, repr(r))
+        return r
+
+    def me(self, q, vid):
+        return self.c.me(q, None, {"Cookie": "wr_vid=" + vid})
+
+    def test_k20_link_scanners(self):
+        """maxActive 5, high rate; five cookieless GET /q/{queue} with no
+        later request; then a person who joins and polls is admitted at
+        once, and none of the five is admitted or holds a slot."""
+        q = self.new_queue(dict(FAST, maxActive=5))
+        for _ in range(5):
+            self.page(q)
+        time.sleep(0.5)  # several ticks
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st["active"], st["admittedTotal"]), (5, 0, 0), st)
+        r = self.c.join(q, None, {})
+        self.assertEqual(r.status, 200, repr(r))
+        vid = vid_of(r)
+        self.assertTrue(vid, repr(r.set_cookies))
+        t0 = time.monotonic()
+        self.wait_admitted(q, None, timeout=5, headers={"Cookie": "wr_vid=" + vid})
+        self.assertLess(time.monotonic() - t0, 2.0, "admitted at once")
+        time.sleep(0.5)
+        st = self.stats(q)
+        self.assertEqual((st["active"], st["admittedTotal"], st["waiting"]), (1, 1, 5), st)
+
+    def test_page_visitor_who_asks_again_is_admitted(self):
+        q = self.new_queue(FAST)
+        scanner = vid_of(self.page(q))
+        polled = vid_of(self.page(q))
+        refreshed = vid_of(self.page(q))
+        self.assertTrue(scanner and polled and refreshed)
+        time.sleep(0.3)
+        self.assertEqual(self.stats(q)["admittedTotal"], 0, "page joins wait for a request")
+        # the page's own poll
+        self.wait_admitted(q, None, timeout=5, headers={"Cookie": "wr_vid=" + polled})
+        # a refresh of the page
+        self.page(q, refreshed)
+        self.poll_until(lambda: self.stats(q)["admittedTotal"], lambda v: v == 2, timeout=5,
+                        what="the refreshed visitor admitted")
+        self.assertEqual(self.me(q, refreshed).json.get("status"), "admitted")
+        time.sleep(0.3)
+        st = self.stats(q)
+        self.assertEqual((st["admittedTotal"], st["waiting"]), (2, 1), st)
+
+    def test_scanner_removed_by_idle_timeout(self):
+        q = self.new_queue(dict(FAST, idleTimeoutSeconds=IDLE))
+        for _ in range(2):
+            self.page(q)
+        self.assertEqual(self.stats(q)["waiting"], 2)
+        self.poll_until(lambda: self.stats(q), lambda st: st["waiting"] == 0,
+                        timeout=IDLE + 4, interval=0.25, what="scanners removed")
+        st = self.stats(q)
+        self.assertEqual((st["abandonedTotal"], st["admittedTotal"], st["leftTotal"]), (2, 0, 0),
+                         st)
+
+    def test_api_join_counts_at_once(self):
+        q = self.new_queue(FAST)
+        self.page(q)  # a scanner ahead
+        r = self.c.join(q, None, {})
+        self.assertEqual(r.status, 200, repr(r))
+        vid = vid_of(r)
+        self.poll_until(lambda: self.stats(q)["admittedTotal"], lambda v: v == 1, timeout=5,
+                        what="the API join admitted without a poll")
+        self.assertEqual(self.me(q, vid).json.get("status"), "admitted")
