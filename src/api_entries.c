@@ -268,6 +268,12 @@ typedef struct {
 
 static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v);
 
+/* A store's due time (us, < 0 not reported) in whole ms, rounded up. */
+static int64_t due_ms(int64_t us)
+{
+    return us > 0 ? (us + 999) / 1000 : 0;
+}
+
 /*
  * Fills v from e for c's queue and user: notes the queue's config with the
  * scheduler, draws the jittered retry of a waiting entry, signs the token
@@ -298,7 +304,7 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
                 cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
-                wr_rng_unit(&a->rng));
+                due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {

@@ -302,6 +302,7 @@ static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
  * jti, iat now_us and exp now_us + ttl_us, in line order, passing over
  * pending users (they keep their place) and removing idle ones met on the
  * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over.
+ * It stops at the first user still within the admission delay (queue.h).
  * *admitted gets the number moved; their waits go to *waited (malloc'd,
  * NULL when none was moved) when waited is not NULL. The tokens are all or
  * nothing: every allocation happens before the first user leaves the line
@@ -330,6 +331,8 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t tt
     wr_zsl_node_t *x = wr_zsl_first(q->line);
     while (x && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
         wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
+            break; /* the admission delay (queue.h): nor anyone behind */
         if (wr_memq_idle(q, x, now_us)) {
             abandon(q, x, dirty); /* leaves the front: the prefix holds */
             passed++;
@@ -432,6 +435,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         abandon(q, n, dirty); /* checked on read: asking late does not revive */
         n = NULL;
     }
+    e->head_due_us = e->own_due_us = -1;
     if (n) {
         /* Seen now: a change a snapshot keeps (restarts do not count
          * against people in line, mem_snapshot.c). */
@@ -472,6 +476,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     e->state = WR_ENTRY_WAITING;
     e->position = wr_zsl_rank(q->line, n);
     e->waiting = wr_zsl_length(q->line);
+    e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
+    e->own_due_us = wr_queue_admit_due_us(score, now_us);
     return WR_OK;
 }
 

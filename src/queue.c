@@ -90,8 +90,18 @@ static double rate_in_use(const wr_queue_config_t *cfg, double observed_rate)
     return rate;
 }
 
+/* The index (0 = the next) of the first tick at or after due_ms, ticks at
+ * next_ms + j * tick_ms; due_ms is at most a few seconds (queue.h). */
+static int64_t first_tick_at(int64_t due_ms, int64_t next_ms, int64_t tick_ms)
+{
+    if (due_ms <= next_ms)
+        return 0;
+    return (due_ms - next_ms + tick_ms - 1) / tick_ms;
+}
+
 int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t position,
-                                       double observed_rate, int64_t next_tick_ms)
+                                       double observed_rate, int64_t next_tick_ms,
+                                       int64_t head_due_ms, int64_t own_due_ms)
 {
     double rate = rate_in_use(cfg, observed_rate);
     if (rate <= 0)
@@ -115,14 +125,24 @@ int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t po
         next_tick_ms = tick;
     if (next_tick_ms > POLL_MAX_MS || k - 1 > (uint64_t)(POLL_MAX_MS / tick))
         return -1;
-    int64_t e = next_tick_ms + (int64_t)(k - 1) * tick;
+    /* The admission delay: no tick admits anyone before the first of the
+     * line is due, and none admits this user before they are. */
+    if (head_due_ms > POLL_MAX_MS || own_due_ms > POLL_MAX_MS)
+        return -1;
+    int64_t j0 = first_tick_at(head_due_ms, next_tick_ms, tick);
+    int64_t e = next_tick_ms + (j0 + (int64_t)(k - 1)) * tick;
+    int64_t own = next_tick_ms + first_tick_at(own_due_ms, next_tick_ms, tick) * tick;
+    if (own > e)
+        e = own;
     return e > POLL_MAX_MS ? -1 : e;
 }
 
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
-                                     double observed_rate, int64_t next_tick_ms, double u)
+                                     double observed_rate, int64_t next_tick_ms,
+                                     int64_t head_due_ms, int64_t own_due_ms, double u)
 {
-    int64_t e = wr_queue_expected_admission_ms(cfg, position, observed_rate, next_tick_ms);
+    int64_t e = wr_queue_expected_admission_ms(cfg, position, observed_rate, next_tick_ms,
+                                               head_due_ms, own_due_ms);
     double band = wr_queue_poll_base_ms(cfg, position);
     double tick = cfg->tick_ms ? cfg->tick_ms : 100;
     double half = tick / 2;
@@ -142,6 +162,14 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
         ms = floor(WR_POLL_MIN_MS + u * w);
     }
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us)
+{
+    if (score_us > now_us && score_us - now_us > WR_ADMIT_SLACK_US)
+        return 0; /* a clock step: due at once */
+    int64_t due = score_us + WR_ADMIT_DELAY_US - now_us;
+    return due > 0 ? due : 0;
 }
 
 int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)

@@ -19,6 +19,31 @@
 #define WR_POLL_MIN_MS 250 /* retryAfterMs is never below this */
 
 /*
+ * The admission delay: nobody is admitted sooner than WR_ADMIT_DELAY_US
+ * after they joined (the floor of retryAfterMs: nobody may come back
+ * sooner, so an earlier token would only wait, and the people admitted in
+ * those first 250 ms of a burst would all come back at the floor, in one
+ * clump). The line is in arrival order, so the people a tick may admit
+ * are a prefix of it: those with arrival score <= now - WR_ADMIT_DELAY_US.
+ * Both stores apply it in their admission tick with the same rule, on the
+ * clock of their scores (Redis TIME; the embedded store's tick clock
+ * against its wall-clock scores).
+ * Clock steps: a score more than WR_ADMIT_SLACK_US ahead of now can only
+ * come from a clock that stepped back (or, embedded, a wall clock that
+ * stepped ahead of the tick clock); such a user counts as due at once, so
+ * a step never stalls the line for longer than the slack plus the delay.
+ */
+#define WR_ADMIT_DELAY_US 250000LL
+#define WR_ADMIT_SLACK_US 1000000LL
+
+/*
+ * Microseconds from now_us until a user with arrival score score_us may be
+ * admitted (the admission delay above): 0 when they may be now, at most
+ * WR_ADMIT_DELAY_US + WR_ADMIT_SLACK_US.
+ */
+int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us);
+
+/*
  * Base poll interval (ms) for a 1-based position from cfg->poll_bands: the
  * first band whose up_to >= position (up_to 0 = no bound). Never below
  * WR_POLL_MIN_MS.
@@ -49,7 +74,11 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            never before E (m absorbs a timer that fires a few ms late
  *            and the admit round trip) - unless that is below the floor:
  *   the floor, E + s < WR_POLL_MIN_MS: the user is admitted before the
- *            floor lets them back. Without maxActive, answer =
+ *            floor lets them back. Since the admission delay (above: nobody
+ *            is admitted sooner than 250 ms after joining) this no longer
+ *            happens on a join, whose answer knows the delay (E >= 250
+ *            ms); only on a poll that comes early (a client that does not
+ *            wait as told, or still waiting after a stall). Without maxActive, answer =
  *            WR_POLL_MIN_MS + u * (band - WR_POLL_MIN_MS): the head of a
  *            crowd that joined together (about rate x 250 ms users, all
  *            answered within a few ms of each other) would otherwise reach
@@ -94,15 +123,30 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  * answer from a first: bounding this too needs a per-user memory (e.g.
  * "told an ETA already: the band next").
  *
+ * The admission delay adds a second way for the premise to fail, in the
+ * first 250 ms of a line: E starts the ticks at the head's due time and
+ * ends them no sooner than the user's own, but a user between the two who
+ * joined later than the head and is not yet due when their tick comes
+ * leaves that tick short. This needs joins slower than the rate into a
+ * line whose head is younger than 250 ms (a burst joins faster than the
+ * rate, and an older head means everyone ahead of the user is due); the
+ * late user then gets one more short answer.
+ *
  * observed_rate: as for wr_queue_eta_seconds (< 0 unknown).
  * next_tick_ms: ms until the next admission tick runs (the scheduler's next
  *   admit call; 0 while one is in flight); < 0 when unknown: a full tick is
  *   assumed (the latest it comes on a running scheduler), never earlier.
+ * head_due_ms, own_due_ms: ms until the first of the line, and this user,
+ *   may be admitted (the admission delay: wr_entry_t's head_due_us and
+ *   own_due_us, rounded up), as the store reports them after a join; <= 0
+ *   when due already or not reported (a poll: by then both are due, unless
+ *   the client polls sooner than told).
  * u: uniform in [0,1), supplied by the caller (deterministic tests).
  * Returns ms, >= WR_POLL_MIN_MS.
  */
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
-                                     double observed_rate, int64_t next_tick_ms, double u);
+                                     double observed_rate, int64_t next_tick_ms,
+                                     int64_t head_due_ms, int64_t own_due_ms, double u);
 
 /*
  * The latest time (ms from now) at which the user at 1-based `position` is
@@ -116,12 +160,22 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
  * (175/s at 100 ms: A = 17.5 users; p 1..17 -> k 1, 18..35 -> k 2, 175 ->
  * k 10; 0.5/s at 100 ms: A = 0.05, p 1 -> k 20). next_tick_ms < 0 counts
  * as one tick (the latest), a position of 0 as 1.
+ * The admission delay (wr_queue_admit_due_us): ticks before the first of
+ * the line is due admit nobody, so counting starts at the first tick at or
+ * after head_due_ms, j0 = ceil((head_due_ms - next_tick_ms) / tickMs)
+ * ticks later (0 when it is due by the next tick), and the user is not
+ * admitted before the first tick at or after own_due_ms:
+ *     E = max(next_tick_ms + (j0 + k - 1) * tickMs,
+ *             next_tick_ms + ceil((own_due_ms - next_tick_ms) / tickMs) * tickMs)
+ * (a join into an empty line at next_tick_ms 40: head and own due 250 ->
+ * E = 340 for p 1, 440 for p 18). head_due_ms, own_due_ms <= 0: due.
  * Returns E in ms; -1 when there is no rate in use (paused, rate 0 or
  * unknown) or when E exceeds 600000 ms (the longest band: the band
  * decides).
  */
 int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t position,
-                                       double observed_rate, int64_t next_tick_ms);
+                                       double observed_rate, int64_t next_tick_ms,
+                                       int64_t head_due_ms, int64_t own_due_ms);
 
 /*
  * etaSeconds = ceil(position / rate). rate is admitPerSecond, or the

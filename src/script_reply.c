@@ -67,7 +67,8 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
 {
     wr_err_t err = WR_EPROTO;
     memset(entry, 0, sizeof *entry);
-    if (!shape(rep, "iisiisii"))
+    entry->head_due_us = entry->own_due_us = -1;
+    if (!shape(rep, "iisiisiiii"))
         goto out;
     redisReply *const *e = rep->element;
     long long kind = e[0]->integer;
@@ -87,6 +88,10 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
         entry->state = WR_ENTRY_WAITING;
         entry->position = u64(e[3]);
         entry->waiting = u64(e[4]);
+        if (e[8]->integer >= 0 && e[9]->integer >= 0) {
+            entry->head_due_us = e[8]->integer;
+            entry->own_due_us = e[9]->integer;
+        }
         err = WR_OK;
         break;
     case 2:

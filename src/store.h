@@ -62,11 +62,16 @@ typedef struct {
 /* A user's place: the answer of join and status. */
 typedef struct {
     wr_entry_state_t state;
-    uint64_t position;               /* WAITING: 1-based rank in line */
-    uint64_t waiting;                /* WAITING or EFULL: people in line */
-    char jti[WR_JTI_LEN + 1];        /* ADMITTED: id of the live token */
-    int64_t issued_at_us;            /* ADMITTED: admission time */
-    int64_t expires_at_us;           /* ADMITTED: token expiry */
+    uint64_t position;        /* WAITING: 1-based rank in line */
+    uint64_t waiting;         /* WAITING or EFULL: people in line */
+    char jti[WR_JTI_LEN + 1]; /* ADMITTED: id of the live token */
+    int64_t issued_at_us;     /* ADMITTED: admission time */
+    int64_t expires_at_us;    /* ADMITTED: token expiry */
+    /* WAITING after a join that added the user (else -1): us from the
+     * store's now until the first of the line, and until this user, may
+     * be admitted (the admission delay, queue.h wr_queue_admit_due_us). */
+    int64_t head_due_us;
+    int64_t own_due_us;
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
 } wr_entry_t;
 

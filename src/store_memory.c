@@ -288,6 +288,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     wr_entry_t *e = &it->res.entry;
     it->cfg = wr_memq_cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
+    e->head_due_us = e->own_due_us = -1;
     if (!q->cfg->cfg.enabled) {
         e->state = WR_ENTRY_PASSTHROUGH;
         it->has_res = true;

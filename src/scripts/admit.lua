@@ -19,7 +19,8 @@
 -- enabled, not paused and the line is not empty; one tick's worth whatever
 -- the gap since lastTick (K24: no tick admits more than one tick's budget
 -- after a late timer, a stall or an outage); carry kept only when every
--- allowed user was admitted.
+-- allowed user was admitted. Nobody is admitted sooner than the admission
+-- delay (250 ms, queue.h) after their arrival score.
 local seed, known = ARGV[1], ARGV[2]
 local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
@@ -37,10 +38,12 @@ I.sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
 -- The first n users of the line to admit, in order, and their arrival
 -- scores, passing over pending page joins (they keep their place) and
 -- removing idle users met on the way; at most scan_max users passed over.
+-- It stops at the first user still within the admission delay (lib.lua
+-- admit_due): nobody behind them is due either, scores being in order.
 -- One HGET per user looked at.
 local function take(n)
-  local users, scores, gone, passed, start = {}, {}, {}, 0, 0
-  while #users < n and passed < scan_max do
+  local users, scores, gone, passed, start, young = {}, {}, {}, 0, 0, false
+  while #users < n and passed < scan_max and not young do
     local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999),
       'WITHSCORES')
     if #chunk == 0 then
@@ -48,6 +51,10 @@ local function take(n)
     end
     for i = 1, #chunk, 2 do
       if #users >= n or passed >= scan_max then
+        break
+      end
+      if admit_due(tonumber(chunk[i + 1]), now) > 0 then
+        young = true
         break
       end
       local u = chunk[i]

@@ -35,6 +35,18 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
+-- The admission delay (queue.h wr_queue_admit_due_us): us from now until a
+-- user with arrival score `score` may be admitted, 0 when they may be now.
+-- A score more than the slack (1 s) ahead of now comes from a clock that
+-- stepped back: due at once.
+local ADMIT_DELAY_US, ADMIT_SLACK_US = 250000, 1000000
+local function admit_due(score, now)
+  if score - now > ADMIT_SLACK_US then
+    return 0
+  end
+  return math.max(0, score + ADMIT_DELAY_US - now)
+end
+
 -- floor(a / b) for non-negative integers a, b (b > 0) below 2^53: the
 -- double division may round up to the next integer, so correct it.
 local function idiv(a, b)

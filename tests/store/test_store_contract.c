@@ -34,6 +34,7 @@
 
 #include "embed.h"
 #include "fake_redis.h"
+#include "queue.h"
 #include "store.h"
 #include "store_harness.h"
 #include "store_redis.h"
@@ -102,6 +103,15 @@ static void pass_store_time(wr_store_t *s, int64_t t_us)
     while (wr_clock_wall_us() <= t_us + 30000 && wr_clock_mono_ms() < deadline)
         sh_run_for(20);
     assert_true(wr_clock_wall_us() > t_us + 30000);
+}
+
+/* join_n, then lets the admission delay pass (queue.h: nobody is admitted
+ * sooner than WR_ADMIT_DELAY_US after joining), so that the next admission
+ * tick may admit every one of them. */
+static void join_due(wr_store_t *s, const char *q, int from, int to)
+{
+    join_n(s, q, from, to);
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
 }
 
 /* ------------------------------------------------------------ backends */
@@ -203,7 +213,7 @@ static void t_admit_counts_and_order(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a1, a2;
     put_ok(s, "adm", mkcfg(5, 1000, 0, 0, 300)); /* 5 users per 1 s tick */
-    join_n(s, "adm", 1, 12);
+    join_due(s, "adm", 1, 12);
     assert_int_equal(sh_admit(s, "adm", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 5); /* first tick ever: one tick's worth */
     assert_int_equal(a1.admit.stats.waiting, 7);
@@ -262,7 +272,7 @@ static void t_admit_no_catchup_after_gap(void **state)
     wr_store_t *s = *state;
     sh_res_t a1, a2;
     put_ok(s, "gap", mkcfg(50, 100, 0, 0, 300)); /* 5 per tick */
-    join_n(s, "gap", 1, 100);
+    join_due(s, "gap", 1, 100);
     assert_int_equal(sh_admit(s, "gap", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 5);
     /* let 3 to 4 ticks pass unrun */
@@ -274,13 +284,57 @@ static void t_admit_no_catchup_after_gap(void **state)
     assert_int_equal(a2.admit.stats.waiting, 90);
 }
 
+/* The admission delay (queue.h): nobody is admitted sooner than 250 ms
+ * after joining; the ticks before it admit nobody and carry nothing (K24:
+ * the first tick after it admits one tick's budget); a join reports when
+ * the first of the line and the joiner become due, a status does not. */
+static void t_admit_delay(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a1, a2;
+    put_ok(s, "dl", mkcfg(50, 100, 0, 0, 300)); /* 5 per tick */
+    /* The embedded store's scores are wall clock, its ticks monotonic with
+     * the offset read at open: they may differ by a few us. */
+    const int64_t max_due = WR_ADMIT_DELAY_US + 1000;
+    int64_t t0 = wr_clock_wall_us();
+    assert_int_equal(sh_join(s, "dl", "u1", &r), WR_OK);
+    assert_true(r.entry.own_due_us > 0 && r.entry.own_due_us <= max_due);
+    assert_true(r.entry.head_due_us == r.entry.own_due_us);
+    join_n(s, "dl", 2, 9);
+    assert_int_equal(sh_join(s, "dl", "u10", &r), WR_OK);
+    assert_int_equal(r.entry.position, 10);
+    assert_true(r.entry.head_due_us > 0 && r.entry.head_due_us <= r.entry.own_due_us);
+    assert_true(r.entry.own_due_us <= max_due);
+    assert_int_equal(sh_status(s, "dl", "u10", &r), WR_OK);
+    assert_int_equal(r.entry.head_due_us, -1);
+    assert_int_equal(r.entry.own_due_us, -1);
+    /* before the delay: ticks run, nobody admitted */
+    assert_int_equal(sh_admit(s, "dl", &a1), WR_OK);
+    if (a1.admit.now_us < t0 + WR_ADMIT_DELAY_US)
+        assert_int_equal(a1.admit.admitted, 0);
+    else /* a host stalled for the whole delay */
+        assert_int_equal(a1.admit.admitted, 5);
+    /* after it, several ticks later: one tick's budget, 5 */
+    pass_store_time(s, t0 + WR_ADMIT_DELAY_US);
+    admit_next_tick(s, "dl", 100000, a1.admit.now_us / 100000, &a2);
+    assert_int_equal(a2.admit.admitted, 5);
+    assert_int_equal(a2.admit.stats.admitted_total, a1.admit.admitted + 5);
+    /* in arrival order */
+    assert_int_equal(sh_status(s, "dl", "u5", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    if (a1.admit.admitted == 0) {
+        assert_int_equal(sh_status(s, "dl", "u6", &r), WR_OK);
+        assert_int_equal(r.entry.position, 1);
+    }
+}
+
 static void t_admit_fractional_rate(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t a1, a2;
     /* 25/s at 100 ms ticks = 2.5 users per tick, kept exactly. */
     put_ok(s, "frac", mkcfg(25, 100, 0, 0, 300));
-    join_n(s, "frac", 1, 40);
+    join_due(s, "frac", 1, 40);
     assert_int_equal(sh_admit(s, "frac", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 2); /* 2.5 -> 2, carry 0.5 */
     int64_t t1 = a1.admit.now_us / 100000;
@@ -300,7 +354,7 @@ static void t_tick_change_keeps_admitting(void **state)
     wr_store_t *s = *state;
     sh_res_t a1, a2;
     put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
-    join_n(s, "tk", 1, 30);
+    join_due(s, "tk", 1, 30);
     assert_int_equal(sh_admit(s, "tk", &a1), WR_OK);
     assert_int_equal(a1.admit.admitted, 1);
     put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
@@ -318,7 +372,7 @@ static void t_paused_admits_nobody(void **state)
     wr_queue_config_t c = mkcfg(50, 100, 0, 0, 300);
     c.paused = true;
     put_ok(s, "pz", c);
-    join_n(s, "pz", 1, 3);
+    join_due(s, "pz", 1, 3);
     assert_int_equal(sh_admit(s, "pz", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
     assert_true(a.cfg.paused);
@@ -357,7 +411,7 @@ static void t_max_active_and_leave_admitted(void **state)
     sh_res_t r, a;
     /* 5 allowed per tick, but at most 3 live tokens */
     put_ok(s, "cap", mkcfg(50, 100, 3, 0, 300));
-    join_n(s, "cap", 1, 10);
+    join_due(s, "cap", 1, 10);
     assert_int_equal(sh_admit(s, "cap", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 3);
     assert_int_equal(a.admit.stats.active, 3);
@@ -403,7 +457,7 @@ static void t_consume_single_use(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     put_ok(s, "tok", mkcfg(5, 1000, 0, 0, 300));
-    join_n(s, "tok", 1, 1);
+    join_due(s, "tok", 1, 1);
     assert_int_equal(sh_admit(s, "tok", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(sh_status(s, "tok", "u1", &r), WR_OK);
@@ -449,7 +503,7 @@ static void t_consume_race(void **state)
     sh_res_t r, a;
     static sh_res_t rs[50];
     put_ok(s, "race", mkcfg(5, 1000, 0, 0, 300));
-    join_n(s, "race", 1, 2);
+    join_due(s, "race", 1, 2);
     assert_int_equal(sh_admit(s, "race", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
     assert_int_equal(sh_status(s, "race", "u1", &r), WR_OK);
@@ -484,7 +538,7 @@ static void t_token_expiry(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a, u1, u2;
     put_ok(s, "exp", mkcfg(50, 100, 2, 0, 1)); /* ttl 1 s, 2 slots */
-    join_n(s, "exp", 1, 4);
+    join_due(s, "exp", 1, 4);
     assert_int_equal(sh_admit(s, "exp", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
     assert_int_equal(sh_status(s, "exp", "u1", &u1), WR_OK);
@@ -571,6 +625,7 @@ static void t_config_roundtrip_and_version(void **state)
     /* replace: the line is kept, every operation sees the new config */
     c = mkcfg(7.25, 200, 0, 50, 120);
     put_ok(s, "cfg", c);
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US); /* u1, u2 due */
     assert_int_equal(sh_status(s, "cfg", "u1", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     assert_int_equal(r.entry.waiting, 2);
@@ -593,7 +648,7 @@ static void t_queue_delete(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     put_ok(s, "del", mkcfg(5, 1000, 0, 0, 300));
-    join_n(s, "del", 1, 6);
+    join_due(s, "del", 1, 6);
     assert_int_equal(sh_admit(s, "del", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 5);
     assert_int_equal(sh_delete(s, "del"), WR_OK);
@@ -776,7 +831,7 @@ static void t_session_release(void **state)
     sh_res_t r, a;
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     put_ok(s, "ses", sess_cfg(0, 300, 60));
-    join_n(s, "ses", 1, 2);
+    join_due(s, "ses", 1, 2);
     assert_int_equal(sh_admit(s, "ses", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
     admitted_jti(s, "ses", "u1", j1);
@@ -819,7 +874,7 @@ static void t_session_release(void **state)
 
     /* sessionSeconds 0: a consume opens nothing */
     put_ok(s, "nos", sess_cfg(0, 300, 0));
-    join_n(s, "nos", 1, 1);
+    join_due(s, "nos", 1, 1);
     assert_int_equal(sh_admit(s, "nos", &a), WR_OK);
     admitted_jti(s, "nos", "u1", j1);
     assert_int_equal(sh_consume(s, "nos", "u1", j1, &r), WR_OK);
@@ -849,7 +904,7 @@ static void t_session_release_race(void **state)
     static sh_res_t rs[50];
     char j1[WR_JTI_LEN + 1];
     put_ok(s, "rr", sess_cfg(0, 300, 60));
-    join_n(s, "rr", 1, 1);
+    join_due(s, "rr", 1, 1);
     assert_int_equal(sh_admit(s, "rr", &a), WR_OK);
     admitted_jti(s, "rr", "u1", j1);
     assert_int_equal(sh_consume(s, "rr", "u1", j1, &r), WR_OK);
@@ -884,7 +939,7 @@ static void t_session_lapse(void **state)
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     /* tokens live 1 s, sessions 2 s; one active slot */
     put_ok(s, "lap", sess_cfg(1, 1, 2));
-    join_n(s, "lap", 1, 3);
+    join_due(s, "lap", 1, 3);
     assert_int_equal(sh_admit(s, "lap", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     admitted_jti(s, "lap", "u1", j1);
@@ -938,7 +993,7 @@ static void t_session_leave(void **state)
     sh_res_t r, a;
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     put_ok(s, "lv", sess_cfg(0, 300, 60));
-    join_n(s, "lv", 1, 2);
+    join_due(s, "lv", 1, 2);
     assert_int_equal(sh_admit(s, "lv", &a), WR_OK);
     admitted_jti(s, "lv", "u1", j1);
     admitted_jti(s, "lv", "u2", j2);
@@ -980,6 +1035,10 @@ static void t_session_max_active_model(void **state)
     bool sess[SM_U + 1] = {false};
     char tok[SM_U + 1][WR_JTI_LEN + 1], sjti[SM_U + 1][WR_JTI_LEN + 1];
     int line[SM_U + 1], nline = 0;
+    /* the admission delay: jgen[u] = gen when u joined; the model lets the
+     * delay pass (gen + 1) before a tick that would admit someone who
+     * joined since the last pass, so every tick may admit the whole n */
+    int jgen[SM_U + 1] = {0}, gen = 0;
     uint64_t released = 0, consumed = 0, left = 0;
     const uint64_t max_active = 5;
     wr_queue_config_t c = mkcfg(1000, 10, max_active, 0, 300); /* 10 per 10 ms tick */
@@ -1005,12 +1064,11 @@ static void t_session_max_active_model(void **state)
             assert_int_equal(sh_join(s, "mm", un, &r), WR_OK);
             if (st[u] == NONE) {
                 st[u] = WAITING;
+                jgen[u] = gen;
                 line[nline++] = u;
             }
             assert_int_equal(r.entry.state, st[u] == TOKEN ? WR_ENTRY_ADMITTED : WR_ENTRY_WAITING);
         } else if (k < 50) { /* one admission tick */
-            admit_next_tick(s, "mm", 10000, prev_tick, &a);
-            prev_tick = a.admit.now_us / 10000;
             uint64_t active = 0;
             for (int i = 1; i <= SM_U; i++)
                 active += (st[i] == TOKEN) + sess[i];
@@ -1020,6 +1078,15 @@ static void t_session_max_active_model(void **state)
             uint64_t room = max_active > active ? max_active - active : 0;
             if (n > room)
                 n = room;
+            bool fresh = false;
+            for (uint64_t i = 0; i < n; i++)
+                fresh = fresh || jgen[line[i]] == gen;
+            if (fresh) {
+                pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
+                gen++;
+            }
+            admit_next_tick(s, "mm", 10000, prev_tick, &a);
+            prev_tick = a.admit.now_us / 10000;
             assert_int_equal(a.admit.admitted, n);
             for (uint64_t i = 0; i < n; i++) {
                 int v = line[i];
@@ -1131,6 +1198,7 @@ static void r_k01_score_precision(void **state)
     assert_true(atoll(z->str) > score);
     freeReplyObject(z);
     /* token times come back as exact integers too */
+    pass_store_time(s, after + WR_ADMIT_DELAY_US); /* u1 due (queue.h) */
     assert_int_equal(sh_admit(s, "k01", &r), WR_OK);
     assert_true(r.admit.now_us >= after);
     z = sh_redis_cmd("ZSCORE wr:{k01}:active u1");
@@ -1158,7 +1226,7 @@ static void r_k02_noscript(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     put_ok(s, "k02", mkcfg(5, 1000, 0, 0, 300));
-    join_n(s, "k02", 1, 1);
+    join_due(s, "k02", 1, 1);
     assert_int_equal(sh_admit(s, "k02", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     redisReply *x = sh_redis_cmd("SCRIPT FLUSH");
@@ -1228,7 +1296,8 @@ static void r_k03_one_slot(void **state)
     c.session_seconds = 60;
     put_ok(s, "k03", c);
     join_n(s, "k03", 1, 7);
-    assert_int_equal(sh_join_page(s, "k03", "u8", &r), WR_OK); /* pending */
+    assert_int_equal(sh_join_page(s, "k03", "u8", &r), WR_OK);  /* pending */
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US); /* all due (queue.h) */
     assert_int_equal(sh_admit(s, "k03", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 5); /* 3 stay in line: every key exists */
     assert_int_equal(sh_status(s, "k03", "u1", &r), WR_OK);
@@ -1927,6 +1996,7 @@ static void t_page_join_pending(void **state)
     assert_int_equal(sh_join_page(s, "page", "p3", &r), WR_OK);
     assert_int_equal(r.entry.position, 4);
     assert_int_equal(r.entry.waiting, 4);
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US); /* all due (queue.h) */
     assert_int_equal(sh_admit(s, "page", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1); /* u1 only */
     assert_int_equal(a.admit.stats.waiting, 3);
@@ -1967,7 +2037,7 @@ static void t_status_quiet(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     put_ok(s, "quiet", mkcfg(1, 1000, 0, 0, 300)); /* 1 per 1 s tick */
-    join_n(s, "quiet", 1, 2);
+    join_due(s, "quiet", 1, 2);
     assert_int_equal(sh_status_quiet(s, "quiet", "u2", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(r.entry.position, 2);
@@ -1989,8 +2059,8 @@ static void t_status_quiet(void **state)
 }
 
 /* K20: maxActive 5, a high rate; five page joins with no later request,
- * then a person who joins and polls: admitted at once; none of the five
- * is admitted or holds a slot. */
+ * then a person who joins and polls: admitted on the first tick after the
+ * admission delay (queue.h); none of the five is admitted or holds a slot. */
 static void t_k20_link_scanners(void **state)
 {
     wr_store_t *s = *state;
@@ -2006,6 +2076,7 @@ static void t_k20_link_scanners(void **state)
     assert_int_equal(sh_join(s, "k20", "person", &r), WR_OK);
     assert_int_equal(r.entry.position, 6);
     expect_waiting(s, "k20", "person", 6, 6);
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
     admit_next_tick(s, "k20", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.active, 1);
@@ -2041,6 +2112,7 @@ int main(int argc, char **argv)
         T(t_join_positions),
         T(t_admit_counts_and_order),
         T(t_admit_fractional_rate),
+        T(t_admit_delay),
         T(t_admit_no_catchup_after_gap),
         T(t_tick_change_keeps_admitting),
         T(t_paused_admits_nobody),

@@ -2,7 +2,8 @@
  * test_store_model.c - randomized model-based test of the embedded store.
  *
  * 100,000 random operations (join, page join, rejoin, leave, status,
- * admit, consume and verify with the right and a wrong jti, release of
+ * admit (with the 250 ms admission delay), consume and verify with the
+ * right and a wrong jti, release of
  * sessions, config changes - sessionSeconds on or off, idleTimeoutSeconds
  * off or a few seconds -, queue delete, time advanced through
  * debug_advance_time) run against store_memory
@@ -324,9 +325,14 @@ static void do_admit(int qi)
                 if (n > room)
                     n = room;
             }
-            /* the first n users not pending, in line order */
+            /* the first n users not pending, in line order, up to the
+             * first who joined less than 250 ms ago (the admission delay;
+             * a score over 1 s ahead of now counts as due: a clock step) */
             int64_t picked = 0;
             for (int i = 0; i < q->nwait && picked < n;) {
+                int64_t sc = q->wait[i].score;
+                if (sc > m_now - 250000 && sc <= m_now + 1000000)
+                    break;
                 if (q->wait[i].pending) {
                     i++;
                     continue;

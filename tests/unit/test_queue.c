@@ -341,6 +341,51 @@ static void test_rate_window(void **state)
     assert_true(wr_rate_window_rate(&w) == 0.0);
 }
 
+/* The admission delay: nobody is due sooner than 250 ms after joining; a
+ * score beyond the 1 s slack ahead of now (a clock step) is due at once. */
+static void test_admission_delay(void **state)
+{
+    (void)state;
+    const int64_t t = 1750000000000000LL;
+    assert_int_equal(wr_queue_admit_due_us(t, t), 250000);
+    assert_int_equal(wr_queue_admit_due_us(t - 100000, t), 150000);
+    assert_int_equal(wr_queue_admit_due_us(t - 249999, t), 1);
+    assert_int_equal(wr_queue_admit_due_us(t - 250000, t), 0);
+    assert_int_equal(wr_queue_admit_due_us(t - 3600000000LL, t), 0);
+    assert_int_equal(wr_queue_admit_due_us(t + 1000000, t), 1250000); /* within the slack */
+    assert_int_equal(wr_queue_admit_due_us(t + 1000001, t), 0);       /* a clock step */
+
+    /* Expected admission with it, 175/s (17.5 per tick), next tick in 40 ms:
+     * ticks at 40, 140, 240, 340, ...; due at 250 -> the tick at 340. */
+    wr_queue_config_t c = cfg_rate(175);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 250, 250), 340);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40, 250, 250), 340);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 250, 250), 440);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 250, 250), 1240);
+    /* the head is due already: the rate decides, not before the user's own */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 250), 340);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 250), 940);
+    /* a head due exactly at the next tick: no tick lost; 1 ms after: one */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 40, 40), 140);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 41, 41), 240);
+    /* next tick unknown: a full tick (100), then 200, 300 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1, 250, 250), 300);
+    /* a due beyond the longest band: the band decides */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 600001, 0), -1);
+
+    /* retryAfterMs for a join into an empty line: just after the tick at
+     * 340 (+5 + u * 45), not the floor's spread (which would come back
+     * within 250..1000 ms, on top of those due then) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.0), 345);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.999), 390);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 250, 250, 0.0), 445);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 250, 250, 0.0), 845);
+    /* E + half beyond the band (1000 ms up to 100): the band */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 450, 450, 0.5), 1000);
+    c.max_active = 40; /* the same with maxActive */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.0), 345);
+}
+
 /* Expected admission: the latest tick that admits the position, counted
  * from the next tick (ttn ms away), with the store's integer budget. */
 static void test_expected_admission(void **state)
@@ -348,76 +393,76 @@ static void test_expected_admission(void **state)
     (void)state;
     wr_queue_config_t c = cfg_rate(175); /* 17.5 per 100 ms tick */
     /* no carry: tick 1 admits 17, tick 2 18 more (35), ... tick 10 175 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 40);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40), 40);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40), 140);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 35, -1, 40), 140);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 36, -1, 40), 240);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 40), 1040);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 40);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40, 0, 0), 40);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 0, 0), 140);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 35, -1, 40, 0, 0), 140);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 36, -1, 40, 0, 0), 240);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 0), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 40, 0, 0), 1040);
     /* 1000 / 17.5 = 57.14 -> tick 58; 5000 / 17.5 = 285.7 -> tick 286 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000, -1, 40), 5740);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 5000, -1, 40), 28540);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000, -1, 40, 0, 0), 5740);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 5000, -1, 40, 0, 0), 28540);
     /* position 0 (not in a real answer) counts as 1 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 0, -1, 40), 40);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 0, -1, 40, 0, 0), 40);
     /* a tick in flight: 0 ms away; unknown: a full tick (the latest) */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 0), 900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, -1), 1000);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1), 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 0, 0, 0), 900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, -1, 0, 0), 1000);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1, 0, 0), 100);
 
     /* fractional rates, exact where double division is not:
      * 33.3/s = 3.33 per tick: 333 users take exactly 100 ticks
      * (333 / 3.33 computes 100.00000000000001 in binary) */
     c = cfg_rate(33.3);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 3, -1, 10), 10);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 4, -1, 10), 110);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 333, -1, 10), 10 + 99 * 100);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 334, -1, 10), 10 + 100 * 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 3, -1, 10, 0, 0), 10);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 4, -1, 10, 0, 0), 110);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 333, -1, 10, 0, 0), 10 + 99 * 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 334, -1, 10, 0, 0), 10 + 100 * 100);
     /* 2.3/s = 0.23 per tick: 1 -> tick 5 (1.15), 23 -> tick 100 exactly */
     c = cfg_rate(2.3);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 440);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 23, -1, 40), 9940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 440);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 23, -1, 40, 0, 0), 9940);
     /* 0.5/s = 0.05 per tick: the first user in tick 20 */
     c = cfg_rate(0.5);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), 1940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 1940);
     /* 175/s at 1000 ms ticks: 175 per tick */
     c = cfg_rate(175);
     c.tick_ms = 1000;
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 300), 300);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 300), 1300);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 300, 0, 0), 300);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 300, 0, 0), 1300);
 
     /* the rate in use is etaSeconds' rate: with maxActive a lower observed
      * rate (87.5/s = 8.75 per tick: 175 -> tick 20), not a higher one */
     c = cfg_rate(175);
     c.max_active = 40;
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40), 1940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 500, 40), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 0, 40), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40, 0, 0), 1940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 500, 40, 0, 0), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 0), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 0, 40, 0, 0), -1);
     c.max_active = 0; /* without maxActive the observed rate is ignored */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40), 940);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40, 0, 0), 940);
 
     /* no rate in use: paused, 0 */
     c = cfg_rate(175);
     c.paused = true;
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), -1);
     c = cfg_rate(0);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), -1);
     /* beyond the longest band (600 s): the band decides */
     c = cfg_rate(175);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105000, -1, 0), 599900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105017, -1, 0), 600000); /* 6001 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105018, -1, 0), -1);     /* 6002 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, UINT64_MAX, -1, 0), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105000, -1, 0, 0, 0), 599900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105017, -1, 0, 0, 0), 600000); /* 6001 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 105018, -1, 0, 0, 0), -1);     /* 6002 */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, UINT64_MAX, -1, 0, 0, 0), -1);
     c = cfg_rate(0.001);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 0), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 0, 0, 0), -1);
     /* the largest rate, 1e6/s: 1e5 per tick, no overflow near POS_MAX */
     c = cfg_rate(1000000);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 100000, -1, 0), 0);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 100001, -1, 0), 100);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 600000000, -1, 0), 599900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000000ULL, -1, 0), -1);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000001ULL, -1, 0), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 100000, -1, 0, 0, 0), 0);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 100001, -1, 0, 0, 0), 100);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 600000000, -1, 0, 0, 0), 599900);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000000ULL, -1, 0, 0, 0), -1);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000001ULL, -1, 0, 0, 0), -1);
 }
 
 /* retryAfterMs follows the ETA below the band: 175/s, 100 ms tick, next
@@ -430,55 +475,55 @@ static void test_retry_after_eta(void **state)
     /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before the 250 ms
      * floor; without maxActive spread over the rest of the band (1000 ms
      * at positions <= 100): 250 + u * 750 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 625);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0.999), 999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0.25), 437);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.5), 625);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0, 0, 0.999), 999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0, 0, 0.25), 437);
     /* 36: tick 3, E 240: 245 (below the floor: 250 + 0) at u = 0;
      * 240 + 5 + 0.999 * 45 = 289.955 -> 290 at 0.999 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.999), 290);
     /* the floor's spread: never before 250, never past the band, evenly */
     unsigned first_half = 0;
     for (int i = 0; i < 1000; i++) {
-        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, i / 1000.0);
+        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0, 0, i / 1000.0);
         assert_in_range(ms, 250, 999);
         first_half += ms < 625;
     }
     assert_int_equal(first_half, 500); /* u < 0.5 */
     /* with maxActive the floor is "as soon as allowed": 250 + u * 50 */
     c.max_active = 40;
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 299);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0.999), 290);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.999), 290);
     c.max_active = 0;
     /* 100: tick 6, E 540 (band 1000) */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.0), 545);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.5), 568); /* 567.5 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0.999), 590);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0, 0, 0.0), 545);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0, 0, 0.5), 568); /* 567.5 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0, 0, 0.999), 590);
     /* 175: tick 10, E 940 (band 3000) */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.0), 945);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.999), 990);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0, 0, 0.0), 945);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0, 0, 0.999), 990);
     /* 525: tick 30, E 2940 + 50 < 3000: the ETA */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0.0), 2945);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0.999), 2990);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0, 0, 0.0), 2945);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0, 0, 0.999), 2990);
     /* the boundary: E + half a tick must be below the band */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 49, 0.999), 2999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 50, 0.0), 2700); /* band */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 49, 0, 0, 0.999), 2999);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 50, 0, 0, 0.0), 2700); /* band */
     /* 526: tick 31, E 3040 > 3000: the band, +/- 10% */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0.0), 2700);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0.999), 3299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.0), 2700);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.999), 3299);
     /* 1000 (E 5740) and 5000 (E 28540): the band */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0.0), 2700);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0.999), 3299);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0.0), 4500);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0.999), 5499);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0, 0, 0.0), 2700);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0, 0, 0.999), 3299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0, 0, 0.0), 4500);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 5000, -1, 40, 0, 0, 0.999), 5499);
     /* next tick unknown: a full tick (175: E 1000) */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, -1, 0.0), 1005);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, -1, 0, 0, 0.0), 1005);
     /* a tick in flight (0 ms): 175 -> E 900 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 0, 0.0), 905);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 0, 0, 0, 0.0), 905);
 
     /* never before E, never more than half a tick after it, and spread:
      * the users of one tick do not all come back at the same ms */
@@ -486,7 +531,7 @@ static void test_retry_after_eta(void **state)
     unsigned distinct = 0;
     uint32_t prev = 0;
     for (int i = 0; i < 1000; i++) {
-        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 175, -1, 40, i / 1000.0);
+        uint32_t ms = wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0, 0, i / 1000.0);
         assert_in_range(ms, 940 + 1, 940 + 50);
         lo = ms < lo ? ms : lo;
         hi = ms > hi ? ms : hi;
@@ -499,30 +544,30 @@ static void test_retry_after_eta(void **state)
     /* jitter 0 does not make the ETA answer exact: the spread is the
      * tick's, not pollJitter's */
     c.poll_jitter = 0;
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0.999), 990);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 0, 0, 0.999), 990);
     c.poll_jitter = 0.1;
 
     /* paused, rate 0, observed 0 under maxActive: the band as in v1 */
     c.paused = true;
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 900);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.999), 1100);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 900);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 1100);
     c = cfg_rate(0);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 1000);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.5), 1000);
     c = cfg_rate(175);
     c.max_active = 40;
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, 0, 40, 0.5), 1000);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, 0, 40, 0, 0, 0.5), 1000);
     /* maxActive holds admission at 87.5/s: 175 -> tick 20, E 1940 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, 87.5, 40, 0.0), 1945);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, 87.5, 40, 0, 0, 0.0), 1945);
 
     /* fractional rates: 2.3/s: 1 -> E 440, 2 -> tick 9 (2 / 0.23 = 8.7),
      * E 840; 3 -> tick 14, E 1340 > 1000: the band */
     c = cfg_rate(2.3);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.0), 445);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 2, -1, 40, 0.999), 890);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 3, -1, 40, 0.0), 900);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 445);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 2, -1, 40, 0, 0, 0.999), 890);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 3, -1, 40, 0, 0, 0.0), 900);
     /* 0.5/s: the first user is due after 1940 ms: the 1000 ms band */
     c = cfg_rate(0.5);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0.5), 1000);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.5), 1000);
     /* 33.3/s, 40 ms ticks (1.332 per tick), custom bands: 400 at
      * <= 10, 2000 beyond; 10 -> tick 8 (7.5), E 7 * 40 + 15 = 295; half a
      * tick 20, m 2: 297 .. 315 */
@@ -531,10 +576,10 @@ static void test_retry_after_eta(void **state)
     c.n_poll_bands = 2;
     c.poll_bands[0] = (wr_poll_band_t){.up_to = 10, .ms = 400};
     c.poll_bands[1] = (wr_poll_band_t){.up_to = 0, .ms = 2000};
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0.0), 297);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0.999), 315);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0, 0, 0.0), 297);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 10, -1, 15, 0, 0, 0.999), 315);
     /* 11 -> tick 9 (8.26), E 335 + 20 < 2000 */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 11, -1, 15, 0.0), 337);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 11, -1, 15, 0, 0, 0.0), 337);
 }
 
 /* ---- the poll-count argument of queue.h, checked by simulation ---- */
@@ -583,9 +628,9 @@ static poll_run_t run_user(const wr_queue_config_t *c, int64_t t1, int64_t carry
         }
         uint64_t pos = p0 - cum;
         double u = draw(&x);
-        int64_t e = wr_queue_expected_admission_ms(c, pos, -1, next - t);
+        int64_t e = wr_queue_expected_admission_ms(c, pos, -1, next - t, 0, 0);
         last_eta = e >= 0 && (double)e + c->tick_ms / 2.0 < wr_queue_poll_base_ms(c, pos);
-        uint32_t ms = eta ? wr_queue_retry_after_eta_ms(c, pos, -1, next - t, u)
+        uint32_t ms = eta ? wr_queue_retry_after_eta_ms(c, pos, -1, next - t, 0, 0, u)
                           : wr_queue_retry_after_ms(c, pos, u);
         if (eta && last_eta) {
             r.eta_answers++;
@@ -648,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_poll_bands),
         cmocka_unit_test(test_retry_after_jitter),
         cmocka_unit_test(test_eta),
+        cmocka_unit_test(test_admission_delay),
         cmocka_unit_test(test_expected_admission),
         cmocka_unit_test(test_retry_after_eta),
         cmocka_unit_test(test_retry_after_eta_poll_count),

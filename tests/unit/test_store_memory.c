@@ -23,6 +23,7 @@
 
 #include <openssl/sha.h>
 
+#include "queue.h"
 #include "store_harness.h"
 #include "store_memory.h"
 
@@ -164,19 +165,23 @@ static void test_semantics(void **state)
     assert_int_equal(r.entry.position, 2);
     assert_int_equal(status(st, "q", "u3").err, WR_ENOTINQUEUE);
 
-    /* first tick ever: 1 admitted; same tick again: 0 */
+    /* nobody is admitted sooner than 250 ms after joining (queue.h) */
     sh_res_t a;
     assert_int_equal(sh_admit(st, "q", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US), WR_OK);
+    /* the first tick after it: 1 admitted; same tick again: 0 */
+    assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.now_us, T0);
+    assert_int_equal(a.admit.now_us, T0 + WR_ADMIT_DELAY_US);
     assert_int_equal(a.admit.stats.active, 1);
     assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
 
     r = status(st, "q", "u1");
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
-    assert_int_equal(r.entry.issued_at_us, T0);
-    assert_int_equal(r.entry.expires_at_us, T0 + 300 * 1000000LL);
+    assert_int_equal(r.entry.issued_at_us, T0 + WR_ADMIT_DELAY_US);
+    assert_int_equal(r.entry.expires_at_us, T0 + WR_ADMIT_DELAY_US + 300 * 1000000LL);
     assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
@@ -302,6 +307,7 @@ static void test_snapshot_round_trip(void **state)
         join(st, "shop", users[i]);
         st->ops->debug_advance_time(st, 10);
     }
+    st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
     sh_res_t a;
     assert_int_equal(sh_admit(st, "shop", &a), WR_OK); /* admits u-a */
     assert_int_equal(a.admit.admitted, 1);
@@ -450,6 +456,7 @@ static void test_snapshot_sessions(void **state)
     join(st, "s", "u1");
     join(st, "s", "u2");
     join(st, "s", "u3");
+    st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
     sh_res_t a, r;
     assert_int_equal(sh_admit(st, "s", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 3);
