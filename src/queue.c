@@ -137,6 +137,18 @@ int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t po
     return e > POLL_MAX_MS ? -1 : e;
 }
 
+/* The longest answer of the band rule: band x (1 + pollJitter), rounded
+ * as wr_queue_retry_after_ms rounds it (u just below 1). */
+static double band_max(const wr_queue_config_t *cfg, double band)
+{
+    double j = cfg->poll_jitter;
+    if (!(j >= 0))
+        j = 0;
+    if (j > 0.5)
+        j = 0.5;
+    return floor(band * (1.0 + j));
+}
+
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u)
@@ -146,8 +158,9 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
     double band = wr_queue_poll_base_ms(cfg, position);
     double tick = cfg->tick_ms ? cfg->tick_ms : 100;
     double half = tick / 2;
-    if (e < 0 || !((double)e + half < band))
-        return wr_queue_retry_after_ms(cfg, position, u);
+    uint32_t by_band = wr_queue_retry_after_ms(cfg, position, u);
+    if (e < 0)
+        return by_band;
     if (!(u >= 0))
         u = 0;
     if (u >= 1)
@@ -156,10 +169,14 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
     if (m > half)
         m = half;
     double ms = ceil((double)e + m + u * (half - m));
+    /* Due within the band, or before the band's longest jittered answer
+     * (queue.h: "the jittered edge"); else the band's answer. */
+    if (!((double)e + half < band) && !(ms <= band_max(cfg, band)))
+        return by_band;
     if (ms < WR_POLL_MIN_MS) {
-        /* Due before the floor lets the user back (queue.h: "the floor"). */
-        double w = cfg->max_active > 0 ? half : band - WR_POLL_MIN_MS; /* within the band */
-        ms = floor(WR_POLL_MIN_MS + u * w);
+        /* Due before the floor lets the user back (queue.h: "the floor"):
+         * back as soon as allowed, spread over half a tick. */
+        ms = floor(WR_POLL_MIN_MS + u * half);
     }
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }

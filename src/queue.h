@@ -66,37 +66,44 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *   band     = wr_queue_poll_base_ms(cfg, position)
  *   E        = wr_queue_expected_admission_ms(...) (below), the latest time,
  *              from now, at which this position is due at the rate in use
+ *              (after a join: from the time the line's first and the user
+ *              are past the admission delay)
  *   half     = tickMs / 2
  *   E >= 0 and E + half < band:
  *            answer = ceil(E + s), with the spread s = m + u * (half - m),
  *            m = tickMs / 20 (at least 1 ms), so s is in [m, half): the
  *            users admitted by one tick come back spread over half a tick,
  *            never before E (m absorbs a timer that fires a few ms late
- *            and the admit round trip) - unless that is below the floor:
+ *            and the admit round trip) - unless that is below the floor
+ *            (below):
+ *   the jittered edge, E + half >= band but ceil(E + s) <= Bmax, the
+ *            band's longest answer floor(band x (1 + pollJitter)) (3300 at
+ *            3 s, jitter 0.1): answer = ceil(E + s), as above. The band's
+ *            answer B (band +/- pollJitter) would bring a user with E
+ *            beyond the band back after their admission, late by up to
+ *            pollJitter x band, or, when B comes less than 250 ms before
+ *            E, late by the floor below: on top of the people due then
+ *            (the demo's peak 3 to 4 s after a burst). The answer is never
+ *            longer than the band rule's longest (the band with its
+ *            jitter stays the upper bound).
  *   the floor, E + s < WR_POLL_MIN_MS: the user is admitted before the
- *            floor lets them back. Since the admission delay (above: nobody
- *            is admitted sooner than 250 ms after joining) this no longer
- *            happens on a join, whose answer knows the delay (E >= 250
- *            ms); only on a poll that comes early (a client that does not
- *            wait as told, or still waiting after a stall). Without maxActive, answer =
- *            WR_POLL_MIN_MS + u * (band - WR_POLL_MIN_MS): the head of a
- *            crowd that joined together (about rate x 250 ms users, all
- *            answered within a few ms of each other) would otherwise reach
- *            the service in one clump on top of the users due after the
- *            floor (70 in flight against a pool of 40 at 175/s); spread
- *            over the rest of the band they add a fraction of the rate for
- *            one band, and the band stays an upper bound of every answer
- *            (API 1.1). With maxActive > 0 a token not yet used holds one
- *            of the maxActive slots (a spread would stall admission), and
- *            with sessions the cap bounds what reaches the service: answer
- *            = WR_POLL_MIN_MS + u * half, back as soon as allowed.
- *   else:    answer = wr_queue_retry_after_ms(cfg, position, u) (the band,
- *            spread by +/- pollJitter, as in v1)
+ *            floor lets them back: answer = WR_POLL_MIN_MS + u * half,
+ *            back as soon as allowed, spread over half a tick. A join
+ *            never gets here: its E counts the admission delay (nobody is
+ *            admitted sooner than 250 ms after joining, the floor itself),
+ *            which is what spreads the head of a crowd that joins
+ *            together (about rate x 250 ms people due before the floor)
+ *            over the ticks after 250 ms instead of one clump at 250 ms.
+ *            A poll gets here when it comes within 250 ms of the user's
+ *            admission (a band answer that ended just before it, a client
+ *            that does not wait as told).
+ *   else:    answer = B (the band, spread by +/- pollJitter, as in v1)
  * Paused, a rate in use of 0 or unknown (etaSeconds null): the band.
  *
  * Why no one polls more often than the bands let them (the argument):
  * 1. The ETA answer is given only to a user who is due before the band's
- *    interval ends (E + half < band), and it comes after E.
+ *    interval ends (E + half < band, or E + s <= Bmax: before the band's
+ *    longest answer), and it comes after E.
  * 2. E is the LATEST admission of this position while admission runs at
  *    the rate in use: it assumes no carried fraction (the store's carry is
  *    in [0, 1) user, so the real tick is the same or one earlier), counts
@@ -110,7 +117,8 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *    next band poll might find the user still waiting and poll again). In
  *    total no more polls than v1; in any window (a minute) at most one
  *    more than the bands give: the poll just after admission. (This holds
- *    for the floor's longer answers too: they are last polls as well.)
+ *    for the floor's answers too: they come after E, so they are last
+ *    polls as well.)
  * The premise of 2 is that admission keeps the rate in use. When it falls
  * below it for a while - maxActive full with tokens nobody consumes while
  * the observed rate (a one-minute average) still shows the old rate, a

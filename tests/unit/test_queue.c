@@ -380,8 +380,11 @@ static void test_admission_delay(void **state)
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.999), 390);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 250, 250, 0.0), 445);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 250, 250, 0.0), 845);
-    /* E + half beyond the band (1000 ms up to 100): the band */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 450, 450, 0.5), 1000);
+    /* E + half beyond the band (1000 ms up to 100): the ETA while E + s is
+     * within the band's longest answer (1100 ms at jitter 0.1), else the
+     * band (E 1040 and 1140) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 450, 450, 0.5), 1068);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 550, 550, 0.5), 1000);
     c.max_active = 40; /* the same with maxActive */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.0), 345);
 }
@@ -473,26 +476,26 @@ static void test_retry_after_eta(void **state)
     (void)state;
     wr_queue_config_t c = cfg_rate(175);
     /* 1, 17 (tick 1, E 40) and 18 (tick 2, E 140): due before the 250 ms
-     * floor; without maxActive spread over the rest of the band (1000 ms
-     * at positions <= 100): 250 + u * 750 */
+     * floor (a poll: a join's E counts the admission delay): back as soon
+     * as allowed, 250 + u * 50, with or without maxActive */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 250);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.5), 625);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0, 0, 0.999), 999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0, 0, 0.25), 437);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.5), 275);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0, 0, 0.999), 299);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 18, -1, 40, 0, 0, 0.25), 262);
     /* 36: tick 3, E 240: 245 (below the floor: 250 + 0) at u = 0;
      * 240 + 5 + 0.999 * 45 = 289.955 -> 290 at 0.999 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.0), 250);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 36, -1, 40, 0, 0, 0.999), 290);
-    /* the floor's spread: never before 250, never past the band, evenly */
+    /* the floor's spread: never before 250, within half a tick, evenly */
     unsigned first_half = 0;
     for (int i = 0; i < 1000; i++) {
         uint32_t ms = wr_queue_retry_after_eta_ms(&c, 17, -1, 40, 0, 0, i / 1000.0);
-        assert_in_range(ms, 250, 999);
-        first_half += ms < 625;
+        assert_in_range(ms, 250, 299);
+        first_half += ms < 275;
     }
     assert_int_equal(first_half, 500); /* u < 0.5 */
-    /* with maxActive the floor is "as soon as allowed": 250 + u * 50 */
+    /* the same with maxActive */
     c.max_active = 40;
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.0), 250);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 0, 0, 0.999), 299);
@@ -509,12 +512,21 @@ static void test_retry_after_eta(void **state)
     /* 525: tick 30, E 2940 + 50 < 3000: the ETA */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0, 0, 0.0), 2945);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 40, 0, 0, 0.999), 2990);
-    /* the boundary: E + half a tick must be below the band */
+    /* the boundary: E + half a tick below the band ... */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 49, 0, 0, 0.999), 2999);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 50, 0, 0, 0.0), 2700); /* band */
-    /* 526: tick 31, E 3040 > 3000: the band, +/- 10% */
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.0), 2700);
-    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.999), 3299);
+    /* ... or E + s within the band's longest answer, 3000 x 1.1 = 3300 (the
+     * jittered edge: a band answer would come back after the admission) */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 525, -1, 50, 0, 0, 0.0), 2955);
+    /* 526: tick 31, E 3040 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.0), 3045);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 526, -1, 40, 0, 0, 0.999), 3090);
+    /* 577: tick 33, E 3240: 3245 at u = 0, 3290 at 0.999 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 577, -1, 40, 0, 0, 0.0), 3245);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 577, -1, 40, 0, 0, 0.999), 3290);
+    /* 580: tick 34, E 3340 > 3300: the band, +/- 10% */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 580, -1, 40, 0, 0, 0.0), 2700);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 580, -1, 40, 0, 0, 0.5), 3000);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 580, -1, 40, 0, 0, 0.999), 3299);
     /* 1000 (E 5740) and 5000 (E 28540): the band */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0, 0, 0.0), 2700);
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000, -1, 40, 0, 0, 0.999), 3299);
@@ -629,17 +641,22 @@ static poll_run_t run_user(const wr_queue_config_t *c, int64_t t1, int64_t carry
         uint64_t pos = p0 - cum;
         double u = draw(&x);
         int64_t e = wr_queue_expected_admission_ms(c, pos, -1, next - t, 0, 0);
-        last_eta = e >= 0 && (double)e + c->tick_ms / 2.0 < wr_queue_poll_base_ms(c, pos);
-        uint32_t ms = eta ? wr_queue_retry_after_eta_ms(c, pos, -1, next - t, 0, 0, u)
-                          : wr_queue_retry_after_ms(c, pos, u);
+        uint32_t band = wr_queue_retry_after_ms(c, pos, u);
+        bool in_band = e >= 0 && (double)e + c->tick_ms / 2.0 < wr_queue_poll_base_ms(c, pos);
+        uint32_t ms = eta ? wr_queue_retry_after_eta_ms(c, pos, -1, next - t, 0, 0, u) : band;
+        /* the ETA answer: due within the band, or before the band's
+         * longest answer (band x (1 + jitter)) */
+        last_eta = in_band || (e >= 0 && ms != band);
         if (eta && last_eta) {
             r.eta_answers++;
             /* after E; within half a tick of it, or the floor's spread */
             assert_true((int64_t)ms > e);
             assert_true((double)ms <= (double)e + c->tick_ms / 2.0 + 1 ||
                         ms < wr_queue_poll_base_ms(c, pos));
+            if (!in_band)
+                assert_true(ms <= floor(wr_queue_poll_base_ms(c, pos) * (1 + c->poll_jitter)));
         } else if (eta) {
-            assert_int_equal(ms, wr_queue_retry_after_ms(c, pos, u));
+            assert_int_equal(ms, band);
         }
         last_eta = eta && last_eta;
         t += ms;
