@@ -250,6 +250,9 @@ class K10CrashDuringAdmission(PrivateRedis):
         users = ["k10-%03d" % i for i in range(400)]
         for u in users:
             self.join_ok(q, u, client=w.client)
+        # Nobody is admitted sooner than 250 ms after joining (the admission
+        # delay): let it pass, so the first instance admits before its kill.
+        time.sleep(0.3)
         self.assertEqual(w.client.patch_queue(q, {"paused": False}).status, 200)
         rnd = random.Random(1)
         for _ in range(6):
