@@ -749,7 +749,8 @@ static void t_close_inside_callback(void **state)
  * back and does not disturb the others; within a queue the callbacks come
  * in call order. */
 typedef struct {
-    char op; /* 'j' join, 's' status, 'l' leave, 'd' delete, 'a' admit */
+    char op; /* 'j' join, 's' status, 'p' join_page, 'q' status_quiet, 'l' leave,
+                'd' delete, 'a' admit */
     const char *q, *u;
     wr_err_t rc;   /* what the call returns */
     wr_err_t want; /* what the callback gets (rc == WR_OK) */
@@ -764,6 +765,10 @@ static wr_err_t step_call(wr_store_t *s, const step_t *st, sh_res_t *r)
         return wr_store_join(s, st->q, st->u, sh_entry_cb, r);
     case 's':
         return wr_store_status(s, st->q, st->u, sh_entry_cb, r);
+    case 'p':
+        return wr_store_join_page(s, st->q, st->u, sh_entry_cb, r);
+    case 'q':
+        return wr_store_status_quiet(s, st->q, st->u, sh_entry_cb, r);
     case 'l':
         return wr_store_leave(s, st->q, st->u, sh_done_cb, r);
     case 'a':
@@ -817,7 +822,7 @@ static void run_steps(wr_store_t *s, const step_t *steps, size_t n)
         if (r[i].err != st->want)
             fail_msg("step %zu (%c %s %s): %s, want %s", i, st->op, st->q, st->u ? st->u : "-",
                      wr_errname(r[i].err), wr_errname(st->want));
-        if (st->want == WR_OK && (st->op == 'j' || st->op == 's')) {
+        if (st->want == WR_OK && strchr("jspq", st->op)) {
             assert_true(r[i].has_entry && r[i].has_cfg);
             if (st->pos > 0) {
                 if (r[i].entry.state != WR_ENTRY_WAITING || (int)r[i].entry.position != st->pos ||
@@ -2414,6 +2419,46 @@ static void t_page_join_pending(void **state)
     assert_int_equal(r.stats.left_total, 1);
 }
 
+/* People who stop asking, in one iteration: page joins, quiet and plain
+ * statuses and joins of idle and active users, each with the answer it
+ * gets when the calls run one after the other. */
+static void t_iteration_idle(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "bidle", c);
+    join_n(s, "bidle", 1, 3);
+    assert_int_equal(sh_join_page(s, "bidle", "p1", &r), WR_OK);
+    assert_int_equal(sh_join_page(s, "bidle", "p2", &r), WR_OK);
+    pass_us(s, 550000);
+    const step_t seen[] = {
+        {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        {'p', "bidle", "p2", WR_OK, WR_OK, 5, 5}, /* in line: seen, no longer pending */
+    };
+    run_steps(s, seen, sizeof seen / sizeof seen[0]);
+    /* 1.45 s: u1, u3 and p1 are idle (Redis: 1 s + its 250 ms slack); u2
+     * and p2, seen at 0.55 s, are not */
+    pass_us(s, 900000);
+    const step_t steps[] = {
+        {'q', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        {'s', "bidle", "u1", WR_OK, WR_ENOTINQUEUE, 0, 0}, /* idle: removed */
+        {'s', "bidle", "u2", WR_OK, WR_OK, 1, 4},
+        {'j', "bidle", "u3", WR_OK, WR_OK, 4, 4}, /* idle: removed, then a newcomer */
+        {'s', "bidle", "p1", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'p', "bidle", "p3", WR_OK, WR_OK, 4, 4},
+        {'q', "bidle", "p2", WR_OK, WR_OK, 2, 4},
+        {'j', "bidle", "u2", WR_OK, WR_OK, 1, 4},
+    };
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(sh_get(s, "bidle", &r), WR_OK);
+    assert_int_equal(r.stats.waiting, 4);
+    assert_int_equal(r.stats.abandoned_total, 3);
+    assert_int_equal(r.stats.left_total, 0);
+}
+
 /* status_quiet answers as status does (it may only skip recording the
  * last-seen time of a user the caller saw recorded within the window). */
 static void t_status_quiet(void **state)
@@ -2514,6 +2559,7 @@ int main(int argc, char **argv)
         T(t_iteration_ordered),
         T(t_iteration_many),
         T(t_iteration_close),
+        T(t_iteration_idle),
         T(t_session_release),
         T(t_session_release_race),
         T(t_session_lapse),
