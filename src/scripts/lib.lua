@@ -259,10 +259,11 @@ end
 -- The queue's config as entry() needs it, or nil when there is no queue:
 -- {version (number), json ('' when known, the caller's cached version, is
 -- current), enabled, max (maxQueueSize, 0 = none), idle (T in us)}, and
--- what entry() keeps for the rest of the call: waiting (the line's length,
--- read at most once and kept up to date with entry()'s own writes), now
--- (Redis TIME, read at most once: the requests of one call are one
--- instant, as the script is atomic) and I (idle_lib(), made at most once).
+-- what entry() keeps for the rest of the call: waiting (the line's length)
+-- and last (state's lastScore), read at most once and kept up to date with
+-- entry()'s own writes; now (Redis TIME, read at most once: the requests
+-- of one call are one instant, as the script is atomic), swept (the token
+-- sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec')
   if not cfg[1] then
@@ -320,7 +321,10 @@ local function entry(c, user, mode)
       return 1, rank + 1, entry_waiting(c), '', 0, 0
     end
   end
-  expire_tokens(now)
+  if not c.swept then -- once per call: at the same now, a second finds nothing
+    expire_tokens(now)
+    c.swept = true
+  end
   local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
   if jti and exp > now then
     return 2, 0, 0, jti, iat, exp
@@ -333,13 +337,15 @@ local function entry(c, user, mode)
     redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
     return -2, 0, waiting, '', 0, 0
   end
-  local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  if not c.last then
+    c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  end
   local score = now
-  if score <= last then
-    score = last + 1
+  if score <= c.last then
+    score = c.last + 1
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-  c.waiting = waiting + 1
+  c.waiting, c.last = waiting + 1, score
   I.seen_set(user, now, mode == '2')
   redis.call('HSET', K_STATE, 'lastScore', fmt(score))
   rank = redis.call('ZRANK', K_WAITING, user)
