@@ -1793,6 +1793,23 @@ static void r_iteration_durability(void **state)
     wr_store_close(s);
 }
 
+/* The fake server (fake_redis.h) on DIR/fake.sock, and store_redis
+ * connected to it (2 s command timeout, quick reconnects). */
+static wr_store_t *open_fake(fake_redis_t **f)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
+    *f = fake_redis_start(path);
+    assert_non_null(*f);
+    char url[700];
+    snprintf(url, sizeof url, "unix://%s", path);
+    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
+    wr_store_t *s = NULL;
+    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
+    sh_wait_connected(s, SH_WAIT_MS);
+    return s;
+}
+
 /* A one-shot raw reply and a batch of joins and statuses against the
  * fake server: each request answered exactly once, with its own answer
  * or the batch's error. */
@@ -1808,16 +1825,8 @@ static void fake_steps(fake_redis_t *f, wr_store_t *s, const char *raw, const st
 static void r_iteration_bad_replies(void **state)
 {
     (void)state;
-    char path[600];
-    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
-    fake_redis_t *f = fake_redis_start(path);
-    assert_non_null(f);
-    char url[700];
-    snprintf(url, sizeof url, "unix://%s", path);
-    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
-    wr_store_t *s = NULL;
-    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
-    sh_wait_connected(s, SH_WAIT_MS);
+    fake_redis_t *f;
+    wr_store_t *s = open_fake(&f);
     wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
     json_t *j = wr_qconfig_to_json(&c);
     char *json = json_dumps(j, JSON_COMPACT);
@@ -2038,16 +2047,8 @@ static wr_err_t run_op(wr_store_t *s, int op)
 static void r_bad_replies(void **state)
 {
     (void)state;
-    char path[600];
-    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
-    fake_redis_t *f = fake_redis_start(path);
-    assert_non_null(f);
-    char url[700];
-    snprintf(url, sizeof url, "unix://%s", path);
-    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
-    wr_store_t *s = NULL;
-    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
-    sh_wait_connected(s, SH_WAIT_MS);
+    fake_redis_t *f;
+    wr_store_t *s = open_fake(&f);
 
     char jti30[] = "*8\r\n:2\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:0\r\n"
                    "$30\r\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n";
