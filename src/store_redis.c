@@ -49,12 +49,12 @@
  *     send_plain), so commands reach Redis in the order of the calls, as
  *     before - except that the batches of two queues held in one iteration
  *     may pass each other's requests, which nothing can tell: their keys
- *     are disjoint (the hash tag {q}). Within a batch the requests run in arrival order, one after
- *     the other, inside one script: each is atomic and sees the writes of
- *     those before it, as when they were n commands back to back on this
- *     connection, where nothing else could run between them either (see
- *     entry_batch.lua). The per-request rules are lib.lua's entry(), one
- *     copy for both scripts.
+ *     are disjoint (the hash tag {q}). Within a batch the requests run in
+ *     arrival order, one after the other, inside one script: each is atomic
+ *     and sees the writes of those before it, as when they were n commands
+ *     back to back on this connection, where nothing else could run
+ *     between them either (see entry_batch.lua). The per-request rules are
+ *     lib.lua's entry(), one copy for both scripts.
  *   - A new batch starts when the queue's last held batch is full, and in
  *     durability mode when the kind changes (joins are WAITed for, strict;
  *     statuses never), so a status's answer never waits for or fails on a
