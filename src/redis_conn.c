@@ -34,7 +34,8 @@
  *
  * Commands
  *   Each command is a `struct wr_redis_conn_cmd`: its callback and its
- *   arguments (kept for the EVAL retry) in one allocation. redis_io keeps
+ *   arguments (kept for the EVAL retry; the argument arrays sized by the
+ *   caller, e.g. for a batch of joins and polls) in one allocation. redis_io keeps
  *   the order, the timeout (WR_ETIMEOUT), the hung detection (a command
  *   unanswered 2x its timeout after it drops the connection) and calls
  *   on_reply exactly once per submission.
@@ -91,11 +92,11 @@ struct wr_redis_conn_cmd {
     wr_redis_conn_wait_fn wait_fn;
     wr_redis_conn_reply_cb cb;
     void *arg;
-    int argc;
-    const char *argv[WR_REDIS_CONN_MAX_ARGS];
-    size_t argvlen[WR_REDIS_CONN_MAX_ARGS];
+    int argc, max_args;
+    const char **argv; /* max_args entries, in the same allocation */
+    size_t *argvlen;   /* max_args entries, in the same allocation */
     size_t buf_used, buf_cap;
-    char buf[]; /* the argument bytes argv points into */
+    char *buf; /* the argument bytes argv points into, in the same allocation */
 };
 
 /* ---------------------------------------------------------------- utils */
@@ -150,16 +151,29 @@ fail:
 
 /* ------------------------------------------------------------- commands */
 
-wr_redis_conn_cmd_t *wr_redis_conn_cmd_new(int script, size_t cap)
+wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t cap)
 {
-    wr_redis_conn_cmd_t *cmd = calloc(1, sizeof *cmd + cap);
+    if (max_args < 3 || max_args > WR_REDIS_CONN_MAX_ARGS_CAP)
+        return NULL;
+    size_t n = (size_t)max_args;
+    wr_redis_conn_cmd_t *cmd =
+        calloc(1, sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
     if (!cmd)
         return NULL;
+    cmd->argv = (const char **)(cmd + 1);
+    cmd->argvlen = (size_t *)(cmd->argv + n);
+    cmd->buf = (char *)(cmd->argvlen + n);
+    cmd->max_args = max_args;
     cmd->buf_cap = cap;
     cmd->script = script;
     if (script != WR_REDIS_CONN_NO_SCRIPT)
         cmd->argc = 2; /* EVALSHA sha | EVAL text: filled at send time */
     return cmd;
+}
+
+wr_redis_conn_cmd_t *wr_redis_conn_cmd_new(int script, size_t cap)
+{
+    return wr_redis_conn_cmd_new_args(script, WR_REDIS_CONN_MAX_ARGS, cap);
 }
 
 void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd)
@@ -172,7 +186,7 @@ void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd)
 
 bool wr_redis_conn_cmd_arg(wr_redis_conn_cmd_t *cmd, const void *p, size_t n)
 {
-    if (cmd->argc >= WR_REDIS_CONN_MAX_ARGS || cmd->buf_cap - cmd->buf_used < n + 1)
+    if (cmd->argc >= cmd->max_args || cmd->buf_cap - cmd->buf_used < n + 1)
         return false;
     char *dst = cmd->buf + cmd->buf_used;
     memcpy(dst, p, n);

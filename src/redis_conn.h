@@ -28,8 +28,10 @@
 #include "error.h"
 #include "metrics.h"
 
-#define WR_REDIS_CONN_MAX_ARGS  32   /* arguments of one command, with EVALSHA and the SHA */
-#define WR_REDIS_CONN_NO_SCRIPT (-1) /* a plain command: argv[0] is its name */
+/* Arguments of a command of wr_redis_conn_cmd_new, EVALSHA and the SHA included. */
+#define WR_REDIS_CONN_MAX_ARGS     32
+#define WR_REDIS_CONN_MAX_ARGS_CAP 1024 /* the most cmd_new_args takes */
+#define WR_REDIS_CONN_NO_SCRIPT    (-1) /* a plain command: argv[0] is its name */
 
 /* One Lua script: the embedded file `file` (wr_embed_find), after the
  * embedded file `lib` and a newline when lib is not NULL. */
@@ -139,6 +141,11 @@ void wr_redis_conn_close(wr_redis_conn_t *c);
  * it is submitted.
  */
 wr_redis_conn_cmd_t *wr_redis_conn_cmd_new(int script, size_t cap);
+
+/* The same with room for max_args arguments (3 .. WR_REDIS_CONN_MAX_ARGS_CAP,
+ * EVALSHA and the SHA included) instead of WR_REDIS_CONN_MAX_ARGS; NULL when
+ * out of memory or max_args is out of range. */
+wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t cap);
 
 /* Appends one argument (n bytes, copied); for a script: numkeys, the keys,
  * then ARGV. False when the command has no room left (arguments or bytes). */

@@ -62,46 +62,53 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
     st->abandoned_total = u64(e[10]);
 }
 
-wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                               wr_entry_t *entry, wr_queue_config_t *cfg)
+/* The answer of one join or status, as entry.lua and entry_batch.lua send
+ * it: kind, then by kind position, waiting, head_due_us and own_due_us (1;
+ * the dues are -1 unless a join added the user), jti, iat_us, exp_us (2),
+ * waiting (-2); unused fields are 0 / NULL. */
+struct ans {
+    long long kind, position, waiting, iat, exp, head_due, own_due;
+    const redisReply *jti;
+};
+
+/* Decodes a, with the reply's config part (version, json) resolved first
+ * for every kind but "no queue". */
+static wr_err_t decode_entry(const struct ans *a, long long version, const redisReply *json,
+                             wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
+                             wr_queue_config_t *cfg)
 {
     wr_err_t err = WR_EPROTO;
-    memset(entry, 0, sizeof *entry);
     entry->head_due_us = entry->own_due_us = -1;
-    if (!shape(rep, "iisiisiiii"))
-        goto out;
-    redisReply *const *e = rep->element;
-    long long kind = e[0]->integer;
-    if (kind == -1) {
+    if (a->kind == -1) {
         err = WR_ENOTFOUND;
         goto out;
     }
-    err = resolve(ctx, e[1]->integer, e[2], cfg);
+    err = resolve(ctx, version, json, cfg);
     if (err != WR_OK)
         goto out;
     entry->config = cfg;
     err = WR_EPROTO;
-    switch (kind) {
+    switch (a->kind) {
     case 1:
-        if (e[3]->integer < 1 || e[4]->integer < e[3]->integer)
+        if (a->position < 1 || a->waiting < a->position)
             goto out;
         entry->state = WR_ENTRY_WAITING;
-        entry->position = u64(e[3]);
-        entry->waiting = u64(e[4]);
-        if (e[8]->integer >= 0 && e[9]->integer >= 0) {
-            entry->head_due_us = e[8]->integer;
-            entry->own_due_us = e[9]->integer;
+        entry->position = (uint64_t)a->position;
+        entry->waiting = (uint64_t)a->waiting;
+        if (a->head_due >= 0 && a->own_due >= 0) {
+            entry->head_due_us = a->head_due;
+            entry->own_due_us = a->own_due;
         }
         err = WR_OK;
         break;
     case 2:
-        if (e[5]->len == 0 || e[5]->len > WR_JTI_LEN)
+        if (!a->jti || a->jti->len == 0 || a->jti->len > WR_JTI_LEN)
             goto out;
         entry->state = WR_ENTRY_ADMITTED;
-        memcpy(entry->jti, e[5]->str, e[5]->len);
-        entry->jti[e[5]->len] = '\0';
-        entry->issued_at_us = e[6]->integer;
-        entry->expires_at_us = e[7]->integer;
+        memcpy(entry->jti, a->jti->str, a->jti->len);
+        entry->jti[a->jti->len] = '\0';
+        entry->issued_at_us = a->iat;
+        entry->expires_at_us = a->exp;
         err = WR_OK;
         break;
     case 3:
@@ -109,7 +116,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
         err = WR_OK;
         break;
     case -2:
-        entry->waiting = u64(e[4]);
+        entry->waiting = a->waiting < 0 ? 0 : (uint64_t)a->waiting;
         err = WR_EFULL;
         break;
     case -3:
@@ -120,6 +127,120 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
     }
 out:
     return err;
+}
+
+wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
+                               wr_entry_t *entry, wr_queue_config_t *cfg)
+{
+    memset(entry, 0, sizeof *entry);
+    if (!shape(rep, "iisiisiiii"))
+        return WR_EPROTO;
+    redisReply *const *e = rep->element;
+    struct ans a = {.kind = e[0]->integer,
+                    .position = e[3]->integer,
+                    .waiting = e[4]->integer,
+                    .jti = e[5],
+                    .iat = e[6]->integer,
+                    .exp = e[7]->integer,
+                    .head_due = e[8]->integer,
+                    .own_due = e[9]->integer};
+    return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry, cfg);
+}
+
+/* The types of the elements that follow an answer's kind in
+ * entry_batch.lua's reply; NULL for a kind it never sends. */
+static const char *batch_fields(long long kind)
+{
+    switch (kind) {
+    case 1:
+        return "iiii";
+    case 2:
+        return "sii";
+    case -2:
+        return "i";
+    case 3:
+    case -1:
+    case -3:
+        return "";
+    default:
+        return NULL;
+    }
+}
+
+/* Reads the answer at element *at of rep into *a (a->kind = 0 for an
+ * error reply) and moves *at past it. False when it is cut off or of the
+ * wrong shape. */
+static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
+{
+    memset(a, 0, sizeof *a);
+    const redisReply *k = *at < rep->elements ? rep->element[*at] : NULL;
+    if (k && k->type == REDIS_REPLY_ERROR) {
+        (*at)++;
+        return true;
+    }
+    if (!is_int(k) || k->integer == 0)
+        return false;
+    const char *f = batch_fields(k->integer);
+    size_t nf = f ? strlen(f) : 0;
+    if (!f || rep->elements - *at - 1 < nf)
+        return false;
+    redisReply *const *e = rep->element + *at + 1;
+    for (size_t i = 0; i < nf; i++)
+        if (f[i] == 'i' ? !is_int(e[i]) : !is_str(e[i]))
+            return false;
+    a->kind = k->integer;
+    if (a->kind == 1) {
+        a->position = e[0]->integer;
+        a->waiting = e[1]->integer;
+        a->head_due = e[2]->integer;
+        a->own_due = e[3]->integer;
+    } else if (a->kind == 2) {
+        a->jti = e[0];
+        a->iat = e[1]->integer;
+        a->exp = e[2]->integer;
+    } else if (a->kind == -2) {
+        a->waiting = e[0]->integer;
+    }
+    *at += 1 + nf;
+    return true;
+}
+
+wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisReply *rep, size_t n)
+{
+    it->rep = NULL;
+    it->at = 2;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 || !is_int(rep->element[0]) ||
+        !is_str(rep->element[1]))
+        return WR_EPROTO;
+    size_t at = 2;
+    struct ans a;
+    for (size_t i = 0; i < n; i++)
+        if (!batch_answer(rep, &at, &a))
+            return WR_EPROTO;
+    if (at != rep->elements)
+        return WR_EPROTO;
+    it->rep = rep;
+    return WR_OK;
+}
+
+wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisReply **error,
+                                    wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
+                                    wr_queue_config_t *cfg)
+{
+    memset(entry, 0, sizeof *entry);
+    *error = NULL;
+    struct ans a;
+    const redisReply *rep = it->rep;
+    if (!rep || it->at >= rep->elements)
+        return WR_EPROTO;
+    size_t at = it->at;
+    if (!batch_answer(rep, &it->at, &a))
+        return WR_EPROTO; /* cannot happen after batch_begin */
+    if (a.kind == 0) {
+        *error = rep->element[at];
+        return WR_EPROTO;
+    }
+    return decode_entry(&a, rep->element[0]->integer, rep->element[1], resolve, ctx, entry, cfg);
 }
 
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,

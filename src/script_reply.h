@@ -32,6 +32,25 @@ typedef wr_err_t (*wr_script_reply_config_fn)(void *ctx, long long version, cons
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_entry_t *entry, wr_queue_config_t *cfg);
 
+/* entry_batch.lua, the answers of n coalesced joins and statuses, read in
+ * order: wr_script_reply_batch_begin() checks the whole reply ({version,
+ * json, then n answers, each its kind and the elements that kind uses, or
+ * one error reply}; nothing after them) and returns WR_OK, or WR_EPROTO:
+ * then no answer can be trusted. Each wr_script_reply_batch_next() then
+ * decodes the next answer: the same results as wr_script_reply_entry for
+ * entry.lua's reply, the reply's one config part (resolve) for each; an
+ * error reply (the request raised an error in the script) is WR_EPROTO
+ * with *error pointing to it (else NULL). it borrows rep. */
+typedef struct {
+    const redisReply *rep;
+    size_t at; /* element of the next answer */
+} wr_script_reply_batch_t;
+
+wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisReply *rep, size_t n);
+wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisReply **error,
+                                    wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
+                                    wr_queue_config_t *cfg);
+
 /* admit.lua: WR_OK with *res (res->config points to *cfg; res->waited_us,
  * when not NULL, is malloc'd and the caller frees it after use); WR_ENOTFOUND;
  * WR_EPROTO. */

@@ -2,7 +2,10 @@
  * store_redis.h - the Redis backend of the store interface (store.h).
  *
  * redis_conn (redis_io) on the caller's libevent loop; every operation is ONE Lua
- * script call (EVALSHA, one EVAL retry on NOSCRIPT); every key of a queue
+ * script call (EVALSHA, one EVAL retry on NOSCRIPT), except that the joins and
+ * statuses of one queue made in one loop iteration share one call (up to 64
+ * of them; sent at the end of the iteration, each still atomic and answered
+ * on its own; store_redis.c, "Coalescing"); every key of a queue
  * carries the hash tag {queue} and is passed in KEYS. Arrival scores and
  * token expiries are Redis TIME in microseconds. The connection is
  * redis_conn.h, the URL grammar redis_url.h; waitroomd opens this backend
@@ -54,7 +57,9 @@ typedef struct {
  * The caller frees with wr_store_close(); pending callbacks are then called
  * synchronously with WR_ECANCELED. Closing from inside one of the store's
  * callbacks is allowed. At most 65536 commands may be in flight; beyond that
- * operations return WR_ELIMIT.
+ * operations return WR_ELIMIT - a join or status, sent at the end of the
+ * iteration, gets it (or WR_EUNAVAILABLE when the connection dropped in
+ * between, WR_ENOMEM) through its callback instead.
  */
 wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_t *opts,
                              wr_store_t **out);

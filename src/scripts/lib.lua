@@ -1,6 +1,7 @@
 -- lib.lua - shared prologue of the queue scripts. store_redis.c prepends
--- this file to each queue script (join, status, leave, admit, consume,
--- verify, queue_get), so every script is one self-contained EVAL text.
+-- this file to each queue script (join and status alone or in batches,
+-- leave, admit, consume, verify, queue_get), so every script is one
+-- self-contained EVAL text.
 --
 -- KEYS (all with the hash tag {queue}; never built here):
 --   KEYS[1] wr:{q}:config  HASH json, enabled, paused, rate, tickMs,
@@ -259,4 +260,109 @@ local function idle_lib()
   end
 
   return L
+end
+
+-- Join and status (entry.lua for one request, entry_batch.lua for the
+-- requests of one queue coalesced into one call): the config part, read
+-- once per call, then entry() once per request. entry() is the ONE copy of
+-- the per-request rules, so one request and a batch of them cannot answer
+-- differently; it writes nothing the config part reads.
+
+-- The queue's config as entry() needs it, or nil when there is no queue:
+-- {version (number), json ('' when known, the caller's cached version, is
+-- current), enabled, max (maxQueueSize, 0 = none), idle (T in us)}, and
+-- what entry() keeps for the rest of the call: waiting (the line's length)
+-- and last (state's lastScore), read at most once and kept up to date with
+-- entry()'s own writes; now (Redis TIME, read at most once: the requests
+-- of one call are one instant, as the script is atomic), swept (the token
+-- sweep ran at now) and I (idle_lib(), made at most once).
+local function entry_config(known)
+  local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec')
+  if not cfg[1] then
+    return nil
+  end
+  -- The JSON is read only when the caller's cached version is stale.
+  local json = ''
+  if known ~= cfg[1] then
+    json = redis.call('HGET', K_CONFIG, 'json') or ''
+  end
+  return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
+    max = tonumber(cfg[3] or '0'), idle_sec = cfg[4]}
+end
+
+-- The line's length (see entry_config).
+local function entry_waiting(c)
+  if not c.waiting then
+    c.waiting = redis.call('ZCARD', K_WAITING)
+  end
+  return c.waiting
+end
+
+-- One request of user on a queue whose config c (entry_config) exists.
+-- mode: '1' join (add when absent), '2' join by the queue page (a
+-- newcomer is pending: admission passes over them until they ask again),
+-- '0' status, '3' quiet status (records nothing for a waiting user; see
+-- "Cost per poll" above). Else a waiting user idle past idleSec is
+-- removed first (abandonedTotal) and answered as one not in line; any
+-- other waiting user's last-seen time becomes now and their pending mark
+-- is cleared. Returns kind, position, waiting, jti, iat_us, exp_us, and
+-- after a join that added the user head_due_us, own_due_us (entry.lua):
+--   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
+--   3 PASSTHROUGH (queue disabled), -2 line full (waiting), -3 not in queue.
+local function entry(c, user, mode)
+  if not c.enabled then
+    return 3, 0, 0, '', 0, 0
+  end
+  -- The hot path (a waiting user's poll) needs no token sweep: answer it
+  -- first. A quiet status needs not even the clock; others read and write
+  -- the last-seen time.
+  local rank = redis.call('ZRANK', K_WAITING, user)
+  if rank and mode == '3' then
+    return 1, rank + 1, entry_waiting(c), '', 0, 0
+  end
+  if not c.now then
+    c.now, c.I = now_us(), idle_lib()
+    c.idle = c.I.idle_us(c.idle_sec)
+  end
+  local now, I = c.now, c.I
+  if rank then
+    if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
+      I.abandon({user}) -- checked on read: asking late does not revive
+      c.waiting = nil
+    else
+      I.seen_set(user, now, false)
+      return 1, rank + 1, entry_waiting(c), '', 0, 0
+    end
+  end
+  if not c.swept then -- once per call: at the same now, a second finds nothing
+    expire_tokens(now)
+    c.swept = true
+  end
+  local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
+  if jti and exp > now then
+    return 2, 0, 0, jti, iat, exp
+  end
+  if mode ~= '1' and mode ~= '2' then
+    return -3, 0, 0, '', 0, 0
+  end
+  local waiting = entry_waiting(c)
+  if c.max > 0 and waiting >= c.max then
+    redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
+    return -2, 0, waiting, '', 0, 0
+  end
+  if not c.last then
+    c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  end
+  local score = now
+  if score <= c.last then
+    score = c.last + 1
+  end
+  redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
+  c.waiting, c.last = waiting + 1, score
+  I.seen_set(user, now, mode == '2')
+  redis.call('HSET', K_STATE, 'lastScore', fmt(score))
+  rank = redis.call('ZRANK', K_WAITING, user)
+  local head = redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')
+  return 1, rank + 1, waiting + 1, '', 0, 0, admit_due(tonumber(head[2]), now),
+    admit_due(score, now)
 end

@@ -20,6 +20,7 @@
  */
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -794,6 +795,219 @@ static void t_close_inside_callback(void **state)
     g_cic = NULL;
 }
 
+/* ------------------------------------------------------------ one loop iteration */
+
+/* Joins and statuses made in one loop iteration (store_redis sends those
+ * of one queue as one script call): each answers exactly once, never from
+ * inside the call, with the answer it gets when the calls run one after
+ * the other; an argument refused at the call (WR_EINVAL) is never called
+ * back and does not disturb the others; within a queue the callbacks come
+ * in call order. */
+typedef struct {
+    char op; /* 'j' join, 's' status, 'p' join_page, 'q' status_quiet, 'l' leave,
+                'd' delete, 'a' admit */
+    const char *q, *u;
+    wr_err_t rc;   /* what the call returns */
+    wr_err_t want; /* what the callback gets (rc == WR_OK) */
+    int pos;       /* WAITING: position (0 = any state), or -1 ADMITTED, -2 PASSTHROUGH */
+    int waiting;   /* WAITING or EFULL: waiting */
+} step_t;
+
+static wr_err_t step_call(wr_store_t *s, const step_t *st, sh_res_t *r)
+{
+    switch (st->op) {
+    case 'j':
+        return wr_store_join(s, st->q, st->u, sh_entry_cb, r);
+    case 's':
+        return wr_store_status(s, st->q, st->u, sh_entry_cb, r);
+    case 'p':
+        return wr_store_join_page(s, st->q, st->u, sh_entry_cb, r);
+    case 'q':
+        return wr_store_status_quiet(s, st->q, st->u, sh_entry_cb, r);
+    case 'l':
+        return wr_store_leave(s, st->q, st->u, sh_done_cb, r);
+    case 'a':
+        return wr_store_admit(s, st->q, sh_admit_cb, r);
+    default:
+        return wr_store_queue_delete(s, st->q, sh_done_cb, r);
+    }
+}
+
+/* Callbacks of one queue come in call order (run_steps checks); not in
+ * durability mode, where a join's answer waits for its WAIT and a status
+ * sent after it is not held back. */
+static bool g_in_order = true;
+
+/* Makes every call of steps in one go (no loop run in between), then runs
+ * the loop until each answered, and checks each answer. */
+static void run_steps(wr_store_t *s, const step_t *steps, size_t n)
+{
+    sh_res_t *r = calloc(n, sizeof *r);
+    assert_non_null(r);
+    int want_calls = 0;
+    for (size_t i = 0; i < n; i++) {
+        sh_begin(&r[i]);
+        wr_err_t rc = step_call(s, &steps[i], &r[i]);
+        r[i].returned = true;
+        if (rc != steps[i].rc)
+            fail_msg("step %zu (%c %s %s): returned %s, want %s", i, steps[i].op, steps[i].q,
+                     steps[i].u ? steps[i].u : "-", wr_errname(rc), wr_errname(steps[i].rc));
+        assert_int_equal(r[i].calls, 0);
+        want_calls += rc == WR_OK;
+    }
+    int64_t deadline = wr_clock_mono_ms() + SH_WAIT_MS;
+    for (;;) {
+        int calls = 0;
+        for (size_t i = 0; i < n; i++)
+            calls += r[i].calls;
+        if (calls >= want_calls || wr_clock_mono_ms() > deadline)
+            break;
+        sh_run_for(5);
+    }
+    sh_run_for(20); /* nothing is answered twice */
+    for (size_t i = 0; i < n; i++) {
+        const step_t *st = &steps[i];
+        if (st->rc != WR_OK) {
+            assert_int_equal(r[i].calls, 0);
+            continue;
+        }
+        if (r[i].calls != 1 || r[i].sync_call)
+            fail_msg("step %zu (%c %s %s): %d callbacks%s", i, st->op, st->q, st->u ? st->u : "-",
+                     r[i].calls, r[i].sync_call ? ", from inside the call" : "");
+        if (r[i].err != st->want)
+            fail_msg("step %zu (%c %s %s): %s, want %s", i, st->op, st->q, st->u ? st->u : "-",
+                     wr_errname(r[i].err), wr_errname(st->want));
+        if (st->want == WR_OK && strchr("jspq", st->op)) {
+            assert_true(r[i].has_entry && r[i].has_cfg);
+            if (st->pos > 0) {
+                if (r[i].entry.state != WR_ENTRY_WAITING || (int)r[i].entry.position != st->pos ||
+                    (int)r[i].entry.waiting != st->waiting)
+                    fail_msg("step %zu (%c %s %s): state %d position %d of %d, want %d of %d", i,
+                             st->op, st->q, st->u, r[i].entry.state, (int)r[i].entry.position,
+                             (int)r[i].entry.waiting, st->pos, st->waiting);
+            } else if (st->pos == -1) {
+                assert_int_equal(r[i].entry.state, WR_ENTRY_ADMITTED);
+            } else if (st->pos == -2) {
+                assert_int_equal(r[i].entry.state, WR_ENTRY_PASSTHROUGH);
+            }
+        }
+        if (st->want == WR_EFULL)
+            assert_int_equal((int)r[i].entry.waiting, st->waiting);
+        /* callbacks of one queue in call order */
+        for (size_t k = 0; g_in_order && k < i; k++)
+            if (steps[k].rc == WR_OK && strcmp(steps[k].q, st->q) == 0 && r[k].order > r[i].order)
+                fail_msg("step %zu (%s) answered before step %zu", i, st->q, k);
+    }
+    free(r);
+}
+
+/* Mixed joins and statuses of two queues and an unknown one, a full line,
+ * a rejoin, an unknown user, a refused user id, all in one iteration. */
+static void t_iteration_mixed(void **state)
+{
+    wr_store_t *s = *state;
+    put_ok(s, "bm", mkcfg(5, 1000, 0, 5, 300));
+    put_ok(s, "bm2", mkcfg(5, 1000, 0, 0, 300));
+    wr_queue_config_t off = mkcfg(5, 1000, 0, 0, 300);
+    off.enabled = false;
+    put_ok(s, "boff", off);
+    join_n(s, "bm", 1, 2);
+    const step_t steps[] = {
+        {'s', "bm", "u1", WR_OK, WR_OK, 1, 2},
+        {'j', "bm", "u3", WR_OK, WR_OK, 3, 3},
+        {'s', "bm", "u3", WR_OK, WR_OK, 3, 3},
+        {'j', "bm2", "u1", WR_OK, WR_OK, 1, 1},
+        {'j', "bm", "u1", WR_OK, WR_OK, 1, 3}, /* already in line: keeps the place */
+        {'s', "bm", "ux", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'s', "bm", "bad user", WR_EINVAL, WR_OK, 0, 0},
+        {'j', "nosuch", "u1", WR_OK, WR_ENOTFOUND, 0, 0},
+        {'j', "bm", "u4", WR_OK, WR_OK, 4, 4},
+        {'j', "bm", "u5", WR_OK, WR_OK, 5, 5},
+        {'j', "bm", "u6", WR_OK, WR_EFULL, 0, 5}, /* maxQueueSize 5 */
+        {'s', "bm", "u6", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'j', "boff", "u1", WR_OK, WR_OK, -2, 0},
+        {'s', "bm2", "u1", WR_OK, WR_OK, 1, 1},
+        {'j', "bm2", "u2", WR_OK, WR_OK, 2, 2},
+        {'s', "bm", "u2", WR_OK, WR_OK, 2, 5},
+        {'j', "bm", "", WR_EINVAL, WR_OK, 0, 0},
+        {'s', "bm", "u5", WR_OK, WR_OK, 5, 5},
+    };
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+    sh_res_t r;
+    assert_int_equal(sh_get(s, "bm", &r), WR_OK);
+    assert_int_equal(r.stats.waiting, 5);
+    assert_int_equal(r.stats.rejected_full_total, 1);
+}
+
+/* Other operations between the joins and statuses of one iteration keep
+ * their place: a leave, an admission tick, a delete in the middle. */
+static void t_iteration_ordered(void **state)
+{
+    wr_store_t *s = *state;
+    put_ok(s, "bo", mkcfg(5, 1000, 0, 0, 300));
+    join_n(s, "bo", 1, 2);
+    const step_t steps[] = {
+        {'s', "bo", "u1", WR_OK, WR_OK, 1, 2},
+        {'j', "bo", "u3", WR_OK, WR_OK, 3, 3},
+        {'l', "bo", "u1", WR_OK, WR_OK, 0, 0},
+        {'s', "bo", "u1", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'s', "bo", "u3", WR_OK, WR_OK, 2, 2},
+        {'j', "bo", "u1", WR_OK, WR_OK, 3, 3}, /* back at the end */
+        {'d', "bo", NULL, WR_OK, WR_OK, 0, 0},
+        {'s', "bo", "u2", WR_OK, WR_ENOTFOUND, 0, 0},
+        {'j', "bo", "u4", WR_OK, WR_ENOTFOUND, 0, 0},
+    };
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+}
+
+/* More joins and statuses in one iteration than one script call takes
+ * (store_redis: 64): every one in order, positions exact. */
+static void t_iteration_many(void **state)
+{
+    enum { N = 150 };
+    wr_store_t *s = *state;
+    put_ok(s, "bmany", mkcfg(5, 1000, 0, 0, 300));
+    static step_t steps[2 * N];
+    static char users[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(users[i], sizeof users[i], "u%d", i + 1);
+        steps[2 * i] = (step_t){'j', "bmany", users[i], WR_OK, WR_OK, i + 1, i + 1};
+        /* the status of the one before: the line has grown since */
+        steps[2 * i + 1] =
+            (step_t){'s', "bmany", users[i > 0 ? i - 1 : 0], WR_OK, WR_OK, i > 0 ? i : 1, i + 1};
+    }
+    run_steps(s, steps, 2 * N);
+}
+
+/* close() with joins and statuses of this iteration not yet sent: each
+ * gets WR_ECANCELED once, synchronously. */
+static void t_iteration_close(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r[4];
+    put_ok(s, "bcl", mkcfg(5, 1000, 0, 0, 300));
+    join_n(s, "bcl", 1, 1);
+    for (int i = 0; i < 4; i++) {
+        sh_begin(&r[i]);
+        wr_err_t rc = i % 2 ? wr_store_status(s, "bcl", "u1", sh_entry_cb, &r[i])
+                            : wr_store_join(s, "bcl", i ? "u2" : "u3", sh_entry_cb, &r[i]);
+        assert_int_equal(rc, WR_OK);
+        r[i].returned = true;
+    }
+    wr_store_close(s);
+    *state = NULL;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].err, WR_ECANCELED);
+    }
+    sh_run_for(50);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r[i].calls, 1);
+        if (i > 0)
+            assert_true(r[i].order > r[i - 1].order);
+    }
+}
+
 /* ------------------------------------------------------------ sessions */
 
 /* A queue with sessions: rate 5/s on 1 s ticks, ttl ttl_s, sessions of
@@ -1467,11 +1681,13 @@ static void r_kill_and_restart(void **state)
     sh_res_t r[10], one;
     put_ok(s, "kill", mkcfg(5, 1000, 0, 0, 300));
     kill(sh_redis_pid(), SIGSTOP);
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 10; i++) { /* one batch of joins and statuses */
         char u[8];
-        snprintf(u, sizeof u, "u%d", i);
+        snprintf(u, sizeof u, "u%d", i / 2);
         sh_begin(&r[i]);
-        assert_int_equal(wr_store_join(s, "kill", u, sh_entry_cb, &r[i]), WR_OK);
+        assert_int_equal(i % 2 ? wr_store_status(s, "kill", u, sh_entry_cb, &r[i])
+                               : wr_store_join(s, "kill", u, sh_entry_cb, &r[i]),
+                         WR_OK);
         r[i].returned = true;
     }
     sh_run_for(50);
@@ -1539,6 +1755,260 @@ static void r_corrupt_state(void **state)
     freeReplyObject(x);
     assert_int_equal(sh_join(s, "good", "u3", &r), WR_EPROTO);
     assert_int_equal(sh_ping(s), WR_OK);
+}
+
+/* Calls of EVALSHA and EVAL Redis has run so far (INFO commandstats). */
+static long long script_calls(void)
+{
+    redisReply *x = sh_redis_cmd("INFO commandstats");
+    assert_non_null(x);
+    assert_int_equal(x->type, REDIS_REPLY_STRING);
+    long long n = 0;
+    const char *names[] = {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="};
+    for (int i = 0; i < 2; i++) {
+        const char *p = strstr(x->str, names[i]);
+        if (p)
+            n += atoll(p + strlen(names[i]));
+    }
+    freeReplyObject(x);
+    return n;
+}
+
+/* The joins and statuses of one queue in one iteration are one script
+ * call; a request that raises an error inside it (damaged state) answers
+ * WR_EPROTO alone, the others their own answers. */
+static void r_iteration_errors(void **state)
+{
+    wr_store_t *s = *state;
+    put_ok(s, "be", mkcfg(5, 1000, 0, 0, 300));
+    join_n(s, "be", 1, 2);
+    long long before = script_calls();
+    const step_t one_call[] = {
+        {'s', "be", "u1", WR_OK, WR_OK, 1, 2},          {'j', "be", "u3", WR_OK, WR_OK, 3, 3},
+        {'s', "be", "u9", WR_OK, WR_ENOTINQUEUE, 0, 0}, {'s', "be", "u2", WR_OK, WR_OK, 2, 3},
+        {'j', "be", "u2", WR_OK, WR_OK, 2, 3},
+    };
+    run_steps(s, one_call, sizeof one_call / sizeof one_call[0]);
+    assert_int_equal(script_calls() - before, 1);
+
+    /* a join of a newcomer now fails inside the script (lastScore is not a
+     * number); polls of people in line do not touch it */
+    redisReply *x = sh_redis_cmd("HSET wr:{be}:state lastScore garbage");
+    assert_non_null(x);
+    freeReplyObject(x);
+    const step_t middle[] = {
+        {'s', "be", "u1", WR_OK, WR_OK, 1, 3},          {'j', "be", "u4", WR_OK, WR_EPROTO, 0, 0},
+        {'s', "be", "u3", WR_OK, WR_OK, 3, 3},          {'j', "be", "u5", WR_OK, WR_EPROTO, 0, 0},
+        {'s', "be", "u4", WR_OK, WR_ENOTINQUEUE, 0, 0}, {'j', "be", "u1", WR_OK, WR_OK, 1, 3},
+    };
+    run_steps(s, middle, sizeof middle / sizeof middle[0]);
+    /* the same request alone (entry.lua) fails the same way */
+    sh_res_t r;
+    assert_int_equal(sh_join(s, "be", "u4", &r), WR_EPROTO);
+    assert_int_equal(sh_status(s, "be", "u2", &r), WR_OK);
+    assert_int_equal(r.entry.position, 2);
+
+    /* a key of the wrong type under every request: each gets the error */
+    x = sh_redis_cmd("SET wr:{be}:waiting notazset");
+    assert_non_null(x);
+    freeReplyObject(x);
+    const step_t all_fail[] = {
+        {'s', "be", "u1", WR_OK, WR_EPROTO, 0, 0},
+        {'j', "be", "u6", WR_OK, WR_EPROTO, 0, 0},
+        {'s', "be", "u2", WR_OK, WR_EPROTO, 0, 0},
+    };
+    run_steps(s, all_fail, sizeof all_fail / sizeof all_fail[0]);
+    /* the config itself unreadable: the whole call fails, each once */
+    x = sh_redis_cmd("DEL wr:{be}:config");
+    assert_non_null(x);
+    freeReplyObject(x);
+    x = sh_redis_cmd("SET wr:{be}:config x");
+    assert_non_null(x);
+    freeReplyObject(x);
+    run_steps(s, all_fail, sizeof all_fail / sizeof all_fail[0]);
+    assert_int_equal(sh_ping(s), WR_OK);
+}
+
+/* Durability mode: joins are WAITed for (strict), statuses never; a
+ * status made in the same iteration as joins is answered as without
+ * them. Here no replica exists, so every WAIT falls short: each join
+ * answers WR_EUNAVAILABLE (it stands on the primary), each status its
+ * place. */
+static void r_iteration_durability(void **state)
+{
+    (void)state;
+    char url[600];
+    snprintf(url, sizeof url, "unix://%s", sh_redis_sock());
+    wr_store_redis_opts_t o = {
+        .url = url, .command_timeout_ms = 2000, .wait_replicas = 1, .wait_timeout_ms = 20};
+    wr_store_t *s = NULL;
+    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
+    sh_wait_connected(s, SH_WAIT_MS);
+    put_ok(s, "bd", mkcfg(5, 1000, 0, 0, 300));
+    sh_res_t r;
+    assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EUNAVAILABLE); /* applied on the primary */
+    const step_t steps[] = {
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},
+        {'j', "bd", "u2", WR_OK, WR_EUNAVAILABLE, 0, 0},
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},
+        {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
+        {'j', "bd", "u3", WR_OK, WR_EUNAVAILABLE, 0, 0},
+        {'j', "bd", "u1", WR_OK, WR_EUNAVAILABLE, 0, 0},
+        {'s', "bd", "u3", WR_OK, WR_OK, 3, 3},
+    };
+    g_in_order = false;
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+    g_in_order = true;
+    wr_store_close(s);
+}
+
+/* The fake server (fake_redis.h) on DIR/fake.sock, and store_redis
+ * connected to it (2 s command timeout, quick reconnects). */
+static wr_store_t *open_fake(fake_redis_t **f)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
+    *f = fake_redis_start(path);
+    assert_non_null(*f);
+    char url[700];
+    snprintf(url, sizeof url, "unix://%s", path);
+    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
+    wr_store_t *s = NULL;
+    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
+    sh_wait_connected(s, SH_WAIT_MS);
+    return s;
+}
+
+/* A one-shot raw reply and a batch of joins and statuses against the
+ * fake server: each request answered exactly once, with its own answer
+ * or the batch's error. */
+static void fake_steps(fake_redis_t *f, wr_store_t *s, const char *raw, const step_t *steps,
+                       size_t n)
+{
+    fake_redis_reply(f, raw, strlen(raw));
+    run_steps(s, steps, n);
+}
+
+/* Batch replies Redis would never send, an error answer in the middle,
+ * and the connection lost with a batch in flight. */
+static void r_iteration_bad_replies(void **state)
+{
+    (void)state;
+    fake_redis_t *f;
+    wr_store_t *s = open_fake(&f);
+    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    json_t *j = wr_qconfig_to_json(&c);
+    char *json = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    assert_non_null(json);
+    char ok3[2048];
+    /* {version, json, WAITING 1 of 3, an error, NOT IN QUEUE} */
+    snprintf(ok3, sizeof ok3,
+             "*9\r\n:9\r\n$%zu\r\n%s\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n-ERR boom\r\n:-3\r\n",
+             strlen(json), json);
+    const step_t three_mid[] = {
+        {'s', "q", "u1", WR_OK, WR_OK, 1, 3},
+        {'j', "q", "u2", WR_OK, WR_EPROTO, 0, 0},
+        {'s', "q", "u3", WR_OK, WR_ENOTINQUEUE, 0, 0},
+    };
+    fake_steps(f, s, ok3, three_mid, 3);
+    /* the version this client now knows, JSON omitted: WAITING 2 of 3,
+     * ADMITTED, FULL at 7 */
+    const char known3[] = "*13\r\n:9\r\n$0\r\n\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n"
+                          ":2\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n:-2\r\n:7\r\n";
+    const step_t three_known[] = {
+        {'s', "q", "u1", WR_OK, WR_OK, 2, 3},
+        {'s', "q", "u2", WR_OK, WR_OK, -1, 0},
+        {'j', "q", "u3", WR_OK, WR_EFULL, 0, 7},
+    };
+    fake_steps(f, s, known3, three_known, 3);
+    /* PASSTHROUGH, then not in queue twice */
+    const char pass3[] = "*5\r\n:9\r\n$0\r\n\r\n:3\r\n:-3\r\n:-3\r\n";
+    const step_t three_pass[] = {
+        {'j', "q", "u1", WR_OK, WR_OK, -2, 0},
+        {'s', "q", "u2", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'s', "q", "u3", WR_OK, WR_ENOTINQUEUE, 0, 0},
+    };
+    fake_steps(f, s, pass3, three_pass, 3);
+    /* shapes that are not a batch answer of three: each request WR_EPROTO */
+    const char *bad[] = {
+        "+OK\r\n",
+        "-ERR boom\r\n",
+        "*0\r\n",
+        ":1\r\n",
+        /* two answers for three requests */
+        "*12\r\n:9\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n",
+        /* four answers for three requests */
+        "*6\r\n:9\r\n$0\r\n\r\n:-3\r\n:-3\r\n:-3\r\n:-3\r\n",
+        /* the last answer cut short */
+        "*14\r\n:9\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:"
+        "1\r\n:3\r\n",
+        /* an unknown kind, a kind 0, a jti where a number goes */
+        "*5\r\n:9\r\n$0\r\n\r\n:-3\r\n:42\r\n:-3\r\n",
+        "*5\r\n:9\r\n$0\r\n\r\n:-3\r\n:0\r\n:-3\r\n",
+        "*7\r\n:9\r\n$0\r\n\r\n:-3\r\n:1\r\n$1\r\n1\r\n:3\r\n:-3\r\n",
+        /* a nested answer (not the flat form) */
+        "*5\r\n:9\r\n$0\r\n\r\n*1\r\n:-3\r\n:-3\r\n:-3\r\n",
+        /* the version and JSON of the wrong types */
+        "*5\r\n$1\r\n9\r\n$0\r\n\r\n:-3\r\n:-3\r\n:-3\r\n",
+        "*5\r\n:9\r\n:0\r\n:-3\r\n:-3\r\n:-3\r\n",
+        /* entry.lua's reply (for one request) */
+        "*8\r\n:1\r\n:9\r\n$0\r\n\r\n:1\r\n:3\r\n$0\r\n\r\n:0\r\n:0\r\n",
+    };
+    const step_t three_bad[] = {
+        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
+        {'j', "q", "u2", WR_OK, WR_EPROTO, 0, 0},
+        {'s', "q", "u3", WR_OK, WR_EPROTO, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        fake_steps(f, s, bad[i], three_bad, 3);
+    /* decodable answers with bad values: that answer WR_EPROTO alone */
+    const char vals[] = "*16\r\n:9\r\n$0\r\n\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n"
+                        ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
+    const step_t three_vals[] = {
+        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* position 0 */
+        {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* position above the line */
+        {'s', "q", "u3", WR_OK, WR_EPROTO, 0, 0}, /* empty jti */
+    };
+    fake_steps(f, s, vals, three_vals, 3);
+    /* a version this client never saw, JSON omitted: the config part does
+     * not resolve, for the waiting answer; "no queue" needs none */
+    const char unknown[] = "*8\r\n:10\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n";
+    const step_t two_unknown[] = {
+        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
+        {'j', "q", "u2", WR_OK, WR_ENOTFOUND, 0, 0},
+    };
+    fake_steps(f, s, unknown, two_unknown, 2);
+
+    /* the connection lost with a batch in flight (its reply cut off):
+     * every request WR_EUNAVAILABLE, once; then the store reconnects */
+    const char cut[] = "*9\r\n:9\r\n$0\r\n\r\n:1\r\n";
+    fake_redis_reply(f, cut, strlen(cut));
+    sh_res_t r[4];
+    for (int i = 0; i < 4; i++) {
+        sh_begin(&r[i]);
+        wr_err_t rc = i % 2 ? wr_store_join(s, "q", "u1", sh_entry_cb, &r[i])
+                            : wr_store_status(s, "q", "u2", sh_entry_cb, &r[i]);
+        assert_int_equal(rc, WR_OK);
+        r[i].returned = true;
+    }
+    sh_run_for(100);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(r[i].calls, 0);
+    fake_redis_drop(f);
+    for (int i = 0; i < 4; i++)
+        assert_true(sh_run_until(&r[i].calls, 1, SH_WAIT_MS));
+    sh_run_for(50);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r[i].calls, 1);
+        assert_int_equal(r[i].err, WR_EUNAVAILABLE);
+        assert_false(r[i].sync_call);
+    }
+    sh_wait_connected(s, SH_WAIT_MS);
+    fake_steps(f, s, known3, three_known, 3);
+    wr_store_close(s);
+    fake_redis_stop(f);
+    free(json);
 }
 
 static void r_url_and_db(void **state)
@@ -1648,16 +2118,8 @@ static wr_err_t run_op(wr_store_t *s, int op)
 static void r_bad_replies(void **state)
 {
     (void)state;
-    char path[600];
-    snprintf(path, sizeof path, "%s/fake.sock", sh_redis_dir());
-    fake_redis_t *f = fake_redis_start(path);
-    assert_non_null(f);
-    char url[700];
-    snprintf(url, sizeof url, "unix://%s", path);
-    wr_store_redis_opts_t o = {.url = url, .command_timeout_ms = 2000, .reconnect_max_ms = 200};
-    wr_store_t *s = NULL;
-    assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
-    sh_wait_connected(s, SH_WAIT_MS);
+    fake_redis_t *f;
+    wr_store_t *s = open_fake(&f);
 
     char jti30[] = "*8\r\n:2\r\n:9\r\n$20\r\n{\"admitPerSecond\":5}\r\n:0\r\n:0\r\n"
                    "$30\r\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n";
@@ -2030,6 +2492,46 @@ static void t_page_join_pending(void **state)
     assert_int_equal(r.stats.left_total, 1);
 }
 
+/* People who stop asking, in one iteration: page joins, quiet and plain
+ * statuses and joins of idle and active users, each with the answer it
+ * gets when the calls run one after the other. */
+static void t_iteration_idle(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "bidle", c);
+    join_n(s, "bidle", 1, 3);
+    assert_int_equal(sh_join_page(s, "bidle", "p1", &r), WR_OK);
+    assert_int_equal(sh_join_page(s, "bidle", "p2", &r), WR_OK);
+    pass_us(s, 550000);
+    const step_t seen[] = {
+        {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        {'p', "bidle", "p2", WR_OK, WR_OK, 5, 5}, /* in line: seen, no longer pending */
+    };
+    run_steps(s, seen, sizeof seen / sizeof seen[0]);
+    /* 1.45 s: u1, u3 and p1 are idle (Redis: 1 s + its 250 ms slack); u2
+     * and p2, seen at 0.55 s, are not */
+    pass_us(s, 900000);
+    const step_t steps[] = {
+        {'q', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        {'s', "bidle", "u1", WR_OK, WR_ENOTINQUEUE, 0, 0}, /* idle: removed */
+        {'s', "bidle", "u2", WR_OK, WR_OK, 1, 4},
+        {'j', "bidle", "u3", WR_OK, WR_OK, 4, 4}, /* idle: removed, then a newcomer */
+        {'s', "bidle", "p1", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        {'p', "bidle", "p3", WR_OK, WR_OK, 4, 4},
+        {'q', "bidle", "p2", WR_OK, WR_OK, 2, 4},
+        {'j', "bidle", "u2", WR_OK, WR_OK, 1, 4},
+    };
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(sh_get(s, "bidle", &r), WR_OK);
+    assert_int_equal(r.stats.waiting, 4);
+    assert_int_equal(r.stats.abandoned_total, 3);
+    assert_int_equal(r.stats.left_total, 0);
+}
+
 /* status_quiet answers as status does (it may only skip recording the
  * last-seen time of a user the caller saw recorded within the window). */
 static void t_status_quiet(void **state)
@@ -2128,6 +2630,11 @@ int main(int argc, char **argv)
         T(t_secret_first_writer_wins),
         T(t_close_cancels_pending),
         T(t_close_inside_callback),
+        T(t_iteration_mixed),
+        T(t_iteration_ordered),
+        T(t_iteration_many),
+        T(t_iteration_close),
+        T(t_iteration_idle),
         T(t_session_release),
         T(t_session_release_race),
         T(t_session_lapse),
@@ -2147,9 +2654,19 @@ int main(int argc, char **argv)
         T(t_status_quiet),
     };
     const struct CMUnitTest redis_only[] = {
-        T(r_k01_score_precision), T(r_k02_noscript),     T(r_k03_one_slot),    T(r_corrupt_state),
-        T(r_url_and_db),          T(r_bad_replies),      T(r_command_timeout), T(r_hung_many),
-        T(r_close_in_timeout),    T(r_kill_and_restart), /* last: restarts Redis */
+        T(r_k01_score_precision),
+        T(r_k02_noscript),
+        T(r_k03_one_slot),
+        T(r_corrupt_state),
+        T(r_url_and_db),
+        T(r_bad_replies),
+        T(r_command_timeout),
+        T(r_hung_many),
+        T(r_iteration_errors),
+        T(r_iteration_durability),
+        T(r_iteration_bad_replies),
+        T(r_close_in_timeout),
+        T(r_kill_and_restart), /* last: restarts Redis */
     };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# CPU time per JOIN: the join-side companion of ../shared/bench/cpu_per_request.sh
+# (which measures polls). Fills one paused queue with USERS users, then runs
+# wrk -t1 -cCONNS -dSECONDS of joins of users never seen before (POST
+# entries, X-User-Id u<USERS+1>, u<USERS+2>, ...) and divides each server's
+# own CPU time (utime+stime from /proc/PID/stat) by the joins answered; for
+# the Redis store also redis-server's, and the joins per script call (Redis
+# INFO commandstats: EVALSHA + EVAL calls during the run).
+#
+# Usage, from the project root after a release build (build/waitroomd):
+#   bench/cpu_per_join.sh [memory|redis] [users] [seconds] [connections]
+# WAITROOMD=PATH picks another binary. Needs wrk, redis-server, curl, python3.
+set -euo pipefail
+kind=${1:-redis}; users=${2:-200000}; secs=${3:-8}; conns=${4:-64}
+bin=${WAITROOMD:-build/waitroomd}
+work=$(mktemp -d); pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+store=memory; rpid=
+if [ "$kind" = redis ]; then
+  rp=$(freeport)
+  redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
+  rpid=$!; pids+=("$rpid")
+  for _ in $(seq 50); do redis-cli -p "$rp" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  store=redis://127.0.0.1:$rp
+fi
+calls() { # script calls Redis has run so far (0 for the embedded store)
+  [ -n "$rpid" ] || { echo 0; return; }
+  redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'
+}
+"$bin" --listen 127.0.0.1:0 --store "$store" --admin-key cpukey --identity header:X-User-Id \
+  >"$work/wr.out" 2>"$work/wr.err" &
+wpid=$!; pids+=("$wpid")
+for _ in $(seq 100); do grep -q "listening on" "$work/wr.out" && break; sleep 0.1; done
+wp=$(grep -m1 "listening on" "$work/wr.out" | sed 's/.*://')
+sleep 0.3
+curl -sf -X PUT -H 'Authorization: Bearer cpukey' -H 'Content-Type: application/json' \
+  -d '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}' \
+  "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
+waiting() { curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
+  python3 -c 'import json,sys;print(json.load(sys.stdin)["stats"]["waiting"])'; }
+
+# fill the line with users u1..uUSERS (each wrk round continues where the last stopped)
+have=0
+while [ "$have" -lt $((users - 100)) ]; do
+  cat >"$work/fill.lua" <<LUA
+local n = $have
+request = function() n = n + 1
+  if n > $users then n = $users end
+  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
+LUA
+  wrk -t1 -c"$conns" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
+  have=$(waiting)
+done
+
+# the measured run: newcomers only (numbers above every filled user)
+cat >"$work/join.lua" <<LUA
+local n = $users + 1000
+request = function() n = n + 1
+  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
+LUA
+w0=$(cpu_ticks "$wpid"); r0=0; [ -n "$rpid" ] && r0=$(cpu_ticks "$rpid"); k0=$(calls); n0=$(waiting)
+out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/join.lua" "http://127.0.0.1:$wp/")
+w1=$(cpu_ticks "$wpid"); r1=0; [ -n "$rpid" ] && r1=$(cpu_ticks "$rpid"); k1=$(calls); n1=$(waiting)
+joins=$(echo "$out" | awk '/requests in/ {print $1}')
+p99=$(echo "$out" | awk '/^ +99%/ {print $2}')
+python3 - "$kind" "$users" "$joins" "$((n1 - n0))" "$w0" "$w1" "$r0" "$r1" "$k0" "$k1" "$hz" "$p99" <<'PY'
+import sys
+kind, users, joins, added, w0, w1, r0, r1, k0, k1, hz, p99 = sys.argv[1:]
+joins, added = int(joins), int(added)
+us = lambda a, b: round((int(b) - int(a)) * 1e6 / int(hz) / joins, 2)
+rcpu = us(r0, r1) if kind == "redis" else "-"
+per_call = round(joins / max(1, int(k1) - int(k0)), 1) if kind == "redis" else "-"
+print(f"store={kind} users={users} joins={joins} added={added} waitroomd_us_per_join={us(w0, w1)} "
+      f"redis_us_per_join={rcpu} joins_per_script_call={per_call} p99={p99}")
+PY
