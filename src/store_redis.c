@@ -162,8 +162,8 @@ static void req_free(struct req *r)
 /* numkeys and the keys of queue q, in the order of lib.lua. */
 static bool arg_queue_keys(struct req *r, const char *q)
 {
-    static const char *const suffix[] = {"config", "waiting",  "active",  "tokens",
-                                         "state",  "sessions", "sessjti", "seen"};
+    static const char *const suffix[] = {"config",   "waiting", "active", "tokens", "state",
+                                         "sessions", "sessjti", "seen",   "pre"};
     enum { NKEYS = sizeof suffix / sizeof suffix[0] };
     if (!wr_redis_conn_cmd_fmt(r->cmd, "%d", (int)NKEYS))
         return false;
@@ -475,13 +475,20 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, const char
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     bool status = mode[0] == '0' || mode[0] == '3';
+    /* A join carries the pre-queue key it would get in a shuffled
+     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
+    uint64_t key = 0;
+    if (!status && wr_crypto_random(&key, sizeof key) != WR_OK)
+        return WR_EIO;
     struct req *r = req_new(s, status ? OP_STATUS : OP_JOIN, SC_ENTRY, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.entry = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-                      arg_known_version(s, r) && wr_redis_conn_cmd_str(r->cmd, mode));
+    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) && arg_known_version(s, r) &&
+              wr_redis_conn_cmd_str(r->cmd, mode);
+    if (!status)
+        ok = ok && wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)(key >> 12));
+    return submit(s, r, ok);
 }
 
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
@@ -658,7 +665,10 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds)) {
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds) ||
+        !(cfg->opens_at_ms >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->opens_at_ms)
+                                : wr_redis_conn_cmd_str(r->cmd, "")) ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0")) {
         err = WR_EINVAL;
         goto out;
     }

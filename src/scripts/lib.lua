@@ -13,6 +13,9 @@
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
 --   KEYS[8] wr:{q}:seen     HASH user -> 2 * last join or poll us + pending
 --                                (people who stop asking; see below)
+--   KEYS[9] wr:{q}:pre      ZSET user -> pre-queue key (sale opening): a
+--                                random 52-bit integer from waitroomd's
+--                                CSPRNG (preQueueShuffle) or the arrival us
 -- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
 -- 120, the default of idleTimeoutSeconds). active = ZCARD active
 -- + ZCARD sessions: both sets hold each member once, so the count is exact.
@@ -24,6 +27,7 @@
 local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 local K_SEEN = KEYS[8]
+local K_PRE = KEYS[9]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -123,14 +127,112 @@ local function version_json(version, known, json)
   return tonumber(version), json or ''
 end
 
--- Stats after expiry, in the order of wr_queue_stats_t (11 values).
+-- ---- Sale opening (docs/DESIGN.md, "The sale opening") ----------------
+-- Config hash: opensAt (epoch ms, '' = none), shuffle ('1'/'0'), and preq
+-- = '1' while a pre-queue or its opening may exist (set by a pre-queue
+-- join, removed when an opening ends): a poll of a queue without one
+-- takes the hot path. State hash, while an opening runs: opening = '1',
+-- openBase (line score of the first to move), openTotal, openMoved. The
+-- opening begins (open_begin) at the first join, status or admit at or
+-- after opensAt (at once when opensAt is none) that finds people in pre:
+-- lastScore moves past base + total - 1, so every later arrival lines up
+-- behind the whole pre-queue. admit moves OPEN_CHUNK at a time, in key
+-- order (ZPOPMIN), to scores base + moved, base + moved + 1, ...; each
+-- chunk and its progress counter are one script: exactly once, whichever
+-- instance, and a crash between chunks loses and repeats nobody.
+local OPEN_CHUNK = 4000
+
+-- opensAt of the config hash field v: a number (ms), or nil for none.
+local function opens_at_of(v)
+  if not v or v == '' then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- The opening in progress: opening (bool), base, total, moved.
+local function open_state()
+  local st = redis.call('HMGET', K_STATE, 'opening', 'openBase', 'openTotal', 'openMoved')
+  return st[1] == '1', tonumber(st[2] or '0'), tonumber(st[3] or '0'), tonumber(st[4] or '0')
+end
+
+-- Begins the opening when it is due at now (pre not empty, opensAt none or
+-- passed); returns the state after.
+local function open_begin(opens_at, now)
+  local opening, base, total, moved = open_state()
+  if opening then
+    return opening, base, total, moved
+  end
+  local n = redis.call('ZCARD', K_PRE)
+  if n == 0 then
+    redis.call('HDEL', K_CONFIG, 'preq')
+    return false, 0, 0, 0
+  end
+  if opens_at and now < opens_at * 1000 then
+    return false, 0, 0, 0
+  end
+  local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  base, total = last + 1, n
+  redis.call('HSET', K_STATE, 'opening', '1', 'openBase', fmt(base), 'openTotal', fmt(total),
+    'openMoved', '0', 'lastScore', fmt(base + total - 1))
+  return true, base, total, 0
+end
+
+-- Ends the opening when nobody is left to move; true when it did.
+local function open_settle()
+  if redis.call('ZCARD', K_PRE) > 0 then
+    return false
+  end
+  redis.call('HDEL', K_STATE, 'opening', 'openBase', 'openTotal', 'openMoved')
+  redis.call('HDEL', K_CONFIG, 'preq')
+  return true
+end
+
+-- Moves up to k people of pre (lowest keys first) into the line. Returns
+-- how many moved and how many are left.
+local function open_move(base, moved, k)
+  local popped = redis.call('ZPOPMIN', K_PRE, k)
+  local zs = {}
+  local n = 0
+  for i = 1, #popped, 2 do
+    zs[#zs + 1] = fmt(base + moved + n)
+    zs[#zs + 1] = popped[i]
+    n = n + 1
+  end
+  if n > 0 then
+    chunked('ZADD', K_WAITING, zs)
+  end
+  if open_settle() then
+    return n, 0
+  end
+  redis.call('HSET', K_STATE, 'openMoved', fmt(moved + n))
+  return n, redis.call('ZCARD', K_PRE)
+end
+
+-- People in line below the moved part (all of them when no opening runs):
+-- whom admission may take.
+local function admissible(opening, base, moved)
+  if not opening then
+    return redis.call('ZCARD', K_WAITING)
+  end
+  return redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
+end
+
+-- Stats after expiry, in the order of wr_queue_stats_t (11 values), then
+-- prequeue. People still to move in a running opening count in waiting.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
-    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal')
-  return redis.call('ZCARD', K_WAITING), active_count(), tonumber(c[1] or 0),
+    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
+    'opening')
+  local pre = redis.call('ZCARD', K_PRE)
+  local waiting, prequeue = redis.call('ZCARD', K_WAITING), pre
+  if c[9] == '1' then
+    waiting, prequeue = waiting + pre, 0
+  end
+  return waiting, active_count(), tonumber(c[1] or 0),
     tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
-    tonumber(c[8] or 0)
+    tonumber(c[8] or 0), prequeue
 end
 
 -- People who stop asking (idleTimeoutSeconds, T). seen holds each waiting
@@ -198,18 +300,23 @@ local function idle_lib()
     redis.call('HSET', K_SEEN, user, fmt(2 * now + (pending and 1 or 0)))
   end
 
-  -- Removes users (a list) from the line as idle, counting those that were
-  -- still in it in abandonedTotal (a scan may return a user twice).
+  -- Removes users (a list) from the line or the pre-queue (sale opening:
+  -- idleTimeoutSeconds applies there too) as idle, counting those that
+  -- were still in one in abandonedTotal (a scan may return a user twice).
   function L.abandon(users)
-    local n, i = 0, 1
+    local n, p, i = 0, 0, 1
     while i <= #users do
       local j = math.min(i + 999, #users)
       n = n + redis.call('ZREM', K_WAITING, unpack(users, i, j))
+      p = p + redis.call('ZREM', K_PRE, unpack(users, i, j))
       i = j + 1
     end
     chunked('HDEL', K_SEEN, users)
-    if n > 0 then
-      redis.call('HINCRBY', K_STATE, 'abandonedTotal', n)
+    if n + p > 0 then
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', n + p)
+    end
+    if p > 0 and redis.call('HGET', K_STATE, 'opening') == '1' then
+      open_settle()
     end
   end
 
