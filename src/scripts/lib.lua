@@ -137,10 +137,10 @@ end
 -- after opensAt (at once when opensAt is none) that finds people in pre:
 -- lastScore moves past base + total - 1, so every later arrival lines up
 -- behind the whole pre-queue. admit moves OPEN_CHUNK at a time, in key
--- order (ZPOPMIN), to scores base + moved, base + moved + 1, ...; each
+-- order (ZRANGE + ZREMRANGEBYRANK), to scores base + moved, base + moved + 1, ...; each
 -- chunk and its progress counter are one script: exactly once, whichever
 -- instance, and a crash between chunks loses and repeats nobody.
-local OPEN_CHUNK = 4000
+local OPEN_CHUNK = 2000
 
 -- opensAt of the config hash field v: a number (ms), or nil for none.
 local function opens_at_of(v)
@@ -191,15 +191,16 @@ end
 -- Moves up to k people of pre (lowest keys first) into the line. Returns
 -- how many moved and how many are left.
 local function open_move(base, moved, k)
-  local popped = redis.call('ZPOPMIN', K_PRE, k)
-  local zs = {}
-  local n = 0
-  for i = 1, #popped, 2 do
-    zs[#zs + 1] = fmt(base + moved + n)
-    zs[#zs + 1] = popped[i]
-    n = n + 1
-  end
+  -- members only (ZPOPMIN would format every score), then one range delete
+  local users = redis.call('ZRANGE', K_PRE, 0, k - 1)
+  local n = #users
   if n > 0 then
+    redis.call('ZREMRANGEBYRANK', K_PRE, 0, n - 1)
+    local zs = {}
+    for i = 1, n do
+      zs[2 * i - 1] = fmt(base + moved + i - 1)
+      zs[2 * i] = users[i]
+    end
     chunked('ZADD', K_WAITING, zs)
   end
   if open_settle() then
