@@ -114,7 +114,8 @@ def main():
         while True:  # wrk's thread stops after WR_FILL joins; wrk itself waits for -d
             st, info = req(port, "GET", "/v1/admin/queues/" + q)
             assert st == 200, (st, info)
-            if info["stats"]["prequeue"] >= args.people or wrk.poll() is not None:
+            if (info["stats"]["prequeue"] >= args.people or wrk.poll() is not None
+                    or time.monotonic() - t0 > 180):
                 break
             time.sleep(0.2)
         fill_s = time.monotonic() - t0
