@@ -112,6 +112,22 @@ class Opening(WRTest):
         self.assertEqual((st["prequeue"], st["leftTotal"]), (1, 1), st)
         self.assertPrequeue(self.c.join(q, a), at, "join again after leaving")
 
+    def test_idle_timeout_in_the_prequeue(self):
+        """idleTimeoutSeconds applies in the pre-queue too: who stops asking
+        leaves it (abandonedTotal), who keeps asking stays."""
+        q, at = self.prequeue_queue(dict(HOLD, idleTimeoutSeconds=1), opens_in_ms=60000)
+        keeps, stops = uid("keeps-"), uid("stops-")
+        self.assertPrequeue(self.c.join(q, keeps), at)
+        self.assertPrequeue(self.c.join(q, stops), at)
+
+        def gone():
+            self.assertPrequeue(self.c.me(q, keeps), at, "a person who keeps asking")
+            return self.stats(q)
+        st = self.poll_until(gone, lambda st: st["abandonedTotal"] == 1, timeout=10,
+                             interval=0.3, what="the idle pre-queue person removed")
+        self.assertEqual(st["prequeue"], 1, st)
+        self.assertError(self.c.me(q, stops), 404, "NOT_IN_QUEUE")
+
     def test_countdown_polls_spread_over_the_first_second(self):
         """300 people asking 2-3 s before opensAt are told to come back in
         their own slot of the first second after it: never before opensAt,
