@@ -247,6 +247,24 @@ static void write_sessions(sio_t *w, const wr_memq_t *q)
 static void write_burned(sio_t *w, const wr_memq_t *q);
 static void read_burned(sio_t *r, wr_memq_t *q);
 
+/* The line or the pre-queue: the count, then per person in order: i64
+ * score (the pre-queue's key), u8 id_len, id, u32 age in centiseconds at
+ * now_us, u8 flags. */
+static void write_nodes(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+{
+    w_u64(w, wr_zsl_length(set));
+    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        w_u8(w, (uint8_t)len);
+        w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+    }
+}
+
 static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
@@ -277,32 +295,12 @@ static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
     w_u64(w, (uint64_t)q->open_base);
     w_u64(w, q->open_total);
     w_u64(w, q->open_moved);
-    w_u64(w, wr_zsl_length(q->line));
-    for (const wr_zsl_node_t *x = wr_zsl_first(q->line); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        w_u64(w, (uint64_t)wr_zsl_node_score(x));
-        w_u8(w, (uint8_t)len);
-        w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
-        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
-    }
+    write_nodes(w, q->line, now_us);
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
-    w_u64(w, q->abandoned_total);    /* version 3 */
-    w_u64(w, wr_zsl_length(q->pre)); /* version 4 */
-    for (const wr_zsl_node_t *x = wr_zsl_first(q->pre); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        w_u64(w, (uint64_t)wr_zsl_node_score(x));
-        w_u8(w, (uint8_t)len);
-        w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        w_u32(w, age > INT32_MAX ? 0 : age);
-        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
-    }
+    w_u64(w, q->abandoned_total);   /* version 3 */
+    write_nodes(w, q->pre, now_us); /* version 4 */
 }
 
 static int fsync_dir(const char *dir)

@@ -257,18 +257,32 @@ wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen
     return wr_idhash_get(q->waiting, user, ulen);
 }
 
+/* Inserts user at score into set and its id hash (seq: a reserved rank
+ * number of set, or UINT64_MAX for none); *out the node. All or nothing. */
+static wr_err_t set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                        int64_t score, uint64_t seq, wr_zsl_node_t **out)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = seq == UINT64_MAX ? wr_zsl_insert(set, score, user, ulen, &n)
+                                     : wr_zsl_insert_reserved(set, score, user, ulen, seq, &n);
+    if (err != WR_OK)
+        return err;
+    err = wr_idhash_put(ids, n);
+    if (err != WR_OK) {
+        wr_zsl_delete(set, n);
+        return err;
+    }
+    *out = n;
+    return WR_OK;
+}
+
 wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t score,
                           wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
-    wr_err_t err = wr_zsl_insert(q->line, score, user, ulen, &n);
+    wr_err_t err = set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
     if (err != WR_OK)
         return err;
-    err = wr_idhash_put(q->waiting, n);
-    if (err != WR_OK) {
-        wr_zsl_delete(q->line, n);
-        return err;
-    }
     if (score > q->last_score)
         q->last_score = score;
     *out = n;
@@ -479,15 +493,7 @@ wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ul
 wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key)
 {
     wr_zsl_node_t *n;
-    wr_err_t err = wr_zsl_insert(q->pre, key, user, ulen, &n);
-    if (err != WR_OK)
-        return err;
-    err = wr_idhash_put(q->pre_ids, n);
-    if (err != WR_OK) {
-        wr_zsl_delete(q->pre, n);
-        return err;
-    }
-    return WR_OK;
+    return set_add(q->pre, q->pre_ids, user, ulen, key, UINT64_MAX, &n);
 }
 
 /* Before opensAt, with no opening in progress: joins go to the pre-queue
@@ -541,15 +547,10 @@ static wr_err_t move_one(wr_memq_t *q)
     wr_zsl_node_t *p = wr_zsl_first(q->pre), *n;
     size_t len;
     const char *id = wr_zsl_node_id(p, &len);
-    wr_err_t err = wr_zsl_insert_reserved(q->line, q->open_base + (int64_t)q->open_moved, id, len,
-                                          q->open_seq + q->open_moved, &n);
+    wr_err_t err = set_add(q->line, q->waiting, id, len, q->open_base + (int64_t)q->open_moved,
+                           q->open_seq + q->open_moved, &n);
     if (err != WR_OK)
         return err;
-    err = wr_idhash_put(q->waiting, n);
-    if (err != WR_OK) {
-        wr_zsl_delete(q->line, n);
-        return err;
-    }
     /* the last-seen time and the pending mark go along */
     wr_zsl_node_set_aux(n, wr_zsl_node_aux(p));
     wr_zsl_node_set_flags(n, wr_zsl_node_flags(p));
