@@ -37,6 +37,13 @@
  * origin.h allows it (targetUrl's origin or returnOrigins), else to
  * targetUrl, with the token in the query when tokenInQuery (page.h).
  *
+ * Sale opening (docs/API.md, "Sale opening"): a PREQUEUE entry (before
+ * the queue's opensAt) is told {"status":"prequeue","opensAt","retryAfterMs"},
+ * the retry landing in the person's own slot of the first second after
+ * opensAt (wr_queue_prequeue_retry_ms, a hash of the user id) or in about
+ * 5 s, whichever is sooner; the page gets state "prequeue" with the same
+ * retry.
+ *
  * Abuse controls (docs/SECURITY.md): joins are limited per client address
  * (token bucket; X-Forwarded-For counts only from trusted proxies), and
  * status polls per identity (queue + user) are paced: a poll sooner than
