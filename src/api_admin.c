@@ -55,7 +55,7 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     if (obs < 0)
         obs = 0;
     return json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)st->waiting,
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)st->waiting,
         "active", (json_int_t)st->active, "admittedTotal", (json_int_t)st->admitted_total,
         "consumedTotal", (json_int_t)st->consumed_total, "expiredTotal",
         (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total, "rejectedFullTotal",
@@ -64,7 +64,9 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
         "sessions", (json_int_t)st->sessions, "releasedTotal", (json_int_t)st->released_total,
         "sessionsExpiredTotal", (json_int_t)st->sessions_expired_total,
         /* people who stop asking (idleTimeoutSeconds) */
-        "abandonedTotal", (json_int_t)st->abandoned_total);
+        "abandonedTotal", (json_int_t)st->abandoned_total,
+        /* sale opening: people waiting for opensAt (not in waiting) */
+        "prequeue", (json_int_t)st->prequeue);
 }
 
 static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)

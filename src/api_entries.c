@@ -37,6 +37,13 @@
  * origin.h allows it (targetUrl's origin or returnOrigins), else to
  * targetUrl, with the token in the query when tokenInQuery (page.h).
  *
+ * Sale opening (docs/API.md, "Sale opening"): a PREQUEUE entry (before
+ * the queue's opensAt) is told {"status":"prequeue","opensAt","retryAfterMs"},
+ * the retry landing in the person's own slot of the first second after
+ * opensAt (wr_queue_prequeue_retry_ms, a hash of the user id) or in about
+ * 5 s, whichever is sooner; the page gets state "prequeue" with the same
+ * retry.
+ *
  * Abuse controls (docs/SECURITY.md): joins are limited per client address
  * (token bucket; X-Forwarded-For counts only from trusted proxies), and
  * status polls per identity (queue + user) are paced: a poll sooner than
@@ -264,6 +271,9 @@ typedef struct {
     /* degraded mode */
     bool degraded;  /* WAITING without the store: no position */
     bool fail_open; /* ADMITTED with a fail-open pass */
+    /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
+     * countdown poll (wr_queue_prequeue_retry_ms) */
+    int64_t opens_at_ms;
 } entry_view_t;
 
 static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v);
@@ -291,9 +301,20 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
     v->expires_at_ms = 0;
     v->target_url = cfg ? cfg->target_url : "";
     v->degraded = v->fail_open = false;
+    v->opens_at_ms = -1;
     if (cfg)
         wr_scheduler_note(a->sched, c->queue, cfg);
     switch (e->state) {
+    case WR_ENTRY_PREQUEUE:
+        /* the next poll lands in this person's slot of the first second
+         * after opensAt, or in about 5 s, whichever is sooner */
+        v->state = WR_ENTRY_PREQUEUE;
+        v->opens_at_ms = cfg && cfg->opens_at_ms >= 0 ? cfg->opens_at_ms : 0;
+        v->retry_after_ms = wr_queue_prequeue_retry_ms(
+            cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
+            wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
+            wr_rng_unit(&a->rng));
+        return WR_OK;
     case WR_ENTRY_WAITING:
         v->state = WR_ENTRY_WAITING;
         v->position = e->position;
@@ -355,6 +376,12 @@ static void reply_view(wr_api__ctx_t *c, const entry_view_t *v_, wr_err_t err)
                      (unsigned long long)v.waiting, etas, retry);
         break;
     }
+    case WR_ENTRY_PREQUEUE:
+        pace_note(a, c->queue, c->user, v.retry_after_ms);
+        n = snprintf(buf, sizeof(buf),
+                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u}",
+                     (long long)v.opens_at_ms, v.retry_after_ms);
+        break;
     case WR_ENTRY_ADMITTED:
         pace_note(a, c->queue, c->user, 0);
         if (err != WR_OK) {
@@ -757,6 +784,13 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.token_in_query = cfg->token_in_query;
         }
         switch (ev.state) {
+        case WR_ENTRY_PREQUEUE:
+            /* sale opening: the page's countdown (opens_at_ms) is the
+             * queue page's; until then it keeps asking at retry */
+            v.state = "prequeue";
+            v.retry_after_ms = ev.retry_after_ms;
+            pace_note(a, c->queue, c->user, ev.retry_after_ms);
+            break;
         case WR_ENTRY_WAITING:
             if (ev.degraded) { /* degraded mode: no place to show */
                 v.state = "degraded";

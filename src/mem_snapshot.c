@@ -2,8 +2,9 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 3 (version 1, without the sessions and the burned
- * passes, and version 2, without the idle part, still load).
+ * Format, version 4 (version 1, without the sessions and the burned
+ * passes, version 2, without the idle part, and version 3, without the
+ * pre-queue, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -12,6 +13,8 @@
  *     u32 config_len, config JSON (wr_qconfig_to_json, compact)
  *     u64 version  i64 last_score  i64 last_tick  i64 carry_micro
  *     u64 admitted consumed expired left rejected_full
+ *     (version 4, sale opening) u8 opening (1: in progress), i64 open_base,
+ *       u64 open_total, u64 open_moved
  *     u64 waiting count, per user in line order: i64 score, u8 id_len, id,
  *                 (version 3) u32 idle_cs (centiseconds since the user's
  *                 last join or poll, at written_at_us), u8 flags (1 = a
@@ -23,6 +26,9 @@
  *     (version 2, degraded mode) u64 burn count, per burned fail-open
  *       pass: u8 jti_len, jti, i64 exp_us
  *     (version 3) u64 abandoned
+ *     (version 4, sale opening) u64 pre-queue count, per person in key
+ *       order: i64 key, u8 id_len, id, u32 idle_cs, u8 flags (as in the
+ *       line)
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch. Last-seen times are
  * kept as ages, so that on load the time the store was down does not count
@@ -58,9 +64,10 @@
 
 #include "log.h"
 
-#define SNAP_NAME    "waitroom.snapshot"
-#define SNAP_MAGIC   "WRMEMSNP"
-#define SNAP_VERSION 3u /* what is written (sessions, burned passes, idle part); 1, 2, 3 load */
+#define SNAP_NAME  "waitroom.snapshot"
+#define SNAP_MAGIC "WRMEMSNP"
+#define SNAP_VERSION                                                                               \
+    4u /* what is written (sessions, burned passes, idle part, pre-queue); 1..4 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -240,6 +247,24 @@ static void write_sessions(sio_t *w, const wr_memq_t *q)
 static void write_burned(sio_t *w, const wr_memq_t *q);
 static void read_burned(sio_t *r, wr_memq_t *q);
 
+/* The line or the pre-queue: the count, then per person in order: i64
+ * score (the pre-queue's key), u8 id_len, id, u32 age in centiseconds at
+ * now_us, u8 flags. */
+static void write_nodes(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+{
+    w_u64(w, wr_zsl_length(set));
+    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        w_u8(w, (uint8_t)len);
+        w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+    }
+}
+
 static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
@@ -266,21 +291,16 @@ static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
     w_u64(w, q->expired_total);
     w_u64(w, q->left_total);
     w_u64(w, q->rejected_full_total);
-    w_u64(w, wr_zsl_length(q->line));
-    for (const wr_zsl_node_t *x = wr_zsl_first(q->line); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        w_u64(w, (uint64_t)wr_zsl_node_score(x));
-        w_u8(w, (uint8_t)len);
-        w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
-        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
-    }
+    w_u8(w, q->opening ? 1 : 0);
+    w_u64(w, (uint64_t)q->open_base);
+    w_u64(w, q->open_total);
+    w_u64(w, q->open_moved);
+    write_nodes(w, q->line, now_us);
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
-    w_u64(w, q->abandoned_total); /* version 3 */
+    w_u64(w, q->abandoned_total);   /* version 3 */
+    write_nodes(w, q->pre, now_us); /* version 4 */
 }
 
 static int fsync_dir(const char *dir)
@@ -432,6 +452,48 @@ static void read_sessions(wr_memq_t *q, sio_t *r)
     }
 }
 
+/* Version 4: the pre-queue of q, in key order (after the line, tokens
+ * and the opening's state). */
+static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint64_t np = r_u64(r);
+    if (!r->failed && np > r->fsize / 10)
+        r_fail(r, "bad pre-queue count");
+    int64_t prev = INT64_MIN;
+    for (uint64_t i = 0; i < np && !r->failed; i++) {
+        int64_t key = (int64_t)r_u64(r);
+        uint8_t len = r_user(r, user);
+        uint32_t age = r_u32(r);
+        uint8_t flags = r_u8(r);
+        if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
+            r_fail(r, "bad last-seen record");
+        if (r->failed)
+            break;
+        if (key <= prev || wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+            wr_memq_prequeued(q, user, len)) {
+            r_fail(r, "pre-queue out of order or duplicate user");
+            break;
+        }
+        prev = key;
+        if (wr_memq_pre_add(q, user, len, key) != WR_OK) {
+            r_fail(r, "out of memory");
+            break;
+        }
+        wr_zsl_node_t *n = wr_memq_prequeued(q, user, len);
+        wr_memq_seen_set(n, now_us, age);
+        wr_zsl_node_set_flags(n, flags);
+    }
+    if (!r->failed && q->opening && np > q->open_total - q->open_moved)
+        r_fail(r, "bad opening");
+    if (!r->failed && q->opening && np == 0) {
+        /* nobody left to move: the opening is over */
+        uint64_t m, l;
+        bool d = false;
+        (void)wr_memq_open_step(q, INT64_MIN, 0, &m, &l, &d);
+    }
+}
+
 static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now_us)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
@@ -485,6 +547,19 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
     q->rejected_full_total = r_u64(r);
     if (q->budget.carry_micro < 0 || q->budget.carry_micro >= MICRO || q->budget.last_tick < -1)
         r_fail(r, "bad admission budget");
+    /* sale opening: an opening in progress is restored while the line loads */
+    bool opening = false;
+    int64_t obase = 0;
+    uint64_t ototal = 0, omoved = 0;
+    if (version >= 4) {
+        opening = r_u8(r) == 1;
+        obase = (int64_t)r_u64(r);
+        ototal = r_u64(r);
+        omoved = r_u64(r);
+        if (opening && (omoved > ototal || ototal > (uint64_t)UINT32_MAX || obase < 0 ||
+                        obase + (int64_t)ototal - 1 > q->last_score))
+            r_fail(r, "bad opening");
+    }
     uint64_t nw = r_u64(r);
     /* each user takes at least 10 bytes: a larger count is corrupt, and
      * must not size an allocation */
@@ -510,6 +585,10 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
                 r_fail(r, "bad last-seen record");
             if (r->failed)
                 break;
+        }
+        if (opening && score >= obase + (int64_t)ototal) {
+            wr_memq_open_restore(q, obase, ototal, omoved);
+            opening = false; /* restored */
         }
         wr_zsl_node_t *n;
         if (wr_memq_line_add(q, user, len, score, &n) != WR_OK) {
@@ -539,6 +618,10 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
         read_burned(r, q);
     if (version >= 3 && !r->failed)
         q->abandoned_total = r_u64(r);
+    if (opening && !r->failed)
+        wr_memq_open_restore(q, obase, ototal, omoved);
+    if (version >= 4 && !r->failed)
+        read_prequeue(r, q, now_us);
     return !r->failed;
 }
 
@@ -603,7 +686,8 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
     err = WR_OK;
     uint64_t users = 0;
     for (size_t i = 0; i < db->nq; i++)
-        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n + db->queues[i]->sess_n;
+        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n +
+                 db->queues[i]->sess_n + wr_zsl_length(db->queues[i]->pre);
     wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
 out:
     fclose(r.f);

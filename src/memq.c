@@ -45,12 +45,30 @@
  * are neither pending nor idle. Removals count in abandoned_total. The
  * Redis scripts sweep the same way (HSCAN of a last-seen hash from a
  * cursor); both remove every idle user of a line shorter than the bounds.
+ * The opening (docs/API.md, "Sale opening"). Before the config's opensAt a
+ * new user goes to pre, a second skiplist keyed by a random 62-bit number
+ * from the CSPRNG (preQueueShuffle: i.i.d. keys, no ties - a taken key is
+ * drawn again - so the key order is a uniformly random permutation) or by
+ * the arrival score. The opening begins at the first join, status or admit
+ * at or after opensAt (at once when opensAt is null) that finds people in
+ * pre: it reserves the line scores last_score + 1 .. + |pre| and as many
+ * of the line's rank numbers (zsl.h), so later arrivals (appended with
+ * higher scores) line up behind the whole pre-queue. Then every admit call
+ * moves the next WR_MEMQ_OPEN_CHUNK of pre, in key order, into those
+ * scores (open_step); the line's rank index stays on. While people are
+ * still to move they count in waiting, a later arrival's position counts
+ * them, a pre member's position is what the move will give it, and
+ * admission takes only people below the moved part. The opening ends when
+ * pre is empty (a leave may empty it too). Joins during the opening go to
+ * the line (a new opensAt set meanwhile takes effect after it).
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.
  */
 #include "memq.h"
+
+#include "crypto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,18 +257,32 @@ wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen
     return wr_idhash_get(q->waiting, user, ulen);
 }
 
+/* Inserts user at score into set and its id hash (seq: a reserved rank
+ * number of set, or UINT64_MAX for none); *out the node. All or nothing. */
+static wr_err_t set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                        int64_t score, uint64_t seq, wr_zsl_node_t **out)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = seq == UINT64_MAX ? wr_zsl_insert(set, score, user, ulen, &n)
+                                     : wr_zsl_insert_reserved(set, score, user, ulen, seq, &n);
+    if (err != WR_OK)
+        return err;
+    err = wr_idhash_put(ids, n);
+    if (err != WR_OK) {
+        wr_zsl_delete(set, n);
+        return err;
+    }
+    *out = n;
+    return WR_OK;
+}
+
 wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t score,
                           wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
-    wr_err_t err = wr_zsl_insert(q->line, score, user, ulen, &n);
+    wr_err_t err = set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
     if (err != WR_OK)
         return err;
-    err = wr_idhash_put(q->waiting, n);
-    if (err != WR_OK) {
-        wr_zsl_delete(q->line, n);
-        return err;
-    }
     if (score > q->last_score)
         q->last_score = score;
     *out = n;
@@ -297,18 +329,33 @@ static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     *dirty = true;
 }
 
+static void open_settle(wr_memq_t *q);
+
+/* Removes pre-queue node as idle (abandoned_total). */
+static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(q->pre_ids, id, len);
+    wr_zsl_delete(q->pre, node);
+    open_settle(q);
+    q->abandoned_total++;
+    *dirty = true;
+}
+
 /*
  * Moves up to n users from the front of the line to tokens with a fresh
  * jti, iat now_us and exp now_us + ttl_us, in line order, passing over
  * pending users (they keep their place) and removing idle ones met on the
- * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over.
- * It stops at the first user still within the admission delay (queue.h).
+ * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over,
+ * and none with a score >= limit is looked at. It stops at the first user
+ * still within the admission delay (queue.h).
  * *admitted gets the number moved; their waits go to *waited (malloc'd,
  * NULL when none was moved) when waited is not NULL. The tokens are all or
  * nothing: every allocation happens before the first user leaves the line
  * (the idle removals stay on error).
  */
-static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t ttl_us,
+static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now_us, int64_t ttl_us,
                             uint64_t *admitted, int64_t **waited, bool *dirty)
 {
     wr_memq_token_t **toks = NULL;
@@ -329,7 +376,8 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t now_us, int64_t tt
         goto out;
     }
     wr_zsl_node_t *x = wr_zsl_first(q->line);
-    while (x && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
+    /* limit: the sale opening's moved part (nobody behind people not yet moved) */
+    while (x && wr_zsl_node_score(x) < limit && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
         wr_zsl_node_t *next = wr_zsl_next(x);
         if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
             break; /* the admission delay (queue.h): nor anyone behind */
@@ -403,25 +451,162 @@ bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
     return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
 }
 
+/* The clock sweep over one set (the line, or the pre-queue): at most
+ * WR_MEMQ_IDLE_VISIT_MAX nodes from *cursor on, wrapping; remove() takes
+ * an idle node out. */
+static void sweep_set(wr_memq_t *q, wr_zsl_t *set, int64_t *cursor, int64_t now_us,
+                      void (*remove)(wr_memq_t *, wr_zsl_node_t *, bool *), bool *dirty)
+{
+    uint64_t len = wr_zsl_length(set);
+    uint64_t visits = len < WR_MEMQ_IDLE_VISIT_MAX ? len : WR_MEMQ_IDLE_VISIT_MAX;
+    uint64_t removed = 0;
+    wr_zsl_node_t *x = wr_zsl_first_ge(set, *cursor);
+    if (!x)
+        x = wr_zsl_first(set);
+    for (uint64_t i = 0; x && i < visits && removed < WR_STORE_IDLE_SWEEP_MAX; i++) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_memq_idle(q, x, now_us)) {
+            remove(q, x, dirty);
+            removed++;
+        }
+        x = next ? next : wr_zsl_first(set); /* wrap to the front */
+    }
+    *cursor = x ? wr_zsl_node_score(x) : 0;
+}
+
 void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
     if (q->cfg->cfg.idle_timeout_seconds == 0)
         return;
-    uint64_t len = wr_zsl_length(q->line);
-    uint64_t visits = len < WR_MEMQ_IDLE_VISIT_MAX ? len : WR_MEMQ_IDLE_VISIT_MAX;
-    uint64_t removed = 0;
-    wr_zsl_node_t *x = wr_zsl_first_ge(q->line, q->idle_cursor);
-    if (!x)
-        x = wr_zsl_first(q->line);
-    for (uint64_t i = 0; x && i < visits && removed < WR_STORE_IDLE_SWEEP_MAX; i++) {
-        wr_zsl_node_t *next = wr_zsl_next(x);
-        if (wr_memq_idle(q, x, now_us)) {
-            abandon(q, x, dirty);
-            removed++;
-        }
-        x = next ? next : wr_zsl_first(q->line); /* wrap to the front */
+    sweep_set(q, q->line, &q->idle_cursor, now_us, abandon, dirty);
+    /* idleTimeoutSeconds applies in the pre-queue too */
+    if (wr_zsl_length(q->pre) > 0)
+        sweep_set(q, q->pre, &q->pre_idle_cursor, now_us, abandon_pre, dirty);
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+/* ---- the opening ------------------------------------------------------ */
+
+wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ulen)
+{
+    return wr_idhash_get(q->pre_ids, user, ulen);
+}
+
+wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key)
+{
+    wr_zsl_node_t *n;
+    return set_add(q->pre, q->pre_ids, user, ulen, key, UINT64_MAX, &n);
+}
+
+/* Before opensAt, with no opening in progress: joins go to the pre-queue
+ * and nobody is admitted. */
+static bool gate_closed(const wr_memq_t *q, int64_t now_us)
+{
+    int64_t at = q->cfg->cfg.opens_at_ms;
+    return !q->opening && at >= 0 && now_us < at * 1000;
+}
+
+/* The opening is due: people in pre, none moving yet, opensAt null or
+ * passed. */
+static bool open_due(const wr_memq_t *q, int64_t now_us)
+{
+    int64_t at = q->cfg->cfg.opens_at_ms;
+    return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000);
+}
+
+static void open_begin(wr_memq_t *q, bool *dirty)
+{
+    q->open_total = wr_zsl_length(q->pre);
+    q->open_base = q->last_score + 1;
+    q->last_score = q->open_base + (int64_t)q->open_total - 1;
+    q->open_moved = 0;
+    q->open_seq = wr_zsl_reserve(q->line, q->open_total);
+    q->opening = true;
+    *dirty = true;
+}
+
+/* Ends the opening once nobody is left to move. */
+static void open_settle(wr_memq_t *q)
+{
+    if (q->opening && wr_zsl_length(q->pre) == 0) {
+        q->opening = false;
+        wr_zsl_unreserve(q->line);
     }
-    q->idle_cursor = x ? wr_zsl_node_score(x) : 0;
+}
+
+void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved)
+{
+    q->open_base = base;
+    q->open_total = total;
+    q->open_moved = moved;
+    q->open_seq = wr_zsl_reserve(q->line, total - moved) - moved;
+    q->opening = true;
+}
+
+/* Moves the first of pre to the line at the next reserved score. */
+static wr_err_t move_one(wr_memq_t *q)
+{
+    wr_zsl_node_t *p = wr_zsl_first(q->pre), *n;
+    size_t len;
+    const char *id = wr_zsl_node_id(p, &len);
+    wr_err_t err = set_add(q->line, q->waiting, id, len, q->open_base + (int64_t)q->open_moved,
+                           q->open_seq + q->open_moved, &n);
+    if (err != WR_OK)
+        return err;
+    /* the last-seen time and the pending mark go along */
+    wr_zsl_node_set_aux(n, wr_zsl_node_aux(p));
+    wr_zsl_node_set_flags(n, wr_zsl_node_flags(p));
+    wr_idhash_del(q->pre_ids, id, len);
+    wr_zsl_pop_first(q->pre, 1, NULL, NULL);
+    q->open_moved++;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t *moved,
+                           uint64_t *left, bool *dirty)
+{
+    wr_err_t err = WR_OK;
+    uint64_t k = 0;
+    if (open_due(q, now_us))
+        open_begin(q, dirty);
+    while (q->opening && k < max && wr_zsl_length(q->pre) > 0) {
+        if ((err = move_one(q)) != WR_OK)
+            break;
+        k++;
+    }
+    if (k > 0)
+        *dirty = true;
+    open_settle(q);
+    *moved = k;
+    *left = q->opening ? wr_zsl_length(q->pre) : 0;
+    return err;
+}
+
+/* People not yet moved: they count in waiting while the opening runs. */
+static uint64_t pending(const wr_memq_t *q)
+{
+    return q->opening ? wr_zsl_length(q->pre) : 0;
+}
+
+/* The 1-based position of line node n: its rank, plus the pre-queue not
+ * yet moved when n came after the opening began. */
+static uint64_t line_position(const wr_memq_t *q, const wr_zsl_node_t *n)
+{
+    uint64_t r = wr_zsl_rank(q->line, n);
+    if (q->opening && wr_zsl_node_score(n) >= q->open_base + (int64_t)q->open_total)
+        r += wr_zsl_length(q->pre);
+    return r;
+}
+
+/* A new arrival's score: max(wall_us, last_score + 1), strictly
+ * increasing, so a clock stepping back never puts a newcomer ahead. */
+static int64_t next_score(wr_memq_t *q, int64_t wall_us)
+{
+    int64_t score = wall_us;
+    if (score <= q->last_score)
+        score = q->last_score + 1;
+    return score;
 }
 
 /* ---- operations ------------------------------------------------------ */
@@ -430,6 +615,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
     wr_memq_sweep(q, now_us, dirty);
+    if (open_due(q, now_us))
+        open_begin(q, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n && wr_memq_idle(q, n, now_us)) {
         abandon(q, n, dirty); /* checked on read: asking late does not revive */
@@ -443,8 +630,28 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         wr_zsl_node_set_flags(n, 0);
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
-        e->position = wr_zsl_rank(q->line, n);
-        e->waiting = wr_zsl_length(q->line);
+        e->position = line_position(q, n);
+        e->waiting = wr_zsl_length(q->line) + pending(q);
+        return WR_OK;
+    }
+    wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
+    if (p && wr_memq_idle(q, p, now_us)) {
+        abandon_pre(q, p, dirty); /* idleTimeoutSeconds applies in the pre-queue too */
+        p = NULL;
+    }
+    if (p) {
+        wr_memq_seen_set(p, now_us, 0);
+        wr_zsl_node_set_flags(p, 0);
+        *dirty = true;
+        if (!q->opening) {
+            e->state = WR_ENTRY_PREQUEUE;
+            return WR_OK;
+        }
+        /* not moved yet: the place the move gives */
+        e->state = WR_ENTRY_WAITING;
+        e->position = wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved) +
+                      wr_zsl_rank(q->pre, p);
+        e->waiting = wr_zsl_length(q->line) + pending(q);
         return WR_OK;
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
@@ -458,26 +665,49 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     if (!add)
         return WR_ENOTINQUEUE;
     uint64_t max = q->cfg->cfg.max_queue_size;
-    if (max > 0 && wr_zsl_length(q->line) >= max) {
+    uint64_t total = wr_zsl_length(q->line) + wr_zsl_length(q->pre);
+    if (max > 0 && total >= max) {
         q->rejected_full_total++;
         *dirty = true;
-        e->waiting = wr_zsl_length(q->line);
+        e->waiting = wr_zsl_length(q->line) + pending(q);
         return WR_EFULL;
     }
-    int64_t score = wall_us;
-    if (score <= q->last_score)
-        score = q->last_score + 1;
-    wr_err_t err = wr_memq_line_add(q, user, ulen, score, &n);
+    wr_err_t err;
+    if (gate_closed(q, now_us)) {
+        if (q->cfg->cfg.pre_queue_shuffle) {
+            /* a random key; a taken one (about n / 2^62) is drawn again */
+            err = WR_EINVAL;
+            for (int i = 0; i < 8 && err == WR_EINVAL; i++) {
+                uint64_t r;
+                if ((err = wr_crypto_random(&r, sizeof r)) != WR_OK)
+                    return err;
+                err = wr_memq_pre_add(q, user, ulen, (int64_t)(r >> 2));
+            }
+        } else {
+            int64_t key = next_score(q, wall_us);
+            if ((err = wr_memq_pre_add(q, user, ulen, key)) == WR_OK)
+                q->last_score = key;
+        }
+        if (err != WR_OK)
+            return err;
+        wr_zsl_node_t *pn = wr_memq_prequeued(q, user, ulen);
+        wr_memq_seen_set(pn, now_us, 0);
+        wr_zsl_node_set_flags(pn, page ? WR_MEMQ_PENDING : 0);
+        *dirty = true;
+        e->state = WR_ENTRY_PREQUEUE;
+        return WR_OK;
+    }
+    err = wr_memq_line_add(q, user, ulen, next_score(q, wall_us), &n);
     if (err != WR_OK)
         return err;
     wr_memq_seen_set(n, now_us, 0);
     wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
-    e->position = wr_zsl_rank(q->line, n);
-    e->waiting = wr_zsl_length(q->line);
+    e->position = line_position(q, n);
+    e->waiting = wr_zsl_length(q->line) + pending(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
-    e->own_due_us = wr_queue_admit_due_us(score, now_us);
+    e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
     return WR_OK;
 }
 
@@ -485,6 +715,16 @@ static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
+    wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
+    if (p) {
+        wr_idhash_del(q->pre_ids, user, ulen);
+        wr_zsl_delete(q->pre, p);
+        open_settle(q);
+        (void)session_end(q, user, ulen, now_us, dirty);
+        q->left_total++;
+        *dirty = true;
+        return WR_OK;
+    }
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     wr_memq_token_t *t = NULL;
     if (!n) {
@@ -504,16 +744,22 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
 }
 
 wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
-                       bool *dirty)
+                       uint64_t *open_moved, uint64_t *open_left, bool *dirty)
 {
     if (waited)
         *waited = NULL;
     wr_memq_sweep(q, now_us, dirty);
     wr_memq_idle_sweep(q, now_us, dirty);
+    wr_err_t err = wr_memq_open_step(q, now_us, WR_MEMQ_OPEN_CHUNK, open_moved, open_left, dirty);
+    if (err != WR_OK)
+        return err;
     const wr_queue_config_t *cfg = &q->cfg->cfg;
-    uint64_t waiting = wr_zsl_length(q->line);
+    /* while people are still to move, only those below the moved part */
+    uint64_t waiting = q->opening
+                           ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
+                           : wr_zsl_length(q->line);
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
-    bool accrue = cfg->enabled && !cfg->paused && waiting > 0;
+    bool accrue = cfg->enabled && !cfg->paused && !gate_closed(q, now_us) && waiting > 0;
     wr_budget_t b = q->budget;
     uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
@@ -523,8 +769,9 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
         if (n > room)
             n = room;
     }
-    wr_err_t err =
-        admit_first(q, n, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, waited, dirty);
+    int64_t limit = q->opening ? q->open_base + (int64_t)q->open_moved : INT64_MAX;
+    err = admit_first(q, n, limit, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, waited,
+                      dirty);
     if (err != WR_OK)
         return err;
     wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
@@ -578,7 +825,8 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
 
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
-    st->waiting = wr_zsl_length(q->line);
+    st->waiting = wr_zsl_length(q->line) + pending(q);
+    st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
     st->active = q->heap_n + q->sess_n;
     st->admitted_total = q->admitted_total;
     st->consumed_total = q->consumed_total;
@@ -608,6 +856,8 @@ static void queue_free(wr_memq_t *q)
     wr_idhash_free(q->tokens);
     wr_idhash_free(q->waiting);
     wr_zsl_free(q->line);
+    wr_idhash_free(q->pre_ids);
+    wr_zsl_free(q->pre);
     wr_memq_cfg_unref(q->cfg);
     free(q);
 }
@@ -622,7 +872,9 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     q->waiting = wr_idhash_new(node_key);
     q->tokens = wr_idhash_new(token_key);
     q->sessions = wr_idhash_new(token_key);
-    if (!q->line || !q->waiting || !q->tokens || !q->sessions) {
+    q->pre = wr_zsl_new(wr_rng_next(&db->rng));
+    q->pre_ids = wr_idhash_new(node_key);
+    if (!q->line || !q->waiting || !q->tokens || !q->sessions || !q->pre || !q->pre_ids) {
         queue_free(q);
         return NULL;
     }

@@ -86,6 +86,22 @@ typedef struct {
     size_t sess_n, sess_cap;
     uint64_t released_total, sessions_expired_total;
 
+    /* Sale opening (docs/API.md, "Sale opening"; memq.c, "The opening").
+     * pre: the pre-queue, (key, user) in the order it enters the line:
+     * key = a random 62-bit number (preQueueShuffle) or the arrival score;
+     * pre_ids: user id -> node in pre. A user is in at most one of line,
+     * pre and tokens. While opening: the line scores open_base ..
+     * open_base + open_total - 1 and the line's rank numbers open_seq ..
+     * are reserved for the pre-queue, which enters below every later
+     * arrival; open_moved of them have moved (the next one takes
+     * open_base + open_moved). */
+    wr_zsl_t *pre;
+    wr_idhash_t *pre_ids;
+    bool opening;
+    int64_t open_base;
+    uint64_t open_total, open_moved, open_seq;
+    int64_t pre_idle_cursor; /* the idle sweep's place in pre (a key) */
+
     /* Degraded mode: the burned fail-open passes (wr_memq_burn below). */
     wr_idhash_t *burned;         /* jti -> wr_memq_burn_t; NULL until the first burn */
     struct wr_memq_burn **bheap; /* min-heap of the burns by exp_us */
@@ -132,6 +148,24 @@ bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
 
 /* The user's node in the line (borrowed while it is in the line), or NULL. */
 wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* The user's node in the pre-queue (borrowed while there), or NULL. */
+wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* Puts user (ulen bytes; in none of line, pre, tokens) in the pre-queue
+ * with key (unique in pre; a snapshot load restores keys). WR_OK,
+ * WR_EINVAL (key taken) or WR_ENOMEM, q unchanged. */
+wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key);
+
+/* Restores an opening in progress (snapshot load): called while loading
+ * the line in order, after the people with scores below base + total and
+ * before those above (the later arrivals): reserves the rank numbers of
+ * the total - moved people still to move. */
+void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved);
+
+/* Chunk of the opening per admit call: moves this many at most (about
+ * 2-4 ms of event loop on the embedded store; docs/BENCHMARKS.md). */
+#define WR_MEMQ_OPEN_CHUNK 8192
 
 /* The user's token (borrowed while it is live), or NULL. */
 wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen);
@@ -224,9 +258,18 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
  * NULL when nobody was admitted), or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
  * and budget unchanged (the sweep stays). Sets *dirty for a sweep that
  * removed tokens, admissions or a changed carry, not for a tick alone.
+ * Sale opening (store.h admit): first wr_memq_open_step; *open_moved and
+ * *open_left tell its progress. Before opensAt nobody is admitted.
  */
 wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
-                       bool *dirty);
+                       uint64_t *open_moved, uint64_t *open_left, bool *dirty);
+
+/* The sale opening's part of admit (store.h): begins the opening when it
+ * is due at now_us, then moves up to max people of the pre-queue into the
+ * line; *moved and *left (still to move) are set. wr_memq_admit calls it
+ * with WR_MEMQ_OPEN_CHUNK. WR_OK, or WR_ENOMEM after moving *moved. */
+wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t *moved,
+                           uint64_t *left, bool *dirty);
 
 /*
  * consume (consume = true) or verify of user's token jti (NUL-terminated)

@@ -57,6 +57,8 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg)
     cfg->fail_open_per_second = 0;
     cfg->target_url[0] = '\0';
     cfg->idle_timeout_seconds = 120;
+    cfg->opens_at_ms = WR_OPENS_AT_NONE;
+    cfg->pre_queue_shuffle = true;
 }
 
 /* Error sink: the caller's field and message buffers. */
@@ -124,6 +126,7 @@ static const char *const top_keys[] = {
     "pollJitter",   "failPolicy",      "failOpenPerSecond",
     "targetUrl",    "inviteKey",       "returnOrigins",
     "tokenInQuery", "sessionSeconds",  "idleTimeoutSeconds",
+    "opensAt",      "preQueueShuffle",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -421,6 +424,18 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     if ((v = json_object_get(obj, "tokenInQuery")) &&
         (err = get_bool(e, v, "tokenInQuery", &c->token_in_query)))
         return err;
+    if ((v = json_object_get(obj, "opensAt"))) {
+        if (json_is_null(v)) {
+            c->opens_at_ms = WR_OPENS_AT_NONE;
+        } else {
+            if ((err = get_int(e, v, "opensAt", 0, WR_OPENS_AT_MAX, &i)))
+                return err;
+            c->opens_at_ms = (int64_t)i;
+        }
+    }
+    if ((v = json_object_get(obj, "preQueueShuffle")) &&
+        (err = get_bool(e, v, "preQueueShuffle", &c->pre_queue_shuffle)))
+        return err;
     return WR_OK;
 }
 
@@ -551,6 +566,9 @@ static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
     set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
     set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
     set(o, "idleTimeoutSeconds", json_integer(cfg->idle_timeout_seconds), &ok);
+    set(o, "opensAt",
+        cfg->opens_at_ms >= 0 ? json_integer((json_int_t)cfg->opens_at_ms) : json_null(), &ok);
+    set(o, "preQueueShuffle", json_boolean(cfg->pre_queue_shuffle), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;

@@ -69,7 +69,16 @@ typedef struct {
     uint32_t idle_timeout_seconds; /* idleTimeoutSeconds: a waiting user whose last join or poll
                                       is older leaves the line (abandonedTotal), s, 0..86400,
                                       default 120; 0 = never */
+    /* Sale opening (docs/API.md, "Sale opening"): opensAt, epoch ms, or
+     * WR_OPENS_AT_NONE (JSON null, the default: no pre-queue). Before it,
+     * joins wait in the pre-queue; at it the pre-queue enters the line. */
+    int64_t opens_at_ms;
+    bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
+                               order (default true), else in arrival order */
 } wr_queue_config_t;
+
+#define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
+#define WR_OPENS_AT_MAX  INT64_C(253402300799999) /* 9999-12-31T23:59:59.999Z */
 
 /* Fills cfg with the documented defaults. admit_per_second is set to 0
  * (it has no default: it must be given or derived from capacity). */

@@ -33,6 +33,8 @@
  */
 #include "queue.h"
 
+#include "siphash.h"
+
 #include <math.h>
 
 #define MICRO       1000000LL
@@ -58,20 +60,43 @@ uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position)
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : ms;
 }
 
-uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u)
+/* pollJitter clamped to [0, 0.5], and *u to [0, 1] (NaN: 0). */
+static double jitter_of(const wr_queue_config_t *cfg, double *u)
 {
-    double base = wr_queue_poll_base_ms(cfg, position);
     double j = cfg->poll_jitter;
     if (!(j >= 0))
         j = 0;
     if (j > 0.5)
         j = 0.5;
-    if (!(u >= 0))
-        u = 0;
-    if (u > 1)
-        u = 1;
+    if (!(*u >= 0))
+        *u = 0;
+    if (*u > 1)
+        *u = 1;
+    return j;
+}
+
+uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u)
+{
+    double base = wr_queue_poll_base_ms(cfg, position);
+    double j = jitter_of(cfg, &u);
     long long ms = llround(base * (1.0 + (2.0 * u - 1.0) * j));
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
+                                    int64_t now_ms, uint32_t slot_ms, double u)
+{
+    double j = jitter_of(cfg, &u);
+    int64_t ms = llround(WR_PREQUEUE_POLL_MS * (1.0 - u * j));
+    int64_t to_slot = opens_at_ms + (int64_t)(slot_ms % 1000) - now_ms;
+    if (to_slot < ms)
+        ms = to_slot;
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+uint32_t wr_queue_prequeue_slot_ms(const char *user, size_t len)
+{
+    return (uint32_t)(wr_siphash13(0x77726f6f6d736c74ULL, 0x6f70656e696e6731ULL, user, len) % 1000);
 }
 
 /* The admission rate in use, users per second: admitPerSecond, or the

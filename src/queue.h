@@ -12,6 +12,7 @@
 #define WR_QUEUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "qconfig.h"
@@ -155,6 +156,26 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u);
+
+/*
+ * retryAfterMs of a person in the pre-queue (sale opening, docs/API.md
+ * 1.1): the shorter of about 5 s - WR_PREQUEUE_POLL_MS shortened by up to
+ * pollJitter (u uniform in [0,1)), so never more than 5 s - and the time
+ * until that person's slot in the first second after opensAt,
+ * opens_at_ms + slot_ms - now_ms; never below WR_POLL_MIN_MS. slot_ms in
+ * [0, 1000) is the caller's per-person spread (a hash of the user id, see
+ * wr_queue_prequeue_slot_ms), so the polls of a pre-queue of any size are
+ * spread evenly over that second instead of landing in its first
+ * millisecond. Times in ms (epoch or any one clock).
+ */
+#define WR_PREQUEUE_POLL_MS 5000
+uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
+                                    int64_t now_ms, uint32_t slot_ms, double u);
+
+/* A person's slot in the first second after the opening: their user id
+ * (len bytes) hashed (SipHash under a fixed key: the same on every
+ * instance) to [0, 1000) ms. */
+uint32_t wr_queue_prequeue_slot_ms(const char *user, size_t len);
 
 /*
  * The latest time (ms from now) at which the user at 1-based `position` is

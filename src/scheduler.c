@@ -21,6 +21,18 @@
  * admitted (the admit answer's waited_us), so the histograms of all
  * instances add up to every admission exactly once.
  *
+ * Sale opening: an admit answer with opening_left > 0 (the store still has
+ * pre-queue people to move into the line) re-arms the timer at 0 ms, so
+ * the chunks follow each other as fast as the store answers while the
+ * loop serves requests between them (each chunk is one store call; the
+ * embedded store's is synchronous and bounded by WR_MEMQ_OPEN_CHUNK). A
+ * queue whose opensAt comes before its next tick is armed for opensAt.
+ * When an opening this instance took part in ends, one log line tells the
+ * people moved, its duration, the calls, the longest synchronous store call
+ * (the embedded store's event-loop pause) and the longest admit round
+ * trip; the gauges waitroom_opening_step_max_seconds{queue} and
+ * waitroom_opening_seconds{queue} keep the last.
+ *
  * History: each entry keeps a one-second ring of its stats (history.h),
  * fed by every admit answer, for the dashboard; allocated with the entry.
  */
@@ -52,6 +64,12 @@ typedef struct entry {
     int64_t fail_last_ms;
     int64_t last_err_log_ms;
     wr_history_t *hist; /* NULL when it could not be allocated */
+    /* Sale opening (see above) */
+    int64_t call_t0_us;   /* monotonic us when the admit in flight was called */
+    int64_t call_sync_us; /* how long that call took before it returned */
+    int64_t open_t0_us;   /* first call of the opening in progress, 0 = none */
+    uint64_t open_moved, open_calls;
+    int64_t open_sync_max_us, open_rtt_max_us;
 } entry_t;
 
 struct wr_scheduler {
@@ -107,6 +125,7 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
     wr_metrics_set(m, "waitroom_queue_left_total", l, (double)st->left_total);
     wr_metrics_set(m, "waitroom_queue_rejected_full_total", l, (double)st->rejected_full_total);
     wr_metrics_set(m, "waitroom_queue_sessions", l, (double)st->sessions);
+    wr_metrics_set(m, "waitroom_queue_prequeue", l, (double)st->prequeue);
     wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
     wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
                    (double)st->sessions_expired_total);
@@ -119,6 +138,42 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Sale opening: records the chunk of res; true while people are left to
+ * move (call again at once). Logs the opening when it ends here. */
+static bool opening_progress(entry_t *e, const wr_admit_t *res)
+{
+    if (res->opening_moved == 0 && res->opening_left == 0 && e->open_t0_us == 0)
+        return false;
+    int64_t now = wr_clock_mono_us();
+    if (e->open_t0_us == 0)
+        e->open_t0_us = e->call_t0_us;
+    e->open_moved += res->opening_moved;
+    e->open_calls++;
+    if (e->call_sync_us > e->open_sync_max_us)
+        e->open_sync_max_us = e->call_sync_us;
+    if (now - e->call_t0_us > e->open_rtt_max_us)
+        e->open_rtt_max_us = now - e->call_t0_us;
+    if (res->opening_left > 0)
+        return true;
+    double total_s = (double)(now - e->open_t0_us) / 1e6;
+    wr_info("queue %s: opening: moved %llu people into the line in %.1f ms (%llu calls); "
+            "longest store call on the event loop %.2f ms, longest admit round trip %.2f ms",
+            e->name, (unsigned long long)e->open_moved, total_s * 1000,
+            (unsigned long long)e->open_calls, (double)e->open_sync_max_us / 1000,
+            (double)e->open_rtt_max_us / 1000);
+    if (e->sched->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        wr_metrics_set(e->sched->metrics, "waitroom_opening_step_max_seconds", l,
+                       (double)e->open_sync_max_us / 1e6);
+        wr_metrics_set(e->sched->metrics, "waitroom_opening_seconds", l, total_s);
+    }
+    e->open_t0_us = 0;
+    e->open_moved = e->open_calls = 0;
+    e->open_sync_max_us = e->open_rtt_max_us = 0;
+    return false;
+}
 
 static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
 {
@@ -164,11 +219,19 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
             wr_metrics_observe(s->metrics, "waitroom_wait_seconds", l,
                                (double)res->waited_us[i] / 1e6);
     }
+    if (opening_progress(e, res)) {
+        arm(e, 0); /* the next chunk at once */
+        return;
+    }
     int64_t now_ms = res->now_us / 1000;
     uint32_t phase = (uint32_t)(now_ms % tick);
     uint32_t delay = tick - phase + tick / 2;
     if (delay > tick + tick / 2)
         delay = tick;
+    /* an opening before the next tick: be there at opensAt */
+    int64_t at = e->cfg.opens_at_ms;
+    if (at >= 0 && at >= now_ms && at - now_ms < (int64_t)delay)
+        delay = (uint32_t)(at - now_ms);
     arm(e, delay);
 }
 
@@ -179,7 +242,9 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     entry_t *e = arg;
     if (e->in_flight)
         return;
+    e->call_t0_us = wr_clock_mono_us();
     wr_err_t err = wr_store_admit(e->sched->store, e->name, admit_cb, e);
+    e->call_sync_us = wr_clock_mono_us() - e->call_t0_us;
     if (err == WR_OK) {
         e->in_flight = true;
     } else {
@@ -401,6 +466,14 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
                             "Waiting users removed after idleTimeoutSeconds without a join or "
                             "poll; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_prequeue", WR_METRIC_GAUGE,
+                            "People waiting for the sale opening (opensAt); store-wide.");
+        wr_metrics_describe(s->metrics, "waitroom_opening_step_max_seconds", WR_METRIC_GAUGE,
+                            "Last sale opening this instance took part in: its longest "
+                            "synchronous store call (the embedded store's event-loop pause).");
+        wr_metrics_describe(s->metrics, "waitroom_opening_seconds", WR_METRIC_GAUGE,
+                            "Last sale opening this instance took part in: from its first "
+                            "chunk to its last.");
         wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
                             "Admissions per second over the last minute, from the store-wide "
                             "admitted total (the same on every instance).");

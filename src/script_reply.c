@@ -115,6 +115,10 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->state = WR_ENTRY_PASSTHROUGH;
         err = WR_OK;
         break;
+    case 4:
+        entry->state = WR_ENTRY_PREQUEUE;
+        err = WR_OK;
+        break;
     case -2:
         entry->waiting = a->waiting < 0 ? 0 : (uint64_t)a->waiting;
         err = WR_EFULL;
@@ -159,6 +163,7 @@ static const char *batch_fields(long long kind)
     case -2:
         return "i";
     case 3:
+    case 4:
     case -1:
     case -3:
         return "";
@@ -247,7 +252,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiiiia"))
+    if (!shape(rep, "iiiisiiiiiiiiiiiaiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -260,6 +265,9 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->admitted = u64(e[1]);
     res->now_us = e[2]->integer;
     fill_stats(&res->stats, e + 5);
+    res->stats.prequeue = u64(e[17]);
+    res->opening_moved = u64(e[18]);
+    res->opening_left = u64(e[19]);
     res->config = cfg;
     /* The waits of the users admitted by this call (admit.lua's 17th
      * element): malloc'd, the caller frees. Out of memory: none reported. */
@@ -308,7 +316,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -320,6 +328,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
         return err;
     info->config = cfg;
     fill_stats(&info->stats, e + 3);
+    info->stats.prequeue = u64(e[14]);
     return WR_OK;
 }
 

@@ -40,6 +40,7 @@ typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
     WR_ENTRY_ADMITTED = 2,    /* holds a live token */
     WR_ENTRY_PASSTHROUGH = 3, /* queue disabled: go straight on */
+    WR_ENTRY_PREQUEUE = 4,    /* waiting for the opening (config opensAt, still ahead) */
 } wr_entry_state_t;
 
 /* A queue's counters and gauges, cluster-wide (all instances). */
@@ -57,6 +58,9 @@ typedef struct {
     uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
     /* People who stop asking (idleTimeoutSeconds): */
     uint64_t abandoned_total; /* waiting users removed as idle (not in left_total) */
+    /* Sale opening: */
+    uint64_t prequeue; /* people waiting for the opening (not in waiting); once the
+                          opening has begun, those not yet moved count in waiting */
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -86,6 +90,9 @@ typedef struct {
                                         waited, now_us - arrival score (us, >= 0);
                                         borrowed; n_waited == admitted */
     size_t n_waited;
+    /* Sale opening: */
+    uint64_t opening_moved; /* pre-queue people this call moved into the line */
+    uint64_t opening_left;  /* pre-queue people still to move (> 0: call admit again now) */
 } wr_admit_t;
 
 /* The answer of consume and verify. */
@@ -132,7 +139,13 @@ typedef struct wr_store_ops {
      * join: puts user at the end of the line unless already there (the first
      * arrival time is kept: score = store time in us, strictly increasing).
      * cb gets WAITING (position, waiting), ADMITTED (live token) or
-     * PASSTHROUGH (queue disabled). Errors: WR_ENOTFOUND (no queue),
+     * PASSTHROUGH (queue disabled). Sale opening: before the config's
+     * opensAt a new user goes to the pre-queue instead and gets PREQUEUE
+     * (so does a status of someone there); once the opening has begun a
+     * pre-queue member not yet moved is WAITING at the place the move will
+     * give them (see admit), and everyone in line behind the pre-queue
+     * counts the not yet moved. maxQueueSize counts line and pre-queue
+     * together. Errors: WR_ENOTFOUND (no queue),
      * WR_EFULL (waiting >= maxQueueSize and user not in line; entry carries
      * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT.
      */
@@ -171,6 +184,16 @@ typedef struct wr_store_ops {
      * admission passes over pending page joins (join_page) without moving
      * them, and over idle users still in line (removing them), looking at
      * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.
+     *
+     * Sale opening: before opensAt nobody is admitted (no budget accrues).
+     * From opensAt on (or at once when opensAt is null) the first call
+     * begins the opening - the line scores just above everyone in line are
+     * reserved for the pre-queue, below every later arrival - and every call
+     * moves the next chunk of the pre-queue into the line (in its random
+     * key order, or arrival order without preQueueShuffle), also while
+     * paused and in a tick already run; res->opening_left > 0 asks the
+     * caller to call again at once. Each chunk is atomic; while people are
+     * still to move, admission takes only people below the moved part.
      */
     wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
     /*

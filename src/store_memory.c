@@ -354,7 +354,8 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         goto out;
     }
     int64_t now = now_us(s);
-    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits, &s->dirty);
+    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits,
+                            &it->res.admit.opening_moved, &it->res.admit.opening_left, &s->dirty);
     wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
     if (it->err != WR_OK)
         goto out;

@@ -175,6 +175,7 @@ struct sub {
     wr_store_entry_cb cb;
     void *arg;
     char mode; /* entry.lua's ARGV[3]: '1' join, '2' join_page, '0' status, '3' status_quiet */
+    unsigned long long key; /* entry.lua's ARGV[4]: a join's pre-queue key (0 for a status) */
     char user[WR_USER_ID_MAX + 1];
 };
 
@@ -243,8 +244,8 @@ static void req_free(struct req *r)
 }
 
 /* numkeys and the keys of queue q, in the order of lib.lua. */
-static const char *const key_suffix[] = {"config", "waiting",  "active",  "tokens",
-                                         "state",  "sessions", "sessjti", "seen"};
+static const char *const key_suffix[] = {"config",   "waiting", "active", "tokens", "state",
+                                         "sessions", "sessjti", "seen",   "pre"};
 enum { NKEYS = sizeof key_suffix / sizeof key_suffix[0] };
 
 static bool cmd_queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
@@ -608,10 +609,10 @@ static void send_batch(struct rstore *s, struct batch *b)
     wr_err_t err = WR_ENOMEM;
     size_t bytes = 512 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
     for (size_t i = 0; i < b->n; i++)
-        bytes += strlen(b->sub[i].user) + 4;
+        bytes += strlen(b->sub[i].user) + 4 + 24;
     bool one = b->n == 1;
     wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(one ? SC_ENTRY : SC_ENTRY_BATCH,
-                                                          2 + 1 + NKEYS + 1 + 2 * (int)b->n, bytes);
+                                                          2 + 1 + NKEYS + 1 + 3 * (int)b->n, bytes);
     if (!cmd)
         goto fail;
     unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
@@ -619,12 +620,14 @@ static void send_batch(struct rstore *s, struct batch *b)
     if (one)
         ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
              wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
-             wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1);
+             wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key);
     else
         ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known);
     for (size_t i = 0; !one && ok && i < b->n; i++)
         ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
-             wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1);
+             wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key);
     if (!ok) {
         wr_redis_conn_cmd_free(cmd);
         err = WR_EINVAL; /* cannot happen: sized above */
@@ -813,6 +816,11 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, char mode,
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
     bool join = mode == '1' || mode == '2';
+    /* A join carries the pre-queue key it would get in a shuffled
+     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
+    uint64_t key = 0;
+    if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
+        return WR_EIO;
     struct batch *b = batch_for(s, q, join);
     if (!b)
         return WR_ENOMEM;
@@ -820,6 +828,7 @@ static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, char mode,
     x->cb = cb;
     x->arg = arg;
     x->mode = mode;
+    x->key = (unsigned long long)(key >> 12);
     snprintf(x->user, sizeof x->user, "%s", u);
     if (join)
         b->joins = true;
@@ -1003,7 +1012,10 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds)) {
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds) ||
+        !(cfg->opens_at_ms >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->opens_at_ms)
+                                : wr_redis_conn_cmd_str(r->cmd, "")) ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0")) {
         err = WR_EINVAL;
         goto out;
     }

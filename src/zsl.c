@@ -54,6 +54,15 @@
  * is not an append, a window wider than 2^31 or an allocation failure turns
  * the index off (rank falls back to the span walk, still exact) until the
  * list is empty again.
+ *
+ * Reserved numbers (the sale opening). The pre-queue enters the line below
+ * every later arrival, in chunks, while later arrivals keep appending: not
+ * appends. So the opening reserves one sequence number per pre-queue
+ * member first (wr_zsl_reserve: next moves on by n, the bits stay 0), and
+ * each moved element takes its own (wr_zsl_insert_reserved), its score
+ * sorting exactly as its number. The index stays exact and on. While a
+ * reservation is open (pin), blocks and superblocks from its first number
+ * on are kept, so a late reserved insert always finds its block.
  */
 #include "zsl.h"
 
@@ -98,6 +107,8 @@ typedef struct {
 typedef struct {
     bool on;
     uint64_t next;      /* sequence number of the next append */
+    uint64_t pin;       /* lowest reserved number that may still be used (UINT64_MAX: none):
+                           the index keeps its blocks from there on */
     uint64_t first_blk; /* absolute block number of blk[0], a multiple of RB_SUP */
     rblock_t *blk;      /* blocks first_blk .. first_blk + nblk - 1 */
     size_t nblk, cap_blk;
@@ -223,10 +234,16 @@ static void *pool_alloc(wr_zsl_t *zsl, size_t size)
 
 _Static_assert(HDR_BYTES == offsetof(struct wr_zsl_node, tail), "node header layout");
 
+/* The lowest sequence number the index may still have to hold. */
+static inline uint64_t ri_low(const rankidx_t *ri)
+{
+    return ri->pin < ri->next ? ri->pin : ri->next;
+}
+
 /* Empties the index and turns it on; sequence numbers go on from next. */
 static void ri_reset(rankidx_t *ri)
 {
-    uint64_t next = ri->next;
+    uint64_t next = ri->next, pin = ri->pin;
     for (size_t i = 0; i < ri->nblk; i++)
         free(ri->blk[i].bits);
     free(ri->blk);
@@ -234,7 +251,8 @@ static void ri_reset(rankidx_t *ri)
     memset(ri, 0, sizeof *ri);
     ri->on = true;
     ri->next = next;
-    ri->first_blk = next / RB_BITS / RB_SUP * RB_SUP;
+    ri->pin = pin;
+    ri->first_blk = ri_low(ri) / RB_BITS / RB_SUP * RB_SUP;
 }
 
 static void ri_off(rankidx_t *ri)
@@ -249,15 +267,14 @@ static inline uint64_t ri_seq(const rankidx_t *ri, const wr_zsl_node_t *x)
     return ri->next - (uint32_t)((uint32_t)ri->next - x->seq);
 }
 
-/* Records an append (x is the new last node); turns the index off when it
- * cannot. */
-static void ri_append(rankidx_t *ri, wr_zsl_node_t *x)
+/* Records x (just inserted) under sequence number seq (< next); turns the
+ * index off when it cannot. */
+static void ri_mark(rankidx_t *ri, wr_zsl_node_t *x, uint64_t seq)
 {
-    uint64_t seq = ri->next++;
     x->seq = (uint32_t)seq;
     if (!ri->on)
         return;
-    if (seq - ri->first_blk * RB_BITS >= RB_SPAN) {
+    if (seq < ri->first_blk * RB_BITS || seq - ri->first_blk * RB_BITS >= RB_SPAN) {
         ri_off(ri);
         return;
     }
@@ -302,6 +319,12 @@ static void ri_append(rankidx_t *ri, wr_zsl_node_t *x)
         ri->nsup = sp + 1;
 }
 
+/* Records an append (x is the new last node). */
+static void ri_append(rankidx_t *ri, wr_zsl_node_t *x)
+{
+    ri_mark(ri, x, ri->next++);
+}
+
 /* Records the deletion of x (in the list until now). */
 static void ri_delete(rankidx_t *ri, const wr_zsl_node_t *x)
 {
@@ -313,7 +336,8 @@ static void ri_delete(rankidx_t *ri, const wr_zsl_node_t *x)
     bk->bits[(seq % RB_BITS) / 64] &= ~(UINT64_C(1) << (seq % 64));
     bk->live--;
     ri->sup[b / RB_SUP]--;
-    /* A block with nothing left that no later append can use is freed. */
+    /* A block with nothing left that no later append can use is freed
+     * (a reserved number that comes later allocates it again). */
     if (bk->live == 0 && (seq / RB_BITS + 1) * RB_BITS <= ri->next) {
         free(bk->bits);
         bk->bits = NULL;
@@ -321,7 +345,7 @@ static void ri_delete(rankidx_t *ri, const wr_zsl_node_t *x)
     /* Drop dead superblocks at the front (all their blocks are passed). */
     size_t drop = 0;
     while (drop < ri->nsup && ri->sup[drop] == 0 &&
-           (ri->first_blk + (drop + 1) * RB_SUP) * RB_BITS <= ri->next)
+           (ri->first_blk + (drop + 1) * RB_SUP) * RB_BITS <= ri_low(ri))
         drop++;
     if (drop > 0) {
         for (size_t i = 0; i < drop * RB_SUP && i < ri->nblk; i++)
@@ -386,6 +410,7 @@ wr_zsl_t *wr_zsl_new(uint64_t seed)
     wr_rng_seed(&zsl->rng, seed);
     zsl->next_chunk = CHUNK_MIN;
     zsl->ri.on = true;
+    zsl->ri.pin = UINT64_MAX;
     return zsl;
 }
 
@@ -404,7 +429,9 @@ void wr_zsl_free(wr_zsl_t *zsl)
     free(zsl);
 }
 
-wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
+/* The insert; seq is UINT64_MAX for an append's number, else a reserved
+ * one. */
+static wr_err_t insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen, uint64_t seq,
                        wr_zsl_node_t **out)
 {
     wr_zsl_node_t *update[WR_ZSL_MAXLEVEL];
@@ -440,10 +467,19 @@ wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idle
         zsl->level = level;
     }
     n->score = score;
-    if (update[0]->next == NULL) {
-        ri_append(&zsl->ri, n);
-    } else if (zsl->ri.on) {
-        ri_off(&zsl->ri); /* not an append: rank walks the spans from now on */
+    rankidx_t *ri = &zsl->ri;
+    if (seq != UINT64_MAX) {
+        /* a reserved number: its neighbours must sort as their numbers */
+        wr_zsl_node_t *prev = update[0] == zsl->header ? NULL : update[0], *nx = update[0]->next;
+        if (ri->on && seq < ri->next && seq >= ri_low(ri) && (!prev || ri_seq(ri, prev) < seq) &&
+            (!nx || ri_seq(ri, nx) > seq))
+            ri_mark(ri, n, seq);
+        else if (ri->on)
+            ri_off(ri);
+    } else if (update[0]->next == NULL) {
+        ri_append(ri, n);
+    } else if (ri->on) {
+        ri_off(ri); /* not an append: rank walks the spans from now on */
     }
     n->level = (uint8_t)level;
     n->idlen = (uint8_t)idlen;
@@ -462,6 +498,48 @@ wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idle
     zsl->length++;
     *out = n;
     return WR_OK;
+}
+
+wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
+                       wr_zsl_node_t **out)
+{
+    return insert(zsl, score, id, idlen, UINT64_MAX, out);
+}
+
+wr_err_t wr_zsl_insert_reserved(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
+                                uint64_t seq, wr_zsl_node_t **out)
+{
+    if (seq == UINT64_MAX)
+        return WR_EINVAL;
+    return insert(zsl, score, id, idlen, seq, out);
+}
+
+uint64_t wr_zsl_reserve(wr_zsl_t *zsl, uint64_t n)
+{
+    rankidx_t *ri = &zsl->ri;
+    uint64_t base = ri->next;
+    if (ri->pin > base)
+        ri->pin = base;
+    ri->next += n;
+    return base;
+}
+
+void wr_zsl_unreserve(wr_zsl_t *zsl)
+{
+    zsl->ri.pin = UINT64_MAX;
+}
+
+uint64_t wr_zsl_count_below(const wr_zsl_t *zsl, int64_t score)
+{
+    uint64_t rank = 0;
+    const wr_zsl_node_t *x = zsl->header;
+    for (int i = zsl->level - 1; i >= 0; i--) {
+        while (fwd(x, i) && fwd(x, i)->score < score) {
+            rank += span(x, i);
+            x = fwd(x, i);
+        }
+    }
+    return rank;
 }
 
 /* Unlinks x given its predecessors at every level, and frees it. */

@@ -41,6 +41,29 @@ void wr_zsl_free(wr_zsl_t *zsl);
 wr_err_t wr_zsl_insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
                        wr_zsl_node_t **out);
 
+/*
+ * Reserved places (the sale opening: a block of elements inserted later,
+ * below every element appended after the reservation). wr_zsl_reserve
+ * takes the next n append sequence numbers of the rank index and returns
+ * the first; wr_zsl_insert_reserved inserts an element with one of them.
+ * The caller gives the reserved elements scores that sort exactly as their
+ * sequence numbers among every element of the list (above every element
+ * appended before the reservation, below every one appended after it,
+ * increasing with the sequence number); then rank stays on the index. An
+ * insert that breaks that order turns the index off, as any non-append
+ * does (rank stays exact). One reservation at a time; wr_zsl_unreserve
+ * ends it (the numbers not used are never used).
+ */
+uint64_t wr_zsl_reserve(wr_zsl_t *zsl, uint64_t n);
+void wr_zsl_unreserve(wr_zsl_t *zsl);
+/* wr_zsl_insert with the reserved sequence number seq (see above); the
+ * same answers. */
+wr_err_t wr_zsl_insert_reserved(wr_zsl_t *zsl, int64_t score, const char *id, size_t idlen,
+                                uint64_t seq, wr_zsl_node_t **out);
+
+/* Number of elements with a score < score. O(log N). */
+uint64_t wr_zsl_count_below(const wr_zsl_t *zsl, int64_t score);
+
 /* Removes node (which must be in zsl) and frees it. O(log N). */
 void wr_zsl_delete(wr_zsl_t *zsl, wr_zsl_node_t *node);
 

@@ -4,11 +4,18 @@
 -- users passed over per call, at most; ARGV[5] users the idle sweep looks
 -- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
 -- WR_STORE_IDLE_VISIT_MAX).
--- Reply, always 17 elements:
+-- Reply, always 20 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
---    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits}
+--    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits, prequeue,
+--    openMoved, openLeft}
 --   waits: for each user admitted by this call, now_us - arrival score (us).
+--   openMoved / openLeft: the sale opening's chunk moved by this call and
+--   the people still to move (> 0: the caller calls again at once).
+-- Sale opening (lib.lua): before opensAt nobody is admitted and no budget
+-- accrues; from it on each call first moves the next chunk of the
+-- pre-queue into the line (also while paused, and in a tick already run),
+-- and admits only people below the moved part while some are left.
 --   code: 0 ok, -1 no queue.
 -- People who stop asking (lib.lua): every call first removes idle users
 -- (a bounded clock sweep); admission takes the first n users in
@@ -24,9 +31,9 @@
 local seed, known = ARGV[1], ARGV[2]
 local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json', 'idleSec')
+  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
@@ -34,6 +41,21 @@ expire_tokens(now)
 local I = idle_lib()
 local idle = I.idle_us(cfg[9])
 I.sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
+
+local opens_at = opens_at_of(cfg[10])
+local opening, obase, omoved_before = false, 0, 0
+local omoved, oleft = 0, 0
+if cfg[11] == '1' then
+  local _
+  opening, obase, _, omoved_before = open_begin(opens_at, now)
+  if opening then
+    omoved, oleft = open_move(obase, omoved_before, OPEN_CHUNK)
+    opening = oleft > 0
+  end
+end
+local closed = not opening and opens_at and now < opens_at * 1000
+-- while people are left to move, admission stops below the moved part
+local limit = opening and obase + omoved_before + omoved or nil
 
 -- The first n users of the line to admit, in order, and their arrival
 -- scores, passing over pending page joins (they keep their place) and
@@ -58,6 +80,10 @@ local function take(n)
         break
       end
       local u = chunk[i]
+      if limit and tonumber(chunk[i + 1]) >= limit then
+        passed = scan_max -- nobody behind the people not yet moved
+        break
+      end
       local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
       if I.is_idle(t, now, idle) then
         gone[#gone + 1] = u
@@ -110,8 +136,8 @@ local function jti_for(i)
 end
 
 if tick > last_tick then
-  local waiting = redis.call('ZCARD', K_WAITING)
-  local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and waiting > 0
+  local waiting = admissible(opening, obase, omoved_before + omoved)
+  local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and not closed and waiting > 0
   local carry = 0
   if accrue then
     -- llround(rate * 1000 * tickMs), half away from zero (x >= 0)
@@ -159,5 +185,6 @@ if tick > last_tick then
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
 end
 
-local w, a, at, ct, et, lt, rt, sn, rl, se, ab = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits}
+local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq = stats()
+return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits, pq,
+  omoved, oleft}

@@ -2,8 +2,9 @@
 -- event-loop iteration, answered in one call (lib.lua prepended; each
 -- request runs lib.lua's entry(), as entry.lua runs it for one).
 -- ARGV[1] known config version ('0' = none); then for request i (1..n)
--- ARGV[2i] user, ARGV[2i + 1] its mode, as entry.lua's ARGV[3] ('1' join,
--- '2' join by the queue page, '0' status, '3' quiet status).
+-- ARGV[3i - 1] user, ARGV[3i] its mode, as entry.lua's ARGV[3] ('1' join,
+-- '2' join by the queue page, '0' status, '3' quiet status), ARGV[3i + 1]
+-- its pre-queue key, as entry.lua's ARGV[4].
 -- Reply: {version, json, answer_1 ... answer_n}, one flat array (a nested
 -- array per answer would cost Redis and hiredis an object per answer):
 --   version, json: as entry.lua's (0 and '' when there is no queue);
@@ -12,6 +13,7 @@
 --     1 WAITING      1, position, waiting, head_due_us, own_due_us
 --     2 ADMITTED     2, jti, iat_us, exp_us
 --     3 PASSTHROUGH  3
+--     4 PREQUEUE     4
 --    -1 no queue    -1  (every request, when there is no queue)
 --    -2 line full   -2, waiting
 --    -3 not in queue -3
@@ -30,12 +32,13 @@ local n = 2
 if c then
   out[1], out[2] = c.version, c.json
 end
-for i = 2, #ARGV - 1, 2 do
+for i = 2, #ARGV - 2, 3 do
   if not c then
     n = n + 1
     out[n] = -1
   else
-    local ok, kind, position, waiting, jti, iat, exp, hd, od = pcall(entry, c, ARGV[i], ARGV[i + 1])
+    local ok, kind, position, waiting, jti, iat, exp, hd, od = pcall(entry, c, ARGV[i], ARGV[i + 1],
+      ARGV[i + 2])
     if not ok then
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}

@@ -1,6 +1,6 @@
 -- leave.lua - leave the line or revoke the live token, and end the open
 -- session (lib.lua prepended).
--- ARGV[1] user. Reply: 0 left (anything removed), -1 no queue, -3 not in
+-- ARGV[1] user (in line, in the pre-queue or holding a token). Reply: 0 left (anything removed), -1 no queue, -3 not in
 -- queue. Line or token count in leftTotal, the session in releasedTotal.
 -- Sweeps only when the user is not in line (as before sessions); a session
 -- of a user in line that has already ended is left to the sweep.
@@ -14,6 +14,14 @@ if redis.call('ZREM', K_WAITING, user) == 1 then
   redis.call('HDEL', K_SEEN, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
   left = true
+elseif redis.call('ZREM', K_PRE, user) == 1 then
+  -- the pre-queue (sale opening); the last one out ends a running opening
+  redis.call('HDEL', K_SEEN, user)
+  redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+  left = true
+  if redis.call('HGET', K_STATE, 'opening') == '1' then
+    open_settle()
+  end
 else
   expire_tokens(now)
   if redis.call('HDEL', K_TOKENS, user) == 1 then

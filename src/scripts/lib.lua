@@ -14,6 +14,9 @@
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
 --   KEYS[8] wr:{q}:seen     HASH user -> 2 * last join or poll us + pending
 --                                (people who stop asking; see below)
+--   KEYS[9] wr:{q}:pre      ZSET user -> pre-queue key (sale opening): a
+--                                random 52-bit integer from waitroomd's
+--                                CSPRNG (preQueueShuffle) or the arrival us
 -- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
 -- 120, the default of idleTimeoutSeconds). active = ZCARD active
 -- + ZCARD sessions: both sets hold each member once, so the count is exact.
@@ -25,6 +28,7 @@
 local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 local K_SEEN = KEYS[8]
+local K_PRE = KEYS[9]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -136,14 +140,113 @@ local function version_json(version, known, json)
   return tonumber(version), json or ''
 end
 
--- Stats after expiry, in the order of wr_queue_stats_t (11 values).
+-- ---- Sale opening (docs/DESIGN.md, "The sale opening") ----------------
+-- Config hash: opensAt (epoch ms, '' = none), shuffle ('1'/'0'), and preq
+-- = '1' while a pre-queue or its opening may exist (set by a pre-queue
+-- join, removed when an opening ends): a poll of a queue without one
+-- takes the hot path. State hash, while an opening runs: opening = '1',
+-- openBase (line score of the first to move), openTotal, openMoved. The
+-- opening begins (open_begin) at the first join, status or admit at or
+-- after opensAt (at once when opensAt is none) that finds people in pre:
+-- lastScore moves past base + total - 1, so every later arrival lines up
+-- behind the whole pre-queue. admit moves OPEN_CHUNK at a time, in key
+-- order (ZRANGE + ZREMRANGEBYRANK), to scores base + moved, base + moved + 1, ...; each
+-- chunk and its progress counter are one script: exactly once, whichever
+-- instance, and a crash between chunks loses and repeats nobody.
+local OPEN_CHUNK = 2000
+
+-- opensAt of the config hash field v: a number (ms), or nil for none.
+local function opens_at_of(v)
+  if not v or v == '' then
+    return nil
+  end
+  return tonumber(v)
+end
+
+-- The opening in progress: opening (bool), base, total, moved.
+local function open_state()
+  local st = redis.call('HMGET', K_STATE, 'opening', 'openBase', 'openTotal', 'openMoved')
+  return st[1] == '1', tonumber(st[2] or '0'), tonumber(st[3] or '0'), tonumber(st[4] or '0')
+end
+
+-- Begins the opening when it is due at now (pre not empty, opensAt none or
+-- passed); returns the state after.
+local function open_begin(opens_at, now)
+  local opening, base, total, moved = open_state()
+  if opening then
+    return opening, base, total, moved
+  end
+  local n = redis.call('ZCARD', K_PRE)
+  if n == 0 then
+    redis.call('HDEL', K_CONFIG, 'preq')
+    return false, 0, 0, 0
+  end
+  if opens_at and now < opens_at * 1000 then
+    return false, 0, 0, 0
+  end
+  local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  base, total = last + 1, n
+  redis.call('HSET', K_STATE, 'opening', '1', 'openBase', fmt(base), 'openTotal', fmt(total),
+    'openMoved', '0', 'lastScore', fmt(base + total - 1))
+  return true, base, total, 0
+end
+
+-- Ends the opening when nobody is left to move; true when it did.
+local function open_settle()
+  if redis.call('ZCARD', K_PRE) > 0 then
+    return false
+  end
+  redis.call('HDEL', K_STATE, 'opening', 'openBase', 'openTotal', 'openMoved')
+  redis.call('HDEL', K_CONFIG, 'preq')
+  return true
+end
+
+-- Moves up to k people of pre (lowest keys first) into the line. Returns
+-- how many moved and how many are left.
+local function open_move(base, moved, k)
+  -- members only (ZPOPMIN would format every score), then one range delete
+  local users = redis.call('ZRANGE', K_PRE, 0, k - 1)
+  local n = #users
+  if n > 0 then
+    redis.call('ZREMRANGEBYRANK', K_PRE, 0, n - 1)
+    local zs = {}
+    for i = 1, n do
+      zs[2 * i - 1] = fmt(base + moved + i - 1)
+      zs[2 * i] = users[i]
+    end
+    chunked('ZADD', K_WAITING, zs)
+  end
+  if open_settle() then
+    return n, 0
+  end
+  redis.call('HSET', K_STATE, 'openMoved', fmt(moved + n))
+  return n, redis.call('ZCARD', K_PRE)
+end
+
+-- People in line below the moved part (all of them when no opening runs):
+-- whom admission may take.
+local function admissible(opening, base, moved)
+  if not opening then
+    return redis.call('ZCARD', K_WAITING)
+  end
+  return redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
+end
+
+-- Stats after expiry, in the order of wr_queue_stats_t (11 values), then
+-- prequeue. People still to move in a running opening count in waiting.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
-    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal')
-  return redis.call('ZCARD', K_WAITING), active_count(), tonumber(c[1] or 0),
+    'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
+    'opening')
+  local pre = redis.call('ZCARD', K_PRE)
+  local waiting, prequeue = redis.call('ZCARD', K_WAITING), pre
+  if c[9] == '1' then
+    waiting, prequeue = waiting + pre, 0
+  end
+  return waiting, active_count(), tonumber(c[1] or 0),
     tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
-    tonumber(c[8] or 0)
+    tonumber(c[8] or 0), prequeue
 end
 
 -- People who stop asking (idleTimeoutSeconds, T). seen holds each waiting
@@ -211,18 +314,23 @@ local function idle_lib()
     redis.call('HSET', K_SEEN, user, fmt(2 * now + (pending and 1 or 0)))
   end
 
-  -- Removes users (a list) from the line as idle, counting those that were
-  -- still in it in abandonedTotal (a scan may return a user twice).
+  -- Removes users (a list) from the line or the pre-queue (sale opening:
+  -- idleTimeoutSeconds applies there too) as idle, counting those that
+  -- were still in one in abandonedTotal (a scan may return a user twice).
   function L.abandon(users)
-    local n, i = 0, 1
+    local n, p, i = 0, 0, 1
     while i <= #users do
       local j = math.min(i + 999, #users)
       n = n + redis.call('ZREM', K_WAITING, unpack(users, i, j))
+      p = p + redis.call('ZREM', K_PRE, unpack(users, i, j))
       i = j + 1
     end
     chunked('HDEL', K_SEEN, users)
-    if n > 0 then
-      redis.call('HINCRBY', K_STATE, 'abandonedTotal', n)
+    if n + p > 0 then
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', n + p)
+    end
+    if p > 0 and redis.call('HGET', K_STATE, 'opening') == '1' then
+      open_settle()
     end
   end
 
@@ -277,7 +385,8 @@ end
 -- of one call are one instant, as the script is atomic), swept (the token
 -- sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
-  local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec')
+  local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
+    'opensAt', 'shuffle', 'preq')
   if not cfg[1] then
     return nil
   end
@@ -287,7 +396,8 @@ local function entry_config(known)
     json = redis.call('HGET', K_CONFIG, 'json') or ''
   end
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
-    max = tonumber(cfg[3] or '0'), idle_sec = cfg[4]}
+    max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
+    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1'}
 end
 
 -- The line's length (see entry_config).
@@ -305,33 +415,69 @@ end
 -- "Cost per poll" above). Else a waiting user idle past idleSec is
 -- removed first (abandonedTotal) and answered as one not in line; any
 -- other waiting user's last-seen time becomes now and their pending mark
--- is cleared. Returns kind, position, waiting, jti, iat_us, exp_us, and
--- after a join that added the user head_due_us, own_due_us (entry.lua):
+-- is cleared. The same holds for a person in the pre-queue (sale
+-- opening). key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
+-- kind, position, waiting, jti, iat_us, exp_us, and after a join that
+-- added the user to the line head_due_us, own_due_us (entry.lua):
 --   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
---   3 PASSTHROUGH (queue disabled), -2 line full (waiting), -3 not in queue.
-local function entry(c, user, mode)
+--   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, -2 line full (waiting),
+--   -3 not in queue.
+local function entry(c, user, mode, key)
   if not c.enabled then
     return 3, 0, 0, '', 0, 0
   end
   -- The hot path (a waiting user's poll) needs no token sweep: answer it
   -- first. A quiet status needs not even the clock; others read and write
-  -- the last-seen time.
-  local rank = redis.call('ZRANK', K_WAITING, user)
-  if rank and mode == '3' then
-    return 1, rank + 1, entry_waiting(c), '', 0, 0
+  -- the last-seen time. A pre-queue or its opening (preq) takes the slow
+  -- path, with the clock.
+  local rank
+  if not c.preq then
+    rank = redis.call('ZRANK', K_WAITING, user)
+    if rank and mode == '3' then
+      return 1, rank + 1, entry_waiting(c), '', 0, 0
+    end
   end
   if not c.now then
     c.now, c.I = now_us(), idle_lib()
     c.idle = c.I.idle_us(c.idle_sec)
   end
   local now, I = c.now, c.I
+  local opening, base, total, moved, left = false, 0, 0, 0, 0
+  if c.preq then
+    -- the opening may begin here (it moves lastScore): read it afresh
+    opening, base, total, moved = open_begin(c.opens_at, now)
+    left = opening and redis.call('ZCARD', K_PRE) or 0
+    c.last = nil
+    rank = redis.call('ZRANK', K_WAITING, user)
+  end
   if rank then
     if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
       I.abandon({user}) -- checked on read: asking late does not revive
       c.waiting = nil
     else
       I.seen_set(user, now, false)
-      return 1, rank + 1, entry_waiting(c), '', 0, 0
+      if opening and tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
+        rank = rank + left -- behind the people still to move
+      end
+      return 1, rank + 1, entry_waiting(c) + left, '', 0, 0
+    end
+  end
+  if c.preq then
+    local prank = redis.call('ZRANK', K_PRE, user)
+    if prank then
+      if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
+        I.abandon({user}) -- idleTimeoutSeconds applies in the pre-queue too
+        opening, base, total, moved = open_state()
+        left = opening and redis.call('ZCARD', K_PRE) or 0
+      else
+        I.seen_set(user, now, false)
+        if not opening then
+          return 4, 0, 0, '', 0, 0
+        end
+        -- not moved yet: the place the move gives
+        local below = redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
+        return 1, below + prank + 1, entry_waiting(c) + left, '', 0, 0
+      end
     end
   end
   if not c.swept then -- once per call: at the same now, a second finds nothing
@@ -346,9 +492,15 @@ local function entry(c, user, mode)
     return -3, 0, 0, '', 0, 0
   end
   local waiting = entry_waiting(c)
-  if c.max > 0 and waiting >= c.max then
-    redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
-    return -2, 0, waiting, '', 0, 0
+  if c.max > 0 then
+    local full = waiting
+    if c.preq then
+      full = full + redis.call('ZCARD', K_PRE) -- maxQueueSize counts both
+    end
+    if full >= c.max then
+      redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
+      return -2, 0, waiting + left, '', 0, 0
+    end
   end
   if not c.last then
     c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
@@ -357,12 +509,26 @@ local function entry(c, user, mode)
   if score <= c.last then
     score = c.last + 1
   end
+  if not opening and c.opens_at and now < c.opens_at * 1000 then
+    -- before the opening: the pre-queue
+    if c.shuffle then
+      redis.call('ZADD', K_PRE, 'NX', key, user)
+    else
+      redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
+      redis.call('HSET', K_STATE, 'lastScore', fmt(score))
+      c.last = score
+    end
+    I.seen_set(user, now, mode == '2')
+    redis.call('HSET', K_CONFIG, 'preq', '1')
+    c.preq = true
+    return 4, 0, 0, '', 0, 0
+  end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
   c.waiting, c.last = waiting + 1, score
   I.seen_set(user, now, mode == '2')
   redis.call('HSET', K_STATE, 'lastScore', fmt(score))
   rank = redis.call('ZRANK', K_WAITING, user)
   local head = redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')
-  return 1, rank + 1, waiting + 1, '', 0, 0, admit_due(tonumber(head[2]), now),
+  return 1, rank + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(tonumber(head[2]), now),
     admit_due(score, now)
 end

@@ -468,7 +468,8 @@ SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 
 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
-              "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal"}
+              "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
+              "prequeue"}
 
 
 class WRTest(unittest.TestCase):

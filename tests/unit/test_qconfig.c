@@ -350,7 +350,8 @@ static void test_to_json_shape(void **state)
            "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
            "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
            "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
-           "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120}");
+           "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
+           "\"opensAt\":null,\"preQueueShuffle\":true}");
     free(s);
     json_decref(j);
 
@@ -521,6 +522,35 @@ static void test_idle_timeout_seconds(void **state)
     expect_patch_error(&c, "{\"idleTimeoutSeconds\": null}", "idleTimeoutSeconds");
 }
 
+/* Sale opening: opensAt (epoch ms or null) and preQueueShuffle. */
+static void test_opens_at(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.opens_at_ms, WR_OPENS_AT_NONE);
+    assert_true(c.pre_queue_shuffle);
+    c = parse_ok("{\"admitPerSecond\": 1, \"opensAt\": 1764460800000, \"preQueueShuffle\": false}");
+    assert_int_equal(c.opens_at_ms, 1764460800000LL);
+    assert_false(c.pre_queue_shuffle);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_int_equal(json_integer_value(json_object_get(j, "opensAt")), 1764460800000LL);
+    assert_true(json_is_false(json_object_get(j, "preQueueShuffle")));
+    json_decref(j);
+    c = patch_ok(&c, "{\"opensAt\": null}");
+    assert_int_equal(c.opens_at_ms, WR_OPENS_AT_NONE);
+    assert_false(c.pre_queue_shuffle);
+    j = wr_qconfig_to_json(&c);
+    assert_true(json_is_null(json_object_get(j, "opensAt")));
+    json_decref(j);
+    c = patch_ok(&c, "{\"opensAt\": 0}");
+    assert_int_equal(c.opens_at_ms, 0);
+    roundtrip("{\"admitPerSecond\": 1, \"opensAt\": 1764460800123}");
+    expect_patch_error(&c, "{\"opensAt\": -1}", "opensAt");
+    expect_patch_error(&c, "{\"opensAt\": 1.5}", "opensAt");
+    expect_patch_error(&c, "{\"opensAt\": \"soon\"}", "opensAt");
+    expect_patch_error(&c, "{\"preQueueShuffle\": 1}", "preQueueShuffle");
+}
+
 static void test_fail_policy_names(void **state)
 {
     (void)state;
@@ -651,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_invite_return_fields),
         cmocka_unit_test(test_session_seconds),
         cmocka_unit_test(test_idle_timeout_seconds),
+        cmocka_unit_test(test_opens_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -390,7 +390,7 @@ static void flip_byte(const char *path)
  * can tell (the file ends with the id, its last-seen record of version 3 -
  * u32 age, u8 flags -, the token count, the session part of version 2 -
  * released, lapsed, session count -, the burn count of version 2,
- * abandoned of version 3 and the
+ * abandoned of version 3, the pre-queue count of version 4 and the
  * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
@@ -398,7 +398,7 @@ static void flip_id_byte(const char *path)
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -509,10 +509,22 @@ static void to_version(const char *path, unsigned version)
     static unsigned char buf[1 << 16];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    assert_true(n > 32 + 32 + 8 && n < sizeof buf);
+    assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
+    /* version 4 first: the pre-queue count (8 bytes) before the sum, and
+     * the 25-byte opening part after the counters */
+    size_t body = n - 32 - 8;
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(buf[body + (size_t)i], 0);
+    const char *end = "\"preQueueShuffle\":true}";
+    unsigned char *cfg_end = memmem(buf, body, end, strlen(end));
+    assert_non_null(cfg_end);
+    size_t op = (size_t)(cfg_end - buf) + strlen(end) + 9 * 8;
+    assert_int_equal(buf[op], 0); /* no opening in progress */
+    memmove(buf + op, buf + op + 25, body - op - 25);
+    body -= 25;
     /* version 3: abandoned (8 bytes) before the sum; then the 5-byte
      * last-seen record after each id in line */
-    size_t body = n - 32 - 8;
+    body -= 8;
     static const char *const ids[] = {"someone", "other"};
     for (int k = 0; k < 2; k++) {
         unsigned char *at = memmem(buf, body, ids[k], strlen(ids[k]));

@@ -292,6 +292,55 @@ static void test_rank_index_off_and_on(void **state)
 /* Freed nodes are reused: churn at a constant size does not keep growing
  * the pool (without reuse, 50,000 more nodes would need 1.6 MB). Levels are
  * random, so per-size-class counts drift a little: allow 4x. */
+/* The sale opening's pattern: a line, a reservation of n numbers, later
+ * arrivals appended while the reserved elements come in below them in
+ * chunks, with pops from the front and an emptied line in between: the
+ * index stays on and every rank agrees with the walk. */
+static void test_rank_index_reserved(void **state)
+{
+    (void)state;
+    wr_zsl_t *z = wr_zsl_new(7);
+    enum { OLD = 5000, N = 20000, LATE = 3000 };
+    char id[32];
+    int64_t score = 1000;
+    for (int i = 0; i < OLD; i++) {
+        snprintf(id, sizeof id, "o%d", i);
+        ins(z, score++, id);
+    }
+    int64_t base = score;
+    uint64_t seq = wr_zsl_reserve(z, N);
+    score += N;
+    int moved = 0, late = 0;
+    while (moved < N) {
+        for (int k = 0; k < 97 && late < LATE; k++, late++) {
+            snprintf(id, sizeof id, "l%d", late);
+            ins(z, score++, id);
+        }
+        for (int k = 0; k < 1500 && moved < N; k++, moved++) {
+            wr_zsl_node_t *n = NULL;
+            snprintf(id, sizeof id, "p%d", moved);
+            assert_int_equal(
+                wr_zsl_insert_reserved(z, base + moved, id, strlen(id), seq + moved, &n), WR_OK);
+        }
+        /* admission takes only what is below the moved part */
+        uint64_t below = wr_zsl_count_below(z, base + moved);
+        wr_zsl_pop_first(z, below > 4000 ? 4000 : below, NULL, NULL);
+        assert_true(wr_zsl_rank_indexed(z));
+        for (wr_zsl_node_t *x = wr_zsl_first(z); x; x = wr_zsl_next(x))
+            assert_int_equal(wr_zsl_rank(z, x), wr_zsl_rank_walk(z, x));
+    }
+    wr_zsl_unreserve(z);
+    assert_int_equal(wr_zsl_count_below(z, INT64_MAX), wr_zsl_length(z));
+    /* a reserved number out of order turns the index off, rank stays exact */
+    uint64_t s2 = wr_zsl_reserve(z, 2);
+    wr_zsl_node_t *n = NULL;
+    assert_int_equal(wr_zsl_insert_reserved(z, score + 10, "x", 1, s2 + 1, &n), WR_OK);
+    assert_int_equal(wr_zsl_insert_reserved(z, score + 20, "y", 1, s2, &n), WR_OK);
+    assert_false(wr_zsl_rank_indexed(z));
+    assert_int_equal(wr_zsl_rank(z, n), wr_zsl_length(z));
+    wr_zsl_free(z);
+}
+
 static void test_pool_reuse(void **state)
 {
     wr_zsl_t *z = wr_zsl_new(99);
@@ -325,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_pool_reuse),
         cmocka_unit_test(test_rank_index_fifo),
         cmocka_unit_test(test_rank_index_off_and_on),
+        cmocka_unit_test(test_rank_index_reserved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
