@@ -10,6 +10,12 @@
  * unescaped. The names are:
  *   queue, lang, state, position, ahead, waiting, eta, eta_text, retry_ms,
  *   refresh, target_url, token_in_query, reason, status_text, heading, updated,
+ *   now_ms (the server's clock at render, epoch ms: the script's countdown
+ *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
+ *   epoch ms, "" otherwise), opens_at_iso and opens_at_utc (the same in
+ *   ISO 8601 and as "YYYY-MM-DD HH:MM:SS UTC" for people without
+ *   JavaScript), countdown (time left until the opening, "M:SS", "H:MM:SS"
+ *   or "<d> d H:MM:SS" by the i18n string countdown_days),
  *   i18n, and "t:<key>" (the
  *   string <key> of the page's language in web/i18n.json).
  * An unknown name renders as nothing; a "{{" without "}}" is copied as is.
@@ -271,11 +277,43 @@ static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang
     }
 }
 
+/* The wall clock, ms since the epoch. */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return (int64_t)time(NULL) * 1000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The time left, ms (rounded up to whole seconds, at least 0), as "M:SS",
+ * "H:MM:SS", or the i18n string countdown_days ("{d} d {hms}") from a day
+ * on; queue.js formats it the same way. */
+static void countdown_text(char *out, size_t cap, const json_t *i18n, const char *lang,
+                           int64_t left_ms)
+{
+    int64_t s = left_ms > 0 ? (left_ms + 999) / 1000 : 0;
+    int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+    char hms[48], num[24];
+    if (d > 0 || h > 0)
+        snprintf(hms, sizeof(hms), "%" PRId64 ":%02" PRId64 ":%02" PRId64, h, m, sec);
+    else
+        snprintf(hms, sizeof(hms), "%" PRId64 ":%02" PRId64, m, sec);
+    if (d == 0) {
+        snprintf(out, cap, "%s", hms);
+        return;
+    }
+    snprintf(num, sizeof(num), "%" PRId64, d);
+    static const char *const names[] = {"d", "hms"};
+    const char *vals[] = {num, hms};
+    fill(out, cap, tr(i18n, lang, "countdown_days"), names, vals, 2);
+}
+
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
-    static const char *const states[] = {"waiting", "admitted",    "passthrough",
-                                         "full",    "unavailable", "notfound",
-                                         "invite",  "degraded",    NULL};
+    static const char *const states[] = {"waiting",  "prequeue",    "admitted", "passthrough",
+                                         "full",     "unavailable", "notfound", "invite",
+                                         "degraded", NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -283,6 +321,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     const char *lang = v->lang && strcmp(v->lang, "ko") == 0 ? "ko" : "en";
     const char *state = v->state && one_of(v->state, states) ? v->state : "unavailable";
     bool waiting = strcmp(state, "waiting") == 0;
+    bool prequeue = strcmp(state, "prequeue") == 0;
     const char *target = v->target_url ? v->target_url : "";
 
     const wr_embed_file_t *raw = wr_embed_find("web/i18n.json");
@@ -314,7 +353,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
      * cookie) or when the line is off; stay put otherwise. */
     char refresh[REFRESH_MAX];
     refresh[0] = 0;
-    if (waiting || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
+    if (waiting || prequeue || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
         strcmp(state, "degraded") == 0) /* degraded mode: asking again may let them in */
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
@@ -331,8 +370,22 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 
     char eta[TEXT_MAX], status[TEXT_MAX];
     eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
+    /* the opening: epoch ms, ISO 8601 and plain UTC, and the time left */
+    char s_now[24], s_opens[24] = "", opens_iso[32] = "", opens_utc[40] = "", countdown[64] = "";
+    int64_t now_ms = wall_ms();
+    snprintf(s_now, sizeof(s_now), "%" PRId64, now_ms);
+    if (prequeue && v->opens_at_ms > 0) {
+        snprintf(s_opens, sizeof(s_opens), "%" PRId64, v->opens_at_ms);
+        time_t at = (time_t)(v->opens_at_ms / 1000);
+        struct tm otm;
+        if (gmtime_r(&at, &otm)) {
+            strftime(opens_iso, sizeof(opens_iso), "%Y-%m-%dT%H:%M:%SZ", &otm);
+            strftime(opens_utc, sizeof(opens_utc), "%Y-%m-%d %H:%M:%S UTC", &otm);
+        }
+        countdown_text(countdown, sizeof(countdown), i18n, lang, v->opens_at_ms - now_ms);
+    }
     static const char *const names[] = {"position", "ahead", "s", "time"};
-    const char *vals[] = {s_pos, s_ahead, s_retry_s, ""};
+    const char *vals[] = {s_pos, s_ahead, s_retry_s, opens_utc};
     char key[32];
     if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
         snprintf(key, sizeof(key), "status_%s%s", state, target_ok(target) ? "" : "_here");
@@ -363,8 +416,16 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"token_in_query", v->token_in_query ? "1" : "0"},
         {"reason", v->reason ? v->reason : ""},
         {"status_text", status},
-        {"heading", tr(i18n, lang, waiting ? "heading" : "title")},
+        {"heading", tr(i18n, lang,
+                       waiting    ? "heading"
+                       : prequeue ? "heading_prequeue"
+                                  : "title")},
         {"updated", updated},
+        {"now_ms", s_now},
+        {"opens_at", s_opens},
+        {"opens_at_iso", opens_iso},
+        {"opens_at_utc", opens_utc},
+        {"countdown", countdown},
     };
     render_t r = {vars, sizeof(vars) / sizeof(vars[0]),       i18n,
                   lang, raw ? (const char *)raw->data : NULL, raw ? raw->len : 0};

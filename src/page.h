@@ -15,14 +15,18 @@
 typedef struct {
     const char *queue;       /* validated queue name */
     const char *lang;        /* "en" or "ko" */
-    const char *state;       /* "waiting", "admitted", "passthrough", "full",
+    const char *state;       /* "waiting", "prequeue" (before the queue's
+                                opensAt), "admitted", "passthrough", "full",
                                 "unavailable", "notfound", "invite" (refused:
                                 no valid invite) or "degraded" (the store is
                                 unreachable: no position; keeps asking) */
     uint64_t position;       /* waiting: 1-based */
     uint64_t waiting;        /* waiting: people in line */
     int64_t eta_seconds;     /* waiting: -1 = unknown (paused) */
-    uint32_t retry_after_ms; /* waiting, degraded: next poll, ms */
+    uint32_t retry_after_ms; /* waiting, prequeue, degraded: next poll, ms */
+    int64_t opens_at_ms;     /* prequeue: the opening (opensAt), ms since the
+                                epoch; shown in UTC without JavaScript, in the
+                                person's local time with it */
     const char *target_url;  /* where an admitted person goes: the allowed
                                 ?return= URL or the queue's targetUrl; "" = none */
     bool token_in_query;     /* tokenInQuery: add wr_token=<token> to an

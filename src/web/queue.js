@@ -15,6 +15,13 @@
  *     the fragment, after the existing query: addParam, as origin.c's
  *     wr_origin_add_param);
  *   - passthrough: goes to the targetUrl at once;
+ *   - prequeue (before the queue's opensAt): shows a countdown to the
+ *     opening and the opening time in the person's local time, ticking
+ *     every second; the person's clock is corrected by the server's
+ *     (data-server-now at render, the Date header of each answer when it
+ *     differs by more than 1.5 s). Polls stay at the server's retryAfterMs,
+ *     which lands in the first second after the opening, where the answer
+ *     turns the page into the position view;
  *   - 429 / 503 / network error: says so and retries the same request after
  *     Retry-After; the place in line is kept by the server (joining again
  *     is idempotent);
@@ -26,6 +33,12 @@
  *     admission with failOpen:true goes on like any admission.
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
+ *
+ * A background tab: the document title carries the position (or the
+ * countdown) and says when it is the person's turn; a button asks for
+ * notification permission, and once granted an admission in a hidden tab
+ * shows a notification. A tab that becomes visible again asks at once
+ * (browsers slow down timers of hidden tabs).
  */
 (function () {
   'use strict';
@@ -57,10 +70,14 @@
     token: '',
     reason: d.reason || '',
     tokenGone: false,
-    failures: 0
+    failures: 0,
+    opensAt: num(d.opensAt),
+    skew: d.serverNow ? num(d.serverNow) - Date.now() : 0, /* server clock - ours, ms */
+    lastRequest: Date.now()
   };
   var lang = pickLang();
   var timer = null;
+  var ticker = null; /* the countdown's one-second timer */
   var gen = 0; /* only the answer to the latest request counts */
 
   function num(v) {
@@ -94,6 +111,32 @@
     return t('eta_minutes', { n: Math.ceil(eta / 60) });
   }
 
+  function locale() { return lang === 'ko' ? 'ko-KR' : 'en-US'; }
+
+  /* ms left until the opening, by the server's clock */
+  function leftMs() { return S.opensAt - (Date.now() + S.skew); }
+
+  /* as page.c's countdown_text: M:SS, H:MM:SS, then days */
+  function countdownText(ms) {
+    var s = ms > 0 ? Math.ceil(ms / 1000) : 0;
+    var dd = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24, m = Math.floor(s / 60) % 60, sec = s % 60;
+    var two = function (x) { return (x < 10 ? '0' : '') + x; };
+    var hms = dd > 0 || h > 0 ? h + ':' + two(m) + ':' + two(sec) : m + ':' + two(sec);
+    return dd > 0 ? t('countdown_days', { d: dd, hms: hms }) : hms;
+  }
+
+  /* the opening in the person's time zone, e.g. "Mon, Nov 30, 09:30:00 PM GMT+9" */
+  function openingText() {
+    if (!S.opensAt) return '';
+    var at = new Date(S.opensAt);
+    try {
+      return at.toLocaleString(locale(), { weekday: 'short', month: 'short', day: 'numeric',
+        hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+    } catch (e) {
+      return at.toString();
+    }
+  }
+
   function setText(id, text) {
     var el = document.getElementById(id);
     if (el && el.textContent !== text) el.textContent = text;
@@ -122,6 +165,7 @@
       return t('status_admitted_here');
     case 'passthrough':
       return t(targetOk(target) ? 'status_passthrough' : 'status_passthrough_here');
+    case 'prequeue': return t('status_prequeue', { time: openingText() });
     case 'full': return t('status_full', { s: S.alertSeconds || 5 });
     case 'unavailable': return t('status_unavailable', { s: S.alertSeconds || 2 });
     case 'notfound': return t('status_notfound');
@@ -143,8 +187,12 @@
       var text = t(nodes[i].getAttribute('data-t'));
       if (nodes[i].textContent !== text) nodes[i].textContent = text;
     }
-    setText('heading', t(S.state === 'waiting' ? 'heading' : 'title'));
-    document.title = t('title') + ' - ' + queue;
+    setText('heading', t(S.state === 'waiting' ? 'heading' : (S.state === 'prequeue' ? 'heading_prequeue' : 'title')));
+    var title = t('title') + ' - ' + queue;
+    if (S.state === 'waiting') title = t('title_position', { position: S.position, title: title });
+    else if (S.state === 'prequeue') title = t('title_prequeue', { countdown: countdownText(leftMs()), title: title });
+    else if (S.state === 'admitted' && !S.tokenGone) title = t('title_turn', { title: title });
+    if (document.title !== title) document.title = title;
     var btns = document.querySelectorAll('[data-lang-switch]');
     for (var j = 0; j < btns.length; j++)
       btns[j].setAttribute('aria-pressed', btns[j].getAttribute('data-lang-switch') === lang ? 'true' : 'false');
@@ -158,6 +206,16 @@
       var bar = document.getElementById('progress');
       if (bar) bar.value = first > 0 ? Math.round((first - S.position) * 100 / first) : 0;
     }
+    if (S.state === 'prequeue') {
+      var left = leftMs();
+      setText('countdown', left > 0 ? countdownText(left) : t('opening_now'));
+      setText('opens-at', openingText());
+    }
+    var asking = S.state === 'waiting' || S.state === 'prequeue';
+    var perm = notifyPermission();
+    var nb = document.getElementById('notify');
+    if (nb) nb.hidden = !(asking && perm === 'default');
+    setText('notify-status', asking && perm === 'granted' ? t('notify_on') : '');
     if (S.updated) setText('updated', S.updated.toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US'));
     var ts = '';
     if (S.state === 'admitted' && !targetOk(target) && !S.tokenGone && S.expiresAt)
@@ -168,6 +226,32 @@
     var leave = document.getElementById('leave');
     if (leave) leave.hidden = S.state !== 'waiting';
     setText('status', statusText());
+  }
+
+  /* ---------- background tab: title, notification, countdown ---------- */
+
+  function notifyPermission() {
+    try { return 'Notification' in window ? Notification.permission : 'unsupported'; } catch (e) { return 'unsupported'; }
+  }
+
+  /* It is the person's turn: a notification when the tab is hidden and the
+   * person allowed them (the title already says so, render). */
+  function notifyTurn() {
+    if (notifyPermission() !== 'granted' || !document.hidden) return;
+    try {
+      var n = new Notification(t('notify_title'), { body: t('notify_body', { queue: queue }), tag: 'wr-' + queue });
+      n.onclick = function () { try { window.focus(); } catch (e) { /* ignore */ } n.close(); };
+    } catch (e) { /* some browsers only notify from a service worker */ }
+  }
+
+  /* Re-renders the countdown on each whole second until the state changes. */
+  function tick() {
+    clearTimeout(ticker);
+    if (S.state !== 'prequeue') return;
+    render();
+    var left = leftMs();
+    var next = left > 0 ? (left % 1000 || 1000) + 5 : 1000;
+    ticker = setTimeout(tick, next);
   }
 
   function schedule(ms, what) {
@@ -202,7 +286,14 @@
     S.alert = null;
     S.failures = 0;
     S.updated = new Date();
-    if (body.status === 'waiting' && body.degraded === true) {
+    if (body.status !== 'prequeue') clearTimeout(ticker);
+    if (body.status === 'prequeue') {
+      S.state = 'prequeue';
+      if (num(body.opensAt) > 0) S.opensAt = num(body.opensAt);
+      S.retryMs = num(body.retryAfterMs) || 5000;
+      tick();
+      schedule(S.retryMs, 'poll');
+    } else if (body.status === 'waiting' && body.degraded === true) {
       /* degraded mode: no place to show; keep asking */
       S.state = 'degraded';
       S.retryMs = num(body.retryAfterMs) || 2000;
@@ -222,6 +313,7 @@
       if (typeof body.token === 'string' && /^[A-Za-z0-9._-]+$/.test(body.token))
         S.token = body.token; /* the answer has set the cookie (HttpOnly) */
       try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
+      notifyTurn();
       if (targetOk(target)) {
         go();
       } else {
@@ -252,6 +344,7 @@
   function request(what) {
     if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound' || S.state === 'invite')) return;
     clearTimeout(timer);
+    S.lastRequest = Date.now();
     var my = ++gen;
     var opts = {
       method: what === 'join' ? 'POST' : (what === 'leave' ? 'DELETE' : 'GET'),
@@ -262,6 +355,7 @@
     if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
     var url = what === 'join' ? base : base + '/me';
     fetch(url, opts).then(function (res) {
+      serverClock(res);
       return res.text().then(function (text) {
         var body = {};
         try { body = text ? JSON.parse(text) : {}; } catch (e) { body = {}; }
@@ -270,6 +364,15 @@
     }, function () {
       if (my === gen) retryLater(null, what, 'offline', 2);
     });
+  }
+
+  /* The Date header (whole seconds): corrects the clock when ours is off by
+   * more than 1.5 s from the server's (a countdown by a wrong clock). */
+  function serverClock(res) {
+    var at = Date.parse(res.headers.get('Date') || '');
+    if (isNaN(at)) return;
+    var skew = at + 500 - Date.now();
+    if (Math.abs(skew - S.skew) > 1500) S.skew = skew;
   }
 
   function handle(res, body, what) {
@@ -334,6 +437,24 @@
       request('leave');
     });
   }
+  var notifyBtn = document.getElementById('notify');
+  if (notifyBtn) {
+    notifyBtn.addEventListener('click', function () {
+      try {
+        var p = Notification.requestPermission(render);
+        if (p && typeof p.then === 'function') p.then(render, render);
+      } catch (e) { render(); }
+    });
+  }
+  /* Hidden tabs get their timers slowed (to once a minute in Chrome after a
+   * while): back in view, ask at once rather than at the slowed timer. */
+  document.addEventListener('visibilitychange', function () {
+    if (document.hidden) return;
+    if ((S.state === 'waiting' || S.state === 'prequeue' || S.state === 'degraded') && !S.alert &&
+        Date.now() - S.lastRequest > 1000)
+      request('poll');
+    if (S.state === 'prequeue') tick();
+  });
   var rejoinBtn = document.getElementById('rejoin');
   if (rejoinBtn) {
     rejoinBtn.addEventListener('click', function () {
@@ -348,6 +469,10 @@
   switch (S.state) {
   case 'waiting':
     render();
+    schedule(S.retryMs, 'poll');
+    break;
+  case 'prequeue':
+    tick();
     schedule(S.retryMs, 'poll');
     break;
   case 'admitted':

@@ -4,12 +4,14 @@
  * the first render, the no-JavaScript refresh, Accept-Language choice with
  * q-values, and static asset lookup (types, unknown names, traversal).
  */
+#define _GNU_SOURCE /* clock_gettime */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -269,6 +271,70 @@ static void test_degraded_state(void **state)
     free(html);
 }
 
+/* Pre-queue: the opening in UTC and ISO 8601 for people without
+ * JavaScript, the countdown (days from a day on), the pre-queue sentence
+ * in both languages, a refresh at the poll interval, the epoch ms for the
+ * script. */
+static void test_prequeue_state(void **state)
+{
+    (void)state;
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "q";
+    v.lang = "en";
+    v.state = "prequeue";
+    v.eta_seconds = -1;
+    v.retry_after_ms = 4800;
+    v.opens_at_ms = 4102444800000; /* 2100-01-01T00:00:00Z */
+    v.target_url = "";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"prequeue\">"));
+    assert_non_null(strstr(html, "data-opens-at=\"4102444800000\""));
+    assert_non_null(strstr(html, "data-server-now=\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
+    assert_non_null(
+        strstr(html, "datetime=\"2100-01-01T00:00:00Z\">2100-01-01 00:00:00 UTC</time>"));
+    assert_non_null(
+        strstr(html, "You are in the pre-queue. The line opens at 2100-01-01 00:00:00 UTC."));
+    assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has not opened yet</h1>"));
+    /* decades away: "<d> d H:MM:SS" */
+    const char *cd = strstr(html, "<strong id=\"countdown\" class=\"num\">");
+    assert_non_null(cd);
+    assert_non_null(strstr(cd, " d "));
+    free(html);
+
+    v.lang = "ko";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(
+        strstr(html, "사전 대기열에 계십니다. 대기열은 2100-01-01 00:00:00 UTC에 열립니다."));
+    cd = strstr(html, "<strong id=\"countdown\" class=\"num\">");
+    assert_non_null(cd);
+    assert_non_null(strstr(cd, "일 "));
+    free(html);
+
+    /* 90 s ahead: "1:30" (or "1:31" rounding up a part of a second) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    v.lang = "en";
+    v.opens_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 90000;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_true(strstr(html, "class=\"num\">1:30</strong>") ||
+                strstr(html, "class=\"num\">1:31</strong>"));
+    free(html);
+
+    /* the opening's values only in the pre-queue */
+    v.state = "waiting";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-opens-at=\"\""));
+    assert_non_null(strstr(html, "<time id=\"opens-at\" datetime=\"\"></time>"));
+    free(html);
+}
+
 static void test_dashboard(void **state)
 {
     (void)state;
@@ -372,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_invite_state),
         cmocka_unit_test(test_degraded_state),
         cmocka_unit_test(test_dashboard),
+        cmocka_unit_test(test_prequeue_state),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
         cmocka_unit_test(test_assets),
