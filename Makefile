@@ -6,7 +6,8 @@
 #   make demo       the sale-day scenario without and with the line (demo-out/),
 #                   with the server's default poll timing;
 #                   make demo DEMO_USERS=2000 runs a smaller one,
-#                   make demo DEMO_ARGS=--one-in-one-out caps the line at the pool
+#                   make demo DEMO_ARGS=--one-in-one-out caps the line at the pool,
+#                   make demo DEMO_ARGS="--opens-in 10" a sale opening with a pre-queue
 #   make format     clang-format every source file
 #   make install    build, then install the binary, its man page, the systemd
 #                   unit and the examples under PREFIX (/usr/local); DESTDIR

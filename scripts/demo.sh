@@ -14,6 +14,7 @@
 #                   [--poll-bands default|auto|JSON] [--poll-jitter default|0..0.5]
 #                   [--one-in-one-out] [--session-seconds S]
 #                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
+#                   [--opens-in SECONDS [--late N]]
 # Poll timing is the server's own by default (--poll-bands default
 # --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
 # the ETA): what the demo shows is what a deployment gets. --poll-bands auto
@@ -24,6 +25,13 @@
 # when the order is done (waitroom-shop --release). A waitroomd without
 # sessions refuses sessionSeconds: the run then has maxActive only, and the
 # report says so.
+# --opens-in S: a sale with a pre-queue. The queue's opensAt is set S
+# seconds ahead once the simulator is connected; the crowd (its profile)
+# arrives before it, --late N users (default users/10) in the second after
+# it. The report adds the pre-queue's size, the opening, and two fairness
+# figures: Kendall's tau-b between arrival and admission order for the
+# pre-queue (the shuffle: about 0) and for the later arrivals (FIFO: 1.0).
+# Without the line, the early users all reach the shop at the opening.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -45,6 +53,8 @@ poll_jitter=default
 one_in_one_out=0
 session_seconds=30
 profile=burst
+opens_in=""
+late=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -62,11 +72,13 @@ while [ $# -gt 0 ]; do
     --one-in-one-out) one_in_one_out=1; shift ;;
     --session-seconds) session_seconds=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
+    --opens-in) opens_in=$2; shift 2 ;;
+    --late) late=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -75,6 +87,15 @@ bypass=${bypass:-$((users / 100))}
 replay=${replay:-$((users / 200))}
 greedy=${greedy:-$((users / 200))}
 quitters=${quitters:-$((users / 200))}
+
+opening_arg=(); opening_text=""
+if [ -n "$opens_in" ]; then
+  late=${late:-$((users / 10))}
+  opening_arg=(--opens-in "$opens_in" --late "$late")
+  opening_text=", a sale opening in ${opens_in} s (pre-queue; $late arrive after it)"
+elif [ -n "$late" ]; then
+  echo "demo.sh: --late needs --opens-in" >&2; exit 2
+fi
 
 bands_arg=()
 case "$poll_bands" in
@@ -166,7 +187,7 @@ if [ "$store" = "redis" ]; then
   store_arg="unix://$run/redis.sock"
 fi
 
-echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text =="
+echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text =="
 echo "   poll timing: bands $poll_bands, jitter $poll_jitter"
 if [ "$with_only" = 0 ]; then
   start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
@@ -174,7 +195,7 @@ if [ "$with_only" = 0 ]; then
   nq_port=$port
   echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
   "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
-    --profile "$profile" --bypass "$bypass" --replay "$replay" --users-csv "$out/without-users.csv" --out "$out/without.json"
+    --profile "$profile" --bypass "$bypass" --replay "$replay" "${opening_arg[@]}" --users-csv "$out/without-users.csv" --out "$out/without.json"
 fi
 
 start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
@@ -189,7 +210,7 @@ rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
-  "${bands_arg[@]}" "${mode_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 stop_all || rc=1
 

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static double num(const json_t *o, const char *k)
 {
@@ -78,6 +79,19 @@ static const row_t ROWS[] = {
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 
+/* A run with a sale opening (--opens-in) adds these. */
+static const row_t OPENING_ROWS[] = {
+    {"pre-queue (joined before)", "prequeueUsers", 0},
+    {"pre-queue, server's peak", "prequeuePeakServer", 0},
+    {"opening, ms after start", "opensAtMs", 0},
+    {"1st admission after it ms", "firstAdmissionAfterOpeningMs", 0},
+    {"Kendall tau pre-queue (~0)", "kendallTauPrequeue", 6},
+    {"later arrivals", "laterArrivals", 0},
+    {"Kendall tau later (FIFO=1)", "kendallTauAfterOpening", 6},
+    {"later admitted before pre-q", "laterAdmittedBeforePrequeue", 0},
+};
+#define NOPENING (sizeof(OPENING_ROWS) / sizeof(OPENING_ROWS[0]))
+
 void wr_report_describe_mode(char *buf, size_t cap, const json_t *run)
 {
     const char *mode = json_string_value(json_object_get(run, "admissionMode"));
@@ -119,6 +133,24 @@ void wr_report_describe_polls(char *buf, size_t cap, const json_t *run)
     free(b);
 }
 
+void wr_report_describe_opening(char *buf, size_t cap, const json_t *run)
+{
+    if (!has_num(run, "opensAt")) {
+        snprintf(buf, cap, "no sale opening");
+        return;
+    }
+    char at[40] = "?";
+    time_t t = (time_t)(num(run, "opensAt") / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
+    snprintf(buf, cap,
+             "sale opening at %s (%.1f s after the first arrival): pre-queue of %.0f, "
+             "%.0f later arrivals",
+             at, num(run, "opensAtMs") / 1000.0, num(run, "prequeueUsers"),
+             num(run, "laterArrivals"));
+}
+
 void wr_report_print_run(FILE *f, const json_t *run)
 {
     const char *mode = json_string_value(json_object_get(run, "mode"));
@@ -136,6 +168,15 @@ void wr_report_print_run(FILE *f, const json_t *run)
         fmt(v, sizeof(v), run, ROWS[i].key, ROWS[i].decimals);
         fprintf(f, "  %-28s %s\n", ROWS[i].label, v);
     }
+    if (has_num(run, "opensAt")) {
+        wr_report_describe_opening(d, sizeof(d), run);
+        fprintf(f, "  %s\n", d);
+        for (size_t i = 0; i < NOPENING; i++) {
+            char v[64];
+            fmt(v, sizeof(v), run, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
+            fprintf(f, "  %-28s %s\n", OPENING_ROWS[i].label, v);
+        }
+    }
 }
 
 void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
@@ -151,6 +192,16 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
         fmt(a, sizeof(a), without, ROWS[i].key, ROWS[i].decimals);
         fmt(b, sizeof(b), with, ROWS[i].key, ROWS[i].decimals);
         fprintf(f, "  %-28s %16s %16s\n", ROWS[i].label, a, b);
+    }
+    if (has_num(with, "opensAt")) {
+        wr_report_describe_opening(d, sizeof(d), with);
+        fprintf(f, "  with the line, %s\n", d);
+        for (size_t i = 0; i < NOPENING; i++) {
+            char a[64], b[64];
+            fmt(a, sizeof(a), without, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
+            fmt(b, sizeof(b), with, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
+            fprintf(f, "  %-28s %16s %16s\n", OPENING_ROWS[i].label, a, b);
+        }
     }
 }
 

@@ -24,7 +24,13 @@ void wr_report_describe_mode(char *buf, size_t cap, const json_t *run);
  * the bands given, and the jitter) into buf (always terminated). */
 void wr_report_describe_polls(char *buf, size_t cap, const json_t *run);
 
-/* Prints the summary of one run to f. */
+/* One line about a sale opening (--opens-in): when (UTC, and seconds after
+ * the first arrival), the pre-queue's size and the later arrivals; "no
+ * sale opening" for a run without one. Into buf (always terminated). */
+void wr_report_describe_opening(char *buf, size_t cap, const json_t *run);
+
+/* Prints the summary of one run to f (with the opening's figures when the
+ * run had one). */
 void wr_report_print_run(FILE *f, const json_t *run);
 
 /* Prints a two-column table, without the line | with it, to f. */

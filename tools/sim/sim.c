@@ -26,6 +26,20 @@
  * tick never counts as an overtake, and any user admitted in a later tick
  * than someone who joined after them makes tau < 1.
  *
+ * A sale opening (--opens-in S, scripts/demo.sh --opens-in): once the
+ * connections are open, the queue's opensAt is set S seconds ahead
+ * (PATCH) and the crowd arrives by its profile, before the opening; the
+ * last --late N users arrive in the second after it. A join answered
+ * "prequeue" marks its user as one of the pre-queue, who polls at the
+ * answer's retryAfterMs until the line opens. Fairness is then measured
+ * apart: Kendall's tau-b between join order and admission tick for the
+ * pre-queue (ties within a tick are ties; a uniform shuffle gives about
+ * 0), the usual FIFO tau for later arrivals (1.0), and the later arrivals
+ * admitted in a tick before the last pre-queue admission (0: the whole
+ * pre-queue goes first). Without the line (--no-queue), users who arrive
+ * before the opening reach the shop at the opening instant: everybody
+ * reloads at the announced time.
+ *
  * Admission modes: by default the line admits at --rate only. With
  * --max-active N --session-seconds S (scripts/demo.sh --one-in-one-out)
  * the queue also caps live tokens and open sessions at N, and the shop
@@ -141,6 +155,7 @@ typedef struct user {
     int64_t order_sent_ms, order_done_ms;
     int order_code;
     int64_t quit_at_ms;
+    bool prequeue; /* the join answered "prequeue": joined before the opening */
     uint32_t errors;
     char *token;
 } user_t;
@@ -167,6 +182,10 @@ struct sim {
     double rate, ramp_seconds;
     uint32_t tick_ms, ttl_s, greedy_poll_ms, max_seconds, sample_ms;
     uint32_t max_active, session_s; /* --max-active, --session-seconds (0 = off) */
+    uint32_t opens_in_s, late;      /* --opens-in (0 = no opening), --late */
+    int64_t opens_at_ms;            /* the opening set on the queue, epoch ms; 0 = none */
+    int64_t prequeue_peak;          /* highest stats.prequeue sampled; -1 = never seen */
+    uint32_t prequeue_joined;       /* joins answered "prequeue" */
     bool sessions_refused;          /* the server refused sessionSeconds */
     json_t *queue_config;           /* the config the server answered the PUT with */
     uint64_t seed;
@@ -561,6 +580,19 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
     sim_t *s = u->sim;
     const char *st = json_string_value(json_object_get(j, "status"));
     int64_t now = now_ms();
+    if (st && !strcmp(st, "prequeue")) {
+        /* before the opening: no place yet; ask again when told */
+        if (at_join) {
+            u->prequeue = true;
+            s->prequeue_joined++;
+        }
+        u->st = S_WAITING;
+        int64_t retry = json_integer_value(json_object_get(j, "retryAfterMs"));
+        if (retry <= 0 || retry > 60000)
+            retry = 1000;
+        timer_ms(u->ev, u->kind == K_GREEDY ? s->greedy_poll_ms : retry);
+        return;
+    }
     if (st && !strcmp(st, "waiting")) {
         int64_t pos = json_integer_value(json_object_get(j, "position"));
         int64_t retry = json_integer_value(json_object_get(j, "retryAfterMs"));
@@ -709,6 +741,9 @@ static void on_sample_wr(op_t *op, int code, json_t *body)
         s->ser.admitted_total[k] =
             (int32_t)json_integer_value(json_object_get(st, "admittedTotal"));
     }
+    json_t *pq = json_object_get(st, "prequeue");
+    if (code == 200 && json_is_integer(pq) && json_integer_value(pq) > s->prequeue_peak)
+        s->prequeue_peak = json_integer_value(pq);
 }
 
 static void on_sample_shop(op_t *op, int code, json_t *body)
@@ -810,6 +845,61 @@ static void put_percentiles(json_t *obj, const char *prefix, const char *suffix,
         bool ok = wr_stats_percentile(v, n, ps[i], &x) == WR_OK;
         json_object_set_new(obj, key, ok ? json_integer((json_int_t)llround(x)) : json_null());
     }
+}
+
+/*
+ * The sale opening's figures into r (docs/BENCHMARKS.md): the pre-queue's
+ * size, the opening, Kendall's tau-b between join order and admission tick
+ * for the pre-queue (ties within a tick; ~0 for a shuffle), the FIFO tau
+ * of the later arrivals (admission key (tick, join order) as for
+ * kendallTau: 1.0), and the later arrivals admitted in a tick before the
+ * last pre-queue admission. a and b are scratch arrays of n_users + 1.
+ */
+static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_tick)
+{
+    size_t n = s->n_users, np = 0, nl = 0, later_first = 0;
+    int64_t pq_last = 0, pq_first = 0;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (u->kind == K_BYPASS || u->admit_tick_ms <= 0 || u->join_ms <= 0 || !u->prequeue)
+            continue;
+        a[np] = (double)u->join_seq;
+        b[np] = (double)u->admit_tick_ms;
+        np++;
+        if (u->admit_tick_ms > pq_last)
+            pq_last = u->admit_tick_ms;
+        if (!pq_first || u->admit_tick_ms < pq_first)
+            pq_first = u->admit_tick_ms;
+    }
+    double tau_p = 0;
+    bool tau_p_ok = wr_stats_kendall_tau(a, b, np, &tau_p) == WR_OK;
+    for (size_t i = 0; i < n; i++) {
+        user_t *u = &s->u[i];
+        if (u->kind == K_BYPASS || u->admit_tick_ms <= 0 || u->join_ms <= 0 || u->prequeue)
+            continue;
+        a[nl] = (double)u->join_seq;
+        b[nl] =
+            (double)(u->admit_tick_ms - min_tick) * (double)(s->join_seq + 1) + (double)u->join_seq;
+        nl++;
+        if (u->admit_tick_ms < pq_last)
+            later_first++;
+    }
+    double tau_l = 0;
+    bool tau_l_ok = wr_stats_kendall_tau(a, b, nl, &tau_l) == WR_OK;
+    json_object_set_new(r, "opensInSeconds", json_integer(s->opens_in_s));
+    json_object_set_new(r, "opensAt", json_integer(s->opens_at_ms));
+    json_object_set_new(r, "opensAtMs", json_integer(s->opens_at_ms - s->t0_ms));
+    json_object_set_new(r, "prequeueUsers", json_integer(s->prequeue_joined));
+    json_object_set_new(r, "prequeueAdmitted", json_integer((json_int_t)np));
+    json_object_set_new(r, "prequeuePeakServer",
+                        s->prequeue_peak >= 0 ? json_integer(s->prequeue_peak) : json_null());
+    json_object_set_new(r, "firstAdmissionAfterOpeningMs",
+                        pq_first ? json_integer(pq_first - s->opens_at_ms) : json_null());
+    json_object_set_new(r, "laterArrivals",
+                        json_integer((json_int_t)(s->joined - s->prequeue_joined)));
+    json_object_set_new(r, "kendallTauPrequeue", jnum_or_null(tau_p, tau_p_ok));
+    json_object_set_new(r, "kendallTauAfterOpening", jnum_or_null(tau_l, tau_l_ok));
+    json_object_set_new(r, "laterAdmittedBeforePrequeue", json_integer((json_int_t)later_first));
 }
 
 static json_t *compute(sim_t *s)
@@ -975,6 +1065,8 @@ static json_t *compute(sim_t *s)
     json_object_set_new(r, "kendallTau", jnum_or_null(tau, tau_ok));
     json_object_set_new(r, "usersAdmittedAheadOfEarlierJoiner",
                         over_ok ? json_integer((json_int_t)over) : json_null());
+    if (s->opens_at_ms > 0)
+        put_opening(s, r, a, b, min_tick);
 
     /* waits in line (observed: join answered -> poll saw "admitted") */
     size_t nw = 0, ne = 0;
@@ -1123,9 +1215,36 @@ static int check(sim_t *s, json_t *r)
           s->orders_failed, s->orders_refused, s->admitted);
     CHECK(pool > 0 && maxf <= pool, "shop in-flight never above the pool",
           "maxInFlight=%lld pool=%lld", (long long)maxf, (long long)pool);
-    CHECK(json_is_number(jtau) && json_number_value(jtau) >= 1.0 - 1e-12 && over == 0,
-          "FIFO (tau = 1.0)", "kendallTau=%.9f admittedAheadOfEarlierJoiner=%lld",
-          json_number_value(jtau), (long long)over);
+    if (s->opens_at_ms > 0) {
+        /* a sale opening: the pre-queue shuffled (tau about 0: within 5
+         * standard deviations of tau under independence, at least 0.05),
+         * everybody in it ahead of the later arrivals, who are FIFO */
+        json_t *jp = json_object_get(r, "kendallTauPrequeue");
+        json_t *jl = json_object_get(r, "kendallTauAfterOpening");
+        json_int_t np = json_integer_value(json_object_get(r, "prequeueAdmitted"));
+        json_int_t before = json_integer_value(json_object_get(r, "laterAdmittedBeforePrequeue"));
+        double nn = (double)np;
+        double sd = np > 1 ? sqrt(2.0 * (2.0 * nn + 5.0) / (9.0 * nn * (nn - 1.0))) : 1.0;
+        double bound = fmax(0.05, 5.0 * sd);
+        bool shuffled = !json_is_false(json_object_get(s->queue_config, "preQueueShuffle"));
+        if (shuffled)
+            CHECK(json_is_number(jp) && fabs(json_number_value(jp)) <= bound,
+                  "pre-queue shuffled (|tau| small)", "kendallTauPrequeue=%.6f bound %.4f, n=%lld",
+                  json_number_value(jp), bound, (long long)np);
+        else
+            CHECK(json_is_number(jp) && json_number_value(jp) > 0.9,
+                  "pre-queue in arrival order (preQueueShuffle false)", "kendallTauPrequeue=%.6f",
+                  json_number_value(jp));
+        CHECK(before == 0, "the pre-queue ahead of later arrivals",
+              "laterAdmittedBeforePrequeue=%lld", (long long)before);
+        CHECK(!json_is_number(jl) || json_number_value(jl) >= 1.0 - 1e-12,
+              "later arrivals FIFO (tau = 1.0)", "kendallTauAfterOpening=%.9f",
+              json_number_value(jl));
+    } else {
+        CHECK(json_is_number(jtau) && json_number_value(jtau) >= 1.0 - 1e-12 && over == 0,
+              "FIFO (tau = 1.0)", "kendallTau=%.9f admittedAheadOfEarlierJoiner=%lld",
+              json_number_value(jtau), (long long)over);
+    }
     CHECK(s->bypass_attempts == s->bypass && s->bypass_accepted == 0, "every bypass refused",
           "bypassAttempts=%u (of %u) bypassAccepted=%u", s->bypass_attempts, s->bypass,
           s->bypass_accepted);
@@ -1162,14 +1281,15 @@ static void write_users_csv(sim_t *s)
         return;
     }
     fprintf(f, "user,kind,state,joinSeq,arriveMs,joinMs,positionAtJoin,etaSeconds,admitTickMs,"
-               "admitSeenMs,orderSentMs,orderDoneMs,orderStatus\n");
+               "admitSeenMs,orderSentMs,orderDoneMs,orderStatus,prequeue\n");
 #define REL(x) ((x) > 0 ? (long long)((x)-s->t0_ms) : -1LL)
     for (uint32_t i = 0; i < s->n_users; i++) {
         user_t *u = &s->u[i];
-        fprintf(f, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d\n", u->uid,
+        fprintf(f, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d\n", u->uid,
                 KIND_NAMES[u->kind], STATE_NAMES[u->st], (long long)u->join_seq, REL(u->arrive_ms),
                 REL(u->join_ms), (long long)u->pos_join, (long long)u->eta_s, REL(u->admit_tick_ms),
-                REL(u->admit_seen_ms), REL(u->order_sent_ms), REL(u->order_done_ms), u->order_code);
+                REL(u->admit_seen_ms), REL(u->order_sent_ms), REL(u->order_done_ms), u->order_code,
+                u->prequeue ? 1 : 0);
     }
 #undef REL
     if (fclose(f) != 0)
@@ -1284,6 +1404,8 @@ static double *read_csv(const char *path, uint32_t *n_out)
 static void start_arrivals(sim_t *s)
 {
     s->t0_ms = now_ms() + 200;
+    if (s->opens_in_s > 0 && s->no_queue) /* no queue to tell: the same schedule */
+        s->opens_at_ms = s->t0_ms + (int64_t)s->opens_in_s * 1000;
     double *csv = s->csv;
     uint32_t ncsv = s->ncsv;
     for (uint32_t i = 0; i < s->n_users; i++) {
@@ -1295,7 +1417,12 @@ static void start_arrivals(sim_t *s)
             off = s->ramp_seconds * 1000.0 * sqrt(rnd(s)); /* arrival rate rises linearly */
         else
             off = rnd(s) * 1000.0; /* burst: all within 1 s */
+        if (s->opens_at_ms > 0 && i >= s->users - s->late && i < s->users)
+            off = (double)(s->opens_at_ms - s->t0_ms) + 300.0 + rnd(s) * 1000.0; /* late */
         u->arrive_ms = s->t0_ms + (int64_t)off;
+        /* without the line, whoever comes early reloads at the opening */
+        if (s->no_queue && s->opens_at_ms > u->arrive_ms && u->kind != K_BYPASS)
+            u->arrive_ms = s->opens_at_ms;
         u->quit_at_ms = u->arrive_ms + 1000 + (int64_t)(rnd(s) * 4000); /* patience 1-5 s */
         timer_ms(u->ev, u->arrive_ms - now_ms());
     }
@@ -1314,6 +1441,51 @@ static void start_arrivals(sim_t *s)
 
 static void warm_next(sim_t *s);
 
+static void on_opening(op_t *op, int code, json_t *body)
+{
+    sim_t *s = op->arg;
+    json_t *cfg = json_object_get(body, "config");
+    json_t *at = json_object_get(cfg ? cfg : body, "opensAt");
+    if (code != 200) {
+        char *d = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        fprintf(stderr,
+                "waitroom-sim: setting opensAt answered %d %s (does this waitroomd have "
+                "the sale opening?)\n",
+                code, d ? d : "");
+        free(d);
+        s->exit_code = 2;
+        event_base_loopexit(s->base, NULL);
+        return;
+    }
+    if (json_is_integer(at)) /* else the value sent */
+        s->opens_at_ms = json_integer_value(at);
+    if (json_is_object(cfg ? cfg : body)) {
+        json_decref(s->queue_config);
+        s->queue_config = json_incref(cfg ? cfg : body);
+    }
+    start_arrivals(s);
+}
+
+/* --opens-in: the opening, set now that the connections are open, so that
+ * the whole countdown is spent arriving (PATCH opensAt). */
+static void set_opening(sim_t *s)
+{
+    char path[192], auth[300];
+    snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+    snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
+    op_t *op = op_new(EVHTTP_REQ_PATCH, path, NULL, on_opening, s);
+    op_set_auth(op, auth);
+    s->opens_at_ms = now_ms() + 250 + (int64_t)s->opens_in_s * 1000;
+    json_t *b = json_pack("{s:I}", "opensAt", (json_int_t)s->opens_at_ms);
+    op->body = b ? json_dumps(b, JSON_COMPACT) : NULL;
+    json_decref(b);
+    if (!op->body) {
+        fprintf(stderr, "waitroom-sim: out of memory\n");
+        exit(1);
+    }
+    pool_submit(&s->statp, op);
+}
+
 static void on_warm(op_t *op, int code, json_t *body)
 {
     sim_t *s = op->arg;
@@ -1329,7 +1501,10 @@ static void on_warm(op_t *op, int code, json_t *body)
             event_base_loopexit(s->base, NULL);
             return;
         }
-        start_arrivals(s);
+        if (s->opens_in_s > 0 && !s->no_queue)
+            set_opening(s);
+        else
+            start_arrivals(s);
         return;
     }
     warm_next(s);
@@ -1478,6 +1653,11 @@ static void usage(void)
             "  --max-active N  --session-seconds S   one in, one out: maxActive = the shop's\n"
             "    pool, sessions ended by the shop (waitroom-shop --release); a server without\n"
             "    sessions gets maxActive only (the run records it)\n"
+            "  --opens-in S  a sale opening: opensAt S s after the connections are open; the\n"
+            "    crowd arrives before it (the pre-queue), --late N of the users in the\n"
+            "    second after it; the report adds the pre-queue's Kendall tau (shuffle: ~0)\n"
+            "    and the later arrivals' (FIFO: 1); --no-queue: early users reach the shop\n"
+            "    at the opening\n"
             "  --users-csv FILE (one row per user)\n"
             "  --out FILE.json  --assert (check the CI invariants, exit 1 if one fails)\n");
 }
@@ -1560,6 +1740,7 @@ int main(int argc, char **argv)
     s->sample_ms = 100;
     s->ramp_seconds = 30;
     s->fresh = true;
+    s->prequeue_peak = -1;
     s->seed = (uint64_t)time(NULL);
     uint32_t shop_conns_set = 0;
 
@@ -1646,6 +1827,10 @@ int main(int argc, char **argv)
             ok = parse_u32(v, &s->max_active, 0, UINT32_MAX);
         else if (!strcmp(a, "--session-seconds"))
             ok = parse_u32(v, &s->session_s, 0, 86400);
+        else if (!strcmp(a, "--opens-in"))
+            ok = parse_u32(v, &s->opens_in_s, 1, MAX_SECONDS);
+        else if (!strcmp(a, "--late"))
+            ok = parse_u32(v, &s->late, 0, MAX_USERS);
         else if (!strcmp(a, "--greedy-poll-ms"))
             ok = parse_u32(v, &s->greedy_poll_ms, 1, 60000);
         else if (!strcmp(a, "--max-seconds"))
@@ -1686,6 +1871,10 @@ int main(int argc, char **argv)
             return 2;
         s->users = s->ncsv;
     }
+    if (s->late > s->users || (s->late > 0 && s->opens_in_s == 0)) {
+        fprintf(stderr, "waitroom-sim: --late needs --opens-in and at most --users\n");
+        return 2;
+    }
     if (s->replay + s->greedy + s->quitters > s->users) {
         fprintf(stderr, "waitroom-sim: --replay + --greedy + --quitters exceed --users\n");
         return 2;
@@ -1703,6 +1892,7 @@ int main(int argc, char **argv)
         double need = s->no_queue ? 60 : (double)s->users / s->rate * 1.5 + 60;
         if (!strcmp(s->profile, "ramp"))
             need += s->ramp_seconds;
+        need += s->opens_in_s;
         s->max_seconds = need > MAX_SECONDS ? MAX_SECONDS : (uint32_t)need;
     }
     s->rng = s->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL;

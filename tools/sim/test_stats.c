@@ -132,6 +132,69 @@ static void test_tau_against_brute_force(void **state)
     }
 }
 
+/*
+ * The sale opening's figure (sim.c put_opening): join order against the
+ * admission tick, many people per tick (ties in y only).
+ */
+static void test_tau_opening(void **state)
+{
+    (void)state;
+    double t = 0;
+    double x[] = {1, 2, 3, 4, 5, 6};
+    /*
+     * Two per tick in join order: of the 15 pairs, 3 are tied in y (same
+     * tick), the other 12 concordant: tau_b = 12 / sqrt(15 * 12) =
+     * 0.894427190999916 (tau-b counts a tick as a tie, so FIFO with ties
+     * is below 1; the FIFO figure breaks ties by join order instead).
+     */
+    double fifo[] = {1, 1, 2, 2, 3, 3};
+    assert_int_equal(wr_stats_kendall_tau(x, fifo, 6, &t), WR_OK);
+    assert_true(fabs(t - 0.894427190999916) < EPS);
+    double rev[] = {3, 3, 2, 2, 1, 1};
+    assert_int_equal(wr_stats_kendall_tau(x, rev, 6, &t), WR_OK);
+    assert_true(fabs(t + 0.894427190999916) < EPS);
+    /*
+     * A shuffle, ticks y = (2,1,3,1,3,2):
+     *   (1,2) 2->1 D  (1,3) 2->3 C  (1,4) 2->1 D  (1,5) 2->3 C  (1,6) tie
+     *   (2,3) 1->3 C  (2,4) tie     (2,5) 1->3 C  (2,6) 1->2 C
+     *   (3,4) 3->1 D  (3,5) tie     (3,6) 3->2 D
+     *   (4,5) 1->3 C  (4,6) 1->2 C
+     *   (5,6) 3->2 D
+     * C = 7, D = 5, n2 = 3: tau_b = 2 / sqrt(15 * 12) = 0.149071198499986
+     */
+    double sh[] = {2, 1, 3, 1, 3, 2};
+    assert_int_equal(wr_stats_kendall_tau(x, sh, 6, &t), WR_OK);
+    assert_true(fabs(t - 0.149071198499986) < EPS);
+
+    /* A uniform shuffle of 3000 people admitted 18 per tick: tau near 0.
+     * Under independence its standard deviation is about
+     * sqrt(2(2n+5) / (9n(n-1))) = 0.0122; the seed is fixed, the bound is
+     * 4 of them. */
+    enum { N = 3000, PER_TICK = 18 };
+    static double jx[N], ty[N];
+    uint32_t perm[N];
+    for (uint32_t i = 0; i < N; i++)
+        perm[i] = i;
+    uint64_t r = 0x9e3779b97f4a7c15ULL;
+    for (uint32_t i = N - 1; i > 0; i--) { /* Fisher-Yates */
+        r ^= r >> 12;
+        r ^= r << 25;
+        r ^= r >> 27;
+        uint32_t j = (uint32_t)((r * 2685821657736338717ULL) % (i + 1));
+        uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    /* perm[k] = the join order of the k-th person admitted */
+    for (uint32_t k = 0; k < N; k++) {
+        jx[k] = (double)perm[k];
+        ty[k] = (double)(k / PER_TICK);
+    }
+    assert_int_equal(wr_stats_kendall_tau(jx, ty, N, &t), WR_OK);
+    assert_true(fabs(t) < 4 * 0.0122);
+    assert_true(fabs(t - tau_brute(jx, ty, N)) < 1e-9);
+}
+
 static void test_percentile(void **state)
 {
     (void)state;
@@ -224,7 +287,7 @@ int main(void)
         cmocka_unit_test(test_tau_hand),   cmocka_unit_test(test_tau_ties),
         cmocka_unit_test(test_tau_errors), cmocka_unit_test(test_tau_against_brute_force),
         cmocka_unit_test(test_percentile), cmocka_unit_test(test_overtakes),
-        cmocka_unit_test(test_bucket),
+        cmocka_unit_test(test_bucket),     cmocka_unit_test(test_tau_opening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
