@@ -327,6 +327,10 @@ static void dispatch(conn_t *c, op_t *op)
         evhttp_add_header(h, "Authorization", op->auth);
     if (op->body) {
         evhttp_add_header(h, "Content-Type", "application/json");
+        /* libevent adds Content-Length itself for POST and PUT only (PATCH) */
+        char clen[24];
+        snprintf(clen, sizeof(clen), "%zu", strlen(op->body));
+        evhttp_add_header(h, "Content-Length", clen);
         evbuffer_add(evhttp_request_get_output_buffer(r), op->body, strlen(op->body));
     }
     if (p->count_load) {
