@@ -571,6 +571,129 @@ test('an admitted person returns to the ?return= URL (allowed origin), with wr_t
   await ctx.close();
 });
 
+/* "M:SS" / "H:MM:SS" of the countdown, in seconds; NaN otherwise. */
+function countdownSeconds(s) {
+  const m = /^(?:(\d+):)?(\d+):(\d\d)$/.exec((s || '').trim());
+  return m ? Number(m[1] || 0) * 3600 + Number(m[2]) * 60 + Number(m[3]) : NaN;
+}
+
+test('pre-queue: a countdown in local time turns into a position at the opening; without JavaScript: UTC and a refresh', async () => {
+  const q = 'open-' + crypto.randomBytes(3).toString('hex');
+  const opensAt = Date.now() + 7000;
+  await api.createQueue(q, { admitPerSecond: 1, paused: true, opensAt });
+  for (let i = 0; i < 2; i++) {
+    const j = await api.joinNew(q);
+    assert.equal(j.body.status, 'prequeue', JSON.stringify(j.body));
+    assert.equal(j.body.opensAt, opensAt);
+  }
+
+  /* without JavaScript (Korean): the opening in UTC, a refresh at the poll interval */
+  const nojs = await newContext({ javaScriptEnabled: false, extraHTTPHeaders: { 'Accept-Language': 'ko-KR,ko;q=0.9' } });
+  const np = await nojs.newPage();
+  const res = await np.goto(`${wr.base}/q/${q}`);
+  assert.equal(res.status(), 200);
+  assert.equal(await np.evaluate(() => document.body.dataset.state), 'prequeue');
+  const utc = new Date(opensAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  assert.equal(await text(np, '#opens-at'), utc);
+  assert.equal(await np.getAttribute('#opens-at', 'datetime'), new Date(opensAt).toISOString().replace(/\.\d+Z$/, 'Z'));
+  assert.equal(await text(np, '#status'), `사전 대기열에 계십니다. 대기열은 ${utc}에 열립니다.`);
+  assert.ok(countdownSeconds(await text(np, '#countdown')) <= 7, 'server-rendered countdown');
+  const refresh = Number(await np.locator('meta[http-equiv="refresh"]').getAttribute('content'));
+  assert.ok(refresh >= 2 && refresh <= 6, 'refresh at the poll interval (at most ~5 s): ' + refresh);
+
+  /* with JavaScript, in Seoul: countdown and opening in local time */
+  const tz = 'Asia/Seoul';
+  const ctx = await newContext({ timezoneId: tz, locale: 'en-US', extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'prequeue');
+  assert.equal(await text(page, '#heading'), 'The sale has not opened yet');
+  assert.match(await text(page, '#status'), /^You are in the pre-queue\. The line opens at /);
+  const local = new Date(opensAt).toLocaleTimeString('en-US', { timeZone: tz, hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: true });
+  const hms = local.replace(/\s*[AP]M$/i, '');
+  await waitFor(async () => (await text(page, '#opens-at')).includes(hms), 3000, 'the opening in Seoul time (' + hms + ')');
+  assert.match(await text(page, '#opens-at'), /GMT\+9/);
+  assert.ok((await text(page, '#status')).includes(hms), 'the status sentence in local time');
+  assert.match(await text(page, '.s-prequeue .intro'), /random place in line, ahead of everyone who comes later/);
+  /* the countdown ticks down, and the title carries it */
+  const c0 = countdownSeconds(await text(page, '#countdown'));
+  assert.ok(c0 >= 1 && c0 <= 7, 'countdown starts at the time left: ' + c0);
+  await waitFor(async () => countdownSeconds(await text(page, '#countdown')) < c0, 3000, 'the countdown to tick');
+  assert.match(await page.title(), /^\d+:\d\d - Waiting room - /);
+  await shot(page, 'queue-prequeue-en-phone');
+
+  /* the opening: the page turns into the position view by itself */
+  await page.waitForFunction(() => document.body.dataset.state === 'waiting', null, { timeout: 12000 });
+  const turned = Date.now();
+  assert.ok(turned >= opensAt - 50, `position view only after the opening (${turned - opensAt} ms)`);
+  assert.ok(turned <= opensAt + 4000, `position view within the first second after the opening, with slack for a loaded machine (${turned - opensAt} ms)`);
+  const pos = Number(await text(page, '#position'));
+  assert.ok(pos >= 1 && pos <= 4, 'a shuffled place among the 4 of the pre-queue: ' + pos);
+  assert.match(await text(page, '#status'), new RegExp(`You are number ${pos} in line`));
+  assert.match(await page.title(), new RegExp(`^#${pos} - Waiting room - `));
+
+  /* a later arrival is behind the whole pre-queue; the no-JS page now shows its place */
+  const later = await api.joinNew(q);
+  assert.equal(later.body.status, 'waiting');
+  assert.equal(later.body.position, 5);
+  await np.reload();
+  assert.equal(await np.evaluate(() => document.body.dataset.state), 'waiting');
+  const npos = Number(await text(np, '#position'));
+  assert.ok(npos >= 1 && npos <= 4 && npos !== pos, 'the no-JS visitor has its own pre-queue place: ' + npos);
+  await nojs.close();
+  await ctx.close();
+});
+
+test('background tab: the title carries the position and the turn; an admission in a hidden tab notifies', async () => {
+  const q = 'bg-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true });
+  await api.joinNew(q);
+  const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  /* a hidden tab whose person allowed notifications: recorded, not shown */
+  await ctx.addInitScript(() => {
+    window.__notes = [];
+    Object.defineProperty(Document.prototype, 'hidden', { configurable: true, get: () => true });
+    window.Notification = class {
+      constructor(title, opts) { window.__notes.push({ title, body: opts && opts.body, tag: opts && opts.tag }); }
+      close() {}
+      static get permission() { return 'granted'; }
+      static requestPermission() { return Promise.resolve('granted'); }
+    };
+  });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(page, '#position'), '2');
+  assert.equal(await page.title(), `#2 - Waiting room - ${q}`);
+  assert.equal(await text(page, '#notify-status'), 'You will get a notification when it is your turn.');
+  assert.equal(await page.locator('#notify').isHidden(), true, 'no button once allowed');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await page.evaluate(() => document.body.dataset.state)) === 'admitted', 10000, 'admitted');
+  assert.equal(await page.title(), `Your turn! - Waiting room - ${q}`);
+  const notes = await page.evaluate(() => window.__notes);
+  assert.equal(notes.length, 1, JSON.stringify(notes));
+  assert.equal(notes[0].title, 'It is your turn');
+  assert.equal(notes[0].tag, 'wr-' + q);
+
+  /* permission not asked yet: the button asks for it */
+  const ctx2 = await newContext();
+  await ctx2.addInitScript(() => {
+    let perm = 'default';
+    window.Notification = class {
+      static get permission() { return perm; }
+      static requestPermission() { perm = 'granted'; return Promise.resolve(perm); }
+    };
+  });
+  const p2 = await ctx2.newPage();
+  await p2.goto(`${wr.base}/q/${q}`);
+  await waitFor(async () => !(await p2.locator('#notify').isHidden()), 3000, 'the notify button');
+  assert.equal(await text(p2, '#notify'), 'Notify me when it is my turn');
+  await p2.click('#notify');
+  await waitFor(async () => (await text(p2, '#notify-status')) === 'You will get a notification when it is your turn.', 3000, 'notifications on');
+  assert.equal(await p2.locator('#notify').isHidden(), true);
+  await ctx.close();
+  await ctx2.close();
+});
+
 test('unknown queue: 404 page; static assets: types, no traversal', async () => {
   const ctx = await newContext();
   const page = await ctx.newPage();
