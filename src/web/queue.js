@@ -335,8 +335,8 @@
     S.failures++;
     S.alert = kind;
     S.alertSeconds = s;
-    if (S.state !== 'waiting' && S.state !== 'admitted')
-      S.state = kind === 'full' ? 'full' : 'unavailable';
+    if (S.state !== 'waiting' && S.state !== 'admitted' && S.state !== 'prequeue')
+      S.state = kind === 'full' ? 'full' : 'unavailable'; /* the countdown stays */
     render();
     schedule(s * 1000, what);
   }
