@@ -788,6 +788,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             /* sale opening: the page's countdown (opens_at_ms) is the
              * queue page's; until then it keeps asking at retry */
             v.state = "prequeue";
+            v.opens_at_ms = ev.opens_at_ms;
             v.retry_after_ms = ev.retry_after_ms;
             pace_note(a, c->queue, c->user, ev.retry_after_ms);
             break;
