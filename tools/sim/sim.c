@@ -851,6 +851,12 @@ static void put_percentiles(json_t *obj, const char *prefix, const char *suffix,
     }
 }
 
+static json_t *null_int(json_int_t v)
+{
+    (void)v;
+    return json_null();
+}
+
 /*
  * The sale opening's figures into r (docs/BENCHMARKS.md): the pre-queue's
  * size, the opening, Kendall's tau-b between join order and admission tick
@@ -893,8 +899,10 @@ static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_t
     json_object_set_new(r, "opensInSeconds", json_integer(s->opens_in_s));
     json_object_set_new(r, "opensAt", json_integer(s->opens_at_ms));
     json_object_set_new(r, "opensAtMs", json_integer(s->opens_at_ms - s->t0_ms));
-    json_object_set_new(r, "prequeueUsers", json_integer(s->prequeue_joined));
-    json_object_set_new(r, "prequeueAdmitted", json_integer((json_int_t)np));
+    /* without the line there is no pre-queue: its figures are null */
+    json_t *(*q_or_null)(json_int_t) = s->no_queue ? null_int : json_integer;
+    json_object_set_new(r, "prequeueUsers", q_or_null(s->prequeue_joined));
+    json_object_set_new(r, "prequeueAdmitted", q_or_null((json_int_t)np));
     json_object_set_new(r, "prequeuePeakServer",
                         s->prequeue_peak >= 0 ? json_integer(s->prequeue_peak) : json_null());
     json_object_set_new(r, "firstAdmissionAfterOpeningMs",
@@ -903,7 +911,7 @@ static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_t
                         json_integer((json_int_t)(s->joined - s->prequeue_joined)));
     json_object_set_new(r, "kendallTauPrequeue", jnum_or_null(tau_p, tau_p_ok));
     json_object_set_new(r, "kendallTauAfterOpening", jnum_or_null(tau_l, tau_l_ok));
-    json_object_set_new(r, "laterAdmittedBeforePrequeue", json_integer((json_int_t)later_first));
+    json_object_set_new(r, "laterAdmittedBeforePrequeue", q_or_null((json_int_t)later_first));
 }
 
 static json_t *compute(sim_t *s)
