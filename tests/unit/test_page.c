@@ -40,6 +40,19 @@ static wr_page_view_t waiting_view(void)
     return v;
 }
 
+/* A view of queue "q" in English in state, with nothing else set. */
+static wr_page_view_t state_view(const char *state)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "q";
+    v.lang = "en";
+    v.state = state;
+    v.eta_seconds = -1;
+    v.target_url = "";
+    return v;
+}
+
 static void test_render_waiting_values(void **state)
 {
     (void)state;
@@ -212,13 +225,7 @@ static void test_invite_state(void **state)
 static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.queue = "q";
-    v.lang = "en";
-    v.state = "full";
-    v.eta_seconds = -1;
-    v.target_url = "";
+    wr_page_view_t v = state_view("full");
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
@@ -248,14 +255,8 @@ static void test_full_and_unavailable_retry(void **state)
 static void test_degraded_state(void **state)
 {
     (void)state;
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.queue = "q";
-    v.lang = "en";
-    v.state = "degraded";
-    v.eta_seconds = -1;
+    wr_page_view_t v = state_view("degraded");
     v.retry_after_ms = 4800;
-    v.target_url = "";
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
@@ -278,15 +279,9 @@ static void test_degraded_state(void **state)
 static void test_prequeue_state(void **state)
 {
     (void)state;
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.queue = "q";
-    v.lang = "en";
-    v.state = "prequeue";
-    v.eta_seconds = -1;
+    wr_page_view_t v = state_view("prequeue");
     v.retry_after_ms = 4800;
     v.opens_at_ms = 4102444800000; /* 2100-01-01T00:00:00Z */
-    v.target_url = "";
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
