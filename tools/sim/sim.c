@@ -908,7 +908,7 @@ static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_t
     json_object_set_new(r, "firstAdmissionAfterOpeningMs",
                         pq_first ? json_integer(pq_first - s->opens_at_ms) : json_null());
     json_object_set_new(r, "laterArrivals",
-                        json_integer((json_int_t)(s->joined - s->prequeue_joined)));
+                        q_or_null((json_int_t)(s->joined - s->prequeue_joined)));
     json_object_set_new(r, "kendallTauPrequeue", jnum_or_null(tau_p, tau_p_ok));
     json_object_set_new(r, "kendallTauAfterOpening", jnum_or_null(tau_l, tau_l_ok));
     json_object_set_new(r, "laterAdmittedBeforePrequeue", q_or_null((json_int_t)later_first));
