@@ -144,11 +144,17 @@ void wr_report_describe_opening(char *buf, size_t cap, const json_t *run)
     struct tm tm;
     if (gmtime_r(&t, &tm))
         strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S UTC", &tm);
-    snprintf(buf, cap,
-             "sale opening at %s (%.1f s after the first arrival): pre-queue of %.0f, "
-             "%.0f later arrivals",
-             at, num(run, "opensAtMs") / 1000.0, num(run, "prequeueUsers"),
-             num(run, "laterArrivals"));
+    if (!has_num(run, "prequeueUsers")) /* without the line */
+        snprintf(buf, cap,
+                 "sale opening at %s (%.1f s after the first arrival): no pre-queue, whoever "
+                 "came early reaches the shop at the opening",
+                 at, num(run, "opensAtMs") / 1000.0);
+    else
+        snprintf(buf, cap,
+                 "sale opening at %s (%.1f s after the first arrival): pre-queue of %.0f, "
+                 "%.0f later arrivals",
+                 at, num(run, "opensAtMs") / 1000.0, num(run, "prequeueUsers"),
+                 num(run, "laterArrivals"));
 }
 
 void wr_report_print_run(FILE *f, const json_t *run)
