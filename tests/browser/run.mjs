@@ -642,6 +642,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.ok(npos >= 1 && npos <= 4 && npos !== pos, 'the no-JS visitor has its own pre-queue place: ' + npos);
   await nojs.close();
   await ctx.close();
+  return `the position view came ${turned - opensAt} ms after the opening`;
 });
 
 test('background tab: the title carries the position and the turn; an admission in a hidden tab notifies', async () => {
