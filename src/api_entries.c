@@ -314,6 +314,7 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
             cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
             wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
             wr_rng_unit(&a->rng));
+        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
         return WR_OK;
     case WR_ENTRY_WAITING:
         v->state = WR_ENTRY_WAITING;
@@ -326,6 +327,8 @@ static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
                 cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
+            /* following it never makes a person idle */
+            v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
         }
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
@@ -874,6 +877,7 @@ static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
         v->degraded = true;
         /* the slowest band (the last one), jittered: nobody knows the place */
         v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
+        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
         return true;
     }
     wr_token_claims_t cl;

@@ -83,6 +83,16 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
+uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms)
+{
+    if (!cfg || cfg->idle_timeout_seconds == 0)
+        return retry_ms;
+    uint64_t cap = (uint64_t)cfg->idle_timeout_seconds * 1000 / 2;
+    if (cap < WR_POLL_MIN_MS)
+        cap = WR_POLL_MIN_MS;
+    return retry_ms > cap ? (uint32_t)cap : retry_ms;
+}
+
 uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
                                     int64_t now_ms, uint32_t slot_ms, double u)
 {

@@ -158,6 +158,16 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
                                      int64_t head_due_ms, int64_t own_due_ms, double u);
 
 /*
+ * retry_ms (a retryAfterMs from the bands, the ETA or the pre-queue
+ * countdown) capped so that a person who follows it is never removed as
+ * idle: at most half of cfg's idleTimeoutSeconds (in ms), never below
+ * WR_POLL_MIN_MS; unchanged when idleTimeoutSeconds is 0 (never). Half,
+ * because a poll within a quarter of T of a recorded one records nothing
+ * (status_quiet), so polls T/2 apart leave at most 3T/4 unrecorded.
+ */
+uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms);
+
+/*
  * retryAfterMs of a person in the pre-queue (sale opening, docs/API.md
  * 1.1): the shorter of about 5 s - WR_PREQUEUE_POLL_MS shortened by up to
  * pollJitter (u uniform in [0,1)), so never more than 5 s - and the time

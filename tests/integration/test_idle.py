@@ -39,6 +39,35 @@ class IdleTimeout(WRTest):
                 self.assertEqual(r.json.get("field"), "idleTimeoutSeconds", repr(r))
         self.assertIn("abandonedTotal", self.stats(q))
 
+    def test_following_retry_after_never_makes_a_person_idle(self):
+        # a slow queue whose bands (5 s, and a custom 200 s one) outlast the
+        # idle timeout: retryAfterMs is capped at half of it, and a person
+        # who waits exactly that long each time keeps their place
+        for bands in (None, [{"ms": 200000}]):
+            cfg = dict(HOLD, idleTimeoutSeconds=IDLE)
+            if bands:
+                cfg["pollBands"] = bands
+            q = self.new_queue(cfg)
+            users = [uid() for _ in range(30)]
+            last = None
+            for u in users:
+                r = self.c.join(q, u)
+                self.assertEqual(r.status, 200, repr(r))
+                ra = r.json["retryAfterMs"]
+                self.assertTrue(250 <= ra <= IDLE * 1000 // 2, "retryAfterMs %d with T=%d s" % (ra, IDLE))
+                last = (u, ra)
+            u, ra = last
+            deadline = time.monotonic() + IDLE * 2 + 1
+            while time.monotonic() < deadline:
+                time.sleep(ra / 1000.0)
+                r = self.c.me(q, u)
+                self.assertEqual(r.status, 200, "following retryAfterMs keeps the place: %r" % r)
+                ra = r.json["retryAfterMs"]
+                self.assertLessEqual(ra, IDLE * 1000 // 2, repr(r))
+            # the 29 who stopped asking left; the one who followed stays
+            self.assertEqual((r.json["position"], r.json["waiting"]), (1, 1), repr(r))
+            self.assertEqual(self.stats(q)["abandonedTotal"], 29)
+
     def test_silent_user_leaves_polling_user_stays(self):
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE))
         silent, polling = uid(), uid()

@@ -262,6 +262,25 @@ static void test_budget_idempotent_and_settle(void **state)
     assert_int_equal(wr_budget_advance(&b, 103, 1e6, 10000, true), 10000000);
 }
 
+/* retryAfterMs never outlasts idleTimeoutSeconds: capped at T/2, floor
+ * 250 ms, unchanged when T is 0. */
+static void test_retry_cap_idle(void **state)
+{
+    (void)state;
+    wr_queue_config_t cfg = {0};
+    cfg.idle_timeout_seconds = 0;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286), 212286);
+    cfg.idle_timeout_seconds = 120;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286), 60000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000), 5000);
+    cfg.idle_timeout_seconds = 2;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248), 1000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 700), 700);
+    cfg.idle_timeout_seconds = 1;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000), 500);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(NULL, 5000), 5000);
+}
+
 static void test_rate_window(void **state)
 {
     (void)state;
@@ -719,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_budget_pause_and_catchup),
         cmocka_unit_test(test_budget_idempotent_and_settle),
         cmocka_unit_test(test_rate_window),
+        cmocka_unit_test(test_retry_cap_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
