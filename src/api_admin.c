@@ -312,11 +312,14 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
         size_t blen = evbuffer_get_length(in);
         const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
         json_error_t jerr;
-        body = data ? json_loadb(data, blen, 0, &jerr) : NULL;
+        /* a key given twice is refused: which one won would be a guess */
+        body = data ? json_loadb(data, blen, JSON_REJECT_DUPLICATES, &jerr) : NULL;
         if (!json_is_object(body)) {
+            char msg[256] = "body must be a JSON object";
+            if (data && !body)
+                snprintf(msg, sizeof(msg), "body must be a JSON object (%s)", jerr.text);
             json_decref(body);
-            wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", "body must be a JSON object",
-                                NULL, NULL, 0);
+            wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", msg, NULL, NULL, 0);
             return;
         }
     }

@@ -165,13 +165,18 @@ class Conventions(WRTest):
                 r = self.c.request("POST", "/v1/queues/%s/tokens/consume" % q, {}, body)
                 self.assertError(r, 400, "BAD_REQUEST", "consume body %r" % body)
         name = "nj-" + uid("")
-        for body in ["not json", "{\"admitPerSecond\": 5"]:
+        before = self.config(q)
+        for body in ["not json", "{\"admitPerSecond\": 5",
+                     "{\"admitPerSecond\": -5, \"admitPerSecond\": 3}"]:
             with self.subTest(put=body):
                 r = self.c.request("PUT", "/v1/admin/queues/" + name, ADMIN, body)
                 self.assertError(r, 400, "BAD_REQUEST", "admin PUT body %r" % body)
             with self.subTest(patch=body):
                 r = self.c.request("PATCH", "/v1/admin/queues/" + q, ADMIN, body)
                 self.assertError(r, 400, "BAD_REQUEST", "admin PATCH body %r" % body)
+        # a key given twice changed nothing
+        self.assertEqual(self.config(q), before, "a refused PATCH changed the config")
+        self.assertError(self.c.get_queue(name), 404, "QUEUE_NOT_FOUND", "a refused PUT created it")
         self.assertError(self.c.get_queue(name), 404, "QUEUE_NOT_FOUND",
                          "a 400 PUT must not create the queue")
 
