@@ -491,62 +491,28 @@ static void r_close(wr_store_t *st)
 
 /* ------------------------------------------------------------ operations */
 
-/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
- * entry.lua's ARGV[3]: held in a batch of queue q, sent at the end of this
- * loop iteration (see "Coalescing"). */
-static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, char mode,
-                        wr_store_entry_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    bool join = mode == '1' || mode == '2';
-    /* A join carries the pre-queue key it would get in a shuffled
-     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
-    uint64_t key = 0;
-    if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
-        return WR_EIO;
-    struct batch *b = wr_store_redis__batch_for(s, q, join);
-    if (!b)
-        return WR_ENOMEM;
-    struct sub *x = &b->sub[b->n++];
-    x->cb = cb;
-    x->arg = arg;
-    x->mode = mode;
-    x->key = (unsigned long long)(key >> 12);
-    snprintf(x->user, sizeof x->user, "%s", u);
-    if (join)
-        b->joins = true;
-    else
-        b->statuses = true;
-    event_active(s->flush_ev, EV_TIMEOUT, 1);
-    return WR_OK;
-}
-
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                        void *arg)
 {
-    return r_entry(st, q, u, '1', cb, arg);
+    return wr_store_redis__entry(st, q, u, '1', cb, arg);
 }
 
 static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                             void *arg)
 {
-    return r_entry(st, q, u, '2', cb, arg);
+    return wr_store_redis__entry(st, q, u, '2', cb, arg);
 }
 
 static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
-    return r_entry(st, q, u, '0', cb, arg);
+    return wr_store_redis__entry(st, q, u, '0', cb, arg);
 }
 
 static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                                void *arg)
 {
-    return r_entry(st, q, u, '3', cb, arg);
+    return wr_store_redis__entry(st, q, u, '3', cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,

@@ -50,6 +50,8 @@
 #include <string.h>
 
 #include "cfgcache.h"
+#include "crypto.h"
+#include "ids.h"
 #include "log.h"
 #include "redis_conn.h"
 #include "script_reply.h"
@@ -227,7 +229,7 @@ void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg)
 /* The batch a join (join) or status of queue q joins: the last one held
  * for q when it has room (and, in durability mode, holds the same kind),
  * else a new one. NULL when out of memory. */
-struct batch *wr_store_redis__batch_for(struct rstore *s, const char *q, bool join)
+static struct batch *batch_for(struct rstore *s, const char *q, bool join)
 {
     struct batch *last = NULL;
     for (struct batch *b = s->held.head; b; b = b->next)
@@ -261,4 +263,38 @@ struct batch *wr_store_redis__batch_for(struct rstore *s, const char *q, bool jo
     b->snap = wr_cfgcache_get(s->cache, q);
     blist_push(&s->held, b);
     return b;
+}
+
+/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
+ * entry.lua's ARGV[3]: held in a batch of queue q, sent at the end of this
+ * loop iteration (see "Coalescing"). */
+wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
+                               wr_store_entry_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    bool join = mode == '1' || mode == '2';
+    /* A join carries the pre-queue key it would get in a shuffled
+     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
+    uint64_t key = 0;
+    if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
+        return WR_EIO;
+    struct batch *b = batch_for(s, q, join);
+    if (!b)
+        return WR_ENOMEM;
+    struct sub *x = &b->sub[b->n++];
+    x->cb = cb;
+    x->arg = arg;
+    x->mode = mode;
+    x->key = (unsigned long long)(key >> 12);
+    snprintf(x->user, sizeof x->user, "%s", u);
+    if (join)
+        b->joins = true;
+    else
+        b->statuses = true;
+    event_active(s->flush_ev, EV_TIMEOUT, 1);
+    return WR_OK;
 }

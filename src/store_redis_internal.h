@@ -135,9 +135,12 @@ void wr_store_redis__send_held(struct rstore *s);
  * failed ones. */
 void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg);
 
-/* The batch of queue q a join (join) or status is added to: the last one
- * held for q when it has room (and, in durability mode, the same kind),
- * else a new one. NULL when out of memory. */
-struct batch *wr_store_redis__batch_for(struct rstore *s, const char *q, bool join);
+/* join ('1'), status ('0'), join_page ('2') and status_quiet ('3') (mode:
+ * entry.lua's ARGV[3]) of user u in queue q: held in a batch, sent at the
+ * end of this loop iteration; cb is called once, later. WR_EINVAL (bad
+ * names, no cb), WR_EUNAVAILABLE (not connected), WR_EIO (no random key),
+ * WR_ENOMEM. */
+wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
+                               wr_store_entry_cb cb, void *arg);
 
 #endif
