@@ -35,8 +35,10 @@
  *
  * Coalescing (joins and statuses)
  *   Joins and statuses are held and sent as one script call per queue and
- *   loop iteration: store_redis_batch.c. store_redis_internal.h is what the
- *   two files share.
+ *   loop iteration: store_redis_batch.c.
+ *
+ * queue_list (the registry, then one queue_get per name): store_redis_list.c.
+ * store_redis_internal.h is what the three files share.
  *
  * Config cache (cfgcache.c)
  *   Scripts get the known version and return the JSON only when it differs;
@@ -68,7 +70,6 @@
 #include "store_redis_internal.h"
 
 #define CACHE_MAX 10000
-#define LIST_MAX  100000
 #define JSON_MAX  (64 * 1024)
 #define LIB       "scripts/lib.lua"
 
@@ -87,42 +88,11 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_BURN] = {NULL, "scripts/burn.lua"},
 };
 
-typedef enum {
-    OP_LEAVE,
-    OP_ADMIT,
-    OP_CONSUME,
-    OP_VERIFY,
-    OP_PUT,
-    OP_GET,
-    OP_DELETE,
-    OP_SECRET,
-    OP_PING,
-    OP_NAMES,
-    OP_RELEASE,
-    OP_BURN,       /* degraded mode: burn */
-    OP_BURN_CHECK, /* degraded mode: burn, check only */
-} op_t;
-
-/* Internal callback of the SMEMBERS step of queue_list. */
-typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply, void *arg);
-
-struct req {
-    struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
-    op_t op;
-    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
-    wr_store_cb_t cb; /* the caller's callback, by op */
-    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
-    void *arg;
-    char queue[WR_QUEUE_NAME_MAX + 1];
-    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
-    wr_redis_conn_cmd_t *cmd; /* the command being built; owned until submitted */
-};
-
 static const wr_store_ops_t redis_ops;
 
 /* ----------------------------------------------------------- requests */
 
-static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
     struct req *r = calloc(1, sizeof *r);
     if (!r)
@@ -139,7 +109,7 @@ static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, 
     return r;
 }
 
-static void req_free(struct req *r)
+void wr_store_redis__req_free(struct req *r)
 {
     if (!r)
         return;
@@ -233,10 +203,10 @@ static bool wait_after_admit(const redisReply *rep)
  * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback.
  * The batches held so far go first, so commands reach Redis in the order
  * of the calls (see "Coalescing"). */
-static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
+wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
 {
     if (!args_ok) {
-        req_free(r);
+        wr_store_redis__req_free(r);
         return WR_EINVAL;
     }
     wr_store_redis__send_held(s);
@@ -247,7 +217,7 @@ static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
     r->cmd = NULL; /* the connection owns it from here, also on error */
     wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
     if (err != WR_OK)
-        req_free(r);
+        wr_store_redis__req_free(r);
     return err;
 }
 
@@ -382,7 +352,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
         call_err(r, err);
     else
         finish(r->s, r, rep); /* calls the user callback last */
-    req_free(r);
+    wr_store_redis__req_free(r);
 }
 
 static void rstore_free(struct rstore *s);
@@ -523,11 +493,11 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
+    struct req *r = wr_store_redis__req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    return submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
@@ -543,16 +513,16 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
         return WR_EIO;
     for (size_t i = 0; i < sizeof seed; i++)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);
-    struct req *r = req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.admit = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
-                      arg_known_version(s, r) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
+    return wr_store_redis__submit(
+        s, r,
+        arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) && arg_known_version(s, r) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
 }
 
 /* consume and verify (token.lua) and release (release.lua, sessions). */
@@ -564,8 +534,8 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r =
-        req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN, strlen(u) + strlen(jti), arg);
+    struct req *r = wr_store_redis__req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
+                                            strlen(u) + strlen(jti), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
@@ -573,7 +543,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
               wr_redis_conn_cmd_str(r->cmd, jti);
     if (op != OP_RELEASE)
         ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
-    return submit(s, r, ok);
+    return wr_store_redis__submit(s, r, ok);
 }
 
 static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
@@ -606,18 +576,19 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
     size_t jlen = strlen(jti);
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
+    struct req *r =
+        wr_store_redis__req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
     snprintf(r->queue, sizeof r->queue, "%s", q);
-    return submit(s, r,
-                  wr_redis_conn_cmd_str(r->cmd, "2") &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
-                      wr_redis_conn_cmd_str(r->cmd, jti) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
-                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "2") &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
+                                      wr_redis_conn_cmd_str(r->cmd, jti) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
+                                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
 }
 
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -650,7 +621,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         err = WR_ELIMIT;
         goto out;
     }
-    r = req_new(s, OP_PUT, SC_PUT, jlen, arg);
+    r = wr_store_redis__req_new(s, OP_PUT, SC_PUT, jlen, arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;
@@ -677,26 +648,26 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     err = send_plain(s, "SADD", "wr:queues", q);
     if (err != WR_OK)
         goto out;
-    err = submit(s, r, true);
+    err = wr_store_redis__submit(s, r, true);
     r = NULL; /* submit owns it */
 out:
-    req_free(r);
+    wr_store_redis__req_free(r);
     free(json);
     return err;
 }
 
-static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
+wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_GET, SC_GET, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.info = cb;
-    return submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
 }
 
 static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
@@ -706,11 +677,11 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_DELETE, SC_DELETE, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    wr_err_t err = submit(s, r, arg_queue_keys(r, q));
+    wr_err_t err = wr_store_redis__submit(s, r, arg_queue_keys(r, q));
     if (err != WR_OK)
         return err;
     /* After the script, on the same connection. If this is lost, the
@@ -725,149 +696,6 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
     return WR_OK;
 }
 
-/* queue_list: SMEMBERS wr:queues, then one queue_get per name (pipelined);
- * names without a config are skipped; the answer is sorted by name. */
-struct list_item {
-    struct list_ctx *ctx;
-    bool ok;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    wr_queue_config_t cfg;
-    wr_queue_stats_t stats;
-};
-
-struct list_ctx {
-    wr_store_list_cb cb;
-    void *arg;
-    wr_err_t err;
-    size_t n, outstanding;
-    struct list_item *items;
-};
-
-static int cmp_item(const void *a, const void *b)
-{
-    const struct list_item *x = a, *y = b;
-    if (x->ok != y->ok)
-        return x->ok ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* All sub-operations answered: call the user once and free. */
-static void list_finish(struct list_ctx *ctx)
-{
-    wr_queue_info_t *infos = NULL;
-    size_t k = 0;
-    wr_err_t err = ctx->err;
-    if (err == WR_OK && ctx->n > 0) {
-        qsort(ctx->items, ctx->n, sizeof ctx->items[0], cmp_item);
-        infos = calloc(ctx->n, sizeof *infos);
-        if (!infos)
-            err = WR_ENOMEM;
-        for (size_t i = 0; infos && i < ctx->n && ctx->items[i].ok; i++, k++) {
-            infos[k].name = ctx->items[i].name;
-            infos[k].config = &ctx->items[i].cfg;
-            infos[k].stats = ctx->items[i].stats;
-        }
-    }
-    if (err == WR_OK)
-        ctx->cb(WR_OK, infos, k, ctx->arg);
-    else
-        ctx->cb(err, NULL, 0, ctx->arg);
-    free(infos);
-    free(ctx->items);
-    free(ctx);
-}
-
-static void on_list_item(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    struct list_item *it = arg;
-    struct list_ctx *ctx = it->ctx;
-    if (err == WR_OK) {
-        it->ok = true;
-        it->cfg = *info->config;
-        it->stats = info->stats;
-    } else if (err != WR_ENOTFOUND && ctx->err == WR_OK) {
-        ctx->err = err;
-    }
-    if (--ctx->outstanding == 0)
-        list_finish(ctx);
-}
-
-static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep, void *arg)
-{
-    struct list_ctx *ctx = arg;
-    if (err != WR_OK) {
-        ctx->err = err;
-        list_finish(ctx);
-        return;
-    }
-    if (!rep || rep->type != REDIS_REPLY_ARRAY) {
-        ctx->err = WR_EPROTO;
-        list_finish(ctx);
-        return;
-    }
-    if (rep->elements > LIST_MAX) {
-        ctx->err = WR_ELIMIT;
-        list_finish(ctx);
-        return;
-    }
-    if (rep->elements > 0) {
-        ctx->items = calloc(rep->elements, sizeof *ctx->items);
-        if (!ctx->items) {
-            ctx->err = WR_ENOMEM;
-            list_finish(ctx);
-            return;
-        }
-    }
-    ctx->n = rep->elements;
-    ctx->outstanding = 1; /* held by this function until the loop ends */
-    for (size_t i = 0; i < rep->elements; i++) {
-        const redisReply *e = rep->element[i];
-        struct list_item *it = &ctx->items[i];
-        it->ctx = ctx;
-        if (!e || e->type != REDIS_REPLY_STRING) {
-            if (ctx->err == WR_OK)
-                ctx->err = WR_EPROTO;
-            continue;
-        }
-        if (!wr_ids_valid_queue_n(e->str, e->len))
-            continue; /* not a queue name of ours */
-        memcpy(it->name, e->str, e->len);
-        it->name[e->len] = '\0';
-        wr_err_t e2 = r_queue_get(&s->base_, it->name, on_list_item, it);
-        if (e2 == WR_OK)
-            ctx->outstanding++;
-        else if (ctx->err == WR_OK)
-            ctx->err = e2;
-    }
-    if (--ctx->outstanding == 0)
-        list_finish(ctx);
-}
-
-static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!cb)
-        return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct list_ctx *ctx = calloc(1, sizeof *ctx);
-    struct req *r = req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0, ctx);
-    if (!ctx || !r) {
-        free(ctx);
-        req_free(r);
-        return WR_ENOMEM;
-    }
-    ctx->cb = cb;
-    ctx->arg = arg;
-    r->names = on_list_names;
-    wr_err_t err = submit(s, r,
-                          wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
-                              wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
-    if (err != WR_OK)
-        free(ctx);
-    return err;
-}
-
 static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
                          void *arg)
 {
@@ -876,14 +704,14 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_SECRET, SC_SECRET, len, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.secret = cb;
-    return submit(s, r,
-                  wr_redis_conn_cmd_str(r->cmd, "1") &&
-                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
-                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "1") &&
+                                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+                                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
 }
 
 static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
@@ -893,11 +721,11 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    return submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
+    return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
 }
 
 static const wr_store_ops_t redis_ops = {
@@ -914,8 +742,8 @@ static const wr_store_ops_t redis_ops = {
     /* degraded mode */
     .burn = r_burn,
     .config_put = r_config_put,
-    .queue_get = r_queue_get,
-    .queue_list = r_queue_list,
+    .queue_get = wr_store_redis__queue_get,
+    .queue_list = wr_store_redis__queue_list,
     .queue_delete = r_queue_delete,
     .secret = r_secret,
     .ping = r_ping,

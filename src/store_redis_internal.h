@@ -4,10 +4,11 @@
  * joins and statuses, the script table and the few functions each file
  * calls in the other.
  *
- * The store_redis module is one store in two files:
+ * The store_redis module is one store in three files:
  *   store_redis.c        the operations, requests, reply decoding, config
  *                        resolution, open/close
  *   store_redis_batch.c  the coalescing of joins and statuses ("Coalescing")
+ *   store_redis_list.c   queue_list: the registry, then one queue_get per name
  * Names shared between these files are wr_store_redis__*; file statics are
  * unprefixed (STYLE.md). Everything here runs on the store's loop.
  */
@@ -45,6 +46,37 @@ extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 enum { NKEYS = 9 };
 
 struct rstore;
+
+typedef enum {
+    OP_LEAVE,
+    OP_ADMIT,
+    OP_CONSUME,
+    OP_VERIFY,
+    OP_PUT,
+    OP_GET,
+    OP_DELETE,
+    OP_SECRET,
+    OP_PING,
+    OP_NAMES,
+    OP_RELEASE,
+    OP_BURN,       /* degraded mode: burn */
+    OP_BURN_CHECK, /* degraded mode: burn, check only */
+} op_t;
+
+/* Internal callback of the SMEMBERS step of queue_list. */
+typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply, void *arg);
+
+struct req {
+    struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
+    op_t op;
+    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
+    wr_store_cb_t cb; /* the caller's callback, by op */
+    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
+    void *arg;
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
+    wr_redis_conn_cmd_t *cmd; /* the command being built; owned until submitted */
+};
 
 /* One join or status waiting in a batch. */
 struct sub {
@@ -114,6 +146,26 @@ wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redi
 /* Leaves a loop entry of ours (s->busy); frees s with the outermost one once
  * close() ran inside. */
 void wr_store_redis__unbusy(struct rstore *s);
+
+/* A request of operation op (script: enum script_id, or
+ * WR_REDIS_CONN_NO_SCRIPT) with a command of room for extra more bytes of
+ * arguments; NULL when out of memory. */
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg);
+
+/* Frees r, its command and its snapshot reference; NULL is a no-op. */
+void wr_store_redis__req_free(struct req *r);
+
+/* Hands r's command to the connection when its arguments were built
+ * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback. */
+wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok);
+
+/* The queue_get operation (store.h) of the store st. */
+wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg);
+
+/* store_redis_list.c */
+
+/* The queue_list operation (store.h) of the store st. */
+wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg);
 
 /* store_redis_batch.c */
 
