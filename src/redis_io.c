@@ -16,7 +16,9 @@
  *     sent  written, waiting for their reply. Redis answers in order, so
  *           each reply answers the head of `sent` (pub/sub messages aside).
  *   Each command is formatted (redisFormatCommandArgv) when submitted and
- *   owns a timer from then on: the command's timeout.
+ *   owns a timer from then on: the command's timeout. The FIFOs and the
+ *   commands in them are redis_io_cmd.c; redis_io_internal.h is what the
+ *   two files share.
  *
  * States
  *   CONNECTING  resolving is done (getaddrinfo, in connect()); the socket
@@ -37,12 +39,7 @@
  *   any address; handshake_done() with an error) are reported from the loop
  *   through fail_ev, a zero timer, so no callback ever runs inside a call.
  *
- * Timeouts
- *   A held command that times out leaves the queue (it is never sent). A
- *   sent one that times out gets WR_ETIMEOUT, is marked timed_out and stays
- *   at its place in `sent` (its reply must still be read and dropped); its
- *   timer is re-armed for hung_ms, and if that fires too the connection is
- *   hung and is closed (WR_ETIMEOUT).
+ * Timeouts: redis_io_cmd.c, with the command queue.
  *
  * Writes
  *   bufferevent_write only queues the bytes and asks the loop to wait until
@@ -103,78 +100,14 @@
 #include <hiredis/read.h>
 
 #include "clock.h"
+#include "redis_io_internal.h"
 #include "redis_tls.h"
 
-#define SECRET_MAX         511   /* bytes of a user name or password */
 #define FEED_CHUNK         16384 /* bytes fed to the reader between size checks */
 #define CONNECT_TIMEOUT_MS 1000
 #define COMMAND_TIMEOUT_MS 250
 #define SERVER_TEXT_MAX    160 /* bytes of a server error quoted in a message */
-#define ENDPOINT_MAX       300 /* "tls [IPv6%zone]:port" or "unix:" + sun_path */
 #define HOST_MAX           255 /* bytes of a host name */
-#define CAUSE_MAX          256 /* bytes of the cause part of a close message */
-
-enum state { ST_CONNECTING, ST_HANDSHAKE, ST_READY, ST_CLOSED };
-enum where { W_HELD, W_SENT };
-
-struct cmd {
-    TAILQ_ENTRY(cmd) link;
-    wr_redis_io_t *io;
-    wr_redis_io_reply_cb cb;
-    void *arg;
-    char *buf; /* the formatted command until it is written */
-    size_t len;
-    struct event timer;
-    bool has_timer;
-    bool timed_out; /* the caller got WR_ETIMEOUT; the reply is dropped */
-    bool secret;    /* buf holds the password: wipe it */
-    bool internal;  /* AUTH/SELECT/PING of the handshake: not in npending */
-    bool subscribe; /* SUBSCRIBE / PSUBSCRIBE */
-    enum where where;
-};
-TAILQ_HEAD(cmdq, cmd);
-
-struct wr_redis_io {
-    struct event_base *base;
-    /* options (strings copied) */
-    char *host;
-    int port;
-    char *unix_path;
-    char *tls_name;
-    SSL_CTX *ssl_ctx; /* a reference; NULL = no TLS */
-    char user[SECRET_MAX + 1];
-    char password[SECRET_MAX + 1];
-    int db;
-    uint32_t connect_timeout_ms, command_timeout_ms, hung_ms;
-    size_t max_reply, max_pending;
-    wr_redis_io_handshake_cb on_handshake;
-    wr_redis_io_ready_cb on_ready;
-    wr_redis_io_close_cb on_close;
-    wr_redis_io_push_cb on_push;
-    void *arg;
-    char endpoint[ENDPOINT_MAX];
-    /* connection */
-    enum state st;
-    struct bufferevent *bev;
-    SSL *ssl;                 /* inside bev (borrowed) */
-    struct addrinfo *ai;      /* TCP: every address of host */
-    struct addrinfo *ai_next; /* the next one to try */
-    char last_cause[CAUSE_MAX];
-    redisReader *reader;
-    size_t cur_reply;
-    struct cmdq sent, held;
-    size_t npending;
-    struct event connect_timer;
-    struct event fail_ev;
-    wr_err_t fail_err;
-    char fail_msg[CAUSE_MAX];
-    const struct timeval *common_tv; /* the default command timeout, common */
-    int hs_left;                     /* AUTH/SELECT/PING replies still due */
-    bool in_hook;
-    bool subscribed;
-    int depth;
-    bool freed;
-};
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -227,80 +160,17 @@ static bool error_starts(const redisReply *r, const char *prefix)
     return r && r->type == REDIS_REPLY_ERROR && r->len >= n && memcmp(r->str, prefix, n) == 0;
 }
 
-static void enter(wr_redis_io_t *io)
+void wr_redis_io__enter(wr_redis_io_t *io)
 {
     io->depth++;
 }
 
 static void destroy(wr_redis_io_t *io);
 
-static void leave(wr_redis_io_t *io)
+void wr_redis_io__leave(wr_redis_io_t *io)
 {
     if (--io->depth == 0 && io->freed)
         destroy(io);
-}
-
-/* ------------------------------------------------------------ commands */
-
-static void cmd_free(struct cmd *c)
-{
-    if (c->buf) {
-        if (c->secret)
-            explicit_bzero(c->buf, c->len);
-        redisFreeCommand(c->buf);
-    }
-    free(c);
-}
-
-/* Unlinks c, stops its timer; the caller answers or drops it. */
-static void cmd_unlink(struct cmd *c)
-{
-    wr_redis_io_t *io = c->io;
-    TAILQ_REMOVE(c->where == W_HELD ? &io->held : &io->sent, c, link);
-    if (!c->internal)
-        io->npending--;
-    if (c->has_timer)
-        event_del(&c->timer);
-}
-
-/* Answers c (unlinked) with err and frees it. */
-static void cmd_answer(struct cmd *c, wr_err_t err, const redisReply *reply)
-{
-    wr_redis_io_reply_cb cb = c->timed_out ? NULL : c->cb;
-    void *arg = c->arg;
-    cmd_free(c);
-    if (cb)
-        cb(err, reply, arg);
-}
-
-/* Answers every pending command with err, oldest first. A callback may
- * free io (then free's own pass takes what is left). */
-static void fail_all(wr_redis_io_t *io, wr_err_t err)
-{
-    struct cmd *c;
-    while ((c = TAILQ_FIRST(&io->sent)) != NULL || (c = TAILQ_FIRST(&io->held)) != NULL) {
-        cmd_unlink(c);
-        cmd_answer(c, err, NULL);
-    }
-}
-
-/* Writes c and moves it to `sent`. The write event is made active at once
- * (see "Writes" at the top). */
-static int cmd_write(wr_redis_io_t *io, struct cmd *c)
-{
-    if (bufferevent_write(io->bev, c->buf, c->len) != 0)
-        return -1;
-    if (bufferevent_get_enabled(io->bev) & EV_WRITE)
-        event_active(&io->bev->ev_write, EV_WRITE, 1);
-    if (c->secret)
-        explicit_bzero(c->buf, c->len);
-    redisFreeCommand(c->buf);
-    c->buf = NULL;
-    if (c->subscribe)
-        io->subscribed = true;
-    c->where = W_SENT;
-    TAILQ_INSERT_TAIL(&io->sent, c, link);
-    return 0;
 }
 
 /* ------------------------------------------------------------ closing */
@@ -323,9 +193,7 @@ static void drop_transport(wr_redis_io_t *io)
 
 /* Ends the connection: pending commands get WR_EUNAVAILABLE, then
  * on_close(err, "ENDPOINT: cause"). Only from inside an entry (depth > 0). */
-static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
+void wr_redis_io__close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
 {
     if (io->st == ST_CLOSED || io->freed)
         return;
@@ -340,7 +208,7 @@ static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
     va_end(ap);
     snprintf(msg, sizeof msg, "%s: %s", io->endpoint, cause);
     scrub(msg, sizeof msg, io->password);
-    fail_all(io, WR_EUNAVAILABLE);
+    wr_redis_io__fail_all(io, WR_EUNAVAILABLE);
     if (!io->freed && io->on_close)
         io->on_close(io, err, msg, io->arg);
 }
@@ -348,9 +216,9 @@ static void close_with(wr_redis_io_t *io, wr_err_t err, const char *fmt, ...)
 static void fail_ev_cb(evutil_socket_t fd, short what, void *arg)
 {
     wr_redis_io_t *io = arg;
-    enter(io);
-    close_with(io, io->fail_err, "%s", io->fail_msg);
-    leave(io);
+    wr_redis_io__enter(io);
+    wr_redis_io__close_with(io, io->fail_err, "%s", io->fail_msg);
+    wr_redis_io__leave(io);
 }
 
 /* Reports err from the loop, soon (for failures found inside a call). */
@@ -365,13 +233,14 @@ static void fail_soon(wr_redis_io_t *io, wr_err_t err, const char *msg)
 static void connect_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     wr_redis_io_t *io = arg;
-    enter(io);
+    wr_redis_io__enter(io);
     const char *phase = io->st == ST_CONNECTING
                             ? (io->ssl_ctx ? "TCP connect or TLS handshake" : "connect")
                         : io->in_hook ? "handshake checks"
                                       : "AUTH/SELECT";
-    close_with(io, WR_ETIMEOUT, "not ready within %u ms (%s)", io->connect_timeout_ms, phase);
-    leave(io);
+    wr_redis_io__close_with(io, WR_ETIMEOUT, "not ready within %u ms (%s)", io->connect_timeout_ms,
+                            phase);
+    wr_redis_io__leave(io);
 }
 
 /* ------------------------------------------------------------ replies */
@@ -392,18 +261,18 @@ static void on_reply(wr_redis_io_t *io, const redisReply *r)
         if (io->on_push)
             io->on_push(io, r, io->arg);
         else
-            close_with(io, WR_EPROTO, "a reply that answers no command");
+            wr_redis_io__close_with(io, WR_EPROTO, "a reply that answers no command");
         return;
     }
-    cmd_unlink(c);
-    cmd_answer(c, WR_OK, r);
+    wr_redis_io__cmd_unlink(c);
+    wr_redis_io__cmd_answer(c, WR_OK, r);
 }
 
 static void read_cb(struct bufferevent *bev, void *arg)
 {
     wr_redis_io_t *io = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
-    enter(io);
+    wr_redis_io__enter(io);
     while (io->st != ST_CLOSED && !io->freed && evbuffer_get_length(in) > 0) {
         struct evbuffer_iovec v[4];
         int n = evbuffer_peek(in, FEED_CHUNK, NULL, v, 4);
@@ -413,7 +282,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             if (take > FEED_CHUNK - fed)
                 take = FEED_CHUNK - fed;
             if (redisReaderFeed(io->reader, v[i].iov_base, take) != REDIS_OK) {
-                close_with(io, WR_ENOMEM, "out of memory reading a reply");
+                wr_redis_io__close_with(io, WR_ENOMEM, "out of memory reading a reply");
                 goto out;
             }
             fed += take;
@@ -423,7 +292,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         for (;;) {
             void *rep = NULL;
             if (redisReaderGetReply(io->reader, &rep) != REDIS_OK) {
-                close_with(io, WR_EPROTO, "protocol error: %s", io->reader->errstr);
+                wr_redis_io__close_with(io, WR_EPROTO, "protocol error: %s", io->reader->errstr);
                 goto out;
             }
             if (!rep)
@@ -435,12 +304,13 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 goto out;
         }
         if (io->cur_reply > io->max_reply) {
-            close_with(io, WR_EPROTO, "a reply larger than %zu bytes: refused", io->max_reply);
+            wr_redis_io__close_with(io, WR_EPROTO, "a reply larger than %zu bytes: refused",
+                                    io->max_reply);
             goto out;
         }
     }
 out:
-    leave(io);
+    wr_redis_io__leave(io);
 }
 
 /* ------------------------------------------------------------ handshake */
@@ -453,9 +323,9 @@ static void ready(wr_redis_io_t *io)
     struct cmd *c;
     while ((c = TAILQ_FIRST(&io->held)) != NULL) {
         TAILQ_REMOVE(&io->held, c, link);
-        if (cmd_write(io, c) != 0) {
+        if (wr_redis_io__cmd_write(io, c) != 0) {
             TAILQ_INSERT_HEAD(&io->held, c, link);
-            close_with(io, WR_ENOMEM, "out of memory writing a command");
+            wr_redis_io__close_with(io, WR_ENOMEM, "out of memory writing a command");
             return;
         }
     }
@@ -479,17 +349,19 @@ static void handshake_refused(wr_redis_io_t *io, const char *step, const redisRe
     const char *text = server_text(r);
     if (error_starts(r, "LOADING") || error_starts(r, "BUSY") || error_starts(r, "MASTERDOWN") ||
         error_starts(r, "TRYAGAIN"))
-        close_with(io, WR_EUNAVAILABLE, "the server is not ready (%s)", text);
+        wr_redis_io__close_with(io, WR_EUNAVAILABLE, "the server is not ready (%s)", text);
     else if (strcmp(step, "AUTH") == 0)
-        close_with(io, WR_EAUTH, "authentication failed%s%s%s: %s", io->user[0] ? " (user " : "",
-                   io->user, io->user[0] ? ")" : "", text);
+        wr_redis_io__close_with(io, WR_EAUTH, "authentication failed%s%s%s: %s",
+                                io->user[0] ? " (user " : "", io->user, io->user[0] ? ")" : "",
+                                text);
     else if (error_starts(r, "NOAUTH") || error_starts(r, "WRONGPASS"))
-        close_with(io, WR_EAUTH,
-                   "the server requires authentication and no password was given (%s)", text);
+        wr_redis_io__close_with(io, WR_EAUTH,
+                                "the server requires authentication and no password was given (%s)",
+                                text);
     else if (strcmp(step, "SELECT") == 0)
-        close_with(io, WR_EINVAL, "SELECT %d refused: %s", io->db, text);
+        wr_redis_io__close_with(io, WR_EINVAL, "SELECT %d refused: %s", io->db, text);
     else
-        close_with(io, WR_EPROTO, "%s refused: %s", step, text);
+        wr_redis_io__close_with(io, WR_EPROTO, "%s refused: %s", step, text);
 }
 
 static void handshake_step(wr_redis_io_t *io, const char *step, wr_err_t err, const redisReply *r)
@@ -522,123 +394,11 @@ static void hs_ping_cb(wr_err_t err, const redisReply *r, void *arg)
     handshake_step(arg, "PING", err, r);
 }
 
-/* Makes a command (formatted) for io; NULL when out of memory. */
-static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv,
-                           const size_t *argvlen, wr_redis_io_reply_cb cb, void *arg)
-{
-    struct cmd *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    size_t lens[64];
-    size_t *heap = NULL;
-    const size_t *use = argvlen;
-    if (!use) {
-        size_t *l = (size_t)argc <= sizeof lens / sizeof lens[0] ? lens : NULL;
-        if (!l)
-            l = heap = malloc((size_t)argc * sizeof *heap);
-        if (!l) {
-            free(c);
-            return NULL;
-        }
-        for (int i = 0; i < argc; i++)
-            l[i] = strlen(argv[i]);
-        use = l;
-    }
-    c->subscribe = (use[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
-                   (use[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0);
-    int n = redisFormatCommandArgv(&c->buf, argc, (const char **)argv, use);
-    free(heap);
-    if (n < 0) {
-        free(c);
-        return NULL;
-    }
-    c->len = (size_t)n;
-    c->io = io;
-    c->cb = cb;
-    c->arg = arg;
-    return c;
-}
-
-static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg);
-
-enum {
-    F_NOW = 1,      /* the handshake's: written at once, no timer of its own */
-    F_INTERNAL = 2, /* AUTH/SELECT/PING: not counted as pending */
-    F_SECRET = 4,   /* holds the password */
-};
-
-/* Submits a command: with F_NOW written at once, else held or written
- * depending on the state, with its timer. */
-static wr_err_t submit(wr_redis_io_t *io, int flags, int argc, const char *const *argv,
-                       const size_t *argvlen, uint32_t timeout_ms, wr_redis_io_reply_cb cb,
-                       void *arg)
-{
-    bool now = flags & F_NOW;
-    if (io->freed || io->st == ST_CLOSED)
-        return WR_EUNAVAILABLE;
-    if (argc < 1 || !argv)
-        return WR_EINVAL;
-    if (!(flags & F_INTERNAL) && io->npending >= io->max_pending)
-        return WR_ELIMIT;
-    struct cmd *c = cmd_new(io, argc, argv, argvlen, cb, arg);
-    if (!c)
-        return WR_ENOMEM;
-    c->secret = flags & F_SECRET;
-    c->internal = flags & F_INTERNAL;
-    if (now || io->st == ST_READY) {
-        if (cmd_write(io, c) != 0) {
-            cmd_free(c);
-            return WR_ENOMEM;
-        }
-    } else {
-        c->where = W_HELD;
-        TAILQ_INSERT_TAIL(&io->held, c, link);
-    }
-    if (!c->internal)
-        io->npending++;
-    if (!now) {
-        evtimer_assign(&c->timer, io->base, cmd_timer_cb, c);
-        c->has_timer = true;
-        if (timeout_ms == 0 || timeout_ms == io->command_timeout_ms) {
-            evtimer_add(&c->timer, io->common_tv);
-        } else {
-            struct timeval tv = wr_clock_tv_ms(timeout_ms);
-            evtimer_add(&c->timer, &tv);
-        }
-    }
-    return WR_OK;
-}
-
-static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct cmd *c = arg;
-    wr_redis_io_t *io = c->io;
-    enter(io);
-    if (c->where == W_HELD) {
-        cmd_unlink(c);
-        cmd_answer(c, WR_ETIMEOUT, NULL);
-    } else if (!c->timed_out) {
-        wr_redis_io_reply_cb cb = c->cb;
-        void *cbarg = c->arg;
-        c->timed_out = true;
-        if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
-            struct timeval tv = wr_clock_tv_ms(io->hung_ms);
-            evtimer_add(&c->timer, &tv);
-        }
-        if (cb)
-            cb(WR_ETIMEOUT, NULL, cbarg); /* c may be gone after this */
-    } else {
-        close_with(io, WR_ETIMEOUT, "a command unanswered %u ms after its timeout: hung",
-                   io->hung_ms);
-    }
-    leave(io);
-}
-
 static void transport_up(wr_redis_io_t *io)
 {
     char cause[CAUSE_MAX];
     if (io->ssl && !wr_redis_tls_peer_ok(io->ssl, cause, sizeof cause)) {
-        close_with(io, WR_EUNAVAILABLE, "%s", cause);
+        wr_redis_io__close_with(io, WR_EUNAVAILABLE, "%s", cause);
         return;
     }
     if (!io->unix_path) {
@@ -660,24 +420,24 @@ static void transport_up(wr_redis_io_t *io)
     if (io->user[0] || io->password[0]) {
         const char *a[3] = {"AUTH", io->user, io->password};
         const char *const *argv = io->user[0] ? a : (const char *const[]){"AUTH", io->password};
-        e = submit(io, F_NOW | F_INTERNAL | F_SECRET, io->user[0] ? 3 : 2, argv, NULL, 0,
-                   hs_auth_cb, io);
+        e = wr_redis_io__submit(io, F_NOW | F_INTERNAL | F_SECRET, io->user[0] ? 3 : 2, argv, NULL,
+                                0, hs_auth_cb, io);
         io->hs_left++;
     }
     if (e == WR_OK && io->db >= 0) {
         char db[16];
         snprintf(db, sizeof db, "%d", io->db);
-        e = submit(io, F_NOW | F_INTERNAL, 2, (const char *const[]){"SELECT", db}, NULL, 0,
-                   hs_select_cb, io);
+        e = wr_redis_io__submit(io, F_NOW | F_INTERNAL, 2, (const char *const[]){"SELECT", db},
+                                NULL, 0, hs_select_cb, io);
         io->hs_left++;
     }
     if (e == WR_OK && io->hs_left == 0) {
-        e = submit(io, F_NOW | F_INTERNAL, 1, (const char *const[]){"PING"}, NULL, 0, hs_ping_cb,
-                   io);
+        e = wr_redis_io__submit(io, F_NOW | F_INTERNAL, 1, (const char *const[]){"PING"}, NULL, 0,
+                                hs_ping_cb, io);
         io->hs_left++;
     }
     if (e != WR_OK)
-        close_with(io, e, "cannot send the handshake: %s", wr_strerror(e));
+        wr_redis_io__close_with(io, e, "cannot send the handshake: %s", wr_strerror(e));
 }
 
 /* ------------------------------------------------------------ connecting */
@@ -753,7 +513,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
     wr_redis_io_t *io = arg;
     int err = EVUTIL_SOCKET_ERROR();
-    enter(io);
+    wr_redis_io__enter(io);
     if (what & BEV_EVENT_CONNECTED) {
         if (io->st == ST_CONNECTING)
             transport_up(io);
@@ -767,18 +527,19 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
                 if (start_connect(io) == 0)
                     goto out;
             }
-            close_with(io, WR_EUNAVAILABLE, "%s", io->last_cause);
+            wr_redis_io__close_with(io, WR_EUNAVAILABLE, "%s", io->last_cause);
         } else if (what & BEV_EVENT_EOF) {
-            close_with(io, WR_EUNAVAILABLE, "the server closed the connection");
+            wr_redis_io__close_with(io, WR_EUNAVAILABLE, "the server closed the connection");
         } else if (io->ssl && !err) {
             connect_cause(io, what, 0);
-            close_with(io, WR_EUNAVAILABLE, "connection lost: %s", io->last_cause);
+            wr_redis_io__close_with(io, WR_EUNAVAILABLE, "connection lost: %s", io->last_cause);
         } else {
-            close_with(io, WR_EUNAVAILABLE, "connection lost: %s", strerror(err ? err : EIO));
+            wr_redis_io__close_with(io, WR_EUNAVAILABLE, "connection lost: %s",
+                                    strerror(err ? err : EIO));
         }
     }
 out:
-    leave(io);
+    wr_redis_io__leave(io);
 }
 
 /* ------------------------------------------------------------ public */
@@ -885,7 +646,7 @@ wr_err_t wr_redis_io_command(wr_redis_io_t *io, int argc, const char *const *arg
 {
     if (!io)
         return WR_EINVAL;
-    return submit(io, 0, argc, argv, argvlen, timeout_ms, cb, arg);
+    return wr_redis_io__submit(io, 0, argc, argv, argvlen, timeout_ms, cb, arg);
 }
 
 wr_err_t wr_redis_io_handshake_command(wr_redis_io_t *io, int argc, const char *const *argv,
@@ -897,7 +658,7 @@ wr_err_t wr_redis_io_handshake_command(wr_redis_io_t *io, int argc, const char *
         return WR_EUNAVAILABLE;
     if (!io->in_hook)
         return WR_EINVAL;
-    return submit(io, F_NOW, argc, argv, argvlen, 0, cb, arg);
+    return wr_redis_io__submit(io, F_NOW, argc, argv, argvlen, 0, cb, arg);
 }
 
 void wr_redis_io_handshake_done(wr_redis_io_t *io, wr_err_t err, const char *msg)
@@ -905,12 +666,12 @@ void wr_redis_io_handshake_done(wr_redis_io_t *io, wr_err_t err, const char *msg
     if (!io || io->freed || io->st != ST_HANDSHAKE || !io->in_hook)
         return;
     io->in_hook = false;
-    enter(io);
+    wr_redis_io__enter(io);
     if (err == WR_OK)
         ready(io);
     else
         fail_soon(io, err, msg ? msg : wr_strerror(err));
-    leave(io);
+    wr_redis_io__leave(io);
 }
 
 bool wr_redis_io_ready(const wr_redis_io_t *io)
@@ -947,10 +708,10 @@ void wr_redis_io_free(wr_redis_io_t *io)
     if (!io || io->freed)
         return;
     io->freed = true;
-    enter(io);
+    wr_redis_io__enter(io);
     io->st = ST_CLOSED;
     io->in_hook = false;
     drop_transport(io);
-    fail_all(io, WR_ECANCELED);
-    leave(io);
+    wr_redis_io__fail_all(io, WR_ECANCELED);
+    wr_redis_io__leave(io);
 }

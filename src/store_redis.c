@@ -34,43 +34,11 @@
  *   which it owns (a batch: the batch, and the store through `busy`).
  *
  * Coalescing (joins and statuses)
- *   A join or status is not sent at once: it is held in a `struct batch`
- *   of its queue (up to BATCH_MAX requests: user, join or status, callback)
- *   and the store's flush_ev is made active. libevent runs that event after
- *   every event already ready in this loop iteration (the HTTP requests
- *   read in it), so flush_ev sends every held batch at the end of the
- *   iteration - one script call per batch: entry.lua for a batch of one
- *   (the command sent before coalescing), entry_batch.lua for more - and
- *   redis_io writes them all later in the same iteration. So a request
- *   waits for no other iteration, and the polls one epoll_wait brought in
- *   cost Redis one script call.
- *   - Order: any other command (admit, consume, leave, config_put, the
- *     registry commands...) first sends the batches held (submit,
- *     send_plain), so commands reach Redis in the order of the calls, as
- *     before - except that the batches of two queues held in one iteration
- *     may pass each other's requests, which nothing can tell: their keys
- *     are disjoint (the hash tag {q}). Within a batch the requests run in
- *     arrival order, one after the other, inside one script: each is atomic
- *     and sees the writes of those before it, as when they were n commands
- *     back to back on this connection, where nothing else could run
- *     between them either (see entry_batch.lua). The per-request rules are
- *     lib.lua's entry(), one copy for both scripts.
- *   - A new batch starts when the queue's last held batch is full, and in
- *     durability mode when the kind changes (joins are WAITed for, strict;
- *     statuses never), so a status's answer never waits for or fails on a
- *     WAIT it did not need.
- *   - Answers (answer_batch): each request's callback exactly once, in
- *     order; from its own answer of the reply (a request that raised an
- *     error in the script: WR_EPROTO alone), or the command's error for
- *     all (WR_ETIMEOUT, WR_EUNAVAILABLE, WR_ECANCELED, a script error,
- *     a reply of the wrong shape: WR_EPROTO). A batch whose submit fails
- *     waits in `failed` and is answered by flush_ev from the loop (the
- *     send may run inside another operation's call).
- *   - close(): everything not answered gets WR_ECANCELED, synchronously,
- *     in send order: the rest of the batch being answered, the commands
- *     in redis_conn, the failed batches, the held ones. `busy` counts the
- *     loop entries of ours on the stack (a batch's answers, flush_ev), and
- *     the store is freed by the outermost one when close() ran inside.
+ *   Joins and statuses are held and sent as one script call per queue and
+ *   loop iteration: store_redis_batch.c.
+ *
+ * queue_list (the registry, then one queue_get per name): store_redis_list.c.
+ * store_redis_internal.h is what the three files share.
  *
  * Config cache (cfgcache.c)
  *   Scripts get the known version and return the JSON only when it differs;
@@ -99,31 +67,14 @@
 #include "log.h"
 #include "redis_conn.h"
 #include "script_reply.h"
+#include "store_redis_internal.h"
 
 #define CACHE_MAX 10000
-#define LIST_MAX  100000
 #define JSON_MAX  (64 * 1024)
 #define LIB       "scripts/lib.lua"
-#define BATCH_MAX 64 /* joins and statuses in one entry_batch.lua call */
-#define HELD_MAX  64 /* batches held in one loop iteration; one more sends them all */
-
-enum script_id {
-    SC_ENTRY,
-    SC_ENTRY_BATCH,
-    SC_LEAVE,
-    SC_TOKEN,
-    SC_ADMIT,
-    SC_GET,
-    SC_DELETE,
-    SC_PUT,
-    SC_SECRET,
-    SC_RELEASE,
-    SC_BURN, /* degraded mode */
-    SC_COUNT,
-};
 
 /* The script table of the connection, by enum script_id. */
-static const wr_redis_conn_script_t scripts[SC_COUNT] = {
+const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_ENTRY] = {LIB, "scripts/entry.lua"},
     [SC_ENTRY_BATCH] = {LIB, "scripts/entry_batch.lua"},
     [SC_LEAVE] = {LIB, "scripts/leave.lua"},
@@ -137,87 +88,11 @@ static const wr_redis_conn_script_t scripts[SC_COUNT] = {
     [SC_BURN] = {NULL, "scripts/burn.lua"},
 };
 
-typedef enum {
-    OP_LEAVE,
-    OP_ADMIT,
-    OP_CONSUME,
-    OP_VERIFY,
-    OP_PUT,
-    OP_GET,
-    OP_DELETE,
-    OP_SECRET,
-    OP_PING,
-    OP_NAMES,
-    OP_RELEASE,
-    OP_BURN,       /* degraded mode: burn */
-    OP_BURN_CHECK, /* degraded mode: burn, check only */
-} op_t;
-
-struct rstore;
-
-/* Internal callback of the SMEMBERS step of queue_list. */
-typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply, void *arg);
-
-struct req {
-    struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
-    op_t op;
-    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
-    wr_store_cb_t cb; /* the caller's callback, by op */
-    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
-    void *arg;
-    char queue[WR_QUEUE_NAME_MAX + 1];
-    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
-    wr_redis_conn_cmd_t *cmd; /* the command being built; owned until submitted */
-};
-
-/* One join or status waiting in a batch. */
-struct sub {
-    wr_store_entry_cb cb;
-    void *arg;
-    char mode; /* entry.lua's ARGV[3]: '1' join, '2' join_page, '0' status, '3' status_quiet */
-    unsigned long long key; /* entry.lua's ARGV[4]: a join's pre-queue key (0 for a status) */
-    char user[WR_USER_ID_MAX + 1];
-};
-
-/* The joins and statuses of one queue coalesced into one script call
- * (see "Coalescing" at the top). */
-struct batch {
-    struct rstore *s;
-    struct batch *next; /* in s->held or s->failed */
-    char queue[WR_QUEUE_NAME_MAX + 1];
-    bool joins, statuses;     /* what it holds */
-    wr_err_t err;             /* s->failed: why it could not be sent */
-    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
-    size_t n, cap;            /* requests in sub, and room */
-    size_t answered;          /* sub[0 .. answered - 1] have had their callback */
-    struct sub *sub;
-};
-
-/* A FIFO of batches. */
-struct blist {
-    struct batch *head, *tail;
-    size_t n;
-};
-
-struct rstore {
-    wr_store_t base_;        /* must be first */
-    wr_redis_conn_t *conn;   /* NULL once close() closed it */
-    bool closing;            /* close() began */
-    int busy;                /* > 0: inside a loop entry of ours; close() leaves the free to it */
-    wr_cfgcache_t *cache;    /* configs by queue name, see cfgcache.h */
-    uint32_t wait_replicas;  /* durability mode: joins and statuses are not batched together */
-    struct event *flush_ev;  /* made active when a batch is held: sends at the end of the
-                                loop iteration, answers s->failed */
-    struct blist held;       /* batches of this iteration, not sent yet, in arrival order */
-    struct blist failed;     /* batches whose send failed, answered by flush_ev */
-    struct batch *answering; /* the batch whose callbacks are being called */
-};
-
 static const wr_store_ops_t redis_ops;
 
 /* ----------------------------------------------------------- requests */
 
-static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
     struct req *r = calloc(1, sizeof *r);
     if (!r)
@@ -234,7 +109,7 @@ static struct req *req_new(struct rstore *s, op_t op, int script, size_t extra, 
     return r;
 }
 
-static void req_free(struct req *r)
+void wr_store_redis__req_free(struct req *r)
 {
     if (!r)
         return;
@@ -246,9 +121,9 @@ static void req_free(struct req *r)
 /* numkeys and the keys of queue q, in the order of lib.lua. */
 static const char *const key_suffix[] = {"config",   "waiting", "active", "tokens", "state",
                                          "sessions", "sessjti", "seen",   "pre"};
-enum { NKEYS = sizeof key_suffix / sizeof key_suffix[0] };
+_Static_assert(sizeof key_suffix / sizeof key_suffix[0] == NKEYS, "NKEYS is the keys of lib.lua");
 
-static bool cmd_queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
+bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
 {
     if (!wr_redis_conn_cmd_fmt(cmd, "%d", (int)NKEYS))
         return false;
@@ -261,7 +136,7 @@ static bool cmd_queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
 static bool arg_queue_keys(struct req *r, const char *q)
 {
     snprintf(r->queue, sizeof r->queue, "%s", q);
-    return cmd_queue_keys(r->cmd, q);
+    return wr_store_redis__queue_keys(r->cmd, q);
 }
 
 /* Announces the cached config version of r->queue (or "0") to the script. */
@@ -317,17 +192,6 @@ static bool wait_after_consume(const redisReply *rep)
     return rep->type == REDIS_REPLY_INTEGER && rep->integer == 0;
 }
 
-/* A batch holding a join: WAIT after every answer of the entry scripts (a
- * join of someone already in line is rare); a WAIT no replica acknowledged
- * answers WR_EUNAVAILABLE (strict): the client retries the idempotent join
- * rather than hold a place a failover may undo. In durability mode a batch
- * holds joins or statuses, never both (batch_for), so a status is never
- * WAITed for, as before coalescing. */
-static bool wait_after_join(const redisReply *rep)
-{
-    return rep->type == REDIS_REPLY_ARRAY;
-}
-
 static bool wait_after_admit(const redisReply *rep)
 {
     return rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
@@ -335,19 +199,17 @@ static bool wait_after_admit(const redisReply *rep)
            rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer > 0;
 }
 
-static void send_held(struct rstore *s);
-
 /* Hands r's command to the connection when its arguments were built
  * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback.
  * The batches held so far go first, so commands reach Redis in the order
  * of the calls (see "Coalescing"). */
-static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
+wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
 {
     if (!args_ok) {
-        req_free(r);
+        wr_store_redis__req_free(r);
         return WR_EINVAL;
     }
-    send_held(s);
+    wr_store_redis__send_held(s);
     wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME || r->op == OP_BURN ? wait_after_consume
                                     : r->op == OP_ADMIT                     ? wait_after_admit
                                                                             : NULL;
@@ -355,7 +217,7 @@ static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
     r->cmd = NULL; /* the connection owns it from here, also on error */
     wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
     if (err != WR_OK)
-        req_free(r);
+        wr_store_redis__req_free(r);
     return err;
 }
 
@@ -363,24 +225,12 @@ static wr_err_t submit(struct rstore *s, struct req *r, bool args_ok)
  * script on the same connection, so both go in one round trip. */
 static wr_err_t send_plain(struct rstore *s, const char *cmd, const char *key, const char *member)
 {
-    send_held(s);
+    wr_store_redis__send_held(s);
     const char *argv[3] = {cmd, key, member};
     return wr_redis_conn_send_oneway(s->conn, "registry", 3, argv);
 }
 
 /* --------------------------------------------------------- reply parsing */
-
-/* What resolve_config reads: the store, the queue and the snapshot of the
- * version announced to the script; and its result, kept, so the answers
- * of a batch resolve the reply's one config part once. */
-struct cfgctx {
-    struct rstore *s;
-    const char *queue;
-    const wr_cfgcache_snap_t *snap;
-    bool done;
-    wr_err_t err;
-    wr_queue_config_t cfg;
-};
 
 static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisReply *json)
 {
@@ -415,8 +265,8 @@ static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisRep
  * cfgctx): the JSON when the script sent one (parsed and cached), else the
  * snapshot of the version announced. Worked out on the first call; later
  * calls (the other answers of a batch: one config part) repeat it. */
-static wr_err_t resolve_config(void *ctx, long long version, const redisReply *json,
-                               wr_queue_config_t *out)
+wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redisReply *json,
+                                        wr_queue_config_t *out)
 {
     struct cfgctx *c = ctx;
     if (!c->done) {
@@ -437,7 +287,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     wr_err_t err;
     if (rep->type == REDIS_REPLY_ERROR) {
         wr_warn("store_redis: %s on %s failed: %.*s",
-                r->script >= 0 ? scripts[r->script].file : "command", r->queue,
+                r->script >= 0 ? wr_store_redis__scripts[r->script].file : "command", r->queue,
                 (int)(rep->len > 200 ? 200 : rep->len), rep->str);
         call_err(r, WR_EPROTO);
         return;
@@ -445,7 +295,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     switch (r->op) {
     case OP_ADMIT: {
         wr_admit_t res;
-        err = wr_script_reply_admit(rep, resolve_config, &cc, &res, &cfg);
+        err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res, &cfg);
         r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
         if (err == WR_OK)
             free((void *)res.waited_us);
@@ -463,7 +313,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
     case OP_GET: {
         wr_queue_info_t info;
-        err = wr_script_reply_get(rep, resolve_config, &cc, &info, &cfg);
+        err = wr_script_reply_get(rep, wr_store_redis__resolve_config, &cc, &info, &cfg);
         info.name = r->queue;
         r->cb.info(err, err == WR_OK ? &info : NULL, r->arg);
         break;
@@ -502,211 +352,17 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
         call_err(r, err);
     else
         finish(r->s, r, rep); /* calls the user callback last */
-    req_free(r);
-}
-
-/* ------------------------------------------------------------ coalescing */
-
-static void blist_push(struct blist *l, struct batch *b)
-{
-    b->next = NULL;
-    if (l->tail)
-        l->tail->next = b;
-    else
-        l->head = b;
-    l->tail = b;
-    l->n++;
-}
-
-static struct batch *blist_pop(struct blist *l)
-{
-    struct batch *b = l->head;
-    if (!b)
-        return NULL;
-    l->head = b->next;
-    if (!l->head)
-        l->tail = NULL;
-    l->n--;
-    b->next = NULL;
-    return b;
-}
-
-static void batch_free(struct batch *b)
-{
-    if (!b)
-        return;
-    wr_cfgcache_release(b->snap);
-    free(b->sub);
-    free(b);
+    wr_store_redis__req_free(r);
 }
 
 static void rstore_free(struct rstore *s);
 
 /* Leaves a loop entry of ours (busy); the store goes with the outermost
  * one once close() ran inside. */
-static void unbusy(struct rstore *s)
+void wr_store_redis__unbusy(struct rstore *s)
 {
     if (--s->busy == 0 && s->closing)
         rstore_free(s);
-}
-
-/* Calls the callback of every request of b not answered yet, in order:
- * with err when it is not WR_OK, else with its answer in rep (entry.lua's
- * reply when b->n == 1, else entry_batch.lua's). A callback that closes
- * the store has the rest answered WR_ECANCELED by close() (s->answering).
- * Frees b. */
-static void answer_batch(struct rstore *s, struct batch *b, wr_err_t err, const redisReply *rep)
-{
-    const char *file = scripts[b->n == 1 ? SC_ENTRY : SC_ENTRY_BATCH].file;
-    struct cfgctx cc = {.s = s, .queue = b->queue, .snap = b->snap};
-    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR) {
-        wr_warn("store_redis: %s on %s failed: %.*s", file, b->queue,
-                (int)(rep->len > 200 ? 200 : rep->len), rep->str);
-        err = WR_EPROTO;
-    }
-    wr_script_reply_batch_t it = {0};
-    if (err == WR_OK && b->n > 1 && wr_script_reply_batch_begin(&it, rep, b->n) != WR_OK) {
-        wr_warn("store_redis: %s on %s: a reply that is not %zu answers", file, b->queue, b->n);
-        err = WR_EPROTO;
-    }
-    s->busy++;
-    struct batch *outer = s->answering;
-    s->answering = b;
-    while (b->answered < b->n) {
-        struct sub *x = &b->sub[b->answered++];
-        wr_entry_t entry;
-        wr_queue_config_t cfg;
-        wr_err_t e = err;
-        if (e == WR_OK && b->n == 1) {
-            e = wr_script_reply_entry(rep, resolve_config, &cc, &entry, &cfg);
-        } else if (e == WR_OK) {
-            const redisReply *a;
-            e = wr_script_reply_batch_next(&it, &a, resolve_config, &cc, &entry, &cfg);
-            if (a)
-                wr_warn("store_redis: %s on %s failed for one request: %.*s", file, b->queue,
-                        (int)(a->len > 200 ? 200 : a->len), a->str);
-        }
-        x->cb(e, (e == WR_OK || e == WR_EFULL) ? &entry : NULL, x->arg);
-    }
-    s->answering = outer;
-    batch_free(b);
-    unbusy(s);
-}
-
-/* The one answer of a batch's command (redis_conn). */
-static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
-{
-    struct batch *b = arg;
-    answer_batch(b->s, b, err, err == WR_OK ? rep : NULL);
-}
-
-/* Sends b as one script call: entry.lua for one request (the same command
- * as before coalescing), entry_batch.lua for more. When that fails, b
- * waits in s->failed for flush_ev to answer it from the loop (this may run
- * inside an operation call). */
-static void send_batch(struct rstore *s, struct batch *b)
-{
-    wr_err_t err = WR_ENOMEM;
-    size_t bytes = 512 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
-    for (size_t i = 0; i < b->n; i++)
-        bytes += strlen(b->sub[i].user) + 4 + 24;
-    bool one = b->n == 1;
-    wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(one ? SC_ENTRY : SC_ENTRY_BATCH,
-                                                          2 + 1 + NKEYS + 1 + 3 * (int)b->n, bytes);
-    if (!cmd)
-        goto fail;
-    unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
-    bool ok = cmd_queue_keys(cmd, b->queue);
-    if (one)
-        ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
-             wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key);
-    else
-        ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known);
-    for (size_t i = 0; !one && ok && i < b->n; i++)
-        ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
-             wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key);
-    if (!ok) {
-        wr_redis_conn_cmd_free(cmd);
-        err = WR_EINVAL; /* cannot happen: sized above */
-        goto fail;
-    }
-    if (b->joins)
-        wr_redis_conn_cmd_wait_strict(cmd);
-    err = wr_redis_conn_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
-    if (err == WR_OK)
-        return;
-fail:
-    b->err = err;
-    blist_push(&s->failed, b);
-    event_active(s->flush_ev, EV_TIMEOUT, 1);
-}
-
-/* Sends every held batch, in arrival order. */
-static void send_held(struct rstore *s)
-{
-    struct batch *b;
-    while ((b = blist_pop(&s->held)) != NULL)
-        send_batch(s, b);
-}
-
-/* flush_ev: the end of the loop iteration in which batches were held (it
- * was made active after the events already ready in this iteration, and
- * the writes it causes are made active after it, so they leave in this
- * iteration too; see redis_io.c, "Writes"). Also answers the batches whose
- * send failed. */
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    struct rstore *s = arg;
-    s->busy++;
-    send_held(s);
-    struct batch *b;
-    while (!s->closing && (b = blist_pop(&s->failed)) != NULL)
-        answer_batch(s, b, b->err, NULL);
-    unbusy(s);
-}
-
-/* The batch a join (join) or status of queue q joins: the last one held
- * for q when it has room (and, in durability mode, holds the same kind),
- * else a new one. NULL when out of memory. */
-static struct batch *batch_for(struct rstore *s, const char *q, bool join)
-{
-    struct batch *last = NULL;
-    for (struct batch *b = s->held.head; b; b = b->next)
-        if (strcmp(b->queue, q) == 0)
-            last = b;
-    bool same_kind = s->wait_replicas == 0 || !last || (join ? !last->statuses : !last->joins);
-    if (last && last->n < BATCH_MAX && same_kind) {
-        if (last->n == last->cap) {
-            size_t cap = last->cap * 2 > BATCH_MAX ? BATCH_MAX : last->cap * 2;
-            struct sub *sub = realloc(last->sub, cap * sizeof *sub);
-            if (!sub)
-                return NULL;
-            last->sub = sub;
-            last->cap = cap;
-        }
-        return last;
-    }
-    if (s->held.n >= HELD_MAX)
-        send_held(s);
-    struct batch *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
-    b->cap = 4;
-    b->sub = malloc(b->cap * sizeof *b->sub);
-    if (!b->sub) {
-        free(b);
-        return NULL;
-    }
-    b->s = s;
-    snprintf(b->queue, sizeof b->queue, "%s", q);
-    b->snap = wr_cfgcache_get(s->cache, q);
-    blist_push(&s->held, b);
-    return b;
 }
 
 /* ------------------------------------------------------------ open/close */
@@ -714,10 +370,10 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join)
 static void rstore_free(struct rstore *s)
 {
     struct batch *b;
-    while ((b = blist_pop(&s->held)) != NULL)
-        batch_free(b);
-    while ((b = blist_pop(&s->failed)) != NULL)
-        batch_free(b);
+    while ((b = wr_store_redis__blist_pop(&s->held)) != NULL)
+        wr_store_redis__batch_free(b);
+    while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL)
+        wr_store_redis__batch_free(b);
     if (s->flush_ev)
         event_free(s->flush_ev);
     wr_cfgcache_free(s->cache);
@@ -734,7 +390,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         return WR_ENOMEM;
     s->base_.ops = &redis_ops;
     s->wait_replicas = opts->wait_replicas;
-    s->flush_ev = event_new(base, -1, 0, on_flush, s);
+    s->flush_ev = event_new(base, -1, 0, wr_store_redis__on_flush, s);
     if (!s->flush_ev) {
         rstore_free(s);
         return WR_ENOMEM;
@@ -742,7 +398,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
     wr_redis_conn_opts_t co = {
         .url = opts->url,
         .log_name = "store_redis",
-        .scripts = scripts,
+        .scripts = wr_store_redis__scripts,
         .nscripts = SC_COUNT,
         .command_timeout_ms = opts->command_timeout_ms,
         .connect_timeout_ms = opts->connect_timeout_ms,
@@ -797,69 +453,36 @@ static void r_close(wr_store_t *st)
     }
     wr_redis_conn_close(s->conn); /* pending callbacks: WR_ECANCELED, in send order */
     s->conn = NULL;               /* operations from the callbacks below: WR_EUNAVAILABLE */
-    while ((b = blist_pop(&s->failed)) != NULL || (b = blist_pop(&s->held)) != NULL)
-        answer_batch(s, b, WR_ECANCELED, NULL);
-    unbusy(s); /* frees s, unless a loop entry of ours called close() */
+    while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL ||
+           (b = wr_store_redis__blist_pop(&s->held)) != NULL)
+        wr_store_redis__answer_batch(s, b, WR_ECANCELED, NULL);
+    wr_store_redis__unbusy(s); /* frees s, unless a loop entry of ours called close() */
 }
 
 /* ------------------------------------------------------------ operations */
 
-/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
- * entry.lua's ARGV[3]: held in a batch of queue q, sent at the end of this
- * loop iteration (see "Coalescing"). */
-static wr_err_t r_entry(wr_store_t *st, const char *q, const char *u, char mode,
-                        wr_store_entry_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    bool join = mode == '1' || mode == '2';
-    /* A join carries the pre-queue key it would get in a shuffled
-     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
-    uint64_t key = 0;
-    if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
-        return WR_EIO;
-    struct batch *b = batch_for(s, q, join);
-    if (!b)
-        return WR_ENOMEM;
-    struct sub *x = &b->sub[b->n++];
-    x->cb = cb;
-    x->arg = arg;
-    x->mode = mode;
-    x->key = (unsigned long long)(key >> 12);
-    snprintf(x->user, sizeof x->user, "%s", u);
-    if (join)
-        b->joins = true;
-    else
-        b->statuses = true;
-    event_active(s->flush_ev, EV_TIMEOUT, 1);
-    return WR_OK;
-}
-
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                        void *arg)
 {
-    return r_entry(st, q, u, '1', cb, arg);
+    return wr_store_redis__entry(st, q, u, '1', cb, arg);
 }
 
 static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                             void *arg)
 {
-    return r_entry(st, q, u, '2', cb, arg);
+    return wr_store_redis__entry(st, q, u, '2', cb, arg);
 }
 
 static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
-    return r_entry(st, q, u, '0', cb, arg);
+    return wr_store_redis__entry(st, q, u, '0', cb, arg);
 }
 
 static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                                void *arg)
 {
-    return r_entry(st, q, u, '3', cb, arg);
+    return wr_store_redis__entry(st, q, u, '3', cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,
@@ -870,11 +493,11 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
+    struct req *r = wr_store_redis__req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    return submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
@@ -890,16 +513,16 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
         return WR_EIO;
     for (size_t i = 0; i < sizeof seed; i++)
         snprintf(hex + 2 * i, 3, "%02x", seed[i]);
-    struct req *r = req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.admit = cb;
-    return submit(s, r,
-                  arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
-                      arg_known_version(s, r) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
+    return wr_store_redis__submit(
+        s, r,
+        arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) && arg_known_version(s, r) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
 }
 
 /* consume and verify (token.lua) and release (release.lua, sessions). */
@@ -911,8 +534,8 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r =
-        req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN, strlen(u) + strlen(jti), arg);
+    struct req *r = wr_store_redis__req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
+                                            strlen(u) + strlen(jti), arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
@@ -920,7 +543,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
               wr_redis_conn_cmd_str(r->cmd, jti);
     if (op != OP_RELEASE)
         ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
-    return submit(s, r, ok);
+    return wr_store_redis__submit(s, r, ok);
 }
 
 static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
@@ -953,18 +576,19 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
     size_t jlen = strlen(jti);
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
+    struct req *r =
+        wr_store_redis__req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
     snprintf(r->queue, sizeof r->queue, "%s", q);
-    return submit(s, r,
-                  wr_redis_conn_cmd_str(r->cmd, "2") &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
-                      wr_redis_conn_cmd_str(r->cmd, jti) &&
-                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
-                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "2") &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
+                                      wr_redis_conn_cmd_str(r->cmd, jti) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
+                                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
 }
 
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -997,7 +621,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         err = WR_ELIMIT;
         goto out;
     }
-    r = req_new(s, OP_PUT, SC_PUT, jlen, arg);
+    r = wr_store_redis__req_new(s, OP_PUT, SC_PUT, jlen, arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;
@@ -1024,26 +648,26 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     err = send_plain(s, "SADD", "wr:queues", q);
     if (err != WR_OK)
         goto out;
-    err = submit(s, r, true);
+    err = wr_store_redis__submit(s, r, true);
     r = NULL; /* submit owns it */
 out:
-    req_free(r);
+    wr_store_redis__req_free(r);
     free(json);
     return err;
 }
 
-static wr_err_t r_queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
+wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_GET, SC_GET, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.info = cb;
-    return submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
 }
 
 static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
@@ -1053,11 +677,11 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_DELETE, SC_DELETE, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    wr_err_t err = submit(s, r, arg_queue_keys(r, q));
+    wr_err_t err = wr_store_redis__submit(s, r, arg_queue_keys(r, q));
     if (err != WR_OK)
         return err;
     /* After the script, on the same connection. If this is lost, the
@@ -1072,149 +696,6 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
     return WR_OK;
 }
 
-/* queue_list: SMEMBERS wr:queues, then one queue_get per name (pipelined);
- * names without a config are skipped; the answer is sorted by name. */
-struct list_item {
-    struct list_ctx *ctx;
-    bool ok;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    wr_queue_config_t cfg;
-    wr_queue_stats_t stats;
-};
-
-struct list_ctx {
-    wr_store_list_cb cb;
-    void *arg;
-    wr_err_t err;
-    size_t n, outstanding;
-    struct list_item *items;
-};
-
-static int cmp_item(const void *a, const void *b)
-{
-    const struct list_item *x = a, *y = b;
-    if (x->ok != y->ok)
-        return x->ok ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* All sub-operations answered: call the user once and free. */
-static void list_finish(struct list_ctx *ctx)
-{
-    wr_queue_info_t *infos = NULL;
-    size_t k = 0;
-    wr_err_t err = ctx->err;
-    if (err == WR_OK && ctx->n > 0) {
-        qsort(ctx->items, ctx->n, sizeof ctx->items[0], cmp_item);
-        infos = calloc(ctx->n, sizeof *infos);
-        if (!infos)
-            err = WR_ENOMEM;
-        for (size_t i = 0; infos && i < ctx->n && ctx->items[i].ok; i++, k++) {
-            infos[k].name = ctx->items[i].name;
-            infos[k].config = &ctx->items[i].cfg;
-            infos[k].stats = ctx->items[i].stats;
-        }
-    }
-    if (err == WR_OK)
-        ctx->cb(WR_OK, infos, k, ctx->arg);
-    else
-        ctx->cb(err, NULL, 0, ctx->arg);
-    free(infos);
-    free(ctx->items);
-    free(ctx);
-}
-
-static void on_list_item(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    struct list_item *it = arg;
-    struct list_ctx *ctx = it->ctx;
-    if (err == WR_OK) {
-        it->ok = true;
-        it->cfg = *info->config;
-        it->stats = info->stats;
-    } else if (err != WR_ENOTFOUND && ctx->err == WR_OK) {
-        ctx->err = err;
-    }
-    if (--ctx->outstanding == 0)
-        list_finish(ctx);
-}
-
-static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep, void *arg)
-{
-    struct list_ctx *ctx = arg;
-    if (err != WR_OK) {
-        ctx->err = err;
-        list_finish(ctx);
-        return;
-    }
-    if (!rep || rep->type != REDIS_REPLY_ARRAY) {
-        ctx->err = WR_EPROTO;
-        list_finish(ctx);
-        return;
-    }
-    if (rep->elements > LIST_MAX) {
-        ctx->err = WR_ELIMIT;
-        list_finish(ctx);
-        return;
-    }
-    if (rep->elements > 0) {
-        ctx->items = calloc(rep->elements, sizeof *ctx->items);
-        if (!ctx->items) {
-            ctx->err = WR_ENOMEM;
-            list_finish(ctx);
-            return;
-        }
-    }
-    ctx->n = rep->elements;
-    ctx->outstanding = 1; /* held by this function until the loop ends */
-    for (size_t i = 0; i < rep->elements; i++) {
-        const redisReply *e = rep->element[i];
-        struct list_item *it = &ctx->items[i];
-        it->ctx = ctx;
-        if (!e || e->type != REDIS_REPLY_STRING) {
-            if (ctx->err == WR_OK)
-                ctx->err = WR_EPROTO;
-            continue;
-        }
-        if (!wr_ids_valid_queue_n(e->str, e->len))
-            continue; /* not a queue name of ours */
-        memcpy(it->name, e->str, e->len);
-        it->name[e->len] = '\0';
-        wr_err_t e2 = r_queue_get(&s->base_, it->name, on_list_item, it);
-        if (e2 == WR_OK)
-            ctx->outstanding++;
-        else if (ctx->err == WR_OK)
-            ctx->err = e2;
-    }
-    if (--ctx->outstanding == 0)
-        list_finish(ctx);
-}
-
-static wr_err_t r_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!cb)
-        return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct list_ctx *ctx = calloc(1, sizeof *ctx);
-    struct req *r = req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0, ctx);
-    if (!ctx || !r) {
-        free(ctx);
-        req_free(r);
-        return WR_ENOMEM;
-    }
-    ctx->cb = cb;
-    ctx->arg = arg;
-    r->names = on_list_names;
-    wr_err_t err = submit(s, r,
-                          wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
-                              wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
-    if (err != WR_OK)
-        free(ctx);
-    return err;
-}
-
 static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
                          void *arg)
 {
@@ -1223,14 +704,14 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_SECRET, SC_SECRET, len, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.secret = cb;
-    return submit(s, r,
-                  wr_redis_conn_cmd_str(r->cmd, "1") &&
-                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
-                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "1") &&
+                                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+                                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
 }
 
 static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
@@ -1240,11 +721,11 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
         return WR_EINVAL;
     if (!wr_redis_conn_connected(s->conn))
         return WR_EUNAVAILABLE;
-    struct req *r = req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
+    struct req *r = wr_store_redis__req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    return submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
+    return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
 }
 
 static const wr_store_ops_t redis_ops = {
@@ -1261,8 +742,8 @@ static const wr_store_ops_t redis_ops = {
     /* degraded mode */
     .burn = r_burn,
     .config_put = r_config_put,
-    .queue_get = r_queue_get,
-    .queue_list = r_queue_list,
+    .queue_get = wr_store_redis__queue_get,
+    .queue_list = wr_store_redis__queue_list,
     .queue_delete = r_queue_delete,
     .secret = r_secret,
     .ping = r_ping,
