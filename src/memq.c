@@ -67,6 +67,7 @@
  * copied into nodes and tokens.
  */
 #include "memq.h"
+#include "memq_internal.h"
 
 #include "crypto.h"
 
@@ -259,8 +260,8 @@ wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen
 
 /* Inserts user at score into set and its id hash (seq: a reserved rank
  * number of set, or UINT64_MAX for none); *out the node. All or nothing. */
-static wr_err_t set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
-                        int64_t score, uint64_t seq, wr_zsl_node_t **out)
+wr_err_t wr_memq__set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                          int64_t score, uint64_t seq, wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
     wr_err_t err = seq == UINT64_MAX ? wr_zsl_insert(set, score, user, ulen, &n)
@@ -280,7 +281,7 @@ wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t s
                           wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
-    wr_err_t err = set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
+    wr_err_t err = wr_memq__set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
     if (err != WR_OK)
         return err;
     if (score > q->last_score)
@@ -329,8 +330,6 @@ static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     *dirty = true;
 }
 
-static void open_settle(wr_memq_t *q);
-
 /* Removes pre-queue node as idle (abandoned_total). */
 static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
 {
@@ -338,7 +337,7 @@ static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     const char *id = wr_zsl_node_id(node, &len);
     wr_idhash_del(q->pre_ids, id, len);
     wr_zsl_delete(q->pre, node);
-    open_settle(q);
+    wr_memq__open_settle(q);
     q->abandoned_total++;
     *dirty = true;
 }
@@ -486,119 +485,6 @@ void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 
 /* ---- operations ------------------------------------------------------ */
 
-/* ---- the opening ------------------------------------------------------ */
-
-wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ulen)
-{
-    return wr_idhash_get(q->pre_ids, user, ulen);
-}
-
-wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key)
-{
-    wr_zsl_node_t *n;
-    return set_add(q->pre, q->pre_ids, user, ulen, key, UINT64_MAX, &n);
-}
-
-/* Before opensAt, with no opening in progress: joins go to the pre-queue
- * and nobody is admitted. */
-static bool gate_closed(const wr_memq_t *q, int64_t now_us)
-{
-    int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && at >= 0 && now_us < at * 1000;
-}
-
-/* The opening is due: people in pre, none moving yet, opensAt null or
- * passed. */
-static bool open_due(const wr_memq_t *q, int64_t now_us)
-{
-    int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000);
-}
-
-static void open_begin(wr_memq_t *q, bool *dirty)
-{
-    q->open_total = wr_zsl_length(q->pre);
-    q->open_base = q->last_score + 1;
-    q->last_score = q->open_base + (int64_t)q->open_total - 1;
-    q->open_moved = 0;
-    q->open_seq = wr_zsl_reserve(q->line, q->open_total);
-    q->opening = true;
-    *dirty = true;
-}
-
-/* Ends the opening once nobody is left to move. */
-static void open_settle(wr_memq_t *q)
-{
-    if (q->opening && wr_zsl_length(q->pre) == 0) {
-        q->opening = false;
-        wr_zsl_unreserve(q->line);
-    }
-}
-
-void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved)
-{
-    q->open_base = base;
-    q->open_total = total;
-    q->open_moved = moved;
-    q->open_seq = wr_zsl_reserve(q->line, total - moved) - moved;
-    q->opening = true;
-}
-
-/* Moves the first of pre to the line at the next reserved score. */
-static wr_err_t move_one(wr_memq_t *q)
-{
-    wr_zsl_node_t *p = wr_zsl_first(q->pre), *n;
-    size_t len;
-    const char *id = wr_zsl_node_id(p, &len);
-    wr_err_t err = set_add(q->line, q->waiting, id, len, q->open_base + (int64_t)q->open_moved,
-                           q->open_seq + q->open_moved, &n);
-    if (err != WR_OK)
-        return err;
-    /* the last-seen time and the pending mark go along */
-    wr_zsl_node_set_aux(n, wr_zsl_node_aux(p));
-    wr_zsl_node_set_flags(n, wr_zsl_node_flags(p));
-    wr_idhash_del(q->pre_ids, id, len);
-    wr_zsl_pop_first(q->pre, 1, NULL, NULL);
-    q->open_moved++;
-    return WR_OK;
-}
-
-wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t *moved,
-                           uint64_t *left, bool *dirty)
-{
-    wr_err_t err = WR_OK;
-    uint64_t k = 0;
-    if (open_due(q, now_us))
-        open_begin(q, dirty);
-    while (q->opening && k < max && wr_zsl_length(q->pre) > 0) {
-        if ((err = move_one(q)) != WR_OK)
-            break;
-        k++;
-    }
-    if (k > 0)
-        *dirty = true;
-    open_settle(q);
-    *moved = k;
-    *left = q->opening ? wr_zsl_length(q->pre) : 0;
-    return err;
-}
-
-/* People not yet moved: they count in waiting while the opening runs. */
-static uint64_t pending(const wr_memq_t *q)
-{
-    return q->opening ? wr_zsl_length(q->pre) : 0;
-}
-
-/* The 1-based position of line node n: its rank, plus the pre-queue not
- * yet moved when n came after the opening began. */
-static uint64_t line_position(const wr_memq_t *q, const wr_zsl_node_t *n)
-{
-    uint64_t r = wr_zsl_rank(q->line, n);
-    if (q->opening && wr_zsl_node_score(n) >= q->open_base + (int64_t)q->open_total)
-        r += wr_zsl_length(q->pre);
-    return r;
-}
-
 /* A new arrival's score: max(wall_us, last_score + 1), strictly
  * increasing, so a clock stepping back never puts a newcomer ahead. */
 static int64_t next_score(wr_memq_t *q, int64_t wall_us)
@@ -609,14 +495,12 @@ static int64_t next_score(wr_memq_t *q, int64_t wall_us)
     return score;
 }
 
-/* ---- operations ------------------------------------------------------ */
-
 wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
     wr_memq_sweep(q, now_us, dirty);
-    if (open_due(q, now_us))
-        open_begin(q, dirty);
+    if (wr_memq__open_due(q, now_us))
+        wr_memq__open_begin(q, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n && wr_memq_idle(q, n, now_us)) {
         abandon(q, n, dirty); /* checked on read: asking late does not revive */
@@ -630,8 +514,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         wr_zsl_node_set_flags(n, 0);
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
-        e->position = line_position(q, n);
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->position = wr_memq__line_position(q, n);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_OK;
     }
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
@@ -651,7 +535,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_WAITING;
         e->position = wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved) +
                       wr_zsl_rank(q->pre, p);
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_OK;
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
@@ -669,11 +553,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     if (max > 0 && total >= max) {
         q->rejected_full_total++;
         *dirty = true;
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_EFULL;
     }
     wr_err_t err;
-    if (gate_closed(q, now_us)) {
+    if (wr_memq__gate_closed(q, now_us)) {
         if (q->cfg->cfg.pre_queue_shuffle) {
             /* a random key; a taken one (about n / 2^62) is drawn again */
             err = WR_EINVAL;
@@ -704,8 +588,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
-    e->position = line_position(q, n);
-    e->waiting = wr_zsl_length(q->line) + pending(q);
+    e->position = wr_memq__line_position(q, n);
+    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
     e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
     return WR_OK;
@@ -719,7 +603,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     if (p) {
         wr_idhash_del(q->pre_ids, user, ulen);
         wr_zsl_delete(q->pre, p);
-        open_settle(q);
+        wr_memq__open_settle(q);
         (void)session_end(q, user, ulen, now_us, dirty);
         q->left_total++;
         *dirty = true;
@@ -759,7 +643,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
                            ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
                            : wr_zsl_length(q->line);
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
-    bool accrue = cfg->enabled && !cfg->paused && !gate_closed(q, now_us) && waiting > 0;
+    bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0;
     wr_budget_t b = q->budget;
     uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
@@ -825,7 +709,7 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
 
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
-    st->waiting = wr_zsl_length(q->line) + pending(q);
+    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
     st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
     st->active = q->heap_n + q->sess_n;
     st->admitted_total = q->admitted_total;
