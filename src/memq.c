@@ -75,8 +75,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MICRO 1000000LL
-
 /* ---- configs ----------------------------------------------------------- */
 
 static wr_memq_cfg_t *cfg_new(const wr_queue_config_t *cfg)
@@ -134,7 +132,7 @@ static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
     t->heap_idx = i;
 }
 
-static void heap_up(wr_memq_token_t **h, size_t i)
+void wr_memq__heap_up(wr_memq_token_t **h, size_t i)
 {
     wr_memq_token_t *t = h[i];
     while (i > 0) {
@@ -147,7 +145,7 @@ static void heap_up(wr_memq_token_t **h, size_t i)
     heap_set(h, i, t);
 }
 
-static void heap_down(wr_memq_token_t **h, size_t n, size_t i)
+void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
 {
     wr_memq_token_t *t = h[i];
     for (;;) {
@@ -167,7 +165,7 @@ static void heap_down(wr_memq_token_t **h, size_t n, size_t i)
     heap_set(h, i, t);
 }
 
-static wr_err_t heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
+wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
 {
     if (n + extra <= *capp)
         return WR_OK;
@@ -184,35 +182,35 @@ static wr_err_t heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, si
 
 static wr_err_t heap_reserve(wr_memq_t *q, size_t extra)
 {
-    return heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
+    return wr_memq__heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
 }
 
 /* Pushes t; room must have been reserved. */
-static void heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+void wr_memq__heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
 {
     heap_set(h, (*n)++, t);
-    heap_up(h, *n - 1);
+    wr_memq__heap_up(h, *n - 1);
 }
 
 static void heap_push(wr_memq_t *q, wr_memq_token_t *t)
 {
-    heap_push_in(q->heap, &q->heap_n, t);
+    wr_memq__heap_push_in(q->heap, &q->heap_n, t);
 }
 
-static void heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+void wr_memq__heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
 {
     size_t i = t->heap_idx;
     wr_memq_token_t *last = h[--*n];
     if (i == *n)
         return;
     heap_set(h, i, last);
-    heap_up(h, i);
-    heap_down(h, *n, last->heap_idx);
+    wr_memq__heap_up(h, i);
+    wr_memq__heap_down(h, *n, last->heap_idx);
 }
 
 static void heap_remove(wr_memq_t *q, wr_memq_token_t *t)
 {
-    heap_remove_in(q->heap, &q->heap_n, t);
+    wr_memq__heap_remove_in(q->heap, &q->heap_n, t);
 }
 
 wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t)
@@ -234,8 +232,6 @@ static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
     free(t);
 }
 
-static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
-
 wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen)
 {
     return wr_idhash_get(q->tokens, user, ulen);
@@ -248,7 +244,7 @@ void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
         q->expired_total++;
         *dirty = true;
     }
-    session_sweep(q, now_us, dirty);
+    wr_memq__session_sweep(q, now_us, dirty);
 }
 
 /* ---- the line -------------------------------------------------------- */
@@ -595,8 +591,6 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     return WR_OK;
 }
 
-static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
-
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
@@ -604,7 +598,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         wr_idhash_del(q->pre_ids, user, ulen);
         wr_zsl_delete(q->pre, p);
         wr_memq__open_settle(q);
-        (void)session_end(q, user, ulen, now_us, dirty);
+        (void)wr_memq__session_end(q, user, ulen, now_us, dirty);
         q->left_total++;
         *dirty = true;
         return WR_OK;
@@ -615,7 +609,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         wr_memq_sweep(q, now_us, dirty);
         t = wr_memq_token(q, user, ulen);
     }
-    bool ended = session_end(q, user, ulen, now_us, dirty);
+    bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
     if (n)
         line_remove(q, n);
     else if (t)
@@ -669,8 +663,6 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     return WR_OK;
 }
 
-static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty);
-
 wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
                            bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty)
 {
@@ -693,7 +685,7 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
         return WR_ETOKEN;
     }
     if (consume && q->cfg->cfg.session_seconds > 0) {
-        wr_err_t err = session_open(q, t, now_us, dirty);
+        wr_err_t err = wr_memq__session_open(q, t, now_us, dirty);
         if (err != WR_OK)
             return err;
     }
@@ -723,13 +715,11 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->abandoned_total = q->abandoned_total;
 }
 
-static void burned_free(wr_memq_t *q);
-
 static void queue_free(wr_memq_t *q)
 {
     if (!q)
         return;
-    burned_free(q);
+    wr_memq__burned_free(q);
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);
@@ -867,218 +857,4 @@ void wr_memq_db_clear(wr_memq_db_t *db)
     free(db->queues);
     db->queues = NULL;
     db->nq = db->capq = 0;
-}
-
-/* ---- sessions (sessionSeconds) ------------------------------------------ */
-
-/* A session is a wr_memq_token_t held in sessions (by user) and in
- * sess_heap (by exp_us, the session's end): jti is the consumed token's,
- * iat_us the consume time. A user has at most one session; it is
- * independent of line and tokens (the user may join again meanwhile). */
-
-wr_memq_token_t *wr_memq_session(const wr_memq_t *q, const char *user, size_t ulen)
-{
-    return wr_idhash_get(q->sessions, user, ulen);
-}
-
-wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t)
-{
-    if (heap_reserve_in(&q->sess_heap, q->sess_n, &q->sess_cap, 1) != WR_OK)
-        return WR_ENOMEM;
-    wr_err_t err = wr_idhash_put(q->sessions, t);
-    if (err != WR_OK)
-        return err;
-    heap_push_in(q->sess_heap, &q->sess_n, t);
-    return WR_OK;
-}
-
-static void session_drop(wr_memq_t *q, wr_memq_token_t *t)
-{
-    heap_remove_in(q->sess_heap, &q->sess_n, t);
-    wr_idhash_del(q->sessions, t->id, t->idlen);
-    free(t);
-}
-
-static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
-{
-    while (q->sess_n > 0 && q->sess_heap[0]->exp_us <= now_us) {
-        session_drop(q, q->sess_heap[0]);
-        q->sessions_expired_total++;
-        *dirty = true;
-    }
-}
-
-/* Opens (or replaces) the session of token t's user, before t is dropped:
- * same jti, ending now + sessionSeconds. WR_OK or WR_ENOMEM (q unchanged). */
-static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty)
-{
-    int64_t end = now_us + (int64_t)q->cfg->cfg.session_seconds * MICRO;
-    wr_memq_token_t *ss = wr_memq_session(q, t->id, t->idlen);
-    if (ss) {
-        memcpy(ss->jti, t->jti, sizeof ss->jti);
-        ss->iat_us = now_us;
-        ss->exp_us = end;
-        heap_up(q->sess_heap, ss->heap_idx);
-        heap_down(q->sess_heap, q->sess_n, ss->heap_idx);
-    } else {
-        ss = wr_memq_token_new(t->id, t->idlen);
-        if (!ss)
-            return WR_ENOMEM;
-        memcpy(ss->jti, t->jti, sizeof ss->jti);
-        ss->iat_us = now_us;
-        ss->exp_us = end;
-        wr_err_t err = wr_memq_session_add(q, ss);
-        if (err != WR_OK) {
-            free(ss);
-            return err;
-        }
-    }
-    *dirty = true;
-    return WR_OK;
-}
-
-/* Ends user's session if it is open at now_us (released_total); true if
- * it did. A lapsed one is left to the sweep. */
-static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
-{
-    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
-    if (!ss || ss->exp_us <= now_us)
-        return false;
-    session_drop(q, ss);
-    q->released_total++;
-    *dirty = true;
-    return true;
-}
-
-wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
-                         int64_t now_us, wr_token_reason_t *reason, bool *dirty)
-{
-    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
-    if (ss && strcmp(ss->jti, jti) == 0) {
-        if (ss->exp_us > now_us) {
-            session_drop(q, ss);
-            q->released_total++;
-            *dirty = true;
-            return WR_OK;
-        }
-        session_drop(q, ss); /* lapsed, not yet swept */
-        q->sessions_expired_total++;
-        *dirty = true;
-    }
-    *reason = WR_TOKEN_NO_SESSION;
-    return WR_ETOKEN;
-}
-
-/* ---- degraded mode: the burned set ------------------------------------- */
-
-static const char *burn_key(const void *item, size_t *len)
-{
-    const wr_memq_burn_t *b = item;
-    *len = b->jlen;
-    return b->jti;
-}
-
-static void burned_free(wr_memq_t *q)
-{
-    for (size_t i = 0; i < q->bheap_n; i++)
-        free(q->bheap[i]);
-    free(q->bheap);
-    wr_idhash_free(q->burned);
-    q->bheap = NULL;
-    q->burned = NULL;
-    q->bheap_n = q->bheap_cap = 0;
-}
-
-static void bheap_set(wr_memq_t *q, size_t i, wr_memq_burn_t *b)
-{
-    q->bheap[i] = b;
-    b->heap_idx = i;
-}
-
-static void bheap_up(wr_memq_t *q, size_t i)
-{
-    wr_memq_burn_t *b = q->bheap[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (q->bheap[p]->exp_us <= b->exp_us)
-            break;
-        bheap_set(q, i, q->bheap[p]);
-        i = p;
-    }
-    bheap_set(q, i, b);
-}
-
-static void bheap_down(wr_memq_t *q, size_t i)
-{
-    wr_memq_burn_t *b = q->bheap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        int64_t best = b->exp_us;
-        if (l < q->bheap_n && q->bheap[l]->exp_us < best) {
-            m = l;
-            best = q->bheap[l]->exp_us;
-        }
-        if (l + 1 < q->bheap_n && q->bheap[l + 1]->exp_us < best)
-            m = l + 1;
-        if (m == i)
-            break;
-        bheap_set(q, i, q->bheap[m]);
-        i = m;
-    }
-    bheap_set(q, i, b);
-}
-
-void wr_memq_burn_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
-{
-    while (q->bheap_n > 0 && q->bheap[0]->exp_us <= now_us) {
-        wr_memq_burn_t *b = q->bheap[0];
-        wr_idhash_del(q->burned, b->jti, b->jlen);
-        if (--q->bheap_n > 0) {
-            bheap_set(q, 0, q->bheap[q->bheap_n]);
-            bheap_down(q, 0);
-        }
-        free(b);
-        *dirty = true;
-    }
-}
-
-wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us, bool check_only,
-                      int64_t now_us, wr_token_reason_t *reason, bool *dirty)
-{
-    wr_memq_burn_sweep(q, now_us, dirty);
-    if (q->burned && wr_idhash_get(q->burned, jti, jlen)) {
-        *reason = WR_TOKEN_CONSUMED;
-        return WR_ETOKEN;
-    }
-    if (exp_us <= now_us) {
-        *reason = WR_TOKEN_EXPIRED;
-        return WR_ETOKEN;
-    }
-    if (check_only)
-        return WR_OK;
-    if (!q->burned && !(q->burned = wr_idhash_new(burn_key)))
-        return WR_ENOMEM;
-    if (q->bheap_n == q->bheap_cap) {
-        size_t cap = q->bheap_cap ? q->bheap_cap * 2 : 16;
-        wr_memq_burn_t **h = realloc(q->bheap, cap * sizeof *h);
-        if (!h)
-            return WR_ENOMEM;
-        q->bheap = h;
-        q->bheap_cap = cap;
-    }
-    wr_memq_burn_t *b = malloc(sizeof *b);
-    if (!b)
-        return WR_ENOMEM;
-    b->exp_us = exp_us;
-    b->jlen = (uint8_t)jlen;
-    memcpy(b->jti, jti, jlen);
-    b->jti[jlen] = '\0';
-    if (wr_idhash_put(q->burned, b) != WR_OK) {
-        free(b);
-        return WR_ENOMEM;
-    }
-    bheap_set(q, q->bheap_n++, b);
-    bheap_up(q, q->bheap_n - 1);
-    *dirty = true;
-    return WR_OK;
 }
