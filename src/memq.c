@@ -62,6 +62,11 @@
  * pre is empty (a leave may empty it too). Joins during the opening go to
  * the line (a new opensAt set meanwhile takes effect after it).
  *
+ * Files. This file holds configs, tokens and their heap, the line, entry,
+ * leave, admit, stats and the db; the opening and the pre-queue are in
+ * memq_open.c, sessions and the burned set in memq_session.c; what they
+ * share is in memq_internal.h (wr_memq__*).
+ *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.
