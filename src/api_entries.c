@@ -12,12 +12,13 @@
  * with the previous key still counts, and a join re-issues it.
  *
  * Answers: one store call (join, status or leave). The entry it returns
- * is turned once into an entry view (entry_view_t: state, position, ETA,
- * retry, token...), which is then told as JSON or as the queue page. A
- * waiting entry is told its position, ETA and when to come back (jittered
- * poll band, queue.h); an admitted one gets its JWT, signed here from the
- * store's jti, issue time and expiry (the same on every instance). Errors
- * are told as the error table says (api_reply.c).
+ * is turned once into an entry view (wr_api__entry_view_t, api_view.c:
+ * state, position, ETA, retry, token...), which is then told as JSON or as
+ * the queue page. A waiting entry is told its position, ETA and when to
+ * come back (jittered poll band, queue.h); an admitted one gets its JWT,
+ * signed in api_view.c from the store's jti, issue time and expiry (the
+ * same on every instance). Errors are told as the error table says
+ * (api_reply.c).
  *
  * Invites (docs/API.md, "Invite-only queues"): a join of a queue with an
  * inviteKey first passes the invite gate, with the queue's config (this
@@ -54,8 +55,8 @@
  *
  * Degraded mode (docs/API.md 1.1): when the store cannot be reached, a
  * join, status or page join of a queue whose config this instance has is
- * answered without it (degraded_view, at the end): "closed" as before
- * (503), "limited" hands out a fail-open pass (a token with the "fo" claim
+ * answered without it (wr_api__degraded_view, api_view.c): "closed" as
+ * before (503), "limited" hands out a fail-open pass (a token with the "fo" claim
  * and a fresh jti the store never saw) while the queue's per-instance
  * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
  * told to wait, with no position ("degraded": true). People in line keep
@@ -238,120 +239,12 @@ static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t
 
 /* ---------- join / status / leave ---------- */
 
-/* Signs the entry token of an admitted entry (the store keeps jti, issue
- * time and expiry; the JWT is made here, the same on every instance). */
-static wr_err_t sign_entry_token(wr_api_t *a, const wr_api__ctx_t *c, const wr_entry_t *e,
-                                 char *tok, size_t cap)
-{
-    wr_token_claims_t cl;
-    memset(&cl, 0, sizeof(cl));
-    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
-    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
-    snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
-    cl.iat = e->issued_at_us / 1000000;
-    cl.exp = e->expires_at_us / 1000000;
-    return wr_token_sign_key(&cl, &a->keys[0], tok, cap);
-}
-
-/* A user's place, computed once from the store's entry and told either as
- * JSON (reply_entry) or as the queue page (page_entry_cb). */
-typedef struct {
-    wr_entry_state_t state; /* WAITING, ADMITTED or PASSTHROUGH */
-    /* WAITING */
-    uint64_t position;       /* 1-based rank in line */
-    uint64_t ahead;          /* people ahead: position - 1 */
-    uint64_t waiting;        /* people in line */
-    int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
-    uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
-    /* ADMITTED */
-    char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
-    int64_t expires_at_ms;        /* token expiry, ms since the epoch */
-    /* any state */
-    const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
-    /* degraded mode */
-    bool degraded;  /* WAITING without the store: no position */
-    bool fail_open; /* ADMITTED with a fail-open pass */
-    /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
-     * countdown poll (wr_queue_prequeue_retry_ms) */
-    int64_t opens_at_ms;
-} entry_view_t;
-
-static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v);
-
-/* A store's due time (us, < 0 not reported) in whole ms, rounded up. */
-static int64_t due_ms(int64_t us)
-{
-    return us > 0 ? (us + 999) / 1000 : 0;
-}
-
-/*
- * Fills v from e for c's queue and user: notes the queue's config with the
- * scheduler, draws the jittered retry of a waiting entry, signs the token
- * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
- * signing error (v->token is then "").
- */
-static wr_err_t entry_view(wr_api__ctx_t *c, const wr_entry_t *e, entry_view_t *v)
-{
-    wr_api_t *a = c->api;
-    const wr_queue_config_t *cfg = e->config;
-    v->position = v->ahead = v->waiting = 0;
-    v->eta_seconds = -1;
-    v->retry_after_ms = 0;
-    v->token[0] = '\0';
-    v->expires_at_ms = 0;
-    v->target_url = cfg ? cfg->target_url : "";
-    v->degraded = v->fail_open = false;
-    v->opens_at_ms = -1;
-    if (cfg)
-        wr_scheduler_note(a->sched, c->queue, cfg);
-    switch (e->state) {
-    case WR_ENTRY_PREQUEUE:
-        /* the next poll lands in this person's slot of the first second
-         * after opensAt, or in about 5 s, whichever is sooner */
-        v->state = WR_ENTRY_PREQUEUE;
-        v->opens_at_ms = cfg && cfg->opens_at_ms >= 0 ? cfg->opens_at_ms : 0;
-        v->retry_after_ms = wr_queue_prequeue_retry_ms(
-            cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
-            wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
-            wr_rng_unit(&a->rng));
-        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
-        return WR_OK;
-    case WR_ENTRY_WAITING:
-        v->state = WR_ENTRY_WAITING;
-        v->position = e->position;
-        v->ahead = e->position ? e->position - 1 : 0;
-        v->waiting = e->waiting;
-        if (cfg) {
-            double observed = wr_scheduler_observed_rate(a->sched, c->queue);
-            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
-            v->retry_after_ms = wr_queue_retry_after_eta_ms(
-                cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
-                due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
-            /* following it never makes a person idle */
-            v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
-        }
-        return WR_OK;
-    case WR_ENTRY_ADMITTED: {
-        v->state = WR_ENTRY_ADMITTED;
-        v->expires_at_ms = e->expires_at_us / 1000;
-        wr_err_t err = sign_entry_token(a, c, e, v->token, sizeof(v->token));
-        if (err != WR_OK)
-            v->token[0] = '\0';
-        return err;
-    }
-    case WR_ENTRY_PASSTHROUGH:
-    default:
-        v->state = WR_ENTRY_PASSTHROUGH;
-        return WR_OK;
-    }
-}
-
 /* The view v (err: its signing error) as JSON (docs/API.md): one
  * snprintf, no JSON library. */
-static void reply_view(wr_api__ctx_t *c, const entry_view_t *v_, wr_err_t err)
+static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_t err)
 {
     wr_api_t *a = c->api;
-    const entry_view_t v = *v_;
+    const wr_api__entry_view_t v = *v_;
     char buf[WR_TOKEN_MAX + 256];
     int n = 0;
     switch (v.state) {
@@ -412,8 +305,8 @@ static void reply_view(wr_api__ctx_t *c, const entry_view_t *v_, wr_err_t err)
 /* The entry as JSON. */
 static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
 {
-    entry_view_t v;
-    wr_err_t err = entry_view(c, e, &v);
+    wr_api__entry_view_t v;
+    wr_err_t err = wr_api__entry_view(c, e, &v);
     reply_view(c, &v, err);
 }
 
@@ -440,10 +333,10 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     seen_after(c, err, e);
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(c->api, c->req, c->cookie);
-    entry_view_t dv;
+    wr_api__entry_view_t dv;
     if (err == WR_OK && e) {
         reply_entry(c, e);
-    } else if (degraded_view(c, err, &dv)) {
+    } else if (wr_api__degraded_view(c, err, &dv)) {
         reply_view(c, &dv, WR_OK);
     } else {
         /* A full line: come back after the queue's slowest poll band. */
@@ -765,13 +658,13 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     int status = 200;
     if (c->cookie[0] && visitor_kept(err))
         set_visitor_cookie(a, c->req, c->cookie);
-    entry_view_t ev;
+    wr_api__entry_view_t ev;
     bool have = false;
     if (err == WR_OK && e) {
-        entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
+        wr_api__entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
         have = true;
     } else {
-        have = degraded_view(c, err, &ev);
+        have = wr_api__degraded_view(c, err, &ev);
     }
     if (have) {
         v.target_url = ev.target_url;
@@ -840,59 +733,4 @@ void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const ch
 {
     if (!join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
         join_start(a, req, WR_ROUTE_QUEUE_PAGE, queue);
-}
-
-/* ---------- degraded mode: the store is unreachable ---------- */
-
-/*
- * The answer to a join / status / page join of c's user whose store call
- * failed with err, when the queue's fail policy lets this instance answer
- * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
- * fail-open pass within the budget; WAITING degraded otherwise) and returns
- * true. Returns false when the caller answers err as before: the store is
- * not unreachable, the queue's config is not known here, its policy is
- * "closed", or the pass could not be signed.
- */
-static bool degraded_view(wr_api__ctx_t *c, wr_err_t err, entry_view_t *v)
-{
-    wr_api_t *a = c->api;
-    if (!wr_api__store_unreachable(err))
-        return false;
-    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
-    if (!cfg)
-        return false;
-    memset(v, 0, sizeof(*v));
-    v->eta_seconds = -1;
-    v->target_url = cfg->target_url;
-    if (!cfg->enabled) {
-        v->state = WR_ENTRY_PASSTHROUGH;
-        return true;
-    }
-    if (cfg->fail_policy == WR_FAIL_CLOSED)
-        return false;
-    bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
-                wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms());
-    if (!pass) {
-        v->state = WR_ENTRY_WAITING;
-        v->degraded = true;
-        /* the slowest band (the last one), jittered: nobody knows the place */
-        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
-        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
-        return true;
-    }
-    wr_token_claims_t cl;
-    memset(&cl, 0, sizeof(cl));
-    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
-    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
-    cl.iat = (int64_t)time(NULL);
-    cl.exp = cl.iat + (int64_t)cfg->token_ttl_seconds;
-    cl.fail_open = true;
-    if (wr_token_new_jti(cl.jti) != WR_OK ||
-        wr_token_sign_key(&cl, &a->keys[0], v->token, sizeof(v->token)) != WR_OK)
-        return false;
-    v->state = WR_ENTRY_ADMITTED;
-    v->fail_open = true;
-    v->expires_at_ms = cl.exp * 1000;
-    wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
-    return true;
 }

@@ -7,6 +7,7 @@
  *   api.c          dispatch (route, queue name, body limit), lifecycle, secrets
  *   api_reply.c    context pool, replies, metrics of requests, error table
  *   api_entries.c  join / status / leave, the queue page, abuse limits
+ *   api_view.c     the entry view (and the degraded one) those routes tell
  *   api_tokens.c   consume / verify, the fail policy
  *   api_admin.c    admin API (and its audit log), queue history, readyz, metrics
  * Names shared between these files are wr_api__*; file statics are
@@ -251,6 +252,48 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
 /* GET /q/{queue}: joins (like POST entries) and answers the queue page.
  * Same preconditions as wr_api__handle_entries. */
 void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
+
+/* ---------- api_view.c ---------- */
+
+/* A user's place, computed once from the store's entry and told either as
+ * JSON (reply_entry) or as the queue page (page_entry_cb), api_entries.c. */
+typedef struct {
+    wr_entry_state_t state; /* WAITING, ADMITTED or PASSTHROUGH */
+    /* WAITING */
+    uint64_t position;       /* 1-based rank in line */
+    uint64_t ahead;          /* people ahead: position - 1 */
+    uint64_t waiting;        /* people in line */
+    int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
+    uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
+    /* ADMITTED */
+    char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
+    int64_t expires_at_ms;        /* token expiry, ms since the epoch */
+    /* any state */
+    const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
+    /* degraded mode */
+    bool degraded;  /* WAITING without the store: no position */
+    bool fail_open; /* ADMITTED with a fail-open pass */
+    /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
+     * countdown poll (wr_queue_prequeue_retry_ms) */
+    int64_t opens_at_ms;
+} wr_api__entry_view_t;
+
+/*
+ * Fills v from e for c's queue and user: notes the queue's config with the
+ * scheduler, draws the jittered retry of a waiting entry, signs the token
+ * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
+ * signing error (v->token is then "").
+ */
+wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry_view_t *v);
+
+/*
+ * The answer to a join / status / page join of c's user whose store call
+ * failed with err, when the queue's fail policy lets this instance answer
+ * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
+ * fail-open pass within the budget; WAITING degraded otherwise) and returns
+ * true. Returns false when the caller answers err as before.
+ */
+bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
 
 /* ---------- api_tokens.c ---------- */
 

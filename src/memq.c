@@ -62,19 +62,23 @@
  * pre is empty (a leave may empty it too). Joins during the opening go to
  * the line (a new opensAt set meanwhile takes effect after it).
  *
+ * Files. This file holds configs, tokens and their heap, the line, entry,
+ * leave, admit, stats and the db; the opening and the pre-queue are in
+ * memq_open.c, sessions and the burned set in memq_session.c; what they
+ * share is in memq_internal.h (wr_memq__*).
+ *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
  * copied into nodes and tokens.
  */
 #include "memq.h"
+#include "memq_internal.h"
 
 #include "crypto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MICRO 1000000LL
 
 /* ---- configs ----------------------------------------------------------- */
 
@@ -133,7 +137,7 @@ static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
     t->heap_idx = i;
 }
 
-static void heap_up(wr_memq_token_t **h, size_t i)
+void wr_memq__heap_up(wr_memq_token_t **h, size_t i)
 {
     wr_memq_token_t *t = h[i];
     while (i > 0) {
@@ -146,7 +150,7 @@ static void heap_up(wr_memq_token_t **h, size_t i)
     heap_set(h, i, t);
 }
 
-static void heap_down(wr_memq_token_t **h, size_t n, size_t i)
+void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
 {
     wr_memq_token_t *t = h[i];
     for (;;) {
@@ -166,7 +170,7 @@ static void heap_down(wr_memq_token_t **h, size_t n, size_t i)
     heap_set(h, i, t);
 }
 
-static wr_err_t heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
+wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
 {
     if (n + extra <= *capp)
         return WR_OK;
@@ -183,35 +187,35 @@ static wr_err_t heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, si
 
 static wr_err_t heap_reserve(wr_memq_t *q, size_t extra)
 {
-    return heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
+    return wr_memq__heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
 }
 
 /* Pushes t; room must have been reserved. */
-static void heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+void wr_memq__heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
 {
     heap_set(h, (*n)++, t);
-    heap_up(h, *n - 1);
+    wr_memq__heap_up(h, *n - 1);
 }
 
 static void heap_push(wr_memq_t *q, wr_memq_token_t *t)
 {
-    heap_push_in(q->heap, &q->heap_n, t);
+    wr_memq__heap_push_in(q->heap, &q->heap_n, t);
 }
 
-static void heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+void wr_memq__heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
 {
     size_t i = t->heap_idx;
     wr_memq_token_t *last = h[--*n];
     if (i == *n)
         return;
     heap_set(h, i, last);
-    heap_up(h, i);
-    heap_down(h, *n, last->heap_idx);
+    wr_memq__heap_up(h, i);
+    wr_memq__heap_down(h, *n, last->heap_idx);
 }
 
 static void heap_remove(wr_memq_t *q, wr_memq_token_t *t)
 {
-    heap_remove_in(q->heap, &q->heap_n, t);
+    wr_memq__heap_remove_in(q->heap, &q->heap_n, t);
 }
 
 wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t)
@@ -233,8 +237,6 @@ static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
     free(t);
 }
 
-static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
-
 wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen)
 {
     return wr_idhash_get(q->tokens, user, ulen);
@@ -247,7 +249,7 @@ void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
         q->expired_total++;
         *dirty = true;
     }
-    session_sweep(q, now_us, dirty);
+    wr_memq__session_sweep(q, now_us, dirty);
 }
 
 /* ---- the line -------------------------------------------------------- */
@@ -259,8 +261,8 @@ wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen
 
 /* Inserts user at score into set and its id hash (seq: a reserved rank
  * number of set, or UINT64_MAX for none); *out the node. All or nothing. */
-static wr_err_t set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
-                        int64_t score, uint64_t seq, wr_zsl_node_t **out)
+wr_err_t wr_memq__set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                          int64_t score, uint64_t seq, wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
     wr_err_t err = seq == UINT64_MAX ? wr_zsl_insert(set, score, user, ulen, &n)
@@ -280,7 +282,7 @@ wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t s
                           wr_zsl_node_t **out)
 {
     wr_zsl_node_t *n;
-    wr_err_t err = set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
+    wr_err_t err = wr_memq__set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
     if (err != WR_OK)
         return err;
     if (score > q->last_score)
@@ -329,8 +331,6 @@ static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     *dirty = true;
 }
 
-static void open_settle(wr_memq_t *q);
-
 /* Removes pre-queue node as idle (abandoned_total). */
 static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
 {
@@ -338,7 +338,7 @@ static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     const char *id = wr_zsl_node_id(node, &len);
     wr_idhash_del(q->pre_ids, id, len);
     wr_zsl_delete(q->pre, node);
-    open_settle(q);
+    wr_memq__open_settle(q);
     q->abandoned_total++;
     *dirty = true;
 }
@@ -486,119 +486,6 @@ void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 
 /* ---- operations ------------------------------------------------------ */
 
-/* ---- the opening ------------------------------------------------------ */
-
-wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ulen)
-{
-    return wr_idhash_get(q->pre_ids, user, ulen);
-}
-
-wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key)
-{
-    wr_zsl_node_t *n;
-    return set_add(q->pre, q->pre_ids, user, ulen, key, UINT64_MAX, &n);
-}
-
-/* Before opensAt, with no opening in progress: joins go to the pre-queue
- * and nobody is admitted. */
-static bool gate_closed(const wr_memq_t *q, int64_t now_us)
-{
-    int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && at >= 0 && now_us < at * 1000;
-}
-
-/* The opening is due: people in pre, none moving yet, opensAt null or
- * passed. */
-static bool open_due(const wr_memq_t *q, int64_t now_us)
-{
-    int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000);
-}
-
-static void open_begin(wr_memq_t *q, bool *dirty)
-{
-    q->open_total = wr_zsl_length(q->pre);
-    q->open_base = q->last_score + 1;
-    q->last_score = q->open_base + (int64_t)q->open_total - 1;
-    q->open_moved = 0;
-    q->open_seq = wr_zsl_reserve(q->line, q->open_total);
-    q->opening = true;
-    *dirty = true;
-}
-
-/* Ends the opening once nobody is left to move. */
-static void open_settle(wr_memq_t *q)
-{
-    if (q->opening && wr_zsl_length(q->pre) == 0) {
-        q->opening = false;
-        wr_zsl_unreserve(q->line);
-    }
-}
-
-void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved)
-{
-    q->open_base = base;
-    q->open_total = total;
-    q->open_moved = moved;
-    q->open_seq = wr_zsl_reserve(q->line, total - moved) - moved;
-    q->opening = true;
-}
-
-/* Moves the first of pre to the line at the next reserved score. */
-static wr_err_t move_one(wr_memq_t *q)
-{
-    wr_zsl_node_t *p = wr_zsl_first(q->pre), *n;
-    size_t len;
-    const char *id = wr_zsl_node_id(p, &len);
-    wr_err_t err = set_add(q->line, q->waiting, id, len, q->open_base + (int64_t)q->open_moved,
-                           q->open_seq + q->open_moved, &n);
-    if (err != WR_OK)
-        return err;
-    /* the last-seen time and the pending mark go along */
-    wr_zsl_node_set_aux(n, wr_zsl_node_aux(p));
-    wr_zsl_node_set_flags(n, wr_zsl_node_flags(p));
-    wr_idhash_del(q->pre_ids, id, len);
-    wr_zsl_pop_first(q->pre, 1, NULL, NULL);
-    q->open_moved++;
-    return WR_OK;
-}
-
-wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t *moved,
-                           uint64_t *left, bool *dirty)
-{
-    wr_err_t err = WR_OK;
-    uint64_t k = 0;
-    if (open_due(q, now_us))
-        open_begin(q, dirty);
-    while (q->opening && k < max && wr_zsl_length(q->pre) > 0) {
-        if ((err = move_one(q)) != WR_OK)
-            break;
-        k++;
-    }
-    if (k > 0)
-        *dirty = true;
-    open_settle(q);
-    *moved = k;
-    *left = q->opening ? wr_zsl_length(q->pre) : 0;
-    return err;
-}
-
-/* People not yet moved: they count in waiting while the opening runs. */
-static uint64_t pending(const wr_memq_t *q)
-{
-    return q->opening ? wr_zsl_length(q->pre) : 0;
-}
-
-/* The 1-based position of line node n: its rank, plus the pre-queue not
- * yet moved when n came after the opening began. */
-static uint64_t line_position(const wr_memq_t *q, const wr_zsl_node_t *n)
-{
-    uint64_t r = wr_zsl_rank(q->line, n);
-    if (q->opening && wr_zsl_node_score(n) >= q->open_base + (int64_t)q->open_total)
-        r += wr_zsl_length(q->pre);
-    return r;
-}
-
 /* A new arrival's score: max(wall_us, last_score + 1), strictly
  * increasing, so a clock stepping back never puts a newcomer ahead. */
 static int64_t next_score(wr_memq_t *q, int64_t wall_us)
@@ -609,14 +496,12 @@ static int64_t next_score(wr_memq_t *q, int64_t wall_us)
     return score;
 }
 
-/* ---- operations ------------------------------------------------------ */
-
 wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
     wr_memq_sweep(q, now_us, dirty);
-    if (open_due(q, now_us))
-        open_begin(q, dirty);
+    if (wr_memq__open_due(q, now_us))
+        wr_memq__open_begin(q, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n && wr_memq_idle(q, n, now_us)) {
         abandon(q, n, dirty); /* checked on read: asking late does not revive */
@@ -630,8 +515,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         wr_zsl_node_set_flags(n, 0);
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
-        e->position = line_position(q, n);
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->position = wr_memq__line_position(q, n);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_OK;
     }
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
@@ -651,7 +536,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_WAITING;
         e->position = wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved) +
                       wr_zsl_rank(q->pre, p);
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_OK;
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
@@ -669,11 +554,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     if (max > 0 && total >= max) {
         q->rejected_full_total++;
         *dirty = true;
-        e->waiting = wr_zsl_length(q->line) + pending(q);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_EFULL;
     }
     wr_err_t err;
-    if (gate_closed(q, now_us)) {
+    if (wr_memq__gate_closed(q, now_us)) {
         if (q->cfg->cfg.pre_queue_shuffle) {
             /* a random key; a taken one (about n / 2^62) is drawn again */
             err = WR_EINVAL;
@@ -704,14 +589,12 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
-    e->position = line_position(q, n);
-    e->waiting = wr_zsl_length(q->line) + pending(q);
+    e->position = wr_memq__line_position(q, n);
+    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
     e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
     return WR_OK;
 }
-
-static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
@@ -719,8 +602,8 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     if (p) {
         wr_idhash_del(q->pre_ids, user, ulen);
         wr_zsl_delete(q->pre, p);
-        open_settle(q);
-        (void)session_end(q, user, ulen, now_us, dirty);
+        wr_memq__open_settle(q);
+        (void)wr_memq__session_end(q, user, ulen, now_us, dirty);
         q->left_total++;
         *dirty = true;
         return WR_OK;
@@ -731,7 +614,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         wr_memq_sweep(q, now_us, dirty);
         t = wr_memq_token(q, user, ulen);
     }
-    bool ended = session_end(q, user, ulen, now_us, dirty);
+    bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
     if (n)
         line_remove(q, n);
     else if (t)
@@ -759,7 +642,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
                            ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
                            : wr_zsl_length(q->line);
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
-    bool accrue = cfg->enabled && !cfg->paused && !gate_closed(q, now_us) && waiting > 0;
+    bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0;
     wr_budget_t b = q->budget;
     uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
@@ -785,8 +668,6 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     return WR_OK;
 }
 
-static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty);
-
 wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
                            bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty)
 {
@@ -809,7 +690,7 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
         return WR_ETOKEN;
     }
     if (consume && q->cfg->cfg.session_seconds > 0) {
-        wr_err_t err = session_open(q, t, now_us, dirty);
+        wr_err_t err = wr_memq__session_open(q, t, now_us, dirty);
         if (err != WR_OK)
             return err;
     }
@@ -825,7 +706,7 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
 
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
-    st->waiting = wr_zsl_length(q->line) + pending(q);
+    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
     st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
     st->active = q->heap_n + q->sess_n;
     st->admitted_total = q->admitted_total;
@@ -839,13 +720,11 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->abandoned_total = q->abandoned_total;
 }
 
-static void burned_free(wr_memq_t *q);
-
 static void queue_free(wr_memq_t *q)
 {
     if (!q)
         return;
-    burned_free(q);
+    wr_memq__burned_free(q);
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);
@@ -983,218 +862,4 @@ void wr_memq_db_clear(wr_memq_db_t *db)
     free(db->queues);
     db->queues = NULL;
     db->nq = db->capq = 0;
-}
-
-/* ---- sessions (sessionSeconds) ------------------------------------------ */
-
-/* A session is a wr_memq_token_t held in sessions (by user) and in
- * sess_heap (by exp_us, the session's end): jti is the consumed token's,
- * iat_us the consume time. A user has at most one session; it is
- * independent of line and tokens (the user may join again meanwhile). */
-
-wr_memq_token_t *wr_memq_session(const wr_memq_t *q, const char *user, size_t ulen)
-{
-    return wr_idhash_get(q->sessions, user, ulen);
-}
-
-wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t)
-{
-    if (heap_reserve_in(&q->sess_heap, q->sess_n, &q->sess_cap, 1) != WR_OK)
-        return WR_ENOMEM;
-    wr_err_t err = wr_idhash_put(q->sessions, t);
-    if (err != WR_OK)
-        return err;
-    heap_push_in(q->sess_heap, &q->sess_n, t);
-    return WR_OK;
-}
-
-static void session_drop(wr_memq_t *q, wr_memq_token_t *t)
-{
-    heap_remove_in(q->sess_heap, &q->sess_n, t);
-    wr_idhash_del(q->sessions, t->id, t->idlen);
-    free(t);
-}
-
-static void session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
-{
-    while (q->sess_n > 0 && q->sess_heap[0]->exp_us <= now_us) {
-        session_drop(q, q->sess_heap[0]);
-        q->sessions_expired_total++;
-        *dirty = true;
-    }
-}
-
-/* Opens (or replaces) the session of token t's user, before t is dropped:
- * same jti, ending now + sessionSeconds. WR_OK or WR_ENOMEM (q unchanged). */
-static wr_err_t session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty)
-{
-    int64_t end = now_us + (int64_t)q->cfg->cfg.session_seconds * MICRO;
-    wr_memq_token_t *ss = wr_memq_session(q, t->id, t->idlen);
-    if (ss) {
-        memcpy(ss->jti, t->jti, sizeof ss->jti);
-        ss->iat_us = now_us;
-        ss->exp_us = end;
-        heap_up(q->sess_heap, ss->heap_idx);
-        heap_down(q->sess_heap, q->sess_n, ss->heap_idx);
-    } else {
-        ss = wr_memq_token_new(t->id, t->idlen);
-        if (!ss)
-            return WR_ENOMEM;
-        memcpy(ss->jti, t->jti, sizeof ss->jti);
-        ss->iat_us = now_us;
-        ss->exp_us = end;
-        wr_err_t err = wr_memq_session_add(q, ss);
-        if (err != WR_OK) {
-            free(ss);
-            return err;
-        }
-    }
-    *dirty = true;
-    return WR_OK;
-}
-
-/* Ends user's session if it is open at now_us (released_total); true if
- * it did. A lapsed one is left to the sweep. */
-static bool session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
-{
-    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
-    if (!ss || ss->exp_us <= now_us)
-        return false;
-    session_drop(q, ss);
-    q->released_total++;
-    *dirty = true;
-    return true;
-}
-
-wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
-                         int64_t now_us, wr_token_reason_t *reason, bool *dirty)
-{
-    wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
-    if (ss && strcmp(ss->jti, jti) == 0) {
-        if (ss->exp_us > now_us) {
-            session_drop(q, ss);
-            q->released_total++;
-            *dirty = true;
-            return WR_OK;
-        }
-        session_drop(q, ss); /* lapsed, not yet swept */
-        q->sessions_expired_total++;
-        *dirty = true;
-    }
-    *reason = WR_TOKEN_NO_SESSION;
-    return WR_ETOKEN;
-}
-
-/* ---- degraded mode: the burned set ------------------------------------- */
-
-static const char *burn_key(const void *item, size_t *len)
-{
-    const wr_memq_burn_t *b = item;
-    *len = b->jlen;
-    return b->jti;
-}
-
-static void burned_free(wr_memq_t *q)
-{
-    for (size_t i = 0; i < q->bheap_n; i++)
-        free(q->bheap[i]);
-    free(q->bheap);
-    wr_idhash_free(q->burned);
-    q->bheap = NULL;
-    q->burned = NULL;
-    q->bheap_n = q->bheap_cap = 0;
-}
-
-static void bheap_set(wr_memq_t *q, size_t i, wr_memq_burn_t *b)
-{
-    q->bheap[i] = b;
-    b->heap_idx = i;
-}
-
-static void bheap_up(wr_memq_t *q, size_t i)
-{
-    wr_memq_burn_t *b = q->bheap[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (q->bheap[p]->exp_us <= b->exp_us)
-            break;
-        bheap_set(q, i, q->bheap[p]);
-        i = p;
-    }
-    bheap_set(q, i, b);
-}
-
-static void bheap_down(wr_memq_t *q, size_t i)
-{
-    wr_memq_burn_t *b = q->bheap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        int64_t best = b->exp_us;
-        if (l < q->bheap_n && q->bheap[l]->exp_us < best) {
-            m = l;
-            best = q->bheap[l]->exp_us;
-        }
-        if (l + 1 < q->bheap_n && q->bheap[l + 1]->exp_us < best)
-            m = l + 1;
-        if (m == i)
-            break;
-        bheap_set(q, i, q->bheap[m]);
-        i = m;
-    }
-    bheap_set(q, i, b);
-}
-
-void wr_memq_burn_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
-{
-    while (q->bheap_n > 0 && q->bheap[0]->exp_us <= now_us) {
-        wr_memq_burn_t *b = q->bheap[0];
-        wr_idhash_del(q->burned, b->jti, b->jlen);
-        if (--q->bheap_n > 0) {
-            bheap_set(q, 0, q->bheap[q->bheap_n]);
-            bheap_down(q, 0);
-        }
-        free(b);
-        *dirty = true;
-    }
-}
-
-wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us, bool check_only,
-                      int64_t now_us, wr_token_reason_t *reason, bool *dirty)
-{
-    wr_memq_burn_sweep(q, now_us, dirty);
-    if (q->burned && wr_idhash_get(q->burned, jti, jlen)) {
-        *reason = WR_TOKEN_CONSUMED;
-        return WR_ETOKEN;
-    }
-    if (exp_us <= now_us) {
-        *reason = WR_TOKEN_EXPIRED;
-        return WR_ETOKEN;
-    }
-    if (check_only)
-        return WR_OK;
-    if (!q->burned && !(q->burned = wr_idhash_new(burn_key)))
-        return WR_ENOMEM;
-    if (q->bheap_n == q->bheap_cap) {
-        size_t cap = q->bheap_cap ? q->bheap_cap * 2 : 16;
-        wr_memq_burn_t **h = realloc(q->bheap, cap * sizeof *h);
-        if (!h)
-            return WR_ENOMEM;
-        q->bheap = h;
-        q->bheap_cap = cap;
-    }
-    wr_memq_burn_t *b = malloc(sizeof *b);
-    if (!b)
-        return WR_ENOMEM;
-    b->exp_us = exp_us;
-    b->jlen = (uint8_t)jlen;
-    memcpy(b->jti, jti, jlen);
-    b->jti[jlen] = '\0';
-    if (wr_idhash_put(q->burned, b) != WR_OK) {
-        free(b);
-        return WR_ENOMEM;
-    }
-    bheap_set(q, q->bheap_n++, b);
-    bheap_up(q, q->bheap_n - 1);
-    *dirty = true;
-    return WR_OK;
 }
