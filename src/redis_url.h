@@ -31,15 +31,16 @@
 #include "error.h"
 #include "ids.h"
 
-#define WR_REDIS_URL_MAX      4096             /* longest URL accepted, bytes */
-#define WR_REDIS_URL_HOST_MAX WR_HOST_NAME_MAX /* bytes of a host (an IPv6 host without brackets)  \
-                                                */
-#define WR_REDIS_URL_PATH_MAX      107         /* bytes after unix:// (sun_path without the NUL) */
-#define WR_REDIS_URL_DB_MAX        65535       /* highest database number */
-#define WR_REDIS_URL_USER_MAX      255         /* bytes of a decoded ACL user name */
-#define WR_REDIS_URL_PASSWORD_MAX  511         /* bytes of a decoded password */
-#define WR_REDIS_URL_MASTER_MAX    255         /* bytes of a Sentinel master name */
-#define WR_REDIS_URL_SENTINELS_MAX 16          /* sentinels in one redis-sentinel:// URL */
+#define WR_REDIS_URL_MAX 4096 /* longest URL accepted, bytes */
+#define WR_REDIS_URL_HOST_MAX                                                                      \
+    WR_HOST_NAME_MAX                     /* bytes of a host (an IPv6 host without brackets)        \
+                                          */
+#define WR_REDIS_URL_PATH_MAX      107   /* bytes after unix:// (sun_path without the NUL) */
+#define WR_REDIS_URL_DB_MAX        65535 /* highest database number */
+#define WR_REDIS_URL_USER_MAX      255   /* bytes of a decoded ACL user name */
+#define WR_REDIS_URL_PASSWORD_MAX  511   /* bytes of a decoded password */
+#define WR_REDIS_URL_MASTER_MAX    255   /* bytes of a Sentinel master name */
+#define WR_REDIS_URL_SENTINELS_MAX 16    /* sentinels in one redis-sentinel:// URL */
 
 typedef enum {
     WR_REDIS_URL_TCP = 0,      /* redis:// */
