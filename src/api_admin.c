@@ -312,8 +312,7 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
         size_t blen = evbuffer_get_length(in);
         const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
         json_error_t jerr;
-        /* a key given twice is refused: which one won would be a guess */
-        body = data ? json_loadb(data, blen, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+        body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
         if (!json_is_object(body)) {
             char msg[256] = "body must be a JSON object";
             if (data && !body)

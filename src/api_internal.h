@@ -160,6 +160,15 @@ void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, siz
 /* Answers 500 INTERNAL "out of memory". */
 void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
 
+/*
+ * Parses a request body (len bytes at data, not NUL-terminated) as JSON for
+ * the admin and token routes: NULL when it is not valid JSON, holds a NUL
+ * byte (jansson would skip one after a number), or gives a key twice (which
+ * one won would be a guess); err->text then says why. The caller owns the
+ * result (json_decref).
+ */
+json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err);
+
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */
 void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,

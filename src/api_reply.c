@@ -428,3 +428,12 @@ void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue)
     snprintf(l, sizeof(l), "queue=\"%s\"", queue);
     wr_metrics_inc(a->metrics, name, l, 1);
 }
+
+json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err)
+{
+    if (!data || memchr(data, '\0', len)) {
+        snprintf(err->text, sizeof(err->text), "a NUL byte in the body");
+        return NULL;
+    }
+    return json_loadb(data, len, JSON_REJECT_DUPLICATES, err);
+}

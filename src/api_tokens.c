@@ -313,7 +313,7 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t r
         if (blen > 0) {
             const char *data = (const char *)evbuffer_pullup(in, -1);
             json_error_t jerr;
-            body = data ? json_loadb(data, blen, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+            body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
             if (!json_is_object(body)) {
                 json_decref(body);
                 wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",

@@ -167,7 +167,8 @@ class Conventions(WRTest):
         name = "nj-" + uid("")
         before = self.config(q)
         for body in ["not json", "{\"admitPerSecond\": 5",
-                     "{\"admitPerSecond\": -5, \"admitPerSecond\": 3}"]:
+                     "{\"admitPerSecond\": -5, \"admitPerSecond\": 3}",
+                     "{\"admitPerSecond\": 1\x00}"]:
             with self.subTest(put=body):
                 r = self.c.request("PUT", "/v1/admin/queues/" + name, ADMIN, body)
                 self.assertError(r, 400, "BAD_REQUEST", "admin PUT body %r" % body)
