@@ -35,16 +35,10 @@
  * at the first burn; expired burns are dropped by every burn and every
  * admission tick (burn.lua drops them on each burn).
  *
- * People who stop asking (idleTimeoutSeconds). Each line node carries its
- * user's last join or poll (aux word, centiseconds of the store clock
- * modulo 2^32) and WR_MEMQ_PENDING (flags) for a page join not yet
- * followed by a request. entry updates both in place and removes a user
- * already idle (checked on read); admit first runs a clock sweep - at most
- * WR_MEMQ_IDLE_VISIT_MAX nodes from idle_cursor on, wrapping, so a short
- * line is swept whole every tick - and then takes the first users that
- * are neither pending nor idle. Removals count in abandoned_total. The
- * Redis scripts sweep the same way (HSCAN of a last-seen hash from a
- * cursor); both remove every idle user of a line shorter than the bounds.
+ * People who stop asking (idleTimeoutSeconds). Each line node carries
+ * its user's last join or poll; entry removes a user already idle, admit
+ * first runs a bounded clock sweep (memq_idle.c).
+ *
  * The opening (docs/API.md, "Sale opening"). Before the config's opensAt a
  * new user goes to pre, a second skiplist keyed by a random 62-bit number
  * from the CSPRNG (preQueueShuffle: i.i.d. keys, no ties - a taken key is
@@ -64,8 +58,9 @@
  *
  * Files. This file holds configs, tokens and their heap, the line, entry,
  * leave, admit, stats and the db; the opening and the pre-queue are in
- * memq_open.c, sessions and the burned set in memq_session.c; what they
- * share is in memq_internal.h (wr_memq__*).
+ * memq_open.c, sessions and the burned set in memq_session.c, people who
+ * stop asking (the idle check, removal and sweep) in memq_idle.c; what
+ * they share is in memq_internal.h (wr_memq__*).
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
@@ -296,7 +291,8 @@ wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n)
     return wr_idhash_reserve(q->waiting, n);
 }
 
-static void line_remove(wr_memq_t *q, wr_zsl_node_t *node)
+/* Removes node from the line and the waiting hash; node is freed. */
+void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node)
 {
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
@@ -321,26 +317,6 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
     /* Cannot fail: capacity reserved and the key is new. */
     (void)wr_idhash_put(c->q->tokens, t);
     heap_push(c->q, t);
-}
-
-/* Removes node's user from the line as idle (abandoned_total). */
-static void abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
-{
-    line_remove(q, node);
-    q->abandoned_total++;
-    *dirty = true;
-}
-
-/* Removes pre-queue node as idle (abandoned_total). */
-static void abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
-{
-    size_t len;
-    const char *id = wr_zsl_node_id(node, &len);
-    wr_idhash_del(q->pre_ids, id, len);
-    wr_zsl_delete(q->pre, node);
-    wr_memq__open_settle(q);
-    q->abandoned_total++;
-    *dirty = true;
 }
 
 /*
@@ -382,7 +358,7 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
             break; /* the admission delay (queue.h): nor anyone behind */
         if (wr_memq_idle(q, x, now_us)) {
-            abandon(q, x, dirty); /* leaves the front: the prefix holds */
+            wr_memq__abandon(q, x, dirty); /* leaves the front: the prefix holds */
             passed++;
         } else if (wr_zsl_node_flags(x) & WR_MEMQ_PENDING) {
             prefix = false;
@@ -443,47 +419,6 @@ out:
     return err;
 }
 
-/* ---- people who stop asking (idleTimeoutSeconds) ---------------------- */
-
-bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
-{
-    uint32_t t = q->cfg->cfg.idle_timeout_seconds;
-    return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
-}
-
-/* The clock sweep over one set (the line, or the pre-queue): at most
- * WR_MEMQ_IDLE_VISIT_MAX nodes from *cursor on, wrapping; remove() takes
- * an idle node out. */
-static void sweep_set(wr_memq_t *q, wr_zsl_t *set, int64_t *cursor, int64_t now_us,
-                      void (*remove)(wr_memq_t *, wr_zsl_node_t *, bool *), bool *dirty)
-{
-    uint64_t len = wr_zsl_length(set);
-    uint64_t visits = len < WR_MEMQ_IDLE_VISIT_MAX ? len : WR_MEMQ_IDLE_VISIT_MAX;
-    uint64_t removed = 0;
-    wr_zsl_node_t *x = wr_zsl_first_ge(set, *cursor);
-    if (!x)
-        x = wr_zsl_first(set);
-    for (uint64_t i = 0; x && i < visits && removed < WR_STORE_IDLE_SWEEP_MAX; i++) {
-        wr_zsl_node_t *next = wr_zsl_next(x);
-        if (wr_memq_idle(q, x, now_us)) {
-            remove(q, x, dirty);
-            removed++;
-        }
-        x = next ? next : wr_zsl_first(set); /* wrap to the front */
-    }
-    *cursor = x ? wr_zsl_node_score(x) : 0;
-}
-
-void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
-{
-    if (q->cfg->cfg.idle_timeout_seconds == 0)
-        return;
-    sweep_set(q, q->line, &q->idle_cursor, now_us, abandon, dirty);
-    /* idleTimeoutSeconds applies in the pre-queue too */
-    if (wr_zsl_length(q->pre) > 0)
-        sweep_set(q, q->pre, &q->pre_idle_cursor, now_us, abandon_pre, dirty);
-}
-
 /* ---- operations ------------------------------------------------------ */
 
 /* A new arrival's score: max(wall_us, last_score + 1), strictly
@@ -504,7 +439,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         wr_memq__open_begin(q, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n && wr_memq_idle(q, n, now_us)) {
-        abandon(q, n, dirty); /* checked on read: asking late does not revive */
+        wr_memq__abandon(q, n, dirty); /* checked on read: asking late does not revive */
         n = NULL;
     }
     e->head_due_us = e->own_due_us = -1;
@@ -521,7 +456,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     }
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
     if (p && wr_memq_idle(q, p, now_us)) {
-        abandon_pre(q, p, dirty); /* idleTimeoutSeconds applies in the pre-queue too */
+        wr_memq__abandon_pre(q, p, dirty); /* idleTimeoutSeconds applies in the pre-queue too */
         p = NULL;
     }
     if (p) {
@@ -616,7 +551,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     }
     bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
     if (n)
-        line_remove(q, n);
+        wr_memq__line_remove(q, n);
     else if (t)
         token_drop(q, t);
     else

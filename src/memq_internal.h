@@ -9,6 +9,8 @@
  *                   the line
  *   memq_session.c  sessions (sessionSeconds) and the burned set of
  *                   spent fail-open passes
+ *   memq_idle.c     people who stop asking (idleTimeoutSeconds): the
+ *                   idle check, the removal of idle users, the sweep
  * Names shared between these files are wr_memq__*; file statics are
  * unprefixed (STYLE.md). None of them does I/O or reads a clock.
  */
@@ -41,6 +43,10 @@ wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, 
 void wr_memq__heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t);
 /* Removes t (in the heap) and decrements *n; t is not freed. */
 void wr_memq__heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t);
+
+/* Removes node (in the line) and its user from waiting; node is freed.
+ * (memq.c) */
+void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node);
 
 /* ---- memq_open.c ---- */
 
@@ -84,5 +90,15 @@ bool wr_memq__session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t n
 
 /* Frees the burned set (hash and heap) of q. */
 void wr_memq__burned_free(wr_memq_t *q);
+
+/* ---- memq_idle.c ---- */
+
+/* Removes line node as idle: out of the line, counted in abandoned_total;
+ * sets *dirty. */
+void wr_memq__abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+/* Removes pre-queue node as idle (abandoned_total), ending an opening
+ * that it leaves with nobody to move; sets *dirty. */
+void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
 
 #endif
