@@ -535,9 +535,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
 {
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
     if (p) {
-        wr_idhash_del(q->pre_ids, user, ulen);
-        wr_zsl_delete(q->pre, p);
-        wr_memq__open_settle(q);
+        wr_memq__pre_remove(q, p);
         (void)wr_memq__session_end(q, user, ulen, now_us, dirty);
         q->left_total++;
         *dirty = true;

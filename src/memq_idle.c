@@ -37,11 +37,7 @@ void wr_memq__abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
 /* Removes pre-queue node as idle (abandoned_total). */
 void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
 {
-    size_t len;
-    const char *id = wr_zsl_node_id(node, &len);
-    wr_idhash_del(q->pre_ids, id, len);
-    wr_zsl_delete(q->pre, node);
-    wr_memq__open_settle(q);
+    wr_memq__pre_remove(q, node);
     q->abandoned_total++;
     *dirty = true;
 }

@@ -65,6 +65,11 @@ void wr_memq__open_begin(wr_memq_t *q, bool *dirty);
 /* Ends the opening once nobody is left to move in pre. */
 void wr_memq__open_settle(wr_memq_t *q);
 
+/* Removes node (in pre) and its user from pre_ids, the node freed, and
+ * ends an opening that this leaves with nobody to move (leave, and the
+ * idle removal). */
+void wr_memq__pre_remove(wr_memq_t *q, wr_zsl_node_t *node);
+
 /* People not yet moved from pre: they count in waiting while the opening
  * runs; 0 when no opening is in progress. */
 uint64_t wr_memq__pending(const wr_memq_t *q);

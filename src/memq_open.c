@@ -66,6 +66,15 @@ void wr_memq__open_settle(wr_memq_t *q)
     }
 }
 
+void wr_memq__pre_remove(wr_memq_t *q, wr_zsl_node_t *node)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(q->pre_ids, id, len);
+    wr_zsl_delete(q->pre, node);
+    wr_memq__open_settle(q);
+}
+
 void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved)
 {
     q->open_base = base;
