@@ -56,11 +56,12 @@
  * pre is empty (a leave may empty it too). Joins during the opening go to
  * the line (a new opensAt set meanwhile takes effect after it).
  *
- * Files. This file holds configs, tokens and their heap, the line, entry,
- * leave, admit, stats and the db; the opening and the pre-queue are in
- * memq_open.c, sessions and the burned set in memq_session.c, people who
- * stop asking (the idle check, removal and sweep) in memq_idle.c; what
- * they share is in memq_internal.h (wr_memq__*).
+ * Files. This file holds tokens and their heap, the line, entry, leave,
+ * admit and stats; the opening and the pre-queue are in memq_open.c,
+ * sessions and the burned set in memq_session.c, people who stop asking
+ * (the idle check, removal and sweep) in memq_idle.c, configs and the db
+ * of queues in memq_db.c; what they share is in memq_internal.h
+ * (wr_memq__*).
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
@@ -71,47 +72,10 @@
 
 #include "crypto.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- configs ----------------------------------------------------------- */
-
-static wr_memq_cfg_t *cfg_new(const wr_queue_config_t *cfg)
-{
-    wr_memq_cfg_t *c = malloc(sizeof *c);
-    if (!c)
-        return NULL;
-    c->refs = 1;
-    c->cfg = *cfg;
-    return c;
-}
-
-wr_memq_cfg_t *wr_memq_cfg_ref(wr_memq_cfg_t *c)
-{
-    c->refs++;
-    return c;
-}
-
-void wr_memq_cfg_unref(wr_memq_cfg_t *c)
-{
-    if (c && --c->refs == 0)
-        free(c);
-}
-
 /* ---- tokens and the expiry heap ------------------------------------- */
-
-static const char *node_key(const void *item, size_t *len)
-{
-    return wr_zsl_node_id(item, len);
-}
-
-static const char *token_key(const void *item, size_t *len)
-{
-    const wr_memq_token_t *t = item;
-    *len = t->idlen;
-    return t->id;
-}
 
 wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
 {
@@ -635,7 +599,7 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
     return WR_OK;
 }
 
-/* ---- queues ---------------------------------------------------------- */
+/* ---- stats ---------------------------------------------------------- */
 
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
@@ -651,148 +615,4 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->released_total = q->released_total;
     st->sessions_expired_total = q->sessions_expired_total;
     st->abandoned_total = q->abandoned_total;
-}
-
-static void queue_free(wr_memq_t *q)
-{
-    if (!q)
-        return;
-    wr_memq__burned_free(q);
-    for (size_t i = 0; i < q->heap_n; i++)
-        free(q->heap[i]);
-    free(q->heap);
-    for (size_t i = 0; i < q->sess_n; i++)
-        free(q->sess_heap[i]);
-    free(q->sess_heap);
-    wr_idhash_free(q->sessions);
-    wr_idhash_free(q->tokens);
-    wr_idhash_free(q->waiting);
-    wr_zsl_free(q->line);
-    wr_idhash_free(q->pre_ids);
-    wr_zsl_free(q->pre);
-    wr_memq_cfg_unref(q->cfg);
-    free(q);
-}
-
-static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *cfg)
-{
-    wr_memq_t *q = calloc(1, sizeof *q);
-    if (!q)
-        return NULL;
-    snprintf(q->name, sizeof q->name, "%s", name);
-    q->line = wr_zsl_new(wr_rng_next(&db->rng));
-    q->waiting = wr_idhash_new(node_key);
-    q->tokens = wr_idhash_new(token_key);
-    q->sessions = wr_idhash_new(token_key);
-    q->pre = wr_zsl_new(wr_rng_next(&db->rng));
-    q->pre_ids = wr_idhash_new(node_key);
-    if (!q->line || !q->waiting || !q->tokens || !q->sessions || !q->pre || !q->pre_ids) {
-        queue_free(q);
-        return NULL;
-    }
-    q->cfg = cfg;
-    q->budget.last_tick = -1;
-    q->budget.carry_micro = 0;
-    return q;
-}
-
-/* Index where name is or would be inserted; *found set. */
-static size_t queue_index(const wr_memq_db_t *db, const char *name, bool *found)
-{
-    size_t lo = 0, hi = db->nq;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(db->queues[mid]->name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
-}
-
-wr_memq_t *wr_memq_db_find(const wr_memq_db_t *db, const char *name)
-{
-    bool found;
-    size_t i = queue_index(db, name, &found);
-    return found ? db->queues[i] : NULL;
-}
-
-static wr_err_t queue_insert(wr_memq_db_t *db, wr_memq_t *q)
-{
-    bool found;
-    size_t i = queue_index(db, q->name, &found);
-    if (found)
-        return WR_EINVAL;
-    if (db->nq == db->capq) {
-        size_t cap = db->capq ? db->capq * 2 : 8;
-        wr_memq_t **a = realloc(db->queues, cap * sizeof *a);
-        if (!a)
-            return WR_ENOMEM;
-        db->queues = a;
-        db->capq = cap;
-    }
-    memmove(&db->queues[i + 1], &db->queues[i], (db->nq - i) * sizeof *db->queues);
-    db->queues[i] = q;
-    db->nq++;
-    return WR_OK;
-}
-
-wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
-                               wr_memq_t **out)
-{
-    wr_memq_cfg_t *c = cfg_new(cfg);
-    if (!c)
-        return WR_ENOMEM;
-    wr_memq_t *q = wr_memq_db_find(db, name);
-    if (q) {
-        /* Tick indices of another tick length are not comparable. */
-        if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
-            q->budget.last_tick = -1;
-            q->budget.carry_micro = 0;
-        }
-        wr_memq_cfg_unref(q->cfg);
-        q->cfg = c;
-    } else {
-        q = queue_new(db, name, c);
-        if (!q) {
-            wr_memq_cfg_unref(c);
-            return WR_ENOMEM;
-        }
-        wr_err_t err = queue_insert(db, q);
-        if (err != WR_OK) {
-            queue_free(q);
-            return err;
-        }
-    }
-    q->version++;
-    if (out)
-        *out = q;
-    return WR_OK;
-}
-
-wr_err_t wr_memq_db_delete(wr_memq_db_t *db, const char *name)
-{
-    bool found;
-    size_t i = queue_index(db, name, &found);
-    if (!found)
-        return WR_ENOTFOUND;
-    queue_free(db->queues[i]);
-    memmove(&db->queues[i], &db->queues[i + 1], (db->nq - i - 1) * sizeof *db->queues);
-    db->nq--;
-    return WR_OK;
-}
-
-void wr_memq_db_clear(wr_memq_db_t *db)
-{
-    for (size_t i = 0; i < db->nq; i++)
-        queue_free(db->queues[i]);
-    free(db->queues);
-    db->queues = NULL;
-    db->nq = db->capq = 0;
 }

@@ -3,8 +3,10 @@
  * else includes.
  *
  * The memq module (the embedded store's queue model) is in these files:
- *   memq.c          configs, tokens and their heap, the line, entry,
- *                   leave, admit, stats, the db of queues
+ *   memq.c          tokens and their heap, the line, entry, leave,
+ *                   admit, stats
+ *   memq_db.c       configs, a queue's creation and freeing, the db of
+ *                   queues
  *   memq_open.c     the sale opening: the pre-queue and its move into
  *                   the line
  *   memq_session.c  sessions (sessionSeconds) and the burned set of
