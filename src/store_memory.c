@@ -9,8 +9,11 @@
  * their expiry sweeps where the Redis scripts sweep theirs - are the queue
  * model, memq.h (pure; no libevent). The snapshot file is mem_snapshot.h
  * (file I/O; no libevent). This file is the store interface over them:
- * argument checks, clocks, deferred callbacks, the snapshot timer and its
- * forked writer. queue_get/list sweep here; config_put sweeps nothing.
+ * argument checks, clocks, deferred callbacks, open and close; the
+ * snapshot timer and its forked writer are store_memory_snap.c, and what
+ * the two files share is store_memory_internal.h (struct mstore,
+ * wr_store_memory__*). queue_get/list sweep here; config_put sweeps
+ * nothing.
  * A poll changes what a snapshot holds (the user's last-seen time), so it
  * marks the state dirty like a join.
  *
@@ -29,12 +32,11 @@
  * callback returns even when the queue is changed or deleted meanwhile.
  * close() delivers pending items synchronously with WR_ECANCELED.
  *
- * Persistence (data_dir). A snapshot file holds everything; it is
- * written atomically every snapshot_interval_ms when something changed -
- * by a forked child, so the loop never waits for the disk - and in process
- * on close (after the child, if any, is done), and loaded at open. A
- * corrupt or unreadable file fails open() with WR_EIO and a log line
- * naming the problem.
+ * Persistence (data_dir). A snapshot file holds everything; it is loaded
+ * at open, and written atomically every snapshot_interval_ms when
+ * something changed - by a forked child - and in process on close
+ * (store_memory_snap.c). A corrupt or unreadable file fails open() with
+ * WR_EIO and a log line naming the problem.
  *
  * Ownership. The store owns the db (queues, nodes, tokens, configs - the
  * configs shared with pending items by reference count) and the items.
@@ -42,27 +44,21 @@
  * returns.
  */
 #include "store_memory.h"
+#include "store_memory_internal.h"
 
-#include <errno.h>
 #include <event2/event.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "ids.h"
-#include "log.h"
 #include "mem_snapshot.h"
 #include "memq.h"
 
 #define SNAP_DEFAULT_MS 2000u
 #define ITEM_CACHE_MAX  256
 #define MICRO           1000000LL
-#define CHILD_WAIT_MS   60000 /* longest wait for a snapshot child at close */
 
 /* ---- types ----------------------------------------------------------- */
 
@@ -98,37 +94,12 @@ typedef struct item {
     } res;
 } item_t;
 
-typedef struct mstore {
-    wr_store_t base;
-    struct event_base *evbase;
-    struct event *ev_defer;
-    struct event *ev_snap;
-    struct event *ev_reap; /* polls for the snapshot child's exit (no zombie) */
-    item_t *head, *tail;
-    size_t pending;
-    item_t *cache; /* free items for reuse */
-    size_t cache_n;
-    bool draining, closing, free_after_drain;
-
-    wr_memq_db_t db; /* the queues and the secret */
-
-    int64_t mono_offset_us; /* wall - monotonic at open */
-    int64_t debug_offset_us;
-    int64_t test_clock_us; /* > 0: fixed test clock */
-
-    char *data_dir;
-    int lock_fd;    /* DIR/waitroom.lock, flock'ed: one process per data dir */
-    pid_t snap_pid; /* background snapshot child, 0 = none */
-    uint32_t snap_ms;
-    bool dirty;
-} mstore_t;
-
 static const wr_store_ops_t memory_ops;
 
 /* ---- clocks ---------------------------------------------------------- */
 
 /* Token and tick clock: monotonic, in wall-clock microseconds. */
-static int64_t now_us(const mstore_t *s)
+int64_t wr_store_memory__now_us(const mstore_t *s)
 {
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
@@ -294,7 +265,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         it->has_res = true;
         goto out;
     }
-    int64_t now = now_us(s);
+    int64_t now = wr_store_memory__now_us(s);
     it->err =
         wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
@@ -333,7 +304,7 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     it->cb.done = cb;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     if (q)
-        it->err = wr_memq_leave(q, user, strlen(user), now_us(s), &s->dirty);
+        it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
     else
         it->err = WR_ENOTFOUND;
     item_enqueue(s, it);
@@ -353,7 +324,7 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         it->err = WR_ENOTFOUND;
         goto out;
     }
-    int64_t now = now_us(s);
+    int64_t now = wr_store_memory__now_us(s);
     it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits,
                             &it->res.admit.opening_moved, &it->res.admit.opening_left, &s->dirty);
     wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
@@ -393,11 +364,11 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
     else if (mode == T_RELEASE)
-        it->err = wr_memq_release(q, user, strlen(user), jti, now_us(s), &it->res.token.reason,
-                                  &s->dirty);
+        it->err = wr_memq_release(q, user, strlen(user), jti, wr_store_memory__now_us(s),
+                                  &it->res.token.reason, &s->dirty);
     else
-        it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME, now_us(s),
-                                    &it->res.token.reason, &s->dirty);
+        it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME,
+                                    wr_store_memory__now_us(s), &it->res.token.reason, &s->dirty);
 out:
     item_enqueue(s, it);
     return WR_OK;
@@ -438,7 +409,7 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
         goto out;
     }
     it->has_res = true;
-    it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, now_us(s),
+    it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, wr_store_memory__now_us(s),
                            &it->res.token.reason, &s->dirty);
 out:
     item_enqueue(s, it);
@@ -474,7 +445,7 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
     if (!q) {
         it->err = WR_ENOTFOUND;
     } else {
-        wr_memq_sweep(q, now_us(s), &s->dirty);
+        wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
         memcpy(it->name, q->name, sizeof it->name);
         it->cfg = wr_memq_cfg_ref(q->cfg);
         it->res.info.name = it->name;
@@ -506,7 +477,7 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
         item_release(s, it);
         return WR_ENOMEM;
     }
-    int64_t now = now_us(s);
+    int64_t now = wr_store_memory__now_us(s);
     for (size_t i = 0; i < s->db.nq; i++) {
         wr_memq_t *q = s->db.queues[i];
         wr_memq_sweep(q, now, &s->dirty);
@@ -581,116 +552,6 @@ static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
     return WR_OK;
 }
 
-/* ---- snapshots (mem_snapshot.h) ---------------------------------------- */
-
-/* Writes a snapshot in process; a written state is clean. */
-static wr_err_t write_snapshot(mstore_t *s)
-{
-    wr_err_t err = wr_mem_snapshot_write(&s->db, s->data_dir, now_us(s));
-    if (err == WR_OK)
-        s->dirty = false;
-    return err;
-}
-
-/* Collects the background snapshot child, if any; block = wait for it.
- * A failed child marks the state dirty again, so the next round retries. */
-static void reap_child(mstore_t *s, bool block)
-{
-    if (s->snap_pid <= 0)
-        return;
-    int status = 0;
-    pid_t r;
-    /* Blocking waits are bounded: a child still not done after
-     * CHILD_WAIT_MS (a 10M-user snapshot takes about 1 s) is killed and the
-     * caller writes in process. */
-    for (int waited = 0;; waited += 10) {
-        r = waitpid(s->snap_pid, &status, WNOHANG);
-        if (r != 0 && !(r < 0 && errno == EINTR))
-            break;
-        if (r == 0 && (!block || waited >= CHILD_WAIT_MS)) {
-            if (!block)
-                return; /* still writing */
-            wr_warn("store memory: snapshot child %ld hangs; killing it", (long)s->snap_pid);
-            kill(s->snap_pid, SIGKILL);
-            while ((r = waitpid(s->snap_pid, &status, 0)) < 0 && errno == EINTR)
-                ;
-            break;
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        /* r < 0: reaped elsewhere (SIGCHLD ignored); the outcome is unknown */
-        if (r >= 0)
-            wr_warn("store memory: background snapshot failed; will retry");
-        s->dirty = true;
-    }
-    s->snap_pid = 0;
-}
-
-/* Collects the snapshot child soon after it exits rather than at the next
- * snapshot round, so no exited child lingers as a zombie for seconds. */
-static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    mstore_t *s = arg;
-    reap_child(s, false);
-    if (s->snap_pid > 0 && !s->closing) {
-        struct timeval tv = {0, 100 * 1000};
-        evtimer_add(s->ev_reap, &tv);
-    }
-}
-
-/*
- * Periodic snapshot, in a forked child: the child writes the state as it
- * was at fork() (copy-on-write) while the loop goes on serving, so a long
- * line does not stall every request for the length of a write (about
- * 0.15 s per million users). At most one child at a time; without fork,
- * the snapshot is written in process.
- */
-static void on_snap_timer(evutil_socket_t fd, short what, void *arg)
-{
-    mstore_t *s = arg;
-    reap_child(s, false);
-    if (!s->dirty || s->closing || s->snap_pid > 0)
-        return;
-    wr_crypto_sha256_t *md = wr_mem_snapshot_digest_new();
-    if (!md)
-        return; /* retried next round: still dirty */
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* The child shares libevent's signal socket: a SIGTERM to the whole
-         * process group must reach the parent once, not twice (the second
-         * would skip its graceful drain). The child just writes and exits. */
-        sigset_t all;
-        sigfillset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        _exit(wr_mem_snapshot_write_md(&s->db, s->data_dir, now_us(s), md) == WR_OK ? 0 : 1);
-    }
-    wr_crypto_sha256_free(md);
-    if (pid < 0) {
-        wr_warn("store memory: fork for snapshot: %s; writing in process", strerror(errno));
-        (void)write_snapshot(s);
-        return;
-    }
-    s->snap_pid = pid;
-    s->dirty = false;
-    struct timeval tv = {0, 100 * 1000};
-    evtimer_add(s->ev_reap, &tv);
-}
-
-wr_err_t wr_store_memory_snapshot(wr_store_t *base)
-{
-    if (!base || base->ops != &memory_ops)
-        return WR_EINVAL;
-    mstore_t *s = (mstore_t *)base;
-    if (!s->data_dir)
-        return WR_OK;
-    reap_child(s, true); /* one writer of the temp file at a time */
-    return write_snapshot(s);
-}
-
 /* ---- open / close ---------------------------------------------------- */
 
 static void store_free(mstore_t *s)
@@ -703,10 +564,7 @@ static void store_free(mstore_t *s)
     }
     if (s->ev_defer)
         event_free(s->ev_defer);
-    if (s->ev_snap)
-        event_free(s->ev_snap);
-    if (s->ev_reap)
-        event_free(s->ev_reap);
+    wr_store_memory__snap_free(s);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* releases the flock */
     free(s->data_dir);
@@ -719,13 +577,7 @@ static void mem_close(wr_store_t *base)
     if (s->closing)
         return;
     s->closing = true;
-    if (s->ev_snap)
-        event_del(s->ev_snap);
-    if (s->ev_reap)
-        event_del(s->ev_reap);
-    reap_child(s, true);
-    if (s->data_dir && s->dirty)
-        (void)write_snapshot(s);
+    wr_store_memory__snap_close(s);
     while (s->head) {
         item_t *it = s->head;
         s->head = it->next;
@@ -794,16 +646,11 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         err = wr_mem_snapshot_lock_dir(s->data_dir, &s->lock_fd);
         if (err != WR_OK)
             goto out;
-        err = wr_mem_snapshot_load(&s->db, s->data_dir, now_us(s));
+        err = wr_mem_snapshot_load(&s->db, s->data_dir, wr_store_memory__now_us(s));
         if (err != WR_OK)
             goto out;
-        err = WR_ENOMEM;
-        s->ev_snap = event_new(base, -1, EV_PERSIST, on_snap_timer, s);
-        s->ev_reap = evtimer_new(base, on_reap_timer, s);
-        if (!s->ev_snap || !s->ev_reap)
-            goto out;
-        struct timeval tv = wr_clock_tv_ms(s->snap_ms);
-        if (event_add(s->ev_snap, &tv) != 0)
+        err = wr_store_memory__snap_start(s);
+        if (err != WR_OK)
             goto out;
     }
     *out = &s->base;
@@ -812,4 +659,11 @@ out:
     s->closing = true;
     store_free(s);
     return err;
+}
+
+wr_err_t wr_store_memory_snapshot(wr_store_t *base)
+{
+    if (!base || base->ops != &memory_ops)
+        return WR_EINVAL;
+    return wr_store_memory__snap_now((mstore_t *)base);
 }
