@@ -13,34 +13,19 @@
 set -euo pipefail
 kind=${1:-redis}; users=${2:-200000}; secs=${3:-8}; conns=${4:-64}
 bin=${WAITROOMD:-build/waitroomd}
-work=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 store=memory; rpid=
 if [ "$kind" = redis ]; then
-  rp=$(freeport)
-  redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
-  rpid=$!; pids+=("$rpid")
-  for _ in $(seq 50); do redis-cli -p "$rp" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  start_redis
   store=redis://127.0.0.1:$rp
 fi
 calls() { # script calls Redis has run so far (0 for the embedded store)
   [ -n "$rpid" ] || { echo 0; return; }
   redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'
 }
-"$bin" --listen 127.0.0.1:0 --store "$store" --admin-key cpukey --identity header:X-User-Id \
-  >"$work/wr.out" 2>"$work/wr.err" &
-wpid=$!; pids+=("$wpid")
-for _ in $(seq 100); do grep -q "listening on" "$work/wr.out" && break; sleep 0.1; done
-wp=$(grep -m1 "listening on" "$work/wr.out" | sed 's/.*://')
-sleep 0.3
-curl -sf -X PUT -H 'Authorization: Bearer cpukey' -H 'Content-Type: application/json' \
-  -d '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}' \
-  "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
+start_waitroomd "$store" '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}'
 waiting() { curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
   python3 -c 'import json,sys;print(json.load(sys.stdin)["stats"]["waiting"])'; }
 

@@ -15,25 +15,11 @@
 # the queue config (no idle sweep; only for builds that know the field).
 set -euo pipefail
 bin=${WAITROOMD:-build/waitroomd}; secs=${1:-8}; conns=${2:-64}
-work=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
-rp=$(freeport)
-redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
-rpid=$!; pids+=("$rpid")
-for _ in $(seq 50); do redis-cli -p "$rp" ping >/dev/null 2>&1 && break; sleep 0.1; done
-"$bin" --listen 127.0.0.1:0 --store "redis://127.0.0.1:$rp" --admin-key cpukey \
-  --identity header:X-User-Id >"$work/wr.out" 2>"$work/wr.err" &
-wpid=$!; pids+=("$wpid")
-for _ in $(seq 100); do grep -q "listening on" "$work/wr.out" && break; sleep 0.1; done
-wp=$(grep -m1 "listening on" "$work/wr.out" | sed 's/.*://')
-sleep 0.3
-curl -sf -X PUT -H 'Authorization: Bearer cpukey' -H 'Content-Type: application/json' \
-  -d "{\"enabled\":true,\"paused\":true,\"admitPerSecond\":1,\"maxQueueSize\":0${IDLE0:+,\"idleTimeoutSeconds\":0}}" \
-  "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+start_redis
+start_waitroomd "redis://127.0.0.1:$rp" \
+  "{\"enabled\":true,\"paused\":true,\"admitPerSecond\":1,\"maxQueueSize\":0${IDLE0:+,\"idleTimeoutSeconds\":0}}"
 stat() { redis-cli -p "$rp" info commandstats | awk -F'[=,:]' -v f="$1" '/^cmdstat_eval(sha)?:/ {n += $f} END {print n + 0}'; }
 mem() { redis-cli -p "$rp" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }
 us() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / $3, 2))"; }

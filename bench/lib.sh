@@ -1,0 +1,36 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # sets variables for, and reads bin of, the script
+# bench/lib.sh - what the bench scripts share, sourced (after set -euo
+# pipefail) by cpu_per_join.sh and redis_batch_probe.sh: a temp dir $work
+# removed at exit with every process started here (pids), free ports, a
+# process's CPU ticks, and the start of redis-server and of waitroomd
+# (${bin}) with the queue "bench".
+
+work=$(mktemp -d); pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# start_redis: a redis-server without persistence on a free port, ready
+# for commands; sets rp (its port) and rpid.
+start_redis() {
+  rp=$(freeport)
+  redis-server --port "$rp" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
+  rpid=$!; pids+=("$rpid")
+  for _ in $(seq 50); do redis-cli -p "$rp" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+# start_waitroomd STORE CONFIG: $bin on a free port (admin key cpukey,
+# identity header X-User-Id, logs in $work/wr.out and wr.err), then CONFIG
+# (JSON) put as the config of queue "bench"; sets wpid and wp (its port).
+start_waitroomd() {
+  "$bin" --listen 127.0.0.1:0 --store "$1" --admin-key cpukey --identity header:X-User-Id \
+    >"$work/wr.out" 2>"$work/wr.err" &
+  wpid=$!; pids+=("$wpid")
+  for _ in $(seq 100); do grep -q "listening on" "$work/wr.out" && break; sleep 0.1; done
+  wp=$(grep -m1 "listening on" "$work/wr.out" | sed 's/.*://')
+  sleep 0.3
+  curl -sf -X PUT -H 'Authorization: Bearer cpukey' -H 'Content-Type: application/json' \
+    -d "$2" "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
+}
