@@ -379,11 +379,13 @@ end
 -- The queue's config as entry() needs it, or nil when there is no queue:
 -- {version (number), json ('' when known, the caller's cached version, is
 -- current), enabled, max (maxQueueSize, 0 = none), idle (T in us)}, and
--- what entry() keeps for the rest of the call: waiting (the line's length)
--- and last (state's lastScore), read at most once and kept up to date with
--- entry()'s own writes; now (Redis TIME, read at most once: the requests
--- of one call are one instant, as the script is atomic), swept (the token
--- sweep ran at now) and I (idle_lib(), made at most once).
+-- what entry() keeps for the rest of the call: waiting (the line's length),
+-- head (the arrival score of the first of the line) and last (state's
+-- lastScore), each read at most once and kept up to date with entry()'s own
+-- writes; dirty (last is newer than state's lastScore: entry_flush() writes
+-- it once, at the end of the call); now (Redis TIME, read at most once: the
+-- requests of one call are one instant, as the script is atomic), swept (the
+-- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
     'opensAt', 'shuffle', 'preq')
@@ -398,6 +400,16 @@ local function entry_config(known)
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
     shuffle = cfg[6] ~= '0', preq = cfg[7] == '1'}
+end
+
+-- Writes the last score joins gave (see entry_config) to state, once per
+-- call instead of once per join. entry.lua and entry_batch.lua call it
+-- last; entry() calls it before anything that reads lastScore from state.
+local function entry_flush(c)
+  if c.dirty then
+    redis.call('HSET', K_STATE, 'lastScore', fmt(c.last))
+    c.dirty = false
+  end
 end
 
 -- The line's length (see entry_config).
@@ -444,7 +456,9 @@ local function entry(c, user, mode, key)
   local now, I = c.now, c.I
   local opening, base, total, moved, left = false, 0, 0, 0, 0
   if c.preq then
-    -- the opening may begin here (it moves lastScore): read it afresh
+    -- the opening may begin here (it reads and moves lastScore): write
+    -- ours first, read it afresh after
+    entry_flush(c)
     opening, base, total, moved = open_begin(c.opens_at, now)
     left = opening and redis.call('ZCARD', K_PRE) or 0
     c.last = nil
@@ -453,7 +467,7 @@ local function entry(c, user, mode, key)
   if rank then
     if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
       I.abandon({user}) -- checked on read: asking late does not revive
-      c.waiting = nil
+      c.waiting, c.head = nil, nil
     else
       I.seen_set(user, now, false)
       if opening and tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
@@ -515,8 +529,7 @@ local function entry(c, user, mode, key)
       redis.call('ZADD', K_PRE, 'NX', key, user)
     else
       redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
-      redis.call('HSET', K_STATE, 'lastScore', fmt(score))
-      c.last = score
+      c.last, c.dirty = score, true
     end
     I.seen_set(user, now, mode == '2')
     redis.call('HSET', K_CONFIG, 'preq', '1')
@@ -524,11 +537,17 @@ local function entry(c, user, mode, key)
     return 4, 0, 0, '', 0, 0
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-  c.waiting, c.last = waiting + 1, score
+  c.waiting, c.last, c.dirty = waiting + 1, score, true
   I.seen_set(user, now, mode == '2')
-  redis.call('HSET', K_STATE, 'lastScore', fmt(score))
-  rank = redis.call('ZRANK', K_WAITING, user)
-  local head = redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')
-  return 1, rank + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(tonumber(head[2]), now),
+  -- The newcomer is the last of the line: every score in it is at most
+  -- lastScore (joins and the opening's moves both keep that), and score is
+  -- above it. So the rank is the old length, and the head only changes
+  -- when the line was empty (no ZRANK, no ZRANGE per join).
+  if waiting == 0 then
+    c.head = score
+  elseif not c.head then
+    c.head = tonumber(redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')[2])
+  end
+  return 1, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, now),
     admit_due(score, now)
 end
