@@ -21,4 +21,5 @@ if not c then
   return {-1, 0, '', 0, 0, '', 0, 0, -1, -1}
 end
 local kind, position, waiting, jti, iat, exp, head_due, own_due = entry(c, ARGV[1], ARGV[3], ARGV[4])
+entry_flush(c)
 return {kind, c.version, c.json, position, waiting, jti, iat, exp, head_due or -1, own_due or -1}

@@ -57,4 +57,7 @@ for i = 2, #ARGV - 2, 3 do
     end
   end
 end
+if c then
+  entry_flush(c)
+end
 return out

@@ -379,11 +379,13 @@ end
 -- The queue's config as entry() needs it, or nil when there is no queue:
 -- {version (number), json ('' when known, the caller's cached version, is
 -- current), enabled, max (maxQueueSize, 0 = none), idle (T in us)}, and
--- what entry() keeps for the rest of the call: waiting (the line's length)
--- and last (state's lastScore), read at most once and kept up to date with
--- entry()'s own writes; now (Redis TIME, read at most once: the requests
--- of one call are one instant, as the script is atomic), swept (the token
--- sweep ran at now) and I (idle_lib(), made at most once).
+-- what entry() keeps for the rest of the call: waiting (the line's length),
+-- head (the arrival score of the first of the line) and last (state's
+-- lastScore), each read at most once and kept up to date with entry()'s own
+-- writes; dirty (last is newer than state's lastScore: entry_flush() writes
+-- it once, at the end of the call); now (Redis TIME, read at most once: the
+-- requests of one call are one instant, as the script is atomic), swept (the
+-- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
     'opensAt', 'shuffle', 'preq')
@@ -398,6 +400,16 @@ local function entry_config(known)
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
     shuffle = cfg[6] ~= '0', preq = cfg[7] == '1'}
+end
+
+-- Writes the last score joins gave (see entry_config) to state, once per
+-- call instead of once per join. entry.lua and entry_batch.lua call it
+-- last; entry() calls it before anything that reads lastScore from state.
+local function entry_flush(c)
+  if c.dirty then
+    redis.call('HSET', K_STATE, 'lastScore', fmt(c.last))
+    c.dirty = false
+  end
 end
 
 -- The line's length (see entry_config).
@@ -422,6 +434,71 @@ end
 --   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
 --   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, -2 line full (waiting),
 --   -3 not in queue.
+-- Reads the clock (see entry_config) when this call has not yet.
+local function entry_clock(c)
+  if not c.now then
+    c.now, c.I = now_us(), idle_lib()
+    c.idle = c.I.idle_us(c.idle_sec)
+  end
+end
+
+-- The last arrival score given (state's lastScore; see entry_config), or
+-- nil when state holds something that is not a number.
+local function entry_last(c)
+  if not c.last then
+    c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  end
+  return c.last
+end
+
+-- The arrival score a join at c.now gets: now, or just above the last one
+-- given, so scores only grow. Raises an error when lastScore is not a
+-- number (entry_last).
+local function entry_score(c)
+  local last = entry_last(c)
+  if not last then
+    error('state lastScore is not a number')
+  end
+  if c.now <= c.last then
+    return c.last + 1
+  end
+  return c.now
+end
+
+-- The user's live token (jti, iat_us, exp_us), or nil. Expires tokens
+-- first, once per call (at the same now, a second sweep finds nothing).
+local function entry_token(c, user)
+  if not c.swept then
+    expire_tokens(c.now)
+    c.swept = true
+  end
+  local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
+  if jti and exp > c.now then
+    return jti, iat, exp
+  end
+  return nil
+end
+
+-- After user was added to the line at score (waiting: the line's length
+-- before; left: people of a running opening still to move): keeps c up to
+-- date, records the last-seen time, and returns entry()'s WAITING answer
+-- with the two admission dues.
+local function entry_added(c, user, mode, score, waiting, left)
+  c.waiting, c.last, c.dirty = waiting + 1, score, true
+  c.I.seen_set(user, c.now, mode == '2')
+  -- The newcomer is the last of the line: every score in it is at most
+  -- lastScore (joins and the opening's moves both keep that), and score is
+  -- above it. So the rank is the old length, and the head only changes
+  -- when the line was empty (no ZRANK, no ZRANGE per join).
+  if waiting == 0 then
+    c.head = score
+  elseif not c.head then
+    c.head = tonumber(redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')[2])
+  end
+  return 1, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, c.now),
+    admit_due(score, c.now)
+end
+
 local function entry(c, user, mode, key)
   if not c.enabled then
     return 3, 0, 0, '', 0, 0
@@ -432,19 +509,40 @@ local function entry(c, user, mode, key)
   -- path, with the clock.
   local rank
   if not c.preq then
+    if mode == '1' or mode == '2' then
+      -- A join, most often of a newcomer: ZADD NX first (one call where
+      -- ZRANK, then ZADD, were two); it adds nobody already in line (0:
+      -- the general path below answers them). A line that is full, a
+      -- queue whose pre-queue has not opened yet, or a lastScore that is
+      -- not a number (only a newcomer's join fails then) takes the
+      -- general path.
+      entry_clock(c)
+      local waiting = entry_waiting(c)
+      if (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
+        and entry_last(c) then
+        local score = entry_score(c)
+        if redis.call('ZADD', K_WAITING, 'NX', fmt(score), user) == 1 then
+          local jti, iat, exp = entry_token(c, user)
+          if jti then
+            redis.call('ZREM', K_WAITING, user) -- admitted: not lined up again
+            return 2, 0, 0, jti, iat, exp
+          end
+          return entry_added(c, user, mode, score, waiting, 0)
+        end
+      end
+    end
     rank = redis.call('ZRANK', K_WAITING, user)
     if rank and mode == '3' then
       return 1, rank + 1, entry_waiting(c), '', 0, 0
     end
   end
-  if not c.now then
-    c.now, c.I = now_us(), idle_lib()
-    c.idle = c.I.idle_us(c.idle_sec)
-  end
+  entry_clock(c)
   local now, I = c.now, c.I
   local opening, base, total, moved, left = false, 0, 0, 0, 0
   if c.preq then
-    -- the opening may begin here (it moves lastScore): read it afresh
+    -- the opening may begin here (it reads and moves lastScore): write
+    -- ours first, read it afresh after
+    entry_flush(c)
     opening, base, total, moved = open_begin(c.opens_at, now)
     left = opening and redis.call('ZCARD', K_PRE) or 0
     c.last = nil
@@ -453,7 +551,7 @@ local function entry(c, user, mode, key)
   if rank then
     if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
       I.abandon({user}) -- checked on read: asking late does not revive
-      c.waiting = nil
+      c.waiting, c.head = nil, nil
     else
       I.seen_set(user, now, false)
       if opening and tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
@@ -480,12 +578,8 @@ local function entry(c, user, mode, key)
       end
     end
   end
-  if not c.swept then -- once per call: at the same now, a second finds nothing
-    expire_tokens(now)
-    c.swept = true
-  end
-  local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
-  if jti and exp > now then
+  local jti, iat, exp = entry_token(c, user)
+  if jti then
     return 2, 0, 0, jti, iat, exp
   end
   if mode ~= '1' and mode ~= '2' then
@@ -502,21 +596,14 @@ local function entry(c, user, mode, key)
       return -2, 0, waiting + left, '', 0, 0
     end
   end
-  if not c.last then
-    c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
-  end
-  local score = now
-  if score <= c.last then
-    score = c.last + 1
-  end
+  local score = entry_score(c)
   if not opening and c.opens_at and now < c.opens_at * 1000 then
     -- before the opening: the pre-queue
     if c.shuffle then
       redis.call('ZADD', K_PRE, 'NX', key, user)
     else
       redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
-      redis.call('HSET', K_STATE, 'lastScore', fmt(score))
-      c.last = score
+      c.last, c.dirty = score, true
     end
     I.seen_set(user, now, mode == '2')
     redis.call('HSET', K_CONFIG, 'preq', '1')
@@ -524,11 +611,5 @@ local function entry(c, user, mode, key)
     return 4, 0, 0, '', 0, 0
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-  c.waiting, c.last = waiting + 1, score
-  I.seen_set(user, now, mode == '2')
-  redis.call('HSET', K_STATE, 'lastScore', fmt(score))
-  rank = redis.call('ZRANK', K_WAITING, user)
-  local head = redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')
-  return 1, rank + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(tonumber(head[2]), now),
-    admit_due(score, now)
+  return entry_added(c, user, mode, score, waiting, left)
 end
