@@ -237,6 +237,16 @@ static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind
     return *out ? WR_OK : WR_ENOMEM;
 }
 
+/* The queue named queue, or NULL with it->err = WR_ENOTFOUND (the answer
+ * of every operation on a queue that does not exist). */
+static wr_memq_t *op_queue(mstore_t *s, item_t *it, const char *queue)
+{
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    if (!q)
+        it->err = WR_ENOTFOUND;
+    return q;
+}
+
 /* ---- operations ------------------------------------------------------ */
 
 /* join (add = true; page: by the queue page) and status. */
@@ -251,11 +261,9 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         return err;
     it->cb.entry = cb;
 
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
-        it->err = WR_ENOTFOUND;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
         goto out;
-    }
     wr_entry_t *e = &it->res.entry;
     it->cfg = wr_memq_cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
@@ -302,11 +310,9 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     if (err != WR_OK)
         return err;
     it->cb.done = cb;
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    wr_memq_t *q = op_queue(s, it, queue);
     if (q)
         it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
-    else
-        it->err = WR_ENOTFOUND;
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -319,11 +325,9 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     if (err != WR_OK)
         return err;
     it->cb.admit = cb;
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
-        it->err = WR_ENOTFOUND;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
         goto out;
-    }
     int64_t now = wr_store_memory__now_us(s);
     it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits,
                             &it->res.admit.opening_moved, &it->res.admit.opening_left, &s->dirty);
@@ -355,11 +359,9 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     if (err != WR_OK)
         return err;
     it->cb.token = cb;
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
-        it->err = WR_ENOTFOUND;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
         goto out;
-    }
     it->has_res = true;
     if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
@@ -403,11 +405,9 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
     if (err != WR_OK)
         return err;
     it->cb.token = cb;
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
-        it->err = WR_ENOTFOUND;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
         goto out;
-    }
     it->has_res = true;
     it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, wr_store_memory__now_us(s),
                            &it->res.token.reason, &s->dirty);
@@ -441,10 +441,8 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
     if (err != WR_OK)
         return err;
     it->cb.info = cb;
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q) {
-        it->err = WR_ENOTFOUND;
-    } else {
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (q) {
         wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
         memcpy(it->name, q->name, sizeof it->name);
         it->cfg = wr_memq_cfg_ref(q->cfg);
