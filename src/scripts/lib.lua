@@ -119,6 +119,19 @@ local function active_count()
   return redis.call('ZCARD', K_ACTIVE) + redis.call('ZCARD', K_SESSIONS)
 end
 
+-- The early answer of the token scripts (token.lua, release.lua) for the
+-- config's enabled field v: -1 when there is no queue (v nil), 1
+-- (passthrough) when the queue is disabled, nil when it is on.
+local function token_gate(v)
+  if not v then
+    return -1
+  end
+  if v == '0' then
+    return 1
+  end
+  return nil
+end
+
 -- Parses a tokens entry "jti:iat:exp" -> jti, iat, exp (numbers) or nil.
 local function parse_token(v)
   if not v then

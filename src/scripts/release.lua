@@ -6,12 +6,9 @@
 -- sessionsExpiredTotal). Looks only at this user's session: a live token
 -- that was never consumed is not touched.
 local user, jti = ARGV[1], ARGV[2]
-local enabled = redis.call('HGET', K_CONFIG, 'enabled')
-if not enabled then
-  return -1
-end
-if enabled == '0' then
-  return 1
+local gate = token_gate(redis.call('HGET', K_CONFIG, 'enabled'))
+if gate then
+  return gate
 end
 local send, sjti = session_of(user)
 if not send or sjti ~= jti then

@@ -10,12 +10,9 @@
 -- session while it is open (end > now), past the token's expiry too.
 local user, jti, consume = ARGV[1], ARGV[2], ARGV[3] == '1'
 local cfg = redis.call('HMGET', K_CONFIG, 'enabled', 'sessionSec')
-local enabled = cfg[1]
-if not enabled then
-  return -1
-end
-if enabled == '0' then
-  return 1
+local gate = token_gate(cfg[1])
+if gate then
+  return gate
 end
 local tjti, _, exp = parse_token(redis.call('HGET', K_TOKENS, user))
 if not tjti or tjti ~= jti then
