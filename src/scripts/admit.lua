@@ -20,7 +20,9 @@
 -- People who stop asking (lib.lua): every call first removes idle users
 -- (a bounded clock sweep); admission takes the first n users in
 -- line order that are neither pending page joins (passed over, keeping
--- their place) nor idle (removed when met).
+-- their place) nor idle (removed when met). A call that finds no tick in
+-- the last 5 s (an outage: nobody could record a poll) starts the grace of
+-- lib.lua's OUTAGE_US, in which nobody is idle.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
 -- enabled, not paused and the line is not empty; one tick's worth whatever
@@ -39,8 +41,14 @@ local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 expire_tokens(now)
 local I = idle_lib()
-local idle = I.idle_us(cfg[9])
-I.sweep(now, idle, sweep_max, visit_max, tonumber(cfg[5]))
+local tick_ms = tonumber(cfg[5])
+local tick = idiv(now, tick_ms * 1000)
+local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro', 'idleGrace')
+local last_tick = tonumber(st[1] or '-1')
+-- no tick since OUTAGE_US or more: the grace after an outage (lib.lua)
+local gap_us = last_tick >= 0 and (tick - last_tick) * tick_ms * 1000 or nil
+local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], gap_us)
+I.sweep(now, idle, sweep_max, visit_max, tick_ms)
 
 local opens_at = opens_at_of(cfg[10])
 local opening, obase, omoved_before = false, 0, 0
@@ -106,10 +114,6 @@ local function take(n)
   return users, scores
 end
 
-local tick_ms = tonumber(cfg[5])
-local tick = idiv(now, tick_ms * 1000)
-local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro')
-local last_tick = tonumber(st[1] or '-1')
 local admitted = 0
 local waits = {}
 

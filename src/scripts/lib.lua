@@ -287,6 +287,18 @@ end
 -- than G after the recorded t, and a user is idle when t is T + G old or
 -- more: never early; at most G late (the embedded store's is exact).
 
+-- An outage does not count as silence. While no instance reaches Redis
+-- (Redis down or unreachable from all of them, or no instance running),
+-- nobody's poll can be recorded, and after it everyone would look idle at
+-- once. Redis sees such a gap itself: no admission tick ran (every
+-- instance runs one per tickMs). So an admission call that finds the last
+-- tick OUTAGE_US or more in the past starts a grace (state idleGrace, store
+-- clock us): until T + G after that moment nobody is idle, neither on read
+-- nor in the sweep, and everyone has a whole timeout to ask again; their
+-- requests record as usual meanwhile. A partition of one instance while
+-- others still tick is not seen, and counts (docs/API.md).
+local OUTAGE_US = 5000000
+
 -- The helpers below are made on demand (idle_lib()): a quiet poll, the hot
 -- path, needs none of them, and every function a script defines is
 -- created anew on every call of the script.
@@ -315,6 +327,26 @@ local function idle_lib()
     local s = tonumber(v)
     local p = s % 2
     return (s - p) / 2, p == 1
+  end
+
+  -- The idle timeout in force at now for a timeout of idle us: idle, or 0
+  -- (nobody is idle) during the grace after an outage (see OUTAGE_US).
+  -- grace: state's idleGrace (a string or false). gap_us (admit.lua only):
+  -- us since the last admission tick, nil when unknown; a gap of OUTAGE_US
+  -- or more starts the grace now.
+  function L.in_force(idle, now, grace, gap_us)
+    if idle <= 0 then
+      return idle
+    end
+    local until_us = tonumber(grace or '0') or 0
+    if gap_us and gap_us >= OUTAGE_US then
+      until_us = now + idle + L.slack(idle)
+      redis.call('HSET', K_STATE, 'idleGrace', fmt(until_us))
+    end
+    if now < until_us then
+      return 0
+    end
+    return idle
   end
 
   -- True when a user last seen at t (nil: unknown) is idle at now.
@@ -452,6 +484,9 @@ local function entry_clock(c)
   if not c.now then
     c.now, c.I = now_us(), idle_lib()
     c.idle = c.I.idle_us(c.idle_sec)
+    if c.idle > 0 then
+      c.idle = c.I.in_force(c.idle, c.now, redis.call('HGET', K_STATE, 'idleGrace'))
+    end
   end
 end
 
