@@ -46,8 +46,7 @@ local tick = idiv(now, tick_ms * 1000)
 local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro', 'idleGrace')
 local last_tick = tonumber(st[1] or '-1')
 -- no tick since OUTAGE_US or more: the grace after an outage (lib.lua)
-local gap_us = last_tick >= 0 and (tick - last_tick) * tick_ms * 1000 or nil
-local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], gap_us)
+local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], I.gap_us(now, st[1], tick_ms))
 I.sweep(now, idle, sweep_max, visit_max, tick_ms)
 
 local opens_at = opens_at_of(cfg[10])

@@ -291,13 +291,19 @@ end
 -- (Redis down or unreachable from all of them, or no instance running),
 -- nobody's poll can be recorded, and after it everyone would look idle at
 -- once. Redis sees such a gap itself: no admission tick ran (every
--- instance runs one per tickMs). So an admission call that finds the last
--- tick OUTAGE_US or more in the past starts a grace (state idleGrace, store
--- clock us): until T + G after that moment nobody is idle, neither on read
--- nor in the sweep, and everyone has a whole timeout to ask again; their
--- requests record as usual meanwhile. A partition of one instance while
+-- instance runs one per tickMs). So a call (an admission tick, or a join
+-- or poll that reads the clock: it may reach Redis before any tick does)
+-- that finds the last tick OUTAGE_US or more in the past starts a grace
+-- (state idleGrace, store clock us): until T + G + RECONNECT_US after that
+-- moment nobody is idle, neither on read nor in the sweep, and everyone
+-- has a whole timeout to ask again; their requests record as usual
+-- meanwhile. A partition of one instance while
 -- others still tick is not seen, and counts (docs/API.md).
 local OUTAGE_US = 5000000
+-- The grace is T + G + RECONNECT_US long: an instance notices that Redis is
+-- back within about 5 s (its circuit breaker's longest wait, breaker.h),
+-- and its people need a whole timeout from then on.
+local RECONNECT_US = 10000000
 
 -- The helpers below are made on demand (idle_lib()): a quiet poll, the hot
 -- path, needs none of them, and every function a script defines is
@@ -340,13 +346,29 @@ local function idle_lib()
     end
     local until_us = tonumber(grace or '0') or 0
     if gap_us and gap_us >= OUTAGE_US then
-      until_us = now + idle + L.slack(idle)
-      redis.call('HSET', K_STATE, 'idleGrace', fmt(until_us))
+      -- (written again only when it moves by a second or more: every call
+      -- before the next tick sees the same gap)
+      local want = now + idle + L.slack(idle) + RECONNECT_US
+      if want >= until_us + 1000000 then
+        redis.call('HSET', K_STATE, 'idleGrace', fmt(want))
+        until_us = want
+      end
     end
     if now < until_us then
       return 0
     end
     return idle
+  end
+
+  -- us from the start of the last admission tick's tick (state lastTick, a
+  -- string or false) to the start of now's, tick_ms long; nil when no tick
+  -- ran yet (a new queue, or tickMs just changed).
+  function L.gap_us(now, last_tick, tick_ms)
+    local last = tonumber(last_tick or '-1') or -1
+    if last < 0 then
+      return nil
+    end
+    return (idiv(now, tick_ms * 1000) - last) * tick_ms * 1000
   end
 
   -- True when a user last seen at t (nil: unknown) is idle at now.
@@ -433,7 +455,7 @@ end
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq')
+    'opensAt', 'shuffle', 'preq', 'tickMs')
   if not cfg[1] then
     return nil
   end
@@ -444,7 +466,7 @@ local function entry_config(known)
   end
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
-    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1'}
+    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100')}
 end
 
 -- Writes the last score joins gave (see entry_config) to state, once per
@@ -485,7 +507,10 @@ local function entry_clock(c)
     c.now, c.I = now_us(), idle_lib()
     c.idle = c.I.idle_us(c.idle_sec)
     if c.idle > 0 then
-      c.idle = c.I.in_force(c.idle, c.now, redis.call('HGET', K_STATE, 'idleGrace'))
+      -- a request may be the first to reach Redis after an outage, before
+      -- any tick: it sees the gap too
+      local st = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace')
+      c.idle = c.I.in_force(c.idle, c.now, st[2], c.I.gap_us(c.now, st[1], c.tick_ms))
     end
   end
 end
