@@ -17,11 +17,11 @@
 -- pre-queue into the line (also while paused, and in a tick already run),
 -- and admits only people below the moved part while some are left.
 --   code: 0 ok, -1 no queue.
--- People who stop asking (lib.lua): every call first removes idle users
--- (a bounded clock sweep); admission takes the first n users in
+-- People who stop asking (lib.lua): the first call of each tick first
+-- removes idle users (a bounded clock sweep); admission takes the first n users in
 -- line order that are neither pending page joins (passed over, keeping
--- their place) nor idle (removed when met). A call that finds no tick in
--- the last 5 s (an outage: nobody could record a poll) starts the grace of
+-- their place) nor idle (removed when met). A call that finds 5 s of ticks
+-- nobody ran (an outage: nobody could record a poll) starts the grace of
 -- lib.lua's OUTAGE_US, in which nobody is idle.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
 -- <= lastTick admits nobody (another instance ran it). Accrual only when
@@ -47,7 +47,11 @@ local st = redis.call('HMGET', K_STATE, 'lastTick', 'carryMicro', 'idleGrace')
 local last_tick = tonumber(st[1] or '-1')
 -- no tick since OUTAGE_US or more: the grace after an outage (lib.lua)
 local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], I.gap_us(now, st[1], tick_ms))
-I.sweep(now, idle, sweep_max, visit_max, tick_ms)
+-- once per tick, by the instance that runs it (every instance calls admit
+-- each tick; the sweep's pace assumes one sweep per tick)
+if tick > last_tick then
+  I.sweep(now, idle, sweep_max, visit_max, tick_ms)
+end
 
 local opens_at = opens_at_of(cfg[10])
 local opening, obase, omoved_before = false, 0, 0

@@ -293,12 +293,12 @@ end
 -- once. Redis sees such a gap itself: no admission tick ran (every
 -- instance runs one per tickMs). So a call (an admission tick, or a join
 -- or poll that reads the clock: it may reach Redis before any tick does)
--- that finds the last tick OUTAGE_US or more in the past starts a grace
--- (state idleGrace, store clock us): until T + G + RECONNECT_US after that
--- moment nobody is idle, neither on read nor in the sweep, and everyone
--- has a whole timeout to ask again; their requests record as usual
--- meanwhile. A partition of one instance while
--- others still tick is not seen, and counts (docs/API.md).
+-- that finds OUTAGE_US or more of ticks nobody ran since the last one
+-- starts a grace (state idleGrace, store clock us): until T + G +
+-- RECONNECT_US after that moment nobody is idle, neither on read nor in
+-- the sweep, and everyone has a whole timeout to ask again; their requests
+-- record as usual meanwhile. A partition of one instance while others
+-- still tick is not seen, and counts (docs/API.md).
 local OUTAGE_US = 5000000
 -- The grace is T + G + RECONNECT_US long: an instance notices that Redis is
 -- back within about 5 s (its circuit breaker's longest wait, breaker.h),
@@ -337,9 +337,9 @@ local function idle_lib()
 
   -- The idle timeout in force at now for a timeout of idle us: idle, or 0
   -- (nobody is idle) during the grace after an outage (see OUTAGE_US).
-  -- grace: state's idleGrace (a string or false). gap_us (admit.lua only):
-  -- us since the last admission tick, nil when unknown; a gap of OUTAGE_US
-  -- or more starts the grace now.
+  -- grace: state's idleGrace (a string or false). gap_us: L.gap_us, the
+  -- ticks nobody ran (nil when unknown); OUTAGE_US or more starts the grace
+  -- now.
   function L.in_force(idle, now, grace, gap_us)
     if idle <= 0 then
       return idle
@@ -360,15 +360,16 @@ local function idle_lib()
     return idle
   end
 
-  -- us from the start of the last admission tick's tick (state lastTick, a
-  -- string or false) to the start of now's, tick_ms long; nil when no tick
-  -- ran yet (a new queue, or tickMs just changed).
+  -- us of the ticks (tick_ms long) that no admission call ran between the
+  -- last one (state lastTick, a string or false) and now's: 0 when now is
+  -- in that tick or the next; nil when no tick ran yet (a new queue, or
+  -- tickMs just changed). So a long tickMs (up to 10 s) is no outage.
   function L.gap_us(now, last_tick, tick_ms)
     local last = tonumber(last_tick or '-1') or -1
     if last < 0 then
       return nil
     end
-    return (idiv(now, tick_ms * 1000) - last) * tick_ms * 1000
+    return math.max(0, idiv(now, tick_ms * 1000) - last - 1) * tick_ms * 1000
   end
 
   -- True when a user last seen at t (nil: unknown) is idle at now.

@@ -2396,7 +2396,8 @@ static void t_idle_removed(void **state)
 }
 
 /* The sweep's work per tick is bounded: at most WR_STORE_IDLE_SWEEP_MAX
- * removals per admit, the rest on the next ones. */
+ * removals per tick, the rest on the next ones (on Redis only the first
+ * admit call of a tick sweeps: every instance calls admit each tick). */
 static void t_idle_sweep_bounded(void **state)
 {
     wr_store_t *s = *state;
@@ -2412,11 +2413,48 @@ static void t_idle_sweep_bounded(void **state)
     uint64_t first = r.admit.stats.abandoned_total;
     assert_true(first >= 1 && first <= WR_STORE_IDLE_SWEEP_MAX);
     assert_int_equal(r.admit.stats.waiting, (uint64_t)n - first);
-    for (int i = 0; i < 10 && r.admit.stats.waiting > 0; i++)
+    for (int i = 0; i < 10 && r.admit.stats.waiting > 0; i++) {
+        pass_us(s, 100000); /* the next tick */
         assert_int_equal(sh_admit(s, "many", &r), WR_OK);
+    }
     assert_int_equal(r.admit.stats.waiting, 0);
     assert_int_equal(r.admit.stats.abandoned_total, (uint64_t)n);
     assert_int_equal(r.admit.stats.left_total, 0);
+}
+
+/* Redis: only the first admit call of a tick sweeps (every instance calls
+ * admit each tick; the sweep's pace counts one sweep per tick). Ticks of
+ * 1 s, and the two calls are checked to fall in one tick by their store
+ * times (a pair that straddles a tick boundary is tried again). */
+static void r_idle_sweep_once_per_tick(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "once", c);
+    int n = 3 * WR_STORE_IDLE_SWEEP_MAX;
+    join_n(s, "once", 1, n);
+    pass_us(s, 1450000);
+    bool checked = false;
+    for (int attempt = 0; attempt < 3 && !checked; attempt++) {
+        assert_int_equal(sh_admit(s, "once", &r), WR_OK);
+        uint64_t after_first = r.admit.stats.abandoned_total;
+        int64_t tick_first = r.admit.now_us / 1000000;
+        assert_int_equal(sh_admit(s, "once", &r), WR_OK);
+        if (r.admit.now_us / 1000000 != tick_first)
+            continue;
+        assert_int_equal(r.admit.stats.abandoned_total, after_first);
+        checked = true;
+    }
+    assert_true(checked);
+    uint64_t before = r.admit.stats.abandoned_total;
+    assert_true(before >= 1 && before < (uint64_t)n);
+    /* the next tick sweeps again */
+    pass_us(s, 1000000);
+    assert_int_equal(sh_admit(s, "once", &r), WR_OK);
+    assert_true(r.admit.stats.abandoned_total > before);
 }
 
 /* idleTimeoutSeconds 0: nobody is ever removed for being quiet. */
@@ -2833,19 +2871,13 @@ int main(int argc, char **argv)
         T(t_open_chunked),
     };
     const struct CMUnitTest redis_only[] = {
-        T(r_k01_score_precision),
-        T(r_k02_noscript),
-        T(r_k03_one_slot),
-        T(r_corrupt_state),
-        T(r_url_and_db),
-        T(r_bad_replies),
-        T(r_command_timeout),
-        T(r_hung_many),
-        T(r_iteration_errors),
-        T(r_iteration_durability),
-        T(r_iteration_bad_replies),
-        T(r_close_in_timeout),
-        T(r_kill_and_restart), /* last: restarts Redis */
+        T(r_k01_score_precision),  T(r_k02_noscript),
+        T(r_k03_one_slot),         T(r_corrupt_state),
+        T(r_url_and_db),           T(r_bad_replies),
+        T(r_command_timeout),      T(r_hung_many),
+        T(r_iteration_errors),     T(r_idle_sweep_once_per_tick),
+        T(r_iteration_durability), T(r_iteration_bad_replies),
+        T(r_close_in_timeout),     T(r_kill_and_restart), /* last: restarts Redis */
     };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
