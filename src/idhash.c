@@ -7,7 +7,8 @@
  * does not is refused). Probing compares tags first and dereferences the
  * item (to compare keys) only on a tag match, so a lookup touches about one
  * item. Linear probing; deletion by backward shift (no tombstones), so
- * probe chains never rot.
+ * probe chains never rot (only the old array of a running resize has
+ * tombstones, and it is freed within a bounded number of operations).
  *
  * Incremental resizing (as Redis's dict). Rehashing an item costs a
  * dereference and a SipHash, 150-200 ns, so rehashing a whole table of a
@@ -40,11 +41,12 @@
  * puts and dels (one op for the 16-slot minimum). A shrink starts when a
  * del leaves fewer than ocap / 8 items and halves the table (cap =
  * ocap / 2, load < 1/4); it grows again only after about 0.275 * ocap
- * puts, and the migration ends within ocap / MIGRATE_STEP ops. So a put never finds
- * a migration running when it must grow (if it ever did, start_resize
- * would finish the old one synchronously first: correct, merely slow). A
- * shrink is not started while a migration runs; the next del after it
- * ends checks again. wr_idhash_reserve may have to grow during a
+ * puts, and the migration ends within ocap / MIGRATE_STEP ops. So a put
+ * never finds a migration running when it must grow (if it ever did,
+ * start_resize would finish the old one synchronously first: correct,
+ * merely slow). A shrink is not started while a migration runs; the next
+ * del after it ends checks again (a second shrink would be due only after
+ * ~ocap / 16 dels anyway). wr_idhash_reserve may have to grow during a
  * migration: it then finishes the running one synchronously, which visits
  * at most ~4 old slots per reserved put (growth is needed only when n is
  * at least ~0.38 * cap during a growth migration, or ~0.49 * cap during a
@@ -184,7 +186,7 @@ static void place(uint64_t *slots, size_t mask, uint64_t hv, uint64_t slot)
  * A zeroed slot array. From 2 MiB on it is its own huge-page aligned
  * mapping, not zeroed here: the kernel zeroes each page when a put or a
  * migration step first touches it, so the cost is spread over the puts of
- * the migration (a step touches at most MIGRATE_STEP + 1 pages) instead of
+ * the migration (a step touches about MIGRATE_STEP + 1 pages at most) instead of
  * one memset stalling the loop (measured: 20-40 ms for 8 MiB of fresh huge
  * pages). It is advised MADV_NOHUGEPAGE meanwhile (a first touch of a huge
  * page zeroes 2 MiB at once) and MADV_HUGEPAGE once the migration into it

@@ -53,7 +53,7 @@ wr_err_t wr_idhash_put(wr_idhash_t *h, void *item);
  * the last of those frees the old array. When it must grow during a
  * resize, it first finishes that resize (O(n) work: a resize runs only
  * while the table is far below n puts from growing). Returns WR_OK or
- * WR_ENOMEM (items unchanged). */
+ * WR_ENOMEM (table unchanged). */
 wr_err_t wr_idhash_reserve(wr_idhash_t *h, size_t n);
 
 /* Removes and returns the item whose key is id, or NULL if absent (then
@@ -66,7 +66,7 @@ void *wr_idhash_del(wr_idhash_t *h, const char *id, size_t len);
 size_t wr_idhash_count(const wr_idhash_t *h);
 
 /* Bytes held by the table: the struct and its slot arrays (both while a
- * resize runs: up to 3 slots of 8 bytes per slot before a growth). */
+ * resize runs: right after a growth, 24 bytes for every slot before it). */
 size_t wr_idhash_bytes(const wr_idhash_t *h);
 
 /* Calls fn once for every item (in both arrays while a resize runs), in no
