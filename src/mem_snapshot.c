@@ -339,8 +339,16 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
         err = WR_ENOMEM;
         goto out;
     }
-    w.f = fopen(tmp, "wb");
-    if (!w.f) {
+    /* 0600: the file holds the token secret and the queues' invite keys
+     * (fchmod too: O_CREAT keeps the mode of a leftover tmp file) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 && (fchmod(fd, 0600) != 0 || !(w.f = fdopen(fd, "wb")))) {
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    if (fd < 0) {
         wr_error("store memory: cannot create %s: %s", tmp, strerror(errno));
         goto out;
     }

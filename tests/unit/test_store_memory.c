@@ -354,6 +354,26 @@ static void test_snapshot_round_trip(void **state)
     /* explicit snapshot works too */
     assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
     wr_store_close(st);
+    /* the snapshot holds the token secret: readable by its owner only,
+     * even over a leftover world-readable file and under umask 0 */
+    char p[600];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    char t[600];
+    snprintf(t, sizeof t, "%s/.waitroom.snapshot.tmp", tmpdir);
+    FILE *f = fopen(t, "wb");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(t, 0644), 0);
+    mode_t old = umask(0);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
+    wr_store_close(st);
+    umask(old);
+    assert_int_equal(stat(p, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
     sh_loop_free();
     rm_tmpdir();
 }
