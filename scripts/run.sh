@@ -21,6 +21,9 @@ if [ "${STORE:-memory}" = "redis" ]; then
     echo "redis-server stopped"
   }
   trap stop_redis EXIT
+  # --daemonize returns before Redis listens: wait for it, so that
+  # waitroomd finds it at start and makes the demo queue before it listens
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
   args+=(--store "redis://127.0.0.1:$port")
   echo "redis-server started on 127.0.0.1:$port (data in ./run/)"
 else
@@ -30,7 +33,6 @@ cat <<TXT
 Starting waitroomd on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
   curl -si -c run/cookies -b run/cookies -X POST http://127.0.0.1:8080/v1/queues/demo/entries
   curl -s  -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me
-  curl -s -X POST -H 'X-User-Id: alice' http://127.0.0.1:8080/v1/queues/demo/entries   # (header mode only)
   curl -s -H 'Authorization: Bearer demo-admin-key' http://127.0.0.1:8080/v1/admin/queues/demo
   curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' http://127.0.0.1:8080/v1/admin/queues/demo
   TOKEN=\$(curl -s -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
