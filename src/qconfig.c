@@ -338,7 +338,7 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     if ((v = json_object_get(obj, "paused")) && (err = get_bool(e, v, "paused", &c->paused)))
         return err;
     if ((v = json_object_get(obj, "admitPerSecond"))) {
-        if ((err = get_number(e, v, "admitPerSecond", "> 0 and <= 1000000", &d)))
+        if ((err = get_number(e, v, "admitPerSecond", ">= 0.001 and <= 1000000", &d)))
             return err;
         if (!(d >= RATE_MIN && d <= RATE_MAX))
             return fail(e, "admitPerSecond", "must be a number >= 0.001 and <= 1000000");
