@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "store_memory.h"
+#include "base/clock.h"
+#include "store/memory/store_memory.h"
 
 #define SAMPLE 10000
 #define BATCH  1024

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "runtime/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
-#include "ratelimit.h"
+#include "core/identity.h"
+#include "core/ratelimit.h"
 
 static const uint8_t KEY[] = "fuzz-cookie-key-0123456789abcdef";
 static const uint8_t KEY2[] = "fuzz-cookie-key-previous-0123456";

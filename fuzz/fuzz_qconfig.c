@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qconfig.h"
+#include "core/qconfig.h"
 
 static void roundtrip(const wr_queue_config_t *cfg)
 {

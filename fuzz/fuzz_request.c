@@ -25,14 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "clock.h"
-#include "config.h"
-#include "http.h"
-#include "log.h"
-#include "metrics.h"
-#include "scheduler.h"
-#include "store_memory.h"
+#include "http/api.h"
+#include "base/clock.h"
+#include "runtime/config.h"
+#include "http/http.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "runtime/scheduler.h"
+#include "store/memory/store_memory.h"
 
 #define RESET_EVERY 2000
 #define MAX_WAIT_US 15000000 /* a connection not finished in 15 s is a hang */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "token.h"
+#include "core/token.h"
 
 static const uint8_t K1[] = "fuzz-current-secret-0123456789abcdef";
 static const uint8_t K2[] = "fuzz-previous-secret-0123456789abcdef";

@@ -45,19 +45,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "clock.h"
-#include "config.h"
-#include "crypto.h"
-#include "http.h"
-#include "log.h"
-#include "metrics.h"
-#include "redis_url.h"
-#include "scheduler.h"
-#include "store.h"
-#include "store_breaker.h"
-#include "store_registry.h"
-#include "token.h"
+#include "http/api.h"
+#include "base/clock.h"
+#include "runtime/config.h"
+#include "base/crypto.h"
+#include "http/http.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "store/redis/redis_url.h"
+#include "runtime/scheduler.h"
+#include "store/store.h"
+#include "store/store_breaker.h"
+#include "runtime/store_registry.h"
+#include "core/token.h"
 
 #define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
 

@@ -1,6 +1,6 @@
 """Entry tokens: format, consume, verify, and K11 (skipping the line).
 
-Reasons expected in 403 INVALID_TOKEN bodies (src/token.h): "missing",
+Reasons expected in 403 INVALID_TOKEN bodies (src/core/token.h): "missing",
 "malformed", "unsupported_alg", "bad_signature", "wrong_queue", "expired",
 "consumed", "user_mismatch".
 """

@@ -27,8 +27,8 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "store_redis.h"
-#include "store_registry.h"
+#include "store/redis/store_redis.h"
+#include "runtime/store_registry.h"
 
 static struct event_base *g_base;
 static struct event *g_keepalive;

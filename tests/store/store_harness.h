@@ -20,8 +20,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "clock.h"
-#include "store.h"
+#include "base/clock.h"
+#include "store/store.h"
 
 /* How long a helper waits for one callback, ms. */
 #define SH_WAIT_MS 5000

@@ -38,7 +38,7 @@
 
 #include <event2/event.h>
 
-#include "redis_io.h"
+#include "store/redis/redis_io.h"
 #include "store_harness.h"
 
 #define WAIT_MS 5000

@@ -33,13 +33,13 @@
 
 #include <cmocka.h>
 
-#include "embed.h"
+#include "base/embed.h"
 #include "fake_redis.h"
-#include "queue.h"
-#include "store.h"
+#include "core/queue.h"
+#include "store/store.h"
 #include "store_harness.h"
-#include "store_redis.h"
-#include "store_registry.h"
+#include "store/redis/store_redis.h"
+#include "runtime/store_registry.h"
 
 static bool g_redis;
 

@@ -30,7 +30,7 @@
 #include <math.h>
 
 #include "store_harness.h"
-#include "store_memory.h"
+#include "store/memory/store_memory.h"
 
 #define NQ   2
 #define NU   48

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "b64.h"
+#include "base/b64.h"
 
 struct vec {
     const char *raw;

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "breaker.h"
+#include "core/breaker.h"
 
 /* Transition log filled by the callback. */
 typedef struct {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static void test_monotonic(void **state)
 {

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "version.h"
+#include "runtime/config.h"
+#include "base/version.h"
 
 /* Writes text to a new temp file; returns its path (static per slot). */
 static const char *temp_ini(const char *text)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "crypto.h"
+#include "base/crypto.h"
 
 /* RFC 4231 test case 2. */
 static void test_hmac_rfc4231(void **state)

@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#include "history.h"
+#include "core/history.h"
 
 static void test_samples_and_rates(void **state)
 {

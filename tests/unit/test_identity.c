@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "b64.h"
-#include "identity.h"
+#include "base/b64.h"
+#include "core/identity.h"
 
 static const uint8_t KEY[] = "cookie-key-0123456789-0123456789";
 #define KEY_LEN 32

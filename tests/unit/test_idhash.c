@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "idhash.h"
+#include "base/idhash.h"
 
 typedef struct {
     char id[24];

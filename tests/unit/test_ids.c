@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "ids.h"
+#include "base/ids.h"
 
 static void test_queue_names(void **state)
 {

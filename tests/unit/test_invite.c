@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "b64.h"
-#include "crypto.h"
-#include "invite.h"
-#include "token.h"
+#include "base/b64.h"
+#include "base/crypto.h"
+#include "core/invite.h"
+#include "core/token.h"
 
 #define KEY "an-invite-key-of-at-least-32-bytes!!"
 #define NOW 1764460800

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static char dir[] = "/tmp/wr-test-log-XXXXXX";
 static char err_path[128], acc_path[128];

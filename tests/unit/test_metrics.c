@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "base/metrics.h"
 
 #define DROPPED_TAIL(n)                                                                            \
     "# HELP waitroom_metrics_dropped_series_total Metric updates dropped because a bounded "       \

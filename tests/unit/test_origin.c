@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-#include "origin.h"
-#include "qconfig.h"
+#include "core/origin.h"
+#include "core/qconfig.h"
 
 static void expect_origin(const char *in, const char *want)
 {

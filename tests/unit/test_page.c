@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "page.h"
+#include "http/page.h"
 
 static size_t count(const char *hay, const char *needle)
 {

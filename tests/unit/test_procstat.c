@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "base/procstat.h"
 
 static void test_read(void **state)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qconfig.h"
+#include "core/qconfig.h"
 
 static json_t *load(const char *text)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "qmap.h"
+#include "base/qmap.h"
 
 static void test_basic(void **state)
 {

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "queue.h"
+#include "core/queue.h"
 
 static wr_queue_config_t cfg_rate(double rate)
 {

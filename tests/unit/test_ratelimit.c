@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ratelimit.h"
+#include "core/ratelimit.h"
 
 static int64_t fake_now;
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "redis_url.h"
+#include "store/redis/redis_url.h"
 
 static wr_redis_url_t parse_ok(const char *url)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "rng.h"
+#include "base/rng.h"
 
 static void test_known_sequence(void **state)
 {

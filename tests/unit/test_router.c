@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "router.h"
+#include "http/router.h"
 
 static wr_route_match_t m(wr_method_t meth, const char *path)
 {

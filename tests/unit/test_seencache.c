@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "seencache.h"
+#include "core/seencache.h"
 
 static void test_window(void **state)
 {

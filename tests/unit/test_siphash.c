@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "siphash.h"
+#include "base/siphash.h"
 
 #define K0 UINT64_C(0x0706050403020100)
 #define K1 UINT64_C(0x0f0e0d0c0b0a0908)

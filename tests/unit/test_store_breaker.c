@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
-#include "store_breaker.h"
+#include "base/metrics.h"
+#include "store/store_breaker.h"
 #include "store_harness.h"
 
 /* ---------------------------------------------------------- fake store */

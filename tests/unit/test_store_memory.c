@@ -23,9 +23,9 @@
 
 #include <openssl/sha.h>
 
-#include "queue.h"
+#include "core/queue.h"
 #include "store_harness.h"
-#include "store_memory.h"
+#include "store/memory/store_memory.h"
 
 #define T0 1750000000000000LL
 

@@ -19,8 +19,8 @@
 #include <event2/event.h>
 #include <string.h>
 
-#include "redis_url.h"
-#include "store_registry.h"
+#include "store/redis/redis_url.h"
+#include "runtime/store_registry.h"
 
 #define P10  "pppppppppp"
 #define P100 P10 P10 P10 P10 P10 P10 P10 P10 P10 P10

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "b64.h"
-#include "crypto.h"
-#include "token.h"
+#include "base/b64.h"
+#include "base/crypto.h"
+#include "core/token.h"
 
 static const uint8_t SECRET[] = "0123456789abcdef0123456789abcdef"; /* 32 bytes + NUL */
 #define SECRET_LEN 32

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "zsl.h"
+#include "store/memory/zsl.h"
 
 static wr_zsl_node_t *ins(wr_zsl_t *z, int64_t score, const char *id)
 {

@@ -26,10 +26,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ids.h"
-#include "invite.h"
-#include "qconfig.h"
-#include "token.h"
+#include "base/ids.h"
+#include "core/invite.h"
+#include "core/qconfig.h"
+#include "core/token.h"
 
 #define DEFAULT_TTL  86400
 #define LINE_MAX_LEN 4096

@@ -73,7 +73,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
-#include "b64.h"
+#include "base/b64.h"
 #include "report.h"
 #include "stats.h"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /*
  * Kendall's tau-b between the paired samples (x[i], y[i]), i in [0, n):

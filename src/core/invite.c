@@ -1,0 +1,158 @@
+/*
+ * invite.c - invites: verification, signing, and the visitor of an
+ * invited user.
+ *
+ * An invite is a JWT of the entry tokens' shape (token.c does the JWT
+ * work: wr_token_verify_jws checks the structure, alg == HS256 and the MAC
+ * in constant time before any claim is read; wr_token_sign_json signs), but
+ * under the queue's own inviteKey and with claims the shop writes: only
+ * sub, aud and exp are required, so a shop can issue invites from any JWT
+ * library. We sign iss "waitroom-invite" (never "waitroom", so an invite
+ * can never pass for an entry token even under a shared key).
+ *
+ * The reasons follow docs/API.md: anything that is not a well-formed
+ * HS256 JWT with sub, aud and exp is "malformed"; a MAC that does not
+ * verify is "signature"; then "expired" and "wrongQueue". "wrongUser" is
+ * the api's (header identity mode): verification here does not know who
+ * asks.
+ *
+ * No allocation beyond the jansson values of one call; no global state.
+ */
+#include "core/invite.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/b64.h"
+#include "base/crypto.h"
+#include "base/ids.h"
+#include "core/token.h"
+
+#define VISITOR_LABEL "waitroom invite visitor v1"
+#define VID_RAW       16
+
+static const char *const reason_names[] = {
+    [WR_INVITE_OK] = "ok",
+    [WR_INVITE_MISSING] = "missing",
+    [WR_INVITE_MALFORMED] = "malformed",
+    [WR_INVITE_SIGNATURE] = "signature",
+    [WR_INVITE_EXPIRED] = "expired",
+    [WR_INVITE_WRONG_QUEUE] = "wrongQueue",
+    [WR_INVITE_WRONG_USER] = "wrongUser",
+};
+
+const char *wr_invite_reason_name(wr_invite_reason_t r)
+{
+    if ((unsigned)r >= sizeof(reason_names) / sizeof(reason_names[0]) || !reason_names[r])
+        return "unknown";
+    return reason_names[r];
+}
+
+/* aud is the queue: a string equal to it, or an array holding it. */
+static bool aud_names(const json_t *aud, const char *queue)
+{
+    if (json_is_string(aud))
+        return strcmp(json_string_value(aud), queue) == 0 &&
+               json_string_length(aud) == strlen(queue);
+    size_t i;
+    const json_t *v;
+    json_array_foreach(aud, i, v)
+    {
+        if (json_is_string(v) && json_string_length(v) == strlen(queue) &&
+            strcmp(json_string_value(v), queue) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* aud is a string or a non-empty array of strings. */
+static bool aud_typed(const json_t *aud)
+{
+    if (json_is_string(aud))
+        return true;
+    if (!json_is_array(aud) || json_array_size(aud) == 0)
+        return false;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(aud, i, v)
+    {
+        if (!json_is_string(v))
+            return false;
+    }
+    return true;
+}
+
+wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_t *key,
+                                    size_t key_len, const char *queue, int64_t now_s,
+                                    char sub[WR_USER_ID_MAX + 1])
+{
+    if (!invite || len == 0)
+        return WR_INVITE_MISSING;
+    if (!key || key_len == 0 || !queue)
+        return WR_INVITE_SIGNATURE;
+    wr_token_key_t k = {key, key_len, ""};
+    if (wr_token_kid(key, key_len, k.kid) != WR_OK)
+        return WR_INVITE_SIGNATURE;
+    json_t *p = NULL;
+    wr_token_reason_t tr = wr_token_verify_jws(invite, len, &k, 1, &p);
+    if (tr == WR_TOKEN_MISSING)
+        return WR_INVITE_MISSING;
+    if (tr == WR_TOKEN_BAD_SIGNATURE)
+        return WR_INVITE_SIGNATURE;
+    if (tr != WR_TOKEN_OK)
+        return WR_INVITE_MALFORMED; /* not a JWT, alg not HS256, crit */
+
+    wr_invite_reason_t r = WR_INVITE_MALFORMED;
+    const json_t *s = json_object_get(p, "sub");
+    const json_t *aud = json_object_get(p, "aud");
+    const json_t *exp = json_object_get(p, "exp");
+    if (!json_is_string(s) || json_string_length(s) != strlen(json_string_value(s)) ||
+        !wr_ids_valid_user(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp))
+        goto out;
+    if (json_number_value(exp) <= (double)now_s) {
+        r = WR_INVITE_EXPIRED;
+        goto out;
+    }
+    if (!aud_names(aud, queue)) {
+        r = WR_INVITE_WRONG_QUEUE;
+        goto out;
+    }
+    if (sub)
+        snprintf(sub, WR_USER_ID_MAX + 1, "%s", json_string_value(s));
+    r = WR_INVITE_OK;
+out:
+    json_decref(p);
+    return r;
+}
+
+wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, const char *user,
+                        int64_t iat, int64_t exp, char *out, size_t cap)
+{
+    if (!key || key_len < WR_INVITE_KEY_MIN || key_len > WR_INVITE_KEY_MAX || !out ||
+        !wr_ids_valid_queue(queue) || !wr_ids_valid_user(user) || exp <= iat)
+        return WR_EINVAL;
+    json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I}", "iss", "waitroom-invite", "aud", queue, "sub",
+                          user, "iat", (json_int_t)iat, "exp", (json_int_t)exp);
+    if (!o)
+        return WR_ENOMEM;
+    char json[WR_TOKEN_MAX];
+    size_t n = json_dumpb(o, json, sizeof json, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (n == 0 || n > sizeof json)
+        return WR_ELIMIT;
+    return wr_token_sign_json(json, n, key, key_len, out, cap);
+}
+
+wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1])
+{
+    uint8_t mac[32];
+    if (!vid || !wr_ids_valid_user(sub))
+        return WR_EINVAL;
+    wr_err_t err = wr_crypto_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
+                                         sub, strlen(sub), mac);
+    if (err != WR_OK)
+        return err;
+    return wr_b64url_encode(mac, VID_RAW, vid, WR_VID_LEN + 1, NULL);
+}

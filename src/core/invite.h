@@ -1,0 +1,67 @@
+/*
+ * invite.h - invites of invite-only queues (docs/API.md, "Invite-only
+ * queues"): JWTs (HS256) signed with the queue's inviteKey, with
+ * aud = the queue, sub = the invited user id and exp. Pure: no I/O, no
+ * store; the JWT code is token.h's.
+ */
+#ifndef WR_INVITE_H
+#define WR_INVITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "core/identity.h"
+#include "core/qconfig.h"
+
+/* Why an invite was refused; the API's "reason" is wr_invite_reason_name(). */
+typedef enum {
+    WR_INVITE_OK = 0,
+    WR_INVITE_MISSING,     /* "missing": no invite given */
+    WR_INVITE_MALFORMED,   /* "malformed": not a JWT, not HS256, or sub/aud/exp absent or of the
+                              wrong type (sub must be a valid user id) */
+    WR_INVITE_SIGNATURE,   /* "signature": not signed with the queue's inviteKey */
+    WR_INVITE_EXPIRED,     /* "expired": exp <= now */
+    WR_INVITE_WRONG_QUEUE, /* "wrongQueue": aud is not this queue */
+    WR_INVITE_WRONG_USER,  /* "wrongUser": header identity mode, sub != the header's user id */
+} wr_invite_reason_t;
+
+/* "missing", "malformed", ... as above; "ok" for WR_INVITE_OK. */
+const char *wr_invite_reason_name(wr_invite_reason_t r);
+
+/*
+ * Verifies invite (len bytes, need not be NUL-terminated; NULL or empty is
+ * missing) for queue against key (key_len bytes) at now_s (seconds since
+ * the epoch). Order: structure and alg (malformed), MAC in constant time
+ * (signature), then the claims: sub, aud and exp present and well typed
+ * (malformed), exp > now_s (expired), aud == queue (wrongQueue). An "aud"
+ * array is accepted when it holds the queue. Other claims (iss, iat, jti,
+ * nbf...) are not looked at. On WR_INVITE_OK the invite's sub is copied to
+ * sub (NUL-terminated).
+ */
+wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_t *key,
+                                    size_t key_len, const char *queue, int64_t now_s,
+                                    char sub[WR_USER_ID_MAX + 1]);
+
+/*
+ * Signs an invite for user to queue, valid from iat until exp (seconds
+ * since the epoch): claims {"iss":"waitroom-invite","aud":queue,
+ * "sub":user,"iat":iat,"exp":exp}. out gets the JWT (cap bytes incl. NUL;
+ * WR_TOKEN_MAX + 1 is always enough). Returns WR_OK, WR_EINVAL (bad queue
+ * name, user id, key shorter than WR_INVITE_KEY_MIN, exp <= iat),
+ * WR_ELIMIT, WR_ENOMEM.
+ */
+wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, const char *user,
+                        int64_t iat, int64_t exp, char *out, size_t cap);
+
+/*
+ * The visitor id (cookie identity mode) of an invited user: the first 16
+ * bytes of HMAC-SHA256("waitroom invite visitor v1", sub), base64url, so
+ * the same sub is the same visitor on every instance and after a cookie
+ * key rotation, and one place in line whatever the browser. The visitor
+ * cookie (wr_vid) for it is made with wr_identity_sign_vid, so polls find
+ * the invited user by the ordinary cookie. Returns WR_OK or WR_EINVAL.
+ */
+wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1]);
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * queue.c - storage-independent rules of the line: poll intervals, ETA, the
+ * admission budget and the observed admission rate.
+ *
+ * Everything here is a pure function of its arguments (the caller supplies
+ * the random u for jitter and the clock for the rate window), so each rule
+ * is unit-tested exactly.
+ *
+ * Poll timing: the band by position is an upper bound; a user due sooner
+ * is told to come back just after the tick that admits them (queue.h has
+ * the rule and the argument that nobody polls more often than the bands).
+ * The tick is found with the budget's own integer arithmetic: with no
+ * carry, k ticks admit floor(k * A / 1e6), so position p is due in tick
+ * ceil(p * 1e6 / A) - exact for fractional rates, where dividing by the
+ * double rate * tick / 1000 would be off by one tick (333 at 33.3/s and
+ * 100 ms computes 100.00000000000001 ticks, which must be 100).
+ *
+ * Budget: integer micro-users (millionths of a user). Each tick accrues
+ * A = llround(rate * 1000 * tick_ms) micro-users; a call that advances
+ * to a later tick yields n = (carry + A) / 1e6 whole users and keeps the
+ * remainder as carry, always in [0, 1e6), however many ticks were skipped
+ * (case K24: a late timer under CPU load, a stall or an outage never makes
+ * one tick admit more than one tick's budget, ceil(A / 1e6)). With A <=
+ * 1e6 * 1e4 * 1000 = 1e13, nothing overflows int64. The Redis admission
+ * script runs the same integer arithmetic, so both stores agree to the user.
+ *
+ * Rate window: a ring of (t_ms, admittedTotal) samples. Every sample but
+ * the newest is at least window_ms / WR_RATE_SAMPLES after the one before
+ * it: a new sample replaces the newest while the newest is closer than that
+ * to its predecessor, else it is appended. So the newest data is always
+ * used and frequent calls cannot push old samples out early. head is the
+ * slot the next sample goes to.
+ */
+#include "core/queue.h"
+
+#include "base/siphash.h"
+
+#include <math.h>
+
+#define MICRO       1000000LL
+#define RATE_MAX    1000000.0
+#define ETA_MAX     9007199254740992.0 /* 2^53 s: beyond this the answer is meaningless */
+#define POLL_MAX_MS 600000LL           /* the longest band a config may give */
+#define POS_MAX     1000000000000ULL   /* 1e12: at RATE_MAX it is due after 1e6 s */
+
+uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position)
+{
+    size_t n = cfg->n_poll_bands;
+    if (n == 0)
+        return 1000; /* not reachable through wr_qconfig_parse */
+    if (n > WR_POLL_BANDS_MAX)
+        n = WR_POLL_BANDS_MAX;
+    uint32_t ms = cfg->poll_bands[n - 1].ms; /* past every bound: the last band */
+    for (size_t i = 0; i < n; i++) {
+        if (cfg->poll_bands[i].up_to == 0 || position <= cfg->poll_bands[i].up_to) {
+            ms = cfg->poll_bands[i].ms;
+            break;
+        }
+    }
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : ms;
+}
+
+/* pollJitter clamped to [0, 0.5], and *u to [0, 1] (NaN: 0). */
+static double jitter_of(const wr_queue_config_t *cfg, double *u)
+{
+    double j = cfg->poll_jitter;
+    if (!(j >= 0))
+        j = 0;
+    if (j > 0.5)
+        j = 0.5;
+    if (!(*u >= 0))
+        *u = 0;
+    if (*u > 1)
+        *u = 1;
+    return j;
+}
+
+uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u)
+{
+    double base = wr_queue_poll_base_ms(cfg, position);
+    double j = jitter_of(cfg, &u);
+    long long ms = llround(base * (1.0 + (2.0 * u - 1.0) * j));
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms)
+{
+    if (!cfg || cfg->idle_timeout_seconds == 0)
+        return retry_ms;
+    uint64_t cap = (uint64_t)cfg->idle_timeout_seconds * 1000 / 2;
+    if (cap < WR_POLL_MIN_MS)
+        cap = WR_POLL_MIN_MS;
+    return retry_ms > cap ? (uint32_t)cap : retry_ms;
+}
+
+uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
+                                    int64_t now_ms, uint32_t slot_ms, double u)
+{
+    double j = jitter_of(cfg, &u);
+    int64_t ms = llround(WR_PREQUEUE_POLL_MS * (1.0 - u * j));
+    int64_t to_slot = opens_at_ms + (int64_t)(slot_ms % 1000) - now_ms;
+    if (to_slot < ms)
+        ms = to_slot;
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+uint32_t wr_queue_prequeue_slot_ms(const char *user, size_t len)
+{
+    return (uint32_t)(wr_siphash13(0x77726f6f6d736c74ULL, 0x6f70656e696e6731ULL, user, len) % 1000);
+}
+
+/* The admission rate in use, users per second: admitPerSecond, or the
+ * observed rate when maxActive holds admission below it; 0 when there is
+ * none (paused, rate 0, NaN). The one rule behind etaSeconds and the
+ * expected admission time of poll timing. */
+static double rate_in_use(const wr_queue_config_t *cfg, double observed_rate)
+{
+    if (cfg->paused)
+        return 0;
+    double rate = cfg->admit_per_second;
+    if (cfg->max_active > 0 && observed_rate >= 0 && observed_rate < rate)
+        rate = observed_rate;
+    if (!(rate > 0) || !isfinite(rate))
+        return 0;
+    return rate;
+}
+
+/* The index (0 = the next) of the first tick at or after due_ms, ticks at
+ * next_ms + j * tick_ms; due_ms is at most a few seconds (queue.h). */
+static int64_t first_tick_at(int64_t due_ms, int64_t next_ms, int64_t tick_ms)
+{
+    if (due_ms <= next_ms)
+        return 0;
+    return (due_ms - next_ms + tick_ms - 1) / tick_ms;
+}
+
+int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                       double observed_rate, int64_t next_tick_ms,
+                                       int64_t head_due_ms, int64_t own_due_ms)
+{
+    double rate = rate_in_use(cfg, observed_rate);
+    if (rate <= 0)
+        return -1;
+    if (rate > RATE_MAX)
+        rate = RATE_MAX;
+    int64_t tick = cfg->tick_ms ? cfg->tick_ms : 100;
+    /* the store's per-tick accrual, micro-users (wr_budget_advance) */
+    int64_t accrual = (int64_t)llround(rate * 1000.0 * (double)tick);
+    if (accrual <= 0)
+        return -1;
+    if (position == 0)
+        position = 1;
+    /* Beyond POS_MAX even RATE_MAX needs more than POLL_MAX_MS: the band
+     * decides, and position * MICRO cannot overflow below it. */
+    if (position > POS_MAX)
+        return -1;
+    uint64_t need = position * (uint64_t)MICRO;
+    uint64_t k = (need + (uint64_t)accrual - 1) / (uint64_t)accrual; /* >= 1 */
+    if (next_tick_ms < 0)
+        next_tick_ms = tick;
+    if (next_tick_ms > POLL_MAX_MS || k - 1 > (uint64_t)(POLL_MAX_MS / tick))
+        return -1;
+    /* The admission delay: no tick admits anyone before the first of the
+     * line is due, and none admits this user before they are. */
+    if (head_due_ms > POLL_MAX_MS || own_due_ms > POLL_MAX_MS)
+        return -1;
+    int64_t j0 = first_tick_at(head_due_ms, next_tick_ms, tick);
+    int64_t e = next_tick_ms + (j0 + (int64_t)(k - 1)) * tick;
+    int64_t own = next_tick_ms + first_tick_at(own_due_ms, next_tick_ms, tick) * tick;
+    if (own > e)
+        e = own;
+    return e > POLL_MAX_MS ? -1 : e;
+}
+
+/* The longest answer of the band rule: band x (1 + pollJitter), rounded
+ * as wr_queue_retry_after_ms rounds it (u just below 1). */
+static double band_max(const wr_queue_config_t *cfg, double band)
+{
+    double j = cfg->poll_jitter;
+    if (!(j >= 0))
+        j = 0;
+    if (j > 0.5)
+        j = 0.5;
+    return floor(band * (1.0 + j));
+}
+
+uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                     double observed_rate, int64_t next_tick_ms,
+                                     int64_t head_due_ms, int64_t own_due_ms, double u)
+{
+    int64_t e = wr_queue_expected_admission_ms(cfg, position, observed_rate, next_tick_ms,
+                                               head_due_ms, own_due_ms);
+    double band = wr_queue_poll_base_ms(cfg, position);
+    double tick = cfg->tick_ms ? cfg->tick_ms : 100;
+    double half = tick / 2;
+    uint32_t by_band = wr_queue_retry_after_ms(cfg, position, u);
+    if (e < 0)
+        return by_band;
+    if (!(u >= 0))
+        u = 0;
+    if (u >= 1)
+        u = 0.999999;
+    double m = tick / 20 < 1 ? 1 : tick / 20; /* <= half: tickMs >= 10 in a parsed config */
+    if (m > half)
+        m = half;
+    double ms = ceil((double)e + m + u * (half - m));
+    /* Due within the band, or before the band's longest jittered answer
+     * (queue.h: "the jittered edge"); else the band's answer. */
+    if (!((double)e + half < band) && !(ms <= band_max(cfg, band)))
+        return by_band;
+    if (ms < WR_POLL_MIN_MS) {
+        /* Due before the floor lets the user back (queue.h: "the floor"):
+         * back as soon as allowed, spread over half a tick. */
+        ms = floor(WR_POLL_MIN_MS + u * half);
+    }
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
+}
+
+int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us)
+{
+    if (score_us > now_us && score_us - now_us > WR_ADMIT_SLACK_US)
+        return 0; /* a clock step: due at once */
+    int64_t due = score_us + WR_ADMIT_DELAY_US - now_us;
+    return due > 0 ? due : 0;
+}
+
+int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+{
+    double rate = rate_in_use(cfg, observed_rate);
+    if (rate <= 0)
+        return -1;
+    double q = (double)position / rate;
+    if (q >= ETA_MAX)
+        return (int64_t)ETA_MAX;
+    /* A relative 1e-12 absorbs binary rounding of decimal rates (3 at 0.3/s
+     * computes 10.000000000000002 and must be 10), far below any real
+     * fraction of a second at a position below 2^53. */
+    return (int64_t)ceil(q * (1.0 - 1e-12));
+}
+
+uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second, uint32_t tick_ms,
+                           bool accrue)
+{
+    if (tick <= b->last_tick)
+        return 0;
+    if (!accrue) {
+        b->last_tick = tick;
+        b->carry_micro = 0;
+        return 0;
+    }
+    double rate = admit_per_second;
+    if (!(rate > 0))
+        rate = 0; /* also NaN */
+    if (rate > RATE_MAX)
+        rate = RATE_MAX;
+    int64_t accrual = (int64_t)llround(rate * 1000.0 * (double)tick_ms);
+    int64_t carry = b->carry_micro;
+    if (carry < 0 || carry >= MICRO)
+        carry = 0;
+    int64_t total = carry + accrual; /* one tick's worth, whatever the gap */
+    b->last_tick = tick;
+    b->carry_micro = total % MICRO;
+    return (uint64_t)(total / MICRO);
+}
+
+void wr_budget_settle(wr_budget_t *b, uint64_t allowed, uint64_t admitted)
+{
+    if (admitted < allowed)
+        b->carry_micro = 0;
+}
+
+void wr_rate_window_init(wr_rate_window_t *w, int64_t window_ms)
+{
+    for (unsigned i = 0; i < WR_RATE_SAMPLES; i++) {
+        w->t_ms[i] = 0;
+        w->total[i] = 0;
+    }
+    w->head = 0;
+    w->count = 0;
+    w->window_ms = window_ms > 0 ? window_ms : 60000;
+}
+
+/* Slot of the i-th newest sample (0 = newest); i < count. */
+static unsigned slot(const wr_rate_window_t *w, unsigned i)
+{
+    return (w->head + WR_RATE_SAMPLES - 1 - i) % WR_RATE_SAMPLES;
+}
+
+void wr_rate_window_add(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_total)
+{
+    if (w->count > 0) {
+        unsigned newest = slot(w, 0);
+        if (now_ms < w->t_ms[newest])
+            return; /* the clock is monotonic; ignore a sample from the past */
+        if (admitted_total < w->total[newest]) {
+            /* the counter restarted (queue re-created): forget the history */
+            wr_rate_window_init(w, w->window_ms);
+        }
+    }
+    int64_t spacing = w->window_ms / WR_RATE_SAMPLES;
+    if (w->count >= 2 && w->t_ms[slot(w, 0)] - w->t_ms[slot(w, 1)] < spacing) {
+        unsigned newest = slot(w, 0);
+        w->t_ms[newest] = now_ms;
+        w->total[newest] = admitted_total;
+        return;
+    }
+    w->t_ms[w->head] = now_ms;
+    w->total[w->head] = admitted_total;
+    w->head = (w->head + 1) % WR_RATE_SAMPLES;
+    if (w->count < WR_RATE_SAMPLES)
+        w->count++;
+}
+
+double wr_rate_window_rate(const wr_rate_window_t *w)
+{
+    if (w->count < 2)
+        return -1;
+    unsigned newest = slot(w, 0);
+    unsigned oldest = newest;
+    for (unsigned i = 1; i < w->count; i++) {
+        unsigned s = slot(w, i);
+        if (w->t_ms[newest] - w->t_ms[s] > w->window_ms)
+            break;
+        oldest = s;
+    }
+    int64_t span = w->t_ms[newest] - w->t_ms[oldest];
+    if (span < 1000)
+        return -1;
+    return (double)(w->total[newest] - w->total[oldest]) * 1000.0 / (double)span;
+}

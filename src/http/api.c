@@ -1,0 +1,488 @@
+/*
+ * api.c - the front of the api module: dispatch, lifecycle, secrets.
+ *
+ * Flow of a request: handle() routes it (router.c; with a separate admin
+ * listener, the public one does not know the admin API or the dashboard)
+ * -> validates the {queue} segment -> checks the body against the route's
+ * limit -> hands it to its route family, which resolves the identity
+ * (cookie or header), makes one store call and replies:
+ *   api_entries.c  join / status / leave and the queue page, with the abuse
+ *                  controls (join limit per address, poll pacing)
+ *   api_tokens.c   consume / verify and the fail policy
+ *   api_admin.c    the admin API, readyz, metrics
+ * The routes that need no store (healthz, the dashboard, static assets)
+ * are answered here. Contexts, replies and the one table from store errors
+ * to HTTP answers are in api_reply.c; api_internal.h is what the files
+ * share. Nothing changes state before all
+ * validation has passed, so an error never changes state.
+ *
+ * Keys: tokens are signed with the current secret and its kid, verified
+ * against current + previous (rotation); visitor cookies likewise. The
+ * cookie key is derived from the cookie secret when one is configured,
+ * else from the token secret.
+ */
+#include "http/api.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/api_internal.h"
+#include "base/clock.h"
+#include "base/crypto.h"
+#include "http/http.h"
+#include "base/ids.h"
+#include "http/page.h"
+#include "base/version.h"
+
+/* ---------- static assets ---------- */
+
+static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *name,
+                          size_t name_len)
+{
+    char file[128];
+    size_t len = 0;
+    const char *ctype = NULL;
+    const unsigned char *data = NULL;
+    if (name_len < sizeof(file)) {
+        memcpy(file, name, name_len);
+        file[name_len] = 0;
+        data = wr_page_asset(file, &len, &ctype);
+    }
+    if (!data) {
+        wr_api__reply_error(a, req, WR_ROUTE_STATIC, 404, "NOT_FOUND", "no such asset", NULL, NULL,
+                            0);
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", ctype);
+    evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    wr_api__count_request(a, req, WR_ROUTE_STATIC, 200, len);
+    wr_http_send(req, 200, data, len, true);
+}
+
+/* ---------- dispatch ---------- */
+
+static wr_method_t method_of(struct evhttp_request *req)
+{
+    switch (evhttp_request_get_command(req)) {
+    case EVHTTP_REQ_GET:
+        return WR_METHOD_GET;
+    case EVHTTP_REQ_POST:
+        return WR_METHOD_POST;
+    case EVHTTP_REQ_PUT:
+        return WR_METHOD_PUT;
+    case EVHTTP_REQ_PATCH:
+        return WR_METHOD_PATCH;
+    case EVHTTP_REQ_DELETE:
+        return WR_METHOD_DELETE;
+    case EVHTTP_REQ_HEAD:
+        return WR_METHOD_HEAD;
+    default:
+        return WR_METHOD_OTHER;
+    }
+}
+
+static bool is_admin_route(wr_route_t r)
+{
+    return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
+           r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY;
+}
+
+/* Served only on the admin listener when there is one (--admin-listen):
+ * the admin API, the dashboard and /metrics, which tells which queues
+ * exist and how they are set (case K23). */
+static bool admin_only_route(wr_route_t r)
+{
+    return is_admin_route(r) || r == WR_ROUTE_DASHBOARD || r == WR_ROUTE_METRICS;
+}
+
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+                   char queue[WR_QUEUE_NAME_MAX + 1]);
+
+/* Every request: notes it as the one being dispatched (its reply, if sent
+ * before handle returns, is recorded with this start and queue). */
+static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
+{
+    char queue[WR_QUEUE_NAME_MAX + 1] = "";
+    a->cur_req = req;
+    a->cur_start_us = wr_clock_wall_us();
+    a->cur_queue = queue;
+    handle(a, req, admin_listener, queue);
+    a->cur_req = NULL;
+    a->cur_queue = "";
+}
+
+void wr_api_handle(struct evhttp_request *req, void *arg)
+{
+    dispatch(arg, req, false);
+}
+
+void wr_api_handle_admin(struct evhttp_request *req, void *arg)
+{
+    dispatch(arg, req, true);
+}
+
+static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+                   char queue[WR_QUEUE_NAME_MAX + 1])
+{
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    if (!path) {
+        wr_api__reply_error(a, req, WR_ROUTE_NONE, 400, "BAD_REQUEST", "bad request line", NULL,
+                            NULL, 0);
+        return;
+    }
+    wr_route_match_t m = wr_router_match(method_of(req), path, strlen(path));
+    if (m.route == WR_ROUTE_NONE) {
+        if (m.allowed) {
+            char allow[64];
+            wr_router_allow_header(m.allowed, allow, sizeof(allow));
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+            wr_api__reply_error(a, req, WR_ROUTE_NONE, 405, "METHOD_NOT_ALLOWED",
+                                "method not allowed on this path", NULL, NULL, 0);
+        } else {
+            wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL,
+                                NULL, 0);
+        }
+        return;
+    }
+    wr_route_t route = m.route;
+
+    /* With a separate admin listener, the public one does not know the
+     * admin API, the dashboard or the metrics. */
+    if (a->admin_separate && !admin_listener && admin_only_route(route)) {
+        wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL,
+                            0);
+        return;
+    }
+
+    /* Header identity mode: the identity header sent more than once is
+     * refused on every route, before anything else: a client's own copy
+     * must never win over the gateway's (case K17). */
+    if (a->cfg->identity == WR_IDENTITY_HEADER &&
+        wr_http_header_count(req, a->cfg->identity_header) > 1) {
+        wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
+                            "identity header sent more than once", NULL, NULL, 0);
+        return;
+    }
+
+    /* The admin routes need the admin key before anything about the
+     * request is looked at (a bad queue name too is 401 without the key). */
+    if (is_admin_route(route) && !wr_api__admin_ok(a, req)) {
+        wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "admin key required (Bearer)", NULL,
+                            NULL, 0);
+        return;
+    }
+
+    /* The {queue} segment: percent-decoded, then validated (into the
+     * caller's buffer, which the request record reads). */
+    bool has_queue = m.param && route != WR_ROUTE_STATIC;
+    if (has_queue) {
+        bool ok = m.param_len <= 3 * WR_QUEUE_NAME_MAX;
+        char raw[3 * WR_QUEUE_NAME_MAX + 1];
+        if (ok) {
+            memcpy(raw, m.param, m.param_len);
+            raw[m.param_len] = 0;
+            /* Without a '%' there is nothing to decode (and no malloc). */
+            size_t dlen = m.param_len;
+            bool escaped = memchr(raw, '%', m.param_len) != NULL;
+            char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
+            ok = dec && wr_ids_valid_queue_n(dec, dlen); /* no NUL inside, either */
+            if (ok)
+                wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
+            if (escaped)
+                free(dec);
+        }
+        if (!ok) {
+            wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
+                                "queue names match " WR_QUEUE_NAME_RULE, NULL, NULL, 0);
+            return;
+        }
+    }
+
+    /* Body limits: 4 KiB on user and token routes, 64 KiB on admin routes
+     * (the server-wide cap). */
+    size_t blen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+    size_t limit = is_admin_route(route) ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
+    if (blen > limit) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+        wr_api__reply_error(a, req, route, 413, "PAYLOAD_TOO_LARGE", "request body too large", NULL,
+                            NULL, 0);
+        return;
+    }
+
+    switch (route) {
+    case WR_ROUTE_JOIN:
+    case WR_ROUTE_STATUS:
+    case WR_ROUTE_LEAVE:
+    case WR_ROUTE_CONSUME:
+    case WR_ROUTE_VERIFY:
+    case WR_ROUTE_RELEASE:
+        if (!wr_api_has_secret(a)) {
+            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                                "the token secret is not loaded from the store yet", NULL, NULL,
+                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
+            return;
+        }
+        if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
+            wr_api__handle_tokens(a, req, route, queue);
+        else
+            wr_api__handle_entries(a, req, route, queue);
+        return;
+    case WR_ROUTE_ADMIN_PUT:
+    case WR_ROUTE_ADMIN_PATCH:
+    case WR_ROUTE_ADMIN_GET:
+    case WR_ROUTE_ADMIN_DELETE:
+    case WR_ROUTE_ADMIN_LIST:
+        wr_api__handle_admin(a, req, route, queue);
+        return;
+    case WR_ROUTE_HISTORY:
+        wr_api__handle_history(a, req, queue);
+        return;
+    case WR_ROUTE_HEALTHZ: {
+        static const char body[] = "{\"status\":\"ok\"}";
+        wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
+        return;
+    }
+    case WR_ROUTE_READYZ:
+        wr_api__handle_readyz(a, req);
+        return;
+    case WR_ROUTE_METRICS:
+        wr_api__handle_metrics(a, req);
+        return;
+    case WR_ROUTE_QUEUE_PAGE:
+        if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+            /* HEAD must not join the line: headers only, no side effect. */
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                              "text/html; charset=utf-8");
+            wr_api__reply_empty(a, req, route, 200);
+            return;
+        }
+        if (!wr_api_has_secret(a)) {
+            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                                "the token secret is not loaded from the store yet", NULL, NULL,
+                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
+            return;
+        }
+        wr_api__handle_queue_page(a, req, queue);
+        return;
+    case WR_ROUTE_DASHBOARD: {
+        size_t len = 0;
+        char *html = wr_page_render_dashboard(&len);
+        wr_api__reply_html(a, req, route, 200, html, len);
+        return;
+    }
+    case WR_ROUTE_STATIC:
+        handle_static(a, req, m.param, m.param_len);
+        return;
+    default:
+        wr_api__reply_error(a, req, route, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
+        return;
+    }
+}
+
+/* ---------- lifecycle ---------- */
+
+/* The admin key's MAC (compared in constant time by api_admin.c) from
+ * cfg->admin_key; no key = the admin API refuses everything. */
+static void set_admin_key(wr_api_t *a)
+{
+    size_t klen = strlen(a->cfg->admin_key);
+    a->admin_enabled = klen > 0;
+    if (klen > 0)
+        wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), a->cfg->admin_key, klen,
+                              a->admin_mac);
+    else
+        wr_crypto_wipe(a->admin_mac, sizeof(a->admin_mac));
+}
+
+wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
+{
+    wr_api_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return WR_ENOMEM;
+    a->base = opts->base;
+    a->store = opts->store;
+    a->sched = opts->sched;
+    a->metrics = opts->metrics;
+    a->cfg = opts->cfg;
+    wr_rng_seed_random(&a->rng);
+    if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
+        free(a);
+        return WR_EIO;
+    }
+    a->n_keys = 1; /* keys[0].len stays 0 until a secret is installed */
+    a->keys[0].secret = a->secret;
+    a->admin_separate = a->cfg->admin_listen[0] != '\0';
+    a->cur_queue = "";
+    double join_rate = a->cfg->join_rate;
+    if (join_rate < 0)
+        join_rate = 0;
+    wr_ratelimit_opts_t jo = {join_rate, a->cfg->join_burst, a->cfg->rate_limit_keys, NULL, NULL};
+    wr_ratelimit_opts_t po = {a->cfg->poll_min_fraction > 0 ? 1.0 : 0.0, a->cfg->poll_allowance,
+                              a->cfg->rate_limit_keys, NULL, NULL};
+    if (wr_ratelimit_new(&jo, &a->join_rl) != WR_OK ||
+        wr_ratelimit_new(&po, &a->poll_rl) != WR_OK) {
+        wr_ratelimit_free(a->join_rl);
+        free(a);
+        return WR_ENOMEM;
+    }
+    /* degraded mode */
+    if (wr_failopen_new(a->base, a->store, &a->failopen) != WR_OK) {
+        wr_ratelimit_free(a->join_rl);
+        wr_ratelimit_free(a->poll_rl);
+        free(a);
+        return WR_ENOMEM;
+    }
+    /* Without it every poll records last-seen: slower on Redis, still right. */
+    if (wr_seencache_new(0, &a->seen) != WR_OK)
+        a->seen = NULL;
+    set_admin_key(a);
+    if (a->metrics) {
+        wr_metrics_describe(a->metrics, "waitroom_http_requests_total", WR_METRIC_COUNTER,
+                            "HTTP requests answered, by route and status.");
+        wr_metrics_describe(a->metrics, "waitroom_store_latency_seconds", WR_METRIC_HISTOGRAM,
+                            "Store operation latency as seen by the API, by operation.");
+        wr_metrics_describe(a->metrics, "waitroom_store_errors_total", WR_METRIC_COUNTER,
+                            "Store operations that failed (unavailable, timeout), by operation.");
+        wr_metrics_describe(a->metrics, "waitroom_tokens_rejected_total", WR_METRIC_COUNTER,
+                            "Tokens refused before the store was touched, by reason.");
+        wr_metrics_describe(a->metrics, "waitroom_fail_open_admitted_total", WR_METRIC_COUNTER,
+                            "Callers admitted with a fail-open pass while the store was "
+                            "unreachable (degraded mode), by queue.");
+        wr_metrics_describe(a->metrics, "waitroom_fail_open_consumed_total", WR_METRIC_COUNTER,
+                            "Consumes answered with failOpen: fail-open passes spent, and "
+                            "ordinary tokens let through while the store was unreachable.");
+        wr_metrics_describe(a->metrics, "waitroom_http_in_flight", WR_METRIC_GAUGE,
+                            "Requests waiting for a store answer.");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limited_total", WR_METRIC_COUNTER,
+                            "Requests refused 429 RATE_LIMITED, by kind (join per address, "
+                            "poll per identity).");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limit_tracked", WR_METRIC_GAUGE,
+                            "Addresses (join) and identities (poll) the limiters track now.");
+        wr_metrics_describe(a->metrics, "waitroom_rate_limit_evictions_total", WR_METRIC_COUNTER,
+                            "Limiter entries evicted because the table was full.");
+        wr_metrics_describe(a->metrics, "waitroom_http_request_duration_seconds",
+                            WR_METRIC_HISTOGRAM,
+                            "Time from dispatching an HTTP request to sending its answer, "
+                            "seconds, by route.");
+        wr_metrics_describe(a->metrics, "waitroom_joins_total", WR_METRIC_COUNTER,
+                            "Joins this instance answered (POST entries and queue page loads "
+                            "the store accepted, repeats by people already in line included), "
+                            "by queue.");
+        wr_metrics_describe(a->metrics, "waitroom_build_info", WR_METRIC_GAUGE,
+                            "Always 1; the label says the version of waitroomd.");
+        wr_metrics_set(a->metrics, "waitroom_build_info", "version=\"" WR_VERSION "\"", 1);
+        wr_metrics_describe(a->metrics, "process_cpu_seconds_total", WR_METRIC_COUNTER,
+                            "Total user and system CPU time spent in seconds.");
+        wr_metrics_describe(a->metrics, "process_resident_memory_bytes", WR_METRIC_GAUGE,
+                            "Resident memory size in bytes.");
+        wr_metrics_describe(a->metrics, "process_open_fds", WR_METRIC_GAUGE,
+                            "Number of open file descriptors.");
+        wr_metrics_describe(a->metrics, "process_max_fds", WR_METRIC_GAUGE,
+                            "Maximum number of open file descriptors.");
+        wr_metrics_describe(a->metrics, "process_start_time_seconds", WR_METRIC_GAUGE,
+                            "Start time of the process since unix epoch in seconds.");
+    }
+    *out = a;
+    return WR_OK;
+}
+
+/* The previous cookie key: from the previous cookie secret, or - when the
+ * cookie key is derived from the token secret - from the previous token
+ * secret, so rotating the token secret does not lose anyone's place. */
+static void set_previous_cookie_key(wr_api_t *a)
+{
+    a->has_prev_cookie_key = false;
+    if (a->cfg->cookie_secret_previous_len > 0) {
+        wr_crypto_cookie_key(a->cfg->cookie_secret_previous, a->cfg->cookie_secret_previous_len,
+                             a->prev_cookie_key);
+        a->has_prev_cookie_key = true;
+    } else if (a->cfg->cookie_secret_len == 0 && a->prev_secret_len > 0) {
+        wr_crypto_cookie_key(a->prev_secret, a->prev_secret_len, a->prev_cookie_key);
+        a->has_prev_cookie_key = true;
+    }
+}
+
+/* The cookie keys, from the configured cookie secrets or the token
+ * secrets. */
+static void derive_cookie_keys(wr_api_t *a)
+{
+    if (a->cfg->cookie_secret_len > 0)
+        wr_crypto_cookie_key(a->cfg->cookie_secret, a->cfg->cookie_secret_len, a->cookie_key);
+    else
+        wr_crypto_cookie_key(a->secret, a->secret_len, a->cookie_key);
+    a->cookie_key_len = sizeof a->cookie_key;
+    set_previous_cookie_key(a);
+}
+
+/* Copies secret (len bytes, cut to cap; it may be buf itself) to buf and
+ * makes key the signing key over it, named by its kid ("" for an empty
+ * secret). Returns the length kept. */
+static size_t install_key(wr_token_key_t *key, uint8_t *buf, size_t cap, const uint8_t *secret,
+                          size_t len)
+{
+    if (len > cap)
+        len = cap;
+    memmove(buf, secret, len);
+    key->secret = buf;
+    key->len = len;
+    if (wr_token_kid(buf, len, key->kid) != WR_OK)
+        key->kid[0] = '\0';
+    return len;
+}
+
+void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
+{
+    a->secret_len = install_key(&a->keys[0], a->secret, sizeof a->secret, secret, len);
+    derive_cookie_keys(a);
+}
+
+void wr_api_reload(wr_api_t *a)
+{
+    set_admin_key(a);
+    if (a->secret_len > 0)
+        derive_cookie_keys(a);
+}
+
+void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
+{
+    a->prev_secret_len =
+        install_key(&a->keys[1], a->prev_secret, sizeof a->prev_secret, secret, len);
+    a->n_keys = a->prev_secret_len > 0 ? 2 : 1;
+    set_previous_cookie_key(a);
+}
+
+bool wr_api_has_secret(const wr_api_t *a)
+{
+    return a->secret_len > 0;
+}
+
+size_t wr_api_in_flight(const wr_api_t *a)
+{
+    return a->in_flight;
+}
+
+void wr_api_free(wr_api_t *a)
+{
+    if (!a)
+        return;
+    wr_crypto_wipe(a->secret, sizeof(a->secret));
+    wr_crypto_wipe(a->cookie_key, sizeof(a->cookie_key));
+    wr_crypto_wipe(a->prev_secret, sizeof(a->prev_secret));
+    wr_crypto_wipe(a->prev_cookie_key, sizeof(a->prev_cookie_key));
+    wr_ratelimit_free(a->join_rl);
+    wr_ratelimit_free(a->poll_rl);
+    wr_failopen_free(a->failopen); /* degraded mode */
+    wr_seencache_free(a->seen);
+    while (a->free_ctx) {
+        wr_api__ctx_t *c = a->free_ctx;
+        a->free_ctx = c->next_free;
+        free(c);
+    }
+    free(a);
+}

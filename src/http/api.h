@@ -1,0 +1,76 @@
+/*
+ * api.h - the route handlers: HTTP requests in, store operations, HTTP
+ * replies out (docs/API.md is the contract).
+ *
+ * One handler (wr_api_handle) is given to evhttp for every request. Each
+ * store-backed request allocates a small context that lives until its reply
+ * is sent; the store calls back exactly once, so each request is answered
+ * exactly once, also when its client has gone (K07) or the store fails.
+ */
+#ifndef WR_API_H
+#define WR_API_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/config.h"
+#include "base/metrics.h"
+#include "runtime/scheduler.h"
+#include "store/store.h"
+
+typedef struct wr_api wr_api_t;
+
+typedef struct {
+    struct event_base *base; /* borrowed */
+    wr_store_t *store;       /* borrowed */
+    wr_scheduler_t *sched;   /* borrowed */
+    wr_metrics_t *metrics;   /* borrowed */
+    const wr_config_t *cfg;  /* borrowed; outlives the api */
+} wr_api_opts_t;
+
+/* Creates the handler state. Returns WR_OK, WR_ENOMEM. */
+wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out);
+
+/* The evhttp request callback; arg is the wr_api_t. With cfg->admin_listen
+ * set, this (public) handler answers the admin API, the dashboard and
+ * /metrics 404. */
+void wr_api_handle(struct evhttp_request *req, void *arg);
+
+/* The callback of the admin listener (--admin-listen): every route. */
+void wr_api_handle_admin(struct evhttp_request *req, void *arg);
+
+/*
+ * Installs the token secret (len bytes, copied; from the config or the
+ * store). Until a secret is installed, the user and token routes answer
+ * 503 STORE_UNAVAILABLE. The cookie key is the configured cookie secret, or
+ * HMAC-SHA256(token secret, "waitroom cookie v1").
+ */
+void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
+
+/*
+ * Installs the previous token secret (rotation; len bytes, copied; len 0
+ * removes it): tokens signed with it still verify until they expire, and,
+ * when no cookie secret is configured, visitor cookies signed with the key
+ * derived from it are still accepted (and re-issued on the next join).
+ * New tokens are always signed with the current secret and its kid.
+ */
+void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len);
+
+/* SIGHUP: re-reads the admin key and the cookie secrets from the config
+ * (after wr_config_reload changed it); the token secrets are installed with
+ * the two functions above. */
+void wr_api_reload(wr_api_t *a);
+
+/* True once a token secret is installed. */
+bool wr_api_has_secret(const wr_api_t *a);
+
+/* Requests waiting for a store answer right now. */
+size_t wr_api_in_flight(const wr_api_t *a);
+
+/* Frees the state. Every request must have been answered (in_flight 0). */
+void wr_api_free(wr_api_t *a);
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * api_admin.c - the operator's routes: the admin API (PUT / PATCH / GET /
+ * DELETE /v1/admin/queues/{queue}, GET /v1/admin/queues) and the
+ * operations routes (GET /readyz, GET /metrics).
+ *
+ * Admin API: every request carries the admin key as a Bearer token,
+ * compared in constant time through an HMAC under a per-process random key
+ * (no admin key configured = every admin request is 401). With
+ * --admin-listen the admin API is served on that listener only (api.c).
+ * PUT parses a whole config, PATCH reads the current one from the store
+ * and merges the body into it (qconfig.h); both then write it with one
+ * config_put and install it in the local scheduler cache at once, so this
+ * instance applies it without waiting for a tick. GET and list answer the
+ * config with the queue's stats (stats_json, info_json).
+ *
+ * Operations: readyz pings the store and is ready only with a token secret
+ * installed; metrics refreshes the api's own gauges (in flight, rate
+ * limiter sizes and evictions) before rendering the registry.
+ */
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/api_internal.h"
+#include "base/clock.h"
+#include "base/crypto.h"
+#include "core/history.h"
+#include "http/http.h"
+#include "base/log.h"
+#include "base/procstat.h"
+
+/* ---------- admin API ---------- */
+
+bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req)
+{
+    if (!a->admin_enabled)
+        return false;
+    const char *tok;
+    size_t len;
+    if (!wr_api__bearer(evhttp_request_get_input_headers(req), &tok, &len))
+        return false;
+    uint8_t mac[WR_CRYPTO_MAC_LEN];
+    if (wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
+        return false;
+    return wr_crypto_equal(mac, a->admin_mac, sizeof mac);
+}
+
+static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t *st)
+{
+    double obs = wr_scheduler_observed_rate(a->sched, queue);
+    if (obs < 0)
+        obs = 0;
+    return json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)st->waiting,
+        "active", (json_int_t)st->active, "admittedTotal", (json_int_t)st->admitted_total,
+        "consumedTotal", (json_int_t)st->consumed_total, "expiredTotal",
+        (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total, "rejectedFullTotal",
+        (json_int_t)st->rejected_full_total, "admitRateObserved", round(obs * 100) / 100,
+        /* sessions (sessionSeconds): open ones are part of active */
+        "sessions", (json_int_t)st->sessions, "releasedTotal", (json_int_t)st->released_total,
+        "sessionsExpiredTotal", (json_int_t)st->sessions_expired_total,
+        /* people who stop asking (idleTimeoutSeconds) */
+        "abandonedTotal", (json_int_t)st->abandoned_total,
+        /* sale opening: people waiting for opensAt (not in waiting) */
+        "prequeue", (json_int_t)st->prequeue);
+}
+
+static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
+{
+    return json_pack("{s:s,s:o,s:o}", "name", info->name, "config",
+                     wr_qconfig_to_public_json(info->config), "stats",
+                     stats_json(a, info->name, &info->stats));
+}
+
+static void admin_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        wr_api__reply_jansson(c->api, c->req, c->route, 200, info_json(c->api, info));
+    } else {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    }
+    wr_api__ctx_free(c);
+}
+
+static void admin_list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err != WR_OK) {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+        wr_api__ctx_free(c);
+        return;
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        json_array_append_new(arr, info_json(c->api, &infos[i]));
+    wr_api__reply_jansson(c->api, c->req, c->route, 200, json_pack("{s:o}", "queues", arr));
+    wr_api__ctx_free(c);
+}
+
+/* ---------- the audit log ---------- */
+
+/* Write-only queue fields: never logged, only that they were set. */
+static const char *const secret_fields[] = {"inviteKey", NULL};
+
+static bool is_secret_field(const char *k)
+{
+    for (size_t i = 0; secret_fields[i]; i++)
+        if (strcmp(secret_fields[i], k) == 0)
+            return true;
+    return false;
+}
+
+/* Adds field k of one side (o: a rendered config or NULL) to out, a secret
+ * as "set" (or null). */
+static void add_value(json_t *out, const char *k, const json_t *o)
+{
+    json_t *v = o ? json_object_get(o, k) : NULL;
+    if (v && is_secret_field(k) && !json_is_null(v))
+        json_object_set_new(out, k, json_string("set"));
+    else
+        json_object_set(out, k, v ? v : json_null());
+}
+
+/*
+ * Logs one admin change (info, msg "admin change"): the queue, the action
+ * (put, patch, delete), the client, the fields whose values differ between
+ * old and new (NULL = the queue did not exist / no longer exists) and
+ * their old and new values; a secret field given in the request's body
+ * counts as changed and shows as "set". Called before the reply, while
+ * req is valid.
+ */
+static void audit(wr_api_t *a, struct evhttp_request *req, const char *action, const char *queue,
+                  const wr_queue_config_t *old, const wr_queue_config_t *nw, const json_t *body)
+{
+    json_t *oj = old ? wr_qconfig_to_json(old) : NULL;
+    json_t *nj = nw ? wr_qconfig_to_json(nw) : NULL;
+    json_t *changed = json_array(), *ov = json_object(), *nv = json_object();
+    char *cs = NULL, *os = NULL, *ns = NULL;
+    if (!changed || !ov || !nv || (old && !oj) || (nw && !nj))
+        goto out;
+    const json_t *sides[2] = {oj, nj};
+    for (int side = 0; side < 2; side++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)sides[side], k, v)
+        {
+            if (json_object_get(ov, k))
+                continue; /* seen */
+            json_t *other = side == 0 ? (nj ? json_object_get(nj, k) : NULL)
+                                      : (oj ? json_object_get(oj, k) : NULL);
+            bool differs = !other || !json_equal(v, other);
+            if (!differs && !(is_secret_field(k) && body && json_object_get(body, k)))
+                continue;
+            json_array_append_new(changed, json_string(k));
+            add_value(ov, k, oj);
+            add_value(nv, k, nj);
+        }
+    }
+    cs = json_dumps(changed, JSON_COMPACT);
+    os = old ? json_dumps(ov, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    ns = nw ? json_dumps(nv, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    char client[64] = "";
+    wr_api__client_addr(a, req, client, sizeof(client));
+    wr_log_field_t f[] = {
+        WR_LOG_S("queue", queue), WR_LOG_S("action", action), WR_LOG_S("client", client),
+        WR_LOG_J("changed", cs),  WR_LOG_J("old", os),        WR_LOG_J("new", ns),
+    };
+    wr_log_fields(WR_LOG_INFO, "admin change", f, sizeof(f) / sizeof(f[0]));
+out:
+    free(cs);
+    free(os);
+    free(ns);
+    json_decref(changed);
+    json_decref(ov);
+    json_decref(nv);
+    json_decref(oj);
+    json_decref(nj);
+}
+
+/* ---------- PUT / PATCH / DELETE: read the old config, write, audit ---------- */
+
+typedef struct {
+    wr_api__ctx_t *c;
+    wr_queue_config_t cfg; /* the new config (PUT, PATCH) */
+    wr_queue_config_t old; /* the config before (when has_old) */
+    bool has_old;
+} put_t;
+
+static void admin_put_cb(wr_err_t err, void *arg)
+{
+    put_t *p = arg;
+    wr_api__ctx_t *c = p->c;
+    wr_api__observe(c, err);
+    if (err == WR_OK) {
+        audit(c->api, c->req, c->route == WR_ROUTE_ADMIN_PATCH ? "patch" : "put", c->queue,
+              p->has_old ? &p->old : NULL, &p->cfg, c->body);
+        wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
+        wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_public_json(&p->cfg));
+    } else {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    }
+    wr_api__ctx_free(c);
+    free(p);
+}
+
+/* Writes p->cfg (p owns nothing but itself; c is p->c). */
+static void do_put(put_t *p)
+{
+    wr_api__ctx_t *c = p->c;
+    c->op = "config_put";
+    c->t0_us = wr_clock_wall_us();
+    wr_err_t err = wr_store_config_put(c->api->store, c->queue, &p->cfg, admin_put_cb, p);
+    if (err != WR_OK) {
+        wr_api__reply_unavailable(c->api, c->req, c->route, err);
+        wr_api__ctx_free(c);
+        free(p);
+    }
+}
+
+static void admin_delete_cb(wr_err_t err, void *arg)
+{
+    put_t *p = arg;
+    wr_api__ctx_t *c = p->c;
+    wr_api__observe(c, err);
+    if (err == WR_OK) {
+        audit(c->api, c->req, "delete", c->queue, p->has_old ? &p->old : NULL, NULL, NULL);
+        wr_api__reply_empty(c->api, c->req, c->route, 204);
+    } else {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    }
+    wr_api__ctx_free(c);
+    free(p);
+}
+
+/* The config before the change: then PUT writes, PATCH merges and writes,
+ * DELETE deletes. A queue that does not exist is fine for PUT only. */
+static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    put_t *p = arg;
+    wr_api__ctx_t *c = p->c;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        p->old = *info->config;
+        p->has_old = true;
+    } else if (!(err == WR_ENOTFOUND && c->route == WR_ROUTE_ADMIN_PUT)) {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+        goto fail;
+    }
+    if (c->route == WR_ROUTE_ADMIN_PATCH) {
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_patch(&p->old, c->body, &p->cfg, field, sizeof(field), msg, sizeof(msg)) !=
+            WR_OK) {
+            wr_api__reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG", msg, field, NULL,
+                                0);
+            goto fail;
+        }
+    }
+    if (c->route != WR_ROUTE_ADMIN_DELETE) {
+        do_put(p);
+        return;
+    }
+    c->op = "queue_delete";
+    c->t0_us = wr_clock_wall_us();
+    err = wr_store_queue_delete(c->api->store, c->queue, admin_delete_cb, p);
+    if (err == WR_OK) {
+        wr_scheduler_forget(c->api->sched, c->queue);
+        return;
+    }
+    wr_api__reply_unavailable(c->api, c->req, c->route, err);
+fail:
+    wr_api__ctx_free(c);
+    free(p);
+}
+
+/* PUT, PATCH, DELETE: reads the current config first (for PATCH's merge
+ * and the audit log). Takes c. */
+static void start_change(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
+{
+    put_t *p = calloc(1, sizeof(*p));
+    if (!p) {
+        wr_api__reply_oom(c->api, c->req, c->route);
+        wr_api__ctx_free(c);
+        return;
+    }
+    p->c = c;
+    if (cfg)
+        p->cfg = *cfg;
+    c->op = "queue_get";
+    wr_err_t err = wr_store_queue_get(c->api->store, c->queue, admin_change_get_cb, p);
+    if (err != WR_OK) {
+        wr_api__reply_unavailable(c->api, c->req, c->route, err);
+        wr_api__ctx_free(c);
+        free(p);
+    }
+}
+
+void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                          const char *queue)
+{
+    /* the admin key was checked in api.c's dispatch, before anything else */
+    json_t *body = NULL;
+    if (route == WR_ROUTE_ADMIN_PUT || route == WR_ROUTE_ADMIN_PATCH) {
+        struct evbuffer *in = evhttp_request_get_input_buffer(req);
+        size_t blen = evbuffer_get_length(in);
+        const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
+        json_error_t jerr;
+        body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
+        if (!json_is_object(body)) {
+            char msg[256] = "body must be a JSON object";
+            if (data && !body)
+                snprintf(msg, sizeof(msg), "body must be a JSON object (%s)", jerr.text);
+            json_decref(body);
+            wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", msg, NULL, NULL, 0);
+            return;
+        }
+    }
+    if (route == WR_ROUTE_ADMIN_PUT) {
+        wr_queue_config_t cfg;
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        wr_err_t err = wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg));
+        if (err != WR_OK) {
+            json_decref(body);
+            wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
+            return;
+        }
+        wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+        if (!c) {
+            json_decref(body);
+            return;
+        }
+        c->body = body; /* the audit log sees which fields were given */
+        start_change(c, &cfg);
+        return;
+    }
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+    if (!c) {
+        json_decref(body);
+        return;
+    }
+    c->body = body;
+    wr_err_t err;
+    switch (route) {
+    case WR_ROUTE_ADMIN_PATCH:
+    case WR_ROUTE_ADMIN_DELETE:
+        start_change(c, NULL);
+        return;
+    case WR_ROUTE_ADMIN_GET:
+        c->op = "queue_get";
+        err = wr_store_queue_get(a->store, queue, admin_get_cb, c);
+        break;
+    case WR_ROUTE_ADMIN_LIST:
+    default:
+        c->op = "queue_list";
+        err = wr_store_queue_list(a->store, admin_list_cb, c);
+        break;
+    }
+    if (err != WR_OK) {
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
+    }
+}
+
+/* ---------- operations: readyz, metrics ---------- */
+
+static void ready_cb(wr_err_t err, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && wr_api_has_secret(c->api)) {
+        static const char body[] = "{\"status\":\"ready\"}";
+        wr_api__reply_json(c->api, c->req, c->route, 200, body, sizeof(body) - 1, 0);
+    } else {
+        wr_api__reply_unavailable(c->api, c->req, c->route, err == WR_OK ? WR_EUNAVAILABLE : err);
+    }
+    wr_api__ctx_free(c);
+}
+
+void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req)
+{
+    wr_route_t route = WR_ROUTE_READYZ;
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
+    if (!c)
+        return;
+    c->op = "ping";
+    wr_err_t err = wr_store_ping(a->store, ready_cb, c);
+    if (err != WR_OK) {
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
+    }
+}
+
+void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
+{
+    if (!a->metrics) {
+        wr_api__reply_error(a, req, WR_ROUTE_METRICS, 404, "NOT_FOUND", "metrics disabled", NULL,
+                            NULL, 0);
+        return;
+    }
+    wr_metrics_set(a->metrics, "waitroom_http_in_flight", NULL, (double)a->in_flight);
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"join\"",
+                   (double)wr_ratelimit_size(a->join_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"poll\"",
+                   (double)wr_ratelimit_size(a->poll_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"join\"",
+                   (double)wr_ratelimit_evictions(a->join_rl));
+    wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"poll\"",
+                   (double)wr_ratelimit_evictions(a->poll_rl));
+    wr_procstat_t ps;
+    wr_procstat_read(&ps); /* what could not be read stays 0 */
+    wr_metrics_set(a->metrics, "process_cpu_seconds_total", NULL, ps.cpu_seconds);
+    wr_metrics_set(a->metrics, "process_resident_memory_bytes", NULL, ps.resident_bytes);
+    wr_metrics_set(a->metrics, "process_open_fds", NULL, ps.open_fds);
+    wr_metrics_set(a->metrics, "process_max_fds", NULL, ps.max_fds);
+    wr_metrics_set(a->metrics, "process_start_time_seconds", NULL, ps.start_time_seconds);
+    size_t len = 0;
+    char *text = wr_metrics_render(a->metrics, &len);
+    if (!text) {
+        wr_api__reply_oom(a, req, WR_ROUTE_METRICS);
+        return;
+    }
+    wr_api__count_request(a, req, WR_ROUTE_METRICS, 200, len);
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    evhttp_add_header(oh, "Cache-Control", "no-store");
+    wr_http_send(req, 200, text, len, false);
+    free(text);
+}
+
+/* ---------- the queue's history (dashboard) ---------- */
+
+void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const char *queue)
+{
+    wr_route_t route = WR_ROUTE_HISTORY;
+    /* the admin key was checked in api.c's dispatch, before anything else */
+    /* ?since=EPOCH_MS: only the samples after it (the dashboard's refresh) */
+    int64_t since_s = 0;
+    const char *qs = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    struct evkeyvalq params = {0};
+    if (qs && evhttp_parse_query_str(qs, &params) == 0) {
+        const char *v = evhttp_find_header(&params, "since");
+        char *end = NULL;
+        long long ms = v ? strtoll(v, &end, 10) : 0;
+        if (v && (end == v || *end || ms < 0)) {
+            evhttp_clear_headers(&params);
+            wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",
+                                "since must be a time in epoch milliseconds", NULL, NULL, 0);
+            return;
+        }
+        since_s = ms / 1000;
+    }
+    evhttp_clear_headers(&params);
+    const wr_history_t *h = wr_scheduler_history(a->sched, queue);
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+    if (!h || !cfg) {
+        wr_api__reply_error(a, req, route, 404, "QUEUE_NOT_FOUND", "no such queue", NULL, NULL, 0);
+        return;
+    }
+    json_t *o = wr_history_json(h, since_s);
+    if (o) {
+        json_object_set_new(o, "name", json_string(queue));
+        json_object_set_new(o, "admitPerSecond", json_real(cfg->admit_per_second));
+        json_object_set_new(o, "paused", json_boolean(cfg->paused));
+        json_object_set_new(o, "enabled", json_boolean(cfg->enabled));
+        /* time to clear: the line now / the rate it drains at (the
+         * configured one, or the observed one while maxActive holds it
+         * lower); null while nobody is admitted */
+        json_t *w = json_object_get(o, "waiting");
+        size_t n = json_array_size(w);
+        double waiting = n ? (double)json_integer_value(json_array_get(w, n - 1)) : 0;
+        double rate = cfg->admit_per_second;
+        double obs = wr_scheduler_observed_rate(a->sched, queue);
+        if (cfg->max_active > 0 && obs >= 0 && obs < rate)
+            rate = obs;
+        bool draining = cfg->enabled && !cfg->paused && rate > 0;
+        json_object_set_new(o, "timeToClearSeconds",
+                            !n             ? json_null()
+                            : waiting == 0 ? json_integer(0)
+                            : draining     ? json_integer((json_int_t)ceil(waiting / rate))
+                                           : json_null());
+    }
+    wr_api__reply_jansson(a, req, route, 200, o);
+}

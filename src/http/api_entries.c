@@ -1,0 +1,736 @@
+/*
+ * api_entries.c - the routes of a person in line: join, status, leave
+ * (POST / GET / DELETE /v1/queues/{queue}/entries/me) and the queue page
+ * (GET /q/{queue}, which joins like POST entries and answers HTML; its
+ * join is a page join, wr_store_join_page: the entry is passed over at
+ * admission until the visitor's next request).
+ *
+ * Identity: the user is the configured identity header, or the signed
+ * wr_vid visitor cookie (identity.h). Only a join mints a visitor; status
+ * and leave without a valid cookie answer 404 (NOT_IN_QUEUE, or
+ * QUEUE_NOT_FOUND when the queue does not exist either). A cookie signed
+ * with the previous key still counts, and a join re-issues it.
+ *
+ * Answers: one store call (join, status or leave). The entry it returns
+ * is turned once into an entry view (wr_api__entry_view_t, api_view.c:
+ * state, position, ETA, retry, token...), which is then told as JSON or as
+ * the queue page. A waiting entry is told its position, ETA and when to
+ * come back (jittered poll band, queue.h); an admitted one gets its JWT,
+ * signed in api_view.c from the store's jti, issue time and expiry (the
+ * same on every instance). Errors are told as the error table says
+ * (api_reply.c).
+ *
+ * Invites (docs/API.md, "Invite-only queues"): a join of a queue with an
+ * inviteKey first passes the invite gate, with the queue's config (this
+ * instance's copy, else one store read). The invite comes as
+ * "Authorization: Bearer" on POST entries, or as ?invite= on the queue
+ * page; a bad or missing one is 403 INVITE_REQUIRED with its reason, and
+ * nothing is joined or minted. The invite's sub is the user: in header mode
+ * it must be the header's user id (else wrongUser); in cookie mode the
+ * user in line is the visitor wr_invite_visitor(sub), and the reply sets
+ * the wr_vid cookie of that visitor, so every browser holding the invite
+ * shares one place and later polls find it by the ordinary cookie.
+ *
+ * The pass: an admitted answer (JSON or page) also sets the cookie
+ * wr_token_{queue} (HttpOnly, SameSite=Lax, Path=/; Secure when the request
+ * came over TLS, i.e. X-Forwarded-Proto: https from a trusted proxy, or
+ * when cookie_secure is configured). The queue page goes to ?return= when
+ * origin.h allows it (targetUrl's origin or returnOrigins), else to
+ * targetUrl, with the token in the query when tokenInQuery (page.h).
+ *
+ * Sale opening (docs/API.md, "Sale opening"): a PREQUEUE entry (before
+ * the queue's opensAt) is told {"status":"prequeue","opensAt","retryAfterMs"},
+ * the retry landing in the person's own slot of the first second after
+ * opensAt (wr_queue_prequeue_retry_ms, a hash of the user id) or in about
+ * 5 s, whichever is sooner; the page gets state "prequeue" with the same
+ * retry.
+ *
+ * Abuse controls (docs/SECURITY.md): joins are limited per client address
+ * (token bucket; X-Forwarded-For counts only from trusted proxies), and
+ * status polls per identity (queue + user) are paced: a poll sooner than
+ * poll_min_fraction x the retryAfterMs we gave spends an "early" credit,
+ * and with none left is 429 RATE_LIMITED. Both run before anything else of
+ * the request, so a refused request costs no store call and mints no
+ * visitor.
+ *
+ * Degraded mode (docs/API.md 1.1): when the store cannot be reached, a
+ * join, status or page join of a queue whose config this instance has is
+ * answered without it (wr_api__degraded_view, api_view.c): "closed" as
+ * before (503), "limited" hands out a fail-open pass (a token with the "fo" claim
+ * and a fresh jti the store never saw) while the queue's per-instance
+ * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
+ * told to wait, with no position ("degraded": true). People in line keep
+ * their place in the store.
+ *
+ * Hot path (status polls): one store round trip, no malloc (contexts come
+ * from a free list), no printf (names copied, the reply's integers written
+ * by hand: only integers and fixed strings, no escaping needed), no JSON
+ * library.
+ */
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/api_internal.h"
+#include "base/clock.h"
+#include "http/http.h"
+#include "base/ids.h"
+#include "core/invite.h"
+#include "core/origin.h"
+#include "http/page.h"
+#include "core/queue.h"
+
+/* ---------- small helpers ---------- */
+
+static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
+{
+    char hdr[256];
+    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
+             WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
+             a->cfg->cookie_secure ? "; Secure" : "");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
+}
+
+/* Whether a join answered err hands out the visitor cookie it minted: on
+ * success, and on a store timeout or outage (the join may have been applied,
+ * and the retry must come back as the same visitor). Not on a refusal
+ * (unknown queue, full line): an error creates no visitor. */
+static bool visitor_kept(wr_err_t err)
+{
+    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE;
+}
+
+/* Whether req came over TLS: waitroomd has no TLS listener of its own, so
+ * that is a trusted proxy's "X-Forwarded-Proto: https" (its first value),
+ * or the operator's cookie_secure. */
+static bool request_secure(wr_api_t *a, struct evhttp_request *req)
+{
+    if (a->cfg->cookie_secure)
+        return true;
+    const char *xfp =
+        evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-Proto");
+    if (!xfp)
+        return false;
+    while (*xfp == ' ' || *xfp == '\t')
+        xfp++;
+    if (evutil_ascii_strncasecmp(xfp, "https", 5) != 0 ||
+        (xfp[5] && xfp[5] != ',' && xfp[5] != ' ' && xfp[5] != '\t'))
+        return false;
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *peer = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &peer, &port);
+    return peer &&
+           wr_ratelimit_cidrs_match(a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, peer);
+}
+
+/* The pass of an admitted user as cookie wr_token_{queue}, for a protected
+ * service on the same host (an nginx gate reads it). */
+static void set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms)
+{
+    char hdr[WR_TOKEN_MAX + 192];
+    long long max_age = (long long)(expires_at_ms / 1000 - (int64_t)time(NULL));
+    int n =
+        snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
+                 c->queue, token, max_age > 0 ? max_age : 1,
+                 request_secure(c->api, c->req) ? "; Secure" : "");
+    if (n > 0 && (size_t)n < sizeof(hdr))
+        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
+}
+
+/* The value of query parameter name of req's URI, percent-decoded, into
+ * out (cap bytes with NUL). False when absent, empty or too long. */
+static bool query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
+{
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+    struct evkeyvalq params;
+    bool ok = false;
+    /* A NUL would cut the decoded value short (?return=https://ok%00.evil
+     * read as https://ok): a query with one is not read at all. */
+    if (!q || strstr(q, "%00") || evhttp_parse_query_str(q, &params) != 0)
+        return false;
+    const char *v = evhttp_find_header(&params, name);
+    if (v && *v && strlen(v) < cap) {
+        memcpy(out, v, strlen(v) + 1);
+        ok = true;
+    }
+    evhttp_clear_headers(&params);
+    return ok;
+}
+
+static int retry_after_full(const wr_queue_config_t *cfg)
+{
+    uint32_t ms = cfg && cfg->n_poll_bands ? cfg->poll_bands[cfg->n_poll_bands - 1].ms : 5000;
+    int s = (int)((ms + 999) / 1000);
+    return s < 1 ? 1 : s;
+}
+
+/* ---------- security: rate limits (docs/SECURITY.md) ---------- */
+
+static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *kind, uint32_t retry_ms)
+{
+    if (a->metrics) {
+        char l[32];
+        snprintf(l, sizeof(l), "kind=\"%s\"", kind);
+        wr_metrics_inc(a->metrics, "waitroom_rate_limited_total", l, 1);
+    }
+    int ra = (int)((retry_ms + 999) / 1000);
+    wr_api__reply_error(a, req, route, 429, "RATE_LIMITED",
+                        strcmp(kind, "join") == 0 ? "too many joins from this address"
+                                                  : "polling faster than retryAfterMs",
+                        NULL, NULL, ra < 1 ? 1 : ra);
+}
+
+/* Join limit: returns true when req was refused (answered 429). */
+static bool join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    if (!wr_ratelimit_enabled(a->join_rl))
+        return false;
+    char addr[64];
+    uint32_t ms = 0;
+    wr_api__client_addr(a, req, addr, sizeof(addr));
+    if (wr_ratelimit_take(a->join_rl, addr, strlen(addr), &ms))
+        return false;
+    reply_rate_limited(a, req, route, "join", ms);
+    return true;
+}
+
+/* "queue\0user": the pacing key of an identity in a queue. */
+static size_t pace_key(const char *queue, const char *user, char *key, size_t cap)
+{
+    int n = snprintf(key, cap, "%s%c%s", queue, 0, user);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/* Poll pacing: returns true when req was refused (answered 429). */
+static bool poll_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                         const char *queue, const char *user)
+{
+    if (!wr_ratelimit_enabled(a->poll_rl))
+        return false;
+    char key[WR_QUEUE_NAME_MAX + WR_USER_ID_MAX + 2];
+    uint32_t ms = 0;
+    if (wr_ratelimit_pace_check(a->poll_rl, key, pace_key(queue, user, key, sizeof(key)), &ms))
+        return false;
+    reply_rate_limited(a, req, route, "poll", ms);
+    return true;
+}
+
+/* After an answer: a waiting identity was told to come back in retry_ms
+ * (retry_ms 0 = not waiting any more: forget it). */
+static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms)
+{
+    if (!wr_ratelimit_enabled(a->poll_rl))
+        return;
+    char key[WR_QUEUE_NAME_MAX + WR_USER_ID_MAX + 2];
+    size_t n = pace_key(queue, user, key, sizeof(key));
+    if (retry_ms == 0)
+        wr_ratelimit_forget(a->poll_rl, key, n);
+    else
+        wr_ratelimit_pace_note(a->poll_rl, key, n,
+                               (uint32_t)((double)retry_ms * a->cfg->poll_min_fraction));
+}
+
+/* ---------- join / status / leave ---------- */
+
+/* The view v (err: its signing error) as JSON (docs/API.md): one
+ * snprintf, no JSON library. */
+static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_t err)
+{
+    wr_api_t *a = c->api;
+    const wr_api__entry_view_t v = *v_;
+    char buf[WR_TOKEN_MAX + 256];
+    int n = 0;
+    switch (v.state) {
+    case WR_ENTRY_WAITING: {
+        /* No config to draw from: the default slowest band. */
+        uint32_t retry = v.retry_after_ms ? v.retry_after_ms : 5000;
+        pace_note(a, c->queue, c->user, retry);
+        if (v.degraded) {
+            n = snprintf(buf, sizeof(buf),
+                         "{\"status\":\"waiting\",\"degraded\":true,\"position\":null,"
+                         "\"ahead\":null,\"waiting\":null,\"etaSeconds\":null,"
+                         "\"retryAfterMs\":%u}",
+                         retry);
+            break;
+        }
+        char etas[24];
+        if (v.eta_seconds < 0)
+            snprintf(etas, sizeof(etas), "null");
+        else
+            snprintf(etas, sizeof(etas), "%lld", (long long)v.eta_seconds);
+        n = snprintf(buf, sizeof(buf),
+                     "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u}",
+                     (unsigned long long)v.position, (unsigned long long)v.ahead,
+                     (unsigned long long)v.waiting, etas, retry);
+        break;
+    }
+    case WR_ENTRY_PREQUEUE:
+        pace_note(a, c->queue, c->user, v.retry_after_ms);
+        n = snprintf(buf, sizeof(buf),
+                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u}",
+                     (long long)v.opens_at_ms, v.retry_after_ms);
+        break;
+    case WR_ENTRY_ADMITTED:
+        pace_note(a, c->queue, c->user, 0);
+        if (err != WR_OK) {
+            wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token",
+                                NULL, NULL, 0);
+            return;
+        }
+        n = snprintf(buf, sizeof(buf),
+                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s}", v.token,
+                     (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "");
+        set_token_cookie(c, v.token, v.expires_at_ms);
+        break;
+    case WR_ENTRY_PASSTHROUGH:
+    default:
+        n = snprintf(buf, sizeof(buf), "{\"status\":\"passthrough\"}");
+        break;
+    }
+    if (n < 0 || (size_t)n >= sizeof(buf)) {
+        wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
+        return;
+    }
+    wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
+}
+
+/* The entry as JSON. */
+static void reply_entry(wr_api__ctx_t *c, const wr_entry_t *e)
+{
+    wr_api__entry_view_t v;
+    wr_err_t err = wr_api__entry_view(c, e, &v);
+    reply_view(c, &v, err);
+}
+
+/* After a join or status answer: a recording request answered WAITING is
+ * noted in the seen cache (the next polls within the window go quiet); any
+ * answer but WAITING forgets the user. */
+static void seen_after(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e)
+{
+    wr_seencache_t *sc = c->api->seen;
+    if (!sc)
+        return;
+    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING) {
+        if (c->seen_us > 0)
+            wr_seencache_note(sc, c->queue, c->user, c->seen_us);
+    } else {
+        wr_seencache_forget(sc, c->queue, c->user);
+    }
+}
+
+static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    seen_after(c, err, e);
+    if (c->cookie[0] && visitor_kept(err))
+        set_visitor_cookie(c->api, c->req, c->cookie);
+    wr_api__entry_view_t dv;
+    if (err == WR_OK && e) {
+        reply_entry(c, e);
+    } else if (wr_api__degraded_view(c, err, &dv)) {
+        reply_view(c, &dv, WR_OK);
+    } else {
+        /* A full line: come back after the queue's slowest poll band. */
+        int ra = err == WR_EFULL ? retry_after_full(e ? e->config : NULL) : 0;
+        wr_api__reply_answer(c->api, c->req, c->route, err, WR_API__TELLS_ENTRY, NULL, ra);
+    }
+    wr_api__ctx_free(c);
+}
+
+/* Leave: the identity is not waiting any more, so it is not paced. */
+static void leave_cb(wr_err_t err, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    if (c->user[0])
+        pace_note(c->api, c->queue, c->user, 0);
+    wr_api__done_cb(err, arg);
+}
+
+/*
+ * Finds the user for a request. Returns 0 and fills user; 1 when the
+ * request has been answered (400); 2 in cookie mode when there is no valid
+ * visitor cookie and `create` is false (the caller answers). With `create`
+ * (join), a missing or unverifiable cookie mints a new visitor. cookie_out
+ * gets the cookie value to set: on every join, and on a poll when the
+ * cookie is due for renewal (wr_identity_should_renew).
+ */
+static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
+                        char user[WR_USER_ID_MAX + 1], char cookie_out[WR_VID_COOKIE_LEN + 1])
+{
+    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    cookie_out[0] = 0;
+    if (a->cfg->identity == WR_IDENTITY_HEADER) {
+        const char *v = evhttp_find_header(ih, a->cfg->identity_header);
+        if (!v || !*v || !wr_ids_valid_user(v)) {
+            wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
+                                !v || !*v ? "missing identity header" : "invalid user id", NULL,
+                                NULL, 0);
+            return 1;
+        }
+        wr_api__copy(user, WR_USER_ID_MAX + 1, v);
+        return 0;
+    }
+    /* Every Cookie field, every wr_vid in it: the first that verifies under
+     * the current or the previous key (rotation) is the visitor. */
+    wr_identity_keys_t keys = {a->cookie_key, a->cookie_key_len,
+                               a->has_prev_cookie_key ? a->prev_cookie_key : NULL,
+                               sizeof(a->prev_cookie_key)};
+    wr_identity_visitor_t vis;
+    int64_t now_s = (int64_t)time(NULL);
+    if (wr_http_visitor(req, &keys, &vis)) {
+        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.vid);
+        if (create || (route == WR_ROUTE_STATUS && wr_identity_should_renew(&vis, now_s)))
+            wr_identity_sign(a->cookie_key, a->cookie_key_len, vis.vid, now_s, cookie_out);
+        return 0;
+    }
+    if (!create)
+        return 2; /* no visitor: the caller answers (the queue may not exist either) */
+    char vid[WR_VID_LEN + 1];
+    if (wr_identity_mint(a->cookie_key, a->cookie_key_len, now_s, vid, cookie_out) != WR_OK) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL,
+                            NULL, 0);
+        return 1;
+    }
+    snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
+    return 0;
+}
+
+/* GET/DELETE entries/me without a valid visitor cookie: 404 NOT_IN_QUEUE,
+ * or 404 QUEUE_NOT_FOUND when the queue does not exist either (one store
+ * read when this instance does not know the queue). Sets no cookie. */
+static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        wr_api__reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie",
+                            NULL, NULL, 0);
+    } else {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    }
+    wr_api__ctx_free(c);
+}
+
+static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+{
+    if (wr_scheduler_config(a->sched, queue)) {
+        wr_api__reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
+        return;
+    }
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+    if (!c)
+        return;
+    c->op = "queue_get";
+    if (wr_store_queue_get(a->store, queue, no_visitor_cb, c) != WR_OK) {
+        wr_api__reply_unavailable(a, req, route, WR_EUNAVAILABLE);
+        wr_api__ctx_free(c);
+    }
+}
+
+static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
+static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
+
+/* ---------- joins: the invite gate ---------- */
+
+/* The invite of a join: ?invite= on the queue page, else (and on POST
+ * entries) Authorization: Bearer. Borrowed from req, or copied to buf. */
+static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *len)
+{
+    if (c->route == WR_ROUTE_QUEUE_PAGE && query_param(c->req, "invite", buf, cap)) {
+        *len = strlen(buf);
+        return buf;
+    }
+    const char *tok = NULL;
+    if (wr_api__bearer(evhttp_request_get_input_headers(c->req), &tok, len))
+        return tok;
+    *len = 0;
+    return NULL;
+}
+
+/*
+ * Joins c's user (JOIN or QUEUE_PAGE) with the queue's config cfg (NULL:
+ * unknown here and not readable; the store's join answers for itself).
+ * With an inviteKey the invite decides who the user is; without one the
+ * user is resolved as for any request. Answers and frees c.
+ */
+static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
+{
+    wr_api_t *a = c->api;
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1];
+    cookie[0] = '\0';
+    bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
+    if (!cfg || cfg->invite_key_len == 0 || header_mode) {
+        if (resolve_user(a, c->req, c->route, true, user, cookie)) {
+            wr_api__ctx_free(c);
+            return;
+        }
+    }
+    if (cfg && cfg->invite_key_len > 0) {
+        char buf[WR_TOKEN_MAX + 1], sub[WR_USER_ID_MAX + 1];
+        size_t len = 0;
+        const char *inv = find_invite(c, buf, sizeof(buf), &len);
+        wr_invite_reason_t r =
+            wr_invite_verify(inv, len, (const uint8_t *)cfg->invite_key, cfg->invite_key_len,
+                             c->queue, (int64_t)time(NULL), sub);
+        if (r == WR_INVITE_OK && header_mode && strcmp(sub, user) != 0)
+            r = WR_INVITE_WRONG_USER;
+        if (r == WR_INVITE_OK && !header_mode) {
+            /* cookie mode: the invited account's own visitor */
+            if (wr_invite_visitor(sub, user) != WR_OK ||
+                wr_identity_sign(a->cookie_key, a->cookie_key_len, user, (int64_t)time(NULL),
+                                 cookie) != WR_OK) {
+                wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL",
+                                    "could not create a visitor", NULL, NULL, 0);
+                wr_api__ctx_free(c);
+                return;
+            }
+        }
+        if (r != WR_INVITE_OK) {
+            if (c->route == WR_ROUTE_QUEUE_PAGE) {
+                page_invite_refused(c, r);
+            } else {
+                wr_api__reply_error(a, c->req, c->route, 403, "INVITE_REQUIRED",
+                                    r == WR_INVITE_MISSING ? "this queue needs an invite"
+                                                           : "the invite is not valid here",
+                                    NULL, wr_invite_reason_name(r), 0);
+                wr_api__ctx_free(c);
+            }
+            return;
+        }
+    }
+    snprintf(c->user, sizeof(c->user), "%s", user);
+    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    c->op = "join";
+    c->t0_us = wr_clock_wall_us();
+    /* A page join counts only from the visitor's next request (API 1.1,
+     * people who stop asking): a link scanner that fetched once is never
+     * admitted. An API join counts at once. A page join may leave a
+     * pending newcomer, so the seen cache forgets the user (their next
+     * poll must reach the store's record). */
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        if (a->seen)
+            wr_seencache_forget(a->seen, c->queue, c->user);
+    } else {
+        c->seen_us = wr_clock_mono_us();
+    }
+    wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
+                       ? wr_store_join_page(a->store, c->queue, c->user, page_entry_cb, c)
+                       : wr_store_join(a->store, c->queue, c->user, entry_cb, c);
+    if (err == WR_OK)
+        return;
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        page_entry_cb(WR_EUNAVAILABLE, NULL, c);
+        return;
+    }
+    entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
+}
+
+/* The queue's config read for the gate; a failed read leaves the answer to
+ * the join itself (unknown queue: 404; store down: as any join). */
+static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        join_gate(c, info->config);
+    } else {
+        join_gate(c, NULL);
+    }
+}
+
+/* POST entries and GET /q/{queue}: the config, then the gate. */
+static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+{
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+    if (!c)
+        return;
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+    if (cfg) {
+        join_gate(c, cfg);
+        return;
+    }
+    c->op = "queue_get";
+    if (wr_store_queue_get(a->store, queue, join_config_cb, c) != WR_OK)
+        join_gate(c, NULL);
+}
+
+void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const char *queue)
+{
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1];
+    if (route == WR_ROUTE_JOIN) {
+        if (!join_limited(a, req, route))
+            join_start(a, req, route, queue);
+        return;
+    }
+    int who = resolve_user(a, req, route, false, user, cookie);
+    if (who == 2) {
+        no_visitor(a, req, route, queue);
+        return;
+    }
+    if (who)
+        return;
+    if (route == WR_ROUTE_STATUS && poll_limited(a, req, route, queue, user))
+        return;
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
+    if (!c)
+        return;
+    wr_api__copy(c->user, sizeof(c->user), user);
+    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    wr_err_t err;
+    if (route == WR_ROUTE_STATUS) {
+        /* Within the store's last-seen window after a recorded join or
+         * status, the poll need not record again (store.h status_quiet). */
+        const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+        int64_t now = wr_clock_mono_us();
+        if (cfg && a->seen &&
+            wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
+            err = wr_store_status_quiet(a->store, queue, user, entry_cb, c);
+        } else {
+            c->seen_us = now;
+            err = wr_store_status(a->store, queue, user, entry_cb, c);
+        }
+    } else {
+        if (a->seen)
+            wr_seencache_forget(a->seen, queue, user);
+        err = wr_store_leave(a->store, queue, user, leave_cb, c);
+    }
+    if (err != WR_OK) {
+        if (route != WR_ROUTE_LEAVE) {
+            entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
+            return;
+        }
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
+    }
+}
+
+/* ---------- the queue page ---------- */
+
+/* Renders the queue page of view v with HTTP status, and frees c. */
+static void send_page(wr_api__ctx_t *c, wr_page_view_t *v, int status)
+{
+    const char *al =
+        evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
+    v->queue = c->queue;
+    v->lang = wr_page_lang(al);
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    wr_api__reply_html(c->api, c->req, c->route, status, html, len);
+    wr_api__ctx_free(c);
+}
+
+/* The page of a join refused for its invite: 403, the reason told. */
+static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.state = "invite";
+    v.eta_seconds = -1;
+    v.target_url = "";
+    v.reason = wr_invite_reason_name(r);
+    send_page(c, &v, 403);
+}
+
+static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api_t *a = c->api;
+    wr_api__observe(c, err);
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.eta_seconds = -1;
+    v.target_url = "";
+    char ret[WR_TARGET_URL_MAX + 1];
+    int status = 200;
+    if (c->cookie[0] && visitor_kept(err))
+        set_visitor_cookie(a, c->req, c->cookie);
+    wr_api__entry_view_t ev;
+    bool have = false;
+    if (err == WR_OK && e) {
+        wr_api__entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
+        have = true;
+    } else {
+        have = wr_api__degraded_view(c, err, &ev);
+    }
+    if (have) {
+        v.target_url = ev.target_url;
+        /* degraded mode: no entry, the config this instance holds */
+        const wr_queue_config_t *cfg = e ? e->config : wr_scheduler_config(a->sched, c->queue);
+        if (cfg) {
+            /* ?return=: only to targetUrl's origin or returnOrigins */
+            if (query_param(c->req, "return", ret, sizeof(ret)) &&
+                wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
+                                    (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
+                                    cfg->n_return_origins))
+                v.target_url = ret;
+            v.token_in_query = cfg->token_in_query;
+        }
+        switch (ev.state) {
+        case WR_ENTRY_PREQUEUE:
+            /* sale opening: the page's countdown (opens_at_ms) is the
+             * queue page's; until then it keeps asking at retry */
+            v.state = "prequeue";
+            v.opens_at_ms = ev.opens_at_ms;
+            v.retry_after_ms = ev.retry_after_ms;
+            pace_note(a, c->queue, c->user, ev.retry_after_ms);
+            break;
+        case WR_ENTRY_WAITING:
+            if (ev.degraded) { /* degraded mode: no place to show */
+                v.state = "degraded";
+                v.retry_after_ms = ev.retry_after_ms;
+                pace_note(a, c->queue, c->user, ev.retry_after_ms);
+                break;
+            }
+            v.state = "waiting";
+            v.position = ev.position;
+            v.waiting = ev.waiting;
+            v.eta_seconds = ev.eta_seconds;
+            v.retry_after_ms = ev.retry_after_ms;
+            if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
+                pace_note(a, c->queue, c->user, ev.retry_after_ms);
+            break;
+        case WR_ENTRY_ADMITTED:
+            v.state = "admitted";
+            if (ev.token[0]) {
+                set_token_cookie(c, ev.token, ev.expires_at_ms);
+                v.token = ev.token;
+            }
+            send_page(c, &v, status); /* ev (the token) lives until here */
+            return;
+        case WR_ENTRY_PASSTHROUGH:
+        default:
+            v.state = "passthrough";
+            break;
+        }
+    } else {
+        const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
+        v.state = ans->page_state;
+        status = ans->status;
+        if (ans->retry_after_s > 0) {
+            char ra[16];
+            snprintf(ra, sizeof(ra), "%d", ans->retry_after_s);
+            evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
+        }
+    }
+    send_page(c, &v, status);
+}
+
+void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue)
+{
+    if (!join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
+        join_start(a, req, WR_ROUTE_QUEUE_PAGE, queue);
+}

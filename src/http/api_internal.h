@@ -1,0 +1,351 @@
+/*
+ * api_internal.h - what the files of the api module share, and nothing
+ * else includes: the handler state (struct wr_api), the request context
+ * and its pool, the reply helpers, and the route families' entry points.
+ *
+ * The api module is one module in several files, split by route family:
+ *   api.c          dispatch (route, queue name, body limit), lifecycle, secrets
+ *   api_reply.c    context pool, replies, metrics of requests, error table
+ *   api_entries.c  join / status / leave, the queue page, abuse limits
+ *   api_view.c     the entry view (and the degraded one) those routes tell
+ *   api_tokens.c   consume / verify, the fail policy
+ *   api_admin.c    admin API (and its audit log), queue history, readyz, metrics
+ * Names shared between these files are wr_api__*; file statics are
+ * unprefixed (STYLE.md).
+ */
+#ifndef WR_API_INTERNAL_H
+#define WR_API_INTERNAL_H
+
+#include <event2/http.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http/api.h"
+#include "base/crypto.h"
+#include "runtime/failopen.h"
+#include "core/identity.h"
+#include "core/qconfig.h"
+#include "core/ratelimit.h"
+#include "base/rng.h"
+#include "http/router.h"
+#include "core/seencache.h"
+#include "core/token.h"
+
+/* Copies the string src into dst (cap bytes with the NUL), truncated like
+ * snprintf(dst, cap, "%s", src) but without its formatting: the request
+ * path copies a queue name and a user id several times per poll. */
+static inline void wr_api__copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    while (n + 1 < cap && src[n])
+        n++;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i];
+    dst[n] = '\0';
+}
+
+/* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
+#define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
+
+/* Statuses whose request-counter labels are built once (api_reply.c). */
+#define WR_API__N_LABEL_STATUSES 12
+
+/* A request's record for the access log and the duration histogram,
+ * taken when its reply is sent (api_reply.c). */
+typedef struct {
+    struct evhttp_request *req; /* NULL = none */
+    wr_route_t route;
+    int status;
+    size_t bytes;    /* body bytes sent */
+    int64_t done_us; /* when the reply was sent */
+    char method[8];
+    char client[64]; /* after trusted proxies; "" when the access log is off */
+} wr_api__record_t;
+
+struct wr_api {
+    struct event_base *base;
+    wr_store_t *store;
+    wr_scheduler_t *sched;
+    wr_metrics_t *metrics;
+    const wr_config_t *cfg;
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len;
+    uint8_t cookie_key[WR_CRYPTO_KEY_LEN];
+    size_t cookie_key_len;
+    /* Rotation: the previous token secret and cookie key, still accepted. */
+    wr_token_key_t keys[2]; /* [0] current (signs), [1] previous; n_keys used */
+    size_t n_keys;
+    uint8_t prev_secret[WR_SECRET_MAX];
+    size_t prev_secret_len;
+    uint8_t prev_cookie_key[WR_CRYPTO_KEY_LEN];
+    bool has_prev_cookie_key;
+    wr_ratelimit_t *join_rl; /* per client address */
+    wr_ratelimit_t *poll_rl; /* per queue + user: pacing */
+    wr_seencache_t *seen;    /* recently recorded waiting users (status_quiet); NULL = none */
+    bool admin_separate;     /* admin API only on the admin listener */
+    uint8_t admin_mac_key[WR_CRYPTO_KEY_LEN]; /* random per process: admin key compare */
+    uint8_t admin_mac[WR_CRYPTO_MAC_LEN];     /* HMAC(admin_mac_key, configured admin key) */
+    bool admin_enabled;
+    size_t in_flight;
+    /* see count_request in api_reply.c */
+    char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
+    struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
+    unsigned n_free_ctx;
+    wr_rng_t rng; /* poll jitter */
+    /* degraded mode: passes spent here while the store was unreachable,
+     * and the burns owed to the store (failopen.h) */
+    wr_failopen_t *failopen;
+
+    /* The request handle() is dispatching now (its reply, if sent before
+     * handle returns, is recorded at once), and a reply sent later from a
+     * store callback, recorded when its context is freed (right after). */
+    struct evhttp_request *cur_req;
+    int64_t cur_start_us;
+    const char *cur_queue; /* "" = none; handle()'s buffer */
+    wr_api__record_t pending;
+    char duration_labels[WR_ROUTE_COUNT][40]; /* route="..." of the duration histogram */
+};
+
+/* One store-backed request, from the store call to its reply. */
+typedef struct wr_api__ctx {
+    struct wr_api__ctx *next_free;
+    wr_api_t *api;
+    struct evhttp_request *req;
+    wr_route_t route;
+    const char *op;   /* store op label for metrics */
+    int64_t t0_us;    /* the store call's start (store latency) */
+    int64_t start_us; /* the request's dispatch (request duration) */
+    int64_t seen_us;  /* join/status that records last-seen: sent at (monotonic us); 0 = not */
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_USER_ID_MAX + 1];
+    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    wr_token_claims_t claims;
+    json_t *body; /* admin PATCH body, owned */
+} wr_api__ctx_t;
+
+/* ---------- api_reply.c: contexts, replies ---------- */
+
+/*
+ * Takes a context from the pool (or allocates one), zeroed, for req on
+ * route; queue may be NULL. Counts it in in_flight and starts its latency
+ * clock; op defaults to the route name. Out of memory, it answers the
+ * request 500 INTERNAL itself and returns NULL: the caller just returns.
+ */
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *queue);
+
+/* Gives c back to the pool (frees its body); call right after its reply. */
+void wr_api__ctx_free(wr_api__ctx_t *c);
+
+/* Records the store latency of c's operation, and err unless it is a
+ * domain answer (a row of the error table). */
+void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
+
+/*
+ * Accounts for one answer about to be sent (bytes of body): counts it in
+ * waitroom_http_requests_total and, for a request in handle() or with a
+ * live context, observes its duration and writes its access-log line
+ * (never a token or a cookie: the route name, not the path). Call it right
+ * before sending; req must still be valid.
+ */
+void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           size_t bytes);
+
+/* The client address of req: the peer, or X-Forwarded-For's client when
+ * the peer is a trusted proxy (--trusted-proxies). "" without a peer. */
+void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap);
+
+/* Answers 500 INTERNAL "out of memory". */
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
+
+/*
+ * Parses a request body (len bytes at data, not NUL-terminated) as JSON for
+ * the admin and token routes: NULL when it is not valid JSON, holds a NUL
+ * byte (jansson would skip one after a number), or gives a key twice (which
+ * one won would be a guess); err->text then says why. The caller owns the
+ * result (json_decref).
+ */
+json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err);
+
+/* The reply helpers: each counts the request, then sends through http.h
+ * (same arguments as wr_http_reply_*). */
+void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        const char *body, size_t len, int retry_after);
+void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         const char *code, const char *message, const char *field,
+                         const char *reason, int retry_after);
+void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
+
+/* Sends o (takes ownership; NULL = out of memory: 500) as compact JSON. */
+void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           json_t *o);
+
+/* ---------- api_reply.c: the error table ---------- */
+
+/*
+ * How a store error is told to the client: one row per domain answer of
+ * the store (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN); every other error is a
+ * failure of the store, told by the STORE_UNAVAILABLE row (503).
+ */
+typedef struct {
+    wr_err_t err;           /* WR_OK in the STORE_UNAVAILABLE row */
+    int status;             /* HTTP status */
+    const char *code;       /* JSON "error" */
+    const char *message;    /* JSON "message"; NULL = wr_strerror(err) */
+    int retry_after_s;      /* Retry-After, seconds; 0 = none */
+    const char *page_state; /* the queue page's state (page.h); NULL = not on the page */
+} wr_api__answer_t;
+
+/* A set of domain answers: one bit per wr_err_t value. */
+#define WR_API__TELL(e) (1u << (e))
+
+/*
+ * The domain answers each caller tells as themselves; any other error, or
+ * a domain answer outside the caller's set, is told as STORE_UNAVAILABLE.
+ */
+/* leave, the admin API, status/leave without a visitor cookie */
+#define WR_API__TELLS_STORE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ENOTINQUEUE))
+/* join, status (JSON): a full line is 429 with the queue's Retry-After */
+#define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL))
+/* the queue page (join): a full line or no such queue, no NOT_IN_QUEUE */
+#define WR_API__TELLS_PAGE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_EFULL))
+/* consume, verify: any other error goes to the queue's fail policy */
+#define WR_API__TELLS_TOKEN (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ETOKEN))
+/* the queue lookup before a token check */
+#define WR_API__TELLS_QUEUE WR_API__TELL(WR_ENOTFOUND)
+/* readyz, and a store call that could not start */
+#define WR_API__TELLS_NONE 0u
+
+/* True when err is a domain answer in the set tells. */
+bool wr_api__tells(wr_err_t err, unsigned tells);
+
+/* The row that tells err to a caller telling the set tells: err's row when
+ * wr_api__tells(err, tells), else the STORE_UNAVAILABLE row. Never NULL. */
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells);
+
+/* Replies err as a JSON error, as wr_api__answer(err, tells) says; reason
+ * is the JSON "reason" (NULL = none), retry_after_s > 0 replaces the
+ * row's Retry-After. */
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s);
+
+/* wr_api__reply_answer for c's request, no reason, the row's Retry-After. */
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells);
+
+/* err told as a store failure: 503 STORE_UNAVAILABLE with wr_strerror(err)
+ * and a Retry-After (wr_api__reply_answer with WR_API__TELLS_NONE). */
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err);
+
+/* ---------- api_reply.c: more replies ---------- */
+
+/* Sends an HTML page (takes ownership of html; NULL = out of memory: 500)
+ * with no-store and the page's Content-Security-Policy. */
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len);
+
+/* The store callback (wr_store_done_cb) of an operation answered 204 on
+ * success (leave, admin delete): observes, replies (errors as
+ * WR_API__TELLS_STORE) and frees the context given as arg. */
+void wr_api__done_cb(wr_err_t err, void *arg);
+
+/* ---------- api_entries.c ---------- */
+
+/* POST/GET/DELETE /v1/queues/{queue}/entries/me; queue is validated and the
+ * token secret is installed. Answers req exactly once. */
+void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const char *queue);
+
+/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
+ * Same preconditions as wr_api__handle_entries. */
+void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
+
+/* ---------- api_view.c ---------- */
+
+/* A user's place, computed once from the store's entry and told either as
+ * JSON (reply_entry) or as the queue page (page_entry_cb), api_entries.c. */
+typedef struct {
+    wr_entry_state_t state; /* WAITING, ADMITTED or PASSTHROUGH */
+    /* WAITING */
+    uint64_t position;       /* 1-based rank in line */
+    uint64_t ahead;          /* people ahead: position - 1 */
+    uint64_t waiting;        /* people in line */
+    int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
+    uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
+    /* ADMITTED */
+    char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
+    int64_t expires_at_ms;        /* token expiry, ms since the epoch */
+    /* any state */
+    const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
+    /* degraded mode */
+    bool degraded;  /* WAITING without the store: no position */
+    bool fail_open; /* ADMITTED with a fail-open pass */
+    /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
+     * countdown poll (wr_queue_prequeue_retry_ms) */
+    int64_t opens_at_ms;
+} wr_api__entry_view_t;
+
+/*
+ * Fills v from e for c's queue and user: notes the queue's config with the
+ * scheduler, draws the jittered retry of a waiting entry, signs the token
+ * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
+ * signing error (v->token is then "").
+ */
+wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry_view_t *v);
+
+/*
+ * The answer to a join / status / page join of c's user whose store call
+ * failed with err, when the queue's fail policy lets this instance answer
+ * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
+ * fail-open pass within the budget; WAITING degraded otherwise) and returns
+ * true. Returns false when the caller answers err as before.
+ */
+bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
+
+/* ---------- api_tokens.c ---------- */
+
+/* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
+ * *len, and returns true when present and not empty. */
+bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+
+/* POST .../tokens/consume and GET .../tokens/verify; queue is validated and
+ * the token secret is installed. Answers req exactly once. */
+void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                           const char *queue);
+
+/* ---------- api_admin.c ---------- */
+
+/* The admin API routes (WR_ROUTE_ADMIN_*); queue is validated ("" for the
+ * list). Checks the admin key first. Answers req exactly once. */
+void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                          const char *queue);
+
+/* GET /readyz: 200 when the store answers a ping and a token secret is
+ * installed, else 503. */
+void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req);
+
+/* GET /metrics: the Prometheus text (404 when metrics are disabled). */
+void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req);
+
+/* ---------- degraded mode (docs/API.md 1.1) ---------- */
+
+/* True when err means the store could not be reached (WR_EUNAVAILABLE,
+ * breaker open included, or WR_ETIMEOUT): the queue's failPolicy decides. */
+bool wr_api__store_unreachable(wr_err_t err);
+
+/* Counts one fail-open event of queue: name is
+ * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
+void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
+
+/* True when req carries the admin key (Authorization: Bearer, compared as
+ * HMACs in constant time); false when no admin key is configured. */
+bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
+
+/* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
+ * one-second history kept by this instance (history.h). Checks the admin
+ * key. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
+void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const char *queue);
+
+#endif

@@ -1,0 +1,439 @@
+/*
+ * api_reply.c - the request contexts and the replies of the api module.
+ *
+ * Contexts: a store-backed request allocates one wr_api__ctx_t, freed right
+ * after its reply. The store calls back exactly once (store.h contract), so
+ * every ctx is freed exactly once; in_flight counts them for graceful
+ * shutdown. Freed contexts go to a free list (at most FREE_CTX_MAX), so the
+ * hot path (status polls) does no malloc. If the client went away
+ * meanwhile, evhttp frees the request when we reply (libevent 2.1.12
+ * evhttp_send), so late replies are safe (case K07).
+ *
+ * Replies: the wr_api__reply_* helpers count each answer in
+ * waitroom_http_requests_total (label strings built once per route and
+ * status) before sending it (http.h); the routes that send raw bytes
+ * (metrics, static assets) count through wr_api__count_request.
+ * observe() records each store operation's latency and its failures, and
+ * counts accepted joins (waitroom_joins_total{queue}).
+ *
+ * Request records: each answer's duration (waitroom_http_request_duration_
+ * seconds{route}, from dispatch in handle() to the reply) and its
+ * access-log line (client after trusted proxies, method, route name,
+ * queue, status, duration, body bytes: never the path, a token or a
+ * cookie). What comes from the request is read before the send, which may
+ * free it. A reply sent while handle() dispatches is written at once; one
+ * sent from a store callback is kept in a->pending until its context is
+ * freed right after, which knows the start and the queue.
+ *
+ * Errors: one table tells every store error to the client. The store's
+ * domain answers (no such queue, not in line, line full, token not live)
+ * each have a row - status, JSON code and message, Retry-After, and the
+ * queue page's state; everything else is a failure of the store, 503
+ * STORE_UNAVAILABLE. Each caller names the domain answers its route tells
+ * (WR_API__TELLS_*, api_internal.h): e.g. a leave tells NOT_IN_QUEUE, the
+ * queue page does not, and consume/verify hand other errors to the fail
+ * policy instead of answering 503. observe() counts as store errors
+ * exactly the errors without a row.
+ */
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "http/api_internal.h"
+#include "base/clock.h"
+#include "http/http.h"
+#include "base/log.h"
+
+/* Label strings of the request counter, built once per (route, status):
+ * the hot path does no formatting. Statuses outside the table are
+ * formatted on the spot. */
+static const int label_statuses[WR_API__N_LABEL_STATUSES] = {200, 204, 400, 401, 403, 404,
+                                                             405, 408, 413, 429, 500, 503};
+
+/* Counts the answer in waitroom_http_requests_total. */
+static void count(wr_api_t *a, wr_route_t route, int status)
+{
+    if (!a->metrics)
+        return;
+    char l[96];
+    const char *labels = l;
+    size_t i = 0;
+    while (i < WR_API__N_LABEL_STATUSES && label_statuses[i] != status)
+        i++;
+    if ((unsigned)route < WR_ROUTE_COUNT && i < WR_API__N_LABEL_STATUSES) {
+        char *slot = a->request_labels[route][i];
+        if (!slot[0])
+            snprintf(slot, sizeof(a->request_labels[0][0]), "route=\"%s\",status=\"%d\"",
+                     wr_router_route_name(route), status);
+        labels = slot;
+    } else {
+        snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
+    }
+    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
+}
+
+/* The client address (api_internal.h): moved here from api_entries.c so
+ * the access log shares it with the join limit. */
+void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *peer = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &peer, &port);
+    /* Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3):
+     * a proxy that appends its own line leaves the address it saw in the
+     * last one, so the first line alone would be the client's own claim.
+     * The lines fit the 8 KiB header limit; if not, the last line is used. */
+    char xff[8192];
+    size_t used = 0;
+    const char *last = NULL;
+    bool fits = true;
+    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    for (const struct evkeyval *kv = ih->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
+            continue;
+        last = kv->value;
+        size_t n = strlen(kv->value);
+        if (used + n + 3 > sizeof(xff)) {
+            fits = false;
+            continue;
+        }
+        if (used) {
+            memcpy(xff + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(xff + used, kv->value, n);
+        used += n;
+    }
+    xff[used] = '\0';
+    wr_ratelimit_client_addr(peer ? peer : "",
+                             !last  ? NULL
+                             : fits ? xff
+                                    : last,
+                             a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, out, cap);
+}
+
+/* ---------- request records: duration and access log ---------- */
+
+static const char *method_name(struct evhttp_request *req)
+{
+    switch (evhttp_request_get_command(req)) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_PATCH:
+        return "PATCH";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_OPTIONS:
+        return "OPTIONS";
+    default:
+        return "OTHER";
+    }
+}
+
+/* Observes the duration and writes the access-log line of rec, which
+ * started at start_us, for queue ("" = none). */
+static void record_write(wr_api_t *a, const wr_api__record_t *rec, int64_t start_us,
+                         const char *queue)
+{
+    int64_t us = rec->done_us - start_us;
+    if (us < 0)
+        us = 0;
+    if (a->metrics && (unsigned)rec->route < WR_ROUTE_COUNT) {
+        char *l = a->duration_labels[rec->route];
+        if (!l[0])
+            snprintf(l, sizeof(a->duration_labels[0]), "route=\"%s\"",
+                     wr_router_route_name(rec->route));
+        wr_metrics_observe(a->metrics, "waitroom_http_request_duration_seconds", l,
+                           (double)us / 1e6);
+    }
+    if (!wr_log_access_enabled())
+        return;
+    wr_log_field_t f[] = {
+        WR_LOG_S("client", rec->client),
+        WR_LOG_S("method", rec->method),
+        WR_LOG_S("route", wr_router_route_name(rec->route)),
+        WR_LOG_S("queue", queue && queue[0] ? queue : NULL),
+        WR_LOG_I("status", rec->status),
+        WR_LOG_I("duration_us", us),
+        WR_LOG_I("bytes", rec->bytes),
+    };
+    wr_log_access(f, sizeof(f) / sizeof(f[0]));
+}
+
+/* Before sending: what the record needs from req (which may be freed by
+ * the send). */
+static void record_begin(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         wr_api__record_t *rec)
+{
+    count(a, route, status);
+    rec->req = req;
+    rec->route = route;
+    rec->status = status;
+    rec->bytes = 0;
+    snprintf(rec->method, sizeof(rec->method), "%s", method_name(req));
+    rec->client[0] = '\0';
+    if (wr_log_access_enabled())
+        wr_api__client_addr(a, req, rec->client, sizeof(rec->client));
+}
+
+/* After sending bytes of body: the record is written now when handle() is
+ * still dispatching the request, else kept until the request's context is
+ * freed (wr_api__ctx_free, right after a reply from a store callback),
+ * which knows when the request started and its queue. req is only
+ * compared, never used: the send may have freed it. */
+static void record_end(wr_api_t *a, wr_api__record_t *rec, size_t bytes)
+{
+    rec->bytes = strcmp(rec->method, "HEAD") == 0 ? 0 : bytes;
+    rec->done_us = wr_clock_wall_us();
+    if (rec->req == a->cur_req) {
+        record_write(a, rec, a->cur_start_us, a->cur_queue);
+        return;
+    }
+    if (a->pending.req) /* never: a reply from a callback is followed by its ctx_free */
+        record_write(a, &a->pending, a->pending.done_us, NULL);
+    a->pending = *rec;
+}
+
+void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           size_t bytes)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    record_end(a, &rec, bytes);
+}
+
+void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        const char *body, size_t len, int retry_after)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    wr_http_reply_json(req, status, body, len, retry_after);
+    record_end(a, &rec, len);
+}
+
+void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                         const char *code, const char *message, const char *field,
+                         const char *reason, int retry_after)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    size_t n = wr_http_reply_error(req, status, code, message, field, reason, retry_after);
+    record_end(a, &rec, n);
+}
+
+void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    wr_http_reply_empty(req, status);
+    record_end(a, &rec, 0);
+}
+
+void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                           json_t *o)
+{
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    json_decref(o);
+    if (!s) {
+        wr_api__reply_oom(a, req, route);
+        return;
+    }
+    wr_api__reply_json(a, req, route, status, s, strlen(s), 0);
+    free(s);
+}
+
+void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
+}
+
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               const char *queue)
+{
+    wr_api__ctx_t *c = a->free_ctx;
+    if (c) {
+        a->free_ctx = c->next_free;
+        a->n_free_ctx--;
+        memset(c, 0, sizeof(*c));
+    } else if (!(c = calloc(1, sizeof(*c)))) {
+        wr_api__reply_oom(a, req, route);
+        return NULL;
+    }
+    c->api = a;
+    c->req = req;
+    c->route = route;
+    c->op = wr_router_route_name(route);
+    if (queue)
+        wr_api__copy(c->queue, sizeof(c->queue), queue);
+    c->t0_us = wr_clock_wall_us();
+    c->start_us = req == a->cur_req ? a->cur_start_us : c->t0_us;
+    a->in_flight++;
+    return c;
+}
+
+#define FREE_CTX_MAX 1024
+
+void wr_api__ctx_free(wr_api__ctx_t *c)
+{
+    wr_api_t *a = c->api;
+    if (a->pending.req && a->pending.req == c->req) {
+        record_write(a, &a->pending, c->start_us, c->queue);
+        a->pending.req = NULL;
+    }
+    a->in_flight--;
+    json_decref(c->body);
+    if (a->n_free_ctx < FREE_CTX_MAX) {
+        c->next_free = a->free_ctx;
+        a->free_ctx = c;
+        a->n_free_ctx++;
+    } else {
+        free(c);
+    }
+}
+
+/* ---------- the error table ---------- */
+
+/* The domain answers of the store, told as themselves where a caller tells
+ * them (WR_API__TELLS_* in api_internal.h). The page states and the
+ * Retry-After of a full line (the default slowest poll band, 5 s) are what
+ * the queue page says; the JSON join says the queue's own slowest band. */
+static const wr_api__answer_t answers[] = {
+    {WR_ENOTFOUND, 404, "QUEUE_NOT_FOUND", "no such queue", 0, "notfound"},
+    {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
+    {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 5, "full"},
+    {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
+};
+
+/* Everything else: the store failed (or did not answer in time). */
+static const wr_api__answer_t unavailable = {
+    WR_OK, 503, "STORE_UNAVAILABLE", NULL, WR_API__RETRY_AFTER_UNAVAILABLE_S, "unavailable"};
+
+static const wr_api__answer_t *find_answer(wr_err_t err)
+{
+    for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+        if (answers[i].err == err)
+            return &answers[i];
+    return NULL;
+}
+
+bool wr_api__tells(wr_err_t err, unsigned tells)
+{
+    return (unsigned)err < 32 && (tells & WR_API__TELL(err)) && find_answer(err);
+}
+
+const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells)
+{
+    return wr_api__tells(err, tells) ? find_answer(err) : &unavailable;
+}
+
+void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+                          unsigned tells, const char *reason, int retry_after_s)
+{
+    const wr_api__answer_t *ans = wr_api__answer(err, tells);
+    wr_api__reply_error(a, req, route, ans->status, ans->code,
+                        ans->message ? ans->message : wr_strerror(err), NULL, reason,
+                        retry_after_s > 0 ? retry_after_s : ans->retry_after_s);
+}
+
+void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)
+{
+    wr_api__reply_answer(c->api, c->req, c->route, err, tells, NULL, 0);
+}
+
+void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                               wr_err_t err)
+{
+    wr_api__reply_answer(a, req, route, err, WR_API__TELLS_NONE, NULL, 0);
+}
+
+/* ---------- store latency and errors ---------- */
+
+/* Records the store latency of c's operation. */
+void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
+{
+    wr_api_t *a = c->api;
+    if (!a->metrics)
+        return;
+    char l[64] = "op=\"";
+    wr_api__copy(l + 4, sizeof(l) - 5, c->op); /* op="OP": no formatting per request */
+    strcat(l, "\"");
+    wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
+                       (double)(wr_clock_wall_us() - c->t0_us) / 1e6);
+    if (err != WR_OK && !find_answer(err)) {
+        snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
+        wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
+    }
+    if (err == WR_OK && c->queue[0] && strcmp(c->op, "join") == 0) {
+        char q[WR_QUEUE_NAME_MAX + 16];
+        snprintf(q, sizeof(q), "queue=\"%s\"", c->queue);
+        wr_metrics_inc(a->metrics, "waitroom_joins_total", q, 1);
+    }
+}
+
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len)
+{
+    if (!html) {
+        wr_api__reply_oom(a, req, route);
+        return;
+    }
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
+    evhttp_add_header(oh, "Cache-Control", "no-store");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(oh, "Content-Security-Policy",
+                      "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                      "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    wr_http_send(req, status, html, len, false);
+    record_end(a, &rec, len);
+    free(html);
+}
+
+void wr_api__done_cb(wr_err_t err, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK)
+        wr_api__reply_empty(c->api, c->req, c->route, 204);
+    else
+        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
+    wr_api__ctx_free(c);
+}
+
+/* ---------- degraded mode ---------- */
+
+bool wr_api__store_unreachable(wr_err_t err)
+{
+    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT;
+}
+
+void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue)
+{
+    if (!a->metrics)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 16];
+    snprintf(l, sizeof(l), "queue=\"%s\"", queue);
+    wr_metrics_inc(a->metrics, name, l, 1);
+}
+
+json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err)
+{
+    if (!data || memchr(data, '\0', len)) {
+        snprintf(err->text, sizeof(err->text), "a NUL byte in the body");
+        return NULL;
+    }
+    return json_loadb(data, len, JSON_REJECT_DUPLICATES, err);
+}

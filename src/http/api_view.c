@@ -1,0 +1,165 @@
+/*
+ * api_view.c - the entry view of the api module: a user's place, computed
+ * once from the store's entry (wr_api__entry_view) or, when the store
+ * cannot be reached, from this instance's copy of the queue's config
+ * (wr_api__degraded_view), and then told as JSON or as the queue page by
+ * api_entries.c.
+ *
+ * A waiting entry gets its position, ETA and when to come back (jittered
+ * poll band, queue.h, never later than half of idleTimeoutSeconds); a
+ * PREQUEUE entry the retry into its own slot of the first second after
+ * opensAt; an admitted one its JWT, signed here from the store's jti,
+ * issue time and expiry (the same on every instance). Pacing the next poll
+ * is the caller's.
+ *
+ * Degraded mode (docs/API.md 1.1): "closed" leaves the store's error to
+ * the caller; "limited" hands out a fail-open pass (a token with the "fo"
+ * claim and a fresh jti the store never saw) while the queue's
+ * per-instance budget lasts (wr_scheduler_take_fail_open), "open" always;
+ * the others are told to wait, with no position ("degraded": true).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/api_internal.h"
+#include "base/clock.h"
+#include "core/queue.h"
+
+/* Signs the entry token of an admitted entry (the store keeps jti, issue
+ * time and expiry; the JWT is made here, the same on every instance). */
+static wr_err_t sign_entry_token(wr_api_t *a, const wr_api__ctx_t *c, const wr_entry_t *e,
+                                 char *tok, size_t cap)
+{
+    wr_token_claims_t cl;
+    memset(&cl, 0, sizeof(cl));
+    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
+    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
+    snprintf(cl.jti, sizeof(cl.jti), "%s", e->jti);
+    cl.iat = e->issued_at_us / 1000000;
+    cl.exp = e->expires_at_us / 1000000;
+    return wr_token_sign_key(&cl, &a->keys[0], tok, cap);
+}
+
+/* A store's due time (us, < 0 not reported) in whole ms, rounded up. */
+static int64_t due_ms(int64_t us)
+{
+    return us > 0 ? (us + 999) / 1000 : 0;
+}
+
+/*
+ * Fills v from e for c's queue and user: notes the queue's config with the
+ * scheduler, draws the jittered retry of a waiting entry, signs the token
+ * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
+ * signing error (v->token is then "").
+ */
+wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry_view_t *v)
+{
+    wr_api_t *a = c->api;
+    const wr_queue_config_t *cfg = e->config;
+    v->position = v->ahead = v->waiting = 0;
+    v->eta_seconds = -1;
+    v->retry_after_ms = 0;
+    v->token[0] = '\0';
+    v->expires_at_ms = 0;
+    v->target_url = cfg ? cfg->target_url : "";
+    v->degraded = v->fail_open = false;
+    v->opens_at_ms = -1;
+    if (cfg)
+        wr_scheduler_note(a->sched, c->queue, cfg);
+    switch (e->state) {
+    case WR_ENTRY_PREQUEUE:
+        /* the next poll lands in this person's slot of the first second
+         * after opensAt, or in about 5 s, whichever is sooner */
+        v->state = WR_ENTRY_PREQUEUE;
+        v->opens_at_ms = cfg && cfg->opens_at_ms >= 0 ? cfg->opens_at_ms : 0;
+        v->retry_after_ms = wr_queue_prequeue_retry_ms(
+            cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
+            wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
+            wr_rng_unit(&a->rng));
+        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
+        return WR_OK;
+    case WR_ENTRY_WAITING:
+        v->state = WR_ENTRY_WAITING;
+        v->position = e->position;
+        v->ahead = e->position ? e->position - 1 : 0;
+        v->waiting = e->waiting;
+        if (cfg) {
+            double observed = wr_scheduler_observed_rate(a->sched, c->queue);
+            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
+            v->retry_after_ms = wr_queue_retry_after_eta_ms(
+                cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
+                due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
+            /* following it never makes a person idle */
+            v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
+        }
+        return WR_OK;
+    case WR_ENTRY_ADMITTED: {
+        v->state = WR_ENTRY_ADMITTED;
+        v->expires_at_ms = e->expires_at_us / 1000;
+        wr_err_t err = sign_entry_token(a, c, e, v->token, sizeof(v->token));
+        if (err != WR_OK)
+            v->token[0] = '\0';
+        return err;
+    }
+    case WR_ENTRY_PASSTHROUGH:
+    default:
+        v->state = WR_ENTRY_PASSTHROUGH;
+        return WR_OK;
+    }
+}
+
+/* ---------- degraded mode: the store is unreachable ---------- */
+
+/*
+ * The answer to a join / status / page join of c's user whose store call
+ * failed with err, when the queue's fail policy lets this instance answer
+ * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
+ * fail-open pass within the budget; WAITING degraded otherwise) and returns
+ * true. Returns false when the caller answers err as before: the store is
+ * not unreachable, the queue's config is not known here, its policy is
+ * "closed", or the pass could not be signed.
+ */
+bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v)
+{
+    wr_api_t *a = c->api;
+    if (!wr_api__store_unreachable(err))
+        return false;
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    if (!cfg)
+        return false;
+    memset(v, 0, sizeof(*v));
+    v->eta_seconds = -1;
+    v->target_url = cfg->target_url;
+    if (!cfg->enabled) {
+        v->state = WR_ENTRY_PASSTHROUGH;
+        return true;
+    }
+    if (cfg->fail_policy == WR_FAIL_CLOSED)
+        return false;
+    bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
+                wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms());
+    if (!pass) {
+        v->state = WR_ENTRY_WAITING;
+        v->degraded = true;
+        /* the slowest band (the last one), jittered: nobody knows the place */
+        v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
+        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
+        return true;
+    }
+    wr_token_claims_t cl;
+    memset(&cl, 0, sizeof(cl));
+    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
+    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
+    cl.iat = (int64_t)time(NULL);
+    cl.exp = cl.iat + (int64_t)cfg->token_ttl_seconds;
+    cl.fail_open = true;
+    if (wr_token_new_jti(cl.jti) != WR_OK ||
+        wr_token_sign_key(&cl, &a->keys[0], v->token, sizeof(v->token)) != WR_OK)
+        return false;
+    v->state = WR_ENTRY_ADMITTED;
+    v->fail_open = true;
+    v->expires_at_ms = cl.exp * 1000;
+    wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
+    return true;
+}

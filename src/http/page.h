@@ -1,0 +1,60 @@
+/*
+ * page.h - the people-facing queue page (GET /q/{queue}) and the operator
+ * dashboard (GET /admin): HTML rendered from templates embedded at build
+ * time (src/http/web/), no I/O here. The api module gathers the values (it joins
+ * the user, reads the store) and sends what these functions return.
+ */
+#ifndef WR_PAGE_H
+#define WR_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the queue page shows on first render (and without JavaScript). */
+typedef struct {
+    const char *queue;       /* validated queue name */
+    const char *lang;        /* "en" or "ko" */
+    const char *state;       /* "waiting", "prequeue" (before the queue's
+                                opensAt), "admitted", "passthrough", "full",
+                                "unavailable", "notfound", "invite" (refused:
+                                no valid invite) or "degraded" (the store is
+                                unreachable: no position; keeps asking) */
+    uint64_t position;       /* waiting: 1-based */
+    uint64_t waiting;        /* waiting: people in line */
+    int64_t eta_seconds;     /* waiting: -1 = unknown (paused) */
+    uint32_t retry_after_ms; /* waiting, prequeue, degraded: next poll, ms */
+    int64_t opens_at_ms;     /* prequeue: the opening (opensAt), ms since the
+                                epoch; shown in UTC without JavaScript, in the
+                                person's local time with it */
+    const char *target_url;  /* where an admitted person goes: the allowed
+                                ?return= URL or the queue's targetUrl; "" = none */
+    bool token_in_query;     /* tokenInQuery: add wr_token=<token> to an
+                                absolute target_url (another origin) */
+    const char *token;       /* admitted: the entry token, else NULL; used
+                                only for the no-script redirect with tokenInQuery */
+    const char *reason;      /* invite: the refusal's reason ("expired"...), else NULL */
+} wr_page_view_t;
+
+/* Picks "ko" when Korean is preferred over English in an Accept-Language
+ * header value (q-values honoured), else "en". header may be NULL. */
+const char *wr_page_lang(const char *accept_language);
+
+/*
+ * Renders the queue page for v. Every value is HTML-escaped. Returns a
+ * malloc'd NUL-terminated HTML document (caller frees) and its length, or
+ * NULL on allocation failure.
+ */
+char *wr_page_render_queue(const wr_page_view_t *v, size_t *len);
+
+/* Renders the dashboard page. Same ownership as wr_page_render_queue. */
+char *wr_page_render_dashboard(size_t *len);
+
+/*
+ * Finds a static asset by file name (e.g. "queue.js"): returns its bytes
+ * (borrowed, static) and sets *len and *content_type ("text/css; charset=utf-8"
+ * ...), or NULL when there is no such asset.
+ */
+const unsigned char *wr_page_asset(const char *name, size_t *len, const char **content_type);
+
+#endif

@@ -1,0 +1,526 @@
+/*
+ * scheduler.c - per-queue admission ticks and the local config cache.
+ *
+ * Structure: a map (qmap.h) from queue name to entry. Each entry owns a
+ * one-shot timer, re-armed after every admit answer
+ * for the middle of the store's next tick:
+ *     delay = tickMs - (now_us/1000 mod tickMs) + tickMs/2
+ * so one instance hits each store tick exactly once even though its own
+ * timer drifts; with several instances, all but the first call of a tick
+ * admit nobody (the store's admit is idempotent per tick).
+ *
+ * Lifetime: an entry with an admit in flight is not freed when forgotten;
+ * it is marked dead and freed by the admit callback (the store calls it
+ * exactly once, also on close). Entries are otherwise owned by the map.
+ *
+ * Metrics per queue (labels queue="NAME", names validated by the store):
+ * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
+ * totals as counters waitroom_queue_{admitted,consumed,expired,left,
+ * rejected_full,abandoned}_total, plus the observed admission rate; and
+ * waitroom_wait_seconds, the wait of every user this instance's ticks
+ * admitted (the admit answer's waited_us), so the histograms of all
+ * instances add up to every admission exactly once.
+ *
+ * Sale opening: an admit answer with opening_left > 0 (the store still has
+ * pre-queue people to move into the line) re-arms the timer at 0 ms, so
+ * the chunks follow each other as fast as the store answers while the
+ * loop serves requests between them (each chunk is one store call; the
+ * embedded store's is synchronous and bounded by WR_MEMQ_OPEN_CHUNK). A
+ * queue whose opensAt comes before its next tick is armed for opensAt.
+ * When an opening this instance took part in ends, one log line tells the
+ * people moved, its duration, the calls, the longest synchronous store call
+ * (the embedded store's event-loop pause) and the longest admit round
+ * trip; the gauges waitroom_opening_step_max_seconds{queue} and
+ * waitroom_opening_seconds{queue} keep the last.
+ *
+ * History: each entry keeps a one-second ring of its stats (history.h),
+ * fed by every admit answer, for the dashboard; allocated with the entry.
+ */
+#include "runtime/scheduler.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "core/history.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "base/qmap.h"
+#include "core/queue.h"
+
+typedef struct entry {
+    wr_scheduler_t *sched;
+    char name[WR_QUEUE_NAME_MAX + 1];
+    wr_queue_config_t cfg;
+    struct event *timer;
+    bool in_flight;  /* an admit call is pending */
+    bool dead;       /* forgotten while in flight: free in the callback */
+    int64_t next_ms; /* monotonic ms the timer is armed for (the next admit call) */
+    wr_rate_window_t rate;
+    double fail_tokens; /* limited fail-open bucket */
+    int64_t fail_last_ms;
+    int64_t last_err_log_ms;
+    wr_history_t *hist; /* NULL when it could not be allocated */
+    /* Sale opening (see above) */
+    int64_t call_t0_us;   /* monotonic us when the admit in flight was called */
+    int64_t call_sync_us; /* how long that call took before it returned */
+    int64_t open_t0_us;   /* first call of the opening in progress, 0 = none */
+    uint64_t open_moved, open_calls;
+    int64_t open_sync_max_us, open_rtt_max_us;
+} entry_t;
+
+struct wr_scheduler {
+    struct event_base *base;
+    wr_store_t *store;
+    wr_metrics_t *metrics;
+    uint32_t discovery_ms;
+    struct event *discovery;
+    bool listing;
+    bool freeing;
+    struct list_req *list_pending; /* marked dead by free while a list call is pending */
+    wr_qmap_t *queues;             /* name -> entry_t */
+};
+
+static entry_t *find(wr_scheduler_t *s, const char *name)
+{
+    return wr_qmap_get(s->queues, name);
+}
+
+static void entry_free(entry_t *e)
+{
+    if (e->timer)
+        event_free(e->timer);
+    wr_history_free(e->hist);
+    free(e);
+}
+
+static void arm(entry_t *e, uint32_t delay_ms)
+{
+    struct timeval tv = wr_clock_tv_ms(delay_ms);
+    evtimer_add(e->timer, &tv);
+    e->next_ms = wr_clock_mono_ms() + delay_ms;
+}
+
+static void labels_for(const entry_t *e, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "queue=\"%s\"", e->name);
+}
+
+static void publish(entry_t *e, const wr_queue_stats_t *st)
+{
+    wr_metrics_t *m = e->sched->metrics;
+    if (!m)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 16];
+    labels_for(e, l, sizeof(l));
+    wr_metrics_set(m, "waitroom_queue_waiting", l, (double)st->waiting);
+    wr_metrics_set(m, "waitroom_queue_active", l, (double)st->active);
+    /* Cluster-wide totals from the store: set, not incremented. */
+    wr_metrics_set(m, "waitroom_queue_admitted_total", l, (double)st->admitted_total);
+    wr_metrics_set(m, "waitroom_queue_consumed_total", l, (double)st->consumed_total);
+    wr_metrics_set(m, "waitroom_queue_expired_total", l, (double)st->expired_total);
+    wr_metrics_set(m, "waitroom_queue_left_total", l, (double)st->left_total);
+    wr_metrics_set(m, "waitroom_queue_rejected_full_total", l, (double)st->rejected_full_total);
+    wr_metrics_set(m, "waitroom_queue_sessions", l, (double)st->sessions);
+    wr_metrics_set(m, "waitroom_queue_prequeue", l, (double)st->prequeue);
+    wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
+    wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
+                   (double)st->sessions_expired_total);
+    wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
+    double r = wr_rate_window_rate(&e->rate);
+    wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
+    wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
+    wr_metrics_set(m, "waitroom_queue_paused", l, e->cfg.paused ? 1 : 0);
+    wr_metrics_set(m, "waitroom_queue_enabled", l, e->cfg.enabled ? 1 : 0);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Sale opening: records the chunk of res; true while people are left to
+ * move (call again at once). Logs the opening when it ends here. */
+static bool opening_progress(entry_t *e, const wr_admit_t *res)
+{
+    if (res->opening_moved == 0 && res->opening_left == 0 && e->open_t0_us == 0)
+        return false;
+    int64_t now = wr_clock_mono_us();
+    if (e->open_t0_us == 0)
+        e->open_t0_us = e->call_t0_us;
+    e->open_moved += res->opening_moved;
+    e->open_calls++;
+    if (e->call_sync_us > e->open_sync_max_us)
+        e->open_sync_max_us = e->call_sync_us;
+    if (now - e->call_t0_us > e->open_rtt_max_us)
+        e->open_rtt_max_us = now - e->call_t0_us;
+    if (res->opening_left > 0)
+        return true;
+    double total_s = (double)(now - e->open_t0_us) / 1e6;
+    wr_info("queue %s: opening: moved %llu people into the line in %.1f ms (%llu calls); "
+            "longest store call on the event loop %.2f ms, longest admit round trip %.2f ms",
+            e->name, (unsigned long long)e->open_moved, total_s * 1000,
+            (unsigned long long)e->open_calls, (double)e->open_sync_max_us / 1000,
+            (double)e->open_rtt_max_us / 1000);
+    if (e->sched->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        wr_metrics_set(e->sched->metrics, "waitroom_opening_step_max_seconds", l,
+                       (double)e->open_sync_max_us / 1e6);
+        wr_metrics_set(e->sched->metrics, "waitroom_opening_seconds", l, total_s);
+    }
+    e->open_t0_us = 0;
+    e->open_moved = e->open_calls = 0;
+    e->open_sync_max_us = e->open_rtt_max_us = 0;
+    return false;
+}
+
+static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
+{
+    entry_t *e = arg;
+    wr_scheduler_t *s = e->sched;
+    e->in_flight = false;
+    if (e->dead) {
+        entry_free(e);
+        return;
+    }
+    uint32_t tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    if (err == WR_ENOTFOUND) {
+        wr_info("queue %s no longer exists; stopping its admission", e->name);
+        wr_scheduler_forget(s, e->name);
+        return;
+    }
+    if (err != WR_OK) {
+        int64_t now = wr_clock_mono_ms();
+        if (now - e->last_err_log_ms > 5000) {
+            wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
+            e->last_err_log_ms = now;
+        }
+        if (s->metrics && err != WR_ECANCELED)
+            wr_metrics_inc(s->metrics, "waitroom_admission_errors_total", NULL, 1);
+        if (err != WR_ECANCELED && !s->freeing)
+            arm(e, tick);
+        return;
+    }
+    if (res->config)
+        e->cfg = *res->config;
+    tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
+    if (res->admitted > 0)
+        wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
+    publish(e, &res->stats);
+    if (e->hist)
+        wr_history_add(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
+                       res->stats.admitted_total, res->stats.consumed_total);
+    if (s->metrics && res->n_waited > 0) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        for (size_t i = 0; i < res->n_waited; i++)
+            wr_metrics_observe(s->metrics, "waitroom_wait_seconds", l,
+                               (double)res->waited_us[i] / 1e6);
+    }
+    if (opening_progress(e, res)) {
+        arm(e, 0); /* the next chunk at once */
+        return;
+    }
+    int64_t now_ms = res->now_us / 1000;
+    uint32_t phase = (uint32_t)(now_ms % tick);
+    uint32_t delay = tick - phase + tick / 2;
+    if (delay > tick + tick / 2)
+        delay = tick;
+    /* an opening before the next tick: be there at opensAt */
+    int64_t at = e->cfg.opens_at_ms;
+    if (at >= 0 && at >= now_ms && at - now_ms < (int64_t)delay)
+        delay = (uint32_t)(at - now_ms);
+    arm(e, delay);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    entry_t *e = arg;
+    if (e->in_flight)
+        return;
+    e->call_t0_us = wr_clock_mono_us();
+    wr_err_t err = wr_store_admit(e->sched->store, e->name, admit_cb, e);
+    e->call_sync_us = wr_clock_mono_us() - e->call_t0_us;
+    if (err == WR_OK) {
+        e->in_flight = true;
+    } else {
+        arm(e, e->cfg.tick_ms ? e->cfg.tick_ms : 100);
+    }
+}
+
+void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+{
+    if (!cfg || !wr_ids_valid_queue(queue))
+        return;
+    entry_t *e = find(s, queue);
+    if (e)
+        return; /* known: every admit tick refreshes its config (no copy per poll) */
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return;
+    e->sched = s;
+    snprintf(e->name, sizeof(e->name), "%s", queue);
+    e->cfg = *cfg;
+    e->timer = evtimer_new(s->base, tick_cb, e);
+    if (!e->timer) {
+        free(e);
+        return;
+    }
+    e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
+    wr_rate_window_init(&e->rate, 60000);
+    e->fail_tokens = cfg->fail_open_per_second;
+    e->fail_last_ms = wr_clock_mono_ms();
+    if (wr_qmap_put(s->queues, queue, e) != WR_OK) {
+        entry_free(e);
+        return;
+    }
+    arm(e, 0);
+}
+
+void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+{
+    entry_t *e = cfg ? find(s, queue) : NULL;
+    if (e)
+        e->cfg = *cfg;
+    else
+        wr_scheduler_note(s, queue, cfg);
+}
+
+void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = wr_qmap_remove(s->queues, queue);
+    if (!e)
+        return;
+    if (s->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        wr_metrics_remove_matching(s->metrics, l);
+    }
+    evtimer_del(e->timer);
+    if (e->in_flight)
+        e->dead = true;
+    else
+        entry_free(e);
+}
+
+const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? &e->cfg : NULL;
+}
+
+double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? wr_rate_window_rate(&e->rate) : -1;
+}
+
+int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    if (!e)
+        return -1;
+    int64_t d = e->in_flight ? 0 : e->next_ms - wr_clock_mono_ms();
+    return d < 0 ? 0 : d;
+}
+
+bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
+{
+    entry_t *e = find(s, queue);
+    if (!e)
+        return false;
+    double rate = e->cfg.fail_open_per_second;
+    double cap = rate < 1 ? 1 : rate;
+    if (now_ms > e->fail_last_ms) {
+        e->fail_tokens += rate * (double)(now_ms - e->fail_last_ms) / 1000.0;
+        if (e->fail_tokens > cap)
+            e->fail_tokens = cap;
+        e->fail_last_ms = now_ms;
+    }
+    if (e->fail_tokens >= 1.0) {
+        e->fail_tokens -= 1.0;
+        return true;
+    }
+    return false;
+}
+
+const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)
+{
+    entry_t *e = find(s, queue);
+    return e ? e->hist : NULL;
+}
+
+size_t wr_scheduler_count(wr_scheduler_t *s)
+{
+    return wr_qmap_count(s->queues);
+}
+
+/* Discovery: every queue in the store gets an entry; entries whose queue is
+ * gone are forgotten. */
+struct list_req {
+    bool dead;
+    wr_scheduler_t *s;
+};
+
+static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
+{
+    struct list_req *lr = arg;
+    wr_scheduler_t *s = lr->s;
+    bool dead = lr->dead;
+    free(lr);
+    if (dead)
+        return;
+    s->listing = false;
+    s->list_pending = NULL;
+    if (err != WR_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!find(s, infos[i].name))
+            wr_scheduler_note(s, infos[i].name, infos[i].config);
+    /* Forget entries not listed (removing the one just visited is safe). */
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(infos[i].name, name) == 0;
+        if (!seen)
+            wr_scheduler_forget(s, ((entry_t *)v)->name);
+    }
+}
+
+static void discovery_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wr_scheduler_t *s = arg;
+    if (s->listing)
+        return;
+    /* The request outlives a free of the scheduler: an answer arriving
+     * after free finds it marked dead. */
+    struct list_req *lr = calloc(1, sizeof(*lr));
+    if (!lr)
+        return;
+    lr->s = s;
+    if (wr_store_queue_list(s->store, list_cb, lr) == WR_OK) {
+        s->listing = true;
+        s->list_pending = lr;
+    } else {
+        free(lr);
+    }
+}
+
+wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
+{
+    wr_scheduler_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return WR_ENOMEM;
+    s->base = opts->base;
+    s->store = opts->store;
+    s->metrics = opts->metrics;
+    s->discovery_ms = opts->discovery_ms ? opts->discovery_ms : 1000;
+    s->queues = wr_qmap_new();
+    s->discovery = s->queues ? event_new(s->base, -1, EV_PERSIST, discovery_cb, s) : NULL;
+    if (!s->discovery) {
+        wr_qmap_free(s->queues);
+        free(s);
+        return WR_ENOMEM;
+    }
+    struct timeval tv = wr_clock_tv_ms(s->discovery_ms);
+    event_add(s->discovery, &tv);
+    if (s->metrics) {
+        static const double wait_bounds[] = {1,   5,   15,   30,   60,   120,
+                                             300, 600, 1200, 1800, 3600, 7200};
+        wr_metrics_describe(s->metrics, "waitroom_queue_waiting", WR_METRIC_GAUGE,
+                            "People waiting in line; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
+                            "Live, unconsumed entry tokens plus open sessions (exact); store-wide "
+                            "(the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admitted_total", WR_METRIC_COUNTER,
+                            "Users admitted; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_consumed_total", WR_METRIC_COUNTER,
+                            "Entry tokens consumed; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_expired_total", WR_METRIC_COUNTER,
+                            "Entry tokens that expired unused; store-wide (the same on every "
+                            "instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_left_total", WR_METRIC_COUNTER,
+                            "Users who left the line or gave back a token; store-wide (the same "
+                            "on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_rejected_full_total", WR_METRIC_COUNTER,
+                            "Joins refused because the line was full; store-wide (the same on "
+                            "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_sessions", WR_METRIC_GAUGE,
+                            "Open sessions (part of active, exact); store-wide (the same on every "
+                            "instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_released_total", WR_METRIC_COUNTER,
+                            "Sessions ended by release or leave; store-wide (the same on every "
+                            "instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
+                            "Sessions that lapsed after sessionSeconds; store-wide (the same on "
+                            "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
+                            "Waiting users removed after idleTimeoutSeconds without a join or "
+                            "poll; store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_prequeue", WR_METRIC_GAUGE,
+                            "People waiting for the sale opening (opensAt); store-wide.");
+        wr_metrics_describe(s->metrics, "waitroom_opening_step_max_seconds", WR_METRIC_GAUGE,
+                            "Last sale opening this instance took part in: its longest "
+                            "synchronous store call (the embedded store's event-loop pause).");
+        wr_metrics_describe(s->metrics, "waitroom_opening_seconds", WR_METRIC_GAUGE,
+                            "Last sale opening this instance took part in: from its first "
+                            "chunk to its last.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
+                            "Admissions per second over the last minute, from the store-wide "
+                            "admitted total (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,
+                            "Configured outflow rate, users per second; store-wide (the same on "
+                            "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_paused", WR_METRIC_GAUGE,
+                            "1 while admission is paused; store-wide (the same on every "
+                            "instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
+                            "1 while the line is on (0 = passthrough); store-wide (the same on "
+                            "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
+                            "Admission ticks of this instance that failed (store unavailable, "
+                            "timeout).");
+        wr_metrics_describe_histogram(
+            s->metrics, "waitroom_wait_seconds",
+            "Time from joining the line to admission, seconds: for each user admitted by this "
+            "instance's admission tick, the store time of that tick minus the user's arrival "
+            "score. Every admission is counted once, by the instance whose tick made it; sum "
+            "the series of all instances for the whole queue.",
+            wait_bounds, sizeof(wait_bounds) / sizeof(wait_bounds[0]));
+    }
+    discovery_cb(-1, 0, s);
+    *out = s;
+    return WR_OK;
+}
+
+void wr_scheduler_free(wr_scheduler_t *s)
+{
+    if (!s)
+        return;
+    s->freeing = true;
+    if (s->list_pending)
+        s->list_pending->dead = true; /* the list callback frees it */
+    event_free(s->discovery);
+    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
+    const char *name;
+    void *v;
+    while (wr_qmap_next(s->queues, &it, &name, &v)) {
+        entry_t *e = v;
+        evtimer_del(e->timer);
+        if (e->in_flight)
+            e->dead = true;
+        else
+            entry_free(e);
+    }
+    wr_qmap_free(s->queues);
+    free(s);
+}

@@ -1,0 +1,134 @@
+/*
+ * store_registry.c - the table of store backends (store_registry.h).
+ *
+ * One static array of rows, searched in order; the first row whose scheme
+ * matches serves the URL. A row's check_url and open share their parser:
+ * the memory row accepts exactly "memory"; every Redis row checks with
+ * wr_redis_url_parse, the parser wr_store_redis_open runs when it opens.
+ * The message for a URL no row serves lists every row's syntax, so it
+ * grows with the table.
+ */
+#include "runtime/store_registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "store/redis/redis_url.h"
+#include "store/memory/store_memory.h"
+#include "store/redis/store_redis.h"
+
+/* WR_EINVAL with "'URL' must be MUST" in err; the URL without its password
+ * (wr_redis_url_redact). */
+static wr_err_t refuse(const char *url, const char *must, char *err, size_t errlen)
+{
+    if (err && errlen) {
+        char red[WR_REDIS_URL_MAX + 16];
+        snprintf(err, errlen, "'%s' must be %s", wr_redis_url_redact(url, red, sizeof red), must);
+    }
+    return WR_EINVAL;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static wr_err_t check_memory(const char *url, char *err, size_t errlen)
+{
+    if (strcmp(url, "memory") != 0)
+        return refuse(url, "memory", err, errlen);
+    return WR_OK;
+}
+
+static wr_err_t open_memory(struct event_base *base, const char *url, const wr_store_params_t *p,
+                            wr_store_t **out)
+{
+    if (check_memory(url, NULL, 0) != WR_OK)
+        return WR_EINVAL;
+    wr_store_memory_opts_t o = {0};
+    o.data_dir = p->data_dir && p->data_dir[0] ? p->data_dir : NULL;
+    wr_err_t err = wr_store_memory_open(base, &o, out);
+    if (err == WR_OK && p->on_started)
+        p->on_started(WR_OK, NULL, p->started_arg); /* nothing to reach */
+    return err;
+}
+
+/* ----------------------------------------------------------------- redis */
+
+static wr_err_t check_redis(const char *url, char *err, size_t errlen)
+{
+    return wr_redis_url_parse(url, NULL, err, errlen);
+}
+
+static wr_err_t open_redis(struct event_base *base, const char *url, const wr_store_params_t *p,
+                           wr_store_t **out)
+{
+    wr_store_redis_opts_t o = {0};
+    o.url = url;
+    o.command_timeout_ms = p->command_timeout_ms;
+    o.connect_timeout_ms = p->connect_timeout_ms;
+    o.reconnect_max_ms = p->reconnect_max_ms;
+    o.wait_replicas = p->wait_replicas;
+    o.wait_timeout_ms = p->wait_timeout_ms;
+    o.metrics = p->metrics;
+    o.tls_ca_file = p->redis_ca && p->redis_ca[0] ? p->redis_ca : NULL;
+    o.tls_cert_file = p->redis_cert && p->redis_cert[0] ? p->redis_cert : NULL;
+    o.tls_key_file = p->redis_key && p->redis_key[0] ? p->redis_key : NULL;
+    o.env_password = p->redis_password;
+    o.allow_eviction = p->redis_allow_eviction;
+    o.on_started = p->on_started;
+    o.started_arg = p->started_arg;
+    return wr_store_redis_open(base, &o, out);
+}
+
+/* ----------------------------------------------------------------- table */
+
+static const wr_store_backend_t backends[] = {
+    {"memory", "memory", "memory (embedded)", check_memory, open_memory},
+    {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis},
+    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis},
+    {"redis-sentinel://", "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]", NULL,
+     check_redis, open_redis},
+    {"unix://", "unix:///PATH", NULL, check_redis, open_redis},
+};
+#define NBACKENDS (sizeof backends / sizeof backends[0])
+
+static bool matches(const char *scheme, const char *url)
+{
+    size_t n = strlen(scheme);
+    bool prefix = n >= 3 && strcmp(scheme + n - 3, "://") == 0;
+    return prefix ? strncmp(url, scheme, n) == 0 : strcmp(url, scheme) == 0;
+}
+
+const wr_store_backend_t *wr_store_registry_find(const char *url)
+{
+    for (size_t i = 0; url && i < NBACKENDS; i++)
+        if (matches(backends[i].scheme, url))
+            return &backends[i];
+    return NULL;
+}
+
+wr_err_t wr_store_check_url(const char *url, char *err, size_t errlen)
+{
+    const wr_store_backend_t *b = wr_store_registry_find(url);
+    if (b)
+        return b->check_url(url, err, errlen);
+    /* "'URL' must be A, B or C", from the table */
+    char list[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == NBACKENDS ? " or " : ", ";
+        int k = snprintf(list + used, sizeof list - used, "%s%s", sep, backends[i].syntax);
+        if (k < 0 || (size_t)k >= sizeof list - used)
+            break;
+        used += (size_t)k;
+    }
+    return refuse(url, list, err, errlen);
+}
+
+wr_err_t wr_store_open_url(struct event_base *base, const char *url, const wr_store_params_t *p,
+                           wr_store_t **out)
+{
+    static const wr_store_params_t defaults;
+    const wr_store_backend_t *b = wr_store_registry_find(url);
+    if (!b || !base || !out)
+        return WR_EINVAL;
+    return b->open(base, url, p ? p : &defaults, out);
+}

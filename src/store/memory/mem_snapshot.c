@@ -1,0 +1,772 @@
+/*
+ * mem_snapshot.c - the embedded store's snapshot file: format, writer and
+ * reader of a wr_memq_db_t (memq.h), and the data directory lock.
+ *
+ * Format, version 4 (version 1, without the sessions and the burned
+ * passes, version 2, without the idle part, and version 3, without the
+ * pre-queue, still load).
+ * All integers little-endian.
+ *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
+ *   u32 secret_len, secret bytes
+ *   u32 queue count, then per queue:
+ *     u8 name_len, name
+ *     u32 config_len, config JSON (wr_qconfig_to_json, compact)
+ *     u64 version  i64 last_score  i64 last_tick  i64 carry_micro
+ *     u64 admitted consumed expired left rejected_full
+ *     (version 4, sale opening) u8 opening (1: in progress), i64 open_base,
+ *       u64 open_total, u64 open_moved
+ *     u64 waiting count, per user in line order: i64 score, u8 id_len, id,
+ *                 (version 3) u32 idle_cs (centiseconds since the user's
+ *                 last join or poll, at written_at_us), u8 flags (1 = a
+ *                 pending page join)
+ *     u64 token count, per token: u8 id_len, id, 22 bytes jti, i64 iat_us, i64 exp_us
+ *     (version 2) u64 released sessions_expired
+ *     (version 2) u64 session count, per session: u8 id_len, id, 22 bytes jti,
+ *                 i64 opened_us, i64 end_us
+ *     (version 2, degraded mode) u64 burn count, per burned fail-open
+ *       pass: u8 jti_len, jti, i64 exp_us
+ *     (version 3) u64 abandoned
+ *     (version 4, sale opening) u64 pre-queue count, per person in key
+ *       order: i64 key, u8 id_len, id, u32 idle_cs, u8 flags (as in the
+ *       line)
+ *   32 bytes: SHA-256 of every byte before.
+ * Times are wall-clock microseconds since the epoch. Last-seen times are
+ * kept as ages, so that on load the time the store was down does not count
+ * against the people in line (they could not poll meanwhile).
+ *
+ * Writing. The file is written to DIR/.waitroom.snapshot.tmp, fsynced,
+ * renamed over DIR/waitroom.snapshot and the directory fsynced, so a crash
+ * at any point leaves either the old or the new snapshot, never a mix; on
+ * any error the temp file is removed and the old snapshot stays. The
+ * writer only reads the db: store_memory.c runs it in a forked child on a
+ * copy-on-write image of the state, with a digest context made before the
+ * fork.
+ *
+ * Reading. Every count and length is checked against its limit (and the
+ * number of users against the file size, before it sizes an allocation),
+ * the line must be in strictly increasing score order, no user may appear
+ * twice, and the checksum and the exact end of the file are verified. The
+ * first problem found is what the log line names; on any problem the db is
+ * emptied, so a store never starts on half a snapshot.
+ */
+#include "store/memory/mem_snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+#define SNAP_NAME  "waitroom.snapshot"
+#define SNAP_MAGIC "WRMEMSNP"
+#define SNAP_VERSION                                                                               \
+    4u /* what is written (sessions, burned passes, idle part, pre-queue); 1..4 load */
+#define PATH_MAX_LEN 4096
+#define MICRO        1000000LL
+
+#define SIO_BUF (1u << 20)
+
+/* Buffered snapshot I/O: fields go through buf, and the digest is updated
+ * once per block, not once per field (loading 10M users took 18 s with
+ * per-field stdio and digest calls). */
+typedef struct {
+    FILE *f;
+    wr_crypto_sha256_t *md;
+    bool failed;
+    const char *what;   /* first problem, for the log */
+    unsigned char *buf; /* SIO_BUF bytes */
+    size_t pos, len;    /* read: consumed / filled; write: filled */
+    size_t dig;         /* read: bytes of buf already digested */
+    uint64_t fsize;     /* read: file size, to bound counts */
+} sio_t;
+
+static void sio_fail(sio_t *io, const char *what)
+{
+    if (!io->failed) {
+        io->failed = true;
+        io->what = what;
+    }
+}
+
+/* Writer: digests and writes the buffered block. */
+static void w_flush(sio_t *w)
+{
+    if (w->failed || w->pos == 0)
+        return;
+    if (wr_crypto_sha256_update(w->md, w->buf, w->pos) != WR_OK)
+        sio_fail(w, "digest failed");
+    else if (fwrite(w->buf, 1, w->pos, w->f) != w->pos)
+        sio_fail(w, "write failed");
+    w->pos = 0;
+}
+
+static void w_bytes(sio_t *w, const void *p, size_t n)
+{
+    const unsigned char *in = p;
+    while (n > 0 && !w->failed) {
+        if (w->pos == SIO_BUF)
+            w_flush(w);
+        size_t k = SIO_BUF - w->pos < n ? SIO_BUF - w->pos : n;
+        memcpy(w->buf + w->pos, in, k);
+        w->pos += k;
+        in += k;
+        n -= k;
+    }
+}
+
+static void w_u64(sio_t *w, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    w_bytes(w, b, 8);
+}
+
+static void w_u32(sio_t *w, uint32_t v)
+{
+    unsigned char b[4];
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    w_bytes(w, b, 4);
+}
+
+static void w_u8(sio_t *w, uint8_t v)
+{
+    w_bytes(w, &v, 1);
+}
+
+/* Reader: digests what was consumed and not yet digested. */
+static void r_digest(sio_t *r)
+{
+    if (!r->failed && r->pos > r->dig &&
+        wr_crypto_sha256_update(r->md, r->buf + r->dig, r->pos - r->dig) != WR_OK)
+        sio_fail(r, "digest failed");
+    r->dig = r->pos;
+}
+
+/* Copies n bytes out; digest = false for the checksum itself. */
+static void r_take(sio_t *r, void *p, size_t n, bool digest)
+{
+    unsigned char *out = p;
+    while (n > 0 && !r->failed) {
+        if (r->pos == r->len) {
+            r_digest(r);
+            r->len = fread(r->buf, 1, SIO_BUF, r->f);
+            r->pos = r->dig = 0;
+            if (r->len == 0) {
+                sio_fail(r, ferror(r->f) ? "read error" : "file truncated");
+                return;
+            }
+        }
+        size_t k = r->len - r->pos < n ? r->len - r->pos : n;
+        memcpy(out, r->buf + r->pos, k);
+        r->pos += k;
+        out += k;
+        n -= k;
+        if (!digest)
+            r->dig = r->pos;
+    }
+}
+
+static void r_bytes(sio_t *r, void *p, size_t n)
+{
+    r_take(r, p, n, true);
+}
+
+static uint64_t r_u64(sio_t *r)
+{
+    unsigned char b[8] = {0};
+    r_bytes(r, b, 8);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static uint32_t r_u32(sio_t *r)
+{
+    unsigned char b[4] = {0};
+    r_bytes(r, b, 4);
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static uint8_t r_u8(sio_t *r)
+{
+    uint8_t v = 0;
+    r_bytes(r, &v, 1);
+    return v;
+}
+
+static void r_fail(sio_t *r, const char *what)
+{
+    sio_fail(r, what);
+}
+
+/* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
+ * NUL-terminated; returns its length (unusable once r failed). */
+static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
+{
+    uint8_t len = r_u8(r);
+    if (len == 0 || len > WR_USER_ID_MAX)
+        r_fail(r, "bad user id length");
+    r_bytes(r, user, len);
+    if (!r->failed)
+        user[len] = '\0';
+    return len;
+}
+
+/* n token records (a token or a session): u8 id_len, id, jti, iat, exp. */
+static void write_tokens(sio_t *w, wr_memq_token_t *const *a, size_t n)
+{
+    w_u64(w, n);
+    for (size_t i = 0; i < n && !w->failed; i++) {
+        const wr_memq_token_t *t = a[i];
+        w_u8(w, t->idlen);
+        w_bytes(w, t->id, t->idlen);
+        w_bytes(w, t->jti, WR_JTI_LEN);
+        w_u64(w, (uint64_t)t->iat_us);
+        w_u64(w, (uint64_t)t->exp_us);
+    }
+}
+
+/* Version 2: the session counters and the open sessions. */
+static void write_sessions(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->released_total);
+    w_u64(w, q->sessions_expired_total);
+    write_tokens(w, q->sess_heap, q->sess_n);
+}
+
+static void write_burned(sio_t *w, const wr_memq_t *q);
+static void read_burned(sio_t *r, wr_memq_t *q);
+
+/* The line or the pre-queue: the count, then per person in order: i64
+ * score (the pre-queue's key), u8 id_len, id, u32 age in centiseconds at
+ * now_us, u8 flags. */
+static void write_nodes(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+{
+    w_u64(w, wr_zsl_length(set));
+    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        w_u8(w, (uint8_t)len);
+        w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+    }
+}
+
+static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
+{
+    size_t nlen = strlen(q->name);
+    w_u8(w, (uint8_t)nlen);
+    w_bytes(w, q->name, nlen);
+    json_t *j = wr_qconfig_to_json(&q->cfg->cfg);
+    char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (!js) {
+        w->failed = true;
+        w->what = "config rendering failed";
+        return;
+    }
+    size_t jlen = strlen(js);
+    w_u32(w, (uint32_t)jlen);
+    w_bytes(w, js, jlen);
+    free(js);
+    w_u64(w, q->version);
+    w_u64(w, (uint64_t)q->last_score);
+    w_u64(w, (uint64_t)q->budget.last_tick);
+    w_u64(w, (uint64_t)q->budget.carry_micro);
+    w_u64(w, q->admitted_total);
+    w_u64(w, q->consumed_total);
+    w_u64(w, q->expired_total);
+    w_u64(w, q->left_total);
+    w_u64(w, q->rejected_full_total);
+    w_u8(w, q->opening ? 1 : 0);
+    w_u64(w, (uint64_t)q->open_base);
+    w_u64(w, q->open_total);
+    w_u64(w, q->open_moved);
+    write_nodes(w, q->line, now_us);
+    write_tokens(w, q->heap, q->heap_n);
+    write_sessions(w, q);
+    write_burned(w, q);
+    w_u64(w, q->abandoned_total);   /* version 3 */
+    write_nodes(w, q->pre, now_us); /* version 4 */
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+wr_crypto_sha256_t *wr_mem_snapshot_digest_new(void)
+{
+    return wr_crypto_sha256_new();
+}
+
+/* md comes from the caller so that a forked child never has to fetch an
+ * algorithm (OpenSSL's global locks) - it only updates and finalises. */
+wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64_t written_at_us,
+                                  wr_crypto_sha256_t *md)
+{
+    char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
+    wr_err_t err = WR_EIO;
+    sio_t w = {0};
+    bool tmp_made = false;
+    int n1 = snprintf(path, sizeof path, "%s/%s", dir, SNAP_NAME);
+    int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, SNAP_NAME);
+    if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof path || (size_t)n2 >= sizeof tmp) {
+        wr_error("store memory: snapshot path too long in %s", dir);
+        return WR_EINVAL;
+    }
+    w.md = md;
+    w.buf = malloc(SIO_BUF);
+    if (!w.buf) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    /* 0600: the file holds the token secret and the queues' invite keys
+     * (fchmod too: O_CREAT keeps the mode of a leftover tmp file) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 && (fchmod(fd, 0600) != 0 || !(w.f = fdopen(fd, "wb")))) {
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    if (fd < 0) {
+        wr_error("store memory: cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    tmp_made = true;
+    w_bytes(&w, SNAP_MAGIC, 8);
+    w_u32(&w, SNAP_VERSION);
+    w_u64(&w, (uint64_t)written_at_us);
+    w_u32(&w, (uint32_t)db->secret_len);
+    w_bytes(&w, db->secret, db->secret_len);
+    w_u32(&w, (uint32_t)db->nq);
+    for (size_t i = 0; i < db->nq && !w.failed; i++)
+        write_queue(&w, db->queues[i], written_at_us);
+    w_flush(&w);
+    unsigned char digest[WR_CRYPTO_SHA256_LEN];
+    if (!w.failed && wr_crypto_sha256_final(w.md, digest) != WR_OK) {
+        w.failed = true;
+        w.what = "digest failed";
+    }
+    if (!w.failed && fwrite(digest, 1, 32, w.f) != 32) {
+        w.failed = true;
+        w.what = "write failed";
+    }
+    if (!w.failed && (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)) {
+        w.failed = true;
+        w.what = "flush/fsync failed";
+    }
+    if (fclose(w.f) != 0 && !w.failed) {
+        w.failed = true;
+        w.what = "close failed";
+    }
+    w.f = NULL;
+    if (w.failed) {
+        wr_error("store memory: snapshot %s: %s (%s)", tmp, w.what, strerror(errno));
+        goto out;
+    }
+    if (rename(tmp, path) != 0) {
+        wr_error("store memory: rename %s -> %s: %s", tmp, path, strerror(errno));
+        goto out;
+    }
+    tmp_made = false;
+    if (fsync_dir(dir) != 0) {
+        wr_error("store memory: fsync %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    err = WR_OK;
+out:
+    if (w.f)
+        fclose(w.f);
+    if (tmp_made)
+        unlink(tmp);
+    free(w.buf);
+    return err;
+}
+
+wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t written_at_us)
+{
+    wr_crypto_sha256_t *md = wr_mem_snapshot_digest_new();
+    if (!md)
+        return WR_ENOMEM;
+    wr_err_t err = wr_mem_snapshot_write_md(db, dir, written_at_us, md);
+    wr_crypto_sha256_free(md);
+    return err;
+}
+
+/* Reads one token record (write_tokens) into a new wr_memq_token_t, or
+ * NULL when r failed (the caller frees what it gets). */
+static wr_memq_token_t *read_token(sio_t *r)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t len = r_user(r, user);
+    if (r->failed)
+        return NULL;
+    wr_memq_token_t *t = wr_memq_token_new(user, len);
+    if (!t) {
+        r_fail(r, "out of memory");
+        return NULL;
+    }
+    r_bytes(r, t->jti, WR_JTI_LEN);
+    t->jti[WR_JTI_LEN] = '\0';
+    t->iat_us = (int64_t)r_u64(r);
+    t->exp_us = (int64_t)r_u64(r);
+    if (!r->failed && strlen(t->jti) != WR_JTI_LEN)
+        r_fail(r, "bad token");
+    if (r->failed) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Version 2: the session counters and the open sessions of q. */
+static void read_sessions(wr_memq_t *q, sio_t *r)
+{
+    q->released_total = r_u64(r);
+    q->sessions_expired_total = r_u64(r);
+    uint64_t ns = r_u64(r);
+    for (uint64_t i = 0; i < ns && !r->failed; i++) {
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
+            break;
+        if (wr_memq_session(q, t->id, t->idlen))
+            r_fail(r, "duplicate session");
+        else if (wr_memq_session_add(q, t) != WR_OK)
+            r_fail(r, "out of memory");
+        if (r->failed) {
+            free(t);
+            break;
+        }
+    }
+}
+
+/* Version 4: the pre-queue of q, in key order (after the line, tokens
+ * and the opening's state). */
+static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint64_t np = r_u64(r);
+    if (!r->failed && np > r->fsize / 10)
+        r_fail(r, "bad pre-queue count");
+    int64_t prev = INT64_MIN;
+    for (uint64_t i = 0; i < np && !r->failed; i++) {
+        int64_t key = (int64_t)r_u64(r);
+        uint8_t len = r_user(r, user);
+        uint32_t age = r_u32(r);
+        uint8_t flags = r_u8(r);
+        if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
+            r_fail(r, "bad last-seen record");
+        if (r->failed)
+            break;
+        if (key <= prev || wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+            wr_memq_prequeued(q, user, len)) {
+            r_fail(r, "pre-queue out of order or duplicate user");
+            break;
+        }
+        prev = key;
+        if (wr_memq_pre_add(q, user, len, key) != WR_OK) {
+            r_fail(r, "out of memory");
+            break;
+        }
+        wr_zsl_node_t *n = wr_memq_prequeued(q, user, len);
+        wr_memq_seen_set(n, now_us, age);
+        wr_zsl_node_set_flags(n, flags);
+    }
+    if (!r->failed && q->opening && np > q->open_total - q->open_moved)
+        r_fail(r, "bad opening");
+    if (!r->failed && q->opening && np == 0) {
+        /* nobody left to move: the opening is over */
+        uint64_t m, l;
+        bool d = false;
+        (void)wr_memq_open_step(q, INT64_MIN, 0, &m, &l, &d);
+    }
+}
+
+static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now_us)
+{
+    char name[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t nlen = r_u8(r);
+    if (nlen == 0 || nlen > WR_QUEUE_NAME_MAX)
+        r_fail(r, "bad queue name length");
+    r_bytes(r, name, nlen);
+    name[r->failed ? 0 : nlen] = '\0';
+    uint32_t jlen = r_u32(r);
+    if (jlen == 0 || jlen > (1u << 20))
+        r_fail(r, "bad config length");
+    if (r->failed)
+        return false;
+    if (memchr(name, '\0', nlen) || wr_memq_db_find(db, name)) {
+        r_fail(r, "bad or duplicate queue name");
+        return false;
+    }
+    char *js = malloc(jlen + 1);
+    if (!js) {
+        r_fail(r, "out of memory");
+        return false;
+    }
+    r_bytes(r, js, jlen);
+    js[jlen] = '\0';
+    wr_queue_config_t cfg;
+    char field[WR_FIELD_MAX + 1], msg[256];
+    json_t *j = r->failed ? NULL : json_loadb(js, jlen, 0, NULL);
+    free(js);
+    if (r->failed)
+        return false;
+    wr_err_t perr = j ? wr_qconfig_parse(j, &cfg, field, sizeof field, msg, sizeof msg) : WR_EINVAL;
+    json_decref(j);
+    if (perr != WR_OK) {
+        r_fail(r, "invalid queue config");
+        return false;
+    }
+    wr_memq_t *q;
+    if (wr_memq_db_put_config(db, name, &cfg, &q) != WR_OK) {
+        r_fail(r, "out of memory");
+        return false;
+    }
+    q->version = r_u64(r);
+    q->last_score = (int64_t)r_u64(r);
+    q->budget.last_tick = (int64_t)r_u64(r);
+    q->budget.carry_micro = (int64_t)r_u64(r);
+    q->admitted_total = r_u64(r);
+    q->consumed_total = r_u64(r);
+    q->expired_total = r_u64(r);
+    q->left_total = r_u64(r);
+    q->rejected_full_total = r_u64(r);
+    if (q->budget.carry_micro < 0 || q->budget.carry_micro >= MICRO || q->budget.last_tick < -1)
+        r_fail(r, "bad admission budget");
+    /* sale opening: an opening in progress is restored while the line loads */
+    bool opening = false;
+    int64_t obase = 0;
+    uint64_t ototal = 0, omoved = 0;
+    if (version >= 4) {
+        opening = r_u8(r) == 1;
+        obase = (int64_t)r_u64(r);
+        ototal = r_u64(r);
+        omoved = r_u64(r);
+        if (opening && (omoved > ototal || ototal > (uint64_t)UINT32_MAX || obase < 0 ||
+                        obase + (int64_t)ototal - 1 > q->last_score))
+            r_fail(r, "bad opening");
+    }
+    uint64_t nw = r_u64(r);
+    /* each user takes at least 10 bytes: a larger count is corrupt, and
+     * must not size an allocation */
+    if (!r->failed && nw <= r->fsize / 10)
+        (void)wr_memq_line_reserve(q, (size_t)nw); /* no rehash while loading */
+    int64_t prev = INT64_MIN;
+    for (uint64_t i = 0; i < nw && !r->failed; i++) {
+        int64_t score = (int64_t)r_u64(r);
+        uint8_t len = r_user(r, user);
+        if (r->failed)
+            break;
+        if (score <= prev || score > q->last_score || wr_memq_waiting(q, user, len)) {
+            r_fail(r, "line out of order or duplicate user");
+            break;
+        }
+        prev = score;
+        uint32_t age = 0;
+        uint8_t flags = 0;
+        if (version >= 3) {
+            age = r_u32(r);
+            flags = r_u8(r);
+            if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
+                r_fail(r, "bad last-seen record");
+            if (r->failed)
+                break;
+        }
+        if (opening && score >= obase + (int64_t)ototal) {
+            wr_memq_open_restore(q, obase, ototal, omoved);
+            opening = false; /* restored */
+        }
+        wr_zsl_node_t *n;
+        if (wr_memq_line_add(q, user, len, score, &n) != WR_OK) {
+            r_fail(r, "out of memory");
+            break;
+        }
+        wr_memq_seen_set(n, now_us, age);
+        wr_zsl_node_set_flags(n, flags);
+    }
+    uint64_t nt = r_u64(r);
+    for (uint64_t i = 0; i < nt && !r->failed; i++) {
+        wr_memq_token_t *t = read_token(r);
+        if (!t)
+            break;
+        if (wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen))
+            r_fail(r, "duplicate user or bad token");
+        else if (wr_memq_token_add(q, t) != WR_OK)
+            r_fail(r, "out of memory");
+        if (r->failed) {
+            free(t);
+            break;
+        }
+    }
+    if (version >= 2 && !r->failed)
+        read_sessions(q, r);
+    if (version >= 2 && !r->failed)
+        read_burned(r, q);
+    if (version >= 3 && !r->failed)
+        q->abandoned_total = r_u64(r);
+    if (opening && !r->failed)
+        wr_memq_open_restore(q, obase, ototal, omoved);
+    if (version >= 4 && !r->failed)
+        read_prequeue(r, q, now_us);
+    return !r->failed;
+}
+
+wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
+{
+    char path[PATH_MAX_LEN];
+    wr_err_t err = WR_EIO;
+    sio_t r = {0};
+    int n = snprintf(path, sizeof path, "%s/%s", dir, SNAP_NAME);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        wr_error("store memory: snapshot path too long in %s", dir);
+        return WR_EINVAL;
+    }
+    r.f = fopen(path, "rb");
+    if (!r.f) {
+        if (errno == ENOENT)
+            return WR_OK; /* first start */
+        wr_error("store memory: cannot open snapshot %s: %s", path, strerror(errno));
+        return WR_EIO;
+    }
+    struct stat sb;
+    r.fsize = fstat(fileno(r.f), &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    r.buf = malloc(SIO_BUF);
+    r.md = wr_crypto_sha256_new();
+    if (!r.buf || !r.md) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    char magic[8];
+    r_bytes(&r, magic, 8);
+    if (!r.failed && memcmp(magic, SNAP_MAGIC, 8) != 0)
+        r_fail(&r, "not a waitroom snapshot (bad magic)");
+    uint32_t version = r_u32(&r);
+    if (!r.failed && (version < 1 || version > SNAP_VERSION))
+        r_fail(&r, "unsupported snapshot version");
+    (void)r_u64(&r); /* written_at_us */
+    uint32_t slen = r_u32(&r);
+    if (slen > WR_SECRET_MAX)
+        r_fail(&r, "bad secret length");
+    r_bytes(&r, db->secret, r.failed ? 0 : slen);
+    db->secret_len = r.failed ? 0 : slen;
+    uint32_t nq = r_u32(&r);
+    for (uint32_t i = 0; i < nq && !r.failed; i++)
+        read_queue(db, &r, version, now_us);
+    unsigned char want[WR_CRYPTO_SHA256_LEN], got[WR_CRYPTO_SHA256_LEN];
+    r_digest(&r);
+    if (!r.failed && wr_crypto_sha256_final(r.md, want) != WR_OK)
+        r_fail(&r, "digest failed");
+    r_take(&r, got, 32, false);
+    if (!r.failed && memcmp(want, got, 32) != 0)
+        r_fail(&r, "checksum mismatch");
+    if (!r.failed && (r.pos < r.len || fgetc(r.f) != EOF))
+        r_fail(&r, "trailing bytes after checksum");
+    if (r.failed) {
+        wr_error("store memory: corrupt snapshot %s: %s; refusing to start with it (move it away "
+                 "to start empty)",
+                 path, r.what ? r.what : "unknown error");
+        wr_memq_db_clear(db);
+        db->secret_len = 0;
+        goto out;
+    }
+    err = WR_OK;
+    uint64_t users = 0;
+    for (size_t i = 0; i < db->nq; i++)
+        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n +
+                 db->queues[i]->sess_n + wr_zsl_length(db->queues[i]->pre);
+    wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
+out:
+    fclose(r.f);
+    wr_crypto_sha256_free(r.md);
+    free(r.buf);
+    return err;
+}
+
+wr_err_t wr_mem_snapshot_lock_dir(const char *dir, int *lock_fd)
+{
+    char path[PATH_MAX_LEN];
+    *lock_fd = -1;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        wr_error("store memory: cannot create data dir %s: %s", dir, strerror(errno));
+        return WR_EIO;
+    }
+    int n = snprintf(path, sizeof path, "%s/waitroom.lock", dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return WR_EINVAL;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        wr_error("store memory: cannot open %s: %s", path, strerror(errno));
+        return WR_EIO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        wr_error("store memory: data dir %s is in use by another process (%s)", dir,
+                 strerror(errno));
+        close(fd);
+        return WR_EIO;
+    }
+    *lock_fd = fd;
+    return WR_OK;
+}
+
+/* ---- degraded mode: the burned fail-open passes ------------------------ */
+
+static void write_burned(sio_t *w, const wr_memq_t *q)
+{
+    w_u64(w, q->bheap_n);
+    for (size_t i = 0; i < q->bheap_n && !w->failed; i++) {
+        const wr_memq_burn_t *b = q->bheap[i];
+        w_u8(w, b->jlen);
+        w_bytes(w, b->jti, b->jlen);
+        w_u64(w, (uint64_t)b->exp_us);
+    }
+}
+
+static void read_burned(sio_t *r, wr_memq_t *q)
+{
+    uint64_t nb = r_u64(r);
+    /* each burn takes at least 10 bytes */
+    if (!r->failed && nb > r->fsize / 10)
+        r_fail(r, "bad burned count");
+    for (uint64_t i = 0; i < nb && !r->failed; i++) {
+        char jti[WR_JTI_LEN + 1];
+        uint8_t len = r_u8(r);
+        if (len < 1 || len > WR_JTI_LEN)
+            r_fail(r, "bad burned pass");
+        r_bytes(r, jti, r->failed ? 0 : len);
+        int64_t exp_us = (int64_t)r_u64(r);
+        if (r->failed)
+            break;
+        jti[len] = '\0';
+        wr_token_reason_t reason;
+        bool dirty = false;
+        /* now = INT64_MIN: nothing is swept or refused as expired while
+         * loading (the next burn or tick sweeps) */
+        wr_err_t err = wr_memq_burn(q, jti, len, exp_us, false, INT64_MIN, &reason, &dirty);
+        if (err == WR_ETOKEN)
+            r_fail(r, "duplicate burned pass");
+        else if (err != WR_OK)
+            r_fail(r, "out of memory");
+    }
+}

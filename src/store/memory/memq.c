@@ -1,0 +1,618 @@
+/*
+ * memq.c - the queue model of the embedded store: the structures behind
+ * one queue and the set of queues, and the operations on them, without
+ * I/O, clocks or libevent.
+ *
+ * Structure. A queue holds:
+ *  - cfg: a reference-counted, immutable config (a config_put swaps in a
+ *    new one), plus a version counter;
+ *  - line: an order-statistic skiplist (zsl.h) of (arrival score, user id)
+ *    and waiting: an id hash (idhash.h) from user id to line node;
+ *  - tokens: an id hash from user id to token (jti, iat, exp) and heap: a
+ *    binary min-heap of the same tokens by expiry, each token knowing its
+ *    heap index. The active count is the number of tokens: exact.
+ *  - last_score, the admission budget (queue.h), the counters.
+ * The db holds the queues in an array sorted by name (binary search; few
+ * queues) and the signing secret.
+ *
+ * Invariants. A user is in at most one of line and tokens. Every token is
+ * in both tokens and heap. The waiting hash and the line hold the same
+ * users. Every function keeps them; one that fails changes nothing but
+ * the sweep it may have run first: admission allocates every token and
+ * reserves room in the heap and the hash before the first user leaves the
+ * line.
+ *
+ * Operations. entry (join/status), leave, admit and token_use are the
+ * memory store's versions of the Redis scripts, with the same answers:
+ * expiry sweeps (tokens with exp <= now removed, counted in expired_total)
+ * run exactly where the scripts run theirs - join/status, admit, leave of
+ * a user not in line (queue_get/list sweep in store_memory.c). token_use
+ * looks only at the user's own token: EXPIRED while not yet swept; consume
+ * then removes it, counted as expired.
+ *
+ * Degraded mode. burned is the set of spent fail-open passes (jti ->
+ * expiry), an id hash plus a min-heap by expiry like the tokens, created
+ * at the first burn; expired burns are dropped by every burn and every
+ * admission tick (burn.lua drops them on each burn).
+ *
+ * People who stop asking (idleTimeoutSeconds). Each line node carries
+ * its user's last join or poll; entry removes a user already idle, admit
+ * first runs a bounded clock sweep (memq_idle.c).
+ *
+ * The opening (docs/API.md, "Sale opening"). Before the config's opensAt a
+ * new user goes to pre, a second skiplist keyed by a random 62-bit number
+ * from the CSPRNG (preQueueShuffle: i.i.d. keys, no ties - a taken key is
+ * drawn again - so the key order is a uniformly random permutation) or by
+ * the arrival score. The opening begins at the first join, status or admit
+ * at or after opensAt (at once when opensAt is null) that finds people in
+ * pre: it reserves the line scores last_score + 1 .. + |pre| and as many
+ * of the line's rank numbers (zsl.h), so later arrivals (appended with
+ * higher scores) line up behind the whole pre-queue. Then every admit call
+ * moves the next WR_MEMQ_OPEN_CHUNK of pre, in key order, into those
+ * scores (open_step); the line's rank index stays on. While people are
+ * still to move they count in waiting, a later arrival's position counts
+ * them, a pre member's position is what the move will give it, and
+ * admission takes only people below the moved part. The opening ends when
+ * pre is empty (a leave may empty it too). Joins during the opening go to
+ * the line (a new opensAt set meanwhile takes effect after it).
+ *
+ * Files. This file holds tokens and their heap, the line, entry, leave,
+ * admit and stats; the opening and the pre-queue are in memq_open.c,
+ * sessions and the burned set in memq_session.c, people who stop asking
+ * (the idle check, removal and sweep) in memq_idle.c, configs and the db
+ * of queues in memq_db.c; what they share is in memq_internal.h
+ * (wr_memq__*).
+ *
+ * Ownership. A queue owns its nodes (through the skiplist), its tokens and
+ * one reference to its config; the db owns its queues. Ids passed in are
+ * copied into nodes and tokens.
+ */
+#include "store/memory/memq.h"
+#include "store/memory/memq_internal.h"
+
+#include "base/crypto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tokens and the expiry heap ------------------------------------- */
+
+wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
+{
+    wr_memq_token_t *t = malloc(sizeof *t + idlen + 1);
+    if (!t)
+        return NULL;
+    memcpy(t->id, id, idlen);
+    t->id[idlen] = '\0';
+    t->idlen = (uint8_t)idlen;
+    return t;
+}
+
+/* The expiry heaps (tokens by exp_us, sessions by their end in exp_us):
+ * binary min-heaps of token pointers, each item knowing its index. */
+static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
+{
+    h[i] = t;
+    t->heap_idx = i;
+}
+
+void wr_memq__heap_up(wr_memq_token_t **h, size_t i)
+{
+    wr_memq_token_t *t = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p]->exp_us <= t->exp_us)
+            break;
+        heap_set(h, i, h[p]);
+        i = p;
+    }
+    heap_set(h, i, t);
+}
+
+void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
+{
+    wr_memq_token_t *t = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        int64_t best = t->exp_us;
+        if (l < n && h[l]->exp_us < best) {
+            m = l;
+            best = h[l]->exp_us;
+        }
+        if (l + 1 < n && h[l + 1]->exp_us < best)
+            m = l + 1;
+        if (m == i)
+            break;
+        heap_set(h, i, h[m]);
+        i = m;
+    }
+    heap_set(h, i, t);
+}
+
+wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
+{
+    if (n + extra <= *capp)
+        return WR_OK;
+    size_t cap = *capp ? *capp : 16;
+    while (cap < n + extra)
+        cap *= 2;
+    wr_memq_token_t **a = realloc(*h, cap * sizeof *a);
+    if (!a)
+        return WR_ENOMEM;
+    *h = a;
+    *capp = cap;
+    return WR_OK;
+}
+
+static wr_err_t heap_reserve(wr_memq_t *q, size_t extra)
+{
+    return wr_memq__heap_reserve_in(&q->heap, q->heap_n, &q->heap_cap, extra);
+}
+
+/* Pushes t; room must have been reserved. */
+void wr_memq__heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+{
+    heap_set(h, (*n)++, t);
+    wr_memq__heap_up(h, *n - 1);
+}
+
+static void heap_push(wr_memq_t *q, wr_memq_token_t *t)
+{
+    wr_memq__heap_push_in(q->heap, &q->heap_n, t);
+}
+
+void wr_memq__heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t)
+{
+    size_t i = t->heap_idx;
+    wr_memq_token_t *last = h[--*n];
+    if (i == *n)
+        return;
+    heap_set(h, i, last);
+    wr_memq__heap_up(h, i);
+    wr_memq__heap_down(h, *n, last->heap_idx);
+}
+
+static void heap_remove(wr_memq_t *q, wr_memq_token_t *t)
+{
+    wr_memq__heap_remove_in(q->heap, &q->heap_n, t);
+}
+
+wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t)
+{
+    if (heap_reserve(q, 1) != WR_OK)
+        return WR_ENOMEM;
+    wr_err_t err = wr_idhash_put(q->tokens, t);
+    if (err != WR_OK)
+        return err;
+    heap_push(q, t);
+    return WR_OK;
+}
+
+/* Removes t from tokens and heap, and frees it. */
+static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
+{
+    heap_remove(q, t);
+    wr_idhash_del(q->tokens, t->id, t->idlen);
+    free(t);
+}
+
+wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen)
+{
+    return wr_idhash_get(q->tokens, user, ulen);
+}
+
+void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    while (q->heap_n > 0 && q->heap[0]->exp_us <= now_us) {
+        token_drop(q, q->heap[0]);
+        q->expired_total++;
+        *dirty = true;
+    }
+    wr_memq__session_sweep(q, now_us, dirty);
+}
+
+/* ---- the line -------------------------------------------------------- */
+
+wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen)
+{
+    return wr_idhash_get(q->waiting, user, ulen);
+}
+
+/* Inserts user at score into set and its id hash (seq: a reserved rank
+ * number of set, or UINT64_MAX for none); *out the node. All or nothing. */
+wr_err_t wr_memq__set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                          int64_t score, uint64_t seq, wr_zsl_node_t **out)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = seq == UINT64_MAX ? wr_zsl_insert(set, score, user, ulen, &n)
+                                     : wr_zsl_insert_reserved(set, score, user, ulen, seq, &n);
+    if (err != WR_OK)
+        return err;
+    err = wr_idhash_put(ids, n);
+    if (err != WR_OK) {
+        wr_zsl_delete(set, n);
+        return err;
+    }
+    *out = n;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t score,
+                          wr_zsl_node_t **out)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = wr_memq__set_add(q->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
+    if (err != WR_OK)
+        return err;
+    if (score > q->last_score)
+        q->last_score = score;
+    *out = n;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n)
+{
+    return wr_idhash_reserve(q->waiting, n);
+}
+
+/* Removes node from the line and the waiting hash; node is freed. */
+void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(q->waiting, id, len);
+    wr_zsl_delete(q->line, node);
+}
+
+typedef struct {
+    wr_memq_t *q;
+    wr_memq_token_t **toks;
+    uint64_t i;
+} admit_ctx_t;
+
+/* Moves node's user to tokens with c's next token (capacity reserved). */
+static void admit_one(const wr_zsl_node_t *node, void *arg)
+{
+    admit_ctx_t *c = arg;
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(c->q->waiting, id, len);
+    wr_memq_token_t *t = c->toks[c->i++];
+    /* Cannot fail: capacity reserved and the key is new. */
+    (void)wr_idhash_put(c->q->tokens, t);
+    heap_push(c->q, t);
+}
+
+/*
+ * Moves up to n users from the front of the line to tokens with a fresh
+ * jti, iat now_us and exp now_us + ttl_us, in line order, passing over
+ * pending users (they keep their place) and removing idle ones met on the
+ * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over,
+ * and none with a score >= limit is looked at. It stops at the first user
+ * still within the admission delay (queue.h).
+ * *admitted gets the number moved; their waits go to *waited (malloc'd,
+ * NULL when none was moved) when waited is not NULL. The tokens are all or
+ * nothing: every allocation happens before the first user leaves the line
+ * (the idle removals stay on error).
+ */
+static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now_us, int64_t ttl_us,
+                            uint64_t *admitted, int64_t **waited, bool *dirty)
+{
+    wr_memq_token_t **toks = NULL;
+    wr_zsl_node_t **picked = NULL;
+    int64_t *waits = NULL;
+    uint64_t ntoks = 0, npicked = 0, passed = 0;
+    bool prefix = true; /* the picked users are the first npicked of the line */
+    wr_err_t err = WR_OK;
+    *admitted = 0;
+    if (n == 0)
+        return WR_OK;
+    toks = calloc(n, sizeof *toks);
+    picked = calloc(n, sizeof *picked);
+    if (waited)
+        waits = malloc(n * sizeof *waits);
+    if (!toks || !picked || (waited && !waits)) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    wr_zsl_node_t *x = wr_zsl_first(q->line);
+    /* limit: the sale opening's moved part (nobody behind people not yet moved) */
+    while (x && wr_zsl_node_score(x) < limit && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
+            break; /* the admission delay (queue.h): nor anyone behind */
+        if (wr_memq_idle(q, x, now_us)) {
+            wr_memq__abandon(q, x, dirty); /* leaves the front: the prefix holds */
+            passed++;
+        } else if (wr_zsl_node_flags(x) & WR_MEMQ_PENDING) {
+            prefix = false;
+            passed++;
+        } else {
+            picked[npicked++] = x;
+        }
+        x = next;
+    }
+    /* Everything that can fail happens before the line changes. */
+    for (; ntoks < npicked; ntoks++) {
+        size_t len;
+        const char *id = wr_zsl_node_id(picked[ntoks], &len);
+        wr_memq_token_t *t = wr_memq_token_new(id, len);
+        if (!t) {
+            err = WR_ENOMEM;
+            goto out;
+        }
+        toks[ntoks] = t;
+        err = wr_token_new_jti(t->jti);
+        if (err != WR_OK) {
+            ntoks++;
+            goto out;
+        }
+        t->iat_us = now_us;
+        t->exp_us = now_us + ttl_us;
+        if (waits) {
+            int64_t w = now_us - wr_zsl_node_score(picked[ntoks]);
+            waits[ntoks] = w > 0 ? w : 0;
+        }
+    }
+    if (heap_reserve(q, npicked) != WR_OK || wr_idhash_reserve(q->tokens, npicked) != WR_OK) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    admit_ctx_t c = {.q = q, .toks = toks, .i = 0};
+    if (prefix) {
+        wr_zsl_pop_first(q->line, npicked, admit_one, &c);
+    } else {
+        for (uint64_t i = 0; i < npicked; i++) {
+            admit_one(picked[i], &c);
+            wr_zsl_delete(q->line, picked[i]);
+        }
+    }
+    ntoks = 0; /* owned by the queue now */
+    q->admitted_total += npicked;
+    *admitted = npicked;
+    if (waited && npicked > 0) {
+        *waited = waits;
+        waits = NULL;
+    }
+out:
+    for (uint64_t i = 0; i < ntoks; i++)
+        free(toks[i]);
+    free(toks);
+    free(picked);
+    free(waits);
+    return err;
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+/* A new arrival's score: max(wall_us, last_score + 1), strictly
+ * increasing, so a clock stepping back never puts a newcomer ahead. */
+static int64_t next_score(wr_memq_t *q, int64_t wall_us)
+{
+    int64_t score = wall_us;
+    if (score <= q->last_score)
+        score = q->last_score + 1;
+    return score;
+}
+
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                       int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
+{
+    wr_memq_sweep(q, now_us, dirty);
+    if (wr_memq__open_due(q, now_us))
+        wr_memq__open_begin(q, dirty);
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    if (n && wr_memq_idle(q, n, now_us)) {
+        wr_memq__abandon(q, n, dirty); /* checked on read: asking late does not revive */
+        n = NULL;
+    }
+    e->head_due_us = e->own_due_us = -1;
+    if (n) {
+        /* Seen now: a change a snapshot keeps (restarts do not count
+         * against people in line, mem_snapshot.c). */
+        wr_memq_seen_set(n, now_us, 0);
+        wr_zsl_node_set_flags(n, 0);
+        *dirty = true;
+        e->state = WR_ENTRY_WAITING;
+        e->position = wr_memq__line_position(q, n);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        return WR_OK;
+    }
+    wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
+    if (p && wr_memq_idle(q, p, now_us)) {
+        wr_memq__abandon_pre(q, p, dirty); /* idleTimeoutSeconds applies in the pre-queue too */
+        p = NULL;
+    }
+    if (p) {
+        wr_memq_seen_set(p, now_us, 0);
+        wr_zsl_node_set_flags(p, 0);
+        *dirty = true;
+        if (!q->opening) {
+            e->state = WR_ENTRY_PREQUEUE;
+            return WR_OK;
+        }
+        /* not moved yet: the place the move gives */
+        e->state = WR_ENTRY_WAITING;
+        e->position = wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved) +
+                      wr_zsl_rank(q->pre, p);
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        return WR_OK;
+    }
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
+    if (t) {
+        e->state = WR_ENTRY_ADMITTED;
+        memcpy(e->jti, t->jti, sizeof e->jti);
+        e->issued_at_us = t->iat_us;
+        e->expires_at_us = t->exp_us;
+        return WR_OK;
+    }
+    if (!add)
+        return WR_ENOTINQUEUE;
+    uint64_t max = q->cfg->cfg.max_queue_size;
+    uint64_t total = wr_zsl_length(q->line) + wr_zsl_length(q->pre);
+    if (max > 0 && total >= max) {
+        q->rejected_full_total++;
+        *dirty = true;
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        return WR_EFULL;
+    }
+    wr_err_t err;
+    if (wr_memq__gate_closed(q, now_us)) {
+        if (q->cfg->cfg.pre_queue_shuffle) {
+            /* a random key; a taken one (about n / 2^62) is drawn again */
+            err = WR_EINVAL;
+            for (int i = 0; i < 8 && err == WR_EINVAL; i++) {
+                uint64_t r;
+                if ((err = wr_crypto_random(&r, sizeof r)) != WR_OK)
+                    return err;
+                err = wr_memq_pre_add(q, user, ulen, (int64_t)(r >> 2));
+            }
+        } else {
+            int64_t key = next_score(q, wall_us);
+            if ((err = wr_memq_pre_add(q, user, ulen, key)) == WR_OK)
+                q->last_score = key;
+        }
+        if (err != WR_OK)
+            return err;
+        wr_zsl_node_t *pn = wr_memq_prequeued(q, user, ulen);
+        wr_memq_seen_set(pn, now_us, 0);
+        wr_zsl_node_set_flags(pn, page ? WR_MEMQ_PENDING : 0);
+        *dirty = true;
+        e->state = WR_ENTRY_PREQUEUE;
+        return WR_OK;
+    }
+    err = wr_memq_line_add(q, user, ulen, next_score(q, wall_us), &n);
+    if (err != WR_OK)
+        return err;
+    wr_memq_seen_set(n, now_us, 0);
+    wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
+    *dirty = true;
+    e->state = WR_ENTRY_WAITING;
+    e->position = wr_memq__line_position(q, n);
+    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
+    e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
+    return WR_OK;
+}
+
+wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
+{
+    wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
+    if (p) {
+        wr_memq__pre_remove(q, p);
+        (void)wr_memq__session_end(q, user, ulen, now_us, dirty);
+        q->left_total++;
+        *dirty = true;
+        return WR_OK;
+    }
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    wr_memq_token_t *t = NULL;
+    if (!n) {
+        wr_memq_sweep(q, now_us, dirty);
+        t = wr_memq_token(q, user, ulen);
+    }
+    bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
+    if (n)
+        wr_memq__line_remove(q, n);
+    else if (t)
+        token_drop(q, t);
+    else
+        return ended ? WR_OK : WR_ENOTINQUEUE;
+    q->left_total++;
+    *dirty = true;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
+                       uint64_t *open_moved, uint64_t *open_left, bool *dirty)
+{
+    if (waited)
+        *waited = NULL;
+    wr_memq_sweep(q, now_us, dirty);
+    wr_memq_idle_sweep(q, now_us, dirty);
+    wr_err_t err = wr_memq_open_step(q, now_us, WR_MEMQ_OPEN_CHUNK, open_moved, open_left, dirty);
+    if (err != WR_OK)
+        return err;
+    const wr_queue_config_t *cfg = &q->cfg->cfg;
+    /* while people are still to move, only those below the moved part */
+    uint64_t waiting = q->opening
+                           ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
+                           : wr_zsl_length(q->line);
+    int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
+    bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0;
+    wr_budget_t b = q->budget;
+    uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
+    uint64_t n = allowed < waiting ? allowed : waiting;
+    if (cfg->max_active > 0) {
+        uint64_t active = q->heap_n + q->sess_n; /* live tokens and open sessions */
+        uint64_t room = cfg->max_active > active ? cfg->max_active - active : 0;
+        if (n > room)
+            n = room;
+    }
+    int64_t limit = q->opening ? q->open_base + (int64_t)q->open_moved : INT64_MAX;
+    err = admit_first(q, n, limit, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, waited,
+                      dirty);
+    if (err != WR_OK)
+        return err;
+    wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
+    /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
+     * server would rewrite its file every round. After a restart an unsaved
+     * last_tick costs nothing: any gap accrues one tick (queue.h). */
+    if (n > 0 || b.carry_micro != q->budget.carry_micro)
+        *dirty = true;
+    q->budget = b;
+    *admitted = n;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                           bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty)
+{
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
+    if (!t || strcmp(t->jti, jti) != 0) {
+        /* verify: the jti of an open session passes (past the token's exp) */
+        wr_memq_token_t *ss = consume ? NULL : wr_memq_session(q, user, ulen);
+        if (ss && ss->exp_us > now_us && strcmp(ss->jti, jti) == 0)
+            return WR_OK;
+        *reason = WR_TOKEN_CONSUMED;
+        return WR_ETOKEN;
+    }
+    if (t->exp_us <= now_us) {
+        if (consume) {
+            token_drop(q, t);
+            q->expired_total++;
+            *dirty = true;
+        }
+        *reason = WR_TOKEN_EXPIRED;
+        return WR_ETOKEN;
+    }
+    if (consume && q->cfg->cfg.session_seconds > 0) {
+        wr_err_t err = wr_memq__session_open(q, t, now_us, dirty);
+        if (err != WR_OK)
+            return err;
+    }
+    if (consume) {
+        token_drop(q, t);
+        q->consumed_total++;
+        *dirty = true;
+    }
+    return WR_OK;
+}
+
+/* ---- stats ---------------------------------------------------------- */
+
+void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
+{
+    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
+    st->active = q->heap_n + q->sess_n;
+    st->admitted_total = q->admitted_total;
+    st->consumed_total = q->consumed_total;
+    st->expired_total = q->expired_total;
+    st->left_total = q->left_total;
+    st->rejected_full_total = q->rejected_full_total;
+    st->sessions = q->sess_n;
+    st->released_total = q->released_total;
+    st->sessions_expired_total = q->sessions_expired_total;
+    st->abandoned_total = q->abandoned_total;
+}

@@ -1,0 +1,366 @@
+/*
+ * memq.h - the queue model of the embedded store (store_memory.c): one
+ * queue's state - its config, the waiting line, the admitted users' tokens
+ * with their expiry heap, the admission budget and the counters - with the
+ * per-queue operations on it (join/status, leave, admission tick,
+ * consume/verify), and the set of queues with the signing secret
+ * (wr_memq_db_t: everything a snapshot holds, mem_snapshot.h).
+ *
+ * memq is to store_memory.c what the Lua scripts are to store_redis.c: the
+ * state and each operation's effect on it and answer, computed at once.
+ * store_memory.c adds the argument checks, the clocks, the deferred
+ * callbacks and the snapshot timers. Pure: no I/O, no clock (callers pass
+ * times in), no libevent, not thread-safe.
+ *
+ * Times are wall-clock microseconds since the epoch, chosen by the caller.
+ * Operations that change what a snapshot holds set *dirty to true (they
+ * never clear it), so the caller knows when a snapshot is due.
+ */
+#ifndef WR_MEMQ_H
+#define WR_MEMQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/idhash.h"
+#include "core/qconfig.h"
+#include "core/queue.h"
+#include "base/rng.h"
+#include "store/store.h"
+#include "core/token.h"
+#include "store/memory/zsl.h"
+
+/* A queue's config, immutable and shared by reference count: a queue holds
+ * one reference; a pending answer that points at the config holds another,
+ * so the config outlives a config_put or a delete of its queue. */
+typedef struct {
+    unsigned refs;
+    wr_queue_config_t cfg;
+} wr_memq_cfg_t;
+
+/* Adds a reference to c and returns c. */
+wr_memq_cfg_t *wr_memq_cfg_ref(wr_memq_cfg_t *c);
+
+/* Drops a reference; the last one frees c. NULL is ok. */
+void wr_memq_cfg_unref(wr_memq_cfg_t *c);
+
+/* The live token of an admitted user. Held by its queue (tokens and heap). */
+typedef struct {
+    int64_t iat_us; /* issued at */
+    int64_t exp_us; /* expires at; the token is dead from exp_us on */
+    size_t heap_idx;
+    char jti[WR_JTI_LEN + 1];
+    uint8_t idlen;
+    char id[]; /* the user id, NUL-terminated */
+} wr_memq_token_t;
+
+/*
+ * One queue. Callers read every field; they may write the counters,
+ * version, last_score and budget (a snapshot load restores them), never
+ * line, waiting, tokens or heap, which only the functions below change.
+ *
+ * Invariants: a user is in at most one of line and tokens; waiting indexes
+ * exactly the nodes of line; every token is in both tokens and heap; the
+ * active count is heap_n; last_score >= every score in line.
+ */
+typedef struct {
+    char name[WR_QUEUE_NAME_MAX + 1];
+    wr_memq_cfg_t *cfg;     /* one reference held */
+    uint64_t version;       /* config version, +1 per config_put */
+    wr_zsl_t *line;         /* (arrival score, user id), in line order */
+    wr_idhash_t *waiting;   /* user id -> wr_zsl_node_t in line */
+    wr_idhash_t *tokens;    /* user id -> wr_memq_token_t */
+    wr_memq_token_t **heap; /* min-heap of the tokens by exp_us */
+    size_t heap_n, heap_cap;
+    int64_t last_score; /* highest arrival score ever given out */
+    wr_budget_t budget;
+    uint64_t admitted_total, consumed_total, expired_total, left_total, rejected_full_total;
+    /* Sessions (sessionSeconds; see wr_memq_release): user id -> session,
+     * a wr_memq_token_t with the consumed jti and exp_us = its end, and a
+     * min-heap of the same by end. Independent of line and tokens; the
+     * active count is heap_n + sess_n. */
+    wr_idhash_t *sessions;
+    wr_memq_token_t **sess_heap;
+    size_t sess_n, sess_cap;
+    uint64_t released_total, sessions_expired_total;
+
+    /* Sale opening (docs/API.md, "Sale opening"; memq.c, "The opening").
+     * pre: the pre-queue, (key, user) in the order it enters the line:
+     * key = a random 62-bit number (preQueueShuffle) or the arrival score;
+     * pre_ids: user id -> node in pre. A user is in at most one of line,
+     * pre and tokens. While opening: the line scores open_base ..
+     * open_base + open_total - 1 and the line's rank numbers open_seq ..
+     * are reserved for the pre-queue, which enters below every later
+     * arrival; open_moved of them have moved (the next one takes
+     * open_base + open_moved). */
+    wr_zsl_t *pre;
+    wr_idhash_t *pre_ids;
+    bool opening;
+    int64_t open_base;
+    uint64_t open_total, open_moved, open_seq;
+    int64_t pre_idle_cursor; /* the idle sweep's place in pre (a key) */
+
+    /* Degraded mode: the burned fail-open passes (wr_memq_burn below). */
+    wr_idhash_t *burned;         /* jti -> wr_memq_burn_t; NULL until the first burn */
+    struct wr_memq_burn **bheap; /* min-heap of the burns by exp_us */
+    size_t bheap_n, bheap_cap;
+
+    /* People who stop asking (idleTimeoutSeconds; see wr_memq_idle_sweep).
+     * Each line node carries its user's last-seen time in its aux word
+     * (wr_memq_cs of the store clock) and WR_MEMQ_PENDING in its flags;
+     * idle_cursor is the score where the next sweep starts. */
+    uint64_t abandoned_total;
+    int64_t idle_cursor;
+} wr_memq_t;
+
+/* Line node flag: a page join (wr_memq_entry with page) not yet followed
+ * by the user's next join or status; admission passes over it. */
+#define WR_MEMQ_PENDING 0x01u
+
+/* Visits of one idle sweep, at most (a tick's bounded work). */
+#define WR_MEMQ_IDLE_VISIT_MAX WR_STORE_IDLE_VISIT_MAX
+
+/* The last-seen clock of line nodes: centiseconds of a store time in us,
+ * modulo 2^32. Ages are differences modulo 2^32 (valid up to 248 days,
+ * far beyond the longest idle timeout, 1 day). */
+static inline uint32_t wr_memq_cs(int64_t us)
+{
+    return (uint32_t)(uint64_t)(us / 10000);
+}
+
+/* Centiseconds since node's user was last seen, at now_us. */
+static inline uint32_t wr_memq_seen_age_cs(const wr_zsl_node_t *node, int64_t now_us)
+{
+    return wr_memq_cs(now_us) - wr_zsl_node_aux(node);
+}
+
+/* Sets node's last-seen time to age_cs centiseconds before now_us. */
+static inline void wr_memq_seen_set(wr_zsl_node_t *node, int64_t now_us, uint32_t age_cs)
+{
+    wr_zsl_node_set_aux(node, wr_memq_cs(now_us) - age_cs);
+}
+
+/* True when node's user is idle at now_us under q's idleTimeoutSeconds: a
+ * timeout is set and their last join or poll is that long ago or more. */
+bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
+
+/* The user's node in the line (borrowed while it is in the line), or NULL. */
+wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* The user's node in the pre-queue (borrowed while there), or NULL. */
+wr_zsl_node_t *wr_memq_prequeued(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* Puts user (ulen bytes; in none of line, pre, tokens) in the pre-queue
+ * with key (unique in pre; a snapshot load restores keys). WR_OK,
+ * WR_EINVAL (key taken) or WR_ENOMEM, q unchanged. */
+wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key);
+
+/* Restores an opening in progress (snapshot load): called while loading
+ * the line in order, after the people with scores below base + total and
+ * before those above (the later arrivals): reserves the rank numbers of
+ * the total - moved people still to move. */
+void wr_memq_open_restore(wr_memq_t *q, int64_t base, uint64_t total, uint64_t moved);
+
+/* Chunk of the opening per admit call: moves this many at most (about
+ * 2-4 ms of event loop on the embedded store; docs/BENCHMARKS.md). */
+#define WR_MEMQ_OPEN_CHUNK 8192
+
+/* The user's token (borrowed while it is live), or NULL. */
+wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen);
+
+/*
+ * Puts user (ulen bytes, 1..WR_USER_ID_MAX, copied) at score, which must be
+ * unique in the line; raises last_score to score. The caller checks that
+ * the user is in neither line nor tokens. Returns WR_OK and *out (the node,
+ * borrowed while it is in the line), or an error of wr_zsl_insert or
+ * wr_idhash_put (WR_ENOMEM, ...) with q unchanged.
+ */
+wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t score,
+                          wr_zsl_node_t **out);
+
+/* Grows the waiting hash so that the next n wr_memq_line_add calls never
+ * rehash it (a snapshot load knows its count). WR_OK or WR_ENOMEM. */
+wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n);
+
+/* A token for user (idlen bytes, 1..WR_USER_ID_MAX, copied); the caller
+ * fills jti and times, then adds it with wr_memq_token_add or frees it
+ * with free(). NULL on ENOMEM. */
+wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen);
+
+/* Adds t (whose user must be in neither line nor tokens) to tokens and
+ * heap; takes ownership on WR_OK. WR_ENOMEM (or WR_EINVAL from
+ * wr_idhash_put): q unchanged, the caller still owns t. */
+wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t);
+
+/* Removes every token with exp_us <= now_us, counting each in
+ * expired_total, and every session ending <= now_us, counting each in
+ * sessions_expired_total. O(k log N) for k removed. */
+void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
+
+/* The queue's counters as the store interface reports them. */
+void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
+
+/*
+ * Operations. entry and token_use are for an enabled queue (the caller
+ * answers passthrough for a disabled one); leave and admit take any queue.
+ * Each sweeps exactly where the Redis scripts sweep, so both stores give
+ * the same answers: entry, leave of a user not in line, admit. token_use
+ * looks only at the user's own token.
+ */
+
+/*
+ * join (add = true) or status of user (ulen bytes, 1..WR_USER_ID_MAX) after
+ * a sweep at now_us. page (with add): a join by the queue page, whose
+ * newcomer is WR_MEMQ_PENDING. A waiting user idle at now_us
+ * (wr_memq_idle) is removed first (abandoned_total) and answered as one
+ * not in line; any other waiting user's last-seen time becomes now_us and
+ * their pending mark is cleared. Fills e (not e->config): WAITING with position and
+ * waiting, or ADMITTED with jti, issued_at_us and expires_at_us. A join of
+ * a user in neither line nor tokens appends them at arrival score
+ * max(wall_us, last_score + 1) - strictly increasing, so a clock stepping
+ * back never puts a newcomer ahead; wall_us is unused by status.
+ * Returns WR_OK; WR_ENOTINQUEUE (status: the user is in neither);
+ * WR_EFULL (join: the line holds max_queue_size or more; e->waiting set,
+ * counted in rejected_full_total); WR_ENOMEM or another error of
+ * wr_memq_line_add (the user is not added).
+ */
+wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                       int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty);
+
+/*
+ * Removes users idle at now_us from the line (counted in abandoned_total):
+ * a clock sweep that visits at most WR_MEMQ_IDLE_VISIT_MAX users from
+ * idle_cursor on, wrapping to the front, and removes at most
+ * WR_STORE_IDLE_SWEEP_MAX; the cursor stays where it stopped. A line no
+ * longer than the visit bound is swept whole. Nothing without a timeout.
+ */
+void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
+
+/* Removes user from the line or, after a sweep at now_us, revokes their
+ * token (counts left_total); and ends their session open at now_us
+ * (counts released_total). WR_OK, or WR_ENOTINQUEUE (none of the three). */
+wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
+
+/*
+ * One admission tick at now_us: sweeps (tokens, then idle users), advances
+ * the budget (queue.h) to
+ * the tick of now_us (no accrual while disabled, paused or with an empty
+ * line) and moves the allowed number of users - at most the line, and at
+ * most max_active minus the active tokens when max_active is set - from
+ * the front of the line, passing over pending users (and removing idle
+ * ones it meets, abandoned_total), looking at no more than
+ * WR_STORE_ADMIT_SCAN_MAX of those, to tokens with a fresh jti and a lifetime of
+ * token_ttl_seconds; adds them to admitted_total. Returns WR_OK and
+ * *admitted, and in *waited (when waited is not NULL) a malloc'd array of
+ * the admitted users' waits, now_us - arrival score in us (caller frees;
+ * NULL when nobody was admitted), or WR_ENOMEM or an error of wr_token_new_jti with line, tokens
+ * and budget unchanged (the sweep stays). Sets *dirty for a sweep that
+ * removed tokens, admissions or a changed carry, not for a tick alone.
+ * Sale opening (store.h admit): first wr_memq_open_step; *open_moved and
+ * *open_left tell its progress. Before opensAt nobody is admitted.
+ */
+wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t **waited,
+                       uint64_t *open_moved, uint64_t *open_left, bool *dirty);
+
+/* The sale opening's part of admit (store.h): begins the opening when it
+ * is due at now_us, then moves up to max people of the pre-queue into the
+ * line; *moved and *left (still to move) are set. wr_memq_admit calls it
+ * with WR_MEMQ_OPEN_CHUNK. WR_OK, or WR_ENOMEM after moving *moved. */
+wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t *moved,
+                           uint64_t *left, bool *dirty);
+
+/*
+ * consume (consume = true) or verify of user's token jti (NUL-terminated)
+ * at now_us, looking only at that token (no sweep, as token.lua). Returns
+ * WR_OK (live; consume removes it, counted in consumed_total), or WR_ETOKEN
+ * with *reason WR_TOKEN_CONSUMED (no token, or another jti) or
+ * WR_TOKEN_EXPIRED (exp_us <= now_us; consume removes it, counted in
+ * expired_total; verify leaves it). *reason is untouched on WR_OK.
+ * Sessions: a consume with session_seconds > 0 opens (or replaces) the
+ * user's session with that jti, ending now_us + session_seconds (WR_ENOMEM
+ * with q unchanged when it cannot); verify of a jti that is not the live
+ * token's answers WR_OK when it is the jti of the user's session open at
+ * now_us.
+ */
+wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                           bool consume, int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+
+/* The user's session (borrowed while it is open), or NULL. */
+wr_memq_token_t *wr_memq_session(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* Adds session t (a wr_memq_token_new whose exp_us is the end; the user
+ * has no session) to sessions and its heap; takes ownership on WR_OK.
+ * WR_ENOMEM (or WR_EINVAL): q unchanged, the caller still owns t. */
+wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t);
+
+/*
+ * release of user's session jti at now_us, looking only at that session
+ * (no sweep, as release.lua): WR_OK when it was open (removed, counted in
+ * released_total); else WR_ETOKEN with *reason WR_TOKEN_NO_SESSION - a
+ * lapsed one with that jti is removed then, counted in
+ * sessions_expired_total.
+ */
+wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
+                         int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+
+/*
+ * The embedded store's data: the queues, sorted by name (binary search;
+ * few queues), and the token signing secret. Zero-initialise, seed rng,
+ * free with wr_memq_db_clear. The db owns its queues.
+ */
+typedef struct {
+    wr_memq_t **queues;
+    size_t nq, capq;
+    uint8_t secret[WR_SECRET_MAX];
+    size_t secret_len; /* 0 = none yet */
+    wr_rng_t rng;      /* draws each new queue's skiplist seed; seed it first */
+} wr_memq_db_t;
+
+/* The queue named name, or NULL. */
+wr_memq_t *wr_memq_db_find(const wr_memq_db_t *db, const char *name);
+
+/*
+ * Installs a copy of cfg as the config of queue name, creating an empty
+ * queue when there is none; increments its version. A new tick_ms resets
+ * the admission budget (tick indices of another tick length are not
+ * comparable). Returns WR_OK and *out (may be NULL; the queue, borrowed
+ * from db), or WR_ENOMEM with db unchanged.
+ */
+wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
+                               wr_memq_t **out);
+
+/* Deletes and frees queue name: WR_OK, or WR_ENOTFOUND. Configs held by
+ * others stay valid (reference counted). */
+wr_err_t wr_memq_db_delete(wr_memq_db_t *db, const char *name);
+
+/* Frees every queue and the queue array; keeps secret and seed. */
+void wr_memq_db_clear(wr_memq_db_t *db);
+
+/* ---- degraded mode: the burned set of fail-open passes ----------------- */
+
+/* One burned fail-open pass: its jti, kept until exp_us. Held by its queue
+ * (burned and bheap). */
+typedef struct wr_memq_burn {
+    int64_t exp_us;
+    size_t heap_idx;
+    uint8_t jlen;
+    char jti[WR_JTI_LEN + 1];
+} wr_memq_burn_t;
+
+/*
+ * burn (store.h): after dropping every burn with exp_us <= now_us, records
+ * jti (jlen bytes, 1..WR_JTI_LEN) as spent until exp_us, unless check_only.
+ * Returns WR_OK (not burned before: now burned, or with check_only would
+ * be), WR_ETOKEN with *reason WR_TOKEN_CONSUMED (burned already) or
+ * WR_TOKEN_EXPIRED (exp_us <= now_us; nothing recorded), or WR_ENOMEM
+ * (nothing recorded). Sets *dirty when the set changed.
+ */
+wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us, bool check_only,
+                      int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+
+/* Drops every burn with exp_us <= now_us (admission ticks call it). */
+void wr_memq_burn_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
+
+#endif

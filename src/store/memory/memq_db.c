@@ -1,0 +1,201 @@
+/*
+ * memq_db.c - the db of the embedded store's queue model: the queues' configs
+ * (reference-counted and immutable: a config_put swaps in a new one and
+ * bumps the queue's version), a queue's construction and destruction, and
+ * the db's array of queues sorted by name (binary search; few queues).
+ *
+ * wr_memq_db_put_config creates a queue for a new name, with empty sets
+ * and a budget that has not ticked; a config with another tick length resets the
+ * budget (tick indices of another length are not comparable). Deleting a
+ * queue frees everything it owns: line, pre-queue, tokens, sessions,
+ * burned set and its reference to the config. The full model and its
+ * invariants are described at the top of memq.c. No I/O, no clocks.
+ */
+#include "store/memory/memq.h"
+#include "store/memory/memq_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- configs ----------------------------------------------------------- */
+
+static wr_memq_cfg_t *cfg_new(const wr_queue_config_t *cfg)
+{
+    wr_memq_cfg_t *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->refs = 1;
+    c->cfg = *cfg;
+    return c;
+}
+
+wr_memq_cfg_t *wr_memq_cfg_ref(wr_memq_cfg_t *c)
+{
+    c->refs++;
+    return c;
+}
+
+void wr_memq_cfg_unref(wr_memq_cfg_t *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
+/* ---- queues ---------------------------------------------------------- */
+
+static const char *node_key(const void *item, size_t *len)
+{
+    return wr_zsl_node_id(item, len);
+}
+
+static const char *token_key(const void *item, size_t *len)
+{
+    const wr_memq_token_t *t = item;
+    *len = t->idlen;
+    return t->id;
+}
+
+static void queue_free(wr_memq_t *q)
+{
+    if (!q)
+        return;
+    wr_memq__burned_free(q);
+    for (size_t i = 0; i < q->heap_n; i++)
+        free(q->heap[i]);
+    free(q->heap);
+    for (size_t i = 0; i < q->sess_n; i++)
+        free(q->sess_heap[i]);
+    free(q->sess_heap);
+    wr_idhash_free(q->sessions);
+    wr_idhash_free(q->tokens);
+    wr_idhash_free(q->waiting);
+    wr_zsl_free(q->line);
+    wr_idhash_free(q->pre_ids);
+    wr_zsl_free(q->pre);
+    wr_memq_cfg_unref(q->cfg);
+    free(q);
+}
+
+static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *cfg)
+{
+    wr_memq_t *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->line = wr_zsl_new(wr_rng_next(&db->rng));
+    q->waiting = wr_idhash_new(node_key);
+    q->tokens = wr_idhash_new(token_key);
+    q->sessions = wr_idhash_new(token_key);
+    q->pre = wr_zsl_new(wr_rng_next(&db->rng));
+    q->pre_ids = wr_idhash_new(node_key);
+    if (!q->line || !q->waiting || !q->tokens || !q->sessions || !q->pre || !q->pre_ids) {
+        queue_free(q);
+        return NULL;
+    }
+    q->cfg = cfg;
+    q->budget.last_tick = -1;
+    q->budget.carry_micro = 0;
+    return q;
+}
+
+/* Index where name is or would be inserted; *found set. */
+static size_t queue_index(const wr_memq_db_t *db, const char *name, bool *found)
+{
+    size_t lo = 0, hi = db->nq;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(db->queues[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+wr_memq_t *wr_memq_db_find(const wr_memq_db_t *db, const char *name)
+{
+    bool found;
+    size_t i = queue_index(db, name, &found);
+    return found ? db->queues[i] : NULL;
+}
+
+static wr_err_t queue_insert(wr_memq_db_t *db, wr_memq_t *q)
+{
+    bool found;
+    size_t i = queue_index(db, q->name, &found);
+    if (found)
+        return WR_EINVAL;
+    if (db->nq == db->capq) {
+        size_t cap = db->capq ? db->capq * 2 : 8;
+        wr_memq_t **a = realloc(db->queues, cap * sizeof *a);
+        if (!a)
+            return WR_ENOMEM;
+        db->queues = a;
+        db->capq = cap;
+    }
+    memmove(&db->queues[i + 1], &db->queues[i], (db->nq - i) * sizeof *db->queues);
+    db->queues[i] = q;
+    db->nq++;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
+                               wr_memq_t **out)
+{
+    wr_memq_cfg_t *c = cfg_new(cfg);
+    if (!c)
+        return WR_ENOMEM;
+    wr_memq_t *q = wr_memq_db_find(db, name);
+    if (q) {
+        /* Tick indices of another tick length are not comparable. */
+        if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
+            q->budget.last_tick = -1;
+            q->budget.carry_micro = 0;
+        }
+        wr_memq_cfg_unref(q->cfg);
+        q->cfg = c;
+    } else {
+        q = queue_new(db, name, c);
+        if (!q) {
+            wr_memq_cfg_unref(c);
+            return WR_ENOMEM;
+        }
+        wr_err_t err = queue_insert(db, q);
+        if (err != WR_OK) {
+            queue_free(q);
+            return err;
+        }
+    }
+    q->version++;
+    if (out)
+        *out = q;
+    return WR_OK;
+}
+
+wr_err_t wr_memq_db_delete(wr_memq_db_t *db, const char *name)
+{
+    bool found;
+    size_t i = queue_index(db, name, &found);
+    if (!found)
+        return WR_ENOTFOUND;
+    queue_free(db->queues[i]);
+    memmove(&db->queues[i], &db->queues[i + 1], (db->nq - i - 1) * sizeof *db->queues);
+    db->nq--;
+    return WR_OK;
+}
+
+void wr_memq_db_clear(wr_memq_db_t *db)
+{
+    for (size_t i = 0; i < db->nq; i++)
+        queue_free(db->queues[i]);
+    free(db->queues);
+    db->queues = NULL;
+    db->nq = db->capq = 0;
+}

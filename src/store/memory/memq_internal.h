@@ -1,0 +1,111 @@
+/*
+ * memq_internal.h - what the files of the memq module share, and nothing
+ * else includes.
+ *
+ * The memq module (the embedded store's queue model) is in these files:
+ *   memq.c          tokens and their heap, the line, entry, leave,
+ *                   admit, stats
+ *   memq_db.c       configs, a queue's creation and freeing, the db of
+ *                   queues
+ *   memq_open.c     the sale opening: the pre-queue and its move into
+ *                   the line
+ *   memq_session.c  sessions (sessionSeconds) and the burned set of
+ *                   spent fail-open passes
+ *   memq_idle.c     people who stop asking (idleTimeoutSeconds): the
+ *                   idle check, the removal of idle users, the sweep
+ * Names shared between these files are wr_memq__*; file statics are
+ * unprefixed (STYLE.md). None of them does I/O or reads a clock.
+ */
+#ifndef WR_MEMQ_INTERNAL_H
+#define WR_MEMQ_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/memory/memq.h"
+
+/* Microseconds in a second. */
+#define MICRO 1000000LL
+
+/* Inserts user at score into set and its id hash (seq: a reserved rank
+ * number of set, or UINT64_MAX for none); *out the node (owned by set).
+ * All or nothing: WR_ENOMEM leaves set and ids unchanged. (memq.c) */
+wr_err_t wr_memq__set_add(wr_zsl_t *set, wr_idhash_t *ids, const char *user, size_t ulen,
+                          int64_t score, uint64_t seq, wr_zsl_node_t **out);
+
+/* The token min-heaps by exp_us (tokens and sessions; each token keeps
+ * its heap_idx). h: the heap array, n: its length, *capp: its capacity.
+ * (memq.c) */
+void wr_memq__heap_up(wr_memq_token_t **h, size_t i);
+void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i);
+/* Grows *h so that n + extra fit; WR_ENOMEM leaves it unchanged. */
+wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra);
+/* Pushes t (room reserved first) and increments *n. */
+void wr_memq__heap_push_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t);
+/* Removes t (in the heap) and decrements *n; t is not freed. */
+void wr_memq__heap_remove_in(wr_memq_token_t **h, size_t *n, wr_memq_token_t *t);
+
+/* Removes node (in the line) and its user from waiting; node is freed.
+ * (memq.c) */
+void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node);
+
+/* ---- memq_open.c ---- */
+
+/* True before opensAt with no opening in progress: joins go to the
+ * pre-queue and nobody is admitted. now_us: store clock, microseconds. */
+bool wr_memq__gate_closed(const wr_memq_t *q, int64_t now_us);
+
+/* The opening is due: people in pre, none moving yet, opensAt null or
+ * passed. */
+bool wr_memq__open_due(const wr_memq_t *q, int64_t now_us);
+
+/* Begins the opening: reserves the line scores last_score + 1 .. + |pre|
+ * and as many rank numbers of the line; sets *dirty. */
+void wr_memq__open_begin(wr_memq_t *q, bool *dirty);
+
+/* Ends the opening once nobody is left to move in pre. */
+void wr_memq__open_settle(wr_memq_t *q);
+
+/* Removes node (in pre) and its user from pre_ids, the node freed, and
+ * ends an opening that this leaves with nobody to move (leave, and the
+ * idle removal). */
+void wr_memq__pre_remove(wr_memq_t *q, wr_zsl_node_t *node);
+
+/* People not yet moved from pre: they count in waiting while the opening
+ * runs; 0 when no opening is in progress. */
+uint64_t wr_memq__pending(const wr_memq_t *q);
+
+/* The 1-based position of line node n: its rank, plus the pre-queue not
+ * yet moved when n came after the opening began. */
+uint64_t wr_memq__line_position(const wr_memq_t *q, const wr_zsl_node_t *n);
+
+/* ---- memq_session.c ---- */
+
+/* Drops the sessions ended at now_us (exp_us <= now_us); sets *dirty when
+ * one was dropped. */
+void wr_memq__session_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
+
+/* Opens (or replaces) the session of token t's user, before t is dropped:
+ * same jti, ending now_us + sessionSeconds. WR_OK or WR_ENOMEM (q
+ * unchanged); t stays the caller's. */
+wr_err_t wr_memq__session_open(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty);
+
+/* Ends user's session if it is open at now_us (released_total); true if
+ * it did. A lapsed one is left to the sweep. */
+bool wr_memq__session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
+
+/* Frees the burned set (hash and heap) of q. */
+void wr_memq__burned_free(wr_memq_t *q);
+
+/* ---- memq_idle.c ---- */
+
+/* Removes line node as idle: out of the line, counted in abandoned_total;
+ * sets *dirty. */
+void wr_memq__abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+/* Removes pre-queue node as idle (abandoned_total), ending an opening
+ * that it leaves with nobody to move; sets *dirty. */
+void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+#endif

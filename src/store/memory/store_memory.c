@@ -1,0 +1,667 @@
+/*
+ * store_memory.c - the embedded store backend: every queue's state in
+ * process, single-threaded on the caller's libevent loop, with the same
+ * operation semantics as the Redis backend (store_redis.c and its Lua
+ * scripts).
+ *
+ * Layers. The data and what each operation does to it - queues, lines,
+ * tokens, budgets, counters, the secret; join, leave, admit, consume with
+ * their expiry sweeps where the Redis scripts sweep theirs - are the queue
+ * model, memq.h (pure; no libevent). The snapshot file is mem_snapshot.h
+ * (file I/O; no libevent). This file is the store interface over them:
+ * argument checks, clocks, deferred callbacks, open and close; the
+ * snapshot timer and its forked writer are store_memory_snap.c, and what
+ * the two files share is store_memory_internal.h (struct mstore,
+ * wr_store_memory__*). queue_get/list sweep here; config_put sweeps
+ * nothing.
+ * A poll changes what a snapshot holds (the user's last-seen time), so it
+ * marks the state dirty like a join.
+ *
+ * Time. Arrival scores come from the wall clock (clock.h) in us, made
+ * strictly increasing per queue by memq. Token times and admission ticks
+ * come from CLOCK_MONOTONIC plus the offset that makes it equal the wall
+ * clock at open, so they are reported in wall-clock us but never jump.
+ * debug_advance_time adds to both clocks; the test clock hook replaces
+ * both by a fixed time that only debug_advance_time moves.
+ *
+ * Async. Every operation computes its whole answer at call time (it is
+ * atomic: nothing else runs in between) and stores a copy of it in a
+ * deferred item; items are delivered in FIFO order by one event made
+ * active with event_active(), never from inside the call. Configs in
+ * answers are shared by reference count, so they stay valid until the
+ * callback returns even when the queue is changed or deleted meanwhile.
+ * close() delivers pending items synchronously with WR_ECANCELED.
+ *
+ * Persistence (data_dir). A snapshot file holds everything; it is loaded
+ * at open, and written atomically every snapshot_interval_ms when
+ * something changed - by a forked child - and in process on close
+ * (store_memory_snap.c). A corrupt or unreadable file fails open() with
+ * WR_EIO and a log line naming the problem.
+ *
+ * Ownership. The store owns the db (queues, nodes, tokens, configs - the
+ * configs shared with pending items by reference count) and the items.
+ * Strings passed in are copied (into nodes and tokens) before the call
+ * returns.
+ */
+#include "store/memory/store_memory.h"
+#include "store/memory/store_memory_internal.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "store/memory/mem_snapshot.h"
+#include "store/memory/memq.h"
+
+#define SNAP_DEFAULT_MS 2000u
+#define ITEM_CACHE_MAX  256
+#define MICRO           1000000LL
+
+/* ---- types ----------------------------------------------------------- */
+
+typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET } dkind_t;
+
+typedef struct list_res {
+    size_t n;
+    wr_queue_info_t *infos;
+    wr_memq_cfg_t **cfgs;
+    char (*names)[WR_QUEUE_NAME_MAX + 1];
+} list_res_t;
+
+typedef struct item {
+    struct item *next;
+    dkind_t kind;
+    wr_err_t err;
+    bool has_res;
+    void *arg;
+    wr_store_cb_t cb;
+    wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
+    int64_t *waits;     /* D_ADMIT: the admitted users' waits (owned) */
+    char name[WR_QUEUE_NAME_MAX + 1];
+    union {
+        wr_entry_t entry;
+        wr_admit_t admit;
+        wr_token_check_t token;
+        wr_queue_info_t info;
+        list_res_t list;
+        struct {
+            uint8_t buf[WR_SECRET_MAX];
+            size_t len;
+        } secret;
+    } res;
+} item_t;
+
+static const wr_store_ops_t memory_ops;
+
+/* ---- clocks ---------------------------------------------------------- */
+
+/* Token and tick clock: monotonic, in wall-clock microseconds. */
+int64_t wr_store_memory__now_us(const mstore_t *s)
+{
+    if (s->test_clock_us > 0)
+        return s->test_clock_us + s->debug_offset_us;
+    return wr_clock_mono_us() + s->mono_offset_us + s->debug_offset_us;
+}
+
+/* Arrival clock: the wall clock. */
+static int64_t wall_us(const mstore_t *s)
+{
+    if (s->test_clock_us > 0)
+        return s->test_clock_us + s->debug_offset_us;
+    return wr_clock_wall_us() + s->debug_offset_us;
+}
+
+/* ---- deferred items -------------------------------------------------- */
+
+static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
+{
+    item_t *it = s->cache;
+    if (it) {
+        s->cache = it->next;
+        s->cache_n--;
+    } else {
+        it = malloc(sizeof *it);
+        if (!it)
+            return NULL;
+    }
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    it->arg = arg;
+    return it;
+}
+
+static void item_release(mstore_t *s, item_t *it)
+{
+    wr_memq_cfg_unref(it->cfg);
+    free(it->waits);
+    if (it->kind == D_LIST && it->has_res) {
+        for (size_t i = 0; i < it->res.list.n; i++)
+            wr_memq_cfg_unref(it->res.list.cfgs[i]);
+        free(it->res.list.infos);
+        free(it->res.list.cfgs);
+        free(it->res.list.names);
+    }
+    if (s->cache_n < ITEM_CACHE_MAX && !s->closing) {
+        it->next = s->cache;
+        s->cache = it;
+        s->cache_n++;
+    } else {
+        free(it);
+    }
+}
+
+/* Calls the item's callback with err (its own or an override). */
+static void item_fire(item_t *it, wr_err_t err)
+{
+    bool res = it->has_res && err == it->err;
+    switch (it->kind) {
+    case D_ENTRY:
+        it->cb.entry(err, res ? &it->res.entry : NULL, it->arg);
+        break;
+    case D_DONE:
+        it->cb.done(err, it->arg);
+        break;
+    case D_ADMIT:
+        it->cb.admit(err, res ? &it->res.admit : NULL, it->arg);
+        break;
+    case D_TOKEN:
+        it->cb.token(err, res ? &it->res.token : NULL, it->arg);
+        break;
+    case D_INFO:
+        it->cb.info(err, res ? &it->res.info : NULL, it->arg);
+        break;
+    case D_LIST:
+        it->cb.list(err, res ? it->res.list.infos : NULL, res ? it->res.list.n : 0, it->arg);
+        break;
+    case D_SECRET:
+        it->cb.secret(err, res ? it->res.secret.buf : NULL, res ? it->res.secret.len : 0, it->arg);
+        break;
+    }
+}
+
+static void item_enqueue(mstore_t *s, item_t *it)
+{
+    it->next = NULL;
+    if (s->tail)
+        s->tail->next = it;
+    else
+        s->head = it;
+    s->tail = it;
+    s->pending++;
+    event_active(s->ev_defer, EV_READ, 0);
+}
+
+static void store_free(mstore_t *s);
+
+/* Delivers the items pending when the event fired; later ones (queued by
+ * the callbacks) wait for the next round of the loop. */
+static void on_defer(evutil_socket_t fd, short what, void *arg)
+{
+    mstore_t *s = arg;
+    size_t n = s->pending;
+    s->draining = true;
+    while (n-- > 0 && s->head && !s->closing) {
+        item_t *it = s->head;
+        s->head = it->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->pending--;
+        item_fire(it, it->err);
+        item_release(s, it);
+    }
+    s->draining = false;
+    if (s->free_after_drain) {
+        store_free(s);
+        return;
+    }
+    if (s->head)
+        event_active(s->ev_defer, EV_READ, 0);
+}
+
+/* ---- argument checks ---------------------------------------------------- */
+
+/* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
+ * without a callback or when !args_ok (the operation's arguments, by the
+ * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
+static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind, void *arg,
+                         item_t **out)
+{
+    if (s->closing)
+        return WR_ECANCELED;
+    if (!cb || !args_ok)
+        return WR_EINVAL;
+    *out = item_new(s, kind, arg);
+    return *out ? WR_OK : WR_ENOMEM;
+}
+
+/* The queue named queue, or NULL with it->err = WR_ENOTFOUND (the answer
+ * of every operation on a queue that does not exist). */
+static wr_memq_t *op_queue(mstore_t *s, item_t *it, const char *queue)
+{
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    if (!q)
+        it->err = WR_ENOTFOUND;
+    return q;
+}
+
+/* ---- operations ------------------------------------------------------ */
+
+/* join (add = true; page: by the queue page) and status. */
+static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
+                         wr_store_entry_cb cb, void *arg, bool add, bool page)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_ENTRY, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.entry = cb;
+
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
+        goto out;
+    wr_entry_t *e = &it->res.entry;
+    it->cfg = wr_memq_cfg_ref(q->cfg);
+    e->config = &it->cfg->cfg;
+    e->head_due_us = e->own_due_us = -1;
+    if (!q->cfg->cfg.enabled) {
+        e->state = WR_ENTRY_PASSTHROUGH;
+        it->has_res = true;
+        goto out;
+    }
+    int64_t now = wr_store_memory__now_us(s);
+    it->err =
+        wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
+    it->has_res = it->err == WR_OK || it->err == WR_EFULL;
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_join(wr_store_t *base, const char *queue, const char *user,
+                         wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, true, false);
+}
+
+static wr_err_t mem_join_page(wr_store_t *base, const char *queue, const char *user,
+                              wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, true, true);
+}
+
+static wr_err_t mem_status(wr_store_t *base, const char *queue, const char *user,
+                           wr_store_entry_cb cb, void *arg)
+{
+    return entry_op(base, queue, user, cb, arg, false, false);
+}
+
+static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
+                          wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.done = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (q)
+        it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.admit = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
+        goto out;
+    int64_t now = wr_store_memory__now_us(s);
+    it->err = wr_memq_admit(q, now, &it->res.admit.admitted, &it->waits,
+                            &it->res.admit.opening_moved, &it->res.admit.opening_left, &s->dirty);
+    wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
+    if (it->err != WR_OK)
+        goto out;
+    it->res.admit.waited_us = it->waits;
+    it->res.admit.n_waited = it->waits ? (size_t)it->res.admit.admitted : 0;
+    it->res.admit.now_us = now;
+    wr_memq_stats(q, &it->res.admit.stats);
+    it->cfg = wr_memq_cfg_ref(q->cfg);
+    it->res.admit.config = &it->cfg->cfg;
+    it->has_res = true;
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+typedef enum { T_VERIFY, T_CONSUME, T_RELEASE } token_mode_t;
+
+/* consume, verify and release (sessions): the same checks and answer. */
+static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                         wr_store_token_cb cb, void *arg, token_mode_t mode)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.token = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
+        goto out;
+    it->has_res = true;
+    if (!q->cfg->cfg.enabled)
+        it->res.token.passthrough = true;
+    else if (mode == T_RELEASE)
+        it->err = wr_memq_release(q, user, strlen(user), jti, wr_store_memory__now_us(s),
+                                  &it->res.token.reason, &s->dirty);
+    else
+        it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME,
+                                    wr_store_memory__now_us(s), &it->res.token.reason, &s->dirty);
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_consume(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                            wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, T_CONSUME);
+}
+
+static wr_err_t mem_verify(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                           wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, T_VERIFY);
+}
+
+static wr_err_t mem_release(wr_store_t *base, const char *queue, const char *user, const char *jti,
+                            wr_store_token_cb cb, void *arg)
+{
+    return token_op(base, queue, user, jti, cb, arg, T_RELEASE);
+}
+
+/* Degraded mode: burn (store.h), memq's burned set. */
+static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, int64_t exp_us,
+                         bool check_only, wr_store_token_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.token = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (!q)
+        goto out;
+    it->has_res = true;
+    it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, wr_store_memory__now_us(s),
+                           &it->res.token.reason, &s->dirty);
+out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
+                               wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_config(cfg);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.done = cb;
+    it->err = wr_memq_db_put_config(&s->db, queue, cfg, NULL);
+    if (it->err == WR_OK)
+        s->dirty = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_INFO, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.info = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (q) {
+        wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
+        memcpy(it->name, q->name, sizeof it->name);
+        it->cfg = wr_memq_cfg_ref(q->cfg);
+        it->res.info.name = it->name;
+        it->res.info.config = &it->cfg->cfg;
+        wr_memq_stats(q, &it->res.info.stats);
+        it->has_res = true;
+    }
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_LIST, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.list = cb;
+    list_res_t *l = &it->res.list;
+    size_t n = s->db.nq ? s->db.nq : 1;
+    l->infos = calloc(n, sizeof *l->infos);
+    l->cfgs = calloc(n, sizeof *l->cfgs);
+    l->names = calloc(n, sizeof *l->names);
+    if (!l->infos || !l->cfgs || !l->names) {
+        free(l->infos);
+        free(l->cfgs);
+        free(l->names);
+        item_release(s, it);
+        return WR_ENOMEM;
+    }
+    int64_t now = wr_store_memory__now_us(s);
+    for (size_t i = 0; i < s->db.nq; i++) {
+        wr_memq_t *q = s->db.queues[i];
+        wr_memq_sweep(q, now, &s->dirty);
+        memcpy(l->names[i], q->name, sizeof l->names[i]);
+        l->cfgs[i] = wr_memq_cfg_ref(q->cfg);
+        l->infos[i].name = l->names[i];
+        l->infos[i].config = &l->cfgs[i]->cfg;
+        wr_memq_stats(q, &l->infos[i].stats);
+    }
+    l->n = s->db.nq;
+    it->has_res = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_done_cb cb,
+                                 void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.done = cb;
+    it->err = wr_memq_db_delete(&s->db, queue);
+    if (it->err == WR_OK)
+        s->dirty = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len,
+                           wr_store_secret_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err =
+        op_begin(s, (const void *)cb, wr_store_valid_secret(proposed, len), D_SECRET, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.secret = cb;
+    if (s->db.secret_len == 0) {
+        memcpy(s->db.secret, proposed, len);
+        s->db.secret_len = len;
+        s->dirty = true;
+    }
+    memcpy(it->res.secret.buf, s->db.secret, s->db.secret_len);
+    it->res.secret.len = s->db.secret_len;
+    it->has_res = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_err_t err = op_begin(s, (const void *)cb, true, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.done = cb;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (us < 0)
+        return WR_EINVAL;
+    s->debug_offset_us += us;
+    return WR_OK;
+}
+
+/* ---- open / close ---------------------------------------------------- */
+
+static void store_free(mstore_t *s)
+{
+    wr_memq_db_clear(&s->db);
+    while (s->cache) {
+        item_t *it = s->cache;
+        s->cache = it->next;
+        free(it);
+    }
+    if (s->ev_defer)
+        event_free(s->ev_defer);
+    wr_store_memory__snap_free(s);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the flock */
+    free(s->data_dir);
+    free(s);
+}
+
+static void mem_close(wr_store_t *base)
+{
+    mstore_t *s = (mstore_t *)base;
+    if (s->closing)
+        return;
+    s->closing = true;
+    wr_store_memory__snap_close(s);
+    while (s->head) {
+        item_t *it = s->head;
+        s->head = it->next;
+        s->pending--;
+        item_fire(it, WR_ECANCELED);
+        item_release(s, it);
+    }
+    s->tail = NULL;
+    if (s->draining)
+        s->free_after_drain = true; /* on_defer frees when the callback returns */
+    else
+        store_free(s);
+}
+
+static const wr_store_ops_t memory_ops = {
+    .name = "memory",
+    .join = mem_join,
+    .status = mem_status,
+    .join_page = mem_join_page,
+    .status_quiet = mem_status, /* recording costs nothing here: exact */
+    .leave = mem_leave,
+    .admit = mem_admit,
+    .consume = mem_consume,
+    .verify = mem_verify,
+    .release = mem_release,
+
+    /* degraded mode */
+    .burn = mem_burn,
+    .config_put = mem_config_put,
+    .queue_get = mem_queue_get,
+    .queue_list = mem_queue_list,
+    .queue_delete = mem_queue_delete,
+    .secret = mem_secret,
+    .ping = mem_ping,
+    .debug_advance_time = mem_debug_advance_time,
+    .close = mem_close,
+};
+
+wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opts_t *opts,
+                              wr_store_t **out)
+{
+    wr_err_t err = WR_ENOMEM;
+    if (!base || !out)
+        return WR_EINVAL;
+    mstore_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return WR_ENOMEM;
+    s->base.ops = &memory_ops;
+    s->evbase = base;
+    s->lock_fd = -1;
+    s->mono_offset_us = wr_clock_wall_us() - wr_clock_mono_us();
+    wr_rng_seed_random(&s->db.rng);
+    if (opts) {
+        s->test_clock_us = opts->test_clock_start_us > 0 ? opts->test_clock_start_us : 0;
+        s->snap_ms = opts->snapshot_interval_ms;
+    }
+    if (!s->snap_ms)
+        s->snap_ms = SNAP_DEFAULT_MS;
+    s->ev_defer = event_new(base, -1, 0, on_defer, s);
+    if (!s->ev_defer)
+        goto out;
+    if (opts && opts->data_dir) {
+        s->data_dir = strdup(opts->data_dir);
+        if (!s->data_dir)
+            goto out;
+        err = wr_mem_snapshot_lock_dir(s->data_dir, &s->lock_fd);
+        if (err != WR_OK)
+            goto out;
+        err = wr_mem_snapshot_load(&s->db, s->data_dir, wr_store_memory__now_us(s));
+        if (err != WR_OK)
+            goto out;
+        err = wr_store_memory__snap_start(s);
+        if (err != WR_OK)
+            goto out;
+    }
+    *out = &s->base;
+    return WR_OK;
+out:
+    s->closing = true;
+    store_free(s);
+    return err;
+}
+
+wr_err_t wr_store_memory_snapshot(wr_store_t *base)
+{
+    if (!base || base->ops != &memory_ops)
+        return WR_EINVAL;
+    return wr_store_memory__snap_now((mstore_t *)base);
+}

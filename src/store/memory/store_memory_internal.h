@@ -1,0 +1,77 @@
+/*
+ * store_memory_internal.h - what the files of the store_memory module
+ * share, and nothing else includes: the store (struct mstore) and the few
+ * functions each file calls in the other.
+ *
+ * The store_memory module is one store in two files:
+ *   store_memory.c       the operations, clocks, deferred callbacks,
+ *                        open/close
+ *   store_memory_snap.c  the snapshots of a store with a data_dir: the
+ *                        periodic timer, the forked writer and its
+ *                        reaping, the write on demand and at close
+ * Names shared between these files are wr_store_memory__*; file statics
+ * are unprefixed (STYLE.md). Everything here runs on the store's loop.
+ */
+#ifndef WR_STORE_MEMORY_INTERNAL_H
+#define WR_STORE_MEMORY_INTERNAL_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "store/memory/memq.h"
+#include "store/store.h"
+
+struct item; /* a deferred answer (store_memory.c) */
+
+typedef struct mstore {
+    wr_store_t base;
+    struct event_base *evbase;
+    struct event *ev_defer;
+    struct event *ev_snap;
+    struct event *ev_reap; /* polls for the snapshot child's exit (no zombie) */
+    struct item *head, *tail;
+    size_t pending;
+    struct item *cache; /* free items for reuse */
+    size_t cache_n;
+    bool draining, closing, free_after_drain;
+
+    wr_memq_db_t db; /* the queues and the secret */
+
+    int64_t mono_offset_us; /* wall - monotonic at open */
+    int64_t debug_offset_us;
+    int64_t test_clock_us; /* > 0: fixed test clock */
+
+    char *data_dir;
+    int lock_fd;    /* DIR/waitroom.lock, flock'ed: one process per data dir */
+    pid_t snap_pid; /* background snapshot child, 0 = none */
+    uint32_t snap_ms;
+    bool dirty;
+} mstore_t;
+
+/* The token and tick clock: monotonic, in wall-clock microseconds (the
+ * test clock when set). (store_memory.c) */
+int64_t wr_store_memory__now_us(const mstore_t *s);
+
+/* ---- store_memory_snap.c (all for a store with a data_dir) ---- */
+
+/* Starts the periodic snapshot: the snap_ms timer and the reap timer on
+ * s->evbase. WR_OK, or WR_ENOMEM (the events made so far are left for
+ * wr_store_memory__snap_free). */
+wr_err_t wr_store_memory__snap_start(mstore_t *s);
+
+/* Writes a snapshot now, in process, after the background child (if any)
+ * is done; WR_OK without a data_dir. WR_OK or an error of
+ * wr_mem_snapshot_write; a written state is clean. */
+wr_err_t wr_store_memory__snap_now(mstore_t *s);
+
+/* At close (s->closing set): stops both timers, waits for the child
+ * (bounded; a hung one is killed) and writes the state if dirty. */
+void wr_store_memory__snap_close(mstore_t *s);
+
+/* Frees the timers (NULL ones skipped). */
+void wr_store_memory__snap_free(mstore_t *s);
+
+#endif

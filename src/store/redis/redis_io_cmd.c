@@ -1,0 +1,204 @@
+/*
+ * redis_io_cmd.c - the command queue of a Redis connection (redis_io.c):
+ * formatting a command, its timer, the two FIFOs `held` and `sent`, writing
+ * and answering. Part of the redis_io module; the bufferevent, the reader,
+ * the states and the handshake are redis_io.c, and redis_io_internal.h is
+ * what the two files share.
+ *
+ * Commands
+ *   submit() formats a command (redisFormatCommandArgv) and, unless it is
+ *   one of the handshake's (F_NOW), arms its timer (the command's timeout).
+ *   It is written at once when the connection is READY (or F_NOW), else
+ *   held until ready() writes the held ones in order. A command is
+ *   unlinked and its timer stopped before its callback runs, so it is
+ *   answered at most once; `npending` counts the caller's commands (not
+ *   the handshake's), bounded by max_pending (WR_ELIMIT).
+ *
+ * Timeouts
+ *   A held command that times out leaves the queue (it is never sent). A
+ *   sent one that times out gets WR_ETIMEOUT, is marked timed_out and stays
+ *   at its place in `sent` (its reply must still be read and dropped); its
+ *   timer is re-armed for hung_ms, and if that fires too the connection is
+ *   hung and is closed (WR_ETIMEOUT).
+ *
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+
+#include "base/clock.h"
+#include "store/redis/redis_io_internal.h"
+
+void wr_redis_io__cmd_free(struct cmd *c)
+{
+    if (c->buf) {
+        if (c->secret)
+            explicit_bzero(c->buf, c->len);
+        redisFreeCommand(c->buf);
+    }
+    free(c);
+}
+
+/* Unlinks c, stops its timer; the caller answers or drops it. */
+void wr_redis_io__cmd_unlink(struct cmd *c)
+{
+    wr_redis_io_t *io = c->io;
+    TAILQ_REMOVE(c->where == W_HELD ? &io->held : &io->sent, c, link);
+    if (!c->internal)
+        io->npending--;
+    if (c->has_timer)
+        event_del(&c->timer);
+}
+
+/* Answers c (unlinked) with err and frees it. */
+void wr_redis_io__cmd_answer(struct cmd *c, wr_err_t err, const redisReply *reply)
+{
+    wr_redis_io_reply_cb cb = c->timed_out ? NULL : c->cb;
+    void *arg = c->arg;
+    wr_redis_io__cmd_free(c);
+    if (cb)
+        cb(err, reply, arg);
+}
+
+/* Answers every pending command with err, oldest first. A callback may
+ * free io (then free's own pass takes what is left). */
+void wr_redis_io__fail_all(wr_redis_io_t *io, wr_err_t err)
+{
+    struct cmd *c;
+    while ((c = TAILQ_FIRST(&io->sent)) != NULL || (c = TAILQ_FIRST(&io->held)) != NULL) {
+        wr_redis_io__cmd_unlink(c);
+        wr_redis_io__cmd_answer(c, err, NULL);
+    }
+}
+
+/* Writes c and moves it to `sent`. The write event is made active at once
+ * (see "Writes" at the top). */
+int wr_redis_io__cmd_write(wr_redis_io_t *io, struct cmd *c)
+{
+    if (bufferevent_write(io->bev, c->buf, c->len) != 0)
+        return -1;
+    if (bufferevent_get_enabled(io->bev) & EV_WRITE)
+        event_active(&io->bev->ev_write, EV_WRITE, 1);
+    if (c->secret)
+        explicit_bzero(c->buf, c->len);
+    redisFreeCommand(c->buf);
+    c->buf = NULL;
+    if (c->subscribe)
+        io->subscribed = true;
+    c->where = W_SENT;
+    TAILQ_INSERT_TAIL(&io->sent, c, link);
+    return 0;
+}
+
+/* Makes a command (formatted) for io; NULL when out of memory. */
+static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv,
+                           const size_t *argvlen, wr_redis_io_reply_cb cb, void *arg)
+{
+    struct cmd *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    size_t lens[64];
+    size_t *heap = NULL;
+    const size_t *use = argvlen;
+    if (!use) {
+        size_t *l = (size_t)argc <= sizeof lens / sizeof lens[0] ? lens : NULL;
+        if (!l)
+            l = heap = malloc((size_t)argc * sizeof *heap);
+        if (!l) {
+            free(c);
+            return NULL;
+        }
+        for (int i = 0; i < argc; i++)
+            l[i] = strlen(argv[i]);
+        use = l;
+    }
+    c->subscribe = (use[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
+                   (use[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0);
+    int n = redisFormatCommandArgv(&c->buf, argc, (const char **)argv, use);
+    free(heap);
+    if (n < 0) {
+        free(c);
+        return NULL;
+    }
+    c->len = (size_t)n;
+    c->io = io;
+    c->cb = cb;
+    c->arg = arg;
+    return c;
+}
+
+static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Submits a command: with F_NOW written at once, else held or written
+ * depending on the state, with its timer. */
+wr_err_t wr_redis_io__submit(wr_redis_io_t *io, int flags, int argc, const char *const *argv,
+                             const size_t *argvlen, uint32_t timeout_ms, wr_redis_io_reply_cb cb,
+                             void *arg)
+{
+    bool now = flags & F_NOW;
+    if (io->freed || io->st == ST_CLOSED)
+        return WR_EUNAVAILABLE;
+    if (argc < 1 || !argv)
+        return WR_EINVAL;
+    if (!(flags & F_INTERNAL) && io->npending >= io->max_pending)
+        return WR_ELIMIT;
+    struct cmd *c = cmd_new(io, argc, argv, argvlen, cb, arg);
+    if (!c)
+        return WR_ENOMEM;
+    c->secret = flags & F_SECRET;
+    c->internal = flags & F_INTERNAL;
+    if (now || io->st == ST_READY) {
+        if (wr_redis_io__cmd_write(io, c) != 0) {
+            wr_redis_io__cmd_free(c);
+            return WR_ENOMEM;
+        }
+    } else {
+        c->where = W_HELD;
+        TAILQ_INSERT_TAIL(&io->held, c, link);
+    }
+    if (!c->internal)
+        io->npending++;
+    if (!now) {
+        evtimer_assign(&c->timer, io->base, cmd_timer_cb, c);
+        c->has_timer = true;
+        if (timeout_ms == 0 || timeout_ms == io->command_timeout_ms) {
+            evtimer_add(&c->timer, io->common_tv);
+        } else {
+            struct timeval tv = wr_clock_tv_ms(timeout_ms);
+            evtimer_add(&c->timer, &tv);
+        }
+    }
+    return WR_OK;
+}
+
+static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct cmd *c = arg;
+    wr_redis_io_t *io = c->io;
+    wr_redis_io__enter(io);
+    if (c->where == W_HELD) {
+        wr_redis_io__cmd_unlink(c);
+        wr_redis_io__cmd_answer(c, WR_ETIMEOUT, NULL);
+    } else if (!c->timed_out) {
+        wr_redis_io_reply_cb cb = c->cb;
+        void *cbarg = c->arg;
+        c->timed_out = true;
+        if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
+            struct timeval tv = wr_clock_tv_ms(io->hung_ms);
+            evtimer_add(&c->timer, &tv);
+        }
+        if (cb)
+            cb(WR_ETIMEOUT, NULL, cbarg); /* c may be gone after this */
+    } else {
+        wr_redis_io__close_with(io, WR_ETIMEOUT,
+                                "a command unanswered %u ms after its timeout: hung", io->hung_ms);
+    }
+    wr_redis_io__leave(io);
+}

@@ -1,0 +1,752 @@
+/*
+ * store_redis.c - the Redis backend of the store interface (store.h): the
+ * queue operations, on top of one Redis connection (redis_conn.c).
+ *
+ * Structure
+ *   Every domain operation is ONE Lua script call (src/store/redis/scripts/ *.lua,
+ *   embedded at build time; lib.lua is prepended to the queue scripts so
+ *   each text is self-contained), run through redis_conn as "script N with
+ *   these keys and arguments, call back with the reply or an error". The
+ *   connection - its states, connect and command timeouts, reconnects, the
+ *   EVALSHA/NOSCRIPT retry, the WAIT of the durability mode - is all there;
+ *   this file builds the arguments and turns replies into results (decoded
+ *   by script_reply.c). Every key of queue q carries the hash tag {q} and
+ *   is passed in KEYS.
+ *
+ * Requests
+ *   Each operation in flight is a `struct req`: the user callback and its
+ *   shape (op), the queue name, and - for operations that answer a config -
+ *   the cached config it announced as "known" to the script. It builds a
+ *   redis_conn command and hands it over; the command's callback (on_reply)
+ *   comes exactly once, with Redis's reply or with WR_ETIMEOUT,
+ *   WR_EUNAVAILABLE or WR_ECANCELED, and turns it into the user callback
+ *   (always the last thing done with the store), then frees the req.
+ *   - Durability mode (wait_replicas > 0): a consume that burned a token or
+ *     a tick that admitted someone asks redis_conn for a WAIT before the
+ *     reply comes back (wait_fn); see redis_conn.c.
+ *   - close(): redis_conn_close() calls every pending command back with
+ *     WR_ECANCELED, in send order, synchronously; then the store is freed.
+ *   Joins and statuses are coalesced instead (below).
+ *   Invariant: a user callback is called exactly once per operation that
+ *   returned WR_OK, and never from inside an operation call.
+ *   Reentrancy: a user callback may start new operations and may call
+ *   close(); after calling a user callback this file touches only the req,
+ *   which it owns (a batch: the batch, and the store through `busy`).
+ *
+ * Coalescing (joins and statuses)
+ *   Joins and statuses are held and sent as one script call per queue and
+ *   loop iteration: store_redis_batch.c.
+ *
+ * queue_list (the registry, then one queue_get per name): store_redis_list.c.
+ * store_redis_internal.h is what the three files share.
+ *
+ * Config cache (cfgcache.c)
+ *   Scripts get the known version and return the JSON only when it differs;
+ *   an uncached queue sends "0" and always gets the JSON. A req holds a
+ *   reference to the immutable snapshot {version, config} it announced, so
+ *   a reply without JSON is always resolved against exactly that version.
+ *   Versions start at the creation time in us (config_put.lua), so a
+ *   re-created queue never matches an old cached version.
+ *
+ * Ownership: the store owns its connection and cache; results handed to
+ *   callbacks live on the stack or in the req and are borrowed until the
+ *   callback returns.
+ */
+#include "store/redis/store_redis.h"
+
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/redis/cfgcache.h"
+#include "base/crypto.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "store/redis/redis_conn.h"
+#include "store/redis/script_reply.h"
+#include "store/redis/store_redis_internal.h"
+
+#define CACHE_MAX 10000
+#define JSON_MAX  (64 * 1024)
+#define LIB       "scripts/lib.lua"
+
+/* The script table of the connection, by enum script_id. */
+const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
+    [SC_ENTRY] = {LIB, "scripts/entry.lua"},
+    [SC_ENTRY_BATCH] = {LIB, "scripts/entry_batch.lua"},
+    [SC_LEAVE] = {LIB, "scripts/leave.lua"},
+    [SC_TOKEN] = {LIB, "scripts/token.lua"},
+    [SC_ADMIT] = {LIB, "scripts/admit.lua"},
+    [SC_GET] = {LIB, "scripts/queue_get.lua"},
+    [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
+    [SC_PUT] = {LIB, "scripts/config_put.lua"},
+    [SC_SECRET] = {NULL, "scripts/secret.lua"},
+    [SC_RELEASE] = {LIB, "scripts/release.lua"},
+    [SC_BURN] = {NULL, "scripts/burn.lua"},
+};
+
+static const wr_store_ops_t redis_ops;
+
+/* ----------------------------------------------------------- requests */
+
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
+{
+    struct req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->cmd = wr_redis_conn_cmd_new(script, 512 + 12 * (WR_QUEUE_NAME_MAX + 16) + extra);
+    if (!r->cmd) {
+        free(r);
+        return NULL;
+    }
+    r->s = s;
+    r->op = op;
+    r->script = script;
+    r->arg = arg;
+    return r;
+}
+
+void wr_store_redis__req_free(struct req *r)
+{
+    if (!r)
+        return;
+    wr_redis_conn_cmd_free(r->cmd);
+    wr_cfgcache_release(r->snap);
+    free(r);
+}
+
+/* numkeys and the keys of queue q, in the order of lib.lua. */
+static const char *const key_suffix[] = {"config",   "waiting", "active", "tokens", "state",
+                                         "sessions", "sessjti", "seen",   "pre"};
+_Static_assert(sizeof key_suffix / sizeof key_suffix[0] == NKEYS, "NKEYS is the keys of lib.lua");
+
+bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
+{
+    if (!wr_redis_conn_cmd_fmt(cmd, "%d", (int)NKEYS))
+        return false;
+    for (int i = 0; i < NKEYS; i++)
+        if (!wr_redis_conn_cmd_fmt(cmd, "wr:{%s}:%s", q, key_suffix[i]))
+            return false;
+    return true;
+}
+
+static bool arg_queue_keys(struct req *r, const char *q)
+{
+    snprintf(r->queue, sizeof r->queue, "%s", q);
+    return wr_store_redis__queue_keys(r->cmd, q);
+}
+
+/* Announces the cached config version of r->queue (or "0") to the script. */
+static bool arg_known_version(struct rstore *s, struct req *r)
+{
+    r->snap = wr_cfgcache_get(s->cache, r->queue);
+    return wr_redis_conn_cmd_fmt(r->cmd, "%llu",
+                                 r->snap ? (unsigned long long)r->snap->version : 0ULL);
+}
+
+/* Calls r's callback with err and no result. The caller is about to free
+ * r; nothing may follow that uses s (the callback may close the store). */
+static void call_err(struct req *r, wr_err_t err)
+{
+    switch (r->op) {
+    case OP_ADMIT:
+        r->cb.admit(err, NULL, r->arg);
+        break;
+    case OP_CONSUME:
+    case OP_VERIFY:
+    case OP_RELEASE:
+    case OP_BURN:
+    case OP_BURN_CHECK:
+        r->cb.token(err, NULL, r->arg);
+        break;
+    case OP_GET:
+        r->cb.info(err, NULL, r->arg);
+        break;
+    case OP_SECRET:
+        r->cb.secret(err, NULL, 0, r->arg);
+        break;
+    case OP_NAMES:
+        r->names(NULL, err, NULL, r->arg);
+        break;
+    case OP_LEAVE:
+    case OP_PUT:
+    case OP_DELETE:
+    case OP_PING:
+        r->cb.done(err, r->arg);
+        break;
+    }
+}
+
+static void on_reply(wr_err_t err, const redisReply *rep, void *arg);
+
+/* Durability mode: WAIT only after a write whose loss a failover must not
+ * undo - a consume that burned a token (token.lua answers 0) or a tick that
+ * admitted someone (admit.lua: code 0, admitted > 0). WAIT blocks this one
+ * connection, so every other command queued behind it waits too: an idle
+ * tick or a refused consume must not pay that. */
+static bool wait_after_consume(const redisReply *rep)
+{
+    return rep->type == REDIS_REPLY_INTEGER && rep->integer == 0;
+}
+
+static bool wait_after_admit(const redisReply *rep)
+{
+    return rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
+           rep->element[0]->type == REDIS_REPLY_INTEGER && rep->element[0]->integer == 0 &&
+           rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer > 0;
+}
+
+/* Hands r's command to the connection when its arguments were built
+ * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback.
+ * The batches held so far go first, so commands reach Redis in the order
+ * of the calls (see "Coalescing"). */
+wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
+{
+    if (!args_ok) {
+        wr_store_redis__req_free(r);
+        return WR_EINVAL;
+    }
+    wr_store_redis__send_held(s);
+    wr_redis_conn_wait_fn wait_fn = r->op == OP_CONSUME || r->op == OP_BURN ? wait_after_consume
+                                    : r->op == OP_ADMIT                     ? wait_after_admit
+                                                                            : NULL;
+    wr_redis_conn_cmd_t *cmd = r->cmd;
+    r->cmd = NULL; /* the connection owns it from here, also on error */
+    wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
+    if (err != WR_OK)
+        wr_store_redis__req_free(r);
+    return err;
+}
+
+/* Sends a fire-and-forget registry command (SADD/SREM) before or after a
+ * script on the same connection, so both go in one round trip. */
+static wr_err_t send_plain(struct rstore *s, const char *cmd, const char *key, const char *member)
+{
+    wr_store_redis__send_held(s);
+    const char *argv[3] = {cmd, key, member};
+    return wr_redis_conn_send_oneway(s->conn, "registry", 3, argv);
+}
+
+/* --------------------------------------------------------- reply parsing */
+
+static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisReply *json)
+{
+    if (version <= 0)
+        return WR_EPROTO;
+    if (json->len == 0) {
+        if (!c->snap || c->snap->version != (uint64_t)version)
+            return WR_EPROTO;
+        c->cfg = c->snap->cfg;
+        return WR_OK;
+    }
+    if (json->len > JSON_MAX)
+        return WR_EPROTO;
+    json_error_t jerr;
+    json_t *j = json_loadb(json->str, json->len, 0, &jerr);
+    if (!j) {
+        wr_warn("store_redis: stored config of %s is not JSON: %s", c->queue, jerr.text);
+        return WR_EPROTO;
+    }
+    char field[WR_FIELD_MAX + 1], msg[128];
+    wr_err_t err = wr_qconfig_parse(j, &c->cfg, field, sizeof field, msg, sizeof msg);
+    json_decref(j);
+    if (err != WR_OK) {
+        wr_warn("store_redis: stored config of %s does not parse: %s: %s", c->queue, field, msg);
+        return WR_EPROTO;
+    }
+    wr_cfgcache_put(c->s->cache, c->queue, (uint64_t)version, &c->cfg);
+    return WR_OK;
+}
+
+/* The config of a reply (wr_script_reply_config_fn, ctx = a struct
+ * cfgctx): the JSON when the script sent one (parsed and cached), else the
+ * snapshot of the version announced. Worked out on the first call; later
+ * calls (the other answers of a batch: one config part) repeat it. */
+wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redisReply *json,
+                                        wr_queue_config_t *out)
+{
+    struct cfgctx *c = ctx;
+    if (!c->done) {
+        c->err = resolve_once(c, version, json);
+        c->done = true;
+    }
+    if (c->err == WR_OK)
+        *out = c->cfg;
+    return c->err;
+}
+
+/* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
+ * last. */
+static void finish(struct rstore *s, struct req *r, const redisReply *rep)
+{
+    wr_queue_config_t cfg;
+    struct cfgctx cc = {.s = s, .queue = r->queue, .snap = r->snap};
+    wr_err_t err;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        wr_warn("store_redis: %s on %s failed: %.*s",
+                r->script >= 0 ? wr_store_redis__scripts[r->script].file : "command", r->queue,
+                (int)(rep->len > 200 ? 200 : rep->len), rep->str);
+        call_err(r, WR_EPROTO);
+        return;
+    }
+    switch (r->op) {
+    case OP_ADMIT: {
+        wr_admit_t res;
+        err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res, &cfg);
+        r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
+        if (err == WR_OK)
+            free((void *)res.waited_us);
+        break;
+    }
+    case OP_CONSUME:
+    case OP_VERIFY:
+    case OP_RELEASE:
+    case OP_BURN:
+    case OP_BURN_CHECK: {
+        wr_token_check_t res;
+        err = wr_script_reply_token(rep, &res);
+        r->cb.token(err, (err == WR_OK || err == WR_ETOKEN) ? &res : NULL, r->arg);
+        break;
+    }
+    case OP_GET: {
+        wr_queue_info_t info;
+        err = wr_script_reply_get(rep, wr_store_redis__resolve_config, &cc, &info, &cfg);
+        info.name = r->queue;
+        r->cb.info(err, err == WR_OK ? &info : NULL, r->arg);
+        break;
+    }
+    case OP_LEAVE:
+    case OP_DELETE:
+        err = wr_script_reply_code(rep, r->op == OP_LEAVE);
+        if (r->op == OP_DELETE && (err == WR_OK || err == WR_ENOTFOUND))
+            wr_cfgcache_remove(s->cache, r->queue);
+        r->cb.done(err, r->arg);
+        break;
+    case OP_PUT:
+        r->cb.done(wr_script_reply_put(rep), r->arg);
+        break;
+    case OP_PING:
+        r->cb.done(rep->type == REDIS_REPLY_STATUS ? WR_OK : WR_EPROTO, r->arg);
+        break;
+    case OP_SECRET: {
+        const uint8_t *secret = NULL;
+        size_t len = 0;
+        err = wr_script_reply_secret(rep, &secret, &len);
+        r->cb.secret(err, secret, len, r->arg);
+        break;
+    }
+    case OP_NAMES:
+        r->names(s, WR_OK, rep, r->arg);
+        break;
+    }
+}
+
+/* The one answer of r's command: the user callback, then r is freed. */
+static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
+{
+    struct req *r = arg;
+    if (err != WR_OK)
+        call_err(r, err);
+    else
+        finish(r->s, r, rep); /* calls the user callback last */
+    wr_store_redis__req_free(r);
+}
+
+static void rstore_free(struct rstore *s);
+
+/* Leaves a loop entry of ours (busy); the store goes with the outermost
+ * one once close() ran inside. */
+void wr_store_redis__unbusy(struct rstore *s)
+{
+    if (--s->busy == 0 && s->closing)
+        rstore_free(s);
+}
+
+/* ------------------------------------------------------------ open/close */
+
+static void rstore_free(struct rstore *s)
+{
+    struct batch *b;
+    while ((b = wr_store_redis__blist_pop(&s->held)) != NULL)
+        wr_store_redis__batch_free(b);
+    while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL)
+        wr_store_redis__batch_free(b);
+    if (s->flush_ev)
+        event_free(s->flush_ev);
+    wr_cfgcache_free(s->cache);
+    free(s);
+}
+
+wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_t *opts,
+                             wr_store_t **out)
+{
+    if (!base || !opts || !out)
+        return WR_EINVAL;
+    struct rstore *s = calloc(1, sizeof *s);
+    if (!s)
+        return WR_ENOMEM;
+    s->base_.ops = &redis_ops;
+    s->wait_replicas = opts->wait_replicas;
+    s->flush_ev = event_new(base, -1, 0, wr_store_redis__on_flush, s);
+    if (!s->flush_ev) {
+        rstore_free(s);
+        return WR_ENOMEM;
+    }
+    wr_redis_conn_opts_t co = {
+        .url = opts->url,
+        .log_name = "store_redis",
+        .scripts = wr_store_redis__scripts,
+        .nscripts = SC_COUNT,
+        .command_timeout_ms = opts->command_timeout_ms,
+        .connect_timeout_ms = opts->connect_timeout_ms,
+        .reconnect_max_ms = opts->reconnect_max_ms,
+        .wait_replicas = opts->wait_replicas,
+        .wait_timeout_ms = opts->wait_timeout_ms,
+        .metrics = opts->metrics,
+        /* production: TLS, the env password, the settings check, start */
+        .tls_ca_file = opts->tls_ca_file,
+        .tls_cert_file = opts->tls_cert_file,
+        .tls_key_file = opts->tls_key_file,
+        .env_password = opts->env_password,
+        .allow_eviction = opts->allow_eviction,
+        .on_started = opts->on_started,
+        .started_arg = opts->started_arg,
+    };
+    wr_err_t err = wr_redis_conn_open(base, &co, &s->conn);
+    if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {
+        wr_redis_conn_close(s->conn);
+        err = WR_ENOMEM;
+    }
+    if (err != WR_OK) {
+        rstore_free(s);
+        return err;
+    }
+    *out = &s->base_;
+    return WR_OK;
+}
+
+bool wr_store_redis_connected(wr_store_t *st)
+{
+    struct rstore *s = (struct rstore *)st;
+    return s && st->ops == &redis_ops && wr_redis_conn_connected(s->conn);
+}
+
+static void r_close(wr_store_t *st)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!s || s->closing)
+        return; /* a second close (from a callback run by close) is a no-op */
+    s->closing = true;
+    s->busy++;
+    event_del(s->flush_ev);
+    /* Every request not answered gets WR_ECANCELED, in the order they went
+     * (or would have gone) to Redis: the rest of the batch being answered
+     * (close() called from one of its callbacks), the commands sent, the
+     * batches whose send failed, the batches held. */
+    struct batch *b = s->answering;
+    while (b && b->answered < b->n) {
+        struct sub *x = &b->sub[b->answered++];
+        x->cb(WR_ECANCELED, NULL, x->arg);
+    }
+    wr_redis_conn_close(s->conn); /* pending callbacks: WR_ECANCELED, in send order */
+    s->conn = NULL;               /* operations from the callbacks below: WR_EUNAVAILABLE */
+    while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL ||
+           (b = wr_store_redis__blist_pop(&s->held)) != NULL)
+        wr_store_redis__answer_batch(s, b, WR_ECANCELED, NULL);
+    wr_store_redis__unbusy(s); /* frees s, unless a loop entry of ours called close() */
+}
+
+/* ------------------------------------------------------------ operations */
+
+static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                       void *arg)
+{
+    return wr_store_redis__entry(st, q, u, '1', cb, arg);
+}
+
+static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                            void *arg)
+{
+    return wr_store_redis__entry(st, q, u, '2', cb, arg);
+}
+
+static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                         void *arg)
+{
+    return wr_store_redis__entry(st, q, u, '0', cb, arg);
+}
+
+static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
+                               void *arg)
+{
+    return wr_store_redis__entry(st, q, u, '3', cb, arg);
+}
+
+static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,
+                        void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.done = cb;
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
+}
+
+static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    uint8_t seed[16];
+    char hex[33];
+    if (wr_crypto_random(seed, sizeof seed) != WR_OK)
+        return WR_EIO;
+    for (size_t i = 0; i < sizeof seed; i++)
+        snprintf(hex + 2 * i, 3, "%02x", seed[i]);
+    struct req *r = wr_store_redis__req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.admit = cb;
+    return wr_store_redis__submit(
+        s, r,
+        arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) && arg_known_version(s, r) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
+}
+
+/* consume and verify (token.lua) and release (release.lua, sessions). */
+static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char *jti, op_t op,
+                        wr_store_token_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !wr_store_valid_jti(jti) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
+                                            strlen(u) + strlen(jti), arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.token = cb;
+    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+              wr_redis_conn_cmd_str(r->cmd, jti);
+    if (op != OP_RELEASE)
+        ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
+    return wr_store_redis__submit(s, r, ok);
+}
+
+static wr_err_t r_consume(wr_store_t *st, const char *q, const char *u, const char *jti,
+                          wr_store_token_cb cb, void *arg)
+{
+    return r_token(st, q, u, jti, OP_CONSUME, cb, arg);
+}
+
+static wr_err_t r_verify(wr_store_t *st, const char *q, const char *u, const char *jti,
+                         wr_store_token_cb cb, void *arg)
+{
+    return r_token(st, q, u, jti, OP_VERIFY, cb, arg);
+}
+
+static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const char *jti,
+                          wr_store_token_cb cb, void *arg)
+{
+    return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
+}
+
+/* Degraded mode: burn (store.h), burn.lua on wr:{q}:config and
+ * wr:{q}:burned. A burn that recorded the pass is WAITed for in durability
+ * mode, like a consume. */
+static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t exp_us,
+                       bool check_only, wr_store_token_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_jti(jti) || !cb)
+        return WR_EINVAL;
+    size_t jlen = strlen(jti);
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r =
+        wr_store_redis__req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.token = cb;
+    snprintf(r->queue, sizeof r->queue, "%s", q);
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "2") &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:config", q) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "wr:{%s}:burned", q) &&
+                                      wr_redis_conn_cmd_str(r->cmd, jti) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)exp_us) &&
+                                      wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
+}
+
+static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
+                             wr_store_done_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    wr_err_t err = WR_OK;
+    char *json = NULL;
+    struct req *r = NULL;
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_config(cfg) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    json_t *j = wr_qconfig_to_json(cfg);
+    if (!j)
+        return WR_ENOMEM;
+    /* Store only what reads back: every reader parses this JSON. */
+    wr_queue_config_t check;
+    char field[WR_FIELD_MAX + 1], msg[128];
+    if (wr_qconfig_parse(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
+        json_decref(j);
+        return WR_EINVAL;
+    }
+    json = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!json)
+        return WR_ENOMEM;
+    size_t jlen = strlen(json);
+    if (jlen > JSON_MAX) {
+        err = WR_ELIMIT;
+        goto out;
+    }
+    r = wr_store_redis__req_new(s, OP_PUT, SC_PUT, jlen, arg);
+    if (!r) {
+        err = WR_ENOMEM;
+        goto out;
+    }
+    r->cb.done = cb;
+    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_arg(r->cmd, json, jlen) ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->enabled ? "1" : "0") ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->paused ? "1" : "0") ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%.17g", cfg->admit_per_second) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->tick_ms) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_active) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds) ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds) ||
+        !(cfg->opens_at_ms >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->opens_at_ms)
+                                : wr_redis_conn_cmd_str(r->cmd, "")) ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0")) {
+        err = WR_EINVAL;
+        goto out;
+    }
+    /* Registry first: a crash between the two leaves a name whose config
+     * does not exist, which queue_list filters out. */
+    err = send_plain(s, "SADD", "wr:queues", q);
+    if (err != WR_OK)
+        goto out;
+    err = wr_store_redis__submit(s, r, true);
+    r = NULL; /* submit owns it */
+out:
+    wr_store_redis__req_free(r);
+    free(json);
+    return err;
+}
+
+wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.info = cb;
+    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
+}
+
+static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.done = cb;
+    wr_err_t err = wr_store_redis__submit(s, r, arg_queue_keys(r, q));
+    if (err != WR_OK)
+        return err;
+    /* After the script, on the same connection. If this is lost, the
+     * stale name is filtered by queue_list. */
+    (void)send_plain(s, "SREM", "wr:queues", q);
+    /* Degraded mode: the burned set goes too (if this is lost, the key
+     * expires with its last pass: burn.lua sets its expiry). */
+    char burned[WR_QUEUE_NAME_MAX + 16];
+    snprintf(burned, sizeof burned, "wr:{%s}:burned", q);
+    const char *del[2] = {"DEL", burned};
+    (void)wr_redis_conn_send_oneway(s->conn, "registry", 2, del);
+    return WR_OK;
+}
+
+static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
+                         void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_store_valid_secret(proposed, len) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.secret = cb;
+    return wr_store_redis__submit(s, r,
+                                  wr_redis_conn_cmd_str(r->cmd, "1") &&
+                                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+                                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
+}
+
+static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.done = cb;
+    return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
+}
+
+static const wr_store_ops_t redis_ops = {
+    .name = "redis",
+    .join = r_join,
+    .status = r_status,
+    .join_page = r_join_page,
+    .status_quiet = r_status_quiet,
+    .leave = r_leave,
+    .admit = r_admit,
+    .consume = r_consume,
+    .verify = r_verify,
+    .release = r_release,
+    /* degraded mode */
+    .burn = r_burn,
+    .config_put = r_config_put,
+    .queue_get = wr_store_redis__queue_get,
+    .queue_list = wr_store_redis__queue_list,
+    .queue_delete = r_queue_delete,
+    .secret = r_secret,
+    .ping = r_ping,
+    .debug_advance_time = NULL,
+    .close = r_close,
+};

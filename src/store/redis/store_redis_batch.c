@@ -1,0 +1,300 @@
+/*
+ * store_redis_batch.c - the coalescing of joins and statuses of the Redis
+ * store (store_redis.c): they are held per queue and sent as one script call
+ * at the end of the loop iteration. Part of the store_redis module; what the
+ * two files share is store_redis_internal.h.
+ *
+ * Coalescing (joins and statuses)
+ *   A join or status is not sent at once: it is held in a `struct batch`
+ *   of its queue (up to BATCH_MAX requests: user, join or status, callback)
+ *   and the store's flush_ev is made active. libevent runs that event after
+ *   every event already ready in this loop iteration (the HTTP requests
+ *   read in it), so flush_ev sends every held batch at the end of the
+ *   iteration - one script call per batch: entry.lua for a batch of one
+ *   (the command sent before coalescing), entry_batch.lua for more - and
+ *   redis_io writes them all later in the same iteration. So a request
+ *   waits for no other iteration, and the polls one epoll_wait brought in
+ *   cost Redis one script call.
+ *   - Order: any other command (admit, consume, leave, config_put, the
+ *     registry commands...) first sends the batches held (submit,
+ *     send_plain), so commands reach Redis in the order of the calls, as
+ *     before - except that the batches of two queues held in one iteration
+ *     may pass each other's requests, which nothing can tell: their keys
+ *     are disjoint (the hash tag {q}). Within a batch the requests run in
+ *     arrival order, one after the other, inside one script: each is atomic
+ *     and sees the writes of those before it, as when they were n commands
+ *     back to back on this connection, where nothing else could run
+ *     between them either (see entry_batch.lua). The per-request rules are
+ *     lib.lua's entry(), one copy for both scripts.
+ *   - A new batch starts when the queue's last held batch is full, and in
+ *     durability mode when the kind changes (joins are WAITed for, strict;
+ *     statuses never), so a status's answer never waits for or fails on a
+ *     WAIT it did not need.
+ *   - Answers (answer_batch): each request's callback exactly once, in
+ *     order; from its own answer of the reply (a request that raised an
+ *     error in the script: WR_EPROTO alone), or the command's error for
+ *     all (WR_ETIMEOUT, WR_EUNAVAILABLE, WR_ECANCELED, a script error,
+ *     a reply of the wrong shape: WR_EPROTO). A batch whose submit fails
+ *     waits in `failed` and is answered by flush_ev from the loop (the
+ *     send may run inside another operation's call).
+ *   - close(): everything not answered gets WR_ECANCELED, synchronously,
+ *     in send order: the rest of the batch being answered, the commands
+ *     in redis_conn, the failed batches, the held ones. `busy` counts the
+ *     loop entries of ours on the stack (a batch's answers, flush_ev), and
+ *     the store is freed by the outermost one when close() ran inside.
+ */
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/redis/cfgcache.h"
+#include "base/crypto.h"
+#include "base/ids.h"
+#include "base/log.h"
+#include "store/redis/redis_conn.h"
+#include "store/redis/script_reply.h"
+#include "store/redis/store_redis_internal.h"
+
+#define BATCH_MAX 64 /* joins and statuses in one entry_batch.lua call */
+#define HELD_MAX  64 /* batches held in one loop iteration; one more sends them all */
+
+/* A batch holding a join: WAIT after every answer of the entry scripts (a
+ * join of someone already in line is rare); a WAIT no replica acknowledged
+ * answers WR_EUNAVAILABLE (strict): the client retries the idempotent join
+ * rather than hold a place a failover may undo. In durability mode a batch
+ * holds joins or statuses, never both (batch_for), so a status is never
+ * WAITed for, as before coalescing. */
+static bool wait_after_join(const redisReply *rep)
+{
+    return rep->type == REDIS_REPLY_ARRAY;
+}
+
+static void blist_push(struct blist *l, struct batch *b)
+{
+    b->next = NULL;
+    if (l->tail)
+        l->tail->next = b;
+    else
+        l->head = b;
+    l->tail = b;
+    l->n++;
+}
+
+struct batch *wr_store_redis__blist_pop(struct blist *l)
+{
+    struct batch *b = l->head;
+    if (!b)
+        return NULL;
+    l->head = b->next;
+    if (!l->head)
+        l->tail = NULL;
+    l->n--;
+    b->next = NULL;
+    return b;
+}
+
+void wr_store_redis__batch_free(struct batch *b)
+{
+    if (!b)
+        return;
+    wr_cfgcache_release(b->snap);
+    free(b->sub);
+    free(b);
+}
+
+/* Calls the callback of every request of b not answered yet, in order:
+ * with err when it is not WR_OK, else with its answer in rep (entry.lua's
+ * reply when b->n == 1, else entry_batch.lua's). A callback that closes
+ * the store has the rest answered WR_ECANCELED by close() (s->answering).
+ * Frees b. */
+void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t err,
+                                  const redisReply *rep)
+{
+    const char *file = wr_store_redis__scripts[b->n == 1 ? SC_ENTRY : SC_ENTRY_BATCH].file;
+    struct cfgctx cc = {.s = s, .queue = b->queue, .snap = b->snap};
+    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR) {
+        wr_warn("store_redis: %s on %s failed: %.*s", file, b->queue,
+                (int)(rep->len > 200 ? 200 : rep->len), rep->str);
+        err = WR_EPROTO;
+    }
+    wr_script_reply_batch_t it = {0};
+    if (err == WR_OK && b->n > 1 && wr_script_reply_batch_begin(&it, rep, b->n) != WR_OK) {
+        wr_warn("store_redis: %s on %s: a reply that is not %zu answers", file, b->queue, b->n);
+        err = WR_EPROTO;
+    }
+    s->busy++;
+    struct batch *outer = s->answering;
+    s->answering = b;
+    while (b->answered < b->n) {
+        struct sub *x = &b->sub[b->answered++];
+        wr_entry_t entry;
+        wr_queue_config_t cfg;
+        wr_err_t e = err;
+        if (e == WR_OK && b->n == 1) {
+            e = wr_script_reply_entry(rep, wr_store_redis__resolve_config, &cc, &entry, &cfg);
+        } else if (e == WR_OK) {
+            const redisReply *a;
+            e = wr_script_reply_batch_next(&it, &a, wr_store_redis__resolve_config, &cc, &entry,
+                                           &cfg);
+            if (a)
+                wr_warn("store_redis: %s on %s failed for one request: %.*s", file, b->queue,
+                        (int)(a->len > 200 ? 200 : a->len), a->str);
+        }
+        x->cb(e, (e == WR_OK || e == WR_EFULL) ? &entry : NULL, x->arg);
+    }
+    s->answering = outer;
+    wr_store_redis__batch_free(b);
+    wr_store_redis__unbusy(s);
+}
+
+/* The one answer of a batch's command (redis_conn). */
+static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
+{
+    struct batch *b = arg;
+    wr_store_redis__answer_batch(b->s, b, err, err == WR_OK ? rep : NULL);
+}
+
+/* Sends b as one script call: entry.lua for one request (the same command
+ * as before coalescing), entry_batch.lua for more. When that fails, b
+ * waits in s->failed for flush_ev to answer it from the loop (this may run
+ * inside an operation call). */
+static void send_batch(struct rstore *s, struct batch *b)
+{
+    wr_err_t err = WR_ENOMEM;
+    size_t bytes = 512 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
+    for (size_t i = 0; i < b->n; i++)
+        bytes += strlen(b->sub[i].user) + 4 + 24;
+    bool one = b->n == 1;
+    wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(one ? SC_ENTRY : SC_ENTRY_BATCH,
+                                                          2 + 1 + NKEYS + 1 + 3 * (int)b->n, bytes);
+    if (!cmd)
+        goto fail;
+    unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
+    bool ok = wr_store_redis__queue_keys(cmd, b->queue);
+    if (one)
+        ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
+             wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
+             wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key);
+    else
+        ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known);
+    for (size_t i = 0; !one && ok && i < b->n; i++)
+        ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
+             wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key);
+    if (!ok) {
+        wr_redis_conn_cmd_free(cmd);
+        err = WR_EINVAL; /* cannot happen: sized above */
+        goto fail;
+    }
+    if (b->joins)
+        wr_redis_conn_cmd_wait_strict(cmd);
+    err = wr_redis_conn_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
+    if (err == WR_OK)
+        return;
+fail:
+    b->err = err;
+    blist_push(&s->failed, b);
+    event_active(s->flush_ev, EV_TIMEOUT, 1);
+}
+
+/* Sends every held batch, in arrival order. */
+void wr_store_redis__send_held(struct rstore *s)
+{
+    struct batch *b;
+    while ((b = wr_store_redis__blist_pop(&s->held)) != NULL)
+        send_batch(s, b);
+}
+
+/* flush_ev: the end of the loop iteration in which batches were held (it
+ * was made active after the events already ready in this iteration, and
+ * the writes it causes are made active after it, so they leave in this
+ * iteration too; see redis_io.c, "Writes"). Also answers the batches whose
+ * send failed. */
+void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct rstore *s = arg;
+    s->busy++;
+    wr_store_redis__send_held(s);
+    struct batch *b;
+    while (!s->closing && (b = wr_store_redis__blist_pop(&s->failed)) != NULL)
+        wr_store_redis__answer_batch(s, b, b->err, NULL);
+    wr_store_redis__unbusy(s);
+}
+
+/* The batch a join (join) or status of queue q joins: the last one held
+ * for q when it has room (and, in durability mode, holds the same kind),
+ * else a new one. NULL when out of memory. */
+static struct batch *batch_for(struct rstore *s, const char *q, bool join)
+{
+    struct batch *last = NULL;
+    for (struct batch *b = s->held.head; b; b = b->next)
+        if (strcmp(b->queue, q) == 0)
+            last = b;
+    bool same_kind = s->wait_replicas == 0 || !last || (join ? !last->statuses : !last->joins);
+    if (last && last->n < BATCH_MAX && same_kind) {
+        if (last->n == last->cap) {
+            size_t cap = last->cap * 2 > BATCH_MAX ? BATCH_MAX : last->cap * 2;
+            struct sub *sub = realloc(last->sub, cap * sizeof *sub);
+            if (!sub)
+                return NULL;
+            last->sub = sub;
+            last->cap = cap;
+        }
+        return last;
+    }
+    if (s->held.n >= HELD_MAX)
+        wr_store_redis__send_held(s);
+    struct batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->cap = 4;
+    b->sub = malloc(b->cap * sizeof *b->sub);
+    if (!b->sub) {
+        free(b);
+        return NULL;
+    }
+    b->s = s;
+    snprintf(b->queue, sizeof b->queue, "%s", q);
+    b->snap = wr_cfgcache_get(s->cache, q);
+    blist_push(&s->held, b);
+    return b;
+}
+
+/* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
+ * entry.lua's ARGV[3]: held in a batch of queue q, sent at the end of this
+ * loop iteration (see "Coalescing"). */
+wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
+                               wr_store_entry_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    bool join = mode == '1' || mode == '2';
+    /* A join carries the pre-queue key it would get in a shuffled
+     * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
+    uint64_t key = 0;
+    if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
+        return WR_EIO;
+    struct batch *b = batch_for(s, q, join);
+    if (!b)
+        return WR_ENOMEM;
+    struct sub *x = &b->sub[b->n++];
+    x->cb = cb;
+    x->arg = arg;
+    x->mode = mode;
+    x->key = (unsigned long long)(key >> 12);
+    snprintf(x->user, sizeof x->user, "%s", u);
+    if (join)
+        b->joins = true;
+    else
+        b->statuses = true;
+    event_active(s->flush_ev, EV_TIMEOUT, 1);
+    return WR_OK;
+}

@@ -1,0 +1,198 @@
+/*
+ * store_redis_internal.h - what the files of the store_redis module share,
+ * and nothing else includes: the store (struct rstore), the batches of
+ * joins and statuses, the script table and the few functions each file
+ * calls in the other.
+ *
+ * The store_redis module is one store in three files:
+ *   store_redis.c        the operations, requests, reply decoding, config
+ *                        resolution, open/close
+ *   store_redis_batch.c  the coalescing of joins and statuses ("Coalescing")
+ *   store_redis_list.c   queue_list: the registry, then one queue_get per name
+ * Names shared between these files are wr_store_redis__*; file statics are
+ * unprefixed (STYLE.md). Everything here runs on the store's loop.
+ */
+#ifndef WR_STORE_REDIS_INTERNAL_H
+#define WR_STORE_REDIS_INTERNAL_H
+
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store/redis/cfgcache.h"
+#include "store/redis/redis_conn.h"
+#include "store/store.h"
+
+enum script_id {
+    SC_ENTRY,
+    SC_ENTRY_BATCH,
+    SC_LEAVE,
+    SC_TOKEN,
+    SC_ADMIT,
+    SC_GET,
+    SC_DELETE,
+    SC_PUT,
+    SC_SECRET,
+    SC_RELEASE,
+    SC_BURN, /* degraded mode */
+    SC_COUNT,
+};
+
+/* The script table of the connection, by enum script_id (store_redis.c). */
+extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
+
+/* The number of keys of a queue, lib.lua's order (store_redis.c). */
+enum { NKEYS = 9 };
+
+struct rstore;
+
+typedef enum {
+    OP_LEAVE,
+    OP_ADMIT,
+    OP_CONSUME,
+    OP_VERIFY,
+    OP_PUT,
+    OP_GET,
+    OP_DELETE,
+    OP_SECRET,
+    OP_PING,
+    OP_NAMES,
+    OP_RELEASE,
+    OP_BURN,       /* degraded mode: burn */
+    OP_BURN_CHECK, /* degraded mode: burn, check only */
+} op_t;
+
+/* Internal callback of the SMEMBERS step of queue_list. */
+typedef void (*names_cb)(struct rstore *s, wr_err_t err, const redisReply *reply, void *arg);
+
+struct req {
+    struct rstore *s; /* valid while the store is open (every callback but WR_ECANCELED) */
+    op_t op;
+    int script;       /* enum script_id, or WR_REDIS_CONN_NO_SCRIPT for a plain command */
+    wr_store_cb_t cb; /* the caller's callback, by op */
+    names_cb names;   /* OP_NAMES (queue_list's first step) instead of cb */
+    void *arg;
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
+    wr_redis_conn_cmd_t *cmd; /* the command being built; owned until submitted */
+};
+
+/* One join or status waiting in a batch. */
+struct sub {
+    wr_store_entry_cb cb;
+    void *arg;
+    char mode; /* entry.lua's ARGV[3]: '1' join, '2' join_page, '0' status, '3' status_quiet */
+    unsigned long long key; /* entry.lua's ARGV[4]: a join's pre-queue key (0 for a status) */
+    char user[WR_USER_ID_MAX + 1];
+};
+
+/* The joins and statuses of one queue coalesced into one script call
+ * (see "Coalescing" at the top). */
+struct batch {
+    struct rstore *s;
+    struct batch *next; /* in s->held or s->failed */
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    bool joins, statuses;     /* what it holds */
+    wr_err_t err;             /* s->failed: why it could not be sent */
+    wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
+    size_t n, cap;            /* requests in sub, and room */
+    size_t answered;          /* sub[0 .. answered - 1] have had their callback */
+    struct sub *sub;
+};
+
+/* A FIFO of batches. */
+struct blist {
+    struct batch *head, *tail;
+    size_t n;
+};
+
+struct rstore {
+    wr_store_t base_;        /* must be first */
+    wr_redis_conn_t *conn;   /* NULL once close() closed it */
+    bool closing;            /* close() began */
+    int busy;                /* > 0: inside a loop entry of ours; close() leaves the free to it */
+    wr_cfgcache_t *cache;    /* configs by queue name, see cfgcache.h */
+    uint32_t wait_replicas;  /* durability mode: joins and statuses are not batched together */
+    struct event *flush_ev;  /* made active when a batch is held: sends at the end of the
+                                loop iteration, answers s->failed */
+    struct blist held;       /* batches of this iteration, not sent yet, in arrival order */
+    struct blist failed;     /* batches whose send failed, answered by flush_ev */
+    struct batch *answering; /* the batch whose callbacks are being called */
+};
+
+/* What resolve_config reads: the store, the queue and the snapshot of the
+ * version announced to the script; and its result, kept, so the answers
+ * of a batch resolve the reply's one config part once. */
+struct cfgctx {
+    struct rstore *s;
+    const char *queue;
+    const wr_cfgcache_snap_t *snap;
+    bool done;
+    wr_err_t err;
+    wr_queue_config_t cfg;
+};
+
+/* store_redis.c */
+
+/* Appends numkeys and the NKEYS keys of queue q to cmd; false when out of
+ * room. */
+bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q);
+
+/* The config of a reply (wr_script_reply_config_fn, ctx = a struct cfgctx). */
+wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redisReply *json,
+                                        wr_queue_config_t *out);
+
+/* Leaves a loop entry of ours (s->busy); frees s with the outermost one once
+ * close() ran inside. */
+void wr_store_redis__unbusy(struct rstore *s);
+
+/* A request of operation op (script: enum script_id, or
+ * WR_REDIS_CONN_NO_SCRIPT) with a command of room for extra more bytes of
+ * arguments; NULL when out of memory. */
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg);
+
+/* Frees r, its command and its snapshot reference; NULL is a no-op. */
+void wr_store_redis__req_free(struct req *r);
+
+/* Hands r's command to the connection when its arguments were built
+ * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback. */
+wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok);
+
+/* The queue_get operation (store.h) of the store st. */
+wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg);
+
+/* store_redis_list.c */
+
+/* The queue_list operation (store.h) of the store st. */
+wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg);
+
+/* store_redis_batch.c */
+
+/* Takes the first batch of l out of it; NULL when l is empty. */
+struct batch *wr_store_redis__blist_pop(struct blist *l);
+
+/* Frees b and its reference to the config snapshot; NULL is a no-op. */
+void wr_store_redis__batch_free(struct batch *b);
+
+/* Calls the callback of every request of b not answered yet, in order, with
+ * err, or with its answer in rep when err is WR_OK; frees b. */
+void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t err,
+                                  const redisReply *rep);
+
+/* Sends every held batch of s, in arrival order. */
+void wr_store_redis__send_held(struct rstore *s);
+
+/* s->flush_ev's callback (arg = s): sends the held batches, answers the
+ * failed ones. */
+void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg);
+
+/* join ('1'), status ('0'), join_page ('2') and status_quiet ('3') (mode:
+ * entry.lua's ARGV[3]) of user u in queue q: held in a batch, sent at the
+ * end of this loop iteration; cb is called once, later. WR_EINVAL (bad
+ * names, no cb), WR_EUNAVAILABLE (not connected), WR_EIO (no random key),
+ * WR_ENOMEM. */
+wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
+                               wr_store_entry_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,418 @@
+/*
+ * store.h - the storage interface: one async, atomic operation per domain
+ * operation, behind a vtable, with static inline wrappers.
+ *
+ * Backends: store_redis (hiredis async, one Lua script call per operation)
+ * and store_memory (embedded, in process). Both pass one contract test
+ * suite (tests/store/).
+ *
+ * Async contract (libuv's): an operation that returns an error never calls
+ * its callback; one that returns WR_OK calls it exactly once, from the event
+ * loop, never from inside the call itself - also when the connection drops
+ * (err = WR_EUNAVAILABLE), the command times out (WR_ETIMEOUT) or the store
+ * is closed (WR_ECANCELED). Strings passed in are copied before the call
+ * returns. Results passed to callbacks are borrowed until the callback
+ * returns: copy what you keep.
+ *
+ * Time: every time is the store's clock (Redis TIME for store_redis, the
+ * wall clock made strictly increasing for store_memory), in microseconds
+ * since the epoch ("_us") unless the name says otherwise.
+ */
+#ifndef WR_STORE_H
+#define WR_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/ids.h"
+#include "core/qconfig.h"
+#include "core/token.h"
+
+/* People who stop asking: bounds on the work of one admission tick. */
+#define WR_STORE_IDLE_SWEEP_MAX 2000 /* idle users removed per tick, at most */
+#define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or idle users passed over per tick */
+#define WR_STORE_IDLE_VISIT_MAX 8192 /* users the idle sweep looks at per tick, about */
+
+typedef enum {
+    WR_ENTRY_WAITING = 1,     /* in line */
+    WR_ENTRY_ADMITTED = 2,    /* holds a live token */
+    WR_ENTRY_PASSTHROUGH = 3, /* queue disabled: go straight on */
+    WR_ENTRY_PREQUEUE = 4,    /* waiting for the opening (config opensAt, still ahead) */
+} wr_entry_state_t;
+
+/* A queue's counters and gauges, cluster-wide (all instances). */
+typedef struct {
+    uint64_t waiting;             /* people in line now */
+    uint64_t active;              /* live, unconsumed tokens + open sessions now (exact) */
+    uint64_t admitted_total;      /* ever admitted */
+    uint64_t consumed_total;      /* tokens consumed */
+    uint64_t expired_total;       /* tokens that expired unused */
+    uint64_t left_total;          /* explicit leaves (line or token revoke) */
+    uint64_t rejected_full_total; /* joins refused with QUEUE_FULL */
+    /* Sessions (sessionSeconds > 0): */
+    uint64_t sessions;               /* open sessions now (part of active) */
+    uint64_t released_total;         /* sessions ended by release or leave */
+    uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
+    /* People who stop asking (idleTimeoutSeconds): */
+    uint64_t abandoned_total; /* waiting users removed as idle (not in left_total) */
+    /* Sale opening: */
+    uint64_t prequeue; /* people waiting for the opening (not in waiting); once the
+                          opening has begun, those not yet moved count in waiting */
+} wr_queue_stats_t;
+
+/* A user's place: the answer of join and status. */
+typedef struct {
+    wr_entry_state_t state;
+    uint64_t position;        /* WAITING: 1-based rank in line */
+    uint64_t waiting;         /* WAITING or EFULL: people in line */
+    char jti[WR_JTI_LEN + 1]; /* ADMITTED: id of the live token */
+    int64_t issued_at_us;     /* ADMITTED: admission time */
+    int64_t expires_at_us;    /* ADMITTED: token expiry */
+    /* WAITING after a join that added the user (else -1): us from the
+     * store's now until the first of the line, and until this user, may
+     * be admitted (the admission delay, queue.h wr_queue_admit_due_us). */
+    int64_t head_due_us;
+    int64_t own_due_us;
+    const wr_queue_config_t *config; /* current config of the queue; borrowed */
+} wr_entry_t;
+
+/* The answer of one admission tick. */
+typedef struct {
+    uint64_t admitted;               /* users admitted by this call (0 when another
+                                        instance already ran this tick) */
+    int64_t now_us;                  /* store time of the tick */
+    wr_queue_stats_t stats;          /* after the tick */
+    const wr_queue_config_t *config; /* current config; borrowed */
+    const int64_t *waited_us;        /* each user admitted by this call: how long they
+                                        waited, now_us - arrival score (us, >= 0);
+                                        borrowed; n_waited == admitted */
+    size_t n_waited;
+    /* Sale opening: */
+    uint64_t opening_moved; /* pre-queue people this call moved into the line */
+    uint64_t opening_left;  /* pre-queue people still to move (> 0: call admit again now) */
+} wr_admit_t;
+
+/* The answer of consume and verify. */
+typedef struct {
+    bool passthrough;         /* queue disabled: valid without a token */
+    wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED;
+                                 release: WR_TOKEN_NO_SESSION */
+} wr_token_check_t;
+
+/* A queue with its config and stats: the answer of get and list. */
+typedef struct {
+    const char *name;                /* borrowed */
+    const wr_queue_config_t *config; /* borrowed */
+    wr_queue_stats_t stats;
+} wr_queue_info_t;
+
+/* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
+typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
+typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
+typedef void (*wr_store_admit_cb)(wr_err_t err, const wr_admit_t *res, void *arg);
+typedef void (*wr_store_token_cb)(wr_err_t err, const wr_token_check_t *res, void *arg);
+typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void *arg);
+typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
+typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
+
+/* Any one of the callbacks: what a backend keeps for a pending operation,
+ * next to its own record of which member is set. */
+typedef union {
+    wr_store_entry_cb entry;
+    wr_store_done_cb done;
+    wr_store_admit_cb admit;
+    wr_store_token_cb token;
+    wr_store_info_cb info;
+    wr_store_list_cb list;
+    wr_store_secret_cb secret;
+} wr_store_cb_t;
+
+typedef struct wr_store wr_store_t;
+
+typedef struct wr_store_ops {
+    const char *name; /* "redis", "memory" */
+
+    /*
+     * join: puts user at the end of the line unless already there (the first
+     * arrival time is kept: score = store time in us, strictly increasing).
+     * cb gets WAITING (position, waiting), ADMITTED (live token) or
+     * PASSTHROUGH (queue disabled). Sale opening: before the config's
+     * opensAt a new user goes to the pre-queue instead and gets PREQUEUE
+     * (so does a status of someone there); once the opening has begun a
+     * pre-queue member not yet moved is WAITING at the place the move will
+     * give them (see admit), and everyone in line behind the pre-queue
+     * counts the not yet moved. maxQueueSize counts line and pre-queue
+     * together. Errors: WR_ENOTFOUND (no queue),
+     * WR_EFULL (waiting >= maxQueueSize and user not in line; entry carries
+     * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT.
+     */
+    wr_err_t (*join)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                     void *arg);
+    /* status: like join but never adds; WR_ENOTINQUEUE when the user is
+     * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH.
+     *
+     * People who stop asking (idleTimeoutSeconds > 0, "T"): join, join_page
+     * and status of a waiting user set their last-seen time to now (store
+     * clock) and clear their pending mark (join_page); but a waiting user
+     * last seen T or more ago is idle: removed first (counted in
+     * abandoned_total, not left_total), so status answers WR_ENOTINQUEUE
+     * and a join puts them at the end of the line as a newcomer. */
+    wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                       void *arg);
+    /* leave: removes the user from the line, or revokes their live token
+     * (freeing the active slot at once; both counted in left_total); and
+     * ends their open session (counted in released_total). WR_OK when it
+     * removed anything, WR_ENOTINQUEUE otherwise. */
+    wr_err_t (*leave)(wr_store_t *s, const char *queue, const char *user, wr_store_done_cb cb,
+                      void *arg);
+    /*
+     * admit: one admission tick. Atomically: expire tokens past their expiry
+     * and sessions past their end (counted in sessions_expired_total),
+     * compute the tick from the store clock (floor(now / tickMs)); if this tick
+     * was already run (by any instance) admit nobody; else advance the
+     * fractional budget (queue.h semantics), pop up to n users in arrival
+     * order (n limited by the line and by maxActive - active, where active
+     * counts live tokens and open sessions), give each a
+     * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
+     * Idle users (see status) are removed first by a clock sweep that
+     * looks at about WR_STORE_IDLE_VISIT_MAX users per call from where the
+     * last one stopped (a shorter line whole) and removes at most
+     * WR_STORE_IDLE_SWEEP_MAX (the rest on later ticks);
+     * admission passes over pending page joins (join_page) without moving
+     * them, and over idle users still in line (removing them), looking at
+     * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.
+     *
+     * Sale opening: before opensAt nobody is admitted (no budget accrues).
+     * From opensAt on (or at once when opensAt is null) the first call
+     * begins the opening - the line scores just above everyone in line are
+     * reserved for the pre-queue, below every later arrival - and every call
+     * moves the next chunk of the pre-queue into the line (in its random
+     * key order, or arrival order without preQueueShuffle), also while
+     * paused and in a tick already run; res->opening_left > 0 asks the
+     * caller to call again at once. Each chunk is atomic; while people are
+     * still to move, admission takes only people below the moved part.
+     */
+    wr_err_t (*admit)(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg);
+    /*
+     * consume: atomically checks that jti is user's live token in queue and
+     * deletes it (single use). WR_OK when consumed; WR_ETOKEN with reason
+     * CONSUMED (not live) or EXPIRED; WR_ENOTFOUND; passthrough when the
+     * queue is disabled (WR_OK, res->passthrough).
+     * Sessions: with sessionSeconds > 0 the same step opens the user's
+     * session (jti kept, ends at now + sessionSeconds, store clock); it
+     * counts in active until release, leave or its end. One session per
+     * user: a later consume by the same user replaces it.
+     */
+    wr_err_t (*consume)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                        wr_store_token_cb cb, void *arg);
+    /* verify: the same check as consume, without consuming; also WR_OK for
+     * the jti of the user's open session (end > now), even past the token's
+     * expiry; a session that ended answers CONSUMED. */
+    wr_err_t (*verify)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                       wr_store_token_cb cb, void *arg);
+    /*
+     * release: ends user's open session whose jti is jti: WR_OK (counted in
+     * released_total; the active slot is free at once); WR_ETOKEN with
+     * reason WR_TOKEN_NO_SESSION when there is none (never opened, another
+     * jti, released, lapsed - a lapsed one not yet swept is removed then,
+     * counted in sessions_expired_total); a live unconsumed token is left
+     * untouched. WR_ENOTFOUND; passthrough when the queue is disabled.
+     */
+    wr_err_t (*release)(wr_store_t *s, const char *queue, const char *user, const char *jti,
+                        wr_store_token_cb cb, void *arg);
+
+    /*
+     * burn (degraded mode, docs/API.md 1.1): records the fail-open pass jti
+     * (1..WR_JTI_LEN base64url chars) of queue as spent until exp_us (the
+     * pass's expiry, wall-clock us), across every instance; passes whose
+     * expiry has passed are swept first (Redis: wr:{q}:burned ZSET). With
+     * check_only the answer is the same but nothing is recorded (verify).
+     * WR_OK when not burned before (now burned); WR_ETOKEN with reason
+     * CONSUMED (burned already) or EXPIRED (exp_us <= store now: nothing
+     * recorded); WR_ENOTFOUND (no queue). The queue's enabled flag is not
+     * looked at (the API answers a disabled queue before the store).
+     * queue_delete removes the set.
+     */
+    wr_err_t (*burn)(wr_store_t *s, const char *queue, const char *jti, int64_t exp_us,
+                     bool check_only, wr_store_token_cb cb, void *arg);
+
+    /* config_put: creates or replaces the queue's config; the line, tokens
+     * and counters are kept. Every instance sees it on its next operation. */
+    wr_err_t (*config_put)(wr_store_t *s, const char *queue, const wr_queue_config_t *cfg,
+                           wr_store_done_cb cb, void *arg);
+    /* queue_get: config and stats; WR_ENOTFOUND. */
+    wr_err_t (*queue_get)(wr_store_t *s, const char *queue, wr_store_info_cb cb, void *arg);
+    /* queue_list: every queue, sorted by name. */
+    wr_err_t (*queue_list)(wr_store_t *s, wr_store_list_cb cb, void *arg);
+    /* queue_delete: removes the queue and all its state; WR_ENOTFOUND. */
+    wr_err_t (*queue_delete)(wr_store_t *s, const char *queue, wr_store_done_cb cb, void *arg);
+
+    /* secret: returns the shared token secret, storing `proposed` (len bytes)
+     * first if none is stored yet (first writer wins). */
+    wr_err_t (*secret)(wr_store_t *s, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
+                       void *arg);
+    /* ping: WR_OK when the store answers. */
+    wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
+
+    /*
+     * join_page: the join of a visitor who fetched the queue page
+     * (GET /q/{queue}). Like join, but a user it adds is pending: the
+     * entry keeps its place and counts in waiting, but admit passes over
+     * it until the user's next join, join_page or status (a link scanner
+     * that fetched once is never admitted). A pending user who never comes
+     * back is removed by the idle timeout like anyone else. Of a user
+     * already in line: the same as join (touches, clears pending).
+     */
+    wr_err_t (*join_page)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
+                          void *arg);
+    /*
+     * status_quiet: status that may leave the user's last-seen time as it
+     * is. For a caller that sent a join or status of this user (not a
+     * join_page) which was answered WAITING less than
+     * wr_store_seen_window_us(config) ago by its own monotonic clock,
+     * measured from before that call: the store's idle rule allows that
+     * much staleness (store_redis records nothing then; store_memory
+     * records as status does). Same answers as status otherwise.
+     */
+    wr_err_t (*status_quiet)(wr_store_t *s, const char *queue, const char *user,
+                             wr_store_entry_cb cb, void *arg);
+
+    /* Test hook: moves the store's clock forward by us microseconds (memory
+     * store); NULL where unsupported (Redis). */
+    wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
+
+    /* close: calls every pending callback synchronously with WR_ECANCELED
+     * (the one exception to "never from inside a call"), then frees. */
+    void (*close)(wr_store_t *s);
+} wr_store_ops_t;
+
+/* Every backend's struct starts with this header. */
+struct wr_store {
+    const wr_store_ops_t *ops;
+};
+
+/*
+ * The argument rules of the interface, the same in every backend: an
+ * operation answers WR_EINVAL, before any work, when its queue name
+ * (wr_ids_valid_queue), its user id (wr_ids_valid_user), its callback, or
+ * one of these fails.
+ */
+/* A jti to look up: a string of at most WR_TOKEN_MAX chars (one of ours or
+ * not: a foreign one is simply not live). */
+static inline bool wr_store_valid_jti(const char *jti)
+{
+    return jti && strnlen(jti, WR_TOKEN_MAX + 1) <= WR_TOKEN_MAX;
+}
+
+/* A proposed token secret: 1..WR_SECRET_MAX bytes. */
+static inline bool wr_store_valid_secret(const void *secret, size_t len)
+{
+    return secret && len >= 1 && len <= WR_SECRET_MAX;
+}
+
+/* A config to store: a tick and a rate every reader can compute with
+ * (wr_qconfig_parse checks the documented ranges, which are narrower). */
+static inline bool wr_store_valid_config(const wr_queue_config_t *cfg)
+{
+    return cfg && cfg->tick_ms >= 1 && cfg->admit_per_second >= 0 && cfg->admit_per_second <= 1e9;
+}
+
+static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u,
+                                     wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->join(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_join_page(wr_store_t *s, const char *q, const char *u,
+                                          wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->join_page(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_status_quiet(wr_store_t *s, const char *q, const char *u,
+                                             wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->status_quiet(s, q, u, cb, arg);
+}
+
+/* The staleness a store's last-seen time may have (see status_quiet), us:
+ * a quarter of idleTimeoutSeconds, or 30 s when it is 0 (src/store/redis/scripts/lib.lua
+ * computes the same). */
+static inline int64_t wr_store_seen_window_us(const wr_queue_config_t *cfg)
+{
+    return cfg->idle_timeout_seconds > 0 ? (int64_t)cfg->idle_timeout_seconds * 250000 : 30000000;
+}
+
+static inline wr_err_t wr_store_status(wr_store_t *s, const char *q, const char *u,
+                                       wr_store_entry_cb cb, void *arg)
+{
+    return s->ops->status(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_leave(wr_store_t *s, const char *q, const char *u,
+                                      wr_store_done_cb cb, void *arg)
+{
+    return s->ops->leave(s, q, u, cb, arg);
+}
+static inline wr_err_t wr_store_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb, void *arg)
+{
+    return s->ops->admit(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_consume(wr_store_t *s, const char *q, const char *u,
+                                        const char *jti, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->consume(s, q, u, jti, cb, arg);
+}
+static inline wr_err_t wr_store_verify(wr_store_t *s, const char *q, const char *u, const char *jti,
+                                       wr_store_token_cb cb, void *arg)
+{
+    return s->ops->verify(s, q, u, jti, cb, arg);
+}
+static inline wr_err_t wr_store_release(wr_store_t *s, const char *q, const char *u,
+                                        const char *jti, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->release(s, q, u, jti, cb, arg);
+}
+
+/* Degraded mode: see burn above. */
+static inline wr_err_t wr_store_burn(wr_store_t *s, const char *q, const char *jti, int64_t exp_us,
+                                     bool check_only, wr_store_token_cb cb, void *arg)
+{
+    return s->ops->burn(s, q, jti, exp_us, check_only, cb, arg);
+}
+static inline wr_err_t wr_store_config_put(wr_store_t *s, const char *q,
+                                           const wr_queue_config_t *cfg, wr_store_done_cb cb,
+                                           void *arg)
+{
+    return s->ops->config_put(s, q, cfg, cb, arg);
+}
+static inline wr_err_t wr_store_queue_get(wr_store_t *s, const char *q, wr_store_info_cb cb,
+                                          void *arg)
+{
+    return s->ops->queue_get(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
+{
+    return s->ops->queue_list(s, cb, arg);
+}
+static inline wr_err_t wr_store_queue_delete(wr_store_t *s, const char *q, wr_store_done_cb cb,
+                                             void *arg)
+{
+    return s->ops->queue_delete(s, q, cb, arg);
+}
+static inline wr_err_t wr_store_secret(wr_store_t *s, const uint8_t *proposed, size_t len,
+                                       wr_store_secret_cb cb, void *arg)
+{
+    return s->ops->secret(s, proposed, len, cb, arg);
+}
+static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
+{
+    return s->ops->ping(s, cb, arg);
+}
+static inline void wr_store_close(wr_store_t *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * store_breaker.h - a store decorator (store.h vtable) that puts a circuit
+ * breaker (breaker.h) in front of any inner store.
+ *
+ * Every operation asks the breaker first. Refused (open, or half-open with
+ * every probe slot taken): the operation returns WR_EUNAVAILABLE at once and
+ * its callback is never called (the async contract allows it), so nothing
+ * reaches the inner store. Allowed: the call goes to the inner store with a
+ * wrapped callback that records the outcome and latency, then calls the
+ * caller's callback with the inner result unchanged.
+ *
+ * Failures for the breaker: WR_ETIMEOUT, WR_EUNAVAILABLE and WR_EPROTO
+ * (from the callback, or returned by the inner call itself, e.g. Redis
+ * disconnected). Domain answers (WR_ENOTFOUND, WR_EFULL, WR_ENOTINQUEUE,
+ * WR_ETOKEN) are successes. WR_ECANCELED (close) and argument errors
+ * (WR_EINVAL, WR_ENOMEM, WR_ELIMIT) count as neither. NOSCRIPT never
+ * surfaces (store_redis retries once with EVAL inside one operation).
+ *
+ * Metrics (when given a registry): waitroom_breaker_state{state="closed|
+ * open|half_open"} (gauges, exactly one is 1), waitroom_breaker_transitions_
+ * total{to="..."}, waitroom_breaker_rejected_total. Each transition is
+ * logged (opening at warn, the others at info).
+ */
+#ifndef WR_STORE_BREAKER_H
+#define WR_STORE_BREAKER_H
+
+#include "core/breaker.h"
+#include "base/metrics.h"
+#include "store/store.h"
+
+typedef struct {
+    wr_breaker_opts_t breaker; /* thresholds; zero fields = defaults
+                                  (on_transition/arg are ignored: the decorator
+                                  uses them) */
+    wr_metrics_t *metrics;     /* borrowed, may be NULL; must outlive the store */
+    int64_t (*now_ms)(void);   /* monotonic clock, ms; NULL = CLOCK_MONOTONIC */
+} wr_store_breaker_opts_t;
+
+/*
+ * Wraps inner (ownership moves to the decorator: wr_store_close on the
+ * decorator closes inner, then frees the breaker). opts NULL = defaults, no
+ * metrics. Returns WR_OK and *out, WR_EINVAL (bad breaker options; inner is
+ * then NOT taken and stays the caller's), WR_ENOMEM (same).
+ */
+wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t *opts,
+                               wr_store_t **out);
+
+/* The breaker's current state; CLOSED when s is not a decorator. */
+wr_breaker_state_t wr_store_breaker_state(wr_store_t *s);
+
+/* The wrapped store (borrowed), or NULL when s is not a decorator. */
+wr_store_t *wr_store_breaker_inner(wr_store_t *s);
+
+/* Counters of the breaker (allowed, rejected, transitions); zeros when s is
+ * not a decorator. */
+void wr_store_breaker_stats(wr_store_t *s, wr_breaker_stats_t *out);
+
+#endif
