@@ -95,12 +95,13 @@ static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const ch
 }
 
 /* Whether a join answered err hands out the visitor cookie it minted: on
- * success, and on a store timeout or outage (the join may have been applied,
- * and the retry must come back as the same visitor). Not on a refusal
- * (unknown queue, full line): an error creates no visitor. */
+ * success, on a store timeout or outage, and on a late replica (the join
+ * may have been applied, or was, and the retry must come back as the same
+ * visitor). Not on a refusal (unknown queue, full line): an error creates
+ * no visitor. */
 static bool visitor_kept(wr_err_t err)
 {
-    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE;
+    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EREPLICA;
 }
 
 /* Whether req came over TLS: waitroomd has no TLS listener of its own, so
