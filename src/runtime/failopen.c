@@ -284,7 +284,9 @@ bool wr_failopen_spent(const wr_failopen_t *f, const char *queue, const char *jt
     return s && s->exp_s > now_s;
 }
 
-wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+/* Records the pass of cl as spent here at now_s; its burn is queued when
+ * owed. WR_ETOKEN when it was spent here already (nothing changed). */
+static wr_err_t record(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s, bool owed)
 {
     char key[KEY_MAX + 1];
     size_t n = make_key(cl->queue, cl->jti, key);
@@ -315,8 +317,25 @@ wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_
         free(s);
         return WR_ENOMEM;
     }
-    push_back(f, s);
+    if (owed)
+        push_back(f, s);
     return WR_OK;
+}
+
+wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+{
+    return record(f, cl, now_s, true);
+}
+
+wr_err_t wr_failopen_note_spent(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+{
+    /* notes never take the second half of the set: it stays for the
+     * passes spent during an outage */
+    if (wr_idhash_count(f->set) >= WR_FAILOPEN_MAX / 2 &&
+        !wr_failopen_spent(f, cl->queue, cl->jti, now_s))
+        return WR_ELIMIT;
+    wr_err_t err = record(f, cl, now_s, false);
+    return err == WR_ETOKEN ? WR_OK : err;
 }
 
 size_t wr_failopen_pending(const wr_failopen_t *f)

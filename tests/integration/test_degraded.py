@@ -369,6 +369,50 @@ class Degraded(WRTest):
         for w in ws:
             self.assertEqual(w.terminate(), 0)
 
+    def test_spent_pass_refused_by_verify_and_consume_alike(self):
+        """K33: once the store has a pass's burn, verify and consume agree
+        on every instance - also when that instance cannot reach the store
+        again afterwards (a breaker still open after the recovery, a second
+        blip): a pass the store answered "consumed" is refused by both, and
+        never spent a second time in degraded mode. Checked for a fail-open
+        pass spent on instance 1 during an outage and for an ordinary token
+        consumed on instance 1 after it (no sessions)."""
+        w1, w2 = self.cluster()
+        q = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "limited",
+                            "failOpenPerSecond": 100}, client=w1.client)
+        u_ord = uid("ord-")
+        t_ord = self.admit(q, u_ord, client=w1.client)
+        self.known_to(w2, q)
+        self.freeze_redis(w1, w2)
+        u_fo = uid("fo-")
+        f = self.assertFailOpenAdmitted(w1.client.join(q, u_fo), q, u_fo, 300, "fail-open join")
+        self.assertFailOpenConsumed(w1.client.consume(q, f), u_fo, "spent on instance 1")
+        self.thaw_redis(w1, w2)
+        self.poll_until(lambda: self.redis_cmd("ZSCORE", "wr:{%s}:burned" % q, jti(f)),
+                        lambda v: v is not None, timeout=10, what="the burn in the store")
+        r = w1.client.consume(q, t_ord)
+        self.assertEqual((r.status, r.json), (200, {"valid": True, "userId": u_ord}), repr(r))
+        # instance 2 asks the store: spent, both routes
+        for t in (f, t_ord):
+            self.assertTokenRefused(w2.client.consume(q, t), "consumed", "consume on instance 2")
+            self.assertEqual(w2.client.verify(q, t).status, 403, "verify on instance 2")
+        # instance 2 cannot reach the store again: the same answers
+        self.freeze_redis(w1, w2)
+        for i, w in ((2, w2), (1, w1)):
+            for name, t in (("fail-open pass", f), ("ordinary token", t_ord)):
+                what = "%s, instance %d, store unreachable" % (name, i)
+                r = w.client.verify(q, t)
+                self.assertEqual(r.status, 403, "verify of a spent %s: %r" % (what, r))
+                self.assertTokenRefused(w.client.consume(q, t), "consumed", "consume: " + what)
+        m = metrics(w2)
+        self.assertIsNone(m.get(("waitroom_fail_open_consumed_total", 'queue="%s"' % q)))
+        self.thaw_redis(w1, w2)
+        for w in (w1, w2):
+            for t in (f, t_ord):
+                self.assertTokenRefused(w.client.consume(q, t), "consumed", "after")
+                self.assertEqual(w.client.verify(q, t).status, 403, "after")
+            self.assertEqual(w.terminate(), 0)
+
     def test_queue_page_degraded(self):
         w1, _ = self.cluster()
         q = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "limited",
