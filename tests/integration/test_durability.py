@@ -8,24 +8,11 @@ import os
 import signal
 import time
 
-from harness import ENV, HOLD, WRTest, RedisServer, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, Waitroomd, uid
 from test_resilience import metrics
 
 
 class Durability(WRTest):
-
-    def primary_and_replica(self):
-        self.redis_only()
-        primary = RedisServer(ENV.tmpdir)
-        self.addCleanup(primary.stop)
-        replica = RedisServer(ENV.tmpdir, extra=["--replicaof", "127.0.0.1", str(primary.port)])
-        self.addCleanup(replica.stop)
-        pc = primary.client()
-        self.addCleanup(pc.close)
-        self.poll_until(lambda: pc.cmd("INFO", "replication"),
-                        lambda s: "connected_slaves:1" in s and "state=online" in s, timeout=15,
-                        what="replica online")
-        return primary, replica
 
     def stop_process(self, proc):
         """SIGSTOP (a paused process: its sockets stay open, it answers
