@@ -59,8 +59,11 @@
  * before (503), "limited" hands out a fail-open pass (a token with the "fo" claim
  * and a fresh jti the store never saw) while the queue's per-instance
  * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
- * told to wait, with no position ("degraded": true). People in line keep
- * their place in the store.
+ * told to wait, with no position ("degraded": true) - but no pass while
+ * the known config holds a brake (an opensAt ahead: the pre-queue answer;
+ * paused: told to wait). People in line keep their place in the store. A
+ * join refused for a late replica (WR_EREPLICA, durability mode) is not
+ * degraded: 503, the visitor cookie kept (the entry stands).
  *
  * Hot path (status polls): one store round trip, no malloc (contexts come
  * from a free list), no printf (names copied, the reply's integers written
