@@ -88,7 +88,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         return;
     }
     int64_t now_s = (int64_t)time(NULL);
-    if (wr_failopen_spent(a->failopen, c->queue, c->claims.jti, now_s)) {
+    if (wr_failopen_spent(a->failopen, &c->claims, now_s)) {
         wr_api__reply_answer(a, c->req, c->route, WR_ETOKEN, WR_API__TELLS_TOKEN,
                              wr_token_reason_name(WR_TOKEN_CONSUMED), 0);
         return;
@@ -253,7 +253,7 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_token_reason_t r = token_claims(a, route, queue, tok, tok_len, want_user, &cl);
     /* degraded mode: spent on this instance (store unreachable at the time) */
     if (r == WR_TOKEN_OK && route != WR_ROUTE_RELEASE &&
-        wr_failopen_spent(a->failopen, queue, cl.jti, (int64_t)time(NULL)))
+        wr_failopen_spent(a->failopen, &cl, (int64_t)time(NULL)))
         r = WR_TOKEN_CONSUMED;
     if (r != WR_TOKEN_OK) {
         reply_refused(a, req, route, r);
