@@ -377,11 +377,6 @@ double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
     return wr_scheduler_queue_rate(find(s, queue));
 }
 
-int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
-{
-    return wr_scheduler_queue_next_tick_ms(find(s, queue));
-}
-
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
 {
     return wr_scheduler_queue_take_fail_open(find(s, queue), now_ms);

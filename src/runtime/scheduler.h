@@ -98,10 +98,9 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q);
  * monotonic ms. */
 bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms);
 
-/* The same four by name (one lookup each), for callers that ask once. */
+/* Three of them by name (one lookup each), for callers that ask once. */
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue);
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue);
-int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue);
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms);
 
 /* The queue's one-second history (history.h), borrowed until the next
