@@ -50,7 +50,7 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg)
     cfg->token_ttl_seconds = 300;
     cfg->poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
     cfg->poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
-    cfg->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = 5000};
+    cfg->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = WR_POLL_LAST_BAND_MS};
     cfg->n_poll_bands = 3;
     cfg->poll_jitter = 0.1;
     cfg->fail_policy = WR_FAIL_LIMITED;

@@ -18,6 +18,7 @@
 #include "core/origin.h"
 
 #define WR_POLL_BANDS_MAX     8    /* pollBands entries */
+#define WR_POLL_LAST_BAND_MS  5000 /* the default config's last (slowest) band, ms */
 #define WR_TARGET_URL_MAX     2048 /* targetUrl bytes, without NUL */
 #define WR_FIELD_MAX          64   /* a field path in an error ("capacity.safety") */
 #define WR_INVITE_KEY_MIN     32   /* inviteKey bytes, at least */

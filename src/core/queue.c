@@ -43,21 +43,32 @@
 #define POLL_MAX_MS 600000LL           /* the longest band a config may give */
 #define POS_MAX     1000000000000ULL   /* 1e12: at RATE_MAX it is due after 1e6 s */
 
+/* cfg's bands in use: at most WR_POLL_BANDS_MAX; 0 without a config. */
+static size_t n_bands(const wr_queue_config_t *cfg)
+{
+    size_t n = cfg ? cfg->n_poll_bands : 0;
+    return n > WR_POLL_BANDS_MAX ? WR_POLL_BANDS_MAX : n;
+}
+
+static uint32_t at_least_min(uint32_t ms)
+{
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : ms;
+}
+
+uint32_t wr_queue_slowest_band_ms(const wr_queue_config_t *cfg)
+{
+    size_t n = n_bands(cfg);
+    /* no bands: not reachable through wr_qconfig_parse */
+    return at_least_min(n ? cfg->poll_bands[n - 1].ms : WR_POLL_LAST_BAND_MS);
+}
+
 uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position)
 {
-    size_t n = cfg->n_poll_bands;
-    if (n == 0)
-        return 1000; /* not reachable through wr_qconfig_parse */
-    if (n > WR_POLL_BANDS_MAX)
-        n = WR_POLL_BANDS_MAX;
-    uint32_t ms = cfg->poll_bands[n - 1].ms; /* past every bound: the last band */
-    for (size_t i = 0; i < n; i++) {
-        if (cfg->poll_bands[i].up_to == 0 || position <= cfg->poll_bands[i].up_to) {
-            ms = cfg->poll_bands[i].ms;
-            break;
-        }
-    }
-    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : ms;
+    size_t n = n_bands(cfg);
+    for (size_t i = 0; i < n; i++)
+        if (cfg->poll_bands[i].up_to == 0 || position <= cfg->poll_bands[i].up_to)
+            return at_least_min(cfg->poll_bands[i].ms);
+    return wr_queue_slowest_band_ms(cfg); /* past every bound: the last band */
 }
 
 /* pollJitter clamped to [0, 0.5], and *u to [0, 1] (NaN: 0). */

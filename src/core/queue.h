@@ -52,6 +52,16 @@ int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us);
 uint32_t wr_queue_poll_base_ms(const wr_queue_config_t *cfg, uint64_t position);
 
 /*
+ * The slowest poll band (ms): cfg's last band, the one a position past every
+ * upTo gets (wr_queue_poll_base_ms(cfg, UINT64_MAX)), never below
+ * WR_POLL_MIN_MS. cfg NULL (no config known) or without bands: the default
+ * config's, WR_POLL_LAST_BAND_MS (5000). The one place that says
+ * which band is the slowest: the Retry-After of a full line (its seconds,
+ * rounded up), the wait told without a config or without the store.
+ */
+uint32_t wr_queue_slowest_band_ms(const wr_queue_config_t *cfg);
+
+/*
  * retryAfterMs for a position: the band's interval spread by
  * (2*u - 1) * pollJitter, u uniform in [0,1) supplied by the caller (so the
  * function is deterministic and testable), rounded, clamped to

@@ -1,11 +1,14 @@
 /*
  * api.c - the front of the api module: dispatch, lifecycle, secrets.
  *
- * Flow of a request: handle() routes it (router.c; with a separate admin
- * listener, the public one does not know the admin API or the dashboard)
- * -> validates the {queue} segment -> checks the body against the route's
- * limit -> hands it to its route family, which resolves the identity
- * (cookie or header), makes one store call and replies:
+ * Flow of a request: handle() routes it (router.c) to its row of
+ * routes.def, checks the row's flags the same way for every route (with a
+ * separate admin listener, the public one does not know the admin API, the
+ * dashboard or the metrics; the admin key; the {queue} segment validated;
+ * the body against the route's limit; HEAD of the queue page; the token
+ * secret; router.h has the list) and calls the row's handler (the table
+ * below, built from routes.def). The route families resolve the identity
+ * (cookie or header), make one store call and reply:
  *   api_entries.c  join / status / leave and the queue page, with the abuse
  *                  controls (join limit per address, poll pacing)
  *   api_tokens.c   consume / verify and the fail policy
@@ -37,34 +40,55 @@
 #include "http/page.h"
 #include "base/version.h"
 
-/* ---------- static assets ---------- */
+/* ---------- the handlers answered here ---------- */
 
-static void handle_static(wr_api_t *a, struct evhttp_request *req, const char *name,
-                          size_t name_len)
+static void handle_healthz(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+{
+    static const char body[] = "{\"status\":\"ok\"}";
+    wr_api__reply_json(a, req, call->route, 200, body, sizeof(body) - 1, 0);
+}
+
+static void handle_dashboard(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+{
+    size_t len = 0;
+    char *html = wr_page_render_dashboard(&len);
+    wr_api__reply_html(a, req, call->route, 200, html, len);
+}
+
+/* GET /static/{file}: an embedded asset (the {file} as in the path). */
+static void handle_static(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     char file[128];
     size_t len = 0;
     const char *ctype = NULL;
     const unsigned char *data = NULL;
-    if (name_len < sizeof(file)) {
-        memcpy(file, name, name_len);
-        file[name_len] = 0;
+    if (call->param_len < sizeof(file)) {
+        memcpy(file, call->param, call->param_len);
+        file[call->param_len] = 0;
         data = wr_page_asset(file, &len, &ctype);
     }
     if (!data) {
-        wr_api__reply_error(a, req, WR_ROUTE_STATIC, 404, "NOT_FOUND", "no such asset", NULL, NULL,
-                            0);
+        wr_api__reply_error(a, req, call->route, 404, "NOT_FOUND", "no such asset", NULL, NULL, 0);
         return;
     }
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", ctype);
     evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    wr_api__count_request(a, req, WR_ROUTE_STATIC, 200, len);
+    wr_api__count_request(a, req, call->route, 200, len);
     wr_http_send(req, 200, data, len, true);
 }
 
 /* ---------- dispatch ---------- */
+
+/* Every route's handler, indexed by route: the HANDLER column of
+ * routes.def, so a route cannot be without one (a row names it, or the
+ * build fails). */
+static wr_api__handler_fn *const handlers[WR_ROUTE_COUNT] = {
+#define WR_ROUTE(id, name, method, pattern, flags, handler) [WR_ROUTE_##id] = handler,
+#include "http/routes.def"
+#undef WR_ROUTE
+};
 
 static wr_method_t method_of(struct evhttp_request *req)
 {
@@ -84,20 +108,6 @@ static wr_method_t method_of(struct evhttp_request *req)
     default:
         return WR_METHOD_OTHER;
     }
-}
-
-static bool is_admin_route(wr_route_t r)
-{
-    return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
-           r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY;
-}
-
-/* Served only on the admin listener when there is one (--admin-listen):
- * the admin API, the dashboard and /metrics, which tells which queues
- * exist and how they are set (case K23). */
-static bool admin_only_route(wr_route_t r)
-{
-    return is_admin_route(r) || r == WR_ROUTE_DASHBOARD || r == WR_ROUTE_METRICS;
 }
 
 static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
@@ -126,6 +136,29 @@ void wr_api_handle_admin(struct evhttp_request *req, void *arg)
     dispatch(arg, req, true);
 }
 
+/* The {queue} segment (len bytes at p): percent-decoded, then validated,
+ * into queue. False when it is not a valid queue name. */
+static bool decode_queue(const char *p, size_t len, char queue[WR_QUEUE_NAME_MAX + 1])
+{
+    if (len > 3 * WR_QUEUE_NAME_MAX)
+        return false;
+    char raw[3 * WR_QUEUE_NAME_MAX + 1];
+    memcpy(raw, p, len);
+    raw[len] = 0;
+    /* Without a '%' there is nothing to decode (and no malloc). */
+    size_t dlen = len;
+    bool escaped = memchr(raw, '%', len) != NULL;
+    char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
+    bool ok = dec && wr_ids_valid_queue_n(dec, dlen); /* no NUL inside, either */
+    if (ok)
+        wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
+    if (escaped)
+        free(dec);
+    return ok;
+}
+
+/* Routes req, checks its route's flags (router.h says what each means, in
+ * this order), then calls the route's handler. */
 static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
                    char queue[WR_QUEUE_NAME_MAX + 1])
 {
@@ -151,10 +184,11 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
     wr_route_t route = m.route;
+    unsigned flags = wr_router_row(route)->flags;
 
     /* With a separate admin listener, the public one does not know the
      * admin API, the dashboard or the metrics. */
-    if (a->admin_separate && !admin_listener && admin_only_route(route)) {
+    if ((flags & WR_ROUTE_F_ADMIN_LISTENER) && a->admin_separate && !admin_listener) {
         wr_api__reply_error(a, req, WR_ROUTE_NONE, 404, "NOT_FOUND", "no such route", NULL, NULL,
                             0);
         return;
@@ -170,44 +204,24 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
 
-    /* The admin routes need the admin key before anything about the
-     * request is looked at (a bad queue name too is 401 without the key). */
-    if (is_admin_route(route) && !wr_api__admin_ok(a, req)) {
+    /* The admin key before anything about the request is looked at (a bad
+     * queue name too is 401 without the key). */
+    if ((flags & WR_ROUTE_F_ADMIN_KEY) && !wr_api__admin_ok(a, req)) {
         wr_api__reply_error(a, req, route, 401, "UNAUTHORIZED", "admin key required (Bearer)", NULL,
                             NULL, 0);
         return;
     }
 
-    /* The {queue} segment: percent-decoded, then validated (into the
-     * caller's buffer, which the request record reads). */
-    bool has_queue = m.param && route != WR_ROUTE_STATIC;
-    if (has_queue) {
-        bool ok = m.param_len <= 3 * WR_QUEUE_NAME_MAX;
-        char raw[3 * WR_QUEUE_NAME_MAX + 1];
-        if (ok) {
-            memcpy(raw, m.param, m.param_len);
-            raw[m.param_len] = 0;
-            /* Without a '%' there is nothing to decode (and no malloc). */
-            size_t dlen = m.param_len;
-            bool escaped = memchr(raw, '%', m.param_len) != NULL;
-            char *dec = escaped ? evhttp_uridecode(raw, 0, &dlen) : raw;
-            ok = dec && wr_ids_valid_queue_n(dec, dlen); /* no NUL inside, either */
-            if (ok)
-                wr_api__copy(queue, WR_QUEUE_NAME_MAX + 1, dec);
-            if (escaped)
-                free(dec);
-        }
-        if (!ok) {
-            wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
-                                "queue names match " WR_QUEUE_NAME_RULE, NULL, NULL, 0);
-            return;
-        }
+    /* The {queue} segment, into the caller's buffer (the request record
+     * reads it). */
+    if ((flags & WR_ROUTE_F_QUEUE) && m.param && !decode_queue(m.param, m.param_len, queue)) {
+        wr_api__reply_error(a, req, route, 400, "INVALID_QUEUE_NAME",
+                            "queue names match " WR_QUEUE_NAME_RULE, NULL, NULL, 0);
+        return;
     }
 
-    /* Body limits: 4 KiB on user and token routes, 64 KiB on admin routes
-     * (the server-wide cap). */
     size_t blen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
-    size_t limit = is_admin_route(route) ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
+    size_t limit = flags & WR_ROUTE_F_ADMIN_BODY ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
     if (blen > limit) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
         wr_api__reply_error(a, req, route, 413, "PAYLOAD_TOO_LARGE", "request body too large", NULL,
@@ -215,74 +229,22 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
 
-    switch (route) {
-    case WR_ROUTE_JOIN:
-    case WR_ROUTE_STATUS:
-    case WR_ROUTE_LEAVE:
-    case WR_ROUTE_CONSUME:
-    case WR_ROUTE_VERIFY:
-    case WR_ROUTE_RELEASE:
-        if (!wr_api_has_secret(a)) {
-            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
-                                "the token secret is not loaded from the store yet", NULL, NULL,
-                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
-            return;
-        }
-        if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
-            wr_api__handle_tokens(a, req, route, queue);
-        else
-            wr_api__handle_entries(a, req, route, queue);
-        return;
-    case WR_ROUTE_ADMIN_PUT:
-    case WR_ROUTE_ADMIN_PATCH:
-    case WR_ROUTE_ADMIN_GET:
-    case WR_ROUTE_ADMIN_DELETE:
-    case WR_ROUTE_ADMIN_LIST:
-        wr_api__handle_admin(a, req, route, queue);
-        return;
-    case WR_ROUTE_HISTORY:
-        wr_api__handle_history(a, req, queue);
-        return;
-    case WR_ROUTE_HEALTHZ: {
-        static const char body[] = "{\"status\":\"ok\"}";
-        wr_api__reply_json(a, req, route, 200, body, sizeof(body) - 1, 0);
+    if ((flags & WR_ROUTE_F_HEAD_HTML) && evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "text/html; charset=utf-8");
+        wr_api__reply_empty(a, req, route, 200);
         return;
     }
-    case WR_ROUTE_READYZ:
-        wr_api__handle_readyz(a, req);
-        return;
-    case WR_ROUTE_METRICS:
-        wr_api__handle_metrics(a, req);
-        return;
-    case WR_ROUTE_QUEUE_PAGE:
-        if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-            /* HEAD must not join the line: headers only, no side effect. */
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                              "text/html; charset=utf-8");
-            wr_api__reply_empty(a, req, route, 200);
-            return;
-        }
-        if (!wr_api_has_secret(a)) {
-            wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
-                                "the token secret is not loaded from the store yet", NULL, NULL,
-                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
-            return;
-        }
-        wr_api__handle_queue_page(a, req, queue);
-        return;
-    case WR_ROUTE_DASHBOARD: {
-        size_t len = 0;
-        char *html = wr_page_render_dashboard(&len);
-        wr_api__reply_html(a, req, route, 200, html, len);
+
+    if ((flags & WR_ROUTE_F_SECRET) && !wr_api_has_secret(a)) {
+        wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
+                            "the token secret is not loaded from the store yet", NULL, NULL,
+                            WR_API__RETRY_AFTER_UNAVAILABLE_S);
         return;
     }
-    case WR_ROUTE_STATIC:
-        handle_static(a, req, m.param, m.param_len);
-        return;
-    default:
-        wr_api__reply_error(a, req, route, 404, "NOT_FOUND", "no such route", NULL, NULL, 0);
-        return;
-    }
+
+    wr_api__call_t call = {route, queue, m.param, m.param_len};
+    handlers[route](a, req, &call);
 }
 
 /* ---------- lifecycle ---------- */

@@ -302,9 +302,10 @@ static void start_change(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     }
 }
 
-void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                          const char *queue)
+void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
+    wr_route_t route = call->route;
+    const char *queue = call->queue;
     /* the admin key was checked in api.c's dispatch, before anything else */
     json_t *body = NULL;
     if (route == WR_ROUTE_ADMIN_PUT || route == WR_ROUTE_ADMIN_PATCH) {
@@ -383,9 +384,9 @@ static void ready_cb(wr_err_t err, void *arg)
     wr_api__ctx_free(c);
 }
 
-void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req)
+void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
-    wr_route_t route = WR_ROUTE_READYZ;
+    wr_route_t route = call->route;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
     if (!c)
         return;
@@ -397,11 +398,11 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req)
     }
 }
 
-void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
+void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
+    wr_route_t route = call->route;
     if (!a->metrics) {
-        wr_api__reply_error(a, req, WR_ROUTE_METRICS, 404, "NOT_FOUND", "metrics disabled", NULL,
-                            NULL, 0);
+        wr_api__reply_error(a, req, route, 404, "NOT_FOUND", "metrics disabled", NULL, NULL, 0);
         return;
     }
     wr_metrics_set(a->metrics, "waitroom_http_in_flight", NULL, (double)a->in_flight);
@@ -423,10 +424,10 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
     size_t len = 0;
     char *text = wr_metrics_render(a->metrics, &len);
     if (!text) {
-        wr_api__reply_oom(a, req, WR_ROUTE_METRICS);
+        wr_api__reply_oom(a, req, route);
         return;
     }
-    wr_api__count_request(a, req, WR_ROUTE_METRICS, 200, len);
+    wr_api__count_request(a, req, route, 200, len);
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
@@ -436,9 +437,10 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req)
 
 /* ---------- the queue's history (dashboard) ---------- */
 
-void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const char *queue)
+void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
-    wr_route_t route = WR_ROUTE_HISTORY;
+    wr_route_t route = call->route;
+    const char *queue = call->queue;
     /* the admin key was checked in api.c's dispatch, before anything else */
     /* ?since=EPOCH_MS: only the samples after it (the dashboard's refresh) */
     int64_t since_s = 0;

@@ -167,10 +167,9 @@ static bool query_param(struct evhttp_request *req, const char *name, char *out,
     return ok;
 }
 
-static int retry_after_full(const wr_queue_config_t *cfg)
+int wr_api__full_retry_after_s(const wr_queue_config_t *cfg)
 {
-    uint32_t ms = cfg && cfg->n_poll_bands ? cfg->poll_bands[cfg->n_poll_bands - 1].ms : 5000;
-    int s = (int)((ms + 999) / 1000);
+    int s = (int)((wr_queue_slowest_band_ms(cfg) + 999) / 1000);
     return s < 1 ? 1 : s;
 }
 
@@ -254,7 +253,7 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     switch (v.state) {
     case WR_ENTRY_WAITING: {
         /* No config to draw from: the default slowest band. */
-        uint32_t retry = v.retry_after_ms ? v.retry_after_ms : 5000;
+        uint32_t retry = v.retry_after_ms ? v.retry_after_ms : wr_queue_slowest_band_ms(NULL);
         pace_note(a, c->queue, c->user, retry);
         if (v.degraded) {
             n = snprintf(buf, sizeof(buf),
@@ -344,7 +343,7 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         reply_view(c, &dv, WR_OK);
     } else {
         /* A full line: come back after the queue's slowest poll band. */
-        int ra = err == WR_EFULL ? retry_after_full(e ? e->config : NULL) : 0;
+        int ra = err == WR_EFULL ? wr_api__full_retry_after_s(e ? e->config : NULL) : 0;
         wr_api__reply_answer(c->api, c->req, c->route, err, WR_API__TELLS_ENTRY, NULL, ra);
     }
     wr_api__ctx_free(c);
@@ -547,7 +546,7 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
-        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        wr_scheduler_hold(c->api->sched, &c->sq, c->queue, info->config);
         join_gate(c, info->config);
     } else {
         join_gate(c, NULL);
@@ -560,7 +559,8 @@ static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c)
         return;
-    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, queue, NULL));
     if (cfg) {
         join_gate(c, cfg);
         return;
@@ -570,9 +570,10 @@ static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route
         join_gate(c, NULL);
 }
 
-void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                            const char *queue)
+void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
+    wr_route_t route = call->route;
+    const char *queue = call->queue;
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1];
     if (route == WR_ROUTE_JOIN) {
@@ -598,7 +599,8 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t 
     if (route == WR_ROUTE_STATUS) {
         /* Within the store's last-seen window after a recorded join or
          * status, the poll need not record again (store.h status_quiet). */
-        const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
+        const wr_queue_config_t *cfg =
+            wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, queue, NULL));
         int64_t now = wr_clock_mono_us();
         if (cfg && a->seen &&
             wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
@@ -673,7 +675,9 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (have) {
         v.target_url = ev.target_url;
         /* degraded mode: no entry, the config this instance holds */
-        const wr_queue_config_t *cfg = e ? e->config : wr_scheduler_config(a->sched, c->queue);
+        const wr_queue_config_t *cfg =
+            e ? e->config
+              : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
         if (cfg) {
             /* ?return=: only to targetUrl's origin or returnOrigins */
             if (query_param(c->req, "return", ret, sizeof(ret)) &&
@@ -724,17 +728,23 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
         v.state = ans->page_state;
         status = ans->status;
-        if (ans->retry_after_s > 0) {
+        /* a full line: the queue's slowest poll band, as the JSON join */
+        int retry_after_s = ans->retry_after_s;
+        if (err == WR_EFULL)
+            retry_after_s = wr_api__full_retry_after_s(
+                e ? e->config
+                  : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL)));
+        if (retry_after_s > 0) {
             char ra[16];
-            snprintf(ra, sizeof(ra), "%d", ans->retry_after_s);
+            snprintf(ra, sizeof(ra), "%d", retry_after_s);
             evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
         }
     }
     send_page(c, &v, status);
 }
 
-void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue)
+void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
-    if (!join_limited(a, req, WR_ROUTE_QUEUE_PAGE))
-        join_start(a, req, WR_ROUTE_QUEUE_PAGE, queue);
+    if (!join_limited(a, req, call->route))
+        join_start(a, req, call->route, call->queue);
 }

@@ -4,7 +4,8 @@
  * and its pool, the reply helpers, and the route families' entry points.
  *
  * The api module is one module in several files, split by route family:
- *   api.c          dispatch (route, queue name, body limit), lifecycle, secrets
+ *   api.c          dispatch (the route's row: its flags checked, its handler
+ *                  called), lifecycle, secrets
  *   api_reply.c    context pool, replies, metrics of requests, error table
  *   api_entries.c  join / status / leave, the queue page, abuse limits
  *   api_view.c     the entry view (and the degraded one) those routes tell
@@ -45,6 +46,22 @@ static inline void wr_api__copy(char *dst, size_t cap, const char *src)
         dst[i] = src[i];
     dst[n] = '\0';
 }
+
+/* A routed request, as handle() (api.c) hands it to its route's handler
+ * once the checks of the route's flags (router.h) have passed. */
+typedef struct {
+    wr_route_t route;
+    const char *queue; /* WR_ROUTE_F_QUEUE: the {queue}, percent-decoded and
+                          validated; else "". Lives until the handler returns */
+    const char *param; /* the parameter segment as in the path (not decoded,
+                          not NUL-terminated; /static's {file}); NULL = none */
+    size_t param_len;
+} wr_api__call_t;
+
+/* A route's handler: the HANDLER column of routes.def. Answers req exactly
+ * once (now, or from a store callback). */
+typedef void wr_api__handler_fn(wr_api_t *a, struct evhttp_request *req,
+                                const wr_api__call_t *call);
 
 /* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
 #define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
@@ -121,6 +138,10 @@ typedef struct wr_api__ctx {
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    /* The queue as the scheduler knows it, looked up once for the request
+     * (wr_scheduler_hold on c->queue) and released with the context; NULL =
+     * not looked up, or unknown here. */
+    wr_scheduler_queue_t *sq;
     wr_token_claims_t claims;
     json_t *body; /* admin PATCH body, owned */
 } wr_api__ctx_t;
@@ -253,14 +274,18 @@ void wr_api__done_cb(wr_err_t err, void *arg);
 
 /* ---------- api_entries.c ---------- */
 
-/* POST/GET/DELETE /v1/queues/{queue}/entries/me; queue is validated and the
- * token secret is installed. Answers req exactly once. */
-void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                            const char *queue);
+/* POST /v1/queues/{queue}/entries, GET/DELETE .../entries/me; the queue is
+ * validated and the token secret is installed. Answers req exactly once. */
+wr_api__handler_fn wr_api__handle_entries;
 
 /* GET /q/{queue}: joins (like POST entries) and answers the queue page.
  * Same preconditions as wr_api__handle_entries. */
-void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const char *queue);
+wr_api__handler_fn wr_api__handle_queue_page;
+
+/* The Retry-After (seconds) of 429 QUEUE_FULL: the slowest poll band of
+ * cfg (wr_queue_slowest_band_ms; NULL = the default config's), rounded up,
+ * at least 1. */
+int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
 
 /* ---------- api_view.c ---------- */
 
@@ -311,24 +336,24 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
  * *len, and returns true when present and not empty. */
 bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
 
-/* POST .../tokens/consume and GET .../tokens/verify; queue is validated and
- * the token secret is installed. Answers req exactly once. */
-void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                           const char *queue);
+/* POST .../tokens/consume, GET .../tokens/verify and POST .../tokens/release;
+ * the queue is validated and the token secret is installed. Answers req
+ * exactly once. */
+wr_api__handler_fn wr_api__handle_tokens;
 
 /* ---------- api_admin.c ---------- */
 
-/* The admin API routes (WR_ROUTE_ADMIN_*); queue is validated ("" for the
- * list). Checks the admin key first. Answers req exactly once. */
-void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                          const char *queue);
+/* The admin API routes (WR_ROUTE_ADMIN_*); the queue is validated ("" for
+ * the list) and the admin key was checked (WR_ROUTE_F_ADMIN_KEY). Answers
+ * req exactly once. */
+wr_api__handler_fn wr_api__handle_admin;
 
 /* GET /readyz: 200 when the store answers a ping and a token secret is
  * installed, else 503. */
-void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req);
+wr_api__handler_fn wr_api__handle_readyz;
 
 /* GET /metrics: the Prometheus text (404 when metrics are disabled). */
-void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req);
+wr_api__handler_fn wr_api__handle_metrics;
 
 /* ---------- degraded mode (docs/API.md 1.1) ---------- */
 
@@ -345,8 +370,8 @@ void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
 bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
 
 /* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
- * one-second history kept by this instance (history.h). Checks the admin
- * key. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
-void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const char *queue);
+ * one-second history kept by this instance (history.h); the admin key was
+ * checked. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
+wr_api__handler_fn wr_api__handle_history;
 
 #endif

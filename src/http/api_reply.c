@@ -293,6 +293,7 @@ void wr_api__ctx_free(wr_api__ctx_t *c)
     }
     a->in_flight--;
     json_decref(c->body);
+    wr_scheduler_release(c->sq);
     if (a->n_free_ctx < FREE_CTX_MAX) {
         c->next_free = a->free_ctx;
         a->free_ctx = c;
@@ -305,13 +306,13 @@ void wr_api__ctx_free(wr_api__ctx_t *c)
 /* ---------- the error table ---------- */
 
 /* The domain answers of the store, told as themselves where a caller tells
- * them (WR_API__TELLS_* in api_internal.h). The page states and the
- * Retry-After of a full line (the default slowest poll band, 5 s) are what
- * the queue page says; the JSON join says the queue's own slowest band. */
+ * them (WR_API__TELLS_* in api_internal.h), with the page state the queue
+ * page shows. A full line's Retry-After is the queue's own slowest poll
+ * band, which the callers give (wr_api__full_retry_after_s, api_entries.c). */
 static const wr_api__answer_t answers[] = {
     {WR_ENOTFOUND, 404, "QUEUE_NOT_FOUND", "no such queue", 0, "notfound"},
     {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
-    {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 5, "full"},
+    {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 0, "full"},
     {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
 };
 

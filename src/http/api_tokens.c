@@ -324,9 +324,10 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     free(p);
 }
 
-void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                           const char *queue)
+void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
+    wr_route_t route = call->route;
+    const char *queue = call->queue;
     struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     const char *tok = NULL;
     size_t tok_len = 0;

@@ -84,8 +84,9 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->target_url = cfg ? cfg->target_url : "";
     v->degraded = v->fail_open = false;
     v->opens_at_ms = -1;
-    if (cfg)
-        wr_scheduler_note(a->sched, c->queue, cfg);
+    /* the queue as the scheduler knows it: held since the request (no
+     * lookup), or noted now when it was unknown */
+    wr_scheduler_queue_t *sq = cfg ? wr_scheduler_hold(a->sched, &c->sq, c->queue, cfg) : NULL;
     switch (e->state) {
     case WR_ENTRY_PREQUEUE:
         prequeue_view(c, cfg, v);
@@ -96,10 +97,10 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         v->ahead = e->position ? e->position - 1 : 0;
         v->waiting = e->waiting;
         if (cfg) {
-            double observed = wr_scheduler_observed_rate(a->sched, c->queue);
+            double observed = wr_scheduler_queue_rate(sq);
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
-                cfg, e->position, observed, wr_scheduler_next_tick_ms(a->sched, c->queue),
+                cfg, e->position, observed, wr_scheduler_queue_next_tick_ms(sq),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
             /* following it never makes a person idle */
             v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
@@ -137,7 +138,8 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     wr_api_t *a = c->api;
     if (!wr_api__store_unreachable(err))
         return false;
-    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    wr_scheduler_queue_t *sq = wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL);
+    const wr_queue_config_t *cfg = wr_scheduler_queue_config(sq);
     if (!cfg)
         return false;
     memset(v, 0, sizeof(*v));
@@ -155,13 +157,14 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
         prequeue_view(c, cfg, v);
         return true;
     }
-    bool pass = brake == WR_BRAKE_NONE &&
-                (cfg->fail_policy == WR_FAIL_OPEN ||
-                 wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms()));
+    bool pass =
+        brake == WR_BRAKE_NONE && (cfg->fail_policy == WR_FAIL_OPEN ||
+                                   wr_scheduler_queue_take_fail_open(sq, wr_clock_mono_ms()));
     if (!pass) {
         v->state = WR_ENTRY_WAITING;
         v->degraded = true;
-        /* the slowest band (the last one), jittered: nobody knows the place */
+        /* the slowest band (wr_queue_slowest_band_ms), jittered: nobody
+         * knows the place */
         v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
         v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
         return true;

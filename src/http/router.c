@@ -1,130 +1,69 @@
 /*
- * router.c - path and method matching for the API's fixed route table.
+ * router.c - path and method matching against the rows of routes.def.
  *
- * The paths are few and fixed, so matching splits the path into at most six
- * segments (bounded; longer paths are unknown) and compares them against a
- * static table of patterns in which "*" stands for the one parameter
- * segment. A path that matches a pattern with another method yields the
- * union of allowed methods, so the caller can answer 405 with Allow.
+ * The routes are few and fixed, so matching walks every row's pattern
+ * along the path, byte by byte (no copy, no split, bounded by the path's
+ * length): a literal byte must be equal, "*" takes one segment of at least
+ * one byte. Every row whose pattern matches adds its method to the allowed
+ * set (a GET row adds HEAD), so the caller can answer 405 with Allow; the
+ * row whose method is the request's (HEAD: the GET row) is the route.
+ *
+ * The rows are indexed by wr_route_t (routes.def expanded with the
+ * designated index WR_ROUTE_<ID>), so a route's flags and name are one
+ * array read away.
  */
 #include "http/router.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_SEGS 6
-
-typedef struct {
-    const char *segs[MAX_SEGS];
-    int n;
-    wr_method_t method;
-    wr_route_t route;
-} pattern_t;
-
-static const pattern_t patterns[] = {
-    {{"v1", "queues", "*", "entries"}, 4, WR_METHOD_POST, WR_ROUTE_JOIN},
-    {{"v1", "queues", "*", "entries", "me"}, 5, WR_METHOD_GET, WR_ROUTE_STATUS},
-    {{"v1", "queues", "*", "entries", "me"}, 5, WR_METHOD_DELETE, WR_ROUTE_LEAVE},
-    {{"v1", "queues", "*", "tokens", "consume"}, 5, WR_METHOD_POST, WR_ROUTE_CONSUME},
-    {{"v1", "queues", "*", "tokens", "verify"}, 5, WR_METHOD_GET, WR_ROUTE_VERIFY},
-    {{"v1", "queues", "*", "tokens", "release"}, 5, WR_METHOD_POST, WR_ROUTE_RELEASE},
-    {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_PUT, WR_ROUTE_ADMIN_PUT},
-    {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_PATCH, WR_ROUTE_ADMIN_PATCH},
-    {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_GET, WR_ROUTE_ADMIN_GET},
-    {{"v1", "admin", "queues", "*"}, 4, WR_METHOD_DELETE, WR_ROUTE_ADMIN_DELETE},
-    {{"v1", "admin", "queues"}, 3, WR_METHOD_GET, WR_ROUTE_ADMIN_LIST},
-    {{"healthz"}, 1, WR_METHOD_GET, WR_ROUTE_HEALTHZ},
-    {{"readyz"}, 1, WR_METHOD_GET, WR_ROUTE_READYZ},
-    {{"metrics"}, 1, WR_METHOD_GET, WR_ROUTE_METRICS},
-    {{"q", "*"}, 2, WR_METHOD_GET, WR_ROUTE_QUEUE_PAGE},
-    {{"admin"}, 1, WR_METHOD_GET, WR_ROUTE_DASHBOARD},
-    {{"static", "*"}, 2, WR_METHOD_GET, WR_ROUTE_STATIC},
-    {{"v1", "admin", "queues", "*", "history"}, 5, WR_METHOD_GET, WR_ROUTE_HISTORY},
+static const wr_route_row_t rows[WR_ROUTE_COUNT] = {
+    [WR_ROUTE_NONE] = {"none", 0, NULL, 0},
+#define WR_ROUTE(id, name, method, pattern, flags, handler)                                        \
+    [WR_ROUTE_##id] = {name, WR_METHOD_##method, pattern, flags},
+#include "http/routes.def"
+#undef WR_ROUTE
 };
 
-static const char *names[WR_ROUTE_COUNT] = {
-    [WR_ROUTE_NONE] = "none",
-    [WR_ROUTE_JOIN] = "join",
-    [WR_ROUTE_STATUS] = "status",
-    [WR_ROUTE_LEAVE] = "leave",
-    [WR_ROUTE_CONSUME] = "consume",
-    [WR_ROUTE_VERIFY] = "verify",
-    [WR_ROUTE_ADMIN_PUT] = "admin_put",
-    [WR_ROUTE_ADMIN_PATCH] = "admin_patch",
-    [WR_ROUTE_ADMIN_GET] = "admin_get",
-    [WR_ROUTE_ADMIN_DELETE] = "admin_delete",
-    [WR_ROUTE_ADMIN_LIST] = "admin_list",
-    [WR_ROUTE_HEALTHZ] = "healthz",
-    [WR_ROUTE_READYZ] = "readyz",
-    [WR_ROUTE_METRICS] = "metrics",
-    [WR_ROUTE_QUEUE_PAGE] = "queue_page",
-    [WR_ROUTE_DASHBOARD] = "dashboard",
-    [WR_ROUTE_STATIC] = "static",
-    [WR_ROUTE_RELEASE] = "release",
-    [WR_ROUTE_HISTORY] = "admin_history",
-};
-
-typedef struct {
-    const char *p;
-    size_t len;
-} seg_t;
-
-/* Splits "/a/b/c" into segments; returns -1 for empty segments, a missing
- * leading slash, or more than MAX_SEGS segments. */
-static int split(const char *path, size_t len, seg_t *segs)
+/* Whether path (len bytes) is pattern: the same bytes, with "*" taking one
+ * segment of at least one byte, returned in *param / *param_len. */
+static bool match_pattern(const char *pat, const char *path, size_t len, const char **param,
+                          size_t *param_len)
 {
-    if (len == 0 || path[0] != '/')
-        return -1;
-    if (len == 1)
-        return 0;
-    int n = 0;
-    size_t i = 1;
-    while (i <= len) {
-        size_t start = i;
-        while (i < len && path[i] != '/')
+    size_t i = 0;
+    for (; *pat; pat++) {
+        if (*pat == '*') {
+            size_t start = i;
+            while (i < len && path[i] != '/')
+                i++;
+            if (i == start)
+                return false; /* an empty segment */
+            *param = path + start;
+            *param_len = i - start;
+        } else if (i >= len || path[i] != *pat) {
+            return false;
+        } else {
             i++;
-        if (i == start)
-            return -1; /* empty segment or trailing slash */
-        if (n == MAX_SEGS)
-            return -1;
-        segs[n].p = path + start;
-        segs[n].len = i - start;
-        n++;
-        i++; /* skip '/' (or step past the end) */
+        }
     }
-    return n;
+    return i == len; /* a trailing slash or more segments do not match */
 }
 
 wr_route_match_t wr_router_match(wr_method_t method, const char *path, size_t len)
 {
     wr_route_match_t m = {WR_ROUTE_NONE, 0, NULL, 0};
-    seg_t segs[MAX_SEGS];
-    int n = split(path, len, segs);
-    if (n <= 0)
-        return m;
-    for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
-        const pattern_t *pt = &patterns[i];
-        if (pt->n != n)
-            continue;
+    for (int r = WR_ROUTE_NONE + 1; r < WR_ROUTE_COUNT; r++) {
+        const wr_route_row_t *row = &rows[r];
         const char *param = NULL;
         size_t param_len = 0;
-        int ok = 1;
-        for (int s = 0; s < n && ok; s++) {
-            if (strcmp(pt->segs[s], "*") == 0) {
-                param = segs[s].p;
-                param_len = segs[s].len;
-            } else if (strlen(pt->segs[s]) != segs[s].len ||
-                       memcmp(pt->segs[s], segs[s].p, segs[s].len) != 0) {
-                ok = 0;
-            }
-        }
-        if (!ok)
+        if (!match_pattern(row->pattern, path, len, &param, &param_len))
             continue;
-        m.allowed |= pt->method;
-        if (pt->method == WR_METHOD_GET)
+        m.allowed |= row->method;
+        if (row->method == WR_METHOD_GET)
             m.allowed |= WR_METHOD_HEAD;
-        if (pt->method == method || (method == WR_METHOD_HEAD && pt->method == WR_METHOD_GET)) {
-            m.route = pt->route;
+        if (row->method == method || (method == WR_METHOD_HEAD && row->method == WR_METHOD_GET)) {
+            m.route = (wr_route_t)r;
             m.param = param;
             m.param_len = param_len;
         }
@@ -132,11 +71,14 @@ wr_route_match_t wr_router_match(wr_method_t method, const char *path, size_t le
     return m;
 }
 
+const wr_route_row_t *wr_router_row(wr_route_t r)
+{
+    return &rows[(unsigned)r < WR_ROUTE_COUNT ? r : WR_ROUTE_NONE];
+}
+
 const char *wr_router_route_name(wr_route_t r)
 {
-    if ((unsigned)r >= WR_ROUTE_COUNT || !names[r])
-        return "none";
-    return names[r];
+    return wr_router_row(r)->name;
 }
 
 void wr_router_allow_header(unsigned allowed, char *buf, size_t cap)

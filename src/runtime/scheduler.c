@@ -9,9 +9,12 @@
  * timer drifts; with several instances, all but the first call of a tick
  * admit nobody (the store's admit is idempotent per tick).
  *
- * Lifetime: an entry with an admit in flight is not freed when forgotten;
- * it is marked dead and freed by the admit callback (the store calls it
- * exactly once, also on close). Entries are otherwise owned by the map.
+ * Lifetime: an entry with an admit in flight, or held by requests
+ * (wr_scheduler_hold: refs), is not freed when forgotten (or when the
+ * scheduler is freed); it is marked dead and freed by whichever comes last
+ * of the admit callback (the store calls it exactly once, also on close)
+ * and the last release. A dead entry reads as an unknown queue. Entries are
+ * otherwise owned by the map.
  *
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
@@ -51,13 +54,14 @@
 #include "base/qmap.h"
 #include "core/queue.h"
 
-typedef struct entry {
+typedef struct wr_scheduler_queue {
     wr_scheduler_t *sched;
     char name[WR_QUEUE_NAME_MAX + 1];
     wr_queue_config_t cfg;
     struct event *timer;
     bool in_flight;  /* an admit call is pending */
-    bool dead;       /* forgotten while in flight: free in the callback */
+    bool dead;       /* forgotten while in flight or held: free when neither */
+    unsigned refs;   /* requests holding it (wr_scheduler_hold) */
     int64_t next_ms; /* monotonic ms the timer is armed for (the next admit call) */
     wr_rate_window_t rate;
     double fail_tokens; /* limited fail-open bucket */
@@ -95,6 +99,17 @@ static void entry_free(entry_t *e)
         event_free(e->timer);
     wr_history_free(e->hist);
     free(e);
+}
+
+/* Out of the map (forgotten, or the scheduler freed): freed now, or marked
+ * dead for the admit callback or the last release to free. */
+static void entry_drop(entry_t *e)
+{
+    evtimer_del(e->timer);
+    if (e->in_flight || e->refs > 0)
+        e->dead = true;
+    else
+        entry_free(e);
 }
 
 static void arm(entry_t *e, uint32_t delay_ms)
@@ -181,7 +196,8 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     wr_scheduler_t *s = e->sched;
     e->in_flight = false;
     if (e->dead) {
-        entry_free(e);
+        if (e->refs == 0)
+            entry_free(e);
         return;
     }
     uint32_t tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
@@ -300,38 +316,76 @@ void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
         labels_for(e, l, sizeof(l));
         wr_metrics_remove_matching(s->metrics, l);
     }
-    evtimer_del(e->timer);
-    if (e->in_flight)
-        e->dead = true;
-    else
-        entry_free(e);
+    entry_drop(e);
+}
+
+wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t **q,
+                                        const char *queue, const wr_queue_config_t *cfg)
+{
+    entry_t *e = *q;
+    if (e && !e->dead && strcmp(e->name, queue) == 0)
+        return e;
+    wr_scheduler_release(e);
+    e = find(s, queue);
+    if (!e && cfg) {
+        wr_scheduler_note(s, queue, cfg);
+        e = find(s, queue);
+    }
+    if (e)
+        e->refs++;
+    *q = e;
+    return e;
+}
+
+void wr_scheduler_release(wr_scheduler_queue_t *q)
+{
+    if (q && --q->refs == 0 && q->dead && !q->in_flight)
+        entry_free(q);
+}
+
+/* q when it is a queue this instance still knows, else NULL. */
+static const entry_t *live(const wr_scheduler_queue_t *q)
+{
+    return q && !q->dead ? q : NULL;
+}
+
+const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q)
+{
+    return live(q) ? &q->cfg : NULL;
+}
+
+double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
+{
+    return live(q) ? wr_rate_window_rate(&q->rate) : -1;
+}
+
+int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
+{
+    if (!live(q))
+        return -1;
+    int64_t d = q->in_flight ? 0 : q->next_ms - wr_clock_mono_ms();
+    return d < 0 ? 0 : d;
 }
 
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
-    return e ? &e->cfg : NULL;
+    return wr_scheduler_queue_config(find(s, queue));
 }
 
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
-    return e ? wr_rate_window_rate(&e->rate) : -1;
-}
-
-int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
-{
-    entry_t *e = find(s, queue);
-    if (!e)
-        return -1;
-    int64_t d = e->in_flight ? 0 : e->next_ms - wr_clock_mono_ms();
-    return d < 0 ? 0 : d;
+    return wr_scheduler_queue_rate(find(s, queue));
 }
 
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
 {
-    entry_t *e = find(s, queue);
-    if (!e)
+    return wr_scheduler_queue_take_fail_open(find(s, queue), now_ms);
+}
+
+bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms)
+{
+    entry_t *e = q;
+    if (!live(e))
         return false;
     double rate = e->cfg.fail_open_per_second;
     double cap = rate < 1 ? 1 : rate;
@@ -514,12 +568,7 @@ void wr_scheduler_free(wr_scheduler_t *s)
     const char *name;
     void *v;
     while (wr_qmap_next(s->queues, &it, &name, &v)) {
-        entry_t *e = v;
-        evtimer_del(e->timer);
-        if (e->in_flight)
-            e->dead = true;
-        else
-            entry_free(e);
+        entry_drop(v);
     }
     wr_qmap_free(s->queues);
     free(s);

@@ -54,23 +54,53 @@ void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queu
 /* Forgets a queue (deleted): stops its tick, removes its metrics. */
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue);
 
-/* The last known config of queue, borrowed until the next call into the
- * scheduler or the loop; NULL when the queue is unknown here. */
-const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue);
+/*
+ * A queue as this instance knows it (its config, observed rate, tick,
+ * fail-open bucket), looked up by name once and held by a request across
+ * its store call, so that a poll validates and hashes its queue's name once
+ * (not once per question). A held queue stays valid until it is released,
+ * also when the scheduler forgets it meanwhile (it then reads as unknown:
+ * no config, rate -1, next tick -1, no fail-open pass) or is freed.
+ */
+typedef struct wr_scheduler_queue wr_scheduler_queue_t;
+
+/*
+ * Makes *q the held queue named queue: when *q already holds that queue and
+ * it is still known, nothing is done (no lookup). Otherwise releases *q,
+ * looks the name up, and, when the queue is unknown and cfg is given, notes
+ * it first (wr_scheduler_note); holds what it finds (NULL: unknown here).
+ * Returns *q. *q starts NULL; every non-NULL *q is given back with
+ * wr_scheduler_release, before or after wr_scheduler_free.
+ */
+wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t **q,
+                                        const char *queue, const wr_queue_config_t *cfg);
+
+/* Gives back a queue held with wr_scheduler_hold; NULL: nothing. */
+void wr_scheduler_release(wr_scheduler_queue_t *q);
+
+/* The last known config of q, borrowed until the next call into the
+ * scheduler or the loop; NULL when q is NULL or forgotten. */
+const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q);
 
 /* Admissions per second over the last minute, from the store's
- * admittedTotal; -1 when not known yet. */
+ * admittedTotal; -1 when not known yet (or q is NULL or forgotten). */
+double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q);
+
+/* Milliseconds until this instance next runs q's admit tick (its timer is
+ * aimed at the middle of the store's tick, as every instance's is); 0
+ * while an admit call is in flight or the timer is due; -1 when q is NULL
+ * or forgotten. For poll timing (wr_queue_retry_after_eta_ms). */
+int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q);
+
+/* Fail-open budget of the `limited` policy: takes one passthrough from q's
+ * token bucket (failOpenPerSecond per instance, burst of one second).
+ * Returns true if allowed; false too when q is NULL or forgotten. now_ms:
+ * monotonic ms. */
+bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms);
+
+/* Three of them by name (one lookup each), for callers that ask once. */
+const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue);
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue);
-
-/* Milliseconds until this instance next runs the queue's admit tick (its
- * timer is aimed at the middle of the store's tick, as every instance's
- * is); 0 while an admit call is in flight or the timer is due; -1 when the
- * queue is unknown here. For poll timing (wr_queue_retry_after_eta_ms). */
-int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue);
-
-/* Fail-open budget of the `limited` policy: takes one passthrough from the
- * queue's token bucket (failOpenPerSecond per instance, burst of one
- * second). Returns true if allowed. now_ms: monotonic ms. */
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms);
 
 /* The queue's one-second history (history.h), borrowed until the next

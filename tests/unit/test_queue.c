@@ -52,6 +52,33 @@ static void test_poll_bands(void **state)
     assert_int_equal(wr_queue_poll_base_ms(&c, 5), 250);
 }
 
+/* The slowest band: the last one, whatever its upTo, the one a position
+ * past every bound gets; the default config's without a config. */
+static void test_slowest_band(void **state)
+{
+    (void)state;
+    assert_int_equal(wr_queue_slowest_band_ms(NULL), 5000);
+    wr_queue_config_t c = cfg_rate(175);
+    assert_int_equal(wr_queue_slowest_band_ms(&c), 5000);
+    c.n_poll_bands = 2;
+    c.poll_bands[0] = (wr_poll_band_t){.up_to = 10, .ms = 9000};
+    c.poll_bands[1] = (wr_poll_band_t){.up_to = 20, .ms = 700};
+    /* the last band, not the longest */
+    assert_int_equal(wr_queue_slowest_band_ms(&c), 700);
+    assert_int_equal(wr_queue_slowest_band_ms(&c), wr_queue_poll_base_ms(&c, UINT64_MAX));
+    c.n_poll_bands = 3;
+    c.poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = 12000};
+    assert_int_equal(wr_queue_slowest_band_ms(&c), 12000);
+    assert_int_equal(wr_queue_poll_base_ms(&c, 21), 12000);
+    /* below the floor: clamped, as every band */
+    c.poll_bands[2].ms = 100;
+    assert_int_equal(wr_queue_slowest_band_ms(&c), 250);
+    /* no bands (a hand-built config): the default config's */
+    c.n_poll_bands = 0;
+    assert_int_equal(wr_queue_slowest_band_ms(&c), 5000);
+    assert_int_equal(wr_queue_poll_base_ms(&c, 1), 5000);
+}
+
 static void test_retry_after_jitter(void **state)
 {
     (void)state;
@@ -753,6 +780,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poll_bands),
+        cmocka_unit_test(test_slowest_band),
         cmocka_unit_test(test_retry_after_jitter),
         cmocka_unit_test(test_eta),
         cmocka_unit_test(test_admission_delay),

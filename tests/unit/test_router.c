@@ -1,7 +1,9 @@
-/* Unit tests for the router: every route of the API, 404 vs 405, and
- * paths that must not match. */
+/* Unit tests for the router: every route of the API, 404 vs 405, paths
+ * that must not match, and the rows of routes.def: every route matches its
+ * own pattern, has a name, the flags api.c checks, and a handler. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -104,6 +106,136 @@ static void test_names(void **state)
     assert_string_equal(small, "GET");
 }
 
+/* A concrete path of a pattern: "*" replaced by "x-1". */
+static void concrete(const char *pattern, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + 4 < cap; p++) {
+        if (*p == '*') {
+            memcpy(out + o, "x-1", 3);
+            o += 3;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+}
+
+/* Every row: a name of its own, a pattern from "/", one method; its path
+ * routes to it with its method (and HEAD for GET), with the parameter. */
+static void test_every_row(void **state)
+{
+    (void)state;
+    assert_string_equal(wr_router_row(WR_ROUTE_NONE)->name, "none");
+    assert_int_equal(wr_router_row(WR_ROUTE_NONE)->flags, 0);
+    assert_ptr_equal(wr_router_row((wr_route_t)999), wr_router_row(WR_ROUTE_NONE));
+    for (int r = 1; r < WR_ROUTE_COUNT; r++) {
+        const wr_route_row_t *row = wr_router_row((wr_route_t)r);
+        assert_non_null(row->name);
+        assert_true(row->name[0] != 0);
+        assert_string_equal(wr_router_route_name((wr_route_t)r), row->name);
+        for (int o = 1; o < r; o++)
+            assert_string_not_equal(wr_router_row((wr_route_t)o)->name, row->name);
+        assert_non_null(row->pattern);
+        assert_int_equal(row->pattern[0], '/');
+        unsigned mth = row->method;
+        assert_true(mth == WR_METHOD_GET || mth == WR_METHOD_POST || mth == WR_METHOD_PUT ||
+                    mth == WR_METHOD_PATCH || mth == WR_METHOD_DELETE);
+        char path[128];
+        concrete(row->pattern, path, sizeof(path));
+        wr_route_match_t mt = m(row->method, path);
+        assert_int_equal(mt.route, r);
+        assert_true(mt.allowed & row->method);
+        if (strchr(row->pattern, '*'))
+            assert_param(mt, "x-1");
+        else
+            assert_null(mt.param);
+        if (row->method == WR_METHOD_GET)
+            assert_int_equal(m(WR_METHOD_HEAD, path).route, r);
+        assert_int_equal(m(WR_METHOD_OTHER, path).route, WR_ROUTE_NONE);
+    }
+}
+
+/* What api.c's handle() decided per route before the flags (its
+ * predicates and its switch), which the rows' flags must say exactly. */
+static bool old_is_admin(wr_route_t r)
+{
+    return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
+           r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY;
+}
+
+static unsigned old_flags(wr_route_t r)
+{
+    unsigned f = 0;
+    if (old_is_admin(r))
+        f |= WR_ROUTE_F_ADMIN_KEY | WR_ROUTE_F_ADMIN_BODY | WR_ROUTE_F_ADMIN_LISTENER;
+    if (r == WR_ROUTE_DASHBOARD || r == WR_ROUTE_METRICS)
+        f |= WR_ROUTE_F_ADMIN_LISTENER;
+    switch (r) {
+    case WR_ROUTE_JOIN:
+    case WR_ROUTE_STATUS:
+    case WR_ROUTE_LEAVE:
+    case WR_ROUTE_CONSUME:
+    case WR_ROUTE_VERIFY:
+    case WR_ROUTE_RELEASE:
+        f |= WR_ROUTE_F_SECRET;
+        break;
+    case WR_ROUTE_QUEUE_PAGE:
+        f |= WR_ROUTE_F_SECRET | WR_ROUTE_F_HEAD_HTML;
+        break;
+    default:
+        break;
+    }
+    /* a parameter that is not /static's {file} is a {queue} */
+    const char *pattern = wr_router_row(r)->pattern;
+    if (r != WR_ROUTE_STATIC && strchr(pattern, '*'))
+        f |= WR_ROUTE_F_QUEUE;
+    return f;
+}
+
+static void test_flags(void **state)
+{
+    (void)state;
+    for (int r = 1; r < WR_ROUTE_COUNT; r++) {
+        const wr_route_row_t *row = wr_router_row((wr_route_t)r);
+        if (row->flags != old_flags((wr_route_t)r))
+            fail_msg("route %s: flags 0x%x, want 0x%x", row->name, row->flags,
+                     old_flags((wr_route_t)r));
+    }
+    /* a few spelled out */
+    assert_int_equal(wr_router_row(WR_ROUTE_STATUS)->flags, WR_ROUTE_F_QUEUE | WR_ROUTE_F_SECRET);
+    assert_int_equal(wr_router_row(WR_ROUTE_ADMIN_LIST)->flags,
+                     WR_ROUTE_F_ADMIN_KEY | WR_ROUTE_F_ADMIN_LISTENER | WR_ROUTE_F_ADMIN_BODY);
+    assert_int_equal(wr_router_row(WR_ROUTE_METRICS)->flags, WR_ROUTE_F_ADMIN_LISTENER);
+    assert_int_equal(wr_router_row(WR_ROUTE_HEALTHZ)->flags, 0);
+    assert_int_equal(wr_router_row(WR_ROUTE_STATIC)->flags, 0);
+}
+
+/* Every route has a handler: routes.def walked the way api.c builds its
+ * handler table (api.c's table is indexed by route and each row names its
+ * handler, so a row without one does not build). */
+static void test_every_route_has_a_handler(void **state)
+{
+    (void)state;
+    static const struct {
+        wr_route_t route;
+        const char *handler;
+    } h[] = {
+#define WR_ROUTE(id, name, method, pattern, flags, handler) {WR_ROUTE_##id, #handler},
+#include "http/routes.def"
+#undef WR_ROUTE
+    };
+    int seen[WR_ROUTE_COUNT] = {0};
+    assert_int_equal(sizeof(h) / sizeof(h[0]), WR_ROUTE_COUNT - 1);
+    for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
+        assert_true(h[i].route > WR_ROUTE_NONE && h[i].route < WR_ROUTE_COUNT);
+        assert_true(strlen(h[i].handler) > 0);
+        seen[h[i].route]++;
+    }
+    for (int r = 1; r < WR_ROUTE_COUNT; r++)
+        assert_int_equal(seen[r], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +244,9 @@ int main(void)
         cmocka_unit_test(test_method_not_allowed),
         cmocka_unit_test(test_unknown_paths),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_every_row),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_every_route_has_a_handler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
