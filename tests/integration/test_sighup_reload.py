@@ -66,12 +66,15 @@ class SighupReload(PrivateServer):
 
     def test_reload_keeps_runtime_changes_of_unchanged_sections(self):
         q = "keep-" + uid()
-        ini = "[queue %s]\nadmitPerSecond = 5\npaused = true\n" % q
-        w = self.start(ini=ini)
+        ini = "[server]\nlog_level = info\n\n[queue %s]\nadmitPerSecond = 5\npaused = true\n" % q
+        w = self.start(["--log-format", "json"], ini=ini, log_level=None)
         c = w.client
         self.poll_until(lambda: c.get_queue(q).status, lambda s: s == 200, what="declared queue")
         self.assertEqual(c.patch_queue(q, {"admitPerSecond": 11}).status, 200)
         w.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.5)
+        # the reload has run once its line is logged (not a sleep and a hope
+        # on a busy machine, K32); a write it made would be in the store
+        # before the GET below, which the loop serves after it
+        self.wait_log(w, lambda e: "reloading the configuration" in e["msg"], "the reload")
         self.assertEqual(c.get_queue(q).json["config"]["admitPerSecond"], 11,
                          "an unchanged section must not undo a runtime change")
