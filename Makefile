@@ -59,7 +59,7 @@ install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 format:
-	@clang-format -i $$(find src -name "*.[ch]") tests/unit/*.c tests/store/*.c tests/store/*.h \
+	@clang-format -i $$(find src -name "*.[ch]") $$(find tests/unit -name "*.c") tests/store/*.c tests/store/*.h tests/store/contract/*.[ch] \
 	  examples/shop/*.c tools/sim/*.c tools/sim/*.h $(wildcard bench/*.c fuzz/*.c)
 
 clean:

@@ -20,7 +20,7 @@ if [ "${1:-}" != build ]; then
     wrk                               # make bench: the load generator
     systemd mandoc                    # systemd_unit (systemd-analyze verify), man_page (mandoc -T lint)
     openssl                           # store_redis_io, test_redis_prod: make a CA and certificates at run time
-    python3-prometheus-client         # integration test_ops11: /metrics read by the real Prometheus parser
+    python3-prometheus-client         # integration test_metrics: /metrics read by the real Prometheus parser
     redis-sentinel                    # test_redis_prod: Sentinel failover
   )
 fi

@@ -61,6 +61,9 @@
 #include <event2/listener.h>
 #include <jansson.h>
 
+#include "base/clock.h"
+#include "base/rng.h"
+
 #define USER_MAX  129
 #define TOKEN_MAX 2048
 #define QUEUE_MAX 65
@@ -106,23 +109,17 @@ typedef struct shop {
     int64_t consume_ms_max, consume_ms_sum; /* token check round trips */
     uint64_t consumes;
     uint64_t releases, releases_ok, releases_refused, releases_unsupported, release_errors;
-    uint64_t rng;
+    wr_rng_t rng;
 } shop_t;
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return wr_clock_mono_ms();
 }
 
 static double rand01(shop_t *s)
 {
-    /* xorshift64* */
-    s->rng ^= s->rng >> 12;
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return (double)((s->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+    return wr_rng_unit(&s->rng);
 }
 
 static void reply(order_t *o, int code, const char *reason, const char *json)
@@ -561,7 +558,7 @@ int main(int argc, char **argv)
     s->jitter = 0.1;
     s->pool_timeout_ms = 2000;
     snprintf(s->queue, sizeof(s->queue), "sale");
-    s->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)time(NULL);
+    wr_rng_seed_random(&s->rng);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -267,6 +267,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     wr_api_t *a = calloc(1, sizeof(*a));
     if (!a)
         return WR_ENOMEM;
+    wr_freelist_init(&a->free_ctx, sizeof(wr_api__ctx_t), WR_API_FREE_CTX_MAX);
     a->base = opts->base;
     a->store = opts->store;
     a->sched = opts->sched;
@@ -441,10 +442,6 @@ void wr_api_free(wr_api_t *a)
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */
     wr_seencache_free(a->seen);
-    while (a->free_ctx) {
-        wr_api__ctx_t *c = a->free_ctx;
-        a->free_ctx = c->next_free;
-        free(c);
-    }
+    wr_freelist_clear(&a->free_ctx);
     free(a);
 }

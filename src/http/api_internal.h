@@ -25,6 +25,7 @@
 
 #include "http/api.h"
 #include "base/crypto.h"
+#include "base/freelist.h"
 #include "runtime/failopen.h"
 #include "core/identity.h"
 #include "core/qconfig.h"
@@ -108,9 +109,8 @@ struct wr_api {
     size_t in_flight;
     /* see count_request in api_reply.c */
     char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
-    struct wr_api__ctx *free_ctx; /* recycled request contexts (no malloc per poll) */
-    unsigned n_free_ctx;
-    wr_rng_t rng; /* poll jitter */
+    wr_freelist_t free_ctx; /* recycled request contexts (no malloc per poll) */
+    wr_rng_t rng;           /* poll jitter */
     /* degraded mode: passes spent here while the store was unreachable,
      * and the burns owed to the store (failopen.h) */
     wr_failopen_t *failopen;
@@ -125,9 +125,11 @@ struct wr_api {
     char duration_labels[WR_ROUTE_COUNT][40]; /* route="..." of the duration histogram */
 };
 
+/* Request contexts kept for reuse at most (api_reply.c). */
+#define WR_API_FREE_CTX_MAX 1024
+
 /* One store-backed request, from the store call to its reply. */
 typedef struct wr_api__ctx {
-    struct wr_api__ctx *next_free;
     wr_api_t *api;
     struct evhttp_request *req;
     wr_route_t route;

@@ -4,7 +4,7 @@
  * Contexts: a store-backed request allocates one wr_api__ctx_t, freed right
  * after its reply. The store calls back exactly once (store.h contract), so
  * every ctx is freed exactly once; in_flight counts them for graceful
- * shutdown. Freed contexts go to a free list (at most FREE_CTX_MAX), so the
+ * shutdown. Freed contexts go to a free list (base/freelist.h, at most WR_API_FREE_CTX_MAX), so the
  * hot path (status polls) does no malloc. If the client went away
  * meanwhile, evhttp frees the request when we reply (libevent 2.1.12
  * evhttp_send), so late replies are safe (case K07).
@@ -261,12 +261,8 @@ void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route
 wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                                const char *queue)
 {
-    wr_api__ctx_t *c = a->free_ctx;
-    if (c) {
-        a->free_ctx = c->next_free;
-        a->n_free_ctx--;
-        memset(c, 0, sizeof(*c));
-    } else if (!(c = calloc(1, sizeof(*c)))) {
+    wr_api__ctx_t *c = wr_freelist_take(&a->free_ctx);
+    if (!c) {
         wr_api__reply_oom(a, req, route);
         return NULL;
     }
@@ -282,8 +278,6 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route
     return c;
 }
 
-#define FREE_CTX_MAX 1024
-
 void wr_api__ctx_free(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
@@ -294,13 +288,7 @@ void wr_api__ctx_free(wr_api__ctx_t *c)
     a->in_flight--;
     json_decref(c->body);
     wr_scheduler_release(c->sq);
-    if (a->n_free_ctx < FREE_CTX_MAX) {
-        c->next_free = a->free_ctx;
-        a->free_ctx = c;
-        a->n_free_ctx++;
-    } else {
-        free(c);
-    }
+    wr_freelist_give(&a->free_ctx, c);
 }
 
 /* ---------- the error table ---------- */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 
 #include "base/idhash.h"
@@ -36,7 +37,7 @@
 #define KEY_MAX       (WR_QUEUE_NAME_MAX + 1 + WR_JTI_LEN)
 
 typedef struct spent {
-    struct spent *next; /* pending FIFO */
+    STAILQ_ENTRY(spent) link; /* the pending FIFO */
     wr_failopen_t *f;
     bool queued;    /* on the pending FIFO */
     bool in_flight; /* its burn is in a store call */
@@ -54,7 +55,7 @@ struct wr_failopen {
     wr_store_t *store;
     struct event *timer;
     wr_idhash_t *set;
-    spent_t *head, *tail; /* pending FIFO */
+    STAILQ_HEAD(spentq, spent) pending; /* burns owed, oldest first */
     size_t queued, in_flight;
     unsigned ticks;
     bool dead;
@@ -83,35 +84,24 @@ static bool refuses(const spent_t *s, const wr_token_claims_t *cl, int64_t now_s
 
 static void push_back(wr_failopen_t *f, spent_t *s)
 {
-    s->next = NULL;
+    STAILQ_INSERT_TAIL(&f->pending, s, link);
     s->queued = true;
-    if (f->tail)
-        f->tail->next = s;
-    else
-        f->head = s;
-    f->tail = s;
     f->queued++;
 }
 
 static void push_front(wr_failopen_t *f, spent_t *s)
 {
-    s->next = f->head;
+    STAILQ_INSERT_HEAD(&f->pending, s, link);
     s->queued = true;
-    f->head = s;
-    if (!f->tail)
-        f->tail = s;
     f->queued++;
 }
 
 static spent_t *pop_front(wr_failopen_t *f)
 {
-    spent_t *s = f->head;
+    spent_t *s = STAILQ_FIRST(&f->pending);
     if (!s)
         return NULL;
-    f->head = s->next;
-    if (!f->head)
-        f->tail = NULL;
-    s->next = NULL;
+    STAILQ_REMOVE_HEAD(&f->pending, link);
     s->queued = false;
     f->queued--;
     return s;
@@ -139,21 +129,14 @@ static void collect(void *item, void *arg)
  * pass. Returns how many passes were dropped. */
 static size_t sweep(wr_failopen_t *f, int64_t now_s)
 {
-    spent_t *keep = NULL, *last = NULL, *s;
-    while ((s = pop_front(f)) != NULL) {
-        if (s->exp_s <= now_s)
-            continue; /* unsent: the store could not spend it anymore */
-        s->next = NULL;
-        if (last)
-            last->next = s;
-        else
-            keep = s;
-        last = s;
-    }
-    for (s = keep; s;) {
-        spent_t *next = s->next;
+    STAILQ_HEAD(, spent) keep = STAILQ_HEAD_INITIALIZER(keep);
+    spent_t *s;
+    while ((s = pop_front(f)) != NULL)
+        if (s->exp_s > now_s) /* else unsent: the store could not spend it anymore */
+            STAILQ_INSERT_TAIL(&keep, s, link);
+    while ((s = STAILQ_FIRST(&keep)) != NULL) {
+        STAILQ_REMOVE_HEAD(&keep, link);
         push_back(f, s);
-        s = next;
     }
     size_t cnt = wr_idhash_count(f->set);
     if (cnt == 0)
@@ -216,7 +199,7 @@ static void burned_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 /* Sends queued burns, at most MAX_IN_FLIGHT in flight. */
 static void replay(wr_failopen_t *f, int64_t now_s)
 {
-    while (f->head && f->in_flight < MAX_IN_FLIGHT) {
+    while (!STAILQ_EMPTY(&f->pending) && f->in_flight < MAX_IN_FLIGHT) {
         spent_t *s = pop_front(f);
         if (s->exp_s <= now_s)
             continue; /* expired: nothing left to spend */
@@ -249,7 +232,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         f->ticks = 0;
         sweep(f, now_s);
     }
-    if (f->head)
+    if (!STAILQ_EMPTY(&f->pending))
         replay(f, now_s);
 }
 
@@ -259,6 +242,7 @@ wr_err_t wr_failopen_new(struct event_base *base, wr_store_t *store, wr_failopen
     if (!f)
         return WR_ENOMEM;
     f->store = store;
+    STAILQ_INIT(&f->pending);
     f->set = wr_idhash_new(spent_key);
     f->timer = event_new(base, -1, EV_PERSIST, on_tick, f);
     if (!f->set || !f->timer) {

@@ -81,12 +81,12 @@ static wr_err_t open_redis(struct event_base *base, const char *url, const wr_st
 /* ----------------------------------------------------------------- table */
 
 static const wr_store_backend_t backends[] = {
-    {"memory", "memory", "memory (embedded)", check_memory, open_memory},
-    {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis},
-    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis},
+    {"memory", "memory", "memory (embedded)", check_memory, open_memory, "memory"},
+    {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis"},
+    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis"},
     {"redis-sentinel://", "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]", NULL,
-     check_redis, open_redis},
-    {"unix://", "unix:///PATH", NULL, check_redis, open_redis},
+     check_redis, open_redis, "redis"},
+    {"unix://", "unix:///PATH", NULL, check_redis, open_redis, "redis"},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
@@ -103,6 +103,22 @@ const wr_store_backend_t *wr_store_registry_find(const char *url)
         if (matches(backends[i].scheme, url))
             return &backends[i];
     return NULL;
+}
+
+size_t wr_store_registry_backends(const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NBACKENDS; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(backends[j].backend, backends[i].backend) == 0;
+        if (seen)
+            continue;
+        if (n < cap)
+            names[n] = backends[i].backend;
+        n++;
+    }
+    return n;
 }
 
 wr_err_t wr_store_check_url(const char *url, char *err, size_t errlen)

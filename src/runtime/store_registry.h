@@ -54,10 +54,20 @@ typedef struct {
      * (store_memory.h, store_redis.h): WR_OK and *out, or an error. */
     wr_err_t (*open)(struct event_base *base, const char *url, const wr_store_params_t *p,
                      wr_store_t **out);
+    /* The backend the row opens, one name per open function ("memory",
+     * "redis": the Redis URL schemes share it); the store contract suite
+     * and the integration suite run once per backend. */
+    const char *backend;
 } wr_store_backend_t;
 
 /* The row that serves url, or NULL (url NULL, or no row matches). */
 const wr_store_backend_t *wr_store_registry_find(const char *url);
+
+/* The backends of the table, each once, in table order ("memory", "redis"):
+ * stores the first cap names (static strings) in names and returns how
+ * many backends there are (may be more than cap). For the test runners
+ * (tests/store/contract/runner.c --list-backends). */
+size_t wr_store_registry_backends(const char **names, size_t cap);
 
 /*
  * Checks a --store value without opening anything: WR_OK, or WR_EINVAL with

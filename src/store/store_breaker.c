@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/freelist.h"
 #include "base/log.h"
 
 typedef enum { K_ENTRY, K_DONE, K_ADMIT, K_TOKEN, K_INFO, K_LIST, K_SECRET } kind_t;
@@ -36,14 +37,12 @@ struct bstore {
     wr_metrics_t *metrics;
     int64_t (*now_ms)(void);
     bool closing;
-    struct call *free_calls; /* recycled call records (no malloc per store call) */
-    unsigned n_free;
+    wr_freelist_t calls; /* recycled call records (no malloc per store call) */
 };
 
 #define FREE_CALLS_MAX 1024
 
 struct call {
-    struct call *next_free;
     struct bstore *s;
     wr_breaker_permit_t permit;
     int64_t t0_ms;
@@ -109,12 +108,8 @@ static struct call *begin(struct bstore *s, wr_err_t *err)
         *err = WR_EUNAVAILABLE;
         return NULL;
     }
-    struct call *c = s->free_calls;
-    if (c) {
-        s->free_calls = c->next_free;
-        s->n_free--;
-        memset(c, 0, sizeof(*c));
-    } else if (!(c = calloc(1, sizeof(*c)))) {
+    struct call *c = wr_freelist_take(&s->calls);
+    if (!c) {
         wr_breaker_cancel(s->br, p);
         *err = WR_ENOMEM;
         return NULL;
@@ -144,13 +139,7 @@ static void settle(struct call *c, wr_err_t err)
     }
     /* The wrappers copy the user's callback out before settling, so the
      * record may be reused by a call made from inside that callback. */
-    if (s->n_free < FREE_CALLS_MAX) {
-        c->next_free = s->free_calls;
-        s->free_calls = c;
-        s->n_free++;
-    } else {
-        free(c);
-    }
+    wr_freelist_give(&s->calls, c);
 }
 
 /* The inner call returned err: settle and pass it on. */
@@ -364,11 +353,7 @@ static void b_close(wr_store_t *st)
     s->closing = true;
     wr_store_close(s->inner); /* settles every pending call */
     wr_breaker_free(s->br);
-    while (s->free_calls) {
-        struct call *c = s->free_calls;
-        s->free_calls = c->next_free;
-        free(c);
-    }
+    wr_freelist_clear(&s->calls);
     free(s);
 }
 
@@ -403,6 +388,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     struct bstore *s = calloc(1, sizeof(*s));
     if (!s)
         return WR_ENOMEM;
+    wr_freelist_init(&s->calls, sizeof(struct call), FREE_CALLS_MAX);
     wr_breaker_opts_t bo;
     if (opts)
         bo = opts->breaker;

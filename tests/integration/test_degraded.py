@@ -16,7 +16,7 @@ import time
 
 from harness import ENV, WRTest, RedisServer, Waitroomd, uid
 from jwtutil import decode
-from test_resilience import metrics
+from test_store_outage import metrics
 
 AOF = ["--appendonly", "yes", "--appendfsync", "always"]
 NULLS = ("position", "ahead", "waiting", "etaSeconds")

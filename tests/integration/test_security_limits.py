@@ -324,3 +324,43 @@ def read_response_one(s, timeout=10.0):
             break
         body += d
     return int(status_line.split()[1]), hd, body[:n], "ok"
+
+
+class IdleAndSlowConnections(WRTest):
+
+    def test_k08_idle_and_slow_connections_are_closed(self):
+        """K08: with --timeout-seconds 2, a connection that never sends a byte and
+        one that trickles a request (1 byte / 0.5 s) are both closed by the
+        server within 5 s; the server still answers."""
+        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                      identity="header:X-User-Id", extra=["--timeout-seconds", "2"])
+        self.addCleanup(w.kill)
+        idle = socket.create_connection(("127.0.0.1", w.port), timeout=6)
+        slow = socket.create_connection(("127.0.0.1", w.port), timeout=6)
+        t0 = time.monotonic()
+        closed = {}
+
+        def trickle():
+            try:
+                for ch in b"GET /healthz HTTP/1.1\r\nHost: x\r\n":
+                    slow.send(bytes([ch]))
+                    time.sleep(0.5)
+            except OSError:
+                pass
+
+        threading.Thread(target=trickle, daemon=True).start()
+        for name, s in (("idle", idle), ("slow", slow)):
+            closed[name] = float("inf")   # not closed by the server within the socket timeout
+            try:
+                while s.recv(4096):
+                    pass
+                closed[name] = time.monotonic() - t0
+            except socket.timeout:
+                pass
+            except OSError:
+                closed[name] = time.monotonic() - t0
+        for name, took in closed.items():
+            self.assertLess(took, 5.0, "%s connection held %.1f s (or still open) with "
+                            "--timeout-seconds 2" % (name, took))
+        self.assertEqual(w.client.get("/healthz").status, 200)
+        self.assertEqual(w.terminate(), 0)

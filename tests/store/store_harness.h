@@ -1,6 +1,6 @@
 /*
  * store_harness.h - the scaffolding the store test programs share
- * (test_store_contract, test_store_model, test_store_memory,
+ * (test_store_contract (contract/), test_store_model, test_store_memory,
  * test_store_breaker): one event loop, a result record that every store
  * callback fills, blocking helpers that run one operation to its callback,
  * and a private redis-server.

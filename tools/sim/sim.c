@@ -74,6 +74,8 @@
 #include <jansson.h>
 
 #include "base/b64.h"
+#include "base/clock.h"
+#include "base/rng.h"
 #include "report.h"
 #include "stats.h"
 
@@ -196,7 +198,7 @@ struct sim {
     int64_t t0_ms;    /* start of arrivals, epoch ms */
     int64_t end_ms;
     int64_t join_seq;
-    uint64_t rng;
+    wr_rng_t rng; /* seeded from --seed: the same run for the same seed */
     struct event *ev_sample, *ev_progress, *ev_deadline;
     bool sample_wr_busy, sample_shop_busy, finishing, finished;
     int final_pending;
@@ -215,19 +217,15 @@ struct sim {
 
 /* ---------- small helpers ---------- */
 
+/* Wall-clock ms: the report's time axis is wall time (base/clock.h). */
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return wr_clock_wall_us() / 1000;
 }
 
 static double rnd(sim_t *s)
 {
-    s->rng ^= s->rng >> 12;
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return (double)((s->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+    return wr_rng_unit(&s->rng);
 }
 
 static void timer_ms(struct event *ev, int64_t ms)
@@ -1907,7 +1905,7 @@ int main(int argc, char **argv)
         need += s->opens_in_s;
         s->max_seconds = need > MAX_SECONDS ? MAX_SECONDS : (uint32_t)need;
     }
-    s->rng = s->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL;
+    wr_rng_seed(&s->rng, s->seed * 2654435761ULL + 0x9e3779b97f4a7c15ULL);
 
     struct rlimit rl;
     size_t need_fds = (size_t)s->conns + s->join_conns + s->shop_conns + 2 + 64;

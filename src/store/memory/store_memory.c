@@ -72,7 +72,7 @@ typedef struct list_res {
 } list_res_t;
 
 typedef struct item {
-    struct item *next;
+    STAILQ_ENTRY(item) link; /* mstore_t.items */
     dkind_t kind;
     wr_err_t err;
     bool has_res;
@@ -118,16 +118,9 @@ static int64_t wall_us(const mstore_t *s)
 
 static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
 {
-    item_t *it = s->cache;
-    if (it) {
-        s->cache = it->next;
-        s->cache_n--;
-    } else {
-        it = malloc(sizeof *it);
-        if (!it)
-            return NULL;
-    }
-    memset(it, 0, sizeof *it);
+    item_t *it = wr_freelist_take(&s->cache);
+    if (!it)
+        return NULL;
     it->kind = kind;
     it->arg = arg;
     return it;
@@ -144,10 +137,8 @@ static void item_release(mstore_t *s, item_t *it)
         free(it->res.list.cfgs);
         free(it->res.list.names);
     }
-    if (s->cache_n < ITEM_CACHE_MAX && !s->closing) {
-        it->next = s->cache;
-        s->cache = it;
-        s->cache_n++;
+    if (!s->closing) {
+        wr_freelist_give(&s->cache, it);
     } else {
         free(it);
     }
@@ -184,12 +175,7 @@ static void item_fire(item_t *it, wr_err_t err)
 
 static void item_enqueue(mstore_t *s, item_t *it)
 {
-    it->next = NULL;
-    if (s->tail)
-        s->tail->next = it;
-    else
-        s->head = it;
-    s->tail = it;
+    STAILQ_INSERT_TAIL(&s->items, it, link);
     s->pending++;
     event_active(s->ev_defer, EV_READ, 0);
 }
@@ -203,11 +189,9 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
     mstore_t *s = arg;
     size_t n = s->pending;
     s->draining = true;
-    while (n-- > 0 && s->head && !s->closing) {
-        item_t *it = s->head;
-        s->head = it->next;
-        if (!s->head)
-            s->tail = NULL;
+    item_t *it;
+    while (n-- > 0 && (it = STAILQ_FIRST(&s->items)) != NULL && !s->closing) {
+        STAILQ_REMOVE_HEAD(&s->items, link);
         s->pending--;
         item_fire(it, it->err);
         item_release(s, it);
@@ -217,7 +201,7 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
         store_free(s);
         return;
     }
-    if (s->head)
+    if (!STAILQ_EMPTY(&s->items))
         event_active(s->ev_defer, EV_READ, 0);
 }
 
@@ -555,11 +539,7 @@ static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
 static void store_free(mstore_t *s)
 {
     wr_memq_db_clear(&s->db);
-    while (s->cache) {
-        item_t *it = s->cache;
-        s->cache = it->next;
-        free(it);
-    }
+    wr_freelist_clear(&s->cache);
     if (s->ev_defer)
         event_free(s->ev_defer);
     wr_store_memory__snap_free(s);
@@ -576,14 +556,13 @@ static void mem_close(wr_store_t *base)
         return;
     s->closing = true;
     wr_store_memory__snap_close(s);
-    while (s->head) {
-        item_t *it = s->head;
-        s->head = it->next;
+    item_t *it;
+    while ((it = STAILQ_FIRST(&s->items)) != NULL) {
+        STAILQ_REMOVE_HEAD(&s->items, link);
         s->pending--;
         item_fire(it, WR_ECANCELED);
         item_release(s, it);
     }
-    s->tail = NULL;
     if (s->draining)
         s->free_after_drain = true; /* on_defer frees when the callback returns */
     else
@@ -623,6 +602,8 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     mstore_t *s = calloc(1, sizeof *s);
     if (!s)
         return WR_ENOMEM;
+    STAILQ_INIT(&s->items);
+    wr_freelist_init(&s->cache, sizeof(item_t), ITEM_CACHE_MAX);
     s->base.ops = &memory_ops;
     s->evbase = base;
     s->lock_fd = -1;

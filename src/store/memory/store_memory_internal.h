@@ -15,6 +15,9 @@
 #ifndef WR_STORE_MEMORY_INTERNAL_H
 #define WR_STORE_MEMORY_INTERNAL_H
 
+#include <sys/queue.h>
+
+#include "base/freelist.h"
 #include <event2/event.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,11 +34,10 @@ typedef struct mstore {
     struct event_base *evbase;
     struct event *ev_defer;
     struct event *ev_snap;
-    struct event *ev_reap; /* polls for the snapshot child's exit (no zombie) */
-    struct item *head, *tail;
+    struct event *ev_reap;          /* polls for the snapshot child's exit (no zombie) */
+    STAILQ_HEAD(itemq, item) items; /* deferred answers, in call order */
     size_t pending;
-    struct item *cache; /* free items for reuse */
-    size_t cache_n;
+    wr_freelist_t cache; /* free items for reuse */
     bool draining, closing, free_after_drain;
 
     wr_memq_db_t db; /* the queues and the secret */

@@ -388,6 +388,8 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
     struct rstore *s = calloc(1, sizeof *s);
     if (!s)
         return WR_ENOMEM;
+    STAILQ_INIT(&s->held.q);
+    STAILQ_INIT(&s->failed.q);
     s->base_.ops = &redis_ops;
     s->wait_replicas = opts->wait_replicas;
     s->flush_ev = event_new(base, -1, 0, wr_store_redis__on_flush, s);

@@ -73,25 +73,17 @@ static bool wait_after_join(const redisReply *rep)
 
 static void blist_push(struct blist *l, struct batch *b)
 {
-    b->next = NULL;
-    if (l->tail)
-        l->tail->next = b;
-    else
-        l->head = b;
-    l->tail = b;
+    STAILQ_INSERT_TAIL(&l->q, b, link);
     l->n++;
 }
 
 struct batch *wr_store_redis__blist_pop(struct blist *l)
 {
-    struct batch *b = l->head;
+    struct batch *b = STAILQ_FIRST(&l->q);
     if (!b)
         return NULL;
-    l->head = b->next;
-    if (!l->head)
-        l->tail = NULL;
+    STAILQ_REMOVE_HEAD(&l->q, link);
     l->n--;
-    b->next = NULL;
     return b;
 }
 
@@ -232,9 +224,12 @@ void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg)
 static struct batch *batch_for(struct rstore *s, const char *q, bool join)
 {
     struct batch *last = NULL;
-    for (struct batch *b = s->held.head; b; b = b->next)
-        if (strcmp(b->queue, q) == 0)
-            last = b;
+    struct batch *it;
+    STAILQ_FOREACH(it, &s->held.q, link)
+    {
+        if (strcmp(it->queue, q) == 0)
+            last = it;
+    }
     bool same_kind = s->wait_replicas == 0 || !last || (join ? !last->statuses : !last->joins);
     if (last && last->n < BATCH_MAX && same_kind) {
         if (last->n == last->cap) {

@@ -19,6 +19,7 @@
 #include <hiredis/hiredis.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/queue.h>
 
 #include "store/redis/cfgcache.h"
 #include "store/redis/redis_conn.h"
@@ -91,7 +92,7 @@ struct sub {
  * (see "Coalescing" at the top). */
 struct batch {
     struct rstore *s;
-    struct batch *next; /* in s->held or s->failed */
+    STAILQ_ENTRY(batch) link; /* in s->held or s->failed */
     char queue[WR_QUEUE_NAME_MAX + 1];
     bool joins, statuses;     /* what it holds */
     wr_err_t err;             /* s->failed: why it could not be sent */
@@ -101,9 +102,9 @@ struct batch {
     struct sub *sub;
 };
 
-/* A FIFO of batches. */
+/* A FIFO of batches (STAILQ_INIT'ed at open). */
 struct blist {
-    struct batch *head, *tail;
+    STAILQ_HEAD(batchq, batch) q;
     size_t n;
 };
 

@@ -65,6 +65,24 @@ static const char *const bad[] = {
     "unix:///" P100 "ppppppp", /* 108 bytes after unix://: too long for sun_path */
 };
 
+/* Each backend once, in table order; the URL schemes of one backend share
+ * its name; cap bounds what is written, not the count. */
+static void t_backends(void **state)
+{
+    (void)state;
+    const char *names[8] = {0};
+    assert_int_equal(wr_store_registry_backends(names, 8), 2);
+    assert_string_equal(names[0], "memory");
+    assert_string_equal(names[1], "redis");
+    const char *one[1] = {0};
+    assert_int_equal(wr_store_registry_backends(one, 1), 2);
+    assert_string_equal(one[0], "memory");
+    assert_int_equal(wr_store_registry_backends(NULL, 0), 2);
+    assert_string_equal(wr_store_registry_find("rediss://h:1")->backend, "redis");
+    assert_string_equal(wr_store_registry_find("unix:///x")->backend, "redis");
+    assert_string_equal(wr_store_registry_find("memory")->backend, "memory");
+}
+
 static void t_find(void **state)
 {
     (void)state;
@@ -181,6 +199,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_find),
+        cmocka_unit_test(t_backends),
         cmocka_unit_test(t_check_messages),
         cmocka_unit_test(t_check_and_open_agree),
         cmocka_unit_test(t_redis_url_endpoint),

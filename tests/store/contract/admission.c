@@ -1,0 +1,246 @@
+/*
+ * admission.c - the store contract, the admission tick: counts and order, no catch-up after a gap
+ * (K24), the admission delay, fractional rates, tickMs changes, paused, maxActive. Run by runner.c
+ * against every backend of the store registry (tests listed in WR_CONTRACT_GROUP at the end;
+ * *_redis_only groups run against Redis alone).
+ */
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "contract.h"
+
+static void t_admit_counts_and_order(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a1, a2;
+    put_ok(s, "adm", mkcfg(5, 1000, 0, 0, 300)); /* 5 users per 1 s tick */
+    join_due(s, "adm", 1, 12);
+    assert_int_equal(sh_admit(s, "adm", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 5); /* first tick ever: one tick's worth */
+    assert_int_equal(a1.admit.stats.waiting, 7);
+    assert_int_equal(a1.admit.stats.active, 5);
+    assert_int_equal(a1.admit.stats.admitted_total, 5);
+    /* each admitted user's wait, oldest arrival first */
+    assert_int_equal(a1.admit.n_waited, 5);
+    assert_true(a1.waited_last_us >= 0);
+    assert_true(a1.waited_first_us >= a1.waited_last_us);
+    assert_true(a1.waited_first_us < 60 * 1000000LL);
+    assert_true(a1.has_cfg);
+    assert_int_equal(a1.cfg.tick_ms, 1000);
+    int64_t t1 = a1.admit.now_us / 1000000;
+
+    /* idempotent per tick: same tick admits nobody; the next one admits 5 */
+    assert_int_equal(sh_admit(s, "adm", &a2), WR_OK);
+    int64_t t2 = a2.admit.now_us / 1000000;
+    assert_true(t2 >= t1);
+    uint64_t expect2 = t2 == t1 ? 0 : 5;
+    assert_int_equal(a2.admit.admitted, expect2);
+    assert_int_equal(a2.admit.stats.admitted_total, 5 + expect2);
+
+    /* arrival order: u1..u5 hold tokens, u6 is first in line */
+    char jtis[5][WR_JTI_LEN + 1];
+    for (int i = 1; i <= 5; i++) {
+        char u[8];
+        snprintf(u, sizeof u, "u%d", i);
+        assert_int_equal(sh_status(s, "adm", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+        assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
+        assert_int_equal(strspn(r.entry.jti, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                             "0123456789-_"),
+                         WR_JTI_LEN);
+        assert_int_equal(r.entry.issued_at_us, a1.admit.now_us);
+        assert_int_equal(r.entry.expires_at_us, a1.admit.now_us + 300 * 1000000LL);
+        memcpy(jtis[i - 1], r.entry.jti, sizeof jtis[0]);
+        for (int j = 0; j < i - 1; j++)
+            assert_string_not_equal(jtis[j], r.entry.jti);
+        /* joining again while admitted answers the same token */
+        assert_int_equal(sh_join(s, "adm", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+        assert_string_equal(r.entry.jti, jtis[i - 1]);
+    }
+    if (expect2 == 0) {
+        assert_int_equal(sh_status(s, "adm", "u6", &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_int_equal(r.entry.position, 1);
+        assert_int_equal(r.entry.waiting, 7);
+    }
+}
+
+/* K24: after ticks that nobody ran (a late timer under load, a stall), the
+ * next tick admits one tick's budget, never the missed ones at once. */
+static void t_admit_no_catchup_after_gap(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t a1, a2;
+    put_ok(s, "gap", mkcfg(50, 100, 0, 0, 300)); /* 5 per tick */
+    join_due(s, "gap", 1, 100);
+    assert_int_equal(sh_admit(s, "gap", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 5);
+    /* let 3 to 4 ticks pass unrun */
+    pass_store_time(s, a1.admit.now_us + 300000);
+    assert_int_equal(sh_admit(s, "gap", &a2), WR_OK);
+    assert_true(a2.admit.now_us / 100000 - a1.admit.now_us / 100000 >= 3);
+    assert_int_equal(a2.admit.admitted, 5);
+    assert_int_equal(a2.admit.stats.admitted_total, 10);
+    assert_int_equal(a2.admit.stats.waiting, 90);
+}
+
+/* The admission delay (queue.h): nobody is admitted sooner than 250 ms
+ * after joining; the ticks before it admit nobody and carry nothing (K24:
+ * the first tick after it admits one tick's budget); a join reports when
+ * the first of the line and the joiner become due, a status does not. */
+static void t_admit_delay(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a1, a2;
+    put_ok(s, "dl", mkcfg(50, 100, 0, 0, 300)); /* 5 per tick */
+    /* The embedded store's scores are wall clock, its ticks monotonic with
+     * the offset read at open: they may differ by a few us. */
+    const int64_t max_due = WR_ADMIT_DELAY_US + 1000;
+    int64_t t0 = wr_clock_wall_us();
+    assert_int_equal(sh_join(s, "dl", "u1", &r), WR_OK);
+    assert_true(r.entry.own_due_us > 0 && r.entry.own_due_us <= max_due);
+    assert_true(r.entry.head_due_us == r.entry.own_due_us);
+    join_n(s, "dl", 2, 9);
+    assert_int_equal(sh_join(s, "dl", "u10", &r), WR_OK);
+    assert_int_equal(r.entry.position, 10);
+    assert_true(r.entry.head_due_us > 0 && r.entry.head_due_us <= r.entry.own_due_us);
+    assert_true(r.entry.own_due_us <= max_due);
+    assert_int_equal(sh_status(s, "dl", "u10", &r), WR_OK);
+    assert_int_equal(r.entry.head_due_us, -1);
+    assert_int_equal(r.entry.own_due_us, -1);
+    /* before the delay: ticks run, nobody admitted */
+    assert_int_equal(sh_admit(s, "dl", &a1), WR_OK);
+    if (a1.admit.now_us < t0 + WR_ADMIT_DELAY_US)
+        assert_int_equal(a1.admit.admitted, 0);
+    else /* a host stalled for the whole delay */
+        assert_int_equal(a1.admit.admitted, 5);
+    /* after it, several ticks later: one tick's budget, 5 */
+    pass_store_time(s, t0 + WR_ADMIT_DELAY_US);
+    admit_next_tick(s, "dl", 100000, a1.admit.now_us / 100000, &a2);
+    assert_int_equal(a2.admit.admitted, 5);
+    assert_int_equal(a2.admit.stats.admitted_total, a1.admit.admitted + 5);
+    /* in arrival order */
+    assert_int_equal(sh_status(s, "dl", "u5", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    if (a1.admit.admitted == 0) {
+        assert_int_equal(sh_status(s, "dl", "u6", &r), WR_OK);
+        assert_int_equal(r.entry.position, 1);
+    }
+}
+
+static void t_admit_fractional_rate(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t a1, a2;
+    /* 25/s at 100 ms ticks = 2.5 users per tick, kept exactly. */
+    put_ok(s, "frac", mkcfg(25, 100, 0, 0, 300));
+    join_due(s, "frac", 1, 40);
+    assert_int_equal(sh_admit(s, "frac", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 2); /* 2.5 -> 2, carry 0.5 */
+    int64_t t1 = a1.admit.now_us / 100000;
+    admit_next_tick(s, "frac", 100000, t1, &a2);
+    assert_true(a2.admit.now_us / 100000 > t1);
+    /* 0.5 + 2.5 = 3, whatever the gap (no catch-up, K24) */
+    assert_int_equal(a2.admit.admitted, 3);
+    assert_int_equal(a2.admit.stats.admitted_total, 2 + 3);
+    assert_int_equal(a2.admit.stats.waiting, 40 - 2 - 3);
+}
+
+/* Changing tickMs must not stop admission: the last tick run is counted in
+ * the old tick length (100 ms ticks number ~10x more than 1 s ticks), so a
+ * store that kept it would see every new tick as "already run". */
+static void t_tick_change_keeps_admitting(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t a1, a2;
+    put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
+    join_due(s, "tk", 1, 30);
+    assert_int_equal(sh_admit(s, "tk", &a1), WR_OK);
+    assert_int_equal(a1.admit.admitted, 1);
+    put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
+    assert_int_equal(sh_admit(s, "tk", &a2), WR_OK);
+    /* The first tick after the change counts as a first tick: one tick's worth. */
+    assert_int_equal(a2.admit.admitted, 10);
+    assert_int_equal(a2.admit.stats.admitted_total, 11);
+    assert_int_equal(a2.admit.stats.waiting, 19);
+}
+
+static void t_paused_admits_nobody(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t a, a2;
+    wr_queue_config_t c = mkcfg(50, 100, 0, 0, 300);
+    c.paused = true;
+    put_ok(s, "pz", c);
+    join_due(s, "pz", 1, 3);
+    assert_int_equal(sh_admit(s, "pz", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_true(a.cfg.paused);
+    admit_next_tick(s, "pz", 100000, a.admit.now_us / 100000, &a2);
+    assert_int_equal(a2.admit.admitted, 0);
+    assert_int_equal(a2.admit.stats.waiting, 3);
+}
+
+static void t_max_active_and_leave_admitted(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    /* 5 allowed per tick, but at most 3 live tokens */
+    put_ok(s, "cap", mkcfg(50, 100, 3, 0, 300));
+    join_due(s, "cap", 1, 10);
+    assert_int_equal(sh_admit(s, "cap", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 3);
+    assert_int_equal(a.admit.stats.active, 3);
+    assert_int_equal(a.admit.stats.waiting, 7);
+    /* full: later ticks admit nobody */
+    admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.active, 3);
+
+    /* consuming one frees exactly one slot */
+    assert_int_equal(sh_status(s, "cap", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    char jti[WR_JTI_LEN + 1];
+    memcpy(jti, r.entry.jti, sizeof jti);
+    assert_int_equal(sh_consume(s, "cap", "u1", jti, &r), WR_OK);
+    admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.active, 3);
+    assert_int_equal(a.admit.stats.waiting, 6);
+    assert_int_equal(sh_status(s, "cap", "u4", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+
+    /* leaving while admitted revokes the token and frees the slot at once */
+    assert_int_equal(sh_status(s, "cap", "u2", &r), WR_OK);
+    memcpy(jti, r.entry.jti, sizeof jti);
+    assert_int_equal(sh_leave(s, "cap", "u2"), WR_OK);
+    assert_int_equal(sh_get(s, "cap", &r), WR_OK);
+    assert_int_equal(r.stats.active, 2);
+    assert_int_equal(r.stats.left_total, 1);
+    assert_int_equal(sh_leave(s, "cap", "u2"), WR_ENOTINQUEUE);
+    assert_int_equal(sh_consume(s, "cap", "u2", jti, &r), WR_ETOKEN);
+    assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
+    admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.active, 3);
+    assert_int_equal(a.admit.stats.waiting, 5);
+    assert_int_equal(a.admit.stats.admitted_total, 5);
+    assert_int_equal(a.admit.stats.consumed_total, 1);
+}
+
+WR_CONTRACT_GROUP(admission, T(t_admit_counts_and_order), T(t_admit_no_catchup_after_gap),
+                  T(t_admit_delay), T(t_admit_fractional_rate), T(t_tick_change_keeps_admitting),
+                  T(t_paused_admits_nobody), T(t_max_active_and_leave_admitted));

@@ -1,0 +1,110 @@
+/*
+ * contract.h - the store contract suite (store.h), split by topic: one .c
+ * per topic (join, admission, tokens, config, close, iteration, sessions,
+ * idle, opening; redis for what only the Redis backend has), each ending
+ * with its WR_CONTRACT_GROUP list of tests; runner.c runs every group
+ * against each backend of the store registry (runtime/store_registry.h),
+ * the *_redis_only groups against Redis alone.
+ *
+ * Every test opens a fresh store on one libevent base and drives it with
+ * the blocking helpers of store_harness.h: each helper calls one operation,
+ * checks that it returned WR_OK, marks "returned", then runs the loop until
+ * the callback fired (bounded). The callback checks that it did not run
+ * inside the call and counts its calls: every helper asserts exactly one.
+ *
+ * For "redis" the runner starts its own redis-server (store_harness.h: on a
+ * unix socket in a mkdtemp directory, --port 0, no persistence) and kills
+ * it at the end; each test starts from FLUSHALL.
+ *
+ * Time: admission counts depend on the store's tick, so the tests use the
+ * store's own clock (wr_admit_t.now_us) to compute the exact expectation
+ * of each call (same tick: 0; next ticks: the hand-computed budget).
+ *
+ * Adding a test: write it in its topic's file and add T(name) to that
+ * file's WR_CONTRACT_GROUP; a new topic is a new file here (CMake takes
+ * every .c of this folder) and one line in runner.c's group table.
+ */
+#ifndef WR_CONTRACT_H
+#define WR_CONTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/embed.h"
+#include "core/queue.h"
+#include "fake_redis.h"
+#include "runtime/store_registry.h"
+#include "store/redis/store_redis.h"
+#include "store/store.h"
+#include "store_harness.h"
+
+struct CMUnitTest;
+
+/* The backend under test is Redis (runner.c sets it from argv). */
+extern bool g_redis;
+
+/* ---------------------------------------------------------- common.c */
+
+wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_active, uint64_t max_queue,
+                        uint32_t ttl_s);
+void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c);
+/* Joins users "u<from>".."u<to>", each WAITING. */
+void join_n(wr_store_t *s, const char *q, int from, int to);
+/* Admits until the store reports a tick other than prev_tick (bounded),
+ * checking that every same-tick call admitted 0; r: the first call in a
+ * new tick. */
+void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64_t prev_tick, sh_res_t *r);
+/* Moves the store's clock past t_us (debug hook, else a real wait). */
+void pass_store_time(wr_store_t *s, int64_t t_us);
+/* join_n, then lets the admission delay pass. */
+void join_due(wr_store_t *s, const char *q, int from, int to);
+/* Moves the store's clock on by us. */
+void pass_us(wr_store_t *s, int64_t us);
+/* u's status is WAITING at pos of waiting. */
+void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, uint64_t waiting);
+/* The backend under test, opened through the store registry. */
+wr_store_t *open_store_with(uint32_t cmd_timeout_ms);
+/* Per test: a fresh store in *state (Redis: after FLUSHALL); closed after. */
+int setup(void **state);
+int teardown(void **state);
+int group_setup(void **state);
+
+/* ------------------------------------------------------- iteration.c */
+
+/* Joins and statuses made in one loop iteration (store_redis sends those
+ * of one queue as one script call): each answers exactly once, never from
+ * inside the call, with the answer it gets when the calls run one after
+ * the other; an argument refused at the call (WR_EINVAL) is never called
+ * back and does not disturb the others; within a queue the callbacks come
+ * in call order. */
+typedef struct {
+    char op; /* 'j' join, 's' status, 'p' join_page, 'q' status_quiet, 'l' leave,
+                'd' delete, 'a' admit */
+    const char *q, *u;
+    wr_err_t rc;   /* what the call returns */
+    wr_err_t want; /* what the callback gets (rc == WR_OK) */
+    int pos;       /* WAITING: position (0 = any state), or -1 ADMITTED, -2 PASSTHROUGH */
+    int waiting;   /* WAITING or EFULL: waiting */
+} step_t;
+
+/* Callbacks of one queue come in call order (run_steps checks); false in
+ * durability mode. */
+extern bool g_in_order;
+/* Makes every call of steps in one go, runs the loop until each answered,
+ * and checks each answer. */
+void run_steps(wr_store_t *s, const step_t *steps, size_t n);
+
+/* ------------------------------------------------------------ groups */
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+/* The list of a topic's tests: wr_contract_<name>[] and its length. */
+#define WR_CONTRACT_GROUP(name, ...)                                                               \
+    const struct CMUnitTest wr_contract_##name[] = {__VA_ARGS__};                                  \
+    const size_t wr_contract_##name##_n = sizeof wr_contract_##name / sizeof wr_contract_##name[0]
+#define WR_CONTRACT_EXTERN(name)                                                                   \
+    extern const struct CMUnitTest wr_contract_##name[];                                           \
+    extern const size_t wr_contract_##name##_n
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * opening.c - the store contract, the sale opening: the pre-queue, arrival order, chunked moves.
+ * Run by runner.c against every backend of the store registry (tests
+ * listed in WR_CONTRACT_GROUP at the end; *_redis_only groups run
+ * against Redis alone).
+ */
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "contract.h"
+
+/* ------------------------------------------------------------ sale opening */
+
+/* Before opensAt: joins go to the pre-queue (PREQUEUE), counted in
+ * prequeue, not waiting; nobody is admitted; leave works. opensAt null
+ * opens at once: the first join after it begins the opening and lines up
+ * behind the whole pre-queue; admit moves it (also while paused). */
+static void t_open_prequeue(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    char u[32];
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "op", c);
+    for (int i = 0; i < 50; i++) {
+        snprintf(u, sizeof u, "p%d", i);
+        assert_int_equal(sh_join(s, "op", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+        assert_int_equal(r.cfg.opens_at_ms, c.opens_at_ms);
+        assert_int_equal(sh_join(s, "op", u, &r), WR_OK); /* again: still there */
+        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+    }
+    assert_int_equal(sh_status(s, "op", "p7", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+    assert_int_equal(sh_status(s, "op", "nobody", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "op", &r), WR_OK);
+    assert_int_equal(r.stats.prequeue, 50);
+    assert_int_equal(r.stats.waiting, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sh_admit(s, "op", &r), WR_OK);
+        assert_int_equal(r.admit.admitted, 0);
+        assert_int_equal(r.admit.opening_moved, 0);
+        assert_int_equal(r.admit.stats.prequeue, 50);
+        sh_run_for(110);
+    }
+    assert_int_equal(sh_leave(s, "op", "p0"), WR_OK);
+    assert_int_equal(sh_status(s, "op", "p0", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_leave(s, "op", "p0"), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "op", &r), WR_OK);
+    assert_int_equal(r.stats.prequeue, 49);
+    assert_int_equal(r.stats.left_total, 1);
+
+    /* null: opens at once (paused: the pre-queue still enters the line) */
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    c.paused = true;
+    put_ok(s, "op", c);
+    assert_int_equal(sh_join(s, "op", "late1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, 50);
+    assert_int_equal(r.entry.waiting, 50);
+    assert_int_equal(sh_status(s, "op", "p5", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_true(r.entry.position >= 1 && r.entry.position <= 49);
+    assert_int_equal(sh_get(s, "op", &r), WR_OK);
+    assert_int_equal(r.stats.prequeue, 0);
+    assert_int_equal(r.stats.waiting, 50);
+    assert_int_equal(sh_admit(s, "op", &r), WR_OK);
+    assert_int_equal(r.admit.opening_moved, 49);
+    assert_int_equal(r.admit.opening_left, 0);
+    assert_int_equal(r.admit.admitted, 0);
+    bool seen[50] = {false};
+    for (int i = 1; i < 50; i++) {
+        snprintf(u, sizeof u, "p%d", i);
+        assert_int_equal(sh_status(s, "op", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_true(r.entry.position >= 1 && r.entry.position <= 49);
+        assert_false(seen[r.entry.position]);
+        seen[r.entry.position] = true;
+    }
+    assert_int_equal(sh_status(s, "op", "late1", &r), WR_OK);
+    assert_int_equal(r.entry.position, 50);
+    /* after the opening, joins line up as before */
+    assert_int_equal(sh_join(s, "op", "late2", &r), WR_OK);
+    assert_int_equal(r.entry.position, 51);
+    assert_int_equal(sh_leave(s, "op", "p3"), WR_OK);
+    assert_int_equal(sh_status(s, "op", "late2", &r), WR_OK);
+    assert_int_equal(r.entry.position, 50);
+}
+
+/* preQueueShuffle false: arrival order; a past opensAt opens at once. */
+static void t_open_arrival_order(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    char u[32];
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.paused = true;
+    c.pre_queue_shuffle = false;
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "ar", c);
+    for (int i = 0; i < 20; i++) {
+        snprintf(u, sizeof u, "a%d", i);
+        assert_int_equal(sh_join(s, "ar", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+    }
+    c.opens_at_ms = wr_clock_wall_us() / 1000 - 1000;
+    put_ok(s, "ar", c);
+    assert_int_equal(sh_admit(s, "ar", &r), WR_OK);
+    assert_int_equal(r.admit.opening_moved, 20);
+    for (int i = 0; i < 20; i++) {
+        snprintf(u, sizeof u, "a%d", i);
+        assert_int_equal(sh_status(s, "ar", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_int_equal(r.entry.position, i + 1);
+    }
+}
+
+/* A pre-queue larger than one chunk: while it moves, positions are a
+ * permutation with later arrivals behind everyone of the pre-queue, and
+ * admission takes only people below the moved part. */
+static void t_open_chunked(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    char u[32];
+    enum { N = 10000, LATE = 3 };
+    wr_queue_config_t c = mkcfg(1000000, 100, 0, 0, 300);
+    c.paused = true;
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "ch", c);
+    for (int i = 0; i < N; i++) {
+        snprintf(u, sizeof u, "c%d", i);
+        assert_int_equal(sh_join(s, "ch", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+    }
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    put_ok(s, "ch", c);
+    for (int i = 0; i < LATE; i++) {
+        snprintf(u, sizeof u, "late%d", i);
+        assert_int_equal(sh_join(s, "ch", u, &r), WR_OK);
+        assert_int_equal(r.entry.position, N + i + 1);
+    }
+    assert_int_equal(sh_admit(s, "ch", &r), WR_OK);
+    uint64_t moved = r.admit.opening_moved;
+    assert_true(moved > 0 && moved < N);
+    assert_int_equal(r.admit.opening_left, N - moved);
+    assert_int_equal(r.admit.stats.waiting, N + LATE);
+    unsigned char *seen = calloc(N + LATE + 1, 1);
+    assert_non_null(seen);
+    for (int i = 0; i < N + LATE; i++) {
+        if (i < N)
+            snprintf(u, sizeof u, "c%d", i);
+        else
+            snprintf(u, sizeof u, "late%d", i - N);
+        assert_int_equal(sh_status(s, "ch", u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_int_equal(r.entry.waiting, N + LATE);
+        uint64_t p = r.entry.position;
+        assert_true(p >= 1 && p <= N + LATE);
+        assert_false(seen[p]);
+        seen[p] = 1;
+        if (i >= N)
+            assert_int_equal(p, i + 1);
+    }
+    free(seen);
+    /* admission while people are left to move: only the moved ones */
+    c.paused = false;
+    put_ok(s, "ch", c);
+    uint64_t admitted = 0, left = N - moved;
+    for (int k = 0; k < 50 && left > 0; k++) {
+        sh_run_for(110);
+        assert_int_equal(sh_admit(s, "ch", &r), WR_OK);
+        moved += r.admit.opening_moved;
+        admitted += r.admit.admitted;
+        left = r.admit.opening_left;
+        if (left > 0) /* nobody behind the part not yet moved */
+            assert_true(admitted <= moved);
+    }
+    assert_int_equal(left, 0);
+    assert_int_equal(moved, N);
+    assert_int_equal(sh_get(s, "ch", &r), WR_OK);
+    assert_int_equal(r.stats.prequeue, 0);
+    assert_int_equal(r.stats.waiting + r.stats.admitted_total, N + LATE);
+}
+
+WR_CONTRACT_GROUP(opening, T(t_open_prequeue), T(t_open_arrival_order), T(t_open_chunked));

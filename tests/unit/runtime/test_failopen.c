@@ -1,0 +1,308 @@
+/*
+ * test_failopen.c - degraded mode's spent set and owed burns (failopen.c)
+ * on a real libevent base, against a fake store (its vtable: burn and
+ * consume only) that records every call and answers from the loop.
+ *
+ * Checked: a pass spent once is spent (WR_ETOKEN the second time, per
+ * queue and jti) until it expires, then its place can be taken; the set is
+ * bounded (WR_FAILOPEN_MAX live passes, then WR_ELIMIT; expired ones make
+ * room); the owed burns are replayed once each when the store answers (a
+ * fail-open pass burned with its expiry in us, an ordinary token consumed
+ * as its user), in the order spent; a store failure puts the burn back for
+ * the next round (replayed again, once more only); a call refused at once
+ * (breaker open) ends the round; a burn whose pass expired is dropped
+ * unsent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "runtime/failopen.h"
+
+/* ---------------------------------------------------------- fake store */
+
+#define CALLS_MAX 256
+
+typedef struct {
+    bool burn; /* burn (fail-open) or consume (ordinary) */
+    char queue[WR_QUEUE_NAME_MAX + 1];
+    char user[WR_USER_ID_MAX + 1];
+    char jti[WR_JTI_LEN + 1];
+    int64_t exp_us;
+} call_t;
+
+typedef struct {
+    wr_store_t base_;
+    struct event_base *loop;
+    int calls, answered;
+    call_t call[CALLS_MAX];
+    int fail_next;        /* the next calls answer WR_EUNAVAILABLE from the loop */
+    wr_err_t refuse_sync; /* != WR_OK: calls return it at once, no callback */
+    int refused;
+} fake_t;
+
+static fake_t g_fake;
+static struct event_base *g_loop;
+
+typedef struct {
+    wr_store_token_cb cb;
+    void *arg;
+    wr_err_t err;
+} pending_t;
+
+static void answer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    pending_t *p = arg;
+    wr_token_check_t res;
+    memset(&res, 0, sizeof res);
+    g_fake.answered++;
+    p->cb(p->err, p->err == WR_OK ? &res : NULL, p->arg);
+    free(p);
+}
+
+static wr_err_t record(bool burn, const char *q, const char *u, const char *jti, int64_t exp_us,
+                       wr_store_token_cb cb, void *arg)
+{
+    if (g_fake.refuse_sync != WR_OK) {
+        g_fake.refused++;
+        return g_fake.refuse_sync;
+    }
+    assert_true(g_fake.calls < CALLS_MAX);
+    call_t *c = &g_fake.call[g_fake.calls++];
+    c->burn = burn;
+    snprintf(c->queue, sizeof c->queue, "%s", q);
+    snprintf(c->user, sizeof c->user, "%s", u ? u : "");
+    snprintf(c->jti, sizeof c->jti, "%s", jti);
+    c->exp_us = exp_us;
+    pending_t *p = malloc(sizeof *p);
+    assert_non_null(p);
+    p->cb = cb;
+    p->arg = arg;
+    p->err = WR_OK;
+    if (g_fake.fail_next > 0) {
+        g_fake.fail_next--;
+        p->err = WR_EUNAVAILABLE;
+    }
+    struct timeval zero = {0, 0};
+    assert_int_equal(event_base_once(g_fake.loop, -1, EV_TIMEOUT, answer_cb, p, &zero), 0);
+    return WR_OK;
+}
+
+static wr_err_t f_burn(wr_store_t *s, const char *q, const char *jti, int64_t exp_us,
+                       bool check_only, wr_store_token_cb cb, void *arg)
+{
+    (void)s;
+    assert_false(check_only);
+    return record(true, q, NULL, jti, exp_us, cb, arg);
+}
+
+static wr_err_t f_consume(wr_store_t *s, const char *q, const char *u, const char *jti,
+                          wr_store_token_cb cb, void *arg)
+{
+    (void)s;
+    return record(false, q, u, jti, 0, cb, arg);
+}
+
+static const wr_store_ops_t fake_ops = {
+    .name = "fake",
+    .burn = f_burn,
+    .consume = f_consume,
+};
+
+static wr_failopen_t *g_fo;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&g_fake, 0, sizeof g_fake);
+    g_fake.base_.ops = &fake_ops;
+    g_loop = event_base_new();
+    if (!g_loop)
+        return -1;
+    g_fake.loop = g_loop;
+    return wr_failopen_new(g_loop, &g_fake.base_, &g_fo) == WR_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_failopen_free(g_fo); /* a burn in flight frees it from its callback */
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    event_base_free(g_loop);
+    return 0;
+}
+
+static void run_for_ms(int ms)
+{
+    struct timeval tv = wr_clock_tv_ms((uint64_t)ms);
+    event_base_loopexit(g_loop, &tv);
+    event_base_dispatch(g_loop);
+}
+
+static wr_token_claims_t pass(const char *q, const char *user, const char *jti, int64_t exp,
+                              bool fail_open)
+{
+    wr_token_claims_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.queue, sizeof c.queue, "%s", q);
+    snprintf(c.user, sizeof c.user, "%s", user);
+    snprintf(c.jti, sizeof c.jti, "%s", jti);
+    c.iat = exp - 300;
+    c.exp = exp;
+    c.fail_open = fail_open;
+    return c;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void t_spent_once_is_spent(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    wr_token_claims_t a = pass("q1", "u1", "jtiA", now + 300, true);
+    assert_false(wr_failopen_spent(g_fo, &a, now));
+    assert_int_equal(wr_failopen_spend(g_fo, &a, now), WR_OK);
+    assert_true(wr_failopen_spent(g_fo, &a, now));
+    assert_int_equal(wr_failopen_spend(g_fo, &a, now), WR_ETOKEN);
+    assert_int_equal(wr_failopen_spend(g_fo, &a, now + 299), WR_ETOKEN);
+    /* the same jti in another queue, another jti in this one: other passes */
+    wr_token_claims_t b = pass("q2", "u1", "jtiA", now + 300, true);
+    wr_token_claims_t c = pass("q1", "u1", "jtiB", now + 300, false);
+    assert_int_equal(wr_failopen_spend(g_fo, &b, now), WR_OK);
+    assert_int_equal(wr_failopen_spend(g_fo, &c, now), WR_OK);
+    assert_int_equal(wr_failopen_count(g_fo), 3);
+    assert_int_equal(wr_failopen_pending(g_fo), 3);
+    /* expired: no longer spent (nothing left to spend) */
+    assert_false(wr_failopen_spent(g_fo, &a, now + 300));
+}
+
+static void t_expired_place_can_be_taken(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    /* spent long ago, expired at now - 1: its burn is dropped unsent */
+    wr_token_claims_t old = pass("q1", "u1", "jtiOld", now - 1, true);
+    assert_int_equal(wr_failopen_spend(g_fo, &old, now - 100), WR_OK);
+    run_for_ms(400); /* one replay round */
+    assert_int_equal(g_fake.calls, 0);
+    assert_int_equal(wr_failopen_pending(g_fo), 0);
+    /* a new pass with that jti (exp in the future) is spent anew */
+    wr_token_claims_t again = pass("q1", "u1", "jtiOld", now + 60, true);
+    assert_int_equal(wr_failopen_spend(g_fo, &again, now), WR_OK);
+    assert_int_equal(wr_failopen_count(g_fo), 1);
+    assert_int_equal(wr_failopen_spend(g_fo, &again, now), WR_ETOKEN);
+}
+
+static void t_burns_replayed_once_in_order(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    wr_token_claims_t fo = pass("q1", "alice", "jtiF", now + 300, true);
+    wr_token_claims_t ord = pass("q1", "bob", "jtiO", now + 200, false);
+    assert_int_equal(wr_failopen_spend(g_fo, &fo, now), WR_OK);
+    assert_int_equal(wr_failopen_spend(g_fo, &ord, now), WR_OK);
+    run_for_ms(700); /* two rounds of 250 ms */
+    assert_int_equal(g_fake.calls, 2);
+    assert_true(g_fake.call[0].burn);
+    assert_string_equal(g_fake.call[0].queue, "q1");
+    assert_string_equal(g_fake.call[0].jti, "jtiF");
+    assert_int_equal(g_fake.call[0].exp_us, (now + 300) * 1000000);
+    assert_false(g_fake.call[1].burn);
+    assert_string_equal(g_fake.call[1].user, "bob");
+    assert_string_equal(g_fake.call[1].jti, "jtiO");
+    assert_int_equal(wr_failopen_pending(g_fo), 0);
+    /* settled: never sent again; still spent here */
+    run_for_ms(600);
+    assert_int_equal(g_fake.calls, 2);
+    assert_true(wr_failopen_spent(g_fo, &fo, now));
+    assert_int_equal(wr_failopen_spend(g_fo, &fo, now), WR_ETOKEN);
+}
+
+static void t_store_failure_retries_once_more(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    wr_token_claims_t a = pass("q1", "u1", "jti1", now + 300, true);
+    wr_token_claims_t b = pass("q1", "u2", "jti2", now + 300, true);
+    assert_int_equal(wr_failopen_spend(g_fo, &a, now), WR_OK);
+    assert_int_equal(wr_failopen_spend(g_fo, &b, now), WR_OK);
+    g_fake.fail_next = 1; /* the first burn fails as a store failure */
+    run_for_ms(900);
+    assert_int_equal(g_fake.calls, 3); /* jti1 (failed), jti2, jti1 again */
+    assert_string_equal(g_fake.call[0].jti, "jti1");
+    assert_string_equal(g_fake.call[1].jti, "jti2");
+    assert_string_equal(g_fake.call[2].jti, "jti1");
+    assert_int_equal(wr_failopen_pending(g_fo), 0);
+}
+
+static void t_refused_at_once_ends_the_round(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    for (int i = 0; i < 5; i++) {
+        char jti[16];
+        snprintf(jti, sizeof jti, "j%d", i);
+        wr_token_claims_t p = pass("q1", "u", jti, now + 300, true);
+        assert_int_equal(wr_failopen_spend(g_fo, &p, now), WR_OK);
+    }
+    g_fake.refuse_sync = WR_EUNAVAILABLE;                    /* the breaker is open */
+    run_for_ms(600);                                         /* two rounds */
+    assert_true(g_fake.refused >= 1 && g_fake.refused <= 3); /* one try per round */
+    assert_int_equal(g_fake.calls, 0);
+    assert_int_equal(wr_failopen_pending(g_fo), 5);
+    g_fake.refuse_sync = WR_OK; /* the store is back: each once, in order */
+    run_for_ms(400);
+    assert_int_equal(g_fake.calls, 5);
+    for (int i = 0; i < 5; i++) {
+        char jti[16];
+        snprintf(jti, sizeof jti, "j%d", i);
+        assert_string_equal(g_fake.call[i].jti, jti);
+    }
+    assert_int_equal(wr_failopen_pending(g_fo), 0);
+}
+
+static void t_bounded(void **state)
+{
+    (void)state;
+    int64_t now = (int64_t)time(NULL);
+    char jti[32];
+    /* half the set expires at now + 10, half lives */
+    for (int i = 0; i < WR_FAILOPEN_MAX; i++) {
+        snprintf(jti, sizeof jti, "b%d", i);
+        wr_token_claims_t p = pass("qb", "u", jti, i % 2 ? now + 300 : now + 10, true);
+        assert_int_equal(wr_failopen_spend(g_fo, &p, now), WR_OK);
+    }
+    assert_int_equal(wr_failopen_count(g_fo), WR_FAILOPEN_MAX);
+    wr_token_claims_t more = pass("qb", "u", "more", now + 300, true);
+    assert_int_equal(wr_failopen_spend(g_fo, &more, now), WR_ELIMIT); /* all live */
+    assert_false(wr_failopen_spent(g_fo, &more, now));
+    /* at now + 10 half of them expired: the sweep makes room */
+    assert_int_equal(wr_failopen_spend(g_fo, &more, now + 10), WR_OK);
+    assert_int_equal(wr_failopen_count(g_fo), WR_FAILOPEN_MAX / 2 + 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_spent_once_is_spent, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_expired_place_can_be_taken, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_burns_replayed_once_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_store_failure_retries_once_more, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_refused_at_once_ends_the_round, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_bounded, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,511 @@
+/*
+ * test_scheduler.c - the admission tick (scheduler.c) on a real libevent
+ * base, against a fake store (its vtable: admit and queue_list only) whose
+ * clock the test sets.
+ *
+ * Checked: after every admit answer the next call is armed for the middle
+ * of the store's next tick, from the store's clock (tickMs - phase +
+ * tickMs/2, phase = store ms mod tickMs), not from this host's; an opensAt
+ * before that is met exactly; run for a while on a store clock offset from
+ * the host's, no two calls fall in one store tick and they land in the
+ * middle of it; after the loop stalls for several ticks the scheduler makes
+ * one call, not one per missed tick (no catch-up from the scheduler: the
+ * store's admit gives at most one tick's budget, K24), and is aligned again
+ * from the next one.
+ *
+ * The fake answers from the loop (never inside the call), like a real
+ * store.
+ *
+ * Also the held queues (wr_scheduler_hold), against a second fake whose
+ * admit calls the test answers by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "core/qconfig.h"
+#include "runtime/scheduler.h"
+#include "store/store.h"
+
+/* ---------------------------------------------------------- fake store */
+
+#define CALLS_MAX 1024
+
+typedef struct {
+    wr_store_t base_;
+    struct event_base *loop;
+    /* the store's clock: fixed_us when >= 0, else the host's wall clock
+     * plus offset_us */
+    int64_t fixed_us;
+    int64_t offset_us;
+    int calls;
+    int answered;
+    int64_t call_store_us[CALLS_MAX]; /* store time of each admit */
+    int64_t call_mono_ms[CALLS_MAX];  /* host monotonic time of each admit */
+} fake_t;
+
+static fake_t g_fake;
+
+static int64_t store_now_us(void)
+{
+    return g_fake.fixed_us >= 0 ? g_fake.fixed_us : wr_clock_wall_us() + g_fake.offset_us;
+}
+
+typedef struct {
+    wr_store_admit_cb cb;
+    void *arg;
+    int64_t now_us;
+} pending_t;
+
+static void answer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    pending_t *p = arg;
+    wr_admit_t res;
+    memset(&res, 0, sizeof res);
+    res.now_us = p->now_us;
+    g_fake.answered++;
+    p->cb(WR_OK, &res, p->arg);
+    free(p);
+}
+
+static wr_err_t f_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb, void *arg)
+{
+    (void)s;
+    (void)q;
+    pending_t *p = malloc(sizeof *p);
+    assert_non_null(p);
+    p->cb = cb;
+    p->arg = arg;
+    p->now_us = store_now_us();
+    if (g_fake.calls < CALLS_MAX) {
+        g_fake.call_store_us[g_fake.calls] = p->now_us;
+        g_fake.call_mono_ms[g_fake.calls] = wr_clock_mono_ms();
+    }
+    g_fake.calls++;
+    struct timeval zero = {0, 0};
+    assert_int_equal(event_base_once(g_fake.loop, -1, EV_TIMEOUT, answer_cb, p, &zero), 0);
+    return WR_OK;
+}
+
+/* Discovery finds nothing to add or forget: refused at once. */
+static wr_err_t f_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
+{
+    (void)s;
+    (void)cb;
+    (void)arg;
+    return WR_EUNAVAILABLE;
+}
+
+static const wr_store_ops_t fake_ops = {
+    .name = "fake",
+    .admit = f_admit,
+    .queue_list = f_queue_list,
+};
+
+static struct event_base *g_loop;
+static wr_scheduler_t *g_sched;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&g_fake, 0, sizeof g_fake);
+    g_fake.base_.ops = &fake_ops;
+    g_fake.fixed_us = -1;
+    g_loop = event_base_new();
+    if (!g_loop)
+        return -1;
+    g_fake.loop = g_loop;
+    wr_scheduler_opts_t o = {.base = g_loop, .store = &g_fake.base_, .discovery_ms = 3600000};
+    return wr_scheduler_new(&o, &g_sched) == WR_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_scheduler_free(g_sched);
+    /* an answer still queued frees its (dead) entry when it runs */
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    event_base_free(g_loop);
+    return 0;
+}
+
+/* Runs the loop until `answered` reaches n (bounded by 5 s). */
+static void run_until_answered(int n)
+{
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (g_fake.answered < n && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    assert_true(g_fake.answered >= n);
+}
+
+static void run_for_ms(int ms)
+{
+    struct timeval tv = wr_clock_tv_ms((uint64_t)ms);
+    event_base_loopexit(g_loop, &tv);
+    event_base_dispatch(g_loop);
+}
+
+/* wr_scheduler_queue_next_tick_ms of the queue named name (held, read,
+ * given back): -1 when unknown. */
+static int64_t next_tick_ms(const char *name)
+{
+    wr_scheduler_queue_t *q = NULL;
+    wr_scheduler_hold(g_sched, &q, name, NULL);
+    int64_t ms = wr_scheduler_queue_next_tick_ms(q);
+    wr_scheduler_release(q);
+    return ms;
+}
+
+static wr_queue_config_t cfg_tick(uint32_t tick_ms)
+{
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.tick_ms = tick_ms;
+    c.admit_per_second = 10;
+    return c;
+}
+
+/* ------------------------------------------------------------- tests */
+
+/* The delay after an answer is tick - phase + tick/2 of the STORE's clock:
+ * the store says 1,000,000 ticks + phase ms, whatever this host's time. */
+static void t_next_call_is_the_middle_of_the_store_tick(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t tick, phase, expect;
+    } cases[] = {
+        {100, 0, 150}, {100, 30, 120}, {100, 50, 100}, {100, 99, 51}, {40, 7, 53}, {1000, 900, 600},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char q[16];
+        snprintf(q, sizeof q, "q%zu", i);
+        g_fake.fixed_us = (1000000LL * cases[i].tick + cases[i].phase) * 1000;
+        wr_queue_config_t c = cfg_tick(cases[i].tick);
+        int before = g_fake.answered;
+        wr_scheduler_note(g_sched, q, &c); /* armed at 0: the first call at once */
+        run_until_answered(before + 1);
+        int64_t next = next_tick_ms(q);
+        /* a few ms may pass between the answer and this line */
+        if (next > cases[i].expect || next < (int64_t)cases[i].expect - 20)
+            fail_msg("tick %u, store phase %u: next call in %lld ms, expected %u", cases[i].tick,
+                     cases[i].phase, (long long)next, cases[i].expect);
+        wr_scheduler_forget(g_sched, q);
+    }
+    assert_int_equal(next_tick_ms("q0"), -1);
+}
+
+/* An opensAt before the next tick is met at its millisecond. */
+static void t_opens_at_before_the_next_tick(void **state)
+{
+    (void)state;
+    int64_t now_ms = 1000000LL * 100 + 10; /* phase 10 of 100: next tick in 140 ms */
+    g_fake.fixed_us = now_ms * 1000;
+    wr_queue_config_t c = cfg_tick(100);
+    c.opens_at_ms = now_ms + 60;
+    wr_scheduler_note(g_sched, "open", &c);
+    run_until_answered(1);
+    int64_t next = next_tick_ms("open");
+    assert_true(next <= 60 && next >= 40);
+    /* opensAt after the next tick: the tick as usual */
+    c.opens_at_ms = now_ms + 500;
+    wr_scheduler_forget(g_sched, "open");
+    wr_scheduler_note(g_sched, "open", &c);
+    run_until_answered(2);
+    next = next_tick_ms("open");
+    assert_true(next <= 140 && next >= 120);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* On a store clock 37 ms ahead of the host's: every store tick gets at
+ * most one call, and the calls land in its middle (median phase). */
+static void t_one_call_per_store_tick_in_its_middle(void **state)
+{
+    (void)state;
+    const int64_t tick = 100;
+    g_fake.offset_us = 37000;
+    wr_queue_config_t c = cfg_tick((uint32_t)tick);
+    wr_scheduler_note(g_sched, "mid", &c);
+    run_for_ms(1500);
+    int n = g_fake.calls;
+    assert_true(n >= 5 && n <= 16); /* 15 ticks at most (and the first call) */
+    int64_t phases[CALLS_MAX];
+    for (int i = 1; i < n; i++) {
+        int64_t prev = g_fake.call_store_us[i - 1] / 1000 / tick;
+        int64_t cur = g_fake.call_store_us[i] / 1000 / tick;
+        if (cur <= prev)
+            fail_msg("calls %d and %d in the same store tick %lld", i - 1, i, (long long)cur);
+        phases[i - 1] = g_fake.call_store_us[i] / 1000 % tick;
+    }
+    qsort(phases, (size_t)(n - 1), sizeof phases[0], cmp_i64);
+    int64_t median = phases[(n - 1) / 2];
+    /* the middle (50), a timer late by up to 25 ms on a busy machine */
+    if (median < 45 || median > 75)
+        fail_msg("median store phase of the calls %lld ms of %lld", (long long)median,
+                 (long long)tick);
+}
+
+static void stall_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    usleep((useconds_t)(intptr_t)arg * 1000);
+}
+
+/* The loop stalls for 4.5 ticks: one call when it wakes, not one per missed
+ * tick; then the next in the middle of a later store tick. */
+static void t_late_tick_makes_one_call(void **state)
+{
+    (void)state;
+    const int64_t tick = 50;
+    wr_queue_config_t c = cfg_tick((uint32_t)tick);
+    wr_scheduler_note(g_sched, "late", &c);
+    run_until_answered(1);
+    struct timeval zero = {0, 0};
+    event_base_once(g_loop, -1, EV_TIMEOUT, stall_cb, (void *)(intptr_t)(4 * tick + tick / 2),
+                    &zero);
+    int64_t t0 = wr_clock_mono_ms();
+    run_until_answered(2); /* the stall, then the late call */
+    int64_t woke = wr_clock_mono_ms();
+    assert_true(woke - t0 >= 4 * tick);
+    int after_stall = g_fake.calls;
+    assert_int_equal(after_stall, 2); /* one late call for the 4 missed ticks */
+    /* the next call is aimed at the middle of the store's next tick: within
+     * 1.5 ticks of the late one, not at once */
+    run_until_answered(3);
+    int64_t gap = g_fake.call_mono_ms[2] - g_fake.call_mono_ms[1];
+    int64_t t1 = g_fake.call_store_us[1] / 1000 / tick, t2 = g_fake.call_store_us[2] / 1000 / tick;
+    if (t2 <= t1 || gap < tick / 2)
+        fail_msg("after the late call the next came %lld ms later (store ticks %lld, %lld)",
+                 (long long)gap, (long long)t1, (long long)t2);
+}
+
+/* ======== held queues (wr_scheduler_hold) ========
+ * One lookup, then reads without one; a queue forgotten while held reads as
+ * unknown and is freed by whichever comes last of the last release and its
+ * admit answer, also after the scheduler is freed (ASan: no leak, no use
+ * after free). A second fake store whose admit calls the test answers by
+ * hand, so "in flight" is a state the test holds. */
+
+/* ---- the fake store: admit waits for the test, discovery fails ---- */
+
+typedef struct {
+    wr_store_t base;
+    int n; /* admit calls pending */
+    wr_store_admit_cb cb[4];
+    void *arg[4];
+} hfake_t;
+
+static wr_err_t hf_admit(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg)
+{
+    hfake_t *f = (hfake_t *)s;
+    (void)queue;
+    assert_true(f->n < 4);
+    f->cb[f->n] = cb;
+    f->arg[f->n] = arg;
+    f->n++;
+    return WR_OK;
+}
+
+static wr_err_t hf_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
+{
+    (void)s;
+    (void)cb;
+    (void)arg;
+    return WR_EUNAVAILABLE;
+}
+
+/* Answers the oldest pending admit call with err. */
+static void h_answer_admit(hfake_t *f, wr_err_t err)
+{
+    assert_true(f->n > 0);
+    wr_store_admit_cb cb = f->cb[0];
+    void *arg = f->arg[0];
+    f->n--;
+    memmove(f->cb, f->cb + 1, (size_t)f->n * sizeof(f->cb[0]));
+    memmove(f->arg, f->arg + 1, (size_t)f->n * sizeof(f->arg[0]));
+    cb(err, NULL, arg);
+}
+
+static const wr_store_ops_t hfake_ops = {
+    .name = "fake",
+    .admit = hf_admit,
+    .queue_list = hf_queue_list,
+};
+
+typedef struct {
+    struct event_base *base;
+    hfake_t store;
+    wr_scheduler_t *sched;
+    wr_queue_config_t cfg;
+} hfx_t;
+
+static int h_setup(void **state)
+{
+    static hfx_t fx;
+    memset(&fx, 0, sizeof(fx));
+    fx.base = event_base_new();
+    assert_non_null(fx.base);
+    fx.store.base.ops = &hfake_ops;
+    wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000};
+    assert_int_equal(wr_scheduler_new(&o, &fx.sched), WR_OK);
+    wr_qconfig_defaults(&fx.cfg);
+    fx.cfg.admit_per_second = 10;
+    fx.cfg.fail_open_per_second = 5;
+    *state = &fx;
+    return 0;
+}
+
+static int h_teardown(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_free(fx->sched); /* NULL when the test freed it */
+    while (fx->store.n > 0)       /* as a store's close: ECANCELED */
+        h_answer_admit(&fx->store, WR_ECANCELED);
+    event_base_free(fx->base);
+    return 0;
+}
+
+/* Runs the loop until the queue's first tick (armed at 0 ms) has called
+ * admit. */
+static void h_until_admit_called(hfx_t *fx)
+{
+    for (int i = 0; i < 100 && fx->store.n == 0; i++)
+        event_base_loop(fx->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_int_equal(fx->store.n, 1);
+}
+
+static void test_hold_once_then_reads(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_queue_t *q = NULL;
+    /* unknown, no config to note: NULL, reads as unknown */
+    assert_null(wr_scheduler_hold(fx->sched, &q, "a", NULL));
+    assert_null(wr_scheduler_queue_config(q));
+    assert_true(wr_scheduler_queue_rate(q) == -1);
+    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), -1);
+    assert_false(wr_scheduler_queue_take_fail_open(q, 0));
+    /* with a config: noted and held */
+    wr_scheduler_queue_t *h = wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg);
+    assert_non_null(h);
+    assert_ptr_equal(h, q);
+    assert_int_equal(wr_scheduler_count(fx->sched), 1);
+    assert_ptr_equal(wr_scheduler_queue_config(q), wr_scheduler_config(fx->sched, "a"));
+    assert_true(wr_scheduler_queue_config(q)->admit_per_second == 10);
+    assert_true(wr_scheduler_queue_rate(q) == -1); /* no admit answer yet */
+    assert_true(wr_scheduler_queue_next_tick_ms(q) >= 0);
+    assert_true(wr_scheduler_queue_take_fail_open(q, 1000));
+    /* held and known: the same entry, nothing noted again */
+    assert_ptr_equal(wr_scheduler_hold(fx->sched, &q, "a", NULL), h);
+    /* a second holder; holding another name releases it and looks the
+     * name up */
+    wr_scheduler_queue_t *b = NULL;
+    assert_ptr_equal(wr_scheduler_hold(fx->sched, &b, "a", NULL), h);
+    assert_null(wr_scheduler_hold(fx->sched, &b, "b", NULL));
+    assert_null(b);
+    wr_scheduler_release(q);
+    wr_scheduler_release(NULL);
+}
+
+static void test_forgotten_while_held(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_queue_t *q = NULL, *q2 = NULL;
+    wr_scheduler_queue_t *h = wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg);
+    assert_non_null(h);
+    assert_non_null(wr_scheduler_hold(fx->sched, &q2, "a", NULL)); /* two holders */
+    wr_scheduler_forget(fx->sched, "a");
+    assert_int_equal(wr_scheduler_count(fx->sched), 0);
+    /* still valid memory, read as unknown */
+    assert_null(wr_scheduler_queue_config(q));
+    assert_true(wr_scheduler_queue_rate(q) == -1);
+    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), -1);
+    assert_false(wr_scheduler_queue_take_fail_open(q, 1000));
+    /* holding again finds the queue anew (noted again with a config) */
+    assert_null(wr_scheduler_hold(fx->sched, &q2, "a", NULL));
+    assert_non_null(wr_scheduler_hold(fx->sched, &q2, "a", &fx->cfg));
+    assert_ptr_not_equal(q2, h);
+    assert_non_null(wr_scheduler_queue_config(q2));
+    wr_scheduler_release(q); /* the last holder of the forgotten one frees it */
+    wr_scheduler_release(q2);
+}
+
+/* Forgotten with its admit in flight and held: the answer keeps it for
+ * the holder, the release frees it. */
+static void test_admit_in_flight_then_release(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_queue_t *q = NULL;
+    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
+    h_until_admit_called(fx);
+    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), 0); /* in flight */
+    wr_scheduler_forget(fx->sched, "a");
+    h_answer_admit(&fx->store, WR_EUNAVAILABLE);
+    assert_null(wr_scheduler_queue_config(q));
+    wr_scheduler_release(q);
+}
+
+/* Released before its admit answer: the answer frees it. */
+static void test_release_then_admit_answer(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_queue_t *q = NULL;
+    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
+    h_until_admit_called(fx);
+    wr_scheduler_forget(fx->sched, "a");
+    wr_scheduler_release(q);
+    h_answer_admit(&fx->store, WR_EUNAVAILABLE);
+}
+
+/* main's order: the store closed (admit answered ECANCELED), the
+ * scheduler freed, and only then the requests' contexts give their queues
+ * back. */
+static void test_held_past_scheduler_free(void **state)
+{
+    hfx_t *fx = *state;
+    wr_scheduler_queue_t *q = NULL, *idle = NULL;
+    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
+    h_until_admit_called(fx);
+    assert_non_null(wr_scheduler_hold(fx->sched, &idle, "b", &fx->cfg)); /* not in flight */
+    h_answer_admit(&fx->store, WR_ECANCELED);
+    wr_scheduler_free(fx->sched);
+    fx->sched = NULL;
+    assert_null(wr_scheduler_queue_config(q));
+    assert_null(wr_scheduler_queue_config(idle));
+    wr_scheduler_release(q);
+    wr_scheduler_release(idle);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_next_call_is_the_middle_of_the_store_tick, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(t_opens_at_before_the_next_tick, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_one_call_per_store_tick_in_its_middle, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_late_tick_makes_one_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_once_then_reads, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_forgotten_while_held, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_admit_in_flight_then_release, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_release_then_admit_answer, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_held_past_scheduler_free, h_setup, h_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
