@@ -120,7 +120,7 @@ typedef struct wr_api__ctx {
     int64_t seen_us;  /* join/status that records last-seen: sent at (monotonic us); 0 = not */
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    char cookie[WR_IDENTITY_COOKIE_MAX + 1]; /* set on the reply when a visitor was created */
     wr_token_claims_t claims;
     json_t *body; /* admin PATCH body, owned */
 } wr_api__ctx_t;

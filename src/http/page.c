@@ -258,6 +258,8 @@ static const char *invite_key(const char *reason)
         return "status_invite";
     if (strcmp(reason, "expired") == 0)
         return "status_invite_expired";
+    if (strcmp(reason, "notYetValid") == 0)
+        return "status_invite_not_yet";
     return "status_invite_invalid";
 }
 

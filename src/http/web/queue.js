@@ -173,7 +173,8 @@
     case 'left': return t('status_left');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
-      return t(S.reason === 'expired' ? 'status_invite_expired' : 'status_invite_invalid');
+      return t(S.reason === 'expired' ? 'status_invite_expired'
+        : S.reason === 'notYetValid' ? 'status_invite_not_yet' : 'status_invite_invalid');
     }
     return '';
   }
