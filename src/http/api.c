@@ -225,7 +225,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         if (!wr_api_has_secret(a)) {
             wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
                                 "the token secret is not loaded from the store yet", NULL, NULL,
-                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
+                                wr_api__retry_after_unavailable(a));
             return;
         }
         if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
@@ -256,16 +256,14 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     case WR_ROUTE_QUEUE_PAGE:
         if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-            /* HEAD must not join the line: headers only, no side effect. */
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                              "text/html; charset=utf-8");
-            wr_api__reply_empty(a, req, route, 200);
+            /* HEAD must not join the line: GET's headers, no side effect. */
+            wr_api__reply_html_head(a, req, route, 200);
             return;
         }
         if (!wr_api_has_secret(a)) {
             wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
                                 "the token secret is not loaded from the store yet", NULL, NULL,
-                                WR_API__RETRY_AFTER_UNAVAILABLE_S);
+                                wr_api__retry_after_unavailable(a));
             return;
         }
         wr_api__handle_queue_page(a, req, queue);

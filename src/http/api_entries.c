@@ -721,11 +721,14 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     } else {
         const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
         v.state = ans->page_state;
+        v.error = ans->code;
         status = ans->status;
-        if (ans->retry_after_s > 0) {
+        int ra_s = wr_api__answer_retry_s(a, ans);
+        if (ra_s > 0) { /* the page retries when the header says */
             char ra[16];
-            snprintf(ra, sizeof(ra), "%d", ans->retry_after_s);
+            snprintf(ra, sizeof(ra), "%d", ra_s);
             evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
+            v.retry_after_ms = (uint32_t)ra_s * 1000u;
         }
     }
     send_page(c, &v, status);

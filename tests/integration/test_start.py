@@ -26,6 +26,25 @@ def run_refused(args, prlimit=None, timeout=20):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
+def spawn(testcase, args, wrapper=()):
+    """Starts waitroomd (args after --listen) without waiting for readiness
+    (the store may be unreachable on purpose); returns (process, port, path
+    of its stderr). Stopped at the test's cleanup."""
+    errpath = os.path.join(ENV.tmpdir, "spawn-%s.log" % uid())
+    with open(errpath, "wb") as err:
+        proc = subprocess.Popen(list(wrapper) + [ENV.waitroomd, "--listen", "127.0.0.1:0"]
+                                + list(args), stdout=subprocess.PIPE, stderr=err,
+                                start_new_session=True)
+    PROCS.append(proc)
+    testcase.addCleanup(proc.stdout.close)
+    testcase.addCleanup(stop_process, proc)
+    line = proc.stdout.readline().decode().strip()
+    if not line.startswith("listening on 127.0.0.1:"):
+        with open(errpath) as f:
+            testcase.fail("no 'listening on' (%r); stderr:\n%s" % (line, f.read()))
+    return proc, int(line.rsplit(":", 1)[1]), errpath
+
+
 class StartLimits(WRTest):
     """--max-connections under `ulimit -Hn` (prlimit)."""
 
@@ -40,19 +59,10 @@ class StartLimits(WRTest):
         """Issue 22: with the default --max-connections and ulimit -Hn 2048
         the server starts (it used to refuse below 10,064), with a warning
         naming the limit and the cap it took: 2048 - 64 = 1984."""
-        errpath = os.path.join(ENV.tmpdir, "limits-%s.log" % uid())
-        with open(errpath, "wb") as err:
-            proc = subprocess.Popen(
-                ["prlimit", "--nofile=2048:2048", ENV.waitroomd, "--listen", "127.0.0.1:0",
-                 "--store", ENV.store_arg, "--token-secret", ENV.secret],
-                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
-        PROCS.append(proc)
-        self.addCleanup(stop_process, proc)
-        line = proc.stdout.readline().decode().strip()
+        proc, port, errpath = spawn(self, ["--store", ENV.store_arg, "--token-secret",
+                                           ENV.secret], wrapper=["prlimit", "--nofile=2048:2048"])
         with open(errpath) as f:
             tail = f.read()
-        self.assertTrue(line.startswith("listening on 127.0.0.1:"), (line, tail))
-        port = int(line.rsplit(":", 1)[1])
         self.assertEqual(Client(port).get("/healthz").status, 200)
         with open("/proc/%d/limits" % proc.pid) as f:
             soft = [ln.split()[3] for ln in f if ln.startswith("Max open files")][0]
@@ -61,7 +71,6 @@ class StartLimits(WRTest):
                       "1984 instead of 10000", tail)
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(proc.wait(timeout=15), 0)
-        proc.stdout.close()
 
     def test_explicit_value_that_cannot_fit_is_refused(self):
         """Issue 22: an explicit --max-connections over the hard limit is a
