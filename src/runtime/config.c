@@ -742,6 +742,13 @@ wr_err_t wr_config_fit_connections(wr_config_t *cfg, unsigned long long hard_lim
     if (cfg->max_connections > 0) { /* explicit: it fits or the start fails */
         if ((unsigned long long)cfg->max_connections <= room)
             return WR_OK;
+        if (room == 0)
+            return wr_einval(note, notelen,
+                             "--max-connections %u needs %llu file descriptors (connections + %u), "
+                             "but the hard limit (ulimit -Hn) is %llu: raise the limit (systemd: "
+                             "LimitNOFILE=)",
+                             cfg->max_connections,
+                             (unsigned long long)cfg->max_connections + margin, margin, hard_limit);
         return wr_einval(note, notelen,
                          "--max-connections %u needs %llu file descriptors (connections + %u), "
                          "but the hard limit (ulimit -Hn) is %llu: lower --max-connections to "

@@ -748,6 +748,11 @@ static void test_fit_connections(void **state)
                               "+ 64), but the hard limit (ulimit -Hn) is 2048: lower "
                               "--max-connections to 1984 or raise the limit (systemd: "
                               "LimitNOFILE=)");
+    c.max_connections = 1000;
+    assert_int_equal(wr_config_fit_connections(&c, 64, 64, note, sizeof note), WR_EINVAL);
+    assert_string_equal(note, "--max-connections 1000 needs 1064 file descriptors (connections + "
+                              "64), but the hard limit (ulimit -Hn) is 64: raise the limit "
+                              "(systemd: LimitNOFILE=)");
     c.max_connections = 500000;
     assert_int_equal(wr_config_fit_connections(&c, ULLONG_MAX, 64, note, sizeof note), WR_OK);
     assert_int_equal(c.max_connections, 500000);
