@@ -262,8 +262,10 @@ static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, ch
         lineno++;
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len + 3 > LINE_MAX_INI)
-            return where(err, errlen, path, lineno, "line longer than %d bytes", LINE_MAX_INI - 3);
+        if (len + 3 > LINE_MAX_INI) {
+            rc = where(err, errlen, path, lineno, "line longer than %d bytes", LINE_MAX_INI - 3);
+            goto out;
+        }
         const char *s = p, *e = p + len;
         while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
             s++;
