@@ -33,7 +33,11 @@
  * (WR_API__TELLS_*, api_internal.h): e.g. a leave tells NOT_IN_QUEUE, the
  * queue page does not, and consume/verify hand other errors to the fail
  * policy instead of answering 503. observe() counts as store errors
- * exactly the errors without a row.
+ * exactly the errors without a row. A 503's Retry-After is drawn from
+ * 1-3 s per answer (wr_api__retry_after_unavailable), so turned-away
+ * clients spread out (K13). Every error on the queue page's route
+ * (GET/HEAD /q/{queue}) is rendered as the page itself, the JSON code in
+ * data-error (reply_page_error): a browser never gets JSON there.
  */
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
