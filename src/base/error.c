@@ -27,6 +27,7 @@ static const struct {
     [WR_EIO] = {"WR_EIO", "I/O error"},
     [WR_ELIMIT] = {"WR_ELIMIT", "limit reached"},
     [WR_EAUTH] = {"WR_EAUTH", "store authentication failed"},
+    [WR_EREPLICA] = {"WR_EREPLICA", "no replica acknowledged the write in time"},
 };
 
 const char *wr_strerror(wr_err_t err)

@@ -24,6 +24,8 @@ typedef enum {
     WR_EIO = 11,         /* an I/O error (file, socket) */
     WR_ELIMIT = 12,      /* a bounded buffer or table is full */
     WR_EAUTH = 13,       /* the store refused our credentials (AUTH), or wants some */
+    WR_EREPLICA = 14,    /* durability mode: the write is on the primary, but no replica
+                            acknowledged it in time (the store is reachable) */
 } wr_err_t;
 
 /* Returns a static, human-readable string for err; never NULL. */

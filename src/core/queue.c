@@ -109,6 +109,19 @@ uint32_t wr_queue_prequeue_slot_ms(const char *user, size_t len)
     return (uint32_t)(wr_siphash13(0x77726f6f6d736c74ULL, 0x6f70656e696e6731ULL, user, len) % 1000);
 }
 
+wr_queue_brake_t wr_queue_degraded_brake(const wr_queue_config_t *cfg, int64_t now_ms)
+{
+    if (!cfg)
+        return WR_BRAKE_NONE;
+    /* `closed` and sold out plug in here, first (a closed sale says so
+     * even before its opening): one line each. */
+    if (cfg->opens_at_ms != WR_OPENS_AT_NONE && now_ms < cfg->opens_at_ms)
+        return WR_BRAKE_PREQUEUE;
+    if (cfg->paused)
+        return WR_BRAKE_PAUSED;
+    return WR_BRAKE_NONE;
+}
+
 /* The admission rate in use, users per second: admitPerSecond, or the
  * observed rate when maxActive holds admission below it; 0 when there is
  * none (paused, rate 0, NaN). The one rule behind etaSeconds and the

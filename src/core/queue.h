@@ -224,6 +224,29 @@ int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t po
  */
 int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate);
 
+/*
+ * Degraded mode's brakes (docs/API.md 1.2 "Clarifications"): while the
+ * store is unreachable an instance answers joins and polls from its last
+ * known config of the queue, and a fail-open pass is handed out only when
+ * no brake holds. What the config cfg says at now_ms (epoch ms):
+ *   WR_BRAKE_PREQUEUE  opensAt still ahead: the `prequeue` form (computed
+ *                      from the known opensAt), for newcomers too
+ *   WR_BRAKE_PAUSED    paused: the degraded waiting form (position null)
+ *   WR_BRAKE_NONE      no brake: the failPolicy decides
+ * A disabled queue (passthrough) and failPolicy "closed" are the caller's,
+ * before this. Pure; cfg NULL is WR_BRAKE_NONE.
+ */
+typedef enum {
+    WR_BRAKE_NONE = 0,
+    WR_BRAKE_PREQUEUE = 1,
+    WR_BRAKE_PAUSED = 2,
+    /* `closed` and sold out (`stock` 0) come with their config fields: one
+     * value each here (the `closed` form with its reason) and one line each
+     * in wr_queue_degraded_brake. */
+} wr_queue_brake_t;
+
+wr_queue_brake_t wr_queue_degraded_brake(const wr_queue_config_t *cfg, int64_t now_ms);
+
 /* The per-queue admission budget: carry is the fractional part kept
  * between ticks; last_tick is the last tick index admitted. */
 typedef struct {

@@ -61,8 +61,11 @@
  * before (503), "limited" hands out a fail-open pass (a token with the "fo" claim
  * and a fresh jti the store never saw) while the queue's per-instance
  * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
- * told to wait, with no position ("degraded": true). People in line keep
- * their place in the store.
+ * told to wait, with no position ("degraded": true) - but no pass while
+ * the known config holds a brake (an opensAt ahead: the pre-queue answer;
+ * paused: told to wait). People in line keep their place in the store. A
+ * join refused for a late replica (WR_EREPLICA, durability mode) is not
+ * degraded: 503, the visitor cookie kept (the entry stands).
  *
  * Hot path (status polls): one store round trip, no malloc (contexts come
  * from a free list), no printf (names copied, the reply's integers written
@@ -97,12 +100,13 @@ static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const ch
 }
 
 /* Whether a join answered err hands out the visitor cookie it minted: on
- * success, and on a store timeout or outage (the join may have been applied,
- * and the retry must come back as the same visitor). Not on a refusal
- * (unknown queue, full line): an error creates no visitor. */
+ * success, on a store timeout or outage, and on a late replica (the join
+ * may have been applied, or was, and the retry must come back as the same
+ * visitor). Not on a refusal (unknown queue, full line): an error creates
+ * no visitor. */
 static bool visitor_kept(wr_err_t err)
 {
-    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE;
+    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EREPLICA;
 }
 
 /* Whether req came over TLS: waitroomd has no TLS listener of its own, so

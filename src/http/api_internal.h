@@ -314,9 +314,10 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
 /*
  * The answer to a join / status / page join of c's user whose store call
  * failed with err, when the queue's fail policy lets this instance answer
- * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
- * fail-open pass within the budget; WAITING degraded otherwise) and returns
- * true. Returns false when the caller answers err as before.
+ * alone: fills v (PASSTHROUGH for a disabled queue; PREQUEUE while the
+ * known opensAt is ahead; WAITING degraded while paused; else ADMITTED with
+ * a fail-open pass within the budget, WAITING degraded beyond it) and
+ * returns true. Returns false when the caller answers err as before.
  */
 bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
 

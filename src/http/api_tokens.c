@@ -32,7 +32,10 @@
  * claim, handed out by api_entries.c while the store was unreachable) is
  * checked against the store's burned set (wr_store_burn: consume burns it,
  * verify only looks), never against the live tokens. Every token is
- * refused (403 consumed) when this instance's spent set has it. When the
+ * refused (403 consumed) when this instance's spent set has it: spent here
+ * during an outage, or spent / answered "consumed" by the store here
+ * (note_spent, K33: verify and consume keep agreeing when the store is
+ * unreachable again). When the
  * store is unreachable (token_degraded): "closed" answers 503; otherwise
  * verify answers 204, and consume spends the pass on this instance
  * (failopen.h: once here, its burn written to the store when it answers
@@ -85,7 +88,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         return;
     }
     int64_t now_s = (int64_t)time(NULL);
-    if (wr_failopen_spent(a->failopen, c->queue, c->claims.jti, now_s)) {
+    if (wr_failopen_spent(a->failopen, &c->claims, now_s)) {
         wr_api__reply_answer(a, c->req, c->route, WR_ETOKEN, WR_API__TELLS_TOKEN,
                              wr_token_reason_name(WR_TOKEN_CONSUMED), 0);
         return;
@@ -111,6 +114,26 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
     wr_api__reply_jansson(a, c->req, c->route, 200, o);
 }
 
+/*
+ * K33: the store spent c's pass (a consume it accepted) or answered it
+ * "consumed" (consume or verify): this instance remembers it (failopen.h),
+ * so that while the store is unreachable later its verify and consume
+ * refuse it too, as the store does, instead of letting it through as
+ * unspent (and spending it a second time). A fail-open pass always; an
+ * ordinary token only when the queue has no sessions (an open session
+ * makes verify accept a consumed token; failopen would refuse it).
+ */
+static void note_spent(wr_api__ctx_t *c)
+{
+    wr_api_t *a = c->api;
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    if (c->route == WR_ROUTE_RELEASE || !c->claims.jti[0])
+        return;
+    if (!c->claims.fail_open && (!cfg || cfg->session_seconds > 0))
+        return;
+    wr_failopen_note_spent(a->failopen, &c->claims, (int64_t)time(NULL)); /* full: not noted */
+}
+
 /* A disabled queue (passthrough): verify and release answer 204, consume
  * {"valid":true,"passthrough":true}. */
 static void reply_passthrough(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
@@ -134,11 +157,13 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
             wr_api__reply_empty(a, c->req, c->route, 204);
         } else if (c->claims.fail_open) {
             /* a fail-open pass, burned now for every instance */
+            note_spent(c);
             wr_api__count_fail_open(a, "waitroom_fail_open_consumed_total", c->queue);
             json_t *o =
                 json_pack("{s:b,s:s,s:b}", "valid", 1, "userId", c->claims.user, "failOpen", 1);
             wr_api__reply_jansson(a, c->req, c->route, 200, o);
         } else {
+            note_spent(c);
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
             wr_api__reply_jansson(a, c->req, c->route, 200, o);
         }
@@ -154,6 +179,8 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
                 c->claims.exp <= (int64_t)time(NULL))
                 r = WR_TOKEN_EXPIRED;
             reason = wr_token_reason_name(r);
+            if (r == WR_TOKEN_CONSUMED)
+                note_spent(c);
         }
         wr_api__reply_answer(a, c->req, c->route, err, WR_API__TELLS_TOKEN, reason, 0);
     } else {
@@ -226,7 +253,7 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_token_reason_t r = token_claims(a, route, queue, tok, tok_len, want_user, &cl);
     /* degraded mode: spent on this instance (store unreachable at the time) */
     if (r == WR_TOKEN_OK && route != WR_ROUTE_RELEASE &&
-        wr_failopen_spent(a->failopen, queue, cl.jti, (int64_t)time(NULL)))
+        wr_failopen_spent(a->failopen, &cl, (int64_t)time(NULL)))
         r = WR_TOKEN_CONSUMED;
     if (r != WR_TOKEN_OK) {
         reply_refused(a, req, route, r);

@@ -16,7 +16,10 @@
  * the caller; "limited" hands out a fail-open pass (a token with the "fo"
  * claim and a fresh jti the store never saw) while the queue's
  * per-instance budget lasts (wr_scheduler_take_fail_open), "open" always;
- * the others are told to wait, with no position ("degraded": true).
+ * the others are told to wait, with no position ("degraded": true). The
+ * brakes of the known config come first (1.2 "Clarifications",
+ * wr_queue_degraded_brake): an opensAt still ahead answers the pre-queue
+ * form, `paused` the degraded waiting form, and neither takes budget.
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +50,22 @@ static int64_t due_ms(int64_t us)
     return us > 0 ? (us + 999) / 1000 : 0;
 }
 
+/* The PREQUEUE view of c's user under cfg (NULL: no config): the next poll
+ * lands in this person's slot of the first second after opensAt, or in
+ * about 5 s, whichever is sooner. The store's pre-queue answer and
+ * degraded mode's (the known opensAt still ahead) alike. */
+static void prequeue_view(wr_api__ctx_t *c, const wr_queue_config_t *cfg, wr_api__entry_view_t *v)
+{
+    wr_api_t *a = c->api;
+    v->state = WR_ENTRY_PREQUEUE;
+    v->opens_at_ms = cfg && cfg->opens_at_ms >= 0 ? cfg->opens_at_ms : 0;
+    v->retry_after_ms = wr_queue_prequeue_retry_ms(
+        cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
+        wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
+        wr_rng_unit(&a->rng));
+    v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
+}
+
 /*
  * Fills v from e for c's queue and user: notes the queue's config with the
  * scheduler, draws the jittered retry of a waiting entry, signs the token
@@ -69,15 +88,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         wr_scheduler_note(a->sched, c->queue, cfg);
     switch (e->state) {
     case WR_ENTRY_PREQUEUE:
-        /* the next poll lands in this person's slot of the first second
-         * after opensAt, or in about 5 s, whichever is sooner */
-        v->state = WR_ENTRY_PREQUEUE;
-        v->opens_at_ms = cfg && cfg->opens_at_ms >= 0 ? cfg->opens_at_ms : 0;
-        v->retry_after_ms = wr_queue_prequeue_retry_ms(
-            cfg ? cfg : &(wr_queue_config_t){.poll_jitter = 0.1}, v->opens_at_ms,
-            wr_clock_wall_us() / 1000, wr_queue_prequeue_slot_ms(c->user, strlen(c->user)),
-            wr_rng_unit(&a->rng));
-        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
+        prequeue_view(c, cfg, v);
         return WR_OK;
     case WR_ENTRY_WAITING:
         v->state = WR_ENTRY_WAITING;
@@ -114,9 +125,10 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
 /*
  * The answer to a join / status / page join of c's user whose store call
  * failed with err, when the queue's fail policy lets this instance answer
- * alone: fills v (PASSTHROUGH for a disabled queue; ADMITTED with a
- * fail-open pass within the budget; WAITING degraded otherwise) and returns
- * true. Returns false when the caller answers err as before: the store is
+ * alone: fills v (PASSTHROUGH for a disabled queue; PREQUEUE while the
+ * known opensAt is ahead; WAITING degraded while paused; else ADMITTED with
+ * a fail-open pass within the budget, WAITING degraded beyond it) and
+ * returns true. Returns false when the caller answers err as before: the store is
  * not unreachable, the queue's config is not known here, its policy is
  * "closed", or the pass could not be signed.
  */
@@ -137,8 +149,15 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     }
     if (cfg->fail_policy == WR_FAIL_CLOSED)
         return false;
-    bool pass = cfg->fail_policy == WR_FAIL_OPEN ||
-                wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms());
+    /* the brakes of the known config first: they take no budget */
+    wr_queue_brake_t brake = wr_queue_degraded_brake(cfg, wr_clock_wall_us() / 1000);
+    if (brake == WR_BRAKE_PREQUEUE) {
+        prequeue_view(c, cfg, v);
+        return true;
+    }
+    bool pass = brake == WR_BRAKE_NONE &&
+                (cfg->fail_policy == WR_FAIL_OPEN ||
+                 wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms()));
     if (!pass) {
         v->state = WR_ENTRY_WAITING;
         v->degraded = true;

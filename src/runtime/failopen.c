@@ -41,6 +41,7 @@ typedef struct spent {
     bool queued;    /* on the pending FIFO */
     bool in_flight; /* its burn is in a store call */
     bool fail_open; /* burn (fail-open pass) or consume (ordinary token) */
+    bool noted;     /* the store's answer, no burn owed (wr_failopen_note_spent) */
     int64_t exp_s;
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
@@ -70,6 +71,14 @@ static size_t make_key(const char *queue, const char *jti, char key[KEY_MAX + 1]
 {
     int n = snprintf(key, KEY_MAX + 1, "%s%c%s", queue, 0, jti);
     return n < 0 ? 0 : (size_t)n > KEY_MAX ? KEY_MAX : (size_t)n;
+}
+
+/* Whether the live entry s refuses the pass of cl: a pass spent here by
+ * its jti; a note (the store's answer about one user's token) only for
+ * that user. */
+static bool refuses(const spent_t *s, const wr_token_claims_t *cl, int64_t now_s)
+{
+    return s && s->exp_s > now_s && (!s->noted || strcmp(s->user, cl->user) == 0);
 }
 
 static void push_back(wr_failopen_t *f, spent_t *s)
@@ -276,23 +285,26 @@ void wr_failopen_free(wr_failopen_t *f)
     really_free(f);
 }
 
-bool wr_failopen_spent(const wr_failopen_t *f, const char *queue, const char *jti, int64_t now_s)
+bool wr_failopen_spent(const wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
 {
     char key[KEY_MAX + 1];
-    size_t n = make_key(queue, jti, key);
-    const spent_t *s = wr_idhash_get(f->set, key, n);
-    return s && s->exp_s > now_s;
+    size_t n = make_key(cl->queue, cl->jti, key);
+    return refuses(wr_idhash_get(f->set, key, n), cl, now_s);
 }
 
-wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+/* Records the pass of cl as spent here at now_s; its burn is queued when
+ * owed. WR_ETOKEN when it was spent here already (nothing changed). A note
+ * about another user's token with the same jti gives way. */
+static wr_err_t record(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s, bool owed)
 {
     char key[KEY_MAX + 1];
     size_t n = make_key(cl->queue, cl->jti, key);
     spent_t *old = wr_idhash_get(f->set, key, n);
-    if (old && old->exp_s > now_s)
+    if (refuses(old, cl, now_s))
         return WR_ETOKEN;
     if (old) {
-        /* expired, kept only until the next sweep: take its place */
+        /* expired (kept only until the next sweep), or a note about
+         * another user: take its place */
         if (old->queued || old->in_flight)
             return WR_ETOKEN; /* cannot happen for a live token; be safe */
         wr_idhash_del(f->set, old->key, old->klen);
@@ -305,6 +317,7 @@ wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_
         return WR_ENOMEM;
     s->f = f;
     s->fail_open = cl->fail_open;
+    s->noted = !owed;
     s->exp_s = cl->exp;
     snprintf(s->queue, sizeof s->queue, "%s", cl->queue);
     snprintf(s->user, sizeof s->user, "%s", cl->user);
@@ -315,8 +328,24 @@ wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_
         free(s);
         return WR_ENOMEM;
     }
-    push_back(f, s);
+    if (owed)
+        push_back(f, s);
     return WR_OK;
+}
+
+wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+{
+    return record(f, cl, now_s, true);
+}
+
+wr_err_t wr_failopen_note_spent(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t now_s)
+{
+    /* notes never take the second half of the set: it stays for the
+     * passes spent during an outage */
+    if (wr_idhash_count(f->set) >= WR_FAILOPEN_MAX / 2 && !wr_failopen_spent(f, cl, now_s))
+        return WR_ELIMIT;
+    wr_err_t err = record(f, cl, now_s, false);
+    return err == WR_ETOKEN ? WR_OK : err;
 }
 
 size_t wr_failopen_pending(const wr_failopen_t *f)

@@ -17,6 +17,10 @@
  * goes back to the front of the queue for the next try; any other answer
  * settles it. The first call refused at once (breaker open) ends the round.
  *
+ * The set also holds passes the store answered as spent while it was
+ * reachable (wr_failopen_note_spent, no burn owed), so this instance's
+ * answers agree with the store's after it becomes unreachable again (K33).
+ *
  * Bounds: at most WR_FAILOPEN_MAX spent passes. Expired ones (exp <= now)
  * are dropped when the set is full and every 10 s; a queued burn whose
  * pass has expired is dropped unsent (the store could not spend it
@@ -50,9 +54,10 @@ wr_err_t wr_failopen_new(struct event_base *base, wr_store_t *store, wr_failopen
  * object alive until its callback (close the store first). NULL is ok. */
 void wr_failopen_free(wr_failopen_t *f);
 
-/* True when the pass jti of queue was spent on this instance and has not
- * expired at now_s. */
-bool wr_failopen_spent(const wr_failopen_t *f, const char *queue, const char *jti, int64_t now_s);
+/* True when the pass of claims (queue, jti; user for a note) was spent on
+ * this instance, or noted spent by the store for the same user
+ * (wr_failopen_note_spent), and has not expired at now_s. */
+bool wr_failopen_spent(const wr_failopen_t *f, const wr_token_claims_t *claims, int64_t now_s);
 
 /*
  * Spends the pass of claims (queue, user, jti, exp, fail_open) on this
@@ -61,6 +66,19 @@ bool wr_failopen_spent(const wr_failopen_t *f, const char *queue, const char *jt
  * of live passes; WR_ENOMEM. Nothing is recorded on error.
  */
 wr_err_t wr_failopen_spend(wr_failopen_t *f, const wr_token_claims_t *claims, int64_t now_s);
+
+/*
+ * Records that the store answered the pass of claims (queue, jti, user,
+ * exp) as spent (K33): this instance then refuses it (for that user: the
+ * store's answer is about one user's token) while the store is
+ * unreachable too (wr_failopen_spent), so its verify never lets through,
+ * in degraded mode, a pass its store already called spent. No burn is
+ * owed (the store has it). Returns WR_OK (also when it was recorded
+ * already); WR_ELIMIT when the set is half full (notes never take the
+ * room of passes spent during an outage) or full of live passes;
+ * WR_ENOMEM.
+ */
+wr_err_t wr_failopen_note_spent(wr_failopen_t *f, const wr_token_claims_t *claims, int64_t now_s);
 
 /* Number of burns queued or in flight (tests, metrics). */
 size_t wr_failopen_pending(const wr_failopen_t *f);

@@ -147,7 +147,9 @@ typedef struct wr_store_ops {
      * counts the not yet moved. maxQueueSize counts line and pre-queue
      * together. Errors: WR_ENOTFOUND (no queue),
      * WR_EFULL (waiting >= maxQueueSize and user not in line; entry carries
-     * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT.
+     * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT; WR_EREPLICA (Redis
+     * durability mode: applied on the primary, which answered, but no
+     * replica acknowledged it within the WAIT timeout; the entry stands).
      */
     wr_err_t (*join)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                      void *arg);

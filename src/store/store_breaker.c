@@ -58,10 +58,13 @@ static bool is_failure(wr_err_t err)
     return err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EPROTO;
 }
 
-/* Neither success nor failure: says nothing about the store's health. */
+/* Neither success nor failure: says nothing about the store's health. A
+ * late replica (WR_EREPLICA, durability mode) is not the store's failure:
+ * the primary answered; nor a success, since its latency is the WAIT's. */
 static bool is_neutral(wr_err_t err)
 {
-    return err == WR_ECANCELED || err == WR_EINVAL || err == WR_ENOMEM || err == WR_ELIMIT;
+    return err == WR_ECANCELED || err == WR_EINVAL || err == WR_ENOMEM || err == WR_ELIMIT ||
+           err == WR_EREPLICA;
 }
 
 static void publish_state(struct bstore *s, wr_breaker_state_t st)

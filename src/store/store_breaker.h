@@ -12,8 +12,9 @@
  * Failures for the breaker: WR_ETIMEOUT, WR_EUNAVAILABLE and WR_EPROTO
  * (from the callback, or returned by the inner call itself, e.g. Redis
  * disconnected). Domain answers (WR_ENOTFOUND, WR_EFULL, WR_ENOTINQUEUE,
- * WR_ETOKEN) are successes. WR_ECANCELED (close) and argument errors
- * (WR_EINVAL, WR_ENOMEM, WR_ELIMIT) count as neither. NOSCRIPT never
+ * WR_ETOKEN) are successes. WR_ECANCELED (close), argument errors
+ * (WR_EINVAL, WR_ENOMEM, WR_ELIMIT) and a late replica (WR_EREPLICA,
+ * durability mode: the primary answered) count as neither. NOSCRIPT never
  * surfaces (store_redis retries once with EVAL inside one operation).
  *
  * Metrics (when given a registry): waitroom_breaker_state{state="closed|

@@ -611,6 +611,22 @@ class WRTest(unittest.TestCase):
             time.sleep(interval)
         self.fail("%s not reached in %.1f s; last %r" % (what, timeout, v))
 
+    def primary_and_replica(self):
+        """A private primary and its replica (redis-server --replicaof),
+        stopped at cleanup; returns (primary, replica) once the replica is
+        online. Redis-only."""
+        self.redis_only()
+        primary = RedisServer(ENV.tmpdir)
+        self.addCleanup(primary.stop)
+        replica = RedisServer(ENV.tmpdir, extra=["--replicaof", "127.0.0.1", str(primary.port)])
+        self.addCleanup(replica.stop)
+        pc = primary.client()
+        self.addCleanup(pc.close)
+        self.poll_until(lambda: pc.cmd("INFO", "replication"),
+                        lambda s: "connected_slaves:1" in s and "state=online" in s, timeout=15,
+                        what="replica online")
+        return primary, replica
+
 
 def urlq(s):
     return urllib.parse.quote(s, safe="")

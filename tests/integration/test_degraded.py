@@ -8,7 +8,9 @@ Each test runs its own redis-server (AOF on, so a restart keeps the queues)
 and two header-mode waitroomd instances on it, then stops Redis. Redis-only
 (the embedded store is never unreachable but through its breaker).
 """
+import os
 import random
+import signal
 import threading
 import time
 
@@ -98,16 +100,20 @@ class Degraded(WRTest):
         q = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "limited",
                             "failOpenPerSecond": 5, "tokenTtlSeconds": ttl}, client=w1.client)
         other = self.new_queue({"admitPerSecond": 1000, "tickMs": 50}, client=w1.client)
-        # two ordinary tokens, then a paused line of five
+        # a paused line of five (a paused queue hands out no fail-open pass:
+        # test_outage_keeps_the_brakes; so the passes come from q)
+        held = self.new_queue({"admitPerSecond": 1000, "paused": True, "failPolicy": "limited"},
+                              client=w1.client)
+        # two ordinary tokens
         u_ord1, u_ord2 = uid("ord-"), uid("ord-")
         t_ord1 = self.admit(q, u_ord1, client=w1.client)
         t_ord2 = self.admit(q, u_ord2, client=w1.client)
-        self.assertEqual(w1.client.patch_queue(q, {"paused": True}).status, 200)
         line = [uid("line-") for _ in range(5)]
         for i, u in enumerate(line):
-            self.assertEqual(self.join_ok(q, u, client=w1.client)["position"], i + 1)
+            self.assertEqual(self.join_ok(held, u, client=w1.client)["position"], i + 1)
         self.known_to(w2, q)
         self.known_to(w1, other)
+        self.known_to(w1, held)
         self.stop_redis(w1, w2)
 
         # joins: within the per-instance budget (burst 5 + 5/s), the rest
@@ -176,7 +182,7 @@ class Degraded(WRTest):
         self.assertEqual(r.json, {"valid": True, "userId": u_ord2})
         # the line is intact, in order
         for i, u in enumerate(line):
-            self.assertWaiting(w1.client.me(q, u), i + 1, what="after the outage")
+            self.assertWaiting(w1.client.me(held, u), i + 1, what="after the outage")
         self.assertEqual(w1.terminate(), 0)
         self.assertEqual(w2.terminate(), 0)
 
@@ -263,6 +269,149 @@ class Degraded(WRTest):
                                what="the silent places no longer count")
         st = self.stats(q, client=w1.client)
         self.assertEqual((st["waiting"], st["abandonedTotal"]), (3, 3), st)
+
+    def freeze_redis(self, *ws):
+        """SIGSTOP of the private Redis (a stalled host: its socket stays
+        open, nothing answers) until every instance's /readyz says 503."""
+        pid = self.redis.proc.pid
+        os.kill(pid, signal.SIGSTOP)
+        self.addCleanup(lambda: self.redis.proc.poll() is None and os.kill(pid, signal.SIGCONT))
+        for w in ws:
+            self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 503,
+                            timeout=5, what="/readyz 503 with Redis stopped")
+
+    def thaw_redis(self, *ws):
+        os.kill(self.redis.proc.pid, signal.SIGCONT)
+        for w in ws:
+            self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 200,
+                            timeout=15, what="/readyz 200 after Redis resumed")
+
+    def test_outage_keeps_the_brakes(self):
+        """K28 (API 1.2 "Clarifications"): during an outage an instance
+        answers from its last known config of the queue and hands out no
+        fail-open pass while it says paused (the degraded waiting form) or
+        while opensAt is ahead (the prequeue form with that opensAt, for
+        newcomers and people in the pre-queue alike, JSON and page), even
+        under failPolicy "open"; a disabled queue answers passthrough. The
+        pause is learnt from the other instance's admin change. Redis-only:
+        the embedded store has no outage but through its breaker."""
+        w1, w2 = self.cluster()
+        ws = (w1, w2)
+        opens_at = int(time.time() * 1000) + 3600 * 1000
+        qp = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "limited",
+                             "failOpenPerSecond": 1000}, client=w1.client, prefix="k28p")
+        qs = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "open",
+                             "opensAt": opens_at}, client=w1.client, prefix="k28s")
+        qo = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "open",
+                             "paused": True}, client=w1.client, prefix="k28o")
+        qd = self.new_queue({"admitPerSecond": 1000, "failPolicy": "open", "enabled": False},
+                            client=w1.client, prefix="k28d")
+        # paused through instance 1; instance 2 learns it from the store
+        self.assertEqual(w1.client.patch_queue(qp, {"paused": True}).status, 200)
+        for w in ws:
+            for q in (qp, qs, qo, qd):
+                self.known_to(w, q)
+            self.poll_until(lambda: metrics(w).get(("waitroom_queue_paused", 'queue="%s"' % qp)),
+                            lambda v: v == 1, timeout=5, what="the pause known")
+        in_line, in_pre = uid("line-"), uid("pre-")
+        self.assertWaiting(w1.client.join(qp, in_line), 1, eta_null=True)
+        r = w1.client.join(qs, in_pre)
+        self.assertEqual((r.status, r.json.get("status")), (200, "prequeue"), repr(r))
+        self.freeze_redis(w1, w2)
+
+        bodies = []
+        for i, w in enumerate(ws):
+            for k in range(8):
+                for q in (qp, qo):
+                    r = w.client.join(q, uid("new-"))
+                    self.assertDegradedWaiting(r, "paused %s join %d on instance %d" % (q, k, i))
+                    bodies.append(r.body)
+                r = w.client.join(qs, uid("new-"))
+                bodies.append(r.body)
+                self.assertEqual(r.status, 200, repr(r))
+                self.assertJsonHeaders(r)
+                self.assertEqual(set(r.json), {"status", "opensAt", "retryAfterMs"}, repr(r))
+                self.assertEqual(r.json["status"], "prequeue", repr(r))
+                self.assertEqual(r.json["opensAt"], opens_at, repr(r))
+                self.assertInt(r.json["retryAfterMs"])
+                self.assertGreaterEqual(r.json["retryAfterMs"], 250, repr(r))
+                self.assertLessEqual(r.json["retryAfterMs"], 5000, repr(r))
+            # people already there: the same forms
+            r = w.client.me(qp, in_line)
+            self.assertDegradedWaiting(r, "in line, instance %d" % i)
+            bodies.append(r.body)
+            r = w.client.me(qs, in_pre)
+            self.assertEqual((r.status, r.json.get("status"), r.json.get("opensAt")),
+                             (200, "prequeue", opens_at), repr(r))
+            bodies.append(r.body)
+            # the queue page says so too
+            r = w.client.get("/q/%s" % qp, {"X-User-Id": uid()})
+            self.assertEqual(r.status, 200, repr(r))
+            self.assertIn('data-state="degraded"', r.body)
+            r = w.client.get("/q/%s" % qs, {"X-User-Id": uid()})
+            self.assertEqual(r.status, 200, repr(r))
+            self.assertIn('data-state="prequeue"', r.body)
+            self.assertFalse(any(c.startswith("wr_token_") for c in r.set_cookies), repr(r))
+            # a disabled queue: passthrough, as with the store
+            self.assertEqual(w.client.join(qd, uid()).json, {"status": "passthrough"})
+        for b in bodies:
+            self.assertNotIn("failOpen", b)
+            self.assertNotIn("admitted", b)
+        for w in ws:
+            m = metrics(w)
+            for q in (qp, qs, qo):
+                self.assertIsNone(m.get(("waitroom_fail_open_admitted_total", 'queue="%s"' % q)))
+
+        self.thaw_redis(w1, w2)
+        self.assertWaiting(w2.client.me(qp, in_line), 1, eta_null=True, what="after the outage")
+        r = w2.client.me(qs, in_pre)
+        self.assertEqual((r.status, r.json.get("status")), (200, "prequeue"), repr(r))
+        for w in ws:
+            self.assertEqual(w.terminate(), 0)
+
+    def test_spent_pass_refused_by_verify_and_consume_alike(self):
+        """K33: once the store has a pass's burn, verify and consume agree
+        on every instance - also when that instance cannot reach the store
+        again afterwards (a breaker still open after the recovery, a second
+        blip): a pass the store answered "consumed" is refused by both, and
+        never spent a second time in degraded mode. Checked for a fail-open
+        pass spent on instance 1 during an outage and for an ordinary token
+        consumed on instance 1 after it (no sessions)."""
+        w1, w2 = self.cluster()
+        q = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "limited",
+                            "failOpenPerSecond": 100}, client=w1.client)
+        u_ord = uid("ord-")
+        t_ord = self.admit(q, u_ord, client=w1.client)
+        self.known_to(w2, q)
+        self.freeze_redis(w1, w2)
+        u_fo = uid("fo-")
+        f = self.assertFailOpenAdmitted(w1.client.join(q, u_fo), q, u_fo, 300, "fail-open join")
+        self.assertFailOpenConsumed(w1.client.consume(q, f), u_fo, "spent on instance 1")
+        self.thaw_redis(w1, w2)
+        self.poll_until(lambda: self.redis_cmd("ZSCORE", "wr:{%s}:burned" % q, jti(f)),
+                        lambda v: v is not None, timeout=10, what="the burn in the store")
+        r = w1.client.consume(q, t_ord)
+        self.assertEqual((r.status, r.json), (200, {"valid": True, "userId": u_ord}), repr(r))
+        # instance 2 asks the store: spent, both routes
+        for t in (f, t_ord):
+            self.assertTokenRefused(w2.client.consume(q, t), "consumed", "consume on instance 2")
+            self.assertEqual(w2.client.verify(q, t).status, 403, "verify on instance 2")
+        # instance 2 cannot reach the store again: the same answers
+        self.freeze_redis(w1, w2)
+        for i, w in ((2, w2), (1, w1)):
+            for name, t in (("fail-open pass", f), ("ordinary token", t_ord)):
+                what = "%s, instance %d, store unreachable" % (name, i)
+                r = w.client.verify(q, t)
+                self.assertEqual(r.status, 403, "verify of a spent %s: %r" % (what, r))
+                self.assertTokenRefused(w.client.consume(q, t), "consumed", "consume: " + what)
+        m = metrics(w2)
+        self.assertIsNone(m.get(("waitroom_fail_open_consumed_total", 'queue="%s"' % q)))
+        self.thaw_redis(w1, w2)
+        for w in (w1, w2):
+            for t in (f, t_ord):
+                self.assertTokenRefused(w.client.consume(q, t), "consumed", "after")
+                self.assertEqual(w.client.verify(q, t).status, 403, "after")
+            self.assertEqual(w.terminate(), 0)
 
     def test_queue_page_degraded(self):
         w1, _ = self.cluster()

@@ -1832,8 +1832,8 @@ static void r_iteration_errors(void **state)
 /* Durability mode: joins are WAITed for (strict), statuses never; a
  * status made in the same iteration as joins is answered as without
  * them. Here no replica exists, so every WAIT falls short: each join
- * answers WR_EUNAVAILABLE (it stands on the primary), each status its
- * place. */
+ * answers WR_EREPLICA (K26: it stands on the primary, which answered; not
+ * WR_EUNAVAILABLE, the store is reachable), each status its place. */
 static void r_iteration_durability(void **state)
 {
     (void)state;
@@ -1846,14 +1846,14 @@ static void r_iteration_durability(void **state)
     sh_wait_connected(s, SH_WAIT_MS);
     put_ok(s, "bd", mkcfg(5, 1000, 0, 0, 300));
     sh_res_t r;
-    assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EUNAVAILABLE); /* applied on the primary */
+    assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EREPLICA); /* applied on the primary */
     const step_t steps[] = {
         {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},
-        {'j', "bd", "u2", WR_OK, WR_EUNAVAILABLE, 0, 0},
+        {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
         {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},
         {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
-        {'j', "bd", "u3", WR_OK, WR_EUNAVAILABLE, 0, 0},
-        {'j', "bd", "u1", WR_OK, WR_EUNAVAILABLE, 0, 0},
+        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0},
+        {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
         {'s', "bd", "u3", WR_OK, WR_OK, 3, 3},
     };
     g_in_order = false;

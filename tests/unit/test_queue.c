@@ -723,6 +723,32 @@ static void test_retry_after_eta_poll_count(void **state)
     assert_true(with_eta > runs / 2); /* the ETA rule was exercised */
 }
 
+/* K28: degraded mode's brakes over the known config. */
+static void test_degraded_brake(void **state)
+{
+    (void)state;
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 10;
+    const int64_t now = INT64_C(1796000000000);
+    assert_int_equal(wr_queue_degraded_brake(NULL, now), WR_BRAKE_NONE);
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_NONE);
+    c.paused = true;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PAUSED);
+    /* opensAt ahead: the pre-queue form, paused or not */
+    c.opens_at_ms = now + 3600000;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PREQUEUE);
+    c.paused = false;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PREQUEUE);
+    assert_int_equal(wr_queue_degraded_brake(&c, now + 3599999), WR_BRAKE_PREQUEUE);
+    /* at opensAt the sale has begun */
+    assert_int_equal(wr_queue_degraded_brake(&c, now + 3600000), WR_BRAKE_NONE);
+    c.paused = true;
+    assert_int_equal(wr_queue_degraded_brake(&c, now + 3600000), WR_BRAKE_PAUSED);
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PAUSED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -739,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_budget_idempotent_and_settle),
         cmocka_unit_test(test_rate_window),
         cmocka_unit_test(test_retry_cap_idle),
+        cmocka_unit_test(test_degraded_brake),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

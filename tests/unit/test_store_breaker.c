@@ -337,6 +337,34 @@ static void test_cancelled_is_neutral_and_ping_counts(void **state)
     wr_store_close(s);
 }
 
+/* K26: a late replica (WR_EREPLICA, durability mode) is not a store
+ * failure, nor a slow call: 10 of them, each 150 ms (above the 100 ms slow
+ * threshold), leave the breaker closed, and the caller still gets the
+ * error unchanged. */
+static void test_late_replica_is_neutral(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    for (int i = 0; i < 10; i++) {
+        sh_res_t r = {0};
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
+        g_now += 150;
+        answer(g_fake.n - 1, WR_EREPLICA);
+        assert_int_equal(r.calls, 1);
+        assert_int_equal(r.err, WR_EREPLICA);
+    }
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    wr_breaker_stats_t st;
+    wr_store_breaker_stats(s, &st);
+    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
+    /* the same answers as WR_EUNAVAILABLE open it (the rule it is exempt from) */
+    for (int i = 0; i < 3; i++)
+        join_answered(s, WR_EUNAVAILABLE);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    assert_string_equal(wr_errname(WR_EREPLICA), "WR_EREPLICA");
+    wr_store_close(s);
+}
+
 /* A callback that closes the store from inside (allowed by store.h). */
 static wr_store_t *g_closing;
 static int g_closed_cb;
@@ -371,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
         cmocka_unit_test(test_slow_calls_open),
         cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
+        cmocka_unit_test(test_late_replica_is_neutral),
         cmocka_unit_test(test_close_from_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,9 @@
  *     submitted with the same command, with the command timeout plus the
  *     WAIT timeout; its answer (or a dropped connection) answers the held
  *     reply. A WAIT shortfall does not change the answer (the write stands
- *     on the primary); it is counted and logged.
+ *     on the primary); it is counted and logged - except for a strict
+ *     command (a join), which a shortfall answers WR_EREPLICA (WAIT
+ *     answered) or WR_EUNAVAILABLE (it did not).
  *   - Disconnect: redis_io answers every pending command (WR_EUNAVAILABLE);
  *     a connection we free ourselves answers WR_ECANCELED, which on_reply
  *     turns into WR_EUNAVAILABLE unless the connection is being closed.
@@ -87,7 +89,7 @@ struct wr_redis_conn_cmd {
     int script;         /* index into c->scripts, or WR_REDIS_CONN_NO_SCRIPT */
     bool retried;       /* the one EVAL after NOSCRIPT was sent */
     bool waiting;       /* WAIT sent; `held` is the command's answer */
-    bool strict;        /* a WAIT no replica acknowledged answers WR_EUNAVAILABLE */
+    bool strict;        /* a WAIT no replica acknowledged answers WR_EREPLICA */
     redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
     wr_redis_conn_wait_fn wait_fn;
     wr_redis_conn_reply_cb cb;
@@ -420,7 +422,10 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
         bool acked = wait_done(c, rep) || (rep && rep->type == REDIS_REPLY_INTEGER &&
                                            rep->integer > 0); /* on some replica */
         if (!acked && cmd->strict && err != WR_ECANCELED) {
-            err = WR_EUNAVAILABLE; /* maybe not on a replica: the caller retries */
+            /* maybe not on a replica: the caller retries. WAIT answered
+             * (a late replica, the primary healthy): WR_EREPLICA, not a
+             * store failure; no answer at all: the store failed. */
+            err = err == WR_OK ? WR_EREPLICA : WR_EUNAVAILABLE;
             rep = NULL;
         } else if (err != WR_ECANCELED && err != WR_ETIMEOUT) {
             err = WR_OK;

@@ -94,6 +94,8 @@ typedef struct wr_redis_conn_cmd wr_redis_conn_cmd_t;
  *                    NOSCRIPT could not be sent, or Redis answered
  *                    READONLY, LOADING or MASTERDOWN (the connection is
  *                    then dropped and re-established); reply NULL
+ *   WR_EREPLICA      a strict command (wr_redis_conn_cmd_wait_strict) whose
+ *                    WAIT no replica acknowledged; reply NULL
  *   WR_ECANCELED     wr_redis_conn_close(); reply NULL
  * The callback may submit commands and may close the connection.
  */
@@ -155,11 +157,13 @@ bool wr_redis_conn_cmd_str(wr_redis_conn_cmd_t *cmd, const char *s);
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Durability mode: a WAIT that no replica acknowledged (or that failed)
- * answers this command WR_EUNAVAILABLE instead of its reply: the write is
- * only on the primary, and a failover (a replica promoted) would undo it;
- * for an idempotent write the caller would rather have retried (join).
- * One replica of several acknowledging is enough. */
+/* Durability mode: a WAIT that no replica acknowledged answers this
+ * command WR_EREPLICA instead of its reply (WAIT answered 0 or an error:
+ * the primary is healthy, a replica is late); a WAIT with no answer (the
+ * connection dropped, or it timed out) answers WR_EUNAVAILABLE. Either way
+ * the write is only on the primary, and a failover (a replica promoted)
+ * would undo it; for an idempotent write the caller would rather have
+ * retried (join). One replica of several acknowledging is enough. */
 void wr_redis_conn_cmd_wait_strict(wr_redis_conn_cmd_t *cmd);
 
 /* Frees a command that was not submitted. NULL is a no-op. */
