@@ -14,9 +14,12 @@
  * Before the store and the listeners: the log files are opened
  * (--error-log, --access-log) and the soft RLIMIT_NOFILE is raised to what
  * --max-connections needs (connections + FD_MARGIN for the store, the
- * listeners, log and snapshot files); when the hard limit cannot cover it,
- * the start fails with a message naming both numbers (exit 1). Once the
- * listeners are open, --pid-file is written (removed at exit).
+ * listeners, log and snapshot files). Its default (auto) is 10000, or what
+ * the hard limit leaves room for, with a warning; an explicit value the
+ * hard limit cannot cover fails the start with a message naming both
+ * numbers. Once the listeners are open, --pid-file is written (removed at
+ * exit). A start that fails exits EXIT_CONFIG (2) when the configuration
+ * cannot work as written, EXIT_START (1) when a restart may cure it.
  *
  * Stop (SIGTERM/SIGINT): stop accepting, wait up to 5 s for requests in
  * flight, close the store (pending callbacks answer with WR_ECANCELED, so
@@ -36,6 +39,7 @@
  * SIGUSR1 and SIGUSR2 are logged (warn) and otherwise ignored.
  */
 #include <errno.h>
+#include <limits.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <signal.h>
@@ -60,6 +64,14 @@
 #include "core/token.h"
 
 #define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
+
+/* Exit statuses (docs/waitroomd.8, EXIT STATUS): 0 after a graceful stop,
+ * --help or --version; EXIT_CONFIG when the configuration cannot work as
+ * written, so restarting cannot help (systemd: RestartPreventExitStatus=2);
+ * EXIT_START when starting failed for a reason a restart may cure (the
+ * port is still in use, out of memory). */
+#define EXIT_CONFIG 2
+#define EXIT_START  1
 
 typedef enum {
     DECL_CREATE = 0,  /* create the queue if it does not exist (start, unchanged) */
@@ -94,6 +106,7 @@ typedef struct {
     size_t declared_pending;
     unsigned decl_gen; /* +1 per reload that changed the declarations */
     bool pid_written;
+    bool max_connections_auto; /* --max-connections not given: SIGHUP's auto is ours */
 } app_t;
 
 static void retry_secret(app_t *app)
@@ -283,6 +296,8 @@ static void reload(app_t *app)
     }
     if (!parse_declared(&fresh, declared, "reload failed, the running configuration is kept"))
         goto out;
+    if (fresh.max_connections == 0 && app->max_connections_auto)
+        fresh.max_connections = app->cfg.max_connections; /* auto, resolved at start */
 
     const uint8_t *old_secret = app->cfg.token_secret;
     size_t old_len = app->cfg.token_secret_len;
@@ -352,38 +367,49 @@ static void other_signal_cb(evutil_socket_t sig, short what, void *arg)
     wr_warn("signal %d (%s) ignored", (int)sig, sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
 }
 
-/* Raises the soft RLIMIT_NOFILE to max_connections + FD_MARGIN, up to the
- * hard limit. False (message on stderr) when the hard limit is too low. */
-static bool raise_nofile(uint32_t max_connections)
+/* Fits --max-connections to the hard RLIMIT_NOFILE (auto: 10000 or what
+ * the limit allows, with a warning; explicit: refused when it does not fit)
+ * and raises the soft limit to max_connections + FD_MARGIN. Returns 0, or
+ * the exit status (message on stderr): EXIT_CONFIG when the value does not
+ * fit, EXIT_START when the soft limit cannot be raised. */
+static int raise_nofile(wr_config_t *cfg)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return true; /* cannot tell: let accept's backoff cope */
-    rlim_t need = (rlim_t)max_connections + FD_MARGIN;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= need)
-        return true;
-    if (rl.rlim_cur == RLIM_INFINITY)
-        return true;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-        fprintf(stderr,
-                "waitroomd: --max-connections %u needs %llu file descriptors (connections + "
-                "%d), but the hard limit (ulimit -Hn) is %llu: lower --max-connections to %llu "
-                "or raise the limit (systemd: LimitNOFILE=)\n",
-                max_connections, (unsigned long long)need, FD_MARGIN,
-                (unsigned long long)rl.rlim_max,
-                rl.rlim_max > FD_MARGIN ? (unsigned long long)(rl.rlim_max - FD_MARGIN) : 0ULL);
-        return false;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        rl.rlim_cur = RLIM_INFINITY; /* cannot tell: let accept's backoff cope */
+        rl.rlim_max = RLIM_INFINITY;
     }
+    char note[512];
+    unsigned long long hard = rl.rlim_max == RLIM_INFINITY ? ULLONG_MAX : rl.rlim_max;
+    if (wr_config_fit_connections(cfg, hard, FD_MARGIN, note, sizeof note) != WR_OK) {
+        fprintf(stderr, "waitroomd: %s\n", note);
+        return EXIT_CONFIG;
+    }
+    if (note[0])
+        wr_warn("%s", note);
+    rlim_t need = (rlim_t)cfg->max_connections + FD_MARGIN;
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return 0;
     rlim_t was = rl.rlim_cur;
     rl.rlim_cur = need;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
         fprintf(stderr, "waitroomd: cannot raise the file descriptor limit from %llu to %llu: %s\n",
                 (unsigned long long)was, (unsigned long long)need, strerror(errno));
-        return false;
+        return EXIT_START;
     }
     wr_debug("raised the soft file descriptor limit from %llu to %llu", (unsigned long long)was,
              (unsigned long long)need);
-    return true;
+    return 0;
+}
+
+/* The exit status of a listener that could not be opened (e, errno from
+ * wr_http_open): a port in use or an address not up yet may be free on a
+ * restart; a bad address or a port the user may not bind will not. */
+static int listen_exit(wr_err_t e)
+{
+    if (e == WR_EINVAL || (e == WR_EIO && errno == EACCES))
+        return EXIT_CONFIG;
+    return EXIT_START;
 }
 
 /* Writes the pid file (a new file, or one left by a previous run). */
@@ -499,14 +525,15 @@ int main(int argc, char **argv)
     static app_t app;
     char err[512] = "";
     wr_config_action_t action = WR_CONFIG_RUN;
-    int rc = 1;
+    int rc = EXIT_START;
 
     signal(SIGPIPE, SIG_IGN);
     wr_config_defaults(&app.cfg);
     if (wr_config_load(&app.cfg, argc, argv, &action, err, sizeof(err)) != WR_OK) {
-        fprintf(stderr, "waitroomd: %s\n%s", err, wr_config_usage());
+        /* one line: what is wrong and where; the usage is one flag away */
+        fprintf(stderr, "waitroomd: %s; see waitroomd --help\n", err);
         wr_config_free(&app.cfg);
-        return 2;
+        return EXIT_CONFIG;
     }
     if (action != WR_CONFIG_RUN) { /* --help, --version */
         fputs(action == WR_CONFIG_HELP ? wr_config_usage() : wr_config_version(), stdout);
@@ -519,16 +546,18 @@ int main(int argc, char **argv)
 
     if (!parse_declared(&app.cfg, app.declared, NULL)) {
         wr_config_free(&app.cfg);
-        return 2;
+        return EXIT_CONFIG;
     }
     const char *what = NULL;
     if (wr_log_open(app.cfg.error_log, app.cfg.access_log, &what) != WR_OK) {
         fprintf(stderr, "waitroomd: cannot open the log file %s: %s\n", what, strerror(errno));
         wr_config_free(&app.cfg);
-        return 1;
+        return EXIT_CONFIG;
     }
-    if (!raise_nofile(app.cfg.max_connections))
+    app.max_connections_auto = app.cfg.max_connections == 0;
+    if ((rc = raise_nofile(&app.cfg)) != 0)
         goto out;
+    rc = EXIT_START;
     if (app.cfg.token_secret_len > 0 && app.cfg.token_secret_len < WR_SECRET_MIN)
         wr_warn("the token secret is %zu bytes; use at least %d random bytes "
                 "(--strict-secrets refuses shorter ones)",
@@ -559,10 +588,15 @@ int main(int argc, char **argv)
         char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
         fprintf(stderr, "waitroomd: cannot open store %s: %s\n",
                 wr_redis_url_redact(app.cfg.store, shown, sizeof shown), wr_strerror(e));
+        /* a data dir that cannot be used, a TLS file that cannot be read:
+         * the configuration's; only memory may come back on a restart */
+        rc = e == WR_ENOMEM ? EXIT_START : EXIT_CONFIG;
         goto out;
     }
-    if (wrap_breaker(&app) != WR_OK)
+    if (wrap_breaker(&app) != WR_OK) {
+        rc = EXIT_CONFIG;
         goto out;
+    }
     wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
     if (wr_scheduler_new(&so, &app.sched) != WR_OK)
         goto out;
@@ -606,8 +640,10 @@ int main(int argc, char **argv)
     evsignal_add(app.sig_usr1, NULL);
     evsignal_add(app.sig_usr2, NULL);
 
-    if (wait_store_start(&app) != WR_OK)
+    if ((e = wait_store_start(&app)) != WR_OK) {
+        rc = e == WR_EINVAL ? EXIT_CONFIG : EXIT_START; /* the store refused as set up */
         goto out;
+    }
 
     wr_http_opts_t ho = {.base = app.base,
                          .listen = app.cfg.listen,
@@ -623,6 +659,7 @@ int main(int argc, char **argv)
     if (e != WR_OK) {
         fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen, wr_strerror(e),
                 e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
+        rc = listen_exit(e);
         goto out;
     }
     printf("listening on %s\n", bound);
@@ -636,12 +673,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "waitroomd: cannot listen on %s (--admin-listen): %s%s%s\n",
                     app.cfg.admin_listen, wr_strerror(e), e == WR_EIO ? ": " : "",
                     e == WR_EIO ? strerror(errno) : "");
+            rc = listen_exit(e);
             goto out;
         }
         printf("admin listening on %s\n", abound);
     }
-    if (app.cfg.pid_file[0] && !write_pid_file(&app))
+    if (app.cfg.pid_file[0] && !write_pid_file(&app)) {
+        rc = EXIT_CONFIG;
         goto out;
+    }
     fflush(stdout);
     const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
     char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */

@@ -10,6 +10,11 @@
  * wr_identity_should_renew); it is inside the MAC, so a client cannot
  * rejuvenate a value, only get it renewed by asking.
  *
+ * An invited account (cookie mode, invite-only queues) has its own form,
+ * "~<acct>.<issued>.<mac>" (identity.h): the user in line is the account
+ * itself, so the entry token's sub is the invite's sub. It is verified,
+ * renewed and rotated exactly as a vid's value.
+ *
  * The first format, "<vid>.<mac>" with mac = HMAC-SHA256(key, vid) (66
  * bytes, one dot), is still accepted, with issue time 0 ("unknown, old"),
  * so those visitors keep their place and get a new-format cookie on their
@@ -41,13 +46,17 @@
 
 #include "base/b64.h"
 #include "base/crypto.h"
+#include "base/ids.h"
 
 #define VID_RAW           16
 #define MAC_LEN           WR_CRYPTO_MAC_LEN
 #define MAC_B64_LEN       43
 #define ISSUED_DIGITS_MAX 12
 #define V1_COOKIE_LEN     (WR_VID_LEN + 1 + MAC_B64_LEN) /* "<vid>.<mac>" */
-#define COOKIE_HEADER_MAX 32768                          /* bytes of a Cookie header we look at */
+#define ACCOUNT_MARK      '~' /* first char of an account cookie: never base64url */
+#define ACCT_B64_MAX      ((WR_USER_ID_MAX * 4 + 2) / 3)
+#define ACCT_COOKIE_MIN   (1 + 2 + 1 + 1 + 1 + MAC_B64_LEN) /* "~<1 byte>.<1 digit>.<mac>" */
+#define COOKIE_HEADER_MAX 32768 /* bytes of a Cookie header we look at */
 
 /* True if s (n chars) is a vid: 22 base64url chars decoding to 16 bytes. */
 static bool vid_ok(const char *s, size_t n)
@@ -93,22 +102,25 @@ static bool issued_parse(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, int64_t issued_s,
-                          char cookie[WR_VID_COOKIE_LEN + 1])
+/* Writes "<id>.<issued>.<mac>" to cookie (cap bytes): id is id_len bytes
+ * (a vid, or '~' and an account's base64url), mac the HMAC of what comes
+ * before its dot. */
+static wr_err_t sign_value(const uint8_t *key, size_t key_len, const char *id, size_t id_len,
+                           int64_t issued_s, char *cookie, size_t cap)
 {
     char t[ISSUED_DIGITS_MAX + 1], mac_b64[MAC_B64_LEN + 1];
-    char msg[WR_VID_LEN + 1 + ISSUED_DIGITS_MAX];
+    char msg[1 + ACCT_B64_MAX + 1 + ISSUED_DIGITS_MAX];
     uint8_t mac[MAC_LEN];
     size_t tn, msg_len;
     wr_err_t err;
 
-    if (!key || key_len == 0 || !vid || !cookie || !vid_ok(vid, strnlen(vid, WR_VID_LEN + 1)) ||
-        (tn = issued_str(issued_s, t)) == 0)
+    if (!key || key_len == 0 || (tn = issued_str(issued_s, t)) == 0 ||
+        id_len + 1 + tn > sizeof msg || id_len + 1 + tn + 1 + MAC_B64_LEN + 1 > cap)
         return WR_EINVAL;
-    memcpy(msg, vid, WR_VID_LEN);
-    msg[WR_VID_LEN] = '.';
-    memcpy(msg + WR_VID_LEN + 1, t, tn);
-    msg_len = WR_VID_LEN + 1 + tn;
+    memcpy(msg, id, id_len);
+    msg[id_len] = '.';
+    memcpy(msg + id_len + 1, t, tn);
+    msg_len = id_len + 1 + tn;
     err = wr_crypto_hmac_sha256(key, key_len, msg, msg_len, mac);
     if (err != WR_OK)
         return err;
@@ -119,6 +131,36 @@ wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, i
     cookie[msg_len] = '.';
     memcpy(cookie + msg_len + 1, mac_b64, sizeof mac_b64); /* includes the NUL */
     return WR_OK;
+}
+
+wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, int64_t issued_s,
+                          char cookie[WR_VID_COOKIE_LEN + 1])
+{
+    if (!vid || !cookie || !vid_ok(vid, strnlen(vid, WR_VID_LEN + 1)))
+        return WR_EINVAL;
+    return sign_value(key, key_len, vid, WR_VID_LEN, issued_s, cookie, WR_VID_COOKIE_LEN + 1);
+}
+
+wr_err_t wr_identity_sign_account(const uint8_t *key, size_t key_len, const char *user,
+                                  int64_t issued_s, char cookie[WR_IDENTITY_COOKIE_MAX + 1])
+{
+    char id[1 + ACCT_B64_MAX + 1];
+    size_t n = 0;
+    if (!user || !cookie || !wr_ids_valid_user(user))
+        return WR_EINVAL;
+    id[0] = ACCOUNT_MARK;
+    if (wr_b64url_encode((const uint8_t *)user, strlen(user), id + 1, sizeof id - 1, &n) != WR_OK)
+        return WR_EINVAL;
+    return sign_value(key, key_len, id, 1 + n, issued_s, cookie, WR_IDENTITY_COOKIE_MAX + 1);
+}
+
+wr_err_t wr_identity_resign(const uint8_t *key, size_t key_len, const wr_identity_visitor_t *v,
+                            int64_t now_s, char cookie[WR_IDENTITY_COOKIE_MAX + 1])
+{
+    if (!v)
+        return WR_EINVAL;
+    return v->account ? wr_identity_sign_account(key, key_len, v->user, now_s, cookie)
+                      : wr_identity_sign(key, key_len, v->vid, now_s, cookie);
 }
 
 wr_err_t wr_identity_mint(const uint8_t *key, size_t key_len, int64_t now_s,
@@ -142,25 +184,55 @@ wr_err_t wr_identity_mint(const uint8_t *key, size_t key_len, int64_t now_s,
     return WR_OK;
 }
 
+/* An account cookie's "~<acct>.<issued>" (msg_len bytes, MAC not checked
+ * yet): decodes the account into user. */
+static bool account_parse(const char *value, size_t msg_len, char user[WR_USER_ID_MAX + 1],
+                          int64_t *issued)
+{
+    const char *dot = memchr(value, '.', msg_len);
+    if (!dot || value[0] != ACCOUNT_MARK)
+        return false;
+    size_t an = (size_t)(dot - value) - 1, un = 0;
+    uint8_t raw[WR_USER_ID_MAX + 4];
+    if (an == 0 || an > ACCT_B64_MAX ||
+        wr_b64url_decode(value + 1, an, raw, sizeof raw, &un) != WR_OK || un == 0 ||
+        un > WR_USER_ID_MAX)
+        return false;
+    memcpy(user, raw, un);
+    user[un] = '\0';
+    return strlen(user) == un && wr_ids_valid_user(user) &&
+           issued_parse(dot + 1, msg_len - (size_t)(dot + 1 - value), issued);
+}
+
 bool wr_identity_verify(const uint8_t *key, size_t key_len, const char *value, size_t len,
                         wr_identity_visitor_t *out)
 {
     uint8_t got[MAC_LEN + 4], want[MAC_LEN];
     size_t got_len, msg_len;
     int64_t issued = 0;
+    char user[WR_USER_ID_MAX + 1];
+    bool account = value && len > 0 && value[0] == ACCOUNT_MARK;
 
-    if (!key || key_len == 0 || !value || !out || len < V1_COOKIE_LEN || len > WR_VID_COOKIE_LEN ||
-        value[WR_VID_LEN] != '.')
+    if (!key || key_len == 0 || !value || !out ||
+        len < (account ? ACCT_COOKIE_MIN : V1_COOKIE_LEN) ||
+        len > (account ? WR_IDENTITY_COOKIE_MAX : WR_VID_COOKIE_LEN))
         return false;
     /* The MAC is the last 43 characters, after a dot; what it signs is
-     * everything before that dot: the vid alone (first format) or
-     * "<vid>.<issued>". */
+     * everything before that dot: the vid alone (first format),
+     * "<vid>.<issued>", or "~<acct>.<issued>". */
     msg_len = len - MAC_B64_LEN - 1;
-    if (value[msg_len] != '.' || !vid_ok(value, WR_VID_LEN))
+    if (value[msg_len] != '.')
         return false;
-    if (msg_len > WR_VID_LEN &&
-        !issued_parse(value + WR_VID_LEN + 1, msg_len - WR_VID_LEN - 1, &issued))
-        return false;
+    if (account) {
+        if (!account_parse(value, msg_len, user, &issued))
+            return false;
+    } else {
+        if (value[WR_VID_LEN] != '.' || !vid_ok(value, WR_VID_LEN))
+            return false;
+        if (msg_len > WR_VID_LEN &&
+            !issued_parse(value + WR_VID_LEN + 1, msg_len - WR_VID_LEN - 1, &issued))
+            return false;
+    }
     if (wr_b64url_decode(value + msg_len + 1, MAC_B64_LEN, got, sizeof got, &got_len) != WR_OK ||
         got_len != MAC_LEN)
         return false;
@@ -168,8 +240,15 @@ bool wr_identity_verify(const uint8_t *key, size_t key_len, const char *value, s
         return false;
     if (!wr_crypto_equal(want, got, MAC_LEN))
         return false;
-    memcpy(out->vid, value, WR_VID_LEN);
-    out->vid[WR_VID_LEN] = '\0';
+    out->account = account;
+    if (account) {
+        memcpy(out->user, user, strlen(user) + 1);
+        out->vid[0] = '\0';
+    } else {
+        memcpy(out->vid, value, WR_VID_LEN);
+        out->vid[WR_VID_LEN] = '\0';
+        memcpy(out->user, out->vid, WR_VID_LEN + 1);
+    }
     out->issued_s = issued;
     out->prev_key = false;
     return true;
@@ -184,7 +263,9 @@ bool wr_identity_find_visitor(const wr_identity_keys_t *keys, const char *header
     if (!keys || !header || !budget || !out)
         return false;
     while (*budget > 0 && (v = wr_identity_next_cookie(header, WR_VID_COOKIE_NAME, &pos, &len))) {
-        if (len < V1_COOKIE_LEN || len > WR_VID_COOKIE_LEN)
+        bool acct = len > 0 && v[0] == ACCOUNT_MARK;
+        if (len < (acct ? ACCT_COOKIE_MIN : V1_COOKIE_LEN) ||
+            len > (acct ? WR_IDENTITY_COOKIE_MAX : WR_VID_COOKIE_LEN))
             continue; /* not ours whatever the key: costs nothing */
         (*budget)--;
         if (wr_identity_verify(keys->key, keys->key_len, v, len, out))

@@ -9,6 +9,12 @@
  * time is unknown (0), so they count as old and are renewed. A value whose
  * MAC does not verify (constant-time compare) is ignored.
  *
+ * An invited account (an invite's sub, cookie mode) has a cookie of its
+ * own form, "~<acct>.<issued>.<mac>": acct is the base64url of the user id
+ * (1..WR_USER_ID_MAX bytes), mac the HMAC of "~<acct>.<issued>". The '~' is
+ * not base64url, so it is never a vid, and the MAC inputs of the forms
+ * cannot be confused. Its user in line is the account itself.
+ *
  * Knows nothing of HTTP: the http module reads the Cookie fields
  * (wr_http_visitor, wr_http_cookie) and the api sets the header.
  */
@@ -21,13 +27,18 @@
 
 #include "base/crypto.h"
 #include "base/error.h"
+#include "base/ids.h"
 
 #define WR_IDENTITY_KEY_LEN WR_CRYPTO_KEY_LEN /* bytes of a cookie key (wr_crypto_cookie_key) */
 #define WR_VID_LEN          22                /* visitor id, base64url of 16 bytes */
 /* Longest cookie value, "<vid>.<issued>.<mac>" with a 12-digit time: the
  * size (+ NUL) of every buffer that holds one. Values are shorter. */
-#define WR_VID_COOKIE_LEN  (22 + 1 + 12 + 1 + 43)
-#define WR_VID_COOKIE_NAME "wr_vid"
+#define WR_VID_COOKIE_LEN (22 + 1 + 12 + 1 + 43)
+/* Longest account cookie value, "~<acct>.<issued>.<mac>" (acct: base64url
+ * of WR_USER_ID_MAX bytes, 171 chars), and so the size (+ NUL) of a buffer
+ * that holds either form. */
+#define WR_IDENTITY_COOKIE_MAX (1 + (WR_USER_ID_MAX * 4 + 2) / 3 + 1 + 12 + 1 + 43)
+#define WR_VID_COOKIE_NAME     "wr_vid"
 /* Max-Age of the visitor cookie, seconds. It is renewed on every join and,
  * once less than half of it is left, on a poll (wr_identity_should_renew),
  * so it outlives any wait during which the page keeps asking. */
@@ -47,9 +58,11 @@ typedef struct {
 
 /* A visitor read from a verified cookie. */
 typedef struct {
-    char vid[WR_VID_LEN + 1]; /* NUL-terminated */
-    int64_t issued_s;         /* Unix seconds the value was signed; 0 = first format (unknown) */
-    bool prev_key;            /* verified with the previous key */
+    char user[WR_USER_ID_MAX + 1]; /* the user in line: the vid, or the account */
+    bool account;                  /* an account cookie (user is the account, vid "") */
+    char vid[WR_VID_LEN + 1];      /* NUL-terminated; "" for an account */
+    int64_t issued_s; /* Unix seconds the value was signed; 0 = first format (unknown) */
+    bool prev_key;    /* verified with the previous key */
 } wr_identity_visitor_t;
 
 /*
@@ -70,9 +83,24 @@ wr_err_t wr_identity_sign(const uint8_t *key, size_t key_len, const char *vid, i
                           char cookie[WR_VID_COOKIE_LEN + 1]);
 
 /*
+ * Signs the cookie value of an invited account: user (a valid user id, the
+ * invite's sub) issued at issued_s (as wr_identity_sign). cookie gets at
+ * most WR_IDENTITY_COOKIE_MAX + NUL. Returns WR_OK or WR_EINVAL.
+ */
+wr_err_t wr_identity_sign_account(const uint8_t *key, size_t key_len, const char *user,
+                                  int64_t issued_s, char cookie[WR_IDENTITY_COOKIE_MAX + 1]);
+
+/*
+ * The value that renews v's cookie at now_s under key: the same form (vid
+ * or account) with a new issue time. Returns WR_OK or WR_EINVAL.
+ */
+wr_err_t wr_identity_resign(const uint8_t *key, size_t key_len, const wr_identity_visitor_t *v,
+                            int64_t now_s, char cookie[WR_IDENTITY_COOKIE_MAX + 1]);
+
+/*
  * Checks one cookie value (len bytes, not necessarily NUL-terminated) of
- * either format against key. Returns true and fills out (prev_key false) if
- * the MAC verifies; out is untouched otherwise.
+ * any format (vid, first format, account) against key. Returns true and fills out (prev_key false)
+ * if the MAC verifies; out is untouched otherwise.
  */
 bool wr_identity_verify(const uint8_t *key, size_t key_len, const char *value, size_t len,
                         wr_identity_visitor_t *out);

@@ -1,6 +1,6 @@
 /*
- * invite.c - invites: verification, signing, and the visitor of an
- * invited user.
+ * invite.c - invites: verification and signing. (The visitor cookie of
+ * an invited account, cookie mode, is identity.c's account form.)
  *
  * An invite is a JWT of the entry tokens' shape (token.c does the JWT
  * work: wr_token_verify_jws checks the structure, alg == HS256 and the MAC
@@ -12,7 +12,9 @@
  *
  * The reasons follow docs/API.md: anything that is not a well-formed
  * HS256 JWT with sub, aud and exp is "malformed"; a MAC that does not
- * verify is "signature"; then "expired" and "wrongQueue". "wrongUser" is
+ * verify is "signature"; then "expired", "notYetValid" (an nbf claim, RFC
+ * 7519 4.1.5, still in the future; like exp, without leeway: the shop's
+ * clock and ours are both NTP's) and "wrongQueue". "wrongUser" is
  * the api's (header identity mode): verification here does not know who
  * asks.
  *
@@ -25,13 +27,8 @@
 
 #include <jansson.h>
 
-#include "base/b64.h"
-#include "base/crypto.h"
 #include "base/ids.h"
 #include "core/token.h"
-
-#define VISITOR_LABEL "waitroom invite visitor v1"
-#define VID_RAW       16
 
 static const char *const reason_names[] = {
     [WR_INVITE_OK] = "ok",
@@ -41,6 +38,7 @@ static const char *const reason_names[] = {
     [WR_INVITE_EXPIRED] = "expired",
     [WR_INVITE_WRONG_QUEUE] = "wrongQueue",
     [WR_INVITE_WRONG_USER] = "wrongUser",
+    [WR_INVITE_NOT_YET] = "notYetValid",
 };
 
 const char *wr_invite_reason_name(wr_invite_reason_t r)
@@ -108,11 +106,17 @@ wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_
     const json_t *s = json_object_get(p, "sub");
     const json_t *aud = json_object_get(p, "aud");
     const json_t *exp = json_object_get(p, "exp");
+    const json_t *nbf = json_object_get(p, "nbf");
     if (!json_is_string(s) || json_string_length(s) != strlen(json_string_value(s)) ||
-        !wr_ids_valid_user(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp))
+        !wr_ids_valid_user(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp) ||
+        (nbf && !json_is_number(nbf)))
         goto out;
     if (json_number_value(exp) <= (double)now_s) {
         r = WR_INVITE_EXPIRED;
+        goto out;
+    }
+    if (nbf && json_number_value(nbf) > (double)now_s) {
+        r = WR_INVITE_NOT_YET;
         goto out;
     }
     if (!aud_names(aud, queue)) {
@@ -143,16 +147,4 @@ wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, c
     if (n == 0 || n > sizeof json)
         return WR_ELIMIT;
     return wr_token_sign_json(json, n, key, key_len, out, cap);
-}
-
-wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1])
-{
-    uint8_t mac[32];
-    if (!vid || !wr_ids_valid_user(sub))
-        return WR_EINVAL;
-    wr_err_t err = wr_crypto_hmac_sha256((const uint8_t *)VISITOR_LABEL, sizeof VISITOR_LABEL - 1,
-                                         sub, strlen(sub), mac);
-    if (err != WR_OK)
-        return err;
-    return wr_b64url_encode(mac, VID_RAW, vid, WR_VID_LEN + 1, NULL);
 }

@@ -24,6 +24,7 @@ typedef enum {
     WR_INVITE_EXPIRED,     /* "expired": exp <= now */
     WR_INVITE_WRONG_QUEUE, /* "wrongQueue": aud is not this queue */
     WR_INVITE_WRONG_USER,  /* "wrongUser": header identity mode, sub != the header's user id */
+    WR_INVITE_NOT_YET,     /* "notYetValid": nbf > now (RFC 7519 4.1.5; no leeway, as exp) */
 } wr_invite_reason_t;
 
 /* "missing", "malformed", ... as above; "ok" for WR_INVITE_OK. */
@@ -33,11 +34,11 @@ const char *wr_invite_reason_name(wr_invite_reason_t r);
  * Verifies invite (len bytes, need not be NUL-terminated; NULL or empty is
  * missing) for queue against key (key_len bytes) at now_s (seconds since
  * the epoch). Order: structure and alg (malformed), MAC in constant time
- * (signature), then the claims: sub, aud and exp present and well typed
- * (malformed), exp > now_s (expired), aud == queue (wrongQueue). An "aud"
- * array is accepted when it holds the queue. Other claims (iss, iat, jti,
- * nbf...) are not looked at. On WR_INVITE_OK the invite's sub is copied to
- * sub (NUL-terminated).
+ * (signature), then the claims: sub, aud and exp present and well typed,
+ * nbf a number if present (malformed), exp > now_s (expired), nbf <= now_s
+ * (notYetValid), aud == queue (wrongQueue). An "aud" array is accepted when
+ * it holds the queue. Other claims (iss, iat, jti...) are not looked at. On WR_INVITE_OK the
+ * invite's sub is copied to sub (NUL-terminated).
  */
 wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_t *key,
                                     size_t key_len, const char *queue, int64_t now_s,
@@ -53,15 +54,5 @@ wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_
  */
 wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, const char *user,
                         int64_t iat, int64_t exp, char *out, size_t cap);
-
-/*
- * The visitor id (cookie identity mode) of an invited user: the first 16
- * bytes of HMAC-SHA256("waitroom invite visitor v1", sub), base64url, so
- * the same sub is the same visitor on every instance and after a cookie
- * key rotation, and one place in line whatever the browser. The visitor
- * cookie (wr_vid) for it is made with wr_identity_sign_vid, so polls find
- * the invited user by the ordinary cookie. Returns WR_OK or WR_EINVAL.
- */
-wr_err_t wr_invite_visitor(const char *sub, char vid[WR_VID_LEN + 1]);
 
 #endif

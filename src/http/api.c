@@ -230,16 +230,15 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
     }
 
     if ((flags & WR_ROUTE_F_HEAD_HTML) && evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                          "text/html; charset=utf-8");
-        wr_api__reply_empty(a, req, route, 200);
+        /* HEAD must not join the line: GET's headers, no side effect. */
+        wr_api__reply_html_head(a, req, route, 200);
         return;
     }
 
     if ((flags & WR_ROUTE_F_SECRET) && !wr_api_has_secret(a)) {
         wr_api__reply_error(a, req, route, 503, "STORE_UNAVAILABLE",
                             "the token secret is not loaded from the store yet", NULL, NULL,
-                            WR_API__RETRY_AFTER_UNAVAILABLE_S);
+                            wr_api__retry_after_unavailable(a));
         return;
     }
 

@@ -27,9 +27,11 @@
  * page; a bad or missing one is 403 INVITE_REQUIRED with its reason, and
  * nothing is joined or minted. The invite's sub is the user: in header mode
  * it must be the header's user id (else wrongUser); in cookie mode the
- * user in line is the visitor wr_invite_visitor(sub), and the reply sets
- * the wr_vid cookie of that visitor, so every browser holding the invite
- * shares one place and later polls find it by the ordinary cookie.
+ * user in line is the invited account, sub itself (so the entry token's
+ * sub, and consume's userId, is the account), and the reply sets the
+ * wr_vid cookie of that account (identity.h, the account form), so every
+ * browser holding the invite shares one place and later polls find it by
+ * that cookie alone.
  *
  * The pass: an admitted answer (JSON or page) also sets the cookie
  * wr_token_{queue} (HttpOnly, SameSite=Lax, Path=/; Secure when the request
@@ -90,7 +92,7 @@
 
 static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
-    char hdr[256];
+    char hdr[WR_IDENTITY_COOKIE_MAX + 96];
     snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
              WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
              a->cfg->cookie_secure ? "; Secure" : "");
@@ -367,7 +369,7 @@ static void leave_cb(wr_err_t err, void *arg)
  * cookie is due for renewal (wr_identity_should_renew).
  */
 static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
-                        char user[WR_USER_ID_MAX + 1], char cookie_out[WR_VID_COOKIE_LEN + 1])
+                        char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])
 {
     struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     cookie_out[0] = 0;
@@ -390,9 +392,9 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     wr_identity_visitor_t vis;
     int64_t now_s = (int64_t)time(NULL);
     if (wr_http_visitor(req, &keys, &vis)) {
-        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.vid);
+        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.user); /* the vid, or an invited account */
         if (create || (route == WR_ROUTE_STATUS && wr_identity_should_renew(&vis, now_s)))
-            wr_identity_sign(a->cookie_key, a->cookie_key_len, vis.vid, now_s, cookie_out);
+            wr_identity_resign(a->cookie_key, a->cookie_key_len, &vis, now_s, cookie_out);
         return 0;
     }
     if (!create)
@@ -470,7 +472,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
 {
     wr_api_t *a = c->api;
     char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1];
+    char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     cookie[0] = '\0';
     bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
     if (!cfg || cfg->invite_key_len == 0 || header_mode) {
@@ -489,10 +491,10 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
         if (r == WR_INVITE_OK && header_mode && strcmp(sub, user) != 0)
             r = WR_INVITE_WRONG_USER;
         if (r == WR_INVITE_OK && !header_mode) {
-            /* cookie mode: the invited account's own visitor */
-            if (wr_invite_visitor(sub, user) != WR_OK ||
-                wr_identity_sign(a->cookie_key, a->cookie_key_len, user, (int64_t)time(NULL),
-                                 cookie) != WR_OK) {
+            /* cookie mode: the invited account is the user in line */
+            snprintf(user, sizeof(user), "%s", sub);
+            if (wr_identity_sign_account(a->cookie_key, a->cookie_key_len, sub, (int64_t)time(NULL),
+                                         cookie) != WR_OK) {
                 wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL",
                                     "could not create a visitor", NULL, NULL, 0);
                 wr_api__ctx_free(c);
@@ -575,7 +577,7 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
     wr_route_t route = call->route;
     const char *queue = call->queue;
     char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1];
+    char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     if (route == WR_ROUTE_JOIN) {
         if (!join_limited(a, req, route))
             join_start(a, req, route, queue);
@@ -727,17 +729,19 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     } else {
         const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
         v.state = ans->page_state;
+        v.error = ans->code;
         status = ans->status;
         /* a full line: the queue's slowest poll band, as the JSON join */
-        int retry_after_s = ans->retry_after_s;
+        int ra_s = wr_api__answer_retry_s(a, ans);
         if (err == WR_EFULL)
-            retry_after_s = wr_api__full_retry_after_s(
+            ra_s = wr_api__full_retry_after_s(
                 e ? e->config
                   : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL)));
-        if (retry_after_s > 0) {
+        if (ra_s > 0) { /* the page retries when the header says */
             char ra[16];
-            snprintf(ra, sizeof(ra), "%d", retry_after_s);
+            snprintf(ra, sizeof(ra), "%d", ra_s);
             evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
+            v.retry_after_ms = (uint32_t)ra_s * 1000u;
         }
     }
     send_page(c, &v, status);

@@ -64,8 +64,12 @@ typedef struct {
 typedef void wr_api__handler_fn(wr_api_t *a, struct evhttp_request *req,
                                 const wr_api__call_t *call);
 
-/* Retry-After (seconds) of a 503 STORE_UNAVAILABLE. */
-#define WR_API__RETRY_AFTER_UNAVAILABLE_S 2
+/* Retry-After (whole seconds, as HTTP requires) of a 503 STORE_UNAVAILABLE:
+ * drawn uniformly in [MIN, MAX] per answer (wr_api__retry_after_unavailable),
+ * so the clients an outage turned away do not all come back in the same
+ * second (case K13). */
+#define WR_API__RETRY_AFTER_UNAVAILABLE_MIN_S 1
+#define WR_API__RETRY_AFTER_UNAVAILABLE_MAX_S 3
 
 /* Statuses whose request-counter labels are built once (api_reply.c). */
 #define WR_API__N_LABEL_STATUSES 12
@@ -139,7 +143,7 @@ typedef struct wr_api__ctx {
     int64_t seen_us;  /* join/status that records last-seen: sent at (monotonic us); 0 = not */
     char queue[WR_QUEUE_NAME_MAX + 1];
     char user[WR_USER_ID_MAX + 1];
-    char cookie[WR_VID_COOKIE_LEN + 1]; /* set on the reply when a visitor was created */
+    char cookie[WR_IDENTITY_COOKIE_MAX + 1]; /* set on the reply when a visitor was created */
     /* The queue as the scheduler knows it, looked up once for the request
      * (wr_scheduler_hold on c->queue) and released with the context; NULL =
      * not looked up, or unknown here. */
@@ -247,6 +251,18 @@ bool wr_api__tells(wr_err_t err, unsigned tells);
 /* The row that tells err to a caller telling the set tells: err's row when
  * wr_api__tells(err, tells), else the STORE_UNAVAILABLE row. Never NULL. */
 const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells);
+
+/* A 503's Retry-After, seconds: uniform in [WR_API__RETRY_AFTER_UNAVAILABLE_MIN_S,
+ * WR_API__RETRY_AFTER_UNAVAILABLE_MAX_S], from a's rng. */
+int wr_api__retry_after_unavailable(wr_api_t *a);
+
+/* The Retry-After of answer ans, seconds (0 = none): the row's, jittered
+ * for STORE_UNAVAILABLE (wr_api__retry_after_unavailable). */
+int wr_api__answer_retry_s(wr_api_t *a, const wr_api__answer_t *ans);
+
+/* The HEAD of an HTML page (GET /q/{queue}): status with exactly the
+ * headers wr_api__reply_html sends, no body and no side effect. */
+void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
 
 /* Replies err as a JSON error, as wr_api__answer(err, tells) says; reason
  * is the JSON "reason" (NULL = none), retry_after_s > 0 replaces the

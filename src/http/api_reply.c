@@ -33,7 +33,11 @@
  * (WR_API__TELLS_*, api_internal.h): e.g. a leave tells NOT_IN_QUEUE, the
  * queue page does not, and consume/verify hand other errors to the fail
  * policy instead of answering 503. observe() counts as store errors
- * exactly the errors without a row.
+ * exactly the errors without a row. A 503's Retry-After is drawn from
+ * 1-3 s per answer (wr_api__retry_after_unavailable), so turned-away
+ * clients spread out (K13). Every error on the queue page's route
+ * (GET/HEAD /q/{queue}) is rendered as the page itself, the JSON code in
+ * data-error (reply_page_error): a browser never gets JSON there.
  */
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -46,6 +50,7 @@
 #include "base/clock.h"
 #include "http/http.h"
 #include "base/log.h"
+#include "http/page.h"
 
 /* Label strings of the request counter, built once per (route, status):
  * the hot path does no formatting. Statuses outside the table are
@@ -222,10 +227,64 @@ void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     record_end(a, &rec, len);
 }
 
+/* The queue page's state for an error answered on its route (page.h). */
+static const char *page_state_of(const char *code)
+{
+    static const struct {
+        const char *code, *state;
+    } map[] = {{"STORE_UNAVAILABLE", "unavailable"},
+               {"QUEUE_FULL", "full"},
+               {"QUEUE_NOT_FOUND", "notfound"},
+               {"INVITE_REQUIRED", "invite"}};
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(code, map[i].code) == 0)
+            return map[i].state;
+    return "error";
+}
+
+/* An error on the queue page's route (GET/HEAD /q/{queue}): the HTML page
+ * with the JSON error code in it (data-error, and the status sentence),
+ * Retry-After as the JSON answer would have it. A browser never sees JSON
+ * there; the /v1 routes stay JSON. */
+static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                             const char *code, const char *reason, int retry_after)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.state = page_state_of(code);
+    v.error = code;
+    v.reason = reason;
+    v.eta_seconds = -1;
+    v.target_url = "";
+    v.retry_after_ms = retry_after > 0 ? (uint32_t)retry_after * 1000u : 0;
+    v.queue = req == a->cur_req ? a->cur_queue : "";
+    v.lang =
+        wr_page_lang(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"));
+    if (retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%d", retry_after);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", ra);
+    }
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    if (!html) { /* no memory for the page: the JSON answer, as before */
+        wr_api__record_t rec;
+        record_begin(a, req, route, 500, &rec);
+        record_end(a, &rec,
+                   wr_http_reply_error(req, 500, "INTERNAL", "out of memory", NULL, NULL, 0));
+        return;
+    }
+    wr_api__reply_html(a, req, route, status, html, len);
+}
+
 void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                          const char *code, const char *message, const char *field,
                          const char *reason, int retry_after)
 {
+    if (route == WR_ROUTE_QUEUE_PAGE) {
+        reply_page_error(a, req, route, status, code, reason, retry_after);
+        return;
+    }
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     size_t n = wr_http_reply_error(req, status, code, message, field, reason, retry_after);
@@ -306,7 +365,18 @@ static const wr_api__answer_t answers[] = {
 
 /* Everything else: the store failed (or did not answer in time). */
 static const wr_api__answer_t unavailable = {
-    WR_OK, 503, "STORE_UNAVAILABLE", NULL, WR_API__RETRY_AFTER_UNAVAILABLE_S, "unavailable"};
+    WR_OK, 503, "STORE_UNAVAILABLE", NULL, WR_API__RETRY_AFTER_UNAVAILABLE_MIN_S, "unavailable"};
+
+int wr_api__retry_after_unavailable(wr_api_t *a)
+{
+    const int span = WR_API__RETRY_AFTER_UNAVAILABLE_MAX_S - WR_API__RETRY_AFTER_UNAVAILABLE_MIN_S;
+    return WR_API__RETRY_AFTER_UNAVAILABLE_MIN_S + (int)(wr_rng_next(&a->rng) % (span + 1));
+}
+
+int wr_api__answer_retry_s(wr_api_t *a, const wr_api__answer_t *ans)
+{
+    return ans == &unavailable ? wr_api__retry_after_unavailable(a) : ans->retry_after_s;
+}
 
 static const wr_api__answer_t *find_answer(wr_err_t err)
 {
@@ -332,7 +402,7 @@ void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     const wr_api__answer_t *ans = wr_api__answer(err, tells);
     wr_api__reply_error(a, req, route, ans->status, ans->code,
                         ans->message ? ans->message : wr_strerror(err), NULL, reason,
-                        retry_after_s > 0 ? retry_after_s : ans->retry_after_s);
+                        retry_after_s > 0 ? retry_after_s : wr_api__answer_retry_s(a, ans));
 }
 
 void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)
@@ -370,13 +440,9 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
     }
 }
 
-void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len)
+/* The headers of every HTML page (GET and HEAD alike). */
+static void html_headers(struct evhttp_request *req)
 {
-    if (!html) {
-        wr_api__reply_oom(a, req, route);
-        return;
-    }
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
@@ -384,6 +450,25 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     evhttp_add_header(oh, "Content-Security-Policy",
                       "default-src 'self'; img-src 'self' data:; style-src 'self'; "
                       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+}
+
+void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
+{
+    html_headers(req);
+    wr_api__record_t rec;
+    record_begin(a, req, route, status, &rec);
+    wr_http_send(req, status, NULL, 0, false);
+    record_end(a, &rec, 0);
+}
+
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len)
+{
+    if (!html) {
+        wr_api__reply_oom(a, req, route);
+        return;
+    }
+    html_headers(req);
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, html, len, false);

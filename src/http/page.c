@@ -258,6 +258,8 @@ static const char *invite_key(const char *reason)
         return "status_invite";
     if (strcmp(reason, "expired") == 0)
         return "status_invite_expired";
+    if (strcmp(reason, "notYetValid") == 0)
+        return "status_invite_not_yet";
     return "status_invite_invalid";
 }
 
@@ -313,7 +315,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {"waiting",  "prequeue",    "admitted", "passthrough",
                                          "full",     "unavailable", "notfound", "invite",
-                                         "degraded", NULL};
+                                         "degraded", "error",       NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -322,6 +324,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     const char *state = v->state && one_of(v->state, states) ? v->state : "unavailable";
     bool waiting = strcmp(state, "waiting") == 0;
     bool prequeue = strcmp(state, "prequeue") == 0;
+    bool error = strcmp(state, "error") == 0;
     const char *target = v->target_url ? v->target_url : "";
 
     const wr_embed_file_t *raw = wr_embed_find("web/i18n.json");
@@ -331,7 +334,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     /* Next poll: the server's value; full / unavailable retry after the
      * Retry-After the api sends with them (5 s, 2 s). */
     uint32_t retry = v->retry_after_ms;
-    if (retry == 0)
+    if (retry == 0 && !error) /* an error without Retry-After is not retried */
         retry = strcmp(state, "full") == 0 ? 5000 : 2000;
     uint64_t position = waiting ? v->position : 0;
     uint64_t ahead = position > 0 ? position - 1 : 0;
@@ -354,7 +357,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     char refresh[REFRESH_MAX];
     refresh[0] = 0;
     if (waiting || prequeue || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
-        strcmp(state, "degraded") == 0) /* degraded mode: asking again may let them in */
+        strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
+        (error && retry > 0))
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
              target_ok(target) && strlen(target) + 8 < sizeof(refresh)) {
@@ -384,8 +388,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         }
         countdown_text(countdown, sizeof(countdown), i18n, lang, v->opens_at_ms - now_ms);
     }
-    static const char *const names[] = {"position", "ahead", "s", "time"};
-    const char *vals[] = {s_pos, s_ahead, s_retry_s, opens_utc};
+    static const char *const names[] = {"position", "ahead", "s", "time", "code"};
+    const char *vals[] = {s_pos, s_ahead, s_retry_s, opens_utc, v->error ? v->error : ""};
     char key[32];
     if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
         snprintf(key, sizeof(key), "status_%s%s", state, target_ok(target) ? "" : "_here");
@@ -393,7 +397,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         snprintf(key, sizeof(key), "%s", invite_key(v->reason));
     else
         snprintf(key, sizeof(key), "status_%s", state);
-    fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 4);
+    fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 5);
 
     char updated[32] = "";
     time_t now = time(NULL);
@@ -415,6 +419,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"target_url", target},
         {"token_in_query", v->token_in_query ? "1" : "0"},
         {"reason", v->reason ? v->reason : ""},
+        {"error", v->error ? v->error : ""},
         {"status_text", status},
         {"heading", tr(i18n, lang,
                        waiting    ? "heading"

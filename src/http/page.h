@@ -18,8 +18,11 @@ typedef struct {
     const char *state;       /* "waiting", "prequeue" (before the queue's
                                 opensAt), "admitted", "passthrough", "full",
                                 "unavailable", "notfound", "invite" (refused:
-                                no valid invite) or "degraded" (the store is
-                                unreachable: no position; keeps asking) */
+                                no valid invite), "degraded" (the store is
+                                unreachable: no position; keeps asking) or
+                                "error" (any other error on the route: the
+                                code is shown; asks again only after a
+                                Retry-After, retry_after_ms) */
     uint64_t position;       /* waiting: 1-based */
     uint64_t waiting;        /* waiting: people in line */
     int64_t eta_seconds;     /* waiting: -1 = unknown (paused) */
@@ -34,6 +37,9 @@ typedef struct {
     const char *token;       /* admitted: the entry token, else NULL; used
                                 only for the no-script redirect with tokenInQuery */
     const char *reason;      /* invite: the refusal's reason ("expired"...), else NULL */
+    const char *error;       /* an error answer: the JSON error code
+                                ("INVALID_QUEUE_NAME"...), in data-error and, in
+                                state "error", in the text; else NULL */
 } wr_page_view_t;
 
 /* Picks "ko" when Korean is preferred over English in an Accept-Language

@@ -331,8 +331,9 @@ static const setting_t settings[] = {
      .help = "memory store snapshots", .doc = "default none"},
     {"cookie-secure", "cookie_secure", BOOL_FIELD(cookie_secure),
      .help = "mark the visitor cookie Secure", .doc = "HTTPS deployments"},
-    {"max-connections", "max_connections", UINT_FIELD(max_connections, 1, 1000000), .def = "10000",
-     .meta = "N", .help = "connection cap"},
+    {"max-connections", "max_connections", UINT_FIELD(max_connections, 0, 1000000), .zero = "auto",
+     .def = "0", .meta = "N", .help = "connection cap",
+     .doc = "auto: " STR(WR_CONFIG_CONNECTIONS_DEFAULT) ", or fewer when ulimit -Hn is lower"},
     {"timeout-seconds", "timeout_seconds", UINT_FIELD(timeout_seconds, 1, 3600), .def = "30",
      .meta = "N", .help = "HTTP read/write timeout"},
     {"store-timeout-ms", "store_timeout_ms", UINT_FIELD(store_timeout_ms, 1, 60000), .def = "250",
@@ -621,7 +622,7 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
 {
     const char *a = argv[*i];
     if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-        return wr_einval(err, errlen, "unexpected argument '%.200s' (see --help)", a);
+        return wr_einval(err, errlen, "unexpected argument '%.200s'", a);
     const char *name = a + 2;
     const char *eq = strchr(name, '=');
     size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
@@ -644,8 +645,8 @@ static wr_err_t next_flag(int argc, char **argv, int *i, const setting_t **s, co
         }
         return WR_OK;
     }
-    return wr_einval(err, errlen, "unknown flag '--%.*s' (see --help)",
-                     (int)(name_len > 200 ? 200 : name_len), name);
+    return wr_einval(err, errlen, "unknown flag '--%.*s'", (int)(name_len > 200 ? 200 : name_len),
+                     name);
 }
 
 wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_action_t *action,
@@ -727,6 +728,49 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
                                  "--strict-secrets: the %s is %zu bytes; at least %d are required",
                                  names[k], lens[k], WR_CONFIG_SECRET_MIN);
     }
+    return WR_OK;
+}
+
+/* ---- file descriptors ---- */
+
+wr_err_t wr_config_fit_connections(wr_config_t *cfg, unsigned long long hard_limit, unsigned margin,
+                                   char *note, size_t notelen)
+{
+    if (note && notelen)
+        note[0] = '\0';
+    unsigned long long room = hard_limit > margin ? hard_limit - margin : 0;
+    if (cfg->max_connections > 0) { /* explicit: it fits or the start fails */
+        if ((unsigned long long)cfg->max_connections <= room)
+            return WR_OK;
+        if (room == 0)
+            return wr_einval(note, notelen,
+                             "--max-connections %u needs %llu file descriptors (connections + %u), "
+                             "but the hard limit (ulimit -Hn) is %llu: raise the limit (systemd: "
+                             "LimitNOFILE=)",
+                             cfg->max_connections,
+                             (unsigned long long)cfg->max_connections + margin, margin, hard_limit);
+        return wr_einval(note, notelen,
+                         "--max-connections %u needs %llu file descriptors (connections + %u), "
+                         "but the hard limit (ulimit -Hn) is %llu: lower --max-connections to "
+                         "%llu or raise the limit (systemd: LimitNOFILE=)",
+                         cfg->max_connections, (unsigned long long)cfg->max_connections + margin,
+                         margin, hard_limit, room);
+    }
+    if (room >= WR_CONFIG_CONNECTIONS_DEFAULT) {
+        cfg->max_connections = WR_CONFIG_CONNECTIONS_DEFAULT;
+        return WR_OK;
+    }
+    if (room == 0)
+        return wr_einval(note, notelen,
+                         "the hard limit on open files (ulimit -Hn) is %llu: at least %u are "
+                         "needed (raise the limit; systemd: LimitNOFILE=)",
+                         hard_limit, margin + 1);
+    cfg->max_connections = (uint32_t)room;
+    if (note && notelen)
+        snprintf(note, notelen,
+                 "the hard limit on open files (ulimit -Hn) is %llu: --max-connections is %llu "
+                 "instead of %d (raise the limit, e.g. systemd LimitNOFILE=, for more)",
+                 hard_limit, room, WR_CONFIG_CONNECTIONS_DEFAULT);
     return WR_OK;
 }
 

@@ -31,13 +31,14 @@
 #include "core/qconfig.h"
 #include "core/ratelimit.h"
 
-#define WR_CONFIG_QUEUES_MAX 64
-#define WR_ADDR_MAX          255
-#define WR_URL_MAX           1023
-#define WR_KEY_MAX           256
-#define WR_HEADER_NAME_MAX   64
-#define WR_BREAKER_SPEC_MAX  255
-#define WR_CONFIG_SECRET_MIN 32 /* --strict-secrets: minimum bytes of a secret */
+#define WR_CONFIG_QUEUES_MAX          64
+#define WR_ADDR_MAX                   255
+#define WR_URL_MAX                    1023
+#define WR_KEY_MAX                    256
+#define WR_HEADER_NAME_MAX            64
+#define WR_BREAKER_SPEC_MAX           255
+#define WR_CONFIG_SECRET_MIN          32    /* --strict-secrets: minimum bytes of a secret */
+#define WR_CONFIG_CONNECTIONS_DEFAULT 10000 /* --max-connections auto, when the limit allows */
 
 typedef enum {
     WR_IDENTITY_COOKIE = 0, /* signed wr_vid visitor cookie (default) */
@@ -63,7 +64,8 @@ typedef struct {
     size_t cookie_secret_len;
     wr_log_level_t log_level;              /* default info */
     bool cookie_secure;                    /* add Secure to wr_vid; default false */
-    uint32_t max_connections;              /* connection cap; default 10000 */
+    uint32_t max_connections;              /* connection cap; 0 (default) = auto, which
+                                              wr_config_fit_connections resolves */
     uint32_t timeout_seconds;              /* HTTP read/write timeout, s; default 30 */
     uint32_t store_timeout_ms;             /* store command timeout, ms; default 250 */
     char data_dir[WR_URL_MAX + 1];         /* memory store snapshots; "" = none */
@@ -154,6 +156,19 @@ wr_err_t wr_config_set(wr_config_t *cfg, const char *key, const char *value, cha
  * reloadable settings changed. Queue declarations are not touched.
  */
 size_t wr_config_reload(wr_config_t *running, const wr_config_t *fresh, char *restart, size_t cap);
+
+/*
+ * Fits cfg->max_connections to the hard limit on open files (hard_limit,
+ * RLIMIT_NOFILE's rlim_max; pass ULLONG_MAX for "unlimited"), keeping margin
+ * descriptors for everything else (store, listeners, files). An explicit
+ * value (> 0) is kept if value + margin <= hard_limit, else WR_EINVAL with
+ * the reason in note. Auto (0) becomes WR_CONFIG_CONNECTIONS_DEFAULT, or
+ * hard_limit - margin when that is lower, with a warning for the log in
+ * note ("" when there is nothing to say); WR_EINVAL when hard_limit <=
+ * margin. note is notelen bytes incl. NUL.
+ */
+wr_err_t wr_config_fit_connections(wr_config_t *cfg, unsigned long long hard_limit, unsigned margin,
+                                   char *note, size_t notelen);
 
 /* Releases the queue declarations (json objects). cfg stays valid, with no
  * queues. Implemented in config_file.c. */

@@ -9,7 +9,9 @@
  * header known - also sections without keys, which libinih never reports.
  * libinih's process-wide knobs are set for the parse and restored after:
  * heap line buffer of LINE_MAX_INI, stop at the first error (so the line it
- * returns is the one our handler failed on), no multi-line values. Config
+ * returns is the one our handler failed on), no multi-line values. A key
+ * set twice in one section, or a section header met twice, is an error
+ * naming the line (libinih would keep the last silently). Config
  * loading runs once at start, before any thread exists. Errors are
  * "FILE:LINE: ..." (or "FILE: ..." for the file as a whole).
  *
@@ -62,9 +64,29 @@ void wr_config_free(wr_config_t *cfg)
 
 typedef struct {
     wr_config_t *cfg;
+    json_t *seen;  /* "SECTION\nKEY" of every key so far: a second one is an error */
     char msg[512]; /* the handler's error, without the file:line prefix */
     bool failed;
 } ini_ctx_t;
+
+/* Notes key in section (its canonical name, "server" or "queue NAME");
+ * false (message in c->msg) when the section already set it. */
+static bool first_key(ini_ctx_t *c, const char *section, const char *key)
+{
+    char both[600];
+    snprintf(both, sizeof(both), "%.300s\n%.290s", section, key);
+    if (json_object_get(c->seen, both)) {
+        snprintf(c->msg, sizeof(c->msg),
+                 "[%.300s]: key '%.100s' set again (each key at most once per section)", section,
+                 key);
+        return false;
+    }
+    if (json_object_set_new(c->seen, both, json_true()) != 0) {
+        snprintf(c->msg, sizeof(c->msg), "out of memory");
+        return false;
+    }
+    return true;
+}
 
 /* If section is "queue NAME" (NAME valid), copies NAME to name and returns
  * true. */
@@ -163,13 +185,21 @@ static int on_ini_line(void *user, const char *section, const char *name, const 
     ini_ctx_t *c = user;
     char qname[WR_QUEUE_NAME_MAX + 1];
     if (strcmp(section, "server") == 0) {
-        if (wr_config_set(c->cfg, name, value, c->msg, sizeof(c->msg)) == WR_OK)
+        if (first_key(c, "server", name) &&
+            wr_config_set(c->cfg, name, value, c->msg, sizeof(c->msg)) == WR_OK)
             return 1;
         c->failed = true;
         return 0;
     }
-    if (queue_section(section, qname))
+    if (queue_section(section, qname)) {
+        char canon[WR_QUEUE_NAME_MAX + 8];
+        snprintf(canon, sizeof(canon), "queue %s", qname);
+        if (!first_key(c, canon, name)) {
+            c->failed = true;
+            return 0;
+        }
         return ini_queue_key(c, qname, name, value);
+    }
     if (section[0] == '\0')
         snprintf(c->msg, sizeof(c->msg), "key '%.100s' outside a section", name);
     else
@@ -216,18 +246,26 @@ out:
 /* Checks line lengths and section headers before libinih sees the text,
  * and declares every [queue NAME] section (libinih never reports a section
  * without keys: an empty one must still declare its queue, so that the
- * missing rate is an error at start instead of a queue silently skipped). */
+ * missing rate is an error at start instead of a queue silently skipped).
+ * A section header met twice ([server], or [queue NAME] by its name) is an
+ * error naming both lines: libinih would merge them, the last key winning. */
 static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, char *err,
                         size_t errlen)
 {
+    json_t *lines = json_object(); /* canonical section name -> its first line */
+    if (!lines)
+        return WR_ENOMEM;
+    wr_err_t rc = WR_OK;
     int lineno = 0;
     const char *p = text;
     while (*p) {
         lineno++;
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len + 3 > LINE_MAX_INI)
-            return where(err, errlen, path, lineno, "line longer than %d bytes", LINE_MAX_INI - 3);
+        if (len + 3 > LINE_MAX_INI) {
+            rc = where(err, errlen, path, lineno, "line longer than %d bytes", LINE_MAX_INI - 3);
+            goto out;
+        }
         const char *s = p, *e = p + len;
         while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
             s++;
@@ -243,17 +281,37 @@ static wr_err_t prescan(wr_config_t *cfg, const char *path, const char *text, ch
                 memcpy(section, s + 1, sl);
                 section[sl] = '\0';
                 char msg[512];
-                if (!check_section(section, msg, sizeof(msg)))
-                    return where(err, errlen, path, lineno, "%s", msg);
-                char qname[WR_QUEUE_NAME_MAX + 1];
-                if (queue_section(section, qname) && !queue_slot(cfg, qname))
-                    return where(err, errlen, path, lineno, "more than %d [queue] sections",
-                                 WR_CONFIG_QUEUES_MAX);
+                if (!check_section(section, msg, sizeof(msg))) {
+                    rc = where(err, errlen, path, lineno, "%s", msg);
+                    goto out;
+                }
+                char qname[WR_QUEUE_NAME_MAX + 1], canon[WR_QUEUE_NAME_MAX + 8] = "server";
+                bool is_queue = queue_section(section, qname);
+                if (is_queue)
+                    snprintf(canon, sizeof(canon), "queue %s", qname);
+                const json_t *first = json_object_get(lines, canon);
+                if (first) {
+                    rc = where(err, errlen, path, lineno,
+                               "[%s] appears again (first at line %d; one section each)", canon,
+                               (int)json_integer_value(first));
+                    goto out;
+                }
+                if (json_object_set_new(lines, canon, json_integer(lineno)) != 0) {
+                    rc = WR_ENOMEM;
+                    goto out;
+                }
+                if (is_queue && !queue_slot(cfg, qname)) {
+                    rc = where(err, errlen, path, lineno, "more than %d [queue] sections",
+                               WR_CONFIG_QUEUES_MAX);
+                    goto out;
+                }
             }
         }
         p = nl ? nl + 1 : p + len;
     }
-    return WR_OK;
+out:
+    json_decref(lines);
+    return rc;
 }
 
 /* libinih's process-wide settings. */
@@ -289,7 +347,11 @@ wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size
     if ((rc = prescan(cfg, path, text, err, errlen)))
         goto out;
 
-    ini_ctx_t ctx = {.cfg = cfg, .msg = "", .failed = false};
+    ini_ctx_t ctx = {.cfg = cfg, .seen = json_object(), .msg = "", .failed = false};
+    if (!ctx.seen) {
+        rc = WR_ENOMEM;
+        goto out;
+    }
     knobs_t saved = knobs_swap((knobs_t){.use_stack = false,
                                          .allow_realloc = false,
                                          .initial_alloc = LINE_MAX_INI,
@@ -298,6 +360,7 @@ wr_err_t wr_config_load_file(wr_config_t *cfg, const char *path, char *err, size
                                          .allow_multiline = false});
     int line = ini_parse_string(text, on_ini_line, &ctx);
     knobs_swap(saved);
+    json_decref(ctx.seen);
 
     if (line == -2) {
         rc = WR_ENOMEM;

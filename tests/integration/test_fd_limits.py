@@ -13,12 +13,14 @@ from test_logs import PrivateServer, WRAPPED, read_lines
 class FdLimits(PrivateServer):
 
     def test_refuses_to_start_above_the_hard_fd_limit(self):
+        """An explicit --max-connections that cannot fit the hard limit is a
+        configuration error: exit 2 (docs/waitroomd.8, EXIT STATUS)."""
         if WRAPPED:
             self.skipTest("not under a wrapper")
         p = subprocess.run(["prlimit", "--nofile=64:64", ENV.waitroomd, "--listen",
                             "127.0.0.1:0", "--store", ENV.store_arg, "--max-connections",
                             "1000"], capture_output=True, text=True, timeout=20)
-        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
         self.assertNotIn("listening on", p.stdout)
         self.assertIn("--max-connections 1000 needs 1064 file descriptors", p.stderr)
         self.assertIn("hard limit", p.stderr)

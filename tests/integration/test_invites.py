@@ -336,3 +336,70 @@ class ReturnAndPass(WRTest):
         h = {"Cookie": "wr_vid=" + vid, "X-Forwarded-Proto": "https"}
         self.wait_admitted(q, None, headers=h)
         self.assertNotIn("secure", set_cookies(self.c.me(q, None, h))["wr_token_" + q][1])
+
+
+class InviteIssue22(WRTest):
+    """Issue 22: invites honour nbf; in cookie mode the invited account is
+    the place in line and the pass's sub (API 1.2 Clarifications)."""
+
+    def setUp(self):
+        self.srv = ENV.cookie
+        self.c = ENV.cookie.client
+
+    def test_nbf_in_the_future_is_refused(self):
+        """Issue 22: an invite with nbf in the future (RFC 7519 4.1.5) is
+        refused with reason notYetValid, on POST entries and on the page,
+        and joins nobody; once nbf has passed it works."""
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        early = invite(q, "erin", nbf=int(time.time()) + 600)
+        r = self.c.join(q, None, bearer(early))
+        self.assertError(r, 403, "INVITE_REQUIRED")
+        self.assertEqual(r.json["reason"], "notYetValid")
+        self.assertNotIn("wr_vid", set_cookies(r))
+        r = self.c.get("/q/%s?invite=%s" % (q, early))
+        self.assertEqual(r.status, 403)
+        self.assertEqual(page_attr(r, "data-state"), "invite")
+        self.assertEqual(page_attr(r, "data-reason"), "notYetValid")
+        self.assertIn("not valid yet", r.body)
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        # header mode too (the main server)
+        qh = self.new_queue(dict(HOLD, inviteKey=KEY), client=ENV.main.client)
+        r = ENV.main.client.join(qh, "erin", bearer(invite(qh, "erin", nbf=int(time.time()) + 600)))
+        self.assertError(r, 403, "INVITE_REQUIRED")
+        self.assertEqual(r.json["reason"], "notYetValid")
+        # nbf now or before: valid
+        r = self.c.join(q, None, bearer(invite(q, "erin", nbf=int(time.time()) - 1)))
+        self.assertWaiting(r, 1, 1, eta_null=True)
+
+    def test_cookie_mode_pass_names_the_invited_account(self):
+        """Issue 22 / API 1.2 Clarifications: in cookie mode the place in line
+        is the invited account, and the entry token's sub (and so consume's
+        userId) is the invite's sub, not a visitor id."""
+        q = self.new_queue(dict(FAST, inviteKey=KEY))
+        sub = "acct:42@shop"
+        r = self.c.join(q, None, bearer(invite(q, sub)))
+        self.assertEqual(r.status, 200, r)
+        vid = set_cookies(r)["wr_vid"][0]
+        h = {"Cookie": "wr_vid=" + vid}
+        body = self.wait_admitted(q, None, headers=h)
+        _, claims, _, _ = jwtutil.decode(body["token"])
+        self.assertEqual(claims["sub"], sub, "the pass names the invited account")
+        # the place is the account's: the same invite from a fresh browser
+        # finds the same admitted place (no second place)
+        r2 = self.c.join(q, None, bearer(invite(q, sub)))
+        self.assertEqual(r2.status, 200, r2)
+        self.assertEqual(r2.json["status"], "admitted", r2)
+        self.assertEqual(jwtutil.decode(r2.json["token"])[1]["sub"], sub)
+        # consume tells the shop the account, and checks it when given
+        r = self.c.consume(q, body["token"], user="someone-else")
+        self.assertTokenRefused(r)
+        r = self.c.consume(q, body["token"], user=sub)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["userId"], sub)
+        # a page join with the invite: the page's pass is the account's too
+        q2 = self.new_queue(dict(FAST, inviteKey=KEY))
+        r = self.c.get("/q/%s?invite=%s" % (q2, invite(q2, sub)))
+        self.assertEqual(r.status, 200, r)
+        h = {"Cookie": "wr_vid=" + set_cookies(r)["wr_vid"][0]}
+        body = self.wait_admitted(q2, None, headers=h)
+        self.assertEqual(jwtutil.decode(body["token"])[1]["sub"], sub)

@@ -98,7 +98,12 @@ static bool can_connect(int af, int port, const char *path)
     if (path) {
         struct sockaddr_un *a = (struct sockaddr_un *)&ss;
         a->sun_family = AF_UNIX;
-        snprintf(a->sun_path, sizeof a->sun_path, "%s", path);
+        size_t n = strlen(path);
+        if (n >= sizeof a->sun_path) { /* not a snprintf: -Wformat-truncation at -O2 */
+            close(fd);
+            return false;
+        }
+        memcpy(a->sun_path, path, n + 1);
         sl = sizeof *a;
     } else if (af == AF_INET) {
         struct sockaddr_in *a = (struct sockaddr_in *)&ss;

@@ -23,8 +23,13 @@
  *     which lands in the first second after the opening, where the answer
  *     turns the page into the position view;
  *   - 429 / 503 / network error: says so and retries the same request after
- *     Retry-After; the place in line is kept by the server (joining again
- *     is idempotent);
+ *     Retry-After plus a random 0-1 s of its own (jitter(): the pages an
+ *     outage turned away do not all come back in the same instant, case
+ *     K13); the place in line is kept by the server (joining again is
+ *     idempotent);
+ *   - error (any other error of GET /q/{queue}, data-error the API's code):
+ *     says so; joins again after data-retry-ms only when the server gave a
+ *     Retry-After;
  *   - 404 NOT_IN_QUEUE while waiting: joins again;
  *   - 403 INVITE_REQUIRED: says why (data-reason on the first render) and
  *     stops. Joins carry the page's ?invite= as Authorization: Bearer.
@@ -169,11 +174,13 @@
     case 'full': return t('status_full', { s: S.alertSeconds || 5 });
     case 'unavailable': return t('status_unavailable', { s: S.alertSeconds || 2 });
     case 'notfound': return t('status_notfound');
+    case 'error': return t('status_error', { code: d.error || '' });
     case 'degraded': return t('status_degraded');
     case 'left': return t('status_left');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
-      return t(S.reason === 'expired' ? 'status_invite_expired' : 'status_invite_invalid');
+      return t(S.reason === 'expired' ? 'status_invite_expired'
+        : S.reason === 'notYetValid' ? 'status_invite_not_yet' : 'status_invite_invalid');
     }
     return '';
   }
@@ -327,6 +334,12 @@
     }
   }
 
+  /* 0-999 ms added to every retry after an error (the server's Retry-After
+   * is whole seconds, drawn from 1-3 s for a 503). */
+  function jitter() {
+    return Math.floor(Math.random() * 1000);
+  }
+
   function retryLater(res, what, kind, fallbackS) {
     var s = res ? parseInt(res.headers.get('Retry-After'), 10) : NaN;
     if (isNaN(s) || s < 1) {
@@ -338,7 +351,7 @@
     if (S.state !== 'waiting' && S.state !== 'admitted' && S.state !== 'prequeue')
       S.state = kind === 'full' ? 'full' : 'unavailable'; /* the countdown stays */
     render();
-    schedule(s * 1000, what);
+    schedule(s * 1000 + jitter(), what);
   }
 
   function request(what) {
@@ -485,12 +498,16 @@
   case 'full':
     S.alertSeconds = Math.ceil(S.retryMs / 1000);
     render();
-    schedule(S.retryMs, 'join');
+    schedule(S.retryMs + jitter(), 'join');
     break;
   case 'unavailable':
     S.alertSeconds = Math.ceil(S.retryMs / 1000);
     render();
-    schedule(S.retryMs, 'join');
+    schedule(S.retryMs + jitter(), 'join');
+    break;
+  case 'error':
+    render();
+    if (num(d.retryMs) > 0) schedule(num(d.retryMs) + jitter(), 'join');
     break;
   case 'degraded':
     render();

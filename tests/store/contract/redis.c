@@ -586,9 +586,9 @@ static void r_iteration_bad_replies(void **state)
         "*12\r\n:9\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n",
         /* four answers for three requests */
         "*6\r\n:9\r\n$0\r\n\r\n:-3\r\n:-3\r\n:-3\r\n:-3\r\n",
-        /* the last answer cut short */
-        "*14\r\n:9\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:"
-        "1\r\n:3\r\n",
+        /* the last answer cut short (one literal: clang's -Wstring-concatenation) */
+        ("*14\r\n:9\r\n$0\r\n\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:"
+         "1\r\n:3\r\n"),
         /* an unknown kind, a kind 0, a jti where a number goes */
         "*5\r\n:9\r\n$0\r\n\r\n:-3\r\n:42\r\n:-3\r\n",
         "*5\r\n:9\r\n$0\r\n\r\n:-3\r\n:0\r\n:-3\r\n",

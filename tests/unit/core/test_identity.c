@@ -411,6 +411,78 @@ static void test_next_cookie(void **state)
     assert_null(wr_identity_next_cookie(h, "wr_vid", &pos, &len));
 }
 
+/* Issue 22 (API 1.2 Clarifications, invites in cookie mode): the cookie of
+ * an invited account carries the account, which is the user in line.
+ * KNOWN_ACCOUNT was computed independently (Python hmac + base64):
+ * "~" base64url("alice@shop") "." 1700000000 "." base64url(HMAC-SHA256(KEY,
+ * what comes before that dot)). */
+static const char KNOWN_ACCOUNT[] =
+    "~YWxpY2VAc2hvcA.1700000000.MIG4jGpMg4iw_QpjwsZRF6BulboUfndp7g3lwyBlNlM";
+
+static void test_account_cookie(void **state)
+{
+    (void)state;
+    char cookie[WR_IDENTITY_COOKIE_MAX + 1], again[WR_IDENTITY_COOKIE_MAX + 1];
+    char header[WR_IDENTITY_COOKIE_MAX + 64];
+    unsigned budget = WR_VID_CANDIDATES_MAX;
+    wr_identity_keys_t keys = {KEY, KEY_LEN, NULL, 0};
+    wr_identity_visitor_t v;
+    assert_int_equal(wr_identity_sign_account(KEY, KEY_LEN, "alice@shop", KNOWN_ISSUED, cookie),
+                     WR_OK);
+    assert_string_equal(cookie, KNOWN_ACCOUNT);
+    memset(&v, 'X', sizeof v);
+    assert_true(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    assert_true(v.account);
+    assert_string_equal(v.user, "alice@shop");
+    assert_string_equal(v.vid, "");
+    assert_int_equal(v.issued_s, KNOWN_ISSUED);
+    assert_false(wr_identity_verify(KEY2, KEY_LEN, cookie, strlen(cookie), &v));
+    /* a vid cookie names its vid as the user, not an account */
+    assert_true(wr_identity_verify(KEY, KEY_LEN, KNOWN_COOKIE, strlen(KNOWN_COOKIE), &v));
+    assert_false(v.account);
+    assert_string_equal(v.user, KNOWN_VID);
+    /* renewal keeps the form */
+    assert_true(wr_identity_verify(KEY, KEY_LEN, KNOWN_ACCOUNT, strlen(KNOWN_ACCOUNT), &v));
+    assert_int_equal(wr_identity_resign(KEY2, KEY_LEN, &v, NOW + 5, again), WR_OK);
+    assert_true(wr_identity_verify(KEY2, KEY_LEN, again, strlen(again), &v));
+    assert_true(v.account);
+    assert_string_equal(v.user, "alice@shop");
+    assert_int_equal(v.issued_s, NOW + 5);
+    /* the longest user id fits the buffer exactly */
+    char user[WR_USER_ID_MAX + 1];
+    memset(user, 'u', WR_USER_ID_MAX);
+    user[WR_USER_ID_MAX] = '\0';
+    assert_int_equal(wr_identity_sign_account(KEY, KEY_LEN, user, 999999999999LL, cookie), WR_OK);
+    assert_int_equal(strlen(cookie), WR_IDENTITY_COOKIE_MAX);
+    assert_true(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    assert_string_equal(v.user, user);
+    /* the shortest: a one-byte user id, a one-digit time */
+    assert_int_equal(wr_identity_sign_account(KEY, KEY_LEN, "u", 7, cookie), WR_OK);
+    assert_int_equal(strlen(cookie), 1 + 2 + 1 + 1 + 1 + 43);
+    assert_true(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    assert_string_equal(v.user, "u");
+    snprintf(header, sizeof header, "wr_vid=%s", cookie);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&keys, header, &budget, &v));
+    assert_string_equal(v.user, "u");
+    /* found among the Cookie header's wr_vid values */
+    snprintf(header, sizeof header, "a=b; wr_vid=%s", KNOWN_ACCOUNT);
+    budget = WR_VID_CANDIDATES_MAX;
+    assert_true(wr_identity_find_visitor(&keys, header, &budget, &v));
+    assert_string_equal(v.user, "alice@shop");
+    /* refused: bad user ids, a tampered account, a vid passed off as one */
+    assert_int_equal(wr_identity_sign_account(KEY, KEY_LEN, "bad user", 1, cookie), WR_EINVAL);
+    assert_int_equal(wr_identity_sign_account(KEY, KEY_LEN, "", 1, cookie), WR_EINVAL);
+    memcpy(cookie, KNOWN_ACCOUNT, sizeof KNOWN_ACCOUNT);
+    cookie[1] = 'Z';
+    assert_false(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    snprintf(cookie, sizeof cookie, "~%s", KNOWN_COOKIE);
+    assert_false(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+    /* "bad user" (a space) signed by hand still does not verify */
+    snprintf(cookie, sizeof cookie, "~YmFkIHVzZXI.1700000000.%s", KNOWN_ACCOUNT + 28);
+    assert_false(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_should_renew),
         cmocka_unit_test(test_find_visitor),
         cmocka_unit_test(test_next_cookie),
+        cmocka_unit_test(test_account_cookie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

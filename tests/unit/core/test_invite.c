@@ -1,7 +1,7 @@
 /*
  * test_invite.c - invites (invite.h): every refusal reason of docs/API.md,
  * invites made by other JWT libraries (only sub, aud, exp), signing, and
- * the visitor id of an invited user.
+ * nbf.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,24 +156,35 @@ static void test_sign_errors(void **state)
         WR_ELIMIT);
 }
 
-static void test_visitor(void **state)
+/* Issue 22: nbf (RFC 7519 4.1.5) is honoured: an invite not valid yet is
+ * refused with its own reason, without leeway (as exp). */
+static void test_not_before(void **state)
 {
     (void)state;
-    char a[WR_VID_LEN + 1], b[WR_VID_LEN + 1], c[WR_VID_LEN + 1];
-    assert_int_equal(wr_invite_visitor("alice", a), WR_OK);
-    assert_int_equal(wr_invite_visitor("alice", b), WR_OK);
-    assert_int_equal(wr_invite_visitor("alicf", c), WR_OK);
-    assert_int_equal(strlen(a), WR_VID_LEN);
-    assert_string_equal(a, b);
-    assert_string_not_equal(a, c);
-    /* a vid the visitor cookie can carry */
-    uint8_t key[32] = {1, 2, 3};
-    char cookie[WR_VID_COOKIE_LEN + 1];
-    wr_identity_visitor_t back;
-    assert_int_equal(wr_identity_sign(key, sizeof(key), a, 1764460800, cookie), WR_OK);
-    assert_true(wr_identity_verify(key, sizeof(key), cookie, strlen(cookie), &back));
-    assert_string_equal(back.vid, a);
-    assert_int_equal(wr_invite_visitor("bad user", a), WR_EINVAL);
+    char t[2048], sub[WR_USER_ID_MAX + 1] = "";
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460801}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_NOT_YET);
+    assert_string_equal(wr_invite_reason_name(WR_INVITE_NOT_YET), "notYetValid");
+    /* nbf == now is valid (not before it); earlier too; a real number */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460800}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460799.5}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
+    /* an nbf that is not a number is malformed */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":\"soon\"}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_MALFORMED);
+    /* expired wins over not yet valid (an invite whose window has passed) */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764460000,\"nbf\":1764469999}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_EXPIRED);
+    /* not yet valid is told before wrongQueue */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"other\",\"exp\":1764464400,\"nbf\":1764460900}", KEY, t,
+        sizeof(t));
+    assert_int_equal(check(t, "sale", sub), WR_INVITE_NOT_YET);
 }
 
 int main(void)
@@ -182,7 +193,7 @@ int main(void)
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_sign_errors),
-        cmocka_unit_test(test_visitor),
+        cmocka_unit_test(test_not_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,7 +86,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.cookie_secret_len, 0);
     assert_int_equal(c.log_level, WR_LOG_INFO);
     assert_false(c.cookie_secure);
-    assert_int_equal(c.max_connections, 10000);
+    assert_int_equal(c.max_connections, 0); /* auto */
     assert_int_equal(c.timeout_seconds, 30);
     assert_int_equal(c.store_timeout_ms, 250);
     assert_string_equal(c.data_dir, "");
@@ -105,7 +106,7 @@ static void test_usage(void **state)
     assert_int_equal(strncmp(u, "usage: waitroomd [options]\n", 27), 0);
     static const char *const want[] = {
         "  --config FILE            INI file ([server] keys, [queue NAME] sections)\n",
-        "  --max-connections N      connection cap (default 10000)\n",
+        "  --max-connections N      connection cap (default 0 = auto; auto: 10000, or fewer when\n",
         "  --log-level LEVEL        debug | info (default) | warn | error\n",
         "  --cookie-secure          mark the visitor cookie Secure (HTTPS deployments)\n",
         "(env WAITROOM_ADMIN_KEY)",
@@ -279,7 +280,7 @@ static void test_version(void **state)
     assert_int_equal(action_of(argv3, &c), WR_CONFIG_HELP);
     wr_config_free(&c);
     /* a mistake before it is still an error; a value is refused */
-    LOAD_ERR("unknown flag '--bogus' (see --help)", "--bogus", "--version");
+    LOAD_ERR("unknown flag '--bogus'", "--bogus", "--version");
     LOAD_ERR("--version takes no value", "--version=1");
 }
 
@@ -287,11 +288,11 @@ static void test_flag_errors(void **state)
 {
     (void)state;
     clear_env();
-    LOAD_ERR("unknown flag '--bogus' (see --help)", "--bogus");
-    LOAD_ERR("unknown flag '--listenx' (see --help)", "--listenx=1");
-    LOAD_ERR("unexpected argument 'extra' (see --help)", "extra");
-    LOAD_ERR("unexpected argument '-l' (see --help)", "-l");
-    LOAD_ERR("unexpected argument '--' (see --help)", "--");
+    LOAD_ERR("unknown flag '--bogus'", "--bogus");
+    LOAD_ERR("unknown flag '--listenx'", "--listenx=1");
+    LOAD_ERR("unexpected argument 'extra'", "extra");
+    LOAD_ERR("unexpected argument '-l'", "-l");
+    LOAD_ERR("unexpected argument '--'", "--");
     LOAD_ERR("--listen needs a value", "--listen");
     LOAD_ERR("--config needs a value", "--config");
     LOAD_ERR("--config needs a file name", "--config=");
@@ -307,7 +308,7 @@ static void test_cookie_secret_flag_absent(void **state)
     char err[256] = "";
     char *argv[] = {"waitroomd", "--cookie-secret", "x", NULL};
     assert_int_equal(wr_config_load(&c, 3, argv, &act, err, sizeof(err)), WR_EINVAL);
-    assert_string_equal(err, "unknown flag '--cookie-secret' (see --help)");
+    assert_string_equal(err, "unknown flag '--cookie-secret'");
     wr_config_free(&c);
 }
 
@@ -378,19 +379,21 @@ static void test_value_errors(void **state)
     LOAD_ERR("--log-level: 'verbose' must be debug, info, warn or error", "--log-level", "verbose");
     LOAD_ERR("--cookie-secure: 'maybe' must be true, false, 1, 0, yes or no",
              "--cookie-secure=maybe");
-    LOAD_ERR("--max-connections: '0' must be an integer from 1 to 1000000", "--max-connections",
-             "0");
-    LOAD_ERR("--max-connections: '1000001' must be an integer from 1 to 1000000",
+    LOAD_ERR("--max-connections: '-1' must be an integer from 0 (auto) to 1000000",
+             "--max-connections", "-1");
+    LOAD_ERR("--max-connections: '1000001' must be an integer from 0 (auto) to 1000000",
              "--max-connections", "1000001");
-    LOAD_ERR("--max-connections: '10x' must be an integer from 1 to 1000000", "--max-connections",
-             "10x");
-    LOAD_ERR("--max-connections: '+5' must be an integer from 1 to 1000000", "--max-connections",
-             "+5");
-    LOAD_ERR("--max-connections: ' 5' must be an integer from 1 to 1000000", "--max-connections",
-             " 5");
-    LOAD_ERR("--max-connections: '' must be an integer from 1 to 1000000", "--max-connections", "");
-    LOAD_ERR("--max-connections: '99999999999999999999999' must be an integer from 1 to 1000000",
-             "--max-connections", "99999999999999999999999");
+    LOAD_ERR("--max-connections: '10x' must be an integer from 0 (auto) to 1000000",
+             "--max-connections", "10x");
+    LOAD_ERR("--max-connections: '+5' must be an integer from 0 (auto) to 1000000",
+             "--max-connections", "+5");
+    LOAD_ERR("--max-connections: ' 5' must be an integer from 0 (auto) to 1000000",
+             "--max-connections", " 5");
+    LOAD_ERR("--max-connections: '' must be an integer from 0 (auto) to 1000000",
+             "--max-connections", "");
+    LOAD_ERR(
+        "--max-connections: '99999999999999999999999' must be an integer from 0 (auto) to 1000000",
+        "--max-connections", "99999999999999999999999");
     LOAD_ERR("--timeout-seconds: '3601' must be an integer from 1 to 3600", "--timeout-seconds",
              "3601");
     LOAD_ERR("--store-timeout-ms: '0' must be an integer from 1 to 60000", "--store-timeout-ms",
@@ -493,11 +496,10 @@ static void test_ini_full(void **state)
                                 "targetUrl = https://shop.example/checkout\n"
                                 "enabled = false\n"
                                 "pollJitter = 0.25\n"
+                                "paused = true\n"
                                 "[queue other_2]\n"
                                 "capacity = {\"connections\": 40, \"serviceMs\": 200}\n"
-                                "failPolicy = closed\n"
-                                "[queue demo]\n"
-                                "paused = true\n");
+                                "failPolicy = closed\n");
     wr_config_t c;
     wr_config_defaults(&c);
     char err[512] = "";
@@ -580,7 +582,7 @@ static void test_ini_errors(void **state)
     expect_ini_error("[server]\ncookie_secure = maybe\n",
                      "2: cookie_secure: 'maybe' must be true, false, 1, 0, yes or no");
     expect_ini_error("[server]\nmax_connections = 5 apples\n",
-                     "2: max_connections: '5 apples' must be an integer from 1 to 1000000");
+                     "2: max_connections: '5 apples' must be an integer from 0 (auto) to 1000000");
     expect_ini_error("[queue q]\nadmitPerSecond = 10\nspeed = 3\n",
                      "3: [queue q]: unknown key 'speed'");
     expect_ini_error("[queue q]\ntickMs = 5\n",
@@ -683,15 +685,89 @@ static void test_reload(void **state)
     wr_config_free(&fresh);
 }
 
+/* Issue 22: a key twice in a section, or a section twice, is an error
+ * naming the line (libinih alone keeps the last silently). */
+static void test_ini_duplicates(void **state)
+{
+    (void)state;
+    expect_ini_error("[server]\nlog_level = info\nlog_level = debug\n",
+                     "3: [server]: key 'log_level' set again (each key at most once per section)");
+    expect_ini_error("[server]\nlog_level = info\n\n[server]\nadmin_key = k\n",
+                     "4: [server] appears again (first at line 1; one section each)");
+    expect_ini_error("[queue a]\nadmitPerSecond = 1\n[queue   a]\nmaxQueueSize = 3\n",
+                     "3: [queue a] appears again (first at line 1; one section each)");
+    expect_ini_error("[queue a]\nadmitPerSecond = 1\nadmitPerSecond = 2\n",
+                     "3: [queue a]: key 'admitPerSecond' set again (each key at most once per "
+                     "section)");
+    /* the same key in different sections, and different queues, are fine */
+    const char *path = temp_ini("[server]\nlog_level = warn\n[queue a]\nadmitPerSecond = 1\n"
+                                "[queue b]\nadmitPerSecond = 2\n");
+    wr_config_t c;
+    wr_config_defaults(&c);
+    char err[512] = "";
+    assert_int_equal(wr_config_load_file(&c, path, err, sizeof(err)), WR_OK);
+    assert_int_equal(c.n_queues, 2);
+    assert_int_equal(c.log_level, WR_LOG_WARN);
+    wr_config_free(&c);
+    unlink(path);
+}
+
+/* Issue 22: --max-connections auto fits the hard limit on open files; an
+ * explicit value that does not fit is refused. */
+static void test_fit_connections(void **state)
+{
+    (void)state;
+    wr_config_t c;
+    char note[512];
+    wr_config_defaults(&c);
+    assert_int_equal(c.max_connections, 0); /* auto */
+    assert_int_equal(wr_config_fit_connections(&c, ULLONG_MAX, 64, note, sizeof note), WR_OK);
+    assert_int_equal(c.max_connections, 10000);
+    assert_string_equal(note, "");
+    c.max_connections = 0;
+    assert_int_equal(wr_config_fit_connections(&c, 10064, 64, note, sizeof note), WR_OK);
+    assert_int_equal(c.max_connections, 10000);
+    assert_string_equal(note, "");
+    c.max_connections = 0;
+    assert_int_equal(wr_config_fit_connections(&c, 2048, 64, note, sizeof note), WR_OK);
+    assert_int_equal(c.max_connections, 1984);
+    assert_string_equal(note, "the hard limit on open files (ulimit -Hn) is 2048: "
+                              "--max-connections is 1984 instead of 10000 (raise the limit, e.g. "
+                              "systemd LimitNOFILE=, for more)");
+    c.max_connections = 0;
+    assert_int_equal(wr_config_fit_connections(&c, 64, 64, note, sizeof note), WR_EINVAL);
+    assert_non_null(strstr(note, "is 64: at least 65 are needed"));
+    /* explicit */
+    c.max_connections = 1984;
+    assert_int_equal(wr_config_fit_connections(&c, 2048, 64, note, sizeof note), WR_OK);
+    assert_int_equal(c.max_connections, 1984);
+    c.max_connections = 3000;
+    assert_int_equal(wr_config_fit_connections(&c, 2048, 64, note, sizeof note), WR_EINVAL);
+    assert_int_equal(c.max_connections, 3000);
+    assert_string_equal(note, "--max-connections 3000 needs 3064 file descriptors (connections "
+                              "+ 64), but the hard limit (ulimit -Hn) is 2048: lower "
+                              "--max-connections to 1984 or raise the limit (systemd: "
+                              "LimitNOFILE=)");
+    c.max_connections = 1000;
+    assert_int_equal(wr_config_fit_connections(&c, 64, 64, note, sizeof note), WR_EINVAL);
+    assert_string_equal(note, "--max-connections 1000 needs 1064 file descriptors (connections + "
+                              "64), but the hard limit (ulimit -Hn) is 64: raise the limit "
+                              "(systemd: LimitNOFILE=)");
+    c.max_connections = 500000;
+    assert_int_equal(wr_config_fit_connections(&c, ULLONG_MAX, 64, note, sizeof note), WR_OK);
+    assert_int_equal(c.max_connections, 500000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reload),       cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_usage),        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_flag_errors),  cmocka_unit_test(test_cookie_secret_flag_absent),
-        cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_ini_full),     cmocka_unit_test(test_ini_errors),
+        cmocka_unit_test(test_reload),         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flags),          cmocka_unit_test(test_help),
+        cmocka_unit_test(test_usage),          cmocka_unit_test(test_version),
+        cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_cookie_secret_flag_absent),
+        cmocka_unit_test(test_value_errors),   cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_ini_full),       cmocka_unit_test(test_ini_errors),
+        cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
