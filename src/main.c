@@ -28,12 +28,14 @@
  * Else: the log level and format, the admin key and the secrets are
  * applied (wr_config_reload; settings that need a restart are named in a
  * warning), the log files are reopened, and the declared queues are
- * synced: a queue whose [queue] section changed (or is new) is written
- * with the declaration (PUT: fields the section leaves out take their
- * defaults), an unchanged one is created only if absent, as at start, so
- * runtime changes to it survive. Declarations in flight from before the
- * reload finish first (a generation number tells their callbacks apart).
- * SIGUSR1 and SIGUSR2 are logged (warn) and otherwise ignored.
+ * synced: a queue whose [queue] section changed (or is new) gets the
+ * fields the section names, as a PATCH of those fields (API 1.2): fields it
+ * does not name keep their runtime values (paused, opensAt set through the
+ * admin API are never undone by a reload that did not name them); an
+ * absent queue is created with the declaration; an unchanged section is
+ * only created if absent, as at start, so runtime changes to it survive. Declarations in flight
+ * from before the reload finish first (a generation number tells their callbacks apart). SIGUSR1
+ * and SIGUSR2 are logged (warn) and otherwise ignored.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -62,8 +64,8 @@
 #define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
 
 typedef enum {
-    DECL_CREATE = 0,  /* create the queue if it does not exist (start, unchanged) */
-    DECL_REPLACE = 1, /* write the declaration (its section changed on reload) */
+    DECL_CREATE = 0, /* create the queue if it does not exist (start, unchanged) */
+    DECL_PATCH = 1,  /* its section changed on reload: write the fields it names */
 } decl_mode_t;
 
 typedef struct {
@@ -134,11 +136,14 @@ static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
         retry_secret(app); /* e.g. the Redis connection is still being set up */
 }
 
-/* Declared queues: created when absent. */
+/* Declared queues: created when absent; on reload, a changed section is a
+ * PATCH of the fields it names (API 1.2). */
 typedef struct {
     app_t *app;
     size_t i;
-    unsigned gen; /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
+    unsigned gen;          /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
+    bool patched;          /* cfg is the stored config with the section's fields applied */
+    wr_queue_config_t cfg; /* what is written */
 } decl_t;
 
 static void decl_put_cb(wr_err_t err, void *arg)
@@ -148,25 +153,44 @@ static void decl_put_cb(wr_err_t err, void *arg)
     if (err == WR_OK && d->gen == app->decl_gen) {
         app->declared_done[d->i] = true;
         wr_info("queue %s %s from the config file", app->cfg.queues[d->i].name,
-                app->declared_mode[d->i] == DECL_REPLACE ? "written" : "created");
-        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &app->declared[d->i]);
+                d->patched ? "updated (the fields its section names)" : "created");
+        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &d->cfg);
     }
     app->declared_pending--;
     free(d);
 }
 
+/* The queue's config in the store (or WR_ENOTFOUND): an absent queue is
+ * created with the declaration; a present one is kept as it is (DECL_CREATE)
+ * or gets the fields its section names, as a PATCH would (DECL_PATCH): the
+ * fields the section does not name keep their runtime values. */
 static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     decl_t *d = arg;
     app_t *app = d->app;
-    if (d->gen != app->decl_gen) {
+    const wr_config_queue_t *decl = &app->cfg.queues[d->i];
+    if (d->gen != app->decl_gen || app->stopping) {
         /* declarations changed meanwhile: the next round asks again */
-    } else if (err == WR_OK) {
+    } else if (err == WR_OK && app->declared_mode[d->i] == DECL_CREATE) {
         app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
-        wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, info->config);
-    } else if (err == WR_ENOTFOUND && !app->stopping) {
-        if (wr_store_config_put(app->store, app->cfg.queues[d->i].name, &app->declared[d->i],
-                                decl_put_cb, d) == WR_OK)
+        wr_scheduler_note(app->sched, decl->name, info->config);
+    } else if (err == WR_OK) {
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_patch(info->config, decl->fields, &d->cfg, field, sizeof(field), msg,
+                             sizeof(msg)) != WR_OK) {
+            /* valid alone (checked at load), not over the running config */
+            wr_error("reload: queue %s in the config file cannot be applied to its running "
+                     "config: %s: %s; the queue is left as it is",
+                     decl->name, field, msg);
+            app->declared_done[d->i] = true;
+        } else {
+            d->patched = true;
+            if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
+                return;
+        }
+    } else if (err == WR_ENOTFOUND) {
+        d->cfg = app->declared[d->i];
+        if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
             return;
     }
     app->declared_pending--;
@@ -196,11 +220,7 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
             d->app = app;
             d->i = i;
             d->gen = app->decl_gen;
-            wr_err_t e =
-                app->declared_mode[i] == DECL_REPLACE
-                    ? wr_store_config_put(app->store, app->cfg.queues[i].name, &app->declared[i],
-                                          decl_put_cb, d)
-                    : wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
+            wr_err_t e = wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
             if (e == WR_OK)
                 app->declared_pending++;
             else
@@ -310,13 +330,14 @@ static void reload(app_t *app)
     wr_crypto_wipe(before, sizeof(before));
     wr_crypto_wipe(prev, sizeof(prev));
 
-    /* Queues: a changed or new section is written, an unchanged one is
-     * created if absent. */
+    /* Queues: a changed or new section writes the fields it names (a
+     * PATCH; the queue is created with the declaration when absent), an
+     * unchanged one is created if absent. */
     size_t n_changed = 0;
     for (size_t i = 0; i < fresh.n_queues; i++) {
         const wr_config_queue_t *old = find_declared(&app->cfg, fresh.queues[i].name);
         bool same = old && json_equal(old->fields, fresh.queues[i].fields);
-        app->declared_mode[i] = same ? DECL_CREATE : DECL_REPLACE;
+        app->declared_mode[i] = same ? DECL_CREATE : DECL_PATCH;
         app->declared_done[i] = false;
         app->declared[i] = declared[i];
         n_changed += !same;
