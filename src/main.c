@@ -80,14 +80,25 @@ typedef struct {
     wr_http_t *http;
     wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
     struct event *sig_term, *sig_int, *sig_hup, *sig_usr1, *sig_usr2;
-    struct event *secret_timer, *stop_timer, *queues_timer;
+    struct event *secret_timer, *stop_timer, *queues_timer, *sync_timer;
     uint8_t proposed_secret[32];
+    /* K31 (a store that lost its data): the shared token secret this
+     * instance signs with (from the store; len 0 with a configured secret
+     * or before it is loaded), the previous secret learned from the store,
+     * this instance's epoch marker and the one the store answered last. */
+    uint8_t store_secret[WR_SECRET_MAX];
+    size_t store_secret_len;
+    uint8_t store_prev[WR_SECRET_MAX];
+    size_t store_prev_len;
+    char epoch[33]; /* proposed: fresh random hex at each call */
+    char seen_epoch[WR_STORE_EPOCH_MAX + 1];
+    bool sync_pending;
     int stop_waits;
     uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
     bool stopping;
     bool secret_pending;
     /* ready at start (K25): see wait_store_start */
-    bool store_started, secret_answered, queues_ran, start_late;
+    bool store_started, secret_answered, start_late;
     wr_err_t store_start_err;
     char store_start_msg[640];
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
@@ -113,6 +124,8 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
     app->secret_answered = true;
     if (err == WR_OK && len > 0) {
         wr_api_set_secret(app->api, secret, len);
+        memcpy(app->store_secret, secret, len);
+        app->store_secret_len = len;
         wr_info("token secret loaded from the store (%zu bytes)", len);
         return;
     }
@@ -197,6 +210,16 @@ static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     free(d);
 }
 
+/* True when every declared queue had its answer (exists, created, or
+ * cannot be applied). */
+static bool declared_all_done(const app_t *app)
+{
+    for (size_t i = 0; i < app->cfg.n_queues; i++)
+        if (!app->declared_done[i])
+            return false;
+    return true;
+}
+
 static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -204,12 +227,8 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     app_t *app = arg;
     if (app->stopping)
         return;
-    size_t left = 0;
-    for (size_t i = 0; i < app->cfg.n_queues; i++)
-        left += !app->declared_done[i];
-    if (left == 0)
+    if (declared_all_done(app))
         return; /* every declared queue exists */
-    app->queues_ran = true;
     if (app->declared_pending == 0) {
         for (size_t i = 0; i < app->cfg.n_queues; i++) {
             if (app->declared_done[i])
@@ -229,6 +248,98 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
     struct timeval tv = {0, 500000}; /* until the store answers for each */
     evtimer_add(app->queues_timer, &tv);
+}
+
+/* Declared queues: every one is looked at again and created if absent, as
+ * at start (K31: the store lost its data). */
+static void redeclare_queues(app_t *app)
+{
+    for (size_t i = 0; i < app->cfg.n_queues; i++) {
+        app->declared_done[i] = false;
+        app->declared_mode[i] = DECL_CREATE;
+    }
+    app->decl_gen++; /* answers in flight are for the store before */
+    if (app->cfg.n_queues && !app->stopping) {
+        struct timeval tv = {0, 0};
+        evtimer_add(app->queues_timer, &tv);
+    }
+}
+
+/* The answer of the periodic secret_sync (store.h; K31). */
+static void sync_cb(wr_err_t err, const wr_store_sync_t *res, void *arg)
+{
+    app_t *app = arg;
+    app->sync_pending = false;
+    if (err != WR_OK || !res || app->stopping)
+        return; /* the store is not answering: the next round asks again */
+    bool lost = app->seen_epoch[0] && strcmp(app->seen_epoch, res->epoch) != 0;
+    snprintf(app->seen_epoch, sizeof app->seen_epoch, "%s", res->epoch);
+    bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
+    if (shared && res->secret_restored) {
+        lost = true;
+        wr_warn("the store had lost its data: the token secret was written back to it");
+    } else if (shared && res->secret &&
+               (res->secret_len != app->store_secret_len ||
+                memcmp(res->secret, app->store_secret, res->secret_len) != 0)) {
+        /* another instance wrote its own first: adopt it; ours stays
+         * accepted (secret_sync made it the store's previous secret) */
+        lost = true;
+        if (app->cfg.token_secret_previous_len == 0) {
+            wr_api_set_previous_secret(app->api, app->store_secret, app->store_secret_len);
+            memcpy(app->store_prev, app->store_secret, app->store_secret_len);
+            app->store_prev_len = app->store_secret_len;
+        } else {
+            wr_warn("a configured previous token secret is kept: passes signed with the "
+                    "secret this instance used before are refused from now on");
+        }
+        wr_api_set_secret(app->api, res->secret, res->secret_len);
+        memcpy(app->store_secret, res->secret, res->secret_len);
+        app->store_secret_len = res->secret_len;
+        wr_warn("the store had lost its data and holds another token secret now: adopted it; "
+                "the one used before stays accepted as the previous secret");
+    }
+    if (app->cfg.token_secret_previous_len == 0 && res->previous &&
+        (res->previous_len != app->store_secret_len ||
+         memcmp(res->previous, app->store_secret, res->previous_len) != 0) &&
+        (res->previous_len != app->store_prev_len ||
+         memcmp(res->previous, app->store_prev, res->previous_len) != 0)) {
+        wr_api_set_previous_secret(app->api, res->previous, res->previous_len);
+        memcpy(app->store_prev, res->previous, res->previous_len);
+        app->store_prev_len = res->previous_len;
+        wr_info("previous token secret loaded from the store (passes signed with it stay "
+                "valid until they expire)");
+    }
+    if (lost) {
+        wr_warn("the store had lost its data: writing back the %zu queue%s the config file "
+                "declares (created if absent)",
+                app->cfg.n_queues, app->cfg.n_queues == 1 ? "" : "s");
+        redeclare_queues(app);
+    }
+}
+
+/* Every SYNC_MS: secret_sync (K31), one call at a time. */
+#define SYNC_MS 1000
+static void sync_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    app_t *app = arg;
+    if (app->stopping)
+        return;
+    uint8_t rnd[16];
+    if (!app->sync_pending && wr_crypto_random(rnd, sizeof rnd) == WR_OK) {
+        /* a fresh marker each time: whoever finds the store without one
+         * writes a value nobody has seen, so every instance notices */
+        for (size_t i = 0; i < sizeof rnd; i++)
+            snprintf(app->epoch + 2 * i, 3, "%02x", rnd[i]);
+        bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
+        if (wr_store_secret_sync(app->store, shared ? app->store_secret : NULL,
+                                 shared ? app->store_secret_len : 0, app->epoch, sync_cb,
+                                 app) == WR_OK)
+            app->sync_pending = true;
+    }
+    struct timeval tv = wr_clock_tv_ms(SYNC_MS);
+    evtimer_add(app->sync_timer, &tv);
 }
 
 static void stop_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -442,8 +553,10 @@ static void start_late_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * Ready at start (K25): runs the loop until the first attempt to reach the
  * store is over (answered, refused or timed out) and, when the store
- * answered, until the token secret and the declared queues had their first
- * answer, so the first request after "listening on" finds them; at most
+ * answered, until the token secret had its first answer and every
+ * declared queue exists (found or created: a round sent before the
+ * connection was up does not count), so the first request after
+ * "listening on" finds them; at most
  * 10 s. A store down at start still lets the server start (/readyz 503
  * until it is back). WR_EINVAL: the store must not be used as it is set up
  * (e.g. keys can be evicted); the reason is printed.
@@ -458,8 +571,7 @@ static wr_err_t wait_store_start(app_t *app)
     while (!app->store_started && !app->start_late)
         event_base_loop(app->base, EVLOOP_ONCE);
     while (app->store_started && app->store_start_err == WR_OK && !app->start_late &&
-           ((app->cfg.token_secret_len == 0 && !app->secret_answered) ||
-            (app->cfg.n_queues > 0 && (!app->queues_ran || app->declared_pending > 0))))
+           ((app->cfg.token_secret_len == 0 && !app->secret_answered) || !declared_all_done(app)))
         event_base_loop(app->base, EVLOOP_ONCE);
     event_free(late);
     if (app->store_started && app->store_start_err == WR_EINVAL) {
@@ -594,8 +706,13 @@ int main(int argc, char **argv)
     app.secret_timer = evtimer_new(app.base, secret_timer_cb, &app);
     app.stop_timer = evtimer_new(app.base, stop_timer_cb, &app);
     app.queues_timer = evtimer_new(app.base, queues_timer_cb, &app);
-    if (!app.secret_timer || !app.stop_timer || !app.queues_timer)
+    app.sync_timer = evtimer_new(app.base, sync_timer_cb, &app);
+    if (!app.secret_timer || !app.stop_timer || !app.queues_timer || !app.sync_timer)
         goto out;
+    {
+        struct timeval tv = {0, 0};
+        evtimer_add(app.sync_timer, &tv);
+    }
     if (app.cfg.token_secret_previous_len > 0)
         wr_api_set_previous_secret(app.api, app.cfg.token_secret_previous,
                                    app.cfg.token_secret_previous_len);
@@ -701,6 +818,8 @@ out:
         event_free(app.stop_timer);
     if (app.queues_timer)
         event_free(app.queues_timer);
+    if (app.sync_timer)
+        event_free(app.sync_timer);
     /* A deferred bufferevent callback still queued (a Redis reply that
      * arrived as the store closed: the connection uses
      * BEV_OPT_DEFER_CALLBACKS) holds a reference to its bufferevent, and
