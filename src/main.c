@@ -33,9 +33,20 @@
  * does not name keep their runtime values (paused, opensAt set through the
  * admin API are never undone by a reload that did not name them); an
  * absent queue is created with the declaration; an unchanged section is
- * only created if absent, as at start, so runtime changes to it survive. Declarations in flight
- * from before the reload finish first (a generation number tells their callbacks apart). SIGUSR1
- * and SIGUSR2 are logged (warn) and otherwise ignored.
+ * only created if absent, as at start, so runtime changes to it
+ * survive. Declarations in flight from before the reload finish first (a
+ * generation number tells their callbacks apart). SIGUSR1 and SIGUSR2 are
+ * logged (warn) and otherwise ignored.
+ *
+ * A store that lost its data (K31, a Redis restarted empty): once a second
+ * every instance calls secret_sync (store.h) with a fresh random epoch
+ * marker and, when its token secret is shared through the store, that
+ * secret. A stored marker other than the one seen last, a secret written
+ * back (it was missing) or another secret found there means the store was
+ * emptied: the declared queues are created again (if absent, as at start).
+ * Another secret found there is adopted, ours becoming the previous one;
+ * the store's previous secret (written by an instance that adopted) is
+ * installed as ours. Every step is logged (warn).
  */
 #include <errno.h>
 #include <event2/event.h>
