@@ -30,6 +30,14 @@ class Reload(WRTest):
         os.replace(tmp, self.ini)
         w.proc.send_signal(signal.SIGHUP)
 
+    def declared(self, q, ini):
+        """A private instance on ini, once its declared queue q exists."""
+        w = self.start(ini)
+        self.cleanup_queue(w.client, q)
+        self.poll_until(lambda: w.client.get_queue(q).status, lambda s: s == 200,
+                        what="declared queue")
+        return w, w.client, now_ms() + 3600 * 1000
+
     def cleanup_queue(self, c, q):
         def delete():
             try:
@@ -46,11 +54,7 @@ class Reload(WRTest):
         field the section names is written."""
         q = "k30-" + uid()
         ini = "[queue %s]\nadmitPerSecond = 5\nmaxQueueSize = 100\ntokenTtlSeconds = 120\n" % q
-        w = self.start(ini)
-        c = w.client
-        self.cleanup_queue(c, q)
-        self.poll_until(lambda: c.get_queue(q).status, lambda s: s == 200, what="declared queue")
-        opens = now_ms() + 3600 * 1000
+        w, c, opens = self.declared(q, ini)
         r = c.patch_queue(q, {"opensAt": opens, "paused": True, "maxQueueSize": 50})
         self.assertEqual(r.status, 200, repr(r))
         u = uid()
@@ -106,11 +110,7 @@ class Reload(WRTest):
         behaviour."""
         q = "k30start-" + uid()
         ini = "[queue %s]\nadmitPerSecond = 5\n" % q
-        w = self.start(ini)
-        c = w.client
-        self.cleanup_queue(c, q)
-        self.poll_until(lambda: c.get_queue(q).status, lambda s: s == 200, what="declared queue")
-        opens = now_ms() + 3600 * 1000
+        w, c, opens = self.declared(q, ini)
         self.assertEqual(c.patch_queue(q, {"opensAt": opens, "admitPerSecond": 2}).status, 200)
         self.assertEqual(w.terminate(), 0)
         if ENV.store == "memory":
