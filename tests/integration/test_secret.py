@@ -84,7 +84,7 @@ class SecretWriteBack(WRTest):
         r = w.client.verify(self.q, token)
         if r.status != 204:
             self.assertEqual(r.status, 403, "%s: %r" % (what, r))
-            self.assertNotEqual(r.json.get("reason"), "signature", "%s: %r" % (what, r))
+            self.assertNotEqual(r.json.get("reason"), "bad_signature", "%s: %r" % (what, r))
 
     def wait_accepts(self, ws, token, what):
         for w in ws:
@@ -163,7 +163,7 @@ class SecretWriteBack(WRTest):
         # (it is not live any more: the store lost it)
         for w in (a, b, c):
             self.poll_until(lambda w=w: w.client.verify(self.q, old_a).json,
-                            lambda j: j is None or j.get("reason") != "signature",
+                            lambda j: j is None or j.get("reason") != "bad_signature",
                             timeout=WRITE_BACK_S, what="the old pass's signature")
         # live in the store again: valid at every instance, also at c,
         # which never held the old secret (it learns it from the store)
