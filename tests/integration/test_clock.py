@@ -145,6 +145,7 @@ def shift_snapshot(path, us):
     (clen,) = struct.unpack_from("<I", b, pos)
     pos += 4 + clen
     cfg_version, last_score, last_tick, carry = struct.unpack_from("<Qqqq", b, pos)
+    assert last_tick > 0 and last_score > 0, "no tick or join in the snapshot"
     tick_us = 100000  # RATE's tickMs
     struct.pack_into("<Qqqq", b, pos, cfg_version, last_score + us, last_tick + us // tick_us,
                      carry)
