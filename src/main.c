@@ -31,12 +31,25 @@
  * Else: the log level and format, the admin key and the secrets are
  * applied (wr_config_reload; settings that need a restart are named in a
  * warning), the log files are reopened, and the declared queues are
- * synced: a queue whose [queue] section changed (or is new) is written
- * with the declaration (PUT: fields the section leaves out take their
- * defaults), an unchanged one is created only if absent, as at start, so
- * runtime changes to it survive. Declarations in flight from before the
- * reload finish first (a generation number tells their callbacks apart).
- * SIGUSR1 and SIGUSR2 are logged (warn) and otherwise ignored.
+ * synced: a queue whose [queue] section changed (or is new) gets the
+ * fields the section names, as a PATCH of those fields (API 1.2): fields it
+ * does not name keep their runtime values (paused, opensAt set through the
+ * admin API are never undone by a reload that did not name them); an
+ * absent queue is created with the declaration; an unchanged section is
+ * only created if absent, as at start, so runtime changes to it
+ * survive. Declarations in flight from before the reload finish first (a
+ * generation number tells their callbacks apart). SIGUSR1 and SIGUSR2 are
+ * logged (warn) and otherwise ignored.
+ *
+ * A store that lost its data (K31, a Redis restarted empty): once a second
+ * every instance calls secret_sync (store.h) with a fresh random epoch
+ * marker and, when its token secret is shared through the store, that
+ * secret. A stored marker other than the one seen last, a secret written
+ * back (it was missing) or another secret found there means the store was
+ * emptied: the declared queues are created again (if absent, as at start).
+ * Another secret found there is adopted, ours becoming the previous one;
+ * the store's previous secret (written by an instance that adopted) is
+ * installed as ours. Every step is logged (warn).
  */
 #include <errno.h>
 #include <limits.h>
@@ -74,8 +87,8 @@
 #define EXIT_START  1
 
 typedef enum {
-    DECL_CREATE = 0,  /* create the queue if it does not exist (start, unchanged) */
-    DECL_REPLACE = 1, /* write the declaration (its section changed on reload) */
+    DECL_CREATE = 0, /* create the queue if it does not exist (start, unchanged) */
+    DECL_PATCH = 1,  /* its section changed on reload: write the fields it names */
 } decl_mode_t;
 
 typedef struct {
@@ -90,14 +103,25 @@ typedef struct {
     wr_http_t *http;
     wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
     struct event *sig_term, *sig_int, *sig_hup, *sig_usr1, *sig_usr2;
-    struct event *secret_timer, *stop_timer, *queues_timer;
+    struct event *secret_timer, *stop_timer, *queues_timer, *sync_timer;
     uint8_t proposed_secret[32];
+    /* K31 (a store that lost its data): the shared token secret this
+     * instance signs with (from the store; len 0 with a configured secret
+     * or before it is loaded), the previous secret learned from the store,
+     * this instance's epoch marker and the one the store answered last. */
+    uint8_t store_secret[WR_SECRET_MAX];
+    size_t store_secret_len;
+    uint8_t store_prev[WR_SECRET_MAX];
+    size_t store_prev_len;
+    char epoch[33]; /* proposed: fresh random hex at each call */
+    char seen_epoch[WR_STORE_EPOCH_MAX + 1];
+    bool sync_pending;
     int stop_waits;
     uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
     bool stopping;
     bool secret_pending;
     /* ready at start (K25): see wait_store_start */
-    bool store_started, secret_answered, queues_ran, start_late;
+    bool store_started, secret_answered, start_late;
     wr_err_t store_start_err;
     char store_start_msg[640];
     wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
@@ -124,6 +148,8 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
     app->secret_answered = true;
     if (err == WR_OK && len > 0) {
         wr_api_set_secret(app->api, secret, len);
+        memcpy(app->store_secret, secret, len);
+        app->store_secret_len = len;
         wr_info("token secret loaded from the store (%zu bytes)", len);
         return;
     }
@@ -147,11 +173,14 @@ static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
         retry_secret(app); /* e.g. the Redis connection is still being set up */
 }
 
-/* Declared queues: created when absent. */
+/* Declared queues: created when absent; on reload, a changed section is a
+ * PATCH of the fields it names (API 1.2). */
 typedef struct {
     app_t *app;
     size_t i;
-    unsigned gen; /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
+    unsigned gen;          /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
+    bool patched;          /* cfg is the stored config with the section's fields applied */
+    wr_queue_config_t cfg; /* what is written */
 } decl_t;
 
 static void decl_put_cb(wr_err_t err, void *arg)
@@ -161,29 +190,58 @@ static void decl_put_cb(wr_err_t err, void *arg)
     if (err == WR_OK && d->gen == app->decl_gen) {
         app->declared_done[d->i] = true;
         wr_info("queue %s %s from the config file", app->cfg.queues[d->i].name,
-                app->declared_mode[d->i] == DECL_REPLACE ? "written" : "created");
-        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &app->declared[d->i]);
+                d->patched ? "updated (the fields its section names)" : "created");
+        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &d->cfg);
     }
     app->declared_pending--;
     free(d);
 }
 
+/* The queue's config in the store (or WR_ENOTFOUND): an absent queue is
+ * created with the declaration; a present one is kept as it is (DECL_CREATE)
+ * or gets the fields its section names, as a PATCH would (DECL_PATCH): the
+ * fields the section does not name keep their runtime values. */
 static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     decl_t *d = arg;
     app_t *app = d->app;
-    if (d->gen != app->decl_gen) {
+    const wr_config_queue_t *decl = &app->cfg.queues[d->i];
+    if (d->gen != app->decl_gen || app->stopping) {
         /* declarations changed meanwhile: the next round asks again */
-    } else if (err == WR_OK) {
+    } else if (err == WR_OK && app->declared_mode[d->i] == DECL_CREATE) {
         app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
-        wr_scheduler_note(app->sched, app->cfg.queues[d->i].name, info->config);
-    } else if (err == WR_ENOTFOUND && !app->stopping) {
-        if (wr_store_config_put(app->store, app->cfg.queues[d->i].name, &app->declared[d->i],
-                                decl_put_cb, d) == WR_OK)
+        wr_scheduler_note(app->sched, decl->name, info->config);
+    } else if (err == WR_OK) {
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_patch(info->config, decl->fields, &d->cfg, field, sizeof(field), msg,
+                             sizeof(msg)) != WR_OK) {
+            /* valid alone (checked at load), not over the running config */
+            wr_error("reload: queue %s in the config file cannot be applied to its running "
+                     "config: %s: %s; the queue is left as it is",
+                     decl->name, field, msg);
+            app->declared_done[d->i] = true;
+        } else {
+            d->patched = true;
+            if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
+                return;
+        }
+    } else if (err == WR_ENOTFOUND) {
+        d->cfg = app->declared[d->i];
+        if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
             return;
     }
     app->declared_pending--;
     free(d);
+}
+
+/* True when every declared queue had its answer (exists, created, or
+ * cannot be applied). */
+static bool declared_all_done(const app_t *app)
+{
+    for (size_t i = 0; i < app->cfg.n_queues; i++)
+        if (!app->declared_done[i])
+            return false;
+    return true;
 }
 
 static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -193,12 +251,8 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     app_t *app = arg;
     if (app->stopping)
         return;
-    size_t left = 0;
-    for (size_t i = 0; i < app->cfg.n_queues; i++)
-        left += !app->declared_done[i];
-    if (left == 0)
+    if (declared_all_done(app))
         return; /* every declared queue exists */
-    app->queues_ran = true;
     if (app->declared_pending == 0) {
         for (size_t i = 0; i < app->cfg.n_queues; i++) {
             if (app->declared_done[i])
@@ -209,11 +263,7 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
             d->app = app;
             d->i = i;
             d->gen = app->decl_gen;
-            wr_err_t e =
-                app->declared_mode[i] == DECL_REPLACE
-                    ? wr_store_config_put(app->store, app->cfg.queues[i].name, &app->declared[i],
-                                          decl_put_cb, d)
-                    : wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
+            wr_err_t e = wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
             if (e == WR_OK)
                 app->declared_pending++;
             else
@@ -222,6 +272,98 @@ static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
     }
     struct timeval tv = {0, 500000}; /* until the store answers for each */
     evtimer_add(app->queues_timer, &tv);
+}
+
+/* Declared queues: every one is looked at again and created if absent, as
+ * at start (K31: the store lost its data). */
+static void redeclare_queues(app_t *app)
+{
+    for (size_t i = 0; i < app->cfg.n_queues; i++) {
+        app->declared_done[i] = false;
+        app->declared_mode[i] = DECL_CREATE;
+    }
+    app->decl_gen++; /* answers in flight are for the store before */
+    if (app->cfg.n_queues && !app->stopping) {
+        struct timeval tv = {0, 0};
+        evtimer_add(app->queues_timer, &tv);
+    }
+}
+
+/* The answer of the periodic secret_sync (store.h; K31). */
+static void sync_cb(wr_err_t err, const wr_store_sync_t *res, void *arg)
+{
+    app_t *app = arg;
+    app->sync_pending = false;
+    if (err != WR_OK || !res || app->stopping)
+        return; /* the store is not answering: the next round asks again */
+    bool lost = app->seen_epoch[0] && strcmp(app->seen_epoch, res->epoch) != 0;
+    snprintf(app->seen_epoch, sizeof app->seen_epoch, "%s", res->epoch);
+    bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
+    if (shared && res->secret_restored) {
+        lost = true;
+        wr_warn("the store had lost its data: the token secret was written back to it");
+    } else if (shared && res->secret &&
+               (res->secret_len != app->store_secret_len ||
+                memcmp(res->secret, app->store_secret, res->secret_len) != 0)) {
+        /* another instance wrote its own first: adopt it; ours stays
+         * accepted (secret_sync made it the store's previous secret) */
+        lost = true;
+        if (app->cfg.token_secret_previous_len == 0) {
+            wr_api_set_previous_secret(app->api, app->store_secret, app->store_secret_len);
+            memcpy(app->store_prev, app->store_secret, app->store_secret_len);
+            app->store_prev_len = app->store_secret_len;
+        } else {
+            wr_warn("a configured previous token secret is kept: passes signed with the "
+                    "secret this instance used before are refused from now on");
+        }
+        wr_api_set_secret(app->api, res->secret, res->secret_len);
+        memcpy(app->store_secret, res->secret, res->secret_len);
+        app->store_secret_len = res->secret_len;
+        wr_warn("the store had lost its data and holds another token secret now: adopted it; "
+                "the one used before stays accepted as the previous secret");
+    }
+    if (app->cfg.token_secret_previous_len == 0 && res->previous &&
+        (res->previous_len != app->store_secret_len ||
+         memcmp(res->previous, app->store_secret, res->previous_len) != 0) &&
+        (res->previous_len != app->store_prev_len ||
+         memcmp(res->previous, app->store_prev, res->previous_len) != 0)) {
+        wr_api_set_previous_secret(app->api, res->previous, res->previous_len);
+        memcpy(app->store_prev, res->previous, res->previous_len);
+        app->store_prev_len = res->previous_len;
+        wr_info("previous token secret loaded from the store (passes signed with it stay "
+                "valid until they expire)");
+    }
+    if (lost) {
+        wr_warn("the store had lost its data: writing back the %zu queue%s the config file "
+                "declares (created if absent)",
+                app->cfg.n_queues, app->cfg.n_queues == 1 ? "" : "s");
+        redeclare_queues(app);
+    }
+}
+
+/* Every SYNC_MS: secret_sync (K31), one call at a time. */
+#define SYNC_MS 1000
+static void sync_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    app_t *app = arg;
+    if (app->stopping)
+        return;
+    uint8_t rnd[16];
+    if (!app->sync_pending && wr_crypto_random(rnd, sizeof rnd) == WR_OK) {
+        /* a fresh marker each time: whoever finds the store without one
+         * writes a value nobody has seen, so every instance notices */
+        for (size_t i = 0; i < sizeof rnd; i++)
+            snprintf(app->epoch + 2 * i, 3, "%02x", rnd[i]);
+        bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
+        if (wr_store_secret_sync(app->store, shared ? app->store_secret : NULL,
+                                 shared ? app->store_secret_len : 0, app->epoch, sync_cb,
+                                 app) == WR_OK)
+            app->sync_pending = true;
+    }
+    struct timeval tv = wr_clock_tv_ms(SYNC_MS);
+    evtimer_add(app->sync_timer, &tv);
 }
 
 static void stop_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -325,13 +467,14 @@ static void reload(app_t *app)
     wr_crypto_wipe(before, sizeof(before));
     wr_crypto_wipe(prev, sizeof(prev));
 
-    /* Queues: a changed or new section is written, an unchanged one is
-     * created if absent. */
+    /* Queues: a changed or new section writes the fields it names (a
+     * PATCH; the queue is created with the declaration when absent), an
+     * unchanged one is created if absent. */
     size_t n_changed = 0;
     for (size_t i = 0; i < fresh.n_queues; i++) {
         const wr_config_queue_t *old = find_declared(&app->cfg, fresh.queues[i].name);
         bool same = old && json_equal(old->fields, fresh.queues[i].fields);
-        app->declared_mode[i] = same ? DECL_CREATE : DECL_REPLACE;
+        app->declared_mode[i] = same ? DECL_CREATE : DECL_PATCH;
         app->declared_done[i] = false;
         app->declared[i] = declared[i];
         n_changed += !same;
@@ -447,8 +590,10 @@ static void start_late_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * Ready at start (K25): runs the loop until the first attempt to reach the
  * store is over (answered, refused or timed out) and, when the store
- * answered, until the token secret and the declared queues had their first
- * answer, so the first request after "listening on" finds them; at most
+ * answered, until the token secret had its first answer and every
+ * declared queue exists (found or created: a round sent before the
+ * connection was up does not count), so the first request after
+ * "listening on" finds them; at most
  * 10 s. A store down at start still lets the server start (/readyz 503
  * until it is back). WR_EINVAL: the store must not be used as it is set up
  * (e.g. keys can be evicted); the reason is printed.
@@ -463,8 +608,7 @@ static wr_err_t wait_store_start(app_t *app)
     while (!app->store_started && !app->start_late)
         event_base_loop(app->base, EVLOOP_ONCE);
     while (app->store_started && app->store_start_err == WR_OK && !app->start_late &&
-           ((app->cfg.token_secret_len == 0 && !app->secret_answered) ||
-            (app->cfg.n_queues > 0 && (!app->queues_ran || app->declared_pending > 0))))
+           ((app->cfg.token_secret_len == 0 && !app->secret_answered) || !declared_all_done(app)))
         event_base_loop(app->base, EVLOOP_ONCE);
     event_free(late);
     if (app->store_started && app->store_start_err == WR_EINVAL) {
@@ -607,8 +751,13 @@ int main(int argc, char **argv)
     app.secret_timer = evtimer_new(app.base, secret_timer_cb, &app);
     app.stop_timer = evtimer_new(app.base, stop_timer_cb, &app);
     app.queues_timer = evtimer_new(app.base, queues_timer_cb, &app);
-    if (!app.secret_timer || !app.stop_timer || !app.queues_timer)
+    app.sync_timer = evtimer_new(app.base, sync_timer_cb, &app);
+    if (!app.secret_timer || !app.stop_timer || !app.queues_timer || !app.sync_timer)
         goto out;
+    {
+        struct timeval tv = {0, 0};
+        evtimer_add(app.sync_timer, &tv);
+    }
     if (app.cfg.token_secret_previous_len > 0)
         wr_api_set_previous_secret(app.api, app.cfg.token_secret_previous,
                                    app.cfg.token_secret_previous_len);
@@ -720,6 +869,8 @@ out:
         event_free(app.stop_timer);
     if (app.queues_timer)
         event_free(app.queues_timer);
+    if (app.sync_timer)
+        event_free(app.sync_timer);
     /* A deferred bufferevent callback still queued (a Redis reply that
      * arrived as the store closed: the connection uses
      * BEV_OPT_DEFER_CALLBACKS) holds a reference to its bufferevent, and

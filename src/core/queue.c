@@ -265,8 +265,11 @@ int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, do
 uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second, uint32_t tick_ms,
                            bool accrue)
 {
-    if (tick <= b->last_tick)
-        return 0;
+    if (tick == b->last_tick)
+        return 0; /* run already (by any instance) */
+    /* tick < last_tick: the clock stepped back (NTP, a restored VM, a
+     * snapshot written under a later clock): this is a new tick, run from
+     * here on, never a stall until the clock passes last_tick again. */
     if (!accrue) {
         b->last_tick = tick;
         b->carry_micro = 0;

@@ -271,7 +271,10 @@ typedef struct {
  * applies). Arithmetic is integer, in millionths of a user: each tick
  * accrues llround(admit_per_second * 1000 * tick_ms) micro-users (the Redis
  * script does the same, so both stores agree to the user). Idempotent per
- * tick: a tick <= last_tick returns 0 and changes nothing. Any gap since
+ * tick: tick == last_tick returns 0 and changes nothing. A tick below
+ * last_tick comes from a clock that stepped back (API 1.2: it never stops
+ * admission): it runs as a new tick (one tick's budget) and becomes
+ * last_tick, so admission goes on at the configured rate. Any gap since
  * the last tick run (a late timer under CPU load, a stall, the store
  * unreachable, every instance down) accrues ONE tick: no tick ever admits
  * more than one tick's budget, ceil(rate * tick_ms / 1000) (case K24), so

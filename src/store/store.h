@@ -109,6 +109,20 @@ typedef struct {
     wr_queue_stats_t stats;
 } wr_queue_info_t;
 
+/* The answer of secret_sync (K31: a store that lost its data). Borrowed
+ * until the callback returns. */
+#define WR_STORE_EPOCH_MAX 64 /* bytes of an epoch marker */
+typedef struct {
+    const uint8_t *secret; /* the shared token secret now stored (after a write-back: own);
+                              NULL (len 0) when own was not given */
+    size_t secret_len;
+    const uint8_t *previous; /* the previous shared secret the store keeps (written by an
+                                instance that adopted another's), NULL (len 0) if none */
+    size_t previous_len;
+    const char *epoch;    /* the store's epoch marker now (NUL-terminated) */
+    bool secret_restored; /* the store held no secret: this call wrote own back */
+} wr_store_sync_t;
+
 /* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
 typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
 typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
@@ -117,6 +131,7 @@ typedef void (*wr_store_token_cb)(wr_err_t err, const wr_token_check_t *res, voi
 typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void *arg);
 typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
 typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
+typedef void (*wr_store_sync_cb)(wr_err_t err, const wr_store_sync_t *res, void *arg);
 
 /* Any one of the callbacks: what a backend keeps for a pending operation,
  * next to its own record of which member is set. */
@@ -128,6 +143,7 @@ typedef union {
     wr_store_info_cb info;
     wr_store_list_cb list;
     wr_store_secret_cb secret;
+    wr_store_sync_cb sync;
 } wr_store_cb_t;
 
 typedef struct wr_store wr_store_t;
@@ -256,6 +272,27 @@ typedef struct wr_store_ops {
      * first if none is stored yet (first writer wins). */
     wr_err_t (*secret)(wr_store_t *s, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
                        void *arg);
+    /*
+     * secret_sync (K31, a Redis restarted empty): an instance's periodic
+     * check that the store still holds what it had, one call per second
+     * at most. Atomically:
+     * - epoch: stores `epoch` (1..WR_STORE_EPOCH_MAX bytes of [A-Za-z0-9],
+     *   the caller's random marker) if the store holds none, and answers
+     *   the stored one. A stored epoch that differs from the one the caller
+     *   saw before means the store lost its data (or is another store).
+     * - own (own_len > 0, the token secret the caller signs with, shared
+     *   through the store): stored if the store holds no secret
+     *   (set-if-absent: res->secret_restored); if another secret is stored,
+     *   own becomes the store's previous secret (every instance then keeps
+     *   accepting passes signed with it) and res->secret is the other one,
+     *   for the caller to adopt. own_len 0 (a configured secret): the
+     *   secrets are not touched and res->secret is NULL.
+     * - res->previous: the store's previous secret, if any.
+     * Redis: wr:epoch, wr:secret, wr:secret:previous. Errors: WR_EINVAL
+     * (arguments), WR_EUNAVAILABLE, WR_ETIMEOUT.
+     */
+    wr_err_t (*secret_sync)(wr_store_t *s, const uint8_t *own, size_t own_len, const char *epoch,
+                            wr_store_sync_cb cb, void *arg);
     /* ping: WR_OK when the store answers. */
     wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
 
@@ -406,6 +443,24 @@ static inline wr_err_t wr_store_secret(wr_store_t *s, const uint8_t *proposed, s
                                        wr_store_secret_cb cb, void *arg)
 {
     return s->ops->secret(s, proposed, len, cb, arg);
+}
+/* A valid epoch marker for secret_sync. */
+static inline bool wr_store_valid_epoch(const char *epoch)
+{
+    size_t n = epoch ? strnlen(epoch, WR_STORE_EPOCH_MAX + 1) : 0;
+    if (n < 1 || n > WR_STORE_EPOCH_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = epoch[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')))
+            return false;
+    }
+    return true;
+}
+static inline wr_err_t wr_store_secret_sync(wr_store_t *s, const uint8_t *own, size_t own_len,
+                                            const char *epoch, wr_store_sync_cb cb, void *arg)
+{
+    return s->ops->secret_sync(s, own, own_len, epoch, cb, arg);
 }
 static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
 {

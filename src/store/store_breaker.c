@@ -215,6 +215,15 @@ static void w_secret(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
     cb(err, secret, len, uarg);
 }
 
+static void w_sync(wr_err_t err, const wr_store_sync_t *res, void *arg)
+{
+    struct call *c = arg;
+    wr_store_sync_cb cb = c->cb.sync;
+    void *uarg = c->arg;
+    settle(c, err);
+    cb(err, res, uarg);
+}
+
 /* ------------------------------------------------------------ operations */
 
 /* Opens a call c for callback field F, or returns the refusal. */
@@ -331,6 +340,13 @@ static wr_err_t b_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
     return started(c, wr_store_secret(s->inner, proposed, len, w_secret, c));
 }
 
+static wr_err_t b_secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len, const char *epoch,
+                              wr_store_sync_cb cb, void *arg)
+{
+    BEGIN(sync, cb);
+    return started(c, wr_store_secret_sync(s->inner, own, own_len, epoch, w_sync, c));
+}
+
 static wr_err_t b_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
 {
     BEGIN(done, cb);
@@ -375,6 +391,7 @@ static const wr_store_ops_t breaker_ops = {
     .queue_list = b_queue_list,
     .queue_delete = b_queue_delete,
     .secret = b_secret,
+    .secret_sync = b_secret_sync,
     .ping = b_ping,
     .debug_advance_time = b_debug_advance_time,
     .close = b_close,

@@ -47,6 +47,7 @@
 #include "store/memory/store_memory_internal.h"
 
 #include <event2/event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,7 +63,7 @@
 
 /* ---- types ----------------------------------------------------------- */
 
-typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET } dkind_t;
+typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET, D_SYNC } dkind_t;
 
 typedef struct list_res {
     size_t n;
@@ -91,8 +92,17 @@ typedef struct item {
             uint8_t buf[WR_SECRET_MAX];
             size_t len;
         } secret;
+        struct sync_res *sync; /* D_SYNC (owned; kept out of the union's size: the
+                                  items of every operation are cleared whole) */
     } res;
 } item_t;
+
+/* The answer of secret_sync: copies, which sync points into. */
+struct sync_res {
+    wr_store_sync_t sync;
+    uint8_t secret[WR_SECRET_MAX], previous[WR_SECRET_MAX];
+    char epoch[WR_STORE_EPOCH_MAX + 1];
+};
 
 static const wr_store_ops_t memory_ops;
 
@@ -130,6 +140,8 @@ static void item_release(mstore_t *s, item_t *it)
 {
     wr_memq_cfg_unref(it->cfg);
     free(it->waits);
+    if (it->kind == D_SYNC)
+        free(it->res.sync);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
             wr_memq_cfg_unref(it->res.list.cfgs[i]);
@@ -169,6 +181,9 @@ static void item_fire(item_t *it, wr_err_t err)
         break;
     case D_SECRET:
         it->cb.secret(err, res ? it->res.secret.buf : NULL, res ? it->res.secret.len : 0, it->arg);
+        break;
+    case D_SYNC:
+        it->cb.sync(err, res ? &it->res.sync->sync : NULL, it->arg);
         break;
     }
 }
@@ -491,6 +506,53 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
     return WR_OK;
 }
 
+/* secret_sync (store.h): the same steps as secret_sync.lua. */
+static wr_err_t mem_secret_sync(wr_store_t *base, const uint8_t *own, size_t own_len,
+                                const char *epoch, wr_store_sync_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool valid =
+        (own_len == 0 || wr_store_valid_secret(own, own_len)) && wr_store_valid_epoch(epoch);
+    struct sync_res *sr = valid && cb ? calloc(1, sizeof *sr) : NULL;
+    if (valid && cb && !sr)
+        return WR_ENOMEM;
+    wr_err_t err = op_begin(s, (const void *)cb, valid, D_SYNC, arg, &it);
+    if (err != WR_OK) {
+        free(sr);
+        return err;
+    }
+    it->cb.sync = cb;
+    it->res.sync = sr;
+    if (!s->epoch[0])
+        snprintf(s->epoch, sizeof s->epoch, "%s", epoch);
+    wr_store_sync_t *res = &sr->sync;
+    if (own_len > 0) {
+        if (s->db.secret_len == 0) {
+            memcpy(s->db.secret, own, own_len);
+            s->db.secret_len = own_len;
+            s->dirty = true;
+            res->secret_restored = true;
+        } else if (s->db.secret_len != own_len || memcmp(s->db.secret, own, own_len) != 0) {
+            memcpy(s->prev_secret, own, own_len);
+            s->prev_secret_len = own_len;
+        }
+        memcpy(sr->secret, s->db.secret, s->db.secret_len);
+        res->secret = sr->secret;
+        res->secret_len = s->db.secret_len;
+    }
+    if (s->prev_secret_len > 0) {
+        memcpy(sr->previous, s->prev_secret, s->prev_secret_len);
+        res->previous = sr->previous;
+        res->previous_len = s->prev_secret_len;
+    }
+    snprintf(sr->epoch, sizeof sr->epoch, "%s", s->epoch);
+    res->epoch = sr->epoch;
+    it->has_res = true;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
 static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len,
                            wr_store_secret_cb cb, void *arg)
 {
@@ -588,6 +650,7 @@ static const wr_store_ops_t memory_ops = {
     .queue_list = mem_queue_list,
     .queue_delete = mem_queue_delete,
     .secret = mem_secret,
+    .secret_sync = mem_secret_sync,
     .ping = mem_ping,
     .debug_advance_time = mem_debug_advance_time,
     .close = mem_close,

@@ -41,6 +41,12 @@ typedef struct mstore {
     bool draining, closing, free_after_drain;
 
     wr_memq_db_t db; /* the queues and the secret */
+    /* secret_sync (store.h): the epoch marker and the previous secret; not
+     * in the snapshot (one process: this store never loses its data under
+     * its instance) */
+    char epoch[WR_STORE_EPOCH_MAX + 1];
+    uint8_t prev_secret[WR_SECRET_MAX];
+    size_t prev_secret_len;
 
     int64_t mono_offset_us; /* wall - monotonic at open */
     int64_t debug_offset_us;

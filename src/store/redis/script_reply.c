@@ -350,6 +350,26 @@ wr_err_t wr_script_reply_put(const redisReply *rep)
     return is_int(rep) && rep->integer > 0 ? WR_OK : WR_EPROTO;
 }
 
+wr_err_t wr_script_reply_sync(const redisReply *rep, bool with_secret, wr_store_sync_t *res)
+{
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 4)
+        return WR_EPROTO;
+    const redisReply *ep = rep->element[0], *sec = rep->element[1], *prev = rep->element[2];
+    if (!is_str(ep) || ep->len > WR_STORE_EPOCH_MAX || strlen(ep->str) != ep->len ||
+        !is_int(rep->element[3]))
+        return WR_EPROTO;
+    memset(res, 0, sizeof *res);
+    res->epoch = ep->str;
+    if (with_secret && wr_script_reply_secret(sec, &res->secret, &res->secret_len) != WR_OK)
+        return WR_EPROTO;
+    if (is_str(prev) && wr_store_valid_secret(prev->str, prev->len)) {
+        res->previous = (const uint8_t *)prev->str;
+        res->previous_len = prev->len;
+    }
+    res->secret_restored = with_secret && rep->element[3]->integer == 1;
+    return WR_OK;
+}
+
 wr_err_t wr_script_reply_secret(const redisReply *rep, const uint8_t **secret, size_t *len)
 {
     if (!is_str(rep) || !wr_store_valid_secret(rep->str, rep->len))

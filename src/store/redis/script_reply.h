@@ -79,4 +79,8 @@ wr_err_t wr_script_reply_put(const redisReply *rep);
  * WR_SECRET_MAX bytes), else WR_EPROTO. */
 wr_err_t wr_script_reply_secret(const redisReply *rep, const uint8_t **secret, size_t *len);
 
+/* secret_sync.lua: WR_OK with *res (its pointers into rep; secret present
+ * exactly when with_secret), else WR_EPROTO. */
+wr_err_t wr_script_reply_sync(const redisReply *rep, bool with_secret, wr_store_sync_t *res);
+
 #endif

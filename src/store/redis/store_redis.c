@@ -86,6 +86,7 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_SECRET] = {NULL, "scripts/secret.lua"},
     [SC_RELEASE] = {LIB, "scripts/release.lua"},
     [SC_BURN] = {NULL, "scripts/burn.lua"},
+    [SC_SECRET_SYNC] = {NULL, "scripts/secret_sync.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -167,6 +168,10 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_SECRET:
         r->cb.secret(err, NULL, 0, r->arg);
+        break;
+    case OP_SYNC:
+    case OP_SYNC_EPOCH:
+        r->cb.sync(err, NULL, r->arg);
         break;
     case OP_NAMES:
         r->names(NULL, err, NULL, r->arg);
@@ -336,6 +341,13 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         size_t len = 0;
         err = wr_script_reply_secret(rep, &secret, &len);
         r->cb.secret(err, secret, len, r->arg);
+        break;
+    }
+    case OP_SYNC:
+    case OP_SYNC_EPOCH: {
+        wr_store_sync_t res;
+        err = wr_script_reply_sync(rep, r->op == OP_SYNC, &res);
+        r->cb.sync(err, err == WR_OK ? &res : NULL, r->arg);
         break;
     }
     case OP_NAMES:
@@ -716,6 +728,29 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
                                       wr_redis_conn_cmd_arg(r->cmd, proposed, len));
 }
 
+static wr_err_t r_secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len, const char *epoch,
+                              wr_store_sync_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if ((own_len > 0 && !wr_store_valid_secret(own, own_len)) || !wr_store_valid_epoch(epoch) ||
+        !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, own_len > 0 ? OP_SYNC : OP_SYNC_EPOCH,
+                                            SC_SECRET_SYNC, own_len + strlen(epoch), arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.sync = cb;
+    return wr_store_redis__submit(
+        s, r,
+        wr_redis_conn_cmd_str(r->cmd, "3") && wr_redis_conn_cmd_str(r->cmd, "wr:epoch") &&
+            wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+            wr_redis_conn_cmd_str(r->cmd, "wr:secret:previous") &&
+            wr_redis_conn_cmd_str(r->cmd, epoch) &&
+            wr_redis_conn_cmd_arg(r->cmd, own_len > 0 ? own : (const uint8_t *)"", own_len));
+}
+
 static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -748,6 +783,7 @@ static const wr_store_ops_t redis_ops = {
     .queue_list = wr_store_redis__queue_list,
     .queue_delete = r_queue_delete,
     .secret = r_secret,
+    .secret_sync = r_secret_sync,
     .ping = r_ping,
     .debug_advance_time = NULL,
     .close = r_close,

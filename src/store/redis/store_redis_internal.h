@@ -36,7 +36,8 @@ enum script_id {
     SC_PUT,
     SC_SECRET,
     SC_RELEASE,
-    SC_BURN, /* degraded mode */
+    SC_BURN,        /* degraded mode */
+    SC_SECRET_SYNC, /* K31: a Redis restarted empty */
     SC_COUNT,
 };
 
@@ -62,6 +63,8 @@ typedef enum {
     OP_RELEASE,
     OP_BURN,       /* degraded mode: burn */
     OP_BURN_CHECK, /* degraded mode: burn, check only */
+    OP_SYNC,       /* secret_sync with a secret */
+    OP_SYNC_EPOCH, /* secret_sync without one (a configured secret) */
 } op_t;
 
 /* Internal callback of the SMEMBERS step of queue_list. */

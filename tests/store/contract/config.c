@@ -143,5 +143,107 @@ static void t_secret_first_writer_wins(void **state)
     }
 }
 
+/* ---------------------------------------------- K31: secret_sync */
+
+typedef struct {
+    sh_res_t r; /* first: sh_note's record */
+    char epoch[WR_STORE_EPOCH_MAX + 1];
+    uint8_t secret[WR_SECRET_MAX], previous[WR_SECRET_MAX];
+    size_t secret_len, previous_len;
+    bool has_secret, restored;
+} sync_rec_t;
+
+static void sync_rec_cb(wr_err_t err, const wr_store_sync_t *res, void *arg)
+{
+    sync_rec_t *x = arg;
+    sh_note(&x->r, err);
+    if (!res)
+        return;
+    snprintf(x->epoch, sizeof x->epoch, "%s", res->epoch);
+    x->has_secret = res->secret != NULL;
+    x->secret_len = res->secret_len;
+    if (res->secret)
+        memcpy(x->secret, res->secret, res->secret_len);
+    x->previous_len = res->previous_len;
+    if (res->previous)
+        memcpy(x->previous, res->previous, res->previous_len);
+    x->restored = res->secret_restored;
+}
+
+static wr_err_t do_sync(wr_store_t *s, const uint8_t *own, size_t len, const char *epoch,
+                        sync_rec_t *x)
+{
+    memset(x, 0, sizeof *x);
+    return sh_settle(&x->r, wr_store_secret_sync(s, own, len, epoch, sync_rec_cb, x));
+}
+
+/* K31: the epoch marker is set once and answered after; a missing secret
+ * is written back (set-if-absent, restored); a present one is answered. */
+static void t_k31_sync_epoch_and_write_back(void **state)
+{
+    wr_store_t *s = *state;
+    sync_rec_t x;
+    uint8_t a[32];
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = (uint8_t)(i * 11 + 3);
+    assert_int_equal(do_sync(s, NULL, 0, "e1", &x), WR_OK);
+    assert_string_equal(x.epoch, "e1");
+    assert_false(x.has_secret);
+    assert_false(x.restored);
+    assert_int_equal(x.previous_len, 0);
+    assert_int_equal(do_sync(s, NULL, 0, "e2", &x), WR_OK);
+    assert_string_equal(x.epoch, "e1"); /* kept */
+    /* no secret stored: own is written back */
+    assert_int_equal(do_sync(s, a, sizeof a, "e3", &x), WR_OK);
+    assert_true(x.restored);
+    assert_int_equal(x.secret_len, sizeof a);
+    assert_memory_equal(x.secret, a, sizeof a);
+    sh_res_t r;
+    uint8_t b[32];
+    memset(b, 'b', sizeof b);
+    assert_int_equal(sh_secret(s, b, sizeof b, &r), WR_OK); /* first writer won: a */
+    assert_memory_equal(r.secret, a, sizeof a);
+    assert_int_equal(do_sync(s, a, sizeof a, "e4", &x), WR_OK);
+    assert_false(x.restored);
+    assert_memory_equal(x.secret, a, sizeof a);
+    assert_int_equal(x.previous_len, 0);
+    assert_string_equal(x.epoch, "e1");
+    /* arguments */
+    assert_int_equal(wr_store_secret_sync(s, a, sizeof a, "", sync_rec_cb, &x), WR_EINVAL);
+    assert_int_equal(wr_store_secret_sync(s, a, sizeof a, "a-b", sync_rec_cb, &x), WR_EINVAL);
+    assert_int_equal(wr_store_secret_sync(s, a, sizeof a, "e", NULL, NULL), WR_EINVAL);
+    assert_int_equal(x.r.calls, 1);
+}
+
+/* K31: another secret stored: it is answered for the caller to adopt, and
+ * the caller's becomes the store's previous secret, which every later
+ * caller is told (an instance started after learns it). */
+static void t_k31_sync_adopt_keeps_previous(void **state)
+{
+    wr_store_t *s = *state;
+    sync_rec_t x;
+    sh_res_t r;
+    uint8_t other[40], mine[32];
+    memset(other, 'o', sizeof other);
+    for (size_t i = 0; i < sizeof mine; i++)
+        mine[i] = (uint8_t)(200 - i);
+    assert_int_equal(sh_secret(s, other, sizeof other, &r), WR_OK);
+    assert_int_equal(do_sync(s, mine, sizeof mine, "m1", &x), WR_OK);
+    assert_false(x.restored);
+    assert_int_equal(x.secret_len, sizeof other);
+    assert_memory_equal(x.secret, other, sizeof other);
+    assert_int_equal(x.previous_len, sizeof mine);
+    assert_memory_equal(x.previous, mine, sizeof mine);
+    /* the stored secret is unchanged; a caller holding it learns the previous */
+    assert_int_equal(do_sync(s, other, sizeof other, "m2", &x), WR_OK);
+    assert_memory_equal(x.secret, other, sizeof other);
+    assert_int_equal(x.previous_len, sizeof mine);
+    assert_memory_equal(x.previous, mine, sizeof mine);
+    assert_int_equal(do_sync(s, NULL, 0, "m3", &x), WR_OK);
+    assert_false(x.has_secret);
+    assert_int_equal(x.previous_len, sizeof mine);
+}
+
 WR_CONTRACT_GROUP(config, T(t_config_roundtrip_and_version), T(t_queue_delete),
-                  T(t_queue_list_sorted), T(t_secret_first_writer_wins));
+                  T(t_queue_list_sorted), T(t_secret_first_writer_wins),
+                  T(t_k31_sync_epoch_and_write_back), T(t_k31_sync_adopt_keeps_previous));

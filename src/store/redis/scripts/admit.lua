@@ -24,7 +24,9 @@
 -- nobody ran (an outage: nobody could record a poll) starts the grace of
 -- lib.lua's OUTAGE_US, in which nobody is idle.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
--- <= lastTick admits nobody (another instance ran it). Accrual only when
+-- equal to lastTick admits nobody (another instance ran it); a tick below
+-- it comes from a Redis clock that stepped back: it runs as a new tick
+-- (API 1.2: a clock step never stops admission). Accrual only when
 -- enabled, not paused and the line is not empty; one tick's worth whatever
 -- the gap since lastTick (K24: no tick admits more than one tick's budget
 -- after a late timer, a stall or an outage); carry kept only when every
@@ -49,7 +51,7 @@ local last_tick = tonumber(st[1] or '-1')
 local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], I.gap_us(now, st[1], tick_ms))
 -- once per tick, by the instance that runs it (every instance calls admit
 -- each tick; the sweep's pace assumes one sweep per tick)
-if tick > last_tick then
+if tick ~= last_tick then
   I.sweep(now, idle, sweep_max, visit_max, tick_ms)
 end
 
@@ -142,7 +144,7 @@ local function jti_for(i)
   return table.concat(out)
 end
 
-if tick > last_tick then
+if tick ~= last_tick then
   local waiting = admissible(opening, obase, omoved_before + omoved)
   local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and not closed and waiting > 0
   local carry = 0

@@ -378,6 +378,57 @@ static void test_snapshot_round_trip(void **state)
     rm_tmpdir();
 }
 
+/* API 1.2: a clock that steps backwards never stops admission, also
+ * across a restart: a snapshot written at T0 + 1 h (its last tick, arrival
+ * scores and tokens an hour ahead) loaded under a clock at T0. Admission
+ * goes on at once at the configured rate (10/s at 100 ms ticks: one per
+ * tick), in line order, and a newcomer joins behind everyone. */
+static void test_snapshot_clock_stepped_back(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    const int64_t hour = 3600 * 1000000LL;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0 + hour};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    put_cfg(st, "shop", 10, 0);
+    const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
+    for (int i = 0; i < 5; i++) {
+        join(st, "shop", users[i]);
+        st->ops->debug_advance_time(st, 10);
+    }
+    st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US + 1000);
+    sh_res_t a;
+    assert_int_equal(sh_admit(st, "shop", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1); /* u-a; last tick = T0 + 1 h */
+    wr_store_close(st);
+
+    o.test_clock_start_us = T0; /* an hour back */
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    assert_int_equal(join(st, "shop", "late").entry.position, 5);
+    uint64_t total = 0;
+    const char *order[] = {"u-b", "u-c", "u-d", "u-e"};
+    for (int t = 0; t < 4; t++) {
+        st->ops->debug_advance_time(st, 100000); /* the next 100 ms tick */
+        assert_int_equal(sh_admit(st, "shop", &a), WR_OK);
+        assert_int_equal(a.admit.admitted, 1);
+        total += a.admit.admitted;
+        assert_int_equal(status(st, "shop", order[t]).entry.state, WR_ENTRY_ADMITTED);
+        if (t < 3)
+            assert_int_equal(status(st, "shop", order[t + 1]).entry.position, 1);
+    }
+    assert_int_equal(total, 4);
+    assert_int_equal(status(st, "shop", "late").entry.position, 1);
+    st->ops->debug_advance_time(st, 100000);
+    assert_int_equal(sh_admit(st, "shop", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(status(st, "shop", "late").entry.state, WR_ENTRY_ADMITTED);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
 static void write_snapshot_with(void (*mangle)(const char *path))
 {
     char p[128];
@@ -813,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_real_clock_fifo),
         cmocka_unit_test(test_snapshot_burned),
         cmocka_unit_test(test_snapshot_v1_loads),
+        cmocka_unit_test(test_snapshot_clock_stepped_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
