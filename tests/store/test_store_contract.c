@@ -2808,6 +2808,112 @@ static void t_open_chunked(void **state)
     assert_int_equal(r.stats.waiting + r.stats.admitted_total, N + LATE);
 }
 
+/* ------------------------------------------------- K29: quiet queues */
+
+/* The quiet rule (store.h wr_store_admit_quiet) on the store's answers:
+ * quiet while nothing is waiting or live, busy from a join (line or
+ * pre-queue) until the last token or session is gone; the quiet answer
+ * still carries the queue's totals and config. */
+static void t_k29_quiet_rule(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, u;
+    put_ok(s, "qt", mkcfg(50, 100, 0, 0, 1)); /* ttl 1 s */
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_true(r.has_cfg);
+    assert_int_equal(r.cfg.tick_ms, 100);
+    /* a join: busy */
+    join_n(s, "qt", 1, 1);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.waiting, 1);
+    /* admitted, the token live: still busy */
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
+    admit_next_tick(s, "qt", 100000, r.admit.now_us / 100000, &r);
+    assert_int_equal(r.admit.admitted, 1);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(sh_status(s, "qt", "u1", &u), WR_OK);
+    assert_int_equal(u.entry.state, WR_ENTRY_ADMITTED);
+    /* the token expired: quiet again, the totals carried */
+    pass_store_time(s, u.entry.expires_at_us);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.admitted_total, 1);
+    assert_int_equal(r.admit.stats.expired_total, 1);
+    /* a join and a leave: quiet, counted */
+    join_n(s, "qt", 2, 2);
+    assert_int_equal(sh_leave(s, "qt", "u2"), WR_OK);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.left_total, 1);
+    /* a pre-queue (opensAt ahead): busy */
+    wr_queue_config_t c = mkcfg(50, 100, 0, 0, 1);
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "qt", c);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.cfg.opens_at_ms, c.opens_at_ms);
+    assert_int_equal(sh_join(s, "qt", "p1", &u), WR_OK);
+    assert_int_equal(u.entry.state, WR_ENTRY_PREQUEUE);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.prequeue, 1);
+}
+
+/* Calls of command name (e.g. "hset") in Redis's INFO commandstats. */
+static long long cmdstat(const char *name)
+{
+    redisReply *rep = sh_redis_cmd("INFO commandstats");
+    assert_non_null(rep);
+    char key[64];
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", name);
+    const char *p = rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS
+                        ? strstr(rep->str, key)
+                        : NULL;
+    long long n = p ? atoll(p + strlen(key)) : 0;
+    freeReplyObject(rep);
+    return n;
+}
+
+/* All commands of INFO commandstats (the INFO itself counts one). */
+static long long cmdstat_all(void)
+{
+    redisReply *rep = sh_redis_cmd("INFO commandstats");
+    assert_non_null(rep);
+    long long n = 0;
+    for (const char *p = rep->str; (p = strstr(p, ":calls=")) != NULL; p += 7)
+        n += atoll(p + 7);
+    freeReplyObject(rep);
+    return n;
+}
+
+/* K29 on Redis: a quiet queue's admit costs the script and 5 commands
+ * (admit.lua's quiet path), not the full tick's ~17, and still records
+ * the tick (state lastTick: a quiet queue is no outage for the idle rule). */
+static void r_k29_quiet_admit_cost(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    put_ok(s, "qc", mkcfg(50, 100, 0, 0, 300));
+    assert_int_equal(sh_admit(s, "qc", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    sh_run_for(110);
+    long long evals = cmdstat("evalsha") + cmdstat("eval");
+    long long before = cmdstat_all();
+    assert_int_equal(sh_admit(s, "qc", &r), WR_OK);
+    long long used = cmdstat_all() - before - 1; /* the first INFO */
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(cmdstat("evalsha") + cmdstat("eval") - evals, 1);
+    if (used > 6)
+        fail_msg("a quiet admit used %lld commands", used);
+    redisReply *rep = sh_redis_cmd("HGET wr:{qc}:state lastTick");
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_STRING);
+    assert_int_equal(atoll(rep->str), r.admit.now_us / 100000);
+    freeReplyObject(rep);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(int argc, char **argv)
@@ -2869,6 +2975,8 @@ int main(int argc, char **argv)
         T(t_open_prequeue),
         T(t_open_arrival_order),
         T(t_open_chunked),
+        /* K29: quiet queues */
+        T(t_k29_quiet_rule),
     };
     const struct CMUnitTest redis_only[] = {
         T(r_k01_score_precision),  T(r_k02_noscript),
@@ -2877,7 +2985,8 @@ int main(int argc, char **argv)
         T(r_command_timeout),      T(r_hung_many),
         T(r_iteration_errors),     T(r_idle_sweep_once_per_tick),
         T(r_iteration_durability), T(r_iteration_bad_replies),
-        T(r_close_in_timeout),     T(r_kill_and_restart), /* last: restarts Redis */
+        T(r_close_in_timeout),     T(r_k29_quiet_admit_cost),
+        T(r_kill_and_restart), /* last: restarts Redis */
     };
     int failed = cmocka_run_group_tests_name(argv[1], common, group_setup, NULL);
     if (g_redis)
