@@ -124,6 +124,7 @@ struct wr_scheduler {
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
     wr_qmap_t *queues;             /* name -> entry_t */
+    size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
 };
 
 static entry_t *find(wr_scheduler_t *s, const char *name)
@@ -202,13 +203,25 @@ static uint32_t quiet_delay(const entry_t *e, int64_t now_ms, uint32_t tick)
     return (uint32_t)(at - now_ms);
 }
 
+/* Sets e->quiet, keeping the count and its gauge. */
+static void set_quiet(entry_t *e, bool quiet)
+{
+    wr_scheduler_t *s = e->sched;
+    if (e->quiet == quiet)
+        return;
+    e->quiet = quiet;
+    s->n_quiet = quiet ? s->n_quiet + 1 : s->n_quiet - 1;
+    if (s->metrics)
+        wr_metrics_set(s->metrics, "waitroom_queues_quiet", NULL, (double)s->n_quiet);
+}
+
 /* Wakes a quiet queue: its admit call at once, then every tick. */
 static void wake(entry_t *e)
 {
     if (e->in_flight) {
         e->woke = true;
     } else if (e->quiet) {
-        e->quiet = false;
+        set_quiet(e, false);
         evtimer_del(e->timer);
         arm(e, 0);
     }
@@ -271,7 +284,8 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
             wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
             e->last_err_log_ms = now;
         }
-        e->quiet = e->woke = false;
+        set_quiet(e, false);
+        e->woke = false;
         if (s->metrics && err != WR_ECANCELED)
             wr_metrics_inc(s->metrics, "waitroom_admission_errors_total", NULL, 1);
         if (err != WR_ECANCELED && !s->freeing)
@@ -286,7 +300,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     }
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
     /* a wake while the call was in flight: its answer may predate the join */
-    e->quiet = wr_store_admit_quiet(res) && !e->woke;
+    set_quiet(e, wr_store_admit_quiet(res) && !e->woke);
     e->woke = false;
     wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
     if (res->admitted > 0)
@@ -407,6 +421,7 @@ void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
         wr_metrics_remove_matching(s->metrics, l);
     }
     evtimer_del(e->timer);
+    set_quiet(e, false);
     if (e->in_flight)
         e->dead = true;
     else
@@ -436,13 +451,7 @@ int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
 
 size_t wr_scheduler_count_quiet(wr_scheduler_t *s)
 {
-    size_t n = 0;
-    wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
-    const char *name;
-    void *v;
-    while (wr_qmap_next(s->queues, &it, &name, &v))
-        n += ((entry_t *)v)->quiet;
-    return n;
+    return s->n_quiet;
 }
 
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
@@ -603,6 +612,10 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
                             "1 while the line is on (0 = passthrough); store-wide (the same on "
                             "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queues_quiet", WR_METRIC_GAUGE,
+                            "Queues this instance calls once a second instead of every tick: "
+                            "nobody waiting, nothing live (docs/DESIGN.md, quiet queues).");
+        wr_metrics_set(s->metrics, "waitroom_queues_quiet", NULL, 0);
         wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
                             "Admission ticks of this instance that failed (store unavailable, "
                             "timeout).");
