@@ -273,6 +273,13 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         return;
     }
     uint32_t tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    if (err == WR_ENOTFOUND && !e->has_cfg) {
+        /* a name discovery found without a config (a stale registry entry,
+         * or a queue being created): asked again once a quiet period later,
+         * quietly; discovery forgets it when the name goes */
+        arm(e, QUIET_MS);
+        return;
+    }
     if (err == WR_ENOTFOUND) {
         wr_info("queue %s no longer exists; stopping its admission", e->name);
         wr_scheduler_forget(s, e->name);
