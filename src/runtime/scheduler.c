@@ -40,15 +40,14 @@
  * (wr_store_admit_quiet: nobody waiting or in the pre-queue, no live token,
  * no session, no opening chunk left) puts the queue to sleep: its next
  * call is QUIET_MS later instead of one tick (tickMs over QUIET_MS / 2:
- * no change), aimed at the middle of a tick that the queue's name picks
- * among the QUIET_MS / tickMs ticks of each QUIET_MS of store time, so
- * 2,000 quiet queues spread their calls evenly instead of all calling in
- * one tick. Nothing is lost by skipping the ticks between: with an empty
- * line no budget accrues (queue.h), the idle sweep has nobody to look at,
- * nothing can expire. The quiet call itself keeps state lastTick fresh
- * (so a quiet queue is no outage for the idle rule: QUIET_MS + a slot <
- * the 5 s of lib.lua's OUTAGE_US) and brings config changes made
- * elsewhere. A queue wakes (called at once, then every tick) when:
+ * no change), at the millisecond of each QUIET_MS of store time that the
+ * queue's name picks (siphash), so 2,000 quiet queues spread their calls
+ * evenly over the second, and not on the middle of the tick where every
+ * busy queue's call is aimed (a burst there made busy ticks late). Nothing is lost by skipping the
+ * ticks between: with an empty line no budget accrues (queue.h), the idle sweep has nobody to look
+ * at, nothing can expire. The quiet call itself keeps state lastTick fresh (so a quiet queue is no
+ * outage for the idle rule: QUIET_MS + a slot < the 5 s of lib.lua's OUTAGE_US) and brings config
+ * changes made elsewhere. A queue wakes (called at once, then every tick) when:
  *   - this instance serves a request of it (wr_scheduler_note: every join,
  *     poll, token and admin answer calls it; a flag test per request) or
  *     writes its config (wr_scheduler_set_config); a wake during a call in
@@ -190,16 +189,15 @@ rates:;
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
 
-/* ms from the store time now_ms to a quiet queue's next call: the middle
- * of its slot's tick in the next QUIET_MS of store time (see "Quiet
- * queues"); 0 when tick is over QUIET_MS / 2 (call every tick). */
+/* ms from the store time now_ms to a quiet queue's next call: the
+ * millisecond its name picks in the next QUIET_MS of store time (see
+ * "Quiet queues"); 0 when tick is over QUIET_MS / 2 (call every tick). */
 static uint32_t quiet_delay(const entry_t *e, int64_t now_ms, uint32_t tick)
 {
     if (tick > QUIET_MS / 2)
         return 0;
-    uint32_t slots = QUIET_MS / tick;
-    uint32_t slot = (uint32_t)(wr_siphash13(0, 0, e->name, strlen(e->name)) % slots);
-    int64_t at = (now_ms / QUIET_MS + 1) * QUIET_MS + (int64_t)slot * tick + tick / 2;
+    uint64_t offset = wr_siphash13(0, 0, e->name, strlen(e->name)) % QUIET_MS;
+    int64_t at = (now_ms / QUIET_MS + 1) * QUIET_MS + (int64_t)offset;
     return (uint32_t)(at - now_ms);
 }
 

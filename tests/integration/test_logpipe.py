@@ -101,6 +101,7 @@ class LogPipe(WRTest):
             if m:
                 break
             self.assertLess(time.monotonic(), deadline, "no recovery line: %r" % text[-2000:])
+            c.get("/healthz")  # told with the first line after the writer caught up
             time.sleep(0.1)
         self.assertGreater(int(m.group(1)), 0)
         self.assertLessEqual(int(m.group(1)), metric(c, "waitroom_log_lines_dropped_total"))
