@@ -12,7 +12,6 @@ processes (by pid).
 """
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
@@ -21,18 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import harness  # noqa: E402
 from harness import RedisServer, Waitroomd  # noqa: E402
-from resp import Redis  # noqa: E402
-
-
-def stats(port):
-    r = Redis(port)
-    try:
-        info = r.cmd("INFO", "commandstats")
-    finally:
-        r.close()
-    calls = {m.group(1): int(m.group(2))
-             for m in re.finditer(r"cmdstat_(\S+?):calls=(\d+)", info)}
-    return calls
+from resp import commandstats as stats  # noqa: E402
 
 
 def main():
