@@ -454,11 +454,6 @@ int64_t wr_scheduler_next_tick_ms(wr_scheduler_t *s, const char *queue)
     return d < 0 ? 0 : d;
 }
 
-size_t wr_scheduler_count_quiet(wr_scheduler_t *s)
-{
-    return s->n_quiet;
-}
-
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
 {
     entry_t *e = find(s, queue);

@@ -86,9 +86,6 @@ bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t n
  * (or its history could not be allocated). */
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
 
-/* Number of known queues that are quiet (asleep) now. */
-size_t wr_scheduler_count_quiet(wr_scheduler_t *s);
-
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);
 
