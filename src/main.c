@@ -698,6 +698,9 @@ int main(int argc, char **argv)
         wr_config_free(&app.cfg);
         return EXIT_CONFIG;
     }
+    /* from here on no log line is written on the loop (K27) */
+    if (wr_log_async_start() != WR_OK)
+        wr_warn("log: no writer thread; lines are written by the event loop");
     app.max_connections_auto = app.cfg.max_connections == 0;
     if ((rc = raise_nofile(&app.cfg)) != 0)
         goto out;
@@ -884,6 +887,9 @@ out:
         event_base_free(app.base);
     if (app.pid_written)
         unlink(app.cfg.pid_file);
+    /* at most 1 s for what is queued: a stalled destination must not hold
+     * up the exit (what it could not take is lost) */
+    (void)wr_log_async_stop(1000);
     wr_log_close();
     wr_config_free(&app.cfg);
     return rc;

@@ -10,15 +10,24 @@
  * followed by the line's fields in the order given. Log lines go to
  * standard error, or to a file (wr_log_open); access lines to a file or
  * standard output. Files are opened O_APPEND and reopened by
- * wr_log_reopen (SIGHUP, after logrotate moved them). Each line is written
- * with one write(2), so lines never interleave mid-line. Nothing here
- * allocates: an allocation failure can be logged. One thread (the loop).
+ * wr_log_reopen (SIGHUP, after logrotate moved them). Lines are written
+ * whole (one write(2) per line, or per batch of whole lines), so they never
+ * interleave mid-line. Nothing here allocates: an allocation failure can be
+ * logged. Called from one thread (the loop).
+ *
+ * K27: after wr_log_async_start a line is queued (a bounded buffer per
+ * destination) for a writer thread, so a stalled destination (a pipe
+ * nobody reads, a stuck collector, a stalled disk) never blocks the
+ * caller: lines that do not fit are dropped and counted (wr_log_dropped),
+ * and the error log says so once per stall, and again with the count when
+ * lines fit again.
  */
 #ifndef WR_LOG_H
 #define WR_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 
@@ -73,6 +82,26 @@ wr_err_t wr_log_open(const char *error_log, const char *access_log, const char *
  * WR_OK, or WR_EIO (errno set; the old file stays in use) naming the path
  * in *what. Standard streams are left alone. */
 wr_err_t wr_log_reopen(const char **what);
+
+/* Starts the writer thread: from now on lines are queued, never written by
+ * the caller (see the top). Call it after wr_log_open, once the process
+ * will not daemonize; a forked child writes directly. WR_OK (also when
+ * already started), WR_ENOMEM (no thread: lines stay direct). */
+wr_err_t wr_log_async_start(void);
+
+/* Waits until the queued lines are written, at most timeout_ms; true when
+ * they were (or no thread runs). For tests and before exit. */
+bool wr_log_flush(int timeout_ms);
+
+/* Writes what is queued (at most timeout_ms: a stalled destination must not
+ * hold up the exit) and stops the thread; lines are then written directly.
+ * Returns false when the time ran out: the thread is left in its write
+ * (the process exit ends it) and later lines are still queued. */
+bool wr_log_async_stop(int timeout_ms);
+
+/* Lines dropped because their destination did not keep up, since the
+ * start (waitroom_log_lines_dropped_total). */
+uint64_t wr_log_dropped(void);
 
 /* Closes the access log (standard error stays). */
 void wr_log_close(void);

@@ -339,6 +339,10 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         wr_metrics_describe(a->metrics, "waitroom_build_info", WR_METRIC_GAUGE,
                             "Always 1; the label says the version of waitroomd.");
         wr_metrics_set(a->metrics, "waitroom_build_info", "version=\"" WR_VERSION "\"", 1);
+        wr_metrics_describe(a->metrics, "waitroom_log_lines_dropped_total", WR_METRIC_COUNTER,
+                            "Log lines (error, audit and access log) dropped because their "
+                            "destination did not keep up (a pipe nobody reads, a stalled "
+                            "disk); K27.");
         wr_metrics_describe(a->metrics, "process_cpu_seconds_total", WR_METRIC_COUNTER,
                             "Total user and system CPU time spent in seconds.");
         wr_metrics_describe(a->metrics, "process_resident_memory_bytes", WR_METRIC_GAUGE,

@@ -414,6 +414,7 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_ap
                    (double)wr_ratelimit_evictions(a->join_rl));
     wr_metrics_set(a->metrics, "waitroom_rate_limit_evictions_total", "kind=\"poll\"",
                    (double)wr_ratelimit_evictions(a->poll_rl));
+    wr_metrics_set(a->metrics, "waitroom_log_lines_dropped_total", NULL, (double)wr_log_dropped());
     wr_procstat_t ps;
     wr_procstat_read(&ps); /* what could not be read stays 0 */
     wr_metrics_set(a->metrics, "process_cpu_seconds_total", NULL, ps.cpu_seconds);

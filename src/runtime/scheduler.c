@@ -38,6 +38,38 @@
  *
  * History: each entry keeps a one-second ring of its stats (history.h),
  * fed by every admit answer, for the dashboard; allocated with the entry.
+ *
+ * Quiet queues (K29). An admit answer that leaves nothing to do
+ * (wr_store_admit_quiet: nobody waiting or in the pre-queue, no live token,
+ * no session, no opening chunk left) puts the queue to sleep: its next
+ * call is QUIET_MS later instead of one tick (tickMs over QUIET_MS / 2:
+ * no change), at the millisecond of each QUIET_MS of store time that the
+ * queue's name picks (siphash), so 2,000 quiet queues spread their calls
+ * evenly over the second, and not on the middle of the tick where every
+ * busy queue's call is aimed (a burst there made busy ticks late). Nothing is lost by skipping the
+ * ticks between: with an empty line no budget accrues (queue.h), the idle sweep has nobody to look
+ * at, nothing can expire. The quiet call itself keeps state lastTick fresh (so a quiet queue is no
+ * outage for the idle rule: QUIET_MS + a slot < the 5 s of lib.lua's OUTAGE_US) and brings config
+ * changes made elsewhere. A queue wakes (called at once, then every tick) when:
+ *   - this instance serves a request of it (wr_scheduler_note: every join,
+ *     poll, token and admin answer calls it; a flag test per request) or
+ *     writes its config (wr_scheduler_set_config); a wake during a call in
+ *     flight makes that call's quiet answer count as busy (it may predate
+ *     the join);
+ *   - its quiet call finds it busy: people who joined through another
+ *     instance only (that instance woke it there and ticks it, and the
+ *     store's budget is per tick whoever calls, so the rate is exact from
+ *     the next tick as long as that instance runs; this one joins within
+ *     QUIET_MS).
+ * An opensAt before the next quiet call still arms the timer for opensAt.
+ * Metrics of a quiet queue whose stats did not change are not set again
+ * (2,000 queues x 17 series a second for nothing); the observed rate and
+ * the config gauges still are.
+ *
+ * Discovery uses the store's queue_names (Redis: one SMEMBERS a round, not
+ * a queue_get per queue, which alone cost 11 commands per queue per
+ * second); a queue discovered by name gets its config from its first admit
+ * answer, called at once; wr_scheduler_config is NULL until then.
  */
 #include "runtime/scheduler.h"
 
@@ -52,7 +84,11 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "base/qmap.h"
+#include "base/siphash.h"
 #include "core/queue.h"
+
+/* A quiet queue's admit call comes once per QUIET_MS (ms of store time). */
+#define QUIET_MS 1000
 
 typedef struct wr_scheduler_queue {
     wr_scheduler_t *sched;
@@ -68,6 +104,11 @@ typedef struct wr_scheduler_queue {
     int64_t fail_last_ms;
     int64_t last_err_log_ms;
     wr_history_t *hist; /* NULL when it could not be allocated */
+    bool has_cfg;       /* cfg is known (discovered by name: from the first admit answer) */
+    bool quiet;         /* asleep (see "Quiet queues"): its timer is QUIET_MS away */
+    bool woke;          /* woken while a call was in flight: its quiet answer counts as busy */
+    bool published;     /* last_st holds the store stats last published */
+    wr_queue_stats_t last_st;
     /* Sale opening (see above) */
     int64_t call_t0_us;   /* monotonic us when the admit in flight was called */
     int64_t call_sync_us; /* how long that call took before it returned */
@@ -86,6 +127,7 @@ struct wr_scheduler {
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
     wr_qmap_t *queues;             /* name -> entry_t */
+    size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
 };
 
 static entry_t *find(wr_scheduler_t *s, const char *name)
@@ -124,13 +166,20 @@ static void labels_for(const entry_t *e, char *buf, size_t cap)
     snprintf(buf, cap, "queue=\"%s\"", e->name);
 }
 
-static void publish(entry_t *e, const wr_queue_stats_t *st)
+/* Sets the queue's series; the store's stats only when they changed or the
+ * queue is busy (see "Quiet queues"). */
+static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
 {
     wr_metrics_t *m = e->sched->metrics;
     if (!m)
         return;
     char l[WR_QUEUE_NAME_MAX + 16];
     labels_for(e, l, sizeof(l));
+    bool same = quiet && e->published && memcmp(&e->last_st, st, sizeof(*st)) == 0;
+    e->last_st = *st;
+    e->published = true;
+    if (same)
+        goto rates;
     wr_metrics_set(m, "waitroom_queue_waiting", l, (double)st->waiting);
     wr_metrics_set(m, "waitroom_queue_active", l, (double)st->active);
     /* Cluster-wide totals from the store: set, not incremented. */
@@ -145,6 +194,7 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
     wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
                    (double)st->sessions_expired_total);
     wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
+rates:;
     double r = wr_rate_window_rate(&e->rate);
     wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
     wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, e->cfg.admit_per_second);
@@ -153,6 +203,42 @@ static void publish(entry_t *e, const wr_queue_stats_t *st)
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
+
+/* ms from the store time now_ms to a quiet queue's next call: the
+ * millisecond its name picks in the next QUIET_MS of store time (see
+ * "Quiet queues"); 0 when tick is over QUIET_MS / 2 (call every tick). */
+static uint32_t quiet_delay(const entry_t *e, int64_t now_ms, uint32_t tick)
+{
+    if (tick > QUIET_MS / 2)
+        return 0;
+    uint64_t offset = wr_siphash13(0, 0, e->name, strlen(e->name)) % QUIET_MS;
+    int64_t at = (now_ms / QUIET_MS + 1) * QUIET_MS + (int64_t)offset;
+    return (uint32_t)(at - now_ms);
+}
+
+/* Sets e->quiet, keeping the count and its gauge. */
+static void set_quiet(entry_t *e, bool quiet)
+{
+    wr_scheduler_t *s = e->sched;
+    if (e->quiet == quiet)
+        return;
+    e->quiet = quiet;
+    s->n_quiet = quiet ? s->n_quiet + 1 : s->n_quiet - 1;
+    if (s->metrics)
+        wr_metrics_set(s->metrics, "waitroom_queues_quiet", NULL, (double)s->n_quiet);
+}
+
+/* Wakes a quiet queue: its admit call at once, then every tick. */
+static void wake(entry_t *e)
+{
+    if (e->in_flight) {
+        e->woke = true;
+    } else if (e->quiet) {
+        set_quiet(e, false);
+        evtimer_del(e->timer);
+        arm(e, 0);
+    }
+}
 
 /* Sale opening: records the chunk of res; true while people are left to
  * move (call again at once). Logs the opening when it ends here. */
@@ -201,6 +287,13 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         return;
     }
     uint32_t tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    if (err == WR_ENOTFOUND && !e->has_cfg) {
+        /* a name discovery found without a config (a stale registry entry,
+         * or a queue being created): asked again once a quiet period later,
+         * quietly; discovery forgets it when the name goes */
+        arm(e, QUIET_MS);
+        return;
+    }
     if (err == WR_ENOTFOUND) {
         wr_info("queue %s no longer exists; stopping its admission", e->name);
         wr_scheduler_forget(s, e->name);
@@ -212,19 +305,28 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
             wr_warn("admission tick for queue %s failed: %s", e->name, wr_strerror(err));
             e->last_err_log_ms = now;
         }
+        set_quiet(e, false);
+        e->woke = false;
         if (s->metrics && err != WR_ECANCELED)
             wr_metrics_inc(s->metrics, "waitroom_admission_errors_total", NULL, 1);
         if (err != WR_ECANCELED && !s->freeing)
             arm(e, tick);
         return;
     }
-    if (res->config)
+    if (res->config) {
+        if (!e->has_cfg)
+            e->fail_tokens = res->config->fail_open_per_second;
         e->cfg = *res->config;
+        e->has_cfg = true;
+    }
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
+    /* a wake while the call was in flight: its answer may predate the join */
+    set_quiet(e, wr_store_admit_quiet(res) && !e->woke);
+    e->woke = false;
     wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
-    publish(e, &res->stats);
+    publish(e, &res->stats, e->quiet);
     if (e->hist)
         wr_history_add(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
                        res->stats.admitted_total, res->stats.consumed_total);
@@ -240,10 +342,13 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         return;
     }
     int64_t now_ms = res->now_us / 1000;
-    uint32_t phase = (uint32_t)(now_ms % tick);
-    uint32_t delay = tick - phase + tick / 2;
-    if (delay > tick + tick / 2)
-        delay = tick;
+    uint32_t delay = e->quiet ? quiet_delay(e, now_ms, tick) : 0;
+    if (!delay) {
+        uint32_t phase = (uint32_t)(now_ms % tick);
+        delay = tick - phase + tick / 2;
+        if (delay > tick + tick / 2)
+            delay = tick;
+    }
     /* an opening before the next tick: be there at opensAt */
     int64_t at = e->cfg.opens_at_ms;
     if (at >= 0 && at >= now_ms && at - now_ms < (int64_t)delay)
@@ -268,19 +373,20 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+/* A new entry for queue, its tick started at once; cfg NULL = not known
+ * yet (from the first admit answer). */
+static void entry_add(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
-    if (!cfg || !wr_ids_valid_queue(queue))
-        return;
-    entry_t *e = find(s, queue);
-    if (e)
-        return; /* known: every admit tick refreshes its config (no copy per poll) */
-    e = calloc(1, sizeof(*e));
+    entry_t *e = calloc(1, sizeof(*e));
     if (!e)
         return;
     e->sched = s;
     snprintf(e->name, sizeof(e->name), "%s", queue);
-    e->cfg = *cfg;
+    if (cfg) {
+        e->cfg = *cfg;
+        e->has_cfg = true;
+        e->fail_tokens = cfg->fail_open_per_second;
+    }
     e->timer = evtimer_new(s->base, tick_cb, e);
     if (!e->timer) {
         free(e);
@@ -288,7 +394,6 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     }
     e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
     wr_rate_window_init(&e->rate, 60000);
-    e->fail_tokens = cfg->fail_open_per_second;
     e->fail_last_ms = wr_clock_mono_ms();
     if (wr_qmap_put(s->queues, queue, e) != WR_OK) {
         entry_free(e);
@@ -297,13 +402,33 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
     arm(e, 0);
 }
 
+void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
+{
+    if (!cfg || !wr_ids_valid_queue(queue))
+        return;
+    entry_t *e = find(s, queue);
+    if (!e) {
+        entry_add(s, queue, cfg);
+        return;
+    }
+    /* known: every admit tick refreshes its config (no copy per poll) */
+    if (!e->has_cfg) {
+        e->cfg = *cfg;
+        e->has_cfg = true;
+    }
+    wake(e);
+}
+
 void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
     entry_t *e = cfg ? find(s, queue) : NULL;
-    if (e)
+    if (e) {
         e->cfg = *cfg;
-    else
+        e->has_cfg = true;
+        wake(e);
+    } else {
         wr_scheduler_note(s, queue, cfg);
+    }
 }
 
 void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
@@ -316,6 +441,7 @@ void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
         labels_for(e, l, sizeof(l));
         wr_metrics_remove_matching(s->metrics, l);
     }
+    set_quiet(e, false);
     entry_drop(e);
 }
 
@@ -351,7 +477,7 @@ static const entry_t *live(const wr_scheduler_queue_t *q)
 
 const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q)
 {
-    return live(q) ? &q->cfg : NULL;
+    return live(q) && q->has_cfg ? &q->cfg : NULL;
 }
 
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
@@ -433,8 +559,8 @@ static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
     if (err != WR_OK)
         return;
     for (size_t i = 0; i < n; i++)
-        if (!find(s, infos[i].name))
-            wr_scheduler_note(s, infos[i].name, infos[i].config);
+        if (!find(s, infos[i].name) && wr_ids_valid_queue(infos[i].name))
+            entry_add(s, infos[i].name, infos[i].config);
     /* Forget entries not listed (removing the one just visited is safe). */
     wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
     const char *name;
@@ -461,7 +587,7 @@ static void discovery_cb(evutil_socket_t fd, short what, void *arg)
     if (!lr)
         return;
     lr->s = s;
-    if (wr_store_queue_list(s->store, list_cb, lr) == WR_OK) {
+    if (wr_store_queue_names(s->store, list_cb, lr) == WR_OK) {
         s->listing = true;
         s->list_pending = lr;
     } else {
@@ -540,6 +666,10 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
                             "1 while the line is on (0 = passthrough); store-wide (the same on "
                             "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queues_quiet", WR_METRIC_GAUGE,
+                            "Queues this instance calls once a second instead of every tick: "
+                            "nobody waiting, nothing live (docs/DESIGN.md, quiet queues).");
+        wr_metrics_set(s->metrics, "waitroom_queues_quiet", NULL, 0);
         wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
                             "Admission ticks of this instance that failed (store unavailable, "
                             "timeout).");

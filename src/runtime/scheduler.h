@@ -10,6 +10,12 @@
  * discovery interval and from API answers (wr_scheduler_note), so a queue
  * created or changed on another instance is seen within one tick (changes
  * arrive with each admit answer) or one discovery interval (new queues).
+ *
+ * A quiet queue (store.h wr_store_admit_quiet: nobody waiting, nothing
+ * live) is called once per second instead of every tick, and woken by
+ * the first request of it this instance serves (wr_scheduler_note) or by
+ * a quiet call that finds people (joined elsewhere); scheduler.c, "Quiet
+ * queues" (K29).
  */
 #ifndef WR_SCHEDULER_H
 #define WR_SCHEDULER_H
@@ -42,8 +48,10 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
 void wr_scheduler_free(wr_scheduler_t *s);
 
 /* Starts the tick of queue with cfg (copied) if the queue is new to this
- * instance; a known queue is left as it is (its config is refreshed by the
- * answer of every admit tick, so this costs nothing on the poll path). */
+ * instance; a known queue keeps its config (refreshed by the answer of
+ * every admit tick, so this costs nothing on the poll path) and is woken
+ * if quiet: its admit call comes at once, then every tick. Call it with
+ * every answer about the queue (join, poll, token, admin). */
 void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg);
 
 /* Replaces this instance's config of queue with cfg (copied) at once, or

@@ -265,6 +265,12 @@ typedef struct wr_store_ops {
     wr_err_t (*queue_get)(wr_store_t *s, const char *queue, wr_store_info_cb cb, void *arg);
     /* queue_list: every queue, sorted by name. */
     wr_err_t (*queue_list)(wr_store_t *s, wr_store_list_cb cb, void *arg);
+    /* queue_names (optional, NULL = queue_list stands in): the names of the
+     * queues for discovery, cheaply (Redis: one SMEMBERS instead of a
+     * queue_get per queue); each info has its name, config NULL and stats
+     * zero, in no particular order, and a name may be stale (a queue just
+     * deleted: its admit answers WR_ENOTFOUND). */
+    wr_err_t (*queue_names)(wr_store_t *s, wr_store_list_cb cb, void *arg);
     /* queue_delete: removes the queue and all its state; WR_ENOTFOUND. */
     wr_err_t (*queue_delete)(wr_store_t *s, const char *queue, wr_store_done_cb cb, void *arg);
 
@@ -344,6 +350,20 @@ struct wr_store {
 static inline bool wr_store_valid_jti(const char *jti)
 {
     return jti && strnlen(jti, WR_TOKEN_MAX + 1) <= WR_TOKEN_MAX;
+}
+
+/*
+ * The quiet rule (K29): an admit answer that leaves nothing for the next
+ * ticks to do - nobody waiting (line or pre-queue, an opening's people
+ * included), nothing active (no live token, no open session, so nothing
+ * to expire), no opening chunk left. With an empty line no budget accrues
+ * and no idle sweep has anybody to look at, so skipping such a queue's
+ * ticks changes nothing until somebody arrives (scheduler.c).
+ */
+static inline bool wr_store_admit_quiet(const wr_admit_t *res)
+{
+    return res && res->stats.waiting == 0 && res->stats.prequeue == 0 && res->stats.active == 0 &&
+           res->stats.sessions == 0 && res->opening_left == 0;
 }
 
 /* A proposed token secret: 1..WR_SECRET_MAX bytes. */
@@ -433,6 +453,11 @@ static inline wr_err_t wr_store_queue_get(wr_store_t *s, const char *q, wr_store
 static inline wr_err_t wr_store_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
 {
     return s->ops->queue_list(s, cb, arg);
+}
+/* queue_names, or queue_list when the store has no cheaper list. */
+static inline wr_err_t wr_store_queue_names(wr_store_t *s, wr_store_list_cb cb, void *arg)
+{
+    return s->ops->queue_names ? s->ops->queue_names(s, cb, arg) : s->ops->queue_list(s, cb, arg);
 }
 static inline wr_err_t wr_store_queue_delete(wr_store_t *s, const char *q, wr_store_done_cb cb,
                                              void *arg)

@@ -327,6 +327,12 @@ static wr_err_t b_queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
     return started(c, wr_store_queue_list(s->inner, w_list, c));
 }
 
+static wr_err_t b_queue_names(wr_store_t *st, wr_store_list_cb cb, void *arg)
+{
+    BEGIN(list, cb);
+    return started(c, wr_store_queue_names(s->inner, w_list, c));
+}
+
 static wr_err_t b_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
 {
     BEGIN(done, cb);
@@ -389,6 +395,7 @@ static const wr_store_ops_t breaker_ops = {
     .config_put = b_config_put,
     .queue_get = b_queue_get,
     .queue_list = b_queue_list,
+    .queue_names = b_queue_names,
     .queue_delete = b_queue_delete,
     .secret = b_secret,
     .secret_sync = b_secret_sync,

@@ -5,6 +5,7 @@ precision, K02 SCRIPT FLUSH). Replies: simple strings and bulk strings come
 back as str (bulk None for a nil), integers as int, arrays as lists, errors
 raise RedisError.
 """
+import re
 import socket
 
 
@@ -53,3 +54,13 @@ class Redis:
             n = int(rest)
             return None if n < 0 else [self._read() for _ in range(n)]
         raise RedisError("bad reply type %r" % kind)
+
+
+def commandstats(port, host="127.0.0.1"):
+    """Calls of each command so far (INFO commandstats): {"evalsha": n, ...}."""
+    r = Redis(port, host)
+    try:
+        info = r.cmd("INFO", "commandstats")
+    finally:
+        r.close()
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"cmdstat_(\S+?):calls=(\d+)", info)}

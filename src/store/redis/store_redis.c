@@ -781,6 +781,7 @@ static const wr_store_ops_t redis_ops = {
     .config_put = r_config_put,
     .queue_get = wr_store_redis__queue_get,
     .queue_list = wr_store_redis__queue_list,
+    .queue_names = wr_store_redis__queue_names,
     .queue_delete = r_queue_delete,
     .secret = r_secret,
     .secret_sync = r_secret_sync,

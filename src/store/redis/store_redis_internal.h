@@ -8,7 +8,8 @@
  *   store_redis.c        the operations, requests, reply decoding, config
  *                        resolution, open/close
  *   store_redis_batch.c  the coalescing of joins and statuses ("Coalescing")
- *   store_redis_list.c   queue_list: the registry, then one queue_get per name
+ *   store_redis_list.c   queue_list: the registry, then one queue_get per name;
+ *                        queue_names: the registry alone
  * Names shared between these files are wr_store_redis__*; file statics are
  * unprefixed (STYLE.md). Everything here runs on the store's loop.
  */
@@ -170,6 +171,8 @@ wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_
 
 /* The queue_list operation (store.h) of the store st. */
 wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg);
+/* The queue_names operation (store.h): the registry's names alone. */
+wr_err_t wr_store_redis__queue_names(wr_store_t *st, wr_store_list_cb cb, void *arg);
 
 /* store_redis_batch.c */
 

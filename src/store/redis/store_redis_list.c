@@ -21,7 +21,9 @@
 #define LIST_MAX 100000
 
 /* queue_list: SMEMBERS wr:queues, then one queue_get per name (pipelined);
- * names without a config are skipped; the answer is sorted by name. */
+ * names without a config are skipped; the answer is sorted by name.
+ * queue_names (the scheduler's discovery, K29): the SMEMBERS alone, one
+ * command whatever the number of queues; config NULL, stats zero. */
 struct list_item {
     struct list_ctx *ctx;
     bool ok;
@@ -34,6 +36,7 @@ struct list_ctx {
     wr_store_list_cb cb;
     void *arg;
     wr_err_t err;
+    bool names_only; /* queue_names: no queue_get */
     size_t n, outstanding;
     struct list_item *items;
 };
@@ -59,7 +62,7 @@ static void list_finish(struct list_ctx *ctx)
             err = WR_ENOMEM;
         for (size_t i = 0; infos && i < ctx->n && ctx->items[i].ok; i++, k++) {
             infos[k].name = ctx->items[i].name;
-            infos[k].config = &ctx->items[i].cfg;
+            infos[k].config = ctx->names_only ? NULL : &ctx->items[i].cfg;
             infos[k].stats = ctx->items[i].stats;
         }
     }
@@ -128,6 +131,10 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
             continue; /* not a queue name of ours */
         memcpy(it->name, e->str, e->len);
         it->name[e->len] = '\0';
+        if (ctx->names_only) {
+            it->ok = true;
+            continue;
+        }
         wr_err_t e2 = wr_store_redis__queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
             ctx->outstanding++;
@@ -138,7 +145,7 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
         list_finish(ctx);
 }
 
-wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
+static wr_err_t list_start(wr_store_t *st, bool names_only, wr_store_list_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
     if (!cb)
@@ -154,6 +161,7 @@ wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *a
     }
     ctx->cb = cb;
     ctx->arg = arg;
+    ctx->names_only = names_only;
     r->names = on_list_names;
     wr_err_t err = wr_store_redis__submit(s, r,
                                           wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
@@ -161,4 +169,14 @@ wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *a
     if (err != WR_OK)
         free(ctx);
     return err;
+}
+
+wr_err_t wr_store_redis__queue_list(wr_store_t *st, wr_store_list_cb cb, void *arg)
+{
+    return list_start(st, false, cb, arg);
+}
+
+wr_err_t wr_store_redis__queue_names(wr_store_t *st, wr_store_list_cb cb, void *arg)
+{
+    return list_start(st, true, cb, arg);
 }

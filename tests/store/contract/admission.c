@@ -241,6 +241,60 @@ static void t_max_active_and_leave_admitted(void **state)
     assert_int_equal(a.admit.stats.consumed_total, 1);
 }
 
+/* ------------------------------------------------- K29: quiet queues */
+
+/* The quiet rule (store.h wr_store_admit_quiet) on the store's answers:
+ * quiet while nothing is waiting or live, busy from a join (line or
+ * pre-queue) until the last token or session is gone; the quiet answer
+ * still carries the queue's totals and config. */
+static void t_k29_quiet_rule(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, u;
+    put_ok(s, "qt", mkcfg(50, 100, 0, 0, 1)); /* ttl 1 s */
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_true(r.has_cfg);
+    assert_int_equal(r.cfg.tick_ms, 100);
+    /* a join: busy */
+    join_n(s, "qt", 1, 1);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.waiting, 1);
+    /* admitted, the token live: still busy */
+    pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
+    admit_next_tick(s, "qt", 100000, r.admit.now_us / 100000, &r);
+    assert_int_equal(r.admit.admitted, 1);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(sh_status(s, "qt", "u1", &u), WR_OK);
+    assert_int_equal(u.entry.state, WR_ENTRY_ADMITTED);
+    /* the token expired: quiet again, the totals carried */
+    pass_store_time(s, u.entry.expires_at_us);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.admitted_total, 1);
+    assert_int_equal(r.admit.stats.expired_total, 1);
+    /* a join and a leave: quiet, counted */
+    join_n(s, "qt", 2, 2);
+    assert_int_equal(sh_leave(s, "qt", "u2"), WR_OK);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.left_total, 1);
+    /* a pre-queue (opensAt ahead): busy */
+    wr_queue_config_t c = mkcfg(50, 100, 0, 0, 1);
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "qt", c);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.cfg.opens_at_ms, c.opens_at_ms);
+    assert_int_equal(sh_join(s, "qt", "p1", &u), WR_OK);
+    assert_int_equal(u.entry.state, WR_ENTRY_PREQUEUE);
+    assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
+    assert_false(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(r.admit.stats.prequeue, 1);
+}
+
 WR_CONTRACT_GROUP(admission, T(t_admit_counts_and_order), T(t_admit_no_catchup_after_gap),
                   T(t_admit_delay), T(t_admit_fractional_rate), T(t_tick_change_keeps_admitting),
-                  T(t_paused_admits_nobody), T(t_max_active_and_leave_admitted));
+                  T(t_paused_admits_nobody), T(t_max_active_and_leave_admitted),
+                  T(t_k29_quiet_rule));

@@ -494,12 +494,9 @@ static void r_iteration_durability(void **state)
     sh_res_t r;
     assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EREPLICA); /* applied on the primary */
     const step_t steps[] = {
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},
-        {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},
-        {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
-        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0},
-        {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},       {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},       {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
+        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0}, {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
         {'s', "bd", "u3", WR_OK, WR_OK, 3, 3},
     };
     g_in_order = false;
@@ -845,7 +842,63 @@ static void r_bad_replies(void **state)
     fake_redis_stop(f);
 }
 
+/* ------------------------------------------------- K29: a quiet admit's cost */
+
+/* Calls of command name (e.g. "hset") in Redis's INFO commandstats. */
+static long long cmdstat(const char *name)
+{
+    redisReply *rep = sh_redis_cmd("INFO commandstats");
+    assert_non_null(rep);
+    char key[64];
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", name);
+    const char *p = rep->type == REDIS_REPLY_STRING || rep->type == REDIS_REPLY_STATUS
+                        ? strstr(rep->str, key)
+                        : NULL;
+    long long n = p ? atoll(p + strlen(key)) : 0;
+    freeReplyObject(rep);
+    return n;
+}
+
+/* All commands of INFO commandstats (the INFO itself counts one). */
+static long long cmdstat_all(void)
+{
+    redisReply *rep = sh_redis_cmd("INFO commandstats");
+    assert_non_null(rep);
+    long long n = 0;
+    for (const char *p = rep->str; (p = strstr(p, ":calls=")) != NULL; p += 7)
+        n += atoll(p + 7);
+    freeReplyObject(rep);
+    return n;
+}
+
+/* K29 on Redis: a quiet queue's admit costs the script and 5 commands
+ * (admit.lua's quiet path), not the full tick's ~17, and still records
+ * the tick (state lastTick: a quiet queue is no outage for the idle rule). */
+static void r_k29_quiet_admit_cost(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    put_ok(s, "qc", mkcfg(50, 100, 0, 0, 300));
+    assert_int_equal(sh_admit(s, "qc", &r), WR_OK);
+    assert_true(wr_store_admit_quiet(&r.admit));
+    sh_run_for(110);
+    long long evals = cmdstat("evalsha") + cmdstat("eval");
+    long long before = cmdstat_all();
+    assert_int_equal(sh_admit(s, "qc", &r), WR_OK);
+    long long used = cmdstat_all() - before - 1; /* the first INFO */
+    assert_true(wr_store_admit_quiet(&r.admit));
+    assert_int_equal(cmdstat("evalsha") + cmdstat("eval") - evals, 1);
+    if (used > 6)
+        fail_msg("a quiet admit used %lld commands", used);
+    redisReply *rep = sh_redis_cmd("HGET wr:{qc}:state lastTick");
+    assert_non_null(rep);
+    assert_int_equal(rep->type, REDIS_REPLY_STRING);
+    assert_int_equal(atoll(rep->str), r.admit.now_us / 100000);
+    freeReplyObject(rep);
+}
+
 WR_CONTRACT_GROUP(redis_redis_only, T(r_k01_score_precision), T(r_k02_noscript), T(r_k03_one_slot),
                   T(r_corrupt_state), T(r_url_and_db), T(r_bad_replies), T(r_command_timeout),
                   T(r_hung_many), T(r_iteration_errors), T(r_iteration_durability),
-                  T(r_iteration_bad_replies), T(r_close_in_timeout), T(r_kill_and_restart));
+                  T(r_iteration_bad_replies), T(r_close_in_timeout), T(r_k29_quiet_admit_cost),
+                  T(r_kill_and_restart) /* last: restarts Redis */);

@@ -3,7 +3,8 @@
  * that keeps a line valid), the level filter, the access log, and reopen
  * after a rename (logrotate). The error log is pointed at a file through
  * wr_log_open, which takes over descriptor 2; the test keeps a copy of the
- * real stderr and puts it back.
+ * real stderr and puts it back. Last, the writer threads with an access
+ * log nobody reads (K27).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 
 static char dir[] = "/tmp/wr-test-log-XXXXXX";
@@ -186,13 +190,92 @@ static void test_open_fails(void **state)
     assert_true(wr_log_access_enabled()); /* the old one stays */
 }
 
+/* K27: with the writer threads, an access log nobody reads (a FIFO whose
+ * reader never reads) blocks no caller; lines that do not fit are dropped
+ * and counted, the error log says so once, and lines flow again (with a
+ * line giving the count) once the FIFO is read. */
+static void test_async_stalled_reader(void **state)
+{
+    (void)state;
+    char fifo[160];
+    snprintf(fifo, sizeof(fifo), "%s/access.fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rfd >= 0);
+    const char *what = NULL;
+    assert_int_equal(wr_log_open(err_path, fifo, &what), WR_OK);
+    wr_log_setup(WR_LOG_INFO, false);
+    assert_int_equal(wr_log_async_start(), WR_OK);
+    uint64_t dropped0 = wr_log_dropped();
+    wr_log_field_t f[] = {WR_LOG_S("route", "join"), WR_LOG_S("pad", "................"
+                                                                     "................")};
+    int64_t t0 = wr_clock_mono_us(), worst = 0;
+    for (int i = 0; i < 20000; i++) { /* ~2.4 MB: the FIFO holds 64 KiB */
+        int64_t t = wr_clock_mono_us();
+        wr_log_access(f, 2);
+        if (wr_clock_mono_us() - t > worst)
+            worst = wr_clock_mono_us() - t;
+    }
+    int64_t total = wr_clock_mono_us() - t0;
+    assert_true(worst < 200000); /* no call waited for the reader */
+    assert_true(total < 2000000);
+    uint64_t dropped = wr_log_dropped() - dropped0;
+    assert_true(dropped > 0 && dropped < 20000);
+    assert_false(wr_log_flush(100)); /* the access log is stalled */
+    /* the error log is not: its thread writes the notice meanwhile */
+    size_t n, said = 0;
+    char **l;
+    for (int k = 0; k < 200 && said == 0; k++) {
+        usleep(10000);
+        l = lines_of(err_path, &n);
+        for (size_t i = 0; i < n; i++)
+            said += strstr(l[i], "level=warn log: lines are not being written") != NULL;
+        free_lines(l);
+    }
+    assert_int_equal(said, 1); /* once per stall */
+
+    /* the reader reads again: the next line gets through, with the count */
+    char buf[65536];
+    bool found = false;
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    wr_log_field_t m[] = {WR_LOG_S("route", "marker-after")};
+    bool sent = false;
+    while (!found && wr_clock_mono_ms() < deadline) {
+        ssize_t r = read(rfd, buf, sizeof(buf) - 1);
+        if (r > 0) {
+            buf[r] = '\0';
+            found = sent && strstr(buf, "route=marker-after") != NULL;
+            continue;
+        }
+        if (!sent && wr_log_flush(0)) { /* everything queued before is out */
+            wr_log_access(m, 1);
+            sent = true;
+        }
+        usleep(1000);
+    }
+    assert_true(found);
+    assert_true(wr_log_flush(2000));
+    l = lines_of(err_path, &n);
+    char want[96];
+    snprintf(want, sizeof(want), "written again after a stall log=\"access log\" dropped=%llu",
+             (unsigned long long)dropped);
+    bool counted = false;
+    for (size_t i = 0; i < n; i++)
+        counted = counted || strstr(l[i], want) != NULL;
+    free_lines(l);
+    assert_true(counted);
+    assert_true(wr_log_async_stop(2000));
+    wr_log_close();
+    close(rfd);
+    unlink(fifo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_fields),
-        cmocka_unit_test(test_text),
-        cmocka_unit_test(test_access_and_reopen),
-        cmocka_unit_test(test_open_fails),
+        cmocka_unit_test(test_json_fields),          cmocka_unit_test(test_text),
+        cmocka_unit_test(test_access_and_reopen),    cmocka_unit_test(test_open_fails),
+        cmocka_unit_test(test_async_stalled_reader),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

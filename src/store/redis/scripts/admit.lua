@@ -41,6 +41,32 @@ if not cfg[1] then
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
+-- A quiet queue (K29; store.h wr_store_admit_quiet): no line, pre-queue,
+-- token, session or seen entry, no pre-queue flag. The full path below
+-- would change only lastTick, carryMicro (0: nothing accrues on an empty
+-- line), the sweep's cursor (to 0: it finds seen empty) and, after a gap,
+-- idleGrace; this does the same in 5 commands instead of about 17.
+if cfg[11] ~= '1' and redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN) == 0 then
+  local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
+    'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
+    'sessionsExpiredTotal', 'abandonedTotal')
+  local qtick_ms = tonumber(cfg[5])
+  local QI = idle_lib()
+  local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
+  if idiv(now, qtick_ms * 1000) > tonumber(q[1] or '-1') then
+    local t = fmt(idiv(now, qtick_ms * 1000))
+    if qidle > 0 then
+      redis.call('HSET', K_STATE, 'lastTick', t, 'carryMicro', '0', 'idleCursor', '0')
+    else
+      redis.call('HSET', K_STATE, 'lastTick', t, 'carryMicro', '0')
+    end
+  end
+  local function n(v)
+    return tonumber(v or 0)
+  end
+  return {0, 0, now, version, json, 0, 0, n(q[3]), n(q[4]), n(q[5]), n(q[6]), n(q[7]), 0,
+    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0}
+end
 expire_tokens(now)
 local I = idle_lib()
 local tick_ms = tonumber(cfg[5])

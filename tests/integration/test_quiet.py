@@ -1,0 +1,122 @@
+"""K29: thousands of quiet queues. A queue with nobody waiting and nothing
+live costs (almost) nothing per tick, and 2,000 of them beside one busy
+queue leave the busy one's admission rate exact, on both stores."""
+import re
+import time
+
+from harness import ENV, RedisServer, WRTest, Waitroomd, uid
+from resp import commandstats
+
+N_QUIET = 2000
+RATE = 50.0
+TICK_MS = 100
+PER_TICK = RATE * TICK_MS / 1000.0  # 5
+
+
+def commands_total(port):
+    """Every command Redis ran so far (INFO commandstats, calls summed)."""
+    return sum(commandstats(port).values())
+
+
+def metric(client, name):
+    body = client.get("/metrics").body
+    m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
+    return float(m.group(1)) if m else None
+
+
+class QuietQueues(WRTest):
+
+    def own_server(self):
+        """A waitroomd (and, on Redis, a redis-server) of this test alone, so
+        that INFO commandstats counts nothing but this test's queues."""
+        store = ENV.store_arg
+        self.redis = None
+        if ENV.store == "redis":
+            self.redis = RedisServer(ENV.tmpdir)
+            self.addCleanup(self.redis.stop)
+            store = "redis://127.0.0.1:%d" % self.redis.port
+        srv = Waitroomd(ENV.waitroomd, store, ENV.secret, ENV.tmpdir,
+                        identity="header:X-User-Id")
+        self.addCleanup(srv.terminate)
+        return srv, srv.client
+
+    def wait_quiet(self, c, n, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            q = metric(c, "waitroom_queues_quiet")
+            if q is not None and q >= n:
+                return
+            self.assertLess(time.monotonic(), deadline,
+                            "only %s of %d queues quiet" % (q, n))
+            time.sleep(0.2)
+
+    def test_k29_quiet_queues_beside_a_busy_one(self):
+        """K29: 2,000 quiet queues: on Redis at most 8 commands per quiet
+        queue per second (150-190 before), and the busy queue beside them
+        admits its 50/s, counted per tick."""
+        srv, c = self.own_server()
+        deadline = time.monotonic() + 120
+        for i in range(N_QUIET):
+            while True:  # 503 while the breaker is open (Redis overloaded: K29 itself)
+                r = c.put_queue("quiet-%04d" % i, {"admitPerSecond": 5, "tickMs": TICK_MS})
+                if r.status != 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(r.status, 200, "PUT of quiet queue %d: %r" % (i, r))
+        busy = self.new_queue({"admitPerSecond": RATE, "tickMs": TICK_MS, "paused": True},
+                              client=c)
+        users = [uid("b%03d-" % i) for i in range(300)]
+        for u in users:
+            self.assertEqual(c.join(busy, u).status, 200)
+        self.wait_quiet(c, N_QUIET)
+
+        if self.redis:
+            t0, n0 = time.monotonic(), commands_total(self.redis.port)
+            time.sleep(5.0)
+            t1, n1 = time.monotonic(), commands_total(self.redis.port)
+            per_queue = (n1 - n0) / N_QUIET / (t1 - t0)
+            self.assertLessEqual(per_queue, 8.0,
+                                 "%.1f Redis commands per quiet queue per second" % per_queue)
+
+        # the busy queue: its rate exact, tick by tick
+        self.assertEqual(c.patch_queue(busy, {"paused": False}).status, 200)
+        t0 = time.monotonic()
+        samples = []
+        while time.monotonic() < t0 + 4.0:
+            r = c.get_queue(busy)
+            if r.status == 200:  # (a slow sanitizer build may time a read out: skip it)
+                samples.append((time.monotonic(), r.json["stats"]["admittedTotal"]))
+            time.sleep(0.02)
+        for (ta, a), (tb, b) in zip(samples, samples[1:]):
+            allowed = RATE * (tb - ta) + 2 * PER_TICK + 1
+            self.assertLessEqual(b - a, allowed, "%d admitted in %.0f ms" % (b - a, (tb - ta) * 1000))
+        s0 = next(s for s in samples if s[0] >= t0 + 0.5)
+        s1 = samples[-1]
+        n, dt = s1[1] - s0[1], s1[0] - s0[0]
+        expected = RATE * dt
+        self.assertLessEqual(abs(n - expected), 0.15 * expected + 2 * PER_TICK,
+                             "busy queue: %d admitted in %.2f s = %.1f/s beside %d quiet queues"
+                             % (n, dt, n / dt, N_QUIET))
+
+    def test_k29_quiet_queue_wakes_on_join(self):
+        """K29: a quiet queue that people join admits at its rate from the next
+        tick (the join wakes it; no one-second sleep first)."""
+        q = self.new_queue({"admitPerSecond": 20, "tickMs": TICK_MS})
+        time.sleep(0.6)  # its first tick found it quiet
+        users = [uid("w%02d-" % i) for i in range(40)]
+        t0 = time.monotonic()
+        for u in users:
+            self.assertEqual(self.c.join(q, u).status, 200)
+        samples = []
+        while time.monotonic() < t0 + 2.5:
+            samples.append((time.monotonic(), self.stats(q)["admittedTotal"]))
+            time.sleep(0.02)
+        # the admission delay (250 ms) and a tick, not a quiet second
+        first = next((t for t, a in samples if a > 0), None)
+        self.assertIsNotNone(first, "nobody admitted in 2.5 s")
+        self.assertLess(first - t0, 0.9, "first admission %.2f s after the join" % (first - t0))
+        s0 = next(s for s in samples if s[0] >= t0 + 0.6)
+        s1 = samples[-1]
+        n, dt = s1[1] - s0[1], s1[0] - s0[0]
+        self.assertLessEqual(abs(n - 20 * dt), 0.15 * 20 * dt + 2 * 2,
+                             "%d admitted in %.2f s" % (n, dt))
