@@ -57,6 +57,8 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg)
     cfg->fail_open_per_second = 0;
     cfg->target_url[0] = '\0';
     cfg->idle_timeout_seconds = 120;
+    cfg->away_hold_seconds = 1800;
+    cfg->poll_max_ms = 60000;
     cfg->opens_at_ms = WR_OPENS_AT_NONE;
     cfg->pre_queue_shuffle = true;
 }
