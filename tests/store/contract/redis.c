@@ -494,12 +494,9 @@ static void r_iteration_durability(void **state)
     sh_res_t r;
     assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EREPLICA); /* applied on the primary */
     const step_t steps[] = {
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},
-        {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},
-        {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
-        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0},
-        {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},       {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
+        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},       {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
+        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0}, {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
         {'s', "bd", "u3", WR_OK, WR_OK, 3, 3},
     };
     g_in_order = false;
