@@ -215,6 +215,17 @@ static void r_fail(sio_t *r, const char *what)
     sio_fail(r, what);
 }
 
+/* Reads a u64 count of records of at least 10 bytes each: a larger count
+ * than the file can hold is corrupt (what names it), and must not size an
+ * allocation or a loop. */
+static uint64_t r_count(sio_t *r, const char *what)
+{
+    uint64_t n = r_u64(r);
+    if (!r->failed && n > r->fsize / 10)
+        r_fail(r, what);
+    return n;
+}
+
 /* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
  * NUL-terminated; returns its length (unusable once r failed). */
 static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
@@ -484,14 +495,21 @@ static void read_sessions(wr_memq_t *q, sio_t *r)
     }
 }
 
+/* True when user is already somewhere in q: line, tokens, pre-queue, held
+ * or back (a snapshot holds each user once). */
+static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
+{
+    bool back;
+    return wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+           wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
+}
+
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
  * and the opening's state). */
 static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t np = r_u64(r);
-    if (!r->failed && np > r->fsize / 10)
-        r_fail(r, "bad pre-queue count");
+    uint64_t np = r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
         int64_t key = (int64_t)r_u64(r);
@@ -502,8 +520,7 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
             r_fail(r, "bad last-seen record");
         if (r->failed)
             break;
-        if (key <= prev || wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-            wr_memq_prequeued(q, user, len)) {
+        if (key <= prev || user_known(q, user, len)) {
             r_fail(r, "pre-queue out of order or duplicate user");
             break;
         }
@@ -530,9 +547,7 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
 static void read_held(sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t nh = r_u64(r);
-    if (!r->failed && nh > r->fsize / 10)
-        r_fail(r, "bad held count");
+    uint64_t nh = r_count(r, "bad held count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
         int64_t age_us = (int64_t)r_u64(r);
@@ -544,17 +559,11 @@ static void read_held(sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
         if (r->failed)
             break;
         int64_t key = now_us - age_us;
-        bool b;
-        if (key <= prev || wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-            wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &b)) {
+        if (key <= prev || user_known(q, user, len))
             r_fail(r, "held out of order or duplicate user");
-            break;
-        }
-        prev = key;
-        if (wr_memq_held_add(q, user, len, key, back, now_us, age) != WR_OK) {
+        else if (wr_memq_held_add(q, user, len, key, back, now_us, age) != WR_OK)
             r_fail(r, "out of memory");
-            break;
-        }
+        prev = key;
     }
 }
 
@@ -808,10 +817,7 @@ static void write_burned(sio_t *w, const wr_memq_t *q)
 
 static void read_burned(sio_t *r, wr_memq_t *q)
 {
-    uint64_t nb = r_u64(r);
-    /* each burn takes at least 10 bytes */
-    if (!r->failed && nb > r->fsize / 10)
-        r_fail(r, "bad burned count");
+    uint64_t nb = r_count(r, "bad burned count"); /* each burn takes at least 10 bytes */
     for (uint64_t i = 0; i < nb && !r->failed; i++) {
         char jti[WR_JTI_LEN + 1];
         uint8_t len = r_u8(r);
