@@ -57,6 +57,8 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg)
     cfg->fail_open_per_second = 0;
     cfg->target_url[0] = '\0';
     cfg->idle_timeout_seconds = 120;
+    cfg->away_hold_seconds = 1800;
+    cfg->poll_max_ms = 60000;
     cfg->opens_at_ms = WR_OPENS_AT_NONE;
     cfg->pre_queue_shuffle = true;
 }
@@ -126,7 +128,8 @@ static const char *const top_keys[] = {
     "pollJitter",   "failPolicy",      "failOpenPerSecond",
     "targetUrl",    "inviteKey",       "returnOrigins",
     "tokenInQuery", "sessionSeconds",  "idleTimeoutSeconds",
-    "opensAt",      "preQueueShuffle",
+    "opensAt",      "preQueueShuffle", "awayHoldSeconds",
+    "pollMaxMs",
 };
 
 static bool known(const char *key, const char *const *keys, size_t n)
@@ -387,6 +390,18 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
             return err;
         c->idle_timeout_seconds = (uint32_t)i;
     }
+    if ((v = json_object_get(obj, "awayHoldSeconds"))) {
+        if ((err = get_int(e, v, "awayHoldSeconds", 0, 86400, &i)))
+            return err;
+        c->away_hold_seconds = (uint32_t)i;
+    }
+    if ((v = json_object_get(obj, "pollMaxMs"))) {
+        /* 0 (bands only) or 1000..600000 */
+        if (!json_is_integer(v) ||
+            ((i = (long long)json_integer_value(v)) != 0 && (i < 1000 || i > 600000)))
+            return fail(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
+        c->poll_max_ms = (uint32_t)i;
+    }
     if ((v = json_object_get(obj, "pollBands")) && (err = parse_poll_bands(e, v, c)))
         return err;
     if ((v = json_object_get(obj, "pollJitter"))) {
@@ -566,6 +581,8 @@ static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
     set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
     set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
     set(o, "idleTimeoutSeconds", json_integer(cfg->idle_timeout_seconds), &ok);
+    set(o, "awayHoldSeconds", json_integer(cfg->away_hold_seconds), &ok);
+    set(o, "pollMaxMs", json_integer(cfg->poll_max_ms), &ok);
     set(o, "opensAt",
         cfg->opens_at_ms >= 0 ? json_integer((json_int_t)cfg->opens_at_ms) : json_null(), &ok);
     set(o, "preQueueShuffle", json_boolean(cfg->pre_queue_shuffle), &ok);

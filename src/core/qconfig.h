@@ -68,8 +68,13 @@ typedef struct {
     uint32_t session_seconds; /* sessionSeconds: a consume opens a session that counts
                                  in active this long at most, s, 0..86400; 0 = off */
     uint32_t idle_timeout_seconds; /* idleTimeoutSeconds: a waiting user whose last join or poll
-                                      is older leaves the line (abandonedTotal), s, 0..86400,
-                                      default 120; 0 = never */
+                                      is older is away (keeps their place, passed over by
+                                      admission), s, 0..86400, default 120; 0 = never */
+    uint32_t away_hold_seconds;    /* awayHoldSeconds: a held person (turn came while away) who
+                                      has not asked again this long after it leaves
+                                      (abandonedTotal), s, 0..86400, default 1800 */
+    uint32_t poll_max_ms;          /* pollMaxMs: far polls, a tenth of the expected wait up to
+                                      this, ms, 0 (bands only) or 1000..600000, default 60000 */
     /* Sale opening (docs/API.md, "Sale opening"): opensAt, epoch ms, or
      * WR_OPENS_AT_NONE (JSON null, the default: no pre-queue). Before it,
      * joins wait in the pre-queue; at it the pre-queue enters the line. */

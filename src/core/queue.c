@@ -208,6 +208,20 @@ static double band_max(const wr_queue_config_t *cfg, double band)
     return floor(band * (1.0 + j));
 }
 
+double wr_queue_poll_far_ms(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+{
+    if (cfg->poll_max_ms == 0)
+        return 0;
+    double rate = rate_in_use(cfg, observed_rate);
+    if (rate <= 0)
+        return 0;
+    double tenth = (double)position / rate * 1000.0 / 10.0; /* a tenth of the wait, ms */
+    if (tenth > cfg->poll_max_ms)
+        tenth = cfg->poll_max_ms;
+    /* never more often than the band: a pollMaxMs below it leaves the band */
+    return tenth > wr_queue_poll_base_ms(cfg, position) ? tenth : 0;
+}
+
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u)
@@ -218,6 +232,16 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
     double tick = cfg->tick_ms ? cfg->tick_ms : 100;
     double half = tick / 2;
     uint32_t by_band = wr_queue_retry_after_ms(cfg, position, u);
+    double far = wr_queue_poll_far_ms(cfg, position, observed_rate);
+    if (far > 0) {
+        /* far back: a tenth of the expected wait (pollMaxMs), then jitter */
+        double fu = u;
+        double j = jitter_of(cfg, &fu);
+        long long ms = llround(far * (1.0 + (2.0 * fu - 1.0) * j));
+        by_band = ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS
+                  : ms > UINT32_MAX   ? UINT32_MAX
+                                      : (uint32_t)ms;
+    }
     if (e < 0)
         return by_band;
     if (!(u >= 0))

@@ -108,7 +108,10 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            A poll gets here when it comes within 250 ms of the user's
  *            admission (a band answer that ended just before it, a client
  *            that does not wait as told).
- *   else:    answer = B (the band, spread by +/- pollJitter, as in v1)
+ *   else:    answer = B (the band, spread by +/- pollJitter, as in v1),
+ *            or, far back (wr_queue_poll_far_ms > 0: a tenth of the
+ *            expected wait is longer than the band), that tenth up to
+ *            pollMaxMs, spread by +/- pollJitter (1.2)
  * Paused, a rate in use of 0 or unknown (etaSeconds null): the band.
  *
  * Why no one polls more often than the bands let them (the argument):
@@ -166,6 +169,17 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u);
+
+/*
+ * Fewer polls from far back (docs/API.md 1.2, pollMaxMs): a tenth of the
+ * expected wait of position, position / rate in ms (the rate in use, as
+ * for wr_queue_eta_seconds), bounded by cfg->poll_max_ms, when it is
+ * longer than the band's interval (wr_queue_poll_base_ms); 0 when the band
+ * decides: pollMaxMs 0, no rate in use (paused, 0), or a tenth (bounded)
+ * no longer than the band (so a pollMaxMs below the band never shortens
+ * it). Before jitter. (100,000 at 175/s: 57142.9 ms.)
+ */
+double wr_queue_poll_far_ms(const wr_queue_config_t *cfg, uint64_t position, double observed_rate);
 
 /*
  * retry_ms (a retryAfterMs from the bands, the ETA or the pre-queue

@@ -55,16 +55,18 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     if (obs < 0)
         obs = 0;
     return json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)st->waiting,
-        "active", (json_int_t)st->active, "admittedTotal", (json_int_t)st->admitted_total,
-        "consumedTotal", (json_int_t)st->consumed_total, "expiredTotal",
-        (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total, "rejectedFullTotal",
-        (json_int_t)st->rejected_full_total, "admitRateObserved", round(obs * 100) / 100,
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting",
+        (json_int_t)st->waiting, "active", (json_int_t)st->active, "admittedTotal",
+        (json_int_t)st->admitted_total, "consumedTotal", (json_int_t)st->consumed_total,
+        "expiredTotal", (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total,
+        "rejectedFullTotal", (json_int_t)st->rejected_full_total, "admitRateObserved",
+        round(obs * 100) / 100,
         /* sessions (sessionSeconds): open ones are part of active */
         "sessions", (json_int_t)st->sessions, "releasedTotal", (json_int_t)st->released_total,
         "sessionsExpiredTotal", (json_int_t)st->sessions_expired_total,
-        /* people who stop asking (idleTimeoutSeconds) */
-        "abandonedTotal", (json_int_t)st->abandoned_total,
+        /* away, not gone (idleTimeoutSeconds, awayHoldSeconds) */
+        "abandonedTotal", (json_int_t)st->abandoned_total, "away", (json_int_t)st->away, "held",
+        (json_int_t)st->held, "returnedTotal", (json_int_t)st->returned_total,
         /* sale opening: people waiting for opensAt (not in waiting) */
         "prequeue", (json_int_t)st->prequeue);
 }

@@ -272,9 +272,9 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             snprintf(etas, sizeof(etas), "%lld", (long long)v.eta_seconds);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u}",
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s}",
                      (unsigned long long)v.position, (unsigned long long)v.ahead,
-                     (unsigned long long)v.waiting, etas, retry);
+                     (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "");
         break;
     }
     case WR_ENTRY_PREQUEUE:

@@ -317,6 +317,7 @@ typedef struct {
     uint64_t waiting;        /* people in line */
     int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
     uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
+    bool held;               /* held (turn came while away): position 1, admitted next tick */
     /* ADMITTED */
     char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
     int64_t expires_at_ms;        /* token expiry, ms since the epoch */

@@ -82,7 +82,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->token[0] = '\0';
     v->expires_at_ms = 0;
     v->target_url = cfg ? cfg->target_url : "";
-    v->degraded = v->fail_open = false;
+    v->degraded = v->fail_open = v->held = false;
     v->opens_at_ms = -1;
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
@@ -96,6 +96,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         v->position = e->position;
         v->ahead = e->position ? e->position - 1 : 0;
         v->waiting = e->waiting;
+        v->held = e->held; /* position 1: the retry lands just after the next tick */
         if (cfg) {
             double observed = wr_scheduler_queue_rate(sq);
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);

@@ -194,6 +194,9 @@ static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
     wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
                    (double)st->sessions_expired_total);
     wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
+    wr_metrics_set(m, "waitroom_queue_away", l, (double)st->away);
+    wr_metrics_set(m, "waitroom_queue_held", l, (double)st->held);
+    wr_metrics_set(m, "waitroom_queue_returned_total", l, (double)st->returned_total);
 rates:;
     double r = wr_rate_window_rate(&e->rate);
     wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, r < 0 ? 0 : r);
@@ -644,8 +647,18 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
                             "Sessions that lapsed after sessionSeconds; store-wide (the same on "
                             "every instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
-                            "Waiting users removed after idleTimeoutSeconds without a join or "
-                            "poll; store-wide (the same on every instance).");
+                            "Page joins that never asked again, removed idleTimeoutSeconds "
+                            "after the fetch, and held people removed after awayHoldSeconds; "
+                            "store-wide (the same on every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_away", WR_METRIC_GAUGE,
+                            "People in line now away (no join or poll for idleTimeoutSeconds), "
+                            "held ones included; store-wide.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_held", WR_METRIC_GAUGE,
+                            "People whose turn came while away, held out of the line until they "
+                            "return; store-wide.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_returned_total", WR_METRIC_COUNTER,
+                            "Held people admitted on their return; store-wide (the same on every "
+                            "instance).");
         wr_metrics_describe(s->metrics, "waitroom_queue_prequeue", WR_METRIC_GAUGE,
                             "People waiting for the sale opening (opensAt); store-wide.");
         wr_metrics_describe(s->metrics, "waitroom_opening_step_max_seconds", WR_METRIC_GAUGE,

@@ -31,10 +31,13 @@
 #include "core/qconfig.h"
 #include "core/token.h"
 
-/* People who stop asking: bounds on the work of one admission tick. */
-#define WR_STORE_IDLE_SWEEP_MAX 2000 /* idle users removed per tick, at most */
-#define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or idle users passed over per tick */
-#define WR_STORE_IDLE_VISIT_MAX 8192 /* users the idle sweep looks at per tick, about */
+/* Away, not gone (idleTimeoutSeconds, awayHoldSeconds): bounds on the work
+ * of one admission tick. */
+#define WR_STORE_IDLE_SWEEP_MAX                                                                    \
+    2000                             /* removals per tick, at most: page joins that never          \
+                                        asked again, held people past awayHoldSeconds */
+#define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or away users passed over per tick */
+#define WR_STORE_IDLE_VISIT_MAX 8192 /* users the away sweep looks at per tick, about */
 
 typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
@@ -56,8 +59,14 @@ typedef struct {
     uint64_t sessions;               /* open sessions now (part of active) */
     uint64_t released_total;         /* sessions ended by release or leave */
     uint64_t sessions_expired_total; /* sessions that lapsed (sessionSeconds) */
-    /* People who stop asking (idleTimeoutSeconds): */
-    uint64_t abandoned_total; /* waiting users removed as idle (not in left_total) */
+    /* Away, not gone (idleTimeoutSeconds, awayHoldSeconds): */
+    uint64_t abandoned_total; /* page joins removed as idle, held people removed after
+                                 awayHoldSeconds (not in left_total) */
+    uint64_t away;            /* people in line now away (as the away sweep last saw them)
+                                 plus the held; never pending page joins */
+    uint64_t held;            /* people whose turn came while away, out of the line's order
+                                 (returned or not); not in waiting */
+    uint64_t returned_total;  /* held people admitted on their return */
     /* Sale opening: */
     uint64_t prequeue; /* people waiting for the opening (not in waiting); once the
                           opening has begun, those not yet moved count in waiting */
@@ -76,6 +85,10 @@ typedef struct {
      * be admitted (the admission delay, queue.h wr_queue_admit_due_us). */
     int64_t head_due_us;
     int64_t own_due_us;
+    /* WAITING: the user is held (their turn came while they were away):
+     * position is 1, waiting the line's count; admitted at the next tick
+     * that admits anyone. */
+    bool held;
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
 } wr_entry_t;
 
@@ -172,12 +185,16 @@ typedef struct wr_store_ops {
     /* status: like join but never adds; WR_ENOTINQUEUE when the user is
      * neither waiting nor holding a live token. Queue disabled: PASSTHROUGH.
      *
-     * People who stop asking (idleTimeoutSeconds > 0, "T"): join, join_page
-     * and status of a waiting user set their last-seen time to now (store
-     * clock) and clear their pending mark (join_page); but a waiting user
-     * last seen T or more ago is idle: removed first (counted in
-     * abandoned_total, not left_total), so status answers WR_ENOTINQUEUE
-     * and a join puts them at the end of the line as a newcomer. */
+     * Away, not gone (idleTimeoutSeconds > 0, "T"; docs/API.md 1.2): join,
+     * join_page and status of a waiting user set their last-seen time to
+     * now (store clock) and clear their pending mark (join_page). A user
+     * last seen T or more ago is away: they keep their place (nothing is
+     * removed on read), except a pending page join, which is removed
+     * (abandoned_total) and answered as one not in line. A held user
+     * (see admit) who asks again has returned: WAITING with held set,
+     * position 1, admitted first at the next tick that admits anyone; one
+     * held awayHoldSeconds or longer is removed first (abandoned_total)
+     * and answered as one not in line. */
     wr_err_t (*status)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
                        void *arg);
     /* leave: removes the user from the line, or revokes their live token
@@ -195,13 +212,19 @@ typedef struct wr_store_ops {
      * order (n limited by the line and by maxActive - active, where active
      * counts live tokens and open sessions), give each a
      * token (jti, expiry = now + tokenTtlSeconds) and an active-set entry.
-     * Idle users (see status) are removed first by a clock sweep that
-     * looks at about WR_STORE_IDLE_VISIT_MAX users per call from where the
-     * last one stopped (a shorter line whole) and removes at most
-     * WR_STORE_IDLE_SWEEP_MAX (the rest on later ticks);
-     * admission passes over pending page joins (join_page) without moving
-     * them, and over idle users still in line (removing them), looking at
-     * no more than WR_STORE_ADMIT_SCAN_MAX users beyond those it admits.
+     * Away, not gone: a clock sweep looks at about WR_STORE_IDLE_VISIT_MAX
+     * users per call from where the last one stopped (a shorter line
+     * whole), marks away users (stats away) and removes pending page joins
+     * idle T or longer, at most WR_STORE_IDLE_SWEEP_MAX (the rest on later
+     * ticks). Returned held users take the tick's n first (in return
+     * order; one away again is held anew from now). Then admission takes
+     * the line in order, passing over pending page joins without moving
+     * them and over away users, who become held (out of the line, held
+     * from now), looking at no more than WR_STORE_ADMIT_SCAN_MAX users
+     * beyond those it admits. Held users who have not returned
+     * awayHoldSeconds after being held are removed (abandoned_total, at
+     * most WR_STORE_IDLE_SWEEP_MAX per call). Held returns count in
+     * returned_total; n counts them (rate and maxActive as for anyone).
      *
      * Sale opening: before opensAt nobody is admitted (no budget accrues).
      * From opensAt on (or at once when opensAt is null) the first call
@@ -308,7 +331,7 @@ typedef struct wr_store_ops {
      * entry keeps its place and counts in waiting, but admit passes over
      * it until the user's next join, join_page or status (a link scanner
      * that fetched once is never admitted). A pending user who never comes
-     * back is removed by the idle timeout like anyone else. Of a user
+     * back is removed idleTimeoutSeconds after the fetch (never held). Of a user
      * already in line: the same as join (touches, clears pending).
      */
     wr_err_t (*join_page)(wr_store_t *s, const char *queue, const char *user, wr_store_entry_cb cb,
@@ -356,14 +379,16 @@ static inline bool wr_store_valid_jti(const char *jti)
  * The quiet rule (K29): an admit answer that leaves nothing for the next
  * ticks to do - nobody waiting (line or pre-queue, an opening's people
  * included), nothing active (no live token, no open session, so nothing
- * to expire), no opening chunk left. With an empty line no budget accrues
- * and no idle sweep has anybody to look at, so skipping such a queue's
- * ticks changes nothing until somebody arrives (scheduler.c).
+ * to expire), no opening chunk left, nobody held (a held person's return
+ * is admitted by a tick, and awayHoldSeconds is enforced by ticks). With
+ * an empty line no budget accrues and no idle sweep has anybody to look
+ * at, so skipping such a queue's ticks changes nothing until somebody
+ * arrives (scheduler.c).
  */
 static inline bool wr_store_admit_quiet(const wr_admit_t *res)
 {
     return res && res->stats.waiting == 0 && res->stats.prequeue == 0 && res->stats.active == 0 &&
-           res->stats.sessions == 0 && res->opening_left == 0;
+           res->stats.sessions == 0 && res->stats.held == 0 && res->opening_left == 0;
 }
 
 /* A proposed token secret: 1..WR_SECRET_MAX bytes. */

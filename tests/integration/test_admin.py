@@ -179,7 +179,7 @@ class Admin(WRTest):
                                   expiredTotal=0, leftTotal=1, rejectedFullTotal=2,
                                   admitRateObserved=st["admitRateObserved"], sessions=0,
                                   releasedTotal=0, sessionsExpiredTotal=0, abandonedTotal=0,
-                                  prequeue=0))
+                                  prequeue=0, away=0, held=0, returnedTotal=0))
         self.assertEqual(st["admitRateObserved"], 0, "nobody admitted yet")
         self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
         tokens = [self.wait_admitted(q, u)["token"] for u in users[:4]]

@@ -1,10 +1,12 @@
 """People who stop asking (API 1.1, queue config idleTimeoutSeconds, default
-120 s): a waiting user whose last join or poll is older leaves the line,
-counted in abandonedTotal (not leftTotal), and asking afterwards is 404
-NOT_IN_QUEUE; a polling user stays. A join by fetching the queue page counts
-only from the visitor's next request, so a link scanner that fetched once is
-never admitted and holds no slot (K20); API joins count at once. Runs on
-both stores (the timeouts here are real waits of a few seconds)."""
+120 s), as 1.2 ("Away, not gone") changed it: a waiting user whose last join
+or poll is older is away and keeps their place (nobody is removed for being
+away; test_away.py has the held people); a polling user is unaffected. A join
+by fetching the queue page counts only from the visitor's next request, so a
+link scanner that fetched once is never admitted, holds no slot (K20) and
+leaves idleTimeoutSeconds after the fetch (abandonedTotal); API joins count at
+once. Runs on both stores (the timeouts here are real waits of a few
+seconds)."""
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, uid
@@ -64,11 +66,15 @@ class IdleTimeout(WRTest):
                 self.assertEqual(r.status, 200, "following retryAfterMs keeps the place: %r" % r)
                 ra = r.json["retryAfterMs"]
                 self.assertLessEqual(ra, IDLE * 1000 // 2, repr(r))
-            # the 29 who stopped asking left; the one who followed stays
-            self.assertEqual((r.json["position"], r.json["waiting"]), (1, 1), repr(r))
-            self.assertEqual(self.stats(q)["abandonedTotal"], 29)
+            # the 29 who stopped asking are away but keep their places (1.2);
+            # the one who followed was never away
+            self.assertEqual((r.json["position"], r.json["waiting"]), (30, 30), repr(r))
+            st = self.poll_until(lambda: self.stats(q), lambda st: st["away"] == 29, timeout=5,
+                                 what="29 away")
+            self.assertEqual((st["abandonedTotal"], st["held"]), (0, 0), st)
 
-    def test_silent_user_leaves_polling_user_stays(self):
+    def test_silent_user_keeps_place_polling_user_stays(self):
+        """1.2: silent for longer than idleTimeoutSeconds is away, not gone."""
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE))
         silent, polling = uid(), uid()
         self.assertWaiting(self.c.join(q, silent), 1, 1, eta_null=True)
@@ -81,25 +87,27 @@ class IdleTimeout(WRTest):
             # well inside IDLE: on a busy machine a poll may take a second
             # (K32); asking every 0.3 s keeps the gap far from the timeout
             time.sleep(0.3)
-        self.assertError(self.c.me(q, silent), 404, "NOT_IN_QUEUE", "silent user after the timeout")
-        self.assertWaiting(self.c.me(q, polling), 1, 1, eta_null=True,
-                           what="the silent user's place no longer counts")
-        st = self.stats(q)
-        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (1, 1, 0), st)
-        # asking again after removal is a new place at the end
-        self.assertWaiting(self.c.join(q, silent), 2, 2, eta_null=True, what="join after removal")
+        st = self.poll_until(lambda: self.stats(q), lambda st: st["away"] == 1, timeout=5,
+                             what="the silent user away")
+        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (2, 0, 0), st)
+        self.assertWaiting(self.c.me(q, silent), 1, 2, eta_null=True,
+                           what="the silent user kept the place")
+        self.assertWaiting(self.c.me(q, polling), 2, 2, eta_null=True)
+        # asking again ends being away
+        self.poll_until(lambda: self.stats(q)["away"], lambda v: v == 0, timeout=5,
+                        what="no longer away")
 
-    def test_late_poll_does_not_revive(self):
-        """However soon after the timeout the user asks (before or after a
-        sweep), the answer is 404 and the removal is counted once."""
+    def test_late_poll_keeps_place(self):
+        """However late the user asks (before or after a sweep), the place
+        is kept and nothing is counted as abandoned (1.2)."""
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=1))
         u = uid()
         self.join_ok(q, u)
         time.sleep(1.4)  # Redis: 1 s + up to 1/4 (docs/API.md)
-        self.assertError(self.c.me(q, u), 404, "NOT_IN_QUEUE")
-        self.assertError(self.c.me(q, u), 404, "NOT_IN_QUEUE")
+        self.assertWaiting(self.c.me(q, u), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.me(q, u), 1, 1, eta_null=True)
         st = self.stats(q)
-        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (0, 1, 0), st)
+        self.assertEqual((st["waiting"], st["abandonedTotal"], st["leftTotal"]), (1, 0, 0), st)
 
     def test_zero_means_never(self):
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=0))
@@ -119,8 +127,10 @@ class IdleTimeout(WRTest):
         self.assertEqual((st["leftTotal"], st["abandonedTotal"]), (1, 0), st)
 
     def test_metric(self):
+        """abandonedTotal counts a page join that never asked again."""
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=1))
-        self.join_ok(q, uid())
+        r = self.c.get("/q/%s" % q, {"X-User-Id": uid()})  # a scanner: one fetch
+        self.assertEqual(r.status, 200, repr(r))
         self.poll_until(lambda: self.stats(q)["abandonedTotal"], lambda v: v == 1,
                         timeout=5, what="abandonedTotal 1")
 

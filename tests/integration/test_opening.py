@@ -113,20 +113,26 @@ class Opening(WRTest):
         self.assertPrequeue(self.c.join(q, a), at, "join again after leaving")
 
     def test_idle_timeout_in_the_prequeue(self):
-        """idleTimeoutSeconds applies in the pre-queue too: who stops asking
-        leaves it (abandonedTotal), who keeps asking stays."""
+        """1.2 (away, not gone): people away before the opening keep their
+        place in the pre-queue and enter the line at the opening like
+        everyone else; only a page join that never asked again leaves."""
         q, at = self.prequeue_queue(dict(HOLD, idleTimeoutSeconds=1), opens_in_ms=60000)
         keeps, stops = uid("keeps-"), uid("stops-")
         self.assertPrequeue(self.c.join(q, keeps), at)
         self.assertPrequeue(self.c.join(q, stops), at)
+        scanner = self.c.get("/q/%s" % q, {"X-User-Id": uid("scan-")})
+        self.assertEqual(scanner.status, 200, repr(scanner))
 
-        def gone():
+        def seen():
             self.assertPrequeue(self.c.me(q, keeps), at, "a person who keeps asking")
             return self.stats(q)
-        st = self.poll_until(gone, lambda st: st["abandonedTotal"] == 1, timeout=10,
-                             interval=0.3, what="the idle pre-queue person removed")
-        self.assertEqual(st["prequeue"], 1, st)
-        self.assertError(self.c.me(q, stops), 404, "NOT_IN_QUEUE")
+        st = self.poll_until(seen, lambda st: st["abandonedTotal"] == 1, timeout=10,
+                             interval=0.3, what="the scanner removed")
+        self.assertEqual(st["prequeue"], 2, st)
+        self.assertPrequeue(self.c.me(q, stops), at, "away, kept")
+        self.assertEqual(self.c.patch_queue(q, {"opensAt": None}).status, 200)
+        pos = self.positions(q, [keeps, stops])
+        self.assertEqual(sorted(pos.values()), [1, 2], pos)
 
     def test_countdown_polls_spread_over_the_first_second(self):
         """300 people asking 2-3 s before opensAt are told to come back in

@@ -2,9 +2,9 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 4 (version 1, without the sessions and the burned
- * passes, version 2, without the idle part, and version 3, without the
- * pre-queue, still load).
+ * Format, version 5 (version 1, without the sessions and the burned
+ * passes, version 2, without the idle part, version 3, without the
+ * pre-queue, and version 4, without the held people, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -29,10 +29,16 @@
  *     (version 4, sale opening) u64 pre-queue count, per person in key
  *       order: i64 key, u8 id_len, id, u32 idle_cs, u8 flags (as in the
  *       line)
+ *     (version 5, away, not gone) u64 returned, then the held people and
+ *       the returned ones (held, back), each: u64 count, per person in
+ *       key order: i64 age of the key in us at written_at_us (the hold or
+ *       return time; negative after a clock step), u8 id_len, id, u32
+ *       idle_cs
  *   32 bytes: SHA-256 of every byte before.
- * Times are wall-clock microseconds since the epoch. Last-seen times are
- * kept as ages, so that on load the time the store was down does not count
- * against the people in line (they could not poll meanwhile).
+ * Times are wall-clock microseconds since the epoch. Last-seen times and
+ * hold times are kept as ages, so that on load the time the store was down
+ * does not count against the people in line or held (they could not poll
+ * meanwhile). The away marks are not kept: the first sweep sets them.
  *
  * Writing. The file is written to DIR/.waitroom.snapshot.tmp, fsynced,
  * renamed over DIR/waitroom.snapshot and the directory fsynced, so a crash
@@ -67,7 +73,7 @@
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    4u /* what is written (sessions, burned passes, idle part, pre-queue); 1..4 load */
+    5u /* what is written (sessions, burned passes, idle part, pre-queue, held); 1..5 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -209,6 +215,17 @@ static void r_fail(sio_t *r, const char *what)
     sio_fail(r, what);
 }
 
+/* Reads a u64 count of records of at least 10 bytes each: a larger count
+ * than the file can hold is corrupt (what names it), and must not size an
+ * allocation or a loop. */
+static uint64_t r_count(sio_t *r, const char *what)
+{
+    uint64_t n = r_u64(r);
+    if (!r->failed && n > r->fsize / 10)
+        r_fail(r, what);
+    return n;
+}
+
 /* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
  * NUL-terminated; returns its length (unusable once r failed). */
 static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
@@ -265,6 +282,21 @@ static void write_nodes(sio_t *w, const wr_zsl_t *set, int64_t now_us)
     }
 }
 
+/* Version 5: held or back, keys as ages at now_us (see the format). */
+static void write_held(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+{
+    w_u64(w, wr_zsl_length(set));
+    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        w_u64(w, (uint64_t)(now_us - wr_zsl_node_score(x)));
+        w_u8(w, (uint8_t)len);
+        w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        w_u32(w, age > INT32_MAX ? 0 : age);
+    }
+}
+
 static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
@@ -301,6 +333,9 @@ static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
     write_burned(w, q);
     w_u64(w, q->abandoned_total);   /* version 3 */
     write_nodes(w, q->pre, now_us); /* version 4 */
+    w_u64(w, q->returned_total);    /* version 5 */
+    write_held(w, q->held, now_us);
+    write_held(w, q->back, now_us);
 }
 
 static int fsync_dir(const char *dir)
@@ -460,14 +495,21 @@ static void read_sessions(wr_memq_t *q, sio_t *r)
     }
 }
 
+/* True when user is already somewhere in q: line, tokens, pre-queue, held
+ * or back (a snapshot holds each user once). */
+static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
+{
+    bool back;
+    return wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+           wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
+}
+
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
  * and the opening's state). */
 static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t np = r_u64(r);
-    if (!r->failed && np > r->fsize / 10)
-        r_fail(r, "bad pre-queue count");
+    uint64_t np = r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
         int64_t key = (int64_t)r_u64(r);
@@ -478,8 +520,7 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
             r_fail(r, "bad last-seen record");
         if (r->failed)
             break;
-        if (key <= prev || wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-            wr_memq_prequeued(q, user, len)) {
+        if (key <= prev || user_known(q, user, len)) {
             r_fail(r, "pre-queue out of order or duplicate user");
             break;
         }
@@ -499,6 +540,30 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
         uint64_t m, l;
         bool d = false;
         (void)wr_memq_open_step(q, INT64_MIN, 0, &m, &l, &d);
+    }
+}
+
+/* Version 5: held (back = false) or back of q, keys rebased on now_us. */
+static void read_held(sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    uint64_t nh = r_count(r, "bad held count");
+    int64_t prev = INT64_MIN;
+    for (uint64_t i = 0; i < nh && !r->failed; i++) {
+        int64_t age_us = (int64_t)r_u64(r);
+        uint8_t len = r_user(r, user);
+        uint32_t age = r_u32(r);
+        if (!r->failed &&
+            (age > INT32_MAX || age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
+            r_fail(r, "bad held record");
+        if (r->failed)
+            break;
+        int64_t key = now_us - age_us;
+        if (key <= prev || user_known(q, user, len))
+            r_fail(r, "held out of order or duplicate user");
+        else if (wr_memq_held_add(q, user, len, key, back, now_us, age) != WR_OK)
+            r_fail(r, "out of memory");
+        prev = key;
     }
 }
 
@@ -630,6 +695,12 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
         wr_memq_open_restore(q, obase, ototal, omoved);
     if (version >= 4 && !r->failed)
         read_prequeue(r, q, now_us);
+    if (version >= 5 && !r->failed) {
+        q->returned_total = r_u64(r);
+        read_held(r, q, false, now_us);
+        if (!r->failed)
+            read_held(r, q, true, now_us);
+    }
     return !r->failed;
 }
 
@@ -695,7 +766,8 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
     uint64_t users = 0;
     for (size_t i = 0; i < db->nq; i++)
         users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n +
-                 db->queues[i]->sess_n + wr_zsl_length(db->queues[i]->pre);
+                 db->queues[i]->sess_n + wr_zsl_length(db->queues[i]->pre) +
+                 wr_zsl_length(db->queues[i]->held) + wr_zsl_length(db->queues[i]->back);
     wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
 out:
     fclose(r.f);
@@ -745,10 +817,7 @@ static void write_burned(sio_t *w, const wr_memq_t *q)
 
 static void read_burned(sio_t *r, wr_memq_t *q)
 {
-    uint64_t nb = r_u64(r);
-    /* each burn takes at least 10 bytes */
-    if (!r->failed && nb > r->fsize / 10)
-        r_fail(r, "bad burned count");
+    uint64_t nb = r_count(r, "bad burned count"); /* each burn takes at least 10 bytes */
     for (uint64_t i = 0; i < nb && !r->failed; i++) {
         char jti[WR_JTI_LEN + 1];
         uint8_t len = r_u8(r);

@@ -260,6 +260,7 @@ void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node)
 {
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
+    wr_memq__unmark(q, node);
     wr_idhash_del(q->waiting, id, len);
     wr_zsl_delete(q->line, node);
 }
@@ -284,27 +285,30 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
 }
 
 /*
- * Moves up to n users from the front of the line to tokens with a fresh
- * jti, iat now_us and exp now_us + ttl_us, in line order, passing over
- * pending users (they keep their place) and removing idle ones met on the
- * way (abandoned); at most WR_STORE_ADMIT_SCAN_MAX users are passed over,
- * and none with a score >= limit is looked at. It stops at the first user
+ * Moves up to n users to tokens with a fresh jti, iat now_us and exp
+ * now_us + ttl_us: first the returned held users (back, in return order;
+ * one away again is held anew), then the line in order, passing over
+ * pending users (they keep their place), removing idle pending ones met
+ * on the way (abandoned) and holding away ones (their turn came: held);
+ * at most WR_STORE_ADMIT_SCAN_MAX users of the line are passed over, and
+ * none with a score >= limit is looked at. It stops at the first user
  * still within the admission delay (queue.h).
- * *admitted gets the number moved; their waits go to *waited (malloc'd,
- * NULL when none was moved) when waited is not NULL. The tokens are all or
- * nothing: every allocation happens before the first user leaves the line
- * (the idle removals stay on error).
+ * *admitted gets the number moved (*returned those from back); their
+ * waits go to *waited (malloc'd, NULL when none was moved) when waited is
+ * not NULL: from the arrival score, or for a held return from the return.
+ * The tokens are all or nothing: every allocation happens before the
+ * first user leaves the line or back (holds and removals stay on error).
  */
 static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now_us, int64_t ttl_us,
-                            uint64_t *admitted, int64_t **waited, bool *dirty)
+                            uint64_t *admitted, uint64_t *returned, int64_t **waited, bool *dirty)
 {
     wr_memq_token_t **toks = NULL;
     wr_zsl_node_t **picked = NULL;
     int64_t *waits = NULL;
-    uint64_t ntoks = 0, npicked = 0, passed = 0;
-    bool prefix = true; /* the picked users are the first npicked of the line */
+    uint64_t ntoks = 0, npicked = 0, nback = 0, passed = 0;
+    bool prefix = true; /* the picked line users are the first of the line */
     wr_err_t err = WR_OK;
-    *admitted = 0;
+    *admitted = *returned = 0;
     if (n == 0)
         return WR_OK;
     toks = calloc(n, sizeof *toks);
@@ -315,16 +319,32 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         err = WR_ENOMEM;
         goto out;
     }
-    wr_zsl_node_t *x = wr_zsl_first(q->line);
+    /* held returns first: they take the tick's budget before the line */
+    wr_zsl_node_t *x = wr_zsl_first(q->back);
+    while (x && npicked < n) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_memq_idle(q, x, now_us))
+            wr_memq__rehold(q, x, now_us, dirty); /* away again: not admitted */
+        else
+            picked[npicked++] = x;
+        x = next;
+    }
+    nback = npicked;
+    x = wr_zsl_first(q->line);
     /* limit: the sale opening's moved part (nobody behind people not yet moved) */
     while (x && wr_zsl_node_score(x) < limit && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
         wr_zsl_node_t *next = wr_zsl_next(x);
         if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
             break; /* the admission delay (queue.h): nor anyone behind */
+        bool pending = wr_zsl_node_flags(x) & WR_MEMQ_PENDING;
         if (wr_memq_idle(q, x, now_us)) {
-            wr_memq__abandon(q, x, dirty); /* leaves the front: the prefix holds */
+            /* both leave the front: the prefix holds */
+            if (pending)
+                wr_memq__abandon(q, x, dirty); /* a page join that never asked again */
+            else
+                wr_memq__hold(q, x, now_us, dirty); /* their turn came while away */
             passed++;
-        } else if (wr_zsl_node_flags(x) & WR_MEMQ_PENDING) {
+        } else if (pending) {
             prefix = false;
             passed++;
         } else {
@@ -359,17 +379,29 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         goto out;
     }
     admit_ctx_t c = {.q = q, .toks = toks, .i = 0};
+    for (uint64_t i = 0; i < nback; i++) {
+        wr_memq_token_t *t = toks[c.i++];
+        wr_memq__held_remove(q, picked[i], true);
+        (void)wr_idhash_put(q->tokens, t); /* cannot fail: reserved, a new key */
+        heap_push(q, t);
+    }
+    for (uint64_t i = nback; i < npicked; i++)
+        wr_memq__unmark(q, picked[i]);
     if (prefix) {
-        wr_zsl_pop_first(q->line, npicked, admit_one, &c);
+        wr_zsl_pop_first(q->line, npicked - nback, admit_one, &c);
     } else {
-        for (uint64_t i = 0; i < npicked; i++) {
+        for (uint64_t i = nback; i < npicked; i++) {
             admit_one(picked[i], &c);
             wr_zsl_delete(q->line, picked[i]);
         }
     }
     ntoks = 0; /* owned by the queue now */
     q->admitted_total += npicked;
+    q->returned_total += nback;
+    if (npicked > 0)
+        *dirty = true;
     *admitted = npicked;
+    *returned = nback;
     if (waited && npicked > 0) {
         *waited = waits;
         waits = NULL;
@@ -402,30 +434,53 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     if (wr_memq__open_due(q, now_us))
         wr_memq__open_begin(q, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
-    if (n && wr_memq_idle(q, n, now_us)) {
-        wr_memq__abandon(q, n, dirty); /* checked on read: asking late does not revive */
+    if (n && (wr_zsl_node_flags(n) & WR_MEMQ_PENDING) && wr_memq_idle(q, n, now_us)) {
+        /* a page join that never asked again: checked on read, asking
+         * late does not revive (away people keep their place) */
+        wr_memq__abandon(q, n, dirty);
         n = NULL;
     }
     e->head_due_us = e->own_due_us = -1;
+    e->held = false;
     if (n) {
         /* Seen now: a change a snapshot keeps (restarts do not count
          * against people in line, mem_snapshot.c). */
-        wr_memq_seen_set(n, now_us, 0);
-        wr_zsl_node_set_flags(n, 0);
+        wr_memq__seen(q, n, now_us);
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
         e->position = wr_memq__line_position(q, n);
         e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
         return WR_OK;
     }
+    bool back;
+    wr_zsl_node_t *h = wr_memq_held(q, user, ulen, &back);
+    if (h && !back && wr_memq__hold_over(q, h, now_us)) {
+        wr_memq__held_remove(q, h, false); /* held too long: gone, as if swept */
+        q->abandoned_total++;
+        *dirty = true;
+        h = NULL;
+    }
+    if (h) {
+        /* held: this request is their return; admitted first next tick */
+        wr_err_t err = back ? WR_OK : wr_memq__return(q, h, now_us, dirty);
+        if (err != WR_OK)
+            return err;
+        if (back)
+            wr_memq__seen(q, h, now_us);
+        *dirty = true;
+        e->state = WR_ENTRY_WAITING;
+        e->held = true;
+        e->position = 1;
+        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        return WR_OK;
+    }
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
-    if (p && wr_memq_idle(q, p, now_us)) {
-        wr_memq__abandon_pre(q, p, dirty); /* idleTimeoutSeconds applies in the pre-queue too */
+    if (p && (wr_zsl_node_flags(p) & WR_MEMQ_PENDING) && wr_memq_idle(q, p, now_us)) {
+        wr_memq__abandon_pre(q, p, dirty); /* a scanner in the pre-queue */
         p = NULL;
     }
     if (p) {
-        wr_memq_seen_set(p, now_us, 0);
-        wr_zsl_node_set_flags(p, 0);
+        wr_memq__seen(q, p, now_us);
         *dirty = true;
         if (!q->opening) {
             e->state = WR_ENTRY_PREQUEUE;
@@ -497,9 +552,14 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
-    wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
-    if (p) {
-        wr_memq__pre_remove(q, p);
+    bool back;
+    wr_zsl_node_t *h = wr_memq_held(q, user, ulen, &back);
+    if (h)
+        wr_memq__held_remove(q, h, back);
+    wr_zsl_node_t *p = h ? NULL : wr_memq_prequeued(q, user, ulen);
+    if (h || p) {
+        if (p)
+            wr_memq__pre_remove(q, p);
         (void)wr_memq__session_end(q, user, ulen, now_us, dirty);
         q->left_total++;
         *dirty = true;
@@ -538,6 +598,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     uint64_t waiting = q->opening
                            ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
                            : wr_zsl_length(q->line);
+    waiting += wr_zsl_length(q->back); /* held returns are admitted first */
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
     bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0;
     wr_budget_t b = q->budget;
@@ -550,8 +611,9 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
             n = room;
     }
     int64_t limit = q->opening ? q->open_base + (int64_t)q->open_moved : INT64_MAX;
-    err = admit_first(q, n, limit, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, waited,
-                      dirty);
+    uint64_t returned;
+    err = admit_first(q, n, limit, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, &returned,
+                      waited, dirty);
     if (err != WR_OK)
         return err;
     wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
@@ -615,4 +677,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->released_total = q->released_total;
     st->sessions_expired_total = q->sessions_expired_total;
     st->abandoned_total = q->abandoned_total;
+    st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
+    st->away = q->away_n + st->held;
+    st->returned_total = q->returned_total;
 }

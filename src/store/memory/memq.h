@@ -113,11 +113,28 @@ typedef struct {
      * idle_cursor is the score where the next sweep starts. */
     uint64_t abandoned_total;
     int64_t idle_cursor;
+
+    /* Away, not gone (awayHoldSeconds; memq_idle.c). held: people whose
+     * turn came while they were away, (hold key, user), the key about the
+     * store time they were held (strictly increasing, held_last the last
+     * given), each node's aux their last-seen time; back: held people who
+     * asked again, (return key, user), admitted first by the next tick.
+     * held_ids, back_ids: user id -> node. A user is in at most one of
+     * line, pre, held, back and tokens. away_n: line nodes marked
+     * WR_MEMQ_AWAY. */
+    wr_zsl_t *held, *back;
+    wr_idhash_t *held_ids, *back_ids;
+    int64_t held_last;
+    uint64_t away_n;
+    uint64_t returned_total;
 } wr_memq_t;
 
 /* Line node flag: a page join (wr_memq_entry with page) not yet followed
  * by the user's next join or status; admission passes over it. */
 #define WR_MEMQ_PENDING 0x01u
+/* Line node flag: the away sweep found the user away (counted in away_n);
+ * cleared when they ask again or leave the line. Never in a snapshot. */
+#define WR_MEMQ_AWAY 0x02u
 
 /* Visits of one idle sweep, at most (a tick's bounded work). */
 #define WR_MEMQ_IDLE_VISIT_MAX WR_STORE_IDLE_VISIT_MAX
@@ -145,6 +162,16 @@ static inline void wr_memq_seen_set(wr_zsl_node_t *node, int64_t now_us, uint32_
 /* True when node's user is idle at now_us under q's idleTimeoutSeconds: a
  * timeout is set and their last join or poll is that long ago or more. */
 bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
+
+/* Puts user (in none of line, pre, held, back, tokens) in held (back =
+ * false) or back (back = true) at key (unique there; a snapshot load
+ * restores keys), with last-seen age age_cs at now_us; raises held_last
+ * to key. WR_OK, WR_EINVAL (key taken) or WR_ENOMEM, q unchanged. */
+wr_err_t wr_memq_held_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key, bool back,
+                          int64_t now_us, uint32_t age_cs);
+
+/* The user's node in held or back (borrowed), or NULL; *back tells which. */
+wr_zsl_node_t *wr_memq_held(const wr_memq_t *q, const char *user, size_t ulen, bool *back);
 
 /* The user's node in the line (borrowed while it is in the line), or NULL. */
 wr_zsl_node_t *wr_memq_waiting(const wr_memq_t *q, const char *user, size_t ulen);
@@ -213,10 +240,13 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
 /*
  * join (add = true) or status of user (ulen bytes, 1..WR_USER_ID_MAX) after
  * a sweep at now_us. page (with add): a join by the queue page, whose
- * newcomer is WR_MEMQ_PENDING. A waiting user idle at now_us
+ * newcomer is WR_MEMQ_PENDING. A pending page join idle at now_us
  * (wr_memq_idle) is removed first (abandoned_total) and answered as one
  * not in line; any other waiting user's last-seen time becomes now_us and
- * their pending mark is cleared. Fills e (not e->config): WAITING with position and
+ * their pending and away marks are cleared (away people keep their
+ * place). A held user returns (moves to back; one held awayHoldSeconds or
+ * longer is removed first, abandoned_total, and answered as one not in
+ * line): WAITING with e->held, position 1. Fills e (not e->config): WAITING with position and
  * waiting, or ADMITTED with jti, issued_at_us and expires_at_us. A join of
  * a user in neither line nor tokens appends them at arrival score
  * max(wall_us, last_score + 1) - strictly increasing, so a clock stepping
@@ -230,11 +260,15 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty);
 
 /*
- * Removes users idle at now_us from the line (counted in abandoned_total):
- * a clock sweep that visits at most WR_MEMQ_IDLE_VISIT_MAX users from
- * idle_cursor on, wrapping to the front, and removes at most
- * WR_STORE_IDLE_SWEEP_MAX; the cursor stays where it stopped. A line no
- * longer than the visit bound is swept whole. Nothing without a timeout.
+ * The away sweep at now_us: a clock sweep that visits at most
+ * WR_MEMQ_IDLE_VISIT_MAX users of the line from idle_cursor on, wrapping
+ * to the front, marks those away (WR_MEMQ_AWAY, away_n) and unmarks those
+ * no longer away, and removes pending page joins idle at now_us (counted
+ * in abandoned_total), at most WR_STORE_IDLE_SWEEP_MAX; the cursor stays
+ * where it stopped. A line no longer than the visit bound is swept whole.
+ * The pre-queue likewise (removals only). Then held people held
+ * awayHoldSeconds or longer leave (abandoned_total, at most
+ * WR_STORE_IDLE_SWEEP_MAX). Without a timeout: the held expiry only.
  */
 void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 

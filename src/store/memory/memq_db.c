@@ -7,8 +7,8 @@
  * wr_memq_db_put_config creates a queue for a new name, with empty sets
  * and a budget that has not ticked; a config with another tick length resets the
  * budget (tick indices of another length are not comparable). Deleting a
- * queue frees everything it owns: line, pre-queue, tokens, sessions,
- * burned set and its reference to the config. The full model and its
+ * queue frees everything it owns: line, pre-queue, held people, tokens,
+ * sessions, burned set and its reference to the config. The full model and its
  * invariants are described at the top of memq.c. No I/O, no clocks.
  */
 #include "store/memory/memq.h"
@@ -73,6 +73,10 @@ static void queue_free(wr_memq_t *q)
     wr_zsl_free(q->line);
     wr_idhash_free(q->pre_ids);
     wr_zsl_free(q->pre);
+    wr_idhash_free(q->held_ids);
+    wr_zsl_free(q->held);
+    wr_idhash_free(q->back_ids);
+    wr_zsl_free(q->back);
     wr_memq_cfg_unref(q->cfg);
     free(q);
 }
@@ -89,7 +93,12 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     q->sessions = wr_idhash_new(token_key);
     q->pre = wr_zsl_new(wr_rng_next(&db->rng));
     q->pre_ids = wr_idhash_new(node_key);
-    if (!q->line || !q->waiting || !q->tokens || !q->sessions || !q->pre || !q->pre_ids) {
+    q->held = wr_zsl_new(wr_rng_next(&db->rng));
+    q->held_ids = wr_idhash_new(node_key);
+    q->back = wr_zsl_new(wr_rng_next(&db->rng));
+    q->back_ids = wr_idhash_new(node_key);
+    if (!q->line || !q->waiting || !q->tokens || !q->sessions || !q->pre || !q->pre_ids ||
+        !q->held || !q->held_ids || !q->back || !q->back_ids) {
         queue_free(q);
         return NULL;
     }

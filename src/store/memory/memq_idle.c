@@ -1,21 +1,32 @@
 /*
- * memq_idle.c - people who stop asking (idleTimeoutSeconds) in the
- * embedded store's queue model: the idle check, the removal of an idle
- * user from the line or the pre-queue, and the clock sweep.
+ * memq_idle.c - away, not gone (idleTimeoutSeconds, awayHoldSeconds;
+ * docs/API.md 1.2) in the embedded store's queue model: the away check,
+ * the clock sweep, and the held people.
  *
  * Each line node carries its user's last join or poll (aux word,
- * centiseconds of the store clock modulo 2^32) and WR_MEMQ_PENDING (flags)
- * for a page join not yet followed by a request. wr_memq_entry (memq.c)
- * updates both in place and removes a user already idle (checked on read,
- * wr_memq__abandon); wr_memq_admit first runs a clock sweep
- * (wr_memq_idle_sweep) - at most WR_MEMQ_IDLE_VISIT_MAX nodes from
- * idle_cursor on, wrapping, so a short line is swept whole every tick -
- * and then takes the first users that are neither pending nor idle.
- * Removals count in abandoned_total. The pre-queue is swept the same way
- * from pre_idle_cursor. The Redis scripts sweep the same way (HSCAN of a
- * last-seen hash from a cursor); both remove every idle user of a line
- * shorter than the bounds. The full model and its invariants are
- * described at the top of memq.c. No I/O, no clocks.
+ * centiseconds of the store clock modulo 2^32), WR_MEMQ_PENDING (flags)
+ * for a page join not yet followed by a request, and WR_MEMQ_AWAY for a
+ * user the sweep found away (counted in away_n, for stats). A user last
+ * seen idleTimeoutSeconds ago or more is away (wr_memq_idle): they keep
+ * their place. Only a pending page join that is idle leaves (abandoned),
+ * on read (wr_memq_entry), in the sweep or when admission meets it.
+ *
+ * wr_memq_idle_sweep (first in every admit) is a clock hand: at most
+ * WR_MEMQ_IDLE_VISIT_MAX nodes from idle_cursor on, wrapping, so a short
+ * line is seen whole every tick; it marks and unmarks away users and
+ * removes idle pending ones. The pre-queue is swept the same way
+ * (removals only). Then the held expiry.
+ *
+ * Held. When admission (memq.c, admit_first) reaches a user who is away,
+ * their turn has come: they leave the line for held, keyed by the time
+ * they were held (wr_memq__hold). When they ask again they move to back
+ * (wr_memq__return), which the next tick admits first; one who is away
+ * again by then is held anew (wr_memq__rehold). A held user not back
+ * awayHoldSeconds after being held leaves (abandoned_total). Held and
+ * back keys are strictly increasing (max(now, held_last + 1)), so both
+ * sets are in time order. The Redis scripts keep the same sets (lib.lua).
+ * The full model and its invariants are described at the top of memq.c.
+ * No I/O, no clocks.
  */
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
@@ -24,6 +35,22 @@ bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
 {
     uint32_t t = q->cfg->cfg.idle_timeout_seconds;
     return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
+}
+
+void wr_memq__unmark(wr_memq_t *q, wr_zsl_node_t *node)
+{
+    uint8_t f = wr_zsl_node_flags(node);
+    if (f & WR_MEMQ_AWAY) {
+        wr_zsl_node_set_flags(node, f & (uint8_t)~WR_MEMQ_AWAY);
+        q->away_n--;
+    }
+}
+
+void wr_memq__seen(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us)
+{
+    wr_memq__unmark(q, node);
+    wr_memq_seen_set(node, now_us, 0);
+    wr_zsl_node_set_flags(node, 0);
 }
 
 /* Removes node's user from the line as idle (abandoned_total). */
@@ -42,11 +69,149 @@ void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty)
     *dirty = true;
 }
 
+/* ---- held people --------------------------------------------------- */
+
+/* The next hold or return key: now, or just above the last one given. */
+static int64_t held_key(const wr_memq_t *q, int64_t now_us)
+{
+    return now_us > q->held_last ? now_us : q->held_last + 1;
+}
+
+wr_err_t wr_memq_held_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key, bool back,
+                          int64_t now_us, uint32_t age_cs)
+{
+    wr_zsl_node_t *n;
+    wr_err_t err = wr_memq__set_add(back ? q->back : q->held, back ? q->back_ids : q->held_ids,
+                                    user, ulen, key, UINT64_MAX, &n);
+    if (err != WR_OK)
+        return err;
+    wr_memq_seen_set(n, now_us, age_cs);
+    wr_zsl_node_set_flags(n, 0);
+    if (key > q->held_last)
+        q->held_last = key;
+    return WR_OK;
+}
+
+wr_zsl_node_t *wr_memq_held(const wr_memq_t *q, const char *user, size_t ulen, bool *back)
+{
+    wr_zsl_node_t *n = wr_idhash_get(q->held_ids, user, ulen);
+    *back = false;
+    if (!n && (n = wr_idhash_get(q->back_ids, user, ulen)) != NULL)
+        *back = true;
+    return n;
+}
+
+void wr_memq__held_remove(wr_memq_t *q, wr_zsl_node_t *node, bool back)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_idhash_del(back ? q->back_ids : q->held_ids, id, len);
+    wr_zsl_delete(back ? q->back : q->held, node);
+}
+
+bool wr_memq__hold_over(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
+{
+    return wr_zsl_node_score(node) + (int64_t)q->cfg->cfg.away_hold_seconds * MICRO <= now_us;
+}
+
+/* Moves node of set from (line, or back) into held at now_us: added first
+ * (its id lives in node), then removed from where it was. */
+static void hold_from(wr_memq_t *q, wr_zsl_node_t *node, bool from_back, int64_t now_us,
+                      bool *dirty)
+{
+    *dirty = true;
+    if (q->cfg->cfg.away_hold_seconds == 0) {
+        /* held people leave at once */
+        if (from_back)
+            wr_memq__held_remove(q, node, true);
+        else
+            wr_memq__line_remove(q, node);
+        q->abandoned_total++;
+        return;
+    }
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    uint32_t age = wr_memq_seen_age_cs(node, now_us);
+    if (wr_memq_held_add(q, id, len, held_key(q, now_us), false, now_us, age) != WR_OK)
+        return; /* out of memory: stays where it is, passed over */
+    if (from_back)
+        wr_memq__held_remove(q, node, true);
+    else
+        wr_memq__line_remove(q, node);
+}
+
+void wr_memq__hold(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty)
+{
+    hold_from(q, node, false, now_us, dirty);
+}
+
+void wr_memq__rehold(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty)
+{
+    hold_from(q, node, true, now_us, dirty);
+}
+
+wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty)
+{
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    wr_err_t err = wr_memq_held_add(q, id, len, held_key(q, now_us), true, now_us, 0);
+    if (err != WR_OK)
+        return err;
+    wr_memq__held_remove(q, node, false);
+    *dirty = true;
+    return WR_OK;
+}
+
+/* Held people held awayHoldSeconds or longer leave (oldest first). */
+static void held_expire(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    uint64_t k = 0;
+    wr_zsl_node_t *x;
+    while (k < WR_STORE_IDLE_SWEEP_MAX && (x = wr_zsl_first(q->held)) != NULL &&
+           wr_memq__hold_over(q, x, now_us)) {
+        wr_memq__held_remove(q, x, false);
+        q->abandoned_total++;
+        *dirty = true;
+        k++;
+    }
+}
+
+/* ---- the sweep ------------------------------------------------------ */
+
+/* Looks at line node x at now_us: removes an idle pending page join
+ * (true), else marks or unmarks it away. */
+static bool sweep_line_node(wr_memq_t *q, wr_zsl_node_t *x, int64_t now_us, bool *dirty)
+{
+    bool idle = wr_memq_idle(q, x, now_us);
+    uint8_t f = wr_zsl_node_flags(x);
+    if (idle && (f & WR_MEMQ_PENDING)) {
+        wr_memq__abandon(q, x, dirty);
+        return true;
+    }
+    if (idle && !(f & WR_MEMQ_AWAY)) {
+        wr_zsl_node_set_flags(x, f | WR_MEMQ_AWAY);
+        q->away_n++;
+    } else if (!idle) {
+        wr_memq__unmark(q, x);
+    }
+    return false;
+}
+
+/* Looks at pre-queue node x: removes an idle pending page join. */
+static bool sweep_pre_node(wr_memq_t *q, wr_zsl_node_t *x, int64_t now_us, bool *dirty)
+{
+    if ((wr_zsl_node_flags(x) & WR_MEMQ_PENDING) && wr_memq_idle(q, x, now_us)) {
+        wr_memq__abandon_pre(q, x, dirty);
+        return true;
+    }
+    return false;
+}
+
 /* The clock sweep over one set (the line, or the pre-queue): at most
- * WR_MEMQ_IDLE_VISIT_MAX nodes from *cursor on, wrapping; remove() takes
- * an idle node out. */
+ * WR_MEMQ_IDLE_VISIT_MAX nodes from *cursor on, wrapping; look() returns
+ * true when it removed the node. */
 static void sweep_set(wr_memq_t *q, wr_zsl_t *set, int64_t *cursor, int64_t now_us,
-                      void (*remove)(wr_memq_t *, wr_zsl_node_t *, bool *), bool *dirty)
+                      bool (*look)(wr_memq_t *, wr_zsl_node_t *, int64_t, bool *), bool *dirty)
 {
     uint64_t len = wr_zsl_length(set);
     uint64_t visits = len < WR_MEMQ_IDLE_VISIT_MAX ? len : WR_MEMQ_IDLE_VISIT_MAX;
@@ -56,10 +221,8 @@ static void sweep_set(wr_memq_t *q, wr_zsl_t *set, int64_t *cursor, int64_t now_
         x = wr_zsl_first(set);
     for (uint64_t i = 0; x && i < visits && removed < WR_STORE_IDLE_SWEEP_MAX; i++) {
         wr_zsl_node_t *next = wr_zsl_next(x);
-        if (wr_memq_idle(q, x, now_us)) {
-            remove(q, x, dirty);
+        if (look(q, x, now_us, dirty))
             removed++;
-        }
         x = next ? next : wr_zsl_first(set); /* wrap to the front */
     }
     *cursor = x ? wr_zsl_node_score(x) : 0;
@@ -67,10 +230,13 @@ static void sweep_set(wr_memq_t *q, wr_zsl_t *set, int64_t *cursor, int64_t now_
 
 void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
+    held_expire(q, now_us, dirty);
+    if (q->cfg->cfg.idle_timeout_seconds == 0 && q->away_n == 0)
+        return; /* nobody is away, nobody marked */
+    sweep_set(q, q->line, &q->idle_cursor, now_us, sweep_line_node, dirty);
     if (q->cfg->cfg.idle_timeout_seconds == 0)
         return;
-    sweep_set(q, q->line, &q->idle_cursor, now_us, wr_memq__abandon, dirty);
-    /* idleTimeoutSeconds applies in the pre-queue too */
+    /* the pre-queue: people away keep their place; scanners leave */
     if (wr_zsl_length(q->pre) > 0)
-        sweep_set(q, q->pre, &q->pre_idle_cursor, now_us, wr_memq__abandon_pre, dirty);
+        sweep_set(q, q->pre, &q->pre_idle_cursor, now_us, sweep_pre_node, dirty);
 }

@@ -11,8 +11,8 @@
  *                   the line
  *   memq_session.c  sessions (sessionSeconds) and the burned set of
  *                   spent fail-open passes
- *   memq_idle.c     people who stop asking (idleTimeoutSeconds): the
- *                   idle check, the removal of idle users, the sweep
+ *   memq_idle.c     away, not gone (idleTimeoutSeconds, awayHoldSeconds):
+ *                   the away check, the sweep, the held people
  * Names shared between these files are wr_memq__*; file statics are
  * unprefixed (STYLE.md). None of them does I/O or reads a clock.
  */
@@ -103,6 +103,33 @@ void wr_memq__burned_free(wr_memq_t *q);
 /* Removes line node as idle: out of the line, counted in abandoned_total;
  * sets *dirty. */
 void wr_memq__abandon(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+/* node (line, pre, held or back) was seen at now_us: last-seen now, the
+ * pending mark cleared, the away mark cleared (away_n). */
+void wr_memq__seen(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us);
+
+/* Clears line node's away mark (away_n) before it leaves the line. */
+void wr_memq__unmark(wr_memq_t *q, wr_zsl_node_t *node);
+
+/* Line node's turn came while its user is away, at now_us: out of the
+ * line into held (held from now; its last-seen time kept), or, with
+ * awayHoldSeconds 0, removed (abandoned_total). Out of memory: left in
+ * line (passed over). Sets *dirty. */
+void wr_memq__hold(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty);
+
+/* Back node's user is away again when their admission comes: back into
+ * held, held anew from now_us (or removed with awayHoldSeconds 0). */
+void wr_memq__rehold(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty);
+
+/* Held node's user asked again at now_us: into back (returned), seen now.
+ * Out of memory: WR_ENOMEM, q unchanged. */
+wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty);
+
+/* True when held node (not back) has been held awayHoldSeconds at now_us. */
+bool wr_memq__hold_over(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
+
+/* Removes node of held (back = false) or back and its id, node freed. */
+void wr_memq__held_remove(wr_memq_t *q, wr_zsl_node_t *node, bool back);
 
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */

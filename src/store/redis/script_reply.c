@@ -119,6 +119,15 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->state = WR_ENTRY_PREQUEUE;
         err = WR_OK;
         break;
+    case 5: /* held: position 1, out of the line's count */
+        if (a->position != 1 || a->waiting < 0)
+            goto out;
+        entry->state = WR_ENTRY_WAITING;
+        entry->held = true;
+        entry->position = 1;
+        entry->waiting = (uint64_t)a->waiting;
+        err = WR_OK;
+        break;
     case -2:
         entry->waiting = a->waiting < 0 ? 0 : (uint64_t)a->waiting;
         err = WR_EFULL;
@@ -161,6 +170,7 @@ static const char *batch_fields(long long kind)
     case 2:
         return "sii";
     case -2:
+    case 5:
         return "i";
     case 3:
     case 4:
@@ -204,6 +214,9 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         a->iat = e[1]->integer;
         a->exp = e[2]->integer;
     } else if (a->kind == -2) {
+        a->waiting = e[0]->integer;
+    } else if (a->kind == 5) {
+        a->position = 1;
         a->waiting = e[0]->integer;
     }
     *at += 1 + nf;
@@ -252,7 +265,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiiiiaiii"))
+    if (!shape(rep, "iiiisiiiiiiiiiiiaiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -268,6 +281,9 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->stats.prequeue = u64(e[17]);
     res->opening_moved = u64(e[18]);
     res->opening_left = u64(e[19]);
+    res->stats.away = u64(e[20]);
+    res->stats.held = u64(e[21]);
+    res->stats.returned_total = u64(e[22]);
     res->config = cfg;
     /* The waits of the users admitted by this call (admit.lua's 17th
      * element): malloc'd, the caller frees. Out of memory: none reported. */
@@ -316,7 +332,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -329,6 +345,9 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
     info->config = cfg;
     fill_stats(&info->stats, e + 3);
     info->stats.prequeue = u64(e[14]);
+    info->stats.away = u64(e[15]);
+    info->stats.held = u64(e[16]);
+    info->stats.returned_total = u64(e[17]);
     return WR_OK;
 }
 

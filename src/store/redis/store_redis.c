@@ -98,7 +98,7 @@ struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_
     struct req *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->cmd = wr_redis_conn_cmd_new(script, 512 + 12 * (WR_QUEUE_NAME_MAX + 16) + extra);
+    r->cmd = wr_redis_conn_cmd_new(script, 512 + (NKEYS + 4) * (WR_QUEUE_NAME_MAX + 16) + extra);
     if (!r->cmd) {
         free(r);
         return NULL;
@@ -120,8 +120,9 @@ void wr_store_redis__req_free(struct req *r)
 }
 
 /* numkeys and the keys of queue q, in the order of lib.lua. */
-static const char *const key_suffix[] = {"config",   "waiting", "active", "tokens", "state",
-                                         "sessions", "sessjti", "seen",   "pre"};
+static const char *const key_suffix[] = {"config", "waiting",  "active",  "tokens",
+                                         "state",  "sessions", "sessjti", "seen",
+                                         "pre",    "held",     "back",    "away"};
 _Static_assert(sizeof key_suffix / sizeof key_suffix[0] == NKEYS, "NKEYS is the keys of lib.lua");
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
@@ -653,7 +654,8 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds) ||
         !(cfg->opens_at_ms >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->opens_at_ms)
                                 : wr_redis_conn_cmd_str(r->cmd, "")) ||
-        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0")) {
+        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0") ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->away_hold_seconds)) {
         err = WR_EINVAL;
         goto out;
     }

@@ -46,7 +46,7 @@ enum script_id {
 extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 
 /* The number of keys of a queue, lib.lua's order (store_redis.c). */
-enum { NKEYS = 9 };
+enum { NKEYS = 12 };
 
 struct rstore;
 

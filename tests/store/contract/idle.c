@@ -1,8 +1,8 @@
 /*
- * idle.c - the store contract, people who stop asking: idle removal and its sweep, page joins (K20
- * link scanners), quiet status. Run by runner.c against every backend of the store registry (tests
- * listed in WR_CONTRACT_GROUP at the end; *_redis_only groups run
- * against Redis alone).
+ * idle.c - the store contract, away, not gone (1.2): away people keep their place, page joins
+ * that never asked again leave (K20 link scanners), the sweep, quiet status. Run by runner.c
+ * against every backend of the store registry (tests listed in WR_CONTRACT_GROUP at the end;
+ * *_redis_only groups run against Redis alone).
  */
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
@@ -21,11 +21,22 @@
 
 #include "contract.h"
 
-/* idleTimeoutSeconds: a waiting user whose last join or poll is that old
- * leaves the line (abandonedTotal, not leftTotal); asking late is
- * NOT_IN_QUEUE (checked on read, before any sweep); a poll keeps one in
- * line; the admission tick removes the others; joining again is a new
- * place at the end. A pending page join that never comes back goes too. */
+/* Page joins of users page1..pageN (join_page: pending). */
+static void join_page_n(wr_store_t *s, const char *q, int n)
+{
+    sh_res_t r;
+    char u[32];
+    for (int i = 1; i <= n; i++) {
+        snprintf(u, sizeof u, "page%d", i);
+        assert_int_equal(sh_join_page(s, q, u, &r), WR_OK);
+    }
+}
+
+/* idleTimeoutSeconds (1.2, away, not gone): a waiting user whose last join
+ * or poll is that old is away and keeps their place (no removal on read,
+ * none by the tick while nobody is admitted); the sweep counts them in
+ * away; a pending page join that never asked again leaves (abandonedTotal,
+ * not leftTotal), on read or by the tick. */
 static void t_idle_removed(void **state)
 {
     wr_store_t *s = *state;
@@ -36,47 +47,46 @@ static void t_idle_removed(void **state)
     put_ok(s, "idle", c);
     join_n(s, "idle", 1, 3);
     assert_int_equal(sh_join_page(s, "idle", "p1", &r), WR_OK);
-    assert_int_equal(r.entry.position, 4);
+    assert_int_equal(sh_join_page(s, "idle", "p2", &r), WR_OK);
+    assert_int_equal(r.entry.position, 5);
     pass_us(s, 550000);
-    expect_waiting(s, "idle", "u2", 2, 4); /* a poll: seen now */
-    /* 1.45 s: idle on both stores (Redis: 1 s + its 250 ms slack); u2,
+    expect_waiting(s, "idle", "u2", 2, 5); /* a poll: seen now */
+    /* 1.45 s: away on both stores (Redis: 1 s + its 250 ms slack); u2,
      * seen at 0.55 s, is not */
     pass_us(s, 900000);
-    /* u1, u3 and p1 are idle; nothing swept them yet */
-    assert_int_equal(sh_status(s, "idle", "u1", &r), WR_ENOTINQUEUE);
+    /* u1 is away: keeps the place, and is seen again now */
+    expect_waiting(s, "idle", "u1", 1, 5);
+    /* p1 never asked again: gone on read */
+    assert_int_equal(sh_status(s, "idle", "p1", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_get(s, "idle", &r), WR_OK);
     assert_int_equal(r.stats.abandoned_total, 1);
     assert_int_equal(r.stats.left_total, 0);
-    assert_int_equal(r.stats.waiting, 3);
-    expect_waiting(s, "idle", "u2", 1, 3); /* u1's place no longer counts */
-    /* the tick removes the rest */
+    assert_int_equal(r.stats.waiting, 4);
+    /* the tick (paused: nobody's turn) removes p2 and marks u3 away */
     assert_int_equal(sh_admit(s, "idle", &r), WR_OK);
-    assert_int_equal(r.admit.stats.abandoned_total, 3);
-    assert_int_equal(r.admit.stats.waiting, 1);
-    assert_int_equal(r.admit.stats.left_total, 0);
-    assert_int_equal(sh_status(s, "idle", "u3", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_status(s, "idle", "p1", &r), WR_ENOTINQUEUE);
-    /* a join after removal is a newcomer at the end */
-    assert_int_equal(sh_join(s, "idle", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_int_equal(r.entry.position, 2);
-    assert_int_equal(r.entry.waiting, 2);
-    /* a late join is not a revival either: counted, then a new place */
+    assert_int_equal(r.admit.stats.abandoned_total, 2);
+    assert_int_equal(r.admit.stats.waiting, 3);
+    assert_int_equal(r.admit.stats.away, 1);
+    assert_int_equal(r.admit.stats.held, 0);
+    expect_waiting(s, "idle", "u3", 3, 3); /* away, kept; seen now */
+    assert_int_equal(sh_status(s, "idle", "p2", &r), WR_ENOTINQUEUE);
+    /* a join of someone away is no newcomer: the same place */
     pass_us(s, 1400000);
     assert_int_equal(sh_join(s, "idle", "u2", &r), WR_OK);
-    assert_int_equal(r.entry.position, 2); /* u1 (idle, unswept) is still ahead */
-    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
-    assert_int_equal(r.stats.abandoned_total, 4);
+    assert_int_equal(r.entry.position, 2);
+    assert_int_equal(r.entry.waiting, 3);
     /* leave is still leftTotal */
     assert_int_equal(sh_leave(s, "idle", "u2"), WR_OK);
     assert_int_equal(sh_get(s, "idle", &r), WR_OK);
     assert_int_equal(r.stats.left_total, 1);
-    assert_int_equal(r.stats.abandoned_total, 4);
+    assert_int_equal(r.stats.abandoned_total, 2);
+    assert_int_equal(r.stats.waiting, 2);
 }
 
 /* The sweep's work per tick is bounded: at most WR_STORE_IDLE_SWEEP_MAX
- * removals per tick, the rest on the next ones (on Redis only the first
- * admit call of a tick sweeps: every instance calls admit each tick). */
+ * removals of page joins that never asked again per tick, the rest on the
+ * next ones (on Redis only the first admit call of a tick sweeps: every
+ * instance calls admit each tick). */
 static void t_idle_sweep_bounded(void **state)
 {
     wr_store_t *s = *state;
@@ -86,7 +96,7 @@ static void t_idle_sweep_bounded(void **state)
     c.idle_timeout_seconds = 1;
     put_ok(s, "many", c);
     int n = WR_STORE_IDLE_SWEEP_MAX + 500;
-    join_n(s, "many", 1, n);
+    join_page_n(s, "many", n);
     pass_us(s, 1450000);
     assert_int_equal(sh_admit(s, "many", &r), WR_OK);
     uint64_t first = r.admit.stats.abandoned_total;
@@ -99,6 +109,7 @@ static void t_idle_sweep_bounded(void **state)
     assert_int_equal(r.admit.stats.waiting, 0);
     assert_int_equal(r.admit.stats.abandoned_total, (uint64_t)n);
     assert_int_equal(r.admit.stats.left_total, 0);
+    assert_int_equal(r.admit.stats.away, 0); /* page joins count in neither */
 }
 
 /* Redis: only the first admit call of a tick sweeps (every instance calls
@@ -114,7 +125,7 @@ static void r_idle_sweep_once_per_tick(void **state)
     c.idle_timeout_seconds = 1;
     put_ok(s, "once", c);
     int n = 3 * WR_STORE_IDLE_SWEEP_MAX;
-    join_n(s, "once", 1, n);
+    join_page_n(s, "once", n); /* page joins that never ask again: removed */
     pass_us(s, 1450000);
     bool checked = false;
     for (int attempt = 0; attempt < 3 && !checked; attempt++) {

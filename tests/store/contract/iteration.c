@@ -218,9 +218,9 @@ static void t_iteration_close(void **state)
     }
 }
 
-/* People who stop asking, in one iteration: page joins, quiet and plain
- * statuses and joins of idle and active users, each with the answer it
- * gets when the calls run one after the other. */
+/* Away, not gone, in one iteration: page joins, quiet and plain statuses
+ * and joins of away and active users, each with the answer it gets when
+ * the calls run one after the other. */
 static void t_iteration_idle(void **state)
 {
     wr_store_t *s = *state;
@@ -238,23 +238,23 @@ static void t_iteration_idle(void **state)
         {'p', "bidle", "p2", WR_OK, WR_OK, 5, 5}, /* in line: seen, no longer pending */
     };
     run_steps(s, seen, sizeof seen / sizeof seen[0]);
-    /* 1.45 s: u1, u3 and p1 are idle (Redis: 1 s + its 250 ms slack); u2
+    /* 1.45 s: u1, u3 and p1 are away (Redis: 1 s + its 250 ms slack); u2
      * and p2, seen at 0.55 s, are not */
     pass_us(s, 900000);
     const step_t steps[] = {
         {'q', "bidle", "u2", WR_OK, WR_OK, 2, 5},
-        {'s', "bidle", "u1", WR_OK, WR_ENOTINQUEUE, 0, 0}, /* idle: removed */
-        {'s', "bidle", "u2", WR_OK, WR_OK, 1, 4},
-        {'j', "bidle", "u3", WR_OK, WR_OK, 4, 4}, /* idle: removed, then a newcomer */
-        {'s', "bidle", "p1", WR_OK, WR_ENOTINQUEUE, 0, 0},
-        {'p', "bidle", "p3", WR_OK, WR_OK, 4, 4},
-        {'q', "bidle", "p2", WR_OK, WR_OK, 2, 4},
-        {'j', "bidle", "u2", WR_OK, WR_OK, 1, 4},
+        {'s', "bidle", "u1", WR_OK, WR_OK, 1, 5}, /* away: keeps the place */
+        {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        {'j', "bidle", "u3", WR_OK, WR_OK, 3, 5},          /* away: the same place */
+        {'s', "bidle", "p1", WR_OK, WR_ENOTINQUEUE, 0, 0}, /* a scanner: removed */
+        {'p', "bidle", "p3", WR_OK, WR_OK, 5, 5},          /* a newcomer */
+        {'q', "bidle", "p2", WR_OK, WR_OK, 4, 5},
+        {'j', "bidle", "u2", WR_OK, WR_OK, 2, 5},
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
     assert_int_equal(sh_get(s, "bidle", &r), WR_OK);
-    assert_int_equal(r.stats.waiting, 4);
-    assert_int_equal(r.stats.abandoned_total, 3);
+    assert_int_equal(r.stats.waiting, 5);
+    assert_int_equal(r.stats.abandoned_total, 1);
     assert_int_equal(r.stats.left_total, 0);
 }
 

@@ -351,6 +351,7 @@ static void test_to_json_shape(void **state)
            "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
            "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
            "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
+           "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true}");
     free(s);
     json_decref(j);
@@ -522,6 +523,41 @@ static void test_idle_timeout_seconds(void **state)
     expect_patch_error(&c, "{\"idleTimeoutSeconds\": null}", "idleTimeoutSeconds");
 }
 
+/* 1.2: awayHoldSeconds 0..86400 (default 1800) and pollMaxMs 0 or
+ * 1000..600000 (default 60000); in and out of JSON, PUT and PATCH alike. */
+static void test_away_hold_and_poll_max(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.away_hold_seconds, 1800);
+    assert_int_equal(c.poll_max_ms, 60000);
+    c = parse_ok("{\"admitPerSecond\": 1, \"awayHoldSeconds\": 0, \"pollMaxMs\": 0}");
+    assert_int_equal(c.away_hold_seconds, 0);
+    assert_int_equal(c.poll_max_ms, 0);
+    c = patch_ok(&c, "{\"awayHoldSeconds\": 86400, \"pollMaxMs\": 1000}");
+    assert_int_equal(c.away_hold_seconds, 86400);
+    assert_int_equal(c.poll_max_ms, 1000);
+    c = patch_ok(&c, "{\"pollMaxMs\": 600000}");
+    assert_int_equal(c.poll_max_ms, 600000);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "awayHoldSeconds")), 86400);
+    assert_int_equal(json_integer_value(json_object_get(j, "pollMaxMs")), 600000);
+    json_decref(j);
+    static const char *const bad_hold[] = {"86401", "-1", "1.5", "null", "\"60\"", "true"};
+    static const char *const bad_poll[] = {"1",      "999",  "600001",    "-1",
+                                           "1500.5", "null", "\"60000\"", "false"};
+    char b[96];
+    for (size_t i = 0; i < sizeof bad_hold / sizeof bad_hold[0]; i++) {
+        snprintf(b, sizeof b, "{\"awayHoldSeconds\": %s}", bad_hold[i]);
+        expect_patch_error(&c, b, "awayHoldSeconds");
+    }
+    for (size_t i = 0; i < sizeof bad_poll / sizeof bad_poll[0]; i++) {
+        snprintf(b, sizeof b, "{\"pollMaxMs\": %s}", bad_poll[i]);
+        expect_patch_error(&c, b, "pollMaxMs");
+    }
+}
+
 /* Sale opening: opensAt (epoch ms or null) and preQueueShuffle. */
 static void test_opens_at(void **state)
 {
@@ -681,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_invite_return_fields),
         cmocka_unit_test(test_session_seconds),
         cmocka_unit_test(test_idle_timeout_seconds),
+        cmocka_unit_test(test_away_hold_and_poll_max),
         cmocka_unit_test(test_opens_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -753,6 +753,7 @@ static void test_retry_after_eta_poll_count(void **state)
             wr_queue_config_t c = cfg_rate(rates[ri]);
             c.tick_ms = ticks[ri];
             c.max_active = ma;
+            c.poll_max_ms = 0; /* the 1.1 argument: bands and ETA (far polls: below) */
             for (size_t pi = 0; pi < sizeof(positions) / sizeof(positions[0]); pi++) {
                 if (positions[pi] / rates[ri] > 200)
                     continue; /* keep the run short */
@@ -805,6 +806,53 @@ static void test_degraded_brake(void **state)
     assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PAUSED);
 }
 
+/* Fewer polls from far back (1.2, pollMaxMs): a tenth of the expected
+ * wait (position / rate) when longer than the band, up to pollMaxMs, then
+ * jitter; 0 = bands only; the ETA pacing of people due sooner is kept. */
+static void test_poll_far(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(175);
+    assert_int_equal(c.poll_max_ms, 60000); /* the default */
+    /* the brief's example: 100,000 at 175/s waits 571.4 s: 57142.857 ms */
+    assert_true(fabs(wr_queue_poll_far_ms(&c, 100000, -1) - 100000.0 / 175 * 100) < 1e-6);
+    /* u = 0.5: no jitter; 0 and 1: -/+ 10 % */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100000, -1, 50, 0, 0, 0.5), 57143);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100000, -1, 50, 0, 0, 0.0), 51429);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100000, -1, 50, 0, 0, 0.999999), 62857);
+    /* capped at pollMaxMs before the jitter: 1,000,000 -> 60 s +/- 10 % */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000000, -1, 50, 0, 0, 0.5), 60000);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000000, -1, 50, 0, 0, 0.0), 54000);
+    c.poll_max_ms = 1000; /* below the band: the band wins */
+    assert_true(wr_queue_poll_far_ms(&c, 1000000, -1) == 0);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1000000, -1, 50, 0, 0, 0.5), 5000);
+    c.poll_max_ms = 60000;
+    /* a tenth no longer than the band: the band (5000 at 8750 = 5 s * 1750) */
+    assert_true(wr_queue_poll_far_ms(&c, 8750, -1) == 0);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 8750, -1, 50, 0, 0, 0.5), 5000);
+    assert_true(wr_queue_poll_far_ms(&c, 8751, -1) > 5000);
+    /* 0 = bands only, as in 1.1 */
+    c.poll_max_ms = 0;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100000, -1, 50, 0, 0, 0.5), 5000);
+    c.poll_max_ms = 60000;
+    /* the rate in use: paused (no rate) -> the band; maxActive with a
+     * lower observed rate -> that rate (10/s: 10,000 waits 1000 s) */
+    c.paused = true;
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100000, -1, 50, 0, 0, 0.5), 5000);
+    c.paused = false;
+    c.max_active = 100;
+    assert_true(fabs(wr_queue_poll_far_ms(&c, 10000, 10) - 60000) < 1e-9);
+    assert_true(fabs(wr_queue_poll_far_ms(&c, 1000, 10) - 10000) < 1e-9);
+    c.max_active = 0;
+    /* people due soon keep the ETA pacing: position 100 at 175/s is due
+     * in tick 6 (17.5 a tick), E = 50 + 5 * 100 = 550, back at 555 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 50, 0, 0, 0.0), 555);
+    /* and the cap at half of idleTimeoutSeconds still applies after it */
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143), 57143); /* T = 120 s: cap 60 s */
+    c.idle_timeout_seconds = 60;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143), 30000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -824,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_rate_window),
         cmocka_unit_test(test_retry_cap_idle),
         cmocka_unit_test(test_degraded_brake),
+        cmocka_unit_test(test_poll_far),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

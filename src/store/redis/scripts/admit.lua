@@ -4,11 +4,11 @@
 -- users passed over per call, at most; ARGV[5] users the idle sweep looks
 -- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
 -- WR_STORE_IDLE_VISIT_MAX).
--- Reply, always 20 elements:
+-- Reply, always 23 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
 --    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits, prequeue,
---    openMoved, openLeft}
+--    openMoved, openLeft, away, held, returnedTotal}
 --   waits: for each user admitted by this call, now_us - arrival score (us).
 --   openMoved / openLeft: the sale opening's chunk moved by this call and
 --   the people still to move (> 0: the caller calls again at once).
@@ -17,10 +17,13 @@
 -- pre-queue into the line (also while paused, and in a tick already run),
 -- and admits only people below the moved part while some are left.
 --   code: 0 ok, -1 no queue.
--- People who stop asking (lib.lua): the first call of each tick first
--- removes idle users (a bounded clock sweep); admission takes the first n users in
--- line order that are neither pending page joins (passed over, keeping
--- their place) nor idle (removed when met). A call that finds 5 s of ticks
+-- Away, not gone (lib.lua): the first call of each tick first runs the
+-- bounded clock sweep (idle pending page joins removed, away people
+-- marked) and removes held people past awayHoldSeconds; admission takes
+-- the held who came back first, then the first users in line order that
+-- are neither pending page joins (passed over, keeping their place) nor
+-- away (held: out of the line, until they ask again). All in this one
+-- script: a crash of the instance at any moment loses nobody. A call that finds 5 s of ticks
 -- nobody ran (an outage: nobody could record a poll) starts the grace of
 -- lib.lua's OUTAGE_US, in which nobody is idle.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
@@ -35,21 +38,23 @@
 local seed, known = ARGV[1], ARGV[2]
 local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq')
+  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0, 0, 0, 0}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
 -- A quiet queue (K29; store.h wr_store_admit_quiet): no line, pre-queue,
--- token, session or seen entry, no pre-queue flag. The full path below
+-- token, session, seen entry, held or returned person, no pre-queue or
+-- held flag (away people are in the line). The full path below
 -- would change only lastTick, carryMicro (0: nothing accrues on an empty
 -- line), the sweep's cursor (to 0: it finds seen empty) and, after a gap,
 -- idleGrace; this does the same in 5 commands instead of about 17.
-if cfg[11] ~= '1' and redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN) == 0 then
+if cfg[11] ~= '1' and cfg[13] ~= '1' and
+    redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN, K_HELD, K_BACK) == 0 then
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
-    'sessionsExpiredTotal', 'abandonedTotal')
+    'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal')
   local qtick_ms = tonumber(cfg[5])
   local QI = idle_lib()
   local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
@@ -65,7 +70,7 @@ if cfg[11] ~= '1' and redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PR
     return tonumber(v or 0)
   end
   return {0, 0, now, version, json, 0, 0, n(q[3]), n(q[4]), n(q[5]), n(q[6]), n(q[7]), 0,
-    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0}
+    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0, 0, 0, n(q[11])}
 end
 expire_tokens(now)
 local I = idle_lib()
@@ -77,8 +82,13 @@ local last_tick = tonumber(st[1] or '-1')
 local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], I.gap_us(now, st[1], tick_ms))
 -- once per tick, by the instance that runs it (every instance calls admit
 -- each tick; the sweep's pace assumes one sweep per tick)
+local hold = I.hold_us(cfg[12])
+local holdq = cfg[13] == '1'
 if tick ~= last_tick then
   I.sweep(now, idle, sweep_max, visit_max, tick_ms)
+  if holdq then
+    I.held_expire(now, hold, sweep_max)
+  end
 end
 
 local opens_at = opens_at_of(cfg[10])
@@ -96,14 +106,33 @@ local closed = not opening and opens_at and now < opens_at * 1000
 -- while people are left to move, admission stops below the moved part
 local limit = opening and obase + omoved_before + omoved or nil
 
--- The first n users of the line to admit, in order, and their arrival
--- scores, passing over pending page joins (they keep their place) and
--- removing idle users met on the way; at most scan_max users passed over.
+-- The n users to admit, and the scores their waits count from: first the
+-- held who came back (back, in return order; one away again is held anew),
+-- then the line in order, passing over pending page joins (they keep their
+-- place), removing idle pending ones and holding away users met on the way
+-- (their turn came: held); at most scan_max users of the line passed over.
 -- It stops at the first user still within the admission delay (lib.lua
 -- admit_due): nobody behind them is due either, scores being in order.
--- One HGET per user looked at.
+-- One HGET per user looked at. Returns users, scores and how many of them
+-- came from back (the first ones).
 local function take(n)
-  local users, scores, gone, passed, start, young = {}, {}, {}, 0, 0, false
+  local users, scores, gone, held, passed, start, young = {}, {}, {}, {}, 0, 0, false
+  local nback, line = 0, {}
+  if holdq then
+    local b = redis.call('ZRANGE', K_BACK, 0, n - 1, 'WITHSCORES')
+    for i = 1, #b, 2 do
+      if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, b[i])), now, idle) then
+        held[#held + 1] = b[i] -- away again: not admitted
+      else
+        users[#users + 1] = b[i]
+        scores[#users] = tonumber(b[i + 1])
+      end
+    end
+    nback = #users
+    if nback > 0 then
+      chunked('ZREM', K_BACK, users)
+    end
+  end
   while #users < n and passed < scan_max and not young do
     local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999),
       'WITHSCORES')
@@ -125,13 +154,18 @@ local function take(n)
       end
       local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
       if I.is_idle(t, now, idle) then
-        gone[#gone + 1] = u
+        if pending then
+          gone[#gone + 1] = u -- a page join that never asked again
+        else
+          held[#held + 1] = u -- their turn came while away
+        end
         passed = passed + 1
       elseif pending then
         passed = passed + 1
       else
         users[#users + 1] = u
         scores[#users] = tonumber(chunk[i + 1])
+        line[#line + 1] = u
       end
     end
     start = start + #chunk / 2
@@ -139,10 +173,11 @@ local function take(n)
   if #gone > 0 then
     I.abandon(gone)
   end
-  if #users > 0 then
-    chunked('ZREM', K_WAITING, users)
+  I.hold(held, now, hold)
+  if #line > 0 then
+    chunked('ZREM', K_WAITING, line)
   end
-  return users, scores
+  return users, scores, nback
 end
 
 local admitted = 0
@@ -171,7 +206,11 @@ local function jti_for(i)
 end
 
 if tick ~= last_tick then
+  -- held returns are admitted first
   local waiting = admissible(opening, obase, omoved_before + omoved)
+  if holdq then
+    waiting = waiting + redis.call('ZCARD', K_BACK)
+  end
   local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and not closed and waiting > 0
   local carry = 0
   if accrue then
@@ -194,7 +233,10 @@ if tick ~= last_tick then
       n = math.min(n, room)
     end
     if n > 0 then
-      local users, scores = take(n)
+      local users, scores, nback = take(n)
+      if nback > 0 then
+        redis.call('HINCRBY', K_STATE, 'returnedTotal', nback)
+      end
       local exp = now + tonumber(cfg[7]) * 1000000
       local sexp, snow = fmt(exp), fmt(now)
       local hs, zs = {}, {}
@@ -208,6 +250,7 @@ if tick ~= last_tick then
       end
       if admitted > 0 then
         chunked('HDEL', K_SEEN, users)
+        chunked('SREM', K_AWAY, users)
         chunked('HSET', K_TOKENS, hs)
         chunked('ZADD', K_ACTIVE, zs)
         redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
@@ -220,6 +263,11 @@ if tick ~= last_tick then
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
 end
 
-local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq = stats()
+-- nobody held or back any more: joins take the hot path again
+if holdq and redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK) == 0 then
+  redis.call('HDEL', K_CONFIG, 'holdq')
+end
+
+local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt = stats()
 return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits, pq,
-  omoved, oleft}
+  omoved, oleft, aw, hd, rtt}

@@ -14,7 +14,7 @@
 --   until the first of the line and this user may be admitted (the
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
---   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH, 4 PREQUEUE,
+--   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH, 4 PREQUEUE, 5 HELD (position 1),
 --         -1 no queue, -2 line full (waiting set), -3 not in queue.
 local c = entry_config(ARGV[2])
 if not c then

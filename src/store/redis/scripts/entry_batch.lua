@@ -14,6 +14,7 @@
 --     2 ADMITTED     2, jti, iat_us, exp_us
 --     3 PASSTHROUGH  3
 --     4 PREQUEUE     4
+--     5 HELD         5, waiting (WAITING held, position 1)
 --    -1 no queue    -1  (every request, when there is no queue)
 --    -2 line full   -2, waiting
 --    -3 not in queue -3
@@ -48,8 +49,8 @@ for i = 2, #ARGV - 2, 3 do
     elseif kind == 2 then
       out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 2, jti, iat, exp
       n = n + 4
-    elseif kind == -2 then
-      out[n + 1], out[n + 2] = -2, waiting
+    elseif kind == -2 or kind == 5 then
+      out[n + 1], out[n + 2] = kind, waiting
       n = n + 2
     else
       n = n + 1

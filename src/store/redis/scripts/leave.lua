@@ -1,6 +1,6 @@
 -- leave.lua - leave the line or revoke the live token, and end the open
 -- session (lib.lua prepended).
--- ARGV[1] user (in line, in the pre-queue or holding a token). Reply: 0 left (anything removed), -1 no queue, -3 not in
+-- ARGV[1] user (in line, in the pre-queue, held or holding a token). Reply: 0 left (anything removed), -1 no queue, -3 not in
 -- queue. Line or token count in leftTotal, the session in releasedTotal.
 -- Sweeps only when the user is not in line (as before sessions); a session
 -- of a user in line that has already ended is left to the sweep.
@@ -12,6 +12,7 @@ local now = now_us()
 local left = false
 if redis.call('ZREM', K_WAITING, user) == 1 then
   redis.call('HDEL', K_SEEN, user)
+  redis.call('SREM', K_AWAY, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
   left = true
 elseif redis.call('ZREM', K_PRE, user) == 1 then
@@ -22,6 +23,11 @@ elseif redis.call('ZREM', K_PRE, user) == 1 then
   if redis.call('HGET', K_STATE, 'opening') == '1' then
     open_settle()
   end
+elseif redis.call('ZREM', K_HELD, user) + redis.call('ZREM', K_BACK, user) > 0 then
+  -- held (away, not gone)
+  redis.call('HDEL', K_SEEN, user)
+  redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+  left = true
 else
   expire_tokens(now)
   if redis.call('HDEL', K_TOKENS, user) == 1 then

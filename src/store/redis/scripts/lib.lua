@@ -17,8 +17,14 @@
 --   KEYS[9] wr:{q}:pre      ZSET user -> pre-queue key (sale opening): a
 --                                random 52-bit integer from waitroomd's
 --                                CSPRNG (preQueueShuffle) or the arrival us
--- The config hash also holds sessionSec (absent = 0) and idleSec (absent =
--- 120, the default of idleTimeoutSeconds). active = ZCARD active
+--   KEYS[10] wr:{q}:held    ZSET user -> us they were held (away, not gone:
+--                                their turn came while away; not back yet)
+--   KEYS[11] wr:{q}:back    ZSET user -> us they came back (held people who
+--                                asked again: admitted first)
+--   KEYS[12] wr:{q}:away    SET  users of the line the away sweep found away
+-- The config hash also holds sessionSec (absent = 0), idleSec (absent =
+-- 120, the default of idleTimeoutSeconds) and holdSec (absent = 1800, the
+-- default of awayHoldSeconds). active = ZCARD active
 -- + ZCARD sessions: both sets hold each member once, so the count is exact.
 --
 -- Numbers: microsecond times are about 1.8e15, exact in a Lua double (below
@@ -29,6 +35,7 @@ local K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE = KEYS[1], KEYS[2], KEYS[
 local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 local K_SEEN = KEYS[8]
 local K_PRE = KEYS[9]
+local K_HELD, K_BACK, K_AWAY = KEYS[10], KEYS[11], KEYS[12]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -246,30 +253,46 @@ local function admissible(opening, base, moved)
 end
 
 -- Stats after expiry, in the order of wr_queue_stats_t (11 values), then
--- prequeue. People still to move in a running opening count in waiting.
+-- prequeue, away, held, returnedTotal. People still to move in a running
+-- opening count in waiting. away: the line's away set plus the held.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
-    'opening')
+    'opening', 'returnedTotal')
   local pre = redis.call('ZCARD', K_PRE)
   local waiting, prequeue = redis.call('ZCARD', K_WAITING), pre
   if c[9] == '1' then
     waiting, prequeue = waiting + pre, 0
   end
+  local held = redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK)
   return waiting, active_count(), tonumber(c[1] or 0),
     tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
-    tonumber(c[8] or 0), prequeue
+    tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
+    tonumber(c[10] or 0)
 end
 
--- People who stop asking (idleTimeoutSeconds, T). seen holds each waiting
--- user's last join or poll t (store clock, us) and whether they are a
--- pending page join p (1: joined by the queue page, not asked again since;
--- admission passes over them), as one integer 2 * t + p (exact below 2^53:
--- t < 4.5e15, the year 2112). It only ever holds users of the line:
--- whoever leaves the line (admitted, left, abandoned) leaves seen too. A
--- waiting user without a seen entry (in line before this existed) is never
--- idle until their next join or poll records one.
+-- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each
+-- waiting user's last join or poll t (store clock, us) and whether they are
+-- a pending page join p (1: joined by the queue page, not asked again
+-- since; admission passes over them), as one integer 2 * t + p (exact
+-- below 2^53: t < 4.5e15, the year 2112). It holds users of the line, the
+-- pre-queue and back (never held): whoever leaves them (admitted, left,
+-- abandoned, held) leaves seen too. A waiting user without a seen entry
+-- (in line before this existed) is never away until their next join or
+-- poll records one. A user idle by the rule below is away: they keep
+-- their place; only a pending page join that is idle leaves (abandoned).
+-- The sweep (below) marks the away people of the line in the away set
+-- (stats away); a recorded request unmarks them.
+--
+-- Held. When admission reaches an away user, their turn has come: they
+-- leave the line for held (score: the time, us). Their next join or poll
+-- moves them to back (score: the time); the next tick admits back first,
+-- within its budget and maxActive, and one away again by then is held anew.
+-- Held people not back holdSec (awayHoldSeconds) after being held leave
+-- (abandonedTotal); holdSec 0: at once. The config hash's holdq = '1'
+-- while held or back may hold anyone, so a newcomer's join (the hot path)
+-- needs no look at them otherwise.
 --
 -- A HASH, not a ZSET ordered by t: a ZSET of N users beside the line made
 -- every poll's ZRANK slower (its skiplist nodes interleave with the
@@ -360,6 +383,11 @@ local function idle_lib()
     return idle
   end
 
+  -- awayHoldSeconds in us from the config's holdSec (absent: 1800 s).
+  function L.hold_us(v)
+    return tonumber(v or '1800') * 1000000
+  end
+
   -- us of the ticks (tick_ms long) that no admission call ran between the
   -- last one (state lastTick, a string or false) and now's: 0 when now is
   -- in that tick or the next; nil when no tick ran yet (a new queue, or
@@ -377,9 +405,45 @@ local function idle_lib()
     return idle > 0 and t ~= nil and t + idle + L.slack(idle) <= now
   end
 
-  -- Records t = now for user, pending or not.
+  -- Records t = now for user, pending or not (no longer away).
   function L.seen_set(user, now, pending)
     redis.call('HSET', K_SEEN, user, fmt(2 * now + (pending and 1 or 0)))
+    redis.call('SREM', K_AWAY, user)
+  end
+
+  -- Holds users (a list, in the line or back) whose turn came while away,
+  -- at now: into held (score now), out of the line, back, seen and the
+  -- away set; with hold (awayHoldSeconds, us) 0 they leave at once
+  -- (abandonedTotal).
+  function L.hold(users, now, hold)
+    if #users == 0 then
+      return
+    end
+    chunked('ZREM', K_WAITING, users)
+    chunked('ZREM', K_BACK, users)
+    chunked('HDEL', K_SEEN, users)
+    chunked('SREM', K_AWAY, users)
+    if hold <= 0 then
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
+      return
+    end
+    local zs, snow = {}, fmt(now)
+    for i = 1, #users do
+      zs[2 * i - 1] = snow
+      zs[2 * i] = users[i]
+    end
+    chunked('ZADD', K_HELD, zs)
+    redis.call('HSET', K_CONFIG, 'holdq', '1')
+  end
+
+  -- Held people held hold us or longer at now leave (abandonedTotal), at
+  -- most max of them, oldest first.
+  function L.held_expire(now, hold, max)
+    local gone = redis.call('ZRANGEBYSCORE', K_HELD, '-inf', fmt(now - hold), 'LIMIT', 0, max)
+    if #gone > 0 then
+      chunked('ZREM', K_HELD, gone)
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', #gone)
+    end
   end
 
   -- Removes users (a list) from the line or the pre-queue (sale opening:
@@ -394,6 +458,7 @@ local function idle_lib()
       i = j + 1
     end
     chunked('HDEL', K_SEEN, users)
+    chunked('SREM', K_AWAY, users)
     if n + p > 0 then
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', n + p)
     end
@@ -404,27 +469,42 @@ local function idle_lib()
 
   -- The clock sweep: from the cursor in state, looks at enough users of
   -- seen to go round it once per G (tick_ms the time between calls), at
-  -- least 256 (a hash that small whole every call) and at most visit_max,
-  -- removing the idle ones, at most remove_max; the cursor stays where it
-  -- stopped. Removal therefore comes at most about G after the idle rule
-  -- holds. (Looking at 8192 users every 100 ms tick cost 1.5 us per poll
-  -- in the 200k-user benchmark.)
+  -- least 256 (a hash that small whole every call) and at most visit_max:
+  -- removes the idle pending page joins, at most remove_max; marks the
+  -- idle others of the line in the away set and unmarks those no longer
+  -- idle; the cursor stays where it stopped. Removal and marking therefore
+  -- come at most about G after the idle rule holds. (Looking at 8192 users
+  -- every 100 ms tick cost 1.5 us per poll in the 200k-user benchmark.)
+  -- Without a timeout in force (0, or the grace after an outage) nobody
+  -- is away: the away set is emptied.
   function L.sweep(now, idle, remove_max, visit_max, tick_ms)
     if idle <= 0 then
+      redis.call('DEL', K_AWAY)
       return
     end
+    local marked = redis.call('SCARD', K_AWAY) > 0
     local n = redis.call('HLEN', K_SEEN)
     local want = math.ceil(n * tick_ms * 1000 / L.slack(idle))
     visit_max = math.min(visit_max, math.max(256, want))
     local cursor = redis.call('HGET', K_STATE, 'idleCursor') or '0'
-    local gone, visited = {}, 0
+    local gone, away, back = {}, {}, {}
+    local visited = 0
     repeat
       local r = redis.call('HSCAN', K_SEEN, cursor, 'COUNT', 256)
       cursor = r[1]
       local kv = r[2]
       for i = 1, #kv, 2 do
-        if #gone < remove_max and L.is_idle(L.seen_of(kv[i + 1]), now, idle) then
-          gone[#gone + 1] = kv[i]
+        local t, pending = L.seen_of(kv[i + 1])
+        if L.is_idle(t, now, idle) then
+          if pending then
+            if #gone < remove_max then
+              gone[#gone + 1] = kv[i]
+            end
+          elseif redis.call('ZSCORE', K_WAITING, kv[i]) then
+            away[#away + 1] = kv[i] -- (people of the pre-queue and back are not marked)
+          end
+        elseif marked then
+          back[#back + 1] = kv[i]
         end
       end
       visited = visited + #kv / 2
@@ -432,6 +512,12 @@ local function idle_lib()
     redis.call('HSET', K_STATE, 'idleCursor', cursor)
     if #gone > 0 then
       L.abandon(gone)
+    end
+    if #away > 0 then
+      chunked('SADD', K_AWAY, away)
+    end
+    if #back > 0 then
+      chunked('SREM', K_AWAY, back)
     end
   end
 
@@ -456,7 +542,7 @@ end
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq', 'tickMs')
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq')
   if not cfg[1] then
     return nil
   end
@@ -467,7 +553,8 @@ local function entry_config(known)
   end
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
-    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100')}
+    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100'),
+    hold_sec = cfg[9], holdq = cfg[10] == '1'}
 end
 
 -- Writes the last score joins gave (see entry_config) to state, once per
@@ -492,15 +579,18 @@ end
 -- mode: '1' join (add when absent), '2' join by the queue page (a
 -- newcomer is pending: admission passes over them until they ask again),
 -- '0' status, '3' quiet status (records nothing for a waiting user; see
--- "Cost per poll" above). Else a waiting user idle past idleSec is
+-- "Cost per poll" above). Else a pending page join idle past idleSec is
 -- removed first (abandonedTotal) and answered as one not in line; any
--- other waiting user's last-seen time becomes now and their pending mark
--- is cleared. The same holds for a person in the pre-queue (sale
--- opening). key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
+-- other waiting user's last-seen time becomes now and their pending and
+-- away marks are cleared (away people keep their place). The same holds
+-- for a person in the pre-queue (sale opening). A held user returns
+-- (held -> back; one held holdSec or longer is removed first and answered
+-- as one not in line): kind 5. key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
 -- kind, position, waiting, jti, iat_us, exp_us, and after a join that
 -- added the user to the line head_due_us, own_due_us (entry.lua):
 --   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
---   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, -2 line full (waiting),
+--   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, 5 HELD (WAITING held:
+--   position 1, waiting the line's count), -2 line full (waiting),
 --   -3 not in queue.
 -- Reads the clock (see entry_config) when this call has not yet.
 local function entry_clock(c)
@@ -593,7 +683,7 @@ local function entry(c, user, mode, key)
       entry_clock(c)
       local waiting = entry_waiting(c)
       if (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
-        and entry_last(c) then
+        and not c.holdq and entry_last(c) then
         local score = entry_score(c)
         if redis.call('ZADD', K_WAITING, 'NX', fmt(score), user) == 1 then
           local jti, iat, exp = entry_token(c, user)
@@ -623,8 +713,11 @@ local function entry(c, user, mode, key)
     rank = redis.call('ZRANK', K_WAITING, user)
   end
   if rank then
-    if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
-      I.abandon({user}) -- checked on read: asking late does not revive
+    local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
+    if pending and I.is_idle(t, now, c.idle) then
+      -- a page join that never asked again: checked on read, asking late
+      -- does not revive (away people keep their place)
+      I.abandon({user})
       c.waiting, c.head = nil, nil
     else
       I.seen_set(user, now, false)
@@ -634,11 +727,28 @@ local function entry(c, user, mode, key)
       return 1, rank + 1, entry_waiting(c) + left, '', 0, 0
     end
   end
+  if c.holdq then
+    -- held: this request is their return (admitted first at the next
+    -- tick); held awayHoldSeconds or longer: gone, as if swept
+    local h = redis.call('ZSCORE', K_HELD, user)
+    if h and tonumber(h) + I.hold_us(c.hold_sec) <= now then
+      redis.call('ZREM', K_HELD, user)
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', 1)
+    elseif h or redis.call('ZSCORE', K_BACK, user) then
+      if h then
+        redis.call('ZREM', K_HELD, user)
+        redis.call('ZADD', K_BACK, fmt(now), user)
+      end
+      I.seen_set(user, now, false)
+      return 5, 1, entry_waiting(c) + left, '', 0, 0
+    end
+  end
   if c.preq then
     local prank = redis.call('ZRANK', K_PRE, user)
     if prank then
-      if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, user)), now, c.idle) then
-        I.abandon({user}) -- idleTimeoutSeconds applies in the pre-queue too
+      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
+      if pending and I.is_idle(t, now, c.idle) then
+        I.abandon({user}) -- a scanner in the pre-queue
         opening, base, total, moved = open_state()
         left = opening and redis.call('ZCARD', K_PRE) or 0
       else

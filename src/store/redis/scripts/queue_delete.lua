@@ -4,5 +4,5 @@ if redis.call('EXISTS', K_CONFIG) == 0 then
   return -1
 end
 redis.call('DEL', K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE, K_SESSIONS, K_SESSJTI)
-redis.call('DEL', K_SEEN, K_PRE)
+redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY)
 return 0

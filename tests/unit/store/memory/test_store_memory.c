@@ -461,15 +461,16 @@ static void flip_byte(const char *path)
  * can tell (the file ends with the id, its last-seen record of version 3 -
  * u32 age, u8 flags -, the token count, the session part of version 2 -
  * released, lapsed, session count -, the burn count of version 2,
- * abandoned of version 3, the pre-queue count of version 4 and the
- * 32-byte sum). */
+ * abandoned of version 3, the pre-queue count of version 4, the 24
+ * bytes of version 5 - returned, held and back counts - and the 32-byte
+ * sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -581,9 +582,16 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 4 first: the pre-queue count (8 bytes) before the sum, and
-     * the 25-byte opening part after the counters */
-    size_t body = n - 32 - 8;
+    /* version 5 first: returned, the held and back counts (24 bytes)
+     * before the sum */
+    size_t body = n - 32 - 24;
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(buf[body + (size_t)i], 0);
+    if (version == 4)
+        goto sum;
+    /* version 4: the pre-queue count (8 bytes) before the sum, and the
+     * 25-byte opening part after the counters */
+    body -= 8;
     for (int i = 0; i < 8; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
     const char *end = "\"preQueueShuffle\":true}";
@@ -611,6 +619,7 @@ static void to_version(const char *path, unsigned version)
             assert_int_equal(buf[body - 32 + (size_t)i], 0);
         body -= 32;
     }
+sum:
     buf[8] = (unsigned char)version; /* u32 version, little-endian */
     unsigned int dlen = 0;
     assert_int_equal(EVP_Digest(buf, body, buf + body, &dlen, EVP_sha256(), NULL), 1);
@@ -621,12 +630,15 @@ static void to_version(const char *path, unsigned version)
     fclose(f);
 }
 
-/* Version 1 (before sessions) and 2 (before the idle part) snapshots still
- * load; their people in line count as seen at the load. */
+/* Version 1 (before sessions), 2 (before the idle part) and 4 (before the
+ * held people) snapshots still load; their people in line count as seen
+ * at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    for (unsigned version = 1; version <= 2; version++) {
+    static const unsigned versions[] = {1, 2, 4};
+    for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
+        unsigned version = versions[vi];
         make_tmpdir();
         char p[128];
         snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
@@ -646,6 +658,8 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.sessions, 0);
         assert_int_equal(g.stats.released_total, 0);
         assert_int_equal(g.stats.abandoned_total, 0);
+        assert_int_equal(g.stats.held, 0);
+        assert_int_equal(g.stats.returned_total, 0);
         assert_int_equal(status(st, "q", "other").entry.position, 2);
         wr_store_close(st);
         sh_loop_free();

@@ -1,0 +1,213 @@
+/*
+ * away.c - the store contract, away, not gone (1.2): the held people - held
+ * when their turn came while away, admitted first on their return within
+ * the budget and maxActive, gone after awayHoldSeconds (and at once with
+ * 0) - and page joins that are never held. Run by runner.c against every
+ * backend of the store registry (tests listed in WR_CONTRACT_GROUP at the
+ * end).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "contract.h"
+
+/* Status of u that must be the held answer (WAITING, held, position 1,
+ * waiting the line's count). */
+static void away_expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting)
+{
+    sh_res_t r;
+    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_true(r.entry.held);
+    assert_int_equal(r.entry.position, 1);
+    assert_int_equal(r.entry.waiting, waiting);
+}
+
+/* A queue "q" with idleTimeoutSeconds 1, paused, users u1..u3 joined; u3
+ * polls at 0.55 s; at 1.45 s u1 and u2 are away (Redis: 1 s + its slack),
+ * u3 is not. Then unpaused at rate/tick, with awayHoldSeconds hold. */
+static void away_setup(wr_store_t *s, const char *q, double rate, uint32_t tick_ms,
+                       uint64_t max_active, uint32_t hold)
+{
+    wr_queue_config_t c = mkcfg(rate, tick_ms, max_active, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 1;
+    c.away_hold_seconds = hold;
+    put_ok(s, q, c);
+    join_n(s, q, 1, 3);
+    pass_us(s, 550000);
+    expect_waiting(s, q, "u3", 3, 3);
+    pass_us(s, 900000);
+    c.paused = false;
+    put_ok(s, q, c);
+}
+
+/* The tick passes over away people: their turn came, so they are held
+ * (out of the line: not in waiting nor anyone's position; in held and
+ * away); nobody away is admitted. A held person who asks again is admitted
+ * first at the next tick, counted in returnedTotal. */
+static void t_away_held_then_returns(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    away_setup(s, "aw", 1000, 100, 0, 1800);
+    assert_int_equal(sh_admit(s, "aw", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1); /* u3 only */
+    assert_int_equal(a.admit.stats.held, 2);
+    assert_int_equal(a.admit.stats.away, 2);
+    assert_int_equal(a.admit.stats.waiting, 0);
+    assert_int_equal(a.admit.stats.abandoned_total, 0);
+    assert_int_equal(sh_status(s, "aw", "u3", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* a newcomer is first in line: the held are not in anyone's position */
+    assert_int_equal(sh_join(s, "aw", "late", &r), WR_OK);
+    assert_int_equal(r.entry.position, 1);
+    assert_int_equal(r.entry.waiting, 1);
+    assert_false(r.entry.held);
+    /* u1 returns: the held answer, every time until admitted */
+    away_expect_held(s, "aw", "u1", 1);
+    away_expect_held(s, "aw", "u1", 1);
+    assert_int_equal(sh_get(s, "aw", &r), WR_OK);
+    assert_int_equal(r.stats.held, 2); /* returned, not yet admitted: still held */
+    /* the next tick admits u1 first (late is not due yet: admission delay) */
+    admit_next_tick(s, "aw", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.returned_total, 1);
+    assert_int_equal(a.admit.stats.held, 1);
+    assert_int_equal(a.admit.stats.away, 1);
+    assert_int_equal(sh_status(s, "aw", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    /* u2 never returned: still held, never admitted */
+    pass_us(s, 300000);
+    admit_next_tick(s, "aw", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1); /* late */
+    assert_int_equal(a.admit.stats.held, 1);
+    assert_int_equal(a.admit.stats.admitted_total, 3);
+    /* a held person who leaves is a leave */
+    assert_int_equal(sh_leave(s, "aw", "u2"), WR_OK);
+    assert_int_equal(sh_get(s, "aw", &r), WR_OK);
+    assert_int_equal(r.stats.held, 0);
+    assert_int_equal(r.stats.away, 0);
+    assert_int_equal(r.stats.left_total, 1);
+    assert_int_equal(sh_status(s, "aw", "u2", &r), WR_ENOTINQUEUE);
+}
+
+/* Held returns take the tick's budget first: at one per tick, the two who
+ * came back are the next two admitted, ahead of the line; maxActive holds
+ * them as anyone (no slot: nobody admitted). */
+static void t_away_returns_take_budget(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    away_setup(s, "awb", 10, 100, 2, 1800); /* one per 100 ms tick, 2 active at most */
+    /* u1, u2 held by the first ticks (one turn each), u3 admitted */
+    uint64_t admitted = 0;
+    assert_int_equal(sh_admit(s, "awb", &a), WR_OK);
+    admitted += a.admit.admitted;
+    for (int i = 0; i < 5 && a.admit.stats.waiting > 0; i++) {
+        admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
+        admitted += a.admit.admitted;
+    }
+    assert_int_equal(admitted, 1);
+    assert_int_equal(a.admit.stats.held, 2);
+    assert_int_equal(a.admit.stats.waiting, 0);
+    /* more people join behind; both held return */
+    join_due(s, "awb", 4, 6);
+    away_expect_held(s, "awb", "u2", 3);
+    away_expect_held(s, "awb", "u1", 3);
+    /* one slot left (u3 holds one): one per tick, returns first */
+    admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.returned_total, 1);
+    assert_int_equal(a.admit.stats.waiting, 3);
+    /* maxActive 2 reached: nobody more, the other return still held */
+    admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.held, 1);
+    away_expect_held(s, "awb", "u1", 3);
+    /* u3 leaves its pass: the held return is next, not u4 */
+    assert_int_equal(sh_leave(s, "awb", "u3"), WR_OK);
+    admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.returned_total, 2);
+    assert_int_equal(a.admit.stats.held, 0);
+    assert_int_equal(a.admit.stats.waiting, 3);
+    int n_admitted = 0;
+    const char *users[] = {"u1", "u2"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sh_status(s, "awb", users[i], &r), WR_OK);
+        n_admitted += r.entry.state == WR_ENTRY_ADMITTED;
+    }
+    assert_int_equal(n_admitted, 2);
+}
+
+/* awayHoldSeconds: a held person who has not asked again that long after
+ * their turn leaves (abandonedTotal); asking later is NOT_IN_QUEUE. 0:
+ * held people leave at once. */
+static void t_away_hold_expires(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    away_setup(s, "awh", 1000, 100, 0, 1);
+    assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
+    assert_int_equal(a.admit.stats.held, 2);
+    away_expect_held(s, "awh", "u2", 0); /* u2 returns in time */
+    pass_us(s, 1400000);                 /* (Redis: away 1 s + its slack after) */
+    /* u1 asks too late: gone (checked on read), counted once */
+    assert_int_equal(sh_status(s, "awh", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_status(s, "awh", "u1", &r), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "awh", &r), WR_OK);
+    assert_int_equal(r.stats.abandoned_total, 1);
+    /* u2 returned 1.4 s ago: away again by now, so held anew, not
+     * admitted */
+    assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
+    assert_int_equal(a.admit.stats.returned_total, 0);
+    assert_int_equal(a.admit.stats.held, 1);
+    /* ... and gone once held awayHoldSeconds again */
+    pass_us(s, 1100000);
+    assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
+    assert_int_equal(a.admit.stats.held, 0);
+    assert_int_equal(a.admit.stats.abandoned_total, 2);
+    assert_int_equal(sh_status(s, "awh", "u2", &r), WR_ENOTINQUEUE);
+
+    /* awayHoldSeconds 0: gone at once */
+    away_setup(s, "awz", 1000, 100, 0, 0);
+    assert_int_equal(sh_admit(s, "awz", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.held, 0);
+    assert_int_equal(a.admit.stats.abandoned_total, 2);
+    assert_int_equal(sh_status(s, "awz", "u1", &r), WR_ENOTINQUEUE);
+}
+
+/* A page join that never asked again is never held nor admitted: it is
+ * passed over, then leaves idleTimeoutSeconds after the fetch. */
+static void t_away_page_join_never_held(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r, a;
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.idle_timeout_seconds = 1;
+    put_ok(s, "awp", c);
+    assert_int_equal(sh_join_page(s, "awp", "scan", &r), WR_OK);
+    pass_us(s, 500000);
+    assert_int_equal(sh_admit(s, "awp", &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.waiting, 1);
+    assert_int_equal(a.admit.stats.away, 0);
+    pass_us(s, 950000);
+    admit_next_tick(s, "awp", 100000, a.admit.now_us / 100000, &a);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.waiting, 0);
+    assert_int_equal(a.admit.stats.held, 0);
+    assert_int_equal(a.admit.stats.abandoned_total, 1);
+}
+
+WR_CONTRACT_GROUP(away, T(t_away_held_then_returns), T(t_away_returns_take_budget),
+                  T(t_away_hold_expires), T(t_away_page_join_never_held));
