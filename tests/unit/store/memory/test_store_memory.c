@@ -848,6 +848,32 @@ static void test_snapshot_v1_loads(void **state)
     rm_tmpdir();
 }
 
+/* K34: a snapshot whose config has an opensAt in seconds (accepted before
+ * the API refused it) still loads, with the value as stored. */
+static void test_snapshot_opens_at_seconds_loads(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 2;
+    c.opens_at_ms = 1764460800; /* seconds: a moment in 1970 as ms */
+    assert_int_equal(sh_put(st, "legacy", &c), WR_OK);
+    wr_store_close(st); /* writes the snapshot */
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    sh_res_t g = get(st, "legacy");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.cfg.opens_at_ms, 1764460800);
+    assert_int_equal(g.cfg.admit_per_second, 2);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -865,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_burned),
         cmocka_unit_test(test_snapshot_v1_loads),
         cmocka_unit_test(test_snapshot_clock_stepped_back),
+        cmocka_unit_test(test_snapshot_opens_at_seconds_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
