@@ -217,9 +217,6 @@ static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **o
 
 static void reset_capacity(wr_queue_config_t *c)
 {
-    c->has_capacity = false;
-    c->cap_connections = 0;
-    c->cap_service_ms = 0;
     c->cap_safety = 0.875;
 }
 
@@ -297,7 +294,6 @@ static bool render_poll_bands(const wr_queue_config_t *c, bool secrets, json_t *
 
 static void reset_poll_bands(wr_queue_config_t *c)
 {
-    memset(c->poll_bands, 0, sizeof(c->poll_bands));
     c->poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
     c->poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
     c->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = WR_POLL_LAST_BAND_MS};
@@ -361,12 +357,6 @@ static bool render_invite_key(const wr_queue_config_t *c, bool secrets, json_t *
     return *out != NULL;
 }
 
-static void reset_invite_key(wr_queue_config_t *c)
-{
-    memset(c->invite_key, 0, sizeof(c->invite_key));
-    c->invite_key_len = 0;
-}
-
 static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
 {
     static const char rule[] = "must be an array of at most %d origins "
@@ -407,12 +397,6 @@ static bool render_return_origins(const wr_queue_config_t *c, bool secrets, json
     return true;
 }
 
-static void reset_return_origins(wr_queue_config_t *c)
-{
-    memset(c->return_origins, 0, sizeof(c->return_origins));
-    c->n_return_origins = 0;
-}
-
 /* ------------------------------------------------------------ the table */
 
 static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
@@ -439,7 +423,8 @@ _Static_assert(sizeof(wr_fail_policy_t) == sizeof(int), "ENUM members are int-si
 #define ENUM_FIELD(m, T, list) .kind = WR_QF_ENUM, TYPED(m, T), .names = (list)
 #define CUSTOM_FIELD(m, name)                                                                      \
     .kind = WR_QF_CUSTOM, .off = offsetof(wr_queue_config_t, m), .parse = parse_##name,            \
-    .render = render_##name, .reset = reset_##name
+    .render = render_##name
+#define RESET(name) .reset = reset_##name
 
 /* In the documented order (docs/API.md, "Queue config"): the order of the
  * rendering and of the checks. The store names are the Lua scripts' (kept
@@ -451,7 +436,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"admitPerSecond",
      NUMBER_FIELD(admit_per_second, RATE_MIN, RATE_MAX, "must be a number >= 0.001 and <= 1000000"),
      .store = "rate", .example = "2.5"},
-    {"capacity", CUSTOM_FIELD(has_capacity, capacity),
+    {"capacity", CUSTOM_FIELD(has_capacity, capacity), RESET(capacity),
      .example = "{\"connections\":40,\"serviceMs\":200,\"safety\":0.5}"},
     {"tickMs", INT_FIELD(tick_ms, 10, 10000), .idef = 100, .store = "tickMs", .example = "250"},
     {"maxActive", INT_FIELD(max_active, 0, INT64_MAX), .idef = 0, .store = "maxActive",
@@ -460,7 +445,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .store = "maxQueueSize", .example = "0"},
     {"tokenTtlSeconds", INT_FIELD(token_ttl_seconds, 1, 86400), .idef = 300, .store = "ttlSec",
      .example = "86400"},
-    {"pollBands", CUSTOM_FIELD(poll_bands, poll_bands),
+    {"pollBands", CUSTOM_FIELD(poll_bands, poll_bands), RESET(poll_bands),
      .example = "[{\"upTo\":5,\"ms\":250},{\"upTo\":50,\"ms\":600000}]"},
     {"pollJitter", NUMBER_FIELD(poll_jitter, 0, 0.5, "must be a number from 0 to 0.5"), .ddef = 0.1,
      .example = "0.5"},
@@ -582,14 +567,17 @@ static void reset_field(const wr_qfield_t *f, wr_queue_config_t *c)
         memcpy(member_of(c, f), &f->ddef, sizeof(f->ddef));
         break;
     case WR_QF_STRING:
-        memset(member_of(c, f), 0, f->size);
+        *(char *)member_of(c, f) = '\0';
         break;
     case WR_QF_CUSTOM:
-        f->reset(c);
+        if (f->reset)
+            f->reset(c);
         break;
     }
 }
 
+/* Every row's default on a zeroed config (the reset hooks set only what
+ * is not zero; a CUSTOM row without one defaults to zeros). */
 void wr_qconfig_defaults(wr_queue_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -605,12 +593,12 @@ static wr_err_t parse_epoch_ms(errbuf_t *e, const wr_qfield_t *f, const json_t *
 {
     if (src == FROM_STORE)
         return get_int(e, v, f->key, f->imin, f->imax, out);
-    long long x = json_is_integer(v) ? (long long)json_integer_value(v) : -1;
-    if (!json_is_integer(v) || x < WR_QF_EPOCH_MS_MIN || x < f->imin || x > f->imax)
-        return fail(e, f->key,
-                    "must be epoch milliseconds (not seconds): an integer from %" PRId64
-                    " to %" PRId64 "%s",
-                    WR_QF_EPOCH_MS_MIN > f->imin ? WR_QF_EPOCH_MS_MIN : f->imin, f->imax,
+    bool is_int = json_is_integer(v);
+    long long x = is_int ? (long long)json_integer_value(v) : -1;
+    long long lo = WR_QF_EPOCH_MS_MIN > f->imin ? WR_QF_EPOCH_MS_MIN : f->imin;
+    if (!is_int || x < lo || x > f->imax)
+        return fail(e, f->key, "must be epoch milliseconds%s: an integer from %lld to %lld%s",
+                    is_int && x >= 0 && x < lo ? ", not seconds" : "", lo, (long long)f->imax,
                     (f->flags & WR_QF_NULLABLE) ? ", or null" : "");
     *out = x;
     return WR_OK;
@@ -674,8 +662,8 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
             return fail(e, f->key, "must be at most %zu bytes", f->size - 1);
         if (f->check && !f->check(s, len))
             return fail(e, f->key, "%s", f->rule);
-        memset(member_of(c, f), 0, f->size);
         memcpy(member_of(c, f), s, len);
+        ((char *)member_of(c, f))[len] = '\0';
         return WR_OK;
     }
     case WR_QF_ENUM: {

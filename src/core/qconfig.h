@@ -132,7 +132,7 @@ typedef struct wr_qfield {
     bool (*check)(const char *s, size_t len); /* STRING: after the length check; NULL = any */
     /* CUSTOM: parse v (present, maybe null) onto c or fail naming the
      * field; render c (*out NULL = leave the key out; false = no memory);
-     * reset c's members to the default. */
+     * reset: set the default on a zeroed config (NULL: zeros are it). */
     wr_err_t (*parse)(wr_qfield_err_t *e, const json_t *v, wr_queue_config_t *c);
     bool (*render)(const wr_queue_config_t *c, bool secrets, json_t **out);
     void (*reset)(wr_queue_config_t *c);
