@@ -153,6 +153,17 @@ static void set(json_t *obj, const char *key, json_t *v, bool *ok)
 
 /* ------------------------------------------------------- CUSTOM fields */
 
+/* A render hook's end: *out = v when v was built whole (ok), else frees it. */
+static bool finish(json_t *v, bool ok, json_t **out)
+{
+    if (!v || !ok) {
+        json_decref(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
 {
     static const char *const keys[] = {"connections", "serviceMs", "safety"};
@@ -207,12 +218,7 @@ static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **o
     set(cap, "connections", json_integer(c->cap_connections), &ok);
     set(cap, "serviceMs", json_integer(c->cap_service_ms), &ok);
     set(cap, "safety", number_json(c->cap_safety), &ok);
-    if (!ok) {
-        json_decref(cap);
-        return false;
-    }
-    *out = cap;
-    return true;
+    return finish(cap, ok, out);
 }
 
 static void reset_capacity(wr_queue_config_t *c)
@@ -284,12 +290,7 @@ static bool render_poll_bands(const wr_queue_config_t *c, bool secrets, json_t *
         if (!b || json_array_append_new(bands, b) != 0)
             ok = false;
     }
-    if (!bands || !ok) {
-        json_decref(bands);
-        return false;
-    }
-    *out = bands;
-    return true;
+    return finish(bands, ok, out);
 }
 
 static void reset_poll_bands(wr_queue_config_t *c)
@@ -389,12 +390,7 @@ static bool render_return_origins(const wr_queue_config_t *c, bool secrets, json
         if (!x || json_array_append_new(origins, x) != 0)
             ok = false;
     }
-    if (!origins || !ok) {
-        json_decref(origins);
-        return false;
-    }
-    *out = origins;
-    return true;
+    return finish(origins, ok, out);
 }
 
 /* ------------------------------------------------------------ the table */
