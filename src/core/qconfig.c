@@ -1,18 +1,33 @@
 /*
  * qconfig.c - a queue's configuration: defaults, validation, JSON in and out.
  *
+ * One row per field (the table at the end of the helpers, as Redis's
+ * config.c static_configs[]): JSON key, kind, range, default, the member's
+ * offset in wr_queue_config_t, the field of the store's per-queue hash,
+ * and hooks for the odd fields (capacity, pollBands, inviteKey,
+ * returnOrigins are CUSTOM; targetUrl is a STRING with a check). Defaults,
+ * the unknown-key check, parsing, rendering and the store's hash values
+ * walk the table, so a field is written once; the rows' macros name the
+ * member and its C type, so a row whose kind does not match its member
+ * does not compile.
+ *
  * The config is a plain value (wr_queue_config_t, no pointers), so parsing
  * works on a local copy and only assigns *out after every field validated:
  * on error *out is untouched. PUT starts from the defaults, PATCH from the
  * base; both then run the same per-field validation (apply_fields), which
- * first rejects unknown keys and then checks the known ones in the
- * documented order, so the field named in an error is deterministic.
+ * first rejects unknown keys and then checks the given ones in row order,
+ * so the field named in an error is deterministic.
  *
  * The rate (admitPerSecond) has no default: it is given, or derived from
  * capacity as connections / (serviceMs / 1000) * safety. In a PATCH,
  * giving capacity without admitPerSecond re-derives it; "capacity": null
  * removes the capacity object and keeps the rate. failOpenPerSecond
  * defaults to the rate in a PUT; a PATCH keeps the base value unless given.
+ * These rules across fields are in wr_qconfig_parse / wr_qconfig_patch.
+ *
+ * "...At" fields (WR_QF_EPOCH_MS) are epoch ms: from the API a value below
+ * WR_QF_EPOCH_MS_MIN is refused as plausible seconds (K34); a store's own
+ * copy (wr_qconfig_parse_stored) keeps what earlier versions accepted.
  *
  * pollBands: every band but the last must have upTo; the last may have one
  * (positions beyond it still use the last band, see wr_queue_poll_base_ms),
@@ -28,6 +43,7 @@
  */
 #include "core/qconfig.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,40 +52,17 @@
 #define RATE_MAX 1000000.0
 #define RATE_MIN 0.001 /* one admission per ~17 minutes: below that, ETAs are absurd */
 
-void wr_qconfig_defaults(wr_queue_config_t *cfg)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->enabled = true;
-    cfg->paused = false;
-    cfg->admit_per_second = 0;
-    cfg->has_capacity = false;
-    cfg->cap_safety = 0.875;
-    cfg->tick_ms = 100;
-    cfg->max_active = 0;
-    cfg->max_queue_size = 100000;
-    cfg->token_ttl_seconds = 300;
-    cfg->poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
-    cfg->poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
-    cfg->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = WR_POLL_LAST_BAND_MS};
-    cfg->n_poll_bands = 3;
-    cfg->poll_jitter = 0.1;
-    cfg->fail_policy = WR_FAIL_LIMITED;
-    cfg->fail_open_per_second = 0;
-    cfg->target_url[0] = '\0';
-    cfg->idle_timeout_seconds = 120;
-    cfg->away_hold_seconds = 1800;
-    cfg->poll_max_ms = 60000;
-    cfg->opens_at_ms = WR_OPENS_AT_NONE;
-    cfg->pre_queue_shuffle = true;
-}
-
 /* Error sink: the caller's field and message buffers. */
-typedef struct {
+struct wr_qfield_err {
     char *field;
     size_t field_len;
     char *msg;
     size_t msg_len;
-} errbuf_t;
+};
+typedef struct wr_qfield_err errbuf_t;
+
+/* How strict the "...At" rule is: the API's input, or a store's own copy. */
+typedef enum { FROM_API, FROM_STORE } source_t;
 
 __attribute__((format(printf, 3, 4))) static wr_err_t fail(errbuf_t *e, const char *field,
                                                            const char *fmt, ...)
@@ -100,37 +93,18 @@ static wr_err_t get_int(errbuf_t *e, const json_t *v, const char *field, long lo
     return WR_OK;
 }
 
-/* A number field (integer or real), finite. */
+/* A number field (integer or real), finite; rule is the whole message. */
 static wr_err_t get_number(errbuf_t *e, const json_t *v, const char *field, const char *rule,
                            double *out)
 {
     if (!json_is_number(v))
-        return fail(e, field, "must be a number %s", rule);
+        return fail(e, field, "%s", rule);
     double x = json_number_value(v);
     if (!isfinite(x))
-        return fail(e, field, "must be a number %s", rule);
+        return fail(e, field, "%s", rule);
     *out = x;
     return WR_OK;
 }
-
-static wr_err_t get_bool(errbuf_t *e, const json_t *v, const char *field, bool *out)
-{
-    if (!json_is_boolean(v))
-        return fail(e, field, "must be true or false");
-    *out = json_is_true(v);
-    return WR_OK;
-}
-
-static const char *const top_keys[] = {
-    "enabled",      "paused",          "admitPerSecond",
-    "capacity",     "tickMs",          "maxActive",
-    "maxQueueSize", "tokenTtlSeconds", "pollBands",
-    "pollJitter",   "failPolicy",      "failOpenPerSecond",
-    "targetUrl",    "inviteKey",       "returnOrigins",
-    "tokenInQuery", "sessionSeconds",  "idleTimeoutSeconds",
-    "opensAt",      "preQueueShuffle", "awayHoldSeconds",
-    "pollMaxMs",
-};
 
 static bool known(const char *key, const char *const *keys, size_t n)
 {
@@ -138,6 +112,14 @@ static bool known(const char *key, const char *const *keys, size_t n)
         if (strcmp(key, keys[i]) == 0)
             return true;
     return false;
+}
+
+/* Fails naming prefix + key as an unknown field. */
+static wr_err_t unknown(errbuf_t *e, const char *prefix, const char *key)
+{
+    char path[WR_FIELD_MAX + 1];
+    snprintf(path, sizeof(path), "%s%s", prefix, key);
+    return fail(e, path, "unknown field");
 }
 
 /* Rejects the first key of obj not in keys; prefix is prepended to the field. */
@@ -148,18 +130,50 @@ static wr_err_t reject_unknown(errbuf_t *e, const json_t *obj, const char *prefi
     const json_t *v;
     json_object_foreach((json_t *)obj, key, v)
     {
-        if (!known(key, keys, n)) {
-            char path[WR_FIELD_MAX + 1];
-            snprintf(path, sizeof(path), "%s%s", prefix, key);
-            return fail(e, path, "unknown field");
-        }
+        if (!known(key, keys, n))
+            return unknown(e, prefix, key);
     }
     return WR_OK;
+}
+
+/* A double as a JSON integer when it is integral (and in range), else real. */
+static json_t *number_json(double d)
+{
+    if (d == floor(d) && fabs(d) <= 9007199254740992.0)
+        return json_integer((json_int_t)d);
+    return json_real(d);
+}
+
+/* json_object_set_new that tracks failure: *ok becomes false on error. */
+static void set(json_t *obj, const char *key, json_t *v, bool *ok)
+{
+    if (!v || json_object_set_new(obj, key, v) != 0)
+        *ok = false;
+}
+
+/* ------------------------------------------------------- CUSTOM fields */
+
+/* A render hook's end: *out = v when v was built whole (ok), else frees it. */
+static bool finish(json_t *v, bool ok, json_t **out)
+{
+    if (!v || !ok) {
+        json_decref(v);
+        return false;
+    }
+    *out = v;
+    return true;
 }
 
 static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
 {
     static const char *const keys[] = {"connections", "serviceMs", "safety"};
+    if (json_is_null(v)) { /* removes the capacity object; the rate stays */
+        c->has_capacity = false;
+        c->cap_connections = 0;
+        c->cap_service_ms = 0;
+        c->cap_safety = 0.875;
+        return WR_OK;
+    }
     if (!json_is_object(v))
         return fail(e, "capacity", "must be an object {connections, serviceMs, safety}");
     wr_err_t err = reject_unknown(e, v, "capacity.", keys, 3);
@@ -179,7 +193,7 @@ static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *
     double safety = 0.875;
     x = json_object_get(v, "safety");
     if (x) {
-        if ((err = get_number(e, x, "capacity.safety", "in (0, 1]", &safety)))
+        if ((err = get_number(e, x, "capacity.safety", "must be a number in (0, 1]", &safety)))
             return err;
         if (!(safety > 0 && safety <= 1))
             return fail(e, "capacity.safety", "must be a number in (0, 1]");
@@ -189,6 +203,27 @@ static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *
     c->cap_service_ms = (uint32_t)svc;
     c->cap_safety = safety;
     return WR_OK;
+}
+
+static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    *out = NULL;
+    if (!c->has_capacity)
+        return true; /* left out */
+    bool ok = true;
+    json_t *cap = json_object();
+    if (!cap)
+        return false;
+    set(cap, "connections", json_integer(c->cap_connections), &ok);
+    set(cap, "serviceMs", json_integer(c->cap_service_ms), &ok);
+    set(cap, "safety", number_json(c->cap_safety), &ok);
+    return finish(cap, ok, out);
+}
+
+static void reset_capacity(wr_queue_config_t *c)
+{
+    c->cap_safety = 0.875;
 }
 
 static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
@@ -240,38 +275,53 @@ static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t
     return WR_OK;
 }
 
-static wr_err_t parse_target_url(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+static bool render_poll_bands(const wr_queue_config_t *c, bool secrets, json_t **out)
 {
-    static const char rule[] = "must be \"\", an absolute http(s):// URL or a path starting "
-                               "with one \"/\", without spaces or control characters";
-    if (!json_is_string(v))
-        return fail(e, "targetUrl", "%s", rule);
-    const char *s = json_string_value(v);
-    size_t len = json_string_length(v);
-    if (len > WR_TARGET_URL_MAX)
-        return fail(e, "targetUrl", "must be at most %d bytes", WR_TARGET_URL_MAX);
-    if (len > 0) {
-        bool ok = false;
-        if (strncmp(s, "https://", 8) == 0)
-            ok = len > 8;
-        else if (strncmp(s, "http://", 7) == 0)
-            ok = len > 7;
-        else if (s[0] == '/')
-            ok = len == 1 || (s[1] != '/' && s[1] != '\\');
-        /* Bytes <= 0x20 include NUL (an embedded NUL would truncate the URL),
-         * controls and space; a backslash is rejected because browsers read
-         * "/\host" as the protocol-relative "//host" (an open redirect). */
-        for (size_t i = 0; ok && i < len; i++) {
-            unsigned char ch = (unsigned char)s[i];
-            if (ch <= 0x20 || ch == 0x7f || ch == '\\' || ch == '"' || ch == '<' || ch == '>')
-                ok = false;
-        }
-        if (!ok)
-            return fail(e, "targetUrl", "%s", rule);
+    (void)secrets;
+    bool ok = true;
+    json_t *bands = json_array();
+    size_t n = c->n_poll_bands <= WR_POLL_BANDS_MAX ? c->n_poll_bands : WR_POLL_BANDS_MAX;
+    for (size_t i = 0; bands && i < n; i++) {
+        json_t *b = json_object();
+        if (b && c->poll_bands[i].up_to > 0)
+            set(b, "upTo", json_integer((json_int_t)c->poll_bands[i].up_to), &ok);
+        if (b)
+            set(b, "ms", json_integer(c->poll_bands[i].ms), &ok);
+        if (!b || json_array_append_new(bands, b) != 0)
+            ok = false;
     }
-    memcpy(c->target_url, s, len);
-    c->target_url[len] = '\0';
-    return WR_OK;
+    return finish(bands, ok, out);
+}
+
+static void reset_poll_bands(wr_queue_config_t *c)
+{
+    c->poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
+    c->poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
+    c->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = WR_POLL_LAST_BAND_MS};
+    c->n_poll_bands = 3;
+}
+
+/* targetUrl (a STRING row): "", an absolute http(s) URL, or a path. */
+static bool target_url_ok(const char *s, size_t len)
+{
+    if (len == 0)
+        return true;
+    bool ok = false;
+    if (strncmp(s, "https://", 8) == 0)
+        ok = len > 8;
+    else if (strncmp(s, "http://", 7) == 0)
+        ok = len > 7;
+    else if (s[0] == '/')
+        ok = len == 1 || (s[1] != '/' && s[1] != '\\');
+    /* Bytes <= 0x20 include NUL (an embedded NUL would truncate the URL),
+     * controls and space; a backslash is rejected because browsers read
+     * "/\host" as the protocol-relative "//host" (an open redirect). */
+    for (size_t i = 0; ok && i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch <= 0x20 || ch == 0x7f || ch == '\\' || ch == '"' || ch == '<' || ch == '>')
+            ok = false;
+    }
+    return ok;
 }
 
 static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
@@ -297,6 +347,17 @@ static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t
     return WR_OK;
 }
 
+/* Write-only: the key itself only in the stores' form (secrets). */
+static bool render_invite_key(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    size_t klen = c->invite_key_len <= WR_INVITE_KEY_MAX ? c->invite_key_len : 0;
+    if (klen == 0)
+        *out = json_null();
+    else
+        *out = secrets ? json_stringn(c->invite_key, klen) : json_string("set");
+    return *out != NULL;
+}
+
 static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
 {
     static const char rule[] = "must be an array of at most %d origins "
@@ -317,140 +378,350 @@ static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_conf
     return WR_OK;
 }
 
-/*
- * Validates obj's fields onto c (a working copy). Sets *rate_given and
- * *fail_open_given when those fields were given, *cap_given when a capacity
- * object was given ("capacity": null clears it and is not "given").
- */
-static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *c, bool *rate_given,
-                             bool *cap_given, bool *fail_open_given)
+static bool render_return_origins(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    bool ok = true;
+    json_t *origins = json_array();
+    size_t n = c->n_return_origins <= WR_RETURN_ORIGINS_MAX ? c->n_return_origins : 0;
+    for (size_t i = 0; origins && i < n; i++) {
+        json_t *x =
+            json_stringn(c->return_origins[i], strnlen(c->return_origins[i], WR_ORIGIN_MAX));
+        if (!x || json_array_append_new(origins, x) != 0)
+            ok = false;
+    }
+    return finish(origins, ok, out);
+}
+
+/* pollMaxMs: 0 (bands only) or 1000..600000, default 60000 (API 1.2,
+ * "Fewer polls from far back"): a range with a hole, so a CUSTOM row. */
+static wr_err_t parse_poll_max_ms(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    long long i = json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+    if (!json_is_integer(v) || (i != 0 && (i < 1000 || i > 600000)))
+        return fail(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
+    c->poll_max_ms = (uint32_t)i;
+    return WR_OK;
+}
+
+static bool render_poll_max_ms(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    *out = json_integer(c->poll_max_ms);
+    return *out != NULL;
+}
+
+static void reset_poll_max_ms(wr_queue_config_t *c)
+{
+    c->poll_max_ms = 60000;
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
+_Static_assert(sizeof(wr_fail_policy_t) == sizeof(int), "ENUM members are int-sized");
+
+/* The row macros name a member and its C type: a row whose kind does not
+ * match its member's type does not compile. */
+#define TYPED(m, T)                                                                                \
+    .off = _Generic(((wr_queue_config_t *)0)->m, T                                                 \
+                    : offsetof(wr_queue_config_t, m)),                                             \
+    .size = sizeof(((wr_queue_config_t *)0)->m)
+#define BOOL_FIELD(m) .kind = WR_QF_BOOL, TYPED(m, bool)
+#define INT_FIELD(m, lo, hi)                                                                       \
+    .kind = WR_QF_INT,                                                                             \
+    .off = _Generic(((wr_queue_config_t *)0)->m, uint32_t                                          \
+                    : offsetof(wr_queue_config_t, m), uint64_t                                     \
+                    : offsetof(wr_queue_config_t, m), int64_t                                      \
+                    : offsetof(wr_queue_config_t, m)),                                             \
+    .size = sizeof(((wr_queue_config_t *)0)->m), .imin = (lo), .imax = (hi)
+#define NUMBER_FIELD(m, lo, hi, rule_)                                                             \
+    .kind = WR_QF_NUMBER, TYPED(m, double), .dmin = (lo), .dmax = (hi), .rule = (rule_)
+#define STRING_FIELD(m, check_, rule_)                                                             \
+    .kind = WR_QF_STRING, TYPED(m, char *), .check = (check_), .rule = (rule_)
+#define ENUM_FIELD(m, T, list) .kind = WR_QF_ENUM, TYPED(m, T), .names = (list)
+#define CUSTOM_FIELD(m, name)                                                                      \
+    .kind = WR_QF_CUSTOM, .off = offsetof(wr_queue_config_t, m), .parse = parse_##name,            \
+    .render = render_##name
+#define RESET(name) .reset = reset_##name
+
+/* In the documented order (docs/API.md, "Queue config"): the order of the
+ * rendering and of the checks. The store names are the Lua scripts' (kept
+ * as they are: existing Redis data reads on). */
+const wr_qfield_t wr_qconfig_fields[] = {
+    {"enabled", BOOL_FIELD(enabled), .idef = true, .store = "enabled", .example = "false"},
+    {"paused", BOOL_FIELD(paused), .idef = false, .store = "paused", .example = "true"},
+    /* no default (0): given, or derived from capacity (wr_qconfig_parse) */
+    {"admitPerSecond",
+     NUMBER_FIELD(admit_per_second, RATE_MIN, RATE_MAX, "must be a number >= 0.001 and <= 1000000"),
+     .store = "rate", .example = "2.5"},
+    {"capacity", CUSTOM_FIELD(has_capacity, capacity), RESET(capacity),
+     .example = "{\"connections\":40,\"serviceMs\":200,\"safety\":0.5}"},
+    {"tickMs", INT_FIELD(tick_ms, 10, 10000), .idef = 100, .store = "tickMs", .example = "250"},
+    {"maxActive", INT_FIELD(max_active, 0, INT64_MAX), .idef = 0, .store = "maxActive",
+     .example = "9007199254740993"},
+    {"maxQueueSize", INT_FIELD(max_queue_size, 0, INT64_MAX), .idef = 100000,
+     .store = "maxQueueSize", .example = "0"},
+    {"tokenTtlSeconds", INT_FIELD(token_ttl_seconds, 1, 86400), .idef = 300, .store = "ttlSec",
+     .example = "86400"},
+    {"pollBands", CUSTOM_FIELD(poll_bands, poll_bands), RESET(poll_bands),
+     .example = "[{\"upTo\":5,\"ms\":250},{\"upTo\":50,\"ms\":600000}]"},
+    {"pollJitter", NUMBER_FIELD(poll_jitter, 0, 0.5, "must be a number from 0 to 0.5"), .ddef = 0.1,
+     .example = "0.5"},
+    {"failPolicy", ENUM_FIELD(fail_policy, wr_fail_policy_t, fail_policies),
+     .idef = WR_FAIL_LIMITED, .example = "\"open\""},
+    /* default: the rate (wr_qconfig_parse) */
+    {"failOpenPerSecond",
+     NUMBER_FIELD(fail_open_per_second, 0, RATE_MAX, "must be a number >= 0 and <= 1000000"),
+     .example = "0.25"},
+    {"targetUrl",
+     STRING_FIELD(target_url, target_url_ok,
+                  "must be \"\", an absolute http(s):// URL or a path starting with one \"/\", "
+                  "without spaces or control characters"),
+     .example = "\"https://shop.example/buy?x=1\""},
+    {"inviteKey", CUSTOM_FIELD(invite_key, invite_key),
+     .example = "\"0123456789abcdef0123456789abcdef\""},
+    {"returnOrigins", CUSTOM_FIELD(return_origins, return_origins),
+     .example = "[\"https://shop.example\",\"http://[::1]:3000\"]"},
+    {"tokenInQuery", BOOL_FIELD(token_in_query), .idef = false, .example = "true"},
+    {"sessionSeconds", INT_FIELD(session_seconds, 0, 86400), .idef = 0, .store = "sessionSec",
+     .example = "900"},
+    {"idleTimeoutSeconds", INT_FIELD(idle_timeout_seconds, 0, 86400), .idef = 120,
+     .store = "idleSec", .example = "0"},
+    {"awayHoldSeconds", INT_FIELD(away_hold_seconds, 0, 86400), .idef = 1800, .store = "holdSec",
+     .example = "60"},
+    {"pollMaxMs", CUSTOM_FIELD(poll_max_ms, poll_max_ms), RESET(poll_max_ms), .example = "1000"},
+    {"opensAt", INT_FIELD(opens_at_ms, 0, WR_OPENS_AT_MAX),
+     .flags = WR_QF_NULLABLE | WR_QF_EPOCH_MS, .idef = WR_OPENS_AT_NONE, .store = "opensAt",
+     .example = "1764460800000"},
+    {"preQueueShuffle", BOOL_FIELD(pre_queue_shuffle), .idef = true, .store = "shuffle",
+     .example = "false"},
+};
+const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
+
+const wr_qfield_t *wr_qconfig_field(const char *key)
+{
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++)
+        if (strcmp(key, wr_qconfig_fields[i].key) == 0)
+            return &wr_qconfig_fields[i];
+    return NULL;
+}
+
+/* ------------------------------------------------- members, by the row */
+
+static void *member_of(wr_queue_config_t *c, const wr_qfield_t *f)
+{
+    return (char *)c + f->off;
+}
+
+static const void *cmember_of(const wr_queue_config_t *c, const wr_qfield_t *f)
+{
+    return (const char *)c + f->off;
+}
+
+/* INT (uint32_t, or a uint64_t / int64_t below 2^63) and ENUM (int) values. */
+static int64_t int_of(const wr_queue_config_t *c, const wr_qfield_t *f)
+{
+    if (f->kind == WR_QF_ENUM) {
+        int v;
+        memcpy(&v, cmember_of(c, f), sizeof(v));
+        return v;
+    }
+    if (f->size == sizeof(uint32_t)) {
+        uint32_t v;
+        memcpy(&v, cmember_of(c, f), sizeof(v));
+        return v;
+    }
+    int64_t v;
+    memcpy(&v, cmember_of(c, f), sizeof(v));
+    return v;
+}
+
+static void put_int(wr_queue_config_t *c, const wr_qfield_t *f, int64_t x)
+{
+    if (f->kind == WR_QF_ENUM) {
+        int v = (int)x;
+        memcpy(member_of(c, f), &v, sizeof(v));
+    } else if (f->size == sizeof(uint32_t)) {
+        uint32_t v = (uint32_t)x;
+        memcpy(member_of(c, f), &v, sizeof(v));
+    } else {
+        memcpy(member_of(c, f), &x, sizeof(x));
+    }
+}
+
+static bool bool_of(const wr_queue_config_t *c, const wr_qfield_t *f)
+{
+    bool v;
+    memcpy(&v, cmember_of(c, f), sizeof(v));
+    return v;
+}
+
+static double double_of(const wr_queue_config_t *c, const wr_qfield_t *f)
+{
+    double v;
+    memcpy(&v, cmember_of(c, f), sizeof(v));
+    return v;
+}
+
+/* An ENUM value's name; an out-of-range value reads as the default. */
+static const char *enum_name(const wr_qfield_t *f, int64_t v)
+{
+    for (int64_t i = 0; f->names[i]; i++)
+        if (i == v)
+            return f->names[i];
+    return f->names[f->idef];
+}
+
+static void reset_field(const wr_qfield_t *f, wr_queue_config_t *c)
+{
+    switch (f->kind) {
+    case WR_QF_BOOL: {
+        bool v = f->idef != 0;
+        memcpy(member_of(c, f), &v, sizeof(v));
+        break;
+    }
+    case WR_QF_INT:
+    case WR_QF_ENUM:
+        put_int(c, f, f->idef);
+        break;
+    case WR_QF_NUMBER:
+        memcpy(member_of(c, f), &f->ddef, sizeof(f->ddef));
+        break;
+    case WR_QF_STRING:
+        *(char *)member_of(c, f) = '\0';
+        break;
+    case WR_QF_CUSTOM:
+        if (f->reset)
+            f->reset(c);
+        break;
+    }
+}
+
+/* Every row's default on a zeroed config (the reset hooks set only what
+ * is not zero; a CUSTOM row without one defaults to zeros). */
+void wr_qconfig_defaults(wr_queue_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++)
+        reset_field(&wr_qconfig_fields[i], cfg);
+}
+
+/* ------------------------------------------------------------- parsing */
+
+/* An "...At" field: epoch ms (K34: from the API, not plausible seconds). */
+static wr_err_t parse_epoch_ms(errbuf_t *e, const wr_qfield_t *f, const json_t *v, source_t src,
+                               long long *out)
+{
+    if (src == FROM_STORE)
+        return get_int(e, v, f->key, f->imin, f->imax, out);
+    bool is_int = json_is_integer(v);
+    long long x = is_int ? (long long)json_integer_value(v) : -1;
+    long long lo = WR_QF_EPOCH_MS_MIN > f->imin ? WR_QF_EPOCH_MS_MIN : f->imin;
+    if (!is_int || x < lo || x > f->imax)
+        return fail(e, f->key, "must be epoch milliseconds%s: an integer from %lld to %lld%s",
+                    is_int && x >= 0 && x < lo ? ", not seconds" : "", lo, (long long)f->imax,
+                    (f->flags & WR_QF_NULLABLE) ? ", or null" : "");
+    *out = x;
+    return WR_OK;
+}
+
+/* An ENUM's error: must be "a", "b" or "c". */
+static wr_err_t enum_fail(errbuf_t *e, const wr_qfield_t *f)
+{
+    char list[256] = "";
+    size_t n = 0, used = 0;
+    while (f->names[n])
+        n++;
+    for (size_t i = 0; i < n && used < sizeof(list); i++) {
+        int w = snprintf(list + used, sizeof(list) - used, "%s\"%s\"",
+                         i == 0 ? "" : (i + 1 == n ? " or " : ", "), f->names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return fail(e, f->key, "must be %s", list);
+}
+
+/* Validates v (present) as f's value and stores it in c. */
+static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
+                            wr_queue_config_t *c, source_t src)
 {
     wr_err_t err;
-    const json_t *v;
     long long i = 0;
     double d = 0;
+    switch (f->kind) {
+    case WR_QF_BOOL: {
+        if (!json_is_boolean(v))
+            return fail(e, f->key, "must be true or false");
+        bool b = json_is_true(v);
+        memcpy(member_of(c, f), &b, sizeof(b));
+        return WR_OK;
+    }
+    case WR_QF_INT:
+        if ((f->flags & WR_QF_NULLABLE) && json_is_null(v))
+            i = -1;
+        else if ((f->flags & WR_QF_EPOCH_MS) && (err = parse_epoch_ms(e, f, v, src, &i)))
+            return err;
+        else if (!(f->flags & WR_QF_EPOCH_MS) &&
+                 (err = get_int(e, v, f->key, f->imin, f->imax, &i)))
+            return err;
+        put_int(c, f, i);
+        return WR_OK;
+    case WR_QF_NUMBER:
+        if ((err = get_number(e, v, f->key, f->rule, &d)))
+            return err;
+        if (!(((f->flags & WR_QF_MIN_OPEN) ? d > f->dmin : d >= f->dmin) && d <= f->dmax))
+            return fail(e, f->key, "%s", f->rule);
+        memcpy(member_of(c, f), &d, sizeof(d));
+        return WR_OK;
+    case WR_QF_STRING: {
+        if (!json_is_string(v))
+            return fail(e, f->key, "%s", f->rule);
+        const char *s = json_string_value(v);
+        size_t len = json_string_length(v);
+        if (len > f->size - 1)
+            return fail(e, f->key, "must be at most %zu bytes", f->size - 1);
+        if (f->check && !f->check(s, len))
+            return fail(e, f->key, "%s", f->rule);
+        memcpy(member_of(c, f), s, len);
+        ((char *)member_of(c, f))[len] = '\0';
+        return WR_OK;
+    }
+    case WR_QF_ENUM: {
+        const char *s = json_string_value(v);
+        for (size_t k = 0; s && f->names[k]; k++)
+            if (strcmp(s, f->names[k]) == 0) {
+                put_int(c, f, (int64_t)k);
+                return WR_OK;
+            }
+        return enum_fail(e, f);
+    }
+    case WR_QF_CUSTOM:
+        return f->parse(e, v, c);
+    }
+    return fail(e, f->key, "unknown field");
+}
 
-    *rate_given = *cap_given = *fail_open_given = false;
+/* Validates obj's fields onto c (a working copy): unknown keys first, then
+ * the given fields in row order. */
+static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *c, source_t src)
+{
+    wr_err_t err;
+    const char *key;
+    const json_t *v;
     if (!json_is_object(obj))
         return fail(e, "", "the queue config must be a JSON object");
-    if ((err = reject_unknown(e, obj, "", top_keys, sizeof(top_keys) / sizeof(top_keys[0]))))
-        return err;
-
-    if ((v = json_object_get(obj, "enabled")) && (err = get_bool(e, v, "enabled", &c->enabled)))
-        return err;
-    if ((v = json_object_get(obj, "paused")) && (err = get_bool(e, v, "paused", &c->paused)))
-        return err;
-    if ((v = json_object_get(obj, "admitPerSecond"))) {
-        if ((err = get_number(e, v, "admitPerSecond", ">= 0.001 and <= 1000000", &d)))
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (!wr_qconfig_field(key))
+            return unknown(e, "", key);
+    }
+    for (size_t k = 0; k < wr_qconfig_n_fields; k++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[k];
+        if ((v = json_object_get(obj, f->key)) && (err = parse_field(e, f, v, c, src)))
             return err;
-        if (!(d >= RATE_MIN && d <= RATE_MAX))
-            return fail(e, "admitPerSecond", "must be a number >= 0.001 and <= 1000000");
-        c->admit_per_second = d;
-        *rate_given = true;
     }
-    if ((v = json_object_get(obj, "capacity"))) {
-        if (json_is_null(v)) {
-            c->has_capacity = false;
-            c->cap_connections = 0;
-            c->cap_service_ms = 0;
-            c->cap_safety = 0.875;
-        } else {
-            if ((err = parse_capacity(e, v, c)))
-                return err;
-            *cap_given = true;
-        }
-    }
-    if ((v = json_object_get(obj, "tickMs"))) {
-        if ((err = get_int(e, v, "tickMs", 10, 10000, &i)))
-            return err;
-        c->tick_ms = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "maxActive"))) {
-        if ((err = get_int(e, v, "maxActive", 0, INT64_MAX, &i)))
-            return err;
-        c->max_active = (uint64_t)i;
-    }
-    if ((v = json_object_get(obj, "maxQueueSize"))) {
-        if ((err = get_int(e, v, "maxQueueSize", 0, INT64_MAX, &i)))
-            return err;
-        c->max_queue_size = (uint64_t)i;
-    }
-    if ((v = json_object_get(obj, "tokenTtlSeconds"))) {
-        if ((err = get_int(e, v, "tokenTtlSeconds", 1, 86400, &i)))
-            return err;
-        c->token_ttl_seconds = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "sessionSeconds"))) {
-        if ((err = get_int(e, v, "sessionSeconds", 0, 86400, &i)))
-            return err;
-        c->session_seconds = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "idleTimeoutSeconds"))) {
-        if ((err = get_int(e, v, "idleTimeoutSeconds", 0, 86400, &i)))
-            return err;
-        c->idle_timeout_seconds = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "awayHoldSeconds"))) {
-        if ((err = get_int(e, v, "awayHoldSeconds", 0, 86400, &i)))
-            return err;
-        c->away_hold_seconds = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "pollMaxMs"))) {
-        /* 0 (bands only) or 1000..600000 */
-        if (!json_is_integer(v) ||
-            ((i = (long long)json_integer_value(v)) != 0 && (i < 1000 || i > 600000)))
-            return fail(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
-        c->poll_max_ms = (uint32_t)i;
-    }
-    if ((v = json_object_get(obj, "pollBands")) && (err = parse_poll_bands(e, v, c)))
-        return err;
-    if ((v = json_object_get(obj, "pollJitter"))) {
-        if ((err = get_number(e, v, "pollJitter", "from 0 to 0.5", &d)))
-            return err;
-        if (!(d >= 0 && d <= 0.5))
-            return fail(e, "pollJitter", "must be a number from 0 to 0.5");
-        c->poll_jitter = d;
-    }
-    if ((v = json_object_get(obj, "failPolicy"))) {
-        const char *s = json_string_value(v);
-        if (s && strcmp(s, "closed") == 0)
-            c->fail_policy = WR_FAIL_CLOSED;
-        else if (s && strcmp(s, "open") == 0)
-            c->fail_policy = WR_FAIL_OPEN;
-        else if (s && strcmp(s, "limited") == 0)
-            c->fail_policy = WR_FAIL_LIMITED;
-        else
-            return fail(e, "failPolicy", "must be \"closed\", \"open\" or \"limited\"");
-    }
-    if ((v = json_object_get(obj, "failOpenPerSecond"))) {
-        if ((err = get_number(e, v, "failOpenPerSecond", ">= 0 and <= 1000000", &d)))
-            return err;
-        if (!(d >= 0 && d <= RATE_MAX))
-            return fail(e, "failOpenPerSecond", "must be a number >= 0 and <= 1000000");
-        c->fail_open_per_second = d;
-        *fail_open_given = true;
-    }
-    if ((v = json_object_get(obj, "targetUrl")) && (err = parse_target_url(e, v, c)))
-        return err;
-    if ((v = json_object_get(obj, "inviteKey")) && (err = parse_invite_key(e, v, c)))
-        return err;
-    if ((v = json_object_get(obj, "returnOrigins")) && (err = parse_return_origins(e, v, c)))
-        return err;
-    if ((v = json_object_get(obj, "tokenInQuery")) &&
-        (err = get_bool(e, v, "tokenInQuery", &c->token_in_query)))
-        return err;
-    if ((v = json_object_get(obj, "opensAt"))) {
-        if (json_is_null(v)) {
-            c->opens_at_ms = WR_OPENS_AT_NONE;
-        } else {
-            if ((err = get_int(e, v, "opensAt", 0, WR_OPENS_AT_MAX, &i)))
-                return err;
-            c->opens_at_ms = (int64_t)i;
-        }
-    }
-    if ((v = json_object_get(obj, "preQueueShuffle")) &&
-        (err = get_bool(e, v, "preQueueShuffle", &c->pre_queue_shuffle)))
-        return err;
     return WR_OK;
 }
 
@@ -464,27 +735,38 @@ static wr_err_t derive_rate(errbuf_t *e, wr_queue_config_t *c)
     return WR_OK;
 }
 
+static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t src, errbuf_t *e)
+{
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    wr_err_t err = apply_fields(e, obj, &c, src);
+    if (err)
+        return err;
+    if (!json_object_get(obj, "admitPerSecond")) {
+        if (!c.has_capacity)
+            return fail(e, "admitPerSecond",
+                        "is required unless capacity is given (number >= 0.001 and <= 1000000)");
+        if ((err = derive_rate(e, &c)))
+            return err;
+    }
+    if (!json_object_get(obj, "failOpenPerSecond"))
+        c.fail_open_per_second = c.admit_per_second;
+    *out = c;
+    return WR_OK;
+}
+
 wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field, size_t field_len,
                           char *msg, size_t msg_len)
 {
     errbuf_t e = {field, field_len, msg, msg_len};
-    wr_queue_config_t c;
-    bool rate_given, cap_given, fail_open_given;
-    wr_qconfig_defaults(&c);
-    wr_err_t err = apply_fields(&e, obj, &c, &rate_given, &cap_given, &fail_open_given);
-    if (err)
-        return err;
-    if (!rate_given) {
-        if (!c.has_capacity)
-            return fail(&e, "admitPerSecond",
-                        "is required unless capacity is given (number >= 0.001 and <= 1000000)");
-        if ((err = derive_rate(&e, &c)))
-            return err;
-    }
-    if (!fail_open_given)
-        c.fail_open_per_second = c.admit_per_second;
-    *out = c;
-    return WR_OK;
+    return parse_config(obj, out, FROM_API, &e);
+}
+
+wr_err_t wr_qconfig_parse_stored(const json_t *obj, wr_queue_config_t *out, char *field,
+                                 size_t field_len, char *msg, size_t msg_len)
+{
+    errbuf_t e = {field, field_len, msg, msg_len};
+    return parse_config(obj, out, FROM_STORE, &e);
 }
 
 wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
@@ -492,103 +774,71 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
 {
     errbuf_t e = {field, field_len, msg, msg_len};
     wr_queue_config_t c = *base;
-    bool rate_given, cap_given, fail_open_given;
-    wr_err_t err = apply_fields(&e, obj, &c, &rate_given, &cap_given, &fail_open_given);
+    wr_err_t err = apply_fields(&e, obj, &c, FROM_API);
     if (err)
         return err;
-    if (cap_given && !rate_given && (err = derive_rate(&e, &c)))
+    bool rate_given = json_object_get(obj, "admitPerSecond") != NULL;
+    const json_t *cap = json_object_get(obj, "capacity");
+    if (cap && !json_is_null(cap) && !rate_given && (err = derive_rate(&e, &c)))
         return err;
     if (!(c.admit_per_second >= RATE_MIN && c.admit_per_second <= RATE_MAX))
         return fail(&e, "admitPerSecond", "is required (number >= 0.001 and <= 1000000)");
     /* failOpenPerSecond defaults to the rate: when it still equals the old
      * rate and the PATCH changes the rate without naming it, it follows. */
-    if (!fail_open_given && c.admit_per_second != base->admit_per_second &&
+    if (!json_object_get(obj, "failOpenPerSecond") &&
+        c.admit_per_second != base->admit_per_second &&
         base->fail_open_per_second == base->admit_per_second)
         c.fail_open_per_second = c.admit_per_second;
     *out = c;
     return WR_OK;
 }
 
-/* A double as a JSON integer when it is integral (and in range), else real. */
-static json_t *number_json(double d)
-{
-    if (d == floor(d) && fabs(d) <= 9007199254740992.0)
-        return json_integer((json_int_t)d);
-    return json_real(d);
-}
+/* ----------------------------------------------------------- rendering */
 
-/* json_object_set_new that tracks failure: *ok becomes false on error. */
-static void set(json_t *obj, const char *key, json_t *v, bool *ok)
+/* f's value as JSON: *out (NULL = left out); false on allocation failure. */
+static bool render_field(const wr_qfield_t *f, const wr_queue_config_t *c, bool secrets,
+                         json_t **out)
 {
-    if (!v || json_object_set_new(obj, key, v) != 0)
-        *ok = false;
+    int64_t i;
+    *out = NULL;
+    switch (f->kind) {
+    case WR_QF_BOOL:
+        *out = json_boolean(bool_of(c, f));
+        break;
+    case WR_QF_INT:
+        i = int_of(c, f);
+        *out = (f->flags & WR_QF_NULLABLE) && i < 0 ? json_null() : json_integer((json_int_t)i);
+        break;
+    case WR_QF_NUMBER:
+        *out = number_json(double_of(c, f));
+        break;
+    case WR_QF_STRING: {
+        const char *s = cmember_of(c, f);
+        *out = json_stringn(s, strnlen(s, f->size - 1));
+        break;
+    }
+    case WR_QF_ENUM:
+        *out = json_string(enum_name(f, int_of(c, f)));
+        break;
+    case WR_QF_CUSTOM:
+        return f->render(c, secrets, out);
+    }
+    return *out != NULL;
 }
 
 static json_t *render(const wr_queue_config_t *cfg, bool show_secrets)
 {
-    bool ok = true;
     json_t *o = json_object();
     if (!o)
         return NULL;
-    set(o, "enabled", json_boolean(cfg->enabled), &ok);
-    set(o, "paused", json_boolean(cfg->paused), &ok);
-    set(o, "admitPerSecond", number_json(cfg->admit_per_second), &ok);
-    if (cfg->has_capacity) {
-        json_t *cap = json_object();
-        if (cap) {
-            set(cap, "connections", json_integer(cfg->cap_connections), &ok);
-            set(cap, "serviceMs", json_integer(cfg->cap_service_ms), &ok);
-            set(cap, "safety", number_json(cfg->cap_safety), &ok);
+    for (size_t k = 0; k < wr_qconfig_n_fields; k++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[k];
+        json_t *v;
+        if (!render_field(f, cfg, show_secrets, &v) ||
+            (v && json_object_set_new(o, f->key, v) != 0)) {
+            json_decref(o);
+            return NULL;
         }
-        set(o, "capacity", cap, &ok);
-    }
-    set(o, "tickMs", json_integer(cfg->tick_ms), &ok);
-    set(o, "maxActive", json_integer((json_int_t)cfg->max_active), &ok);
-    set(o, "maxQueueSize", json_integer((json_int_t)cfg->max_queue_size), &ok);
-    set(o, "tokenTtlSeconds", json_integer(cfg->token_ttl_seconds), &ok);
-    json_t *bands = json_array();
-    size_t n = cfg->n_poll_bands <= WR_POLL_BANDS_MAX ? cfg->n_poll_bands : WR_POLL_BANDS_MAX;
-    for (size_t i = 0; bands && i < n; i++) {
-        json_t *b = json_object();
-        if (b && cfg->poll_bands[i].up_to > 0)
-            set(b, "upTo", json_integer((json_int_t)cfg->poll_bands[i].up_to), &ok);
-        if (b)
-            set(b, "ms", json_integer(cfg->poll_bands[i].ms), &ok);
-        if (!b || json_array_append_new(bands, b) != 0)
-            ok = false;
-    }
-    set(o, "pollBands", bands, &ok);
-    set(o, "pollJitter", number_json(cfg->poll_jitter), &ok);
-    set(o, "failPolicy", json_string(wr_qconfig_fail_policy_name(cfg->fail_policy)), &ok);
-    set(o, "failOpenPerSecond", number_json(cfg->fail_open_per_second), &ok);
-    set(o, "targetUrl", json_stringn(cfg->target_url, strnlen(cfg->target_url, WR_TARGET_URL_MAX)),
-        &ok);
-    size_t klen = cfg->invite_key_len <= WR_INVITE_KEY_MAX ? cfg->invite_key_len : 0;
-    if (klen == 0)
-        set(o, "inviteKey", json_null(), &ok);
-    else
-        set(o, "inviteKey", show_secrets ? json_stringn(cfg->invite_key, klen) : json_string("set"),
-            &ok);
-    json_t *origins = json_array();
-    size_t no = cfg->n_return_origins <= WR_RETURN_ORIGINS_MAX ? cfg->n_return_origins : 0;
-    for (size_t i = 0; origins && i < no; i++) {
-        json_t *x =
-            json_stringn(cfg->return_origins[i], strnlen(cfg->return_origins[i], WR_ORIGIN_MAX));
-        if (!x || json_array_append_new(origins, x) != 0)
-            ok = false;
-    }
-    set(o, "returnOrigins", origins, &ok);
-    set(o, "tokenInQuery", json_boolean(cfg->token_in_query), &ok);
-    set(o, "sessionSeconds", json_integer(cfg->session_seconds), &ok);
-    set(o, "idleTimeoutSeconds", json_integer(cfg->idle_timeout_seconds), &ok);
-    set(o, "awayHoldSeconds", json_integer(cfg->away_hold_seconds), &ok);
-    set(o, "pollMaxMs", json_integer(cfg->poll_max_ms), &ok);
-    set(o, "opensAt",
-        cfg->opens_at_ms >= 0 ? json_integer((json_int_t)cfg->opens_at_ms) : json_null(), &ok);
-    set(o, "preQueueShuffle", json_boolean(cfg->pre_queue_shuffle), &ok);
-    if (!ok) {
-        json_decref(o);
-        return NULL;
     }
     return o;
 }
@@ -603,15 +853,42 @@ json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg)
     return render(cfg, false);
 }
 
+int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, char *buf,
+                           size_t len)
+{
+    int n = -1;
+    int64_t i;
+    if (!f->store || !buf || len == 0)
+        return -1;
+    switch (f->kind) {
+    case WR_QF_BOOL:
+        n = snprintf(buf, len, "%s", bool_of(cfg, f) ? "1" : "0");
+        break;
+    case WR_QF_INT:
+        i = int_of(cfg, f);
+        if ((f->flags & WR_QF_NULLABLE) && i < 0)
+            n = snprintf(buf, len, "%s", "");
+        else
+            n = snprintf(buf, len, "%" PRId64, i);
+        break;
+    case WR_QF_NUMBER:
+        n = snprintf(buf, len, "%.17g", double_of(cfg, f));
+        break;
+    case WR_QF_STRING: {
+        const char *s = cmember_of(cfg, f);
+        n = snprintf(buf, len, "%.*s", (int)strnlen(s, f->size - 1), s);
+        break;
+    }
+    case WR_QF_ENUM:
+        n = snprintf(buf, len, "%s", enum_name(f, int_of(cfg, f)));
+        break;
+    case WR_QF_CUSTOM:
+        return -1;
+    }
+    return n >= 0 && (size_t)n < len ? n : -1;
+}
+
 const char *wr_qconfig_fail_policy_name(wr_fail_policy_t p)
 {
-    switch (p) {
-    case WR_FAIL_CLOSED:
-        return "closed";
-    case WR_FAIL_OPEN:
-        return "open";
-    case WR_FAIL_LIMITED:
-        return "limited";
-    }
-    return "limited";
+    return (unsigned)p < 3 ? fail_policies[p] : "limited";
 }

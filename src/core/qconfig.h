@@ -86,6 +86,84 @@ typedef struct {
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
 #define WR_OPENS_AT_MAX  INT64_C(253402300799999) /* 9999-12-31T23:59:59.999Z */
 
+/*
+ * The field table: every queue config field is one row of
+ * wr_qconfig_fields (qconfig.c), in the documented order. Defaults, parsing
+ * (PUT and PATCH: the unknown-key check, the checks in row order, the
+ * field and message of an error), rendering and the store's per-queue hash
+ * (wr_qconfig_store_value) all walk it; rules across fields (the rate
+ * derived from capacity, failOpenPerSecond following the rate) are in
+ * wr_qconfig_parse and wr_qconfig_patch. Adding a field is a member of
+ * wr_queue_config_t and a row.
+ */
+typedef enum {
+    WR_QF_BOOL,   /* bool; JSON true or false */
+    WR_QF_INT,    /* uint32_t, uint64_t or int64_t; a JSON integer in [imin, imax] */
+    WR_QF_NUMBER, /* double; a finite JSON number in [dmin, dmax] ((dmin, dmax] with
+                     WR_QF_MIN_OPEN) */
+    WR_QF_STRING, /* char[size]; a JSON string of at most size - 1 bytes, then check */
+    WR_QF_ENUM,   /* int-sized enum; one of the JSON strings names, the value its index */
+    WR_QF_CUSTOM, /* parsed, rendered and reset by the row's hooks (objects, arrays, secrets) */
+} wr_qfield_kind_t;
+
+#define WR_QF_NULLABLE 0x1u /* INT (int64_t, imin >= 0): JSON null allowed, kept as -1 */
+#define WR_QF_EPOCH_MS                                                                             \
+    0x2u                    /* INT: an "...At" field in epoch ms: from the API, a value below      \
+                               WR_QF_EPOCH_MS_MIN (plausible as seconds) is refused */
+#define WR_QF_MIN_OPEN 0x4u /* NUMBER: dmin itself is refused */
+
+/* The smallest epoch-ms value the API accepts in an "...At" field
+ * (1973-03-03T09:46:40Z): anything smaller is far more likely a time in
+ * seconds (now is about 1.8e9 s) than a moment in 1970. */
+#define WR_QF_EPOCH_MS_MIN INT64_C(100000000000)
+
+typedef struct wr_qfield_err wr_qfield_err_t; /* an error sink (qconfig.c) */
+
+typedef struct wr_qfield {
+    const char *key; /* JSON key, camelCase; unique in the table */
+    wr_qfield_kind_t kind;
+    unsigned flags;           /* WR_QF_* */
+    size_t off, size;         /* the member in wr_queue_config_t: offset and bytes (CUSTOM: its
+                                 first member, 0) */
+    int64_t imin, imax;       /* INT: the accepted range, inclusive */
+    double dmin, dmax;        /* NUMBER: the accepted range */
+    const char *rule;         /* NUMBER, STRING: the error message of a bad value; others
+                                 build theirs from the kind and range */
+    int64_t idef;             /* BOOL, INT, ENUM: the default (NULLABLE: -1 = null) */
+    double ddef;              /* NUMBER: the default */
+    const char *const *names; /* ENUM: the JSON strings, NULL-terminated */
+    const char *store;        /* its field in the store's per-queue hash (the Redis backend's
+                                 wr:{q}:config, read by the Lua scripts); NULL = JSON only */
+    bool (*check)(const char *s, size_t len); /* STRING: after the length check; NULL = any */
+    /* CUSTOM: parse v (present, maybe null) onto c or fail naming the
+     * field; render c (*out NULL = leave the key out; false = no memory);
+     * reset: set the default on a zeroed config (NULL: zeros are it). */
+    wr_err_t (*parse)(wr_qfield_err_t *e, const json_t *v, wr_queue_config_t *c);
+    bool (*render)(const wr_queue_config_t *c, bool secrets, json_t **out);
+    void (*reset)(wr_queue_config_t *c);
+    const char *example; /* a valid value other than the default, as canonical JSON text
+                            (what rendering gives back): the table's unit tests */
+} wr_qfield_t;
+
+extern const wr_qfield_t wr_qconfig_fields[];
+extern const size_t wr_qconfig_n_fields;
+
+/* The row whose JSON key is key, or NULL. */
+const wr_qfield_t *wr_qconfig_field(const char *key);
+
+#define WR_QF_STORE_VALUE_MAX 64 /* bytes of a store field's name or value, with the NUL */
+
+/*
+ * Writes f's value in cfg as the store's per-queue hash keeps it (f->store
+ * set): BOOL "1"/"0", INT decimal ("" for a NULLABLE's null), NUMBER
+ * "%.17g", ENUM and STRING the JSON string. Returns the length written
+ * (NUL-terminated in buf), or -1 when f has no store field, is CUSTOM or
+ * the value does not fit len bytes (WR_QF_STORE_VALUE_MAX always fits a
+ * BOOL, INT, NUMBER or ENUM).
+ */
+int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, char *buf,
+                           size_t len);
+
 /* Fills cfg with the documented defaults. admit_per_second is set to 0
  * (it has no default: it must be given or derived from capacity). */
 void wr_qconfig_defaults(wr_queue_config_t *cfg);
@@ -94,13 +172,23 @@ void wr_qconfig_defaults(wr_queue_config_t *cfg);
  * Parses a full config (PUT). Fields absent from obj take defaults; unknown
  * fields are rejected. When admitPerSecond is absent it is derived from
  * capacity (connections / (serviceMs/1000) * safety); with neither, the
- * error names "admitPerSecond".
+ * error names "admitPerSecond". An "...At" field (WR_QF_EPOCH_MS) below
+ * WR_QF_EPOCH_MS_MIN is refused: it is plausible as seconds (K34).
  * Returns WR_OK and fills *out, or WR_EINVAL with the field path written to
  * field (NUL-terminated, at most WR_FIELD_MAX bytes) and a message to msg
  * (msg_len bytes including NUL). *out is untouched on error.
  */
 wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field, size_t field_len,
                           char *msg, size_t msg_len);
+
+/*
+ * Parses a config a store kept (the Redis hash's JSON, a snapshot): like
+ * wr_qconfig_parse, but an "...At" field below WR_QF_EPOCH_MS_MIN, which
+ * versions before K34 accepted, is kept (it reads as a moment long past).
+ * Never for input from the API or the config file.
+ */
+wr_err_t wr_qconfig_parse_stored(const json_t *obj, wr_queue_config_t *out, char *field,
+                                 size_t field_len, char *msg, size_t msg_len);
 
 /*
  * Applies a partial config (PATCH) on top of base, validated like a PUT.

@@ -598,7 +598,8 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
     free(js);
     if (r->failed)
         return false;
-    wr_err_t perr = j ? wr_qconfig_parse(j, &cfg, field, sizeof field, msg, sizeof msg) : WR_EINVAL;
+    wr_err_t perr =
+        j ? wr_qconfig_parse_stored(j, &cfg, field, sizeof field, msg, sizeof msg) : WR_EINVAL;
     json_decref(j);
     if (perr != WR_OK) {
         r_fail(r, "invalid queue config");

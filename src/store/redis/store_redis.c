@@ -93,12 +93,16 @@ static const wr_store_ops_t redis_ops;
 
 /* ----------------------------------------------------------- requests */
 
-struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
+/* A request whose command takes max_args arguments (EVALSHA, the SHA and
+ * numkeys included) and extra bytes beyond the keys and a few numbers. */
+static struct req *req_new_args(struct rstore *s, op_t op, int script, int max_args, size_t extra,
+                                void *arg)
 {
     struct req *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->cmd = wr_redis_conn_cmd_new(script, 512 + (NKEYS + 4) * (WR_QUEUE_NAME_MAX + 16) + extra);
+    r->cmd = wr_redis_conn_cmd_new_args(script, max_args,
+                                        512 + (NKEYS + 4) * (WR_QUEUE_NAME_MAX + 16) + extra);
     if (!r->cmd) {
         free(r);
         return NULL;
@@ -108,6 +112,11 @@ struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_
     r->script = script;
     r->arg = arg;
     return r;
+}
+
+struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
+{
+    return req_new_args(s, op, script, WR_REDIS_CONN_MAX_ARGS, extra, arg);
 }
 
 void wr_store_redis__req_free(struct req *r)
@@ -257,7 +266,7 @@ static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisRep
         return WR_EPROTO;
     }
     char field[WR_FIELD_MAX + 1], msg[128];
-    wr_err_t err = wr_qconfig_parse(j, &c->cfg, field, sizeof field, msg, sizeof msg);
+    wr_err_t err = wr_qconfig_parse_stored(j, &c->cfg, field, sizeof field, msg, sizeof msg);
     json_decref(j);
     if (err != WR_OK) {
         wr_warn("store_redis: stored config of %s does not parse: %s: %s", c->queue, field, msg);
@@ -606,6 +615,22 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
                                       wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
 }
 
+/* The config hash's fields (config_put.lua's ARGV after the JSON), as
+ * name, value pairs: every row of the qconfig table with a store field. */
+static bool arg_config_hash(struct req *r, const wr_queue_config_t *cfg)
+{
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[i];
+        char v[WR_QF_STORE_VALUE_MAX];
+        if (!f->store)
+            continue;
+        if (wr_qconfig_store_value(f, cfg, v, sizeof v) < 0 ||
+            !wr_redis_conn_cmd_str(r->cmd, f->store) || !wr_redis_conn_cmd_str(r->cmd, v))
+            return false;
+    }
+    return true;
+}
+
 static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
                              wr_store_done_cb cb, void *arg)
 {
@@ -623,7 +648,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     /* Store only what reads back: every reader parses this JSON. */
     wr_queue_config_t check;
     char field[WR_FIELD_MAX + 1], msg[128];
-    if (wr_qconfig_parse(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
+    if (wr_qconfig_parse_stored(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
         json_decref(j);
         return WR_EINVAL;
     }
@@ -636,26 +661,17 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
         err = WR_ELIMIT;
         goto out;
     }
-    r = wr_store_redis__req_new(s, OP_PUT, SC_PUT, jlen, arg);
+    /* EVALSHA SHA numkeys, the keys, the JSON, then a name and a value
+     * (each under WR_QF_STORE_VALUE_MAX bytes) per config hash field */
+    r = req_new_args(s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * (int)wr_qconfig_n_fields,
+                     jlen + 2 * WR_QF_STORE_VALUE_MAX * wr_qconfig_n_fields, arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;
     }
     r->cb.done = cb;
     if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_arg(r->cmd, json, jlen) ||
-        !wr_redis_conn_cmd_str(r->cmd, cfg->enabled ? "1" : "0") ||
-        !wr_redis_conn_cmd_str(r->cmd, cfg->paused ? "1" : "0") ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%.17g", cfg->admit_per_second) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->tick_ms) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_active) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)cfg->max_queue_size) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->token_ttl_seconds) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->session_seconds) ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->idle_timeout_seconds) ||
-        !(cfg->opens_at_ms >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->opens_at_ms)
-                                : wr_redis_conn_cmd_str(r->cmd, "")) ||
-        !wr_redis_conn_cmd_str(r->cmd, cfg->pre_queue_shuffle ? "1" : "0") ||
-        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)cfg->away_hold_seconds)) {
+        !arg_config_hash(r, cfg)) {
         err = WR_EINVAL;
         goto out;
     }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/embed.h"
 #include "core/qconfig.h"
 
 static json_t *load(const char *text)
@@ -62,6 +63,16 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_int_equal(a->fail_policy, b->fail_policy);
     assert_true(a->fail_open_per_second == b->fail_open_per_second);
     assert_string_equal(a->target_url, b->target_url);
+    assert_int_equal(a->invite_key_len, b->invite_key_len);
+    assert_memory_equal(a->invite_key, b->invite_key, a->invite_key_len);
+    assert_int_equal(a->n_return_origins, b->n_return_origins);
+    for (size_t i = 0; i < a->n_return_origins; i++)
+        assert_string_equal(a->return_origins[i], b->return_origins[i]);
+    assert_int_equal(a->token_in_query, b->token_in_query);
+    assert_int_equal(a->session_seconds, b->session_seconds);
+    assert_int_equal(a->idle_timeout_seconds, b->idle_timeout_seconds);
+    assert_int_equal(a->opens_at_ms, b->opens_at_ms);
+    assert_int_equal(a->pre_queue_shuffle, b->pre_queue_shuffle);
 }
 
 static void test_defaults(void **state)
@@ -578,13 +589,328 @@ static void test_opens_at(void **state)
     j = wr_qconfig_to_json(&c);
     assert_true(json_is_null(json_object_get(j, "opensAt")));
     json_decref(j);
-    c = patch_ok(&c, "{\"opensAt\": 0}");
-    assert_int_equal(c.opens_at_ms, 0);
+    c = patch_ok(&c, "{\"opensAt\": 100000000000}"); /* the smallest accepted (1973) */
+    assert_int_equal(c.opens_at_ms, 100000000000LL);
     roundtrip("{\"admitPerSecond\": 1, \"opensAt\": 1764460800123}");
     expect_patch_error(&c, "{\"opensAt\": -1}", "opensAt");
     expect_patch_error(&c, "{\"opensAt\": 1.5}", "opensAt");
     expect_patch_error(&c, "{\"opensAt\": \"soon\"}", "opensAt");
     expect_patch_error(&c, "{\"preQueueShuffle\": 1}", "preQueueShuffle");
+}
+
+/* Runs a PUT or a PATCH (base non-NULL) that must fail on field with a
+ * message containing want; *out untouched. */
+static void expect_error_msg(const wr_queue_config_t *base, const char *text,
+                             const char *field_expected, const char *want)
+{
+    json_t *j = load(text);
+    wr_queue_config_t out;
+    memset(&out, 0x5A, sizeof(out));
+    wr_queue_config_t before = out;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    wr_err_t err = base ? wr_qconfig_patch(base, j, &out, field, sizeof(field), msg, sizeof(msg))
+                        : wr_qconfig_parse(j, &out, field, sizeof(field), msg, sizeof(msg));
+    if (err != WR_EINVAL || strcmp(field, field_expected) != 0 || !strstr(msg, want))
+        fail_msg("%s: expected %s '...%s...', got err %d field '%s' msg '%s'", text, field_expected,
+                 want, (int)err, field, msg);
+    assert_memory_equal(&out, &before, sizeof(out));
+    json_decref(j);
+}
+
+/* K34: an opensAt plausible as seconds (below 10^11 ms, 1973) is refused
+ * naming opensAt and saying "epoch milliseconds"; so is every "...At"
+ * field (WR_QF_EPOCH_MS rows). A store's own copy still reads. */
+static void test_epoch_ms_fields(void **state)
+{
+    (void)state;
+    const wr_qfield_t *at = wr_qconfig_field("opensAt");
+    assert_non_null(at);
+    assert_true(at->flags & WR_QF_EPOCH_MS);
+    wr_queue_config_t base = parse_ok("{\"admitPerSecond\": 1}");
+    size_t n_epoch = 0;
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[i];
+        size_t klen = strlen(f->key);
+        /* every "...At" field is epoch ms, and only those */
+        assert_int_equal(!!(f->flags & WR_QF_EPOCH_MS),
+                         klen > 2 && strcmp(f->key + klen - 2, "At") == 0);
+        if (!(f->flags & WR_QF_EPOCH_MS))
+            continue;
+        n_epoch++;
+        static const char *const bad[] = {"1764460800", "0",        "1",    "99999999999",    "-5",
+                                          "1.5",        "\"soon\"", "true", "253402300800000"};
+        for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+            char text[256];
+            snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": %s}", f->key, bad[k]);
+            expect_error_msg(NULL, text, f->key, "epoch milliseconds");
+            snprintf(text, sizeof(text), "{\"%s\": %s}", f->key, bad[k]);
+            expect_error_msg(&base, text, f->key, "epoch milliseconds");
+        }
+        char text[256];
+        snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": 1764460800}", f->key);
+        expect_error_msg(NULL, text, f->key, "epoch milliseconds, not seconds");
+        snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": 100000000000}", f->key);
+        wr_queue_config_t c = parse_ok(text);
+        json_t *j = wr_qconfig_to_json(&c);
+        assert_int_equal(json_integer_value(json_object_get(j, f->key)), 100000000000LL);
+        json_decref(j);
+        /* a value stored before K34 (seconds) still reads from a store */
+        snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": 1764460800}", f->key);
+        j = load(text);
+        char field[WR_FIELD_MAX] = "", msg[256] = "";
+        assert_int_equal(wr_qconfig_parse_stored(j, &c, field, sizeof(field), msg, sizeof(msg)),
+                         WR_OK);
+        json_decref(j);
+        j = wr_qconfig_to_json(&c);
+        assert_int_equal(json_integer_value(json_object_get(j, f->key)), 1764460800LL);
+        json_decref(j);
+    }
+    assert_int_equal(n_epoch, 1); /* opensAt */
+    /* the stored form is still checked otherwise */
+    json_t *j = load("{\"admitPerSecond\": 1, \"opensAt\": -5}");
+    wr_queue_config_t c;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    assert_int_equal(wr_qconfig_parse_stored(j, &c, field, sizeof(field), msg, sizeof(msg)),
+                     WR_EINVAL);
+    assert_string_equal(field, "opensAt");
+    json_decref(j);
+}
+
+/* The table: JSON keys and store names unique, every row's kind in order. */
+static void test_table_unique(void **state)
+{
+    (void)state;
+    assert_true(wr_qconfig_n_fields >= 20);
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const wr_qfield_t *a = &wr_qconfig_fields[i];
+        assert_non_null(a->key);
+        assert_true(strlen(a->key) < WR_FIELD_MAX);
+        assert_ptr_equal(wr_qconfig_field(a->key), a);
+        assert_non_null(a->example);
+        if (a->store) {
+            assert_true(strlen(a->store) < WR_QF_STORE_VALUE_MAX);
+            /* a store field holds a short scalar */
+            assert_true(a->kind != WR_QF_CUSTOM);
+            assert_true(a->kind != WR_QF_STRING || a->size <= WR_QF_STORE_VALUE_MAX);
+            /* the scripts keep their own fields in the same hash */
+            assert_true(strcmp(a->store, "version") != 0 && strcmp(a->store, "json") != 0 &&
+                        strcmp(a->store, "preq") != 0 && strcmp(a->store, "holdq") != 0);
+        }
+        if (a->kind == WR_QF_CUSTOM)
+            assert_true(a->parse && a->render);
+        if (a->kind == WR_QF_NUMBER || a->kind == WR_QF_STRING)
+            assert_non_null(a->rule);
+        if (a->flags & WR_QF_NULLABLE)
+            assert_true(a->kind == WR_QF_INT && a->imin >= 0 && a->size == sizeof(int64_t));
+        for (size_t k = i + 1; k < wr_qconfig_n_fields; k++) {
+            const wr_qfield_t *b = &wr_qconfig_fields[k];
+            if (strcmp(a->key, b->key) == 0)
+                fail_msg("JSON key %s twice", a->key);
+            if (a->store && b->store && strcmp(a->store, b->store) == 0)
+                fail_msg("store field %s twice (%s, %s)", a->store, a->key, b->key);
+        }
+    }
+    assert_null(wr_qconfig_field("bogus"));
+}
+
+/* The defaults the table gives are the documented ones, written by hand. */
+static void test_table_defaults(void **state)
+{
+    (void)state;
+    wr_queue_config_t fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.enabled = true;
+    fresh.cap_safety = 0.875;
+    fresh.tick_ms = 100;
+    fresh.max_queue_size = 100000;
+    fresh.token_ttl_seconds = 300;
+    fresh.poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
+    fresh.poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
+    fresh.poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = 5000};
+    fresh.n_poll_bands = 3;
+    fresh.poll_jitter = 0.1;
+    fresh.fail_policy = WR_FAIL_LIMITED;
+    fresh.idle_timeout_seconds = 120;
+    fresh.away_hold_seconds = 1800;
+    fresh.poll_max_ms = 60000;
+    fresh.opens_at_ms = WR_OPENS_AT_NONE;
+    fresh.pre_queue_shuffle = true;
+    wr_queue_config_t d;
+    memset(&d, 0xEE, sizeof(d)); /* every byte set by the defaults */
+    wr_qconfig_defaults(&d);
+    assert_cfg_eq(&d, &fresh);
+    assert_memory_equal(&d, &fresh, sizeof(d)); /* members, unused bytes and all */
+    /* a PUT of the rate alone is the defaults plus the rate */
+    wr_queue_config_t p = parse_ok("{\"admitPerSecond\": 5}");
+    fresh.admit_per_second = 5;
+    fresh.fail_open_per_second = 5;
+    assert_cfg_eq(&p, &fresh);
+}
+
+/* Every row renders and parses back to the same value: its example (not
+ * the default) goes in, renders as given, and a second parse of the
+ * rendering gives the same member bytes. */
+static void test_table_roundtrip(void **state)
+{
+    (void)state;
+    wr_queue_config_t d;
+    wr_qconfig_defaults(&d);
+    d.admit_per_second = 1;
+    d.fail_open_per_second = 1;
+    json_t *dj = wr_qconfig_to_json(&d);
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[i];
+        json_t *ex = load(f->example);
+        json_t *def = json_object_get(dj, f->key);
+        if (def && json_equal(def, ex))
+            fail_msg("%s: the example is the default", f->key);
+        json_t *in = json_pack("{s:f}", "admitPerSecond", 1.0);
+        json_object_set(in, f->key, ex);
+        wr_queue_config_t a, b;
+        char field[WR_FIELD_MAX] = "", msg[256] = "";
+        if (wr_qconfig_parse(in, &a, field, sizeof(field), msg, sizeof(msg)) != WR_OK)
+            fail_msg("%s: example %s: %s %s", f->key, f->example, field, msg);
+        json_t *out = wr_qconfig_to_json(&a);
+        if (!json_equal(json_object_get(out, f->key), ex))
+            fail_msg("%s: %s renders differently", f->key, f->example);
+        char *text = json_dumps(out, JSON_COMPACT);
+        json_t *back = load(text);
+        assert_int_equal(wr_qconfig_parse(back, &b, field, sizeof(field), msg, sizeof(msg)), WR_OK);
+        assert_cfg_eq(&a, &b);
+        if (f->kind != WR_QF_CUSTOM)
+            assert_memory_equal((const char *)&a + f->off, (const char *)&b + f->off, f->size);
+        /* and through a PATCH on the defaults */
+        wr_queue_config_t c;
+        json_t *one = json_pack("{sO}", f->key, ex);
+        assert_int_equal(wr_qconfig_patch(&d, one, &c, field, sizeof(field), msg, sizeof(msg)),
+                         WR_OK);
+        json_t *cj = wr_qconfig_to_json(&c);
+        assert_true(json_equal(json_object_get(cj, f->key), ex));
+        json_decref(cj);
+        json_decref(one);
+        free(text);
+        json_decref(back);
+        json_decref(out);
+        json_decref(in);
+        json_decref(ex);
+    }
+    json_decref(dj);
+}
+
+/* The store's hash values: what r_config_put wrote by hand before the
+ * table, for the defaults and for a config with every store field set. */
+static void test_table_store_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *store, *def, *set;
+    } want[] = {
+        {"enabled", "enabled", "1", "0"},
+        {"paused", "paused", "0", "1"},
+        {"admitPerSecond", "rate", "175", "33.299999999999997"},
+        {"tickMs", "tickMs", "100", "250"},
+        {"maxActive", "maxActive", "0", "9223372036854775807"},
+        {"maxQueueSize", "maxQueueSize", "100000", "0"},
+        {"tokenTtlSeconds", "ttlSec", "300", "86400"},
+        {"sessionSeconds", "sessionSec", "0", "900"},
+        {"idleTimeoutSeconds", "idleSec", "120", "0"},
+        {"awayHoldSeconds", "holdSec", "1800", "0"},
+        {"opensAt", "opensAt", "", "253402300799999"},
+        {"preQueueShuffle", "shuffle", "1", "0"},
+    };
+    wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 175}");
+    wr_queue_config_t s = parse_ok(
+        "{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3, \"tickMs\": 250,"
+        " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
+        " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, \"awayHoldSeconds\": 0,"
+        " \"opensAt\": 253402300799999,"
+        " \"preQueueShuffle\": false}");
+    size_t n_store = 0;
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++)
+        n_store += wr_qconfig_fields[i].store != NULL;
+    assert_int_equal(n_store, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const wr_qfield_t *f = wr_qconfig_field(want[i].key);
+        assert_non_null(f);
+        assert_string_equal(f->store, want[i].store);
+        char v[WR_QF_STORE_VALUE_MAX];
+        assert_int_equal(wr_qconfig_store_value(f, &d, v, sizeof(v)), (int)strlen(want[i].def));
+        assert_string_equal(v, want[i].def);
+        assert_int_equal(wr_qconfig_store_value(f, &s, v, sizeof(v)), (int)strlen(want[i].set));
+        assert_string_equal(v, want[i].set);
+        assert_int_equal(wr_qconfig_store_value(f, &s, v, 1), -1); /* too small */
+    }
+    char v[WR_QF_STORE_VALUE_MAX];
+    assert_int_equal(wr_qconfig_store_value(wr_qconfig_field("capacity"), &d, v, sizeof(v)), -1);
+    assert_int_equal(wr_qconfig_store_value(wr_qconfig_field("pollJitter"), &d, v, sizeof(v)), -1);
+}
+
+/* Collects the quoted names in the argument list that follows at (up to
+ * its closing parenthesis) into names; returns the new count. */
+static size_t quoted_names(const char *at, const char *end, char names[][32], size_t n, size_t max)
+{
+    int depth = 1;
+    for (const char *p = at; p < end && depth > 0; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth--;
+        else if (*p == '\'') {
+            const char *q = memchr(p + 1, '\'', (size_t)(end - p - 1));
+            assert_non_null(q);
+            if (n < max && q - p - 1 < 32) {
+                memcpy(names[n], p + 1, (size_t)(q - p - 1));
+                names[n][q - p - 1] = '\0';
+                n++;
+            }
+            p = q;
+        }
+    }
+    return n;
+}
+
+/* Every config hash field a script reads (HGET / HMGET / HEXISTS on
+ * K_CONFIG) is a row's store field or one the scripts keep themselves, and
+ * every row's store field is read by some script. */
+static void test_table_scripts_read_store_fields(void **state)
+{
+    (void)state;
+    static const char *const reads[] = {"'HGET', K_CONFIG,", "'HMGET', K_CONFIG,",
+                                        "'HEXISTS', K_CONFIG,"};
+    static const char *const own[] = {"version", "json", "preq", "holdq"};
+    char names[256][32];
+    size_t n = 0, nfiles = 0;
+    size_t count;
+    const wr_embed_file_t *all = wr_embed_all(&count);
+    for (size_t i = 0; i < count; i++) {
+        if (strncmp(all[i].name, "scripts/", 8) != 0)
+            continue;
+        nfiles++;
+        const char *text = (const char *)all[i].data, *end = text + all[i].len;
+        for (size_t r = 0; r < sizeof(reads) / sizeof(reads[0]); r++)
+            for (const char *p = strstr(text, reads[r]); p; p = strstr(p + 1, reads[r]))
+                n = quoted_names(p + strlen(reads[r]), end, names, n, 256);
+    }
+    assert_true(nfiles >= 10);
+    assert_true(n >= 20);
+    for (size_t i = 0; i < n; i++) {
+        bool ok = false;
+        for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+            ok = ok || strcmp(names[i], own[k]) == 0;
+        for (size_t k = 0; k < wr_qconfig_n_fields; k++)
+            ok = ok ||
+                 (wr_qconfig_fields[k].store && strcmp(names[i], wr_qconfig_fields[k].store) == 0);
+        if (!ok)
+            fail_msg("a script reads config hash field '%s', which no row writes", names[i]);
+    }
+    for (size_t k = 0; k < wr_qconfig_n_fields; k++) {
+        const char *st = wr_qconfig_fields[k].store;
+        bool read = !st;
+        for (size_t i = 0; st && i < n; i++)
+            read = read || strcmp(names[i], st) == 0;
+        if (!read)
+            fail_msg("no script reads store field '%s' (%s)", st, wr_qconfig_fields[k].key);
+    }
 }
 
 static void test_fail_policy_names(void **state)
@@ -719,6 +1045,12 @@ int main(void)
         cmocka_unit_test(test_idle_timeout_seconds),
         cmocka_unit_test(test_away_hold_and_poll_max),
         cmocka_unit_test(test_opens_at),
+        cmocka_unit_test(test_epoch_ms_fields),
+        cmocka_unit_test(test_table_unique),
+        cmocka_unit_test(test_table_defaults),
+        cmocka_unit_test(test_table_roundtrip),
+        cmocka_unit_test(test_table_store_values),
+        cmocka_unit_test(test_table_scripts_read_store_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -302,6 +302,13 @@ static void test_snapshot_round_trip(void **state)
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
     put_cfg(st, "shop", 10, 0);
     put_cfg(st, "empty", 3.5, 7);
+    /* K34: an opensAt in seconds, as configs stored before the API refused
+     * it hold, is snapshotted and loads back as it was */
+    wr_queue_config_t legacy;
+    wr_qconfig_defaults(&legacy);
+    legacy.admit_per_second = 2;
+    legacy.opens_at_ms = 1764460800;
+    assert_int_equal(sh_put(st, "legacy", &legacy), WR_OK);
     const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
     for (int i = 0; i < 5; i++) {
         join(st, "shop", users[i]);
@@ -333,6 +340,9 @@ static void test_snapshot_round_trip(void **state)
     g = get(st, "empty");
     assert_int_equal(g.cfg.admit_per_second, 3.5);
     assert_int_equal(g.cfg.max_queue_size, 7);
+    g = get(st, "legacy");
+    assert_int_equal(g.err, WR_OK);
+    assert_int_equal(g.cfg.opens_at_ms, 1764460800);
     assert_int_equal(status(st, "shop", "u-b").entry.position, 1);
     assert_int_equal(status(st, "shop", "u-d").entry.position, 2);
     assert_int_equal(status(st, "shop", "u-e").entry.position, 3);
