@@ -448,8 +448,12 @@ static void reload(app_t *app)
     size_t before_prev = app->cfg.token_secret_previous_len;
     uint8_t prev[WR_KEY_MAX];
     memcpy(prev, app->cfg.token_secret_previous, before_prev);
+    bool had_admin_key = app->cfg.admin_key[0] != '\0';
     char restart[512];
     size_t changed = wr_config_reload(&app->cfg, &fresh, restart, sizeof(restart));
+    if (had_admin_key && !app->cfg.admin_key[0])
+        wr_warn("reload: no admin key configured any more: the admin API answers 401 to "
+                "everything until one is set again");
     wr_log_setup(app->cfg.log_level, app->cfg.log_format == WR_LOG_JSON);
     if (restart[0])
         wr_warn("reload: changed settings that need a restart to apply: %s", restart);

@@ -9,7 +9,7 @@ import random
 import signal
 import time
 
-from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, Waitroomd, uid
 from resp import Redis
 from test_store_outage import PrivateRedisTest, metrics
 
@@ -68,16 +68,7 @@ class Durability(PrivateRedisTest):
         """K12: --redis-wait-replicas 1: one WAIT per write (none on idle ticks), the
         replica has the consumption; with 2 wanted and 1 present, WAIT times out,
         the consume stands (answered after the timeout) and is counted short."""
-        self.redis_only()
-        primary = RedisServer(ENV.tmpdir)
-        self.addCleanup(primary.stop)
-        replica = RedisServer(ENV.tmpdir, extra=["--replicaof", "127.0.0.1", str(primary.port)])
-        self.addCleanup(replica.stop)
-        pc = primary.client()
-        self.addCleanup(pc.close)
-        self.poll_until(lambda: pc.cmd("INFO", "replication"),
-                        lambda s: "connected_slaves:1" in s and "state=online" in s, timeout=15,
-                        what="replica online")
+        primary, replica = self.primary_and_replica()
         url = "redis://127.0.0.1:%d" % primary.port
         w1 = Waitroomd(ENV.waitroomd, url, ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
                        extra=["--redis-wait-replicas", "1"])

@@ -163,13 +163,21 @@ class InviteHeaderMode(WRTest):
         keyfile = os.path.join(ENV.tmpdir, uid("key"))
         with open(keyfile, "w") as f:
             f.write(KEY + "\n")
-        r = subprocess.run([tool, "--queue", q, "--key-file", keyfile], input="carol\n\ndave\n",
-                           env={k: v for k, v in os.environ.items() if k != "WAITROOM_INVITE_KEY"},
-                           capture_output=True, text=True, timeout=10)
+        nokey = {k: v for k, v in os.environ.items() if k != "WAITROOM_INVITE_KEY"}
+        r = subprocess.run([tool, "--queue", q, "--key-file", keyfile], input="carol\ndave\n",
+                           env=nokey, capture_output=True, text=True, timeout=10)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(r.stdout.splitlines()), 2)
         self.assertWaiting(self.c.join(q, "dave", bearer(r.stdout.splitlines()[1])), 3, 3,
                            eta_null=True)
+        # output line k is the invite of input line k: a blank line stops the
+        # run (skipping it would mail every later person the next one's invite)
+        r = subprocess.run([tool, "--queue", q, "--key-file", keyfile], input="erin\n\nfrank\n",
+                           env=nokey, capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+        self.assertEqual(jwtutil.decode(r.stdout.splitlines()[0])[1]["sub"], "erin")
+        self.assertIn("line 2 is blank", r.stderr)
         # the key never as a flag; a bad id stops the run
         r = subprocess.run([tool, "--queue", q, "--key", KEY, "x"], capture_output=True, text=True,
                            timeout=10)

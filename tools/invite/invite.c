@@ -13,9 +13,12 @@
  * line is visible to every local user (ps, /proc/PID/cmdline) and lands in
  * shell histories, and whoever holds the key can invite anyone.
  * With no USER arguments the ids are read from standard input, one per
- * line (blank lines skipped). An id that is not a valid user id
- * ([A-Za-z0-9._~:@+-]{1,128}) stops the run with exit status 1 before
- * anything is printed for it; usage errors exit 2.
+ * line, and output line k is always the invite of input line k (a batch is
+ * mailed by pairing the two files line by line). So a blank line, like an
+ * id that is not a valid user id ([A-Za-z0-9._~:@+-]{1,128}), stops the
+ * run with exit status 1 before anything is printed for it, naming the
+ * line: skipping it would give every later person the next one's invite.
+ * Usage errors exit 2.
  *
  * The JWT work is the server's own (invite.c over token.c): what this
  * signs is exactly what waitroomd verifies.
@@ -165,12 +168,19 @@ int main(int argc, char **argv)
             rc = sign_one(&s, argv[i]);
     } else {
         char line[LINE_MAX_LEN];
-        while (rc == 0 && fgets(line, sizeof(line), stdin)) {
+        for (long no = 1; rc == 0 && fgets(line, sizeof(line), stdin); no++) {
             size_t n = strlen(line);
             while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
                 line[--n] = '\0';
-            if (n > 0)
+            if (n == 0) {
+                fprintf(stderr,
+                        "waitroom-invite: line %ld is blank: every input line must be a user id "
+                        "(output line k is the invite of input line k)\n",
+                        no);
+                rc = 1;
+            } else {
                 rc = sign_one(&s, line);
+            }
         }
     }
     memset(key, 0, sizeof(key));
