@@ -464,6 +464,9 @@ wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t 
     if (!e && cfg) {
         wr_scheduler_note(s, queue, cfg);
         e = find(s, queue);
+    } else if (e) {
+        wake(e); /* serving a request of it, as wr_scheduler_note: a join must
+                    not wait for a quiet queue's next call (up to QUIET_MS) */
     }
     if (e)
         e->refs++;

@@ -75,8 +75,9 @@ typedef struct wr_scheduler_queue wr_scheduler_queue_t;
 /*
  * Makes *q the held queue named queue: when *q already holds that queue and
  * it is still known, nothing is done (no lookup). Otherwise releases *q,
- * looks the name up, and, when the queue is unknown and cfg is given, notes
- * it first (wr_scheduler_note); holds what it finds (NULL: unknown here).
+ * looks the name up and, since a request of the queue is being served,
+ * notes it as wr_scheduler_note does: a quiet queue is woken, an unknown one
+ * added when cfg is given; holds what it finds (NULL: unknown here).
  * Returns *q. *q starts NULL; every non-NULL *q is given back with
  * wr_scheduler_release, before or after wr_scheduler_free.
  */
