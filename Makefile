@@ -1,7 +1,9 @@
 # waitroom - top-level commands. See README.md.
 #   make            build build/waitroomd (release, -Werror)
 #   make run        install what is missing, build, start waitroomd on 127.0.0.1:8080
-#   make test       install what is missing, build with ASan+UBSan, run every test (CTest)
+#                   (make run PORT=8081: on another port)
+#   make test       install what is missing, build with ASan+UBSan, run every test (CTest);
+#                   make test CTEST_ARGS="-R integration_memory" runs only those
 #   make bench      the benchmarks of docs/BENCHMARKS.md
 #   make demo       the sale-day scenario without and with the line (demo-out/),
 #                   with the server's default poll timing;
@@ -12,6 +14,8 @@
 #   make install    build, then install the binary, its man page, the systemd
 #                   unit and the examples under PREFIX (/usr/local); DESTDIR
 #                   stages it elsewhere (make install DESTDIR=/tmp/stage)
+#   make uninstall  removes what make install lays down, with the same PREFIX
+#                   and DESTDIR (scripts/uninstall.sh)
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
@@ -19,9 +23,10 @@ SANBUILD ?= build-san
 DEMO_USERS ?= 10000
 DEMO_OUT ?= demo-out
 PREFIX ?= /usr/local
+PORT ?= 8080
 DEMO_ARGS ?=
 
-.PHONY: all build deps run test test-release bench demo format clean install
+.PHONY: all build deps run test test-release bench demo format clean install uninstall
 
 all: build
 
@@ -34,7 +39,7 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	@scripts/run.sh
+	@PORT="$(PORT)" scripts/run.sh
 
 test: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -57,6 +62,9 @@ demo: build
 
 install: build
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+uninstall:
+	@scripts/uninstall.sh "$(BUILD)" "$(PREFIX)" "$(DESTDIR)"
 
 format:
 	@clang-format -i $$(find src -name "*.[ch]") $$(find tests/unit -name "*.c") tests/store/*.c tests/store/*.h tests/store/contract/*.[ch] \

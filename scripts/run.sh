@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# `make run`: starts waitroomd on 127.0.0.1:8080 with the demo queue of
-# examples/waitroom.ini, on the embedded store (no Redis needed).
+# `make run`: starts waitroomd on 127.0.0.1:8080 (make run PORT=N: on port
+# N) with the demo queue of examples/waitroom.ini, on the embedded store (no
+# Redis needed).
 # STORE=redis make run   starts a private redis-server under ./run/ instead,
 # and stops it when waitroomd stops (Ctrl-C, SIGTERM, or waitroomd exiting):
 # waitroomd runs as a child (no exec), so this script's EXIT trap runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p run
-args=(--config examples/waitroom.ini)
+port_http=${PORT:-8080}
+case "$port_http" in '' | *[!0-9]*) echo "PORT must be a number: $port_http" >&2; exit 2 ;; esac
+args=(--config examples/waitroom.ini --listen "127.0.0.1:$port_http")
 if [ "${STORE:-memory}" = "redis" ]; then
   command -v redis-server >/dev/null || { echo "redis-server is not installed (scripts/deps.sh)"; exit 1; }
   port=${REDIS_PORT:-6390}
@@ -29,15 +32,16 @@ if [ "${STORE:-memory}" = "redis" ]; then
 else
   args+=(--data-dir "$PWD/run")
 fi
+base=http://127.0.0.1:$port_http
 cat <<TXT
-Starting waitroomd on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
-  curl -si -c run/cookies -b run/cookies -X POST http://127.0.0.1:8080/v1/queues/demo/entries
-  curl -s  -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me
-  curl -s -H 'Authorization: Bearer demo-admin-key' http://127.0.0.1:8080/v1/admin/queues/demo
-  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' http://127.0.0.1:8080/v1/admin/queues/demo
-  TOKEN=\$(curl -s -b run/cookies http://127.0.0.1:8080/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-  curl -s -X POST -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/v1/queues/demo/tokens/consume
-  curl -s http://127.0.0.1:8080/metrics | grep waitroom_queue
+Starting waitroomd on $base (Ctrl-C stops it). Try:
+  curl -si -c run/cookies -b run/cookies -X POST $base/v1/queues/demo/entries
+  curl -s  -b run/cookies $base/v1/queues/demo/entries/me
+  curl -s -H 'Authorization: Bearer demo-admin-key' $base/v1/admin/queues/demo
+  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
+  TOKEN=\$(curl -s -b run/cookies $base/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+  curl -s -X POST -H "Authorization: Bearer \$TOKEN" $base/v1/queues/demo/tokens/consume
+  curl -s $base/metrics | grep waitroom_queue
 TXT
 build/waitroomd "${args[@]}" &
 wr=$!

@@ -29,7 +29,13 @@
  * it: a new sample replaces the newest while the newest is closer than that
  * to its predecessor, else it is appended. So the newest data is always
  * used and frequent calls cannot push old samples out early. head is the
- * slot the next sample goes to.
+ * slot the next sample goes to. The scheduler's ETA samples restart the
+ * window whenever the line is empty (wr_rate_window_add_tick), so it
+ * measures how fast a line with people in it moves, not the idle time
+ * before them.
+ * That matters for one in, one out (maxActive), where the ETA comes from
+ * the observed rate: the line moves as fast as slots free up, which only
+ * observation tells.
  */
 #include "core/queue.h"
 
@@ -360,6 +366,16 @@ void wr_rate_window_add(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_t
     w->head = (w->head + 1) % WR_RATE_SAMPLES;
     if (w->count < WR_RATE_SAMPLES)
         w->count++;
+}
+
+void wr_rate_window_add_tick(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_total,
+                             uint64_t waiting)
+{
+    if (waiting == 0) {
+        wr_rate_window_init(w, w->window_ms);
+        return;
+    }
+    wr_rate_window_add(w, now_ms, admitted_total);
 }
 
 double wr_rate_window_rate(const wr_rate_window_t *w)

@@ -329,6 +329,18 @@ void wr_rate_window_init(wr_rate_window_t *w, int64_t window_ms);
  * window_ms / WR_RATE_SAMPLES to the previous one are coalesced. */
 void wr_rate_window_add(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_total);
 
+/* An admission tick's sample (the scheduler's): as wr_rate_window_add, but
+ * when nobody was waiting after the tick (`waiting` 0) the window forgets
+ * its history and keeps no sample, so it starts again at the first tick
+ * that finds people in line (however long after: a quiet queue is not
+ * ticked). A line with nobody in it admits nobody for lack of people,
+ * which says nothing about how fast it moves once people come: averaged
+ * in, 30 s of idle before a crowd made the crowd's observed rate, and so
+ * its ETAs, 20 minutes off at the median in the one-in-one-out demo
+ * (docs/BENCHMARKS.md). */
+void wr_rate_window_add_tick(wr_rate_window_t *w, int64_t now_ms, uint64_t admitted_total,
+                             uint64_t waiting);
+
 /* Admissions per second over the window ending at the newest sample;
  * -1 when fewer than two samples span at least one second. */
 double wr_rate_window_rate(const wr_rate_window_t *w);

@@ -19,7 +19,11 @@
  * Metrics per queue (labels queue="NAME", names validated by the store):
  * waitroom_queue_waiting / _active (gauges) and the store's cluster-wide
  * totals as counters waitroom_queue_{admitted,consumed,expired,left,
- * rejected_full,abandoned}_total, plus the observed admission rate; and
+ * rejected_full,abandoned}_total, plus the observed admission rate (the
+ * last minute; the ETA's own copy counts only from the first tick that
+ * found people in line after one that found none, so the idle time, or the
+ * quiet stretch, before a crowd does not dilute the crowd's rate:
+ * wr_scheduler_queue_rate); and
  * waitroom_wait_seconds, the wait of every user this instance's ticks
  * admitted (the admit answer's waited_us), so the histograms of all
  * instances add up to every admission exactly once.
@@ -95,12 +99,13 @@ typedef struct wr_scheduler_queue {
     char name[WR_QUEUE_NAME_MAX + 1];
     wr_queue_config_t cfg;
     struct event *timer;
-    bool in_flight;  /* an admit call is pending */
-    bool dead;       /* forgotten while in flight or held: free when neither */
-    unsigned refs;   /* requests holding it (wr_scheduler_hold) */
-    int64_t next_ms; /* monotonic ms the timer is armed for (the next admit call) */
-    wr_rate_window_t rate;
-    double fail_tokens; /* limited fail-open bucket */
+    bool in_flight;            /* an admit call is pending */
+    bool dead;                 /* forgotten while in flight or held: free when neither */
+    unsigned refs;             /* requests holding it (wr_scheduler_hold) */
+    int64_t next_ms;           /* monotonic ms the timer is armed for (the next admit call) */
+    wr_rate_window_t rate;     /* the last minute: stats, metrics */
+    wr_rate_window_t eta_rate; /* the same since the line last had people: the ETA */
+    double fail_tokens;        /* limited fail-open bucket */
     int64_t fail_last_ms;
     int64_t last_err_log_ms;
     wr_history_t *hist; /* NULL when it could not be allocated */
@@ -326,7 +331,9 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     /* a wake while the call was in flight: its answer may predate the join */
     set_quiet(e, wr_store_admit_quiet(res) && !e->woke);
     e->woke = false;
-    wr_rate_window_add(&e->rate, wr_clock_mono_ms(), res->stats.admitted_total);
+    int64_t mono_ms = wr_clock_mono_ms();
+    wr_rate_window_add(&e->rate, mono_ms, res->stats.admitted_total);
+    wr_rate_window_add_tick(&e->eta_rate, mono_ms, res->stats.admitted_total, res->stats.waiting);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats, e->quiet);
@@ -397,6 +404,7 @@ static void entry_add(wr_scheduler_t *s, const char *queue, const wr_queue_confi
     }
     e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
     wr_rate_window_init(&e->rate, 60000);
+    wr_rate_window_init(&e->eta_rate, 60000);
     e->fail_last_ms = wr_clock_mono_ms();
     if (wr_qmap_put(s->queues, queue, e) != WR_OK) {
         entry_free(e);
@@ -459,6 +467,9 @@ wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t 
     if (!e && cfg) {
         wr_scheduler_note(s, queue, cfg);
         e = find(s, queue);
+    } else if (e) {
+        wake(e); /* serving a request of it, as wr_scheduler_note: a join must
+                    not wait for a quiet queue's next call (up to QUIET_MS) */
     }
     if (e)
         e->refs++;
@@ -485,7 +496,7 @@ const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q
 
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
 {
-    return live(q) ? wr_rate_window_rate(&q->rate) : -1;
+    return live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
 }
 
 int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
@@ -503,7 +514,8 @@ const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queu
 
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
 {
-    return wr_scheduler_queue_rate(find(s, queue));
+    entry_t *e = find(s, queue);
+    return live(e) ? wr_rate_window_rate(&e->rate) : -1;
 }
 
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)

@@ -75,8 +75,9 @@ typedef struct wr_scheduler_queue wr_scheduler_queue_t;
 /*
  * Makes *q the held queue named queue: when *q already holds that queue and
  * it is still known, nothing is done (no lookup). Otherwise releases *q,
- * looks the name up, and, when the queue is unknown and cfg is given, notes
- * it first (wr_scheduler_note); holds what it finds (NULL: unknown here).
+ * looks the name up and, since a request of the queue is being served,
+ * notes it as wr_scheduler_note does: a quiet queue is woken, an unknown one
+ * added when cfg is given; holds what it finds (NULL: unknown here).
  * Returns *q. *q starts NULL; every non-NULL *q is given back with
  * wr_scheduler_release, before or after wr_scheduler_free.
  */
@@ -90,8 +91,12 @@ void wr_scheduler_release(wr_scheduler_queue_t *q);
  * scheduler or the loop; NULL when q is NULL or forgotten. */
 const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q);
 
-/* Admissions per second over the last minute, from the store's
- * admittedTotal; -1 when not known yet (or q is NULL or forgotten). */
+/* The observed rate the ETA and poll timing use (wr_queue_eta_seconds):
+ * admissions per second over the last minute, from the store's
+ * admittedTotal, counted only since the line last had people after being
+ * empty (wr_rate_window_add_tick), so the idle time before a crowd does not
+ * dilute it; -1 when not known yet (under a second of it), or q is NULL or
+ * forgotten. */
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q);
 
 /* Milliseconds until this instance next runs q's admit tick (its timer is
@@ -106,7 +111,9 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q);
  * monotonic ms. */
 bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms);
 
-/* Three of them by name (one lookup each), for callers that ask once. */
+/* Three of them by name (one lookup each), for callers that ask once.
+ * wr_scheduler_observed_rate is the plain last minute's rate (stats'
+ * admitRateObserved, the metric), idle time included; -1 when not known. */
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue);
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue);
 bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms);

@@ -369,6 +369,44 @@ test('not published through nginx: /v1/admin, /admin, /metrics, /healthz, /ready
   assert.match(page.body, /<script src="\/static\/queue\.js"/);
 });
 
+test('the token routes (consume, verify, release) are the shop\'s: refused from outside through nginx', async () => {
+  /* a live pass: admitted through the user API, which nginx does publish */
+  const jar = {};
+  const call = async (method, p, headers = {}) => {
+    const r = await request(ngx.base, p, { method, localAddress: '127.0.0.6', headers: { ...headers, ...(jar.c ? { Cookie: jar.c } : {}) } });
+    const sc = r.headers['set-cookie'];
+    if (sc) jar.c = [].concat(sc).map((c) => c.split(';')[0]).join('; ');
+    return r;
+  };
+  assert.equal((await call('POST', '/v1/queues/shop/entries')).status, 200);
+  let token = '';
+  await waitFor(async () => {
+    const r = await call('GET', '/v1/queues/shop/entries/me');
+    assert.equal(r.status, 200, r.body);
+    token = JSON.parse(r.body).token || '';
+    return token !== '';
+  }, 10000, 'admission through nginx');
+  const bearer = { Authorization: 'Bearer ' + token, 'X-Waitroom-Token': token };
+  const tries = [['POST', '/v1/queues/shop/tokens/consume'], ['GET', '/v1/queues/shop/tokens/verify'],
+    ['POST', '/v1/queues/shop/tokens/release'], ['POST', '/v1/queues/shop/tokens/consume/'],
+    ['POST', '/v1/queues/shop/%74okens/consume'], ['POST', '/v1/queues/shop/entries/../tokens/consume'],
+    ['POST', '/v1/queues/shop//tokens/consume'], ['POST', '/v1/queues/shop/tokens%2fconsume'],
+    ['GET', '/v1/queues/shop'], ['GET', '/v1/queues/'], ['GET', '/v1/queues/shop/entries/me/x']];
+  for (const [method, p] of tries) {
+    const r = await request(ngx.base, p, { method, headers: bearer });
+    assert.equal(r.status, 404, `${method} ${p}: ${r.status} ${r.body.slice(0, 200)}`);
+    assert.match(r.body, /nginx/, `${method} ${p}: nginx's own 404 page, not waitroomd's`);
+  }
+  /* none of them burnt the pass: the shop, on waitroomd's own address, can */
+  const burn = await request(wr.base, '/v1/queues/shop/tokens/consume',
+    { method: 'POST', headers: { Authorization: 'Bearer ' + token } });
+  assert.equal(burn.status, 200, 'the pass is still unspent: ' + burn.body);
+  /* and the person's own routes still reach waitroomd, leave included
+   * (after the burn there may be nothing left to leave: 404 NOT_IN_QUEUE) */
+  const leave = await call('DELETE', '/v1/queues/shop/entries/me');
+  assert.ok(leave.status === 204 || /NOT_IN_QUEUE/.test(leave.body), `${leave.status} ${leave.body}`);
+});
+
 test('client addresses: the shop gets X-Real-IP / X-Forwarded-For; waitroomd limits joins per client, not per nginx', async () => {
   /* the shop sees the client, and a client's own X-Forwarded-For stays on the left */
   const home = await request(ngx.base, '/', { localAddress: '127.0.0.5', headers: { 'X-Forwarded-For': '203.0.113.9' } });

@@ -4,6 +4,7 @@
     check_install.py install_tree --build BUILD --waitroomd BIN
     check_install.py systemd_unit --build BUILD --waitroomd BIN
     check_install.py man_page     --build BUILD --waitroomd BIN
+    check_install.py uninstall    --build BUILD --waitroomd BIN
 
 install_tree  `cmake --install BUILD` (what `make install` runs; the Makefile's
               recipe is checked with `make -n`) into a DESTDIR, at the default
@@ -20,6 +21,12 @@ man_page      `mandoc -T lint -W warning` on docs/waitroomd.8; every flag of
               flag of --help. --version is documented ahead of its code: until
               `waitroomd --version` works that one entry is skipped (and said
               so); once it works, its output must be "waitroomd X.Y.Z".
+uninstall     `make uninstall` (scripts/uninstall.sh) honours DESTDIR and PREFIX:
+              a "real" install at a temporary PREFIX and a staged one of the
+              same PREFIX under a DESTDIR; uninstalling the staged one leaves
+              no file under the DESTDIR and the real one untouched; then
+              uninstalling the real one leaves no file and no share/doc/waitroom
+              there; install_manifest.txt is left as it was.
 
 Prints "N passed, N failed" and exits 1 on any failure.
 """
@@ -200,6 +207,45 @@ def systemd_unit(a):
                   "ExecReload (SIGHUP) stops it instead of reloading")
 
 
+def make_env():
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "DESTDIR")}
+
+
+def make_uninstall(a, prefix, destdir=None):
+    cmd = ["make", "-s", "-C", ROOT, "uninstall", f"BUILD={a.build}", f"PREFIX={prefix}"]
+    if destdir:
+        cmd.append(f"DESTDIR={destdir}")
+    return run(cmd, env=make_env())
+
+
+def uninstall(a):
+    with tempfile.TemporaryDirectory(prefix="wr-uninstall-") as tmp:
+        real = os.path.join(tmp, "real")          # stands for /usr/local
+        stage = os.path.join(tmp, "stage")        # a DESTDIR
+        cmake_install(a.build, real)
+        cmake_install(a.build, real, stage)
+        manifest = os.path.join(a.build, "install_manifest.txt")
+        before = open(manifest).read()
+        want = sorted("real/" + f for f in EXPECTED)
+        check("installed at PREFIX (the real one) and staged under DESTDIR",
+              listing(real) == [f[len("real/"):] for f in want]
+              and listing(stage) == sorted(os.path.relpath(real, "/") + "/" + f for f in EXPECTED),
+              repr(listing(stage)))
+        r = make_uninstall(a, real, stage)
+        check("make uninstall DESTDIR=stage PREFIX=real exits 0", r.returncode == 0, r.stdout + r.stderr)
+        check("... leaves no file under DESTDIR", listing(stage) == [], repr(listing(stage)))
+        check("... and the real install untouched", listing(real) == [f[len("real/"):] for f in want],
+              repr(listing(real)))
+        check("... and install_manifest.txt as it was", open(manifest).read() == before)
+        r = make_uninstall(a, real)
+        check("make uninstall PREFIX=real exits 0", r.returncode == 0, r.stdout + r.stderr)
+        check("... leaves no file there", listing(real) == [], repr(listing(real)))
+        check("... nor share/doc/waitroom", not os.path.exists(os.path.join(real, "share/doc/waitroom")))
+        check("... and keeps the shared directories (bin)", os.path.isdir(os.path.join(real, "bin")))
+        r = make_uninstall(a, real)
+        check("a second make uninstall is harmless (exit 0)", r.returncode == 0, r.stdout + r.stderr)
+
+
 def man_page(a):
     mandoc = shutil.which("mandoc")
     if not mandoc:
@@ -238,12 +284,13 @@ def man_page(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("check", choices=["install_tree", "systemd_unit", "man_page"])
+    p.add_argument("check", choices=["install_tree", "systemd_unit", "man_page", "uninstall"])
     p.add_argument("--build", required=True)
     p.add_argument("--waitroomd", required=True)
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
-    {"install_tree": install_tree, "systemd_unit": systemd_unit, "man_page": man_page}[a.check](a)
+    {"install_tree": install_tree, "systemd_unit": systemd_unit, "man_page": man_page,
+     "uninstall": uninstall}[a.check](a)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
 

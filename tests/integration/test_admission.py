@@ -131,6 +131,25 @@ class Admission(WRTest):
         self.assertLessEqual(n, RATE * (time.monotonic() - t0) + 2 * PER_TICK + 1)
         self.assertGreater(n, 0)
 
+    def test_a_join_wakes_a_quiet_queue(self):
+        """K29 (quiet queues) with the queue held per request: a join into a
+        queue gone quiet (nobody waiting, nothing live: its admit call comes
+        once a second) is admitted at the tick 250-350 ms after it (README,
+        Limits), not at the quiet queue's next call, up to 1 s later. Joins
+        and polls hold the queue (wr_scheduler_hold), which did not wake it;
+        only admin and token requests did (wr_scheduler_note). Three queues,
+        so that a lucky quiet call cannot pass it on the old code."""
+        for _ in range(3):
+            q = self.new_queue({"admitPerSecond": 100, "tickMs": 50})
+            ttl_ms = self.config(q)["tokenTtlSeconds"] * 1000
+            time.sleep(1.5)  # no request: the queue goes quiet
+            u = uid()
+            t0_ms = time.time() * 1000
+            self.join_ok(q, u)
+            admitted_ms = self.wait_admitted(q, u)["expiresAt"] - ttl_ms
+            # 250 ms admission delay + one 50 ms tick + slack for a busy machine
+            self.assertLess(admitted_ms - t0_ms, 550, "admitted %.0f ms after the join" % (admitted_ms - t0_ms))
+
     def test_fractional_rate_kept_exactly(self):
         # 2.5/s at 100 ms ticks: 0.25 per tick; rounding per tick would give 0 or 10/s
         q = self.queue(admitPerSecond=2.5)

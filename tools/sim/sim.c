@@ -151,6 +151,8 @@ typedef struct user {
     int64_t join_ms;   /* join answered */
     int64_t join_seq;  /* 0-based order of join answers on the join lane */
     int64_t eta_s;     /* etaSeconds at join; -1 = null */
+    int64_t eta1_s;    /* etaSeconds at the first poll after the join; -1 = null or none */
+    int64_t eta1_ms;   /* when that answer came; 0 = none yet */
     int64_t pos_join;
     int64_t admit_seen_ms; /* the poll that saw "admitted" answered */
     int64_t admit_tick_ms; /* expiresAt - TTL: the admission tick */
@@ -602,6 +604,10 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
             json_t *eta = json_object_get(j, "etaSeconds");
             u->eta_s = json_is_integer(eta) ? json_integer_value(eta) : -1;
             u->pos_join = pos;
+        } else if (u->eta1_ms == 0) {
+            json_t *eta = json_object_get(j, "etaSeconds");
+            u->eta1_s = json_is_integer(eta) ? json_integer_value(eta) : -1;
+            u->eta1_ms = now;
         }
         u->st = S_WAITING;
         if (u->kind == K_QUITTER && now >= u->quit_at_ms && pos > 50) {
@@ -1079,8 +1085,9 @@ static json_t *compute(sim_t *s)
         put_opening(s, r, a, b, min_tick);
 
     /* waits in line (observed: join answered -> poll saw "admitted") */
-    size_t nw = 0, ne = 0;
-    double esum = 0;
+    size_t nw = 0, ne = 0, enull = 0, ne1 = 0;
+    double esum = 0, esum1 = 0;
+    double *b1 = calloc(n ? n : 1, sizeof(double));
     for (size_t i = 0; i < n; i++) {
         user_t *u = &s->u[i];
         if (s->no_queue || u->kind == K_BYPASS || u->admit_seen_ms <= 0 || u->join_ms <= 0)
@@ -1090,6 +1097,13 @@ static json_t *compute(sim_t *s)
             double err = (double)(u->admit_tick_ms - u->join_ms) / 1000.0 - (double)u->eta_s;
             esum += err;
             b[ne++] = fabs(err);
+        } else if (u->eta_s < 0 && u->admit_tick_ms > 0) {
+            enull++; /* etaSeconds null at join: not in the error figures */
+        }
+        if (b1 && u->eta1_ms > 0 && u->eta1_s >= 0 && u->admit_tick_ms > 0) {
+            double err = (double)(u->admit_tick_ms - u->eta1_ms) / 1000.0 - (double)u->eta1_s;
+            esum1 += err;
+            b1[ne1++] = fabs(err);
         }
     }
     if (s->no_queue) {
@@ -1108,6 +1122,22 @@ static json_t *compute(sim_t *s)
     json_object_set_new(r, "etaAbsErrorP50Seconds", jnum_or_null(e50, eok));
     json_object_set_new(r, "etaAbsErrorP95Seconds", jnum_or_null(e95, eok));
     json_object_set_new(r, "etaMeanErrorSeconds", jnum_or_null(ne ? esum / ne : 0, ne > 0));
+    json_object_set_new(r, "etaNullAtJoin", json_integer((json_int_t)enull));
+    /* the same for the ETA of the first poll after the join (the one a
+     * person sees next: after a burst, the join's ETA is a guess made
+     * before any admission was seen) */
+    e50 = e95 = 0;
+    eok = false;
+    if (b1) {
+        wr_stats_sort(b1, ne1);
+        eok = wr_stats_percentile(b1, ne1, 50, &e50) == WR_OK &&
+              wr_stats_percentile(b1, ne1, 95, &e95) == WR_OK;
+    }
+    json_object_set_new(r, "etaFirstPollAbsErrorP50Seconds", jnum_or_null(e50, eok));
+    json_object_set_new(r, "etaFirstPollAbsErrorP95Seconds", jnum_or_null(e95, eok));
+    json_object_set_new(r, "etaFirstPollMeanErrorSeconds",
+                        jnum_or_null(ne1 ? esum1 / ne1 : 0, ne1 > 0));
+    free(b1);
 
     /* order latency at the shop (request sent -> answer) */
     size_t nl = 0;
@@ -1970,6 +2000,8 @@ int main(int argc, char **argv)
         u->sim = s;
         u->idx = k;
         u->eta_s = -1;
+        u->eta1_s = -1;
+        u->eta1_ms = 0;
         u->join_seq = -1;
         u->kind = k >= s->users ? K_BYPASS : K_NORMAL;
         snprintf(u->uid, sizeof(u->uid), "%s%06u", u->kind == K_BYPASS ? "bypass-" : "user-", k);

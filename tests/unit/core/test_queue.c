@@ -337,6 +337,50 @@ static void test_retry_cap_idle(void **state)
     assert_int_equal(wr_queue_retry_cap_idle_ms(NULL, 5000), 5000);
 }
 
+/* The scheduler's samples: an empty line restarts the window, so the rate
+ * of a crowd is not diluted by the idle minute before it. */
+static void test_rate_window_tick_idle(void **state)
+{
+    (void)state;
+    wr_rate_window_t w;
+    wr_rate_window_init(&w, 60000);
+    /* 30 s of an empty queue, one sample a tick (100 ms) */
+    for (int64_t t = 0; t <= 30000; t += 100)
+        wr_rate_window_add_tick(&w, t, 500, 0);
+    /* a crowd: 90 admitted a second for 2 s, people waiting throughout */
+    for (int64_t t = 30100, n = 509; t <= 32000; t += 100, n += 9)
+        wr_rate_window_add_tick(&w, t, (uint64_t)n, 1500);
+    /* 2 s at 90/s; wr_rate_window_add (no restart) would give (680 - 500) / 60 s = 3/s */
+    double r = wr_rate_window_rate(&w);
+    assert_true(r > 89.9 && r < 90.1);
+
+    wr_rate_window_t old;
+    wr_rate_window_init(&old, 60000);
+    for (int64_t t = 0; t <= 30000; t += 100)
+        wr_rate_window_add(&old, t, 500);
+    for (int64_t t = 30100, n = 509; t <= 32000; t += 100, n += 9)
+        wr_rate_window_add(&old, t, (uint64_t)n);
+    assert_true(wr_rate_window_rate(&old) < 10);
+
+    /* the line empties: the next crowd starts afresh, at its first tick
+     * (unknown for its first second) */
+    wr_rate_window_add_tick(&w, 32100, 689, 0);
+    assert_true(wr_rate_window_rate(&w) == -1);
+    wr_rate_window_add_tick(&w, 32600, 730, 100);
+    assert_true(wr_rate_window_rate(&w) == -1);
+    wr_rate_window_add_tick(&w, 33100, 760, 100);
+    assert_true(wr_rate_window_rate(&w) == -1); /* 0.5 s */
+    wr_rate_window_add_tick(&w, 33600, 790, 100);
+    assert_true(wr_rate_window_rate(&w) == 60.0); /* (790 - 730) / 1 s */
+
+    /* a quiet queue is not ticked: the last tick found it empty, the next
+     * comes 30 s later with a crowd; the gap is not averaged in */
+    wr_rate_window_add_tick(&w, 34000, 800, 0);
+    wr_rate_window_add_tick(&w, 64000, 800, 2000);
+    wr_rate_window_add_tick(&w, 65000, 890, 1910);
+    assert_true(wr_rate_window_rate(&w) == 90.0);
+}
+
 static void test_rate_window(void **state)
 {
     (void)state;
@@ -870,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_budget_idempotent_and_settle),
         cmocka_unit_test(test_budget_clock_steps_back),
         cmocka_unit_test(test_rate_window),
+        cmocka_unit_test(test_rate_window_tick_idle),
         cmocka_unit_test(test_retry_cap_idle),
         cmocka_unit_test(test_degraded_brake),
         cmocka_unit_test(test_poll_far),

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates the README's pictures of the pages, docs/img/queue.png (the
+# queue page on a phone) and docs/img/dashboard.png (the dashboard with its
+# history charts), from the browser tests: tests/browser/run.mjs
+# --update-docs runs every browser test in headless Chromium
+# (playwright-core, as CTest does) and, when all pass, copies their
+# screenshots there. Then it writes docs/img/screenshots.sha256, the hashes
+# of the page sources (src/http/web/) the pictures were taken of: CTest
+# docs_screenshots fails when those sources change and the pictures do not,
+# so they cannot go stale silently.
+#
+#   scripts/screenshots.sh [BUILD]     (default build; make builds it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+[ -x "$build/waitroomd" ] || { echo "no $build/waitroomd: run make first" >&2; exit 1; }
+node tests/browser/run.mjs --waitroomd "$build/waitroomd" --update-docs
+sha256sum src/http/web/* > docs/img/screenshots.sha256
+echo "docs/img/queue.png, docs/img/dashboard.png and docs/img/screenshots.sha256 updated: commit them"
