@@ -38,10 +38,10 @@ Starting waitroomd on $base (Ctrl-C stops it). Try:
   curl -si -c run/cookies -b run/cookies -X POST $base/v1/queues/demo/entries
   curl -s  -b run/cookies $base/v1/queues/demo/entries/me
   curl -s -H 'Authorization: Bearer demo-admin-key' $base/v1/admin/queues/demo
-  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
   TOKEN=\$(curl -s -b run/cookies $base/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" $base/v1/queues/demo/tokens/consume
   curl -s $base/metrics | grep waitroom_queue
+  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
 TXT
 build/waitroomd "${args[@]}" &
 wr=$!
