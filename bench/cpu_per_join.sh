@@ -15,6 +15,7 @@ kind=${1:-redis}; users=${2:-200000}; secs=${3:-8}; conns=${4:-64}
 bin=${WAITROOMD:-build/waitroomd}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
+check_backend "$kind"
 
 store=memory; rpid=
 if [ "$kind" = redis ]; then

@@ -12,6 +12,18 @@ freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0))
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
+# check_backend KIND: KIND must be a backend of the store registry, as the
+# contract suite lists them (build/test_store_contract --list-backends);
+# stops the script otherwise. The bench scripts bring up each backend's
+# server themselves (start_redis), as tests/integration/run.py does.
+check_backend() {
+  local lister=${WR_BACKENDS_FROM:-$(dirname "$bin")/test_store_contract}
+  if [ -x "$lister" ] && ! "$lister" --list-backends | grep -qx "$1"; then
+    echo "unknown store backend '$1' (the registry has: $("$lister" --list-backends | tr '\n' ' '))" >&2
+    exit 2
+  fi
+}
+
 # start_redis: a redis-server without persistence on a free port, ready
 # for commands; sets rp (its port) and rpid.
 start_redis() {
