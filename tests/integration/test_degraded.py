@@ -60,6 +60,10 @@ class Degraded(WRTest):
         for w in ws:
             self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 200,
                             timeout=15, what="/readyz 200 after Redis returned")
+            # and its circuit breaker closed again (a half-open breaker still
+            # answers some calls in degraded mode: K32 on a busy machine)
+            self.poll_until(lambda: metrics(w).get(("waitroom_breaker_state", 'state="closed"')),
+                            lambda v: v == 1, timeout=15, what="breaker closed after Redis returned")
 
     def assertDegradedWaiting(self, r, what=""):
         self.assertEqual(r.status, 200, "%s: %r" % (what, r))
