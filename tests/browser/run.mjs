@@ -687,10 +687,10 @@ test('background tab: the title carries the position and the turn; an admission 
   });
   const p2 = await ctx2.newPage();
   await p2.goto(`${wr.base}/q/${q}`);
-  await waitFor(async () => !(await p2.locator('#notify').isHidden()), 3000, 'the notify button');
+  await waitFor(async () => !(await p2.locator('#notify').isHidden()), 10000, 'the notify button');
   assert.equal(await text(p2, '#notify'), 'Notify me when it is my turn');
   await p2.click('#notify');
-  await waitFor(async () => (await text(p2, '#notify-status')) === 'You will get a notification when it is your turn.', 3000, 'notifications on');
+  await waitFor(async () => (await text(p2, '#notify-status')) === 'You will get a notification when it is your turn.', 10000, 'notifications on');
   assert.equal(await p2.locator('#notify').isHidden(), true);
   await ctx.close();
   await ctx2.close();
