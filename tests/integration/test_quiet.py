@@ -53,7 +53,11 @@ class QuietQueues(WRTest):
     def test_k29_quiet_queues_beside_a_busy_one(self):
         """K29: 2,000 quiet queues: on Redis at most 8 commands per quiet
         queue per second (150-190 before), and the busy queue beside them
-        admits its 50/s, counted per tick."""
+        admits its 50/s, counted per tick, as fast as a reference queue with
+        no quiet queues beside it, measured at the same time (the suite's own
+        server): on a starved machine both lose the ticks that come late
+        (K24: no catch-up), but the quiet queues must not cost the busy one
+        more than that (before: 0.6/s against 50/s)."""
         srv, c = self.own_server()
         deadline = time.monotonic() + 120
         for i in range(N_QUIET):
@@ -65,9 +69,11 @@ class QuietQueues(WRTest):
             self.assertEqual(r.status, 200, "PUT of quiet queue %d: %r" % (i, r))
         busy = self.new_queue({"admitPerSecond": RATE, "tickMs": TICK_MS, "paused": True},
                               client=c)
+        ref = self.new_queue({"admitPerSecond": RATE, "tickMs": TICK_MS, "paused": True})
         users = [uid("b%03d-" % i) for i in range(300)]
         for u in users:
             self.assertEqual(c.join(busy, u).status, 200)
+            self.assertEqual(self.c.join(ref, u).status, 200)
         self.wait_quiet(c, N_QUIET)
 
         if self.redis:
@@ -78,25 +84,39 @@ class QuietQueues(WRTest):
             self.assertLessEqual(per_queue, 8.0,
                                  "%.1f Redis commands per quiet queue per second" % per_queue)
 
-        # the busy queue: its rate exact, tick by tick
+        # the busy queue and the reference, unpaused together, sampled in turn
         self.assertEqual(c.patch_queue(busy, {"paused": False}).status, 200)
+        self.assertEqual(self.c.patch_queue(ref, {"paused": False}).status, 200)
         t0 = time.monotonic()
-        samples = []
+        samples = {busy: [], ref: []}
         while time.monotonic() < t0 + 4.0:
-            r = c.get_queue(busy)
-            if r.status == 200:  # (a slow sanitizer build may time a read out: skip it)
-                samples.append((time.monotonic(), r.json["stats"]["admittedTotal"]))
+            for q, cl in ((busy, c), (ref, self.c)):
+                r = cl.get_queue(q)
+                if r.status == 200:  # (a slow sanitizer build may time a read out: skip it)
+                    samples[q].append((time.monotonic(), r.json["stats"]["admittedTotal"]))
             time.sleep(0.02)
-        for (ta, a), (tb, b) in zip(samples, samples[1:]):
-            allowed = RATE * (tb - ta) + 2 * PER_TICK + 1
-            self.assertLessEqual(b - a, allowed, "%d admitted in %.0f ms" % (b - a, (tb - ta) * 1000))
-        s0 = next(s for s in samples if s[0] >= t0 + 0.5)
-        s1 = samples[-1]
-        n, dt = s1[1] - s0[1], s1[0] - s0[0]
-        expected = RATE * dt
-        self.assertLessEqual(abs(n - expected), 0.15 * expected + 2 * PER_TICK,
-                             "busy queue: %d admitted in %.2f s = %.1f/s beside %d quiet queues"
-                             % (n, dt, n / dt, N_QUIET))
+        got = {}
+        for q in (busy, ref):
+            s = samples[q]
+            for (ta, a), (tb, b) in zip(s, s[1:]):  # never more than the rate allows
+                allowed = RATE * (tb - ta) + 2 * PER_TICK + 1
+                self.assertLessEqual(b - a, allowed,
+                                     "%s: %d admitted in %.0f ms" % (q, b - a, (tb - ta) * 1000))
+            s0 = next(x for x in s if x[0] >= t0 + 0.5)
+            got[q] = (s[-1][1] - s0[1], s[-1][0] - s0[0])
+        n, dt = got[busy]
+        rn, rdt = got[ref]
+        self.assertLessEqual(n, RATE * dt * 1.15 + 2 * PER_TICK,
+                             "busy queue: %d admitted in %.2f s" % (n, dt))
+        # admission runs at all (a floor far below the rate: the same for a
+        # stopped scheduler and a starved machine would be no test)
+        self.assertGreaterEqual(rn, 0.3 * RATE * rdt, "reference: %d admitted in %.2f s"
+                                % (rn, rdt))
+        # as fast as the reference (per second of each one's window), a
+        # tolerance of 15% and two ticks
+        self.assertGreaterEqual(n / dt, 0.85 * rn / rdt - 2 * PER_TICK / dt,
+                                "busy queue: %.1f/s beside %d quiet queues, reference %.1f/s"
+                                % (n / dt, N_QUIET, rn / rdt))
 
     def test_k29_quiet_queue_wakes_on_join(self):
         """K29: a quiet queue that people join admits at its rate from the next
