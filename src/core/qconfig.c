@@ -793,6 +793,19 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
     return WR_OK;
 }
 
+wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_len, char *msg,
+                                 size_t msg_len)
+{
+    errbuf_t e = {field, field_len, msg, msg_len};
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    /* a stand-in key, so that "inviteKey":"set" (keep the stored one) is
+     * judged as the PATCH will judge it against a queue that has one */
+    memset(c.invite_key, 'k', WR_INVITE_KEY_MAX);
+    c.invite_key_len = WR_INVITE_KEY_MAX;
+    return apply_fields(&e, obj, &c, FROM_API);
+}
+
 /* ----------------------------------------------------------- rendering */
 
 /* f's value as JSON: *out (NULL = left out); false on allocation failure. */

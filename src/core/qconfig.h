@@ -200,6 +200,18 @@ wr_err_t wr_qconfig_parse_stored(const json_t *obj, wr_queue_config_t *out, char
 wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
                           char *field, size_t field_len, char *msg, size_t msg_len);
 
+/*
+ * Checks each field of a PATCH body on its own: the unknown-key check and
+ * every row's rule, no rule across fields (capacity's derived rate, the
+ * rate being required: those need the stored config). A body it refuses,
+ * wr_qconfig_patch refuses whatever the stored config, with the same field
+ * and message; so the admin API answers 400 before reading the store, and
+ * bad input is 400 even while the store is unreachable. "inviteKey":"set"
+ * passes here (the stored key decides). Same returns as wr_qconfig_parse.
+ */
+wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_len, char *msg,
+                                 size_t msg_len);
+
 /* Renders cfg as JSON, secrets included (inviteKey as the key itself):
  * the form the stores keep, which wr_qconfig_parse reads back to the same
  * config. Never send or log it; see wr_qconfig_to_public_json. Returns a

@@ -1027,6 +1027,49 @@ static void test_invite_return_fields(void **state)
     expect_put_error("{\"admitPerSecond\": 1, \"tokenInQuery\": \"yes\"}", "tokenInQuery");
 }
 
+/* wr_qconfig_check_fields: each field's own rule, before the store is read
+ * (the admin API's PATCH: 400 even while the store is down). It refuses
+ * what every PATCH refuses, with the same field, and passes what a PATCH
+ * may accept depending on the stored config. */
+static void test_check_fields(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *field; /* field NULL: passes */
+    } cases[] = {
+        {"{\"maxActive\": -1}", "maxActive"},
+        {"{\"tickMs\": \"fast\"}", "tickMs"},
+        {"{\"noSuchField\": 1}", "noSuchField"},
+        {"{\"opensAt\": 1700000000}", "opensAt"}, /* seconds, K34 */
+        {"{\"paused\": true}", NULL},
+        {"{\"inviteKey\": \"set\"}", NULL}, /* the stored key decides */
+        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}}", NULL},
+        {"{}", NULL},
+    };
+    wr_queue_config_t base, out;
+    wr_qconfig_defaults(&base);
+    base.admit_per_second = 10;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = load(cases[i].body);
+        char field[WR_FIELD_MAX + 1] = "?", msg[256] = "";
+        wr_err_t err = wr_qconfig_check_fields(j, field, sizeof(field), msg, sizeof(msg));
+        if (!cases[i].field) {
+            assert_int_equal(err, WR_OK);
+        } else {
+            assert_int_equal(err, WR_EINVAL);
+            assert_string_equal(field, cases[i].field);
+            /* PATCH refuses it too, naming the same field */
+            char pfield[WR_FIELD_MAX + 1] = "?", pmsg[256] = "";
+            assert_int_equal(
+                wr_qconfig_patch(&base, j, &out, pfield, sizeof(pfield), pmsg, sizeof(pmsg)),
+                WR_EINVAL);
+            assert_string_equal(pfield, field);
+            assert_string_equal(pmsg, msg);
+        }
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1051,6 +1094,7 @@ int main(void)
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_table_store_values),
         cmocka_unit_test(test_table_scripts_read_store_fields),
+        cmocka_unit_test(test_check_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
