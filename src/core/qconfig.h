@@ -81,6 +81,9 @@ typedef struct {
     int64_t opens_at_ms;
     bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
                                order (default true), else in arrival order */
+    uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
+                                challenge with this many leading zero bits (core/challenge.h),
+                                0..32, default 0 = off */
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
