@@ -36,11 +36,11 @@
 #include "base/crypto.h"
 #include "base/ids.h"
 
-#define KEY_LABEL "waitroom challenge v1"
-#define TAG_BYTES 12  /* -> 16 base64url chars */
-#define BIND_BYTES 16 /* -> 22 base64url chars */
-#define TAG_CHARS 16
-#define BIND_CHARS 22
+#define KEY_LABEL      "waitroom challenge v1"
+#define TAG_BYTES      12 /* -> 16 base64url chars */
+#define BIND_BYTES     16 /* -> 22 base64url chars */
+#define TAG_CHARS      16
+#define BIND_CHARS     22
 #define EXP_DIGITS_MAX 15 /* epoch ms < 10^15 until the year 33658 */
 
 struct wr_challenge_key {
@@ -289,9 +289,9 @@ static int work_bits(wr_crypto_sha256_t *h, const char *c, size_t clen, const ch
 }
 
 wr_challenge_reason_t wr_challenge_check(wr_challenge_key_t *const *keys, size_t n_keys,
-                                         const char *queue, const char *user,
-                                         const char *challenge, size_t clen, const char *nonce,
-                                         size_t nlen, unsigned required, int64_t now_ms)
+                                         const char *queue, const char *user, const char *challenge,
+                                         size_t clen, const char *nonce, size_t nlen,
+                                         unsigned required, int64_t now_ms)
 {
     if (!challenge || clen == 0)
         return WR_CHALLENGE_MISSING;

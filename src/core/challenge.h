@@ -19,9 +19,9 @@
 
 #include "base/error.h"
 
-#define WR_CHALLENGE_MAX       256 /* chars of a challenge (API: at most 256), without NUL */
-#define WR_CHALLENGE_NONCE_MAX 64  /* chars of a nonce, [A-Za-z0-9]{1,64} */
-#define WR_CHALLENGE_BITS_MAX  32  /* challengeBits' range is 0..32 */
+#define WR_CHALLENGE_MAX       256    /* chars of a challenge (API: at most 256), without NUL */
+#define WR_CHALLENGE_NONCE_MAX 64     /* chars of a nonce, [A-Za-z0-9]{1,64} */
+#define WR_CHALLENGE_BITS_MAX  32     /* challengeBits' range is 0..32 */
 #define WR_CHALLENGE_TTL_MS    300000 /* a challenge's life from its issue, ms (API: >= 120 s) */
 
 /* Why a solution was refused; the API's "reason" is wr_challenge_reason_name(). */
@@ -64,8 +64,7 @@ void wr_challenge_key_free(wr_challenge_key_t *k);
  * NUL. Returns WR_OK, WR_EINVAL (bad arguments) or WR_EIO (OpenSSL).
  */
 wr_err_t wr_challenge_issue(wr_challenge_key_t *k, const char *queue, const char *user,
-                            unsigned bits, int64_t expires_at_ms,
-                            char out[WR_CHALLENGE_MAX + 1]);
+                            unsigned bits, int64_t expires_at_ms, char out[WR_CHALLENGE_MAX + 1]);
 
 /*
  * Checks a solution: challenge (clen bytes; NULL or empty is missing) and
@@ -80,9 +79,9 @@ wr_err_t wr_challenge_issue(wr_challenge_key_t *k, const char *queue, const char
  * constant time. No allocation.
  */
 wr_challenge_reason_t wr_challenge_check(wr_challenge_key_t *const *keys, size_t n_keys,
-                                         const char *queue, const char *user,
-                                         const char *challenge, size_t clen, const char *nonce,
-                                         size_t nlen, unsigned required, int64_t now_ms);
+                                         const char *queue, const char *user, const char *challenge,
+                                         size_t clen, const char *nonce, size_t nlen,
+                                         unsigned required, int64_t now_ms);
 
 /* The expiresAt (epoch ms) a challenge says, or -1 when it is not of the
  * format (not checked against any key). */

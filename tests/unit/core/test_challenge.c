@@ -113,8 +113,8 @@ static void test_issue_format(void **state)
     char c[WR_CHALLENGE_MAX + 1];
     assert_int_equal(wr_challenge_issue(k, "sale", "u1", 20, NOW + WR_CHALLENGE_TTL_MS, c), WR_OK);
     assert_true(strlen(c) <= WR_CHALLENGE_MAX);
-    assert_int_equal(strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-"),
-                     strlen(c));
+    assert_int_equal(
+        strspn(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-"), strlen(c));
     assert_true(strncmp(c, "1.20.", 5) == 0);
     assert_int_equal(wr_challenge_expires_at(c, strlen(c)), NOW + WR_CHALLENGE_TTL_MS);
     /* longest ids still fit */
@@ -224,7 +224,10 @@ static void test_tampered_and_malformed(void **state)
     snprintf(t, sizeof t, "1.5%s", dot);
     assert_int_equal(check(k, "sale", "u1", t, nonce, 4, NOW), WR_CHALLENGE_MALFORMED);
     static const char *const bad[] = {
-        "x", "1.", "1.20", "2.20.1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",
+        "x",
+        "1.",
+        "1.20",
+        "2.20.1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",
         "1.020.1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",
         "1.33.1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",
         "1.20.0.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA",
@@ -261,15 +264,15 @@ static void test_previous_key(void **state)
     assert_int_equal(wr_challenge_issue(old, "sale", "u1", 2, NOW + 1000, c), WR_OK);
     assert_true(wr_challenge_solve(c, 2, 1000, nonce) > 0);
     wr_challenge_key_t *both[3] = {cur, NULL, old};
-    assert_int_equal(wr_challenge_check(both, 3, "sale", "u1", c, strlen(c), nonce, strlen(nonce),
-                                        2, NOW),
-                     WR_CHALLENGE_OK);
-    assert_int_equal(wr_challenge_check(both, 1, "sale", "u1", c, strlen(c), nonce, strlen(nonce),
-                                        2, NOW),
-                     WR_CHALLENGE_MALFORMED);
-    assert_int_equal(wr_challenge_check(both, 3, "sale", "u2", c, strlen(c), nonce, strlen(nonce),
-                                        2, NOW),
-                     WR_CHALLENGE_WRONG_USER);
+    assert_int_equal(
+        wr_challenge_check(both, 3, "sale", "u1", c, strlen(c), nonce, strlen(nonce), 2, NOW),
+        WR_CHALLENGE_OK);
+    assert_int_equal(
+        wr_challenge_check(both, 1, "sale", "u1", c, strlen(c), nonce, strlen(nonce), 2, NOW),
+        WR_CHALLENGE_MALFORMED);
+    assert_int_equal(
+        wr_challenge_check(both, 3, "sale", "u2", c, strlen(c), nonce, strlen(nonce), 2, NOW),
+        WR_CHALLENGE_WRONG_USER);
     wr_challenge_key_free(old);
     wr_challenge_key_free(cur);
 }
