@@ -308,6 +308,21 @@ test('dashboard: right counts, pause from it stops admissions, rate and enable c
   assert.equal((await api.config(q)).admitPerSecond, 7.5);
   await waitFor(async () => (await field('rate')) === '7.5/s', 5000, 'the rate pill');
 
+  /* the join challenge's difficulty, after a confirmation */
+  assert.equal(await card.locator('[data-field="bits-input"]').inputValue(), '0');
+  await card.locator('[data-field="bits-input"]').fill('18');
+  const bitsSet = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="set-bits"]').click();
+  assert.equal((await bitsSet).status(), 200);
+  assert.match(dialogs[dialogs.length - 1], /18-bit challenge/);
+  assert.equal((await api.config(q)).challengeBits, 18);
+  assert.equal((await api.joinNew(q)).body.error, 'CHALLENGE_REQUIRED');
+  await card.locator('[data-field="bits-input"]').fill('0');
+  const bitsOff = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="set-bits"]').click();
+  assert.equal((await bitsOff).status(), 200);
+  assert.equal((await api.config(q)).challengeBits, 0);
+
   /* disable the line: joins pass through */
   const disabled = page.waitForResponse((r) => r.request().method() === 'PATCH');
   await card.locator('[data-action="toggle-enabled"]').click();
