@@ -79,7 +79,7 @@ static void issue_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                         const wr_queue_config_t *cfg, const char *queue)
 {
     char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
-    if (wr_api__resolve_user(a, req, route, true, user, cookie))
+    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
         return; /* answered (400) */
     char body[WR_CHALLENGE_MAX + 96];
     body[0] = '{';
@@ -164,7 +164,7 @@ void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_
                               wr_challenge_reason_t r)
 {
     char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
-    if (wr_api__resolve_user(a, req, route, true, user, cookie))
+    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
         return; /* answered (400) */
     const char *reason = wr_challenge_reason_name(r);
     count(a, "waitroom_challenges_refused_total", queue, reason);

@@ -399,7 +399,7 @@ int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
         return 1;
     }
     snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-    return 0;
+    return 3;
 }
 
 /* GET/DELETE entries/me without a valid visitor cookie: 404 NOT_IN_QUEUE,
@@ -441,6 +441,21 @@ static void page_challenge(wr_api__ctx_t *c);
 
 /* ---------- joins: the challenge gate ---------- */
 
+/* A join refused for its challenge (c->challenge_reason): the page shows
+ * the challenge, the API answers 403 CHALLENGE_REQUIRED. Frees c. */
+static void challenge_refused(wr_api__ctx_t *c)
+{
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        page_challenge(c);
+        return;
+    }
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    wr_api__challenge_refuse(c->api, c->req, c->route, cfg, c->queue,
+                             (wr_challenge_reason_t)c->challenge_reason);
+    wr_api__ctx_free(c);
+}
+
 /* The store's answer for a join without a valid solution: a person in
  * line, in the pre-queue or holding a live pass is answered as a join
  * answers them (no work asked twice: reloads, other tabs); anyone else is
@@ -456,15 +471,7 @@ static void challenge_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         return;
     }
     wr_api__observe(c, err);
-    if (c->route == WR_ROUTE_QUEUE_PAGE) {
-        page_challenge(c);
-        return;
-    }
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    wr_api__challenge_refuse(c->api, c->req, c->route, cfg, c->queue,
-                             (wr_challenge_reason_t)c->challenge_reason);
-    wr_api__ctx_free(c);
+    challenge_refused(c);
 }
 
 /* A join of a queue that asks for a solved challenge, without a valid one
@@ -513,8 +520,10 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     cookie[0] = '\0';
     bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
+    int new_visitor = 0; /* 3: a visitor minted for this join (no valid cookie came) */
     if (!cfg || cfg->invite_key_len == 0 || header_mode) {
-        if (wr_api__resolve_user(a, c->req, c->route, true, user, cookie)) {
+        new_visitor = wr_api__resolve_user(a, c->req, c->route, true, user, cookie);
+        if (new_visitor == 1) {
             wr_api__ctx_free(c);
             return;
         }
@@ -558,7 +567,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
         char caller[WR_USER_ID_MAX + 1], ccookie[WR_IDENTITY_COOKIE_MAX + 1];
         const char *who = user;
         if (cfg->invite_key_len > 0 && !header_mode) {
-            if (wr_api__resolve_user(a, c->req, c->route, true, caller, ccookie)) {
+            if (wr_api__resolve_user(a, c->req, c->route, true, caller, ccookie) == 1) {
                 wr_api__ctx_free(c);
                 return;
             }
@@ -566,6 +575,13 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
         }
         wr_challenge_reason_t r = wr_api__challenge_check(a, c->req, cfg, c->queue, who);
         if (r != WR_CHALLENGE_OK) {
+            /* A visitor minted just now cannot be in line: refused with no
+             * store read (the cheap answer to a flood of fresh cookies). */
+            if (new_visitor == 3 && cfg->invite_key_len == 0) {
+                c->challenge_reason = (int)r;
+                challenge_refused(c);
+                return;
+            }
             challenge_gate(c, user, cookie, r);
             return;
         }
@@ -733,7 +749,7 @@ static void page_challenge(wr_api__ctx_t *c)
 {
     char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
     if (c->api->cfg->identity != WR_IDENTITY_HEADER &&
-        wr_api__resolve_user(c->api, c->req, c->route, true, user, cookie) == 0 && cookie[0])
+        wr_api__resolve_user(c->api, c->req, c->route, true, user, cookie) != 1 && cookie[0])
         wr_api__set_visitor_cookie(c->api, c->req, cookie);
     wr_page_view_t v;
     memset(&v, 0, sizeof(v));

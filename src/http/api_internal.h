@@ -312,8 +312,9 @@ wr_api__handler_fn wr_api__handle_queue_page;
  * request has been answered (400); 2 in cookie mode when there is no valid
  * visitor cookie and `create` is false (the caller answers). With `create`
  * (join, a join challenge), a missing or unverifiable cookie mints a new
- * visitor. cookie_out gets the cookie value to set: on every join, and on
- * a poll when the cookie is due for renewal (wr_identity_should_renew).
+ * visitor, and the return is 3 (user filled: a visitor nobody has seen). cookie_out gets the cookie
+ * value to set: on every join, and on a poll when the cookie is due for renewal
+ * (wr_identity_should_renew).
  */
 int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
                          char user[WR_USER_ID_MAX + 1],
