@@ -3,12 +3,10 @@ docs/API.md, "Version 1.2 additions", "A place costs work". Low bits (a few
 hundred hashes in Python) keep every test fast."""
 import hashlib
 import html
-import json
 import re
-import time
 
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from test_cookie import parse_set_cookie
+from test_idle import vid_of
 from test_invites import KEY, bearer, invite
 from test_security_abuse import metric
 
@@ -44,14 +42,6 @@ def unsolve(challenge, bits):
     while digest_bits(challenge, "x%d" % i) >= bits:
         i += 1
     return "x%d" % i
-
-
-def vid_of(r):
-    for line in r.set_cookies:
-        name, val, _ = parse_set_cookie(line)
-        if name == "wr_vid":
-            return val
-    return None
 
 
 class ChallengeBase(WRTest):
