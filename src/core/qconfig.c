@@ -496,6 +496,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "1764460800000"},
     {"preQueueShuffle", BOOL_FIELD(pre_queue_shuffle), .idef = true, .store = "shuffle",
      .example = "false"},
+    {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 

@@ -19,7 +19,10 @@ typedef struct {
                                 opensAt), "admitted", "passthrough", "full",
                                 "unavailable", "notfound", "invite" (refused:
                                 no valid invite), "degraded" (the store is
-                                unreachable: no position; keeps asking) or
+                                unreachable: no position; keeps asking),
+                                "challenge" (the queue asks for a solved join
+                                challenge: the script solves one and joins;
+                                without JavaScript the text says it is needed) or
                                 "error" (any other error on the route: the
                                 code is shown; asks again only after a
                                 Retry-After, retry_after_ms) */

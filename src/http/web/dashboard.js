@@ -271,11 +271,12 @@
     controls.appendChild(bEnable); controls.appendChild(bPause);
     controls.appendChild(rate); controls.appendChild(bRate);
     var msg = el('span', { 'class': 'error', 'role': 'alert' });
+    var bits = challengeControl(controls, name, msg, function () { return c; });
     controls.appendChild(msg);
     card.appendChild(controls);
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
-      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      config: null, rate: rate, bits: bits, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
       lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
     bEnable.addEventListener('click', function () {
@@ -295,6 +296,31 @@
       change(c, { admitPerSecond: v }, 'Set the rate of "' + name + '" to ' + v + ' per second?');
     });
     return c;
+  }
+
+  /* The join challenge's difficulty (challengeBits, 0 = off), for an attack
+   * in progress: an input and a button that asks before it changes it. The
+   * input shows the queue's setting until someone types (render). */
+  function challengeControl(controls, name, msg, card) {
+    var input = el('input', { type: 'number', min: '0', max: '32', step: '1',
+      'aria-label': 'Join challenge bits (0 = off)', 'data-field': 'bits-input' });
+    var button = el('button', { type: 'button', 'data-action': 'set-bits' }, 'Set challenge');
+    input.addEventListener('input', function () { input.dataset.edited = '1'; });
+    button.addEventListener('click', function () {
+      var v = Number(input.value);
+      if (!(v >= 0 && v <= 32 && Math.floor(v) === v) || input.value === '') {
+        msg.textContent = 'The challenge bits must be a whole number from 0 to 32.';
+        return;
+      }
+      input.dataset.edited = '';
+      change(card(), { challengeBits: v }, v === 0
+        ? 'Turn join challenges off for "' + name + '"?'
+        : 'Ask every new joiner of "' + name + '" to solve a ' + v + '-bit challenge (about ' +
+          Math.pow(2, v).toLocaleString('en-US') + ' hashes each)?');
+    });
+    controls.appendChild(input);
+    controls.appendChild(button);
+    return input;
   }
 
   function change(c, patch, question) {
@@ -395,6 +421,8 @@
     c.bPause.textContent = cfg.paused ? 'Resume admission' : 'Pause admission';
     if (!c.rateEdited && document.activeElement !== c.rate && cfg.admitPerSecond !== undefined)
       c.rate.value = String(cfg.admitPerSecond);
+    if (!c.bits.dataset.edited && document.activeElement !== c.bits && cfg.challengeBits !== undefined)
+      c.bits.value = String(cfg.challengeBits);
   }
 
   function fmtNum(v, rate) {
