@@ -362,8 +362,10 @@ def main():
         check("dpkg --purge: the package is unknown to dpkg",
               st.returncode != 0 or st.stdout.startswith("unknown"), repr(st))
         after = tree(root)
-        ignore = re.compile(r"^/(var/lib/dpkg|var/log|var/cache|tmp|etc/(passwd|group|shadow|"
-                            r"gshadow|subuid|subgid)-?$)")
+        # dpkg's database and logs, the user and group files (the kept user),
+        # adduser's lock (/run/adduser): not the package's files.
+        ignore = re.compile(r"^/(var/lib/dpkg|var/log|var/cache|tmp|run/adduser$|etc/(passwd|group|"
+                            r"shadow|gshadow|subuid|subgid)-?$)")
         new = sorted(p for p in set(after) - set(before) if not ignore.match(p))
         check("dpkg --purge leaves no new file behind (/etc/waitroom, /var/lib/waitroom, the "
               "enablement symlinks gone)", not new, repr(new))
