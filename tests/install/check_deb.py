@@ -43,22 +43,11 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 MIRROR = os.environ.get("WR_DEBOOTSTRAP_MIRROR", "http://deb.debian.org/debian")
 SUITE = "bookworm"
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
-    return ok
 
 
 def run(cmd, timeout=300, **kw):
@@ -382,8 +371,7 @@ def main():
         if proc is not None:
             proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 UNIT_SRC = os.path.join(ROOT, "examples", "systemd", "waitroomd.service")
 MAN_SRC = os.path.join(ROOT, "docs", "waitroomd.8")
 INVITE_MAN_SRC = os.path.join(ROOT, "docs", "waitroom-invite.1")
@@ -66,18 +68,6 @@ EXPECTED = [
     "share/man/man8/waitroomd.8",
 ]
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
 
 
 def run(cmd, **kw):
@@ -309,8 +299,7 @@ def main():
     a.build = os.path.abspath(a.build)
     {"install_tree": install_tree, "systemd_unit": systemd_unit, "man_page": man_page,
      "uninstall": uninstall}[a.check](a)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    sys.exit(summary())
 
 
 if __name__ == "__main__":

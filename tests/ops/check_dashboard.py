@@ -33,6 +33,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from harness import ADMIN, Waitroomd, kill_all  # noqa: E402
 
@@ -42,18 +44,6 @@ TARGET_LABELS = {"job", "instance"}
 KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring",
             "group_left", "group_right", "inf", "nan"}
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
 
 
 def strip_strings(expr):
@@ -244,8 +234,7 @@ def main():
               f"no metric of the expression has {missing}")
     print(f"{len(used)} metrics used of the {len(fams)} names on /metrics; labels not "
           f"checked (no samples): {sorted(unsampled_used)}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -44,23 +44,12 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from harness import ADMIN_KEY, Waitroomd, kill_all  # noqa: E402
 
 INVITE_KEY = "i" * 40
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""), flush=True)
-    return ok
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -342,8 +331,7 @@ def main():
         server.terminate()
         kill_all()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not passed else 0
+    return summary()
 
 
 if __name__ == "__main__":
