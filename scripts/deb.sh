@@ -30,14 +30,16 @@ mkdir -p "$work"
 if [ -d "$src/debian/build" ]; then mv "$src/debian/build" "$work/build.keep"; fi
 rm -rf "$src"
 mkdir -p "$src"
+# shellcheck disable=SC2016  # the single-quoted script is sh -c's, expanded there
 (cd "$root" && git ls-files -z --cached --others --exclude-standard \
-   | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh \
+   | xargs -0 sh -c 'for f; do [ ! -e "$f" ] || printf "%s\0" "$f"; done' sh \
    | tar --null -T - -cf -) | tar -xf - -C "$src"
 if [ -d "$work/build.keep" ]; then mv "$work/build.keep" "$src/debian/build"; fi
 rm -f "$work"/waitroom_*
 
-# -nc: keep debian/build (clean would start the compile from scratch).
-(cd "$src" && dpkg-buildpackage -us -uc -b -nc >"$work/build.log" 2>&1) || {
+# -nc: keep debian/build (clean would start the compile from scratch);
+# -J: parallel=N in DEB_BUILD_OPTIONS (dh builds with one job otherwise).
+(cd "$src" && dpkg-buildpackage -us -uc -b -nc -J"$(nproc)" >"$work/build.log" 2>&1) || {
   tail -40 "$work/build.log" >&2
   echo "deb: dpkg-buildpackage failed; the whole log: $work/build.log" >&2
   exit 1
