@@ -30,10 +30,15 @@ mkdir -p "$work"
 if [ -d "$src/debian/build" ]; then mv "$src/debian/build" "$work/build.keep"; fi
 rm -rf "$src"
 mkdir -p "$src"
-# shellcheck disable=SC2016  # the single-quoted script is sh -c's, expanded there
-(cd "$root" && git ls-files -z --cached --others --exclude-standard \
-   | xargs -0 sh -c 'for f; do [ ! -e "$f" ] || printf "%s\0" "$f"; done' sh \
-   | tar --null -T - -cf -) | tar -xf - -C "$src"
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  # shellcheck disable=SC2016  # the single-quoted script is sh -c's, expanded there
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard \
+     | xargs -0 sh -c 'for f; do [ ! -e "$f" ] || printf "%s\0" "$f"; done' sh \
+     | tar --null -T - -cf -) | tar -xf - -C "$src"
+else # an unpacked source tarball: everything but build output
+  (cd "$root" && tar --exclude='./build' --exclude='./build-*' --exclude='./run' \
+     --exclude='./demo-out' --exclude='node_modules' -cf - .) | tar -xf - -C "$src"
+fi
 if [ -d "$work/build.keep" ]; then mv "$work/build.keep" "$src/debian/build"; fi
 rm -f "$work"/waitroom_*
 
