@@ -5,8 +5,8 @@ removed again (CTest deb_install, after deb_build made the package).
     check_deb.py --deb build/waitroom_VERSION_ARCH.deb [--cache DIR]
     check_deb.py --deb build                    (the one waitroom_*.deb there)
 
-The clean root is a chroot made with mmdebstrap (debootstrap's successor
-in Debian: apt downloads in parallel, ~40% faster here; plain debootstrap
+The clean root is a chroot made with mmdebstrap (an alternative to debootstrap
+that downloads with apt, in parallel: ~40% faster here; plain debootstrap
 when mmdebstrap is missing), --variant=minbase plus the package's run-time
 libraries, so dpkg -i needs no network; not `dpkg --root`: dpkg runs
 maintainer scripts chrooted into --root, so a bare directory cannot run
