@@ -16,6 +16,9 @@
 #                   stages it elsewhere (make install DESTDIR=/tmp/stage)
 #   make uninstall  removes what make install lays down, with the same PREFIX
 #                   and DESTDIR (scripts/uninstall.sh)
+#   make deb        the Debian package: build/waitroom_VERSION_ARCH.deb (debian/,
+#                   dpkg-buildpackage on a copy of the tree, then lintian;
+#                   scripts/deb.sh); install it with apt install ./build/waitroom_*.deb
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
@@ -26,7 +29,7 @@ PREFIX ?= /usr/local
 PORT ?= 8080
 DEMO_ARGS ?=
 
-.PHONY: all build deps run test test-release bench demo format clean install uninstall
+.PHONY: all build deps run test test-release bench demo format clean install uninstall deb
 
 all: build
 
@@ -65,6 +68,10 @@ install: build
 
 uninstall:
 	@scripts/uninstall.sh "$(BUILD)" "$(PREFIX)" "$(DESTDIR)"
+
+deb:
+	@WR_DEPS_EXTRA="debhelper lintian" scripts/deps.sh build
+	@scripts/deb.sh $(BUILD)
 
 format:
 	@clang-format -i $$(find src -name "*.[ch]") $$(find tests/unit -name "*.c") tests/store/*.c tests/store/*.h tests/store/contract/*.[ch] \
