@@ -631,7 +631,8 @@ function countdownSeconds(s) {
 
 test('pre-queue: a countdown in local time turns into a position at the opening; without JavaScript: UTC and a refresh', async () => {
   const q = 'open-' + crypto.randomBytes(3).toString('hex');
-  const opensAt = Date.now() + 7000;
+  /* 10 s: the steps before the opening take 2-3 s, several more on a starved machine */
+  const opensAt = Date.now() + 10000;
   await api.createQueue(q, { admitPerSecond: 1, paused: true, opensAt });
   for (let i = 0; i < 2; i++) {
     const j = await api.joinNew(q);
@@ -649,7 +650,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.equal(await text(np, '#opens-at'), utc);
   assert.equal(await np.getAttribute('#opens-at', 'datetime'), new Date(opensAt).toISOString().replace(/\.\d+Z$/, 'Z'));
   assert.equal(await text(np, '#status'), `사전 대기열에 계십니다. 대기열은 ${utc}에 열립니다.`);
-  assert.ok(countdownSeconds(await text(np, '#countdown')) <= 7, 'server-rendered countdown');
+  assert.ok(countdownSeconds(await text(np, '#countdown')) <= 10, 'server-rendered countdown');
   const refresh = Number(await np.locator('meta[http-equiv="refresh"]').getAttribute('content'));
   assert.ok(refresh >= 2 && refresh <= 6, 'refresh at the poll interval (at most ~5 s): ' + refresh);
 
@@ -669,13 +670,13 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.match(await text(page, '.s-prequeue .intro'), /random place in line, ahead of everyone who comes later/);
   /* the countdown ticks down, and the title carries it */
   const c0 = countdownSeconds(await text(page, '#countdown'));
-  assert.ok(c0 >= 1 && c0 <= 7, 'countdown starts at the time left: ' + c0);
+  assert.ok(c0 >= 1 && c0 <= 10, 'countdown starts at the time left: ' + c0);
   await waitFor(async () => countdownSeconds(await text(page, '#countdown')) < c0, 3000, 'the countdown to tick');
   assert.match(await page.title(), /^\d+:\d\d - Waiting room - /);
   await shot(page, 'queue-prequeue-en-phone');
 
   /* the opening: the page turns into the position view by itself */
-  await page.waitForFunction(() => document.body.dataset.state === 'waiting', null, { timeout: 12000 });
+  await page.waitForFunction(() => document.body.dataset.state === 'waiting', null, { timeout: 15000 });
   const turned = Date.now();
   assert.ok(turned >= opensAt - 50, `position view only after the opening (${turned - opensAt} ms)`);
   assert.ok(turned <= opensAt + 4000, `position view within the first second after the opening, with slack for a loaded machine (${turned - opensAt} ms)`);
