@@ -469,7 +469,7 @@ SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
-              "prequeue", "away", "held", "returnedTotal"}
+              "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt"}
 
 
 class WRTest(unittest.TestCase):
@@ -610,6 +610,22 @@ class WRTest(unittest.TestCase):
                 return v
             time.sleep(interval)
         self.fail("%s not reached in %.1f s; last %r" % (what, timeout, v))
+
+    def private_redis_instances(self):
+        """Redis only: a private redis-server (stopped at cleanup) and a
+        function that starts a header-mode waitroomd on it (killed at
+        cleanup) each time it is called: for tests that SIGKILL their
+        instance and start another."""
+        self.redis_only()
+        redis = RedisServer(ENV.tmpdir)
+        self.addCleanup(redis.stop)
+
+        def instance():
+            w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
+                          ENV.tmpdir, identity="header:X-User-Id")
+            self.addCleanup(w.kill)
+            return w
+        return instance
 
     def primary_and_replica(self):
         """A private primary and its replica (redis-server --replicaof),
