@@ -62,6 +62,7 @@ static const row_t ROWS[] = {
     {"releases, no route (404)", "shopReleasesUnsupported", 0},
     {"let through /s (steady)", "admitRatePerSecond", 2},
     {"configured rate /s", "admitRateConfigured", 2},
+    {"ticks that admitted nobody", "admitTicksEmpty", 0},
     {"Kendall tau (FIFO = 1)", "kendallTau", 6},
     {"admitted ahead of earlier", "usersAdmittedAheadOfEarlierJoiner", 0},
     {"wait in line p50 ms", "waitP50Ms", 0},
