@@ -1484,9 +1484,16 @@ static int check(sim_t *s, json_t *r)
     CHECK(s->bypass_attempts == s->bypass && s->bypass_accepted == 0, "every bypass refused",
           "bypassAttempts=%u (of %u) bypassAccepted=%u", s->bypass_attempts, s->bypass,
           s->bypass_accepted);
-    CHECK(s->replay_attempts == s->replay && s->replay_accepted == 0, "every token replay refused",
-          "replayAttempts=%u (of %u) replayAccepted=%u", s->replay_attempts, s->replay,
-          s->replay_accepted);
+    /* a replayer replays once its order went through (with a stock, those
+     * told "sold out" never had a token to replay) */
+    uint32_t replayers_ordered = 0;
+    for (uint32_t i = 0; i < s->n_users; i++)
+        if (s->u[i].kind == K_REPLAY && s->u[i].order_code == 200)
+            replayers_ordered++;
+    CHECK(s->replay_attempts == replayers_ordered &&
+              (s->stock >= 0 || replayers_ordered == s->replay) && s->replay_accepted == 0,
+          "every token replay refused", "replayAttempts=%u (of %u, %u ordered) replayAccepted=%u",
+          s->replay_attempts, s->replay, replayers_ordered, s->replay_accepted);
     double tol = s->rate_tol_pct / 100.0;
     if (s->max_active == 0)
         CHECK(json_is_number(jrate) && fabs(rate - s->rate) <= tol * s->rate,
