@@ -118,6 +118,7 @@ static const row_t SLEEPER_ROWS[] = {
 static const row_t STOCK_ROWS[] = {
     {"stock", "stock", 0},
     {"admitted", "usersAdmitted", 0},
+    {"passes expired (unit back)", "passesExpired", 0},
     {"admitted beyond the stock", "admittedBeyondStock", 0},
     {"told \"sold out\"", "usersToldSoldOut", 0},
     {"stock left at the end", "stockLeftAtEnd", 0},

@@ -1014,7 +1014,10 @@ static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_t
  * pass waited for them), sleepersBackInLine (back before their turn came:
  * the same place). Stock (--stock): stock (as set; null without),
  * usersToldSoldOut / usersToldClosed (answers "closed" with reason soldOut /
- * closed), admittedBeyondStock, stockLeftAtEnd and soldOutAtMs (the
+ * closed), passesKeepingStock (admitted and not expired unconsumed: an
+ * expired pass gives its unit back, so usersAdmitted may pass the stock),
+ * passesExpired, admittedBeyondStock (how far passesKeepingStock exceeds
+ * the stock: 0), stockLeftAtEnd and soldOutAtMs (the
  * server's soldOutAt, ms after the start of arrivals) from the server's
  * stats qs (borrowed; may be NULL).
  */
@@ -1045,9 +1048,16 @@ static void put_sale_end(sim_t *s, json_t *r, json_t *qs)
     json_object_set_new(r, "stock", s->stock >= 0 ? json_integer(s->stock) : json_null());
     json_object_set_new(r, "usersToldSoldOut", json_integer(s->told_sold_out));
     json_object_set_new(r, "usersToldClosed", json_integer(s->told_closed));
-    json_int_t beyond = 0;
-    if (s->stock >= 0 && (int64_t)s->admitted > s->stock)
-        beyond = (json_int_t)((int64_t)s->admitted - s->stock);
+    /* a pass that expires unconsumed gives its unit back (API 1.2), and
+     * the simulator never gives one back itself: the passes that kept a
+     * unit are the server's admittedTotal - expiredTotal (the users'
+     * count when the server's is missing) */
+    json_t *adm = json_object_get(qs, "admittedTotal"), *exp = json_object_get(qs, "expiredTotal");
+    int64_t kept = json_is_integer(adm) ? json_integer_value(adm) - json_integer_value(exp)
+                                        : (int64_t)s->admitted;
+    json_int_t beyond = s->stock >= 0 && kept > s->stock ? (json_int_t)(kept - s->stock) : 0;
+    json_object_set_new(r, "passesKeepingStock", s->stock >= 0 ? json_integer(kept) : json_null());
+    json_object_set_new(r, "passesExpired", json_is_integer(exp) ? json_incref(exp) : json_null());
     json_object_set_new(r, "admittedBeyondStock",
                         s->stock >= 0 ? json_integer(beyond) : json_null());
     json_t *sl = json_object_get(qs, "stockLeft");
@@ -1521,17 +1531,21 @@ static int check(sim_t *s, json_t *r)
     }
     if (s->stock >= 0) {
         json_t *so = json_object_get(r, "soldOutAt");
-        CHECK((int64_t)s->admitted <= s->stock &&
-                  (!json_is_integer(jsrv) || json_integer_value(jsrv) <= s->stock),
+        json_int_t kept = json_integer_value(json_object_get(r, "passesKeepingStock"));
+        CHECK(json_integer_value(json_object_get(r, "admittedBeyondStock")) == 0 &&
+                  kept <= s->stock,
               "nobody admitted beyond the stock",
-              "admitted=%u server admittedTotal=%lld stock=%lld", s->admitted,
-              (long long)json_integer_value(jsrv), (long long)s->stock);
+              "admitted=%u server admittedTotal=%lld, expired unconsumed %lld, kept %lld, "
+              "stock=%lld",
+              s->admitted, (long long)json_integer_value(jsrv),
+              (long long)json_integer_value(json_object_get(r, "passesExpired")), (long long)kept,
+              (long long)s->stock);
         if ((int64_t)s->joined > s->stock + (int64_t)s->left)
-            CHECK((int64_t)s->admitted == s->stock && json_is_integer(so) && s->told_sold_out > 0,
+            CHECK(kept == s->stock && json_is_integer(so) && s->told_sold_out > 0,
                   "the stock sold, then sold out",
-                  "admitted=%u stock=%lld soldOutAt %s, told "
+                  "passes kept=%lld stock=%lld soldOutAt %s, told "
                   "sold out %u",
-                  s->admitted, (long long)s->stock, json_is_integer(so) ? "set" : "null",
+                  (long long)kept, (long long)s->stock, json_is_integer(so) ? "set" : "null",
                   s->told_sold_out);
     }
     CHECK(json_is_integer(jsrv) && json_integer_value(jsrv) == (json_int_t)s->admitted,
