@@ -3,13 +3,16 @@
 # "Capacity planning": polls from far back, issue 23). Starts redis-server
 # and waitroomd (Redis store, paused queue "bench", idleTimeoutSeconds 120:
 # a poll records the person's last-seen time when the last record is older
-# than 30 s), fills the line with USERS people (wrk joins), then measures
-# redis-server's own CPU time (utime + stime from /proc/PID/stat) in:
+# than 30 s), fills the line with USERS people (wrk joins), polls each of
+# them once in order (u1, u2, ...: those the fill left away come back, not
+# measured), then measures redis-server's own CPU time (utime + stime from
+# /proc/PID/stat) in:
 #   idle       IDLE seconds without a request: the ticks and the away sweep
 #              of the line (a fixed cost per second, whatever the polls);
 #   recording  SECONDS of polls of u1, u2, ... in order, each person once,
-#              all joined more than 30 s before: every poll records (the
-#              far end of a line at the new defaults asks every 60 s);
+#              their last poll more than 30 s and less than 120 s before
+#              (nobody away): every poll records (the far end of a line at
+#              the new defaults asks every 60 s);
 #   quiet      SECONDS of polls of u1, u2, ... again, each within 30 s of
 #              their recorded poll: none records (polls at the 1-5 s bands);
 #   reference  redis-benchmark GET of one key, -c 50 -P 1, 200,000 requests:
@@ -19,13 +22,15 @@
 #
 # Usage, from the project root after a release build:
 #   bench/far_polls.sh [users] [seconds] [connections] [idle-seconds]
-#   (default 1000000 8 64 32; idle-seconds at least 31, so that every
-#   person's join is 30 s old when the recording run starts)
+#   (default 30000 8 64 32; idle-seconds at least 31, so that every
+#   person's last poll is 30 s old when the recording run starts; USERS
+#   small enough that the one poll of each takes less than 120 - IDLE s,
+#   or the first of them are away again when the recording run asks)
 # WAITROOMD=PATH picks another binary. Needs wrk, redis-server,
 # redis-benchmark, curl, python3.
 set -euo pipefail
 bin=${WAITROOMD:-build/waitroomd}
-users=${1:-1000000}; secs=${2:-8}; conns=${3:-64}; idle=${4:-32}
+users=${1:-30000}; secs=${2:-8}; conns=${3:-64}; idle=${4:-32}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 start_redis
@@ -56,15 +61,25 @@ LUA
 done
 echo "line of $have people; $(redis-cli -p "$rp" info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r') used"
 
-r0=$(cpu_ticks "$rpid"); sleep "$idle"; r1=$(cpu_ticks "$rpid")
-idle_us_s=$(python3 -c "print(round(($r1-$r0)*1e6/$hz/$idle, 1))")
-echo "idle: Redis ${idle_us_s} us of CPU per second (ticks and the away sweep of a paused line)"
-
 cat >"$work/seq.lua" <<LUA
 local n = 0
 request = function() n = n + 1
   return wrk.format("GET", "/v1/queues/bench/entries/me", {["X-User-Id"] = "u" .. n}) end
 LUA
+cat >"$work/touch.lua" <<LUA
+local n = 0
+request = function() n = n + 1
+  if n > $users then n = $users end
+  return wrk.format("GET", "/v1/queues/bench/entries/me", {["X-User-Id"] = "u" .. n}) end
+LUA
+t0=$(date +%s)
+wrk -t1 -c"$conns" -d"$((users / 500 + 5))s" -s "$work/touch.lua" "http://127.0.0.1:$wp/" >/dev/null
+echo "one poll of each person: $(($(date +%s) - t0)) s"
+
+r0=$(cpu_ticks "$rpid"); sleep "$idle"; r1=$(cpu_ticks "$rpid")
+idle_us_s=$(python3 -c "print(round(($r1-$r0)*1e6/$hz/$idle, 1))")
+echo "idle: Redis ${idle_us_s} us of CPU per second (ticks and the away sweep of a paused line)"
+
 run() { # label: SECONDS of polls of u1, u2, ...
   local c0 k0 c1 k1 out reqs
   c0=$(cpu_ticks "$rpid"); k0=$(calls)
