@@ -37,28 +37,7 @@ start_redis
 start_waitroomd "redis://127.0.0.1:$rp" \
   '{"enabled":true,"paused":true,"admitPerSecond":175,"maxQueueSize":0,"idleTimeoutSeconds":120}'
 calls() { redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'; }
-waiting() { # the line's length (asked again while a busy store answers without stats)
-  local n
-  for _ in $(seq 30); do
-    n=$(curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
-      python3 -c 'import json,sys;print(json.load(sys.stdin)["stats"]["waiting"])' 2>/dev/null) &&
-      { echo "$n"; return; }
-    sleep 1
-  done
-  echo "bench/far_polls.sh: no stats from waitroomd" >&2; exit 1
-}
-
-have=0
-while [ "$have" -lt $((users - 100)) ]; do # (a join lost to a timeout is not retried)
-  cat >"$work/fill.lua" <<LUA
-local n = $have
-request = function() n = n + 1
-  if n > $users then n = $users end
-  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
-LUA
-  wrk -t1 -c"$conns" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
-  have=$(waiting)
-done
+fill_line "$users" "$conns"
 echo "line of $have people; $(redis-cli -p "$rp" info memory | awk -F: '/^used_memory_human:/ {print $2}' | tr -d '\r') used"
 
 cat >"$work/seq.lua" <<LUA

@@ -1024,14 +1024,21 @@ static void put_opening(sim_t *s, json_t *r, double *a, double *b, int64_t min_t
 static void put_sale_end(sim_t *s, json_t *r, json_t *qs)
 {
     json_t *(*q_or_null)(json_int_t) = s->no_queue ? null_int : json_integer;
-    json_object_set_new(r, "sleepersPlanned", json_integer(s->sleepers_planned));
-    json_object_set_new(r, "sleepers", json_integer(s->sleepers));
-    json_object_set_new(r, "sleepersLost", json_integer(s->sleepers_lost));
-    json_object_set_new(r, "sleepersHeld", json_integer(s->sleepers_held));
-    json_object_set_new(r, "sleepersReturned", json_integer(s->sleepers_returned));
-    json_object_set_new(r, "sleepersPassWaited", json_integer(s->sleepers_pass_waited));
-    json_object_set_new(r, "sleepersBackInLine", json_integer(s->sleepers_woke_in_line));
-    json_object_set_new(r, "sleepersStillAsleep", json_integer(s->asleep_now));
+    const struct {
+        const char *key;
+        uint32_t v;
+    } counts[] = {{"sleepersPlanned", s->sleepers_planned},
+                  {"sleepers", s->sleepers},
+                  {"sleepersLost", s->sleepers_lost},
+                  {"sleepersHeld", s->sleepers_held},
+                  {"sleepersReturned", s->sleepers_returned},
+                  {"sleepersPassWaited", s->sleepers_pass_waited},
+                  {"sleepersBackInLine", s->sleepers_woke_in_line},
+                  {"sleepersStillAsleep", s->asleep_now},
+                  {"usersToldSoldOut", s->told_sold_out},
+                  {"usersToldClosed", s->told_closed}};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+        json_object_set_new(r, counts[i].key, json_integer(counts[i].v));
     json_t *range = s->sleepers_planned > 0
                         ? json_pack("[I,I]", (json_int_t)s->sleep_min_s, (json_int_t)s->sleep_max_s)
                         : json_null();
@@ -1046,8 +1053,6 @@ static void put_sale_end(sim_t *s, json_t *r, json_t *qs)
                         json_is_integer(ret) ? json_incref(ret) : json_null());
 
     json_object_set_new(r, "stock", s->stock >= 0 ? json_integer(s->stock) : json_null());
-    json_object_set_new(r, "usersToldSoldOut", json_integer(s->told_sold_out));
-    json_object_set_new(r, "usersToldClosed", json_integer(s->told_closed));
     /* a pass that expires unconsumed gives its unit back (API 1.2), and
      * the simulator never gives one back itself: the passes that kept a
      * unit are the server's admittedTotal - expiredTotal (the users'
