@@ -377,6 +377,13 @@ static void panel_line(panel_t *p, const json_t *arr, double step_ms, double sca
                 t1 = p->tmax_s;
             fprintf(f, "%.1f,%.1f %.1f,%.1f ", px(p, t0), py(p, y), px(p, t1), py(p, y));
         } else {
+            /* the inner points of a flat run draw nothing: left out (a
+             * run of minutes would otherwise be thousands of them) */
+            double prev = i > 0 ? json_number_value(json_array_get(arr, i - 1)) * scale : NAN;
+            double next = i + 1 < n ? json_number_value(json_array_get(arr, i + 1)) * scale : NAN;
+            double t_next = (double)(i + 1) * step_ms / 1000.0;
+            if (y == prev && y == next && t_next <= p->tmax_s)
+                continue;
             fprintf(f, "%.1f,%.1f ", px(p, t0), py(p, y));
         }
     }
