@@ -105,7 +105,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
