@@ -315,7 +315,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {"waiting",  "prequeue",    "admitted", "passthrough",
                                          "full",     "unavailable", "notfound", "invite",
-                                         "degraded", "error",       NULL};
+                                         "degraded", "error",       "closed",   NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -358,6 +358,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     refresh[0] = 0;
     if (waiting || prequeue || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
         strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
+        strcmp(state, "closed") == 0 ||   /* the slow re-check: a reopening or a restock */
         (error && retry > 0))
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
