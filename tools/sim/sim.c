@@ -1218,9 +1218,11 @@ static json_t *compute(sim_t *s)
                     cnt++;
             window_ms = last - second;
             rate = (double)cnt * 1000.0 / window_ms;
-            /* ticks of the window in which nobody was admitted: on a
-             * starved machine a late timer loses its tick (K24: no catch-up),
-             * which the rate above counts against the line */
+            /* tick slots of the window in which nobody was admitted: on a
+             * starved machine a timer more than a tick late loses its tick
+             * (K24: no catch-up), which the rate above counts against the
+             * line; a tick only late leaves its slot empty and the next
+             * one double */
             size_t slots = (size_t)(window_ms / s->tick_ms), prev = SIZE_MAX;
             ticks_window = (json_int_t)slots;
             ticks_empty = (json_int_t)slots;
