@@ -9,7 +9,9 @@
 #                   with the server's default poll timing;
 #                   make demo DEMO_USERS=2000 runs a smaller one,
 #                   make demo DEMO_ARGS=--one-in-one-out caps the line at the pool,
-#                   make demo DEMO_ARGS="--opens-in 10" a sale opening with a pre-queue
+#                   make demo DEMO_ARGS="--opens-in 10" a sale opening with a pre-queue,
+#                   DEMO_ARGS="--sleepers 0.2" phones that sleep 3-6 min mid-wait,
+#                   DEMO_ARGS="--stock 500" a sale that sells out
 #   make format     clang-format every source file
 #   make install    build, then install the binary, its man page, the systemd
 #                   unit and the examples under PREFIX (/usr/local); DESTDIR
