@@ -416,6 +416,82 @@ static void reset_poll_max_ms(wr_queue_config_t *c)
     c->poll_max_ms = 60000;
 }
 
+/* autotune: null or {minPerSecond, maxPerSecond, targetMs}, all required,
+ * 0 < min <= max <= 1e6, targetMs 1..60000 (API 1.2, "The line follows the
+ * shop"). Its store value "min:max:targetMs" ("" for null) is what the
+ * Redis admission script clamps the rate in use with. */
+static wr_err_t parse_autotune(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    static const char *const keys[] = {"minPerSecond", "maxPerSecond", "targetMs"};
+    if (json_is_null(v)) {
+        c->has_autotune = false;
+        c->autotune_min = c->autotune_max = 0;
+        c->autotune_target_ms = 0;
+        return WR_OK;
+    }
+    if (!json_is_object(v))
+        return fail(e, "autotune",
+                    "must be null or an object {minPerSecond, maxPerSecond, "
+                    "targetMs}");
+    wr_err_t err = reject_unknown(e, v, "autotune.", keys, 3);
+    if (err)
+        return err;
+    double lo = 0, hi = 0;
+    long long t = 0;
+    const json_t *x = json_object_get(v, "minPerSecond");
+    if (!x)
+        return fail(e, "autotune.minPerSecond", "is required (number > 0 and <= 1000000)");
+    if ((err =
+             get_number(e, x, "autotune.minPerSecond", "must be a number > 0 and <= 1000000", &lo)))
+        return err;
+    if (!(lo > 0 && lo <= RATE_MAX))
+        return fail(e, "autotune.minPerSecond", "must be a number > 0 and <= 1000000");
+    x = json_object_get(v, "maxPerSecond");
+    if (!x)
+        return fail(e, "autotune.maxPerSecond",
+                    "is required (number >= minPerSecond and <= 1000000)");
+    if ((err = get_number(e, x, "autotune.maxPerSecond",
+                          "must be a number >= minPerSecond and <= 1000000", &hi)))
+        return err;
+    if (!(hi >= lo && hi <= RATE_MAX))
+        return fail(e, "autotune.maxPerSecond", "must be a number >= minPerSecond and <= 1000000");
+    x = json_object_get(v, "targetMs");
+    if (!x)
+        return fail(e, "autotune.targetMs", "is required (integer from 1 to 60000)");
+    if ((err = get_int(e, x, "autotune.targetMs", 1, 60000, &t)))
+        return err;
+    c->has_autotune = true;
+    c->autotune_min = lo;
+    c->autotune_max = hi;
+    c->autotune_target_ms = (uint32_t)t;
+    return WR_OK;
+}
+
+static bool render_autotune(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    if (!c->has_autotune) {
+        *out = json_null();
+        return *out != NULL;
+    }
+    bool ok = true;
+    json_t *o = json_object();
+    if (!o)
+        return false;
+    set(o, "minPerSecond", number_json(c->autotune_min), &ok);
+    set(o, "maxPerSecond", number_json(c->autotune_max), &ok);
+    set(o, "targetMs", json_integer(c->autotune_target_ms), &ok);
+    return finish(o, ok, out);
+}
+
+static int store_value_autotune(const wr_queue_config_t *c, char *buf, size_t len)
+{
+    if (!c->has_autotune)
+        return snprintf(buf, len, "%s", "");
+    return snprintf(buf, len, "%.17g:%.17g:%" PRIu32, c->autotune_min, c->autotune_max,
+                    c->autotune_target_ms);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
@@ -496,6 +572,9 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "1764460800000"},
     {"preQueueShuffle", BOOL_FIELD(pre_queue_shuffle), .idef = true, .store = "shuffle",
      .example = "false"},
+    {"autotune", CUSTOM_FIELD(has_autotune, autotune), .store = "autotune",
+     .store_value = store_value_autotune,
+     .example = "{\"minPerSecond\":10,\"maxPerSecond\":350,\"targetMs\":400}"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 
@@ -743,11 +822,17 @@ static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t
     if (err)
         return err;
     if (!json_object_get(obj, "admitPerSecond")) {
-        if (!c.has_capacity)
+        if (c.has_capacity) {
+            if ((err = derive_rate(e, &c)))
+                return err;
+        } else if (c.has_autotune) {
+            /* autotune alone: the rate starts from its min */
+            c.admit_per_second = c.autotune_min > RATE_MIN ? c.autotune_min : RATE_MIN;
+        } else {
             return fail(e, "admitPerSecond",
-                        "is required unless capacity is given (number >= 0.001 and <= 1000000)");
-        if ((err = derive_rate(e, &c)))
-            return err;
+                        "is required unless capacity or autotune is given "
+                        "(number >= 0.001 and <= 1000000)");
+        }
     }
     if (!json_object_get(obj, "failOpenPerSecond"))
         c.fail_open_per_second = c.admit_per_second;
@@ -883,7 +968,10 @@ int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, c
         n = snprintf(buf, len, "%s", enum_name(f, int_of(cfg, f)));
         break;
     case WR_QF_CUSTOM:
-        return -1;
+        if (!f->store_value)
+            return -1;
+        n = f->store_value(cfg, buf, len);
+        break;
     }
     return n >= 0 && (size_t)n < len ? n : -1;
 }
