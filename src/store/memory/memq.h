@@ -127,7 +127,19 @@ typedef struct {
     int64_t held_last;
     uint64_t away_n;
     uint64_t returned_total;
+
+    /* Autotune (store.h autotune): the rate in use (0 = none), the store
+     * time of its last change, the latency of the last cut, the reports.
+     * Not in a snapshot: a restarted embedded store starts the rate anew. */
+    double auto_rate;
+    int64_t auto_step_us;
+    double auto_cut_ms;
+    wr_autotune_report_t auto_rep[WR_AUTOTUNE_SOURCES];
 } wr_memq_t;
+
+/* The autotune operation (store.h) on q at now_us; fills *res. WR_OK. */
+wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
+                          wr_autotune_state_rec_t *res);
 
 /* Line node flag: a page join (wr_memq_entry with page) not yet followed
  * by the user's next join or status; admission passes over it. */

@@ -332,7 +332,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiiiiiiis"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -348,6 +348,13 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
     info->stats.away = u64(e[15]);
     info->stats.held = u64(e[16]);
     info->stats.returned_total = u64(e[17]);
+    if (e[18]->len > 0 && e[18]->len < 64) { /* autotune's kept rate, '%.17g' */
+        char buf[64];
+        memcpy(buf, e[18]->str, e[18]->len);
+        buf[e[18]->len] = '\0';
+        double d = strtod(buf, NULL);
+        info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
+    }
     return WR_OK;
 }
 

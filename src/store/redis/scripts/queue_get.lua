@@ -1,15 +1,20 @@
 -- queue_get.lua - config and stats of a queue (lib.lua prepended).
 -- ARGV[1] known config version.
--- Reply, always 18 elements:
+-- Reply, always 19 elements:
 --   {code, version, json, waiting, active, admittedTotal, consumedTotal,
 --    expiredTotal, leftTotal, rejectedFullTotal, sessions, releasedTotal,
 --    sessionsExpiredTotal, abandonedTotal, prequeue, away, held,
---    returnedTotal}; code 0 ok, -1 no queue.
+--    returnedTotal, autoRate}; code 0 ok, -1 no queue. autoRate: the
+--    rate autotune.lua keeps, a string ('' = none).
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'json')
 if not cfg[1] then
-  return {-1, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+  return {-1, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ''}
 end
 local version, json = version_json(cfg[1], ARGV[1], cfg[2])
 expire_tokens(now_us())
 local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt = stats()
-return {0, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt}
+local auto = ''
+if (redis.call('HGET', K_CONFIG, 'autotune') or '') ~= '' then
+  auto = redis.call('HGET', K_STATE, 'autoRate') or ''
+end
+return {0, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, auto}
