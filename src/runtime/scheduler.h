@@ -91,7 +91,9 @@ void wr_scheduler_release(wr_scheduler_queue_t *q);
  * scheduler or the loop; NULL when q is NULL or forgotten. */
 const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q);
 
-/* The observed rate the ETA and poll timing use (wr_queue_eta_seconds):
+/* The rate the ETA and poll timing use (wr_queue_eta_seconds). With
+ * autotune: the rate in use, as this instance's last autotune step read
+ * it from the store (at most a second old). Otherwise the observed rate:
  * admissions per second over the last minute, from the store's
  * admittedTotal, counted only since the line last had people after being
  * empty (wr_rate_window_add_tick), so the idle time before a crowd does not
