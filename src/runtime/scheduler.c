@@ -142,11 +142,12 @@ typedef struct wr_scheduler_queue {
     uint64_t open_moved, open_calls;
     int64_t open_sync_max_us, open_rtt_max_us;
     /* Autotune (see "Autotune" above) */
-    bool at_busy;             /* a step's store calls are in flight (holds a ref) */
-    bool at_saturated;        /* the last admit answer left people waiting */
-    int64_t at_last_ms;       /* monotonic ms of the last step started */
-    double at_rate;           /* the rate in use as last read, users/s; 0 = not known */
-    wr_autotune_out_t at_out; /* the step whose write is in flight */
+    bool at_busy;                  /* a step's store calls are in flight (holds a ref) */
+    bool at_saturated;             /* the last admit answer left people waiting */
+    int64_t at_last_ms;            /* monotonic ms of the last step started */
+    double at_rate;                /* the rate in use as last read, users/s; 0 = not known */
+    wr_autotune_out_t at_out;      /* the step whose write is in flight */
+    wr_autotune_window_t *at_sess; /* the session signal (allocated at its first sample) */
 } entry_t;
 
 struct wr_scheduler {
@@ -172,6 +173,7 @@ static void entry_free(entry_t *e)
     if (e->timer)
         event_free(e->timer);
     wr_history_free(e->hist);
+    free(e->at_sess);
     free(e);
 }
 
@@ -474,6 +476,14 @@ static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st)
     e->at_last_ms = now;
     e->at_saturated = st->waiting > 0;
     wr_autotune_req_t req = {0};
+    double p95 = e->at_sess && e->cfg.session_seconds > 0
+                     ? wr_autotune_window_p95(e->at_sess, now * 1000)
+                     : -1;
+    if (p95 >= 0 && wr_autotune_report_valid(p95, 0)) {
+        req.report = true; /* the session signal: p95 of consume to release */
+        req.source = 1;
+        req.latency_ms = p95;
+    }
     e->refs++;
     e->at_busy = true;
     if (wr_store_autotune(e->sched->store, e->name, &req, at_read_cb, e) != WR_OK) {
@@ -623,6 +633,16 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
         return -1;
     int64_t d = q->in_flight ? 0 : q->next_ms - wr_clock_mono_ms();
     return d < 0 ? 0 : d;
+}
+
+void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms)
+{
+    entry_t *e = find(s, queue);
+    if (!live(e) || !e->cfg.has_autotune || e->cfg.session_seconds == 0)
+        return;
+    if (!e->at_sess && !(e->at_sess = calloc(1, sizeof *e->at_sess)))
+        return;
+    wr_autotune_window_add(e->at_sess, ms, wr_clock_mono_us());
 }
 
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)

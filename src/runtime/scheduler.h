@@ -125,6 +125,13 @@ bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t n
  * (or its history could not be allocated). */
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
 
+/* Autotune's session signal: a session of queue ended by release after ms
+ * (consume to release). Kept in the queue's window (the last
+ * WR_AUTOTUNE_WINDOW_N, 10 s; core/autotune.h) while its config has
+ * autotune and sessionSeconds; the p95 goes to the store as a report (slot
+ * 1) with the queue's next autotune step. Unknown queue: nothing. */
+void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms);
+
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);
 

@@ -118,6 +118,9 @@ typedef struct {
     bool passthrough;         /* queue disabled: valid without a token */
     wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED;
                                  release: WR_TOKEN_NO_SESSION */
+    int64_t session_us;       /* release WR_OK: how long the session lasted, consume to
+                                 release (store clock, us; autotune's session signal);
+                                 -1 unknown or not a release */
 } wr_token_check_t;
 
 /* A queue with its config and stats: the answer of get and list. */

@@ -185,3 +185,19 @@ class Autotune(WRTest):
             time.sleep(0.2)
         for body in bodies:
             self.assertIn(want, body)
+
+    def test_sessions_are_a_report(self):
+        # sessionSeconds > 0: consume to release counts as latencyMs (its p95)
+        q = self.new_queue({"tickMs": 50, "sessionSeconds": 300, "admitPerSecond": 200,
+                            "autotune": {"minPerSecond": 10, "maxPerSecond": 400,
+                                         "targetMs": 100}})
+        self.assertEqual(self.rate(q), 200)
+        for i in range(3):
+            tok = self.admit(q, "s%d" % i)
+            r = self.c.consume(q, tok)
+            self.assertEqual(r.status, 200, repr(r))
+            time.sleep(0.35)                    # a 350 ms visit, against a 100 ms target
+            r = self.c.release(q, tok)
+            self.assertEqual(r.status, 204, repr(r))
+        r = self.until(q, lambda r: r < 200, "slow sessions lower the rate")
+        self.assertGreaterEqual(r, 10)

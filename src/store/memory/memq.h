@@ -346,10 +346,12 @@ wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t);
  * (no sweep, as release.lua): WR_OK when it was open (removed, counted in
  * released_total); else WR_ETOKEN with *reason WR_TOKEN_NO_SESSION - a
  * lapsed one with that jti is removed then, counted in
- * sessions_expired_total.
+ * sessions_expired_total. *session_us: on WR_OK, how long it lasted (now
+ * minus the consume time), else -1.
  */
 wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
-                         int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+                         int64_t now_us, wr_token_reason_t *reason, int64_t *session_us,
+                         bool *dirty);
 
 /*
  * The embedded store's data: the queues, sorted by name (binary search;

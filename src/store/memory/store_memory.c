@@ -376,11 +376,12 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     if (!q)
         goto out;
     it->has_res = true;
+    it->res.token.session_us = -1;
     if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
     else if (mode == T_RELEASE)
         it->err = wr_memq_release(q, user, strlen(user), jti, wr_store_memory__now_us(s),
-                                  &it->res.token.reason, &s->dirty);
+                                  &it->res.token.reason, &it->res.token.session_us, &s->dirty);
     else
         it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME,
                                     wr_store_memory__now_us(s), &it->res.token.reason, &s->dirty);

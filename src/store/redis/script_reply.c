@@ -304,6 +304,11 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
 {
     res->passthrough = false;
     res->reason = WR_TOKEN_OK;
+    res->session_us = -1;
+    if (shape(rep, "ii") && rep->element[0]->integer == 0) { /* release.lua: {0, us} */
+        res->session_us = rep->element[1]->integer >= 0 ? rep->element[1]->integer : -1;
+        return WR_OK;
+    }
     if (!is_int(rep))
         return WR_EPROTO;
     switch (rep->integer) {
