@@ -604,10 +604,14 @@ static void to_version(const char *path, unsigned version)
     body -= 8;
     for (int i = 0; i < 8; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
-    const char *end = "\"preQueueShuffle\":true}";
+    /* the config's JSON ends at the first '}' after its preQueueShuffle
+     * (the fields after it, autotune null, hold none) */
+    const char *end = "\"preQueueShuffle\":true";
     unsigned char *cfg_end = memmem(buf, body, end, strlen(end));
     assert_non_null(cfg_end);
-    size_t op = (size_t)(cfg_end - buf) + strlen(end) + 9 * 8;
+    cfg_end = memchr(cfg_end, '}', body - (size_t)(cfg_end - buf));
+    assert_non_null(cfg_end);
+    size_t op = (size_t)(cfg_end - buf) + 1 + 9 * 8;
     assert_int_equal(buf[op], 0); /* no opening in progress */
     memmove(buf + op, buf + op + 25, body - op - 25);
     body -= 25;
