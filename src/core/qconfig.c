@@ -137,7 +137,7 @@ static wr_err_t reject_unknown(errbuf_t *e, const json_t *obj, const char *prefi
 }
 
 /* A double as a JSON integer when it is integral (and in range), else real. */
-static json_t *number_json(double d)
+json_t *wr_qconfig_number_json(double d)
 {
     if (d == floor(d) && fabs(d) <= 9007199254740992.0)
         return json_integer((json_int_t)d);
@@ -217,7 +217,7 @@ static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **o
         return false;
     set(cap, "connections", json_integer(c->cap_connections), &ok);
     set(cap, "serviceMs", json_integer(c->cap_service_ms), &ok);
-    set(cap, "safety", number_json(c->cap_safety), &ok);
+    set(cap, "safety", wr_qconfig_number_json(c->cap_safety), &ok);
     return finish(cap, ok, out);
 }
 
@@ -478,8 +478,8 @@ static bool render_autotune(const wr_queue_config_t *c, bool secrets, json_t **o
     json_t *o = json_object();
     if (!o)
         return false;
-    set(o, "minPerSecond", number_json(c->autotune_min), &ok);
-    set(o, "maxPerSecond", number_json(c->autotune_max), &ok);
+    set(o, "minPerSecond", wr_qconfig_number_json(c->autotune_min), &ok);
+    set(o, "maxPerSecond", wr_qconfig_number_json(c->autotune_max), &ok);
     set(o, "targetMs", json_integer(c->autotune_target_ms), &ok);
     return finish(o, ok, out);
 }
@@ -895,7 +895,7 @@ static bool render_field(const wr_qfield_t *f, const wr_queue_config_t *c, bool 
         *out = (f->flags & WR_QF_NULLABLE) && i < 0 ? json_null() : json_integer((json_int_t)i);
         break;
     case WR_QF_NUMBER:
-        *out = number_json(double_of(c, f));
+        *out = wr_qconfig_number_json(double_of(c, f));
         break;
     case WR_QF_STRING: {
         const char *s = cmember_of(c, f);

@@ -178,6 +178,10 @@ const wr_qfield_t *wr_qconfig_field(const char *key);
 int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, char *buf,
                            size_t len);
 
+/* A number as the config renders it: a JSON integer when whole (175, not
+ * 175.0), else a real. New reference; NULL on allocation failure. */
+json_t *wr_qconfig_number_json(double d);
+
 /* Fills cfg with the documented defaults. admit_per_second is set to 0
  * (it has no default: it must be given or derived from capacity). */
 void wr_qconfig_defaults(wr_queue_config_t *cfg);

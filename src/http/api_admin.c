@@ -78,7 +78,7 @@ static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
     if (st)
         json_object_set_new(
             st, "admitRateTarget",
-            json_real(wr_store_rate_in_use(info->config, info->stats.autotune_rate)));
+            wr_qconfig_number_json(wr_store_rate_in_use(info->config, info->stats.autotune_rate)));
     return json_pack("{s:s,s:o,s:o}", "name", info->name, "config",
                      wr_qconfig_to_public_json(info->config), "stats", st);
 }
