@@ -28,8 +28,9 @@
 #define WR_AUTOTUNE_RAISE_PER_S       0.05       /* raise by at most 5% of max per second */
 #define WR_AUTOTUNE_RAISE_MIN_PER_S   0.02       /* ... at least 2% of max, else 10% of the rate */
 #define WR_AUTOTUNE_AIM               0.9        /* a cut aims at 0.9 x target */
-#define WR_AUTOTUNE_RATE_MAX          1000000.0  /* maxPerSecond's upper bound */
-#define WR_AUTOTUNE_TARGET_MAX_MS     60000      /* targetMs's upper bound */
+#define WR_AUTOTUNE_RISING            1.1 /* a second cut needs 1.1 x the last cut's latency */
+#define WR_AUTOTUNE_RATE_MAX          1000000.0 /* maxPerSecond's upper bound */
+#define WR_AUTOTUNE_TARGET_MAX_MS     60000     /* targetMs's upper bound */
 
 /* The queue's autotune config (qconfig `autotune`): 0 < min <= max <= 1e6,
  * 1 <= target_ms <= 60000. */
@@ -56,7 +57,7 @@ typedef enum {
     WR_AUTOTUNE_SLOW,      /* latency above target: lowered */
     WR_AUTOTUNE_ERRORS,    /* errorRate above WR_AUTOTUNE_FAILING: lowered */
     WR_AUTOTUNE_WAIT,      /* over target, but no report since the last change: hold */
-    WR_AUTOTUNE_DRAINING,  /* over target but lower than at the last cut: hold */
+    WR_AUTOTUNE_DRAINING,  /* over target but not rising since the last cut: hold */
     WR_AUTOTUNE_HEALTHY,   /* latency well within target and people waiting: raised */
     WR_AUTOTUNE_STEADY,    /* within the dead band, or nobody waiting, or at a bound: hold */
 } wr_autotune_why_t;

@@ -114,11 +114,14 @@ class Autotune(WRTest):
         # no report at all: the rate holds
         time.sleep(1.5)
         self.assertEqual(self.rate(q), 100)
-        # a storm of very slow reports: halving a second at most, never below min
+        # a storm of ever slower reports (a backlog that keeps growing):
+        # halving a second at most, never below min
         seen = [(time.monotonic(), 100)]
         deadline = time.monotonic() + 8
+        lat = 1000.0
         while time.monotonic() < deadline and seen[-1][1] > 40:
-            self.report(q, 100000)
+            lat = min(lat * 1.25, 3600000)
+            self.report(q, lat)
             r = self.rate(q)
             if r != seen[-1][1]:
                 seen.append((time.monotonic(), r))
@@ -127,7 +130,10 @@ class Autotune(WRTest):
         for (t0, a), (t1, b) in zip(seen, seen[1:]):
             self.assertGreaterEqual(b, a / 2 - 1e-9, "faster than halving: %r" % seen)
         self.assertEqual(seen[1][1], 50, "the first cut halves: %r" % seen)
-        time.sleep(1.5)
+        # flat, still over the target: a service slow at any rate; it holds
+        for _ in range(6):
+            self.report(q, lat)
+            time.sleep(0.25)
         self.assertEqual(self.rate(q), 40)
         # the gauge shows the rate in use
         m = self.c.request("GET", "/metrics")

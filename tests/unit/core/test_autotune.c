@@ -143,6 +143,26 @@ static void t_step_up_recovers(void **state)
 }
 
 /* Never past the bounds, whatever the reports say. */
+/* A service slow at any rate (its own time, 600 ms, is above the 400 ms
+ * target; the demo's 3x slowdown): the rate falls below what it takes,
+ * then holds there instead of sinking to min, and the backlog drains. */
+static void t_slow_at_any_rate(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, 175, 175);
+    s.service_ms = 600;
+    s.capacity = 175.0 / 3;
+    sim_run(&s, 20, true);
+    assert_true(s.st.rate <= s.capacity);
+    double held = s.st.rate;
+    s.min_rate = 1e9;
+    sim_run(&s, 40, true);
+    assert_true(s.min_rate == held); /* no further cut */
+    assert_true(held >= 0.5 * s.capacity && held > s.cfg.min_per_second);
+    assert_true(s.backlog == 0);
+}
+
 static void t_bounds(void **state)
 {
     (void)state;
@@ -224,11 +244,16 @@ static void t_rules(void **state)
     wr_autotune_step(&cfg, &st, &r, 1, now, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_DRAINING);
     assert_false(out.changed);
-    /* 550 ms (higher than at the cut): the cut was not enough, x 0.6545 */
-    r = (wr_autotune_report_t){550, 0, now - S_US};
+    /* 540 ms: higher, but not 10% higher (flat: a service slow at any
+     * rate, or a backlog draining): hold */
+    r = (wr_autotune_report_t){540, 0, now - S_US};
+    wr_autotune_step(&cfg, &st, &r, 1, now, &out);
+    assert_int_equal(out.why, WR_AUTOTUNE_DRAINING);
+    /* 600 ms (rising): the cut was not enough, x 0.6 */
+    r = (wr_autotune_report_t){600, 0, now - S_US};
     wr_autotune_step(&cfg, &st, &r, 1, now, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_SLOW);
-    assert_true(fabs(out.rate - 100 * 0.9 * 400 / 550) < 1e-9);
+    assert_true(fabs(out.rate - 60) < 1e-9);
     st.cut_latency_ms = 0;
     /* failing: errorRate 0.2 -> x 0.8 */
     r = (wr_autotune_report_t){100, 0.2, now - S_US};
@@ -318,6 +343,7 @@ int main(void)
         cmocka_unit_test(t_bounds),
         cmocka_unit_test(t_holds_without_reports),
         cmocka_unit_test(t_rules),
+        cmocka_unit_test(t_slow_at_any_rate),
         cmocka_unit_test(t_window_p95),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
