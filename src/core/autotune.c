@@ -13,12 +13,14 @@
  *   - L below 0.8 T and not failing, while people are left waiting
  *     (saturated): raise by 10% of the rate per second, at least 2% and at
  *     most 5% of max (the contract allows 10% of max).
- *   - a cut for latency remembers the latency that made it; a later cut
- *     needs a latency at least 10% above that (rising: the rate is still
- *     above what the service takes and its backlog grows). A latency over
- *     target that is flat or falling means the backlog is draining at the
- *     lower rate, or the service is slow at any rate (its own service time
- *     is above target): cutting further would only starve it. Hold.
+ *   - a cut (for latency or for errors) remembers the latency of the
+ *     report that made it; a later cut needs a latency at least 10% above
+ *     that (rising: the rate is still above what the service takes and its
+ *     backlog grows). A latency that is flat or falling means the backlog
+ *     is draining at the lower rate (its requests still time out and
+ *     still fail for a while), or the service is slow or failing at any
+ *     rate (its own service time is above target, a broken dependency):
+ *     cutting further would only starve it. Hold.
  *   - otherwise (0.8 T <= L <= T, or nobody waiting): hold.
  * Always clamped to [min, max]. A proportional cut (0.9 T / L) lands near
  * the rate the service sustains when latency grows with load; the dead band
@@ -119,7 +121,7 @@ void wr_autotune_step(const wr_autotune_cfg_t *cfg, const wr_autotune_state_t *s
             out->why = WR_AUTOTUNE_WAIT;
             return;
         }
-        if (!failing && st->cut_latency_ms > 0 && lat < WR_AUTOTUNE_RISING * st->cut_latency_ms) {
+        if (st->cut_latency_ms > 0 && lat < WR_AUTOTUNE_RISING * st->cut_latency_ms) {
             out->why = WR_AUTOTUNE_DRAINING; /* the last cut is working: the backlog drains */
             return;
         }
@@ -137,7 +139,7 @@ void wr_autotune_step(const wr_autotune_cfg_t *cfg, const wr_autotune_state_t *s
         if (next < r) {
             out->rate = next;
             out->changed = true;
-            out->cut_latency_ms = slow ? lat : 0;
+            out->cut_latency_ms = lat > 0.001 ? lat : 0.001; /* > 0: the last change was a cut */
         } else {
             out->why = WR_AUTOTUNE_STEADY; /* at min already */
         }

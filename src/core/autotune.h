@@ -69,8 +69,8 @@ typedef struct {
     double start_rate;     /* what the rate starts from (wr_autotune_start_rate) */
     bool saturated;        /* people were left waiting by the last admission tick: the rate,
                               not the demand, limits admission (a raise is only earned then) */
-    double cut_latency_ms; /* the latency that made the last change, when it was a cut for
-                              latency; 0 otherwise (kept in the store with the rate) */
+    double cut_latency_ms; /* the latency (>= 0.001) of the report that made the last change
+                              when it was a cut; 0 otherwise (kept in the store with it) */
 } wr_autotune_state_t;
 
 typedef struct {

@@ -1236,8 +1236,10 @@ static json_t *compute(sim_t *s)
  * second) and, with --slowdown-at T, "settleSeconds" and
  * "shopMaxInFlightAfterSettle": the rate has settled at the first bucket
  * t >= T from which every later bucket while people wait is within +/-25%
- * of the median of those buckets (a fixed rate settles at T at once);
- * the figure is the shop's peak in flight from then to the end.
+ * of the median of those buckets (a fixed rate settles at T at once), and
+ * the shop's in flight has come back within its pool since (the backlog of
+ * the rate before has drained); the figure is the shop's peak in flight
+ * from then to the end.
  */
 static int cmp_double(const void *a, const void *b)
 {
@@ -1282,6 +1284,11 @@ static json_t *autotune_figures(sim_t *s, json_t *r, size_t nb)
                 break;
             }
     }
+    /* ...and the backlog the rate before it left has drained: the shop's
+     * in flight is back within its pool */
+    json_int_t pool = json_integer_value(json_object_get(r, "shopPool"));
+    while (pool > 0 && settle < nb && s->ser.shop_in_flight_peak[settle] > pool)
+        settle++;
     int32_t peak = 0;
     for (size_t k = settle; k < nb; k++)
         if (s->ser.shop_in_flight_peak[k] > peak)

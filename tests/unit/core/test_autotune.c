@@ -260,6 +260,14 @@ static void t_rules(void **state)
     wr_autotune_step(&cfg, &st, &r, 1, now, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_ERRORS);
     assert_true(fabs(out.rate - 80) < 1e-9);
+    assert_true(out.cut_latency_ms == 100);
+    /* the same failures after the cut, latency not rising: failing at any
+     * rate, or its backlog's timeouts draining: hold, not down to min */
+    st.cut_latency_ms = 100;
+    wr_autotune_step(&cfg, &st, &r, 1, now, &out);
+    assert_int_equal(out.why, WR_AUTOTUNE_DRAINING);
+    assert_false(out.changed);
+    st.cut_latency_ms = 0;
     /* 0.05 itself is not failing: 100 ms is healthy, +10% (10 is within
      * 2%..5% of max: 7..17.5) */
     r = (wr_autotune_report_t){100, 0.05, now - S_US};
