@@ -10,7 +10,7 @@ limits admission) while nobody is admitted, so nothing else moves.
 Runs on both stores; the two-instance test on Redis only."""
 import time
 
-from harness import ADMIN, ENV, WRTest, Waitroomd
+from harness import ADMIN, WRTest
 
 KEY = ADMIN
 
@@ -168,12 +168,7 @@ class Autotune(WRTest):
 
     def test_two_instances_same_rate(self):
         self.redis_only()
-        a = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(a.kill)
-        b = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(b.kill)
+        a, b = self.two_instances()
         q = self.new_queue(auto(10, 400, 100, admitPerSecond=200), client=a.client)
         for i in range(5):
             self.join_ok(q, "u%d" % i, client=(a, b)[i % 2].client)
