@@ -2,7 +2,7 @@
 and several instances on one Redis admitting the rate once, not N times."""
 import time
 
-from harness import ENV, WRTest, Waitroomd, uid
+from harness import WRTest, uid
 
 RATE = 20.0
 TICK_MS = 100
