@@ -17,6 +17,7 @@
 #                   [--opens-in SECONDS [--late N]]
 #                   [--sleepers F [--sleep-range A:B] [--idle-timeout S]]
 #                   [--stock N] [--rate-tolerance PCT]
+#                   [--shop-slowdown T:F] [--autotune]
 # Poll timing is the server's own by default (--poll-bands default
 # --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
 # the ETA): what the demo shows is what a deployment gets. --poll-bands auto
@@ -53,6 +54,14 @@
 # and the sold-out moment. --sleepers and --stock apply to the run with the
 # line only.
 # --rate-tolerance PCT: --assert's bound on the rate's error (default 2).
+# --shop-slowdown T:F: from T seconds into the sale (after the shop's first
+# order) the shop's service time is multiplied by F (a slow database); the
+# report adds settleSeconds and shopMaxInFlightAfterSettle (withQueue).
+# --autotune: the queue gets autotune (min 10, max 2x --rate, target 2x
+# --service-ms) and the shop reports its p95 latency and error rate every
+# 500 ms (waitroom-shop --report-health). The left column is then the same
+# sale at the fixed rate (instead of no line), so the report shows the two
+# side by side; withQueue.autotuneRates is the rate in use each second.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -77,6 +86,9 @@ profile=burst
 opens_in=""
 late=""
 sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""
+# autotune (issue 25): --shop-slowdown T:F, --autotune
+shop_slowdown=""
+autotune=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -101,11 +113,13 @@ while [ $# -gt 0 ]; do
     --idle-timeout) idle_timeout=$2; shift 2 ;;
     --stock) stock=$2; shift 2 ;;
     --rate-tolerance) rate_tol=$2; shift 2 ;;
+    --shop-slowdown) shop_slowdown=$2; shift 2 ;;
+    --autotune) autotune=1; shift ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -162,6 +176,29 @@ if [ "$one_in_one_out" = 1 ]; then
   mode_arg=(--max-active "$pool" --session-seconds "$session_seconds")
   shop_mode_arg=(--release)
   mode_text="one in, one out (maxActive $pool, sessionSeconds $session_seconds)"
+fi
+
+# autotune (issue 25): the shops' slowdown, the sim's report of it, the
+# queue's autotune object and the shop's health reports
+slow_shop_arg=(); slow_sim_arg=(); autotune_shop_arg=(); autotune_config=""
+if [ -n "$shop_slowdown" ]; then
+  case "$shop_slowdown" in
+    *:*) ;;
+    *) echo "demo.sh: --shop-slowdown takes T:F (e.g. 10:3)" >&2; exit 2 ;;
+  esac
+  slow_shop_arg=(--slowdown "$shop_slowdown")
+  slow_sim_arg=(--slowdown-at "${shop_slowdown%%:*}")
+  mode_text="$mode_text, the shop ${shop_slowdown#*:}x slower from ${shop_slowdown%%:*} s"
+fi
+if [ "$autotune" = 1 ]; then
+  autotune_config=$(awk -v r="$rate" -v s="$service_ms" \
+    'BEGIN{printf "\"autotune\":{\"minPerSecond\":10,\"maxPerSecond\":%g,\"targetMs\":%d}", 2*r, 2*s}')
+  if [ "$queue_config" = "{}" ]; then
+    autotune_config="{$autotune_config}"
+  else
+    autotune_config="${queue_config%\}},$autotune_config}"
+  fi
+  mode_text="$mode_text, autotune ($autotune_config)"
 fi
 
 for b in waitroomd waitroom-shop waitroom-sim; do
@@ -238,9 +275,24 @@ fi
 
 echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text$sale_text =="
 echo "   poll timing: bands $poll_bands, jitter $poll_jitter"
-if [ "$with_only" = 0 ]; then
+if [ "$autotune" = 1 ] && [ "$with_only" = 0 ]; then
+  # autotune: the left column is the same sale at the fixed rate
+  start waitroomd-fixed "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
+    --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn
+  fx_wr_port=$port
+  start shop-fixed "$bin/waitroom-shop" --listen 127.0.0.1:0 \
+    --waitroom "http://127.0.0.1:$fx_wr_port" --queue sale-fixed --pool "$pool" \
+    --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms" "${shop_mode_arg[@]}" "${slow_shop_arg[@]}"
+  fx_shop_port=$port
+  echo "-- fixed rate (waitroomd on 127.0.0.1:$fx_wr_port; shop on 127.0.0.1:$fx_shop_port) --"
+  "$bin/waitroom-sim" --server "http://127.0.0.1:$fx_wr_port" --admin-key "$admin_key" \
+    --shop "http://127.0.0.1:$fx_shop_port" --queue sale-fixed --rate "$rate" --users "$users" --profile "$profile" \
+    --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" --label "Fixed rate ${rate}/s" \
+    "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${slow_sim_arg[@]}" --queue-config "$queue_config" \
+    --users-csv "$out/without-users.csv" --out "$out/without.json"
+elif [ "$with_only" = 0 ]; then
   start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
-    --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms"
+    --pool "$pool" --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms" "${slow_shop_arg[@]}"
   nq_port=$port
   echo "-- without the line (shop on 127.0.0.1:$nq_port, no token check) --"
   "$bin/waitroom-sim" --no-queue --shop "http://127.0.0.1:$nq_port" --users "$users" \
@@ -250,9 +302,15 @@ fi
 start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
   --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn
 wr_port=$port
+label_arg=()
+if [ "$autotune" = 1 ]; then
+  autotune_shop_arg=(--report-health --admin-key "$admin_key")
+  label_arg=(--label "Autotune (min 10, max $((2 * ${rate%.*}))/s, target $((2 * service_ms)) ms)")
+fi
 start shop "$bin/waitroom-shop" --listen 127.0.0.1:0 \
   --waitroom "http://127.0.0.1:$wr_port" --queue sale --pool "$pool" \
-  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms" "${shop_mode_arg[@]}"
+  --service-ms "$service_ms" --pool-timeout-ms "$pool_timeout_ms" "${shop_mode_arg[@]}" \
+  "${slow_shop_arg[@]}" "${autotune_shop_arg[@]}"
 shop_port=$port
 echo "-- with the line (waitroomd on 127.0.0.1:$wr_port, store $store; shop on 127.0.0.1:$shop_port) --"
 rc=0
@@ -260,6 +318,8 @@ rc=0
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
   "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${slow_sim_arg[@]}" "${label_arg[@]}" \
+  --queue-config "${autotune_config:-$queue_config}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 stop_all || rc=1
 

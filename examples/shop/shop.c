@@ -21,6 +21,14 @@
  * without sessions has no such route) are tolerated; the order's answer
  * never waits for the release.
  *
+ * Autotune (--report-health, with --admin-key): every 500 ms the shop posts
+ * its health to waitroomd, POST /v1/queues/{q}/health with
+ * {"latencyMs": p95, "errorRate": failed share}, over the orders answered in
+ * the last 2 s (an order's latency: from the token check's answer to the
+ * shop's answer, pool wait included - what its callers see); nothing when
+ * none were. --slowdown T:F multiplies the service time by F from T
+ * seconds after the first order on (the demo's slow database).
+ *
  * GET /stats reports the counters below as JSON; the simulator samples it.
  * inFlightPeak is the highest in_flight since the previous GET /stats, so a
  * sampler every 100 ms sees every peak, not the value at the sample.
@@ -64,10 +72,12 @@
 #include "base/clock.h"
 #include "base/rng.h"
 
-#define USER_MAX  129
-#define TOKEN_MAX 2048
-#define QUEUE_MAX 65
-#define CONNS_MAX 1024
+#define USER_MAX         129
+#define TOKEN_MAX        2048
+#define QUEUE_MAX        65
+#define CONNS_MAX        1024
+#define HEALTH_RING      16384 /* orders remembered for the health report */
+#define HEALTH_WINDOW_MS 2000  /* the report's window */
 
 typedef enum { O_CONSUMING, O_WAITING, O_SERVING } ostate_t;
 
@@ -81,6 +91,7 @@ typedef struct order {
     ostate_t state;
     int64_t t_wait_ms;
     int64_t t_consume_ms; /* token check sent */
+    int64_t t_work_ms;    /* the work began (start_work) */
     char *token;          /* owned; kept for the release (--release), else NULL */
     bool consumed;        /* the token check passed: release when the work ends */
     char user[USER_MAX];
@@ -110,6 +121,20 @@ typedef struct shop {
     uint64_t consumes;
     uint64_t releases, releases_ok, releases_refused, releases_unsupported, release_errors;
     wr_rng_t rng;
+    /* --slowdown T:F, --report-health (see the top) */
+    uint32_t slow_at_s;
+    double slow_factor;     /* 1 = none */
+    int64_t first_order_ms; /* 0 = none yet */
+    bool report_health;
+    char admin_key[256];
+    struct event *ev_health;
+    struct {
+        int64_t end_ms;
+        uint32_t ms;
+        bool failed;
+    } recent[HEALTH_RING];
+    size_t recent_next;
+    uint64_t health_posts, health_errors;
 } shop_t;
 
 static int64_t now_ms(void)
@@ -163,6 +188,65 @@ static void client_closed(struct evhttp_connection *ec, void *arg)
 }
 
 static void serve(order_t *o);
+
+/* An order was answered: remembered for the health report. */
+static void note_answer(order_t *o, bool failed)
+{
+    shop_t *s = o->shop;
+    int64_t now = now_ms();
+    s->recent[s->recent_next].end_ms = now;
+    s->recent[s->recent_next].ms = (uint32_t)(now - o->t_work_ms);
+    s->recent[s->recent_next].failed = failed;
+    s->recent_next = (s->recent_next + 1) % HEALTH_RING;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void health_done(struct evhttp_request *resp, void *arg)
+{
+    shop_t *s = arg;
+    if (!resp || evhttp_request_get_response_code(resp) != 204)
+        s->health_errors++;
+}
+
+/* Every 500 ms: the p95 and the error rate of the last 2 s, posted. */
+static void health_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    shop_t *s = arg;
+    static uint32_t ms[HEALTH_RING];
+    size_t n = 0, failed = 0;
+    int64_t since = now_ms() - HEALTH_WINDOW_MS;
+    for (size_t i = 0; i < HEALTH_RING; i++)
+        if (s->recent[i].end_ms > 0 && s->recent[i].end_ms >= since) {
+            ms[n++] = s->recent[i].ms;
+            failed += s->recent[i].failed;
+        }
+    if (n == 0)
+        return; /* nothing to say: the line holds its rate */
+    qsort(ms, n, sizeof ms[0], cmp_u32);
+    char body[128], auth[300], path[QUEUE_MAX + 48];
+    snprintf(body, sizeof body, "{\"latencyMs\":%u,\"errorRate\":%.4f}",
+             ms[(n * 95 + 99) / 100 - 1], (double)failed / (double)n);
+    snprintf(auth, sizeof auth, "Bearer %s", s->admin_key);
+    snprintf(path, sizeof path, "/v1/queues/%s/health", s->queue);
+    struct evhttp_request *r = evhttp_request_new(health_done, s);
+    if (!r)
+        return;
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(r);
+    evhttp_add_header(oh, "Host", s->wr_host);
+    evhttp_add_header(oh, "Authorization", auth);
+    evhttp_add_header(oh, "Content-Type", "application/json");
+    evbuffer_add(evhttp_request_get_output_buffer(r), body, strlen(body));
+    s->health_posts++;
+    if (evhttp_make_request(s->conns[s->rr++ % s->n_conns], r, EVHTTP_REQ_POST, path) != 0)
+        s->health_errors++;
+}
 
 static void release_done(struct evhttp_request *resp, void *arg)
 {
@@ -230,6 +314,7 @@ static void service_done(evutil_socket_t fd, short what, void *arg)
     shop_t *s = o->shop;
     s->in_flight--;
     s->orders_ok++;
+    note_answer(o, false);
     char body[USER_MAX + 96];
     snprintf(body, sizeof(body), "{\"ok\":true,\"orderId\":%" PRIu64 ",\"userId\":\"%s\"}",
              s->orders_ok, o->user);
@@ -244,6 +329,9 @@ static void serve(order_t *o)
     shop_t *s = o->shop;
     o->state = O_SERVING;
     double f = 1.0 + s->jitter * (2.0 * rand01(s) - 1.0);
+    if (s->slow_factor != 1.0 && s->first_order_ms > 0 &&
+        now_ms() - s->first_order_ms >= (int64_t)s->slow_at_s * 1000)
+        f *= s->slow_factor; /* --slowdown */
     int64_t ms = (int64_t)((double)s->service_ms * f + 0.5);
     if (ms < 0)
         ms = 0;
@@ -268,6 +356,7 @@ static void pool_timeout(evutil_socket_t fd, short what, void *arg)
     s->in_flight--;
     s->pool_timeouts++;
     s->orders_failed++;
+    note_answer(o, true);
     int64_t waited = now_ms() - o->t_wait_ms;
     if (waited > s->pool_wait_ms_max)
         s->pool_wait_ms_max = waited;
@@ -282,6 +371,9 @@ static void pool_timeout(evutil_socket_t fd, short what, void *arg)
 static void start_work(order_t *o)
 {
     shop_t *s = o->shop;
+    o->t_work_ms = now_ms();
+    if (s->first_order_ms == 0)
+        s->first_order_ms = o->t_work_ms;
     s->in_flight++;
     if (s->in_flight > s->max_in_flight)
         s->max_in_flight = s->in_flight;
@@ -501,8 +593,11 @@ static void usage(void)
             "usage: waitroom-shop [--listen 127.0.0.1:0] [--waitroom http://127.0.0.1:PORT]\n"
             "         [--queue NAME] [--pool 40] [--service-ms 200] [--jitter 0.1]\n"
             "         [--pool-timeout-ms 2000] [--consume-conns 32] [--no-queue] [--release]\n"
+            "         [--report-health --admin-key KEY] [--slowdown T:F]\n"
             "POST /orders (Authorization: Bearer <entry token>, X-User-Id: <user>);\n"
             "--release: end the user's session (tokens/release) when the order's work ends;\n"
+            "--report-health: post p95 latency and error rate (last 2 s) to .../health every\n"
+            "500 ms (autotune); --slowdown T:F: service time x F from T s after the first order;\n"
             "GET /stats; GET /healthz. Prints 'listening on ADDR:PORT' first.\n");
 }
 
@@ -557,6 +652,7 @@ int main(int argc, char **argv)
     s->service_ms = 200;
     s->jitter = 0.1;
     s->pool_timeout_ms = 2000;
+    s->slow_factor = 1.0;
     snprintf(s->queue, sizeof(s->queue), "sale");
     wr_rng_seed_random(&s->rng);
 
@@ -569,6 +665,9 @@ int main(int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--release")) {
             s->release = true;
+            continue;
+        } else if (!strcmp(a, "--report-health")) {
+            s->report_health = true;
             continue;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
@@ -597,7 +696,19 @@ int main(int argc, char **argv)
             ok = parse_u32(v, &s->pool_timeout_ms, 0, 600000);
         else if (!strcmp(a, "--consume-conns"))
             ok = parse_u32(v, &consume_conns, 1, CONNS_MAX);
-        else if (!strcmp(a, "--jitter")) {
+        else if (!strcmp(a, "--admin-key"))
+            ok = strlen(v) > 0 &&
+                 snprintf(s->admin_key, sizeof s->admin_key, "%s", v) < (int)sizeof s->admin_key;
+        else if (!strcmp(a, "--slowdown")) {
+            char *end;
+            unsigned long t = strtoul(v, &end, 10);
+            ok = *end == ':' && t <= 86400;
+            if (ok) {
+                s->slow_at_s = (uint32_t)t;
+                s->slow_factor = strtod(end + 1, &end);
+                ok = !*end && s->slow_factor > 0 && s->slow_factor <= 1000;
+            }
+        } else if (!strcmp(a, "--jitter")) {
             char *end;
             s->jitter = strtod(v, &end);
             ok = !*end && s->jitter >= 0 && s->jitter < 1;
@@ -612,7 +723,11 @@ int main(int argc, char **argv)
         }
     }
     if (s->no_queue)
-        s->release = false; /* no token, no session */
+        s->release = s->report_health = false; /* no token, no session, no line to tell */
+    if (s->report_health && !s->admin_key[0]) {
+        fprintf(stderr, "waitroom-shop: --report-health needs --admin-key\n");
+        return 2;
+    }
     if (!s->no_queue) {
         if (!waitroom || strncmp(waitroom, "http://", 7) != 0 ||
             !parse_hostport(waitroom + 7, s->wr_host, sizeof(s->wr_host), &s->wr_port)) {
@@ -673,6 +788,12 @@ int main(int argc, char **argv)
             s->no_queue ? "NO token check (--no-queue)" : "token checked with waitroomd",
             s->release ? ", session released after each order" : "");
 
+    if (s->report_health) {
+        s->ev_health = event_new(s->base, -1, EV_PERSIST, health_tick, s);
+        struct timeval hv = {0, 500000};
+        if (!s->ev_health || event_add(s->ev_health, &hv))
+            goto out;
+    }
     sigint = evsignal_new(s->base, SIGINT, on_signal, s->base);
     sigterm = evsignal_new(s->base, SIGTERM, on_signal, s->base);
     if (!sigint || !sigterm || event_add(sigint, NULL) || event_add(sigterm, NULL))
@@ -691,8 +812,13 @@ int main(int argc, char **argv)
                 "\n",
                 s->releases, s->releases_ok, s->releases_refused, s->releases_unsupported,
                 s->release_errors);
+    if (s->report_health)
+        fprintf(stderr, "waitroom-shop: health reports %" PRIu64 ", errors %" PRIu64 "\n",
+                s->health_posts, s->health_errors);
     rc = 0;
 out:
+    if (s->ev_health)
+        event_free(s->ev_health);
     if (sigint)
         event_free(sigint);
     if (sigterm)

@@ -137,7 +137,7 @@ static wr_err_t reject_unknown(errbuf_t *e, const json_t *obj, const char *prefi
 }
 
 /* A double as a JSON integer when it is integral (and in range), else real. */
-static json_t *number_json(double d)
+json_t *wr_qconfig_number_json(double d)
 {
     if (d == floor(d) && fabs(d) <= 9007199254740992.0)
         return json_integer((json_int_t)d);
@@ -217,7 +217,7 @@ static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **o
         return false;
     set(cap, "connections", json_integer(c->cap_connections), &ok);
     set(cap, "serviceMs", json_integer(c->cap_service_ms), &ok);
-    set(cap, "safety", number_json(c->cap_safety), &ok);
+    set(cap, "safety", wr_qconfig_number_json(c->cap_safety), &ok);
     return finish(cap, ok, out);
 }
 
@@ -446,6 +446,82 @@ static bool render_notice(const wr_queue_config_t *c, bool secrets, json_t **out
     return *out != NULL;
 }
 
+/* autotune: null or {minPerSecond, maxPerSecond, targetMs}, all required,
+ * 0 < min <= max <= 1e6, targetMs 1..60000 (API 1.2, "The line follows the
+ * shop"). Its store value "min:max:targetMs" ("" for null) is what the
+ * Redis admission script clamps the rate in use with. */
+static wr_err_t parse_autotune(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    static const char *const keys[] = {"minPerSecond", "maxPerSecond", "targetMs"};
+    if (json_is_null(v)) {
+        c->has_autotune = false;
+        c->autotune_min = c->autotune_max = 0;
+        c->autotune_target_ms = 0;
+        return WR_OK;
+    }
+    if (!json_is_object(v))
+        return fail(e, "autotune",
+                    "must be null or an object {minPerSecond, maxPerSecond, "
+                    "targetMs}");
+    wr_err_t err = reject_unknown(e, v, "autotune.", keys, 3);
+    if (err)
+        return err;
+    double lo = 0, hi = 0;
+    long long t = 0;
+    const json_t *x = json_object_get(v, "minPerSecond");
+    if (!x)
+        return fail(e, "autotune.minPerSecond", "is required (number > 0 and <= 1000000)");
+    if ((err =
+             get_number(e, x, "autotune.minPerSecond", "must be a number > 0 and <= 1000000", &lo)))
+        return err;
+    if (!(lo > 0 && lo <= RATE_MAX))
+        return fail(e, "autotune.minPerSecond", "must be a number > 0 and <= 1000000");
+    x = json_object_get(v, "maxPerSecond");
+    if (!x)
+        return fail(e, "autotune.maxPerSecond",
+                    "is required (number >= minPerSecond and <= 1000000)");
+    if ((err = get_number(e, x, "autotune.maxPerSecond",
+                          "must be a number >= minPerSecond and <= 1000000", &hi)))
+        return err;
+    if (!(hi >= lo && hi <= RATE_MAX))
+        return fail(e, "autotune.maxPerSecond", "must be a number >= minPerSecond and <= 1000000");
+    x = json_object_get(v, "targetMs");
+    if (!x)
+        return fail(e, "autotune.targetMs", "is required (integer from 1 to 60000)");
+    if ((err = get_int(e, x, "autotune.targetMs", 1, 60000, &t)))
+        return err;
+    c->has_autotune = true;
+    c->autotune_min = lo;
+    c->autotune_max = hi;
+    c->autotune_target_ms = (uint32_t)t;
+    return WR_OK;
+}
+
+static bool render_autotune(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    if (!c->has_autotune) {
+        *out = json_null();
+        return *out != NULL;
+    }
+    bool ok = true;
+    json_t *o = json_object();
+    if (!o)
+        return false;
+    set(o, "minPerSecond", wr_qconfig_number_json(c->autotune_min), &ok);
+    set(o, "maxPerSecond", wr_qconfig_number_json(c->autotune_max), &ok);
+    set(o, "targetMs", json_integer(c->autotune_target_ms), &ok);
+    return finish(o, ok, out);
+}
+
+static int store_value_autotune(const wr_queue_config_t *c, char *buf, size_t len)
+{
+    if (!c->has_autotune)
+        return snprintf(buf, len, "%s", "");
+    return snprintf(buf, len, "%.17g:%.17g:%" PRIu32, c->autotune_min, c->autotune_max,
+                    c->autotune_target_ms);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
@@ -533,6 +609,9 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "9007199254740992"},
     {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
     {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
+    {"autotune", CUSTOM_FIELD(has_autotune, autotune), .store = "autotune",
+     .store_value = store_value_autotune,
+     .example = "{\"minPerSecond\":10,\"maxPerSecond\":350,\"targetMs\":400}"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 
@@ -780,11 +859,17 @@ static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t
     if (err)
         return err;
     if (!json_object_get(obj, "admitPerSecond")) {
-        if (!c.has_capacity)
+        if (c.has_capacity) {
+            if ((err = derive_rate(e, &c)))
+                return err;
+        } else if (c.has_autotune) {
+            /* autotune alone: the rate starts from its min */
+            c.admit_per_second = c.autotune_min > RATE_MIN ? c.autotune_min : RATE_MIN;
+        } else {
             return fail(e, "admitPerSecond",
-                        "is required unless capacity is given (number >= 0.001 and <= 1000000)");
-        if ((err = derive_rate(e, &c)))
-            return err;
+                        "is required unless capacity or autotune is given "
+                        "(number >= 0.001 and <= 1000000)");
+        }
     }
     if (!json_object_get(obj, "failOpenPerSecond"))
         c.fail_open_per_second = c.admit_per_second;
@@ -862,7 +947,7 @@ static bool render_field(const wr_qfield_t *f, const wr_queue_config_t *c, bool 
         *out = (f->flags & WR_QF_NULLABLE) && i < 0 ? json_null() : json_integer((json_int_t)i);
         break;
     case WR_QF_NUMBER:
-        *out = number_json(double_of(c, f));
+        *out = wr_qconfig_number_json(double_of(c, f));
         break;
     case WR_QF_STRING: {
         const char *s = cmember_of(c, f);
@@ -935,7 +1020,10 @@ int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, c
         n = snprintf(buf, len, "%s", enum_name(f, int_of(cfg, f)));
         break;
     case WR_QF_CUSTOM:
-        return -1;
+        if (!f->store_value)
+            return -1;
+        n = f->store_value(cfg, buf, len);
+        break;
     }
     return n >= 0 && (size_t)n < len ? n : -1;
 }

@@ -106,6 +106,16 @@ typedef struct {
     uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
                                 challenge with this many leading zero bits (core/challenge.h),
                                 0..32, default 0 = off */
+    /* autotune (docs/API.md 1.2, "The line follows the shop"): null (the
+     * default, has_autotune false) or the bounds and target of the rate the
+     * server moves from the protected service's reports (core/autotune.h).
+     * While set, admit_per_second is only where the rate starts (clamped
+     * into [min, max]); a PUT without admitPerSecond or capacity sets it to
+     * the min (at least 0.001). */
+    bool has_autotune;
+    double autotune_min;         /* minPerSecond, users/s, (0, 1e6] */
+    double autotune_max;         /* maxPerSecond, users/s, [min, 1e6] */
+    uint32_t autotune_target_ms; /* targetMs, ms, 1..60000 */
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
@@ -166,6 +176,9 @@ typedef struct wr_qfield {
     wr_err_t (*parse)(wr_qfield_err_t *e, const json_t *v, wr_queue_config_t *c);
     bool (*render)(const wr_queue_config_t *c, bool secrets, json_t **out);
     void (*reset)(wr_queue_config_t *c);
+    /* CUSTOM with a store field: writes its store value (as
+     * wr_qconfig_store_value); NULL for the others. */
+    int (*store_value)(const wr_queue_config_t *c, char *buf, size_t len);
     const char *example; /* a valid value other than the default, as canonical JSON text
                             (what rendering gives back): the table's unit tests */
 } wr_qfield_t;
@@ -181,13 +194,18 @@ const wr_qfield_t *wr_qconfig_field(const char *key);
 /*
  * Writes f's value in cfg as the store's per-queue hash keeps it (f->store
  * set): BOOL "1"/"0", INT decimal ("" for a NULLABLE's null), NUMBER
- * "%.17g", ENUM and STRING the JSON string. Returns the length written
+ * "%.17g", ENUM and STRING the JSON string, CUSTOM its row's store_value
+ * (autotune: "" for null, else "min:max:targetMs"). Returns the length written
  * (NUL-terminated in buf), or -1 when f has no store field, is CUSTOM or
  * the value does not fit len bytes (WR_QF_STORE_VALUE_MAX always fits a
- * BOOL, INT, NUMBER or ENUM).
+ * BOOL, INT, NUMBER, ENUM or autotune).
  */
 int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, char *buf,
                            size_t len);
+
+/* A number as the config renders it: a JSON integer when whole (175, not
+ * 175.0), else a real. New reference; NULL on allocation failure. */
+json_t *wr_qconfig_number_json(double d);
 
 /* Fills cfg with the documented defaults. admit_per_second is set to 0
  * (it has no default: it must be given or derived from capacity). */

@@ -89,8 +89,13 @@ static json_t *config_json(const wr_queue_info_t *info)
 
 static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
 {
-    return json_pack("{s:s,s:o,s:o}", "name", info->name, "config", config_json(info), "stats",
-                     stats_json(a, info->name, &info->stats));
+    json_t *st = stats_json(a, info->name, &info->stats);
+    /* the rate in use: autotune's kept rate (clamped), else the config's */
+    if (st)
+        json_object_set_new(
+            st, "admitRateTarget",
+            wr_qconfig_number_json(wr_store_rate_in_use(info->config, info->stats.autotune_rate)));
+    return json_pack("{s:s,s:o,s:o}", "name", info->name, "config", config_json(info), "stats", st);
 }
 
 static void admin_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
@@ -120,6 +125,12 @@ static void admin_list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, 
         json_array_append_new(arr, info_json(c->api, &infos[i]));
     wr_api__reply_jansson(c->api, c->req, c->route, 200, json_pack("{s:o}", "queues", arr));
     wr_api__ctx_free(c);
+}
+
+static void health_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
+{
+    (void)res;
+    wr_api__done_cb(err, arg); /* 204, or the store's error (404 no queue) */
 }
 
 /* ---------- the audit log ---------- */
@@ -465,6 +476,53 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_ap
 }
 
 /* ---------- the queue's history (dashboard) ---------- */
+
+/* POST /v1/queues/{queue}/health (autotune, docs/API.md 1.2): the
+ * protected service's report, {"latencyMs": L >= 0, "errorRate": 0..1},
+ * both required, nothing else; kept in the store (report slot 0) for the
+ * law's next step on whichever instance. 204; 400 BAD_REQUEST names the
+ * field; 404 no queue. */
+void wr_api__handle_health(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+{
+    wr_route_t route = call->route;
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t blen = evbuffer_get_length(in);
+    const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
+    json_error_t jerr;
+    json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
+    const char *bad = NULL, *why = NULL;
+    const json_t *l = json_object_get(body, "latencyMs"), *e = json_object_get(body, "errorRate");
+    if (!json_is_object(body)) {
+        why = "body must be a JSON object {\"latencyMs\": L, \"errorRate\": E}";
+    } else if (json_object_size(body) != (size_t)(!!l + !!e)) {
+        why = "body takes only latencyMs and errorRate";
+    } else if (!json_is_number(l) || !wr_autotune_report_valid(json_number_value(l), 0)) {
+        bad = "latencyMs";
+        why = "latencyMs must be a number of ms >= 0 (at most 3600000)";
+    } else if (!json_is_number(e) || !wr_autotune_report_valid(0, json_number_value(e))) {
+        bad = "errorRate";
+        why = "errorRate must be a number from 0 to 1";
+    }
+    if (why) {
+        json_decref(body);
+        wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", why, bad, NULL, 0);
+        return;
+    }
+    wr_autotune_req_t r = {.report = true,
+                           .source = 0,
+                           .latency_ms = json_number_value(l),
+                           .error_rate = json_number_value(e)};
+    json_decref(body);
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, call->queue);
+    if (!c)
+        return;
+    c->op = "autotune";
+    wr_err_t err = wr_store_autotune(a->store, call->queue, &r, health_cb, c);
+    if (err != WR_OK) {
+        wr_api__reply_unavailable(a, req, route, err);
+        wr_api__ctx_free(c);
+    }
+}
 
 void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {

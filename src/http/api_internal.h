@@ -454,5 +454,7 @@ bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
  * one-second history kept by this instance (history.h); the admin key was
  * checked. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
 wr_api__handler_fn wr_api__handle_history;
+/* POST /v1/queues/{queue}/health (autotune): the service's report; 204. */
+wr_api__handler_fn wr_api__handle_health;
 
 #endif

@@ -154,6 +154,8 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         reply_passthrough(a, c->req, c->route);
     } else if (err == WR_OK) {
         if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE) {
+            if (c->route == WR_ROUTE_RELEASE && res && res->session_us >= 0)
+                wr_scheduler_note_session(a->sched, c->queue, (double)res->session_us / 1000.0);
             wr_api__reply_empty(a, c->req, c->route, 204);
         } else if (c->claims.fail_open) {
             /* a fail-open pass, burned now for every instance */

@@ -73,6 +73,19 @@
  * (2,000 queues x 17 series a second for nothing); the observed rate and
  * the config gauges still are.
  *
+ * Autotune (docs/API.md 1.2; core/autotune.h): for a queue whose config
+ * has autotune, an admit answer at least a second after the last step
+ * starts one: read the store's autotune state (rate in use, step time,
+ * reports), run the law (wr_autotune_step, on the store's clock), and
+ * when it moves the rate, write it with a compare-and-set on the step
+ * time. Every instance does this; the first write of a step wins, the
+ * others' compare fails and they read the new rate on their next step, so
+ * the rate moves at most once a second whatever the number of instances,
+ * and every instance admits (in the store) and answers ETAs with the same
+ * rate. The instance whose write won logs the change at info with its
+ * reason; each sets the gauge waitroom_autotune_rate{queue} to the rate in
+ * use it read. A step in flight holds a ref on the entry.
+ *
  * Discovery uses the store's queue_names (Redis: one SMEMBERS a round, not
  * a queue_get per queue, which alone cost 11 commands per queue per
  * second); a queue discovered by name gets its config from its first admit
@@ -92,6 +105,7 @@
 #include "base/log.h"
 #include "base/qmap.h"
 #include "base/siphash.h"
+#include "core/autotune.h"
 #include "core/queue.h"
 
 /* A quiet queue's admit call comes once per QUIET_MS (ms of store time),
@@ -127,6 +141,13 @@ typedef struct wr_scheduler_queue {
     int64_t open_t0_us;   /* first call of the opening in progress, 0 = none */
     uint64_t open_moved, open_calls;
     int64_t open_sync_max_us, open_rtt_max_us;
+    /* Autotune (see "Autotune" above) */
+    bool at_busy;                  /* a step's store calls are in flight (holds a ref) */
+    bool at_saturated;             /* the last admit answer left people waiting */
+    int64_t at_last_ms;            /* monotonic ms of the last step started */
+    double at_rate;                /* the rate in use as last read, users/s; 0 = not known */
+    wr_autotune_out_t at_out;      /* the step whose write is in flight */
+    wr_autotune_window_t *at_sess; /* the session signal (allocated at its first sample) */
 } entry_t;
 
 struct wr_scheduler {
@@ -152,6 +173,7 @@ static void entry_free(entry_t *e)
     if (e->timer)
         event_free(e->timer);
     wr_history_free(e->hist);
+    free(e->at_sess);
     free(e);
 }
 
@@ -227,6 +249,7 @@ rates:;
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
+static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st);
 
 /* ms from the store time now_ms to a quiet queue's next call: QUIET_OFFSET_MS
  * into the slot of QUIET_SLOT_MS its name picks (siphash) in the next
@@ -358,6 +381,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats, e->quiet);
+    at_maybe_step(e, &res->stats);
     if (e->hist)
         wr_history_add(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
                        res->stats.admitted_total, res->stats.consumed_total);
@@ -385,6 +409,94 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (at >= 0 && at >= now_ms && at - now_ms < (int64_t)delay)
         delay = (uint32_t)(at - now_ms);
     arm(e, delay);
+}
+
+/* ---- autotune (see "Autotune" above) */
+
+static void at_done(entry_t *e, double rate_in_use)
+{
+    wr_metrics_t *m = e->sched->metrics;
+    if (rate_in_use > 0 && rate_in_use != e->at_rate && m && !e->dead) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        labels_for(e, l, sizeof(l));
+        wr_metrics_set(m, "waitroom_autotune_rate", l, rate_in_use);
+    }
+    if (rate_in_use > 0)
+        e->at_rate = rate_in_use;
+    e->at_busy = false;
+    wr_scheduler_release(e);
+}
+
+static void at_set_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
+{
+    entry_t *e = arg;
+    if (err != WR_OK || e->dead) {
+        at_done(e, 0);
+        return;
+    }
+    double before = e->at_rate;
+    double now = wr_store_rate_in_use(&e->cfg, res->rate);
+    if (res->applied)
+        wr_info("queue %s: autotune rate %.3f -> %.3f per second (%s: latency %.0f ms, "
+                "errorRate %.3f, targetMs %u)",
+                e->name, before, now, wr_autotune_why_name(e->at_out.why), e->at_out.latency_ms,
+                e->at_out.error_rate, e->cfg.autotune_target_ms);
+    at_done(e, now);
+}
+
+static void at_read_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
+{
+    entry_t *e = arg;
+    if (err != WR_OK || e->dead || !e->cfg.has_autotune) {
+        at_done(e, 0);
+        return;
+    }
+    wr_autotune_cfg_t cfg = {e->cfg.autotune_min, e->cfg.autotune_max, e->cfg.autotune_target_ms};
+    wr_autotune_state_t st = {.rate = res->rate,
+                              .step_us = res->step_us,
+                              .start_rate = e->cfg.admit_per_second,
+                              .saturated = e->at_saturated,
+                              .cut_latency_ms = res->cut_latency_ms};
+    wr_autotune_step(&cfg, &st, res->reports, WR_AUTOTUNE_SOURCES, res->now_us, &e->at_out);
+    if (e->at_rate <= 0)
+        e->at_rate = wr_store_rate_in_use(&e->cfg, res->rate);
+    if (!e->at_out.changed) {
+        at_done(e, wr_store_rate_in_use(&e->cfg, res->rate));
+        return;
+    }
+    wr_autotune_req_t req = {.set = true,
+                             .expect_step_us = res->step_us,
+                             .rate = e->at_out.rate,
+                             .cut_latency_ms = e->at_out.cut_latency_ms};
+    if (wr_store_autotune(e->sched->store, e->name, &req, at_set_cb, e) != WR_OK)
+        at_done(e, 0);
+}
+
+/* Starts a step of q's autotune when it is due (after an admit answer). */
+static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st)
+{
+    if (!e->cfg.has_autotune || e->at_busy || e->dead)
+        return;
+    int64_t now = wr_clock_mono_ms();
+    if (now - e->at_last_ms < WR_AUTOTUNE_STEP_MIN_US / 1000)
+        return;
+    e->at_last_ms = now;
+    e->at_saturated = st->waiting > 0;
+    wr_autotune_req_t req = {0};
+    double p95 = e->at_sess && e->cfg.session_seconds > 0
+                     ? wr_autotune_window_p95(e->at_sess, now * 1000)
+                     : -1;
+    if (p95 >= 0 && wr_autotune_report_valid(p95, 0)) {
+        req.report = true; /* the session signal: p95 of consume to release */
+        req.source = 1;
+        req.latency_ms = p95;
+    }
+    e->refs++;
+    e->at_busy = true;
+    if (wr_store_autotune(e->sched->store, e->name, &req, at_read_cb, e) != WR_OK) {
+        e->at_busy = false;
+        e->refs--;
+    }
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
@@ -520,6 +632,8 @@ const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q
 
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
 {
+    if (live(q) && q->has_cfg && q->cfg.has_autotune && q->at_rate > 0)
+        return q->at_rate; /* autotune: the rate in use, so ETAs follow the shop's pace */
     return live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
 }
 
@@ -529,6 +643,16 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
         return -1;
     int64_t d = q->in_flight ? 0 : q->next_ms - wr_clock_mono_ms();
     return d < 0 ? 0 : d;
+}
+
+void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms)
+{
+    entry_t *e = find(s, queue);
+    if (!live(e) || !e->cfg.has_autotune || e->cfg.session_seconds == 0)
+        return;
+    if (!e->at_sess && !(e->at_sess = calloc(1, sizeof *e->at_sess)))
+        return;
+    wr_autotune_window_add(e->at_sess, ms, wr_clock_mono_us());
 }
 
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)

@@ -91,7 +91,9 @@ void wr_scheduler_release(wr_scheduler_queue_t *q);
  * scheduler or the loop; NULL when q is NULL or forgotten. */
 const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q);
 
-/* The observed rate the ETA and poll timing use (wr_queue_eta_seconds):
+/* The rate the ETA and poll timing use (wr_queue_eta_seconds). With
+ * autotune: the rate in use, as this instance's last autotune step read
+ * it from the store (at most a second old). Otherwise the observed rate:
  * admissions per second over the last minute, from the store's
  * admittedTotal, counted only since the line last had people after being
  * empty (wr_rate_window_add_tick), so the idle time before a crowd does not
@@ -122,6 +124,13 @@ bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t n
  * call into the scheduler or the loop; NULL when the queue is unknown here
  * (or its history could not be allocated). */
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
+
+/* Autotune's session signal: a session of queue ended by release after ms
+ * (consume to release). Kept in the queue's window (the last
+ * WR_AUTOTUNE_WINDOW_N, 10 s; core/autotune.h) while its config has
+ * autotune and sessionSeconds; the p95 goes to the store as a report (slot
+ * 1) with the queue's next autotune step. Unknown queue: nothing. */
+void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms);
 
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);

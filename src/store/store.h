@@ -28,6 +28,7 @@
 
 #include "base/error.h"
 #include "base/ids.h"
+#include "core/autotune.h"
 #include "core/qconfig.h"
 #include "core/token.h"
 
@@ -83,6 +84,10 @@ typedef struct {
     int64_t stock_left;     /* what is left now, or -1 (WR_STOCK_NONE) without a stock */
     int64_t sold_out_at_ms; /* epoch ms (store clock) the queue became sold out, or -1
                                while it is not */
+    /* Autotune: the rate in use the store keeps (see autotune below), users/s;
+     * 0 when none is kept (autotune off, or no step yet: the starting rate
+     * applies, wr_store_rate_in_use). */
+    double autotune_rate;
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -128,6 +133,9 @@ typedef struct {
     bool passthrough;         /* queue disabled: valid without a token */
     wr_token_reason_t reason; /* on WR_ETOKEN: WR_TOKEN_CONSUMED or _EXPIRED;
                                  release: WR_TOKEN_NO_SESSION */
+    int64_t session_us;       /* release WR_OK: how long the session lasted, consume to
+                                 release (store clock, us; autotune's session signal);
+                                 -1 unknown or not a release */
 } wr_token_check_t;
 
 /* A queue with its config and stats: the answer of get and list. */
@@ -151,6 +159,30 @@ typedef struct {
     bool secret_restored; /* the store held no secret: this call wrote own back */
 } wr_store_sync_t;
 
+/* Autotune (docs/API.md 1.2, "The line follows the shop"): what one call
+ * of the autotune operation does. */
+#define WR_AUTOTUNE_SOURCES 2 /* report slots: 0 the service's POST .../health, 1 sessions */
+typedef struct {
+    bool report;       /* record a report in slot source, received now (store clock) */
+    int source;        /* 0..WR_AUTOTUNE_SOURCES-1 */
+    double latency_ms; /* wr_autotune_report_valid */
+    double error_rate;
+    bool set;               /* compare-and-set the rate in use: */
+    int64_t expect_step_us; /* ... when the kept step time is this (0 = none kept) */
+    double rate;            /* ... to this (> 0, <= 1e6), step time = now */
+    double cut_latency_ms;  /* ... with this (autotune.h wr_autotune_state_t) */
+} wr_autotune_req_t;
+
+/* The answer: the state after the call. Borrowed until the callback returns. */
+typedef struct {
+    double rate;                                       /* the rate in use kept, 0 = none */
+    int64_t step_us;                                   /* store time of its last change, 0 = none */
+    double cut_latency_ms;                             /* kept with it */
+    wr_autotune_report_t reports[WR_AUTOTUNE_SOURCES]; /* at_us 0 = none */
+    int64_t now_us;                                    /* store time of the call */
+    bool applied;                                      /* req->set and this call wrote the rate */
+} wr_autotune_state_rec_t;
+
 /* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
 typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
 typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
@@ -160,6 +192,7 @@ typedef void (*wr_store_info_cb)(wr_err_t err, const wr_queue_info_t *info, void
 typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
 typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
 typedef void (*wr_store_sync_cb)(wr_err_t err, const wr_store_sync_t *res, void *arg);
+typedef void (*wr_store_autotune_cb)(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg);
 
 /* Any one of the callbacks: what a backend keeps for a pending operation,
  * next to its own record of which member is set. */
@@ -172,6 +205,7 @@ typedef union {
     wr_store_list_cb list;
     wr_store_secret_cb secret;
     wr_store_sync_cb sync;
+    wr_store_autotune_cb autotune;
 } wr_store_cb_t;
 
 typedef struct wr_store wr_store_t;
@@ -363,6 +397,23 @@ typedef struct wr_store_ops {
     wr_err_t (*status_quiet)(wr_store_t *s, const char *queue, const char *user,
                              wr_store_entry_cb cb, void *arg);
 
+    /*
+     * autotune: the queue's autotune state, cluster-wide, in one atomic
+     * step: records req's report (if any), then compare-and-sets the rate
+     * in use (if req->set: only when the kept step time equals
+     * expect_step_us; res->applied says whether it did), and answers the
+     * state after. The admission tick of a queue whose config has autotune
+     * uses the kept rate (clamped into the config's bounds), or the
+     * starting rate while none is kept (wr_store_rate_in_use). A
+     * config_put that changes the autotune object (or removes it) drops
+     * the kept rate and step (the line starts again); queue_delete drops
+     * everything. Errors: WR_EINVAL (arguments), WR_ENOTFOUND,
+     * WR_EUNAVAILABLE, WR_ETIMEOUT. Redis: fields autoRate, autoStep,
+     * autoCut, rep0, rep1 of wr:{q}:state.
+     */
+    wr_err_t (*autotune)(wr_store_t *s, const char *queue, const wr_autotune_req_t *req,
+                         wr_store_autotune_cb cb, void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -425,6 +476,36 @@ static inline bool wr_store_valid_secret(const void *secret, size_t len)
 static inline bool wr_store_valid_config(const wr_queue_config_t *cfg)
 {
     return cfg && cfg->tick_ms >= 1 && cfg->admit_per_second >= 0 && cfg->admit_per_second <= 1e9;
+}
+
+/* A valid autotune request (store.h autotune). */
+static inline bool wr_store_valid_autotune(const wr_autotune_req_t *req)
+{
+    if (!req)
+        return false;
+    if (req->report && (req->source < 0 || req->source >= WR_AUTOTUNE_SOURCES ||
+                        !wr_autotune_report_valid(req->latency_ms, req->error_rate)))
+        return false;
+    return !req->set || (req->rate > 0 && req->rate <= WR_AUTOTUNE_RATE_MAX &&
+                         req->expect_step_us >= 0 && req->cut_latency_ms >= 0);
+}
+
+/* The admission rate in use of a queue with config cfg whose store keeps
+ * rate kept (0 = none): cfg's rate without autotune; with it, kept clamped
+ * into [min, max], or the starting rate (wr_autotune_start_rate of
+ * admitPerSecond) while none is kept. scripts/admit.lua computes the same. */
+static inline double wr_store_rate_in_use(const wr_queue_config_t *cfg, double kept)
+{
+    if (!cfg->has_autotune)
+        return cfg->admit_per_second;
+    wr_autotune_cfg_t a = {cfg->autotune_min, cfg->autotune_max, cfg->autotune_target_ms};
+    return wr_autotune_start_rate(&a, kept > 0 ? kept : cfg->admit_per_second);
+}
+
+static inline wr_err_t wr_store_autotune(wr_store_t *s, const char *q, const wr_autotune_req_t *req,
+                                         wr_store_autotune_cb cb, void *arg)
+{
+    return s->ops->autotune(s, q, req, cb, arg);
 }
 
 static inline wr_err_t wr_store_join(wr_store_t *s, const char *q, const char *u,

@@ -224,6 +224,15 @@ static void w_sync(wr_err_t err, const wr_store_sync_t *res, void *arg)
     cb(err, res, uarg);
 }
 
+static void w_autotune(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
+{
+    struct call *c = arg;
+    wr_store_autotune_cb cb = c->cb.autotune;
+    void *uarg = c->arg;
+    settle(c, err);
+    cb(err, res, uarg);
+}
+
 /* ------------------------------------------------------------ operations */
 
 /* Opens a call c for callback field F, or returns the refusal. */
@@ -306,6 +315,13 @@ static wr_err_t b_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
 {
     BEGIN(token, cb);
     return started(c, wr_store_burn(s->inner, q, jti, exp_us, check_only, w_token, c));
+}
+
+static wr_err_t b_autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
+                           wr_store_autotune_cb cb, void *arg)
+{
+    BEGIN(autotune, cb);
+    return started(c, wr_store_autotune(s->inner, q, req, w_autotune, c));
 }
 
 static wr_err_t b_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -400,6 +416,7 @@ static const wr_store_ops_t breaker_ops = {
     .secret = b_secret,
     .secret_sync = b_secret_sync,
     .ping = b_ping,
+    .autotune = b_autotune,
     .debug_advance_time = b_debug_advance_time,
     .close = b_close,
 };

@@ -469,7 +469,8 @@ SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
-              "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt"}
+              "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt",
+             "admitRateTarget"}
 
 
 class WRTest(unittest.TestCase):
@@ -484,6 +485,17 @@ class WRTest(unittest.TestCase):
     def redis_only(self):
         if ENV.store != "redis":
             self.skipTest("redis only")
+
+    def two_instances(self):
+        """Two more header-mode waitroomd on the suite's store (Redis),
+        killed after the test: (a, b)."""
+        pair = []
+        for _ in range(2):
+            w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                          identity="header:X-User-Id")
+            self.addCleanup(w.kill)
+            pair.append(w)
+        return tuple(pair)
 
     # -- queue lifecycle -------------------------------------------------
     def new_queue(self, cfg, client=None, prefix=None):

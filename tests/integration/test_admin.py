@@ -172,12 +172,15 @@ class Admin(WRTest):
         self.assertJsonHeaders(r)
         st = r.json["stats"]
         self.assertEqual(set(st), STATS_KEYS)
-        for k in STATS_KEYS - {"admitRateObserved", "stockLeft", "soldOutAt"}:
+        for k in STATS_KEYS - {"admitRateObserved", "stockLeft", "soldOutAt", "admitRateTarget"}:
             self.assertInt(st[k], k)
         self.assertIsInstance(st["admitRateObserved"], (int, float))
+        # the rate in use: the configured one without autotune
+        self.assertEqual(st["admitRateTarget"], self.config(q)["admitPerSecond"])
         self.assertEqual(st, dict(waiting=4, active=0, admittedTotal=0, consumedTotal=0,
                                   expiredTotal=0, leftTotal=1, rejectedFullTotal=2,
-                                  admitRateObserved=st["admitRateObserved"], sessions=0,
+                                  admitRateObserved=st["admitRateObserved"],
+                                  admitRateTarget=st["admitRateTarget"], sessions=0,
                                   releasedTotal=0, sessionsExpiredTotal=0, abandonedTotal=0,
                                   prequeue=0, away=0, held=0, returnedTotal=0,
                                   stockLeft=None, soldOutAt=None))

@@ -2,7 +2,7 @@
 and several instances on one Redis admitting the rate once, not N times."""
 import time
 
-from harness import ENV, WRTest, Waitroomd, uid
+from harness import WRTest, uid
 
 RATE = 20.0
 TICK_MS = 100
@@ -167,12 +167,7 @@ class TwoInstances(WRTest):
 
     def test_two_instances_admit_the_rate_once(self):
         self.redis_only()
-        a = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(a.kill)
-        b = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(b.kill)
+        a, b = self.two_instances()
         q = self.new_queue({"admitPerSecond": RATE, "tickMs": TICK_MS, "paused": True},
                            client=a.client)
         for i in range(300):

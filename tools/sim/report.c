@@ -506,10 +506,21 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
     double rate = num(run, "admitRateConfigured");
     if (with && rate > amax)
         amax = rate;
+    /* autotune: the rate in use over time (stats admitRateTarget) */
+    const json_t *rt = json_object_get(ser, "admitRateTarget");
+    bool tuned = with && json_is_object(json_object_get(run, "autotune"));
+    if (tuned && series_max(rt, 1) > amax)
+        amax = series_max(rt, 1);
     panel_frame(&p, with ? "Admitted per second" : "Reaching the shop per second (no line)",
                 amax * 1.1);
     panel_line(&p, aps, 1000, 1, "#2ca02c", true);
-    if (with && rate > 0) {
+    if (tuned) {
+        panel_line(&p, rt, step, 1, "#9467bd", false);
+        fprintf(f,
+                "<text x=\"%.0f\" y=\"%.0f\" class=\"hl\" fill=\"#9467bd\">rate in use "
+                "(autotune)</text>\n",
+                x0 + PW - 4, p.y0 + 14);
+    } else if (with && rate > 0) {
         snprintf(buf, sizeof(buf), "configured %g/s", rate);
         hline(&p, rate, "#555", buf);
     }
@@ -605,12 +616,21 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
             "<text x=\"%d\" y=\"28\" class=\"h\">Sale day: %.0f users arrive within 1 s; shop "
             "pool %.0f connections x %.0f ms per order</text>\n",
             COL0, num(with, "users"), num(with, "shopPool"), num(with, "shopServiceMs"));
-    fprintf(
-        f,
-        "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">Without the line</text>\n"
-        "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">With the line (%.0f/s%s)</text>\n",
-        COL0, COL1, num(with, "admitRateConfigured"), mode_short);
-    column(f, COL0, without, tmax, false);
+    const char *l0 = json_string_value(json_object_get(without, "label"));
+    const char *l1 = json_string_value(json_object_get(with, "label"));
+    bool left_queue = num(without, "admitRateConfigured") > 0;
+    if (l0 && l1 && left_queue) /* two runs with the line (demo.sh --autotune): their labels */
+        fprintf(f,
+                "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">%s</text>\n"
+                "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">%s</text>\n",
+                COL0, l0, COL1, l1);
+    else
+        fprintf(f,
+                "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#d62728\">Without the line</text>\n"
+                "<text x=\"%d\" y=\"62\" class=\"h\" fill=\"#2ca02c\">With the line "
+                "(%.0f/s%s)</text>\n",
+                COL0, COL1, num(with, "admitRateConfigured"), mode_short);
+    column(f, COL0, without, tmax, left_queue);
     column(f, COL1, with, tmax, true);
     if (sale)
         sale_row(f, sale_y, with, tmax);

@@ -181,6 +181,7 @@ typedef struct {
         *shop_waiting;
     uint32_t *wr_requests;
     int32_t *asleep, *held, *returned, *stock_left; /* -1 = no sample (stock: none set) */
+    double *rate_target; /* autotune: stats admitRateTarget, the rate in use (-1 = no sample) */
 } series_t;
 
 struct sim {
@@ -188,6 +189,7 @@ struct sim {
     /* options */
     bool no_queue, assert_mode, fresh;
     const char *server, *shop, *queue, *admin_key, *out_path, *profile, *csv_path, *label;
+    double slowdown_at_s;  /* --slowdown-at: the shop slows down this long after t0; -1 = no */
     const char *users_csv; /* --users-csv: one row per user */
     double *csv;           /* --profile csv:FILE: arrival offsets, ms; one user each */
     uint32_t ncsv;
@@ -822,6 +824,9 @@ static void on_sample_wr(op_t *op, int code, json_t *body)
         json_t *sl = json_object_get(st, "stockLeft");
         if (json_is_integer(sl))
             s->ser.stock_left[k] = (int32_t)json_integer_value(sl);
+        json_t *rt = json_object_get(st, "admitRateTarget");
+        if (json_is_number(rt))
+            s->ser.rate_target[k] = json_number_value(rt);
     }
     json_t *so = json_object_get(st, "soldOutAt");
     if (code == 200 && json_is_integer(so) && !s->sold_out_at_ms)
@@ -908,6 +913,8 @@ static json_t *jnum_or_null(double v, bool ok)
 {
     return ok ? json_real(v) : json_null();
 }
+
+static json_t *autotune_figures(sim_t *s, json_t *r, size_t nb);
 
 static json_t *int_array(const int32_t *v, size_t n)
 {
@@ -1239,6 +1246,8 @@ static json_t *compute(sim_t *s)
     json_object_set_new(r, "admitTicksInWindow", json_integer(ticks_window));
     json_object_set_new(r, "admitTicksEmpty", json_integer(ticks_empty));
     json_object_set_new(r, "admitRateConfigured", s->no_queue ? json_null() : json_real(s->rate));
+    json_t *at = s->queue_extra ? json_object_get(s->queue_extra, "autotune") : NULL;
+    json_object_set_new(r, "autotune", at && !s->no_queue ? json_deep_copy(at) : json_null());
     json_object_set_new(r, "admitRatePerSecond", jnum_or_null(rate, rate >= 0));
     json_object_set_new(r, "admitRateWindowMs", json_integer((json_int_t)window_ms));
 
@@ -1415,6 +1424,7 @@ static json_t *compute(sim_t *s)
     }
     if (s->stock >= 0)
         json_object_set_new(ser, "stockLeft", int_array(s->ser.stock_left, nb));
+    json_object_set_new(ser, "admitRateTarget", autotune_figures(s, r, nb));
     json_object_set_new(r, "series", ser);
     json_object_set_new(r, "admittedPerSecond", u32_array(c1s, nsec));
     free(c100);
@@ -1423,6 +1433,75 @@ static json_t *compute(sim_t *s)
     free(b);
     free(t);
     return r;
+}
+
+/*
+ * The rate in use over the run (stats admitRateTarget, sampled with the
+ * line; carried forward over buckets without a sample): returns the series
+ * per bucket and adds to r "autotuneRates" (the rate at the end of each
+ * second) and, with --slowdown-at T, "settleSeconds" and
+ * "shopMaxInFlightAfterSettle": the rate has settled at the first bucket
+ * t >= T from which every later bucket while people wait is within +/-25%
+ * of the median of those buckets (a fixed rate settles at T at once), and
+ * the shop's in flight has come back within its pool since (the backlog of
+ * the rate before has drained); the figure is the shop's peak in flight
+ * from then to the end.
+ */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static json_t *autotune_figures(sim_t *s, json_t *r, size_t nb)
+{
+    double *rt = s->ser.rate_target;
+    for (size_t k = 1; k < nb; k++)
+        if (rt[k] < 0)
+            rt[k] = rt[k - 1];
+    json_t *arr = json_array(), *per_s = json_array();
+    for (size_t k = 0; k < nb; k++) {
+        json_array_append_new(arr, rt[k] < 0 ? json_null() : json_real(round(rt[k] * 100) / 100));
+        if ((k + 1) % (1000 / BUCKET_MS) == 0 || k + 1 == nb)
+            json_array_append_new(per_s,
+                                  rt[k] < 0 ? json_null() : json_real(round(rt[k] * 100) / 100));
+    }
+    json_object_set_new(r, "autotuneRates", per_s);
+    if (s->slowdown_at_s < 0 || s->no_queue || s->slowdown_at_s * 1000 / BUCKET_MS >= nb) {
+        json_object_set_new(r, "settleSeconds", json_null());
+        json_object_set_new(r, "shopMaxInFlightAfterSettle", json_null());
+        return arr;
+    }
+    size_t t = (size_t)(s->slowdown_at_s * 1000 / BUCKET_MS), last = t;
+    for (size_t k = t; k < nb; k++)
+        if (s->ser.waiting[k] > 0)
+            last = k; /* the line's last bucket with people */
+    size_t n = last >= t ? last - t + 1 : 0, settle = t;
+    double *v = n ? malloc(n * sizeof(double)) : NULL;
+    if (v) {
+        for (size_t k = 0; k < n; k++)
+            v[k] = rt[t + k];
+        qsort(v, n, sizeof v[0], cmp_double);
+        double med = v[n / 2];
+        free(v);
+        for (size_t k = last + 1; k-- > t;)
+            if (rt[k] < 0.75 * med || rt[k] > 1.25 * med) {
+                settle = k + 1;
+                break;
+            }
+    }
+    /* ...and the backlog the rate before it left has drained: the shop's
+     * in flight is back within its pool */
+    json_int_t pool = json_integer_value(json_object_get(r, "shopPool"));
+    while (pool > 0 && settle < nb && s->ser.shop_in_flight_peak[settle] > pool)
+        settle++;
+    int32_t peak = 0;
+    for (size_t k = settle; k < nb; k++)
+        if (s->ser.shop_in_flight_peak[k] > peak)
+            peak = s->ser.shop_in_flight_peak[k];
+    json_object_set_new(r, "settleSeconds", json_real((double)(settle - t) * BUCKET_MS / 1000.0));
+    json_object_set_new(r, "shopMaxInFlightAfterSettle", json_integer(peak));
+    return arr;
 }
 
 /* Invariants of the short CI scenario; prints each and "N passed, N failed". */
@@ -1951,6 +2030,8 @@ static void usage(void)
             "  --poll-bands JSON   the queue's pollBands, e.g. "
             "'[{\"upTo\":600,\"ms\":1000},{\"ms\":5000}]'\n"
             "  --max-seconds S  --sample-ms MS (100)  --seed N  --label TEXT\n"
+            "  --slowdown-at S  the shop slows down S s after the start: report settleSeconds\n"
+            "                   and shopMaxInFlightAfterSettle (autotune)\n"
             "  --queue-config JSON   more queue config fields, e.g. '{\"pollJitter\":0.5}'\n"
             "  --max-active N  --session-seconds S   one in, one out: maxActive = the shop's\n"
             "    pool, sessions ended by the shop (waitroom-shop --release); a server without\n"
@@ -2074,6 +2155,7 @@ int main(int argc, char **argv)
     s->profile = "burst";
     s->users = 10000;
     s->rate = 175;
+    s->slowdown_at_s = -1;
     s->tick_ms = 100;
     s->ttl_s = 60;
     s->conns = 256;
@@ -2131,7 +2213,11 @@ int main(int argc, char **argv)
             s->out_path = v;
         else if (!strcmp(a, "--label"))
             s->label = v;
-        else if (!strcmp(a, "--users-csv"))
+        else if (!strcmp(a, "--slowdown-at")) {
+            char *end;
+            s->slowdown_at_s = strtod(v, &end);
+            ok = !*end && s->slowdown_at_s >= 0;
+        } else if (!strcmp(a, "--users-csv"))
             s->users_csv = v;
         else if (!strcmp(a, "--queue-config")) {
             json_decref(s->queue_extra);
@@ -2321,13 +2407,16 @@ int main(int argc, char **argv)
     s->ser.held = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.returned = malloc(s->ser.cap * sizeof(int32_t));
     s->ser.stock_left = malloc(s->ser.cap * sizeof(int32_t));
+    s->ser.rate_target = malloc(s->ser.cap * sizeof(double));
     if (!s->u || !s->ser.waiting || !s->ser.admitted_total || !s->ser.shop_in_flight ||
         !s->ser.shop_in_flight_peak || !s->ser.shop_busy || !s->ser.shop_waiting ||
         !s->ser.wr_requests || !s->ser.asleep || !s->ser.held || !s->ser.returned ||
-        !s->ser.stock_left) {
+        !s->ser.stock_left || !s->ser.rate_target) {
         fprintf(stderr, "waitroom-sim: out of memory\n");
         return 1;
     }
+    for (size_t k = 0; k < s->ser.cap; k++)
+        s->ser.rate_target[k] = -1;
     for (size_t k = 0; k < s->ser.cap; k++)
         s->ser.waiting[k] = s->ser.admitted_total[k] = s->ser.shop_in_flight[k] =
             s->ser.shop_in_flight_peak[k] = s->ser.shop_busy[k] = s->ser.shop_waiting[k] =
@@ -2418,6 +2507,7 @@ int main(int argc, char **argv)
     free(s->ser.held);
     free(s->ser.returned);
     free(s->ser.stock_left);
+    free(s->ser.rate_target);
     event_base_free(s->base);
     return s->exit_code;
 }

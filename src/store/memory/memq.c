@@ -677,7 +677,8 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0 &&
                   !cfg->closed && q->stock_left != 0;
     wr_budget_t b = q->budget;
-    uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
+    uint64_t allowed =
+        wr_budget_advance(&b, tick, wr_store_rate_in_use(cfg, q->auto_rate), cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
     if (cfg->max_active > 0) {
         uint64_t active = q->heap_n + q->sess_n; /* live tokens and open sessions */
@@ -765,4 +766,25 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->stock_left = q->stock_left;
     bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;
     st->sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1;
+    st->autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0;
+}
+
+wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
+                          wr_autotune_state_rec_t *res)
+{
+    memset(res, 0, sizeof *res);
+    if (req->report)
+        q->auto_rep[req->source] = (wr_autotune_report_t){req->latency_ms, req->error_rate, now_us};
+    if (req->set && req->expect_step_us == q->auto_step_us) {
+        q->auto_rate = req->rate;
+        q->auto_step_us = now_us;
+        q->auto_cut_ms = req->cut_latency_ms;
+        res->applied = true;
+    }
+    res->rate = q->auto_rate;
+    res->step_us = q->auto_step_us;
+    res->cut_latency_ms = q->auto_cut_ms;
+    memcpy(res->reports, q->auto_rep, sizeof res->reports);
+    res->now_us = now_us;
+    return WR_OK;
 }

@@ -136,7 +136,18 @@ typedef struct {
      * while it is not (wr_memq_stock_note). */
     int64_t stock_left;
     int64_t sold_out_us;
+    /* Autotune (store.h autotune): the rate in use (0 = none), the store
+     * time of its last change, the latency of the last cut, the reports.
+     * Not in a snapshot: a restarted embedded store starts the rate anew. */
+    double auto_rate;
+    int64_t auto_step_us;
+    double auto_cut_ms;
+    wr_autotune_report_t auto_rep[WR_AUTOTUNE_SOURCES];
 } wr_memq_t;
+
+/* The autotune operation (store.h) on q at now_us; fills *res. WR_OK. */
+wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
+                          wr_autotune_state_rec_t *res);
 
 /* Line node flag: a page join (wr_memq_entry with page) not yet followed
  * by the user's next join or status; admission passes over it. */
@@ -355,10 +366,12 @@ wr_err_t wr_memq_session_add(wr_memq_t *q, wr_memq_token_t *t);
  * (no sweep, as release.lua): WR_OK when it was open (removed, counted in
  * released_total); else WR_ETOKEN with *reason WR_TOKEN_NO_SESSION - a
  * lapsed one with that jti is removed then, counted in
- * sessions_expired_total.
+ * sessions_expired_total. *session_us: on WR_OK, how long it lasted (now
+ * minus the consume time), else -1.
  */
 wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
-                         int64_t now_us, wr_token_reason_t *reason, bool *dirty);
+                         int64_t now_us, wr_token_reason_t *reason, int64_t *session_us,
+                         bool *dirty);
 
 /*
  * The embedded store's data: the queues, sorted by name (binary search;

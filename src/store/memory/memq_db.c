@@ -170,6 +170,15 @@ wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queu
             q->budget.last_tick = -1;
             q->budget.carry_micro = 0;
         }
+        /* Another autotune object (or none): the rate starts again. */
+        const wr_queue_config_t *o = &q->cfg->cfg;
+        if (o->has_autotune != cfg->has_autotune || o->autotune_min != cfg->autotune_min ||
+            o->autotune_max != cfg->autotune_max ||
+            o->autotune_target_ms != cfg->autotune_target_ms) {
+            q->auto_rate = 0;
+            q->auto_step_us = 0;
+            q->auto_cut_ms = 0;
+        }
         wr_memq_cfg_unref(q->cfg);
         q->cfg = c;
     } else {

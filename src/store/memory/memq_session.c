@@ -99,11 +99,14 @@ bool wr_memq__session_end(wr_memq_t *q, const char *user, size_t ulen, int64_t n
 }
 
 wr_err_t wr_memq_release(wr_memq_t *q, const char *user, size_t ulen, const char *jti,
-                         int64_t now_us, wr_token_reason_t *reason, bool *dirty)
+                         int64_t now_us, wr_token_reason_t *reason, int64_t *session_us,
+                         bool *dirty)
 {
     wr_memq_token_t *ss = wr_memq_session(q, user, ulen);
+    *session_us = -1;
     if (ss && strcmp(ss->jti, jti) == 0) {
         if (ss->exp_us > now_us) {
+            *session_us = now_us > ss->iat_us ? now_us - ss->iat_us : 0;
             session_drop(q, ss);
             q->released_total++;
             *dirty = true;

@@ -63,7 +63,17 @@
 
 /* ---- types ----------------------------------------------------------- */
 
-typedef enum { D_ENTRY, D_DONE, D_ADMIT, D_TOKEN, D_INFO, D_LIST, D_SECRET, D_SYNC } dkind_t;
+typedef enum {
+    D_ENTRY,
+    D_DONE,
+    D_ADMIT,
+    D_TOKEN,
+    D_INFO,
+    D_LIST,
+    D_SECRET,
+    D_SYNC,
+    D_AUTOTUNE
+} dkind_t;
 
 typedef struct list_res {
     size_t n;
@@ -92,6 +102,7 @@ typedef struct item {
             uint8_t buf[WR_SECRET_MAX];
             size_t len;
         } secret;
+        wr_autotune_state_rec_t autotune;
         struct sync_res *sync; /* D_SYNC (owned; kept out of the union's size: the
                                   items of every operation are cleared whole) */
     } res;
@@ -184,6 +195,9 @@ static void item_fire(item_t *it, wr_err_t err)
         break;
     case D_SYNC:
         it->cb.sync(err, res ? &it->res.sync->sync : NULL, it->arg);
+        break;
+    case D_AUTOTUNE:
+        it->cb.autotune(err, res ? &it->res.autotune : NULL, it->arg);
         break;
     }
 }
@@ -364,11 +378,12 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     if (!q)
         goto out;
     it->has_res = true;
+    it->res.token.session_us = -1;
     if (!q->cfg->cfg.enabled)
         it->res.token.passthrough = true;
     else if (mode == T_RELEASE)
         it->err = wr_memq_release(q, user, strlen(user), jti, wr_store_memory__now_us(s),
-                                  &it->res.token.reason, &s->dirty);
+                                  &it->res.token.reason, &it->res.token.session_us, &s->dirty);
     else
         it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME,
                                     wr_store_memory__now_us(s), &it->res.token.reason, &s->dirty);
@@ -453,6 +468,26 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
         it->res.info.name = it->name;
         it->res.info.config = &it->cfg->cfg;
         wr_memq_stats(q, &it->res.info.stats);
+        it->has_res = true;
+    }
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+/* Autotune (store.h): memq's autotune state, on the tick clock. */
+static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autotune_req_t *req,
+                             wr_store_autotune_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_autotune(req);
+    wr_err_t err = op_begin(s, (const void *)cb, ok, D_AUTOTUNE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    it->cb.autotune = cb;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (q) {
+        it->err = wr_memq_autotune(q, req, wr_store_memory__now_us(s), &it->res.autotune);
         it->has_res = true;
     }
     item_enqueue(s, it);
@@ -657,6 +692,7 @@ static const wr_store_ops_t memory_ops = {
     .secret = mem_secret,
     .secret_sync = mem_secret_sync,
     .ping = mem_ping,
+    .autotune = mem_autotune,
     .debug_advance_time = mem_debug_advance_time,
     .close = mem_close,
 };

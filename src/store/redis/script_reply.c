@@ -327,6 +327,11 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
 {
     res->passthrough = false;
     res->reason = WR_TOKEN_OK;
+    res->session_us = -1;
+    if (shape(rep, "ii") && rep->element[0]->integer == 0) { /* release.lua: {0, us} */
+        res->session_us = rep->element[1]->integer >= 0 ? rep->element[1]->integer : -1;
+        return WR_OK;
+    }
     if (!is_int(rep))
         return WR_EPROTO;
     switch (rep->integer) {
@@ -355,7 +360,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiiiiiiiiis"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -372,6 +377,13 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
     info->stats.held = u64(e[16]);
     info->stats.returned_total = u64(e[17]);
     fill_stock(&info->stats, e[18], e[19]);
+    if (e[20]->len > 0 && e[20]->len < 64) { /* autotune's kept rate, '%.17g' */
+        char buf[64];
+        memcpy(buf, e[20]->str, e[20]->len);
+        buf[e[20]->len] = '\0';
+        double d = strtod(buf, NULL);
+        info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
+    }
     return WR_OK;
 }
 

@@ -59,6 +59,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "store/redis/cfgcache.h"
@@ -87,6 +88,7 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_RELEASE] = {LIB, "scripts/release.lua"},
     [SC_BURN] = {NULL, "scripts/burn.lua"},
     [SC_SECRET_SYNC] = {NULL, "scripts/secret_sync.lua"},
+    [SC_AUTOTUNE] = {LIB, "scripts/autotune.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -185,6 +187,9 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_NAMES:
         r->names(NULL, err, NULL, r->arg);
+        break;
+    case OP_AUTOTUNE:
+        r->cb.autotune(err, NULL, r->arg);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -293,6 +298,40 @@ wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redi
     return c->err;
 }
 
+/* autotune.lua's reply: 12 strings (see the script). */
+static double reply_double(const redisReply *e)
+{
+    char buf[64];
+    if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len >= sizeof buf)
+        return 0;
+    memcpy(buf, e->str, e->len);
+    buf[e->len] = '\0';
+    char *end;
+    double d = strtod(buf, &end);
+    return *end == '\0' && isfinite(d) ? d : 0;
+}
+
+static wr_err_t autotune_reply(const redisReply *rep, wr_autotune_state_rec_t *res)
+{
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 12)
+        return WR_EPROTO;
+    redisReply *const *e = rep->element;
+    memset(res, 0, sizeof *res);
+    if (reply_double(e[0]) != 0)
+        return WR_ENOTFOUND;
+    res->rate = reply_double(e[1]);
+    res->step_us = (int64_t)reply_double(e[2]);
+    res->cut_latency_ms = reply_double(e[3]);
+    for (int i = 0; i < WR_AUTOTUNE_SOURCES; i++) {
+        res->reports[i].latency_ms = reply_double(e[4 + 3 * i]);
+        res->reports[i].error_rate = reply_double(e[5 + 3 * i]);
+        res->reports[i].at_us = (int64_t)reply_double(e[6 + 3 * i]);
+    }
+    res->now_us = (int64_t)reply_double(e[10]);
+    res->applied = reply_double(e[11]) == 1;
+    return WR_OK;
+}
+
 /* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
  * last. */
 static void finish(struct rstore *s, struct req *r, const redisReply *rep)
@@ -363,6 +402,12 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     case OP_NAMES:
         r->names(s, WR_OK, rep, r->arg);
         break;
+    case OP_AUTOTUNE: {
+        wr_autotune_state_rec_t res;
+        err = autotune_reply(rep, &res);
+        r->cb.autotune(err, err == WR_OK ? &res : NULL, r->arg);
+        break;
+    }
     }
 }
 
@@ -588,6 +633,30 @@ static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const ch
     return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
 }
 
+/* Autotune (store.h): autotune.lua on wr:{q}:config and wr:{q}:state. */
+static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
+                           wr_store_autotune_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_autotune(req) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_conn_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.autotune = cb;
+    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%d", req->report ? req->source : 0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->latency_ms : 0.0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->error_rate : 0.0) &&
+              wr_redis_conn_cmd_str(r->cmd, req->set ? "1" : "0") &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)req->expect_step_us) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->rate : 0.0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->cut_latency_ms : 0.0);
+    return wr_store_redis__submit(s, r, ok);
+}
+
 /* Degraded mode: burn (store.h), burn.lua on wr:{q}:config and
  * wr:{q}:burned. A burn that recorded the pass is WAITed for in durability
  * mode, like a consume. */
@@ -810,6 +879,7 @@ static const wr_store_ops_t redis_ops = {
     .secret = r_secret,
     .secret_sync = r_secret_sync,
     .ping = r_ping,
+    .autotune = r_autotune,
     .debug_advance_time = NULL,
     .close = r_close,
 };

@@ -39,6 +39,7 @@ enum script_id {
     SC_RELEASE,
     SC_BURN,        /* degraded mode */
     SC_SECRET_SYNC, /* K31: a Redis restarted empty */
+    SC_AUTOTUNE,    /* autotune state */
     SC_COUNT,
 };
 
@@ -60,6 +61,7 @@ typedef enum {
     OP_DELETE,
     OP_SECRET,
     OP_PING,
+    OP_AUTOTUNE,
     OP_NAMES,
     OP_RELEASE,
     OP_BURN,       /* degraded mode: burn */

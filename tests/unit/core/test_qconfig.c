@@ -76,6 +76,10 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_int_equal(a->closed, b->closed);
     assert_int_equal(a->stock, b->stock);
     assert_string_equal(a->notice, b->notice);
+    assert_int_equal(a->has_autotune, b->has_autotune);
+    assert_true(a->autotune_min == b->autotune_min);
+    assert_true(a->autotune_max == b->autotune_max);
+    assert_int_equal(a->autotune_target_ms, b->autotune_target_ms);
 }
 
 static void test_defaults(void **state)
@@ -367,7 +371,8 @@ static void test_to_json_shape(void **state)
            "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
-           "\"notice\":null,\"challengeBits\":0}");
+           "\"notice\":null,\"challengeBits\":0,"
+           "\"autotune\":null}");
     free(s);
     json_decref(j);
 
@@ -513,6 +518,57 @@ static void test_session_seconds(void **state)
     json_decref(j);
     expect_patch_error(&c, "{\"sessionSeconds\": 86401}", "sessionSeconds");
     expect_patch_error(&c, "{\"sessionSeconds\": true}", "sessionSeconds");
+}
+
+/* autotune: null or {minPerSecond, maxPerSecond, targetMs} with
+ * 0 < min <= max <= 1e6, 1 <= targetMs <= 60000; a PUT with it needs no
+ * admitPerSecond (the rate then starts from min); PATCH null removes it. */
+static void test_autotune(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.has_autotune);
+    c = parse_ok("{\"autotune\": {\"minPerSecond\": 10, \"maxPerSecond\": 350, "
+                 "\"targetMs\": 400}}");
+    assert_true(c.has_autotune);
+    assert_true(c.autotune_min == 10 && c.autotune_max == 350);
+    assert_int_equal(c.autotune_target_ms, 400);
+    assert_true(c.admit_per_second == 10);     /* starts from min */
+    assert_true(c.fail_open_per_second == 10); /* follows the rate, as ever */
+    c = parse_ok("{\"autotune\": {\"minPerSecond\": 0.0001, \"maxPerSecond\": 0.0001, "
+                 "\"targetMs\": 1}}");
+    assert_true(c.admit_per_second == 0.001); /* the rate's own floor */
+    roundtrip("{\"admitPerSecond\": 500, \"autotune\": {\"minPerSecond\": 0.5, "
+              "\"maxPerSecond\": 1000000, \"targetMs\": 60000}}");
+    c = parse_ok("{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}, \"autotune\": "
+                 "{\"minPerSecond\": 10, \"maxPerSecond\": 350, \"targetMs\": 400}}");
+    assert_true(c.admit_per_second == 175); /* capacity still derives the start */
+    c = patch_ok(&c, "{\"autotune\": null}");
+    assert_false(c.has_autotune);
+    assert_true(c.admit_per_second == 175);
+    expect_put_error("{\"autotune\": {}}", "autotune.minPerSecond");
+    expect_put_error("{\"autotune\": 5}", "autotune");
+    expect_put_error("{\"autotune\": null}", "admitPerSecond");
+    static const char *const bad[][2] = {
+        {"{\"minPerSecond\": 0, \"maxPerSecond\": 5, \"targetMs\": 1}", "autotune.minPerSecond"},
+        {"{\"minPerSecond\": -1, \"maxPerSecond\": 5, \"targetMs\": 1}", "autotune.minPerSecond"},
+        {"{\"minPerSecond\": \"1\", \"maxPerSecond\": 5, \"targetMs\": 1}",
+         "autotune.minPerSecond"},
+        {"{\"minPerSecond\": 6, \"maxPerSecond\": 5, \"targetMs\": 1}", "autotune.maxPerSecond"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 1000001, \"targetMs\": 1}",
+         "autotune.maxPerSecond"},
+        {"{\"minPerSecond\": 1, \"targetMs\": 1}", "autotune.maxPerSecond"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 5, \"targetMs\": 0}", "autotune.targetMs"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 5, \"targetMs\": 60001}", "autotune.targetMs"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 5, \"targetMs\": 1.5}", "autotune.targetMs"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 5}", "autotune.targetMs"},
+        {"{\"minPerSecond\": 1, \"maxPerSecond\": 5, \"targetMs\": 1, \"x\": 1}", "autotune.x"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "{\"admitPerSecond\": 1, \"autotune\": %s}", bad[i][0]);
+        expect_put_error(text, bad[i][1]);
+    }
 }
 
 /* idleTimeoutSeconds: 0..86400, default 120 (0 = never); in and out of
@@ -783,8 +839,8 @@ static void test_table_unique(void **state)
         assert_non_null(a->example);
         if (a->store) {
             assert_true(strlen(a->store) < WR_QF_STORE_VALUE_MAX);
-            /* a store field holds a short scalar */
-            assert_true(a->kind != WR_QF_CUSTOM);
+            /* a store field holds a short scalar (a CUSTOM row writes its own) */
+            assert_true(a->kind != WR_QF_CUSTOM || a->store_value);
             assert_true(a->kind != WR_QF_STRING || a->size <= WR_QF_STORE_VALUE_MAX);
             /* the scripts keep their own fields in the same hash */
             assert_true(strcmp(a->store, "version") != 0 && strcmp(a->store, "json") != 0 &&
@@ -914,6 +970,7 @@ static void test_table_store_values(void **state)
         {"opensAt", "opensAt", "", "253402300799999"},
         {"preQueueShuffle", "shuffle", "1", "0"},
         {"closed", "closed", "0", "1"},
+        {"autotune", "autotune", "", "10.5:350:400"},
     };
     wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 175}");
     wr_queue_config_t s = parse_ok(
@@ -921,7 +978,8 @@ static void test_table_store_values(void **state)
         " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
         " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, \"awayHoldSeconds\": 0,"
         " \"opensAt\": 253402300799999,"
-        " \"preQueueShuffle\": false, \"closed\": true}");
+        " \"preQueueShuffle\": false, \"closed\": true,"
+        " \"autotune\": {\"minPerSecond\": 10.5, \"maxPerSecond\": 350, \"targetMs\": 400}}");
     size_t n_store = 0;
     for (size_t i = 0; i < wr_qconfig_n_fields; i++)
         n_store += wr_qconfig_fields[i].store != NULL;
@@ -1178,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_unknown_field_name_truncated),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_to_json_shape),
+        cmocka_unit_test(test_autotune),
         cmocka_unit_test(test_patch),
         cmocka_unit_test(test_fail_policy_names),
         cmocka_unit_test(test_invite_return_fields),

@@ -41,6 +41,23 @@
 -- after a late timer, a stall or an outage); carry kept only when every
 -- allowed user was admitted. Nobody is admitted sooner than the admission
 -- delay (250 ms, queue.h) after their arrival score.
+-- The rate in use (store.h wr_store_rate_in_use): without autotune the
+-- config's rate; with it (config field autotune = "min:max:targetMs") the
+-- rate autotune.lua keeps (state autoRate), or the config's rate (where it
+-- starts) while none is kept, clamped into [min, max]. The budget below
+-- computes with it exactly as with a configured rate.
+local function rate_in_use(rate)
+  local at = redis.call('HGET', K_CONFIG, 'autotune')
+  local lo, hi = string.match(at or '', '^([^:]+):([^:]+):')
+  if not lo then
+    return rate
+  end
+  lo, hi = tonumber(lo), tonumber(hi)
+  local kept = tonumber(redis.call('HGET', K_STATE, 'autoRate') or '0') or 0
+  local r = kept > 0 and kept or rate
+  return math.min(math.max(r, lo), hi)
+end
+
 local seed, known = ARGV[1], ARGV[2]
 local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
@@ -230,7 +247,7 @@ if tick ~= last_tick then
   local carry = 0
   if accrue then
     -- llround(rate * 1000 * tickMs), half away from zero (x >= 0)
-    local x = tonumber(cfg[4]) * 1000 * tick_ms
+    local x = rate_in_use(tonumber(cfg[4])) * 1000 * tick_ms
     local per_tick = math.floor(x)
     if x - per_tick >= 0.5 then
       per_tick = per_tick + 1

@@ -14,11 +14,15 @@
 -- A change of tickMs resets the admission tick and carry (KEYS[5]): the last
 -- tick is counted in the old tick length, and a longer new tick would
 -- otherwise compare below it and stop admission.
-local new_tick, stock
+-- A change of the autotune object (or its removal) drops the rate
+-- autotune.lua keeps (state autoRate, autoStep, autoCut): it starts again.
+local new_tick, new_autotune, stock
 local pairs_ = {}
 for i = 2, #ARGV - 1, 2 do
   if ARGV[i] == 'tickMs' then
     new_tick = ARGV[i + 1]
+  elseif ARGV[i] == 'autotune' then
+    new_autotune = ARGV[i + 1]
   end
   if ARGV[i] == 'stockLeft' then
     stock = ARGV[i + 1]
@@ -26,6 +30,9 @@ for i = 2, #ARGV - 1, 2 do
     pairs_[#pairs_ + 1] = ARGV[i]
     pairs_[#pairs_ + 1] = ARGV[i + 1]
   end
+end
+if (redis.call('HGET', K_CONFIG, 'autotune') or '') ~= (new_autotune or '') then
+  redis.call('HDEL', K_STATE, 'autoRate', 'autoStep', 'autoCut')
 end
 local old_tick = redis.call('HGET', K_CONFIG, 'tickMs')
 if old_tick and old_tick ~= new_tick then
