@@ -33,6 +33,7 @@
 
 #define TCP_FORM      "HOST:PORT[/DB] (port 1..65535)"
 #define SENTINEL_FORM "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]"
+#define CLUSTER_FORM  "HOST:PORT[,HOST:PORT...] (port 1..65535, no DB)"
 
 /* A failed parse: where, what, and the URL (redacted) for messages. */
 typedef struct {
@@ -267,6 +268,29 @@ static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
     return parse_db(c, p + mn, u);
 }
 
+/* redis-cluster:// and rediss-cluster:// after the credentials: the seeds,
+ * nothing after them (a cluster has only DB 0). */
+static wr_err_t parse_cluster(const ctx_t *c, const char *s, const char *form, wr_redis_url_t *u)
+{
+    const char *p = s;
+    for (;;) {
+        if (u->nseeds == WR_REDIS_URL_SEEDS_MAX)
+            return fail(c, "%%q: more than %d seeds", WR_REDIS_URL_SEEDS_MAX);
+        wr_err_t e = parse_addr(c, p, ",/", form, &u->seeds[u->nseeds], &p);
+        if (e != WR_OK)
+            return e;
+        u->nseeds++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != '\0')
+        return fail(c, "%%q must be %s", form);
+    memcpy(u->host, u->seeds[0].host, sizeof u->host);
+    u->port = u->seeds[0].port;
+    return WR_OK;
+}
+
 /* unix:// after the credentials: /PATH[?db=DB] */
 static wr_err_t parse_unix(const ctx_t *c, const char *rest, wr_redis_url_t *u)
 {
@@ -295,6 +319,8 @@ static const struct {
     {"rediss://", WR_REDIS_URL_TLS},
     {"redis-sentinel://", WR_REDIS_URL_SENTINEL},
     {"unix://", WR_REDIS_URL_UNIX},
+    {"redis-cluster://", WR_REDIS_URL_CLUSTER},
+    {"rediss-cluster://", WR_REDIS_URL_CLUSTER},
 };
 
 wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, size_t errlen)
@@ -317,12 +343,13 @@ wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, siz
             break;
     if (k == sizeof schemes / sizeof schemes[0]) {
         e = fail(&c, "%%q must be redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
-                     "redis-sentinel://HOST:PORT[,...]/MASTER[/DB] or unix:///PATH");
+                     "redis-sentinel://HOST:PORT[,...]/MASTER[/DB], unix:///PATH or "
+                     "redis-cluster://HOST:PORT[,...]");
         goto out;
     }
     u.kind = schemes[k].kind;
     u.is_unix = u.kind == WR_REDIS_URL_UNIX;
-    u.tls = u.kind == WR_REDIS_URL_TLS;
+    u.tls = u.kind == WR_REDIS_URL_TLS || strncmp(c.url, "rediss-cluster://", 17) == 0;
     const char *rest = c.url + strlen(schemes[k].prefix);
     const char *at = strrchr(rest, '@');
     if (rest[0] == '/')
@@ -345,6 +372,11 @@ wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, siz
         break;
     case WR_REDIS_URL_UNIX:
         e = parse_unix(&c, rest, &u);
+        break;
+    case WR_REDIS_URL_CLUSTER:
+        e = parse_cluster(
+            &c, rest, u.tls ? "rediss-cluster://" CLUSTER_FORM : "redis-cluster://" CLUSTER_FORM,
+            &u);
         break;
     }
 out:

@@ -54,6 +54,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
 #include "store/redis/store_redis_internal.h"
 
@@ -183,7 +184,8 @@ static void send_batch(struct rstore *s, struct batch *b)
     }
     if (b->joins)
         wr_redis_conn_cmd_wait_strict(cmd);
-    err = wr_redis_conn_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
+    err =
+        wr_redis_router_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
     if (err == WR_OK)
         return;
 fail:
@@ -269,7 +271,7 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     bool join = mode == '1' || mode == '2';
     /* A join carries the pre-queue key it would get in a shuffled

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/redis/store_redis_internal.h"
 
 #define LIST_MAX 100000
@@ -150,7 +151,7 @@ static wr_err_t list_start(wr_store_t *st, bool names_only, wr_store_list_cb cb,
     struct rstore *s = (struct rstore *)st;
     if (!cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct list_ctx *ctx = calloc(1, sizeof *ctx);
     struct req *r = wr_store_redis__req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0, ctx);
@@ -165,7 +166,7 @@ static wr_err_t list_start(wr_store_t *st, bool names_only, wr_store_list_cb cb,
     r->names = on_list_names;
     wr_err_t err = wr_store_redis__submit(s, r,
                                           wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
-                                              wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
+                                              wr_redis_conn_cmd_str(r->cmd, s->keys->queues));
     if (err != WR_OK)
         free(ctx);
     return err;
