@@ -359,6 +359,12 @@ static wr_err_t b_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     return started(c, wr_store_ping(s->inner, w_done, c));
 }
 
+/* Not an operation of the breaker: what the inner store knows. */
+static size_t b_unreachable(wr_store_t *st, char *out, size_t cap)
+{
+    return wr_store_unreachable(((struct bstore *)st)->inner, out, cap);
+}
+
 static wr_err_t b_debug_advance_time(wr_store_t *st, int64_t us)
 {
     struct bstore *s = (struct bstore *)st;
@@ -400,6 +406,7 @@ static const wr_store_ops_t breaker_ops = {
     .secret = b_secret,
     .secret_sync = b_secret_sync,
     .ping = b_ping,
+    .unreachable = b_unreachable,
     .debug_advance_time = b_debug_advance_time,
     .close = b_close,
 };

@@ -610,7 +610,7 @@ size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t
     if (!r || !r->cluster)
         return 0;
     if (!r->have_map) {
-        snprintf(out, cap, "no cluster node answered (slot map unknown)");
+        snprintf(out, cap, "no cluster node answered (slot map unknown)\n");
         return 1;
     }
     size_t n = 0;
@@ -620,19 +620,19 @@ size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t
             continue;
         char ad[WR_REDIS_URL_HOST_MAX + 16];
         size_t used = strlen(out);
-        snprintf(out + used, cap - used, "%s%s (slots ", n ? ", " : "",
+        snprintf(out + used, cap - used, "%s (slots ",
                  wr_redis_url_addr_format(x->host, x->port, ad, sizeof ad));
         ranges(r, (uint8_t)i, out, cap);
         used = strlen(out);
-        snprintf(out + used, cap - used, ")");
+        snprintf(out + used, cap - used, ")\n");
         n++;
     }
     if (r->unowned) {
         size_t used = strlen(out);
-        snprintf(out + used, cap - used, "%sslots ", n ? ", " : "");
+        snprintf(out + used, cap - used, "slots ");
         ranges(r, NONE, out, cap);
         used = strlen(out);
-        snprintf(out + used, cap - used, " unowned");
+        snprintf(out + used, cap - used, " unowned\n");
         n++;
     }
     return n;

@@ -80,8 +80,9 @@ wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int
 
 /*
  * Cluster: the primaries of the map that are not connected now, and the
- * slot ranges nobody owns, as one line into out (cap bytes, NUL-terminated,
- * cut to fit): "127.0.0.1:7001 (slots 5461-10922), slots 0-99 unowned".
+ * slot ranges nobody owns, one per line, into out (cap bytes,
+ * NUL-terminated, cut to fit): "127.0.0.1:7001 (slots 5461-10922)\n"
+ * "slots 0-99 unowned\n".
  * Returns how many shards are unreachable (ranges without owner count as
  * one); 0 (and out "") when all are reachable, or for a single server.
  */

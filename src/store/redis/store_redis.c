@@ -793,6 +793,13 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
 }
 
+/* Redis Cluster: the primaries not connected now (redis_router.h). */
+static size_t r_unreachable(wr_store_t *st, char *out, size_t cap)
+{
+    struct rstore *s = (struct rstore *)st;
+    return s->conn ? wr_redis_router_unreachable(s->conn, out, cap) : 0;
+}
+
 static const wr_store_ops_t redis_ops = {
     .name = "redis",
     .join = r_join,
@@ -814,6 +821,7 @@ static const wr_store_ops_t redis_ops = {
     .secret = r_secret,
     .secret_sync = r_secret_sync,
     .ping = r_ping,
+    .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,
 };
