@@ -63,7 +63,7 @@ static bool is_failure(wr_err_t err)
 static bool is_neutral(wr_err_t err)
 {
     return err == WR_ECANCELED || err == WR_EINVAL || err == WR_ENOMEM || err == WR_ELIMIT ||
-           err == WR_EREPLICA;
+           err == WR_EREPLICA || err == WR_ESHARD;
 }
 
 static void publish_state(struct bstore *s, wr_breaker_state_t st)

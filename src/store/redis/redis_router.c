@@ -533,6 +533,12 @@ static bool on_redirect(void *arg, wr_redis_conn_cmd_t *cmd, const redisReply *r
 
 /* ---------------------------------------------------------------- public */
 
+wr_err_t wr_redis_router_shard_err(const wr_redis_router_t *r, wr_err_t err)
+{
+    return r && r->cluster && err == WR_EUNAVAILABLE && wr_redis_router_connected(r) ? WR_ESHARD
+                                                                                     : err;
+}
+
 bool wr_redis_router_is_cluster(const wr_redis_router_t *r)
 {
     return r && r->cluster;

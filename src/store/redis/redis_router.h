@@ -88,6 +88,11 @@ wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int
  */
 size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t cap);
 
+/* err, or WR_ESHARD for a WR_EUNAVAILABLE of a cluster of which some
+ * primary is connected: only the part of the store holding that slot is
+ * down (error.h). r may be NULL. */
+wr_err_t wr_redis_router_shard_err(const wr_redis_router_t *r, wr_err_t err);
+
 /* Closes every connection: pending callbacks get WR_ECANCELED, in send
  * order per connection. NULL is a no-op. */
 void wr_redis_router_close(wr_redis_router_t *r);

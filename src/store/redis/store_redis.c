@@ -241,7 +241,7 @@ wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
     wr_err_t err = wr_redis_router_submit(s->conn, cmd, wait_fn, on_reply, r);
     if (err != WR_OK)
         wr_store_redis__req_free(r);
-    return err;
+    return wr_redis_router_shard_err(s->conn, err);
 }
 
 /* Sends a fire-and-forget registry command (SADD/SREM) before or after a
@@ -379,7 +379,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
     struct req *r = arg;
     if (err != WR_OK)
-        call_err(r, err);
+        call_err(r, err == WR_EUNAVAILABLE ? wr_redis_router_shard_err(r->s->conn, err) : err);
     else
         finish(r->s, r, rep); /* calls the user callback last */
     wr_store_redis__req_free(r);

@@ -146,6 +146,8 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
 static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
     struct batch *b = arg;
+    if (err == WR_EUNAVAILABLE)
+        err = wr_redis_router_shard_err(b->s->conn, err);
     wr_store_redis__answer_batch(b->s, b, err, err == WR_OK ? rep : NULL);
 }
 
@@ -189,7 +191,7 @@ static void send_batch(struct rstore *s, struct batch *b)
     if (err == WR_OK)
         return;
 fail:
-    b->err = err;
+    b->err = wr_redis_router_shard_err(s->conn, err);
     blist_push(&s->failed, b);
     event_active(s->flush_ev, EV_TIMEOUT, 1);
 }
