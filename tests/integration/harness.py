@@ -211,7 +211,10 @@ class RedisCluster:
         while True:
             try:
                 states = [self.cmd(n.port, "CLUSTER", "INFO") for n in self.alive()]
-                if all("cluster_state:ok" in s for s in states):
+                repl = [self.cmd(n.port, "INFO", "replication") for n in self.alive()]
+                # and every replica in sync with its primary (WAIT needs it)
+                if all("cluster_state:ok" in s for s in states) and \
+                        all("role:master" in r or "master_link_status:up" in r for r in repl):
                     return
             except (OSError, RedisError):
                 pass
@@ -236,12 +239,14 @@ class RedisCluster:
                 return s[2][1]
         return None
 
-    def replica_of(self, port):
+    def replicas_of(self, port):
         ids = {p: i for i, p, _, _, _ in self.nodes_table()}
-        for i, p, flags, master, _ in self.nodes_table():
-            if "slave" in flags and master == ids[port] and "fail" not in flags:
-                return p
-        return None
+        return [p for i, p, flags, master, _ in self.nodes_table()
+                if "slave" in flags and master == ids[port] and "fail" not in flags]
+
+    def replica_of(self, port):
+        r = self.replicas_of(port)
+        return r[0] if r else None
 
     def primary_ports(self):
         return sorted(p for _, p, flags, _, _ in self.nodes_table()
