@@ -293,6 +293,12 @@ class Cluster(WRTest):
             self.assertTrue(r.status == 200 and not r.json.get("degraded"), repr(r))
         m = w.client.get("/metrics", ADMIN).body
         self.assertIn('waitroom_breaker_state{state="closed"} 1', m)
+        # the admin list shows the live shards' queues, without the one down
+        r = w.client.list_queues()
+        self.assertEqual(r.status, 200, repr(r))
+        names = [x["name"] for x in r.json["queues"]]
+        self.assertIn(qb, names)
+        self.assertNotIn(qa, names)
 
     def test_password_protected_cluster(self):
         pw = "cl-" + uid("")

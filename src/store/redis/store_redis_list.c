@@ -84,8 +84,9 @@ static void on_list_item(wr_err_t err, const wr_queue_info_t *info, void *arg)
         it->ok = true;
         it->cfg = *info->config;
         it->stats = info->stats;
-    } else if (err != WR_ENOTFOUND && ctx->err == WR_OK) {
-        ctx->err = err;
+    } else if (err != WR_ENOTFOUND && err != WR_ESHARD && ctx->err == WR_OK) {
+        ctx->err = err; /* WR_ESHARD (a Redis Cluster shard down): that queue is
+                           left out, the others listed (API.md, "Operations") */
     }
     if (--ctx->outstanding == 0)
         list_finish(ctx);
@@ -139,7 +140,7 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
         wr_err_t e2 = wr_store_redis__queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
             ctx->outstanding++;
-        else if (ctx->err == WR_OK)
+        else if (e2 != WR_ESHARD && ctx->err == WR_OK)
             ctx->err = e2;
     }
     if (--ctx->outstanding == 0)
