@@ -47,18 +47,7 @@ rpid_of() { # port -> pid
 opid=$(rpid_of "$owner")
 start_waitroomd "$store" '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}'
 
-have=0
-while [ "$have" -lt $((users - 100)) ]; do
-  cat >"$work/fill.lua" <<LUA
-local n = $have
-request = function() n = n + 1
-  if n > $users then n = $users end
-  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
-LUA
-  wrk -t1 -c"$conns" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
-  have=$(curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
-    python3 -c 'import json,sys;j=json.load(sys.stdin);print(j["stats"]["waiting"] if "stats" in j else '"$have"')')
-done
+fill_bench "$users"
 cat >"$work/poll.lua" <<LUA
 math.randomseed(42)
 local degraded = 0

@@ -73,3 +73,25 @@ start_cluster() {
   done
   cluster_url=redis-cluster://127.0.0.1:${cports[0]}
 }
+
+# waiting: the people waiting in queue "bench" (the last count when the
+# store does not answer: a fill round on a starved machine).
+waiting() { curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
+  python3 -c 'import json,sys;j=json.load(sys.stdin);print(j["stats"]["waiting"] if "stats" in j else '"${have:-0}"')'; }
+
+# fill_bench USERS: fills the line of "bench" with users u1..uUSERS (wrk
+# rounds of 2 s at $conns connections, each continuing where the last
+# stopped); sets have.
+fill_bench() {
+  have=0
+  while [ "$have" -lt $(($1 - 100)) ]; do
+    cat >"$work/fill.lua" <<LUA
+local n = $have
+request = function() n = n + 1
+  if n > $1 then n = $1 end
+  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
+LUA
+    wrk -t1 -c"$conns" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
+    have=$(waiting)
+  done
+}

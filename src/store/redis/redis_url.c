@@ -239,21 +239,37 @@ static wr_err_t parse_tcp(const ctx_t *c, const char *s, const char *form, wr_re
     return parse_db(c, next, u);
 }
 
-/* redis-sentinel:// after the credentials. */
-static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
+/* HOST:PORT[,HOST:PORT...] at s, at most max of them (what: "sentinels",
+ * "seeds", for the message), into a[] and *n; *next is the byte after the
+ * last one. */
+static wr_err_t parse_addr_list(const ctx_t *c, const char *s, const char *form,
+                                wr_redis_url_addr_t *a, size_t max, const char *what, size_t *n,
+                                const char **next)
 {
     const char *p = s;
     for (;;) {
-        if (u->nsentinels == WR_REDIS_URL_SENTINELS_MAX)
-            return fail(c, "%%q: more than %d sentinels", WR_REDIS_URL_SENTINELS_MAX);
-        wr_err_t e = parse_addr(c, p, ",/", SENTINEL_FORM, &u->sentinels[u->nsentinels], &p);
+        if (*n == max)
+            return fail(c, "%%q: more than %zu %s", max, what);
+        wr_err_t e = parse_addr(c, p, ",/", form, &a[*n], &p);
         if (e != WR_OK)
             return e;
-        u->nsentinels++;
+        (*n)++;
         if (*p != ',')
             break;
         p++;
     }
+    *next = p;
+    return WR_OK;
+}
+
+/* redis-sentinel:// after the credentials. */
+static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
+{
+    const char *p;
+    wr_err_t e = parse_addr_list(c, s, SENTINEL_FORM, u->sentinels, WR_REDIS_URL_SENTINELS_MAX,
+                                 "sentinels", &u->nsentinels, &p);
+    if (e != WR_OK)
+        return e;
     if (*p != '/' || p[1] == '\0' || p[1] == '/')
         return fail(c, "%%q names no master: must be " SENTINEL_FORM);
     p++;
@@ -272,18 +288,11 @@ static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
  * nothing after them (a cluster has only DB 0). */
 static wr_err_t parse_cluster(const ctx_t *c, const char *s, const char *form, wr_redis_url_t *u)
 {
-    const char *p = s;
-    for (;;) {
-        if (u->nseeds == WR_REDIS_URL_SEEDS_MAX)
-            return fail(c, "%%q: more than %d seeds", WR_REDIS_URL_SEEDS_MAX);
-        wr_err_t e = parse_addr(c, p, ",/", form, &u->seeds[u->nseeds], &p);
-        if (e != WR_OK)
-            return e;
-        u->nseeds++;
-        if (*p != ',')
-            break;
-        p++;
-    }
+    const char *p;
+    wr_err_t e =
+        parse_addr_list(c, s, form, u->seeds, WR_REDIS_URL_SEEDS_MAX, "seeds", &u->nseeds, &p);
+    if (e != WR_OK)
+        return e;
     if (*p != '\0')
         return fail(c, "%%q must be %s", form);
     memcpy(u->host, u->seeds[0].host, sizeof u->host);
