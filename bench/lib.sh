@@ -47,6 +47,33 @@ start_waitroomd() {
     -d "$2" "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
 }
 
+# start_cluster N: N redis-servers in cluster mode (no persistence, node
+# timeout 1 s) on free ports whose bus ports (+10000) are free, made one
+# cluster of N primaries (redis-cli --cluster create); sets cports (the
+# ports), cpids and cluster_url (redis-cluster:// with the first node).
+start_cluster() {
+  cports=(); cpids=()
+  while [ "${#cports[@]}" -lt "$1" ]; do
+    local p; p=$(freeport)
+    [ "$p" -lt 55000 ] || continue
+    python3 -c "import socket;s=socket.socket();s.bind(('127.0.0.1',$p+10000))" 2>/dev/null || continue
+    mkdir -p "$work/n$p"
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/n$p" \
+      --cluster-enabled yes --cluster-node-timeout 1000 --cluster-require-full-coverage no \
+      >/dev/null 2>&1 &
+    cpids+=("$!"); pids+=("$!"); cports+=("$p")
+  done
+  for p in "${cports[@]}"; do
+    for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  local addrs=(); for p in "${cports[@]}"; do addrs+=("127.0.0.1:$p"); done
+  redis-cli --cluster create "${addrs[@]}" --cluster-yes >/dev/null
+  for p in "${cports[@]}"; do
+    for _ in $(seq 100); do redis-cli -p "$p" cluster info | grep -q cluster_state:ok && break; sleep 0.1; done
+  done
+  cluster_url=redis-cluster://127.0.0.1:${cports[0]}
+}
+
 # waiting: the length of queue "bench"'s line (asked again, up to 30 times a
 # second apart, while a busy store answers without stats).
 waiting() {

@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config
   libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev # libevent-dev: libevent_openssl too
-  redis-server python3 curl
+  redis-server redis-tools python3 curl # redis-tools: redis-cli --cluster create (cluster tests)
 )
 if [ "${1:-}" != build ]; then
   pkgs+=(

@@ -28,6 +28,7 @@ static const struct {
     [WR_ELIMIT] = {"WR_ELIMIT", "limit reached"},
     [WR_EAUTH] = {"WR_EAUTH", "store authentication failed"},
     [WR_EREPLICA] = {"WR_EREPLICA", "no replica acknowledged the write in time"},
+    [WR_ESHARD] = {"WR_ESHARD", "the store shard of this queue is unreachable"},
 };
 
 const char *wr_strerror(wr_err_t err)

@@ -26,6 +26,9 @@ typedef enum {
     WR_EAUTH = 13,       /* the store refused our credentials (AUTH), or wants some */
     WR_EREPLICA = 14,    /* durability mode: the write is on the primary, but no replica
                             acknowledged it in time (the store is reachable) */
+    WR_ESHARD = 15,      /* a sharded store (Redis Cluster): the part that holds this queue
+                            is unreachable, the others answer; handled as WR_EUNAVAILABLE
+                            for the queue, not as a store outage (the breaker ignores it) */
 } wr_err_t;
 
 /* Returns a static, human-readable string for err; never NULL. */

@@ -414,7 +414,26 @@ static void ready_cb(wr_err_t err, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
-    if (err == WR_OK && wr_api_has_secret(c->api)) {
+    char parts[2048];
+    if (err == WR_OK && wr_api_has_secret(c->api) &&
+        wr_store_unreachable(c->api->store, parts, sizeof parts) > 0) {
+        /* Redis Cluster with a shard down: the queues of the other shards
+         * work, so the instance stays ready; the body names the shards */
+        json_t *j = json_pack("{s:s, s:[]}", "status", "ready", "unreachableShards");
+        json_t *arr = j ? json_object_get(j, "unreachableShards") : NULL;
+        for (char *line = parts, *nl; arr && *line; line = nl + 1) {
+            if (!(nl = strchr(line, '\n')))
+                break;
+            json_array_append_new(arr, json_stringn(line, (size_t)(nl - line)));
+        }
+        char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        json_decref(j);
+        if (body)
+            wr_api__reply_json(c->api, c->req, c->route, 200, body, strlen(body), 0);
+        else
+            wr_api__reply_oom(c->api, c->req, c->route);
+        free(body);
+    } else if (err == WR_OK && wr_api_has_secret(c->api)) {
         static const char body[] = "{\"status\":\"ready\"}";
         wr_api__reply_json(c->api, c->req, c->route, 200, body, sizeof(body) - 1, 0);
     } else {

@@ -106,7 +106,8 @@ void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const c
  * no visitor. */
 static bool visitor_kept(wr_err_t err)
 {
-    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EREPLICA;
+    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EREPLICA ||
+           err == WR_ESHARD;
 }
 
 /* Whether req came over TLS: waitroomd has no TLS listener of its own, so

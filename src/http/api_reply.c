@@ -491,7 +491,7 @@ void wr_api__done_cb(wr_err_t err, void *arg)
 
 bool wr_api__store_unreachable(wr_err_t err)
 {
-    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT;
+    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT || err == WR_ESHARD;
 }
 
 void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue)

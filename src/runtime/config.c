@@ -311,7 +311,8 @@ static const setting_t settings[] = {
     {"store", "store", STRING_FIELD(store, check_store_url), .def = "memory", .def_in_help = true,
      .meta = "URL",
      .help = "memory (default) | redis://[USER:PASSWORD@]HOST:PORT[/DB] | rediss://... (TLS) | "
-             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] | unix:///PATH/redis.sock",
+             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] | unix:///PATH/redis.sock | "
+             "redis-cluster://HOST:PORT[,HOST:PORT...] | rediss-cluster://... (TLS)",
      .doc = "docs/RELIABILITY.md"},
     {NULL, NULL, STRING_FIELD(redis_password, NULL), .env = "WAITROOM_REDIS_PASSWORD"},
     {"admin-key", "admin_key", STRING_FIELD(admin_key, check_admin_key),

@@ -172,7 +172,7 @@ static void really_free(wr_failopen_t *f)
 
 static bool store_failure(wr_err_t err)
 {
-    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT || err == WR_ECANCELED;
+    return err == WR_EUNAVAILABLE || err == WR_ETIMEOUT || err == WR_ECANCELED || err == WR_ESHARD;
 }
 
 static void burned_cb(wr_err_t err, const wr_token_check_t *res, void *arg)

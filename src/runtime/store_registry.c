@@ -78,6 +78,15 @@ static wr_err_t open_redis(struct event_base *base, const char *url, const wr_st
     return wr_store_redis_open(base, &o, out);
 }
 
+/* Redis Cluster: the same backend code (store_redis routes by slot,
+ * redis_router.c), its own backend name, so the store contract suite and
+ * the integration suite run against a cluster of their own. */
+static wr_err_t open_redis_cluster(struct event_base *base, const char *url,
+                                   const wr_store_params_t *p, wr_store_t **out)
+{
+    return open_redis(base, url, p, out);
+}
+
 /* ----------------------------------------------------------------- table */
 
 static const wr_store_backend_t backends[] = {
@@ -87,6 +96,10 @@ static const wr_store_backend_t backends[] = {
     {"redis-sentinel://", "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]", NULL,
      check_redis, open_redis, "redis"},
     {"unix://", "unix:///PATH", NULL, check_redis, open_redis, "redis"},
+    {"redis-cluster://", "redis-cluster://HOST:PORT[,HOST:PORT...]", NULL, check_redis,
+     open_redis_cluster, "redis-cluster"},
+    {"rediss-cluster://", "rediss-cluster://HOST:PORT[,HOST:PORT...]", NULL, check_redis,
+     open_redis_cluster, "redis-cluster"},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
@@ -127,7 +140,7 @@ wr_err_t wr_store_check_url(const char *url, char *err, size_t errlen)
     if (b)
         return b->check_url(url, err, errlen);
     /* "'URL' must be A, B or C", from the table */
-    char list[256] = "";
+    char list[512] = "";
     size_t used = 0;
     for (size_t i = 0; i < NBACKENDS; i++) {
         const char *sep = i == 0 ? "" : i + 1 == NBACKENDS ? " or " : ", ";

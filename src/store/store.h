@@ -373,6 +373,15 @@ typedef struct wr_store_ops {
                             wr_store_sync_cb cb, void *arg);
     /* ping: WR_OK when the store answers. */
     wr_err_t (*ping)(wr_store_t *s, wr_store_done_cb cb, void *arg);
+    /*
+     * unreachable (may be NULL: a store of one piece, which ping covers):
+     * the parts of a sharded store (Redis Cluster primaries) that cannot
+     * be reached now, one per line ("127.0.0.1:7001 (slots 0-5460)\n"),
+     * into out (cap bytes, NUL-terminated, cut to fit). Returns how many;
+     * 0 and "" when all are reachable. Synchronous, from what the store
+     * knows (its connections), no I/O.
+     */
+    size_t (*unreachable)(wr_store_t *s, char *out, size_t cap);
 
     /*
      * join_page: the join of a visitor who fetched the queue page
@@ -619,6 +628,12 @@ static inline wr_err_t wr_store_secret_sync(wr_store_t *s, const uint8_t *own, s
 static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
 {
     return s->ops->ping(s, cb, arg);
+}
+static inline size_t wr_store_unreachable(wr_store_t *s, char *out, size_t cap)
+{
+    if (cap)
+        out[0] = '\0';
+    return s->ops->unreachable ? s->ops->unreachable(s, out, cap) : 0;
 }
 static inline void wr_store_close(wr_store_t *s)
 {

@@ -63,7 +63,7 @@ static bool is_failure(wr_err_t err)
 static bool is_neutral(wr_err_t err)
 {
     return err == WR_ECANCELED || err == WR_EINVAL || err == WR_ENOMEM || err == WR_ELIMIT ||
-           err == WR_EREPLICA;
+           err == WR_EREPLICA || err == WR_ESHARD;
 }
 
 static void publish_state(struct bstore *s, wr_breaker_state_t st)
@@ -375,6 +375,12 @@ static wr_err_t b_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     return started(c, wr_store_ping(s->inner, w_done, c));
 }
 
+/* Not an operation of the breaker: what the inner store knows. */
+static size_t b_unreachable(wr_store_t *st, char *out, size_t cap)
+{
+    return wr_store_unreachable(((struct bstore *)st)->inner, out, cap);
+}
+
 static wr_err_t b_debug_advance_time(wr_store_t *st, int64_t us)
 {
     struct bstore *s = (struct bstore *)st;
@@ -417,6 +423,7 @@ static const wr_store_ops_t breaker_ops = {
     .secret_sync = b_secret_sync,
     .ping = b_ping,
     .autotune = b_autotune,
+    .unreachable = b_unreachable,
     .debug_advance_time = b_debug_advance_time,
     .close = b_close,
 };

@@ -14,7 +14,9 @@
  * disconnected). Domain answers (WR_ENOTFOUND, WR_EFULL, WR_ENOTINQUEUE,
  * WR_ETOKEN) are successes. WR_ECANCELED (close), argument errors
  * (WR_EINVAL, WR_ENOMEM, WR_ELIMIT) and a late replica (WR_EREPLICA,
- * durability mode: the primary answered) count as neither. NOSCRIPT never
+ * durability mode: the primary answered) count as neither, nor does one
+ * shard of a Redis Cluster being down (WR_ESHARD: the other shards' queues
+ * keep working, so the whole store is not declared down). NOSCRIPT never
  * surfaces (store_redis retries once with EVAL inside one operation).
  *
  * Metrics (when given a registry): waitroom_breaker_state{state="closed|

@@ -78,7 +78,8 @@ def stop_process(proc, timeout=10):
 class Env:
     """What run.py started: shared by every test."""
     waitroomd = None      # path of the binary
-    store = None          # "redis" | "memory"
+    store = None          # "redis" | "memory" | "redis-cluster"
+    cluster = None        # redis-cluster only: the RedisCluster
     store_arg = None      # value passed to --store
     secret = None         # --token-secret value (64 hex chars)
     redis_port = None     # redis only
@@ -91,7 +92,8 @@ ENV = Env()
 
 
 class RedisServer:
-    def __init__(self, tmpdir, port=None, extra=(), datadir=None, start_timeout=10):
+    def __init__(self, tmpdir, port=None, extra=(), datadir=None, start_timeout=10,
+                 password=None):
         """extra: more redis-server arguments (e.g. "--appendonly", "yes");
         datadir: reuse a data directory (a restart that keeps its AOF);
         start_timeout: seconds to wait for PING (loading a large AOF)."""
@@ -109,6 +111,8 @@ class RedisServer:
             try:
                 r = Redis(self.port, timeout=1)
                 try:
+                    if password:
+                        r.cmd("AUTH", password)
                     ok = r.cmd("PING") == "PONG"
                 finally:
                     r.close()
@@ -133,6 +137,127 @@ class RedisServer:
     def stop(self):
         stop_process(self.proc)
         self.log.close()
+
+
+def free_cluster_port():
+    """A free port whose cluster bus port (+10000) is free too."""
+    for _ in range(100):
+        p = free_port()
+        if p + 10000 > 65535:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", p + 10000))
+            except OSError:
+                continue
+        return p
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+class RedisCluster:
+    """A private Redis Cluster on loopback: `primaries` primaries with
+    `replicas` replicas each (redis-cli --cluster create), node timeout
+    1 s, full coverage not required (queues on live shards keep working).
+    extra: more redis-server arguments for every node (e.g. requirepass)."""
+
+    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None):
+        self.password = password
+        auth = ["--requirepass", password, "--masterauth", password] if password else []
+        self.nodes = []
+        try:
+            for _ in range(primaries * (1 + replicas)):
+                self.nodes.append(RedisServer(
+                    tmpdir, port=free_cluster_port(),
+                    extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                           "--cluster-node-timeout", "1000",
+                           "--cluster-require-full-coverage", "no",
+                           "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra),
+                    password=password))
+            cmd = ["redis-cli"] + (["-a", password, "--no-auth-warning"] if password else []) + \
+                ["--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in self.nodes] + \
+                ["--cluster-replicas", str(replicas), "--cluster-yes"]
+            out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 timeout=60)
+            if out.returncode != 0:
+                raise RuntimeError("redis-cli --cluster create: %s" % out.stdout[-2000:])
+            self.wait_ok()
+        except Exception:
+            self.stop()
+            raise
+
+    def url(self, scheme="redis-cluster", creds=""):
+        return "%s://%s127.0.0.1:%d,127.0.0.1:%d" % (scheme, creds, self.nodes[0].port,
+                                                     self.nodes[1].port)
+
+    def client(self, port):
+        r = Redis(port)
+        if self.password:
+            r.cmd("AUTH", self.password)
+        return r
+
+    def cmd(self, port, *args):
+        r = self.client(port)
+        try:
+            return r.cmd(*args)
+        finally:
+            r.close()
+
+    def alive(self):
+        return [n for n in self.nodes if n.proc.poll() is None]
+
+    def wait_ok(self, timeout=30):
+        """Every live node says cluster_state:ok and agrees on the primaries."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                states = [self.cmd(n.port, "CLUSTER", "INFO") for n in self.alive()]
+                repl = [self.cmd(n.port, "INFO", "replication") for n in self.alive()]
+                # and every replica in sync with its primary (WAIT needs it)
+                if all("cluster_state:ok" in s for s in states) and \
+                        all("role:master" in r or "master_link_status:up" in r for r in repl):
+                    return
+            except (OSError, RedisError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not reach cluster_state:ok")
+            time.sleep(0.1)
+
+    def nodes_table(self, port=None):
+        """CLUSTER NODES of a live node: [(id, port, flags, master_id, slots)]."""
+        port = port or self.alive()[0].port
+        rows = []
+        for line in self.cmd(port, "CLUSTER", "NODES").splitlines():
+            f = line.split()
+            rows.append((f[0], int(f[1].split("@")[0].rsplit(":", 1)[1]), f[2], f[3], f[8:]))
+        return rows
+
+    def owner(self, key):
+        """The port of the primary that owns key's slot."""
+        slot = self.cmd(self.alive()[0].port, "CLUSTER", "KEYSLOT", key)
+        for s in self.cmd(self.alive()[0].port, "CLUSTER", "SLOTS"):
+            if s[0] <= slot <= s[1]:
+                return s[2][1]
+        return None
+
+    def replicas_of(self, port):
+        ids = {p: i for i, p, _, _, _ in self.nodes_table()}
+        return [p for i, p, flags, master, _ in self.nodes_table()
+                if "slave" in flags and master == ids[port] and "fail" not in flags]
+
+    def replica_of(self, port):
+        r = self.replicas_of(port)
+        return r[0] if r else None
+
+    def primary_ports(self):
+        return sorted(p for _, p, flags, _, _ in self.nodes_table()
+                      if "master" in flags and "fail" not in flags)
+
+    def node(self, port):
+        return next(n for n in self.nodes if n.port == port)
+
+    def stop(self):
+        for n in self.nodes:
+            n.kill()
 
 
 class Waitroomd:

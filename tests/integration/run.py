@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import harness  # noqa: E402
-from harness import ENV, RedisServer, Waitroomd  # noqa: E402
+from harness import ENV, RedisCluster, RedisServer, Waitroomd  # noqa: E402
 
 
 def test_ids(result):
@@ -51,11 +51,22 @@ def start_redis(tmp):
     return redis, "redis://127.0.0.1:%d" % redis.port
 
 
+def start_cluster(tmp):
+    cluster = RedisCluster(tmp, primaries=3, replicas=1)
+    ENV.cluster = cluster
+    return cluster, cluster.url()
+
+
+# The suite a backend runs: the Redis Cluster backend runs the cluster
+# tests alone (everything else is the same code as "redis", which runs the
+# whole suite; test_cluster.py brings the failovers and reshards).
+PATTERNS = {"redis-cluster": "test_cluster*.py"}
+
 # How to bring up each backend of the store registry (CTest runs this once
 # per backend that `test_store_contract --list-backends` names): returns
 # (the server to stop or None, the --store URL). A backend without a row
 # fails its run, so a new backend cannot go untested by accident.
-HARNESSES = {"memory": start_memory, "redis": start_redis}
+HARNESSES = {"memory": start_memory, "redis": start_redis, "redis-cluster": start_cluster}
 
 
 def on_signal(signum, frame):
@@ -130,7 +141,8 @@ def main():
         loader = unittest.TestLoader()
         if args.k:
             loader.testNamePatterns = ["*%s*" % k if "*" not in k else k for k in args.k]
-        suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+        suite = loader.discover(HERE, pattern=PATTERNS.get(args.store, "test_*.py"),
+                                top_level_dir=HERE)
         runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                          resultclass=TimedResult)
         result = runner.run(suite)

@@ -90,6 +90,8 @@ struct wr_redis_conn_cmd {
     bool retried;       /* the one EVAL after NOSCRIPT was sent */
     bool waiting;       /* WAIT sent; `held` is the command's answer */
     bool strict;        /* a WAIT no replica acknowledged answers WR_EREPLICA */
+    int redirects;      /* cluster: redirections followed (wr_redis_conn_resubmit) */
+    int64_t born_ms;    /* monotonic ms of the first submission */
     redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
     wr_redis_conn_wait_fn wait_fn;
     wr_redis_conn_reply_cb cb;
@@ -285,12 +287,77 @@ wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
     cmd->wait_fn = wait_fn;
     cmd->cb = cb;
     cmd->arg = arg;
+    cmd->born_ms = wr_clock_mono_ms();
     err = send_cmd(c, cmd);
     if (err == WR_OK)
         return WR_OK;
 out:
     wr_redis_conn_cmd_free(cmd);
     return err;
+}
+
+const char *wr_redis_conn_cmd_key(const wr_redis_conn_cmd_t *cmd, size_t *len)
+{
+    /* a script: EVALSHA sha numkeys KEYS...; a plain command: NAME KEY ... */
+    int at = cmd->script != WR_REDIS_CONN_NO_SCRIPT ? 3 : 1;
+    if (cmd->script != WR_REDIS_CONN_NO_SCRIPT &&
+        (cmd->argc < 3 || (cmd->argvlen[2] == 1 && cmd->argv[2][0] == '0')))
+        at = cmd->argc; /* numkeys 0 */
+    if (at >= cmd->argc) {
+        *len = 0;
+        return NULL;
+    }
+    *len = cmd->argvlen[at];
+    return cmd->argv[at];
+}
+
+int64_t wr_redis_conn_cmd_born_ms(const wr_redis_conn_cmd_t *cmd)
+{
+    return cmd->born_ms;
+}
+
+int wr_redis_conn_cmd_redirects(const wr_redis_conn_cmd_t *cmd)
+{
+    return cmd->redirects;
+}
+
+wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bool asking)
+{
+    if (c->state != WR_REDIS_CONN__CONNECTED || !c->io)
+        return WR_EUNAVAILABLE;
+    if (asking) {
+        static const char *const argv[] = {"ASKING"};
+        wr_err_t err = wr_redis_io_command(c->io, 1, argv, NULL, 0, NULL, NULL);
+        if (err != WR_OK)
+            return err;
+    }
+    wr_redis_conn_t *was = cmd->c;
+    bool retried = cmd->retried;
+    cmd->c = c;
+    cmd->retried = false; /* one EVAL after NOSCRIPT per server */
+    cmd->redirects++;
+    wr_err_t err = send_cmd(c, cmd);
+    if (err != WR_OK) {
+        cmd->c = was;
+        cmd->retried = retried;
+        cmd->redirects--;
+    }
+    return err;
+}
+
+void wr_redis_conn_cmd_fail(wr_redis_conn_cmd_t *cmd, wr_err_t err)
+{
+    cmd->cb(err, NULL, cmd->arg);
+    wr_redis_conn_cmd_free(cmd);
+}
+
+/* A cluster's redirection or retry-later reply (redis_router.c). */
+static bool cluster_reply(const redisReply *rep)
+{
+    if (!rep || rep->type != REDIS_REPLY_ERROR || !rep->str)
+        return false;
+    return strncmp(rep->str, "MOVED ", 6) == 0 || strncmp(rep->str, "ASK ", 4) == 0 ||
+           strncmp(rep->str, "TRYAGAIN", 8) == 0 || strncmp(rep->str, "CLUSTERDOWN", 11) == 0;
 }
 
 /* A reply that means this server is no longer (or not yet) the primary we
@@ -440,6 +507,9 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
             return;
         err = WR_EUNAVAILABLE;
         rep = NULL;
+    } else if (c->redirect && !cmd->waiting && cluster_reply(rep) &&
+               c->redirect(c->redirect_arg, cmd, rep)) {
+        return; /* the router resubmits or answers it */
     } else if (failover_reply(rep)) {
         /* Not the primary (any more): never retried on this socket. */
         wr_redis_conn__log(c, WR_LOG_WARN, rep->str);
@@ -690,7 +760,12 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     c->base = base;
     c->name = opts->log_name ? opts->log_name : "redis_conn";
     char msg[300] = "";
-    err = wr_redis_url_parse(opts->url, &c->ep, NULL, 0);
+    if (opts->endpoint) {
+        c->ep = *opts->endpoint;
+        err = WR_OK;
+    } else {
+        err = wr_redis_url_parse(opts->url, &c->ep, NULL, 0);
+    }
     if (err == WR_OK)
         err = wr_redis_url_set_env_password(&c->ep, opts->env_password, msg, sizeof msg);
     if (err != WR_OK) {
@@ -704,6 +779,8 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     c->wait_replicas = opts->wait_replicas;
     c->wait_timeout_ms = opts->wait_timeout_ms ? opts->wait_timeout_ms : 100;
     c->allow_eviction = opts->allow_eviction;
+    c->redirect = opts->redirect;
+    c->redirect_arg = opts->redirect_arg;
     c->on_started = opts->on_started;
     c->started_arg = opts->started_arg;
     c->metrics = opts->metrics;

@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/metrics.h"
+#include "store/redis/redis_url.h"
 
 /* Arguments of a command of wr_redis_conn_cmd_new, EVALSHA and the SHA included. */
 #define WR_REDIS_CONN_MAX_ARGS     32
@@ -54,10 +55,25 @@ typedef struct {
  */
 typedef void (*wr_redis_conn_started_cb)(wr_err_t err, const char *msg, void *arg);
 
+typedef struct wr_redis_conn wr_redis_conn_t;
+typedef struct wr_redis_conn_cmd wr_redis_conn_cmd_t;
+
+/*
+ * Redis Cluster (redis_router.h): an error reply MOVED, ASK, TRYAGAIN or
+ * CLUSTERDOWN to cmd, before its callback. Returns true when it took cmd
+ * (it then resubmits it with wr_redis_conn_resubmit() or answers it with
+ * wr_redis_conn_cmd_fail(): the callback is still called exactly once);
+ * false: the reply is answered as any error reply. reply is borrowed.
+ */
+typedef bool (*wr_redis_conn_redirect_fn)(void *arg, wr_redis_conn_cmd_t *cmd,
+                                          const redisReply *reply);
+
 typedef struct {
-    const char *url;      /* redis_url.h: redis://, rediss://, redis-sentinel://, unix:// */
-    const char *log_name; /* prefix of the log lines ("store_redis"); a static string;
-                             NULL = "redis_conn" */
+    const char *url; /* redis_url.h: redis://, rediss://, redis-sentinel://, unix:// */
+    const wr_redis_url_t *endpoint; /* not NULL: used (copied) instead of url: a cluster
+                                       node (redis_router.c); kind TCP or TLS */
+    const char *log_name;           /* prefix of the log lines ("store_redis"); a static string;
+                                       NULL = "redis_conn" */
     const wr_redis_conn_script_t *scripts; /* script N of a command; the texts are loaded
                                               and their SHA1 computed at open */
     size_t nscripts;
@@ -69,18 +85,17 @@ typedef struct {
     uint32_t wait_timeout_ms;    /* 0 = 100 */
     wr_metrics_t *metrics;       /* borrowed, may be NULL: waitroom_redis_wait_total */
     /* rediss:// only (ignored otherwise): PEM files, read once at open. */
-    const char *tls_ca_file;             /* CAs to trust; NULL = the system's */
-    const char *tls_cert_file;           /* client certificate; NULL = none */
-    const char *tls_key_file;            /* its private key; with tls_cert_file */
-    const char *env_password;            /* WAITROOM_REDIS_PASSWORD's value: replaces the URL's
-                                            password; NULL or "" = the URL's */
-    bool allow_eviction;                 /* start even when maxmemory-policy is allkeys-* */
+    const char *tls_ca_file;            /* CAs to trust; NULL = the system's */
+    const char *tls_cert_file;          /* client certificate; NULL = none */
+    const char *tls_key_file;           /* its private key; with tls_cert_file */
+    const char *env_password;           /* WAITROOM_REDIS_PASSWORD's value: replaces the URL's
+                                           password; NULL or "" = the URL's */
+    bool allow_eviction;                /* start even when maxmemory-policy is allkeys-* */
+    wr_redis_conn_redirect_fn redirect; /* may be NULL: cluster redirections */
+    void *redirect_arg;
     wr_redis_conn_started_cb on_started; /* may be NULL */
     void *started_arg;
 } wr_redis_conn_opts_t;
-
-typedef struct wr_redis_conn wr_redis_conn_t;
-typedef struct wr_redis_conn_cmd wr_redis_conn_cmd_t;
 
 /*
  * The answer of one command, called exactly once:
@@ -165,6 +180,34 @@ bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
  * would undo it; for an idempotent write the caller would rather have
  * retried (join). One replica of several acknowledging is enough. */
 void wr_redis_conn_cmd_wait_strict(wr_redis_conn_cmd_t *cmd);
+
+/*
+ * Redis Cluster: the first key of cmd (a script's KEYS[1], a plain
+ * command's first argument), borrowed while cmd lives; NULL (and *len 0)
+ * when it has none (PING).
+ */
+const char *wr_redis_conn_cmd_key(const wr_redis_conn_cmd_t *cmd, size_t *len);
+
+/* Monotonic ms of cmd's first submission (0 before it); the router's
+ * TRYAGAIN retries end at this plus the command timeout. */
+int64_t wr_redis_conn_cmd_born_ms(const wr_redis_conn_cmd_t *cmd);
+
+/* Redirections followed so far (wr_redis_conn_resubmit counts them). */
+int wr_redis_conn_cmd_redirects(const wr_redis_conn_cmd_t *cmd);
+
+/*
+ * A command taken by a redirect_fn, sent again on c (the owner of its
+ * slot, or the ASK target with asking: ASKING is sent right before it on
+ * the same connection), with the callback, wait_fn and strictness it was
+ * submitted with; counts one redirection. WR_OK: its callback comes later,
+ * once. Any error: cmd is untouched and still the caller's (answer it
+ * with wr_redis_conn_cmd_fail).
+ */
+wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bool asking);
+
+/* Answers a command taken by a redirect_fn with err (its callback, reply
+ * NULL) and frees it. */
+void wr_redis_conn_cmd_fail(wr_redis_conn_cmd_t *cmd, wr_err_t err);
 
 /* Frees a command that was not submitted. NULL is a no-op. */
 void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd);

@@ -63,6 +63,8 @@ struct wr_redis_conn {
     uint32_t cmd_timeout_ms, connect_timeout_ms, reconnect_max_ms;
     uint32_t wait_replicas, wait_timeout_ms; /* durability mode (WAIT); 0 = off */
     bool allow_eviction;
+    wr_redis_conn_redirect_fn redirect; /* cluster: MOVED/ASK/TRYAGAIN/CLUSTERDOWN */
+    void *redirect_arg;
     wr_metrics_t *metrics;
     int64_t wait_log_ms; /* last shortfall log (monotonic ms) */
     wr_redis_conn__state_t state;

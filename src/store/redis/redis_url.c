@@ -33,6 +33,7 @@
 
 #define TCP_FORM      "HOST:PORT[/DB] (port 1..65535)"
 #define SENTINEL_FORM "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]"
+#define CLUSTER_FORM  "HOST:PORT[,HOST:PORT...] (port 1..65535, no DB)"
 
 /* A failed parse: where, what, and the URL (redacted) for messages. */
 typedef struct {
@@ -238,21 +239,37 @@ static wr_err_t parse_tcp(const ctx_t *c, const char *s, const char *form, wr_re
     return parse_db(c, next, u);
 }
 
-/* redis-sentinel:// after the credentials. */
-static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
+/* HOST:PORT[,HOST:PORT...] at s, at most max of them (what: "sentinels",
+ * "seeds", for the message), into a[] and *n; *next is the byte after the
+ * last one. */
+static wr_err_t parse_addr_list(const ctx_t *c, const char *s, const char *form,
+                                wr_redis_url_addr_t *a, size_t max, const char *what, size_t *n,
+                                const char **next)
 {
     const char *p = s;
     for (;;) {
-        if (u->nsentinels == WR_REDIS_URL_SENTINELS_MAX)
-            return fail(c, "%%q: more than %d sentinels", WR_REDIS_URL_SENTINELS_MAX);
-        wr_err_t e = parse_addr(c, p, ",/", SENTINEL_FORM, &u->sentinels[u->nsentinels], &p);
+        if (*n == max)
+            return fail(c, "%%q: more than %zu %s", max, what);
+        wr_err_t e = parse_addr(c, p, ",/", form, &a[*n], &p);
         if (e != WR_OK)
             return e;
-        u->nsentinels++;
+        (*n)++;
         if (*p != ',')
             break;
         p++;
     }
+    *next = p;
+    return WR_OK;
+}
+
+/* redis-sentinel:// after the credentials. */
+static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
+{
+    const char *p;
+    wr_err_t e = parse_addr_list(c, s, SENTINEL_FORM, u->sentinels, WR_REDIS_URL_SENTINELS_MAX,
+                                 "sentinels", &u->nsentinels, &p);
+    if (e != WR_OK)
+        return e;
     if (*p != '/' || p[1] == '\0' || p[1] == '/')
         return fail(c, "%%q names no master: must be " SENTINEL_FORM);
     p++;
@@ -265,6 +282,22 @@ static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
     memcpy(u->master, p, mn);
     u->master[mn] = '\0';
     return parse_db(c, p + mn, u);
+}
+
+/* redis-cluster:// and rediss-cluster:// after the credentials: the seeds,
+ * nothing after them (a cluster has only DB 0). */
+static wr_err_t parse_cluster(const ctx_t *c, const char *s, const char *form, wr_redis_url_t *u)
+{
+    const char *p;
+    wr_err_t e =
+        parse_addr_list(c, s, form, u->seeds, WR_REDIS_URL_SEEDS_MAX, "seeds", &u->nseeds, &p);
+    if (e != WR_OK)
+        return e;
+    if (*p != '\0')
+        return fail(c, "%%q must be %s", form);
+    memcpy(u->host, u->seeds[0].host, sizeof u->host);
+    u->port = u->seeds[0].port;
+    return WR_OK;
 }
 
 /* unix:// after the credentials: /PATH[?db=DB] */
@@ -295,6 +328,8 @@ static const struct {
     {"rediss://", WR_REDIS_URL_TLS},
     {"redis-sentinel://", WR_REDIS_URL_SENTINEL},
     {"unix://", WR_REDIS_URL_UNIX},
+    {"redis-cluster://", WR_REDIS_URL_CLUSTER},
+    {"rediss-cluster://", WR_REDIS_URL_CLUSTER},
 };
 
 wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, size_t errlen)
@@ -317,12 +352,13 @@ wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, siz
             break;
     if (k == sizeof schemes / sizeof schemes[0]) {
         e = fail(&c, "%%q must be redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
-                     "redis-sentinel://HOST:PORT[,...]/MASTER[/DB] or unix:///PATH");
+                     "redis-sentinel://HOST:PORT[,...]/MASTER[/DB], unix:///PATH or "
+                     "redis-cluster://HOST:PORT[,...]");
         goto out;
     }
     u.kind = schemes[k].kind;
     u.is_unix = u.kind == WR_REDIS_URL_UNIX;
-    u.tls = u.kind == WR_REDIS_URL_TLS;
+    u.tls = u.kind == WR_REDIS_URL_TLS || strncmp(c.url, "rediss-cluster://", 17) == 0;
     const char *rest = c.url + strlen(schemes[k].prefix);
     const char *at = strrchr(rest, '@');
     if (rest[0] == '/')
@@ -345,6 +381,11 @@ wr_err_t wr_redis_url_parse(const char *url, wr_redis_url_t *out, char *err, siz
         break;
     case WR_REDIS_URL_UNIX:
         e = parse_unix(&c, rest, &u);
+        break;
+    case WR_REDIS_URL_CLUSTER:
+        e = parse_cluster(
+            &c, rest, u.tls ? "rediss-cluster://" CLUSTER_FORM : "redis-cluster://" CLUSTER_FORM,
+            &u);
         break;
     }
 out:

@@ -7,6 +7,8 @@
  *   rediss://[USER:PASSWORD@]HOST:PORT[/DB]                       TLS
  *   redis-sentinel://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER[/DB]
  *   unix://[USER:PASSWORD@]/PATH[?db=DB]
+ *   redis-cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]      Redis Cluster seeds
+ *   rediss-cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...]     the same over TLS
  *
  * HOST is a name or IPv4 address of [A-Za-z0-9._-] (1..255 bytes), or an
  * IPv6 literal in brackets ("[::1]", "[fe80::1%25eth0]" with a zone);
@@ -16,7 +18,8 @@
  * The credentials end at the last '@' of the URL, so a password written
  * with a raw '@', '/' or ':' still parses. In redis-sentinel:// the
  * credentials are those of the primary (and its replicas), not of the
- * sentinels.
+ * sentinels. In redis-cluster:// the seeds are any nodes of the cluster
+ * (the slot map is asked from them); a cluster has no DB.
  *
  * Secrets: no message of this module ever contains the password. Where a
  * message quotes the URL, it quotes wr_redis_url_redact()'s form
@@ -41,12 +44,14 @@
 #define WR_REDIS_URL_PASSWORD_MAX  511   /* bytes of a decoded password */
 #define WR_REDIS_URL_MASTER_MAX    255   /* bytes of a Sentinel master name */
 #define WR_REDIS_URL_SENTINELS_MAX 16    /* sentinels in one redis-sentinel:// URL */
+#define WR_REDIS_URL_SEEDS_MAX     16    /* seeds in one redis-cluster:// URL */
 
 typedef enum {
     WR_REDIS_URL_TCP = 0,      /* redis:// */
     WR_REDIS_URL_TLS = 1,      /* rediss:// */
     WR_REDIS_URL_SENTINEL = 2, /* redis-sentinel:// */
     WR_REDIS_URL_UNIX = 3,     /* unix:// */
+    WR_REDIS_URL_CLUSTER = 4,  /* redis-cluster:// and rediss-cluster:// (tls set) */
 } wr_redis_url_kind_t;
 
 /* One TCP endpoint. */
@@ -61,7 +66,7 @@ typedef struct {
 typedef struct {
     wr_redis_url_kind_t kind;
     bool is_unix;                         /* kind == WR_REDIS_URL_UNIX */
-    bool tls;                             /* kind == WR_REDIS_URL_TLS */
+    bool tls;                             /* rediss:// or rediss-cluster:// */
     char host[WR_REDIS_URL_HOST_MAX + 1]; /* TCP, TLS: the server (as in wr_redis_url_addr_t) */
     int port;                             /* TCP, TLS: 1..65535 */
     char path[WR_REDIS_URL_PATH_MAX + 1]; /* unix: absolute socket path */
@@ -73,6 +78,8 @@ typedef struct {
     size_t nsentinels; /* sentinel: 1..WR_REDIS_URL_SENTINELS_MAX */
     wr_redis_url_addr_t sentinels[WR_REDIS_URL_SENTINELS_MAX];
     char master[WR_REDIS_URL_MASTER_MAX + 1]; /* sentinel: [A-Za-z0-9._-]{1,255} */
+    size_t nseeds; /* cluster: 1..WR_REDIS_URL_SEEDS_MAX; host/port are seeds[0] */
+    wr_redis_url_addr_t seeds[WR_REDIS_URL_SEEDS_MAX];
 } wr_redis_url_t;
 
 /*

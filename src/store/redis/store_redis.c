@@ -67,6 +67,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
 #include "store/redis/store_redis_internal.h"
 
@@ -92,6 +93,13 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
 };
 
 static const wr_store_ops_t redis_ops;
+
+/* The global keys (store_redis_internal.h): their names on one Redis, and
+ * in the home slot of a cluster (the slot of "{.global}"). */
+static const struct gkeys single_keys = {"wr:queues", "wr:secret", "wr:secret:previous",
+                                         "wr:epoch"};
+static const struct gkeys cluster_keys = {"wr:{.global}:queues", "wr:{.global}:secret",
+                                          "wr:{.global}:secret:previous", "wr:{.global}:epoch"};
 
 /* ----------------------------------------------------------- requests */
 
@@ -235,10 +243,10 @@ wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
                                                                             : NULL;
     wr_redis_conn_cmd_t *cmd = r->cmd;
     r->cmd = NULL; /* the connection owns it from here, also on error */
-    wr_err_t err = wr_redis_conn_submit(s->conn, cmd, wait_fn, on_reply, r);
+    wr_err_t err = wr_redis_router_submit(s->conn, cmd, wait_fn, on_reply, r);
     if (err != WR_OK)
         wr_store_redis__req_free(r);
-    return err;
+    return wr_redis_router_shard_err(s->conn, err);
 }
 
 /* Sends a fire-and-forget registry command (SADD/SREM) before or after a
@@ -247,7 +255,7 @@ static wr_err_t send_plain(struct rstore *s, const char *cmd, const char *key, c
 {
     wr_store_redis__send_held(s);
     const char *argv[3] = {cmd, key, member};
-    return wr_redis_conn_send_oneway(s->conn, "registry", 3, argv);
+    return wr_redis_router_send_oneway(s->conn, "registry", 3, argv);
 }
 
 /* --------------------------------------------------------- reply parsing */
@@ -416,7 +424,7 @@ static void on_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
     struct req *r = arg;
     if (err != WR_OK)
-        call_err(r, err);
+        call_err(r, err == WR_EUNAVAILABLE ? wr_redis_router_shard_err(r->s->conn, err) : err);
     else
         finish(r->s, r, rep); /* calls the user callback last */
     wr_store_redis__req_free(r);
@@ -484,9 +492,11 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         .on_started = opts->on_started,
         .started_arg = opts->started_arg,
     };
-    wr_err_t err = wr_redis_conn_open(base, &co, &s->conn);
+    wr_err_t err = wr_redis_router_open(base, &co, &s->conn);
+    if (err == WR_OK)
+        s->keys = wr_redis_router_is_cluster(s->conn) ? &cluster_keys : &single_keys;
     if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {
-        wr_redis_conn_close(s->conn);
+        wr_redis_router_close(s->conn);
         err = WR_ENOMEM;
     }
     if (err != WR_OK) {
@@ -500,7 +510,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
 bool wr_store_redis_connected(wr_store_t *st)
 {
     struct rstore *s = (struct rstore *)st;
-    return s && st->ops == &redis_ops && wr_redis_conn_connected(s->conn);
+    return s && st->ops == &redis_ops && wr_redis_router_connected(s->conn);
 }
 
 static void r_close(wr_store_t *st)
@@ -520,8 +530,8 @@ static void r_close(wr_store_t *st)
         struct sub *x = &b->sub[b->answered++];
         x->cb(WR_ECANCELED, NULL, x->arg);
     }
-    wr_redis_conn_close(s->conn); /* pending callbacks: WR_ECANCELED, in send order */
-    s->conn = NULL;               /* operations from the callbacks below: WR_EUNAVAILABLE */
+    wr_redis_router_close(s->conn); /* pending callbacks: WR_ECANCELED, in send order */
+    s->conn = NULL;                 /* operations from the callbacks below: WR_EUNAVAILABLE */
     while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL ||
            (b = wr_store_redis__blist_pop(&s->held)) != NULL)
         wr_store_redis__answer_batch(s, b, WR_ECANCELED, NULL);
@@ -560,7 +570,7 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
     if (!r)
@@ -574,7 +584,7 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     uint8_t seed[16];
     char hex[33];
@@ -601,7 +611,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !wr_store_valid_jti(jti) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
                                             strlen(u) + strlen(jti), arg);
@@ -667,7 +677,7 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_jti(jti) || !cb)
         return WR_EINVAL;
     size_t jlen = strlen(jti);
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r =
         wr_store_redis__req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
@@ -715,7 +725,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     struct req *r = NULL;
     if (!wr_ids_valid_queue(q) || !wr_store_valid_config(cfg) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     json_t *j = wr_qconfig_to_json(cfg);
     if (!j)
@@ -752,7 +762,7 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     }
     /* Registry first: a crash between the two leaves a name whose config
      * does not exist, which queue_list filters out. */
-    err = send_plain(s, "SADD", "wr:queues", q);
+    err = send_plain(s, "SADD", s->keys->queues, q);
     if (err != WR_OK)
         goto out;
     err = wr_store_redis__submit(s, r, true);
@@ -768,7 +778,7 @@ wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
     if (!r)
@@ -782,7 +792,7 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
     if (!r)
@@ -793,13 +803,13 @@ static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb c
         return err;
     /* After the script, on the same connection. If this is lost, the
      * stale name is filtered by queue_list. */
-    (void)send_plain(s, "SREM", "wr:queues", q);
+    (void)send_plain(s, "SREM", s->keys->queues, q);
     /* Degraded mode: the burned set goes too (if this is lost, the key
      * expires with its last pass: burn.lua sets its expiry). */
     char burned[WR_QUEUE_NAME_MAX + 16];
     snprintf(burned, sizeof burned, "wr:{%s}:burned", q);
     const char *del[2] = {"DEL", burned};
-    (void)wr_redis_conn_send_oneway(s->conn, "registry", 2, del);
+    (void)wr_redis_router_send_oneway(s->conn, "registry", 2, del);
     return WR_OK;
 }
 
@@ -809,7 +819,7 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
     struct rstore *s = (struct rstore *)st;
     if (!wr_store_valid_secret(proposed, len) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
     if (!r)
@@ -817,7 +827,7 @@ static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr
     r->cb.secret = cb;
     return wr_store_redis__submit(s, r,
                                   wr_redis_conn_cmd_str(r->cmd, "1") &&
-                                      wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
+                                      wr_redis_conn_cmd_str(r->cmd, s->keys->secret) &&
                                       wr_redis_conn_cmd_arg(r->cmd, proposed, len));
 }
 
@@ -828,7 +838,7 @@ static wr_err_t r_secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len
     if ((own_len > 0 && !wr_store_valid_secret(own, own_len)) || !wr_store_valid_epoch(epoch) ||
         !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, own_len > 0 ? OP_SYNC : OP_SYNC_EPOCH,
                                             SC_SECRET_SYNC, own_len + strlen(epoch), arg);
@@ -837,9 +847,9 @@ static wr_err_t r_secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len
     r->cb.sync = cb;
     return wr_store_redis__submit(
         s, r,
-        wr_redis_conn_cmd_str(r->cmd, "3") && wr_redis_conn_cmd_str(r->cmd, "wr:epoch") &&
-            wr_redis_conn_cmd_str(r->cmd, "wr:secret") &&
-            wr_redis_conn_cmd_str(r->cmd, "wr:secret:previous") &&
+        wr_redis_conn_cmd_str(r->cmd, "3") && wr_redis_conn_cmd_str(r->cmd, s->keys->epoch) &&
+            wr_redis_conn_cmd_str(r->cmd, s->keys->secret) &&
+            wr_redis_conn_cmd_str(r->cmd, s->keys->secret_previous) &&
             wr_redis_conn_cmd_str(r->cmd, epoch) &&
             wr_redis_conn_cmd_arg(r->cmd, own_len > 0 ? own : (const uint8_t *)"", own_len));
 }
@@ -849,13 +859,20 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     struct rstore *s = (struct rstore *)st;
     if (!cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
     return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
+}
+
+/* Redis Cluster: the primaries not connected now (redis_router.h). */
+static size_t r_unreachable(wr_store_t *st, char *out, size_t cap)
+{
+    struct rstore *s = (struct rstore *)st;
+    return s->conn ? wr_redis_router_unreachable(s->conn, out, cap) : 0;
 }
 
 static const wr_store_ops_t redis_ops = {
@@ -880,6 +897,7 @@ static const wr_store_ops_t redis_ops = {
     .secret_sync = r_secret_sync,
     .ping = r_ping,
     .autotune = r_autotune,
+    .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,
 };

@@ -54,6 +54,7 @@
 #include "base/ids.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
 #include "store/redis/store_redis_internal.h"
 
@@ -145,6 +146,8 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
 static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
 {
     struct batch *b = arg;
+    if (err == WR_EUNAVAILABLE)
+        err = wr_redis_router_shard_err(b->s->conn, err);
     wr_store_redis__answer_batch(b->s, b, err, err == WR_OK ? rep : NULL);
 }
 
@@ -183,11 +186,12 @@ static void send_batch(struct rstore *s, struct batch *b)
     }
     if (b->joins)
         wr_redis_conn_cmd_wait_strict(cmd);
-    err = wr_redis_conn_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
+    err =
+        wr_redis_router_submit(s->conn, cmd, b->joins ? wait_after_join : NULL, on_batch_reply, b);
     if (err == WR_OK)
         return;
 fail:
-    b->err = err;
+    b->err = wr_redis_router_shard_err(s->conn, err);
     blist_push(&s->failed, b);
     event_active(s->flush_ev, EV_TIMEOUT, 1);
 }
@@ -269,7 +273,7 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     bool join = mode == '1' || mode == '2';
     /* A join carries the pre-queue key it would get in a shuffled

@@ -24,6 +24,7 @@
 
 #include "store/redis/cfgcache.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/store.h"
 
 enum script_id {
@@ -50,6 +51,17 @@ extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 enum { NKEYS = 12 };
 
 struct rstore;
+
+/* The keys that belong to no queue. On one Redis their names are as they
+ * always were; on a cluster they share the hash tag {.global} (no queue
+ * name holds a '.'), so they live in one home slot and a script may take
+ * several of them (secret_sync.lua) without a CROSSSLOT error. */
+struct gkeys {
+    const char *queues;          /* the registry: a set of queue names */
+    const char *secret;          /* the token secret */
+    const char *secret_previous; /* the secret before the last change */
+    const char *epoch;           /* secret_sync.lua's store epoch */
+};
 
 typedef enum {
     OP_LEAVE,
@@ -115,17 +127,18 @@ struct blist {
 };
 
 struct rstore {
-    wr_store_t base_;        /* must be first */
-    wr_redis_conn_t *conn;   /* NULL once close() closed it */
-    bool closing;            /* close() began */
-    int busy;                /* > 0: inside a loop entry of ours; close() leaves the free to it */
-    wr_cfgcache_t *cache;    /* configs by queue name, see cfgcache.h */
-    uint32_t wait_replicas;  /* durability mode: joins and statuses are not batched together */
-    struct event *flush_ev;  /* made active when a batch is held: sends at the end of the
-                                loop iteration, answers s->failed */
-    struct blist held;       /* batches of this iteration, not sent yet, in arrival order */
-    struct blist failed;     /* batches whose send failed, answered by flush_ev */
-    struct batch *answering; /* the batch whose callbacks are being called */
+    wr_store_t base_;         /* must be first */
+    wr_redis_router_t *conn;  /* the connection(s); NULL once close() closed it */
+    const struct gkeys *keys; /* the names of the global keys (single or cluster) */
+    bool closing;             /* close() began */
+    int busy;                 /* > 0: inside a loop entry of ours; close() leaves the free to it */
+    wr_cfgcache_t *cache;     /* configs by queue name, see cfgcache.h */
+    uint32_t wait_replicas;   /* durability mode: joins and statuses are not batched together */
+    struct event *flush_ev;   /* made active when a batch is held: sends at the end of the
+                                 loop iteration, answers s->failed */
+    struct blist held;        /* batches of this iteration, not sent yet, in arrival order */
+    struct blist failed;      /* batches whose send failed, answered by flush_ev */
+    struct batch *answering;  /* the batch whose callbacks are being called */
 };
 
 /* What resolve_config reads: the store, the queue and the snapshot of the

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
+#include "store/redis/redis_router.h"
 #include "store/redis/store_redis_internal.h"
 
 #define LIST_MAX 100000
@@ -83,8 +84,9 @@ static void on_list_item(wr_err_t err, const wr_queue_info_t *info, void *arg)
         it->ok = true;
         it->cfg = *info->config;
         it->stats = info->stats;
-    } else if (err != WR_ENOTFOUND && ctx->err == WR_OK) {
-        ctx->err = err;
+    } else if (err != WR_ENOTFOUND && err != WR_ESHARD && ctx->err == WR_OK) {
+        ctx->err = err; /* WR_ESHARD (a Redis Cluster shard down): that queue is
+                           left out, the others listed (API.md, "Operations") */
     }
     if (--ctx->outstanding == 0)
         list_finish(ctx);
@@ -138,7 +140,7 @@ static void on_list_names(struct rstore *s, wr_err_t err, const redisReply *rep,
         wr_err_t e2 = wr_store_redis__queue_get(&s->base_, it->name, on_list_item, it);
         if (e2 == WR_OK)
             ctx->outstanding++;
-        else if (ctx->err == WR_OK)
+        else if (e2 != WR_ESHARD && ctx->err == WR_OK)
             ctx->err = e2;
     }
     if (--ctx->outstanding == 0)
@@ -150,7 +152,7 @@ static wr_err_t list_start(wr_store_t *st, bool names_only, wr_store_list_cb cb,
     struct rstore *s = (struct rstore *)st;
     if (!cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct list_ctx *ctx = calloc(1, sizeof *ctx);
     struct req *r = wr_store_redis__req_new(s, OP_NAMES, WR_REDIS_CONN_NO_SCRIPT, 0, ctx);
@@ -165,7 +167,7 @@ static wr_err_t list_start(wr_store_t *st, bool names_only, wr_store_list_cb cb,
     r->names = on_list_names;
     wr_err_t err = wr_store_redis__submit(s, r,
                                           wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
-                                              wr_redis_conn_cmd_str(r->cmd, "wr:queues"));
+                                              wr_redis_conn_cmd_str(r->cmd, s->keys->queues));
     if (err != WR_OK)
         free(ctx);
     return err;

@@ -98,6 +98,8 @@ wr_store_t *open_store_with(uint32_t cmd_timeout_ms)
     wr_store_t *s = NULL;
     if (g_redis)
         return sh_open_redis(cmd_timeout_ms);
+    if (g_cluster)
+        return sc_open(cmd_timeout_ms);
     if (wr_store_open_url(sh_base(), "memory", NULL, &s) != WR_OK)
         return NULL;
     return s;
@@ -111,7 +113,9 @@ int setup(void **state)
             return -1;
         freeReplyObject(r);
     }
-    wr_store_t *s = open_store_with(g_redis ? 2000 : 0);
+    if (g_cluster && sc_flushall() != 0)
+        return -1;
+    wr_store_t *s = open_store_with(g_redis || g_cluster ? 2000 : 0);
     if (!s)
         return -1;
     *state = s;

@@ -133,7 +133,7 @@ static void t_secret_first_writer_wins(void **state)
     assert_int_equal(sh_secret(s, b, sizeof b, &r), WR_OK);
     assert_int_equal(r.secret_len, sizeof a);
     assert_memory_equal(r.secret, a, sizeof a);
-    if (g_redis) { /* shared by every instance */
+    if (g_redis || g_cluster) { /* shared by every instance */
         wr_store_t *s2 = open_store_with(2000);
         assert_non_null(s2);
         assert_int_equal(sh_secret(s2, b, sizeof b, &r), WR_OK);

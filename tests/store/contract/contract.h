@@ -33,6 +33,7 @@
 
 #include "base/embed.h"
 #include "core/queue.h"
+#include "cluster_harness.h"
 #include "fake_redis.h"
 #include "runtime/store_registry.h"
 #include "store/redis/store_redis.h"
@@ -43,6 +44,7 @@ struct CMUnitTest;
 
 /* The backend under test is Redis (runner.c sets it from argv). */
 extern bool g_redis;
+extern bool g_cluster; /* the backend is redis-cluster (a private cluster, cluster_harness.h) */
 
 /* ---------------------------------------------------------- common.c */
 

@@ -9,7 +9,8 @@
  * from this file; CTest asks --list-backends and adds one test per line
  * (store_contract_<backend>, CMakeLists.txt). What this file knows per
  * backend is its harness: how to bring up a server for it (a private
- * redis-server for "redis", nothing for "memory"). A backend of the
+ * redis-server for "redis", a private cluster of three primaries for
+ * "redis-cluster", nothing for "memory"). A backend of the
  * registry without a harness row fails its run (exit 2), so a new backend
  * cannot go untested by accident.
  *
@@ -29,6 +30,7 @@
 #include "contract.h"
 
 bool g_redis;
+bool g_cluster;
 
 WR_CONTRACT_EXTERN(join);
 WR_CONTRACT_EXTERN(admission);
@@ -72,6 +74,13 @@ static const struct {
     GROUP(redis_redis_only, "redis"), /* last: its last test restarts Redis */
 };
 
+/* Three primaries without replicas: the contract needs the routing, not
+ * the failover (tests/integration/test_cluster.py has those). */
+static int cluster_up(void)
+{
+    return sc_setup(3, 0);
+}
+
 /* How to bring up each backend's server for the suite. */
 static const struct {
     const char *backend;
@@ -80,6 +89,7 @@ static const struct {
 } harnesses[] = {
     {"memory", NULL, NULL},
     {"redis", sh_redis_setup, sh_redis_teardown},
+    {"redis-cluster", cluster_up, sc_teardown},
 };
 
 static int usage(const char *argv0)
@@ -120,6 +130,7 @@ int main(int argc, char **argv)
         return 2;
     }
     g_redis = strcmp(backend, "redis") == 0;
+    g_cluster = strcmp(backend, "redis-cluster") == 0;
     signal(SIGPIPE, SIG_IGN);
     if (!sh_loop_new())
         return 1;

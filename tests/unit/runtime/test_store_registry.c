@@ -37,6 +37,9 @@ static const char *const good[] = {
     "unix:///tmp/r.sock",
     "unix:///tmp/r.sock?db=3",
     "unix:///" P100, /* 101 bytes after unix:// */
+    "redis-cluster://127.0.0.1:1",
+    "redis-cluster://app:pw@127.0.0.1:1,[::1]:2,h.example:3",
+    "rediss-cluster://127.0.0.1:1",
 };
 
 static const char *const bad[] = {
@@ -58,6 +61,10 @@ static const char *const bad[] = {
     "unix://",
     "unix:///",
     "unix://relative",
+    "redis-cluster://",
+    "redis-cluster://h:1/0",
+    "redis-cluster://h:1,",
+    "rediss-cluster://h",
     "unix:///a b",
     "unix:///tmp/x.sock?db=",
     "unix:///tmp/x.sock?db=-1",
@@ -71,13 +78,14 @@ static void t_backends(void **state)
 {
     (void)state;
     const char *names[8] = {0};
-    assert_int_equal(wr_store_registry_backends(names, 8), 2);
+    assert_int_equal(wr_store_registry_backends(names, 8), 3);
     assert_string_equal(names[0], "memory");
     assert_string_equal(names[1], "redis");
+    assert_string_equal(names[2], "redis-cluster");
     const char *one[1] = {0};
-    assert_int_equal(wr_store_registry_backends(one, 1), 2);
+    assert_int_equal(wr_store_registry_backends(one, 1), 3);
     assert_string_equal(one[0], "memory");
-    assert_int_equal(wr_store_registry_backends(NULL, 0), 2);
+    assert_int_equal(wr_store_registry_backends(NULL, 0), 3);
     assert_string_equal(wr_store_registry_find("rediss://h:1")->backend, "redis");
     assert_string_equal(wr_store_registry_find("unix:///x")->backend, "redis");
     assert_string_equal(wr_store_registry_find("memory")->backend, "memory");
@@ -97,6 +105,11 @@ static void t_find(void **state)
     assert_string_equal(wr_store_registry_find("redis-sentinel://h:1/m")->scheme,
                         "redis-sentinel://");
     assert_null(wr_store_registry_find("redisx://h:1"));
+    assert_string_equal(wr_store_registry_find("redis-cluster://h:1")->scheme, "redis-cluster://");
+    assert_string_equal(wr_store_registry_find("redis-cluster://h:1")->backend, "redis-cluster");
+    assert_string_equal(wr_store_registry_find("rediss-cluster://h:1")->scheme,
+                        "rediss-cluster://");
+    assert_string_equal(wr_store_registry_find("rediss-cluster://h:1")->backend, "redis-cluster");
     assert_null(wr_store_registry_find(""));
     assert_null(wr_store_registry_find(NULL));
 }
@@ -126,13 +139,19 @@ static void t_check_messages(void **state)
     wr_store_check_url("mysql://h:1", err, sizeof err);
     assert_string_equal(
         err, "'mysql://h:1' must be memory, redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
-             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] or unix:///PATH");
+             "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB], unix:///PATH, "
+             "redis-cluster://HOST:PORT[,HOST:PORT...] or "
+             "rediss-cluster://HOST:PORT[,HOST:PORT...]");
+    wr_store_check_url("redis-cluster://h:1/0", err, sizeof err);
+    assert_string_equal(err, "'redis-cluster://h:1/0' must be redis-cluster://HOST:PORT[,HOST:"
+                             "PORT...] (port 1..65535, no DB)");
     /* a URL no row serves is quoted without its password */
     wr_store_check_url("mysql://app:s3cret@h:1", err, sizeof err);
     assert_string_equal(
         err,
         "'mysql://app:***@h:1' must be memory, redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
-        "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB] or unix:///PATH");
+        "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB], unix:///PATH, "
+        "redis-cluster://HOST:PORT[,HOST:PORT...] or rediss-cluster://HOST:PORT[,HOST:PORT...]");
     /* a short buffer is cut, not overrun; NULL is allowed */
     char small[8];
     assert_int_equal(wr_store_check_url("mysql://h:1", small, sizeof small), WR_EINVAL);
@@ -189,10 +208,11 @@ static void t_redis_url_endpoint(void **state)
     assert_int_equal(wr_redis_url_parse("redis://h:1/x", &ep, NULL, 0), WR_EINVAL);
     assert_int_equal(ep.port, 0x5a5a5a5a);
     /* not a Redis URL at all */
-    char err[128];
+    char err[256];
     assert_int_equal(wr_redis_url_parse("memory", &ep, err, sizeof err), WR_EINVAL);
     assert_string_equal(err, "'memory' must be redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB], "
-                             "redis-sentinel://HOST:PORT[,...]/MASTER[/DB] or unix:///PATH");
+                             "redis-sentinel://HOST:PORT[,...]/MASTER[/DB], unix:///PATH or "
+                             "redis-cluster://HOST:PORT[,...]");
 }
 
 int main(void)

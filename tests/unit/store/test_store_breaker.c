@@ -365,6 +365,28 @@ static void test_late_replica_is_neutral(void **state)
     wr_store_close(s);
 }
 
+/* Redis Cluster: one shard down (WR_ESHARD) is not a store failure: 20 of
+ * them in a row leave the breaker closed (the other shards' queues keep
+ * the store), and the caller gets the error unchanged. */
+static void test_shard_down_is_neutral(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    for (int i = 0; i < 20; i++) {
+        sh_res_t r = {0};
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
+        answer(g_fake.n - 1, WR_ESHARD);
+        assert_int_equal(r.calls, 1);
+        assert_int_equal(r.err, WR_ESHARD);
+    }
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    wr_breaker_stats_t st;
+    wr_store_breaker_stats(s, &st);
+    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
+    assert_string_equal(wr_errname(WR_ESHARD), "WR_ESHARD");
+    wr_store_close(s);
+}
+
 /* A callback that closes the store from inside (allowed by store.h). */
 static wr_store_t *g_closing;
 static int g_closed_cb;
@@ -400,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_slow_calls_open),
         cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
         cmocka_unit_test(test_late_replica_is_neutral),
+        cmocka_unit_test(test_shard_down_is_neutral),
         cmocka_unit_test(test_close_from_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

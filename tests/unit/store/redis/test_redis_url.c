@@ -155,6 +155,44 @@ static void t_sentinel(void **state)
     assert_non_null(strstr(err, "more than 16 sentinels"));
 }
 
+static void t_cluster(void **state)
+{
+    (void)state;
+    wr_redis_url_t u = parse_ok("redis-cluster://n1.example:7000,[::1]:7001,10.0.0.3:7002");
+    assert_int_equal(u.kind, WR_REDIS_URL_CLUSTER);
+    assert_false(u.tls);
+    assert_int_equal(u.nseeds, 3);
+    assert_string_equal(u.seeds[0].host, "n1.example");
+    assert_int_equal(u.seeds[0].port, 7000);
+    assert_string_equal(u.seeds[1].host, "::1");
+    assert_int_equal(u.seeds[1].port, 7001);
+    assert_string_equal(u.seeds[2].host, "10.0.0.3");
+    assert_int_equal(u.seeds[2].port, 7002);
+    assert_string_equal(u.host, "n1.example"); /* the first seed */
+    assert_int_equal(u.port, 7000);
+    assert_int_equal(u.db, -1);
+    assert_false(u.has_password);
+
+    u = parse_ok("rediss-cluster://app:p%40ss@[fe80::1%25eth0]:7000");
+    assert_int_equal(u.kind, WR_REDIS_URL_CLUSTER);
+    assert_true(u.tls);
+    assert_int_equal(u.nseeds, 1);
+    assert_string_equal(u.seeds[0].host, "fe80::1%eth0");
+    assert_string_equal(u.user, "app");
+    assert_string_equal(u.password, "p@ss");
+
+    char url[1024] = "redis-cluster://";
+    for (int i = 0; i < WR_REDIS_URL_SEEDS_MAX; i++)
+        snprintf(url + strlen(url), sizeof url - strlen(url), "%sn%d:%d", i ? "," : "", i,
+                 7000 + i);
+    u = parse_ok(url);
+    assert_int_equal(u.nseeds, WR_REDIS_URL_SEEDS_MAX);
+    char err[256];
+    strcat(url, ",n16:1");
+    assert_int_equal(wr_redis_url_parse(url, &u, err, sizeof err), WR_EINVAL);
+    assert_non_null(strstr(err, "more than 16 seeds"));
+}
+
 static void t_unix(void **state)
 {
     (void)state;
@@ -220,6 +258,10 @@ static const struct {
     {"redis-sentinel://:SECRETPW@s1/m", "must be redis-sentinel://HOST:PORT"},
     {"redis-sentinel://:SECRETPW@s1:1/my master", "the master name must be"},
     {"redis-sentinel://:SECRETPW@s1:1/m/16x", "the database must be"},
+    {"redis-cluster://:SECRETPW@h:1/0", "'redis-cluster://:***@h:1/0' must be redis-cluster://"},
+    {"redis-cluster://:SECRETPW@h:1,", "empty host"},
+    {"redis-cluster://:SECRETPW@h", "must be redis-cluster://HOST:PORT[,HOST:PORT...]"},
+    {"rediss-cluster://:SECRETPW@h:1?x", "must be rediss-cluster://HOST:PORT"},
     {"unix://", "must be unix:///ABSOLUTE/PATH"},
     {"unix:///", "must be unix:///ABSOLUTE/PATH"},
     {"unix://relative", "must be unix:///ABSOLUTE/PATH"},
@@ -400,9 +442,11 @@ static void t_redact(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_tcp),      cmocka_unit_test(t_credentials),  cmocka_unit_test(t_ipv6),
-        cmocka_unit_test(t_sentinel), cmocka_unit_test(t_unix),         cmocka_unit_test(t_refused),
-        cmocka_unit_test(t_lengths),  cmocka_unit_test(t_env_password), cmocka_unit_test(t_redact),
+        cmocka_unit_test(t_tcp),          cmocka_unit_test(t_credentials),
+        cmocka_unit_test(t_ipv6),         cmocka_unit_test(t_sentinel),
+        cmocka_unit_test(t_cluster),      cmocka_unit_test(t_unix),
+        cmocka_unit_test(t_refused),      cmocka_unit_test(t_lengths),
+        cmocka_unit_test(t_env_password), cmocka_unit_test(t_redact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
