@@ -650,7 +650,7 @@ static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_store_valid_autotune(req) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_conn_connected(s->conn))
+    if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
     struct req *r = wr_store_redis__req_new(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg);
     if (!r)
