@@ -710,6 +710,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.waiting = ev.waiting;
             v.eta_seconds = ev.eta_seconds;
             v.retry_after_ms = ev.retry_after_ms;
+            v.held = ev.held; /* "your place was kept" */
             if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
                 pace_note(a, c->queue, c->user, ev.retry_after_ms);
             break;
