@@ -676,7 +676,10 @@ test('background tab: the title carries the position and the turn; an admission 
   assert.equal(notes[0].title, 'It is your turn');
   assert.equal(notes[0].tag, 'wr-' + q);
 
-  /* permission not asked yet: the button asks for it */
+  /* permission not asked yet: the button asks for it (in a paused line, so
+   * that an admission cannot hide the button before the click) */
+  const q2 = 'bg2-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q2, { admitPerSecond: 5, paused: true });
   const ctx2 = await newContext();
   await ctx2.addInitScript(() => {
     let perm = 'default';
@@ -686,7 +689,7 @@ test('background tab: the title carries the position and the turn; an admission 
     };
   });
   const p2 = await ctx2.newPage();
-  await p2.goto(`${wr.base}/q/${q}`);
+  await p2.goto(`${wr.base}/q/${q2}`);
   await waitFor(async () => !(await p2.locator('#notify').isHidden()), 10000, 'the notify button');
   assert.equal(await text(p2, '#notify'), 'Notify me when it is my turn');
   await p2.click('#notify');
@@ -694,6 +697,56 @@ test('background tab: the title carries the position and the turn; an admission 
   assert.equal(await p2.locator('#notify').isHidden(), true);
   await ctx.close();
   await ctx2.close();
+});
+
+/* ---------- the sale's edges (1.2) ---------- */
+
+const state = (page) => page.evaluate(() => document.body.dataset.state);
+
+test('held: back after the turn came while away, "your place was kept" (English, then Korean), then in', async () => {
+  const q = 'held-' + crypto.randomBytes(3).toString('hex');
+  /* away after 1 s of silence (the page asks every <= 0.5 s while it can) */
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, idleTimeoutSeconds: 1 });
+  const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(page, '#position'), '1');
+  assert.equal(await page.getAttribute('body', 'data-held'), '0');
+  /* the phone sleeps: its next poll hangs at a gate, nothing reaches the server */
+  let open;
+  const gate = new Promise((r) => { open = r; });
+  await page.route(`**/v1/queues/${q}/entries/me`, async (route) => { await gate; await route.continue(); });
+  await waitFor(async () => (await api.stats(q)).away === 1, 10000, 'the person to count as away');
+  /* the turn comes while away: passed over and held, never admitted */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await api.stats(q)).held === 1, 10000, 'the person to be held');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: true })).status, 200);
+  const st = await api.stats(q);
+  assert.equal(st.admittedTotal, 0, 'nobody away is admitted');
+  /* the phone wakes: the held answer */
+  const held = page.waitForResponse((r) => r.url().endsWith(`/v1/queues/${q}/entries/me`) && r.status() === 200);
+  open();
+  assert.equal((await (await held).json()).held, true);
+  await page.unroute(`**/v1/queues/${q}/entries/me`);
+  await waitFor(async () => (await page.getAttribute('body', 'data-held')) === '1', 5000, 'the held view');
+  assert.equal(await text(page, '#heading'), 'Welcome back');
+  assert.equal(await text(page, '#status'), 'You stepped away, and your place was kept. You go in at the next admission.');
+  assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
+  assert.equal(await text(page, '#position'), '1');
+  await shot(page, 'queue-held-en');
+  await page.click('[data-lang-switch="ko"]');
+  assert.equal(await text(page, '#heading'), '다시 오셨네요');
+  assert.equal(await text(page, '#status'), '잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다. 다음 입장 때 들어가십니다.');
+  /* the server renders it too (a reload is a return as well) */
+  await page.reload();
+  assert.equal(await page.getAttribute('body', 'data-held'), '1');
+  assert.equal(await text(page, '#heading'), '다시 오셨네요');
+  /* admission resumes: the held person goes in first */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await state(page)) === 'admitted', 10000, 'admitted after the return');
+  assert.equal(await page.getAttribute('body', 'data-held'), '0');
+  assert.equal((await api.stats(q)).returnedTotal, 1);
+  await ctx.close();
 });
 
 test('unknown queue: 404 page; static assets: types, no traversal', async () => {
