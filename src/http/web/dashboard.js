@@ -390,7 +390,8 @@
         showLogin('The admin key was refused.');
       } else {
         c.msg.textContent = 'Failed: ' + r.status + ' ' +
-          (r.body && r.body.error ? r.body.error + (r.body.message ? ': ' + r.body.message : '') : '');
+          (r.body && r.body.error ? r.body.error + (r.body.message ? ': ' +
+            (typeof r.body.field === 'string' ? r.body.field + ' ' : '') + r.body.message : '') : '');
       }
     }, function () { c.msg.textContent = 'Failed: no answer'; });
   }
