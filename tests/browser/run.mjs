@@ -768,6 +768,11 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   const pe = await en.newPage();
   const ko = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko-KR,ko;q=0.9' } });
   const pk = await ko.newPage();
+  const koLog = []; /* the Korean page's answers, told when a wait fails */
+  pk.on('response', (r) => {
+    if (r.url().includes(`/v1/queues/${q}/entries`))
+      r.text().then((b) => koLog.push(`${Date.now() % 100000} ${r.request().method()} ${r.status()} ${b}`), () => {});
+  });
   await pe.goto(`${wr.base}/q/${q}`);
   await pk.goto(`${wr.base}/q/${q}`);
 
@@ -827,7 +832,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the restock picked up by the re-check');
   assert.equal(await text(pe, '#odds'), 'About 5,000 left; you are number 3.', 'the same place after the restock');
   await backToFront(pk); /* a tab back in front asks at once */
-  await waitFor(async () => (await state(pk)) === 'waiting', 8000, 'the restock picked up by the tab back in front');
+  await waitFor(async () => (await state(pk)) === 'waiting', 8000,
+    () => 'the restock picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
   assert.equal(await text(pk, '#position'), '4');
 
   /* the sale ends, then reopens without the notice */
@@ -845,7 +851,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal(await text(pe, '#position'), '3');
   assert.equal(await pe.locator('.notice-box').isHidden(), true, 'the notice cleared');
   await backToFront(pk);
-  await waitFor(async () => (await state(pk)) === 'waiting', 8000, 'the reopening picked up by the tab back in front');
+  await waitFor(async () => (await state(pk)) === 'waiting', 8000,
+    () => 'the reopening picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
   await en.close();
   await ko.close();
   await nojs.close();
@@ -895,7 +902,7 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   /* bad input: the server's error is shown, nothing changes */
   await card.locator('[data-field="stock-input"]').fill('-5');
   assert.equal(await act('set-stock'), 400);
-  await waitFor(async () => /^Failed: 400 INVALID_CONFIG: .*stock/.test(await field('error')), 5000, 'the server\'s error');
+  await waitFor(async () => /^Failed: 400 INVALID_CONFIG: stock must be an integer from 0 to /.test(await field('error')), 5000, 'the server\'s error');
   assert.equal((await api.config(q)).stock, 3);
   /* a dismissed confirmation sends nothing */
   answer = false;
