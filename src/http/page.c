@@ -384,10 +384,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
      * cookie) or when the line is off; stay put otherwise. */
     char refresh[REFRESH_MAX];
     refresh[0] = 0;
-    if (waiting || prequeue || closed || strcmp(state, "full") == 0 ||
-        strcmp(state, "unavailable") == 0 ||
+    if (waiting || prequeue || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
         strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
-        strcmp(state, "closed") == 0 ||   /* the slow re-check: a reopening or a restock */
+        closed ||                         /* the slow re-check: a reopening or a restock */
         (error && retry > 0))
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
