@@ -580,7 +580,8 @@ function countdownSeconds(s) {
 
 test('pre-queue: a countdown in local time turns into a position at the opening; without JavaScript: UTC and a refresh', async () => {
   const q = 'open-' + crypto.randomBytes(3).toString('hex');
-  const opensAt = Date.now() + 7000;
+  /* far enough ahead that both pages load before it on a loaded machine */
+  const opensAt = Date.now() + 10000;
   await api.createQueue(q, { admitPerSecond: 1, paused: true, opensAt });
   for (let i = 0; i < 2; i++) {
     const j = await api.joinNew(q);
@@ -598,7 +599,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.equal(await text(np, '#opens-at'), utc);
   assert.equal(await np.getAttribute('#opens-at', 'datetime'), new Date(opensAt).toISOString().replace(/\.\d+Z$/, 'Z'));
   assert.equal(await text(np, '#status'), `사전 대기열에 계십니다. 대기열은 ${utc}에 열립니다.`);
-  assert.ok(countdownSeconds(await text(np, '#countdown')) <= 7, 'server-rendered countdown');
+  assert.ok(countdownSeconds(await text(np, '#countdown')) <= 10, 'server-rendered countdown');
   const refresh = Number(await np.locator('meta[http-equiv="refresh"]').getAttribute('content'));
   assert.ok(refresh >= 2 && refresh <= 6, 'refresh at the poll interval (at most ~5 s): ' + refresh);
 
@@ -618,7 +619,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.match(await text(page, '.s-prequeue .intro'), /random place in line, ahead of everyone who comes later/);
   /* the countdown ticks down, and the title carries it */
   const c0 = countdownSeconds(await text(page, '#countdown'));
-  assert.ok(c0 >= 1 && c0 <= 7, 'countdown starts at the time left: ' + c0);
+  assert.ok(c0 >= 1 && c0 <= 10, 'countdown starts at the time left: ' + c0);
   await waitFor(async () => countdownSeconds(await text(page, '#countdown')) < c0, 3000, 'the countdown to tick');
   assert.match(await page.title(), /^\d+:\d\d - Waiting room - /);
   await shot(page, 'queue-prequeue-en-phone');
@@ -733,7 +734,6 @@ test('held: back after the turn came while away, "your place was kept" (English,
   assert.equal(await text(page, '#status'), 'You stepped away, and your place was kept. You go in at the next admission.');
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
   assert.equal(await text(page, '#position'), '1');
-  await shot(page, 'queue-held-en');
   await page.click('[data-lang-switch="ko"]');
   assert.equal(await text(page, '#heading'), '다시 오셨네요');
   assert.equal(await text(page, '#status'), '잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다. 다음 입장 때 들어가십니다.');
@@ -844,7 +844,6 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal(await text(pe, '#status'), 'The sale has ended. If it reopens, this page moves on by itself.');
   assert.equal(await text(pk, '#heading'), '판매가 종료되었습니다');
   assert.equal(await text(pk, '#status'), '판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
-  await shot(pe, 'queue-closed-en');
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: false, notice: null })).status, 200);
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the reopening picked up by the re-check');
@@ -918,7 +917,6 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   await waitFor(async () => (await field('sale')) === 'sold out', 5000, 'the sold-out pill');
   assert.match(await field('soldOutAt'), /^\d\d:\d\d:\d\d$/);
   assert.equal(await field('stockLeft'), '0');
-  await shot(page, 'dashboard-sale');
   /* lift the limit */
   assert.equal(await act('clear-stock'), 200);
   assert.equal((await api.config(q)).stock, null);
