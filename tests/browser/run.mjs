@@ -710,9 +710,13 @@ test('held: back after the turn came while away, "your place was kept" (English,
   await api.createQueue(q, { admitPerSecond: 5, paused: true, idleTimeoutSeconds: 1 });
   const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
   const page = await ctx.newPage();
+  /* the page's first poll makes its page join an ordinary entry (a page
+   * join that never asks again is never away nor held: it just leaves) */
+  const polled = page.waitForResponse((r) => r.url().endsWith(`/v1/queues/${q}/entries/me`) && r.status() === 200);
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(page, '#position'), '1');
   assert.equal(await page.getAttribute('body', 'data-held'), '0');
+  await polled;
   /* the phone sleeps: its next poll hangs at a gate, nothing reaches the server */
   let open;
   const gate = new Promise((r) => { open = r; });
@@ -750,11 +754,15 @@ test('held: back after the turn came while away, "your place was kept" (English,
 });
 
 /* Tells the page its tab came back to the front (browsers send
- * visibilitychange; the page asks at once). */
-const backToFront = (page) => page.evaluate(() => {
-  Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
-  document.dispatchEvent(new Event('visibilitychange'));
-});
+ * visibilitychange; the page asks at once, unless it asked less than a
+ * second ago: lastAsked, the time of its last request, is waited out). */
+const backToFront = async (page, lastAsked) => {
+  await sleep(Math.max(0, lastAsked + 1100 - Date.now()));
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+};
 
 test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a reopening picked up by the slow re-check (English and Korean)', async () => {
   const q = 'end-' + crypto.randomBytes(3).toString('hex');
@@ -769,6 +777,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   const ko = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko-KR,ko;q=0.9' } });
   const pk = await ko.newPage();
   const koLog = []; /* the Korean page's answers, told when a wait fails */
+  let koAsked = 0;
+  pk.on('request', (r) => { if (r.url().includes(`/v1/queues/${q}/entries`)) koAsked = Date.now(); });
   pk.on('response', (r) => {
     if (r.url().includes(`/v1/queues/${q}/entries`))
       r.text().then((b) => koLog.push(`${Date.now() % 100000} ${r.request().method()} ${r.status()} ${b}`), () => {});
@@ -831,7 +841,7 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the restock picked up by the re-check');
   assert.equal(await text(pe, '#odds'), 'About 5,000 left; you are number 3.', 'the same place after the restock');
-  await backToFront(pk); /* a tab back in front asks at once */
+  await backToFront(pk, koAsked); /* a tab back in front asks at once */
   await waitFor(async () => (await state(pk)) === 'waiting', 8000,
     () => 'the restock picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
   assert.equal(await text(pk, '#position'), '4');
@@ -849,7 +859,7 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the reopening picked up by the re-check');
   assert.equal(await text(pe, '#position'), '3');
   assert.equal(await pe.locator('.notice-box').isHidden(), true, 'the notice cleared');
-  await backToFront(pk);
+  await backToFront(pk, koAsked);
   await waitFor(async () => (await state(pk)) === 'waiting', 8000,
     () => 'the reopening picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
   await en.close();
