@@ -611,6 +611,22 @@ class WRTest(unittest.TestCase):
             time.sleep(interval)
         self.fail("%s not reached in %.1f s; last %r" % (what, timeout, v))
 
+    def private_redis_instances(self):
+        """Redis only: a private redis-server (stopped at cleanup) and a
+        function that starts a header-mode waitroomd on it (killed at
+        cleanup) each time it is called: for tests that SIGKILL their
+        instance and start another."""
+        self.redis_only()
+        redis = RedisServer(ENV.tmpdir)
+        self.addCleanup(redis.stop)
+
+        def instance():
+            w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
+                          ENV.tmpdir, identity="header:X-User-Id")
+            self.addCleanup(w.kill)
+            return w
+        return instance
+
     def primary_and_replica(self):
         """A private primary and its replica (redis-server --replicaof),
         stopped at cleanup; returns (primary, replica) once the replica is

@@ -14,7 +14,7 @@ import random
 import tempfile
 import time
 
-from harness import ENV, HOLD, RedisServer, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, Waitroomd, uid
 
 IDLE = 1  # idleTimeoutSeconds: away after 1 s (Redis: 1.25 s, docs/API.md)
 AWAY_WAIT = 1.6  # long enough to be away on both stores
@@ -267,15 +267,7 @@ class AwayCrash(WRTest):
         sleepers and admit the others (and held returns); nobody vanishes:
         waiting + held + active is everyone, every admission has its token,
         and no sleeper who never returned was admitted."""
-        self.redis_only()
-        redis = RedisServer(ENV.tmpdir)
-        self.addCleanup(redis.stop)
-
-        def instance():
-            w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
-                          ENV.tmpdir, identity="header:X-User-Id")
-            self.addCleanup(w.kill)
-            return w
+        instance = self.private_redis_instances()
         w = instance()
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE), client=w.client)
         users = ["crash-%03d" % i for i in range(200)]

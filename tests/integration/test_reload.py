@@ -79,6 +79,35 @@ class Reload(WRTest):
         self.assertEqual((cfg["maxQueueSize"], cfg["opensAt"], cfg["paused"]), (60, opens, True))
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
 
+    def test_reload_keeps_closed_and_the_stock(self):
+        """API 1.2 "Clarifications": closed and what is left of the stock,
+        set through the admin API, are never undone by a reload whose
+        section does not name them; a section that names stock sets what is
+        left (as a PATCH would), and the notice it names is written."""
+        q = "end-" + uid()
+        ini = "[queue %s]\nadmitPerSecond = 1000\ntickMs = 50\nstock = 5\n" % q
+        w, c, _ = self.declared(q, ini)
+        self.assertEqual(c.get_queue(q).json["config"]["stock"], 5)
+        buyer = uid()
+        self.join_ok(q, buyer, client=c)
+        self.wait_admitted(q, buyer, client=c)
+        self.assertEqual(c.get_queue(q).json["config"]["stock"], 4)
+        r = c.patch_queue(q, {"closed": True})
+        self.assertEqual(r.status, 200, repr(r))
+        # the rate changes in the file; stock leaves it
+        self.reload(w, "[queue %s]\nadmitPerSecond = 900\ntickMs = 50\n" % q)
+        cfg = self.poll_until(lambda: c.get_queue(q).json["config"],
+                              lambda v: v["admitPerSecond"] == 900, what="the file's new rate")
+        self.assertEqual((cfg["closed"], cfg["stock"]), (True, 4), cfg)
+        self.assertEqual(c.join(q, uid()).json.get("reason"), "closed")
+        # a section that names stock (and a notice) sets them
+        self.reload(w, "[queue %s]\nadmitPerSecond = 900\ntickMs = 50\nstock = 10\n"
+                    "notice = Back at ten\n" % q)
+        cfg = self.poll_until(lambda: c.get_queue(q).json["config"],
+                              lambda v: v["stock"] == 10, what="the file's stock")
+        self.assertEqual((cfg["closed"], cfg["notice"]), (True, "Back at ten"), cfg)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+
     def test_k30_new_section_patches_a_live_queue_and_creates_an_absent_one(self):
         """K30: a section added on reload for a queue that already exists
         (made through the admin API) writes only its fields; one for an

@@ -11,7 +11,7 @@ stock) is Redis's (the memory store's crash is its snapshot: RELIABILITY)."""
 import re
 import time
 
-from harness import ENV, FAST, HOLD, RedisServer, WRTest, Waitroomd, uid
+from harness import FAST, HOLD, WRTest, uid
 
 CLOSED_MAX_MS = 60000
 
@@ -243,15 +243,7 @@ class SaleEndCrash(WRTest):
         """Redis: 150 people, stock 40, admission at 400/s; SIGKILL of the
         only instance several times mid-admission; after restarts exactly 40
         are admitted (every one with a token), the rest still in line."""
-        self.redis_only()
-        redis = RedisServer(ENV.tmpdir)
-        self.addCleanup(redis.stop)
-
-        def instance():
-            w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
-                          ENV.tmpdir, identity="header:X-User-Id")
-            self.addCleanup(w.kill)
-            return w
+        instance = self.private_redis_instances()
         w = instance()
         q = self.new_queue(dict(HOLD, stock=40, tickMs=20), client=w.client)
         users = ["stock-%03d" % i for i in range(150)]

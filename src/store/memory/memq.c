@@ -465,6 +465,16 @@ static int64_t next_score(wr_memq_t *q, int64_t wall_us)
     return score;
 }
 
+/* The ADMITTED answer of user's live token t. */
+static wr_err_t entry_admitted(const wr_memq_token_t *t, wr_entry_t *e)
+{
+    e->state = WR_ENTRY_ADMITTED;
+    memcpy(e->jti, t->jti, sizeof e->jti);
+    e->issued_at_us = t->iat_us;
+    e->expires_at_us = t->exp_us;
+    return WR_OK;
+}
+
 /* The answer of entry while q is closed or sold out (e->closed_reason
  * set): a live pass is still ADMITTED; anyone in line, the pre-queue or
  * held keeps their place (seen now) and gets CLOSED, as does a newcomer's
@@ -474,13 +484,8 @@ static wr_err_t entry_halted(wr_memq_t *q, wr_zsl_node_t *n, const char *user, s
                              bool add, int64_t now_us, wr_entry_t *e, bool *dirty)
 {
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
-    if (t) {
-        e->state = WR_ENTRY_ADMITTED;
-        memcpy(e->jti, t->jti, sizeof e->jti);
-        e->issued_at_us = t->iat_us;
-        e->expires_at_us = t->exp_us;
-        return WR_OK;
-    }
+    if (t)
+        return entry_admitted(t, e);
     bool back;
     if (!n)
         n = wr_memq_held(q, user, ulen, &back);
@@ -567,13 +572,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         return WR_OK;
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
-    if (t) {
-        e->state = WR_ENTRY_ADMITTED;
-        memcpy(e->jti, t->jti, sizeof e->jti);
-        e->issued_at_us = t->iat_us;
-        e->expires_at_us = t->exp_us;
-        return WR_OK;
-    }
+    if (t)
+        return entry_admitted(t, e);
     if (!add)
         return WR_ENOTINQUEUE;
     uint64_t max = q->cfg->cfg.max_queue_size;
