@@ -532,6 +532,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"stock", INT_FIELD(stock, 0, WR_STOCK_MAX), .flags = WR_QF_NULLABLE, .idef = WR_STOCK_NONE,
      .example = "9007199254740992"},
     {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
+    {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 
@@ -829,6 +830,19 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
     c.stock_set = json_object_get(obj, "stock") != NULL;
     *out = c;
     return WR_OK;
+}
+
+wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_len, char *msg,
+                                 size_t msg_len)
+{
+    errbuf_t e = {field, field_len, msg, msg_len};
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    /* a stand-in key, so that "inviteKey":"set" (keep the stored one) is
+     * judged as the PATCH will judge it against a queue that has one */
+    memset(c.invite_key, 'k', WR_INVITE_KEY_MAX);
+    c.invite_key_len = WR_INVITE_KEY_MAX;
+    return apply_fields(&e, obj, &c, FROM_API);
 }
 
 /* ----------------------------------------------------------- rendering */

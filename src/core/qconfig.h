@@ -83,8 +83,11 @@ typedef struct {
      * WR_OPENS_AT_NONE (JSON null, the default: no pre-queue). Before it,
      * joins wait in the pre-queue; at it the pre-queue enters the line. */
     int64_t opens_at_ms;
-    bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
-                               order (default true), else in arrival order */
+    bool pre_queue_shuffle;  /* preQueueShuffle: the pre-queue enters in a uniformly random
+                                order (default true), else in arrival order */
+    uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
+                                challenge with this many leading zero bits (core/challenge.h),
+                                0..32, default 0 = off */
     /* The end of a sale (docs/API.md 1.2, "The end of a sale"). */
     bool closed; /* closed: the sale is over; joins and polls answer "closed", nobody
                     joins or is admitted, places and live passes are kept */
@@ -221,6 +224,18 @@ wr_err_t wr_qconfig_parse_stored(const json_t *obj, wr_queue_config_t *out, char
  */
 wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
                           char *field, size_t field_len, char *msg, size_t msg_len);
+
+/*
+ * Checks each field of a PATCH body on its own: the unknown-key check and
+ * every row's rule, no rule across fields (capacity's derived rate, the
+ * rate being required: those need the stored config). A body it refuses,
+ * wr_qconfig_patch refuses whatever the stored config, with the same field
+ * and message; so the admin API answers 400 before reading the store, and
+ * bad input is 400 even while the store is unreachable. "inviteKey":"set"
+ * passes here (the stored key decides). Same returns as wr_qconfig_parse.
+ */
+wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_len, char *msg,
+                                 size_t msg_len);
 
 /* Renders cfg as JSON, secrets included (inviteKey as the key itself):
  * the form the stores keep, which wr_qconfig_parse reads back to the same

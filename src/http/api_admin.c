@@ -359,6 +359,16 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api_
         start_change(c, &cfg);
         return;
     }
+    if (route == WR_ROUTE_ADMIN_PATCH) {
+        /* each field's own rule before the store is read: bad input is 400
+         * even while the store is unreachable (then 503 only for a good one) */
+        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+        if (wr_qconfig_check_fields(body, field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
+            json_decref(body);
+            wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
+            return;
+        }
+    }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);

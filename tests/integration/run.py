@@ -63,6 +63,25 @@ def on_signal(signum, frame):
     raise SystemExit(128 + signum)
 
 
+class TimedResult(unittest.TextTestResult):
+    """Records each test's wall time (Python 3.11's unittest has no
+    --durations): the run prints the ten slowest, for whoever keeps the
+    suite's time down."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.durations = []
+        self._t0 = 0.0
+
+    def startTest(self, test):
+        self._t0 = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        self.durations.append((test.id(), time.monotonic() - self._t0))
+        super().stopTest(test)
+
+
 def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -112,8 +131,12 @@ def main():
         if args.k:
             loader.testNamePatterns = ["*%s*" % k if "*" not in k else k for k in args.k]
         suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
-        runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout)
+        runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
+                                         resultclass=TimedResult)
         result = runner.run(suite)
+        slowest = sorted(result.durations, key=lambda d: -d[1])[:10]
+        print("slowest tests (s): " + ", ".join("%s %.1f" % (n.split(".")[-1], t)
+                                                 for n, t in slowest))
 
         bad = test_ids(result)
         if result.testsRun == 0:

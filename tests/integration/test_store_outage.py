@@ -460,4 +460,12 @@ class StoreOutage(PrivateRedisTest):
         self.assertEqual(r.status, 200, repr(r))
         self.assertEqual(r.json.get("status"), "admitted")
         self.assertEqual(r.json.get("failOpen"), True)
+        # bad input is 400 whatever the store's state (each field's own
+        # rule is checked before the store is read); a good PATCH is 503
+        for body, field in (({"maxActive": -1}, "maxActive"), ({"tickMs": "x"}, "tickMs"),
+                            ({"noSuchField": 1}, "noSuchField")):
+            r = w.client.patch_queue(qo, body)
+            self.assertError(r, 400, "INVALID_CONFIG", "PATCH %r with Redis down" % body)
+            self.assertEqual(r.json.get("field"), field)
+        self.assert503(w.client.patch_queue(qo, {"paused": True}), "good PATCH with Redis down")
         self.assertExitsCleanly(w)

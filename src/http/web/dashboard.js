@@ -285,6 +285,8 @@
     var bRate = el('button', { type: 'button', 'data-action': 'set-rate' }, 'Set rate');
     controls.appendChild(bEnable); controls.appendChild(bPause);
     controls.appendChild(rate); controls.appendChild(bRate);
+    var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' }); /* appended below */
+    var bits = challengeControl(controls, name, msg, function () { return c; });
     card.appendChild(controls);
 
     /* the sale's edges: closed, stock, notice */
@@ -304,11 +306,10 @@
     var bNoNotice = el('button', { type: 'button', 'class': 'secondary', 'data-action': 'clear-notice' }, 'Clear notice');
     nbox.appendChild(notice); nbox.appendChild(nCount); nbox.appendChild(bNotice); nbox.appendChild(bNoNotice);
     card.appendChild(nbox);
-    var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' });
     card.appendChild(msg);
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
-      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      config: null, rate: rate, bits: bits, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
       bClosed: bClosed, stock: stock, stockEdited: false, notice: notice, nCount: nCount,
       lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
@@ -357,6 +358,31 @@
       change(c, { admitPerSecond: v }, 'Set the rate of "' + name + '" to ' + v + ' per second?');
     });
     return c;
+  }
+
+  /* The join challenge's difficulty (challengeBits, 0 = off), for an attack
+   * in progress: an input and a button that asks before it changes it. The
+   * input shows the queue's setting until someone types (render). */
+  function challengeControl(controls, name, msg, card) {
+    var input = el('input', { type: 'number', min: '0', max: '32', step: '1',
+      'aria-label': 'Join challenge bits (0 = off)', 'data-field': 'bits-input' });
+    var button = el('button', { type: 'button', 'data-action': 'set-bits' }, 'Set challenge');
+    input.addEventListener('input', function () { input.dataset.edited = '1'; });
+    button.addEventListener('click', function () {
+      var v = Number(input.value);
+      if (!(v >= 0 && v <= 32 && Math.floor(v) === v) || input.value === '') {
+        msg.textContent = 'The challenge bits must be a whole number from 0 to 32.';
+        return;
+      }
+      input.dataset.edited = '';
+      change(card(), { challengeBits: v }, v === 0
+        ? 'Turn join challenges off for "' + name + '"?'
+        : 'Ask every new joiner of "' + name + '" to solve a ' + v + '-bit challenge (about ' +
+          Math.pow(2, v).toLocaleString('en-US') + ' hashes each)?');
+    });
+    controls.appendChild(input);
+    controls.appendChild(button);
+    return input;
   }
 
   /* The length of s in Unicode code points (how the server counts notice). */
@@ -489,6 +515,8 @@
       c.stock.value = typeof cfg.stock === 'number' ? String(cfg.stock) : '';
     if (!c.rateEdited && document.activeElement !== c.rate && cfg.admitPerSecond !== undefined)
       c.rate.value = String(cfg.admitPerSecond);
+    if (!c.bits.dataset.edited && document.activeElement !== c.bits && cfg.challengeBits !== undefined)
+      c.bits.value = String(cfg.challengeBits);
   }
 
   function fmtNum(v, rate) {

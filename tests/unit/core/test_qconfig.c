@@ -367,7 +367,7 @@ static void test_to_json_shape(void **state)
            "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
-           "\"notice\":null}");
+           "\"notice\":null,\"challengeBits\":0}");
     free(s);
     json_decref(j);
 
@@ -571,6 +571,30 @@ static void test_away_hold_and_poll_max(void **state)
         snprintf(b, sizeof b, "{\"pollMaxMs\": %s}", bad_poll[i]);
         expect_patch_error(&c, b, "pollMaxMs");
     }
+}
+
+/* 1.2: challengeBits 0..32 (default 0 = off), PUT and PATCH alike. */
+static void test_challenge_bits(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.challenge_bits, 0);
+    c = parse_ok("{\"admitPerSecond\": 1, \"challengeBits\": 32}");
+    assert_int_equal(c.challenge_bits, 32);
+    c = patch_ok(&c, "{\"challengeBits\": 12}");
+    assert_int_equal(c.challenge_bits, 12);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "challengeBits")), 12);
+    json_decref(j);
+    static const char *const bad[] = {"33", "-1", "1.5", "null", "\"8\"", "true"};
+    char b[64];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(b, sizeof b, "{\"challengeBits\": %s}", bad[i]);
+        expect_patch_error(&c, b, "challengeBits");
+    }
+    c = patch_ok(&c, "{\"challengeBits\": 0}");
+    assert_int_equal(c.challenge_bits, 0);
 }
 
 /* Sale opening: opensAt (epoch ms or null) and preQueueShuffle. */
@@ -1100,6 +1124,49 @@ static void test_invite_return_fields(void **state)
     expect_put_error("{\"admitPerSecond\": 1, \"tokenInQuery\": \"yes\"}", "tokenInQuery");
 }
 
+/* wr_qconfig_check_fields: each field's own rule, before the store is read
+ * (the admin API's PATCH: 400 even while the store is down). It refuses
+ * what every PATCH refuses, with the same field, and passes what a PATCH
+ * may accept depending on the stored config. */
+static void test_check_fields(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *field; /* field NULL: passes */
+    } cases[] = {
+        {"{\"maxActive\": -1}", "maxActive"},
+        {"{\"tickMs\": \"fast\"}", "tickMs"},
+        {"{\"noSuchField\": 1}", "noSuchField"},
+        {"{\"opensAt\": 1700000000}", "opensAt"}, /* seconds, K34 */
+        {"{\"paused\": true}", NULL},
+        {"{\"inviteKey\": \"set\"}", NULL}, /* the stored key decides */
+        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}}", NULL},
+        {"{}", NULL},
+    };
+    wr_queue_config_t base, out;
+    wr_qconfig_defaults(&base);
+    base.admit_per_second = 10;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *j = load(cases[i].body);
+        char field[WR_FIELD_MAX + 1] = "?", msg[256] = "";
+        wr_err_t err = wr_qconfig_check_fields(j, field, sizeof(field), msg, sizeof(msg));
+        if (!cases[i].field) {
+            assert_int_equal(err, WR_OK);
+        } else {
+            assert_int_equal(err, WR_EINVAL);
+            assert_string_equal(field, cases[i].field);
+            /* PATCH refuses it too, naming the same field */
+            char pfield[WR_FIELD_MAX + 1] = "?", pmsg[256] = "";
+            assert_int_equal(
+                wr_qconfig_patch(&base, j, &out, pfield, sizeof(pfield), pmsg, sizeof(pmsg)),
+                WR_EINVAL);
+            assert_string_equal(pfield, field);
+            assert_string_equal(pmsg, msg);
+        }
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1117,6 +1184,7 @@ int main(void)
         cmocka_unit_test(test_session_seconds),
         cmocka_unit_test(test_idle_timeout_seconds),
         cmocka_unit_test(test_away_hold_and_poll_max),
+        cmocka_unit_test(test_challenge_bits),
         cmocka_unit_test(test_opens_at),
         cmocka_unit_test(test_epoch_ms_fields),
         cmocka_unit_test(test_table_unique),
@@ -1125,6 +1193,7 @@ int main(void)
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_table_store_values),
         cmocka_unit_test(test_table_scripts_read_store_fields),
+        cmocka_unit_test(test_check_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
