@@ -861,6 +861,7 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal(await text(np, '#notice'), hostile);
   assert.equal(await np.locator('#notice *').count(), 0);
   assert.equal(await text(np, '#odds'), 'About 12,000 left; you are number 5.');
+  await np.close(); /* its <meta refresh> (2 s while waiting) must not race a later reload */
   await shot(pe, 'queue-odds-notice-en');
 
   /* sold out: nothing left and no pass live */
@@ -873,10 +874,11 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal(await text(pk, '#status'), '매진되었습니다. 수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
   assert.equal(await text(pe, '#notice'), hostile, 'the notice stays with the sold-out view');
   assert.match(await pe.title(), /^Sold out - Waiting room - /);
-  await np.reload();
-  assert.equal(await state(np), 'closed');
-  assert.equal(await text(np, '#heading'), 'Sold out');
-  const refresh = Number(await np.locator('meta[http-equiv="refresh"]').getAttribute('content'));
+  const np2 = await nojs.newPage(); /* the same visitor, now sold out: a refresh of up to 60 s */
+  await np2.goto(`${wr.base}/q/${q}`);
+  assert.equal(await state(np2), 'closed');
+  assert.equal(await text(np2, '#heading'), 'Sold out');
+  const refresh = Number(await np2.locator('meta[http-equiv="refresh"]').getAttribute('content'));
   assert.ok(refresh >= 1 && refresh <= 60, 'no-JS re-check within 60 s: ' + refresh);
   await shot(pk, 'queue-soldout-ko');
   /* only the slow re-check now: nothing asked for a while */
