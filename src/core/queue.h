@@ -205,8 +205,9 @@ uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry
 #define WR_PREQUEUE_POLL_MS 5000
 
 /*
- * retryAfterMs of a `closed` answer (the sale is over or sold out,
- * docs/API.md 1.2): the slow re-check, WR_CLOSED_POLL_MS shortened by up
+ * When a `closed` answer (the sale is over or sold out, docs/API.md 1.2)
+ * asks again - its Retry-After header, rounded up to seconds, and the queue
+ * page's data-retry-ms: the slow re-check, WR_CLOSED_POLL_MS shortened by up
  * to pollJitter (so it is never above 60 s: a reopened sale or a restock
  * reaches everyone within a minute, spread over the jitter), then capped
  * at half of idleTimeoutSeconds (wr_queue_retry_cap_idle_ms: people who

@@ -308,12 +308,12 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
         break;
     }
     case WR_ENTRY_CLOSED:
-        /* the sale is over or sold out: a slow re-check (Retry-After too) */
-        pace_note(a, c->queue, c->user, v.retry_after_ms);
-        n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"closed\",\"reason\":\"%s\",\"retryAfterMs\":%u}",
-                     v.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed", v.retry_after_ms);
+        /* the sale is over or sold out: the contract's body as it is, the
+         * slow re-check in the Retry-After header (seconds, rounded up) */
         retry_s = (int)((v.retry_after_ms + 999) / 1000);
+        pace_note(a, c->queue, c->user, (uint32_t)retry_s * 1000u);
+        n = snprintf(buf, sizeof(buf), "{\"status\":\"closed\",\"reason\":\"%s\"}",
+                     v.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed");
         break;
     case WR_ENTRY_PREQUEUE:
         pace_note(a, c->queue, c->user, v.retry_after_ms);

@@ -289,7 +289,9 @@ if holdq and redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK) == 0 then
   redis.call('HDEL', K_CONFIG, 'holdq')
 end
 
-stock_note(now)
+if stock_left() then -- (a queue without a stock has no sold-out moment)
+  stock_note(now)
+end
 local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, sl, so = stats()
 return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits, pq,
   omoved, oleft, aw, hd, rtt, sl, so}
