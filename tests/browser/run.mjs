@@ -921,6 +921,31 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   return `first sold-out render asked again after ${retry} ms`;
 });
 
+test('closed: a newcomer\'s page follows the answer\'s Retry-After (short here: idleTimeoutSeconds 2) and joins when the sale reopens', async () => {
+  const q = 'reo-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, closed: true, idleTimeoutSeconds: 2 });
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  const res = await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(res.status(), 200);
+  assert.equal(await state(page), 'closed');
+  assert.equal(await page.getAttribute('body', 'data-reason'), 'closed');
+  assert.equal((await api.stats(q)).waiting, 0, 'nobody joins a closed sale');
+  /* it checks again after the server's Retry-After (1 s: half the idle
+   * timeout), not 60 s: a poll (404, not in line) and then a join, told
+   * closed again */
+  const rejoined = await page.waitForResponse((r) => r.request().method() === 'POST' &&
+    r.url().endsWith(`/v1/queues/${q}/entries`), { timeout: 8000 });
+  assert.equal(rejoined.status(), 200);
+  assert.equal(rejoined.headers()['retry-after'], '1');
+  assert.equal((await rejoined.json()).status, 'closed');
+  assert.equal(await state(page), 'closed');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: false })).status, 200);
+  await waitFor(async () => (await state(page)) === 'waiting', 8000, 'the page in line after the reopening');
+  assert.equal(await text(page, '#position'), '1');
+  await ctx.close();
+});
+
 test('dashboard: stock, sold-out time, away and held; close/reopen, stock and notice controls, each confirmed; the server\'s error shown', async () => {
   const q = 'dsale-' + crypto.randomBytes(3).toString('hex');
   /* two people who never ask again: away after 1 s, held when the paused

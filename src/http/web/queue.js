@@ -50,8 +50,9 @@
  *     formatted for its language: fmt());
  *   - closed (1.2, reason "closed" or "soldOut"): "the sale has ended" or
  *     "sold out", and from then on only a slow re-check: the answer's
- *     retryAfterMs, never more than RECHECK_MS (60 s) apart and never less
- *     than 1 s (recheckMs()), so a reopened sale or a restock reaches a page
+ *     Retry-After (whole seconds; a retryAfterMs in the body wins), never
+ *     more than RECHECK_MS (60 s) apart and never less than 1 s
+ *     (recheckMs()), so a reopened sale or a restock reaches a page
  *     left open; a poll that is told NOT_IN_QUEUE joins (a person who came
  *     while it was closed has no place), which answers closed again or a
  *     place in line;
@@ -346,7 +347,8 @@
     window.location.replace(dest);
   }
 
-  function onEntry(body) {
+  /* res: the answer, for its Retry-After (the closed answer's re-check) */
+  function onEntry(body, res) {
     S.alert = null;
     S.failures = 0;
     S.updated = new Date();
@@ -395,7 +397,8 @@
       /* the sale has ended or sold out: only the slow re-check */
       S.state = 'closed';
       S.reason = body.reason === 'soldOut' ? 'soldOut' : 'closed';
-      S.retryMs = recheckMs(num(body.retryAfterMs));
+      var ra = res ? parseInt(res.headers.get('Retry-After'), 10) : NaN;
+      S.retryMs = recheckMs(num(body.retryAfterMs) || (ra > 0 ? ra * 1000 : 0));
       try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
       render();
       schedule(S.retryMs, 'poll');
@@ -474,7 +477,7 @@
       return;
     }
     if (res.status === 200) {
-      onEntry(body);
+      onEntry(body, res);
     } else if (res.status === 403 && body.error === 'CHALLENGE_REQUIRED' && what === 'join') {
       S.solution = null;
       solveChallenge(body);
