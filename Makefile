@@ -9,13 +9,18 @@
 #                   with the server's default poll timing;
 #                   make demo DEMO_USERS=2000 runs a smaller one,
 #                   make demo DEMO_ARGS=--one-in-one-out caps the line at the pool,
-#                   make demo DEMO_ARGS="--opens-in 10" a sale opening with a pre-queue
+#                   make demo DEMO_ARGS="--opens-in 10" a sale opening with a pre-queue,
+#                   DEMO_ARGS="--sleepers 0.2" phones that sleep 3-6 min mid-wait,
+#                   DEMO_ARGS="--stock 500" a sale that sells out
 #   make format     clang-format every source file
 #   make install    build, then install the binary, its man page, the systemd
 #                   unit and the examples under PREFIX (/usr/local); DESTDIR
 #                   stages it elsewhere (make install DESTDIR=/tmp/stage)
 #   make uninstall  removes what make install lays down, with the same PREFIX
 #                   and DESTDIR (scripts/uninstall.sh)
+#   make deb        the Debian package: build/waitroom_VERSION_ARCH.deb (debian/,
+#                   dpkg-buildpackage on a copy of the tree, then lintian;
+#                   scripts/deb.sh); install it with apt install ./build/waitroom_*.deb
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
@@ -26,7 +31,7 @@ PREFIX ?= /usr/local
 PORT ?= 8080
 DEMO_ARGS ?=
 
-.PHONY: all build deps run test test-release bench demo format clean install uninstall
+.PHONY: all build deps run test test-release bench demo format clean install uninstall deb
 
 all: build
 
@@ -65,6 +70,10 @@ install: build
 
 uninstall:
 	@scripts/uninstall.sh "$(BUILD)" "$(PREFIX)" "$(DESTDIR)"
+
+deb:
+	@WR_DEPS_EXTRA="debhelper lintian" scripts/deps.sh build
+	@scripts/deb.sh $(BUILD)
 
 format:
 	@clang-format -i $$(find src -name "*.[ch]") $$(find tests/unit -name "*.c") tests/store/*.c tests/store/*.h tests/store/contract/*.[ch] \

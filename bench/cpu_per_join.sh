@@ -27,21 +27,8 @@ calls() { # script calls Redis has run so far (0 for the embedded store)
   redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'
 }
 start_waitroomd "$store" '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}'
-waiting() { curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
-  python3 -c 'import json,sys;print(json.load(sys.stdin)["stats"]["waiting"])'; }
-
-# fill the line with users u1..uUSERS (each wrk round continues where the last stopped)
-have=0
-while [ "$have" -lt $((users - 100)) ]; do
-  cat >"$work/fill.lua" <<LUA
-local n = $have
-request = function() n = n + 1
-  if n > $users then n = $users end
-  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
-LUA
-  wrk -t1 -c"$conns" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
-  have=$(waiting)
-done
+# fill the line with users u1..uUSERS
+fill_line "$users" "$conns"
 
 # the measured run: newcomers only (numbers above every filled user)
 cat >"$work/join.lua" <<LUA

@@ -1,9 +1,9 @@
 # shellcheck shell=bash disable=SC2034,SC2154 # sets variables for, and reads bin of, the script
 # bench/lib.sh - what the bench scripts share, sourced (after set -euo
-# pipefail) by cpu_per_join.sh and redis_batch_probe.sh: a temp dir $work
-# removed at exit with every process started here (pids), free ports, a
-# process's CPU ticks, and the start of redis-server and of waitroomd
-# (${bin}) with the queue "bench".
+# pipefail) by cpu_per_join.sh, redis_batch_probe.sh and far_polls.sh: a
+# temp dir $work removed at exit with every process started here (pids),
+# free ports, a process's CPU ticks, the start of redis-server and of
+# waitroomd (${bin}) with the queue "bench", and the filling of its line.
 
 work=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -45,4 +45,34 @@ start_waitroomd() {
   sleep 0.3
   curl -sf -X PUT -H 'Authorization: Bearer cpukey' -H 'Content-Type: application/json' \
     -d "$2" "http://127.0.0.1:$wp/v1/admin/queues/bench" >/dev/null
+}
+
+# waiting: the length of queue "bench"'s line (asked again, up to 30 times a
+# second apart, while a busy store answers without stats).
+waiting() {
+  local n
+  for _ in $(seq 30); do
+    n=$(curl -s -H 'Authorization: Bearer cpukey' "http://127.0.0.1:$wp/v1/admin/queues/bench" |
+      python3 -c 'import json,sys;print(json.load(sys.stdin)["stats"]["waiting"])' 2>/dev/null) &&
+      { echo "$n"; return; }
+    sleep 1
+  done
+  echo "bench: no stats from waitroomd" >&2; exit 1
+}
+
+# fill_line USERS CONNS: joins u1..uUSERS into queue "bench" with wrk (2 s
+# rounds, each continuing where the last stopped) until the line holds at
+# least USERS - 100 (a join lost to a timeout is not retried); sets have.
+fill_line() {
+  have=0
+  while [ "$have" -lt $(($1 - 100)) ]; do
+    cat >"$work/fill.lua" <<LUA
+local n = $have
+request = function() n = n + 1
+  if n > $1 then n = $1 end
+  return wrk.format("POST", "/v1/queues/bench/entries", {["X-User-Id"] = "u" .. n}) end
+LUA
+    wrk -t1 -c"$2" -d2s -s "$work/fill.lua" "http://127.0.0.1:$wp/" >/dev/null
+    have=$(waiting)
+  done
 }

@@ -15,6 +15,8 @@
 #                   [--one-in-one-out] [--session-seconds S]
 #                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
 #                   [--opens-in SECONDS [--late N]]
+#                   [--sleepers F [--sleep-range A:B] [--idle-timeout S]]
+#                   [--stock N] [--rate-tolerance PCT]
 # Poll timing is the server's own by default (--poll-bands default
 # --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
 # the ETA): what the demo shows is what a deployment gets. --poll-bands auto
@@ -32,6 +34,25 @@
 # figures: Kendall's tau-b between arrival and admission order for the
 # pre-queue (the shuffle: about 0) and for the later arrivals (FIFO: 1.0).
 # Without the line, the early users all reach the shop at the opening.
+# --sleepers F: phones that sleep (API 1.2 "Away, not gone"). A fraction F of
+# the crowd (ordinary users, seeded) stops polling once, from an answer in
+# the first quarter of its expected wait, for a seeded time in --sleep-range
+# A:B seconds (default 180:360), then polls as told again. The queue's
+# idleTimeoutSeconds is --idle-timeout S, by default a sixth of the line's
+# length users/rate (at least 1 s, at most 120 s: 2 s for 2,000 users at
+# 175/s), so that a sleeper counts as away well before its turn and is held;
+# the cap of retryAfterMs at half of it makes everyone else poll at least
+# that often. tokenTtlSeconds becomes B + 60 s, so that a sleeper whose turn
+# came before it counted as away finds its pass on return. The report counts
+# sleepers, sleepersLost (came back to 404: must be 0), sleepersHeld,
+# sleepersReturned and sleepersPassWaited; the rate is measured while the
+# line drains, and FIFO, waits and ETAs over everybody else.
+# --stock N: the queue's stock is N; the shop consumes each pass (a sale),
+# and the line closes as sold out once N passes are consumed. The report
+# counts usersAdmitted, usersToldSoldOut and admittedBeyondStock (must be 0)
+# and the sold-out moment. --sleepers and --stock apply to the run with the
+# line only.
+# --rate-tolerance PCT: --assert's bound on the rate's error (default 2).
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -55,6 +76,7 @@ session_seconds=30
 profile=burst
 opens_in=""
 late=""
+sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -74,11 +96,16 @@ while [ $# -gt 0 ]; do
     --profile) profile=$2; shift 2 ;;
     --opens-in) opens_in=$2; shift 2 ;;
     --late) late=$2; shift 2 ;;
+    --sleepers) sleepers=$2; shift 2 ;;
+    --sleep-range) sleep_range=$2; shift 2 ;;
+    --idle-timeout) idle_timeout=$2; shift 2 ;;
+    --stock) stock=$2; shift 2 ;;
+    --rate-tolerance) rate_tol=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -95,6 +122,28 @@ if [ -n "$opens_in" ]; then
   opening_text=", a sale opening in ${opens_in} s (pre-queue; $late arrive after it)"
 elif [ -n "$late" ]; then
   echo "demo.sh: --late needs --opens-in" >&2; exit 2
+fi
+
+sale_arg=(); sale_text=""
+if [ -n "$sleepers" ] && [ "$sleepers" != 0 ]; then
+  case "$sleep_range" in
+    *:*) ;;
+    *) echo "demo.sh: --sleep-range wants A:B (seconds)" >&2; exit 2 ;;
+  esac
+  idle_timeout=${idle_timeout:-$(awk -v u="$users" -v r="$rate" 'BEGIN{x=int(u/r/6+0.5);
+      if(x<1)x=1; if(x>120)x=120; print x}')}
+  sale_arg+=(--sleepers "$sleepers" --sleep-range "$sleep_range" --idle-timeout "$idle_timeout"
+             --ttl $(( ${sleep_range#*:} + 60 )))
+  sale_text+=", sleepers $sleepers (asleep ${sleep_range/:/-} s; idleTimeoutSeconds $idle_timeout)"
+elif [ -n "$idle_timeout" ]; then
+  sale_arg+=(--idle-timeout "$idle_timeout")
+fi
+if [ -n "$stock" ]; then
+  sale_arg+=(--stock "$stock")
+  sale_text+=", stock $stock"
+fi
+if [ -n "$rate_tol" ]; then
+  sale_arg+=(--rate-tolerance "$rate_tol")
 fi
 
 bands_arg=()
@@ -187,7 +236,7 @@ if [ "$store" = "redis" ]; then
   store_arg="unix://$run/redis.sock"
 fi
 
-echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text =="
+echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text$sale_text =="
 echo "   poll timing: bands $poll_bands, jitter $poll_jitter"
 if [ "$with_only" = 0 ]; then
   start shop-noqueue "$bin/waitroom-shop" --listen 127.0.0.1:0 --no-queue \
@@ -210,7 +259,7 @@ rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
-  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 stop_all || rc=1
 

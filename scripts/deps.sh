@@ -22,6 +22,10 @@ if [ "${1:-}" != build ]; then
     openssl                           # store_redis_io, test_redis_prod: make a CA and certificates at run time
     python3-prometheus-client         # integration test_metrics: /metrics read by the real Prometheus parser
     redis-sentinel                    # test_redis_prod: Sentinel failover
+    debhelper lintian mmdebstrap      # deb_build (make deb: dpkg-buildpackage, dh, lintian),
+                                      # deb_install (a clean Debian 12 chroot)
+    prometheus                        # prometheus_rules: promtool check rules / test rules
+    python3-flask                     # shop_examples: the Flask example (examples/python)
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then

@@ -83,11 +83,8 @@ typedef struct {
      * WR_OPENS_AT_NONE (JSON null, the default: no pre-queue). Before it,
      * joins wait in the pre-queue; at it the pre-queue enters the line. */
     int64_t opens_at_ms;
-    bool pre_queue_shuffle;  /* preQueueShuffle: the pre-queue enters in a uniformly random
-                                order (default true), else in arrival order */
-    uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
-                                challenge with this many leading zero bits (core/challenge.h),
-                                0..32, default 0 = off */
+    bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
+                               order (default true), else in arrival order */
     /* The end of a sale (docs/API.md 1.2, "The end of a sale"). */
     bool closed; /* closed: the sale is over; joins and polls answer "closed", nobody
                     joins or is admitted, places and live passes are kept */
@@ -106,6 +103,9 @@ typedef struct {
     /* notice: the operator's message to the line, at most WR_NOTICE_MAX_CP
      * code points (valid UTF-8, no NUL); "" = none (JSON null). */
     char notice[WR_NOTICE_MAX + 1];
+    uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
+                                challenge with this many leading zero bits (core/challenge.h),
+                                0..32, default 0 = off */
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

@@ -337,8 +337,8 @@ static void countdown_text(char *out, size_t cap, const json_t *i18n, const char
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {
-        "waiting", "prequeue", "admitted", "passthrough", "full",      "unavailable", "notfound",
-        "invite",  "degraded", "error",    "closed",      "challenge", NULL};
+        "waiting", "prequeue", "admitted", "passthrough", "full",   "unavailable", "notfound",
+        "invite",  "degraded", "error",    "challenge",   "closed", NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;

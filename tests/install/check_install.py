@@ -16,7 +16,8 @@ systemd_unit  installs at a temporary prefix (so ExecStart's binary exists) and
               at the installed man pages (so Documentation=man:waitroomd(8)
               resolves), then `systemd-analyze security --offline` with a
               threshold; checks the directives the deployment relies on.
-man_page      `mandoc -T lint -W warning` on docs/waitroomd.8; every flag of
+man_page      `mandoc -T lint -W warning` on docs/waitroomd.8 (and on
+              docs/waitroom-invite.1, whose flags must be its --help's); every flag of
               `waitroomd --help` has an entry in OPTIONS and every entry is a
               flag of --help. --version is documented ahead of its code: until
               `waitroomd --version` works that one entry is skipped (and said
@@ -39,8 +40,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 UNIT_SRC = os.path.join(ROOT, "examples", "systemd", "waitroomd.service")
 MAN_SRC = os.path.join(ROOT, "docs", "waitroomd.8")
+INVITE_MAN_SRC = os.path.join(ROOT, "docs", "waitroom-invite.1")
 SECURITY_THRESHOLD = 40  # systemd-analyze security --threshold (tenths: the unit scores 3.4 = 34 on Debian 12)
 
 # Relative to the prefix.
@@ -49,28 +53,21 @@ EXPECTED = [
     "bin/waitroomd",
     "lib/systemd/system/waitroomd.service",
     "share/doc/waitroom/API.md",
+    "share/doc/waitroom/INTEGRATION.md",
     "share/doc/waitroom/README.md",
+    "share/doc/waitroom/examples/grafana/waitroom.json",
     "share/doc/waitroom/examples/nginx/README.md",
     "share/doc/waitroom/examples/nginx/waitroom.conf",
     "share/doc/waitroom/examples/nginx/waitroom.ini",
+    "share/doc/waitroom/examples/prometheus/waitroom.rules.test.yml",
+    "share/doc/waitroom/examples/prometheus/waitroom.rules.yml",
     "share/doc/waitroom/examples/systemd/waitroom.env",
     "share/doc/waitroom/examples/systemd/waitroomd.service",
     "share/doc/waitroom/examples/waitroom.ini",
+    "share/man/man1/waitroom-invite.1",
     "share/man/man8/waitroomd.8",
 ]
 
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
 
 
 def run(cmd, **kw):
@@ -280,6 +277,17 @@ def man_page(a):
     nokey = [f for f in sorted(helped - {"help", "config", "version"})
              if not re.search(r"^\.Pq Cm " + f.replace("-", "_") + r"\b", entries.get(f, ""), re.M)]
     check("each option's entry names its INI key", not nokey, f"no '.Pq Cm KEY' in the entries of {nokey}")
+    # waitroom-invite(1): lint-clean, and its flags are the ones of its usage text.
+    inv_src = open(INVITE_MAN_SRC).read()
+    r = run([mandoc, "-T", "lint", "-W", "warning", INVITE_MAN_SRC])
+    check("waitroom-invite.1: mandoc -T lint -W warning: no warning",
+          r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr)
+    invite = os.path.join(os.path.dirname(a.waitroomd), "waitroom-invite")
+    h = run([invite, "--help"])
+    helped = set(re.findall(r"--([a-z][a-z0-9-]*)", h.stdout + h.stderr))
+    documented = set(re.findall(r"^\.It Fl -([a-z][a-z0-9-]*)", inv_src, re.M))
+    check("waitroom-invite.1 documents exactly the flags of waitroom-invite --help",
+          helped and documented == helped, f"--help {sorted(helped)}, man page {sorted(documented)}")
 
 
 def main():
@@ -291,8 +299,7 @@ def main():
     a.build = os.path.abspath(a.build)
     {"install_tree": install_tree, "systemd_unit": systemd_unit, "man_page": man_page,
      "uninstall": uninstall}[a.check](a)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    sys.exit(summary())
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@
  * rows: people in line, let through per second (admissions with the line,
  * arrivals at the shop without), orders in flight at the shop (the peak of
  * each 100 ms, from the shop's inFlightPeak) with the pool size as a dashed
- * line. A subtitle says which admission mode and poll timing ran. Both columns share the time axis
+ * line. A run with sleepers or a stock adds a fourth row, the line's only:
+ * phones asleep, held and returned over time (left), stock left with the
+ * sold-out moment (right). A subtitle says which admission mode and poll
+ * timing ran. Both columns share the time axis
  * so the two runs compare at a glance; each panel has its own y axis, labelled.
  *
  * Numbers come from the run objects (borrowed); missing fields read as 0
@@ -59,6 +62,7 @@ static const row_t ROWS[] = {
     {"releases, no route (404)", "shopReleasesUnsupported", 0},
     {"let through /s (steady)", "admitRatePerSecond", 2},
     {"configured rate /s", "admitRateConfigured", 2},
+    {"ticks that admitted nobody", "admitTicksEmpty", 0},
     {"Kendall tau (FIFO = 1)", "kendallTau", 6},
     {"admitted ahead of earlier", "usersAdmittedAheadOfEarlierJoiner", 0},
     {"wait in line p50 ms", "waitP50Ms", 0},
@@ -96,6 +100,51 @@ static const row_t OPENING_ROWS[] = {
     {"later admitted before pre-q", "laterAdmittedBeforePrequeue", 0},
 };
 #define NOPENING (sizeof(OPENING_ROWS) / sizeof(OPENING_ROWS[0]))
+
+/* A run with sleepers (--sleepers) adds these. */
+static const row_t SLEEPER_ROWS[] = {
+    {"sleepers (phones that slept)", "sleepers", 0},
+    {"sleepers lost their place", "sleepersLost", 0},
+    {"sleepers held (turn came)", "sleepersHeld", 0},
+    {"held, admitted on return", "sleepersReturned", 0},
+    {"back before their turn", "sleepersBackInLine", 0},
+    {"pass waited for them", "sleepersPassWaited", 0},
+    {"server returnedTotal", "serverReturnedTotal", 0},
+    {"idleTimeoutSeconds", "idleTimeoutSeconds", 0},
+};
+#define NSLEEPER (sizeof(SLEEPER_ROWS) / sizeof(SLEEPER_ROWS[0]))
+
+/* A run with a stock (--stock) adds these. */
+static const row_t STOCK_ROWS[] = {
+    {"stock", "stock", 0},
+    {"admitted", "usersAdmitted", 0},
+    {"passes expired (unit back)", "passesExpired", 0},
+    {"admitted beyond the stock", "admittedBeyondStock", 0},
+    {"told \"sold out\"", "usersToldSoldOut", 0},
+    {"stock left at the end", "stockLeftAtEnd", 0},
+    {"sold out, ms after start", "soldOutAtMs", 0},
+};
+#define NSTOCK (sizeof(STOCK_ROWS) / sizeof(STOCK_ROWS[0]))
+
+static bool has_sleepers(const json_t *run)
+{
+    return num(run, "sleepersPlanned") > 0;
+}
+
+static bool has_stock(const json_t *run)
+{
+    return has_num(run, "stock");
+}
+
+/* rows[0..n) of run, one per line (prefix "  "). */
+static void print_rows(FILE *f, const json_t *run, const row_t *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char v[64];
+        fmt(v, sizeof(v), run, rows[i].key, rows[i].decimals);
+        fprintf(f, "  %-28s %s\n", rows[i].label, v);
+    }
+}
 
 void wr_report_describe_mode(char *buf, size_t cap, const json_t *run)
 {
@@ -182,12 +231,12 @@ void wr_report_print_run(FILE *f, const json_t *run)
     if (has_num(run, "opensAt")) {
         wr_report_describe_opening(d, sizeof(d), run);
         fprintf(f, "  %s\n", d);
-        for (size_t i = 0; i < NOPENING; i++) {
-            char v[64];
-            fmt(v, sizeof(v), run, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
-            fprintf(f, "  %-28s %s\n", OPENING_ROWS[i].label, v);
-        }
+        print_rows(f, run, OPENING_ROWS, NOPENING);
     }
+    if (has_sleepers(run))
+        print_rows(f, run, SLEEPER_ROWS, NSLEEPER);
+    if (has_stock(run))
+        print_rows(f, run, STOCK_ROWS, NSTOCK);
 }
 
 void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
@@ -213,6 +262,15 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
             fmt(b, sizeof(b), with, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
             fprintf(f, "  %-28s %16s %16s\n", OPENING_ROWS[i].label, a, b);
         }
+    }
+    /* sleepers and stock concern the line only: its column alone */
+    if (has_sleepers(with)) {
+        fprintf(f, "  with the line, phones that slept:\n");
+        print_rows(f, with, SLEEPER_ROWS, NSLEEPER);
+    }
+    if (has_stock(with)) {
+        fprintf(f, "  with the line, a stock:\n");
+        print_rows(f, with, STOCK_ROWS, NSTOCK);
     }
 }
 
@@ -319,6 +377,13 @@ static void panel_line(panel_t *p, const json_t *arr, double step_ms, double sca
                 t1 = p->tmax_s;
             fprintf(f, "%.1f,%.1f %.1f,%.1f ", px(p, t0), py(p, y), px(p, t1), py(p, y));
         } else {
+            /* the inner points of a flat run draw nothing: left out (a
+             * run of minutes would otherwise be thousands of them) */
+            double prev = i > 0 ? json_number_value(json_array_get(arr, i - 1)) * scale : NAN;
+            double next = i + 1 < n ? json_number_value(json_array_get(arr, i + 1)) * scale : NAN;
+            double t_next = (double)(i + 1) * step_ms / 1000.0;
+            if (y == prev && y == next && t_next <= p->tmax_s)
+                continue;
             fprintf(f, "%.1f,%.1f ", px(p, t0), py(p, y));
         }
     }
@@ -333,6 +398,87 @@ static void hline(panel_t *p, double y, const char *color, const char *label)
             "stroke-dasharray=\"6 4\" stroke-width=\"1.4\"/>"
             "<text x=\"%.1f\" y=\"%.1f\" class=\"hl\" fill=\"%s\">%s</text>\n",
             p->x0, yy, p->x0 + PW, yy, color, p->x0 + PW - 4, yy - 4, color, label);
+}
+
+static void vline(panel_t *p, double t_s, const char *color, const char *label)
+{
+    double xx = px(p, t_s);
+    fprintf(p->f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+            "stroke-dasharray=\"6 4\" stroke-width=\"1.4\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"sm\" fill=\"%s\">%s</text>\n",
+            xx, p->y0, xx, p->y0 + PH, color, xx + 4, p->y0 + 14, color, label);
+}
+
+/* A small legend entry at (x, y): a colour swatch and its label. */
+static void legend(FILE *f, double x, double y, const char *color, const char *label)
+{
+    fprintf(f,
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"3\" fill=\"%s\"/>"
+            "<text x=\"%.0f\" y=\"%.0f\" class=\"sm\">%s</text>\n",
+            x, y - 4, color, x + 18, y, label);
+}
+
+/* The sale's end, row 4 (with the line only): phones asleep, held and
+ * returned over time at x0 (COL0), stock left and the sold-out moment at
+ * COL1. A panel the run has no data for says so. */
+static void sale_row(FILE *f, double y0, const json_t *run, double tmax_s)
+{
+    const json_t *ser = json_object_get(run, "series");
+    double step = num(ser, "stepMs");
+    if (step <= 0)
+        step = 100;
+    char buf[300];
+    panel_t p = {f, COL0, y0, tmax_s, 1};
+    if (num(run, "sleepersPlanned") > 0) {
+        const json_t *asleep = json_object_get(ser, "sleepersAsleep"),
+                     *held = json_object_get(ser, "held"),
+                     *back = json_object_get(ser, "returnedTotal");
+        double m = fmax(series_max(asleep, 1), fmax(series_max(held, 1), series_max(back, 1)));
+        panel_frame(&p, "With the line: phones asleep, held (turn came while away), returned", m);
+        panel_line(&p, asleep, step, 1, "#9467bd", false);
+        panel_line(&p, held, step, 1, "#d62728", false);
+        panel_line(&p, back, step, 1, "#2ca02c", false);
+        legend(f, COL0 + 8, y0 + PH + 34, "#9467bd", "asleep now");
+        legend(f, COL0 + 120, y0 + PH + 34, "#d62728", "held now (server)");
+        legend(f, COL0 + 270, y0 + PH + 34, "#2ca02c", "returned, total (server)");
+        snprintf(buf, sizeof(buf),
+                 "%.0f slept (%.0f-%.0f s; idleTimeoutSeconds %.0f): lost %.0f, held %.0f, "
+                 "returned %.0f, back in line %.0f, pass waited %.0f",
+                 num(run, "sleepers"),
+                 json_number_value(json_array_get(json_object_get(run, "sleepRangeSeconds"), 0)),
+                 json_number_value(json_array_get(json_object_get(run, "sleepRangeSeconds"), 1)),
+                 num(run, "idleTimeoutSeconds"), num(run, "sleepersLost"), num(run, "sleepersHeld"),
+                 num(run, "sleepersReturned"), num(run, "sleepersBackInLine"),
+                 num(run, "sleepersPassWaited"));
+        fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sm\">%s</text>\n", COL0, y0 + PH + 54, buf);
+    } else {
+        fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sm\">no sleepers in this run</text>\n", COL0,
+                y0 + PH / 2.0);
+    }
+    p.x0 = COL1;
+    if (has_num(run, "stock")) {
+        const json_t *left = json_object_get(ser, "stockLeft");
+        double m = fmax(series_max(left, 1), num(run, "stock"));
+        panel_frame(&p, "With the line: stock left", m);
+        panel_line(&p, left, step, 1, "#8c564b", false);
+        if (has_num(run, "soldOutAtMs"))
+            vline(&p, num(run, "soldOutAtMs") / 1000.0, "#d62728", "sold out");
+        snprintf(buf, sizeof(buf),
+                 "stock %.0f: admitted %.0f, beyond the stock %.0f; told \"sold out\" %.0f",
+                 num(run, "stock"), num(run, "usersAdmitted"), num(run, "admittedBeyondStock"),
+                 num(run, "usersToldSoldOut"));
+        fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sm\">%s</text>\n", COL1, y0 + PH + 34, buf);
+        if (has_num(run, "soldOutAtMs"))
+            snprintf(buf, sizeof(buf), "sold out %.1f s after the first arrival",
+                     num(run, "soldOutAtMs") / 1000.0);
+        else
+            snprintf(buf, sizeof(buf), "never sold out");
+        fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sm\">%s</text>\n", COL1, y0 + PH + 54, buf);
+    } else {
+        fprintf(f, "<text x=\"%d\" y=\"%.0f\" class=\"sm\">no stock in this run</text>\n", COL1,
+                y0 + PH / 2.0);
+    }
 }
 
 static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool with)
@@ -443,7 +589,9 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
         tmax = 1;
     double xs = nice_step(tmax);
     tmax = ceil(tmax / xs) * xs;
-    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40;
+    bool sale = num(with, "sleepersPlanned") > 0 || has_num(with, "stock");
+    int sale_y = ROW0 + 3 * ROWSTEP + 60; /* below the third row's text */
+    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40 + (sale ? ROWSTEP + 40 : 0);
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -464,6 +612,8 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
         COL0, COL1, num(with, "admitRateConfigured"), mode_short);
     column(f, COL0, without, tmax, false);
     column(f, COL1, with, tmax, true);
+    if (sale)
+        sale_row(f, sale_y, with, tmax);
     char line[600];
     wr_report_describe_mode(line, sizeof(line), with);
     text_line(f, COL0, h - 34, "With the line, admission: ", line);

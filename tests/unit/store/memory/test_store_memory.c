@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 #include <event2/event.h>
+#include <jansson.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -610,10 +611,17 @@ static void to_version(const char *path, unsigned version)
     body -= 8;
     for (int i = 0; i < 8; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
-    const char *end = "\"notice\":null}";
-    unsigned char *cfg_end = memmem(buf, body, end, strlen(end));
-    assert_non_null(cfg_end);
-    size_t op = (size_t)(cfg_end - buf) + strlen(end) + 9 * 8;
+    /* the config's JSON: the first object in the file, as long as jansson
+     * reads it (whatever fields later versions add after preQueueShuffle) */
+    unsigned char *cfg = memchr(buf, '{', body);
+    assert_non_null(cfg);
+    json_error_t jerr;
+    json_t *cj = json_loadb((const char *)cfg, body - (size_t)(cfg - buf),
+                            JSON_DISABLE_EOF_CHECK, &jerr);
+    assert_non_null(cj);
+    assert_non_null(json_object_get(cj, "preQueueShuffle"));
+    json_decref(cj);
+    size_t op = (size_t)(cfg - buf) + (size_t)jerr.position + 9 * 8;
     assert_int_equal(buf[op], 0); /* no opening in progress */
     memmove(buf + op, buf + op + 25, body - op - 25);
     body -= 25;
