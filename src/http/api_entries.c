@@ -830,6 +830,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     }
     if (have) {
         v.target_url = ev.target_url;
+        v.notice = ev.notice; /* every state; borrowed from the config */
         /* degraded mode: no entry, the config this instance holds */
         const wr_queue_config_t *cfg =
             e ? e->config
@@ -856,6 +857,9 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.waiting = ev.waiting;
             v.eta_seconds = ev.eta_seconds;
             v.retry_after_ms = ev.retry_after_ms;
+            v.held = ev.held;                 /* "your place was kept" */
+            v.has_stock = ev.stock_left >= 0; /* the odds */
+            v.stock_left = ev.stock_left >= 0 ? (uint64_t)ev.stock_left : 0;
             if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
                 pace_note(a, c->queue, c->user, ev.retry_after_ms);
             break;
