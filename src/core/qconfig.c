@@ -457,8 +457,9 @@ static long utf8_chars(const char *s, size_t len)
 static bool logo_url_ok(const char *s, size_t len)
 {
     bool ok = false;
-    if (len > 8 && strncasecmp(s, "https://", 8) == 0)
-        ok = s[8] != '/' && s[8] != '\\';
+    char origin[WR_ORIGIN_MAX + 1];
+    if (len > 8 && strncasecmp(s, "https://", 8) == 0) /* its origin goes in the page's CSP */
+        ok = len <= WR_PAGE_LOGO_MAX && s[len] == '\0' && wr_origin_of_url(s, origin);
     else if (len >= 1 && s[0] == '/')
         ok = len == 1 || (s[1] != '/' && s[1] != '\\');
     for (size_t i = 0; ok && i < len; i++) {
