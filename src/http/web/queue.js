@@ -39,6 +39,21 @@
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  *
+ * Languages: every language of the i18n JSON (data-i18n: the server's
+ * i18n.json, a --web-dir's merged in); the first render's is the server's
+ * pick (Accept-Language, else the queue's page.lang); the select
+ * #lang-select switches, and the choice is kept. Arabic turns the whole
+ * page right to left (dir="rtl"). Numbers and times are written by Intl in
+ * the language's locale.
+ *
+ * Brand: data-accent and its inks (the server computed them so text on the
+ * accent reads at 4.5:1) become CSS variables of the page; data-title and
+ * data-brand name the tab.
+ *
+ * Preview (data-preview="1", GET /q/{queue}?preview=STATE): the state as
+ * rendered, with its sample numbers; the script asks the server nothing and
+ * goes nowhere.
+ *
  * A background tab: the document title carries the position (or the
  * countdown) and says when it is the person's turn; a button asks for
  * notification permission, and once granted an admission in a hidden tab
@@ -80,6 +95,7 @@
     skew: d.serverNow ? num(d.serverNow) - Date.now() : 0, /* server clock - ours, ms */
     lastRequest: Date.now()
   };
+  var preview = d.preview === '1';
   var lang = pickLang();
   var timer = null;
   var ticker = null; /* the countdown's one-second timer */
@@ -90,11 +106,23 @@
     return isNaN(n) ? 0 : n;
   }
 
+  function known(l) { return typeof l === 'string' && l !== '' && Object.prototype.hasOwnProperty.call(dict, l); }
+
   function pickLang() {
     var saved = null;
     try { saved = localStorage.getItem('wr_lang'); } catch (e) { saved = null; }
-    if (saved === 'ko' || saved === 'en') return saved;
-    return d.lang === 'ko' ? 'ko' : 'en';
+    if (known(saved)) return saved;
+    return known(d.lang) ? d.lang : 'en';
+  }
+
+  /* Intl's locale of a page language */
+  var LOCALES = { en: 'en-US', ko: 'ko-KR', ja: 'ja-JP', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW',
+    es: 'es-ES', fr: 'fr-FR', de: 'de-DE', pt: 'pt-BR', it: 'it-IT', vi: 'vi-VN', th: 'th-TH',
+    id: 'id-ID', ar: 'ar' };
+
+  /* a count in the person's locale ("1,234", "1.234", "١٬٢٣٤") */
+  function fmt(n) {
+    try { return new Intl.NumberFormat(locale()).format(n); } catch (e) { return String(n); }
   }
 
   function t(key, params) {
@@ -112,11 +140,11 @@
 
   function etaText(eta) {
     if (eta === null || eta === undefined || eta < 0) return t('eta_unknown');
-    if (eta < 60) return t('eta_seconds', { n: eta });
-    return t('eta_minutes', { n: Math.ceil(eta / 60) });
+    if (eta < 60) return t('eta_seconds', { n: fmt(eta) });
+    return t('eta_minutes', { n: fmt(Math.ceil(eta / 60)) });
   }
 
-  function locale() { return lang === 'ko' ? 'ko-KR' : 'en-US'; }
+  function locale() { return LOCALES[lang] || lang; }
 
   /* ms left until the opening, by the server's clock */
   function leftMs() { return S.opensAt - (Date.now() + S.skew); }
@@ -163,7 +191,7 @@
     if (S.alert === 'offline') return t('status_offline', { s: S.alertSeconds });
     switch (S.state) {
     case 'waiting':
-      return t('status_waiting', { position: S.position, ahead: Math.max(0, S.position - 1) });
+      return t('status_waiting', { position: fmt(S.position), ahead: fmt(Math.max(0, S.position - 1)) });
     case 'admitted':
       if (targetOk(target)) return t('status_admitted');
       if (S.tokenGone) return t('token_gone');
@@ -187,6 +215,7 @@
 
   function render() {
     document.documentElement.lang = lang;
+    document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
     document.body.dataset.state = S.state;
     document.body.dataset.alert = S.alert || '';
     var nodes = document.querySelectorAll('[data-t]');
@@ -195,19 +224,18 @@
       if (nodes[i].textContent !== text) nodes[i].textContent = text;
     }
     setText('heading', t(S.state === 'waiting' ? 'heading' : (S.state === 'prequeue' ? 'heading_prequeue' : 'title')));
-    var title = t('title') + ' - ' + queue;
-    if (S.state === 'waiting') title = t('title_position', { position: S.position, title: title });
+    var title = (d.title || t('title')) + ' - ' + (d.brand || queue);
+    if (S.state === 'waiting') title = t('title_position', { position: fmt(S.position), title: title });
     else if (S.state === 'prequeue') title = t('title_prequeue', { countdown: countdownText(leftMs()), title: title });
     else if (S.state === 'admitted' && !S.tokenGone) title = t('title_turn', { title: title });
     if (document.title !== title) document.title = title;
-    var btns = document.querySelectorAll('[data-lang-switch]');
-    for (var j = 0; j < btns.length; j++)
-      btns[j].setAttribute('aria-pressed', btns[j].getAttribute('data-lang-switch') === lang ? 'true' : 'false');
+    var sel = document.getElementById('lang-select');
+    if (sel && sel.value !== lang) sel.value = lang;
 
     if (S.state === 'waiting') {
-      setText('position', String(S.position));
-      setText('ahead', String(Math.max(0, S.position - 1)));
-      setText('waiting', String(S.waiting));
+      setText('position', fmt(S.position));
+      setText('ahead', fmt(Math.max(0, S.position - 1)));
+      setText('waiting', fmt(S.waiting));
       setText('eta', etaText(S.eta));
       var first = firstPosition(S.position);
       var bar = document.getElementById('progress');
@@ -223,10 +251,10 @@
     var nb = document.getElementById('notify');
     if (nb) nb.hidden = !(asking && perm === 'default');
     setText('notify-status', asking && perm === 'granted' ? t('notify_on') : '');
-    if (S.updated) setText('updated', S.updated.toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US'));
+    if (S.updated) setText('updated', S.updated.toLocaleTimeString(locale()));
     var ts = '';
     if (S.state === 'admitted' && !targetOk(target) && !S.tokenGone && S.expiresAt)
-      ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US') });
+      ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(locale()) });
     setText('token-status', ts);
     var cont = document.getElementById('continue');
     if (cont) cont.hidden = !targetOk(target);
@@ -263,6 +291,7 @@
 
   function schedule(ms, what) {
     clearTimeout(timer);
+    if (preview) return; /* a preview asks nothing */
     timer = setTimeout(function () { request(what); }, Math.max(0, ms));
   }
 
@@ -282,7 +311,7 @@
   function go() {
     clearTimeout(timer);
     render();
-    if (!targetOk(target)) return;
+    if (!targetOk(target) || preview) return;
     var dest = target;
     if (S.state === 'admitted' && tokenInQuery && S.token && otherOrigin(target))
       dest = addParam(target, 'wr_token', S.token);
@@ -355,6 +384,7 @@
   }
 
   function request(what) {
+    if (preview) return;
     if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound' || S.state === 'invite')) return;
     clearTimeout(timer);
     S.lastRequest = Date.now();
@@ -432,12 +462,25 @@
 
   /* ---------- controls ---------- */
 
+  /* the brand's accent: CSS variables (the server computed the inks) */
+  (function () {
+    var root = document.documentElement.style;
+    var vars = { '--accent': d.accent, '--accent-ink': d.accentInk,
+      '--accent-on-light': d.accentOnLight, '--accent-on-dark': d.accentOnDark };
+    for (var k in vars)
+      if (/^#[0-9a-fA-F]{6}$/.test(vars[k] || '')) root.setProperty(k, vars[k]);
+  })();
+
   var sw = document.getElementById('lang-switch');
-  if (sw) {
+  var langSelect = document.getElementById('lang-select');
+  if (sw && langSelect) {
+    /* only the languages the JSON has (a shop's i18n.json may add more) */
+    for (var o = langSelect.options.length - 1; o >= 0; o--)
+      if (!known(langSelect.options[o].value)) langSelect.remove(o);
     sw.hidden = false;
-    sw.addEventListener('click', function (ev) {
-      var l = ev.target && ev.target.getAttribute && ev.target.getAttribute('data-lang-switch');
-      if (l !== 'ko' && l !== 'en') return;
+    langSelect.addEventListener('change', function () {
+      var l = langSelect.value;
+      if (!known(l)) return;
       lang = l;
       try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
       render();

@@ -61,7 +61,7 @@ static void test_render_waiting_values(void **state)
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_int_equal(len, strlen(html));
-    assert_non_null(strstr(html, "<html lang=\"en\">"));
+    assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "data-queue=\"sale-1\""));
     assert_non_null(strstr(html, "data-state=\"waiting\""));
     assert_non_null(strstr(html, "data-position=\"128\""));
@@ -92,7 +92,7 @@ static void test_render_korean_and_eta_minutes(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(html, "<html lang=\"ko\">"));
+    assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
     assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
     /* 250 ms rounds up to 1 s, and the floor is 2 s */
@@ -142,7 +142,8 @@ static void test_escaping_state_and_queue(void **state)
     assert_null(strstr(html, "<b>"));
     assert_null(strstr(html, "a<b"));
     assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\">"));
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\" "
+                                 "data-logo=\"0\" data-preview=\"0\">"));
     free(html);
 }
 
@@ -285,7 +286,9 @@ static void test_prequeue_state(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"prequeue\">"));
+    assert_non_null(strstr(
+        html,
+        "<body class=\"page-queue\" data-state=\"prequeue\" data-logo=\"0\" data-preview=\"0\">"));
     assert_non_null(strstr(html, "data-opens-at=\"4102444800000\""));
     assert_non_null(strstr(html, "data-server-now=\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
@@ -450,6 +453,71 @@ static void test_accent(void **state)
     assert_true(wr_page_contrast(0, 0xffffff) > 20.9);
 }
 
+/* The queue's brand: escaped everywhere, the accent and its inks as data,
+ * the title in the tab, the logo; Arabic right to left; a preview never
+ * refreshes. */
+static void test_brand(void **state)
+{
+    (void)state;
+    wr_page_config_t pg;
+    memset(&pg, 0, sizeof(pg));
+    pg.set = true;
+    snprintf(pg.title, sizeof(pg.title), "Drop <script>alert(1)</script>");
+    snprintf(pg.brand, sizeof(pg.brand), "Tea & \"Co\" <img src=x onerror=alert(1)>");
+    snprintf(pg.logo_url, sizeof(pg.logo_url), "https://cdn.example/logo.svg");
+    snprintf(pg.accent, sizeof(pg.accent), "#FFD400");
+    wr_page_view_t v = waiting_view();
+    v.page = &pg;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_null(strstr(html, "<script>alert"));
+    assert_null(strstr(html, "<img src=x"));
+    assert_non_null(
+        strstr(html, "<title>Drop &lt;script&gt;alert(1)&lt;/script&gt; - Tea &amp; &quot;Co&quot; "
+                     "&lt;img src=x onerror=alert(1)&gt;</title>"));
+    assert_non_null(strstr(html, "src=\"https://cdn.example/logo.svg\" alt=\"\""));
+    assert_non_null(strstr(html, "data-logo=\"1\""));
+    assert_non_null(strstr(html, "data-accent=\"#ffd400\" data-accent-ink=\"#000000\""));
+    assert_non_null(
+        strstr(html, "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;"));
+    assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
+    free(html);
+
+    /* no brand: the queue's name, the default accent, no logo */
+    v = waiting_view();
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<title>Waiting room - sale-1</title>"));
+    assert_non_null(strstr(html, "data-logo=\"0\""));
+    assert_non_null(strstr(html, "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""));
+    free(html);
+
+    /* Arabic: right to left, its own words; Traditional Chinese */
+    v = waiting_view();
+    v.lang = "ar";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"ar\" dir=\"rtl\">"));
+    assert_non_null(strstr(html, "غرفة الانتظار"));
+    free(html);
+    v.lang = "zh-Hant";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"zh-Hant\" dir=\"ltr\">"));
+    assert_non_null(strstr(html, "您正在排隊"));
+    free(html);
+    v.lang = "xx"; /* not one of ours: English */
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"en\""));
+    free(html);
+
+    /* a preview stays put: no refresh, the flag for the script */
+    v = waiting_view();
+    v.preview = true;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "content=\"\""));
+    assert_non_null(strstr(html, "data-preview=\"1\""));
+    free(html);
+}
+
 static void test_assets(void **state)
 {
     (void)state;
@@ -507,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
         cmocka_unit_test(test_accent),
+        cmocka_unit_test(test_brand),
         cmocka_unit_test(test_assets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
