@@ -13,6 +13,17 @@
  * configured rate, and active, each with a y axis (0, half, top) and a
  * time axis, drawn as inline SVG. Controls PATCH the queue's config after
  * a confirm() dialog. All text goes in through textContent.
+ *
+ * The key may also come in the URL's fragment, /admin#key=... (never sent
+ * to the server; for screenshots and kiosks): it is kept like a typed one
+ * and the fragment is wiped from the address bar and the history.
+ *
+ * Each queue's card says what its page shows now (off, paused, pre-queue
+ * until the opening, closed, sold out, a line, or no line) with its brand,
+ * and links the page's previews (GET /q/{queue}?preview=STATE): a click
+ * fetches the preview with the key and writes it into a new tab, so the
+ * previews work without a separate admin listener; a middle click opens
+ * the plain link, which answers on the admin listener.
  */
 (function () {
   'use strict';
@@ -27,6 +38,10 @@
     { field: 'admittedPerSec', second: 'consumedPerSec', rate: true, title: 'Admitted/s (consumed/s dotted)' },
     { field: 'active', title: 'Active' }
   ];
+
+  var PREVIEWS = [['waiting', 'Waiting'], ['held', 'Held'], ['prequeue', 'Pre-queue'],
+    ['challenge', 'Challenge'], ['admitted', 'Admitted'], ['closed', 'Closed'],
+    ['soldout', 'Sold out'], ['reconnecting', 'Reconnecting'], ['full', 'Full'], ['error', 'Error']];
 
   var $ = function (id) { return document.getElementById(id); };
   var cards = {};   /* queue name -> {el, fields, charts, buttons, history} */
@@ -206,6 +221,27 @@
     fields.enabled = pEnabled; fields.paused = pPaused; fields.rate = pRate;
     card.appendChild(dl);
 
+    /* the page: what it shows now, its brand, its previews */
+    var pageLine = el('p', { 'class': 'q-page' });
+    pageLine.appendChild(el('span', {}, 'Page: '));
+    var pState = el('b', { 'data-field': 'page-state' }, '-');
+    var pBrand = el('span', { 'data-field': 'page-brand', 'class': 'q-brand' }, '');
+    pageLine.appendChild(pState);
+    pageLine.appendChild(document.createTextNode(' '));
+    pageLine.appendChild(pBrand);
+    card.appendChild(pageLine);
+    var nav = el('nav', { 'class': 'previews', 'aria-label': 'Previews of the queue page of ' + name });
+    nav.appendChild(el('span', {}, 'Previews: '));
+    PREVIEWS.forEach(function (pv) {
+      var href = '/q/' + encodeURIComponent(name) + '?preview=' + pv[0];
+      var a = el('a', { href: href, target: '_blank', rel: 'noopener', 'data-preview': pv[0] }, pv[1]);
+      a.addEventListener('click', function (ev) { openPreview(ev, href); });
+      nav.appendChild(a);
+      nav.appendChild(document.createTextNode(' '));
+    });
+    card.appendChild(nav);
+    fields.pageState = pState; fields.pageBrand = pBrand;
+
     var charts = {};
     var box = el('div', { 'class': 'charts' });
     CHARTS.forEach(function (ch) {
@@ -297,6 +333,33 @@
     return c;
   }
 
+  /* A preview, fetched with the key and written into a new tab (the tab
+   * is opened at the click, so no popup blocker stops it). */
+  function openPreview(ev, href) {
+    if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    var w = window.open('', '_blank');
+    if (!w) { window.location.href = href; return; }
+    fetch(href, { headers: { 'Authorization': 'Bearer ' + key() }, cache: 'no-store' }).then(function (res) {
+      return res.text().then(function (html) {
+        if (res.status !== 200) { w.location.href = href; return; }
+        w.document.open();
+        w.document.write(html);
+        w.document.close();
+      });
+    }, function () { w.location.href = href; });
+  }
+
+  /* What the queue page shows now, from the config and the stats. */
+  function pageState(cfg, st) {
+    if (cfg.enabled === false) return 'off: people pass straight through';
+    if (cfg.closed === true) return 'closed: "the sale has ended"';
+    if (cfg.stock === 0) return 'sold out';
+    if (cfg.opensAt && cfg.opensAt > Date.now()) return 'pre-queue until ' + new Date(cfg.opensAt).toLocaleString();
+    if (cfg.paused) return 'paused: a line that does not move';
+    return (st.waiting || 0) > 0 ? 'a line of ' + (st.waiting || 0) : 'open: no line';
+  }
+
   function change(c, patch, question) {
     if (!window.confirm(question)) return;
     c.msg.textContent = '';
@@ -345,6 +408,9 @@
     f.expiredTotal.textContent = String(st.expiredTotal || 0);
     f.rejectedFullTotal.textContent = String(st.rejectedFullTotal || 0);
     f.leftTotal.textContent = String(st.leftTotal || 0);
+    f.pageState.textContent = pageState(c.config, st);
+    var pg = c.config.page || null;
+    f.pageBrand.textContent = pg ? [pg.brand, pg.title, pg.lang, pg.accentColor].filter(Boolean).join(' · ') : '(no brand)';
     render(c);
     loadHistory(c);
   }
@@ -479,6 +545,16 @@
     cards = {};
     showLogin('');
   });
+
+  /* /admin#key=...: the key from the fragment, then the fragment wiped */
+  (function () {
+    var m = /(?:^#|&)key=([^&]*)/.exec(window.location.hash || '');
+    if (!m) return;
+    var k = '';
+    try { k = decodeURIComponent(m[1]).trim(); } catch (e) { k = ''; }
+    if (k) { try { sessionStorage.setItem(KEY, k); } catch (e) { /* ignore */ } }
+    try { history.replaceState(null, '', window.location.pathname + window.location.search); } catch (e) { window.location.hash = ''; }
+  })();
 
   if (key()) showBoard();
   else showLogin('');
