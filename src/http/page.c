@@ -19,9 +19,15 @@
  *   i18n, and "t:<key>" (the
  *   string <key> of the page's language in web/i18n.json).
  * An unknown name renders as nothing; a "{{" without "}}" is copied as is.
- * i18n is the whole of web/i18n.json (both languages), so the JavaScript can
- * switch language without another request: it reads it from a data-*
- * attribute, where the escaping above makes it attribute-safe.
+ * i18n is the strings of English and of the page's language (webdir.h,
+ * wr_webdir_i18n_for; the whole embedded file without a webdir), which the
+ * script reads from a data-* attribute, where the escaping above makes it
+ * attribute-safe; langs lists every language there is (the script fetches
+ * /static/i18n.json when the person switches to another). The brand's
+ * names (dir, brand, brand_name, has_brand, logo_url, logo_alt, has_logo,
+ * page_title, title, accent, accent_ink, accent_on_light, accent_on_dark,
+ * default_lang, preview) are in examples/page/README.md, the template
+ * contract.
  *
  * Output is bounded: rendering runs twice, first only counting bytes, then
  * writing into one buffer of exactly that size; a page over WR_PAGE_MAX
@@ -422,9 +428,10 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 
     size_t raw_len = 0;
     const char *raw = NULL;
+    const char *langs = "";
     if (v->web) {
         i18n = wr_webdir_i18n(v->web);
-        raw = wr_webdir_i18n_text(v->web, &raw_len);
+        raw = wr_webdir_i18n_for(v->web, lang, &raw_len, &langs);
     } else {
         const wr_embed_file_t *e = wr_embed_find("web/i18n.json");
         if (e) {
@@ -539,6 +546,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"accent_on_dark", col.on_dark},
         {"default_lang", pg && pg->lang[0] ? pg->lang : ""},
         {"preview", v->preview ? "1" : "0"},
+        {"langs", langs ? langs : ""},
         {"state", state},
         {"position", s_pos},
         {"ahead", s_ahead},

@@ -38,7 +38,48 @@ struct wr_webdir {
     json_t *i18n;    /* the merged object */
     char *i18n_text; /* its compact JSON */
     size_t i18n_len;
+    struct {
+        const char *lang; /* a key of i18n (borrowed from it) */
+        char *text;       /* {"en": ..., lang: ...} */
+        size_t len;
+    } * per;           /* one per language of i18n */
+    size_t n_per;
+    char *langs; /* the codes, space-separated */
 };
+
+/* Each language's first-render JSON and the list of codes (webdir.h). */
+static wr_err_t split_i18n(wr_webdir_t *w)
+{
+    size_t n = json_object_size(w->i18n), used = 0, cap = 1;
+    const char *lang;
+    json_t *strings;
+    json_object_foreach(w->i18n, lang, strings) cap += strlen(lang) + 1;
+    w->per = calloc(n ? n : 1, sizeof(*w->per));
+    w->langs = malloc(cap);
+    if (!w->per || !w->langs)
+        return WR_ENOMEM;
+    w->langs[0] = 0;
+    json_t *en = json_object_get(w->i18n, "en");
+    json_object_foreach(w->i18n, lang, strings)
+    {
+        json_t *two = json_object();
+        if (!two || (en && json_object_set(two, "en", en) != 0) ||
+            json_object_set(two, lang, strings) != 0) {
+            json_decref(two);
+            return WR_ENOMEM;
+        }
+        char *text = json_dumps(two, JSON_COMPACT);
+        json_decref(two);
+        if (!text)
+            return WR_ENOMEM;
+        w->per[w->n_per].lang = lang;
+        w->per[w->n_per].text = text;
+        w->per[w->n_per].len = strlen(text);
+        w->n_per++;
+        used += (size_t)snprintf(w->langs + used, cap - used, "%s%s", used ? " " : "", lang);
+    }
+    return WR_OK;
+}
 
 static const char *const kinds[] = {".html", ".css",  ".js",  ".json", ".svg",   ".png",
                                     ".jpg",  ".webp", ".ico", ".txt",  ".woff2", NULL};
@@ -240,6 +281,8 @@ wr_err_t wr_webdir_load(const char *dir, wr_webdir_t **out, char *err, size_t er
             rc = WR_ENOMEM;
         else
             w->i18n_len = strlen(w->i18n_text);
+        if (rc == WR_OK)
+            rc = split_i18n(w);
     }
     if (rc != WR_OK) {
         wr_webdir_free(w);
@@ -255,6 +298,10 @@ void wr_webdir_free(wr_webdir_t *w)
         return;
     for (size_t i = 0; i < w->n; i++)
         free(w->files[i].data);
+    for (size_t i = 0; i < w->n_per; i++)
+        free(w->per[i].text);
+    free(w->per);
+    free(w->langs);
     json_decref(w->i18n);
     free(w->i18n_text);
     free(w);
@@ -297,6 +344,30 @@ const char *wr_webdir_i18n_text(const wr_webdir_t *w, size_t *len)
     }
     *len = w->i18n_len;
     return w->i18n_text;
+}
+
+const char *wr_webdir_i18n_for(const wr_webdir_t *w, const char *lang, size_t *len,
+                               const char **langs)
+{
+    if (!w || !len)
+        return NULL;
+    size_t pick = w->n_per; /* English's, when lang is not there */
+    for (size_t i = 0; i < w->n_per; i++) {
+        if (lang && strcmp(w->per[i].lang, lang) == 0) {
+            pick = i;
+            break;
+        }
+        if (strcmp(w->per[i].lang, "en") == 0 && pick == w->n_per)
+            pick = i;
+    }
+    if (langs)
+        *langs = w->langs;
+    if (pick == w->n_per) {
+        *len = 0;
+        return NULL;
+    }
+    *len = w->per[pick].len;
+    return w->per[pick].text;
 }
 
 size_t wr_webdir_count(const wr_webdir_t *w)

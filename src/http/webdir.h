@@ -48,6 +48,15 @@ const unsigned char *wr_webdir_file(const wr_webdir_t *w, const char *name, size
 const json_t *wr_webdir_i18n(const wr_webdir_t *w);
 const char *wr_webdir_i18n_text(const wr_webdir_t *w, size_t *len);
 
+/* The strings a page in language lang needs at first: compact JSON
+ * {"en": {...}, "<lang>": {...}} (English only for "en"; English alone for
+ * a language the JSON lacks), and in *langs the space-separated codes of
+ * every language the merged JSON has (the script fetches the whole
+ * /static/i18n.json when the person switches to another). Borrowed, as
+ * above; NULL when w is NULL. */
+const char *wr_webdir_i18n_for(const wr_webdir_t *w, const char *lang, size_t *len,
+                               const char **langs);
+
 /* How many files came from --web-dir (0 without one). */
 size_t wr_webdir_count(const wr_webdir_t *w);
 

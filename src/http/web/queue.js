@@ -39,10 +39,11 @@
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  *
- * Languages: every language of the i18n JSON (data-i18n: the server's
- * i18n.json, a --web-dir's merged in); the first render's is the server's
- * pick (Accept-Language, else the queue's page.lang); the select
- * #lang-select switches, and the choice is kept. Arabic turns the whole
+ * Languages: every language of the server's i18n.json (a --web-dir's
+ * merged in), listed in data-langs; data-i18n holds English and the first
+ * render's language, the server's pick (?lang=, Accept-Language, else the
+ * queue's page.lang); the select #lang-select switches (fetching
+ * /static/i18n.json for another language), and the choice is kept. Arabic turns the whole
  * page right to left (dir="rtl"). Numbers and times are written by Intl in
  * the language's locale.
  *
@@ -51,7 +52,7 @@
  * data-brand name the tab.
  *
  * Preview (data-preview="1", GET /q/{queue}?preview=STATE): the state as
- * rendered, with its sample numbers; the script asks the server nothing and
+ * rendered, with its sample numbers; the script asks the API nothing and
  * goes nowhere.
  *
  * A background tab: the document title carries the position (or the
@@ -69,6 +70,12 @@
   var queue = d.queue;
   var dict = {};
   try { dict = JSON.parse(d.i18n || '{}'); } catch (e) { dict = {}; }
+  var langs = (d.langs || '').split(' ').filter(Boolean);
+  if (!langs.length) { /* a template without data-langs: its select's options */
+    var opts = document.querySelectorAll('#lang-select option');
+    for (var oi = 0; oi < opts.length; oi++) langs.push(opts[oi].value);
+    if (!langs.length) langs = Object.keys(dict);
+  }
   var target = d.targetUrl || '';
   var tokenInQuery = d.tokenInQuery === '1';
   var invite = null;
@@ -106,12 +113,25 @@
     return isNaN(n) ? 0 : n;
   }
 
-  function known(l) { return typeof l === 'string' && l !== '' && Object.prototype.hasOwnProperty.call(dict, l); }
+  /* the languages there are (data-langs); dict holds English and the
+   * first render's until the person switches (then /static/i18n.json) */
+  function known(l) { return typeof l === 'string' && l !== '' && langs.indexOf(l) >= 0; }
+
+  function useLang(l) {
+    lang = l;
+    try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
+    if (dict[l]) { render(); return; }
+    fetch('/static/i18n.json', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (all) {
+      if (all && typeof all === 'object') dict = all;
+      render();
+    }, function () { render(); /* English meanwhile (t() falls back) */ });
+  }
 
   function pickLang() {
     var saved = null;
     try { saved = localStorage.getItem('wr_lang'); } catch (e) { saved = null; }
-    if (known(saved)) return saved;
+    if (known(saved) && dict[saved]) return saved;
+    if (known(saved)) setTimeout(function () { useLang(saved); }, 0);
     return known(d.lang) ? d.lang : 'en';
   }
 
@@ -480,10 +500,7 @@
     sw.hidden = false;
     langSelect.addEventListener('change', function () {
       var l = langSelect.value;
-      if (!known(l)) return;
-      lang = l;
-      try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
-      render();
+      if (known(l)) useLang(l);
     });
   }
   var leaveBtn = document.getElementById('leave');
@@ -559,4 +576,9 @@
   default:
     render();
   }
+
+  /* transitions only from here: the first render (the brand's colours) is
+   * in (reading offsetWidth applies the styles), so nothing fades in */
+  void document.body.offsetWidth;
+  document.body.classList.add('ready');
 })();

@@ -82,6 +82,17 @@ static void test_embedded_only(void **state)
         }
         assert_int_equal(json_object_size(l), json_object_size(en));
     }
+    /* a page's first strings: English and its own language */
+    const char *codes = NULL;
+    const char *ar = wr_webdir_i18n_for(w, "ar", &len, &codes);
+    assert_non_null(strstr(ar, "\"ar\":{"));
+    assert_non_null(strstr(ar, "\"en\":{"));
+    assert_null(strstr(ar, "\"ko\":{"));
+    assert_int_equal(strlen(ar), len);
+    assert_string_equal(codes, "en ko ja zh-Hans zh-Hant es fr de pt it vi th id ar");
+    const char *eng = wr_webdir_i18n_for(w, "en", &len, NULL);
+    assert_null(strstr(eng, "\"ko\":{"));
+    assert_ptr_equal(wr_webdir_i18n_for(w, "xx", &len, NULL), eng); /* unknown: English */
     assert_null(wr_webdir_file(w, "nope.css", &len));
     assert_null(wr_webdir_file(NULL, "nope.css", &len));
     assert_non_null(wr_webdir_file(NULL, "style.css", &len)); /* no webdir: embedded */
