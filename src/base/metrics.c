@@ -285,18 +285,20 @@ void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, d
     s->count++;
 }
 
-void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle)
+/* Removes the series of family `only` (-1: every family) whose labels
+ * contain needle (exact: equal to it). */
+static void remove_series(wr_metrics_t *m, int only, const char *needle, bool exact)
 {
-    if (!m || !needle || !needle[0])
-        return;
     bool removed = false;
     for (int f = 0; f < m->n_families; f++) {
+        if (only >= 0 && f != only)
+            continue;
         family_t *fam = &m->families[f];
         int prev = -1;
         for (int s = fam->head; s >= 0;) {
             series_t *se = &m->series[s];
             int next = se->next;
-            if (strstr(se->labels, needle)) {
+            if (exact ? strcmp(se->labels, needle) == 0 : strstr(se->labels, needle) != NULL) {
                 if (prev >= 0)
                     m->series[prev].next = next;
                 else
@@ -316,6 +318,22 @@ void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle)
     }
     if (removed)
         index_rebuild(m);
+}
+
+void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle)
+{
+    if (!m || !needle || !needle[0])
+        return;
+    remove_series(m, -1, needle, false);
+}
+
+void wr_metrics_remove(wr_metrics_t *m, const char *name, const char *labels)
+{
+    if (!m || !name)
+        return;
+    int f = find_family(m, name);
+    if (f >= 0)
+        remove_series(m, f, labels ? labels : "", true);
 }
 
 double wr_metrics_get(const wr_metrics_t *m, const char *name, const char *labels)

@@ -60,6 +60,11 @@ void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, d
  * (e.g. "queue=\"shop\"") - used when a queue is deleted. */
 void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle);
 
+/* Removes the one series of family name with exactly these labels (NULL =
+ * none), if it exists - a gauge that stops applying (a queue's stock set
+ * back to null). */
+void wr_metrics_remove(wr_metrics_t *m, const char *name, const char *labels);
+
 /* Returns a counter's or gauge's current value, 0 if absent (for tests). */
 double wr_metrics_get(const wr_metrics_t *m, const char *name, const char *labels);
 

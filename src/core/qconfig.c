@@ -608,6 +608,36 @@ static bool render_page(const wr_queue_config_t *c, bool secrets, json_t **out)
     return finish(o, ok, out);
 }
 
+/* notice: a string of at most WR_NOTICE_MAX_CP code points (jansson
+ * hands out valid UTF-8: every byte that is not a continuation byte
+ * starts one), no NUL, or null; "" is no notice (rendered null). */
+static wr_err_t parse_notice(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    if (json_is_null(v)) {
+        c->notice[0] = '\0';
+        return WR_OK;
+    }
+    const char *s = json_string_value(v);
+    size_t len = s ? json_string_length(v) : 0, cps = 0;
+    for (size_t i = 0; s && i < len; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            cps++;
+    if (!s || cps > WR_NOTICE_MAX_CP || len > WR_NOTICE_MAX || memchr(s, '\0', len))
+        return fail(e, "notice", "must be a string of at most %d characters (no NUL), or null",
+                    WR_NOTICE_MAX_CP);
+    memcpy(c->notice, s, len);
+    c->notice[len] = '\0';
+    return WR_OK;
+}
+
+static bool render_notice(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    size_t len = strnlen(c->notice, WR_NOTICE_MAX);
+    *out = len ? json_stringn(c->notice, len) : json_null();
+    return *out != NULL;
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
@@ -688,6 +718,12 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "1764460800000"},
     {"preQueueShuffle", BOOL_FIELD(pre_queue_shuffle), .idef = true, .store = "shuffle",
      .example = "false"},
+    {"closed", BOOL_FIELD(closed), .idef = false, .store = "closed", .example = "true"},
+    /* what is left lives in the store's state (wr:{q}:state stockLeft), not
+     * in the config hash: no store name */
+    {"stock", INT_FIELD(stock, 0, WR_STOCK_MAX), .flags = WR_QF_NULLABLE, .idef = WR_STOCK_NONE,
+     .example = "9007199254740992"},
+    {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
     {"page", CUSTOM_FIELD(page, page),
      .example = "{\"title\":\"Launch day\",\"brand\":\"Shop \\u00e9\",\"logoUrl\":\"/logo.svg\","
                 "\"accentColor\":\"#FFD400\",\"lang\":\"zh-Hant\"}"},
@@ -946,6 +982,7 @@ static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t
     }
     if (!json_object_get(obj, "failOpenPerSecond"))
         c.fail_open_per_second = c.admit_per_second;
+    c.stock_set = src == FROM_API; /* a PUT sets what is left (null: no limit) */
     *out = c;
     return WR_OK;
 }
@@ -984,6 +1021,7 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
         c.admit_per_second != base->admit_per_second &&
         base->fail_open_per_second == base->admit_per_second)
         c.fail_open_per_second = c.admit_per_second;
+    c.stock_set = json_object_get(obj, "stock") != NULL;
     *out = c;
     return WR_OK;
 }

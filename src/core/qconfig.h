@@ -50,6 +50,10 @@ typedef struct {
  * i18n.json keys), NULL-terminated: en ko ja zh-Hans zh-Hant es fr de pt it
  * vi th id ar. */
 extern const char *const wr_page_langs[];
+#define WR_NOTICE_MAX_CP 500                       /* notice: Unicode code points, at most */
+#define WR_NOTICE_MAX    (WR_NOTICE_MAX_CP * 4)    /* notice: bytes (UTF-8), at most */
+#define WR_STOCK_MAX     INT64_C(9007199254740992) /* stock: 2^53 */
+#define WR_STOCK_NONE    (-1)                      /* stock: no limit (JSON null) */
 
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
@@ -108,6 +112,24 @@ typedef struct {
     bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
                                order (default true), else in arrival order */
     wr_page_config_t page;  /* page: the queue page's brand (null = none) */
+    /* The end of a sale (docs/API.md 1.2, "The end of a sale"). */
+    bool closed; /* closed: the sale is over; joins and polls answer "closed", nobody
+                    joins or is admitted, places and live passes are kept */
+    /* stock: how many more people may be let in, 0..WR_STOCK_MAX, or
+     * WR_STOCK_NONE (JSON null, the default: no limit). What is left
+     * changes with every admission and return: the stores keep it (store.h,
+     * wr_queue_stats_t.stock_left), and a config a store answers with
+     * carries the value last set (GET shows what is left now). */
+    int64_t stock;
+    /* Not a field: true when handing this config to a store's config_put
+     * sets what is left to `stock` (a PUT, or a PATCH that names stock);
+     * false keeps the store's count. wr_qconfig_parse sets it,
+     * wr_qconfig_patch sets it when the PATCH names stock,
+     * wr_qconfig_parse_stored clears it. Never rendered. */
+    bool stock_set;
+    /* notice: the operator's message to the line, at most WR_NOTICE_MAX_CP
+     * code points (valid UTF-8, no NUL); "" = none (JSON null). */
+    char notice[WR_NOTICE_MAX + 1];
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

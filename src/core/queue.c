@@ -110,6 +110,18 @@ uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry
     return retry_ms > cap ? (uint32_t)cap : retry_ms;
 }
 
+uint32_t wr_queue_closed_retry_ms(const wr_queue_config_t *cfg, double u)
+{
+    wr_queue_config_t d = {.poll_jitter = 0.1, .idle_timeout_seconds = 120};
+    if (!cfg)
+        cfg = &d;
+    double j = jitter_of(cfg, &u);
+    long long ms = llround(WR_CLOSED_POLL_MS * (1.0 - u * j));
+    if (ms < WR_POLL_MIN_MS)
+        ms = WR_POLL_MIN_MS;
+    return wr_queue_retry_cap_idle_ms(cfg, (uint32_t)ms);
+}
+
 uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
                                     int64_t now_ms, uint32_t slot_ms, double u)
 {
@@ -130,8 +142,11 @@ wr_queue_brake_t wr_queue_degraded_brake(const wr_queue_config_t *cfg, int64_t n
 {
     if (!cfg)
         return WR_BRAKE_NONE;
-    /* `closed` and sold out plug in here, first (a closed sale says so
-     * even before its opening): one line each. */
+    /* first: a closed sale says so even before its opening */
+    if (cfg->closed)
+        return WR_BRAKE_CLOSED;
+    if (cfg->stock == 0)
+        return WR_BRAKE_SOLD_OUT;
     if (cfg->opens_at_ms != WR_OPENS_AT_NONE && now_ms < cfg->opens_at_ms)
         return WR_BRAKE_PREQUEUE;
     if (cfg->paused)

@@ -203,6 +203,18 @@ uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry
  * millisecond. Times in ms (epoch or any one clock).
  */
 #define WR_PREQUEUE_POLL_MS 5000
+
+/*
+ * retryAfterMs of a `closed` answer (the sale is over or sold out,
+ * docs/API.md 1.2): the slow re-check, WR_CLOSED_POLL_MS shortened by up
+ * to pollJitter (so it is never above 60 s: a reopened sale or a restock
+ * reaches everyone within a minute, spread over the jitter), then capped
+ * at half of idleTimeoutSeconds (wr_queue_retry_cap_idle_ms: people who
+ * keep the page open never count as away). u uniform in [0, 1). cfg NULL
+ * reads as the defaults. Returns ms, >= WR_POLL_MIN_MS.
+ */
+#define WR_CLOSED_POLL_MS 60000
+uint32_t wr_queue_closed_retry_ms(const wr_queue_config_t *cfg, double u);
 uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,
                                     int64_t now_ms, uint32_t slot_ms, double u);
 
@@ -253,6 +265,10 @@ int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, do
  * store is unreachable an instance answers joins and polls from its last
  * known config of the queue, and a fail-open pass is handed out only when
  * no brake holds. What the config cfg says at now_ms (epoch ms):
+ *   WR_BRAKE_CLOSED    closed: the `closed` form, reason "closed"
+ *   WR_BRAKE_SOLD_OUT  stock 0 (the known config's stock is what was left at
+ *                      the last tick the instance saw, scheduler.c): the
+ *                      `closed` form, reason "soldOut"
  *   WR_BRAKE_PREQUEUE  opensAt still ahead: the `prequeue` form (computed
  *                      from the known opensAt), for newcomers too
  *   WR_BRAKE_PAUSED    paused: the degraded waiting form (position null)
@@ -264,9 +280,8 @@ typedef enum {
     WR_BRAKE_NONE = 0,
     WR_BRAKE_PREQUEUE = 1,
     WR_BRAKE_PAUSED = 2,
-    /* `closed` and sold out (`stock` 0) come with their config fields: one
-     * value each here (the `closed` form with its reason) and one line each
-     * in wr_queue_degraded_brake. */
+    WR_BRAKE_CLOSED = 3,
+    WR_BRAKE_SOLD_OUT = 4,
 } wr_queue_brake_t;
 
 wr_queue_brake_t wr_queue_degraded_brake(const wr_queue_config_t *cfg, int64_t now_ms);

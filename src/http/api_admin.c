@@ -55,7 +55,7 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     if (obs < 0)
         obs = 0;
     return json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "waiting",
         (json_int_t)st->waiting, "active", (json_int_t)st->active, "admittedTotal",
         (json_int_t)st->admitted_total, "consumedTotal", (json_int_t)st->consumed_total,
         "expiredTotal", (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total,
@@ -68,13 +68,28 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
         "abandonedTotal", (json_int_t)st->abandoned_total, "away", (json_int_t)st->away, "held",
         (json_int_t)st->held, "returnedTotal", (json_int_t)st->returned_total,
         /* sale opening: people waiting for opensAt (not in waiting) */
-        "prequeue", (json_int_t)st->prequeue);
+        "prequeue", (json_int_t)st->prequeue,
+        /* the end of a sale: what is left of the stock, when it sold out */
+        "stockLeft", st->stock_left >= 0 ? json_integer(st->stock_left) : json_null(), "soldOutAt",
+        st->sold_out_at_ms >= 0 ? json_integer(st->sold_out_at_ms) : json_null());
+}
+
+/* The config as GET shows it: stock is what is left now (the stats'). */
+static json_t *config_json(const wr_queue_info_t *info)
+{
+    wr_queue_config_t *cfg = malloc(sizeof *cfg);
+    if (!cfg)
+        return NULL;
+    *cfg = *info->config;
+    cfg->stock = info->stats.stock_left;
+    json_t *j = wr_qconfig_to_public_json(cfg);
+    free(cfg);
+    return j;
 }
 
 static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
 {
-    return json_pack("{s:s,s:o,s:o}", "name", info->name, "config",
-                     wr_qconfig_to_public_json(info->config), "stats",
+    return json_pack("{s:s,s:o,s:o}", "name", info->name, "config", config_json(info), "stats",
                      stats_json(a, info->name, &info->stats));
 }
 
@@ -251,6 +266,7 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
         p->old = *info->config;
+        p->old.stock = info->stats.stock_left; /* what is left now: a PATCH keeps it */
         p->has_old = true;
     } else if (!(err == WR_ENOTFOUND && c->route == WR_ROUTE_ADMIN_PUT)) {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);

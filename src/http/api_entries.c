@@ -244,14 +244,41 @@ static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t
 
 /* ---------- join / status / leave ---------- */
 
+/* Appends `,"notice":"..."` (the operator's notice, JSON-escaped by
+ * jansson) to the JSON object of n bytes in buf (cap bytes), before its
+ * closing brace. Returns the new length, or -1 when it does not fit. */
+static int add_notice(char *buf, int n, size_t cap, const char *notice)
+{
+    if (n < 2 || (size_t)n >= cap || buf[n - 1] != '}')
+        return -1;
+    json_t *s = json_string(notice);
+    if (!s)
+        return -1;
+    int at = n - 1 + (int)(sizeof(",\"notice\":") - 1);
+    if ((size_t)at + 2 >= cap) {
+        json_decref(s);
+        return -1;
+    }
+    size_t room = cap - (size_t)at - 2; /* the closing brace and NUL */
+    memcpy(buf + n - 1, ",\"notice\":", sizeof(",\"notice\":") - 1);
+    size_t w = json_dumpb(s, buf + at, room, JSON_ENCODE_ANY);
+    json_decref(s);
+    if (w == 0 || w > room)
+        return -1;
+    buf[at + (int)w] = '}';
+    buf[at + (int)w + 1] = '\0';
+    return at + (int)w + 1;
+}
+
 /* The view v (err: its signing error) as JSON (docs/API.md): one
- * snprintf, no JSON library. */
+ * snprintf, no JSON library (but for the notice's escaping). */
 static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_t err)
 {
     wr_api_t *a = c->api;
     const wr_api__entry_view_t v = *v_;
-    char buf[WR_TOKEN_MAX + 256];
-    int n = 0;
+    /* a notice of 500 code points escapes to at most 6 bytes each */
+    char buf[WR_TOKEN_MAX + 256 + 6 * WR_NOTICE_MAX_CP + 16];
+    int n = 0, retry_s = 0;
     switch (v.state) {
     case WR_ENTRY_WAITING: {
         /* No config to draw from: the default slowest band. */
@@ -265,18 +292,29 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
                          retry);
             break;
         }
-        char etas[24];
+        char etas[24], stock[40] = "";
         if (v.eta_seconds < 0)
             snprintf(etas, sizeof(etas), "null");
         else
             snprintf(etas, sizeof(etas), "%lld", (long long)v.eta_seconds);
+        if (v.stock_left >= 0) /* while a stock is set: what is left now */
+            snprintf(stock, sizeof(stock), ",\"stockLeft\":%lld", (long long)v.stock_left);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s}",
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s}",
                      (unsigned long long)v.position, (unsigned long long)v.ahead,
-                     (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "");
+                     (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "",
+                     stock);
         break;
     }
+    case WR_ENTRY_CLOSED:
+        /* the sale is over or sold out: a slow re-check (Retry-After too) */
+        pace_note(a, c->queue, c->user, v.retry_after_ms);
+        n = snprintf(buf, sizeof(buf),
+                     "{\"status\":\"closed\",\"reason\":\"%s\",\"retryAfterMs\":%u}",
+                     v.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed", v.retry_after_ms);
+        retry_s = (int)((v.retry_after_ms + 999) / 1000);
+        break;
     case WR_ENTRY_PREQUEUE:
         pace_note(a, c->queue, c->user, v.retry_after_ms);
         n = snprintf(buf, sizeof(buf),
@@ -300,11 +338,14 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
         n = snprintf(buf, sizeof(buf), "{\"status\":\"passthrough\"}");
         break;
     }
+    if (n > 0 && (size_t)n < sizeof(buf) && v.notice && v.notice[0] &&
+        v.state != WR_ENTRY_PASSTHROUGH)
+        n = add_notice(buf, n, sizeof(buf), v.notice);
     if (n < 0 || (size_t)n >= sizeof(buf)) {
         wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;
     }
-    wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, 0);
+    wr_api__reply_json(a, c->req, c->route, 200, buf, (size_t)n, retry_s);
 }
 
 /* The entry as JSON. */
@@ -674,6 +715,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     }
     if (have) {
         v.target_url = ev.target_url;
+        v.notice = ev.notice; /* every state; borrowed from the config */
         /* degraded mode: no entry, the config this instance holds */
         const wr_queue_config_t *cfg =
             e ? e->config
@@ -708,8 +750,19 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.waiting = ev.waiting;
             v.eta_seconds = ev.eta_seconds;
             v.retry_after_ms = ev.retry_after_ms;
+            v.held = ev.held;                 /* "your place was kept" */
+            v.has_stock = ev.stock_left >= 0; /* the odds */
+            v.stock_left = ev.stock_left >= 0 ? (uint64_t)ev.stock_left : 0;
             if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
                 pace_note(a, c->queue, c->user, ev.retry_after_ms);
+            break;
+        case WR_ENTRY_CLOSED:
+            /* the sale is over or sold out: the page says so and re-checks
+             * slowly (the queue page's own rendering of it: page.c) */
+            v.state = "closed";
+            v.reason = ev.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed";
+            v.retry_after_ms = ev.retry_after_ms;
+            pace_note(a, c->queue, c->user, ev.retry_after_ms);
             break;
         case WR_ENTRY_ADMITTED:
             v.state = "admitted";

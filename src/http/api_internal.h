@@ -360,6 +360,13 @@ typedef struct {
     /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
      * countdown poll (wr_queue_prequeue_retry_ms) */
     int64_t opens_at_ms;
+    /* The end of a sale (docs/API.md 1.2): CLOSED's reason (retry_after_ms
+     * the slow re-check, wr_queue_closed_retry_ms); WAITING's stockLeft
+     * (-1: no stock, left out); the operator's notice on every answer
+     * (borrowed from the config, "" or NULL = none). */
+    wr_close_reason_t closed_reason;
+    int64_t stock_left;
+    const char *notice;
 } wr_api__entry_view_t;
 
 /*

@@ -36,6 +36,7 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
     v->eta_seconds = -1;
     v->target_url = "";
     v->preview = true;
+    v->notice = cfg->notice; /* the queue's notice, as every state shows it */
     if (strcmp(s, "waiting") == 0 || strcmp(s, "held") == 0) {
         bool held = strcmp(s, "held") == 0;
         v->state = "waiting";
@@ -43,6 +44,11 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
         v->waiting = 5678;
         v->eta_seconds = held ? 1 : 420;
         v->retry_after_ms = 5000;
+        v->held = held;
+        if (cfg->stock != WR_STOCK_NONE) { /* the odds line, as a stock shows it */
+            v->has_stock = true;
+            v->stock_left = 300;
+        }
     } else if (strcmp(s, "prequeue") == 0) {
         v->state = "prequeue";
         v->opens_at_ms = wr_clock_wall_us() / 1000 + 2 * 3600 * 1000 + 15 * 60 * 1000;

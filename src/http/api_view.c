@@ -18,8 +18,9 @@
  * per-instance budget lasts (wr_scheduler_take_fail_open), "open" always;
  * the others are told to wait, with no position ("degraded": true). The
  * brakes of the known config come first (1.2 "Clarifications",
- * wr_queue_degraded_brake): an opensAt still ahead answers the pre-queue
- * form, `paused` the degraded waiting form, and neither takes budget.
+ * wr_queue_degraded_brake): `closed` or a known stock of 0 answers the
+ * `closed` form with its reason, an opensAt still ahead the pre-queue
+ * form, `paused` the degraded waiting form, and none takes budget.
  */
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,17 @@ static void prequeue_view(wr_api__ctx_t *c, const wr_queue_config_t *cfg, wr_api
     v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
 }
 
+/* The CLOSED view (the sale is over, or sold out) of c's user under cfg
+ * (NULL: no config): the slow re-check. The store's answer and degraded
+ * mode's (the known config closed or with stock 0) alike. */
+static void closed_view(wr_api__ctx_t *c, const wr_queue_config_t *cfg, wr_close_reason_t why,
+                        wr_api__entry_view_t *v)
+{
+    v->state = WR_ENTRY_CLOSED;
+    v->closed_reason = why == WR_CLOSE_SOLD_OUT ? WR_CLOSE_SOLD_OUT : WR_CLOSE_CLOSED;
+    v->retry_after_ms = wr_queue_closed_retry_ms(cfg, wr_rng_unit(&c->api->rng));
+}
+
 /*
  * Fills v from e for c's queue and user: notes the queue's config with the
  * scheduler, draws the jittered retry of a waiting entry, signs the token
@@ -84,6 +96,9 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->target_url = cfg ? cfg->target_url : "";
     v->degraded = v->fail_open = v->held = false;
     v->opens_at_ms = -1;
+    v->closed_reason = WR_CLOSE_NONE;
+    v->stock_left = e->stock_left;
+    v->notice = cfg ? cfg->notice : NULL;
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
     wr_scheduler_queue_t *sq = cfg ? wr_scheduler_hold(a->sched, &c->sq, c->queue, cfg) : NULL;
@@ -106,6 +121,9 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
             /* following it never makes a person idle */
             v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms);
         }
+        return WR_OK;
+    case WR_ENTRY_CLOSED:
+        closed_view(c, cfg, e->closed_reason, v);
         return WR_OK;
     case WR_ENTRY_ADMITTED: {
         v->state = WR_ENTRY_ADMITTED;
@@ -146,6 +164,8 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     memset(v, 0, sizeof(*v));
     v->eta_seconds = -1;
     v->target_url = cfg->target_url;
+    v->stock_left = -1; /* not known without the store */
+    v->notice = cfg->notice;
     if (!cfg->enabled) {
         v->state = WR_ENTRY_PASSTHROUGH;
         return true;
@@ -156,6 +176,10 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     wr_queue_brake_t brake = wr_queue_degraded_brake(cfg, wr_clock_wall_us() / 1000);
     if (brake == WR_BRAKE_PREQUEUE) {
         prequeue_view(c, cfg, v);
+        return true;
+    }
+    if (brake == WR_BRAKE_CLOSED || brake == WR_BRAKE_SOLD_OUT) {
+        closed_view(c, cfg, brake == WR_BRAKE_SOLD_OUT ? WR_CLOSE_SOLD_OUT : WR_CLOSE_CLOSED, v);
         return true;
     }
     bool pass =

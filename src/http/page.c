@@ -10,6 +10,11 @@
  * unescaped. The names are:
  *   queue, lang, state, position, ahead, waiting, eta, eta_text, retry_ms,
  *   refresh, target_url, token_in_query, reason, status_text, heading, updated,
+ *   position_text, ahead_text, waiting_text (the numbers grouped by
+ *   thousands, "5,200", as both languages write them), held ("1" or "0"),
+ *   stock_left (stockLeft, "" without a stock), odds ("About 300 left; you
+ *   are number 5,200.", "" without a stock), notice (the operator's notice,
+ *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
  *   now_ms (the server's clock at render, epoch ms: the script's countdown
  *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
  *   epoch ms, "" otherwise), opens_at_iso and opens_at_utc (the same in
@@ -63,6 +68,9 @@
 #define LANG_ENTRIES_MAX 64           /* Accept-Language entries looked at */
 /* "0; url=" + a targetUrl (at most 2048 bytes) + "&wr_token=" + a token */
 #define REFRESH_MAX 3200
+/* closed / sold out (1.2): the page asks again at most this far apart, so a
+ * reopened sale or a restock reaches the people who kept it open */
+#define WR_PAGE_RECHECK_MS 60000u
 
 /* ---------- output: counting pass (buf == NULL) and writing pass ---------- */
 
@@ -290,6 +298,21 @@ static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang
     }
 }
 
+/* n in decimal with a comma between groups of three digits ("5,200"), as
+ * en-US and ko-KR write numbers (queue.js's toLocaleString). */
+static void group_digits(char *out, size_t cap, uint64_t n)
+{
+    char raw[24];
+    int len = snprintf(raw, sizeof(raw), "%" PRIu64, n);
+    size_t o = 0;
+    for (int i = 0; i < len && o + 1 < cap; i++) {
+        if (i > 0 && (len - i) % 3 == 0 && o + 2 < cap)
+            out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    out[o] = 0;
+}
+
 /* The wall clock, ms since the epoch. */
 static int64_t wall_ms(void)
 {
@@ -413,7 +436,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {"waiting",  "prequeue",    "admitted", "passthrough",
                                          "full",     "unavailable", "notfound", "invite",
-                                         "degraded", "error",       NULL};
+                                         "degraded", "error",       "closed",   NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -424,6 +447,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     bool waiting = strcmp(state, "waiting") == 0;
     bool prequeue = strcmp(state, "prequeue") == 0;
     bool error = strcmp(state, "error") == 0;
+    bool closed = strcmp(state, "closed") == 0;
+    bool sold_out = closed && v->reason && strcmp(v->reason, "soldOut") == 0;
+    bool held = waiting && v->held;
     const char *target = v->target_url ? v->target_url : "";
 
     size_t raw_len = 0;
@@ -444,7 +470,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     /* Next poll: the server's value; full / unavailable retry after the
      * Retry-After the api sends with them (5 s, 2 s). */
     uint32_t retry = v->retry_after_ms;
-    if (retry == 0 && !error) /* an error without Retry-After is not retried */
+    if (closed) /* the slow re-check: the server's, at most 60 s */
+        retry = retry == 0 || retry > WR_PAGE_RECHECK_MS ? WR_PAGE_RECHECK_MS : retry;
+    else if (retry == 0 && !error) /* an error without Retry-After is not retried */
         retry = strcmp(state, "full") == 0 ? 5000 : 2000;
     uint64_t position = waiting ? v->position : 0;
     uint64_t ahead = position > 0 ? position - 1 : 0;
@@ -471,6 +499,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     else if (waiting || prequeue || strcmp(state, "full") == 0 ||
              strcmp(state, "unavailable") == 0 ||
              strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
+             closed ||                         /* the slow re-check: a reopening or a restock */
              (error && retry > 0))
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
@@ -501,16 +530,40 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         }
         countdown_text(countdown, sizeof(countdown), i18n, lang, v->opens_at_ms - now_ms);
     }
-    static const char *const names[] = {"position", "ahead", "s", "time", "code"};
-    const char *vals[] = {s_pos, s_ahead, s_retry_s, opens_utc, v->error ? v->error : ""};
+    /* the numbers people read, grouped ("5,200") */
+    char g_pos[32], g_ahead[32], g_waiting[32], g_stock[32] = "", s_stock[24] = "";
+    group_digits(g_pos, sizeof(g_pos), position);
+    group_digits(g_ahead, sizeof(g_ahead), ahead);
+    group_digits(g_waiting, sizeof(g_waiting), waiting ? v->waiting : 0);
+    if (waiting && v->has_stock) {
+        group_digits(g_stock, sizeof(g_stock), v->stock_left);
+        snprintf(s_stock, sizeof(s_stock), "%" PRIu64, v->stock_left);
+    }
+    static const char *const names[] = {"position", "ahead", "s", "time", "code", "stock"};
+    const char *vals[] = {g_pos, g_ahead, s_retry_s, opens_utc, v->error ? v->error : "", g_stock};
+    char odds[TEXT_MAX] = "";
+    if (waiting && v->has_stock)
+        fill(odds, sizeof(odds), tr(i18n, lang, v->stock_left > 0 ? "odds" : "odds_none"), names,
+             vals, 6);
     char key[32];
-    if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
+    if (held)
+        snprintf(key, sizeof(key), "status_held");
+    else if (closed)
+        snprintf(key, sizeof(key), "%s", sold_out ? "status_soldout" : "status_closed");
+    else if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
         snprintf(key, sizeof(key), "status_%s%s", state, target_ok(target) ? "" : "_here");
     else if (strcmp(state, "invite") == 0)
         snprintf(key, sizeof(key), "%s", invite_key(v->reason));
     else
         snprintf(key, sizeof(key), "status_%s", state);
-    fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 5);
+    fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 6);
+    const char *heading = tr(i18n, lang,
+                             held       ? "heading_held"
+                             : waiting  ? "heading"
+                             : prequeue ? "heading_prequeue"
+                             : closed   ? (sold_out ? "heading_soldout" : "heading_closed")
+                                        : "title");
+    const char *notice = v->notice ? v->notice : "";
 
     char updated[32] = "";
     time_t now = time(NULL);
@@ -560,10 +613,15 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"reason", v->reason ? v->reason : ""},
         {"error", v->error ? v->error : ""},
         {"status_text", status},
-        {"heading", tr(i18n, lang,
-                       waiting    ? "heading"
-                       : prequeue ? "heading_prequeue"
-                                  : "title")},
+        {"heading", heading},
+        {"position_text", g_pos},
+        {"ahead_text", g_ahead},
+        {"waiting_text", g_waiting},
+        {"held", held ? "1" : "0"},
+        {"stock_left", s_stock},
+        {"odds", odds},
+        {"notice", notice},
+        {"has_notice", notice[0] ? "1" : "0"},
         {"updated", updated},
         {"now_ms", s_now},
         {"opens_at", s_opens},

@@ -22,11 +22,13 @@ typedef struct {
                                      ones); NULL = the embedded ones */
     const wr_page_config_t *page; /* the queue's brand (config page), or NULL */
     bool preview;                 /* GET /q/{queue}?preview=STATE: sample numbers,
-                                     the script asks nothing of the server */
+                                     the script asks the API nothing */
     const char *state;            /* "waiting", "prequeue" (before the queue's
                                      opensAt), "admitted", "passthrough", "full",
                                      "unavailable", "notfound", "invite" (refused:
-                                     no valid invite), "degraded" (the store is
+                                     no valid invite), "closed" (1.2: the sale
+                                     has ended or sold out, by reason; asks
+                                     again slowly), "degraded" (the store is
                                      unreachable: no position; keeps asking) or
                                      "error" (any other error on the route: the
                                      code is shown; asks again only after a
@@ -34,7 +36,9 @@ typedef struct {
     uint64_t position;            /* waiting: 1-based */
     uint64_t waiting;             /* waiting: people in line */
     int64_t eta_seconds;          /* waiting: -1 = unknown (paused) */
-    uint32_t retry_after_ms;      /* waiting, prequeue, degraded: next poll, ms */
+    uint32_t retry_after_ms;      /* waiting, prequeue, degraded: next poll, ms;
+                                     closed: the slow re-check, ms (0 = 60 s;
+                                     never more than 60 s) */
     int64_t opens_at_ms;          /* prequeue: the opening (opensAt), ms since the
                                      epoch; shown in UTC without JavaScript, in the
                                      person's local time with it */
@@ -44,7 +48,14 @@ typedef struct {
                                      absolute target_url (another origin) */
     const char *token;            /* admitted: the entry token, else NULL; used
                                      only for the no-script redirect with tokenInQuery */
-    const char *reason;           /* invite: the refusal's reason ("expired"...), else NULL */
+    const char *reason;           /* invite: the refusal's reason ("expired"...);
+                                     closed: "closed" or "soldOut"; else NULL */
+    bool held;                    /* waiting: held (turn came while away, 1.2):
+                                     "your place was kept", position 1 */
+    bool has_stock;               /* waiting: the queue has a stock (1.2) ... */
+    uint64_t stock_left;          /* ... and this is what is left (stockLeft) */
+    const char *notice;           /* the operator's notice (1.2), shown as text;
+                                     NULL or "" = none */
     const char *error;            /* an error answer: the JSON error code
                                      ("INVALID_QUEUE_NAME"...), in data-error and, in
                                      state "error", in the text; else NULL */

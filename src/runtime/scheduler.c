@@ -209,6 +209,10 @@ static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
     wr_metrics_set(m, "waitroom_queue_away", l, (double)st->away);
     wr_metrics_set(m, "waitroom_queue_held", l, (double)st->held);
     wr_metrics_set(m, "waitroom_queue_returned_total", l, (double)st->returned_total);
+    if (st->stock_left >= 0) /* only for queues with a stock */
+        wr_metrics_set(m, "waitroom_queue_stock_left", l, (double)st->stock_left);
+    else
+        wr_metrics_remove(m, "waitroom_queue_stock_left", l);
 rates:;
     double r = wr_rate_window_rate(&e->rate);
     double v[4] = {r < 0 ? 0 : r, e->cfg.admit_per_second, e->cfg.paused ? 1 : 0,
@@ -341,6 +345,9 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         e->cfg = *res->config;
         e->has_cfg = true;
     }
+    /* the known config's stock is what was left at the last tick (degraded
+     * mode's sold-out brake, wr_queue_degraded_brake) */
+    e->cfg.stock = res->stats.stock_left;
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
     /* a wake while the call was in flight: its answer may predate the join */
     set_quiet(e, wr_store_admit_quiet(res) && !e->woke);
@@ -448,7 +455,10 @@ void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queu
 {
     entry_t *e = cfg ? find(s, queue) : NULL;
     if (e) {
+        int64_t left = e->cfg.stock;
         e->cfg = *cfg;
+        if (!cfg->stock_set && e->has_cfg)
+            e->cfg.stock = left; /* what is left, as the last tick said */
         e->has_cfg = true;
         wake(e);
     } else {
@@ -685,6 +695,9 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_returned_total", WR_METRIC_COUNTER,
                             "Held people admitted on their return; store-wide (the same on every "
                             "instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_stock_left", WR_METRIC_GAUGE,
+                            "What is left of the queue's stock (people who may still be let in); "
+                            "only for queues with a stock; store-wide.");
         wr_metrics_describe(s->metrics, "waitroom_queue_prequeue", WR_METRIC_GAUGE,
                             "People waiting for the sale opening (opensAt); store-wide.");
         wr_metrics_describe(s->metrics, "waitroom_opening_step_max_seconds", WR_METRIC_GAUGE,

@@ -44,7 +44,16 @@ typedef enum {
     WR_ENTRY_ADMITTED = 2,    /* holds a live token */
     WR_ENTRY_PASSTHROUGH = 3, /* queue disabled: go straight on */
     WR_ENTRY_PREQUEUE = 4,    /* waiting for the opening (config opensAt, still ahead) */
+    WR_ENTRY_CLOSED = 5,      /* the sale is over or sold out (closed_reason): nobody
+                                 joins or is admitted; people in line keep their place */
 } wr_entry_state_t;
+
+/* Why an entry is WR_ENTRY_CLOSED (docs/API.md 1.2, "The end of a sale"). */
+typedef enum {
+    WR_CLOSE_NONE = 0,
+    WR_CLOSE_CLOSED = 1,   /* config closed: "reason":"closed" */
+    WR_CLOSE_SOLD_OUT = 2, /* stock 0 and no unconsumed pass live: "reason":"soldOut" */
+} wr_close_reason_t;
 
 /* A queue's counters and gauges, cluster-wide (all instances). */
 typedef struct {
@@ -70,6 +79,10 @@ typedef struct {
     /* Sale opening: */
     uint64_t prequeue; /* people waiting for the opening (not in waiting); once the
                           opening has begun, those not yet moved count in waiting */
+    /* The end of a sale (config stock): */
+    int64_t stock_left;     /* what is left now, or -1 (WR_STOCK_NONE) without a stock */
+    int64_t sold_out_at_ms; /* epoch ms (store clock) the queue became sold out, or -1
+                               while it is not */
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -89,6 +102,8 @@ typedef struct {
      * position is 1, waiting the line's count; admitted at the next tick
      * that admits anyone. */
     bool held;
+    wr_close_reason_t closed_reason; /* CLOSED: why */
+    int64_t stock_left;              /* what is left now (any state), or -1 without a stock */
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
 } wr_entry_t;
 
@@ -387,8 +402,16 @@ static inline bool wr_store_valid_jti(const char *jti)
  */
 static inline bool wr_store_admit_quiet(const wr_admit_t *res)
 {
-    return res && res->stats.waiting == 0 && res->stats.prequeue == 0 && res->stats.active == 0 &&
-           res->stats.sessions == 0 && res->stats.held == 0 && res->opening_left == 0;
+    if (!res || res->stats.active != 0 || res->stats.sessions != 0 || res->opening_left != 0)
+        return false;
+    /* The end of a sale: a closed or sold-out queue admits nobody and
+     * accrues no budget, and with nothing live nothing can expire or come
+     * back, so its line (kept as it is) is no work for the ticks until a
+     * PATCH of closed or stock wakes it (wr_scheduler_set_config) or a
+     * request of it does. */
+    if (res->config && (res->config->closed || res->stats.stock_left == 0))
+        return true;
+    return res->stats.waiting == 0 && res->stats.prequeue == 0 && res->stats.held == 0;
 }
 
 /* A proposed token secret: 1..WR_SECRET_MAX bytes. */

@@ -131,7 +131,8 @@ export function watchPage(page, problems) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/* Polls fn() every 50 ms until it returns a truthy value; throws after ms. */
+/* Polls fn() every 50 ms until it returns a truthy value; throws after ms,
+ * naming what (a string, or a function giving it then). */
 export async function waitFor(fn, ms, what) {
   const deadline = Date.now() + ms;
   let last;
@@ -142,7 +143,8 @@ export async function waitFor(fn, ms, what) {
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'function' ? what() : what} (last: ${last})`);
     await sleep(50);
   }
 }

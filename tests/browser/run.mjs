@@ -657,7 +657,10 @@ test('background tab: the title carries the position and the turn; an admission 
   assert.equal(notes[0].title, 'It is your turn');
   assert.equal(notes[0].tag, 'wr-' + q);
 
-  /* permission not asked yet: the button asks for it */
+  /* permission not asked yet: the button asks for it (in a paused line, so
+   * that an admission cannot hide the button before the click) */
+  const q2 = 'bg2-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q2, { admitPerSecond: 5, paused: true });
   const ctx2 = await newContext();
   await ctx2.addInitScript(() => {
     let perm = 'default';
@@ -667,7 +670,7 @@ test('background tab: the title carries the position and the turn; an admission 
     };
   });
   const p2 = await ctx2.newPage();
-  await p2.goto(`${wr.base}/q/${q}`);
+  await p2.goto(`${wr.base}/q/${q2}`);
   await waitFor(async () => !(await p2.locator('#notify').isHidden()), 10000, 'the notify button');
   assert.equal(await text(p2, '#notify'), 'Notify me when it is my turn');
   await p2.click('#notify');
@@ -675,6 +678,246 @@ test('background tab: the title carries the position and the turn; an admission 
   assert.equal(await p2.locator('#notify').isHidden(), true);
   await ctx.close();
   await ctx2.close();
+});
+
+/* ---------- the sale's edges (1.2) ---------- */
+
+const state = (page) => page.evaluate(() => document.body.dataset.state);
+
+test('held: back after the turn came while away, "your place was kept" (English, then Korean), then in', async () => {
+  const q = 'held-' + crypto.randomBytes(3).toString('hex');
+  /* away after 1 s of silence (the page asks every <= 0.5 s while it can) */
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, idleTimeoutSeconds: 1 });
+  const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(page, '#position'), '1');
+  assert.equal(await page.getAttribute('body', 'data-held'), '0');
+  /* the phone sleeps: its next poll hangs at a gate, nothing reaches the server */
+  let open;
+  const gate = new Promise((r) => { open = r; });
+  await page.route(`**/v1/queues/${q}/entries/me`, async (route) => { await gate; await route.continue(); });
+  await waitFor(async () => (await api.stats(q)).away === 1, 10000, 'the person to count as away');
+  /* the turn comes while away: passed over and held, never admitted */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await api.stats(q)).held === 1, 10000, 'the person to be held');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: true })).status, 200);
+  const st = await api.stats(q);
+  assert.equal(st.admittedTotal, 0, 'nobody away is admitted');
+  /* the phone wakes: the held answer */
+  const held = page.waitForResponse((r) => r.url().endsWith(`/v1/queues/${q}/entries/me`) && r.status() === 200);
+  open();
+  assert.equal((await (await held).json()).held, true);
+  await page.unroute(`**/v1/queues/${q}/entries/me`);
+  await waitFor(async () => (await page.getAttribute('body', 'data-held')) === '1', 5000, 'the held view');
+  assert.equal(await text(page, '#heading'), 'Welcome back');
+  assert.equal(await text(page, '#status'), 'You stepped away, and your place was kept. You go in at the next admission.');
+  assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
+  assert.equal(await text(page, '#position'), '1');
+  await shot(page, 'queue-held-en');
+  await page.click('[data-lang-switch="ko"]');
+  assert.equal(await text(page, '#heading'), '다시 오셨네요');
+  assert.equal(await text(page, '#status'), '잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다. 다음 입장 때 들어가십니다.');
+  /* the server renders it too (a reload is a return as well) */
+  await page.reload();
+  assert.equal(await page.getAttribute('body', 'data-held'), '1');
+  assert.equal(await text(page, '#heading'), '다시 오셨네요');
+  /* admission resumes: the held person goes in first */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await state(page)) === 'admitted', 10000, 'admitted after the return');
+  assert.equal(await page.getAttribute('body', 'data-held'), '0');
+  assert.equal((await api.stats(q)).returnedTotal, 1);
+  await ctx.close();
+});
+
+/* Tells the page its tab came back to the front (browsers send
+ * visibilitychange; the page asks at once). */
+const backToFront = (page) => page.evaluate(() => {
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+  document.dispatchEvent(new Event('visibilitychange'));
+});
+
+test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a reopening picked up by the slow re-check (English and Korean)', async () => {
+  const q = 'end-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, stock: 12000 });
+  await api.joinNew(q);
+  await api.joinNew(q);
+  /* the page's clock is Playwright's: time flows, and fastForward() jumps
+   * it as a phone left alone would, firing the page's due timers once */
+  const en = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en-US,en;q=0.9' } });
+  await en.clock.install();
+  const pe = await en.newPage();
+  const ko = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko-KR,ko;q=0.9' } });
+  const pk = await ko.newPage();
+  const koLog = []; /* the Korean page's answers, told when a wait fails */
+  pk.on('response', (r) => {
+    if (r.url().includes(`/v1/queues/${q}/entries`))
+      r.text().then((b) => koLog.push(`${Date.now() % 100000} ${r.request().method()} ${r.status()} ${b}`), () => {});
+  });
+  await pe.goto(`${wr.base}/q/${q}`);
+  await pk.goto(`${wr.base}/q/${q}`);
+
+  /* the odds, numbers as each language writes them */
+  assert.equal(await text(pe, '#odds'), 'About 12,000 left; you are number 3.');
+  assert.equal(await text(pk, '#odds'), '남은 수량 약 12,000개, 내 순서는 4번째입니다.');
+  assert.equal(await pe.locator('.notice-box').isHidden(), true, 'no notice box without a notice');
+
+  /* a notice that tries to be HTML stays text */
+  const hostile = '<img src=x onerror="window.__pwned=1">Sizes S-M</p><script>window.__pwned=2</script> & "more" soon';
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { notice: hostile })).status, 200);
+  for (const p of [pe, pk]) {
+    await waitFor(async () => (await text(p, '#notice')) === hostile, 8000, 'the notice on the page');
+    assert.equal(await p.locator('#notice *').count(), 0, 'no element made from the notice');
+    assert.equal(await p.evaluate(() => window.__pwned), undefined);
+    assert.equal(await p.locator('.notice-box').isVisible(), true);
+    assert.equal(await p.getAttribute('#notice', 'aria-live'), 'polite');
+  }
+  assert.equal(await text(pe, '#notice-label'), 'Message from the shop');
+  assert.equal(await text(pk, '#notice-label'), '판매처 안내');
+  /* rendered by the server too, for people without JavaScript */
+  const nojs = await newContext({ javaScriptEnabled: false });
+  const np = await nojs.newPage();
+  await np.goto(`${wr.base}/q/${q}`);
+  assert.equal(await text(np, '#notice'), hostile);
+  assert.equal(await np.locator('#notice *').count(), 0);
+  assert.equal(await text(np, '#odds'), 'About 12,000 left; you are number 5.');
+  await shot(pe, 'queue-odds-notice-en');
+
+  /* sold out: nothing left and no pass live */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { stock: 0 })).status, 200);
+  await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'sold out on both pages');
+  assert.equal(await pe.getAttribute('body', 'data-reason'), 'soldOut');
+  assert.equal(await text(pe, '#heading'), 'Sold out');
+  assert.equal(await text(pe, '#status'), 'Sold out. If more becomes available, this page moves on by itself.');
+  assert.equal(await text(pk, '#heading'), '매진되었습니다');
+  assert.equal(await text(pk, '#status'), '매진되었습니다. 수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
+  assert.equal(await text(pe, '#notice'), hostile, 'the notice stays with the sold-out view');
+  assert.match(await pe.title(), /^Sold out - Waiting room - /);
+  await np.reload();
+  assert.equal(await state(np), 'closed');
+  assert.equal(await text(np, '#heading'), 'Sold out');
+  const refresh = Number(await np.locator('meta[http-equiv="refresh"]').getAttribute('content'));
+  assert.ok(refresh >= 1 && refresh <= 60, 'no-JS re-check within 60 s: ' + refresh);
+  await shot(pk, 'queue-soldout-ko');
+  /* only the slow re-check now: nothing asked for a while */
+  const asked = [];
+  pe.on('request', (r) => { if (r.url().includes(`/v1/queues/${q}/entries`)) asked.push(Date.now()); });
+  const retry = Number(await pe.getAttribute('#app', 'data-retry-ms')); /* the first render's */
+  await sleep(1500);
+  assert.equal(asked.length, 0, 'no request within 1.5 s of sold out');
+
+  /* a restock while paused: the open pages find the line again at their
+   * next check (jumped to, at most 60 s on) */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { stock: 5000 })).status, 200);
+  await pe.clock.fastForward(60000);
+  await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the restock picked up by the re-check');
+  assert.equal(await text(pe, '#odds'), 'About 5,000 left; you are number 3.', 'the same place after the restock');
+  await backToFront(pk); /* a tab back in front asks at once */
+  await waitFor(async () => (await state(pk)) === 'waiting', 8000,
+    () => 'the restock picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
+  assert.equal(await text(pk, '#position'), '4');
+
+  /* the sale ends, then reopens without the notice */
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: true })).status, 200);
+  await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'closed on both pages');
+  assert.equal(await pe.getAttribute('body', 'data-reason'), 'closed');
+  assert.equal(await text(pe, '#heading'), 'The sale has ended');
+  assert.equal(await text(pe, '#status'), 'The sale has ended. If it reopens, this page moves on by itself.');
+  assert.equal(await text(pk, '#heading'), '판매가 종료되었습니다');
+  assert.equal(await text(pk, '#status'), '판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
+  await shot(pe, 'queue-closed-en');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: false, notice: null })).status, 200);
+  await pe.clock.fastForward(60000);
+  await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the reopening picked up by the re-check');
+  assert.equal(await text(pe, '#position'), '3');
+  assert.equal(await pe.locator('.notice-box').isHidden(), true, 'the notice cleared');
+  await backToFront(pk);
+  await waitFor(async () => (await state(pk)) === 'waiting', 8000,
+    () => 'the reopening picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
+  await en.close();
+  await ko.close();
+  await nojs.close();
+  return `first sold-out render asked again after ${retry} ms`;
+});
+
+test('dashboard: stock, sold-out time, away and held; close/reopen, stock and notice controls, each confirmed; the server\'s error shown', async () => {
+  const q = 'dsale-' + crypto.randomBytes(3).toString('hex');
+  /* two people who never ask again: away after 1 s, held when the paused
+   * line resumes (their turn came while away) */
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, stock: 3, idleTimeoutSeconds: 1 });
+  for (let i = 0; i < 2; i++) await api.joinNew(q);
+  await waitFor(async () => (await api.stats(q)).away === 2, 10000, 'two people away');
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(async () => (await api.stats(q)).held === 2, 10000, 'two people held');
+  const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  const dialogs = [];
+  let answer = true;
+  page.on('dialog', (d) => { dialogs.push(d.message()); if (answer) d.accept(); else d.dismiss(); });
+  await page.goto(`${wr.base}/admin`);
+  await page.fill('#key', adminKey);
+  await page.click('#login button[type=submit]');
+  const card = page.locator(`article[data-queue="${q}"]`);
+  const field = (f) => card.locator(`[data-field="${f}"]`).textContent();
+  /* clicks the control and answers its confirmation; the PATCH's status */
+  const act = async (action) => {
+    const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/v1/admin/queues/${q}`));
+    await card.locator(`[data-action="${action}"]`).click();
+    return (await patched).status();
+  };
+  await waitFor(async () => (await field('stockLeft')) === '3', 5000, 'stock left 3');
+  assert.equal(await field('soldOutAt'), '-');
+  assert.equal(await field('away'), '2');
+  assert.equal(await field('held'), '2');
+  assert.equal(await field('sale'), 'sale open');
+
+  /* set the notice (confirmed with its text), then clear it */
+  await card.locator('[data-field="notice-input"]').fill('Back at 18:00 <b>sharp</b>');
+  assert.equal(await field('notice-count'), '26/500');
+  assert.equal(await act('set-notice'), 200);
+  assert.match(dialogs[dialogs.length - 1], /Show this notice to everyone in line[\s\S]*Back at 18:00 <b>sharp<\/b>/);
+  assert.equal((await api.config(q)).notice, 'Back at 18:00 <b>sharp</b>');
+  await waitFor(async () => (await field('notice')) === 'Notice: Back at 18:00 <b>sharp</b>', 5000, 'the notice on the card');
+  assert.equal(await card.locator('[data-field="notice"] b').count(), 0);
+
+  /* bad input: the server's error is shown, nothing changes */
+  await card.locator('[data-field="stock-input"]').fill('-5');
+  assert.equal(await act('set-stock'), 400);
+  await waitFor(async () => /^Failed: 400 INVALID_CONFIG: stock must be an integer from 0 to /.test(await field('error')), 5000, 'the server\'s error');
+  assert.equal((await api.config(q)).stock, 3);
+  /* a dismissed confirmation sends nothing */
+  answer = false;
+  await card.locator('[data-field="stock-input"]').fill('0');
+  await card.locator('[data-action="set-stock"]').click();
+  await sleep(300); /* a PATCH would have gone at once */
+  assert.equal((await api.config(q)).stock, 3);
+  answer = true;
+  /* sold out from the dashboard: stock 0 with no pass live */
+  assert.equal(await act('set-stock'), 200);
+  assert.match(dialogs[dialogs.length - 1], /Set the stock of .* to 0/);
+  assert.equal(await field('error'), '');
+  await waitFor(async () => (await field('sale')) === 'sold out', 5000, 'the sold-out pill');
+  assert.match(await field('soldOutAt'), /^\d\d:\d\d:\d\d$/);
+  assert.equal(await field('stockLeft'), '0');
+  await shot(page, 'dashboard-sale');
+  /* lift the limit */
+  assert.equal(await act('clear-stock'), 200);
+  assert.equal((await api.config(q)).stock, null);
+  await waitFor(async () => (await field('stockLeft')) === 'no limit' && (await field('sale')) === 'sale open', 5000, 'no stock limit');
+
+  /* close, then reopen */
+  assert.equal(await act('toggle-closed'), 200);
+  assert.match(dialogs[dialogs.length - 1], /Close the sale of/);
+  assert.equal((await api.config(q)).closed, true);
+  assert.deepEqual((await api.joinNew(q)).body.status, 'closed');
+  await waitFor(async () => (await field('sale')) === 'sale closed', 5000, 'the closed pill');
+  assert.equal(await act('toggle-closed'), 200);
+  assert.match(dialogs[dialogs.length - 1], /Reopen the sale of/);
+  assert.equal((await api.config(q)).closed, false);
+  assert.equal(await act('clear-notice'), 200);
+  assert.equal((await api.config(q)).notice, null);
+  await waitFor(async () => card.locator('[data-field="notice"]').isHidden(), 5000, 'no notice on the card');
+  await ctx.close();
 });
 
 test('unknown queue: 404 page; static assets: types, no traversal', async () => {

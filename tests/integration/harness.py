@@ -469,7 +469,7 @@ SLOW = {"admitPerSecond": 0.125}                     # first admission after ~8 
 STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTotal",
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
-              "prequeue", "away", "held", "returnedTotal"}
+              "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt"}
 
 
 class WRTest(unittest.TestCase):

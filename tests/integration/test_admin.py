@@ -172,14 +172,15 @@ class Admin(WRTest):
         self.assertJsonHeaders(r)
         st = r.json["stats"]
         self.assertEqual(set(st), STATS_KEYS)
-        for k in STATS_KEYS - {"admitRateObserved"}:
+        for k in STATS_KEYS - {"admitRateObserved", "stockLeft", "soldOutAt"}:
             self.assertInt(st[k], k)
         self.assertIsInstance(st["admitRateObserved"], (int, float))
         self.assertEqual(st, dict(waiting=4, active=0, admittedTotal=0, consumedTotal=0,
                                   expiredTotal=0, leftTotal=1, rejectedFullTotal=2,
                                   admitRateObserved=st["admitRateObserved"], sessions=0,
                                   releasedTotal=0, sessionsExpiredTotal=0, abandonedTotal=0,
-                                  prequeue=0, away=0, held=0, returnedTotal=0))
+                                  prequeue=0, away=0, held=0, returnedTotal=0,
+                                  stockLeft=None, soldOutAt=None))
         self.assertEqual(st["admitRateObserved"], 0, "nobody admitted yet")
         self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
         tokens = [self.wait_admitted(q, u)["token"] for u in users[:4]]

@@ -373,6 +373,65 @@ class Degraded(WRTest):
         for w in ws:
             self.assertEqual(w.terminate(), 0)
 
+    def test_outage_keeps_the_sale_end_brakes(self):
+        """API 1.2 "Clarifications": during an outage fail-open admits
+        nobody while the last known config says closed or sold out (stock
+        0); the answer is the closed form with its reason (and the notice),
+        for people in line and newcomers, on both instances (the closing and
+        the sell-out learnt from the other instance's changes), even under
+        failPolicy "open"."""
+        w1, w2 = self.cluster()
+        ws = (w1, w2)
+        qc = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "open",
+                             "paused": True, "notice": "Thanks, all gone"}, client=w1.client,
+                            prefix="endc")
+        qs = self.new_queue({"admitPerSecond": 1000, "tickMs": 50, "failPolicy": "open",
+                             "stock": 1}, client=w1.client, prefix="ends")
+        in_line = uid("line-")
+        self.join_ok(qc, in_line, client=w1.client)
+        buyer = uid("buyer-")
+        tok = self.admit(qs, buyer, client=w1.client)
+        self.assertEqual(w1.client.consume(qs, tok, buyer).status, 200)  # sold out now
+        # closed (and unpaused: the closing alone is the brake)
+        self.assertEqual(w1.client.patch_queue(qc, {"closed": True, "paused": False}).status,
+                         200)
+        for w in ws:
+            for q in (qc, qs):
+                self.known_to(w, q)
+            self.poll_until(lambda: w.client.join(qs, uid()).json.get("reason"),
+                            lambda v: v == "soldOut", timeout=5, what="sold out")
+            self.poll_until(lambda: metrics(w).get(("waitroom_queue_stock_left",
+                                                    'queue="%s"' % qs)),
+                            lambda v: v == 0, timeout=5, what="the stock known")
+        # the closing learnt by instance 2 within a tick
+        self.poll_until(lambda: w2.client.get_queue(qc).json["config"]["closed"],
+                        lambda v: v is True, timeout=5, what="closed")
+        time.sleep(0.5)
+        self.freeze_redis(w1, w2)
+        for i, w in enumerate(ws):
+            for who in (in_line, uid("new-"), uid("new-")):
+                r = w.client.join(qc, who)
+                self.assertEqual(r.status, 200, repr(r))
+                self.assertEqual(r.json.get("status"), "closed", "instance %d: %r" % (i, r))
+                self.assertEqual(r.json.get("reason"), "closed", repr(r))
+                self.assertEqual(r.json.get("notice"), "Thanks, all gone", repr(r))
+                self.assertLessEqual(r.json["retryAfterMs"], 60000, repr(r))
+                r = w.client.join(qs, who)
+                self.assertEqual((r.status, r.json.get("status"), r.json.get("reason")),
+                                 (200, "closed", "soldOut"), "instance %d: %r" % (i, r))
+            r = w.client.me(qc, in_line)
+            self.assertEqual((r.json.get("status"), r.json.get("reason")), ("closed", "closed"))
+            r = w.client.get("/q/%s" % qc, {"X-User-Id": uid()})
+            self.assertIn('data-state="closed"', r.body)
+            m = metrics(w)
+            for q in (qc, qs):
+                self.assertIsNone(m.get(("waitroom_fail_open_admitted_total", 'queue="%s"' % q)))
+        self.thaw_redis(w1, w2)
+        r = w2.client.me(qc, in_line)
+        self.assertEqual((r.json.get("status"), r.json.get("reason")), ("closed", "closed"))
+        for w in ws:
+            self.assertEqual(w.terminate(), 0)
+
     def test_spent_pass_refused_by_verify_and_consume_alike(self):
         """K33: once the store has a pass's burn, verify and consume agree
         on every instance - also when that instance cannot reach the store

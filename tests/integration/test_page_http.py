@@ -115,6 +115,67 @@ class HeadLikeGet(WRTest):
             self.assertEqual(got, want, path)
 
 
+class SaleEdgesPage(WRTest):
+    """Issue 23: the page's first render (and the page without JavaScript)
+    at a sale's edges: the odds with grouped numbers, the operator's notice
+    as text, closed and sold out with a re-check of at most 60 s, and back
+    to the line when the sale reopens."""
+
+    HOSTILE = '<img src=x onerror="alert(1)"></p><script>alert(2)</script> & more'
+
+    def page(self, q, user, lang="en"):
+        r = self.c.get("/q/" + q, {"X-User-Id": user, "Accept-Language": lang})
+        self.assertEqual(r.status, 200, r)
+        return r
+
+    def test_odds_notice_closed_sold_out(self):
+        q = self.new_queue(dict(HOLD, stock=12000, notice=self.HOSTILE))
+        for u in ("a", "b"):
+            self.assertEqual(self.c.join(q, u).status, 200)
+        r = self.page(q, "c")
+        self.assertEqual(page_attr(r, "data-state"), "waiting")
+        self.assertEqual(page_attr(r, "data-stock-left"), "12000")
+        self.assertIn('<p id="odds" class="odds">About 12,000 left; you are number 3.</p>', r.body)
+        self.assertEqual(page_attr(r, "data-notice"), "1")
+        notice = r.body.split('<p id="notice"', 1)[1].split(">", 1)[1].split("</p>", 1)[0]
+        self.assertEqual(html.unescape(notice), self.HOSTILE)
+        self.assertNotIn("<img", r.body)
+        self.assertNotIn("<script>alert", r.body)
+        r = self.page(q, "d", "ko")
+        self.assertIn("남은 수량 약 12,000개, 내 순서는 4번째입니다.", r.body)
+
+        # sold out: stock 0 and no pass live; someone new is told the same
+        self.assertEqual(self.c.patch_queue(q, {"stock": 0}).status, 200)
+        for user in ("c", "new-" + uid()):
+            r = self.page(q, user)
+            self.assertEqual(page_attr(r, "data-state"), "closed")
+            self.assertEqual(page_attr(r, "data-reason"), "soldOut")
+            self.assertIn('<h1 id="heading">Sold out</h1>', r.body)
+            self.assertIn("Sold out. If more becomes available, this page moves on by itself.",
+                          r.body)
+            retry = int(page_attr(r, "data-retry-ms"))
+            self.assertTrue(1000 <= retry <= 60000, retry)
+            refresh = int(re.search(r'http-equiv="refresh" content="(\d+)"', r.body).group(1))
+            self.assertTrue(2 <= refresh <= 60, refresh)
+            self.assertEqual(page_attr(r, "data-notice"), "1", "the notice stays")
+        r = self.page(q, "c", "ko")
+        self.assertIn('<h1 id="heading">매진되었습니다</h1>', r.body)
+
+        # the sale ends; then reopens without the notice: back in line, same place
+        self.assertEqual(self.c.patch_queue(q, {"stock": 5, "closed": True}).status, 200)
+        r = self.page(q, "c")
+        self.assertEqual(page_attr(r, "data-reason"), "closed")
+        self.assertIn('<h1 id="heading">The sale has ended</h1>', r.body)
+        r = self.page(q, "c", "ko")
+        self.assertIn("판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.", r.body)
+        self.assertEqual(self.c.patch_queue(q, {"closed": False, "notice": None}).status, 200)
+        r = self.page(q, "c")
+        self.assertEqual(page_attr(r, "data-state"), "waiting")
+        self.assertIn('<strong id="position" class="num">3</strong>', r.body)
+        self.assertIn("About 5 left; you are number 3.", r.body)
+        self.assertEqual(page_attr(r, "data-notice"), "0")
+
+
 class RetryAfterJitter(WRTest):
     """Case K13 (thundering herd): the clients a store outage turns away
     must not all come back in the same second."""

@@ -24,6 +24,15 @@
  * fetches the preview with the key and writes it into a new tab, so the
  * previews work without a separate admin listener; a middle click opens
  * the plain link, which answers on the admin listener.
+ *
+ * The sale's edges (1.2): per queue the stock left, the time it sold out,
+ * the away and held counts, a pill for the sale (open, closed, sold out)
+ * and the notice now shown to the line; controls close or reopen the
+ * sale, set the stock (what is left now) or lift it (null), and set or
+ * clear the notice (its length in code points, as the server counts).
+ * What the operator typed goes to the server as typed (a number when it
+ * reads as one), so bad input is refused there and its error (code and
+ * message) is shown beside the controls.
  */
 (function () {
   'use strict';
@@ -198,9 +207,11 @@
     var pEnabled = el('span', { 'class': 'pill', 'data-field': 'enabled' });
     var pPaused = el('span', { 'class': 'pill', 'data-field': 'paused' });
     var pRate = el('span', { 'class': 'pill', 'data-field': 'rate' });
+    var pSale = el('span', { 'class': 'pill', 'data-field': 'sale' });
     pills.appendChild(pEnabled); pills.appendChild(document.createTextNode(' '));
     pills.appendChild(pPaused); pills.appendChild(document.createTextNode(' '));
-    pills.appendChild(pRate);
+    pills.appendChild(pRate); pills.appendChild(document.createTextNode(' '));
+    pills.appendChild(pSale);
     head.appendChild(pills);
     card.appendChild(head);
 
@@ -210,7 +221,8 @@
       ['consumedPerSec', 'Consumed/s'], ['timeToClear', 'Time to clear'],
       ['admittedTotal', 'Admitted total'],
       ['expiredTotal', 'Expired'], ['rejectedFullTotal', 'Rejected (full)'],
-      ['leftTotal', 'Left']].forEach(function (f) {
+      ['leftTotal', 'Left'], ['away', 'Away'], ['held', 'Held'],
+      ['stockLeft', 'Stock left'], ['soldOutAt', 'Sold out at']].forEach(function (f) {
       var div = el('div', {});
       div.appendChild(el('dt', {}, f[1]));
       var dd = el('dd', { 'data-field': f[0] }, '-');
@@ -218,8 +230,11 @@
       dl.appendChild(div);
       fields[f[0]] = dd;
     });
-    fields.enabled = pEnabled; fields.paused = pPaused; fields.rate = pRate;
+    fields.enabled = pEnabled; fields.paused = pPaused; fields.rate = pRate; fields.sale = pSale;
     card.appendChild(dl);
+    var noticeNow = el('p', { 'class': 'q-notice', 'data-field': 'notice' });
+    card.appendChild(noticeNow);
+    fields.notice = noticeNow;
 
     /* the page: what it shows now, its brand, its previews */
     var pageLine = el('p', { 'class': 'q-page' });
@@ -306,14 +321,61 @@
     var bRate = el('button', { type: 'button', 'data-action': 'set-rate' }, 'Set rate');
     controls.appendChild(bEnable); controls.appendChild(bPause);
     controls.appendChild(rate); controls.appendChild(bRate);
-    var msg = el('span', { 'class': 'error', 'role': 'alert' });
-    controls.appendChild(msg);
     card.appendChild(controls);
+
+    /* the sale's edges: closed, stock, notice */
+    var sale = el('div', { 'class': 'controls sale' });
+    var bClosed = el('button', { type: 'button', 'data-action': 'toggle-closed' });
+    var stock = el('input', { type: 'text', inputmode: 'numeric', 'aria-label': 'Stock left', 'data-field': 'stock-input',
+      placeholder: 'stock' });
+    var bStock = el('button', { type: 'button', 'data-action': 'set-stock' }, 'Set stock');
+    var bNoStock = el('button', { type: 'button', 'class': 'secondary', 'data-action': 'clear-stock' }, 'No stock limit');
+    sale.appendChild(bClosed); sale.appendChild(stock); sale.appendChild(bStock); sale.appendChild(bNoStock);
+    card.appendChild(sale);
+    var nbox = el('div', { 'class': 'controls notice-edit' });
+    var notice = el('textarea', { rows: '2', 'aria-label': 'Notice to the line', 'data-field': 'notice-input',
+      placeholder: 'A message to everyone in line' });
+    var nCount = el('span', { 'class': 'count', 'data-field': 'notice-count' }, '0/500');
+    var bNotice = el('button', { type: 'button', 'data-action': 'set-notice' }, 'Set notice');
+    var bNoNotice = el('button', { type: 'button', 'class': 'secondary', 'data-action': 'clear-notice' }, 'Clear notice');
+    nbox.appendChild(notice); nbox.appendChild(nCount); nbox.appendChild(bNotice); nbox.appendChild(bNoNotice);
+    card.appendChild(nbox);
+    var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' });
+    card.appendChild(msg);
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
       config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      bClosed: bClosed, stock: stock, stockEdited: false, notice: notice, nCount: nCount,
       lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
+    stock.addEventListener('input', function () { c.stockEdited = true; });
+    notice.addEventListener('input', function () { nCount.textContent = codePoints(notice.value) + '/500'; });
+    bClosed.addEventListener('click', function () {
+      if (!c.config) return;
+      var close = !c.config.closed;
+      change(c, { closed: close }, close
+        ? 'Close the sale of "' + name + '"? Nobody is admitted; the people in line keep their places ' +
+          'and are told the sale has ended.'
+        : 'Reopen the sale of "' + name + '"? Admission resumes in order.');
+    });
+    bStock.addEventListener('click', function () {
+      var raw = stock.value.trim();
+      var v = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(raw) ? Number(raw) : raw;
+      change(c, { stock: v }, 'Set the stock of "' + name + '" to ' + JSON.stringify(v) +
+        ' (what is left now)?', function () { c.stockEdited = false; });
+    });
+    bNoStock.addEventListener('click', function () {
+      change(c, { stock: null }, 'Lift the stock limit of "' + name + '"? Admission no longer counts stock.',
+        function () { c.stockEdited = false; });
+    });
+    bNotice.addEventListener('click', function () {
+      var text = notice.value;
+      change(c, { notice: text }, 'Show this notice to everyone in line of "' + name + '"?\n\n' + text,
+        function () { notice.value = ''; nCount.textContent = '0/500'; });
+    });
+    bNoNotice.addEventListener('click', function () {
+      change(c, { notice: null }, 'Clear the notice of "' + name + '"?');
+    });
     bEnable.addEventListener('click', function () {
       if (!c.config) return;
       var on = !c.config.enabled;
@@ -354,18 +416,35 @@
   function pageState(cfg, st) {
     if (cfg.enabled === false) return 'off: people pass straight through';
     if (cfg.closed === true) return 'closed: "the sale has ended"';
-    if (cfg.stock === 0) return 'sold out';
+    if ((typeof st.soldOutAt === 'number' && st.soldOutAt > 0) || st.stockLeft === 0) return 'sold out';
     if (cfg.opensAt && cfg.opensAt > Date.now()) return 'pre-queue until ' + new Date(cfg.opensAt).toLocaleString();
     if (cfg.paused) return 'paused: a line that does not move';
     return (st.waiting || 0) > 0 ? 'a line of ' + (st.waiting || 0) : 'open: no line';
   }
 
-  function change(c, patch, question) {
+  /* The length of s in Unicode code points (how the server counts notice). */
+  function codePoints(s) {
+    var n = 0;
+    for (var i = 0; i < s.length; i++) {
+      var u = s.charCodeAt(i);
+      if (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length) {
+        var l = s.charCodeAt(i + 1);
+        if (l >= 0xdc00 && l <= 0xdfff) i++;
+      }
+      n++;
+    }
+    return n;
+  }
+
+  /* After a confirm() with question: PATCH the queue with patch; done()
+   * runs once it was taken. A refusal shows the server's code and message. */
+  function change(c, patch, question, done) {
     if (!window.confirm(question)) return;
     c.msg.textContent = '';
     api('PATCH', '/v1/admin/queues/' + encodeURIComponent(c.name), patch).then(function (r) {
       if (r.status === 200) {
         c.rateEdited = false;
+        if (done) done();
         if (r.body) c.config = r.body;
         render(c);
         clearTimeout(timer);
@@ -373,7 +452,9 @@
       } else if (r.status === 401) {
         showLogin('The admin key was refused.');
       } else {
-        c.msg.textContent = 'Failed: ' + r.status + ' ' + (r.body && r.body.message ? r.body.message : '');
+        c.msg.textContent = 'Failed: ' + r.status + ' ' +
+          (r.body && r.body.error ? r.body.error + (r.body.message ? ': ' +
+            (typeof r.body.field === 'string' ? r.body.field + ' ' : '') + r.body.message : '') : '');
       }
     }, function () { c.msg.textContent = 'Failed: no answer'; });
   }
@@ -411,6 +492,11 @@
     f.pageState.textContent = pageState(c.config, st);
     var pg = c.config.page || null;
     f.pageBrand.textContent = pg ? [pg.brand, pg.title, pg.lang, pg.accentColor].filter(Boolean).join(' · ') : '(no brand)';
+    f.away.textContent = String(st.away || 0);
+    f.held.textContent = String(st.held || 0);
+    f.stockLeft.textContent = typeof st.stockLeft === 'number' ? String(st.stockLeft) : 'no limit';
+    f.soldOutAt.textContent = typeof st.soldOutAt === 'number' && st.soldOutAt > 0 ? clock(st.soldOutAt) : '-';
+    c.soldOut = typeof st.soldOutAt === 'number' && st.soldOutAt > 0;
     render(c);
     loadHistory(c);
   }
@@ -459,6 +545,14 @@
     setPill(f.rate, (cfg.admitPerSecond !== undefined ? cfg.admitPerSecond : '?') + '/s', '');
     c.bEnable.textContent = cfg.enabled === false ? 'Enable line' : 'Disable line';
     c.bPause.textContent = cfg.paused ? 'Resume admission' : 'Pause admission';
+    setPill(f.sale, cfg.closed ? 'sale closed' : (c.soldOut ? 'sold out' : 'sale open'),
+      cfg.closed || c.soldOut ? 'bad' : 'ok');
+    c.bClosed.textContent = cfg.closed ? 'Reopen sale' : 'Close sale';
+    var hasNotice = typeof cfg.notice === 'string' && cfg.notice !== '';
+    f.notice.textContent = hasNotice ? 'Notice: ' + cfg.notice : '';
+    f.notice.hidden = !hasNotice;
+    if (!c.stockEdited && document.activeElement !== c.stock)
+      c.stock.value = typeof cfg.stock === 'number' ? String(cfg.stock) : '';
     if (!c.rateEdited && document.activeElement !== c.rate && cfg.admitPerSecond !== undefined)
       c.rate.value = String(cfg.admitPerSecond);
   }

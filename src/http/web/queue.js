@@ -36,6 +36,21 @@
  *   - waiting with degraded:true (the store is unreachable; no position):
  *     says the line is reconnecting and keeps asking at retryAfterMs; an
  *     admission with failOpen:true goes on like any admission.
+ *   - waiting with held:true (1.2: the person's turn came while they were
+ *     away): "you stepped away; your place was kept", position 1;
+ *   - waiting with stockLeft (1.2, a queue with a stock): the odds, "about
+ *     300 left; you are number 5,200" (every number the page shows is
+ *     formatted for its language: fmt());
+ *   - closed (1.2, reason "closed" or "soldOut"): "the sale has ended" or
+ *     "sold out", and from then on only a slow re-check: the answer's
+ *     retryAfterMs, never more than RECHECK_MS (60 s) apart and never less
+ *     than 1 s (recheckMs()), so a reopened sale or a restock reaches a page
+ *     left open; a poll that is told NOT_IN_QUEUE joins (a person who came
+ *     while it was closed has no place), which answers closed again or a
+ *     place in line;
+ *   - notice (1.2, any answer may carry the operator's message): shown as
+ *     text (textContent, never HTML) in its own aria-live region; an answer
+ *     without one clears it (error answers leave it as it was).
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  *
@@ -83,6 +98,8 @@
   if (invite && !/^[A-Za-z0-9._-]+$/.test(invite)) invite = null;
   var base = '/v1/queues/' + encodeURIComponent(queue) + '/entries';
   var firstKey = 'wr_first_' + queue;
+  var RECHECK_MS = 60000; /* closed / sold out: the slowest re-check */
+  var noticeEl = document.getElementById('notice');
 
   var S = {
     state: d.state,
@@ -96,6 +113,9 @@
     expiresAt: 0,
     token: '',
     reason: d.reason || '',
+    held: d.held === '1',
+    stockLeft: d.stockLeft === undefined || d.stockLeft === '' ? null : num(d.stockLeft),
+    notice: noticeEl ? noticeEl.textContent : '',
     tokenGone: false,
     failures: 0,
     opensAt: num(d.opensAt),
@@ -166,6 +186,11 @@
 
   function locale() { return LOCALES[lang] || lang; }
 
+  /* closed / sold out: the next check, from the answer's retryAfterMs */
+  function recheckMs(ms) {
+    return ms > 0 ? Math.min(RECHECK_MS, Math.max(1000, ms)) : RECHECK_MS;
+  }
+
   /* ms left until the opening, by the server's clock */
   function leftMs() { return S.opensAt - (Date.now() + S.skew); }
 
@@ -211,7 +236,10 @@
     if (S.alert === 'offline') return t('status_offline', { s: S.alertSeconds });
     switch (S.state) {
     case 'waiting':
+      if (S.held) return t('status_held');
       return t('status_waiting', { position: fmt(S.position), ahead: fmt(Math.max(0, S.position - 1)) });
+    case 'closed':
+      return t(S.reason === 'soldOut' ? 'status_soldout' : 'status_closed');
     case 'admitted':
       if (targetOk(target)) return t('status_admitted');
       if (S.tokenGone) return t('token_gone');
@@ -238,14 +266,22 @@
     document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
     document.body.dataset.state = S.state;
     document.body.dataset.alert = S.alert || '';
+    document.body.dataset.reason = S.state === 'closed' ? S.reason : '';
+    document.body.dataset.held = S.state === 'waiting' && S.held ? '1' : '0';
+    document.body.dataset.notice = S.notice ? '1' : '0';
+    if (noticeEl && noticeEl.textContent !== S.notice) noticeEl.textContent = S.notice;
     var nodes = document.querySelectorAll('[data-t]');
     for (var i = 0; i < nodes.length; i++) {
       var text = t(nodes[i].getAttribute('data-t'));
       if (nodes[i].textContent !== text) nodes[i].textContent = text;
     }
-    setText('heading', t(S.state === 'waiting' ? 'heading' : (S.state === 'prequeue' ? 'heading_prequeue' : 'title')));
+    var soldOut = S.state === 'closed' && S.reason === 'soldOut';
+    setText('heading', t(S.state === 'waiting' ? (S.held ? 'heading_held' : 'heading')
+      : S.state === 'prequeue' ? 'heading_prequeue'
+        : S.state === 'closed' ? (soldOut ? 'heading_soldout' : 'heading_closed') : 'title'));
     var title = (d.title || t('title')) + ' - ' + (d.brand || queue);
     if (S.state === 'waiting') title = t('title_position', { position: fmt(S.position), title: title });
+    else if (S.state === 'closed') title = t(soldOut ? 'title_soldout' : 'title_closed', { title: title });
     else if (S.state === 'prequeue') title = t('title_prequeue', { countdown: countdownText(leftMs()), title: title });
     else if (S.state === 'admitted' && !S.tokenGone) title = t('title_turn', { title: title });
     if (document.title !== title) document.title = title;
@@ -256,6 +292,8 @@
       setText('position', fmt(S.position));
       setText('ahead', fmt(Math.max(0, S.position - 1)));
       setText('waiting', fmt(S.waiting));
+      setText('odds', S.stockLeft === null ? ''
+        : t(S.stockLeft > 0 ? 'odds' : 'odds_none', { stock: fmt(S.stockLeft), position: fmt(S.position) }));
       setText('eta', etaText(S.eta));
       var first = firstPosition(S.position);
       var bar = document.getElementById('progress');
@@ -271,7 +309,10 @@
     var nb = document.getElementById('notify');
     if (nb) nb.hidden = !(asking && perm === 'default');
     setText('notify-status', asking && perm === 'granted' ? t('notify_on') : '');
-    if (S.updated) setText('updated', S.updated.toLocaleTimeString(locale()));
+    if (S.updated) {
+      setText('updated', S.updated.toLocaleTimeString(locale()));
+      setText('checked', S.updated.toLocaleTimeString(locale()));
+    }
     var ts = '';
     if (S.state === 'admitted' && !targetOk(target) && !S.tokenGone && S.expiresAt)
       ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(locale()) });
@@ -342,6 +383,7 @@
     S.alert = null;
     S.failures = 0;
     S.updated = new Date();
+    S.notice = typeof body.notice === 'string' ? body.notice : '';
     if (body.status !== 'prequeue') clearTimeout(ticker);
     if (body.status === 'prequeue') {
       S.state = 'prequeue';
@@ -357,6 +399,8 @@
       schedule(S.retryMs, 'poll');
     } else if (body.status === 'waiting') {
       S.state = 'waiting';
+      S.held = body.held === true;
+      S.stockLeft = typeof body.stockLeft === 'number' && body.stockLeft >= 0 ? body.stockLeft : null;
       S.position = num(body.position);
       S.waiting = num(body.waiting);
       S.eta = body.etaSeconds === null || body.etaSeconds === undefined ? -1 : num(body.etaSeconds);
@@ -380,6 +424,14 @@
     } else if (body.status === 'passthrough') {
       S.state = 'passthrough';
       go();
+    } else if (body.status === 'closed') {
+      /* the sale has ended or sold out: only the slow re-check */
+      S.state = 'closed';
+      S.reason = body.reason === 'soldOut' ? 'soldOut' : 'closed';
+      S.retryMs = recheckMs(num(body.retryAfterMs));
+      try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
+      render();
+      schedule(S.retryMs, 'poll');
     }
   }
 
@@ -397,7 +449,7 @@
     S.failures++;
     S.alert = kind;
     S.alertSeconds = s;
-    if (S.state !== 'waiting' && S.state !== 'admitted' && S.state !== 'prequeue')
+    if (S.state !== 'waiting' && S.state !== 'admitted' && S.state !== 'prequeue' && S.state !== 'closed')
       S.state = kind === 'full' ? 'full' : 'unavailable'; /* the countdown stays */
     render();
     schedule(s * 1000 + jitter(), what);
@@ -523,7 +575,7 @@
    * while): back in view, ask at once rather than at the slowed timer. */
   document.addEventListener('visibilitychange', function () {
     if (document.hidden) return;
-    if ((S.state === 'waiting' || S.state === 'prequeue' || S.state === 'degraded') && !S.alert &&
+    if ((S.state === 'waiting' || S.state === 'prequeue' || S.state === 'degraded' || S.state === 'closed') && !S.alert &&
         Date.now() - S.lastRequest > 1000)
       request('poll');
     if (S.state === 'prequeue') tick();
@@ -570,6 +622,12 @@
     if (num(d.retryMs) > 0) schedule(num(d.retryMs) + jitter(), 'join');
     break;
   case 'degraded':
+    render();
+    schedule(S.retryMs, 'poll');
+    break;
+  case 'closed':
+    S.reason = S.reason === 'soldOut' ? 'soldOut' : 'closed';
+    S.retryMs = recheckMs(num(d.retryMs));
     render();
     schedule(S.retryMs, 'poll');
     break;

@@ -2,9 +2,10 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 5 (version 1, without the sessions and the burned
+ * Format, version 6 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
- * pre-queue, and version 4, without the held people, still load).
+ * pre-queue, version 4, without the held people, and version 5, without
+ * the stock, still load: their configs have no stock).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -34,6 +35,9 @@
  *       key order: i64 age of the key in us at written_at_us (the hold or
  *       return time; negative after a clock step), u8 id_len, id, u32
  *       idle_cs
+ *     (version 6, the end of a sale) i64 stock_left (what is left of the
+ *       stock, -1: none), i64 sold_out_us (the moment it sold out, wall
+ *       clock, -1: not sold out)
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch. Last-seen times and
  * hold times are kept as ages, so that on load the time the store was down
@@ -73,7 +77,8 @@
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    5u /* what is written (sessions, burned passes, idle part, pre-queue, held); 1..5 load */
+    6u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock); 1..6       \
+          load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -336,6 +341,8 @@ static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
     w_u64(w, q->returned_total);    /* version 5 */
     write_held(w, q->held, now_us);
     write_held(w, q->back, now_us);
+    w_u64(w, (uint64_t)q->stock_left); /* version 6 */
+    w_u64(w, (uint64_t)q->sold_out_us);
 }
 
 static int fsync_dir(const char *dir)
@@ -701,6 +708,14 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
         read_held(r, q, false, now_us);
         if (!r->failed)
             read_held(r, q, true, now_us);
+    }
+    if (version >= 6 && !r->failed) {
+        /* what is left (the config's stock is the value last set) */
+        q->stock_left = (int64_t)r_u64(r);
+        q->sold_out_us = (int64_t)r_u64(r);
+        if (q->stock_left < -1 || q->stock_left > WR_STOCK_MAX || q->sold_out_us < -1 ||
+            (q->stock_left >= 0) != (q->cfg->cfg.stock >= 0))
+            r_fail(r, "bad stock");
     }
     return !r->failed;
 }

@@ -56,6 +56,17 @@
  * pre is empty (a leave may empty it too). Joins during the opening go to
  * the line (a new opensAt set meanwhile takes effect after it).
  *
+ * Stock (docs/API.md 1.2, "The end of a sale"). stock_left is what is
+ * left (-1: no stock). admit takes at most stock_left and subtracts what
+ * it admitted; a token leaves tokens in exactly one of four ways - expiry
+ * (wr_memq_sweep, or consume of an expired one), leave, consume - and the
+ * first two add one back, at that one place, so a unit returns at most
+ * once and a consumed pass keeps it: 0 <= stock_left <= set + returns.
+ * Sold out: stock_left 0 and no token (an expired one returns first:
+ * every caller sweeps before asking); closed or sold out, entry answers
+ * CLOSED (a live pass still ADMITTED; a newcomer is not added) and admit
+ * accrues nothing.
+ *
  * Files. This file holds tokens and their heap, the line, entry, leave,
  * admit and stats; the opening and the pre-queue are in memq_open.c,
  * sessions and the burned set in memq_session.c, people who stop asking
@@ -196,6 +207,32 @@ static void token_drop(wr_memq_t *q, wr_memq_token_t *t)
     free(t);
 }
 
+/* Drops unconsumed token t (expired or given back): its stock unit returns. */
+static void token_return(wr_memq_t *q, wr_memq_token_t *t)
+{
+    token_drop(q, t);
+    if (q->stock_left >= 0)
+        q->stock_left++;
+}
+
+wr_close_reason_t wr_memq_halted(const wr_memq_t *q)
+{
+    if (q->cfg->cfg.closed)
+        return WR_CLOSE_CLOSED;
+    if (q->stock_left == 0 && q->heap_n == 0)
+        return WR_CLOSE_SOLD_OUT;
+    return WR_CLOSE_NONE;
+}
+
+void wr_memq_stock_note(wr_memq_t *q, int64_t now_us, bool *dirty)
+{
+    bool sold = q->stock_left == 0 && q->heap_n == 0;
+    if (sold == (q->sold_out_us >= 0))
+        return;
+    q->sold_out_us = sold ? now_us : -1;
+    *dirty = true;
+}
+
 wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen)
 {
     return wr_idhash_get(q->tokens, user, ulen);
@@ -204,11 +241,12 @@ wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
     while (q->heap_n > 0 && q->heap[0]->exp_us <= now_us) {
-        token_drop(q, q->heap[0]);
+        token_return(q, q->heap[0]);
         q->expired_total++;
         *dirty = true;
     }
     wr_memq__session_sweep(q, now_us, dirty);
+    wr_memq_stock_note(q, now_us, dirty);
 }
 
 /* ---- the line -------------------------------------------------------- */
@@ -427,6 +465,38 @@ static int64_t next_score(wr_memq_t *q, int64_t wall_us)
     return score;
 }
 
+/* The answer of entry while q is closed or sold out (e->closed_reason
+ * set): a live pass is still ADMITTED; anyone in line, the pre-queue or
+ * held keeps their place (seen now) and gets CLOSED, as does a newcomer's
+ * join (not added); a status of anyone else is WR_ENOTINQUEUE. n: user's
+ * line node (or NULL). */
+static wr_err_t entry_halted(wr_memq_t *q, wr_zsl_node_t *n, const char *user, size_t ulen,
+                             bool add, int64_t now_us, wr_entry_t *e, bool *dirty)
+{
+    wr_memq_token_t *t = wr_memq_token(q, user, ulen);
+    if (t) {
+        e->state = WR_ENTRY_ADMITTED;
+        memcpy(e->jti, t->jti, sizeof e->jti);
+        e->issued_at_us = t->iat_us;
+        e->expires_at_us = t->exp_us;
+        return WR_OK;
+    }
+    bool back;
+    if (!n)
+        n = wr_memq_held(q, user, ulen, &back);
+    if (!n)
+        n = wr_memq_prequeued(q, user, ulen);
+    if (n) {
+        wr_memq__seen(q, n, now_us); /* asking while closed is not being away */
+        *dirty = true;
+    } else if (!add) {
+        return WR_ENOTINQUEUE;
+    }
+    e->state = WR_ENTRY_CLOSED;
+    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    return WR_OK;
+}
+
 wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
@@ -442,6 +512,9 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     }
     e->head_due_us = e->own_due_us = -1;
     e->held = false;
+    e->closed_reason = wr_memq_halted(q);
+    if (e->closed_reason != WR_CLOSE_NONE)
+        return entry_halted(q, n, user, ulen, add, now_us, e, dirty);
     if (n) {
         /* Seen now: a change a snapshot keeps (restarts do not count
          * against people in line, mem_snapshot.c). */
@@ -575,7 +648,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     if (n)
         wr_memq__line_remove(q, n);
     else if (t)
-        token_drop(q, t);
+        token_return(q, t); /* given back: its unit returns */
     else
         return ended ? WR_OK : WR_ENOTINQUEUE;
     q->left_total++;
@@ -600,7 +673,9 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
                            : wr_zsl_length(q->line);
     waiting += wr_zsl_length(q->back); /* held returns are admitted first */
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
-    bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0;
+    /* closed or sold out (or stock 0 with passes still live): no budget */
+    bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0 &&
+                  !cfg->closed && q->stock_left != 0;
     wr_budget_t b = q->budget;
     uint64_t allowed = wr_budget_advance(&b, tick, cfg->admit_per_second, cfg->tick_ms, accrue);
     uint64_t n = allowed < waiting ? allowed : waiting;
@@ -610,12 +685,17 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
         if (n > room)
             n = room;
     }
+    if (q->stock_left >= 0 && n > (uint64_t)q->stock_left)
+        n = (uint64_t)q->stock_left; /* never more than is left */
     int64_t limit = q->opening ? q->open_base + (int64_t)q->open_moved : INT64_MAX;
     uint64_t returned;
     err = admit_first(q, n, limit, now_us, (int64_t)cfg->token_ttl_seconds * MICRO, &n, &returned,
                       waited, dirty);
     if (err != WR_OK)
         return err;
+    if (q->stock_left >= 0)
+        q->stock_left -= (int64_t)n;
+    wr_memq_stock_note(q, now_us, dirty);
     wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
      * server would rewrite its file every round. After a restart an unsaved
@@ -641,8 +721,9 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
     }
     if (t->exp_us <= now_us) {
         if (consume) {
-            token_drop(q, t);
+            token_return(q, t); /* expired unconsumed: as the sweep would */
             q->expired_total++;
+            wr_memq_stock_note(q, now_us, dirty);
             *dirty = true;
         }
         *reason = WR_TOKEN_EXPIRED;
@@ -654,8 +735,9 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
             return err;
     }
     if (consume) {
-        token_drop(q, t);
+        token_drop(q, t); /* consumed: it keeps its unit */
         q->consumed_total++;
+        wr_memq_stock_note(q, now_us, dirty); /* the last live pass: sold out now */
         *dirty = true;
     }
     return WR_OK;
@@ -680,4 +762,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
     st->away = q->away_n + st->held;
     st->returned_total = q->returned_total;
+    st->stock_left = q->stock_left;
+    bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;
+    st->sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1;
 }

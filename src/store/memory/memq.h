@@ -127,6 +127,15 @@ typedef struct {
     int64_t held_last;
     uint64_t away_n;
     uint64_t returned_total;
+
+    /* The end of a sale (config stock; memq.c, "Stock"). stock_left: what
+     * is left, -1 without a stock (set by a config_put whose config has
+     * stock_set); every admission takes one, a token that expires
+     * unconsumed or is given back (leave) returns one. sold_out_us: the
+     * store time the queue became sold out (stock_left 0, no token), -1
+     * while it is not (wr_memq_stock_note). */
+    int64_t stock_left;
+    int64_t sold_out_us;
 } wr_memq_t;
 
 /* Line node flag: a page join (wr_memq_entry with page) not yet followed
@@ -228,6 +237,18 @@ void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* The queue's counters as the store interface reports them. */
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st);
+
+/* The end of a sale: why q admits nobody and answers "closed" now
+ * (WR_CLOSE_CLOSED: config closed; WR_CLOSE_SOLD_OUT: stock_left 0 and no
+ * unconsumed token live, none can come back), or WR_CLOSE_NONE. Call
+ * after the expiry sweep (an expired token returns its unit first). */
+wr_close_reason_t wr_memq_halted(const wr_memq_t *q);
+
+/* Records the sold-out moment: sold_out_us = now_us when q just became
+ * sold out, -1 when it no longer is (a restock); sets *dirty on a change.
+ * Every operation that can change it calls this (the sweep, consume,
+ * config_put). */
+void wr_memq_stock_note(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /*
  * Operations. entry and token_use are for an enabled queue (the caller

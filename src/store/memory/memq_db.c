@@ -105,6 +105,8 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     q->cfg = cfg;
     q->budget.last_tick = -1;
     q->budget.carry_micro = 0;
+    q->stock_left = WR_STOCK_NONE;
+    q->sold_out_us = -1;
     return q;
 }
 
@@ -182,6 +184,8 @@ wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queu
             return err;
         }
     }
+    if (cfg->stock_set) /* a PUT, or a PATCH naming stock: what is left now */
+        q->stock_left = cfg->stock >= 0 ? cfg->stock : WR_STOCK_NONE;
     q->version++;
     if (out)
         *out = q;

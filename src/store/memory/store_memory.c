@@ -267,6 +267,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     it->cfg = wr_memq_cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
     e->head_due_us = e->own_due_us = -1;
+    e->stock_left = q->stock_left;
     if (!q->cfg->cfg.enabled) {
         e->state = WR_ENTRY_PASSTHROUGH;
         it->has_res = true;
@@ -275,6 +276,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     int64_t now = wr_store_memory__now_us(s);
     it->err =
         wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
+    e->stock_left = q->stock_left; /* after the sweep's returns */
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
 out:
     item_enqueue(s, it);
@@ -425,9 +427,12 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     if (err != WR_OK)
         return err;
     it->cb.done = cb;
-    it->err = wr_memq_db_put_config(&s->db, queue, cfg, NULL);
-    if (it->err == WR_OK)
+    wr_memq_t *q = NULL;
+    it->err = wr_memq_db_put_config(&s->db, queue, cfg, &q);
+    if (it->err == WR_OK) {
         s->dirty = true;
+        wr_memq_stock_note(q, wr_store_memory__now_us(s), &s->dirty); /* a restock, or stock 0 */
+    }
     item_enqueue(s, it);
     return WR_OK;
 }

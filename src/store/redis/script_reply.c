@@ -69,7 +69,16 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
 struct ans {
     long long kind, position, waiting, iat, exp, head_due, own_due;
     const redisReply *jti;
+    long long stock_left; /* the call's: -1 without a stock */
 };
+
+/* The stock fields of a stats reply: what is left (-1: none) and the
+ * sold-out moment, us -> epoch ms (-1: not sold out). */
+static void fill_stock(wr_queue_stats_t *st, const redisReply *left, const redisReply *sold_us)
+{
+    st->stock_left = left->integer >= 0 ? left->integer : -1;
+    st->sold_out_at_ms = sold_us->integer >= 0 ? sold_us->integer / 1000 : -1;
+}
 
 /* Decodes a, with the reply's config part (version, json) resolved first
  * for every kind but "no queue". */
@@ -79,6 +88,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
 {
     wr_err_t err = WR_EPROTO;
     entry->head_due_us = entry->own_due_us = -1;
+    entry->stock_left = a->stock_left >= 0 ? a->stock_left : -1;
     if (a->kind == -1) {
         err = WR_ENOTFOUND;
         goto out;
@@ -128,6 +138,13 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->waiting = (uint64_t)a->waiting;
         err = WR_OK;
         break;
+    case 6: /* the end of a sale: position says why */
+        if (a->position != 1 && a->position != 2)
+            goto out;
+        entry->state = WR_ENTRY_CLOSED;
+        entry->closed_reason = a->position == 2 ? WR_CLOSE_SOLD_OUT : WR_CLOSE_CLOSED;
+        err = WR_OK;
+        break;
     case -2:
         entry->waiting = a->waiting < 0 ? 0 : (uint64_t)a->waiting;
         err = WR_EFULL;
@@ -146,7 +163,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                                wr_entry_t *entry, wr_queue_config_t *cfg)
 {
     memset(entry, 0, sizeof *entry);
-    if (!shape(rep, "iisiisiiii"))
+    if (!shape(rep, "iisiisiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     struct ans a = {.kind = e[0]->integer,
@@ -156,7 +173,8 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .iat = e[6]->integer,
                     .exp = e[7]->integer,
                     .head_due = e[8]->integer,
-                    .own_due = e[9]->integer};
+                    .own_due = e[9]->integer,
+                    .stock_left = e[10]->integer};
     return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry, cfg);
 }
 
@@ -171,6 +189,7 @@ static const char *batch_fields(long long kind)
         return "sii";
     case -2:
     case 5:
+    case 6:
         return "i";
     case 3:
     case 4:
@@ -218,6 +237,8 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
     } else if (a->kind == 5) {
         a->position = 1;
         a->waiting = e[0]->integer;
+    } else if (a->kind == 6) {
+        a->position = e[0]->integer;
     }
     *at += 1 + nf;
     return true;
@@ -226,11 +247,11 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
 wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisReply *rep, size_t n)
 {
     it->rep = NULL;
-    it->at = 2;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 || !is_int(rep->element[0]) ||
-        !is_str(rep->element[1]))
+    it->at = 3;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || !is_int(rep->element[0]) ||
+        !is_str(rep->element[1]) || !is_int(rep->element[2]))
         return WR_EPROTO;
-    size_t at = 2;
+    size_t at = 3;
     struct ans a;
     for (size_t i = 0; i < n; i++)
         if (!batch_answer(rep, &at, &a))
@@ -258,6 +279,7 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
         *error = rep->element[at];
         return WR_EPROTO;
     }
+    a.stock_left = rep->element[2]->integer;
     return decode_entry(&a, rep->element[0]->integer, rep->element[1], resolve, ctx, entry, cfg);
 }
 
@@ -265,7 +287,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res, wr_queue_config_t *cfg)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiiiiaiiiiii"))
+    if (!shape(rep, "iiiisiiiiiiiiiiiaiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -284,6 +306,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->stats.away = u64(e[20]);
     res->stats.held = u64(e[21]);
     res->stats.returned_total = u64(e[22]);
+    fill_stock(&res->stats, e[23], e[24]);
     res->config = cfg;
     /* The waits of the users admitted by this call (admit.lua's 17th
      * element): malloc'd, the caller frees. Out of memory: none reported. */
@@ -332,7 +355,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info, wr_queue_config_t *cfg)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiiiiiii"))
+    if (!shape(rep, "iisiiiiiiiiiiiiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     if (e[0]->integer == -1)
@@ -348,6 +371,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
     info->stats.away = u64(e[15]);
     info->stats.held = u64(e[16]);
     info->stats.returned_total = u64(e[17]);
+    fill_stock(&info->stats, e[18], e[19]);
     return WR_OK;
 }
 

@@ -34,7 +34,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
 
 /* entry_batch.lua, the answers of n coalesced joins and statuses, read in
  * order: wr_script_reply_batch_begin() checks the whole reply ({version,
- * json, then n answers, each its kind and the elements that kind uses, or
+ * json, stock_left, then n answers, each its kind and the elements that kind uses, or
  * one error reply}; nothing after them) and returns WR_OK, or WR_EPROTO:
  * then no answer can be trusted. Each wr_script_reply_batch_next() then
  * decodes the next answer: the same results as wr_script_reply_entry for

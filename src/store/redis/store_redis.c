@@ -616,7 +616,9 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
 }
 
 /* The config hash's fields (config_put.lua's ARGV after the JSON), as
- * name, value pairs: every row of the qconfig table with a store field. */
+ * name, value pairs: every row of the qconfig table with a store field;
+ * then, when the config sets what is left of its stock (stock_set), the
+ * pair stockLeft (config_put.lua writes it to state; '' = no stock). */
 static bool arg_config_hash(struct req *r, const wr_queue_config_t *cfg)
 {
     for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
@@ -628,6 +630,10 @@ static bool arg_config_hash(struct req *r, const wr_queue_config_t *cfg)
             !wr_redis_conn_cmd_str(r->cmd, f->store) || !wr_redis_conn_cmd_str(r->cmd, v))
             return false;
     }
+    if (cfg->stock_set)
+        return wr_redis_conn_cmd_str(r->cmd, "stockLeft") &&
+               (cfg->stock >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->stock)
+                                : wr_redis_conn_cmd_str(r->cmd, ""));
     return true;
 }
 
@@ -663,8 +669,8 @@ static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_confi
     }
     /* EVALSHA SHA numkeys, the keys, the JSON, then a name and a value
      * (each under WR_QF_STORE_VALUE_MAX bytes) per config hash field */
-    r = req_new_args(s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * (int)wr_qconfig_n_fields,
-                     jlen + 2 * WR_QF_STORE_VALUE_MAX * wr_qconfig_n_fields, arg);
+    r = req_new_args(s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * ((int)wr_qconfig_n_fields + 1),
+                     jlen + 2 * WR_QF_STORE_VALUE_MAX * (wr_qconfig_n_fields + 1), arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;

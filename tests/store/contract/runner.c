@@ -40,6 +40,7 @@ WR_CONTRACT_EXTERN(sessions);
 WR_CONTRACT_EXTERN(idle);
 WR_CONTRACT_EXTERN(opening);
 WR_CONTRACT_EXTERN(away);
+WR_CONTRACT_EXTERN(stock);
 WR_CONTRACT_EXTERN(idle_redis_only);
 WR_CONTRACT_EXTERN(redis_redis_only);
 
@@ -64,6 +65,7 @@ static const struct {
     GROUP(idle, NULL),
     GROUP(opening, NULL),
     GROUP(away, NULL),
+    GROUP(stock, NULL),
     GROUP(idle_redis_only, "redis"),
     GROUP(redis_redis_only, "redis"), /* last: its last test restarts Redis */
 };

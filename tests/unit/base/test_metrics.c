@@ -1,6 +1,6 @@
 /*
  * test_metrics.c - Prometheus rendering (hand-written expected text),
- * histogram buckets, the series cap and remove_matching.
+ * histogram buckets, the series cap, remove_matching and remove.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -207,6 +207,31 @@ static void test_series_cap(void **state)
     wr_metrics_free(m);
 }
 
+/* remove: one series of one family, by its exact labels. */
+static void test_remove_one(void **state)
+{
+    (void)state;
+    wr_metrics_t *m = wr_metrics_new();
+    wr_metrics_describe(m, "w", WR_METRIC_GAUGE, "w");
+    wr_metrics_describe(m, "v", WR_METRIC_GAUGE, "v");
+    wr_metrics_set(m, "w", "queue=\"shop\"", 1);
+    wr_metrics_set(m, "w", "queue=\"shop2\"", 2);
+    wr_metrics_set(m, "v", "queue=\"shop\"", 3);
+    wr_metrics_remove(m, "w", "queue=\"shop\"");
+    wr_metrics_remove(m, "w", "queue=\"none\""); /* absent: nothing */
+    wr_metrics_remove(m, "nope", "queue=\"shop\"");
+    wr_metrics_remove(NULL, "w", NULL);
+    assert_render(m, "# HELP w w\n"
+                     "# TYPE w gauge\n"
+                     "w{queue=\"shop2\"} 2\n"
+                     "# HELP v v\n"
+                     "# TYPE v gauge\n"
+                     "v{queue=\"shop\"} 3\n" DROPPED_TAIL(0));
+    wr_metrics_set(m, "w", "queue=\"shop\"", 4); /* back, at the end */
+    assert_true(wr_metrics_get(m, "w", "queue=\"shop\"") == 4);
+    wr_metrics_free(m);
+}
+
 static void test_remove_matching(void **state)
 {
     (void)state;
@@ -320,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_type_mismatch_and_labels_cap),
         cmocka_unit_test(test_series_cap),
         cmocka_unit_test(test_remove_matching),
+        cmocka_unit_test(test_remove_one),
         cmocka_unit_test(test_histogram_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

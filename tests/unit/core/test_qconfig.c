@@ -79,6 +79,9 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_string_equal(a->page.logo_url, b->page.logo_url);
     assert_string_equal(a->page.accent, b->page.accent);
     assert_string_equal(a->page.lang, b->page.lang);
+    assert_int_equal(a->closed, b->closed);
+    assert_int_equal(a->stock, b->stock);
+    assert_string_equal(a->notice, b->notice);
 }
 
 static void test_defaults(void **state)
@@ -489,7 +492,8 @@ static void test_to_json_shape(void **state)
            "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
            "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
-           "\"opensAt\":null,\"preQueueShuffle\":true,\"page\":null}");
+           "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
+           "\"notice\":null,\"page\":null}");
     free(s);
     json_decref(j);
 
@@ -724,6 +728,72 @@ static void test_opens_at(void **state)
     expect_patch_error(&c, "{\"preQueueShuffle\": 1}", "preQueueShuffle");
 }
 
+/* The end of a sale: closed, stock (0..2^53 or null; a PUT sets what is
+ * left, a PATCH only when it names stock), notice (500 code points or
+ * null; "" is none). */
+static void test_sale_end_fields(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.closed);
+    assert_int_equal(c.stock, WR_STOCK_NONE);
+    assert_string_equal(c.notice, "");
+    c = parse_ok("{\"admitPerSecond\": 1, \"closed\": true, \"stock\": 9007199254740992,"
+                 " \"notice\": \"Size 42 sold out\"}");
+    assert_true(c.closed);
+    assert_int_equal(c.stock, 9007199254740992LL);
+    assert_true(c.stock_set);
+    assert_string_equal(c.notice, "Size 42 sold out");
+    json_t *j = wr_qconfig_to_public_json(&c);
+    assert_true(json_is_true(json_object_get(j, "closed")));
+    assert_int_equal(json_integer_value(json_object_get(j, "stock")), 9007199254740992LL);
+    assert_string_equal(json_string_value(json_object_get(j, "notice")), "Size 42 sold out");
+    assert_null(json_object_get(j, "stockSet")); /* not a field */
+    json_decref(j);
+    wr_queue_config_t p = patch_ok(&c, "{\"paused\": true}");
+    assert_false(p.stock_set); /* a PATCH that does not name stock keeps what is left */
+    assert_int_equal(p.stock, 9007199254740992LL);
+    p = patch_ok(&c, "{\"stock\": 0, \"notice\": null, \"closed\": false}");
+    assert_true(p.stock_set);
+    assert_int_equal(p.stock, 0);
+    assert_string_equal(p.notice, "");
+    assert_false(p.closed);
+    p = patch_ok(&p, "{\"stock\": null, \"notice\": \"\"}");
+    assert_int_equal(p.stock, WR_STOCK_NONE);
+    j = wr_qconfig_to_public_json(&p);
+    assert_true(json_is_null(json_object_get(j, "stock")));
+    assert_true(json_is_null(json_object_get(j, "notice"))); /* "" is no notice */
+    json_decref(j);
+    /* a store's copy does not set what is left */
+    j = load("{\"admitPerSecond\": 1, \"stock\": 5}");
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_false(p.stock_set);
+    assert_int_equal(p.stock, 5);
+    json_decref(j);
+    /* 500 code points of 4 bytes each fit; 501 of 1 byte do not */
+    char big[4 * 501 + 64];
+    size_t o = (size_t)snprintf(big, sizeof big, "{\"notice\": \"");
+    for (int i = 0; i < 500; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o, "\xF0\x9F\x8E\x9F");
+    snprintf(big + o, sizeof big - o, "\"}");
+    p = patch_ok(&c, big);
+    assert_int_equal(strlen(p.notice), 2000);
+    o = (size_t)snprintf(big, sizeof big, "{\"notice\": \"");
+    for (int i = 0; i < 501; i++)
+        big[o++] = 'x';
+    snprintf(big + o, sizeof big - o, "\"}");
+    expect_patch_error(&c, big, "notice");
+    expect_patch_error(&c, "{\"notice\": \"a\\u0000b\"}", "notice");
+    expect_patch_error(&c, "{\"notice\": 5}", "notice");
+    expect_patch_error(&c, "{\"stock\": -1}", "stock");
+    expect_patch_error(&c, "{\"stock\": 9007199254740993}", "stock");
+    expect_patch_error(&c, "{\"stock\": 1.5}", "stock");
+    expect_patch_error(&c, "{\"stock\": \"10\"}", "stock");
+    expect_patch_error(&c, "{\"closed\": 1}", "closed");
+    expect_patch_error(&c, "{\"closed\": null}", "closed");
+}
+
 /* Runs a PUT or a PATCH (base non-NULL) that must fail on field with a
  * message containing want; *out untouched. */
 static void expect_error_msg(const wr_queue_config_t *base, const char *text,
@@ -861,6 +931,7 @@ static void test_table_defaults(void **state)
     fresh.poll_max_ms = 60000;
     fresh.opens_at_ms = WR_OPENS_AT_NONE;
     fresh.pre_queue_shuffle = true;
+    fresh.stock = WR_STOCK_NONE;
     wr_queue_config_t d;
     memset(&d, 0xEE, sizeof(d)); /* every byte set by the defaults */
     wr_qconfig_defaults(&d);
@@ -871,6 +942,7 @@ static void test_table_defaults(void **state)
     fresh.admit_per_second = 5;
     fresh.fail_open_per_second = 5;
     assert_cfg_eq(&p, &fresh);
+    assert_true(p.stock_set); /* a PUT sets what is left (here: no limit) */
 }
 
 /* Every row renders and parses back to the same value: its example (not
@@ -943,6 +1015,7 @@ static void test_table_store_values(void **state)
         {"awayHoldSeconds", "holdSec", "1800", "0"},
         {"opensAt", "opensAt", "", "253402300799999"},
         {"preQueueShuffle", "shuffle", "1", "0"},
+        {"closed", "closed", "0", "1"},
     };
     wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 175}");
     wr_queue_config_t s = parse_ok(
@@ -950,7 +1023,7 @@ static void test_table_store_values(void **state)
         " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
         " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, \"awayHoldSeconds\": 0,"
         " \"opensAt\": 253402300799999,"
-        " \"preQueueShuffle\": false}");
+        " \"preQueueShuffle\": false, \"closed\": true}");
     size_t n_store = 0;
     for (size_t i = 0; i < wr_qconfig_n_fields; i++)
         n_store += wr_qconfig_fields[i].store != NULL;
@@ -1174,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_epoch_ms_fields),
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_table_unique),
+        cmocka_unit_test(test_sale_end_fields),
         cmocka_unit_test(test_table_defaults),
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_table_store_values),

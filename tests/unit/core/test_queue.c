@@ -848,6 +848,41 @@ static void test_degraded_brake(void **state)
     assert_int_equal(wr_queue_degraded_brake(&c, now + 3600000), WR_BRAKE_PAUSED);
     c.opens_at_ms = WR_OPENS_AT_NONE;
     assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_PAUSED);
+    /* the end of a sale comes first: closed, then sold out (stock 0) */
+    c.stock = 0;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_SOLD_OUT);
+    c.opens_at_ms = now + 3600000;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_SOLD_OUT);
+    c.closed = true;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_CLOSED);
+    c.closed = false;
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    c.paused = false;
+    c.stock = 1; /* something left: no brake */
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_NONE);
+    c.stock = WR_STOCK_NONE;
+    assert_int_equal(wr_queue_degraded_brake(&c, now), WR_BRAKE_NONE);
+}
+
+/* The closed answer's slow re-check: 60 s shortened by up to pollJitter,
+ * never above 60 s, capped at half of idleTimeoutSeconds. */
+static void test_closed_retry(void **state)
+{
+    (void)state;
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 10;
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 0.0), 60000);
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 0.5), 57000);
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 0.999999), 54000);
+    assert_int_equal(wr_queue_closed_retry_ms(NULL, 0.0), 60000);
+    c.poll_jitter = 0.5;
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 1.0), 30000);
+    c.poll_jitter = 0;
+    c.idle_timeout_seconds = 30; /* half: 15 s */
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 0.3), 15000);
+    c.idle_timeout_seconds = 0; /* never away: the full minute */
+    assert_int_equal(wr_queue_closed_retry_ms(&c, 0.3), 60000);
 }
 
 /* Fewer polls from far back (1.2, pollMaxMs): a tenth of the expected
@@ -917,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_rate_window_tick_idle),
         cmocka_unit_test(test_retry_cap_idle),
         cmocka_unit_test(test_degraded_brake),
+        cmocka_unit_test(test_closed_retry),
         cmocka_unit_test(test_poll_far),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

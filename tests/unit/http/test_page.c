@@ -2,7 +2,9 @@
  * test_page.c - the page module: HTML escaping of rendered values (a
  * "<script>" in targetUrl comes out as entities everywhere), the values of
  * the first render, the no-JavaScript refresh, Accept-Language choice with
- * q-values, and static asset lookup (types, unknown names, traversal).
+ * q-values, static asset lookup (types, unknown names, traversal), and
+ * the sale's edges (1.2): held, the odds with grouped numbers, closed and
+ * sold out with their slow re-check, the operator's notice as text.
  */
 #define _GNU_SOURCE /* clock_gettime */
 #include <setjmp.h>
@@ -142,8 +144,7 @@ static void test_escaping_state_and_queue(void **state)
     assert_null(strstr(html, "<b>"));
     assert_null(strstr(html, "a<b"));
     assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\" "
-                                 "data-logo=\"0\" data-preview=\"0\">"));
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\" "));
     free(html);
 }
 
@@ -286,9 +287,7 @@ static void test_prequeue_state(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(
-        html,
-        "<body class=\"page-queue\" data-state=\"prequeue\" data-logo=\"0\" data-preview=\"0\">"));
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"prequeue\" "));
     assert_non_null(strstr(html, "data-opens-at=\"4102444800000\""));
     assert_non_null(strstr(html, "data-server-now=\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
@@ -330,6 +329,146 @@ static void test_prequeue_state(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "data-opens-at=\"\""));
     assert_non_null(strstr(html, "<time id=\"opens-at\" datetime=\"\"></time>"));
+    free(html);
+}
+
+/* 1.2: a held person (turn came while away) is told their place was kept,
+ * in both languages, with position 1. */
+static void test_held(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.position = 1;
+    v.held = true;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-held=\"1\""));
+    assert_non_null(strstr(html, "<h1 id=\"heading\">Welcome back</h1>"));
+    assert_non_null(strstr(html, ">You stepped away, and your place was kept. You go in at the "
+                                 "next admission.</p>"));
+    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">1</strong>"));
+    free(html);
+    v.lang = "ko";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다."));
+    free(html);
+    /* not held: the usual sentence, data-held 0 */
+    v = waiting_view();
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-held=\"0\""));
+    assert_null(strstr(html, ">You stepped away"));
+    assert_non_null(strstr(html, "<h1 id=\"heading\">You are in line</h1>"));
+    free(html);
+}
+
+/* 1.2: with a stock, the odds with grouped numbers; without, nothing. */
+static void test_odds_and_grouping(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.position = 5200;
+    v.waiting = 1234567;
+    v.has_stock = true;
+    v.stock_left = 300;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-stock-left=\"300\""));
+    assert_non_null(strstr(html, "data-position=\"5200\""));
+    assert_non_null(
+        strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left; you are number 5,200.</p>"));
+    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">5,200</strong>"));
+    assert_non_null(strstr(html, "<dd id=\"ahead\">5,199</dd>"));
+    assert_non_null(strstr(html, "<dd id=\"waiting\">1,234,567</dd>"));
+    assert_non_null(strstr(html, "You are number 5,200 in line. People ahead of you: 5,199."));
+    free(html);
+    v.lang = "ko";
+    v.stock_left = 12000;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "남은 수량 약 12,000개, 내 순서는 5,200번째입니다."));
+    free(html);
+    /* none left while passes are live: people keep waiting */
+    v.lang = "en";
+    v.stock_left = 0;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-stock-left=\"0\""));
+    assert_non_null(strstr(html, "None left right now; passes that go unused come back. You are "
+                                 "number 5,200."));
+    free(html);
+    v.has_stock = false;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-stock-left=\"\""));
+    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\"></p>"));
+    free(html);
+}
+
+/* 1.2: closed and sold out, in both languages; the re-check without
+ * JavaScript is the server's retry, 60 s at most (and by default). */
+static void test_closed_state(void **state)
+{
+    (void)state;
+    wr_page_view_t v = state_view("closed");
+    v.reason = "soldOut";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"closed\" "
+                                 "data-reason=\"soldOut\""));
+    assert_non_null(strstr(html, "<h1 id=\"heading\">Sold out</h1>"));
+    assert_non_null(strstr(html, ">Sold out. If more becomes available, this page moves on by "
+                                 "itself.</p>"));
+    assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"60\""));
+    free(html);
+    v.reason = "closed";
+    v.lang = "ko";
+    v.retry_after_ms = 600000; /* never slower than 60 s */
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<h1 id=\"heading\">판매가 종료되었습니다</h1>"));
+    assert_non_null(strstr(html, "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다."));
+    assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
+    free(html);
+    v.lang = "en";
+    v.retry_after_ms = 30000; /* the server's, when sooner */
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has ended</h1>"));
+    assert_non_null(strstr(html, "data-retry-ms=\"30000\""));
+    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"30\""));
+    free(html);
+}
+
+/* 1.2: the operator's notice is text: a hostile one comes out as entities,
+ * and the box is marked shown only when there is one. */
+static void test_notice_escaped(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.notice = "<img src=x onerror=alert(1)>\"</p><script>alert('x')</script>&amp;";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_null(strstr(html, "<img src=x")); /* (the template's own <img> is the logo) */
+    assert_int_equal(count(html, "<img"), 1);
+    assert_null(strstr(html, "<script>"));
+    assert_non_null(strstr(html, "data-notice=\"1\""));
+    assert_non_null(strstr(
+        html, "<p id=\"notice\" class=\"notice\" aria-live=\"polite\" aria-atomic=\"true\">"
+              "&lt;img src=x onerror=alert(1)&gt;&quot;&lt;/p&gt;&lt;script&gt;alert(&#39;x&#39;)"
+              "&lt;/script&gt;&amp;amp;</p>"));
+    free(html);
+    v.notice = NULL;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-notice=\"0\""));
+    assert_non_null(strstr(html, "aria-atomic=\"true\"></p>"));
     free(html);
 }
 
@@ -572,6 +711,10 @@ int main(void)
         cmocka_unit_test(test_degraded_state),
         cmocka_unit_test(test_dashboard),
         cmocka_unit_test(test_prequeue_state),
+        cmocka_unit_test(test_held),
+        cmocka_unit_test(test_odds_and_grouping),
+        cmocka_unit_test(test_closed_state),
+        cmocka_unit_test(test_notice_escaped),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
         cmocka_unit_test(test_accent),

@@ -4,11 +4,17 @@
 -- users passed over per call, at most; ARGV[5] users the idle sweep looks
 -- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
 -- WR_STORE_IDLE_VISIT_MAX).
--- Reply, always 23 elements:
+-- Reply, always 25 elements:
 --   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
 --    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
 --    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits, prequeue,
---    openMoved, openLeft, away, held, returnedTotal}
+--    openMoved, openLeft, away, held, returnedTotal, stockLeft, soldOutAt}
+--   stockLeft: what is left of the stock (-1: no stock); soldOutAt: us the
+--   queue became sold out (-1 while it is not).
+-- The end of a sale (lib.lua, "Stock"): while the config says closed, or
+-- stockLeft is 0, nobody is admitted and no budget accrues; otherwise the
+-- tick admits at most stockLeft and takes what it admitted from it, in
+-- this same script (a crash never admits beyond the stock).
 --   waits: for each user admitted by this call, now_us - arrival score (us).
 --   openMoved / openLeft: the sale opening's chunk moved by this call and
 --   the people still to move (> 0: the caller calls again at once).
@@ -38,9 +44,9 @@
 local seed, known = ARGV[1], ARGV[2]
 local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq')
+  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq', 'closed')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0, 0, 0, 0}
+  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0, 0, 0, 0, -1, -1}
 end
 local version, json = version_json(cfg[1], known, cfg[8])
 local now = now_us()
@@ -54,7 +60,7 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
     redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN, K_HELD, K_BACK) == 0 then
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
-    'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal')
+    'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt')
   local qtick_ms = tonumber(cfg[5])
   local QI = idle_lib()
   local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
@@ -69,8 +75,13 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   local function n(v)
     return tonumber(v or 0)
   end
+  -- (no token: stockLeft 0 is sold out, soldOutAt set by whoever made it so)
+  local sold_at = -1
+  if q[12] == '0' and q[13] then
+    sold_at = tonumber(q[13])
+  end
   return {0, 0, now, version, json, 0, 0, n(q[3]), n(q[4]), n(q[5]), n(q[6]), n(q[7]), 0,
-    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0, 0, 0, n(q[11])}
+    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0, 0, 0, n(q[11]), tonumber(q[12] or '-1'), sold_at}
 end
 expire_tokens(now)
 local I = idle_lib()
@@ -211,7 +222,11 @@ if tick ~= last_tick then
   if holdq then
     waiting = waiting + redis.call('ZCARD', K_BACK)
   end
-  local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and not closed and waiting > 0
+  -- the end of a sale: closed, or nothing left (sold out, or passes still
+  -- live that may come back): no budget
+  local stock = stock_left()
+  local accrue = cfg[2] ~= '0' and cfg[3] ~= '1' and not closed and waiting > 0 and
+    cfg[14] ~= '1' and stock ~= 0
   local carry = 0
   if accrue then
     -- llround(rate * 1000 * tickMs), half away from zero (x >= 0)
@@ -231,6 +246,9 @@ if tick ~= last_tick then
         room = 0
       end
       n = math.min(n, room)
+    end
+    if stock then
+      n = math.min(n, stock) -- never more than is left
     end
     if n > 0 then
       local users, scores, nback = take(n)
@@ -254,6 +272,9 @@ if tick ~= last_tick then
         chunked('HSET', K_TOKENS, hs)
         chunked('ZADD', K_ACTIVE, zs)
         redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+        if stock then
+          redis.call('HINCRBY', K_STATE, 'stockLeft', -admitted)
+        end
       end
     end
     if admitted < allowed then
@@ -268,6 +289,7 @@ if holdq and redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK) == 0 then
   redis.call('HDEL', K_CONFIG, 'holdq')
 end
 
-local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt = stats()
+stock_note(now)
+local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, sl, so = stats()
 return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits, pq,
-  omoved, oleft, aw, hd, rtt}
+  omoved, oleft, aw, hd, rtt, sl, so}

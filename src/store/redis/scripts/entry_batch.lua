@@ -5,9 +5,10 @@
 -- ARGV[3i - 1] user, ARGV[3i] its mode, as entry.lua's ARGV[3] ('1' join,
 -- '2' join by the queue page, '0' status, '3' quiet status), ARGV[3i + 1]
 -- its pre-queue key, as entry.lua's ARGV[4].
--- Reply: {version, json, answer_1 ... answer_n}, one flat array (a nested
+-- Reply: {version, json, stock_left, answer_1 ... answer_n}, one flat array (a nested
 -- array per answer would cost Redis and hiredis an object per answer):
 --   version, json: as entry.lua's (0 and '' when there is no queue);
+--   stock_left: as entry.lua's, after the call (-1: no stock or no queue);
 --   answer_i: entry.lua's reply without its config part, as only the
 --   elements its kind uses:
 --     1 WAITING      1, position, waiting, head_due_us, own_due_us
@@ -15,6 +16,7 @@
 --     3 PASSTHROUGH  3
 --     4 PREQUEUE     4
 --     5 HELD         5, waiting (WAITING held, position 1)
+--     6 CLOSED       6, why (1 closed, 2 sold out)
 --    -1 no queue    -1  (every request, when there is no queue)
 --    -2 line full   -2, waiting
 --    -3 not in queue -3
@@ -28,8 +30,8 @@
 -- wrote before the error kept, as a failed entry.lua call keeps it; the
 -- next one runs on.
 local c = entry_config(ARGV[1])
-local out = {0, ''}
-local n = 2
+local out = {0, '', -1}
+local n = 3
 if c then
   out[1], out[2] = c.version, c.json
 end
@@ -52,6 +54,9 @@ for i = 2, #ARGV - 2, 3 do
     elseif kind == -2 or kind == 5 then
       out[n + 1], out[n + 2] = kind, waiting
       n = n + 2
+    elseif kind == 6 then
+      out[n + 1], out[n + 2] = kind, position
+      n = n + 2
     else
       n = n + 1
       out[n] = kind
@@ -60,5 +65,6 @@ for i = 2, #ARGV - 2, 3 do
 end
 if c then
   entry_flush(c)
+  out[3] = stock_left() or -1
 end
 return out

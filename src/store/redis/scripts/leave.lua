@@ -33,6 +33,7 @@ else
   if redis.call('HDEL', K_TOKENS, user) == 1 then
     redis.call('ZREM', K_ACTIVE, user)
     redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+    stock_return(1) -- given back: its unit returns
     left = true
   end
 end

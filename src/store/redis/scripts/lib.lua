@@ -22,6 +22,11 @@
 --   KEYS[11] wr:{q}:back    ZSET user -> us they came back (held people who
 --                                asked again: admitted first)
 --   KEYS[12] wr:{q}:away    SET  users of the line the away sweep found away
+-- The end of a sale (docs/API.md 1.2): the config hash's closed ('1' =
+-- the sale is over); state's stockLeft (what is left of the stock; absent
+-- = no stock: config_put.lua writes it when a config sets it) and
+-- soldOutAt (us the queue became sold out; absent while it is not). See
+-- "Stock" below.
 -- The config hash also holds sessionSec (absent = 0), idleSec (absent =
 -- 120, the default of idleTimeoutSeconds) and holdSec (absent = 1800, the
 -- default of awayHoldSeconds). active = ZCARD active
@@ -87,7 +92,8 @@ local function chunked(cmd, key, items)
 end
 
 -- Removes every member of the ZSET kz scored <= now, and its field of the
--- HASH kh, and counts them in the state counter named counter.
+-- HASH kh, and counts them in the state counter named counter. Returns how
+-- many.
 local function expire_set(kz, kh, counter, now)
   local gone = redis.call('ZRANGEBYSCORE', kz, '-inf', fmt(now))
   if #gone > 0 then
@@ -95,13 +101,56 @@ local function expire_set(kz, kh, counter, now)
     chunked('ZREM', kz, gone)
     redis.call('HINCRBY', K_STATE, counter, #gone)
   end
+  return #gone
+end
+
+-- ---- Stock (docs/DESIGN.md, "The end of a sale") ------------------------
+-- state stockLeft is what is left. admit.lua takes at most that many and
+-- subtracts what it admitted, in the same script. A token leaves tokens
+-- and active in exactly one script step each - expiry (expire_tokens, or
+-- token.lua's consume of an expired one), leave, consume - and the first
+-- two give its unit back there (stock_return), so a unit returns at most
+-- once and a consumed pass keeps it. Sold out: stockLeft 0 and active
+-- empty (an expired token not yet swept still counts: it returns its unit
+-- at its sweep, before the queue can be sold out).
+
+-- n units back (tokens expired or given back), when there is a stock.
+local function stock_return(n)
+  if n > 0 and redis.call('HEXISTS', K_STATE, 'stockLeft') == 1 then
+    redis.call('HINCRBY', K_STATE, 'stockLeft', n)
+  end
+end
+
+-- What is left (a number), or nil without a stock.
+local function stock_left()
+  local v = redis.call('HGET', K_STATE, 'stockLeft')
+  return v and tonumber(v) or nil
+end
+
+-- True when the queue is sold out: stockLeft 0 and no token in active.
+local function sold_out()
+  return redis.call('HGET', K_STATE, 'stockLeft') == '0' and redis.call('ZCARD', K_ACTIVE) == 0
+end
+
+-- Records the sold-out moment (state soldOutAt = now) when the queue just
+-- became sold out, and clears it when it no longer is (a restock). Every
+-- script that can change it calls this: admit, consume, config_put.
+local function stock_note(now)
+  local sold = sold_out()
+  local at = redis.call('HEXISTS', K_STATE, 'soldOutAt') == 1
+  if sold and not at then
+    redis.call('HSET', K_STATE, 'soldOutAt', fmt(now))
+  elseif at and not sold then
+    redis.call('HDEL', K_STATE, 'soldOutAt')
+  end
 end
 
 -- Expires every token whose expiry <= now (active and tokens, counted in
--- expiredTotal) and ends every session whose end <= now (sessions and
--- sessjti, counted in sessionsExpiredTotal). Exact; no counter to drift.
+-- expiredTotal; each returns its stock unit) and ends every session whose
+-- end <= now (sessions and sessjti, counted in sessionsExpiredTotal).
+-- Exact; no counter to drift.
 local function expire_tokens(now)
-  expire_set(K_ACTIVE, K_TOKENS, 'expiredTotal', now)
+  stock_return(expire_set(K_ACTIVE, K_TOKENS, 'expiredTotal', now))
   expire_set(K_SESSIONS, K_SESSJTI, 'sessionsExpiredTotal', now)
 end
 
@@ -253,12 +302,17 @@ local function admissible(opening, base, moved)
 end
 
 -- Stats after expiry, in the order of wr_queue_stats_t (11 values), then
--- prequeue, away, held, returnedTotal. People still to move in a running
+-- prequeue, away, held, returnedTotal, stockLeft (-1: no stock), soldOutAt
+-- (us, -1 while not sold out). People still to move in a running
 -- opening count in waiting. away: the line's away set plus the held.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
-    'opening', 'returnedTotal')
+    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt')
+  local sold_at = -1
+  if c[11] == '0' and c[12] and redis.call('ZCARD', K_ACTIVE) == 0 then
+    sold_at = tonumber(c[12])
+  end
   local pre = redis.call('ZCARD', K_PRE)
   local waiting, prequeue = redis.call('ZCARD', K_WAITING), pre
   if c[9] == '1' then
@@ -269,7 +323,7 @@ local function stats()
     tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
     tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
-    tonumber(c[10] or 0)
+    tonumber(c[10] or 0), tonumber(c[11] or '-1'), sold_at
 end
 
 -- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each
@@ -542,7 +596,7 @@ end
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq')
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed')
   if not cfg[1] then
     return nil
   end
@@ -554,7 +608,7 @@ local function entry_config(known)
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
     shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100'),
-    hold_sec = cfg[9], holdq = cfg[10] == '1'}
+    hold_sec = cfg[9], holdq = cfg[10] == '1', closed = cfg[11] == '1', stock = stock_left()}
 end
 
 -- Writes the last score joins gave (see entry_config) to state, once per
@@ -663,9 +717,59 @@ local function entry_added(c, user, mode, score, waiting, left)
     admit_due(score, c.now)
 end
 
+-- The end of a sale: why the queue answers "closed" now - 1 closed, 2
+-- sold out (stock 0 and no token live, after the token sweep: an expired
+-- one returns its unit first) - or false; computed once per call (no
+-- request of a call changes it).
+local function entry_halt(c)
+  if c.halt == nil then
+    c.halt = false
+    if c.closed then
+      c.halt = 1
+    elseif c.stock == 0 then
+      entry_clock(c)
+      if not c.swept then
+        expire_tokens(c.now)
+        c.swept = true
+      end
+      c.stock = stock_left()
+      if c.stock == 0 and redis.call('ZCARD', K_ACTIVE) == 0 then
+        c.halt = 2
+      end
+    end
+  end
+  return c.halt
+end
+
+-- entry() while the queue is closed or sold out (why: entry_halt): a live
+-- pass still answers ADMITTED; a person in line, the pre-queue, held or
+-- back keeps their place (their asking is recorded, held people stay
+-- held) and gets kind 6 (CLOSED, why in the position slot), as does a
+-- newcomer's join (not added); a status of anyone else is -3.
+local function entry_closed(c, user, mode, why)
+  entry_clock(c)
+  local jti, iat, exp = entry_token(c, user)
+  if jti then
+    return 2, 0, 0, jti, iat, exp
+  end
+  if redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
+      redis.call('ZSCORE', K_BACK, user) then
+    c.I.seen_set(user, c.now, false)
+  elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= '1' and mode ~= '2' then
+    return -3, 0, 0, '', 0, 0
+  end
+  return 6, why, 0, '', 0, 0
+end
+
 local function entry(c, user, mode, key)
   if not c.enabled then
     return 3, 0, 0, '', 0, 0
+  end
+  if c.closed or c.stock == 0 then
+    local why = entry_halt(c)
+    if why then
+      return entry_closed(c, user, mode, why)
+    end
   end
   -- The hot path (a waiting user's poll) needs no token sweep: answer it
   -- first. A quiet status needs not even the clock; others read and write

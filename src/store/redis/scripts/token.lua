@@ -30,6 +30,8 @@ if exp <= now then
     redis.call('HDEL', K_TOKENS, user)
     redis.call('ZREM', K_ACTIVE, user)
     redis.call('HINCRBY', K_STATE, 'expiredTotal', 1)
+    stock_return(1) -- expired unconsumed: its unit, as the sweep would
+    stock_note(now)
   end
   return -3
 end
@@ -37,6 +39,7 @@ if consume then
   redis.call('HDEL', K_TOKENS, user)
   redis.call('ZREM', K_ACTIVE, user)
   redis.call('HINCRBY', K_STATE, 'consumedTotal', 1)
+  stock_note(now) -- a consumed pass keeps its unit: the last one may sell out
   local ss = tonumber(cfg[2] or '0')
   if ss > 0 then
     redis.call('ZADD', K_SESSIONS, fmt(now + ss * 1000000), user)

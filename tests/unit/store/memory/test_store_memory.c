@@ -472,15 +472,15 @@ static void flip_byte(const char *path)
  * u32 age, u8 flags -, the token count, the session part of version 2 -
  * released, lapsed, session count -, the burn count of version 2,
  * abandoned of version 3, the pre-queue count of version 4, the 24
- * bytes of version 5 - returned, held and back counts - and the 32-byte
- * sum). */
+ * bytes of version 5 - returned, held and back counts -, the 16 bytes of
+ * version 6 - stock left, sold-out time - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -592,9 +592,15 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 5 first: returned, the held and back counts (24 bytes)
-     * before the sum */
-    size_t body = n - 32 - 24;
+    /* version 6 first: stock left and the sold-out time (16 bytes, both
+     * -1: no stock) before the sum */
+    size_t body = n - 32 - 16;
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(buf[body + (size_t)i], 0xff);
+    if (version == 5)
+        goto sum;
+    /* version 5: returned, the held and back counts (24 bytes) */
+    body -= 24;
     for (int i = 0; i < 24; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
     if (version == 4)
@@ -604,7 +610,7 @@ static void to_version(const char *path, unsigned version)
     body -= 8;
     for (int i = 0; i < 8; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
-    const char *end = "\"preQueueShuffle\":true}";
+    const char *end = "\"notice\":null}";
     unsigned char *cfg_end = memmem(buf, body, end, strlen(end));
     assert_non_null(cfg_end);
     size_t op = (size_t)(cfg_end - buf) + strlen(end) + 9 * 8;
@@ -640,13 +646,13 @@ sum:
     fclose(f);
 }
 
-/* Version 1 (before sessions), 2 (before the idle part) and 4 (before the
- * held people) snapshots still load; their people in line count as seen
- * at the load. */
+/* Version 1 (before sessions), 2 (before the idle part), 4 (before the
+ * held people) and 5 (before the stock) snapshots still load; their people
+ * in line count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4};
+    static const unsigned versions[] = {1, 2, 4, 5};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         make_tmpdir();
@@ -670,11 +676,55 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.abandoned_total, 0);
         assert_int_equal(g.stats.held, 0);
         assert_int_equal(g.stats.returned_total, 0);
+        assert_int_equal(g.stats.stock_left, -1);
+        assert_int_equal(g.stats.sold_out_at_ms, -1);
         assert_int_equal(status(st, "q", "other").entry.position, 2);
         wr_store_close(st);
         sh_loop_free();
         rm_tmpdir();
     }
+}
+
+/* Version 6 keeps what is left of the stock and the sold-out moment: a
+ * restart neither restocks nor forgets the limit. */
+static void test_snapshot_stock(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct event_base *base = sh_loop_new();
+    wr_store_t *st;
+    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 1000;
+    c.stock = 1;
+    c.stock_set = true;
+    assert_int_equal(sh_put(st, "q", &c), WR_OK);
+    join(st, "q", "a");
+    join(st, "q", "b");
+    assert_int_equal(st->ops->debug_advance_time(st, 1000000LL), WR_OK);
+    sh_res_t r;
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 1);
+    sh_res_t a = status(st, "q", "a");
+    assert_int_equal(a.entry.state, WR_ENTRY_ADMITTED);
+    assert_int_equal(sh_consume(st, "q", "a", a.entry.jti, &r), WR_OK);
+    sh_res_t g = get(st, "q");
+    assert_int_equal(g.stats.stock_left, 0);
+    int64_t sold = g.stats.sold_out_at_ms;
+    assert_true(sold > 0);
+    wr_store_close(st);
+    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    g = get(st, "q");
+    assert_int_equal(g.stats.stock_left, 0);
+    assert_int_equal(g.stats.sold_out_at_ms, sold);
+    sh_res_t b = status(st, "q", "b");
+    assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
+    assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
 }
 
 /* Version 3 keeps last-seen ages and pending page joins; the time the
@@ -883,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_snapshots),
         cmocka_unit_test(test_snapshot_sessions),
         cmocka_unit_test(test_snapshot_old_versions_load),
+        cmocka_unit_test(test_snapshot_stock),
         cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_timer),
         cmocka_unit_test(test_real_clock_fifo),

@@ -1,0 +1,273 @@
+"""The end of a sale: closed, stock, sold out, notices (API 1.2, issue 23).
+
+`closed` answers {"status":"closed","reason":"closed"} to joins and polls
+(people in line keep their place, a live pass still answers admitted, a
+stranger's poll is 404); `stock` is taken by every admission and given back
+by a pass that expires unconsumed or is given back (DELETE entries/me), never
+by a consumed one; stock 0 with no pass live is sold out ("reason":"soldOut",
+stats soldOutAt) until a PATCH restocks; `notice` rides on every user
+answer. Runs on both stores; the crash test (SIGKILL during admission with a
+stock) is Redis's (the memory store's crash is its snapshot: RELIABILITY)."""
+import re
+import time
+
+from harness import ENV, FAST, HOLD, RedisServer, WRTest, Waitroomd, uid
+
+CLOSED_MAX_MS = 60000
+
+
+def metrics(w):
+    """/metrics of instance w as {(name, labels): value}."""
+    r = w.client.get("/metrics")
+    out = {}
+    for line in r.body.splitlines():
+        m = re.match(r'^([a-z_]+)(?:\{([^}]*)\})? (\S+)$', line)
+        if m:
+            out[(m.group(1), m.group(2) or "")] = float(m.group(3))
+    return out
+
+
+class SaleEnd(WRTest):
+
+    def assertClosed(self, r, reason, notice=None, what=""):
+        """The closed form: 200, status closed, the reason, a slow retry
+        (retryAfterMs <= 60 s and a Retry-After header consistent with it)."""
+        self.assertEqual(r.status, 200, "%s: %r" % (what, r))
+        self.assertJsonHeaders(r, what)
+        b = r.json
+        self.assertEqual((b.get("status"), b.get("reason")), ("closed", reason),
+                         "%s: %r" % (what, r))
+        want = {"status", "reason", "retryAfterMs"} | ({"notice"} if notice else set())
+        self.assertEqual(set(b), want, "%s: %r" % (what, r))
+        self.assertInt(b["retryAfterMs"], what)
+        self.assertGreaterEqual(b["retryAfterMs"], 30000, "%s: %r" % (what, r))
+        self.assertLessEqual(b["retryAfterMs"], CLOSED_MAX_MS, "%s: %r" % (what, r))
+        ra = int(r.headers.get("retry-after", "0"))
+        self.assertEqual(ra, (b["retryAfterMs"] + 999) // 1000, "%s: Retry-After %r" % (what, r))
+        if notice:
+            self.assertEqual(b["notice"], notice, what)
+        return b
+
+    def patch_ok(self, q, fields):
+        r = self.c.patch_queue(q, fields)
+        self.assertEqual(r.status, 200, "PATCH %r: %r" % (fields, r))
+        return r.json
+
+    def test_config_fields(self):
+        q = self.new_queue(HOLD)
+        cfg = self.config(q)
+        self.assertEqual((cfg["closed"], cfg["stock"], cfg["notice"]), (False, None, None), cfg)
+        st = self.stats(q)
+        self.assertEqual((st["stockLeft"], st["soldOutAt"]), (None, None), st)
+        for f, oks, bads in (
+                ("closed", (True, False), (1, 0, "true", None, [])),
+                ("stock", (0, 1, 2 ** 53, None), (-1, 2 ** 53 + 1, 1.5, "10", True, [])),
+                ("notice", ("x", "\U0001F39F" * 500, "a" * 500, None),
+                 ("a" * 501, "\U0001F39F" * 501, 5, True, ["x"]))):
+            for ok in oks:
+                r = self.c.patch_queue(q, {f: ok})
+                self.assertEqual(r.status, 200, "%s=%r: %r" % (f, ok, r))
+                self.assertEqual(self.config(q)[f], ok, f)
+            for bad in bads:
+                r = self.c.patch_queue(q, {f: bad})
+                self.assertError(r, 400, "INVALID_CONFIG", "%s=%r" % (f, bad))
+                self.assertEqual(r.json.get("field"), f, repr(r))
+                bad_put = dict(HOLD, **{f: bad})
+                r = self.c.put_queue(q, bad_put)
+                self.assertError(r, 400, "INVALID_CONFIG", "PUT %s=%r" % (f, bad))
+        # a PUT without them resets them (create or replace)
+        self.patch_ok(q, {"closed": True, "stock": 5, "notice": "hi"})
+        self.assertEqual(self.c.put_queue(q, HOLD).status, 200)
+        cfg = self.config(q)
+        self.assertEqual((cfg["closed"], cfg["stock"], cfg["notice"]), (False, None, None), cfg)
+
+    def test_closed(self):
+        """closed: joins and polls answer closed; places kept; a live pass
+        still admitted and consumable; a stranger's poll 404; enabled=false
+        wins; closed=false resumes in order."""
+        q = self.new_queue(FAST)
+        holder = uid("pass-")
+        token = self.admit(q, holder)
+        self.patch_ok(q, {"paused": True})
+        line = [uid("line-") for _ in range(3)]
+        for u in line:
+            self.join_ok(q, u)
+        self.patch_ok(q, {"closed": True})
+        for u in line:
+            self.assertClosed(self.c.join(q, u), "closed", what="join " + u)
+            self.assertClosed(self.c.me(q, u), "closed", what="poll " + u)
+        stranger = uid("new-")
+        self.assertClosed(self.c.join(q, stranger), "closed", what="stranger's join")
+        self.assertError(self.c.me(q, stranger), 404, "NOT_IN_QUEUE", "stranger's poll")
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st["active"]), (3, 1), st)  # the stranger not added
+        # the live pass: admitted with its token on join and poll, and it works
+        for r in (self.c.join(q, holder), self.c.me(q, holder)):
+            b = self.assertAdmitted(r)
+            self.assertEqual(b["token"], token)
+        self.assertEqual(self.c.verify(q, token).status, 204)
+        r = self.c.consume(q, token, holder)
+        self.assertEqual((r.status, r.json), (200, {"valid": True, "userId": holder}), repr(r))
+        # the queue page says so too
+        r = self.c.get("/q/%s" % q, {"X-User-Id": line[0]})
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertIn('data-state="closed"', r.body)
+        # enabled=false still wins
+        self.patch_ok(q, {"enabled": False})
+        self.assertEqual(self.c.join(q, line[0]).json, {"status": "passthrough"})
+        self.patch_ok(q, {"enabled": True})
+        # unpaused while closed: nobody admitted
+        self.patch_ok(q, {"paused": False})
+        time.sleep(0.3)
+        self.assertEqual(self.stats(q)["admittedTotal"], 1)
+        for u in line:
+            self.assertClosed(self.c.me(q, u), "closed", what="still closed " + u)
+        # reopened: admitted in order
+        self.patch_ok(q, {"closed": False})
+        for u in line:
+            self.wait_admitted(q, u)
+        self.assertEqual(self.stats(q)["admittedTotal"], 4)
+
+    def test_stock_sold_out_and_restock(self):
+        """Admission takes the stock; while passes are live people keep
+        waiting (stockLeft 0); leave gives one back, consume keeps it; the
+        last consume sells out (soldOutAt); a restock resumes in order."""
+        q = self.new_queue(dict(HOLD, tickMs=50, stock=2))
+        users = [uid("buyer-%d-" % i) for i in range(5)]
+        for u in users:
+            b = self.join_ok(q, u)
+            self.assertEqual(b.get("stockLeft"), 2, b)
+        self.assertEqual(self.config(q)["stock"], 2)
+        self.patch_ok(q, {"paused": False})
+        t0 = self.wait_admitted(q, users[0])["token"]
+        t1 = self.wait_admitted(q, users[1])["token"]
+        time.sleep(0.3)  # several ticks: nobody beyond the stock
+        st = self.stats(q)
+        self.assertEqual((st["admittedTotal"], st["stockLeft"], st["soldOutAt"]), (2, 0, None), st)
+        self.assertEqual(self.config(q)["stock"], 0)
+        b = self.assertWaiting(self.c.me(q, users[2]), 1)
+        self.assertEqual(b["stockLeft"], 0, b)  # passes live: still waiting
+        # users[1] gives the pass back: one returns, users[2] gets it
+        self.assertEqual(self.c.leave(q, users[1]).status, 204)
+        self.wait_admitted(q, users[2])
+        t2 = None
+        for u in users[2:3]:
+            t2 = self.c.me(q, u).json["token"]
+        time.sleep(0.3)
+        st = self.stats(q)
+        self.assertEqual((st["admittedTotal"], st["stockLeft"]), (3, 0), st)
+        # consumed passes keep their unit; the last one sells out
+        self.assertEqual(self.c.consume(q, t0, users[0]).status, 200)
+        self.assertWaiting(self.c.me(q, users[3]), 1)
+        self.assertEqual(self.c.consume(q, t2, users[2]).status, 200)
+        self.assertEqual(self.c.consume(q, t1, users[1]).status, 403)  # given back
+        st = self.stats(q)
+        self.assertEqual((st["stockLeft"], st["active"]), (0, 0), st)
+        self.assertInt(st["soldOutAt"])
+        self.assertLessEqual(abs(st["soldOutAt"] - time.time() * 1000), 10000, st)
+        for u in users[3:]:
+            self.assertClosed(self.c.me(q, u), "soldOut", what="sold out " + u)
+            self.assertClosed(self.c.join(q, u), "soldOut", what="sold out join " + u)
+        self.assertClosed(self.c.join(q, uid("late-")), "soldOut", what="newcomer")
+        self.assertError(self.c.me(q, uid("late-")), 404, "NOT_IN_QUEUE")
+        self.assertEqual(self.stats(q)["waiting"], 2)
+        # restock one: soldOutAt back to null, users[3] (first in line) admitted
+        self.assertEqual(self.patch_ok(q, {"stock": 1})["stock"], 1)
+        st = self.stats(q)
+        self.assertIsNone(st["soldOutAt"], st)
+        self.wait_admitted(q, users[3])
+        time.sleep(0.3)
+        self.assertWaiting(self.c.me(q, users[4]), 1)
+        st = self.stats(q)
+        self.assertEqual((st["admittedTotal"], st["stockLeft"]), (4, 0), st)
+        # a PATCH of something else keeps what is left
+        self.patch_ok(q, {"admitPerSecond": 500})
+        self.assertEqual(self.config(q)["stock"], 0)
+        # stock null: no limit any more
+        self.patch_ok(q, {"stock": None})
+        self.wait_admitted(q, users[4])
+        st = self.stats(q)
+        self.assertEqual((st["stockLeft"], st["soldOutAt"]), (None, None), st)
+        self.assertNotIn("stockLeft", self.join_ok(q, uid("nolimit-")))
+
+    def test_expired_pass_returns_its_unit(self):
+        """A pass that expires unconsumed gives its unit back: the next in
+        line is admitted (exactly one more), and the queue never counts as
+        sold out while it was live."""
+        q = self.new_queue(dict(HOLD, tickMs=50, stock=1, tokenTtlSeconds=1))
+        a, b = uid("a-"), uid("b-")
+        self.join_ok(q, a)
+        self.join_ok(q, b)
+        self.patch_ok(q, {"paused": False})
+        self.wait_admitted(q, a)
+        self.assertWaiting(self.c.me(q, b), 1)
+        self.assertIsNone(self.stats(q)["soldOutAt"])
+        self.wait_admitted(q, b, timeout=8)
+        st = self.stats(q)
+        self.assertEqual((st["admittedTotal"], st["expiredTotal"], st["stockLeft"]), (2, 1, 0), st)
+
+    def test_notice_on_every_answer(self):
+        notice = '<b>"Size 42"</b> sold out \u2013 \U0001F39F back at 10:00\n\\'
+        opens = int(time.time() * 1000) + 3600 * 1000
+        qp = self.new_queue(dict(HOLD, opensAt=opens, notice=notice), prefix="pre")
+        r = self.c.join(qp, uid())
+        self.assertEqual((r.json["status"], r.json["notice"]), ("prequeue", notice), repr(r))
+        q = self.new_queue(dict(FAST, notice=notice))
+        u = uid()
+        self.admit(q, u)
+        r = self.c.me(q, u)
+        self.assertEqual((r.json["status"], r.json["notice"]), ("admitted", notice), repr(r))
+        self.patch_ok(q, {"paused": True})
+        r = self.c.join(q, uid())
+        self.assertEqual((r.json["status"], r.json["notice"]), ("waiting", notice), repr(r))
+        self.patch_ok(q, {"closed": True})
+        self.assertClosed(self.c.join(q, uid()), "closed", notice=notice)
+        self.patch_ok(q, {"notice": None, "closed": False})
+        self.assertNotIn("notice", self.c.join(q, uid()).json)
+
+    def test_metric_stock_left(self):
+        w = self.srv
+        q = self.new_queue(dict(HOLD, stock=7))
+        self.join_ok(q, uid())
+        key = ("waitroom_queue_stock_left", 'queue="%s"' % q)
+        self.poll_until(lambda: metrics(w).get(key), lambda v: v == 7, timeout=5,
+                        what="the stock gauge")
+        self.patch_ok(q, {"stock": None})
+        self.poll_until(lambda: key in metrics(w), lambda v: not v, timeout=5,
+                        what="the gauge gone with the stock")
+
+
+class SaleEndCrash(WRTest):
+
+    def test_sigkill_during_admission_never_admits_beyond_the_stock(self):
+        """Redis: 150 people, stock 40, admission at 400/s; SIGKILL of the
+        only instance several times mid-admission; after restarts exactly 40
+        are admitted (every one with a token), the rest still in line."""
+        self.redis_only()
+        redis = RedisServer(ENV.tmpdir)
+        self.addCleanup(redis.stop)
+
+        def instance():
+            w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
+                          ENV.tmpdir, identity="header:X-User-Id")
+            self.addCleanup(w.kill)
+            return w
+        w = instance()
+        q = self.new_queue(dict(HOLD, stock=40, tickMs=20), client=w.client)
+        users = ["stock-%03d" % i for i in range(150)]
+        for u in users:
+            self.join_ok(q, u, client=w.client)
+        self.assertEqual(w.client.patch_queue(q, {"paused": False,
+                                                  "admitPerSecond": 400}).status, 200)
+        for delay in (0.02, 0.03, 0.05):
+            time.sleep(delay)
+            w.kill()  # SIGKILL, mid-admission
+            w = instance()
+        self.poll_until(lambda: self.stats(q, w.client)["stockLeft"], lambda v: v == 0,
+                        timeout=10, what="the stock used up")
+        time.sleep(0.3)
+        st = self.stats(q, client=w.client)
+        self.assertEqual((st["admittedTotal"], st["active"], st["waiting"]), (40, 40, 110), st)
+        admitted = [u for u in users
+                    if w.client.me(q, u).json.get("status") == "admitted"]
+        self.assertEqual(admitted, users[:40])
