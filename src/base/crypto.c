@@ -8,6 +8,8 @@
 #include "base/crypto.h"
 
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -57,11 +59,91 @@ void wr_crypto_wipe(void *p, size_t n)
         OPENSSL_cleanse(p, n);
 }
 
+wr_err_t wr_crypto_derive_key(const uint8_t *secret, size_t len, const char *label,
+                              uint8_t key[WR_CRYPTO_KEY_LEN])
+{
+    if (!secret || len == 0 || !key || !label)
+        return WR_EINVAL;
+    return wr_crypto_hmac_sha256(secret, len, label, strlen(label), key);
+}
+
 wr_err_t wr_crypto_cookie_key(const uint8_t *secret, size_t len, uint8_t key[WR_CRYPTO_KEY_LEN])
 {
-    if (!secret || len == 0 || !key)
+    return wr_crypto_derive_key(secret, len, COOKIE_KEY_LABEL, key);
+}
+
+/* ---------- keyed HMAC (RFC 2104 over EVP digests, pads hashed once) */
+
+#define HMAC_BLOCK 64 /* SHA-256's block */
+
+struct wr_crypto_hmac {
+    EVP_MD *md;        /* fetched once */
+    EVP_MD_CTX *inner; /* SHA-256 state after key ^ ipad */
+    EVP_MD_CTX *outer; /* after key ^ opad */
+    EVP_MD_CTX *work;  /* copied from inner/outer per MAC */
+};
+
+wr_crypto_hmac_t *wr_crypto_hmac_new(const uint8_t *key, size_t key_len)
+{
+    if (!key && key_len > 0)
+        return NULL;
+    wr_crypto_hmac_t *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    uint8_t k[HMAC_BLOCK] = {0}, ipad[HMAC_BLOCK], opad[HMAC_BLOCK];
+    unsigned int n = 0;
+    h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    h->inner = EVP_MD_CTX_new();
+    h->outer = EVP_MD_CTX_new();
+    h->work = EVP_MD_CTX_new();
+    bool ok = h->md && h->inner && h->outer && h->work;
+    if (ok && key_len > HMAC_BLOCK)
+        ok = EVP_Digest(key, key_len, k, &n, h->md, NULL) == 1;
+    else if (ok && key_len > 0)
+        memcpy(k, key, key_len);
+    for (int i = 0; i < HMAC_BLOCK; i++) {
+        ipad[i] = (uint8_t)(k[i] ^ 0x36);
+        opad[i] = (uint8_t)(k[i] ^ 0x5c);
+    }
+    ok = ok && EVP_DigestInit_ex(h->inner, h->md, NULL) == 1 &&
+         EVP_DigestUpdate(h->inner, ipad, sizeof ipad) == 1 &&
+         EVP_DigestInit_ex(h->outer, h->md, NULL) == 1 &&
+         EVP_DigestUpdate(h->outer, opad, sizeof opad) == 1;
+    OPENSSL_cleanse(k, sizeof k);
+    OPENSSL_cleanse(ipad, sizeof ipad);
+    OPENSSL_cleanse(opad, sizeof opad);
+    if (!ok) {
+        wr_crypto_hmac_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+wr_err_t wr_crypto_hmac_mac(wr_crypto_hmac_t *h, const void *data, size_t len,
+                            uint8_t mac[WR_CRYPTO_MAC_LEN])
+{
+    uint8_t in[WR_CRYPTO_MAC_LEN];
+    unsigned int n = 0;
+    if (!h || (!data && len > 0) || !mac)
         return WR_EINVAL;
-    return wr_crypto_hmac_sha256(secret, len, COOKIE_KEY_LABEL, sizeof COOKIE_KEY_LABEL - 1, key);
+    bool ok = EVP_MD_CTX_copy_ex(h->work, h->inner) == 1 &&
+              EVP_DigestUpdate(h->work, data, len) == 1 &&
+              EVP_DigestFinal_ex(h->work, in, &n) == 1 && n == sizeof in &&
+              EVP_MD_CTX_copy_ex(h->work, h->outer) == 1 &&
+              EVP_DigestUpdate(h->work, in, sizeof in) == 1 &&
+              EVP_DigestFinal_ex(h->work, mac, &n) == 1 && n == WR_CRYPTO_MAC_LEN;
+    return ok ? WR_OK : WR_EIO;
+}
+
+void wr_crypto_hmac_free(wr_crypto_hmac_t *h)
+{
+    if (!h)
+        return;
+    EVP_MD_CTX_free(h->inner); /* OpenSSL cleanses a freed digest context */
+    EVP_MD_CTX_free(h->outer);
+    EVP_MD_CTX_free(h->work);
+    EVP_MD_free(h->md);
+    free(h);
 }
 
 wr_err_t wr_crypto_sha1_hex(const void *data, size_t len, char out[WR_CRYPTO_SHA1_HEX + 1])
@@ -111,6 +193,19 @@ wr_err_t wr_crypto_sha256_final(wr_crypto_sha256_t *h, uint8_t out[WR_CRYPTO_SHA
     if (EVP_DigestFinal_ex(md_of(h), out, &n) != 1 || n != WR_CRYPTO_SHA256_LEN)
         return WR_EIO;
     return WR_OK;
+}
+
+wr_err_t wr_crypto_sha256_digest(wr_crypto_sha256_t *h, const void *data, size_t len,
+                                 uint8_t out[WR_CRYPTO_SHA256_LEN])
+{
+    unsigned int n = 0;
+    if (!h || (!data && len > 0) || !out)
+        return WR_EINVAL;
+    /* a NULL type restarts with the context's own, already fetched */
+    bool ok = EVP_DigestInit_ex(md_of(h), NULL, NULL) == 1 &&
+              EVP_DigestUpdate(md_of(h), data, len) == 1 &&
+              EVP_DigestFinal_ex(md_of(h), out, &n) == 1 && n == WR_CRYPTO_SHA256_LEN;
+    return ok ? WR_OK : WR_EIO;
 }
 
 void wr_crypto_sha256_free(wr_crypto_sha256_t *h)

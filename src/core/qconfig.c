@@ -724,6 +724,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"stock", INT_FIELD(stock, 0, WR_STOCK_MAX), .flags = WR_QF_NULLABLE, .idef = WR_STOCK_NONE,
      .example = "9007199254740992"},
     {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
+    {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
     {"page", CUSTOM_FIELD(page, page),
      .example = "{\"title\":\"Launch day\",\"brand\":\"Shop \\u00e9\",\"logoUrl\":\"/logo.svg\","
                 "\"accentColor\":\"#FFD400\",\"lang\":\"zh-Hant\"}"},

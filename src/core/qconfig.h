@@ -130,6 +130,9 @@ typedef struct {
     /* notice: the operator's message to the line, at most WR_NOTICE_MAX_CP
      * code points (valid UTF-8, no NUL); "" = none (JSON null). */
     char notice[WR_NOTICE_MAX + 1];
+    uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
+                                challenge with this many leading zero bits (core/challenge.h),
+                                0..32, default 0 = off */
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

@@ -333,6 +333,13 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
                             WR_METRIC_HISTOGRAM,
                             "Time from dispatching an HTTP request to sending its answer, "
                             "seconds, by route.");
+        wr_metrics_describe(a->metrics, "waitroom_challenges_issued_total", WR_METRIC_COUNTER,
+                            "Join challenges issued (GET .../challenge and inline in "
+                            "403 CHALLENGE_REQUIRED).");
+        wr_metrics_describe(a->metrics, "waitroom_challenges_solved_total", WR_METRIC_COUNTER,
+                            "Joins that brought a valid challenge solution.");
+        wr_metrics_describe(a->metrics, "waitroom_challenges_refused_total", WR_METRIC_COUNTER,
+                            "Joins refused 403 CHALLENGE_REQUIRED, by reason.");
         wr_metrics_describe(a->metrics, "waitroom_joins_total", WR_METRIC_COUNTER,
                             "Joins this instance answered (POST entries and queue page loads "
                             "the store accepted, repeats by people already in line included), "
@@ -403,10 +410,19 @@ static size_t install_key(wr_token_key_t *key, uint8_t *buf, size_t cap, const u
     return len;
 }
 
+/* The join challenge key of slot i (0 current, 1 previous) from secret
+ * (len bytes; 0 = none). */
+static void set_challenge_key(wr_api_t *a, int i, const uint8_t *secret, size_t len)
+{
+    wr_challenge_key_free(a->challenge_keys[i]);
+    a->challenge_keys[i] = len > 0 ? wr_challenge_key_new(secret, len) : NULL;
+}
+
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
     a->secret_len = install_key(&a->keys[0], a->secret, sizeof a->secret, secret, len);
     derive_cookie_keys(a);
+    set_challenge_key(a, 0, a->secret, a->secret_len);
 }
 
 void wr_api_reload(wr_api_t *a)
@@ -422,6 +438,7 @@ void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
         install_key(&a->keys[1], a->prev_secret, sizeof a->prev_secret, secret, len);
     a->n_keys = a->prev_secret_len > 0 ? 2 : 1;
     set_previous_cookie_key(a);
+    set_challenge_key(a, 1, a->prev_secret, a->prev_secret_len);
 }
 
 bool wr_api_has_secret(const wr_api_t *a)
@@ -442,6 +459,8 @@ void wr_api_free(wr_api_t *a)
     wr_crypto_wipe(a->cookie_key, sizeof(a->cookie_key));
     wr_crypto_wipe(a->prev_secret, sizeof(a->prev_secret));
     wr_crypto_wipe(a->prev_cookie_key, sizeof(a->prev_cookie_key));
+    wr_challenge_key_free(a->challenge_keys[0]);
+    wr_challenge_key_free(a->challenge_keys[1]);
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

@@ -90,7 +90,7 @@
 
 /* ---------- small helpers ---------- */
 
-static void set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
+void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
 {
     char hdr[WR_IDENTITY_COOKIE_MAX + 96];
     snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
@@ -378,7 +378,7 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     wr_api__observe(c, err);
     seen_after(c, err, e);
     if (c->cookie[0] && visitor_kept(err))
-        set_visitor_cookie(c->api, c->req, c->cookie);
+        wr_api__set_visitor_cookie(c->api, c->req, c->cookie);
     wr_api__entry_view_t dv;
     if (err == WR_OK && e) {
         reply_entry(c, e);
@@ -401,16 +401,9 @@ static void leave_cb(wr_err_t err, void *arg)
     wr_api__done_cb(err, arg);
 }
 
-/*
- * Finds the user for a request. Returns 0 and fills user; 1 when the
- * request has been answered (400); 2 in cookie mode when there is no valid
- * visitor cookie and `create` is false (the caller answers). With `create`
- * (join), a missing or unverifiable cookie mints a new visitor. cookie_out
- * gets the cookie value to set: on every join, and on a poll when the
- * cookie is due for renewal (wr_identity_should_renew).
- */
-static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
-                        char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])
+/* Finds the user for a request (api_internal.h). */
+int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
+                         char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])
 {
     struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     cookie_out[0] = 0;
@@ -447,7 +440,7 @@ static int resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return 1;
     }
     snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-    return 0;
+    return 3;
 }
 
 /* GET/DELETE entries/me without a valid visitor cookie: 404 NOT_IN_QUEUE,
@@ -485,6 +478,58 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
 
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
 static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
+static void page_challenge(wr_api__ctx_t *c);
+
+/* ---------- joins: the challenge gate ---------- */
+
+/* A join refused for its challenge (c->challenge_reason): the page shows
+ * the challenge, the API answers 403 CHALLENGE_REQUIRED. Frees c. */
+static void challenge_refused(wr_api__ctx_t *c)
+{
+    if (c->route == WR_ROUTE_QUEUE_PAGE) {
+        page_challenge(c);
+        return;
+    }
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    wr_api__challenge_refuse(c->api, c->req, c->route, cfg, c->queue,
+                             (wr_challenge_reason_t)c->challenge_reason);
+    wr_api__ctx_free(c);
+}
+
+/* The store's answer for a join without a valid solution: a person in
+ * line, in the pre-queue or holding a live pass is answered as a join
+ * answers them (no work asked twice: reloads, other tabs); anyone else is
+ * refused (403 CHALLENGE_REQUIRED; the queue page shows the challenge). */
+static void challenge_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    if (err == WR_OK && e && e->state != WR_ENTRY_PASSTHROUGH) {
+        if (c->route == WR_ROUTE_QUEUE_PAGE)
+            page_entry_cb(err, e, c);
+        else
+            entry_cb(err, e, c);
+        return;
+    }
+    wr_api__observe(c, err);
+    challenge_refused(c);
+}
+
+/* A join of a queue that asks for a solved challenge, without a valid one
+ * (reason r): is user (the person in line, cookie: theirs to set) there
+ * already? One status read; answers and frees c. */
+static void challenge_gate(wr_api__ctx_t *c, const char *user, const char *cookie,
+                           wr_challenge_reason_t r)
+{
+    snprintf(c->user, sizeof(c->user), "%s", user);
+    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    c->challenge_reason = (int)r;
+    c->op = "status";
+    c->t0_us = wr_clock_wall_us();
+    c->seen_us = wr_clock_mono_us();
+    if (wr_store_status(c->api->store, c->queue, c->user, challenge_status_cb, c) != WR_OK)
+        challenge_status_cb(WR_EUNAVAILABLE, NULL, c);
+}
 
 /* ---------- joins: the invite gate ---------- */
 
@@ -516,8 +561,10 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     cookie[0] = '\0';
     bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
+    int new_visitor = 0; /* 3: a visitor minted for this join (no valid cookie came) */
     if (!cfg || cfg->invite_key_len == 0 || header_mode) {
-        if (resolve_user(a, c->req, c->route, true, user, cookie)) {
+        new_visitor = wr_api__resolve_user(a, c->req, c->route, true, user, cookie);
+        if (new_visitor == 1) {
             wr_api__ctx_free(c);
             return;
         }
@@ -552,6 +599,31 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
                                     NULL, wr_invite_reason_name(r), 0);
                 wr_api__ctx_free(c);
             }
+            return;
+        }
+    }
+    if (wr_api__challenge_required(cfg)) {
+        /* The challenge is the caller's as its route saw them: with an
+         * invite in cookie mode, the visitor cookie, not the account. */
+        char caller[WR_USER_ID_MAX + 1], ccookie[WR_IDENTITY_COOKIE_MAX + 1];
+        const char *who = user;
+        if (cfg->invite_key_len > 0 && !header_mode) {
+            if (wr_api__resolve_user(a, c->req, c->route, true, caller, ccookie) == 1) {
+                wr_api__ctx_free(c);
+                return;
+            }
+            who = caller;
+        }
+        wr_challenge_reason_t r = wr_api__challenge_check(a, c->req, cfg, c->queue, who);
+        if (r != WR_CHALLENGE_OK) {
+            /* A visitor minted just now cannot be in line: refused with no
+             * store read (the cheap answer to a flood of fresh cookies). */
+            if (new_visitor == 3 && cfg->invite_key_len == 0) {
+                c->challenge_reason = (int)r;
+                challenge_refused(c);
+                return;
+            }
+            challenge_gate(c, user, cookie, r);
             return;
         }
     }
@@ -624,7 +696,7 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
             join_start(a, req, route, queue);
         return;
     }
-    int who = resolve_user(a, req, route, false, user, cookie);
+    int who = wr_api__resolve_user(a, req, route, false, user, cookie);
     if (who == 2) {
         no_visitor(a, req, route, queue);
         return;
@@ -692,6 +764,46 @@ static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
     send_page(c, &v, 403);
 }
 
+/* Where the page sends an admitted person (v's target_url, already the
+ * queue's targetUrl): ?return= when it goes to targetUrl's origin or one
+ * of returnOrigins (copied to ret); and tokenInQuery. cfg NULL: unchanged. */
+static void page_target(wr_api__ctx_t *c, const wr_queue_config_t *cfg,
+                        char ret[WR_TARGET_URL_MAX + 1], wr_page_view_t *v)
+{
+    if (!cfg)
+        return;
+    if (wr_api__query_param(c->req, "return", ret, WR_TARGET_URL_MAX + 1) &&
+        wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
+                            (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
+                            cfg->n_return_origins))
+        v->target_url = ret;
+    v->token_in_query = cfg->token_in_query;
+}
+
+/* The page of a queue that asks for a solved challenge, to someone not in
+ * line: no join (API 1.2); the page's script fetches a challenge, solves
+ * it in a Web Worker and joins. Without JavaScript it says that it needs
+ * it. The visitor cookie is set here so the script's requests share it. */
+static void page_challenge(wr_api__ctx_t *c)
+{
+    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
+    if (c->api->cfg->identity != WR_IDENTITY_HEADER &&
+        wr_api__resolve_user(c->api, c->req, c->route, true, user, cookie) != 1 && cookie[0])
+        wr_api__set_visitor_cookie(c->api, c->req, cookie);
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.state = "challenge";
+    v.eta_seconds = -1;
+    v.target_url = "";
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    char ret[WR_TARGET_URL_MAX + 1];
+    if (cfg)
+        v.target_url = cfg->target_url;
+    page_target(c, cfg, ret, &v);
+    send_page(c, &v, 200);
+}
+
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
@@ -704,7 +816,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     char ret[WR_TARGET_URL_MAX + 1];
     int status = 200;
     if (c->cookie[0] && visitor_kept(err))
-        set_visitor_cookie(a, c->req, c->cookie);
+        wr_api__set_visitor_cookie(a, c->req, c->cookie);
     wr_api__entry_view_t ev;
     bool have = false;
     if (err == WR_OK && e) {
@@ -720,15 +832,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         const wr_queue_config_t *cfg =
             e ? e->config
               : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
-        if (cfg) {
-            /* ?return=: only to targetUrl's origin or returnOrigins */
-            if (wr_api__query_param(c->req, "return", ret, sizeof(ret)) &&
-                wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
-                                    (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
-                                    cfg->n_return_origins))
-                v.target_url = ret;
-            v.token_in_query = cfg->token_in_query;
-        }
+        page_target(c, cfg, ret, &v);
         switch (ev.state) {
         case WR_ENTRY_PREQUEUE:
             /* sale opening: the page's countdown (opens_at_ms) is the

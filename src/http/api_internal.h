@@ -28,6 +28,7 @@
 #include "base/freelist.h"
 #include "runtime/failopen.h"
 #include "http/page.h"
+#include "core/challenge.h"
 #include "core/identity.h"
 #include "core/qconfig.h"
 #include "core/ratelimit.h"
@@ -106,6 +107,10 @@ struct wr_api {
     size_t prev_secret_len;
     uint8_t prev_cookie_key[WR_CRYPTO_KEY_LEN];
     bool has_prev_cookie_key;
+    /* Join challenges (challenge.h): [0] from the token secret (issues and
+     * checks), [1] from the previous one during a rotation (checks); NULL =
+     * none. */
+    wr_challenge_key_t *challenge_keys[2];
     wr_ratelimit_t *join_rl; /* per client address */
     wr_ratelimit_t *poll_rl; /* per queue + user: pacing */
     wr_seencache_t *seen;    /* recently recorded waiting users (status_quiet); NULL = none */
@@ -152,7 +157,9 @@ typedef struct wr_api__ctx {
      * not looked up, or unknown here. */
     wr_scheduler_queue_t *sq;
     wr_token_claims_t claims;
-    json_t *body; /* admin PATCH body, owned */
+    json_t *body;         /* admin PATCH body, owned */
+    int challenge_reason; /* a join refused for its challenge (wr_challenge_reason_t), while the
+                             store says whether the person is in line already */
 } wr_api__ctx_t;
 
 /* ---------- api_reply.c: contexts, replies ---------- */
@@ -330,11 +337,58 @@ void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_
  * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
 void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
                             const char *state);
+/*
+ * Finds the user for a request. Returns 0 and fills user; 1 when the
+ * request has been answered (400); 2 in cookie mode when there is no valid
+ * visitor cookie and `create` is false (the caller answers). With `create`
+ * (join, a join challenge), a missing or unverifiable cookie mints a new
+ * visitor, and the return is 3 (user filled: a visitor nobody has seen). cookie_out gets the cookie
+ * value to set: on every join, and on a poll when the cookie is due for renewal
+ * (wr_identity_should_renew).
+ */
+int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
+                         char user[WR_USER_ID_MAX + 1],
+                         char cookie_out[WR_IDENTITY_COOKIE_MAX + 1]);
+
+/* Sets the visitor cookie wr_vid=value (HttpOnly, SameSite=Lax, Path=/,
+ * Secure when configured) on req's answer. */
+void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value);
 
 /* The Retry-After (seconds) of 429 QUEUE_FULL: the slowest poll band of
  * cfg (wr_queue_slowest_band_ms; NULL = the default config's), rounded up,
  * at least 1. */
 int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
+
+/* ---------- api_challenge.c ---------- */
+
+/* GET /v1/queues/{queue}/challenge: a fresh challenge for the caller (the
+ * cookie visitor, minted when there is none, or the header's user id).
+ * The queue is validated and the token secret installed. */
+wr_api__handler_fn wr_api__handle_challenge;
+
+/* Whether a join of a queue of config cfg needs a solved challenge: the
+ * queue is on (enabled) with challengeBits > 0. False for NULL. */
+bool wr_api__challenge_required(const wr_queue_config_t *cfg);
+
+/*
+ * The solution a join brings (POST entries, body
+ * {"challenge":"...","nonce":"..."}) checked for caller in queue against
+ * cfg's current bits: WR_CHALLENGE_OK when cfg needs none
+ * (wr_api__challenge_required) or it is valid (counted as solved), else
+ * the reason (an empty body, a GET, or no "challenge": missing; a body
+ * that is not such an object: malformed). Reads req's body; answers
+ * nothing.
+ */
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+                                              const wr_queue_config_t *cfg, const char *queue,
+                                              const char *caller);
+
+/* Answers req 403 CHALLENGE_REQUIRED with reason r and a fresh challenge
+ * (challenge, bits, expiresAt) bound to the caller as the challenge route
+ * sees it (a new visitor cookie set when there is none); counts it. */
+void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                              const wr_queue_config_t *cfg, const char *queue,
+                              wr_challenge_reason_t r);
 
 /* ---------- api_view.c ---------- */
 

@@ -434,9 +434,9 @@ static const char *known_lang(const char *lang)
 
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
-    static const char *const states[] = {"waiting",  "prequeue",    "admitted", "passthrough",
-                                         "full",     "unavailable", "notfound", "invite",
-                                         "degraded", "error",       "closed",   NULL};
+    static const char *const states[] = {
+        "waiting", "prequeue", "admitted", "passthrough", "full",      "unavailable", "notfound",
+        "invite",  "degraded", "error",    "closed",      "challenge", NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;

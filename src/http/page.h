@@ -29,7 +29,10 @@ typedef struct {
                                      no valid invite), "closed" (1.2: the sale
                                      has ended or sold out, by reason; asks
                                      again slowly), "degraded" (the store is
-                                     unreachable: no position; keeps asking) or
+                                     unreachable: no position; keeps asking),
+                                     "challenge" (the queue asks for a solved join
+                                     challenge: the script solves one and joins;
+                                     without JavaScript the text says it is needed) or
                                      "error" (any other error on the route: the
                                      code is shown; asks again only after a
                                      Retry-After, retry_after_ms) */

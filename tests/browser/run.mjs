@@ -287,6 +287,21 @@ test('dashboard: right counts, pause from it stops admissions, rate and enable c
   assert.equal((await api.config(q)).admitPerSecond, 7.5);
   await waitFor(async () => (await field('rate')) === '7.5/s', 5000, 'the rate pill');
 
+  /* the join challenge's difficulty, after a confirmation */
+  assert.equal(await card.locator('[data-field="bits-input"]').inputValue(), '0');
+  await card.locator('[data-field="bits-input"]').fill('18');
+  const bitsSet = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="set-bits"]').click();
+  assert.equal((await bitsSet).status(), 200);
+  assert.match(dialogs[dialogs.length - 1], /18-bit challenge/);
+  assert.equal((await api.config(q)).challengeBits, 18);
+  assert.equal((await api.joinNew(q)).body.error, 'CHALLENGE_REQUIRED');
+  await card.locator('[data-field="bits-input"]').fill('0');
+  const bitsOff = page.waitForResponse((r) => r.request().method() === 'PATCH');
+  await card.locator('[data-action="set-bits"]').click();
+  assert.equal((await bitsOff).status(), 200);
+  assert.equal((await api.config(q)).challengeBits, 0);
+
   /* disable the line: joins pass through */
   const disabled = page.waitForResponse((r) => r.request().method() === 'PATCH');
   await card.locator('[data-action="toggle-enabled"]').click();
@@ -523,6 +538,42 @@ test('invite-only queue: an invited person joins with ?invite=, one place per in
   assert.ok(pass && pass.httpOnly, 'the pass cookie is HttpOnly');
   assert.equal(JSON.parse(Buffer.from(pass.value.split('.')[1], 'base64url').toString()).aud, q);
   await ctx.close();
+  await ctx2.close();
+});
+
+test('join challenge: the page checks the browser in a Web Worker, joins, never solves again; without JavaScript it says so', async () => {
+  const q = 'pow-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, challengeBits: 10, targetUrl: `${target.base}/landing?q=${q}` });
+  const ctx = await newContext();
+  const page = await ctx.newPage();
+  const seen = [];
+  page.on('request', (r) => { if (r.url().endsWith(`/v1/queues/${q}/challenge`)) seen.push(r.url()); });
+  const res = await page.goto(`${wr.base}/q/${q}`);
+  assert.equal(res.status(), 200);
+  /* the server rendered the challenge state and did not join */
+  await waitFor(async () => (await page.evaluate(() => document.body.dataset.state)) === 'waiting', 15000, 'solved and joined');
+  assert.equal(await text(page, '#position'), '1');
+  assert.equal((await api.stats(q)).waiting, 1);
+  assert.equal(seen.length, 1, 'one challenge fetched');
+  /* a reload and a second tab: in line already, no challenge */
+  await page.reload();
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'waiting');
+  const tab2 = await ctx.newPage();
+  await tab2.goto(`${wr.base}/q/${q}`);
+  assert.equal(await tab2.evaluate(() => document.body.dataset.state), 'waiting');
+  assert.equal(seen.length, 1, 'no second solve');
+  assert.equal((await api.stats(q)).waiting, 1);
+  await tab2.close();
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await page.waitForURL(`${target.base}/landing?q=${q}`, { timeout: 15000 });
+  assert.equal(await text(page, '#verdict'), '204');
+  await ctx.close();
+  /* no JavaScript: a plain message, no join */
+  const ctx2 = await newContext({ javaScriptEnabled: false });
+  const p2 = await ctx2.newPage();
+  await p2.goto(`${wr.base}/q/${q}`);
+  assert.match(await text(p2, '#status'), /needs JavaScript/);
+  assert.equal((await api.stats(q)).waiting, 0);
   await ctx2.close();
 });
 

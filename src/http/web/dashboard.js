@@ -342,9 +342,10 @@
     card.appendChild(nbox);
     var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' });
     card.appendChild(msg);
+    var bits = challengeControl(controls, name, msg, function () { return c; });
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
-      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, bits: bits, rateEdited: false,
       bClosed: bClosed, stock: stock, stockEdited: false, notice: notice, nCount: nCount,
       lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
@@ -420,6 +421,31 @@
     if (cfg.opensAt && cfg.opensAt > Date.now()) return 'pre-queue until ' + new Date(cfg.opensAt).toLocaleString();
     if (cfg.paused) return 'paused: a line that does not move';
     return (st.waiting || 0) > 0 ? 'a line of ' + (st.waiting || 0) : 'open: no line';
+  }
+
+  /* The join challenge's difficulty (challengeBits, 0 = off), for an attack
+   * in progress: an input and a button that asks before it changes it. The
+   * input shows the queue's setting until someone types (render). */
+  function challengeControl(controls, name, msg, card) {
+    var input = el('input', { type: 'number', min: '0', max: '32', step: '1',
+      'aria-label': 'Join challenge bits (0 = off)', 'data-field': 'bits-input' });
+    var button = el('button', { type: 'button', 'data-action': 'set-bits' }, 'Set challenge');
+    input.addEventListener('input', function () { input.dataset.edited = '1'; });
+    button.addEventListener('click', function () {
+      var v = Number(input.value);
+      if (!(v >= 0 && v <= 32 && Math.floor(v) === v) || input.value === '') {
+        msg.textContent = 'The challenge bits must be a whole number from 0 to 32.';
+        return;
+      }
+      input.dataset.edited = '';
+      change(card(), { challengeBits: v }, v === 0
+        ? 'Turn join challenges off for "' + name + '"?'
+        : 'Ask every new joiner of "' + name + '" to solve a ' + v + '-bit challenge (about ' +
+          Math.pow(2, v).toLocaleString('en-US') + ' hashes each)?');
+    });
+    controls.appendChild(input);
+    controls.appendChild(button);
+    return input;
   }
 
   /* The length of s in Unicode code points (how the server counts notice). */
@@ -555,6 +581,8 @@
       c.stock.value = typeof cfg.stock === 'number' ? String(cfg.stock) : '';
     if (!c.rateEdited && document.activeElement !== c.rate && cfg.admitPerSecond !== undefined)
       c.rate.value = String(cfg.admitPerSecond);
+    if (!c.bits.dataset.edited && document.activeElement !== c.bits && cfg.challengeBits !== undefined)
+      c.bits.value = String(cfg.challengeBits);
   }
 
   function fmtNum(v, rate) {

@@ -33,6 +33,13 @@
  *   - 404 NOT_IN_QUEUE while waiting: joins again;
  *   - 403 INVITE_REQUIRED: says why (data-reason on the first render) and
  *     stops. Joins carry the page's ?invite= as Authorization: Bearer.
+ *   - challenge (the queue asks for a solved join challenge, and the person
+ *     is not in line): fetches one, solves it in a Web Worker
+ *     (challenge.js) while the status says it is checking the browser,
+ *     with progress, then joins with the solution; a 403
+ *     CHALLENGE_REQUIRED to any join (a NOT_IN_QUEUE poll joins again)
+ *     solves the fresh challenge it carries and joins again
+ *     (solveChallenge: the one hook, kept apart from the rest);
  *   - waiting with degraded:true (the store is unreachable; no position):
  *     says the line is reconnecting and keeps asking at retryAfterMs; an
  *     admission with failOpen:true goes on like any admission.
@@ -120,7 +127,9 @@
     failures: 0,
     opensAt: num(d.opensAt),
     skew: d.serverNow ? num(d.serverNow) - Date.now() : 0, /* server clock - ours, ms */
-    lastRequest: Date.now()
+    lastRequest: Date.now(),
+    solution: null,     /* {challenge, nonce}: sent with the next join */
+    checking: -1        /* challenge: progress 0..99 while solving, -1 = not solving */
   };
   var preview = d.preview === '1';
   var lang = pickLang();
@@ -252,6 +261,8 @@
     case 'notfound': return t('status_notfound');
     case 'error': return t('status_error', { code: d.error || '' });
     case 'degraded': return t('status_degraded');
+    case 'challenge':
+      return S.checking >= 0 ? t('status_checking', { p: S.checking }) : t('status_challenge');
     case 'left': return t('status_left');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
@@ -468,6 +479,10 @@
       headers: { 'Accept': 'application/json' }
     };
     if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
+    if (what === 'join' && S.solution) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(S.solution);
+    }
     var url = what === 'join' ? base : base + '/me';
     fetch(url, opts).then(function (res) {
       serverClock(res);
@@ -505,6 +520,9 @@
     }
     if (res.status === 200) {
       onEntry(body);
+    } else if (res.status === 403 && body.error === 'CHALLENGE_REQUIRED' && what === 'join') {
+      S.solution = null;
+      solveChallenge(body);
     } else if (res.status === 403 && body.error === 'INVITE_REQUIRED') {
       clearTimeout(timer);
       S.state = 'invite';
@@ -530,6 +548,51 @@
     } else {
       retryLater(res, what, 'unavailable', 2);
     }
+  }
+
+  /* ---------- join challenges (challenge.js) ---------- */
+
+  /* Solves challenge c ({challenge, bits} from GET .../challenge or a 403;
+   * null: fetch one) in a Web Worker, showing progress, then joins with the
+   * solution. A failure (no Worker, a network error) retries after a while. */
+  function solveChallenge(c) {
+    clearTimeout(timer);
+    S.state = 'challenge';
+    S.checking = 0;
+    S.alert = null;
+    render();
+    if (preview) return; /* a preview shows the state, solves nothing */
+    var failed = function () {
+      S.checking = -1;
+      retryLater(null, 'join', 'unavailable', 2);
+    };
+    if (!c || typeof c.challenge !== 'string') {
+      fetch('/v1/queues/' + encodeURIComponent(queue) + '/challenge',
+        { credentials: 'same-origin', cache: 'no-store', headers: { 'Accept': 'application/json' } })
+        .then(function (res) { return res.ok ? res.json() : null; })
+        .then(function (b) { if (b && typeof b.challenge === 'string') solveChallenge(b); else failed(); }, failed);
+      return;
+    }
+    var w;
+    try { w = new Worker('/static/challenge.js'); } catch (e) { failed(); return; }
+    w.onmessage = function (ev) {
+      var m = ev.data || {};
+      if (typeof m.progress === 'number') {
+        S.checking = Math.floor(m.progress / 10) * 10; /* the live region speaks in tens */
+        render();
+      } else if (typeof m.nonce === 'string') {
+        w.terminate();
+        S.checking = 100;
+        render();
+        S.solution = { challenge: c.challenge, nonce: m.nonce };
+        request('join');
+      } else {
+        w.terminate();
+        failed();
+      }
+    };
+    w.onerror = function () { w.terminate(); failed(); };
+    w.postMessage({ challenge: c.challenge, bits: c.bits | 0 });
   }
 
   /* ---------- controls ---------- */
@@ -630,6 +693,9 @@
     S.retryMs = recheckMs(num(d.retryMs));
     render();
     schedule(S.retryMs, 'poll');
+    break;
+  case 'challenge':
+    solveChallenge(null);
     break;
   default:
     render();

@@ -493,7 +493,7 @@ static void test_to_json_shape(void **state)
            "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
-           "\"notice\":null,\"page\":null}");
+           "\"notice\":null,\"challengeBits\":0,\"page\":null}");
     free(s);
     json_decref(j);
 
@@ -697,6 +697,30 @@ static void test_away_hold_and_poll_max(void **state)
         snprintf(b, sizeof b, "{\"pollMaxMs\": %s}", bad_poll[i]);
         expect_patch_error(&c, b, "pollMaxMs");
     }
+}
+
+/* 1.2: challengeBits 0..32 (default 0 = off), PUT and PATCH alike. */
+static void test_challenge_bits(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.challenge_bits, 0);
+    c = parse_ok("{\"admitPerSecond\": 1, \"challengeBits\": 32}");
+    assert_int_equal(c.challenge_bits, 32);
+    c = patch_ok(&c, "{\"challengeBits\": 12}");
+    assert_int_equal(c.challenge_bits, 12);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "challengeBits")), 12);
+    json_decref(j);
+    static const char *const bad[] = {"33", "-1", "1.5", "null", "\"8\"", "true"};
+    char b[64];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(b, sizeof b, "{\"challengeBits\": %s}", bad[i]);
+        expect_patch_error(&c, b, "challengeBits");
+    }
+    c = patch_ok(&c, "{\"challengeBits\": 0}");
+    assert_int_equal(c.challenge_bits, 0);
 }
 
 /* Sale opening: opensAt (epoch ms or null) and preQueueShuffle. */
@@ -1243,6 +1267,7 @@ int main(void)
         cmocka_unit_test(test_session_seconds),
         cmocka_unit_test(test_idle_timeout_seconds),
         cmocka_unit_test(test_away_hold_and_poll_max),
+        cmocka_unit_test(test_challenge_bits),
         cmocka_unit_test(test_opens_at),
         cmocka_unit_test(test_epoch_ms_fields),
         cmocka_unit_test(test_page),

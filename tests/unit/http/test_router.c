@@ -178,6 +178,7 @@ static unsigned old_flags(wr_route_t r)
     case WR_ROUTE_CONSUME:
     case WR_ROUTE_VERIFY:
     case WR_ROUTE_RELEASE:
+    case WR_ROUTE_CHALLENGE: /* signs with a key from the token secret */
         f |= WR_ROUTE_F_SECRET;
         break;
     case WR_ROUTE_QUEUE_PAGE:

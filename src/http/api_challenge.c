@@ -1,0 +1,189 @@
+/*
+ * api_challenge.c - join challenges over HTTP (docs/API.md 1.2, "A place
+ * costs work"): GET /v1/queues/{queue}/challenge, the solution a join
+ * brings, and the 403 CHALLENGE_REQUIRED that refuses one (with a fresh
+ * challenge inline, so the client needs no extra round trip).
+ *
+ * The work is core/challenge.h's: stateless, signed under a key derived
+ * from the shared token secret (every instance has it, so any instance
+ * checks any other's challenge), bound to the caller as this route sees
+ * it (the cookie visitor, minted here when there is none, or the header's
+ * user id), to the queue and to expiresAt. Issuing and checking read and
+ * write nothing in the store; the route reads the queue's config only when
+ * this instance does not know the queue yet (for its bits, and a 404).
+ *
+ * The join side (api_entries.c, join_gate) asks wr_api__challenge_check;
+ * when it refuses, and the person is not already in line nor holding a
+ * live pass (one store status read, which changes nothing for someone who
+ * is not there), wr_api__challenge_refuse answers.
+ *
+ * Metrics: waitroom_challenges_issued_total{queue} (route and inline),
+ * waitroom_challenges_solved_total{queue} (joins that brought a valid
+ * solution), waitroom_challenges_refused_total{queue,reason}.
+ */
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "base/clock.h"
+#include "core/challenge.h"
+#include "http/api_internal.h"
+#include "http/http.h"
+
+static int64_t now_ms(void)
+{
+    return wr_clock_wall_us() / 1000;
+}
+
+static void count(wr_api_t *a, const char *name, const char *queue, const char *reason)
+{
+    if (!a->metrics)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 48];
+    if (reason)
+        snprintf(l, sizeof l, "queue=\"%s\",reason=\"%s\"", queue, reason);
+    else
+        snprintf(l, sizeof l, "queue=\"%s\"", queue);
+    wr_metrics_inc(a->metrics, name, l, 1);
+}
+
+bool wr_api__challenge_required(const wr_queue_config_t *cfg)
+{
+    return cfg && cfg->enabled && cfg->challenge_bits > 0;
+}
+
+/* A fresh challenge of queue for caller at cfg's bits, as the JSON members
+ * "challenge":...,"bits":N,"expiresAt":... into out; false on failure. */
+static bool fresh(wr_api_t *a, const wr_queue_config_t *cfg, const char *queue, const char *caller,
+                  char *out, size_t cap)
+{
+    char c[WR_CHALLENGE_MAX + 1];
+    int64_t exp = now_ms() + WR_CHALLENGE_TTL_MS;
+    unsigned bits = cfg ? cfg->challenge_bits : 0;
+    if (!a->challenge_keys[0] ||
+        wr_challenge_issue(a->challenge_keys[0], queue, caller, bits, exp, c) != WR_OK)
+        return false;
+    int n = snprintf(out, cap, "\"challenge\":\"%s\",\"bits\":%u,\"expiresAt\":%lld", c, bits,
+                     (long long)exp);
+    if (n <= 0 || (size_t)n >= cap)
+        return false;
+    count(a, "waitroom_challenges_issued_total", queue, NULL);
+    return true;
+}
+
+/* ---------- GET /v1/queues/{queue}/challenge ---------- */
+
+static void issue_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                        const wr_queue_config_t *cfg, const char *queue)
+{
+    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
+    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
+        return; /* answered (400) */
+    char body[WR_CHALLENGE_MAX + 96];
+    body[0] = '{';
+    if (!fresh(a, cfg, queue, user, body + 1, sizeof body - 2)) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
+                            NULL, 0);
+        return;
+    }
+    strcat(body, "}");
+    if (cookie[0])
+        wr_api__set_visitor_cookie(a, req, cookie);
+    wr_api__reply_json(a, req, route, 200, body, strlen(body), 0);
+}
+
+static void challenge_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_OK && info) {
+        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        issue_reply(c->api, c->req, c->route, info->config, c->queue);
+    } else {
+        wr_api__reply_store_error(c, err, WR_API__TELLS_QUEUE);
+    }
+    wr_api__ctx_free(c);
+}
+
+void wr_api__handle_challenge(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+{
+    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, call->queue);
+    if (cfg) {
+        issue_reply(a, req, call->route, cfg, call->queue);
+        return;
+    }
+    wr_api__ctx_t *c = wr_api__ctx_new(a, req, call->route, call->queue);
+    if (!c)
+        return;
+    c->op = "queue_get";
+    if (wr_store_queue_get(a->store, call->queue, challenge_config_cb, c) != WR_OK) {
+        wr_api__reply_unavailable(a, req, call->route, WR_EUNAVAILABLE);
+        wr_api__ctx_free(c);
+    }
+}
+
+/* ---------- the join's solution ---------- */
+
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+                                              const wr_queue_config_t *cfg, const char *queue,
+                                              const char *caller)
+{
+    if (!wr_api__challenge_required(cfg))
+        return WR_CHALLENGE_OK;
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
+        return WR_CHALLENGE_MISSING; /* the queue page's GET brings none */
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t blen = in ? evbuffer_get_length(in) : 0;
+    if (blen == 0)
+        return WR_CHALLENGE_MISSING;
+    const char *data = (const char *)evbuffer_pullup(in, -1);
+    json_error_t jerr;
+    json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
+    wr_challenge_reason_t r;
+    json_t *jc = json_object_get(body, "challenge"), *jn = json_object_get(body, "nonce");
+    if (!json_is_object(body))
+        r = WR_CHALLENGE_MALFORMED;
+    else if (!jc || json_is_null(jc))
+        r = WR_CHALLENGE_MISSING;
+    else if (!json_is_string(jc) || (jn && !json_is_string(jn)))
+        r = WR_CHALLENGE_MALFORMED;
+    else
+        r = wr_challenge_check(a->challenge_keys, 2, queue, caller, json_string_value(jc),
+                               json_string_length(jc), jn ? json_string_value(jn) : NULL,
+                               jn ? json_string_length(jn) : 0, cfg->challenge_bits, now_ms());
+    json_decref(body);
+    if (r == WR_CHALLENGE_OK)
+        count(a, "waitroom_challenges_solved_total", queue, NULL);
+    return r;
+}
+
+void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                              const wr_queue_config_t *cfg, const char *queue,
+                              wr_challenge_reason_t r)
+{
+    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
+    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
+        return; /* answered (400) */
+    const char *reason = wr_challenge_reason_name(r);
+    count(a, "waitroom_challenges_refused_total", queue, reason);
+    char fr[WR_CHALLENGE_MAX + 96], body[WR_CHALLENGE_MAX + 320];
+    if (!fresh(a, cfg, queue, user, fr, sizeof fr)) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
+                            NULL, 0);
+        return;
+    }
+    int n = snprintf(body, sizeof body,
+                     "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\",%s}",
+                     r == WR_CHALLENGE_MISSING ? "this queue needs a solved challenge to join"
+                                               : "the challenge's solution is not valid here",
+                     reason, fr);
+    if (n <= 0 || (size_t)n >= sizeof body) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
+        return;
+    }
+    if (cookie[0])
+        wr_api__set_visitor_cookie(a, req, cookie);
+    wr_api__reply_json(a, req, route, 403, body, (size_t)n, 0);
+}
