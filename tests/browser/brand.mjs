@@ -138,11 +138,12 @@ test('brand: title, brand, logo and accent colour show; ink keeps 4.5:1; CSP let
   await ctx.close();
 });
 
-test('hostile brand and title stay text', async () => {
+test('hostile brand, title and notice stay text', async () => {
   const q = 'evil-' + crypto.randomBytes(3).toString('hex');
   const brand = '<img src=x onerror="window.__pwned=1">"\'&';
   const title = '</title><script>window.__pwned=2</script>';
-  await createQueue(wr.base, q, { admitPerSecond: 1, paused: true, page: { brand, title } });
+  const notice = '</p><script>window.__pwned=3</script><a href="javascript:window.__pwned=4">x</a>';
+  await createQueue(wr.base, q, { admitPerSecond: 1, paused: true, notice, page: { brand, title } });
   const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en' } });
   const page = await ctx.newPage();
   await page.goto(`${wr.base}/q/${q}`);
@@ -150,6 +151,8 @@ test('hostile brand and title stay text', async () => {
   assert.equal(await text(page, '.brand-name'), brand);
   assert.equal(await text(page, '#event-title'), title);
   assert.equal(await page.title(), `#1 - ${title} - ${brand}`);
+  assert.equal(await text(page, '#notice'), notice);
+  assert.equal(await page.locator('a[href^="javascript"]').count(), 0);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.equal(await page.locator('img').count(), 1); /* the (hidden) logo only */
   assert.equal(await page.locator('script').count(), 1); /* queue.js only */
