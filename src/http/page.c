@@ -579,7 +579,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     wr_page_colors_t col;
     wr_page_accent(pg && pg->accent[0] ? pg->accent : NULL, &col);
     /* the logo's alternative text: the brand is written beside it */
-    const char *logo_alt = brand[0] ? "" : (pg && pg->title[0] ? pg->title : v->queue);
+    const char *logo_alt = !logo[0] || brand[0] ? "" : (pg && pg->title[0] ? pg->title : v->queue);
 
     const var_t vars[] = {
         {"queue", v->queue ? v->queue : ""},
