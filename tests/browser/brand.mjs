@@ -29,19 +29,11 @@ import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 
 import {
-  CHROMIUM, ROOT, arg, argv, axeViolations, launchChromium, loadPlaywright, runTests, startWaitroomd,
-  stopWaitroomd, waitFor, waitroomdArg, watchPage
+  ROOT, axeViolations, launchChromium, loadPlaywright, pageRunnerArgs, runTests, startWaitroomd, stopWaitroomd,
+  waitFor, watchPage
 } from './common.mjs';
 
-const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-const DOCS_IMG = path.join(ROOT, 'docs', 'img');
-const WAITROOMD = waitroomdArg('brand.mjs');
-const ONLY = arg('--only');
-const UPDATE_DOCS = argv.includes('--update-docs');
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
-  process.exit(1);
-}
+const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('brand.mjs');
 
 const LANGS = ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant', 'es', 'fr', 'de', 'pt', 'it', 'vi', 'th', 'id', 'ar'];
 const STATES = ['waiting', 'held', 'prequeue', 'challenge', 'admitted', 'closed', 'soldout', 'reconnecting',

@@ -37,6 +37,21 @@ export function waitroomdArg(script) {
   return p;
 }
 
+/* The page runners' (run.mjs, brand.mjs) arguments: --waitroomd (exits 2
+ * without it), --only NAME, --update-docs; exits 1 when Debian's chromium
+ * is missing. Also the folders their pictures go to. */
+export function pageRunnerArgs(script) {
+  const waitroomd = waitroomdArg(script);
+  if (!fs.existsSync(CHROMIUM)) {
+    console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
+    process.exit(1);
+  }
+  return {
+    WAITROOMD: waitroomd, ONLY: arg('--only'), UPDATE_DOCS: argv.includes('--update-docs'),
+    ARTIFACTS: path.join(ROOT, 'tests', 'artifacts'), DOCS_IMG: path.join(ROOT, 'docs', 'img')
+  };
+}
+
 /* ---------- waitroomd ---------- */
 
 /* Starts waitroomd (bin) with args (give it --listen 127.0.0.1:0): resolves

@@ -29,22 +29,13 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 
 import {
-  CHROMIUM, ROOT, arg, argv, launchChromium, loadPlaywright, runTests, sleep, startWaitroomd, stopWaitroomd, waitFor,
-  waitroomdArg, watchPage
+  launchChromium, loadPlaywright, pageRunnerArgs, runTests, sleep, startWaitroomd, stopWaitroomd, waitFor,
+  watchPage
 } from './common.mjs';
-
-const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-const DOCS_IMG = path.join(ROOT, 'docs', 'img');
 
 /* ---------- arguments ---------- */
 
-const WAITROOMD = waitroomdArg('run.mjs');
-const ONLY = arg('--only');
-const UPDATE_DOCS = argv.includes('--update-docs');
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
-  process.exit(1);
-}
+const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('run.mjs');
 
 /* ---------- helpers ---------- */
 

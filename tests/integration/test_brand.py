@@ -12,9 +12,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
-from harness import ADMIN, ENV, HOLD, Client, Waitroomd, WRTest, uid
+from harness import ADMIN, ENV, HOLD, Waitroomd, WRTest, admin_listener_client, uid
 
 STATES = ["waiting", "held", "prequeue", "challenge", "admitted", "closed", "soldout",
           "reconnecting", "full", "error"]
@@ -130,13 +129,8 @@ class Preview(WRTest):
         srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
                         identity="header:X-User-Id", extra=("--admin-listen", "127.0.0.1:0"))
         self.addCleanup(srv.kill)
-        deadline = time.monotonic() + 5
-        line = None
-        while time.monotonic() < deadline and not line:
-            line = next((ln for ln in srv.stdout_lines if ln.startswith("admin listening on ")),
-                        None)
-            time.sleep(0.02)
-        admin = Client(int(line.rsplit(":", 1)[1]))
+        admin = admin_listener_client(srv)
+        self.assertIsNotNone(admin, srv.stdout_lines)
         q = "prev-" + uid()
         self.assertEqual(admin.put_queue(q, HOLD).status, 200)
         self.assertEqual(srv.client.get("/q/%s?preview=waiting" % q, ADMIN).status, 404)
