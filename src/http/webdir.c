@@ -42,7 +42,7 @@ struct wr_webdir {
         const char *lang; /* a key of i18n (borrowed from it) */
         char *text;       /* {"en": ..., lang: ...} */
         size_t len;
-    } * per;           /* one per language of i18n */
+    } * per; /* one per language of i18n */
     size_t n_per;
     char *langs; /* the codes, space-separated */
 };
@@ -245,11 +245,12 @@ static wr_err_t load_dir(wr_webdir_t *w, const char *dir, char *err, size_t errl
             break;
         }
         file_t *f = &w->files[w->n];
-        snprintf(f->name, sizeof(f->name), "%s", de->d_name);
+        size_t nl = strnlen(de->d_name, WR_WEBDIR_NAME_MAX); /* page_name: at most that */
+        memcpy(f->name, de->d_name, nl);
+        f->name[nl] = '\0';
         if ((rc = read_file(path, f, err, errlen)) != WR_OK)
             break;
         w->n++;
-        size_t nl = strlen(f->name);
         if (nl > 5 && strcmp(f->name + nl - 5, ".html") == 0 && !utf8_ok(f->data, f->len))
             rc = say(err, errlen, "--web-dir: %s is not UTF-8", path);
     }
