@@ -167,10 +167,10 @@ test('--web-dir: the shop template is used, missing files fall back, a broken fi
   await waitFor(() => page.evaluate(() => document.getElementById('logo').naturalWidth > 0), 5000, 'the shop logo');
   /* words it did not change, and languages it did not touch, are the embedded ones */
   assert.match(await text(page, '#status'), /^You are number 1 in line/);
-  await page.selectOption('#lang-select', 'ar');
+  await switchLang(page, 'ar'); /* waits for the strings (fetched on the switch) */
   assert.equal(await text(page, '#heading'), 'أنت في الطابور');
   assert.ok(await noScroll(page), 'no horizontal scrolling at 360 px');
-  await page.selectOption('#lang-select', 'en');
+  await switchLang(page, 'en');
   await shot(page, 'shop-template');
   /* style.css is not in examples/page: the embedded one */
   const css = await (await fetch(`${shop.base}/static/style.css`)).text();
