@@ -11,7 +11,8 @@
  *   queue, lang, state, position, ahead, waiting, eta, eta_text, retry_ms,
  *   refresh, target_url, token_in_query, reason, status_text, heading, updated,
  *   position_text, ahead_text, waiting_text (the numbers grouped by
- *   thousands, "5,200", as both languages write them), held ("1" or "0"),
+ *   thousands, "5,200", as English and Korean write them; the script then
+ *   formats them by the page's language), held ("1" or "0"),
  *   stock_left (stockLeft, "" without a stock), odds ("About 300 left; you
  *   are number 5,200.", "" without a stock), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
