@@ -757,7 +757,8 @@ test('held: back after the turn came while away, "your place was kept" (English,
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
   assert.equal(await text(page, '#position'), '1');
   await shot(page, 'queue-held-en');
-  await page.click('[data-lang-switch="ko"]');
+  await page.selectOption('#lang-select', 'ko'); /* (the strings come with the switch) */
+  await page.waitForFunction(() => document.documentElement.lang === 'ko');
   assert.equal(await text(page, '#heading'), '다시 오셨네요');
   assert.equal(await text(page, '#status'), '잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다. 다음 입장 때 들어가십니다.');
   /* the server renders it too (a reload is a return as well) */
