@@ -15,6 +15,7 @@ if [ "${1:-}" != build ]; then
   pkgs+=(
     valgrind clang libclang-rt-14-dev # valgrind_integration, fuzz_short (libFuzzer): they skip-pass without these
     chromium fonts-nanum nodejs npm   # browser tests: playwright-core drives chromium; Korean font
+    fonts-wqy-microhei fonts-thai-tlwg # the page's Chinese, Japanese and Thai (brand.mjs: 360 px widths)
     nginx-light                       # nginx_gate: examples/nginx/waitroom.conf in front of waitroomd;
                                       # make bench: the nginx reference
     wrk                               # make bench: the load generator
@@ -44,17 +45,28 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then SUDO="sudo"; else
+      echo "deps: missing packages (${missing[*]}) and not root; install them or run as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The package starts a system redis-server on 6379; tests never use it.
+fi
 
-echo "deps: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null; then SUDO="sudo"; else
-    echo "deps: missing packages (${missing[*]}) and not root; install them or run as root" >&2
-    exit 1
+# The browser tests' npm packages (tests/browser/package.json: playwright-core,
+# axe-core), when node_modules lacks one; the runners also do this.
+if [ "${1:-}" != build ] && command -v npm >/dev/null; then
+  web=tests/browser
+  cd "$(dirname "$0")/.."
+  if [ ! -d $web/node_modules/playwright-core ] || [ ! -f $web/node_modules/axe-core/axe.min.js ]; then
+    echo "deps: npm ci in $web" >&2
+    (cd $web && npm ci --no-audit --no-fund >/dev/null)
   fi
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The package starts a system redis-server on 6379; tests never use it.

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the README's pictures of the pages, docs/img/queue.png (the
-# queue page on a phone) and docs/img/dashboard.png (the dashboard with its
-# history charts), from the browser tests: tests/browser/run.mjs
-# --update-docs runs every browser test in headless Chromium
+# Regenerates the README's pictures of the pages from the browser tests:
+# docs/img/queue.png (the queue page on a phone) and docs/img/dashboard.png
+# (the dashboard with its history charts) from tests/browser/run.mjs, and
+# docs/img/queue-ar.png (waiting, in Arabic), queue-prequeue.png,
+# queue-soldout.png (previews on a phone) and queue-brand.png (the
+# examples/page template, branded) from tests/browser/brand.mjs. Each
+# runner, given --update-docs, runs all its tests in headless Chromium
 # (playwright-core, as CTest does) and, when all pass, copies their
 # screenshots there. Then it writes docs/img/screenshots.sha256, the hashes
 # of the page sources (src/http/web/) the pictures were taken of: CTest
@@ -15,5 +18,6 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 [ -x "$build/waitroomd" ] || { echo "no $build/waitroomd: run make first" >&2; exit 1; }
 node tests/browser/run.mjs --waitroomd "$build/waitroomd" --update-docs
-sha256sum src/http/web/* > docs/img/screenshots.sha256
-echo "docs/img/queue.png, docs/img/dashboard.png and docs/img/screenshots.sha256 updated: commit them"
+node tests/browser/brand.mjs --waitroomd "$build/waitroomd" --update-docs
+sha256sum src/http/web/* examples/page/* > docs/img/screenshots.sha256
+echo "docs/img/*.png and docs/img/screenshots.sha256 updated: commit them"

@@ -100,6 +100,7 @@ typedef struct {
     wr_metrics_t *metrics;
     wr_scheduler_t *sched;
     wr_api_t *api;
+    wr_webdir_t *web; /* the page files (--web-dir) */
     wr_http_t *http;
     wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
     struct event *sig_term, *sig_int, *sig_hup, *sig_usr1, *sig_usr2;
@@ -751,7 +752,19 @@ int main(int argc, char **argv)
     wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
     if (wr_scheduler_new(&so, &app.sched) != WR_OK)
         goto out;
-    wr_api_opts_t ao = {app.base, app.store, app.sched, app.metrics, &app.cfg};
+    {
+        char why[512];
+        wr_err_t we = wr_webdir_load(app.cfg.web_dir, &app.web, why, sizeof why);
+        if (we != WR_OK) {
+            fprintf(stderr, "waitroomd: %s\n", why[0] ? why : wr_strerror(we));
+            rc = we == WR_ENOMEM ? EXIT_START : EXIT_CONFIG;
+            goto out;
+        }
+        if (app.cfg.web_dir[0])
+            wr_log(WR_LOG_INFO, "queue page: %zu file(s) from --web-dir %s",
+                   wr_webdir_count(app.web), app.cfg.web_dir);
+    }
+    wr_api_opts_t ao = {app.base, app.store, app.sched, app.metrics, &app.cfg, app.web};
     if (wr_api_new(&ao, &app.api) != WR_OK)
         goto out;
 
@@ -861,6 +874,7 @@ out:
     if (app.admin_http)
         wr_http_free(app.admin_http);
     wr_api_free(app.api);
+    wr_webdir_free(app.web);
     wr_metrics_free(app.metrics);
     if (app.sig_term)
         event_free(app.sig_term);

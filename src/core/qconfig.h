@@ -24,10 +24,36 @@
 #define WR_INVITE_KEY_MIN     32   /* inviteKey bytes, at least */
 #define WR_INVITE_KEY_MAX     256  /* inviteKey bytes, at most */
 #define WR_RETURN_ORIGINS_MAX 16   /* returnOrigins entries */
-#define WR_NOTICE_MAX_CP      500  /* notice: Unicode code points, at most */
-#define WR_NOTICE_MAX         (WR_NOTICE_MAX_CP * 4)    /* notice: bytes (UTF-8), at most */
-#define WR_STOCK_MAX          INT64_C(9007199254740992) /* stock: 2^53 */
-#define WR_STOCK_NONE         (-1)                      /* stock: no limit (JSON null) */
+#define WR_PAGE_TEXT_MAX      100  /* page.title, page.brand: Unicode code points */
+#define WR_PAGE_LOGO_MAX      2000 /* page.logoUrl: characters (ASCII: a URL) */
+#define WR_PAGE_LANG_MAX      7    /* page.lang bytes, without NUL ("zh-Hans") */
+
+/*
+ * The queue page's brand (config `page`, docs/API.md "The queue page
+ * carries the shop"). set false = `page` is null (the default); then every
+ * string is "". Each string is "" when its member was not given (or null).
+ * title and brand are UTF-8 of at most WR_PAGE_TEXT_MAX code points;
+ * logo_url is an https:// URL or a path starting with exactly one "/"
+ * (printable ASCII, no quotes, angle brackets, backslash or space);
+ * accent is "#RRGGBB" as given; lang one of wr_page_langs.
+ */
+typedef struct {
+    bool set;
+    char title[WR_PAGE_TEXT_MAX * 4 + 1];
+    char brand[WR_PAGE_TEXT_MAX * 4 + 1];
+    char logo_url[WR_PAGE_LOGO_MAX + 1];
+    char accent[8];
+    char lang[WR_PAGE_LANG_MAX + 1];
+} wr_page_config_t;
+
+/* The languages the queue page speaks (page.lang's values, the page's
+ * i18n.json keys), NULL-terminated: en ko ja zh-Hans zh-Hant es fr de pt it
+ * vi th id ar. */
+extern const char *const wr_page_langs[];
+#define WR_NOTICE_MAX_CP 500                       /* notice: Unicode code points, at most */
+#define WR_NOTICE_MAX    (WR_NOTICE_MAX_CP * 4)    /* notice: bytes (UTF-8), at most */
+#define WR_STOCK_MAX     INT64_C(9007199254740992) /* stock: 2^53 */
+#define WR_STOCK_NONE    (-1)                      /* stock: no limit (JSON null) */
 
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
@@ -85,6 +111,7 @@ typedef struct {
     int64_t opens_at_ms;
     bool pre_queue_shuffle; /* preQueueShuffle: the pre-queue enters in a uniformly random
                                order (default true), else in arrival order */
+    wr_page_config_t page;  /* page: the queue page's brand (null = none) */
     /* The end of a sale (docs/API.md 1.2, "The end of a sale"). */
     bool closed; /* closed: the sale is over; joins and polls answer "closed", nobody
                     joins or is admitted, places and live passes are kept */

@@ -51,7 +51,7 @@ static void handle_healthz(wr_api_t *a, struct evhttp_request *req, const wr_api
 static void handle_dashboard(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     size_t len = 0;
-    char *html = wr_page_render_dashboard(&len);
+    char *html = wr_page_render_dashboard(a->web, &len);
     wr_api__reply_html(a, req, call->route, 200, html, len);
 }
 
@@ -65,7 +65,7 @@ static void handle_static(wr_api_t *a, struct evhttp_request *req, const wr_api_
     if (call->param_len < sizeof(file)) {
         memcpy(file, call->param, call->param_len);
         file[call->param_len] = 0;
-        data = wr_page_asset(file, &len, &ctype);
+        data = wr_page_asset(a->web, file, &len, &ctype);
     }
     if (!data) {
         wr_api__reply_error(a, req, call->route, 404, "NOT_FOUND", "no such asset", NULL, NULL, 0);
@@ -242,7 +242,7 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
 
-    wr_api__call_t call = {route, queue, m.param, m.param_len};
+    wr_api__call_t call = {route, queue, m.param, m.param_len, admin_listener};
     handlers[route](a, req, &call);
 }
 
@@ -272,6 +272,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
     a->sched = opts->sched;
     a->metrics = opts->metrics;
     a->cfg = opts->cfg;
+    a->web = opts->web;
     wr_rng_seed_random(&a->rng);
     if (wr_crypto_random(a->admin_mac_key, sizeof(a->admin_mac_key)) != WR_OK) {
         free(a);

@@ -20,6 +20,7 @@
 #include "base/metrics.h"
 #include "runtime/scheduler.h"
 #include "store/store.h"
+#include "http/webdir.h"
 
 typedef struct wr_api wr_api_t;
 
@@ -29,6 +30,9 @@ typedef struct {
     wr_scheduler_t *sched;   /* borrowed */
     wr_metrics_t *metrics;   /* borrowed */
     const wr_config_t *cfg;  /* borrowed; outlives the api */
+    const wr_webdir_t *web;  /* borrowed, outlives the api: the page files
+                                (wr_webdir_load of cfg->web_dir); NULL = the
+                                embedded ones */
 } wr_api_opts_t;
 
 /* Creates the handler state. Returns WR_OK, WR_ENOMEM. */

@@ -151,7 +151,7 @@ static void set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expire
 
 /* The value of query parameter name of req's URI, percent-decoded, into
  * out (cap bytes with NUL). False when absent, empty or too long. */
-static bool query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
+bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
 {
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
@@ -538,7 +538,7 @@ static void challenge_gate(wr_api__ctx_t *c, const char *user, const char *cooki
  * entries) Authorization: Bearer. Borrowed from req, or copied to buf. */
 static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *len)
 {
-    if (c->route == WR_ROUTE_QUEUE_PAGE && query_param(c->req, "invite", buf, cap)) {
+    if (c->route == WR_ROUTE_QUEUE_PAGE && wr_api__query_param(c->req, "invite", buf, cap)) {
         *len = strlen(buf);
         return buf;
     }
@@ -742,16 +742,14 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
 
 /* ---------- the queue page ---------- */
 
-/* Renders the queue page of view v with HTTP status, and frees c. */
+/* Renders the queue page of view v with HTTP status in the queue's brand
+ * (the config this instance holds), and frees c. */
 static void send_page(wr_api__ctx_t *c, wr_page_view_t *v, int status)
 {
-    const char *al =
-        evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language");
     v->queue = c->queue;
-    v->lang = wr_page_lang(al);
-    size_t len = 0;
-    char *html = wr_page_render_queue(v, &len);
-    wr_api__reply_html(c->api, c->req, c->route, status, html, len);
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    wr_api__reply_queue_page(c->api, c->req, c->route, status, v, cfg);
     wr_api__ctx_free(c);
 }
 
@@ -775,7 +773,7 @@ static void page_target(wr_api__ctx_t *c, const wr_queue_config_t *cfg,
 {
     if (!cfg)
         return;
-    if (query_param(c->req, "return", ret, WR_TARGET_URL_MAX + 1) &&
+    if (wr_api__query_param(c->req, "return", ret, WR_TARGET_URL_MAX + 1) &&
         wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
                             (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
                             cfg->n_return_origins))
@@ -907,6 +905,13 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 
 void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
+    char preview[32] = "";
+    if (wr_api__query_param(req, "preview", preview, sizeof(preview)) ||
+        (evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)) &&
+         strstr(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), "preview="))) {
+        wr_api__handle_preview(a, req, call, preview);
+        return;
+    }
     if (!join_limited(a, req, call->route))
         join_start(a, req, call->route, call->queue);
 }

@@ -27,6 +27,7 @@
 #include "base/crypto.h"
 #include "base/freelist.h"
 #include "runtime/failopen.h"
+#include "http/page.h"
 #include "core/challenge.h"
 #include "core/identity.h"
 #include "core/qconfig.h"
@@ -58,6 +59,7 @@ typedef struct {
     const char *param; /* the parameter segment as in the path (not decoded,
                           not NUL-terminated; /static's {file}); NULL = none */
     size_t param_len;
+    bool admin_listener; /* it came to the separate admin listener (--admin-listen) */
 } wr_api__call_t;
 
 /* A route's handler: the HANDLER column of routes.def. Answers req exactly
@@ -93,6 +95,7 @@ struct wr_api {
     wr_scheduler_t *sched;
     wr_metrics_t *metrics;
     const wr_config_t *cfg;
+    const wr_webdir_t *web; /* the page files (--web-dir over the embedded ones) */
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len;
     uint8_t cookie_key[WR_CRYPTO_KEY_LEN];
@@ -292,6 +295,11 @@ void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route
 void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                         char *html, size_t len);
 
+/* wr_api__reply_html whose Content-Security-Policy also lets images come
+ * from img_origin (a canonical origin, origin.h; NULL or "" = none). */
+void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len, const char *img_origin);
+
 /* The store callback (wr_store_done_cb) of an operation answered 204 on
  * success (leave, admin delete): observes, replies (errors as
  * WR_API__TELLS_STORE) and frees the context given as arg. */
@@ -307,6 +315,28 @@ wr_api__handler_fn wr_api__handle_entries;
  * Same preconditions as wr_api__handle_entries. */
 wr_api__handler_fn wr_api__handle_queue_page;
 
+/* The value of query parameter name of req (decoded) into out (cap
+ * bytes); false when absent, empty, too long, or the query holds a %00. */
+bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap);
+
+/* Renders the queue page of view v for req with status, dressed in cfg's
+ * page (brand, logo, accent, default language; cfg NULL = none): v's web,
+ * page and lang are set here (lang from ?lang= when it names one of the
+ * page's languages, else Accept-Language with cfg's page.lang as the
+ * fallback), and the Content-Security-Policy lets images come from the
+ * logo's origin. */
+void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                              wr_page_view_t *v, const wr_queue_config_t *cfg);
+
+/* ---------- api_preview.c ---------- */
+
+/* GET /q/{queue}?preview=STATE (the queue page with sample numbers, for
+ * operators): on the separate admin listener, or with the admin key when
+ * there is no separate one (404 on the public listener when there is;
+ * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
+ * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
+void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
+                            const char *state);
 /*
  * Finds the user for a request. Returns 0 and fills user; 1 when the
  * request has been answered (400); 2 in cookie mode when there is no valid

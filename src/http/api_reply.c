@@ -44,9 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 
 #include "http/api_internal.h"
+#include "core/origin.h"
 #include "base/clock.h"
 #include "http/http.h"
 #include "base/log.h"
@@ -242,6 +244,29 @@ static const char *page_state_of(const char *code)
     return "error";
 }
 
+void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                              wr_page_view_t *v, const wr_queue_config_t *cfg)
+{
+    const wr_page_config_t *pg = cfg && cfg->page.set ? &cfg->page : NULL;
+    char want[16];
+    v->web = a->web;
+    v->page = pg;
+    v->lang =
+        wr_page_lang(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
+                     pg ? pg->lang : NULL);
+    if (wr_api__query_param(req, "lang", want, sizeof(want)) &&
+        strcmp(wr_page_lang(NULL, want), want) == 0) /* ?lang= naming one of ours */
+        v->lang = wr_page_lang(NULL, want);
+    /* the logo's origin may serve images (only images) */
+    char origin[WR_ORIGIN_MAX + 1] = "";
+    if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&
+        !wr_origin_of_url(pg->logo_url, origin))
+        origin[0] = '\0';
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    wr_api__reply_page(a, req, route, status, html, len, origin);
+}
+
 /* An error on the queue page's route (GET/HEAD /q/{queue}): the HTML page
  * with the JSON error code in it (data-error, and the status sentence),
  * Retry-After as the JSON answer would have it. A browser never sees JSON
@@ -258,8 +283,9 @@ static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t
     v.target_url = "";
     v.retry_after_ms = retry_after > 0 ? (uint32_t)retry_after * 1000u : 0;
     v.queue = req == a->cur_req ? a->cur_queue : "";
-    v.lang =
-        wr_page_lang(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"));
+    v.web = a->web;
+    v.lang = wr_page_lang(
+        evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"), NULL);
     if (retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", retry_after);
@@ -440,40 +466,51 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
     }
 }
 
-/* The headers of every HTML page (GET and HEAD alike). */
-static void html_headers(struct evhttp_request *req)
+/* The headers of every HTML page (GET and HEAD alike). img_origin: an
+ * origin images may also come from (the queue's page.logoUrl's), or NULL;
+ * it is canonical (origin.h), so it holds no ';', space or quote. */
+static void html_headers(struct evhttp_request *req, const char *img_origin)
 {
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    evhttp_add_header(oh, "Content-Security-Policy",
-                      "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                      "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    char csp[WR_ORIGIN_MAX + 192];
+    snprintf(csp, sizeof(csp),
+             "default-src 'self'; img-src 'self' data:%s%s; style-src 'self'; "
+             "script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+             img_origin && img_origin[0] ? " " : "", img_origin ? img_origin : "");
+    evhttp_add_header(oh, "Content-Security-Policy", csp);
 }
 
 void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
 {
-    html_headers(req);
+    html_headers(req, NULL);
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, NULL, 0, false);
     record_end(a, &rec, 0);
 }
 
-void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len)
+void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len, const char *img_origin)
 {
     if (!html) {
         wr_api__reply_oom(a, req, route);
         return;
     }
-    html_headers(req);
+    html_headers(req, img_origin);
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, html, len, false);
     record_end(a, &rec, len);
     free(html);
+}
+
+void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len)
+{
+    wr_api__reply_page(a, req, route, status, html, len, NULL);
 }
 
 void wr_api__done_cb(wr_err_t err, void *arg)

@@ -11,7 +11,8 @@
  *   queue, lang, state, position, ahead, waiting, eta, eta_text, retry_ms,
  *   refresh, target_url, token_in_query, reason, status_text, heading, updated,
  *   position_text, ahead_text, waiting_text (the numbers grouped by
- *   thousands, "5,200", as both languages write them), held ("1" or "0"),
+ *   thousands, "5,200", as English and Korean write them; the script then
+ *   formats them by the page's language), held ("1" or "0"),
  *   stock_left (stockLeft, "" without a stock), odds ("About 300 left; you
  *   are number 5,200.", "" without a stock), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
@@ -24,9 +25,15 @@
  *   i18n, and "t:<key>" (the
  *   string <key> of the page's language in web/i18n.json).
  * An unknown name renders as nothing; a "{{" without "}}" is copied as is.
- * i18n is the whole of web/i18n.json (both languages), so the JavaScript can
- * switch language without another request: it reads it from a data-*
- * attribute, where the escaping above makes it attribute-safe.
+ * i18n is the strings of English and of the page's language (webdir.h,
+ * wr_webdir_i18n_for; the whole embedded file without a webdir), which the
+ * script reads from a data-* attribute, where the escaping above makes it
+ * attribute-safe; langs lists every language there is (the script fetches
+ * /static/i18n.json when the person switches to another). The brand's
+ * names (dir, brand, brand_name, has_brand, logo_url, logo_alt, has_logo,
+ * page_title, title, accent, accent_ink, accent_on_light, accent_on_dark,
+ * default_lang, preview) are in examples/page/README.md, the template
+ * contract.
  *
  * Output is bounded: rendering runs twice, first only counting bytes, then
  * writing into one buffer of exactly that size; a page over WR_PAGE_MAX
@@ -41,6 +48,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +60,8 @@
 
 #include "base/embed.h"
 #include "core/origin.h"
+#include "core/qconfig.h"
+#include "http/webdir.h"
 
 #define WR_PAGE_MAX      (512 * 1024) /* bytes of one rendered page */
 #define NAME_MAX_LEN     64           /* placeholder names and asset names */
@@ -119,6 +129,8 @@ static void emit_escaped(out_t *o, const char *s, size_t n)
 static const char *tr(const json_t *i18n, const char *lang, const char *key)
 {
     const char *s = json_string_value(json_object_get(json_object_get(i18n, lang), key));
+    if (!s) /* a string a shop's language lacks: the English one */
+        s = json_string_value(json_object_get(json_object_get(i18n, "en"), key));
     return s ? s : "";
 }
 
@@ -216,16 +228,16 @@ static void render_pass(out_t *o, const char *tpl, size_t len, const render_t *r
     }
 }
 
-/* Renders template web/<file> with r; NULL when missing, too big or no memory. */
-static char *render(const char *file, const render_t *r, size_t *len)
+/* Renders template <file> (--web-dir's or the embedded one) with r; NULL
+ * when missing, too big or no memory. */
+static char *render(const wr_webdir_t *web, const char *file, const render_t *r, size_t *len)
 {
-    char path[NAME_MAX_LEN + 8];
-    snprintf(path, sizeof(path), "web/%s", file);
-    const wr_embed_file_t *f = wr_embed_find(path);
-    if (!f)
+    size_t flen = 0;
+    const unsigned char *data = wr_webdir_file(web, file, &flen);
+    if (!data)
         return NULL;
     out_t o = {NULL, 0, false};
-    render_pass(&o, (const char *)f->data, f->len, r);
+    render_pass(&o, (const char *)data, flen, r);
     if (o.over)
         return NULL;
     char *buf = malloc(o.len + 1);
@@ -233,7 +245,7 @@ static char *render(const char *file, const render_t *r, size_t *len)
         return NULL;
     size_t want = o.len;
     o = (out_t){buf, 0, false};
-    render_pass(&o, (const char *)f->data, f->len, r);
+    render_pass(&o, (const char *)data, flen, r);
     buf[want] = 0;
     *len = want;
     return buf;
@@ -334,6 +346,93 @@ static void countdown_text(char *out, size_t cap, const json_t *i18n, const char
     fill(out, cap, tr(i18n, lang, "countdown_days"), names, vals, 2);
 }
 
+/* ---------- the accent colour and its contrast ---------- */
+
+#define ACCENT_DEFAULT  "#2d5bd7"
+#define BG_LIGHT        0xf4f5f7 /* style.css --bg: the lighter theme's darkest ground */
+#define BG_DARK         0x2a3242 /* style.css --card of the dark theme: its lightest ground */
+#define CONTRAST_NEEDED 4.6      /* WCAG AA asks 4.5:1 for text; a little margin */
+
+static double channel(unsigned c)
+{
+    double x = c / 255.0;
+    return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4);
+}
+
+/* WCAG 2.1 relative luminance of 0xRRGGBB. */
+static double luminance(unsigned rgb)
+{
+    return 0.2126 * channel(rgb >> 16 & 0xff) + 0.7152 * channel(rgb >> 8 & 0xff) +
+           0.0722 * channel(rgb & 0xff);
+}
+
+double wr_page_contrast(unsigned a, unsigned b)
+{
+    double la = luminance(a), lb = luminance(b);
+    return la > lb ? (la + 0.05) / (lb + 0.05) : (lb + 0.05) / (la + 0.05);
+}
+
+/* rgb moved toward `to` by t (0..1), per channel. */
+static unsigned mix(unsigned rgb, unsigned to, double t)
+{
+    unsigned out = 0;
+    for (int sh = 16; sh >= 0; sh -= 8) {
+        double a = rgb >> sh & 0xff, b = to >> sh & 0xff;
+        out |= (unsigned)lround(a + (b - a) * t) << sh;
+    }
+    return out;
+}
+
+/* The accent, moved toward `to` in 5 % steps until text in it reads on
+ * `ground` at CONTRAST_NEEDED (`to` itself always does: black or white). */
+static unsigned readable_on(unsigned accent, unsigned ground, unsigned to)
+{
+    for (int i = 0; i <= 20; i++) {
+        unsigned c = mix(accent, to, i / 20.0);
+        if (wr_page_contrast(c, ground) >= CONTRAST_NEEDED)
+            return c;
+    }
+    return to;
+}
+
+static bool parse_rgb(const char *hex, unsigned *out)
+{
+    if (!hex || hex[0] != '#' || strlen(hex) != 7)
+        return false;
+    unsigned v = 0;
+    for (int i = 1; i < 7; i++) {
+        int c = hex[i];
+        if (!isxdigit(c))
+            return false;
+        v = v << 4 | (unsigned)(isdigit(c) ? c - '0' : tolower(c) - 'a' + 10);
+    }
+    *out = v;
+    return true;
+}
+
+void wr_page_accent(const char *accent, wr_page_colors_t *out)
+{
+    unsigned a;
+    if (!parse_rgb(accent, &a))
+        parse_rgb(ACCENT_DEFAULT, &a);
+    /* text on the accent: black or white, whichever reads better; one of
+     * them always reaches sqrt(21) = 4.58:1 */
+    unsigned ink = wr_page_contrast(a, 0xffffff) >= wr_page_contrast(a, 0x000000) ? 0xffffff : 0;
+    snprintf(out->accent, sizeof(out->accent), "#%06x", a);
+    snprintf(out->ink, sizeof(out->ink), "#%06x", ink);
+    snprintf(out->on_light, sizeof(out->on_light), "#%06x", readable_on(a, BG_LIGHT, 0x000000));
+    snprintf(out->on_dark, sizeof(out->on_dark), "#%06x", readable_on(a, BG_DARK, 0xffffff));
+}
+
+/* The page's language: one of wr_page_langs. */
+static const char *known_lang(const char *lang)
+{
+    for (size_t i = 0; lang && wr_page_langs[i]; i++)
+        if (strcmp(lang, wr_page_langs[i]) == 0)
+            return wr_page_langs[i];
+    return "en";
+}
+
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {
@@ -342,8 +441,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     if (!v || !len)
         return NULL;
     char *html = NULL;
-    json_t *i18n = NULL;
-    const char *lang = v->lang && strcmp(v->lang, "ko") == 0 ? "ko" : "en";
+    json_t *own = NULL; /* the embedded i18n, parsed here when there is no webdir */
+    const json_t *i18n = NULL;
+    const char *lang = known_lang(v->lang);
     const char *state = v->state && one_of(v->state, states) ? v->state : "unavailable";
     bool waiting = strcmp(state, "waiting") == 0;
     bool prequeue = strcmp(state, "prequeue") == 0;
@@ -353,9 +453,20 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     bool held = waiting && v->held;
     const char *target = v->target_url ? v->target_url : "";
 
-    const wr_embed_file_t *raw = wr_embed_find("web/i18n.json");
-    if (raw)
-        i18n = json_loadb((const char *)raw->data, raw->len, 0, NULL);
+    size_t raw_len = 0;
+    const char *raw = NULL;
+    const char *langs = "";
+    if (v->web) {
+        i18n = wr_webdir_i18n(v->web);
+        raw = wr_webdir_i18n_for(v->web, lang, &raw_len, &langs);
+    } else {
+        const wr_embed_file_t *e = wr_embed_find("web/i18n.json");
+        if (e) {
+            i18n = own = json_loadb((const char *)e->data, e->len, 0, NULL);
+            raw = (const char *)e->data;
+            raw_len = e->len;
+        }
+    }
 
     /* Next poll: the server's value; full / unavailable retry after the
      * Retry-After the api sends with them (5 s, 2 s). */
@@ -384,10 +495,13 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
      * cookie) or when the line is off; stay put otherwise. */
     char refresh[REFRESH_MAX];
     refresh[0] = 0;
-    if (waiting || prequeue || strcmp(state, "full") == 0 || strcmp(state, "unavailable") == 0 ||
-        strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
-        closed ||                         /* the slow re-check: a reopening or a restock */
-        (error && retry > 0))
+    if (v->preview) /* a preview stays put */
+        ;
+    else if (waiting || prequeue || strcmp(state, "full") == 0 ||
+             strcmp(state, "unavailable") == 0 ||
+             strcmp(state, "degraded") == 0 || /* degraded mode: asking again may let them in */
+             closed ||                         /* the slow re-check: a reopening or a restock */
+             (error && retry > 0))
         snprintf(refresh, sizeof(refresh), "%s", s_retry_s);
     else if ((strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0) &&
              target_ok(target) && strlen(target) + 8 < sizeof(refresh)) {
@@ -458,9 +572,35 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     if (gmtime_r(&now, &tm))
         strftime(updated, sizeof(updated), "%H:%M:%S UTC", &tm);
 
+    /* the brand (config page); "" where not given */
+    const wr_page_config_t *pg = v->page && v->page->set ? v->page : NULL;
+    const char *brand = pg ? pg->brand : "";
+    const char *logo = pg ? pg->logo_url : "";
+    const char *ptitle = pg && pg->title[0] ? pg->title : tr(i18n, lang, "title");
+    wr_page_colors_t col;
+    wr_page_accent(pg && pg->accent[0] ? pg->accent : NULL, &col);
+    /* the logo's alternative text: the brand is written beside it */
+    const char *logo_alt = !logo[0] || brand[0] ? "" : (pg && pg->title[0] ? pg->title : v->queue);
+
     const var_t vars[] = {
         {"queue", v->queue ? v->queue : ""},
         {"lang", lang},
+        {"dir", strcmp(lang, "ar") == 0 ? "rtl" : "ltr"},
+        {"brand", brand},
+        {"brand_name", brand[0] ? brand : (v->queue ? v->queue : "")},
+        {"has_brand", brand[0] ? "1" : "0"},
+        {"logo_url", logo},
+        {"logo_alt", logo_alt ? logo_alt : ""},
+        {"has_logo", logo[0] ? "1" : "0"},
+        {"page_title", pg ? pg->title : ""},
+        {"title", ptitle},
+        {"accent", col.accent},
+        {"accent_ink", col.ink},
+        {"accent_on_light", col.on_light},
+        {"accent_on_dark", col.on_dark},
+        {"default_lang", pg && pg->lang[0] ? pg->lang : ""},
+        {"preview", v->preview ? "1" : "0"},
+        {"langs", langs ? langs : ""},
         {"state", state},
         {"position", s_pos},
         {"ahead", s_ahead},
@@ -490,19 +630,18 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"opens_at_utc", opens_utc},
         {"countdown", countdown},
     };
-    render_t r = {vars, sizeof(vars) / sizeof(vars[0]),       i18n,
-                  lang, raw ? (const char *)raw->data : NULL, raw ? raw->len : 0};
-    html = render("queue.html", &r, len);
-    json_decref(i18n);
+    render_t r = {vars, sizeof(vars) / sizeof(vars[0]), i18n, lang, raw, raw_len};
+    html = render(v->web, "queue.html", &r, len);
+    json_decref(own);
     return html;
 }
 
-char *wr_page_render_dashboard(size_t *len)
+char *wr_page_render_dashboard(const wr_webdir_t *web, size_t *len)
 {
     if (!len)
         return NULL;
     render_t r = {NULL, 0, NULL, "en", NULL, 0};
-    return render("dashboard.html", &r, len);
+    return render(web, "dashboard.html", &r, len);
 }
 
 /* ---------- Accept-Language ---------- */
@@ -537,13 +676,44 @@ static size_t trim(const char **s, size_t n)
     return n;
 }
 
-const char *wr_page_lang(const char *accept_language)
+/* The page language a language tag (tlen bytes) asks for, or NULL: its
+ * primary subtag, and for Chinese the script or region (zh-Hans, zh-CN,
+ * zh-SG, bare zh: Simplified; zh-Hant, zh-TW, zh-HK, zh-MO: Traditional). */
+static const char *tag_lang(const char *tag, size_t tlen)
 {
-    if (!accept_language)
-        return "en";
-    int best_q[2] = {0, 0};            /* ko, en: best q in thousandths */
-    int first[2] = {1 << 30, 1 << 30}; /* index of the entry that gave it */
-    const char *p = accept_language;
+    size_t prim = 0;
+    while (prim < tlen && tag[prim] != '-' && tag[prim] != '_')
+        prim++;
+    if (prim == 2 && strncasecmp(tag, "zh", 2) == 0) {
+        static const char *const trad[] = {"hant", "tw", "hk", "mo", NULL};
+        const char *p = tag + prim;
+        size_t left = tlen - prim;
+        while (left > 1) { /* each later subtag */
+            p++, left--;
+            size_t n = 0;
+            while (n < left && p[n] != '-' && p[n] != '_')
+                n++;
+            for (size_t i = 0; trad[i]; i++)
+                if (strlen(trad[i]) == n && strncasecmp(p, trad[i], n) == 0)
+                    return "zh-Hant";
+            if (n == 4 && strncasecmp(p, "hans", 4) == 0)
+                return "zh-Hans";
+            p += n, left -= n;
+        }
+        return "zh-Hans";
+    }
+    for (size_t i = 0; wr_page_langs[i]; i++)
+        if (strlen(wr_page_langs[i]) == 2 && prim == 2 &&
+            strncasecmp(tag, wr_page_langs[i], 2) == 0)
+            return wr_page_langs[i];
+    return NULL;
+}
+
+const char *wr_page_lang(const char *accept_language, const char *fallback)
+{
+    const char *best = NULL;
+    int best_q = 0; /* thousandths; the first entry wins a tie */
+    const char *p = accept_language ? accept_language : "";
     for (int idx = 0; *p && idx < LANG_ENTRIES_MAX; idx++) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -564,24 +734,15 @@ const char *wr_page_lang(const char *accept_language)
                 q = parse_q(qs, trim(&qs, plen - 2));
             }
         }
-        if (q <= 0)
-            continue;
-        size_t prim = 0;
-        while (prim < tlen && tag[prim] != '-' && tag[prim] != '_')
-            prim++;
-        int which = -1;
-        if (prim == 2 && strncasecmp(tag, "ko", 2) == 0)
-            which = 0;
-        else if (prim == 2 && strncasecmp(tag, "en", 2) == 0)
-            which = 1;
-        if (which >= 0 && q > best_q[which]) {
-            best_q[which] = q;
-            first[which] = idx;
+        const char *l = q > best_q ? tag_lang(tag, tlen) : NULL;
+        if (l) {
+            best = l;
+            best_q = q;
         }
     }
-    if (best_q[0] > best_q[1] || (best_q[0] > 0 && best_q[0] == best_q[1] && first[0] < first[1]))
-        return "ko";
-    return "en";
+    if (best)
+        return best;
+    return known_lang(fallback);
 }
 
 /* ---------- static assets ---------- */
@@ -595,11 +756,15 @@ static const struct {
     {".json", "application/json; charset=utf-8"},
     {".svg", "image/svg+xml"},
     {".png", "image/png"},
+    {".jpg", "image/jpeg"},
+    {".webp", "image/webp"},
+    {".woff2", "font/woff2"},
     {".ico", "image/x-icon"},
     {".txt", "text/plain; charset=utf-8"},
 };
 
-const unsigned char *wr_page_asset(const char *name, size_t *len, const char **content_type)
+const unsigned char *wr_page_asset(const wr_webdir_t *web, const char *name, size_t *len,
+                                   const char **content_type)
 {
     if (!name || !len || !content_type)
         return NULL;
@@ -620,12 +785,8 @@ const unsigned char *wr_page_asset(const char *name, size_t *len, const char **c
             type = types[i].type;
     if (!type) /* templates (.html) and unknown kinds are not assets */
         return NULL;
-    char path[NAME_MAX_LEN + 8];
-    snprintf(path, sizeof(path), "web/%s", name);
-    const wr_embed_file_t *f = wr_embed_find(path);
-    if (!f)
-        return NULL;
-    *len = f->len;
-    *content_type = type;
-    return f->data;
+    const unsigned char *data = wr_webdir_file(web, name, len);
+    if (data)
+        *content_type = type;
+    return data;
 }

@@ -330,6 +330,10 @@ static const setting_t settings[] = {
      .meta = "LEVEL", .reload = true},
     {"data-dir", "data_dir", STRING_FIELD(data_dir, check_data_dir), .meta = "DIR",
      .help = "memory store snapshots", .doc = "default none"},
+    {"web-dir", "web_dir", STRING_FIELD(web_dir, check_data_dir), .meta = "DIR",
+     .help = "queue page files replacing the embedded ones by name (queue.html, style.css, "
+             "i18n.json, ...)",
+     .doc = "default none; read at start"},
     {"cookie-secure", "cookie_secure", BOOL_FIELD(cookie_secure),
      .help = "mark the visitor cookie Secure", .doc = "HTTPS deployments"},
     {"max-connections", "max_connections", UINT_FIELD(max_connections, 0, 1000000), .zero = "auto",

@@ -1,10 +1,12 @@
 /*
- * common.mjs - what the browser runners (run.mjs, nginx_gate.mjs) share:
- * their arguments, loading playwright-core (npm ci when node_modules is
- * missing), launching Debian's chromium, polling with a deadline, and the
- * test loop that fails a test on any CSP violation or page error.
+ * common.mjs - what the browser runners (run.mjs, brand.mjs, nginx_gate.mjs)
+ * share: their arguments, starting and stopping waitroomd, loading
+ * playwright-core and axe-core (npm ci when node_modules lacks them),
+ * launching Debian's chromium, polling with a deadline, and the test loop
+ * that fails a test on any CSP violation or page error.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import readline from 'node:readline';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +37,53 @@ export function waitroomdArg(script) {
   return p;
 }
 
+/* The page runners' (run.mjs, brand.mjs) arguments: --waitroomd (exits 2
+ * without it), --only NAME, --update-docs; exits 1 when Debian's chromium
+ * is missing. Also the folders their pictures go to. */
+export function pageRunnerArgs(script) {
+  const waitroomd = waitroomdArg(script);
+  if (!fs.existsSync(CHROMIUM)) {
+    console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
+    process.exit(1);
+  }
+  return {
+    WAITROOMD: waitroomd, ONLY: arg('--only'), UPDATE_DOCS: argv.includes('--update-docs'),
+    ARTIFACTS: path.join(ROOT, 'tests', 'artifacts'), DOCS_IMG: path.join(ROOT, 'docs', 'img')
+  };
+}
+
+/* ---------- waitroomd ---------- */
+
+/* Starts waitroomd (bin) with args (give it --listen 127.0.0.1:0): resolves
+ * {proc, base, stderr()} once it prints its address, rejects when it exits
+ * first or says nothing in 10 s. */
+export function startWaitroomd(bin, args) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d) => { stderr += d; if (stderr.length > 65536) stderr = stderr.slice(-32768); });
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('waitroomd did not print its address in 10 s: ' + stderr)); }, 10000);
+    const rl = readline.createInterface({ input: proc.stdout });
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      const m = /^listening on (\S+)$/.exec(line);
+      if (!m) { proc.kill('SIGKILL'); reject(new Error('unexpected first line: ' + line)); return; }
+      resolve({ proc, base: 'http://' + m[1], stderr: () => stderr });
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error('waitroomd exited ' + code + ': ' + stderr)); });
+  });
+}
+
+/* SIGTERM (SIGKILL after 5 s); resolves the exit status or signal. */
+export function stopWaitroomd(s) {
+  return new Promise((resolve) => {
+    if (!s || s.proc.exitCode !== null) { resolve(s ? s.proc.exitCode : 0); return; }
+    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
+    s.proc.once('exit', (code, sig) => { clearTimeout(t); resolve(sig ? sig : code); });
+    s.proc.kill('SIGTERM');
+  });
+}
+
 /* ---------- playwright-core and chromium ---------- */
 
 /* Imports playwright-core from tests/browser/node_modules, running npm ci
@@ -42,7 +91,7 @@ export function waitroomdArg(script) {
  * the runner in messages. */
 export async function loadPlaywright(label) {
   const mod = path.join(HERE, 'node_modules', 'playwright-core');
-  if (!fs.existsSync(mod)) {
+  if (!fs.existsSync(mod) || !fs.existsSync(AXE)) {
     console.log(`${label}: node_modules missing, running npm ci in tests/browser`);
     const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit', timeout: 300000 });
     if (r.status !== 0 || !fs.existsSync(mod)) {
@@ -54,6 +103,25 @@ export async function loadPlaywright(label) {
     }
   }
   return import(path.join(mod, 'index.mjs'));
+}
+
+/* axe-core's browser build (npm axe-core, installed with playwright-core) */
+export const AXE = path.join(HERE, 'node_modules', 'axe-core', 'axe.min.js');
+
+/* Runs axe-core in page at WCAG 2.1 A and AA; returns its violations as
+ * "rule: target (summary)" lines (none = []). The page's context needs
+ * bypassCSP (axe is evaluated as a script). */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object')))
+    await page.evaluate(fs.readFileSync(AXE, 'utf8'));
+  const res = await page.evaluate(() => window.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    resultTypes: ['violations']
+  }));
+  const out = [];
+  for (const v of res.violations)
+    for (const n of v.nodes) out.push(`${v.id}: ${n.target.join(' ')} (${(n.failureSummary || '').split('\n').slice(1).join(' ').trim()})`);
+  return out;
 }
 
 /* Headless chromium (CHROMIUM) through playwright's chromium launcher. */

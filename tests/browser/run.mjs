@@ -21,60 +21,30 @@
  * runs it and records what the pictures were taken of).
  * Prints "N passed, N failed" and exits 1 on any failure.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import assert from 'node:assert/strict';
 
 import {
-  CHROMIUM, ROOT, arg, argv, launchChromium, loadPlaywright, runTests, sleep, waitFor, waitroomdArg, watchPage
+  launchChromium, loadPlaywright, pageRunnerArgs, runTests, sleep, startWaitroomd, stopWaitroomd, waitFor,
+  watchPage
 } from './common.mjs';
-
-const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-const DOCS_IMG = path.join(ROOT, 'docs', 'img');
 
 /* ---------- arguments ---------- */
 
-const WAITROOMD = waitroomdArg('run.mjs');
-const ONLY = arg('--only');
-const UPDATE_DOCS = argv.includes('--update-docs');
-if (!fs.existsSync(CHROMIUM)) {
-  console.error(`browser tests: ${CHROMIUM} is missing; install Debian's chromium (scripts/deps.sh does)`);
-  process.exit(1);
-}
+const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('run.mjs');
 
 /* ---------- helpers ---------- */
 
 function startServer(adminKey, secret) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(WAITROOMD, ['--listen', '127.0.0.1:0', '--store', 'memory', '--admin-key', adminKey,
-      '--token-secret', secret, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    proc.stderr.on('data', (d) => { stderr += d; if (stderr.length > 65536) stderr = stderr.slice(-32768); });
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('waitroomd did not print its address in 10 s: ' + stderr)); }, 10000);
-    const rl = readline.createInterface({ input: proc.stdout });
-    rl.once('line', (line) => {
-      clearTimeout(timer);
-      const m = /^listening on (\S+)$/.exec(line);
-      if (!m) { proc.kill('SIGKILL'); reject(new Error('unexpected first line: ' + line)); return; }
-      resolve({ proc, base: 'http://' + m[1], stderr: () => stderr });
-    });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error('waitroomd exited ' + code + ': ' + stderr)); });
-  });
+  return startWaitroomd(WAITROOMD, ['--listen', '127.0.0.1:0', '--store', 'memory', '--admin-key', adminKey,
+    '--token-secret', secret, '--log-level', 'warn']);
 }
 
-function stopServer(s) {
-  return new Promise((resolve) => {
-    if (!s || s.proc.exitCode !== null) { resolve(s ? s.proc.exitCode : 0); return; }
-    const t = setTimeout(() => s.proc.kill('SIGKILL'), 5000);
-    s.proc.once('exit', (code, sig) => { clearTimeout(t); resolve(sig ? sig : code); });
-    s.proc.kill('SIGTERM');
-  });
-}
+const stopServer = stopWaitroomd;
 
 /* The protected service: GET /landing?q=Q checks the wr_token_Q cookie the
  * browser sent with waitroomd's tokens/verify and shows the verdict. */
@@ -392,14 +362,16 @@ test('Korean and English, the language switch, a narrow phone screen', async () 
   await shot(page, 'queue-ko-phone');
 
   /* the switch re-renders in place and is remembered */
-  await page.click('[data-lang-switch="en"]');
+  assert.equal(await page.inputValue('#lang-select'), 'ko'); /* the current choice */
+  await page.selectOption('#lang-select', 'en');
   assert.equal(await text(page, '#heading'), 'You are in line');
   assert.equal(await text(page, '#status'), 'You are number 3 in line. People ahead of you: 2.');
   assert.equal(await page.getAttribute('html', 'lang'), 'en');
   assert.equal(await page.evaluate(() => localStorage.getItem('wr_lang')), 'en');
   await page.reload();
   assert.equal(await text(page, '#heading'), 'You are in line');
-  await page.click('[data-lang-switch="ko"]');
+  assert.equal(await page.inputValue('#lang-select'), 'en');
+  await page.selectOption('#lang-select', 'ko');
   assert.equal(await text(page, '#heading'), '대기열에 계십니다');
   await ko.close();
 
@@ -789,7 +761,9 @@ test('held: back after the turn came while away, "your place was kept" (English,
   assert.equal(await text(page, '#status'), 'You stepped away, and your place was kept. You go in at the next admission.');
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
   assert.equal(await text(page, '#position'), '1');
-  await page.click('[data-lang-switch="ko"]');
+  await shot(page, 'queue-held-en');
+  await page.selectOption('#lang-select', 'ko'); /* (the strings come with the switch) */
+  await page.waitForFunction(() => document.documentElement.lang === 'ko');
   assert.equal(await text(page, '#heading'), '다시 오셨네요');
   assert.equal(await text(page, '#status'), '잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다. 다음 입장 때 들어가십니다.');
   /* the server renders it too (a reload is a return as well) */

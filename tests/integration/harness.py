@@ -598,6 +598,19 @@ STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTot
              "admitRateTarget"}
 
 
+def admin_listener_client(srv, timeout=5):
+    """The Client of srv's separate admin listener (--admin-listen
+    127.0.0.1:0), from the "admin listening on" line it prints; None when
+    none came within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = next((ln for ln in srv.stdout_lines if ln.startswith("admin listening on ")), None)
+        if line:
+            return Client(int(line.rsplit(":", 1)[1]))
+        time.sleep(0.02)
+    return None
+
+
 class WRTest(unittest.TestCase):
     """Base: self.c is the header-mode server's client."""
 

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import jwtutil
-from harness import ADMIN, ENV, HOLD, FAST, Client, WRTest, Waitroomd, uid
+from harness import ADMIN, ENV, HOLD, FAST, WRTest, Waitroomd, admin_listener_client, uid
 
 
 def metric(client, name, labels):
@@ -162,14 +162,8 @@ class AdminListener(WRTest):
         srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
                         identity="header:X-User-Id", extra=("--admin-listen", "127.0.0.1:0"))
         self.addCleanup(srv.kill)
-        deadline = time.monotonic() + 5
-        line = None
-        while time.monotonic() < deadline and not line:
-            line = next((ln for ln in srv.stdout_lines if ln.startswith("admin listening on ")),
-                        None)
-            time.sleep(0.02)
-        self.assertIsNotNone(line, srv.stdout_lines)
-        admin = Client(int(line.rsplit(":", 1)[1]))
+        admin = admin_listener_client(srv)
+        self.assertIsNotNone(admin, srv.stdout_lines)
         pub = srv.client
         q = "adm-" + uid()
         # public: the admin API and the dashboard do not exist, even with the key

@@ -14,6 +14,17 @@
  * time axis, drawn as inline SVG. Controls PATCH the queue's config after
  * a confirm() dialog. All text goes in through textContent.
  *
+ * The key may also come in the URL's fragment, /admin#key=... (never sent
+ * to the server; for screenshots and kiosks): it is kept like a typed one
+ * and the fragment is wiped from the address bar and the history.
+ *
+ * Each queue's card says what its page shows now (off, paused, pre-queue
+ * until the opening, closed, sold out, a line, or no line) with its brand,
+ * and links the page's previews (GET /q/{queue}?preview=STATE): a click
+ * fetches the preview with the key and writes it into a new tab, so the
+ * previews work without a separate admin listener; a middle click opens
+ * the plain link, which answers on the admin listener.
+ *
  * The sale's edges (1.2): per queue the stock left, the time it sold out,
  * the away and held counts, a pill for the sale (open, closed, sold out)
  * and the notice now shown to the line; controls close or reopen the
@@ -36,6 +47,10 @@
     { field: 'admittedPerSec', second: 'consumedPerSec', rate: true, title: 'Admitted/s (consumed/s dotted)' },
     { field: 'active', title: 'Active' }
   ];
+
+  var PREVIEWS = [['waiting', 'Waiting'], ['held', 'Held'], ['prequeue', 'Pre-queue'],
+    ['challenge', 'Challenge'], ['admitted', 'Admitted'], ['closed', 'Closed'],
+    ['soldout', 'Sold out'], ['reconnecting', 'Reconnecting'], ['full', 'Full'], ['error', 'Error']];
 
   var $ = function (id) { return document.getElementById(id); };
   var cards = {};   /* queue name -> {el, fields, charts, buttons, history} */
@@ -221,6 +236,27 @@
     card.appendChild(noticeNow);
     fields.notice = noticeNow;
 
+    /* the page: what it shows now, its brand, its previews */
+    var pageLine = el('p', { 'class': 'q-page' });
+    pageLine.appendChild(el('span', {}, 'Page: '));
+    var pState = el('b', { 'data-field': 'page-state' }, '-');
+    var pBrand = el('span', { 'data-field': 'page-brand', 'class': 'q-brand' }, '');
+    pageLine.appendChild(pState);
+    pageLine.appendChild(document.createTextNode(' '));
+    pageLine.appendChild(pBrand);
+    card.appendChild(pageLine);
+    var nav = el('nav', { 'class': 'previews', 'aria-label': 'Previews of the queue page of ' + name });
+    nav.appendChild(el('span', {}, 'Previews: '));
+    PREVIEWS.forEach(function (pv) {
+      var href = '/q/' + encodeURIComponent(name) + '?preview=' + pv[0];
+      var a = el('a', { href: href, target: '_blank', rel: 'noopener', 'data-preview': pv[0] }, pv[1]);
+      a.addEventListener('click', function (ev) { openPreview(ev, href); });
+      nav.appendChild(a);
+      nav.appendChild(document.createTextNode(' '));
+    });
+    card.appendChild(nav);
+    fields.pageState = pState; fields.pageBrand = pBrand;
+
     var charts = {};
     var box = el('div', { 'class': 'charts' });
     CHARTS.forEach(function (ch) {
@@ -285,8 +321,6 @@
     var bRate = el('button', { type: 'button', 'data-action': 'set-rate' }, 'Set rate');
     controls.appendChild(bEnable); controls.appendChild(bPause);
     controls.appendChild(rate); controls.appendChild(bRate);
-    var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' }); /* appended below */
-    var bits = challengeControl(controls, name, msg, function () { return c; });
     card.appendChild(controls);
 
     /* the sale's edges: closed, stock, notice */
@@ -306,10 +340,12 @@
     var bNoNotice = el('button', { type: 'button', 'class': 'secondary', 'data-action': 'clear-notice' }, 'Clear notice');
     nbox.appendChild(notice); nbox.appendChild(nCount); nbox.appendChild(bNotice); nbox.appendChild(bNoNotice);
     card.appendChild(nbox);
+    var msg = el('p', { 'class': 'error', 'role': 'alert', 'data-field': 'error' });
     card.appendChild(msg);
+    var bits = challengeControl(controls, name, msg, function () { return c; });
 
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
-      config: null, rate: rate, bits: bits, bEnable: bEnable, bPause: bPause, msg: msg, rateEdited: false,
+      config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, bits: bits, rateEdited: false,
       bClosed: bClosed, stock: stock, stockEdited: false, notice: notice, nCount: nCount,
       lastT: 0, loading: false };
     rate.addEventListener('input', function () { c.rateEdited = true; });
@@ -358,6 +394,33 @@
       change(c, { admitPerSecond: v }, 'Set the rate of "' + name + '" to ' + v + ' per second?');
     });
     return c;
+  }
+
+  /* A preview, fetched with the key and written into a new tab (the tab
+   * is opened at the click, so no popup blocker stops it). */
+  function openPreview(ev, href) {
+    if (ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    var w = window.open('', '_blank');
+    if (!w) { window.location.href = href; return; }
+    fetch(href, { headers: { 'Authorization': 'Bearer ' + key() }, cache: 'no-store' }).then(function (res) {
+      return res.text().then(function (html) {
+        if (res.status !== 200) { w.location.href = href; return; }
+        w.document.open();
+        w.document.write(html);
+        w.document.close();
+      });
+    }, function () { w.location.href = href; });
+  }
+
+  /* What the queue page shows now, from the config and the stats. */
+  function pageState(cfg, st) {
+    if (cfg.enabled === false) return 'off: people pass straight through';
+    if (cfg.closed === true) return 'closed: "the sale has ended"';
+    if ((typeof st.soldOutAt === 'number' && st.soldOutAt > 0) || st.stockLeft === 0) return 'sold out';
+    if (cfg.opensAt && cfg.opensAt > Date.now()) return 'pre-queue until ' + new Date(cfg.opensAt).toLocaleString();
+    if (cfg.paused) return 'paused: a line that does not move';
+    return (st.waiting || 0) > 0 ? 'a line of ' + (st.waiting || 0) : 'open: no line';
   }
 
   /* The join challenge's difficulty (challengeBits, 0 = off), for an attack
@@ -452,6 +515,9 @@
     f.expiredTotal.textContent = String(st.expiredTotal || 0);
     f.rejectedFullTotal.textContent = String(st.rejectedFullTotal || 0);
     f.leftTotal.textContent = String(st.leftTotal || 0);
+    f.pageState.textContent = pageState(c.config, st);
+    var pg = c.config.page || null;
+    f.pageBrand.textContent = pg ? [pg.brand, pg.title, pg.lang, pg.accentColor].filter(Boolean).join(' · ') : '(no brand)';
     f.away.textContent = String(st.away || 0);
     f.held.textContent = String(st.held || 0);
     f.stockLeft.textContent = typeof st.stockLeft === 'number' ? String(st.stockLeft) : 'no limit';
@@ -601,6 +667,16 @@
     cards = {};
     showLogin('');
   });
+
+  /* /admin#key=...: the key from the fragment, then the fragment wiped */
+  (function () {
+    var m = /(?:^#|&)key=([^&]*)/.exec(window.location.hash || '');
+    if (!m) return;
+    var k = '';
+    try { k = decodeURIComponent(m[1]).trim(); } catch (e) { k = ''; }
+    if (k) { try { sessionStorage.setItem(KEY, k); } catch (e) { /* ignore */ } }
+    try { history.replaceState(null, '', window.location.pathname + window.location.search); } catch (e) { window.location.hash = ''; }
+  })();
 
   if (key()) showBoard();
   else showLogin('');

@@ -62,6 +62,22 @@
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  *
+ * Languages: every language of the server's i18n.json (a --web-dir's
+ * merged in), listed in data-langs; data-i18n holds English and the first
+ * render's language, the server's pick (?lang=, Accept-Language, else the
+ * queue's page.lang); the select #lang-select switches (fetching
+ * /static/i18n.json for another language), and the choice is kept. Arabic turns the whole
+ * page right to left (dir="rtl"). Numbers and times are written by Intl in
+ * the language's locale.
+ *
+ * Brand: data-accent and its inks (the server computed them so text on the
+ * accent reads at 4.5:1) become CSS variables of the page; data-title and
+ * data-brand name the tab.
+ *
+ * Preview (data-preview="1", GET /q/{queue}?preview=STATE): the state as
+ * rendered, with its sample numbers; the script asks the API nothing and
+ * goes nowhere.
+ *
  * A background tab: the document title carries the position (or the
  * countdown) and says when it is the person's turn; a button asks for
  * notification permission, and once granted an admission in a hidden tab
@@ -77,6 +93,12 @@
   var queue = d.queue;
   var dict = {};
   try { dict = JSON.parse(d.i18n || '{}'); } catch (e) { dict = {}; }
+  var langs = (d.langs || '').split(' ').filter(Boolean);
+  if (!langs.length) { /* a template without data-langs: its select's options */
+    var opts = document.querySelectorAll('#lang-select option');
+    for (var oi = 0; oi < opts.length; oi++) langs.push(opts[oi].value);
+    if (!langs.length) langs = Object.keys(dict);
+  }
   var target = d.targetUrl || '';
   var tokenInQuery = d.tokenInQuery === '1';
   var invite = null;
@@ -110,6 +132,7 @@
     solution: null,     /* {challenge, nonce}: sent with the next join */
     checking: -1        /* challenge: progress 0..99 while solving, -1 = not solving */
   };
+  var preview = d.preview === '1';
   var lang = pickLang();
   var timer = null;
   var ticker = null; /* the countdown's one-second timer */
@@ -120,11 +143,36 @@
     return isNaN(n) ? 0 : n;
   }
 
+  /* the languages there are (data-langs); dict holds English and the
+   * first render's until the person switches (then /static/i18n.json) */
+  function known(l) { return typeof l === 'string' && l !== '' && langs.indexOf(l) >= 0; }
+
+  function useLang(l) {
+    lang = l;
+    try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
+    if (dict[l]) { render(); return; }
+    fetch('/static/i18n.json', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (all) {
+      if (all && typeof all === 'object') dict = all;
+      render();
+    }, function () { render(); /* English meanwhile (t() falls back) */ });
+  }
+
   function pickLang() {
     var saved = null;
     try { saved = localStorage.getItem('wr_lang'); } catch (e) { saved = null; }
-    if (saved === 'ko' || saved === 'en') return saved;
-    return d.lang === 'ko' ? 'ko' : 'en';
+    if (known(saved) && dict[saved]) return saved;
+    if (known(saved)) setTimeout(function () { useLang(saved); }, 0);
+    return known(d.lang) ? d.lang : 'en';
+  }
+
+  /* Intl's locale of a page language */
+  var LOCALES = { en: 'en-US', ko: 'ko-KR', ja: 'ja-JP', 'zh-Hans': 'zh-CN', 'zh-Hant': 'zh-TW',
+    es: 'es-ES', fr: 'fr-FR', de: 'de-DE', pt: 'pt-BR', it: 'it-IT', vi: 'vi-VN', th: 'th-TH',
+    id: 'id-ID', ar: 'ar' };
+
+  /* a count in the person's locale ("1,234", "1.234", "١٬٢٣٤") */
+  function fmt(n) {
+    try { return new Intl.NumberFormat(locale()).format(n); } catch (e) { return String(n); }
   }
 
   function t(key, params) {
@@ -142,16 +190,11 @@
 
   function etaText(eta) {
     if (eta === null || eta === undefined || eta < 0) return t('eta_unknown');
-    if (eta < 60) return t('eta_seconds', { n: eta });
-    return t('eta_minutes', { n: Math.ceil(eta / 60) });
+    if (eta < 60) return t('eta_seconds', { n: fmt(eta) });
+    return t('eta_minutes', { n: fmt(Math.ceil(eta / 60)) });
   }
 
-  function locale() { return lang === 'ko' ? 'ko-KR' : 'en-US'; }
-
-  /* a count as the page's language writes it: 5,200 */
-  function fmt(n) {
-    try { return Number(n).toLocaleString(locale()); } catch (e) { return String(n); }
-  }
+  function locale() { return LOCALES[lang] || lang; }
 
   /* closed / sold out: the next check, from the answer's retryAfterMs */
   function recheckMs(ms) {
@@ -232,6 +275,7 @@
 
   function render() {
     document.documentElement.lang = lang;
+    document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
     document.body.dataset.state = S.state;
     document.body.dataset.alert = S.alert || '';
     document.body.dataset.reason = S.state === 'closed' ? S.reason : '';
@@ -247,15 +291,14 @@
     setText('heading', t(S.state === 'waiting' ? (S.held ? 'heading_held' : 'heading')
       : S.state === 'prequeue' ? 'heading_prequeue'
         : S.state === 'closed' ? (soldOut ? 'heading_soldout' : 'heading_closed') : 'title'));
-    var title = t('title') + ' - ' + queue;
+    var title = (d.title || t('title')) + ' - ' + (d.brand || queue);
     if (S.state === 'waiting') title = t('title_position', { position: fmt(S.position), title: title });
     else if (S.state === 'closed') title = t(soldOut ? 'title_soldout' : 'title_closed', { title: title });
     else if (S.state === 'prequeue') title = t('title_prequeue', { countdown: countdownText(leftMs()), title: title });
     else if (S.state === 'admitted' && !S.tokenGone) title = t('title_turn', { title: title });
     if (document.title !== title) document.title = title;
-    var btns = document.querySelectorAll('[data-lang-switch]');
-    for (var j = 0; j < btns.length; j++)
-      btns[j].setAttribute('aria-pressed', btns[j].getAttribute('data-lang-switch') === lang ? 'true' : 'false');
+    var sel = document.getElementById('lang-select');
+    if (sel && sel.value !== lang) sel.value = lang;
 
     if (S.state === 'waiting') {
       setText('position', fmt(S.position));
@@ -284,7 +327,7 @@
     }
     var ts = '';
     if (S.state === 'admitted' && !targetOk(target) && !S.tokenGone && S.expiresAt)
-      ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(lang === 'ko' ? 'ko-KR' : 'en-US') });
+      ts = t('token_valid', { time: new Date(S.expiresAt).toLocaleTimeString(locale()) });
     setText('token-status', ts);
     var cont = document.getElementById('continue');
     if (cont) cont.hidden = !targetOk(target);
@@ -321,6 +364,7 @@
 
   function schedule(ms, what) {
     clearTimeout(timer);
+    if (preview) return; /* a preview asks nothing */
     timer = setTimeout(function () { request(what); }, Math.max(0, ms));
   }
 
@@ -340,7 +384,7 @@
   function go() {
     clearTimeout(timer);
     render();
-    if (!targetOk(target)) return;
+    if (!targetOk(target) || preview) return;
     var dest = target;
     if (S.state === 'admitted' && tokenInQuery && S.token && otherOrigin(target))
       dest = addParam(target, 'wr_token', S.token);
@@ -426,6 +470,7 @@
   }
 
   function request(what) {
+    if (preview) return;
     if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound' || S.state === 'invite')) return;
     clearTimeout(timer);
     S.lastRequest = Date.now();
@@ -519,6 +564,7 @@
     S.checking = 0;
     S.alert = null;
     render();
+    if (preview) return; /* a preview shows the state, solves nothing */
     var failed = function () {
       S.checking = -1;
       retryLater(null, 'join', 'unavailable', 2);
@@ -554,15 +600,25 @@
 
   /* ---------- controls ---------- */
 
+  /* the brand's accent: CSS variables (the server computed the inks) */
+  (function () {
+    var root = document.documentElement.style;
+    var vars = { '--accent': d.accent, '--accent-ink': d.accentInk,
+      '--accent-on-light': d.accentOnLight, '--accent-on-dark': d.accentOnDark };
+    for (var k in vars)
+      if (/^#[0-9a-fA-F]{6}$/.test(vars[k] || '')) root.setProperty(k, vars[k]);
+  })();
+
   var sw = document.getElementById('lang-switch');
-  if (sw) {
+  var langSelect = document.getElementById('lang-select');
+  if (sw && langSelect) {
+    /* only the languages the JSON has (a shop's i18n.json may add more) */
+    for (var o = langSelect.options.length - 1; o >= 0; o--)
+      if (!known(langSelect.options[o].value)) langSelect.remove(o);
     sw.hidden = false;
-    sw.addEventListener('click', function (ev) {
-      var l = ev.target && ev.target.getAttribute && ev.target.getAttribute('data-lang-switch');
-      if (l !== 'ko' && l !== 'en') return;
-      lang = l;
-      try { localStorage.setItem('wr_lang', l); } catch (e) { /* ignore */ }
-      render();
+    langSelect.addEventListener('change', function () {
+      var l = langSelect.value;
+      if (known(l)) useLang(l);
     });
   }
   var leaveBtn = document.getElementById('leave');
@@ -647,4 +703,9 @@
   default:
     render();
   }
+
+  /* transitions only from here: the first render (the brand's colours) is
+   * in (reading offsetWidth applies the styles), so nothing fades in */
+  void document.body.offsetWidth;
+  document.body.classList.add('ready');
 })();

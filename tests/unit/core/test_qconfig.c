@@ -73,6 +73,12 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_int_equal(a->idle_timeout_seconds, b->idle_timeout_seconds);
     assert_int_equal(a->opens_at_ms, b->opens_at_ms);
     assert_int_equal(a->pre_queue_shuffle, b->pre_queue_shuffle);
+    assert_int_equal(a->page.set, b->page.set);
+    assert_string_equal(a->page.title, b->page.title);
+    assert_string_equal(a->page.brand, b->page.brand);
+    assert_string_equal(a->page.logo_url, b->page.logo_url);
+    assert_string_equal(a->page.accent, b->page.accent);
+    assert_string_equal(a->page.lang, b->page.lang);
     assert_int_equal(a->closed, b->closed);
     assert_int_equal(a->stock, b->stock);
     assert_string_equal(a->notice, b->notice);
@@ -111,6 +117,126 @@ static void test_defaults(void **state)
     assert_true(d.admit_per_second == 0);
     assert_true(d.enabled);
     assert_int_equal(d.n_poll_bands, 3);
+}
+
+/* The field an invalid config names (and that the parse fails). */
+static void page_bad(const char *page, const char *field)
+{
+    char text[8200];
+    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"page\": %s}", page);
+    json_t *j = load(text);
+    wr_queue_config_t c;
+    char f[WR_FIELD_MAX] = "", msg[256] = "";
+    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
+        fail_msg("accepted: %.200s", page);
+    if (strcmp(f, field) != 0)
+        fail_msg("%.200s: named '%s', not '%s'", page, f, field);
+    json_decref(j);
+}
+
+/* page (API 1.2): null by default, each member checked by its own rule,
+ * lengths in code points, errors naming page.<member>. */
+static void test_page(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.page.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": null}");
+    assert_false(c.page.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {}}");
+    assert_true(c.page.set);
+    assert_string_equal(c.page.title, "");
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"title\": \"Launch <b>\", \"brand\": "
+                 "\"Shop & Co\", \"logoUrl\": \"https://cdn.example/l.svg\", \"accentColor\": "
+                 "\"#ffd400\", \"lang\": \"zh-Hant\"}}");
+    assert_true(c.page.set);
+    assert_string_equal(c.page.title, "Launch <b>");
+    assert_string_equal(c.page.brand, "Shop & Co");
+    assert_string_equal(c.page.logo_url, "https://cdn.example/l.svg");
+    assert_string_equal(c.page.accent, "#ffd400");
+    assert_string_equal(c.page.lang, "zh-Hant");
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"logoUrl\": \"/logo.png\", \"lang\": null}}");
+    assert_string_equal(c.page.logo_url, "/logo.png");
+    assert_string_equal(c.page.lang, "");
+
+    /* 100 code points of three bytes each pass; 101 do not */
+    char big[4000], text[8200];
+    size_t o = 0;
+    for (int i = 0; i < 100; i++)
+        o += (size_t)snprintf(big + o, sizeof(big) - o, "\xea\xb0\x80"); /* U+AC00 */
+    snprintf(text, sizeof(text),
+             "{\"admitPerSecond\": 1, \"page\": {\"title\": \"%s\", \"brand\": \"%s\"}}", big, big);
+    c = parse_ok(text);
+    assert_int_equal(strlen(c.page.title), 300);
+    snprintf(text, sizeof(text), "{\"title\": \"%s\xea\xb0\x80\"}", big);
+    page_bad(text, "page.title");
+    snprintf(text, sizeof(text), "{\"brand\": \"%sx\"}", big);
+    page_bad(text, "page.brand");
+    /* 2,000 characters of logoUrl pass, 2,001 do not */
+    o = (size_t)snprintf(big, sizeof(big), "https://cdn.example/");
+    while (o < 2000)
+        big[o++] = 'a';
+    big[o] = 0;
+    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"page\": {\"logoUrl\": \"%s\"}}", big);
+    c = parse_ok(text);
+    assert_int_equal(strlen(c.page.logo_url), 2000);
+    snprintf(text, sizeof(text), "{\"logoUrl\": \"%sa\"}", big);
+    page_bad(text, "page.logoUrl");
+
+    page_bad("1", "page");
+    page_bad("\"x\"", "page");
+    page_bad("[]", "page");
+    page_bad("{\"colour\": \"#000000\"}", "page.colour");
+    page_bad("{\"title\": 5}", "page.title");
+    page_bad("{\"title\": \"a\\nb\"}", "page.title");
+    page_bad("{\"brand\": true}", "page.brand");
+    page_bad("{\"logoUrl\": \"http://cdn.example/l.png\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"//cdn.example/l.png\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"/\\\\cdn.example/l.png\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"javascript:alert(1)\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"https://\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"https://a.example/x y\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"https://a.example/\\\"onerror=x\"}", "page.logoUrl");
+    page_bad("{\"logoUrl\": \"\"}", "page.logoUrl");
+    page_bad("{\"accentColor\": \"red\"}", "page.accentColor");
+    page_bad("{\"accentColor\": \"#fff\"}", "page.accentColor");
+    page_bad("{\"accentColor\": \"#12345g\"}", "page.accentColor");
+    page_bad("{\"accentColor\": \"#1234567\"}", "page.accentColor");
+    page_bad("{\"lang\": \"EN\"}", "page.lang");
+    page_bad("{\"lang\": \"zh\"}", "page.lang");
+    page_bad("{\"lang\": \"zh-CN\"}", "page.lang");
+    /* the order of the checks: title first */
+    page_bad("{\"lang\": \"xx\", \"title\": 1}", "page.title");
+
+    for (size_t i = 0; wr_page_langs[i]; i++) {
+        snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"page\": {\"lang\": \"%s\"}}",
+                 wr_page_langs[i]);
+        c = parse_ok(text);
+        assert_string_equal(c.page.lang, wr_page_langs[i]);
+    }
+
+    /* a PATCH of page replaces the whole object; null removes it */
+    wr_queue_config_t base = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"title\": \"T\", "
+                                      "\"brand\": \"B\"}}"),
+                      out;
+    json_t *patch = load("{\"page\": {\"brand\": \"C\"}}");
+    char f[WR_FIELD_MAX] = "", msg[256] = "";
+    assert_int_equal(wr_qconfig_patch(&base, patch, &out, f, sizeof(f), msg, sizeof(msg)), WR_OK);
+    assert_string_equal(out.page.title, "");
+    assert_string_equal(out.page.brand, "C");
+    json_decref(patch);
+    patch = load("{\"page\": null}");
+    assert_int_equal(wr_qconfig_patch(&base, patch, &out, f, sizeof(f), msg, sizeof(msg)), WR_OK);
+    assert_false(out.page.set);
+    json_decref(patch);
+    /* a bad PATCH changes nothing */
+    patch = load("{\"page\": {\"accentColor\": \"blue\"}}");
+    out = base;
+    assert_int_equal(wr_qconfig_patch(&base, patch, &out, f, sizeof(f), msg, sizeof(msg)),
+                     WR_EINVAL);
+    assert_string_equal(f, "page.accentColor");
+    assert_string_equal(out.page.title, "T");
+    json_decref(patch);
 }
 
 static void test_full_config(void **state)
@@ -372,7 +498,7 @@ static void test_to_json_shape(void **state)
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
-           "\"autotune\":null}");
+           "\"autotune\":null,\"page\":null}");
     free(s);
     json_decref(j);
 
@@ -1246,6 +1372,7 @@ int main(void)
         cmocka_unit_test(test_challenge_bits),
         cmocka_unit_test(test_opens_at),
         cmocka_unit_test(test_epoch_ms_fields),
+        cmocka_unit_test(test_page),
         cmocka_unit_test(test_table_unique),
         cmocka_unit_test(test_sale_end_fields),
         cmocka_unit_test(test_table_defaults),

@@ -63,7 +63,7 @@ static void test_render_waiting_values(void **state)
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_int_equal(len, strlen(html));
-    assert_non_null(strstr(html, "<html lang=\"en\">"));
+    assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "data-queue=\"sale-1\""));
     assert_non_null(strstr(html, "data-state=\"waiting\""));
     assert_non_null(strstr(html, "data-position=\"128\""));
@@ -94,7 +94,7 @@ static void test_render_korean_and_eta_minutes(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(html, "<html lang=\"ko\">"));
+    assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
     assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
     /* 250 ms rounds up to 1 s, and the floor is 2 s */
@@ -455,7 +455,8 @@ static void test_notice_escaped(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_null(strstr(html, "<img"));
+    assert_null(strstr(html, "<img src=x")); /* (the template's own <img> is the logo) */
+    assert_int_equal(count(html, "<img"), 1);
     assert_null(strstr(html, "<script>"));
     assert_non_null(strstr(html, "data-notice=\"1\""));
     assert_non_null(strstr(
@@ -475,7 +476,7 @@ static void test_dashboard(void **state)
 {
     (void)state;
     size_t len = 0;
-    char *html = wr_page_render_dashboard(&len);
+    char *html = wr_page_render_dashboard(NULL, &len);
     assert_non_null(html);
     assert_int_equal(len, strlen(html));
     assert_non_null(strstr(html, "<script src=\"/static/dashboard.js\" defer></script>"));
@@ -504,21 +505,156 @@ static void test_queue_page_has_no_inline_code(void **state)
 static void test_lang(void **state)
 {
     (void)state;
-    assert_string_equal(wr_page_lang("ko-KR,ko;q=0.9,en;q=0.8"), "ko");
-    assert_string_equal(wr_page_lang("en-US,en;q=0.9,ko;q=0.8"), "en");
-    assert_string_equal(wr_page_lang("ko;q=0.1, en;q=0.5"), "en");
-    assert_string_equal(wr_page_lang("en;q=0.1, ko;q=0.5"), "ko");
-    assert_string_equal(wr_page_lang(NULL), "en");
-    assert_string_equal(wr_page_lang(""), "en");
-    assert_string_equal(wr_page_lang("garbage"), "en");
-    assert_string_equal(wr_page_lang(";;;,,,=q=,ko;q=x"), "en");
-    assert_string_equal(wr_page_lang("ko;q=0"), "en");       /* q=0: not acceptable */
-    assert_string_equal(wr_page_lang("KO"), "ko");           /* case-insensitive */
-    assert_string_equal(wr_page_lang("fr, ko;q=0.3"), "ko"); /* ko over no English */
-    assert_string_equal(wr_page_lang("ko, en"), "ko");       /* equal q: first listed */
-    assert_string_equal(wr_page_lang("en, ko"), "en");
-    assert_string_equal(wr_page_lang("kok, ko-KR ; q=0.7 , en;q=0.6"), "ko");
-    assert_string_equal(wr_page_lang("ko;q=1.5"), "en"); /* bad q: entry ignored */
+    assert_string_equal(wr_page_lang("ko-KR,ko;q=0.9,en;q=0.8", NULL), "ko");
+    assert_string_equal(wr_page_lang("en-US,en;q=0.9,ko;q=0.8", NULL), "en");
+    assert_string_equal(wr_page_lang("ko;q=0.1, en;q=0.5", NULL), "en");
+    assert_string_equal(wr_page_lang("en;q=0.1, ko;q=0.5", NULL), "ko");
+    assert_string_equal(wr_page_lang(NULL, NULL), "en");
+    assert_string_equal(wr_page_lang("", NULL), "en");
+    assert_string_equal(wr_page_lang("garbage", NULL), "en");
+    assert_string_equal(wr_page_lang(";;;,,,=q=,ko;q=x", NULL), "en");
+    assert_string_equal(wr_page_lang("ko;q=0", NULL), "en");       /* q=0: not acceptable */
+    assert_string_equal(wr_page_lang("KO", NULL), "ko");           /* case-insensitive */
+    assert_string_equal(wr_page_lang("xx, ko;q=0.3", NULL), "ko"); /* ko over an unknown one */
+    assert_string_equal(wr_page_lang("ko, en", NULL), "ko");       /* equal q: first listed */
+    assert_string_equal(wr_page_lang("en, ko", NULL), "en");
+    assert_string_equal(wr_page_lang("kok, ko-KR ; q=0.7 , en;q=0.6", NULL), "ko");
+    assert_string_equal(wr_page_lang("ko;q=1.5", NULL), "en"); /* bad q: entry ignored */
+    /* the fourteen (API 1.2) */
+    static const struct {
+        const char *al, *want;
+    } cases[] = {
+        {"ja-JP", "ja"},
+        {"zh-CN", "zh-Hans"},
+        {"zh-SG", "zh-Hans"},
+        {"zh-TW", "zh-Hant"},
+        {"zh-HK", "zh-Hant"},
+        {"zh-Hant-TW", "zh-Hant"},
+        {"zh-Hans-HK", "zh-Hans"},
+        {"zh", "zh-Hans"},
+        {"zh-MO", "zh-Hant"},
+        {"es-MX", "es"},
+        {"fr-CA,en;q=0.5", "fr"},
+        {"de", "de"},
+        {"pt-BR", "pt"},
+        {"it", "it"},
+        {"vi-VN", "vi"},
+        {"th", "th"},
+        {"id-ID", "id"},
+        {"ar-EG,en;q=0.9", "ar"},
+        {"en;q=0.2, ar;q=0.8", "ar"},
+        {"nl, de;q=0.5", "de"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (strcmp(wr_page_lang(cases[i].al, NULL), cases[i].want) != 0)
+            fail_msg("%s: %s, not %s", cases[i].al, wr_page_lang(cases[i].al, NULL), cases[i].want);
+    /* none of ours asked for: the queue's page.lang, else English */
+    assert_string_equal(wr_page_lang("nl-NL", "ko"), "ko");
+    assert_string_equal(wr_page_lang(NULL, "zh-Hant"), "zh-Hant");
+    assert_string_equal(wr_page_lang("nl-NL", "xx"), "en");
+    assert_string_equal(wr_page_lang("fr", "ko"), "fr");
+}
+
+/* Text on the accent colour is black or white, whichever reads at 4.5:1
+ * (one always does); the accent as text on the page's grounds is darkened
+ * or lightened until it reads too. */
+static void test_accent(void **state)
+{
+    (void)state;
+    static const char *const accents[] = {"#ffd400", "#2d5bd7", "#777777", "#000000",
+                                          "#ffffff", "#00ff00", "#ff0000", "#0000ff",
+                                          "#808080", "#1a1a1a", "#FFD400", NULL};
+    for (size_t i = 0; accents[i]; i++) {
+        wr_page_colors_t c;
+        wr_page_accent(accents[i], &c);
+        unsigned a = (unsigned)strtoul(c.accent + 1, NULL, 16);
+        unsigned ink = (unsigned)strtoul(c.ink + 1, NULL, 16);
+        unsigned light = (unsigned)strtoul(c.on_light + 1, NULL, 16);
+        unsigned dark = (unsigned)strtoul(c.on_dark + 1, NULL, 16);
+        if (wr_page_contrast(a, ink) < 4.5)
+            fail_msg("%s: ink %s only %.2f", accents[i], c.ink, wr_page_contrast(a, ink));
+        assert_true(wr_page_contrast(light, 0xffffff) >= 4.5);
+        assert_true(wr_page_contrast(light, 0xf4f5f7) >= 4.5);
+        assert_true(wr_page_contrast(dark, 0x2a3242) >= 4.5);
+        assert_true(wr_page_contrast(dark, 0x161b24) >= 4.5);
+    }
+    wr_page_colors_t c;
+    wr_page_accent("#ffd400", &c); /* yellow: black text on it */
+    assert_string_equal(c.ink, "#000000");
+    assert_string_equal(c.accent, "#ffd400");
+    wr_page_accent("#2d5bd7", &c); /* blue: white */
+    assert_string_equal(c.ink, "#ffffff");
+    assert_string_equal(c.on_light, "#2d5bd7"); /* already readable: unchanged */
+    wr_page_accent(NULL, &c);
+    assert_string_equal(c.accent, "#2d5bd7");
+    wr_page_accent("red", &c);
+    assert_string_equal(c.accent, "#2d5bd7");
+    assert_true(wr_page_contrast(0, 0xffffff) > 20.9);
+}
+
+/* The queue's brand: escaped everywhere, the accent and its inks as data,
+ * the title in the tab, the logo; Arabic right to left; a preview never
+ * refreshes. */
+static void test_brand(void **state)
+{
+    (void)state;
+    wr_page_config_t pg;
+    memset(&pg, 0, sizeof(pg));
+    pg.set = true;
+    snprintf(pg.title, sizeof(pg.title), "Drop <script>alert(1)</script>");
+    snprintf(pg.brand, sizeof(pg.brand), "Tea & \"Co\" <img src=x onerror=alert(1)>");
+    snprintf(pg.logo_url, sizeof(pg.logo_url), "https://cdn.example/logo.svg");
+    snprintf(pg.accent, sizeof(pg.accent), "#FFD400");
+    wr_page_view_t v = waiting_view();
+    v.page = &pg;
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_null(strstr(html, "<script>alert"));
+    assert_null(strstr(html, "<img src=x"));
+    assert_non_null(
+        strstr(html, "<title>Drop &lt;script&gt;alert(1)&lt;/script&gt; - Tea &amp; &quot;Co&quot; "
+                     "&lt;img src=x onerror=alert(1)&gt;</title>"));
+    assert_non_null(strstr(html, "src=\"https://cdn.example/logo.svg\" alt=\"\""));
+    assert_non_null(strstr(html, "data-logo=\"1\""));
+    assert_non_null(strstr(html, "data-accent=\"#ffd400\" data-accent-ink=\"#000000\""));
+    assert_non_null(
+        strstr(html, "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;"));
+    assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
+    free(html);
+
+    /* no brand: the queue's name, the default accent, no logo */
+    v = waiting_view();
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<title>Waiting room - sale-1</title>"));
+    assert_non_null(strstr(html, "data-logo=\"0\""));
+    assert_non_null(strstr(html, "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""));
+    free(html);
+
+    /* Arabic: right to left, its own words; Traditional Chinese */
+    v = waiting_view();
+    v.lang = "ar";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"ar\" dir=\"rtl\">"));
+    assert_non_null(strstr(html, "غرفة الانتظار"));
+    free(html);
+    v.lang = "zh-Hant";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"zh-Hant\" dir=\"ltr\">"));
+    assert_non_null(strstr(html, "您正在排隊"));
+    free(html);
+    v.lang = "xx"; /* not one of ours: English */
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<html lang=\"en\""));
+    free(html);
+
+    /* a preview stays put: no refresh, the flag for the script */
+    v = waiting_view();
+    v.preview = true;
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "content=\"\""));
+    assert_non_null(strstr(html, "data-preview=\"1\""));
+    free(html);
 }
 
 static void test_assets(void **state)
@@ -526,36 +662,36 @@ static void test_assets(void **state)
     (void)state;
     size_t len = 0;
     const char *type = NULL;
-    const unsigned char *d = wr_page_asset("style.css", &len, &type);
+    const unsigned char *d = wr_page_asset(NULL, "style.css", &len, &type);
     assert_non_null(d);
     assert_true(len > 100);
     assert_string_equal(type, "text/css; charset=utf-8");
-    d = wr_page_asset("queue.js", &len, &type);
+    d = wr_page_asset(NULL, "queue.js", &len, &type);
     assert_non_null(d);
     assert_string_equal(type, "text/javascript; charset=utf-8");
     assert_non_null(strstr((const char *)d, "retryAfterMs"));
-    d = wr_page_asset("dashboard.js", &len, &type);
+    d = wr_page_asset(NULL, "dashboard.js", &len, &type);
     assert_non_null(d);
     assert_string_equal(type, "text/javascript; charset=utf-8");
-    d = wr_page_asset("i18n.json", &len, &type);
+    d = wr_page_asset(NULL, "i18n.json", &len, &type);
     assert_non_null(d);
     assert_string_equal(type, "application/json; charset=utf-8");
 
     type = "unchanged";
     len = 77;
-    assert_null(wr_page_asset("nope.css", &len, &type));
-    assert_null(wr_page_asset("queue.html", &len, &type)); /* templates are not assets */
-    assert_null(wr_page_asset("../page.c", &len, &type));
-    assert_null(wr_page_asset("..", &len, &type));
-    assert_null(wr_page_asset("../web/style.css", &len, &type));
-    assert_null(wr_page_asset("web/style.css", &len, &type));
-    assert_null(wr_page_asset("./style.css", &len, &type));
-    assert_null(wr_page_asset(".hidden.css", &len, &type));
-    assert_null(wr_page_asset("style.css/", &len, &type));
-    assert_null(wr_page_asset("style%2ecss", &len, &type));
-    assert_null(wr_page_asset("", &len, &type));
-    assert_null(wr_page_asset(NULL, &len, &type));
-    assert_null(wr_page_asset("../scripts/join.lua", &len, &type));
+    assert_null(wr_page_asset(NULL, "nope.css", &len, &type));
+    assert_null(wr_page_asset(NULL, "queue.html", &len, &type)); /* templates are not assets */
+    assert_null(wr_page_asset(NULL, "../page.c", &len, &type));
+    assert_null(wr_page_asset(NULL, "..", &len, &type));
+    assert_null(wr_page_asset(NULL, "../web/style.css", &len, &type));
+    assert_null(wr_page_asset(NULL, "web/style.css", &len, &type));
+    assert_null(wr_page_asset(NULL, "./style.css", &len, &type));
+    assert_null(wr_page_asset(NULL, ".hidden.css", &len, &type));
+    assert_null(wr_page_asset(NULL, "style.css/", &len, &type));
+    assert_null(wr_page_asset(NULL, "style%2ecss", &len, &type));
+    assert_null(wr_page_asset(NULL, "", &len, &type));
+    assert_null(wr_page_asset(NULL, NULL, &len, &type));
+    assert_null(wr_page_asset(NULL, "../scripts/join.lua", &len, &type));
     assert_string_equal(type, "unchanged");
     assert_int_equal(len, 77);
 }
@@ -581,6 +717,8 @@ int main(void)
         cmocka_unit_test(test_notice_escaped),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
+        cmocka_unit_test(test_accent),
+        cmocka_unit_test(test_brand),
         cmocka_unit_test(test_assets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

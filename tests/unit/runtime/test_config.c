@@ -90,6 +90,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.timeout_seconds, 30);
     assert_int_equal(c.store_timeout_ms, 250);
     assert_string_equal(c.data_dir, "");
+    assert_string_equal(c.web_dir, "");
     assert_int_equal(c.n_queues, 0);
     wr_config_free(&c);
     assert_non_null(wr_config_usage());
@@ -128,6 +129,7 @@ static void test_usage(void **state)
                                         "token-secret",
                                         "log-level",
                                         "data-dir",
+                                        "web-dir",
                                         "cookie-secure",
                                         "max-connections",
                                         "timeout-seconds",

@@ -1,0 +1,202 @@
+/*
+ * test_webdir.c - the page files: the embedded ones without --web-dir; a
+ * directory's file replaces the embedded one of its name and a missing one
+ * falls back; i18n.json is merged string by string; every way a directory
+ * fails to load is an error naming the file, at load.
+ */
+#define _GNU_SOURCE /* mkdtemp */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "http/webdir.h"
+
+static char dir[64];
+
+static void put(const char *name, const char *text, size_t len)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+}
+
+static void clean(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/wr_webdir_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clean();
+    return 0;
+}
+
+static void test_embedded_only(void **state)
+{
+    (void)state;
+    wr_webdir_t *w = NULL;
+    char err[256];
+    assert_int_equal(wr_webdir_load(NULL, &w, err, sizeof(err)), WR_OK);
+    size_t len = 0;
+    const unsigned char *d = wr_webdir_file(w, "queue.html", &len);
+    assert_non_null(d);
+    assert_true(len > 100);
+    assert_non_null(strstr((const char *)d, "id=\"app\""));
+    assert_int_equal(wr_webdir_count(w), 0);
+    /* the fourteen languages, each with every English key */
+    const json_t *i18n = wr_webdir_i18n(w);
+    static const char *const langs[] = {"en", "ko", "ja", "zh-Hans", "zh-Hant", "es", "fr", "de",
+                                        "pt", "it", "vi", "th",      "id",      "ar", NULL};
+    const json_t *en = json_object_get(i18n, "en");
+    for (size_t i = 0; langs[i]; i++) {
+        const json_t *l = json_object_get(i18n, langs[i]);
+        if (!json_is_object(l))
+            fail_msg("no language %s", langs[i]);
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)en, key, v)
+        {
+            if (!json_is_string(json_object_get(l, key)))
+                fail_msg("%s lacks %s", langs[i], key);
+        }
+        assert_int_equal(json_object_size(l), json_object_size(en));
+    }
+    /* a page's first strings: English and its own language */
+    const char *codes = NULL;
+    const char *ar = wr_webdir_i18n_for(w, "ar", &len, &codes);
+    assert_non_null(strstr(ar, "\"ar\":{"));
+    assert_non_null(strstr(ar, "\"en\":{"));
+    assert_null(strstr(ar, "\"ko\":{"));
+    assert_int_equal(strlen(ar), len);
+    assert_string_equal(codes, "en ko ja zh-Hans zh-Hant es fr de pt it vi th id ar");
+    const char *eng = wr_webdir_i18n_for(w, "en", &len, NULL);
+    assert_null(strstr(eng, "\"ko\":{"));
+    assert_ptr_equal(wr_webdir_i18n_for(w, "xx", &len, NULL), eng); /* unknown: English */
+    assert_null(wr_webdir_file(w, "nope.css", &len));
+    assert_null(wr_webdir_file(NULL, "nope.css", &len));
+    assert_non_null(wr_webdir_file(NULL, "style.css", &len)); /* no webdir: embedded */
+    wr_webdir_free(w);
+    assert_int_equal(wr_webdir_load("", &w, err, sizeof(err)), WR_OK);
+    wr_webdir_free(w);
+}
+
+static void test_replaces_by_name(void **state)
+{
+    (void)state;
+    static const char tpl[] = "<!doctype html><p id=\"app\">shop {{queue}}</p>";
+    put("queue.html", tpl, sizeof(tpl) - 1);
+    put("logo.svg", "<svg/>", 6);
+    put("README.md", "not a page file", 15); /* ignored */
+    static const char i18n[] = "{\"en\": {\"heading\": \"In the queue for tea\"}, "
+                               "\"nl\": {\"title\": \"Wachtkamer\"}}";
+    put("i18n.json", i18n, sizeof(i18n) - 1);
+    wr_webdir_t *w = NULL;
+    char err[256] = "";
+    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    assert_int_equal(wr_webdir_count(w), 3);
+    size_t len = 0;
+    const unsigned char *d = wr_webdir_file(w, "queue.html", &len);
+    assert_int_equal(len, sizeof(tpl) - 1);
+    assert_memory_equal(d, tpl, len);
+    assert_non_null(wr_webdir_file(w, "logo.svg", &len));
+    assert_null(wr_webdir_file(w, "README.md", &len));
+    /* style.css is not in the directory: the embedded one */
+    d = wr_webdir_file(w, "style.css", &len);
+    assert_non_null(d);
+    assert_non_null(strstr((const char *)d, "--accent"));
+    /* i18n: the changed string, the others kept, a new language added */
+    const json_t *j = wr_webdir_i18n(w);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "en"), "heading")),
+                        "In the queue for tea");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "en"), "title")),
+                        "Waiting room");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "nl"), "title")),
+                        "Wachtkamer");
+    assert_non_null(json_object_get(j, "ar"));
+    /* served as the merged JSON */
+    d = wr_webdir_file(w, "i18n.json", &len);
+    const char *text = wr_webdir_i18n_text(w, &len);
+    assert_ptr_equal(d, text);
+    assert_non_null(strstr(text, "In the queue for tea"));
+    assert_non_null(strstr(text, "Waiting room"));
+    wr_webdir_free(w);
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+}
+
+static void expect_error(const char *want)
+{
+    wr_webdir_t *w = NULL;
+    char err[512] = "";
+    assert_int_not_equal(wr_webdir_load(dir, &w, err, sizeof(err)), WR_OK);
+    assert_null(w);
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not say '%s'", err, want);
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+}
+
+static void test_errors_at_load(void **state)
+{
+    (void)state;
+    wr_webdir_t *w = NULL;
+    char err[512] = "";
+    assert_int_equal(wr_webdir_load("/nonexistent/wr-web", &w, err, sizeof(err)), WR_EIO);
+    assert_non_null(strstr(err, "/nonexistent/wr-web"));
+
+    put("i18n.json", "{\"en\": ", 7);
+    expect_error("i18n.json is not JSON");
+    put("i18n.json", "[1]", 3);
+    expect_error("must be an object of languages");
+    put("i18n.json", "{\"en\": {\"title\": 5}}", 20);
+    expect_error("\"en\".\"title\" must be a string");
+    put("i18n.json", "{\"en\": \"x\"}", 11);
+    expect_error("\"en\" must be an object of strings");
+    put("queue.html", "\xff\xfe<p>", 5);
+    expect_error("queue.html is not UTF-8");
+    char *big = malloc(WR_WEBDIR_FILE_MAX + 1);
+    assert_non_null(big);
+    memset(big, 'a', WR_WEBDIR_FILE_MAX + 1);
+    put("style.css", big, WR_WEBDIR_FILE_MAX + 1);
+    free(big);
+    expect_error("style.css is larger than");
+    put("style.css", "x", 1);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/style.css", dir);
+    if (getuid() != 0) { /* root reads anything */
+        assert_int_equal(chmod(path, 0), 0);
+        expect_error("cannot read");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_embedded_only),
+        cmocka_unit_test(test_replaces_by_name),
+        cmocka_unit_test(test_errors_at_load),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
