@@ -130,7 +130,12 @@ static void server_new(void)
         c->identity = i == 0 ? WR_IDENTITY_COOKIE : WR_IDENTITY_HEADER;
         c->join_rate = 0; /* limits would make coverage depend on history */
         c->poll_min_fraction = 0;
-        wr_api_opts_t ao = {S.base, S.store, S.sched, S.metrics, c};
+        wr_api_opts_t ao = {.base = S.base,
+                            .store = S.store,
+                            .sched = S.sched,
+                            .metrics = S.metrics,
+                            .cfg = c,
+                            .web = NULL};
         if (wr_api_new(&ao, &S.api[i]) != WR_OK)
             abort();
         static const uint8_t secret[] = "fuzz-token-secret-0123456789abcdef";
