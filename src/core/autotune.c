@@ -13,14 +13,16 @@
  *   - L below 0.8 T and not failing, while people are left waiting
  *     (saturated): raise by 10% of the rate per second, at least 2% and at
  *     most 5% of max (the contract allows 10% of max).
- *   - a cut (for latency or for errors) remembers the latency of the
- *     report that made it; a later cut needs a latency at least 10% above
- *     that (rising: the rate is still above what the service takes and its
- *     backlog grows). A latency that is flat or falling means the backlog
- *     is draining at the lower rate (its requests still time out and
- *     still fail for a while), or the service is slow or failing at any
- *     rate (its own service time is above target, a broken dependency):
- *     cutting further would only starve it. Hold.
+ *   - a cut remembers the latency of the report that made it; a later cut
+ *     for latency alone needs a latency at least 10% above that (rising:
+ *     the rate is still above what the service takes and its backlog
+ *     grows). A latency that is flat or falling means the backlog is
+ *     draining at the lower rate, or the service is slow at any rate (its
+ *     own service time is above target): cutting further would only starve
+ *     it. Hold. A service that is failing (E above 0.05) is cut on every
+ *     fresh report, down to min: fast failures (a broken dependency
+ *     answering 500s in milliseconds) show no rising latency, and the
+ *     contract lowers the rate while reports say the service is failing.
  *   - otherwise (0.8 T <= L <= T, or nobody waiting): hold.
  * Always clamped to [min, max]. A proportional cut (0.9 T / L) lands near
  * the rate the service sustains when latency grows with load; the dead band
@@ -121,7 +123,7 @@ void wr_autotune_step(const wr_autotune_cfg_t *cfg, const wr_autotune_state_t *s
             out->why = WR_AUTOTUNE_WAIT;
             return;
         }
-        if (st->cut_latency_ms > 0 && lat < WR_AUTOTUNE_RISING * st->cut_latency_ms) {
+        if (!failing && st->cut_latency_ms > 0 && lat < WR_AUTOTUNE_RISING * st->cut_latency_ms) {
             out->why = WR_AUTOTUNE_DRAINING; /* the last cut is working: the backlog drains */
             return;
         }

@@ -261,12 +261,18 @@ static void t_rules(void **state)
     assert_int_equal(out.why, WR_AUTOTUNE_ERRORS);
     assert_true(fabs(out.rate - 80) < 1e-9);
     assert_true(out.cut_latency_ms == 100);
-    /* the same failures after the cut, latency not rising: failing at any
-     * rate, or its backlog's timeouts draining: hold, not down to min */
+    /* the same failures after the cut, latency not rising (fast 500s):
+     * still failing, so cut again (x 0.8 of the rate in use), down to min;
+     * only a cut for latency alone waits for a rising latency */
     st.cut_latency_ms = 100;
     wr_autotune_step(&cfg, &st, &r, 1, now, &out);
-    assert_int_equal(out.why, WR_AUTOTUNE_DRAINING);
-    assert_false(out.changed);
+    assert_int_equal(out.why, WR_AUTOTUNE_ERRORS);
+    assert_true(out.changed);
+    assert_true(fabs(out.rate - 80) < 1e-9);
+    st.rate = 11; /* min is 10: never below it */
+    wr_autotune_step(&cfg, &st, &r, 1, now, &out);
+    assert_true(fabs(out.rate - 10) < 1e-9);
+    st.rate = 100;
     st.cut_latency_ms = 0;
     /* 0.05 itself is not failing: 100 ms is healthy, +10% (10 is within
      * 2%..5% of max: 7..17.5) */
