@@ -317,9 +317,9 @@ rc=0
 "$bin/waitroom-sim" --server "http://127.0.0.1:$wr_port" --admin-key "$admin_key" \
   --shop "http://127.0.0.1:$shop_port" --queue sale --rate "$rate" --users "$users" --profile "$profile" \
   --bypass "$bypass" --replay "$replay" --greedy "$greedy" --quitters "$quitters" \
-  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" --queue-config "$queue_config" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
-  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${slow_sim_arg[@]}" "${label_arg[@]}" \
-  --queue-config "${autotune_config:-$queue_config}" --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+  "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" "${slow_sim_arg[@]}" \
+  "${label_arg[@]}" --queue-config "${autotune_config:-$queue_config}" \
+  --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 
 stop_all || rc=1
 

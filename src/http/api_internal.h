@@ -367,7 +367,8 @@ int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
 wr_api__handler_fn wr_api__handle_challenge;
 
 /* Whether a join of a queue of config cfg needs a solved challenge: the
- * queue is on (enabled) with challengeBits > 0. False for NULL. */
+ * queue is on (enabled) with challengeBits > 0, not closed and not out of
+ * stock (cfg->stock 0: what the last tick left). False for NULL. */
 bool wr_api__challenge_required(const wr_queue_config_t *cfg);
 
 /*

@@ -187,6 +187,27 @@ class ChallengeRoute(ChallengeBase):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json, {"status": "passthrough"})
 
+    def test_closed_or_sold_out_asks_no_work(self):
+        """A closed queue, or one with nothing left of its stock, answers a
+        newcomer's join without a challenge: the closed form (no phone
+        solves a proof of work to read that the sale has ended)."""
+        q = self.new_queue(dict(HOLD, challengeBits=BITS))
+        self.assertRequired(self.c.join(q, uid()), "missing", what="open queue")
+        self.assertEqual(self.c.patch_queue(q, {"closed": True}).status, 200)
+        r = self.poll_until(lambda: self.c.join(q, uid()), lambda r: r.status == 200,
+                            timeout=5, what="closed answer without a challenge")
+        self.assertEqual(r.json, {"status": "closed", "reason": "closed"})
+        self.assertEqual(self.c.patch_queue(q, {"closed": False, "stock": 0}).status, 200)
+        r = self.poll_until(lambda: self.c.join(q, uid()),
+                            lambda r: r.status == 200 and r.json.get("reason") == "soldOut",
+                            timeout=5, what="sold-out answer without a challenge")
+        self.assertEqual(r.json, {"status": "closed", "reason": "soldOut"})
+        # a restock asks for work again
+        self.assertEqual(self.c.patch_queue(q, {"stock": 10}).status, 200)
+        r = self.poll_until(lambda: self.c.join(q, uid()), lambda r: r.status == 403,
+                            timeout=5, what="a challenge again after the restock")
+        self.assertRequired(r, "missing", what="restocked queue")
+
     def test_invites_and_challenges_both_required(self):
         q = self.new_queue(dict(HOLD, challengeBits=BITS, inviteKey=KEY))
         body = self.solved(q, "alice")

@@ -265,7 +265,7 @@ static wr_err_t parse_addr_list(const ctx_t *c, const char *s, const char *form,
 /* redis-sentinel:// after the credentials. */
 static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
 {
-    const char *p;
+    const char *p = s;
     wr_err_t e = parse_addr_list(c, s, SENTINEL_FORM, u->sentinels, WR_REDIS_URL_SENTINELS_MAX,
                                  "sentinels", &u->nsentinels, &p);
     if (e != WR_OK)
@@ -288,7 +288,7 @@ static wr_err_t parse_sentinel(const ctx_t *c, const char *s, wr_redis_url_t *u)
  * nothing after them (a cluster has only DB 0). */
 static wr_err_t parse_cluster(const ctx_t *c, const char *s, const char *form, wr_redis_url_t *u)
 {
-    const char *p;
+    const char *p = s;
     wr_err_t e =
         parse_addr_list(c, s, form, u->seeds, WR_REDIS_URL_SEEDS_MAX, "seeds", &u->nseeds, &p);
     if (e != WR_OK)
