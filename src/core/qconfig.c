@@ -426,7 +426,7 @@ const char *const wr_page_langs[] = {"en", "ko", "ja", "zh-Hans", "zh-Hant", "es
 
 /* Code points of valid UTF-8 s (len bytes), or -1 when it is not UTF-8
  * (overlong forms, surrogates and values past U+10FFFF are not) or holds a
- * control character (C0, DEL). */
+ * control character (C0, DEL, C1). */
 static long utf8_chars(const char *s, size_t len)
 {
     long n = 0;
@@ -445,8 +445,8 @@ static long utf8_chars(const char *s, size_t len)
             cp = (cp << 6) | (t & 0x3fu);
         }
         if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
-            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return -1;
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+            return -1; /* (U+0080..U+009F: the C1 controls, e.g. NEL) */
         i += k;
     }
     return n;

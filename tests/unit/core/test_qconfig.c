@@ -189,6 +189,8 @@ static void test_page(void **state)
     page_bad("{\"colour\": \"#000000\"}", "page.colour");
     page_bad("{\"title\": 5}", "page.title");
     page_bad("{\"title\": \"a\\nb\"}", "page.title");
+    page_bad("{\"title\": \"a\\u0085b\"}", "page.title"); /* C1: NEL */
+    page_bad("{\"brand\": \"a\\u009fb\"}", "page.brand");
     page_bad("{\"brand\": true}", "page.brand");
     page_bad("{\"logoUrl\": \"http://cdn.example/l.png\"}", "page.logoUrl");
     page_bad("{\"logoUrl\": \"//cdn.example/l.png\"}", "page.logoUrl");
