@@ -367,7 +367,12 @@ class Degraded(WRTest):
                 self.assertIsNone(m.get(("waitroom_fail_open_admitted_total", 'queue="%s"' % q)))
 
         self.thaw_redis(w1, w2)
-        self.assertWaiting(w2.client.me(qp, in_line), 1, eta_null=True, what="after the outage")
+        # (w2's breaker may still be half-open right after /readyz: its answer
+        # is degraded, position null, until a probe closes it)
+        r = self.poll_until(lambda: w2.client.me(qp, in_line),
+                            lambda r: r.status == 200 and type(r.json.get("position")) is int,
+                            timeout=15, what="a store answer from w2 after the outage")
+        self.assertWaiting(r, 1, eta_null=True, what="after the outage")
         r = w2.client.me(qs, in_pre)
         self.assertEqual((r.status, r.json.get("status")), (200, "prequeue"), repr(r))
         for w in ws:

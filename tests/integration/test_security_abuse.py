@@ -51,7 +51,10 @@ class JoinRate(WRTest):
         self.assertEqual(r.set_cookies, [], "a refused join mints no visitor")
         waiting = self.stats(q, c)["waiting"]
         self.assertEqual(waiting, codes.count(200), "refused joins joined nobody")
-        self.assertGreaterEqual(metric(c, "waitroom_rate_limited_total", 'kind="join"'), 5)
+        # every refusal counted, no more (under valgrind the bucket refills
+        # between slower requests: fewer refusals, the same count)
+        self.assertEqual(metric(c, "waitroom_rate_limited_total", 'kind="join"'),
+                         codes.count(429) + 1)
         # the bucket refills at 2/s: after 1.1 s two joins pass again
         time.sleep(1.1)
         self.assertEqual(c.request("POST", "/v1/queues/%s/entries" % q).status, 200)
