@@ -294,10 +294,13 @@ class Cluster(WRTest):
         m = w.client.get("/metrics", ADMIN).body
         self.assertIn('waitroom_breaker_state{state="closed"} 1', m)
         # the admin list shows the live shards' queues, without the one down
-        # (a loaded run once saw one 503 here right after /readyz named the
-        # shard: the list may ask the dead node until the router marks it)
-        r = self.poll_until(lambda: w.client.list_queues(), lambda r: r.status == 200,
-                            timeout=10, what="the admin list without the shard down")
+        # the registry lives in the home slot {.global}: when that slot is on
+        # the shard down (one chance in three with qa's random shard), the
+        # list cannot be read and answers 503 (docs/DESIGN.md, "Redis Cluster")
+        r = w.client.list_queues()
+        if cl.owner("wr:{.global}:queues") in (None, new_primary) and r.status == 503:
+            return
+        self.assertEqual(r.status, 200, repr(r))
         names = [x["name"] for x in r.json["queues"]]
         self.assertIn(qb, names)
         self.assertNotIn(qa, names)
