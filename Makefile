@@ -46,15 +46,19 @@ build:
 run: build
 	@PORT="$(PORT)" scripts/run.sh
 
+# make test: the plain build is only valgrind_integration's waitroomd (every
+# other test runs the sanitizer build; deb_build makes the packager's build)
 test: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
-	@cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DWR_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target waitroomd
+	@cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DWR_SANITIZE=address,undefined \
+	  -DWR_PLAIN_BUILD_DIR=$(CURDIR)/$(BUILD) >/dev/null
 	@cmake --build $(SANBUILD) -j $(JOBS)
 	@cd $(SANBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS) \
+	  || { python3 $(CURDIR)/scripts/test_failures.py . ; exit 1; }
 
 test-release: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
