@@ -127,6 +127,11 @@ typedef struct {
      * wr_qconfig_patch sets it when the PATCH names stock,
      * wr_qconfig_parse_stored clears it. Never rendered. */
     bool stock_set;
+    /* Not a field: true when the store's last admission tick found the
+     * queue sold out (stats soldOutAt set: stock 0 and no unconsumed pass
+     * live). The scheduler sets it on the config it keeps; every other
+     * config has it false. Never rendered nor stored. */
+    bool sold_out;
     /* notice: the operator's message to the line, at most WR_NOTICE_MAX_CP
      * code points (valid UTF-8, no NUL); "" = none (JSON null). */
     char notice[WR_NOTICE_MAX + 1];

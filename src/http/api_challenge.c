@@ -51,12 +51,12 @@ static void count(wr_api_t *a, const char *name, const char *queue, const char *
 
 bool wr_api__challenge_required(const wr_queue_config_t *cfg)
 {
-    /* A closed queue, or one with nothing left of its stock (as the last
-     * tick said), asks for no work: a newcomer's join can only be told
-     * "closed"/"soldOut" (or, while passes are still live, wait for a unit
-     * to come back), so the store answers it; a phone must not spend
-     * seconds of CPU to read that the sale has ended. */
-    return cfg && cfg->enabled && cfg->challenge_bits > 0 && !cfg->closed && cfg->stock != 0;
+    /* A closed or sold-out queue (as the last tick said) asks for no work:
+     * a newcomer's join can only be told "closed"/"soldOut", so the store
+     * answers it; a phone must not spend seconds of CPU to read that the
+     * sale has ended. While stock is 0 but passes are still live a join
+     * still adds a person to the line (API 1.2): it needs a solution. */
+    return cfg && cfg->enabled && cfg->challenge_bits > 0 && !cfg->closed && !cfg->sold_out;
 }
 
 /* A fresh challenge of queue for caller at cfg's bits, as the JSON members

@@ -903,12 +903,25 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     send_page(c, &v, status);
 }
 
+/* True when the raw query q names the parameter key (key=... as one of its
+ * &-separated parts, whatever its value: too long or empty included), so
+ * that ?return=https://shop/p?preview=1 or ?xpreview= is not a preview. */
+static bool query_names(const char *q, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, key, n) == 0 && p[n] == '=')
+            return true;
+    }
+    return false;
+}
+
 void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     char preview[32] = "";
+    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
     if (wr_api__query_param(req, "preview", preview, sizeof(preview)) ||
-        (evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)) &&
-         strstr(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), "preview="))) {
+        query_names(q, "preview")) {
         wr_api__handle_preview(a, req, call, preview);
         return;
     }

@@ -146,6 +146,7 @@ typedef struct wr_scheduler_queue {
     bool at_saturated;             /* the last admit answer left people waiting */
     int64_t at_last_ms;            /* monotonic ms of the last step started */
     double at_rate;                /* the rate in use as last read, users/s; 0 = not known */
+    double at_published;           /* the rate waitroom_autotune_rate shows, 0 = none yet */
     wr_autotune_out_t at_out;      /* the step whose write is in flight */
     wr_autotune_window_t *at_sess; /* the session signal (allocated at its first sample) */
 } entry_t;
@@ -371,6 +372,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     /* the known config's stock is what was left at the last tick (degraded
      * mode's sold-out brake, wr_queue_degraded_brake) */
     e->cfg.stock = res->stats.stock_left;
+    e->cfg.sold_out = res->stats.sold_out_at_ms >= 0;
     tick = e->cfg.tick_ms ? e->cfg.tick_ms : 100;
     /* a wake while the call was in flight: its answer may predate the join */
     set_quiet(e, wr_store_admit_quiet(res) && !e->woke);
@@ -416,10 +418,11 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
 static void at_done(entry_t *e, double rate_in_use)
 {
     wr_metrics_t *m = e->sched->metrics;
-    if (rate_in_use > 0 && rate_in_use != e->at_rate && m && !e->dead) {
+    if (rate_in_use > 0 && rate_in_use != e->at_published && m && !e->dead) {
         char l[WR_QUEUE_NAME_MAX + 16];
         labels_for(e, l, sizeof(l));
         wr_metrics_set(m, "waitroom_autotune_rate", l, rate_in_use);
+        e->at_published = rate_in_use; /* set only when it changes, published at least once */
     }
     if (rate_in_use > 0)
         e->at_rate = rate_in_use;
@@ -568,9 +571,12 @@ void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queu
     entry_t *e = cfg ? find(s, queue) : NULL;
     if (e) {
         int64_t left = e->cfg.stock;
+        bool sold_out = e->cfg.sold_out;
         e->cfg = *cfg;
-        if (!cfg->stock_set && e->has_cfg)
+        if (!cfg->stock_set && e->has_cfg) {
             e->cfg.stock = left; /* what is left, as the last tick said */
+            e->cfg.sold_out = sold_out;
+        }
         e->has_cfg = true;
         wake(e);
     } else {

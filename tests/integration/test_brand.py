@@ -124,6 +124,11 @@ class Preview(WRTest):
         r = self.c.get("/q/no-such-%s?preview=waiting" % uid(), ADMIN)
         self.assertEqual(r.status, 404)
         self.assertEqual(attr(r.body, "data-error"), "QUEUE_NOT_FOUND")
+        # preview= inside another parameter's value is not a preview: a join
+        for query in ("ref=/p?preview=waiting", "xpreview=waiting"):
+            r = self.c.get("/q/%s?%s" % (q, query), USER)
+            self.assertEqual(r.status, 200, r)
+            self.assertNotEqual(attr(r.body, "data-preview"), "1", query)
 
     def test_preview_only_on_the_admin_listener_when_there_is_one(self):
         srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,

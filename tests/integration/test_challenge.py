@@ -208,6 +208,27 @@ class ChallengeRoute(ChallengeBase):
                             timeout=5, what="a challenge again after the restock")
         self.assertRequired(r, "missing", what="restocked queue")
 
+    def test_stock_zero_with_a_live_pass_still_asks_work(self):
+        """stock 0 while a pass is live is not sold out: a join still adds
+        a person to the line (API 1.2), so it needs a solution; once the
+        pass is consumed the queue is sold out and asks for none."""
+        q = self.new_queue(dict(FAST, challengeBits=BITS, stock=1))
+        self.assertWaiting(self.post(q, "first", self.solved(q, "first")), 1, 1)
+        token = self.wait_admitted(q, "first")["token"]
+        # the one unit is out on a live pass: stockLeft 0, not sold out
+        st = self.poll_until(lambda: self.stats(q), lambda s: s.get("stockLeft") == 0,
+                             timeout=5, what="stockLeft 0")
+        self.assertIsNone(st.get("soldOutAt"), st)
+        self.assertRequired(self.c.join(q, uid()), "missing", what="stock 0, pass live")
+        r = self.post(q, "second", self.solved(q, "second"))
+        self.assertEqual((r.status, r.json.get("status")), (200, "waiting"), r)
+        # the pass is consumed (keeps its unit): sold out, no work asked
+        self.assertEqual(self.c.consume(q, token).status, 200)
+        r = self.poll_until(lambda: self.c.join(q, uid()),
+                            lambda r: r.status == 200 and r.json.get("reason") == "soldOut",
+                            timeout=5, what="sold-out answer without a challenge")
+        self.assertEqual(r.json, {"status": "closed", "reason": "soldOut"})
+
     def test_invites_and_challenges_both_required(self):
         q = self.new_queue(dict(HOLD, challengeBits=BITS, inviteKey=KEY))
         body = self.solved(q, "alice")

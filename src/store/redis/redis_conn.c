@@ -249,7 +249,8 @@ void wr_redis_conn__first_done(wr_redis_conn_t *c, wr_err_t err, const char *msg
 
 static void on_reply(wr_err_t err, const redisReply *rep, void *arg);
 
-static wr_err_t send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
+/* Sends cmd on c with timeout_ms (0: c's command timeout). */
+static wr_err_t send_cmd_within(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, uint32_t timeout_ms)
 {
     if (cmd->script != WR_REDIS_CONN_NO_SCRIPT) {
         const wr_redis_conn__script_t *sc = &c->scripts[cmd->script];
@@ -265,8 +266,13 @@ static wr_err_t send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
             cmd->argvlen[1] = 40;
         }
     }
-    return wr_redis_io_command(c->io, cmd->argc, cmd->argv, cmd->argvlen, c->cmd_timeout_ms,
-                               on_reply, cmd);
+    return wr_redis_io_command(c->io, cmd->argc, cmd->argv, cmd->argvlen,
+                               timeout_ms ? timeout_ms : c->cmd_timeout_ms, on_reply, cmd);
+}
+
+static wr_err_t send_cmd(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd)
+{
+    return send_cmd_within(c, cmd, 0);
 }
 
 wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
@@ -325,6 +331,11 @@ wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bo
 {
     if (c->state != WR_REDIS_CONN__CONNECTED || !c->io)
         return WR_EUNAVAILABLE;
+    /* a redirected command keeps the deadline of its first send: every
+     * answer within the store timeout, however many hops it took */
+    int64_t left = (int64_t)c->cmd_timeout_ms - (wr_clock_mono_ms() - cmd->born_ms);
+    if (c->cmd_timeout_ms && left <= 0)
+        return WR_ETIMEOUT;
     if (asking) {
         static const char *const argv[] = {"ASKING"};
         wr_err_t err = wr_redis_io_command(c->io, 1, argv, NULL, 0, NULL, NULL);
@@ -336,7 +347,7 @@ wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bo
     cmd->c = c;
     cmd->retried = false; /* one EVAL after NOSCRIPT per server */
     cmd->redirects++;
-    wr_err_t err = send_cmd(c, cmd);
+    wr_err_t err = send_cmd_within(c, cmd, c->cmd_timeout_ms ? (uint32_t)left : 0);
     if (err != WR_OK) {
         cmd->c = was;
         cmd->retried = retried;

@@ -199,9 +199,10 @@ int wr_redis_conn_cmd_redirects(const wr_redis_conn_cmd_t *cmd);
  * A command taken by a redirect_fn, sent again on c (the owner of its
  * slot, or the ASK target with asking: ASKING is sent right before it on
  * the same connection), with the callback, wait_fn and strictness it was
- * submitted with; counts one redirection. WR_OK: its callback comes later,
- * once. Any error: cmd is untouched and still the caller's (answer it
- * with wr_redis_conn_cmd_fail).
+ * submitted with; counts one redirection. It keeps the deadline of its
+ * first submission (born_ms + c's command timeout): WR_ETIMEOUT when that
+ * has passed. WR_OK: its callback comes later, once. Any error: cmd is
+ * untouched and still the caller's (answer it with wr_redis_conn_cmd_fail).
  */
 wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bool asking);
 
