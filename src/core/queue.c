@@ -100,14 +100,21 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
-uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms)
+uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms, double u)
 {
     if (!cfg || cfg->idle_timeout_seconds == 0)
         return retry_ms;
     uint64_t cap = (uint64_t)cfg->idle_timeout_seconds * 1000 / 2;
     if (cap < WR_POLL_MIN_MS)
         cap = WR_POLL_MIN_MS;
-    return retry_ms > cap ? (uint32_t)cap : retry_ms;
+    if (retry_ms <= cap)
+        return retry_ms;
+    /* Capped answers keep the jitter (below the cap): a cap that told
+     * everyone far back exactly T/2 would keep a burst of joins together
+     * as a wave of polls every T/2, forever. */
+    double j = jitter_of(cfg, &u);
+    long long ms = llround((double)cap * (1.0 - u * j));
+    return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
 uint32_t wr_queue_closed_retry_ms(const wr_queue_config_t *cfg, double u)
@@ -119,7 +126,7 @@ uint32_t wr_queue_closed_retry_ms(const wr_queue_config_t *cfg, double u)
     long long ms = llround(WR_CLOSED_POLL_MS * (1.0 - u * j));
     if (ms < WR_POLL_MIN_MS)
         ms = WR_POLL_MIN_MS;
-    return wr_queue_retry_cap_idle_ms(cfg, (uint32_t)ms);
+    return wr_queue_retry_cap_idle_ms(cfg, (uint32_t)ms, u);
 }
 
 uint32_t wr_queue_prequeue_retry_ms(const wr_queue_config_t *cfg, int64_t opens_at_ms,

@@ -187,9 +187,11 @@ double wr_queue_poll_far_ms(const wr_queue_config_t *cfg, uint64_t position, dou
  * idle: at most half of cfg's idleTimeoutSeconds (in ms), never below
  * WR_POLL_MIN_MS; unchanged when idleTimeoutSeconds is 0 (never). Half,
  * because a poll within a quarter of T of a recorded one records nothing
- * (status_quiet), so polls T/2 apart leave at most 3T/4 unrecorded.
+ * (status_quiet), so polls T/2 apart leave at most 3T/4 unrecorded. A
+ * capped answer is jittered below the cap, cap x (1 - u x pollJitter), u
+ * uniform in [0, 1), so that people told the cap do not poll in waves.
  */
-uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms);
+uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms, double u);
 
 /*
  * retryAfterMs of a person in the pre-queue (sale opening, docs/API.md

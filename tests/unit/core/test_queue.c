@@ -325,16 +325,33 @@ static void test_retry_cap_idle(void **state)
     (void)state;
     wr_queue_config_t cfg = {0};
     cfg.idle_timeout_seconds = 0;
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286), 212286);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286, 0.5), 212286);
     cfg.idle_timeout_seconds = 120;
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286), 60000);
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000), 5000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 212286, 0.0), 60000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000, 0.9), 5000);
     cfg.idle_timeout_seconds = 2;
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248), 1000);
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 700), 700);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248, 0.0), 1000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 700, 0.9), 700);
     cfg.idle_timeout_seconds = 1;
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000), 500);
-    assert_int_equal(wr_queue_retry_cap_idle_ms(NULL, 5000), 5000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000, 0.0), 500);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(NULL, 5000, 0.5), 5000);
+    /* a capped answer keeps the jitter, below the cap: pollJitter 0.1 */
+    cfg.poll_jitter = 0.1;
+    cfg.idle_timeout_seconds = 2;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248, 0.5), 950);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248, 0.999), 900);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 1000, 0.999), 1000); /* not capped */
+    cfg.idle_timeout_seconds = 120;
+    for (int i = 0; i < 100; i++) {
+        uint32_t ms = wr_queue_retry_cap_idle_ms(&cfg, 212286, i / 100.0);
+        assert_true(ms <= 60000 && ms >= 54000);
+    }
+    /* never below the floor */
+    cfg.poll_jitter = 0.5;
+    cfg.idle_timeout_seconds = 0; /* off */
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 100, 0.9), 100);
+    cfg.idle_timeout_seconds = 1;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 5000, 0.999), WR_POLL_MIN_MS);
 }
 
 /* The scheduler's samples: an empty line restarts the window, so the rate
@@ -927,9 +944,9 @@ static void test_poll_far(void **state)
      * in tick 6 (17.5 a tick), E = 50 + 5 * 100 = 550, back at 555 */
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 50, 0, 0, 0.0), 555);
     /* and the cap at half of idleTimeoutSeconds still applies after it */
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143), 57143); /* T = 120 s: cap 60 s */
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143, 0.0), 57143); /* T = 120 s: cap 60 s */
     c.idle_timeout_seconds = 60;
-    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143), 30000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143, 0.0), 30000);
 }
 
 int main(void)
