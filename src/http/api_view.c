@@ -119,7 +119,8 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
                 cfg, e->position, observed, wr_scheduler_queue_next_tick_ms(sq),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
             /* following it never makes a person idle */
-            v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
+            v->retry_after_ms =
+                wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
         }
         return WR_OK;
     case WR_ENTRY_CLOSED:
@@ -191,7 +192,8 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
         /* the slowest band (wr_queue_slowest_band_ms), jittered: nobody
          * knows the place */
         v->retry_after_ms = wr_queue_retry_after_ms(cfg, UINT64_MAX, wr_rng_unit(&a->rng));
-        v->retry_after_ms = wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
+        v->retry_after_ms =
+            wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
         return true;
     }
     wr_token_claims_t cl;
