@@ -812,8 +812,13 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await pk.goto(`${wr.base}/q/${q}`);
 
   /* the odds, numbers as each language writes them */
-  assert.equal(await text(pe, '#odds'), 'About 12,000 left; you are number 3.');
-  assert.equal(await text(pk, '#odds'), '남은 수량 약 12,000개, 내 순서는 4번째입니다.');
+  /* (written by the page script once it has run: waited for, a loaded
+   * machine can run it after goto's load event) */
+  const odds = [[pe, 'About 12,000 left; you are number 3.'],
+                [pk, '남은 수량 약 12,000개, 내 순서는 4번째입니다.']];
+  for (const [p, want] of odds) {
+    await waitFor(async () => (await text(p, '#odds')) === want, 8000, `the odds: ${want}`);
+  }
   assert.equal(await pe.locator('.notice-box').isHidden(), true, 'no notice box without a notice');
 
   /* a notice that tries to be HTML stays text */
