@@ -53,6 +53,7 @@
 #include <event2/keyvalq_struct.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,8 +381,14 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         SSL *ssl = SSL_new(cl->tls);
         struct bufferevent *bev = NULL;
         if (ssl) {
-            SSL_set_tlsext_host_name(ssl, u.host);
-            SSL_set1_host(ssl, u.host);
+            /* the peer's certificate must name the host: its IP address
+             * (a numeric host), or its DNS name (sent as SNI too) */
+            if (numeric_host(u.host)) {
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u.host);
+            } else {
+                SSL_set_tlsext_host_name(ssl, u.host);
+                SSL_set1_host(ssl, u.host);
+            }
             bev = bufferevent_openssl_socket_new(a->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
                                                  BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
             if (!bev)

@@ -17,14 +17,17 @@ Every request it gets is recorded (path, headers, form), so tests count the
 verifications (one per join) and check what was sent."""
 import html
 import json
+import ssl
+import tempfile
 import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
+from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
 from test_challenge import ALPHABET, BITS, solve
 from test_idle import vid_of
+from test_redis_prod import make_certs
 from test_security_abuse import metric
 
 SITE_KEY = "1x00000000000000000000AA"
@@ -35,7 +38,8 @@ FALLBACK_BITS = 6
 class StandIn:
     """The stand-in siteverify (and widget script) on 127.0.0.1."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
+        """tls: (certificate file, key file) to serve https."""
         self.lock = threading.Lock()
         self.requests = []
         stand_in = self
@@ -92,6 +96,11 @@ class StandIn:
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.origin = "http://127.0.0.1:%d" % self.port
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            self.origin = "https://127.0.0.1:%d" % self.port
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -139,13 +148,14 @@ class CaptchaBase(WRTest):
         return "%s-%s" % (kind, uid("t"))
 
     def assertCaptcha(self, r, reason, what="", challenge=None, bits=None, fallback=False,
-                      provider="turnstile"):
+                      provider="turnstile", script_origin=None):
         self.assertError(r, 403, "CHALLENGE_REQUIRED", what)
         b = r.json
         self.assertEqual(b.get("reason"), reason, "%s: %r" % (what, r))
         script = "/turnstile/v0/api.js" if provider == "turnstile" else "/1/api.js"
+        origin = script_origin or STAND_IN.origin
         self.assertEqual(b.get("captcha"), {"provider": provider, "siteKey": SITE_KEY,
-                                            "scriptUrl": STAND_IN.origin + script},
+                                            "scriptUrl": origin + script},
                          "%s: %r" % (what, r))
         self.assertNotIn(SECRET, r.body, "the secret never leaves")
         if challenge:
@@ -400,6 +410,70 @@ class CaptchaAndChallenges(CaptchaBase):
                            eta_null=True)
         self.assertEqual(STAND_IN.last(tok)["form"]["secret"], SECRET)
         self.assertCaptcha(a.client.join(q, "u2"), "captchaMissing")
+
+
+class CaptchaStored(CaptchaBase):
+
+    def test_memory_snapshot_keeps_the_captcha_and_its_secret(self):
+        """The embedded store: the captcha, secret included, survives a
+        restart from the snapshot (the config JSON holds it); GET still
+        shows "set"."""
+        if ENV.store != "memory":
+            self.skipTest("memory only (Redis: test_any_instance_verifies)")
+        data = tempfile.mkdtemp(prefix="wr-captcha-snap-", dir=ENV.tmpdir)
+        args = dict(identity="header:X-User-Id", extra=["--data-dir", data])
+        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, log_level="info", **args)
+        self.addCleanup(w.kill)
+        q = self.new_queue(dict(HOLD, captcha=captcha()), client=w.client)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        log = w.stderr_tail(200000)
+        self.assertIn("admin change", log, "the audit line of the PUT")
+        self.assertNotIn(SECRET, log, "the audit log shows the secret as set")
+        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
+        self.addCleanup(w.kill)
+        self.assertEqual(self.config(q, w.client)["captcha"]["secret"], "set")
+        self.assertCaptcha(w.client.join(q, "u1"), "captchaMissing")
+        tok = self.token("ok")
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}, client=w.client), 1, 1,
+                           eta_null=True)
+        self.assertEqual(STAND_IN.last(tok)["form"]["secret"], SECRET)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+
+
+class CaptchaTLS(CaptchaBase):
+    """A verify URL over https: TLS through bufferevent_openssl, the
+    provider's certificate checked against the trust store (here a test CA
+    given as SSL_CERT_FILE, which OpenSSL's default paths read) and its
+    name (the IP address of the URL)."""
+
+    def test_https_verification_and_certificate_check(self):
+        d = tempfile.mkdtemp(dir=ENV.tmpdir)
+        certs = make_certs(d)
+        tls = StandIn(tls=(certs["server.pem"], certs["server.key"]))
+        self.addCleanup(tls.stop)
+        cfg = dict(HOLD, captcha=dict(captcha(), verifyUrl=tls.origin + "/siteverify"))
+        trusting = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                             identity="header:X-User-Id", env={"SSL_CERT_FILE": certs["ca.pem"]})
+        self.addCleanup(trusting.kill)
+        q = self.new_queue(cfg, client=trusting.client)
+        tok = self.token("ok")
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}, client=trusting.client),
+                           1, 1, eta_null=True, what="verified over TLS")
+        self.assertEqual(tls.last(tok)["form"]["secret"], SECRET)
+        tok = self.token("no")
+        real = "https://challenges.cloudflare.com"  # an https verifyUrl: the provider's script
+        self.assertCaptcha(self.post(q, "u2", {"captchaResponse": tok}, client=trusting.client),
+                           "captchaInvalid", script_origin=real)
+        # a server that does not trust the stand-in's CA never sends the
+        # secret: the handshake fails, the provider counts as silent
+        q2 = self.new_queue(cfg)
+        tok = self.token("ok")
+        r = self.post(q2, "u1", {"captchaResponse": tok})
+        self.assertCaptcha(r, "captchaUnavailable", challenge=True, bits=FALLBACK_BITS,
+                           fallback=True, script_origin=real)
+        self.assertEqual(tls.count(tok), 0, "nothing sent to an unverified peer")
+        self.assertGreaterEqual(metric(self.c, "waitroom_captcha_verifications_total",
+                                       'queue="%s",outcome="error"' % q2), 1)
 
 
 class CaptchaPage(CaptchaBase):
