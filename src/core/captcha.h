@@ -98,10 +98,11 @@ json_t *wr_captcha_to_json(const wr_captcha_config_t *c, bool secrets);
 /* A verify URL's parts, for the connection. */
 typedef struct {
     bool https;
-    char host[WR_CAPTCHA_HOST_MAX +
-              1];  /* without brackets: "127.0.0.1", "::1", "api.hcaptcha.com" */
+    /* the host without brackets: "127.0.0.1", "::1", "api.hcaptcha.com" */
+    char host[WR_CAPTCHA_HOST_MAX + 1];
     uint16_t port; /* 443 / 80 when not given */
-    char path[WR_CAPTCHA_URL_MAX + 1];      /* from the first '/' (query included); "/" when none */
+    /* from the first '/' (query included); "/" when none */
+    char path[WR_CAPTCHA_URL_MAX + 1];
     char origin[WR_CAPTCHA_ORIGIN_MAX + 1]; /* canonical ("http://127.0.0.1:8080") */
     bool loopback;                          /* the host is 127.0.0.0/8, ::1 or localhost */
 } wr_captcha_url_t;
@@ -125,7 +126,7 @@ int wr_captcha_script_url(const wr_captcha_config_t *c, char *buf, size_t cap);
  * (set) adds, and to which directives beyond script-src and frame-src
  * (*dirs: WR_CAPTCHA_CSP_* bits), as each provider documents: Turnstile's
  * origin (https://challenges.cloudflare.com) to script-src and frame-src;
- * hCaptcha's (https://hcaptcha.com https://*.hcaptcha.com) also to
+ * hCaptcha's (https://hcaptcha.com and its subdomains) also to
  * style-src and connect-src; a loopback stand-in's origin (an http://
  * loopback verify URL) also to connect-src. Writes the space-separated
  * sources to buf (cap bytes); returns the length, or -1.
