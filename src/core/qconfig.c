@@ -35,8 +35,9 @@
  *
  * inviteKey is write-only: wr_qconfig_to_json (what the stores keep) has
  * the key, wr_qconfig_to_public_json (what the API answers) has "set" or
- * null. returnOrigins are kept canonical (origin.h), so GET shows
- * "https://shop.example" for "HTTPS://Shop.Example:443".
+ * null; so is captcha's secret (core/captcha.c). returnOrigins are kept
+ * canonical (origin.h), so GET shows "https://shop.example" for
+ * "HTTPS://Shop.Example:443".
  *
  * wr_qconfig_to_json renders every field such that parse(to_json(c)) == c.
  * Nothing here allocates except the JSON rendering (caller owns the result).
@@ -714,6 +715,25 @@ static int store_value_autotune(const wr_queue_config_t *c, char *buf, size_t le
                     c->autotune_target_ms);
 }
 
+/* captcha (API 1.2, "A place costs work"): null or the widget object,
+ * parsed and rendered by core/captcha.c (which names the member in its
+ * errors: "captcha.siteKey"); a given object replaces the whole one, and
+ * "secret": "set" keeps the secret the base has. The secret is rendered
+ * only in the stores' form. */
+static wr_err_t parse_captcha(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    char field[WR_FIELD_MAX] = "captcha", msg[256] = "";
+    if (wr_captcha_parse(v, &c->captcha, field, sizeof field, msg, sizeof msg) != WR_OK)
+        return fail(e, field, "%s", msg);
+    return WR_OK;
+}
+
+static bool render_captcha(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    *out = wr_captcha_to_json(&c->captcha, secrets);
+    return *out != NULL;
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const char *const fail_policies[] = {"closed", "open", "limited", NULL}; /* by value */
@@ -807,6 +827,11 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"page", CUSTOM_FIELD(page, page),
      .example = "{\"title\":\"Launch day\",\"brand\":\"Shop \\u00e9\",\"logoUrl\":\"/logo.svg\","
                 "\"accentColor\":\"#FFD400\",\"lang\":\"zh-Hant\"}"},
+    {"captcha", CUSTOM_FIELD(captcha, captcha),
+     .example = "{\"provider\":\"hcaptcha\",\"siteKey\":\"10000000-ffff-ffff-ffff-000000000001\","
+                "\"secret\":\"0x0000000000000000000000000000000000000000\","
+                "\"verifyUrl\":\"https://api.hcaptcha.com/siteverify\",\"fallback\":\"refuse\","
+                "\"fallbackBits\":20}"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 
@@ -1122,6 +1147,9 @@ wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_le
      * judged as the PATCH will judge it against a queue that has one */
     memset(c.invite_key, 'k', WR_INVITE_KEY_MAX);
     c.invite_key_len = WR_INVITE_KEY_MAX;
+    /* and a stand-in captcha secret, for "captcha": {..., "secret": "set"} */
+    c.captcha.set = true;
+    memset(c.captcha.secret, 's', WR_CAPTCHA_SECRET_MAX);
     return apply_fields(&e, obj, &c, FROM_API);
 }
 

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/ids.h"
+#include "core/captcha.h"
 #include "core/origin.h"
 
 #define WR_POLL_BANDS_MAX     8    /* pollBands entries */
@@ -148,6 +149,11 @@ typedef struct {
     double autotune_min;         /* minPerSecond, users/s, (0, 1e6] */
     double autotune_max;         /* maxPerSecond, users/s, [min, 1e6] */
     uint32_t autotune_target_ms; /* targetMs, ms, 1..60000 */
+    /* captcha (docs/API.md 1.2, "A place costs work"): null (the default,
+     * captcha.set false) or the Turnstile / hCaptcha widget a join that
+     * adds a person must pass (core/captcha.h); its secret is write-only
+     * in the API, as inviteKey. */
+    wr_captcha_config_t captcha;
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
@@ -294,7 +300,7 @@ wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_le
 json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg);
 
 /* Renders cfg as the API shows it: like wr_qconfig_to_json, but inviteKey
- * is "set" or null (write-only). Same ownership. */
+ * is "set" or null and captcha.secret "set" (write-only). Same ownership. */
 json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg);
 
 /* Returns "closed", "open" or "limited". */

@@ -340,6 +340,10 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
                             "Joins that brought a valid challenge solution.");
         wr_metrics_describe(a->metrics, "waitroom_challenges_refused_total", WR_METRIC_COUNTER,
                             "Joins refused 403 CHALLENGE_REQUIRED, by reason.");
+        wr_metrics_describe(a->metrics, "waitroom_captcha_verifications_total", WR_METRIC_COUNTER,
+                            "CAPTCHA widget responses verified with the provider (siteverify), "
+                            "by queue and outcome (passed, refused, timeout, error, badAnswer, "
+                            "busy).");
         wr_metrics_describe(a->metrics, "waitroom_joins_total", WR_METRIC_COUNTER,
                             "Joins this instance answered (POST entries and queue page loads "
                             "the store accepted, repeats by people already in line included), "
@@ -416,6 +420,7 @@ static void set_challenge_key(wr_api_t *a, int i, const uint8_t *secret, size_t 
 {
     wr_challenge_key_free(a->challenge_keys[i]);
     a->challenge_keys[i] = len > 0 ? wr_challenge_key_new(secret, len) : NULL;
+    wr_api__captcha_set_key(a, i, secret, len); /* the CAPTCHA hook's fallback */
 }
 
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
@@ -461,6 +466,7 @@ void wr_api_free(wr_api_t *a)
     wr_crypto_wipe(a->prev_cookie_key, sizeof(a->prev_cookie_key));
     wr_challenge_key_free(a->challenge_keys[0]);
     wr_challenge_key_free(a->challenge_keys[1]);
+    wr_api__captcha_free(a);
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

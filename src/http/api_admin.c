@@ -135,8 +135,10 @@ static void health_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *ar
 
 /* ---------- the audit log ---------- */
 
-/* Write-only queue fields: never logged, only that they were set. */
-static const char *const secret_fields[] = {"inviteKey", NULL};
+/* Fields that hold a write-only secret (inviteKey, captcha's secret):
+ * never logged, only that they were set; given in a body, they count as
+ * changed even when equal (a rotation shows). */
+static const char *const secret_fields[] = {"inviteKey", "captcha", NULL};
 
 static bool is_secret_field(const char *k)
 {
@@ -146,15 +148,12 @@ static bool is_secret_field(const char *k)
     return false;
 }
 
-/* Adds field k of one side (o: a rendered config or NULL) to out, a secret
- * as "set" (or null). */
+/* Adds field k of one side (o: its public rendering, secrets as "set",
+ * or NULL) to out. */
 static void add_value(json_t *out, const char *k, const json_t *o)
 {
     json_t *v = o ? json_object_get(o, k) : NULL;
-    if (v && is_secret_field(k) && !json_is_null(v))
-        json_object_set_new(out, k, json_string("set"));
-    else
-        json_object_set(out, k, v ? v : json_null());
+    json_object_set(out, k, v ? v : json_null());
 }
 
 /*
@@ -168,11 +167,14 @@ static void add_value(json_t *out, const char *k, const json_t *o)
 static void audit(wr_api_t *a, struct evhttp_request *req, const char *action, const char *queue,
                   const wr_queue_config_t *old, const wr_queue_config_t *nw, const json_t *body)
 {
+    /* compared with the secrets (a new secret is a change), logged without */
     json_t *oj = old ? wr_qconfig_to_json(old) : NULL;
     json_t *nj = nw ? wr_qconfig_to_json(nw) : NULL;
+    json_t *op = old ? wr_qconfig_to_public_json(old) : NULL;
+    json_t *np = nw ? wr_qconfig_to_public_json(nw) : NULL;
     json_t *changed = json_array(), *ov = json_object(), *nv = json_object();
     char *cs = NULL, *os = NULL, *ns = NULL;
-    if (!changed || !ov || !nv || (old && !oj) || (nw && !nj))
+    if (!changed || !ov || !nv || (old && (!oj || !op)) || (nw && (!nj || !np)))
         goto out;
     const json_t *sides[2] = {oj, nj};
     for (int side = 0; side < 2; side++) {
@@ -188,8 +190,8 @@ static void audit(wr_api_t *a, struct evhttp_request *req, const char *action, c
             if (!differs && !(is_secret_field(k) && body && json_object_get(body, k)))
                 continue;
             json_array_append_new(changed, json_string(k));
-            add_value(ov, k, oj);
-            add_value(nv, k, nj);
+            add_value(ov, k, op);
+            add_value(nv, k, np);
         }
     }
     cs = json_dumps(changed, JSON_COMPACT);
@@ -211,6 +213,8 @@ out:
     json_decref(nv);
     json_decref(oj);
     json_decref(nj);
+    json_decref(op);
+    json_decref(np);
 }
 
 /* ---------- PUT / PATCH / DELETE: read the old config, write, audit ---------- */

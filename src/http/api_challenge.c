@@ -173,17 +173,21 @@ void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_
         return; /* answered (400) */
     const char *reason = wr_challenge_reason_name(r);
     count(a, "waitroom_challenges_refused_total", queue, reason);
-    char fr[WR_CHALLENGE_MAX + 96], body[WR_CHALLENGE_MAX + 320];
-    if (!fresh(a, cfg, queue, user, fr, sizeof fr)) {
+    /* a queue with a captcha too: what the client needs to show its widget
+     * (api_captcha.c) */
+    char fr[WR_CHALLENGE_MAX + 96], cm[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];
+    char body[sizeof fr + sizeof cm + 256];
+    if (!fresh(a, cfg, queue, user, fr, sizeof fr) ||
+        wr_api__captcha_member(cfg, cm, sizeof cm) < 0) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
                             NULL, 0);
         return;
     }
     int n = snprintf(body, sizeof body,
-                     "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\",%s}",
+                     "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\",%s%s}",
                      r == WR_CHALLENGE_MISSING ? "this queue needs a solved challenge to join"
                                                : "the challenge's solution is not valid here",
-                     reason, fr);
+                     reason, fr, cm);
     if (n <= 0 || (size_t)n >= sizeof body) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;

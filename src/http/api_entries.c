@@ -480,6 +480,8 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
 static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
 static void page_challenge(wr_api__ctx_t *c);
+static void join_store(wr_api__ctx_t *c);
+static void captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller);
 
 /* ---------- joins: the challenge gate ---------- */
 
@@ -493,8 +495,12 @@ static void challenge_refused(wr_api__ctx_t *c)
     }
     const wr_queue_config_t *cfg =
         wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    wr_api__challenge_refuse(c->api, c->req, c->route, cfg, c->queue,
-                             (wr_challenge_reason_t)c->challenge_reason);
+    if (c->captcha_reason != WR_API__CAPTCHA_OK)
+        wr_api__captcha_refuse(c->api, c->req, c->route, cfg, c->queue,
+                               (wr_api__captcha_reason_t)c->captcha_reason);
+    else
+        wr_api__challenge_refuse(c->api, c->req, c->route, cfg, c->queue,
+                                 (wr_challenge_reason_t)c->challenge_reason);
     wr_api__ctx_free(c);
 }
 
@@ -522,14 +528,85 @@ static void challenge_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 static void challenge_gate(wr_api__ctx_t *c, const char *user, const char *cookie,
                            wr_challenge_reason_t r)
 {
-    snprintf(c->user, sizeof(c->user), "%s", user);
-    memcpy(c->cookie, cookie, sizeof(c->cookie));
+    if (user != c->user)
+        snprintf(c->user, sizeof(c->user), "%s", user);
+    if (cookie != c->cookie)
+        memcpy(c->cookie, cookie, sizeof(c->cookie));
     c->challenge_reason = (int)r;
     c->op = "status";
     c->t0_us = wr_clock_wall_us();
     c->seen_us = wr_clock_mono_us();
     if (wr_store_status(c->api->store, c->queue, c->user, challenge_status_cb, c) != WR_OK)
         challenge_status_cb(WR_EUNAVAILABLE, NULL, c);
+}
+
+/* ---------- joins: the CAPTCHA gate (api_captcha.c) ---------- */
+
+/* A join refused for its CAPTCHA (reason r): as a refused challenge, the
+ * person already in line or holding a pass is answered as a join answers
+ * them (one status read; none for a visitor minted for this join), anyone
+ * else gets the 403 (the queue page: its challenge state). Frees c. */
+static void captcha_refused(wr_api__ctx_t *c, wr_api__captcha_reason_t r)
+{
+    c->captcha_reason = (int)r;
+    if (c->fresh_visitor) {
+        challenge_refused(c);
+        return;
+    }
+    challenge_gate(c, c->user, c->cookie, WR_CHALLENGE_OK);
+}
+
+/* The provider's word on the join's widget response. */
+static void captcha_verified(wr_api__verify_outcome_t outcome, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    switch (outcome) {
+    case WR_API__VERIFY_PASSED:
+        join_store(c);
+        return;
+    case WR_API__VERIFY_REFUSED:
+        captcha_refused(c, WR_API__CAPTCHA_INVALID);
+        return;
+    default:
+        /* the provider did not answer: the queue's fallback policy; with
+         * "challenge", a join that solved the challengeBits proof of work
+         * goes in, any other gets a fallback challenge in its 403 */
+        if (c->captcha_pow && c->captcha_fallback_pow)
+            join_store(c);
+        else
+            captcha_refused(c, WR_API__CAPTCHA_UNAVAILABLE);
+        return;
+    }
+}
+
+/* A join of a queue with a captcha (c->user and c->cookie set; caller: whom
+ * a fallback challenge is bound to): a solved fallback challenge joins at
+ * once; a widget response is verified with the provider (the loop goes on
+ * meanwhile); none, or one of the wrong shape, is refused. Answers and
+ * frees c. */
+static void captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller)
+{
+    wr_api_t *a = c->api;
+    char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
+    int got = wr_api__captcha_read(c->req, resp);
+    if (got == 0 && !c->captcha_pow && c->captcha_fallback_pow &&
+        wr_api__captcha_fallback_check(a, c->req, cfg, c->queue, caller) == WR_CHALLENGE_OK) {
+        join_store(c);
+        return;
+    }
+    if (got <= 0) {
+        captcha_refused(c, got == 0 ? WR_API__CAPTCHA_MISSING : WR_API__CAPTCHA_INVALID);
+        return;
+    }
+    char addr[64];
+    wr_api__client_addr(a, c->req, addr, sizeof(addr));
+    c->op = "captcha";
+    wr_err_t err = wr_api__captcha_verify(a, cfg, c->queue, resp, addr, captcha_verified, c);
+    if (err != WR_OK) {
+        wr_api__verify_outcome_t o = err == WR_ELIMIT ? WR_API__VERIFY_BUSY : WR_API__VERIFY_ERROR;
+        wr_api__captcha_count(a, c->queue, o);
+        captcha_verified(o, c);
+    }
 }
 
 /* ---------- joins: the invite gate ---------- */
@@ -603,7 +680,8 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
             return;
         }
     }
-    if (wr_api__challenge_required(cfg)) {
+    bool pow = wr_api__challenge_required(cfg), cap = wr_api__captcha_required(cfg);
+    if (pow || cap) {
         /* The challenge is the caller's as its route saw them: with an
          * invite in cookie mode, the visitor cookie, not the account. */
         char caller[WR_USER_ID_MAX + 1], ccookie[WR_IDENTITY_COOKIE_MAX + 1];
@@ -615,11 +693,15 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
             }
             who = caller;
         }
-        wr_challenge_reason_t r = wr_api__challenge_check(a, c->req, cfg, c->queue, who);
+        /* A visitor minted just now cannot be in line: refused with no
+         * store read (the cheap answer to a flood of fresh cookies). */
+        c->fresh_visitor = new_visitor == 3 && cfg->invite_key_len == 0;
+        /* the proof of work first: it is free, the provider's call is not
+         * (and a widget response is good for one verification) */
+        wr_challenge_reason_t r =
+            pow ? wr_api__challenge_check(a, c->req, cfg, c->queue, who) : WR_CHALLENGE_OK;
         if (r != WR_CHALLENGE_OK) {
-            /* A visitor minted just now cannot be in line: refused with no
-             * store read (the cheap answer to a flood of fresh cookies). */
-            if (new_visitor == 3 && cfg->invite_key_len == 0) {
+            if (c->fresh_visitor) {
                 c->challenge_reason = (int)r;
                 challenge_refused(c);
                 return;
@@ -627,9 +709,25 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
             challenge_gate(c, user, cookie, r);
             return;
         }
+        if (cap) {
+            snprintf(c->user, sizeof(c->user), "%s", user);
+            memcpy(c->cookie, cookie, sizeof(c->cookie));
+            c->captcha_pow = pow;
+            c->captcha_fallback_pow = cfg->captcha.fallback == WR_CAPTCHA_FALLBACK_CHALLENGE;
+            captcha_gate(c, cfg, who);
+            return;
+        }
     }
     snprintf(c->user, sizeof(c->user), "%s", user);
     memcpy(c->cookie, cookie, sizeof(c->cookie));
+    join_store(c);
+}
+
+/* The store's join of c's user (c->user, c->cookie set), once the gates
+ * have let it through. Answers and frees c. */
+static void join_store(wr_api__ctx_t *c)
+{
+    wr_api_t *a = c->api;
     c->op = "join";
     c->t0_us = wr_clock_wall_us();
     /* A page join counts only from the visitor's next request (API 1.1,

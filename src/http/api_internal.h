@@ -111,6 +111,14 @@ struct wr_api {
      * checks), [1] from the previous one during a rotation (checks); NULL =
      * none. */
     wr_challenge_key_t *challenge_keys[2];
+    /* The CAPTCHA hook's fallback proofs of work (api_captcha.c): keys
+     * derived from the same secrets under their own label, so a fallback
+     * challenge (issued only when the provider did not answer) never
+     * passes for a challengeBits one, nor the other way round. */
+    wr_challenge_key_t *captcha_keys[2];
+    /* The siteverify client: TLS context, resolver, verifications in
+     * flight; NULL until the first verification. */
+    struct wr_api__captcha_client *captcha;
     wr_ratelimit_t *join_rl; /* per client address */
     wr_ratelimit_t *poll_rl; /* per queue + user: pacing */
     wr_seencache_t *seen;    /* recently recorded waiting users (status_quiet); NULL = none */
@@ -160,6 +168,13 @@ typedef struct wr_api__ctx {
     json_t *body;         /* admin PATCH body, owned */
     int challenge_reason; /* a join refused for its challenge (wr_challenge_reason_t), while the
                              store says whether the person is in line already */
+    int captcha_reason;   /* a join refused for its CAPTCHA (wr_api__captcha_reason_t; 0 = none:
+                             challenge_reason tells) */
+    bool captcha_pow;     /* the join brought a valid challengeBits solution (the provider's
+                             silence then lets it in with fallback "challenge") */
+    bool captcha_fallback_pow; /* the queue's captcha.fallback is "challenge" */
+    bool fresh_visitor;        /* the join's visitor was minted for it (no invite): a refusal
+                                  needs no status read */
 } wr_api__ctx_t;
 
 /* ---------- api_reply.c: contexts, replies ---------- */
@@ -390,6 +405,103 @@ wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request
 void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r);
+
+/* ---------- api_captcha.c ---------- */
+
+/* Why a join of a queue with a captcha was refused (the 403's "reason"). */
+typedef enum {
+    WR_API__CAPTCHA_OK = 0,
+    WR_API__CAPTCHA_MISSING,     /* "captchaMissing": no captchaResponse (nor a solved fallback
+                                    challenge) */
+    WR_API__CAPTCHA_INVALID,     /* "captchaInvalid": the provider said no, or the response is
+                                    not one (too long, not printable ASCII, not a string) */
+    WR_API__CAPTCHA_UNAVAILABLE, /* "captchaUnavailable": the provider did not answer; with
+                                    fallback "challenge" the 403 carries a fallback challenge */
+} wr_api__captcha_reason_t;
+
+/* What one siteverify exchange came to (the metric's outcome label). */
+typedef enum {
+    WR_API__VERIFY_PASSED = 0, /* "passed": success true */
+    WR_API__VERIFY_REFUSED,    /* "refused": success false */
+    WR_API__VERIFY_TIMEOUT,    /* "timeout": no answer within WR_API__CAPTCHA_TIMEOUT_MS */
+    WR_API__VERIFY_ERROR,      /* "error": no connection, TLS refused, reset, a 5xx */
+    WR_API__VERIFY_BAD_ANSWER, /* "badAnswer": not the provider's JSON, or over
+                                  WR_CAPTCHA_ANSWER_MAX bytes */
+    WR_API__VERIFY_BUSY,       /* "busy": WR_API__CAPTCHA_IN_FLIGHT_MAX already in flight */
+} wr_api__verify_outcome_t;
+
+#define WR_API__CAPTCHA_TIMEOUT_MS    3000 /* one verification, connect to answer, at most */
+#define WR_API__CAPTCHA_IN_FLIGHT_MAX 1024 /* verifications in flight per instance, at most */
+
+/* Whether a join of a queue of config cfg needs the CAPTCHA: cfg has a
+ * captcha, is enabled, not closed and not sold out (as
+ * wr_api__challenge_required). False for NULL. */
+bool wr_api__captcha_required(const wr_queue_config_t *cfg);
+
+/* The widget response of a join (POST entries, body member
+ * "captchaResponse") into out: 1 when there is one of the right shape
+ * (wr_captcha_response_ok), 0 when none (no body, a GET, no member or
+ * null), -1 when the member is not one (not a string, too long...). */
+int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
+
+/* A solved fallback challenge in the join's body ({"challenge","nonce"}
+ * issued by a 403 captchaUnavailable) for caller in queue at cfg's
+ * captcha.fallbackBits: WR_CHALLENGE_OK when valid (counted as solved),
+ * else its reason (missing when the body has none). */
+wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
+                                                     const wr_queue_config_t *cfg,
+                                                     const char *queue, const char *caller);
+
+/* The answer of one verification: exactly once, from the event loop. */
+typedef void (*wr_api__verify_cb)(wr_api__verify_outcome_t outcome, void *arg);
+
+/*
+ * Verifies a widget response (NUL-terminated, wr_captcha_response_ok) with
+ * cfg's provider: one form POST of the secret, the response and remoteip
+ * (the client's address; NULL or "" = none) to cfg's verify URL through
+ * libevent's HTTP client (TLS for https://), never blocking the loop (host
+ * names through evdns), within WR_API__CAPTCHA_TIMEOUT_MS, reading at most
+ * WR_CAPTCHA_ANSWER_MAX bytes of answer. Counts the outcome in
+ * waitroom_captcha_verifications_total{queue,outcome}. Returns WR_OK and
+ * calls cb exactly once later (never inside this call), or WR_ELIMIT (too
+ * many in flight), WR_EINVAL (a verify URL or response that is not one)
+ * or WR_ENOMEM, and never calls cb. Everything it needs is copied.
+ */
+wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const char *queue,
+                                const char *response, const char *remoteip, wr_api__verify_cb cb,
+                                void *arg);
+
+/* Counts an outcome that never reached the provider (busy) in
+ * waitroom_captcha_verifications_total. */
+void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcome_t outcome);
+
+/*
+ * Answers req 403 CHALLENGE_REQUIRED for a captcha refusal r of caller in
+ * queue of config cfg: {"error","message","reason":"captcha...",
+ * "captcha":{"provider","siteKey","scriptUrl"}} plus a fresh challenge
+ * ("challenge","bits","expiresAt") when challengeBits > 0, or a fresh
+ * fallback challenge (and "fallback":true) for captchaUnavailable under
+ * fallback "challenge" with challengeBits 0. Sets the visitor cookie when
+ * a new one was minted; counts the refusal.
+ */
+void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const wr_queue_config_t *cfg, const char *queue,
+                            wr_api__captcha_reason_t r);
+
+/* `,"captcha":{"provider":...,"siteKey":...,"scriptUrl":...}` for cfg
+ * with a captcha ("" without) into buf (cap bytes): what a 403 carries so
+ * the client can show the widget. Returns the length, or -1. */
+int wr_api__captcha_member(const wr_queue_config_t *cfg, char *buf, size_t cap);
+
+/* "captchaMissing", "captchaInvalid", "captchaUnavailable" ("ok" for 0). */
+const char *wr_api__captcha_reason_name(wr_api__captcha_reason_t r);
+
+/* Derives the fallback challenge key of slot i (0 current, 1 previous)
+ * from secret (len bytes, 0 = none). */
+void wr_api__captcha_set_key(wr_api_t *a, int i, const uint8_t *secret, size_t len);
+
+/* Frees the siteverify client and the fallback keys (wr_api_free). */
+void wr_api__captcha_free(wr_api_t *a);
 
 /* ---------- api_view.c ---------- */
 

@@ -244,6 +244,10 @@ static const char *page_state_of(const char *code)
     return "error";
 }
 
+static void send_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                      char *html, size_t len, const char *img_origin, const char *captcha,
+                      unsigned dirs);
+
 void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                               wr_page_view_t *v, const wr_queue_config_t *cfg)
 {
@@ -262,9 +266,22 @@ void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_
     if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&
         !wr_origin_of_url(pg->logo_url, origin))
         origin[0] = '\0';
+    /* the queue's captcha: its widget, and the CSP widened for its
+     * provider's origins on this page only (core/captcha.h) */
+    char script[WR_CAPTCHA_SCRIPT_MAX + 1], csp[WR_CAPTCHA_CSP_MAX + 1];
+    unsigned dirs = 0;
+    const wr_captcha_config_t *cap = cfg && cfg->captcha.set ? &cfg->captcha : NULL;
+    if (cap && wr_captcha_script_url(cap, script, sizeof script) > 0 &&
+        wr_captcha_csp_sources(cap, csp, sizeof csp, &dirs) > 0) {
+        v->captcha_provider = wr_captcha_provider_name(cap->provider);
+        v->captcha_site_key = cap->site_key;
+        v->captcha_script = script;
+    } else {
+        csp[0] = '\0';
+    }
     size_t len = 0;
     char *html = wr_page_render_queue(v, &len);
-    wr_api__reply_page(a, req, route, status, html, len, origin);
+    send_page(a, req, route, status, html, len, origin, csp, dirs);
 }
 
 /* An error on the queue page's route (GET/HEAD /q/{queue}): the HTML page
@@ -468,43 +485,63 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
 
 /* The headers of every HTML page (GET and HEAD alike). img_origin: an
  * origin images may also come from (the queue's page.logoUrl's), or NULL;
- * it is canonical (origin.h), so it holds no ';', space or quote. */
-static void html_headers(struct evhttp_request *req, const char *img_origin)
+ * it is canonical (origin.h), so it holds no ';', space or quote.
+ * captcha: the sources of the queue's CAPTCHA provider (core/captcha.h,
+ * plain origins), added to script-src and frame-src and, as dirs says, to
+ * style-src and connect-src; NULL or "" = none. */
+static void html_headers(struct evhttp_request *req, const char *img_origin, const char *captcha,
+                         unsigned dirs)
 {
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
     evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-    char csp[WR_ORIGIN_MAX + 192];
+    char csp[WR_ORIGIN_MAX + 4 * WR_CAPTCHA_CSP_MAX + 256];
+    const char *cs = captcha && captcha[0] ? captcha : NULL;
+    const char *sp = cs ? " " : "";
+    const char *c = cs ? cs : "";
+    bool style = cs && (dirs & WR_CAPTCHA_CSP_STYLE), conn = cs && (dirs & WR_CAPTCHA_CSP_CONNECT);
+    char frame[WR_CAPTCHA_CSP_MAX + 32] = "";
+    if (cs)
+        snprintf(frame, sizeof(frame), "; frame-src 'self' %s", cs);
     snprintf(csp, sizeof(csp),
-             "default-src 'self'; img-src 'self' data:%s%s; style-src 'self'; "
-             "script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-             img_origin && img_origin[0] ? " " : "", img_origin ? img_origin : "");
+             "default-src 'self'; img-src 'self' data:%s%s; style-src 'self'%s%s; "
+             "script-src 'self'%s%s; connect-src 'self'%s%s%s; frame-ancestors 'none'",
+             img_origin && img_origin[0] ? " " : "", img_origin ? img_origin : "", style ? " " : "",
+             style ? c : "", sp, c, conn ? " " : "", conn ? c : "", frame);
     evhttp_add_header(oh, "Content-Security-Policy", csp);
 }
 
 void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
 {
-    html_headers(req, NULL);
+    html_headers(req, NULL, NULL, 0);
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, NULL, 0, false);
     record_end(a, &rec, 0);
 }
 
-void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len, const char *img_origin)
+/* wr_api__reply_page with the queue's CAPTCHA sources (html_headers). */
+static void send_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                      char *html, size_t len, const char *img_origin, const char *captcha,
+                      unsigned dirs)
 {
     if (!html) {
         wr_api__reply_oom(a, req, route);
         return;
     }
-    html_headers(req, img_origin);
+    html_headers(req, img_origin, captcha, dirs);
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
     wr_http_send(req, status, html, len, false);
     record_end(a, &rec, len);
     free(html);
+}
+
+void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len, const char *img_origin)
+{
+    send_page(a, req, route, status, html, len, img_origin, NULL, 0);
 }
 
 void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,

@@ -629,6 +629,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"opens_at_iso", opens_iso},
         {"opens_at_utc", opens_utc},
         {"countdown", countdown},
+        {"captcha_provider", v->captcha_provider ? v->captcha_provider : ""},
+        {"captcha_site_key", v->captcha_site_key ? v->captcha_site_key : ""},
+        {"captcha_script", v->captcha_script ? v->captcha_script : ""},
     };
     render_t r = {vars, sizeof(vars) / sizeof(vars[0]), i18n, lang, raw, raw_len};
     html = render(v->web, "queue.html", &r, len);

@@ -62,6 +62,12 @@ typedef struct {
     const char *error;            /* an error answer: the JSON error code
                                      ("INVALID_QUEUE_NAME"...), in data-error and, in
                                      state "error", in the text; else NULL */
+    /* The queue's captcha (1.2): "turnstile" or "hcaptcha", its site key
+     * and widget script URL (the page shows the widget in state
+     * "challenge"); NULL = none. */
+    const char *captcha_provider;
+    const char *captcha_site_key;
+    const char *captcha_script;
 } wr_page_view_t;
 
 /*

@@ -568,6 +568,123 @@ test('join challenge: the page checks the browser in a Web Worker, joins, never 
   await ctx2.close();
 });
 
+/* A stand-in CAPTCHA provider on a loopback port (never a real one): its
+ * widget script (the Turnstile API: render(el, {sitekey, callback}) draws
+ * a button whose click hands the page a response; the script calls the
+ * page's onload callback as the real one does) and its siteverify, which
+ * passes responses starting "ok-" and answers 500 to "down-" ones (a
+ * provider that does not answer). Every verification is recorded. */
+function startCaptchaStandIn() {
+  const verifications = [];
+  const widget = `(function () {
+  var src = (document.currentScript && document.currentScript.src) || '';
+  var m = /[?&]onload=([A-Za-z0-9_]+)/.exec(src);
+  window.turnstile = {
+    render: function (el, o) {
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.id = 'standin-widget';
+      b.textContent = 'I am a person';
+      b.addEventListener('click', function () {
+        o.callback((o.sitekey === 'down' ? 'down-' : 'ok-') + Date.now());
+      });
+      el.appendChild(b);
+      return 'w1';
+    },
+    reset: function () {}
+  };
+  if (m && typeof window[m[1]] === 'function') window[m[1]]();
+})();`;
+  return new Promise((resolve) => {
+    const srv = http.createServer((req, res) => {
+      if (req.method === 'GET' && req.url.startsWith('/turnstile/v0/api.js')) {
+        res.writeHead(200, { 'Content-Type': 'text/javascript' });
+        res.end(widget);
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/siteverify') {
+        let body = '';
+        req.on('data', (c) => { body += c; });
+        req.on('end', () => {
+          const form = Object.fromEntries(new URLSearchParams(body));
+          verifications.push(form);
+          if ((form.response || '').startsWith('down-')) {
+            res.writeHead(500, { 'Content-Type': 'text/plain' });
+            res.end('down');
+            return;
+          }
+          const ok = (form.response || '').startsWith('ok-');
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ success: ok, 'error-codes': ok ? [] : ['invalid-input-response'] }));
+        });
+        return;
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    srv.listen(0, '127.0.0.1', () => resolve({ srv, verifications, base: `http://127.0.0.1:${srv.address().port}` }));
+  });
+}
+
+test('captcha: the page shows the widget (stand-in), its response joins; a silent provider falls back to the proof of work', async () => {
+  const standIn = await startCaptchaStandIn();
+  try {
+    const q = 'cap-' + crypto.randomBytes(3).toString('hex');
+    const captcha = { provider: 'turnstile', siteKey: 'site-key-1', secret: 'stand-in-secret', verifyUrl: `${standIn.base}/siteverify` };
+    await api.createQueue(q, { admitPerSecond: 5, paused: true, captcha, targetUrl: `${target.base}/landing?q=${q}` });
+    const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en' } });
+    const page = await ctx.newPage();
+    const res = await page.goto(`${wr.base}/q/${q}`);
+    assert.equal(res.status(), 200);
+    /* the CSP is widened for the stand-in's origin, on this page only */
+    const csp = res.headers()['content-security-policy'];
+    assert.match(csp, new RegExp(`script-src 'self' ${standIn.base.replace(/[.:/]/g, '\\$&')}(;|$)`), csp);
+    assert.match(csp, new RegExp(`frame-src 'self' ${standIn.base.replace(/[.:/]/g, '\\$&')}(;|$)`), csp);
+    /* the widget, and a status that says what to do (aria-live) */
+    await page.waitForSelector('#standin-widget', { state: 'visible', timeout: 10000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'challenge');
+    assert.equal(await page.evaluate(() => document.body.dataset.captcha), '1');
+    assert.match(await text(page, '#status'), /confirm below that you are a person/i);
+    assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
+    assert.equal((await api.stats(q)).waiting, 0, 'nobody joined before the widget answered');
+    assert.equal(standIn.verifications.length, 0);
+    await shot(page, 'queue-captcha');
+    await page.click('#standin-widget');
+    await waitFor(async () => (await page.evaluate(() => document.body.dataset.state)) === 'waiting', 10000, 'joined with the response');
+    assert.equal(await text(page, '#position'), '1');
+    assert.equal((await api.stats(q)).waiting, 1);
+    assert.equal(standIn.verifications.length, 1, 'one verification');
+    assert.equal(standIn.verifications[0].secret, 'stand-in-secret');
+    assert.match(standIn.verifications[0].response, /^ok-\d+$/);
+    /* in line: a reload shows the place, no widget, no verification */
+    await page.reload();
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'waiting');
+    assert.equal(await page.locator('#standin-widget').count(), 0);
+    assert.equal(standIn.verifications.length, 1);
+    assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+    await page.waitForURL(`${target.base}/landing?q=${q}`, { timeout: 15000 });
+    assert.equal(await text(page, '#verdict'), '204');
+    await ctx.close();
+
+    /* the provider does not answer: the 403 carries a fallback challenge,
+     * the page solves it in its worker and joins with it alone */
+    const q2 = 'capdown-' + crypto.randomBytes(3).toString('hex');
+    await api.createQueue(q2, { admitPerSecond: 5, paused: true,
+      captcha: { ...captcha, siteKey: 'down', fallback: 'challenge', fallbackBits: 8 } });
+    const ctx2 = await newContext();
+    const p2 = await ctx2.newPage();
+    await p2.goto(`${wr.base}/q/${q2}`);
+    await p2.waitForSelector('#standin-widget', { state: 'visible', timeout: 10000 });
+    await p2.click('#standin-widget');
+    await waitFor(async () => (await p2.evaluate(() => document.body.dataset.state)) === 'waiting', 15000, 'joined through the fallback');
+    assert.equal((await api.stats(q2)).waiting, 1);
+    assert.equal(standIn.verifications.filter((v) => /^down-/.test(v.response)).length, 1, 'one try with the provider');
+    await ctx2.close();
+  } finally {
+    standIn.srv.close();
+  }
+});
+
 test('an admitted person returns to the ?return= URL (allowed origin), with wr_token when tokenInQuery', async () => {
   const q = 'ret-' + crypto.randomBytes(3).toString('hex');
   await api.createQueue(q, { admitPerSecond: 20, targetUrl: `${target.base}/landing?q=${q}`, tokenInQuery: true });

@@ -40,6 +40,16 @@
  *     CHALLENGE_REQUIRED to any join (a NOT_IN_QUEUE poll joins again)
  *     solves the fresh challenge it carries and joins again
  *     (solveChallenge: the one hook, kept apart from the rest);
+ *   - captcha (a queue with a captcha: data-captcha-provider, -site-key,
+ *     -script; 1.2): the challenge state shows the provider's widget
+ *     (captcha.js) with an accessible status, and its response joins
+ *     ({"captchaResponse"}); a 403 CHALLENGE_REQUIRED says what is next:
+ *     captchaMissing / captchaInvalid show the widget again,
+ *     captchaUnavailable with a challenge solves that fallback proof of
+ *     work and joins with it alone (without one: tries again later), a
+ *     proof-of-work reason (challengeBits as well) solves it and joins
+ *     with both (the widget's response was not spent: the server checks
+ *     the proof of work first);
  *   - waiting with degraded:true (the store is unreachable; no position):
  *     says the line is reconnecting and keeps asking at retryAfterMs; an
  *     admission with failOpen:true goes on like any admission.
@@ -108,6 +118,9 @@
   var firstKey = 'wr_first_' + queue;
   var RECHECK_MS = 60000; /* closed / sold out: the slowest re-check */
   var noticeEl = document.getElementById('notice');
+  /* the queue's CAPTCHA widget (captcha.js); a 403 may name it too */
+  var captcha = d.captchaProvider && d.captchaSiteKey && d.captchaScript
+    ? { provider: d.captchaProvider, siteKey: d.captchaSiteKey, script: d.captchaScript } : null;
 
   var S = {
     state: d.state,
@@ -130,7 +143,10 @@
     skew: d.serverNow ? num(d.serverNow) - Date.now() : 0, /* server clock - ours, ms */
     lastRequest: Date.now(),
     solution: null,     /* {challenge, nonce}: sent with the next join */
-    checking: -1        /* challenge: progress 0..99 while solving, -1 = not solving */
+    checking: -1,       /* challenge: progress 0..99 while solving, -1 = not solving */
+    captchaToken: null, /* the widget's response: sent with the next join */
+    captchaShown: false, /* challenge: the widget is on the page */
+    fallback: false     /* solving the fallback challenge of a silent CAPTCHA provider */
   };
   var preview = d.preview === '1';
   var lang = pickLang();
@@ -263,7 +279,8 @@
     case 'error': return t('status_error', { code: d.error || '' });
     case 'degraded': return t('status_degraded');
     case 'challenge':
-      return S.checking >= 0 ? t('status_checking', { p: S.checking }) : t('status_challenge');
+      if (S.checking >= 0) return t('status_checking', { p: S.checking });
+      return S.captchaShown ? t('status_captcha') : t('status_challenge');
     case 'left': return t('status_left');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
@@ -281,6 +298,7 @@
     document.body.dataset.reason = S.state === 'closed' ? S.reason : '';
     document.body.dataset.held = S.state === 'waiting' && S.held ? '1' : '0';
     document.body.dataset.notice = S.notice ? '1' : '0';
+    document.body.dataset.captcha = S.state === 'challenge' && S.captchaShown ? '1' : '0';
     if (noticeEl && noticeEl.textContent !== S.notice) noticeEl.textContent = S.notice;
     var nodes = document.querySelectorAll('[data-t]');
     for (var i = 0; i < nodes.length; i++) {
@@ -471,6 +489,7 @@
 
   function request(what) {
     if (preview) return;
+    if (what === 'captcha') { showCaptcha(); return; }
     if (what !== 'leave' && (S.state === 'left' || S.state === 'notfound' || S.state === 'invite')) return;
     clearTimeout(timer);
     S.lastRequest = Date.now();
@@ -482,9 +501,12 @@
       headers: { 'Accept': 'application/json' }
     };
     if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
-    if (what === 'join' && S.solution) {
+    if (what === 'join' && (S.solution || S.captchaToken)) {
+      var jb = {};
+      if (S.solution) { jb.challenge = S.solution.challenge; jb.nonce = S.solution.nonce; }
+      if (S.captchaToken) jb.captchaResponse = S.captchaToken;
       opts.headers['Content-Type'] = 'application/json';
-      opts.body = JSON.stringify(S.solution);
+      opts.body = JSON.stringify(jb);
     }
     var url = what === 'join' ? base : base + '/me';
     fetch(url, opts).then(function (res) {
@@ -521,11 +543,14 @@
       }
       return;
     }
+    var sentToken = what === 'join' && S.captchaToken;
     if (res.status === 200) {
+      S.captchaToken = null; /* spent */
+      S.captchaShown = false;
+      S.fallback = false;
       onEntry(body, res);
     } else if (res.status === 403 && body.error === 'CHALLENGE_REQUIRED' && what === 'join') {
-      S.solution = null;
-      solveChallenge(body);
+      challengeRequired(res, body);
     } else if (res.status === 403 && body.error === 'INVITE_REQUIRED') {
       clearTimeout(timer);
       S.state = 'invite';
@@ -547,10 +572,70 @@
       if (what === 'join') retryLater(res, what, 'unavailable', 2);
       else request('join'); /* NOT_IN_QUEUE while waiting: join again */
     } else if (res.status === 429) {
+      if (sentToken) S.captchaToken = null; /* maybe spent: the next join asks again */
       retryLater(res, what, 'full', 5);
     } else {
+      if (sentToken) S.captchaToken = null;
       retryLater(res, what, 'unavailable', 2);
     }
+  }
+
+  /* A join refused 403 CHALLENGE_REQUIRED: the CAPTCHA's reasons, or the
+   * proof of work's (solveChallenge). */
+  function challengeRequired(res, body) {
+    var c = body.captcha;
+    if (c && typeof c.siteKey === 'string' && typeof c.scriptUrl === 'string' && /^https?:\/\//.test(c.scriptUrl))
+      captcha = { provider: c.provider === 'hcaptcha' ? 'hcaptcha' : 'turnstile', siteKey: c.siteKey, script: c.scriptUrl };
+    var r = body.reason;
+    if (r === 'captchaUnavailable') {
+      /* the provider did not answer: its fallback proof of work, or later */
+      S.captchaToken = null;
+      if (body.fallback === true && typeof body.challenge === 'string') {
+        S.fallback = true;
+        S.solution = null;
+        solveChallenge(body);
+      } else {
+        S.captchaShown = false;
+        S.state = 'challenge';
+        retryLater(res, 'captcha', 'unavailable', 2);
+      }
+    } else if (r === 'captchaMissing' || r === 'captchaInvalid') {
+      /* any proof of work sent was good: it stays for the next join */
+      S.captchaToken = null;
+      S.fallback = false;
+      if (captcha) showCaptcha();
+      else retryLater(res, 'join', 'unavailable', 2);
+    } else {
+      /* the proof of work's reasons: solve it; a widget response that
+       * came along was not spent (the server checks the work first) */
+      S.solution = null;
+      S.fallback = false;
+      solveChallenge(body);
+    }
+  }
+
+  /* ---------- the CAPTCHA widget (captcha.js) ---------- */
+
+  /* Shows the widget (the status says to complete it); its response
+   * joins, with a solved proof of work when there is one. */
+  function showCaptcha() {
+    clearTimeout(timer);
+    S.state = 'challenge';
+    S.checking = -1;
+    S.alert = null;
+    S.fallback = false;
+    S.captchaShown = true;
+    render();
+    if (preview) return; /* a preview shows the state, loads nothing */
+    var failed = function () {
+      S.captchaShown = false;
+      retryLater(null, 'captcha', 'unavailable', 2);
+    };
+    if (!captcha || !window.wrCaptcha) { failed(); return; }
+    window.wrCaptcha.show(document.getElementById('captcha'), captcha, function (response) {
+      S.captchaToken = response;
+      request('join');
+    }, failed);
   }
 
   /* ---------- join challenges (challenge.js) ---------- */
@@ -588,7 +673,10 @@
         S.checking = 100;
         render();
         S.solution = { challenge: c.challenge, nonce: m.nonce };
-        request('join');
+        /* a queue with a captcha too: its widget's response goes along
+         * (not for the fallback of a silent provider) */
+        if (captcha && !S.captchaToken && !S.fallback) showCaptcha();
+        else request('join');
       } else {
         w.terminate();
         failed();
@@ -698,7 +786,8 @@
     schedule(S.retryMs, 'poll');
     break;
   case 'challenge':
-    solveChallenge(null);
+    if (captcha) showCaptcha(); /* its response joins; a proof of work, if needed, follows */
+    else solveChallenge(null);
     break;
   default:
     render();

@@ -86,6 +86,13 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_true(a->autotune_min == b->autotune_min);
     assert_true(a->autotune_max == b->autotune_max);
     assert_int_equal(a->autotune_target_ms, b->autotune_target_ms);
+    assert_int_equal(a->captcha.set, b->captcha.set);
+    assert_int_equal(a->captcha.provider, b->captcha.provider);
+    assert_string_equal(a->captcha.site_key, b->captcha.site_key);
+    assert_string_equal(a->captcha.secret, b->captcha.secret);
+    assert_string_equal(a->captcha.verify_url, b->captcha.verify_url);
+    assert_int_equal(a->captcha.fallback, b->captcha.fallback);
+    assert_int_equal(a->captcha.fallback_bits, b->captcha.fallback_bits);
 }
 
 static void test_defaults(void **state)
@@ -117,6 +124,160 @@ static void test_defaults(void **state)
     assert_true(d.admit_per_second == 0);
     assert_true(d.enabled);
     assert_int_equal(d.n_poll_bands, 3);
+}
+
+/* The field a config with this captcha object names (and that the parse
+ * fails). */
+static void captcha_bad(const char *captcha, const char *field)
+{
+    char text[8200];
+    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"captcha\": %s}", captcha);
+    json_t *j = load(text);
+    wr_queue_config_t c;
+    char f[WR_FIELD_MAX] = "", msg[256] = "";
+    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
+        fail_msg("accepted: %.200s", captcha);
+    if (strcmp(f, field) != 0)
+        fail_msg("%.200s: named '%s', not '%s'", captcha, f, field);
+    assert_true(msg[0] != '\0');
+    json_decref(j);
+}
+
+/* captcha (API 1.2, the CAPTCHA hook): null by default; provider, siteKey
+ * and secret required; the provider's verify URL by default; http:// only
+ * to loopback hosts; errors naming captcha.<member>; the secret never in
+ * the public rendering, "set" keeps it in a PATCH and is refused in a PUT;
+ * a PATCH replaces the whole object. */
+static void test_captcha(void **state)
+{
+    (void)state;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.captcha.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"captcha\": null}");
+    assert_false(c.captcha.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"captcha\": {\"provider\": \"turnstile\", "
+                 "\"siteKey\": \"1x00000000000000000000AA\", \"secret\": "
+                 "\"1x0000000000000000000000000000000AA\"}}");
+    assert_true(c.captcha.set);
+    assert_int_equal(c.captcha.provider, WR_CAPTCHA_TURNSTILE);
+    assert_string_equal(c.captcha.site_key, "1x00000000000000000000AA");
+    assert_string_equal(c.captcha.secret, "1x0000000000000000000000000000000AA");
+    assert_string_equal(c.captcha.verify_url,
+                        "https://challenges.cloudflare.com/turnstile/v0/siteverify");
+    assert_int_equal(c.captcha.fallback, WR_CAPTCHA_FALLBACK_CHALLENGE);
+    assert_int_equal(c.captcha.fallback_bits, 18);
+
+    /* the public rendering never holds the secret; the stores' form does */
+    json_t *pub = wr_qconfig_to_public_json(&c);
+    char *text = json_dumps(pub, JSON_COMPACT);
+    assert_null(strstr(text, "1x0000000000000000000000000000000AA"));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(pub, "captcha"), "secret")), "set");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(pub, "captcha"), "siteKey")),
+        "1x00000000000000000000AA");
+    free(text);
+    json_decref(pub);
+    json_t *priv = wr_qconfig_to_json(&c);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(priv, "captcha"), "secret")),
+        "1x0000000000000000000000000000000AA");
+    /* the stores' form reads back to the same config */
+    wr_queue_config_t back;
+    assert_int_equal(wr_qconfig_parse_stored(priv, &back, field, sizeof field, msg, sizeof msg),
+                     WR_OK);
+    assert_cfg_eq(&c, &back);
+    json_decref(priv);
+
+    /* hCaptcha, a loopback stand-in, refuse, bits */
+    c = parse_ok("{\"admitPerSecond\": 1, \"captcha\": {\"provider\": \"hcaptcha\", "
+                 "\"siteKey\": \"k\", \"secret\": \"s\", \"verifyUrl\": "
+                 "\"http://127.0.0.1:8123/siteverify\", \"fallback\": \"refuse\", "
+                 "\"fallbackBits\": 12}}");
+    assert_int_equal(c.captcha.provider, WR_CAPTCHA_HCAPTCHA);
+    assert_string_equal(c.captcha.verify_url, "http://127.0.0.1:8123/siteverify");
+    assert_int_equal(c.captcha.fallback, WR_CAPTCHA_FALLBACK_REFUSE);
+    assert_int_equal(c.captcha.fallback_bits, 12);
+
+    /* a PATCH with "secret": "set" keeps the secret, and replaces the rest */
+    json_t *p = load("{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k2\", "
+                     "\"secret\": \"set\"}}");
+    wr_queue_config_t d;
+    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_string_equal(d.captcha.secret, "s");
+    assert_string_equal(d.captcha.site_key, "k2");
+    assert_int_equal(d.captcha.provider, WR_CAPTCHA_TURNSTILE);
+    assert_string_equal(d.captcha.verify_url,
+                        "https://challenges.cloudflare.com/turnstile/v0/siteverify");
+    assert_int_equal(d.captcha.fallback, WR_CAPTCHA_FALLBACK_CHALLENGE);
+    /* the same body passes the field check before the store is read */
+    assert_int_equal(wr_qconfig_check_fields(p, field, sizeof field, msg, sizeof msg), WR_OK);
+    json_decref(p);
+    /* "set" in a PUT: nothing to keep */
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"set\"}",
+                "captcha.secret");
+    /* a refused PATCH changes nothing */
+    p = load("{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k 2\", "
+             "\"secret\": \"x\"}}");
+    wr_queue_config_t e = c;
+    assert_int_equal(wr_qconfig_patch(&c, p, &e, field, sizeof field, msg, sizeof msg), WR_EINVAL);
+    assert_string_equal(field, "captcha.siteKey");
+    assert_cfg_eq(&e, &c);
+    json_decref(p);
+    /* null removes it */
+    p = load("{\"captcha\": null}");
+    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_false(d.captcha.set);
+    json_decref(p);
+
+    /* errors name the member */
+    captcha_bad("true", "captcha");
+    captcha_bad("[]", "captcha");
+    captcha_bad("{\"siteKey\": \"k\", \"secret\": \"s\"}", "captcha.provider");
+    captcha_bad("{\"provider\": \"recaptcha\", \"siteKey\": \"k\", \"secret\": \"s\"}",
+                "captcha.provider");
+    captcha_bad("{\"provider\": \"turnstile\", \"secret\": \"s\"}", "captcha.siteKey");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"\", \"secret\": \"s\"}",
+                "captcha.siteKey");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": 5, \"secret\": \"s\"}",
+                "captcha.siteKey");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"a\\\"b\", \"secret\": \"s\"}",
+                "captcha.siteKey");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\"}", "captcha.secret");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": null}",
+                "captcha.secret");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"verifyUrl\": \"http://captcha.example/siteverify\"}",
+                "captcha.verifyUrl");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"verifyUrl\": \"ftp://127.0.0.1/x\"}",
+                "captcha.verifyUrl");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"verifyUrl\": \"https://user@captcha.example/x\"}",
+                "captcha.verifyUrl");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"fallback\": \"admit\"}",
+                "captcha.fallback");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"fallbackBits\": 0}",
+                "captcha.fallbackBits");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"fallbackBits\": 33}",
+                "captcha.fallbackBits");
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"s\", "
+                "\"extra\": 1}",
+                "captcha.extra");
+    char big[600];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    char body[900];
+    snprintf(body, sizeof body,
+             "{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"%.201s\"}", big);
+    captcha_bad(body, "captcha.secret");
+    snprintf(body, sizeof body,
+             "{\"provider\": \"turnstile\", \"siteKey\": \"%.101s\", \"secret\": \"s\"}", big);
+    captcha_bad(body, "captcha.siteKey");
 }
 
 /* The field an invalid config names (and that the parse fails). */
@@ -500,7 +661,7 @@ static void test_to_json_shape(void **state)
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
-           "\"autotune\":null,\"page\":null}");
+           "\"autotune\":null,\"page\":null,\"captcha\":null}");
     free(s);
     json_decref(j);
 
@@ -1326,6 +1487,10 @@ static void test_check_fields(void **state)
         {"{\"opensAt\": 1700000000}", "opensAt"}, /* seconds, K34 */
         {"{\"paused\": true}", NULL},
         {"{\"inviteKey\": \"set\"}", NULL}, /* the stored key decides */
+        {"{\"captcha\": {\"provider\": \"x\", \"siteKey\": \"k\", \"secret\": \"s\"}}",
+         "captcha.provider"},
+        {"{\"captcha\": {\"provider\": \"hcaptcha\", \"siteKey\": \"k\", \"secret\": \"set\"}}",
+         NULL}, /* the stored secret decides */
         {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}}", NULL},
         {"{}", NULL},
     };
@@ -1375,6 +1540,7 @@ int main(void)
         cmocka_unit_test(test_opens_at),
         cmocka_unit_test(test_epoch_ms_fields),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_captcha),
         cmocka_unit_test(test_table_unique),
         cmocka_unit_test(test_sale_end_fields),
         cmocka_unit_test(test_table_defaults),

@@ -1,0 +1,526 @@
+/*
+ * api_captcha.c - the CAPTCHA hook over HTTP (docs/API.md 1.2, "A place
+ * costs work", the captcha field): the widget response a join brings, its
+ * server-side verification with the provider's siteverify, the fallback
+ * proof of work when the provider does not answer, and the 403
+ * CHALLENGE_REQUIRED that refuses a join for it.
+ *
+ * The join side is api_entries.c's (join_gate, captcha_gate): a queue
+ * with a captcha asks a join that would add a person for a valid widget
+ * response ("captchaResponse" in the body); with challengeBits > 0 also
+ * for a solved challenge, checked first (it is free; the provider's call
+ * is not, and a Turnstile token is good for one verification only). People
+ * already in line or holding a live pass need neither (one status read, as
+ * for the proof of work).
+ *
+ * Verification: one form POST per join to the queue's verify URL through
+ * libevent's HTTP client, on a connection of its own ("Connection: close":
+ * one request each, no pool), TLS through bufferevent_openssl with the
+ * peer's certificate and name checked (https://), plain only to a loopback
+ * stand-in (core/captcha.c refuses anything else); host names go through
+ * evdns, so nothing blocks the loop. Every verification has one event of
+ * its own, `ev`: a timer set to WR_API__CAPTCHA_TIMEOUT_MS, made active at
+ * once by the HTTP client's callback; its callback (deliver) answers the
+ * caller - exactly once, from the loop, never inside wr_api__captcha_verify
+ * (libevent calls the request's callback inside evhttp_make_request when a
+ * connect fails at once) - and frees the connection: on the deadline the
+ * pending request is dropped with it (evhttp_connection_free frees it
+ * without calling back). At most WR_API__CAPTCHA_IN_FLIGHT_MAX
+ * verifications are in flight; beyond that a join counts as one the
+ * provider did not answer (outcome "busy").
+ *
+ * The provider does not answer (timeout, no connection, a 5xx, an answer
+ * that is not its JSON, an oversized one): the queue's captcha.fallback
+ * decides. "challenge": a join that already brought a challengeBits
+ * solution goes in; otherwise the 403 (captchaUnavailable) carries a fresh
+ * fallback challenge at captcha.fallbackBits, signed under a key of its
+ * own (derived from the token secret under "waitroom captcha fallback
+ * v1"), so it is issued only when the provider was silent, and a solved
+ * one then joins without a widget response. "refuse": 403
+ * captchaUnavailable, nothing else.
+ *
+ * Metrics: waitroom_captcha_verifications_total{queue,outcome} (passed,
+ * refused, timeout, error, badAnswer, busy); refusals are counted with the
+ * challenges' in waitroom_challenges_refused_total{queue,reason}.
+ */
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/crypto.h"
+#include "base/log.h"
+#include "base/version.h"
+#include "core/captcha.h"
+#include "core/challenge.h"
+#include "http/api_internal.h"
+#include "http/http.h"
+
+#define FALLBACK_LABEL "waitroom captcha fallback v1"
+
+/* The siteverify client of one api: made at the first verification. */
+struct wr_api__captcha_client {
+    SSL_CTX *tls;           /* NULL until the first https:// verification */
+    struct evdns_base *dns; /* NULL until the first host name */
+    size_t in_flight;
+};
+
+/* One verification in flight. */
+typedef struct {
+    wr_api_t *api;
+    struct event *ev; /* the deadline, made active when the answer is in */
+    struct evhttp_connection *evcon;
+    wr_api__verify_cb cb;
+    void *arg;
+    bool done;                        /* the HTTP client answered */
+    wr_api__verify_outcome_t outcome; /* when done */
+    enum evhttp_request_error http_error;
+    bool has_error;
+    char queue[WR_QUEUE_NAME_MAX + 1];
+} verify_t;
+
+static const char *const outcome_names[] = {
+    [WR_API__VERIFY_PASSED] = "passed",        [WR_API__VERIFY_REFUSED] = "refused",
+    [WR_API__VERIFY_TIMEOUT] = "timeout",      [WR_API__VERIFY_ERROR] = "error",
+    [WR_API__VERIFY_BAD_ANSWER] = "badAnswer", [WR_API__VERIFY_BUSY] = "busy",
+};
+
+const char *wr_api__captcha_reason_name(wr_api__captcha_reason_t r)
+{
+    switch (r) {
+    case WR_API__CAPTCHA_MISSING:
+        return "captchaMissing";
+    case WR_API__CAPTCHA_INVALID:
+        return "captchaInvalid";
+    case WR_API__CAPTCHA_UNAVAILABLE:
+        return "captchaUnavailable";
+    default:
+        return "ok";
+    }
+}
+
+static int64_t now_ms(void)
+{
+    return wr_clock_wall_us() / 1000;
+}
+
+void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcome_t outcome)
+{
+    if (!a->metrics)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 48];
+    snprintf(l, sizeof l, "queue=\"%s\",outcome=\"%s\"", queue,
+             (unsigned)outcome <= WR_API__VERIFY_BUSY ? outcome_names[outcome] : "error");
+    wr_metrics_inc(a->metrics, "waitroom_captcha_verifications_total", l, 1);
+}
+
+static void count_refused(wr_api_t *a, const char *queue, const char *reason)
+{
+    if (!a->metrics)
+        return;
+    char l[WR_QUEUE_NAME_MAX + 64];
+    snprintf(l, sizeof l, "queue=\"%s\",reason=\"%s\"", queue, reason);
+    wr_metrics_inc(a->metrics, "waitroom_challenges_refused_total", l, 1);
+}
+
+bool wr_api__captcha_required(const wr_queue_config_t *cfg)
+{
+    /* as challenges: a closed or sold-out queue asks for nothing, its
+     * answer to a newcomer is "closed" */
+    return cfg && cfg->enabled && cfg->captcha.set && !cfg->closed && !cfg->sold_out;
+}
+
+/* ---------- keys ---------- */
+
+void wr_api__captcha_set_key(wr_api_t *a, int i, const uint8_t *secret, size_t len)
+{
+    wr_challenge_key_free(a->captcha_keys[i]);
+    a->captcha_keys[i] = NULL;
+    uint8_t k[WR_CRYPTO_KEY_LEN];
+    if (len > 0 && wr_crypto_derive_key(secret, len, FALLBACK_LABEL, k) == WR_OK)
+        a->captcha_keys[i] = wr_challenge_key_new(k, sizeof k);
+    wr_crypto_wipe(k, sizeof k);
+}
+
+void wr_api__captcha_free(wr_api_t *a)
+{
+    wr_challenge_key_free(a->captcha_keys[0]);
+    wr_challenge_key_free(a->captcha_keys[1]);
+    a->captcha_keys[0] = a->captcha_keys[1] = NULL;
+    struct wr_api__captcha_client *cl = a->captcha;
+    if (!cl)
+        return;
+    if (cl->dns)
+        evdns_base_free(cl->dns, 0);
+    if (cl->tls)
+        SSL_CTX_free(cl->tls);
+    free(cl);
+    a->captcha = NULL;
+}
+
+/* ---------- the join's body ---------- */
+
+/* req's body as a JSON object (NULL: none, a GET, not JSON). Owned. */
+static json_t *body_of(struct evhttp_request *req)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
+        return NULL;
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t blen = in ? evbuffer_get_length(in) : 0;
+    if (blen == 0)
+        return NULL;
+    const char *data = (const char *)evbuffer_pullup(in, -1);
+    json_error_t jerr;
+    return data ? wr_api__load_body(data, blen, &jerr) : NULL;
+}
+
+int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1])
+{
+    out[0] = '\0';
+    json_t *body = body_of(req);
+    json_t *r = json_is_object(body) ? json_object_get(body, "captchaResponse") : NULL;
+    int got = 0;
+    if (r && !json_is_null(r)) {
+        const char *s = json_string_value(r);
+        size_t len = s ? json_string_length(r) : 0;
+        if (s && wr_captcha_response_ok(s, len) && !memchr(s, '\0', len)) {
+            memcpy(out, s, len);
+            out[len] = '\0';
+            got = 1;
+        } else {
+            got = -1;
+        }
+    }
+    json_decref(body);
+    return got;
+}
+
+wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
+                                                     const wr_queue_config_t *cfg,
+                                                     const char *queue, const char *caller)
+{
+    json_t *body = body_of(req);
+    json_t *jc = json_object_get(body, "challenge"), *jn = json_object_get(body, "nonce");
+    wr_challenge_reason_t r;
+    if (!json_is_object(body) || !jc || json_is_null(jc))
+        r = WR_CHALLENGE_MISSING;
+    else if (!json_is_string(jc) || (jn && !json_is_string(jn)))
+        r = WR_CHALLENGE_MALFORMED;
+    else
+        r = wr_challenge_check(a->captcha_keys, 2, queue, caller, json_string_value(jc),
+                               json_string_length(jc), jn ? json_string_value(jn) : NULL,
+                               jn ? json_string_length(jn) : 0, cfg->captcha.fallback_bits,
+                               now_ms());
+    json_decref(body);
+    if (r == WR_CHALLENGE_OK && a->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        snprintf(l, sizeof l, "queue=\"%s\"", queue);
+        wr_metrics_inc(a->metrics, "waitroom_challenges_solved_total", l, 1);
+    }
+    return r;
+}
+
+/* ---------- verification ---------- */
+
+static SSL_CTX *tls_context(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return NULL;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static bool numeric_host(const char *h)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+}
+
+/* Answers the caller once and frees v: from the loop, when the HTTP
+ * client answered (ev made active) or at the deadline (ev's timer). */
+static void deliver(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    verify_t *v = arg;
+    wr_api__verify_outcome_t outcome = v->done ? v->outcome : WR_API__VERIFY_TIMEOUT;
+    event_free(v->ev);
+    if (v->evcon) /* a pending request goes with it, without a callback */
+        evhttp_connection_free(v->evcon);
+    if (v->api->captcha && v->api->captcha->in_flight > 0)
+        v->api->captcha->in_flight--;
+    wr_api__captcha_count(v->api, v->queue, outcome);
+    /* a provider down during a sale fails every join: one line in 10 s */
+    static int64_t last_warn_ms;
+    static uint64_t quiet;
+    if (outcome != WR_API__VERIFY_PASSED && outcome != WR_API__VERIFY_REFUSED) {
+        int64_t now = now_ms();
+        if (now - last_warn_ms >= 10000) {
+            wr_log(WR_LOG_WARN,
+                   "captcha: queue %s: the provider did not answer (%s); %llu more since the "
+                   "last line",
+                   v->queue, outcome_names[outcome], (unsigned long long)quiet);
+            last_warn_ms = now;
+            quiet = 0;
+        } else {
+            quiet++;
+        }
+    }
+    wr_api__verify_cb cb = v->cb;
+    void *cb_arg = v->arg;
+    free(v);
+    cb(outcome, cb_arg);
+}
+
+static void http_error_cb(enum evhttp_request_error e, void *arg)
+{
+    verify_t *v = arg;
+    v->http_error = e;
+    v->has_error = true;
+}
+
+/* The HTTP client's answer (req NULL: it failed; then http_error_cb has
+ * said why). May run inside evhttp_make_request: only records, and makes
+ * ev active; deliver answers. req is libevent's, freed after this. */
+static void http_done_cb(struct evhttp_request *req, void *arg)
+{
+    verify_t *v = arg;
+    if (v->done)
+        return;
+    v->done = true;
+    int status = req ? evhttp_request_get_response_code(req) : 0;
+    if (!req || status == 0) {
+        v->outcome = v->has_error && v->http_error == EVREQ_HTTP_TIMEOUT ? WR_API__VERIFY_TIMEOUT
+                     : v->has_error && v->http_error == EVREQ_HTTP_DATA_TOO_LONG
+                         ? WR_API__VERIFY_BAD_ANSWER
+                         : WR_API__VERIFY_ERROR;
+    } else {
+        struct evbuffer *in = evhttp_request_get_input_buffer(req);
+        size_t n = in ? evbuffer_get_length(in) : 0;
+        char body[WR_CAPTCHA_ANSWER_MAX];
+        char codes[WR_CAPTCHA_ERROR_CODES_MAX + 1];
+        if (n > sizeof body) {
+            v->outcome = WR_API__VERIFY_BAD_ANSWER;
+        } else {
+            ev_ssize_t got = n ? evbuffer_copyout(in, body, n) : 0;
+            wr_captcha_verdict_t vd =
+                wr_captcha_verdict(status, body, got > 0 ? (size_t)got : 0, codes, sizeof codes);
+            v->outcome = vd == WR_CAPTCHA_PASSED    ? WR_API__VERIFY_PASSED
+                         : vd == WR_CAPTCHA_REFUSED ? WR_API__VERIFY_REFUSED
+                         : status >= 500            ? WR_API__VERIFY_ERROR
+                                                    : WR_API__VERIFY_BAD_ANSWER;
+            if (vd == WR_CAPTCHA_REFUSED)
+                wr_log(WR_LOG_DEBUG, "captcha: queue %s: refused (%s)", v->queue,
+                       codes[0] ? codes : "no error codes");
+        }
+    }
+    event_active(v->ev, EV_TIMEOUT, 1);
+}
+
+wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const char *queue,
+                                const char *response, const char *remoteip, wr_api__verify_cb cb,
+                                void *arg)
+{
+    wr_captcha_url_t u;
+    if (!cfg || !cfg->captcha.set || !cb || !response ||
+        !wr_captcha_response_ok(response, strlen(response)) ||
+        !wr_captcha_url_parse(cfg->captcha.verify_url, &u))
+        return WR_EINVAL;
+    if (!a->captcha && !(a->captcha = calloc(1, sizeof *a->captcha)))
+        return WR_ENOMEM;
+    struct wr_api__captcha_client *cl = a->captcha;
+    if (cl->in_flight >= WR_API__CAPTCHA_IN_FLIGHT_MAX)
+        return WR_ELIMIT;
+    if (u.https && !cl->tls && !(cl->tls = tls_context()))
+        return WR_ENOMEM;
+    struct evdns_base *dns = NULL;
+    if (!numeric_host(u.host)) {
+        if (!cl->dns)
+            cl->dns = evdns_base_new(a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+                                                  EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+        if (!cl->dns)
+            return WR_ENOMEM;
+        dns = cl->dns;
+    }
+    char form[WR_CAPTCHA_FORM_MAX];
+    int flen = wr_captcha_form(form, sizeof form, cfg->captcha.secret, response, remoteip);
+    if (flen < 0)
+        return WR_EINVAL;
+
+    verify_t *v = calloc(1, sizeof *v);
+    if (!v)
+        return WR_ENOMEM;
+    v->api = a;
+    v->cb = cb;
+    v->arg = arg;
+    snprintf(v->queue, sizeof v->queue, "%s", queue);
+    v->ev = evtimer_new(a->base, deliver, v);
+    if (!v->ev) {
+        free(v);
+        return WR_ENOMEM;
+    }
+    if (u.https) {
+        SSL *ssl = SSL_new(cl->tls);
+        struct bufferevent *bev = NULL;
+        if (ssl) {
+            /* the peer's certificate must name the host: its IP address
+             * (a numeric host), or its DNS name (sent as SNI too) */
+            if (numeric_host(u.host)) {
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u.host);
+            } else {
+                SSL_set_tlsext_host_name(ssl, u.host);
+                SSL_set1_host(ssl, u.host);
+            }
+            bev = bufferevent_openssl_socket_new(a->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                 BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+            if (!bev)
+                SSL_free(ssl);
+        }
+        if (bev) {
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+            v->evcon = evhttp_connection_base_bufferevent_new(a->base, dns, bev, u.host, u.port);
+            if (!v->evcon)
+                bufferevent_free(bev);
+        }
+    } else {
+        v->evcon = evhttp_connection_base_new(a->base, dns, u.host, u.port);
+    }
+    struct evhttp_request *req = v->evcon ? evhttp_request_new(http_done_cb, v) : NULL;
+    if (!req) {
+        if (v->evcon)
+            evhttp_connection_free(v->evcon);
+        event_free(v->ev);
+        free(v);
+        return WR_ENOMEM;
+    }
+    struct timeval tv = {WR_API__CAPTCHA_TIMEOUT_MS / 1000,
+                         (WR_API__CAPTCHA_TIMEOUT_MS % 1000) * 1000};
+    evhttp_connection_set_timeout_tv(v->evcon, &tv);
+    evhttp_connection_set_retries(v->evcon, 0);
+    evhttp_connection_set_max_body_size(v->evcon, WR_CAPTCHA_ANSWER_MAX);
+    evhttp_connection_set_max_headers_size(v->evcon, 16384);
+    evhttp_request_set_error_cb(req, http_error_cb);
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    /* Host: the origin's authority ("host", "host:port", "[::1]:port") */
+    const char *auth = strstr(u.origin, "://");
+    evhttp_add_header(oh, "Host", auth ? auth + 3 : u.host);
+    evhttp_add_header(oh, "Content-Type", "application/x-www-form-urlencoded");
+    evhttp_add_header(oh, "Accept", "application/json");
+    evhttp_add_header(oh, "Connection", "close");
+    evhttp_add_header(oh, "User-Agent", "waitroomd/" WR_VERSION);
+    evbuffer_add(evhttp_request_get_output_buffer(req), form, (size_t)flen);
+    wr_crypto_wipe(form, sizeof form); /* the secret */
+    cl->in_flight++;
+    evtimer_add(v->ev, &tv);
+    if (evhttp_make_request(v->evcon, req, EVHTTP_REQ_POST, u.path) != 0 && !v->done) {
+        /* could not even start (the request is libevent's to free) */
+        v->done = true;
+        v->outcome = WR_API__VERIFY_ERROR;
+        event_active(v->ev, EV_TIMEOUT, 1);
+    }
+    return WR_OK;
+}
+
+/* ---------- the 403 ---------- */
+
+int wr_api__captcha_member(const wr_queue_config_t *cfg, char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return -1;
+    buf[0] = '\0';
+    if (!cfg || !cfg->captcha.set)
+        return 0;
+    char script[WR_CAPTCHA_SCRIPT_MAX + 1];
+    if (wr_captcha_script_url(&cfg->captcha, script, sizeof script) < 0)
+        return -1;
+    /* site key and script URL are plain ASCII without quotes or
+     * backslashes (core/captcha.c): no escaping needed */
+    int n = snprintf(
+        buf, cap, ",\"captcha\":{\"provider\":\"%s\",\"siteKey\":\"%s\",\"scriptUrl\":\"%s\"}",
+        wr_captcha_provider_name(cfg->captcha.provider), cfg->captcha.site_key, script);
+    return n >= 0 && (size_t)n < cap ? n : -1;
+}
+
+/* A fresh challenge of queue for caller under key at bits, as the members
+ * "challenge":...,"bits":N,"expiresAt":... into out; false on failure. */
+static bool fresh(wr_api_t *a, wr_challenge_key_t *key, unsigned bits, const char *queue,
+                  const char *caller, char *out, size_t cap)
+{
+    char c[WR_CHALLENGE_MAX + 1];
+    int64_t exp = now_ms() + WR_CHALLENGE_TTL_MS;
+    if (!key || wr_challenge_issue(key, queue, caller, bits, exp, c) != WR_OK)
+        return false;
+    int n = snprintf(out, cap, ",\"challenge\":\"%s\",\"bits\":%u,\"expiresAt\":%lld", c, bits,
+                     (long long)exp);
+    if (n <= 0 || (size_t)n >= cap)
+        return false;
+    if (a->metrics) {
+        char l[WR_QUEUE_NAME_MAX + 16];
+        snprintf(l, sizeof l, "queue=\"%s\"", queue);
+        wr_metrics_inc(a->metrics, "waitroom_challenges_issued_total", l, 1);
+    }
+    return true;
+}
+
+void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                            const wr_queue_config_t *cfg, const char *queue,
+                            wr_api__captcha_reason_t r)
+{
+    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
+    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
+        return; /* answered (400) */
+    const char *reason = wr_api__captcha_reason_name(r);
+    count_refused(a, queue, reason);
+    char member[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];
+    char ch[WR_CHALLENGE_MAX + 96] = "";
+    bool ok = wr_api__captcha_member(cfg, member, sizeof member) >= 0;
+    bool fallback = false;
+    if (ok && cfg && wr_api__challenge_required(cfg))
+        ok = fresh(a, a->challenge_keys[0], cfg->challenge_bits, queue, user, ch, sizeof ch);
+    else if (ok && cfg && r == WR_API__CAPTCHA_UNAVAILABLE &&
+             cfg->captcha.fallback == WR_CAPTCHA_FALLBACK_CHALLENGE)
+        ok = fallback =
+            fresh(a, a->captcha_keys[0], cfg->captcha.fallback_bits, queue, user, ch, sizeof ch);
+    if (!ok) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
+                            NULL, 0);
+        return;
+    }
+    const char *msg = r == WR_API__CAPTCHA_MISSING   ? "this queue needs a verified CAPTCHA to join"
+                      : r == WR_API__CAPTCHA_INVALID ? "the CAPTCHA response was not accepted"
+                      : fallback ? "the CAPTCHA provider did not answer: solve the challenge "
+                                   "instead"
+                                 : "the CAPTCHA provider did not answer: try again later";
+    char body[sizeof member + sizeof ch + 256];
+    int n =
+        snprintf(body, sizeof body,
+                 "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\"%s%s%s}",
+                 msg, reason, member, ch, fallback ? ",\"fallback\":true" : "");
+    if (n <= 0 || (size_t)n >= sizeof body) {
+        wr_api__reply_error(a, req, route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
+        return;
+    }
+    if (cookie[0])
+        wr_api__set_visitor_cookie(a, req, cookie);
+    /* a refusal for a silent provider: come back in a moment */
+    wr_api__reply_json(a, req, route, 403, body, (size_t)n,
+                       r == WR_API__CAPTCHA_UNAVAILABLE && !fallback ? 2 : 0);
+}
