@@ -139,9 +139,8 @@ json_t *wr_history_json(const wr_history_t *h, int64_t since)
              json_array_append_new(co, p ? rate(p, s, p->consumed, s->consumed) : json_null()) ==
                  0 &&
              json_array_append_new(ru, at && s->rate > 0 ? num(s->rate) : json_null()) == 0 &&
-             json_array_append_new(lat, at && s->lat_us != NO_LAT
-                                            ? num((double)s->lat_us / 1000.0)
-                                            : json_null()) == 0 &&
+             json_array_append_new(lat, at && s->lat_us != NO_LAT ? num((double)s->lat_us / 1000.0)
+                                                                  : json_null()) == 0 &&
              json_array_append_new(tg, at ? json_integer(s->target_ms) : json_null()) == 0;
     }
     if (ok)
@@ -151,8 +150,8 @@ json_t *wr_history_json(const wr_history_t *h, int64_t since)
              json_object_set(o, "admittedPerSecond", ad) == 0 &&
              json_object_set(o, "consumedPerSecond", co) == 0;
     if (ok && tuned)
-        ok = json_object_set(o, "rateInUse", ru) == 0 && json_object_set(o, "latencyMs", lat) == 0 &&
-             json_object_set(o, "targetMs", tg) == 0;
+        ok = json_object_set(o, "rateInUse", ru) == 0 &&
+             json_object_set(o, "latencyMs", lat) == 0 && json_object_set(o, "targetMs", tg) == 0;
     json_decref(t);
     json_decref(w);
     json_decref(act);

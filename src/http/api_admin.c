@@ -555,9 +555,9 @@ static json_t *autotune_json(const wr_queue_config_t *cfg, const wr_scheduler_au
 {
     json_t *chg = json_null();
     if (at->changed_at_ms > 0)
-        chg = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "at", (json_int_t)at->changed_at_ms,
-                        "from", at->from > 0 ? wr_qconfig_number_json(at->from) : json_null(),
-                        "to", wr_qconfig_number_json(at->to), "reason",
+        chg = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "at", (json_int_t)at->changed_at_ms, "from",
+                        at->from > 0 ? wr_qconfig_number_json(at->from) : json_null(), "to",
+                        wr_qconfig_number_json(at->to), "reason",
                         at->why_known ? json_string(wr_autotune_why_name(at->why)) : json_null(),
                         "latencyMs", at->why_known ? num_or_null(at->why_latency_ms) : json_null(),
                         "errorRate", at->why_known ? num_or_null(at->why_error_rate) : json_null());

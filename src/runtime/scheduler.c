@@ -147,15 +147,15 @@ typedef struct wr_scheduler_queue {
     uint64_t open_moved, open_calls;
     int64_t open_sync_max_us, open_rtt_max_us;
     /* Autotune (see "Autotune" above) */
-    bool at_busy;                  /* a step's store calls are in flight (holds a ref) */
-    bool at_saturated;             /* the last admit answer left people waiting */
-    int64_t at_last_ms;            /* monotonic ms of the last step started */
-    double at_rate;                /* the rate in use as last read, users/s; 0 = not known */
-    double at_published;           /* the rate waitroom_autotune_rate shows, 0 = none yet */
-    wr_autotune_out_t at_out;      /* the step whose write is in flight */
-    wr_autotune_window_t *at_sess; /* the session signal (allocated at its first sample) */
-    double at_lat, at_err;         /* the signal of the last step, -1 = none fresh (or failed) */
-    int64_t at_step_us;            /* store step time of the last change known (at_chg) */
+    bool at_busy;                   /* a step's store calls are in flight (holds a ref) */
+    bool at_saturated;              /* the last admit answer left people waiting */
+    int64_t at_last_ms;             /* monotonic ms of the last step started */
+    double at_rate;                 /* the rate in use as last read, users/s; 0 = not known */
+    double at_published;            /* the rate waitroom_autotune_rate shows, 0 = none yet */
+    wr_autotune_out_t at_out;       /* the step whose write is in flight */
+    wr_autotune_window_t *at_sess;  /* the session signal (allocated at its first sample) */
+    double at_lat, at_err;          /* the signal of the last step, -1 = none fresh (or failed) */
+    int64_t at_step_us;             /* store step time of the last change known (at_chg) */
     wr_scheduler_autotune_t at_chg; /* that change (its rate/latency members unused) */
 } entry_t;
 
@@ -395,11 +395,11 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (e->hist) {
         wr_history_tune_t tune = {0}; /* target_ms 0: no autotune */
         if (e->cfg.has_autotune)
-            tune = (wr_history_tune_t){e->at_rate > 0 ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0,
-                                       e->at_lat, e->cfg.autotune_target_ms};
-        wr_history_add_tuned(e->hist, res->now_us / 1000000, res->stats.waiting,
-                             res->stats.active, res->stats.admitted_total,
-                             res->stats.consumed_total, &tune);
+            tune =
+                (wr_history_tune_t){e->at_rate > 0 ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0,
+                                    e->at_lat, e->cfg.autotune_target_ms};
+        wr_history_add_tuned(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
+                             res->stats.admitted_total, res->stats.consumed_total, &tune);
     }
     if (s->metrics && res->n_waited > 0) {
         char l[WR_QUEUE_NAME_MAX + 16];

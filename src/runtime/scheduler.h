@@ -138,12 +138,12 @@ typedef struct {
      * this instance started, is seen only as a new rate at a new step time
      * (that instance's log has the reason). */
     int64_t changed_at_ms;
-    double from;       /* the rate before it, users/s; 0 = not known */
-    double to;         /* the rate it set, users/s */
+    double from; /* the rate before it, users/s; 0 = not known */
+    double to;   /* the rate it set, users/s */
     bool why_known;
-    wr_autotune_why_t why;   /* START, BOUNDS, SLOW, ERRORS or HEALTHY when why_known */
-    double why_latency_ms;   /* the signal that made it (-1 = none) */
-    double why_error_rate;   /* idem */
+    wr_autotune_why_t why; /* START, BOUNDS, SLOW, ERRORS or HEALTHY when why_known */
+    double why_latency_ms; /* the signal that made it (-1 = none) */
+    double why_error_rate; /* idem */
 } wr_scheduler_autotune_t;
 
 /* Fills *out for queue when this instance knows it and its config has

@@ -129,9 +129,9 @@ static void test_autotune_columns(void **state)
     json_t *ru = json_object_get(o, "rateInUse");
     assert_int_equal(json_array_size(ru), WR_HISTORY_SECONDS);
     assert_int_equal(json_integer_value(json_array_get(ru, 0)), 205);
-    assert_int_equal(json_integer_value(json_array_get(json_object_get(o, "latencyMs"),
-                                                       WR_HISTORY_SECONDS - 1)),
-                     200 + WR_HISTORY_SECONDS + 4);
+    assert_int_equal(
+        json_integer_value(json_array_get(json_object_get(o, "latencyMs"), WR_HISTORY_SECONDS - 1)),
+        200 + WR_HISTORY_SECONDS + 4);
     json_decref(o);
     wr_history_free(h);
 }
