@@ -129,8 +129,8 @@ json_t *wr_history_json(const wr_history_t *h, int64_t since)
         if (s->t <= since)
             continue;
         const sample_t *p = i > 0 ? cat(h, i - 1) : NULL;
-        bool at = s->target_ms > 0;
-        tuned = tuned || at;
+        bool has = s->target_ms > 0; /* this sample's */
+        tuned = tuned || has;
         ok = json_array_append_new(t, json_integer((json_int_t)s->t * 1000)) == 0 &&
              json_array_append_new(w, json_integer((json_int_t)s->waiting)) == 0 &&
              json_array_append_new(act, json_integer((json_int_t)s->active)) == 0 &&
@@ -138,10 +138,10 @@ json_t *wr_history_json(const wr_history_t *h, int64_t since)
                  0 &&
              json_array_append_new(co, p ? rate(p, s, p->consumed, s->consumed) : json_null()) ==
                  0 &&
-             json_array_append_new(ru, at && s->rate > 0 ? num(s->rate) : json_null()) == 0 &&
-             json_array_append_new(lat, at && s->lat_us != NO_LAT ? num((double)s->lat_us / 1000.0)
-                                                                  : json_null()) == 0 &&
-             json_array_append_new(tg, at ? json_integer(s->target_ms) : json_null()) == 0;
+             json_array_append_new(ru, has && s->rate > 0 ? num(s->rate) : json_null()) == 0 &&
+             json_array_append_new(lat, has && s->lat_us != NO_LAT ? num((double)s->lat_us / 1000.0)
+                                                                   : json_null()) == 0 &&
+             json_array_append_new(tg, has ? json_integer(s->target_ms) : json_null()) == 0;
     }
     if (ok)
         ok = json_object_set_new(o, "intervalSeconds", json_integer(1)) == 0 &&
