@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the README's pictures of the pages from the browser tests:
-# docs/img/queue.png (the queue page on a phone) and docs/img/dashboard.png
-# (the dashboard with its history charts) from tests/browser/run.mjs, and
+# docs/img/queue.png (the queue page on a phone), docs/img/dashboard.png
+# (the dashboard with its history charts) and docs/img/dashboard-autotune.png
+# (an autotuned queue's charts) from tests/browser/run.mjs, and
 # docs/img/queue-ar.png (waiting, in Arabic), queue-prequeue.png,
 # queue-soldout.png (previews on a phone) and queue-brand.png (the
 # examples/page template, branded) from tests/browser/brand.mjs. Each

@@ -68,9 +68,25 @@ void wr_autotune_step(const wr_autotune_cfg_t *cfg, const wr_autotune_state_t *s
 {
     double lo = cfg->min_per_second, hi = cfg->max_per_second;
     memset(out, 0, sizeof *out);
-    out->latency_ms = -1;
-    out->error_rate = -1;
     out->cut_latency_ms = st->cut_latency_ms;
+    /* the signal first, whatever the step decides: the worst fresh report
+     * (the dashboard's history shows it every second, holds included) */
+    double lat = -1, err = -1;
+    int64_t newest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const wr_autotune_report_t *p = &reports[i];
+        if (p->at_us <= 0 || now_us - p->at_us > WR_AUTOTUNE_REPORT_MAX_AGE_US ||
+            p->at_us - now_us > WR_AUTOTUNE_REPORT_MAX_AGE_US)
+            continue;
+        if (p->latency_ms > lat)
+            lat = p->latency_ms;
+        if (p->error_rate > err)
+            err = p->error_rate;
+        if (p->at_us > newest)
+            newest = p->at_us;
+    }
+    out->latency_ms = lat;
+    out->error_rate = err;
     if (!(st->rate > 0) || !isfinite(st->rate)) {
         out->rate = wr_autotune_start_rate(cfg, st->start_rate);
         out->changed = true;
@@ -96,22 +112,6 @@ void wr_autotune_step(const wr_autotune_cfg_t *cfg, const wr_autotune_state_t *s
     if (dt_s > 1.0)
         dt_s = 1.0; /* a long gap (a restart, no steps) earns no bigger move */
 
-    double lat = -1, err = -1;
-    int64_t newest = 0;
-    for (size_t i = 0; i < n; i++) {
-        const wr_autotune_report_t *p = &reports[i];
-        if (p->at_us <= 0 || now_us - p->at_us > WR_AUTOTUNE_REPORT_MAX_AGE_US ||
-            p->at_us - now_us > WR_AUTOTUNE_REPORT_MAX_AGE_US)
-            continue;
-        if (p->latency_ms > lat)
-            lat = p->latency_ms;
-        if (p->error_rate > err)
-            err = p->error_rate;
-        if (p->at_us > newest)
-            newest = p->at_us;
-    }
-    out->latency_ms = lat;
-    out->error_rate = err;
     if (newest == 0) {
         out->why = WR_AUTOTUNE_NO_REPORT;
         return;

@@ -78,7 +78,8 @@ typedef struct {
     bool changed; /* rate differs from the input (write it back, log it) */
     wr_autotune_why_t why;
     double cut_latency_ms; /* the state's next cut_latency_ms (keep with the rate) */
-    double latency_ms;     /* the signal used (worst fresh report); -1 when none */
+    double latency_ms;     /* the signal (worst fresh report at now_us), set whatever the
+                              step decides (holds, start and bounds too); -1 when none */
     double error_rate;     /* idem; -1 when none */
 } wr_autotune_out_t;
 

@@ -547,6 +547,32 @@ void wr_api__handle_health(wr_api_t *a, struct evhttp_request *req, const wr_api
     }
 }
 
+/* A number, or null when below 0 (none). */
+static json_t *num_or_null(double d)
+{
+    return d >= 0 && isfinite(d) ? wr_qconfig_number_json(d) : json_null();
+}
+
+/* The history answer's "autotune": what this instance's autotune steps saw
+ * last (scheduler.h wr_scheduler_autotune_t), with the bounds and target. */
+static json_t *autotune_json(const wr_queue_config_t *cfg, const wr_scheduler_autotune_t *at)
+{
+    json_t *chg = json_null();
+    if (at->changed_at_ms > 0)
+        chg = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "at", (json_int_t)at->changed_at_ms, "from",
+                        at->from > 0 ? wr_qconfig_number_json(at->from) : json_null(), "to",
+                        wr_qconfig_number_json(at->to), "reason",
+                        at->why_known ? json_string(wr_autotune_why_name(at->why)) : json_null(),
+                        "latencyMs", at->why_known ? num_or_null(at->why_latency_ms) : json_null(),
+                        "errorRate", at->why_known ? num_or_null(at->why_error_rate) : json_null());
+    return json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:o}", "rateInUse",
+                     at->rate > 0 ? wr_qconfig_number_json(at->rate) : json_null(), "latencyMs",
+                     num_or_null(at->latency_ms), "errorRate", num_or_null(at->error_rate),
+                     "targetMs", (json_int_t)cfg->autotune_target_ms, "minPerSecond",
+                     wr_qconfig_number_json(cfg->autotune_min), "maxPerSecond",
+                     wr_qconfig_number_json(cfg->autotune_max), "lastChange", chg);
+}
+
 void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
@@ -576,18 +602,21 @@ void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_ap
         return;
     }
     json_t *o = wr_history_json(h, since_s);
+    wr_scheduler_autotune_t at;
+    bool tuned = wr_scheduler_autotune(a->sched, queue, &at);
     if (o) {
         json_object_set_new(o, "name", json_string(queue));
         json_object_set_new(o, "admitPerSecond", json_real(cfg->admit_per_second));
         json_object_set_new(o, "paused", json_boolean(cfg->paused));
         json_object_set_new(o, "enabled", json_boolean(cfg->enabled));
+        json_object_set_new(o, "autotune", tuned ? autotune_json(cfg, &at) : json_null());
         /* time to clear: the line now / the rate it drains at (the
-         * configured one, or the observed one while maxActive holds it
-         * lower); null while nobody is admitted */
+         * configured one, autotune's rate in use, or the observed one while
+         * maxActive holds it lower); null while nobody is admitted */
         json_t *w = json_object_get(o, "waiting");
         size_t n = json_array_size(w);
         double waiting = n ? (double)json_integer_value(json_array_get(w, n - 1)) : 0;
-        double rate = cfg->admit_per_second;
+        double rate = tuned && at.rate > 0 ? at.rate : cfg->admit_per_second;
         double obs = wr_scheduler_observed_rate(a->sched, queue);
         if (cfg->max_active > 0 && obs >= 0 && obs < rate)
             rate = obs;

@@ -85,6 +85,11 @@
  * rate. The instance whose write won logs the change at info with its
  * reason; each sets the gauge waitroom_autotune_rate{queue} to the rate in
  * use it read. A step in flight holds a ref on the entry.
+ * For the dashboard each entry also keeps the signal of its last step (the
+ * worst fresh report, or none) and the last change of the rate it knows
+ * of: with its reason when this instance's write made it, as a new rate at
+ * a new step time otherwise (wr_scheduler_autotune); every history sample
+ * of an autotuned queue carries the rate in use, that signal and targetMs.
  *
  * Discovery uses the store's queue_names (Redis: one SMEMBERS a round, not
  * a queue_get per queue, which alone cost 11 commands per queue per
@@ -142,13 +147,16 @@ typedef struct wr_scheduler_queue {
     uint64_t open_moved, open_calls;
     int64_t open_sync_max_us, open_rtt_max_us;
     /* Autotune (see "Autotune" above) */
-    bool at_busy;                  /* a step's store calls are in flight (holds a ref) */
-    bool at_saturated;             /* the last admit answer left people waiting */
-    int64_t at_last_ms;            /* monotonic ms of the last step started */
-    double at_rate;                /* the rate in use as last read, users/s; 0 = not known */
-    double at_published;           /* the rate waitroom_autotune_rate shows, 0 = none yet */
-    wr_autotune_out_t at_out;      /* the step whose write is in flight */
-    wr_autotune_window_t *at_sess; /* the session signal (allocated at its first sample) */
+    bool at_busy;                   /* a step's store calls are in flight (holds a ref) */
+    bool at_saturated;              /* the last admit answer left people waiting */
+    int64_t at_last_ms;             /* monotonic ms of the last step started */
+    double at_rate;                 /* the rate in use as last read, users/s; 0 = not known */
+    double at_published;            /* the rate waitroom_autotune_rate shows, 0 = none yet */
+    wr_autotune_out_t at_out;       /* the step whose write is in flight */
+    wr_autotune_window_t *at_sess;  /* the session signal (allocated at its first sample) */
+    double at_lat, at_err;          /* the signal of the last step, -1 = none fresh (or failed) */
+    int64_t at_step_us;             /* store step time of the last change known (at_chg) */
+    wr_scheduler_autotune_t at_chg; /* that change (its rate/latency members unused) */
 } entry_t;
 
 struct wr_scheduler {
@@ -384,9 +392,15 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     publish(e, &res->stats, e->quiet);
     at_maybe_step(e, &res->stats);
-    if (e->hist)
-        wr_history_add(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
-                       res->stats.admitted_total, res->stats.consumed_total);
+    if (e->hist) {
+        wr_history_tune_t tune = {0}; /* target_ms 0: no autotune */
+        if (e->cfg.has_autotune)
+            tune =
+                (wr_history_tune_t){e->at_rate > 0 ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0,
+                                    e->at_lat, e->cfg.autotune_target_ms};
+        wr_history_add_tuned(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
+                             res->stats.admitted_total, res->stats.consumed_total, &tune);
+    }
     if (s->metrics && res->n_waited > 0) {
         char l[WR_QUEUE_NAME_MAX + 16];
         labels_for(e, l, sizeof(l));
@@ -430,6 +444,21 @@ static void at_done(entry_t *e, double rate_in_use)
     wr_scheduler_release(e);
 }
 
+/* A change of the rate made elsewhere (another instance, or before this
+ * one started) seen as a new step time: its reason is not known here. */
+static void at_seen(entry_t *e, int64_t step_us, double rate_now)
+{
+    if (step_us <= 0 || step_us == e->at_step_us)
+        return;
+    e->at_step_us = step_us;
+    e->at_chg = (wr_scheduler_autotune_t){.changed_at_ms = step_us / 1000,
+                                          .from = e->at_rate,
+                                          .to = rate_now,
+                                          .why_known = false,
+                                          .why_latency_ms = -1,
+                                          .why_error_rate = -1};
+}
+
 static void at_set_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
 {
     entry_t *e = arg;
@@ -439,6 +468,18 @@ static void at_set_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *ar
     }
     double before = e->at_rate;
     double now = wr_store_rate_in_use(&e->cfg, res->rate);
+    if (!res->applied) {
+        at_seen(e, res->step_us, now); /* another instance's write won */
+    } else {
+        e->at_step_us = res->step_us;
+        e->at_chg = (wr_scheduler_autotune_t){.changed_at_ms = res->step_us / 1000,
+                                              .from = before,
+                                              .to = now,
+                                              .why_known = true,
+                                              .why = e->at_out.why,
+                                              .why_latency_ms = e->at_out.latency_ms,
+                                              .why_error_rate = e->at_out.error_rate};
+    }
     if (res->applied)
         wr_info("queue %s: autotune rate %.3f -> %.3f per second (%s: latency %.0f ms, "
                 "errorRate %.3f, targetMs %u)",
@@ -451,9 +492,11 @@ static void at_read_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *a
 {
     entry_t *e = arg;
     if (err != WR_OK || e->dead || !e->cfg.has_autotune) {
+        e->at_lat = e->at_err = -1; /* no step: no signal to show */
         at_done(e, 0);
         return;
     }
+    at_seen(e, res->step_us, wr_store_rate_in_use(&e->cfg, res->rate));
     wr_autotune_cfg_t cfg = {e->cfg.autotune_min, e->cfg.autotune_max, e->cfg.autotune_target_ms};
     wr_autotune_state_t st = {.rate = res->rate,
                               .step_us = res->step_us,
@@ -461,6 +504,8 @@ static void at_read_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *a
                               .saturated = e->at_saturated,
                               .cut_latency_ms = res->cut_latency_ms};
     wr_autotune_step(&cfg, &st, res->reports, WR_AUTOTUNE_SOURCES, res->now_us, &e->at_out);
+    e->at_lat = e->at_out.latency_ms;
+    e->at_err = e->at_out.error_rate;
     if (e->at_rate <= 0)
         e->at_rate = wr_store_rate_in_use(&e->cfg, res->rate);
     if (!e->at_out.changed) {
@@ -499,6 +544,7 @@ static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st)
     if (wr_store_autotune(e->sched->store, e->name, &req, at_read_cb, e) != WR_OK) {
         e->at_busy = false;
         e->refs--;
+        e->at_lat = e->at_err = -1;
     }
 }
 
@@ -539,6 +585,7 @@ static void entry_add(wr_scheduler_t *s, const char *queue, const wr_queue_confi
         return;
     }
     e->hist = wr_history_new(); /* the dashboard's history; NULL = none */
+    e->at_lat = e->at_err = -1;
     wr_rate_window_init(&e->rate, 60000);
     wr_rate_window_init(&e->eta_rate, 60000);
     e->fail_last_ms = wr_clock_mono_ms();
@@ -695,6 +742,18 @@ bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms)
         return true;
     }
     return false;
+}
+
+bool wr_scheduler_autotune(wr_scheduler_t *s, const char *queue, wr_scheduler_autotune_t *out)
+{
+    const entry_t *e = live(find(s, queue));
+    if (!e || !e->has_cfg || !e->cfg.has_autotune)
+        return false;
+    *out = e->at_chg;
+    out->rate = e->at_rate > 0 ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0;
+    out->latency_ms = e->at_lat;
+    out->error_rate = e->at_err;
+    return true;
 }
 
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)

@@ -24,8 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/history.h"
 #include "base/metrics.h"
+#include "core/autotune.h"
+#include "core/history.h"
 #include "core/qconfig.h"
 #include "store/store.h"
 
@@ -124,6 +125,30 @@ bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t n
  * call into the scheduler or the loop; NULL when the queue is unknown here
  * (or its history could not be allocated). */
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue);
+
+/* Autotune as this instance saw it last (the dashboard's text line; the
+ * per-second values are in the history). Times are store time, epoch ms. */
+typedef struct {
+    double rate;       /* the rate in use as last read, users/s; 0 = not known yet */
+    double latency_ms; /* the worst fresh report at the last step, ms; -1 = none fresh */
+    double error_rate; /* idem; -1 = none fresh */
+    /* The last change of the rate this instance knows of (changed_at_ms 0 =
+     * none seen since it started). Its reason is known when this instance
+     * made it (why_known): another instance's change, or one made before
+     * this instance started, is seen only as a new rate at a new step time
+     * (that instance's log has the reason). */
+    int64_t changed_at_ms;
+    double from; /* the rate before it, users/s; 0 = not known */
+    double to;   /* the rate it set, users/s */
+    bool why_known;
+    wr_autotune_why_t why; /* START, BOUNDS, SLOW, ERRORS or HEALTHY when why_known */
+    double why_latency_ms; /* the signal that made it (-1 = none) */
+    double why_error_rate; /* idem */
+} wr_scheduler_autotune_t;
+
+/* Fills *out for queue when this instance knows it and its config has
+ * autotune; false otherwise (*out untouched). */
+bool wr_scheduler_autotune(wr_scheduler_t *s, const char *queue, wr_scheduler_autotune_t *out);
 
 /* Autotune's session signal: a session of queue ended by release after ms
  * (consume to release). Kept in the queue's window (the last

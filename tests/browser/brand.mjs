@@ -268,6 +268,9 @@ test('axe-core: no WCAG 2.1 AA violation in every preview state (en, ko, ar; som
     admitPerSecond: 1, targetUrl: '/after',
     page: { brand: 'Tea & Co', title: 'Spring drop', accentColor: '#ffd400' }
   });
+  /* an autotuned queue: the dashboard's autotune charts and line are checked too */
+  const tuned = 'axet-' + crypto.randomBytes(3).toString('hex');
+  await createQueue(wr.base, tuned, { admitPerSecond: 5, autotune: { minPerSecond: 1, maxPerSecond: 10, targetMs: 300 } });
   const ctx = await previewContext({ bypassCSP: true, viewport: PHONE, extraHTTPHeaders: { 'Accept-Language': 'en' } });
   const page = await ctx.newPage();
   await page.emulateMedia({ reducedMotion: 'reduce' }); /* no colour mid-transition when the theme flips */
@@ -300,6 +303,8 @@ test('axe-core: no WCAG 2.1 AA violation in every preview state (en, ko, ar; som
     await page.goto(`${wr.base}/admin#key=${adminKey}`);
     await waitFor(async () => (await page.locator(`article[data-queue="${branded}"] [data-field="page-state"]`).count()) === 1 &&
       (await text(page, `article[data-queue="${branded}"] [data-field="page-state"]`)) !== '-', 10000, 'the page state');
+    await waitFor(async () => (await page.locator(`article[data-queue="${tuned}"] [data-chart="latencyMs"]`).count()) === 1 &&
+      /Autotune/.test(await text(page, `article[data-queue="${tuned}"] [data-field="autotune"]`)), 10000, 'the autotune line');
     await check(`dashboard ${scheme}`);
   }
   await ctx.close();

@@ -343,6 +343,100 @@ test('dashboard: charts come from the server history, at once and after a reload
   await ctx.close();
 });
 
+test('dashboard: an autotuned queue charts the rate in use and the reported latency against the target, says why the rate changed; a fixed-rate one has neither', async () => {
+  const hex = crypto.randomBytes(3).toString('hex');
+  const q = 'tune-' + hex, fixed = 'fixed-' + hex;
+  /* paused with people waiting: the law runs, nobody is admitted */
+  await api.createQueue(q, { tickMs: 50, paused: true, admitPerSecond: 40,
+    autotune: { minPerSecond: 10, maxPerSecond: 100, targetMs: 500 } });
+  await api.createQueue(fixed, { admitPerSecond: 5, paused: true });
+  for (let i = 0; i < 5; i++) await api.joinNew(q);
+  await api.joinNew(fixed);
+  const report = async (latencyMs) => {
+    const r = await api.admin('POST', `/v1/queues/${q}/health`, { latencyMs, errorRate: 0 });
+    assert.equal(r.status, 204, 'health report: ' + JSON.stringify(r.body));
+  };
+  /* the rate starts at 40/s; one slow report (1000 ms against 500) cuts it
+   * once: x 0.9 x 500 / 1000 = 0.45, never below 0.5 a step: 20/s */
+  await waitFor(async () => (await api.stats(q)).admitRateTarget === 40, 5000, 'the starting rate');
+  await report(1000);
+  await waitFor(async () => (await api.stats(q)).admitRateTarget === 20, 8000, 'the cut to 20/s');
+  /* then reports in the dead band (0.8 x 500 <= 450 <= 500): it holds at 20 */
+  await report(450);
+  const keep = setInterval(() => { report(450).catch(() => {}); }, 500);
+  const ctx = await newContext({ viewport: { width: 1280, height: 1400 } });
+  try {
+    const hpath = `/v1/admin/queues/${q}/history`;
+    await waitFor(async () => {
+      const h = (await api.admin('GET', hpath)).body;
+      const n = h.t.length;
+      return n >= 3 && Array.isArray(h.latencyMs) && h.latencyMs[n - 1] === 450 && h.rateInUse[n - 1] === 20 &&
+        h.targetMs[n - 1] === 500;
+    }, 8000, 'the server history to carry the rate in use and the latency');
+    const fh = (await api.admin('GET', `/v1/admin/queues/${fixed}/history`)).body;
+    assert.equal(fh.rateInUse, undefined, 'a fixed-rate queue has no rateInUse column');
+    assert.equal(fh.autotune, null);
+
+    const page = await ctx.newPage();
+    await page.goto(`${wr.base}/admin#key=${adminKey}`);
+    const card = page.locator(`article[data-queue="${q}"]`);
+    const fcard = page.locator(`article[data-queue="${fixed}"]`);
+    const pts = async (chart) => ((await card.locator(`[data-chart="${chart}"] polyline.series`).first()
+      .getAttribute('points')) || '').trim().split(' ').filter(Boolean).map((p) => p.split(',').map(Number));
+    const caption = (chart) => card.locator(`[data-chart="${chart}"] figcaption span`).nth(1).textContent();
+    const ys = async (chart, cls) => (await card.locator(`[data-chart="${chart}"] line.${cls}`).evaluateAll(
+      (ls) => ls.map((l) => Number(l.getAttribute('y1')))));
+    await waitFor(async () => (await pts('rateInUse')).length >= 2 && (await pts('latencyMs')).length >= 2 &&
+      /^450 /.test(await caption('latencyMs')) && /^20\.0 /.test(await caption('rateInUse')), 5000,
+      'the two autotune charts with their newest values');
+    /* the captions (the charts' text, beside the SVG's label) carry the values */
+    assert.match(await caption('rateInUse'), /^20\.0 \(max \d+\.\d\), start 40\/s, min 10\/s, max 100\/s$/);
+    assert.match(await caption('latencyMs'), /^450 \(max \d+\), target 500 ms$/);
+    assert.equal(await card.locator('[data-chart="rateInUse"] svg').getAttribute('role'), 'img');
+    assert.equal(await card.locator('[data-chart="rateInUse"] svg').getAttribute('aria-label'),
+      'Rate in use/s (start dashed, min and max dotted), last 15 minutes');
+    assert.equal(await card.locator('[data-chart="latencyMs"] svg').getAttribute('aria-label'),
+      'Reported latency, ms (target dashed), last 15 minutes');
+    /* the lines where the values are: higher is up (smaller y) */
+    const [target] = await ys('latencyMs', 'target-line');
+    const lat = await pts('latencyMs');
+    assert.ok(target > 0 && target < 60, 'target line inside the chart: ' + target);
+    assert.ok(lat[lat.length - 1][1] > target, '450 ms drawn below the 500 ms target: ' + lat[lat.length - 1][1] + ' vs ' + target);
+    const [start] = await ys('rateInUse', 'rate-line');
+    const [lo, hi] = await ys('rateInUse', 'bound-line');
+    const rate = await pts('rateInUse');
+    const now = rate[rate.length - 1][1];
+    assert.ok(hi > 0 && hi < start && start < now && now < lo && lo < 60,
+      `max 100 above start 40 above the rate 20 above min 10: ${hi} ${start} ${now} ${lo}`);
+    /* the line of text: the rate in use and why it last changed */
+    const atText = await card.locator('[data-field="autotune"]').textContent();
+    assert.match(atText, /rate in use 20\.0\/s \(min 10\/s, max 100\/s, target 500 ms; latency 450 ms\)/);
+    assert.match(atText, /Last change at \d\d:\d\d:\d\d, from 40\.0\/s to 20\.0\/s: lowered: slower than the target \(latency 1000 ms, errorRate 0\)\./);
+    assert.equal(await card.locator('[data-field="rate"]').textContent(), 'auto 20.0/s');
+    /* the admissions chart's dashed line is the rate in use there, not where it started */
+    await waitFor(async () => /rate in use 20\.0\/s$/.test(await caption('admittedPerSec')) ||
+      (await caption('admittedPerSec')) === '-', 3000, 'the admissions chart against the rate in use');
+    /* the fixed-rate queue: no autotune chart, no autotune line */
+    await waitFor(async () => (await fcard.locator('[data-chart="admittedPerSec"]').count()) === 1, 3000, 'the fixed card');
+    assert.equal(await fcard.locator('[data-chart="rateInUse"]').count(), 0);
+    assert.equal(await fcard.locator('[data-chart="latencyMs"]').count(), 0);
+    assert.equal(await fcard.locator('[data-field="autotune"]').isHidden(), true);
+    assert.equal(await fcard.locator('[data-field="rate"]').textContent(), '5/s');
+    /* the autotuned queue's card alone (the page holds every test's queues) */
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await card.screenshot({ path: path.join(ARTIFACTS, 'dashboard-autotune.png') });
+    /* autotune turned off: its charts and line go */
+    const r = await api.admin('PATCH', `/v1/admin/queues/${q}`, { autotune: null });
+    assert.equal(r.status, 200);
+    await waitFor(async () => (await card.locator('[data-chart="rateInUse"]').count()) === 0 &&
+      (await card.locator('[data-chart="latencyMs"]').count()) === 0 &&
+      (await card.locator('[data-field="autotune"]').isHidden()), 5000, 'the autotune charts removed');
+  } finally {
+    clearInterval(keep);
+    await ctx.close();
+  }
+});
+
 test('Korean and English, the language switch, a narrow phone screen', async () => {
   const q = 'lang-' + crypto.randomBytes(3).toString('hex');
   await api.createQueue(q, { admitPerSecond: 1, paused: true });
@@ -1161,6 +1255,8 @@ async function main() {
     fs.copyFileSync(path.join(ARTIFACTS, 'queue-en-phone.png'), path.join(DOCS_IMG, 'queue.png'));
     /* the one with the server's history: charts, axes, the time to clear */
     fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-history.png'), path.join(DOCS_IMG, 'dashboard.png'));
+    /* an autotuned queue: the rate in use and the reported latency against the target */
+    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-autotune.png'), path.join(DOCS_IMG, 'dashboard-autotune.png'));
     console.log('copied screenshots to docs/img/');
   }
   console.log(`${passed} passed, ${failed} failed`);

@@ -6,7 +6,8 @@ failing (never faster than halving a second, never below min), rises while
 they say it is well within the target and people wait, holds with no fresh
 report (older than 10 s), and is the same on every instance (kept in the
 store). Queues are paused with people waiting: the law runs (the rate
-limits admission) while nobody is admitted, so nothing else moves.
+limits admission) while nobody is admitted, so nothing else moves. The
+dashboard's history carries the rate in use, the latency and the target.
 Runs on both stores; the two-instance test on Redis only."""
 import time
 
@@ -177,6 +178,76 @@ class Autotune(WRTest):
         want = 'waitroom_autotune_rate{queue="%s"} 50' % q
         self.poll_until(lambda: self.c.request("GET", "/metrics").body, lambda b: want in b,
                         timeout=5, interval=0.2, what="the gauge of a steady rate")
+
+    def test_history_carries_rate_and_latency(self):
+        # the dashboard's history (GET /v1/admin/queues/{q}/history): per
+        # second the rate in use, the latency the controller used (the worst
+        # fresh report, null when none) and the target; its autotune object
+        # says why the rate last changed. A fixed-rate queue has neither.
+        q = self.new_queue(auto(10, 100, 500, admitPerSecond=40))
+        fixed = self.new_queue({"tickMs": 50, "paused": True, "admitPerSecond": 5})
+        self.crowd(q)
+        self.join_ok(fixed, "f0")
+
+        def hist(name=q):
+            return self.c.get("/v1/admin/queues/%s/history" % name, KEY).json
+
+        def last(h, k):
+            return h[k][-1] if h and h.get(k) else None
+
+        # no report yet: the starting rate, no latency, the target
+        h = self.poll_until(hist, lambda b: last(b, "rateInUse") == 40, timeout=6,
+                            interval=0.1, what="the starting rate in the history")
+        n = len(h["t"])
+        for k in ("rateInUse", "latencyMs", "targetMs"):
+            self.assertEqual(len(h[k]), n, k)
+        self.assertIsNone(h["latencyMs"][-1])
+        self.assertEqual(h["targetMs"][-1], 500)
+        at = h["autotune"]
+        self.assertEqual((at["rateInUse"], at["latencyMs"], at["errorRate"], at["targetMs"],
+                          at["minPerSecond"], at["maxPerSecond"]), (40, None, None, 500, 10, 100))
+        self.assertEqual(at["lastChange"]["reason"], "start")
+        self.assertEqual(at["lastChange"]["to"], 40)
+        # a slow report (1000 ms against 500): one cut, 40 -> 20 (at most halved)
+        t0 = time.time() * 1000
+        self.report(q, 1000)
+        self.until(q, lambda r: r == 20, "lowered")
+        h = self.poll_until(hist, lambda b: last(b, "rateInUse") == 20 and
+                            last(b, "latencyMs") == 1000, timeout=6, interval=0.1,
+                            what="the cut rate and the report in the history")
+        self.assertEqual(h["targetMs"][-1], 500)
+        self.assertEqual(h["rateInUse"][-1], self.rate(q), "the history's rate = admitRateTarget")
+        self.assertIn(40, h["rateInUse"], "the rate before the cut is in the history")
+        lc = h["autotune"]["lastChange"]
+        self.assertEqual((lc["reason"], lc["from"], lc["to"], lc["latencyMs"], lc["errorRate"]),
+                         ("slow", 40, 20, 1000, 0), repr(lc))
+        self.assertGreater(lc["at"], t0 - 2000)
+        self.assertLess(lc["at"], time.time() * 1000 + 2000)
+        # a report in the dead band (450 ms): the rate holds, the history shows it
+        self.report(q, 450.5)
+        h = self.poll_until(hist, lambda b: last(b, "latencyMs") == 450.5, timeout=6,
+                            interval=0.1, what="the new report in the history")
+        self.assertEqual(h["rateInUse"][-1], 20)
+        self.assertEqual(h["autotune"]["latencyMs"], 450.5)
+        # since: the columns follow the samples asked for
+        later = self.c.get("/v1/admin/queues/%s/history?since=%d" % (q, h["t"][-2]), KEY).json
+        self.assertEqual(len(later["rateInUse"]), len(later["t"]))
+        self.assertEqual(later["t"][0], h["t"][-1])
+        # the fixed-rate queue: no autotune column, no autotune object
+        f = self.poll_until(lambda: hist(fixed), lambda b: b and len(b["t"]) >= 2, timeout=6,
+                            interval=0.1, what="the fixed queue's history")
+        for k in ("rateInUse", "latencyMs", "targetMs"):
+            self.assertNotIn(k, f)
+        self.assertIsNone(f["autotune"])
+        # autotune turned off: the newer samples carry none, the object is null
+        r = self.c.patch_queue(q, {"autotune": None})
+        self.assertEqual(r.status, 200, repr(r))
+        h = self.poll_until(hist, lambda b: b["autotune"] is None and
+                            b["targetMs"][-1] is None, timeout=6, interval=0.1,
+                            what="samples without autotune")
+        self.assertIsNone(h["rateInUse"][-1])
+        self.assertIsNone(h["latencyMs"][-1])
+        self.assertIn(500, h["targetMs"], "the older samples keep theirs")
 
     def test_two_instances_same_rate(self):
         self.redis_only()

@@ -33,6 +33,15 @@
  * What the operator typed goes to the server as typed (a number when it
  * reads as one), so bad input is refused there and its error (code and
  * message) is shown beside the controls.
+ *
+ * Autotune (1.2): a queue whose config has `autotune` gets two more charts
+ * from the history's rateInUse and latencyMs columns, built and drawn by
+ * the same code as the others (makeChart, draw): the rate in use with a
+ * dashed line where it started (admitPerSecond) and dotted ones at min
+ * and max, and the reported latency with a dashed line at the target. A
+ * line of text says the rate in use and its last change (when, from, to,
+ * why: the history's autotune.lastChange). They are removed when the
+ * queue loses autotune; a fixed-rate queue never has them.
  */
 (function () {
   'use strict';
@@ -42,11 +51,46 @@
   var MIN_SPAN_MS = 20 * 1000;     /* a young history is drawn over at least this */
   var POLL_MS = 1000;
   var SVGNS = 'http://www.w3.org/2000/svg';
+  /* refs(cfg, history): the chart's horizontal lines, [{cls, v, text}]
+   * (v <= 0 or absent: not drawn) */
   var CHARTS = [
     { field: 'waiting', title: 'Line length' },
-    { field: 'admittedPerSec', second: 'consumedPerSec', rate: true, title: 'Admitted/s (consumed/s dotted)' },
+    { field: 'admittedPerSec', second: 'consumedPerSec', rate: true, title: 'Admitted/s (consumed/s dotted)',
+      refs: function (cfg, history) {
+        if (!cfg.autotune) return [{ cls: 'rate-line', v: cfg.admitPerSecond, text: 'rate ' + cfg.admitPerSecond + '/s' }];
+        var r = lastOf(history, 'rateInUse'); /* autotune: the rate in use, not where it started */
+        return [{ cls: 'rate-line', v: r, text: 'rate in use ' + fmtNum(r, true) + '/s' }];
+      } },
     { field: 'active', title: 'Active' }
   ];
+  /* an autotuned queue's two more (config autotune) */
+  var AUTOTUNE_CHARTS = [
+    { field: 'rateInUse', rate: true, title: 'Rate in use/s (start dashed, min and max dotted)',
+      refs: function (cfg) {
+        var at = cfg.autotune || {};
+        return [{ cls: 'rate-line', v: cfg.admitPerSecond, text: 'start ' + cfg.admitPerSecond + '/s' },
+          { cls: 'bound-line', v: at.minPerSecond, text: 'min ' + at.minPerSecond + '/s' },
+          { cls: 'bound-line', v: at.maxPerSecond, text: 'max ' + at.maxPerSecond + '/s' }];
+      } },
+    { field: 'latencyMs', title: 'Reported latency, ms (target dashed)',
+      refs: function (cfg, history) {
+        /* the newest sample's target, else the config's */
+        var t = lastOf(history, 'targetMs');
+        if (t === null) t = (cfg.autotune || {}).targetMs;
+        return [{ cls: 'target-line', v: t, text: 'target ' + t + ' ms' }];
+      } }
+  ];
+  /* the newest number of field in history, else null */
+  function lastOf(history, field) {
+    for (var i = history.length - 1; i >= 0; i--) {
+      if (typeof history[i][field] === 'number') return history[i][field];
+    }
+    return null;
+  }
+  var WHY = {
+    start: 'started', bounds: 'clamped into new bounds', slow: 'lowered: slower than the target',
+    failing: 'lowered: failing (errorRate above 0.05)', healthy: 'raised: well within the target, people waiting'
+  };
 
   var PREVIEWS = [['waiting', 'Waiting'], ['held', 'Held'], ['prequeue', 'Pre-queue'],
     ['challenge', 'Challenge'], ['admitted', 'Admitted'], ['closed', 'Closed'],
@@ -259,60 +303,12 @@
 
     var charts = {};
     var box = el('div', { 'class': 'charts' });
-    CHARTS.forEach(function (ch) {
-      var wrap = el('figure', { 'class': 'chart', 'data-chart': ch.field });
-      var title = el('figcaption', { 'class': 'chart-title' });
-      var label = el('span', {}, ch.title);
-      title.appendChild(label);
-      var now = el('span', {}, '-');
-      title.appendChild(now);
-      wrap.appendChild(title);
-      var plot = el('div', { 'class': 'plot' });
-      var yaxis = el('div', { 'class': 'yaxis', 'aria-hidden': 'true' });
-      var yTop = el('span', {}, ''), yMid = el('span', {}, ''), yZero = el('span', {}, '0');
-      yaxis.appendChild(yTop); yaxis.appendChild(yMid); yaxis.appendChild(yZero);
-      plot.appendChild(yaxis);
-      var svg = document.createElementNS(SVGNS, 'svg');
-      svg.setAttribute('viewBox', '0 0 600 60');
-      svg.setAttribute('preserveAspectRatio', 'none');
-      svg.setAttribute('role', 'img');
-      svg.setAttribute('aria-label', ch.title + ', last 15 minutes');
-      [['grid', 0, 2, 600, 2], ['grid', 0, 30, 600, 30], ['axis', 0, 59, 600, 59],
-        ['axis', 0.5, 0, 0.5, 60]].forEach(function (g) {
-        var ln = document.createElementNS(SVGNS, 'line');
-        ln.setAttribute('class', g[0]);
-        ln.setAttribute('x1', String(g[1])); ln.setAttribute('y1', String(g[2]));
-        ln.setAttribute('x2', String(g[3])); ln.setAttribute('y2', String(g[4]));
-        svg.appendChild(ln);
-      });
-      var area = document.createElementNS(SVGNS, 'polygon');
-      area.setAttribute('class', 'area');
-      var line = document.createElementNS(SVGNS, 'polyline');
-      line.setAttribute('class', 'series');
-      svg.appendChild(area); svg.appendChild(line);
-      var line2 = null, rateLine = null;
-      if (ch.second) {
-        line2 = document.createElementNS(SVGNS, 'polyline');
-        line2.setAttribute('class', 'series second');
-        svg.appendChild(line2);
-      }
-      if (ch.rate) {
-        rateLine = document.createElementNS(SVGNS, 'line');
-        rateLine.setAttribute('class', 'rate-line');
-        rateLine.setAttribute('x1', '0'); rateLine.setAttribute('x2', '600');
-        svg.appendChild(rateLine);
-      }
-      plot.appendChild(svg);
-      wrap.appendChild(plot);
-      var xaxis = el('div', { 'class': 'xaxis', 'aria-hidden': 'true' });
-      var xStart = el('span', {}, ''), xMid = el('span', {}, ''), xEnd = el('span', {}, '');
-      xaxis.appendChild(xStart); xaxis.appendChild(xMid); xaxis.appendChild(xEnd);
-      wrap.appendChild(xaxis);
-      box.appendChild(wrap);
-      charts[ch.field] = { def: ch, line: line, line2: line2, rateLine: rateLine, area: area, now: now,
-        label: label, title: ch.title, y: [yTop, yMid], x: [xStart, xMid, xEnd] };
-    });
+    CHARTS.forEach(function (ch) { charts[ch.field] = makeChart(ch, box); });
     card.appendChild(box);
+    /* autotune: its text line, and its charts (c.atBox) when the config has it */
+    var atLine = el('p', { 'class': 'q-autotune', 'data-field': 'autotune' });
+    atLine.hidden = true;
+    card.appendChild(atLine);
 
     var controls = el('div', { 'class': 'controls' });
     var bEnable = el('button', { type: 'button', 'data-action': 'toggle-enabled' });
@@ -347,7 +343,7 @@
     var c = { name: name, el: card, fields: fields, charts: charts, history: [], prev: null,
       config: null, rate: rate, bEnable: bEnable, bPause: bPause, msg: msg, bits: bits, rateEdited: false,
       bClosed: bClosed, stock: stock, stockEdited: false, notice: notice, nCount: nCount,
-      lastT: 0, loading: false };
+      lastT: 0, loading: false, atLine: atLine, atBox: null, autotune: null, rateInUse: null };
     rate.addEventListener('input', function () { c.rateEdited = true; });
     stock.addEventListener('input', function () { c.stockEdited = true; });
     notice.addEventListener('input', function () { nCount.textContent = codePoints(notice.value) + '/500'; });
@@ -394,6 +390,99 @@
       change(c, { admitPerSecond: v }, 'Set the rate of "' + name + '" to ' + v + ' per second?');
     });
     return c;
+  }
+
+  /* One chart of ch (CHARTS, AUTOTUNE_CHARTS) appended to box: a figure
+   * with its caption (title, the newest value), y axis, SVG (role img,
+   * labelled) and time axis. */
+  function makeChart(ch, box) {
+    var wrap = el('figure', { 'class': 'chart', 'data-chart': ch.field });
+    var title = el('figcaption', { 'class': 'chart-title' });
+    var label = el('span', {}, ch.title);
+    title.appendChild(label);
+    var now = el('span', {}, '-');
+    title.appendChild(now);
+    wrap.appendChild(title);
+    var plot = el('div', { 'class': 'plot' });
+    var yaxis = el('div', { 'class': 'yaxis', 'aria-hidden': 'true' });
+    var yTop = el('span', {}, ''), yMid = el('span', {}, ''), yZero = el('span', {}, '0');
+    yaxis.appendChild(yTop); yaxis.appendChild(yMid); yaxis.appendChild(yZero);
+    plot.appendChild(yaxis);
+    var svg = document.createElementNS(SVGNS, 'svg');
+    svg.setAttribute('viewBox', '0 0 600 60');
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', ch.title + ', last 15 minutes');
+    [['grid', 0, 2, 600, 2], ['grid', 0, 30, 600, 30], ['axis', 0, 59, 600, 59],
+      ['axis', 0.5, 0, 0.5, 60]].forEach(function (g) {
+      var ln = document.createElementNS(SVGNS, 'line');
+      ln.setAttribute('class', g[0]);
+      ln.setAttribute('x1', String(g[1])); ln.setAttribute('y1', String(g[2]));
+      ln.setAttribute('x2', String(g[3])); ln.setAttribute('y2', String(g[4]));
+      svg.appendChild(ln);
+    });
+    var area = document.createElementNS(SVGNS, 'polygon');
+    area.setAttribute('class', 'area');
+    var line = document.createElementNS(SVGNS, 'polyline');
+    line.setAttribute('class', 'series');
+    svg.appendChild(area); svg.appendChild(line);
+    var line2 = null, refLines = [];
+    if (ch.second) {
+      line2 = document.createElementNS(SVGNS, 'polyline');
+      line2.setAttribute('class', 'series second');
+      svg.appendChild(line2);
+    }
+    (ch.refs ? ch.refs({}, []) : []).forEach(function (r) {
+      var rl = document.createElementNS(SVGNS, 'line');
+      rl.setAttribute('class', r.cls);
+      rl.setAttribute('x1', '0'); rl.setAttribute('x2', '600');
+      rl.setAttribute('y1', '-10'); rl.setAttribute('y2', '-10');
+      svg.appendChild(rl);
+      refLines.push(rl);
+    });
+    plot.appendChild(svg);
+    wrap.appendChild(plot);
+    var xaxis = el('div', { 'class': 'xaxis', 'aria-hidden': 'true' });
+    var xStart = el('span', {}, ''), xMid = el('span', {}, ''), xEnd = el('span', {}, '');
+    xaxis.appendChild(xStart); xaxis.appendChild(xMid); xaxis.appendChild(xEnd);
+    wrap.appendChild(xaxis);
+    box.appendChild(wrap);
+    return { def: ch, wrap: wrap, line: line, line2: line2, refLines: refLines, area: area, now: now,
+      label: label, title: ch.title, y: [yTop, yMid], x: [xStart, xMid, xEnd] };
+  }
+
+  /* Adds or removes an autotuned queue's charts, as its config says. */
+  function autotuneCharts(c) {
+    var on = !!(c.config && c.config.autotune);
+    if (on && !c.atBox) {
+      c.atBox = el('div', { 'class': 'charts autotune' });
+      AUTOTUNE_CHARTS.forEach(function (ch) { c.charts[ch.field] = makeChart(ch, c.atBox); });
+      c.atLine.parentNode.insertBefore(c.atBox, c.atLine.nextSibling);
+    } else if (!on && c.atBox) {
+      c.atBox.remove();
+      c.atBox = null;
+      AUTOTUNE_CHARTS.forEach(function (ch) { delete c.charts[ch.field]; });
+    }
+    c.atLine.hidden = !on;
+    if (!on) c.atLine.textContent = '';
+  }
+
+  /* The autotune line: the rate in use and its last change (the history's
+   * autotune object, this instance's view). */
+  function autotuneText(at, rateNow) {
+    var rate = typeof rateNow === 'number' ? rateNow : at.rateInUse;
+    var s = 'Autotune: rate in use ' + (typeof rate === 'number' ? fmtNum(rate, true) + '/s' : 'not known yet') +
+      ' (min ' + at.minPerSecond + '/s, max ' + at.maxPerSecond + '/s, target ' + at.targetMs + ' ms; latency ' +
+      (typeof at.latencyMs === 'number' ? fmtNum(at.latencyMs, false) + ' ms' : 'not reported (no fresh report)') + ').';
+    var ch = at.lastChange;
+    if (!ch) return s + ' No change seen since this instance started.';
+    var move = (typeof ch.from === 'number' ? 'from ' + fmtNum(ch.from, true) + '/s ' : '') + 'to ' + fmtNum(ch.to, true) + '/s';
+    if (!ch.reason) return s + ' Last change at ' + clock(ch.at) + ', ' + move + ', by another instance (its log says why).';
+    var sig = [];
+    if (typeof ch.latencyMs === 'number') sig.push('latency ' + fmtNum(ch.latencyMs, false) + ' ms');
+    if (typeof ch.errorRate === 'number') sig.push('errorRate ' + ch.errorRate);
+    return s + ' Last change at ' + clock(ch.at) + ', ' + move + ': ' + (WHY[ch.reason] || ch.reason) +
+      (ch.reason !== 'start' && ch.reason !== 'bounds' && sig.length ? ' (' + sig.join(', ') + ')' : '') + '.';
   }
 
   /* A preview, fetched with the key and written into a new tab (the tab
@@ -488,6 +577,8 @@
   function fill(c, q, t) {
     var st = q.stats || {};
     c.config = q.config || {};
+    c.rateInUse = c.config.autotune && typeof st.admitRateTarget === 'number' ? st.admitRateTarget : null;
+    autotuneCharts(c);
     var sample = {
       t: t,
       waiting: st.waiting || 0,
@@ -527,11 +618,12 @@
     loadHistory(c);
   }
 
-  /* waiting / rate: the configured rate, or the observed one while
-   * maxActive holds admission below it; '-' while nobody is admitted. */
+  /* waiting / rate: the configured rate (autotune's rate in use), or the
+   * observed one while maxActive holds admission below it; '-' while
+   * nobody is admitted. */
   function timeToClear(waiting, cfg, st) {
     if (!waiting) return '0 s';
-    var rate = cfg.admitPerSecond || 0;
+    var rate = cfg.autotune && st.admitRateTarget > 0 ? st.admitRateTarget : (cfg.admitPerSecond || 0);
     if (cfg.maxActive > 0 && st.admitRateObserved >= 0 && st.admitRateObserved < rate) rate = st.admitRateObserved;
     if (cfg.enabled === false || cfg.paused || !(rate > 0)) return '-';
     var s = Math.ceil(waiting / rate);
@@ -554,12 +646,19 @@
       for (var i = 0; i < h.t.length; i++) {
         if (h.t[i] <= c.lastT) continue;
         c.history.push({ t: h.t[i], waiting: h.waiting[i], active: h.active[i],
-          admittedPerSec: h.admittedPerSecond[i], consumedPerSec: h.consumedPerSecond[i] });
+          admittedPerSec: h.admittedPerSecond[i], consumedPerSec: h.consumedPerSecond[i],
+          /* autotune's columns: absent for a fixed-rate queue */
+          rateInUse: h.rateInUse ? h.rateInUse[i] : null, latencyMs: h.latencyMs ? h.latencyMs[i] : null,
+          targetMs: h.targetMs ? h.targetMs[i] : null });
         c.lastT = h.t[i];
       }
       var end = c.lastT;
       while (c.history.length && c.history[0].t < end - WINDOW_MS) c.history.shift();
-      CHARTS.forEach(function (ch) { draw(c.charts[ch.field], c.history, end, c.config || {}); });
+      c.autotune = h.autotune || null;
+      if (c.autotune && c.config && c.config.autotune) c.atLine.textContent = autotuneText(c.autotune, c.rateInUse);
+      for (var f in c.charts) {
+        if (Object.prototype.hasOwnProperty.call(c.charts, f)) draw(c.charts[f], c.history, end, c.config || {});
+      }
     }, function () { c.loading = false; });
   }
 
@@ -568,7 +667,8 @@
     var f = c.fields;
     setPill(f.enabled, cfg.enabled === false ? 'disabled' : 'enabled', cfg.enabled === false ? 'warn' : 'ok');
     setPill(f.paused, cfg.paused ? 'paused' : 'admitting', cfg.paused ? 'warn' : 'ok');
-    setPill(f.rate, (cfg.admitPerSecond !== undefined ? cfg.admitPerSecond : '?') + '/s', '');
+    setPill(f.rate, cfg.autotune ? 'auto ' + (typeof c.rateInUse === 'number' ? fmtNum(c.rateInUse, true) : '?') + '/s'
+      : (cfg.admitPerSecond !== undefined ? cfg.admitPerSecond : '?') + '/s', '');
     c.bEnable.textContent = cfg.enabled === false ? 'Enable line' : 'Disable line';
     c.bPause.textContent = cfg.paused ? 'Resume admission' : 'Pause admission';
     setPill(f.sale, cfg.closed ? 'sale closed' : (c.soldOut ? 'sold out' : 'sale open'),
@@ -620,19 +720,23 @@
       if (def.second && history[i][def.second] !== null && history[i][def.second] !== undefined)
         max = Math.max(max, history[i][def.second]);
     }
-    var rate = isRate && cfg.admitPerSecond > 0 ? cfg.admitPerSecond : 0;
+    /* the horizontal lines (the configured rate, min, max, the target) */
+    var refs = def.refs ? def.refs(cfg, history) : [], refMax = 0, texts = [];
+    refs.forEach(function (r) {
+      if (r.v > 0) { refMax = Math.max(refMax, r.v); texts.push(r.text); }
+    });
     ch.now.textContent = last === null ? '-' : fmtNum(last, isRate) + ' (max ' + fmtNum(max, isRate) + ')' +
-      (rate ? ', rate ' + rate + '/s' : '');
-    /* the y axis: 0 to a round top above the data (and the rate line) */
-    var top = Math.max(max, rate * 1.1, isRate ? 1 : 4);
+      (texts.length ? ', ' + texts.join(', ') : '');
+    /* the y axis: 0 to a round top above the data (and the lines) */
+    var top = Math.max(max, refMax * 1.1, isRate ? 1 : 4);
     var mag = Math.pow(10, Math.floor(Math.log(top) / Math.LN10));
     top = Math.ceil(top / mag * 2) / 2 * mag;
     ch.y[0].textContent = fmtNum(top, isRate && top < 10);
     ch.y[1].textContent = fmtNum(top / 2, isRate && top < 20);
-    if (ch.rateLine) {
-      var ry = rate ? (58 - rate / top * 54).toFixed(1) : '-10';
-      ch.rateLine.setAttribute('y1', ry); ch.rateLine.setAttribute('y2', ry);
-    }
+    refs.forEach(function (r, k) {
+      var ry = r.v > 0 ? (58 - r.v / top * 54).toFixed(1) : '-10';
+      ch.refLines[k].setAttribute('y1', ry); ch.refLines[k].setAttribute('y2', ry);
+    });
     /* the x axis spans the history (at least 20 s, at most 15 min) */
     var span = history.length ? Math.min(WINDOW_MS, Math.max(MIN_SPAN_MS, now - history[0].t)) : MIN_SPAN_MS;
     var secs = Math.round(span / 1000);

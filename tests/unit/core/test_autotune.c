@@ -213,6 +213,8 @@ static void t_holds_without_reports(void **state)
     wr_autotune_step(&s.cfg, &s.st, &s.rep, 1, s.now_us, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_NO_REPORT);
     assert_false(out.changed);
+    assert_true(out.latency_ms == -1); /* none fresh: no signal */
+    assert_true(out.error_rate == -1);
 }
 
 /* The rules one by one, with hand-worked values (min 10, max 350, T 400). */
@@ -227,6 +229,12 @@ static void t_rules(void **state)
     wr_autotune_step(&cfg, &st, NULL, 0, now, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_START);
     assert_true(out.rate == 350);
+    assert_true(out.latency_ms == -1);
+    wr_autotune_report_t first = {250, 0.01, now - S_US};
+    wr_autotune_step(&cfg, &st, &first, 1, now, &out);
+    assert_int_equal(out.why, WR_AUTOTUNE_START);
+    assert_true(out.latency_ms == 250); /* the start step answers the signal too */
+    assert_true(out.error_rate == 0.01);
     assert_true(wr_autotune_start_rate(&cfg, 0) == 10);
     assert_true(wr_autotune_start_rate(&cfg, 5) == 10);
     assert_true(wr_autotune_start_rate(&cfg, 100) == 100);
@@ -304,6 +312,9 @@ static void t_rules(void **state)
     wr_autotune_step(&cfg, &st, &r, 1, now, &out);
     assert_int_equal(out.why, WR_AUTOTUNE_TOO_SOON);
     assert_false(out.changed);
+    /* the signal is answered on a hold too (the dashboard's history) */
+    assert_true(out.latency_ms == 4000);
+    assert_true(out.error_rate == 1);
     /* the worst of two reports: the session's 1000 ms beats the shop's 100 */
     st.step_us = now - 2 * S_US;
     wr_autotune_report_t two[2] = {{100, 0, now - S_US}, {1000, 0, now - 2 * S_US}};
