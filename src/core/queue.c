@@ -100,13 +100,21 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
+/* The idle cap of retryAfterMs, ms: half of idleTimeoutSeconds, at least
+ * WR_POLL_MIN_MS; 0 when idleTimeoutSeconds is 0 (no cap). */
+static double idle_cap_ms(const wr_queue_config_t *cfg)
+{
+    if (!cfg || cfg->idle_timeout_seconds == 0)
+        return 0;
+    double cap = (double)cfg->idle_timeout_seconds * 1000.0 / 2.0;
+    return cap < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : cap;
+}
+
 uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms, double u)
 {
     if (!cfg || cfg->idle_timeout_seconds == 0)
         return retry_ms;
-    uint64_t cap = (uint64_t)cfg->idle_timeout_seconds * 1000 / 2;
-    if (cap < WR_POLL_MIN_MS)
-        cap = WR_POLL_MIN_MS;
+    uint64_t cap = (uint64_t)idle_cap_ms(cfg);
     if (retry_ms <= cap)
         return retry_ms;
     /* Capped answers keep the jitter (below the cap): a cap that told
@@ -288,6 +296,14 @@ uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t posi
         /* Due before the floor lets the user back (queue.h: "the floor"):
          * back as soon as allowed, spread over half a tick. */
         ms = floor(WR_POLL_MIN_MS + u * half);
+    }
+    double cap = idle_cap_ms(cfg);
+    if (cap > 0 && ms > cap) {
+        /* Due beyond the idle cap (queue.h: "the idle cap"): n equal steps
+         * of at most the cap that end at E + s, not the cap itself, which
+         * would bring the user back just before E and then 250 ms late. */
+        double n = ceil(ms / cap);
+        ms = ceil(ms / n);
     }
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }

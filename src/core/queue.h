@@ -108,6 +108,14 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            A poll gets here when it comes within 250 ms of the user's
  *            admission (a band answer that ended just before it, a client
  *            that does not wait as told).
+ *   the idle cap: an ETA answer (either above) longer than the cap of
+ *            wr_queue_retry_cap_idle_ms (half of idleTimeoutSeconds) is
+ *            cut into n = ceil(answer / cap) equal steps and the first
+ *            step is the answer: the user comes back within the cap and,
+ *            as the steps repeat, lands at E + s. Capping it instead
+ *            would bring the user back just before E, then 250 ms (the
+ *            floor) late, on top of the people due then (a sale whose
+ *            cap is 1 s: the shop's in-flight peak 1.5x its pool).
  *   else:    answer = B (the band, spread by +/- pollJitter, as in v1),
  *            or, far back (wr_queue_poll_far_ms > 0: a tenth of the
  *            expected wait is longer than the band), that tenth up to

@@ -525,6 +525,39 @@ static void test_admission_delay(void **state)
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.0), 345);
 }
 
+/* An ETA answer beyond the idle cap (half of idleTimeoutSeconds) comes in
+ * equal steps within the cap that end just after E, never at the cap just
+ * before E (then 250 ms late). */
+static void test_retry_after_eta_idle_cap(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(175);
+    /* position 175 after a join: E = 1240 (test_retry_after_eta), answer
+     * 1245 (band 3000 at 175); idleTimeoutSeconds 120: under the cap */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 250, 250, 0.0), 1245);
+    c.idle_timeout_seconds = 2; /* cap 1000: two steps of 623 */
+    uint32_t first = wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 250, 250, 0.0);
+    assert_int_equal(first, 623);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&c, first, 0.5), 623); /* the cap keeps it */
+    /* the second poll 623 ms later: ticks at 340, 440, 540 have admitted
+     * 54 of those ahead (17.5 a tick), so position 121, the next tick 17 ms
+     * away: E = 17 + 6 x 100 = 617 = 1240 - 623, and the answer ends just
+     * after it, within the cap */
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 121, -1, 17, 0, 0), 617);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 121, -1, 17, 0, 0, 0.0), 622);
+    /* three steps when the answer is beyond twice the cap */
+    c.idle_timeout_seconds = 1; /* cap 500 */
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 175, -1, 40, 250, 250, 0.0), 415);
+    /* every answer, as the API caps it, within the cap and never below
+     * the floor, at every u (band answers are capped by the caller) */
+    for (int p = 1; p <= 1000; p += 37)
+        for (int i = 0; i < 10; i++) {
+            uint32_t ms = wr_queue_retry_after_eta_ms(&c, (uint64_t)p, -1, 40, 250, 250, i / 10.0);
+            ms = wr_queue_retry_cap_idle_ms(&c, ms, i / 10.0);
+            assert_true(ms >= WR_POLL_MIN_MS && ms <= 500);
+        }
+}
+
 /* Expected admission: the latest tick that admits the position, counted
  * from the next tick (ttn ms away), with the store's integer budget. */
 static void test_expected_admission(void **state)
@@ -960,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_expected_admission),
         cmocka_unit_test(test_retry_after_eta),
         cmocka_unit_test(test_retry_after_eta_poll_count),
+        cmocka_unit_test(test_retry_after_eta_idle_cap),
         cmocka_unit_test(test_budget_exact_175),
         cmocka_unit_test(test_budget_fractional_long_run),
         cmocka_unit_test(test_budget_pause_and_catchup),
