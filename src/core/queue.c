@@ -170,7 +170,9 @@ wr_queue_brake_t wr_queue_degraded_brake(const wr_queue_config_t *cfg, int64_t n
 }
 
 /* The admission rate in use, users per second: admitPerSecond, or the
- * observed rate when maxActive holds admission below it; 0 when there is
+ * observed rate when maxActive holds admission below it, or with autotune
+ * the rate autotune set (observed_rate is then that rate, given by the
+ * scheduler; unknown: admitPerSecond); 0 when there is
  * none (paused, rate 0, NaN). The one rule behind etaSeconds and the
  * expected admission time of poll timing. */
 static double rate_in_use(const wr_queue_config_t *cfg, double observed_rate)
@@ -178,7 +180,9 @@ static double rate_in_use(const wr_queue_config_t *cfg, double observed_rate)
     if (cfg->paused)
         return 0;
     double rate = cfg->admit_per_second;
-    if (cfg->max_active > 0 && observed_rate >= 0 && observed_rate < rate)
+    if (cfg->has_autotune && observed_rate > 0)
+        rate = observed_rate; /* autotune: the rate it set (the caller's) */
+    else if (cfg->max_active > 0 && observed_rate >= 0 && observed_rate < rate)
         rate = observed_rate;
     if (!(rate > 0) || !isfinite(rate))
         return 0;

@@ -266,7 +266,9 @@ int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t po
 /*
  * etaSeconds = ceil(position / rate). rate is admitPerSecond, or the
  * observed rate when maxActive is set and the observed rate is lower
- * (observed_rate < 0 means "unknown", use the configured rate).
+ * (observed_rate < 0 means "unknown", use the configured rate), or, with
+ * autotune (cfg->has_autotune), observed_rate itself when > 0: the caller
+ * passes the rate autotune set (wr_scheduler_queue_rate).
  * Returns -1 (JSON null) when paused or the rate is 0.
  */
 int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate);

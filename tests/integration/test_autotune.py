@@ -146,6 +146,19 @@ class Autotune(WRTest):
         # the gauge shows the rate in use
         m = self.c.request("GET", "/metrics")
         self.assertIn('waitroom_autotune_rate{queue="%s"} 40' % q, m.body)
+        # the ETA follows the rate in use (40/s), not admitPerSecond (100/s)
+        r = self.c.patch_queue(q, {"paused": False})
+        self.assertEqual(r.status, 200, r)
+        checked = 0
+        for i in range(150):
+            j = self.join_ok(q, "late%d" % i)
+            pos = j.get("position")
+            if j.get("status") == "waiting" and pos and pos > 45:
+                self.assertEqual(j["etaSeconds"], -(-pos // 40),
+                                 "ETA at the rate in use: position %d, %r" % (pos, j))
+                checked += 1
+        self.assertGreater(checked, 10, "people far enough back to tell 40/s from 100/s")
+        self.assertEqual(self.rate(q), 40)
 
     def test_healthy_raises_and_stale_reports_are_ignored(self):
         q = self.new_queue(auto(10, 1000, 400, admitPerSecond=10))

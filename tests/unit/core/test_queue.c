@@ -146,6 +146,14 @@ static void test_eta(void **state)
     /* observed rate is ignored without maxActive */
     c = cfg_rate(175);
     assert_int_equal(wr_queue_eta_seconds(&c, 350, 10), 2);
+    /* ... but with autotune it is the rate autotune set, lower or higher
+     * (issue 25: the ETA follows the shop's pace); unknown: configured */
+    c.has_autotune = true;
+    assert_int_equal(wr_queue_eta_seconds(&c, 350, 10), 35);
+    assert_int_equal(wr_queue_eta_seconds(&c, 350, 350), 1);
+    assert_int_equal(wr_queue_eta_seconds(&c, 350, -1), 2);
+    assert_int_equal(wr_queue_expected_admission_ms(&c, 20, 10, 40, 0, 0), 1940);
+    c.has_autotune = false;
     /* with maxActive: a lower observed rate is used, a higher one is not */
     c.max_active = 50;
     assert_int_equal(wr_queue_eta_seconds(&c, 350, 10), 35);
