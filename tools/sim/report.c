@@ -114,6 +114,18 @@ static const row_t SLEEPER_ROWS[] = {
 };
 #define NSLEEPER (sizeof(SLEEPER_ROWS) / sizeof(SLEEPER_ROWS[0]))
 
+/* A run with a slowdown (--slowdown-at: demo.sh --shop-slowdown) adds
+ * these: how the line settled after it, and its ETA from then on. */
+static const row_t SETTLE_ROWS[] = {
+    {"settled, s after slowdown", "settleSeconds", 1},
+    {"shop max in flight, settled", "shopMaxInFlightAfterSettle", 0},
+    {"ETA settled, |err|/wait p50", "etaAfterSettleRelErrorP50", 3},
+    {"ETA settled, |err|/wait p95", "etaAfterSettleRelErrorP95", 3},
+    {"ETA settled, share in 10%", "etaAfterSettleWithin10Pct", 3},
+    {"ETA settled, people (>=10 s)", "etaAfterSettleSamples", 0},
+};
+#define NSETTLE (sizeof(SETTLE_ROWS) / sizeof(SETTLE_ROWS[0]))
+
 /* A run with a stock (--stock) adds these. */
 static const row_t STOCK_ROWS[] = {
     {"stock", "stock", 0},
@@ -233,6 +245,8 @@ void wr_report_print_run(FILE *f, const json_t *run)
         fprintf(f, "  %s\n", d);
         print_rows(f, run, OPENING_ROWS, NOPENING);
     }
+    if (has_num(run, "settleSeconds"))
+        print_rows(f, run, SETTLE_ROWS, NSETTLE);
     if (has_sleepers(run))
         print_rows(f, run, SLEEPER_ROWS, NSLEEPER);
     if (has_stock(run))
@@ -261,6 +275,15 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
             fmt(a, sizeof(a), without, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
             fmt(b, sizeof(b), with, OPENING_ROWS[i].key, OPENING_ROWS[i].decimals);
             fprintf(f, "  %-28s %16s %16s\n", OPENING_ROWS[i].label, a, b);
+        }
+    }
+    if (has_num(with, "settleSeconds")) {
+        fprintf(f, "  after the shop slowed down:\n");
+        for (size_t i = 0; i < NSETTLE; i++) {
+            char a[64], b[64];
+            fmt(a, sizeof(a), without, SETTLE_ROWS[i].key, SETTLE_ROWS[i].decimals);
+            fmt(b, sizeof(b), with, SETTLE_ROWS[i].key, SETTLE_ROWS[i].decimals);
+            fprintf(f, "  %-28s %16s %16s\n", SETTLE_ROWS[i].label, a, b);
         }
     }
     /* sleepers and stock concern the line only: its column alone */

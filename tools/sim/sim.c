@@ -141,6 +141,14 @@ typedef enum {
     S_CLOSED /* told "closed" (sold out or the sale ended): no place, done */
 } ustate_t;
 
+/* etaSeconds of one waiting answer (join or poll), for the ETA after the
+ * rate settled (autotune_figures); appended in answer order. */
+typedef struct {
+    uint32_t idx;  /* user index */
+    int32_t eta_s; /* etaSeconds (non-null answers only) */
+    int64_t ms;    /* when the answer came, epoch ms */
+} eta_sample_t;
+
 typedef struct user {
     sim_t *sim;
     uint32_t idx;
@@ -219,6 +227,8 @@ struct sim {
     user_t *u;
     uint32_t n_users; /* users + bypass */
     int64_t t0_ms;    /* start of arrivals, epoch ms */
+    eta_sample_t *etas; /* every waiting answer's etaSeconds (grown, freed at exit) */
+    size_t n_etas, cap_etas;
     int64_t end_ms;
     int64_t join_seq;
     wr_rng_t rng; /* seeded from --seed: the same run for the same seed */
@@ -602,6 +612,25 @@ static void path_me(sim_t *s, char *buf, size_t cap)
     snprintf(buf, cap, "/v1/queues/%s/entries/me", s->queue);
 }
 
+/* Appends one waiting answer's etaSeconds to s->etas (a null ETA or no
+ * memory: nothing; the figures then have fewer samples). */
+static void eta_record(sim_t *s, const user_t *u, const json_t *eta, int64_t now)
+{
+    if (!json_is_integer(eta) || json_integer_value(eta) < 0 ||
+        json_integer_value(eta) > INT32_MAX)
+        return;
+    if (s->n_etas == s->cap_etas) {
+        size_t cap = s->cap_etas ? s->cap_etas * 2 : 65536;
+        eta_sample_t *g = realloc(s->etas, cap * sizeof(*g));
+        if (!g)
+            return;
+        s->etas = g;
+        s->cap_etas = cap;
+    }
+    s->etas[s->n_etas++] =
+        (eta_sample_t){.idx = u->idx, .eta_s = (int32_t)json_integer_value(eta), .ms = now};
+}
+
 /* A 200 answer of join or status. */
 static void handle_status(user_t *u, json_t *j, bool at_join)
 {
@@ -637,6 +666,7 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
             u->eta1_s = json_is_integer(eta) ? json_integer_value(eta) : -1;
             u->eta1_ms = now;
         }
+        eta_record(s, u, json_object_get(j, "etaSeconds"), now);
         u->st = S_WAITING;
         if (json_is_true(json_object_get(j, "held")) && !u->held) {
             u->held = true; /* away when the tick reached them: out of the order, kept */
@@ -1453,6 +1483,55 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/*
+ * The ETA once the rate has settled (issue 25: "the ETA error stays within
+ * 10% of the real wait"): for each person admitted by the line (not a
+ * sleeper, not held: their wait is their sleep), the first waiting answer
+ * at or after settle_ms (epoch ms), its etaSeconds against the real rest
+ * of the wait (admission tick - answer), relative to that rest. Only
+ * rests of 10 s or more count: etaSeconds is whole seconds, so a shorter
+ * rest's rounding alone can pass 10%. Adds etaAfterSettleSamples,
+ * etaAfterSettleRelErrorP50/P95 (fractions) and etaAfterSettleWithin10Pct
+ * (the share of samples within 10%); null without samples.
+ */
+static void eta_after_settle(sim_t *s, json_t *r, int64_t settle_ms)
+{
+    size_t n = s->n_users, k = 0;
+    bool *seen = calloc(n ? n : 1, sizeof(bool));
+    double *e = calloc(n ? n : 1, sizeof(double));
+    size_t within = 0;
+    for (size_t i = 0; seen && e && i < s->n_etas; i++) {
+        const eta_sample_t *x = &s->etas[i];
+        if (x->ms < settle_ms || x->idx >= n || seen[x->idx])
+            continue;
+        seen[x->idx] = true;
+        const user_t *u = &s->u[x->idx];
+        if (u->kind == K_BYPASS || u->slept || u->held || u->admit_tick_ms <= x->ms)
+            continue;
+        double rest = (double)(u->admit_tick_ms - x->ms) / 1000.0;
+        if (rest < 10.0)
+            continue;
+        e[k] = fabs(rest - (double)x->eta_s) / rest;
+        if (e[k] <= 0.10)
+            within++;
+        k++;
+    }
+    double p50 = 0, p95 = 0;
+    bool ok = false;
+    if (k) {
+        wr_stats_sort(e, k);
+        ok = wr_stats_percentile(e, k, 50, &p50) == WR_OK &&
+             wr_stats_percentile(e, k, 95, &p95) == WR_OK;
+    }
+    json_object_set_new(r, "etaAfterSettleSamples", json_integer((json_int_t)k));
+    json_object_set_new(r, "etaAfterSettleRelErrorP50", jnum_or_null(p50, ok));
+    json_object_set_new(r, "etaAfterSettleRelErrorP95", jnum_or_null(p95, ok));
+    json_object_set_new(r, "etaAfterSettleWithin10Pct",
+                        jnum_or_null(k ? (double)within / (double)k : 0, k > 0));
+    free(seen);
+    free(e);
+}
+
 static json_t *autotune_figures(sim_t *s, json_t *r, size_t nb)
 {
     double *rt = s->ser.rate_target;
@@ -1501,6 +1580,7 @@ static json_t *autotune_figures(sim_t *s, json_t *r, size_t nb)
             peak = s->ser.shop_in_flight_peak[k];
     json_object_set_new(r, "settleSeconds", json_real((double)(settle - t) * BUCKET_MS / 1000.0));
     json_object_set_new(r, "shopMaxInFlightAfterSettle", json_integer(peak));
+    eta_after_settle(s, r, s->t0_ms + (int64_t)settle * BUCKET_MS);
     return arr;
 }
 
@@ -2480,6 +2560,7 @@ int main(int argc, char **argv)
         free(s->u[k].token);
     }
     free(s->u);
+    free(s->etas);
     event_free(s->ev_sample);
     event_free(s->ev_progress);
     event_free(s->ev_deadline);
