@@ -225,8 +225,8 @@ struct sim {
     /* runtime */
     pool_t wr, join, shopp, statp, shopstat; /* statp: admin API; shopstat: shop /stats */
     user_t *u;
-    uint32_t n_users; /* users + bypass */
-    int64_t t0_ms;    /* start of arrivals, epoch ms */
+    uint32_t n_users;   /* users + bypass */
+    int64_t t0_ms;      /* start of arrivals, epoch ms */
     eta_sample_t *etas; /* every waiting answer's etaSeconds (grown, freed at exit) */
     size_t n_etas, cap_etas;
     int64_t end_ms;
@@ -616,8 +616,7 @@ static void path_me(sim_t *s, char *buf, size_t cap)
  * memory: nothing; the figures then have fewer samples). */
 static void eta_record(sim_t *s, const user_t *u, const json_t *eta, int64_t now)
 {
-    if (!json_is_integer(eta) || json_integer_value(eta) < 0 ||
-        json_integer_value(eta) > INT32_MAX)
+    if (!json_is_integer(eta) || json_integer_value(eta) < 0 || json_integer_value(eta) > INT32_MAX)
         return;
     if (s->n_etas == s->cap_etas) {
         size_t cap = s->cap_etas ? s->cap_etas * 2 : 65536;
