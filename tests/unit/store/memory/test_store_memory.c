@@ -616,8 +616,8 @@ static void to_version(const char *path, unsigned version)
     unsigned char *cfg = memchr(buf, '{', body);
     assert_non_null(cfg);
     json_error_t jerr;
-    json_t *cj = json_loadb((const char *)cfg, body - (size_t)(cfg - buf),
-                            JSON_DISABLE_EOF_CHECK, &jerr);
+    json_t *cj =
+        json_loadb((const char *)cfg, body - (size_t)(cfg - buf), JSON_DISABLE_EOF_CHECK, &jerr);
     assert_non_null(cj);
     assert_non_null(json_object_get(cj, "preQueueShuffle"));
     json_decref(cj);
