@@ -66,9 +66,15 @@ def clean_root_tar(cache, deps):
     """A minbase root with deps, as a tarball in cache (made once)."""
     key = hashlib.sha256((SUITE + " " + " ".join(deps)).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"root-{SUITE}-minbase-{key}.tar")
-    if os.path.exists(tar):
+    if os.path.isfile(tar):
         return tar
+    if os.path.isdir(tar):  # an older run's mmdebstrap made a directory of it
+        shutil.rmtree(tar, ignore_errors=True)
     os.makedirs(cache, exist_ok=True)
+    if os.path.isdir(tar + ".tmp"):
+        shutil.rmtree(tar + ".tmp", ignore_errors=True)
+    elif os.path.exists(tar + ".tmp"):
+        os.unlink(tar + ".tmp")  # a run stopped while making it
     work = tempfile.mkdtemp(prefix="wr-debootstrap-", dir=cache)
     try:
         tool = "mmdebstrap" if shutil.which("mmdebstrap") else "debootstrap"
@@ -76,8 +82,10 @@ def clean_root_tar(cache, deps):
               "minutes, once)", flush=True)
         t0 = time.monotonic()
         if tool == "mmdebstrap":  # apt's parallel downloads, the tarball directly
-            cmd = ["mmdebstrap", "--variant=minbase", "--include=" + ",".join(deps), SUITE,
-                   tar + ".tmp", MIRROR]
+            # --format=tar: mmdebstrap picks the format from the target's
+            # name otherwise, and "X.tar.tmp" made a directory
+            cmd = ["mmdebstrap", "--variant=minbase", "--format=tar",
+                   "--include=" + ",".join(deps), SUITE, tar + ".tmp", MIRROR]
         else:
             cmd = ["debootstrap", "--variant=minbase", "--include=" + ",".join(deps), SUITE,
                    os.path.join(work, "root"), MIRROR]
