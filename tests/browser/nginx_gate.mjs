@@ -360,8 +360,19 @@ test('not published through nginx: /v1/admin, /admin, /metrics, /healthz, /ready
   const cfg = JSON.parse((await admin('GET', '/v1/admin/queues/shop')).body).config;
   assert.equal(cfg.paused, false);
   /* the published part does answer */
-  assert.equal((await request(ngx.base, '/static/queue.js')).status, 200);
-  assert.equal((await request(ngx.base, '/static/style.css')).status, 200);
+  /* every file the queue page loads (its scripts, the proof-of-work
+   * worker, the translations), each waitroomd's own, not the shop's */
+  for (const f of ['queue.js', 'captcha.js', 'challenge.js', 'style.css', 'i18n.json']) {
+    const r = await request(ngx.base, '/static/' + f);
+    assert.equal(r.status, 200, f);
+    assert.equal(r.body, (await request(wr.base, '/static/' + f)).body, f + ': waitroomd\'s file');
+  }
+  /* the join challenge of the page (the queue has none: waitroomd's JSON
+   * answer, not nginx's 404) */
+  const ch = await request(ngx.base, '/v1/queues/shop/challenge');
+  assert.doesNotMatch(ch.body, /nginx/, `challenge: ${ch.status} ${ch.body.slice(0, 200)}`);
+  assert.match(String(ch.headers['content-type']), /application\/json/, 'challenge answered by waitroomd');
+  assert.equal(ch.status, (await request(wr.base, '/v1/queues/shop/challenge')).status);
   assert.equal((await request(ngx.base, '/static/dashboard.js')).status, 200, 'the rest of /static/ is the shop\'s');
   assert.match((await request(ngx.base, '/static/dashboard.js')).body, /^protected/);
   const page = await request(ngx.base, '/q/shop');
