@@ -219,7 +219,8 @@ class Autotune(WRTest):
         at = h["autotune"]
         self.assertEqual((at["rateInUse"], at["latencyMs"], at["errorRate"], at["targetMs"],
                           at["minPerSecond"], at["maxPerSecond"]), (40, None, None, 500, 10, 100))
-        self.assertEqual(at["lastChange"]["reason"], "start")
+        # "start", or null when another instance's step set it (Redis)
+        self.assertIn(at["lastChange"]["reason"], ("start", None))
         self.assertEqual(at["lastChange"]["to"], 40)
         # a slow report (1000 ms against 500): one cut, 40 -> 20 (at most halved)
         t0 = time.time() * 1000
@@ -232,8 +233,14 @@ class Autotune(WRTest):
         self.assertEqual(h["rateInUse"][-1], self.rate(q), "the history's rate = admitRateTarget")
         self.assertIn(40, h["rateInUse"], "the rate before the cut is in the history")
         lc = h["autotune"]["lastChange"]
-        self.assertEqual((lc["reason"], lc["from"], lc["to"], lc["latencyMs"], lc["errorRate"]),
-                         ("slow", 40, 20, 1000, 0), repr(lc))
+        if lc["reason"] is None:
+            # another instance's step made the cut (two instances on Redis):
+            # only that one knows why (docs/API.md, history "lastChange")
+            self.assertEqual((lc["from"], lc["to"], lc["latencyMs"], lc["errorRate"]),
+                             (40, 20, None, None), repr(lc))
+        else:
+            self.assertEqual((lc["reason"], lc["from"], lc["to"], lc["latencyMs"],
+                              lc["errorRate"]), ("slow", 40, 20, 1000, 0), repr(lc))
         self.assertGreater(lc["at"], t0 - 2000)
         self.assertLess(lc["at"], time.time() * 1000 + 2000)
         # a report in the dead band (450 ms): the rate holds, the history shows it
