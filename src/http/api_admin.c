@@ -17,6 +17,8 @@
  * installed; metrics refreshes the api's own gauges (in flight, rate
  * limiter sizes and evictions) before rendering the registry.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -585,8 +587,10 @@ void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_ap
     if (qs && evhttp_parse_query_str(qs, &params) == 0) {
         const char *v = evhttp_find_header(&params, "since");
         char *end = NULL;
+        errno = 0;
         long long ms = v ? strtoll(v, &end, 10) : 0;
-        if (v && (end == v || *end || ms < 0)) {
+        /* digits only: no sign, no space, nothing beyond int64 */
+        if (v && (!isdigit((unsigned char)v[0]) || end == v || *end || ms < 0 || errno == ERANGE)) {
             evhttp_clear_headers(&params);
             wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",
                                 "since must be a time in epoch milliseconds", NULL, NULL, 0);
