@@ -212,6 +212,11 @@ typedef struct wr_store wr_store_t;
 
 typedef struct wr_store_ops {
     const char *name; /* "redis", "memory" */
+    /* true: operations run inside this process (no network, no other
+     * server): a slow call means this process is short of CPU, not that the
+     * store is failing, so the circuit breaker does not count latency
+     * (store_breaker.h). */
+    bool in_process;
 
     /*
      * join: puts user at the end of the line unless already there (the first

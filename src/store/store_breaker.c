@@ -134,6 +134,8 @@ static void settle(struct call *c, wr_err_t err)
                 lat = 0;
             if (lat > UINT32_MAX)
                 lat = UINT32_MAX;
+            if (s->inner->ops->in_process)
+                lat = 0; /* the process's own slowness, not the store's */
             wr_breaker_record(s->br, c->permit, is_failure(err), (uint32_t)lat, now);
         }
     }

@@ -19,6 +19,13 @@
  * keep working, so the whole store is not declared down). NOSCRIPT never
  * surfaces (store_redis retries once with EVAL inside one operation).
  *
+ * Slow calls: a call at or over the slow-call threshold counts as slow
+ * unless the inner store runs in this process (ops->in_process, the
+ * embedded store): there latency only says the process itself is short of
+ * CPU (a starved machine), and opening the breaker would turn a healthy
+ * store's answers into 503s or fail-open passes without relieving
+ * anything. Its failures still count.
+ *
  * Metrics (when given a registry): waitroom_breaker_state{state="closed|
  * open|half_open"} (gauges, exactly one is 1), waitroom_breaker_transitions_
  * total{to="..."}, waitroom_breaker_rejected_total. Each transition is

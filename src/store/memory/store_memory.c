@@ -673,6 +673,7 @@ static void mem_close(wr_store_t *base)
 
 static const wr_store_ops_t memory_ops = {
     .name = "memory",
+    .in_process = true,
     .join = mem_join,
     .status = mem_status,
     .join_page = mem_join_page,

@@ -316,6 +316,29 @@ static void test_slow_calls_open(void **state)
     wr_store_close(s);
 }
 
+/* An in-process store (the embedded one): its calls are slow only when this
+ * process is starved of CPU, so slowness never opens the breaker; its
+ * failures still do. */
+static void test_in_process_store_slowness_never_opens(void **state)
+{
+    (void)state;
+    wr_store_t *s = mk(NULL);
+    fake_ops.in_process = true;
+    for (int i = 0; i < 30; i++) {
+        sh_res_t r = {0};
+        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
+        g_now += 5000; /* every call takes 5 s */
+        answer(0, WR_OK);
+        assert_int_equal(r.err, WR_OK);
+        assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    }
+    for (int i = 0; i < 3; i++) /* 3 consecutive failures still open it */
+        join_answered(s, WR_ETIMEOUT);
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    fake_ops.in_process = false;
+    wr_store_close(s);
+}
+
 static void test_cancelled_is_neutral_and_ping_counts(void **state)
 {
     (void)state;
@@ -420,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_half_open_lets_only_probes_through),
         cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
         cmocka_unit_test(test_slow_calls_open),
+        cmocka_unit_test(test_in_process_store_slowness_never_opens),
         cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
         cmocka_unit_test(test_late_replica_is_neutral),
         cmocka_unit_test(test_shard_down_is_neutral),
