@@ -753,8 +753,13 @@ static void join_store(wr_api__ctx_t *c)
     entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
 }
 
-/* The queue's config read for the gate; a failed read leaves the answer to
- * the join itself (unknown queue: 404; store down: as any join). */
+/* The queue's config read for the gate. An unknown queue leaves the answer
+ * to the join itself (404). Any other failure never lets the join past the
+ * gates unchecked: with the config this instance came to hold meanwhile the
+ * gates run on it (then the join, or degraded mode, as for any join);
+ * without one the answer is the store's error (503), since an invite or a
+ * challenge the gate could not see must not be skipped by a store that
+ * answers the join a moment later. */
 static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     wr_api__ctx_t *c = arg;
@@ -762,9 +767,20 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     if (err == WR_OK && info) {
         wr_scheduler_hold(c->api->sched, &c->sq, c->queue, info->config);
         join_gate(c, info->config);
-    } else {
-        join_gate(c, NULL);
+        return;
     }
+    if (err == WR_ENOTFOUND || (err == WR_OK && !info)) {
+        join_gate(c, NULL);
+        return;
+    }
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    if (cfg) {
+        join_gate(c, cfg);
+        return;
+    }
+    wr_api__reply_store_error(c, err, WR_API__TELLS_NONE);
+    wr_api__ctx_free(c);
 }
 
 /* POST entries and GET /q/{queue}: the config, then the gate. */
@@ -780,8 +796,9 @@ static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route
         return;
     }
     c->op = "queue_get";
-    if (wr_store_queue_get(a->store, queue, join_config_cb, c) != WR_OK)
-        join_gate(c, NULL);
+    wr_err_t err = wr_store_queue_get(a->store, queue, join_config_cb, c);
+    if (err != WR_OK)
+        join_config_cb(err, NULL, c); /* the same rules as a failed read */
 }
 
 void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
