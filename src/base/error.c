@@ -1,5 +1,5 @@
 /*
- * error.c - names and messages for wr_err_t, and wr_einval.
+ * error.c - names and messages for wr_err_t, wr_einval and wr_field_einval.
  *
  * A table indexed by the enum value; values outside the table map to a
  * generic string so a corrupted value can never crash a log line.
@@ -51,6 +51,19 @@ wr_err_t wr_einval(char *msg, size_t len, const char *fmt, ...)
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return WR_EINVAL;
+}
+
+wr_err_t wr_field_einval(wr_field_err_t *e, const char *path, const char *fmt, ...)
+{
+    if (e->field && e->field_len > 0)
+        snprintf(e->field, e->field_len, "%s", path);
+    if (e->msg && e->msg_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, e->msg_len, fmt, ap);
         va_end(ap);
     }
     return WR_EINVAL;

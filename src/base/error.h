@@ -45,4 +45,24 @@ const char *wr_errname(wr_err_t err);
 wr_err_t wr_einval(char *msg, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * Where a parser of fields (a queue's config, its captcha object) reports
+ * the bad one: the caller's buffers, borrowed. field gets the field's path
+ * ("capacity.safety"), msg the reason; either may be NULL or 0 long.
+ */
+typedef struct wr_field_err {
+    char *field;
+    size_t field_len; /* bytes including the NUL */
+    char *msg;
+    size_t msg_len; /* bytes including the NUL */
+} wr_field_err_t;
+
+/*
+ * The answer to an invalid field: writes path to e->field and the
+ * printf-style message to e->msg (each cut to fit, nothing where the
+ * buffer is NULL or 0 long) and returns WR_EINVAL.
+ */
+wr_err_t wr_field_einval(wr_field_err_t *e, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

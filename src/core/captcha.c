@@ -61,28 +61,6 @@ const char *wr_captcha_default_verify_url(wr_captcha_provider_t p)
 
 /* ---------- parsing ---------- */
 
-/* The error sink of one parse. */
-typedef struct {
-    char *field;
-    size_t field_len;
-    char *msg;
-    size_t msg_len;
-} sink_t;
-
-__attribute__((format(printf, 3, 4))) static wr_err_t bad(sink_t *e, const char *path,
-                                                          const char *fmt, ...)
-{
-    if (e->field && e->field_len > 0)
-        snprintf(e->field, e->field_len, "%s", path);
-    if (e->msg && e->msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->msg, e->msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return WR_EINVAL;
-}
-
 /* Printable ASCII without space, quotes, angle brackets or backslash. */
 static bool plain(const char *s, size_t len)
 {
@@ -96,15 +74,17 @@ static bool plain(const char *s, size_t len)
 }
 
 /* A string member of 1..max plain bytes into out (max + 1 bytes). */
-static wr_err_t string_member(sink_t *e, const json_t *v, const char *path, size_t max, char *out)
+static wr_err_t string_member(wr_field_err_t *e, const json_t *v, const char *path, size_t max,
+                              char *out)
 {
     const char *s = json_string_value(v);
     size_t len = s ? json_string_length(v) : 0;
     if (!s || len == 0 || len > max || !plain(s, len))
-        return bad(e, path,
-                   "must be a string of 1 to %zu printable ASCII characters (no spaces, quotes, "
-                   "angle brackets or backslashes)",
-                   max);
+        return wr_field_einval(
+            e, path,
+            "must be a string of 1 to %zu printable ASCII characters (no spaces, quotes, "
+            "angle brackets or backslashes)",
+            max);
     memcpy(out, s, len);
     out[len] = '\0';
     return WR_OK;
@@ -124,7 +104,7 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
 {
     static const char *const keys[] = {"provider",  "secret",   "siteKey",
                                        "verifyUrl", "fallback", "fallbackBits"};
-    sink_t e = {field, field_len, msg, msg_len};
+    wr_field_err_t e = {field, field_len, msg, msg_len};
     wr_captcha_config_t n;
     memset(&n, 0, sizeof n);
     if (json_is_null(v)) {
@@ -132,9 +112,10 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
         return WR_OK;
     }
     if (!json_is_object(v))
-        return bad(&e, "captcha",
-                   "must be null or an object {provider, siteKey, secret, verifyUrl, fallback, "
-                   "fallbackBits}");
+        return wr_field_einval(
+            &e, "captcha",
+            "must be null or an object {provider, siteKey, secret, verifyUrl, fallback, "
+            "fallbackBits}");
     const char *key;
     const json_t *x;
     json_object_foreach((json_t *)v, key, x)
@@ -145,7 +126,7 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
         if (!known) {
             char path[64];
             snprintf(path, sizeof path, "captcha.%s", key);
-            return bad(&e, path, "unknown field");
+            return wr_field_einval(&e, path, "unknown field");
         }
     }
     wr_err_t err;
@@ -153,24 +134,26 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
     x = json_object_get(v, "provider");
     int p = x ? name_index(x, provider_names) : -1;
     if (p < 0)
-        return bad(&e, "captcha.provider", "must be \"turnstile\" or \"hcaptcha\" (required)");
+        return wr_field_einval(&e, "captcha.provider",
+                               "must be \"turnstile\" or \"hcaptcha\" (required)");
     n.provider = (wr_captcha_provider_t)p;
     /* siteKey */
     x = json_object_get(v, "siteKey");
     if (!x)
-        return bad(&e, "captcha.siteKey", "is required (the widget's site key)");
+        return wr_field_einval(&e, "captcha.siteKey", "is required (the widget's site key)");
     if ((err = string_member(&e, x, "captcha.siteKey", WR_CAPTCHA_SITE_KEY_MAX, n.site_key)))
         return err;
     /* secret: "set" keeps the one already there */
     x = json_object_get(v, "secret");
     if (!x)
-        return bad(&e, "captcha.secret", "is required (the provider's secret key)");
+        return wr_field_einval(&e, "captcha.secret", "is required (the provider's secret key)");
     const char *s = json_string_value(x);
     if (s && strcmp(s, "set") == 0 && c->set && c->secret[0]) {
         memcpy(n.secret, c->secret, sizeof n.secret);
     } else if (s && strcmp(s, "set") == 0) {
-        return bad(&e, "captcha.secret",
-                   "is \"set\" but this queue has no captcha secret to keep: give the secret");
+        return wr_field_einval(
+            &e, "captcha.secret",
+            "is \"set\" but this queue has no captcha secret to keep: give the secret");
     } else if ((err = string_member(&e, x, "captcha.secret", WR_CAPTCHA_SECRET_MAX, n.secret))) {
         return err;
     }
@@ -182,10 +165,11 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
         wr_captcha_url_t parts;
         if (!u || len == 0 || len > WR_CAPTCHA_URL_MAX || memchr(u, '\0', len) ||
             !wr_captcha_url_parse(u, &parts))
-            return bad(&e, "captcha.verifyUrl",
-                       "must be an https:// URL (http:// only to a loopback host: 127.0.0.1, "
-                       "[::1], localhost) of at most %d characters, or null",
-                       WR_CAPTCHA_URL_MAX);
+            return wr_field_einval(
+                &e, "captcha.verifyUrl",
+                "must be an https:// URL (http:// only to a loopback host: 127.0.0.1, "
+                "[::1], localhost) of at most %d characters, or null",
+                WR_CAPTCHA_URL_MAX);
         memcpy(n.verify_url, u, len);
         n.verify_url[len] = '\0';
     } else {
@@ -198,7 +182,7 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
     if (x) {
         int f = name_index(x, fallback_names);
         if (f < 0)
-            return bad(&e, "captcha.fallback", "must be \"challenge\" or \"refuse\"");
+            return wr_field_einval(&e, "captcha.fallback", "must be \"challenge\" or \"refuse\"");
         n.fallback = (wr_captcha_fallback_t)f;
     }
     /* fallbackBits */
@@ -207,7 +191,7 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
     if (x) {
         json_int_t b = json_is_integer(x) ? json_integer_value(x) : -1;
         if (b < 1 || b > 32)
-            return bad(&e, "captcha.fallbackBits", "must be an integer from 1 to 32");
+            return wr_field_einval(&e, "captcha.fallbackBits", "must be an integer from 1 to 32");
         n.fallback_bits = (uint32_t)b;
     }
     n.set = true;

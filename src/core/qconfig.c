@@ -55,43 +55,27 @@
 #define RATE_MAX 1000000.0
 #define RATE_MIN 0.001 /* one admission per ~17 minutes: below that, ETAs are absurd */
 
-/* Error sink: the caller's field and message buffers. */
-struct wr_qfield_err {
-    char *field;
-    size_t field_len;
-    char *msg;
-    size_t msg_len;
-};
-typedef struct wr_qfield_err errbuf_t;
+/* Error sink: the caller's field and message buffers (the field cut to
+ * WR_FIELD_MAX bytes where the caller's is longer). */
+typedef wr_field_err_t errbuf_t;
+
+static errbuf_t sink(char *field, size_t field_len, char *msg, size_t msg_len)
+{
+    return (errbuf_t){field, field_len < WR_FIELD_MAX ? field_len : WR_FIELD_MAX, msg, msg_len};
+}
 
 /* How strict the "...At" rule is: the API's input, or a store's own copy. */
 typedef enum { FROM_API, FROM_STORE } source_t;
-
-__attribute__((format(printf, 3, 4))) static wr_err_t fail(errbuf_t *e, const char *field,
-                                                           const char *fmt, ...)
-{
-    if (e->field && e->field_len > 0) {
-        size_t cap = e->field_len < WR_FIELD_MAX ? e->field_len : WR_FIELD_MAX;
-        snprintf(e->field, cap, "%s", field);
-    }
-    if (e->msg && e->msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->msg, e->msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return WR_EINVAL;
-}
 
 /* An integer field: must be a JSON integer within [min, max]. */
 static wr_err_t get_int(errbuf_t *e, const json_t *v, const char *field, long long min,
                         long long max, long long *out)
 {
     if (!json_is_integer(v))
-        return fail(e, field, "must be an integer from %lld to %lld", min, max);
+        return wr_field_einval(e, field, "must be an integer from %lld to %lld", min, max);
     long long x = (long long)json_integer_value(v);
     if (x < min || x > max)
-        return fail(e, field, "must be an integer from %lld to %lld", min, max);
+        return wr_field_einval(e, field, "must be an integer from %lld to %lld", min, max);
     *out = x;
     return WR_OK;
 }
@@ -101,10 +85,10 @@ static wr_err_t get_number(errbuf_t *e, const json_t *v, const char *field, cons
                            double *out)
 {
     if (!json_is_number(v))
-        return fail(e, field, "%s", rule);
+        return wr_field_einval(e, field, "%s", rule);
     double x = json_number_value(v);
     if (!isfinite(x))
-        return fail(e, field, "%s", rule);
+        return wr_field_einval(e, field, "%s", rule);
     *out = x;
     return WR_OK;
 }
@@ -122,7 +106,7 @@ static wr_err_t unknown(errbuf_t *e, const char *prefix, const char *key)
 {
     char path[WR_FIELD_MAX + 1];
     snprintf(path, sizeof(path), "%s%s", prefix, key);
-    return fail(e, path, "unknown field");
+    return wr_field_einval(e, path, "unknown field");
 }
 
 /* Rejects the first key of obj not in keys; prefix is prepended to the field. */
@@ -178,19 +162,20 @@ static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *
         return WR_OK;
     }
     if (!json_is_object(v))
-        return fail(e, "capacity", "must be an object {connections, serviceMs, safety}");
+        return wr_field_einval(e, "capacity", "must be an object {connections, serviceMs, safety}");
     wr_err_t err = reject_unknown(e, v, "capacity.", keys, 3);
     if (err)
         return err;
     long long conn = 0, svc = 0;
     const json_t *x = json_object_get(v, "connections");
     if (!x)
-        return fail(e, "capacity.connections", "is required (integer from 1 to 1000000)");
+        return wr_field_einval(e, "capacity.connections",
+                               "is required (integer from 1 to 1000000)");
     if ((err = get_int(e, x, "capacity.connections", 1, 1000000, &conn)))
         return err;
     x = json_object_get(v, "serviceMs");
     if (!x)
-        return fail(e, "capacity.serviceMs", "is required (integer from 1 to 3600000)");
+        return wr_field_einval(e, "capacity.serviceMs", "is required (integer from 1 to 3600000)");
     if ((err = get_int(e, x, "capacity.serviceMs", 1, 3600000, &svc)))
         return err;
     double safety = 0.875;
@@ -199,7 +184,7 @@ static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *
         if ((err = get_number(e, x, "capacity.safety", "must be a number in (0, 1]", &safety)))
             return err;
         if (!(safety > 0 && safety <= 1))
-            return fail(e, "capacity.safety", "must be a number in (0, 1]");
+            return wr_field_einval(e, "capacity.safety", "must be a number in (0, 1]");
     }
     c->has_capacity = true;
     c->cap_connections = (uint32_t)conn;
@@ -233,8 +218,8 @@ static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t
 {
     static const char *const keys[] = {"upTo", "ms"};
     if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > WR_POLL_BANDS_MAX)
-        return fail(e, "pollBands", "must be an array of 1 to %d bands {upTo, ms}",
-                    WR_POLL_BANDS_MAX);
+        return wr_field_einval(e, "pollBands", "must be an array of 1 to %d bands {upTo, ms}",
+                               WR_POLL_BANDS_MAX);
     size_t n = json_array_size(v);
     wr_poll_band_t bands[WR_POLL_BANDS_MAX];
     long long prev = 0;
@@ -243,7 +228,7 @@ static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t
         char path[WR_FIELD_MAX + 1];
         snprintf(path, sizeof(path), "pollBands[%zu]", i);
         if (!json_is_object(b))
-            return fail(e, path, "must be an object {upTo, ms}");
+            return wr_field_einval(e, path, "must be an object {upTo, ms}");
         char prefix[WR_FIELD_MAX + 1];
         snprintf(prefix, sizeof(prefix), "pollBands[%zu].", i);
         wr_err_t err = reject_unknown(e, b, prefix, keys, 2);
@@ -257,15 +242,16 @@ static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t
             if ((err = get_int(e, x, path, 1, INT64_MAX, &up_to)))
                 return err;
             if (up_to <= prev)
-                return fail(e, path, "must be greater than the previous band's upTo (%lld)", prev);
+                return wr_field_einval(
+                    e, path, "must be greater than the previous band's upTo (%lld)", prev);
             prev = up_to;
         } else if (i + 1 < n) {
-            return fail(e, path, "is required on every band but the last");
+            return wr_field_einval(e, path, "is required on every band but the last");
         }
         x = json_object_get(b, "ms");
         snprintf(path, sizeof(path), "pollBands[%zu].ms", i);
         if (!x)
-            return fail(e, path, "is required (integer from 250 to 600000)");
+            return wr_field_einval(e, path, "is required (integer from 250 to 600000)");
         if ((err = get_int(e, x, path, 250, 600000, &ms)))
             return err;
         bands[i].up_to = (uint64_t)up_to;
@@ -335,15 +321,16 @@ static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t
         return WR_OK;
     }
     if (!json_is_string(v))
-        return fail(e, "inviteKey", "must be a string of %d to %d bytes, or null",
-                    WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
+        return wr_field_einval(e, "inviteKey", "must be a string of %d to %d bytes, or null",
+                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
     const char *s = json_string_value(v);
     size_t len = json_string_length(v);
     if (len == 3 && memcmp(s, "set", 3) == 0 && c->invite_key_len > 0)
         return WR_OK; /* what GET shows, sent back: keep the key */
     if (len < WR_INVITE_KEY_MIN || len > WR_INVITE_KEY_MAX || memchr(s, '\0', len))
-        return fail(e, "inviteKey", "must be a string of %d to %d bytes (no NUL), or null",
-                    WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
+        return wr_field_einval(e, "inviteKey",
+                               "must be a string of %d to %d bytes (no NUL), or null",
+                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
     memset(c->invite_key, 0, sizeof(c->invite_key));
     memcpy(c->invite_key, s, len);
     c->invite_key_len = len;
@@ -366,14 +353,14 @@ static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_conf
     static const char rule[] = "must be an array of at most %d origins "
                                "(\"scheme://host[:port]\", http or https, no path)";
     if (!json_is_array(v) || json_array_size(v) > WR_RETURN_ORIGINS_MAX)
-        return fail(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
+        return wr_field_einval(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
     char got[WR_RETURN_ORIGINS_MAX][WR_ORIGIN_MAX + 1];
     size_t n = json_array_size(v);
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(v, i);
         if (!json_is_string(x) ||
             !wr_origin_parse(json_string_value(x), json_string_length(x), got[i]))
-            return fail(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
+            return wr_field_einval(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
     }
     memset(c->return_origins, 0, sizeof(c->return_origins));
     memcpy(c->return_origins, got, n * sizeof(got[0]));
@@ -402,7 +389,7 @@ static wr_err_t parse_poll_max_ms(errbuf_t *e, const json_t *v, wr_queue_config_
 {
     long long i = json_is_integer(v) ? (long long)json_integer_value(v) : -1;
     if (!json_is_integer(v) || (i != 0 && (i < 1000 || i > 600000)))
-        return fail(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
+        return wr_field_einval(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
     c->poll_max_ms = (uint32_t)i;
     return WR_OK;
 }
@@ -506,7 +493,7 @@ static wr_err_t page_member(errbuf_t *e, const json_t *obj, const char *key, cha
     if (err)
         return err;
     if (len >= cap) /* the checks bound every member below its buffer */
-        return fail(e, path, "is too long");
+        return wr_field_einval(e, path, "is too long");
     memcpy(out, s, len);
     out[len] = '\0';
     return WR_OK;
@@ -516,36 +503,38 @@ static wr_err_t check_text(errbuf_t *e, const char *path, const char *s, size_t 
 {
     long n = s ? utf8_chars(s, len) : -1;
     if (n < 0 || n > WR_PAGE_TEXT_MAX)
-        return fail(e, path,
-                    "must be a string of at most %d characters (no control characters), "
-                    "or null",
-                    WR_PAGE_TEXT_MAX);
+        return wr_field_einval(e, path,
+                               "must be a string of at most %d characters (no control characters), "
+                               "or null",
+                               WR_PAGE_TEXT_MAX);
     return WR_OK;
 }
 
 static wr_err_t check_logo(errbuf_t *e, const char *path, const char *s, size_t len)
 {
     if (!s || len > WR_PAGE_LOGO_MAX || !logo_url_ok(s, len))
-        return fail(e, path,
-                    "must be an https:// URL or a path starting with one \"/\" (at most %d "
-                    "characters, no spaces, quotes or control characters), or null",
-                    WR_PAGE_LOGO_MAX);
+        return wr_field_einval(
+            e, path,
+            "must be an https:// URL or a path starting with one \"/\" (at most %d "
+            "characters, no spaces, quotes or control characters), or null",
+            WR_PAGE_LOGO_MAX);
     return WR_OK;
 }
 
 static wr_err_t check_accent(errbuf_t *e, const char *path, const char *s, size_t len)
 {
     if (!s || !accent_ok(s, len))
-        return fail(e, path, "must be a colour \"#RRGGBB\", or null");
+        return wr_field_einval(e, path, "must be a colour \"#RRGGBB\", or null");
     return WR_OK;
 }
 
 static wr_err_t check_lang(errbuf_t *e, const char *path, const char *s, size_t len)
 {
     if (!s || !lang_ok(s, len))
-        return fail(e, path,
-                    "must be one of \"en\", \"ko\", \"ja\", \"zh-Hans\", \"zh-Hant\", \"es\", "
-                    "\"fr\", \"de\", \"pt\", \"it\", \"vi\", \"th\", \"id\", \"ar\", or null");
+        return wr_field_einval(
+            e, path,
+            "must be one of \"en\", \"ko\", \"ja\", \"zh-Hans\", \"zh-Hant\", \"es\", "
+            "\"fr\", \"de\", \"pt\", \"it\", \"vi\", \"th\", \"id\", \"ar\", or null");
     return WR_OK;
 }
 
@@ -559,8 +548,8 @@ static wr_err_t parse_page(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
         return WR_OK;
     }
     if (!json_is_object(v))
-        return fail(e, "page",
-                    "must be null or an object {title, brand, logoUrl, accentColor, lang}");
+        return wr_field_einval(
+            e, "page", "must be null or an object {title, brand, logoUrl, accentColor, lang}");
     wr_err_t err = reject_unknown(e, v, "page.", keys, 5);
     if (!err)
         err = page_member(e, v, "title", p.title, sizeof(p.title), check_text);
@@ -624,8 +613,9 @@ static wr_err_t parse_notice(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
         if (((unsigned char)s[i] & 0xC0) != 0x80)
             cps++;
     if (!s || cps > WR_NOTICE_MAX_CP || len > WR_NOTICE_MAX || memchr(s, '\0', len))
-        return fail(e, "notice", "must be a string of at most %d characters (no NUL), or null",
-                    WR_NOTICE_MAX_CP);
+        return wr_field_einval(e, "notice",
+                               "must be a string of at most %d characters (no NUL), or null",
+                               WR_NOTICE_MAX_CP);
     memcpy(c->notice, s, len);
     c->notice[len] = '\0';
     return WR_OK;
@@ -653,9 +643,9 @@ static wr_err_t parse_autotune(errbuf_t *e, const json_t *v, wr_queue_config_t *
         return WR_OK;
     }
     if (!json_is_object(v))
-        return fail(e, "autotune",
-                    "must be null or an object {minPerSecond, maxPerSecond, "
-                    "targetMs}");
+        return wr_field_einval(e, "autotune",
+                               "must be null or an object {minPerSecond, maxPerSecond, "
+                               "targetMs}");
     wr_err_t err = reject_unknown(e, v, "autotune.", keys, 3);
     if (err)
         return err;
@@ -663,24 +653,26 @@ static wr_err_t parse_autotune(errbuf_t *e, const json_t *v, wr_queue_config_t *
     long long t = 0;
     const json_t *x = json_object_get(v, "minPerSecond");
     if (!x)
-        return fail(e, "autotune.minPerSecond", "is required (number > 0 and <= 1000000)");
+        return wr_field_einval(e, "autotune.minPerSecond",
+                               "is required (number > 0 and <= 1000000)");
     if ((err =
              get_number(e, x, "autotune.minPerSecond", "must be a number > 0 and <= 1000000", &lo)))
         return err;
     if (!(lo > 0 && lo <= RATE_MAX))
-        return fail(e, "autotune.minPerSecond", "must be a number > 0 and <= 1000000");
+        return wr_field_einval(e, "autotune.minPerSecond", "must be a number > 0 and <= 1000000");
     x = json_object_get(v, "maxPerSecond");
     if (!x)
-        return fail(e, "autotune.maxPerSecond",
-                    "is required (number >= minPerSecond and <= 1000000)");
+        return wr_field_einval(e, "autotune.maxPerSecond",
+                               "is required (number >= minPerSecond and <= 1000000)");
     if ((err = get_number(e, x, "autotune.maxPerSecond",
                           "must be a number >= minPerSecond and <= 1000000", &hi)))
         return err;
     if (!(hi >= lo && hi <= RATE_MAX))
-        return fail(e, "autotune.maxPerSecond", "must be a number >= minPerSecond and <= 1000000");
+        return wr_field_einval(e, "autotune.maxPerSecond",
+                               "must be a number >= minPerSecond and <= 1000000");
     x = json_object_get(v, "targetMs");
     if (!x)
-        return fail(e, "autotune.targetMs", "is required (integer from 1 to 60000)");
+        return wr_field_einval(e, "autotune.targetMs", "is required (integer from 1 to 60000)");
     if ((err = get_int(e, x, "autotune.targetMs", 1, 60000, &t)))
         return err;
     c->has_autotune = true;
@@ -724,7 +716,7 @@ static wr_err_t parse_captcha(errbuf_t *e, const json_t *v, wr_queue_config_t *c
 {
     char field[WR_FIELD_MAX] = "captcha", msg[256] = "";
     if (wr_captcha_parse(v, &c->captcha, field, sizeof field, msg, sizeof msg) != WR_OK)
-        return fail(e, field, "%s", msg);
+        return wr_field_einval(e, field, "%s", msg);
     return WR_OK;
 }
 
@@ -955,9 +947,10 @@ static wr_err_t parse_epoch_ms(errbuf_t *e, const wr_qfield_t *f, const json_t *
     long long x = is_int ? (long long)json_integer_value(v) : -1;
     long long lo = WR_QF_EPOCH_MS_MIN > f->imin ? WR_QF_EPOCH_MS_MIN : f->imin;
     if (!is_int || x < lo || x > f->imax)
-        return fail(e, f->key, "must be epoch milliseconds%s: an integer from %lld to %lld%s",
-                    is_int && x >= 0 && x < lo ? ", not seconds" : "", lo, (long long)f->imax,
-                    (f->flags & WR_QF_NULLABLE) ? ", or null" : "");
+        return wr_field_einval(e, f->key,
+                               "must be epoch milliseconds%s: an integer from %lld to %lld%s",
+                               is_int && x >= 0 && x < lo ? ", not seconds" : "", lo,
+                               (long long)f->imax, (f->flags & WR_QF_NULLABLE) ? ", or null" : "");
     *out = x;
     return WR_OK;
 }
@@ -976,7 +969,7 @@ static wr_err_t enum_fail(errbuf_t *e, const wr_qfield_t *f)
             break;
         used += (size_t)w;
     }
-    return fail(e, f->key, "must be %s", list);
+    return wr_field_einval(e, f->key, "must be %s", list);
 }
 
 /* Validates v (present) as f's value and stores it in c. */
@@ -989,7 +982,7 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
     switch (f->kind) {
     case WR_QF_BOOL: {
         if (!json_is_boolean(v))
-            return fail(e, f->key, "must be true or false");
+            return wr_field_einval(e, f->key, "must be true or false");
         bool b = json_is_true(v);
         memcpy(member_of(c, f), &b, sizeof(b));
         return WR_OK;
@@ -1008,18 +1001,18 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
         if ((err = get_number(e, v, f->key, f->rule, &d)))
             return err;
         if (!(((f->flags & WR_QF_MIN_OPEN) ? d > f->dmin : d >= f->dmin) && d <= f->dmax))
-            return fail(e, f->key, "%s", f->rule);
+            return wr_field_einval(e, f->key, "%s", f->rule);
         memcpy(member_of(c, f), &d, sizeof(d));
         return WR_OK;
     case WR_QF_STRING: {
         if (!json_is_string(v))
-            return fail(e, f->key, "%s", f->rule);
+            return wr_field_einval(e, f->key, "%s", f->rule);
         const char *s = json_string_value(v);
         size_t len = json_string_length(v);
         if (len > f->size - 1)
-            return fail(e, f->key, "must be at most %zu bytes", f->size - 1);
+            return wr_field_einval(e, f->key, "must be at most %zu bytes", f->size - 1);
         if (f->check && !f->check(s, len))
-            return fail(e, f->key, "%s", f->rule);
+            return wr_field_einval(e, f->key, "%s", f->rule);
         memcpy(member_of(c, f), s, len);
         ((char *)member_of(c, f))[len] = '\0';
         return WR_OK;
@@ -1036,7 +1029,7 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
     case WR_QF_CUSTOM:
         return f->parse(e, v, c);
     }
-    return fail(e, f->key, "unknown field");
+    return wr_field_einval(e, f->key, "unknown field");
 }
 
 /* Validates obj's fields onto c (a working copy): unknown keys first, then
@@ -1047,7 +1040,7 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     const char *key;
     const json_t *v;
     if (!json_is_object(obj))
-        return fail(e, "", "the queue config must be a JSON object");
+        return wr_field_einval(e, "", "the queue config must be a JSON object");
     json_object_foreach((json_t *)obj, key, v)
     {
         if (!wr_qconfig_field(key))
@@ -1065,8 +1058,8 @@ static wr_err_t derive_rate(errbuf_t *e, wr_queue_config_t *c)
 {
     double r = (double)c->cap_connections / ((double)c->cap_service_ms / 1000.0) * c->cap_safety;
     if (!(r >= RATE_MIN && r <= RATE_MAX))
-        return fail(e, "capacity",
-                    "derives admitPerSecond = %g, which must be >= 0.001 and <= 1000000", r);
+        return wr_field_einval(
+            e, "capacity", "derives admitPerSecond = %g, which must be >= 0.001 and <= 1000000", r);
     c->admit_per_second = r;
     return WR_OK;
 }
@@ -1086,9 +1079,9 @@ static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t
             /* autotune alone: the rate starts from its min */
             c.admit_per_second = c.autotune_min > RATE_MIN ? c.autotune_min : RATE_MIN;
         } else {
-            return fail(e, "admitPerSecond",
-                        "is required unless capacity or autotune is given "
-                        "(number >= 0.001 and <= 1000000)");
+            return wr_field_einval(e, "admitPerSecond",
+                                   "is required unless capacity or autotune is given "
+                                   "(number >= 0.001 and <= 1000000)");
         }
     }
     if (!json_object_get(obj, "failOpenPerSecond"))
@@ -1101,21 +1094,21 @@ static wr_err_t parse_config(const json_t *obj, wr_queue_config_t *out, source_t
 wr_err_t wr_qconfig_parse(const json_t *obj, wr_queue_config_t *out, char *field, size_t field_len,
                           char *msg, size_t msg_len)
 {
-    errbuf_t e = {field, field_len, msg, msg_len};
+    errbuf_t e = sink(field, field_len, msg, msg_len);
     return parse_config(obj, out, FROM_API, &e);
 }
 
 wr_err_t wr_qconfig_parse_stored(const json_t *obj, wr_queue_config_t *out, char *field,
                                  size_t field_len, char *msg, size_t msg_len)
 {
-    errbuf_t e = {field, field_len, msg, msg_len};
+    errbuf_t e = sink(field, field_len, msg, msg_len);
     return parse_config(obj, out, FROM_STORE, &e);
 }
 
 wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_queue_config_t *out,
                           char *field, size_t field_len, char *msg, size_t msg_len)
 {
-    errbuf_t e = {field, field_len, msg, msg_len};
+    errbuf_t e = sink(field, field_len, msg, msg_len);
     wr_queue_config_t c = *base;
     wr_err_t err = apply_fields(&e, obj, &c, FROM_API);
     if (err)
@@ -1125,7 +1118,8 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
     if (cap && !json_is_null(cap) && !rate_given && (err = derive_rate(&e, &c)))
         return err;
     if (!(c.admit_per_second >= RATE_MIN && c.admit_per_second <= RATE_MAX))
-        return fail(&e, "admitPerSecond", "is required (number >= 0.001 and <= 1000000)");
+        return wr_field_einval(&e, "admitPerSecond",
+                               "is required (number >= 0.001 and <= 1000000)");
     /* failOpenPerSecond defaults to the rate: when it still equals the old
      * rate and the PATCH changes the rate without naming it, it follows. */
     if (!json_object_get(obj, "failOpenPerSecond") &&
@@ -1140,7 +1134,7 @@ wr_err_t wr_qconfig_patch(const wr_queue_config_t *base, const json_t *obj, wr_q
 wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_len, char *msg,
                                  size_t msg_len)
 {
-    errbuf_t e = {field, field_len, msg, msg_len};
+    errbuf_t e = sink(field, field_len, msg, msg_len);
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     /* a stand-in key, so that "inviteKey":"set" (keep the stored one) is

@@ -190,7 +190,7 @@ typedef enum {
  * seconds (now is about 1.8e9 s) than a moment in 1970. */
 #define WR_QF_EPOCH_MS_MIN INT64_C(100000000000)
 
-typedef struct wr_qfield_err wr_qfield_err_t; /* an error sink (qconfig.c) */
+typedef wr_field_err_t wr_qfield_err_t; /* an error sink (base/error.h) */
 
 typedef struct wr_qfield {
     const char *key; /* JSON key, camelCase; unique in the table */
