@@ -288,12 +288,16 @@ static void t_late_tick_makes_one_call(void **state)
     assert_true(woke - t0 >= 4 * tick);
     int after_stall = g_fake.calls;
     assert_int_equal(after_stall, 2); /* one late call for the 4 missed ticks */
-    /* the next call is aimed at the middle of the store's next tick: within
-     * 1.5 ticks of the late one, not at once */
+    /* the next call is aimed at the middle of the store's next tick, not
+     * made at once: a later store tick, and a gap of about tick/2 (a late
+     * call at the very end of its tick) to 1.5 ticks. The bound is tick/4:
+     * on a busy machine the timer and the two clock readings move it by a
+     * few ms (a loaded run saw 22 ms of 50, in the next tick); "at once" is
+     * 0-2 ms. */
     run_until_answered(3);
     int64_t gap = g_fake.call_mono_ms[2] - g_fake.call_mono_ms[1];
     int64_t t1 = g_fake.call_store_us[1] / 1000 / tick, t2 = g_fake.call_store_us[2] / 1000 / tick;
-    if (t2 <= t1 || gap < tick / 2)
+    if (t2 <= t1 || gap < tick / 4)
         fail_msg("after the late call the next came %lld ms later (store ticks %lld, %lld)",
                  (long long)gap, (long long)t1, (long long)t2);
 }
