@@ -320,16 +320,6 @@ int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us)
     return due > 0 ? due : 0;
 }
 
-uint64_t wr_queue_present_position(uint64_t position, double away_share)
-{
-    if (position <= 1 || !(away_share > 0) || away_share > 1)
-        return position;
-    double away_ahead = floor((double)(position - 1) * away_share);
-    if (away_ahead >= (double)(position - 1))
-        return 1;
-    return position - (uint64_t)away_ahead;
-}
-
 int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
 {
     double rate = rate_in_use(cfg, observed_rate);

@@ -70,21 +70,6 @@ uint32_t wr_queue_slowest_band_ms(const wr_queue_config_t *cfg);
 uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position, double u);
 
 /*
- * The place a waiting user's poll timing plans for: position less the
- * people ahead expected to be away (away, not gone: the tick passes over
- * them, so the line moves faster than position / rate says). away_share is
- * the share of the line now away, [0, 1] (wr_scheduler_queue_away_share:
- * the store's away less held over waiting, from the last admission tick);
- * the people ahead are taken to be away in that share, rounded down:
- * position - floor((position - 1) x share), so never below 1 and position
- * itself at share 0 (or NaN, or out of range). Only poll timing uses it:
- * etaSeconds stays position / rate (API.md); planning on the full position
- * brought people who had away people ahead back a tick or two after their
- * admission, in waves (docs/BENCHMARKS.md, "sleepers").
- */
-uint64_t wr_queue_present_position(uint64_t position, double away_share);
-
-/*
  * retryAfterMs by the 1.1 rule "poll timing follows the ETA": the band of
  * wr_queue_retry_after_ms is an upper bound; a user expected to be admitted
  * sooner is told to come back just after that admission.

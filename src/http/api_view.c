@@ -115,12 +115,9 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         if (cfg) {
             double observed = wr_scheduler_queue_rate(sq);
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
-            /* poll timing plans for the place less the away ahead */
-            uint64_t present =
-                wr_queue_present_position(e->position, wr_scheduler_queue_away_share(sq));
             v->retry_after_ms = wr_queue_retry_after_eta_ms(
-                cfg, present, observed, wr_scheduler_queue_next_tick_ms(sq), due_ms(e->head_due_us),
-                due_ms(e->own_due_us), wr_rng_unit(&a->rng));
+                cfg, e->position, observed, wr_scheduler_queue_next_tick_ms(sq),
+                due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
             /* following it never makes a person idle */
             v->retry_after_ms =
                 wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));

@@ -214,13 +214,13 @@ static void labels_for(const entry_t *e, char *buf, size_t cap)
 static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
 {
     wr_metrics_t *m = e->sched->metrics;
-    bool same = quiet && e->published && memcmp(&e->last_st, st, sizeof(*st)) == 0;
-    e->last_st = *st; /* also the away share's source, with or without metrics */
-    e->published = true;
     if (!m)
         return;
     char l[WR_QUEUE_NAME_MAX + 16];
     labels_for(e, l, sizeof(l));
+    bool same = quiet && e->published && memcmp(&e->last_st, st, sizeof(*st)) == 0;
+    e->last_st = *st;
+    e->published = true;
     if (same)
         goto rates;
     wr_metrics_set(m, "waitroom_queue_waiting", l, (double)st->waiting);
@@ -688,17 +688,6 @@ double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
     if (live(q) && q->has_cfg && q->cfg.has_autotune && q->at_rate > 0)
         return q->at_rate; /* autotune: the rate in use, so ETAs follow the shop's pace */
     return live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
-}
-
-double wr_scheduler_queue_away_share(const wr_scheduler_queue_t *q)
-{
-    if (!live(q) || !q->published || q->last_st.waiting == 0)
-        return 0;
-    const wr_queue_stats_t *st = &q->last_st;
-    uint64_t away = st->away > st->held ? st->away - st->held : 0;
-    if (away >= st->waiting)
-        return 1;
-    return (double)away / (double)st->waiting;
 }
 
 int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)

@@ -102,13 +102,6 @@ const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q
  * forgotten. */
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q);
 
-/* The share of q's line now away, [0, 1]: (away - held) / waiting of the
- * store's stats in the last admit answer this instance got (the away sweep's
- * count, at most a tick or a quiet second old); 0 when not known, the line
- * is empty, or q is NULL or forgotten. For poll timing
- * (wr_queue_present_position). */
-double wr_scheduler_queue_away_share(const wr_scheduler_queue_t *q);
-
 /* Milliseconds until this instance next runs q's admit tick (its timer is
  * aimed at the middle of the store's tick, as every instance's is); 0
  * while an admit call is in flight or the timer is due; -1 when q is NULL

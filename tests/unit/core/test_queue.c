@@ -536,33 +536,6 @@ static void test_admission_delay(void **state)
 /* An ETA answer beyond the idle cap (half of idleTimeoutSeconds) comes in
  * equal steps within the cap that end just after E, never at the cap just
  * before E (then 250 ms late). */
-/* Poll timing plans for the place less the away ahead, in the line's away
- * share, rounded down; never below 1; position itself without a share. */
-static void test_present_position(void **state)
-{
-    (void)state;
-    assert_int_equal(wr_queue_present_position(1000, 0), 1000);
-    assert_int_equal(wr_queue_present_position(1000, NAN), 1000);
-    assert_int_equal(wr_queue_present_position(1000, -0.5), 1000);
-    assert_int_equal(wr_queue_present_position(1000, 1.5), 1000);
-    /* 999 ahead, 20% away: 199.8 -> 199 of them passed over */
-    assert_int_equal(wr_queue_present_position(1000, 0.2), 801);
-    assert_int_equal(wr_queue_present_position(1, 0.9), 1);
-    assert_int_equal(wr_queue_present_position(2, 0.5), 2); /* floor(0.5) = 0 */
-    assert_int_equal(wr_queue_present_position(3, 0.5), 2);
-    assert_int_equal(wr_queue_present_position(500, 1.0), 1); /* everyone ahead away */
-    /* the largest place: no overflow (a double's rounding within 2^11) */
-    assert_in_range(wr_queue_present_position(UINT64_MAX, 0.25), UINT64_MAX / 4 * 3 - 2048,
-                    UINT64_MAX / 4 * 3 + 2048);
-    /* the plan it feeds: at 100/s (10 a tick of 100 ms) place 801 is
-     * admitted about 2 s before place 1000 */
-    wr_queue_config_t c = cfg_rate(100);
-    int64_t full = wr_queue_expected_admission_ms(&c, 1000, -1, 0, 0, 0);
-    int64_t present =
-        wr_queue_expected_admission_ms(&c, wr_queue_present_position(1000, 0.2), -1, 0, 0, 0);
-    assert_in_range(full - present, 1900, 2100);
-}
-
 static void test_retry_after_eta_idle_cap(void **state)
 {
     (void)state;
@@ -1029,7 +1002,6 @@ int main(void)
         cmocka_unit_test(test_retry_after_eta),
         cmocka_unit_test(test_retry_after_eta_poll_count),
         cmocka_unit_test(test_retry_after_eta_idle_cap),
-        cmocka_unit_test(test_present_position),
         cmocka_unit_test(test_budget_exact_175),
         cmocka_unit_test(test_budget_fractional_long_run),
         cmocka_unit_test(test_budget_pause_and_catchup),
