@@ -77,20 +77,7 @@ function makeApi(base, adminKey) {
     try { json = text ? JSON.parse(text) : null; } catch { json = null; }
     return { status: r.status, body: json, headers: r.headers };
   }
-  /* The admin calls of a test's setup and checks ask again (up to about
-   * 3 s) when the store breaker answers 503 STORE_UNAVAILABLE: on a starved
-   * machine the embedded store's calls can be slow enough to open it for a
-   * second (docs/BENCHMARKS.md, "The test suite's time"); each call is
-   * idempotent or a read. */
-  const admin = async (method, p, body) => {
-    let r;
-    for (let i = 0; i < 7; i++) {
-      r = await call(method, p, body, { Authorization: 'Bearer ' + adminKey });
-      if (r.status !== 503 || !r.body || r.body.error !== 'STORE_UNAVAILABLE') return r;
-      await new Promise((res) => setTimeout(res, 500));
-    }
-    return r;
-  };
+  const admin = (method, p, body) => call(method, p, body, { Authorization: 'Bearer ' + adminKey });
   return {
     call,
     admin,
