@@ -72,6 +72,7 @@
  * by hand: only integers and fixed strings, no escaping needed), no JSON
  * library.
  */
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <stdio.h>
@@ -626,6 +627,38 @@ static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *
     return NULL;
 }
 
+/* A join's body is optional; one that is there must be a JSON object
+ * (API.md: "a body that is not the JSON the route expects is 400
+ * BAD_REQUEST"); whitespace alone counts as none. Its members are read
+ * where they are used (challenge, nonce, captchaResponse). On a queue that
+ * asks for a proof of work or a CAPTCHA the gate answers a broken body
+ * itself (403 CHALLENGE_REQUIRED with a fresh challenge: API.md 1.2, the
+ * client can recover), so this is checked only on the other queues.
+ * Answers 400 and returns false otherwise; nothing is joined. */
+static bool join_body_ok(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t blen = in ? evbuffer_get_length(in) : 0;
+    if (blen == 0)
+        return true;
+    const char *data = (const char *)evbuffer_pullup(in, -1);
+    size_t i = 0;
+    while (data && i < blen &&
+           (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
+        i++;
+    if (data && i == blen)
+        return true;
+    json_error_t jerr;
+    json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
+    bool ok = json_is_object(body);
+    json_decref(body);
+    if (!ok)
+        wr_api__reply_error(a, req, route, 400, "BAD_REQUEST",
+                            "the join's body, when there is one, must be a JSON object", NULL, NULL,
+                            0);
+    return ok;
+}
+
 /*
  * Joins c's user (JOIN or QUEUE_PAGE) with the queue's config cfg (NULL:
  * unknown here and not readable; the store's join answers for itself).
@@ -640,6 +673,11 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     cookie[0] = '\0';
     bool header_mode = a->cfg->identity == WR_IDENTITY_HEADER;
     int new_visitor = 0; /* 3: a visitor minted for this join (no valid cookie came) */
+    if (cfg && c->route == WR_ROUTE_JOIN && !wr_api__challenge_required(cfg) &&
+        !wr_api__captcha_required(cfg) && !join_body_ok(a, c->req, c->route)) {
+        wr_api__ctx_free(c);
+        return;
+    }
     if (!cfg || cfg->invite_key_len == 0 || header_mode) {
         new_visitor = wr_api__resolve_user(a, c->req, c->route, true, user, cookie);
         if (new_visitor == 1) {

@@ -106,6 +106,24 @@ class Join(WRTest):
         st = self.stats(q)
         self.assertEqual((st["waiting"], st["active"], st["admittedTotal"]), (0, 1, 1))
 
+    def test_a_body_that_is_not_a_json_object_is_400_and_joins_nobody(self):
+        # API.md: "a body that is not the JSON the route expects is 400
+        # BAD_REQUEST"; a join's body is optional (none, or whitespace)
+        q = self.new_queue(HOLD)
+        url = "/v1/queues/%s/entries" % q
+        bad = [b"not json", b"[1]", b"5", b'"x"', b"null", b'{"a":1,"a":2}', b"{",
+               b'{"a":"x\x00"}']
+        for i, raw in enumerate(bad):
+            r = self.c.request("POST", url,
+                               self.c.uh("bad%d" % i, {"Content-Type": "application/json"}), raw)
+            self.assertError(r, 400, "BAD_REQUEST", "body %r" % raw)
+        self.assertEqual(self.stats(q)["waiting"], 0, "a refused join adds nobody")
+        self.assertEqual(self.c.me(q, "bad0").status, 404)
+        good = [None, b"", b"  \r\n", b"{}", b'{"somethingElse":1}']
+        for i, raw in enumerate(good, start=1):
+            r = self.c.request("POST", url, self.c.uh("good%d" % i), raw)
+            self.assertWaiting(r, i, i, eta_null=True, what="body %r" % raw)
+
     def test_passthrough_when_disabled(self):
         q = self.new_queue(dict(HOLD, enabled=False))
         u = uid()
