@@ -62,6 +62,17 @@
  * (the struct evhttp), so open servers are kept in a small list to find
  * ours (one loop, one or two servers).
  *
+ * Body limit: a request whose Content-Length exceeds WR_HTTP_MAX_BODY_ADMIN
+ * (64 KiB, the server-wide cap) would get evhttp's HTML 413 (the same
+ * evhttp_send_error path as its header limit). head_scan therefore also
+ * reads the Content-Length lines of the head it counts (the first
+ * LINE_KEEP bytes of each line are kept); at the end of the head a value
+ * over the cap gets the JSON 413 PAYLOAD_TOO_LARGE written and the
+ * connection closed like a 431, before a byte of the body is read. Bodies
+ * within the cap reach the route, which applies its own limit (api.c: 4 KiB
+ * on user and token routes). A chunked body has no length in its head:
+ * over 64 KiB it still gets evhttp's HTML 413 (README "Limits").
+ *
  * Requests per connection: the request that reaches max_conn_requests is
  * answered with "Connection: close", so evhttp closes after the reply.
  *
@@ -103,20 +114,23 @@
 #define CLOSE_GRACE_US 1000000
 #define BACKOFF_MS     100     /* listener pause after accept ran out of descriptors */
 #define BACKOFF_LOG_US 1000000 /* at most one log line per second about it */
+#define LINE_KEEP      48      /* bytes kept of each header line (Content-Length) */
 
 typedef struct {
     struct bufferevent *bev; /* holds our reference */
     wr_http_t *h;
     int64_t start_us;   /* first byte of the current request; 0 = none yet */
-    int64_t closing_us; /* error (408, 431) sent and write side shut at; 0 = not */
+    int64_t closing_us; /* error (408, 413, 431) sent and write side shut at; 0 = not */
     int closing_status; /* that error's status */
     uint32_t requests;
     bool busy;
     /* Header size of the current request (see "Header limit" above). */
-    size_t head_bytes; /* its complete lines, line ends included */
-    size_t head_line;  /* bytes of its unfinished line */
-    bool head_cr;      /* the unfinished line is a lone CR (may be the empty line) */
-    bool head_done;    /* the empty line that ends its headers has been seen */
+    size_t head_bytes;    /* its complete lines, line ends included */
+    size_t head_line;     /* bytes of its unfinished line */
+    bool head_cr;         /* the unfinished line is a lone CR (may be the empty line) */
+    bool head_done;       /* the empty line that ends its headers has been seen */
+    bool body_over;       /* a Content-Length over WR_HTTP_MAX_BODY_ADMIN was seen */
+    char line[LINE_KEEP]; /* the first bytes of the unfinished line */
 } conn_t;
 
 struct wr_http {
@@ -256,13 +270,16 @@ static void closing_error(int status, const char **code, const char **message)
     if (status == 431) {
         *code = "HEADERS_TOO_LARGE";
         *message = "the request line and headers exceed 32 KiB";
+    } else if (status == 413) {
+        *code = "PAYLOAD_TOO_LARGE";
+        *message = "request body too large (the server takes at most 64 KiB)";
     } else {
         *code = "REQUEST_TIMEOUT";
         *message = "the request did not arrive in time";
     }
 }
 
-/* Writes a JSON error (408 or 431) straight to the socket, shuts its write
+/* Writes a JSON error (408, 413 or 431) straight to the socket, shuts its write
  * side and discards what is still in the input buffer: evhttp never sees
  * the rest of this request. */
 static void send_error_and_close(wr_http_t *h, conn_t *c, int status)
@@ -291,6 +308,8 @@ static void send_error_and_close(wr_http_t *h, conn_t *c, int status)
     evbuffer_drain(in, evbuffer_get_length(in));
     if (status == 431)
         h->counters.headers_too_large++;
+    else if (status == 413)
+        h->counters.body_too_large++;
     else
         h->counters.timed_out++;
 }
@@ -337,6 +356,32 @@ static void head_reset(conn_t *c)
     c->head_line = 0;
     c->head_cr = false;
     c->head_done = false;
+    c->body_over = false;
+}
+
+/* True when header line l (n bytes kept, at most LINE_KEEP; whole: the
+ * line was not longer) is a Content-Length over WR_HTTP_MAX_BODY_ADMIN.
+ * A longer value than fits is over (it has more than 40 digits or
+ * padding evhttp refuses anyway). Anything else that is not a number is
+ * left to evhttp (400). */
+static bool content_length_over(const char *l, size_t n, bool whole)
+{
+    static const char name[] = "content-length:";
+    size_t k = sizeof(name) - 1;
+    if (n < k || evutil_ascii_strncasecmp(l, name, k) != 0)
+        return false;
+    while (k < n && (l[k] == ' ' || l[k] == '\t'))
+        k++;
+    uint64_t v = 0;
+    size_t digits = 0;
+    for (; k < n && l[k] >= '0' && l[k] <= '9'; k++, digits++) {
+        if (v > WR_HTTP_MAX_BODY_ADMIN)
+            return true; /* already over: no overflow */
+        v = v * 10 + (uint64_t)(l[k] - '0');
+    }
+    if (digits == 0)
+        return false;
+    return v > WR_HTTP_MAX_BODY_ADMIN || (!whole && k == n);
 }
 
 /* Counts n more bytes of the current request's head; returns true once the
@@ -349,6 +394,10 @@ static bool head_scan(conn_t *c, const char *p, size_t n)
         size_t take = nl ? (size_t)(nl - p) : n;
         if (take > 0) {
             c->head_cr = c->head_line == 0 && take == 1 && p[0] == '\r';
+            if (c->head_line < LINE_KEEP) {
+                size_t keep = LINE_KEEP - c->head_line < take ? LINE_KEEP - c->head_line : take;
+                memcpy(c->line + c->head_line, p, keep);
+            }
             c->head_line += take;
         }
         if (!nl)
@@ -360,6 +409,9 @@ static bool head_scan(conn_t *c, const char *p, size_t n)
                 c->head_done = true;
         } else {
             c->head_bytes += c->head_line + 1;
+            size_t kept = c->head_line < LINE_KEEP ? c->head_line : LINE_KEEP;
+            if (content_length_over(c->line, kept, c->head_line <= LINE_KEEP))
+                c->body_over = true;
         }
         c->head_line = 0;
         c->head_cr = false;
@@ -393,8 +445,8 @@ static bool head_scan_buffer(conn_t *c, struct evbuffer *buf, size_t from)
 
 /* Input evbuffer callback (bytes are added, evhttp has not parsed them
  * yet): notes the first byte of a request, counts its head, and answers
- * 431 when the head is over the limit. A connection already answered with
- * an error discards what it reads until it is closed. */
+ * 431 when the head is over the limit, 413 when its Content-Length is. A connection already
+ * answered with an error discards what it reads until it is closed. */
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
     conn_t *c = arg;
@@ -411,6 +463,8 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
         size_t from = len > info->n_added ? len - info->n_added : 0;
         if (head_scan_buffer(c, buf, from))
             send_error_and_close(c->h, c, 431);
+        else if (c->head_done && c->body_over)
+            send_error_and_close(c->h, c, 413);
     }
 }
 
@@ -452,6 +506,8 @@ static void on_complete(struct evhttp_request *req, void *arg)
     head_reset(c);
     if (!c->closing_us && head_scan_buffer(c, in, 0))
         send_error_and_close(c->h, c, 431);
+    else if (!c->closing_us && c->head_done && c->body_over)
+        send_error_and_close(c->h, c, 413);
 }
 
 /* True when the request's message framing is ambiguous: Content-Length
@@ -495,7 +551,7 @@ static void on_request(struct evhttp_request *req, void *arg)
         }
     }
     if (c && c->closing_us) {
-        /* Its error (408, 431) is already out, and the input is discarded
+        /* Its error (408, 413, 431) is already out, and the input is discarded
          * since, so this can only be a request evhttp had parsed before.
          * Never dispatch it (a leave or a consume would change state after
          * an error); the reply only meets the shut write side, and evhttp

@@ -64,6 +64,7 @@ typedef struct {
     uint64_t accepted;          /* connections accepted */
     uint64_t timed_out;         /* connections closed by the request deadline (408) */
     uint64_t headers_too_large; /* connections closed by the header limit (431) */
+    uint64_t body_too_large;    /* connections closed by a Content-Length over 64 KiB (413) */
     uint64_t conn_limit_closes; /* connections closed after max_conn_requests */
     uint64_t cap_pauses;        /* times the listener paused at the connection cap */
     uint64_t accept_errors;     /* accepts that failed (out of descriptors): 100 ms pauses */
