@@ -1,7 +1,7 @@
 """Admin API: auth, config defaults and validation, PATCH, stats, list, delete."""
 import time
 
-from harness import ENV, FAST, HOLD, SLOW, STATS_KEYS, WRTest, uid
+from harness import ADMIN, ENV, FAST, HOLD, SLOW, STATS_KEYS, WRTest, uid
 
 DEFAULTS = {
     "enabled": True,
@@ -129,6 +129,35 @@ class Admin(WRTest):
                     self.assertTrue(names_field(r, field), "error must name %s: %r" % (field, r))
         cfg = self.config(q)
         self.assertEqual((cfg["admitPerSecond"], cfg["paused"], cfg["tickMs"]), (7, True, 100),
+                         "an error never changes state")
+
+    def test_numbers_beyond_json_doubles_and_int64_name_the_field(self):
+        # valid JSON that jansson cannot hold (an integer beyond int64, a
+        # real beyond double) is a value out of range: INVALID_CONFIG with
+        # the field, as "stock": 2^53 + 1 is (API.md 1.2), not BAD_REQUEST
+        q = self.new_queue({"admitPerSecond": 7, "paused": True})
+        bad = [
+            ("stock", b'{"admitPerSecond":1,"stock":99999999999999999999}'),
+            ("maxActive", b'{"admitPerSecond":1,"maxActive":9223372036854775808}'),
+            ("opensAt", b'{"admitPerSecond":1, "opensAt" : 99999999999999999999999}'),
+            ("admitPerSecond", b'{"admitPerSecond":1e400}'),
+            ("autotune.minPerSecond",
+             b'{"admitPerSecond":1,"autotune":{"minPerSecond":1e999,"maxPerSecond":5,'
+             b'"targetMs":100}}'),
+            ("page.x", b'{"page":{"a":[1,{"b":"}"}],"x":-1e400}}'),
+        ]
+        for field, raw in bad:
+            for method in ("PUT", "PATCH"):
+                with self.subTest(field=field, method=method):
+                    r = self.c.request(method, "/v1/admin/queues/" + q, ADMIN, raw)
+                    self.assertError(r, 400, "INVALID_CONFIG", "%s %r" % (method, raw))
+                    self.assertTrue(names_field(r, field), "error must name %s: %r" % (field, r))
+        # what is not JSON stays BAD_REQUEST
+        for raw in (b'{"stock":1', b'{"stock":1e400', b"[1e400]"):
+            r = self.c.request("PATCH", "/v1/admin/queues/" + q, ADMIN, raw)
+            self.assertEqual(r.status, 400, r)
+        cfg = self.config(q)
+        self.assertEqual((cfg["admitPerSecond"], cfg["paused"], cfg["stock"]), (7, True, None),
                          "an error never changes state")
 
     def test_patch_applies(self):
