@@ -325,8 +325,14 @@ static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t
                                WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
     const char *s = json_string_value(v);
     size_t len = json_string_length(v);
-    if (len == 3 && memcmp(s, "set", 3) == 0 && c->invite_key_len > 0)
-        return WR_OK; /* what GET shows, sent back: keep the key */
+    if (len == 3 && memcmp(s, "set", 3) == 0) {
+        if (c->invite_key_len > 0)
+            return WR_OK; /* what GET shows, sent back: keep the key */
+        return wr_field_einval(e, "inviteKey",
+                               "is \"set\" but this queue has no invite key to keep: give a key "
+                               "of %d to %d bytes, or null",
+                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
+    }
     if (len < WR_INVITE_KEY_MIN || len > WR_INVITE_KEY_MAX || memchr(s, '\0', len))
         return wr_field_einval(e, "inviteKey",
                                "must be a string of %d to %d bytes (no NUL), or null",

@@ -480,11 +480,17 @@ static void at_set_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *ar
                                               .why_latency_ms = e->at_out.latency_ms,
                                               .why_error_rate = e->at_out.error_rate};
     }
-    if (res->applied)
-        wr_info("queue %s: autotune rate %.3f -> %.3f per second (%s: latency %.0f ms, "
-                "errorRate %.3f, targetMs %u)",
-                e->name, before, now, wr_autotune_why_name(e->at_out.why), e->at_out.latency_ms,
-                e->at_out.error_rate, e->cfg.autotune_target_ms);
+    if (res->applied) {
+        /* each signal when known: none before the first health report */
+        char lat[32] = "latency unknown", er[32] = "errorRate unknown";
+        if (e->at_out.latency_ms >= 0)
+            snprintf(lat, sizeof(lat), "latency %.0f ms", e->at_out.latency_ms);
+        if (e->at_out.error_rate >= 0)
+            snprintf(er, sizeof(er), "errorRate %.3f", e->at_out.error_rate);
+        wr_info("queue %s: autotune rate %.3f -> %.3f per second (%s: %s, %s, targetMs %u)",
+                e->name, before, now, wr_autotune_why_name(e->at_out.why), lat, er,
+                e->cfg.autotune_target_ms);
+    }
     at_done(e, now);
 }
 

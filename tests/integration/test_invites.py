@@ -89,6 +89,9 @@ class InviteConfig(WRTest):
             self.assertError(r, 400, "INVALID_CONFIG", repr(cfg))
             self.assertEqual(r.json.get("field"), field, repr(cfg))
         self.assertEqual(self.c.get_queue(q).status, 404)
+        # "set" (what GET shows) on a queue with no key says why it fails
+        r = self.c.put_queue(q, dict(HOLD, inviteKey="set"))
+        self.assertIn("no invite key to keep", r.json.get("message", ""), r)
         q = self.new_queue(dict(HOLD, returnOrigins=["HTTPS://Cart.Example:443", "http://a.example:8080"]))
         self.assertEqual(self.config(q)["returnOrigins"], ["https://cart.example", "http://a.example:8080"])
 
