@@ -359,19 +359,22 @@ static void head_reset(conn_t *c)
     c->body_over = false;
 }
 
-/* True when header line l (n bytes kept, at most LINE_KEEP; whole: the
- * line was not longer) is a Content-Length over WR_HTTP_MAX_BODY_ADMIN.
- * A longer value than fits is over (it has more than 40 digits or
- * padding evhttp refuses anyway). Anything else that is not a number is
- * left to evhttp (400). */
-static bool content_length_over(const char *l, size_t n, bool whole)
+/* True when header line l (its first n bytes, at most LINE_KEEP) is a
+ * Content-Length over WR_HTTP_MAX_BODY_ADMIN (an optional '+', as evhttp
+ * reads it).
+ * Digits cut off by LINE_KEEP count only when those kept are already over
+ * (leading zeros are not); anything else that is not a number is left to
+ * evhttp (400). */
+static bool content_length_over(const char *l, size_t n)
 {
     static const char name[] = "content-length:";
     size_t k = sizeof(name) - 1;
     if (n < k || evutil_ascii_strncasecmp(l, name, k) != 0)
         return false;
-    while (k < n && (l[k] == ' ' || l[k] == '\t'))
+    while (k < n && (l[k] == ' ' || l[k] == '\t' || l[k] == '\v' || l[k] == '\f'))
         k++;
+    if (k < n && l[k] == '+')
+        k++; /* evhttp's strtoll takes a sign: so do we */
     uint64_t v = 0;
     size_t digits = 0;
     for (; k < n && l[k] >= '0' && l[k] <= '9'; k++, digits++) {
@@ -379,9 +382,7 @@ static bool content_length_over(const char *l, size_t n, bool whole)
             return true; /* already over: no overflow */
         v = v * 10 + (uint64_t)(l[k] - '0');
     }
-    if (digits == 0)
-        return false;
-    return v > WR_HTTP_MAX_BODY_ADMIN || (!whole && k == n);
+    return digits > 0 && v > WR_HTTP_MAX_BODY_ADMIN;
 }
 
 /* Counts n more bytes of the current request's head; returns true once the
@@ -410,7 +411,7 @@ static bool head_scan(conn_t *c, const char *p, size_t n)
         } else {
             c->head_bytes += c->head_line + 1;
             size_t kept = c->head_line < LINE_KEEP ? c->head_line : LINE_KEEP;
-            if (content_length_over(c->line, kept, c->head_line <= LINE_KEEP))
+            if (content_length_over(c->line, kept))
                 c->body_over = true;
         }
         c->head_line = 0;

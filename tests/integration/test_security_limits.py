@@ -223,6 +223,18 @@ class Limits(WRTest):
         status, hd, body, how = read_response(s, timeout=5)
         s.close()
         self.assertEqual((status, json.loads(body)["error"]), (413, "PAYLOAD_TOO_LARGE"), how)
+        # evhttp reads a '+' sign and any number of leading zeros: so do we
+        # (the user already in line: the 200 is a rejoin, nobody is added)
+        for cl, body_, want in (("+70000", b"", 413), ("\x0b70000", b"", 413),
+                                ("0" * 40 + "2", b"{}", 200)):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(("POST /v1/queues/%s/entries HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n"
+                       "Connection: close\r\nContent-Length: %s\r\n\r\n"
+                       % (self.q, self.user, cl)).encode() + body_)
+            status, hd, body, how = read_response(s, timeout=5)
+            s.close()
+            self.assertEqual(status, want, "Content-Length %r: %r %r" % (cl, how, body))
+            self.assertEqual(hd.get("content-type"), "application/json", body)
         # the admin routes' 64 KiB: 65,536 bytes reach the route (valid JSON:
         # a config), 65,537 are the JSON 413, and change nothing
         cfg = json.dumps(dict(HOLD, admitPerSecond=999)).encode()
