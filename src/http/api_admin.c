@@ -390,6 +390,58 @@ static void key_path_at(const char *d, size_t n, size_t pos, char *out, size_t c
     }
 }
 
+/* True for jansson's errors of a number it cannot hold. */
+static bool too_big_number(const json_error_t *e)
+{
+    return strncmp(e->text, "too big integer", 15) == 0 ||
+           strncmp(e->text, "too big negative integer", 24) == 0 ||
+           strncmp(e->text, "real number overflow", 20) == 0;
+}
+
+static bool number_char(char ch)
+{
+    return (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' || ch == 'e' ||
+           ch == 'E';
+}
+
+/* True when the JSON text d (n bytes) is an object once every number
+ * jansson cannot hold is read as 0 (at most 16 of them): such a body is
+ * JSON with a value out of range (INVALID_CONFIG), any other fault makes
+ * it a body that is not JSON (BAD_REQUEST). Works on a copy. */
+static bool json_but_for_numbers(const char *d, size_t n)
+{
+    char *t = malloc(n ? n : 1);
+    if (!t)
+        return false;
+    memcpy(t, d, n);
+    bool ok = false;
+    for (int round = 0; round < 16; round++) {
+        json_error_t e;
+        json_t *j = wr_api__load_body(t, n, &e);
+        if (j) {
+            ok = json_is_object(j);
+            json_decref(j);
+            break;
+        }
+        if (!too_big_number(&e))
+            break;
+        /* the number token at (or just before) the error's position */
+        size_t pos = (size_t)e.position < n ? (size_t)e.position : n;
+        size_t start = pos;
+        while (start > 0 && number_char(t[start - 1]))
+            start--;
+        size_t end = start;
+        while (end < n && number_char(t[end]))
+            end++;
+        if (end == start)
+            break;
+        t[start] = '0';
+        memset(t + start + 1, ' ', end - start - 1);
+    }
+    free(t);
+    return ok;
+}
+
 void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
@@ -403,9 +455,7 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api_
         json_error_t jerr;
         body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
         char field[WR_FIELD_MAX + 1] = "";
-        if (!body && data &&
-            (strncmp(jerr.text, "too big integer", 15) == 0 ||
-             strncmp(jerr.text, "real number overflow", 20) == 0))
+        if (!body && data && too_big_number(&jerr) && json_but_for_numbers(data, blen))
             key_path_at(data, blen, (size_t)jerr.position, field, sizeof(field));
         if (field[0]) {
             char msg[256];

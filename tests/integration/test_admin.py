@@ -145,6 +145,9 @@ class Admin(WRTest):
              b'{"admitPerSecond":1,"autotune":{"minPerSecond":1e999,"maxPerSecond":5,'
              b'"targetMs":100}}'),
             ("page.x", b'{"page":{"a":[1,{"b":"}"}],"x":-1e400}}'),
+            ("tickMs", b'{"admitPerSecond":5,"tickMs":-99999999999999999999}'),
+            ("autotune.targetMs", b'{"admitPerSecond":1,"autotune":{"targetMs":-99999999999999999999}}'),
+            ("stock", b'{"admitPerSecond":1,"stock":1e400,"maxActive":99999999999999999999}'),
         ]
         for field, raw in bad:
             for method in ("PUT", "PATCH"):
@@ -152,10 +155,13 @@ class Admin(WRTest):
                     r = self.c.request(method, "/v1/admin/queues/" + q, ADMIN, raw)
                     self.assertError(r, 400, "INVALID_CONFIG", "%s %r" % (method, raw))
                     self.assertTrue(names_field(r, field), "error must name %s: %r" % (field, r))
-        # what is not JSON stays BAD_REQUEST
-        for raw in (b'{"stock":1', b'{"stock":1e400', b"[1e400]"):
-            r = self.c.request("PATCH", "/v1/admin/queues/" + q, ADMIN, raw)
-            self.assertEqual(r.status, 400, r)
+        # what is not JSON stays BAD_REQUEST, big numbers or not
+        for raw in (b'{"stock":1', b'{"stock":1e400', b"[1e400]", b'{"stock":1e400}}',
+                    b'{"stock":99999999999999999999}x', b'{"stock":99999999999999999999,}',
+                    b'{"stock":1e400,"stock":1}'):
+            for method in ("PUT", "PATCH"):
+                r = self.c.request(method, "/v1/admin/queues/" + q, ADMIN, raw)
+                self.assertError(r, 400, "BAD_REQUEST", "%s %r" % (method, raw))
         cfg = self.config(q)
         self.assertEqual((cfg["admitPerSecond"], cfg["paused"], cfg["stock"]), (7, True, None),
                          "an error never changes state")
