@@ -4,13 +4,20 @@ redis-server) over loopback and checks it against docs/API.md and the
 incident cases. Python 3.11 standard library only.
 
     python3 tests/integration/run.py --waitroomd build/waitroomd --store BACKEND (memory, redis)
-            [-k PATTERN ...] [--keep]
+            [-k PATTERN ...] [--keep] [--claims DIR]
 
 Starts (redis-server,) a header-mode waitroomd (--identity header:X-User-Id)
 and a cookie-mode waitroomd, runs every test_*.py module of this directory
 (unittest, verbose), prints "N passed, N failed[, N skipped]" last and exits
 non-zero on any failure. Every child process is stopped at the end, even when
 tests fail. See README.md for the assumptions the suite makes.
+
+--claims DIR: one shard of the suite. Several runs given the same (empty)
+DIR share the modules between them: each run takes the next module nobody
+has taken (an O_EXCL file DIR/<module>, holding the module's time once it
+ends), so the shards stay busy until the suite is done, however late CTest
+starts each. The longest modules of the last run (DIR.prev) go first. CTest runs the Redis and memory suites this way (CMakeLists.txt,
+integration_<backend>_<n>, after integration_<backend>_setup empties DIR).
 """
 import argparse
 import os
@@ -74,6 +81,61 @@ def on_signal(signum, frame):
     raise SystemExit(128 + signum)
 
 
+def module_of(suite):
+    """The module name of a discovered per-module suite (None when empty)."""
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            name = module_of(t)
+            if name:
+                return name
+        else:
+            parts = t.id().split(".")
+            # a module that failed to import: unittest.loader._FailedTest.<module>
+            return parts[-1] if parts[0] == "unittest" else parts[0]
+    return None
+
+
+def claim_order(modules, claims):
+    """Longest first, by the times the last run left in DIR.prev (the setup
+    test moves DIR there); modules it did not time come first, by name."""
+    prev = {}
+    for name, _ in modules:
+        try:
+            with open(os.path.join(claims.rstrip("/") + ".prev", name)) as f:
+                prev[name] = float(f.read().strip() or "inf")
+        except (OSError, ValueError):
+            prev[name] = float("inf")
+    return sorted(modules, key=lambda m: (-prev[m[0]], m[0]))
+
+
+class ClaimingSuite(unittest.TestSuite):
+    """The suite's modules, each run only by the shard that claims it first
+    (an O_EXCL create of claims/<module>): iterated lazily, so a shard claims
+    its next module only when it is free. The claim file gets the module's
+    time (s) once it ends."""
+
+    _cleanup = False
+
+    def __init__(self, modules, claims):
+        super().__init__()
+        self.modules = modules
+        self.claims = claims
+        self.taken = []
+
+    def __iter__(self):
+        for name, suite in self.modules:
+            path = os.path.join(self.claims, name)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                continue
+            self.taken.append(name)
+            t0 = time.monotonic()
+            yield suite
+            os.write(fd, b"%.1f\n" % (time.monotonic() - t0))
+            os.close(fd)
+
+
 class TimedResult(unittest.TextTestResult):
     """Records each test's wall time (Python 3.11's unittest has no
     --durations): the run prints the ten slowest, for whoever keeps the
@@ -103,6 +165,8 @@ def main():
     ap.add_argument("-k", action="append", default=None,
                     help="only tests whose name matches (unittest -k)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir with logs")
+    ap.add_argument("--claims", metavar="DIR",
+                    help="run as one shard: take modules nobody has taken in DIR")
     args = ap.parse_args()
 
     if args.store not in HARNESSES:
@@ -143,6 +207,13 @@ def main():
             loader.testNamePatterns = ["*%s*" % k if "*" not in k else k for k in args.k]
         suite = loader.discover(HERE, pattern=PATTERNS.get(args.store, "test_*.py"),
                                 top_level_dir=HERE)
+        claiming = None
+        if args.claims:
+            os.makedirs(args.claims, exist_ok=True)
+            modules = [(module_of(m), m) for m in suite]
+            modules = claim_order([(n, m) for n, m in modules if n], args.claims)
+            claiming = ClaimingSuite(modules, args.claims)
+            suite = claiming
         runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                          resultclass=TimedResult)
         result = runner.run(suite)
@@ -150,8 +221,13 @@ def main():
         print("slowest tests (s): " + ", ".join("%s %.1f" % (n.split(".")[-1], t)
                                                  for n, t in slowest))
 
+        if claiming is not None:
+            print("this shard ran %d modules: %s" % (len(claiming.taken), " ".join(claiming.taken)))
         bad = test_ids(result)
-        if result.testsRun == 0:
+        if result.testsRun == 0 and claiming is not None and not args.k:
+            # the other shards took every module: nothing left is not a failure
+            print("every module was taken by another shard")
+        elif result.testsRun == 0:
             print("FAIL: no test matched %s" % (args.k or "the suite"))
             return 1
         skipped = len(result.skipped)
