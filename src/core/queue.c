@@ -262,12 +262,35 @@ double wr_queue_poll_far_ms(const wr_queue_config_t *cfg, uint64_t position, dou
     return tenth > wr_queue_poll_base_ms(cfg, position) ? tenth : 0;
 }
 
+uint64_t wr_queue_away_ahead(uint64_t position, double away_share)
+{
+    if (position <= 1 || !(away_share > 0))
+        return 0;
+    if (away_share > 1)
+        away_share = 1;
+    double n = (double)(position - 1) * away_share;
+    double est = n - 2.0 * sqrt(n); /* two standard deviations below the mean */
+    return est < 1 ? 0 : (uint64_t)est;
+}
+
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u)
 {
-    int64_t e = wr_queue_expected_admission_ms(cfg, position, observed_rate, next_tick_ms,
-                                               head_due_ms, own_due_ms);
+    return wr_queue_retry_after_plan_ms(cfg, position, 0, observed_rate, next_tick_ms, head_due_ms,
+                                        own_due_ms, u);
+}
+
+uint32_t wr_queue_retry_after_plan_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                      uint64_t passed_over, double observed_rate,
+                                      int64_t next_tick_ms, int64_t head_due_ms, int64_t own_due_ms,
+                                      double u)
+{
+    /* E of the people who will take a slot before this user: those ahead
+     * but the ones admission will pass over (never below position 1) */
+    uint64_t plan = passed_over < position ? position - passed_over : 1;
+    int64_t e = wr_queue_expected_admission_ms(cfg, plan, observed_rate, next_tick_ms, head_due_ms,
+                                               own_due_ms);
     double band = wr_queue_poll_base_ms(cfg, position);
     double tick = cfg->tick_ms ? cfg->tick_ms : 100;
     double half = tick / 2;

@@ -141,6 +141,11 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *    more than the bands give: the poll just after admission. (This holds
  *    for the floor's answers too: they come after E, so they are last
  *    polls as well.)
+ * (wr_queue_retry_after_plan_ms takes away from position the people ahead
+ * expected to be passed over as away: an estimate erring low keeps E the
+ * latest admission with high odds; when it is too high anyway, the poll at
+ * E + s finds the user waiting and gets the floor's short answer, one more
+ * poll, as in the stall below.)
  * The premise of 2 is that admission keeps the rate in use. When it falls
  * below it for a while - maxActive full with tokens nobody consumes while
  * the observed rate (a one-minute average) still shows the old rate, a
@@ -177,6 +182,33 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u);
+
+/*
+ * wr_queue_retry_after_eta_ms for a user with passed_over of the people
+ * ahead expected to be passed over by admission (away: their turn makes
+ * them held, they take no slot): E is that of position - passed_over (at
+ * least 1); the band, the far rule and everything else still use position.
+ * passed_over must be an estimate that errs low (wr_queue_away_ahead): too
+ * high, and the user comes back before their admission and then waits the
+ * 250 ms floor; too low costs only its share of a tick. 0 is
+ * wr_queue_retry_after_eta_ms. Returns ms, >= WR_POLL_MIN_MS.
+ */
+uint32_t wr_queue_retry_after_plan_ms(const wr_queue_config_t *cfg, uint64_t position,
+                                      uint64_t passed_over, double observed_rate,
+                                      int64_t next_tick_ms, int64_t head_due_ms, int64_t own_due_ms,
+                                      double u);
+
+/*
+ * How many of the position - 1 people ahead admission is expected to pass
+ * over as away, erring low: with a share away_share (in [0, 1]: the
+ * queue's stats away / waiting at its last tick, 0 unknown) of the line
+ * away, the mean n = (position - 1) x away_share less two standard
+ * deviations of a count of n (2 sqrt(n)), floored; 0 below 1. Sleepers are
+ * spread through a line, and the people near its front have waited
+ * longest, so the line's share is, if anything, below the front's: the
+ * estimate errs low there too. (1,000 ahead at 20% away: 171.)
+ */
+uint64_t wr_queue_away_ahead(uint64_t position, double away_share);
 
 /*
  * Fewer polls from far back (docs/API.md 1.2, pollMaxMs): a tenth of the

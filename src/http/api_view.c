@@ -115,8 +115,11 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         if (cfg) {
             double observed = wr_scheduler_queue_rate(sq);
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
-            v->retry_after_ms = wr_queue_retry_after_eta_ms(
-                cfg, e->position, observed, wr_scheduler_queue_next_tick_ms(sq),
+            /* away people ahead take no slot: the retry lands after the
+             * admission that comes sooner for them (an estimate erring low) */
+            uint64_t over = wr_queue_away_ahead(e->position, wr_scheduler_queue_away_share(sq));
+            v->retry_after_ms = wr_queue_retry_after_plan_ms(
+                cfg, e->position, over, observed, wr_scheduler_queue_next_tick_ms(sq),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
             /* following it never makes a person idle */
             v->retry_after_ms =

@@ -138,6 +138,7 @@ typedef struct wr_scheduler_queue {
     bool quiet;         /* asleep (see "Quiet queues"): its timer is QUIET_MS away */
     bool woke;          /* woken while a call was in flight: its quiet answer counts as busy */
     bool published;     /* last_st holds the store stats last published */
+    double away_share;  /* stats away / waiting of the last admit answer, 0 none */
     wr_queue_stats_t last_st;
     double last_rates[4]; /* the rate and config gauges last published */
     /* Sale opening (see above) */
@@ -387,6 +388,12 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     e->woke = false;
     int64_t mono_ms = wr_clock_mono_ms();
     wr_rate_window_add(&e->rate, mono_ms, res->stats.admitted_total);
+    /* stats away counts the held too, who are out of the line */
+    uint64_t away_in_line =
+        res->stats.away > res->stats.held ? res->stats.away - res->stats.held : 0;
+    e->away_share = res->stats.waiting > 0 && away_in_line <= res->stats.waiting
+                        ? (double)away_in_line / (double)res->stats.waiting
+                        : 0;
     wr_rate_window_add_tick(&e->eta_rate, mono_ms, res->stats.admitted_total, res->stats.waiting);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
@@ -694,6 +701,11 @@ double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
     if (live(q) && q->has_cfg && q->cfg.has_autotune && q->at_rate > 0)
         return q->at_rate; /* autotune: the rate in use, so ETAs follow the shop's pace */
     return live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
+}
+
+double wr_scheduler_queue_away_share(const wr_scheduler_queue_t *q)
+{
+    return live(q) ? q->away_share : 0;
 }
 
 int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)

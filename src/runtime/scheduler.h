@@ -102,6 +102,13 @@ const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q
  * forgotten. */
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q);
 
+/* The share of q's line that is away, in [0, 1]: stats away / waiting as
+ * the store answered this instance's last admit call (store-wide, at most
+ * a tick old; away as the away sweep last saw it, less the held, who are
+ * out of the line); 0 when nobody waits, or
+ * q is NULL or forgotten. For poll timing (wr_queue_away_ahead). */
+double wr_scheduler_queue_away_share(const wr_scheduler_queue_t *q);
+
 /* Milliseconds until this instance next runs q's admit tick (its timer is
  * aimed at the middle of the store's tick, as every instance's is); 0
  * while an admit call is in flight or the timer is due; -1 when q is NULL

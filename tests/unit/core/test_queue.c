@@ -533,6 +533,44 @@ static void test_admission_delay(void **state)
     assert_int_equal(wr_queue_retry_after_eta_ms(&c, 1, -1, 40, 250, 250, 0.0), 345);
 }
 
+/* Away people ahead take no slot (1.2: their turn makes them held): the
+ * retry is planned on the position less an estimate of them that errs low
+ * (the mean less two standard deviations). */
+static void test_retry_plan_passes_over_away(void **state)
+{
+    (void)state;
+    assert_int_equal(wr_queue_away_ahead(1001, 0.2), 171); /* 200 - 2 sqrt(200) */
+    assert_int_equal(wr_queue_away_ahead(101, 0.2), 11);   /* 20 - 8.94 */
+    assert_int_equal(wr_queue_away_ahead(5, 0.2), 0);      /* 0.8: below one */
+    assert_int_equal(wr_queue_away_ahead(1, 0.5), 0);      /* nobody ahead */
+    assert_int_equal(wr_queue_away_ahead(0, 0.5), 0);
+    assert_int_equal(wr_queue_away_ahead(1001, 0), 0);
+    assert_int_equal(wr_queue_away_ahead(1001, -0.5), 0);
+    assert_int_equal(wr_queue_away_ahead(1001, NAN), 0);
+    assert_int_equal(wr_queue_away_ahead(11, 2.0), 3); /* share clamped to 1: 10 - 6.32 */
+
+    /* 175/s, next tick in 40 ms, due: position 100 is the 6th tick (540
+     * ms, back at 545); 35 of them passed over leave 65 ahead of it: the
+     * 4th (340, back at 345) */
+    wr_queue_config_t c = cfg_rate(175);
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 100, 0, -1, 40, 0, 0, 0.0), 545);
+    assert_int_equal(wr_queue_retry_after_eta_ms(&c, 100, -1, 40, 0, 0, 0.0), 545);
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 100, 35, -1, 40, 0, 0, 0.0), 345);
+    /* everyone ahead passed over: position 1, due at the next tick (40),
+     * before the floor lets anyone back: the floor */
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 100, 100, -1, 40, 0, 0, 0.0), 250);
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 100, 5000, -1, 40, 0, 0, 0.0), 250);
+    /* the band still follows the position: 2,000 is beyond the ETA rule
+     * (E about 11.4 s > its 3 s band) whatever is passed over short of
+     * bringing it within the band */
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 2000, 400, -1, 40, 0, 0, 0.5),
+                     wr_queue_retry_after_eta_ms(&c, 2000, -1, 40, 0, 0, 0.5));
+    /* paused (no rate in use): the band, as without */
+    c.paused = true;
+    assert_int_equal(wr_queue_retry_after_plan_ms(&c, 100, 35, -1, 40, 0, 0, 0.5),
+                     wr_queue_retry_after_ms(&c, 100, 0.5));
+}
+
 /* An ETA answer beyond the idle cap (half of idleTimeoutSeconds) comes in
  * equal steps within the cap that end just after E, never at the cap just
  * before E (then 250 ms late). */
@@ -1013,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_degraded_brake),
         cmocka_unit_test(test_closed_retry),
         cmocka_unit_test(test_poll_far),
+        cmocka_unit_test(test_retry_plan_passes_over_away),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
