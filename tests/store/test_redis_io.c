@@ -280,7 +280,11 @@ static void on_push(wr_redis_io_t *io, const redisReply *r, void *arg)
 
 static wr_redis_io_opts_t opts_tcp(int port)
 {
-    wr_redis_io_opts_t o = {.host = "127.0.0.1", .port = port, .db = -1};
+    /* WAIT_MS, not the 250 ms default: commands here wait for their answer
+     * unless a test sets a timeout of its own (a 1 MB GET of t_reply_cap
+     * took over 250 ms under ASan on a loaded 2-core machine) */
+    wr_redis_io_opts_t o = {
+        .host = "127.0.0.1", .port = port, .db = -1, .command_timeout_ms = WAIT_MS};
     return o;
 }
 
@@ -486,7 +490,7 @@ static void t_refused(void **state)
      * still reported from the loop) */
     char path[400];
     snprintf(path, sizeof path, "%s/none.sock", g_dir);
-    o = (wr_redis_io_opts_t){.unix_path = path, .db = -1};
+    o = (wr_redis_io_opts_t){.unix_path = path, .db = -1, .command_timeout_ms = WAIT_MS};
     io = open_io(o, &c);
     assert_int_equal(c.closed, 1);
     assert_int_equal(c.err, WR_EUNAVAILABLE);
@@ -1007,7 +1011,7 @@ static void t_ipv6(void **state)
         print_message("skipped: redis-server cannot listen on ::1 here\n");
         skip();
     }
-    wr_redis_io_opts_t o = {.host = "::1", .port = s.port, .db = -1};
+    wr_redis_io_opts_t o = {.host = "::1", .port = s.port, .db = -1, .command_timeout_ms = WAIT_MS};
     wr_redis_io_t *io = open_io(o, &c);
     expect_ready(&c);
     char ep[64];
