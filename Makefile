@@ -23,9 +23,12 @@
 #                   scripts/deb.sh); install it with apt install ./build/waitroom_*.deb
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# CTest's slots: twice the cores, since most integration time is waiting on
+# CTest's slots: three per core, since most integration time is waiting on
 # ticks and timeouts (the timing-sensitive demos still run alone: RUN_SERIAL)
-CTEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+CTEST_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
+# make test's compile jobs: two per core (a compile waits on the disk too;
+# on a machine another load keeps busy, more jobs get more of the CPU)
+TEST_BUILD_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
 BUILD ?= build
 SANBUILD ?= build-san
 DEMO_USERS ?= 10000
@@ -53,10 +56,10 @@ run: build
 # other test runs the sanitizer build; deb_build makes the packager's build)
 test: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS) --target waitroomd
+	@cmake --build $(BUILD) -j $(TEST_BUILD_JOBS) --target waitroomd
 	@cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DWR_SANITIZE=address,undefined \
 	  -DWR_PLAIN_BUILD_DIR=$(CURDIR)/$(BUILD) >/dev/null
-	@cmake --build $(SANBUILD) -j $(JOBS)
+	@cmake --build $(SANBUILD) -j $(TEST_BUILD_JOBS)
 	@cd $(SANBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
