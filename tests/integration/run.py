@@ -4,7 +4,7 @@ redis-server) over loopback and checks it against docs/API.md and the
 incident cases. Python 3.11 standard library only.
 
     python3 tests/integration/run.py --waitroomd build/waitroomd --store BACKEND (memory, redis)
-            [-k PATTERN ...] [--keep] [--claims DIR]
+            [-k PATTERN ...] [--keep] [--shard K/N]
 
 Starts (redis-server,) a header-mode waitroomd (--identity header:X-User-Id)
 and a cookie-mode waitroomd, runs every test_*.py module of this directory
@@ -12,12 +12,13 @@ and a cookie-mode waitroomd, runs every test_*.py module of this directory
 non-zero on any failure. Every child process is stopped at the end, even when
 tests fail. See README.md for the assumptions the suite makes.
 
---claims DIR: one shard of the suite. Several runs given the same (empty)
-DIR share the modules between them: each run takes the next module nobody
-has taken (an O_EXCL file DIR/<module>, holding the module's time once it
-ends), so the shards stay busy until the suite is done, however late CTest
-starts each. The longest modules of the last run (DIR.prev) go first. CTest runs the Redis and memory suites this way (CMakeLists.txt,
-integration_<backend>_<n>, after integration_<backend>_setup empties DIR).
+--shard K/N: only the K-th of N shards of the suite: its modules are
+dealt out longest first, each to the shard with the least time so far, by
+the seconds in shard_weights.txt (a module missing there weighs the
+median), so every run of one tree splits it the same way. CTest runs the
+memory and Redis suites as shards (cmake/per_backend_tests.cmake.in:
+integration_<store>_<k>). The run ends by printing each module's time
+("module times"), for refreshing shard_weights.txt.
 """
 import argparse
 import os
@@ -95,45 +96,55 @@ def module_of(suite):
     return None
 
 
-def claim_order(modules, claims):
-    """Longest first, by the times the last run left in DIR.prev (the setup
-    test moves DIR there); modules it did not time come first, by name."""
-    prev = {}
-    for name, _ in modules:
-        try:
-            with open(os.path.join(claims.rstrip("/") + ".prev", name)) as f:
-                prev[name] = float(f.read().strip() or "inf")
-        except (OSError, ValueError):
-            prev[name] = float("inf")
-    return sorted(modules, key=lambda m: (-prev[m[0]], m[0]))
+def load_weights(store):
+    """Module -> seconds for store (memory, or redis for every Redis
+    backend) from shard_weights.txt; {} when it cannot be read."""
+    col = 1 if store == "memory" else 2
+    weights = {}
+    try:
+        with open(os.path.join(HERE, "shard_weights.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and not line.startswith("#"):
+                    try:
+                        weights[parts[0]] = float(parts[col])
+                    except ValueError:
+                        pass
+    except OSError:
+        pass
+    return weights
 
 
-class ClaimingSuite(unittest.TestSuite):
-    """The suite's modules, each run only by the shard that claims it first
-    (an O_EXCL create of claims/<module>): iterated lazily, so a shard claims
-    its next module only when it is free. The claim file gets the module's
-    time (s) once it ends."""
+def shard_of(names, weights, n):
+    """Module name -> shard 1..n: longest first to the least loaded shard
+    (ties: the lower shard), a module without a weight weighing the median."""
+    known = sorted(weights.values())
+    median = known[len(known) // 2] if known else 1.0
+    w = {m: weights.get(m, median) for m in names}
+    load = [0.0] * n
+    out = {}
+    for m in sorted(names, key=lambda m: (-w[m], m)):
+        k = min(range(n), key=lambda i: (load[i], i))
+        load[k] += w[m]
+        out[m] = k + 1
+    return out
+
+
+class ModuleTimes(unittest.TestSuite):
+    """The suite's per-module suites, run in order, each timed."""
 
     _cleanup = False
 
-    def __init__(self, modules, claims):
+    def __init__(self, modules):
         super().__init__()
         self.modules = modules
-        self.claims = claims
-        self.taken = []
+        self.times = []
 
     def __iter__(self):
         for name, suite in self.modules:
-            path = os.path.join(self.claims, name)
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                continue
-            self.taken.append(name)
             t0 = time.monotonic()
             yield suite
-            os.write(fd, b"%.1f\n" % (time.monotonic() - t0))
-            os.close(fd)
+            self.times.append((name, time.monotonic() - t0))
 
 
 class TimedResult(unittest.TextTestResult):
@@ -165,8 +176,8 @@ def main():
     ap.add_argument("-k", action="append", default=None,
                     help="only tests whose name matches (unittest -k)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir with logs")
-    ap.add_argument("--claims", metavar="DIR",
-                    help="run as one shard: take modules nobody has taken in DIR")
+    ap.add_argument("--shard", metavar="K/N",
+                    help="run only the K-th of N shards of the suite (1 <= K <= N)")
     args = ap.parse_args()
 
     if args.store not in HARNESSES:
@@ -174,6 +185,16 @@ def main():
               "in tests/integration/run.py" % args.store)
         print("0 passed, 1 failed")
         return 1
+    shard = None
+    if args.shard:
+        try:
+            shard = tuple(int(x) for x in args.shard.split("/"))
+            if len(shard) != 2 or not 1 <= shard[0] <= shard[1]:
+                raise ValueError
+        except ValueError:
+            print("--shard wants K/N with 1 <= K <= N, not %r" % args.shard)
+            print("0 passed, 1 failed")
+            return 1
     binary = os.path.abspath(args.waitroomd)
     if not os.access(binary, os.X_OK):
         print("waitroomd not found or not executable: %s" % binary)
@@ -207,13 +228,14 @@ def main():
             loader.testNamePatterns = ["*%s*" % k if "*" not in k else k for k in args.k]
         suite = loader.discover(HERE, pattern=PATTERNS.get(args.store, "test_*.py"),
                                 top_level_dir=HERE)
-        claiming = None
-        if args.claims:
-            os.makedirs(args.claims, exist_ok=True)
-            modules = [(module_of(m), m) for m in suite]
-            modules = claim_order([(n, m) for n, m in modules if n], args.claims)
-            claiming = ClaimingSuite(modules, args.claims)
-            suite = claiming
+        modules = [(module_of(m), m) for m in suite]
+        modules = [(n, m) for n, m in modules if n]
+        if args.shard:
+            k, n = shard
+            where = shard_of([name for name, _ in modules], load_weights(args.store), n)
+            modules = [(name, m) for name, m in modules if where[name] == k]
+            print("shard %d/%d: %s" % (k, n, " ".join(name for name, _ in modules)))
+        suite = ModuleTimes(modules)
         runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                          resultclass=TimedResult)
         result = runner.run(suite)
@@ -221,12 +243,10 @@ def main():
         print("slowest tests (s): " + ", ".join("%s %.1f" % (n.split(".")[-1], t)
                                                  for n, t in slowest))
 
-        if claiming is not None:
-            print("this shard ran %d modules: %s" % (len(claiming.taken), " ".join(claiming.taken)))
+        print("module times (s): " + " ".join("%s %.1f" % t for t in suite.times))
         bad = test_ids(result)
-        if result.testsRun == 0 and claiming is not None and not args.k:
-            # the other shards took every module: nothing left is not a failure
-            print("every module was taken by another shard")
+        if result.testsRun == 0 and args.shard and not modules:
+            print("this shard has no module (more shards than modules)")
         elif result.testsRun == 0:
             print("FAIL: no test matched %s" % (args.k or "the suite"))
             return 1
