@@ -327,9 +327,8 @@ static void t_stock_held_returns(void **state)
     c.paused = true;
     put_ok(s, "sh", c);
     join_n(s, "sh", 1, 2);
-    pass_us(s, 800000); /* u2 silent 0.65 s at the tick (away_setup in away.c) */
+    pass_us(s, 1450000); /* u1 away; u2 polls just before the tick (away_setup in away.c) */
     expect_waiting(s, "sh", "u2", 2, 2);
-    pass_us(s, 650000);
     c.paused = false;
     c.stock_set = false; /* keep what is left */
     put_ok(s, "sh", c);
