@@ -122,16 +122,19 @@ class QuietQueues(WRTest):
         # stopped scheduler and a starved machine would be no test)
         self.assertGreaterEqual(rn, 0.3 * RATE * rdt, "reference: %d admitted in %.2f s"
                                 % (rn, rdt))
-        # at least a fifth as fast as the reference (per second of each
+        # at least a tenth as fast as the reference (per second of each
         # one's window), less two ticks: K29's fault was 1% (0.6/s against
-        # 50/s), 20 times below this bound. With both cores taken (two busy
+        # 50/s), 10 times below this bound. With both cores taken (two busy
         # loops and the suite, ASan), the process that also answers 2,000
         # quiet queues (19% of a core under ASan) loses more late ticks than
         # the reference (K24: a late tick is not made up): 57% and 32% of
         # the reference were seen in loaded runs. The cost of a quiet queue
         # itself is asserted above (Redis commands) and measured in
         # docs/BENCHMARKS.md (CPU); this bound only catches K29's stall.
-        self.assertGreaterEqual(n / dt, 0.2 * rn / rdt - 2 * PER_TICK / dt,
+        # At three CTest slots per core beside the two loops, 20% of the
+        # reference was seen (6.8/s against 34.5/s), so the bound is a
+        # tenth: still 8 times K29's fault.
+        self.assertGreaterEqual(n / dt, 0.1 * rn / rdt - 2 * PER_TICK / dt,
                                 "busy queue: %.1f/s beside %d quiet queues, reference %.1f/s"
                                 % (n / dt, N_QUIET, rn / rdt))
 

@@ -118,6 +118,9 @@ static void t_admit_delay(void **state)
     assert_int_equal(r.entry.position, 10);
     assert_true(r.entry.head_due_us > 0 && r.entry.head_due_us <= r.entry.own_due_us);
     assert_true(r.entry.own_due_us <= max_due);
+    /* every join answered by now: the delay of the last one is counted
+     * from here (on a loaded host the ten joins may take longer than it) */
+    int64_t t_joined = wr_clock_wall_us();
     assert_int_equal(sh_status(s, "dl", "u10", &r), WR_OK);
     assert_int_equal(r.entry.head_due_us, -1);
     assert_int_equal(r.entry.own_due_us, -1);
@@ -125,10 +128,10 @@ static void t_admit_delay(void **state)
     assert_int_equal(sh_admit(s, "dl", &a1), WR_OK);
     if (a1.admit.now_us < t0 + WR_ADMIT_DELAY_US)
         assert_int_equal(a1.admit.admitted, 0);
-    else /* a host stalled for the whole delay */
-        assert_int_equal(a1.admit.admitted, 5);
-    /* after it, several ticks later: one tick's budget, 5 */
-    pass_store_time(s, t0 + WR_ADMIT_DELAY_US);
+    else /* a host stalled for (part of) the delay: those due, one tick's budget at most */
+        assert_in_range(a1.admit.admitted, 0, 5);
+    /* after it, several ticks later: one tick's budget, 5 (ten are due) */
+    pass_store_time(s, t_joined + WR_ADMIT_DELAY_US);
     admit_next_tick(s, "dl", 100000, a1.admit.now_us / 100000, &a2);
     assert_int_equal(a2.admit.admitted, 5);
     assert_int_equal(a2.admit.stats.admitted_total, a1.admit.admitted + 5);
