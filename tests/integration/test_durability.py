@@ -70,8 +70,11 @@ class Durability(PrivateRedisTest):
         the consume stands (answered after the timeout) and is counted short."""
         primary, replica = self.primary_and_replica()
         url = "redis://127.0.0.1:%d" % primary.port
+        # (a WAIT timeout of 3 s: this part is about the count of WAITs; on
+        # a loaded machine the replica's ack took over the default 100 ms,
+        # and a join then answers 503, as it must: test_late_replica)
         w1 = Waitroomd(ENV.waitroomd, url, ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
-                       extra=["--redis-wait-replicas", "1"])
+                       extra=["--redis-wait-replicas", "1", "--redis-wait-timeout-ms", "3000"])
         self.addCleanup(w1.kill)
         q = self.new_queue({"admitPerSecond": 1000, "tickMs": 50}, client=w1.client)
         tok = self.admit(q, uid(), client=w1.client)
