@@ -273,6 +273,21 @@ uint64_t wr_queue_away_ahead(uint64_t position, double away_share)
     return est < 1 ? 0 : (uint64_t)est;
 }
 
+bool wr_queue_passed_over(int64_t silent_us, int64_t reach_us, int64_t idle_us, int64_t stale_us,
+                          bool pending)
+{
+    if (pending)
+        return true; /* a page join not yet followed: never taken */
+    if (idle_us <= 0)
+        return false;
+    if (stale_us < 0)
+        stale_us = 0;
+    if (silent_us >= idle_us + stale_us)
+        return true;
+    return silent_us >= idle_us / 2 + stale_us + WR_QUEUE_OVERDUE_US &&
+           silent_us + reach_us >= idle_us + stale_us;
+}
+
 uint32_t wr_queue_retry_after_eta_ms(const wr_queue_config_t *cfg, uint64_t position,
                                      double observed_rate, int64_t next_tick_ms,
                                      int64_t head_due_ms, int64_t own_due_ms, double u)

@@ -210,6 +210,35 @@ uint32_t wr_queue_retry_after_plan_ms(const wr_queue_config_t *cfg, uint64_t pos
  */
 uint64_t wr_queue_away_ahead(uint64_t position, double away_share);
 
+/* A poll answered WR_QUEUE_OVERDUE_US (us) past the longest retry a person
+ * may be told (half of idleTimeoutSeconds, the idle cap) is late: the
+ * person missed it (a phone asleep), not the network. */
+#define WR_QUEUE_OVERDUE_US 250000LL
+
+/*
+ * The people ahead, counted (the store looks at the first of the line;
+ * docs/API.md "Away people ahead"): will admission pass over this person
+ * ahead, who has not asked for silent_us (us since their last join or
+ * poll as the store recorded it) and whom admission is expected to reach
+ * in reach_us (us from now, erring early: the people taken before them
+ * over the configured rate)? idle_us: idleTimeoutSeconds in us (<= 0:
+ * none, then only pending page joins are passed over); stale_us: how old
+ * a recorded last-seen time may be for someone who asks as told (0 on the
+ * embedded store, which records every poll; on Redis the slack of its
+ * quiet polls, lib.lua L.slack), which its idle rule adds to idle_us.
+ * True for a page join not yet followed (pending), for someone idle now
+ * (silent_us >= idle_us + stale_us), and for someone overdue (silent_us >=
+ * idle_us / 2 + stale_us + WR_QUEUE_OVERDUE_US: past the longest answer
+ * they can have been given, so asleep) who will be idle when reached
+ * (silent_us + reach_us >= idle_us + stale_us). Admission itself passes
+ * over exactly the idle at its tick (memq.c, admit.lua); an overdue person
+ * who asks again before their turn is taken after all, so the count errs
+ * high only by people who wake within seconds of it. The Redis scripts
+ * keep the same rule (lib.lua, passed_ahead).
+ */
+bool wr_queue_passed_over(int64_t silent_us, int64_t reach_us, int64_t idle_us, int64_t stale_us,
+                          bool pending);
+
 /*
  * Fewer polls from far back (docs/API.md 1.2, pollMaxMs): a tenth of the
  * expected wait of position, position / rate in ms (the rate in use, as

@@ -116,8 +116,15 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
             double observed = wr_scheduler_queue_rate(sq);
             v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
             /* away people ahead take no slot: the retry lands after the
-             * admission that comes sooner for them (an estimate erring low) */
-            uint64_t over = wr_queue_away_ahead(e->position, wr_scheduler_queue_away_share(sq));
+             * admission that comes sooner for them. The store counted the
+             * first of the line (passed_ahead); the rest, or everyone when
+             * it did not count, is an estimate erring low. */
+            double share = wr_scheduler_queue_away_share(sq);
+            uint64_t over = wr_queue_away_ahead(e->position, share);
+            if (e->passed_ahead >= 0 && e->passed_scan < e->position) {
+                uint64_t rest = e->position - e->passed_scan; /* rest - 1 not looked at */
+                over = (uint64_t)e->passed_ahead + wr_queue_away_ahead(rest, share);
+            }
             v->retry_after_ms = wr_queue_retry_after_plan_ms(
                 cfg, e->position, over, observed, wr_scheduler_queue_next_tick_ms(sq),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));

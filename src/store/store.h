@@ -39,6 +39,7 @@
                                         asked again, held people past awayHoldSeconds */
 #define WR_STORE_ADMIT_SCAN_MAX 2000 /* pending or away users passed over per tick */
 #define WR_STORE_IDLE_VISIT_MAX 8192 /* users the away sweep looks at per tick, about */
+#define WR_STORE_AHEAD_SCAN     256  /* people ahead a poll looks at (passed_ahead) */
 
 typedef enum {
     WR_ENTRY_WAITING = 1,     /* in line */
@@ -107,6 +108,15 @@ typedef struct {
      * position is 1, waiting the line's count; admitted at the next tick
      * that admits anyone. */
     bool held;
+    /* WAITING, after a join or poll of someone already in line: of the
+     * first passed_scan people ahead (min(position - 1,
+     * WR_STORE_AHEAD_SCAN)), how many admission is expected to pass over
+     * (wr_queue_passed_over: away, overdue, pending page joins), for the
+     * retry plan (docs/API.md "Away people ahead"). passed_ahead -1 and
+     * passed_scan 0 when not counted: a newcomer, a quiet status, the
+     * pre-queue and its opening, a held person. */
+    int64_t passed_ahead;
+    uint64_t passed_scan;
     wr_close_reason_t closed_reason; /* CLOSED: why */
     int64_t stock_left;              /* what is left now (any state), or -1 without a stock */
     const wr_queue_config_t *config; /* current config of the queue; borrowed */

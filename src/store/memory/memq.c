@@ -516,6 +516,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         n = NULL;
     }
     e->head_due_us = e->own_due_us = -1;
+    e->passed_ahead = -1;
+    e->passed_scan = 0;
     e->held = false;
     e->closed_reason = wr_memq_halted(q);
     if (e->closed_reason != WR_CLOSE_NONE)
@@ -528,6 +530,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_WAITING;
         e->position = wr_memq__line_position(q, n);
         e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        /* the people ahead counted for the retry plan: the first of the
+         * line only, as on Redis (lib.lua entry_passed), and not during an
+         * opening (the pre-queue still to move is ahead too) */
+        if (!q->opening && e->position - 1 <= WR_STORE_AHEAD_SCAN)
+            e->passed_ahead = (int64_t)wr_memq__passed_ahead(q, n, now_us, &e->passed_scan);
         return WR_OK;
     }
     bool back;

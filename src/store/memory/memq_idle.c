@@ -37,6 +37,25 @@ bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
     return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
 }
 
+uint64_t wr_memq__passed_ahead(const wr_memq_t *q, const wr_zsl_node_t *n, int64_t now_us,
+                               uint64_t *scanned)
+{
+    int64_t idle_us = (int64_t)q->cfg->cfg.idle_timeout_seconds * 1000000;
+    double rate = q->cfg->cfg.admit_per_second;
+    uint64_t looked = 0, taken = 0, passed = 0;
+    for (const wr_zsl_node_t *x = wr_zsl_first(q->line);
+         x && x != n && looked < WR_STORE_AHEAD_SCAN; x = wr_zsl_next(x), looked++) {
+        int64_t silent = (int64_t)wr_memq_seen_age_cs(x, now_us) * 10000;
+        int64_t reach = rate > 0 ? (int64_t)((double)taken * 1e6 / rate) : 0;
+        if (wr_queue_passed_over(silent, reach, idle_us, 0, wr_zsl_node_flags(x) & WR_MEMQ_PENDING))
+            passed++;
+        else
+            taken++;
+    }
+    *scanned = looked;
+    return passed;
+}
+
 void wr_memq__unmark(wr_memq_t *q, wr_zsl_node_t *node)
 {
     uint8_t f = wr_zsl_node_flags(node);

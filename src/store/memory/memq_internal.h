@@ -125,6 +125,14 @@ void wr_memq__rehold(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *di
  * Out of memory: WR_ENOMEM, q unchanged. */
 wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool *dirty);
 
+/* The people ahead of line node n, counted for the retry plan (store.h
+ * passed_ahead): of the first min(position - 1, WR_STORE_AHEAD_SCAN) nodes of
+ * the line, how many admission will pass over (wr_queue_passed_over at
+ * now_us, store clock us; reach times from the configured rate). Sets
+ * *scanned to how many it looked at. Reads only. */
+uint64_t wr_memq__passed_ahead(const wr_memq_t *q, const wr_zsl_node_t *n, int64_t now_us,
+                               uint64_t *scanned);
+
 /* True when held node (not back) has been held awayHoldSeconds at now_us. */
 bool wr_memq__hold_over(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
 

@@ -63,11 +63,12 @@ static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
 }
 
 /* The answer of one join or status, as entry.lua and entry_batch.lua send
- * it: kind, then by kind position, waiting, head_due_us and own_due_us (1;
- * the dues are -1 unless a join added the user), jti, iat_us, exp_us (2),
- * waiting (-2); unused fields are 0 / NULL. */
+ * it: kind, then by kind position, waiting, head_due_us, own_due_us and
+ * passed (1; the dues are -1 unless a join added the user, passed -1 unless
+ * the people ahead were counted: lib.lua entry_passed), jti, iat_us,
+ * exp_us (2), waiting (-2); unused fields are 0 / NULL. */
 struct ans {
-    long long kind, position, waiting, iat, exp, head_due, own_due;
+    long long kind, position, waiting, iat, exp, head_due, own_due, passed;
     const redisReply *jti;
     long long stock_left; /* the call's: -1 without a stock */
 };
@@ -88,6 +89,8 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
 {
     wr_err_t err = WR_EPROTO;
     entry->head_due_us = entry->own_due_us = -1;
+    entry->passed_ahead = -1;
+    entry->passed_scan = 0;
     entry->stock_left = a->stock_left >= 0 ? a->stock_left : -1;
     if (a->kind == -1) {
         err = WR_ENOTFOUND;
@@ -108,6 +111,13 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         if (a->head_due >= 0 && a->own_due >= 0) {
             entry->head_due_us = a->head_due;
             entry->own_due_us = a->own_due;
+        }
+        if (a->passed >= 0) {
+            /* the script counts everyone ahead, or nobody */
+            if (a->passed > a->position - 1 || a->position - 1 > WR_STORE_AHEAD_SCAN)
+                goto out;
+            entry->passed_ahead = a->passed;
+            entry->passed_scan = (uint64_t)a->position - 1;
         }
         err = WR_OK;
         break;
@@ -163,7 +173,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                                wr_entry_t *entry, wr_queue_config_t *cfg)
 {
     memset(entry, 0, sizeof *entry);
-    if (!shape(rep, "iisiisiiiii"))
+    if (!shape(rep, "iisiisiiiiii"))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     struct ans a = {.kind = e[0]->integer,
@@ -174,7 +184,8 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .exp = e[7]->integer,
                     .head_due = e[8]->integer,
                     .own_due = e[9]->integer,
-                    .stock_left = e[10]->integer};
+                    .stock_left = e[10]->integer,
+                    .passed = e[11]->integer};
     return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry, cfg);
 }
 
@@ -184,7 +195,7 @@ static const char *batch_fields(long long kind)
 {
     switch (kind) {
     case 1:
-        return "iiii";
+        return "iiiii";
     case 2:
         return "sii";
     case -2:
@@ -228,6 +239,7 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         a->waiting = e[1]->integer;
         a->head_due = e[2]->integer;
         a->own_due = e[3]->integer;
+        a->passed = e[4]->integer;
     } else if (a->kind == 2) {
         a->jti = e[0];
         a->iat = e[1]->integer;

@@ -213,5 +213,60 @@ static void t_away_page_join_never_held(void **state)
     assert_int_equal(a.admit.stats.abandoned_total, 1);
 }
 
+/* Status of u: WAITING at pos, with the people ahead counted as given
+ * (store.h passed_ahead, passed_scan). */
+static void expect_passed(wr_store_t *s, const char *q, const char *u, uint64_t pos, int64_t passed,
+                          uint64_t scan)
+{
+    sh_res_t r;
+    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_int_equal(r.entry.position, pos);
+    assert_int_equal(r.entry.passed_ahead, passed);
+    assert_int_equal(r.entry.passed_scan, scan);
+}
+
+/* The people ahead, counted for the retry plan (store.h passed_ahead,
+ * queue.h wr_queue_passed_over): with idleTimeoutSeconds 2, people silent
+ * 1.85 s are overdue (past the longest answer: on Redis 1.75 s with its
+ * slack of 0.5 s, here 1.25 s) but not idle (Redis 2.5 s, here 2 s):
+ * counted where admission reaches them after they turn idle (1 person a
+ * second: u2 in 1 s, u4 in 2 s), not where it reaches them within ms
+ * (1,000 a second); once idle they count at any rate. Only the first
+ * WR_STORE_AHEAD_SCAN people ahead are looked at. On Redis the time is
+ * real: the window for 1.85 s is 1.75-2.5 s there, 0.65 s of margin. */
+static void t_passed_ahead_counted(void **state)
+{
+    wr_store_t *s = *state;
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = 2;
+    put_ok(s, "pscan", c);
+    join_n(s, "pscan", 1, WR_STORE_AHEAD_SCAN + 2);
+    expect_passed(s, "pscan", "u1", 1, 0, 0);
+    expect_passed(s, "pscan", "u257", 257, 0, WR_STORE_AHEAD_SCAN);
+    expect_passed(s, "pscan", "u258", 258, -1, 0); /* beyond the scan: not counted */
+
+    const char *qs[2] = {"pslow", "pfast"};
+    for (int i = 0; i < 2; i++) {
+        c.admit_per_second = i == 0 ? 1 : 1000;
+        put_ok(s, qs[i], c);
+        join_n(s, qs[i], 1, 5);
+    }
+    pass_us(s, 1600000);
+    for (int i = 0; i < 2; i++) {
+        expect_waiting(s, qs[i], "u1", 1, 5);
+        expect_waiting(s, qs[i], "u3", 3, 5);
+    }
+    pass_us(s, 250000); /* u2 and u4 silent 1.85 s: overdue, not idle */
+    expect_passed(s, "pslow", "u5", 5, 2, 4);
+    expect_passed(s, "pfast", "u5", 5, 0, 4);
+    expect_passed(s, "pfast", "u3", 3, 0, 2); /* (u3 asks: fresh again) */
+    pass_us(s, 800000); /* u2 and u4 silent 2.65 s: idle; u1 1.05 s: neither */
+    expect_passed(s, "pfast", "u5", 5, 2, 4);
+    expect_passed(s, "pfast", "u3", 3, 1, 2);
+}
+
 WR_CONTRACT_GROUP(away, T(t_away_held_then_returns), T(t_away_returns_take_budget),
-                  T(t_away_hold_expires), T(t_away_page_join_never_held));
+                  T(t_away_hold_expires), T(t_away_page_join_never_held),
+                  T(t_passed_ahead_counted));

@@ -546,10 +546,10 @@ static void r_iteration_bad_replies(void **state)
     assert_non_null(json);
     char ok3[2048];
     /* {version, json, WAITING 1 of 3, an error, NOT IN QUEUE} */
-    snprintf(
-        ok3, sizeof ok3,
-        "*10\r\n:9\r\n$%zu\r\n%s\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n-ERR boom\r\n:-3\r\n",
-        strlen(json), json);
+    snprintf(ok3, sizeof ok3,
+             "*11\r\n:9\r\n$%zu\r\n%s\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n-ERR "
+             "boom\r\n:-3\r\n",
+             strlen(json), json);
     const step_t three_mid[] = {
         {'s', "q", "u1", WR_OK, WR_OK, 1, 3},
         {'j', "q", "u2", WR_OK, WR_EPROTO, 0, 0},
@@ -558,7 +558,7 @@ static void r_iteration_bad_replies(void **state)
     fake_steps(f, s, ok3, three_mid, 3);
     /* the version this client now knows, JSON omitted: WAITING 2 of 3,
      * ADMITTED, FULL at 7 */
-    const char known3[] = "*14\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n"
+    const char known3[] = "*15\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n"
                           ":2\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n:-2\r\n:7\r\n";
     const step_t three_known[] = {
         {'s', "q", "u1", WR_OK, WR_OK, 2, 3},
@@ -581,14 +581,13 @@ static void r_iteration_bad_replies(void **state)
         "*0\r\n",
         ":1\r\n",
         /* two answers for three requests */
-        "*13\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-"
-        "1\r\n",
+        "*15\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"
+        ":-1\r\n:-1\r\n:-1\r\n",
         /* four answers for three requests */
         "*7\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:-3\r\n:-3\r\n:-3\r\n",
         /* the last answer cut short (one literal: clang's -Wstring-concatenation) */
-        ("*15\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-"
-         "1\r\n:"
-         "1\r\n:3\r\n"),
+        ("*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"
+         ":-1\r\n:-1\r\n:-1\r\n:1\r\n:3\r\n"),
         /* an unknown kind, a kind 0, a jti where a number goes */
         "*6\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:42\r\n:-3\r\n",
         "*6\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:0\r\n:-3\r\n",
@@ -609,17 +608,28 @@ static void r_iteration_bad_replies(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         fake_steps(f, s, bad[i], three_bad, 3);
     /* decodable answers with bad values: that answer WR_EPROTO alone */
-    const char vals[] = "*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n"
-                        ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
+    const char vals[] = "*19\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n"
+                        ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
     const step_t three_vals[] = {
         {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* position 0 */
         {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* position above the line */
         {'s', "q", "u3", WR_OK, WR_EPROTO, 0, 0}, /* empty jti */
     };
     fake_steps(f, s, vals, three_vals, 3);
+    /* people ahead counted: more than are ahead, or beyond the scan */
+    const char passed[] = "*21\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:3\r\n"
+                          ":1\r\n:300\r\n:400\r\n:-1\r\n:-1\r\n:0\r\n"
+                          ":1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:2\r\n";
+    const step_t three_passed[] = {
+        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* 3 passed over of 2 ahead */
+        {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* 299 ahead: never counted */
+        {'s', "q", "u3", WR_OK, WR_OK, 3, 5},     /* 2 of 2: fine */
+    };
+    fake_steps(f, s, passed, three_passed, 3);
     /* a version this client never saw, JSON omitted: the config part does
      * not resolve, for the waiting answer; "no queue" needs none */
-    const char unknown[] = "*9\r\n:10\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n";
+    const char unknown[] =
+        "*10\r\n:10\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:-1\r\n";
     const step_t two_unknown[] = {
         {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
         {'j', "q", "u2", WR_OK, WR_ENOTFOUND, 0, 0},

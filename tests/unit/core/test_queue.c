@@ -536,6 +536,38 @@ static void test_admission_delay(void **state)
 /* Away people ahead take no slot (1.2: their turn makes them held): the
  * retry is planned on the position less an estimate of them that errs low
  * (the mean less two standard deviations). */
+/* The people ahead, counted (queue.h wr_queue_passed_over): a pending page
+ * join always; without a timeout nobody else; the idle (with the store's
+ * staleness added); the overdue only when they are idle by the time
+ * admission reaches them. */
+static void test_passed_over_rule(void **state)
+{
+    (void)state;
+    const int64_t s = 1000000; /* 1 s in us */
+    /* pending page joins: passed over, timeout or not */
+    assert_true(wr_queue_passed_over(0, 0, 0, 0, true));
+    assert_true(wr_queue_passed_over(0, 0, 2 * s, 0, true));
+    /* no timeout: nobody is ever idle */
+    assert_false(wr_queue_passed_over(100 * s, 100 * s, 0, 0, false));
+    /* idle now (2 s, exact store): at any reach */
+    assert_true(wr_queue_passed_over(2 * s, 0, 2 * s, 0, false));
+    assert_false(wr_queue_passed_over(2 * s - 1, 0, 2 * s, 0, false));
+    /* overdue from idle / 2 + 250 ms = 1.25 s; counted when silent +
+     * reach reaches the timeout */
+    assert_false(wr_queue_passed_over(1249999, 10 * s, 2 * s, 0, false)); /* not overdue */
+    assert_true(wr_queue_passed_over(1250000, 750000, 2 * s, 0, false));
+    assert_false(wr_queue_passed_over(1250000, 749999, 2 * s, 0, false)); /* reached before */
+    /* a store whose record may be 500 ms old (Redis's slack at 2 s):
+     * idle from 2.5 s, overdue from 1.75 s */
+    assert_false(wr_queue_passed_over(2499999, 0, 2 * s, 500000, false));
+    assert_true(wr_queue_passed_over(2500000, 0, 2 * s, 500000, false));
+    assert_false(wr_queue_passed_over(1749999, 10 * s, 2 * s, 500000, false));
+    assert_true(wr_queue_passed_over(1750000, 750000, 2 * s, 500000, false));
+    assert_false(wr_queue_passed_over(1750000, 749999, 2 * s, 500000, false));
+    /* a negative staleness counts as 0 */
+    assert_true(wr_queue_passed_over(2 * s, 0, 2 * s, -5, false));
+}
+
 static void test_retry_plan_passes_over_away(void **state)
 {
     (void)state;
@@ -1052,6 +1084,7 @@ int main(void)
         cmocka_unit_test(test_closed_retry),
         cmocka_unit_test(test_poll_far),
         cmocka_unit_test(test_retry_plan_passes_over_away),
+        cmocka_unit_test(test_passed_over_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 --   stock_left: as entry.lua's, after the call (-1: no stock or no queue);
 --   answer_i: entry.lua's reply without its config part, as only the
 --   elements its kind uses:
---     1 WAITING      1, position, waiting, head_due_us, own_due_us
+--     1 WAITING      1, position, waiting, head_due_us, own_due_us, passed
 --     2 ADMITTED     2, jti, iat_us, exp_us
 --     3 PASSTHROUGH  3
 --     4 PREQUEUE     4
@@ -40,14 +40,15 @@ for i = 2, #ARGV - 2, 3 do
     n = n + 1
     out[n] = -1
   else
-    local ok, kind, position, waiting, jti, iat, exp, hd, od = pcall(entry, c, ARGV[i], ARGV[i + 1],
-      ARGV[i + 2])
+    local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c, ARGV[i],
+      ARGV[i + 1], ARGV[i + 2])
     if not ok then
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}
     elseif kind == 1 then
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = 1, position, waiting, hd or -1, od or -1
-      n = n + 5
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = 1, position, waiting,
+        hd or -1, od or -1, passed or -1
+      n = n + 6
     elseif kind == 2 then
       out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 2, jti, iat, exp
       n = n + 4

@@ -596,7 +596,7 @@ end
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed')
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate')
   if not cfg[1] then
     return nil
   end
@@ -608,7 +608,8 @@ local function entry_config(known)
   return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
     shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100'),
-    hold_sec = cfg[9], holdq = cfg[10] == '1', closed = cfg[11] == '1', stock = stock_left()}
+    hold_sec = cfg[9], holdq = cfg[10] == '1', closed = cfg[11] == '1', stock = stock_left(),
+    rate = tonumber(cfg[12] or '0') or 0}
 end
 
 -- Writes the last score joins gave (see entry_config) to state, once per
@@ -641,7 +642,9 @@ end
 -- (held -> back; one held holdSec or longer is removed first and answered
 -- as one not in line): kind 5. key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
 -- kind, position, waiting, jti, iat_us, exp_us, and after a join that
--- added the user to the line head_due_us, own_due_us (entry.lua):
+-- added the user to the line head_due_us, own_due_us (entry.lua), then
+-- for kind 1 of someone already in line the people ahead admission will
+-- pass over (entry_passed; nil when not counted):
 --   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
 --   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, 5 HELD (WAITING held:
 --   position 1, waiting the line's count), -2 line full (waiting),
@@ -658,6 +661,45 @@ local function entry_clock(c)
       c.idle = c.I.in_force(c.idle, c.now, st[2], c.I.gap_us(c.now, st[1], c.tick_ms))
     end
   end
+end
+
+-- The people ahead of a waiting user of 0-based rank, counted for the
+-- retry plan (store.h passed_ahead): those admission will pass over, by
+-- queue.h's wr_queue_passed_over (the same rule, kept here: pending page
+-- joins; the idle, silent idle + slack; the overdue, silent idle / 2 +
+-- slack + 250 ms, whom admission reaches, at the configured rate, once
+-- they are idle). Only for rank <= AHEAD_SCAN (a ZRANGE and an HMGET of
+-- that many: the first of the line, where a retry plan is made); nil
+-- beyond it. Reads only.
+local AHEAD_SCAN, OVERDUE_US = 256, 250000
+local function entry_passed(c, rank)
+  if rank == 0 then
+    return 0
+  end
+  if rank > AHEAD_SCAN then
+    return nil
+  end
+  entry_clock(c)
+  local I, now, idle = c.I, c.now, c.idle
+  local users = redis.call('ZRANGE', K_WAITING, 0, rank - 1)
+  local seen = redis.call('HMGET', K_SEEN, unpack(users))
+  local stale = idle > 0 and I.slack(idle) or 0
+  local per = c.rate > 0 and 1000000 / c.rate or 0
+  local passed, taken = 0, 0
+  for i = 1, #users do
+    local t, over = I.seen_of(seen[i])
+    if not over and idle > 0 and t then
+      local silent = now - t
+      over = silent >= idle + stale or
+        (silent >= math.floor(idle / 2) + stale + OVERDUE_US and silent + taken * per >= idle + stale)
+    end
+    if over then
+      passed = passed + 1
+    else
+      taken = taken + 1
+    end
+  end
+  return passed
 end
 
 -- The last arrival score given (state's lastScore; see entry_config), or
@@ -801,7 +843,7 @@ local function entry(c, user, mode, key)
     end
     rank = redis.call('ZRANK', K_WAITING, user)
     if rank and mode == '3' then
-      return 1, rank + 1, entry_waiting(c), '', 0, 0
+      return 1, rank + 1, entry_waiting(c), '', 0, 0, nil, nil, entry_passed(c, rank)
     end
   end
   entry_clock(c)
@@ -825,10 +867,15 @@ local function entry(c, user, mode, key)
       c.waiting, c.head = nil, nil
     else
       I.seen_set(user, now, false)
-      if opening and tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
-        rank = rank + left -- behind the people still to move
+      local passed = nil
+      if opening then
+        if tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
+          rank = rank + left -- behind the people still to move
+        end
+      elseif not c.preq then
+        passed = entry_passed(c, rank)
       end
-      return 1, rank + 1, entry_waiting(c) + left, '', 0, 0
+      return 1, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
     end
   end
   if c.holdq then
