@@ -670,7 +670,11 @@ end
 -- slack + 250 ms, whom admission reaches, at the configured rate, once
 -- they are idle). Only for rank <= AHEAD_SCAN (a ZRANGE and an HMGET of
 -- that many: the first of the line, where a retry plan is made); nil
--- beyond it. Reads only.
+-- beyond it. Reads only. The counts are kept for the rest of the call as
+-- prefix sums (c.pp_p passed, c.pp_t taken among the first i, valid for
+-- i <= c.pp_n), so the polls of one batch share one scan; entry() cuts
+-- them back where it records someone of the first c.pp_n (their silence
+-- changed) and drops them when it removes someone from the line.
 local AHEAD_SCAN, OVERDUE_US = 256, 250000
 local function entry_passed(c, rank)
   if rank == 0 then
@@ -679,27 +683,36 @@ local function entry_passed(c, rank)
   if rank > AHEAD_SCAN then
     return nil
   end
-  entry_clock(c)
-  local I, now, idle = c.I, c.now, c.idle
-  local users = redis.call('ZRANGE', K_WAITING, 0, rank - 1)
-  local seen = redis.call('HMGET', K_SEEN, unpack(users))
-  local stale = idle > 0 and I.slack(idle) or 0
-  local per = c.rate > 0 and 1000000 / c.rate or 0
-  local passed, taken = 0, 0
-  for i = 1, #users do
-    local t, over = I.seen_of(seen[i])
-    if not over and idle > 0 and t then
-      local silent = now - t
-      over = silent >= idle + stale or
-        (silent >= math.floor(idle / 2) + stale + OVERDUE_US and silent + taken * per >= idle + stale)
-    end
-    if over then
-      passed = passed + 1
-    else
-      taken = taken + 1
-    end
+  if not c.pp_p then
+    c.pp_p, c.pp_t, c.pp_n = {[0] = 0}, {[0] = 0}, 0
   end
-  return passed
+  local P, T, n = c.pp_p, c.pp_t, c.pp_n
+  if rank > n then
+    entry_clock(c)
+    local I, now, idle = c.I, c.now, c.idle
+    local users = redis.call('ZRANGE', K_WAITING, n, rank - 1)
+    local seen = #users > 0 and redis.call('HMGET', K_SEEN, unpack(users)) or {}
+    local stale = idle > 0 and I.slack(idle) or 0
+    local per = c.rate > 0 and 1000000 / c.rate or 0
+    local passed, taken = P[n], T[n]
+    for i = 1, #users do
+      local t, over = I.seen_of(seen[i])
+      if not over and idle > 0 and t then
+        local silent = now - t
+        over = silent >= idle + stale or
+          (silent >= math.floor(idle / 2) + stale + OVERDUE_US and silent + taken * per >= idle + stale)
+      end
+      if over then
+        passed = passed + 1
+      else
+        taken = taken + 1
+      end
+      P[n + i], T[n + i] = passed, taken
+    end
+    n = n + #users
+    c.pp_n = n
+  end
+  return P[math.min(rank, n)]
 end
 
 -- The last arrival score given (state's lastScore; see entry_config), or
@@ -864,9 +877,12 @@ local function entry(c, user, mode, key)
       -- a page join that never asked again: checked on read, asking late
       -- does not revive (away people keep their place)
       I.abandon({user})
-      c.waiting, c.head = nil, nil
+      c.waiting, c.head, c.pp_p = nil, nil, nil
     else
       I.seen_set(user, now, false)
+      if c.pp_p and rank < c.pp_n then
+        c.pp_n = rank -- (their silence changed: the counts behind them)
+      end
       local passed = nil
       if opening then
         if tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
