@@ -7,10 +7,17 @@
 # waitroomd runs as a child (no exec), so this script's EXIT trap runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p run
+# RUN_DIR (default ./run): the data dir, the generated config and the logs
+run_dir=${RUN_DIR:-run}
+mkdir -p "$run_dir"
 port_http=${PORT:-8080}
 case "$port_http" in '' | *[!0-9]*) echo "PORT must be a number: $port_http" >&2; exit 2 ;; esac
-args=(--config examples/waitroom.ini --listen "127.0.0.1:$port_http")
+shop_port=${SHOP_PORT:-$((port_http + 1))}
+case "$shop_port" in '' | *[!0-9]*) echo "SHOP_PORT must be a number: $shop_port" >&2; exit 2 ;; esac
+# The demo queue sends an admitted browser to the demo shop (examples/demo_shop.py,
+# started below): a page behind the line that consumes the pass
+sed "s|^targetUrl = .*|targetUrl = http://127.0.0.1:$shop_port/|" examples/waitroom.ini >"$run_dir/waitroom.ini"
+args=(--config "$run_dir/waitroom.ini" --listen "127.0.0.1:$port_http")
 if [ "${STORE:-memory}" = "redis" ]; then
   command -v redis-server >/dev/null || { echo "redis-server is not installed (scripts/deps.sh)"; exit 1; }
   port=${REDIS_PORT:-6390}
@@ -30,11 +37,21 @@ if [ "${STORE:-memory}" = "redis" ]; then
   args+=(--store "redis://127.0.0.1:$port")
   echo "redis-server started on 127.0.0.1:$port (data in ./run/)"
 else
-  args+=(--data-dir "$PWD/run")
+  args+=(--data-dir "$(cd "$run_dir" && pwd)")
 fi
 base=http://127.0.0.1:$port_http
+WAITROOM_API=$base WAITROOM_PAGE=$base/ WAITROOM_QUEUE=demo PORT=$shop_port \
+  python3 examples/demo_shop.py >"$run_dir/demo_shop.log" 2>&1 &
+shop=$!
+stop_shop() { kill "$shop" 2>/dev/null || true; }
+if [ "${STORE:-memory}" = "redis" ]; then
+  trap 'stop_shop; stop_redis' EXIT
+else
+  trap stop_shop EXIT
+fi
 cat <<TXT
-Starting waitroomd on $base (Ctrl-C stops it). Try:
+Starting waitroomd on $base (Ctrl-C stops it); the queue page is $base/q/demo,
+and an admitted browser goes on to the demo shop on http://127.0.0.1:$shop_port/. Try:
   curl -si -c run/cookies -b run/cookies -X POST $base/v1/queues/demo/entries
   curl -s  -b run/cookies $base/v1/queues/demo/entries/me
   curl -s -H 'Authorization: Bearer demo-admin-key' $base/v1/admin/queues/demo
@@ -43,7 +60,7 @@ Starting waitroomd on $base (Ctrl-C stops it). Try:
   curl -s $base/metrics | grep waitroom_queue
   curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
 TXT
-build/waitroomd "${args[@]}" &
+"${WAITROOMD:-build/waitroomd}" "${args[@]}" &
 wr=$!
 # Ctrl-C reaches waitroomd too (same process group); SIGTERM to this script
 # is passed on. Either way: wait for its graceful stop, then EXIT runs.

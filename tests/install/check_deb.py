@@ -20,7 +20,7 @@ as another user it exits 77 (CTest: skipped).
 Checked: dpkg -i; every file of the package with its owner and mode; the
 binary runs there (--version matches debian/changelog); the system user and
 group waitroom; /var/lib/waitroom owned by it, 0700; /etc/waitroom/waitroom.env
-created root 0600 with an empty admin key; waitroom.ini a conffile; the unit
+created root 0600 with a random admin key; waitroom.ini a conffile; the unit
 enabled (multi-user.target.wants), run as User=waitroom, and its
 ExecCondition refusing to start without an admin key and allowing it with
 one; waitroomd started as the unit would (user waitroom, the conffile, the
@@ -253,7 +253,16 @@ def main():
                      "/usr/share/man/man8/waitroomd.8.gz", "/lib/systemd/system/waitroomd.service",
                      "/etc/waitroom/waitroom.ini", "/usr/share/doc/waitroom/copyright",
                      "/usr/share/doc/waitroom/examples/grafana/waitroom.json",
-                     "/usr/share/doc/waitroom/examples/prometheus/waitroom.rules.yml"):
+                     "/usr/share/doc/waitroom/examples/prometheus/waitroom.rules.yml",
+                     # every example docs/INTEGRATION.md links to (issue 37)
+                     "/usr/share/doc/waitroom/examples/node/waitroom.js",
+                     "/usr/share/doc/waitroom/examples/node/shop.js",
+                     "/usr/share/doc/waitroom/examples/node/package.json",
+                     "/usr/share/doc/waitroom/examples/python/waitroom_gate.py",
+                     "/usr/share/doc/waitroom/examples/python/shop.py",
+                     "/usr/share/doc/waitroom/examples/shell/waitroom.sh",
+                     "/usr/share/doc/waitroom/examples/page/queue.html",
+                     "/usr/share/doc/waitroom/examples/nginx/README.md"):
             check(f"the package installs {must}", must in files)
 
         r = c.run("/usr/bin/waitroomd", "--version")
@@ -277,9 +286,12 @@ def main():
         env_text = open(envp).read()
         check("/etc/waitroom/waitroom.env: root:root 0600",
               (s.st_uid, s.st_gid, s.st_mode & 0o7777) == (0, 0, 0o600), oct(s.st_mode))
-        check("waitroom.env: the template, admin key empty",
-              env_text == open(os.path.join(ROOT, "examples/systemd/waitroom.env")).read()
-              and re.search(r"^WAITROOM_ADMIN_KEY=$", env_text, re.M) is not None)
+        tmpl = open(os.path.join(ROOT, "examples/systemd/waitroom.env")).read()
+        km = re.search(r"^WAITROOM_ADMIN_KEY=([0-9a-f]{64})$", env_text, re.M)
+        check("waitroom.env: the template with a random 64-hex admin key made on install",
+              km is not None and env_text == tmpl.replace(
+                  "WAITROOM_ADMIN_KEY=\n", "WAITROOM_ADMIN_KEY=%s\n" % km.group(1)),
+              env_text)
         conff = c.run("dpkg-query", "-W", "-f=${Conffiles}", "waitroom").stdout
         check("/etc/waitroom/waitroom.ini is a conffile (and the only one)",
               [l.split()[0] for l in conff.strip().splitlines()] == ["/etc/waitroom/waitroom.ini"],
