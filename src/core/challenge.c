@@ -21,9 +21,9 @@
  * one more through a reused context: an issue is two MACs, a check two
  * MACs and a digest (docs/BENCHMARKS.md, "Join challenges").
  *
- * Nothing here is stored: a solution may be used until its challenge
- * expires, and buys what a join by its caller buys (the api joins that
- * caller; the store's join is idempotent).
+ * Nothing here is stored. A solved challenge buys one place, once (API
+ * 1.3): the api remembers it in the store's spent set under
+ * wr_challenge_spent_id until it expires (http/api_challenge.c).
  */
 #include "core/challenge.h"
 
@@ -55,6 +55,7 @@ static const char *const reason_names[WR_CHALLENGE_N_REASONS] = {
     [WR_CHALLENGE_EXPIRED] = "expired",
     [WR_CHALLENGE_WRONG_USER] = "wrongUser",
     [WR_CHALLENGE_INSUFFICIENT] = "insufficient",
+    [WR_CHALLENGE_USED] = "used",
 };
 
 const char *wr_challenge_reason_name(wr_challenge_reason_t r)
@@ -319,6 +320,32 @@ wr_challenge_reason_t wr_challenge_check(wr_challenge_key_t *const *keys, size_t
     if (z < 0)
         return WR_CHALLENGE_MALFORMED;
     return (unsigned)z >= required ? WR_CHALLENGE_OK : WR_CHALLENGE_INSUFFICIENT;
+}
+
+wr_err_t wr_challenge_spent_id(wr_challenge_key_t *k, const char *kind, const char *const *parts,
+                               const size_t *lens, size_t n, char out[WR_CHALLENGE_ID_LEN + 1])
+{
+    char buf[WR_CHALLENGE_ID_INPUT_MAX];
+    if (!k || !kind || !out || (n && (!parts || !lens)))
+        return WR_EINVAL;
+    size_t at = strlen(kind);
+    if (at >= sizeof buf)
+        return WR_EINVAL;
+    memcpy(buf, kind, at);
+    for (size_t i = 0; i < n; i++) {
+        if (!parts[i] || lens[i] + 1 > sizeof buf - at)
+            return WR_EINVAL;
+        buf[at++] = '\0';
+        memcpy(buf + at, parts[i], lens[i]);
+        at += lens[i];
+    }
+    uint8_t d[WR_CRYPTO_SHA256_LEN];
+    size_t el = 0;
+    if (wr_crypto_sha256_digest(k->sha, buf, at, d) != WR_OK ||
+        wr_b64url_encode(d, 16, out, WR_CHALLENGE_ID_LEN + 1, &el) != WR_OK ||
+        el != WR_CHALLENGE_ID_LEN)
+        return WR_EIO;
+    return WR_OK;
 }
 
 uint64_t wr_challenge_solve(const char *challenge, unsigned bits, uint64_t max_tries,

@@ -33,11 +33,13 @@ typedef enum {
     WR_CHALLENGE_EXPIRED,      /* "expired": its expiresAt <= now */
     WR_CHALLENGE_WRONG_USER,   /* "wrongUser": issued to another caller or another queue */
     WR_CHALLENGE_INSUFFICIENT, /* "insufficient": fewer zero bits than the queue's setting */
+    WR_CHALLENGE_USED,         /* "used": valid, but it bought a place already (API 1.3) */
 } wr_challenge_reason_t;
 
-#define WR_CHALLENGE_N_REASONS 6
+#define WR_CHALLENGE_N_REASONS 7
 
-/* "ok", "missing", "malformed", "expired", "wrongUser", "insufficient". */
+/* "ok", "missing", "malformed", "expired", "wrongUser", "insufficient",
+ * "used". */
 const char *wr_challenge_reason_name(wr_challenge_reason_t r);
 
 /* The signing state of one secret. */
@@ -82,6 +84,22 @@ wr_challenge_reason_t wr_challenge_check(wr_challenge_key_t *const *keys, size_t
                                          const char *queue, const char *user, const char *challenge,
                                          size_t clen, const char *nonce, size_t nlen,
                                          unsigned required, int64_t now_ms);
+
+/*
+ * The id under which a join gate remembers something spent (a used
+ * challenge, a verified CAPTCHA response) in the store's spent set
+ * (store.h burn): base64url of the first 16 bytes of SHA-256 of kind and
+ * the n parts (each parts[i], lens[i] bytes), NUL-separated, so no two
+ * lists give one id; 22 chars and a NUL into out, of a jti's alphabet and
+ * length (ids.h), and never a jti we issue (those are random). Unkeyed:
+ * every instance computes the same id whatever its secrets. k lends its
+ * digest context (one thread at a time). Returns WR_OK, WR_EINVAL (bad
+ * arguments, over WR_CHALLENGE_ID_INPUT_MAX bytes in all) or WR_EIO.
+ */
+#define WR_CHALLENGE_ID_LEN       22
+#define WR_CHALLENGE_ID_INPUT_MAX 8192
+wr_err_t wr_challenge_spent_id(wr_challenge_key_t *k, const char *kind, const char *const *parts,
+                               const size_t *lens, size_t n, char out[WR_CHALLENGE_ID_LEN + 1]);
 
 /* The expiresAt (epoch ms) a challenge says, or -1 when it is not of the
  * format (not checked against any key). */

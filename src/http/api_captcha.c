@@ -125,15 +125,6 @@ void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcom
     wr_metrics_inc(a->metrics, "waitroom_captcha_verifications_total", l, 1);
 }
 
-static void count_refused(wr_api_t *a, const char *queue, const char *reason)
-{
-    if (!a->metrics)
-        return;
-    char l[WR_QUEUE_NAME_MAX + 64];
-    snprintf(l, sizeof l, "queue=\"%s\",reason=\"%s\"", queue, reason);
-    wr_metrics_inc(a->metrics, "waitroom_challenges_refused_total", l, 1);
-}
-
 bool wr_api__captcha_required(const wr_queue_config_t *cfg)
 {
     /* as challenges: a closed or sold-out queue asks for nothing, its
@@ -208,27 +199,62 @@ int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONS
 
 wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
                                                      const wr_queue_config_t *cfg,
-                                                     const char *queue, const char *caller)
+                                                     const char *queue, const char *caller,
+                                                     char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                                     int64_t *spend_exp_ms)
 {
-    json_t *body = body_of(req);
-    json_t *jc = json_object_get(body, "challenge"), *jn = json_object_get(body, "nonce");
-    wr_challenge_reason_t r;
-    if (!json_is_object(body) || !jc || json_is_null(jc))
-        r = WR_CHALLENGE_MISSING;
-    else if (!json_is_string(jc) || (jn && !json_is_string(jn)))
-        r = WR_CHALLENGE_MALFORMED;
-    else
-        r = wr_challenge_check(a->captcha_keys, 2, queue, caller, json_string_value(jc),
-                               json_string_length(jc), jn ? json_string_value(jn) : NULL,
-                               jn ? json_string_length(jn) : 0, cfg->captcha.fallback_bits,
-                               now_ms());
-    json_decref(body);
-    if (r == WR_CHALLENGE_OK && a->metrics) {
-        char l[WR_QUEUE_NAME_MAX + 16];
-        snprintf(l, sizeof l, "queue=\"%s\"", queue);
-        wr_metrics_inc(a->metrics, "waitroom_challenges_solved_total", l, 1);
+    return wr_api__solution_check(a, req, a->captcha_keys, cfg->captcha.fallback_bits, queue,
+                                  caller, spend_id, spend_exp_ms);
+}
+
+/* ---------- the verdict kept, the place known first (API 1.3) ---------- */
+
+bool wr_api__captcha_verdict_id(wr_api_t *a, const char *caller, const char *user,
+                                const char *response, char out[WR_CHALLENGE_ID_LEN + 1])
+{
+    const char *parts[] = {caller, user, response};
+    size_t lens[] = {strlen(caller), strlen(user), strlen(response)};
+    out[0] = '\0';
+    wr_challenge_key_t *k = a->captcha_keys[0] ? a->captcha_keys[0] : a->challenge_keys[0];
+    return k && wr_challenge_spent_id(k, "captcha verdict v1", parts, lens, 3, out) == WR_OK;
+}
+
+static void remembered_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
+{
+    (void)res;
+    (void)arg;
+    if (err != WR_OK && err != WR_ETOKEN && err != WR_ECANCELED)
+        wr_log(WR_LOG_DEBUG, "captcha: a verdict was not remembered (%s)", wr_strerror(err));
+}
+
+void wr_api__captcha_remember(wr_api_t *a, const char *queue, const char *id)
+{
+    if (id && id[0])
+        (void)wr_store_burn(a->store, queue, id, (now_ms() + WR_API__CAPTCHA_VERDICT_MS) * 1000,
+                            false, remembered_cb, NULL);
+}
+
+bool wr_api__captcha_no_place(const wr_queue_info_t *info, wr_entry_t *e, wr_err_t *err)
+{
+    const wr_queue_config_t *cfg = info ? info->config : NULL;
+    if (!cfg || !cfg->enabled)
+        return false;
+    memset(e, 0, sizeof *e);
+    e->config = cfg;
+    e->stock_left = info->stats.stock_left;
+    e->waiting = info->stats.waiting;
+    *err = WR_OK;
+    if (cfg->closed || info->stats.sold_out_at_ms >= 0) {
+        e->state = WR_ENTRY_CLOSED;
+        e->closed_reason = cfg->closed ? WR_CLOSE_CLOSED : WR_CLOSE_SOLD_OUT;
+        return true;
     }
-    return r;
+    uint64_t max = cfg->max_queue_size;
+    if (max > 0 && info->stats.waiting + info->stats.prequeue >= max) {
+        *err = WR_EFULL;
+        return true;
+    }
+    return false;
 }
 
 /* ---------- verification ---------- */
@@ -459,68 +485,32 @@ int wr_api__captcha_member(const wr_queue_config_t *cfg, char *buf, size_t cap)
     return n >= 0 && (size_t)n < cap ? n : -1;
 }
 
-/* A fresh challenge of queue for caller under key at bits, as the members
- * "challenge":...,"bits":N,"expiresAt":... into out; false on failure. */
-static bool fresh(wr_api_t *a, wr_challenge_key_t *key, unsigned bits, const char *queue,
-                  const char *caller, char *out, size_t cap)
-{
-    char c[WR_CHALLENGE_MAX + 1];
-    int64_t exp = now_ms() + WR_CHALLENGE_TTL_MS;
-    if (!key || wr_challenge_issue(key, queue, caller, bits, exp, c) != WR_OK)
-        return false;
-    int n = snprintf(out, cap, ",\"challenge\":\"%s\",\"bits\":%u,\"expiresAt\":%lld", c, bits,
-                     (long long)exp);
-    if (n <= 0 || (size_t)n >= cap)
-        return false;
-    if (a->metrics) {
-        char l[WR_QUEUE_NAME_MAX + 16];
-        snprintf(l, sizeof l, "queue=\"%s\"", queue);
-        wr_metrics_inc(a->metrics, "waitroom_challenges_issued_total", l, 1);
-    }
-    return true;
-}
-
 void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                             const wr_queue_config_t *cfg, const char *queue,
                             wr_api__captcha_reason_t r)
 {
-    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
-    if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
-        return; /* answered (400) */
-    const char *reason = wr_api__captcha_reason_name(r);
-    count_refused(a, queue, reason);
-    char member[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];
-    char ch[WR_CHALLENGE_MAX + 96] = "";
-    bool ok = wr_api__captcha_member(cfg, member, sizeof member) >= 0;
-    bool fallback = false;
-    if (ok && cfg && wr_api__challenge_required(cfg))
-        ok = fresh(a, a->challenge_keys[0], cfg->challenge_bits, queue, user, ch, sizeof ch);
-    else if (ok && cfg && r == WR_API__CAPTCHA_UNAVAILABLE &&
-             cfg->captcha.fallback == WR_CAPTCHA_FALLBACK_CHALLENGE)
-        ok = fallback =
-            fresh(a, a->captcha_keys[0], cfg->captcha.fallback_bits, queue, user, ch, sizeof ch);
-    if (!ok) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
-                            NULL, 0);
-        return;
+    /* the proof of work's challenge when the queue asks for one too; a
+     * fallback challenge for a silent provider under "challenge" */
+    wr_challenge_key_t *key = NULL;
+    unsigned bits = 0;
+    bool fallback = false, challenge = false;
+    if (cfg && wr_api__challenge_required(cfg)) {
+        challenge = true;
+        key = a->challenge_keys[0];
+        bits = cfg->challenge_bits;
+    } else if (cfg && r == WR_API__CAPTCHA_UNAVAILABLE &&
+               cfg->captcha.fallback == WR_CAPTCHA_FALLBACK_CHALLENGE) {
+        key = a->captcha_keys[0];
+        bits = cfg->captcha.fallback_bits;
+        fallback = true;
     }
     const char *msg = r == WR_API__CAPTCHA_MISSING   ? "this queue needs a verified CAPTCHA to join"
                       : r == WR_API__CAPTCHA_INVALID ? "the CAPTCHA response was not accepted"
                       : fallback ? "the CAPTCHA provider did not answer: solve the challenge "
                                    "instead"
                                  : "the CAPTCHA provider did not answer: try again later";
-    char body[sizeof member + sizeof ch + 256];
-    int n =
-        snprintf(body, sizeof body,
-                 "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\"%s%s%s}",
-                 msg, reason, member, ch, fallback ? ",\"fallback\":true" : "");
-    if (n <= 0 || (size_t)n >= sizeof body) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
-        return;
-    }
-    if (cookie[0])
-        wr_api__set_visitor_cookie(a, req, cookie);
     /* a refusal for a silent provider: come back in a moment */
-    wr_api__reply_json(a, req, route, 403, body, (size_t)n,
-                       r == WR_API__CAPTCHA_UNAVAILABLE && !fallback ? 2 : 0);
+    wr_api__gate_refuse(a, req, route, cfg, queue, wr_api__captcha_reason_name(r), msg,
+                        challenge || fallback, key, bits, fallback,
+                        r == WR_API__CAPTCHA_UNAVAILABLE && !fallback ? 2 : 0);
 }

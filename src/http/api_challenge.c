@@ -59,16 +59,15 @@ bool wr_api__challenge_required(const wr_queue_config_t *cfg)
     return cfg && cfg->enabled && cfg->challenge_bits > 0 && !cfg->closed && !cfg->sold_out;
 }
 
-/* A fresh challenge of queue for caller at cfg's bits, as the JSON members
- * "challenge":...,"bits":N,"expiresAt":... into out; false on failure. */
-static bool fresh(wr_api_t *a, const wr_queue_config_t *cfg, const char *queue, const char *caller,
-                  char *out, size_t cap)
+/* A fresh challenge of queue for caller under key at bits, as the JSON
+ * members "challenge":...,"bits":N,"expiresAt":... into out (counted as
+ * issued); false on failure. */
+static bool fresh(wr_api_t *a, wr_challenge_key_t *key, unsigned bits, const char *queue,
+                  const char *caller, char *out, size_t cap)
 {
     char c[WR_CHALLENGE_MAX + 1];
     int64_t exp = now_ms() + WR_CHALLENGE_TTL_MS;
-    unsigned bits = cfg ? cfg->challenge_bits : 0;
-    if (!a->challenge_keys[0] ||
-        wr_challenge_issue(a->challenge_keys[0], queue, caller, bits, exp, c) != WR_OK)
+    if (!key || wr_challenge_issue(key, queue, caller, bits, exp, c) != WR_OK)
         return false;
     int n = snprintf(out, cap, "\"challenge\":\"%s\",\"bits\":%u,\"expiresAt\":%lld", c, bits,
                      (long long)exp);
@@ -88,7 +87,8 @@ static void issue_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         return; /* answered (400) */
     char body[WR_CHALLENGE_MAX + 96];
     body[0] = '{';
-    if (!fresh(a, cfg, queue, user, body + 1, sizeof body - 2)) {
+    if (!fresh(a, a->challenge_keys[0], cfg ? cfg->challenge_bits : 0, queue, user, body + 1,
+               sizeof body - 2)) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
                             NULL, 0);
         return;
@@ -131,12 +131,14 @@ void wr_api__handle_challenge(wr_api_t *a, struct evhttp_request *req, const wr_
 
 /* ---------- the join's solution ---------- */
 
-wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
-                                              const wr_queue_config_t *cfg, const char *queue,
-                                              const char *caller)
+wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
+                                             wr_challenge_key_t *const *keys, unsigned bits,
+                                             const char *queue, const char *caller,
+                                             char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                             int64_t *spend_exp_ms)
 {
-    if (!wr_api__challenge_required(cfg))
-        return WR_CHALLENGE_OK;
+    spend_id[0] = '\0';
+    *spend_exp_ms = 0;
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
         return WR_CHALLENGE_MISSING; /* the queue page's GET brings none */
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
@@ -148,51 +150,85 @@ wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request
     json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
     wr_challenge_reason_t r;
     json_t *jc = json_object_get(body, "challenge"), *jn = json_object_get(body, "nonce");
+    const char *ch = json_string_value(jc);
+    size_t clen = ch ? json_string_length(jc) : 0;
     if (!json_is_object(body))
         r = WR_CHALLENGE_MALFORMED;
     else if (!jc || json_is_null(jc))
         r = WR_CHALLENGE_MISSING;
-    else if (!json_is_string(jc) || (jn && !json_is_string(jn)))
+    else if (!ch || (jn && !json_is_string(jn)))
         r = WR_CHALLENGE_MALFORMED;
     else
-        r = wr_challenge_check(a->challenge_keys, 2, queue, caller, json_string_value(jc),
-                               json_string_length(jc), jn ? json_string_value(jn) : NULL,
-                               jn ? json_string_length(jn) : 0, cfg->challenge_bits, now_ms());
+        r = wr_challenge_check(keys, 2, queue, caller, ch, clen, jn ? json_string_value(jn) : NULL,
+                               jn ? json_string_length(jn) : 0, bits, now_ms());
+    /* what the join spends: one place, once (API 1.3) */
+    if (r == WR_CHALLENGE_OK && wr_challenge_spent_id(keys[0] ? keys[0] : keys[1], "challenge v1",
+                                                      &ch, &clen, 1, spend_id) == WR_OK)
+        *spend_exp_ms = wr_challenge_expires_at(ch, clen);
     json_decref(body);
     if (r == WR_CHALLENGE_OK)
         count(a, "waitroom_challenges_solved_total", queue, NULL);
     return r;
 }
 
-void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                              const wr_queue_config_t *cfg, const char *queue,
-                              wr_challenge_reason_t r)
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+                                              const wr_queue_config_t *cfg, const char *queue,
+                                              const char *caller,
+                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                              int64_t *spend_exp_ms)
+{
+    spend_id[0] = '\0';
+    *spend_exp_ms = 0;
+    if (!wr_api__challenge_required(cfg))
+        return WR_CHALLENGE_OK;
+    return wr_api__solution_check(a, req, a->challenge_keys, cfg->challenge_bits, queue, caller,
+                                  spend_id, spend_exp_ms);
+}
+
+/* ---------- the join gates' 403 ---------- */
+
+void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                         const wr_queue_config_t *cfg, const char *queue, const char *reason,
+                         const char *message, bool challenge, wr_challenge_key_t *key,
+                         unsigned bits, bool fallback, int retry_s)
 {
     char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
     if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
         return; /* answered (400) */
-    const char *reason = wr_challenge_reason_name(r);
     count(a, "waitroom_challenges_refused_total", queue, reason);
-    /* a queue with a captcha too: what the client needs to show its widget
+    /* a queue with a captcha: what the client needs to show its widget
      * (api_captcha.c) */
-    char fr[WR_CHALLENGE_MAX + 96], cm[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];
+    char fr[WR_CHALLENGE_MAX + 96] = "", cm[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];
     char body[sizeof fr + sizeof cm + 256];
-    if (!fresh(a, cfg, queue, user, fr, sizeof fr) ||
+    if ((challenge && !fresh(a, key, bits, queue, user, fr + 1, sizeof fr - 1)) ||
         wr_api__captcha_member(cfg, cm, sizeof cm) < 0) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not sign a challenge", NULL,
                             NULL, 0);
         return;
     }
-    int n = snprintf(body, sizeof body,
-                     "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\",%s%s}",
-                     r == WR_CHALLENGE_MISSING ? "this queue needs a solved challenge to join"
-                                               : "the challenge's solution is not valid here",
-                     reason, fr, cm);
+    if (challenge)
+        fr[0] = ',';
+    int n =
+        snprintf(body, sizeof body,
+                 "{\"error\":\"CHALLENGE_REQUIRED\",\"message\":\"%s\",\"reason\":\"%s\"%s%s%s}",
+                 message, reason, fr, cm, fallback ? ",\"fallback\":true" : "");
     if (n <= 0 || (size_t)n >= sizeof body) {
         wr_api__reply_error(a, req, route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;
     }
     if (cookie[0])
         wr_api__set_visitor_cookie(a, req, cookie);
-    wr_api__reply_json(a, req, route, 403, body, (size_t)n, 0);
+    wr_api__reply_json(a, req, route, 403, body, (size_t)n, retry_s);
+}
+
+void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                              const wr_queue_config_t *cfg, const char *queue,
+                              wr_challenge_reason_t r)
+{
+    const char *msg = r == WR_CHALLENGE_MISSING ? "this queue needs a solved challenge to join"
+                      : r == WR_CHALLENGE_USED
+                          ? "this challenge has bought its place already: solve a fresh one"
+                          : "the challenge's solution is not valid here";
+    wr_api__gate_refuse(a, req, route, cfg, queue, wr_challenge_reason_name(r), msg, true,
+                        a->challenge_keys[0], cfg ? cfg->challenge_bits : 0, false, 0);
 }

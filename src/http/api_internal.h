@@ -175,6 +175,13 @@ typedef struct wr_api__ctx {
     bool captcha_fallback_pow; /* the queue's captcha.fallback is "challenge" */
     bool fresh_visitor;        /* the join's visitor was minted for it (no invite): a refusal
                                   needs no status read */
+    /* The join gates' records in the store's spent set (wr_store_burn):
+     * the solved challenge this join spends right before it joins ("" =
+     * none) and until when (its expiresAt, epoch ms); the id of the join's
+     * CAPTCHA verdict ("" = none), remembered once the provider accepts. */
+    char spend_id[WR_CHALLENGE_ID_LEN + 1];
+    int64_t spend_exp_ms;
+    char verdict_id[WR_CHALLENGE_ID_LEN + 1];
 } wr_api__ctx_t;
 
 /* ---------- api_reply.c: contexts, replies ---------- */
@@ -387,21 +394,48 @@ wr_api__handler_fn wr_api__handle_challenge;
 bool wr_api__challenge_required(const wr_queue_config_t *cfg);
 
 /*
- * The solution a join brings (POST entries, body
- * {"challenge":"...","nonce":"..."}) checked for caller in queue against
- * cfg's current bits: WR_CHALLENGE_OK when cfg needs none
- * (wr_api__challenge_required) or it is valid (counted as solved), else
- * the reason (an empty body, a GET, or no "challenge": missing; a body
- * that is not such an object: malformed). Reads req's body; answers
+ * The solution in a join's body ({"challenge":"...","nonce":"..."}) for
+ * caller in queue, checked under keys (2: current, previous; a->
+ * challenge_keys or a->captcha_keys) against bits: WR_CHALLENGE_OK
+ * (counted as solved) with spend_id and *spend_exp_ms set to what the
+ * join spends (wr_challenge_spent_id of the challenge, its expiresAt),
+ * else the reason (an empty body, a GET, or no "challenge": missing; a
+ * body that is not such an object: malformed). Reads req's body; answers
  * nothing.
  */
+wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
+                                             wr_challenge_key_t *const *keys, unsigned bits,
+                                             const char *queue, const char *caller,
+                                             char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                             int64_t *spend_exp_ms);
+
+/* wr_api__solution_check under the challenge keys at cfg's current bits;
+ * WR_CHALLENGE_OK (spend_id "") when cfg needs none
+ * (wr_api__challenge_required). */
 wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
                                               const wr_queue_config_t *cfg, const char *queue,
-                                              const char *caller);
+                                              const char *caller,
+                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                              int64_t *spend_exp_ms);
+
+/*
+ * The join gates' one refusal: answers req 403 CHALLENGE_REQUIRED
+ * {"error","message","reason"[,"challenge","bits","expiresAt"]
+ * [,"captcha":{...}][,"fallback":true]} for the caller as the challenge
+ * route sees it (a new visitor cookie set when there is none), with a
+ * fresh challenge under key at bits when challenge (500 INTERNAL when it
+ * cannot be signed: no key), the captcha
+ * member when cfg has a captcha, and Retry-After retry_s when > 0. Counts
+ * reason in waitroom_challenges_refused_total{queue,reason}.
+ */
+void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                         const wr_queue_config_t *cfg, const char *queue, const char *reason,
+                         const char *message, bool challenge, wr_challenge_key_t *key,
+                         unsigned bits, bool fallback, int retry_s);
 
 /* Answers req 403 CHALLENGE_REQUIRED with reason r and a fresh challenge
  * (challenge, bits, expiresAt) bound to the caller as the challenge route
- * sees it (a new visitor cookie set when there is none); counts it. */
+ * sees it (wr_api__gate_refuse). */
 void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r);
@@ -446,11 +480,31 @@ int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONS
 
 /* A solved fallback challenge in the join's body ({"challenge","nonce"}
  * issued by a 403 captchaUnavailable) for caller in queue at cfg's
- * captcha.fallbackBits: WR_CHALLENGE_OK when valid (counted as solved),
- * else its reason (missing when the body has none). */
+ * captcha.fallbackBits: wr_api__solution_check under the fallback keys. */
 wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
                                                      const wr_queue_config_t *cfg,
-                                                     const char *queue, const char *caller);
+                                                     const char *queue, const char *caller,
+                                                     char spend_id[WR_CHALLENGE_ID_LEN + 1],
+                                                     int64_t *spend_exp_ms);
+
+#define WR_API__CAPTCHA_VERDICT_MS 300000 /* a verified response stays good this long (API 1.3) */
+
+/* The id under which the verdict on response (NUL-terminated) of caller
+ * for the account user is remembered (wr_challenge_spent_id, kind
+ * "captcha verdict v1"); false when there is no key to hash with. */
+bool wr_api__captcha_verdict_id(wr_api_t *a, const char *caller, const char *user,
+                                const char *response, char out[WR_CHALLENGE_ID_LEN + 1]);
+
+/* Remembers for WR_API__CAPTCHA_VERDICT_MS, in queue's spent set, that the
+ * provider accepted the response of verdict id (fire and forget: a store
+ * that does not answer only costs a retry its verification). */
+void wr_api__captcha_remember(wr_api_t *a, const char *queue, const char *id);
+
+/* Whether a join of a newcomer to the queue info describes will not get a
+ * place (full, closed, sold out): fills *e (its answer) and *err (WR_OK,
+ * or WR_EFULL) and returns true; false when it may. The CAPTCHA gate asks
+ * before the provider (API 1.3). */
+bool wr_api__captcha_no_place(const wr_queue_info_t *info, wr_entry_t *e, wr_err_t *err);
 
 /* The answer of one verification: exactly once, from the event loop. */
 typedef void (*wr_api__verify_cb)(wr_api__verify_outcome_t outcome, void *arg);

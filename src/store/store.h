@@ -340,6 +340,11 @@ typedef struct wr_store_ops {
      * recorded); WR_ENOTFOUND (no queue). The queue's enabled flag is not
      * looked at (the API answers a disabled queue before the store).
      * queue_delete removes the set.
+     * The join gates keep their single-use records in the same set, under
+     * ids of the same alphabet (challenge.h wr_challenge_spent_id, never a
+     * jti we issue): a solved challenge spent by the join it bought (API
+     * 1.3, one place, once) and a CAPTCHA verdict the provider gave
+     * (http/api_captcha.c), each until it may go.
      */
     wr_err_t (*burn)(wr_store_t *s, const char *queue, const char *jti, int64_t exp_us,
                      bool check_only, wr_store_token_cb cb, void *arg);

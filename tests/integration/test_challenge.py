@@ -172,8 +172,16 @@ class ChallengeRoute(ChallengeBase):
         self.assertEqual(self.stats(q)["waiting"], 2, "a reused solution buys no second place")
         self.assertEqual(self.c.leave(q, "u1").status, 204)
         self.assertRequired(self.c.join(q, "u1"), "missing", what="after leaving")
-        # after a leave the same solution gives that visitor a place again
-        self.assertWaiting(self.post(q, "u1", body), 2, 2, eta_null=True)
+        # a solved challenge buys one place, once (API 1.3): after a leave
+        # it is "used", with a fresh challenge that joins
+        r = self.post(q, "u1", body)
+        self.assertRequired(r, "used", what="the same solution after a leave")
+        self.assertEqual(self.stats(q)["waiting"], 1, "a used solution changes nothing")
+        fresh = {"challenge": r.json["challenge"], "nonce": solve(r.json["challenge"], BITS)}
+        self.assertWaiting(self.post(q, "u1", fresh), 2, 2, eta_null=True)
+        lq = 'queue="%s"' % q
+        self.assertEqual(metric(self.c, "waitroom_challenges_refused_total",
+                                lq + ',reason="used"'), 1)
 
     def test_live_pass_needs_none(self):
         q = self.new_queue(dict(FAST, challengeBits=BITS))
@@ -304,6 +312,29 @@ class ChallengeCookieMode(ChallengeBase):
         self.assertWaiting(r, 1, 1, eta_null=True, what="the inline challenge is bound to it")
         r = self.post(q, None, body, headers={"Cookie": "wr_vid=" + vid})
         self.assertWaiting(r, 2, 2, eta_null=True)
+
+    def test_one_solution_one_place_whatever_the_invite(self):
+        """K37: one visitor, one solved challenge, six invited accounts: one
+        place; used again for that account while the place lives, it
+        answers that place; for any other account it is "used"."""
+        q = self.new_queue(dict(HOLD, challengeBits=BITS, inviteKey=KEY))
+        r = self.get_challenge(q, None)
+        vid = vid_of(r)
+        h = {"Cookie": "wr_vid=" + vid}
+        body = {"challenge": r.json["challenge"], "nonce": solve(r.json["challenge"], BITS)}
+        r = self.post(q, None, body, headers=dict(h, **bearer(invite(q, "acct0"))))
+        self.assertWaiting(r, 1, 1, eta_null=True, what="the first invite")
+        for i in range(1, 6):
+            r = self.post(q, None, body, headers=dict(h, **bearer(invite(q, "acct%d" % i))))
+            self.assertRequired(r, "used", what="invite %d" % i)
+        self.assertEqual(self.stats(q)["waiting"], 1, "six invites, one solution: one place")
+        r = self.post(q, None, body, headers=dict(h, **bearer(invite(q, "acct0"))))
+        self.assertWaiting(r, 1, 1, eta_null=True, what="the first account again")
+        # the fresh challenge of a "used" answer is the visitor's: it buys one more
+        r = self.post(q, None, body, headers=dict(h, **bearer(invite(q, "acct1"))))
+        b2 = {"challenge": r.json["challenge"], "nonce": solve(r.json["challenge"], BITS)}
+        r = self.post(q, None, b2, headers=dict(h, **bearer(invite(q, "acct1"))))
+        self.assertWaiting(r, 2, 2, eta_null=True, what="a fresh solution")
 
     def test_page_does_not_join(self):
         q = self.new_queue(dict(HOLD, challengeBits=BITS))

@@ -300,6 +300,52 @@ static void test_solve(void **state)
     assert_string_equal(wr_challenge_reason_name((wr_challenge_reason_t)99), "malformed");
 }
 
+/* the gates' spent ids (API 1.3): the same on every instance whatever the
+ * key, a jti's shape, and apart for every kind and every list of parts */
+static void test_spent_id(void **state)
+{
+    (void)state;
+    wr_challenge_key_t *k = key_of(SECRET), *other = key_of("another-secret");
+    char c[WR_CHALLENGE_MAX + 1], id[WR_CHALLENGE_ID_LEN + 1], id2[WR_CHALLENGE_ID_LEN + 1];
+    assert_int_equal(wr_challenge_issue(k, "q1", "u1", 6, NOW + 60000, c), WR_OK);
+    const char *p1[] = {c};
+    size_t l1[] = {strlen(c)};
+    assert_int_equal(wr_challenge_spent_id(k, "challenge v1", p1, l1, 1, id), WR_OK);
+    assert_int_equal(strlen(id), WR_CHALLENGE_ID_LEN);
+    for (size_t i = 0; i < WR_CHALLENGE_ID_LEN; i++)
+        assert_true((id[i] >= 'A' && id[i] <= 'Z') || (id[i] >= 'a' && id[i] <= 'z') ||
+                    (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_');
+    /* unkeyed: another instance's key gives the same id */
+    assert_int_equal(wr_challenge_spent_id(other, "challenge v1", p1, l1, 1, id2), WR_OK);
+    assert_string_equal(id, id2);
+    /* another kind, another challenge: another id */
+    assert_int_equal(wr_challenge_spent_id(k, "captcha verdict v1", p1, l1, 1, id2), WR_OK);
+    assert_string_not_equal(id, id2);
+    char c2[WR_CHALLENGE_MAX + 1];
+    assert_int_equal(wr_challenge_issue(k, "q1", "u2", 6, NOW + 60000, c2), WR_OK);
+    const char *p2[] = {c2};
+    size_t l2[] = {strlen(c2)};
+    assert_int_equal(wr_challenge_spent_id(k, "challenge v1", p2, l2, 1, id2), WR_OK);
+    assert_string_not_equal(id, id2);
+    /* parts are separated: ("ab","c") is not ("a","bc") */
+    const char *pa[] = {"ab", "c"}, *pb[] = {"a", "bc"};
+    size_t la[] = {2, 1}, lb[] = {1, 2};
+    assert_int_equal(wr_challenge_spent_id(k, "k", pa, la, 2, id), WR_OK);
+    assert_int_equal(wr_challenge_spent_id(k, "k", pb, lb, 2, id2), WR_OK);
+    assert_string_not_equal(id, id2);
+    /* bad arguments, too much input */
+    assert_int_equal(wr_challenge_spent_id(NULL, "k", pa, la, 2, id), WR_EINVAL);
+    assert_int_equal(wr_challenge_spent_id(k, NULL, pa, la, 2, id), WR_EINVAL);
+    static char big[WR_CHALLENGE_ID_INPUT_MAX];
+    memset(big, 'x', sizeof big);
+    const char *pbig[] = {big};
+    size_t lbig[] = {sizeof big};
+    assert_int_equal(wr_challenge_spent_id(k, "k", pbig, lbig, 1, id), WR_EINVAL);
+    assert_string_equal(wr_challenge_reason_name(WR_CHALLENGE_USED), "used");
+    wr_challenge_key_free(k);
+    wr_challenge_key_free(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_tampered_and_malformed),
         cmocka_unit_test(test_previous_key),
         cmocka_unit_test(test_solve),
+        cmocka_unit_test(test_spent_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
