@@ -20,7 +20,11 @@
  *
  * The provider's answer: `success` decides; an answer without it (an HTML
  * error page, a truncated body, a 5xx) is BAD_ANSWER, which the api treats
- * as a provider that did not answer (the queue's fallback policy).
+ * as a provider that did not answer (the queue's fallback policy). A
+ * success for another widget is a refusal (API 1.3, K39): hCaptcha is sent
+ * the site key (its secret is the account's, shared by all its site keys)
+ * and an answer that names another site key, or another host name than
+ * the queue's `hostname`, is not this queue's.
  */
 #include "core/captcha.h"
 
@@ -90,6 +94,23 @@ static wr_err_t string_member(wr_field_err_t *e, const json_t *v, const char *pa
     return WR_OK;
 }
 
+/* A DNS name (letters, digits, '-', '.'; 1..WR_CAPTCHA_HOSTNAME_MAX) into
+ * out in lower case. */
+static bool host_name(const char *s, size_t len, char out[WR_CAPTCHA_HOSTNAME_MAX + 1])
+{
+    if (!s || len == 0 || len > WR_CAPTCHA_HOSTNAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.'))
+            return false;
+        out[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    out[len] = '\0';
+    return true;
+}
+
 static int name_index(const json_t *v, const char *const *names)
 {
     const char *s = json_string_value(v);
@@ -102,8 +123,8 @@ static int name_index(const json_t *v, const char *const *names)
 wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, size_t field_len,
                           char *msg, size_t msg_len)
 {
-    static const char *const keys[] = {"provider",  "secret",   "siteKey",
-                                       "verifyUrl", "fallback", "fallbackBits"};
+    static const char *const keys[] = {"provider", "secret",       "siteKey", "verifyUrl",
+                                       "fallback", "fallbackBits", "hostname"};
     wr_field_err_t e = {field, field_len, msg, msg_len};
     wr_captcha_config_t n;
     memset(&n, 0, sizeof n);
@@ -115,7 +136,7 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
         return wr_field_einval(
             &e, "captcha",
             "must be null or an object {provider, siteKey, secret, verifyUrl, fallback, "
-            "fallbackBits}");
+            "fallbackBits, hostname}");
     const char *key;
     const json_t *x;
     json_object_foreach((json_t *)v, key, x)
@@ -194,6 +215,14 @@ wr_err_t wr_captcha_parse(const json_t *v, wr_captcha_config_t *c, char *field, 
             return wr_field_einval(&e, "captcha.fallbackBits", "must be an integer from 1 to 32");
         n.fallback_bits = (uint32_t)b;
     }
+    /* hostname: null or absent = not checked */
+    x = json_object_get(v, "hostname");
+    if (x && !json_is_null(x) &&
+        !host_name(json_string_value(x), json_is_string(x) ? json_string_length(x) : 0, n.hostname))
+        return wr_field_einval(&e, "captcha.hostname",
+                               "must be null or a host name of 1 to %d letters, digits, '-' "
+                               "and '.' (where the widget is solved: the answer's hostname)",
+                               WR_CAPTCHA_HOSTNAME_MAX);
     n.set = true;
     *c = n;
     return WR_OK;
@@ -226,6 +255,11 @@ json_t *wr_captcha_to_json(const wr_captcha_config_t *c, bool secrets)
         put(o, "fallback",
             json_string(c->fallback == WR_CAPTCHA_FALLBACK_REFUSE ? "refuse" : "challenge"), &ok);
         put(o, "fallbackBits", json_integer(c->fallback_bits), &ok);
+        put(o, "hostname",
+            c->hostname[0]
+                ? json_stringn(c->hostname, strnlen(c->hostname, WR_CAPTCHA_HOSTNAME_MAX))
+                : json_null(),
+            &ok);
     }
     if (!ok) {
         json_decref(o);
@@ -399,7 +433,7 @@ static bool form_pair(char *buf, size_t cap, size_t *n, const char *name, const 
 }
 
 int wr_captcha_form(char *buf, size_t cap, const char *secret, const char *response,
-                    const char *remoteip)
+                    const char *remoteip, const char *sitekey)
 {
     size_t n = 0;
     if (!buf || cap == 0 || !secret || !response)
@@ -410,11 +444,28 @@ int wr_captcha_form(char *buf, size_t cap, const char *secret, const char *respo
         return -1;
     if (remoteip && remoteip[0] && !form_pair(buf, cap, &n, "remoteip", remoteip))
         return -1;
+    if (sitekey && sitekey[0] && !form_pair(buf, cap, &n, "sitekey", sitekey))
+        return -1;
     return (int)n;
 }
 
-wr_captcha_verdict_t wr_captcha_verdict(int status, const char *body, size_t len, char *codes,
-                                        size_t cap)
+/* Whether a success in answer j is for expect (site key, host name). */
+static const char *mismatch(const json_t *j, const wr_captcha_config_t *expect)
+{
+    if (!expect)
+        return NULL;
+    const json_t *k = json_object_get(j, "sitekey");
+    if (json_is_string(k) && strcmp(json_string_value(k), expect->site_key) != 0)
+        return "sitekey-mismatch";
+    const json_t *h = json_object_get(j, "hostname");
+    if (expect->hostname[0] &&
+        (!json_is_string(h) || strcasecmp(json_string_value(h), expect->hostname) != 0))
+        return "hostname-mismatch";
+    return NULL;
+}
+
+wr_captcha_verdict_t wr_captcha_verdict(int status, const char *body, size_t len,
+                                        const wr_captcha_config_t *expect, char *codes, size_t cap)
 {
     if (codes && cap > 0)
         codes[0] = '\0';
@@ -427,6 +478,14 @@ wr_captcha_verdict_t wr_captcha_verdict(int status, const char *body, size_t len
     wr_captcha_verdict_t v = !json_is_object(j) || !json_is_boolean(ok) ? WR_CAPTCHA_BAD_ANSWER
                              : json_is_true(ok)                         ? WR_CAPTCHA_PASSED
                                                                         : WR_CAPTCHA_REFUSED;
+    const char *why = v == WR_CAPTCHA_PASSED ? mismatch(j, expect) : NULL;
+    if (why) {
+        /* solved under another site key, or on another site */
+        json_decref(j);
+        if (codes && cap > 0)
+            snprintf(codes, cap, "%s", why);
+        return WR_CAPTCHA_REFUSED;
+    }
     json_t *ec = json_object_get(j, "error-codes");
     size_t n = 0;
     for (size_t i = 0; codes && cap > 1 && json_is_array(ec) && i < json_array_size(ec); i++) {

@@ -28,15 +28,17 @@
 #define WR_CAPTCHA_SECRET_MAX   200 /* captcha.secret bytes, without NUL */
 #define WR_CAPTCHA_URL_MAX      500 /* captcha.verifyUrl bytes, without NUL */
 #define WR_CAPTCHA_RESPONSE_MAX                                                                    \
-    3800                                /* a widget response (captchaResponse) bytes: the join     \
-                                           body is at most 4 KiB; Turnstile's are at most 2048 */
-#define WR_CAPTCHA_FALLBACK_BITS   18   /* captcha.fallbackBits' default */
-#define WR_CAPTCHA_HOST_MAX        255  /* a verify URL's host, without brackets or NUL */
-#define WR_CAPTCHA_ORIGIN_MAX      300  /* a verify URL's origin, without NUL */
-#define WR_CAPTCHA_SCRIPT_MAX      400  /* a widget script URL, without NUL */
-#define WR_CAPTCHA_CSP_MAX         200  /* the CSP sources of a provider, without NUL */
-#define WR_CAPTCHA_ANSWER_MAX      8192 /* bytes of a siteverify answer read at most */
-#define WR_CAPTCHA_FORM_MAX        (3 * (WR_CAPTCHA_SECRET_MAX + WR_CAPTCHA_RESPONSE_MAX + 64) + 64)
+    3800                              /* a widget response (captchaResponse) bytes: the join       \
+                                         body is at most 4 KiB; Turnstile's are at most 2048 */
+#define WR_CAPTCHA_FALLBACK_BITS 18   /* captcha.fallbackBits' default */
+#define WR_CAPTCHA_HOST_MAX      255  /* a verify URL's host, without brackets or NUL */
+#define WR_CAPTCHA_ORIGIN_MAX    300  /* a verify URL's origin, without NUL */
+#define WR_CAPTCHA_SCRIPT_MAX    400  /* a widget script URL, without NUL */
+#define WR_CAPTCHA_CSP_MAX       200  /* the CSP sources of a provider, without NUL */
+#define WR_CAPTCHA_ANSWER_MAX    8192 /* bytes of a siteverify answer read at most */
+#define WR_CAPTCHA_HOSTNAME_MAX  253  /* captcha.hostname bytes, without NUL */
+#define WR_CAPTCHA_FORM_MAX                                                                        \
+    (3 * (WR_CAPTCHA_SECRET_MAX + WR_CAPTCHA_RESPONSE_MAX + WR_CAPTCHA_SITE_KEY_MAX + 64) + 64)
 #define WR_CAPTCHA_ERROR_CODES_MAX 128 /* the error codes kept from an answer, without NUL */
 
 typedef enum {
@@ -66,6 +68,9 @@ typedef struct {
     char verify_url[WR_CAPTCHA_URL_MAX + 1];
     wr_captcha_fallback_t fallback;
     uint32_t fallback_bits; /* 1..32: the proof of work of the fallback when challengeBits is 0 */
+    /* the host name the widget must have been solved on (the answer's
+     * `hostname`, compared without case); "" = not checked */
+    char hostname[WR_CAPTCHA_HOSTNAME_MAX + 1];
 } wr_captcha_config_t;
 
 /* "turnstile" or "hcaptcha". */
@@ -82,7 +87,9 @@ const char *wr_captcha_default_verify_url(wr_captcha_provider_t p);
  * has, so what GET shows can be sent back), verifyUrl (optional, null =
  * the provider's; an https:// URL, or http:// to a loopback host only:
  * 127.0.0.0/8, [::1], localhost), fallback ("challenge" (default) |
- * "refuse"), fallbackBits (1..32, default 18). Unknown members are
+ * "refuse"), fallbackBits (1..32, default 18), hostname (optional, null =
+ * not checked; a DNS name of 1..253 letters, digits, '-' and '.', kept in
+ * lower case). Unknown members are
  * refused. On error returns WR_EINVAL with the member's path
  * ("captcha.siteKey", at most field_len bytes with NUL) and a message, and
  * *c is untouched.
@@ -140,14 +147,17 @@ int wr_captcha_csp_sources(const wr_captcha_config_t *c, char *buf, size_t cap, 
 bool wr_captcha_response_ok(const char *s, size_t len);
 
 /*
- * The siteverify form body: secret=...&response=...[&remoteip=...], each
- * value percent-encoded (application/x-www-form-urlencoded; unreserved
- * bytes as they are). remoteip NULL or "" leaves it out. Into buf (cap
- * bytes, WR_CAPTCHA_FORM_MAX always fits valid values); returns the
- * length, or -1 when it does not fit.
+ * The siteverify form body:
+ * secret=...&response=...[&remoteip=...][&sitekey=...], each value
+ * percent-encoded (application/x-www-form-urlencoded; unreserved bytes as
+ * they are). remoteip or sitekey NULL or "" leaves it out (hCaptcha takes
+ * the site key the response must have been solved under: its secret is
+ * the account's, shared by its site keys). Into buf (cap bytes,
+ * WR_CAPTCHA_FORM_MAX always fits valid values); returns the length, or
+ * -1 when it does not fit.
  */
 int wr_captcha_form(char *buf, size_t cap, const char *secret, const char *response,
-                    const char *remoteip);
+                    const char *remoteip, const char *sitekey);
 
 /* What a siteverify exchange said. */
 typedef enum {
@@ -161,11 +171,15 @@ typedef enum {
  * Reads a siteverify answer: HTTP status and body (len bytes, not
  * NUL-terminated; at most WR_CAPTCHA_ANSWER_MAX are looked at). A 2xx or
  * 4xx status with a JSON object whose `success` is a boolean is PASSED or
- * REFUSED by it; anything else is BAD_ANSWER. codes (cap bytes, may be
- * NULL) gets the answer's `error-codes` joined by ',' (cut to fit), "" when
- * none.
+ * REFUSED by it; anything else is BAD_ANSWER. A success is REFUSED all the
+ * same when it is not for expect (NULL: not checked): an answer that names
+ * a site key (`sitekey`) other than expect's, or, when expect has a
+ * hostname, one whose `hostname` is not that name (any case; missing
+ * counts as another). codes (cap bytes, may be NULL) gets the answer's
+ * `error-codes` joined by ',' (cut to fit), "" when none, or
+ * "sitekey-mismatch" / "hostname-mismatch".
  */
-wr_captcha_verdict_t wr_captcha_verdict(int status, const char *body, size_t len, char *codes,
-                                        size_t cap);
+wr_captcha_verdict_t wr_captcha_verdict(int status, const char *body, size_t len,
+                                        const wr_captcha_config_t *expect, char *codes, size_t cap);
 
 #endif

@@ -88,6 +88,9 @@ typedef struct {
     enum evhttp_request_error http_error;
     bool has_error;
     char queue[WR_QUEUE_NAME_MAX + 1];
+    /* whose answer it must be (K39): the queue's site key and hostname */
+    char site_key[WR_CAPTCHA_SITE_KEY_MAX + 1];
+    char hostname[WR_CAPTCHA_HOSTNAME_MAX + 1];
 } verify_t;
 
 static const char *const outcome_names[] = {
@@ -347,8 +350,12 @@ static void http_done_cb(struct evhttp_request *req, void *arg)
             v->outcome = WR_API__VERIFY_BAD_ANSWER;
         } else {
             ev_ssize_t got = n ? evbuffer_copyout(in, body, n) : 0;
-            wr_captcha_verdict_t vd =
-                wr_captcha_verdict(status, body, got > 0 ? (size_t)got : 0, codes, sizeof codes);
+            wr_captcha_config_t expect;
+            memset(&expect, 0, sizeof expect);
+            memcpy(expect.site_key, v->site_key, sizeof expect.site_key);
+            memcpy(expect.hostname, v->hostname, sizeof expect.hostname);
+            wr_captcha_verdict_t vd = wr_captcha_verdict(status, body, got > 0 ? (size_t)got : 0,
+                                                         &expect, codes, sizeof codes);
             v->outcome = vd == WR_CAPTCHA_PASSED    ? WR_API__VERIFY_PASSED
                          : vd == WR_CAPTCHA_REFUSED ? WR_API__VERIFY_REFUSED
                          : status >= 500            ? WR_API__VERIFY_ERROR
@@ -387,7 +394,10 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         dns = cl->dns;
     }
     char form[WR_CAPTCHA_FORM_MAX];
-    int flen = wr_captcha_form(form, sizeof form, cfg->captcha.secret, response, remoteip);
+    /* hCaptcha's secret is the account's: it is told the site key (K39) */
+    int flen = wr_captcha_form(form, sizeof form, cfg->captcha.secret, response, remoteip,
+                               cfg->captcha.provider == WR_CAPTCHA_HCAPTCHA ? cfg->captcha.site_key
+                                                                            : NULL);
     if (flen < 0)
         return WR_EINVAL;
 
@@ -398,6 +408,8 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
     v->cb = cb;
     v->arg = arg;
     snprintf(v->queue, sizeof v->queue, "%s", queue);
+    snprintf(v->site_key, sizeof v->site_key, "%s", cfg->captcha.site_key);
+    snprintf(v->hostname, sizeof v->hostname, "%s", cfg->captcha.hostname);
     v->ev = evtimer_new(a->base, deliver, v);
     if (!v->ev) {
         free(v);

@@ -5,13 +5,26 @@ answer follows the queue's `fallback`. The provider is a stand-in started
 here (never a real one): a Python http.server on a free loopback port whose
 answer the response token chooses:
 
-    ok-...      {"success": true}
+    ok-...      {"success": true, ...}
+    once-...    {"success": true, ...} the first time, then (as a real
+                provider: a response verifies once) {"success": false,
+                "error-codes": ["timeout-or-duplicate"]}
+    other-...   solved under another site key of the same account: refused
+                ("sitekey-secret-mismatch") when the form names a site key
+                (hCaptcha), else {"success": true, ...}
+    named-...   {"success": true, ...} naming another "sitekey"
+    elsewhere-... {"success": true, ...} solved on host elsewhere.example
     no-...      {"success": false, "error-codes": ["invalid-input-response"]}
     slow-...    answers after 5 s (waitroomd gives up after 3 s)
     500-...     500 with the provider's JSON
     badjson-... 200 "not json"
     big-...     200 with 64 KiB of JSON (over the 8 KiB waitroomd reads)
     close-...   closes the connection without an answer
+
+A success carries the fields the real providers return: Turnstile's
+(`challenge_ts`, `hostname`, `action`, `cdata`, `metadata`) on /siteverify,
+hCaptcha's (`challenge_ts`, `hostname`, `credit`) on /hcaptcha/siteverify;
+the host name is shop.example unless the token says otherwise.
 
 Every request it gets is recorded (path, headers, form), so tests count the
 verifications (one per join) and check what was sent."""
@@ -24,13 +37,15 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
+from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid
 from test_challenge import ALPHABET, BITS, solve
 from test_idle import vid_of
 from test_redis_prod import make_certs
 from test_security_abuse import metric
 
 SITE_KEY = "1x00000000000000000000AA"
+OTHER_SITE_KEY = "2x00000000000000000000BB"
+HOST = "shop.example"
 SECRET = "0x4AAAAAAA-stand-in-secret"
 FALLBACK_BITS = 6
 
@@ -42,6 +57,7 @@ class StandIn:
         """tls: (certificate file, key file) to serve https."""
         self.lock = threading.Lock()
         self.requests = []
+        self.seen = set()  # responses verified once already
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,9 +88,20 @@ class StandIn:
                     return
                 if kind == "slow":
                     time.sleep(5)
-                status, body = 200, {"success": True, "error-codes": []}
+                status, body = 200, stand_in.success(self.path, form)
+                with stand_in.lock:
+                    again = token in stand_in.seen
+                    stand_in.seen.add(token)
                 if kind == "no":
                     body = {"success": False, "error-codes": ["invalid-input-response"]}
+                elif kind == "once" and again:
+                    body = {"success": False, "error-codes": ["timeout-or-duplicate"]}
+                elif kind == "other" and form.get("sitekey", OTHER_SITE_KEY) != OTHER_SITE_KEY:
+                    body = {"success": False, "error-codes": ["sitekey-secret-mismatch"]}
+                elif kind == "named":
+                    body["sitekey"] = OTHER_SITE_KEY
+                elif kind == "elsewhere":
+                    body["hostname"] = "elsewhere.example"
                 elif kind == "500":
                     status = 500
                     body = {"success": False, "error-codes": ["internal-error"]}
@@ -104,6 +131,16 @@ class StandIn:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    @staticmethod
+    def success(path, form):
+        """A success as the provider of path answers it."""
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        if path.startswith("/hcaptcha/"):
+            return {"success": True, "challenge_ts": ts, "hostname": HOST, "credit": False,
+                    "error-codes": []}
+        return {"success": True, "error-codes": [], "challenge_ts": ts, "hostname": HOST,
+                "action": "", "cdata": "", "metadata": {"interactive": False}}
+
     def count(self, token=None):
         with self.lock:
             return sum(1 for r in self.requests
@@ -132,10 +169,11 @@ def tearDownModule():
         STAND_IN.stop()
 
 
-def captcha(fallback="challenge", provider="turnstile", bits=FALLBACK_BITS):
-    return {"provider": provider, "siteKey": SITE_KEY, "secret": SECRET,
-            "verifyUrl": STAND_IN.origin + "/siteverify", "fallback": fallback,
-            "fallbackBits": bits}
+def captcha(fallback="challenge", provider="turnstile", bits=FALLBACK_BITS, **extra):
+    path = "/hcaptcha/siteverify" if provider == "hcaptcha" else "/siteverify"
+    return dict({"provider": provider, "siteKey": SITE_KEY, "secret": SECRET,
+                 "verifyUrl": STAND_IN.origin + path, "fallback": fallback,
+                 "fallbackBits": bits}, **extra)
 
 
 class CaptchaBase(WRTest):
@@ -179,7 +217,8 @@ class CaptchaConfig(CaptchaBase):
         got = self.config(q)["captcha"]
         self.assertEqual(got, {"provider": "turnstile", "siteKey": SITE_KEY, "secret": "set",
                                "verifyUrl": STAND_IN.origin + "/siteverify",
-                               "fallback": "challenge", "fallbackBits": FALLBACK_BITS})
+                               "fallback": "challenge", "fallbackBits": FALLBACK_BITS,
+                               "hostname": None})
         self.assertNotIn(SECRET, self.c.get_queue(q).body)
         self.assertNotIn(SECRET, self.c.list_queues().body)
         # the provider's verify URL by default
@@ -218,6 +257,10 @@ class CaptchaConfig(CaptchaBase):
             ("captcha.fallbackBits", dict(base, fallbackBits=0)),
             ("captcha.fallbackBits", dict(base, fallbackBits=33)),
             ("captcha.fallbackBits", dict(base, fallbackBits="8")),
+            ("captcha.hostname", dict(base, hostname="")),
+            ("captcha.hostname", dict(base, hostname="https://shop.example")),
+            ("captcha.hostname", dict(base, hostname="shop.example:443")),
+            ("captcha.hostname", dict(base, hostname=5)),
             ("captcha.other", dict(base, other=1)),
         ]
         for field, value in bad:
@@ -301,6 +344,117 @@ class CaptchaJoin(CaptchaBase):
         r = self.poll_until(lambda: self.c.join(q2, uid()), lambda r: r.status == 200,
                             timeout=5, what="closed answer without a captcha")
         self.assertEqual(r.json, {"status": "closed", "reason": "closed"})
+
+
+class CaptchaVerdictKept(CaptchaBase):
+    """K38: a response the provider accepted stays good for that caller,
+    account and queue for 300 s (the server remembers the verdict: a
+    provider verifies a response once), and a join that will not get a
+    place is answered before the response is sent."""
+
+    def test_full_line_refused_before_the_provider(self):
+        q = self.new_queue(dict(HOLD, captcha=captcha(), maxQueueSize=1))
+        self.assertWaiting(self.post(q, "u0", {"captchaResponse": self.token("ok")}), 1, 1,
+                           eta_null=True)
+        tok = self.token("once")
+        r = self.post(q, "u1", {"captchaResponse": tok})
+        self.assertError(r, 429, "QUEUE_FULL")
+        self.assertEqual(STAND_IN.count(tok), 0, "a full line: the response is not spent")
+        # someone in line sends one: answered, nothing verified
+        tok0 = self.token("once")
+        self.assertWaiting(self.post(q, "u0", {"captchaResponse": tok0}), 1, 1, eta_null=True)
+        self.assertEqual(STAND_IN.count(tok0), 0, "in line: no verification")
+        # room again: the same response joins (its first verification)
+        self.assertEqual(self.c.leave(q, "u0").status, 204)
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}), 1, 1, eta_null=True)
+        self.assertEqual(STAND_IN.count(tok), 1)
+
+    def test_verified_response_good_for_a_retry(self):
+        q = self.new_queue(dict(HOLD, captcha=captcha()))
+        tok = self.token("once")
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}), 1, 1, eta_null=True)
+        self.assertEqual(self.c.leave(q, "u1").status, 204)
+        # the provider would say "timeout-or-duplicate": the server knows its verdict
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}), 1, 1, eta_null=True,
+                           what="the same response again")
+        self.assertEqual(STAND_IN.count(tok), 1, "verified once")
+        # for that caller only: another one's join sends it (and the provider refuses it)
+        self.assertCaptcha(self.post(q, "u2", {"captchaResponse": tok}), "captchaInvalid")
+        self.assertEqual(STAND_IN.count(tok), 2)
+
+    def test_verdict_kept_when_the_challenge_refuses(self):
+        """captcha and challengeBits: a verified response whose join then
+        meets a used challenge is good for the retry with a fresh one."""
+        q = self.new_queue(dict(HOLD, challengeBits=BITS, captcha=captcha()))
+        ch = self.c.get("/v1/queues/%s/challenge" % q, self.c.uh("u1")).json["challenge"]
+        sol = {"challenge": ch, "nonce": solve(ch, BITS)}
+        self.assertWaiting(self.post(q, "u1", dict(sol, captchaResponse=self.token("ok"))), 1,
+                           1, eta_null=True)
+        self.assertEqual(self.c.leave(q, "u1").status, 204)
+        tok = self.token("once")
+        r = self.post(q, "u1", dict(sol, captchaResponse=tok))
+        self.assertCaptcha(r, "used", challenge=True, bits=BITS)
+        self.assertEqual(STAND_IN.count(tok), 1)
+        fresh = {"challenge": r.json["challenge"], "nonce": solve(r.json["challenge"], BITS)}
+        self.assertWaiting(self.post(q, "u1", dict(fresh, captchaResponse=tok)), 1, 1,
+                           eta_null=True, what="no new puzzle")
+        self.assertEqual(STAND_IN.count(tok), 1)
+
+    def test_store_down_under_fail_policy_closed(self):
+        """Redis down, failPolicy closed: 503 before the provider."""
+        self.redis_only()
+        redis = RedisServer(ENV.tmpdir)
+        self.addCleanup(redis.stop)
+        w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
+                      ENV.tmpdir, identity="header:X-User-Id")
+        self.addCleanup(w.kill)
+        q = self.new_queue(dict(HOLD, captcha=captcha(), failPolicy="closed"), client=w.client)
+        redis.stop()
+        self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 503,
+                        timeout=5, what="/readyz 503 with Redis down")
+        tok = self.token("once")
+        r = self.post(q, "u1", {"captchaResponse": tok}, client=w.client)
+        self.assertError(r, 503, "STORE_UNAVAILABLE")
+        self.assertEqual(STAND_IN.count(tok), 0, "the response is not spent")
+
+
+class CaptchaThisWidget(CaptchaBase):
+    """K39: a response solved under another site key of the same provider
+    account, or on another site, is not this queue's: captchaInvalid."""
+
+    def test_hcaptcha_is_told_the_site_key(self):
+        q = self.new_queue(dict(HOLD, captcha=captcha(provider="hcaptcha")))
+        tok = self.token("other")
+        self.assertCaptcha(self.post(q, "u1", {"captchaResponse": tok}), "captchaInvalid",
+                           provider="hcaptcha")
+        self.assertEqual(STAND_IN.last(tok)["form"].get("sitekey"), SITE_KEY)
+        tok = self.token("ok")
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}), 1, 1, eta_null=True)
+        self.assertEqual(STAND_IN.last(tok)["form"],
+                         {"secret": SECRET, "response": tok, "remoteip": "127.0.0.1",
+                          "sitekey": SITE_KEY})
+
+    def test_answer_naming_another_site_key(self):
+        for provider in ("turnstile", "hcaptcha"):
+            q = self.new_queue(dict(HOLD, captcha=captcha(provider=provider)))
+            self.assertCaptcha(self.post(q, "u1", {"captchaResponse": self.token("named")}),
+                               "captchaInvalid", provider=provider, what=provider)
+            self.assertEqual(self.stats(q)["waiting"], 0)
+
+    def test_expected_hostname(self):
+        q = self.new_queue(dict(HOLD, captcha=captcha(hostname="Shop.Example")))
+        self.assertEqual(self.config(q)["captcha"]["hostname"], HOST)
+        self.assertCaptcha(self.post(q, "u1", {"captchaResponse": self.token("elsewhere")}),
+                           "captchaInvalid")
+        self.assertWaiting(self.post(q, "u1", {"captchaResponse": self.token("ok")}), 1, 1,
+                           eta_null=True)
+        lq = 'queue="%s"' % q
+        self.assertEqual(metric(self.c, "waitroom_captcha_verifications_total",
+                                lq + ',outcome="refused"'), 1)
+        # without one, the answer's hostname is not looked at
+        q2 = self.new_queue(dict(HOLD, captcha=captcha()))
+        self.assertWaiting(self.post(q2, "u1", {"captchaResponse": self.token("elsewhere")}), 1,
+                           1, eta_null=True)
 
 
 class CaptchaProviderSilent(CaptchaBase):

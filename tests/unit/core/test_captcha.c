@@ -136,7 +136,7 @@ static void test_render(void **state)
     char *s = json_dumps(pub, JSON_COMPACT);
     assert_string_equal(s, "{\"provider\":\"hcaptcha\",\"siteKey\":\"site-1\",\"secret\":\"set\","
                            "\"verifyUrl\":\"https://api.hcaptcha.com/siteverify\",\"fallback\":"
-                           "\"refuse\",\"fallbackBits\":18}");
+                           "\"refuse\",\"fallbackBits\":18,\"hostname\":null}");
     assert_null(strstr(s, "0xSECRET"));
     free(s);
     json_decref(pub);
@@ -164,30 +164,65 @@ static void test_render(void **state)
     assert_string_equal(field, "captcha.fallbackBits");
     assert_memory_equal(&keep, &c, sizeof c);
     json_decref(bad);
+    /* hostname (K39): kept in lower case, rendered, parsed back; bad ones named */
+    wr_captcha_config_t h = parse_ok("{\"provider\":\"turnstile\",\"siteKey\":\"k\",\"secret\":"
+                                     "\"s\",\"hostname\":\"Shop.Example\"}");
+    assert_string_equal(h.hostname, "shop.example");
+    json_t *hj = wr_captcha_to_json(&h, true);
+    assert_string_equal(json_string_value(json_object_get(hj, "hostname")), "shop.example");
+    memset(&d, 0, sizeof d);
+    assert_int_equal(wr_captcha_parse(hj, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_memory_equal(&h, &d, sizeof h);
+    json_decref(hj);
+    const char *bads[] = {"\"\"", "\"a b\"", "\"shop.example:443\"", "\"https://shop.example\"",
+                          "5"};
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        char txt[256];
+        snprintf(txt, sizeof txt,
+                 "{\"provider\":\"turnstile\",\"siteKey\":\"k\",\"secret\":\"s\",\"hostname\":%s}",
+                 bads[i]);
+        bad = json_loads(txt, 0, &jerr);
+        assert_non_null(bad);
+        keep = h;
+        assert_int_equal(wr_captcha_parse(bad, &keep, field, sizeof field, msg, sizeof msg),
+                         WR_EINVAL);
+        assert_string_equal(field, "captcha.hostname");
+        assert_memory_equal(&keep, &h, sizeof h);
+        json_decref(bad);
+    }
 }
 
 static void test_form(void **state)
 {
     (void)state;
     char buf[WR_CAPTCHA_FORM_MAX];
-    int n = wr_captcha_form(buf, sizeof buf, "0x4AAA+/=", "tok.en_-~ &x", "2001:db8::1");
+    int n = wr_captcha_form(buf, sizeof buf, "0x4AAA+/=", "tok.en_-~ &x", "2001:db8::1", NULL);
     assert_true(n > 0);
     assert_string_equal(
         buf, "secret=0x4AAA%2B%2F%3D&response=tok.en_-~%20%26x&remoteip=2001%3Adb8%3A%3A1");
     assert_int_equal((size_t)n, strlen(buf));
-    n = wr_captcha_form(buf, sizeof buf, "s", "r", NULL);
+    n = wr_captcha_form(buf, sizeof buf, "s", "r", NULL, NULL);
     assert_string_equal(buf, "secret=s&response=r");
-    n = wr_captcha_form(buf, sizeof buf, "s", "r", "");
+    n = wr_captcha_form(buf, sizeof buf, "s", "r", "", "");
     assert_string_equal(buf, "secret=s&response=r");
     /* bounded: never past cap */
-    assert_int_equal(wr_captcha_form(buf, 12, "secret", "response", NULL), -1);
+    assert_int_equal(wr_captcha_form(buf, 12, "secret", "response", NULL, NULL), -1);
     /* the largest valid values fit WR_CAPTCHA_FORM_MAX */
     char secret[WR_CAPTCHA_SECRET_MAX + 1], resp[WR_CAPTCHA_RESPONSE_MAX + 1];
     memset(secret, '/', WR_CAPTCHA_SECRET_MAX);
     secret[WR_CAPTCHA_SECRET_MAX] = '\0';
     memset(resp, '+', WR_CAPTCHA_RESPONSE_MAX);
     resp[WR_CAPTCHA_RESPONSE_MAX] = '\0';
-    assert_true(wr_captcha_form(buf, sizeof buf, secret, resp, "255.255.255.255") > 0);
+    char key[WR_CAPTCHA_SITE_KEY_MAX + 1];
+    memset(key, '!', WR_CAPTCHA_SITE_KEY_MAX);
+    key[WR_CAPTCHA_SITE_KEY_MAX] = '\0';
+    assert_true(wr_captcha_form(buf, sizeof buf, secret, resp,
+                                "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", key) > 0);
+    /* hCaptcha's site key (K39) */
+    n = wr_captcha_form(buf, sizeof buf, "s", "r", "10.0.0.1",
+                        "10000000-ffff-ffff-ffff-000000000001");
+    assert_string_equal(
+        buf, "secret=s&response=r&remoteip=10.0.0.1&sitekey=10000000-ffff-ffff-ffff-000000000001");
 }
 
 static void test_response_ok(void **state)
@@ -210,7 +245,7 @@ static void test_verdict(void **state)
 {
     (void)state;
     char codes[WR_CAPTCHA_ERROR_CODES_MAX + 1];
-#define V(status, body) wr_captcha_verdict(status, body, strlen(body), codes, sizeof codes)
+#define V(status, body) wr_captcha_verdict(status, body, strlen(body), NULL, codes, sizeof codes)
     assert_int_equal(V(200, "{\"success\":true,\"error-codes\":[]}"), WR_CAPTCHA_PASSED);
     assert_string_equal(codes, "");
     assert_int_equal(V(200, "{\"success\":false,\"error-codes\":[\"invalid-input-response\","
@@ -238,25 +273,68 @@ static void test_verdict(void **state)
     assert_string_equal(codes, "ok-code");
     char small[8];
     const char *many = "{\"success\":false,\"error-codes\":[\"aaaa\",\"bbbb\",\"cccc\"]}";
-    assert_int_equal(wr_captcha_verdict(200, many, strlen(many), small, sizeof small),
+    assert_int_equal(wr_captcha_verdict(200, many, strlen(many), NULL, small, sizeof small),
                      WR_CAPTCHA_REFUSED);
     assert_string_equal(small, "aaaa");
     /* bounded input */
     static char big[WR_CAPTCHA_ANSWER_MAX + 10];
     memset(big, ' ', sizeof big);
     memcpy(big, "{\"success\":true}", 16);
-    assert_int_equal(wr_captcha_verdict(200, big, sizeof big, NULL, 0), WR_CAPTCHA_BAD_ANSWER);
-    assert_int_equal(wr_captcha_verdict(200, big, WR_CAPTCHA_ANSWER_MAX, NULL, 0),
+    assert_int_equal(wr_captcha_verdict(200, big, sizeof big, NULL, NULL, 0),
+                     WR_CAPTCHA_BAD_ANSWER);
+    assert_int_equal(wr_captcha_verdict(200, big, WR_CAPTCHA_ANSWER_MAX, NULL, NULL, 0),
                      WR_CAPTCHA_PASSED);
+#undef V
+}
+
+/* K39: a success for another widget (site key) or another site is a
+ * refusal; the answers as the providers give them */
+static void test_verdict_is_for_this_widget(void **state)
+{
+    (void)state;
+    char codes[WR_CAPTCHA_ERROR_CODES_MAX + 1];
+    wr_captcha_config_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.site_key, sizeof c.site_key, "%s", "10000000-ffff-ffff-ffff-000000000001");
+#define V(body) wr_captcha_verdict(200, body, strlen(body), &c, codes, sizeof codes)
+    const char *hc = "{\"success\":true,\"challenge_ts\":\"2026-12-06T12:00:00Z\","
+                     "\"hostname\":\"Shop.Example\",\"credit\":false,\"error-codes\":[],"
+                     "\"sitekey\":\"10000000-ffff-ffff-ffff-000000000001\"}";
+    assert_int_equal(V(hc), WR_CAPTCHA_PASSED);
+    const char *other = "{\"success\":true,\"hostname\":\"shop.example\","
+                        "\"sitekey\":\"20000000-ffff-ffff-ffff-000000000002\"}";
+    assert_int_equal(V(other), WR_CAPTCHA_REFUSED);
+    assert_string_equal(codes, "sitekey-mismatch");
+    /* Turnstile names no site key: the host name, when one is expected */
+    const char *ts = "{\"success\":true,\"error-codes\":[],\"challenge_ts\":"
+                     "\"2026-12-06T12:00:00.000Z\",\"hostname\":\"shop.example\",\"action\":\"\","
+                     "\"cdata\":\"\",\"metadata\":{\"interactive\":false}}";
+    assert_int_equal(V(ts), WR_CAPTCHA_PASSED);
+    snprintf(c.hostname, sizeof c.hostname, "%s", "shop.example");
+    assert_int_equal(V(ts), WR_CAPTCHA_PASSED);
+    assert_int_equal(V(hc), WR_CAPTCHA_PASSED); /* any case */
+    const char *elsewhere = "{\"success\":true,\"hostname\":\"evil.example\"}";
+    assert_int_equal(V(elsewhere), WR_CAPTCHA_REFUSED);
+    assert_string_equal(codes, "hostname-mismatch");
+    assert_int_equal(V("{\"success\":true}"), WR_CAPTCHA_REFUSED); /* no hostname given */
+    assert_int_equal(V("{\"success\":true,\"hostname\":7}"), WR_CAPTCHA_REFUSED);
+    /* a refusal stays the provider's, with its codes */
+    assert_int_equal(V("{\"success\":false,\"error-codes\":[\"invalid-input-response\"]}"),
+                     WR_CAPTCHA_REFUSED);
+    assert_string_equal(codes, "invalid-input-response");
 #undef V
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_parse),   cmocka_unit_test(test_script_and_csp),
-        cmocka_unit_test(test_render),      cmocka_unit_test(test_form),
-        cmocka_unit_test(test_response_ok), cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_url_parse),
+        cmocka_unit_test(test_script_and_csp),
+        cmocka_unit_test(test_render),
+        cmocka_unit_test(test_form),
+        cmocka_unit_test(test_response_ok),
+        cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_verdict_is_for_this_widget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
