@@ -5,13 +5,31 @@
  * proof of work when the provider does not answer, and the 403
  * CHALLENGE_REQUIRED that refuses a join for it.
  *
- * The join side is api_entries.c's (join_gate, captcha_gate): a queue
- * with a captcha asks a join that would add a person for a valid widget
- * response ("captchaResponse" in the body); with challengeBits > 0 also
- * for a solved challenge, checked first (it is free; the provider's call
- * is not, and a Turnstile token is good for one verification only). People
- * already in line or holding a live pass need neither (one status read, as
- * for the proof of work).
+ * The join side: api_entries.c's join_gate runs the proof of work, then
+ * hands a join of a queue with a captcha to wr_api__captcha_gate here,
+ * with the steps it goes on with (the store's join, a join's answer, the
+ * refusal). A join that would add a person needs a valid widget response
+ * ("captchaResponse" in the body); with challengeBits > 0 also a solved
+ * challenge, checked first (it is free; the provider's call is not, and a
+ * response is good for one verification only). People already in line or
+ * holding a live pass need neither.
+ *
+ * A response is sent to the provider only when it has to be (API 1.3,
+ * K38): the verdict on it is looked up first in the queue's spent set
+ * (store.h burn, check only) under an id of caller, account and response
+ * (wr_api__captcha_verdict_id): accepted within WR_API__CAPTCHA_VERDICT_MS,
+ * the join goes on without the provider, so a retry after a refused join
+ * needs no new puzzle. Else the person's status (someone there is
+ * answered, nothing verified), then, with a maxQueueSize, the line (full,
+ * closed, sold out: answered as the join would be); a store that does not
+ * answer under failPolicy closed, or under a brake of the known config,
+ * is answered at once. Only then the provider; its acceptance is
+ * remembered (fire and forget) and the join goes on.
+ *
+ * The provider's answer must be this queue's widget's (K39): hCaptcha is
+ * sent the site key (its secret is the account's); an answer that names
+ * another site key, or another host name than captcha.hostname when set,
+ * is a refusal (core/captcha.c wr_captcha_verdict).
  *
  * Verification: one form POST per join to the queue's verify URL through
  * libevent's HTTP client, on a connection of its own ("Connection: close":
@@ -41,7 +59,8 @@
  *
  * Metrics: waitroom_captcha_verifications_total{queue,outcome} (passed,
  * refused, timeout, error, badAnswer, busy); refusals are counted with the
- * challenges' in waitroom_challenges_refused_total{queue,reason}.
+ * challenges' in waitroom_challenges_refused_total{queue,reason}, by the
+ * one 403 of both gates (api_challenge.c wr_api__gate_refuse).
  */
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -64,6 +83,7 @@
 #include "base/version.h"
 #include "core/captcha.h"
 #include "core/challenge.h"
+#include "core/queue.h"
 #include "http/api_internal.h"
 #include "http/http.h"
 
@@ -475,6 +495,163 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         event_active(v->ev, EV_TIMEOUT, 1);
     }
     return WR_OK;
+}
+
+/* ---------- the join's gate ---------- */
+
+/* The provider's word on the join's widget response. */
+static void captcha_verified(wr_api__verify_outcome_t outcome, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    switch (outcome) {
+    case WR_API__VERIFY_PASSED:
+        /* good for this caller, account and queue for a while (API 1.3):
+         * a retry after a refused join needs no new puzzle */
+        wr_api__captcha_remember(c->api, c->queue, c->verdict_id);
+        c->steps->join(c);
+        return;
+    case WR_API__VERIFY_REFUSED:
+        c->steps->refused(c, WR_API__CAPTCHA_INVALID);
+        return;
+    default:
+        /* the provider did not answer: the queue's fallback policy; with
+         * "challenge", a join that solved the challengeBits proof of work
+         * goes in, any other gets a fallback challenge in its 403 */
+        if (c->captcha_pow && c->captcha_fallback_pow)
+            c->steps->join(c);
+        else
+            c->steps->refused(c, WR_API__CAPTCHA_UNAVAILABLE);
+        return;
+    }
+}
+
+/* Sends the join's widget response to the provider (the loop goes on
+ * meanwhile). Answers and frees c. */
+static void captcha_send(wr_api__ctx_t *c)
+{
+    wr_api_t *a = c->api;
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
+    char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
+    char addr[64];
+    wr_api__client_addr(a, c->req, addr, sizeof(addr));
+    c->op = "captcha";
+    wr_err_t err = cfg && wr_api__captcha_read(c->req, resp) == 1
+                       ? wr_api__captcha_verify(a, cfg, c->queue, resp, addr, captcha_verified, c)
+                       : WR_EINVAL;
+    if (err != WR_OK) {
+        wr_api__verify_outcome_t o = err == WR_ELIMIT ? WR_API__VERIFY_BUSY : WR_API__VERIFY_ERROR;
+        wr_api__captcha_count(a, c->queue, o);
+        captcha_verified(o, c);
+    }
+}
+
+/* Before the provider, a store that does not answer (err): a join that
+ * gets no place anyway (failPolicy closed, a brake of the known config)
+ * is answered now, and its response is not spent; otherwise the provider
+ * decides and the join goes on in degraded mode. False when err is not
+ * the store's silence (nothing done). */
+static bool captcha_unreachable(wr_api__ctx_t *c, wr_err_t err)
+{
+    if (!wr_api__store_unreachable(err))
+        return false;
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    if (cfg && cfg->fail_policy != WR_FAIL_CLOSED &&
+        wr_queue_degraded_brake(cfg, wr_clock_wall_us() / 1000) == WR_BRAKE_NONE)
+        captcha_send(c);
+    else
+        c->steps->answer(c, err, NULL);
+    return true;
+}
+
+/* A newcomer's join, before the provider: will it get a place? A full,
+ * closed or sold-out line is answered now (API 1.3). */
+static void captcha_place_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    wr_entry_t e;
+    wr_err_t why;
+    if (err == WR_OK && wr_api__captcha_no_place(info, &e, &why))
+        c->steps->answer(c, why, &e);
+    else if (!captcha_unreachable(c, err))
+        captcha_send(c);
+}
+
+/* Is the person there already (in line, pre-queue, a live pass)? Then the
+ * join is answered with no verification; a newcomer's line is looked at
+ * when it has a maxQueueSize (closed and sold out are known here). */
+static void captcha_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    if (err == WR_OK && e) {
+        c->steps->answer(c, err, e);
+        return;
+    }
+    wr_api__observe(c, err);
+    if (captcha_unreachable(c, err))
+        return;
+    const wr_queue_config_t *cfg =
+        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    if (!cfg || cfg->max_queue_size == 0) {
+        captcha_send(c);
+        return;
+    }
+    c->op = "queue_get";
+    c->t0_us = wr_clock_wall_us();
+    if (wr_store_queue_get(c->api->store, c->queue, captcha_place_cb, c) != WR_OK)
+        captcha_place_cb(WR_EUNAVAILABLE, NULL, c);
+}
+
+/* The store's word on the join's widget response: accepted already (a
+ * verdict stays good for WR_API__CAPTCHA_VERDICT_MS) joins with no
+ * provider; else the person's status first. */
+static void captcha_kept_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    wr_api__observe(c, err);
+    if (err == WR_ETOKEN && res && res->reason == WR_TOKEN_CONSUMED) {
+        c->verdict_id[0] = '\0';
+        c->steps->join(c);
+        return;
+    }
+    if (captcha_unreachable(c, err))
+        return;
+    c->op = "status";
+    c->t0_us = wr_clock_wall_us();
+    c->seen_us = wr_clock_mono_us();
+    if (wr_store_status(c->api->store, c->queue, c->user, captcha_status_cb, c) != WR_OK)
+        captcha_status_cb(WR_EUNAVAILABLE, NULL, c);
+}
+
+void wr_api__captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller,
+                          const wr_api__join_steps_t *steps)
+{
+    wr_api_t *a = c->api;
+    c->steps = steps;
+    char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
+    int got = wr_api__captcha_read(c->req, resp);
+    if (got == 0 && !c->captcha_pow && c->captcha_fallback_pow &&
+        wr_api__captcha_fallback_check(a, c->req, cfg, c->queue, caller, c->spend_id,
+                                       &c->spend_exp_ms) == WR_CHALLENGE_OK) {
+        c->steps->join(c);
+        return;
+    }
+    if (got <= 0) {
+        c->steps->refused(c, got == 0 ? WR_API__CAPTCHA_MISSING : WR_API__CAPTCHA_INVALID);
+        return;
+    }
+    if (!wr_api__captcha_verdict_id(a, caller, c->user, resp, c->verdict_id)) {
+        captcha_kept_cb(WR_ENOTFOUND, NULL, c); /* nothing to look up */
+        return;
+    }
+    c->op = "burn";
+    c->t0_us = wr_clock_wall_us();
+    int64_t until_us = (wr_clock_wall_us() / 1000 + WR_API__CAPTCHA_VERDICT_MS) * 1000;
+    if (wr_store_burn(a->store, c->queue, c->verdict_id, until_us, true, captcha_kept_cb, c) !=
+        WR_OK)
+        captcha_kept_cb(WR_EUNAVAILABLE, NULL, c);
 }
 
 /* ---------- the 403 ---------- */

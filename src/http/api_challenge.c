@@ -17,6 +17,17 @@
  * live pass (one store status read, which changes nothing for someone who
  * is not there), wr_api__challenge_refuse answers.
  *
+ * One place, once (API 1.3, K37): a valid solution's challenge is spent
+ * in the queue's spent set (store.h burn) right before the join, under
+ * wr_challenge_spent_id of the challenge, until it expires; every
+ * instance computes the same id, so the record holds across instances.
+ * Spent before, whatever account the join is for (an invite): the
+ * account's place when it has one, else 403 reason "used" with a fresh
+ * challenge. A CAPTCHA fallback challenge is spent the same way.
+ *
+ * wr_api__solution_check reads a solution for both gates (the fallback
+ * challenge under its own keys) and wr_api__gate_refuse is their one 403.
+ *
  * Metrics: waitroom_challenges_issued_total{queue} (route and inline),
  * waitroom_challenges_solved_total{queue} (joins that brought a valid
  * solution), waitroom_challenges_refused_total{queue,reason}.

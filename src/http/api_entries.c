@@ -482,7 +482,6 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
 static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
 static void page_challenge(wr_api__ctx_t *c);
 static void join_store(wr_api__ctx_t *c);
-static void captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller);
 
 /* ---------- joins: the challenge gate ---------- */
 
@@ -557,163 +556,13 @@ static void captcha_refused(wr_api__ctx_t *c, wr_api__captcha_reason_t r)
     challenge_gate(c, c->user, c->cookie, WR_CHALLENGE_OK);
 }
 
-/* The provider's word on the join's widget response. */
-static void captcha_verified(wr_api__verify_outcome_t outcome, void *arg)
+/* What the CAPTCHA gate (api_captcha.c) goes on with. */
+static void entry_answer(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e)
 {
-    wr_api__ctx_t *c = arg;
-    switch (outcome) {
-    case WR_API__VERIFY_PASSED:
-        /* good for this caller, account and queue for a while (API 1.3):
-         * a retry after a refused join needs no new puzzle */
-        wr_api__captcha_remember(c->api, c->queue, c->verdict_id);
-        join_store(c);
-        return;
-    case WR_API__VERIFY_REFUSED:
-        captcha_refused(c, WR_API__CAPTCHA_INVALID);
-        return;
-    default:
-        /* the provider did not answer: the queue's fallback policy; with
-         * "challenge", a join that solved the challengeBits proof of work
-         * goes in, any other gets a fallback challenge in its 403 */
-        if (c->captcha_pow && c->captcha_fallback_pow)
-            join_store(c);
-        else
-            captcha_refused(c, WR_API__CAPTCHA_UNAVAILABLE);
-        return;
-    }
+    entry_cb(err, e, c);
 }
 
-/* Sends the join's widget response to the provider (the loop goes on
- * meanwhile). Answers and frees c. */
-static void captcha_send(wr_api__ctx_t *c)
-{
-    wr_api_t *a = c->api;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
-    char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
-    char addr[64];
-    wr_api__client_addr(a, c->req, addr, sizeof(addr));
-    c->op = "captcha";
-    wr_err_t err = cfg && wr_api__captcha_read(c->req, resp) == 1
-                       ? wr_api__captcha_verify(a, cfg, c->queue, resp, addr, captcha_verified, c)
-                       : WR_EINVAL;
-    if (err != WR_OK) {
-        wr_api__verify_outcome_t o = err == WR_ELIMIT ? WR_API__VERIFY_BUSY : WR_API__VERIFY_ERROR;
-        wr_api__captcha_count(a, c->queue, o);
-        captcha_verified(o, c);
-    }
-}
-
-/* Before the provider, a store that does not answer (err): a join that
- * gets no place anyway (failPolicy closed, a brake of the known config)
- * is answered now, and its response is not spent; otherwise the provider
- * decides and the join goes on in degraded mode. False when err is not
- * the store's silence (nothing done). */
-static bool captcha_unreachable(wr_api__ctx_t *c, wr_err_t err)
-{
-    if (!wr_api__store_unreachable(err))
-        return false;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    if (cfg && cfg->fail_policy != WR_FAIL_CLOSED &&
-        wr_queue_degraded_brake(cfg, wr_clock_wall_us() / 1000) == WR_BRAKE_NONE)
-        captcha_send(c);
-    else
-        entry_cb(err, NULL, c);
-    return true;
-}
-
-/* A newcomer's join, before the provider: will it get a place? A full,
- * closed or sold-out line is answered now (API 1.3). */
-static void captcha_place_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    wr_api__ctx_t *c = arg;
-    wr_api__observe(c, err);
-    wr_entry_t e;
-    wr_err_t why;
-    if (err == WR_OK && wr_api__captcha_no_place(info, &e, &why))
-        entry_cb(why, &e, c);
-    else if (!captcha_unreachable(c, err))
-        captcha_send(c);
-}
-
-/* Is the person there already (in line, pre-queue, a live pass)? Then the
- * join is answered with no verification; a newcomer's line is looked at
- * when it has a maxQueueSize (closed and sold out are known here). */
-static void captcha_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
-{
-    wr_api__ctx_t *c = arg;
-    if (err == WR_OK && e) {
-        entry_cb(err, e, c);
-        return;
-    }
-    wr_api__observe(c, err);
-    if (captcha_unreachable(c, err))
-        return;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    if (!cfg || cfg->max_queue_size == 0) {
-        captcha_send(c);
-        return;
-    }
-    c->op = "queue_get";
-    c->t0_us = wr_clock_wall_us();
-    if (wr_store_queue_get(c->api->store, c->queue, captcha_place_cb, c) != WR_OK)
-        captcha_place_cb(WR_EUNAVAILABLE, NULL, c);
-}
-
-/* The store's word on the join's widget response: accepted already (a
- * verdict stays good for WR_API__CAPTCHA_VERDICT_MS) joins with no
- * provider; else the person's status first. */
-static void captcha_kept_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
-{
-    wr_api__ctx_t *c = arg;
-    wr_api__observe(c, err);
-    if (err == WR_ETOKEN && res && res->reason == WR_TOKEN_CONSUMED) {
-        c->verdict_id[0] = '\0';
-        join_store(c);
-        return;
-    }
-    if (captcha_unreachable(c, err))
-        return;
-    c->op = "status";
-    c->t0_us = wr_clock_wall_us();
-    c->seen_us = wr_clock_mono_us();
-    if (wr_store_status(c->api->store, c->queue, c->user, captcha_status_cb, c) != WR_OK)
-        captcha_status_cb(WR_EUNAVAILABLE, NULL, c);
-}
-
-/* A join of a queue with a captcha (c->user and c->cookie set; caller: whom
- * a fallback challenge is bound to): a solved fallback challenge joins at
- * once; a widget response goes to the provider only when no verdict on it
- * is remembered and the join would get a place (API 1.3); none, or one of
- * the wrong shape, is refused. Answers and frees c. */
-static void captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller)
-{
-    wr_api_t *a = c->api;
-    char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
-    int got = wr_api__captcha_read(c->req, resp);
-    if (got == 0 && !c->captcha_pow && c->captcha_fallback_pow &&
-        wr_api__captcha_fallback_check(a, c->req, cfg, c->queue, caller, c->spend_id,
-                                       &c->spend_exp_ms) == WR_CHALLENGE_OK) {
-        join_store(c);
-        return;
-    }
-    if (got <= 0) {
-        captcha_refused(c, got == 0 ? WR_API__CAPTCHA_MISSING : WR_API__CAPTCHA_INVALID);
-        return;
-    }
-    if (!wr_api__captcha_verdict_id(a, caller, c->user, resp, c->verdict_id)) {
-        captcha_kept_cb(WR_ENOTFOUND, NULL, c); /* nothing to look up */
-        return;
-    }
-    c->op = "burn";
-    c->t0_us = wr_clock_wall_us();
-    int64_t until_us = (wr_clock_wall_us() / 1000 + WR_API__CAPTCHA_VERDICT_MS) * 1000;
-    if (wr_store_burn(a->store, c->queue, c->verdict_id, until_us, true, captcha_kept_cb, c) !=
-        WR_OK)
-        captcha_kept_cb(WR_EUNAVAILABLE, NULL, c);
-}
+static const wr_api__join_steps_t join_steps = {join_store, entry_answer, captcha_refused};
 
 /* ---------- joins: the invite gate ---------- */
 
@@ -858,7 +707,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
             memcpy(c->cookie, cookie, sizeof(c->cookie));
             c->captcha_pow = pow;
             c->captcha_fallback_pow = cfg->captcha.fallback == WR_CAPTCHA_FALLBACK_CHALLENGE;
-            captcha_gate(c, cfg, who);
+            wr_api__captcha_gate(c, cfg, who, &join_steps);
             return;
         }
     }

@@ -182,6 +182,8 @@ typedef struct wr_api__ctx {
     char spend_id[WR_CHALLENGE_ID_LEN + 1];
     int64_t spend_exp_ms;
     char verdict_id[WR_CHALLENGE_ID_LEN + 1];
+    /* The join's steps after the CAPTCHA gate (api_entries.c). */
+    const struct wr_api__join_steps *steps;
 } wr_api__ctx_t;
 
 /* ---------- api_reply.c: contexts, replies ---------- */
@@ -499,6 +501,33 @@ bool wr_api__captcha_verdict_id(wr_api_t *a, const char *caller, const char *use
  * provider accepted the response of verdict id (fire and forget: a store
  * that does not answer only costs a retry its verification). */
 void wr_api__captcha_remember(wr_api_t *a, const char *queue, const char *id);
+
+/* What the CAPTCHA gate goes on with (api_entries.c gives them): the
+ * store's join once the gate lets the join through, the answer a join
+ * gives (err and entry, as the store's join answers), the refusal with its
+ * reason (the place of someone already there, else the 403). Each answers
+ * and frees c. */
+typedef struct wr_api__join_steps {
+    void (*join)(wr_api__ctx_t *c);
+    void (*answer)(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e);
+    void (*refused)(wr_api__ctx_t *c, wr_api__captcha_reason_t r);
+} wr_api__join_steps_t;
+
+/*
+ * The CAPTCHA gate of a join of a queue with a captcha (c->user and
+ * c->cookie set; caller: whom a fallback challenge is bound to): a solved
+ * fallback challenge joins at once (steps->join, spending it); a widget
+ * response goes to the provider only when no verdict on it is remembered
+ * (WR_API__CAPTCHA_VERDICT_MS) and the join would get a place (API 1.3):
+ * the person's status first (someone there is answered, nothing
+ * verified), then the line when the queue has a maxQueueSize (full,
+ * closed or sold out: answered); a store that does not answer is answered
+ * before the provider under failPolicy closed or a brake of the known
+ * config. None, or one of the wrong shape, is refused. Answers and frees
+ * c, through steps.
+ */
+void wr_api__captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller,
+                          const wr_api__join_steps_t *steps);
 
 /* Whether a join of a newcomer to the queue info describes will not get a
  * place (full, closed, sold out): fills *e (its answer) and *err (WR_OK,
