@@ -829,7 +829,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "{\"provider\":\"hcaptcha\",\"siteKey\":\"10000000-ffff-ffff-ffff-000000000001\","
                 "\"secret\":\"0x0000000000000000000000000000000000000000\","
                 "\"verifyUrl\":\"https://api.hcaptcha.com/siteverify\",\"fallback\":\"refuse\","
-                "\"fallbackBits\":20}"},
+                "\"fallbackBits\":20,\"hostname\":\"shop.example\"}"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 

@@ -49,7 +49,8 @@
  *     work and joins with it alone (without one: tries again later), a
  *     proof-of-work reason (challengeBits as well) solves it and joins
  *     with both (the widget's response was not spent: the server checks
- *     the proof of work first);
+ *     the proof of work first, and remembers for 300 s a response the
+ *     provider accepted, so "used" or a 429 keeps it too);
  *   - waiting with degraded:true (the store is unreachable; no position):
  *     says the line is reconnecting and keeps asking at retryAfterMs; an
  *     admission with failOpen:true goes on like any admission.
@@ -543,7 +544,6 @@
       }
       return;
     }
-    var sentToken = what === 'join' && S.captchaToken;
     if (res.status === 200) {
       S.captchaToken = null; /* spent */
       S.captchaShown = false;
@@ -572,10 +572,11 @@
       if (what === 'join') retryLater(res, what, 'unavailable', 2);
       else request('join'); /* NOT_IN_QUEUE while waiting: join again */
     } else if (res.status === 429) {
-      if (sentToken) S.captchaToken = null; /* maybe spent: the next join asks again */
+      /* a widget response stays: a join the line refuses never spent it,
+       * and one the provider accepted is remembered 300 s (API 1.3); past
+       * that the server says captchaInvalid and the widget comes back */
       retryLater(res, what, 'full', 5);
     } else {
-      if (sentToken) S.captchaToken = null;
       retryLater(res, what, 'unavailable', 2);
     }
   }
