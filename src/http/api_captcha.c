@@ -185,24 +185,11 @@ void wr_api__captcha_free(wr_api_t *a)
 
 /* ---------- the join's body ---------- */
 
-/* req's body as a JSON object (NULL: none, a GET, not JSON). Owned. */
-static json_t *body_of(struct evhttp_request *req)
-{
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
-        return NULL;
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t blen = in ? evbuffer_get_length(in) : 0;
-    if (blen == 0)
-        return NULL;
-    const char *data = (const char *)evbuffer_pullup(in, -1);
-    json_error_t jerr;
-    return data ? wr_api__load_body(data, blen, &jerr) : NULL;
-}
-
 int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1])
 {
     out[0] = '\0';
-    json_t *body = body_of(req);
+    json_t *body = NULL;
+    wr_api__join_body(req, &body);
     json_t *r = json_is_object(body) ? json_object_get(body, "captchaResponse") : NULL;
     int got = 0;
     if (r && !json_is_null(r)) {

@@ -142,6 +142,21 @@ void wr_api__handle_challenge(wr_api_t *a, struct evhttp_request *req, const wr_
 
 /* ---------- the join's solution ---------- */
 
+bool wr_api__join_body(struct evhttp_request *req, json_t **out)
+{
+    *out = NULL;
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
+        return false;
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t blen = in ? evbuffer_get_length(in) : 0;
+    if (blen == 0)
+        return false;
+    const char *data = (const char *)evbuffer_pullup(in, -1);
+    json_error_t jerr;
+    *out = data ? wr_api__load_body(data, blen, &jerr) : NULL;
+    return true;
+}
+
 wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
                                              wr_challenge_key_t *const *keys, unsigned bits,
                                              const char *queue, const char *caller,
@@ -150,15 +165,9 @@ wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request 
 {
     spend_id[0] = '\0';
     *spend_exp_ms = 0;
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
+    json_t *body = NULL;
+    if (!wr_api__join_body(req, &body))
         return WR_CHALLENGE_MISSING; /* the queue page's GET brings none */
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t blen = in ? evbuffer_get_length(in) : 0;
-    if (blen == 0)
-        return WR_CHALLENGE_MISSING;
-    const char *data = (const char *)evbuffer_pullup(in, -1);
-    json_error_t jerr;
-    json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
     wr_challenge_reason_t r;
     json_t *jc = json_object_get(body, "challenge"), *jn = json_object_get(body, "nonce");
     const char *ch = json_string_value(jc);

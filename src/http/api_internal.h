@@ -395,6 +395,11 @@ wr_api__handler_fn wr_api__handle_challenge;
  * stock (cfg->stock 0: what the last tick left). False for NULL. */
 bool wr_api__challenge_required(const wr_queue_config_t *cfg);
 
+/* The join's body (POST entries) for the gates: false when there is none
+ * (a GET, no bytes); true with *out the parsed JSON (owned; NULL when it
+ * is not JSON, maybe not an object). */
+bool wr_api__join_body(struct evhttp_request *req, json_t **out);
+
 /*
  * The solution in a join's body ({"challenge":"...","nonce":"..."}) for
  * caller in queue, checked under keys (2: current, previous; a->

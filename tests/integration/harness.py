@@ -765,7 +765,8 @@ class WRTest(unittest.TestCase):
         """Redis only: a private redis-server (stopped at cleanup) and a
         function that starts a header-mode waitroomd on it (killed at
         cleanup) each time it is called: for tests that SIGKILL their
-        instance and start another."""
+        instance and start another. The function's `redis` is the server
+        (for tests that stop it)."""
         self.redis_only()
         redis = RedisServer(ENV.tmpdir)
         self.addCleanup(redis.stop)
@@ -775,6 +776,7 @@ class WRTest(unittest.TestCase):
                           ENV.tmpdir, identity="header:X-User-Id")
             self.addCleanup(w.kill)
             return w
+        instance.redis = redis
         return instance
 
     def primary_and_replica(self):

@@ -37,7 +37,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid
+from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
 from test_challenge import ALPHABET, BITS, solve
 from test_idle import vid_of
 from test_redis_prod import make_certs
@@ -402,14 +402,10 @@ class CaptchaVerdictKept(CaptchaBase):
 
     def test_store_down_under_fail_policy_closed(self):
         """Redis down, failPolicy closed: 503 before the provider."""
-        self.redis_only()
-        redis = RedisServer(ENV.tmpdir)
-        self.addCleanup(redis.stop)
-        w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
-                      ENV.tmpdir, identity="header:X-User-Id")
-        self.addCleanup(w.kill)
+        start = self.private_redis_instances()
+        w = start()
         q = self.new_queue(dict(HOLD, captcha=captcha(), failPolicy="closed"), client=w.client)
-        redis.stop()
+        start.redis.stop()
         self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 503,
                         timeout=5, what="/readyz 503 with Redis down")
         tok = self.token("once")
