@@ -591,6 +591,16 @@ static void captcha_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         captcha_place_cb(WR_EUNAVAILABLE, NULL, c);
 }
 
+/* Is the person there? One status read (captcha_status_cb). */
+static void captcha_ask_status(wr_api__ctx_t *c)
+{
+    c->op = "status";
+    c->t0_us = wr_clock_wall_us();
+    c->seen_us = wr_clock_mono_us();
+    if (wr_store_status(c->api->store, c->queue, c->user, captcha_status_cb, c) != WR_OK)
+        captcha_status_cb(WR_EUNAVAILABLE, NULL, c);
+}
+
 /* The store's word on the join's widget response: accepted already (a
  * verdict stays good for WR_API__CAPTCHA_VERDICT_MS) joins with no
  * provider; else the person's status first. */
@@ -603,13 +613,8 @@ static void captcha_kept_cb(wr_err_t err, const wr_token_check_t *res, void *arg
         c->steps->join(c);
         return;
     }
-    if (captcha_unreachable(c, err))
-        return;
-    c->op = "status";
-    c->t0_us = wr_clock_wall_us();
-    c->seen_us = wr_clock_mono_us();
-    if (wr_store_status(c->api->store, c->queue, c->user, captcha_status_cb, c) != WR_OK)
-        captcha_status_cb(WR_EUNAVAILABLE, NULL, c);
+    if (!captcha_unreachable(c, err))
+        captcha_ask_status(c);
 }
 
 void wr_api__captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller,
@@ -630,7 +635,7 @@ void wr_api__captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const 
         return;
     }
     if (!wr_api__captcha_verdict_id(a, caller, c->user, resp, c->verdict_id)) {
-        captcha_kept_cb(WR_ENOTFOUND, NULL, c); /* nothing to look up */
+        captcha_ask_status(c); /* no key to name it by: nothing to look up */
         return;
     }
     c->op = "burn";

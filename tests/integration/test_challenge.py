@@ -260,6 +260,10 @@ class ChallengeRoute(ChallengeBase):
             body2 = self.solved(q, "u2", client=c2)
             self.assertWaiting(self.post(q, "u2", body2), 2 if ENV.store == "redis" else 1,
                                eta_null=True)
+            if ENV.store == "redis":
+                # one place, once, on every instance: B's spent solution is used on A
+                self.assertEqual(c2.leave(q, "u1").status, 204)
+                self.assertRequired(self.post(q, "u1", body), "used", what="spent on B")
         finally:
             w.terminate()
         # another secret: none of ours
