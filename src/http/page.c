@@ -61,12 +61,12 @@
 #include "base/embed.h"
 #include "core/origin.h"
 #include "core/qconfig.h"
+#include "http/lang.h"
 #include "http/webdir.h"
 
-#define WR_PAGE_MAX      (512 * 1024) /* bytes of one rendered page */
-#define NAME_MAX_LEN     64           /* placeholder names and asset names */
-#define TEXT_MAX         512          /* one formatted sentence */
-#define LANG_ENTRIES_MAX 64           /* Accept-Language entries looked at */
+#define WR_PAGE_MAX  (512 * 1024) /* bytes of one rendered page */
+#define NAME_MAX_LEN 64           /* placeholder names and asset names */
+#define TEXT_MAX     512          /* one formatted sentence */
 /* "0; url=" + a targetUrl (at most 2048 bytes) + "&wr_token=" + a token */
 #define REFRESH_MAX 3200
 /* closed / sold out (1.2): the page asks again at most this far apart, so a
@@ -424,15 +424,6 @@ void wr_page_accent(const char *accent, wr_page_colors_t *out)
     snprintf(out->on_dark, sizeof(out->on_dark), "#%06x", readable_on(a, BG_DARK, 0xffffff));
 }
 
-/* The page's language: one of wr_page_langs. */
-static const char *known_lang(const char *lang)
-{
-    for (size_t i = 0; lang && wr_page_langs[i]; i++)
-        if (strcmp(lang, wr_page_langs[i]) == 0)
-            return wr_page_langs[i];
-    return "en";
-}
-
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {
@@ -443,7 +434,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     char *html = NULL;
     json_t *own = NULL; /* the embedded i18n, parsed here when there is no webdir */
     const json_t *i18n = NULL;
-    const char *lang = known_lang(v->lang);
+    const char *lang = wr_page_lang_tag(v->web, v->lang);
+    if (!lang)
+        lang = wr_page_lang(v->web, NULL, NULL);
     const char *state = v->state && one_of(v->state, states) ? v->state : "unavailable";
     bool waiting = strcmp(state, "waiting") == 0;
     bool prequeue = strcmp(state, "prequeue") == 0;
@@ -585,7 +578,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     const var_t vars[] = {
         {"queue", v->queue ? v->queue : ""},
         {"lang", lang},
-        {"dir", strcmp(lang, "ar") == 0 ? "rtl" : "ltr"},
+        {"dir", wr_lang_rtl(lang) ? "rtl" : "ltr"},
         {"brand", brand},
         {"brand_name", brand[0] ? brand : (v->queue ? v->queue : "")},
         {"has_brand", brand[0] ? "1" : "0"},
@@ -647,105 +640,24 @@ char *wr_page_render_dashboard(const wr_webdir_t *web, size_t *len)
     return render(web, "dashboard.html", &r, len);
 }
 
-/* ---------- Accept-Language ---------- */
+/* ---------- languages ---------- */
 
-/* Parses an RFC 9110 qvalue ("0", "0.5", "1.000") into thousandths; -1 if bad. */
-static int parse_q(const char *s, size_t n)
+/* The languages the page speaks: --web-dir's merged i18n.json's, else the
+ * embedded fourteen. */
+static const char *const *offered(const wr_webdir_t *web)
 {
-    if (n == 0 || (s[0] != '0' && s[0] != '1'))
-        return -1;
-    int q = (s[0] - '0') * 1000;
-    if (n == 1)
-        return q;
-    if (s[1] != '.' || n > 5)
-        return -1;
-    int scale = 100;
-    for (size_t i = 2; i < n; i++, scale /= 10) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        q += (s[i] - '0') * scale;
-    }
-    return q > 1000 ? -1 : q;
+    const char *const *l = wr_webdir_langs(web);
+    return l && l[0] ? l : wr_page_langs;
 }
 
-static size_t trim(const char **s, size_t n)
+const char *wr_page_lang(const wr_webdir_t *web, const char *accept_language, const char *fallback)
 {
-    while (n && (**s == ' ' || **s == '\t')) {
-        (*s)++;
-        n--;
-    }
-    while (n && ((*s)[n - 1] == ' ' || (*s)[n - 1] == '\t'))
-        n--;
-    return n;
+    return wr_lang_pick(offered(web), accept_language, fallback);
 }
 
-/* The page language a language tag (tlen bytes) asks for, or NULL: its
- * primary subtag, and for Chinese the script or region (zh-Hans, zh-CN,
- * zh-SG, bare zh: Simplified; zh-Hant, zh-TW, zh-HK, zh-MO: Traditional). */
-static const char *tag_lang(const char *tag, size_t tlen)
+const char *wr_page_lang_tag(const wr_webdir_t *web, const char *tag)
 {
-    size_t prim = 0;
-    while (prim < tlen && tag[prim] != '-' && tag[prim] != '_')
-        prim++;
-    if (prim == 2 && strncasecmp(tag, "zh", 2) == 0) {
-        static const char *const trad[] = {"hant", "tw", "hk", "mo", NULL};
-        const char *p = tag + prim;
-        size_t left = tlen - prim;
-        while (left > 1) { /* each later subtag */
-            p++, left--;
-            size_t n = 0;
-            while (n < left && p[n] != '-' && p[n] != '_')
-                n++;
-            for (size_t i = 0; trad[i]; i++)
-                if (strlen(trad[i]) == n && strncasecmp(p, trad[i], n) == 0)
-                    return "zh-Hant";
-            if (n == 4 && strncasecmp(p, "hans", 4) == 0)
-                return "zh-Hans";
-            p += n, left -= n;
-        }
-        return "zh-Hans";
-    }
-    for (size_t i = 0; wr_page_langs[i]; i++)
-        if (strlen(wr_page_langs[i]) == 2 && prim == 2 &&
-            strncasecmp(tag, wr_page_langs[i], 2) == 0)
-            return wr_page_langs[i];
-    return NULL;
-}
-
-const char *wr_page_lang(const char *accept_language, const char *fallback)
-{
-    const char *best = NULL;
-    int best_q = 0; /* thousandths; the first entry wins a tie */
-    const char *p = accept_language ? accept_language : "";
-    for (int idx = 0; *p && idx < LANG_ENTRIES_MAX; idx++) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        const char *e = p;
-        p = comma ? comma + 1 : p + n;
-        /* entry = tag *( ";" param ), the q param gives the weight */
-        const char *semi = memchr(e, ';', n);
-        const char *tag = e;
-        size_t tlen = trim(&tag, semi ? (size_t)(semi - e) : n);
-        int q = 1000;
-        while (semi) {
-            const char *par = semi + 1;
-            size_t rest = n - (size_t)(par - e);
-            semi = memchr(par, ';', rest);
-            size_t plen = trim(&par, semi ? (size_t)(semi - par) : rest);
-            if (plen >= 2 && (par[0] == 'q' || par[0] == 'Q') && par[1] == '=') {
-                const char *qs = par + 2;
-                q = parse_q(qs, trim(&qs, plen - 2));
-            }
-        }
-        const char *l = q > best_q ? tag_lang(tag, tlen) : NULL;
-        if (l) {
-            best = l;
-            best_q = q;
-        }
-    }
-    if (best)
-        return best;
-    return known_lang(fallback);
+    return tag ? wr_lang_match(offered(web), tag, strnlen(tag, WR_LANG_TAG_MAX + 1)) : NULL;
 }
 
 /* ---------- static assets ---------- */
