@@ -509,7 +509,11 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     }
 
     char eta[TEXT_MAX], status[TEXT_MAX];
-    eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
+    bool on_stock = waiting && v->waiting_for && strcmp(v->waiting_for, "stock") == 0;
+    if (on_stock) /* 1.3: nobody moves until a pass comes back; no time to give */
+        snprintf(eta, sizeof(eta), "%s", tr(i18n, lang, "eta_stock"));
+    else
+        eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
     /* the opening: epoch ms, ISO 8601 and plain UTC, and the time left */
     char s_now[24], s_opens[24] = "", opens_iso[32] = "", opens_utc[40] = "", countdown[64] = "";
     int64_t now_ms = wall_ms();
@@ -541,7 +545,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
              vals, 6);
     char key[32];
     if (held)
-        snprintf(key, sizeof(key), "status_held");
+        snprintf(key, sizeof(key), "%s", on_stock ? "status_held_stock" : "status_held");
     else if (closed)
         snprintf(key, sizeof(key), "%s", sold_out ? "status_soldout" : "status_closed");
     else if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
@@ -556,7 +560,16 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
                              : waiting  ? "heading"
                              : prequeue ? "heading_prequeue"
                              : closed   ? (sold_out ? "heading_soldout" : "heading_closed")
-                                        : "title");
+                             : strcmp(state, "admitted") == 0    ? "heading_admitted"
+                             : strcmp(state, "passthrough") == 0 ? "heading_passthrough"
+                                                                 : "title");
+    /* the way back to the shop from a closed sale: the target's origin
+     * ("/" for a target on this host) */
+    char shop[WR_ORIGIN_MAX + 2] = "";
+    if (closed && target[0] == '/')
+        snprintf(shop, sizeof(shop), "/");
+    else if (closed && target_ok(target) && wr_origin_of_url(target, shop))
+        strcat(shop, "/");
     const char *notice = v->notice ? v->notice : "";
 
     char updated[32] = "";
@@ -613,6 +626,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"waiting_text", g_waiting},
         {"held", held ? "1" : "0"},
         {"stock_left", s_stock},
+        {"waiting_for", on_stock ? "stock" : ""},
+        {"shop_url", shop},
         {"odds", odds},
         {"notice", notice},
         {"has_notice", notice[0] ? "1" : "0"},

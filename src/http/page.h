@@ -58,6 +58,8 @@ typedef struct {
                                      "your place was kept", position 1 */
     bool has_stock;               /* waiting: the queue has a stock (1.2) ... */
     uint64_t stock_left;          /* ... and this is what is left (stockLeft) */
+    const char *waiting_for;      /* waiting: "stock" while admission waits only
+                                     on stock (1.3: no ETA), else NULL */
     const char *notice;           /* the operator's notice (1.2), shown as text;
                                      NULL or "" = none */
     const char *error;            /* an error answer: the JSON error code

@@ -28,6 +28,21 @@ static size_t count(const char *hay, const char *needle)
     return n;
 }
 
+/* count, outside the data-i18n attribute (every string of two
+ * languages): what a person reads, or what the template says itself */
+static size_t count_text(const char *html, const char *needle)
+{
+    const char *at = strstr(html, "data-i18n=\"");
+    const char *end = at ? strchr(at + 11, '"') : NULL; /* its quotes are &quot; */
+    if (!end)
+        return count(html, needle);
+    size_t n = 0;
+    for (const char *p = strstr(html, needle); p; p = strstr(p + 1, needle))
+        if (p < at || p > end)
+            n++;
+    return n;
+}
+
 static wr_page_view_t waiting_view(void)
 {
     wr_page_view_t v;
@@ -72,9 +87,17 @@ static void test_render_waiting_values(void **state)
     assert_non_null(strstr(html, "data-eta=\"45\""));
     assert_non_null(strstr(html, "data-retry-ms=\"3000\""));
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">128</strong>"));
-    assert_non_null(strstr(html, "<dd id=\"ahead\">127</dd>"));
     assert_non_null(strstr(html, "<dd id=\"eta\">about 45 s</dd>"));
-    assert_non_null(strstr(html, "You are number 128 in line. People ahead of you: 127."));
+    /* the position is said once (the big number): not again as people
+     * ahead, not in the status, which says to keep the page open */
+    assert_null(strstr(html, "id=\"ahead\""));
+    assert_null(strstr(html, "127"));
+    assert_int_equal(count(html, ">128<"), 1);
+    assert_non_null(strstr(html, "role=\"status\" aria-live=\"polite\" aria-atomic=\"true\">Keep "
+                                 "this page open. It updates by itself, and you keep your "
+                                 "place.</p>"));
+    assert_int_equal(count_text(html, "It updates by itself"), 1);
+    assert_non_null(strstr(html, "<div class=\"big\" aria-live=\"polite\" aria-atomic=\"true\">"));
     /* without JavaScript: reload after ceil(3000 ms) = 3 s */
     assert_non_null(
         strstr(html, "<noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>"));
@@ -97,7 +120,8 @@ static void test_render_korean_and_eta_minutes(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
-    assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
+    assert_non_null(strstr(html, "이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다."));
+    assert_null(strstr(html, "127"));
     /* 250 ms rounds up to 1 s, and the floor is 2 s */
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
     free(html);
@@ -379,18 +403,17 @@ static void test_odds_and_grouping(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "data-stock-left=\"300\""));
     assert_non_null(strstr(html, "data-position=\"5200\""));
-    assert_non_null(
-        strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left; you are number 5,200.</p>"));
+    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left.</p>"));
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">5,200</strong>"));
-    assert_non_null(strstr(html, "<dd id=\"ahead\">5,199</dd>"));
+    assert_int_equal(count_text(html, "5,200"), 1); /* said once */
+    assert_null(strstr(html, "5,199"));
     assert_non_null(strstr(html, "<dd id=\"waiting\">1,234,567</dd>"));
-    assert_non_null(strstr(html, "You are number 5,200 in line. People ahead of you: 5,199."));
     free(html);
     v.lang = "ko";
     v.stock_left = 12000;
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(html, "남은 수량 약 12,000개, 내 순서는 5,200번째입니다."));
+    assert_non_null(strstr(html, "남은 수량은 약 12,000개입니다."));
     free(html);
     /* none left while passes are live: people keep waiting */
     v.lang = "en";
@@ -398,8 +421,7 @@ static void test_odds_and_grouping(void **state)
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "data-stock-left=\"0\""));
-    assert_non_null(strstr(html, "None left right now; passes that go unused come back. You are "
-                                 "number 5,200."));
+    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">None left right now.</p>"));
     free(html);
     v.has_stock = false;
     html = wr_page_render_queue(&v, &len);
@@ -416,14 +438,21 @@ static void test_closed_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("closed");
     v.reason = "soldOut";
+    v.target_url = "https://shop.example/checkout?x=1";
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"closed\" "
                                  "data-reason=\"soldOut\""));
     assert_non_null(strstr(html, "<h1 id=\"heading\">Sold out</h1>"));
-    assert_non_null(strstr(html, ">Sold out. If more becomes available, this page moves on by "
-                                 "itself.</p>"));
+    /* "Sold out" once (the heading); the status says what comes next */
+    assert_non_null(strstr(html, ">If more becomes available, this page moves on by itself.</p>"));
+    assert_int_equal(count_text(html, "Sold out"), 1); /* the heading */
+    assert_int_equal(count(html, ">Sold out<"), 1);
+    /* and a way back to the shop: the target's origin */
+    assert_non_null(strstr(html, "<a id=\"shop\" class=\"button secondary\" "
+                                 "href=\"https://shop.example/\" data-t=\"back_to_shop\">Back to "
+                                 "the shop</a>"));
     assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"60\""));
     free(html);
@@ -437,12 +466,59 @@ static void test_closed_state(void **state)
     assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
     free(html);
     v.lang = "en";
-    v.retry_after_ms = 30000; /* the server's, when sooner */
+    v.target_url = "/checkout"; /* a target on this host: its root */
+    v.retry_after_ms = 30000;   /* the server's, when sooner */
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has ended</h1>"));
+    assert_int_equal(count_text(html, "The sale has ended"), 1);
+    assert_non_null(strstr(html, "<a id=\"shop\" class=\"button secondary\" href=\"/\""));
     assert_non_null(strstr(html, "data-retry-ms=\"30000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"30\""));
+    free(html);
+}
+
+/* K46: while admission waits only on stock (stock 0, passes live) the
+ * page gives no time but what it waits for; a held person there is told
+ * they go in first when a pass comes back. Admitted and passthrough get
+ * their own heading, not the generic "Waiting room". */
+static void test_waiting_for_stock(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.has_stock = true;
+    v.stock_left = 0;
+    v.eta_seconds = -1;
+    v.waiting_for = "stock";
+    size_t len = 0;
+    char *html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-waiting-for=\"stock\""));
+    assert_non_null(strstr(html, "<dd id=\"eta\">when an unused pass comes back</dd>"));
+    assert_int_equal(count_text(html, "about 1 s"), 0);
+    assert_int_equal(count_text(html, "paused"), 0);
+    free(html);
+    v.held = true;
+    v.position = 1;
+    v.waiting = 0;
+    v.lang = "ar";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "data-held=\"1\""));
+    assert_non_null(strstr(html, "ستدخل أولًا عندما يعود تصريح غير مستخدم."));
+    free(html);
+    v = waiting_view();
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "data-waiting-for=\"\""));
+    free(html);
+    v = state_view("admitted");
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<h1 id=\"heading\">It’s your turn</h1>"));
+    free(html);
+    v = state_view("passthrough");
+    v.lang = "de";
+    html = wr_page_render_queue(&v, &len);
+    assert_non_null(strstr(html, "<h1 id=\"heading\">Gerade keine Schlange</h1>"));
     free(html);
 }
 
@@ -461,7 +537,8 @@ static void test_notice_escaped(void **state)
     assert_null(strstr(html, "<script>"));
     assert_non_null(strstr(html, "data-notice=\"1\""));
     assert_non_null(strstr(
-        html, "<p id=\"notice\" class=\"notice\" aria-live=\"polite\" aria-atomic=\"true\">"
+        html, "<p id=\"notice\" class=\"notice\" dir=\"auto\" aria-live=\"polite\" "
+              "aria-atomic=\"true\">"
               "&lt;img src=x onerror=alert(1)&gt;&quot;&lt;/p&gt;&lt;script&gt;alert(&#39;x&#39;)"
               "&lt;/script&gt;&amp;amp;</p>"));
     free(html);
@@ -696,8 +773,8 @@ static void test_brand(void **state)
     assert_non_null(strstr(html, "src=\"https://cdn.example/logo.svg\" alt=\"\""));
     assert_non_null(strstr(html, "data-logo=\"1\""));
     assert_non_null(strstr(html, "data-accent=\"#ffd400\" data-accent-ink=\"#000000\""));
-    assert_non_null(
-        strstr(html, "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;"));
+    assert_non_null(strstr(
+        html, "<p class=\"event-title\" id=\"event-title\" dir=\"auto\">Drop &lt;script&gt;"));
     assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
     free(html);
 
@@ -796,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
         cmocka_unit_test(test_lang_match),
+        cmocka_unit_test(test_waiting_for_stock),
         cmocka_unit_test(test_accent),
         cmocka_unit_test(test_brand),
         cmocka_unit_test(test_assets),
