@@ -61,6 +61,7 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
     } else if (strcmp(s, "closed") == 0 || strcmp(s, "soldout") == 0) {
         v->state = "closed";
         v->reason = strcmp(s, "soldout") == 0 ? "soldOut" : "closed";
+        v->target_url = cfg->target_url; /* the way back to the shop */
     } else if (strcmp(s, "reconnecting") == 0) {
         v->state = "degraded";
         v->retry_after_ms = 2000;
