@@ -13,8 +13,11 @@
  *   position_text, ahead_text, waiting_text (the numbers grouped by
  *   thousands, "5,200", as English and Korean write them; the script then
  *   formats them by the page's language), held ("1" or "0"),
- *   stock_left (stockLeft, "" without a stock), odds ("About 300 left; you
- *   are number 5,200.", "" without a stock), notice (the operator's notice,
+ *   stock_left (stockLeft, "" without a stock), odds ("About 300 left.", ""
+ *   without a stock), waiting_for ("stock" while admission waits only on
+ *   stock: eta_text is then "when an unused pass comes back"), shop_url
+ *   (closed: the target's origin + "/", "/" for a target on this host, ""
+ *   without one), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
  *   now_ms (the server's clock at render, epoch ms: the script's countdown
  *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
@@ -30,10 +33,10 @@
  * script reads from a data-* attribute, where the escaping above makes it
  * attribute-safe; langs lists every language there is (the script fetches
  * /static/i18n.json when the person switches to another). The brand's
- * names (dir, brand, brand_name, has_brand, logo_url, logo_alt, has_logo,
- * page_title, title, accent, accent_ink, accent_on_light, accent_on_dark,
- * default_lang, preview) are in examples/page/README.md, the template
- * contract.
+ * names (dir: "rtl" for a right-to-left language, wr_lang_rtl; brand,
+ * brand_name, has_brand, logo_url, logo_alt, has_logo, page_title, title,
+ * accent, accent_ink, accent_on_light, accent_on_dark, default_lang,
+ * preview) are in examples/page/README.md, the template contract.
  *
  * Output is bounded: rendering runs twice, first only counting bytes, then
  * writing into one buffer of exactly that size; a page over WR_PAGE_MAX
