@@ -224,23 +224,27 @@ static void test_added_language(void **state)
     memset(&v, 0, sizeof(v));
     v.queue = "shop";
     v.web = w;
-    v.lang = "he";
     v.state = "waiting";
     v.position = 3;
     v.waiting = 9;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "<html lang=\"he\" dir=\"rtl\">"));
-    assert_non_null(strstr(html, "\xd7\x97\xd7\x93\xd7\xa8")); /* its title */
-    assert_non_null(strstr(html, "data-langs=\"en ko"));
-    assert_non_null(strstr(html, " he nl\""));
-    free(html);
-    v.lang = "nl";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "<html lang=\"nl\" dir=\"ltr\">"));
-    assert_non_null(strstr(html, "U staat in de rij"));
-    free(html);
+    /* each in its language and direction, with its own words, and the
+     * added codes in data-langs after the embedded ones */
+    static const struct {
+        const char *lang, *html, *words;
+    } renders[] = {
+        {"he", "<html lang=\"he\" dir=\"rtl\">", "\xd7\x97\xd7\x93\xd7\xa8"},
+        {"nl", "<html lang=\"nl\" dir=\"ltr\">", "U staat in de rij"},
+    };
+    for (size_t i = 0; i < sizeof(renders) / sizeof(renders[0]); i++) {
+        v.lang = renders[i].lang;
+        size_t len = 0;
+        char *html = wr_page_render_queue(&v, &len);
+        assert_non_null(html);
+        if (!strstr(html, renders[i].html) || !strstr(html, renders[i].words) ||
+            !strstr(html, "data-langs=\"en ko") || !strstr(html, " he nl\""))
+            fail_msg("%s: not rendered in its language", renders[i].lang);
+        free(html);
+    }
     wr_webdir_free(w);
     clean();
     assert_int_equal(mkdir(dir, 0700), 0);
