@@ -448,7 +448,8 @@ test('Korean and English, the language switch, a narrow phone screen', async () 
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await page.getAttribute('html', 'lang'), 'ko');
   assert.equal(await text(page, '#heading'), '대기열에 계십니다');
-  assert.equal(await text(page, '#status'), '현재 3번째입니다. 앞에 2명이 있습니다.');
+  assert.equal(await text(page, '#status'), '이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다.');
+  assert.equal(await text(page, '#position'), '3');
   assert.equal(await text(page, '#eta'), '일시 정지됨');
   assert.equal(await text(page, '#leave'), '대기열 나가기');
   /* nothing wider than the phone */
@@ -531,7 +532,8 @@ test('leave button, rejoin after NOT_IN_QUEUE, line full (429) and store trouble
     return route.continue();
   });
   await waitFor(async () => /having trouble.*1 s/.test(await text(page, '#status')), 8000, 'the 503 message');
-  await waitFor(async () => /number 3 in line/.test(await text(page, '#status')), 8000, 'recovery after 503');
+  await waitFor(async () => /^Keep this page open/.test(await text(page, '#status')) &&
+    (await text(page, '#position')) === '3', 8000, 'recovery after 503');
   await page.unroute(`**/v1/queues/${q}/entries/me`);
 
   /* leave */
@@ -867,7 +869,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.ok(turned <= opensAt + 4000, `position view within the first second after the opening, with slack for a loaded machine (${turned - opensAt} ms)`);
   const pos = Number(await text(page, '#position'));
   assert.ok(pos >= 1 && pos <= 4, 'a shuffled place among the 4 of the pre-queue: ' + pos);
-  assert.match(await text(page, '#status'), new RegExp(`You are number ${pos} in line`));
+  assert.equal(await text(page, '#status'), 'Keep this page open. It updates by itself, and you keep your place.');
   assert.match(await page.title(), new RegExp(`^#${pos} - Waiting room - `));
 
   /* a later arrival is behind the whole pre-queue; the no-JS page now shows its place */
@@ -1031,8 +1033,7 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   /* the odds, numbers as each language writes them */
   /* (written by the page script once it has run: waited for, a loaded
    * machine can run it after goto's load event) */
-  const odds = [[pe, 'About 12,000 left; you are number 3.'],
-                [pk, '남은 수량 약 12,000개, 내 순서는 4번째입니다.']];
+  const odds = [[pe, 'About 12,000 left.'], [pk, '남은 수량은 약 12,000개입니다.']];
   for (const [p, want] of odds) {
     await waitFor(async () => (await text(p, '#odds')) === want, 8000, `the odds: ${want}`);
   }
@@ -1056,7 +1057,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await np.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(np, '#notice'), hostile);
   assert.equal(await np.locator('#notice *').count(), 0);
-  assert.equal(await text(np, '#odds'), 'About 12,000 left; you are number 5.');
+  assert.equal(await text(np, '#odds'), 'About 12,000 left.');
+  assert.equal(await text(np, '#position'), '5');
   await np.close(); /* its <meta refresh> (2 s while waiting) must not race a later reload */
   await shot(pe, 'queue-odds-notice-en');
 
@@ -1065,9 +1067,10 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'sold out on both pages');
   assert.equal(await pe.getAttribute('body', 'data-reason'), 'soldOut');
   assert.equal(await text(pe, '#heading'), 'Sold out');
-  assert.equal(await text(pe, '#status'), 'Sold out. If more becomes available, this page moves on by itself.');
+  assert.equal(await text(pe, '#status'), 'If more becomes available, this page moves on by itself.');
+  assert.equal(await pe.locator('#shop').isVisible(), false, 'no way back without a target');
   assert.equal(await text(pk, '#heading'), '매진되었습니다');
-  assert.equal(await text(pk, '#status'), '매진되었습니다. 수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
+  assert.equal(await text(pk, '#status'), '수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
   assert.equal(await text(pe, '#notice'), hostile, 'the notice stays with the sold-out view');
   assert.match(await pe.title(), /^Sold out - Waiting room - /);
   const np2 = await nojs.newPage(); /* the same visitor, now sold out: a refresh of up to 60 s */
@@ -1089,7 +1092,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { stock: 5000 })).status, 200);
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the restock picked up by the re-check');
-  assert.equal(await text(pe, '#odds'), 'About 5,000 left; you are number 3.', 'the same place after the restock');
+  assert.equal(await text(pe, '#odds'), 'About 5,000 left.');
+  assert.equal(await text(pe, '#position'), '3', 'the same place after the restock');
   await backToFront(pk, koAsked); /* a tab back in front asks at once */
   await waitFor(async () => (await state(pk)) === 'waiting', 8000,
     () => 'the restock picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
@@ -1100,9 +1104,9 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'closed on both pages');
   assert.equal(await pe.getAttribute('body', 'data-reason'), 'closed');
   assert.equal(await text(pe, '#heading'), 'The sale has ended');
-  assert.equal(await text(pe, '#status'), 'The sale has ended. If it reopens, this page moves on by itself.');
+  assert.equal(await text(pe, '#status'), 'If it reopens, this page moves on by itself.');
   assert.equal(await text(pk, '#heading'), '판매가 종료되었습니다');
-  assert.equal(await text(pk, '#status'), '판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
+  assert.equal(await text(pk, '#status'), '판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: false, notice: null })).status, 200);
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the reopening picked up by the re-check');
