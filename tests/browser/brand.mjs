@@ -409,19 +409,24 @@ test('by hand: the status is announced once per change, keyboard alone, reduced 
   page.on('request', (r) => { if (r.url().endsWith('/entries/me')) polls++; });
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(page, '#position'), '2');
+  /* the live regions: the status, and the position (said there, once) */
   await page.evaluate(() => {
     window.__changes = 0;
-    new MutationObserver(() => { window.__changes++; }).observe(document.getElementById('status'),
-      { childList: true, characterData: true, subtree: true });
+    window.__status = 0;
+    const opts = { childList: true, characterData: true, subtree: true };
+    new MutationObserver(() => { window.__changes++; }).observe(document.querySelector('.s-waiting .big'), opts);
+    new MutationObserver(() => { window.__status++; }).observe(document.getElementById('status'), opts);
   });
+  assert.equal(await page.getAttribute('.s-waiting .big', 'aria-live'), 'polite');
   await waitFor(() => polls >= 4, 10000, 'four polls');
-  assert.equal(await page.evaluate(() => window.__changes), 0, 'an unchanged status is not announced again');
+  assert.equal(await page.evaluate(() => window.__changes), 0, 'an unchanged position is not announced again');
   const left = await fetch(`${wr.base}/v1/queues/${q}/entries/me`, { method: 'DELETE', headers: { cookie } });
   assert.equal(left.status, 204);
   await waitFor(async () => (await text(page, '#position')) === '1', 10000, 'position 1');
   const at = polls;
   await waitFor(() => polls >= at + 3, 10000, 'three more polls');
   assert.equal(await page.evaluate(() => window.__changes), 1, 'one change, one announcement');
+  assert.equal(await page.evaluate(() => window.__status), 0, 'the status does not repeat the position');
   assert.equal(await page.title(), '#1 - Waiting room - ' + q);
 
   /* keyboard alone: Tab reaches the language select and the leave button; arrows switch the language */
