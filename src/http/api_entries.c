@@ -303,10 +303,10 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             snprintf(stock, sizeof(stock), ",\"stockLeft\":%lld", (long long)v.stock_left);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s}",
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s}",
                      (unsigned long long)v.position, (unsigned long long)v.ahead,
                      (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "",
-                     stock);
+                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "");
         break;
     }
     case WR_ENTRY_CLOSED:
@@ -990,7 +990,8 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
             v.held = ev.held;                 /* "your place was kept" */
             v.has_stock = ev.stock_left >= 0; /* the odds */
             v.stock_left = ev.stock_left >= 0 ? (uint64_t)ev.stock_left : 0;
-            if (ev.retry_after_ms) /* 0: no config, nothing to pace by */
+            v.waiting_for = ev.waiting_for; /* "stock": says what it waits for */
+            if (ev.retry_after_ms)          /* 0: no config, nothing to pace by */
                 pace_note(a, c->queue, c->user, ev.retry_after_ms);
             break;
         case WR_ENTRY_CLOSED:

@@ -604,6 +604,8 @@ typedef struct {
     int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
     uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
     bool held;               /* held (turn came while away): position 1, admitted next tick */
+    const char *waiting_for; /* "stock" while admission waits only on stock (1.3: stock 0
+                                with passes live; etaSeconds null), else NULL */
     /* ADMITTED */
     char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
     int64_t expires_at_ms;        /* token expiry, ms since the epoch */

@@ -10,6 +10,8 @@
  * API). The queue's config comes from the store (queue_get), so a preview
  * shows what the queue says now on any instance; nobody joins, no cookie
  * is set, and the page's script asks the server nothing (data-preview).
+ * A ?lang= that names no language of the page is 400 BAD_REQUEST (field
+ * lang), like an unknown STATE: a preview never falls back silently.
  */
 #include <event2/http.h>
 #include <stdio.h>
@@ -59,6 +61,7 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
     } else if (strcmp(s, "closed") == 0 || strcmp(s, "soldout") == 0) {
         v->state = "closed";
         v->reason = strcmp(s, "soldout") == 0 ? "soldOut" : "closed";
+        v->target_url = cfg->target_url; /* the way back to the shop */
     } else if (strcmp(s, "reconnecting") == 0) {
         v->state = "degraded";
         v->retry_after_ms = 2000;
@@ -113,6 +116,15 @@ void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_ap
                             "preview is one of waiting, held, prequeue, challenge, admitted, "
                             "closed, soldout, reconnecting, full, error",
                             "preview", NULL, 0);
+        return;
+    }
+    /* ?lang= naming no language of the page would show English without
+     * saying so: refused, as an unknown STATE */
+    char want[256];
+    if (wr_api__query_param(req, "lang", want, sizeof(want)) && !wr_page_lang_tag(a->web, want)) {
+        wr_api__reply_error(a, req, call->route, 400, "BAD_REQUEST",
+                            "lang names no language of the page (GET /static/i18n.json lists them)",
+                            "lang", NULL, 0);
         return;
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, call->route, call->queue);

@@ -252,15 +252,17 @@ void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_
                               wr_page_view_t *v, const wr_queue_config_t *cfg)
 {
     const wr_page_config_t *pg = cfg && cfg->page.set ? &cfg->page : NULL;
-    char want[16];
+    char want[40]; /* a language tag (lang.h: at most 35 bytes) */
     v->web = a->web;
     v->page = pg;
-    v->lang =
-        wr_page_lang(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
-                     pg ? pg->lang : NULL);
-    if (wr_api__query_param(req, "lang", want, sizeof(want)) &&
-        strcmp(wr_page_lang(NULL, want), want) == 0) /* ?lang= naming one of ours */
-        v->lang = wr_page_lang(NULL, want);
+    v->lang = wr_page_lang(
+        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
+        pg ? pg->lang : NULL);
+    const char *named = wr_api__query_param(req, "lang", want, sizeof(want))
+                            ? wr_page_lang_tag(a->web, want)
+                            : NULL;
+    if (named) /* ?lang= naming one of ours (in its legacy or region forms too) */
+        v->lang = named;
     /* the logo's origin may serve images (only images) */
     char origin[WR_ORIGIN_MAX + 1] = "";
     if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&
@@ -302,7 +304,7 @@ static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t
     v.queue = req == a->cur_req ? a->cur_queue : "";
     v.web = a->web;
     v.lang = wr_page_lang(
-        evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"), NULL);
+        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"), NULL);
     if (retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", retry_after);

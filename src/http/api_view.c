@@ -7,6 +7,8 @@
  *
  * A waiting entry gets its position, ETA and when to come back (jittered
  * poll band, queue.h, never later than half of idleTimeoutSeconds); a
+ * waiting entry of a queue whose stock is 0 (yet not sold out: passes are
+ * live) no ETA and waitingFor "stock" (1.3); a
  * PREQUEUE entry the retry into its own slot of the first second after
  * opensAt; an admitted one its JWT, signed here from the store's jti,
  * issue time and expiry (the same on every instance). Pacing the next poll
@@ -95,6 +97,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->expires_at_ms = 0;
     v->target_url = cfg ? cfg->target_url : "";
     v->degraded = v->fail_open = v->held = false;
+    v->waiting_for = NULL;
     v->opens_at_ms = -1;
     v->closed_reason = WR_CLOSE_NONE;
     v->stock_left = e->stock_left;
@@ -131,6 +134,12 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
             /* following it never makes a person idle */
             v->retry_after_ms =
                 wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
+        }
+        if (e->stock_left == 0) {
+            /* stock 0 yet not sold out: passes are live, and nobody moves
+             * until one is used or expires (1.3): no ETA to give */
+            v->eta_seconds = -1;
+            v->waiting_for = "stock";
         }
         return WR_OK;
     case WR_ENTRY_CLOSED:

@@ -13,8 +13,11 @@
  *   position_text, ahead_text, waiting_text (the numbers grouped by
  *   thousands, "5,200", as English and Korean write them; the script then
  *   formats them by the page's language), held ("1" or "0"),
- *   stock_left (stockLeft, "" without a stock), odds ("About 300 left; you
- *   are number 5,200.", "" without a stock), notice (the operator's notice,
+ *   stock_left (stockLeft, "" without a stock), odds ("About 300 left.", ""
+ *   without a stock), waiting_for ("stock" while admission waits only on
+ *   stock: eta_text is then "when an unused pass comes back"), shop_url
+ *   (closed: the target's origin + "/", "/" for a target on this host, ""
+ *   without one), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
  *   now_ms (the server's clock at render, epoch ms: the script's countdown
  *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
@@ -30,10 +33,10 @@
  * script reads from a data-* attribute, where the escaping above makes it
  * attribute-safe; langs lists every language there is (the script fetches
  * /static/i18n.json when the person switches to another). The brand's
- * names (dir, brand, brand_name, has_brand, logo_url, logo_alt, has_logo,
- * page_title, title, accent, accent_ink, accent_on_light, accent_on_dark,
- * default_lang, preview) are in examples/page/README.md, the template
- * contract.
+ * names (dir: "rtl" for a right-to-left language, wr_lang_rtl; brand,
+ * brand_name, has_brand, logo_url, logo_alt, has_logo, page_title, title,
+ * accent, accent_ink, accent_on_light, accent_on_dark, default_lang,
+ * preview) are in examples/page/README.md, the template contract.
  *
  * Output is bounded: rendering runs twice, first only counting bytes, then
  * writing into one buffer of exactly that size; a page over WR_PAGE_MAX
@@ -61,12 +64,12 @@
 #include "base/embed.h"
 #include "core/origin.h"
 #include "core/qconfig.h"
+#include "http/lang.h"
 #include "http/webdir.h"
 
-#define WR_PAGE_MAX      (512 * 1024) /* bytes of one rendered page */
-#define NAME_MAX_LEN     64           /* placeholder names and asset names */
-#define TEXT_MAX         512          /* one formatted sentence */
-#define LANG_ENTRIES_MAX 64           /* Accept-Language entries looked at */
+#define WR_PAGE_MAX  (512 * 1024) /* bytes of one rendered page */
+#define NAME_MAX_LEN 64           /* placeholder names and asset names */
+#define TEXT_MAX     512          /* one formatted sentence */
 /* "0; url=" + a targetUrl (at most 2048 bytes) + "&wr_token=" + a token */
 #define REFRESH_MAX 3200
 /* closed / sold out (1.2): the page asks again at most this far apart, so a
@@ -424,15 +427,6 @@ void wr_page_accent(const char *accent, wr_page_colors_t *out)
     snprintf(out->on_dark, sizeof(out->on_dark), "#%06x", readable_on(a, BG_DARK, 0xffffff));
 }
 
-/* The page's language: one of wr_page_langs. */
-static const char *known_lang(const char *lang)
-{
-    for (size_t i = 0; lang && wr_page_langs[i]; i++)
-        if (strcmp(lang, wr_page_langs[i]) == 0)
-            return wr_page_langs[i];
-    return "en";
-}
-
 char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {
@@ -443,7 +437,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     char *html = NULL;
     json_t *own = NULL; /* the embedded i18n, parsed here when there is no webdir */
     const json_t *i18n = NULL;
-    const char *lang = known_lang(v->lang);
+    const char *lang = wr_page_lang_tag(v->web, v->lang);
+    if (!lang)
+        lang = wr_page_lang(v->web, NULL, NULL);
     const char *state = v->state && one_of(v->state, states) ? v->state : "unavailable";
     bool waiting = strcmp(state, "waiting") == 0;
     bool prequeue = strcmp(state, "prequeue") == 0;
@@ -516,7 +512,11 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     }
 
     char eta[TEXT_MAX], status[TEXT_MAX];
-    eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
+    bool on_stock = waiting && v->waiting_for && strcmp(v->waiting_for, "stock") == 0;
+    if (on_stock) /* 1.3: nobody moves until a pass comes back; no time to give */
+        snprintf(eta, sizeof(eta), "%s", tr(i18n, lang, "eta_stock"));
+    else
+        eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
     /* the opening: epoch ms, ISO 8601 and plain UTC, and the time left */
     char s_now[24], s_opens[24] = "", opens_iso[32] = "", opens_utc[40] = "", countdown[64] = "";
     int64_t now_ms = wall_ms();
@@ -548,7 +548,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
              vals, 6);
     char key[32];
     if (held)
-        snprintf(key, sizeof(key), "status_held");
+        snprintf(key, sizeof(key), "%s", on_stock ? "status_held_stock" : "status_held");
     else if (closed)
         snprintf(key, sizeof(key), "%s", sold_out ? "status_soldout" : "status_closed");
     else if (strcmp(state, "admitted") == 0 || strcmp(state, "passthrough") == 0)
@@ -563,7 +563,16 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
                              : waiting  ? "heading"
                              : prequeue ? "heading_prequeue"
                              : closed   ? (sold_out ? "heading_soldout" : "heading_closed")
-                                        : "title");
+                             : strcmp(state, "admitted") == 0    ? "heading_admitted"
+                             : strcmp(state, "passthrough") == 0 ? "heading_passthrough"
+                                                                 : "title");
+    /* the way back to the shop from a closed sale: the target's origin
+     * ("/" for a target on this host) */
+    char shop[WR_ORIGIN_MAX + 2] = "";
+    if (closed && target[0] == '/')
+        snprintf(shop, sizeof(shop), "/");
+    else if (closed && target_ok(target) && wr_origin_of_url(target, shop))
+        strcat(shop, "/");
     const char *notice = v->notice ? v->notice : "";
 
     char updated[32] = "";
@@ -585,7 +594,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     const var_t vars[] = {
         {"queue", v->queue ? v->queue : ""},
         {"lang", lang},
-        {"dir", strcmp(lang, "ar") == 0 ? "rtl" : "ltr"},
+        {"dir", wr_lang_rtl(lang) ? "rtl" : "ltr"},
         {"brand", brand},
         {"brand_name", brand[0] ? brand : (v->queue ? v->queue : "")},
         {"has_brand", brand[0] ? "1" : "0"},
@@ -620,6 +629,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"waiting_text", g_waiting},
         {"held", held ? "1" : "0"},
         {"stock_left", s_stock},
+        {"waiting_for", on_stock ? "stock" : ""},
+        {"shop_url", shop},
         {"odds", odds},
         {"notice", notice},
         {"has_notice", notice[0] ? "1" : "0"},
@@ -647,105 +658,24 @@ char *wr_page_render_dashboard(const wr_webdir_t *web, size_t *len)
     return render(web, "dashboard.html", &r, len);
 }
 
-/* ---------- Accept-Language ---------- */
+/* ---------- languages ---------- */
 
-/* Parses an RFC 9110 qvalue ("0", "0.5", "1.000") into thousandths; -1 if bad. */
-static int parse_q(const char *s, size_t n)
+/* The languages the page speaks: --web-dir's merged i18n.json's, else the
+ * embedded fourteen. */
+static const char *const *offered(const wr_webdir_t *web)
 {
-    if (n == 0 || (s[0] != '0' && s[0] != '1'))
-        return -1;
-    int q = (s[0] - '0') * 1000;
-    if (n == 1)
-        return q;
-    if (s[1] != '.' || n > 5)
-        return -1;
-    int scale = 100;
-    for (size_t i = 2; i < n; i++, scale /= 10) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        q += (s[i] - '0') * scale;
-    }
-    return q > 1000 ? -1 : q;
+    const char *const *l = wr_webdir_langs(web);
+    return l && l[0] ? l : wr_page_langs;
 }
 
-static size_t trim(const char **s, size_t n)
+const char *wr_page_lang(const wr_webdir_t *web, const char *accept_language, const char *fallback)
 {
-    while (n && (**s == ' ' || **s == '\t')) {
-        (*s)++;
-        n--;
-    }
-    while (n && ((*s)[n - 1] == ' ' || (*s)[n - 1] == '\t'))
-        n--;
-    return n;
+    return wr_lang_pick(offered(web), accept_language, fallback);
 }
 
-/* The page language a language tag (tlen bytes) asks for, or NULL: its
- * primary subtag, and for Chinese the script or region (zh-Hans, zh-CN,
- * zh-SG, bare zh: Simplified; zh-Hant, zh-TW, zh-HK, zh-MO: Traditional). */
-static const char *tag_lang(const char *tag, size_t tlen)
+const char *wr_page_lang_tag(const wr_webdir_t *web, const char *tag)
 {
-    size_t prim = 0;
-    while (prim < tlen && tag[prim] != '-' && tag[prim] != '_')
-        prim++;
-    if (prim == 2 && strncasecmp(tag, "zh", 2) == 0) {
-        static const char *const trad[] = {"hant", "tw", "hk", "mo", NULL};
-        const char *p = tag + prim;
-        size_t left = tlen - prim;
-        while (left > 1) { /* each later subtag */
-            p++, left--;
-            size_t n = 0;
-            while (n < left && p[n] != '-' && p[n] != '_')
-                n++;
-            for (size_t i = 0; trad[i]; i++)
-                if (strlen(trad[i]) == n && strncasecmp(p, trad[i], n) == 0)
-                    return "zh-Hant";
-            if (n == 4 && strncasecmp(p, "hans", 4) == 0)
-                return "zh-Hans";
-            p += n, left -= n;
-        }
-        return "zh-Hans";
-    }
-    for (size_t i = 0; wr_page_langs[i]; i++)
-        if (strlen(wr_page_langs[i]) == 2 && prim == 2 &&
-            strncasecmp(tag, wr_page_langs[i], 2) == 0)
-            return wr_page_langs[i];
-    return NULL;
-}
-
-const char *wr_page_lang(const char *accept_language, const char *fallback)
-{
-    const char *best = NULL;
-    int best_q = 0; /* thousandths; the first entry wins a tie */
-    const char *p = accept_language ? accept_language : "";
-    for (int idx = 0; *p && idx < LANG_ENTRIES_MAX; idx++) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        const char *e = p;
-        p = comma ? comma + 1 : p + n;
-        /* entry = tag *( ";" param ), the q param gives the weight */
-        const char *semi = memchr(e, ';', n);
-        const char *tag = e;
-        size_t tlen = trim(&tag, semi ? (size_t)(semi - e) : n);
-        int q = 1000;
-        while (semi) {
-            const char *par = semi + 1;
-            size_t rest = n - (size_t)(par - e);
-            semi = memchr(par, ';', rest);
-            size_t plen = trim(&par, semi ? (size_t)(semi - par) : rest);
-            if (plen >= 2 && (par[0] == 'q' || par[0] == 'Q') && par[1] == '=') {
-                const char *qs = par + 2;
-                q = parse_q(qs, trim(&qs, plen - 2));
-            }
-        }
-        const char *l = q > best_q ? tag_lang(tag, tlen) : NULL;
-        if (l) {
-            best = l;
-            best_q = q;
-        }
-    }
-    if (best)
-        return best;
-    return known_lang(fallback);
+    return tag ? wr_lang_match(offered(web), tag, strnlen(tag, WR_LANG_TAG_MAX + 1)) : NULL;
 }
 
 /* ---------- static assets ---------- */

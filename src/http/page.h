@@ -17,7 +17,8 @@
 /* What the queue page shows on first render (and without JavaScript). */
 typedef struct {
     const char *queue;            /* validated queue name */
-    const char *lang;             /* one of wr_page_langs (qconfig.h); others: "en" */
+    const char *lang;             /* a page language (wr_page_lang_tag); others:
+                                     wr_page_lang(web, NULL, NULL), "en" */
     const wr_webdir_t *web;       /* the page files (--web-dir over the embedded
                                      ones); NULL = the embedded ones */
     const wr_page_config_t *page; /* the queue's brand (config page), or NULL */
@@ -57,6 +58,8 @@ typedef struct {
                                      "your place was kept", position 1 */
     bool has_stock;               /* waiting: the queue has a stock (1.2) ... */
     uint64_t stock_left;          /* ... and this is what is left (stockLeft) */
+    const char *waiting_for;      /* waiting: "stock" while admission waits only
+                                     on stock (1.3: no ETA), else NULL */
     const char *notice;           /* the operator's notice (1.2), shown as text;
                                      NULL or "" = none */
     const char *error;            /* an error answer: the JSON error code
@@ -71,15 +74,21 @@ typedef struct {
 } wr_page_view_t;
 
 /*
- * The page language for an Accept-Language header value: of the languages
- * the page speaks (wr_page_langs), the one with the highest q (the first
- * listed on a tie; q=0 never); a tag counts by its primary subtag, and
- * Chinese by script or region (zh-CN, zh-SG, zh-Hans, bare zh: "zh-Hans";
+ * The page language for an Accept-Language header value, of the languages
+ * the page speaks (web's: the embedded fourteen and those --web-dir's
+ * i18n.json adds; web NULL: wr_page_langs): the one with the highest q (the
+ * first listed on a tie; q=0 never), each tag mapped as wr_lang_match
+ * does (legacy forms "in" = "id", "iw" = "he"; regions "pt-BR" = "pt";
+ * Chinese by script or region: zh-CN, zh-SG, zh-Hans, bare zh: "zh-Hans";
  * zh-TW, zh-HK, zh-MO, zh-Hant: "zh-Hant"). When it names none of them:
- * fallback if that is one (the queue's page.lang), else "en". Both
- * arguments may be NULL. Returns a static string.
+ * the one fallback names (the queue's page.lang), else "en". Both strings
+ * may be NULL. Returns a string borrowed from web (or static).
  */
-const char *wr_page_lang(const char *accept_language, const char *fallback);
+const char *wr_page_lang(const wr_webdir_t *web, const char *accept_language, const char *fallback);
+
+/* The page language one tag names (?lang=, page.lang), mapped as above,
+ * or NULL when the page does not speak it. Borrowed as above. */
+const char *wr_page_lang_tag(const wr_webdir_t *web, const char *tag);
 
 /* The colours of an accent "#RRGGBB" (NULL or malformed: the default,
  * #2d5bd7), each "#rrggbb": the accent; ink, the text on it (black or

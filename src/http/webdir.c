@@ -13,6 +13,7 @@
  * per language), and the merged object is kept parsed (the page renders
  * its strings) and as compact text (the page script gets it whole).
  */
+#define _GNU_SOURCE /* memmem */
 #include "http/webdir.h"
 
 #include <dirent.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "base/embed.h"
+#include "http/lang.h"
 
 typedef struct {
     char name[WR_WEBDIR_NAME_MAX + 1];
@@ -44,7 +46,8 @@ struct wr_webdir {
         size_t len;
     } * per; /* one per language of i18n */
     size_t n_per;
-    char *langs; /* the codes, space-separated */
+    char *langs;        /* the codes, space-separated */
+    const char **langv; /* the codes (borrowed from i18n), NULL-terminated */
 };
 
 /* Each language's first-render JSON and the list of codes (webdir.h). */
@@ -56,7 +59,8 @@ static wr_err_t split_i18n(wr_webdir_t *w)
     json_object_foreach(w->i18n, lang, strings) cap += strlen(lang) + 1;
     w->per = calloc(n ? n : 1, sizeof(*w->per));
     w->langs = malloc(cap);
-    if (!w->per || !w->langs)
+    w->langv = calloc(n + 1, sizeof(*w->langv));
+    if (!w->per || !w->langs || !w->langv)
         return WR_ENOMEM;
     w->langs[0] = 0;
     json_t *en = json_object_get(w->i18n, "en");
@@ -75,6 +79,7 @@ static wr_err_t split_i18n(wr_webdir_t *w)
         w->per[w->n_per].lang = lang;
         w->per[w->n_per].text = text;
         w->per[w->n_per].len = strlen(text);
+        w->langv[w->n_per] = lang;
         w->n_per++;
         used += (size_t)snprintf(w->langs + used, cap - used, "%s%s", used ? " " : "", lang);
     }
@@ -168,6 +173,72 @@ static wr_err_t read_file(const char *path, file_t *f, char *err, size_t errlen)
     return WR_OK;
 }
 
+/* Whether text (len bytes) holds needle. */
+static bool holds(const unsigned char *text, size_t len, const char *needle)
+{
+    return memmem(text, len, needle, strlen(needle)) != NULL;
+}
+
+/*
+ * The parts a template cannot do without (examples/page/README.md, the
+ * template contract): queue.html's #app and state; with the page script,
+ * what the script reads; dashboard.html's script and the ids it fills.
+ * A missing one stops the start, naming it.
+ */
+static wr_err_t check_template(const file_t *f, const char *dir, char *err, size_t errlen)
+{
+    static const char *const queue_parts[] = {"id=\"app\"", "{{state}}", NULL};
+    static const char *const script_parts[] = {
+        "{{queue}}",    "{{lang}}",       "{{langs}}",     "{{i18n}}",
+        "{{retry_ms}}", "{{target_url}}", "id=\"status\"", NULL};
+    static const char *const dash_parts[] = {"/static/dashboard.js", "id=\"login\"", "id=\"board\"",
+                                             "id=\"queues\"", NULL};
+    const char *const *need = NULL, *const *more = NULL;
+    if (strcmp(f->name, "queue.html") == 0) {
+        need = queue_parts;
+        if (holds(f->data, f->len, "/static/queue.js"))
+            more = script_parts;
+    } else if (strcmp(f->name, "dashboard.html") == 0) {
+        need = dash_parts;
+    }
+    for (size_t i = 0; need && need[i]; i++)
+        if (!holds(f->data, f->len, need[i]))
+            return say(err, errlen,
+                       "--web-dir: %s/%s lacks %s, a part every %s needs (examples/page/README.md)",
+                       dir, f->name, need[i], f->name);
+    for (size_t i = 0; more && more[i]; i++)
+        if (!holds(f->data, f->len, more[i]))
+            return say(err, errlen,
+                       "--web-dir: %s/%s loads /static/queue.js but lacks %s, which the script "
+                       "reads (examples/page/README.md)",
+                       dir, f->name, more[i]);
+    return WR_OK;
+}
+
+/* Whether the directory's templates or scripts name the string key (a
+ * shop's own {{t:key}}, data-t="key" or t('key')). */
+static bool key_used(const wr_webdir_t *w, const char *key)
+{
+    char tpl[WR_WEBDIR_NAME_MAX + 8], attr[WR_WEBDIR_NAME_MAX + 12], q1[WR_WEBDIR_NAME_MAX + 4],
+        q2[WR_WEBDIR_NAME_MAX + 4];
+    if (strlen(key) > WR_WEBDIR_NAME_MAX)
+        return false;
+    snprintf(tpl, sizeof(tpl), "{{t:%s}}", key);
+    snprintf(attr, sizeof(attr), "data-t=\"%s\"", key);
+    snprintf(q1, sizeof(q1), "'%s'", key);
+    snprintf(q2, sizeof(q2), "\"%s\"", key);
+    for (size_t i = 0; i < w->n; i++) {
+        const file_t *f = &w->files[i];
+        size_t nl = strlen(f->name);
+        bool html = nl > 5 && strcmp(f->name + nl - 5, ".html") == 0;
+        bool js = nl > 3 && strcmp(f->name + nl - 3, ".js") == 0;
+        if ((html && (holds(f->data, f->len, tpl) || holds(f->data, f->len, attr))) ||
+            (js && (holds(f->data, f->len, q1) || holds(f->data, f->len, q2))))
+            return true;
+    }
+    return false;
+}
+
 /* Lays the directory's i18n.json (text, len bytes) over the embedded one. */
 static wr_err_t merge_i18n(wr_webdir_t *w, const file_t *f, const char *dir, char *err,
                            size_t errlen)
@@ -180,12 +251,20 @@ static wr_err_t merge_i18n(wr_webdir_t *w, const file_t *f, const char *dir, cha
     const char *lang, *key;
     json_t *strings, *s;
     wr_err_t rc = WR_OK;
+    const json_t *en = json_object_get(w->i18n, "en"); /* the embedded keys, before the merge */
     if (!json_is_object(mine))
         rc = say(err, errlen, "--web-dir: %s/i18n.json must be an object of languages", dir);
     json_object_foreach(mine, lang, strings)
     {
         if (rc)
             break;
+        if (!wr_lang_code_ok(lang)) {
+            rc = say(err, errlen,
+                     "--web-dir: %s/i18n.json: \"%s\" is not a language code (like \"nl\", "
+                     "\"pt-BR\", \"zh-Hant\")",
+                     dir, lang);
+            break;
+        }
         if (!json_is_object(strings)) {
             rc = say(err, errlen, "--web-dir: %s/i18n.json: \"%s\" must be an object of strings",
                      dir, lang);
@@ -195,6 +274,15 @@ static wr_err_t merge_i18n(wr_webdir_t *w, const file_t *f, const char *dir, cha
         {
             if (!json_is_string(s)) {
                 rc = say(err, errlen, "--web-dir: %s/i18n.json: \"%s\".\"%s\" must be a string",
+                         dir, lang, key);
+                break;
+            }
+            /* a key the page does not know: a typo, unless the shop's own
+             * template or script uses it */
+            if (!json_object_get(en, key) && !key_used(w, key)) {
+                rc = say(err, errlen,
+                         "--web-dir: %s/i18n.json: \"%s\".\"%s\" is not a string of the page "
+                         "(a typo?), and no template or script of the directory uses it",
                          dir, lang, key);
                 break;
             }
@@ -259,6 +347,9 @@ static wr_err_t load_dir(wr_webdir_t *w, const char *dir, char *err, size_t errl
         return rc;
     qsort(w->files, w->n, sizeof(w->files[0]), by_name);
     for (size_t i = 0; i < w->n; i++)
+        if ((rc = check_template(&w->files[i], dir, err, errlen)) != WR_OK)
+            return rc;
+    for (size_t i = 0; i < w->n; i++)
         if (strcmp(w->files[i].name, "i18n.json") == 0)
             return merge_i18n(w, &w->files[i], dir, err, errlen);
     return WR_OK;
@@ -303,6 +394,7 @@ void wr_webdir_free(wr_webdir_t *w)
         free(w->per[i].text);
     free(w->per);
     free(w->langs);
+    free(w->langv);
     json_decref(w->i18n);
     free(w->i18n_text);
     free(w);
@@ -369,6 +461,11 @@ const char *wr_webdir_i18n_for(const wr_webdir_t *w, const char *lang, size_t *l
     }
     *len = w->per[pick].len;
     return w->per[pick].text;
+}
+
+const char *const *wr_webdir_langs(const wr_webdir_t *w)
+{
+    return w ? w->langv : NULL;
 }
 
 size_t wr_webdir_count(const wr_webdir_t *w)

@@ -57,6 +57,11 @@ const char *wr_webdir_i18n_text(const wr_webdir_t *w, size_t *len);
 const char *wr_webdir_i18n_for(const wr_webdir_t *w, const char *lang, size_t *len,
                                const char **langs);
 
+/* The codes of every language of the merged i18n.json (the embedded
+ * ones first, in the file's order, then --web-dir's new ones), as a
+ * NULL-terminated list; borrowed as above; NULL when w is NULL. */
+const char *const *wr_webdir_langs(const wr_webdir_t *w);
+
 /* How many files came from --web-dir (0 without one). */
 size_t wr_webdir_count(const wr_webdir_t *w);
 

@@ -140,7 +140,7 @@ typedef struct wr_scheduler_queue {
     bool published;     /* last_st holds the store stats last published */
     double away_share;  /* stats away / waiting of the last admit answer, 0 none */
     wr_queue_stats_t last_st;
-    double last_rates[4]; /* the rate and config gauges last published */
+    double last_rates[5]; /* the rate and config gauges last published */
     /* Sale opening (see above) */
     int64_t call_t0_us;   /* monotonic us when the admit in flight was called */
     int64_t call_sync_us; /* how long that call took before it returned */
@@ -245,10 +245,11 @@ static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
         wr_metrics_set(m, "waitroom_queue_stock_left", l, (double)st->stock_left);
     else
         wr_metrics_remove(m, "waitroom_queue_stock_left", l);
+    wr_metrics_set(m, "waitroom_queue_sold_out", l, st->sold_out_at_ms >= 0 ? 1 : 0);
 rates:;
     double r = wr_rate_window_rate(&e->rate);
-    double v[4] = {r < 0 ? 0 : r, e->cfg.admit_per_second, e->cfg.paused ? 1 : 0,
-                   e->cfg.enabled ? 1 : 0};
+    double v[5] = {r < 0 ? 0 : r, e->cfg.admit_per_second, e->cfg.paused ? 1 : 0,
+                   e->cfg.enabled ? 1 : 0, e->cfg.closed ? 1 : 0};
     if (same && memcmp(v, e->last_rates, sizeof(v)) == 0)
         return;
     memcpy(e->last_rates, v, sizeof(v));
@@ -256,6 +257,7 @@ rates:;
     wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, v[1]);
     wr_metrics_set(m, "waitroom_queue_paused", l, v[2]);
     wr_metrics_set(m, "waitroom_queue_enabled", l, v[3]);
+    wr_metrics_set(m, "waitroom_queue_closed", l, v[4]);
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
@@ -925,6 +927,11 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
         wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
                             "1 while the line is on (0 = passthrough); store-wide (the same on "
                             "every instance).");
+        wr_metrics_describe(s->metrics, "waitroom_queue_closed", WR_METRIC_GAUGE,
+                            "1 while the sale is closed (queue config closed); store-wide.");
+        wr_metrics_describe(s->metrics, "waitroom_queue_sold_out", WR_METRIC_GAUGE,
+                            "1 while the queue is sold out (stock 0, no pass live: stats "
+                            "soldOutAt); store-wide.");
         wr_metrics_describe(s->metrics, "waitroom_queues_quiet", WR_METRIC_GAUGE,
                             "Queues this instance calls once a second instead of every tick: "
                             "nobody waiting, nothing live (docs/DESIGN.md, quiet queues).");

@@ -164,11 +164,12 @@ test('--web-dir: the shop template is used, missing files fall back, a broken fi
   await page.goto(`${shop.base}/q/${q}`);
   assert.equal((await text(page, '.shop-footer')).trim(), 'Tea & Co. · Thank you for waiting with us.');
   assert.equal(await text(page, '#heading'), 'You are in the queue for the tea drop'); /* its i18n.json */
-  assert.equal(await text(page, '#ahead'), '0'); /* the embedded queue.js runs */
+  assert.equal(await text(page, '#position'), '1'); /* the embedded queue.js runs */
   assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('h1')).fontFamily), 'Georgia, "Noto Serif", serif');
   await waitFor(() => page.evaluate(() => document.getElementById('logo').naturalWidth > 0), 5000, 'the shop logo');
   /* words it did not change, and languages it did not touch, are the embedded ones */
-  assert.match(await text(page, '#status'), /^You are number 1 in line/);
+  assert.equal(await text(page, '#status'), 'Keep this page open: it moves on by itself, and your place is kept even if your phone locks.');
+  assert.equal(await text(page, '[data-t="eta"]'), 'Estimated wait');
   await switchLang(page, 'ar'); /* waits for the strings (fetched on the switch) */
   assert.equal(await text(page, '#heading'), 'أنت في الطابور');
   assert.ok(await noScroll(page), 'no horizontal scrolling at 360 px');
@@ -194,6 +195,90 @@ test('--web-dir: the shop template is used, missing files fall back, a broken fi
   fs.rmSync(bad, { recursive: true, force: true });
   assert.equal(r.code, 2, 'exit status: ' + r.err);
   assert.match(r.err, /--web-dir: .*i18n\.json is not JSON/);
+});
+
+/* Right to left, as page.c's wr_lang_rtl. */
+const rtl = (l) => /^(ar|he|iw|fa|ur|yi|ji|ps|sd|ckb|dv|ug|syr|arc)(-|$)/i.test(l);
+
+/* Where each operator text starts and ends on screen: the first and the
+ * last character's boxes (Range rects), and the element's direction. */
+const operatorTexts = (page) => page.evaluate(() => {
+  const out = {};
+  for (const sel of ['.brand-name', '#event-title', '#notice']) {
+    const e = document.querySelector(sel);
+    const node = e && e.firstChild;
+    if (!node || !node.textContent) continue;
+    const box = (i) => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1); return r.getBoundingClientRect(); };
+    const n = node.textContent.length;
+    out[sel] = { first: box(0).left, last: box(n - 1).left, dir: getComputedStyle(e).direction, text: node.textContent };
+  }
+  return out;
+});
+
+test('K41: operator texts keep their own direction on every right-to-left page (brand, title, notice), and K40: a language a --web-dir adds is offered and chosen', async () => {
+  /* the languages the page speaks: the embedded ones and a web dir's Hebrew */
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wr-web-'));
+  fs.writeFileSync(path.join(dir, 'i18n.json'), JSON.stringify({
+    he: { title: 'חדר המתנה', heading: 'אתם בתור', status_waiting: 'השאירו את הדף פתוח. הוא מתעדכן לבד, ומקומכם נשמר.' }
+  }));
+  const extra = await startWaitroomd(WAITROOMD, ['--listen', '127.0.0.1:0', '--store', 'memory', '--admin-key', adminKey,
+    '--token-secret', crypto.randomBytes(32).toString('hex'), '--log-level', 'warn', '--web-dir', dir]);
+  try {
+    const langs = Object.keys(await (await fetch(`${extra.base}/static/i18n.json`)).json());
+    const rtlLangs = langs.filter(rtl);
+    assert.deepEqual(rtlLangs, ['ar', 'he'], 'the right-to-left languages the page speaks');
+    const q = 'dir-' + crypto.randomBytes(3).toString('hex');
+    await createQueue(extra.base, q, { admitPerSecond: 1, paused: true, notice: 'Doors open at 10:00.',
+      page: { brand: 'Acme Store!', title: 'Spring drop (limited).' } });
+    const ctx = await newContext({ viewport: PHONE });
+    const page = await ctx.newPage();
+    for (const l of rtlLangs) {
+      await page.goto(`${extra.base}/q/${q}?lang=${l}`);
+      assert.equal(await page.getAttribute('html', 'dir'), 'rtl', l);
+      const t = await operatorTexts(page);
+      for (const sel of ['.brand-name', '#event-title', '#notice']) {
+        assert.ok(t[sel], `${l}: ${sel} shown`);
+        assert.equal(t[sel].dir, 'ltr', `${l}: ${sel} keeps its own direction`);
+        /* "Acme Store!": the "!" ends the text on the right, not before "Acme" */
+        assert.ok(t[sel].last > t[sel].first, `${l}: ${sel} "${t[sel].text}" is not mirrored (${t[sel].first} -> ${t[sel].last})`);
+      }
+      if (l === 'ar') await shot(page, 'operator-texts-ar');
+    }
+    /* an Arabic notice on an English page keeps its direction too */
+    await admin(extra.base, 'PATCH', `/v1/admin/queues/${q}`, { notice: 'تفتح الأبواب الساعة العاشرة.' });
+    await page.goto(`${extra.base}/q/${q}?lang=en`);
+    const en = await operatorTexts(page);
+    assert.equal(en['#notice'].dir, 'rtl');
+    assert.ok(en['#notice'].last < en['#notice'].first, 'the Arabic notice reads right to left');
+    await ctx.close();
+
+    /* K40: Hebrew from the web dir, chosen by Accept-Language's legacy "iw",
+     * named in the menu in its own language, and switched to from it */
+    const c2 = await newContext({ viewport: PHONE, extraHTTPHeaders: { 'Accept-Language': 'iw-IL,en;q=0.5' } });
+    const p2 = await c2.newPage();
+    await p2.goto(`${extra.base}/q/${q}`);
+    assert.equal(await p2.getAttribute('html', 'lang'), 'he');
+    assert.equal(await text(p2, '#heading'), 'אתם בתור');
+    const opt = p2.locator('#lang-select option[value="he"]');
+    assert.equal(await opt.textContent(), 'עברית');
+    assert.equal(await p2.inputValue('#lang-select'), 'he');
+    await switchLang(p2, 'ko');
+    assert.equal(await p2.getAttribute('html', 'dir'), 'ltr');
+    await switchLang(p2, 'he');
+    assert.equal(await p2.getAttribute('html', 'dir'), 'rtl');
+    assert.equal(await text(p2, '#heading'), 'אתם בתור');
+    await c2.close();
+    /* Android's legacy "in-ID": Indonesian */
+    const c3 = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'in-ID,en-US;q=0.9' }, locale: 'in-ID' });
+    const p3 = await c3.newPage();
+    await p3.goto(`${extra.base}/q/${q}`);
+    assert.equal(await p3.getAttribute('html', 'lang'), 'id');
+    await c3.close();
+    return `right to left: ${rtlLangs.join(', ')}`;
+  } finally {
+    await stopWaitroomd(extra);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /* Switches the page's language with its select, as a person would. */
@@ -223,7 +308,7 @@ test('every preview state in each of the fourteen languages: every string transl
   for (const l of LANGS) {
     const r = await fetch(`${wr.base}/q/${q}?preview=waiting&lang=${l}`, { headers: { Authorization: 'Bearer ' + adminKey } });
     const html = await r.text();
-    assert.ok(html.includes(`<html lang="${l}" dir="${l === 'ar' ? 'rtl' : 'ltr'}">`), 'server render in ' + l);
+    assert.ok(html.includes(`<html lang="${l}" dir="${rtl(l) ? 'rtl' : 'ltr'}">`), 'server render in ' + l);
     assert.ok(html.includes(`>${i18n[l].heading.replace(/&/g, '&amp;').replace(/'/g, '&#39;')}</h1>`), 'server heading in ' + l);
   }
   /* in the browser: each state once, then every language through the select */
@@ -242,7 +327,7 @@ test('every preview state in each of the fourteen languages: every string transl
         wide: document.documentElement.scrollWidth > window.innerWidth
       }));
       const where = `${s} in ${l}`;
-      assert.equal(got.dir, l === 'ar' ? 'rtl' : 'ltr', where);
+      assert.equal(got.dir, rtl(l) ? 'rtl' : 'ltr', where);
       assert.ok(got.heading.trim() && got.status.trim(), where + ': heading and status');
       assert.doesNotMatch(got.body, /\{\w+\}|\b[a-z]+_[a-z_]+\b/, where + ': a placeholder or a key shows');
       assert.equal(got.wide, false, where + ': horizontal scrolling at 360 px');
@@ -324,19 +409,24 @@ test('by hand: the status is announced once per change, keyboard alone, reduced 
   page.on('request', (r) => { if (r.url().endsWith('/entries/me')) polls++; });
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(page, '#position'), '2');
+  /* the live regions: the status, and the position (said there, once) */
   await page.evaluate(() => {
     window.__changes = 0;
-    new MutationObserver(() => { window.__changes++; }).observe(document.getElementById('status'),
-      { childList: true, characterData: true, subtree: true });
+    window.__status = 0;
+    const opts = { childList: true, characterData: true, subtree: true };
+    new MutationObserver(() => { window.__changes++; }).observe(document.querySelector('.s-waiting .big'), opts);
+    new MutationObserver(() => { window.__status++; }).observe(document.getElementById('status'), opts);
   });
+  assert.equal(await page.getAttribute('.s-waiting .big', 'aria-live'), 'polite');
   await waitFor(() => polls >= 4, 10000, 'four polls');
-  assert.equal(await page.evaluate(() => window.__changes), 0, 'an unchanged status is not announced again');
+  assert.equal(await page.evaluate(() => window.__changes), 0, 'an unchanged position is not announced again');
   const left = await fetch(`${wr.base}/v1/queues/${q}/entries/me`, { method: 'DELETE', headers: { cookie } });
   assert.equal(left.status, 204);
   await waitFor(async () => (await text(page, '#position')) === '1', 10000, 'position 1');
   const at = polls;
   await waitFor(() => polls >= at + 3, 10000, 'three more polls');
   assert.equal(await page.evaluate(() => window.__changes), 1, 'one change, one announcement');
+  assert.equal(await page.evaluate(() => window.__status), 0, 'the status does not repeat the position');
   assert.equal(await page.title(), '#1 - Waiting room - ' + q);
 
   /* keyboard alone: Tab reaches the language select and the leave button; arrows switch the language */

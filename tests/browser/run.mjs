@@ -138,9 +138,10 @@ test('queue page: position N, decreasing, admitted, lands on target with the tok
   const page = await ctx.newPage();
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(page, '#position'), '6');
-  assert.equal(await text(page, '#ahead'), '5');
-  assert.match(await text(page, '#status'), /You are number 6 in line\. People ahead of you: 5\./);
+  assert.equal(await page.locator('#ahead').count(), 0, 'the position is not said again as people ahead');
+  assert.equal(await text(page, '#status'), 'Keep this page open. It updates by itself, and you keep your place.');
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
+  assert.equal(await page.getAttribute('.s-waiting .big', 'aria-live'), 'polite', 'the position is what is announced');
   assert.equal(await text(page, '#eta'), 'paused for now');
   assert.equal(await page.locator('#progress').evaluate((e) => e.value), 0);
   await page.waitForFunction(() => /\d/.test(document.getElementById('updated').textContent));
@@ -447,7 +448,8 @@ test('Korean and English, the language switch, a narrow phone screen', async () 
   await page.goto(`${wr.base}/q/${q}`);
   assert.equal(await page.getAttribute('html', 'lang'), 'ko');
   assert.equal(await text(page, '#heading'), '대기열에 계십니다');
-  assert.equal(await text(page, '#status'), '현재 3번째입니다. 앞에 2명이 있습니다.');
+  assert.equal(await text(page, '#status'), '이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다.');
+  assert.equal(await text(page, '#position'), '3');
   assert.equal(await text(page, '#eta'), '일시 정지됨');
   assert.equal(await text(page, '#leave'), '대기열 나가기');
   /* nothing wider than the phone */
@@ -459,7 +461,8 @@ test('Korean and English, the language switch, a narrow phone screen', async () 
   assert.equal(await page.inputValue('#lang-select'), 'ko'); /* the current choice */
   await page.selectOption('#lang-select', 'en');
   assert.equal(await text(page, '#heading'), 'You are in line');
-  assert.equal(await text(page, '#status'), 'You are number 3 in line. People ahead of you: 2.');
+  assert.equal(await text(page, '#status'), 'Keep this page open. It updates by itself, and you keep your place.');
+  assert.equal(await text(page, '#position'), '3');
   assert.equal(await page.getAttribute('html', 'lang'), 'en');
   assert.equal(await page.evaluate(() => localStorage.getItem('wr_lang')), 'en');
   await page.reload();
@@ -489,7 +492,7 @@ test('without JavaScript: server-rendered position and a meta refresh', async ()
   assert.equal(res.status(), 200);
   assert.match(res.headers()['content-security-policy'] || '', /script-src 'self'/);
   assert.equal(await text(page, '#position'), '2');
-  assert.equal(await text(page, '#status'), 'You are number 2 in line. People ahead of you: 1.');
+  assert.equal(await text(page, '#status'), 'Keep this page open. It updates by itself, and you keep your place.');
   const refresh = await page.locator('meta[http-equiv="refresh"]').getAttribute('content');
   assert.ok(Number(refresh) >= 2, 'refresh every >= 2 s: ' + refresh);
   /* the reload keeps the place: same visitor cookie */
@@ -529,7 +532,8 @@ test('leave button, rejoin after NOT_IN_QUEUE, line full (429) and store trouble
     return route.continue();
   });
   await waitFor(async () => /having trouble.*1 s/.test(await text(page, '#status')), 8000, 'the 503 message');
-  await waitFor(async () => /number 3 in line/.test(await text(page, '#status')), 8000, 'recovery after 503');
+  await waitFor(async () => /^Keep this page open/.test(await text(page, '#status')) &&
+    (await text(page, '#position')) === '3', 8000, 'recovery after 503');
   await page.unroute(`**/v1/queues/${q}/entries/me`);
 
   /* leave */
@@ -865,7 +869,7 @@ test('pre-queue: a countdown in local time turns into a position at the opening;
   assert.ok(turned <= opensAt + 4000, `position view within the first second after the opening, with slack for a loaded machine (${turned - opensAt} ms)`);
   const pos = Number(await text(page, '#position'));
   assert.ok(pos >= 1 && pos <= 4, 'a shuffled place among the 4 of the pre-queue: ' + pos);
-  assert.match(await text(page, '#status'), new RegExp(`You are number ${pos} in line`));
+  assert.equal(await text(page, '#status'), 'Keep this page open. It updates by itself, and you keep your place.');
   assert.match(await page.title(), new RegExp(`^#${pos} - Waiting room - `));
 
   /* a later arrival is behind the whole pre-queue; the no-JS page now shows its place */
@@ -971,7 +975,11 @@ test('held: back after the turn came while away, "your place was kept" (English,
   assert.equal(await text(page, '#heading'), 'Welcome back');
   assert.equal(await text(page, '#status'), 'You stepped away, and your place was kept. You go in at the next admission.');
   assert.equal(await page.getAttribute('#status', 'aria-live'), 'polite');
-  assert.equal(await text(page, '#position'), '1');
+  /* no line numbers beside "your place was kept" (position 1, a line of 0) */
+  assert.equal(await page.locator('#position').isHidden(), true, 'no position while held');
+  assert.equal(await page.locator('#waiting').isHidden(), true, 'no line count while held');
+  assert.equal(await page.locator('#progress').isHidden(), true);
+  assert.doesNotMatch(await page.title(), /#1/, 'no position in the tab while held');
   await shot(page, 'queue-held-en');
   await page.selectOption('#lang-select', 'ko'); /* (the strings come with the switch) */
   await page.waitForFunction(() => document.documentElement.lang === 'ko');
@@ -1025,8 +1033,7 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   /* the odds, numbers as each language writes them */
   /* (written by the page script once it has run: waited for, a loaded
    * machine can run it after goto's load event) */
-  const odds = [[pe, 'About 12,000 left; you are number 3.'],
-                [pk, '남은 수량 약 12,000개, 내 순서는 4번째입니다.']];
+  const odds = [[pe, 'About 12,000 left.'], [pk, '남은 수량은 약 12,000개입니다.']];
   for (const [p, want] of odds) {
     await waitFor(async () => (await text(p, '#odds')) === want, 8000, `the odds: ${want}`);
   }
@@ -1050,7 +1057,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await np.goto(`${wr.base}/q/${q}`);
   assert.equal(await text(np, '#notice'), hostile);
   assert.equal(await np.locator('#notice *').count(), 0);
-  assert.equal(await text(np, '#odds'), 'About 12,000 left; you are number 5.');
+  assert.equal(await text(np, '#odds'), 'About 12,000 left.');
+  assert.equal(await text(np, '#position'), '5');
   await np.close(); /* its <meta refresh> (2 s while waiting) must not race a later reload */
   await shot(pe, 'queue-odds-notice-en');
 
@@ -1059,9 +1067,10 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'sold out on both pages');
   assert.equal(await pe.getAttribute('body', 'data-reason'), 'soldOut');
   assert.equal(await text(pe, '#heading'), 'Sold out');
-  assert.equal(await text(pe, '#status'), 'Sold out. If more becomes available, this page moves on by itself.');
+  assert.equal(await text(pe, '#status'), 'If more becomes available, this page moves on by itself.');
+  assert.equal(await pe.locator('#shop').isVisible(), false, 'no way back without a target');
   assert.equal(await text(pk, '#heading'), '매진되었습니다');
-  assert.equal(await text(pk, '#status'), '매진되었습니다. 수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
+  assert.equal(await text(pk, '#status'), '수량이 다시 생기면 이 페이지가 자동으로 넘어갑니다.');
   assert.equal(await text(pe, '#notice'), hostile, 'the notice stays with the sold-out view');
   assert.match(await pe.title(), /^Sold out - Waiting room - /);
   const np2 = await nojs.newPage(); /* the same visitor, now sold out: a refresh of up to 60 s */
@@ -1083,7 +1092,8 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { stock: 5000 })).status, 200);
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the restock picked up by the re-check');
-  assert.equal(await text(pe, '#odds'), 'About 5,000 left; you are number 3.', 'the same place after the restock');
+  assert.equal(await text(pe, '#odds'), 'About 5,000 left.');
+  assert.equal(await text(pe, '#position'), '3', 'the same place after the restock');
   await backToFront(pk, koAsked); /* a tab back in front asks at once */
   await waitFor(async () => (await state(pk)) === 'waiting', 8000,
     () => 'the restock picked up by the tab back in front (its answers: ' + koLog.join(' | ') + ')');
@@ -1094,9 +1104,9 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   await waitFor(async () => (await state(pe)) === 'closed' && (await state(pk)) === 'closed', 10000, 'closed on both pages');
   assert.equal(await pe.getAttribute('body', 'data-reason'), 'closed');
   assert.equal(await text(pe, '#heading'), 'The sale has ended');
-  assert.equal(await text(pe, '#status'), 'The sale has ended. If it reopens, this page moves on by itself.');
+  assert.equal(await text(pe, '#status'), 'If it reopens, this page moves on by itself.');
   assert.equal(await text(pk, '#heading'), '판매가 종료되었습니다');
-  assert.equal(await text(pk, '#status'), '판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
+  assert.equal(await text(pk, '#status'), '판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.');
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { closed: false, notice: null })).status, 200);
   await pe.clock.fastForward(60000);
   await waitFor(async () => (await state(pe)) === 'waiting', 8000, 'the reopening picked up by the re-check');
@@ -1168,7 +1178,20 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.equal(await field('sale'), 'sale open');
 
   /* set the notice (confirmed with its text), then clear it */
-  await card.locator('[data-field="notice-input"]').fill('Back at 18:00 <b>sharp</b>');
+  /* the box stops at 500 characters, counted as the server counts them
+   * (code points: an emoji is one), and white space alone is not sent */
+  const box = card.locator('[data-field="notice-input"]');
+  await box.fill('\u{1F642}'.repeat(300) + 'x'.repeat(300));
+  assert.equal(await field('notice-count'), '500/500');
+  assert.equal([...(await box.inputValue())].length, 500);
+  assert.equal(await box.getAttribute('maxlength'), '1000');
+  await box.fill('   ');
+  assert.equal(await card.locator('[data-action="set-notice"]').isDisabled(), true, 'white space only');
+  /* the server refuses 501 characters all the same */
+  const long = await api.admin('PATCH', `/v1/admin/queues/${q}`, { notice: 'x'.repeat(501) });
+  assert.equal(long.status, 400);
+  assert.equal(long.body.field, 'notice');
+  await box.fill('Back at 18:00 <b>sharp</b>');
   assert.equal(await field('notice-count'), '26/500');
   assert.equal(await act('set-notice'), 200);
   assert.match(dialogs[dialogs.length - 1], /Show this notice to everyone in line[\s\S]*Back at 18:00 <b>sharp<\/b>/);
@@ -1213,6 +1236,78 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.equal((await api.config(q)).notice, null);
   await waitFor(async () => card.locator('[data-field="notice"]').isHidden(), 5000, 'no notice on the card');
   await ctx.close();
+});
+
+const LANGS = ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant', 'es', 'fr', 'de', 'pt', 'it', 'vi', 'th', 'id', 'ar'];
+
+test('the shopper\'s screens say each thing once, in every language: position, held, sold out and ended with a way back, the challenge\'s bar, the turn', async () => {
+  const i18n = await (await fetch(`${wr.base}/static/i18n.json`)).json();
+  assert.deepEqual(Object.keys(i18n), LANGS);
+  const q = 'shopper-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 1, paused: true, stock: 500, targetUrl: `${target.base}/landing?q=${q}` });
+  const ctx = await newContext({ viewport: { width: 360, height: 740 },
+    extraHTTPHeaders: { Authorization: 'Bearer ' + adminKey } });
+  const page = await ctx.newPage();
+  const look = () => page.evaluate(() => {
+    const shown = (id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; };
+    return {
+      body: document.body.innerText, heading: document.getElementById('heading').textContent,
+      status: document.getElementById('status').textContent, position: document.getElementById('position').textContent,
+      positionShown: shown('position'), waitingShown: shown('waiting'), shopShown: shown('shop'),
+      shopHref: document.getElementById('shop').getAttribute('href'), barShown: shown('check-progress')
+    };
+  });
+  const count = (hay, needle) => hay.split(needle).length - 1;
+  for (const l of LANGS) {
+    const at = (s) => page.goto(`${wr.base}/q/${q}?preview=${s}&lang=${l}`);
+    await at('waiting');
+    let g = await look();
+    assert.equal(count(g.body, g.position), 1, `${l} waiting: the position (${g.position}) said once:\n${g.body}`);
+    assert.equal(g.status, i18n[l].status_waiting, `${l} waiting: the status`);
+    await at('held');
+    g = await look();
+    assert.equal(g.heading, i18n[l].heading_held);
+    assert.equal(g.positionShown || g.waitingShown, false, `${l} held: no position 1 beside a line of 0`);
+    for (const [s, head, status] of [['soldout', 'heading_soldout', 'status_soldout'], ['closed', 'heading_closed', 'status_closed']]) {
+      await at(s);
+      g = await look();
+      assert.equal(g.heading, i18n[l][head]);
+      assert.equal(g.status, i18n[l][status]);
+      assert.equal(count(g.body, i18n[l][head]), 1, `${l} ${s}: said once:\n${g.body}`);
+      assert.equal(g.shopShown, true, `${l} ${s}: a way back to the shop`);
+      assert.equal(g.shopHref, target.base + '/');
+    }
+    await at('challenge');
+    g = await look();
+    assert.equal(g.barShown, true, `${l} challenge: a progress bar`);
+    assert.equal(g.status, i18n[l].status_checking);
+    assert.doesNotMatch(g.status, /%/);
+    await at('admitted');
+    g = await look();
+    assert.equal(g.heading, i18n[l].heading_admitted, `${l} admitted: its own heading`);
+    assert.notEqual(g.heading, i18n[l].title);
+    if (l === 'en') await shot(page, 'queue-admitted-en');
+  }
+  await ctx.close();
+
+  /* K46: waiting only on stock (stock 0, one pass live): no time, but what for */
+  const qs = 'onstock-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(qs, { admitPerSecond: 20, stock: 1, tokenTtlSeconds: 300 });
+  const first = await api.joinNew(qs);
+  await waitFor(async () => (await api.stats(qs)).admittedTotal === 1, 5000, 'the one pass issued');
+  assert.ok(first.cookie);
+  const c2 = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'en' } });
+  const p2 = await c2.newPage();
+  await p2.goto(`${wr.base}/q/${qs}`);
+  assert.equal(await text(p2, '#eta'), 'when an unused pass comes back');
+  assert.equal(await text(p2, '#odds'), 'None left right now.');
+  const polled = await p2.waitForResponse((r) => r.url().endsWith(`/v1/queues/${qs}/entries/me`) && r.status() === 200);
+  const b = await polled.json();
+  assert.equal(b.waitingFor, 'stock');
+  assert.equal(b.etaSeconds, null);
+  assert.equal(await text(p2, '#eta'), 'when an unused pass comes back');
+  await c2.close();
+  return `${LANGS.length} languages`;
 });
 
 test('unknown queue: 404 page; static assets: types, no traversal', async () => {

@@ -91,6 +91,21 @@ class PageConfig(WRTest):
                 self.assertEqual(attr(r.body, "lang"), want, r.body[:200])
                 self.assertEqual(attr(r.body, "dir"), "rtl" if want == "ar" else "ltr")
 
+    def test_languages_as_browsers_name_them(self):
+        """K40: legacy and region forms (Android's in-ID) pick the page's
+        language; ?lang= takes them too; an unknown ?lang= leaves the pick."""
+        q = self.new_queue(HOLD)
+        for al, want in [("in-ID", "id"), ("in-ID,en-US;q=0.9", "id"), ("pt-PT", "pt"),
+                         ("es-419", "es"), ("zh-Hant-HK", "zh-Hant"), ("iw-IL,fr;q=0.5", "fr")]:
+            with self.subTest(al=al):
+                r = self.c.get("/q/" + q, dict(USER, **{"Accept-Language": al}))
+                self.assertEqual(attr(r.body, "lang"), want, r.body[:200])
+        for query, want in [("lang=in", "id"), ("lang=zh-TW", "zh-Hant"), ("lang=ko", "ko"),
+                            ("lang=xx", "de")]:
+            with self.subTest(query=query):
+                r = self.c.get("/q/%s?%s" % (q, query), dict(USER, **{"Accept-Language": "de"}))
+                self.assertEqual(attr(r.body, "lang"), want, r.body[:200])
+
 
 class Preview(WRTest):
 
@@ -121,6 +136,13 @@ class Preview(WRTest):
         r = self.c.get("/q/%s?preview=nope" % q, ADMIN)
         self.assertEqual(r.status, 400)
         self.assertEqual(attr(r.body, "data-error"), "BAD_REQUEST")
+        # a language the page does not speak: said, not English in silence
+        r = self.c.get("/q/%s?preview=waiting&lang=xx" % q, ADMIN)
+        self.assertEqual(r.status, 400)
+        self.assertEqual(attr(r.body, "data-error"), "BAD_REQUEST")
+        r = self.c.get("/q/%s?preview=waiting&lang=in" % q, ADMIN)  # a legacy form: Indonesian
+        self.assertEqual(r.status, 200)
+        self.assertEqual(attr(r.body, "lang"), "id")
         r = self.c.get("/q/no-such-%s?preview=waiting" % uid(), ADMIN)
         self.assertEqual(r.status, 404)
         self.assertEqual(attr(r.body, "data-error"), "QUEUE_NOT_FOUND")
@@ -173,6 +195,58 @@ class WebDir(WRTest):
                                "style.css")) as f:
             self.assertEqual(srv.client.get("/static/style.css").body, f.read())  # embedded
         self.assertEqual(srv.terminate(), 0)
+
+    def test_a_language_of_the_shop(self):
+        """K40: a language the web dir's i18n.json adds is offered (data-langs)
+        and chosen like a built-in one: Accept-Language (its legacy form
+        too), ?lang=, and written right to left when it is (Hebrew)."""
+        d = tempfile.mkdtemp(dir=ENV.tmpdir)
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "i18n.json"), "w", encoding="utf-8") as f:
+            f.write('{"he": {"heading": "\u05d0\u05ea\u05dd \u05d1\u05ea\u05d5\u05e8"}, '
+                    '"nl": {"heading": "U staat in de rij"}}')
+        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
+                        identity="header:X-User-Id", extra=("--web-dir", d))
+        self.addCleanup(srv.kill)
+        q = self.new_queue(HOLD, client=srv.client)
+        for h, query, lang, direction in [({"Accept-Language": "iw-IL,en;q=0.5"}, "", "he", "rtl"),
+                                          ({"Accept-Language": "nl-BE"}, "", "nl", "ltr"),
+                                          ({"Accept-Language": "en"}, "?lang=he", "he", "rtl"),
+                                          ({"Accept-Language": "he"}, "?lang=nl", "nl", "ltr")]:
+            with self.subTest(h=h, query=query):
+                r = srv.client.get("/q/" + q + query, dict(USER, **h))
+                self.assertEqual(r.status, 200, r)
+                self.assertEqual(attr(r.body, "lang"), lang)
+                self.assertEqual(attr(r.body, "dir"), direction)
+                self.assertTrue(attr(r.body, "data-langs").endswith(" he nl"),
+                                attr(r.body, "data-langs"))
+        r = srv.client.get("/q/" + q, dict(USER, **{"Accept-Language": "nl"}))
+        self.assertIn("U staat in de rij", r.body)
+        self.assertIn('"nl"', srv.client.get("/static/i18n.json").body)
+        self.assertEqual(srv.terminate(), 0)
+
+    def test_typos_and_broken_templates_stop_the_start(self):
+        """An i18n.json key the page does not know (a typo), a bad language
+        code, a template without its required parts: exit 2, named."""
+        cases = [
+            ("i18n.json", '{"en": {"statsu_waiting": "x"}}',
+             b'"en"."statsu_waiting" is not a string of the page'),
+            ("i18n.json", '{"Dutch!": {"heading": "x"}}', b'"Dutch!" is not a language code'),
+            ("queue.html", '<main id="app">{{queue}}</main>', b"queue.html lacks {{state}}"),
+            ("queue.html", '<main id="app" data-state="{{state}}"></main>'
+                           '<script src="/static/queue.js"></script>',
+             b"queue.html loads /static/queue.js but lacks {{queue}}"),
+        ]
+        for name, text, message in cases:
+            with self.subTest(name=name, text=text):
+                d = tempfile.mkdtemp(dir=ENV.tmpdir)
+                self.addCleanup(shutil.rmtree, d, True)
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+                p = subprocess.run([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store", "memory",
+                                    "--web-dir", d], capture_output=True, timeout=30)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(message, p.stderr)
 
     def test_a_broken_file_stops_the_start(self):
         d = tempfile.mkdtemp(dir=ENV.tmpdir)

@@ -135,7 +135,7 @@ class SaleEdgesPage(WRTest):
         r = self.page(q, "c")
         self.assertEqual(page_attr(r, "data-state"), "waiting")
         self.assertEqual(page_attr(r, "data-stock-left"), "12000")
-        self.assertIn('<p id="odds" class="odds">About 12,000 left; you are number 3.</p>', r.body)
+        self.assertIn('<p id="odds" class="odds">About 12,000 left.</p>', r.body)
         self.assertEqual(page_attr(r, "data-notice"), "1")
         notice = r.body.split('<p id="notice"', 1)[1].split(">", 1)[1].split("</p>", 1)[0]
         self.assertEqual(html.unescape(notice), self.HOSTILE)
@@ -143,7 +143,7 @@ class SaleEdgesPage(WRTest):
         self.assertEqual(r.body.count("<img"), 1)
         self.assertNotIn("<script>alert", r.body)
         r = self.page(q, "d", "ko")
-        self.assertIn("남은 수량 약 12,000개, 내 순서는 4번째입니다.", r.body)
+        self.assertIn("남은 수량은 약 12,000개입니다.", r.body)
 
         # sold out: stock 0 and no pass live; someone new is told the same
         self.assertEqual(self.c.patch_queue(q, {"stock": 0}).status, 200)
@@ -152,8 +152,7 @@ class SaleEdgesPage(WRTest):
             self.assertEqual(page_attr(r, "data-state"), "closed")
             self.assertEqual(page_attr(r, "data-reason"), "soldOut")
             self.assertIn('<h1 id="heading">Sold out</h1>', r.body)
-            self.assertIn("Sold out. If more becomes available, this page moves on by itself.",
-                          r.body)
+            self.assertIn(">If more becomes available, this page moves on by itself.</p>", r.body)
             retry = int(page_attr(r, "data-retry-ms"))
             self.assertTrue(1000 <= retry <= 60000, retry)
             refresh = int(re.search(r'http-equiv="refresh" content="(\d+)"', r.body).group(1))
@@ -168,13 +167,42 @@ class SaleEdgesPage(WRTest):
         self.assertEqual(page_attr(r, "data-reason"), "closed")
         self.assertIn('<h1 id="heading">The sale has ended</h1>', r.body)
         r = self.page(q, "c", "ko")
-        self.assertIn("판매가 종료되었습니다. 판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.", r.body)
+        self.assertIn(">판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.</p>", r.body)
         self.assertEqual(self.c.patch_queue(q, {"closed": False, "notice": None}).status, 200)
         r = self.page(q, "c")
         self.assertEqual(page_attr(r, "data-state"), "waiting")
         self.assertIn('<strong id="position" class="num">3</strong>', r.body)
-        self.assertIn("About 5 left; you are number 3.", r.body)
+        self.assertIn('<p id="odds" class="odds">About 5 left.</p>', r.body)
         self.assertEqual(page_attr(r, "data-notice"), "0")
+
+
+class WaitingForStock(WRTest):
+    """K46 (API 1.3): while admission waits only on stock (stock 0 with a
+    pass live), waiting answers carry etaSeconds null and "waitingFor":
+    "stock", and the page says what it waits for instead of a time."""
+
+    def test_stock_zero_with_a_live_pass(self):
+        q = self.new_queue({"admitPerSecond": 50, "stock": 1, "tokenTtlSeconds": 300})
+        self.assertEqual(self.c.join(q, "first").status, 200)
+        self.wait_admitted(q, "first")  # the one pass is live; stock is now 0
+        for u in ("second", "third"):
+            self.assertEqual(self.c.join(q, u).status, 200)
+        r = self.c.me(q, "second")
+        self.assertEqual(r.status, 200, r)
+        b = r.json
+        self.assertEqual((b["status"], b["position"], b["stockLeft"]), ("waiting", 1, 0), r)
+        self.assertIsNone(b["etaSeconds"], r)
+        self.assertEqual(b.get("waitingFor"), "stock", r)
+        r = self.c.get("/q/" + q, {"X-User-Id": "third", "Accept-Language": "en"})
+        self.assertEqual(page_attr(r, "data-waiting-for"), "stock")
+        self.assertIn('<dd id="eta">when an unused pass comes back</dd>', r.body)
+        self.assertIn('<p id="odds" class="odds">None left right now.</p>', r.body)
+        # with stock left, no waitingFor and an ETA again
+        self.assertEqual(self.c.patch_queue(q, {"stock": 5}).status, 200)
+        b = self.c.me(q, "third").json
+        self.assertNotIn("waitingFor", b)
+        if b["status"] == "waiting":
+            self.assertIsNotNone(b["etaSeconds"], b)
 
 
 class RetryAfterJitter(WRTest):

@@ -20,8 +20,9 @@ verify (403), one without a pass (401) and a release, reads /metrics, and checks
   label of a metric in its expression (or `le` of a histogram).
 
 Metrics that only servers with a feature expose (the Redis store's
-waitroom_redis_wait_total; stock, autotune and challenge counters of other
-branches) are not on the dashboard: this check would fail on them here.
+waitroom_redis_wait_total) are not on the dashboard: this check would fail
+on them here. The 1.2 families (stock, closed / sold out, autotune, join
+challenges, CAPTCHA verifications) are: drive_sale() makes a queue use each.
 Prints "N passed, N failed" and exits 1 on any failure.
 """
 import argparse
@@ -157,6 +158,44 @@ def drive(server):
     assert 429 in limited, "no 429 from --join-rate 1 --join-burst 5: %r" % limited
 
 
+def drive_sale(server):
+    """The 1.2 families: a queue with a stock, autotune, a join challenge
+    (issued, solved, refused) and a CAPTCHA whose provider does not answer
+    (a closed loopback port: outcome error); a closed queue; a sold-out one."""
+    import hashlib
+    import socket
+    import time
+    time.sleep(2.5)  # --join-rate 1: drive() spent the burst; two joins here
+    c = server.client
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    q = "dash-sale"
+    r = c.put_queue(q, {"admitPerSecond": 50, "stock": 5, "challengeBits": 4,
+                        "autotune": {"minPerSecond": 5, "maxPerSecond": 100, "targetMs": 200},
+                        "captcha": {"provider": "turnstile", "siteKey": "1x00000000000000000000AA",
+                                    "secret": "0x4AAAAAAA-stand-in-secret", "fallback": "refuse",
+                                    "verifyUrl": "http://127.0.0.1:%d/siteverify" % dead}})
+    assert r.status in (200, 201), repr(r)
+    u = "dash-sale-1"
+    ch = c.get("/v1/queues/%s/challenge" % q, c.uh(u)).json["challenge"]
+    i = 0
+    while True:  # 4 leading zero bits
+        nonce = "n%d" % i
+        if hashlib.sha256((ch + ":" + nonce).encode()).digest()[0] < 16:
+            break
+        i += 1
+    body = {"challenge": ch, "nonce": nonce, "captchaResponse": "x"}
+    r = c.request("POST", "/v1/queues/%s/entries" % q, c.uh(u), body)
+    assert r.status == 403, repr(r)  # the provider does not answer: refused
+    assert c.join(q, "dash-sale-2").status == 403  # no solution: refused
+    for name, cfg in (("dash-closed", {"admitPerSecond": 5, "closed": True}),
+                      ("dash-soldout", {"admitPerSecond": 5, "stock": 0})):
+        r = c.put_queue(name, cfg)
+        assert r.status in (200, 201), repr(r)
+    time.sleep(1.5)  # an admission tick of each queue publishes its gauges
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--waitroomd", required=True)
@@ -182,6 +221,7 @@ def main():
                        extra=("--join-rate", "1", "--join-burst", "5"))
     try:
         drive(server)
+        drive_sale(server)
         r = server.client.get("/metrics")
         check("/metrics answers 200", r.status == 200, repr(r))
         fams, sampled = exposed(r.body if isinstance(r.body, str) else r.body.decode())

@@ -50,6 +50,7 @@
   var WINDOW_MS = 15 * 60 * 1000; /* history kept and drawn at most */
   var MIN_SPAN_MS = 20 * 1000;     /* a young history is drawn over at least this */
   var POLL_MS = 1000;
+  var NOTICE_MAX = 500; /* a notice's code points (docs/API.md, the end of a sale) */
   var SVGNS = 'http://www.w3.org/2000/svg';
   /* refs(cfg, history): the chart's horizontal lines, [{cls, v, text}]
    * (v <= 0 or absent: not drawn) */
@@ -329,8 +330,10 @@
     sale.appendChild(bClosed); sale.appendChild(stock); sale.appendChild(bStock); sale.appendChild(bNoStock);
     card.appendChild(sale);
     var nbox = el('div', { 'class': 'controls notice-edit' });
+    /* at most NOTICE_MAX code points, as the server counts (maxlength
+     * counts UTF-16 units: twice that bounds it; input() trims the rest) */
     var notice = el('textarea', { rows: '2', 'aria-label': 'Notice to the line', 'data-field': 'notice-input',
-      placeholder: 'A message to everyone in line' });
+      placeholder: 'A message to everyone in line', maxlength: String(2 * NOTICE_MAX) });
     var nCount = el('span', { 'class': 'count', 'data-field': 'notice-count' }, '0/500');
     var bNotice = el('button', { type: 'button', 'data-action': 'set-notice' }, 'Set notice');
     var bNoNotice = el('button', { type: 'button', 'class': 'secondary', 'data-action': 'clear-notice' }, 'Clear notice');
@@ -346,7 +349,13 @@
       lastT: 0, loading: false, atLine: atLine, atBox: null, autotune: null, rateInUse: null };
     rate.addEventListener('input', function () { c.rateEdited = true; });
     stock.addEventListener('input', function () { c.stockEdited = true; });
-    notice.addEventListener('input', function () { nCount.textContent = codePoints(notice.value) + '/500'; });
+    var noticeInput = function () {
+      if (codePoints(notice.value) > NOTICE_MAX) notice.value = firstCodePoints(notice.value, NOTICE_MAX);
+      nCount.textContent = codePoints(notice.value) + '/' + NOTICE_MAX;
+      bNotice.disabled = notice.value.trim() === ''; /* only white space: the server refuses it */
+    };
+    bNotice.disabled = true;
+    notice.addEventListener('input', noticeInput);
     bClosed.addEventListener('click', function () {
       if (!c.config) return;
       var close = !c.config.closed;
@@ -368,7 +377,7 @@
     bNotice.addEventListener('click', function () {
       var text = notice.value;
       change(c, { notice: text }, 'Show this notice to everyone in line of "' + name + '"?\n\n' + text,
-        function () { notice.value = ''; nCount.textContent = '0/500'; });
+        function () { notice.value = ''; noticeInput(); });
     });
     bNoNotice.addEventListener('click', function () {
       change(c, { notice: null }, 'Clear the notice of "' + name + '"?');
@@ -535,6 +544,20 @@
     controls.appendChild(input);
     controls.appendChild(button);
     return input;
+  }
+
+  /* s cut to its first n code points (a surrogate pair is never split). */
+  function firstCodePoints(s, n) {
+    var out = 0;
+    for (var i = 0; i < s.length && n > 0; i++, n--) {
+      var u = s.charCodeAt(i);
+      if (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length) {
+        var l = s.charCodeAt(i + 1);
+        if (l >= 0xdc00 && l <= 0xdfff) i++;
+      }
+      out = i + 1;
+    }
+    return s.slice(0, out);
   }
 
   /* The length of s in Unicode code points (how the server counts notice). */

@@ -36,7 +36,7 @@
  *   - challenge (the queue asks for a solved join challenge, and the person
  *     is not in line): fetches one, solves it in a Web Worker
  *     (challenge.js) while the status says it is checking the browser,
- *     with progress, then joins with the solution; a 403
+ *     with a progress bar (#check-progress), then joins with the solution; a 403
  *     CHALLENGE_REQUIRED to any join (a NOT_IN_QUEUE poll joins again)
  *     solves the fresh challenge it carries and joins again
  *     (solveChallenge: the one hook, kept apart from the rest);
@@ -55,12 +55,19 @@
  *     says the line is reconnecting and keeps asking at retryAfterMs; an
  *     admission with failOpen:true goes on like any admission.
  *   - waiting with held:true (1.2: the person's turn came while they were
- *     away): "you stepped away; your place was kept", position 1;
+ *     away): "you stepped away; your place was kept", and no numbers
+ *     (not "position 1" beside a line of 0);
+ *   - waiting with waitingFor "stock" (1.3: stock 0, passes live): no ETA
+ *     but "when an unused pass comes back";
+ *   - waiting: the position is said once (the big number, an aria-live
+ *     region; the status says to keep the page open);
  *   - waiting with stockLeft (1.2, a queue with a stock): the odds, "about
  *     300 left; you are number 5,200" (every number the page shows is
  *     formatted for its language: fmt());
  *   - closed (1.2, reason "closed" or "soldOut"): "the sale has ended" or
- *     "sold out", and from then on only a slow re-check: the answer's
+ *     "sold out" (once: the heading; the status says what happens next,
+ *     with a link back to the shop, shopUrl()), and from then on only a
+ *     slow re-check: the answer's
  *     Retry-After (whole seconds; a retryAfterMs in the body wins), never
  *     more than RECHECK_MS (60 s) apart and never less than 1 s
  *     (recheckMs()), so a reopened sale or a restock reaches a page
@@ -77,9 +84,12 @@
  * merged in), listed in data-langs; data-i18n holds English and the first
  * render's language, the server's pick (?lang=, Accept-Language, else the
  * queue's page.lang); the select #lang-select switches (fetching
- * /static/i18n.json for another language), and the choice is kept. Arabic turns the whole
- * page right to left (dir="rtl"). Numbers and times are written by Intl in
- * the language's locale.
+ * /static/i18n.json for another language), and the choice is kept; a
+ * language a --web-dir adds gets an option named by Intl.DisplayNames. A
+ * right-to-left language (rtl(): Arabic, Hebrew, Persian...) turns the
+ * whole page right to left (dir="rtl"); the operator's texts (brand,
+ * title, notice) keep their own direction (dir="auto" in the template).
+ * Numbers and times are written by Intl in the language's locale.
  *
  * Brand: data-accent and its inks (the server computed them so text on the
  * accent reads at 4.5:1) become CSS variables of the page; data-title and
@@ -137,6 +147,7 @@
     reason: d.reason || '',
     held: d.held === '1',
     stockLeft: d.stockLeft === undefined || d.stockLeft === '' ? null : num(d.stockLeft),
+    waitingFor: d.waitingFor || '', /* 'stock': admission waits on stock (1.3) */
     notice: noticeEl ? noticeEl.textContent : '',
     tokenGone: false,
     failures: 0,
@@ -206,12 +217,26 @@
   }
 
   function etaText(eta) {
+    if (S.waitingFor === 'stock') return t('eta_stock');
     if (eta === null || eta === undefined || eta < 0) return t('eta_unknown');
     if (eta < 60) return t('eta_seconds', { n: fmt(eta) });
     return t('eta_minutes', { n: fmt(Math.ceil(eta / 60)) });
   }
 
   function locale() { return LOCALES[lang] || lang; }
+
+  /* right to left, as page.c's wr_lang_rtl: by language or script */
+  function rtl(l) {
+    return /^(ar|he|iw|fa|ur|yi|ji|ps|sd|ckb|dv|ug|syr|arc)(-|$)/i.test(l) ||
+      /-(arab|hebr|syrc|thaa|nkoo|adlm)(-|$)/i.test(l);
+  }
+
+  /* the way back to the shop (closed, sold out), as page.c's: the
+   * target's origin, or "/" for a target on this host */
+  function shopUrl() {
+    if (/^\/(?![\/\\])/.test(target) || target === '/') return '/';
+    try { return targetOk(target) ? new URL(target).origin + '/' : ''; } catch (e) { return ''; }
+  }
 
   /* closed / sold out: the next check, from the answer's retryAfterMs */
   function recheckMs(ms) {
@@ -263,7 +288,7 @@
     if (S.alert === 'offline') return t('status_offline', { s: S.alertSeconds });
     switch (S.state) {
     case 'waiting':
-      if (S.held) return t('status_held');
+      if (S.held) return t(S.waitingFor === 'stock' ? 'status_held_stock' : 'status_held');
       return t('status_waiting', { position: fmt(S.position), ahead: fmt(Math.max(0, S.position - 1)) });
     case 'closed':
       return t(S.reason === 'soldOut' ? 'status_soldout' : 'status_closed');
@@ -280,7 +305,7 @@
     case 'error': return t('status_error', { code: d.error || '' });
     case 'degraded': return t('status_degraded');
     case 'challenge':
-      if (S.checking >= 0) return t('status_checking', { p: S.checking });
+      if (S.checking >= 0) return t('status_checking', { p: S.checking }); /* the bar shows how far */
       return S.captchaShown ? t('status_captcha') : t('status_challenge');
     case 'left': return t('status_left');
     case 'invite':
@@ -293,13 +318,21 @@
 
   function render() {
     document.documentElement.lang = lang;
-    document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr';
+    document.documentElement.dir = rtl(lang) ? 'rtl' : 'ltr';
     document.body.dataset.state = S.state;
     document.body.dataset.alert = S.alert || '';
     document.body.dataset.reason = S.state === 'closed' ? S.reason : '';
     document.body.dataset.held = S.state === 'waiting' && S.held ? '1' : '0';
     document.body.dataset.notice = S.notice ? '1' : '0';
     document.body.dataset.captcha = S.state === 'challenge' && S.captchaShown ? '1' : '0';
+    document.body.dataset.checking = S.state === 'challenge' && S.checking >= 0 ? '1' : '0';
+    var cp = document.getElementById('check-progress');
+    if (cp) { /* indeterminate until the worker says how far */
+      if (S.checking > 0) cp.value = S.checking;
+      else cp.removeAttribute('value');
+    }
+    var shop = document.getElementById('shop');
+    if (shop && S.state === 'closed' && shop.getAttribute('href') !== shopUrl()) shop.setAttribute('href', shopUrl());
     if (noticeEl && noticeEl.textContent !== S.notice) noticeEl.textContent = S.notice;
     var nodes = document.querySelectorAll('[data-t]');
     for (var i = 0; i < nodes.length; i++) {
@@ -309,9 +342,11 @@
     var soldOut = S.state === 'closed' && S.reason === 'soldOut';
     setText('heading', t(S.state === 'waiting' ? (S.held ? 'heading_held' : 'heading')
       : S.state === 'prequeue' ? 'heading_prequeue'
-        : S.state === 'closed' ? (soldOut ? 'heading_soldout' : 'heading_closed') : 'title'));
+        : S.state === 'closed' ? (soldOut ? 'heading_soldout' : 'heading_closed')
+          : S.state === 'admitted' && !S.tokenGone ? 'heading_admitted'
+            : S.state === 'passthrough' ? 'heading_passthrough' : 'title'));
     var title = (d.title || t('title')) + ' - ' + (d.brand || queue);
-    if (S.state === 'waiting') title = t('title_position', { position: fmt(S.position), title: title });
+    if (S.state === 'waiting' && !S.held) title = t('title_position', { position: fmt(S.position), title: title });
     else if (S.state === 'closed') title = t(soldOut ? 'title_soldout' : 'title_closed', { title: title });
     else if (S.state === 'prequeue') title = t('title_prequeue', { countdown: countdownText(leftMs()), title: title });
     else if (S.state === 'admitted' && !S.tokenGone) title = t('title_turn', { title: title });
@@ -325,6 +360,8 @@
       setText('waiting', fmt(S.waiting));
       setText('odds', S.stockLeft === null ? ''
         : t(S.stockLeft > 0 ? 'odds' : 'odds_none', { stock: fmt(S.stockLeft), position: fmt(S.position) }));
+    /* the position is said once: the big number (aria-live), not again
+     * as "people ahead" (position - 1) */
       setText('eta', etaText(S.eta));
       var first = firstPosition(S.position);
       var bar = document.getElementById('progress');
@@ -433,6 +470,7 @@
       S.state = 'waiting';
       S.held = body.held === true;
       S.stockLeft = typeof body.stockLeft === 'number' && body.stockLeft >= 0 ? body.stockLeft : null;
+      S.waitingFor = body.waitingFor === 'stock' ? 'stock' : '';
       S.position = num(body.position);
       S.waiting = num(body.waiting);
       S.eta = body.etaSeconds === null || body.etaSeconds === undefined ? -1 : num(body.etaSeconds);
@@ -701,9 +739,24 @@
   var sw = document.getElementById('lang-switch');
   var langSelect = document.getElementById('lang-select');
   if (sw && langSelect) {
-    /* only the languages the JSON has (a shop's i18n.json may add more) */
+    /* only the languages the JSON has; a shop's i18n.json may add more:
+     * each gets an option named in its own language (Intl.DisplayNames) */
     for (var o = langSelect.options.length - 1; o >= 0; o--)
       if (!known(langSelect.options[o].value)) langSelect.remove(o);
+    for (var li = 0; li < langs.length; li++) {
+      var code = langs[li], have = false;
+      for (var oj = 0; oj < langSelect.options.length; oj++)
+        if (langSelect.options[oj].value === code) have = true;
+      if (have) continue;
+      var opt = document.createElement('option');
+      var name = code;
+      try { name = new Intl.DisplayNames([code], { type: 'language' }).of(code) || code; } catch (e) { name = code; }
+      opt.value = code;
+      opt.lang = code;
+      if (rtl(code)) opt.dir = 'rtl';
+      opt.textContent = name.charAt(0).toLocaleUpperCase(code) + name.slice(1);
+      langSelect.appendChild(opt);
+    }
     sw.hidden = false;
     langSelect.addEventListener('change', function () {
       var l = langSelect.value;

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "http/lang.h"
 #include "http/page.h"
 
 static size_t count(const char *hay, const char *needle)
@@ -24,6 +25,21 @@ static size_t count(const char *hay, const char *needle)
     size_t n = 0;
     for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
         n++;
+    return n;
+}
+
+/* count, outside the data-i18n attribute (every string of two
+ * languages): what a person reads, or what the template says itself */
+static size_t count_text(const char *html, const char *needle)
+{
+    const char *at = strstr(html, "data-i18n=\"");
+    const char *end = at ? strchr(at + 11, '"') : NULL; /* its quotes are &quot; */
+    if (!end)
+        return count(html, needle);
+    size_t n = 0;
+    for (const char *p = strstr(html, needle); p; p = strstr(p + 1, needle))
+        if (p < at || p > end)
+            n++;
     return n;
 }
 
@@ -71,9 +87,17 @@ static void test_render_waiting_values(void **state)
     assert_non_null(strstr(html, "data-eta=\"45\""));
     assert_non_null(strstr(html, "data-retry-ms=\"3000\""));
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">128</strong>"));
-    assert_non_null(strstr(html, "<dd id=\"ahead\">127</dd>"));
     assert_non_null(strstr(html, "<dd id=\"eta\">about 45 s</dd>"));
-    assert_non_null(strstr(html, "You are number 128 in line. People ahead of you: 127."));
+    /* the position is said once (the big number): not again as people
+     * ahead, not in the status, which says to keep the page open */
+    assert_null(strstr(html, "id=\"ahead\""));
+    assert_null(strstr(html, "127"));
+    assert_int_equal(count(html, ">128<"), 1);
+    assert_non_null(strstr(html, "role=\"status\" aria-live=\"polite\" aria-atomic=\"true\">Keep "
+                                 "this page open. It updates by itself, and you keep your "
+                                 "place.</p>"));
+    assert_int_equal(count_text(html, "It updates by itself"), 1);
+    assert_non_null(strstr(html, "<div class=\"big\" aria-live=\"polite\" aria-atomic=\"true\">"));
     /* without JavaScript: reload after ceil(3000 ms) = 3 s */
     assert_non_null(
         strstr(html, "<noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>"));
@@ -96,7 +120,8 @@ static void test_render_korean_and_eta_minutes(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
-    assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
+    assert_non_null(strstr(html, "이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다."));
+    assert_null(strstr(html, "127"));
     /* 250 ms rounds up to 1 s, and the floor is 2 s */
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
     free(html);
@@ -378,18 +403,17 @@ static void test_odds_and_grouping(void **state)
     assert_non_null(html);
     assert_non_null(strstr(html, "data-stock-left=\"300\""));
     assert_non_null(strstr(html, "data-position=\"5200\""));
-    assert_non_null(
-        strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left; you are number 5,200.</p>"));
+    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left.</p>"));
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">5,200</strong>"));
-    assert_non_null(strstr(html, "<dd id=\"ahead\">5,199</dd>"));
+    assert_int_equal(count_text(html, "5,200"), 1); /* said once */
+    assert_null(strstr(html, "5,199"));
     assert_non_null(strstr(html, "<dd id=\"waiting\">1,234,567</dd>"));
-    assert_non_null(strstr(html, "You are number 5,200 in line. People ahead of you: 5,199."));
     free(html);
     v.lang = "ko";
     v.stock_left = 12000;
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    assert_non_null(strstr(html, "남은 수량 약 12,000개, 내 순서는 5,200번째입니다."));
+    assert_non_null(strstr(html, "남은 수량은 약 12,000개입니다."));
     free(html);
     /* none left while passes are live: people keep waiting */
     v.lang = "en";
@@ -397,8 +421,7 @@ static void test_odds_and_grouping(void **state)
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "data-stock-left=\"0\""));
-    assert_non_null(strstr(html, "None left right now; passes that go unused come back. You are "
-                                 "number 5,200."));
+    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">None left right now.</p>"));
     free(html);
     v.has_stock = false;
     html = wr_page_render_queue(&v, &len);
@@ -415,14 +438,21 @@ static void test_closed_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("closed");
     v.reason = "soldOut";
+    v.target_url = "https://shop.example/checkout?x=1";
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"closed\" "
                                  "data-reason=\"soldOut\""));
     assert_non_null(strstr(html, "<h1 id=\"heading\">Sold out</h1>"));
-    assert_non_null(strstr(html, ">Sold out. If more becomes available, this page moves on by "
-                                 "itself.</p>"));
+    /* "Sold out" once (the heading); the status says what comes next */
+    assert_non_null(strstr(html, ">If more becomes available, this page moves on by itself.</p>"));
+    assert_int_equal(count_text(html, "Sold out"), 1); /* the heading */
+    assert_int_equal(count(html, ">Sold out<"), 1);
+    /* and a way back to the shop: the target's origin */
+    assert_non_null(strstr(html, "<a id=\"shop\" class=\"button secondary\" "
+                                 "href=\"https://shop.example/\" data-t=\"back_to_shop\">Back to "
+                                 "the shop</a>"));
     assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"60\""));
     free(html);
@@ -436,13 +466,59 @@ static void test_closed_state(void **state)
     assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
     free(html);
     v.lang = "en";
-    v.retry_after_ms = 30000; /* the server's, when sooner */
+    v.target_url = "/checkout"; /* a target on this host: its root */
+    v.retry_after_ms = 30000;   /* the server's, when sooner */
     html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
     assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has ended</h1>"));
+    assert_int_equal(count_text(html, "The sale has ended"), 1);
+    assert_non_null(strstr(html, "<a id=\"shop\" class=\"button secondary\" href=\"/\""));
     assert_non_null(strstr(html, "data-retry-ms=\"30000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"30\""));
     free(html);
+}
+
+/* K46: while admission waits only on stock (stock 0, passes live) the
+ * page gives no time but what it waits for; a held person there is told
+ * they go in first when a pass comes back. Admitted and passthrough get
+ * their own heading, not the generic "Waiting room". */
+/* v renders with needle in it, and without `absent` (NULL: no check) in
+ * what a person reads (count_text). */
+static void renders(const wr_page_view_t *v, const char *needle, const char *absent)
+{
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    assert_non_null(html);
+    if (!strstr(html, needle))
+        fail_msg("no \"%s\" in the page", needle);
+    if (absent && count_text(html, absent) != 0)
+        fail_msg("\"%s\" in the page", absent);
+    free(html);
+}
+
+static void test_waiting_for_stock(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.has_stock = true;
+    v.stock_left = 0;
+    v.eta_seconds = -1;
+    v.waiting_for = "stock";
+    renders(&v, "data-waiting-for=\"stock\"", "about 1 s");
+    renders(&v, "<dd id=\"eta\">when an unused pass comes back</dd>", "paused");
+    v.held = true;
+    v.position = 1;
+    v.waiting = 0;
+    v.lang = "ar";
+    renders(&v, "data-held=\"1\"", NULL);
+    renders(&v, "ستدخل أولًا عندما يعود تصريح غير مستخدم.", NULL);
+    v = waiting_view();
+    renders(&v, "data-waiting-for=\"\"", NULL);
+    v = state_view("admitted");
+    renders(&v, "<h1 id=\"heading\">It’s your turn</h1>", NULL);
+    v = state_view("passthrough");
+    v.lang = "de";
+    renders(&v, "<h1 id=\"heading\">Gerade keine Schlange</h1>", NULL);
 }
 
 /* 1.2: the operator's notice is text: a hostile one comes out as entities,
@@ -460,7 +536,8 @@ static void test_notice_escaped(void **state)
     assert_null(strstr(html, "<script>"));
     assert_non_null(strstr(html, "data-notice=\"1\""));
     assert_non_null(strstr(
-        html, "<p id=\"notice\" class=\"notice\" aria-live=\"polite\" aria-atomic=\"true\">"
+        html, "<p id=\"notice\" class=\"notice\" dir=\"auto\" aria-live=\"polite\" "
+              "aria-atomic=\"true\">"
               "&lt;img src=x onerror=alert(1)&gt;&quot;&lt;/p&gt;&lt;script&gt;alert(&#39;x&#39;)"
               "&lt;/script&gt;&amp;amp;</p>"));
     free(html);
@@ -511,21 +588,22 @@ static void test_queue_page_has_no_inline_code(void **state)
 static void test_lang(void **state)
 {
     (void)state;
-    assert_string_equal(wr_page_lang("ko-KR,ko;q=0.9,en;q=0.8", NULL), "ko");
-    assert_string_equal(wr_page_lang("en-US,en;q=0.9,ko;q=0.8", NULL), "en");
-    assert_string_equal(wr_page_lang("ko;q=0.1, en;q=0.5", NULL), "en");
-    assert_string_equal(wr_page_lang("en;q=0.1, ko;q=0.5", NULL), "ko");
-    assert_string_equal(wr_page_lang(NULL, NULL), "en");
-    assert_string_equal(wr_page_lang("", NULL), "en");
-    assert_string_equal(wr_page_lang("garbage", NULL), "en");
-    assert_string_equal(wr_page_lang(";;;,,,=q=,ko;q=x", NULL), "en");
-    assert_string_equal(wr_page_lang("ko;q=0", NULL), "en");       /* q=0: not acceptable */
-    assert_string_equal(wr_page_lang("KO", NULL), "ko");           /* case-insensitive */
-    assert_string_equal(wr_page_lang("xx, ko;q=0.3", NULL), "ko"); /* ko over an unknown one */
-    assert_string_equal(wr_page_lang("ko, en", NULL), "ko");       /* equal q: first listed */
-    assert_string_equal(wr_page_lang("en, ko", NULL), "en");
-    assert_string_equal(wr_page_lang("kok, ko-KR ; q=0.7 , en;q=0.6", NULL), "ko");
-    assert_string_equal(wr_page_lang("ko;q=1.5", NULL), "en"); /* bad q: entry ignored */
+    assert_string_equal(wr_page_lang(NULL, "ko-KR,ko;q=0.9,en;q=0.8", NULL), "ko");
+    assert_string_equal(wr_page_lang(NULL, "en-US,en;q=0.9,ko;q=0.8", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "ko;q=0.1, en;q=0.5", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "en;q=0.1, ko;q=0.5", NULL), "ko");
+    assert_string_equal(wr_page_lang(NULL, NULL, NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "garbage", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, ";;;,,,=q=,ko;q=x", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "ko;q=0", NULL), "en"); /* q=0: not acceptable */
+    assert_string_equal(wr_page_lang(NULL, "KO", NULL), "ko");     /* case-insensitive */
+    assert_string_equal(wr_page_lang(NULL, "xx, ko;q=0.3", NULL),
+                        "ko");                                     /* ko over an unknown one */
+    assert_string_equal(wr_page_lang(NULL, "ko, en", NULL), "ko"); /* equal q: first listed */
+    assert_string_equal(wr_page_lang(NULL, "en, ko", NULL), "en");
+    assert_string_equal(wr_page_lang(NULL, "kok, ko-KR ; q=0.7 , en;q=0.6", NULL), "ko");
+    assert_string_equal(wr_page_lang(NULL, "ko;q=1.5", NULL), "en"); /* bad q: entry ignored */
     /* the fourteen (API 1.2) */
     static const struct {
         const char *al, *want;
@@ -552,13 +630,83 @@ static void test_lang(void **state)
         {"nl, de;q=0.5", "de"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (strcmp(wr_page_lang(cases[i].al, NULL), cases[i].want) != 0)
-            fail_msg("%s: %s, not %s", cases[i].al, wr_page_lang(cases[i].al, NULL), cases[i].want);
+        if (strcmp(wr_page_lang(NULL, cases[i].al, NULL), cases[i].want) != 0)
+            fail_msg("%s: %s, not %s", cases[i].al, wr_page_lang(NULL, cases[i].al, NULL),
+                     cases[i].want);
     /* none of ours asked for: the queue's page.lang, else English */
-    assert_string_equal(wr_page_lang("nl-NL", "ko"), "ko");
-    assert_string_equal(wr_page_lang(NULL, "zh-Hant"), "zh-Hant");
-    assert_string_equal(wr_page_lang("nl-NL", "xx"), "en");
-    assert_string_equal(wr_page_lang("fr", "ko"), "fr");
+    assert_string_equal(wr_page_lang(NULL, "nl-NL", "ko"), "ko");
+    assert_string_equal(wr_page_lang(NULL, NULL, "zh-Hant"), "zh-Hant");
+    assert_string_equal(wr_page_lang(NULL, "nl-NL", "xx"), "en");
+    assert_string_equal(wr_page_lang(NULL, "fr", "ko"), "fr");
+    /* K40: the forms browsers send (legacy Android "in-ID", regions) */
+    static const struct {
+        const char *al, *want;
+    } forms[] = {
+        {"in-ID", "id"},       {"in", "id"},         {"in-ID,en-US;q=0.9", "id"},
+        {"pt-PT", "pt"},       {"es-419", "es"},     {"zh-Hant-HK", "zh-Hant"},
+        {"ZH_tw", "zh-Hant"},  {"ar_SA", "ar"},      {"iw-IL, ko;q=0.5", "ko"}, /* no Hebrew */
+        {"*, ko;q=0.5", "ko"}, {"de-CH-1996", "de"},
+    };
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+        if (strcmp(wr_page_lang(NULL, forms[i].al, NULL), forms[i].want) != 0)
+            fail_msg("%s: %s, not %s", forms[i].al, wr_page_lang(NULL, forms[i].al, NULL),
+                     forms[i].want);
+    /* ?lang= and page.lang: one tag, mapped the same way; NULL for none */
+    assert_string_equal(wr_page_lang_tag(NULL, "in"), "id");
+    assert_string_equal(wr_page_lang_tag(NULL, "zh-HK"), "zh-Hant");
+    assert_string_equal(wr_page_lang_tag(NULL, "ko"), "ko");
+    assert_null(wr_page_lang_tag(NULL, "xx"));
+    assert_null(wr_page_lang_tag(NULL, ""));
+    assert_null(wr_page_lang_tag(NULL, NULL));
+}
+
+/* K40: the same matching over any list of languages (a --web-dir's). */
+static void test_lang_match(void **state)
+{
+    (void)state;
+    static const char *const offered[] = {"en", "he", "yi", "nb", "zh-Hant", "pt-BR", "fil", NULL};
+    static const struct {
+        const char *tag, *want; /* want NULL: none */
+    } cases[] = {
+        {"iw-IL", "he"},      {"he", "he"},         {"ji", "yi"},
+        {"no", "nb"},         {"nn-NO", "nb"},      {"NB", "nb"},
+        {"zh-HK", "zh-Hant"}, {"zh-CN", "zh-Hant"}, /* the only Chinese */
+        {"pt", "pt-BR"},      {"pt-PT", "pt-BR"},   {"tl", "fil"},
+        {"en-GB", "en"},      {"ko", NULL},         {"*", NULL},
+        {"-", NULL},          {"hebrew", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = wr_lang_match(offered, cases[i].tag, strlen(cases[i].tag));
+        if (cases[i].want ? !got || strcmp(got, cases[i].want) != 0 : got != NULL)
+            fail_msg("%s: %s, not %s", cases[i].tag, got ? got : "none",
+                     cases[i].want ? cases[i].want : "none");
+    }
+    /* a tag longer than WR_LANG_TAG_MAX is read by its first bytes */
+    char longtag[200];
+    memset(longtag, 'x', sizeof(longtag));
+    memcpy(longtag, "he-", 3);
+    assert_string_equal(wr_lang_match(offered, longtag, sizeof(longtag)), "he");
+    assert_string_equal(wr_lang_pick(offered, "ko, ja", NULL), "en");
+    assert_string_equal(wr_lang_pick(offered, "ko, ja", "iw"), "he");
+    /* right to left: by language, legacy forms and script */
+    static const char *const rtl[] = {"ar", "he",  "iw",      "fa-IR", "ur", "yi",
+                                      "ps", "ckb", "az-Arab", "ug",    NULL};
+    static const char *const ltr[] = {"en", "arn", "ko", "zh-Hant", "az", "az-Latn", "", NULL};
+    for (size_t i = 0; rtl[i]; i++)
+        if (!wr_lang_rtl(rtl[i]))
+            fail_msg("%s should be right to left", rtl[i]);
+    for (size_t i = 0; ltr[i]; i++)
+        if (wr_lang_rtl(ltr[i]))
+            fail_msg("%s should be left to right", ltr[i]);
+    assert_true(wr_lang_code_ok("nl"));
+    assert_true(wr_lang_code_ok("zh-Hant"));
+    assert_true(wr_lang_code_ok("es-419"));
+    assert_false(wr_lang_code_ok(""));
+    assert_false(wr_lang_code_ok("en_US"));
+    assert_false(wr_lang_code_ok("english!"));
+    assert_false(wr_lang_code_ok("9x"));
+    assert_false(wr_lang_code_ok("nl-"));
+    assert_false(wr_lang_code_ok("abcdefghi"));
 }
 
 /* Text on the accent colour is black or white, whichever reads at 4.5:1
@@ -624,8 +772,8 @@ static void test_brand(void **state)
     assert_non_null(strstr(html, "src=\"https://cdn.example/logo.svg\" alt=\"\""));
     assert_non_null(strstr(html, "data-logo=\"1\""));
     assert_non_null(strstr(html, "data-accent=\"#ffd400\" data-accent-ink=\"#000000\""));
-    assert_non_null(
-        strstr(html, "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;"));
+    assert_non_null(strstr(
+        html, "<p class=\"event-title\" id=\"event-title\" dir=\"auto\">Drop &lt;script&gt;"));
     assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
     free(html);
 
@@ -723,6 +871,8 @@ int main(void)
         cmocka_unit_test(test_notice_escaped),
         cmocka_unit_test(test_queue_page_has_no_inline_code),
         cmocka_unit_test(test_lang),
+        cmocka_unit_test(test_lang_match),
+        cmocka_unit_test(test_waiting_for_stock),
         cmocka_unit_test(test_accent),
         cmocka_unit_test(test_brand),
         cmocka_unit_test(test_assets),

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "http/page.h"
 #include "http/webdir.h"
 
 static char dir[64];
@@ -104,7 +105,8 @@ static void test_embedded_only(void **state)
 static void test_replaces_by_name(void **state)
 {
     (void)state;
-    static const char tpl[] = "<!doctype html><p id=\"app\">shop {{queue}}</p>";
+    static const char tpl[] =
+        "<!doctype html><p id=\"app\" data-state=\"{{state}}\">shop {{queue}}</p>";
     put("queue.html", tpl, sizeof(tpl) - 1);
     put("logo.svg", "<svg/>", 6);
     put("README.md", "not a page file", 15); /* ignored */
@@ -191,12 +193,120 @@ static void test_errors_at_load(void **state)
     }
 }
 
+/* K40: a language the directory adds is offered and chosen like a
+ * built-in one (Accept-Language in its legacy forms, ?lang=), rendered in
+ * its own direction. */
+static void test_added_language(void **state)
+{
+    (void)state;
+    static const char i18n[] =
+        "{\"he\": {\"title\": \"\u05d7\u05d3\u05e8 \u05d4\u05de\u05ea\u05e0\u05d4\"}, "
+        "\"nl\": {\"heading\": \"U staat in de rij\"}}";
+    put("i18n.json", i18n, sizeof(i18n) - 1);
+    wr_webdir_t *w = NULL;
+    char err[256] = "";
+    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    const char *const *langs = wr_webdir_langs(w);
+    size_t n = 0;
+    while (langs[n])
+        n++;
+    assert_int_equal(n, 16); /* the fourteen, then the two added */
+    assert_string_equal(langs[14], "he");
+    assert_string_equal(langs[15], "nl");
+    assert_string_equal(wr_page_lang(w, "iw-IL,en;q=0.5", NULL), "he");
+    assert_string_equal(wr_page_lang(w, "nl-BE", NULL), "nl");
+    assert_string_equal(wr_page_lang(w, "fr, nl;q=0.9", NULL), "fr");
+    assert_string_equal(wr_page_lang(w, "xx", "nl"), "nl"); /* a fallback of the directory's */
+    assert_string_equal(wr_page_lang_tag(w, "he"), "he");
+    assert_null(wr_page_lang_tag(NULL, "he")); /* not without the directory */
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.queue = "shop";
+    v.web = w;
+    v.state = "waiting";
+    v.position = 3;
+    v.waiting = 9;
+    /* each in its language and direction, with its own words, and the
+     * added codes in data-langs after the embedded ones */
+    static const struct {
+        const char *lang, *html, *words;
+    } renders[] = {
+        {"he", "<html lang=\"he\" dir=\"rtl\">", "\xd7\x97\xd7\x93\xd7\xa8"},
+        {"nl", "<html lang=\"nl\" dir=\"ltr\">", "U staat in de rij"},
+    };
+    for (size_t i = 0; i < sizeof(renders) / sizeof(renders[0]); i++) {
+        v.lang = renders[i].lang;
+        size_t len = 0;
+        char *html = wr_page_render_queue(&v, &len);
+        assert_non_null(html);
+        if (!strstr(html, renders[i].html) || !strstr(html, renders[i].words) ||
+            !strstr(html, "data-langs=\"en ko") || !strstr(html, " he nl\""))
+            fail_msg("%s: not rendered in its language", renders[i].lang);
+        free(html);
+    }
+    wr_webdir_free(w);
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+}
+
+/* Typos and broken templates stop the start, naming what is wrong. */
+static void test_checks_at_load(void **state)
+{
+    (void)state;
+    static const char typo[] = "{\"en\": {\"statsu_waiting\": \"x\"}}";
+    put("i18n.json", typo, sizeof(typo) - 1);
+    expect_error("\"en\".\"statsu_waiting\" is not a string of the page");
+    /* a key the directory's own template uses is the shop's, not a typo */
+    static const char own[] = "{\"en\": {\"shop_hours\": \"9-5\"}}";
+    static const char tpl[] = "<main id=\"app\" data-state=\"{{state}}\">{{t:shop_hours}}</main>";
+    put("i18n.json", own, sizeof(own) - 1);
+    put("queue.html", tpl, sizeof(tpl) - 1);
+    wr_webdir_t *w = NULL;
+    char err[512] = "";
+    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    wr_webdir_free(w);
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+    static const char badlang[] = "{\"english!\": {\"title\": \"x\"}}";
+    put("i18n.json", badlang, sizeof(badlang) - 1);
+    expect_error("\"english!\" is not a language code");
+    static const char nostate[] = "<main id=\"app\">{{queue}}</main>";
+    put("queue.html", nostate, sizeof(nostate) - 1);
+    expect_error("queue.html lacks {{state}}");
+    static const char noapp[] = "<main data-state=\"{{state}}\"></main>";
+    put("queue.html", noapp, sizeof(noapp) - 1);
+    expect_error("queue.html lacks id=\"app\"");
+    static const char noi18n[] =
+        "<main id=\"app\" data-state=\"{{state}}\" data-queue=\"{{queue}}\" "
+        "data-lang=\"{{lang}}\" data-langs=\"{{langs}}\" data-retry-ms=\"{{retry_ms}}\" "
+        "data-target-url=\"{{target_url}}\"><p id=\"status\"></p></main>"
+        "<script src=\"/static/queue.js\"></script>";
+    put("queue.html", noi18n, sizeof(noi18n) - 1);
+    expect_error("loads /static/queue.js but lacks {{i18n}}");
+    static const char dash[] = "<main id=\"board\"></main>";
+    put("dashboard.html", dash, sizeof(dash) - 1);
+    expect_error("dashboard.html lacks /static/dashboard.js");
+    /* the embedded templates pass their own checks */
+    size_t len = 0;
+    const unsigned char *q = wr_webdir_file(NULL, "queue.html", &len);
+    put("queue.html", (const char *)q, len);
+    const unsigned char *d = wr_webdir_file(NULL, "dashboard.html", &len);
+    put("dashboard.html", (const char *)d, len);
+    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    wr_webdir_free(w);
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_embedded_only),
-        cmocka_unit_test(test_replaces_by_name),
-        cmocka_unit_test(test_errors_at_load),
+        cmocka_unit_test(test_embedded_only),  cmocka_unit_test(test_replaces_by_name),
+        cmocka_unit_test(test_errors_at_load), cmocka_unit_test(test_added_language),
+        cmocka_unit_test(test_checks_at_load),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
