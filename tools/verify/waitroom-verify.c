@@ -356,7 +356,7 @@ static void print_text(run_t *r, const wr_logreplay_stats_t *st, int code)
     wr_b64_encode(r->cp.root, 32, root, sizeof root, NULL);
     printf("log %s: size %" PRIu64 ", root %s\n", r->cp.origin, r->cp.size, root);
     printf("signature: ok (%s)\n", r->v.name);
-    printf("root: %s\n", r->broken[0] ? r->broken : "ok, every leaf");
+    printf("checks: %s\n", r->broken[0] ? r->broken : "root ok, every leaf hashed");
     if (r->have_old)
         printf("consistency: %s with the saved checkpoint of size %" PRIu64 "\n",
                r->consistent ? "ok" : "FAILED", r->old_size);
