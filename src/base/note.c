@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/b64.h"
+#include "base/hex.h"
 
 #define EM_DASH     "\xe2\x80\x94" /* U+2014 in UTF-8 */
 #define SIG_PREFIX  EM_DASH " "
@@ -80,16 +81,6 @@ wr_err_t wr_note_verifier_format(const char *name, const uint8_t pub[WR_CRYPTO_E
     return WR_OK;
 }
 
-/* The value of a lowercase hex digit, or -1. */
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 wr_err_t wr_note_verifier_parse(const char *text, size_t len, wr_note_verifier_t *v)
 {
     if (!text || !v)
@@ -107,12 +98,8 @@ wr_err_t wr_note_verifier_parse(const char *text, size_t len, wr_note_verifier_t
     if (!wr_note_valid_name(text, name_len) || rest < 10 || hex[8] != '+')
         return WR_EINVAL;
     uint8_t id[WR_NOTE_KEY_ID], key[2 + WR_CRYPTO_ED25519_PUB];
-    for (int i = 0; i < WR_NOTE_KEY_ID; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return WR_EINVAL;
-        id[i] = (uint8_t)(hi << 4 | lo);
-    }
+    if (!wr_hex_decode(hex, 2 * WR_NOTE_KEY_ID, id, WR_NOTE_KEY_ID))
+        return WR_EINVAL;
     size_t key_len = 0;
     if (wr_b64_decode(hex + 9, rest - 9, key, sizeof key, &key_len) != WR_OK ||
         key_len != 1 + WR_CRYPTO_ED25519_PUB || key[0] != ALG_ED25519)

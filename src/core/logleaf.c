@@ -20,6 +20,8 @@
 
 #include <jansson.h>
 
+#include "base/hex.h"
+
 static const char *const kind_names[] = {"join", "commit", "draw",    "admit",
                                          "away", "leave",  "failOpen"};
 static const char *const why_names[] = {"left", "abandoned", "pending", "removed"};
@@ -34,45 +36,11 @@ const char *wr_logleaf_why_name(wr_logleaf_why_t why)
     return (unsigned)why < WR_LOGLEAF_WHY_COUNT ? why_names[why] : "?";
 }
 
-/* ---------- hex and names */
-
-static const char hexdig[] = "0123456789abcdef";
-
-static void to_hex(const uint8_t *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hexdig[b[i] >> 4];
-        out[2 * i + 1] = hexdig[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* Lowercase hex of exactly 2 * n characters (len) into out. */
-static bool from_hex(const char *s, size_t len, uint8_t *out, size_t n)
-{
-    if (len != 2 * n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        out[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return true;
-}
+/* ---------- ids and names */
 
 wr_err_t wr_logleaf_u_bytes(const char *u, uint8_t out[WR_LOGLEAF_U_BYTES])
 {
-    if (!u || !out || !from_hex(u, strlen(u), out, WR_LOGLEAF_U_BYTES))
+    if (!u || !out || !wr_hex_decode(u, strlen(u), out, WR_LOGLEAF_U_BYTES))
         return WR_EINVAL;
     return WR_OK;
 }
@@ -139,7 +107,7 @@ static void put_text(buf_t *b, const char *key, const char *text, size_t max)
 static void put_hex(buf_t *b, const char *key, const uint8_t *v, size_t n)
 {
     char hex[2 * WR_LOGLEAF_RANDOM_MAX + 1];
-    to_hex(v, n, hex);
+    wr_hex_encode(v, n, hex);
     put(b, ",\"%s\":\"%s\"", key, hex);
 }
 
@@ -285,7 +253,7 @@ static void get_hex(rd_t *r, const char *key, bool req, uint8_t *out, size_t n, 
         return;
     }
     size_t bytes = n ? n : len / 2;
-    if (r->bad || bytes > max || !from_hex(hex, len, out, bytes)) {
+    if (r->bad || bytes > max || !wr_hex_decode(hex, len, out, bytes)) {
         fail(r, key, "not lowercase hex of the right length");
         return;
     }
@@ -390,7 +358,7 @@ wr_err_t wr_logleaf_log_id(const uint8_t *salt, size_t salt_len, const char *use
     wr_err_t err = wr_crypto_hmac_sha256(salt, salt_len, user, len, mac);
     if (err != WR_OK)
         return err;
-    to_hex(mac, WR_LOGLEAF_U_BYTES, out);
+    wr_hex_encode(mac, WR_LOGLEAF_U_BYTES, out);
     return WR_OK;
 }
 

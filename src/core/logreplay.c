@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/idhash.h"
 
 enum { OUT, IN_LINE, AWAY, PENDING_DRAW };
@@ -117,16 +118,6 @@ const char *wr_logreplay_why_name(wr_logreplay_why_t why)
 {
     static const char *const names[] = {"notFirst", "notAway", "notInLine", "undrawn"};
     return (unsigned)why < sizeof names / sizeof names[0] ? names[why] : "?";
-}
-
-static void hex_of(const uint8_t *u, char out[WR_LOGLEAF_U_HEX + 1])
-{
-    static const char d[] = "0123456789abcdef";
-    for (int i = 0; i < WR_LOGLEAF_U_BYTES; i++) {
-        out[2 * i] = d[u[i] >> 4];
-        out[2 * i + 1] = d[u[i] & 15];
-    }
-    out[WR_LOGLEAF_U_HEX] = '\0';
 }
 
 /* Records a problem of the current leaf (invalid leaf or failed draw):
@@ -325,7 +316,7 @@ static void overtake(wr_logreplay_t *r, const wr_logleaf_t *l, wr_logreplay_why_
     snprintf(o->grp, sizeof o->grp, "%s", l->grp);
     o->expected[0] = '\0';
     if (first)
-        hex_of(first->u, o->expected);
+        wr_hex_encode(first->u, WR_LOGLEAF_U_BYTES, o->expected);
 }
 
 static void on_admit(wr_logreplay_t *r, const wr_logleaf_t *l)
