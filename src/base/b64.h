@@ -1,6 +1,8 @@
 /*
  * b64.h - base64url without padding (RFC 4648 section 5), as JWTs and
- * cookies use it. Bounded: callers pass the output capacity.
+ * cookies use it, and standard base64 with padding (section 4), as the
+ * public log's hashes, keys and signed notes use it. Bounded: callers pass
+ * the output capacity.
  */
 #ifndef WR_B64_H
 #define WR_B64_H
@@ -27,5 +29,19 @@ wr_err_t wr_b64url_encode(const uint8_t *in, size_t n, char *out, size_t cap, si
  * trailing bits, WR_ELIMIT if cap is too small.
  */
 wr_err_t wr_b64url_decode(const char *in, size_t n, uint8_t *out, size_t cap, size_t *out_len);
+
+/* Encoded length (without NUL) of n input bytes in standard base64 with
+ * padding: 4 * ceil(n / 3). */
+size_t wr_b64_encoded_len(size_t n);
+
+/* Standard base64 with '=' padding of n bytes of in into out (cap bytes,
+ * including room for NUL). WR_OK (*out_len without NUL), WR_EINVAL or
+ * WR_ELIMIT, as wr_b64url_encode. */
+wr_err_t wr_b64_encode(const uint8_t *in, size_t n, char *out, size_t cap, size_t *out_len);
+
+/* Decodes n characters of standard base64 with padding (a multiple of 4,
+ * exactly the '=' the length needs, zero unused bits, no whitespace) into
+ * out (cap bytes). WR_OK and *out_len, WR_EINVAL or WR_ELIMIT. */
+wr_err_t wr_b64_decode(const char *in, size_t n, uint8_t *out, size_t cap, size_t *out_len);
 
 #endif

@@ -4,6 +4,12 @@
  * libcrypto: sizes are checked against OpenSSL's int parameters before the
  * call, and an OpenSSL failure becomes a wr_err_t, never a partial output
  * the caller could mistake for a result.
+ *
+ * Ed25519 keys cross this file as raw bytes (the 32-byte seed, the 32-byte
+ * public key): an EVP_PKEY is made for one call and freed in it, so no
+ * OpenSSL type leaks into the header and a key is never shared between
+ * threads. PEM is read and written from memory (BIO_new_mem_buf): the
+ * caller does the file I/O.
  */
 #include "base/crypto.h"
 
@@ -14,6 +20,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -208,7 +215,128 @@ wr_err_t wr_crypto_sha256_digest(wr_crypto_sha256_t *h, const void *data, size_t
     return ok ? WR_OK : WR_EIO;
 }
 
+wr_err_t wr_crypto_sha256_reset(wr_crypto_sha256_t *h)
+{
+    if (!h)
+        return WR_EINVAL;
+    return EVP_DigestInit_ex(md_of(h), NULL, NULL) == 1 ? WR_OK : WR_EIO;
+}
+
 void wr_crypto_sha256_free(wr_crypto_sha256_t *h)
 {
     EVP_MD_CTX_free(md_of(h));
+}
+
+/* ---------- Ed25519 */
+
+/* An EVP_PKEY of the private key seed, or NULL. */
+static EVP_PKEY *ed_private(const uint8_t *seed)
+{
+    return EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, WR_CRYPTO_ED25519_SEED);
+}
+
+/* The raw public key of k into pub. */
+static bool ed_raw_public(EVP_PKEY *k, uint8_t *pub)
+{
+    size_t n = WR_CRYPTO_ED25519_PUB;
+    return EVP_PKEY_get_raw_public_key(k, pub, &n) == 1 && n == WR_CRYPTO_ED25519_PUB;
+}
+
+wr_err_t wr_crypto_ed25519_keygen(uint8_t seed[WR_CRYPTO_ED25519_SEED],
+                                  uint8_t pub[WR_CRYPTO_ED25519_PUB])
+{
+    if (!seed || !pub)
+        return WR_EINVAL;
+    wr_err_t err = wr_crypto_random(seed, WR_CRYPTO_ED25519_SEED);
+    if (err != WR_OK)
+        return err;
+    return wr_crypto_ed25519_public(seed, pub);
+}
+
+wr_err_t wr_crypto_ed25519_public(const uint8_t seed[WR_CRYPTO_ED25519_SEED],
+                                  uint8_t pub[WR_CRYPTO_ED25519_PUB])
+{
+    if (!seed || !pub)
+        return WR_EINVAL;
+    EVP_PKEY *k = ed_private(seed);
+    bool ok = k && ed_raw_public(k, pub);
+    EVP_PKEY_free(k);
+    return ok ? WR_OK : WR_EIO;
+}
+
+wr_err_t wr_crypto_ed25519_sign(const uint8_t seed[WR_CRYPTO_ED25519_SEED], const void *msg,
+                                size_t len, uint8_t sig[WR_CRYPTO_ED25519_SIG])
+{
+    static const uint8_t empty = 0;
+    if (!seed || (!msg && len > 0) || !sig)
+        return WR_EINVAL;
+    EVP_PKEY *k = ed_private(seed);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    size_t n = WR_CRYPTO_ED25519_SIG;
+    /* Ed25519 is one-shot: no digest (NULL), the whole message at once */
+    bool ok = k && ctx && EVP_DigestSignInit(ctx, NULL, NULL, NULL, k) == 1 &&
+              EVP_DigestSign(ctx, sig, &n, len ? msg : (const void *)&empty, len) == 1 &&
+              n == WR_CRYPTO_ED25519_SIG;
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(k);
+    return ok ? WR_OK : WR_EIO;
+}
+
+bool wr_crypto_ed25519_verify(const uint8_t pub[WR_CRYPTO_ED25519_PUB], const void *msg, size_t len,
+                              const uint8_t sig[WR_CRYPTO_ED25519_SIG])
+{
+    static const uint8_t empty = 0;
+    if (!pub || (!msg && len > 0) || !sig)
+        return false;
+    EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, WR_CRYPTO_ED25519_PUB);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    bool ok = k && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, k) == 1 &&
+              EVP_DigestVerify(ctx, sig, WR_CRYPTO_ED25519_SIG, len ? msg : (const void *)&empty,
+                               len) == 1;
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(k);
+    return ok;
+}
+
+wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
+                                    uint8_t seed[WR_CRYPTO_ED25519_SEED])
+{
+    if (!pem || !seed || len == 0 || len > INT_MAX)
+        return WR_EINVAL;
+    BIO *b = BIO_new_mem_buf(pem, (int)len);
+    if (!b)
+        return WR_ENOMEM;
+    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+    BIO_free(b);
+    size_t n = WR_CRYPTO_ED25519_SEED;
+    bool ok = k && EVP_PKEY_get_id(k) == EVP_PKEY_ED25519 &&
+              EVP_PKEY_get_raw_private_key(k, seed, &n) == 1 && n == WR_CRYPTO_ED25519_SEED;
+    EVP_PKEY_free(k);
+    return ok ? WR_OK : WR_EINVAL;
+}
+
+wr_err_t wr_crypto_ed25519_to_pem(const uint8_t seed[WR_CRYPTO_ED25519_SEED], char *out, size_t cap,
+                                  size_t *out_len)
+{
+    if (!seed || !out)
+        return WR_EINVAL;
+    EVP_PKEY *k = ed_private(seed);
+    BIO *b = BIO_new(BIO_s_mem());
+    bool ok = k && b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) == 1;
+    char *data = NULL;
+    long n = ok ? BIO_get_mem_data(b, &data) : 0;
+    wr_err_t err = ok && n > 0 ? WR_OK : WR_EIO;
+    if (err == WR_OK && (size_t)n + 1 > cap)
+        err = WR_ELIMIT;
+    if (err == WR_OK) {
+        memcpy(out, data, (size_t)n);
+        out[n] = '\0';
+        if (out_len)
+            *out_len = (size_t)n;
+    }
+    if (data && n > 0)
+        OPENSSL_cleanse(data, (size_t)n);
+    BIO_free(b);
+    EVP_PKEY_free(k);
+    return err;
 }

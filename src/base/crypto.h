@@ -2,7 +2,9 @@
  * crypto.h - the cryptographic primitives of waitroom, over OpenSSL's
  * libcrypto: HMAC-SHA256, random bytes, a constant-time comparison, the
  * wiping of secrets, the derivation of the visitor cookie key, and the
- * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names).
+ * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names),
+ * and Ed25519 (keys, PEM, signing and verifying: the public log's
+ * checkpoints, base/checkpoint.h).
  * Tokens and invites (token.c, invite.c), visitor cookies (identity.c),
  * the admin key check and the secrets (api, main), the snapshot
  * (mem_snapshot.c) and the Redis scripts (redis_conn.c) all go through
@@ -118,7 +120,55 @@ wr_err_t wr_crypto_sha256_final(wr_crypto_sha256_t *h, uint8_t out[WR_CRYPTO_SHA
 wr_err_t wr_crypto_sha256_digest(wr_crypto_sha256_t *h, const void *data, size_t len,
                                  uint8_t out[WR_CRYPTO_SHA256_LEN]);
 
+/* Starts h afresh (also after wr_crypto_sha256_final), for a digest of
+ * several pieces through one context (the public log's leaf and node
+ * hashes: a prefix byte, then the data). WR_OK, WR_EINVAL or WR_EIO. */
+wr_err_t wr_crypto_sha256_reset(wr_crypto_sha256_t *h);
+
 /* Frees h; NULL is a no-op. */
 void wr_crypto_sha256_free(wr_crypto_sha256_t *h);
+
+/* ---------- Ed25519 (RFC 8032): the public log's checkpoint signatures */
+
+#define WR_CRYPTO_ED25519_SEED 32  /* bytes of a private key (its seed) */
+#define WR_CRYPTO_ED25519_PUB  32  /* bytes of a public key */
+#define WR_CRYPTO_ED25519_SIG  64  /* bytes of a signature */
+#define WR_CRYPTO_PEM_MAX      512 /* bytes of an Ed25519 private key in PEM, and more */
+
+/* A fresh private key (32 random bytes, its seed) in seed and its public
+ * key in pub. WR_OK, WR_EINVAL (NULL) or WR_EIO (no entropy, OpenSSL). */
+wr_err_t wr_crypto_ed25519_keygen(uint8_t seed[WR_CRYPTO_ED25519_SEED],
+                                  uint8_t pub[WR_CRYPTO_ED25519_PUB]);
+
+/* The public key of a private key. WR_OK, WR_EINVAL or WR_EIO. */
+wr_err_t wr_crypto_ed25519_public(const uint8_t seed[WR_CRYPTO_ED25519_SEED],
+                                  uint8_t pub[WR_CRYPTO_ED25519_PUB]);
+
+/* The Ed25519 signature of msg (len bytes) under the private key seed
+ * (deterministic: the same inputs give the same signature). WR_OK,
+ * WR_EINVAL (NULL pointers) or WR_EIO. */
+wr_err_t wr_crypto_ed25519_sign(const uint8_t seed[WR_CRYPTO_ED25519_SEED], const void *msg,
+                                size_t len, uint8_t sig[WR_CRYPTO_ED25519_SIG]);
+
+/* True when sig is a valid Ed25519 signature of msg (len bytes) under the
+ * public key pub (OpenSSL's strict checks: a non-canonical point or S is
+ * refused). False for NULL pointers. */
+bool wr_crypto_ed25519_verify(const uint8_t pub[WR_CRYPTO_ED25519_PUB], const void *msg, size_t len,
+                              const uint8_t sig[WR_CRYPTO_ED25519_SIG]);
+
+/*
+ * The private key of a PEM text (len bytes; "-----BEGIN PRIVATE KEY-----",
+ * PKCS#8, as `openssl genpkey -algorithm ed25519` writes it) into seed.
+ * WR_OK, or WR_EINVAL when it is not PEM, not PKCS#8 or not an Ed25519 key
+ * (an RSA or P-256 key is refused, not converted).
+ */
+wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
+                                    uint8_t seed[WR_CRYPTO_ED25519_SEED]);
+
+/* The PEM text (PKCS#8) of the private key seed, NUL-terminated, into out
+ * (cap bytes; WR_CRYPTO_PEM_MAX is enough), its length without the NUL in
+ * *out_len. WR_OK, WR_EINVAL, WR_ELIMIT (cap too small) or WR_EIO. */
+wr_err_t wr_crypto_ed25519_to_pem(const uint8_t seed[WR_CRYPTO_ED25519_SEED], char *out, size_t cap,
+                                  size_t *out_len);
 
 #endif

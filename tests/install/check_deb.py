@@ -249,7 +249,7 @@ def main():
                 bad.append(f"{path}: mode {oct(s.st_mode & 0o7777)} vs {perm}")
         check(f"the package's {len(files)} paths are there, root-owned, with their modes",
               not bad, "; ".join(bad))
-        for must in ("/usr/bin/waitroomd", "/usr/bin/waitroom-invite",
+        for must in ("/usr/bin/waitroomd", "/usr/bin/waitroom-invite", "/usr/bin/waitroom-verify",
                      "/usr/share/man/man8/waitroomd.8.gz", "/lib/systemd/system/waitroomd.service",
                      "/etc/waitroom/waitroom.ini", "/usr/share/doc/waitroom/copyright",
                      "/usr/share/doc/waitroom/examples/grafana/waitroom.json",
@@ -270,6 +270,9 @@ def main():
               r.stdout.strip() == "waitroomd " + version, r.stdout + r.stderr)
         r = c.run("/usr/bin/waitroom-invite", "--help")
         check("waitroom-invite runs in the clean root", "usage:" in (r.stdout + r.stderr),
+              r.stdout + r.stderr)
+        r = c.run("/usr/bin/waitroom-verify", "--help")
+        check("waitroom-verify runs in the clean root", "usage:" in (r.stdout + r.stderr),
               r.stdout + r.stderr)
 
         u = c.ids("waitroom")
@@ -364,7 +367,7 @@ def main():
         check("dpkg -r", r.returncode == 0, r.stdout + r.stderr)
         st = c.run("dpkg-query", "-W", "-f=${Status}", "waitroom").stdout
         check("dpkg -r: deinstall ok config-files", st == "deinstall ok config-files", st)
-        gone = [f for f in ("/usr/bin/waitroomd", "/usr/bin/waitroom-invite",
+        gone = [f for f in ("/usr/bin/waitroomd", "/usr/bin/waitroom-invite", "/usr/bin/waitroom-verify",
                             "/lib/systemd/system/waitroomd.service",
                             "/usr/share/doc/waitroom", "/usr/share/waitroom")
                 if os.path.lexists(c.path(f))]

@@ -45,11 +45,13 @@ from checklib import check, summary  # noqa: E402
 UNIT_SRC = os.path.join(ROOT, "examples", "systemd", "waitroomd.service")
 MAN_SRC = os.path.join(ROOT, "docs", "waitroomd.8")
 INVITE_MAN_SRC = os.path.join(ROOT, "docs", "waitroom-invite.1")
+VERIFY_MAN_SRC = os.path.join(ROOT, "docs", "waitroom-verify.1")
 SECURITY_THRESHOLD = 40  # systemd-analyze security --threshold (tenths: the unit scores 3.4 = 34 on Debian 12)
 
 # Relative to the prefix.
 EXPECTED = [
     "bin/waitroom-invite",
+    "bin/waitroom-verify",
     "bin/waitroomd",
     "lib/systemd/system/waitroomd.service",
     "share/doc/waitroom/API.md",
@@ -77,6 +79,7 @@ EXPECTED = [
     "share/doc/waitroom/examples/systemd/waitroomd.service",
     "share/doc/waitroom/examples/waitroom.ini",
     "share/man/man1/waitroom-invite.1",
+    "share/man/man1/waitroom-verify.1",
     "share/man/man8/waitroomd.8",
 ]
 
@@ -289,17 +292,19 @@ def man_page(a):
     nokey = [f for f in sorted(helped - {"help", "config", "version"})
              if not re.search(r"^\.Pq Cm " + f.replace("-", "_") + r"\b", entries.get(f, ""), re.M)]
     check("each option's entry names its INI key", not nokey, f"no '.Pq Cm KEY' in the entries of {nokey}")
-    # waitroom-invite(1): lint-clean, and its flags are the ones of its usage text.
-    inv_src = open(INVITE_MAN_SRC).read()
-    r = run([mandoc, "-T", "lint", "-W", "warning", INVITE_MAN_SRC])
-    check("waitroom-invite.1: mandoc -T lint -W warning: no warning",
-          r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr)
-    invite = os.path.join(os.path.dirname(a.waitroomd), "waitroom-invite")
-    h = run([invite, "--help"])
-    helped = set(re.findall(r"--([a-z][a-z0-9-]*)", h.stdout + h.stderr))
-    documented = set(re.findall(r"^\.It Fl -([a-z][a-z0-9-]*)", inv_src, re.M))
-    check("waitroom-invite.1 documents exactly the flags of waitroom-invite --help",
-          helped and documented == helped, f"--help {sorted(helped)}, man page {sorted(documented)}")
+    # waitroom-invite(1), waitroom-verify(1): lint-clean, and their flags are
+    # the ones of their usage texts.
+    for tool, man in (("waitroom-invite", INVITE_MAN_SRC), ("waitroom-verify", VERIFY_MAN_SRC)):
+        tool_src = open(man).read()
+        r = run([mandoc, "-T", "lint", "-W", "warning", man])
+        check(f"{tool}.1: mandoc -T lint -W warning: no warning",
+              r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr)
+        h = run([os.path.join(os.path.dirname(a.waitroomd), tool), "--help"])
+        helped = set(re.findall(r"--([a-z][a-z0-9-]*)", h.stdout + h.stderr))
+        documented = set(re.findall(r"^\.It Fl -([a-z][a-z0-9-]*)", tool_src, re.M))
+        check(f"{tool}.1 documents exactly the flags of {tool} --help",
+              helped and documented == helped,
+              f"--help {sorted(helped)}, man page {sorted(documented)}")
 
 
 def main():

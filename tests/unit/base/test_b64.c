@@ -180,13 +180,51 @@ static void test_decode_rejects(void **state)
     assert_int_equal(wr_b64url_decode("Zm9+", 4, out, 0, &len), WR_EINVAL);
 }
 
+/* Standard base64 with padding: RFC 4648 section 10 as written, the two
+ * standard characters, and strict decoding (padding exactly as needed). */
+static void test_std(void **state)
+{
+    (void)state;
+    static const struct vec v[] = {
+        {"", ""},
+        {"f", "Zg=="},
+        {"fo", "Zm8="},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="},
+        {"foobar", "Zm9vYmFy"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char out[16];
+        uint8_t back[16];
+        size_t len = 99, n = strlen(v[i].raw);
+        assert_int_equal(wr_b64_encode((const uint8_t *)v[i].raw, n, out, sizeof out, &len), WR_OK);
+        assert_string_equal(out, v[i].enc);
+        assert_int_equal(len, wr_b64_encoded_len(n));
+        assert_int_equal(wr_b64_decode(v[i].enc, strlen(v[i].enc), back, sizeof back, &len), WR_OK);
+        assert_int_equal(len, n);
+        assert_memory_equal(back, v[i].raw, n);
+    }
+    static const uint8_t hi[3] = {0xfb, 0xff, 0xbf};
+    char out[8];
+    assert_int_equal(wr_b64_encode(hi, 3, out, sizeof out, NULL), WR_OK);
+    assert_string_equal(out, "+/+/");
+    uint8_t b[8];
+    size_t len;
+    static const char *const bad[] = {"Zg",   "Zg=",  "Zg===",    "Z===", "Zm8",  "Zh==",
+                                      "Zm9=", "-_-_", "Zg==Zg==", "Zm=v", "====", " Zg="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(wr_b64_decode(bad[i], strlen(bad[i]), b, sizeof b, &len), WR_EINVAL);
+    assert_int_equal(wr_b64_decode("Zm9v", 4, b, 2, &len), WR_ELIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc4648_encode), cmocka_unit_test(test_rfc4648_decode),
         cmocka_unit_test(test_url_alphabet),   cmocka_unit_test(test_round_trip_all_bytes),
         cmocka_unit_test(test_encode_bounds),  cmocka_unit_test(test_decode_bounds),
-        cmocka_unit_test(test_decode_rejects),
+        cmocka_unit_test(test_decode_rejects), cmocka_unit_test(test_std),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,12 +120,86 @@ static void test_sha1_hex(void **state)
     assert_int_equal(wr_crypto_sha1_hex(NULL, 1, out), WR_EINVAL);
 }
 
+/* RFC 8032 section 7.1, TEST 1 (empty message) and TEST 2 (one byte). */
+static void test_ed25519_rfc8032(void **state)
+{
+    (void)state;
+    static const uint8_t seed1[32] = {0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60,
+                                      0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+                                      0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19,
+                                      0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60};
+    static const uint8_t pub1[32] = {0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7,
+                                     0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
+                                     0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25,
+                                     0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a};
+    static const uint8_t sig1[64] = {
+        0xe5, 0x56, 0x43, 0x00, 0xc3, 0x60, 0xac, 0x72, 0x90, 0x86, 0xe2, 0xcc, 0x80,
+        0x6e, 0x82, 0x8a, 0x84, 0x87, 0x7f, 0x1e, 0xb8, 0xe5, 0xd9, 0x74, 0xd8, 0x73,
+        0xe0, 0x65, 0x22, 0x49, 0x01, 0x55, 0x5f, 0xb8, 0x82, 0x15, 0x90, 0xa3, 0x3b,
+        0xac, 0xc6, 0x1e, 0x39, 0x70, 0x1c, 0xf9, 0xb4, 0x6b, 0xd2, 0x5b, 0xf5, 0xf0,
+        0x59, 0x5b, 0xbe, 0x24, 0x65, 0x51, 0x41, 0x43, 0x8e, 0x7a, 0x10, 0x0b};
+    uint8_t pub[32], sig[64];
+    assert_int_equal(wr_crypto_ed25519_public(seed1, pub), WR_OK);
+    assert_memory_equal(pub, pub1, 32);
+    assert_int_equal(wr_crypto_ed25519_sign(seed1, NULL, 0, sig), WR_OK);
+    assert_memory_equal(sig, sig1, 64);
+    assert_true(wr_crypto_ed25519_verify(pub1, NULL, 0, sig1));
+    assert_false(wr_crypto_ed25519_verify(pub1, "x", 1, sig1));
+    sig[0] ^= 1;
+    assert_false(wr_crypto_ed25519_verify(pub1, NULL, 0, sig));
+    assert_false(wr_crypto_ed25519_verify(NULL, NULL, 0, sig1));
+
+    /* a fresh key signs and verifies; another key does not */
+    uint8_t s2[32], p2[32], p3[32];
+    assert_int_equal(wr_crypto_ed25519_keygen(s2, p2), WR_OK);
+    assert_int_equal(wr_crypto_ed25519_public(s2, p3), WR_OK);
+    assert_memory_equal(p2, p3, 32);
+    assert_int_equal(wr_crypto_ed25519_sign(s2, "hello", 5, sig), WR_OK);
+    assert_true(wr_crypto_ed25519_verify(p2, "hello", 5, sig));
+    assert_false(wr_crypto_ed25519_verify(pub1, "hello", 5, sig));
+}
+
+static void test_ed25519_pem(void **state)
+{
+    (void)state;
+    uint8_t seed[32], pub[32], back[32];
+    char pem[WR_CRYPTO_PEM_MAX];
+    size_t len = 0;
+    assert_int_equal(wr_crypto_ed25519_keygen(seed, pub), WR_OK);
+    assert_int_equal(wr_crypto_ed25519_to_pem(seed, pem, sizeof pem, &len), WR_OK);
+    assert_int_equal(strlen(pem), len);
+    assert_non_null(strstr(pem, "-----BEGIN PRIVATE KEY-----\n"));
+    assert_int_equal(wr_crypto_ed25519_from_pem(pem, len, back), WR_OK);
+    assert_memory_equal(seed, back, 32);
+    assert_int_equal(wr_crypto_ed25519_to_pem(seed, pem, 20, &len), WR_ELIMIT);
+    /* RFC 8410 section 10.3's example key: PKCS#8, as openssl genpkey writes */
+    static const char rfc8410[] =
+        "-----BEGIN PRIVATE KEY-----\n"
+        "MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n"
+        "-----END PRIVATE KEY-----\n";
+    static const uint8_t want[32] = {0xd4, 0xee, 0x72, 0xdb, 0xf9, 0x13, 0x58, 0x4a,
+                                     0xd5, 0xb6, 0xd8, 0xf1, 0xf7, 0x69, 0xf8, 0xad,
+                                     0x3a, 0xfe, 0x7c, 0x28, 0xcb, 0xf1, 0xd4, 0xfb,
+                                     0xe0, 0x97, 0xa8, 0x8f, 0x44, 0x75, 0x58, 0x42};
+    assert_int_equal(wr_crypto_ed25519_from_pem(rfc8410, sizeof rfc8410 - 1, back), WR_OK);
+    assert_memory_equal(back, want, 32);
+    assert_int_equal(wr_crypto_ed25519_from_pem("not a key", 9, back), WR_EINVAL);
+    /* a key of another type is refused, not converted */
+    static const char p256[] = "-----BEGIN PRIVATE KEY-----\n"
+                               "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgvfynuBlMmozDEQfc\n"
+                               "JzL4YWa5F6Xqn5P3Ck0RbmdNxNShRANCAASFIGjQKDGLehyx5/dmVzu6EHl1xtHK\n"
+                               "cgX6AnuODBRAQNghxqVhrcCWafOi34QgUA8o4sdKrT+Yo3PwSMf7DNuF\n"
+                               "-----END PRIVATE KEY-----\n";
+    assert_int_equal(wr_crypto_ed25519_from_pem(p256, sizeof p256 - 1, back), WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmac_rfc4231),   cmocka_unit_test(test_random),
-        cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
-        cmocka_unit_test(test_sha256),         cmocka_unit_test(test_sha1_hex),
+        cmocka_unit_test(test_hmac_rfc4231),    cmocka_unit_test(test_random),
+        cmocka_unit_test(test_equal_and_wipe),  cmocka_unit_test(test_cookie_key),
+        cmocka_unit_test(test_sha256),          cmocka_unit_test(test_sha1_hex),
+        cmocka_unit_test(test_ed25519_rfc8032), cmocka_unit_test(test_ed25519_pem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
