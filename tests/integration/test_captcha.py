@@ -38,10 +38,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from test_challenge import ALPHABET, BITS, solve
-from test_idle import vid_of
-from test_redis_prod import make_certs
-from test_security_abuse import metric
+from helpers import ALPHABET, BITS, make_certs, metric, solve, vid_of
 
 SITE_KEY = "1x00000000000000000000AA"
 OTHER_SITE_KEY = "2x00000000000000000000BB"

@@ -24,7 +24,7 @@ import socket
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, Waitroomd, uid
-from test_cookie import parse_set_cookie
+from helpers import parse_set_cookie
 
 COOKIE_MAX_AGE = 86400  # WR_VID_COOKIE_MAX_AGE
 HEADER_LIMIT = 32768    # WR_HTTP_MAX_HEADERS: request line + header lines, with line ends

@@ -8,11 +8,9 @@ instance killed during the opening of a large pre-queue; on the embedded
 store the snapshot keeps a pre-queue across a restart. Both stores."""
 import collections
 import itertools
-import os
 import secrets
 import signal
 import tempfile
-import threading
 import time
 
 from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid

@@ -9,33 +9,13 @@ Metric names are not fixed by API.md; the suite looks for (see README.md):
   with queue="<name>";
 - something whose name contains "breaker".
 """
-import re
 import signal
 import socket
 import time
 
 import jwtutil
 from harness import ENV, FAST, RedisServer, WRTest, Waitroomd, uid
-
-LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_metrics(text):
-    samples, types = [], {}
-    for ln in text.splitlines():
-        if ln.startswith("# TYPE "):
-            parts = ln.split()
-            if len(parts) >= 4:
-                types[parts[2]] = parts[3]
-            continue
-        if not ln or ln.startswith("#"):
-            continue
-        m = LINE.match(ln)
-        if m:
-            labels = dict(LABEL.findall(m.group(3) or ""))
-            samples.append((m.group(1), labels, float(m.group(4))))
-    return samples, types
+from helpers import parse_metrics
 
 
 class Ops(WRTest):

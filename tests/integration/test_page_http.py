@@ -7,7 +7,7 @@ import re
 import signal
 
 from harness import ADMIN, ENV, HOLD, Client, Waitroomd, WRTest, free_port, uid
-from test_start import spawn
+from helpers import spawn
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; frame-ancestors 'none'")

@@ -15,18 +15,8 @@ import subprocess
 import time
 
 import jwtutil
-from harness import ADMIN, ENV, HOLD, FAST, WRTest, Waitroomd, admin_listener_client, uid
-
-
-def metric(client, name, labels):
-    """The value of one series; 0 when the counter exists (its # TYPE line is
-    there) but that series was never incremented. A missing family fails."""
-    text = client.get("/metrics").body
-    assert "# TYPE %s " % name in text, "no metric family %s in /metrics" % name
-    for line in text.splitlines():
-        if line.startswith(name + "{" + labels + "}"):
-            return float(line.split()[-1])
-    return 0.0
+from harness import ENV, HOLD, FAST, WRTest, Waitroomd, admin_listener_client, uid
+from helpers import metric
 
 
 class JoinRate(WRTest):
