@@ -27,6 +27,23 @@ static size_t count(const char *hay, const char *needle)
     return n;
 }
 
+/* Renders v's queue page and asserts it holds every string of `has` and
+ * none of `lacks` (NULL-terminated lists, STRS(...); NULL: none). */
+static void assert_page(const wr_page_view_t *v, const char *const *has, const char *const *lacks)
+{
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    assert_non_null(html);
+    for (size_t i = 0; has && has[i]; i++)
+        if (!strstr(html, has[i]))
+            fail_msg("the page lacks %s", has[i]);
+    for (size_t i = 0; lacks && lacks[i]; i++)
+        if (strstr(html, lacks[i]))
+            fail_msg("the page holds %s", lacks[i]);
+    free(html);
+}
+#define STRS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 static wr_page_view_t waiting_view(void)
 {
     wr_page_view_t v;
@@ -91,15 +108,12 @@ static void test_render_korean_and_eta_minutes(void **state)
     v.lang = "ko";
     v.eta_seconds = 61; /* ceil(61 / 60) = 2 minutes */
     v.retry_after_ms = 250;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
-    assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
-    assert_non_null(strstr(html, "현재 128번째입니다. 앞에 127명이 있습니다."));
     /* 250 ms rounds up to 1 s, and the floor is 2 s */
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
-    free(html);
+    assert_page(&v,
+                STRS("<html lang=\"ko\" dir=\"ltr\">", "<dd id=\"eta\">약 2분</dd>",
+                     "현재 128번째입니다. 앞에 127명이 있습니다.",
+                     "http-equiv=\"refresh\" content=\"2\""),
+                NULL);
 }
 
 static void test_render_paused_eta_unknown(void **state)
@@ -107,12 +121,7 @@ static void test_render_paused_eta_unknown(void **state)
     (void)state;
     wr_page_view_t v = waiting_view();
     v.eta_seconds = -1;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-eta=\"-1\""));
-    assert_non_null(strstr(html, "<dd id=\"eta\">paused for now</dd>"));
-    free(html);
+    assert_page(&v, STRS("data-eta=\"-1\"", "<dd id=\"eta\">paused for now</dd>"), NULL);
 }
 
 static void test_escaping_target_url(void **state)
@@ -138,14 +147,10 @@ static void test_escaping_state_and_queue(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "<b>\"x\"</b>"; /* not a known state: rendered as unavailable */
     v.queue = "a<b&c";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_null(strstr(html, "<b>"));
-    assert_null(strstr(html, "a<b"));
-    assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\" "));
-    free(html);
+    assert_page(&v,
+                STRS("data-queue=\"a&lt;b&amp;c\"",
+                     "<body class=\"page-queue\" data-state=\"unavailable\" "),
+                STRS("<b>", "a<b"));
 }
 
 static void test_admitted_refresh_goes_to_target(void **state)
@@ -154,20 +159,12 @@ static void test_admitted_refresh_goes_to_target(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "admitted";
     v.target_url = "/shop?a=1&b=2";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "content=\"0; url=/shop?a=1&amp;b=2\""));
     /* a waiting-only number is not shown for an admitted user */
-    assert_non_null(strstr(html, "data-position=\"0\""));
-    free(html);
+    assert_page(&v, STRS("content=\"0; url=/shop?a=1&amp;b=2\"", "data-position=\"0\""), NULL);
 
     v.target_url = "";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    assert_non_null(strstr(html, "You&#39;re in.")); /* ' escaped */
-    free(html);
+    assert_page(&v, STRS("http-equiv=\"refresh\" content=\"\"", "You&#39;re in." /* ' escaped */),
+                NULL);
 }
 
 /* 1.1: tokenInQuery puts the pass in the no-script redirect to another
@@ -180,23 +177,16 @@ static void test_admitted_token_in_query(void **state)
     v.target_url = "https://shop.example/c?x=1#f";
     v.token_in_query = true;
     v.token = "aaa.bbb.ccc";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(
-        strstr(html, "content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\""));
-    assert_non_null(strstr(html, "data-token-in-query=\"1\""));
-    free(html);
+    assert_page(&v,
+                STRS("content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\"",
+                     "data-token-in-query=\"1\""),
+                NULL);
     v.target_url = "/c";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "content=\"0; url=/c\""));
-    free(html);
+    assert_page(&v, STRS("content=\"0; url=/c\""), NULL);
     v.token_in_query = false;
     v.target_url = "https://shop.example/c";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "content=\"0; url=https://shop.example/c\""));
-    assert_non_null(strstr(html, "data-token-in-query=\"0\""));
-    free(html);
+    assert_page(&v, STRS("content=\"0; url=https://shop.example/c\"", "data-token-in-query=\"0\""),
+                NULL);
 }
 
 /* 1.1: a join refused for its invite says why. */
@@ -206,50 +196,32 @@ static void test_invite_state(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "invite";
     v.reason = "expired";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-state=\"invite\""));
-    assert_non_null(strstr(html, "data-reason=\"expired\""));
-    assert_non_null(strstr(html, "Your invitation has expired."));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    free(html);
+    assert_page(&v,
+                STRS("data-state=\"invite\"", "data-reason=\"expired\"",
+                     "Your invitation has expired.", "http-equiv=\"refresh\" content=\"\""),
+                NULL);
     v.reason = "missing";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "by invitation only"));
-    free(html);
+    assert_page(&v, STRS("by invitation only"), NULL);
     v.reason = "signature";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "not valid for this line"));
-    free(html);
+    assert_page(&v, STRS("not valid for this line"), NULL);
 }
 
 static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
     wr_page_view_t v = state_view("full");
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
     /* the api sends Retry-After: 5 with a full line */
-    assert_non_null(strstr(html, "data-retry-ms=\"5000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
-    assert_non_null(strstr(html, "The line is full right now. We will try again in 5 s."));
-    free(html);
+    assert_page(&v,
+                STRS("data-retry-ms=\"5000\"", "http-equiv=\"refresh\" content=\"5\"",
+                     "The line is full right now. We will try again in 5 s."),
+                NULL);
 
     v.state = "unavailable";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-retry-ms=\"2000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
-    free(html);
+    assert_page(&v, STRS("data-retry-ms=\"2000\"", "http-equiv=\"refresh\" content=\"2\""), NULL);
 
     v.state = "notfound";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    assert_non_null(strstr(html, "This waiting room does not exist."));
-    free(html);
+    assert_page(
+        &v, STRS("http-equiv=\"refresh\" content=\"\"", "This waiting room does not exist."), NULL);
 }
 
 /* Degraded mode: no position, the reconnecting sentence in both languages,
@@ -259,19 +231,13 @@ static void test_degraded_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("degraded");
     v.retry_after_ms = 4800;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-state=\"degraded\""));
-    assert_non_null(strstr(html, "data-retry-ms=\"4800\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
-    assert_non_null(strstr(html, "The line is reconnecting; you may be let in."));
-    free(html);
+    assert_page(&v,
+                STRS("data-state=\"degraded\"", "data-retry-ms=\"4800\"",
+                     "http-equiv=\"refresh\" content=\"5\"",
+                     "The line is reconnecting; you may be let in."),
+                NULL);
     v.lang = "ko";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "대기열이 다시 연결되는 중입니다."));
-    free(html);
+    assert_page(&v, STRS("대기열이 다시 연결되는 중입니다."), NULL);
 }
 
 /* Pre-queue: the opening in UTC and ISO 8601 for people without
@@ -325,11 +291,8 @@ static void test_prequeue_state(void **state)
 
     /* the opening's values only in the pre-queue */
     v.state = "waiting";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-opens-at=\"\""));
-    assert_non_null(strstr(html, "<time id=\"opens-at\" datetime=\"\"></time>"));
-    free(html);
+    assert_page(&v, STRS("data-opens-at=\"\"", "<time id=\"opens-at\" datetime=\"\"></time>"),
+                NULL);
 }
 
 /* 1.2: a held person (turn came while away) is told their place was kept,
@@ -340,28 +303,18 @@ static void test_held(void **state)
     wr_page_view_t v = waiting_view();
     v.position = 1;
     v.held = true;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-held=\"1\""));
-    assert_non_null(strstr(html, "<h1 id=\"heading\">Welcome back</h1>"));
-    assert_non_null(strstr(html, ">You stepped away, and your place was kept. You go in at the "
-                                 "next admission.</p>"));
-    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">1</strong>"));
-    free(html);
+    assert_page(&v,
+                STRS("data-held=\"1\"", "<h1 id=\"heading\">Welcome back</h1>",
+                     ">You stepped away, and your place was kept. You go in at the "
+                     "next admission.</p>",
+                     "<strong id=\"position\" class=\"num\">1</strong>"),
+                NULL);
     v.lang = "ko";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다."));
-    free(html);
+    assert_page(&v, STRS("잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다."), NULL);
     /* not held: the usual sentence, data-held 0 */
     v = waiting_view();
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-held=\"0\""));
-    assert_null(strstr(html, ">You stepped away"));
-    assert_non_null(strstr(html, "<h1 id=\"heading\">You are in line</h1>"));
-    free(html);
+    assert_page(&v, STRS("data-held=\"0\"", "<h1 id=\"heading\">You are in line</h1>"),
+                STRS(">You stepped away"));
 }
 
 /* 1.2: with a stock, the odds with grouped numbers; without, nothing. */
@@ -373,39 +326,26 @@ static void test_odds_and_grouping(void **state)
     v.waiting = 1234567;
     v.has_stock = true;
     v.stock_left = 300;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-stock-left=\"300\""));
-    assert_non_null(strstr(html, "data-position=\"5200\""));
-    assert_non_null(
-        strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left; you are number 5,200.</p>"));
-    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">5,200</strong>"));
-    assert_non_null(strstr(html, "<dd id=\"ahead\">5,199</dd>"));
-    assert_non_null(strstr(html, "<dd id=\"waiting\">1,234,567</dd>"));
-    assert_non_null(strstr(html, "You are number 5,200 in line. People ahead of you: 5,199."));
-    free(html);
+    assert_page(&v,
+                STRS("data-stock-left=\"300\"", "data-position=\"5200\"",
+                     "<p id=\"odds\" class=\"odds\">About 300 left; you are number 5,200.</p>",
+                     "<strong id=\"position\" class=\"num\">5,200</strong>",
+                     "<dd id=\"ahead\">5,199</dd>", "<dd id=\"waiting\">1,234,567</dd>",
+                     "You are number 5,200 in line. People ahead of you: 5,199."),
+                NULL);
     v.lang = "ko";
     v.stock_left = 12000;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "남은 수량 약 12,000개, 내 순서는 5,200번째입니다."));
-    free(html);
+    assert_page(&v, STRS("남은 수량 약 12,000개, 내 순서는 5,200번째입니다."), NULL);
     /* none left while passes are live: people keep waiting */
     v.lang = "en";
     v.stock_left = 0;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-stock-left=\"0\""));
-    assert_non_null(strstr(html, "None left right now; passes that go unused come back. You are "
-                                 "number 5,200."));
-    free(html);
+    assert_page(&v,
+                STRS("data-stock-left=\"0\"",
+                     "None left right now; passes that go unused come back. You are "
+                     "number 5,200."),
+                NULL);
     v.has_stock = false;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-stock-left=\"\""));
-    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\"></p>"));
-    free(html);
+    assert_page(&v, STRS("data-stock-left=\"\"", "<p id=\"odds\" class=\"odds\"></p>"), NULL);
 }
 
 /* 1.2: closed and sold out, in both languages; the re-check without
@@ -415,34 +355,28 @@ static void test_closed_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("closed");
     v.reason = "soldOut";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"closed\" "
-                                 "data-reason=\"soldOut\""));
-    assert_non_null(strstr(html, "<h1 id=\"heading\">Sold out</h1>"));
-    assert_non_null(strstr(html, ">Sold out. If more becomes available, this page moves on by "
-                                 "itself.</p>"));
-    assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"60\""));
-    free(html);
+    assert_page(&v,
+                STRS("<body class=\"page-queue\" data-state=\"closed\" "
+                     "data-reason=\"soldOut\"",
+                     "<h1 id=\"heading\">Sold out</h1>",
+                     ">Sold out. If more becomes available, this page moves on by "
+                     "itself.</p>",
+                     "data-retry-ms=\"60000\"", "http-equiv=\"refresh\" content=\"60\""),
+                NULL);
     v.reason = "closed";
     v.lang = "ko";
     v.retry_after_ms = 600000; /* never slower than 60 s */
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "<h1 id=\"heading\">판매가 종료되었습니다</h1>"));
-    assert_non_null(strstr(html, "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다."));
-    assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
-    free(html);
+    assert_page(&v,
+                STRS("<h1 id=\"heading\">판매가 종료되었습니다</h1>",
+                     "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.",
+                     "data-retry-ms=\"60000\""),
+                NULL);
     v.lang = "en";
     v.retry_after_ms = 30000; /* the server's, when sooner */
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has ended</h1>"));
-    assert_non_null(strstr(html, "data-retry-ms=\"30000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"30\""));
-    free(html);
+    assert_page(&v,
+                STRS("<h1 id=\"heading\">The sale has ended</h1>", "data-retry-ms=\"30000\"",
+                     "http-equiv=\"refresh\" content=\"30\""),
+                NULL);
 }
 
 /* 1.2: the operator's notice is text: a hostile one comes out as entities,
@@ -465,11 +399,7 @@ static void test_notice_escaped(void **state)
               "&lt;/script&gt;&amp;amp;</p>"));
     free(html);
     v.notice = NULL;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_non_null(strstr(html, "data-notice=\"0\""));
-    assert_non_null(strstr(html, "aria-atomic=\"true\"></p>"));
-    free(html);
+    assert_page(&v, STRS("data-notice=\"0\"", "aria-atomic=\"true\"></p>"), NULL);
 }
 
 static void test_dashboard(void **state)
@@ -613,54 +543,35 @@ static void test_brand(void **state)
     snprintf(pg.accent, sizeof(pg.accent), "#FFD400");
     wr_page_view_t v = waiting_view();
     v.page = &pg;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_null(strstr(html, "<script>alert"));
-    assert_null(strstr(html, "<img src=x"));
-    assert_non_null(
-        strstr(html, "<title>Drop &lt;script&gt;alert(1)&lt;/script&gt; - Tea &amp; &quot;Co&quot; "
-                     "&lt;img src=x onerror=alert(1)&gt;</title>"));
-    assert_non_null(strstr(html, "src=\"https://cdn.example/logo.svg\" alt=\"\""));
-    assert_non_null(strstr(html, "data-logo=\"1\""));
-    assert_non_null(strstr(html, "data-accent=\"#ffd400\" data-accent-ink=\"#000000\""));
-    assert_non_null(
-        strstr(html, "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;"));
-    assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
-    free(html);
+    assert_page(&v,
+                STRS("<title>Drop &lt;script&gt;alert(1)&lt;/script&gt; - Tea &amp; &quot;Co&quot; "
+                     "&lt;img src=x onerror=alert(1)&gt;</title>",
+                     "src=\"https://cdn.example/logo.svg\" alt=\"\"", "data-logo=\"1\"",
+                     "data-accent=\"#ffd400\" data-accent-ink=\"#000000\"",
+                     "<p class=\"event-title\" id=\"event-title\">Drop &lt;script&gt;",
+                     "<html lang=\"en\" dir=\"ltr\">"),
+                STRS("<script>alert", "<img src=x"));
 
     /* no brand: the queue's name, the default accent, no logo */
     v = waiting_view();
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "<title>Waiting room - sale-1</title>"));
-    assert_non_null(strstr(html, "data-logo=\"0\""));
-    assert_non_null(strstr(html, "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""));
-    free(html);
+    assert_page(&v,
+                STRS("<title>Waiting room - sale-1</title>", "data-logo=\"0\"",
+                     "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""),
+                NULL);
 
     /* Arabic: right to left, its own words; Traditional Chinese */
     v = waiting_view();
     v.lang = "ar";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "<html lang=\"ar\" dir=\"rtl\">"));
-    assert_non_null(strstr(html, "غرفة الانتظار"));
-    free(html);
+    assert_page(&v, STRS("<html lang=\"ar\" dir=\"rtl\">", "غرفة الانتظار"), NULL);
     v.lang = "zh-Hant";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "<html lang=\"zh-Hant\" dir=\"ltr\">"));
-    assert_non_null(strstr(html, "您正在排隊"));
-    free(html);
+    assert_page(&v, STRS("<html lang=\"zh-Hant\" dir=\"ltr\">", "您正在排隊"), NULL);
     v.lang = "xx"; /* not one of ours: English */
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "<html lang=\"en\""));
-    free(html);
+    assert_page(&v, STRS("<html lang=\"en\""), NULL);
 
     /* a preview stays put: no refresh, the flag for the script */
     v = waiting_view();
     v.preview = true;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(strstr(html, "content=\"\""));
-    assert_non_null(strstr(html, "data-preview=\"1\""));
-    free(html);
+    assert_page(&v, STRS("content=\"\"", "data-preview=\"1\""), NULL);
 }
 
 static void test_assets(void **state)
