@@ -498,114 +498,82 @@ static void test_claims(void **state)
     const char *H = HS256_HDR;
     char q64[80], q65[80], u128[160], u129[160], p[512];
 
-    /* Control. */
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_OK);
-    /* Unknown extra claims are ignored. */
-    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
-                                  "\"abc\",\"iat\":1,\"exp\":1800000000,\"x\":{\"y\":[1,2]}}"),
-                     WR_TOKEN_OK);
-
-    /* Issuer. */
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"other\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_WRONG_ISSUER);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"Waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_WRONG_ISSUER);
-    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\\u0000x\"", "\"shop\"", "\"u1\"", "\"abc\"",
-                                         "1", "1800000000")),
-                     WR_TOKEN_MALFORMED); /* \u0000 is refused by the parser */
-    assert_int_equal(verify_hp(H, CLAIMS("5", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-                     WR_TOKEN_MALFORMED);
-    assert_int_equal(verify_hp(H, "{\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\",\"iat\":1,"
-                                  "\"exp\":1800000000}"),
-                     WR_TOKEN_MALFORMED);
-
-    /* Integers only for iat / exp. */
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000.0")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1.8e9")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1.5", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1",
-                                         "\"1800000000\"")),
-                     WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "null", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
-                                  "\"abc\",\"iat\":1}"),
-                     WR_TOKEN_MALFORMED);
-    /* Expired is judged only on a well-formed token. */
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1700000100")),
-        WR_TOKEN_EXPIRED);
-
-    /* aud: [A-Za-z0-9_-]{1,64} */
+    /* quoted: aud of 64 and 65 characters, sub of 128 and 129 */
     memset(q64, 'q', 65);
     q64[0] = '"';
     q64[65] = '"';
     q64[66] = '\0';
     memcpy(q65, q64, 65);
     memcpy(q65 + 65, "q\"", 3);
-    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "%s", "\"u1\"", "\"abc\"", "1", "1800000000"),
-             q64);
-    assert_int_equal(verify_hp(H, p), WR_TOKEN_OK);
-    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "%s", "\"u1\"", "\"abc\"", "1", "1800000000"),
-             q65);
-    assert_int_equal(verify_hp(H, p), WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"sh.op\"", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "[\"shop\"]", "\"u1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
-
-    /* sub: [A-Za-z0-9._~:@+-]{1,128} */
     memset(u128, 'u', 130);
     u128[0] = '"';
     u128[129] = '"';
     u128[130] = '\0';
     memcpy(u129, u128, 129);
     memcpy(u129 + 129, "u\"", 3);
-    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "\"shop\"", "%s", "\"abc\"", "1", "1800000000"),
-             u128);
-    assert_int_equal(verify_hp(H, p), WR_TOKEN_OK);
-    snprintf(p, sizeof p, CLAIMS("\"waitroom\"", "\"shop\"", "%s", "\"abc\"", "1", "1800000000"),
-             u129);
-    assert_int_equal(verify_hp(H, p), WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u/1\"", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\\u0000\"", "\"abc\"",
-                                         "1", "1800000000")),
-                     WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "42", "\"abc\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
 
-    /* jti: 1..22 base64url chars */
-    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"",
-                                         "\"AAECAwQFBgcICQoLDA0ODw\"", "1", "1800000000")),
+    /* the claims (JSON values) and the verdict */
+    const struct {
+        const char *iss, *aud, *sub, *jti, *iat, *exp;
+        wr_token_reason_t want;
+    } rows[] = {
+        /* Control. */
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_OK},
+        /* Issuer. */
+        {"\"other\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_WRONG_ISSUER},
+        {"\"Waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_WRONG_ISSUER},
+        {"\"waitroom\\u0000x\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000",
+         WR_TOKEN_MALFORMED}, /* \u0000 is refused by the parser */
+        {"5", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        /* Integers only for iat / exp. */
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1800000000.0", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1.8e9", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1.5", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "\"1800000000\"",
+         WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "null", "1800000000", WR_TOKEN_MALFORMED},
+        /* Expired is judged only on a well-formed token. */
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"abc\"", "1", "1700000100", WR_TOKEN_EXPIRED},
+        /* aud: [A-Za-z0-9_-]{1,64} */
+        {"\"waitroom\"", q64, "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_OK},
+        {"\"waitroom\"", q65, "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"sh.op\"", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "[\"shop\"]", "\"u1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        /* sub: [A-Za-z0-9._~:@+-]{1,128} */
+        {"\"waitroom\"", "\"shop\"", u128, "\"abc\"", "1", "1800000000", WR_TOKEN_OK},
+        {"\"waitroom\"", "\"shop\"", u129, "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u/1\"", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\\u0000\"", "\"abc\"", "1", "1800000000",
+         WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "42", "\"abc\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        /* jti: 1..22 base64url chars */
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"AAECAwQFBgcICQoLDA0ODw\"", "1", "1800000000",
+         WR_TOKEN_OK},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"AAECAwQFBgcICQoLDA0ODwX\"", "1", "1800000000",
+         WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+        {"\"waitroom\"", "\"shop\"", "\"u1\"", "\"a+b\"", "1", "1800000000", WR_TOKEN_MALFORMED},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        snprintf(p, sizeof p, CLAIMS("%s", "%s", "%s", "%s", "%s", "%s"), rows[i].iss, rows[i].aud,
+                 rows[i].sub, rows[i].jti, rows[i].iat, rows[i].exp);
+        wr_token_reason_t got = verify_hp(H, p);
+        if (got != rows[i].want)
+            fail_msg("claims %s: %s, want %s", p, wr_token_reason_name(got),
+                     wr_token_reason_name(rows[i].want));
+    }
+
+    /* Unknown extra claims are ignored; no iss, no exp: malformed. */
+    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
+                                  "\"abc\",\"iat\":1,\"exp\":1800000000,\"x\":{\"y\":[1,2]}}"),
                      WR_TOKEN_OK);
-    assert_int_equal(verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"",
-                                         "\"AAECAwQFBgcICQoLDA0ODwX\"", "1", "1800000000")),
+    assert_int_equal(verify_hp(H, "{\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\",\"iat\":1,"
+                                  "\"exp\":1800000000}"),
                      WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
-    assert_int_equal(
-        verify_hp(H, CLAIMS("\"waitroom\"", "\"shop\"", "\"u1\"", "\"a+b\"", "1", "1800000000")),
-        WR_TOKEN_MALFORMED);
+    assert_int_equal(verify_hp(H, "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":"
+                                  "\"abc\",\"iat\":1}"),
+                     WR_TOKEN_MALFORMED);
 
     /* Payload shape. */
     assert_int_equal(verify_hp(H, "[1,2,3]"), WR_TOKEN_MALFORMED);
