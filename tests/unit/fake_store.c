@@ -181,22 +181,38 @@ void fs_init(fake_store_t *f, unsigned ops, struct event_base *loop)
 {
     memset(f, 0, sizeof *f);
     f->ops.name = "fake";
-    if (ops & FS_ADMIT)
-        f->ops.admit = f_admit;
-    if (ops & FS_QUEUE_LIST)
-        f->ops.queue_list = f_queue_list;
-    if (ops & FS_BURN)
-        f->ops.burn = f_burn;
-    if (ops & FS_CONSUME)
-        f->ops.consume = f_consume;
-    if (ops & FS_JOIN)
-        f->ops.join = f_join;
-    if (ops & FS_PING)
-        f->ops.ping = f_ping;
-    if (ops & FS_CLOSE)
-        f->ops.close = f_close;
+    f->ops.admit = (ops & FS_ADMIT) ? f_admit : NULL;
+    f->ops.queue_list = (ops & FS_QUEUE_LIST) ? f_queue_list : NULL;
+    f->ops.burn = (ops & FS_BURN) ? f_burn : NULL;
+    f->ops.consume = (ops & FS_CONSUME) ? f_consume : NULL;
+    f->ops.join = (ops & FS_JOIN) ? f_join : NULL;
+    f->ops.ping = (ops & FS_PING) ? f_ping : NULL;
+    f->ops.close = (ops & FS_CLOSE) ? f_close : NULL;
     f->base.ops = &f->ops;
     f->loop = loop;
     f->list_err = WR_EUNAVAILABLE;
     f->fixed_us = -1;
+}
+
+bool fs_run_until_answered(fake_store_t *f, int n, int64_t timeout_ms)
+{
+    int64_t deadline = wr_clock_mono_ms() + timeout_ms;
+    while (f->answered < n && wr_clock_mono_ms() < deadline)
+        event_base_loop(f->loop, EVLOOP_ONCE);
+    return f->answered >= n;
+}
+
+struct event_base *fs_init_loop(fake_store_t *f, unsigned ops)
+{
+    struct event_base *loop = event_base_new();
+    if (loop)
+        fs_init(f, ops, loop);
+    return loop;
+}
+
+void fs_free_loop(fake_store_t *f)
+{
+    fs_run_until_answered(f, f->calls, 5000);
+    event_base_free(f->loop);
+    f->loop = NULL;
 }

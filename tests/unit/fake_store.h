@@ -109,6 +109,17 @@ int64_t fs_now_us(const fake_store_t *f);
  * result; the others keep their order. */
 void fs_answer(fake_store_t *f, int i, wr_err_t err);
 
+/* From a loop: runs it until n callbacks have been made, for at most
+ * timeout_ms; false when they were not. */
+bool fs_run_until_answered(fake_store_t *f, int n, int64_t timeout_ms);
+
+/* fs_init answering from a new loop, returned (NULL: out of memory). */
+struct event_base *fs_init_loop(fake_store_t *f, unsigned ops);
+
+/* The end of fs_init_loop: the answers still queued are made (up to 5 s:
+ * a freed caller's callbacks free what they own), then the loop is freed. */
+void fs_free_loop(fake_store_t *f);
+
 /* Calls that reached the fake: accepted and refused. */
 int fs_reached(const fake_store_t *f);
 

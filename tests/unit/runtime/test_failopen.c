@@ -47,10 +47,9 @@ static wr_failopen_t *g_fo;
 static int setup(void **state)
 {
     (void)state;
-    g_loop = event_base_new();
+    g_loop = fs_init_loop(&g_fake, FS_BURN | FS_CONSUME);
     if (!g_loop)
         return -1;
-    fs_init(&g_fake, FS_BURN | FS_CONSUME, g_loop);
     g_fake.on_call = burn_not_check_only;
     return wr_failopen_new(g_loop, &g_fake.base, &g_fo) == WR_OK ? 0 : -1;
 }
@@ -59,10 +58,7 @@ static int teardown(void **state)
 {
     (void)state;
     wr_failopen_free(g_fo); /* a burn in flight frees it from its callback */
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    event_base_free(g_loop);
+    fs_free_loop(&g_fake);
     return 0;
 }
 

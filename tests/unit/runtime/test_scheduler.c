@@ -48,12 +48,11 @@ static wr_scheduler_t *g_sched;
 static int setup(void **state)
 {
     (void)state;
-    g_loop = event_base_new();
+    g_loop = fs_init_loop(&g_fake, FS_ADMIT | FS_QUEUE_LIST);
     if (!g_loop)
         return -1;
-    fs_init(&g_fake, FS_ADMIT | FS_QUEUE_LIST, g_loop);
-    g_fake.admit.stats.waiting =
-        1; /* a busy queue: ticked every tick (a quiet one once a second, K29) */
+    /* a busy queue: ticked every tick (a quiet one once a second, K29) */
+    g_fake.admit.stats.waiting = 1;
     wr_scheduler_opts_t o = {.base = g_loop, .store = &g_fake.base, .discovery_ms = 3600000};
     return wr_scheduler_new(&o, &g_sched) == WR_OK ? 0 : -1;
 }
@@ -63,20 +62,14 @@ static int teardown(void **state)
     (void)state;
     wr_scheduler_free(g_sched);
     /* an answer still queued frees its (dead) entry when it runs */
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    event_base_free(g_loop);
+    fs_free_loop(&g_fake);
     return 0;
 }
 
 /* Runs the loop until `answered` reaches n (bounded by 5 s). */
 static void run_until_answered(int n)
 {
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < n && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    assert_true(g_fake.answered >= n);
+    assert_true(fs_run_until_answered(&g_fake, n, 5000));
 }
 
 static void run_for_ms(int ms)
