@@ -787,26 +787,47 @@ static void test_patch(void **state)
     expect_patch_error(&empty, "{\"paused\": true}", "admitPerSecond");
 }
 
+/* A field of 0..86400 seconds (a uint32_t at offset off in the config):
+ * dflt when absent, both ends parsed, a PATCH to patched keeping the rest,
+ * the same name in the JSON out, and each value of bad refused on it. */
+static void check_seconds_field(const char *name, size_t off, uint32_t dflt, uint32_t patched,
+                                const char *const *bad)
+{
+    char text[160];
+    uint32_t v;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    memcpy(&v, (const char *)&c + off, sizeof v);
+    assert_int_equal(v, dflt);
+    static const uint32_t ends[] = {86400, 0};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, "{\"admitPerSecond\": 1, \"%s\": %u}", name, ends[i]);
+        c = parse_ok(text);
+        memcpy(&v, (const char *)&c + off, sizeof v);
+        assert_int_equal(v, ends[i]);
+    }
+    snprintf(text, sizeof text, "{\"%s\": %u}", name, patched);
+    c = patch_ok(&c, text);
+    memcpy(&v, (const char *)&c + off, sizeof v);
+    assert_int_equal(v, patched);
+    assert_int_equal(c.admit_per_second, 1);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, name)), patched);
+    json_decref(j);
+    for (size_t i = 0; bad[i]; i++) {
+        snprintf(text, sizeof text, "{\"%s\": %s}", name, bad[i]);
+        expect_patch_error(&c, text, name);
+    }
+}
+
 /* sessionSeconds: 0..86400, default 0 (off); in and out of JSON, PUT and
  * PATCH alike. */
 static void test_session_seconds(void **state)
 {
     (void)state;
-    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
-    assert_int_equal(c.session_seconds, 0);
-    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 86400}");
-    assert_int_equal(c.session_seconds, 86400);
-    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 0}");
-    assert_int_equal(c.session_seconds, 0);
-    c = patch_ok(&c, "{\"sessionSeconds\": 900}");
-    assert_int_equal(c.session_seconds, 900);
-    assert_int_equal(c.admit_per_second, 1);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "sessionSeconds")), 900);
-    json_decref(j);
-    expect_patch_error(&c, "{\"sessionSeconds\": 86401}", "sessionSeconds");
-    expect_patch_error(&c, "{\"sessionSeconds\": true}", "sessionSeconds");
+    static const char *const bad[] = {"86401", "true", NULL};
+    check_seconds_field("sessionSeconds", offsetof(wr_queue_config_t, session_seconds), 0, 900,
+                        bad);
 }
 
 /* autotune: null or {minPerSecond, maxPerSecond, targetMs} with
@@ -865,22 +886,9 @@ static void test_autotune(void **state)
 static void test_idle_timeout_seconds(void **state)
 {
     (void)state;
-    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
-    assert_int_equal(c.idle_timeout_seconds, 120);
-    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 86400}");
-    assert_int_equal(c.idle_timeout_seconds, 86400);
-    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 0}");
-    assert_int_equal(c.idle_timeout_seconds, 0);
-    c = patch_ok(&c, "{\"idleTimeoutSeconds\": 2}");
-    assert_int_equal(c.idle_timeout_seconds, 2);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "idleTimeoutSeconds")), 2);
-    json_decref(j);
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 86401}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": -1}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 1.5}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": null}", "idleTimeoutSeconds");
+    static const char *const bad[] = {"86401", "-1", "1.5", "null", NULL};
+    check_seconds_field("idleTimeoutSeconds", offsetof(wr_queue_config_t, idle_timeout_seconds),
+                        120, 2, bad);
 }
 
 /* 1.2: awayHoldSeconds 0..86400 (default 1800) and pollMaxMs 0 or
