@@ -126,21 +126,37 @@ static void test_defaults(void **state)
     assert_int_equal(d.n_poll_bands, 3);
 }
 
+/* Runs a PUT that must fail, checks the field and that *out is untouched. */
+static void expect_put_error(const char *text, const char *field_expected)
+{
+    json_t *j = load(text);
+    wr_queue_config_t out, before;
+    memset(&out, 0xA5, sizeof(out));
+    memcpy(&before, &out, sizeof(out));
+    char field[WR_FIELD_MAX] = "sentinel", msg[256] = "";
+    wr_err_t err = wr_qconfig_parse(j, &out, field, sizeof(field), msg, sizeof(msg));
+    if (err != WR_EINVAL || strcmp(field, field_expected) != 0)
+        fail_msg("%s: expected field '%s', got err %d field '%s' msg '%s'", text, field_expected,
+                 (int)err, field, msg);
+    assert_true(msg[0] != '\0');
+    assert_memory_equal(&out, &before, sizeof(out));
+    json_decref(j);
+}
+
+/* A PUT of {"admitPerSecond": 1, "<member>": value} that must fail
+ * naming field (expect_put_error). */
+static void member_bad(const char *member, const char *value, const char *field)
+{
+    char text[8400]; /* the callers' values: up to 8200 bytes */
+    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": %s}", member, value);
+    expect_put_error(text, field);
+}
+
 /* The field a config with this captcha object names (and that the parse
  * fails). */
 static void captcha_bad(const char *captcha, const char *field)
 {
-    char text[8200];
-    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"captcha\": %s}", captcha);
-    json_t *j = load(text);
-    wr_queue_config_t c;
-    char f[WR_FIELD_MAX] = "", msg[256] = "";
-    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
-        fail_msg("accepted: %.200s", captcha);
-    if (strcmp(f, field) != 0)
-        fail_msg("%.200s: named '%s', not '%s'", captcha, f, field);
-    assert_true(msg[0] != '\0');
-    json_decref(j);
+    member_bad("captcha", captcha, field);
 }
 
 /* captcha (API 1.2, the CAPTCHA hook): null by default; provider, siteKey
@@ -280,19 +296,10 @@ static void test_captcha(void **state)
     captcha_bad(body, "captcha.siteKey");
 }
 
-/* The field an invalid config names (and that the parse fails). */
+/* The field an invalid page object names (and that the parse fails). */
 static void page_bad(const char *page, const char *field)
 {
-    char text[8200];
-    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"page\": %s}", page);
-    json_t *j = load(text);
-    wr_queue_config_t c;
-    char f[WR_FIELD_MAX] = "", msg[256] = "";
-    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
-        fail_msg("accepted: %.200s", page);
-    if (strcmp(f, field) != 0)
-        fail_msg("%.200s: named '%s', not '%s'", page, f, field);
-    json_decref(j);
+    member_bad("page", page, field);
 }
 
 /* page (API 1.2): null by default, each member checked by its own rule,
@@ -446,23 +453,6 @@ static void test_derived_rate(void **state)
     /* 1 / 3 s * 1 = 0.333.. */
     c = parse_ok("{\"capacity\": {\"connections\": 1, \"serviceMs\": 3000, \"safety\": 1}}");
     assert_true(c.admit_per_second == 1.0 / 3.0);
-}
-
-/* Runs a PUT that must fail, checks the field and that *out is untouched. */
-static void expect_put_error(const char *text, const char *field_expected)
-{
-    json_t *j = load(text);
-    wr_queue_config_t out, before;
-    memset(&out, 0xA5, sizeof(out));
-    memcpy(&before, &out, sizeof(out));
-    char field[WR_FIELD_MAX] = "sentinel", msg[256] = "";
-    wr_err_t err = wr_qconfig_parse(j, &out, field, sizeof(field), msg, sizeof(msg));
-    if (err != WR_EINVAL || strcmp(field, field_expected) != 0)
-        fail_msg("%s: expected field '%s', got err %d field '%s' msg '%s'", text, field_expected,
-                 (int)err, field, msg);
-    assert_true(msg[0] != '\0');
-    assert_memory_equal(&out, &before, sizeof(out));
-    json_decref(j);
 }
 
 static void test_put_errors(void **state)
