@@ -17,6 +17,7 @@ import http.client
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -144,6 +145,33 @@ def make_certs(d):
             "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", name + ".pem")
     return {k: os.path.join(d, k) for k in ("ca.pem", "other-ca.pem", "server.pem", "server.key",
                                             "client.pem", "client.key")}
+
+
+def memory_server(test, data, **kw):
+    """A header-mode waitroomd on the memory store with --data-dir data (its
+    snapshot), killed at the test's cleanup; started again on the same data,
+    it restarts from the snapshot."""
+    w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
+                  extra=["--data-dir", data], **kw)
+    test.addCleanup(w.kill)
+    return w
+
+
+def exchange(port, data, timeout=5.0):
+    """Sends raw bytes on a new connection to 127.0.0.1:port and returns all
+    that came back (decoded, errors replaced) until the server closed it or
+    timeout seconds passed."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        out += chunk
+    s.close()
+    return out.decode(errors="replace")
 
 
 # ---- /metrics ----

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid
+from helpers import memory_server
 
 PRE_KEYS = {"status", "opensAt", "retryAfterMs"}
 
@@ -383,17 +384,14 @@ class Opening(WRTest):
         if ENV.store != "memory":
             self.skipTest("memory only")
         data = tempfile.mkdtemp(prefix="wr-open-snap-", dir=ENV.tmpdir)
-        args = dict(identity="header:X-User-Id", extra=["--data-dir", data])
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         at = now_ms() + 60000
         q = self.new_queue(dict(HOLD, opensAt=at), client=w.client)
         users = [uid() for _ in range(5)]
         for u in users:
             self.assertPrequeue(w.client.join(q, u), at)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         for u in users:
             self.assertPrequeue(w.client.me(q, u), at, "after the restart")
         self.assertEqual(self.stats(q, w.client)["prequeue"], 5)
