@@ -56,10 +56,7 @@ class PrivateServer(WRTest):
             with open(self.ini, "w") as f:
                 f.write(ini)
             args = ["--config", self.ini] + args
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, identity=identity,
-                      extra=args, log_level=log_level, env=env)
-        self.addCleanup(w.kill)
-        return w
+        return private_server(self, identity=identity, extra=args, log_level=log_level, env=env)
 
     def write_ini(self, text):
         tmp = self.ini + ".new"
@@ -145,6 +142,15 @@ def make_certs(d):
             "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", name + ".pem")
     return {k: os.path.join(d, k) for k in ("ca.pem", "other-ca.pem", "server.pem", "server.key",
                                             "client.pem", "client.key")}
+
+
+def private_server(test, **kw):
+    """A waitroomd of its own on the suite's store (Waitroomd's keyword
+    arguments: identity, extra, env, log_level...), killed at the test's
+    cleanup: stopping or signalling it never touches the shared servers."""
+    w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, **kw)
+    test.addCleanup(w.kill)
+    return w
 
 
 def memory_server(test, data, **kw):

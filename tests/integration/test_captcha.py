@@ -37,8 +37,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from helpers import ALPHABET, BITS, make_certs, memory_server, metric, solve, vid_of
+from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
+from helpers import ALPHABET, BITS, make_certs, memory_server, metric, private_server, solve, vid_of
 
 SITE_KEY = "1x00000000000000000000AA"
 OTHER_SITE_KEY = "2x00000000000000000000BB"
@@ -596,9 +596,8 @@ class CaptchaTLS(CaptchaBase):
         tls = StandIn(tls=(certs["server.pem"], certs["server.key"]))
         self.addCleanup(tls.stop)
         cfg = dict(HOLD, captcha=dict(captcha(), verifyUrl=tls.origin + "/siteverify"))
-        trusting = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                             identity="header:X-User-Id", env={"SSL_CERT_FILE": certs["ca.pem"]})
-        self.addCleanup(trusting.kill)
+        trusting = private_server(self, identity="header:X-User-Id",
+                                  env={"SSL_CERT_FILE": certs["ca.pem"]})
         q = self.new_queue(cfg, client=trusting.client)
         tok = self.token("ok")
         self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}, client=trusting.client),

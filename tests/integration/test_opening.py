@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid
-from helpers import memory_server
+from helpers import memory_server, private_server
 
 PRE_KEYS = {"status", "opensAt", "retryAfterMs"}
 
@@ -313,9 +313,7 @@ class Opening(WRTest):
 
     def test_two_instances_race_to_open(self):
         self.redis_only()
-        w2 = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                       identity="header:X-User-Id")
-        self.addCleanup(w2.kill)
+        w2 = private_server(self, identity="header:X-User-Id")
         r = ENV.redis.client()
         self.addCleanup(r.close)
         at = now_ms() + 2500

@@ -15,7 +15,7 @@ import time
 
 import jwtutil
 from harness import ENV, FAST, RedisServer, WRTest, Waitroomd, uid
-from helpers import parse_metrics
+from helpers import parse_metrics, private_server
 
 
 class Ops(WRTest):
@@ -89,9 +89,7 @@ class Ops(WRTest):
                             % sorted(names))
 
     def test_sigterm_exits_zero(self):
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id")
         q = self.new_queue(FAST, client=w.client)
         self.assertEqual(w.client.join(q, uid()).status, 200)
         w.client.delete_queue(q)
@@ -103,9 +101,7 @@ class Ops(WRTest):
             socket.create_connection(("127.0.0.1", w.port), timeout=1).close()
 
     def test_sigint_exits_zero(self):
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id")
         self.assertEqual(w.client.get("/healthz").status, 200)
         w.proc.send_signal(signal.SIGINT)
         self.assertEqual(w.proc.wait(timeout=10), 0, "exit code on SIGINT")

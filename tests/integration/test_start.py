@@ -12,8 +12,8 @@ import signal
 import subprocess
 import time
 
-from harness import ENV, Client, WRTest, Waitroomd, uid
-from helpers import spawn
+from harness import ENV, Client, WRTest, uid
+from helpers import private_server, spawn
 
 WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
 
@@ -154,10 +154,8 @@ class IniDuplicates(WRTest):
         default --max-connections needs no restart."""
         q = "duphup-" + uid()
         path = self.write("[server]\nlog_level = info\n\n[queue %s]\nadmitPerSecond = 5\n" % q)
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--config", path, "--log-format",
-                                                          "json"], log_level=None)
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id",
+                           extra=["--config", path, "--log-format", "json"], log_level=None)
         c = w.client
         self.poll_until(lambda: c.get_queue(q).status, lambda s: s == 200, what="declared queue")
 
