@@ -3,58 +3,7 @@ and several instances on one Redis admitting the rate once, not N times."""
 import time
 
 from harness import WRTest, uid
-
-RATE = 20.0
-TICK_MS = 100
-PER_TICK = RATE * TICK_MS / 1000.0  # 2
-
-
-class Sampler:
-    """Samples admittedTotal of a queue through the admin API."""
-
-    def __init__(self, test, q, client):
-        self.t, self.q, self.c = test, q, client
-        self.samples = []  # (monotonic time, admittedTotal)
-
-    def sample(self):
-        r = self.c.get_queue(self.q)
-        self.t.assertEqual(r.status, 200, repr(r))
-        v = (time.monotonic(), r.json["stats"]["admittedTotal"])
-        self.samples.append(v)
-        return v
-
-    def run(self, seconds, interval):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.sample()
-            time.sleep(interval)
-        return self.sample()
-
-    def check_no_burst(self, what):
-        """No interval between two samples admits more than the rate allows
-        for its length plus two ticks' worth plus one."""
-        for (t0, a0), (t1, a1) in zip(self.samples, self.samples[1:]):
-            allowed = RATE * (t1 - t0) + 2 * PER_TICK + 1
-            self.t.assertLessEqual(a1 - a0, allowed,
-                                   "%s: %d admitted in %.0f ms (allowed %.1f)"
-                                   % (what, a1 - a0, (t1 - t0) * 1000, allowed))
-            self.t.assertGreaterEqual(a1, a0, "admittedTotal went down")
-
-    def rate_between(self, start, end):
-        """(admitted, seconds) between the first samples at/after start and end."""
-        s0 = next(s for s in self.samples if s[0] >= start)
-        s1 = [s for s in self.samples if s[0] <= end][-1]
-        return s1[1] - s0[1], s1[0] - s0[0]
-
-    def assert_rate(self, start, end, what, rate=RATE, rel=0.15):
-        n, dt = self.rate_between(start, end)
-        expected = rate * dt
-        # rel tolerance plus one tick's worth of quantization at each end
-        tol = rel * expected + 2 * PER_TICK
-        self.t.assertLessEqual(abs(n - expected), tol,
-                               "%s: %d admitted in %.2f s = %.1f/s, configured %.1f/s"
-                               % (what, n, dt, n / dt if dt else 0, rate))
-        return n / dt
+from helpers import PER_TICK, RATE, Sampler, TICK_MS
 
 
 class Admission(WRTest):

@@ -3,7 +3,7 @@ worth at once, and fractional per-tick budgets add up to the exact rate
 (K13). test_admission.py has the rate, FIFO and pause rules.
 """
 from harness import WRTest, uid
-from test_admission import Sampler
+from helpers import Sampler
 
 
 class AdmissionPacing(WRTest):

@@ -14,7 +14,8 @@ import random
 import tempfile
 import time
 
-from harness import ENV, HOLD, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, uid
+from helpers import memory_server
 
 IDLE = 1  # idleTimeoutSeconds: away after 1 s (Redis: 1.25 s, docs/API.md)
 AWAY_WAIT = 1.6  # long enough to be away on both stores
@@ -243,9 +244,7 @@ class AwaySnapshot(WRTest):
         if ENV.store != "memory":
             self.skipTest("memory only")
         data = tempfile.mkdtemp(prefix="wr-away-snap-", dir=ENV.tmpdir)
-        args = dict(identity="header:X-User-Id", extra=["--data-dir", data])
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         a, b = uid("sleep-"), uid("sleep-")
         q = self.new_queue(dict(HOLD, idleTimeoutSeconds=IDLE), client=w.client)
         self.join_ok(q, a, client=w.client)
@@ -258,8 +257,7 @@ class AwaySnapshot(WRTest):
         self.held_answer(w.client.me(q, a))
         self.wait_admitted(q, a, client=w.client, timeout=3)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         st = self.stats(q, w.client)
         self.assertEqual((st["held"], st["returnedTotal"], st["admittedTotal"]), (1, 1, 1), st)
         r = w.client.me(q, b)

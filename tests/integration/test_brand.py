@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import ADMIN, ENV, HOLD, Waitroomd, WRTest, admin_listener_client, uid
+from harness import ADMIN, ENV, HOLD, WRTest, admin_listener_client, uid
+from helpers import private_server
 
 STATES = ["waiting", "held", "prequeue", "challenge", "admitted", "closed", "soldout",
           "reconnecting", "full", "error"]
@@ -153,9 +154,8 @@ class Preview(WRTest):
             self.assertNotEqual(attr(r.body, "data-preview"), "1", query)
 
     def test_preview_only_on_the_admin_listener_when_there_is_one(self):
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--admin-listen", "127.0.0.1:0"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id",
+                             extra=("--admin-listen", "127.0.0.1:0"))
         admin = admin_listener_client(srv)
         self.assertIsNotNone(admin, srv.stdout_lines)
         q = "prev-" + uid()
@@ -180,9 +180,7 @@ class WebDir(WRTest):
             f.write('{"en": {"heading": "In line for tea"}}')
         with open(os.path.join(d, "shop.css"), "w") as f:
             f.write("h1 { color: green }")
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--web-dir", d))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id", extra=("--web-dir", d))
         q = self.new_queue(dict(HOLD, page={"brand": "Tea <Co>"}), client=srv.client)
         r = srv.client.get("/q/" + q, dict(USER, **{"Accept-Language": "en"}))
         self.assertEqual(r.status, 200, r)

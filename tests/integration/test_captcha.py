@@ -37,11 +37,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from test_challenge import ALPHABET, BITS, solve
-from test_idle import vid_of
-from test_redis_prod import make_certs
-from test_security_abuse import metric
+from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
+from helpers import ALPHABET, BITS, make_certs, memory_server, metric, private_server, solve, vid_of
 
 SITE_KEY = "1x00000000000000000000AA"
 OTHER_SITE_KEY = "2x00000000000000000000BB"
@@ -571,16 +568,13 @@ class CaptchaStored(CaptchaBase):
         if ENV.store != "memory":
             self.skipTest("memory only (Redis: test_any_instance_verifies)")
         data = tempfile.mkdtemp(prefix="wr-captcha-snap-", dir=ENV.tmpdir)
-        args = dict(identity="header:X-User-Id", extra=["--data-dir", data])
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, log_level="info", **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data, log_level="info")
         q = self.new_queue(dict(HOLD, captcha=captcha()), client=w.client)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
         log = w.stderr_tail(200000)
         self.assertIn("admin change", log, "the audit line of the PUT")
         self.assertNotIn(SECRET, log, "the audit log shows the secret as set")
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         self.assertEqual(self.config(q, w.client)["captcha"]["secret"], "set")
         self.assertCaptcha(w.client.join(q, "u1"), "captchaMissing")
         tok = self.token("ok")
@@ -602,9 +596,8 @@ class CaptchaTLS(CaptchaBase):
         tls = StandIn(tls=(certs["server.pem"], certs["server.key"]))
         self.addCleanup(tls.stop)
         cfg = dict(HOLD, captcha=dict(captcha(), verifyUrl=tls.origin + "/siteverify"))
-        trusting = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                             identity="header:X-User-Id", env={"SSL_CERT_FILE": certs["ca.pem"]})
-        self.addCleanup(trusting.kill)
+        trusting = private_server(self, identity="header:X-User-Id",
+                                  env={"SSL_CERT_FILE": certs["ca.pem"]})
         q = self.new_queue(cfg, client=trusting.client)
         tok = self.token("ok")
         self.assertWaiting(self.post(q, "u1", {"captchaResponse": tok}, client=trusting.client),

@@ -1,39 +1,10 @@
 """Join challenges (challengeBits, GET .../challenge, 403 CHALLENGE_REQUIRED):
 docs/API.md, "Version 1.2 additions", "A place costs work". Low bits (a few
 hundred hashes in Python) keep every test fast."""
-import hashlib
 import html
-import re
 
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from test_idle import vid_of
-from test_invites import KEY, bearer, invite
-from test_security_abuse import metric
-
-ALPHABET = re.compile(r"^[A-Za-z0-9._~-]{1,256}$")
-BITS = 6
-
-
-def zero_bits(digest):
-    n = 0
-    for b in digest:
-        if b == 0:
-            n += 8
-            continue
-        n += 8 - b.bit_length()
-        break
-    return n
-
-
-def digest_bits(challenge, nonce):
-    return zero_bits(hashlib.sha256((challenge + ":" + nonce).encode()).digest())
-
-
-def solve(challenge, bits, start=0):
-    i = start
-    while digest_bits(challenge, "n%d" % i) < bits:
-        i += 1
-    return "n%d" % i
+from helpers import ALPHABET, bearer, BITS, digest_bits, invite, KEY, metric, solve, vid_of
 
 
 def unsolve(challenge, bits):

@@ -1,50 +1,11 @@
 """Races: K04 token replay, the last free place in a full line, and the same
 user joining from many connections at once. Each request runs on its own
 connection; all are released together by a threading.Barrier."""
-import http.client
-import json
-import threading
 
-from harness import FAST, HOLD, REQUEST_TIMEOUT, WRTest, uid
+from harness import FAST, HOLD, WRTest, uid
+from helpers import race
 
 N = 50
-
-
-def race(port, requests):
-    """requests: list of (method, path, headers, body). Connects N sockets,
-    releases them together, returns [(status, headers, json)] in order."""
-    barrier = threading.Barrier(len(requests))
-    out = [None] * len(requests)
-
-    def run(i, method, path, headers, body):
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
-        try:
-            conn.connect()
-            data = None if body is None else json.dumps(body).encode()
-            h = dict(headers)
-            if data is not None:
-                h["Content-Type"] = "application/json"
-            barrier.wait(timeout=20)
-            conn.request(method, path, body=data, headers=h)
-            r = conn.getresponse()
-            raw = r.read()
-            try:
-                js = json.loads(raw) if raw else None
-            except ValueError:
-                js = None
-            out[i] = (r.status, {k.lower(): v for k, v in r.getheaders()}, js)
-        except Exception as e:  # recorded; the test asserts on it
-            out[i] = ("exception", {}, repr(e))
-        finally:
-            conn.close()
-
-    threads = [threading.Thread(target=run, args=(i,) + tuple(req))
-               for i, req in enumerate(requests)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return out
 
 
 class Races(WRTest):

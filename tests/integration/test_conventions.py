@@ -3,6 +3,7 @@ unknown queues."""
 import json
 
 from harness import ADMIN, HOLD, FAST, WRTest, raw_request, uid, urlq
+from helpers import exchange
 
 
 class Conventions(WRTest):
@@ -204,25 +205,13 @@ class HeadRequests(WRTest):
     out of step), and HEAD of the queue page does not join the line."""
 
     def test_head_has_no_body_and_no_side_effect(self):
-        import socket
-        import time
         q = self.new_queue(HOLD)
         port = self.c.port
         reqs = ("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                 "HEAD /q/%s HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n\r\n"
                 "HEAD /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % (q, uid()))
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(reqs.encode())
-        data = b""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        text = data.decode(errors="replace")
+        text = exchange(port, reqs.encode())
         # four status lines, in order; the only body is the GET's
         self.assertEqual(text.count("HTTP/1.1 "), 4, text)
         self.assertEqual(text.count('{"status":"ok"}'), 1, text)
@@ -241,19 +230,7 @@ class AmbiguousFraming(WRTest):
     read as a second request on it are never served."""
 
     def exchange(self, data):
-        import socket
-        import time
-        s = socket.create_connection(("127.0.0.1", self.c.port), timeout=5)
-        s.sendall(data)
-        out = b""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            out += chunk
-        s.close()
-        return out.decode(errors="replace")
+        return exchange(self.c.port, data)
 
     def test_conflicting_content_length_and_te(self):
         q = self.new_queue(HOLD)

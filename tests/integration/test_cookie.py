@@ -1,17 +1,7 @@
 """Cookie identity mode (the default): the signed wr_vid visitor cookie."""
 import jwtutil
 from harness import ENV, FAST, HOLD, WRTest, uid
-
-
-def parse_set_cookie(value):
-    """'wr_vid=V; Path=/; HttpOnly' -> ('wr_vid', 'V', {'path': '/', 'httponly': True})"""
-    parts = [p.strip() for p in value.split(";")]
-    name, _, val = parts[0].partition("=")
-    attrs = {}
-    for p in parts[1:]:
-        k, eq, v = p.partition("=")
-        attrs[k.strip().lower()] = v.strip() if eq else True
-    return name.strip(), val.strip(), attrs
+from helpers import parse_set_cookie
 
 
 def tamper(value):

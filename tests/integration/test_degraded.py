@@ -15,8 +15,8 @@ import threading
 import time
 
 from harness import ENV, WRTest, RedisServer, Waitroomd, uid
+from helpers import metrics
 from jwtutil import decode
-from test_store_outage import metrics
 
 AOF = ["--appendonly", "yes", "--appendfsync", "always"]
 NULLS = ("position", "ahead", "waiting", "etaSeconds")

@@ -10,8 +10,8 @@ import signal
 import time
 
 from harness import ENV, HOLD, WRTest, Waitroomd, uid
+from helpers import metrics, PrivateRedisTest
 from resp import Redis
-from test_store_outage import PrivateRedisTest, metrics
 
 
 class Durability(PrivateRedisTest):

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from harness import ENV, Client
-from test_logs import PrivateServer, WRAPPED, read_lines
+from helpers import PrivateServer, read_lines, WRAPPED
 
 
 class FdLimits(PrivateServer):

@@ -23,8 +23,8 @@ import secrets
 import socket
 import time
 
-from harness import ENV, FAST, HOLD, WRTest, Waitroomd, uid
-from test_cookie import parse_set_cookie
+from harness import ENV, FAST, HOLD, WRTest, uid
+from helpers import parse_set_cookie, private_server
 
 COOKIE_MAX_AGE = 86400  # WR_VID_COOKIE_MAX_AGE
 HEADER_LIMIT = 32768    # WR_HTTP_MAX_HEADERS: request line + header lines, with line ends
@@ -513,10 +513,8 @@ class K22LargeHeaders(WRTest):
         """With 32 KiB headers an X-Forwarded-For value may pass 8 KiB: the
         client is still read from its real (right) end, where the trusted
         proxy wrote it, not from a client-written address at 8 KiB."""
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        extra=("--trusted-proxies", "127.0.0.1/32", "--join-rate", "0.01",
-                               "--join-burst", "1"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, extra=("--trusted-proxies", "127.0.0.1/32", "--join-rate", "0.01",
+                                          "--join-burst", "1"))
         q = self.new_queue(HOLD, client=srv.client)
         codes = []
         for i in range(3):

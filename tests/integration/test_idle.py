@@ -10,19 +10,9 @@ seconds)."""
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, uid
-from test_cookie import parse_set_cookie
-from test_ops import parse_metrics
+from helpers import parse_metrics, vid_of
 
 IDLE = 2  # idleTimeoutSeconds of these tests
-
-
-def vid_of(r):
-    """The wr_vid value a response set."""
-    for v in r.set_cookies:
-        name, val, _ = parse_set_cookie(v)
-        if name == "wr_vid":
-            return val
-    return None
 
 
 class IdleTimeout(WRTest):

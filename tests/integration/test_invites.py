@@ -9,31 +9,9 @@ import urllib.parse
 
 import jwtutil
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, uid
-from test_cookie import parse_set_cookie
+from helpers import bearer, invite, KEY, page_attr, set_cookies
 
-KEY = "invite-key-" + "k" * 32
 OTHER_KEY = "other-key-" + "o" * 32
-
-
-def invite(q, sub, key=KEY, ttl=3600, **extra):
-    claims = {"sub": sub, "aud": q, "exp": int(time.time()) + ttl}
-    claims.update(extra)
-    return jwtutil.sign({"alg": "HS256", "typ": "JWT"}, claims, key.encode())
-
-
-def bearer(tok, extra=None):
-    h = {"Authorization": "Bearer " + tok}
-    h.update(extra or {})
-    return h
-
-
-def set_cookies(r):
-    """{name: (value, {attr: value or True})} of the response's Set-Cookie lines."""
-    out = {}
-    for line in r.set_cookies:
-        name, val, attrs = parse_set_cookie(line)
-        out[name] = (val, attrs)
-    return out
 
 
 def visitor(cookie_value):
@@ -41,11 +19,6 @@ def visitor(cookie_value):
     value itself carries the second it was signed (renewed on every join),
     so two answers for the same visitor may differ in it (K32)."""
     return cookie_value.split(".")[0]
-
-
-def page_attr(r, name):
-    m = re.search(r'\s%s="([^"]*)"' % re.escape(name), r.body)
-    return html.unescape(m.group(1)) if m else None
 
 
 class InviteConfig(WRTest):

@@ -3,66 +3,18 @@ token or cookie), the audit line, the text access log on stdout, the pid
 file, and SIGHUP reopening the access log.
 
 Each test starts its own waitroomd (on the suite's store), so signals
-never touch the shared servers. PrivateServer (no tests of its own) is the
-base of the other files that need a private server: test_sighup_reload,
-test_metrics, test_fd_limits.
+never touch the shared servers (PrivateServer, helpers.py, also the base of
+test_sighup_reload, test_metrics and test_fd_limits).
 """
 import json
 import os
 import re
 import signal
 
-from harness import ENV, FAST, WRTest, Waitroomd, uid
+from harness import ENV, FAST, uid
+from helpers import json_lines, PrivateServer, read_lines
 
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
-
-
-def read_lines(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode(errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-
-
-def json_lines(path):
-    return [json.loads(ln) for ln in read_lines(path) if ln.strip()]
-
-
-
-class PrivateServer(WRTest):
-    """Helpers (no tests): a private waitroomd on the suite's store, its
-    config file and its JSON log. Signals and limits sent to it never touch
-    the shared servers."""
-
-    def start(self, extra=(), ini=None, identity="header:X-User-Id", log_level="warn", env=None):
-        """A private waitroomd on the suite's store; ini: text of a config file."""
-        args = list(extra)
-        if ini is not None:
-            self.ini = os.path.join(ENV.tmpdir, "private-%s.ini" % uid())
-            with open(self.ini, "w") as f:
-                f.write(ini)
-            args = ["--config", self.ini] + args
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, identity=identity,
-                      extra=args, log_level=log_level, env=env)
-        self.addCleanup(w.kill)
-        return w
-
-    def write_ini(self, text):
-        tmp = self.ini + ".new"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, self.ini)
-
-    def log(self, w):
-        w.err.flush()
-        return json_lines(w.errpath)
-
-    def wait_log(self, w, pred, what, timeout=5.0):
-        return self.poll_until(lambda: [e for e in self.log(w) if pred(e)], bool,
-                               timeout=timeout, what=what)
-
 
 
 class Logs(PrivateServer):

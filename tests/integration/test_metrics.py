@@ -10,7 +10,7 @@ import sys
 import time
 
 from harness import ADMIN, ENV, FAST, HOLD, Client, uid
-from test_logs import PrivateServer
+from helpers import PrivateServer
 
 try:
     from prometheus_client.parser import text_string_to_metric_families

@@ -8,14 +8,13 @@ instance killed during the opening of a large pre-queue; on the embedded
 store the snapshot keeps a pre-queue across a restart. Both stores."""
 import collections
 import itertools
-import os
 import secrets
 import signal
 import tempfile
-import threading
 import time
 
 from harness import ENV, FAST, HOLD, RedisServer, Waitroomd, WRTest, now_ms, uid
+from helpers import memory_server, private_server
 
 PRE_KEYS = {"status", "opensAt", "retryAfterMs"}
 
@@ -314,9 +313,7 @@ class Opening(WRTest):
 
     def test_two_instances_race_to_open(self):
         self.redis_only()
-        w2 = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                       identity="header:X-User-Id")
-        self.addCleanup(w2.kill)
+        w2 = private_server(self, identity="header:X-User-Id")
         r = ENV.redis.client()
         self.addCleanup(r.close)
         at = now_ms() + 2500
@@ -385,17 +382,14 @@ class Opening(WRTest):
         if ENV.store != "memory":
             self.skipTest("memory only")
         data = tempfile.mkdtemp(prefix="wr-open-snap-", dir=ENV.tmpdir)
-        args = dict(identity="header:X-User-Id", extra=["--data-dir", data])
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         at = now_ms() + 60000
         q = self.new_queue(dict(HOLD, opensAt=at), client=w.client)
         users = [uid() for _ in range(5)]
         for u in users:
             self.assertPrequeue(w.client.join(q, u), at)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
-        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, **args)
-        self.addCleanup(w.kill)
+        w = memory_server(self, data)
         for u in users:
             self.assertPrequeue(w.client.me(q, u), at, "after the restart")
         self.assertEqual(self.stats(q, w.client)["prequeue"], 5)

@@ -6,7 +6,7 @@ import re
 import time
 
 from harness import ENV, HOLD, WRTest
-from test_invites import page_attr, set_cookies
+from helpers import page_attr, set_cookies
 
 
 def utc(ms):

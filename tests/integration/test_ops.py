@@ -9,33 +9,13 @@ Metric names are not fixed by API.md; the suite looks for (see README.md):
   with queue="<name>";
 - something whose name contains "breaker".
 """
-import re
 import signal
 import socket
 import time
 
 import jwtutil
 from harness import ENV, FAST, RedisServer, WRTest, Waitroomd, uid
-
-LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_metrics(text):
-    samples, types = [], {}
-    for ln in text.splitlines():
-        if ln.startswith("# TYPE "):
-            parts = ln.split()
-            if len(parts) >= 4:
-                types[parts[2]] = parts[3]
-            continue
-        if not ln or ln.startswith("#"):
-            continue
-        m = LINE.match(ln)
-        if m:
-            labels = dict(LABEL.findall(m.group(3) or ""))
-            samples.append((m.group(1), labels, float(m.group(4))))
-    return samples, types
+from helpers import parse_metrics, private_server
 
 
 class Ops(WRTest):
@@ -109,9 +89,7 @@ class Ops(WRTest):
                             % sorted(names))
 
     def test_sigterm_exits_zero(self):
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id")
         q = self.new_queue(FAST, client=w.client)
         self.assertEqual(w.client.join(q, uid()).status, 200)
         w.client.delete_queue(q)
@@ -123,9 +101,7 @@ class Ops(WRTest):
             socket.create_connection(("127.0.0.1", w.port), timeout=1).close()
 
     def test_sigint_exits_zero(self):
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id")
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id")
         self.assertEqual(w.client.get("/healthz").status, 200)
         w.proc.send_signal(signal.SIGINT)
         self.assertEqual(w.proc.wait(timeout=10), 0, "exit code on SIGINT")

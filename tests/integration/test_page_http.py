@@ -6,8 +6,8 @@ import html
 import re
 import signal
 
-from harness import ADMIN, ENV, HOLD, Client, Waitroomd, WRTest, free_port, uid
-from test_start import spawn
+from harness import ADMIN, ENV, HOLD, Client, WRTest, free_port, uid
+from helpers import private_server, spawn
 
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; frame-ancestors 'none'")
@@ -63,10 +63,8 @@ class PageErrors(WRTest):
     def test_rate_limited_page_retries_after_retry_after(self):
         """Issue 22: a 429 on the page route is the page, in state error, and
         asks again after the Retry-After it carries."""
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--join-rate", "0.001",
-                                                          "--join-burst", "1"])
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id",
+                           extra=["--join-rate", "0.001", "--join-burst", "1"])
         q = self.new_queue(HOLD, client=w.client)
         codes = [w.client.request("GET", "/q/" + q, {"X-User-Id": uid()}) for _ in range(3)]
         limited = [r for r in codes if r.status == 429]

@@ -19,6 +19,7 @@ import time
 
 from harness import (stop_process, ENV, PROCS, WRTest, Client, RedisServer, Waitroomd, _die_with_parent,
                      free_port, uid)
+from helpers import make_certs
 from resp import Redis
 
 PASSWORD = "pw-S3cret-7f1c"
@@ -110,25 +111,6 @@ class Raw:
     def stop(self):
         stop_process(self.proc)
         self.err.close()
-
-
-def make_certs(d):
-    """A CA, a server certificate for 127.0.0.1 / localhost, a client
-    certificate, and a second (untrusted) CA, all with openssl."""
-    def run(*a):
-        subprocess.run(["openssl"] + list(a), cwd=d, check=True, capture_output=True)
-    for ca in ("ca", "other-ca"):
-        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + ca,
-            "-keyout", ca + ".key", "-out", ca + ".pem")
-    with open(os.path.join(d, "san.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name, ca in (("server", "ca"), ("client", "ca")):
-        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout",
-            name + ".key", "-out", name + ".csr")
-        run("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
-            "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", name + ".pem")
-    return {k: os.path.join(d, k) for k in ("ca.pem", "other-ca.pem", "server.pem", "server.key",
-                                            "client.pem", "client.key")}
 
 
 class RedisProdTest(WRTest):

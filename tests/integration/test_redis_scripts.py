@@ -7,7 +7,7 @@ Redis key names (DESIGN.md): wr:{q}:waiting (ZSET, score = arrival
 microseconds), wr:{q}:active, wr:{q}:tokens, wr:{q}:config, wr:{q}:state.
 """
 from harness import ENV, WRTest, uid
-from test_store_outage import PrivateRedisTest, metrics
+from helpers import metrics, PrivateRedisTest
 
 
 class RedisScripts(WRTest):

@@ -9,7 +9,8 @@ import os
 import signal
 import time
 
-from harness import ENV, WRTest, Waitroomd, now_ms, uid
+from harness import ENV, WRTest, now_ms, uid
+from helpers import private_server
 
 
 class Reload(WRTest):
@@ -18,9 +19,7 @@ class Reload(WRTest):
         self.ini = os.path.join(ENV.tmpdir, "reload-%s.ini" % uid())
         with open(self.ini, "w") as f:
             f.write(ini)
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--config", self.ini])
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id", extra=["--config", self.ini])
         return w
 
     def reload(self, w, ini):

@@ -4,7 +4,8 @@ they admit the configured rate once, not three times."""
 import re
 import time
 
-from harness import ENV, ADMIN, Client, WRTest, Waitroomd, uid
+from harness import ADMIN, Client, WRTest, uid
+from helpers import private_server
 
 RATE = 50.0
 TICK_MS = 100
@@ -22,9 +23,7 @@ class ReusePort(WRTest):
         extra = ["--reuse-port", "--admin-listen", "127.0.0.1:0"]
         if port:
             extra += ["--listen", "127.0.0.1:%d" % port]
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=extra)
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id", extra=extra)
         prefix = "admin listening on 127.0.0.1:"
         deadline = time.monotonic() + 10
         while True:

@@ -15,25 +15,14 @@ import subprocess
 import time
 
 import jwtutil
-from harness import ADMIN, ENV, HOLD, FAST, WRTest, Waitroomd, admin_listener_client, uid
-
-
-def metric(client, name, labels):
-    """The value of one series; 0 when the counter exists (its # TYPE line is
-    there) but that series was never incremented. A missing family fails."""
-    text = client.get("/metrics").body
-    assert "# TYPE %s " % name in text, "no metric family %s in /metrics" % name
-    for line in text.splitlines():
-        if line.startswith(name + "{" + labels + "}"):
-            return float(line.split()[-1])
-    return 0.0
+from harness import ENV, HOLD, FAST, WRTest, Waitroomd, admin_listener_client, uid
+from helpers import metric, private_server
 
 
 class JoinRate(WRTest):
 
     def cookie_server(self, *extra):
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, extra=extra)
-        self.addCleanup(srv.kill)
+        srv = private_server(self, extra=extra)
         return srv
 
     def test_join_rate_per_address_cookie_mode(self):
@@ -116,9 +105,8 @@ class JoinRate(WRTest):
 class PollPacing(WRTest):
 
     def test_polls_faster_than_retry_after_are_limited(self):
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--poll-min-fraction", "0.5", "--poll-allowance", "3"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id",
+                             extra=("--poll-min-fraction", "0.5", "--poll-allowance", "3"))
         c = srv.client
         q = self.new_queue(dict(HOLD, pollBands=[{"ms": 2000}], pollJitter=0), client=c)
         u, v = uid(), uid()
@@ -143,9 +131,8 @@ class PollPacing(WRTest):
         self.assertEqual(srv.terminate(), 0)
 
     def test_polling_as_told_is_never_limited(self):
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--poll-min-fraction", "0.5", "--poll-allowance", "1"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id",
+                             extra=("--poll-min-fraction", "0.5", "--poll-allowance", "1"))
         c = srv.client
         q = self.new_queue(dict(HOLD, pollBands=[{"ms": 250}], pollJitter=0.5), client=c)
         u = uid()
@@ -162,9 +149,8 @@ class PollPacing(WRTest):
 class AdminListener(WRTest):
 
     def test_admin_api_only_on_the_admin_listener(self):
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--admin-listen", "127.0.0.1:0"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id",
+                             extra=("--admin-listen", "127.0.0.1:0"))
         admin = admin_listener_client(srv)
         self.assertIsNotNone(admin, srv.stdout_lines)
         pub = srv.client
@@ -240,16 +226,13 @@ class Secrets(WRTest):
         old = "cookie-old-" + "o" * 40
         new = "cookie-new-" + "n" * 40
         env = dict(__import__("os").environ, WAITROOM_COOKIE_SECRET=old)
-        a = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      extra=("--log-level", "warn"), env=env)
-        self.addCleanup(a.kill)
+        a = private_server(self, extra=("--log-level", "warn"), env=env)
         q = self.new_queue(HOLD, client=a.client)
         r = a.client.request("POST", "/v1/queues/%s/entries" % q)
         cookie = re.match(r"wr_vid=([^;]+)", r.set_cookies[0]).group(1)
         a.terminate()
         env2 = dict(env, WAITROOM_COOKIE_SECRET=new, WAITROOM_COOKIE_SECRET_PREVIOUS=old)
-        b = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, env=env2)
-        self.addCleanup(b.kill)
+        b = private_server(self, env=env2)
         h = {"Cookie": "wr_vid=" + cookie}
         if ENV.store == "redis":
             self.assertWaiting(b.client.me(q, None, h), 1, 1, eta_null=True, what="old cookie")
@@ -262,9 +245,7 @@ class Secrets(WRTest):
         self.assertTrue(j.set_cookies[0].startswith("wr_vid=" + vid + "."), j.set_cookies)
         self.assertNotIn(cookie, j.set_cookies[0])
         b.terminate()
-        c = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      env=dict(env, WAITROOM_COOKIE_SECRET=new))
-        self.addCleanup(c.kill)
+        c = private_server(self, env=dict(env, WAITROOM_COOKIE_SECRET=new))
         if ENV.store != "redis":
             q = self.new_queue(HOLD, client=c.client)
         r = c.client.me(q, None, h)

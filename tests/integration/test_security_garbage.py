@@ -21,7 +21,8 @@ import sys
 import threading
 
 import jwtutil
-from harness import ENV, HOLD, WRTest, Waitroomd, uid
+from harness import HOLD, WRTest, uid
+from helpers import private_server
 
 N_RANDOM, N_MUTATED, N_WRONG = 4000, 3000, 3000
 
@@ -77,10 +78,8 @@ class Garbage(WRTest):
         seed = int(os.environ.get("WR_GARBAGE_SEED", random.randrange(1 << 30)))
         print("\n  garbage seed %d (WR_GARBAGE_SEED)" % seed, file=sys.stderr)
         rnd = random.Random(seed)
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id",
-                        extra=("--request-timeout-seconds", "3"))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id",
+                             extra=("--request-timeout-seconds", "3"))
         c = srv.client
         control = self.new_queue(HOLD, client=c, prefix="control")
         users = [uid() for _ in range(3)]

@@ -19,6 +19,7 @@ import threading
 import time
 
 from harness import ADMIN, ENV, HOLD, WRTest, Waitroomd, parse_head, uid
+from helpers import private_server
 
 POLL_SLA = 1.0  # seconds a normal poll may take during an attack
 
@@ -370,9 +371,7 @@ class IdleAndSlowConnections(WRTest):
         """K08: with --timeout-seconds 2, a connection that never sends a byte and
         one that trickles a request (1 byte / 0.5 s) are both closed by the
         server within 5 s; the server still answers."""
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--timeout-seconds", "2"])
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id", extra=["--timeout-seconds", "2"])
         idle = socket.create_connection(("127.0.0.1", w.port), timeout=6)
         slow = socket.create_connection(("127.0.0.1", w.port), timeout=6)
         t0 = time.monotonic()

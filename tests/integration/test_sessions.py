@@ -8,7 +8,7 @@ import time
 
 import jwtutil
 from harness import FAST, WRTest, uid
-from test_concurrency import race
+from helpers import race
 
 SESS = dict(FAST, sessionSeconds=300)
 

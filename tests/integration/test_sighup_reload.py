@@ -7,7 +7,7 @@ import signal
 import time
 
 from harness import uid
-from test_logs import PrivateServer
+from helpers import PrivateServer
 
 
 class SighupReload(PrivateServer):

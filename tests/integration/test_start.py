@@ -12,7 +12,8 @@ import signal
 import subprocess
 import time
 
-from harness import ENV, PROCS, Client, WRTest, Waitroomd, stop_process, uid
+from harness import ENV, Client, WRTest, uid
+from helpers import private_server, spawn
 
 WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
 
@@ -24,25 +25,6 @@ def run_refused(args, prlimit=None, timeout=20):
     if prlimit:
         cmd = ["prlimit", prlimit] + cmd
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
-def spawn(testcase, args, wrapper=()):
-    """Starts waitroomd (args after --listen) without waiting for readiness
-    (the store may be unreachable on purpose); returns (process, port, path
-    of its stderr). Stopped at the test's cleanup."""
-    errpath = os.path.join(ENV.tmpdir, "spawn-%s.log" % uid())
-    with open(errpath, "wb") as err:
-        proc = subprocess.Popen(list(wrapper) + [ENV.waitroomd, "--listen", "127.0.0.1:0"]
-                                + list(args), stdout=subprocess.PIPE, stderr=err,
-                                start_new_session=True)
-    PROCS.append(proc)
-    testcase.addCleanup(proc.stdout.close)
-    testcase.addCleanup(stop_process, proc)
-    line = proc.stdout.readline().decode().strip()
-    if not line.startswith("listening on 127.0.0.1:"):
-        with open(errpath) as f:
-            testcase.fail("no 'listening on' (%r); stderr:\n%s" % (line, f.read()))
-    return proc, int(line.rsplit(":", 1)[1]), errpath
 
 
 class StartLimits(WRTest):
@@ -172,10 +154,8 @@ class IniDuplicates(WRTest):
         default --max-connections needs no restart."""
         q = "duphup-" + uid()
         path = self.write("[server]\nlog_level = info\n\n[queue %s]\nadmitPerSecond = 5\n" % q)
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--config", path, "--log-format",
-                                                          "json"], log_level=None)
-        self.addCleanup(w.kill)
+        w = private_server(self, identity="header:X-User-Id",
+                           extra=["--config", path, "--log-format", "json"], log_level=None)
         c = w.client
         self.poll_until(lambda: c.get_queue(q).status, lambda s: s == 200, what="declared queue")
 

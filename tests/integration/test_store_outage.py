@@ -13,27 +13,14 @@ import socket
 import threading
 import time
 
-from harness import ENV, WRTest, RedisServer, Waitroomd, open_fds, uid
+from harness import ENV, RedisServer, open_fds, uid
+from helpers import DEBUG, metrics, PrivateRedisTest
 from resp import Redis, RedisError
 
-DEBUG = ["--enable-debug-command", "local"]  # DEBUG SLEEP (off by default in Redis 7)
 STORE_TIMEOUT_MS = 250       # waitroomd's default --store-timeout-ms
 MARGIN_S = 2.0               # scheduling margin on a loaded 2-core box (ASan)
 
 LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
-
-
-def metrics(w):
-    """{(name, labels-string): value} of a waitroomd's /metrics."""
-    r = w.client.get("/metrics")
-    out = {}
-    for ln in r.body.splitlines():
-        if not ln or ln.startswith("#"):
-            continue
-        m = LINE.match(ln)
-        if m:
-            out[(m.group(1), m.group(3) or "")] = float(m.group(4))
-    return out
 
 
 def commandstats(r):
@@ -51,37 +38,6 @@ def commandstats(r):
 def evals(r):
     cs = commandstats(r)
     return cs.get("evalsha", 0) + cs.get("eval", 0)
-
-
-class PrivateRedisTest(WRTest):
-    """Helpers (no tests): a private redis-server (DEBUG SLEEP enabled) and
-    header-mode waitroomd instances on it, so stopping, slowing or killing
-    them never disturbs the shared servers. test_durability and
-    test_redis_scripts use it too."""
-
-    def private(self, extra=(), redis_extra=()):
-        """A private redis-server and a header-mode waitroomd on it."""
-        self.redis_only()
-        redis = RedisServer(ENV.tmpdir, extra=DEBUG + list(redis_extra))
-        self.addCleanup(redis.stop)
-        return redis, self.instance(redis, extra)
-
-    def instance(self, redis, extra=()):
-        """One more header-mode waitroomd on `redis`, killed at cleanup."""
-        w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
-                      ENV.tmpdir, identity="header:X-User-Id", extra=extra)
-        self.addCleanup(w.kill)
-        return w
-
-    def assertExitsCleanly(self, w):
-        self.assertIsNone(w.proc.poll(), "waitroomd died; stderr:\n" + w.stderr_tail())
-        self.assertEqual(w.terminate(), 0, "exit code on SIGTERM (ASan report?); stderr:\n"
-                         + w.stderr_tail())
-
-    def assert503(self, r, what):
-        self.assertError(r, 503, "STORE_UNAVAILABLE", what)
-        ra = r.headers.get("retry-after", "")
-        self.assertTrue(ra.isdigit() and int(ra) >= 1, "%s: Retry-After %r" % (what, ra))
 
 
 class StoreOutage(PrivateRedisTest):

@@ -90,28 +90,41 @@ static int64_t m_now = T0;
 static const char *qname[NQ] = {"qa", "qb"};
 static char uname[NU][16];
 
-static int m_find_wait(m_queue_t *q, int u)
+/* The line, tokens, sessions and held people are arrays of structs with
+ * an int `user` (at offset off), searched and shrunk alike: the index of
+ * user u in a[0..n) (elements of size bytes) or -1; removing a[i] keeps
+ * the order. */
+static int m_find_user(const void *a, int n, size_t size, size_t off, int u)
 {
-    for (int i = 0; i < q->nwait; i++)
-        if (q->wait[i].user == u)
+    for (int i = 0; i < n; i++) {
+        int v;
+        memcpy(&v, (const char *)a + (size_t)i * size + off, sizeof v);
+        if (v == u)
             return i;
+    }
     return -1;
 }
 
-/* Tokens and sessions: arrays of m_tok_t, searched and shrunk alike. */
+static void m_del_at(void *a, int *n, size_t size, int i)
+{
+    memmove((char *)a + (size_t)i * size, (char *)a + (size_t)(i + 1) * size,
+            (size_t)(*n - i - 1) * size);
+    (*n)--;
+}
+
+static int m_find_wait(m_queue_t *q, int u)
+{
+    return m_find_user(q->wait, q->nwait, sizeof q->wait[0], offsetof(m_wait_t, user), u);
+}
+
 static int m_find_in(const m_tok_t *a, int n, int u)
 {
-    for (int i = 0; i < n; i++)
-        if (a[i].user == u)
-            return i;
-    return -1;
+    return m_find_user(a, n, sizeof *a, offsetof(m_tok_t, user), u);
 }
 
 static void m_del_in(m_tok_t *a, int *n, int i)
 {
-    for (int k = i; k + 1 < *n; k++)
-        a[k] = a[k + 1];
-    (*n)--;
+    m_del_at(a, n, sizeof *a, i);
 }
 
 static int m_find_tok(m_queue_t *q, int u)
@@ -121,9 +134,7 @@ static int m_find_tok(m_queue_t *q, int u)
 
 static void m_del_wait(m_queue_t *q, int i)
 {
-    for (int k = i; k + 1 < q->nwait; k++)
-        q->wait[k] = q->wait[k + 1];
-    q->nwait--;
+    m_del_at(q->wait, &q->nwait, sizeof q->wait[0], i);
 }
 
 static void m_del_tok(m_queue_t *q, int i)
@@ -162,31 +173,25 @@ static void m_sweep(m_queue_t *q)
 }
 
 /* Idle at m_now: memq keeps last-seen times in centiseconds (memq.h). */
-static bool m_idle(const m_queue_t *q, const m_wait_t *w)
-{
-    uint32_t t = q->cfg.idle_timeout_seconds;
-    return t > 0 && (m_now / 10000 - w->seen / 10000) >= (int64_t)t * 100;
-}
-
 static bool m_idle_seen(const m_queue_t *q, int64_t seen)
 {
     uint32_t t = q->cfg.idle_timeout_seconds;
     return t > 0 && (m_now / 10000 - seen / 10000) >= (int64_t)t * 100;
 }
 
+static bool m_idle(const m_queue_t *q, const m_wait_t *w)
+{
+    return m_idle_seen(q, w->seen);
+}
+
 static int m_find_held(const m_held_t *a, int n, int u)
 {
-    for (int i = 0; i < n; i++)
-        if (a[i].user == u)
-            return i;
-    return -1;
+    return m_find_user(a, n, sizeof *a, offsetof(m_held_t, user), u);
 }
 
 static void m_del_held(m_held_t *a, int *n, int i)
 {
-    for (int k = i; k + 1 < *n; k++)
-        a[k] = a[k + 1];
-    (*n)--;
+    m_del_at(a, n, sizeof *a, i);
 }
 
 static int64_t m_held_key(m_queue_t *q)
@@ -498,6 +503,25 @@ static void do_admit(int qi)
 
 static long g_expired_answers, g_session_verifies;
 
+/* The part of a token answer (verify, consume, release) that does not
+ * depend on the token: no queue, WR_ENOTFOUND; a disabled one, WR_OK and
+ * passthrough (true: nothing more to check); else a real token check. */
+static bool token_answer_done(const m_queue_t *q, const sh_res_t *r)
+{
+    if (!q->exists) {
+        assert_int_equal(r->err, WR_ENOTFOUND);
+        return true;
+    }
+    if (!q->cfg.enabled) {
+        assert_int_equal(r->err, WR_OK);
+        assert_true(r->tok.passthrough);
+        return true;
+    }
+    assert_true(r->has_tok);
+    assert_false(r->tok.passthrough);
+    return false;
+}
+
 static void do_token(int qi, int u, bool right, bool consume)
 {
     m_queue_t *q = &mq[qi];
@@ -515,17 +539,8 @@ static void do_token(int qi, int u, bool right, bool consume)
         sh_consume(st, qname[qi], uname[u], jti, &r);
     else
         sh_verify(st, qname[qi], uname[u], jti, &r);
-    if (!q->exists) {
-        assert_int_equal(r.err, WR_ENOTFOUND);
+    if (token_answer_done(q, &r))
         return;
-    }
-    if (!q->cfg.enabled) {
-        assert_int_equal(r.err, WR_OK);
-        assert_true(r.tok.passthrough);
-        return;
-    }
-    assert_true(r.has_tok);
-    assert_false(r.tok.passthrough);
     int ss = m_find_sess(q, u);
     if ((t < 0 || strcmp(q->tok[t].jti, jti) != 0) && !consume && ss >= 0 &&
         q->sess[ss].exp > m_now && strcmp(q->sess[ss].jti, jti) == 0) {
@@ -574,17 +589,8 @@ static void do_release(int qi, int u, bool right)
         memcpy(jti, q->tok[m_find_tok(q, u)].jti, sizeof jti); /* a live token: no session */
     sh_res_t r;
     sh_release(st, qname[qi], uname[u], jti, &r);
-    if (!q->exists) {
-        assert_int_equal(r.err, WR_ENOTFOUND);
+    if (token_answer_done(q, &r))
         return;
-    }
-    if (!q->cfg.enabled) {
-        assert_int_equal(r.err, WR_OK);
-        assert_true(r.tok.passthrough);
-        return;
-    }
-    assert_true(r.has_tok);
-    assert_false(r.tok.passthrough);
     if (ss >= 0 && strcmp(q->sess[ss].jti, jti) == 0) {
         bool open = q->sess[ss].exp > m_now;
         m_del_sess(q, ss);

@@ -39,6 +39,14 @@ void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c)
     assert_int_equal(sh_put(s, q, &c), WR_OK);
 }
 
+void put_paused_idle(wr_store_t *s, const char *q, uint32_t idle_s)
+{
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.idle_timeout_seconds = idle_s;
+    put_ok(s, q, c);
+}
+
 void join_n(wr_store_t *s, const char *q, int from, int to)
 {
     sh_res_t r;

@@ -51,6 +51,9 @@ extern bool g_cluster; /* the backend is redis-cluster (a private cluster, clust
 wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_active, uint64_t max_queue,
                         uint32_t ttl_s);
 void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c);
+/* A paused queue q (5/s, tick 100 ms, TTL 300 s) whose waiting people are
+ * away after idle_s seconds of silence (0: never). */
+void put_paused_idle(wr_store_t *s, const char *q, uint32_t idle_s);
 /* Joins users "u<from>".."u<to>", each WAITING. */
 void join_n(wr_store_t *s, const char *q, int from, int to);
 /* Admits until the store reports a tick other than prev_tick (bounded),

@@ -41,10 +41,7 @@ static void t_idle_removed(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
-    c.paused = true;
-    c.idle_timeout_seconds = 1;
-    put_ok(s, "idle", c);
+    put_paused_idle(s, "idle", 1);
     join_n(s, "idle", 1, 3);
     assert_int_equal(sh_join_page(s, "idle", "p1", &r), WR_OK);
     assert_int_equal(sh_join_page(s, "idle", "p2", &r), WR_OK);
@@ -95,10 +92,7 @@ static void t_idle_sweep_bounded(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
-    c.paused = true;
-    c.idle_timeout_seconds = 1;
-    put_ok(s, "many", c);
+    put_paused_idle(s, "many", 1);
     int n = WR_STORE_IDLE_SWEEP_MAX + 500;
     join_page_n(s, "many", n);
     pass_us(s, 1450000);
@@ -156,10 +150,7 @@ static void t_idle_zero_never(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
-    c.paused = true;
-    c.idle_timeout_seconds = 0;
-    put_ok(s, "quiet", c);
+    put_paused_idle(s, "quiet", 0);
     join_n(s, "quiet", 1, 2);
     assert_int_equal(sh_join_page(s, "quiet", "p1", &r), WR_OK);
     /* memory: 3 days of store time; Redis: a real 1.2 s */

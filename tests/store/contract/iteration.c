@@ -225,10 +225,7 @@ static void t_iteration_idle(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
-    c.paused = true;
-    c.idle_timeout_seconds = 1;
-    put_ok(s, "bidle", c);
+    put_paused_idle(s, "bidle", 1);
     join_n(s, "bidle", 1, 3);
     assert_int_equal(sh_join_page(s, "bidle", "p1", &r), WR_OK);
     assert_int_equal(sh_join_page(s, "bidle", "p2", &r), WR_OK);

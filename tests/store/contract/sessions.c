@@ -40,6 +40,20 @@ static void admitted_jti(wr_store_t *s, const char *q, const char *u, char jti[W
     memcpy(jti, r.entry.jti, WR_JTI_LEN + 1);
 }
 
+/* Queue q with sessions of 60 s (TTL 300 s), u1 and u2 admitted in one
+ * tick: their jtis. */
+static void two_sessions_due(wr_store_t *s, const char *q, char j1[WR_JTI_LEN + 1],
+                             char j2[WR_JTI_LEN + 1])
+{
+    sh_res_t a;
+    put_ok(s, q, sess_cfg(0, 300, 60));
+    join_due(s, q, 1, 2);
+    assert_int_equal(sh_admit(s, q, &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 2);
+    admitted_jti(s, q, "u1", j1);
+    admitted_jti(s, q, "u2", j2);
+}
+
 static void expect_no_session(wr_store_t *s, const char *q, const char *u, const char *jti)
 {
     sh_res_t r;
@@ -56,12 +70,7 @@ static void t_session_release(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
-    put_ok(s, "ses", sess_cfg(0, 300, 60));
-    join_due(s, "ses", 1, 2);
-    assert_int_equal(sh_admit(s, "ses", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 2);
-    admitted_jti(s, "ses", "u1", j1);
-    admitted_jti(s, "ses", "u2", j2);
+    two_sessions_due(s, "ses", j1, j2);
 
     /* never consumed: no session, and the token stays live */
     expect_no_session(s, "ses", "u2", j2);
@@ -216,13 +225,9 @@ static void t_session_lapse(void **state)
 static void t_session_leave(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t r;
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
-    put_ok(s, "lv", sess_cfg(0, 300, 60));
-    join_due(s, "lv", 1, 2);
-    assert_int_equal(sh_admit(s, "lv", &a), WR_OK);
-    admitted_jti(s, "lv", "u1", j1);
-    admitted_jti(s, "lv", "u2", j2);
+    two_sessions_due(s, "lv", j1, j2);
     assert_int_equal(sh_consume(s, "lv", "u1", j1, &r), WR_OK);
     assert_int_equal(sh_consume(s, "lv", "u2", j2, &r), WR_OK);
 

@@ -66,6 +66,31 @@ static bool call(wr_breaker_t *b, int64_t t, bool failed, uint32_t lat)
     return p.allowed;
 }
 
+/* Calls at t0, t0 + 1, ...: 'F' fails, 'S' succeeds, each taking lat ms;
+ * each must be let through. */
+static void run(wr_breaker_t *b, int64_t t0, const char *pattern, uint32_t lat)
+{
+    for (size_t i = 0; pattern[i]; i++)
+        assert_true(call(b, t0 + (int64_t)i, pattern[i] == 'F', lat));
+}
+
+/* b is open, opened once (its only transition), for why. */
+static void assert_opened_once(wr_breaker_t *b, const log_t *l, wr_breaker_why_t why)
+{
+    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
+    assert_int_equal(l->n, 1);
+    assert_int_equal(l->why[0], why);
+}
+
+/* mk, then three failures at t = 0: open from t = 0 for 1000 ms. */
+static wr_breaker_t *mk_open(log_t *l)
+{
+    wr_breaker_t *b = mk(l);
+    for (int i = 0; i < 3; i++)
+        call(b, 0, true, 0);
+    return b;
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -127,25 +152,18 @@ static void test_consecutive_failures_open(void **state)
     log_t l = {0};
     wr_breaker_t *b = mk(&l);
     /* F F S F F: the success resets the run; 2 failures after it stay closed */
-    assert_true(call(b, 0, true, 1));
-    assert_true(call(b, 1, true, 1));
-    assert_true(call(b, 2, false, 1));
-    assert_true(call(b, 3, true, 1));
-    assert_true(call(b, 4, true, 1));
+    run(b, 0, "FFSFF", 1);
     /* window: 5 calls, 4 failures = 0.8 >= 0.5 and 5 >= min 5: the rate rule
      * fires at the 5th call, not the consecutive rule */
-    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
-    assert_int_equal(l.n, 1);
-    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    assert_opened_once(b, &l, WR_BREAKER_WHY_FAILURE_RATE);
     wr_breaker_free(b);
 
     /* three failures in a row before min_calls: consecutive rule */
     memset(&l, 0, sizeof(l));
     b = mk(&l);
-    assert_true(call(b, 0, true, 1));
-    assert_true(call(b, 1, true, 1));
+    run(b, 0, "FF", 1);
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
-    assert_true(call(b, 2, true, 1));
+    run(b, 2, "F", 1);
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
     assert_int_equal(l.n, 1);
     assert_int_equal(l.from[0], WR_BREAKER_CLOSED);
@@ -166,17 +184,14 @@ static void test_failure_rate_window_arithmetic(void **state)
     uint32_t calls, fails, slow;
     /* pattern S F S F S S F S S S (never 3 failures in a row):
      * after 5 calls: 2/5 = 0.4 < 0.5 closed; then 6: 3/7 at 7 ... */
-    const bool pat[10] = {false, true, false, true, false, false, true, false, false, false};
-    for (int i = 0; i < 10; i++)
-        assert_true(call(b, i, pat[i], 1));
+    run(b, 0, "SFSFSSFSSS", 1);
     wr_breaker_window(b, &calls, &fails, &slow);
     assert_int_equal(calls, 10);
     assert_int_equal(fails, 3);
     assert_int_equal(slow, 0);
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
     /* 10 more successes push the failures out one by one: window stays 10 */
-    for (int i = 0; i < 10; i++)
-        assert_true(call(b, 20 + i, false, 1));
+    run(b, 20, "SSSSSSSSSS", 1);
     wr_breaker_window(b, &calls, &fails, &slow);
     assert_int_equal(calls, 10);
     assert_int_equal(fails, 0);
@@ -191,9 +206,7 @@ static void test_failure_rate_window_arithmetic(void **state)
         assert_int_equal(fails, (uint32_t)(i / 2 + 1));
     }
     assert_true(call(b, 48, true, 1));
-    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
-    assert_int_equal(l.n, 1);
-    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    assert_opened_once(b, &l, WR_BREAKER_WHY_FAILURE_RATE);
     wr_breaker_free(b);
 }
 
@@ -203,12 +216,7 @@ static void test_failure_rate_boundary(void **state)
     log_t l = {0};
     wr_breaker_t *b = mk(&l);
     /* 5 successes then F S F S: after the 4th: 2/9 */
-    for (int i = 0; i < 5; i++)
-        call(b, i, false, 1);
-    call(b, 5, true, 1);
-    call(b, 6, false, 1);
-    call(b, 7, true, 1);
-    call(b, 8, false, 1);
+    run(b, 0, "SSSSSFSFS", 1);
     /* 9 calls, 2 failures */
     uint32_t calls, fails;
     wr_breaker_window(b, &calls, &fails, NULL);
@@ -219,9 +227,7 @@ static void test_failure_rate_boundary(void **state)
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
     call(b, 11, false, 1); /* evicts S: 4/10 */
     call(b, 12, true, 1);  /* evicts S: 5/10 = 0.5 >= 0.5: open */
-    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
-    assert_int_equal(l.n, 1);
-    assert_int_equal(l.why[0], WR_BREAKER_WHY_FAILURE_RATE);
+    assert_opened_once(b, &l, WR_BREAKER_WHY_FAILURE_RATE);
     wr_breaker_free(b);
 }
 
@@ -231,10 +237,7 @@ static void test_min_calls(void **state)
     log_t l = {0};
     wr_breaker_t *b = mk(&l);
     /* F S F S: 2/4 = 0.5 but only 4 calls < min 5: closed */
-    call(b, 0, true, 1);
-    call(b, 1, false, 1);
-    call(b, 2, true, 1);
-    call(b, 3, false, 1);
+    run(b, 0, "FSFS", 1);
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_CLOSED);
     /* 5th: S -> 2/5 = 0.4 closed; 6th F -> 3/6 = 0.5 open */
     call(b, 4, false, 1);
@@ -265,9 +268,7 @@ static void test_slow_calls_open(void **state)
     wr_breaker_window(b, NULL, NULL, &slow);
     assert_int_equal(slow, 5);
     call(b, 30000, false, 150);
-    assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
-    assert_int_equal(l.n, 1);
-    assert_int_equal(l.why[0], WR_BREAKER_WHY_SLOW_RATE);
+    assert_opened_once(b, &l, WR_BREAKER_WHY_SLOW_RATE);
     wr_breaker_free(b);
 }
 
@@ -275,10 +276,7 @@ static void test_open_refuses_then_half_open(void **state)
 {
     (void)state;
     log_t l = {0};
-    wr_breaker_t *b = mk(&l);
-    call(b, 0, true, 0);
-    call(b, 0, true, 0);
-    call(b, 0, true, 0); /* opens at t = 0, wait 1000 */
+    wr_breaker_t *b = mk_open(&l); /* opens at t = 0, wait 1000 */
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
     wr_breaker_stats_t st;
     /* refused until t = 999 */
@@ -303,9 +301,7 @@ static void test_half_open_probe_limit_and_close(void **state)
 {
     (void)state;
     log_t l = {0};
-    wr_breaker_t *b = mk(&l);
-    for (int i = 0; i < 3; i++)
-        call(b, 0, true, 0);
+    wr_breaker_t *b = mk_open(&l);
     /* half-open at 1000: 2 probes pass, every other call is refused */
     wr_breaker_permit_t p1 = wr_breaker_allow(b, 1000);
     wr_breaker_permit_t p2 = wr_breaker_allow(b, 1001);
@@ -343,9 +339,7 @@ static void test_backoff_doubles_caps_and_resets(void **state)
 {
     (void)state;
     log_t l = {0};
-    wr_breaker_t *b = mk(&l);
-    for (int i = 0; i < 3; i++)
-        call(b, 0, true, 0);
+    wr_breaker_t *b = mk_open(&l);
     /* waits: 1000, then each failed half-open doubles: 2000, 4000, 4000 (cap) */
     int64_t t = 0;
     const uint32_t waits[] = {1000, 2000, 4000, 4000, 4000};
@@ -379,9 +373,7 @@ static void test_slow_probe_reopens(void **state)
 {
     (void)state;
     log_t l = {0};
-    wr_breaker_t *b = mk(&l);
-    for (int i = 0; i < 3; i++)
-        call(b, 0, true, 0);
+    wr_breaker_t *b = mk_open(&l);
     wr_breaker_permit_t p = wr_breaker_allow(b, 1000);
     wr_breaker_record(b, p, false, 100, 1100); /* success, but slow */
     assert_int_equal(wr_breaker_state(b), WR_BREAKER_OPEN);
@@ -426,9 +418,7 @@ static void test_cancel_frees_probe_slot(void **state)
 {
     (void)state;
     log_t l = {0};
-    wr_breaker_t *b = mk(&l);
-    for (int i = 0; i < 3; i++)
-        call(b, 0, true, 0);
+    wr_breaker_t *b = mk_open(&l);
     wr_breaker_permit_t p1 = wr_breaker_allow(b, 1000);
     wr_breaker_permit_t p2 = wr_breaker_allow(b, 1000);
     assert_false(wr_breaker_allow(b, 1000).allowed);

@@ -162,29 +162,33 @@ static void test_not_before(void **state)
 {
     (void)state;
     char t[2048], sub[WR_USER_ID_MAX + 1] = "";
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460801}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_NOT_YET);
+    static const struct {
+        const char *claims;
+        wr_invite_reason_t want;
+    } cases[] = {
+        {"{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460801}",
+         WR_INVITE_NOT_YET},
+        /* nbf == now is valid (not before it); earlier too; a real number */
+        {"{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460800}", WR_INVITE_OK},
+        {"{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460799.5}", WR_INVITE_OK},
+        /* an nbf that is not a number is malformed */
+        {"{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":\"soon\"}",
+         WR_INVITE_MALFORMED},
+        /* expired wins over not yet valid (an invite whose window has passed) */
+        {"{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764460000,\"nbf\":1764469999}",
+         WR_INVITE_EXPIRED},
+        /* not yet valid is told before wrongQueue */
+        {"{\"sub\":\"u\",\"aud\":\"other\",\"exp\":1764464400,\"nbf\":1764460900}",
+         WR_INVITE_NOT_YET},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        jwt(HS, cases[i].claims, KEY, t, sizeof(t));
+        wr_invite_reason_t got = check(t, "sale", sub);
+        if (got != cases[i].want)
+            fail_msg("%s: %s, want %s", cases[i].claims, wr_invite_reason_name(got),
+                     wr_invite_reason_name(cases[i].want));
+    }
     assert_string_equal(wr_invite_reason_name(WR_INVITE_NOT_YET), "notYetValid");
-    /* nbf == now is valid (not before it); earlier too; a real number */
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460800}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":1764460799.5}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
-    /* an nbf that is not a number is malformed */
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"nbf\":\"soon\"}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_MALFORMED);
-    /* expired wins over not yet valid (an invite whose window has passed) */
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764460000,\"nbf\":1764469999}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_EXPIRED);
-    /* not yet valid is told before wrongQueue */
-    jwt(HS, "{\"sub\":\"u\",\"aud\":\"other\",\"exp\":1764464400,\"nbf\":1764460900}", KEY, t,
-        sizeof(t));
-    assert_int_equal(check(t, "sale", sub), WR_INVITE_NOT_YET);
 }
 
 int main(void)

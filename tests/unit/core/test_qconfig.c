@@ -126,21 +126,37 @@ static void test_defaults(void **state)
     assert_int_equal(d.n_poll_bands, 3);
 }
 
+/* Runs a PUT that must fail, checks the field and that *out is untouched. */
+static void expect_put_error(const char *text, const char *field_expected)
+{
+    json_t *j = load(text);
+    wr_queue_config_t out, before;
+    memset(&out, 0xA5, sizeof(out));
+    memcpy(&before, &out, sizeof(out));
+    char field[WR_FIELD_MAX] = "sentinel", msg[256] = "";
+    wr_err_t err = wr_qconfig_parse(j, &out, field, sizeof(field), msg, sizeof(msg));
+    if (err != WR_EINVAL || strcmp(field, field_expected) != 0)
+        fail_msg("%s: expected field '%s', got err %d field '%s' msg '%s'", text, field_expected,
+                 (int)err, field, msg);
+    assert_true(msg[0] != '\0');
+    assert_memory_equal(&out, &before, sizeof(out));
+    json_decref(j);
+}
+
+/* A PUT of {"admitPerSecond": 1, "<member>": value} that must fail
+ * naming field (expect_put_error). */
+static void member_bad(const char *member, const char *value, const char *field)
+{
+    char text[8400]; /* the callers' values: up to 8200 bytes */
+    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": %s}", member, value);
+    expect_put_error(text, field);
+}
+
 /* The field a config with this captcha object names (and that the parse
  * fails). */
 static void captcha_bad(const char *captcha, const char *field)
 {
-    char text[8200];
-    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"captcha\": %s}", captcha);
-    json_t *j = load(text);
-    wr_queue_config_t c;
-    char f[WR_FIELD_MAX] = "", msg[256] = "";
-    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
-        fail_msg("accepted: %.200s", captcha);
-    if (strcmp(f, field) != 0)
-        fail_msg("%.200s: named '%s', not '%s'", captcha, f, field);
-    assert_true(msg[0] != '\0');
-    json_decref(j);
+    member_bad("captcha", captcha, field);
 }
 
 /* captcha (API 1.2, the CAPTCHA hook): null by default; provider, siteKey
@@ -280,19 +296,10 @@ static void test_captcha(void **state)
     captcha_bad(body, "captcha.siteKey");
 }
 
-/* The field an invalid config names (and that the parse fails). */
+/* The field an invalid page object names (and that the parse fails). */
 static void page_bad(const char *page, const char *field)
 {
-    char text[8200];
-    snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"page\": %s}", page);
-    json_t *j = load(text);
-    wr_queue_config_t c;
-    char f[WR_FIELD_MAX] = "", msg[256] = "";
-    if (wr_qconfig_parse(j, &c, f, sizeof(f), msg, sizeof(msg)) != WR_EINVAL)
-        fail_msg("accepted: %.200s", page);
-    if (strcmp(f, field) != 0)
-        fail_msg("%.200s: named '%s', not '%s'", page, f, field);
-    json_decref(j);
+    member_bad("page", page, field);
 }
 
 /* page (API 1.2): null by default, each member checked by its own rule,
@@ -446,23 +453,6 @@ static void test_derived_rate(void **state)
     /* 1 / 3 s * 1 = 0.333.. */
     c = parse_ok("{\"capacity\": {\"connections\": 1, \"serviceMs\": 3000, \"safety\": 1}}");
     assert_true(c.admit_per_second == 1.0 / 3.0);
-}
-
-/* Runs a PUT that must fail, checks the field and that *out is untouched. */
-static void expect_put_error(const char *text, const char *field_expected)
-{
-    json_t *j = load(text);
-    wr_queue_config_t out, before;
-    memset(&out, 0xA5, sizeof(out));
-    memcpy(&before, &out, sizeof(out));
-    char field[WR_FIELD_MAX] = "sentinel", msg[256] = "";
-    wr_err_t err = wr_qconfig_parse(j, &out, field, sizeof(field), msg, sizeof(msg));
-    if (err != WR_EINVAL || strcmp(field, field_expected) != 0)
-        fail_msg("%s: expected field '%s', got err %d field '%s' msg '%s'", text, field_expected,
-                 (int)err, field, msg);
-    assert_true(msg[0] != '\0');
-    assert_memory_equal(&out, &before, sizeof(out));
-    json_decref(j);
 }
 
 static void test_put_errors(void **state)
@@ -787,26 +777,47 @@ static void test_patch(void **state)
     expect_patch_error(&empty, "{\"paused\": true}", "admitPerSecond");
 }
 
+/* A field of 0..86400 seconds (a uint32_t at offset off in the config):
+ * dflt when absent, both ends parsed, a PATCH to patched keeping the rest,
+ * the same name in the JSON out, and each value of bad refused on it. */
+static void check_seconds_field(const char *name, size_t off, uint32_t dflt, uint32_t patched,
+                                const char *const *bad)
+{
+    char text[160];
+    uint32_t v;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    memcpy(&v, (const char *)&c + off, sizeof v);
+    assert_int_equal(v, dflt);
+    static const uint32_t ends[] = {86400, 0};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, "{\"admitPerSecond\": 1, \"%s\": %u}", name, ends[i]);
+        c = parse_ok(text);
+        memcpy(&v, (const char *)&c + off, sizeof v);
+        assert_int_equal(v, ends[i]);
+    }
+    snprintf(text, sizeof text, "{\"%s\": %u}", name, patched);
+    c = patch_ok(&c, text);
+    memcpy(&v, (const char *)&c + off, sizeof v);
+    assert_int_equal(v, patched);
+    assert_int_equal(c.admit_per_second, 1);
+    json_t *j = wr_qconfig_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, name)), patched);
+    json_decref(j);
+    for (size_t i = 0; bad[i]; i++) {
+        snprintf(text, sizeof text, "{\"%s\": %s}", name, bad[i]);
+        expect_patch_error(&c, text, name);
+    }
+}
+
 /* sessionSeconds: 0..86400, default 0 (off); in and out of JSON, PUT and
  * PATCH alike. */
 static void test_session_seconds(void **state)
 {
     (void)state;
-    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
-    assert_int_equal(c.session_seconds, 0);
-    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 86400}");
-    assert_int_equal(c.session_seconds, 86400);
-    c = parse_ok("{\"admitPerSecond\": 1, \"sessionSeconds\": 0}");
-    assert_int_equal(c.session_seconds, 0);
-    c = patch_ok(&c, "{\"sessionSeconds\": 900}");
-    assert_int_equal(c.session_seconds, 900);
-    assert_int_equal(c.admit_per_second, 1);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "sessionSeconds")), 900);
-    json_decref(j);
-    expect_patch_error(&c, "{\"sessionSeconds\": 86401}", "sessionSeconds");
-    expect_patch_error(&c, "{\"sessionSeconds\": true}", "sessionSeconds");
+    static const char *const bad[] = {"86401", "true", NULL};
+    check_seconds_field("sessionSeconds", offsetof(wr_queue_config_t, session_seconds), 0, 900,
+                        bad);
 }
 
 /* autotune: null or {minPerSecond, maxPerSecond, targetMs} with
@@ -865,22 +876,9 @@ static void test_autotune(void **state)
 static void test_idle_timeout_seconds(void **state)
 {
     (void)state;
-    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
-    assert_int_equal(c.idle_timeout_seconds, 120);
-    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 86400}");
-    assert_int_equal(c.idle_timeout_seconds, 86400);
-    c = parse_ok("{\"admitPerSecond\": 1, \"idleTimeoutSeconds\": 0}");
-    assert_int_equal(c.idle_timeout_seconds, 0);
-    c = patch_ok(&c, "{\"idleTimeoutSeconds\": 2}");
-    assert_int_equal(c.idle_timeout_seconds, 2);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "idleTimeoutSeconds")), 2);
-    json_decref(j);
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 86401}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": -1}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": 1.5}", "idleTimeoutSeconds");
-    expect_patch_error(&c, "{\"idleTimeoutSeconds\": null}", "idleTimeoutSeconds");
+    static const char *const bad[] = {"86401", "-1", "1.5", "null", NULL};
+    check_seconds_field("idleTimeoutSeconds", offsetof(wr_queue_config_t, idle_timeout_seconds),
+                        120, 2, bad);
 }
 
 /* 1.2: awayHoldSeconds 0..86400 (default 1800) and pollMaxMs 0 or

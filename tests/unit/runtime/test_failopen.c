@@ -26,122 +26,39 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "fake_store.h"
 #include "runtime/failopen.h"
 
 /* ---------------------------------------------------------- fake store */
 
-#define CALLS_MAX 256
-
-typedef struct {
-    bool burn; /* burn (fail-open) or consume (ordinary) */
-    char queue[WR_QUEUE_NAME_MAX + 1];
-    char user[WR_USER_ID_MAX + 1];
-    char jti[WR_JTI_LEN + 1];
-    int64_t exp_us;
-} call_t;
-
-typedef struct {
-    wr_store_t base_;
-    struct event_base *loop;
-    int calls, answered;
-    call_t call[CALLS_MAX];
-    int fail_next;        /* the next calls answer WR_EUNAVAILABLE from the loop */
-    wr_err_t refuse_sync; /* != WR_OK: calls return it at once, no callback */
-    int refused;
-} fake_t;
-
-static fake_t g_fake;
+/* burn and consume, answered from the loop; every pass burned is a real
+ * burn, never a check */
+static fake_store_t g_fake;
 static struct event_base *g_loop;
 
-typedef struct {
-    wr_store_token_cb cb;
-    void *arg;
-    wr_err_t err;
-} pending_t;
-
-static void answer_cb(evutil_socket_t fd, short what, void *arg)
+static void burn_not_check_only(const fs_call_t *c)
 {
-    (void)fd;
-    (void)what;
-    pending_t *p = arg;
-    wr_token_check_t res;
-    memset(&res, 0, sizeof res);
-    g_fake.answered++;
-    p->cb(p->err, p->err == WR_OK ? &res : NULL, p->arg);
-    free(p);
+    if (c->op == FS_BURN)
+        assert_false(c->check_only);
 }
-
-static wr_err_t record(bool burn, const char *q, const char *u, const char *jti, int64_t exp_us,
-                       wr_store_token_cb cb, void *arg)
-{
-    if (g_fake.refuse_sync != WR_OK) {
-        g_fake.refused++;
-        return g_fake.refuse_sync;
-    }
-    assert_true(g_fake.calls < CALLS_MAX);
-    call_t *c = &g_fake.call[g_fake.calls++];
-    c->burn = burn;
-    snprintf(c->queue, sizeof c->queue, "%s", q);
-    snprintf(c->user, sizeof c->user, "%s", u ? u : "");
-    snprintf(c->jti, sizeof c->jti, "%s", jti);
-    c->exp_us = exp_us;
-    pending_t *p = malloc(sizeof *p);
-    assert_non_null(p);
-    p->cb = cb;
-    p->arg = arg;
-    p->err = WR_OK;
-    if (g_fake.fail_next > 0) {
-        g_fake.fail_next--;
-        p->err = WR_EUNAVAILABLE;
-    }
-    struct timeval zero = {0, 0};
-    assert_int_equal(event_base_once(g_fake.loop, -1, EV_TIMEOUT, answer_cb, p, &zero), 0);
-    return WR_OK;
-}
-
-static wr_err_t f_burn(wr_store_t *s, const char *q, const char *jti, int64_t exp_us,
-                       bool check_only, wr_store_token_cb cb, void *arg)
-{
-    (void)s;
-    assert_false(check_only);
-    return record(true, q, NULL, jti, exp_us, cb, arg);
-}
-
-static wr_err_t f_consume(wr_store_t *s, const char *q, const char *u, const char *jti,
-                          wr_store_token_cb cb, void *arg)
-{
-    (void)s;
-    return record(false, q, u, jti, 0, cb, arg);
-}
-
-static const wr_store_ops_t fake_ops = {
-    .name = "fake",
-    .burn = f_burn,
-    .consume = f_consume,
-};
 
 static wr_failopen_t *g_fo;
 
 static int setup(void **state)
 {
     (void)state;
-    memset(&g_fake, 0, sizeof g_fake);
-    g_fake.base_.ops = &fake_ops;
-    g_loop = event_base_new();
+    g_loop = fs_init_loop(&g_fake, FS_BURN | FS_CONSUME);
     if (!g_loop)
         return -1;
-    g_fake.loop = g_loop;
-    return wr_failopen_new(g_loop, &g_fake.base_, &g_fo) == WR_OK ? 0 : -1;
+    g_fake.on_call = burn_not_check_only;
+    return wr_failopen_new(g_loop, &g_fake.base, &g_fo) == WR_OK ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
     wr_failopen_free(g_fo); /* a burn in flight frees it from its callback */
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    event_base_free(g_loop);
+    fs_free_loop(&g_fake);
     return 0;
 }
 
@@ -225,11 +142,11 @@ static void t_burns_replayed_once_in_order(void **state)
     assert_int_equal(wr_failopen_spend(g_fo, &ord, now), WR_OK);
     run_for_ms(700); /* two rounds of 250 ms */
     assert_int_equal(g_fake.calls, 2);
-    assert_true(g_fake.call[0].burn);
+    assert_int_equal(g_fake.call[0].op, FS_BURN);
     assert_string_equal(g_fake.call[0].queue, "q1");
     assert_string_equal(g_fake.call[0].jti, "jtiF");
     assert_int_equal(g_fake.call[0].exp_us, (now + 300) * 1000000);
-    assert_false(g_fake.call[1].burn);
+    assert_int_equal(g_fake.call[1].op, FS_CONSUME);
     assert_string_equal(g_fake.call[1].user, "bob");
     assert_string_equal(g_fake.call[1].jti, "jtiO");
     assert_int_equal(wr_failopen_pending(g_fo), 0);
@@ -267,12 +184,12 @@ static void t_refused_at_once_ends_the_round(void **state)
         wr_token_claims_t p = pass("q1", "u", jti, now + 300, true);
         assert_int_equal(wr_failopen_spend(g_fo, &p, now), WR_OK);
     }
-    g_fake.refuse_sync = WR_EUNAVAILABLE;                    /* the breaker is open */
+    g_fake.sync_err = WR_EUNAVAILABLE;                       /* the breaker is open */
     run_for_ms(600);                                         /* two rounds */
     assert_true(g_fake.refused >= 1 && g_fake.refused <= 3); /* one try per round */
     assert_int_equal(g_fake.calls, 0);
     assert_int_equal(wr_failopen_pending(g_fo), 5);
-    g_fake.refuse_sync = WR_OK; /* the store is back: each once, in order */
+    g_fake.sync_err = WR_OK; /* the store is back: each once, in order */
     run_for_ms(400);
     assert_int_equal(g_fake.calls, 5);
     for (int i = 0; i < 5; i++) {

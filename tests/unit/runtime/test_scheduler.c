@@ -33,85 +33,14 @@
 #include "base/clock.h"
 #include "core/qconfig.h"
 #include "runtime/scheduler.h"
+#include "fake_store.h"
 #include "store/store.h"
 
 /* ---------------------------------------------------------- fake store */
 
-#define CALLS_MAX 1024
-
-typedef struct {
-    wr_store_t base_;
-    struct event_base *loop;
-    /* the store's clock: fixed_us when >= 0, else the host's wall clock
-     * plus offset_us */
-    int64_t fixed_us;
-    int64_t offset_us;
-    int calls;
-    int answered;
-    int64_t call_store_us[CALLS_MAX]; /* store time of each admit */
-    int64_t call_mono_ms[CALLS_MAX];  /* host monotonic time of each admit */
-} fake_t;
-
-static fake_t g_fake;
-
-static int64_t store_now_us(void)
-{
-    return g_fake.fixed_us >= 0 ? g_fake.fixed_us : wr_clock_wall_us() + g_fake.offset_us;
-}
-
-typedef struct {
-    wr_store_admit_cb cb;
-    void *arg;
-    int64_t now_us;
-} pending_t;
-
-static void answer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    pending_t *p = arg;
-    wr_admit_t res;
-    memset(&res, 0, sizeof res);
-    res.now_us = p->now_us;
-    res.stats.waiting = 1; /* a busy queue: ticked every tick (a quiet one once a second, K29) */
-    g_fake.answered++;
-    p->cb(WR_OK, &res, p->arg);
-    free(p);
-}
-
-static wr_err_t f_admit(wr_store_t *s, const char *q, wr_store_admit_cb cb, void *arg)
-{
-    (void)s;
-    (void)q;
-    pending_t *p = malloc(sizeof *p);
-    assert_non_null(p);
-    p->cb = cb;
-    p->arg = arg;
-    p->now_us = store_now_us();
-    if (g_fake.calls < CALLS_MAX) {
-        g_fake.call_store_us[g_fake.calls] = p->now_us;
-        g_fake.call_mono_ms[g_fake.calls] = wr_clock_mono_ms();
-    }
-    g_fake.calls++;
-    struct timeval zero = {0, 0};
-    assert_int_equal(event_base_once(g_fake.loop, -1, EV_TIMEOUT, answer_cb, p, &zero), 0);
-    return WR_OK;
-}
-
-/* Discovery finds nothing to add or forget: refused at once. */
-static wr_err_t f_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
-{
-    (void)s;
-    (void)cb;
-    (void)arg;
-    return WR_EUNAVAILABLE;
-}
-
-static const wr_store_ops_t fake_ops = {
-    .name = "fake",
-    .admit = f_admit,
-    .queue_list = f_queue_list,
-};
+/* admit (answered from the loop, on the store clock the test sets) and
+ * queue_list (refused at once: discovery finds nothing) */
+static fake_store_t g_fake;
 
 static struct event_base *g_loop;
 static wr_scheduler_t *g_sched;
@@ -119,14 +48,12 @@ static wr_scheduler_t *g_sched;
 static int setup(void **state)
 {
     (void)state;
-    memset(&g_fake, 0, sizeof g_fake);
-    g_fake.base_.ops = &fake_ops;
-    g_fake.fixed_us = -1;
-    g_loop = event_base_new();
+    g_loop = fs_init_loop(&g_fake, FS_ADMIT | FS_QUEUE_LIST);
     if (!g_loop)
         return -1;
-    g_fake.loop = g_loop;
-    wr_scheduler_opts_t o = {.base = g_loop, .store = &g_fake.base_, .discovery_ms = 3600000};
+    /* a busy queue: ticked every tick (a quiet one once a second, K29) */
+    g_fake.admit.stats.waiting = 1;
+    wr_scheduler_opts_t o = {.base = g_loop, .store = &g_fake.base, .discovery_ms = 3600000};
     return wr_scheduler_new(&o, &g_sched) == WR_OK ? 0 : -1;
 }
 
@@ -135,20 +62,14 @@ static int teardown(void **state)
     (void)state;
     wr_scheduler_free(g_sched);
     /* an answer still queued frees its (dead) entry when it runs */
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < g_fake.calls && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    event_base_free(g_loop);
+    fs_free_loop(&g_fake);
     return 0;
 }
 
 /* Runs the loop until `answered` reaches n (bounded by 5 s). */
 static void run_until_answered(int n)
 {
-    int64_t deadline = wr_clock_mono_ms() + 5000;
-    while (g_fake.answered < n && wr_clock_mono_ms() < deadline)
-        event_base_loop(g_loop, EVLOOP_ONCE);
-    assert_true(g_fake.answered >= n);
+    assert_true(fs_run_until_answered(&g_fake, n, 5000));
 }
 
 static void run_for_ms(int ms)
@@ -247,13 +168,13 @@ static void t_one_call_per_store_tick_in_its_middle(void **state)
     run_for_ms(1500);
     int n = g_fake.calls;
     assert_true(n >= 5 && n <= 16); /* 15 ticks at most (and the first call) */
-    int64_t phases[CALLS_MAX];
+    int64_t phases[FS_CALLS_MAX];
     for (int i = 1; i < n; i++) {
-        int64_t prev = g_fake.call_store_us[i - 1] / 1000 / tick;
-        int64_t cur = g_fake.call_store_us[i] / 1000 / tick;
+        int64_t prev = g_fake.call[i - 1].store_us / 1000 / tick;
+        int64_t cur = g_fake.call[i].store_us / 1000 / tick;
         if (cur <= prev)
             fail_msg("calls %d and %d in the same store tick %lld", i - 1, i, (long long)cur);
-        phases[i - 1] = g_fake.call_store_us[i] / 1000 % tick;
+        phases[i - 1] = g_fake.call[i].store_us / 1000 % tick;
     }
     qsort(phases, (size_t)(n - 1), sizeof phases[0], cmp_i64);
     int64_t median = phases[(n - 1) / 2];
@@ -295,8 +216,8 @@ static void t_late_tick_makes_one_call(void **state)
      * few ms (a loaded run saw 22 ms of 50, in the next tick); "at once" is
      * 0-2 ms. */
     run_until_answered(3);
-    int64_t gap = g_fake.call_mono_ms[2] - g_fake.call_mono_ms[1];
-    int64_t t1 = g_fake.call_store_us[1] / 1000 / tick, t2 = g_fake.call_store_us[2] / 1000 / tick;
+    int64_t gap = g_fake.call[2].mono_ms - g_fake.call[1].mono_ms;
+    int64_t t1 = g_fake.call[1].store_us / 1000 / tick, t2 = g_fake.call[2].store_us / 1000 / tick;
     if (t2 <= t1 || gap < tick / 4)
         fail_msg("after the late call the next came %lld ms later (store ticks %lld, %lld)",
                  (long long)gap, (long long)t1, (long long)t2);
@@ -309,55 +230,19 @@ static void t_late_tick_makes_one_call(void **state)
  * after free). A second fake store whose admit calls the test answers by
  * hand, so "in flight" is a state the test holds. */
 
-/* ---- the fake store: admit waits for the test, discovery fails ---- */
-
-typedef struct {
-    wr_store_t base;
-    int n; /* admit calls pending */
-    wr_store_admit_cb cb[4];
-    void *arg[4];
-} hfake_t;
-
-static wr_err_t hf_admit(wr_store_t *s, const char *queue, wr_store_admit_cb cb, void *arg)
-{
-    hfake_t *f = (hfake_t *)s;
-    (void)queue;
-    assert_true(f->n < 4);
-    f->cb[f->n] = cb;
-    f->arg[f->n] = arg;
-    f->n++;
-    return WR_OK;
-}
-
-static wr_err_t hf_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
-{
-    (void)s;
-    (void)cb;
-    (void)arg;
-    return WR_EUNAVAILABLE;
-}
+/* ---- the fake store: admit waits for the test (fs_answer), discovery
+ * fails ---- */
 
 /* Answers the oldest pending admit call with err. */
-static void h_answer_admit(hfake_t *f, wr_err_t err)
+static void h_answer_admit(fake_store_t *f, wr_err_t err)
 {
     assert_true(f->n > 0);
-    wr_store_admit_cb cb = f->cb[0];
-    void *arg = f->arg[0];
-    f->n--;
-    memmove(f->cb, f->cb + 1, (size_t)f->n * sizeof(f->cb[0]));
-    memmove(f->arg, f->arg + 1, (size_t)f->n * sizeof(f->arg[0]));
-    cb(err, NULL, arg);
+    fs_answer(f, 0, err);
 }
-
-static const wr_store_ops_t hfake_ops = {
-    .name = "fake",
-    .admit = hf_admit,
-    .queue_list = hf_queue_list,
-};
 
 typedef struct {
     struct event_base *base;
-    hfake_t store;
+    fake_store_t store;
     wr_scheduler_t *sched;
     wr_queue_config_t cfg;
 } hfx_t;
@@ -368,7 +253,7 @@ static int h_setup(void **state)
     memset(&fx, 0, sizeof(fx));
     fx.base = event_base_new();
     assert_non_null(fx.base);
-    fx.store.base.ops = &hfake_ops;
+    fs_init(&fx.store, FS_ADMIT | FS_QUEUE_LIST, NULL);
     wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000};
     assert_int_equal(wr_scheduler_new(&o, &fx.sched), WR_OK);
     wr_qconfig_defaults(&fx.cfg);

@@ -22,24 +22,14 @@
 
 #include "base/metrics.h"
 #include "store/store_breaker.h"
+#include "fake_store.h"
 #include "store_harness.h"
 
 /* ---------------------------------------------------------- fake store */
 
-#define PEND_MAX 256
-
-typedef struct {
-    wr_store_t base_;
-    int calls;         /* operations that reached the fake */
-    wr_err_t sync_err; /* returned by the next calls when != WR_OK */
-    int n;             /* pending callbacks */
-    wr_store_entry_cb ecb[PEND_MAX];
-    wr_store_done_cb dcb[PEND_MAX];
-    void *arg[PEND_MAX];
-    bool closed;
-} fake_t;
-
-static fake_t g_fake;
+/* join, ping and close, answered by hand (fs_answer); a join answered
+ * WR_OK is WAITING at position 7 of 9 */
+static fake_store_t g_fake;
 static int64_t g_now;
 
 static int64_t fake_now(void)
@@ -47,81 +37,19 @@ static int64_t fake_now(void)
     return g_now;
 }
 
-static wr_err_t f_join(wr_store_t *s, const char *q, const char *u, wr_store_entry_cb cb, void *arg)
-{
-    fake_t *f = (fake_t *)s;
-    (void)q;
-    (void)u;
-    f->calls++;
-    if (f->sync_err != WR_OK)
-        return f->sync_err;
-    assert_true(f->n < PEND_MAX);
-    f->ecb[f->n] = cb;
-    f->dcb[f->n] = NULL;
-    f->arg[f->n] = arg;
-    f->n++;
-    return WR_OK;
-}
-
-static wr_err_t f_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
-{
-    fake_t *f = (fake_t *)s;
-    f->calls++;
-    if (f->sync_err != WR_OK)
-        return f->sync_err;
-    f->ecb[f->n] = NULL;
-    f->dcb[f->n] = cb;
-    f->arg[f->n] = arg;
-    f->n++;
-    return WR_OK;
-}
-
-/* Answers pending call i (swap-removed) with err; entries carry a
- * WAITING position 7. */
 static void answer(int i, wr_err_t err)
 {
-    fake_t *f = &g_fake;
-    assert_true(i < f->n);
-    wr_store_entry_cb ecb = f->ecb[i];
-    wr_store_done_cb dcb = f->dcb[i];
-    void *arg = f->arg[i];
-    f->n--;
-    f->ecb[i] = f->ecb[f->n];
-    f->dcb[i] = f->dcb[f->n];
-    f->arg[i] = f->arg[f->n];
-    if (ecb) {
-        wr_entry_t e;
-        memset(&e, 0, sizeof(e));
-        e.state = WR_ENTRY_WAITING;
-        e.position = 7;
-        e.waiting = 9;
-        ecb(err, err == WR_OK ? &e : NULL, arg);
-    } else {
-        dcb(err, arg);
-    }
+    fs_answer(&g_fake, i, err);
 }
-
-static void f_close(wr_store_t *s)
-{
-    fake_t *f = (fake_t *)s;
-    while (f->n > 0)
-        answer(f->n - 1, WR_ECANCELED);
-    f->closed = true;
-}
-
-static wr_store_ops_t fake_ops = {
-    .name = "fake",
-    .join = f_join,
-    .ping = f_ping,
-    .close = f_close,
-};
 
 /* window 10, min 5, rate 0.5, 3 consecutive, slow 100 ms at 0.6, wait
  * 1000 doubling to 4000, 2 probes */
 static wr_store_t *mk(wr_metrics_t *m)
 {
-    memset(&g_fake, 0, sizeof(g_fake));
-    g_fake.base_.ops = &fake_ops;
+    fs_init(&g_fake, FS_JOIN | FS_PING | FS_CLOSE, NULL);
+    g_fake.entry.state = WR_ENTRY_WAITING;
+    g_fake.entry.position = 7;
+    g_fake.entry.waiting = 9;
     g_now = 1000000;
     wr_store_breaker_opts_t o;
     memset(&o, 0, sizeof(o));
@@ -137,7 +65,7 @@ static wr_store_t *mk(wr_metrics_t *m)
     o.metrics = m;
     o.now_ms = fake_now;
     wr_store_t *s = NULL;
-    assert_int_equal(wr_store_breaker_wrap(&g_fake.base_, &o, &s), WR_OK);
+    assert_int_equal(wr_store_breaker_wrap(&g_fake.base, &o, &s), WR_OK);
     return s;
 }
 
@@ -163,7 +91,7 @@ static void test_passthrough_and_domain_answers(void **state)
     wr_metrics_t *m = wr_metrics_new();
     wr_store_t *s = mk(m);
     assert_string_equal(s->ops->name, "breaker");
-    assert_ptr_equal(wr_store_breaker_inner(s), &g_fake.base_);
+    assert_ptr_equal(wr_store_breaker_inner(s), &g_fake.base);
     /* results pass through unchanged */
     sh_res_t r = {0};
     assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
@@ -176,12 +104,12 @@ static void test_passthrough_and_domain_answers(void **state)
     for (int i = 0; i < 20; i++)
         join_answered(s, dom[i % 4]);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
-    assert_int_equal(g_fake.calls, 21);
+    assert_int_equal(fs_reached(&g_fake), 21);
     assert_true(metric(m, "waitroom_breaker_state", "state=\"closed\"") == 1);
     assert_true(metric(m, "waitroom_breaker_state", "state=\"open\"") == 0);
     /* no callback argument: refused, nothing reaches the inner store */
     assert_int_equal(wr_store_join(s, "q", "u", NULL, NULL), WR_EINVAL);
-    assert_int_equal(g_fake.calls, 21);
+    assert_int_equal(fs_reached(&g_fake), 21);
     wr_store_close(s);
     assert_true(g_fake.closed);
     wr_metrics_free(m);
@@ -208,7 +136,7 @@ static void test_failures_open_and_fail_fast(void **state)
         assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EUNAVAILABLE);
     }
     assert_int_equal(r.calls, 0);
-    assert_int_equal(g_fake.calls, 3);
+    assert_int_equal(fs_reached(&g_fake), 3);
     assert_true(metric(m, "waitroom_breaker_rejected_total", NULL) == 50);
     wr_breaker_stats_t st;
     wr_store_breaker_stats(s, &st);
@@ -227,7 +155,7 @@ static void test_sync_unavailable_counts(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_EUNAVAILABLE);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
-    assert_int_equal(g_fake.calls, 3);
+    assert_int_equal(fs_reached(&g_fake), 3);
     /* argument errors are neutral: WR_EINVAL x 10 do not open a new breaker */
     wr_store_close(s);
     s = mk(NULL);
@@ -247,7 +175,7 @@ static void test_half_open_lets_only_probes_through(void **state)
     for (int i = 0; i < 3; i++)
         join_answered(s, WR_ETIMEOUT);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
-    int before = g_fake.calls;
+    int before = fs_reached(&g_fake);
     g_now += 1000; /* the wait is over */
     /* 100 requests arrive: exactly 2 reach the inner store */
     sh_res_t r[100];
@@ -262,7 +190,7 @@ static void test_half_open_lets_only_probes_through(void **state)
     }
     assert_int_equal(ok, 2);
     assert_int_equal(refused, 98);
-    assert_int_equal(g_fake.calls - before, 2);
+    assert_int_equal(fs_reached(&g_fake) - before, 2);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_HALF_OPEN);
     assert_true(metric(m, "waitroom_breaker_state", "state=\"half_open\"") == 1);
     /* both probes succeed (fast): closed again */
@@ -323,7 +251,7 @@ static void test_in_process_store_slowness_never_opens(void **state)
 {
     (void)state;
     wr_store_t *s = mk(NULL);
-    fake_ops.in_process = true;
+    g_fake.ops.in_process = true;
     for (int i = 0; i < 30; i++) {
         sh_res_t r = {0};
         assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
@@ -335,7 +263,7 @@ static void test_in_process_store_slowness_never_opens(void **state)
     for (int i = 0; i < 3; i++) /* 3 consecutive failures still open it */
         join_answered(s, WR_ETIMEOUT);
     assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
-    fake_ops.in_process = false;
+    g_fake.ops.in_process = false;
     wr_store_close(s);
 }
 

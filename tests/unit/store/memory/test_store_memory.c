@@ -294,13 +294,41 @@ static void rm_tmpdir(void)
     rmdir(tmpdir);
 }
 
-static void test_snapshot_round_trip(void **state)
+/* A store with a snapshot directory: a new directory, a new loop, and the
+ * store opened on it with the test clock at T0 (o: its options, kept for
+ * reopen). Returns the loop. */
+static struct event_base *snap_begin(wr_store_memory_opts_t *o, wr_store_t **st)
 {
     make_tmpdir();
     struct event_base *base = sh_loop_new();
+    memset(o, 0, sizeof *o);
+    o->data_dir = tmpdir;
+    o->test_clock_start_us = T0;
+    assert_int_equal(wr_store_memory_open(base, o, st), WR_OK);
+    return base;
+}
+
+/* A restart: *st closed (its snapshot written) and opened again with o. */
+static void reopen(struct event_base *base, const wr_store_memory_opts_t *o, wr_store_t **st)
+{
+    wr_store_close(*st);
+    assert_int_equal(wr_store_memory_open(base, o, st), WR_OK);
+}
+
+/* The end of snap_begin: the store closed, the loop freed, the directory
+ * removed. */
+static void snap_end(wr_store_t *st)
+{
+    wr_store_close(st);
+    sh_loop_free();
+    rm_tmpdir();
+}
+
+static void test_snapshot_round_trip(void **state)
+{
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     put_cfg(st, "shop", 10, 0);
     put_cfg(st, "empty", 3.5, 7);
     /* K34: an opensAt in seconds, as configs stored before the API refused
@@ -435,9 +463,7 @@ static void test_snapshot_clock_stepped_back(void **state)
     assert_int_equal(sh_admit(st, "shop", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(status(st, "shop", "late").entry.state, WR_ENTRY_ADMITTED);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 static void write_snapshot_with(void (*mangle)(const char *path))
@@ -526,11 +552,9 @@ static void test_corrupt_snapshots(void **state)
 static void test_snapshot_sessions(void **state)
 {
     (void)state;
-    make_tmpdir();
-    struct event_base *base = sh_loop_new();
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     c.admit_per_second = 100;
@@ -577,9 +601,7 @@ static void test_snapshot_sessions(void **state)
     g = get(st, "s");
     assert_int_equal(g.stats.active, 0);
     assert_int_equal(g.stats.released_total, 2);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 /* Rewrites the snapshot at path (one queue, the users "someone" and
@@ -663,13 +685,11 @@ static void test_snapshot_old_versions_load(void **state)
     static const unsigned versions[] = {1, 2, 4, 5};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
-        make_tmpdir();
+        wr_store_t *st;
+        wr_store_memory_opts_t o;
+        struct event_base *base = snap_begin(&o, &st);
         char p[128];
         snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
-        struct event_base *base = sh_loop_new();
-        wr_store_t *st;
-        wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-        assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
         put_cfg(st, "q", 10, 0);
         join(st, "q", "someone");
         join(st, "q", "other");
@@ -687,9 +707,7 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.stock_left, -1);
         assert_int_equal(g.stats.sold_out_at_ms, -1);
         assert_int_equal(status(st, "q", "other").entry.position, 2);
-        wr_store_close(st);
-        sh_loop_free();
-        rm_tmpdir();
+        snap_end(st);
     }
 }
 
@@ -698,11 +716,9 @@ static void test_snapshot_old_versions_load(void **state)
 static void test_snapshot_stock(void **state)
 {
     (void)state;
-    make_tmpdir();
-    struct event_base *base = sh_loop_new();
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     c.admit_per_second = 1000;
@@ -722,17 +738,14 @@ static void test_snapshot_stock(void **state)
     assert_int_equal(g.stats.stock_left, 0);
     int64_t sold = g.stats.sold_out_at_ms;
     assert_true(sold > 0);
-    wr_store_close(st);
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    reopen(base, &o, &st);
     g = get(st, "q");
     assert_int_equal(g.stats.stock_left, 0);
     assert_int_equal(g.stats.sold_out_at_ms, sold);
     sh_res_t b = status(st, "q", "b");
     assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
     assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 /* Version 3 keeps last-seen ages and pending page joins; the time the
@@ -740,11 +753,9 @@ static void test_snapshot_stock(void **state)
 static void test_snapshot_idle(void **state)
 {
     (void)state;
-    make_tmpdir();
-    struct event_base *base = sh_loop_new();
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     put_cfg(st, "q", 10, 0); /* idleTimeoutSeconds: the default, 120 */
     sh_res_t r;
     assert_int_equal(sh_join_page(st, "q", "scanner", &r), WR_OK);
@@ -760,12 +771,9 @@ static void test_snapshot_idle(void **state)
     assert_int_equal(r.admit.stats.abandoned_total, 1);
     assert_int_equal(r.admit.stats.waiting + r.admit.admitted, 1); /* person: maybe admitted */
     assert_int_equal(sh_status(st, "q", "scanner", &r), WR_ENOTINQUEUE);
-    wr_store_close(st);
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    reopen(base, &o, &st);
     assert_int_equal(get(st, "q").stats.abandoned_total, 1);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 static void test_snapshot_timer(void **state)
@@ -792,9 +800,7 @@ static void test_snapshot_timer(void **state)
     sh_res_t g = get(st, "q");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.cfg.admit_per_second, 10);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 /* Real clocks: many joins within the same microsecond still get distinct,
@@ -840,24 +846,19 @@ static wr_err_t burn(wr_store_t *st, const char *q, const char *jti, int64_t exp
 static void test_snapshot_burned(void **state)
 {
     (void)state;
-    make_tmpdir();
-    struct event_base *base = sh_loop_new();
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     put_cfg(st, "shop", 10, 0);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
     assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 5 * 1000000LL), WR_OK);
-    wr_store_close(st);
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    reopen(base, &o, &st);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
     assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_ETOKEN);
     st->ops->debug_advance_time(st, 10 * 1000000LL);
     assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_OK);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 static void put_le(unsigned char **p, uint64_t v, int n)
@@ -925,9 +926,7 @@ static void test_snapshot_v1_loads(void **state)
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
     assert_int_equal(status(st, "shop", "u1").entry.position, 1);
     assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 int main(void)

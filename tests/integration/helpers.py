@@ -1,0 +1,398 @@
+"""Helpers shared by the integration test modules, next to harness.py (the
+processes, the HTTP client and WRTest): every test module imports shared
+helpers from harness.py or from here, never from another test module.
+
+What is here: private servers a test may stop, signal or starve
+(PrivateServer on the suite's store, PrivateRedisTest on a private
+redis-server), `spawn` (waitroomd without waiting for readiness),
+`make_certs` (a test CA and certificates), /metrics parsers (`metric`: one
+series of a client's server; `metrics`: every series of an instance;
+`parse_metrics`: samples and types of a text), cookies, invites and page
+attributes, the admission challenge's proof of work (`solve`), `race`
+(requests released together) and `Sampler` (the admission rate, sampled).
+"""
+import hashlib
+import html
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import jwtutil
+from harness import ENV, PROCS, REQUEST_TIMEOUT, RedisServer, WRTest, Waitroomd, stop_process, uid
+
+
+# ---- Private servers, spawned processes, certificates ----
+
+WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
+
+
+def read_lines(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def json_lines(path):
+    return [json.loads(ln) for ln in read_lines(path) if ln.strip()]
+
+
+class PrivateServer(WRTest):
+    """Helpers (no tests): a private waitroomd on the suite's store, its
+    config file and its JSON log. Signals and limits sent to it never touch
+    the shared servers."""
+
+    def start(self, extra=(), ini=None, identity="header:X-User-Id", log_level="warn", env=None):
+        """A private waitroomd on the suite's store; ini: text of a config file."""
+        args = list(extra)
+        if ini is not None:
+            self.ini = os.path.join(ENV.tmpdir, "private-%s.ini" % uid())
+            with open(self.ini, "w") as f:
+                f.write(ini)
+            args = ["--config", self.ini] + args
+        return private_server(self, identity=identity, extra=args, log_level=log_level, env=env)
+
+    def write_ini(self, text):
+        tmp = self.ini + ".new"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, self.ini)
+
+    def log(self, w):
+        w.err.flush()
+        return json_lines(w.errpath)
+
+    def wait_log(self, w, pred, what, timeout=5.0):
+        return self.poll_until(lambda: [e for e in self.log(w) if pred(e)], bool,
+                               timeout=timeout, what=what)
+
+DEBUG = ["--enable-debug-command", "local"]  # DEBUG SLEEP (off by default in Redis 7)
+
+
+class PrivateRedisTest(WRTest):
+    """Helpers (no tests): a private redis-server (DEBUG SLEEP enabled) and
+    header-mode waitroomd instances on it, so stopping, slowing or killing
+    them never disturbs the shared servers. test_durability and
+    test_redis_scripts use it too."""
+
+    def private(self, extra=(), redis_extra=()):
+        """A private redis-server and a header-mode waitroomd on it."""
+        self.redis_only()
+        redis = RedisServer(ENV.tmpdir, extra=DEBUG + list(redis_extra))
+        self.addCleanup(redis.stop)
+        return redis, self.instance(redis, extra)
+
+    def instance(self, redis, extra=()):
+        """One more header-mode waitroomd on `redis`, killed at cleanup."""
+        w = Waitroomd(ENV.waitroomd, "redis://127.0.0.1:%d" % redis.port, ENV.secret,
+                      ENV.tmpdir, identity="header:X-User-Id", extra=extra)
+        self.addCleanup(w.kill)
+        return w
+
+    def assertExitsCleanly(self, w):
+        self.assertIsNone(w.proc.poll(), "waitroomd died; stderr:\n" + w.stderr_tail())
+        self.assertEqual(w.terminate(), 0, "exit code on SIGTERM (ASan report?); stderr:\n"
+                         + w.stderr_tail())
+
+    def assert503(self, r, what):
+        self.assertError(r, 503, "STORE_UNAVAILABLE", what)
+        ra = r.headers.get("retry-after", "")
+        self.assertTrue(ra.isdigit() and int(ra) >= 1, "%s: Retry-After %r" % (what, ra))
+
+
+def spawn(testcase, args, wrapper=()):
+    """Starts waitroomd (args after --listen) without waiting for readiness
+    (the store may be unreachable on purpose); returns (process, port, path
+    of its stderr). Stopped at the test's cleanup."""
+    errpath = os.path.join(ENV.tmpdir, "spawn-%s.log" % uid())
+    with open(errpath, "wb") as err:
+        proc = subprocess.Popen(list(wrapper) + [ENV.waitroomd, "--listen", "127.0.0.1:0"]
+                                + list(args), stdout=subprocess.PIPE, stderr=err,
+                                start_new_session=True)
+    PROCS.append(proc)
+    testcase.addCleanup(proc.stdout.close)
+    testcase.addCleanup(stop_process, proc)
+    line = proc.stdout.readline().decode().strip()
+    if not line.startswith("listening on 127.0.0.1:"):
+        with open(errpath) as f:
+            testcase.fail("no 'listening on' (%r); stderr:\n%s" % (line, f.read()))
+    return proc, int(line.rsplit(":", 1)[1]), errpath
+
+
+def make_certs(d):
+    """A CA, a server certificate for 127.0.0.1 / localhost, a client
+    certificate, and a second (untrusted) CA, all with openssl."""
+    def run(*a):
+        subprocess.run(["openssl"] + list(a), cwd=d, check=True, capture_output=True)
+    for ca in ("ca", "other-ca"):
+        run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + ca,
+            "-keyout", ca + ".key", "-out", ca + ".pem")
+    with open(os.path.join(d, "san.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name, ca in (("server", "ca"), ("client", "ca")):
+        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout",
+            name + ".key", "-out", name + ".csr")
+        run("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
+            "-CAcreateserial", "-days", "2", "-extfile", "san.cnf", "-out", name + ".pem")
+    return {k: os.path.join(d, k) for k in ("ca.pem", "other-ca.pem", "server.pem", "server.key",
+                                            "client.pem", "client.key")}
+
+
+def private_server(test, **kw):
+    """A waitroomd of its own on the suite's store (Waitroomd's keyword
+    arguments: identity, extra, env, log_level...), killed at the test's
+    cleanup: stopping or signalling it never touches the shared servers."""
+    w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir, **kw)
+    test.addCleanup(w.kill)
+    return w
+
+
+def memory_server(test, data, **kw):
+    """A header-mode waitroomd on the memory store with --data-dir data (its
+    snapshot), killed at the test's cleanup; started again on the same data,
+    it restarts from the snapshot."""
+    w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
+                  extra=["--data-dir", data], **kw)
+    test.addCleanup(w.kill)
+    return w
+
+
+def exchange(port, data, timeout=5.0):
+    """Sends raw bytes on a new connection to 127.0.0.1:port and returns all
+    that came back (decoded, errors replaced) until the server closed it or
+    timeout seconds passed."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        out += chunk
+    s.close()
+    return out.decode(errors="replace")
+
+
+# ---- /metrics ----
+
+LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    samples, types = [], {}
+    for ln in text.splitlines():
+        if ln.startswith("# TYPE "):
+            parts = ln.split()
+            if len(parts) >= 4:
+                types[parts[2]] = parts[3]
+            continue
+        if not ln or ln.startswith("#"):
+            continue
+        m = LINE.match(ln)
+        if m:
+            labels = dict(LABEL.findall(m.group(3) or ""))
+            samples.append((m.group(1), labels, float(m.group(4))))
+    return samples, types
+
+
+def metrics(w):
+    """{(name, labels-string): value} of a waitroomd's /metrics."""
+    r = w.client.get("/metrics")
+    out = {}
+    for ln in r.body.splitlines():
+        if not ln or ln.startswith("#"):
+            continue
+        m = LINE.match(ln)
+        if m:
+            out[(m.group(1), m.group(3) or "")] = float(m.group(4))
+    return out
+
+
+def metric(client, name, labels):
+    """The value of one series; 0 when the counter exists (its # TYPE line is
+    there) but that series was never incremented. A missing family fails."""
+    text = client.get("/metrics").body
+    assert "# TYPE %s " % name in text, "no metric family %s in /metrics" % name
+    for line in text.splitlines():
+        if line.startswith(name + "{" + labels + "}"):
+            return float(line.split()[-1])
+    return 0.0
+
+
+# ---- Cookies, invites, pages ----
+
+
+def parse_set_cookie(value):
+    """'wr_vid=V; Path=/; HttpOnly' -> ('wr_vid', 'V', {'path': '/', 'httponly': True})"""
+    parts = [p.strip() for p in value.split(";")]
+    name, _, val = parts[0].partition("=")
+    attrs = {}
+    for p in parts[1:]:
+        k, eq, v = p.partition("=")
+        attrs[k.strip().lower()] = v.strip() if eq else True
+    return name.strip(), val.strip(), attrs
+
+
+def vid_of(r):
+    """The wr_vid value a response set."""
+    for v in r.set_cookies:
+        name, val, _ = parse_set_cookie(v)
+        if name == "wr_vid":
+            return val
+    return None
+
+KEY = "invite-key-" + "k" * 32
+
+
+def invite(q, sub, key=KEY, ttl=3600, **extra):
+    claims = {"sub": sub, "aud": q, "exp": int(time.time()) + ttl}
+    claims.update(extra)
+    return jwtutil.sign({"alg": "HS256", "typ": "JWT"}, claims, key.encode())
+
+
+def bearer(tok, extra=None):
+    h = {"Authorization": "Bearer " + tok}
+    h.update(extra or {})
+    return h
+
+
+def set_cookies(r):
+    """{name: (value, {attr: value or True})} of the response's Set-Cookie lines."""
+    out = {}
+    for line in r.set_cookies:
+        name, val, attrs = parse_set_cookie(line)
+        out[name] = (val, attrs)
+    return out
+
+
+def page_attr(r, name):
+    m = re.search(r'\s%s="([^"]*)"' % re.escape(name), r.body)
+    return html.unescape(m.group(1)) if m else None
+
+
+# ---- The admission challenge (proof of work) ----
+
+ALPHABET = re.compile(r"^[A-Za-z0-9._~-]{1,256}$")
+BITS = 6
+
+
+def zero_bits(digest):
+    n = 0
+    for b in digest:
+        if b == 0:
+            n += 8
+            continue
+        n += 8 - b.bit_length()
+        break
+    return n
+
+
+def digest_bits(challenge, nonce):
+    return zero_bits(hashlib.sha256((challenge + ":" + nonce).encode()).digest())
+
+
+def solve(challenge, bits, start=0):
+    i = start
+    while digest_bits(challenge, "n%d" % i) < bits:
+        i += 1
+    return "n%d" % i
+
+
+# ---- Concurrent requests; sampling the admission rate ----
+
+
+def race(port, requests):
+    """requests: list of (method, path, headers, body). Connects N sockets,
+    releases them together, returns [(status, headers, json)] in order."""
+    barrier = threading.Barrier(len(requests))
+    out = [None] * len(requests)
+
+    def run(i, method, path, headers, body):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT)
+        try:
+            conn.connect()
+            data = None if body is None else json.dumps(body).encode()
+            h = dict(headers)
+            if data is not None:
+                h["Content-Type"] = "application/json"
+            barrier.wait(timeout=20)
+            conn.request(method, path, body=data, headers=h)
+            r = conn.getresponse()
+            raw = r.read()
+            try:
+                js = json.loads(raw) if raw else None
+            except ValueError:
+                js = None
+            out[i] = (r.status, {k.lower(): v for k, v in r.getheaders()}, js)
+        except Exception as e:  # recorded; the test asserts on it
+            out[i] = ("exception", {}, repr(e))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=run, args=(i,) + tuple(req))
+               for i, req in enumerate(requests)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return out
+
+RATE = 20.0
+TICK_MS = 100
+PER_TICK = RATE * TICK_MS / 1000.0  # 2
+
+
+class Sampler:
+    """Samples admittedTotal of a queue through the admin API."""
+
+    def __init__(self, test, q, client):
+        self.t, self.q, self.c = test, q, client
+        self.samples = []  # (monotonic time, admittedTotal)
+
+    def sample(self):
+        r = self.c.get_queue(self.q)
+        self.t.assertEqual(r.status, 200, repr(r))
+        v = (time.monotonic(), r.json["stats"]["admittedTotal"])
+        self.samples.append(v)
+        return v
+
+    def run(self, seconds, interval):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.sample()
+            time.sleep(interval)
+        return self.sample()
+
+    def check_no_burst(self, what):
+        """No interval between two samples admits more than the rate allows
+        for its length plus two ticks' worth plus one."""
+        for (t0, a0), (t1, a1) in zip(self.samples, self.samples[1:]):
+            allowed = RATE * (t1 - t0) + 2 * PER_TICK + 1
+            self.t.assertLessEqual(a1 - a0, allowed,
+                                   "%s: %d admitted in %.0f ms (allowed %.1f)"
+                                   % (what, a1 - a0, (t1 - t0) * 1000, allowed))
+            self.t.assertGreaterEqual(a1, a0, "admittedTotal went down")
+
+    def rate_between(self, start, end):
+        """(admitted, seconds) between the first samples at/after start and end."""
+        s0 = next(s for s in self.samples if s[0] >= start)
+        s1 = [s for s in self.samples if s[0] <= end][-1]
+        return s1[1] - s0[1], s1[0] - s0[0]
+
+    def assert_rate(self, start, end, what, rate=RATE, rel=0.15):
+        n, dt = self.rate_between(start, end)
+        expected = rate * dt
+        # rel tolerance plus one tick's worth of quantization at each end
+        tol = rel * expected + 2 * PER_TICK
+        self.t.assertLessEqual(abs(n - expected), tol,
+                               "%s: %d admitted in %.2f s = %.1f/s, configured %.1f/s"
+                               % (what, n, dt, n / dt if dt else 0, rate))
+        return n / dt
