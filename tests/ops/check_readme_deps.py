@@ -14,6 +14,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import report  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -45,12 +48,7 @@ def main():
         detail = "" if ok else " (README %s, deps.sh %s)" % (
             None if got is None else sorted(set(got) ^ set(want)) or got, sorted(want))
         checks.append(("README's deps:%s list = scripts/deps.sh's%s" % (tag, detail), ok))
-    failed = 0
-    for name, ok in checks:
-        print(("ok   " if ok else "FAIL ") + name)
-        failed += not ok
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return report(checks)
 
 
 if __name__ == "__main__":

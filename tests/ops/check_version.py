@@ -17,6 +17,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import report  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -52,12 +55,7 @@ def main():
         out = subprocess.run([a.waitroomd, "--version"], capture_output=True, text=True).stdout
         checks.append(("waitroomd --version prints 'waitroomd %s' (%r)" % (header, out.strip()),
                        out == "waitroomd %s\n" % header))
-    failed = 0
-    for name, ok in checks:
-        print(("ok   " if ok else "FAIL ") + name)
-        failed += not ok
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return report(checks)
 
 
 if __name__ == "__main__":
