@@ -14,7 +14,12 @@
  *     map first names it, with the store's timeouts, AUTH, TLS, scripts
  *     and connect checks (ROLE, eviction policy, persistence);
  *   - MOVED is followed once (the slot's owner updated at once, the map
- *     refreshed in the background); ASK is followed once with ASKING;
+ *     refreshed in the background); ASK is followed once with ASKING; a
+ *     target not connected yet is connected first, within the command
+ *     timeout; every endpoint type (ip, hostname, unknown-endpoint) is
+ *     understood (redis_endpoint.h);
+ *   - nodes the slot map no longer names are dropped (their connection
+ *     closed once nothing is pending on it);
  *     TRYAGAIN and CLUSTERDOWN are retried every 50 ms until the command
  *     timeout has passed since the command was first sent (then
  *     WR_EUNAVAILABLE).
@@ -79,12 +84,17 @@ wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int
                                      const char *const *argv);
 
 /*
- * Cluster: the primaries of the map that are not connected now, and the
- * slot ranges nobody owns, one per line, into out (cap bytes,
- * NUL-terminated, cut to fit): "127.0.0.1:7001 (slots 5461-10922)\n"
+ * Cluster: the primaries of the map that cannot serve now, and the slot
+ * ranges nobody owns, one per line, into out (cap bytes, NUL-terminated,
+ * cut to fit): "127.0.0.1:7001 (slots 5461-10922)\n" (not connected),
+ * "127.0.0.1:7002 (slots 0-5460): cluster down: CLUSTERDOWN,
+ * cluster_state:fail\n", "127.0.0.1:7003 (slots 10923-16383): 0 of 1
+ * replicas online: joins refused (--redis-wait-replicas)\n",
  * "slots 0-99 unowned\n".
- * Returns how many shards are unreachable (ranges without owner count as
- * one); 0 (and out "") when all are reachable, or for a single server.
+ * Returns how many shards cannot serve (ranges without owner count as
+ * one); 0 (and out "") when all can, or for a single server. A keyless
+ * command (PING, /readyz) goes only to a primary that can serve, so it
+ * fails when none can.
  */
 size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t cap);
 
