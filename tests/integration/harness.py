@@ -163,6 +163,7 @@ class RedisCluster:
     def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None):
         self.password = password
         auth = ["--requirepass", password, "--masterauth", password] if password else []
+        self.tmpdir, self.extra = tmpdir, list(extra)
         self.nodes = []
         try:
             for _ in range(primaries * (1 + replicas)):
@@ -254,6 +255,67 @@ class RedisCluster:
 
     def node(self, port):
         return next(n for n in self.nodes if n.port == port)
+
+    def ids(self):
+        """{port: node id} of the nodes a live node knows."""
+        return {p: i for i, p, _, _, _ in self.nodes_table()}
+
+    def add_node(self, timeout=30):
+        """Starts one more node (the cluster's arguments), joins it to the
+        cluster as a primary without slots (CLUSTER MEET) and waits until
+        every live node knows it. Returns its port."""
+        auth = ["--requirepass", self.password, "--masterauth", self.password] \
+            if self.password else []
+        n = RedisServer(self.tmpdir, port=free_cluster_port(),
+                        extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                               "--cluster-node-timeout", "1000",
+                               "--cluster-require-full-coverage", "no",
+                               "--appendonly", "yes", "--appendfsync", "no"] + auth + self.extra,
+                        password=self.password)
+        self.nodes.append(n)
+        self.cmd(n.port, "CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+        deadline = time.monotonic() + timeout
+        while not all(n.port in self.ids_of(m.port) for m in self.alive()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not learn node %d" % n.port)
+            time.sleep(0.1)
+        self.wait_ok(timeout)
+        return n.port
+
+    def ids_of(self, port):
+        try:
+            return {p for _, p, _, _, _ in self.nodes_table(port)}
+        except (OSError, RedisError):
+            return set()
+
+    def migrate_slot(self, slot, src, dst):
+        """Moves slot from primary src to primary dst as redis-cli --cluster
+        reshard does: IMPORTING on dst, MIGRATING on src, MIGRATE every key,
+        then SETSLOT NODE on every live node."""
+        ids = self.ids()
+        self.cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+        self.cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+        self.migrate_keys(slot, src, dst)
+        self.assign_slot(slot, dst)
+
+    def migrate_keys(self, slot, src, dst):
+        """MIGRATEs every key of slot from src to dst (the slot MIGRATING)."""
+        auth = ["AUTH", self.password] if self.password else []
+        while True:
+            keys = self.cmd(src, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+            if not keys:
+                return
+            self.cmd(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, *(auth + ["KEYS"] + keys))
+
+    def assign_slot(self, slot, dst):
+        """CLUSTER SETSLOT slot NODE dst on every live primary (dst first)."""
+        ids = self.ids()
+        for p in [dst] + [p for p in self.primary_ports() if p != dst]:
+            try:
+                self.cmd(p, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+            except RedisError as e:  # a primary that gave up its last slot is a replica now
+                if p == dst or "only with masters" not in str(e):
+                    raise
 
     def stop(self):
         for n in self.nodes:

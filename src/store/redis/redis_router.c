@@ -25,8 +25,9 @@
  *   WR_REDIS_ROUTER_REFRESH_MIN_MS, and every MOVED also sets its slot's
  *   owner at once, so the next command of that queue goes straight there.
  *   tick_ev (every TICK_MS) asks again while a primary of the map is not
- *   connected or slots have no owner: a failover is noticed without a
- *   command having to fail first.
+ *   connected or slots have no owner (a failover is noticed without a
+ *   command having to fail first), and when the map is MAP_MAX_AGE_MS old
+ *   (a node only an ASK named, or one removed without a MOVED, is noticed).
  *
  *   Nodes that stop being primaries but are still in the map (replicas)
  *   keep their connection (commands are no longer routed to them; a
@@ -413,7 +414,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     wr_redis_router_t *r = arg;
-    bool want = !r->have_map || r->unowned > 0;
+    bool want =
+        !r->have_map || r->unowned > 0 || wr_clock_mono_ms() - r->last_refresh_ms >= MAP_MAX_AGE_MS;
     for (size_t i = 0; i < r->nnodes; i++) {
         node_t *n = &r->nodes[i];
         want = want || (n->primary && !wr_redis_router__node_up(n));

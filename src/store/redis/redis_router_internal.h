@@ -18,11 +18,12 @@
 #include "store/redis/redis_router.h"
 #include "store/redis/redis_url.h"
 
-#define NONE          0xff
-#define TICK_MS       1000
-#define RETRY_MS      50
-#define REDIRECTS_MAX 3
-#define MSG_MAX       512
+#define NONE           0xff
+#define TICK_MS        1000
+#define MAP_MAX_AGE_MS 10000 /* the map is asked again at least this often */
+#define RETRY_MS       50
+#define REDIRECTS_MAX  3
+#define MSG_MAX        512
 
 _Static_assert(WR_REDIS_ROUTER_NODES_MAX < NONE, "node indexes fit in a byte");
 
