@@ -164,16 +164,15 @@ class RedisCluster:
         self.password = password
         auth = ["--requirepass", password, "--masterauth", password] if password else []
         self.tmpdir, self.extra = tmpdir, list(extra)
+        self.node_args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                          "--cluster-node-timeout", "1000",
+                          "--cluster-require-full-coverage", "no",
+                          "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra)
         self.nodes = []
         try:
             for _ in range(primaries * (1 + replicas)):
-                self.nodes.append(RedisServer(
-                    tmpdir, port=free_cluster_port(),
-                    extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                           "--cluster-node-timeout", "1000",
-                           "--cluster-require-full-coverage", "no",
-                           "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra),
-                    password=password))
+                self.nodes.append(RedisServer(tmpdir, port=free_cluster_port(),
+                                              extra=self.node_args, password=password))
             cmd = ["redis-cli"] + (["-a", password, "--no-auth-warning"] if password else []) + \
                 ["--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in self.nodes] + \
                 ["--cluster-replicas", str(replicas), "--cluster-yes"]
@@ -256,6 +255,15 @@ class RedisCluster:
     def node(self, port):
         return next(n for n in self.nodes if n.port == port)
 
+    def restart(self, port):
+        """Starts the killed node of port again on its data directory (its
+        nodes.conf: it rejoins the cluster with its slots)."""
+        old = self.node(port)
+        n = RedisServer(self.tmpdir, port=port, extra=self.node_args, datadir=old.dir,
+                        password=self.password)
+        self.nodes[self.nodes.index(old)] = n
+        return n
+
     def ids(self):
         """{port: node id} of the nodes a live node knows."""
         return {p: i for i, p, _, _, _ in self.nodes_table()}
@@ -264,13 +272,7 @@ class RedisCluster:
         """Starts one more node (the cluster's arguments), joins it to the
         cluster as a primary without slots (CLUSTER MEET) and waits until
         every live node knows it. Returns its port."""
-        auth = ["--requirepass", self.password, "--masterauth", self.password] \
-            if self.password else []
-        n = RedisServer(self.tmpdir, port=free_cluster_port(),
-                        extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                               "--cluster-node-timeout", "1000",
-                               "--cluster-require-full-coverage", "no",
-                               "--appendonly", "yes", "--appendfsync", "no"] + auth + self.extra,
+        n = RedisServer(self.tmpdir, port=free_cluster_port(), extra=self.node_args,
                         password=self.password)
         self.nodes.append(n)
         self.cmd(n.port, "CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)

@@ -230,3 +230,36 @@ class ClusterFaults(WRTest):
             self.assertEqual(self.acked_join(c, q, u), pos)
         r = w_ask.client.get("/readyz")
         self.assertEqual((r.status, r.json), (200, {"status": "ready"}))
+
+    # -- the {.global} shard down ----------------------------------------
+    def test_queue_writes_while_the_global_shard_is_down(self):
+        cl = self.own_cluster(primaries=3, replicas=0)
+        w = self.instance(cl.url())
+        home = cl.owner("wr:{.global}:queues")
+        other = next(p for p in cl.primary_ports() if p != home)
+        cl.node(home).kill()
+        self.poll_until(lambda: w.client.get("/readyz"),
+                        lambda r: r.status == 200 and "127.0.0.1:%d" % home in r.body,
+                        what="/readyz names the {.global} shard")
+        # PUT, PATCH and DELETE of a queue on a live shard answer; the
+        # registry's SADD/SREM wait for the {.global} shard
+        q = self.queue_on(cl, other, w.client, "gl")
+        self.assertEqual(w.client.patch_queue(q, {"admitPerSecond": 3}).status, 200)
+        self.assertEqual(w.client.get_queue(q).json["config"]["admitPerSecond"], 3)
+        self.assertEqual(self.acked_join(w.client, q, "g1"), 1)
+        gone = self.queue_on(cl, other, w.client, "gd")
+        r = w.client.delete_queue(gone)
+        self.assertIn(r.status, (200, 204), repr(r))
+        # what needs {.global}: the list of queues (the registry)
+        self.assertEqual(w.client.list_queues().status, 503)
+        # the shard back: the held registry writes are sent, in order
+        cl.restart(home)
+        cl.wait_ok()
+        self.poll_until(lambda: cl.cmd(home, "SMEMBERS", "wr:{.global}:queues"),
+                        lambda m: q in m and gone not in m, timeout=10,
+                        what="the registry has the queue written while its shard was down")
+        r = self.poll_until(lambda: w.client.list_queues(), lambda r: r.status == 200,
+                            timeout=10, what="the list of queues back")
+        names = [x["name"] for x in r.json["queues"]]
+        self.assertIn(q, names)
+        self.assertNotIn(gone, names)

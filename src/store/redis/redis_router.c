@@ -18,7 +18,7 @@
  *   then the URL's seeds, then the other known nodes, one after the other
  *   until one answers. The endpoint types (ip, hostname, unknown-endpoint:
  *   NULL, "" or "?" mean the node asked) are redis_endpoint.c's.
- *   Refresh: request_refresh() arms refresh_ev for now, or for
+ *   Refresh: wr_redis_router__request_refresh() arms refresh_ev for now, or for
  *   last + REFRESH_MIN_MS; while a question is out (mio) nothing more
  *   is asked. So a MOVED storm after a reshard (every queue of the moved
  *   slots answering MOVED once) costs one CLUSTER SLOTS per
@@ -205,8 +205,10 @@ static void node_started(wr_err_t err, const char *msg, void *arg)
     (void)msg; /* the connection logged it */
     node_t *n = arg;
     n->first_done = true;
-    if (err == WR_OK)
+    if (err == WR_OK) {
         wr_redis_router__probe(n);
+        wr_redis_router__held_flush(n->r);
+    }
     /* commands redirected to n while it connected go now (on_retry) */
     struct retry *t;
     TAILQ_FOREACH(t, &n->r->retries, link)
@@ -398,9 +400,7 @@ static void on_refresh(evutil_socket_t fd, short what, void *arg)
     try_next(r);
 }
 
-/* Asks for the map soon: now, or REFRESH_MIN_MS after the last question;
- * never while one is out, never twice. */
-static void request_refresh(wr_redis_router_t *r)
+void wr_redis_router__request_refresh(wr_redis_router_t *r)
 {
     if (!r->cluster || r->mio || evtimer_pending(r->refresh_ev, NULL))
         return;
@@ -425,8 +425,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             n->cluster_fail = n->repl_known = false; /* asked again once it is back */
     }
     reap(r);
+    wr_redis_router__held_flush(r);
     if (want)
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
 }
 
 /* --------------------------------------------------------------- routing */
@@ -497,7 +498,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
         return; /* still connecting, time left */
     wr_redis_conn_t *c = to ? (wr_redis_router__node_up(to) ? to->conn : NULL) : route(r, cmd);
     if (!c || wr_redis_conn_resubmit(c, cmd, ask) != WR_OK) {
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
         wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
     }
 }
@@ -522,7 +523,7 @@ static bool on_redirect(void *arg, wr_redis_conn_cmd_t *cmd, const redisReply *r
             /* the owner is known now: the queue's next command goes there */
             r->slot[slot] = (uint8_t)(n - r->nodes);
             n->primary = true;
-            request_refresh(r);
+            wr_redis_router__request_refresh(r);
         }
         if (n && !wr_redis_router__node_up(n)) {
             /* a node not connected (yet): connect, then send, within the
@@ -541,7 +542,7 @@ static bool on_redirect(void *arg, wr_redis_conn_cmd_t *cmd, const redisReply *r
     if (strncmp(s, "CLUSTERDOWN", 11) == 0) {
         if (strncmp(s, "CLUSTERDOWN The cluster is down", 31) == 0)
             from->cluster_fail = true; /* until its next CLUSTER INFO says ok */
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
     }
     if (!retry_arm(r, cmd, NULL, false))
         wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
@@ -583,29 +584,19 @@ wr_err_t wr_redis_router_submit(wr_redis_router_t *r, wr_redis_conn_cmd_t *cmd,
     wr_redis_conn_t *c = route(r, cmd);
     if (!c) {
         wr_redis_conn_cmd_free(cmd);
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
         return WR_EUNAVAILABLE;
     }
     return wr_redis_conn_submit(c, cmd, wait_fn, cb, arg);
 }
 
-wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int argc,
-                                     const char *const *argv)
-{
-    if (!r->cluster)
-        return wr_redis_conn_send_oneway(r->single, what, argc, argv);
-    if (argc < 2 || !r->have_map)
-        return WR_EUNAVAILABLE;
-    uint8_t k = r->slot[wr_redis_router_keyslot(argv[1], strlen(argv[1]))];
-    if (k == NONE || !wr_redis_router__node_up(&r->nodes[k])) {
-        request_refresh(r);
-        return WR_EUNAVAILABLE;
-    }
-    return wr_redis_conn_send_oneway(r->nodes[k].conn, what, argc, argv);
-}
-
 static void router_free(wr_redis_router_t *r)
 {
+    if (r->nheld)
+        wr_warn("%s: %zu held one-way commands not sent (the store closes)", r->copts.log_name,
+                r->nheld);
+    while (!TAILQ_EMPTY(&r->held))
+        wr_redis_router__held_free(r, TAILQ_FIRST(&r->held));
     if (r->refresh_ev)
         event_free(r->refresh_ev);
     if (r->tick_ev)
@@ -628,6 +619,7 @@ wr_err_t wr_redis_router_open(struct event_base *base, const wr_redis_conn_opts_
         return WR_ENOMEM;
     r->base = base;
     TAILQ_INIT(&r->retries);
+    TAILQ_INIT(&r->held);
     char msg[300] = "";
     const char *name = opts->log_name ? opts->log_name : "redis_conn";
     wr_err_t err = wr_redis_url_parse(opts->url, &r->ep, NULL, 0);

@@ -40,8 +40,10 @@
 #include "store/redis/redis_conn.h"
 
 #define WR_REDIS_ROUTER_SLOTS          16384
-#define WR_REDIS_ROUTER_NODES_MAX      128 /* nodes a cluster map may name */
-#define WR_REDIS_ROUTER_REFRESH_MIN_MS 500 /* between two slot-map questions */
+#define WR_REDIS_ROUTER_NODES_MAX      128  /* nodes a cluster map may name */
+#define WR_REDIS_ROUTER_REFRESH_MIN_MS 500  /* between two slot-map questions */
+#define WR_REDIS_ROUTER_HELD_MAX       1024 /* one-way commands held for a shard down */
+#define WR_REDIS_ROUTER_ONEWAY_ARGS    3    /* the most arguments of a one-way command */
 
 typedef struct wr_redis_router wr_redis_router_t;
 
@@ -79,7 +81,22 @@ wr_err_t wr_redis_router_submit(wr_redis_router_t *r, wr_redis_conn_cmd_t *cmd,
                                 wr_redis_conn_wait_fn wait_fn, wr_redis_conn_reply_cb cb,
                                 void *arg);
 
-/* wr_redis_conn_send_oneway() to the primary of argv[1]'s slot. */
+/*
+ * wr_redis_conn_send_oneway() (argc 2..WR_REDIS_ROUTER_ONEWAY_ARGS) to the
+ * primary of argv[1]'s slot. Cluster: when that primary is not connected
+ * (or one-way commands of the same slot are already held), the command is
+ * copied and held, in order, and sent again (as a command with a reply,
+ * one per slot at a time, with the redirections and CLUSTERDOWN retries
+ * of any command) every tick and when a node connects, until its primary
+ * answers it (an error reply other than those is logged and dropped):
+ * the registry's SADD/SREM
+ * of a PUT or DELETE does not make the queue's own write fail while the
+ * {.global} shard is down. Held commands are lost with the process (a
+ * later PUT or PATCH of the queue writes its registry entry again).
+ * WR_OK (sent or held); WR_EINVAL (argc); WR_EUNAVAILABLE (single server
+ * not connected, or WR_REDIS_ROUTER_HELD_MAX commands held already),
+ * WR_ENOMEM.
+ */
 wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int argc,
                                      const char *const *argv);
 

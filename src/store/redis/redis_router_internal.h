@@ -1,8 +1,9 @@
 /*
  * redis_router_internal.h - what the files of the redis_router module
  * share: redis_router.c (the slot map, routing, redirections, the node
- * table) and redis_router_health.c (whether each primary can serve, and
- * the text /readyz shows). Not for other modules.
+ * table), redis_router_health.c (whether each primary can serve, and the
+ * text /readyz shows) and redis_router_oneway.c (one-way commands, held
+ * while their primary is down). Not for other modules.
  *
  * Names shared between the files are wr_redis_router__*.
  */
@@ -51,6 +52,19 @@ struct retry {
     struct event *ev;
 };
 
+/* A one-way command whose primary was unreachable: sent again, as a
+ * command with a callback, until its slot's primary acknowledges it
+ * (wr_redis_router_send_oneway). */
+struct held {
+    TAILQ_ENTRY(held) link;
+    struct wr_redis_router *r;
+    const char *what; /* static */
+    unsigned slot;
+    bool inflight; /* sent as a command (on_held answers it) */
+    int argc;
+    char *argv[WR_REDIS_ROUTER_ONEWAY_ARGS];
+};
+
 struct wr_redis_router {
     struct event_base *base;
     bool cluster;
@@ -78,6 +92,8 @@ struct wr_redis_router {
     wr_redis_conn_started_cb on_started;
     void *started_arg;
     TAILQ_HEAD(, retry) retries;
+    TAILQ_HEAD(, held) held;
+    size_t nheld;
 };
 
 /* True when n's connection is established. n may be NULL. */
@@ -102,5 +118,16 @@ int wr_redis_router__node_why(const wr_redis_router_t *r, const node_t *n, char 
  * --redis-wait-replicas: every join is refused). The answers set n's
  * health fields; a close answers them WR_ECANCELED while n still exists. */
 void wr_redis_router__probe(node_t *n);
+
+/* Asks for the slot map soon: now, or WR_REDIS_ROUTER_REFRESH_MIN_MS after
+ * the last question; never while one is out, never twice. */
+void wr_redis_router__request_refresh(wr_redis_router_t *r);
+
+/* Sends the first held one-way command of each slot (the next goes once
+ * it is answered: the order of a slot's commands is kept). */
+void wr_redis_router__held_flush(wr_redis_router_t *r);
+
+/* Unlinks and frees h (held by r). */
+void wr_redis_router__held_free(wr_redis_router_t *r, struct held *h);
 
 #endif
