@@ -21,6 +21,12 @@ from resp import RedisError
 ANSWER_BOUND_S = 2.0
 
 
+def acked_reply(r):
+    """A join the store acknowledged: a place in line, not degraded."""
+    return r.status == 200 and r.json.get("status") == "waiting" and \
+        not r.json.get("degraded") and isinstance(r.json.get("position"), int)
+
+
 class ClusterFaults(WRTest):
 
     def setUp(self):
@@ -58,6 +64,11 @@ class ClusterFaults(WRTest):
         self.assertEqual(r.json.get("status"), "waiting", repr(r))
         self.assertFalse(r.json.get("degraded"), repr(r))
         return r.json["position"]
+
+    def waitroomd_clients(self, cl, port):
+        """Connections to node port other than this test's and MIGRATE's."""
+        rows = cl.cmd(port, "CLIENT", "LIST").splitlines()
+        return [r for r in rows if " cmd=client|list" not in r and " cmd=restore-asking" not in r]
 
     def slot_of(self, cl, q):
         return cl.cmd(cl.alive()[0].port, "CLUSTER", "KEYSLOT", "wr:{%s}:config" % q)
@@ -168,17 +179,8 @@ class ClusterFaults(WRTest):
             self.assertIn("0 of 1 replicas online", s)
 
     # -- redirections to a node not connected yet; a node leaving ----------
-    def waitroomd_clients(self, cl, port):
-        """Connections to node port other than this test's and MIGRATE's."""
-        rows = cl.cmd(port, "CLIENT", "LIST").splitlines()
-        return [r for r in rows if " cmd=client|list" not in r and " cmd=restore-asking" not in r
-                and " cmd=client " not in r]
-
-    def test_redirect_to_a_new_node_then_the_node_leaves(self):
-        # (no replica migration: the node that gives its slot back stays an
-        # empty primary, which the slot map does not name)
-        cl = self.own_cluster(primaries=3, replicas=0,
-                              extra=["--cluster-allow-replica-migration", "no"])
+    def test_ask_and_moved_to_a_node_never_connected(self):
+        cl = self.own_cluster(primaries=3, replicas=0)
         src = cl.primary_ports()[0]
         # the store timeout bounds connect + handshake + scripts + the join
         w_ask = self.instance(cl.url(), timeout_ms=1000)
@@ -203,33 +205,51 @@ class ClusterFaults(WRTest):
         stats = cl.cmd(new, "INFO", "commandstats")
         self.assertIn("cmdstat_asking:calls=", stats, "the ASK was followed to the new node")
         self.assertIn("cmdstat_evalsha:calls=", stats)
-        # MOVED: the slot now the new node's; w_moved never talked to it
+        # MOVED: the slot now the new node's; w_moved never talked to it,
+        # and its first join there is acknowledged
         cl.assign_slot(slot, new)
-        self.assertGreaterEqual(len(self.waitroomd_clients(cl, new)), 1, "w_ask's connection")
         n = 2 + (1 if r.json.get("position") else 0)
         self.assertEqual(self.acked_join(w_moved.client, q, "m1"), n + 1, "MOVED to a new node")
         self.assertEqual(self.acked_join(w_ask.client, q, "a1b"), n + 2)
         self.assertEqual(cl.cmd(new, "ZCARD", "wr:{%s}:waiting" % q), n + 2)
+
+    def test_a_node_leaving_has_its_connections_closed(self):
+        # (no replica migration: the node that gives its slot back stays an
+        # empty primary, which the slot map does not name)
+        cl = self.own_cluster(primaries=3, replicas=0,
+                              extra=["--cluster-allow-replica-migration", "no"])
+        src = cl.primary_ports()[0]
+        w1, w2 = self.instance(cl.url()), self.instance(cl.url())
+        q = self.queue_on(cl, src, w1.client, "lv")
+        new = cl.add_node()
+        slot = self.slot_of(cl, q)
+        cl.migrate_slot(slot, src, new)
+        n = 0
+        for w in (w1, w2):  # each meets a MOVED to the new node and connects to it
+            n += 1
+            self.poll_until(lambda: w.client.join(q, "u%d" % n), lambda r: acked_reply(r),
+                            what="a join on the new node acknowledged")
+        self.assertEqual(cl.cmd(new, "ZCARD", "wr:{%s}:waiting" % q), 2)
         self.assertGreaterEqual(len(self.waitroomd_clients(cl, new)), 2)
-        # the node leaves: the slot goes back (the instances meet a MOVED
-        # and ask for the map, which no longer names the node), then
+        # the node leaves: its slot goes back (each instance meets a MOVED
+        # and asks for the map, which no longer names the node), then
         # CLUSTER FORGET everywhere
-        cl.cmd(src, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[new])
-        cl.cmd(new, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[src])
-        cl.migrate_keys(slot, new, src)
-        cl.assign_slot(slot, src)
-        for c, u, pos in ((w_ask.client, "a2", n + 3), (w_moved.client, "m2", n + 4)):
-            self.assertEqual(self.acked_join(c, q, u), pos)
+        cl.migrate_slot(slot, new, src)
+        for w in (w1, w2):
+            n += 1
+            self.assertEqual(self.acked_join(w.client, q, "u%d" % n), n)
+        nid = cl.ids()[new]
         for p in cl.primary_ports():
             if p != new:
-                cl.cmd(p, "CLUSTER", "FORGET", ids[new])
+                cl.cmd(p, "CLUSTER", "FORGET", nid)
         self.poll_until(lambda: self.waitroomd_clients(cl, new), lambda c: c == [],
                         timeout=5, what="both instances closed their connections to the node "
                                         "that left")
-        for c, u, pos in ((w_ask.client, "a3", n + 5), (w_moved.client, "m3", n + 6)):
-            self.assertEqual(self.acked_join(c, q, u), pos)
-        r = w_ask.client.get("/readyz")
-        self.assertEqual((r.status, r.json), (200, {"status": "ready"}))
+        for w in (w1, w2):
+            n += 1
+            self.assertEqual(self.acked_join(w.client, q, "u%d" % n), n)
+            r = w.client.get("/readyz")
+            self.assertEqual((r.status, r.json), (200, {"status": "ready"}))
 
     # -- the {.global} shard down ----------------------------------------
     def test_queue_writes_while_the_global_shard_is_down(self):
