@@ -158,9 +158,12 @@ class RedisCluster:
     """A private Redis Cluster on loopback: `primaries` primaries with
     `replicas` replicas each (redis-cli --cluster create), node timeout
     1 s, full coverage not required (queues on live shards keep working).
-    extra: more redis-server arguments for every node (e.g. requirepass)."""
+    extra: more redis-server arguments for every node (e.g. requirepass).
+    tls: {"ca": PEM, "cert": PEM, "key": PEM}: each node also listens with
+    TLS on n.tls_port and the cluster speaks TLS (tls-cluster: CLUSTER SLOTS
+    and MOVED name the TLS ports); the plain port stays for the helpers."""
 
-    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None):
+    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None, tls=None):
         self.password = password
         auth = ["--requirepass", password, "--masterauth", password] if password else []
         self.tmpdir, self.extra = tmpdir, list(extra)
@@ -169,12 +172,26 @@ class RedisCluster:
                           "--cluster-require-full-coverage", "no",
                           "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra)
         self.nodes = []
+        tls_cli = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] \
+            if tls else []
         try:
             for _ in range(primaries * (1 + replicas)):
-                self.nodes.append(RedisServer(tmpdir, port=free_cluster_port(),
-                                              extra=self.node_args, password=password))
+                if tls:  # the cluster bus is at the TLS port + 10000
+                    tport = free_cluster_port()
+                    n = RedisServer(tmpdir, port=free_port(), password=password,
+                                    extra=self.node_args + [
+                                        "--tls-port", str(tport), "--tls-cluster", "yes",
+                                        "--tls-replication", "yes", "--tls-cert-file", tls["cert"],
+                                        "--tls-key-file", tls["key"], "--tls-ca-cert-file",
+                                        tls["ca"], "--tls-auth-clients", "optional"])
+                    n.tls_port = tport
+                else:
+                    n = RedisServer(tmpdir, port=free_cluster_port(), extra=self.node_args,
+                                    password=password)
+                self.nodes.append(n)
             cmd = ["redis-cli"] + (["-a", password, "--no-auth-warning"] if password else []) + \
-                ["--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in self.nodes] + \
+                tls_cli + ["--cluster", "create"] + \
+                ["127.0.0.1:%d" % (n.tls_port if tls else n.port) for n in self.nodes] + \
                 ["--cluster-replicas", str(replicas), "--cluster-yes"]
             out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  timeout=60)

@@ -3,7 +3,8 @@
 - K42: every endpoint type Redis documents (`cluster-preferred-endpoint-type`
   ip, hostname with `cluster-announce-hostname`, hostname without one ("?"),
   unknown-endpoint (NULL in CLUSTER SLOTS, "" in MOVED)) serves queues on
-  every shard and follows a MOVED;
+  every shard and follows a MOVED; over TLS the certificate is checked
+  against the hostname (a certificate for localhost only);
 - /readyz: 503 naming every shard while every node answers CLUSTERDOWN; in
   durability mode a shard without the replicas WAIT needs is named with its
   reason (200 while other shards serve, 503 once none can);
@@ -13,12 +14,33 @@
 
 Run by run.py for the backend redis-cluster (pattern test_cluster*.py).
 """
+import os
+import shutil
+import subprocess
+import tempfile
 import time
 
 from harness import ENV, RedisCluster, WRTest, Waitroomd, uid
 from resp import RedisError
 
 ANSWER_BOUND_S = 2.0
+
+
+def localhost_certs(d):
+    """A CA and a node certificate valid for the name localhost only (no IP
+    address in it: a TLS check against 127.0.0.1 refuses it)."""
+    def ssl(*a):
+        subprocess.run(["openssl"] + list(a), cwd=d, check=True, capture_output=True)
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=wr-test-ca",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=DNS:localhost\n")
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "node.key",
+        "-out", "node.csr")
+    ssl("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "node.pem")
+    return {"ca": os.path.join(d, "ca.pem"), "cert": os.path.join(d, "node.pem"),
+            "key": os.path.join(d, "node.key")}
 
 
 def acked_reply(r):
@@ -115,6 +137,32 @@ class ClusterFaults(WRTest):
 
     def test_endpoint_unknown(self):
         self.endpoint_type_serves("unknown-endpoint", expect_host=None)
+
+    def test_endpoint_hostname_over_tls_checks_the_name(self):
+        # the certificate names localhost and no address: the instance gets
+        # only as far as the hostname endpoints take it
+        if not shutil.which("openssl"):
+            self.skipTest("openssl not installed")
+        c = localhost_certs(tempfile.mkdtemp(prefix="certs-", dir=ENV.tmpdir))
+        cl = self.own_cluster(primaries=3, replicas=0, tls=c,
+                              extra=["--cluster-preferred-endpoint-type", "hostname",
+                                     "--cluster-announce-hostname", "localhost"])
+        url = "rediss-cluster://localhost:%d,localhost:%d" % (cl.nodes[0].tls_port,
+                                                               cl.nodes[1].tls_port)
+        w = self.instance(url, ["--redis-ca", c["ca"]])
+        shards = {}  # a queue on each shard (owners told apart by CLUSTER SLOTS)
+        for _ in range(500):
+            name = "tls-" + uid("")
+            shards.setdefault(cl.owner("wr:{%s}:config" % name), name)
+            if len(shards) == 3:
+                break
+        self.assertEqual(len(shards), 3)
+        for q in shards.values():
+            self.assertEqual(w.client.put_queue(q, {"admitPerSecond": 1, "paused": True}).status,
+                             200)
+            self.assertEqual(self.acked_join(w.client, q, "t1"), 1)
+        r = w.client.get("/readyz")
+        self.assertEqual((r.status, r.json), (200, {"status": "ready"}))
 
     # -- /readyz ------------------------------------------------------------
     def test_readyz_503_while_every_node_answers_clusterdown(self):
