@@ -43,6 +43,10 @@
  *   asked CLUSTER INFO (and INFO replication in durability mode), so
  *   /readyz can name a primary that is connected but cannot serve.
  *
+ * One-way commands (redis_router_oneway.c): sent at once, or held while
+ *   their slot's primary is down and sent again from the tick (and when a
+ *   node connects) until answered, in order per slot.
+ *
  * Redirections (the connection hands them to redirect(), before any
  *   callback): MOVED and ASK are followed while the command has been
  *   redirected fewer than REDIRECTS_MAX times (a MOVED then an ASK during a

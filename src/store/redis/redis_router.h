@@ -20,6 +20,11 @@
  *     understood (redis_endpoint.h);
  *   - nodes the slot map no longer names are dropped (their connection
  *     closed once nothing is pending on it);
+ *   - each connected primary is asked every second whether it can serve
+ *     (CLUSTER INFO; INFO replication in durability mode): see
+ *     wr_redis_router_unreachable();
+ *   - a one-way command whose primary is down is held and sent when it is
+ *     back (wr_redis_router_send_oneway);
  *     TRYAGAIN and CLUSTERDOWN are retried every 50 ms until the command
  *     timeout has passed since the command was first sent (then
  *     WR_EUNAVAILABLE).
