@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import ENV, RedisCluster, WRTest, Waitroomd, uid
+from harness import ADMIN, ENV, RedisCluster, WRTest, Waitroomd, uid
 from resp import RedisError
 
 ANSWER_BOUND_S = 2.0
@@ -191,6 +191,11 @@ class ClusterFaults(WRTest):
         self.assertIn("CLUSTERDOWN", mine[0])
         r = w.client.join(q, uid("down-"))  # failPolicy (limited): not acknowledged
         self.assertTrue(r.status == 503 or r.json.get("degraded"), repr(r))
+        # readiness asks cost the store nothing: the breaker stays closed
+        for _ in range(10):
+            self.assertEqual(w.client.get("/readyz").status, 503)
+        self.assertIn('waitroom_breaker_state{state="closed"} 1',
+                      w.client.get("/metrics", ADMIN).body)
 
     def test_readyz_names_a_shard_without_the_replicas_durability_needs(self):
         cl = self.own_cluster(primaries=3, replicas=1)
