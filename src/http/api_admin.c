@@ -530,34 +530,48 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api_
 
 /* ---------- operations: readyz, metrics ---------- */
 
+/* {"status":...} plus "unreachableShards" when the store names parts of
+ * it that cannot serve (Redis Cluster: one string per shard, address,
+ * slots and why). j: taken and returned (NULL stays NULL). */
+static json_t *ready_shards(wr_api_t *a, json_t *j)
+{
+    char parts[2048];
+    if (!j || wr_store_unreachable(a->store, parts, sizeof parts) == 0)
+        return j;
+    json_t *arr = json_array();
+    for (char *line = parts, *nl; arr && *line && (nl = strchr(line, '\n')); line = nl + 1)
+        json_array_append_new(arr, json_stringn(line, (size_t)(nl - line)));
+    json_object_set_new(j, "unreachableShards", arr);
+    return j;
+}
+
+/* 503: the store's usual answer, or, when it names shards that cannot
+ * serve (a Redis Cluster none of whose shards can), those names. */
+static void ready_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                              wr_err_t err)
+{
+    json_t *j = ready_shards(a, json_pack("{s:s, s:s}", "error", "STORE_UNAVAILABLE", "message",
+                                          "the store cannot serve"));
+    if (j && json_object_get(j, "unreachableShards")) {
+        wr_api__reply_jansson(a, req, route, 503, j);
+    } else {
+        json_decref(j);
+        wr_api__reply_unavailable(a, req, route, err);
+    }
+}
+
 static void ready_cb(wr_err_t err, void *arg)
 {
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
-    char parts[2048];
-    if (err == WR_OK && wr_api_has_secret(c->api) &&
-        wr_store_unreachable(c->api->store, parts, sizeof parts) > 0) {
-        /* Redis Cluster with a shard down: the queues of the other shards
-         * work, so the instance stays ready; the body names the shards */
-        json_t *j = json_pack("{s:s, s:[]}", "status", "ready", "unreachableShards");
-        json_t *arr = j ? json_object_get(j, "unreachableShards") : NULL;
-        for (char *line = parts, *nl; arr && *line; line = nl + 1) {
-            if (!(nl = strchr(line, '\n')))
-                break;
-            json_array_append_new(arr, json_stringn(line, (size_t)(nl - line)));
-        }
-        char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
-        json_decref(j);
-        if (body)
-            wr_api__reply_json(c->api, c->req, c->route, 200, body, strlen(body), 0);
-        else
-            wr_api__reply_oom(c->api, c->req, c->route);
-        free(body);
-    } else if (err == WR_OK && wr_api_has_secret(c->api)) {
-        static const char body[] = "{\"status\":\"ready\"}";
-        wr_api__reply_json(c->api, c->req, c->route, 200, body, sizeof(body) - 1, 0);
+    if (err == WR_OK && wr_api_has_secret(c->api)) {
+        /* Redis Cluster with a shard that cannot serve: the queues of the
+         * other shards work, so the instance stays ready; the body names
+         * the shards */
+        wr_api__reply_jansson(c->api, c->req, c->route, 200,
+                              ready_shards(c->api, json_pack("{s:s}", "status", "ready")));
     } else {
-        wr_api__reply_unavailable(c->api, c->req, c->route, err == WR_OK ? WR_EUNAVAILABLE : err);
+        ready_unavailable(c->api, c->req, c->route, err == WR_OK ? WR_EUNAVAILABLE : err);
     }
     wr_api__ctx_free(c);
 }
@@ -571,7 +585,7 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req, const wr_api
     c->op = "ping";
     wr_err_t err = wr_store_ping(a->store, ready_cb, c);
     if (err != WR_OK) {
-        wr_api__reply_unavailable(a, req, route, err);
+        ready_unavailable(a, req, route, err);
         wr_api__ctx_free(c);
     }
 }

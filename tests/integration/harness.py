@@ -158,23 +158,40 @@ class RedisCluster:
     """A private Redis Cluster on loopback: `primaries` primaries with
     `replicas` replicas each (redis-cli --cluster create), node timeout
     1 s, full coverage not required (queues on live shards keep working).
-    extra: more redis-server arguments for every node (e.g. requirepass)."""
+    extra: more redis-server arguments for every node (e.g. requirepass).
+    tls: {"ca": PEM, "cert": PEM, "key": PEM}: each node also listens with
+    TLS on n.tls_port and the cluster speaks TLS (tls-cluster: CLUSTER SLOTS
+    and MOVED name the TLS ports); the plain port stays for the helpers."""
 
-    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None):
+    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None, tls=None):
         self.password = password
         auth = ["--requirepass", password, "--masterauth", password] if password else []
+        self.tmpdir, self.extra = tmpdir, list(extra)
+        self.node_args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                          "--cluster-node-timeout", "1000",
+                          "--cluster-require-full-coverage", "no",
+                          "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra)
         self.nodes = []
+        tls_cli = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] \
+            if tls else []
         try:
             for _ in range(primaries * (1 + replicas)):
-                self.nodes.append(RedisServer(
-                    tmpdir, port=free_cluster_port(),
-                    extra=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                           "--cluster-node-timeout", "1000",
-                           "--cluster-require-full-coverage", "no",
-                           "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra),
-                    password=password))
+                if tls:  # the cluster bus is at the TLS port + 10000
+                    tport = free_cluster_port()
+                    n = RedisServer(tmpdir, port=free_port(), password=password,
+                                    extra=self.node_args + [
+                                        "--tls-port", str(tport), "--tls-cluster", "yes",
+                                        "--tls-replication", "yes", "--tls-cert-file", tls["cert"],
+                                        "--tls-key-file", tls["key"], "--tls-ca-cert-file",
+                                        tls["ca"], "--tls-auth-clients", "optional"])
+                    n.tls_port = tport
+                else:
+                    n = RedisServer(tmpdir, port=free_cluster_port(), extra=self.node_args,
+                                    password=password)
+                self.nodes.append(n)
             cmd = ["redis-cli"] + (["-a", password, "--no-auth-warning"] if password else []) + \
-                ["--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in self.nodes] + \
+                tls_cli + ["--cluster", "create"] + \
+                ["127.0.0.1:%d" % (n.tls_port if tls else n.port) for n in self.nodes] + \
                 ["--cluster-replicas", str(replicas), "--cluster-yes"]
             out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  timeout=60)
@@ -254,6 +271,70 @@ class RedisCluster:
 
     def node(self, port):
         return next(n for n in self.nodes if n.port == port)
+
+    def restart(self, port):
+        """Starts the killed node of port again on its data directory (its
+        nodes.conf: it rejoins the cluster with its slots)."""
+        old = self.node(port)
+        n = RedisServer(self.tmpdir, port=port, extra=self.node_args, datadir=old.dir,
+                        password=self.password)
+        self.nodes[self.nodes.index(old)] = n
+        return n
+
+    def ids(self):
+        """{port: node id} of the nodes a live node knows."""
+        return {p: i for i, p, _, _, _ in self.nodes_table()}
+
+    def add_node(self, timeout=30):
+        """Starts one more node (the cluster's arguments), joins it to the
+        cluster as a primary without slots (CLUSTER MEET) and waits until
+        every live node knows it. Returns its port."""
+        n = RedisServer(self.tmpdir, port=free_cluster_port(), extra=self.node_args,
+                        password=self.password)
+        self.nodes.append(n)
+        self.cmd(n.port, "CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+        deadline = time.monotonic() + timeout
+        while not all(n.port in self.ids_of(m.port) for m in self.alive()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not learn node %d" % n.port)
+            time.sleep(0.1)
+        self.wait_ok(timeout)
+        return n.port
+
+    def ids_of(self, port):
+        try:
+            return {p for _, p, _, _, _ in self.nodes_table(port)}
+        except (OSError, RedisError):
+            return set()
+
+    def migrate_slot(self, slot, src, dst):
+        """Moves slot from primary src to primary dst as redis-cli --cluster
+        reshard does: IMPORTING on dst, MIGRATING on src, MIGRATE every key,
+        then SETSLOT NODE on every live node."""
+        ids = self.ids()
+        self.cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+        self.cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+        self.migrate_keys(slot, src, dst)
+        self.assign_slot(slot, dst)
+
+    def migrate_keys(self, slot, src, dst):
+        """MIGRATEs every key of slot from src to dst (the slot MIGRATING)."""
+        auth = ["AUTH", self.password] if self.password else []
+        while True:
+            keys = self.cmd(src, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+            if not keys:
+                return
+            self.cmd(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, *(auth + ["KEYS"] + keys))
+
+    def assign_slot(self, slot, dst):
+        """CLUSTER SETSLOT slot NODE dst on every live primary (dst first)."""
+        ids = self.ids()
+        for p in [dst] + [p for p in self.primary_ports() if p != dst]:
+            try:
+                self.cmd(p, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+            except RedisError as e:  # a primary that gave up its last slot is a replica now
+                if p == dst or "only with masters" not in str(e):
+                    raise
 
     def stop(self):
         for n in self.nodes:

@@ -702,6 +702,13 @@ bool wr_redis_conn_connected(const wr_redis_conn_t *c)
     return c && c->state == WR_REDIS_CONN__CONNECTED && c->io && wr_redis_io_ready(c->io);
 }
 
+size_t wr_redis_conn_pending(const wr_redis_conn_t *c)
+{
+    return c ? wr_redis_io_pending(c->io) + wr_redis_io_pending(c->sq_io) +
+                   wr_redis_io_pending(c->sub_io)
+             : 0;
+}
+
 /* ------------------------------------------------------------ open/close */
 
 static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *defs, size_t n)

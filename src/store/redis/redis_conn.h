@@ -141,6 +141,10 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
 /* True while the connection is established (handshake and checks done). */
 bool wr_redis_conn_connected(const wr_redis_conn_t *c);
 
+/* Commands sent and not answered yet on c's sockets (handshake and WAIT
+ * included): 0 means a close now calls no callback. NULL: 0. */
+size_t wr_redis_conn_pending(const wr_redis_conn_t *c);
+
 /*
  * Calls every pending callback synchronously with WR_ECANCELED, in the order
  * the commands were submitted, then frees c. From inside one of those

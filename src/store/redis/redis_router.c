@@ -10,32 +10,51 @@
  *
  * Slot map
  *   slot[16384] holds a node index (NONE: nobody owns it); nodes[] holds
- *   every address the map or a redirection ever named, each with its
- *   redis_conn once it was a primary. The map is asked with CLUSTER SLOTS
+ *   the addresses the last map or a later redirection named, each with its
+ *   redis_conn once it was a primary or a redirection's target (a free
+ *   entry, port 0, is used again). The map is asked with CLUSTER SLOTS
  *   (Redis 3+; CLUSTER SHARDS is 7.0+ only) on a connection of its own
  *   (redis_io, the same AUTH/TLS), made to the connected primaries first,
  *   then the URL's seeds, then the other known nodes, one after the other
- *   until one answers. An empty host in the answer means the node asked.
- *   Refresh: request_refresh() arms refresh_ev for now, or for
+ *   until one answers. The endpoint types (ip, hostname, unknown-endpoint:
+ *   NULL, "" or "?" mean the node asked) are redis_endpoint.c's.
+ *   Refresh: wr_redis_router__request_refresh() arms refresh_ev for now, or for
  *   last + REFRESH_MIN_MS; while a question is out (mio) nothing more
  *   is asked. So a MOVED storm after a reshard (every queue of the moved
  *   slots answering MOVED once) costs one CLUSTER SLOTS per
  *   WR_REDIS_ROUTER_REFRESH_MIN_MS, and every MOVED also sets its slot's
  *   owner at once, so the next command of that queue goes straight there.
  *   tick_ev (every TICK_MS) asks again while a primary of the map is not
- *   connected or slots have no owner: a failover is noticed without a
- *   command having to fail first.
+ *   connected or slots have no owner (a failover is noticed without a
+ *   command having to fail first), and when the map is MAP_MAX_AGE_MS old
+ *   (a node only an ASK named, or one removed without a MOVED, is noticed).
  *
- *   Nodes that stop being primaries keep their connection (commands are
- *   no longer routed to them; a demoted one answers MOVED); it is closed
- *   with the router. A node killed for good keeps reconnecting with the
- *   connection's backoff (logged at most every 30 s).
+ *   Nodes that stop being primaries but are still in the map (replicas)
+ *   keep their connection (commands are no longer routed to them; a
+ *   demoted one answers MOVED). A node the map no longer names (removed
+ *   from the cluster, or a primary left without slots) is dropped by
+ *   reap() after that map and on every tick, once idle: nothing pending on
+ *   its connection and no command waiting for it, so closing it calls no
+ *   callback and none is lost. A node killed for good that is still in the
+ *   map keeps reconnecting with the connection's backoff (logged at most
+ *   every 30 s).
+ *
+ * Health (redis_router_health.c): every tick each connected primary is
+ *   asked CLUSTER INFO (and INFO replication in durability mode), so
+ *   /readyz can name a primary that is connected but cannot serve.
+ *
+ * One-way commands (redis_router_oneway.c): sent at once, or held while
+ *   their slot's primary is down and sent again from the tick (and when a
+ *   node connects) until answered, in order per slot.
  *
  * Redirections (the connection hands them to redirect(), before any
  *   callback): MOVED and ASK are followed while the command has been
  *   redirected fewer than REDIRECTS_MAX times (a MOVED then an ASK during a
- *   migration is two); beyond that, or when the target is not connected,
- *   the command fails WR_EUNAVAILABLE (degraded mode, failPolicy).
+ *   migration is two); beyond that the command fails WR_EUNAVAILABLE
+ *   (degraded mode, failPolicy). A target not connected (a node new to the
+ *   router, or one reconnecting) is connected first: the command waits
+ *   (struct retry with `to`) until node_started() wakes it or every
+ *   RETRY_MS, and fails only when the command timeout has passed.
  *   TRYAGAIN and CLUSTERDOWN wait RETRY_MS on a timer of their own (struct
  *   retry, listed for close) and go again to the slot's owner, until the
  *   command timeout has passed since the first send.
@@ -46,6 +65,7 @@
  *   Closing from inside redis_conn's callbacks is allowed by redis_conn.
  */
 #include "store/redis/redis_router.h"
+#include "store/redis/redis_router_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,61 +74,9 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "store/redis/redis_endpoint.h"
 #include "store/redis/redis_io.h"
 #include "store/redis/redis_url.h"
-
-#define NONE          0xff
-#define TICK_MS       1000
-#define RETRY_MS      50
-#define REDIRECTS_MAX 3
-#define MSG_MAX       512
-
-_Static_assert(WR_REDIS_ROUTER_NODES_MAX < NONE, "node indexes fit in a byte");
-
-typedef struct {
-    char host[WR_REDIS_URL_HOST_MAX + 1];
-    int port;
-    wr_redis_conn_t *conn; /* once it was a primary of the map */
-    bool primary;          /* owns slots in the current map */
-    bool first_done;       /* its connection's first attempt ended */
-    struct wr_redis_router *r;
-} node_t;
-
-struct retry {
-    TAILQ_ENTRY(retry) link;
-    struct wr_redis_router *r;
-    wr_redis_conn_cmd_t *cmd;
-    struct event *ev;
-};
-
-struct wr_redis_router {
-    struct event_base *base;
-    bool cluster;
-    wr_redis_conn_t *single; /* not a cluster */
-    /* cluster */
-    wr_redis_conn_opts_t copts; /* for the nodes' connections (strings copied below) */
-    char *tls_ca, *tls_cert, *tls_key;
-    wr_redis_url_t ep;      /* seeds and credentials (the env password applied) */
-    wr_redis_io_tls_t *tls; /* the map's connection, rediss-cluster:// */
-    node_t nodes[WR_REDIS_ROUTER_NODES_MAX];
-    size_t nnodes;
-    uint8_t slot[WR_REDIS_ROUTER_SLOTS];
-    uint8_t next[WR_REDIS_ROUTER_SLOTS]; /* the map being read */
-    bool have_map;
-    size_t unowned; /* slots nobody owns in the map */
-    /* the slot-map question */
-    wr_redis_io_t *mio;
-    wr_redis_url_addr_t cand[WR_REDIS_ROUTER_NODES_MAX + WR_REDIS_URL_SEEDS_MAX];
-    size_t ncand, mtry;
-    int64_t last_refresh_ms;
-    struct event *refresh_ev, *tick_ev;
-    char last_msg[MSG_MAX];
-    /* the first attempt */
-    bool map_first_done, started;
-    wr_redis_conn_started_cb on_started;
-    void *started_arg;
-    TAILQ_HEAD(, retry) retries;
-};
 
 /* ---------------------------------------------------------------- slots */
 
@@ -140,15 +108,22 @@ unsigned wr_redis_router_keyslot(const char *key, size_t len)
 
 static void node_started(wr_err_t err, const char *msg, void *arg);
 
-/* The node at host:port (added when new); NULL when the table is full. */
+/* The node at host:port (added when new, in a free entry first); NULL
+ * when the table is full. */
 static node_t *node_find(wr_redis_router_t *r, const char *host, int port, bool add)
 {
-    for (size_t i = 0; i < r->nnodes; i++)
+    node_t *n = NULL;
+    for (size_t i = 0; i < r->nnodes; i++) {
         if (r->nodes[i].port == port && strcmp(r->nodes[i].host, host) == 0)
             return &r->nodes[i];
-    if (!add || r->nnodes == WR_REDIS_ROUTER_NODES_MAX || strlen(host) > WR_REDIS_URL_HOST_MAX)
+        if (!n && r->nodes[i].port == 0)
+            n = &r->nodes[i];
+    }
+    if (!add || (!n && r->nnodes == WR_REDIS_ROUTER_NODES_MAX) ||
+        strlen(host) > WR_REDIS_URL_HOST_MAX)
         return NULL;
-    node_t *n = &r->nodes[r->nnodes++];
+    if (!n)
+        n = &r->nodes[r->nnodes++];
     memset(n, 0, sizeof *n);
     memcpy(n->host, host, strlen(host) + 1);
     n->port = port;
@@ -173,6 +148,7 @@ static void node_open(wr_redis_router_t *r, node_t *n)
     o.env_password = NULL; /* applied to r->ep already */
     o.on_started = node_started;
     o.started_arg = n;
+    o.redirect_arg = n; /* a redirect names its endpoint relative to n */
     wr_err_t err = wr_redis_conn_open(r->base, &o, &n->conn);
     wr_redis_url_wipe(&ep);
     if (err != WR_OK) {
@@ -183,9 +159,33 @@ static void node_open(wr_redis_router_t *r, node_t *n)
     }
 }
 
-static bool node_up(const node_t *n)
+bool wr_redis_router__node_up(const node_t *n)
 {
     return n && n->conn && wr_redis_conn_connected(n->conn);
+}
+
+/* Drops the nodes the last map did not name once nothing of theirs is in
+ * flight (no command pending on the connection, none waiting for it): the
+ * connection closed (idle: no callback runs), the entry free again. */
+static void reap(wr_redis_router_t *r)
+{
+    for (size_t i = 0; i < r->nnodes; i++) {
+        node_t *n = &r->nodes[i];
+        bool awaited = false;
+        struct retry *t;
+        TAILQ_FOREACH(t, &r->retries, link)
+        awaited = awaited || t->to == n;
+        if (!n->stale || n->primary || awaited || (n->conn && wr_redis_conn_pending(n->conn)))
+            continue;
+        if (n->conn)
+            wr_info("%s: cluster node %s:%d left the slot map: its connection is closed",
+                    r->copts.log_name, n->host, n->port);
+        wr_redis_conn_t *c = n->conn;
+        memset(n, 0, sizeof *n);
+        wr_redis_conn_close(c);
+    }
+    while (r->nnodes > 0 && r->nodes[r->nnodes - 1].port == 0)
+        r->nnodes--;
 }
 
 /* ---------------------------------------------------------- first attempt */
@@ -206,32 +206,24 @@ static void check_started(wr_redis_router_t *r)
 
 static void node_started(wr_err_t err, const char *msg, void *arg)
 {
-    (void)err;
     (void)msg; /* the connection logged it */
     node_t *n = arg;
     n->first_done = true;
-    check_started(n->r);
+    if (err == WR_OK) {
+        wr_redis_router__probe(n);
+        wr_redis_router__held_flush(n->r);
+    }
+    /* commands redirected to n while it connected go now (on_retry) */
+    struct retry *t;
+    TAILQ_FOREACH(t, &n->r->retries, link)
+    if (t->to == n)
+        event_active(t->ev, EV_TIMEOUT, 1);
+    check_started(n->r); /* last */
 }
 
 /* -------------------------------------------------------------- the map */
 
 static void try_next(wr_redis_router_t *r);
-
-/* "127.0.0.1:7000" of a CLUSTER SLOTS node entry; false when malformed. */
-static bool entry_addr(const redisReply *e, const char *asked, char *host, size_t cap, int *port)
-{
-    if (!e || e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
-        e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_INTEGER)
-        return false;
-    const char *h = e->element[0]->str;
-    if (h[0] == '\0' || strcmp(h, "?") == 0)
-        h = asked;
-    if (strlen(h) >= cap || e->element[1]->integer < 1 || e->element[1]->integer > 65535)
-        return false;
-    memcpy(host, h, strlen(h) + 1);
-    *port = (int)e->element[1]->integer;
-    return true;
-}
 
 /* Applies a CLUSTER SLOTS answer; false when it does not parse (nothing
  * changed). */
@@ -248,7 +240,7 @@ static bool apply_map(wr_redis_router_t *r, const redisReply *rep, const char *a
         if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
             e->element[0]->type != REDIS_REPLY_INTEGER ||
             e->element[1]->type != REDIS_REPLY_INTEGER ||
-            !entry_addr(e->element[2], asked, host, sizeof host, &port))
+            !wr_redis_endpoint_entry(e->element[2], asked, host, sizeof host, &port))
             return false;
         long long a = e->element[0]->integer, b = e->element[1]->integer;
         if (a < 0 || b < a || b >= WR_REDIS_ROUTER_SLOTS)
@@ -257,6 +249,21 @@ static bool apply_map(wr_redis_router_t *r, const redisReply *rep, const char *a
         if (!n)
             return false;
         memset(next + a, (int)(n - r->nodes), (size_t)(b - a + 1));
+    }
+    /* the nodes it names (primaries and replicas) stay; the others are
+     * dropped once idle (reap) */
+    for (size_t i = 0; i < r->nnodes; i++)
+        r->nodes[i].stale = r->nodes[i].port != 0;
+    for (size_t i = 0; i < rep->elements; i++) {
+        const redisReply *e = rep->element[i];
+        for (size_t j = 2; j < e->elements; j++) {
+            char host[WR_REDIS_URL_HOST_MAX + 1];
+            int port;
+            node_t *n = NULL;
+            if (wr_redis_endpoint_entry(e->element[j], asked, host, sizeof host, &port) &&
+                (n = node_find(r, host, port, false)) != NULL)
+                n->stale = false;
+        }
     }
     memcpy(r->slot, next, sizeof r->slot);
     r->unowned = 0;
@@ -272,6 +279,7 @@ static bool apply_map(wr_redis_router_t *r, const redisReply *rep, const char *a
     for (size_t i = 0; i < r->nnodes; i++)
         if (r->nodes[i].primary)
             node_open(r, &r->nodes[i]);
+    reap(r);
     return true;
 }
 
@@ -385,19 +393,18 @@ static void on_refresh(evutil_socket_t fd, short what, void *arg)
         return;
     r->ncand = r->mtry = 0;
     for (size_t i = 0; i < r->nnodes; i++)
-        if (r->nodes[i].primary && node_up(&r->nodes[i]))
+        if (r->nodes[i].primary && wr_redis_router__node_up(&r->nodes[i]))
             add_cand(r, r->nodes[i].host, r->nodes[i].port);
     for (size_t i = 0; i < r->ep.nseeds; i++)
         add_cand(r, r->ep.seeds[i].host, r->ep.seeds[i].port);
     for (size_t i = 0; i < r->nnodes; i++)
-        add_cand(r, r->nodes[i].host, r->nodes[i].port);
+        if (r->nodes[i].port)
+            add_cand(r, r->nodes[i].host, r->nodes[i].port);
     r->last_msg[0] = '\0';
     try_next(r);
 }
 
-/* Asks for the map soon: now, or REFRESH_MIN_MS after the last question;
- * never while one is out, never twice. */
-static void request_refresh(wr_redis_router_t *r)
+void wr_redis_router__request_refresh(wr_redis_router_t *r)
 {
     if (!r->cluster || r->mio || evtimer_pending(r->refresh_ev, NULL))
         return;
@@ -411,11 +418,20 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     wr_redis_router_t *r = arg;
-    bool want = !r->have_map || r->unowned > 0;
-    for (size_t i = 0; !want && i < r->nnodes; i++)
-        want = r->nodes[i].primary && !node_up(&r->nodes[i]);
+    bool want =
+        !r->have_map || r->unowned > 0 || wr_clock_mono_ms() - r->last_refresh_ms >= MAP_MAX_AGE_MS;
+    for (size_t i = 0; i < r->nnodes; i++) {
+        node_t *n = &r->nodes[i];
+        want = want || (n->primary && !wr_redis_router__node_up(n));
+        if (wr_redis_router__node_up(n) && n->primary)
+            wr_redis_router__probe(n);
+        else
+            n->cluster_fail = n->repl_known = false; /* asked again once it is back */
+    }
+    reap(r);
+    wr_redis_router__held_flush(r);
     if (want)
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
 }
 
 /* --------------------------------------------------------------- routing */
@@ -428,14 +444,14 @@ static wr_redis_conn_t *route(wr_redis_router_t *r, const wr_redis_conn_cmd_t *c
     const char *key = wr_redis_conn_cmd_key(cmd, &len);
     if (!r->have_map)
         return NULL;
-    if (!key) {
+    if (!key) { /* PING (/readyz): a primary that can serve */
         for (size_t i = 0; i < r->nnodes; i++)
-            if (r->nodes[i].primary && node_up(&r->nodes[i]))
+            if (wr_redis_router__node_why(r, &r->nodes[i], NULL, 0) == WR_REDIS_ROUTER__SERVES)
                 return r->nodes[i].conn;
         return NULL;
     }
     uint8_t k = r->slot[wr_redis_router_keyslot(key, len)];
-    return k == NONE || !node_up(&r->nodes[k]) ? NULL : r->nodes[k].conn;
+    return k == NONE || !wr_redis_router__node_up(&r->nodes[k]) ? NULL : r->nodes[k].conn;
 }
 
 static void retry_free(struct retry *t)
@@ -445,6 +461,33 @@ static void retry_free(struct retry *t)
     free(t);
 }
 
+static void on_retry(evutil_socket_t fd, short what, void *arg);
+
+/* Holds cmd for on_retry: in RETRY_MS, or (to: waiting for to's
+ * connection) at the latest then; false when the command timeout since
+ * its first send would pass first (or out of memory): cmd is the
+ * caller's. */
+static bool retry_arm(wr_redis_router_t *r, wr_redis_conn_cmd_t *cmd, node_t *to, bool ask)
+{
+    int64_t left =
+        wr_redis_conn_cmd_born_ms(cmd) + r->copts.command_timeout_ms - wr_clock_mono_ms();
+    if (to ? left <= 0 : left <= RETRY_MS)
+        return false;
+    struct retry *t = calloc(1, sizeof *t);
+    if (!t || !(t->ev = evtimer_new(r->base, on_retry, t))) {
+        free(t);
+        return false;
+    }
+    t->r = r;
+    t->cmd = cmd;
+    t->to = to;
+    t->ask = ask;
+    TAILQ_INSERT_TAIL(&r->retries, t, link);
+    struct timeval tv = wr_clock_tv_ms(left < RETRY_MS ? (uint64_t)left : RETRY_MS);
+    evtimer_add(t->ev, &tv);
+    return true;
+}
+
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -452,42 +495,22 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
     struct retry *t = arg;
     wr_redis_router_t *r = t->r;
     wr_redis_conn_cmd_t *cmd = t->cmd;
+    node_t *to = t->to;
+    bool ask = t->ask;
     retry_free(t);
-    wr_redis_conn_t *c = route(r, cmd);
-    if (!c || wr_redis_conn_resubmit(c, cmd, false) != WR_OK) {
-        request_refresh(r);
+    if (to && !wr_redis_router__node_up(to) && retry_arm(r, cmd, to, ask))
+        return; /* still connecting, time left */
+    wr_redis_conn_t *c = to ? (wr_redis_router__node_up(to) ? to->conn : NULL) : route(r, cmd);
+    if (!c || wr_redis_conn_resubmit(c, cmd, ask) != WR_OK) {
+        wr_redis_router__request_refresh(r);
         wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
     }
 }
 
-/* "MOVED 3999 127.0.0.1:6381" -> slot, host, port (the last ':' ends the
- * host: an IPv6 host comes without brackets). */
-static bool parse_redirect(const char *s, unsigned *slot, char *host, size_t cap, int *port)
-{
-    const char *sp = strchr(s, ' ');
-    if (!sp)
-        return false;
-    char *end;
-    unsigned long v = strtoul(sp + 1, &end, 10);
-    if (end == sp + 1 || *end != ' ' || v >= WR_REDIS_ROUTER_SLOTS)
-        return false;
-    const char *addr = end + 1;
-    const char *colon = strrchr(addr, ':');
-    if (!colon || colon == addr || (size_t)(colon - addr) >= cap)
-        return false;
-    long p = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || (*end != '\0' && *end != ' ') || p < 1 || p > 65535)
-        return false;
-    memcpy(host, addr, (size_t)(colon - addr));
-    host[colon - addr] = '\0';
-    *slot = (unsigned)v;
-    *port = (int)p;
-    return true;
-}
-
 static bool on_redirect(void *arg, wr_redis_conn_cmd_t *cmd, const redisReply *rep)
 {
-    wr_redis_router_t *r = arg;
+    node_t *from = arg;
+    wr_redis_router_t *r = from->r;
     const char *s = rep->str;
     bool moved = strncmp(s, "MOVED ", 6) == 0, ask = strncmp(s, "ASK ", 4) == 0;
     if (moved || ask) {
@@ -496,38 +519,37 @@ static bool on_redirect(void *arg, wr_redis_conn_cmd_t *cmd, const redisReply *r
         int port;
         node_t *n = NULL;
         if (wr_redis_conn_cmd_redirects(cmd) < REDIRECTS_MAX &&
-            parse_redirect(s, &slot, host, sizeof host, &port))
+            wr_redis_endpoint_redirect(s, from->host, &slot, host, sizeof host, &port))
             n = node_find(r, host, port, true);
+        if (n)
+            n->stale = false;
         if (n && moved) {
             /* the owner is known now: the queue's next command goes there */
             r->slot[slot] = (uint8_t)(n - r->nodes);
-            if (!n->primary) {
-                n->primary = true;
-                node_open(r, n);
-            }
-            request_refresh(r);
+            n->primary = true;
+            wr_redis_router__request_refresh(r);
         }
-        if (!node_up(n) || wr_redis_conn_resubmit(n->conn, cmd, ask) != WR_OK)
-            wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
+        if (n && !wr_redis_router__node_up(n)) {
+            /* a node not connected (yet): connect, then send, within the
+             * command timeout (node_started wakes the wait up) */
+            node_open(r, n);
+            if (retry_arm(r, cmd, n, ask))
+                return true;
+        } else if (n && wr_redis_conn_resubmit(n->conn, cmd, ask) == WR_OK) {
+            return true;
+        }
+        wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
         return true;
     }
     /* TRYAGAIN (a migration in progress), CLUSTERDOWN (no owner, the
      * cluster failing): again in RETRY_MS, within the command timeout */
-    if (strncmp(s, "CLUSTERDOWN", 11) == 0)
-        request_refresh(r);
-    uint32_t timeout = r->copts.command_timeout_ms ? r->copts.command_timeout_ms : 250;
-    struct retry *t = NULL;
-    if (wr_clock_mono_ms() + RETRY_MS < wr_redis_conn_cmd_born_ms(cmd) + timeout &&
-        (t = calloc(1, sizeof *t)) != NULL && (t->ev = evtimer_new(r->base, on_retry, t)) != NULL) {
-        t->r = r;
-        t->cmd = cmd;
-        TAILQ_INSERT_TAIL(&r->retries, t, link);
-        struct timeval tv = wr_clock_tv_ms(RETRY_MS);
-        evtimer_add(t->ev, &tv);
-        return true;
+    if (strncmp(s, "CLUSTERDOWN", 11) == 0) {
+        if (strncmp(s, "CLUSTERDOWN The cluster is down", 31) == 0)
+            from->cluster_fail = true; /* until its next CLUSTER INFO says ok */
+        wr_redis_router__request_refresh(r);
     }
-    free(t);
-    wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
+    if (!retry_arm(r, cmd, NULL, false))
+        wr_redis_conn_cmd_fail(cmd, WR_EUNAVAILABLE); /* last */
     return true;
 }
 
@@ -551,7 +573,7 @@ bool wr_redis_router_connected(const wr_redis_router_t *r)
     if (!r->cluster)
         return wr_redis_conn_connected(r->single);
     for (size_t i = 0; r->have_map && i < r->nnodes; i++)
-        if (r->nodes[i].primary && node_up(&r->nodes[i]))
+        if (r->nodes[i].primary && wr_redis_router__node_up(&r->nodes[i]))
             return true;
     return false;
 }
@@ -566,86 +588,19 @@ wr_err_t wr_redis_router_submit(wr_redis_router_t *r, wr_redis_conn_cmd_t *cmd,
     wr_redis_conn_t *c = route(r, cmd);
     if (!c) {
         wr_redis_conn_cmd_free(cmd);
-        request_refresh(r);
+        wr_redis_router__request_refresh(r);
         return WR_EUNAVAILABLE;
     }
     return wr_redis_conn_submit(c, cmd, wait_fn, cb, arg);
 }
 
-wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int argc,
-                                     const char *const *argv)
-{
-    if (!r->cluster)
-        return wr_redis_conn_send_oneway(r->single, what, argc, argv);
-    if (argc < 2 || !r->have_map)
-        return WR_EUNAVAILABLE;
-    uint8_t k = r->slot[wr_redis_router_keyslot(argv[1], strlen(argv[1]))];
-    if (k == NONE || !node_up(&r->nodes[k])) {
-        request_refresh(r);
-        return WR_EUNAVAILABLE;
-    }
-    return wr_redis_conn_send_oneway(r->nodes[k].conn, what, argc, argv);
-}
-
-/* Appends " SEP a-b" ranges of the slots owned by k (NONE: unowned). */
-static void ranges(const wr_redis_router_t *r, uint8_t k, char *out, size_t cap)
-{
-    size_t used = strlen(out);
-    const char *sep = "";
-    for (size_t s = 0; s < WR_REDIS_ROUTER_SLOTS; s++) {
-        if (r->slot[s] != k)
-            continue;
-        size_t e = s;
-        while (e + 1 < WR_REDIS_ROUTER_SLOTS && r->slot[e + 1] == k)
-            e++;
-        int n = e > s ? snprintf(out + used, cap - used, "%s%zu-%zu", sep, s, e)
-                      : snprintf(out + used, cap - used, "%s%zu", sep, s);
-        if (n < 0 || (size_t)n >= cap - used)
-            return;
-        used += (size_t)n;
-        sep = ",";
-        s = e;
-    }
-}
-
-size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t cap)
-{
-    if (!out || cap == 0)
-        return 0;
-    out[0] = '\0';
-    if (!r || !r->cluster)
-        return 0;
-    if (!r->have_map) {
-        snprintf(out, cap, "no cluster node answered (slot map unknown)\n");
-        return 1;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < r->nnodes; i++) {
-        const node_t *x = &r->nodes[i];
-        if (!x->primary || node_up(x))
-            continue;
-        char ad[WR_REDIS_URL_HOST_MAX + 16];
-        size_t used = strlen(out);
-        snprintf(out + used, cap - used, "%s (slots ",
-                 wr_redis_url_addr_format(x->host, x->port, ad, sizeof ad));
-        ranges(r, (uint8_t)i, out, cap);
-        used = strlen(out);
-        snprintf(out + used, cap - used, ")\n");
-        n++;
-    }
-    if (r->unowned) {
-        size_t used = strlen(out);
-        snprintf(out + used, cap - used, "slots ");
-        ranges(r, NONE, out, cap);
-        used = strlen(out);
-        snprintf(out + used, cap - used, " unowned\n");
-        n++;
-    }
-    return n;
-}
-
 static void router_free(wr_redis_router_t *r)
 {
+    if (r->nheld)
+        wr_warn("%s: %zu held one-way commands not sent (the store closes)", r->copts.log_name,
+                r->nheld);
+    while (!TAILQ_EMPTY(&r->held))
+        wr_redis_router__held_free(r, TAILQ_FIRST(&r->held));
     if (r->refresh_ev)
         event_free(r->refresh_ev);
     if (r->tick_ev)
@@ -668,6 +623,7 @@ wr_err_t wr_redis_router_open(struct event_base *base, const wr_redis_conn_opts_
         return WR_ENOMEM;
     r->base = base;
     TAILQ_INIT(&r->retries);
+    TAILQ_INIT(&r->held);
     char msg[300] = "";
     const char *name = opts->log_name ? opts->log_name : "redis_conn";
     wr_err_t err = wr_redis_url_parse(opts->url, &r->ep, NULL, 0);

@@ -14,7 +14,17 @@
  *     map first names it, with the store's timeouts, AUTH, TLS, scripts
  *     and connect checks (ROLE, eviction policy, persistence);
  *   - MOVED is followed once (the slot's owner updated at once, the map
- *     refreshed in the background); ASK is followed once with ASKING;
+ *     refreshed in the background); ASK is followed once with ASKING; a
+ *     target not connected yet is connected first, within the command
+ *     timeout; every endpoint type (ip, hostname, unknown-endpoint) is
+ *     understood (redis_endpoint.h);
+ *   - nodes the slot map no longer names are dropped (their connection
+ *     closed once nothing is pending on it);
+ *   - each connected primary is asked every second whether it can serve
+ *     (CLUSTER INFO; INFO replication in durability mode): see
+ *     wr_redis_router_unreachable();
+ *   - a one-way command whose primary is down is held and sent when it is
+ *     back (wr_redis_router_send_oneway);
  *     TRYAGAIN and CLUSTERDOWN are retried every 50 ms until the command
  *     timeout has passed since the command was first sent (then
  *     WR_EUNAVAILABLE).
@@ -35,8 +45,10 @@
 #include "store/redis/redis_conn.h"
 
 #define WR_REDIS_ROUTER_SLOTS          16384
-#define WR_REDIS_ROUTER_NODES_MAX      128 /* nodes a cluster map may name */
-#define WR_REDIS_ROUTER_REFRESH_MIN_MS 500 /* between two slot-map questions */
+#define WR_REDIS_ROUTER_NODES_MAX      128  /* nodes a cluster map may name */
+#define WR_REDIS_ROUTER_REFRESH_MIN_MS 500  /* between two slot-map questions */
+#define WR_REDIS_ROUTER_HELD_MAX       1024 /* one-way commands held for a shard down */
+#define WR_REDIS_ROUTER_ONEWAY_ARGS    3    /* the most arguments of a one-way command */
 
 typedef struct wr_redis_router wr_redis_router_t;
 
@@ -74,17 +86,37 @@ wr_err_t wr_redis_router_submit(wr_redis_router_t *r, wr_redis_conn_cmd_t *cmd,
                                 wr_redis_conn_wait_fn wait_fn, wr_redis_conn_reply_cb cb,
                                 void *arg);
 
-/* wr_redis_conn_send_oneway() to the primary of argv[1]'s slot. */
+/*
+ * wr_redis_conn_send_oneway() (argc 2..WR_REDIS_ROUTER_ONEWAY_ARGS) to the
+ * primary of argv[1]'s slot. Cluster: when that primary is not connected
+ * (or one-way commands of the same slot are already held), the command is
+ * copied and held, in order, and sent again (as a command with a reply,
+ * one per slot at a time, with the redirections and CLUSTERDOWN retries
+ * of any command) every tick and when a node connects, until its primary
+ * answers it (an error reply other than those is logged and dropped):
+ * the registry's SADD/SREM
+ * of a PUT or DELETE does not make the queue's own write fail while the
+ * {.global} shard is down. Held commands are lost with the process (a
+ * later PUT or PATCH of the queue writes its registry entry again).
+ * WR_OK (sent or held); WR_EINVAL (argc); WR_EUNAVAILABLE (single server
+ * not connected, or WR_REDIS_ROUTER_HELD_MAX commands held already),
+ * WR_ENOMEM.
+ */
 wr_err_t wr_redis_router_send_oneway(wr_redis_router_t *r, const char *what, int argc,
                                      const char *const *argv);
 
 /*
- * Cluster: the primaries of the map that are not connected now, and the
- * slot ranges nobody owns, one per line, into out (cap bytes,
- * NUL-terminated, cut to fit): "127.0.0.1:7001 (slots 5461-10922)\n"
+ * Cluster: the primaries of the map that cannot serve now, and the slot
+ * ranges nobody owns, one per line, into out (cap bytes, NUL-terminated,
+ * cut to fit): "127.0.0.1:7001 (slots 5461-10922)\n" (not connected),
+ * "127.0.0.1:7002 (slots 0-5460): cluster down: CLUSTERDOWN,
+ * cluster_state:fail\n", "127.0.0.1:7003 (slots 10923-16383): 0 of 1
+ * replicas online: joins refused (--redis-wait-replicas)\n",
  * "slots 0-99 unowned\n".
- * Returns how many shards are unreachable (ranges without owner count as
- * one); 0 (and out "") when all are reachable, or for a single server.
+ * Returns how many shards cannot serve (ranges without owner count as
+ * one); 0 (and out "") when all can, or for a single server. A keyless
+ * command (PING, /readyz) goes only to a primary that can serve, so it
+ * fails when none can.
  */
 size_t wr_redis_router_unreachable(const wr_redis_router_t *r, char *out, size_t cap);
 
