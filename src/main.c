@@ -41,6 +41,13 @@
  * generation number tells their callbacks apart). SIGUSR1 and SIGUSR2 are
  * logged (warn) and otherwise ignored.
  *
+ * Signals during the start (K43): every signal above is blocked from the
+ * program's first instruction (block_handled_signals) until its handler is
+ * installed, so none takes its default action; those that came meanwhile
+ * are handled before listening: SIGTERM/SIGINT stop the start (exit 0,
+ * nothing listened), a SIGHUP is applied once the start is over (a reload
+ * right after "listening on"), SIGUSR1/2 are logged.
+ *
  * A store that lost its data (K31, a Redis restarted empty): once a second
  * every instance calls secret_sync (store.h) with a fresh random epoch
  * marker and, when its token secret is shared through the store, that
@@ -75,6 +82,33 @@
 #include "store/store_breaker.h"
 #include "runtime/store_registry.h"
 #include "core/token.h"
+
+/* The signals the server handles (see the top of the file). */
+static const int handled_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+/* The set of handled_signals. */
+static void handled_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+        sigaddset(set, handled_signals[i]);
+}
+
+/* K43: blocks the signals the server handles before anything else runs:
+ * from .preinit_array, which the dynamic loader runs before every
+ * constructor and before main (only the loader and a sanitizer's runtime
+ * run before it). main unblocks them once their handlers are installed;
+ * one sent meanwhile waits, pending, instead of taking its default action
+ * (SIGHUP, SIGUSR1/2 and SIGTERM would end the process), and threads
+ * started meanwhile (the log writer) inherit the mask and never take one. */
+static void block_handled_signals(void)
+{
+    sigset_t set;
+    handled_set(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+}
+__attribute__((section(".preinit_array"),
+               used)) static void (*const preinit_block)(void) = block_handled_signals;
 
 #define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
 
@@ -132,6 +166,8 @@ typedef struct {
     unsigned decl_gen; /* +1 per reload that changed the declarations */
     bool pid_written;
     bool max_connections_auto; /* --max-connections not given: SIGHUP's auto is ours */
+    bool ready;                /* start over ("listening on" printed): a SIGHUP reloads now */
+    bool reload_pending;       /* a SIGHUP came before ready: reloaded once ready (K43) */
 } app_t;
 
 static void retry_secret(app_t *app)
@@ -508,8 +544,14 @@ static void other_signal_cb(evutil_socket_t sig, short what, void *arg)
     (void)what;
     app_t *app = arg;
     if (sig == SIGHUP) {
-        if (!app->stopping)
-            reload(app);
+        if (app->stopping)
+            return;
+        if (!app->ready) { /* K43: applied once the start is over */
+            app->reload_pending = true;
+            wr_info("SIGHUP during start: the configuration is reloaded once started");
+            return;
+        }
+        reload(app);
         return;
     }
     wr_warn("signal %d (%s) ignored", (int)sig, sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
@@ -610,9 +652,13 @@ static wr_err_t wait_store_start(app_t *app)
         return WR_ENOMEM;
     struct timeval tv = {10, 0};
     evtimer_add(late, &tv);
-    while (!app->store_started && !app->start_late)
+    /* signals that came during the start (pending until their handlers
+     * were installed: K43) are handled before listening */
+    event_base_loop(app->base, EVLOOP_NONBLOCK);
+    while (!app->store_started && !app->start_late && !app->stopping)
         event_base_loop(app->base, EVLOOP_ONCE);
     while (app->store_started && app->store_start_err == WR_OK && !app->start_late &&
+           !app->stopping &&
            ((app->cfg.token_secret_len == 0 && !app->secret_answered) || !declared_all_done(app)))
         event_base_loop(app->base, EVLOOP_ONCE);
     event_free(late);
@@ -676,6 +722,9 @@ int main(int argc, char **argv)
     wr_config_action_t action = WR_CONFIG_RUN;
     int rc = EXIT_START;
 
+    sigset_t handled; /* blocked since .preinit_array (K43), unblocked below */
+    handled_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, NULL);
     signal(SIGPIPE, SIG_IGN);
     wr_config_defaults(&app.cfg);
     if (wr_config_load(&app.cfg, argc, argv, &action, err, sizeof(err)) != WR_OK) {
@@ -808,9 +857,16 @@ int main(int argc, char **argv)
     evsignal_add(app.sig_hup, NULL);
     evsignal_add(app.sig_usr1, NULL);
     evsignal_add(app.sig_usr2, NULL);
+    /* handlers in place: what came meanwhile is delivered now (K43) */
+    sigprocmask(SIG_UNBLOCK, &handled, NULL);
 
     if ((e = wait_store_start(&app)) != WR_OK) {
         rc = e == WR_EINVAL ? EXIT_CONFIG : EXIT_START; /* the store refused as set up */
+        goto out;
+    }
+    if (app.stopping) { /* SIGTERM/SIGINT during the start: a clean stop */
+        rc = 0;
+        wr_info("stopped before listening");
         goto out;
     }
 
@@ -859,6 +915,11 @@ int main(int argc, char **argv)
                                       : wr_redis_url_redact(app.cfg.store, shown, sizeof shown),
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
+    app.ready = true;
+    if (app.reload_pending) { /* a SIGHUP came during the start (K43) */
+        app.reload_pending = false;
+        reload(&app);
+    }
     event_base_dispatch(app.base);
     rc = 0;
     wr_info("stopped");
