@@ -76,7 +76,6 @@
 #include "http/http.h"
 #include "base/log.h"
 #include "base/metrics.h"
-#include "store/redis/redis_url.h"
 #include "runtime/scheduler.h"
 #include "store/store.h"
 #include "store/store_breaker.h"
@@ -786,9 +785,9 @@ int main(int argc, char **argv)
         goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
-        char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
+        char shown[WR_STORE_URL_SHOWN_MAX]; /* the URL without its password */
         fprintf(stderr, "waitroomd: cannot open store %s: %s\n",
-                wr_redis_url_redact(app.cfg.store, shown, sizeof shown), wr_strerror(e));
+                wr_store_url_shown(app.cfg.store, shown, sizeof shown), wr_strerror(e));
         /* a data dir that cannot be used, a TLS file that cannot be read:
          * the configuration's; only memory may come back on a restart */
         rc = e == WR_ENOMEM ? EXIT_START : EXIT_CONFIG;
@@ -909,10 +908,10 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
-    char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
+    char shown[WR_STORE_URL_SHOWN_MAX]; /* the URL without its password */
     wr_info("waitroomd listening on %s, store %s, identity %s", bound,
             backend && backend->title ? backend->title
-                                      : wr_redis_url_redact(app.cfg.store, shown, sizeof shown),
+                                      : wr_store_url_shown(app.cfg.store, shown, sizeof shown),
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
     app.ready = true;
