@@ -350,6 +350,19 @@ static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
            wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
 }
 
+/* The head of a pre-queue or held record: a u64 (key or age), the user id
+ * (its length in *len) and a u32 last-seen age in seconds; an age over
+ * INT32_MAX fails r with bad. */
+static void read_user_record(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1], uint64_t *v,
+                             uint8_t *len, uint32_t *age, const char *bad)
+{
+    *v = wr_mem_sio_r_u64(r);
+    *len = wr_mem_sio_r_user(r, user);
+    *age = wr_mem_sio_r_u32(r);
+    if (!r->failed && *age > INT32_MAX)
+        wr_mem_sio_fail(r, bad);
+}
+
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
  * and the opening's state). */
 static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
@@ -358,11 +371,13 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
     uint64_t np = wr_mem_sio_r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
-        int64_t key = (int64_t)wr_mem_sio_r_u64(r);
-        uint8_t len = wr_mem_sio_r_user(r, user);
-        uint32_t age = wr_mem_sio_r_u32(r);
+        uint64_t v;
+        uint8_t len;
+        uint32_t age;
+        read_user_record(r, user, &v, &len, &age, "bad last-seen record");
+        int64_t key = (int64_t)v;
         uint8_t flags = wr_mem_sio_r_u8(r);
-        if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
+        if (!r->failed && (flags & ~WR_MEMQ_PENDING))
             wr_mem_sio_fail(r, "bad last-seen record");
         if (r->failed)
             break;
@@ -396,11 +411,12 @@ static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
     uint64_t nh = wr_mem_sio_r_count(r, "bad held count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
-        int64_t age_us = (int64_t)wr_mem_sio_r_u64(r);
-        uint8_t len = wr_mem_sio_r_user(r, user);
-        uint32_t age = wr_mem_sio_r_u32(r);
-        if (!r->failed &&
-            (age > INT32_MAX || age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
+        uint64_t v;
+        uint8_t len;
+        uint32_t age;
+        read_user_record(r, user, &v, &len, &age, "bad held record");
+        int64_t age_us = (int64_t)v;
+        if (!r->failed && (age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
             wr_mem_sio_fail(r, "bad held record");
         if (r->failed)
             break;
