@@ -49,6 +49,8 @@
  */
 #include "core/qconfig.h"
 
+#include "base/names.h"
+
 #include "core/qconfig_internal.h"
 
 #include <inttypes.h>
@@ -674,5 +676,5 @@ int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, c
 
 const char *wr_qconfig_fail_policy_name(wr_fail_policy_t p)
 {
-    return (unsigned)p < 3 ? fail_policies[p] : "limited";
+    return WR_NAMES_GET(fail_policies, p, "limited"); /* its NULL end too */
 }
