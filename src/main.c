@@ -533,22 +533,12 @@ out:
     wr_api_free(app.api);
     wr_webdir_free(app.web);
     wr_metrics_free(app.metrics);
-    if (app.sig_term)
-        event_free(app.sig_term);
-    if (app.sig_int)
-        event_free(app.sig_int);
-    struct event *others[] = {app.sig_hup, app.sig_usr1, app.sig_usr2};
-    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-        if (others[i])
-            event_free(others[i]);
-    if (app.secret_timer)
-        event_free(app.secret_timer);
-    if (app.stop_timer)
-        event_free(app.stop_timer);
-    if (app.queues_timer)
-        event_free(app.queues_timer);
-    if (app.sync_timer)
-        event_free(app.sync_timer);
+    struct event *events[] = {app.sig_term,   app.sig_int,      app.sig_hup,
+                              app.sig_usr1,   app.sig_usr2,     app.secret_timer,
+                              app.stop_timer, app.queues_timer, app.sync_timer};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        if (events[i])
+            event_free(events[i]);
     /* A deferred bufferevent callback still queued (a Redis reply that
      * arrived as the store closed: the connection uses
      * BEV_OPT_DEFER_CALLBACKS) holds a reference to its bufferevent, and
