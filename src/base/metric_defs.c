@@ -18,7 +18,7 @@ static const wr_metric_def_t rows[] = {
      "HTTP requests answered, by route and status.", NULL, 0},
     {WR_METRICS_GROUP_API, "waitroom_store_latency_seconds", WR_METRIC_HISTOGRAM, "op",
      "Store operation latency as seen by the API, by operation.", NULL, 0},
-    {WR_METRICS_GROUP_API, "waitroom_store_errors_total", WR_METRIC_COUNTER, "op",
+    {WR_METRICS_GROUP_API, "waitroom_store_errors_total", WR_METRIC_COUNTER, "op,error",
      "Store operations that failed (unavailable, timeout), by operation.", NULL, 0},
     {WR_METRICS_GROUP_API, "waitroom_tokens_rejected_total", WR_METRIC_COUNTER, "reason",
      "Tokens refused before the store was touched, by reason.", NULL, 0},
