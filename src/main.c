@@ -65,6 +65,7 @@
 
 #include "app.h"
 #include "app_declare.h"
+#include "app_notify.h"
 #include "app_reload.h"
 #include "app_secret.h"
 
@@ -127,6 +128,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
         return;
     }
     app->stopping = true;
+    wr_app_notify("STOPPING=1");
     wr_info("signal %d: stopping (answering %zu requests in flight)", (int)sig,
             wr_api_in_flight(app->api));
     wr_http_stop_accepting(app->http);
@@ -512,6 +514,7 @@ int main(int argc, char **argv)
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
     app.ready = true;
+    wr_app_notify("READY=1"); /* Type=notify: systemctl reload waits for this */
     if (app.reload_pending) { /* a SIGHUP came during the start (K43) */
         app.reload_pending = false;
         wr_app_reload(&app);

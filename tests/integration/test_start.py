@@ -10,6 +10,7 @@ import os
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -356,3 +357,33 @@ class SignalsDuringStart(WRTest):
             rc = proc.wait(timeout=20)
             err = self.text(errpath)
             self.assertEqual(rc, 0, "SIGTERM at %d ms: stderr:\n%s" % (4 * i, err[-2000:]))
+
+    def test_ready_told_to_the_service_manager_once_listening(self):
+        """K43, the service manager's side: the unit is Type=notify, so
+        `systemctl reload` (SIGHUP) waits for READY=1, which waitroomd sends
+        once it listens; at SIGTERM it says STOPPING=1 (systemd's notify
+        protocol on $NOTIFY_SOCKET, here a socket of the test's)."""
+        path = os.path.join(ENV.tmpdir, "notify-%s.sock" % uid())
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        self.addCleanup(sock.close)
+        sock.settimeout(15)
+        errpath = os.path.join(ENV.tmpdir, "sigstart-%s.log" % uid())
+        with open(errpath, "wb") as err:
+            proc = subprocess.Popen([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store",
+                                     ENV.store_arg, "--token-secret", ENV.secret],
+                                    stdout=subprocess.PIPE, stderr=err, start_new_session=True,
+                                    env=dict(os.environ, NOTIFY_SOCKET=path))
+        PROCS.append(proc)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(stop_process, proc)
+        msg = sock.recv(4096).decode()
+        self.assertEqual(msg, "READY=1")
+        line = self.first_line(proc, 1)  # printed before READY=1
+        self.assertTrue(line.startswith("listening on 127.0.0.1:"), line)
+        c = Client(int(line.rsplit(":", 1)[1]))
+        self.assertEqual(c.get("/healthz").status, 200, "listening when READY=1 came")
+        proc.send_signal(signal.SIGHUP)  # what systemctl reload does now
+        proc.terminate()
+        self.assertEqual(sock.recv(4096).decode(), "STOPPING=1")
+        self.assertEqual(proc.wait(timeout=20), 0, self.text(errpath)[-2000:])
