@@ -141,6 +141,11 @@ static const wr_metric_def_t rows[] = {
      "The admission rate in use for a queue with autotune (users per second), as "
      "this instance last read it from the store (within a second).",
      NULL, 0},
+    {WR_METRICS_GROUP_SCHEDULER, "waitroom_queue_closed", WR_METRIC_GAUGE, "queue",
+     "1 while the sale is closed (queue config closed); store-wide.", NULL, 0},
+    {WR_METRICS_GROUP_SCHEDULER, "waitroom_queue_sold_out", WR_METRIC_GAUGE, "queue",
+     "1 while the queue is sold out (stock 0, no pass live: stats soldOutAt); store-wide.", NULL,
+     0},
     {WR_METRICS_GROUP_SCHEDULER, "waitroom_queues_quiet", WR_METRIC_GAUGE, "",
      "Queues this instance calls once a second instead of every tick: nobody waiting, "
      "nothing live (docs/DESIGN.md, quiet queues).",
