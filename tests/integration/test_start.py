@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 
-from harness import ENV, Client, WRTest, uid
+from harness import ENV, PROCS, Client, WRTest, stop_process, uid
 from helpers import private_server, spawn
 
 WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
