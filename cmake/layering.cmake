@@ -20,16 +20,26 @@ foreach(rule ${RULES})
   set(pure_${key} ${pure})
 endforeach()
 
+# The files at the top of src/ (main.c and what is split from it) are the
+# layer "main"; their headers are included by bare name ("app.h").
+function(layer_of path out)
+  get_filename_component(d ${path} DIRECTORY)
+  if(d STREQUAL "")
+    set(d main)
+  endif()
+  set(${out} ${d} PARENT_SCOPE)
+endfunction()
+
 # 1. Folder rule: each quoted include names its folder; that folder must be
 #    allowed for the including file's folder.
 foreach(f ${FILES})
-  get_filename_component(dir ${f} DIRECTORY)
+  layer_of(${f} dir)
   string(REPLACE "/" "_" key "${dir}")
   file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   foreach(line ${lines})
     if(line MATCHES "\"([^\"]+)\"")
       set(h ${CMAKE_MATCH_1})
-      get_filename_component(hdir ${h} DIRECTORY)
+      layer_of(${h} hdir)
       if(NOT EXISTS ${ROOT}/${h})
         string(APPEND errors "  src/${f} includes \"${h}\": not a path from src/\n")
       elseif(NOT hdir IN_LIST allow_${key})
@@ -42,7 +52,7 @@ endforeach()
 
 # 2. Purity: a file of a pure layer, and everything of ours it includes.
 foreach(src ${FILES})
-  get_filename_component(dir ${src} DIRECTORY)
+  layer_of(${src} dir)
   string(REPLACE "/" "_" key "${dir}")
   if(NOT pure_${key})
     continue()

@@ -25,31 +25,19 @@
  * flight, close the store (pending callbacks answer with WR_ECANCELED, so
  * every open request gets a reply), free everything, exit 0.
  *
- * SIGHUP: reload. The config is loaded again from the same flags, file and
- * environment into a fresh wr_config_t; if it or one of its queue
- * declarations does not load, that is logged (error) and nothing changes.
- * Else: the log level and format, the admin key and the secrets are
- * applied (wr_config_reload; settings that need a restart are named in a
- * warning), the log files are reopened, and the declared queues are
- * synced: a queue whose [queue] section changed (or is new) gets the
- * fields the section names, as a PATCH of those fields (API 1.2): fields it
- * does not name keep their runtime values (paused, opensAt set through the
- * admin API are never undone by a reload that did not name them); an
- * absent queue is created with the declaration; an unchanged section is
- * only created if absent, as at start, so runtime changes to it
- * survive. Declarations in flight from before the reload finish first (a
- * generation number tells their callbacks apart). SIGUSR1 and SIGUSR2 are
- * logged (warn) and otherwise ignored.
+ * SIGHUP: reload (app_reload.c): the config is loaded again and what can
+ * change without a restart is applied; SIGUSR1 and SIGUSR2 are logged
+ * (warn) and otherwise ignored. The queues the config file declares are
+ * created at start, synced on reload and written back when the store lost
+ * its data (app_declare.c); the token secret is loaded from (or created
+ * in) the store and kept in step with it (app_secret.c, K31).
  *
- * A store that lost its data (K31, a Redis restarted empty): once a second
- * every instance calls secret_sync (store.h) with a fresh random epoch
- * marker and, when its token secret is shared through the store, that
- * secret. A stored marker other than the one seen last, a secret written
- * back (it was missing) or another secret found there means the store was
- * emptied: the declared queues are created again (if absent, as at start).
- * Another secret found there is adopted, ours becoming the previous one;
- * the store's previous secret (written by an instance that adopted) is
- * installed as ours. Every step is logged (warn).
+ * Signals during the start (K43): every signal above is blocked from the
+ * program's first instruction (block_handled_signals) until its handler is
+ * installed, so none takes its default action; those that came meanwhile
+ * are handled before listening: SIGTERM/SIGINT stop the start (exit 0,
+ * nothing listened), a SIGHUP is applied once the start is over (a reload
+ * right after "listening on"), SIGUSR1/2 are logged.
  */
 #include <errno.h>
 #include <limits.h>
@@ -69,12 +57,44 @@
 #include "http/http.h"
 #include "base/log.h"
 #include "base/metrics.h"
-#include "store/redis/redis_url.h"
 #include "runtime/scheduler.h"
 #include "store/store.h"
 #include "store/store_breaker.h"
 #include "runtime/store_registry.h"
 #include "core/token.h"
+
+#include "app.h"
+#include "app_declare.h"
+#include "app_notify.h"
+#include "app_reload.h"
+#include "app_secret.h"
+
+/* The signals the server handles (see the top of the file). */
+static const int handled_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
+
+/* The set of handled_signals. */
+static void handled_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+        sigaddset(set, handled_signals[i]);
+}
+
+/* K43: blocks the signals the server handles before anything else runs:
+ * from .preinit_array, which the dynamic loader runs before every
+ * constructor and before main (only the loader and a sanitizer's runtime
+ * run before it). main unblocks them once their handlers are installed;
+ * one sent meanwhile waits, pending, instead of taking its default action
+ * (SIGHUP, SIGUSR1/2 and SIGTERM would end the process), and threads
+ * started meanwhile (the log writer) inherit the mask and never take one. */
+static void block_handled_signals(void)
+{
+    sigset_t set;
+    handled_set(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+}
+__attribute__((section(".preinit_array"),
+               used)) static void (*const preinit_block)(void) = block_handled_signals;
 
 #define FD_MARGIN 64 /* descriptors besides connections: store, listeners, files */
 
@@ -85,287 +105,6 @@
  * port is still in use, out of memory). */
 #define EXIT_CONFIG 2
 #define EXIT_START  1
-
-typedef enum {
-    DECL_CREATE = 0, /* create the queue if it does not exist (start, unchanged) */
-    DECL_PATCH = 1,  /* its section changed on reload: write the fields it names */
-} decl_mode_t;
-
-typedef struct {
-    wr_config_t cfg;
-    int argc; /* for SIGHUP: the config is loaded again from these */
-    char **argv;
-    struct event_base *base;
-    wr_store_t *store;
-    wr_metrics_t *metrics;
-    wr_scheduler_t *sched;
-    wr_api_t *api;
-    wr_webdir_t *web; /* the page files (--web-dir) */
-    wr_http_t *http;
-    wr_http_t *admin_http; /* --admin-listen; NULL = admin API on http */
-    struct event *sig_term, *sig_int, *sig_hup, *sig_usr1, *sig_usr2;
-    struct event *secret_timer, *stop_timer, *queues_timer, *sync_timer;
-    uint8_t proposed_secret[32];
-    /* K31 (a store that lost its data): the shared token secret this
-     * instance signs with (from the store; len 0 with a configured secret
-     * or before it is loaded), the previous secret learned from the store,
-     * this instance's epoch marker and the one the store answered last. */
-    uint8_t store_secret[WR_SECRET_MAX];
-    size_t store_secret_len;
-    uint8_t store_prev[WR_SECRET_MAX];
-    size_t store_prev_len;
-    char epoch[33]; /* proposed: fresh random hex at each call */
-    char seen_epoch[WR_STORE_EPOCH_MAX + 1];
-    bool sync_pending;
-    int stop_waits;
-    uint32_t secret_retry_ms; /* 100 ms doubling to 1 s while the store is not answering */
-    bool stopping;
-    bool secret_pending;
-    /* ready at start (K25): see wait_store_start */
-    bool store_started, secret_answered, start_late;
-    wr_err_t store_start_err;
-    char store_start_msg[640];
-    wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
-    bool declared_done[WR_CONFIG_QUEUES_MAX];
-    decl_mode_t declared_mode[WR_CONFIG_QUEUES_MAX];
-    size_t declared_pending;
-    unsigned decl_gen; /* +1 per reload that changed the declarations */
-    bool pid_written;
-    bool max_connections_auto; /* --max-connections not given: SIGHUP's auto is ours */
-} app_t;
-
-static void retry_secret(app_t *app)
-{
-    uint32_t ms = app->secret_retry_ms ? app->secret_retry_ms : 100;
-    struct timeval tv = wr_clock_tv_ms(ms);
-    evtimer_add(app->secret_timer, &tv);
-    app->secret_retry_ms = ms * 2 > 1000 ? 1000 : ms * 2;
-}
-
-static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
-{
-    app_t *app = arg;
-    app->secret_pending = false;
-    app->secret_answered = true;
-    if (err == WR_OK && len > 0) {
-        wr_api_set_secret(app->api, secret, len);
-        memcpy(app->store_secret, secret, len);
-        app->store_secret_len = len;
-        wr_info("token secret loaded from the store (%zu bytes)", len);
-        return;
-    }
-    if (err != WR_ECANCELED && !app->stopping) {
-        wr_warn("could not load the token secret from the store (%s); retrying", wr_strerror(err));
-        retry_secret(app);
-    }
-}
-
-static void secret_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    app_t *app = arg;
-    if (app->secret_pending || app->stopping)
-        return;
-    if (wr_store_secret(app->store, app->proposed_secret, sizeof(app->proposed_secret), secret_cb,
-                        app) == WR_OK)
-        app->secret_pending = true;
-    else
-        retry_secret(app); /* e.g. the Redis connection is still being set up */
-}
-
-/* Declared queues: created when absent; on reload, a changed section is a
- * PATCH of the fields it names (API 1.2). */
-typedef struct {
-    app_t *app;
-    size_t i;
-    unsigned gen;          /* app->decl_gen when sent: an older answer is not for cfg.queues[i] */
-    bool patched;          /* cfg is the stored config with the section's fields applied */
-    wr_queue_config_t cfg; /* what is written */
-} decl_t;
-
-static void decl_put_cb(wr_err_t err, void *arg)
-{
-    decl_t *d = arg;
-    app_t *app = d->app;
-    if (err == WR_OK && d->gen == app->decl_gen) {
-        app->declared_done[d->i] = true;
-        wr_info("queue %s %s from the config file", app->cfg.queues[d->i].name,
-                d->patched ? "updated (the fields its section names)" : "created");
-        wr_scheduler_set_config(app->sched, app->cfg.queues[d->i].name, &d->cfg);
-    }
-    app->declared_pending--;
-    free(d);
-}
-
-/* The queue's config in the store (or WR_ENOTFOUND): an absent queue is
- * created with the declaration; a present one is kept as it is (DECL_CREATE)
- * or gets the fields its section names, as a PATCH would (DECL_PATCH): the
- * fields the section does not name keep their runtime values. */
-static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
-{
-    decl_t *d = arg;
-    app_t *app = d->app;
-    const wr_config_queue_t *decl = &app->cfg.queues[d->i];
-    if (d->gen != app->decl_gen || app->stopping) {
-        /* declarations changed meanwhile: the next round asks again */
-    } else if (err == WR_OK && app->declared_mode[d->i] == DECL_CREATE) {
-        app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
-        wr_scheduler_note(app->sched, decl->name, info->config);
-    } else if (err == WR_OK) {
-        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        if (wr_qconfig_patch(info->config, decl->fields, &d->cfg, field, sizeof(field), msg,
-                             sizeof(msg)) != WR_OK) {
-            /* valid alone (checked at load), not over the running config */
-            wr_error("reload: queue %s in the config file cannot be applied to its running "
-                     "config: %s: %s; the queue is left as it is",
-                     decl->name, field, msg);
-            app->declared_done[d->i] = true;
-        } else {
-            d->patched = true;
-            if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
-                return;
-        }
-    } else if (err == WR_ENOTFOUND) {
-        d->cfg = app->declared[d->i];
-        if (wr_store_config_put(app->store, decl->name, &d->cfg, decl_put_cb, d) == WR_OK)
-            return;
-    }
-    app->declared_pending--;
-    free(d);
-}
-
-/* True when every declared queue had its answer (exists, created, or
- * cannot be applied). */
-static bool declared_all_done(const app_t *app)
-{
-    for (size_t i = 0; i < app->cfg.n_queues; i++)
-        if (!app->declared_done[i])
-            return false;
-    return true;
-}
-
-static void queues_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    app_t *app = arg;
-    if (app->stopping)
-        return;
-    if (declared_all_done(app))
-        return; /* every declared queue exists */
-    if (app->declared_pending == 0) {
-        for (size_t i = 0; i < app->cfg.n_queues; i++) {
-            if (app->declared_done[i])
-                continue;
-            decl_t *d = calloc(1, sizeof(*d));
-            if (!d)
-                break;
-            d->app = app;
-            d->i = i;
-            d->gen = app->decl_gen;
-            wr_err_t e = wr_store_queue_get(app->store, app->cfg.queues[i].name, decl_get_cb, d);
-            if (e == WR_OK)
-                app->declared_pending++;
-            else
-                free(d);
-        }
-    }
-    struct timeval tv = {0, 500000}; /* until the store answers for each */
-    evtimer_add(app->queues_timer, &tv);
-}
-
-/* Declared queues: every one is looked at again and created if absent, as
- * at start (K31: the store lost its data). */
-static void redeclare_queues(app_t *app)
-{
-    for (size_t i = 0; i < app->cfg.n_queues; i++) {
-        app->declared_done[i] = false;
-        app->declared_mode[i] = DECL_CREATE;
-    }
-    app->decl_gen++; /* answers in flight are for the store before */
-    if (app->cfg.n_queues && !app->stopping) {
-        struct timeval tv = {0, 0};
-        evtimer_add(app->queues_timer, &tv);
-    }
-}
-
-/* The answer of the periodic secret_sync (store.h; K31). */
-static void sync_cb(wr_err_t err, const wr_store_sync_t *res, void *arg)
-{
-    app_t *app = arg;
-    app->sync_pending = false;
-    if (err != WR_OK || !res || app->stopping)
-        return; /* the store is not answering: the next round asks again */
-    bool lost = app->seen_epoch[0] && strcmp(app->seen_epoch, res->epoch) != 0;
-    snprintf(app->seen_epoch, sizeof app->seen_epoch, "%s", res->epoch);
-    bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
-    if (shared && res->secret_restored) {
-        lost = true;
-        wr_warn("the store had lost its data: the token secret was written back to it");
-    } else if (shared && res->secret &&
-               (res->secret_len != app->store_secret_len ||
-                memcmp(res->secret, app->store_secret, res->secret_len) != 0)) {
-        /* another instance wrote its own first: adopt it; ours stays
-         * accepted (secret_sync made it the store's previous secret) */
-        lost = true;
-        if (app->cfg.token_secret_previous_len == 0) {
-            wr_api_set_previous_secret(app->api, app->store_secret, app->store_secret_len);
-            memcpy(app->store_prev, app->store_secret, app->store_secret_len);
-            app->store_prev_len = app->store_secret_len;
-        } else {
-            wr_warn("a configured previous token secret is kept: passes signed with the "
-                    "secret this instance used before are refused from now on");
-        }
-        wr_api_set_secret(app->api, res->secret, res->secret_len);
-        memcpy(app->store_secret, res->secret, res->secret_len);
-        app->store_secret_len = res->secret_len;
-        wr_warn("the store had lost its data and holds another token secret now: adopted it; "
-                "the one used before stays accepted as the previous secret");
-    }
-    if (app->cfg.token_secret_previous_len == 0 && res->previous &&
-        (res->previous_len != app->store_secret_len ||
-         memcmp(res->previous, app->store_secret, res->previous_len) != 0) &&
-        (res->previous_len != app->store_prev_len ||
-         memcmp(res->previous, app->store_prev, res->previous_len) != 0)) {
-        wr_api_set_previous_secret(app->api, res->previous, res->previous_len);
-        memcpy(app->store_prev, res->previous, res->previous_len);
-        app->store_prev_len = res->previous_len;
-        wr_info("previous token secret loaded from the store (passes signed with it stay "
-                "valid until they expire)");
-    }
-    if (lost) {
-        wr_warn("the store had lost its data: writing back the %zu queue%s the config file "
-                "declares (created if absent)",
-                app->cfg.n_queues, app->cfg.n_queues == 1 ? "" : "s");
-        redeclare_queues(app);
-    }
-}
-
-/* Every SYNC_MS: secret_sync (K31), one call at a time. */
-#define SYNC_MS 1000
-static void sync_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    app_t *app = arg;
-    if (app->stopping)
-        return;
-    uint8_t rnd[16];
-    if (!app->sync_pending && wr_crypto_random(rnd, sizeof rnd) == WR_OK) {
-        /* a fresh marker each time: whoever finds the store without one
-         * writes a value nobody has seen, so every instance notices */
-        for (size_t i = 0; i < sizeof rnd; i++)
-            snprintf(app->epoch + 2 * i, 3, "%02x", rnd[i]);
-        bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
-        if (wr_store_secret_sync(app->store, shared ? app->store_secret : NULL,
-                                 shared ? app->store_secret_len : 0, app->epoch, sync_cb,
-                                 app) == WR_OK)
-            app->sync_pending = true;
-    }
-    struct timeval tv = wr_clock_tv_ms(SYNC_MS);
-    evtimer_add(app->sync_timer, &tv);
-}
 
 static void stop_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -389,6 +128,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
         return;
     }
     app->stopping = true;
+    wr_app_notify("STOPPING=1");
     wr_info("signal %d: stopping (answering %zu requests in flight)", (int)sig,
             wr_api_in_flight(app->api));
     wr_http_stop_accepting(app->http);
@@ -396,120 +136,19 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     stop_timer_cb(-1, 0, app);
 }
 
-/* Parses the queue declarations of cfg into out; false (logged as error
- * with the prefix `when`) on the first that does not parse. */
-static bool parse_declared(const wr_config_t *cfg, wr_queue_config_t *out, const char *when)
-{
-    for (size_t i = 0; i < cfg->n_queues; i++) {
-        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        if (wr_qconfig_parse(cfg->queues[i].fields, &out[i], field, sizeof(field), msg,
-                             sizeof(msg)) != WR_OK) {
-            if (when)
-                wr_error("%s: queue %s in the config file: %s: %s", when, cfg->queues[i].name,
-                         field, msg);
-            else
-                fprintf(stderr, "waitroomd: queue %s in the config file: %s: %s\n",
-                        cfg->queues[i].name, field, msg);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* The declaration of queue name in cfg, or NULL. */
-static const wr_config_queue_t *find_declared(const wr_config_t *cfg, const char *name)
-{
-    for (size_t i = 0; i < cfg->n_queues; i++)
-        if (strcmp(cfg->queues[i].name, name) == 0)
-            return &cfg->queues[i];
-    return NULL;
-}
-
-/* SIGHUP: see the top of the file. */
-static void reload(app_t *app)
-{
-    static wr_config_t fresh; /* large; one reload at a time (the loop) */
-    static wr_queue_config_t declared[WR_CONFIG_QUEUES_MAX];
-    char err[512] = "";
-    wr_config_action_t action;
-    wr_info("SIGHUP: reloading the configuration");
-    if (wr_config_load(&fresh, app->argc, app->argv, &action, err, sizeof(err)) != WR_OK) {
-        wr_error("reload failed, the running configuration is kept: %s", err);
-        goto out;
-    }
-    if (!parse_declared(&fresh, declared, "reload failed, the running configuration is kept"))
-        goto out;
-    if (fresh.max_connections == 0 && app->max_connections_auto)
-        fresh.max_connections = app->cfg.max_connections; /* auto, resolved at start */
-
-    const uint8_t *old_secret = app->cfg.token_secret;
-    size_t old_len = app->cfg.token_secret_len;
-    uint8_t before[WR_KEY_MAX];
-    memcpy(before, old_secret, old_len);
-    size_t before_prev = app->cfg.token_secret_previous_len;
-    uint8_t prev[WR_KEY_MAX];
-    memcpy(prev, app->cfg.token_secret_previous, before_prev);
-    bool had_admin_key = app->cfg.admin_key[0] != '\0';
-    char restart[512];
-    size_t changed = wr_config_reload(&app->cfg, &fresh, restart, sizeof(restart));
-    if (had_admin_key && !app->cfg.admin_key[0])
-        wr_warn("reload: no admin key configured any more: the admin API answers 401 to "
-                "everything until one is set again");
-    wr_log_setup(app->cfg.log_level, app->cfg.log_format == WR_LOG_JSON);
-    if (restart[0])
-        wr_warn("reload: changed settings that need a restart to apply: %s", restart);
-    if (app->cfg.token_secret_len > 0 && (app->cfg.token_secret_len != old_len ||
-                                          memcmp(app->cfg.token_secret, before, old_len) != 0))
-        wr_api_set_secret(app->api, app->cfg.token_secret, app->cfg.token_secret_len);
-    else if (app->cfg.token_secret_len == 0 && old_len > 0)
-        wr_warn("reload: the token secret is no longer configured; the running one is kept "
-                "until a restart");
-    if (app->cfg.token_secret_previous_len != before_prev ||
-        memcmp(app->cfg.token_secret_previous, prev, before_prev) != 0)
-        wr_api_set_previous_secret(app->api, app->cfg.token_secret_previous,
-                                   app->cfg.token_secret_previous_len);
-    wr_api_reload(app->api);
-    wr_crypto_wipe(before, sizeof(before));
-    wr_crypto_wipe(prev, sizeof(prev));
-
-    /* Queues: a changed or new section writes the fields it names (a
-     * PATCH; the queue is created with the declaration when absent), an
-     * unchanged one is created if absent. */
-    size_t n_changed = 0;
-    for (size_t i = 0; i < fresh.n_queues; i++) {
-        const wr_config_queue_t *old = find_declared(&app->cfg, fresh.queues[i].name);
-        bool same = old && json_equal(old->fields, fresh.queues[i].fields);
-        app->declared_mode[i] = same ? DECL_CREATE : DECL_PATCH;
-        app->declared_done[i] = false;
-        app->declared[i] = declared[i];
-        n_changed += !same;
-    }
-    wr_config_free(&app->cfg);
-    memcpy(app->cfg.queues, fresh.queues, sizeof(fresh.queues));
-    app->cfg.n_queues = fresh.n_queues;
-    fresh.n_queues = 0; /* moved */
-    app->decl_gen++;
-    if (app->cfg.n_queues && !app->stopping) {
-        struct timeval tv = {0, 0};
-        evtimer_add(app->queues_timer, &tv);
-    }
-    const char *what = NULL;
-    if (wr_log_reopen(&what) != WR_OK)
-        wr_error("reload: cannot reopen %s: %s", what, strerror(errno));
-    wr_info("reload done: %zu setting%s applied, %zu queue declaration%s changed", changed,
-            changed == 1 ? "" : "s", n_changed, n_changed == 1 ? "" : "s");
-out:
-    wr_config_free(&fresh);
-    memset(&fresh, 0, sizeof(fresh));
-}
-
 static void other_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
     app_t *app = arg;
     if (sig == SIGHUP) {
-        if (!app->stopping)
-            reload(app);
+        if (app->stopping)
+            return;
+        if (!app->ready) { /* K43: applied once the start is over */
+            app->reload_pending = true;
+            wr_info("SIGHUP during start: the configuration is reloaded once started");
+            return;
+        }
+        wr_app_reload(app);
         return;
     }
     wr_warn("signal %d (%s) ignored", (int)sig, sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
@@ -610,10 +249,15 @@ static wr_err_t wait_store_start(app_t *app)
         return WR_ENOMEM;
     struct timeval tv = {10, 0};
     evtimer_add(late, &tv);
-    while (!app->store_started && !app->start_late)
+    /* signals that came during the start (pending until their handlers
+     * were installed: K43) are handled before listening */
+    event_base_loop(app->base, EVLOOP_NONBLOCK);
+    while (!app->store_started && !app->start_late && !app->stopping)
         event_base_loop(app->base, EVLOOP_ONCE);
     while (app->store_started && app->store_start_err == WR_OK && !app->start_late &&
-           ((app->cfg.token_secret_len == 0 && !app->secret_answered) || !declared_all_done(app)))
+           !app->stopping &&
+           ((app->cfg.token_secret_len == 0 && !app->secret_answered) ||
+            !wr_app_declared_all_done(app)))
         event_base_loop(app->base, EVLOOP_ONCE);
     event_free(late);
     if (app->store_started && app->store_start_err == WR_EINVAL) {
@@ -676,6 +320,9 @@ int main(int argc, char **argv)
     wr_config_action_t action = WR_CONFIG_RUN;
     int rc = EXIT_START;
 
+    sigset_t handled; /* blocked since .preinit_array (K43), unblocked below */
+    handled_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, NULL);
     signal(SIGPIPE, SIG_IGN);
     wr_config_defaults(&app.cfg);
     if (wr_config_load(&app.cfg, argc, argv, &action, err, sizeof(err)) != WR_OK) {
@@ -693,7 +340,7 @@ int main(int argc, char **argv)
     app.argv = argv;
     wr_log_setup(app.cfg.log_level, app.cfg.log_format == WR_LOG_JSON);
 
-    if (!parse_declared(&app.cfg, app.declared, NULL)) {
+    if (!wr_app_parse_declared(&app.cfg, app.declared, NULL)) {
         wr_config_free(&app.cfg);
         return EXIT_CONFIG;
     }
@@ -737,9 +384,9 @@ int main(int argc, char **argv)
         goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
-        char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
+        char shown[WR_STORE_URL_SHOWN_MAX]; /* the URL without its password */
         fprintf(stderr, "waitroomd: cannot open store %s: %s\n",
-                wr_redis_url_redact(app.cfg.store, shown, sizeof shown), wr_strerror(e));
+                wr_store_url_shown(app.cfg.store, shown, sizeof shown), wr_strerror(e));
         /* a data dir that cannot be used, a TLS file that cannot be read:
          * the configuration's; only memory may come back on a restart */
         rc = e == WR_ENOMEM ? EXIT_START : EXIT_CONFIG;
@@ -768,10 +415,10 @@ int main(int argc, char **argv)
     if (wr_api_new(&ao, &app.api) != WR_OK)
         goto out;
 
-    app.secret_timer = evtimer_new(app.base, secret_timer_cb, &app);
+    app.secret_timer = evtimer_new(app.base, wr_app_secret_timer_cb, &app);
     app.stop_timer = evtimer_new(app.base, stop_timer_cb, &app);
-    app.queues_timer = evtimer_new(app.base, queues_timer_cb, &app);
-    app.sync_timer = evtimer_new(app.base, sync_timer_cb, &app);
+    app.queues_timer = evtimer_new(app.base, wr_app_queues_timer_cb, &app);
+    app.sync_timer = evtimer_new(app.base, wr_app_sync_timer_cb, &app);
     if (!app.secret_timer || !app.stop_timer || !app.queues_timer || !app.sync_timer)
         goto out;
     {
@@ -808,9 +455,16 @@ int main(int argc, char **argv)
     evsignal_add(app.sig_hup, NULL);
     evsignal_add(app.sig_usr1, NULL);
     evsignal_add(app.sig_usr2, NULL);
+    /* handlers in place: what came meanwhile is delivered now (K43) */
+    sigprocmask(SIG_UNBLOCK, &handled, NULL);
 
     if ((e = wait_store_start(&app)) != WR_OK) {
         rc = e == WR_EINVAL ? EXIT_CONFIG : EXIT_START; /* the store refused as set up */
+        goto out;
+    }
+    if (app.stopping) { /* SIGTERM/SIGINT during the start: a clean stop */
+        rc = 0;
+        wr_info("stopped before listening");
         goto out;
     }
 
@@ -853,12 +507,18 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     const wr_store_backend_t *backend = wr_store_registry_find(app.cfg.store);
-    char shown[WR_REDIS_URL_MAX + 16]; /* the URL without its password */
+    char shown[WR_STORE_URL_SHOWN_MAX]; /* the URL without its password */
     wr_info("waitroomd listening on %s, store %s, identity %s", bound,
             backend && backend->title ? backend->title
-                                      : wr_redis_url_redact(app.cfg.store, shown, sizeof shown),
+                                      : wr_store_url_shown(app.cfg.store, shown, sizeof shown),
             app.cfg.identity == WR_IDENTITY_COOKIE ? "cookie" : app.cfg.identity_header);
 
+    app.ready = true;
+    wr_app_notify("READY=1"); /* Type=notify: systemctl reload waits for this */
+    if (app.reload_pending) { /* a SIGHUP came during the start (K43) */
+        app.reload_pending = false;
+        wr_app_reload(&app);
+    }
     event_base_dispatch(app.base);
     rc = 0;
     wr_info("stopped");
@@ -876,22 +536,12 @@ out:
     wr_api_free(app.api);
     wr_webdir_free(app.web);
     wr_metrics_free(app.metrics);
-    if (app.sig_term)
-        event_free(app.sig_term);
-    if (app.sig_int)
-        event_free(app.sig_int);
-    struct event *others[] = {app.sig_hup, app.sig_usr1, app.sig_usr2};
-    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-        if (others[i])
-            event_free(others[i]);
-    if (app.secret_timer)
-        event_free(app.secret_timer);
-    if (app.stop_timer)
-        event_free(app.stop_timer);
-    if (app.queues_timer)
-        event_free(app.queues_timer);
-    if (app.sync_timer)
-        event_free(app.sync_timer);
+    struct event *events[] = {app.sig_term,   app.sig_int,      app.sig_hup,
+                              app.sig_usr1,   app.sig_usr2,     app.secret_timer,
+                              app.stop_timer, app.queues_timer, app.sync_timer};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        if (events[i])
+            event_free(events[i]);
     /* A deferred bufferevent callback still queued (a Redis reply that
      * arrived as the store closed: the connection uses
      * BEV_OPT_DEFER_CALLBACKS) holds a reference to its bufferevent, and

@@ -309,26 +309,19 @@ static void put_field(line_t *l, const wr_log_field_t *f)
     size_t start = l->len;
     char num[32];
     bool ok;
-    if (json_mode) {
-        ok = put(l, ",", 1) && put_json_str(l, f->key) && put(l, ":", 1);
-        if (ok && f->kind == WR_LOG_INT) {
-            snprintf(num, sizeof(num), "%lld", f->num);
-            ok = puts_(l, num);
-        } else if (ok) {
-            ok = !f->str                 ? puts_(l, "null")
-                 : f->kind == WR_LOG_RAW ? puts_(l, f->str)
-                                         : put_json_str(l, f->str);
-        }
-    } else {
-        ok = put(l, " ", 1) && puts_(l, f->key) && put(l, "=", 1);
-        if (ok && f->kind == WR_LOG_INT) {
-            snprintf(num, sizeof(num), "%lld", f->num);
-            ok = puts_(l, num);
-        } else if (ok) {
-            ok = !f->str                                      ? puts_(l, "-")
-                 : f->kind == WR_LOG_RAW || text_bare(f->str) ? puts_(l, f->str)
-                                                              : put_json_str(l, f->str);
-        }
+    ok = json_mode ? put(l, ",", 1) && put_json_str(l, f->key) && put(l, ":", 1)
+                   : put(l, " ", 1) && puts_(l, f->key) && put(l, "=", 1);
+    if (ok && f->kind == WR_LOG_INT) {
+        snprintf(num, sizeof(num), "%lld", f->num);
+        ok = puts_(l, num);
+    } else if (ok && json_mode) {
+        ok = !f->str                 ? puts_(l, "null")
+             : f->kind == WR_LOG_RAW ? puts_(l, f->str)
+                                     : put_json_str(l, f->str);
+    } else if (ok) {
+        ok = !f->str                                      ? puts_(l, "-")
+             : f->kind == WR_LOG_RAW || text_bare(f->str) ? puts_(l, f->str)
+                                                          : put_json_str(l, f->str);
     }
     if (!ok)
         l->len = start;

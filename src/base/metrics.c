@@ -1,31 +1,40 @@
 /*
- * metrics.c - a bounded registry of counters, gauges and histograms,
- * rendered as Prometheus text format 0.0.4.
+ * metrics.c - a registry of counters, gauges and histograms, rendered as
+ * Prometheus text format 0.0.4.
  *
- * Structure: one calloc'd block (struct wr_metrics) holding
+ * Structure: one calloc'd struct wr_metrics holding
  *   - families[]: name (copied), type, help (borrowed static string), and
  *     the head/tail of a singly linked list of its series in creation
  *     order. Families render in declaration order; a name used before it
- *     is described gets a family of the call's type and no # HELP line.
- *   - series[WR_METRICS_SERIES_MAX]: slots; free slots are chained through
- *     `next` on a free list. A series holds its label string (copied,
- *     bounded) and its value: a uint64 counter, a double gauge, or a
- *     histogram's per-bucket counts, sum and count (cumulated on render).
- *   - index[INDEX_SIZE]: open-addressing hash (linear probing) of
- *     (family name, labels) -> series slot, -1 = empty. INDEX_SIZE is twice
- *     the series cap, so probes stay short and a free index entry always
- *     exists. Removal rebuilds the index (it is rare: a queue deleted), so
- *     there are no tombstones.
+ *     is described gets a family of the call's type, with the # HELP text
+ *     (and the type and buckets) of its row in the table (metric_defs.h).
+ *   - series[cap]: slots, grown by doubling (from SERIES_INITIAL) when all
+ *     are in use; free slots are chained through `next` on a free list. A
+ *     series holds its label string (copied, bounded) and its value: a
+ *     uint64 counter, a double gauge, or a histogram's per-bucket counts,
+ *     sum and count (cumulated on render). About 420 bytes a series
+ *     (docs/BENCHMARKS.md, the memory of /metrics).
+ *   - index[2 * cap]: open-addressing hash (linear probing) of
+ *     (family name, labels) -> series slot, -1 = empty; twice the slots, so
+ *     probes stay short and a free entry always exists. Growth and removal
+ *     rebuild it (removal is rare: a queue deleted), so there are no
+ *     tombstones.
  * Invariants: every live series is in exactly one family list and in the
- * index; n_series counts live series <= WR_METRICS_SERIES_MAX.
- * Nothing grows after wr_metrics_new: when the table (or the family table,
- * or a label string) would overflow, the update is dropped and counted in
- * waitroom_metrics_dropped_series_total, which is always rendered last.
- * An update whose type does not match its family (set on a counter,
- * observe on a gauge) is dropped the same way.
+ * index; n_series counts live series <= cap.
+ * The number of series is not capped (K44: a fixed cap of 4096 listed 215
+ * of 600 queues): callers create series only for label values they
+ * control (routes, statuses, reasons, queues the admin API created), so it
+ * follows the number of queues. An update that cannot be recorded (the
+ * family table full, a label string too long, the type not matching its
+ * family, out of memory) is dropped, counted in
+ * waitroom_metrics_dropped_series_total (always rendered last) and logged
+ * (warn) at the 1st, 2nd, 4th, 8th... drop, naming the family and why.
  * Not thread-safe: one registry per event loop, or a lock around it.
  */
 #include "base/metrics.h"
+
+#include "base/log.h"
+#include "base/metric_defs.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -34,11 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAMILIES_MAX 128
-#define NAME_MAX_LEN 127
-#define INDEX_SIZE   (2 * WR_METRICS_SERIES_MAX) /* power of two */
-#define N_BUCKETS    13                          /* 12 bounds + +Inf */
-#define RENDER_MAX   (64u * 1024 * 1024)         /* hard cap of the rendered text */
+#define FAMILIES_MAX   128
+#define NAME_MAX_LEN   127
+#define SERIES_INITIAL 256                  /* slots at first; doubled when full */
+#define N_BUCKETS      13                   /* 12 bounds + +Inf */
+#define RENDER_MAX     (256u * 1024 * 1024) /* hard cap of the rendered text */
 
 static const double bucket_bounds[N_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
@@ -68,10 +77,11 @@ typedef struct {
 struct wr_metrics {
     family_t families[FAMILIES_MAX];
     int n_families;
-    series_t series[WR_METRICS_SERIES_MAX];
+    series_t *series; /* cap slots */
+    int cap;
     int n_series;
     int free_head;
-    int index[INDEX_SIZE];
+    int *index; /* 2 * cap entries (a power of two) */
     uint64_t dropped;
 };
 
@@ -86,21 +96,52 @@ static uint32_t hash_key(const char *name, const char *labels)
     return h;
 }
 
+static uint32_t index_mask(const wr_metrics_t *m)
+{
+    return (uint32_t)(2 * m->cap) - 1;
+}
+
 static void index_insert(wr_metrics_t *m, int s)
 {
-    uint32_t i = m->series[s].hash & (INDEX_SIZE - 1);
+    uint32_t i = m->series[s].hash & index_mask(m);
     while (m->index[i] >= 0)
-        i = (i + 1) & (INDEX_SIZE - 1);
+        i = (i + 1) & index_mask(m);
     m->index[i] = s;
 }
 
 static void index_rebuild(wr_metrics_t *m)
 {
-    for (int i = 0; i < INDEX_SIZE; i++)
+    for (int i = 0; i < 2 * m->cap; i++)
         m->index[i] = -1;
-    for (int s = 0; s < WR_METRICS_SERIES_MAX; s++)
+    for (int s = 0; s < m->cap; s++)
         if (m->series[s].fam >= 0)
             index_insert(m, s);
+}
+
+/* Grows the slots to cap (more than now): the new ones go on the free
+ * list, the index is rebuilt at twice the size. false (nothing changed)
+ * when memory runs out. */
+static bool grow(wr_metrics_t *m, int cap)
+{
+    if (cap > (1 << 28))
+        return false;
+    series_t *series = realloc(m->series, (size_t)cap * sizeof(*series));
+    if (!series)
+        return false;
+    m->series = series;
+    int *index = malloc(2 * (size_t)cap * sizeof(*index));
+    if (!index)
+        return false; /* the larger slot array is kept, unused */
+    for (int s = m->cap; s < cap; s++) {
+        series[s].fam = -1;
+        series[s].next = s + 1 < cap ? s + 1 : m->free_head;
+    }
+    m->free_head = m->cap;
+    m->cap = cap;
+    free(m->index);
+    m->index = index;
+    index_rebuild(m);
+    return true;
 }
 
 wr_metrics_t *wr_metrics_new(void)
@@ -108,19 +149,32 @@ wr_metrics_t *wr_metrics_new(void)
     wr_metrics_t *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    for (int s = 0; s < WR_METRICS_SERIES_MAX; s++) {
-        m->series[s].fam = -1;
-        m->series[s].next = s + 1 < WR_METRICS_SERIES_MAX ? s + 1 : -1;
+    m->free_head = -1;
+    if (!grow(m, SERIES_INITIAL)) {
+        wr_metrics_free(m);
+        return NULL;
     }
-    m->free_head = 0;
-    for (int i = 0; i < INDEX_SIZE; i++)
-        m->index[i] = -1;
     return m;
 }
 
 void wr_metrics_free(wr_metrics_t *m)
 {
+    if (!m)
+        return;
+    free(m->series);
+    free(m->index);
     free(m);
+}
+
+/* An update of family name that cannot be recorded: counted, and logged
+ * at the 1st, 2nd, 4th, 8th... drop so it is never silent nor a flood. */
+static void drop(wr_metrics_t *m, const char *name, const char *why)
+{
+    m->dropped++;
+    if ((m->dropped & (m->dropped - 1)) == 0)
+        wr_warn("metrics: an update of %s was dropped (%s); %llu dropped so far "
+                "(waitroom_metrics_dropped_series_total)",
+                name, why, (unsigned long long)m->dropped);
 }
 
 static int find_family(const wr_metrics_t *m, const char *name)
@@ -142,6 +196,14 @@ static int add_family(wr_metrics_t *m, const char *name, wr_metric_type_t type, 
     f->head = f->tail = -1;
     f->bounds = bucket_bounds;
     f->n_bounds = N_BUCKETS - 1;
+    const wr_metric_def_t *row = help ? NULL : wr_metric_defs_find(name);
+    if (row && row->type == type) { /* used before described: its row's help */
+        f->help = row->help;
+        if (row->bounds && row->n_bounds <= N_BUCKETS - 1) {
+            f->bounds = row->bounds;
+            f->n_bounds = (int)row->n_bounds;
+        }
+    }
     return m->n_families++;
 }
 
@@ -157,7 +219,7 @@ void wr_metrics_describe(wr_metrics_t *m, const char *name, wr_metric_type_t typ
         return;
     }
     if (add_family(m, name, type, help) < 0)
-        m->dropped++;
+        drop(m, name, "too many families, or a bad name");
 }
 
 void wr_metrics_describe_histogram(wr_metrics_t *m, const char *name, const char *help,
@@ -176,13 +238,13 @@ void wr_metrics_describe_histogram(wr_metrics_t *m, const char *name, const char
 static const series_t *lookup(const wr_metrics_t *m, const char *name, const char *labels,
                               uint32_t h)
 {
-    uint32_t i = h & (INDEX_SIZE - 1);
+    uint32_t i = h & index_mask(m);
     while (m->index[i] >= 0) {
         const series_t *s = &m->series[m->index[i]];
         if (s->hash == h && strcmp(s->labels, labels) == 0 &&
             strcmp(m->families[s->fam].name, name) == 0)
             return s;
-        i = (i + 1) & (INDEX_SIZE - 1);
+        i = (i + 1) & index_mask(m);
     }
     return NULL;
 }
@@ -210,15 +272,19 @@ static series_t *get_series(wr_metrics_t *m, const char *name, const char *label
     if (s) {
         if (compatible(type, m->families[s->fam].type))
             return s;
-        m->dropped++;
+        drop(m, name, "an update of another type");
         return NULL;
     }
     int f = find_family(m, name);
     if (f < 0)
         f = add_family(m, name, type, NULL);
-    if (f < 0 || strlen(labels) > WR_METRICS_LABELS_MAX || m->free_head < 0 ||
-        !compatible(type, m->families[f].type)) {
-        m->dropped++;
+    const char *why = f < 0                                    ? "too many families, or a bad name"
+                      : strlen(labels) > WR_METRICS_LABELS_MAX ? "labels too long"
+                      : !compatible(type, m->families[f].type) ? "an update of another type"
+                      : m->free_head < 0 && !grow(m, 2 * m->cap) ? "out of memory"
+                                                                 : NULL;
+    if (why) {
+        drop(m, name, why);
         return NULL;
     }
     int idx = m->free_head;
@@ -512,8 +578,8 @@ char *wr_metrics_render(const wr_metrics_t *m, size_t *len)
         }
     }
     put(&b,
-        "# HELP waitroom_metrics_dropped_series_total Metric updates dropped because a "
-        "bounded table was full.\n"
+        "# HELP waitroom_metrics_dropped_series_total Metric updates dropped (a label string "
+        "too long, an update of another type, out of memory; each logged).\n"
         "# TYPE waitroom_metrics_dropped_series_total counter\n"
         "waitroom_metrics_dropped_series_total %llu\n",
         (unsigned long long)(m ? m->dropped : 0));

@@ -4,10 +4,13 @@
  *
  * A series is a family name plus a label string written exactly as it will
  * appear between braces ("route=\"join\",status=\"200\"", or NULL for none).
- * The table of series is bounded (WR_METRICS_SERIES_MAX); once full, new
- * series are dropped (counted in waitroom_metrics_dropped_series_total) so
- * hostile input can never grow memory. Callers pass only label values they
- * control (route names, status codes, validated queue names).
+ * The number of series is not capped (K44: every queue is listed): callers
+ * pass only label values they control (route names, status codes,
+ * validated names of queues the admin API created), so hostile input can
+ * never grow memory. An update that cannot be recorded (a label string over
+ * WR_METRICS_LABELS_MAX, a type that does not match its family, out of
+ * memory) is dropped, counted in waitroom_metrics_dropped_series_total and
+ * logged. Every family's # HELP text is in the table of metric_defs.h.
  */
 #ifndef WR_METRICS_H
 #define WR_METRICS_H
@@ -17,7 +20,6 @@
 
 #include "base/error.h"
 
-#define WR_METRICS_SERIES_MAX 4096
 #define WR_METRICS_LABELS_MAX 256 /* bytes of one label string */
 
 typedef enum {
@@ -35,7 +37,10 @@ wr_metrics_t *wr_metrics_new(void);
 void wr_metrics_free(wr_metrics_t *m);
 
 /* Declares a family (its # HELP and # TYPE lines). name and help are
- * borrowed and must be static strings. Re-declaring is a no-op. */
+ * borrowed and must be static strings. Re-declaring is a no-op. A family
+ * first used by an update (inc, set, observe) without this call gets the
+ * type of the update and the help of its row in metric_defs.h (none for a
+ * name that has no row). Prefer wr_metric_defs_describe (metric_defs.h). */
 void wr_metrics_describe(wr_metrics_t *m, const char *name, wr_metric_type_t type,
                          const char *help);
 

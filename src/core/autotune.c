@@ -33,6 +33,8 @@
  */
 #include "core/autotune.h"
 
+#include "base/names.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,7 @@ const char *wr_autotune_why_name(wr_autotune_why_t why)
 {
     static const char *const names[] = {"start",   "bounds", "too-soon", "no-report", "slow",
                                         "failing", "wait",   "draining", "healthy",   "steady"};
-    return (unsigned)why < sizeof names / sizeof names[0] ? names[why] : "?";
+    return WR_NAMES_GET(names, why, "?");
 }
 
 bool wr_autotune_report_valid(double latency_ms, double error_rate)

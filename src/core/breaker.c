@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #define OUT_FAIL 1u
@@ -111,6 +112,29 @@ static wr_err_t check(const wr_breaker_opts_t *o, char *err, size_t errlen)
     return WR_EINVAL;
 }
 
+/* The keys of a --breaker spec and the option each sets: a rate (double)
+ * or a count of calls or milliseconds (uint32_t, at least 1). */
+typedef struct {
+    const char *key;
+    size_t off;
+    bool rate;
+} breaker_key_t;
+#define BREAKER_KEY(k, m, T, rate_)                                                                \
+    {                                                                                              \
+        k, _Generic(((wr_breaker_opts_t *)0)->m, T : offsetof(wr_breaker_opts_t, m)), rate_        \
+    }
+static const breaker_key_t breaker_keys[] = {
+    BREAKER_KEY("failure_rate", failure_rate, double, true),
+    BREAKER_KEY("slow_rate", slow_call_rate, double, true),
+    BREAKER_KEY("window", window_size, uint32_t, false),
+    BREAKER_KEY("min_calls", min_calls, uint32_t, false),
+    BREAKER_KEY("consecutive", consecutive_failures, uint32_t, false),
+    BREAKER_KEY("slow_ms", slow_call_ms, uint32_t, false),
+    BREAKER_KEY("wait_ms", open_wait_ms, uint32_t, false),
+    BREAKER_KEY("wait_max_ms", open_wait_max_ms, uint32_t, false),
+    BREAKER_KEY("probes", half_open_probes, uint32_t, false),
+};
+
 wr_err_t wr_breaker_parse(wr_breaker_opts_t *o, const char *spec, char *err, size_t errlen)
 {
     char buf[512];
@@ -137,37 +161,29 @@ wr_err_t wr_breaker_parse(wr_breaker_opts_t *o, const char *spec, char *err, siz
             return WR_EINVAL;
         }
         uint32_t u = (uint32_t)v;
-        bool integral = (double)u == v;
-        if (strcmp(key, "failure_rate") == 0) {
-            o->failure_rate = v;
-        } else if (strcmp(key, "slow_rate") == 0) {
-            o->slow_call_rate = v;
-        } else if (!integral) {
+        const breaker_key_t *k = NULL;
+        for (size_t i = 0; i < sizeof(breaker_keys) / sizeof(breaker_keys[0]) && !k; i++)
+            if (strcmp(key, breaker_keys[i].key) == 0)
+                k = &breaker_keys[i];
+        if (!k) {
+            snprintf(err, errlen, "breaker: unknown key '%.40s'", key);
+            return WR_EINVAL;
+        }
+        if (k->rate) {
+            *(double *)((char *)o + k->off) = v;
+            continue;
+        }
+        if ((double)u != v) {
             snprintf(err, errlen, "breaker: %s: not an integer", key);
             return WR_EINVAL;
-        } else if (u == 0) {
+        }
+        if (u == 0) {
             /* 0 means "the default" inside the options struct; written out
              * it would silently become 5 or 1000, so it is refused. */
             snprintf(err, errlen, "breaker: %s: must be at least 1", key);
             return WR_EINVAL;
-        } else if (strcmp(key, "window") == 0) {
-            o->window_size = u;
-        } else if (strcmp(key, "min_calls") == 0) {
-            o->min_calls = u;
-        } else if (strcmp(key, "consecutive") == 0) {
-            o->consecutive_failures = u;
-        } else if (strcmp(key, "slow_ms") == 0) {
-            o->slow_call_ms = u;
-        } else if (strcmp(key, "wait_ms") == 0) {
-            o->open_wait_ms = u;
-        } else if (strcmp(key, "wait_max_ms") == 0) {
-            o->open_wait_max_ms = u;
-        } else if (strcmp(key, "probes") == 0) {
-            o->half_open_probes = u;
-        } else {
-            snprintf(err, errlen, "breaker: unknown key '%.40s'", key);
-            return WR_EINVAL;
         }
+        *(uint32_t *)((char *)o + k->off) = u;
     }
     wr_breaker_opts_t t = *o;
     fill_defaults(&t);

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "base/names.h"
 #include "base/ids.h"
 #include "core/token.h"
 
@@ -43,9 +44,7 @@ static const char *const reason_names[] = {
 
 const char *wr_invite_reason_name(wr_invite_reason_t r)
 {
-    if ((unsigned)r >= sizeof(reason_names) / sizeof(reason_names[0]) || !reason_names[r])
-        return "unknown";
-    return reason_names[r];
+    return WR_NAMES_GET(reason_names, r, "unknown");
 }
 
 /* aud is the queue: a string equal to it, or an array holding it. */

@@ -39,10 +39,19 @@
  * canonical (origin.h), so GET shows "https://shop.example" for
  * "HTTPS://Shop.Example:443".
  *
+ * The CUSTOM rows' hooks are in qconfig_fields.c (capacity, pollBands,
+ * targetUrl's check, inviteKey, returnOrigins, pollMaxMs, autotune,
+ * captcha) and qconfig_page.c (page, notice: the queue page's texts and
+ * brand); qconfig_internal.h names them and the helpers they share.
+ *
  * wr_qconfig_to_json renders every field such that parse(to_json(c)) == c.
  * Nothing here allocates except the JSON rendering (caller owns the result).
  */
 #include "core/qconfig.h"
+
+#include "base/names.h"
+
+#include "core/qconfig_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -51,9 +60,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-#define RATE_MAX 1000000.0
-#define RATE_MIN 0.001 /* one admission per ~17 minutes: below that, ETAs are absurd */
 
 /* Error sink: the caller's field and message buffers (the field cut to
  * WR_FIELD_MAX bytes where the caller's is longer). */
@@ -68,8 +74,8 @@ static errbuf_t sink(char *field, size_t field_len, char *msg, size_t msg_len)
 typedef enum { FROM_API, FROM_STORE } source_t;
 
 /* An integer field: must be a JSON integer within [min, max]. */
-static wr_err_t get_int(errbuf_t *e, const json_t *v, const char *field, long long min,
-                        long long max, long long *out)
+wr_err_t wr_qconfig__get_int(errbuf_t *e, const json_t *v, const char *field, long long min,
+                             long long max, long long *out)
 {
     if (!json_is_integer(v))
         return wr_field_einval(e, field, "must be an integer from %lld to %lld", min, max);
@@ -81,8 +87,8 @@ static wr_err_t get_int(errbuf_t *e, const json_t *v, const char *field, long lo
 }
 
 /* A number field (integer or real), finite; rule is the whole message. */
-static wr_err_t get_number(errbuf_t *e, const json_t *v, const char *field, const char *rule,
-                           double *out)
+wr_err_t wr_qconfig__get_number(errbuf_t *e, const json_t *v, const char *field, const char *rule,
+                                double *out)
 {
     if (!json_is_number(v))
         return wr_field_einval(e, field, "%s", rule);
@@ -102,7 +108,7 @@ static bool known(const char *key, const char *const *keys, size_t n)
 }
 
 /* Fails naming prefix + key as an unknown field. */
-static wr_err_t unknown(errbuf_t *e, const char *prefix, const char *key)
+wr_err_t wr_qconfig__unknown(errbuf_t *e, const char *prefix, const char *key)
 {
     char path[WR_FIELD_MAX + 1];
     snprintf(path, sizeof(path), "%s%s", prefix, key);
@@ -110,15 +116,15 @@ static wr_err_t unknown(errbuf_t *e, const char *prefix, const char *key)
 }
 
 /* Rejects the first key of obj not in keys; prefix is prepended to the field. */
-static wr_err_t reject_unknown(errbuf_t *e, const json_t *obj, const char *prefix,
-                               const char *const *keys, size_t n)
+wr_err_t wr_qconfig__reject_unknown(errbuf_t *e, const json_t *obj, const char *prefix,
+                                    const char *const *keys, size_t n)
 {
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)obj, key, v)
     {
         if (!known(key, keys, n))
-            return unknown(e, prefix, key);
+            return wr_qconfig__unknown(e, prefix, key);
     }
     return WR_OK;
 }
@@ -132,16 +138,14 @@ json_t *wr_qconfig_number_json(double d)
 }
 
 /* json_object_set_new that tracks failure: *ok becomes false on error. */
-static void set(json_t *obj, const char *key, json_t *v, bool *ok)
+void wr_qconfig__set(json_t *obj, const char *key, json_t *v, bool *ok)
 {
     if (!v || json_object_set_new(obj, key, v) != 0)
         *ok = false;
 }
 
-/* ------------------------------------------------------- CUSTOM fields */
-
 /* A render hook's end: *out = v when v was built whole (ok), else frees it. */
-static bool finish(json_t *v, bool ok, json_t **out)
+bool wr_qconfig__finish(json_t *v, bool ok, json_t **out)
 {
     if (!v || !ok) {
         json_decref(v);
@@ -149,587 +153,6 @@ static bool finish(json_t *v, bool ok, json_t **out)
     }
     *out = v;
     return true;
-}
-
-static wr_err_t parse_capacity(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    static const char *const keys[] = {"connections", "serviceMs", "safety"};
-    if (json_is_null(v)) { /* removes the capacity object; the rate stays */
-        c->has_capacity = false;
-        c->cap_connections = 0;
-        c->cap_service_ms = 0;
-        c->cap_safety = 0.875;
-        return WR_OK;
-    }
-    if (!json_is_object(v))
-        return wr_field_einval(e, "capacity", "must be an object {connections, serviceMs, safety}");
-    wr_err_t err = reject_unknown(e, v, "capacity.", keys, 3);
-    if (err)
-        return err;
-    long long conn = 0, svc = 0;
-    const json_t *x = json_object_get(v, "connections");
-    if (!x)
-        return wr_field_einval(e, "capacity.connections",
-                               "is required (integer from 1 to 1000000)");
-    if ((err = get_int(e, x, "capacity.connections", 1, 1000000, &conn)))
-        return err;
-    x = json_object_get(v, "serviceMs");
-    if (!x)
-        return wr_field_einval(e, "capacity.serviceMs", "is required (integer from 1 to 3600000)");
-    if ((err = get_int(e, x, "capacity.serviceMs", 1, 3600000, &svc)))
-        return err;
-    double safety = 0.875;
-    x = json_object_get(v, "safety");
-    if (x) {
-        if ((err = get_number(e, x, "capacity.safety", "must be a number in (0, 1]", &safety)))
-            return err;
-        if (!(safety > 0 && safety <= 1))
-            return wr_field_einval(e, "capacity.safety", "must be a number in (0, 1]");
-    }
-    c->has_capacity = true;
-    c->cap_connections = (uint32_t)conn;
-    c->cap_service_ms = (uint32_t)svc;
-    c->cap_safety = safety;
-    return WR_OK;
-}
-
-static bool render_capacity(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    *out = NULL;
-    if (!c->has_capacity)
-        return true; /* left out */
-    bool ok = true;
-    json_t *cap = json_object();
-    if (!cap)
-        return false;
-    set(cap, "connections", json_integer(c->cap_connections), &ok);
-    set(cap, "serviceMs", json_integer(c->cap_service_ms), &ok);
-    set(cap, "safety", wr_qconfig_number_json(c->cap_safety), &ok);
-    return finish(cap, ok, out);
-}
-
-static void reset_capacity(wr_queue_config_t *c)
-{
-    c->cap_safety = 0.875;
-}
-
-static wr_err_t parse_poll_bands(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    static const char *const keys[] = {"upTo", "ms"};
-    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > WR_POLL_BANDS_MAX)
-        return wr_field_einval(e, "pollBands", "must be an array of 1 to %d bands {upTo, ms}",
-                               WR_POLL_BANDS_MAX);
-    size_t n = json_array_size(v);
-    wr_poll_band_t bands[WR_POLL_BANDS_MAX];
-    long long prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *b = json_array_get(v, i);
-        char path[WR_FIELD_MAX + 1];
-        snprintf(path, sizeof(path), "pollBands[%zu]", i);
-        if (!json_is_object(b))
-            return wr_field_einval(e, path, "must be an object {upTo, ms}");
-        char prefix[WR_FIELD_MAX + 1];
-        snprintf(prefix, sizeof(prefix), "pollBands[%zu].", i);
-        wr_err_t err = reject_unknown(e, b, prefix, keys, 2);
-        if (err)
-            return err;
-
-        long long up_to = 0, ms = 0;
-        const json_t *x = json_object_get(b, "upTo");
-        snprintf(path, sizeof(path), "pollBands[%zu].upTo", i);
-        if (x) {
-            if ((err = get_int(e, x, path, 1, INT64_MAX, &up_to)))
-                return err;
-            if (up_to <= prev)
-                return wr_field_einval(
-                    e, path, "must be greater than the previous band's upTo (%lld)", prev);
-            prev = up_to;
-        } else if (i + 1 < n) {
-            return wr_field_einval(e, path, "is required on every band but the last");
-        }
-        x = json_object_get(b, "ms");
-        snprintf(path, sizeof(path), "pollBands[%zu].ms", i);
-        if (!x)
-            return wr_field_einval(e, path, "is required (integer from 250 to 600000)");
-        if ((err = get_int(e, x, path, 250, 600000, &ms)))
-            return err;
-        bands[i].up_to = (uint64_t)up_to;
-        bands[i].ms = (uint32_t)ms;
-    }
-    memcpy(c->poll_bands, bands, n * sizeof(bands[0]));
-    for (size_t i = n; i < WR_POLL_BANDS_MAX; i++)
-        c->poll_bands[i] = (wr_poll_band_t){0, 0};
-    c->n_poll_bands = n;
-    return WR_OK;
-}
-
-static bool render_poll_bands(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    bool ok = true;
-    json_t *bands = json_array();
-    size_t n = c->n_poll_bands <= WR_POLL_BANDS_MAX ? c->n_poll_bands : WR_POLL_BANDS_MAX;
-    for (size_t i = 0; bands && i < n; i++) {
-        json_t *b = json_object();
-        if (b && c->poll_bands[i].up_to > 0)
-            set(b, "upTo", json_integer((json_int_t)c->poll_bands[i].up_to), &ok);
-        if (b)
-            set(b, "ms", json_integer(c->poll_bands[i].ms), &ok);
-        if (!b || json_array_append_new(bands, b) != 0)
-            ok = false;
-    }
-    return finish(bands, ok, out);
-}
-
-static void reset_poll_bands(wr_queue_config_t *c)
-{
-    c->poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
-    c->poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
-    c->poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = WR_POLL_LAST_BAND_MS};
-    c->n_poll_bands = 3;
-}
-
-/* targetUrl (a STRING row): "", an absolute http(s) URL, or a path. */
-static bool target_url_ok(const char *s, size_t len)
-{
-    if (len == 0)
-        return true;
-    bool ok = false;
-    if (strncmp(s, "https://", 8) == 0)
-        ok = len > 8;
-    else if (strncmp(s, "http://", 7) == 0)
-        ok = len > 7;
-    else if (s[0] == '/')
-        ok = len == 1 || (s[1] != '/' && s[1] != '\\');
-    /* Bytes <= 0x20 include NUL (an embedded NUL would truncate the URL),
-     * controls and space; a backslash is rejected because browsers read
-     * "/\host" as the protocol-relative "//host" (an open redirect). */
-    for (size_t i = 0; ok && i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch <= 0x20 || ch == 0x7f || ch == '\\' || ch == '"' || ch == '<' || ch == '>')
-            ok = false;
-    }
-    return ok;
-}
-
-static wr_err_t parse_invite_key(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    if (json_is_null(v)) {
-        memset(c->invite_key, 0, sizeof(c->invite_key));
-        c->invite_key_len = 0;
-        return WR_OK;
-    }
-    if (!json_is_string(v))
-        return wr_field_einval(e, "inviteKey", "must be a string of %d to %d bytes, or null",
-                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
-    const char *s = json_string_value(v);
-    size_t len = json_string_length(v);
-    if (len == 3 && memcmp(s, "set", 3) == 0) {
-        if (c->invite_key_len > 0)
-            return WR_OK; /* what GET shows, sent back: keep the key */
-        return wr_field_einval(e, "inviteKey",
-                               "is \"set\" but this queue has no invite key to keep: give a key "
-                               "of %d to %d bytes, or null",
-                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
-    }
-    if (len < WR_INVITE_KEY_MIN || len > WR_INVITE_KEY_MAX || memchr(s, '\0', len))
-        return wr_field_einval(e, "inviteKey",
-                               "must be a string of %d to %d bytes (no NUL), or null",
-                               WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
-    memset(c->invite_key, 0, sizeof(c->invite_key));
-    memcpy(c->invite_key, s, len);
-    c->invite_key_len = len;
-    return WR_OK;
-}
-
-/* Write-only: the key itself only in the stores' form (secrets). */
-static bool render_invite_key(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    size_t klen = c->invite_key_len <= WR_INVITE_KEY_MAX ? c->invite_key_len : 0;
-    if (klen == 0)
-        *out = json_null();
-    else
-        *out = secrets ? json_stringn(c->invite_key, klen) : json_string("set");
-    return *out != NULL;
-}
-
-static wr_err_t parse_return_origins(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    static const char rule[] = "must be an array of at most %d origins "
-                               "(\"scheme://host[:port]\", http or https, no path)";
-    if (!json_is_array(v) || json_array_size(v) > WR_RETURN_ORIGINS_MAX)
-        return wr_field_einval(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
-    char got[WR_RETURN_ORIGINS_MAX][WR_ORIGIN_MAX + 1];
-    size_t n = json_array_size(v);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *x = json_array_get(v, i);
-        if (!json_is_string(x) ||
-            !wr_origin_parse(json_string_value(x), json_string_length(x), got[i]))
-            return wr_field_einval(e, "returnOrigins", rule, WR_RETURN_ORIGINS_MAX);
-    }
-    memset(c->return_origins, 0, sizeof(c->return_origins));
-    memcpy(c->return_origins, got, n * sizeof(got[0]));
-    c->n_return_origins = n;
-    return WR_OK;
-}
-
-static bool render_return_origins(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    bool ok = true;
-    json_t *origins = json_array();
-    size_t n = c->n_return_origins <= WR_RETURN_ORIGINS_MAX ? c->n_return_origins : 0;
-    for (size_t i = 0; origins && i < n; i++) {
-        json_t *x =
-            json_stringn(c->return_origins[i], strnlen(c->return_origins[i], WR_ORIGIN_MAX));
-        if (!x || json_array_append_new(origins, x) != 0)
-            ok = false;
-    }
-    return finish(origins, ok, out);
-}
-
-/* pollMaxMs: 0 (bands only) or 1000..600000, default 60000 (API 1.2,
- * "Fewer polls from far back"): a range with a hole, so a CUSTOM row. */
-static wr_err_t parse_poll_max_ms(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    long long i = json_is_integer(v) ? (long long)json_integer_value(v) : -1;
-    if (!json_is_integer(v) || (i != 0 && (i < 1000 || i > 600000)))
-        return wr_field_einval(e, "pollMaxMs", "must be 0 or an integer from 1000 to 600000");
-    c->poll_max_ms = (uint32_t)i;
-    return WR_OK;
-}
-
-static bool render_poll_max_ms(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    *out = json_integer(c->poll_max_ms);
-    return *out != NULL;
-}
-
-static void reset_poll_max_ms(wr_queue_config_t *c)
-{
-    c->poll_max_ms = 60000;
-}
-
-/* page (API 1.2, "The queue page carries the shop"): null or an object
- * of optional members, each checked by its own rule and named in an error
- * as "page.<member>". A given object replaces the whole page (PATCH too). */
-const char *const wr_page_langs[] = {"en", "ko", "ja", "zh-Hans", "zh-Hant", "es", "fr", "de",
-                                     "pt", "it", "vi", "th",      "id",      "ar", NULL};
-
-/* Code points of valid UTF-8 s (len bytes), or -1 when it is not UTF-8
- * (overlong forms, surrogates and values past U+10FFFF are not) or holds a
- * control character (C0, DEL, C1). */
-static long utf8_chars(const char *s, size_t len)
-{
-    long n = 0;
-    for (size_t i = 0; i < len; n++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            return -1;
-        size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (k == 0 || i + k > len)
-            return -1;
-        uint32_t cp = k == 1 ? c : k == 2 ? (c & 0x1fu) : k == 3 ? (c & 0x0fu) : (c & 0x07u);
-        for (size_t j = 1; j < k; j++) {
-            unsigned char t = (unsigned char)s[i + j];
-            if ((t & 0xc0) != 0x80)
-                return -1;
-            cp = (cp << 6) | (t & 0x3fu);
-        }
-        if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
-            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-            return -1; /* (U+0080..U+009F: the C1 controls, e.g. NEL) */
-        i += k;
-    }
-    return n;
-}
-
-/* page.logoUrl: an https:// URL with a host, or a path starting with
- * exactly one "/"; printable ASCII without space, quotes, <, > or \. */
-static bool logo_url_ok(const char *s, size_t len)
-{
-    bool ok = false;
-    char origin[WR_ORIGIN_MAX + 1];
-    if (len > 8 && strncasecmp(s, "https://", 8) == 0) /* its origin goes in the page's CSP */
-        ok = len <= WR_PAGE_LOGO_MAX && s[len] == '\0' && wr_origin_of_url(s, origin);
-    else if (len >= 1 && s[0] == '/')
-        ok = len == 1 || (s[1] != '/' && s[1] != '\\');
-    for (size_t i = 0; ok && i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch <= 0x20 || ch >= 0x7f || ch == '\\' || ch == '"' || ch == '\'' || ch == '<' ||
-            ch == '>')
-            ok = false;
-    }
-    return ok;
-}
-
-static bool accent_ok(const char *s, size_t len)
-{
-    if (len != 7 || s[0] != '#')
-        return false;
-    for (size_t i = 1; i < 7; i++)
-        if (!isxdigit((unsigned char)s[i]))
-            return false;
-    return true;
-}
-
-static bool lang_ok(const char *s, size_t len)
-{
-    for (size_t i = 0; wr_page_langs[i]; i++)
-        if (strlen(wr_page_langs[i]) == len && memcmp(wr_page_langs[i], s, len) == 0)
-            return true;
-    return false;
-}
-
-/* One member of page: absent or null leaves out ("" in out, cap bytes). */
-static wr_err_t page_member(errbuf_t *e, const json_t *obj, const char *key, char *out, size_t cap,
-                            wr_err_t (*check)(errbuf_t *, const char *, const char *, size_t))
-{
-    const json_t *v = json_object_get(obj, key);
-    out[0] = '\0';
-    if (!v || json_is_null(v))
-        return WR_OK;
-    char path[WR_FIELD_MAX];
-    snprintf(path, sizeof(path), "page.%s", key);
-    const char *s = json_string_value(v);
-    size_t len = s ? json_string_length(v) : 0;
-    wr_err_t err = s ? check(e, path, s, len) : check(e, path, NULL, 0);
-    if (err)
-        return err;
-    if (len >= cap) /* the checks bound every member below its buffer */
-        return wr_field_einval(e, path, "is too long");
-    memcpy(out, s, len);
-    out[len] = '\0';
-    return WR_OK;
-}
-
-static wr_err_t check_text(errbuf_t *e, const char *path, const char *s, size_t len)
-{
-    long n = s ? utf8_chars(s, len) : -1;
-    if (n < 0 || n > WR_PAGE_TEXT_MAX)
-        return wr_field_einval(e, path,
-                               "must be a string of at most %d characters (no control characters), "
-                               "or null",
-                               WR_PAGE_TEXT_MAX);
-    return WR_OK;
-}
-
-static wr_err_t check_logo(errbuf_t *e, const char *path, const char *s, size_t len)
-{
-    if (!s || len > WR_PAGE_LOGO_MAX || !logo_url_ok(s, len))
-        return wr_field_einval(
-            e, path,
-            "must be an https:// URL or a path starting with one \"/\" (at most %d "
-            "characters, no spaces, quotes or control characters), or null",
-            WR_PAGE_LOGO_MAX);
-    return WR_OK;
-}
-
-static wr_err_t check_accent(errbuf_t *e, const char *path, const char *s, size_t len)
-{
-    if (!s || !accent_ok(s, len))
-        return wr_field_einval(e, path, "must be a colour \"#RRGGBB\", or null");
-    return WR_OK;
-}
-
-static wr_err_t check_lang(errbuf_t *e, const char *path, const char *s, size_t len)
-{
-    if (!s || !lang_ok(s, len))
-        return wr_field_einval(
-            e, path,
-            "must be one of \"en\", \"ko\", \"ja\", \"zh-Hans\", \"zh-Hant\", \"es\", "
-            "\"fr\", \"de\", \"pt\", \"it\", \"vi\", \"th\", \"id\", \"ar\", or null");
-    return WR_OK;
-}
-
-static wr_err_t parse_page(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    static const char *const keys[] = {"title", "brand", "logoUrl", "accentColor", "lang"};
-    wr_page_config_t p;
-    memset(&p, 0, sizeof(p));
-    if (json_is_null(v)) {
-        c->page = p;
-        return WR_OK;
-    }
-    if (!json_is_object(v))
-        return wr_field_einval(
-            e, "page", "must be null or an object {title, brand, logoUrl, accentColor, lang}");
-    wr_err_t err = reject_unknown(e, v, "page.", keys, 5);
-    if (!err)
-        err = page_member(e, v, "title", p.title, sizeof(p.title), check_text);
-    if (!err)
-        err = page_member(e, v, "brand", p.brand, sizeof(p.brand), check_text);
-    if (!err)
-        err = page_member(e, v, "logoUrl", p.logo_url, sizeof(p.logo_url), check_logo);
-    if (!err)
-        err = page_member(e, v, "accentColor", p.accent, sizeof(p.accent), check_accent);
-    if (!err)
-        err = page_member(e, v, "lang", p.lang, sizeof(p.lang), check_lang);
-    if (err)
-        return err;
-    p.set = true;
-    c->page = p;
-    return WR_OK;
-}
-
-/* null, or the object with the members that are set. */
-static bool render_page(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    const wr_page_config_t *p = &c->page;
-    if (!p->set) {
-        *out = json_null();
-        return *out != NULL;
-    }
-    const struct {
-        const char *key;
-        const char *s;
-        size_t cap;
-    } m[] = {
-        {"title", p->title, sizeof(p->title)},
-        {"brand", p->brand, sizeof(p->brand)},
-        {"logoUrl", p->logo_url, sizeof(p->logo_url)},
-        {"accentColor", p->accent, sizeof(p->accent)},
-        {"lang", p->lang, sizeof(p->lang)},
-    };
-    bool ok = true;
-    json_t *o = json_object();
-    for (size_t i = 0; o && i < sizeof(m) / sizeof(m[0]); i++) {
-        size_t len = strnlen(m[i].s, m[i].cap - 1);
-        if (len > 0)
-            set(o, m[i].key, json_stringn(m[i].s, len), &ok);
-    }
-    return finish(o, ok, out);
-}
-
-/* notice: a string of at most WR_NOTICE_MAX_CP code points (jansson
- * hands out valid UTF-8: every byte that is not a continuation byte
- * starts one), no NUL, or null; "" is no notice (rendered null). */
-static wr_err_t parse_notice(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    if (json_is_null(v)) {
-        c->notice[0] = '\0';
-        return WR_OK;
-    }
-    const char *s = json_string_value(v);
-    size_t len = s ? json_string_length(v) : 0, cps = 0;
-    for (size_t i = 0; s && i < len; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            cps++;
-    if (!s || cps > WR_NOTICE_MAX_CP || len > WR_NOTICE_MAX || memchr(s, '\0', len))
-        return wr_field_einval(e, "notice",
-                               "must be a string of at most %d characters (no NUL), or null",
-                               WR_NOTICE_MAX_CP);
-    memcpy(c->notice, s, len);
-    c->notice[len] = '\0';
-    return WR_OK;
-}
-
-static bool render_notice(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    size_t len = strnlen(c->notice, WR_NOTICE_MAX);
-    *out = len ? json_stringn(c->notice, len) : json_null();
-    return *out != NULL;
-}
-
-/* autotune: null or {minPerSecond, maxPerSecond, targetMs}, all required,
- * 0 < min <= max <= 1e6, targetMs 1..60000 (API 1.2, "The line follows the
- * shop"). Its store value "min:max:targetMs" ("" for null) is what the
- * Redis admission script clamps the rate in use with. */
-static wr_err_t parse_autotune(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    static const char *const keys[] = {"minPerSecond", "maxPerSecond", "targetMs"};
-    if (json_is_null(v)) {
-        c->has_autotune = false;
-        c->autotune_min = c->autotune_max = 0;
-        c->autotune_target_ms = 0;
-        return WR_OK;
-    }
-    if (!json_is_object(v))
-        return wr_field_einval(e, "autotune",
-                               "must be null or an object {minPerSecond, maxPerSecond, "
-                               "targetMs}");
-    wr_err_t err = reject_unknown(e, v, "autotune.", keys, 3);
-    if (err)
-        return err;
-    double lo = 0, hi = 0;
-    long long t = 0;
-    const json_t *x = json_object_get(v, "minPerSecond");
-    if (!x)
-        return wr_field_einval(e, "autotune.minPerSecond",
-                               "is required (number > 0 and <= 1000000)");
-    if ((err =
-             get_number(e, x, "autotune.minPerSecond", "must be a number > 0 and <= 1000000", &lo)))
-        return err;
-    if (!(lo > 0 && lo <= RATE_MAX))
-        return wr_field_einval(e, "autotune.minPerSecond", "must be a number > 0 and <= 1000000");
-    x = json_object_get(v, "maxPerSecond");
-    if (!x)
-        return wr_field_einval(e, "autotune.maxPerSecond",
-                               "is required (number >= minPerSecond and <= 1000000)");
-    if ((err = get_number(e, x, "autotune.maxPerSecond",
-                          "must be a number >= minPerSecond and <= 1000000", &hi)))
-        return err;
-    if (!(hi >= lo && hi <= RATE_MAX))
-        return wr_field_einval(e, "autotune.maxPerSecond",
-                               "must be a number >= minPerSecond and <= 1000000");
-    x = json_object_get(v, "targetMs");
-    if (!x)
-        return wr_field_einval(e, "autotune.targetMs", "is required (integer from 1 to 60000)");
-    if ((err = get_int(e, x, "autotune.targetMs", 1, 60000, &t)))
-        return err;
-    c->has_autotune = true;
-    c->autotune_min = lo;
-    c->autotune_max = hi;
-    c->autotune_target_ms = (uint32_t)t;
-    return WR_OK;
-}
-
-static bool render_autotune(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    (void)secrets;
-    if (!c->has_autotune) {
-        *out = json_null();
-        return *out != NULL;
-    }
-    bool ok = true;
-    json_t *o = json_object();
-    if (!o)
-        return false;
-    set(o, "minPerSecond", wr_qconfig_number_json(c->autotune_min), &ok);
-    set(o, "maxPerSecond", wr_qconfig_number_json(c->autotune_max), &ok);
-    set(o, "targetMs", json_integer(c->autotune_target_ms), &ok);
-    return finish(o, ok, out);
-}
-
-static int store_value_autotune(const wr_queue_config_t *c, char *buf, size_t len)
-{
-    if (!c->has_autotune)
-        return snprintf(buf, len, "%s", "");
-    return snprintf(buf, len, "%.17g:%.17g:%" PRIu32, c->autotune_min, c->autotune_max,
-                    c->autotune_target_ms);
-}
-
-/* captcha (API 1.2, "A place costs work"): null or the widget object,
- * parsed and rendered by core/captcha.c (which names the member in its
- * errors: "captcha.siteKey"); a given object replaces the whole one, and
- * "secret": "set" keeps the secret the base has. The secret is rendered
- * only in the stores' form. */
-static wr_err_t parse_captcha(errbuf_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    char field[WR_FIELD_MAX] = "captcha", msg[256] = "";
-    if (wr_captcha_parse(v, &c->captcha, field, sizeof field, msg, sizeof msg) != WR_OK)
-        return wr_field_einval(e, field, "%s", msg);
-    return WR_OK;
-}
-
-static bool render_captcha(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    *out = wr_captcha_to_json(&c->captcha, secrets);
-    return *out != NULL;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -757,9 +180,9 @@ _Static_assert(sizeof(wr_fail_policy_t) == sizeof(int), "ENUM members are int-si
     .kind = WR_QF_STRING, TYPED(m, char *), .check = (check_), .rule = (rule_)
 #define ENUM_FIELD(m, T, list) .kind = WR_QF_ENUM, TYPED(m, T), .names = (list)
 #define CUSTOM_FIELD(m, name)                                                                      \
-    .kind = WR_QF_CUSTOM, .off = offsetof(wr_queue_config_t, m), .parse = parse_##name,            \
-    .render = render_##name
-#define RESET(name) .reset = reset_##name
+    .kind = WR_QF_CUSTOM, .off = offsetof(wr_queue_config_t, m),                                   \
+    .parse = wr_qconfig__parse_##name, .render = wr_qconfig__render_##name
+#define RESET(name) .reset = wr_qconfig__reset_##name
 
 /* In the documented order (docs/API.md, "Queue config"): the order of the
  * rendering and of the checks. The store names are the Lua scripts' (kept
@@ -791,7 +214,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
      NUMBER_FIELD(fail_open_per_second, 0, RATE_MAX, "must be a number >= 0 and <= 1000000"),
      .example = "0.25"},
     {"targetUrl",
-     STRING_FIELD(target_url, target_url_ok,
+     STRING_FIELD(target_url, wr_qconfig__target_url_ok,
                   "must be \"\", an absolute http(s):// URL or a path starting with one \"/\", "
                   "without spaces or control characters"),
      .example = "\"https://shop.example/buy?x=1\""},
@@ -820,7 +243,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
     {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
     {"autotune", CUSTOM_FIELD(has_autotune, autotune), .store = "autotune",
-     .store_value = store_value_autotune,
+     .store_value = wr_qconfig__store_value_autotune,
      .example = "{\"minPerSecond\":10,\"maxPerSecond\":350,\"targetMs\":400}"},
     {"page", CUSTOM_FIELD(page, page),
      .example = "{\"title\":\"Launch day\",\"brand\":\"Shop \\u00e9\",\"logoUrl\":\"/logo.svg\","
@@ -948,7 +371,7 @@ static wr_err_t parse_epoch_ms(errbuf_t *e, const wr_qfield_t *f, const json_t *
                                long long *out)
 {
     if (src == FROM_STORE)
-        return get_int(e, v, f->key, f->imin, f->imax, out);
+        return wr_qconfig__get_int(e, v, f->key, f->imin, f->imax, out);
     bool is_int = json_is_integer(v);
     long long x = is_int ? (long long)json_integer_value(v) : -1;
     long long lo = WR_QF_EPOCH_MS_MIN > f->imin ? WR_QF_EPOCH_MS_MIN : f->imin;
@@ -999,12 +422,12 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
         else if ((f->flags & WR_QF_EPOCH_MS) && (err = parse_epoch_ms(e, f, v, src, &i)))
             return err;
         else if (!(f->flags & WR_QF_EPOCH_MS) &&
-                 (err = get_int(e, v, f->key, f->imin, f->imax, &i)))
+                 (err = wr_qconfig__get_int(e, v, f->key, f->imin, f->imax, &i)))
             return err;
         put_int(c, f, i);
         return WR_OK;
     case WR_QF_NUMBER:
-        if ((err = get_number(e, v, f->key, f->rule, &d)))
+        if ((err = wr_qconfig__get_number(e, v, f->key, f->rule, &d)))
             return err;
         if (!(((f->flags & WR_QF_MIN_OPEN) ? d > f->dmin : d >= f->dmin) && d <= f->dmax))
             return wr_field_einval(e, f->key, "%s", f->rule);
@@ -1050,7 +473,7 @@ static wr_err_t apply_fields(errbuf_t *e, const json_t *obj, wr_queue_config_t *
     json_object_foreach((json_t *)obj, key, v)
     {
         if (!wr_qconfig_field(key))
-            return unknown(e, "", key);
+            return wr_qconfig__unknown(e, "", key);
     }
     for (size_t k = 0; k < wr_qconfig_n_fields; k++) {
         const wr_qfield_t *f = &wr_qconfig_fields[k];
@@ -1253,5 +676,5 @@ int wr_qconfig_store_value(const wr_qfield_t *f, const wr_queue_config_t *cfg, c
 
 const char *wr_qconfig_fail_policy_name(wr_fail_policy_t p)
 {
-    return (unsigned)p < 3 ? fail_policies[p] : "limited";
+    return WR_NAMES_GET(fail_policies, p, "limited"); /* its NULL end too */
 }

@@ -43,6 +43,7 @@
 #include <jansson.h>
 
 #include "base/b64.h"
+#include "base/names.h"
 #include "base/crypto.h"
 #include "base/ids.h"
 
@@ -65,9 +66,7 @@ static const char *const reason_names[] = {
 
 const char *wr_token_reason_name(wr_token_reason_t r)
 {
-    if ((unsigned)r >= sizeof(reason_names) / sizeof(reason_names[0]) || !reason_names[r])
-        return "unknown";
-    return reason_names[r];
+    return WR_NAMES_GET(reason_names, r, "unknown");
 }
 
 /* Length of the NUL-terminated string in a fixed array, or cap if unterminated. */

@@ -19,11 +19,13 @@
 
 /* WR_EINVAL with "'URL' must be MUST" in err; the URL without its password
  * (wr_redis_url_redact). */
+_Static_assert(WR_STORE_URL_SHOWN_MAX >= WR_REDIS_URL_MAX + 16, "room for a redacted URL");
+
 static wr_err_t refuse(const char *url, const char *must, char *err, size_t errlen)
 {
     if (err && errlen) {
-        char red[WR_REDIS_URL_MAX + 16];
-        snprintf(err, errlen, "'%s' must be %s", wr_redis_url_redact(url, red, sizeof red), must);
+        char red[WR_STORE_URL_SHOWN_MAX];
+        snprintf(err, errlen, "'%s' must be %s", wr_store_url_shown(url, red, sizeof red), must);
     }
     return WR_EINVAL;
 }
@@ -90,16 +92,18 @@ static wr_err_t open_redis_cluster(struct event_base *base, const char *url,
 /* ----------------------------------------------------------------- table */
 
 static const wr_store_backend_t backends[] = {
-    {"memory", "memory", "memory (embedded)", check_memory, open_memory, "memory"},
-    {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis"},
-    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis"},
+    {"memory", "memory", "memory (embedded)", check_memory, open_memory, "memory", NULL},
+    {"redis://", "redis://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis",
+     wr_redis_url_redact},
+    {"rediss://", "rediss://HOST:PORT[/DB]", NULL, check_redis, open_redis, "redis",
+     wr_redis_url_redact},
     {"redis-sentinel://", "redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]", NULL,
-     check_redis, open_redis, "redis"},
-    {"unix://", "unix:///PATH", NULL, check_redis, open_redis, "redis"},
+     check_redis, open_redis, "redis", wr_redis_url_redact},
+    {"unix://", "unix:///PATH", NULL, check_redis, open_redis, "redis", wr_redis_url_redact},
     {"redis-cluster://", "redis-cluster://HOST:PORT[,HOST:PORT...]", NULL, check_redis,
-     open_redis_cluster, "redis-cluster"},
+     open_redis_cluster, "redis-cluster", wr_redis_url_redact},
     {"rediss-cluster://", "rediss-cluster://HOST:PORT[,HOST:PORT...]", NULL, check_redis,
-     open_redis_cluster, "redis-cluster"},
+     open_redis_cluster, "redis-cluster", wr_redis_url_redact},
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 
@@ -116,6 +120,17 @@ const wr_store_backend_t *wr_store_registry_find(const char *url)
         if (matches(backends[i].scheme, url))
             return &backends[i];
     return NULL;
+}
+
+char *wr_store_url_shown(const char *url, char *out, size_t cap)
+{
+    const wr_store_backend_t *b = wr_store_registry_find(url);
+    if (b && !b->redact) {
+        snprintf(out, cap, "%s", url);
+        return out;
+    }
+    /* a row's own, or (no row) the generic rule, which the Redis one is */
+    return b ? b->redact(url, out, cap) : wr_redis_url_redact(url ? url : "", out, cap);
 }
 
 size_t wr_store_registry_backends(const char **names, size_t cap)

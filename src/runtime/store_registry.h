@@ -58,7 +58,24 @@ typedef struct {
      * "redis": the Redis URL schemes share it); the store contract suite
      * and the integration suite run once per backend. */
     const char *backend;
+    /* url as messages and logs may show it (its password replaced), in out
+     * (cap bytes, NUL-terminated, cut to fit); returns out. NULL: the URL
+     * holds no secret and is shown as it is. */
+    char *(*redact)(const char *url, char *out, size_t cap);
 } wr_store_backend_t;
+
+/* Bytes a shown (redacted) --store value needs: the longest URL accepted
+ * plus room for the "***" that replaces a password. */
+#define WR_STORE_URL_SHOWN_MAX (4096 + 16)
+
+/*
+ * url as a message or log line may quote it, in out (cap bytes,
+ * NUL-terminated, cut to fit; WR_STORE_URL_SHOWN_MAX is enough): its row's
+ * redact; for a URL no row serves, everything from the start of the
+ * authority to the last '@' is taken for credentials and replaced (a typo
+ * in the scheme never prints a password). Returns out.
+ */
+char *wr_store_url_shown(const char *url, char *out, size_t cap);
 
 /* The row that serves url, or NULL (url NULL, or no row matches). */
 const wr_store_backend_t *wr_store_registry_find(const char *url);

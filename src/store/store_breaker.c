@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/freelist.h"
 #include "base/log.h"
+#include "base/metric_defs.h"
 
 typedef enum { K_ENTRY, K_DONE, K_ADMIT, K_TOKEN, K_INFO, K_LIST, K_SECRET } kind_t;
 
@@ -456,12 +457,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     s->metrics = opts ? opts->metrics : NULL;
     s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
     if (s->metrics) {
-        wr_metrics_describe(s->metrics, "waitroom_breaker_state", WR_METRIC_GAUGE,
-                            "Store circuit breaker state (1 = current).");
-        wr_metrics_describe(s->metrics, "waitroom_breaker_transitions_total", WR_METRIC_COUNTER,
-                            "Store circuit breaker transitions, by the state moved to.");
-        wr_metrics_describe(s->metrics, "waitroom_breaker_rejected_total", WR_METRIC_COUNTER,
-                            "Store operations refused by the open circuit breaker.");
+        wr_metric_defs_describe(s->metrics, WR_METRICS_GROUP_BREAKER);
         publish_state(s, WR_BREAKER_CLOSED);
         static const char *const to[3] = {"to=\"closed\"", "to=\"open\"", "to=\"half_open\""};
         for (int i = 0; i < 3; i++)

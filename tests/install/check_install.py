@@ -204,7 +204,7 @@ def systemd_unit(a):
               and "--config /etc/waitroom/waitroom.ini" in exec_start
               and "--data-dir /var/lib/waitroom" in exec_start, exec_start)
         want = {
-            "Type": "exec", "ExecReload": "/bin/kill -HUP $MAINPID", "NoNewPrivileges": "yes",
+            "Type": "notify", "NotifyAccess": "main", "ExecReload": "/bin/kill -HUP $MAINPID", "NoNewPrivileges": "yes",
             "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes", "DynamicUser": "yes",
             "StateDirectory": "waitroom", "LimitNOFILE": "65536", "Restart": "on-failure",
             "EnvironmentFile": "-/etc/waitroom/waitroom.env", "WantedBy": "multi-user.target",

@@ -83,6 +83,55 @@ class Metrics(PrivateServer):
             self.assertIn("store-wide (the same on every instance)", fams[name].documentation,
                           name)
 
+    def test_six_hundred_queues_all_listed_each_family_described(self):
+        """K44: with 600 queues /metrics listed 215 (a fixed cap of 4096
+        series dropped the rest silently) and one family had no # HELP:
+        every queue is listed, nothing is dropped, every family has # HELP
+        and # TYPE."""
+        w = self.start()
+        c = w.client
+        prefix = "k44-" + uid()
+        names = ["%s-%03d" % (prefix, i) for i in range(600)]
+        for n in names:
+            r = c.put_queue(n, {"admitPerSecond": 5, "autotune": {"minPerSecond": 1, "maxPerSecond": 10, "targetMs": 500}})
+            self.assertEqual(r.status, 200, "PUT %s -> %r" % (n, r))
+
+        def cleanup():  # the suite's Redis is shared
+            for n in names:
+                try:
+                    c.delete_queue(n)
+                except OSError:
+                    pass
+        self.addCleanup(cleanup)
+
+        def listed(family):
+            fam = self.families(self.scrape(c)).get(family)
+            return {smp.labels.get("queue") for smp in fam.samples} if fam else set()
+        self.poll_until(lambda: len(set(names) - listed("waitroom_queue_waiting")),
+                        lambda missing: missing == 0, timeout=30,
+                        what="all 600 queues in waitroom_queue_waiting")
+        text = self.scrape(c)
+        fams = self.families(text)
+        for family in ("waitroom_queue_waiting", "waitroom_queue_admit_rate_configured",
+                       "waitroom_queue_paused", "waitroom_queue_enabled"):
+            self.assertEqual(set(names) - {smp.labels.get("queue") for smp in
+                                           fams[family].samples}, set(), family)
+        self.assertEqual(fams["waitroom_metrics_dropped_series"].samples[0].value, 0)
+        lines = text.splitlines()
+        typed = [ln.split()[2] for ln in lines if ln.startswith("# TYPE ")]
+        helped = {ln.split()[2] for ln in lines if ln.startswith("# HELP ")}
+        self.assertGreater(len(typed), 30)
+        self.assertEqual([f for f in typed if f not in helped], [], "families without # HELP")
+        self.assertEqual(len(typed), len(set(typed)), "a family typed twice")
+        for ln in lines:  # every sample belongs to a typed family
+            if ln and not ln.startswith("#"):
+                name = ln.split("{")[0].split(" ")[0]
+                base = name
+                for suffix in ("_bucket", "_sum", "_count"):
+                    if name.endswith(suffix) and name[:-len(suffix)] in typed:
+                        base = name[:-len(suffix)]
+                self.assertIn(base, typed, "sample without # TYPE: " + ln)
+
     def test_metrics_only_on_the_admin_listener(self):
         """K23: with --admin-listen, /metrics (and /admin) answer 404 on the public port."""
         w = self.start(["--admin-listen", "127.0.0.1:0"])

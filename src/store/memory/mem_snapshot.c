@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "store/memory/mem_sio.h"
 
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
@@ -82,231 +83,69 @@
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
-#define SIO_BUF (1u << 20)
-
-/* Buffered snapshot I/O: fields go through buf, and the digest is updated
- * once per block, not once per field (loading 10M users took 18 s with
- * per-field stdio and digest calls). */
-typedef struct {
-    FILE *f;
-    wr_crypto_sha256_t *md;
-    bool failed;
-    const char *what;   /* first problem, for the log */
-    unsigned char *buf; /* SIO_BUF bytes */
-    size_t pos, len;    /* read: consumed / filled; write: filled */
-    size_t dig;         /* read: bytes of buf already digested */
-    uint64_t fsize;     /* read: file size, to bound counts */
-} sio_t;
-
-static void sio_fail(sio_t *io, const char *what)
-{
-    if (!io->failed) {
-        io->failed = true;
-        io->what = what;
-    }
-}
-
-/* Writer: digests and writes the buffered block. */
-static void w_flush(sio_t *w)
-{
-    if (w->failed || w->pos == 0)
-        return;
-    if (wr_crypto_sha256_update(w->md, w->buf, w->pos) != WR_OK)
-        sio_fail(w, "digest failed");
-    else if (fwrite(w->buf, 1, w->pos, w->f) != w->pos)
-        sio_fail(w, "write failed");
-    w->pos = 0;
-}
-
-static void w_bytes(sio_t *w, const void *p, size_t n)
-{
-    const unsigned char *in = p;
-    while (n > 0 && !w->failed) {
-        if (w->pos == SIO_BUF)
-            w_flush(w);
-        size_t k = SIO_BUF - w->pos < n ? SIO_BUF - w->pos : n;
-        memcpy(w->buf + w->pos, in, k);
-        w->pos += k;
-        in += k;
-        n -= k;
-    }
-}
-
-static void w_u64(sio_t *w, uint64_t v)
-{
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    w_bytes(w, b, 8);
-}
-
-static void w_u32(sio_t *w, uint32_t v)
-{
-    unsigned char b[4];
-    for (int i = 0; i < 4; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    w_bytes(w, b, 4);
-}
-
-static void w_u8(sio_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-/* Reader: digests what was consumed and not yet digested. */
-static void r_digest(sio_t *r)
-{
-    if (!r->failed && r->pos > r->dig &&
-        wr_crypto_sha256_update(r->md, r->buf + r->dig, r->pos - r->dig) != WR_OK)
-        sio_fail(r, "digest failed");
-    r->dig = r->pos;
-}
-
-/* Copies n bytes out; digest = false for the checksum itself. */
-static void r_take(sio_t *r, void *p, size_t n, bool digest)
-{
-    unsigned char *out = p;
-    while (n > 0 && !r->failed) {
-        if (r->pos == r->len) {
-            r_digest(r);
-            r->len = fread(r->buf, 1, SIO_BUF, r->f);
-            r->pos = r->dig = 0;
-            if (r->len == 0) {
-                sio_fail(r, ferror(r->f) ? "read error" : "file truncated");
-                return;
-            }
-        }
-        size_t k = r->len - r->pos < n ? r->len - r->pos : n;
-        memcpy(out, r->buf + r->pos, k);
-        r->pos += k;
-        out += k;
-        n -= k;
-        if (!digest)
-            r->dig = r->pos;
-    }
-}
-
-static void r_bytes(sio_t *r, void *p, size_t n)
-{
-    r_take(r, p, n, true);
-}
-
-static uint64_t r_u64(sio_t *r)
-{
-    unsigned char b[8] = {0};
-    r_bytes(r, b, 8);
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | b[i];
-    return v;
-}
-
-static uint32_t r_u32(sio_t *r)
-{
-    unsigned char b[4] = {0};
-    r_bytes(r, b, 4);
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static uint8_t r_u8(sio_t *r)
-{
-    uint8_t v = 0;
-    r_bytes(r, &v, 1);
-    return v;
-}
-
-static void r_fail(sio_t *r, const char *what)
-{
-    sio_fail(r, what);
-}
-
-/* Reads a u64 count of records of at least 10 bytes each: a larger count
- * than the file can hold is corrupt (what names it), and must not size an
- * allocation or a loop. */
-static uint64_t r_count(sio_t *r, const char *what)
-{
-    uint64_t n = r_u64(r);
-    if (!r->failed && n > r->fsize / 10)
-        r_fail(r, what);
-    return n;
-}
-
-/* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
- * NUL-terminated; returns its length (unusable once r failed). */
-static uint8_t r_user(sio_t *r, char user[WR_ZSL_ID_MAX + 1])
-{
-    uint8_t len = r_u8(r);
-    if (len == 0 || len > WR_USER_ID_MAX)
-        r_fail(r, "bad user id length");
-    r_bytes(r, user, len);
-    if (!r->failed)
-        user[len] = '\0';
-    return len;
-}
-
 /* n token records (a token or a session): u8 id_len, id, jti, iat, exp. */
-static void write_tokens(sio_t *w, wr_memq_token_t *const *a, size_t n)
+static void write_tokens(wr_mem_sio_t *w, wr_memq_token_t *const *a, size_t n)
 {
-    w_u64(w, n);
+    wr_mem_sio_w_u64(w, n);
     for (size_t i = 0; i < n && !w->failed; i++) {
         const wr_memq_token_t *t = a[i];
-        w_u8(w, t->idlen);
-        w_bytes(w, t->id, t->idlen);
-        w_bytes(w, t->jti, WR_JTI_LEN);
-        w_u64(w, (uint64_t)t->iat_us);
-        w_u64(w, (uint64_t)t->exp_us);
+        wr_mem_sio_w_u8(w, t->idlen);
+        wr_mem_sio_w_bytes(w, t->id, t->idlen);
+        wr_mem_sio_w_bytes(w, t->jti, WR_JTI_LEN);
+        wr_mem_sio_w_u64(w, (uint64_t)t->iat_us);
+        wr_mem_sio_w_u64(w, (uint64_t)t->exp_us);
     }
 }
 
 /* Version 2: the session counters and the open sessions. */
-static void write_sessions(sio_t *w, const wr_memq_t *q)
+static void write_sessions(wr_mem_sio_t *w, const wr_memq_t *q)
 {
-    w_u64(w, q->released_total);
-    w_u64(w, q->sessions_expired_total);
+    wr_mem_sio_w_u64(w, q->released_total);
+    wr_mem_sio_w_u64(w, q->sessions_expired_total);
     write_tokens(w, q->sess_heap, q->sess_n);
 }
 
-static void write_burned(sio_t *w, const wr_memq_t *q);
-static void read_burned(sio_t *r, wr_memq_t *q);
+static void write_burned(wr_mem_sio_t *w, const wr_memq_t *q);
+static void read_burned(wr_mem_sio_t *r, wr_memq_t *q);
 
 /* The line or the pre-queue: the count, then per person in order: i64
  * score (the pre-queue's key), u8 id_len, id, u32 age in centiseconds at
  * now_us, u8 flags. */
-static void write_nodes(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+static void write_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
 {
-    w_u64(w, wr_zsl_length(set));
+    wr_mem_sio_w_u64(w, wr_zsl_length(set));
     for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
         size_t len;
         const char *id = wr_zsl_node_id(x, &len);
-        w_u64(w, (uint64_t)wr_zsl_node_score(x));
-        w_u8(w, (uint8_t)len);
-        w_bytes(w, id, len);
+        wr_mem_sio_w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        wr_mem_sio_w_u8(w, (uint8_t)len);
+        wr_mem_sio_w_bytes(w, id, len);
         uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
-        w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        wr_mem_sio_w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
     }
 }
 
 /* Version 5: held or back, keys as ages at now_us (see the format). */
-static void write_held(sio_t *w, const wr_zsl_t *set, int64_t now_us)
+static void write_held(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
 {
-    w_u64(w, wr_zsl_length(set));
+    wr_mem_sio_w_u64(w, wr_zsl_length(set));
     for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
         size_t len;
         const char *id = wr_zsl_node_id(x, &len);
-        w_u64(w, (uint64_t)(now_us - wr_zsl_node_score(x)));
-        w_u8(w, (uint8_t)len);
-        w_bytes(w, id, len);
+        wr_mem_sio_w_u64(w, (uint64_t)(now_us - wr_zsl_node_score(x)));
+        wr_mem_sio_w_u8(w, (uint8_t)len);
+        wr_mem_sio_w_bytes(w, id, len);
         uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        w_u32(w, age > INT32_MAX ? 0 : age);
+        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age);
     }
 }
 
-static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
+static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
-    w_u8(w, (uint8_t)nlen);
-    w_bytes(w, q->name, nlen);
+    wr_mem_sio_w_u8(w, (uint8_t)nlen);
+    wr_mem_sio_w_bytes(w, q->name, nlen);
     json_t *j = wr_qconfig_to_json(&q->cfg->cfg);
     char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -316,33 +155,33 @@ static void write_queue(sio_t *w, const wr_memq_t *q, int64_t now_us)
         return;
     }
     size_t jlen = strlen(js);
-    w_u32(w, (uint32_t)jlen);
-    w_bytes(w, js, jlen);
+    wr_mem_sio_w_u32(w, (uint32_t)jlen);
+    wr_mem_sio_w_bytes(w, js, jlen);
     free(js);
-    w_u64(w, q->version);
-    w_u64(w, (uint64_t)q->last_score);
-    w_u64(w, (uint64_t)q->budget.last_tick);
-    w_u64(w, (uint64_t)q->budget.carry_micro);
-    w_u64(w, q->admitted_total);
-    w_u64(w, q->consumed_total);
-    w_u64(w, q->expired_total);
-    w_u64(w, q->left_total);
-    w_u64(w, q->rejected_full_total);
-    w_u8(w, q->opening ? 1 : 0);
-    w_u64(w, (uint64_t)q->open_base);
-    w_u64(w, q->open_total);
-    w_u64(w, q->open_moved);
+    wr_mem_sio_w_u64(w, q->version);
+    wr_mem_sio_w_u64(w, (uint64_t)q->last_score);
+    wr_mem_sio_w_u64(w, (uint64_t)q->budget.last_tick);
+    wr_mem_sio_w_u64(w, (uint64_t)q->budget.carry_micro);
+    wr_mem_sio_w_u64(w, q->admitted_total);
+    wr_mem_sio_w_u64(w, q->consumed_total);
+    wr_mem_sio_w_u64(w, q->expired_total);
+    wr_mem_sio_w_u64(w, q->left_total);
+    wr_mem_sio_w_u64(w, q->rejected_full_total);
+    wr_mem_sio_w_u8(w, q->opening ? 1 : 0);
+    wr_mem_sio_w_u64(w, (uint64_t)q->open_base);
+    wr_mem_sio_w_u64(w, q->open_total);
+    wr_mem_sio_w_u64(w, q->open_moved);
     write_nodes(w, q->line, now_us);
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
-    w_u64(w, q->abandoned_total);   /* version 3 */
-    write_nodes(w, q->pre, now_us); /* version 4 */
-    w_u64(w, q->returned_total);    /* version 5 */
+    wr_mem_sio_w_u64(w, q->abandoned_total); /* version 3 */
+    write_nodes(w, q->pre, now_us);          /* version 4 */
+    wr_mem_sio_w_u64(w, q->returned_total);  /* version 5 */
     write_held(w, q->held, now_us);
     write_held(w, q->back, now_us);
-    w_u64(w, (uint64_t)q->stock_left); /* version 6 */
-    w_u64(w, (uint64_t)q->sold_out_us);
+    wr_mem_sio_w_u64(w, (uint64_t)q->stock_left); /* version 6 */
+    wr_mem_sio_w_u64(w, (uint64_t)q->sold_out_us);
 }
 
 static int fsync_dir(const char *dir)
@@ -367,7 +206,7 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
 {
     char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
     wr_err_t err = WR_EIO;
-    sio_t w = {0};
+    wr_mem_sio_t w = {0};
     bool tmp_made = false;
     int n1 = snprintf(path, sizeof path, "%s/%s", dir, SNAP_NAME);
     int n2 = snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, SNAP_NAME);
@@ -376,7 +215,7 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
         return WR_EINVAL;
     }
     w.md = md;
-    w.buf = malloc(SIO_BUF);
+    w.buf = malloc(WR_MEM_SIO_BUF);
     if (!w.buf) {
         err = WR_ENOMEM;
         goto out;
@@ -395,15 +234,15 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
         goto out;
     }
     tmp_made = true;
-    w_bytes(&w, SNAP_MAGIC, 8);
-    w_u32(&w, SNAP_VERSION);
-    w_u64(&w, (uint64_t)written_at_us);
-    w_u32(&w, (uint32_t)db->secret_len);
-    w_bytes(&w, db->secret, db->secret_len);
-    w_u32(&w, (uint32_t)db->nq);
+    wr_mem_sio_w_bytes(&w, SNAP_MAGIC, 8);
+    wr_mem_sio_w_u32(&w, SNAP_VERSION);
+    wr_mem_sio_w_u64(&w, (uint64_t)written_at_us);
+    wr_mem_sio_w_u32(&w, (uint32_t)db->secret_len);
+    wr_mem_sio_w_bytes(&w, db->secret, db->secret_len);
+    wr_mem_sio_w_u32(&w, (uint32_t)db->nq);
     for (size_t i = 0; i < db->nq && !w.failed; i++)
         write_queue(&w, db->queues[i], written_at_us);
-    w_flush(&w);
+    wr_mem_sio_w_flush(&w);
     unsigned char digest[WR_CRYPTO_SHA256_LEN];
     if (!w.failed && wr_crypto_sha256_final(w.md, digest) != WR_OK) {
         w.failed = true;
@@ -457,23 +296,23 @@ wr_err_t wr_mem_snapshot_write(const wr_memq_db_t *db, const char *dir, int64_t 
 
 /* Reads one token record (write_tokens) into a new wr_memq_token_t, or
  * NULL when r failed (the caller frees what it gets). */
-static wr_memq_token_t *read_token(sio_t *r)
+static wr_memq_token_t *read_token(wr_mem_sio_t *r)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint8_t len = r_user(r, user);
+    uint8_t len = wr_mem_sio_r_user(r, user);
     if (r->failed)
         return NULL;
     wr_memq_token_t *t = wr_memq_token_new(user, len);
     if (!t) {
-        r_fail(r, "out of memory");
+        wr_mem_sio_fail(r, "out of memory");
         return NULL;
     }
-    r_bytes(r, t->jti, WR_JTI_LEN);
+    wr_mem_sio_r_bytes(r, t->jti, WR_JTI_LEN);
     t->jti[WR_JTI_LEN] = '\0';
-    t->iat_us = (int64_t)r_u64(r);
-    t->exp_us = (int64_t)r_u64(r);
+    t->iat_us = (int64_t)wr_mem_sio_r_u64(r);
+    t->exp_us = (int64_t)wr_mem_sio_r_u64(r);
     if (!r->failed && strlen(t->jti) != WR_JTI_LEN)
-        r_fail(r, "bad token");
+        wr_mem_sio_fail(r, "bad token");
     if (r->failed) {
         free(t);
         return NULL;
@@ -482,19 +321,19 @@ static wr_memq_token_t *read_token(sio_t *r)
 }
 
 /* Version 2: the session counters and the open sessions of q. */
-static void read_sessions(wr_memq_t *q, sio_t *r)
+static void read_sessions(wr_memq_t *q, wr_mem_sio_t *r)
 {
-    q->released_total = r_u64(r);
-    q->sessions_expired_total = r_u64(r);
-    uint64_t ns = r_u64(r);
+    q->released_total = wr_mem_sio_r_u64(r);
+    q->sessions_expired_total = wr_mem_sio_r_u64(r);
+    uint64_t ns = wr_mem_sio_r_u64(r);
     for (uint64_t i = 0; i < ns && !r->failed; i++) {
         wr_memq_token_t *t = read_token(r);
         if (!t)
             break;
         if (wr_memq_session(q, t->id, t->idlen))
-            r_fail(r, "duplicate session");
+            wr_mem_sio_fail(r, "duplicate session");
         else if (wr_memq_session_add(q, t) != WR_OK)
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
         if (r->failed) {
             free(t);
             break;
@@ -511,29 +350,44 @@ static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
            wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
 }
 
+/* The head of a pre-queue or held record: a u64 (key or age), the user id
+ * (its length in *len) and a u32 last-seen age in seconds; an age over
+ * INT32_MAX fails r with bad. */
+static void read_user_record(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1], uint64_t *v,
+                             uint8_t *len, uint32_t *age, const char *bad)
+{
+    *v = wr_mem_sio_r_u64(r);
+    *len = wr_mem_sio_r_user(r, user);
+    *age = wr_mem_sio_r_u32(r);
+    if (!r->failed && *age > INT32_MAX)
+        wr_mem_sio_fail(r, bad);
+}
+
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
  * and the opening's state). */
-static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
+static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t np = r_count(r, "bad pre-queue count");
+    uint64_t np = wr_mem_sio_r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
-        int64_t key = (int64_t)r_u64(r);
-        uint8_t len = r_user(r, user);
-        uint32_t age = r_u32(r);
-        uint8_t flags = r_u8(r);
-        if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
-            r_fail(r, "bad last-seen record");
+        uint64_t v;
+        uint8_t len;
+        uint32_t age;
+        read_user_record(r, user, &v, &len, &age, "bad last-seen record");
+        int64_t key = (int64_t)v;
+        uint8_t flags = wr_mem_sio_r_u8(r);
+        if (!r->failed && (flags & ~WR_MEMQ_PENDING))
+            wr_mem_sio_fail(r, "bad last-seen record");
         if (r->failed)
             break;
         if (key <= prev || user_known(q, user, len)) {
-            r_fail(r, "pre-queue out of order or duplicate user");
+            wr_mem_sio_fail(r, "pre-queue out of order or duplicate user");
             break;
         }
         prev = key;
         if (wr_memq_pre_add(q, user, len, key) != WR_OK) {
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
             break;
         }
         wr_zsl_node_t *n = wr_memq_prequeued(q, user, len);
@@ -541,7 +395,7 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
         wr_zsl_node_set_flags(n, flags);
     }
     if (!r->failed && q->opening && np > q->open_total - q->open_moved)
-        r_fail(r, "bad opening");
+        wr_mem_sio_fail(r, "bad opening");
     if (!r->failed && q->opening && np == 0) {
         /* nobody left to move: the opening is over */
         uint64_t m, l;
@@ -551,53 +405,54 @@ static void read_prequeue(sio_t *r, wr_memq_t *q, int64_t now_us)
 }
 
 /* Version 5: held (back = false) or back of q, keys rebased on now_us. */
-static void read_held(sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
+static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
 {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t nh = r_count(r, "bad held count");
+    uint64_t nh = wr_mem_sio_r_count(r, "bad held count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
-        int64_t age_us = (int64_t)r_u64(r);
-        uint8_t len = r_user(r, user);
-        uint32_t age = r_u32(r);
-        if (!r->failed &&
-            (age > INT32_MAX || age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
-            r_fail(r, "bad held record");
+        uint64_t v;
+        uint8_t len;
+        uint32_t age;
+        read_user_record(r, user, &v, &len, &age, "bad held record");
+        int64_t age_us = (int64_t)v;
+        if (!r->failed && (age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
+            wr_mem_sio_fail(r, "bad held record");
         if (r->failed)
             break;
         int64_t key = now_us - age_us;
         if (key <= prev || user_known(q, user, len))
-            r_fail(r, "held out of order or duplicate user");
+            wr_mem_sio_fail(r, "held out of order or duplicate user");
         else if (wr_memq_held_add(q, user, len, key, back, now_us, age) != WR_OK)
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
         prev = key;
     }
 }
 
-static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now_us)
+static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int64_t now_us)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
     char user[WR_ZSL_ID_MAX + 1];
-    uint8_t nlen = r_u8(r);
+    uint8_t nlen = wr_mem_sio_r_u8(r);
     if (nlen == 0 || nlen > WR_QUEUE_NAME_MAX)
-        r_fail(r, "bad queue name length");
-    r_bytes(r, name, nlen);
+        wr_mem_sio_fail(r, "bad queue name length");
+    wr_mem_sio_r_bytes(r, name, nlen);
     name[r->failed ? 0 : nlen] = '\0';
-    uint32_t jlen = r_u32(r);
+    uint32_t jlen = wr_mem_sio_r_u32(r);
     if (jlen == 0 || jlen > (1u << 20))
-        r_fail(r, "bad config length");
+        wr_mem_sio_fail(r, "bad config length");
     if (r->failed)
         return false;
     if (memchr(name, '\0', nlen) || wr_memq_db_find(db, name)) {
-        r_fail(r, "bad or duplicate queue name");
+        wr_mem_sio_fail(r, "bad or duplicate queue name");
         return false;
     }
     char *js = malloc(jlen + 1);
     if (!js) {
-        r_fail(r, "out of memory");
+        wr_mem_sio_fail(r, "out of memory");
         return false;
     }
-    r_bytes(r, js, jlen);
+    wr_mem_sio_r_bytes(r, js, jlen);
     js[jlen] = '\0';
     wr_queue_config_t cfg;
     char field[WR_FIELD_MAX + 1], msg[256];
@@ -609,61 +464,61 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
         j ? wr_qconfig_parse_stored(j, &cfg, field, sizeof field, msg, sizeof msg) : WR_EINVAL;
     json_decref(j);
     if (perr != WR_OK) {
-        r_fail(r, "invalid queue config");
+        wr_mem_sio_fail(r, "invalid queue config");
         return false;
     }
     wr_memq_t *q;
     if (wr_memq_db_put_config(db, name, &cfg, &q) != WR_OK) {
-        r_fail(r, "out of memory");
+        wr_mem_sio_fail(r, "out of memory");
         return false;
     }
-    q->version = r_u64(r);
-    q->last_score = (int64_t)r_u64(r);
-    q->budget.last_tick = (int64_t)r_u64(r);
-    q->budget.carry_micro = (int64_t)r_u64(r);
-    q->admitted_total = r_u64(r);
-    q->consumed_total = r_u64(r);
-    q->expired_total = r_u64(r);
-    q->left_total = r_u64(r);
-    q->rejected_full_total = r_u64(r);
+    q->version = wr_mem_sio_r_u64(r);
+    q->last_score = (int64_t)wr_mem_sio_r_u64(r);
+    q->budget.last_tick = (int64_t)wr_mem_sio_r_u64(r);
+    q->budget.carry_micro = (int64_t)wr_mem_sio_r_u64(r);
+    q->admitted_total = wr_mem_sio_r_u64(r);
+    q->consumed_total = wr_mem_sio_r_u64(r);
+    q->expired_total = wr_mem_sio_r_u64(r);
+    q->left_total = wr_mem_sio_r_u64(r);
+    q->rejected_full_total = wr_mem_sio_r_u64(r);
     if (q->budget.carry_micro < 0 || q->budget.carry_micro >= MICRO || q->budget.last_tick < -1)
-        r_fail(r, "bad admission budget");
+        wr_mem_sio_fail(r, "bad admission budget");
     /* sale opening: an opening in progress is restored while the line loads */
     bool opening = false;
     int64_t obase = 0;
     uint64_t ototal = 0, omoved = 0;
     if (version >= 4) {
-        opening = r_u8(r) == 1;
-        obase = (int64_t)r_u64(r);
-        ototal = r_u64(r);
-        omoved = r_u64(r);
+        opening = wr_mem_sio_r_u8(r) == 1;
+        obase = (int64_t)wr_mem_sio_r_u64(r);
+        ototal = wr_mem_sio_r_u64(r);
+        omoved = wr_mem_sio_r_u64(r);
         if (opening && (omoved > ototal || ototal > (uint64_t)UINT32_MAX || obase < 0 ||
                         obase + (int64_t)ototal - 1 > q->last_score))
-            r_fail(r, "bad opening");
+            wr_mem_sio_fail(r, "bad opening");
     }
-    uint64_t nw = r_u64(r);
+    uint64_t nw = wr_mem_sio_r_u64(r);
     /* each user takes at least 10 bytes: a larger count is corrupt, and
      * must not size an allocation */
     if (!r->failed && nw <= r->fsize / 10)
         (void)wr_memq_line_reserve(q, (size_t)nw); /* no rehash while loading */
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nw && !r->failed; i++) {
-        int64_t score = (int64_t)r_u64(r);
-        uint8_t len = r_user(r, user);
+        int64_t score = (int64_t)wr_mem_sio_r_u64(r);
+        uint8_t len = wr_mem_sio_r_user(r, user);
         if (r->failed)
             break;
         if (score <= prev || score > q->last_score || wr_memq_waiting(q, user, len)) {
-            r_fail(r, "line out of order or duplicate user");
+            wr_mem_sio_fail(r, "line out of order or duplicate user");
             break;
         }
         prev = score;
         uint32_t age = 0;
         uint8_t flags = 0;
         if (version >= 3) {
-            age = r_u32(r);
-            flags = r_u8(r);
+            age = wr_mem_sio_r_u32(r);
+            flags = wr_mem_sio_r_u8(r);
             if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
-                r_fail(r, "bad last-seen record");
+                wr_mem_sio_fail(r, "bad last-seen record");
             if (r->failed)
                 break;
         }
@@ -673,21 +528,21 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
         }
         wr_zsl_node_t *n;
         if (wr_memq_line_add(q, user, len, score, &n) != WR_OK) {
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
             break;
         }
         wr_memq_seen_set(n, now_us, age);
         wr_zsl_node_set_flags(n, flags);
     }
-    uint64_t nt = r_u64(r);
+    uint64_t nt = wr_mem_sio_r_u64(r);
     for (uint64_t i = 0; i < nt && !r->failed; i++) {
         wr_memq_token_t *t = read_token(r);
         if (!t)
             break;
         if (wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen))
-            r_fail(r, "duplicate user or bad token");
+            wr_mem_sio_fail(r, "duplicate user or bad token");
         else if (wr_memq_token_add(q, t) != WR_OK)
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
         if (r->failed) {
             free(t);
             break;
@@ -698,24 +553,24 @@ static bool read_queue(wr_memq_db_t *db, sio_t *r, uint32_t version, int64_t now
     if (version >= 2 && !r->failed)
         read_burned(r, q);
     if (version >= 3 && !r->failed)
-        q->abandoned_total = r_u64(r);
+        q->abandoned_total = wr_mem_sio_r_u64(r);
     if (opening && !r->failed)
         wr_memq_open_restore(q, obase, ototal, omoved);
     if (version >= 4 && !r->failed)
         read_prequeue(r, q, now_us);
     if (version >= 5 && !r->failed) {
-        q->returned_total = r_u64(r);
+        q->returned_total = wr_mem_sio_r_u64(r);
         read_held(r, q, false, now_us);
         if (!r->failed)
             read_held(r, q, true, now_us);
     }
     if (version >= 6 && !r->failed) {
         /* what is left (the config's stock is the value last set) */
-        q->stock_left = (int64_t)r_u64(r);
-        q->sold_out_us = (int64_t)r_u64(r);
+        q->stock_left = (int64_t)wr_mem_sio_r_u64(r);
+        q->sold_out_us = (int64_t)wr_mem_sio_r_u64(r);
         if (q->stock_left < -1 || q->stock_left > WR_STOCK_MAX || q->sold_out_us < -1 ||
             (q->stock_left >= 0) != (q->cfg->cfg.stock >= 0))
-            r_fail(r, "bad stock");
+            wr_mem_sio_fail(r, "bad stock");
     }
     return !r->failed;
 }
@@ -724,7 +579,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
 {
     char path[PATH_MAX_LEN];
     wr_err_t err = WR_EIO;
-    sio_t r = {0};
+    wr_mem_sio_t r = {0};
     int n = snprintf(path, sizeof path, "%s/%s", dir, SNAP_NAME);
     if (n < 0 || (size_t)n >= sizeof path) {
         wr_error("store memory: snapshot path too long in %s", dir);
@@ -739,37 +594,37 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
     }
     struct stat sb;
     r.fsize = fstat(fileno(r.f), &sb) == 0 ? (uint64_t)sb.st_size : 0;
-    r.buf = malloc(SIO_BUF);
+    r.buf = malloc(WR_MEM_SIO_BUF);
     r.md = wr_crypto_sha256_new();
     if (!r.buf || !r.md) {
         err = WR_ENOMEM;
         goto out;
     }
     char magic[8];
-    r_bytes(&r, magic, 8);
+    wr_mem_sio_r_bytes(&r, magic, 8);
     if (!r.failed && memcmp(magic, SNAP_MAGIC, 8) != 0)
-        r_fail(&r, "not a waitroom snapshot (bad magic)");
-    uint32_t version = r_u32(&r);
+        wr_mem_sio_fail(&r, "not a waitroom snapshot (bad magic)");
+    uint32_t version = wr_mem_sio_r_u32(&r);
     if (!r.failed && (version < 1 || version > SNAP_VERSION))
-        r_fail(&r, "unsupported snapshot version");
-    (void)r_u64(&r); /* written_at_us */
-    uint32_t slen = r_u32(&r);
+        wr_mem_sio_fail(&r, "unsupported snapshot version");
+    (void)wr_mem_sio_r_u64(&r); /* written_at_us */
+    uint32_t slen = wr_mem_sio_r_u32(&r);
     if (slen > WR_SECRET_MAX)
-        r_fail(&r, "bad secret length");
-    r_bytes(&r, db->secret, r.failed ? 0 : slen);
+        wr_mem_sio_fail(&r, "bad secret length");
+    wr_mem_sio_r_bytes(&r, db->secret, r.failed ? 0 : slen);
     db->secret_len = r.failed ? 0 : slen;
-    uint32_t nq = r_u32(&r);
+    uint32_t nq = wr_mem_sio_r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
         read_queue(db, &r, version, now_us);
     unsigned char want[WR_CRYPTO_SHA256_LEN], got[WR_CRYPTO_SHA256_LEN];
-    r_digest(&r);
+    wr_mem_sio_r_digest(&r);
     if (!r.failed && wr_crypto_sha256_final(r.md, want) != WR_OK)
-        r_fail(&r, "digest failed");
-    r_take(&r, got, 32, false);
+        wr_mem_sio_fail(&r, "digest failed");
+    wr_mem_sio_r_take(&r, got, 32, false);
     if (!r.failed && memcmp(want, got, 32) != 0)
-        r_fail(&r, "checksum mismatch");
+        wr_mem_sio_fail(&r, "checksum mismatch");
     if (!r.failed && (r.pos < r.len || fgetc(r.f) != EOF))
-        r_fail(&r, "trailing bytes after checksum");
+        wr_mem_sio_fail(&r, "trailing bytes after checksum");
     if (r.failed) {
         wr_error("store memory: corrupt snapshot %s: %s; refusing to start with it (move it away "
                  "to start empty)",
@@ -820,27 +675,27 @@ wr_err_t wr_mem_snapshot_lock_dir(const char *dir, int *lock_fd)
 
 /* ---- degraded mode: the burned fail-open passes ------------------------ */
 
-static void write_burned(sio_t *w, const wr_memq_t *q)
+static void write_burned(wr_mem_sio_t *w, const wr_memq_t *q)
 {
-    w_u64(w, q->bheap_n);
+    wr_mem_sio_w_u64(w, q->bheap_n);
     for (size_t i = 0; i < q->bheap_n && !w->failed; i++) {
         const wr_memq_burn_t *b = q->bheap[i];
-        w_u8(w, b->jlen);
-        w_bytes(w, b->jti, b->jlen);
-        w_u64(w, (uint64_t)b->exp_us);
+        wr_mem_sio_w_u8(w, b->jlen);
+        wr_mem_sio_w_bytes(w, b->jti, b->jlen);
+        wr_mem_sio_w_u64(w, (uint64_t)b->exp_us);
     }
 }
 
-static void read_burned(sio_t *r, wr_memq_t *q)
+static void read_burned(wr_mem_sio_t *r, wr_memq_t *q)
 {
-    uint64_t nb = r_count(r, "bad burned count"); /* each burn takes at least 10 bytes */
+    uint64_t nb = wr_mem_sio_r_count(r, "bad burned count"); /* each burn takes at least 10 bytes */
     for (uint64_t i = 0; i < nb && !r->failed; i++) {
         char jti[WR_JTI_LEN + 1];
-        uint8_t len = r_u8(r);
+        uint8_t len = wr_mem_sio_r_u8(r);
         if (len < 1 || len > WR_JTI_LEN)
-            r_fail(r, "bad burned pass");
-        r_bytes(r, jti, r->failed ? 0 : len);
-        int64_t exp_us = (int64_t)r_u64(r);
+            wr_mem_sio_fail(r, "bad burned pass");
+        wr_mem_sio_r_bytes(r, jti, r->failed ? 0 : len);
+        int64_t exp_us = (int64_t)wr_mem_sio_r_u64(r);
         if (r->failed)
             break;
         jti[len] = '\0';
@@ -850,8 +705,8 @@ static void read_burned(sio_t *r, wr_memq_t *q)
          * loading (the next burn or tick sweeps) */
         wr_err_t err = wr_memq_burn(q, jti, len, exp_us, false, INT64_MIN, &reason, &dirty);
         if (err == WR_ETOKEN)
-            r_fail(r, "duplicate burned pass");
+            wr_mem_sio_fail(r, "duplicate burned pass");
         else if (err != WR_OK)
-            r_fail(r, "out of memory");
+            wr_mem_sio_fail(r, "out of memory");
     }
 }

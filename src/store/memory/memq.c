@@ -81,6 +81,7 @@
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
 
+#include "base/array.h"
 #include "base/crypto.h"
 
 #include <stdlib.h>
@@ -142,16 +143,10 @@ void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
 
 wr_err_t wr_memq__heap_reserve_in(wr_memq_token_t ***h, size_t n, size_t *capp, size_t extra)
 {
-    if (n + extra <= *capp)
-        return WR_OK;
-    size_t cap = *capp ? *capp : 16;
-    while (cap < n + extra)
-        cap *= 2;
-    wr_memq_token_t **a = realloc(*h, cap * sizeof *a);
+    wr_memq_token_t **a = wr_array_grow(*h, capp, n + extra, sizeof *a, 16, false);
     if (!a)
         return WR_ENOMEM;
     *h = a;
-    *capp = cap;
     return WR_OK;
 }
 

@@ -12,6 +12,8 @@
  * invariants are described at the top of memq.c. No I/O, no clocks.
  */
 #include "store/memory/memq.h"
+
+#include "base/array.h"
 #include "store/memory/memq_internal.h"
 
 #include <stdio.h>
@@ -143,14 +145,10 @@ static wr_err_t queue_insert(wr_memq_db_t *db, wr_memq_t *q)
     size_t i = queue_index(db, q->name, &found);
     if (found)
         return WR_EINVAL;
-    if (db->nq == db->capq) {
-        size_t cap = db->capq ? db->capq * 2 : 8;
-        wr_memq_t **a = realloc(db->queues, cap * sizeof *a);
-        if (!a)
-            return WR_ENOMEM;
-        db->queues = a;
-        db->capq = cap;
-    }
+    wr_memq_t **a = wr_array_grow(db->queues, &db->capq, db->nq + 1, sizeof *a, 8, false);
+    if (!a)
+        return WR_ENOMEM;
+    db->queues = a;
     memmove(&db->queues[i + 1], &db->queues[i], (db->nq - i) * sizeof *db->queues);
     db->queues[i] = q;
     db->nq++;

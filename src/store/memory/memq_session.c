@@ -12,6 +12,8 @@
  * full model is described at the top of memq.c. No I/O, no clocks.
  */
 #include "store/memory/memq.h"
+
+#include "base/array.h"
 #include "store/memory/memq_internal.h"
 
 #include <stdlib.h>
@@ -209,14 +211,11 @@ wr_err_t wr_memq_burn(wr_memq_t *q, const char *jti, size_t jlen, int64_t exp_us
         return WR_OK;
     if (!q->burned && !(q->burned = wr_idhash_new(burn_key)))
         return WR_ENOMEM;
-    if (q->bheap_n == q->bheap_cap) {
-        size_t cap = q->bheap_cap ? q->bheap_cap * 2 : 16;
-        wr_memq_burn_t **h = realloc(q->bheap, cap * sizeof *h);
-        if (!h)
-            return WR_ENOMEM;
-        q->bheap = h;
-        q->bheap_cap = cap;
-    }
+    wr_memq_burn_t **h =
+        wr_array_grow(q->bheap, &q->bheap_cap, q->bheap_n + 1, sizeof *h, 16, false);
+    if (!h)
+        return WR_ENOMEM;
+    q->bheap = h;
     wr_memq_burn_t *b = malloc(sizeof *b);
     if (!b)
         return WR_ENOMEM;

@@ -238,15 +238,18 @@ static void on_defer(evutil_socket_t fd, short what, void *arg)
 
 /* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
  * without a callback or when !args_ok (the operation's arguments, by the
- * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg. */
-static wr_err_t op_begin(mstore_t *s, const void *cb, bool args_ok, dkind_t kind, void *arg,
+ * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg
+ * that answers cb (the member of the operation's kind). */
+static wr_err_t op_begin(mstore_t *s, wr_store_cb_t cb, bool args_ok, dkind_t kind, void *arg,
                          item_t **out)
 {
     if (s->closing)
         return WR_ECANCELED;
-    if (!cb || !args_ok)
+    if (!cb.done || !args_ok) /* every member is a function pointer: one test for all */
         return WR_EINVAL;
     *out = item_new(s, kind, arg);
+    if (*out)
+        (*out)->cb = cb;
     return *out ? WR_OK : WR_ENOMEM;
 }
 
@@ -269,11 +272,9 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_ENTRY, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.entry = cb}, ok, D_ENTRY, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.entry = cb;
-
     wr_memq_t *q = op_queue(s, it, queue);
     if (!q)
         goto out;
@@ -323,10 +324,9 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.done = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (q)
         it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
@@ -338,10 +338,10 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
+    wr_err_t err =
+        op_begin(s, (wr_store_cb_t){.admit = cb}, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.admit = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (!q)
         goto out;
@@ -372,10 +372,9 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.token = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (!q)
         goto out;
@@ -419,10 +418,9 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_TOKEN, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.token = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (!q)
         goto out;
@@ -440,10 +438,9 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_store_valid_config(cfg);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_DONE, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.done = cb;
     wr_memq_t *q = NULL;
     it->err = wr_memq_db_put_config(&s->db, queue, cfg, &q);
     if (it->err == WR_OK) {
@@ -458,10 +455,10 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_INFO, arg, &it);
+    wr_err_t err =
+        op_begin(s, (wr_store_cb_t){.info = cb}, wr_ids_valid_queue(queue), D_INFO, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.info = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (q) {
         wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
@@ -483,10 +480,9 @@ static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autot
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_store_valid_autotune(req);
-    wr_err_t err = op_begin(s, (const void *)cb, ok, D_AUTOTUNE, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.autotune = cb}, ok, D_AUTOTUNE, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.autotune = cb;
     wr_memq_t *q = op_queue(s, it, queue);
     if (q) {
         it->err = wr_memq_autotune(q, req, wr_store_memory__now_us(s), &it->res.autotune);
@@ -500,10 +496,9 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (const void *)cb, true, D_LIST, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.list = cb}, true, D_LIST, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.list = cb;
     list_res_t *l = &it->res.list;
     size_t n = s->db.nq ? s->db.nq : 1;
     l->infos = calloc(n, sizeof *l->infos);
@@ -537,10 +532,10 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (const void *)cb, wr_ids_valid_queue(queue), D_DONE, arg, &it);
+    wr_err_t err =
+        op_begin(s, (wr_store_cb_t){.done = cb}, wr_ids_valid_queue(queue), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.done = cb;
     it->err = wr_memq_db_delete(&s->db, queue);
     if (it->err == WR_OK)
         s->dirty = true;
@@ -559,12 +554,11 @@ static wr_err_t mem_secret_sync(wr_store_t *base, const uint8_t *own, size_t own
     struct sync_res *sr = valid && cb ? calloc(1, sizeof *sr) : NULL;
     if (valid && cb && !sr)
         return WR_ENOMEM;
-    wr_err_t err = op_begin(s, (const void *)cb, valid, D_SYNC, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.sync = cb}, valid, D_SYNC, arg, &it);
     if (err != WR_OK) {
         free(sr);
         return err;
     }
-    it->cb.sync = cb;
     it->res.sync = sr;
     if (!s->epoch[0])
         snprintf(s->epoch, sizeof s->epoch, "%s", epoch);
@@ -600,11 +594,10 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err =
-        op_begin(s, (const void *)cb, wr_store_valid_secret(proposed, len), D_SECRET, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.secret = cb}, wr_store_valid_secret(proposed, len),
+                            D_SECRET, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.secret = cb;
     if (s->db.secret_len == 0) {
         memcpy(s->db.secret, proposed, len);
         s->db.secret_len = len;
@@ -621,10 +614,9 @@ static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (const void *)cb, true, D_DONE, arg, &it);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, true, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    it->cb.done = cb;
     item_enqueue(s, it);
     return WR_OK;
 }

@@ -72,6 +72,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/array.h"
 #include "base/rng.h"
 
 #define ZSL_P_NUM 0x4000u /* p = 0x4000 / 0x10000 = 1/4 */
@@ -279,29 +280,16 @@ static void ri_mark(rankidx_t *ri, wr_zsl_node_t *x, uint64_t seq)
         return;
     }
     size_t b = (size_t)(seq / RB_BITS - ri->first_blk);
-    if (b >= ri->cap_blk) {
-        size_t cap = ri->cap_blk ? ri->cap_blk * 2 : RB_SUP;
-        rblock_t *nb = realloc(ri->blk, cap * sizeof *nb);
-        if (!nb) {
-            ri_off(ri);
-            return;
-        }
-        memset(nb + ri->cap_blk, 0, (cap - ri->cap_blk) * sizeof *nb);
-        ri->blk = nb;
-        ri->cap_blk = cap;
-    }
     size_t sp = b / RB_SUP;
-    if (sp >= ri->cap_sup) {
-        size_t cap = ri->cap_sup ? ri->cap_sup * 2 : 4;
-        uint64_t *ns = realloc(ri->sup, cap * sizeof *ns);
-        if (!ns) {
-            ri_off(ri);
-            return;
-        }
-        memset(ns + ri->cap_sup, 0, (cap - ri->cap_sup) * sizeof *ns);
-        ri->sup = ns;
-        ri->cap_sup = cap;
+    rblock_t *nb = wr_array_grow(ri->blk, &ri->cap_blk, b + 1, sizeof *nb, RB_SUP, true);
+    if (nb)
+        ri->blk = nb;
+    uint64_t *ns = nb ? wr_array_grow(ri->sup, &ri->cap_sup, sp + 1, sizeof *ns, 4, true) : NULL;
+    if (!ns) {
+        ri_off(ri);
+        return;
     }
+    ri->sup = ns;
     rblock_t *bk = &ri->blk[b];
     if (!bk->bits) {
         bk->bits = calloc(RB_WORDS, sizeof(uint64_t));

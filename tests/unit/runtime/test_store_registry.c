@@ -215,10 +215,33 @@ static void t_redis_url_endpoint(void **state)
                              "redis-cluster://HOST:PORT[,...]");
 }
 
+/* Issue 36: how a --store value is shown (main.c names no backend): the
+ * row's redact column, the generic rule for a URL no row serves. */
+static void t_url_shown(void **state)
+{
+    (void)state;
+    char out[WR_STORE_URL_SHOWN_MAX];
+    assert_string_equal(wr_store_url_shown("memory", out, sizeof out), "memory");
+    assert_string_equal(wr_store_url_shown("redis://alice:secret@h:6379/2", out, sizeof out),
+                        "redis://alice:***@h:6379/2");
+    assert_string_equal(wr_store_url_shown("rediss-cluster://:pw@h:1,h:2", out, sizeof out),
+                        "rediss-cluster://:***@h:1,h:2");
+    assert_string_equal(wr_store_url_shown("redis://h:6379", out, sizeof out), "redis://h:6379");
+    /* no row: a typo in the scheme never prints the password */
+    assert_null(strstr(wr_store_url_shown("rdis://bob:hunter2@h:1", out, sizeof out), "hunter2"));
+    assert_non_null(strstr(out, "h:1"));
+    char small[8];
+    assert_int_equal(strlen(wr_store_url_shown("redis://a:b@host:1", small, sizeof small)), 7);
+    assert_non_null(wr_store_registry_find("memory"));
+    assert_null(wr_store_registry_find("memory")->redact);
+    assert_non_null(wr_store_registry_find("redis://h:1")->redact);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_find),
+        cmocka_unit_test(t_url_shown),
         cmocka_unit_test(t_backends),
         cmocka_unit_test(t_check_messages),
         cmocka_unit_test(t_check_and_open_agree),
