@@ -446,11 +446,6 @@ void wr_api_set_previous_secret(wr_api_t *a, const uint8_t *secret, size_t len)
     set_challenge_key(a, 1, a->prev_secret, a->prev_secret_len);
 }
 
-bool wr_api_has_secret(const wr_api_t *a)
-{
-    return a->secret_len > 0;
-}
-
 size_t wr_api_in_flight(const wr_api_t *a)
 {
     return a->in_flight;

@@ -37,20 +37,6 @@
 
 /* ---------- admin API ---------- */
 
-bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req)
-{
-    if (!a->admin_enabled)
-        return false;
-    const char *tok;
-    size_t len;
-    if (!wr_api__bearer(evhttp_request_get_input_headers(req), &tok, &len))
-        return false;
-    uint8_t mac[WR_CRYPTO_MAC_LEN];
-    if (wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)
-        return false;
-    return wr_crypto_equal(mac, a->admin_mac, sizeof mac);
-}
-
 static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t *st)
 {
     double obs = wr_scheduler_observed_rate(a->sched, queue);

@@ -89,94 +89,6 @@
 #include "http/page.h"
 #include "core/queue.h"
 
-/* ---------- small helpers ---------- */
-
-void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
-{
-    char hdr[WR_IDENTITY_COOKIE_MAX + 96];
-    snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
-             WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
-             a->cfg->cookie_secure ? "; Secure" : "");
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
-}
-
-/* Whether a join answered err hands out the visitor cookie it minted: on
- * success, on a store timeout or outage, and on a late replica (the join
- * may have been applied, or was, and the retry must come back as the same
- * visitor). Not on a refusal (unknown queue, full line): an error creates
- * no visitor. */
-static bool visitor_kept(wr_err_t err)
-{
-    return err == WR_OK || err == WR_ETIMEOUT || err == WR_EUNAVAILABLE || err == WR_EREPLICA ||
-           err == WR_ESHARD;
-}
-
-/* Whether req came over TLS: waitroomd has no TLS listener of its own, so
- * that is a trusted proxy's "X-Forwarded-Proto: https" (its first value),
- * or the operator's cookie_secure. */
-static bool request_secure(wr_api_t *a, struct evhttp_request *req)
-{
-    if (a->cfg->cookie_secure)
-        return true;
-    const char *xfp =
-        evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-Proto");
-    if (!xfp)
-        return false;
-    while (*xfp == ' ' || *xfp == '\t')
-        xfp++;
-    if (evutil_ascii_strncasecmp(xfp, "https", 5) != 0 ||
-        (xfp[5] && xfp[5] != ',' && xfp[5] != ' ' && xfp[5] != '\t'))
-        return false;
-    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-    char *peer = NULL;
-    ev_uint16_t port = 0;
-    if (evcon)
-        evhttp_connection_get_peer(evcon, &peer, &port);
-    return peer &&
-           wr_ratelimit_cidrs_match(a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, peer);
-}
-
-/* The pass of an admitted user as cookie wr_token_{queue}, for a protected
- * service on the same host (an nginx gate reads it). */
-static void set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms)
-{
-    char hdr[WR_TOKEN_MAX + 192];
-    long long max_age = (long long)(expires_at_ms / 1000 - (int64_t)time(NULL));
-    int n =
-        snprintf(hdr, sizeof(hdr), "wr_token_%s=%s; Path=/; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
-                 c->queue, token, max_age > 0 ? max_age : 1,
-                 request_secure(c->api, c->req) ? "; Secure" : "");
-    if (n > 0 && (size_t)n < sizeof(hdr))
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
-}
-
-/* The value of query parameter name of req's URI, percent-decoded, into
- * out (cap bytes with NUL). False when absent, empty or too long. */
-bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
-{
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-    const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
-    struct evkeyvalq params;
-    bool ok = false;
-    /* A NUL would cut the decoded value short (?return=https://ok%00.evil
-     * read as https://ok): a query with one is not read at all. */
-    if (!q || strstr(q, "%00") || evhttp_parse_query_str(q, &params) != 0)
-        return false;
-    const char *v = evhttp_find_header(&params, name);
-    if (v && *v && strlen(v) < cap) {
-        memcpy(out, v, strlen(v) + 1);
-        ok = true;
-    }
-    evhttp_clear_headers(&params);
-    return ok;
-}
-
-int wr_api__full_retry_after_s(const wr_queue_config_t *cfg)
-{
-    int s = (int)((wr_queue_slowest_band_ms(cfg) + 999) / 1000);
-    return s < 1 ? 1 : s;
-}
-
 /* ---------- security: rate limits (docs/SECURITY.md) ---------- */
 
 static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
@@ -333,7 +245,7 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s}", v.token,
                      (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "");
-        set_token_cookie(c, v.token, v.expires_at_ms);
+        wr_api__set_token_cookie(c, v.token, v.expires_at_ms);
         break;
     case WR_ENTRY_PASSTHROUGH:
     default:
@@ -379,7 +291,7 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     seen_after(c, err, e);
-    if (c->cookie[0] && visitor_kept(err))
+    if (c->cookie[0] && wr_api__visitor_kept(err))
         wr_api__set_visitor_cookie(c->api, c->req, c->cookie);
     wr_api__entry_view_t dv;
     if (err == WR_OK && e) {
@@ -401,48 +313,6 @@ static void leave_cb(wr_err_t err, void *arg)
     if (c->user[0])
         pace_note(c->api, c->queue, c->user, 0);
     wr_api__done_cb(err, arg);
-}
-
-/* Finds the user for a request (api_internal.h). */
-int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
-                         char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])
-{
-    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
-    cookie_out[0] = 0;
-    if (a->cfg->identity == WR_IDENTITY_HEADER) {
-        const char *v = evhttp_find_header(ih, a->cfg->identity_header);
-        if (!v || !*v || !wr_ids_valid_user(v)) {
-            wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
-                                !v || !*v ? "missing identity header" : "invalid user id", NULL,
-                                NULL, 0);
-            return 1;
-        }
-        wr_api__copy(user, WR_USER_ID_MAX + 1, v);
-        return 0;
-    }
-    /* Every Cookie field, every wr_vid in it: the first that verifies under
-     * the current or the previous key (rotation) is the visitor. */
-    wr_identity_keys_t keys = {a->cookie_key, a->cookie_key_len,
-                               a->has_prev_cookie_key ? a->prev_cookie_key : NULL,
-                               sizeof(a->prev_cookie_key)};
-    wr_identity_visitor_t vis;
-    int64_t now_s = (int64_t)time(NULL);
-    if (wr_http_visitor(req, &keys, &vis)) {
-        snprintf(user, WR_USER_ID_MAX + 1, "%s", vis.user); /* the vid, or an invited account */
-        if (create || (route == WR_ROUTE_STATUS && wr_identity_should_renew(&vis, now_s)))
-            wr_identity_resign(a->cookie_key, a->cookie_key_len, &vis, now_s, cookie_out);
-        return 0;
-    }
-    if (!create)
-        return 2; /* no visitor: the caller answers (the queue may not exist either) */
-    char vid[WR_VID_LEN + 1];
-    if (wr_identity_mint(a->cookie_key, a->cookie_key_len, now_s, vid, cookie_out) != WR_OK) {
-        wr_api__reply_error(a, req, route, 500, "INTERNAL", "could not create a visitor", NULL,
-                            NULL, 0);
-        return 1;
-    }
-    snprintf(user, WR_USER_ID_MAX + 1, "%s", vid);
-    return 3;
 }
 
 /* GET/DELETE entries/me without a valid visitor cookie: 404 NOT_IN_QUEUE,
@@ -948,7 +818,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     v.target_url = "";
     char ret[WR_TARGET_URL_MAX + 1];
     int status = 200;
-    if (c->cookie[0] && visitor_kept(err))
+    if (c->cookie[0] && wr_api__visitor_kept(err))
         wr_api__set_visitor_cookie(a, c->req, c->cookie);
     wr_api__entry_view_t ev;
     bool have = false;
@@ -1005,7 +875,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         case WR_ENTRY_ADMITTED:
             v.state = "admitted";
             if (ev.token[0]) {
-                set_token_cookie(c, ev.token, ev.expires_at_ms);
+                wr_api__set_token_cookie(c, ev.token, ev.expires_at_ms);
                 v.token = ev.token;
             }
             send_page(c, &v, status); /* ev (the token) lives until here */

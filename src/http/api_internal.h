@@ -243,6 +243,22 @@ void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                            json_t *o);
 
+/* The queue c's request is about, as the scheduler knows it: held once per
+ * request in c->sq (wr_scheduler_hold on c->queue; cfg non-NULL: an
+ * answer's config, noted as wr_scheduler_note does) and released with the
+ * context. NULL: unknown here. Every scheduler call of a request goes
+ * through this handle, not the queue's name. */
+wr_scheduler_queue_t *wr_api__held(wr_api__ctx_t *c, const wr_queue_config_t *cfg);
+
+/* The held config: the config this instance holds for c's queue
+ * (wr_scheduler_queue_config of wr_api__held(c, NULL)); NULL = none. */
+const wr_queue_config_t *wr_api__held_config(wr_api__ctx_t *c);
+
+/* The Retry-After (seconds) of 429 QUEUE_FULL: the slowest poll band of
+ * cfg (wr_queue_slowest_band_ms; NULL = the default config's), rounded up,
+ * at least 1. */
+int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
+
 /* ---------- api_reply.c: the error table ---------- */
 
 /*
@@ -320,47 +336,21 @@ void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
                         char *html, size_t len);
 
 /* wr_api__reply_html whose Content-Security-Policy also lets images come
- * from img_origin (a canonical origin, origin.h; NULL or "" = none). */
+ * from img_origin (a canonical origin, origin.h; NULL or "" = none) and
+ * scripts and frames from captcha (the sources of the queue's CAPTCHA
+ * provider, core/captcha.h; as dirs says also styles and connections;
+ * NULL or "" = none). */
 void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len, const char *img_origin);
+                        char *html, size_t len, const char *img_origin, const char *captcha,
+                        unsigned dirs);
 
 /* The store callback (wr_store_done_cb) of an operation answered 204 on
  * success (leave, admin delete): observes, replies (errors as
  * WR_API__TELLS_STORE) and frees the context given as arg. */
 void wr_api__done_cb(wr_err_t err, void *arg);
 
-/* ---------- api_entries.c ---------- */
+/* ---------- api_request.c: the shared readers, the cookies ---------- */
 
-/* POST /v1/queues/{queue}/entries, GET/DELETE .../entries/me; the queue is
- * validated and the token secret is installed. Answers req exactly once. */
-wr_api__handler_fn wr_api__handle_entries;
-
-/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
- * Same preconditions as wr_api__handle_entries. */
-wr_api__handler_fn wr_api__handle_queue_page;
-
-/* The value of query parameter name of req (decoded) into out (cap
- * bytes); false when absent, empty, too long, or the query holds a %00. */
-bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap);
-
-/* Renders the queue page of view v for req with status, dressed in cfg's
- * page (brand, logo, accent, default language; cfg NULL = none): v's web,
- * page and lang are set here (lang from ?lang= when it names one of the
- * page's languages, else Accept-Language with cfg's page.lang as the
- * fallback), and the Content-Security-Policy lets images come from the
- * logo's origin. */
-void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                              wr_page_view_t *v, const wr_queue_config_t *cfg);
-
-/* ---------- api_preview.c ---------- */
-
-/* GET /q/{queue}?preview=STATE (the queue page with sample numbers, for
- * operators): on the separate admin listener, or with the admin key when
- * there is no separate one (404 on the public listener when there is;
- * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
- * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
-void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
-                            const char *state);
 /*
  * Finds the user for a request. Returns 0 and fills user; 1 when the
  * request has been answered (400); 2 in cookie mode when there is no valid
@@ -378,11 +368,49 @@ int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
  * Secure when configured) on req's answer. */
 void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value);
 
-/* The Retry-After (seconds) of 429 QUEUE_FULL: the slowest poll band of
- * cfg (wr_queue_slowest_band_ms; NULL = the default config's), rounded up,
- * at least 1. */
-int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
+/* The value of query parameter name of req (decoded) into out (cap
+ * bytes); false when absent, empty, too long, or the query holds a %00. */
+bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap);
 
+/* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
+ * *len, and returns true when present and not empty. */
+bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+
+/* True when req carries the admin key (Authorization: Bearer, compared as
+ * HMACs in constant time); false when no admin key is configured. */
+bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
+
+/* Whether a join answered err hands out the visitor cookie it minted: on
+ * success, on a store timeout or outage, on a late replica or shard (the
+ * join may have been applied, and the retry must come back as the same
+ * visitor). Not on a refusal (unknown queue, full line). */
+bool wr_api__visitor_kept(wr_err_t err);
+
+/* Sets the pass of an admitted user, cookie wr_token_{c->queue}=token
+ * (HttpOnly, SameSite=Lax, Path=/, Max-Age until expires_at_ms, epoch ms;
+ * Secure when the request came over TLS: cookie_secure, or a trusted
+ * proxy's X-Forwarded-Proto: https), on c's answer. */
+void wr_api__set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms);
+
+/* ---------- api_entries.c ---------- */
+
+/* POST /v1/queues/{queue}/entries, GET/DELETE .../entries/me; the queue is
+ * validated and the token secret is installed. Answers req exactly once. */
+wr_api__handler_fn wr_api__handle_entries;
+
+/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
+ * Same preconditions as wr_api__handle_entries. */
+wr_api__handler_fn wr_api__handle_queue_page;
+
+/* ---------- api_preview.c ---------- */
+
+/* GET /q/{queue}?preview=STATE (the queue page with sample numbers, for
+ * operators): on the separate admin listener, or with the admin key when
+ * there is no separate one (404 on the public listener when there is;
+ * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
+ * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
+void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
+                            const char *state);
 /* ---------- api_challenge.c ---------- */
 
 /* GET /v1/queues/{queue}/challenge: a fresh challenge for the caller (the
@@ -644,11 +672,16 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
  */
 bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
 
-/* ---------- api_tokens.c ---------- */
+/* Renders the queue page of view v for req with status, dressed in cfg's
+ * page (brand, logo, accent, default language; cfg NULL = none): v's web,
+ * page and lang are set here (lang from ?lang= when it names one of the
+ * page's languages, else Accept-Language with cfg's page.lang as the
+ * fallback), and the Content-Security-Policy lets images come from the
+ * logo's origin. */
+void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                              wr_page_view_t *v, const wr_queue_config_t *cfg);
 
-/* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
- * *len, and returns true when present and not empty. */
-bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+/* ---------- api_tokens.c ---------- */
 
 /* POST .../tokens/consume, GET .../tokens/verify and POST .../tokens/release;
  * the queue is validated and the token secret is installed. Answers req
@@ -678,10 +711,6 @@ bool wr_api__store_unreachable(wr_err_t err);
 /* Counts one fail-open event of queue: name is
  * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
 void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
-
-/* True when req carries the admin key (Authorization: Bearer, compared as
- * HMACs in constant time); false when no admin key is configured. */
-bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
 
 /* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
  * one-second history kept by this instance (history.h); the admin key was

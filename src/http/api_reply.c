@@ -53,6 +53,7 @@
 #include "http/http.h"
 #include "base/log.h"
 #include "http/page.h"
+#include "core/queue.h"
 
 /* Label strings of the request counter, built once per (route, status):
  * the hot path does no formatting. Statuses outside the table are
@@ -244,48 +245,6 @@ static const char *page_state_of(const char *code)
     return "error";
 }
 
-static void send_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                      char *html, size_t len, const char *img_origin, const char *captcha,
-                      unsigned dirs);
-
-void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                              wr_page_view_t *v, const wr_queue_config_t *cfg)
-{
-    const wr_page_config_t *pg = cfg && cfg->page.set ? &cfg->page : NULL;
-    char want[40]; /* a language tag (lang.h: at most 35 bytes) */
-    v->web = a->web;
-    v->page = pg;
-    v->lang = wr_page_lang(
-        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
-        pg ? pg->lang : NULL);
-    const char *named = wr_api__query_param(req, "lang", want, sizeof(want))
-                            ? wr_page_lang_tag(a->web, want)
-                            : NULL;
-    if (named) /* ?lang= naming one of ours (in its legacy or region forms too) */
-        v->lang = named;
-    /* the logo's origin may serve images (only images) */
-    char origin[WR_ORIGIN_MAX + 1] = "";
-    if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&
-        !wr_origin_of_url(pg->logo_url, origin))
-        origin[0] = '\0';
-    /* the queue's captcha: its widget, and the CSP widened for its
-     * provider's origins on this page only (core/captcha.h) */
-    char script[WR_CAPTCHA_SCRIPT_MAX + 1], csp[WR_CAPTCHA_CSP_MAX + 1];
-    unsigned dirs = 0;
-    const wr_captcha_config_t *cap = cfg && cfg->captcha.set ? &cfg->captcha : NULL;
-    if (cap && wr_captcha_script_url(cap, script, sizeof script) > 0 &&
-        wr_captcha_csp_sources(cap, csp, sizeof csp, &dirs) > 0) {
-        v->captcha_provider = wr_captcha_provider_name(cap->provider);
-        v->captcha_site_key = cap->site_key;
-        v->captcha_script = script;
-    } else {
-        csp[0] = '\0';
-    }
-    size_t len = 0;
-    char *html = wr_page_render_queue(v, &len);
-    send_page(a, req, route, status, html, len, origin, csp, dirs);
-}
-
 /* An error on the queue page's route (GET/HEAD /q/{queue}): the HTML page
  * with the JSON error code in it (data-error, and the status sentence),
  * Retry-After as the JSON answer would have it. A browser never sees JSON
@@ -395,12 +354,22 @@ void wr_api__ctx_free(wr_api__ctx_t *c)
     wr_freelist_give(&a->free_ctx, c);
 }
 
+wr_scheduler_queue_t *wr_api__held(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
+{
+    return wr_scheduler_hold(c->api->sched, &c->sq, c->queue, cfg);
+}
+
+const wr_queue_config_t *wr_api__held_config(wr_api__ctx_t *c)
+{
+    return wr_scheduler_queue_config(wr_api__held(c, NULL));
+}
+
 /* ---------- the error table ---------- */
 
 /* The domain answers of the store, told as themselves where a caller tells
  * them (WR_API__TELLS_* in api_internal.h), with the page state the queue
  * page shows. A full line's Retry-After is the queue's own slowest poll
- * band, which the callers give (wr_api__full_retry_after_s, api_entries.c). */
+ * band, which the callers give (wr_api__full_retry_after_s). */
 static const wr_api__answer_t answers[] = {
     {WR_ENOTFOUND, 404, "QUEUE_NOT_FOUND", "no such queue", 0, "notfound"},
     {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
@@ -523,10 +492,9 @@ void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t
     record_end(a, &rec, 0);
 }
 
-/* wr_api__reply_page with the queue's CAPTCHA sources (html_headers). */
-static void send_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                      char *html, size_t len, const char *img_origin, const char *captcha,
-                      unsigned dirs)
+void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                        char *html, size_t len, const char *img_origin, const char *captcha,
+                        unsigned dirs)
 {
     if (!html) {
         wr_api__reply_oom(a, req, route);
@@ -540,16 +508,16 @@ static void send_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
     free(html);
 }
 
-void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len, const char *img_origin)
-{
-    send_page(a, req, route, status, html, len, img_origin, NULL, 0);
-}
-
 void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                         char *html, size_t len)
 {
-    wr_api__reply_page(a, req, route, status, html, len, NULL);
+    wr_api__reply_page(a, req, route, status, html, len, NULL, NULL, 0);
+}
+
+int wr_api__full_retry_after_s(const wr_queue_config_t *cfg)
+{
+    int s = (int)((wr_queue_slowest_band_ms(cfg) + 999) / 1000);
+    return s < 1 ? 1 : s;
 }
 
 void wr_api__done_cb(wr_err_t err, void *arg)

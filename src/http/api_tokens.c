@@ -56,21 +56,6 @@
 #include "base/clock.h"
 #include "http/http.h"
 
-bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
-{
-    const char *v = evhttp_find_header(ih, "Authorization");
-    if (!v)
-        return false;
-    if (strncasecmp(v, "Bearer ", 7) != 0)
-        return false;
-    v += 7;
-    while (*v == ' ')
-        v++;
-    *tok = v;
-    *len = strlen(v);
-    return *len > 0;
-}
-
 /* Degraded mode: the store could not be reached for c's token (claims
  * verified, not spent here). */
 static void token_degraded(wr_api__ctx_t *c, wr_err_t err)

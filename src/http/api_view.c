@@ -23,14 +23,23 @@
  * wr_queue_degraded_brake): `closed` or a known stock of 0 answers the
  * `closed` form with its reason, an opensAt still ahead the pre-queue
  * form, `paused` the degraded waiting form, and none takes budget.
+ *
+ * The queue page of a view (wr_api__reply_queue_page, for the queue page
+ * route and the preview): the queue's brand, its CAPTCHA widget with the
+ * Content-Security-Policy widened for the provider on that page only, the
+ * language from ?lang= or Accept-Language.
  */
+#include <event2/http.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "http/api_internal.h"
 #include "base/clock.h"
+#include "core/origin.h"
 #include "core/queue.h"
+#include "http/page.h"
 
 /* Signs the entry token of an admitted entry (the store keeps jti, issue
  * time and expiry; the JWT is made here, the same on every instance). */
@@ -230,4 +239,46 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     v->expires_at_ms = cl.exp * 1000;
     wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
     return true;
+}
+
+/* ---------- the queue page of a view ---------- */
+
+/* The queue page (api_internal.h): dressed in the queue's page and its
+ * CAPTCHA widget, in the language ?lang= or Accept-Language asks for. */
+void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+                              wr_page_view_t *v, const wr_queue_config_t *cfg)
+{
+    const wr_page_config_t *pg = cfg && cfg->page.set ? &cfg->page : NULL;
+    char want[40]; /* a language tag (lang.h: at most 35 bytes) */
+    v->web = a->web;
+    v->page = pg;
+    v->lang = wr_page_lang(
+        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
+        pg ? pg->lang : NULL);
+    const char *named = wr_api__query_param(req, "lang", want, sizeof(want))
+                            ? wr_page_lang_tag(a->web, want)
+                            : NULL;
+    if (named) /* ?lang= naming one of ours (in its legacy or region forms too) */
+        v->lang = named;
+    /* the logo's origin may serve images (only images) */
+    char origin[WR_ORIGIN_MAX + 1] = "";
+    if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&
+        !wr_origin_of_url(pg->logo_url, origin))
+        origin[0] = '\0';
+    /* the queue's captcha: its widget, and the CSP widened for its
+     * provider's origins on this page only (core/captcha.h) */
+    char script[WR_CAPTCHA_SCRIPT_MAX + 1], csp[WR_CAPTCHA_CSP_MAX + 1];
+    unsigned dirs = 0;
+    const wr_captcha_config_t *cap = cfg && cfg->captcha.set ? &cfg->captcha : NULL;
+    if (cap && wr_captcha_script_url(cap, script, sizeof script) > 0 &&
+        wr_captcha_csp_sources(cap, csp, sizeof csp, &dirs) > 0) {
+        v->captcha_provider = wr_captcha_provider_name(cap->provider);
+        v->captcha_site_key = cap->site_key;
+        v->captcha_script = script;
+    } else {
+        csp[0] = '\0';
+    }
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    wr_api__reply_page(a, req, route, status, html, len, origin, csp, dirs);
 }
