@@ -91,7 +91,7 @@ static void admin_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
-        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        wr_api__held(c, info->config);
         wr_api__reply_jansson(c->api, c->req, c->route, 200, info_json(c->api, info));
     } else {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);

@@ -517,8 +517,7 @@ static void captcha_verified(wr_api__verify_outcome_t outcome, void *arg)
 static void captcha_send(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     char resp[WR_CAPTCHA_RESPONSE_MAX + 1];
     char addr[64];
     wr_api__client_addr(a, c->req, addr, sizeof(addr));
@@ -542,8 +541,7 @@ static bool captcha_unreachable(wr_api__ctx_t *c, wr_err_t err)
 {
     if (!wr_api__store_unreachable(err))
         return false;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (cfg && cfg->fail_policy != WR_FAIL_CLOSED &&
         wr_queue_degraded_brake(cfg, wr_clock_wall_us() / 1000) == WR_BRAKE_NONE)
         captcha_send(c);
@@ -579,8 +577,7 @@ static void captcha_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     wr_api__observe(c, err);
     if (captcha_unreachable(c, err))
         return;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (!cfg || cfg->max_queue_size == 0) {
         captcha_send(c);
         return;

@@ -60,7 +60,7 @@
  * answered without it (wr_api__degraded_view, api_view.c): "closed" as
  * before (503), "limited" hands out a fail-open pass (a token with the "fo" claim
  * and a fresh jti the store never saw) while the queue's per-instance
- * budget lasts (wr_scheduler_take_fail_open), "open" always; the others are
+ * budget lasts (wr_scheduler_queue_take_fail_open), "open" always; the others are
  * told to wait, with no position ("degraded": true) - but no pass while
  * the known config holds a brake (an opensAt ahead: the pre-queue answer;
  * paused: told to wait). People in line keep their place in the store. A
@@ -107,7 +107,7 @@ static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route
 }
 
 /* Join limit: returns true when req was refused (answered 429). */
-static bool join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
 {
     if (!wr_ratelimit_enabled(a->join_rl))
         return false;
@@ -143,7 +143,7 @@ static bool poll_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 
 /* After an answer: a waiting identity was told to come back in retry_ms
  * (retry_ms 0 = not waiting any more: forget it). */
-static void pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms)
+void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms)
 {
     if (!wr_ratelimit_enabled(a->poll_rl))
         return;
@@ -197,7 +197,7 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     case WR_ENTRY_WAITING: {
         /* No config to draw from: the default slowest band. */
         uint32_t retry = v.retry_after_ms ? v.retry_after_ms : wr_queue_slowest_band_ms(NULL);
-        pace_note(a, c->queue, c->user, retry);
+        wr_api__pace_note(a, c->queue, c->user, retry);
         if (v.degraded) {
             n = snprintf(buf, sizeof(buf),
                          "{\"status\":\"waiting\",\"degraded\":true,\"position\":null,"
@@ -225,18 +225,18 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
         /* the sale is over or sold out: the contract's body as it is, the
          * slow re-check in the Retry-After header (seconds, rounded up) */
         retry_s = (int)((v.retry_after_ms + 999) / 1000);
-        pace_note(a, c->queue, c->user, (uint32_t)retry_s * 1000u);
+        wr_api__pace_note(a, c->queue, c->user, (uint32_t)retry_s * 1000u);
         n = snprintf(buf, sizeof(buf), "{\"status\":\"closed\",\"reason\":\"%s\"}",
                      v.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed");
         break;
     case WR_ENTRY_PREQUEUE:
-        pace_note(a, c->queue, c->user, v.retry_after_ms);
+        wr_api__pace_note(a, c->queue, c->user, v.retry_after_ms);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u}",
                      (long long)v.opens_at_ms, v.retry_after_ms);
         break;
     case WR_ENTRY_ADMITTED:
-        pace_note(a, c->queue, c->user, 0);
+        wr_api__pace_note(a, c->queue, c->user, 0);
         if (err != WR_OK) {
             wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "could not sign the token",
                                 NULL, NULL, 0);
@@ -311,7 +311,7 @@ static void leave_cb(wr_err_t err, void *arg)
 {
     wr_api__ctx_t *c = arg;
     if (c->user[0])
-        pace_note(c->api, c->queue, c->user, 0);
+        wr_api__pace_note(c->api, c->queue, c->user, 0);
     wr_api__done_cb(err, arg);
 }
 
@@ -323,7 +323,7 @@ static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
-        wr_scheduler_note(c->api->sched, c->queue, info->config);
+        wr_api__held(c, info->config);
         wr_api__reply_error(c->api, c->req, c->route, 404, "NOT_IN_QUEUE", "no visitor cookie",
                             NULL, NULL, 0);
     } else {
@@ -348,23 +348,22 @@ static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route
     }
 }
 
-static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg);
-static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r);
-static void page_challenge(wr_api__ctx_t *c);
 static void join_store(wr_api__ctx_t *c);
 
 /* ---------- joins: the challenge gate ---------- */
 
-/* A join refused for its challenge (c->challenge_reason): the page shows
- * the challenge, the API answers 403 CHALLENGE_REQUIRED. Frees c. */
+/* A join refused for its challenge (c->challenge_reason): the route's
+ * answer (the page shows the challenge). Frees c. */
 static void challenge_refused(wr_api__ctx_t *c)
 {
-    if (c->route == WR_ROUTE_QUEUE_PAGE) {
-        page_challenge(c);
-        return;
-    }
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    c->join->challenge(c);
+}
+
+/* POST entries refused for its challenge or CAPTCHA: 403
+ * CHALLENGE_REQUIRED. Frees c. */
+static void json_challenge_refused(wr_api__ctx_t *c)
+{
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (c->captcha_reason != WR_API__CAPTCHA_OK)
         wr_api__captcha_refuse(c->api, c->req, c->route, cfg, c->queue,
                                (wr_api__captcha_reason_t)c->captcha_reason);
@@ -382,10 +381,7 @@ static void challenge_status_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
     if (err == WR_OK && e && e->state != WR_ENTRY_PASSTHROUGH) {
-        if (c->route == WR_ROUTE_QUEUE_PAGE)
-            page_entry_cb(err, e, c);
-        else
-            entry_cb(err, e, c);
+        c->join->entry(err, e, c);
         return;
     }
     wr_api__observe(c, err);
@@ -426,10 +422,11 @@ static void captcha_refused(wr_api__ctx_t *c, wr_api__captcha_reason_t r)
     challenge_gate(c, c->user, c->cookie, WR_CHALLENGE_OK);
 }
 
-/* What the CAPTCHA gate (api_captcha.c) goes on with. */
+/* What the CAPTCHA gate (api_captcha.c) goes on with: its answers are the
+ * route's (c->join). */
 static void entry_answer(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e)
 {
-    entry_cb(err, e, c);
+    c->join->entry(err, e, c);
 }
 
 static const wr_api__join_steps_t join_steps = {join_store, entry_answer, captcha_refused};
@@ -530,15 +527,7 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
             }
         }
         if (r != WR_INVITE_OK) {
-            if (c->route == WR_ROUTE_QUEUE_PAGE) {
-                page_invite_refused(c, r);
-            } else {
-                wr_api__reply_error(a, c->req, c->route, 403, "INVITE_REQUIRED",
-                                    r == WR_INVITE_MISSING ? "this queue needs an invite"
-                                                           : "the invite is not valid here",
-                                    NULL, wr_invite_reason_name(r), 0);
-                wr_api__ctx_free(c);
-            }
+            c->join->invite_refused(c, r);
             return;
         }
     }
@@ -629,15 +618,12 @@ static void join_store(wr_api__ctx_t *c)
         c->seen_us = wr_clock_mono_us();
     }
     wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
-                       ? wr_store_join_page(a->store, c->queue, c->user, page_entry_cb, c)
-                       : wr_store_join(a->store, c->queue, c->user, entry_cb, c);
+                       ? wr_store_join_page(a->store, c->queue, c->user, c->join->entry, c)
+                       : wr_store_join(a->store, c->queue, c->user, c->join->entry, c);
     if (err == WR_OK)
         return;
-    if (c->route == WR_ROUTE_QUEUE_PAGE) {
-        page_entry_cb(WR_EUNAVAILABLE, NULL, c);
-        return;
-    }
-    entry_cb(err, NULL, c); /* degraded mode, or 503; frees c */
+    /* degraded mode, or 503 (the page: as unavailable); frees c */
+    c->join->entry(c->route == WR_ROUTE_QUEUE_PAGE ? WR_EUNAVAILABLE : err, NULL, c);
 }
 
 /* The queue's config read for the gate. An unknown queue leaves the answer
@@ -652,7 +638,7 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_t *c = arg;
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
-        wr_scheduler_hold(c->api->sched, &c->sq, c->queue, info->config);
+        wr_api__held(c, info->config);
         join_gate(c, info->config);
         return;
     }
@@ -660,8 +646,7 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
         join_gate(c, NULL);
         return;
     }
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (cfg) {
         join_gate(c, cfg);
         return;
@@ -670,14 +655,28 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_free(c);
 }
 
+/* POST entries' JSON answers of a join (api_internal.h). */
+static void json_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
+{
+    wr_api__reply_error(c->api, c->req, c->route, 403, "INVITE_REQUIRED",
+                        r == WR_INVITE_MISSING ? "this queue needs an invite"
+                                               : "the invite is not valid here",
+                        NULL, wr_invite_reason_name(r), 0);
+    wr_api__ctx_free(c);
+}
+
+static const wr_api__join_answers_t json_answers = {entry_cb, json_invite_refused,
+                                                    json_challenge_refused};
+
 /* POST entries and GET /q/{queue}: the config, then the gate. */
-static void join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                        const char *queue, const wr_api__join_answers_t *answers)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c)
         return;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, queue, NULL));
+    c->join = answers;
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (cfg) {
         join_gate(c, cfg);
         return;
@@ -695,8 +694,8 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     if (route == WR_ROUTE_JOIN) {
-        if (!join_limited(a, req, route))
-            join_start(a, req, route, queue);
+        if (!wr_api__join_limited(a, req, route))
+            wr_api__join_start(a, req, route, queue, &json_answers);
         return;
     }
     int who = wr_api__resolve_user(a, req, route, false, user, cookie);
@@ -717,8 +716,7 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
     if (route == WR_ROUTE_STATUS) {
         /* Within the store's last-seen window after a recorded join or
          * status, the poll need not record again (store.h status_quiet). */
-        const wr_queue_config_t *cfg =
-            wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, queue, NULL));
+        const wr_queue_config_t *cfg = wr_api__held_config(c);
         int64_t now = wr_clock_mono_us();
         if (cfg && a->seen &&
             wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
@@ -740,194 +738,4 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
         wr_api__reply_unavailable(a, req, route, err);
         wr_api__ctx_free(c);
     }
-}
-
-/* ---------- the queue page ---------- */
-
-/* Renders the queue page of view v with HTTP status in the queue's brand
- * (the config this instance holds), and frees c. */
-static void send_page(wr_api__ctx_t *c, wr_page_view_t *v, int status)
-{
-    v->queue = c->queue;
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    wr_api__reply_queue_page(c->api, c->req, c->route, status, v, cfg);
-    wr_api__ctx_free(c);
-}
-
-/* The page of a join refused for its invite: 403, the reason told. */
-static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
-{
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.state = "invite";
-    v.eta_seconds = -1;
-    v.target_url = "";
-    v.reason = wr_invite_reason_name(r);
-    send_page(c, &v, 403);
-}
-
-/* Where the page sends an admitted person (v's target_url, already the
- * queue's targetUrl): ?return= when it goes to targetUrl's origin or one
- * of returnOrigins (copied to ret); and tokenInQuery. cfg NULL: unchanged. */
-static void page_target(wr_api__ctx_t *c, const wr_queue_config_t *cfg,
-                        char ret[WR_TARGET_URL_MAX + 1], wr_page_view_t *v)
-{
-    if (!cfg)
-        return;
-    if (wr_api__query_param(c->req, "return", ret, WR_TARGET_URL_MAX + 1) &&
-        wr_origin_return_ok(ret, WR_TARGET_URL_MAX, cfg->target_url,
-                            (const char(*)[WR_ORIGIN_MAX + 1]) cfg->return_origins,
-                            cfg->n_return_origins))
-        v->target_url = ret;
-    v->token_in_query = cfg->token_in_query;
-}
-
-/* The page of a queue that asks for a solved challenge, to someone not in
- * line: no join (API 1.2); the page's script fetches a challenge, solves
- * it in a Web Worker and joins. Without JavaScript it says that it needs
- * it. The visitor cookie is set here so the script's requests share it. */
-static void page_challenge(wr_api__ctx_t *c)
-{
-    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
-    if (c->api->cfg->identity != WR_IDENTITY_HEADER &&
-        wr_api__resolve_user(c->api, c->req, c->route, true, user, cookie) != 1 && cookie[0])
-        wr_api__set_visitor_cookie(c->api, c->req, cookie);
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.state = "challenge";
-    v.eta_seconds = -1;
-    v.target_url = "";
-    const wr_queue_config_t *cfg =
-        wr_scheduler_queue_config(wr_scheduler_hold(c->api->sched, &c->sq, c->queue, NULL));
-    char ret[WR_TARGET_URL_MAX + 1];
-    if (cfg)
-        v.target_url = cfg->target_url;
-    page_target(c, cfg, ret, &v);
-    send_page(c, &v, 200);
-}
-
-static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
-{
-    wr_api__ctx_t *c = arg;
-    wr_api_t *a = c->api;
-    wr_api__observe(c, err);
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.eta_seconds = -1;
-    v.target_url = "";
-    char ret[WR_TARGET_URL_MAX + 1];
-    int status = 200;
-    if (c->cookie[0] && wr_api__visitor_kept(err))
-        wr_api__set_visitor_cookie(a, c->req, c->cookie);
-    wr_api__entry_view_t ev;
-    bool have = false;
-    if (err == WR_OK && e) {
-        wr_api__entry_view(c, e, &ev); /* signing failed: admitted, without the cookie */
-        have = true;
-    } else {
-        have = wr_api__degraded_view(c, err, &ev);
-    }
-    if (have) {
-        v.target_url = ev.target_url;
-        v.notice = ev.notice; /* every state; borrowed from the config */
-        /* degraded mode: no entry, the config this instance holds */
-        const wr_queue_config_t *cfg =
-            e ? e->config
-              : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL));
-        page_target(c, cfg, ret, &v);
-        switch (ev.state) {
-        case WR_ENTRY_PREQUEUE:
-            /* sale opening: the page's countdown (opens_at_ms) is the
-             * queue page's; until then it keeps asking at retry */
-            v.state = "prequeue";
-            v.opens_at_ms = ev.opens_at_ms;
-            v.retry_after_ms = ev.retry_after_ms;
-            pace_note(a, c->queue, c->user, ev.retry_after_ms);
-            break;
-        case WR_ENTRY_WAITING:
-            if (ev.degraded) { /* degraded mode: no place to show */
-                v.state = "degraded";
-                v.retry_after_ms = ev.retry_after_ms;
-                pace_note(a, c->queue, c->user, ev.retry_after_ms);
-                break;
-            }
-            v.state = "waiting";
-            v.position = ev.position;
-            v.waiting = ev.waiting;
-            v.eta_seconds = ev.eta_seconds;
-            v.retry_after_ms = ev.retry_after_ms;
-            v.held = ev.held;                 /* "your place was kept" */
-            v.has_stock = ev.stock_left >= 0; /* the odds */
-            v.stock_left = ev.stock_left >= 0 ? (uint64_t)ev.stock_left : 0;
-            v.waiting_for = ev.waiting_for; /* "stock": says what it waits for */
-            if (ev.retry_after_ms)          /* 0: no config, nothing to pace by */
-                pace_note(a, c->queue, c->user, ev.retry_after_ms);
-            break;
-        case WR_ENTRY_CLOSED:
-            /* the sale is over or sold out: the page says so and re-checks
-             * slowly (the queue page's own rendering of it: page.c) */
-            v.state = "closed";
-            v.reason = ev.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed";
-            v.retry_after_ms = ev.retry_after_ms;
-            pace_note(a, c->queue, c->user, ev.retry_after_ms);
-            break;
-        case WR_ENTRY_ADMITTED:
-            v.state = "admitted";
-            if (ev.token[0]) {
-                wr_api__set_token_cookie(c, ev.token, ev.expires_at_ms);
-                v.token = ev.token;
-            }
-            send_page(c, &v, status); /* ev (the token) lives until here */
-            return;
-        case WR_ENTRY_PASSTHROUGH:
-        default:
-            v.state = "passthrough";
-            break;
-        }
-    } else {
-        const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
-        v.state = ans->page_state;
-        v.error = ans->code;
-        status = ans->status;
-        /* a full line: the queue's slowest poll band, as the JSON join */
-        int ra_s = wr_api__answer_retry_s(a, ans);
-        if (err == WR_EFULL)
-            ra_s = wr_api__full_retry_after_s(
-                e ? e->config
-                  : wr_scheduler_queue_config(wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL)));
-        if (ra_s > 0) { /* the page retries when the header says */
-            char ra[16];
-            snprintf(ra, sizeof(ra), "%d", ra_s);
-            evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
-            v.retry_after_ms = (uint32_t)ra_s * 1000u;
-        }
-    }
-    send_page(c, &v, status);
-}
-
-/* True when the raw query q names the parameter key (key=... as one of its
- * &-separated parts, whatever its value: too long or empty included), so
- * that ?return=https://shop/p?preview=1 or ?xpreview= is not a preview. */
-static bool query_names(const char *q, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, key, n) == 0 && p[n] == '=')
-            return true;
-    }
-    return false;
-}
-
-void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
-{
-    char preview[32] = "";
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-    if (wr_api__query_param(req, "preview", preview, sizeof(preview)) ||
-        query_names(q, "preview")) {
-        wr_api__handle_preview(a, req, call, preview);
-        return;
-    }
-    if (!join_limited(a, req, call->route))
-        join_start(a, req, call->route, call->queue);
 }

@@ -30,6 +30,7 @@
 #include "http/page.h"
 #include "core/challenge.h"
 #include "core/identity.h"
+#include "core/invite.h"
 #include "core/qconfig.h"
 #include "core/ratelimit.h"
 #include "base/rng.h"
@@ -184,7 +185,10 @@ typedef struct wr_api__ctx {
     char verdict_id[WR_CHALLENGE_ID_LEN + 1];
     /* The join's steps after the CAPTCHA gate (api_entries.c). */
     const struct wr_api__join_steps *steps;
+    const struct wr_api__join_answers *join; /* a join: its route's answers (api_entries.c) */
 } wr_api__ctx_t;
+
+typedef struct wr_api__join_answers wr_api__join_answers_t;
 
 /* ---------- api_reply.c: contexts, replies ---------- */
 
@@ -392,11 +396,36 @@ bool wr_api__visitor_kept(wr_err_t err);
  * proxy's X-Forwarded-Proto: https), on c's answer. */
 void wr_api__set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms);
 
-/* ---------- api_entries.c ---------- */
+/* ---------- api_entries.c: join / status / leave, the join's gates ---------- */
 
 /* POST /v1/queues/{queue}/entries, GET/DELETE .../entries/me; the queue is
  * validated and the token secret is installed. Answers req exactly once. */
 wr_api__handler_fn wr_api__handle_entries;
+
+/* How a join's route answers once the gates are done with c (each frees
+ * c): POST entries' JSON (api_entries.c), or the queue page (api_page.c). */
+struct wr_api__join_answers {
+    wr_store_entry_cb entry; /* the store's entry of the join, or of the gates' status read */
+    void (*invite_refused)(wr_api__ctx_t *c, wr_invite_reason_t r); /* 403 of the invite gate */
+    void (*challenge)(wr_api__ctx_t *c); /* refused for its challenge or CAPTCHA (not in line) */
+};
+
+/* A join of queue on route (JOIN or QUEUE_PAGE): the queue's config (the
+ * held one, else one store read), then the gates (body, invite, challenge,
+ * CAPTCHA), then the store's join; answered through answers (static
+ * storage). Answers req exactly once. */
+void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+                        const char *queue, const wr_api__join_answers_t *answers);
+
+/* The join limit per client address: true when req was refused (answered
+ * 429 RATE_LIMITED). */
+bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
+
+/* Poll pacing, after an answer: a waiting identity (queue, user) was told
+ * to come back in retry_ms (0 = not waiting any more: forgotten). */
+void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms);
+
+/* ---------- api_page.c ---------- */
 
 /* GET /q/{queue}: joins (like POST entries) and answers the queue page.
  * Same preconditions as wr_api__handle_entries. */

@@ -61,7 +61,7 @@
 static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
 {
     wr_api_t *a = c->api;
-    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     wr_fail_policy_t p = cfg ? cfg->fail_policy : WR_FAIL_CLOSED;
     /* release always answers 503: the session lapses by itself */
     if (!wr_api__store_unreachable(err) || p == WR_FAIL_CLOSED || c->route == WR_ROUTE_RELEASE) {
@@ -79,7 +79,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         return;
     }
     if (!c->claims.fail_open && p == WR_FAIL_LIMITED &&
-        !wr_scheduler_take_fail_open(a->sched, c->queue, wr_clock_mono_ms())) {
+        !wr_scheduler_queue_take_fail_open(wr_api__held(c, NULL), wr_clock_mono_ms())) {
         wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
                             "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
         return;
@@ -111,7 +111,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
 static void note_spent(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
-    const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, c->queue);
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (c->route == WR_ROUTE_RELEASE || !c->claims.jti[0])
         return;
     if (!c->claims.fail_open && (!cfg || cfg->session_seconds > 0))
@@ -140,7 +140,8 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
     } else if (err == WR_OK) {
         if (c->route == WR_ROUTE_VERIFY || c->route == WR_ROUTE_RELEASE) {
             if (c->route == WR_ROUTE_RELEASE && res && res->session_us >= 0)
-                wr_scheduler_note_session(a->sched, c->queue, (double)res->session_us / 1000.0);
+                wr_scheduler_queue_note_session(wr_api__held(c, NULL),
+                                                (double)res->session_us / 1000.0);
             wr_api__reply_empty(a, c->req, c->route, 204);
         } else if (c->claims.fail_open) {
             /* a fail-open pass, burned now for every instance */
@@ -287,7 +288,7 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api_t *a = c->api;
     wr_api__observe(c, err);
     if (err == WR_OK && info && info->config) {
-        wr_scheduler_note(a->sched, c->queue, info->config);
+        wr_api__held(c, info->config);
         if (!info->config->enabled) {
             reply_passthrough(a, c->req, c->route);
         } else {

@@ -17,7 +17,7 @@
  * Degraded mode (docs/API.md 1.1): "closed" leaves the store's error to
  * the caller; "limited" hands out a fail-open pass (a token with the "fo"
  * claim and a fresh jti the store never saw) while the queue's
- * per-instance budget lasts (wr_scheduler_take_fail_open), "open" always;
+ * per-instance budget lasts (wr_scheduler_queue_take_fail_open), "open" always;
  * the others are told to wait, with no position ("degraded": true). The
  * brakes of the known config come first (1.2 "Clarifications",
  * wr_queue_degraded_brake): `closed` or a known stock of 0 answers the
@@ -113,7 +113,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->notice = cfg ? cfg->notice : NULL;
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
-    wr_scheduler_queue_t *sq = cfg ? wr_scheduler_hold(a->sched, &c->sq, c->queue, cfg) : NULL;
+    wr_scheduler_queue_t *sq = cfg ? wr_api__held(c, cfg) : NULL;
     switch (e->state) {
     case WR_ENTRY_PREQUEUE:
         prequeue_view(c, cfg, v);
@@ -186,7 +186,7 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     wr_api_t *a = c->api;
     if (!wr_api__store_unreachable(err))
         return false;
-    wr_scheduler_queue_t *sq = wr_scheduler_hold(a->sched, &c->sq, c->queue, NULL);
+    wr_scheduler_queue_t *sq = wr_api__held(c, NULL);
     const wr_queue_config_t *cfg = wr_scheduler_queue_config(sq);
     if (!cfg)
         return false;

@@ -611,6 +611,18 @@ static void entry_add(wr_scheduler_t *s, const char *queue, const wr_queue_confi
     arm(e, 0);
 }
 
+/* A request of known queue e is served (cfg: its answer's config, or
+ * NULL): the config is taken when e has none yet (otherwise every admit
+ * tick refreshes it: no copy per poll), and e is woken if quiet. */
+static void noted(entry_t *e, const wr_queue_config_t *cfg)
+{
+    if (cfg && !e->has_cfg) {
+        e->cfg = *cfg;
+        e->has_cfg = true;
+    }
+    wake(e);
+}
+
 void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
     if (!cfg || !wr_ids_valid_queue(queue))
@@ -620,12 +632,7 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
         entry_add(s, queue, cfg);
         return;
     }
-    /* known: every admit tick refreshes its config (no copy per poll) */
-    if (!e->has_cfg) {
-        e->cfg = *cfg;
-        e->has_cfg = true;
-    }
-    wake(e);
+    noted(e, cfg);
 }
 
 void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
@@ -664,16 +671,20 @@ wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t 
                                         const char *queue, const wr_queue_config_t *cfg)
 {
     entry_t *e = *q;
-    if (e && !e->dead && strcmp(e->name, queue) == 0)
+    if (e && !e->dead && strcmp(e->name, queue) == 0) {
+        if (cfg)
+            noted(e, cfg); /* an answer about it, as wr_scheduler_note */
         return e;
+    }
     wr_scheduler_release(e);
     e = find(s, queue);
     if (!e && cfg) {
         wr_scheduler_note(s, queue, cfg);
         e = find(s, queue);
     } else if (e) {
-        wake(e); /* serving a request of it, as wr_scheduler_note: a join must
-                    not wait for a quiet queue's next call (up to QUIET_MS) */
+        /* serving a request of it, as wr_scheduler_note: a join must not
+         * wait for a quiet queue's next call (up to QUIET_MS) */
+        noted(e, cfg);
     }
     if (e)
         e->refs++;
@@ -718,9 +729,9 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
     return d < 0 ? 0 : d;
 }
 
-void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms)
+void wr_scheduler_queue_note_session(wr_scheduler_queue_t *q, double ms)
 {
-    entry_t *e = find(s, queue);
+    entry_t *e = q;
     if (!live(e) || !e->cfg.has_autotune || e->cfg.session_seconds == 0)
         return;
     if (!e->at_sess && !(e->at_sess = calloc(1, sizeof *e->at_sess)))
@@ -737,11 +748,6 @@ double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
 {
     entry_t *e = find(s, queue);
     return live(e) ? wr_rate_window_rate(&e->rate) : -1;
-}
-
-bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms)
-{
-    return wr_scheduler_queue_take_fail_open(find(s, queue), now_ms);
 }
 
 bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms)

@@ -75,10 +75,12 @@ typedef struct wr_scheduler_queue wr_scheduler_queue_t;
 
 /*
  * Makes *q the held queue named queue: when *q already holds that queue and
- * it is still known, nothing is done (no lookup). Otherwise releases *q,
- * looks the name up and, since a request of the queue is being served,
- * notes it as wr_scheduler_note does: a quiet queue is woken, an unknown one
- * added when cfg is given; holds what it finds (NULL: unknown here).
+ * it is still known, no lookup is made (with cfg, the queue is noted as
+ * wr_scheduler_note does). Otherwise releases *q, looks the name up and,
+ * since a request of the queue is being served, notes it as
+ * wr_scheduler_note does: a quiet queue is woken, its config taken from
+ * cfg when it has none yet, an unknown one added when cfg is given; holds
+ * what it finds (NULL: unknown here).
  * Returns *q. *q starts NULL; every non-NULL *q is given back with
  * wr_scheduler_release, before or after wr_scheduler_free.
  */
@@ -121,12 +123,12 @@ int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q);
  * monotonic ms. */
 bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms);
 
-/* Three of them by name (one lookup each), for callers that ask once.
- * wr_scheduler_observed_rate is the plain last minute's rate (stats'
- * admitRateObserved, the metric), idle time included; -1 when not known. */
+/* Two of them by name (one lookup each), for callers that hold no queue
+ * (a request holds its queue: wr_scheduler_hold). wr_scheduler_observed_rate
+ * is the plain last minute's rate (stats' admitRateObserved, the metric),
+ * idle time included; -1 when not known. */
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue);
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue);
-bool wr_scheduler_take_fail_open(wr_scheduler_t *s, const char *queue, int64_t now_ms);
 
 /* The queue's one-second history (history.h), borrowed until the next
  * call into the scheduler or the loop; NULL when the queue is unknown here
@@ -157,12 +159,12 @@ typedef struct {
  * autotune; false otherwise (*out untouched). */
 bool wr_scheduler_autotune(wr_scheduler_t *s, const char *queue, wr_scheduler_autotune_t *out);
 
-/* Autotune's session signal: a session of queue ended by release after ms
- * (consume to release). Kept in the queue's window (the last
+/* Autotune's session signal: a session of held queue q ended by release
+ * after ms (consume to release). Kept in the queue's window (the last
  * WR_AUTOTUNE_WINDOW_N, 10 s; core/autotune.h) while its config has
  * autotune and sessionSeconds; the p95 goes to the store as a report (slot
- * 1) with the queue's next autotune step. Unknown queue: nothing. */
-void wr_scheduler_note_session(wr_scheduler_t *s, const char *queue, double ms);
+ * 1) with the queue's next autotune step. q NULL or forgotten: nothing. */
+void wr_scheduler_queue_note_session(wr_scheduler_queue_t *q, double ms);
 
 /* Number of queues known. */
 size_t wr_scheduler_count(wr_scheduler_t *s);
