@@ -1,6 +1,10 @@
 /*
  * scheduler.c - per-queue admission ticks and the local config cache.
  *
+ * The module's files (scheduler_internal.h): this one has the entries,
+ * their ticks, discovery and the held-queue API; autotune's step is in
+ * scheduler_autotune.c, the per-queue series in scheduler_metrics.c.
+ *
  * Structure: a map (qmap.h) from queue name to entry. Each entry owns a
  * one-shot timer, re-armed after every admit answer
  * for the middle of the store's next tick:
@@ -112,71 +116,13 @@
 #include "base/siphash.h"
 #include "core/autotune.h"
 #include "core/queue.h"
+#include "runtime/scheduler_internal.h"
 
 /* A quiet queue's admit call comes once per QUIET_MS (ms of store time),
  * QUIET_OFFSET_MS into one of the QUIET_MS / QUIET_SLOT_MS slots. */
 #define QUIET_MS        1000
 #define QUIET_SLOT_MS   100
 #define QUIET_OFFSET_MS 10
-
-typedef struct wr_scheduler_queue {
-    wr_scheduler_t *sched;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    wr_queue_config_t cfg;
-    struct event *timer;
-    bool in_flight;            /* an admit call is pending */
-    bool dead;                 /* forgotten while in flight or held: free when neither */
-    unsigned refs;             /* requests holding it (wr_scheduler_hold) */
-    int64_t next_ms;           /* monotonic ms the timer is armed for (the next admit call) */
-    wr_rate_window_t rate;     /* the last minute: stats, metrics */
-    wr_rate_window_t eta_rate; /* the same since the line last had people: the ETA */
-    double fail_tokens;        /* limited fail-open bucket */
-    int64_t fail_last_ms;
-    int64_t last_err_log_ms;
-    wr_history_t *hist; /* NULL when it could not be allocated */
-    bool has_cfg;       /* cfg is known (discovered by name: from the first admit answer) */
-    bool quiet;         /* asleep (see "Quiet queues"): its timer is QUIET_MS away */
-    bool woke;          /* woken while a call was in flight: its quiet answer counts as busy */
-    bool published;     /* last_st holds the store stats last published */
-    double away_share;  /* stats away / waiting of the last admit answer, 0 none */
-    wr_queue_stats_t last_st;
-    double last_rates[5]; /* the rate and config gauges last published */
-    /* Sale opening (see above) */
-    int64_t call_t0_us;   /* monotonic us when the admit in flight was called */
-    int64_t call_sync_us; /* how long that call took before it returned */
-    int64_t open_t0_us;   /* first call of the opening in progress, 0 = none */
-    uint64_t open_moved, open_calls;
-    int64_t open_sync_max_us, open_rtt_max_us;
-    /* Autotune (see "Autotune" above) */
-    bool at_busy;                   /* a step's store calls are in flight (holds a ref) */
-    bool at_saturated;              /* the last admit answer left people waiting */
-    int64_t at_last_ms;             /* monotonic ms of the last step started */
-    double at_rate;                 /* the rate in use as last read, users/s; 0 = not known */
-    double at_published;            /* the rate waitroom_autotune_rate shows, 0 = none yet */
-    wr_autotune_out_t at_out;       /* the step whose write is in flight */
-    wr_autotune_window_t *at_sess;  /* the session signal (allocated at its first sample) */
-    double at_lat, at_err;          /* the signal of the last step, -1 = none fresh (or failed) */
-    int64_t at_step_us;             /* store step time of the last change known (at_chg) */
-    wr_scheduler_autotune_t at_chg; /* that change (its rate/latency members unused) */
-} entry_t;
-
-struct wr_scheduler {
-    struct event_base *base;
-    wr_store_t *store;
-    wr_metrics_t *metrics;
-    uint32_t discovery_ms;
-    struct event *discovery;
-    bool listing;
-    bool freeing;
-    struct list_req *list_pending; /* marked dead by free while a list call is pending */
-    wr_qmap_t *queues;             /* name -> entry_t */
-    size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
-};
-
-static entry_t *find(wr_scheduler_t *s, const char *name)
-{
-    return wr_qmap_get(s->queues, name);
-}
 
 static void entry_free(entry_t *e)
 {
@@ -205,63 +151,7 @@ static void arm(entry_t *e, uint32_t delay_ms)
     e->next_ms = wr_clock_mono_ms() + delay_ms;
 }
 
-static void labels_for(const entry_t *e, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "queue=\"%s\"", e->name);
-}
-
-/* Sets the queue's series; the store's stats only when they changed or the
- * queue is busy (see "Quiet queues"). */
-static void publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
-{
-    wr_metrics_t *m = e->sched->metrics;
-    if (!m)
-        return;
-    char l[WR_QUEUE_NAME_MAX + 16];
-    labels_for(e, l, sizeof(l));
-    bool same = quiet && e->published && memcmp(&e->last_st, st, sizeof(*st)) == 0;
-    e->last_st = *st;
-    e->published = true;
-    if (same)
-        goto rates;
-    wr_metrics_set(m, "waitroom_queue_waiting", l, (double)st->waiting);
-    wr_metrics_set(m, "waitroom_queue_active", l, (double)st->active);
-    /* Cluster-wide totals from the store: set, not incremented. */
-    wr_metrics_set(m, "waitroom_queue_admitted_total", l, (double)st->admitted_total);
-    wr_metrics_set(m, "waitroom_queue_consumed_total", l, (double)st->consumed_total);
-    wr_metrics_set(m, "waitroom_queue_expired_total", l, (double)st->expired_total);
-    wr_metrics_set(m, "waitroom_queue_left_total", l, (double)st->left_total);
-    wr_metrics_set(m, "waitroom_queue_rejected_full_total", l, (double)st->rejected_full_total);
-    wr_metrics_set(m, "waitroom_queue_sessions", l, (double)st->sessions);
-    wr_metrics_set(m, "waitroom_queue_prequeue", l, (double)st->prequeue);
-    wr_metrics_set(m, "waitroom_queue_released_total", l, (double)st->released_total);
-    wr_metrics_set(m, "waitroom_queue_sessions_expired_total", l,
-                   (double)st->sessions_expired_total);
-    wr_metrics_set(m, "waitroom_queue_abandoned_total", l, (double)st->abandoned_total);
-    wr_metrics_set(m, "waitroom_queue_away", l, (double)st->away);
-    wr_metrics_set(m, "waitroom_queue_held", l, (double)st->held);
-    wr_metrics_set(m, "waitroom_queue_returned_total", l, (double)st->returned_total);
-    if (st->stock_left >= 0) /* only for queues with a stock */
-        wr_metrics_set(m, "waitroom_queue_stock_left", l, (double)st->stock_left);
-    else
-        wr_metrics_remove(m, "waitroom_queue_stock_left", l);
-    wr_metrics_set(m, "waitroom_queue_sold_out", l, st->sold_out_at_ms >= 0 ? 1 : 0);
-rates:;
-    double r = wr_rate_window_rate(&e->rate);
-    double v[5] = {r < 0 ? 0 : r, e->cfg.admit_per_second, e->cfg.paused ? 1 : 0,
-                   e->cfg.enabled ? 1 : 0, e->cfg.closed ? 1 : 0};
-    if (same && memcmp(v, e->last_rates, sizeof(v)) == 0)
-        return;
-    memcpy(e->last_rates, v, sizeof(v));
-    wr_metrics_set(m, "waitroom_queue_admit_rate_observed", l, v[0]);
-    wr_metrics_set(m, "waitroom_queue_admit_rate_configured", l, v[1]);
-    wr_metrics_set(m, "waitroom_queue_paused", l, v[2]);
-    wr_metrics_set(m, "waitroom_queue_enabled", l, v[3]);
-    wr_metrics_set(m, "waitroom_queue_closed", l, v[4]);
-}
-
 static void tick_cb(evutil_socket_t fd, short what, void *arg);
-static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st);
 
 /* ms from the store time now_ms to a quiet queue's next call: QUIET_OFFSET_MS
  * into the slot of QUIET_SLOT_MS its name picks (siphash) in the next
@@ -326,7 +216,7 @@ static bool opening_progress(entry_t *e, const wr_admit_t *res)
             (double)e->open_rtt_max_us / 1000);
     if (e->sched->metrics) {
         char l[WR_QUEUE_NAME_MAX + 16];
-        labels_for(e, l, sizeof(l));
+        wr_scheduler__labels(e, l, sizeof(l));
         wr_metrics_set(e->sched->metrics, "waitroom_opening_step_max_seconds", l,
                        (double)e->open_sync_max_us / 1e6);
         wr_metrics_set(e->sched->metrics, "waitroom_opening_seconds", l, total_s);
@@ -399,8 +289,8 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     wr_rate_window_add_tick(&e->eta_rate, mono_ms, res->stats.admitted_total, res->stats.waiting);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
-    publish(e, &res->stats, e->quiet);
-    at_maybe_step(e, &res->stats);
+    wr_scheduler__publish(e, &res->stats, e->quiet);
+    wr_scheduler__autotune_step(e, &res->stats);
     if (e->hist) {
         wr_history_tune_t tune = {0}; /* target_ms 0: no autotune */
         if (e->cfg.has_autotune)
@@ -412,7 +302,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     }
     if (s->metrics && res->n_waited > 0) {
         char l[WR_QUEUE_NAME_MAX + 16];
-        labels_for(e, l, sizeof(l));
+        wr_scheduler__labels(e, l, sizeof(l));
         for (size_t i = 0; i < res->n_waited; i++)
             wr_metrics_observe(s->metrics, "waitroom_wait_seconds", l,
                                (double)res->waited_us[i] / 1e6);
@@ -434,133 +324,6 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     if (at >= 0 && at >= now_ms && at - now_ms < (int64_t)delay)
         delay = (uint32_t)(at - now_ms);
     arm(e, delay);
-}
-
-/* ---- autotune (see "Autotune" above) */
-
-static void at_done(entry_t *e, double rate_in_use)
-{
-    wr_metrics_t *m = e->sched->metrics;
-    if (rate_in_use > 0 && rate_in_use != e->at_published && m && !e->dead) {
-        char l[WR_QUEUE_NAME_MAX + 16];
-        labels_for(e, l, sizeof(l));
-        wr_metrics_set(m, "waitroom_autotune_rate", l, rate_in_use);
-        e->at_published = rate_in_use; /* set only when it changes, published at least once */
-    }
-    if (rate_in_use > 0)
-        e->at_rate = rate_in_use;
-    e->at_busy = false;
-    wr_scheduler_release(e);
-}
-
-/* A change of the rate made elsewhere (another instance, or before this
- * one started) seen as a new step time: its reason is not known here. */
-static void at_seen(entry_t *e, int64_t step_us, double rate_now)
-{
-    if (step_us <= 0 || step_us == e->at_step_us)
-        return;
-    e->at_step_us = step_us;
-    e->at_chg = (wr_scheduler_autotune_t){.changed_at_ms = step_us / 1000,
-                                          .from = e->at_rate,
-                                          .to = rate_now,
-                                          .why_known = false,
-                                          .why_latency_ms = -1,
-                                          .why_error_rate = -1};
-}
-
-static void at_set_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
-{
-    entry_t *e = arg;
-    if (err != WR_OK || e->dead) {
-        at_done(e, 0);
-        return;
-    }
-    double before = e->at_rate;
-    double now = wr_store_rate_in_use(&e->cfg, res->rate);
-    if (!res->applied) {
-        at_seen(e, res->step_us, now); /* another instance's write won */
-    } else {
-        e->at_step_us = res->step_us;
-        e->at_chg = (wr_scheduler_autotune_t){.changed_at_ms = res->step_us / 1000,
-                                              .from = before,
-                                              .to = now,
-                                              .why_known = true,
-                                              .why = e->at_out.why,
-                                              .why_latency_ms = e->at_out.latency_ms,
-                                              .why_error_rate = e->at_out.error_rate};
-    }
-    if (res->applied) {
-        /* each signal when known: none before the first health report */
-        char lat[32] = "latency unknown", er[32] = "errorRate unknown";
-        if (e->at_out.latency_ms >= 0)
-            snprintf(lat, sizeof(lat), "latency %.0f ms", e->at_out.latency_ms);
-        if (e->at_out.error_rate >= 0)
-            snprintf(er, sizeof(er), "errorRate %.3f", e->at_out.error_rate);
-        wr_info("queue %s: autotune rate %.3f -> %.3f per second (%s: %s, %s, targetMs %u)",
-                e->name, before, now, wr_autotune_why_name(e->at_out.why), lat, er,
-                e->cfg.autotune_target_ms);
-    }
-    at_done(e, now);
-}
-
-static void at_read_cb(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
-{
-    entry_t *e = arg;
-    if (err != WR_OK || e->dead || !e->cfg.has_autotune) {
-        e->at_lat = e->at_err = -1; /* no step: no signal to show */
-        at_done(e, 0);
-        return;
-    }
-    at_seen(e, res->step_us, wr_store_rate_in_use(&e->cfg, res->rate));
-    wr_autotune_cfg_t cfg = {e->cfg.autotune_min, e->cfg.autotune_max, e->cfg.autotune_target_ms};
-    wr_autotune_state_t st = {.rate = res->rate,
-                              .step_us = res->step_us,
-                              .start_rate = e->cfg.admit_per_second,
-                              .saturated = e->at_saturated,
-                              .cut_latency_ms = res->cut_latency_ms};
-    wr_autotune_step(&cfg, &st, res->reports, WR_AUTOTUNE_SOURCES, res->now_us, &e->at_out);
-    e->at_lat = e->at_out.latency_ms;
-    e->at_err = e->at_out.error_rate;
-    if (e->at_rate <= 0)
-        e->at_rate = wr_store_rate_in_use(&e->cfg, res->rate);
-    if (!e->at_out.changed) {
-        at_done(e, wr_store_rate_in_use(&e->cfg, res->rate));
-        return;
-    }
-    wr_autotune_req_t req = {.set = true,
-                             .expect_step_us = res->step_us,
-                             .rate = e->at_out.rate,
-                             .cut_latency_ms = e->at_out.cut_latency_ms};
-    if (wr_store_autotune(e->sched->store, e->name, &req, at_set_cb, e) != WR_OK)
-        at_done(e, 0);
-}
-
-/* Starts a step of q's autotune when it is due (after an admit answer). */
-static void at_maybe_step(entry_t *e, const wr_queue_stats_t *st)
-{
-    if (!e->cfg.has_autotune || e->at_busy || e->dead)
-        return;
-    int64_t now = wr_clock_mono_ms();
-    if (now - e->at_last_ms < WR_AUTOTUNE_STEP_MIN_US / 1000)
-        return;
-    e->at_last_ms = now;
-    e->at_saturated = st->waiting > 0;
-    wr_autotune_req_t req = {0};
-    double p95 = e->at_sess && e->cfg.session_seconds > 0
-                     ? wr_autotune_window_p95(e->at_sess, now * 1000)
-                     : -1;
-    if (p95 >= 0 && wr_autotune_report_valid(p95, 0)) {
-        req.report = true; /* the session signal: p95 of consume to release */
-        req.source = 1;
-        req.latency_ms = p95;
-    }
-    e->refs++;
-    e->at_busy = true;
-    if (wr_store_autotune(e->sched->store, e->name, &req, at_read_cb, e) != WR_OK) {
-        e->at_busy = false;
-        e->refs--;
-        e->at_lat = e->at_err = -1;
-    }
 }
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
@@ -627,7 +390,7 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
 {
     if (!cfg || !wr_ids_valid_queue(queue))
         return;
-    entry_t *e = find(s, queue);
+    entry_t *e = wr_scheduler__find(s, queue);
     if (!e) {
         entry_add(s, queue, cfg);
         return;
@@ -637,7 +400,7 @@ void wr_scheduler_note(wr_scheduler_t *s, const char *queue, const wr_queue_conf
 
 void wr_scheduler_set_config(wr_scheduler_t *s, const char *queue, const wr_queue_config_t *cfg)
 {
-    entry_t *e = cfg ? find(s, queue) : NULL;
+    entry_t *e = cfg ? wr_scheduler__find(s, queue) : NULL;
     if (e) {
         int64_t left = e->cfg.stock;
         bool sold_out = e->cfg.sold_out;
@@ -660,7 +423,7 @@ void wr_scheduler_forget(wr_scheduler_t *s, const char *queue)
         return;
     if (s->metrics) {
         char l[WR_QUEUE_NAME_MAX + 16];
-        labels_for(e, l, sizeof(l));
+        wr_scheduler__labels(e, l, sizeof(l));
         wr_metrics_remove_matching(s->metrics, l);
     }
     set_quiet(e, false);
@@ -677,10 +440,10 @@ wr_scheduler_queue_t *wr_scheduler_hold(wr_scheduler_t *s, wr_scheduler_queue_t 
         return e;
     }
     wr_scheduler_release(e);
-    e = find(s, queue);
+    e = wr_scheduler__find(s, queue);
     if (!e && cfg) {
         wr_scheduler_note(s, queue, cfg);
-        e = find(s, queue);
+        e = wr_scheduler__find(s, queue);
     } else if (e) {
         /* serving a request of it, as wr_scheduler_note: a join must not
          * wait for a quiet queue's next call (up to QUIET_MS) */
@@ -698,62 +461,46 @@ void wr_scheduler_release(wr_scheduler_queue_t *q)
         entry_free(q);
 }
 
-/* q when it is a queue this instance still knows, else NULL. */
-static const entry_t *live(const wr_scheduler_queue_t *q)
-{
-    return q && !q->dead ? q : NULL;
-}
-
 const wr_queue_config_t *wr_scheduler_queue_config(const wr_scheduler_queue_t *q)
 {
-    return live(q) && q->has_cfg ? &q->cfg : NULL;
+    return wr_scheduler__live(q) && q->has_cfg ? &q->cfg : NULL;
 }
 
 double wr_scheduler_queue_rate(const wr_scheduler_queue_t *q)
 {
-    if (live(q) && q->has_cfg && q->cfg.has_autotune && q->at_rate > 0)
+    if (wr_scheduler__live(q) && q->has_cfg && q->cfg.has_autotune && q->at_rate > 0)
         return q->at_rate; /* autotune: the rate in use, so ETAs follow the shop's pace */
-    return live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
+    return wr_scheduler__live(q) ? wr_rate_window_rate(&q->eta_rate) : -1;
 }
 
 double wr_scheduler_queue_away_share(const wr_scheduler_queue_t *q)
 {
-    return live(q) ? q->away_share : 0;
+    return wr_scheduler__live(q) ? q->away_share : 0;
 }
 
 int64_t wr_scheduler_queue_next_tick_ms(const wr_scheduler_queue_t *q)
 {
-    if (!live(q))
+    if (!wr_scheduler__live(q))
         return -1;
     int64_t d = q->in_flight ? 0 : q->next_ms - wr_clock_mono_ms();
     return d < 0 ? 0 : d;
 }
 
-void wr_scheduler_queue_note_session(wr_scheduler_queue_t *q, double ms)
-{
-    entry_t *e = q;
-    if (!live(e) || !e->cfg.has_autotune || e->cfg.session_seconds == 0)
-        return;
-    if (!e->at_sess && !(e->at_sess = calloc(1, sizeof *e->at_sess)))
-        return;
-    wr_autotune_window_add(e->at_sess, ms, wr_clock_mono_us());
-}
-
 const wr_queue_config_t *wr_scheduler_config(wr_scheduler_t *s, const char *queue)
 {
-    return wr_scheduler_queue_config(find(s, queue));
+    return wr_scheduler_queue_config(wr_scheduler__find(s, queue));
 }
 
 double wr_scheduler_observed_rate(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
-    return live(e) ? wr_rate_window_rate(&e->rate) : -1;
+    entry_t *e = wr_scheduler__find(s, queue);
+    return wr_scheduler__live(e) ? wr_rate_window_rate(&e->rate) : -1;
 }
 
 bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms)
 {
     entry_t *e = q;
-    if (!live(e))
+    if (!wr_scheduler__live(e))
         return false;
     double rate = e->cfg.fail_open_per_second;
     double cap = rate < 1 ? 1 : rate;
@@ -770,21 +517,9 @@ bool wr_scheduler_queue_take_fail_open(wr_scheduler_queue_t *q, int64_t now_ms)
     return false;
 }
 
-bool wr_scheduler_autotune(wr_scheduler_t *s, const char *queue, wr_scheduler_autotune_t *out)
-{
-    const entry_t *e = live(find(s, queue));
-    if (!e || !e->has_cfg || !e->cfg.has_autotune)
-        return false;
-    *out = e->at_chg;
-    out->rate = e->at_rate > 0 ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0;
-    out->latency_ms = e->at_lat;
-    out->error_rate = e->at_err;
-    return true;
-}
-
 const wr_history_t *wr_scheduler_history(wr_scheduler_t *s, const char *queue)
 {
-    entry_t *e = find(s, queue);
+    entry_t *e = wr_scheduler__find(s, queue);
     return e ? e->hist : NULL;
 }
 
@@ -813,7 +548,7 @@ static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
     if (err != WR_OK)
         return;
     for (size_t i = 0; i < n; i++)
-        if (!find(s, infos[i].name) && wr_ids_valid_queue(infos[i].name))
+        if (!wr_scheduler__find(s, infos[i].name) && wr_ids_valid_queue(infos[i].name))
             entry_add(s, infos[i].name, infos[i].config);
     /* Forget entries not listed (removing the one just visited is safe). */
     wr_qmap_iter_t it = WR_QMAP_ITER_INIT;
@@ -867,92 +602,8 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     }
     struct timeval tv = wr_clock_tv_ms(s->discovery_ms);
     event_add(s->discovery, &tv);
-    if (s->metrics) {
-        static const double wait_bounds[] = {1,   5,   15,   30,   60,   120,
-                                             300, 600, 1200, 1800, 3600, 7200};
-        wr_metrics_describe(s->metrics, "waitroom_queue_waiting", WR_METRIC_GAUGE,
-                            "People waiting in line; store-wide (the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_active", WR_METRIC_GAUGE,
-                            "Live, unconsumed entry tokens plus open sessions (exact); store-wide "
-                            "(the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_admitted_total", WR_METRIC_COUNTER,
-                            "Users admitted; store-wide (the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_consumed_total", WR_METRIC_COUNTER,
-                            "Entry tokens consumed; store-wide (the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_expired_total", WR_METRIC_COUNTER,
-                            "Entry tokens that expired unused; store-wide (the same on every "
-                            "instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_left_total", WR_METRIC_COUNTER,
-                            "Users who left the line or gave back a token; store-wide (the same "
-                            "on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_rejected_full_total", WR_METRIC_COUNTER,
-                            "Joins refused because the line was full; store-wide (the same on "
-                            "every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_sessions", WR_METRIC_GAUGE,
-                            "Open sessions (part of active, exact); store-wide (the same on every "
-                            "instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_released_total", WR_METRIC_COUNTER,
-                            "Sessions ended by release or leave; store-wide (the same on every "
-                            "instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_sessions_expired_total", WR_METRIC_COUNTER,
-                            "Sessions that lapsed after sessionSeconds; store-wide (the same on "
-                            "every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_abandoned_total", WR_METRIC_COUNTER,
-                            "Page joins that never asked again, removed idleTimeoutSeconds "
-                            "after the fetch, and held people removed after awayHoldSeconds; "
-                            "store-wide (the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_away", WR_METRIC_GAUGE,
-                            "People in line now away (no join or poll for idleTimeoutSeconds), "
-                            "held ones included; store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_queue_held", WR_METRIC_GAUGE,
-                            "People whose turn came while away, held out of the line until they "
-                            "return; store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_queue_returned_total", WR_METRIC_COUNTER,
-                            "Held people admitted on their return; store-wide (the same on every "
-                            "instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_stock_left", WR_METRIC_GAUGE,
-                            "What is left of the queue's stock (people who may still be let in); "
-                            "only for queues with a stock; store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_queue_prequeue", WR_METRIC_GAUGE,
-                            "People waiting for the sale opening (opensAt); store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_opening_step_max_seconds", WR_METRIC_GAUGE,
-                            "Last sale opening this instance took part in: its longest "
-                            "synchronous store call (the embedded store's event-loop pause).");
-        wr_metrics_describe(s->metrics, "waitroom_opening_seconds", WR_METRIC_GAUGE,
-                            "Last sale opening this instance took part in: from its first "
-                            "chunk to its last.");
-        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_observed", WR_METRIC_GAUGE,
-                            "Admissions per second over the last minute, from the store-wide "
-                            "admitted total (the same on every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_admit_rate_configured", WR_METRIC_GAUGE,
-                            "Configured outflow rate, users per second; store-wide (the same on "
-                            "every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_paused", WR_METRIC_GAUGE,
-                            "1 while admission is paused; store-wide (the same on every "
-                            "instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_enabled", WR_METRIC_GAUGE,
-                            "1 while the line is on (0 = passthrough); store-wide (the same on "
-                            "every instance).");
-        wr_metrics_describe(s->metrics, "waitroom_queue_closed", WR_METRIC_GAUGE,
-                            "1 while the sale is closed (queue config closed); store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_queue_sold_out", WR_METRIC_GAUGE,
-                            "1 while the queue is sold out (stock 0, no pass live: stats "
-                            "soldOutAt); store-wide.");
-        wr_metrics_describe(s->metrics, "waitroom_queues_quiet", WR_METRIC_GAUGE,
-                            "Queues this instance calls once a second instead of every tick: "
-                            "nobody waiting, nothing live (docs/DESIGN.md, quiet queues).");
-        wr_metrics_set(s->metrics, "waitroom_queues_quiet", NULL, 0);
-        wr_metrics_describe(s->metrics, "waitroom_admission_errors_total", WR_METRIC_COUNTER,
-                            "Admission ticks of this instance that failed (store unavailable, "
-                            "timeout).");
-        wr_metrics_describe_histogram(
-            s->metrics, "waitroom_wait_seconds",
-            "Time from joining the line to admission, seconds: for each user admitted by this "
-            "instance's admission tick, the store time of that tick minus the user's arrival "
-            "score. Every admission is counted once, by the instance whose tick made it; sum "
-            "the series of all instances for the whole queue.",
-            wait_bounds, sizeof(wait_bounds) / sizeof(wait_bounds[0]));
-    }
+    if (s->metrics)
+        wr_scheduler__describe(s->metrics);
     discovery_cb(-1, 0, s);
     *out = s;
     return WR_OK;
