@@ -306,65 +306,10 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         a->seen = NULL;
     set_admin_key(a);
     if (a->metrics) {
-        wr_metrics_describe(a->metrics, "waitroom_http_requests_total", WR_METRIC_COUNTER,
-                            "HTTP requests answered, by route and status.");
-        wr_metrics_describe(a->metrics, "waitroom_store_latency_seconds", WR_METRIC_HISTOGRAM,
-                            "Store operation latency as seen by the API, by operation.");
-        wr_metrics_describe(a->metrics, "waitroom_store_errors_total", WR_METRIC_COUNTER,
-                            "Store operations that failed (unavailable, timeout), by operation.");
-        wr_metrics_describe(a->metrics, "waitroom_tokens_rejected_total", WR_METRIC_COUNTER,
-                            "Tokens refused before the store was touched, by reason.");
-        wr_metrics_describe(a->metrics, "waitroom_fail_open_admitted_total", WR_METRIC_COUNTER,
-                            "Callers admitted with a fail-open pass while the store was "
-                            "unreachable (degraded mode), by queue.");
-        wr_metrics_describe(a->metrics, "waitroom_fail_open_consumed_total", WR_METRIC_COUNTER,
-                            "Consumes answered with failOpen: fail-open passes spent, and "
-                            "ordinary tokens let through while the store was unreachable.");
-        wr_metrics_describe(a->metrics, "waitroom_http_in_flight", WR_METRIC_GAUGE,
-                            "Requests waiting for a store answer.");
-        wr_metrics_describe(a->metrics, "waitroom_rate_limited_total", WR_METRIC_COUNTER,
-                            "Requests refused 429 RATE_LIMITED, by kind (join per address, "
-                            "poll per identity).");
-        wr_metrics_describe(a->metrics, "waitroom_rate_limit_tracked", WR_METRIC_GAUGE,
-                            "Addresses (join) and identities (poll) the limiters track now.");
-        wr_metrics_describe(a->metrics, "waitroom_rate_limit_evictions_total", WR_METRIC_COUNTER,
-                            "Limiter entries evicted because the table was full.");
-        wr_metrics_describe(a->metrics, "waitroom_http_request_duration_seconds",
-                            WR_METRIC_HISTOGRAM,
-                            "Time from dispatching an HTTP request to sending its answer, "
-                            "seconds, by route.");
-        wr_metrics_describe(a->metrics, "waitroom_challenges_issued_total", WR_METRIC_COUNTER,
-                            "Join challenges issued (GET .../challenge and inline in "
-                            "403 CHALLENGE_REQUIRED).");
-        wr_metrics_describe(a->metrics, "waitroom_challenges_solved_total", WR_METRIC_COUNTER,
-                            "Joins that brought a valid challenge solution.");
-        wr_metrics_describe(a->metrics, "waitroom_challenges_refused_total", WR_METRIC_COUNTER,
-                            "Joins refused 403 CHALLENGE_REQUIRED, by reason.");
-        wr_metrics_describe(a->metrics, "waitroom_captcha_verifications_total", WR_METRIC_COUNTER,
-                            "CAPTCHA widget responses verified with the provider (siteverify), "
-                            "by queue and outcome (passed, refused, timeout, error, badAnswer, "
-                            "busy).");
-        wr_metrics_describe(a->metrics, "waitroom_joins_total", WR_METRIC_COUNTER,
-                            "Joins this instance answered (POST entries and queue page loads "
-                            "the store accepted, repeats by people already in line included), "
-                            "by queue.");
-        wr_metrics_describe(a->metrics, "waitroom_build_info", WR_METRIC_GAUGE,
-                            "Always 1; the label says the version of waitroomd.");
+#define WR_API_SERIES(name, type, help) wr_metrics_describe(a->metrics, name, type, help);
+#include "http/api_series.def"
+#undef WR_API_SERIES
         wr_metrics_set(a->metrics, "waitroom_build_info", "version=\"" WR_VERSION "\"", 1);
-        wr_metrics_describe(a->metrics, "waitroom_log_lines_dropped_total", WR_METRIC_COUNTER,
-                            "Log lines (error, audit and access log) dropped because their "
-                            "destination did not keep up (a pipe nobody reads, a stalled "
-                            "disk); K27.");
-        wr_metrics_describe(a->metrics, "process_cpu_seconds_total", WR_METRIC_COUNTER,
-                            "Total user and system CPU time spent in seconds.");
-        wr_metrics_describe(a->metrics, "process_resident_memory_bytes", WR_METRIC_GAUGE,
-                            "Resident memory size in bytes.");
-        wr_metrics_describe(a->metrics, "process_open_fds", WR_METRIC_GAUGE,
-                            "Number of open file descriptors.");
-        wr_metrics_describe(a->metrics, "process_max_fds", WR_METRIC_GAUGE,
-                            "Maximum number of open file descriptors.");
-        wr_metrics_describe(a->metrics, "process_start_time_seconds", WR_METRIC_GAUGE,
-                            "Start time of the process since unix epoch in seconds.");
     }
     *out = a;
     return WR_OK;

@@ -458,40 +458,29 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api_
             return;
         }
     }
-    if (route == WR_ROUTE_ADMIN_PUT) {
-        wr_queue_config_t cfg;
-        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        wr_err_t err = wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg));
-        if (err != WR_OK) {
-            json_decref(body);
-            wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
-            return;
-        }
-        wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
-        if (!c) {
-            json_decref(body);
-            return;
-        }
-        c->body = body; /* the audit log sees which fields were given */
-        start_change(c, &cfg);
+    /* Each field's own rule before the store is read: bad input is 400
+     * even while the store is unreachable (then 503 only for a good one).
+     * PUT parses the whole config; PATCH checks the fields it gives. */
+    wr_queue_config_t cfg;
+    char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
+    if ((route == WR_ROUTE_ADMIN_PUT &&
+         wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg)) != WR_OK) ||
+        (route == WR_ROUTE_ADMIN_PATCH &&
+         wr_qconfig_check_fields(body, field, sizeof(field), msg, sizeof(msg)) != WR_OK)) {
+        json_decref(body);
+        wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
         return;
-    }
-    if (route == WR_ROUTE_ADMIN_PATCH) {
-        /* each field's own rule before the store is read: bad input is 400
-         * even while the store is unreachable (then 503 only for a good one) */
-        char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
-        if (wr_qconfig_check_fields(body, field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
-            json_decref(body);
-            wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
-            return;
-        }
     }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);
         return;
     }
-    c->body = body;
+    c->body = body; /* the audit log sees which fields were given */
+    if (route == WR_ROUTE_ADMIN_PUT) {
+        start_change(c, &cfg);
+        return;
+    }
     wr_err_t err;
     switch (route) {
     case WR_ROUTE_ADMIN_PATCH:

@@ -326,11 +326,9 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
     arm(e, delay);
 }
 
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
+/* e's admit call, unless one is in flight (the timer's, or a wake's). */
+static void admit_call(entry_t *e)
 {
-    (void)fd;
-    (void)what;
-    entry_t *e = arg;
     if (e->in_flight)
         return;
     e->call_t0_us = wr_clock_mono_us();
@@ -341,6 +339,13 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     } else {
         arm(e, e->cfg.tick_ms ? e->cfg.tick_ms : 100);
     }
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    admit_call(arg);
 }
 
 /* A new entry for queue, its tick started at once; cfg NULL = not known
@@ -563,11 +568,9 @@ static void list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *
     }
 }
 
-static void discovery_cb(evutil_socket_t fd, short what, void *arg)
+/* One discovery round (queue_names), unless one is pending. */
+static void discover(wr_scheduler_t *s)
 {
-    (void)fd;
-    (void)what;
-    wr_scheduler_t *s = arg;
     if (s->listing)
         return;
     /* The request outlives a free of the scheduler: an answer arriving
@@ -582,6 +585,13 @@ static void discovery_cb(evutil_socket_t fd, short what, void *arg)
     } else {
         free(lr);
     }
+}
+
+static void discovery_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    discover(arg);
 }
 
 wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
@@ -604,7 +614,7 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     event_add(s->discovery, &tv);
     if (s->metrics)
         wr_scheduler__describe(s->metrics);
-    discovery_cb(-1, 0, s);
+    discover(s);
     *out = s;
     return WR_OK;
 }
