@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/api_internal.h"
+#include "http/api_routes.h"
+#include "http/api_gates.h"
 #include "base/clock.h"
 #include "base/crypto.h"
 #include "http/http.h"

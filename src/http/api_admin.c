@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/api_internal.h"
+#include "http/api_routes.h"
 #include "base/clock.h"
 #include "base/crypto.h"
 #include "core/history.h"

@@ -84,7 +84,7 @@
 #include "core/captcha.h"
 #include "core/challenge.h"
 #include "core/queue.h"
-#include "http/api_internal.h"
+#include "http/api_gates.h"
 #include "http/http.h"
 
 #define FALLBACK_LABEL "waitroom captcha fallback v1"

@@ -40,7 +40,7 @@
 
 #include "base/clock.h"
 #include "core/challenge.h"
-#include "http/api_internal.h"
+#include "http/api_gates.h"
 #include "http/http.h"
 
 static int64_t now_ms(void)

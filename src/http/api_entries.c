@@ -80,7 +80,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/api_internal.h"
+#include "http/api_routes.h"
+#include "http/api_gates.h"
+#include "http/api_view.h"
 #include "base/clock.h"
 #include "http/http.h"
 #include "base/ids.h"

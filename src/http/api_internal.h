@@ -1,16 +1,26 @@
 /*
- * api_internal.h - what the files of the api module share, and nothing
- * else includes: the handler state (struct wr_api), the request context
- * and its pool, the reply helpers, and the route families' entry points.
+ * api_internal.h - what every file of the api module shares, and nothing
+ * else includes: the handler state (struct wr_api), the routed call and
+ * the request context, the bottom two layers (api_reply.c: contexts,
+ * replies, the error table; api_request.c: the shared readers and the
+ * cookies), the queue page of a view (api_view.c) and the preview.
  *
- * The api module is one module in several files, split by route family:
- *   api.c          dispatch (the route's row: its flags checked, its handler
- *                  called), lifecycle, secrets
- *   api_reply.c    context pool, replies, metrics of requests, error table
- *   api_entries.c  join / status / leave, the queue page, abuse limits
- *   api_view.c     the entry view (and the degraded one) those routes tell
- *   api_tokens.c   consume / verify, the fail policy
- *   api_admin.c    admin API (and its audit log), queue history, readyz, metrics
+ * The api module is one module in several files, in layers; a file calls
+ * only into files below it (the one mutual pair: the gates):
+ *   api.c                        dispatch (the route's row: its flags
+ *                                checked, its handler called), lifecycle,
+ *                                secrets                  (api_routes.h)
+ *   api_page.c                   the queue page route
+ *   api_entries.c  api_tokens.c  api_admin.c  api_preview.c
+ *                                the route families       (api_routes.h)
+ *   api_challenge.c ~ api_captcha.c
+ *                                the join's gates         (api_gates.h)
+ *   api_view.c                   the entry view (and the degraded one)
+ *                                those routes tell        (api_view.h)
+ *   api_request.c                the shared readers, the cookies
+ *   api_reply.c                  contexts, replies, metrics of requests,
+ *                                the error table          (this header)
+ * Each file includes this header and the ones of the layers it calls.
  * Names shared between these files are wr_api__*; file statics are
  * unprefixed (STYLE.md).
  */
@@ -396,310 +406,7 @@ bool wr_api__visitor_kept(wr_err_t err);
  * proxy's X-Forwarded-Proto: https), on c's answer. */
 void wr_api__set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expires_at_ms);
 
-/* ---------- api_entries.c: join / status / leave, the join's gates ---------- */
-
-/* POST /v1/queues/{queue}/entries, GET/DELETE .../entries/me; the queue is
- * validated and the token secret is installed. Answers req exactly once. */
-wr_api__handler_fn wr_api__handle_entries;
-
-/* How a join's route answers once the gates are done with c (each frees
- * c): POST entries' JSON (api_entries.c), or the queue page (api_page.c). */
-struct wr_api__join_answers {
-    wr_store_entry_cb entry; /* the store's entry of the join, or of the gates' status read */
-    void (*invite_refused)(wr_api__ctx_t *c, wr_invite_reason_t r); /* 403 of the invite gate */
-    void (*challenge)(wr_api__ctx_t *c); /* refused for its challenge or CAPTCHA (not in line) */
-};
-
-/* A join of queue on route (JOIN or QUEUE_PAGE): the queue's config (the
- * held one, else one store read), then the gates (body, invite, challenge,
- * CAPTCHA), then the store's join; answered through answers (static
- * storage). Answers req exactly once. */
-void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                        const char *queue, const wr_api__join_answers_t *answers);
-
-/* The join limit per client address: true when req was refused (answered
- * 429 RATE_LIMITED). */
-bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
-
-/* Poll pacing, after an answer: a waiting identity (queue, user) was told
- * to come back in retry_ms (0 = not waiting any more: forgotten). */
-void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_t retry_ms);
-
-/* ---------- api_page.c ---------- */
-
-/* GET /q/{queue}: joins (like POST entries) and answers the queue page.
- * Same preconditions as wr_api__handle_entries. */
-wr_api__handler_fn wr_api__handle_queue_page;
-
-/* ---------- api_preview.c ---------- */
-
-/* GET /q/{queue}?preview=STATE (the queue page with sample numbers, for
- * operators): on the separate admin listener, or with the admin key when
- * there is no separate one (404 on the public listener when there is;
- * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
- * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
-void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
-                            const char *state);
-/* ---------- api_challenge.c ---------- */
-
-/* GET /v1/queues/{queue}/challenge: a fresh challenge for the caller (the
- * cookie visitor, minted when there is none, or the header's user id).
- * The queue is validated and the token secret installed. */
-wr_api__handler_fn wr_api__handle_challenge;
-
-/* Whether a join of a queue of config cfg needs a solved challenge: the
- * queue is on (enabled) with challengeBits > 0, not closed and not out of
- * stock (cfg->stock 0: what the last tick left). False for NULL. */
-bool wr_api__challenge_required(const wr_queue_config_t *cfg);
-
-/* The join's body (POST entries) for the gates: false when there is none
- * (a GET, no bytes); true with *out the parsed JSON (owned; NULL when it
- * is not JSON, maybe not an object). */
-bool wr_api__join_body(struct evhttp_request *req, json_t **out);
-
-/*
- * The solution in a join's body ({"challenge":"...","nonce":"..."}) for
- * caller in queue, checked under keys (2: current, previous; a->
- * challenge_keys or a->captcha_keys) against bits: WR_CHALLENGE_OK
- * (counted as solved) with spend_id and *spend_exp_ms set to what the
- * join spends (wr_challenge_spent_id of the challenge, its expiresAt),
- * else the reason (an empty body, a GET, or no "challenge": missing; a
- * body that is not such an object: malformed). Reads req's body; answers
- * nothing.
- */
-wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
-                                             wr_challenge_key_t *const *keys, unsigned bits,
-                                             const char *queue, const char *caller,
-                                             char spend_id[WR_CHALLENGE_ID_LEN + 1],
-                                             int64_t *spend_exp_ms);
-
-/* wr_api__solution_check under the challenge keys at cfg's current bits;
- * WR_CHALLENGE_OK (spend_id "") when cfg needs none
- * (wr_api__challenge_required). */
-wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
-                                              const wr_queue_config_t *cfg, const char *queue,
-                                              const char *caller,
-                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
-                                              int64_t *spend_exp_ms);
-
-/*
- * The join gates' one refusal: answers req 403 CHALLENGE_REQUIRED
- * {"error","message","reason"[,"challenge","bits","expiresAt"]
- * [,"captcha":{...}][,"fallback":true]} for the caller as the challenge
- * route sees it (a new visitor cookie set when there is none), with a
- * fresh challenge under key at bits when challenge (500 INTERNAL when it
- * cannot be signed: no key), the captcha
- * member when cfg has a captcha, and Retry-After retry_s when > 0. Counts
- * reason in waitroom_challenges_refused_total{queue,reason}.
- */
-void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                         const wr_queue_config_t *cfg, const char *queue, const char *reason,
-                         const char *message, bool challenge, wr_challenge_key_t *key,
-                         unsigned bits, bool fallback, int retry_s);
-
-/* Answers req 403 CHALLENGE_REQUIRED with reason r and a fresh challenge
- * (challenge, bits, expiresAt) bound to the caller as the challenge route
- * sees it (wr_api__gate_refuse). */
-void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                              const wr_queue_config_t *cfg, const char *queue,
-                              wr_challenge_reason_t r);
-
-/* ---------- api_captcha.c ---------- */
-
-/* Why a join of a queue with a captcha was refused (the 403's "reason"). */
-typedef enum {
-    WR_API__CAPTCHA_OK = 0,
-    WR_API__CAPTCHA_MISSING,     /* "captchaMissing": no captchaResponse (nor a solved fallback
-                                    challenge) */
-    WR_API__CAPTCHA_INVALID,     /* "captchaInvalid": the provider said no, or the response is
-                                    not one (too long, not printable ASCII, not a string) */
-    WR_API__CAPTCHA_UNAVAILABLE, /* "captchaUnavailable": the provider did not answer; with
-                                    fallback "challenge" the 403 carries a fallback challenge */
-} wr_api__captcha_reason_t;
-
-/* What one siteverify exchange came to (the metric's outcome label). */
-typedef enum {
-    WR_API__VERIFY_PASSED = 0, /* "passed": success true */
-    WR_API__VERIFY_REFUSED,    /* "refused": success false */
-    WR_API__VERIFY_TIMEOUT,    /* "timeout": no answer within WR_API__CAPTCHA_TIMEOUT_MS */
-    WR_API__VERIFY_ERROR,      /* "error": no connection, TLS refused, reset, a 5xx */
-    WR_API__VERIFY_BAD_ANSWER, /* "badAnswer": not the provider's JSON, or over
-                                  WR_CAPTCHA_ANSWER_MAX bytes */
-    WR_API__VERIFY_BUSY,       /* "busy": WR_API__CAPTCHA_IN_FLIGHT_MAX already in flight */
-} wr_api__verify_outcome_t;
-
-#define WR_API__CAPTCHA_TIMEOUT_MS    3000 /* one verification, connect to answer, at most */
-#define WR_API__CAPTCHA_IN_FLIGHT_MAX 1024 /* verifications in flight per instance, at most */
-
-/* Whether a join of a queue of config cfg needs the CAPTCHA: cfg has a
- * captcha, is enabled, not closed and not sold out (as
- * wr_api__challenge_required). False for NULL. */
-bool wr_api__captcha_required(const wr_queue_config_t *cfg);
-
-/* The widget response of a join (POST entries, body member
- * "captchaResponse") into out: 1 when there is one of the right shape
- * (wr_captcha_response_ok), 0 when none (no body, a GET, no member or
- * null), -1 when the member is not one (not a string, too long...). */
-int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
-
-/* A solved fallback challenge in the join's body ({"challenge","nonce"}
- * issued by a 403 captchaUnavailable) for caller in queue at cfg's
- * captcha.fallbackBits: wr_api__solution_check under the fallback keys. */
-wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
-                                                     const wr_queue_config_t *cfg,
-                                                     const char *queue, const char *caller,
-                                                     char spend_id[WR_CHALLENGE_ID_LEN + 1],
-                                                     int64_t *spend_exp_ms);
-
-#define WR_API__CAPTCHA_VERDICT_MS 300000 /* a verified response stays good this long (API 1.3) */
-
-/* The id under which the verdict on response (NUL-terminated) of caller
- * for the account user is remembered (wr_challenge_spent_id, kind
- * "captcha verdict v1"); false when there is no key to hash with. */
-bool wr_api__captcha_verdict_id(wr_api_t *a, const char *caller, const char *user,
-                                const char *response, char out[WR_CHALLENGE_ID_LEN + 1]);
-
-/* Remembers for WR_API__CAPTCHA_VERDICT_MS, in queue's spent set, that the
- * provider accepted the response of verdict id (fire and forget: a store
- * that does not answer only costs a retry its verification). */
-void wr_api__captcha_remember(wr_api_t *a, const char *queue, const char *id);
-
-/* What the CAPTCHA gate goes on with (api_entries.c gives them): the
- * store's join once the gate lets the join through, the answer a join
- * gives (err and entry, as the store's join answers), the refusal with its
- * reason (the place of someone already there, else the 403). Each answers
- * and frees c. */
-typedef struct wr_api__join_steps {
-    void (*join)(wr_api__ctx_t *c);
-    void (*answer)(wr_api__ctx_t *c, wr_err_t err, const wr_entry_t *e);
-    void (*refused)(wr_api__ctx_t *c, wr_api__captcha_reason_t r);
-} wr_api__join_steps_t;
-
-/*
- * The CAPTCHA gate of a join of a queue with a captcha (c->user and
- * c->cookie set; caller: whom a fallback challenge is bound to): a solved
- * fallback challenge joins at once (steps->join, spending it); a widget
- * response goes to the provider only when no verdict on it is remembered
- * (WR_API__CAPTCHA_VERDICT_MS) and the join would get a place (API 1.3):
- * the person's status first (someone there is answered, nothing
- * verified), then the line when the queue has a maxQueueSize (full,
- * closed or sold out: answered); a store that does not answer is answered
- * before the provider under failPolicy closed or a brake of the known
- * config. None, or one of the wrong shape, is refused. Answers and frees
- * c, through steps.
- */
-void wr_api__captcha_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg, const char *caller,
-                          const wr_api__join_steps_t *steps);
-
-/* Whether a join of a newcomer to the queue info describes will not get a
- * place (full, closed, sold out): fills *e (its answer) and *err (WR_OK,
- * or WR_EFULL) and returns true; false when it may. The CAPTCHA gate asks
- * before the provider (API 1.3). */
-bool wr_api__captcha_no_place(const wr_queue_info_t *info, wr_entry_t *e, wr_err_t *err);
-
-/* The answer of one verification: exactly once, from the event loop. */
-typedef void (*wr_api__verify_cb)(wr_api__verify_outcome_t outcome, void *arg);
-
-/*
- * Verifies a widget response (NUL-terminated, wr_captcha_response_ok) with
- * cfg's provider: one form POST of the secret, the response and remoteip
- * (the client's address; NULL or "" = none) to cfg's verify URL through
- * libevent's HTTP client (TLS for https://), never blocking the loop (host
- * names through evdns), within WR_API__CAPTCHA_TIMEOUT_MS, reading at most
- * WR_CAPTCHA_ANSWER_MAX bytes of answer. Counts the outcome in
- * waitroom_captcha_verifications_total{queue,outcome}. Returns WR_OK and
- * calls cb exactly once later (never inside this call), or WR_ELIMIT (too
- * many in flight), WR_EINVAL (a verify URL or response that is not one)
- * or WR_ENOMEM, and never calls cb. Everything it needs is copied.
- */
-wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const char *queue,
-                                const char *response, const char *remoteip, wr_api__verify_cb cb,
-                                void *arg);
-
-/* Counts an outcome that never reached the provider (busy) in
- * waitroom_captcha_verifications_total. */
-void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcome_t outcome);
-
-/*
- * Answers req 403 CHALLENGE_REQUIRED for a captcha refusal r of caller in
- * queue of config cfg: {"error","message","reason":"captcha...",
- * "captcha":{"provider","siteKey","scriptUrl"}} plus a fresh challenge
- * ("challenge","bits","expiresAt") when challengeBits > 0, or a fresh
- * fallback challenge (and "fallback":true) for captchaUnavailable under
- * fallback "challenge" with challengeBits 0. Sets the visitor cookie when
- * a new one was minted; counts the refusal.
- */
-void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                            const wr_queue_config_t *cfg, const char *queue,
-                            wr_api__captcha_reason_t r);
-
-/* `,"captcha":{"provider":...,"siteKey":...,"scriptUrl":...}` for cfg
- * with a captcha ("" without) into buf (cap bytes): what a 403 carries so
- * the client can show the widget. Returns the length, or -1. */
-int wr_api__captcha_member(const wr_queue_config_t *cfg, char *buf, size_t cap);
-
-/* "captchaMissing", "captchaInvalid", "captchaUnavailable" ("ok" for 0). */
-const char *wr_api__captcha_reason_name(wr_api__captcha_reason_t r);
-
-/* Derives the fallback challenge key of slot i (0 current, 1 previous)
- * from secret (len bytes, 0 = none). */
-void wr_api__captcha_set_key(wr_api_t *a, int i, const uint8_t *secret, size_t len);
-
-/* Frees the siteverify client and the fallback keys (wr_api_free). */
-void wr_api__captcha_free(wr_api_t *a);
-
-/* ---------- api_view.c ---------- */
-
-/* A user's place, computed once from the store's entry and told either as
- * JSON (reply_entry) or as the queue page (page_entry_cb), api_entries.c. */
-typedef struct {
-    wr_entry_state_t state; /* WAITING, ADMITTED or PASSTHROUGH */
-    /* WAITING */
-    uint64_t position;       /* 1-based rank in line */
-    uint64_t ahead;          /* people ahead: position - 1 */
-    uint64_t waiting;        /* people in line */
-    int64_t eta_seconds;     /* -1 = unknown (paused, or no config) */
-    uint32_t retry_after_ms; /* next poll, jittered band; 0 = no config */
-    bool held;               /* held (turn came while away): position 1, admitted next tick */
-    const char *waiting_for; /* "stock" while admission waits only on stock (1.3: stock 0
-                                with passes live; etaSeconds null), else NULL */
-    /* ADMITTED */
-    char token[WR_TOKEN_MAX + 1]; /* the signed JWT; "" when signing failed */
-    int64_t expires_at_ms;        /* token expiry, ms since the epoch */
-    /* any state */
-    const char *target_url; /* the queue's targetUrl (borrowed from the entry), "" unset */
-    /* degraded mode */
-    bool degraded;  /* WAITING without the store: no position */
-    bool fail_open; /* ADMITTED with a fail-open pass */
-    /* PREQUEUE (sale opening): opensAt, epoch ms; retry_after_ms is the
-     * countdown poll (wr_queue_prequeue_retry_ms) */
-    int64_t opens_at_ms;
-    /* The end of a sale (docs/API.md 1.2): CLOSED's reason (retry_after_ms
-     * the slow re-check, wr_queue_closed_retry_ms); WAITING's stockLeft
-     * (-1: no stock, left out); the operator's notice on every answer
-     * (borrowed from the config, "" or NULL = none). */
-    wr_close_reason_t closed_reason;
-    int64_t stock_left;
-    const char *notice;
-} wr_api__entry_view_t;
-
-/*
- * Fills v from e for c's queue and user: notes the queue's config with the
- * scheduler, draws the jittered retry of a waiting entry, signs the token
- * of an admitted one. Pacing is left to the caller. Returns WR_OK, or the
- * signing error (v->token is then "").
- */
-wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry_view_t *v);
-
-/*
- * The answer to a join / status / page join of c's user whose store call
- * failed with err, when the queue's fail policy lets this instance answer
- * alone: fills v (PASSTHROUGH for a disabled queue; PREQUEUE while the
- * known opensAt is ahead; WAITING degraded while paused; else ADMITTED with
- * a fail-open pass within the budget, WAITING degraded beyond it) and
- * returns true. Returns false when the caller answers err as before.
- */
-bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
+/* ---------- api_view.c: the queue page of a view ---------- */
 
 /* Renders the queue page of view v for req with status, dressed in cfg's
  * page (brand, logo, accent, default language; cfg NULL = none): v's web,
@@ -710,27 +417,15 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
 void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                               wr_page_view_t *v, const wr_queue_config_t *cfg);
 
-/* ---------- api_tokens.c ---------- */
+/* ---------- api_preview.c ---------- */
 
-/* POST .../tokens/consume, GET .../tokens/verify and POST .../tokens/release;
- * the queue is validated and the token secret is installed. Answers req
- * exactly once. */
-wr_api__handler_fn wr_api__handle_tokens;
-
-/* ---------- api_admin.c ---------- */
-
-/* The admin API routes (WR_ROUTE_ADMIN_*); the queue is validated ("" for
- * the list) and the admin key was checked (WR_ROUTE_F_ADMIN_KEY). Answers
- * req exactly once. */
-wr_api__handler_fn wr_api__handle_admin;
-
-/* GET /readyz: 200 when the store answers a ping and a token secret is
- * installed, else 503. */
-wr_api__handler_fn wr_api__handle_readyz;
-
-/* GET /metrics: the Prometheus text (404 when metrics are disabled). */
-wr_api__handler_fn wr_api__handle_metrics;
-
+/* GET /q/{queue}?preview=STATE (the queue page with sample numbers, for
+ * operators): on the separate admin listener, or with the admin key when
+ * there is no separate one (404 on the public listener when there is;
+ * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
+ * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
+void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
+                            const char *state);
 /* ---------- degraded mode (docs/API.md 1.1) ---------- */
 
 /* True when err means the store could not be reached (WR_EUNAVAILABLE,
@@ -740,12 +435,5 @@ bool wr_api__store_unreachable(wr_err_t err);
 /* Counts one fail-open event of queue: name is
  * "waitroom_fail_open_admitted_total" or "waitroom_fail_open_consumed_total". */
 void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue);
-
-/* GET /v1/admin/queues/{queue}/history[?since=EPOCH_MS]: the queue's
- * one-second history kept by this instance (history.h); the admin key was
- * checked. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
-wr_api__handler_fn wr_api__handle_history;
-/* POST /v1/queues/{queue}/health (autotune): the service's report; 204. */
-wr_api__handler_fn wr_api__handle_health;
 
 #endif

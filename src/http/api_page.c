@@ -22,7 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http/api_internal.h"
+#include "http/api_routes.h"
+#include "http/api_view.h"
 #include "core/invite.h"
 #include "core/origin.h"
 #include "http/page.h"

@@ -52,7 +52,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http/api_internal.h"
+#include "http/api_routes.h"
 #include "base/clock.h"
 #include "http/http.h"
 

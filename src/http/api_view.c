@@ -35,7 +35,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http/api_internal.h"
+#include "http/api_view.h"
 #include "base/clock.h"
 #include "core/origin.h"
 #include "core/queue.h"
