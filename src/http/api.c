@@ -7,17 +7,21 @@
  * dashboard or the metrics; the admin key; the {queue} segment validated;
  * the body against the route's limit; HEAD of the queue page; the token
  * secret; router.h has the list) and calls the row's handler (the table
- * below, built from routes.def). The route families resolve the identity
- * (cookie or header), make one store call and reply:
- *   api_entries.c  join / status / leave and the queue page, with the abuse
- *                  controls (join limit per address, poll pacing)
- *   api_tokens.c   consume / verify and the fail policy
- *   api_admin.c    the admin API, readyz, metrics
+ * below, built from routes.def; their declarations: api_routes.h). The
+ * route families resolve the identity (cookie or header, api_request.c),
+ * make one store call and reply:
+ *   api_entries.c  join / status / leave and the join's gates, with the
+ *                  abuse controls (join limit per address, poll pacing)
+ *   api_page.c     the queue page, which joins through api_entries.c
+ *   api_tokens.c   consume / verify / release and the fail policy
+ *   api_admin.c    the admin API, history, readyz, metrics
+ *   api_challenge.c  the challenge route (api_gates.h)
  * The routes that need no store (healthz, the dashboard, static assets)
  * are answered here. Contexts, replies and the one table from store errors
- * to HTTP answers are in api_reply.c; api_internal.h is what the files
- * share. Nothing changes state before all
- * validation has passed, so an error never changes state.
+ * to HTTP answers are in api_reply.c; api_internal.h draws the layers.
+ * Nothing changes state before all validation has passed, so an error
+ * never changes state. The series the module describes are the rows of
+ * api_series.def.
  *
  * Keys: tokens are signed with the current secret and its kid, verified
  * against current + previous (rotation); visitor cookies likewise. The

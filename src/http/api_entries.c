@@ -1,12 +1,13 @@
 /*
  * api_entries.c - the routes of a person in line: join, status, leave
- * (POST / GET / DELETE /v1/queues/{queue}/entries/me) and the queue page
- * (GET /q/{queue}, which joins like POST entries and answers HTML; its
- * join is a page join, wr_store_join_page: the entry is passed over at
- * admission until the visitor's next request).
+ * (POST / GET / DELETE /v1/queues/{queue}/entries/me), and the join's
+ * gates they share with the queue page (api_page.c, GET /q/{queue}, which
+ * joins through wr_api__join_start with its own answers: the gates call
+ * the route's wr_api__join_answers_t, never the page file).
  *
- * Identity: the user is the configured identity header, or the signed
- * wr_vid visitor cookie (identity.h). Only a join mints a visitor; status
+ * Identity (wr_api__resolve_user, api_request.c): the user is the
+ * configured identity header, or the signed wr_vid visitor cookie
+ * (identity.h). Only a join mints a visitor; status
  * and leave without a valid cookie answer 404 (NOT_IN_QUEUE, or
  * QUEUE_NOT_FOUND when the queue does not exist either). A cookie signed
  * with the previous key still counts, and a join re-issues it.
@@ -34,11 +35,10 @@
  * that cookie alone.
  *
  * The pass: an admitted answer (JSON or page) also sets the cookie
- * wr_token_{queue} (HttpOnly, SameSite=Lax, Path=/; Secure when the request
- * came over TLS, i.e. X-Forwarded-Proto: https from a trusted proxy, or
- * when cookie_secure is configured). The queue page goes to ?return= when
- * origin.h allows it (targetUrl's origin or returnOrigins), else to
- * targetUrl, with the token in the query when tokenInQuery (page.h).
+ * wr_token_{queue} (wr_api__set_token_cookie, api_request.c: HttpOnly,
+ * SameSite=Lax, Path=/; Secure when the request came over TLS, i.e.
+ * X-Forwarded-Proto: https from a trusted proxy, or when cookie_secure is
+ * configured).
  *
  * Sale opening (docs/API.md, "Sale opening"): a PREQUEUE entry (before
  * the queue's opensAt) is told {"status":"prequeue","opensAt","retryAfterMs"},
