@@ -6,7 +6,7 @@
  * the visit the consume opened; 204, or 403 reason noSession).
  *
  * Tokens: the store keeps the token's jti, issue time and expiry; the JWT is
- * signed by api_entries.c, deterministically, by whichever instance answers
+ * signed by api_view.c, deterministically, by whichever instance answers
  * (same claims + same secret = same token). consume/verify check the
  * signature (constant time, current and previous key) before the store is
  * touched; the store then checks that the jti is the user's live token and
@@ -29,7 +29,7 @@
  * fails, a missing or invalid token is still 403, a valid one 503.
  *
  * Degraded mode (docs/API.md 1.1; failopen.h): a fail-open pass ("fo"
- * claim, handed out by api_entries.c while the store was unreachable) is
+ * claim, handed out by api_view.c while the store was unreachable) is
  * checked against the store's burned set (wr_store_burn: consume burns it,
  * verify only looks), never against the live tokens. Every token is
  * refused (403 consumed) when this instance's spent set has it: spent here
