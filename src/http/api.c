@@ -20,8 +20,8 @@
  * are answered here. Contexts, replies and the one table from store errors
  * to HTTP answers are in api_reply.c; api_internal.h draws the layers.
  * Nothing changes state before all validation has passed, so an error
- * never changes state. The series the module describes are the rows of
- * api_series.def.
+ * never changes state. The series the module describes are its rows of
+ * the metric table (base/metric_defs.c, WR_METRICS_GROUP_API).
  *
  * Keys: tokens are signed with the current secret and its kid, verified
  * against current + previous (rotation); visitor cookies likewise. The
@@ -40,6 +40,7 @@
 #include "http/api_gates.h"
 #include "base/clock.h"
 #include "base/crypto.h"
+#include "base/metric_defs.h"
 #include "http/http.h"
 #include "base/ids.h"
 #include "http/page.h"
@@ -311,9 +312,7 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         a->seen = NULL;
     set_admin_key(a);
     if (a->metrics) {
-#define WR_API_SERIES(name, type, help) wr_metrics_describe(a->metrics, name, type, help);
-#include "http/api_series.def"
-#undef WR_API_SERIES
+        wr_metric_defs_describe(a->metrics, WR_METRICS_GROUP_API);
         wr_metrics_set(a->metrics, "waitroom_build_info", "version=\"" WR_VERSION "\"", 1);
     }
     *out = a;

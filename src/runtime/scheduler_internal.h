@@ -98,7 +98,8 @@ static inline void wr_scheduler__labels(const entry_t *e, char *buf, size_t cap)
 
 /* ---------- scheduler_metrics.c ---------- */
 
-/* Describes every series of the scheduler in m (once, at wr_scheduler_new). */
+/* Describes every family of the scheduler in m (its rows of the metric
+ * table, base/metric_defs.c; once, at wr_scheduler_new). */
 void wr_scheduler__describe(wr_metrics_t *m);
 
 /* Sets e's series after an admit answer with stats st; the store's stats

@@ -4,29 +4,19 @@
  * cluster-wide totals as counters, the observed admission rate, the
  * config's gauges, waitroom_wait_seconds (the wait of every user this
  * instance's ticks admitted), the opening and quiet-queue gauges. Described
- * once (wr_scheduler__describe), published after every admit answer
+ * once from the metric table (wr_scheduler__describe: base/metric_defs.c,
+ * WR_METRICS_GROUP_SCHEDULER), published after every admit answer
  * (wr_scheduler__publish: a quiet queue's unchanged stats are not set again).
  */
 #include <string.h>
 
+#include "base/metric_defs.h"
 #include "runtime/scheduler_internal.h"
 
 void wr_scheduler__describe(wr_metrics_t *m)
 {
-    static const double wait_bounds[] = {1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200};
-#define WR_SCHED_STAT(field, name, type, help) wr_metrics_describe(m, name, type, help);
-#define WR_SCHED_SERIES(name, type, help)      wr_metrics_describe(m, name, type, help);
-#include "runtime/scheduler_series.def"
-#undef WR_SCHED_STAT
-#undef WR_SCHED_SERIES
+    wr_metric_defs_describe(m, WR_METRICS_GROUP_SCHEDULER);
     wr_metrics_set(m, "waitroom_queues_quiet", NULL, 0);
-    wr_metrics_describe_histogram(
-        m, "waitroom_wait_seconds",
-        "Time from joining the line to admission, seconds: for each user admitted by this "
-        "instance's admission tick, the store time of that tick minus the user's arrival "
-        "score. Every admission is counted once, by the instance whose tick made it; sum "
-        "the series of all instances for the whole queue.",
-        wait_bounds, sizeof(wait_bounds) / sizeof(wait_bounds[0]));
 }
 
 void wr_scheduler__publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
@@ -39,14 +29,13 @@ void wr_scheduler__publish(entry_t *e, const wr_queue_stats_t *st, bool quiet)
     bool same = quiet && e->published && memcmp(&e->last_st, st, sizeof(*st)) == 0;
     e->last_st = *st;
     e->published = true;
+    /* the stats' series, the store's cluster-wide totals among them: set,
+     * not incremented */
     if (same)
         goto rates;
-        /* Cluster-wide totals from the store among them: set, not incremented. */
-#define WR_SCHED_STAT(field, name, type, help) wr_metrics_set(m, name, l, (double)st->field);
-#define WR_SCHED_SERIES(name, type, help)
+#define WR_SCHED_STAT(field, name) wr_metrics_set(m, name, l, (double)st->field);
 #include "runtime/scheduler_series.def"
 #undef WR_SCHED_STAT
-#undef WR_SCHED_SERIES
     if (st->stock_left >= 0) /* only for queues with a stock */
         wr_metrics_set(m, "waitroom_queue_stock_left", l, (double)st->stock_left);
     else
