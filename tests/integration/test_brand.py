@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import ADMIN, ENV, HOLD, WRTest, admin_listener_client, uid
+from harness import ADMIN, ENV, HOLD, Waitroomd, WRTest, admin_listener_client, uid
 from helpers import private_server
 
 STATES = ["waiting", "held", "prequeue", "challenge", "admitted", "closed", "soldout",
