@@ -240,7 +240,8 @@ const wr_qfield_t wr_qconfig_fields[] = {
      * in the config hash: no store name */
     {"stock", INT_FIELD(stock, 0, WR_STOCK_MAX), .flags = WR_QF_NULLABLE, .idef = WR_STOCK_NONE,
      .example = "9007199254740992"},
-    {"notice", CUSTOM_FIELD(notice, notice), .example = "\"Sold out in size 42, sorry\""},
+    {"notice", CUSTOM_FIELD(notice, notice), .flags = WR_QF_STORED_BLANK_NULL,
+     .example = "\"Sold out in size 42, sorry\""},
     {"challengeBits", INT_FIELD(challenge_bits, 0, 32), .idef = 0, .example = "20"},
     {"autotune", CUSTOM_FIELD(has_autotune, autotune), .store = "autotune",
      .store_value = wr_qconfig__store_value_autotune,
@@ -456,6 +457,9 @@ static wr_err_t parse_field(errbuf_t *e, const wr_qfield_t *f, const json_t *v,
         return enum_fail(e, f);
     }
     case WR_QF_CUSTOM:
+        if (src == FROM_STORE && (f->flags & WR_QF_STORED_BLANK_NULL) && json_is_string(v) &&
+            wr_qconfig__blank(json_string_value(v), json_string_length(v)))
+            return f->parse(e, json_null(), c);
         return f->parse(e, v, c);
     }
     return wr_field_einval(e, f->key, "unknown field");

@@ -184,6 +184,9 @@ typedef enum {
     0x2u                    /* INT: an "...At" field in epoch ms: from the API, a value below      \
                                WR_QF_EPOCH_MS_MIN (plausible as seconds) is refused */
 #define WR_QF_MIN_OPEN 0x4u /* NUMBER: dmin itself is refused */
+#define WR_QF_STORED_BLANK_NULL                                                                    \
+    0x8u /* CUSTOM: a stored string that is empty or only white space (accepted before 1.3)        \
+            reads as null; from the API it is refused by the row's parse */
 
 /* The smallest epoch-ms value the API accepts in an "...At" field
  * (1973-03-03T09:46:40Z): anything smaller is far more likely a time in

@@ -64,5 +64,9 @@ bool wr_qconfig__target_url_ok(const char *s, size_t len);
 /* qconfig_page.c */
 WR_QCONFIG__HOOKS(page);
 WR_QCONFIG__HOOKS(notice);
+/* True when the UTF-8 text s (len bytes) is empty or only white space:
+ * the Unicode White_Space characters (ASCII's, U+0085, U+00A0, U+1680,
+ * U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) and U+FEFF. */
+bool wr_qconfig__blank(const char *s, size_t len);
 
 #endif

@@ -212,9 +212,38 @@ bool wr_qconfig__render_page(const wr_queue_config_t *c, bool secrets, json_t **
     return wr_qconfig__finish(o, ok, out);
 }
 
+/* The code point at s[*i] (valid UTF-8, as jansson hands out), *i moved
+ * past it. */
+static uint32_t next_cp(const unsigned char *s, size_t len, size_t *i)
+{
+    uint32_t cp = s[(*i)++];
+    int more = cp >= 0xF0 ? 3 : cp >= 0xE0 ? 2 : cp >= 0xC0 ? 1 : 0;
+    cp &= more == 3 ? 0x07 : more == 2 ? 0x0F : more == 1 ? 0x1F : 0x7F;
+    while (more-- > 0 && *i < len)
+        cp = (cp << 6) | (s[(*i)++] & 0x3F);
+    return cp;
+}
+
+static bool is_space_cp(uint32_t cp)
+{
+    return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
+}
+
+bool wr_qconfig__blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;)
+        if (!is_space_cp(next_cp((const unsigned char *)s, len, &i)))
+            return false;
+    return true;
+}
+
 /* notice: a string of at most WR_NOTICE_MAX_CP code points (jansson
  * hands out valid UTF-8: every byte that is not a continuation byte
- * starts one), no NUL, or null; "" is no notice (rendered null). */
+ * starts one), no NUL, not empty nor only white space (1.3), or null (no
+ * notice). A stored blank notice, which 1.2 accepted, reads as null (the
+ * row's WR_QF_STORED_BLANK_NULL). */
 wr_err_t wr_qconfig__parse_notice(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
 {
     if (json_is_null(v)) {
@@ -230,6 +259,9 @@ wr_err_t wr_qconfig__parse_notice(wr_field_err_t *e, const json_t *v, wr_queue_c
         return wr_field_einval(e, "notice",
                                "must be a string of at most %d characters (no NUL), or null",
                                WR_NOTICE_MAX_CP);
+    if (wr_qconfig__blank(s, len))
+        return wr_field_einval(e, "notice",
+                               "must not be empty or only white space (null clears the notice)");
     memcpy(c->notice, s, len);
     c->notice[len] = '\0';
     return WR_OK;

@@ -59,7 +59,9 @@ class SaleEnd(WRTest):
                 ("closed", (True, False), (1, 0, "true", None, [])),
                 ("stock", (0, 1, 2 ** 53, None), (-1, 2 ** 53 + 1, 1.5, "10", True, [])),
                 ("notice", ("x", "\U0001F39F" * 500, "a" * 500, None),
-                 ("a" * 501, "\U0001F39F" * 501, 5, True, ["x"]))):
+                 # 1.3: empty or only white space (ASCII's, no-break, ideographic)
+                 ("a" * 501, "\U0001F39F" * 501, 5, True, ["x"], "", "   ", "\t\n",
+                  "\u00a0\u3000"))):
             for ok in oks:
                 r = self.c.patch_queue(q, {f: ok})
                 self.assertEqual(r.status, 200, "%s=%r: %r" % (f, ok, r))

@@ -999,18 +999,42 @@ static void test_sale_end_fields(void **state)
     assert_int_equal(p.stock, 0);
     assert_string_equal(p.notice, "");
     assert_false(p.closed);
-    p = patch_ok(&p, "{\"stock\": null, \"notice\": \"\"}");
+    p = patch_ok(&p, "{\"stock\": null, \"notice\": null}");
     assert_int_equal(p.stock, WR_STOCK_NONE);
     j = wr_qconfig_to_public_json(&p);
     assert_true(json_is_null(json_object_get(j, "stock")));
-    assert_true(json_is_null(json_object_get(j, "notice"))); /* "" is no notice */
+    assert_true(json_is_null(json_object_get(j, "notice")));
     json_decref(j);
+    /* 1.3: a notice that is empty or only white space (ASCII's, no-break
+     * and ideographic spaces, line separators, a BOM) is refused and changes
+     * nothing; null clears it */
+    static const char *const blank[] = {
+        "\"\"",
+        "\"   \"",
+        "\"\\t\\n \\r\"",
+        "\"\\u00a0\"",
+        "\"\\u3000\\u2028\"",
+        "\"\\ufeff \\u202f\"",
+    };
+    for (size_t k = 0; k < sizeof blank / sizeof blank[0]; k++) {
+        char body[96];
+        snprintf(body, sizeof body, "{\"notice\": %s}", blank[k]);
+        expect_patch_error(&c, body, "notice");
+    }
+    p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank: kept as is */
+    assert_string_equal(p.notice, " Size 42 \xC2\xA0sold out ");
     /* a store's copy does not set what is left */
     j = load("{\"admitPerSecond\": 1, \"stock\": 5}");
     char field[WR_FIELD_MAX] = "", msg[256] = "";
     assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
     assert_false(p.stock_set);
     assert_int_equal(p.stock, 5);
+    json_decref(j);
+    /* a blank notice a 1.2 server stored reads as no notice, not as an
+     * unreadable config */
+    j = load("{\"admitPerSecond\": 1, \"notice\": \"  \"}");
+    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_string_equal(p.notice, "");
     json_decref(j);
     /* 500 code points of 4 bytes each fit; 501 of 1 byte do not */
     char big[4 * 501 + 64];
