@@ -45,25 +45,33 @@ wr_cfgcache_snap_t *wr_cfgcache_get(wr_cfgcache_t *c, const char *queue)
     return snap;
 }
 
+wr_cfgcache_snap_t *wr_cfgcache_put_ref(wr_cfgcache_t *c, const char *q, uint64_t version,
+                                        const wr_queue_config_t *cfg)
+{
+    wr_cfgcache_snap_t *old = wr_qmap_get(c->map, q);
+    if (old && old->version == version) {
+        old->refs++;
+        return old;
+    }
+    wr_cfgcache_snap_t *snap = malloc(sizeof *snap);
+    if (!snap)
+        return NULL;
+    snap->refs = 1; /* the caller's */
+    snap->version = version;
+    snap->cfg = *cfg;
+    if (!old && wr_qmap_count(c->map) >= c->max)
+        return snap; /* full: this queue is served uncached (always JSON) */
+    if (wr_qmap_put(c->map, q, snap) == WR_OK) {
+        snap->refs++; /* the entry's */
+        wr_cfgcache_release(old);
+    }
+    return snap;
+}
+
 void wr_cfgcache_put(wr_cfgcache_t *c, const char *q, uint64_t version,
                      const wr_queue_config_t *cfg)
 {
-    wr_cfgcache_snap_t *old = wr_qmap_get(c->map, q);
-    if (old && old->version == version)
-        return;
-    if (!old && wr_qmap_count(c->map) >= c->max)
-        return; /* full: this queue is served uncached (always JSON) */
-    wr_cfgcache_snap_t *snap = malloc(sizeof *snap);
-    if (!snap)
-        return;
-    snap->refs = 1;
-    snap->version = version;
-    snap->cfg = *cfg;
-    if (wr_qmap_put(c->map, q, snap) != WR_OK) {
-        free(snap);
-        return;
-    }
-    wr_cfgcache_release(old);
+    wr_cfgcache_release(wr_cfgcache_put_ref(c, q, version, cfg));
 }
 
 void wr_cfgcache_remove(wr_cfgcache_t *c, const char *q)

@@ -43,6 +43,14 @@ wr_cfgcache_snap_t *wr_cfgcache_get(wr_cfgcache_t *c, const char *queue);
 void wr_cfgcache_put(wr_cfgcache_t *c, const char *queue, uint64_t version,
                      const wr_queue_config_t *cfg);
 
+/* wr_cfgcache_put(), and a new reference to the snapshot that holds
+ * version for the caller to read the config through (release it with
+ * wr_cfgcache_release): the cached one when that version was cached
+ * already (cfg is then not copied), else the one just made - cached, or
+ * only the caller's when the cache is full. NULL when out of memory. */
+wr_cfgcache_snap_t *wr_cfgcache_put_ref(wr_cfgcache_t *c, const char *queue, uint64_t version,
+                                        const wr_queue_config_t *cfg);
+
 /* Forgets queue (deleted). A queue not cached is a no-op. */
 void wr_cfgcache_remove(wr_cfgcache_t *c, const char *queue);
 

@@ -84,8 +84,7 @@ static void fill_stock(wr_queue_stats_t *st, const redisReply *left, const redis
 /* Decodes a, with the reply's config part (version, json) resolved first
  * for every kind but "no queue". */
 static wr_err_t decode_entry(const struct ans *a, long long version, const redisReply *json,
-                             wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
-                             wr_queue_config_t *cfg)
+                             wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry)
 {
     wr_err_t err = WR_EPROTO;
     entry->head_due_us = entry->own_due_us = -1;
@@ -96,10 +95,9 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         err = WR_ENOTFOUND;
         goto out;
     }
-    err = resolve(ctx, version, json, cfg);
+    err = resolve(ctx, version, json, &entry->config);
     if (err != WR_OK)
         goto out;
-    entry->config = cfg;
     err = WR_EPROTO;
     switch (a->kind) {
     case 1:
@@ -170,7 +168,7 @@ out:
 }
 
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                               wr_entry_t *entry, wr_queue_config_t *cfg)
+                               wr_entry_t *entry)
 {
     memset(entry, 0, sizeof *entry);
     if (!shape(rep, "iisiisiiiiii"))
@@ -186,7 +184,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .own_due = e[9]->integer,
                     .stock_left = e[10]->integer,
                     .passed = e[11]->integer};
-    return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry, cfg);
+    return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry);
 }
 
 /* The types of the elements that follow an answer's kind in
@@ -275,8 +273,7 @@ wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisRep
 }
 
 wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisReply **error,
-                                    wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
-                                    wr_queue_config_t *cfg)
+                                    wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry)
 {
     memset(entry, 0, sizeof *entry);
     *error = NULL;
@@ -292,11 +289,11 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
         return WR_EPROTO;
     }
     a.stock_left = rep->element[2]->integer;
-    return decode_entry(&a, rep->element[0]->integer, rep->element[1], resolve, ctx, entry, cfg);
+    return decode_entry(&a, rep->element[0]->integer, rep->element[1], resolve, ctx, entry);
 }
 
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                               wr_admit_t *res, wr_queue_config_t *cfg)
+                               wr_admit_t *res)
 {
     memset(res, 0, sizeof *res);
     if (!shape(rep, "iiiisiiiiiiiiiiiaiiiiiiii"))
@@ -306,7 +303,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
         return WR_ENOTFOUND;
     if (e[0]->integer != 0 || e[1]->integer < 0)
         return WR_EPROTO;
-    wr_err_t err = resolve(ctx, e[3]->integer, e[4], cfg);
+    wr_err_t err = resolve(ctx, e[3]->integer, e[4], &res->config);
     if (err != WR_OK)
         return err;
     res->admitted = u64(e[1]);
@@ -319,7 +316,6 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->stats.held = u64(e[21]);
     res->stats.returned_total = u64(e[22]);
     fill_stock(&res->stats, e[23], e[24]);
-    res->config = cfg;
     /* The waits of the users admitted by this call (admit.lua's 17th
      * element): malloc'd, the caller frees. Out of memory: none reported. */
     size_t nw = e[16]->elements;
@@ -369,7 +365,7 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
 }
 
 wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                             wr_queue_info_t *info, wr_queue_config_t *cfg)
+                             wr_queue_info_t *info)
 {
     memset(info, 0, sizeof *info);
     if (!shape(rep, "iisiiiiiiiiiiiiiiiiis"))
@@ -379,10 +375,9 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
         return WR_ENOTFOUND;
     if (e[0]->integer != 0)
         return WR_EPROTO;
-    wr_err_t err = resolve(ctx, e[1]->integer, e[2], cfg);
+    wr_err_t err = resolve(ctx, e[1]->integer, e[2], &info->config);
     if (err != WR_OK)
         return err;
-    info->config = cfg;
     fill_stats(&info->stats, e + 3);
     info->stats.prequeue = u64(e[14]);
     info->stats.away = u64(e[15]);

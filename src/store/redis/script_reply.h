@@ -20,17 +20,19 @@
 
 #include "store/store.h"
 
-/* Turns the config part of a reply into *out: version as the script sent
- * it, json its bulk string (len 0 = not sent). WR_OK or WR_EPROTO. */
+/* Turns the config part of a reply into *out, a config borrowed from the
+ * resolver (it lives at least until the caller's results are handed on:
+ * an immutable snapshot, never a copy per answer): version as the script
+ * sent it, json its bulk string (len 0 = not sent). WR_OK or WR_EPROTO. */
 typedef wr_err_t (*wr_script_reply_config_fn)(void *ctx, long long version, const redisReply *json,
-                                              wr_queue_config_t *out);
+                                              const wr_queue_config_t **out);
 
 /* entry.lua (join, status): WR_OK with entry WAITING (position, waiting),
  * ADMITTED (jti, issued/expiry us) or PASSTHROUGH; WR_EFULL with
  * entry->waiting; WR_ENOTFOUND; WR_ENOTINQUEUE; WR_EPROTO. entry->config
- * points to *cfg. */
+ * is the resolver's. */
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                               wr_entry_t *entry, wr_queue_config_t *cfg);
+                               wr_entry_t *entry);
 
 /* entry_batch.lua, the answers of n coalesced joins and statuses, read in
  * order: wr_script_reply_batch_begin() checks the whole reply ({version,
@@ -48,14 +50,14 @@ typedef struct {
 
 wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisReply *rep, size_t n);
 wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisReply **error,
-                                    wr_script_reply_config_fn resolve, void *ctx, wr_entry_t *entry,
-                                    wr_queue_config_t *cfg);
+                                    wr_script_reply_config_fn resolve, void *ctx,
+                                    wr_entry_t *entry);
 
-/* admit.lua: WR_OK with *res (res->config points to *cfg; res->waited_us,
+/* admit.lua: WR_OK with *res (res->config the resolver's; res->waited_us,
  * when not NULL, is malloc'd and the caller frees it after use); WR_ENOTFOUND;
  * WR_EPROTO. */
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                               wr_admit_t *res, wr_queue_config_t *cfg);
+                               wr_admit_t *res);
 
 /* token.lua (consume, verify) and release.lua: WR_OK (res->passthrough
  * when the queue is disabled); WR_ETOKEN with res->reason CONSUMED or
@@ -63,10 +65,10 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
  * WR_EPROTO. */
 wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res);
 
-/* queue_get.lua: WR_OK with info->config (-> *cfg) and info->stats (the
+/* queue_get.lua: WR_OK with info->config (the resolver's) and info->stats (the
  * caller sets info->name); WR_ENOTFOUND; WR_EPROTO. */
 wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
-                             wr_queue_info_t *info, wr_queue_config_t *cfg);
+                             wr_queue_info_t *info);
 
 /* leave.lua, queue_delete.lua: 0 WR_OK, -1 WR_ENOTFOUND, -3 WR_ENOTINQUEUE
  * when not_in_queue_ok (leave), else WR_EPROTO. */

@@ -267,7 +267,7 @@ static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisRep
     if (json->len == 0) {
         if (!c->snap || c->snap->version != (uint64_t)version)
             return WR_EPROTO;
-        c->cfg = c->snap->cfg;
+        c->cfg = &c->snap->cfg; /* by reference: the request holds the snapshot */
         return WR_OK;
     }
     if (json->len > JSON_MAX)
@@ -279,31 +279,43 @@ static wr_err_t resolve_once(struct cfgctx *c, long long version, const redisRep
         return WR_EPROTO;
     }
     char field[WR_FIELD_MAX + 1], msg[128];
-    wr_err_t err = wr_qconfig_parse_stored(j, &c->cfg, field, sizeof field, msg, sizeof msg);
+    wr_queue_config_t cfg;
+    wr_err_t err = wr_qconfig_parse_stored(j, &cfg, field, sizeof field, msg, sizeof msg);
     json_decref(j);
     if (err != WR_OK) {
         wr_warn("store_redis: stored config of %s does not parse: %s: %s", c->queue, field, msg);
         return WR_EPROTO;
     }
-    wr_cfgcache_put(c->s->cache, c->queue, (uint64_t)version, &c->cfg);
+    /* a new version (rare: a config change): one copy into its snapshot */
+    c->own = wr_cfgcache_put_ref(c->s->cache, c->queue, (uint64_t)version, &cfg);
+    if (!c->own)
+        return WR_ENOMEM;
+    c->cfg = &c->own->cfg;
     return WR_OK;
 }
 
 /* The config of a reply (wr_script_reply_config_fn, ctx = a struct
- * cfgctx): the JSON when the script sent one (parsed and cached), else the
- * snapshot of the version announced. Worked out on the first call; later
- * calls (the other answers of a batch: one config part) repeat it. */
+ * cfgctx): the JSON when the script sent one (parsed into a snapshot,
+ * cached), else the snapshot of the version announced, by reference.
+ * Worked out on the first call; later calls (the other answers of a
+ * batch: one config part) repeat it. */
 wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redisReply *json,
-                                        wr_queue_config_t *out)
+                                        const wr_queue_config_t **out)
 {
     struct cfgctx *c = ctx;
     if (!c->done) {
         c->err = resolve_once(c, version, json);
         c->done = true;
     }
-    if (c->err == WR_OK)
-        *out = c->cfg;
+    *out = c->err == WR_OK ? c->cfg : NULL;
     return c->err;
+}
+
+void wr_store_redis__cfgctx_done(struct cfgctx *c)
+{
+    wr_cfgcache_release(c->own);
+    c->own = NULL;
+    c->cfg = NULL;
 }
 
 /* autotune.lua's reply: 12 strings (see the script). */
@@ -344,7 +356,6 @@ static wr_err_t autotune_reply(const redisReply *rep, wr_autotune_state_rec_t *r
  * last. */
 static void finish(struct rstore *s, struct req *r, const redisReply *rep)
 {
-    wr_queue_config_t cfg;
     struct cfgctx cc = {.s = s, .queue = r->queue, .snap = r->snap};
     wr_err_t err;
     if (rep->type == REDIS_REPLY_ERROR) {
@@ -357,8 +368,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     switch (r->op) {
     case OP_ADMIT: {
         wr_admit_t res;
-        err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res, &cfg);
+        err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res);
         r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
+        wr_store_redis__cfgctx_done(&cc);
         if (err == WR_OK)
             free((void *)res.waited_us);
         break;
@@ -375,9 +387,10 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
     case OP_GET: {
         wr_queue_info_t info;
-        err = wr_script_reply_get(rep, wr_store_redis__resolve_config, &cc, &info, &cfg);
+        err = wr_script_reply_get(rep, wr_store_redis__resolve_config, &cc, &info);
         info.name = r->queue;
         r->cb.info(err, err == WR_OK ? &info : NULL, r->arg);
+        wr_store_redis__cfgctx_done(&cc);
         break;
     }
     case OP_LEAVE:

@@ -123,14 +123,12 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
     while (b->answered < b->n) {
         struct sub *x = &b->sub[b->answered++];
         wr_entry_t entry;
-        wr_queue_config_t cfg;
         wr_err_t e = err;
         if (e == WR_OK && b->n == 1) {
-            e = wr_script_reply_entry(rep, wr_store_redis__resolve_config, &cc, &entry, &cfg);
+            e = wr_script_reply_entry(rep, wr_store_redis__resolve_config, &cc, &entry);
         } else if (e == WR_OK) {
             const redisReply *a;
-            e = wr_script_reply_batch_next(&it, &a, wr_store_redis__resolve_config, &cc, &entry,
-                                           &cfg);
+            e = wr_script_reply_batch_next(&it, &a, wr_store_redis__resolve_config, &cc, &entry);
             if (a)
                 wr_warn("store_redis: %s on %s failed for one request: %.*s", file, b->queue,
                         (int)(a->len > 200 ? 200 : a->len), a->str);
@@ -138,6 +136,7 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
         x->cb(e, (e == WR_OK || e == WR_EFULL) ? &entry : NULL, x->arg);
     }
     s->answering = outer;
+    wr_store_redis__cfgctx_done(&cc);
     wr_store_redis__batch_free(b);
     wr_store_redis__unbusy(s);
 }

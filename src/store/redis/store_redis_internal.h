@@ -147,10 +147,11 @@ struct rstore {
 struct cfgctx {
     struct rstore *s;
     const char *queue;
-    const wr_cfgcache_snap_t *snap;
+    const wr_cfgcache_snap_t *snap; /* the version announced (the request's reference) */
     bool done;
     wr_err_t err;
-    wr_queue_config_t cfg;
+    const wr_queue_config_t *cfg; /* the answer's: in snap or own, never a copy */
+    wr_cfgcache_snap_t *own;      /* a reference to the snapshot of a JSON reply, or NULL */
 };
 
 /* store_redis.c */
@@ -159,9 +160,14 @@ struct cfgctx {
  * room. */
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q);
 
-/* The config of a reply (wr_script_reply_config_fn, ctx = a struct cfgctx). */
+/* The config of a reply (wr_script_reply_config_fn, ctx = a struct cfgctx),
+ * borrowed: valid until wr_store_redis__cfgctx_done(), which the caller
+ * calls after the last callback that was handed it. */
 wr_err_t wr_store_redis__resolve_config(void *ctx, long long version, const redisReply *json,
-                                        wr_queue_config_t *out);
+                                        const wr_queue_config_t **out);
+
+/* Drops what ctx holds (the snapshot of a JSON reply). */
+void wr_store_redis__cfgctx_done(struct cfgctx *c);
 
 /* Leaves a loop entry of ours (s->busy); frees s with the outermost one once
  * close() ran inside. */

@@ -90,6 +90,34 @@ static void t_new_version_while_a_request_holds_the_old(void **state)
     wr_cfgcache_release(cur);
 }
 
+/* put_ref: the reply's config by reference - the cached snapshot when its
+ * version is cached (no copy), the new one otherwise, and one of the
+ * caller's own when the cache is full. */
+static void t_put_ref(void **state)
+{
+    (void)state;
+    wr_cfgcache_t *c = wr_cfgcache_new(1);
+    wr_queue_config_t cfg = cfg_rate(7);
+    wr_cfgcache_snap_t *a = wr_cfgcache_put_ref(c, "a", 100, &cfg);
+    assert_non_null(a);
+    assert_int_equal(a->refs, 2); /* the entry's and ours */
+    cfg.admit_per_second = 8;
+    wr_cfgcache_snap_t *a2 = wr_cfgcache_put_ref(c, "a", 100, &cfg);
+    assert_ptr_equal(a, a2); /* same version: the cached snapshot, not copied */
+    assert_true(a2->cfg.admit_per_second == 7);
+    assert_int_equal(a->refs, 3);
+    wr_cfgcache_snap_t *b = wr_cfgcache_put_ref(c, "b", 5, &cfg); /* full: uncached */
+    assert_non_null(b);
+    assert_int_equal(b->refs, 1);
+    assert_true(b->cfg.admit_per_second == 8);
+    assert_null(wr_cfgcache_get(c, "b"));
+    wr_cfgcache_release(b);
+    wr_cfgcache_release(a2);
+    wr_cfgcache_free(c);
+    assert_int_equal(a->refs, 1); /* ours outlives the cache */
+    wr_cfgcache_release(a);
+}
+
 static void t_bound_and_remove(void **state)
 {
     (void)state;
@@ -130,6 +158,7 @@ int main(void)
         cmocka_unit_test(t_same_version_keeps_the_snapshot),
         cmocka_unit_test(t_new_version_while_a_request_holds_the_old),
         cmocka_unit_test(t_bound_and_remove),
+        cmocka_unit_test(t_put_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
