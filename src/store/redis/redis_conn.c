@@ -711,6 +711,35 @@ size_t wr_redis_conn_pending(const wr_redis_conn_t *c)
 
 /* ------------------------------------------------------------ open/close */
 
+char *wr_redis_conn_script_text(const wr_redis_conn_script_t *def, size_t *len)
+{
+    const char *names[3] = {def->rows, def->lib, def->file};
+    const wr_embed_file_t *parts[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!names[i])
+            continue;
+        if (!(parts[i] = wr_embed_find(names[i])))
+            return NULL;
+        n += parts[i]->len + (i < 2);
+    }
+    char *text = malloc(n + 1);
+    if (!text)
+        return NULL;
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i])
+            continue;
+        memcpy(text + at, parts[i]->data, parts[i]->len);
+        at += parts[i]->len;
+        if (i < 2)
+            text[at++] = '\n';
+    }
+    text[at] = '\0';
+    *len = at;
+    return text;
+}
+
 static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *defs, size_t n)
 {
     c->scripts = calloc(n ? n : 1, sizeof *c->scripts);
@@ -718,22 +747,14 @@ static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *d
         return WR_ENOMEM;
     c->nscripts = n;
     for (size_t i = 0; i < n; i++) {
-        const wr_embed_file_t *lib = defs[i].lib ? wr_embed_find(defs[i].lib) : NULL;
-        const wr_embed_file_t *f = wr_embed_find(defs[i].file);
-        if (!f || (defs[i].lib && !lib))
-            return WR_EINVAL;
-        size_t prefix = lib ? lib->len + 1 : 0;
         wr_redis_conn__script_t *sc = &c->scripts[i];
-        sc->len = prefix + f->len;
-        sc->text = malloc(sc->len + 1);
+        if (!defs[i].file || !wr_embed_find(defs[i].file) ||
+            (defs[i].lib && !wr_embed_find(defs[i].lib)) ||
+            (defs[i].rows && !wr_embed_find(defs[i].rows)))
+            return WR_EINVAL;
+        sc->text = wr_redis_conn_script_text(&defs[i], &sc->len);
         if (!sc->text)
             return WR_ENOMEM;
-        if (prefix) {
-            memcpy(sc->text, lib->data, lib->len);
-            sc->text[lib->len] = '\n';
-        }
-        memcpy(sc->text + prefix, f->data, f->len);
-        sc->text[sc->len] = '\0';
         wr_crypto_sha1_hex(sc->text, sc->len, sc->sha);
     }
     return WR_OK;

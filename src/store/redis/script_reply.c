@@ -2,15 +2,19 @@
  * script_reply.c - the decoders of the Lua scripts' answers
  * (script_reply.h).
  *
- * Each decoder is written against the script's return statement: first
- * the shape (shape(): one letter per element, 'i' integer, 's' bulk
- * string), then the result code in element 0, then the config part
+ * Each decoder reads the script's reply by the rows of scripts.def
+ * (script_rows.h: e[WR_ROW(R_ADMIT, STOCK_LEFT)], never a bare position):
+ * first the shape (wr_script_rows_check: the length and each element's
+ * type), then the result code, then the config part
  * (through the caller's resolver, before the code-specific checks, as the
  * scripts send it for every code but "no queue"), then the values. Nothing
  * here allocates; results are written only to the caller's out-parameters.
  */
 #include "store/redis/script_reply.h"
 
+#include "store/redis/script_rows.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,49 +28,42 @@ static bool is_str(const redisReply *e)
     return e && e->type == REDIS_REPLY_STRING;
 }
 
-/* Checks that reply is an array of n elements of the given types
- * ('i' integer, 's' bulk string). */
-static bool shape(const redisReply *reply, const char *types)
-{
-    size_t n = strlen(types);
-    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const redisReply *e = reply->element[i];
-        bool ok = types[i] == 'i'   ? is_int(e)
-                  : types[i] == 'a' ? e && e->type == REDIS_REPLY_ARRAY
-                                    : is_str(e);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
+/* reply is an array of exactly the rows of table t. */
+#define SHAPE(reply, t) wr_script_rows_check(reply, WR_ROWS_TABLE(t), NULL, 0)
 
 static uint64_t u64(const redisReply *e)
 {
     return e->integer < 0 ? 0 : (uint64_t)e->integer;
 }
 
-static void fill_stats(wr_queue_stats_t *st, redisReply *const *e)
-{
-    st->waiting = u64(e[0]);
-    st->active = u64(e[1]);
-    st->admitted_total = u64(e[2]);
-    st->consumed_total = u64(e[3]);
-    st->expired_total = u64(e[4]);
-    st->left_total = u64(e[5]);
-    st->rejected_full_total = u64(e[6]);
-    st->sessions = u64(e[7]);
-    st->released_total = u64(e[8]);
-    st->sessions_expired_total = u64(e[9]);
-    st->abandoned_total = u64(e[10]);
-}
+/* The stats of a reply of table T (R_ADMIT, R_QUEUE_GET: the same row
+ * names, lib.lua's stats()) from its elements e. */
+#define FILL_STATS(st, e, T)                                                                       \
+    do {                                                                                           \
+        (st)->waiting = u64((e)[WR_ROW(T, WAITING)]);                                              \
+        (st)->active = u64((e)[WR_ROW(T, ACTIVE)]);                                                \
+        (st)->admitted_total = u64((e)[WR_ROW(T, ADMITTED_TOTAL)]);                                \
+        (st)->consumed_total = u64((e)[WR_ROW(T, CONSUMED_TOTAL)]);                                \
+        (st)->expired_total = u64((e)[WR_ROW(T, EXPIRED_TOTAL)]);                                  \
+        (st)->left_total = u64((e)[WR_ROW(T, LEFT_TOTAL)]);                                        \
+        (st)->rejected_full_total = u64((e)[WR_ROW(T, REJECTED_FULL_TOTAL)]);                      \
+        (st)->sessions = u64((e)[WR_ROW(T, SESSIONS)]);                                            \
+        (st)->released_total = u64((e)[WR_ROW(T, RELEASED_TOTAL)]);                                \
+        (st)->sessions_expired_total = u64((e)[WR_ROW(T, SESSIONS_EXPIRED_TOTAL)]);                \
+        (st)->abandoned_total = u64((e)[WR_ROW(T, ABANDONED_TOTAL)]);                              \
+        (st)->prequeue = u64((e)[WR_ROW(T, PREQUEUE)]);                                            \
+        (st)->away = u64((e)[WR_ROW(T, AWAY)]);                                                    \
+        (st)->held = u64((e)[WR_ROW(T, HELD)]);                                                    \
+        (st)->returned_total = u64((e)[WR_ROW(T, RETURNED_TOTAL)]);                                \
+        fill_stock(st, (e)[WR_ROW(T, STOCK_LEFT)], (e)[WR_ROW(T, SOLD_OUT_AT)]);                   \
+    } while (0)
 
 /* The answer of one join or status, as entry.lua and entry_batch.lua send
- * it: kind, then by kind position, waiting, head_due_us, own_due_us and
- * passed (1; the dues are -1 unless a join added the user, passed -1 unless
- * the people ahead were counted: lib.lua entry_passed), jti, iat_us,
- * exp_us (2), waiting (-2); unused fields are 0 / NULL. */
+ * it (R_ENTRY, B_* of scripts.def): kind, then by kind position, waiting,
+ * head_due_us, own_due_us and passed (WAITING; the dues are -1 unless a
+ * join added the user, passed -1 unless the people ahead were counted:
+ * lib.lua entry_passed), jti, iat_us, exp_us (ADMITTED), waiting (FULL,
+ * HELD), why (CLOSED, in position); unused fields are 0 / NULL. */
 struct ans {
     long long kind, position, waiting, iat, exp, head_due, own_due, passed;
     const redisReply *jti;
@@ -91,7 +88,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
     entry->passed_ahead = -1;
     entry->passed_scan = 0;
     entry->stock_left = a->stock_left >= 0 ? a->stock_left : -1;
-    if (a->kind == -1) {
+    if (a->kind == WR_ROW_VALUE(K_ENTRY, NO_QUEUE)) {
         err = WR_ENOTFOUND;
         goto out;
     }
@@ -100,7 +97,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         goto out;
     err = WR_EPROTO;
     switch (a->kind) {
-    case 1:
+    case WR_ROW_VALUE(K_ENTRY, WAITING):
         if (a->position < 1 || a->waiting < a->position)
             goto out;
         entry->state = WR_ENTRY_WAITING;
@@ -119,7 +116,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         }
         err = WR_OK;
         break;
-    case 2:
+    case WR_ROW_VALUE(K_ENTRY, ADMITTED):
         if (!a->jti || a->jti->len == 0 || a->jti->len > WR_JTI_LEN)
             goto out;
         entry->state = WR_ENTRY_ADMITTED;
@@ -129,15 +126,15 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->expires_at_us = a->exp;
         err = WR_OK;
         break;
-    case 3:
+    case WR_ROW_VALUE(K_ENTRY, PASSTHROUGH):
         entry->state = WR_ENTRY_PASSTHROUGH;
         err = WR_OK;
         break;
-    case 4:
+    case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
         entry->state = WR_ENTRY_PREQUEUE;
         err = WR_OK;
         break;
-    case 5: /* held: position 1, out of the line's count */
+    case WR_ROW_VALUE(K_ENTRY, HELD): /* position 1, out of the line's count */
         if (a->position != 1 || a->waiting < 0)
             goto out;
         entry->state = WR_ENTRY_WAITING;
@@ -146,18 +143,18 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->waiting = (uint64_t)a->waiting;
         err = WR_OK;
         break;
-    case 6: /* the end of a sale: position says why */
+    case WR_ROW_VALUE(K_ENTRY, CLOSED): /* the end of a sale: position says why */
         if (a->position != 1 && a->position != 2)
             goto out;
         entry->state = WR_ENTRY_CLOSED;
         entry->closed_reason = a->position == 2 ? WR_CLOSE_SOLD_OUT : WR_CLOSE_CLOSED;
         err = WR_OK;
         break;
-    case -2:
+    case WR_ROW_VALUE(K_ENTRY, FULL):
         entry->waiting = a->waiting < 0 ? 0 : (uint64_t)a->waiting;
         err = WR_EFULL;
         break;
-    case -3:
+    case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
         err = WR_ENOTINQUEUE;
         break;
     default:
@@ -171,42 +168,49 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                                wr_entry_t *entry)
 {
     memset(entry, 0, sizeof *entry);
-    if (!shape(rep, "iisiisiiiiii"))
+    if (!SHAPE(rep, R_ENTRY))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
-    struct ans a = {.kind = e[0]->integer,
-                    .position = e[3]->integer,
-                    .waiting = e[4]->integer,
-                    .jti = e[5],
-                    .iat = e[6]->integer,
-                    .exp = e[7]->integer,
-                    .head_due = e[8]->integer,
-                    .own_due = e[9]->integer,
-                    .stock_left = e[10]->integer,
-                    .passed = e[11]->integer};
-    return decode_entry(&a, e[1]->integer, e[2], resolve, ctx, entry);
+    struct ans a = {.kind = e[WR_ROW(R_ENTRY, KIND)]->integer,
+                    .position = e[WR_ROW(R_ENTRY, POSITION)]->integer,
+                    .waiting = e[WR_ROW(R_ENTRY, WAITING)]->integer,
+                    .jti = e[WR_ROW(R_ENTRY, JTI)],
+                    .iat = e[WR_ROW(R_ENTRY, IAT_US)]->integer,
+                    .exp = e[WR_ROW(R_ENTRY, EXP_US)]->integer,
+                    .head_due = e[WR_ROW(R_ENTRY, HEAD_DUE_US)]->integer,
+                    .own_due = e[WR_ROW(R_ENTRY, OWN_DUE_US)]->integer,
+                    .stock_left = e[WR_ROW(R_ENTRY, STOCK_LEFT)]->integer,
+                    .passed = e[WR_ROW(R_ENTRY, PASSED)]->integer};
+    return decode_entry(&a, e[WR_ROW(R_ENTRY, VERSION)]->integer, e[WR_ROW(R_ENTRY, JSON)], resolve,
+                        ctx, entry);
 }
 
-/* The types of the elements that follow an answer's kind in
- * entry_batch.lua's reply; NULL for a kind it never sends. */
-static const char *batch_fields(long long kind)
+/* The B_ table (scripts.def) of an answer of kind in entry_batch.lua's
+ * reply; false for a kind it never sends. */
+static bool batch_table(long long kind, wr_script_row_t *t)
 {
     switch (kind) {
-    case 1:
-        return "iiiii";
-    case 2:
-        return "sii";
-    case -2:
-    case 5:
-    case 6:
-        return "i";
-    case 3:
-    case 4:
-    case -1:
-    case -3:
-        return "";
+    case WR_ROW_VALUE(K_ENTRY, WAITING):
+        *t = WR_ROWS_TABLE(B_WAITING);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, ADMITTED):
+        *t = WR_ROWS_TABLE(B_ADMITTED);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, FULL):
+    case WR_ROW_VALUE(K_ENTRY, HELD):
+        *t = WR_ROWS_TABLE(B_COUNT);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, CLOSED):
+        *t = WR_ROWS_TABLE(B_CLOSED);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, PASSTHROUGH):
+    case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
+    case WR_ROW_VALUE(K_ENTRY, NO_QUEUE):
+    case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
+        *t = WR_ROWS_TABLE(B_KIND);
+        return true;
     default:
-        return NULL;
+        return false;
     }
 }
 
@@ -221,47 +225,44 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         (*at)++;
         return true;
     }
-    if (!is_int(k) || k->integer == 0)
+    wr_script_row_t t;
+    if (!is_int(k) || !batch_table(k->integer, &t))
         return false;
-    const char *f = batch_fields(k->integer);
-    size_t nf = f ? strlen(f) : 0;
-    if (!f || rep->elements - *at - 1 < nf)
+    size_t n = 0;
+    while (wr_script_rows_type(t, n))
+        n++;
+    if (rep->elements - *at < n || !wr_script_rows_match(rep->element + *at, n, t, NULL, 0))
         return false;
-    redisReply *const *e = rep->element + *at + 1;
-    for (size_t i = 0; i < nf; i++)
-        if (f[i] == 'i' ? !is_int(e[i]) : !is_str(e[i]))
-            return false;
+    redisReply *const *e = rep->element + *at;
     a->kind = k->integer;
-    if (a->kind == 1) {
-        a->position = e[0]->integer;
-        a->waiting = e[1]->integer;
-        a->head_due = e[2]->integer;
-        a->own_due = e[3]->integer;
-        a->passed = e[4]->integer;
-    } else if (a->kind == 2) {
-        a->jti = e[0];
-        a->iat = e[1]->integer;
-        a->exp = e[2]->integer;
-    } else if (a->kind == -2) {
-        a->waiting = e[0]->integer;
-    } else if (a->kind == 5) {
-        a->position = 1;
-        a->waiting = e[0]->integer;
-    } else if (a->kind == 6) {
-        a->position = e[0]->integer;
+    if (t == WR_ROWS_TABLE(B_WAITING)) {
+        a->position = e[WR_ROW(B_WAITING, POSITION)]->integer;
+        a->waiting = e[WR_ROW(B_WAITING, WAITING)]->integer;
+        a->head_due = e[WR_ROW(B_WAITING, HEAD_DUE_US)]->integer;
+        a->own_due = e[WR_ROW(B_WAITING, OWN_DUE_US)]->integer;
+        a->passed = e[WR_ROW(B_WAITING, PASSED)]->integer;
+    } else if (t == WR_ROWS_TABLE(B_ADMITTED)) {
+        a->jti = e[WR_ROW(B_ADMITTED, JTI)];
+        a->iat = e[WR_ROW(B_ADMITTED, IAT_US)]->integer;
+        a->exp = e[WR_ROW(B_ADMITTED, EXP_US)]->integer;
+    } else if (t == WR_ROWS_TABLE(B_COUNT)) {
+        a->position = a->kind == WR_ROW_VALUE(K_ENTRY, HELD) ? 1 : 0;
+        a->waiting = e[WR_ROW(B_COUNT, WAITING)]->integer;
+    } else if (t == WR_ROWS_TABLE(B_CLOSED)) {
+        a->position = e[WR_ROW(B_CLOSED, WHY)]->integer;
     }
-    *at += 1 + nf;
+    *at += n;
     return true;
 }
 
 wr_err_t wr_script_reply_batch_begin(wr_script_reply_batch_t *it, const redisReply *rep, size_t n)
 {
+    size_t at = WR_ROWS_LEN(R_ENTRY_BATCH); /* the header, then the answers */
     it->rep = NULL;
-    it->at = 3;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || !is_int(rep->element[0]) ||
-        !is_str(rep->element[1]) || !is_int(rep->element[2]))
+    it->at = at;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < at ||
+        !wr_script_rows_match(rep->element, at, WR_ROWS_TABLE(R_ENTRY_BATCH), NULL, 0))
         return WR_EPROTO;
-    size_t at = 3;
     struct ans a;
     for (size_t i = 0; i < n; i++)
         if (!batch_answer(rep, &at, &a))
@@ -288,41 +289,41 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
         *error = rep->element[at];
         return WR_EPROTO;
     }
-    a.stock_left = rep->element[2]->integer;
-    return decode_entry(&a, rep->element[0]->integer, rep->element[1], resolve, ctx, entry);
+    redisReply *const *h = rep->element;
+    a.stock_left = h[WR_ROW(R_ENTRY_BATCH, STOCK_LEFT)]->integer;
+    return decode_entry(&a, h[WR_ROW(R_ENTRY_BATCH, VERSION)]->integer,
+                        h[WR_ROW(R_ENTRY_BATCH, JSON)], resolve, ctx, entry);
 }
 
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res)
 {
     memset(res, 0, sizeof *res);
-    if (!shape(rep, "iiiisiiiiiiiiiiiaiiiiiiii"))
+    if (!SHAPE(rep, R_ADMIT))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
-    if (e[0]->integer == -1)
+    long long code = e[WR_ROW(R_ADMIT, CODE)]->integer;
+    if (code == -1)
         return WR_ENOTFOUND;
-    if (e[0]->integer != 0 || e[1]->integer < 0)
+    if (code != 0 || e[WR_ROW(R_ADMIT, ADMITTED)]->integer < 0)
         return WR_EPROTO;
-    wr_err_t err = resolve(ctx, e[3]->integer, e[4], &res->config);
+    wr_err_t err =
+        resolve(ctx, e[WR_ROW(R_ADMIT, VERSION)]->integer, e[WR_ROW(R_ADMIT, JSON)], &res->config);
     if (err != WR_OK)
         return err;
-    res->admitted = u64(e[1]);
-    res->now_us = e[2]->integer;
-    fill_stats(&res->stats, e + 5);
-    res->stats.prequeue = u64(e[17]);
-    res->opening_moved = u64(e[18]);
-    res->opening_left = u64(e[19]);
-    res->stats.away = u64(e[20]);
-    res->stats.held = u64(e[21]);
-    res->stats.returned_total = u64(e[22]);
-    fill_stock(&res->stats, e[23], e[24]);
-    /* The waits of the users admitted by this call (admit.lua's 17th
-     * element): malloc'd, the caller frees. Out of memory: none reported. */
-    size_t nw = e[16]->elements;
+    res->admitted = u64(e[WR_ROW(R_ADMIT, ADMITTED)]);
+    res->now_us = e[WR_ROW(R_ADMIT, NOW_US)]->integer;
+    FILL_STATS(&res->stats, e, R_ADMIT);
+    res->opening_moved = u64(e[WR_ROW(R_ADMIT, OPEN_MOVED)]);
+    res->opening_left = u64(e[WR_ROW(R_ADMIT, OPEN_LEFT)]);
+    /* The waits of the users admitted by this call: malloc'd, the caller
+     * frees. Out of memory: none reported. */
+    const redisReply *wa = e[WR_ROW(R_ADMIT, WAITS)];
+    size_t nw = wa->elements;
     int64_t *waits = NULL;
     if (nw > 0 && nw == res->admitted && (waits = malloc(nw * sizeof *waits)) != NULL) {
         for (size_t i = 0; i < nw; i++) {
-            const redisReply *w = e[16]->element[i];
+            const redisReply *w = wa->element[i];
             waits[i] = is_int(w) && w->integer > 0 ? w->integer : 0;
         }
         res->waited_us = waits;
@@ -336,7 +337,8 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
     res->passthrough = false;
     res->reason = WR_TOKEN_OK;
     res->session_us = -1;
-    if (shape(rep, "ii") && rep->element[0]->integer == 0) { /* release.lua: {0, us} */
+    if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && is_int(rep->element[0]) &&
+        is_int(rep->element[1]) && rep->element[0]->integer == 0) { /* release.lua: {0, us} */
         res->session_us = rep->element[1]->integer >= 0 ? rep->element[1]->integer : -1;
         return WR_OK;
     }
@@ -345,7 +347,7 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
     switch (rep->integer) {
     case 0:
         return WR_OK;
-    case 1:
+    case WR_ROW_VALUE(K_ENTRY, WAITING):
         res->passthrough = true;
         return WR_OK;
     case -1:
@@ -368,26 +370,24 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info)
 {
     memset(info, 0, sizeof *info);
-    if (!shape(rep, "iisiiiiiiiiiiiiiiiiis"))
+    if (!SHAPE(rep, R_QUEUE_GET))
         return WR_EPROTO;
     redisReply *const *e = rep->element;
-    if (e[0]->integer == -1)
+    long long code = e[WR_ROW(R_QUEUE_GET, CODE)]->integer;
+    if (code == -1)
         return WR_ENOTFOUND;
-    if (e[0]->integer != 0)
+    if (code != 0)
         return WR_EPROTO;
-    wr_err_t err = resolve(ctx, e[1]->integer, e[2], &info->config);
+    wr_err_t err = resolve(ctx, e[WR_ROW(R_QUEUE_GET, VERSION)]->integer,
+                           e[WR_ROW(R_QUEUE_GET, JSON)], &info->config);
     if (err != WR_OK)
         return err;
-    fill_stats(&info->stats, e + 3);
-    info->stats.prequeue = u64(e[14]);
-    info->stats.away = u64(e[15]);
-    info->stats.held = u64(e[16]);
-    info->stats.returned_total = u64(e[17]);
-    fill_stock(&info->stats, e[18], e[19]);
-    if (e[20]->len > 0 && e[20]->len < 64) { /* autotune's kept rate, '%.17g' */
+    FILL_STATS(&info->stats, e, R_QUEUE_GET);
+    const redisReply *ar = e[WR_ROW(R_QUEUE_GET, AUTO_RATE)];
+    if (ar->len > 0 && ar->len < 64) { /* autotune's kept rate, '%.17g' */
         char buf[64];
-        memcpy(buf, e[20]->str, e[20]->len);
-        buf[e[20]->len] = '\0';
+        memcpy(buf, ar->str, ar->len);
+        buf[ar->len] = '\0';
         double d = strtod(buf, NULL);
         info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
     }
@@ -438,5 +438,44 @@ wr_err_t wr_script_reply_secret(const redisReply *rep, const uint8_t **secret, s
         return WR_EPROTO;
     *secret = (const uint8_t *)rep->str;
     *len = rep->len;
+    return WR_OK;
+}
+
+/* A string element of autotune.lua's reply as a double ('%.17g'); 0 when
+ * it is not one. */
+static double reply_double(const redisReply *e)
+{
+    char buf[64];
+    if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len >= sizeof buf)
+        return 0;
+    memcpy(buf, e->str, e->len);
+    buf[e->len] = '\0';
+    char *end;
+    double d = strtod(buf, &end);
+    return *end == '\0' && isfinite(d) ? d : 0;
+}
+
+wr_err_t wr_script_reply_autotune(const redisReply *rep, wr_autotune_state_rec_t *res)
+{
+    if (!SHAPE(rep, R_AUTOTUNE))
+        return WR_EPROTO;
+    redisReply *const *e = rep->element;
+    memset(res, 0, sizeof *res);
+    if (reply_double(e[WR_ROW(R_AUTOTUNE, CODE)]) != 0)
+        return WR_ENOTFOUND;
+    res->rate = reply_double(e[WR_ROW(R_AUTOTUNE, RATE)]);
+    res->step_us = (int64_t)reply_double(e[WR_ROW(R_AUTOTUNE, STEP)]);
+    res->cut_latency_ms = reply_double(e[WR_ROW(R_AUTOTUNE, CUT)]);
+    static const size_t rep_at[WR_AUTOTUNE_SOURCES][3] = {
+        {WR_ROW(R_AUTOTUNE, LAT0), WR_ROW(R_AUTOTUNE, ERR0), WR_ROW(R_AUTOTUNE, AT0)},
+        {WR_ROW(R_AUTOTUNE, LAT1), WR_ROW(R_AUTOTUNE, ERR1), WR_ROW(R_AUTOTUNE, AT1)},
+    };
+    for (int i = 0; i < WR_AUTOTUNE_SOURCES; i++) {
+        res->reports[i].latency_ms = reply_double(e[rep_at[i][0]]);
+        res->reports[i].error_rate = reply_double(e[rep_at[i][1]]);
+        res->reports[i].at_us = (int64_t)reply_double(e[rep_at[i][2]]);
+    }
+    res->now_us = (int64_t)reply_double(e[WR_ROW(R_AUTOTUNE, NOW)]);
+    res->applied = reply_double(e[WR_ROW(R_AUTOTUNE, APPLIED)]) == 1;
     return WR_OK;
 }

@@ -59,6 +59,9 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res);
 
+/* autotune.lua: WR_OK with *res; WR_ENOTFOUND (no queue); WR_EPROTO. */
+wr_err_t wr_script_reply_autotune(const redisReply *rep, wr_autotune_state_rec_t *res);
+
 /* token.lua (consume, verify) and release.lua: WR_OK (res->passthrough
  * when the queue is disabled); WR_ETOKEN with res->reason CONSUMED or
  * EXPIRED (token.lua) or NO_SESSION (release.lua, code -4); WR_ENOTFOUND;

@@ -69,27 +69,31 @@
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
+#include "store/redis/script_rows.h"
 #include "store/redis/store_redis_internal.h"
 
 #define CACHE_MAX 10000
 #define JSON_MAX  (64 * 1024)
 #define LIB       "scripts/lib.lua"
+/* an entry mode (scripts.def M_ENTRY) as the one character ARGV holds */
+#define MODE(m) ((char)('0' + WR_ROW_VALUE(M_ENTRY, m)))
+#define ROWS(s) "scripts/rows/" #s ".lua" /* its prelude (scripts.def) */
 
 /* The script table of the connection, by enum script_id. */
 const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
-    [SC_ENTRY] = {LIB, "scripts/entry.lua"},
-    [SC_ENTRY_BATCH] = {LIB, "scripts/entry_batch.lua"},
-    [SC_LEAVE] = {LIB, "scripts/leave.lua"},
-    [SC_TOKEN] = {LIB, "scripts/token.lua"},
-    [SC_ADMIT] = {LIB, "scripts/admit.lua"},
-    [SC_GET] = {LIB, "scripts/queue_get.lua"},
-    [SC_DELETE] = {LIB, "scripts/queue_delete.lua"},
-    [SC_PUT] = {LIB, "scripts/config_put.lua"},
-    [SC_SECRET] = {NULL, "scripts/secret.lua"},
-    [SC_RELEASE] = {LIB, "scripts/release.lua"},
-    [SC_BURN] = {NULL, "scripts/burn.lua"},
-    [SC_SECRET_SYNC] = {NULL, "scripts/secret_sync.lua"},
-    [SC_AUTOTUNE] = {LIB, "scripts/autotune.lua"},
+    [SC_ENTRY] = {ROWS(entry), LIB, "scripts/entry.lua"},
+    [SC_ENTRY_BATCH] = {ROWS(entry_batch), LIB, "scripts/entry_batch.lua"},
+    [SC_LEAVE] = {ROWS(leave), LIB, "scripts/leave.lua"},
+    [SC_TOKEN] = {ROWS(token), LIB, "scripts/token.lua"},
+    [SC_ADMIT] = {ROWS(admit), LIB, "scripts/admit.lua"},
+    [SC_GET] = {ROWS(queue_get), LIB, "scripts/queue_get.lua"},
+    [SC_DELETE] = {ROWS(queue_delete), LIB, "scripts/queue_delete.lua"},
+    [SC_PUT] = {ROWS(config_put), LIB, "scripts/config_put.lua"},
+    [SC_SECRET] = {NULL, NULL, "scripts/secret.lua"},
+    [SC_RELEASE] = {ROWS(release), LIB, "scripts/release.lua"},
+    [SC_BURN] = {NULL, NULL, "scripts/burn.lua"},
+    [SC_SECRET_SYNC] = {NULL, NULL, "scripts/secret_sync.lua"},
+    [SC_AUTOTUNE] = {ROWS(autotune), LIB, "scripts/autotune.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -318,40 +322,6 @@ void wr_store_redis__cfgctx_done(struct cfgctx *c)
     c->cfg = NULL;
 }
 
-/* autotune.lua's reply: 12 strings (see the script). */
-static double reply_double(const redisReply *e)
-{
-    char buf[64];
-    if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len >= sizeof buf)
-        return 0;
-    memcpy(buf, e->str, e->len);
-    buf[e->len] = '\0';
-    char *end;
-    double d = strtod(buf, &end);
-    return *end == '\0' && isfinite(d) ? d : 0;
-}
-
-static wr_err_t autotune_reply(const redisReply *rep, wr_autotune_state_rec_t *res)
-{
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 12)
-        return WR_EPROTO;
-    redisReply *const *e = rep->element;
-    memset(res, 0, sizeof *res);
-    if (reply_double(e[0]) != 0)
-        return WR_ENOTFOUND;
-    res->rate = reply_double(e[1]);
-    res->step_us = (int64_t)reply_double(e[2]);
-    res->cut_latency_ms = reply_double(e[3]);
-    for (int i = 0; i < WR_AUTOTUNE_SOURCES; i++) {
-        res->reports[i].latency_ms = reply_double(e[4 + 3 * i]);
-        res->reports[i].error_rate = reply_double(e[5 + 3 * i]);
-        res->reports[i].at_us = (int64_t)reply_double(e[6 + 3 * i]);
-    }
-    res->now_us = (int64_t)reply_double(e[10]);
-    res->applied = reply_double(e[11]) == 1;
-    return WR_OK;
-}
-
 /* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
  * last. */
 static void finish(struct rstore *s, struct req *r, const redisReply *rep)
@@ -425,7 +395,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     case OP_AUTOTUNE: {
         wr_autotune_state_rec_t res;
-        err = autotune_reply(rep, &res);
+        err = wr_script_reply_autotune(rep, &res);
         r->cb.autotune(err, err == WR_OK ? &res : NULL, r->arg);
         break;
     }
@@ -556,25 +526,25 @@ static void r_close(wr_store_t *st)
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                        void *arg)
 {
-    return wr_store_redis__entry(st, q, u, '1', cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(JOIN), cb, arg);
 }
 
 static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                             void *arg)
 {
-    return wr_store_redis__entry(st, q, u, '2', cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(JOIN_PAGE), cb, arg);
 }
 
 static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
-    return wr_store_redis__entry(st, q, u, '0', cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(STATUS), cb, arg);
 }
 
 static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                                void *arg)
 {
-    return wr_store_redis__entry(st, q, u, '3', cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(STATUS_QUIET), cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "store/redis/cfgcache.h"
+#include "store/redis/script_rows.h"
 #include "base/crypto.h"
 #include "base/ids.h"
 #include "base/log.h"
@@ -274,7 +275,8 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
         return WR_EINVAL;
     if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
-    bool join = mode == '1' || mode == '2';
+    bool join =
+        mode == '0' + WR_ROW_VALUE(M_ENTRY, JOIN) || mode == '0' + WR_ROW_VALUE(M_ENTRY, JOIN_PAGE);
     /* A join carries the pre-queue key it would get in a shuffled
      * pre-queue: below 2^52 (exact in a Redis score), from the CSPRNG. */
     uint64_t key = 0;

@@ -1,28 +1,26 @@
 -- admit.lua - one admission tick (lib.lua prepended).
--- ARGV[1] per-call random seed (hex), ARGV[2] known config version.
--- ARGV[3] idle users removed per call, at most; ARGV[4] pending or idle
--- users passed over per call, at most; ARGV[5] users the idle sweep looks
--- at per call, about (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX,
--- WR_STORE_IDLE_VISIT_MAX).
--- Reply, always 25 elements:
---   {code, admitted, now_us, version, json, waiting, active, admittedTotal,
---    consumedTotal, expiredTotal, leftTotal, rejectedFullTotal, sessions,
---    releasedTotal, sessionsExpiredTotal, abandonedTotal, waits, prequeue,
---    openMoved, openLeft, away, held, returnedTotal, stockLeft, soldOutAt}
---   stockLeft: what is left of the stock (-1: no stock); soldOutAt: us the
---   queue became sold out (-1 while it is not).
+-- ARGV: A_ADMIT (scripts.def): SEED, a per-call random seed (hex);
+-- VERSION, the known config version; SWEEP_MAX, idle users removed per
+-- call, at most; SCAN_MAX, pending or idle users passed over per call, at
+-- most; VISIT_MAX, users the idle sweep looks at per call, about
+-- (WR_STORE_IDLE_SWEEP_MAX, WR_STORE_ADMIT_SCAN_MAX, WR_STORE_IDLE_VISIT_MAX).
+-- Reply: R_ADMIT (scripts.def): CODE, ADMITTED (users admitted by this
+-- call), NOW_US, the config part (VERSION, JSON), the stats (lib.lua's
+-- stats()), WAITS, OPEN_MOVED, OPEN_LEFT.
+--   STOCK_LEFT: what is left of the stock (-1: no stock); SOLD_OUT_AT: us
+--   the queue became sold out (-1 while it is not).
 -- The end of a sale (lib.lua, "Stock"): while the config says closed, or
 -- stockLeft is 0, nobody is admitted and no budget accrues; otherwise the
 -- tick admits at most stockLeft and takes what it admitted from it, in
 -- this same script (a crash never admits beyond the stock).
---   waits: for each user admitted by this call, now_us - arrival score (us).
---   openMoved / openLeft: the sale opening's chunk moved by this call and
+--   WAITS: for each user admitted by this call, now_us - arrival score (us).
+--   OPEN_MOVED / OPEN_LEFT: the sale opening's chunk moved by this call and
 --   the people still to move (> 0: the caller calls again at once).
 -- Sale opening (lib.lua): before opensAt nobody is admitted and no budget
 -- accrues; from it on each call first moves the next chunk of the
 -- pre-queue into the line (also while paused, and in a tick already run),
 -- and admits only people below the moved part while some are left.
---   code: 0 ok, -1 no queue.
+--   CODE: 0 ok, -1 no queue.
 -- Away, not gone (lib.lua): the first call of each tick first runs the
 -- bounded clock sweep (idle pending page joins removed, away people
 -- marked) and removes held people past awayHoldSeconds; admission takes
@@ -58,15 +56,20 @@ local function rate_in_use(rate)
   return math.min(math.max(r, lo), hi)
 end
 
-local seed, known = ARGV[1], ARGV[2]
-local sweep_max, scan_max, visit_max = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local R = R_ADMIT
+local out = reply_of(R)
+local seed, known = ARGV[A_ADMIT.SEED], ARGV[A_ADMIT.VERSION]
+local sweep_max = tonumber(ARGV[A_ADMIT.SWEEP_MAX])
+local scan_max, visit_max = tonumber(ARGV[A_ADMIT.SCAN_MAX]), tonumber(ARGV[A_ADMIT.VISIT_MAX])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
   'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq', 'closed')
 if not cfg[1] then
-  return {-1, 0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0, 0, 0, 0, 0, -1, -1}
+  out[R.CODE], out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = -1, -1, -1
+  return out
 end
-local version, json = version_json(cfg[1], known, cfg[8])
+out[R.VERSION], out[R.JSON] = version_json(cfg[1], known, cfg[8])
 local now = now_us()
+out[R.NOW_US] = now
 -- A quiet queue (K29; store.h wr_store_admit_quiet): no line, pre-queue,
 -- token, session, seen entry, held or returned person, no pre-queue or
 -- held flag (away people are in the line). The full path below
@@ -97,8 +100,12 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   if q[12] == '0' and q[13] then
     sold_at = tonumber(q[13])
   end
-  return {0, 0, now, version, json, 0, 0, n(q[3]), n(q[4]), n(q[5]), n(q[6]), n(q[7]), 0,
-    n(q[8]), n(q[9]), n(q[10]), {}, 0, 0, 0, 0, 0, n(q[11]), tonumber(q[12] or '-1'), sold_at}
+  out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL] = n(q[3]), n(q[4])
+  out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL] = n(q[5]), n(q[6]), n(q[7])
+  out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL] = n(q[8]), n(q[9])
+  out[R.ABANDONED_TOTAL], out[R.RETURNED_TOTAL] = n(q[10]), n(q[11])
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(q[12] or '-1'), sold_at
+  return out
 end
 expire_tokens(now)
 local I = idle_lib()
@@ -309,6 +316,6 @@ end
 if stock_left() then -- (a queue without a stock has no sold-out moment)
   stock_note(now)
 end
-local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, sl, so = stats()
-return {0, admitted, now, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, waits, pq,
-  omoved, oleft, aw, hd, rtt, sl, so}
+stats(out, R)
+out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
+return out

@@ -1,32 +1,40 @@
 -- entry.lua - one join or status (lib.lua prepended; the rules are lib.lua's
 -- entry(), shared with entry_batch.lua).
--- ARGV[1] user, ARGV[2] known config version ('0' = none),
--- ARGV[3] mode: '1' join (add when absent), '2' join by the queue page,
--- '0' status, '3' quiet status (lib.lua's entry() says what each does,
--- people who stop asking and the sale opening's pre-queue included).
--- ARGV[4] (joins) the pre-queue key of a shuffled pre-queue: a random
--- integer below 2^52 from waitroomd's CSPRNG (Lua's math.random is not
--- cryptographic, and a script must not draw randomness); '0' for a status.
--- Reply, always 12 elements:
---   {kind, version, json, position, waiting, jti, iat_us, exp_us,
---    head_due_us, own_due_us, stock_left, passed}
---   stock_left: what is left of the stock after the call, -1 without one.
---   passed: kind 1 of someone already in line within the first 257 of it:
---   how many of the people ahead admission will pass over (lib.lua
+-- ARGV: A_ENTRY (scripts.def): USER; VERSION, the known config version
+-- ('0' = none); MODE, an M_ENTRY: JOIN (add when absent), JOIN_PAGE (join
+-- by the queue page), STATUS, STATUS_QUIET (lib.lua's entry() says what
+-- each does, people who stop asking and the sale opening's pre-queue
+-- included); PREQ_KEY (joins) the pre-queue key of a shuffled pre-queue: a
+-- random integer below 2^52 from waitroomd's CSPRNG (Lua's math.random is
+-- not cryptographic, and a script must not draw randomness); '0' for a
+-- status.
+-- Reply: R_ENTRY (scripts.def), every element always sent:
+--   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE, HELD
+--   (POSITION 1), CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
+--   (WAITING set), NOT_IN_QUEUE.
+--   VERSION, JSON: the config part.
+--   STOCK_LEFT: what is left of the stock after the call, -1 without one.
+--   PASSED: WAITING of someone already in line within the first 257 of
+--   it: how many of the people ahead admission will pass over (lib.lua
 --   entry_passed, store.h passed_ahead); -1 otherwise.
---   head_due_us, own_due_us: after a join that added the user, us from now
---   until the first of the line and this user may be admitted (the
+--   HEAD_DUE_US, OWN_DUE_US: after a join that added the user, us from
+--   now until the first of the line and this user may be admitted (the
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
---   kind: 1 WAITING, 2 ADMITTED, 3 PASSTHROUGH, 4 PREQUEUE, 5 HELD (position 1),
---         6 CLOSED (position: 1 closed, 2 sold out),
---         -1 no queue, -2 line full (waiting set), -3 not in queue.
-local c = entry_config(ARGV[2])
+local R, A = R_ENTRY, A_ENTRY
+local out = reply_of(R)
+out[R.HEAD_DUE_US], out[R.OWN_DUE_US], out[R.STOCK_LEFT], out[R.PASSED] = -1, -1, -1, -1
+local c = entry_config(ARGV[A.VERSION])
 if not c then
-  return {-1, 0, '', 0, 0, '', 0, 0, -1, -1, -1, -1}
+  out[R.KIND] = K_ENTRY.NO_QUEUE
+  return out
 end
-local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, ARGV[1], ARGV[3],
-  ARGV[4])
+local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, ARGV[A.USER],
+  ARGV[A.MODE], ARGV[A.PREQ_KEY])
 entry_flush(c)
-return {kind, c.version, c.json, position, waiting, jti, iat, exp, head_due or -1, own_due or -1,
-  stock_left() or -1, passed or -1}
+out[R.KIND], out[R.VERSION], out[R.JSON] = kind, c.version, c.json
+out[R.POSITION], out[R.WAITING], out[R.JTI] = position, waiting, jti
+out[R.IAT_US], out[R.EXP_US] = iat, exp
+out[R.HEAD_DUE_US], out[R.OWN_DUE_US] = head_due or -1, own_due or -1
+out[R.STOCK_LEFT], out[R.PASSED] = stock_left() or -1, passed or -1
+return out

@@ -1,26 +1,20 @@
 -- entry_batch.lua - the joins and statuses of one queue that arrived in one
 -- event-loop iteration, answered in one call (lib.lua prepended; each
 -- request runs lib.lua's entry(), as entry.lua runs it for one).
--- ARGV[1] known config version ('0' = none); then for request i (1..n)
--- ARGV[3i - 1] user, ARGV[3i] its mode, as entry.lua's ARGV[3] ('1' join,
--- '2' join by the queue page, '0' status, '3' quiet status), ARGV[3i + 1]
--- its pre-queue key, as entry.lua's ARGV[4].
--- Reply: {version, json, stock_left, answer_1 ... answer_n}, one flat array (a nested
--- array per answer would cost Redis and hiredis an object per answer):
---   version, json: as entry.lua's (0 and '' when there is no queue);
---   stock_left: as entry.lua's, after the call (-1: no stock or no queue);
---   answer_i: entry.lua's reply without its config part, as only the
---   elements its kind uses:
---     1 WAITING      1, position, waiting, head_due_us, own_due_us, passed
---     2 ADMITTED     2, jti, iat_us, exp_us
---     3 PASSTHROUGH  3
---     4 PREQUEUE     4
---     5 HELD         5, waiting (WAITING held, position 1)
---     6 CLOSED       6, why (1 closed, 2 sold out)
---    -1 no queue    -1  (every request, when there is no queue)
---    -2 line full   -2, waiting
---    -3 not in queue -3
---   or one error reply, when request i raised an error.
+-- ARGV: A_ENTRY_BATCH (scripts.def: the known config version, '0' =
+-- none), then one A_BATCH_REQ per request: USER, MODE, PREQ_KEY, as
+-- entry.lua's.
+-- Reply: R_ENTRY_BATCH (VERSION, JSON: as entry.lua's, 0 and '' when there
+-- is no queue; STOCK_LEFT: as entry.lua's, after the call, -1: no stock or
+-- no queue), then answer_1 ... answer_n, one flat array (a nested array
+-- per answer would cost Redis and hiredis an object per answer). answer_i
+-- is entry.lua's reply without its config part, as only the elements its
+-- kind uses, one B_ table of scripts.def by kind: B_WAITING (WAITING),
+-- B_ADMITTED (ADMITTED), B_COUNT (HELD: the line's count, position 1;
+-- FULL), B_CLOSED (CLOSED: why, 1 closed, 2 sold out), B_KIND
+-- (PASSTHROUGH, PREQUEUE, NOT_IN_QUEUE, and NO_QUEUE for every request
+-- when there is no queue); or one error reply, when request i raised an
+-- error.
 -- Atomicity: the requests run one after the other in this one script, so
 -- each sees the writes of the ones before it, exactly as n calls of
 -- entry.lua sent back to back would; nothing runs between them. They share
@@ -29,43 +23,51 @@
 -- that raises an error (pcall) answers that error alone, with whatever it
 -- wrote before the error kept, as a failed entry.lua call keeps it; the
 -- next one runs on.
-local c = entry_config(ARGV[1])
-local out = {0, '', -1}
-local n = 3
+local K, Q = K_ENTRY, A_BATCH_REQ
+local c = entry_config(ARGV[A_ENTRY_BATCH.VERSION])
+local out = reply_of(R_ENTRY_BATCH)
+out[R_ENTRY_BATCH.STOCK_LEFT] = -1
+local n = R_ENTRY_BATCH._N
 if c then
-  out[1], out[2] = c.version, c.json
+  out[R_ENTRY_BATCH.VERSION], out[R_ENTRY_BATCH.JSON] = c.version, c.json
 end
-for i = 2, #ARGV - 2, 3 do
+-- appends answer table B with its kind; the caller fills the rest
+local function answer(B, kind)
+  local at = n
+  out[at + B.KIND] = kind
+  n = n + B._N
+  return at
+end
+for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
   if not c then
-    n = n + 1
-    out[n] = -1
+    answer(B_KIND, K.NO_QUEUE)
   else
-    local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c, ARGV[i],
-      ARGV[i + 1], ARGV[i + 2])
+    local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c,
+      ARGV[i + Q.USER - 1], ARGV[i + Q.MODE - 1], ARGV[i + Q.PREQ_KEY - 1])
     if not ok then
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}
-    elseif kind == 1 then
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = 1, position, waiting,
-        hd or -1, od or -1, passed or -1
-      n = n + 6
-    elseif kind == 2 then
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 2, jti, iat, exp
-      n = n + 4
-    elseif kind == -2 or kind == 5 then
-      out[n + 1], out[n + 2] = kind, waiting
-      n = n + 2
-    elseif kind == 6 then
-      out[n + 1], out[n + 2] = kind, position
-      n = n + 2
+    elseif kind == K.WAITING then
+      local at, B = answer(B_WAITING, kind), B_WAITING
+      out[at + B.POSITION], out[at + B.WAITING] = position, waiting
+      out[at + B.HEAD_DUE_US], out[at + B.OWN_DUE_US], out[at + B.PASSED] = hd or -1, od or -1,
+        passed or -1
+    elseif kind == K.ADMITTED then
+      local at, B = answer(B_ADMITTED, kind), B_ADMITTED
+      out[at + B.JTI], out[at + B.IAT_US], out[at + B.EXP_US] = jti, iat, exp
+    elseif kind == K.FULL or kind == K.HELD then
+      local at = answer(B_COUNT, kind)
+      out[at + B_COUNT.WAITING] = waiting
+    elseif kind == K.CLOSED then
+      local at = answer(B_CLOSED, kind)
+      out[at + B_CLOSED.WHY] = position
     else
-      n = n + 1
-      out[n] = kind
+      answer(B_KIND, kind)
     end
   end
 end
 if c then
   entry_flush(c)
-  out[3] = stock_left() or -1
+  out[R_ENTRY_BATCH.STOCK_LEFT] = stock_left() or -1
 end
 return out

@@ -301,11 +301,25 @@ local function admissible(opening, base, moved)
   return redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
 end
 
--- Stats after expiry, in the order of wr_queue_stats_t (11 values), then
--- prequeue, away, held, returnedTotal, stockLeft (-1: no stock), soldOutAt
--- (us, -1 while not sold out). People still to move in a running
--- opening count in waiting. away: the line's away set plus the held.
-local function stats()
+-- A reply of table R (the script's prelude, scripts.def) with every
+-- element at its type's zero: 0, '' or {} (fill: every element, when
+-- given: autotune's all-string reply).
+local function reply_of(R, fill)
+  local out = {}
+  for i = 1, R._N do
+    local t = string.sub(R._T, i, i)
+    out[i] = fill or (t == 'i' and 0 or t == 's' and '' or {})
+  end
+  return out
+end
+
+-- Stats after expiry, written into out by the row names of R (R_ADMIT or
+-- R_QUEUE_GET, scripts.def): the 11 counts of wr_queue_stats_t, then
+-- PREQUEUE, AWAY, HELD, RETURNED_TOTAL, STOCK_LEFT (-1: no stock),
+-- SOLD_OUT_AT (us, -1 while not sold out). People still to move in a
+-- running opening count in waiting. away: the line's away set plus the
+-- held. Returns out.
+local function stats(out, R)
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
     'opening', 'returnedTotal', 'stockLeft', 'soldOutAt')
@@ -319,11 +333,17 @@ local function stats()
     waiting, prequeue = waiting + pre, 0
   end
   local held = redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK)
-  return waiting, active_count(), tonumber(c[1] or 0),
-    tonumber(c[2] or 0), tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
-    redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
-    tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
-    tonumber(c[10] or 0), tonumber(c[11] or '-1'), sold_at
+  out[R.WAITING], out[R.ACTIVE] = waiting, active_count()
+  out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL] = tonumber(c[1] or 0), tonumber(c[2] or 0)
+  out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL] = tonumber(c[3] or 0), tonumber(c[4] or 0)
+  out[R.REJECTED_FULL_TOTAL] = tonumber(c[5] or 0)
+  out[R.SESSIONS] = redis.call('ZCARD', K_SESSIONS)
+  out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL] = tonumber(c[6] or 0), tonumber(c[7] or 0)
+  out[R.ABANDONED_TOTAL], out[R.PREQUEUE] = tonumber(c[8] or 0), prequeue
+  out[R.AWAY], out[R.HELD] = redis.call('SCARD', K_AWAY) + held, held
+  out[R.RETURNED_TOTAL] = tonumber(c[10] or 0)
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(c[11] or '-1'), sold_at
+  return out
 end
 
 -- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each
@@ -758,7 +778,7 @@ end
 -- with the two admission dues.
 local function entry_added(c, user, mode, score, waiting, left)
   c.waiting, c.last, c.dirty = waiting + 1, score, true
-  c.I.seen_set(user, c.now, mode == '2')
+  c.I.seen_set(user, c.now, mode == M_ENTRY.JOIN_PAGE)
   -- The newcomer is the last of the line: every score in it is at most
   -- lastScore (joins and the opening's moves both keep that), and score is
   -- above it. So the rank is the old length, and the head only changes
@@ -768,7 +788,7 @@ local function entry_added(c, user, mode, score, waiting, left)
   elseif not c.head then
     c.head = tonumber(redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')[2])
   end
-  return 1, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, c.now),
+  return K_ENTRY.WAITING, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, c.now),
     admit_due(score, c.now)
 end
 
@@ -805,20 +825,20 @@ local function entry_closed(c, user, mode, why)
   entry_clock(c)
   local jti, iat, exp = entry_token(c, user)
   if jti then
-    return 2, 0, 0, jti, iat, exp
+    return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
   end
   if redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
       redis.call('ZSCORE', K_BACK, user) then
     c.I.seen_set(user, c.now, false)
-  elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= '1' and mode ~= '2' then
-    return -3, 0, 0, '', 0, 0
+  elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
+    return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
   end
-  return 6, why, 0, '', 0, 0
+  return K_ENTRY.CLOSED, why, 0, '', 0, 0
 end
 
 local function entry(c, user, mode, key)
   if not c.enabled then
-    return 3, 0, 0, '', 0, 0
+    return K_ENTRY.PASSTHROUGH, 0, 0, '', 0, 0
   end
   if c.closed or c.stock == 0 then
     local why = entry_halt(c)
@@ -832,7 +852,7 @@ local function entry(c, user, mode, key)
   -- path, with the clock.
   local rank
   if not c.preq then
-    if mode == '1' or mode == '2' then
+    if mode == M_ENTRY.JOIN or mode == M_ENTRY.JOIN_PAGE then
       -- A join, most often of a newcomer: ZADD NX first (one call where
       -- ZRANK, then ZADD, were two); it adds nobody already in line (0:
       -- the general path below answers them). A line that is full, a
@@ -848,15 +868,15 @@ local function entry(c, user, mode, key)
           local jti, iat, exp = entry_token(c, user)
           if jti then
             redis.call('ZREM', K_WAITING, user) -- admitted: not lined up again
-            return 2, 0, 0, jti, iat, exp
+            return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
           end
           return entry_added(c, user, mode, score, waiting, 0)
         end
       end
     end
     rank = redis.call('ZRANK', K_WAITING, user)
-    if rank and mode == '3' then
-      return 1, rank + 1, entry_waiting(c), '', 0, 0, nil, nil, entry_passed(c, rank)
+    if rank and mode == M_ENTRY.STATUS_QUIET then
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c), '', 0, 0, nil, nil, entry_passed(c, rank)
     end
   end
   entry_clock(c)
@@ -891,7 +911,7 @@ local function entry(c, user, mode, key)
       elseif not c.preq then
         passed = entry_passed(c, rank)
       end
-      return 1, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
     end
   end
   if c.holdq then
@@ -907,7 +927,7 @@ local function entry(c, user, mode, key)
         redis.call('ZADD', K_BACK, fmt(now), user)
       end
       I.seen_set(user, now, false)
-      return 5, 1, entry_waiting(c) + left, '', 0, 0
+      return K_ENTRY.HELD, 1, entry_waiting(c) + left, '', 0, 0
     end
   end
   if c.preq then
@@ -921,20 +941,20 @@ local function entry(c, user, mode, key)
       else
         I.seen_set(user, now, false)
         if not opening then
-          return 4, 0, 0, '', 0, 0
+          return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
         end
         -- not moved yet: the place the move gives
         local below = redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
-        return 1, below + prank + 1, entry_waiting(c) + left, '', 0, 0
+        return K_ENTRY.WAITING, below + prank + 1, entry_waiting(c) + left, '', 0, 0
       end
     end
   end
   local jti, iat, exp = entry_token(c, user)
   if jti then
-    return 2, 0, 0, jti, iat, exp
+    return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
   end
-  if mode ~= '1' and mode ~= '2' then
-    return -3, 0, 0, '', 0, 0
+  if mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
+    return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
   end
   local waiting = entry_waiting(c)
   if c.max > 0 then
@@ -944,7 +964,7 @@ local function entry(c, user, mode, key)
     end
     if full >= c.max then
       redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
-      return -2, 0, waiting + left, '', 0, 0
+      return K_ENTRY.FULL, 0, waiting + left, '', 0, 0
     end
   end
   local score = entry_score(c)
@@ -956,10 +976,10 @@ local function entry(c, user, mode, key)
       redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
       c.last, c.dirty = score, true
     end
-    I.seen_set(user, now, mode == '2')
+    I.seen_set(user, now, mode == M_ENTRY.JOIN_PAGE)
     redis.call('HSET', K_CONFIG, 'preq', '1')
     c.preq = true
-    return 4, 0, 0, '', 0, 0
+    return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
   return entry_added(c, user, mode, score, waiting, left)

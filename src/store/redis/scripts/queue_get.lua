@@ -1,21 +1,19 @@
 -- queue_get.lua - config and stats of a queue (lib.lua prepended).
--- ARGV[1] known config version.
--- Reply, always 21 elements:
---   {code, version, json, waiting, active, admittedTotal, consumedTotal,
---    expiredTotal, leftTotal, rejectedFullTotal, sessions, releasedTotal,
---    sessionsExpiredTotal, abandonedTotal, prequeue, away, held,
---    returnedTotal, stockLeft, soldOutAt, autoRate}; code 0 ok, -1 no queue
---    (lib.lua's stats()). autoRate: the rate autotune.lua keeps, a string
---    ('' = none).
+-- ARGV: A_QUEUE_GET (scripts.def): the known config version.
+-- Reply: R_QUEUE_GET (scripts.def): CODE 0 ok, -1 no queue; the config
+-- part; the stats (lib.lua's stats()); AUTO_RATE: the rate autotune.lua
+-- keeps, a string ('' = none).
+local R = R_QUEUE_GET
+local out = reply_of(R)
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'json', 'autotune')
 if not cfg[1] then
-  return {-1, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, ''}
+  out[R.CODE], out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = -1, -1, -1
+  return out
 end
-local version, json = version_json(cfg[1], ARGV[1], cfg[2])
+out[R.VERSION], out[R.JSON] = version_json(cfg[1], ARGV[A_QUEUE_GET.VERSION], cfg[2])
 expire_tokens(now_us())
-local w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, sl, so = stats()
-local auto = ''
+stats(out, R)
 if (cfg[3] or '') ~= '' then
-  auto = redis.call('HGET', K_STATE, 'autoRate') or ''
+  out[R.AUTO_RATE] = redis.call('HGET', K_STATE, 'autoRate') or ''
 end
-return {0, version, json, w, a, at, ct, et, lt, rt, sn, rl, se, ab, pq, aw, hd, rtt, sl, so, auto}
+return out
