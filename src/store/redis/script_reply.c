@@ -185,35 +185,6 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                         ctx, entry);
 }
 
-/* The B_ table (scripts.def) of an answer of kind in entry_batch.lua's
- * reply; false for a kind it never sends. */
-static bool batch_table(long long kind, wr_script_row_t *t)
-{
-    switch (kind) {
-    case WR_ROW_VALUE(K_ENTRY, WAITING):
-        *t = WR_ROWS_TABLE(B_WAITING);
-        return true;
-    case WR_ROW_VALUE(K_ENTRY, ADMITTED):
-        *t = WR_ROWS_TABLE(B_ADMITTED);
-        return true;
-    case WR_ROW_VALUE(K_ENTRY, FULL):
-    case WR_ROW_VALUE(K_ENTRY, HELD):
-        *t = WR_ROWS_TABLE(B_COUNT);
-        return true;
-    case WR_ROW_VALUE(K_ENTRY, CLOSED):
-        *t = WR_ROWS_TABLE(B_CLOSED);
-        return true;
-    case WR_ROW_VALUE(K_ENTRY, PASSTHROUGH):
-    case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
-    case WR_ROW_VALUE(K_ENTRY, NO_QUEUE):
-    case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
-        *t = WR_ROWS_TABLE(B_KIND);
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Reads the answer at element *at of rep into *a (a->kind = 0 for an
  * error reply) and moves *at past it. False when it is cut off or of the
  * wrong shape. */
@@ -226,11 +197,9 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         return true;
     }
     wr_script_row_t t;
-    if (!is_int(k) || !batch_table(k->integer, &t))
+    if (!is_int(k) || !wr_script_rows_batch_table(k->integer, &t))
         return false;
-    size_t n = 0;
-    while (wr_script_rows_type(t, n))
-        n++;
+    size_t n = wr_script_rows_len(t);
     if (rep->elements - *at < n || !wr_script_rows_match(rep->element + *at, n, t, NULL, 0))
         return false;
     redisReply *const *e = rep->element + *at;

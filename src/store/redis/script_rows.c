@@ -106,3 +106,38 @@ bool wr_script_rows_check(const redisReply *rep, wr_script_row_t table, char *wh
     }
     return wr_script_rows_match(rep->element, rep->elements, table, why, size);
 }
+
+bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t)
+{
+    switch (kind) {
+    case WR_ROW_VALUE(K_ENTRY, WAITING):
+        *t = WR_ROWS_TABLE(B_WAITING);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, ADMITTED):
+        *t = WR_ROWS_TABLE(B_ADMITTED);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, FULL):
+    case WR_ROW_VALUE(K_ENTRY, HELD):
+        *t = WR_ROWS_TABLE(B_COUNT);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, CLOSED):
+        *t = WR_ROWS_TABLE(B_CLOSED);
+        return true;
+    case WR_ROW_VALUE(K_ENTRY, PASSTHROUGH):
+    case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
+    case WR_ROW_VALUE(K_ENTRY, NO_QUEUE):
+    case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
+        *t = WR_ROWS_TABLE(B_KIND);
+        return true;
+    default:
+        return false;
+    }
+}
+
+size_t wr_script_rows_len(wr_script_row_t table)
+{
+    size_t n = 0;
+    while (wr_script_rows_type(table, n))
+        n++;
+    return n;
+}

@@ -72,6 +72,15 @@ const char *wr_script_rows_name(wr_script_row_t table, size_t i, char *buf, size
 bool wr_script_rows_match(redisReply *const *el, size_t n, wr_script_row_t table, char *why,
                           size_t size);
 
+/* The number of elements of table t (WR_ROWS_LEN for a table named at
+ * compile time). */
+size_t wr_script_rows_len(wr_script_row_t table);
+
+/* The B_ table of an answer of kind (a K_ENTRY) in entry_batch.lua's
+ * reply: B_WAITING, B_ADMITTED, B_COUNT (FULL, HELD), B_CLOSED, B_KIND (the
+ * rest); false for a kind it never sends. */
+bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t);
+
 /* wr_script_rows_match() of a whole reply: an array of exactly table t. */
 bool wr_script_rows_check(const redisReply *rep, wr_script_row_t table, char *why, size_t size);
 

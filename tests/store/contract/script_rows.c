@@ -1,0 +1,253 @@
+/*
+ * script_rows.c - the contract, Redis only: every script's reply has the
+ * shape its rows in scripts.def declare (script_rows.h). Each script with
+ * rows (entry, entry_batch, admit, queue_get, autotune) runs on a real
+ * redis-server, as the store sends it (its generated prelude, lib.lua and
+ * the script: wr_redis_conn_script_text), with the store's keys and the
+ * arguments of its A_ rows, in the states that take each of its return
+ * paths (no queue, a quiet queue, people in line, admitted, full, not in
+ * line); each reply is checked element by element: its length and each
+ * element's type against the rows. A script changed without its rows (or
+ * rows without their script) fails here with the element that differs.
+ */
+#include <hiredis/hiredis.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "contract.h"
+#include "store/redis/script_rows.h"
+#include "store/redis/store_redis_internal.h"
+
+#define MAXARGS 64
+
+/* Runs script sc on queue q with the store's keys and args (n of them),
+ * by EVAL: the reply (caller frees). */
+static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
+{
+    size_t len = 0;
+    char *text = wr_redis_conn_script_text(&wr_store_redis__scripts[sc], &len);
+    assert_non_null(text);
+    static const char *const suffix[] = {"config", "waiting",  "active",  "tokens",
+                                         "state",  "sessions", "sessjti", "seen",
+                                         "pre",    "held",     "back",    "away"};
+    _Static_assert(sizeof suffix / sizeof suffix[0] == NKEYS, "the keys of lib.lua");
+    char keys[NKEYS][WR_QUEUE_NAME_MAX + 32], nkeys[8];
+    const char *argv[MAXARGS];
+    size_t argl[MAXARGS], at = 0;
+    assert_true(3 + NKEYS + n <= MAXARGS);
+    snprintf(nkeys, sizeof nkeys, "%d", NKEYS);
+    argv[at++] = "EVAL";
+    argv[at++] = text;
+    argv[at++] = nkeys;
+    for (int i = 0; i < NKEYS; i++) {
+        snprintf(keys[i], sizeof keys[i], "wr:{%s}:%s", q, suffix[i]);
+        argv[at++] = keys[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        argv[at++] = args[i];
+    for (size_t i = 0; i < at; i++)
+        argl[i] = i == 1 ? len : strlen(argv[i]);
+    redisContext *c = sh_redis_ctx();
+    assert_non_null(c);
+    redisReply *rep = redisCommandArgv(c, (int)at, argv, argl);
+    redisFree(c);
+    free(text);
+    assert_non_null(rep);
+    if (rep->type == REDIS_REPLY_ERROR)
+        fail_msg("%s on %s: %s", wr_store_redis__scripts[sc].file, q, rep->str);
+    return rep;
+}
+
+/* rep has exactly the rows of table t; frees it. */
+static void expect_rows(redisReply *rep, wr_script_row_t t)
+{
+    char why[200];
+    if (!wr_script_rows_check(rep, t, why, sizeof why)) {
+        freeReplyObject(rep);
+        fail_msg("%s", why);
+    }
+    freeReplyObject(rep);
+}
+
+/* The integer element i of rep. */
+static long long int_at(const redisReply *rep, size_t i)
+{
+    assert_true(rep->type == REDIS_REPLY_ARRAY && i < rep->elements);
+    assert_int_equal(rep->element[i]->type, REDIS_REPLY_INTEGER);
+    return rep->element[i]->integer;
+}
+
+static char mode_s[4][2];
+
+static const char *mode(int m)
+{
+    mode_s[m][0] = (char)('0' + m);
+    mode_s[m][1] = '\0';
+    return mode_s[m];
+}
+
+/* entry.lua with A_ENTRY: user, version '0', mode, key '0'; checked
+ * against R_ENTRY; the kind. */
+static long long entry(const char *q, const char *u, int m)
+{
+    const char *a[WR_ROWS_LEN(A_ENTRY)];
+    a[WR_ROW(A_ENTRY, USER)] = u;
+    a[WR_ROW(A_ENTRY, VERSION)] = "0";
+    a[WR_ROW(A_ENTRY, MODE)] = mode(m);
+    a[WR_ROW(A_ENTRY, PREQ_KEY)] = "0";
+    redisReply *rep = run(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY));
+    long long kind = int_at(rep, WR_ROW(R_ENTRY, KIND));
+    expect_rows(rep, WR_ROWS_TABLE(R_ENTRY));
+    return kind;
+}
+
+static void s_entry(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    assert_int_equal(entry("rows_none", "u1", WR_ROW_VALUE(M_ENTRY, JOIN)),
+                     WR_ROW_VALUE(K_ENTRY, NO_QUEUE));
+    put_ok(s, "rows_e", mkcfg(50, 100, 0, 1, 300));
+    assert_int_equal(entry("rows_e", "u1", WR_ROW_VALUE(M_ENTRY, JOIN)),
+                     WR_ROW_VALUE(K_ENTRY, WAITING));
+    assert_int_equal(entry("rows_e", "u1", WR_ROW_VALUE(M_ENTRY, STATUS_QUIET)),
+                     WR_ROW_VALUE(K_ENTRY, WAITING));
+    assert_int_equal(entry("rows_e", "u2", WR_ROW_VALUE(M_ENTRY, JOIN_PAGE)),
+                     WR_ROW_VALUE(K_ENTRY, FULL));
+    assert_int_equal(entry("rows_e", "u3", WR_ROW_VALUE(M_ENTRY, STATUS)),
+                     WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE));
+    pass_us(s, WR_ADMIT_DELAY_US + 1000);
+    assert_int_equal(sh_admit(s, "rows_e", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 1);
+    assert_int_equal(entry("rows_e", "u1", WR_ROW_VALUE(M_ENTRY, STATUS)),
+                     WR_ROW_VALUE(K_ENTRY, ADMITTED));
+}
+
+/* entry_batch.lua with n requests (users[i], modes[i]): the R_ENTRY_BATCH
+ * header, then each answer against the B_ table of its kind, nothing
+ * after; kinds[i] gets the kind of answer i. */
+static void batch(const char *q, size_t n, const char *const *users, const int *modes,
+                  long long *kinds)
+{
+    const char *a[MAXARGS];
+    size_t na = WR_ROWS_LEN(A_ENTRY_BATCH);
+    a[WR_ROW(A_ENTRY_BATCH, VERSION)] = "0";
+    for (size_t i = 0; i < n; i++, na += WR_ROWS_LEN(A_BATCH_REQ)) {
+        a[na + WR_ROW(A_BATCH_REQ, USER)] = users[i];
+        a[na + WR_ROW(A_BATCH_REQ, MODE)] = mode(modes[i]);
+        a[na + WR_ROW(A_BATCH_REQ, PREQ_KEY)] = "0";
+    }
+    redisReply *rep = run(SC_ENTRY_BATCH, q, a, na);
+    char why[200];
+    assert_int_equal(rep->type, REDIS_REPLY_ARRAY);
+    size_t at = WR_ROWS_LEN(R_ENTRY_BATCH);
+    assert_true(rep->elements >= at);
+    if (!wr_script_rows_match(rep->element, at, WR_ROWS_TABLE(R_ENTRY_BATCH), why, sizeof why))
+        fail_msg("%s", why);
+    for (size_t i = 0; i < n; i++) {
+        wr_script_row_t t;
+        kinds[i] = int_at(rep, at);
+        if (!wr_script_rows_batch_table(kinds[i], &t))
+            fail_msg("answer %zu: kind %lld has no B_ table", i, kinds[i]);
+        size_t len = wr_script_rows_len(t);
+        if (rep->elements - at < len)
+            fail_msg("answer %zu: cut off", i);
+        if (!wr_script_rows_match(rep->element + at, len, t, why, sizeof why))
+            fail_msg("answer %zu: %s", i, why);
+        at += len;
+    }
+    if (at != rep->elements)
+        fail_msg("%zu elements after the last answer", rep->elements - at);
+    freeReplyObject(rep);
+}
+
+static void s_entry_batch(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    const char *users[] = {"u1", "u2", "u3", "u4"};
+    const int modes[] = {WR_ROW_VALUE(M_ENTRY, JOIN), WR_ROW_VALUE(M_ENTRY, JOIN),
+                         WR_ROW_VALUE(M_ENTRY, STATUS), WR_ROW_VALUE(M_ENTRY, JOIN_PAGE)};
+    long long k[4];
+    batch("rows_none", 2, users, modes, k);
+    assert_int_equal(k[0], WR_ROW_VALUE(K_ENTRY, NO_QUEUE));
+    assert_int_equal(k[1], WR_ROW_VALUE(K_ENTRY, NO_QUEUE));
+    put_ok(s, "rows_b", mkcfg(50, 100, 0, 2, 300));
+    batch("rows_b", 1, users, modes, k);
+    pass_us(s, WR_ADMIT_DELAY_US + 1000);
+    assert_int_equal(sh_admit(s, "rows_b", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 1);
+    /* u1 admitted, u2 waiting, u3 not in line, then the line is full */
+    const char *users2[] = {"u1", "u2", "u3", "u9", "u10"};
+    const int modes2[] = {WR_ROW_VALUE(M_ENTRY, STATUS), WR_ROW_VALUE(M_ENTRY, JOIN),
+                          WR_ROW_VALUE(M_ENTRY, STATUS), WR_ROW_VALUE(M_ENTRY, JOIN_PAGE),
+                          WR_ROW_VALUE(M_ENTRY, JOIN)};
+    long long k2[5];
+    batch("rows_b", 5, users2, modes2, k2);
+    assert_int_equal(k2[0], WR_ROW_VALUE(K_ENTRY, ADMITTED));
+    assert_int_equal(k2[1], WR_ROW_VALUE(K_ENTRY, WAITING));
+    assert_int_equal(k2[2], WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE));
+    assert_int_equal(k2[3], WR_ROW_VALUE(K_ENTRY, WAITING));
+    assert_int_equal(k2[4], WR_ROW_VALUE(K_ENTRY, FULL));
+}
+
+/* admit.lua with A_ADMIT; checked against R_ADMIT; admitted (ADMITTED). */
+static long long admit(const char *q)
+{
+    const char *a[WR_ROWS_LEN(A_ADMIT)];
+    a[WR_ROW(A_ADMIT, SEED)] = "0123456789abcdef";
+    a[WR_ROW(A_ADMIT, VERSION)] = "0";
+    a[WR_ROW(A_ADMIT, SWEEP_MAX)] = "64";
+    a[WR_ROW(A_ADMIT, SCAN_MAX)] = "64";
+    a[WR_ROW(A_ADMIT, VISIT_MAX)] = "64";
+    redisReply *rep = run(SC_ADMIT, q, a, WR_ROWS_LEN(A_ADMIT));
+    long long n = int_at(rep, WR_ROW(R_ADMIT, ADMITTED));
+    expect_rows(rep, WR_ROWS_TABLE(R_ADMIT));
+    return n;
+}
+
+static void s_admit(void **state)
+{
+    wr_store_t *s = *state;
+    admit("rows_none"); /* no queue */
+    put_ok(s, "rows_a", mkcfg(50, 100, 0, 0, 300));
+    assert_int_equal(admit("rows_a"), 0); /* quiet queue: the short path */
+    join_due(s, "rows_a", 1, 3);
+    pass_us(s, 200 * 1000);           /* a new tick */
+    assert_true(admit("rows_a") > 0); /* the full path, WAITS filled */
+}
+
+static void s_queue_get_and_autotune(void **state)
+{
+    wr_store_t *s = *state;
+    const char *g[WR_ROWS_LEN(A_QUEUE_GET)];
+    g[WR_ROW(A_QUEUE_GET, VERSION)] = "0";
+    const char *t[WR_ROWS_LEN(A_AUTOTUNE)];
+    t[WR_ROW(A_AUTOTUNE, REPORT)] = "1";
+    t[WR_ROW(A_AUTOTUNE, SOURCE)] = "0";
+    t[WR_ROW(A_AUTOTUNE, LATENCY_MS)] = "120.5";
+    t[WR_ROW(A_AUTOTUNE, ERROR_RATE)] = "0.01";
+    t[WR_ROW(A_AUTOTUNE, SET)] = "1";
+    t[WR_ROW(A_AUTOTUNE, STEP_US)] = "0";
+    t[WR_ROW(A_AUTOTUNE, RATE)] = "7";
+    t[WR_ROW(A_AUTOTUNE, CUT_MS)] = "0";
+    for (int pass = 0; pass < 2; pass++) { /* no queue, then a queue with people */
+        const char *q = pass ? "rows_g" : "rows_none";
+        if (pass) {
+            put_ok(s, q, mkcfg(5, 100, 0, 0, 300));
+            join_n(s, q, 1, 2);
+        }
+        expect_rows(run(SC_GET, q, g, WR_ROWS_LEN(A_QUEUE_GET)), WR_ROWS_TABLE(R_QUEUE_GET));
+        expect_rows(run(SC_AUTOTUNE, q, t, WR_ROWS_LEN(A_AUTOTUNE)), WR_ROWS_TABLE(R_AUTOTUNE));
+    }
+}
+
+WR_CONTRACT_GROUP(script_rows_redis_only, T(s_entry), T(s_entry_batch), T(s_admit),
+                  T(s_queue_get_and_autotune));
