@@ -84,141 +84,6 @@
 
 #define LOG_REPEAT_MS 30000 /* an identical connection message is logged at most this often */
 
-struct wr_redis_conn_cmd {
-    wr_redis_conn_t *c; /* set when submitted */
-    int script;         /* index into c->scripts, or WR_REDIS_CONN_NO_SCRIPT */
-    bool retried;       /* the one EVAL after NOSCRIPT was sent */
-    bool waiting;       /* WAIT sent; `held` is the command's answer */
-    bool strict;        /* a WAIT no replica acknowledged answers WR_EREPLICA */
-    int redirects;      /* cluster: redirections followed (wr_redis_conn_resubmit) */
-    int64_t born_ms;    /* monotonic ms of the first submission */
-    redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
-    wr_redis_conn_wait_fn wait_fn;
-    wr_redis_conn_reply_cb cb;
-    void *arg;
-    int argc, max_args;
-    const char **argv; /* max_args entries, in the same allocation */
-    size_t *argvlen;   /* max_args entries, in the same allocation */
-    size_t buf_used, buf_cap;
-    char *buf; /* the argument bytes argv points into, in the same allocation */
-};
-
-/* ---------------------------------------------------------------- utils */
-
-/* Frees a reply built by reply_copy (not by hiredis). */
-static void reply_free(redisReply *r)
-{
-    if (!r)
-        return;
-    for (size_t i = 0; i < r->elements && r->element; i++)
-        reply_free(r->element[i]);
-    free(r->element);
-    free(r->str);
-    free(r);
-}
-
-/* Deep copy of a hiredis reply (type, integer, string, elements), or NULL
- * on allocation failure or nesting deeper than 4 (our scripts answer flat
- * arrays). */
-static redisReply *reply_copy(const redisReply *src, int depth)
-{
-    if (!src || depth > 4)
-        return NULL;
-    redisReply *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
-    r->type = src->type;
-    r->integer = src->integer;
-    if (src->str) {
-        r->str = malloc(src->len + 1);
-        if (!r->str)
-            goto fail;
-        memcpy(r->str, src->str, src->len);
-        r->str[src->len] = '\0';
-        r->len = src->len;
-    }
-    if (src->type == REDIS_REPLY_ARRAY && src->elements > 0) {
-        r->element = calloc(src->elements, sizeof *r->element);
-        if (!r->element)
-            goto fail;
-        r->elements = src->elements;
-        for (size_t i = 0; i < src->elements; i++) {
-            if (src->element[i] && !(r->element[i] = reply_copy(src->element[i], depth + 1)))
-                goto fail;
-        }
-    }
-    return r;
-fail:
-    reply_free(r);
-    return NULL;
-}
-
-/* ------------------------------------------------------------- commands */
-
-wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t cap)
-{
-    if (max_args < 3 || max_args > WR_REDIS_CONN_MAX_ARGS_CAP)
-        return NULL;
-    size_t n = (size_t)max_args;
-    wr_redis_conn_cmd_t *cmd =
-        calloc(1, sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
-    if (!cmd)
-        return NULL;
-    cmd->argv = (const char **)(cmd + 1);
-    cmd->argvlen = (size_t *)(cmd->argv + n);
-    cmd->buf = (char *)(cmd->argvlen + n);
-    cmd->max_args = max_args;
-    cmd->buf_cap = cap;
-    cmd->script = script;
-    if (script != WR_REDIS_CONN_NO_SCRIPT)
-        cmd->argc = 2; /* EVALSHA sha | EVAL text: filled at send time */
-    return cmd;
-}
-
-wr_redis_conn_cmd_t *wr_redis_conn_cmd_new(int script, size_t cap)
-{
-    return wr_redis_conn_cmd_new_args(script, WR_REDIS_CONN_MAX_ARGS, cap);
-}
-
-void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd)
-{
-    if (!cmd)
-        return;
-    reply_free(cmd->held);
-    free(cmd);
-}
-
-bool wr_redis_conn_cmd_arg(wr_redis_conn_cmd_t *cmd, const void *p, size_t n)
-{
-    if (cmd->argc >= cmd->max_args || cmd->buf_cap - cmd->buf_used < n + 1)
-        return false;
-    char *dst = cmd->buf + cmd->buf_used;
-    memcpy(dst, p, n);
-    dst[n] = '\0';
-    cmd->argv[cmd->argc] = dst;
-    cmd->argvlen[cmd->argc] = n;
-    cmd->argc++;
-    cmd->buf_used += n + 1;
-    return true;
-}
-
-bool wr_redis_conn_cmd_str(wr_redis_conn_cmd_t *cmd, const char *s)
-{
-    return wr_redis_conn_cmd_arg(cmd, s, strlen(s));
-}
-
-bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
-{
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        return false;
-    return wr_redis_conn_cmd_arg(cmd, tmp, (size_t)n);
-}
-
 /* ------------------------------------------------------------ logging */
 
 /* Logs a connection message at level, an identical one at most every
@@ -300,31 +165,6 @@ wr_err_t wr_redis_conn_submit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd,
 out:
     wr_redis_conn_cmd_free(cmd);
     return err;
-}
-
-const char *wr_redis_conn_cmd_key(const wr_redis_conn_cmd_t *cmd, size_t *len)
-{
-    /* a script: EVALSHA sha numkeys KEYS...; a plain command: NAME KEY ... */
-    int at = cmd->script != WR_REDIS_CONN_NO_SCRIPT ? 3 : 1;
-    if (cmd->script != WR_REDIS_CONN_NO_SCRIPT &&
-        (cmd->argc < 3 || (cmd->argvlen[2] == 1 && cmd->argv[2][0] == '0')))
-        at = cmd->argc; /* numkeys 0 */
-    if (at >= cmd->argc) {
-        *len = 0;
-        return NULL;
-    }
-    *len = cmd->argvlen[at];
-    return cmd->argv[at];
-}
-
-int64_t wr_redis_conn_cmd_born_ms(const wr_redis_conn_cmd_t *cmd)
-{
-    return cmd->born_ms;
-}
-
-int wr_redis_conn_cmd_redirects(const wr_redis_conn_cmd_t *cmd)
-{
-    return cmd->redirects;
 }
 
 wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bool asking)
@@ -434,7 +274,7 @@ wr_err_t wr_redis_conn_send_oneway(wr_redis_conn_t *c, const char *what, int arg
  * without WAIT) if that fails. */
 static bool start_wait(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, const redisReply *rep)
 {
-    cmd->held = reply_copy(rep, 0);
+    cmd->held = wr_redis_conn__reply_copy(rep, 0);
     if (!cmd->held)
         return false;
     char n[16], t[16];
@@ -445,7 +285,7 @@ static bool start_wait(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, const redis
     if (wr_redis_io_command(c->io, 3, argv, NULL, c->cmd_timeout_ms + c->wait_timeout_ms, on_reply,
                             cmd) != WR_OK) {
         cmd->waiting = false;
-        reply_free(cmd->held);
+        wr_redis_conn__reply_free(cmd->held);
         cmd->held = NULL;
         return false;
     }
@@ -711,35 +551,6 @@ size_t wr_redis_conn_pending(const wr_redis_conn_t *c)
 
 /* ------------------------------------------------------------ open/close */
 
-char *wr_redis_conn_script_text(const wr_redis_conn_script_t *def, size_t *len)
-{
-    const char *names[3] = {def->rows, def->lib, def->file};
-    const wr_embed_file_t *parts[3] = {NULL, NULL, NULL};
-    size_t n = 0;
-    for (int i = 0; i < 3; i++) {
-        if (!names[i])
-            continue;
-        if (!(parts[i] = wr_embed_find(names[i])))
-            return NULL;
-        n += parts[i]->len + (i < 2);
-    }
-    char *text = malloc(n + 1);
-    if (!text)
-        return NULL;
-    size_t at = 0;
-    for (int i = 0; i < 3; i++) {
-        if (!parts[i])
-            continue;
-        memcpy(text + at, parts[i]->data, parts[i]->len);
-        at += parts[i]->len;
-        if (i < 2)
-            text[at++] = '\n';
-    }
-    text[at] = '\0';
-    *len = at;
-    return text;
-}
-
 static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *defs, size_t n)
 {
     c->scripts = calloc(n ? n : 1, sizeof *c->scripts);
@@ -748,13 +559,11 @@ static wr_err_t load_scripts(wr_redis_conn_t *c, const wr_redis_conn_script_t *d
     c->nscripts = n;
     for (size_t i = 0; i < n; i++) {
         wr_redis_conn__script_t *sc = &c->scripts[i];
-        if (!defs[i].file || !wr_embed_find(defs[i].file) ||
-            (defs[i].lib && !wr_embed_find(defs[i].lib)) ||
-            (defs[i].rows && !wr_embed_find(defs[i].rows)))
+        if (!defs[i].file)
             return WR_EINVAL;
         sc->text = wr_redis_conn_script_text(&defs[i], &sc->len);
-        if (!sc->text)
-            return WR_ENOMEM;
+        if (!sc->text) /* a file not embedded, or out of memory */
+            return wr_embed_find(defs[i].file) ? WR_ENOMEM : WR_EINVAL;
         wr_crypto_sha1_hex(sc->text, sc->len, sc->sha);
     }
     return WR_OK;

@@ -35,15 +35,15 @@
 #define WR_REDIS_CONN_NO_SCRIPT    (-1) /* a plain command: argv[0] is its name */
 
 /* One Lua script: the embedded file `file` (wr_embed_find), after the
- * embedded files `rows` (its prelude of named positions) and `lib`, each
- * followed by a newline, when not NULL. */
+ * embedded files of `prefix` (in order, each followed by a newline; NULL
+ * entries skipped): the script's prelude of named positions, lib.lua, ... */
+#define WR_REDIS_CONN_SCRIPT_PREFIX 3
 typedef struct {
-    const char *rows;
-    const char *lib;
+    const char *prefix[WR_REDIS_CONN_SCRIPT_PREFIX];
     const char *file;
 } wr_redis_conn_script_t;
 
-/* The text of script def as it is sent (rows, lib, file), malloc'd and
+/* The text of script def as it is sent (its prefix files, then file), malloc'd and
  * NUL-terminated, its length in *len; NULL when a file is not embedded or
  * out of memory. */
 char *wr_redis_conn_script_text(const wr_redis_conn_script_t *def, size_t *len);

@@ -130,4 +130,31 @@ bool wr_redis_conn__free_io(wr_redis_conn_t *c, wr_redis_io_t *io);
  * When the io cannot even start: logged, first_done, reconnect scheduled. */
 void wr_redis_conn__connect_server(wr_redis_conn_t *c, const char *host, int port);
 
+/* A command (redis_conn_cmd.c builds it, redis_conn.c sends it). */
+struct wr_redis_conn_cmd {
+    wr_redis_conn_t *c; /* set when submitted */
+    int script;         /* index into c->scripts, or WR_REDIS_CONN_NO_SCRIPT */
+    bool retried;       /* the one EVAL after NOSCRIPT was sent */
+    bool waiting;       /* WAIT sent; `held` is the command's answer */
+    bool strict;        /* a WAIT no replica acknowledged answers WR_EREPLICA */
+    int redirects;      /* cluster: redirections followed (wr_redis_conn_resubmit) */
+    int64_t born_ms;    /* monotonic ms of the first submission */
+    redisReply *held;   /* deep copy of the reply while WAIT runs; owned */
+    wr_redis_conn_wait_fn wait_fn;
+    wr_redis_conn_reply_cb cb;
+    void *arg;
+    int argc, max_args;
+    const char **argv; /* max_args entries, in the same allocation */
+    size_t *argvlen;   /* max_args entries, in the same allocation */
+    size_t buf_used, buf_cap;
+    char *buf; /* the argument bytes argv points into, in the same allocation */
+};
+
+/* A deep copy of src (depth: 0 for a top-level reply), freed with
+ * wr_redis_conn__reply_free; NULL when out of memory or nested too deep. */
+redisReply *wr_redis_conn__reply_copy(const redisReply *src, int depth);
+
+/* Frees a reply built by wr_redis_conn__reply_copy (not by hiredis). */
+void wr_redis_conn__reply_free(redisReply *r);
+
 #endif

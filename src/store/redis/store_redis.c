@@ -38,7 +38,9 @@
  *   loop iteration: store_redis_batch.c.
  *
  * queue_list (the registry, then one queue_get per name): store_redis_list.c.
- * store_redis_internal.h is what the three files share.
+ * config_put, queue_get, queue_delete, secret, secret_sync (the admin
+ * operations and the global keys): store_redis_admin.c.
+ * store_redis_internal.h is what the four files share.
  *
  * Config cache (cfgcache.c)
  *   Scripts get the known version and return the JSON only when it differs;
@@ -73,27 +75,27 @@
 #include "store/redis/store_redis_internal.h"
 
 #define CACHE_MAX 10000
-#define JSON_MAX  (64 * 1024)
 #define LIB       "scripts/lib.lua"
+#define LIB_ENTRY "scripts/lib_entry.lua" /* after lib.lua: entry() */
 /* an entry mode (scripts.def M_ENTRY) as the one character ARGV holds */
 #define MODE(m) ((char)('0' + WR_ROW_VALUE(M_ENTRY, m)))
 #define ROWS(s) "scripts/rows/" #s ".lua" /* its prelude (scripts.def) */
 
 /* The script table of the connection, by enum script_id. */
 const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
-    [SC_ENTRY] = {ROWS(entry), LIB, "scripts/entry.lua"},
-    [SC_ENTRY_BATCH] = {ROWS(entry_batch), LIB, "scripts/entry_batch.lua"},
-    [SC_LEAVE] = {ROWS(leave), LIB, "scripts/leave.lua"},
-    [SC_TOKEN] = {ROWS(token), LIB, "scripts/token.lua"},
-    [SC_ADMIT] = {ROWS(admit), LIB, "scripts/admit.lua"},
-    [SC_GET] = {ROWS(queue_get), LIB, "scripts/queue_get.lua"},
-    [SC_DELETE] = {ROWS(queue_delete), LIB, "scripts/queue_delete.lua"},
-    [SC_PUT] = {ROWS(config_put), LIB, "scripts/config_put.lua"},
-    [SC_SECRET] = {NULL, NULL, "scripts/secret.lua"},
-    [SC_RELEASE] = {ROWS(release), LIB, "scripts/release.lua"},
-    [SC_BURN] = {NULL, NULL, "scripts/burn.lua"},
-    [SC_SECRET_SYNC] = {NULL, NULL, "scripts/secret_sync.lua"},
-    [SC_AUTOTUNE] = {ROWS(autotune), LIB, "scripts/autotune.lua"},
+    [SC_ENTRY] = {{ROWS(entry), LIB, LIB_ENTRY}, "scripts/entry.lua"},
+    [SC_ENTRY_BATCH] = {{ROWS(entry_batch), LIB, LIB_ENTRY}, "scripts/entry_batch.lua"},
+    [SC_LEAVE] = {{ROWS(leave), LIB}, "scripts/leave.lua"},
+    [SC_TOKEN] = {{ROWS(token), LIB}, "scripts/token.lua"},
+    [SC_ADMIT] = {{ROWS(admit), LIB}, "scripts/admit.lua"},
+    [SC_GET] = {{ROWS(queue_get), LIB}, "scripts/queue_get.lua"},
+    [SC_DELETE] = {{ROWS(queue_delete), LIB}, "scripts/queue_delete.lua"},
+    [SC_PUT] = {{ROWS(config_put), LIB}, "scripts/config_put.lua"},
+    [SC_SECRET] = {{NULL}, "scripts/secret.lua"},
+    [SC_RELEASE] = {{ROWS(release), LIB}, "scripts/release.lua"},
+    [SC_BURN] = {{NULL}, "scripts/burn.lua"},
+    [SC_SECRET_SYNC] = {{NULL}, "scripts/secret_sync.lua"},
+    [SC_AUTOTUNE] = {{ROWS(autotune), LIB}, "scripts/autotune.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -109,8 +111,8 @@ static const struct gkeys cluster_keys = {"wr:{.global}:queues", "wr:{.global}:s
 
 /* A request whose command takes max_args arguments (EVALSHA, the SHA and
  * numkeys included) and extra bytes beyond the keys and a few numbers. */
-static struct req *req_new_args(struct rstore *s, op_t op, int script, int max_args, size_t extra,
-                                void *arg)
+struct req *wr_store_redis__req_new_args(struct rstore *s, op_t op, int script, int max_args,
+                                         size_t extra, void *arg)
 {
     struct req *r = calloc(1, sizeof *r);
     if (!r)
@@ -130,7 +132,7 @@ static struct req *req_new_args(struct rstore *s, op_t op, int script, int max_a
 
 struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
-    return req_new_args(s, op, script, WR_REDIS_CONN_MAX_ARGS, extra, arg);
+    return wr_store_redis__req_new_args(s, op, script, WR_REDIS_CONN_MAX_ARGS, extra, arg);
 }
 
 void wr_store_redis__req_free(struct req *r)
@@ -158,14 +160,13 @@ bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
     return true;
 }
 
-static bool arg_queue_keys(struct req *r, const char *q)
+bool wr_store_redis__arg_queue_keys(struct req *r, const char *q)
 {
     snprintf(r->queue, sizeof r->queue, "%s", q);
     return wr_store_redis__queue_keys(r->cmd, q);
 }
 
-/* Announces the cached config version of r->queue (or "0") to the script. */
-static bool arg_known_version(struct rstore *s, struct req *r)
+bool wr_store_redis__arg_known_version(struct rstore *s, struct req *r)
 {
     r->snap = wr_cfgcache_get(s->cache, r->queue);
     return wr_redis_conn_cmd_fmt(r->cmd, "%llu",
@@ -255,7 +256,8 @@ wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok)
 
 /* Sends a fire-and-forget registry command (SADD/SREM) before or after a
  * script on the same connection, so both go in one round trip. */
-static wr_err_t send_plain(struct rstore *s, const char *cmd, const char *key, const char *member)
+wr_err_t wr_store_redis__send_plain(struct rstore *s, const char *cmd, const char *key,
+                                    const char *member)
 {
     wr_store_redis__send_held(s);
     const char *argv[3] = {cmd, key, member};
@@ -559,7 +561,8 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
     if (!r)
         return WR_ENOMEM;
     r->cb.done = cb;
-    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
+    return wr_store_redis__submit(
+        s, r, wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
@@ -581,7 +584,8 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
     r->cb.admit = cb;
     return wr_store_redis__submit(
         s, r,
-        arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) && arg_known_version(s, r) &&
+        wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, hex) &&
+            wr_store_redis__arg_known_version(s, r) &&
             wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
             wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
             wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
@@ -601,7 +605,7 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     if (!r)
         return WR_ENOMEM;
     r->cb.token = cb;
-    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
+    bool ok = wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
               wr_redis_conn_cmd_str(r->cmd, jti);
     if (op != OP_RELEASE)
         ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
@@ -639,7 +643,8 @@ static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_
     if (!r)
         return WR_ENOMEM;
     r->cb.autotune = cb;
-    bool ok = arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
+    bool ok = wr_store_redis__arg_queue_keys(r, q) &&
+              wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
               wr_redis_conn_cmd_fmt(r->cmd, "%d", req->report ? req->source : 0) &&
               wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->latency_ms : 0.0) &&
               wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->error_rate : 0.0) &&
@@ -677,166 +682,6 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
                                       wr_redis_conn_cmd_str(r->cmd, check_only ? "1" : "0"));
 }
 
-/* The config hash's fields (config_put.lua's ARGV after the JSON), as
- * name, value pairs: every row of the qconfig table with a store field;
- * then, when the config sets what is left of its stock (stock_set), the
- * pair stockLeft (config_put.lua writes it to state; '' = no stock). */
-static bool arg_config_hash(struct req *r, const wr_queue_config_t *cfg)
-{
-    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
-        const wr_qfield_t *f = &wr_qconfig_fields[i];
-        char v[WR_QF_STORE_VALUE_MAX];
-        if (!f->store)
-            continue;
-        if (wr_qconfig_store_value(f, cfg, v, sizeof v) < 0 ||
-            !wr_redis_conn_cmd_str(r->cmd, f->store) || !wr_redis_conn_cmd_str(r->cmd, v))
-            return false;
-    }
-    if (cfg->stock_set)
-        return wr_redis_conn_cmd_str(r->cmd, "stockLeft") &&
-               (cfg->stock >= 0 ? wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)cfg->stock)
-                                : wr_redis_conn_cmd_str(r->cmd, ""));
-    return true;
-}
-
-static wr_err_t r_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
-                             wr_store_done_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    wr_err_t err = WR_OK;
-    char *json = NULL;
-    struct req *r = NULL;
-    if (!wr_ids_valid_queue(q) || !wr_store_valid_config(cfg) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    json_t *j = wr_qconfig_to_json(cfg);
-    if (!j)
-        return WR_ENOMEM;
-    /* Store only what reads back: every reader parses this JSON. */
-    wr_queue_config_t check;
-    char field[WR_FIELD_MAX + 1], msg[128];
-    if (wr_qconfig_parse_stored(j, &check, field, sizeof field, msg, sizeof msg) != WR_OK) {
-        json_decref(j);
-        return WR_EINVAL;
-    }
-    json = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    if (!json)
-        return WR_ENOMEM;
-    size_t jlen = strlen(json);
-    if (jlen > JSON_MAX) {
-        err = WR_ELIMIT;
-        goto out;
-    }
-    /* EVALSHA SHA numkeys, the keys, the JSON, then a name and a value
-     * (each under WR_QF_STORE_VALUE_MAX bytes) per config hash field */
-    r = req_new_args(s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * ((int)wr_qconfig_n_fields + 1),
-                     jlen + 2 * WR_QF_STORE_VALUE_MAX * (wr_qconfig_n_fields + 1), arg);
-    if (!r) {
-        err = WR_ENOMEM;
-        goto out;
-    }
-    r->cb.done = cb;
-    if (!arg_queue_keys(r, q) || !wr_redis_conn_cmd_arg(r->cmd, json, jlen) ||
-        !arg_config_hash(r, cfg)) {
-        err = WR_EINVAL;
-        goto out;
-    }
-    /* Registry first: a crash between the two leaves a name whose config
-     * does not exist, which queue_list filters out. */
-    err = send_plain(s, "SADD", s->keys->queues, q);
-    if (err != WR_OK)
-        goto out;
-    err = wr_store_redis__submit(s, r, true);
-    r = NULL; /* submit owns it */
-out:
-    wr_store_redis__req_free(r);
-    free(json);
-    return err;
-}
-
-wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
-    if (!r)
-        return WR_ENOMEM;
-    r->cb.info = cb;
-    return wr_store_redis__submit(s, r, arg_queue_keys(r, q) && arg_known_version(s, r));
-}
-
-static wr_err_t r_queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
-    if (!r)
-        return WR_ENOMEM;
-    r->cb.done = cb;
-    wr_err_t err = wr_store_redis__submit(s, r, arg_queue_keys(r, q));
-    if (err != WR_OK)
-        return err;
-    /* After the script, on the same connection. If this is lost, the
-     * stale name is filtered by queue_list. */
-    (void)send_plain(s, "SREM", s->keys->queues, q);
-    /* Degraded mode: the burned set goes too (if this is lost, the key
-     * expires with its last pass: burn.lua sets its expiry). */
-    char burned[WR_QUEUE_NAME_MAX + 16];
-    snprintf(burned, sizeof burned, "wr:{%s}:burned", q);
-    const char *del[2] = {"DEL", burned};
-    (void)wr_redis_router_send_oneway(s->conn, "registry", 2, del);
-    return WR_OK;
-}
-
-static wr_err_t r_secret(wr_store_t *st, const uint8_t *proposed, size_t len, wr_store_secret_cb cb,
-                         void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_store_valid_secret(proposed, len) || !cb)
-        return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
-    if (!r)
-        return WR_ENOMEM;
-    r->cb.secret = cb;
-    return wr_store_redis__submit(s, r,
-                                  wr_redis_conn_cmd_str(r->cmd, "1") &&
-                                      wr_redis_conn_cmd_str(r->cmd, s->keys->secret) &&
-                                      wr_redis_conn_cmd_arg(r->cmd, proposed, len));
-}
-
-static wr_err_t r_secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len, const char *epoch,
-                              wr_store_sync_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if ((own_len > 0 && !wr_store_valid_secret(own, own_len)) || !wr_store_valid_epoch(epoch) ||
-        !cb)
-        return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, own_len > 0 ? OP_SYNC : OP_SYNC_EPOCH,
-                                            SC_SECRET_SYNC, own_len + strlen(epoch), arg);
-    if (!r)
-        return WR_ENOMEM;
-    r->cb.sync = cb;
-    return wr_store_redis__submit(
-        s, r,
-        wr_redis_conn_cmd_str(r->cmd, "3") && wr_redis_conn_cmd_str(r->cmd, s->keys->epoch) &&
-            wr_redis_conn_cmd_str(r->cmd, s->keys->secret) &&
-            wr_redis_conn_cmd_str(r->cmd, s->keys->secret_previous) &&
-            wr_redis_conn_cmd_str(r->cmd, epoch) &&
-            wr_redis_conn_cmd_arg(r->cmd, own_len > 0 ? own : (const uint8_t *)"", own_len));
-}
-
 static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -871,13 +716,13 @@ static const wr_store_ops_t redis_ops = {
     .release = r_release,
     /* degraded mode */
     .burn = r_burn,
-    .config_put = r_config_put,
+    .config_put = wr_store_redis__config_put,
     .queue_get = wr_store_redis__queue_get,
     .queue_list = wr_store_redis__queue_list,
     .queue_names = wr_store_redis__queue_names,
-    .queue_delete = r_queue_delete,
-    .secret = r_secret,
-    .secret_sync = r_secret_sync,
+    .queue_delete = wr_store_redis__queue_delete,
+    .secret = wr_store_redis__secret,
+    .secret_sync = wr_store_redis__secret_sync,
     .ping = r_ping,
     .autotune = r_autotune,
     .unreachable = r_unreachable,

@@ -50,6 +50,9 @@ extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 /* The number of keys of a queue, lib.lua's order (store_redis.c). */
 enum { NKEYS = 12 };
 
+/* The most bytes of a queue's config JSON (stored and read). */
+#define JSON_MAX (64 * 1024)
+
 struct rstore;
 
 /* The keys that belong to no queue. On one Redis their names are as they
@@ -178,15 +181,42 @@ void wr_store_redis__unbusy(struct rstore *s);
  * arguments; NULL when out of memory. */
 struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg);
 
+/* wr_store_redis__req_new with a command of max_args arguments (EVALSHA,
+ * the SHA and numkeys included). */
+struct req *wr_store_redis__req_new_args(struct rstore *s, op_t op, int script, int max_args,
+                                         size_t extra, void *arg);
+
 /* Frees r, its command and its snapshot reference; NULL is a no-op. */
 void wr_store_redis__req_free(struct req *r);
+
+/* Sets r's queue to q and appends numkeys and q's keys; false when out of
+ * room. */
+bool wr_store_redis__arg_queue_keys(struct req *r, const char *q);
+
+/* Announces the cached config version of r->queue (or "0") to the script,
+ * taking a reference to its snapshot (r->snap). */
+bool wr_store_redis__arg_known_version(struct rstore *s, struct req *r);
+
+/* Sends a fire-and-forget registry command (SADD/SREM) before or after a
+ * script on the same connection, so both go in one round trip. */
+wr_err_t wr_store_redis__send_plain(struct rstore *s, const char *cmd, const char *key,
+                                    const char *member);
 
 /* Hands r's command to the connection when its arguments were built
  * (args_ok; else WR_EINVAL); on error frees r. Never calls a callback. */
 wr_err_t wr_store_redis__submit(struct rstore *s, struct req *r, bool args_ok);
 
-/* The queue_get operation (store.h) of the store st. */
+/* store_redis_admin.c: these operations (store.h) of the store st */
+
+wr_err_t wr_store_redis__config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
+                                    wr_store_done_cb cb, void *arg);
 wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg);
+wr_err_t wr_store_redis__queue_delete(wr_store_t *st, const char *q, wr_store_done_cb cb,
+                                      void *arg);
+wr_err_t wr_store_redis__secret(wr_store_t *st, const uint8_t *proposed, size_t len,
+                                wr_store_secret_cb cb, void *arg);
+wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len,
+                                     const char *epoch, wr_store_sync_cb cb, void *arg);
 
 /* store_redis_list.c */
 

@@ -1,0 +1,391 @@
+-- lib_entry.lua - the rules of one join or status, prepended after lib.lua
+-- to entry.lua and entry_batch.lua alone (store_redis.c's script table):
+-- entry_config(), entry() and their helpers. The other scripts do not
+-- read them, so they do not pay for making them on every call.
+--
+-- Join and status (entry.lua for one request, entry_batch.lua for the
+-- requests of one queue coalesced into one call): the config part, read
+-- once per call, then entry() once per request. entry() is the ONE copy of
+-- the per-request rules, so one request and a batch of them cannot answer
+-- differently; it writes nothing the config part reads.
+
+-- The queue's config as entry() needs it, or nil when there is no queue:
+-- {version (number), json ('' when known, the caller's cached version, is
+-- current), enabled, max (maxQueueSize, 0 = none), idle (T in us)}, and
+-- what entry() keeps for the rest of the call: waiting (the line's length),
+-- head (the arrival score of the first of the line) and last (state's
+-- lastScore), each read at most once and kept up to date with entry()'s own
+-- writes; dirty (last is newer than state's lastScore: entry_flush() writes
+-- it once, at the end of the call); now (Redis TIME, read at most once: the
+-- requests of one call are one instant, as the script is atomic), swept (the
+-- token sweep ran at now) and I (idle_lib(), made at most once).
+local function entry_config(known)
+  local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate')
+  if not cfg[1] then
+    return nil
+  end
+  -- The JSON is read only when the caller's cached version is stale.
+  local json = ''
+  if known ~= cfg[1] then
+    json = redis.call('HGET', K_CONFIG, 'json') or ''
+  end
+  return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
+    max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
+    shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100'),
+    hold_sec = cfg[9], holdq = cfg[10] == '1', closed = cfg[11] == '1', stock = stock_left(),
+    rate = tonumber(cfg[12] or '0') or 0}
+end
+
+-- Writes the last score joins gave (see entry_config) to state, once per
+-- call instead of once per join. entry.lua and entry_batch.lua call it
+-- last; entry() calls it before anything that reads lastScore from state.
+local function entry_flush(c)
+  if c.dirty then
+    redis.call('HSET', K_STATE, 'lastScore', fmt(c.last))
+    c.dirty = false
+  end
+end
+
+-- The line's length (see entry_config).
+local function entry_waiting(c)
+  if not c.waiting then
+    c.waiting = redis.call('ZCARD', K_WAITING)
+  end
+  return c.waiting
+end
+
+-- One request of user on a queue whose config c (entry_config) exists.
+-- mode: '1' join (add when absent), '2' join by the queue page (a
+-- newcomer is pending: admission passes over them until they ask again),
+-- '0' status, '3' quiet status (records nothing for a waiting user; see
+-- "Cost per poll" above). Else a pending page join idle past idleSec is
+-- removed first (abandonedTotal) and answered as one not in line; any
+-- other waiting user's last-seen time becomes now and their pending and
+-- away marks are cleared (away people keep their place). The same holds
+-- for a person in the pre-queue (sale opening). A held user returns
+-- (held -> back; one held holdSec or longer is removed first and answered
+-- as one not in line): kind 5. key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
+-- kind, position, waiting, jti, iat_us, exp_us, and after a join that
+-- added the user to the line head_due_us, own_due_us (entry.lua), then
+-- for kind 1 of someone already in line the people ahead admission will
+-- pass over (entry_passed; nil when not counted):
+--   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
+--   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, 5 HELD (WAITING held:
+--   position 1, waiting the line's count), -2 line full (waiting),
+--   -3 not in queue.
+-- Reads the clock (see entry_config) when this call has not yet.
+local function entry_clock(c)
+  if not c.now then
+    c.now, c.I = now_us(), idle_lib()
+    c.idle = c.I.idle_us(c.idle_sec)
+    if c.idle > 0 then
+      -- a request may be the first to reach Redis after an outage, before
+      -- any tick: it sees the gap too
+      local st = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace')
+      c.idle = c.I.in_force(c.idle, c.now, st[2], c.I.gap_us(c.now, st[1], c.tick_ms))
+    end
+  end
+end
+
+-- The people ahead of a waiting user of 0-based rank, counted for the
+-- retry plan (store.h passed_ahead): those admission will pass over, by
+-- queue.h's wr_queue_passed_over (the same rule, kept here: pending page
+-- joins; the idle, silent idle + slack; the overdue, silent idle / 2 +
+-- slack + 250 ms, whom admission reaches, at the configured rate, once
+-- they are idle). Only for rank <= AHEAD_SCAN (a ZRANGE and an HMGET of
+-- that many: the first of the line, where a retry plan is made); nil
+-- beyond it. Reads only. The counts are kept for the rest of the call as
+-- prefix sums (c.pp_p passed, c.pp_t taken among the first i, valid for
+-- i <= c.pp_n), so the polls of one batch share one scan; entry() cuts
+-- them back where it records someone of the first c.pp_n (their silence
+-- changed) and drops them when it removes someone from the line.
+local AHEAD_SCAN, OVERDUE_US = 256, 250000
+local function entry_passed(c, rank)
+  if rank == 0 then
+    return 0
+  end
+  if rank > AHEAD_SCAN then
+    return nil
+  end
+  if not c.pp_p then
+    c.pp_p, c.pp_t, c.pp_n = {[0] = 0}, {[0] = 0}, 0
+  end
+  local P, T, n = c.pp_p, c.pp_t, c.pp_n
+  if rank > n then
+    entry_clock(c)
+    local I, now, idle = c.I, c.now, c.idle
+    local users = redis.call('ZRANGE', K_WAITING, n, rank - 1)
+    local seen = #users > 0 and redis.call('HMGET', K_SEEN, unpack(users)) or {}
+    local stale = idle > 0 and I.slack(idle) or 0
+    local per = c.rate > 0 and 1000000 / c.rate or 0
+    local passed, taken = P[n], T[n]
+    for i = 1, #users do
+      local t, over = I.seen_of(seen[i])
+      if not over and idle > 0 and t then
+        local silent = now - t
+        over = silent >= idle + stale or
+          (silent >= math.floor(idle / 2) + stale + OVERDUE_US and silent + taken * per >= idle + stale)
+      end
+      if over then
+        passed = passed + 1
+      else
+        taken = taken + 1
+      end
+      P[n + i], T[n + i] = passed, taken
+    end
+    n = n + #users
+    c.pp_n = n
+  end
+  return P[math.min(rank, n)]
+end
+
+-- The last arrival score given (state's lastScore; see entry_config), or
+-- nil when state holds something that is not a number.
+local function entry_last(c)
+  if not c.last then
+    c.last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  end
+  return c.last
+end
+
+-- The arrival score a join at c.now gets: now, or just above the last one
+-- given, so scores only grow. Raises an error when lastScore is not a
+-- number (entry_last).
+local function entry_score(c)
+  local last = entry_last(c)
+  if not last then
+    error('state lastScore is not a number')
+  end
+  if c.now <= c.last then
+    return c.last + 1
+  end
+  return c.now
+end
+
+-- The user's live token (jti, iat_us, exp_us), or nil. Expires tokens
+-- first, once per call (at the same now, a second sweep finds nothing).
+local function entry_token(c, user)
+  if not c.swept then
+    expire_tokens(c.now)
+    c.swept = true
+  end
+  local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
+  if jti and exp > c.now then
+    return jti, iat, exp
+  end
+  return nil
+end
+
+-- After user was added to the line at score (waiting: the line's length
+-- before; left: people of a running opening still to move): keeps c up to
+-- date, records the last-seen time, and returns entry()'s WAITING answer
+-- with the two admission dues.
+local function entry_added(c, user, mode, score, waiting, left)
+  c.waiting, c.last, c.dirty = waiting + 1, score, true
+  c.I.seen_set(user, c.now, mode == M_ENTRY.JOIN_PAGE)
+  -- The newcomer is the last of the line: every score in it is at most
+  -- lastScore (joins and the opening's moves both keep that), and score is
+  -- above it. So the rank is the old length, and the head only changes
+  -- when the line was empty (no ZRANK, no ZRANGE per join).
+  if waiting == 0 then
+    c.head = score
+  elseif not c.head then
+    c.head = tonumber(redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')[2])
+  end
+  return K_ENTRY.WAITING, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, c.now),
+    admit_due(score, c.now)
+end
+
+-- The end of a sale: why the queue answers "closed" now - 1 closed, 2
+-- sold out (stock 0 and no token live, after the token sweep: an expired
+-- one returns its unit first) - or false; computed once per call (no
+-- request of a call changes it).
+local function entry_halt(c)
+  if c.halt == nil then
+    c.halt = false
+    if c.closed then
+      c.halt = 1
+    elseif c.stock == 0 then
+      entry_clock(c)
+      if not c.swept then
+        expire_tokens(c.now)
+        c.swept = true
+      end
+      c.stock = stock_left()
+      if c.stock == 0 and redis.call('ZCARD', K_ACTIVE) == 0 then
+        c.halt = 2
+      end
+    end
+  end
+  return c.halt
+end
+
+-- entry() while the queue is closed or sold out (why: entry_halt): a live
+-- pass still answers ADMITTED; a person in line, the pre-queue, held or
+-- back keeps their place (their asking is recorded, held people stay
+-- held) and gets kind 6 (CLOSED, why in the position slot), as does a
+-- newcomer's join (not added); a status of anyone else is -3.
+local function entry_closed(c, user, mode, why)
+  entry_clock(c)
+  local jti, iat, exp = entry_token(c, user)
+  if jti then
+    return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
+  end
+  if redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
+      redis.call('ZSCORE', K_BACK, user) then
+    c.I.seen_set(user, c.now, false)
+  elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
+    return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
+  end
+  return K_ENTRY.CLOSED, why, 0, '', 0, 0
+end
+
+local function entry(c, user, mode, key)
+  if not c.enabled then
+    return K_ENTRY.PASSTHROUGH, 0, 0, '', 0, 0
+  end
+  if c.closed or c.stock == 0 then
+    local why = entry_halt(c)
+    if why then
+      return entry_closed(c, user, mode, why)
+    end
+  end
+  -- The hot path (a waiting user's poll) needs no token sweep: answer it
+  -- first. A quiet status needs not even the clock; others read and write
+  -- the last-seen time. A pre-queue or its opening (preq) takes the slow
+  -- path, with the clock.
+  local rank
+  if not c.preq then
+    if mode == M_ENTRY.JOIN or mode == M_ENTRY.JOIN_PAGE then
+      -- A join, most often of a newcomer: ZADD NX first (one call where
+      -- ZRANK, then ZADD, were two); it adds nobody already in line (0:
+      -- the general path below answers them). A line that is full, a
+      -- queue whose pre-queue has not opened yet, or a lastScore that is
+      -- not a number (only a newcomer's join fails then) takes the
+      -- general path.
+      entry_clock(c)
+      local waiting = entry_waiting(c)
+      if (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
+        and not c.holdq and entry_last(c) then
+        local score = entry_score(c)
+        if redis.call('ZADD', K_WAITING, 'NX', fmt(score), user) == 1 then
+          local jti, iat, exp = entry_token(c, user)
+          if jti then
+            redis.call('ZREM', K_WAITING, user) -- admitted: not lined up again
+            return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
+          end
+          return entry_added(c, user, mode, score, waiting, 0)
+        end
+      end
+    end
+    rank = redis.call('ZRANK', K_WAITING, user)
+    if rank and mode == M_ENTRY.STATUS_QUIET then
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c), '', 0, 0, nil, nil, entry_passed(c, rank)
+    end
+  end
+  entry_clock(c)
+  local now, I = c.now, c.I
+  local opening, base, total, moved, left = false, 0, 0, 0, 0
+  if c.preq then
+    -- the opening may begin here (it reads and moves lastScore): write
+    -- ours first, read it afresh after
+    entry_flush(c)
+    opening, base, total, moved = open_begin(c.opens_at, now)
+    left = opening and redis.call('ZCARD', K_PRE) or 0
+    c.last = nil
+    rank = redis.call('ZRANK', K_WAITING, user)
+  end
+  if rank then
+    local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
+    if pending and I.is_idle(t, now, c.idle) then
+      -- a page join that never asked again: checked on read, asking late
+      -- does not revive (away people keep their place)
+      I.abandon({user})
+      c.waiting, c.head, c.pp_p = nil, nil, nil
+    else
+      I.seen_set(user, now, false)
+      if c.pp_p and rank < c.pp_n then
+        c.pp_n = rank -- (their silence changed: the counts behind them)
+      end
+      local passed = nil
+      if opening then
+        if tonumber(redis.call('ZSCORE', K_WAITING, user)) >= base + total then
+          rank = rank + left -- behind the people still to move
+        end
+      elseif not c.preq then
+        passed = entry_passed(c, rank)
+      end
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
+    end
+  end
+  if c.holdq then
+    -- held: this request is their return (admitted first at the next
+    -- tick); held awayHoldSeconds or longer: gone, as if swept
+    local h = redis.call('ZSCORE', K_HELD, user)
+    if h and tonumber(h) + I.hold_us(c.hold_sec) <= now then
+      redis.call('ZREM', K_HELD, user)
+      redis.call('HINCRBY', K_STATE, 'abandonedTotal', 1)
+    elseif h or redis.call('ZSCORE', K_BACK, user) then
+      if h then
+        redis.call('ZREM', K_HELD, user)
+        redis.call('ZADD', K_BACK, fmt(now), user)
+      end
+      I.seen_set(user, now, false)
+      return K_ENTRY.HELD, 1, entry_waiting(c) + left, '', 0, 0
+    end
+  end
+  if c.preq then
+    local prank = redis.call('ZRANK', K_PRE, user)
+    if prank then
+      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
+      if pending and I.is_idle(t, now, c.idle) then
+        I.abandon({user}) -- a scanner in the pre-queue
+        opening, base, total, moved = open_state()
+        left = opening and redis.call('ZCARD', K_PRE) or 0
+      else
+        I.seen_set(user, now, false)
+        if not opening then
+          return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
+        end
+        -- not moved yet: the place the move gives
+        local below = redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
+        return K_ENTRY.WAITING, below + prank + 1, entry_waiting(c) + left, '', 0, 0
+      end
+    end
+  end
+  local jti, iat, exp = entry_token(c, user)
+  if jti then
+    return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
+  end
+  if mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
+    return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
+  end
+  local waiting = entry_waiting(c)
+  if c.max > 0 then
+    local full = waiting
+    if c.preq then
+      full = full + redis.call('ZCARD', K_PRE) -- maxQueueSize counts both
+    end
+    if full >= c.max then
+      redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
+      return K_ENTRY.FULL, 0, waiting + left, '', 0, 0
+    end
+  end
+  local score = entry_score(c)
+  if not opening and c.opens_at and now < c.opens_at * 1000 then
+    -- before the opening: the pre-queue
+    if c.shuffle then
+      redis.call('ZADD', K_PRE, 'NX', key, user)
+    else
+      redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
+      c.last, c.dirty = score, true
+    end
+    I.seen_set(user, now, mode == M_ENTRY.JOIN_PAGE)
+    redis.call('HSET', K_CONFIG, 'preq', '1')
+    c.preq = true
+    return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
+  end
+  redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
+  return entry_added(c, user, mode, score, waiting, left)
+end
