@@ -58,6 +58,28 @@ enum {
 /* Constant NAME of table T. */
 #define WR_ROW_VALUE(T, NAME) WR_ROWV__##T##_##NAME
 
+/* Compile-time check that a C builder appends the arguments of table T in
+ * the order of its rows: WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, ...) names
+ * every row, in the order the builder appends them (up to 8). */
+#define WR__ROWS_AT(T, i, N)                               (WR_ROW(T, N) == (i))
+#define WR__ROWS_N(_1, _2, _3, _4, _5, _6, _7, _8, n, ...) n
+#define WR__ROWS_1(T, a)                                   WR__ROWS_AT(T, 0, a)
+#define WR__ROWS_2(T, a, b)                                WR__ROWS_1(T, a) && WR__ROWS_AT(T, 1, b)
+#define WR__ROWS_3(T, a, b, c)                             WR__ROWS_2(T, a, b) && WR__ROWS_AT(T, 2, c)
+#define WR__ROWS_4(T, a, b, c, d)                          WR__ROWS_3(T, a, b, c) && WR__ROWS_AT(T, 3, d)
+#define WR__ROWS_5(T, a, b, c, d, e)                       WR__ROWS_4(T, a, b, c, d) && WR__ROWS_AT(T, 4, e)
+#define WR__ROWS_6(T, a, b, c, d, e, f)                    WR__ROWS_5(T, a, b, c, d, e) && WR__ROWS_AT(T, 5, f)
+#define WR__ROWS_7(T, a, b, c, d, e, f, g)                 WR__ROWS_6(T, a, b, c, d, e, f) && WR__ROWS_AT(T, 6, g)
+#define WR__ROWS_8(T, a, b, c, d, e, f, g, h)                                                      \
+    WR__ROWS_7(T, a, b, c, d, e, f, g) && WR__ROWS_AT(T, 7, h)
+#define WR__ROWS_CAT(a, b) a##b
+#define WR__ROWS_SEL(n)    WR__ROWS_CAT(WR__ROWS_, n)
+#define WR_ROWS_ORDER(T, ...)                                                                      \
+    _Static_assert(                                                                                \
+        WR__ROWS_SEL(WR__ROWS_N(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0))(T, __VA_ARGS__) &&        \
+            WR_ROWS_LEN(T) == WR__ROWS_N(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0),                  \
+        #T ": the arguments appended here are not its rows, in order")
+
 /* The type letter of element i of table t ('i' integer, 's' bulk string,
  * 'a' array), 0 when i is past its end. */
 char wr_script_rows_type(wr_script_row_t table, size_t i);

@@ -565,6 +565,8 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
         s, r, wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
+WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, SWEEP_MAX, SCAN_MAX, VISIT_MAX); /* r_admit's */
+
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
@@ -631,6 +633,9 @@ static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const ch
 }
 
 /* Autotune (store.h): autotune.lua on wr:{q}:config and wr:{q}:state. */
+WR_ROWS_ORDER(A_AUTOTUNE, REPORT, SOURCE, LATENCY_MS, ERROR_RATE, SET, STEP_US, RATE,
+              CUT_MS); /* r_autotune's */
+
 static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
                            wr_store_autotune_cb cb, void *arg)
 {

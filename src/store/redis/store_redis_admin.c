@@ -17,6 +17,7 @@
 #include "core/qconfig.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
+#include "store/redis/script_rows.h"
 #include "store/redis/store_redis_internal.h"
 
 /* The config hash's fields (config_put.lua's ARGV after the JSON), as
@@ -98,6 +99,8 @@ out:
     free(json);
     return err;
 }
+
+WR_ROWS_ORDER(A_QUEUE_GET, VERSION); /* queue_get's */
 
 wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_cb cb, void *arg)
 {

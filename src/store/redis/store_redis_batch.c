@@ -151,6 +151,11 @@ static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
     wr_store_redis__answer_batch(b->s, b, err, err == WR_OK ? rep : NULL);
 }
 
+/* the arguments below, in the order of their rows (scripts.def) */
+WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY);
+WR_ROWS_ORDER(A_ENTRY_BATCH, VERSION);
+WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY);
+
 /* Sends b as one script call: entry.lua for one request (the same command
  * as before coalescing), entry_batch.lua for more. When that fails, b
  * waits in s->failed for flush_ev to answer it from the loop (this may run
