@@ -56,24 +56,25 @@ local function entry_waiting(c)
 end
 
 -- One request of user on a queue whose config c (entry_config) exists.
--- mode: '1' join (add when absent), '2' join by the queue page (a
+-- mode (an M_ENTRY, scripts.def): JOIN (add when absent), JOIN_PAGE (a
 -- newcomer is pending: admission passes over them until they ask again),
--- '0' status, '3' quiet status (records nothing for a waiting user; see
--- "Cost per poll" above). Else a pending page join idle past idleSec is
--- removed first (abandonedTotal) and answered as one not in line; any
--- other waiting user's last-seen time becomes now and their pending and
--- away marks are cleared (away people keep their place). The same holds
--- for a person in the pre-queue (sale opening). A held user returns
--- (held -> back; one held holdSec or longer is removed first and answered
--- as one not in line): kind 5. key: a join's pre-queue key (entry.lua's ARGV[4]). Returns
--- kind, position, waiting, jti, iat_us, exp_us, and after a join that
--- added the user to the line head_due_us, own_due_us (entry.lua), then
--- for kind 1 of someone already in line the people ahead admission will
--- pass over (entry_passed; nil when not counted):
---   kind 1 WAITING (position, waiting), 2 ADMITTED (jti, iat_us, exp_us),
---   3 PASSTHROUGH (queue disabled), 4 PREQUEUE, 5 HELD (WAITING held:
---   position 1, waiting the line's count), -2 line full (waiting),
---   -3 not in queue.
+-- STATUS, STATUS_QUIET (records nothing for a waiting user; see "Cost per
+-- poll" in lib.lua). Else a pending page join idle past idleSec is removed
+-- first (abandonedTotal) and answered as one not in line; any other
+-- waiting user's last-seen time becomes now and their pending and away
+-- marks are cleared (away people keep their place). The same holds for a
+-- person in the pre-queue (sale opening). A held user returns (held ->
+-- back; one held holdSec or longer is removed first and answered as one
+-- not in line): HELD. key: a join's pre-queue key (A_ENTRY.PREQ_KEY).
+-- Returns kind (a K_ENTRY), position, waiting, jti, iat_us, exp_us, and
+-- after a join that added the user to the line head_due_us, own_due_us
+-- (entry.lua), then for WAITING of someone already in line the people
+-- ahead admission will pass over (entry_passed; nil when not counted):
+--   WAITING (position, waiting), ADMITTED (jti, iat_us, exp_us),
+--   PASSTHROUGH (queue disabled), PREQUEUE, HELD (position 1, waiting the
+--   line's count), CLOSED (why in position), FULL (waiting), NOT_IN_QUEUE.
+-- These return values stay inside the script: entry.lua and
+-- entry_batch.lua put them into their replies by row name.
 -- Reads the clock (see entry_config) when this call has not yet.
 local function entry_clock(c)
   if not c.now then
@@ -224,7 +225,7 @@ end
 -- entry() while the queue is closed or sold out (why: entry_halt): a live
 -- pass still answers ADMITTED; a person in line, the pre-queue, held or
 -- back keeps their place (their asking is recorded, held people stay
--- held) and gets kind 6 (CLOSED, why in the position slot), as does a
+-- held) and gets CLOSED (why in the position slot), as does a
 -- newcomer's join (not added); a status of anyone else is -3.
 local function entry_closed(c, user, mode, why)
   entry_clock(c)
