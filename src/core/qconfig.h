@@ -51,10 +51,50 @@ typedef struct {
  * i18n.json keys), NULL-terminated: en ko ja zh-Hans zh-Hant es fr de pt it
  * vi th id ar. */
 extern const char *const wr_page_langs[];
-#define WR_NOTICE_MAX_CP 500                       /* notice: Unicode code points, at most */
-#define WR_NOTICE_MAX    (WR_NOTICE_MAX_CP * 4)    /* notice: bytes (UTF-8), at most */
-#define WR_STOCK_MAX     INT64_C(9007199254740992) /* stock: 2^53 */
-#define WR_STOCK_NONE    (-1)                      /* stock: no limit (JSON null) */
+#define WR_NOTICE_MAX_CP    500                    /* a notice text: Unicode code points, at most */
+#define WR_NOTICE_MAX       (WR_NOTICE_MAX_CP * 4) /* a notice text: bytes (UTF-8), at most */
+#define WR_NOTICE_LANGS_MAX 24                     /* notice by language: languages, at most */
+#define WR_NOTICE_TEXTS_MAX 8000 /* notice by language: bytes (UTF-8) of its texts together */
+#define WR_LANG_CODE_MAX    35   /* a page language code: bytes (lang.h's WR_LANG_TAG_MAX) */
+#define WR_NOTICE_BUF       (WR_NOTICE_TEXTS_MAX + WR_NOTICE_LANGS_MAX * (WR_LANG_CODE_MAX + 2))
+
+/*
+ * The operator's notice (config `notice`, docs/API.md "The end of a sale"
+ * and 1.3's notice by language), kept compactly: n entries "code\0text\0"
+ * one after the other in buf (len bytes in use), in the order given (the
+ * first is the last resort of wr_notice_pick). n 0 = no notice (JSON
+ * null). The string form is one entry with code "" (by_lang false); the
+ * object form (by_lang true) has 1..WR_NOTICE_LANGS_MAX entries, each code
+ * a page language code (wr_page_lang_code_ok), no two alike in any case.
+ * Every text is valid UTF-8 of 1..WR_NOTICE_MAX_CP code points, no NUL,
+ * not only white space; the object's texts together take at most
+ * WR_NOTICE_TEXTS_MAX bytes. Plain data (WR_NOTICE_BUF + 4 bytes).
+ */
+typedef struct {
+    uint8_t n;    /* entries: 0 = no notice */
+    bool by_lang; /* the object of language to text (GET shows it); false: one string */
+    uint16_t len; /* bytes of buf in use */
+    char buf[WR_NOTICE_BUF];
+} wr_notice_t;
+
+/* The entries of n: codes[i] and texts[i] point into n->buf (NUL-ended),
+ * codes[n] and texts[n] are NULL (both arrays hold WR_NOTICE_LANGS_MAX + 1).
+ * Returns the number of entries (0: no notice). */
+size_t wr_notice_entries(const wr_notice_t *n, const char *codes[], const char *texts[]);
+
+/* The text of n to show a visitor (NULL: no notice): the string form's
+ * text; else the text of the entry whose code is `chosen` (a pointer
+ * wr_notice_entries handed out, e.g. the one lang.h's wr_lang_match picked
+ * for the visitor's language; NULL: none), else the one of "en" (any case),
+ * else the first. */
+const char *wr_notice_pick(const wr_notice_t *n, const char *chosen);
+
+/* A well-formed language code for a page or a notice's key (the names a
+ * --web-dir's languages take too): 1-8 letters, then "-" and 1-8 letters
+ * or digits, repeated; s is len bytes, at most WR_LANG_CODE_MAX. */
+bool wr_page_lang_code_ok(const char *s, size_t len);
+#define WR_STOCK_MAX  INT64_C(9007199254740992) /* stock: 2^53 */
+#define WR_STOCK_NONE (-1)                      /* stock: no limit (JSON null) */
 
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
@@ -133,9 +173,9 @@ typedef struct {
      * live). The scheduler sets it on the config it keeps; every other
      * config has it false. Never rendered nor stored. */
     bool sold_out;
-    /* notice: the operator's message to the line, at most WR_NOTICE_MAX_CP
-     * code points (valid UTF-8, no NUL); "" = none (JSON null). */
-    char notice[WR_NOTICE_MAX + 1];
+    /* notice: the operator's message to the line, one string or one text
+     * per language (wr_notice_t); n 0 = none (JSON null). */
+    wr_notice_t notice;
     uint32_t challenge_bits; /* challengeBits: a join that adds a person needs a solved join
                                 challenge with this many leading zero bits (core/challenge.h),
                                 0..32, default 0 = off */

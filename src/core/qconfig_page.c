@@ -9,7 +9,13 @@
  * the whole page (PATCH too). Texts are valid UTF-8 without control
  * characters (C0, DEL, C1), at most WR_PAGE_TEXT_MAX code points; the logo
  * is an https:// URL (its origin goes in the page's CSP) or a local path.
- * notice: at most WR_NOTICE_MAX_CP code points, or null.
+ * notice: a text of at most WR_NOTICE_MAX_CP code points, not blank; an
+ * object of page language code to such texts (1.3: at most
+ * WR_NOTICE_LANGS_MAX, WR_NOTICE_TEXTS_MAX bytes together, kept compactly
+ * in wr_notice_t); or null. The keys follow the rule of a page language's
+ * name (wr_page_lang_code_ok), not the list of the built-in ones: a queue's
+ * config cannot see the --web-dir that may add languages; a key the page
+ * does not speak shows only as the last resort (the first key).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -239,38 +245,164 @@ bool wr_qconfig__blank(const char *s, size_t len)
     return true;
 }
 
-/* notice: a string of at most WR_NOTICE_MAX_CP code points (jansson
- * hands out valid UTF-8: every byte that is not a continuation byte
- * starts one), no NUL, not empty nor only white space (1.3), or null (no
- * notice). A stored blank notice, which 1.2 accepted, reads as null (the
- * row's WR_QF_STORED_BLANK_NULL). */
-wr_err_t wr_qconfig__parse_notice(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
+/* A well-formed page language code (qconfig.h). */
+bool wr_page_lang_code_ok(const char *s, size_t len)
 {
-    if (json_is_null(v)) {
-        c->notice[0] = '\0';
-        return WR_OK;
+    if (!s || len == 0 || len > WR_LANG_CODE_MAX)
+        return false;
+    size_t run = 0;
+    bool first = true;
+    for (size_t i = 0; i <= len; i++) {
+        char ch = i < len ? s[i] : '-';
+        if (ch == '-') {
+            if (run == 0 || run > 8)
+                return false;
+            run = 0;
+            first = false;
+            continue;
+        }
+        if (!(isalpha((unsigned char)ch) || (!first && isdigit((unsigned char)ch))))
+            return false;
+        run++;
     }
+    return true;
+}
+
+size_t wr_notice_entries(const wr_notice_t *n, const char *codes[], const char *texts[])
+{
+    size_t k = 0, at = 0;
+    for (; k < n->n && k < WR_NOTICE_LANGS_MAX && at < n->len; k++) {
+        codes[k] = n->buf + at;
+        at += strnlen(n->buf + at, n->len - at) + 1;
+        texts[k] = n->buf + at;
+        at += strnlen(n->buf + at, n->len - at) + 1;
+    }
+    codes[k] = texts[k] = NULL;
+    return k;
+}
+
+const char *wr_notice_pick(const wr_notice_t *n, const char *chosen)
+{
+    const char *codes[WR_NOTICE_LANGS_MAX + 1], *texts[WR_NOTICE_LANGS_MAX + 1];
+    size_t k = wr_notice_entries(n, codes, texts), en = k;
+    for (size_t i = 0; i < k; i++) {
+        if (codes[i] == chosen)
+            return texts[i];
+        if (en == k && strcasecmp(codes[i], "en") == 0)
+            en = i;
+    }
+    return k == 0 ? NULL : en < k ? texts[en] : texts[0];
+}
+
+/* One text of a notice, named path in an error: a string of at most
+ * WR_NOTICE_MAX_CP code points (jansson hands out valid UTF-8: every byte
+ * that is not a continuation byte starts one), no NUL, not empty nor only
+ * white space (1.3). */
+static wr_err_t notice_text(wr_field_err_t *e, const char *path, const json_t *v)
+{
     const char *s = json_string_value(v);
     size_t len = s ? json_string_length(v) : 0, cps = 0;
     for (size_t i = 0; s && i < len; i++)
         if (((unsigned char)s[i] & 0xC0) != 0x80)
             cps++;
     if (!s || cps > WR_NOTICE_MAX_CP || len > WR_NOTICE_MAX || memchr(s, '\0', len))
-        return wr_field_einval(e, "notice",
-                               "must be a string of at most %d characters (no NUL), or null",
-                               WR_NOTICE_MAX_CP);
+        return wr_field_einval(
+            e, path, "must be a string of at most %d characters (no NUL)%s, or null",
+            WR_NOTICE_MAX_CP, strchr(path, '.') ? "" : ", an object of language to such strings");
     if (wr_qconfig__blank(s, len))
-        return wr_field_einval(e, "notice",
+        return wr_field_einval(e, path,
                                "must not be empty or only white space (null clears the notice)");
-    memcpy(c->notice, s, len);
-    c->notice[len] = '\0';
     return WR_OK;
 }
 
+/* Appends the entry code (clen bytes), text v to n (room checked by the
+ * caller: the caps keep every notice within buf). */
+static void notice_add(wr_notice_t *n, const char *code, size_t clen, const json_t *v)
+{
+    size_t len = json_string_length(v);
+    memcpy(n->buf + n->len, code, clen);
+    n->buf[n->len + clen] = '\0';
+    memcpy(n->buf + n->len + clen + 1, json_string_value(v), len);
+    n->buf[n->len + clen + 1 + len] = '\0';
+    n->len = (uint16_t)(n->len + clen + len + 2);
+    n->n++;
+}
+
+/* notice by language (1.3): 1..WR_NOTICE_LANGS_MAX keys, each a page
+ * language code (no two alike in any case) naming a text; the texts
+ * together at most WR_NOTICE_TEXTS_MAX bytes. */
+static wr_err_t parse_notice_object(wr_field_err_t *e, const json_t *v, wr_notice_t *n)
+{
+    size_t size = json_object_size(v), total = 0;
+    if (size == 0 || size > WR_NOTICE_LANGS_MAX)
+        return wr_field_einval(e, "notice", "must name 1 to %d languages (null clears the notice)",
+                               WR_NOTICE_LANGS_MAX);
+    const char *codes[WR_NOTICE_LANGS_MAX + 1], *texts[WR_NOTICE_LANGS_MAX + 1];
+    for (void *it = json_object_iter((json_t *)v); it;
+         it = json_object_iter_next((json_t *)v, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t klen = json_object_iter_key_len(it);
+        if (!wr_page_lang_code_ok(key, klen))
+            return wr_field_einval(e, "notice",
+                                   "keys must be page language codes (\"en\", \"ko\", "
+                                   "\"zh-Hant\", \"pt-BR\"...: letters, then \"-\" and letters "
+                                   "or digits, at most %d characters)",
+                                   WR_LANG_CODE_MAX);
+        char path[WR_FIELD_MAX];
+        snprintf(path, sizeof(path), "notice.%s", key);
+        size_t k = wr_notice_entries(n, codes, texts);
+        for (size_t i = 0; i < k; i++)
+            if (strcasecmp(codes[i], key) == 0)
+                return wr_field_einval(e, path, "names a language given already");
+        const json_t *t = json_object_iter_value(it);
+        wr_err_t err = notice_text(e, path, t);
+        if (err)
+            return err;
+        total += json_string_length(t);
+        if (total > WR_NOTICE_TEXTS_MAX)
+            return wr_field_einval(e, "notice", "texts must take at most %d bytes together",
+                                   WR_NOTICE_TEXTS_MAX);
+        notice_add(n, key, klen, t);
+    }
+    n->by_lang = true;
+    return WR_OK;
+}
+
+/* notice: a text (notice_text), an object of language to text
+ * (parse_notice_object), or null (no notice). A stored blank notice,
+ * which 1.2 accepted, reads as null (the row's WR_QF_STORED_BLANK_NULL). */
+wr_err_t wr_qconfig__parse_notice(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    wr_notice_t *n = &c->notice;
+    n->n = 0;
+    n->len = 0;
+    n->by_lang = false;
+    if (json_is_null(v))
+        return WR_OK;
+    wr_err_t err = json_is_object(v) ? parse_notice_object(e, v, n) : notice_text(e, "notice", v);
+    if (!err && !n->by_lang)
+        notice_add(n, "", 0, v);
+    if (err) {
+        n->n = 0;
+        n->len = 0;
+        n->by_lang = false;
+    }
+    return err;
+}
+
+/* null, the string, or the object in the order given. */
 bool wr_qconfig__render_notice(const wr_queue_config_t *c, bool secrets, json_t **out)
 {
     (void)secrets;
-    size_t len = strnlen(c->notice, WR_NOTICE_MAX);
-    *out = len ? json_stringn(c->notice, len) : json_null();
-    return *out != NULL;
+    const char *codes[WR_NOTICE_LANGS_MAX + 1], *texts[WR_NOTICE_LANGS_MAX + 1];
+    size_t k = wr_notice_entries(&c->notice, codes, texts);
+    if (k == 0 || !c->notice.by_lang) {
+        *out = k ? json_string(texts[0]) : json_null();
+        return *out != NULL;
+    }
+    bool ok = true;
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < k; i++)
+        wr_qconfig__set(o, codes[i], json_string(texts[i]), &ok);
+    return wr_qconfig__finish(o, ok, out);
 }

@@ -408,12 +408,21 @@ void wr_api__set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expir
 
 /* ---------- api_view.c: the queue page of a view ---------- */
 
+/*
+ * The text of cfg's notice (borrowed from it; NULL: none) to show in page
+ * language lang (NULL: none asked): the string form as it is; by language,
+ * the key lang.h's wr_lang_match finds for lang (pt-BR's text for a page
+ * in pt), else the one for "en" (or en-*), else the first key's.
+ */
+const char *wr_api__notice_text(const wr_queue_config_t *cfg, const char *lang);
+
 /* Renders the queue page of view v for req with status, dressed in cfg's
  * page (brand, logo, accent, default language; cfg NULL = none): v's web,
  * page and lang are set here (lang from ?lang= when it names one of the
  * page's languages, else Accept-Language with cfg's page.lang as the
  * fallback), and the Content-Security-Policy lets images come from the
- * logo's origin. */
+ * logo's origin. A v->notice set (the state shows the notice) becomes
+ * cfg's notice in that language (wr_api__notice_text). */
 void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
                               wr_page_view_t *v, const wr_queue_config_t *cfg);
 

@@ -38,7 +38,7 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
     v->eta_seconds = -1;
     v->target_url = "";
     v->preview = true;
-    v->notice = cfg->notice; /* the queue's notice, as every state shows it */
+    v->notice = wr_api__notice_text(cfg, NULL); /* every state shows it (in the page's language) */
     if (strcmp(s, "waiting") == 0 || strcmp(s, "held") == 0) {
         bool held = strcmp(s, "held") == 0;
         v->state = "waiting";

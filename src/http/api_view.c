@@ -39,7 +39,37 @@
 #include "base/clock.h"
 #include "core/origin.h"
 #include "core/queue.h"
+#include "http/lang.h"
 #include "http/page.h"
+
+/* The notice (api_view.h). */
+const char *wr_api__notice_text(const wr_queue_config_t *cfg, const char *lang)
+{
+    const char *codes[WR_NOTICE_LANGS_MAX + 1], *texts[WR_NOTICE_LANGS_MAX + 1];
+    if (!cfg || wr_notice_entries(&cfg->notice, codes, texts) == 0)
+        return NULL;
+    const char *chosen =
+        cfg->notice.by_lang && lang ? wr_lang_match(codes, lang, strlen(lang)) : NULL;
+    if (!chosen && cfg->notice.by_lang) /* "en", as the region forms name it too */
+        chosen = wr_lang_match(codes, "en", 2);
+    return wr_notice_pick(&cfg->notice, chosen);
+}
+
+/* The notice of cfg as c's visitor reads it in JSON: in the page language
+ * their Accept-Language asks for (the one the queue page would show them
+ * without ?lang=, page.lang the fallback). */
+static const char *visitor_notice(const wr_api__ctx_t *c, const wr_queue_config_t *cfg)
+{
+    if (!cfg || cfg->notice.n == 0)
+        return NULL;
+    if (!cfg->notice.by_lang)
+        return wr_notice_pick(&cfg->notice, NULL);
+    const char *al =
+        c->req ? evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language")
+               : NULL;
+    const char *fallback = cfg->page.set && cfg->page.lang[0] ? cfg->page.lang : NULL;
+    return wr_api__notice_text(cfg, wr_page_lang(c->api->web, al, fallback));
+}
 
 /* Signs the entry token of an admitted entry (the store keeps jti, issue
  * time and expiry; the JWT is made here, the same on every instance). */
@@ -110,7 +140,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->opens_at_ms = -1;
     v->closed_reason = WR_CLOSE_NONE;
     v->stock_left = e->stock_left;
-    v->notice = cfg ? cfg->notice : NULL;
+    v->notice = visitor_notice(c, cfg);
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
     wr_scheduler_queue_t *sq = cfg ? wr_api__held(c, cfg) : NULL;
@@ -194,7 +224,7 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     v->eta_seconds = -1;
     v->target_url = cfg->target_url;
     v->stock_left = -1; /* not known without the store */
-    v->notice = cfg->notice;
+    v->notice = visitor_notice(c, cfg);
     if (!cfg->enabled) {
         v->state = WR_ENTRY_PASSTHROUGH;
         return true;
@@ -260,6 +290,8 @@ void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_
                             : NULL;
     if (named) /* ?lang= naming one of ours (in its legacy or region forms too) */
         v->lang = named;
+    if (v->notice && cfg) /* the state shows the notice: in the page's language */
+        v->notice = wr_api__notice_text(cfg, v->lang);
     /* the logo's origin may serve images (only images) */
     char origin[WR_ORIGIN_MAX + 1] = "";
     if (pg && strncasecmp(pg->logo_url, "https://", 8) == 0 &&

@@ -37,7 +37,8 @@ typedef struct {
     /* The end of a sale (docs/API.md 1.2): CLOSED's reason (retry_after_ms
      * the slow re-check, wr_queue_closed_retry_ms); WAITING's stockLeft
      * (-1: no stock, left out); the operator's notice on every answer
-     * (borrowed from the config, "" or NULL = none). */
+     * (borrowed from the config, NULL = none; by language, the text for
+     * the page language the request's Accept-Language picks). */
     wr_close_reason_t closed_reason;
     int64_t stock_left;
     const char *notice;

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/qconfig.h"
+
 #define LANG_ENTRIES_MAX 64 /* Accept-Language entries looked at */
 
 /* Other names of a primary subtag (ISO 639 changes, macrolanguages). */
@@ -227,24 +229,6 @@ bool wr_lang_rtl(const char *code)
 
 bool wr_lang_code_ok(const char *code)
 {
-    if (!code)
-        return false;
-    size_t n = strnlen(code, WR_LANG_TAG_MAX + 1), run = 0;
-    if (n == 0 || n > WR_LANG_TAG_MAX)
-        return false;
-    bool first = true;
-    for (size_t i = 0; i <= n; i++) {
-        char c = code[i];
-        if (c == '-' || c == '\0') {
-            if (run == 0 || run > 8)
-                return false;
-            run = 0;
-            first = false;
-            continue;
-        }
-        if (!(isalpha((unsigned char)c) || (!first && isdigit((unsigned char)c))))
-            return false;
-        run++;
-    }
-    return true;
+    /* the rule is core's: a notice's keys (qconfig) follow it too */
+    return code && wr_page_lang_code_ok(code, strnlen(code, WR_LANG_TAG_MAX + 1));
 }

@@ -26,6 +26,13 @@ static json_t *load(const char *text)
     return j;
 }
 
+/* The notice's text as a visitor without a language reads it; "" for none. */
+static const char *notice_of(const wr_queue_config_t *c)
+{
+    const char *s = wr_notice_pick(&c->notice, NULL);
+    return s ? s : "";
+}
+
 /* Parses text as a PUT; asserts success. */
 static wr_queue_config_t parse_ok(const char *text)
 {
@@ -81,7 +88,10 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_string_equal(a->page.lang, b->page.lang);
     assert_int_equal(a->closed, b->closed);
     assert_int_equal(a->stock, b->stock);
-    assert_string_equal(a->notice, b->notice);
+    assert_int_equal(a->notice.n, b->notice.n);
+    assert_int_equal(a->notice.by_lang, b->notice.by_lang);
+    assert_int_equal(a->notice.len, b->notice.len);
+    assert_memory_equal(a->notice.buf, b->notice.buf, a->notice.len);
     assert_int_equal(a->has_autotune, b->has_autotune);
     assert_true(a->autotune_min == b->autotune_min);
     assert_true(a->autotune_max == b->autotune_max);
@@ -978,13 +988,13 @@ static void test_sale_end_fields(void **state)
     wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
     assert_false(c.closed);
     assert_int_equal(c.stock, WR_STOCK_NONE);
-    assert_string_equal(c.notice, "");
+    assert_string_equal(notice_of(&c), "");
     c = parse_ok("{\"admitPerSecond\": 1, \"closed\": true, \"stock\": 9007199254740992,"
                  " \"notice\": \"Size 42 sold out\"}");
     assert_true(c.closed);
     assert_int_equal(c.stock, 9007199254740992LL);
     assert_true(c.stock_set);
-    assert_string_equal(c.notice, "Size 42 sold out");
+    assert_string_equal(notice_of(&c), "Size 42 sold out");
     json_t *j = wr_qconfig_to_public_json(&c);
     assert_true(json_is_true(json_object_get(j, "closed")));
     assert_int_equal(json_integer_value(json_object_get(j, "stock")), 9007199254740992LL);
@@ -997,7 +1007,7 @@ static void test_sale_end_fields(void **state)
     p = patch_ok(&c, "{\"stock\": 0, \"notice\": null, \"closed\": false}");
     assert_true(p.stock_set);
     assert_int_equal(p.stock, 0);
-    assert_string_equal(p.notice, "");
+    assert_string_equal(notice_of(&p), "");
     assert_false(p.closed);
     p = patch_ok(&p, "{\"stock\": null, \"notice\": null}");
     assert_int_equal(p.stock, WR_STOCK_NONE);
@@ -1022,7 +1032,7 @@ static void test_sale_end_fields(void **state)
         expect_patch_error(&c, body, "notice");
     }
     p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank: kept as is */
-    assert_string_equal(p.notice, " Size 42 \xC2\xA0sold out ");
+    assert_string_equal(notice_of(&p), " Size 42 \xC2\xA0sold out ");
     /* a store's copy does not set what is left */
     j = load("{\"admitPerSecond\": 1, \"stock\": 5}");
     char field[WR_FIELD_MAX] = "", msg[256] = "";
@@ -1034,7 +1044,7 @@ static void test_sale_end_fields(void **state)
      * unreadable config */
     j = load("{\"admitPerSecond\": 1, \"notice\": \"  \"}");
     assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
-    assert_string_equal(p.notice, "");
+    assert_string_equal(notice_of(&p), "");
     json_decref(j);
     /* 500 code points of 4 bytes each fit; 501 of 1 byte do not */
     char big[4 * 501 + 64];
@@ -1043,7 +1053,7 @@ static void test_sale_end_fields(void **state)
         o += (size_t)snprintf(big + o, sizeof big - o, "\xF0\x9F\x8E\x9F");
     snprintf(big + o, sizeof big - o, "\"}");
     p = patch_ok(&c, big);
-    assert_int_equal(strlen(p.notice), 2000);
+    assert_int_equal(strlen(notice_of(&p)), 2000);
     o = (size_t)snprintf(big, sizeof big, "{\"notice\": \"");
     for (int i = 0; i < 501; i++)
         big[o++] = 'x';
@@ -1057,6 +1067,131 @@ static void test_sale_end_fields(void **state)
     expect_patch_error(&c, "{\"stock\": \"10\"}", "stock");
     expect_patch_error(&c, "{\"closed\": 1}", "closed");
     expect_patch_error(&c, "{\"closed\": null}", "closed");
+}
+
+/* 1.3: a notice by language, an object of page language code to text:
+ * kept in the order given, shown in the visitor's language, else en, else
+ * the first; each text as the string form's rules, the keys language
+ * codes (no two alike), 1..WR_NOTICE_LANGS_MAX of them, the texts together
+ * at most WR_NOTICE_TEXTS_MAX bytes. */
+static void test_notice_by_lang(void **state)
+{
+    (void)state;
+    wr_queue_config_t c =
+        parse_ok("{\"admitPerSecond\": 1, \"notice\": {\"ko\": \"\\ud488\\uc808\","
+                 " \"en\": \"Sold out\", \"pt-BR\": \"Esgotado\"}}");
+    assert_true(c.notice.by_lang);
+    assert_int_equal(c.notice.n, 3);
+    const char *codes[WR_NOTICE_LANGS_MAX + 1], *texts[WR_NOTICE_LANGS_MAX + 1];
+    assert_int_equal(wr_notice_entries(&c.notice, codes, texts), 3);
+    assert_string_equal(codes[0], "ko");
+    assert_string_equal(texts[0], "\xED\x92\x88\xEC\xA0\x88"); /* 품절 */
+    assert_string_equal(codes[2], "pt-BR");
+    assert_string_equal(texts[2], "Esgotado");
+    assert_null(codes[3]);
+    assert_string_equal(wr_notice_pick(&c.notice, codes[0]), texts[0]); /* the visitor's */
+    assert_string_equal(wr_notice_pick(&c.notice, codes[2]), "Esgotado");
+    assert_string_equal(wr_notice_pick(&c.notice, NULL), "Sold out"); /* else en */
+    /* GET shows the object, in the order given */
+    json_t *j = wr_qconfig_to_public_json(&c);
+    char *dumped = json_dumps(json_object_get(j, "notice"), JSON_COMPACT | JSON_ENSURE_ASCII);
+    assert_string_equal(dumped,
+                        "{\"ko\":\"\\uD488\\uC808\",\"en\":\"Sold out\",\"pt-BR\":\"Esgotado\"}");
+    free(dumped);
+    json_decref(j);
+    roundtrip(
+        "{\"admitPerSecond\": 1, \"notice\": {\"ar\": \"Sale ends at 18:00\", \"ja\": \"x\"}}");
+    /* no en: the first key */
+    wr_queue_config_t p = patch_ok(&c, "{\"notice\": {\"ja\": \"\\u58f2\\u308a\\u5207\\u308c\","
+                                       " \"ko\": \"b\"}}");
+    assert_string_equal(wr_notice_pick(&p.notice, NULL),
+                        "\xE5\xA3\xB2\xE3\x82\x8A\xE5\x88\x87\xE3\x82\x8C");
+    /* the string form again, then null: GET shows what was given */
+    p = patch_ok(&p, "{\"notice\": \"One for all\"}");
+    assert_false(p.notice.by_lang);
+    j = wr_qconfig_to_public_json(&p);
+    assert_string_equal(json_string_value(json_object_get(j, "notice")), "One for all");
+    json_decref(j);
+    p = patch_ok(&p, "{\"notice\": null}");
+    assert_int_equal(p.notice.n, 0);
+    assert_null(wr_notice_pick(&p.notice, NULL));
+    /* refused, naming the field, changing nothing */
+    expect_patch_error(&c, "{\"notice\": {}}", "notice");                    /* empty object */
+    expect_patch_error(&c, "{\"notice\": {\"english!\": \"x\"}}", "notice"); /* not a language */
+    expect_patch_error(&c, "{\"notice\": {\"e1\": \"x\"}}", "notice");
+    expect_patch_error(&c, "{\"notice\": {\"\": \"x\"}}", "notice");
+    expect_patch_error(&c, "{\"notice\": {\"abcdefghi\": \"x\"}}", "notice"); /* 9 letters */
+    expect_patch_error(&c, "{\"notice\": {\"en\": \"x\", \"EN\": \"y\"}}", "notice.EN");
+    expect_patch_error(&c, "{\"notice\": {\"en\": \"x\", \"ko\": \" \\u3000\"}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": \"\"}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": 5}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": null}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": {\"en\": \"x\"}}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": [\"x\"]}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": {\"ko\": \"a\\u0000b\"}}", "notice.ko");
+    expect_patch_error(&c, "{\"notice\": [\"x\"]}", "notice");
+    expect_patch_error(&c, "{\"notice\": true}", "notice");
+    /* 500 code points in one text fit, 501 do not */
+    char big[3 * 6 * 501 + 256];
+    size_t o = (size_t)snprintf(big, sizeof big, "{\"notice\": {\"en\": \"ok\", \"ko\": \"");
+    for (int i = 0; i < 500; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o, "\xEA\xB0\x80"); /* 가 */
+    snprintf(big + o, sizeof big - o, "\"}}");
+    p = patch_ok(&c, big);
+    assert_int_equal(strlen(wr_notice_pick(&p.notice, NULL)), 2);
+    memcpy(big + o, "x\"}}", 5);
+    expect_patch_error(&c, big, "notice.ko");
+    /* the texts together: five of 1,500 bytes fit (7,500), six do not */
+    static const char *const langs[] = {"ko", "ja", "zh-Hans", "zh-Hant", "th", "vi"};
+    for (size_t n = 5; n <= 6; n++) {
+        o = (size_t)snprintf(big, sizeof big, "{\"notice\": {");
+        for (size_t k = 0; k < n; k++) {
+            o += (size_t)snprintf(big + o, sizeof big - o, "%s\"%s\": \"", k ? ", " : "", langs[k]);
+            for (int i = 0; i < 500; i++)
+                o += (size_t)snprintf(big + o, sizeof big - o, "\xEA\xB0\x80");
+            o += (size_t)snprintf(big + o, sizeof big - o, "\"");
+        }
+        snprintf(big + o, sizeof big - o, "}}");
+        if (n == 5) {
+            p = patch_ok(&c, big);
+            assert_int_equal(p.notice.n, 5);
+        } else {
+            expect_patch_error(&c, big, "notice");
+        }
+    }
+    /* WR_NOTICE_LANGS_MAX languages fit, one more does not */
+    o = (size_t)snprintf(big, sizeof big, "{\"notice\": {");
+    for (int k = 0; k <= WR_NOTICE_LANGS_MAX; k++) {
+        if (k == WR_NOTICE_LANGS_MAX) {
+            snprintf(big + o, sizeof big - o, "}}");
+            p = patch_ok(&c, big);
+            assert_int_equal(p.notice.n, WR_NOTICE_LANGS_MAX);
+            assert_string_equal(wr_notice_pick(&p.notice, NULL), "t0"); /* no en: the first */
+        }
+        o += (size_t)snprintf(big + o, sizeof big - o, "%s\"x-l%d\": \"t%d\"", k ? ", " : "", k, k);
+    }
+    snprintf(big + o, sizeof big - o, "}}");
+    expect_patch_error(&c, big, "notice");
+    /* a stored object reads back as it was; a stored blank string as null */
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    j = load(
+        "{\"admitPerSecond\": 1, \"notice\": {\"fr\": \"\\u00c9puis\\u00e9\", \"en\": \"Gone\"}}");
+    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_true(p.notice.by_lang);
+    assert_int_equal(p.notice.n, 2);
+    assert_string_equal(wr_notice_pick(&p.notice, NULL), "Gone");
+    json_decref(j);
+    j = load("{\"admitPerSecond\": 1, \"notice\": \"\\u3000\"}");
+    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_int_equal(p.notice.n, 0);
+    json_decref(j);
+    /* the page language rule the keys follow (lang.h's wr_lang_code_ok too) */
+    assert_true(wr_page_lang_code_ok("zh-Hant", 7));
+    assert_true(wr_page_lang_code_ok("es-419", 6));
+    assert_false(wr_page_lang_code_ok("419", 3));
+    assert_false(wr_page_lang_code_ok("en-", 3));
+    assert_false(wr_page_lang_code_ok("en--us", 6));
+    assert_false(wr_page_lang_code_ok("en_US", 5));
 }
 
 /* Runs a PUT or a PATCH (base non-NULL) that must fail on field with a
@@ -1565,6 +1700,7 @@ int main(void)
         cmocka_unit_test(test_captcha),
         cmocka_unit_test(test_table_unique),
         cmocka_unit_test(test_sale_end_fields),
+        cmocka_unit_test(test_notice_by_lang),
         cmocka_unit_test(test_table_defaults),
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_table_store_values),
