@@ -6,12 +6,14 @@ stranger's poll is 404); `stock` is taken by every admission and given back
 by a pass that expires unconsumed or is given back (DELETE entries/me), never
 by a consumed one; stock 0 with no pass live is sold out ("reason":"soldOut",
 stats soldOutAt) until a PATCH restocks; `notice` rides on every user
-answer. Runs on both stores; the crash test (SIGKILL during admission with a
+answer, and (1.3) may be an object of language to text: answers carry the
+visitor's language's text, else en's, else the first key's. Runs on both stores; the crash test (SIGKILL during admission with a
 stock) is Redis's (the memory store's crash is its snapshot: RELIABILITY)."""
+import html
 import re
 import time
 
-from harness import FAST, HOLD, WRTest, uid
+from harness import ADMIN, FAST, HOLD, WRTest, uid
 
 CLOSED_MAX_MS = 60000
 
@@ -222,6 +224,82 @@ class SaleEnd(WRTest):
         self.assertClosed(self.c.join(q, uid()), "closed", notice=notice)
         self.patch_ok(q, {"notice": None, "closed": False})
         self.assertNotIn("notice", self.c.join(q, uid()).json)
+
+    def page_notice(self, body):
+        """The queue page's notice paragraph as (its attributes, its text)."""
+        m = re.search(r'<p id="notice"([^>]*)>([^<]*)</p>', body)
+        self.assertIsNotNone(m, body[:300])
+        return m.group(1), html.unescape(m.group(2))
+
+    def test_notice_by_language(self):
+        ko, en, pt = "\ud488\uc808 \u2013 10\uc2dc \uc7ac\uc785\uace0", "Sold out <b>&</b>", "Esgotado"
+        notice = {"ko": ko, "en": en, "pt-BR": pt}
+        q = self.new_queue(dict(HOLD, notice=notice))
+        cfg = self.config(q)
+        self.assertEqual(cfg["notice"], notice)  # GET shows the object
+        self.assertEqual(list(cfg["notice"]), ["ko", "en", "pt-BR"])  # as given
+        # answers carry one string: the visitor's language, else en
+        u = uid()
+        for al, want in (("ko", ko), ("ko-KR,ko;q=0.9,en;q=0.8", ko), ("fr, en;q=0.5", en),
+                         ("fr", en), (None, en), ("pt-PT", pt),
+                         # the page speaks German: that is the visitor's language
+                         ("de;q=0.9, ko;q=0.8", en)):
+            with self.subTest(accept_language=al):
+                h = {"Accept-Language": al} if al else None
+                r = self.c.join(q, u, h)
+                self.assertEqual((r.status, r.json["status"], r.json["notice"]),
+                                 (200, "waiting", want), repr(r))
+                r = self.c.me(q, u, h)
+                self.assertEqual(r.json["notice"], want, repr(r))
+        # the page shows its language's text (Accept-Language or ?lang=)
+        user = {"X-User-Id": u}
+        r = self.c.get("/q/" + q, dict(user, **{"Accept-Language": "ko"}))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.page_notice(r.body)[1], ko)
+        r = self.c.get("/q/%s?lang=pt" % q, dict(user, **{"Accept-Language": "ko"}))
+        self.assertEqual(self.page_notice(r.body)[1], pt)
+        r = self.c.get("/q/" + q, dict(user, **{"Accept-Language": "ja"}))
+        self.assertEqual(self.page_notice(r.body)[1], en)
+        r = self.c.get("/q/%s?preview=closed&lang=ko" % q, ADMIN)
+        self.assertEqual(self.page_notice(r.body)[1], ko)
+        # without en: the first key
+        ja = "\u58f2\u308a\u5207\u308c"
+        self.patch_ok(q, {"notice": {"ja": ja, "ko": ko}})
+        self.assertEqual(self.config(q)["notice"], {"ja": ja, "ko": ko})
+        self.assertEqual(self.c.join(q, u, {"Accept-Language": "fr"}).json["notice"], ja)
+        self.assertEqual(self.c.join(q, u).json["notice"], ja)
+        self.assertEqual(self.c.join(q, u, {"Accept-Language": "ko"}).json["notice"], ko)
+        # the closed answer too
+        self.patch_ok(q, {"closed": True})
+        self.assertClosed(self.c.join(q, uid(), {"Accept-Language": "ko"}), "closed", notice=ko)
+        self.assertClosed(self.c.join(q, uid(), {"Accept-Language": "en"}), "closed", notice=ja)
+        # an Arabic page keeps a Latin notice in its own direction
+        self.patch_ok(q, {"closed": False, "page": {"lang": "ar"},
+                          "notice": {"en": "Sale ends at 18:00 (UTC)"}})
+        r = self.c.get("/q/" + q, {"X-User-Id": uid()})
+        self.assertRegex(r.body, r'<html[^>]*\slang="ar"[^>]*\sdir="rtl"|<html[^>]*\sdir="rtl"[^>]*\slang="ar"')
+        attrs, text = self.page_notice(r.body)
+        self.assertEqual(text, "Sale ends at 18:00 (UTC)")
+        self.assertIn('dir="auto"', attrs)
+        self.assertEqual(self.c.join(q, uid(), {"Accept-Language": "ar"}).json["notice"],
+                         "Sale ends at 18:00 (UTC)")
+        # the string form still reads back as given
+        self.patch_ok(q, {"notice": "One for all"})
+        self.assertEqual(self.config(q)["notice"], "One for all")
+        self.assertEqual(self.c.join(q, u, {"Accept-Language": "ko"}).json["notice"], "One for all")
+        # refused, naming the field, changing nothing
+        for bad, field in (({}, "notice"), ({"ko": ""}, "notice.ko"), ({"ko": " \u3000"}, "notice.ko"),
+                           ({"en": "x", "ko": "\uac00" * 501}, "notice.ko"), ({"ko": 5}, "notice.ko"),
+                           ({"ko": None}, "notice.ko"), ({"ko": ["x"]}, "notice.ko"),
+                           ({"english!": "x"}, "notice"), ({"en": "x", "EN": "y"}, "notice.EN")):
+            with self.subTest(notice=repr(bad)[:40]):
+                r = self.c.patch_queue(q, {"notice": bad})
+                self.assertError(r, 400, "INVALID_CONFIG")
+                self.assertEqual(r.json.get("field"), field, repr(r))
+        self.assertEqual(self.config(q)["notice"], "One for all")
+        ok = {"en": "x", "ko": "\uac00" * 500}
+        self.patch_ok(q, {"notice": ok})
+        self.assertEqual(self.config(q)["notice"], ok)
 
     def test_metric_stock_left(self):
         w = self.srv
