@@ -1121,6 +1121,24 @@ test('a sale\'s edges: odds, a hostile notice as text, sold out, a restock and a
   return `first sold-out render asked again after ${retry} ms`;
 });
 
+test('notice by language: the page shows its language\'s text, and its polls keep to the page\'s language (a ?lang= or a switch, not the browser\'s)', async () => {
+  const q = 'nlang-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, notice: { en: 'Sold out in S', ko: 'S \uc0ac\uc774\uc988 \ud488\uc808' } });
+  const ctx = await newContext({ locale: 'en-US' }); /* the browser asks for English */
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}?lang=ko`);
+  assert.equal(await text(page, '#notice'), 'S \uc0ac\uc774\uc988 \ud488\uc808'); /* the server's render */
+  await waitFor(async () => (await state(page)) === 'waiting', 8000, 'the first answer');
+  /* a changed notice comes with a poll, still in Korean */
+  const next = { en: 'Sold out in S and M', ko: 'S, M \uc0ac\uc774\uc988 \ud488\uc808' };
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { notice: next })).status, 200);
+  await waitFor(async () => (await text(page, '#notice')) === next.ko, 15000, 'the Korean notice from a poll');
+  /* switched to Japanese (no text of its own): English, the fallback */
+  await page.selectOption('#lang-select', 'ja');
+  await waitFor(async () => (await text(page, '#notice')) === next.en, 15000, 'the English notice after the switch');
+  await ctx.close();
+});
+
 test('closed: a newcomer\'s page follows the answer\'s Retry-After (short here: idleTimeoutSeconds 2) and joins when the sale reopens', async () => {
   const q = 'reo-' + crypto.randomBytes(3).toString('hex');
   await api.createQueue(q, { admitPerSecond: 5, paused: true, closed: true, idleTimeoutSeconds: 2 });
@@ -1198,6 +1216,12 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.equal((await api.config(q)).notice, 'Back at 18:00 <b>sharp</b>');
   await waitFor(async () => (await field('notice')) === 'Notice: Back at 18:00 <b>sharp</b>', 5000, 'the notice on the card');
   assert.equal(await card.locator('[data-field="notice"] b').count(), 0);
+  /* a notice by language (1.3, set through the API): its texts, read only */
+  const byLang = { en: 'Back at 18:00', ko: '18\uc2dc\uc5d0 \uc7ac\uac1c' };
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { notice: byLang })).status, 200);
+  await waitFor(async () => (await field('notice')) ===
+    'Notice (set by language through the API):\nen: Back at 18:00\nko: 18\uc2dc\uc5d0 \uc7ac\uac1c', 5000,
+  'the notice by language on the card');
 
   /* bad input: the server's error is shown, nothing changes */
   await card.locator('[data-field="stock-input"]').fill('-5');

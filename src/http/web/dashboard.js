@@ -560,6 +560,17 @@
     return s.slice(0, out);
   }
 
+  /* What the card says of a notice: a string as it is; a notice by
+   * language (1.3, an object of language to text) its texts, one per line
+   * with their language, read only (the field below sets a string). */
+  function noticeText(n) {
+    if (typeof n === 'string') return n === '' ? '' : 'Notice: ' + n;
+    if (!n || typeof n !== 'object') return '';
+    var lines = Object.keys(n).filter(function (k) { return typeof n[k] === 'string'; })
+      .map(function (k) { return k + ': ' + n[k]; });
+    return lines.length ? 'Notice (set by language through the API):\n' + lines.join('\n') : '';
+  }
+
   /* The length of s in Unicode code points (how the server counts notice). */
   function codePoints(s) {
     var n = 0;
@@ -697,9 +708,8 @@
     setPill(f.sale, cfg.closed ? 'sale closed' : (c.soldOut ? 'sold out' : 'sale open'),
       cfg.closed || c.soldOut ? 'bad' : 'ok');
     c.bClosed.textContent = cfg.closed ? 'Reopen sale' : 'Close sale';
-    var hasNotice = typeof cfg.notice === 'string' && cfg.notice !== '';
-    f.notice.textContent = hasNotice ? 'Notice: ' + cfg.notice : '';
-    f.notice.hidden = !hasNotice;
+    f.notice.textContent = noticeText(cfg.notice);
+    f.notice.hidden = f.notice.textContent === '';
     if (!c.stockEdited && document.activeElement !== c.stock)
       c.stock.value = typeof cfg.stock === 'number' ? String(cfg.stock) : '';
     if (!c.rateEdited && document.activeElement !== c.rate && cfg.admitPerSecond !== undefined)

@@ -76,7 +76,9 @@
  *     place in line;
  *   - notice (1.2, any answer may carry the operator's message): shown as
  *     text (textContent, never HTML) in its own aria-live region; an answer
- *     without one clears it (error answers leave it as it was).
+ *     without one clears it (error answers leave it as it was). Requests
+ *     name the page's language (Accept-Language), so a notice by language
+ *     (1.3) answers in the language the page shows.
  * The first position seen is kept in sessionStorage (per tab) as the start
  * of the progress bar; the language choice in localStorage.
  *
@@ -537,7 +539,8 @@
       method: what === 'join' ? 'POST' : (what === 'leave' ? 'DELETE' : 'GET'),
       credentials: 'same-origin',
       cache: 'no-store',
-      headers: { 'Accept': 'application/json' }
+      /* the page's language, so a notice by language comes in it (1.3) */
+      headers: { 'Accept': 'application/json', 'Accept-Language': lang }
     };
     if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
     if (what === 'join' && (S.solution || S.captchaToken)) {
