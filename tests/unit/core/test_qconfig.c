@@ -1115,22 +1115,32 @@ static void test_notice_by_lang(void **state)
     p = patch_ok(&p, "{\"notice\": null}");
     assert_int_equal(p.notice.n, 0);
     assert_null(wr_notice_pick(&p.notice, NULL));
-    /* refused, naming the field, changing nothing */
-    expect_patch_error(&c, "{\"notice\": {}}", "notice");                    /* empty object */
-    expect_patch_error(&c, "{\"notice\": {\"english!\": \"x\"}}", "notice"); /* not a language */
-    expect_patch_error(&c, "{\"notice\": {\"e1\": \"x\"}}", "notice");
-    expect_patch_error(&c, "{\"notice\": {\"\": \"x\"}}", "notice");
-    expect_patch_error(&c, "{\"notice\": {\"abcdefghi\": \"x\"}}", "notice"); /* 9 letters */
-    expect_patch_error(&c, "{\"notice\": {\"en\": \"x\", \"EN\": \"y\"}}", "notice.EN");
-    expect_patch_error(&c, "{\"notice\": {\"en\": \"x\", \"ko\": \" \\u3000\"}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": \"\"}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": 5}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": null}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": {\"en\": \"x\"}}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": [\"x\"]}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": {\"ko\": \"a\\u0000b\"}}", "notice.ko");
-    expect_patch_error(&c, "{\"notice\": [\"x\"]}", "notice");
-    expect_patch_error(&c, "{\"notice\": true}", "notice");
+    /* refused, naming the field, changing nothing: an empty object, keys
+     * that are no language code (9 letters, a digit in the first subtag,
+     * "_"), two alike in any case,
+     * texts blank or not strings */
+    static const struct {
+        const char *body, *field;
+    } refused[] = {
+        {"{\"notice\": {}}", "notice"},
+        {"{\"notice\": {\"english!\": \"x\"}}", "notice"},
+        {"{\"notice\": {\"e1\": \"x\"}}", "notice"},
+        {"{\"notice\": {\"\": \"x\"}}", "notice"},
+        {"{\"notice\": {\"abcdefghi\": \"x\"}}", "notice"},
+        {"{\"notice\": {\"en_US\": \"x\"}}", "notice"},
+        {"{\"notice\": {\"en\": \"x\", \"EN\": \"y\"}}", "notice.EN"},
+        {"{\"notice\": {\"en\": \"x\", \"ko\": \" \\u3000\"}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": \"\"}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": 5}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": null}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": {\"en\": \"x\"}}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": [\"x\"]}}", "notice.ko"},
+        {"{\"notice\": {\"ko\": \"a\\u0000b\"}}", "notice.ko"},
+        {"{\"notice\": [\"x\"]}", "notice"},
+        {"{\"notice\": true}", "notice"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+        expect_patch_error(&c, refused[k].body, refused[k].field);
     /* 500 code points in one text fit, 501 do not */
     char big[3 * 6 * 501 + 256];
     size_t o = (size_t)snprintf(big, sizeof big, "{\"notice\": {\"en\": \"ok\", \"ko\": \"");
