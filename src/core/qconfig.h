@@ -93,6 +93,7 @@ const char *wr_notice_pick(const wr_notice_t *n, const char *chosen);
  * --web-dir's languages take too): 1-8 letters, then "-" and 1-8 letters
  * or digits, repeated; s is len bytes, at most WR_LANG_CODE_MAX. */
 bool wr_page_lang_code_ok(const char *s, size_t len);
+
 #define WR_STOCK_MAX  INT64_C(9007199254740992) /* stock: 2^53 */
 #define WR_STOCK_NONE (-1)                      /* stock: no limit (JSON null) */
 
