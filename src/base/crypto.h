@@ -3,8 +3,9 @@
  * libcrypto: HMAC-SHA256, random bytes, a constant-time comparison, the
  * wiping of secrets, the derivation of the visitor cookie key, and the
  * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names),
- * and Ed25519 (keys, PEM, signing and verifying: the public log's
- * checkpoints, base/checkpoint.h).
+ * Ed25519 (keys, PEM, signing and verifying: the public log's
+ * checkpoints, base/checkpoint.h), and for Web Push P-256 (keys, PEM,
+ * ECDH, ES256 signatures), HKDF-SHA-256 and AES-128-GCM.
  * Tokens and invites (token.c, invite.c), visitor cookies (identity.c),
  * the admin key check and the secrets (api, main), the snapshot
  * (mem_snapshot.c) and the Redis scripts (redis_conn.c) all go through
@@ -170,5 +171,90 @@ wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
  * *out_len. WR_OK, WR_EINVAL, WR_ELIMIT (cap too small) or WR_EIO. */
 wr_err_t wr_crypto_ed25519_to_pem(const uint8_t seed[WR_CRYPTO_ED25519_SEED], char *out, size_t cap,
                                   size_t *out_len);
+
+/* ---------- P-256 (Web Push: RFC 8291 message encryption, RFC 8292 VAPID)
+ *
+ * Keys cross this interface as raw bytes: a private key is its 32-byte
+ * big-endian scalar, a public key the 65-byte uncompressed point
+ * (0x04 || X || Y), as the Push API's p256dh and the VAPID k= carry them. */
+
+#define WR_CRYPTO_P256_PRIV   32 /* bytes of a private key (the scalar) */
+#define WR_CRYPTO_P256_PUB    65 /* bytes of an uncompressed public point */
+#define WR_CRYPTO_P256_SECRET 32 /* bytes of an ECDH shared secret (X) */
+#define WR_CRYPTO_P256_SIG    64 /* bytes of an ES256 signature (r || s) */
+#define WR_CRYPTO_AES128_KEY  16 /* bytes of an AES-128 key */
+#define WR_CRYPTO_GCM_NONCE   12 /* bytes of an AES-GCM nonce */
+#define WR_CRYPTO_GCM_TAG     16 /* bytes of an AES-GCM tag */
+
+/* A fresh P-256 key pair: priv (a uniformly random scalar in [1, n-1])
+ * and its public point pub. WR_OK, WR_EINVAL (NULL) or WR_EIO. */
+wr_err_t wr_crypto_p256_keygen(uint8_t priv[WR_CRYPTO_P256_PRIV], uint8_t pub[WR_CRYPTO_P256_PUB]);
+
+/* The public point of the private key priv. WR_OK, WR_EINVAL (NULL, or a
+ * scalar that is 0 or not below the group order) or WR_EIO. */
+wr_err_t wr_crypto_p256_public(const uint8_t priv[WR_CRYPTO_P256_PRIV],
+                               uint8_t pub[WR_CRYPTO_P256_PUB]);
+
+/* True when pub (len bytes) is an uncompressed P-256 point on the curve:
+ * exactly 65 bytes, 0x04 first, X and Y below p, y^2 = x^3 - 3x + b (so
+ * never the point at infinity). The check of a subscription's p256dh. */
+bool wr_crypto_p256_point_valid(const uint8_t *pub, size_t len);
+
+/* The ECDH shared secret (the X coordinate of priv * peer, 32 bytes, as
+ * RFC 8291 section 3.1 uses it) into secret. WR_OK, or WR_EINVAL for NULL
+ * pointers, a bad scalar or a peer that is not a valid point (checked as
+ * wr_crypto_p256_point_valid), WR_EIO when OpenSSL fails. */
+wr_err_t wr_crypto_p256_ecdh(const uint8_t priv[WR_CRYPTO_P256_PRIV],
+                             const uint8_t peer[WR_CRYPTO_P256_PUB],
+                             uint8_t secret[WR_CRYPTO_P256_SECRET]);
+
+/* The ECDSA P-256 / SHA-256 signature of msg (len bytes) under priv, as
+ * JWS ES256 writes it (RFC 7518 section 3.4): r and s, each 32 bytes
+ * big-endian, concatenated (not DER). Randomized (OpenSSL's nonce): two
+ * calls give different signatures, both valid. WR_OK, WR_EINVAL or WR_EIO. */
+wr_err_t wr_crypto_p256_sign(const uint8_t priv[WR_CRYPTO_P256_PRIV], const void *msg, size_t len,
+                             uint8_t sig[WR_CRYPTO_P256_SIG]);
+
+/* True when sig (r || s) is a valid ES256 signature of msg (len bytes)
+ * under the public point pub. False for NULL pointers or a bad point. */
+bool wr_crypto_p256_verify(const uint8_t pub[WR_CRYPTO_P256_PUB], const void *msg, size_t len,
+                           const uint8_t sig[WR_CRYPTO_P256_SIG]);
+
+/* The private key of a PEM text (len bytes): PKCS#8 ("BEGIN PRIVATE
+ * KEY", `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)
+ * or SEC 1 ("BEGIN EC PRIVATE KEY", `openssl ecparam -genkey -name
+ * prime256v1`), into priv. WR_OK, or WR_EINVAL when it is not PEM or not
+ * a P-256 key (an Ed25519, RSA or P-384 key is refused). */
+wr_err_t wr_crypto_p256_from_pem(const char *pem, size_t len, uint8_t priv[WR_CRYPTO_P256_PRIV]);
+
+/* The PEM text (PKCS#8) of priv, NUL-terminated, into out (cap bytes;
+ * WR_CRYPTO_PEM_MAX is enough), its length without the NUL in *out_len
+ * (may be NULL). WR_OK, WR_EINVAL, WR_ELIMIT (cap too small) or WR_EIO. */
+wr_err_t wr_crypto_p256_to_pem(const uint8_t priv[WR_CRYPTO_P256_PRIV], char *out, size_t cap,
+                               size_t *out_len);
+
+/* HKDF-SHA-256 (RFC 5869), extract then expand: out_len bytes (1..8160)
+ * of key material from ikm under salt (may be empty) and info (may be
+ * empty), into out. WR_OK, WR_EINVAL (NULL with a length, out_len out of
+ * range) or WR_EIO. */
+wr_err_t wr_crypto_hkdf_sha256(const uint8_t *salt, size_t salt_len, const uint8_t *ikm,
+                               size_t ikm_len, const uint8_t *info, size_t info_len, uint8_t *out,
+                               size_t out_len);
+
+/* AES-128-GCM encryption of pt (len bytes, no additional data) under key
+ * and nonce: the ciphertext (len bytes) then the 16-byte tag into out
+ * (len + WR_CRYPTO_GCM_TAG bytes; may not overlap pt). WR_OK, WR_EINVAL
+ * or WR_EIO. */
+wr_err_t wr_crypto_aes128gcm_seal(const uint8_t key[WR_CRYPTO_AES128_KEY],
+                                  const uint8_t nonce[WR_CRYPTO_GCM_NONCE], const uint8_t *pt,
+                                  size_t len, uint8_t *out);
+
+/* The inverse: ct is len bytes of ciphertext followed by the tag (len >=
+ * WR_CRYPTO_GCM_TAG); the plaintext (len - WR_CRYPTO_GCM_TAG bytes) into
+ * out. WR_OK, WR_EINVAL (bad arguments, or the tag does not match: out
+ * is then wiped) or WR_EIO. */
+wr_err_t wr_crypto_aes128gcm_open(const uint8_t key[WR_CRYPTO_AES128_KEY],
+                                  const uint8_t nonce[WR_CRYPTO_GCM_NONCE], const uint8_t *ct,
+                                  size_t len, uint8_t *out);
 
 #endif

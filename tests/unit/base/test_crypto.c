@@ -193,13 +193,153 @@ static void test_ed25519_pem(void **state)
     assert_int_equal(wr_crypto_ed25519_from_pem(p256, sizeof p256 - 1, back), WR_EINVAL);
 }
 
+/* RFC 5869 Appendix A.1 (test case 1) and A.3 (no salt, no info). */
+static void test_hkdf_rfc5869(void **state)
+{
+    (void)state;
+    uint8_t ikm[22], salt[13], info[10], okm[42];
+    memset(ikm, 0x0b, sizeof ikm);
+    for (int i = 0; i < 13; i++)
+        salt[i] = (uint8_t)i;
+    for (int i = 0; i < 10; i++)
+        info[i] = (uint8_t)(0xf0 + i);
+    static const uint8_t want[42] = {
+        0x3c, 0xb2, 0x5f, 0x25, 0xfa, 0xac, 0xd5, 0x7a, 0x90, 0x43, 0x4f, 0x64, 0xd0, 0x36,
+        0x2f, 0x2a, 0x2d, 0x2d, 0x0a, 0x90, 0xcf, 0x1a, 0x5a, 0x4c, 0x5d, 0xb0, 0x2d, 0x56,
+        0xec, 0xc4, 0xc5, 0xbf, 0x34, 0x00, 0x72, 0x08, 0xd5, 0xb8, 0x87, 0x18, 0x58, 0x65};
+    assert_int_equal(wr_crypto_hkdf_sha256(salt, sizeof salt, ikm, sizeof ikm, info, sizeof info,
+                                           okm, sizeof okm),
+                     WR_OK);
+    assert_memory_equal(okm, want, 42);
+    static const uint8_t want3[8] = {0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f};
+    assert_int_equal(wr_crypto_hkdf_sha256(NULL, 0, ikm, sizeof ikm, NULL, 0, okm, 8), WR_OK);
+    assert_memory_equal(okm, want3, 8);
+    assert_int_equal(wr_crypto_hkdf_sha256(NULL, 0, ikm, sizeof ikm, NULL, 0, okm, 0), WR_EINVAL);
+    assert_int_equal(wr_crypto_hkdf_sha256(NULL, 0, ikm, sizeof ikm, NULL, 0, okm, 255 * 32 + 1),
+                     WR_EINVAL);
+}
+
+/* The GCM specification's test case 2 (AES-128, zero key and nonce, one
+ * zero block), then tampering. */
+static void test_aes128gcm(void **state)
+{
+    (void)state;
+    uint8_t key[16] = {0}, nonce[12] = {0}, pt[16] = {0}, ct[32], back[16];
+    static const uint8_t want[32] = {0x03, 0x88, 0xda, 0xce, 0x60, 0xb6, 0xa3, 0x92,
+                                     0xf3, 0x28, 0xc2, 0xb9, 0x71, 0xb2, 0xfe, 0x78,
+                                     0xab, 0x6e, 0x47, 0xd4, 0x2c, 0xec, 0x13, 0xbd,
+                                     0xf5, 0x3a, 0x67, 0xb2, 0x12, 0x57, 0xbd, 0xdf};
+    assert_int_equal(wr_crypto_aes128gcm_seal(key, nonce, pt, 16, ct), WR_OK);
+    assert_memory_equal(ct, want, 32);
+    memset(back, 0x55, sizeof back);
+    assert_int_equal(wr_crypto_aes128gcm_open(key, nonce, ct, 32, back), WR_OK);
+    assert_memory_equal(back, pt, 16);
+    ct[31] ^= 1;
+    assert_int_equal(wr_crypto_aes128gcm_open(key, nonce, ct, 32, back), WR_EINVAL);
+    assert_memory_equal(back, pt, 16); /* wiped: zeros */
+    assert_int_equal(wr_crypto_aes128gcm_open(key, nonce, ct, 15, back), WR_EINVAL);
+}
+
+/* A SEC 1 key made by `openssl ecparam -genkey -name prime256v1`. */
+#define SEC1_PEM                                                                                   \
+    "-----BEGIN EC PRIVATE KEY-----\n"                                                             \
+    "MHcCAQEEIF9wE7i+J7e6izMgiOHk2lS8emPE041vGaZfgb3YHEeHoAoGCCqGSM49\n"                           \
+    "AwEHoUQDQgAEs+nQVc87F+ZUbtx6dPWnRa/Nzmmw7PWqIS1ssR5uEKc6aaem/6mT\n"                           \
+    "tzgjKrCA5C2X5z6JkBoeHKh+egSA+xCajg==\n"                                                       \
+    "-----END EC PRIVATE KEY-----\n"
+
+static void test_p256(void **state)
+{
+    (void)state;
+    uint8_t a[32], apub[65], b[32], bpub[65], s1[32], s2[32], sig[64], sig2[64];
+    assert_int_equal(wr_crypto_p256_keygen(a, apub), WR_OK);
+    assert_int_equal(wr_crypto_p256_keygen(b, bpub), WR_OK);
+    assert_int_equal(apub[0], 0x04);
+    assert_true(wr_crypto_p256_point_valid(apub, 65));
+    assert_false(wr_crypto_p256_point_valid(apub, 64));
+    uint8_t bad[65];
+    memcpy(bad, apub, 65);
+    bad[64] ^= 1; /* off the curve */
+    assert_false(wr_crypto_p256_point_valid(bad, 65));
+    bad[64] ^= 1;
+    bad[0] = 0x02;
+    assert_false(wr_crypto_p256_point_valid(bad, 65));
+    memset(bad, 0xff, 65); /* coordinates >= p */
+    bad[0] = 0x04;
+    assert_false(wr_crypto_p256_point_valid(bad, 65));
+
+    /* ECDH agrees both ways */
+    assert_int_equal(wr_crypto_p256_ecdh(a, bpub, s1), WR_OK);
+    assert_int_equal(wr_crypto_p256_ecdh(b, apub, s2), WR_OK);
+    assert_memory_equal(s1, s2, 32);
+    memcpy(bad, bpub, 65);
+    bad[40] ^= 1;
+    assert_int_equal(wr_crypto_p256_ecdh(a, bad, s1), WR_EINVAL);
+
+    /* ES256: r || s, randomized, verified; a changed message or byte fails */
+    assert_int_equal(wr_crypto_p256_sign(a, "hello", 5, sig), WR_OK);
+    assert_int_equal(wr_crypto_p256_sign(a, "hello", 5, sig2), WR_OK);
+    assert_memory_not_equal(sig, sig2, 64);
+    assert_true(wr_crypto_p256_verify(apub, "hello", 5, sig));
+    assert_true(wr_crypto_p256_verify(apub, "hello", 5, sig2));
+    assert_false(wr_crypto_p256_verify(apub, "hellp", 5, sig));
+    assert_false(wr_crypto_p256_verify(bpub, "hello", 5, sig));
+    sig[10] ^= 1;
+    assert_false(wr_crypto_p256_verify(apub, "hello", 5, sig));
+
+    /* scalars 0 and >= n are not keys */
+    uint8_t zero[32] = {0}, big[32];
+    memset(big, 0xff, sizeof big);
+    assert_int_equal(wr_crypto_p256_public(zero, bad), WR_EINVAL);
+    assert_int_equal(wr_crypto_p256_public(big, bad), WR_EINVAL);
+}
+
+static void test_p256_pem(void **state)
+{
+    (void)state;
+    uint8_t k[32], pub[65], back[32];
+    char pem[WR_CRYPTO_PEM_MAX];
+    size_t n = 0;
+    assert_int_equal(wr_crypto_p256_keygen(k, pub), WR_OK);
+    assert_int_equal(wr_crypto_p256_to_pem(k, pem, sizeof pem, &n), WR_OK);
+    assert_int_equal(strlen(pem), n);
+    assert_non_null(strstr(pem, "-----BEGIN PRIVATE KEY-----"));
+    assert_int_equal(wr_crypto_p256_from_pem(pem, n, back), WR_OK);
+    assert_memory_equal(back, k, 32);
+    assert_int_equal(wr_crypto_p256_to_pem(k, pem, 20, &n), WR_ELIMIT);
+
+    /* openssl's SEC 1 form, and its private scalar (openssl ec -text) */
+    static const uint8_t want[32] = {0x5f, 0x70, 0x13, 0xb8, 0xbe, 0x27, 0xb7, 0xba,
+                                     0x8b, 0x33, 0x20, 0x88, 0xe1, 0xe4, 0xda, 0x54,
+                                     0xbc, 0x7a, 0x63, 0xc4, 0xd3, 0x8d, 0x6f, 0x19,
+                                     0xa6, 0x5f, 0x81, 0xbd, 0xd8, 0x1c, 0x47, 0x87};
+    assert_int_equal(wr_crypto_p256_from_pem(SEC1_PEM, strlen(SEC1_PEM), back), WR_OK);
+    assert_memory_equal(back, want, 32);
+
+    /* an Ed25519 key is not a P-256 key, nor the other way round */
+    uint8_t seed[32], edpub[32];
+    assert_int_equal(wr_crypto_ed25519_keygen(seed, edpub), WR_OK);
+    assert_int_equal(wr_crypto_ed25519_to_pem(seed, pem, sizeof pem, &n), WR_OK);
+    assert_int_equal(wr_crypto_p256_from_pem(pem, n, back), WR_EINVAL);
+    assert_int_equal(wr_crypto_ed25519_from_pem(SEC1_PEM, strlen(SEC1_PEM), seed), WR_EINVAL);
+    assert_int_equal(wr_crypto_p256_from_pem("not pem", 7, back), WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmac_rfc4231),    cmocka_unit_test(test_random),
-        cmocka_unit_test(test_equal_and_wipe),  cmocka_unit_test(test_cookie_key),
-        cmocka_unit_test(test_sha256),          cmocka_unit_test(test_sha1_hex),
-        cmocka_unit_test(test_ed25519_rfc8032), cmocka_unit_test(test_ed25519_pem),
+        cmocka_unit_test(test_hmac_rfc4231),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_equal_and_wipe),
+        cmocka_unit_test(test_cookie_key),
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_sha1_hex),
+        cmocka_unit_test(test_ed25519_rfc8032),
+        cmocka_unit_test(test_ed25519_pem),
+        cmocka_unit_test(test_hkdf_rfc5869),
+        cmocka_unit_test(test_aes128gcm),
+        cmocka_unit_test(test_p256),
+        cmocka_unit_test(test_p256_pem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
