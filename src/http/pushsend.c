@@ -22,21 +22,16 @@
  * decides: done, or WAITING again. The address rules are core/pushaddr's;
  * the resolver's answers are all checked before the first connect, which
  * goes to the checked address as a numeric host, so libevent makes no
- * lookup of its own. TLS as http/api_captcha.c does it: OpenSSL's default
- * verify paths, SNI and SSL_set1_host for a name, the IP checked for a
- * literal.
+ * lookup of its own. TLS is http/tlsclient's: OpenSSL's default verify
+ * paths, SNI and SSL_set1_host for a name, the IP checked for a literal.
  */
 #include "http/pushsend.h"
 
 #include <arpa/inet.h>
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +43,7 @@
 #include "base/version.h"
 #include "core/pushcrypt.h"
 #include "core/vapid.h"
+#include "http/tlsclient.h"
 
 enum state { QUEUED, RESOLVING, SENDING, WAITING, DONE };
 
@@ -291,55 +287,18 @@ static void http_error_cb(enum evhttp_request_error e, void *arg)
         j->timed_out = true;
 }
 
-static SSL_CTX *tls_context(const char *ca_file)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (!ctx)
-        return NULL;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-    int ok = ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL)
-                     : SSL_CTX_set_default_verify_paths(ctx);
-    if (ok != 1) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-/* The connection to the checked address ip (numeric text) for j. */
+/* The connection to the checked address ip (numeric text) for j: the
+ * certificate must name the URL's host (its IP for a literal, else its
+ * DNS name, sent as SNI too), never the address connected to. */
 static struct evhttp_connection *connection(struct job *j, const char *ip)
 {
     wr_pushsend_t *ps = j->ps;
-    struct event_base *base = ps->cfg.base;
     if (!j->url.https)
-        return evhttp_connection_base_new(base, NULL, ip, j->url.port);
-    if (!ps->tls && !(ps->tls = tls_context(ps->cfg.ca_file)))
+        return evhttp_connection_base_new(ps->cfg.base, NULL, ip, j->url.port);
+    if (!ps->tls && !(ps->tls = wr_tlsclient_context(ps->cfg.ca_file)))
         return NULL;
-    SSL *ssl = SSL_new(ps->tls);
-    if (!ssl)
-        return NULL;
-    /* the certificate must name the URL's host: its IP (a literal) or its
-     * DNS name (sent as SNI too), never the address we connect to */
-    if (j->url.ip_literal) {
-        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), j->url.host);
-    } else {
-        SSL_set_tlsext_host_name(ssl, j->url.host);
-        SSL_set1_host(ssl, j->url.host);
-    }
-    struct bufferevent *bev = bufferevent_openssl_socket_new(
-        base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
-    if (!bev) {
-        SSL_free(ssl);
-        return NULL;
-    }
-    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-    struct evhttp_connection *c =
-        evhttp_connection_base_bufferevent_new(base, NULL, bev, ip, j->url.port);
-    if (!c)
-        bufferevent_free(bev);
-    return c;
+    return wr_tlsclient_connection(ps->cfg.base, NULL, ps->tls, j->url.host, j->url.ip_literal, ip,
+                                   j->url.port);
 }
 
 /* Sends the POST to the checked address (family 4 or 6, raw bytes). */
