@@ -36,11 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "core/pushanswer.h"
 #include "core/pushcrypt.h"
 #include "core/vapid.h"
 #include "http/tlsclient.h"
@@ -184,45 +184,14 @@ static void free_job(struct job *j)
     free(j);
 }
 
-/* Delta-seconds or an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), as
- * ms from now (0 for a date passed); -1 when absent or malformed. At most
- * a day, whatever it says. */
-static int64_t retry_after(const char *v, int64_t now)
-{
-    if (!v)
-        return -1;
-    int64_t ms = -1;
-    if (*v >= '0' && *v <= '9') {
-        int64_t s = 0;
-        for (; *v >= '0' && *v <= '9'; v++)
-            if (s < 86400)
-                s = s * 10 + (*v - '0');
-        if (*v == '\0')
-            ms = (s < 86400 ? s : 86400) * 1000;
-    } else {
-        struct tm tm;
-        memset(&tm, 0, sizeof tm);
-        const char *end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-        if (end && *end == '\0') {
-            ms = (int64_t)timegm(&tm) * 1000 - now;
-            ms = ms < 0 ? 0 : ms > 86400000 ? 86400000 : ms;
-        }
-    }
-    return ms;
-}
-
 /* Another try later, or expired when that would be at or past the deadline. */
 static void retry(struct job *j, const char *why)
 {
     int64_t now = now_ms();
     int64_t delay = j->retry_after_ms;
-    if (delay < 0) {
-        delay = j->ps->cfg.backoff_first_ms;
-        for (unsigned i = 0; i < j->res.retries && delay < j->ps->cfg.backoff_max_ms; i++)
-            delay *= 2;
-        if (delay > j->ps->cfg.backoff_max_ms)
-            delay = j->ps->cfg.backoff_max_ms;
-    }
+    if (delay < 0)
+        delay = wr_pushanswer_backoff_ms(j->res.retries, j->ps->cfg.backoff_first_ms,
+                                         j->ps->cfg.backoff_max_ms);
     if (now + delay >= j->deadline_ms) {
         finish(j, WR_PUSHSEND_EXPIRED, "deadline");
         return;
@@ -247,16 +216,23 @@ static void end_try(struct job *j, const char *why)
         ps->in_flight--;
     int s = j->answered ? j->status : 0;
     j->res.status = s ? s : j->res.status;
-    if (s >= 200 && s <= 299)
+    switch (wr_pushanswer_of(s)) {
+    case WR_PUSHANSWER_DELIVERED:
         finish(j, WR_PUSHSEND_DELIVERED, "ok");
-    else if (s == 404 || s == 410)
+        break;
+    case WR_PUSHANSWER_GONE:
         finish(j, WR_PUSHSEND_GONE, "status");
-    else if (s >= 300 && s <= 399)
+        break;
+    case WR_PUSHANSWER_REDIRECT:
         finish(j, WR_PUSHSEND_FAILED, "redirect");
-    else if (s >= 400 && s <= 499 && s != 429)
+        break;
+    case WR_PUSHANSWER_REFUSED:
         finish(j, WR_PUSHSEND_FAILED, "status");
-    else
+        break;
+    case WR_PUSHANSWER_RETRY:
         retry(j, s ? "status" : j->timed_out ? "timeout" : why);
+        break;
+    }
     if (s || j->timed_out)
         wr_log(WR_LOG_DEBUG, "push: %s answered %d (%s)", j->url.origin, s,
                wr_pushsend_outcome_name(j->res.outcome));
@@ -274,7 +250,7 @@ static void http_done_cb(struct evhttp_request *req, void *arg)
     j->status = req ? evhttp_request_get_response_code(req) : 0;
     j->retry_after_ms = -1;
     if (req && (j->status == 429 || j->status >= 500))
-        j->retry_after_ms = retry_after(
+        j->retry_after_ms = wr_pushanswer_retry_after_ms(
             evhttp_find_header(evhttp_request_get_input_headers(req), "Retry-After"), now_ms());
     event_del(j->ev);
     event_active(j->ev, EV_TIMEOUT, 1);

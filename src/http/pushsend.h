@@ -111,8 +111,8 @@ wr_pushsend_t *wr_pushsend_new(const wr_pushsend_config_t *cfg, wr_err_t *err);
 /*
  * Queues m; cb(result, arg) follows exactly once. WR_OK; WR_EINVAL (NULL,
  * an endpoint that does not parse, a payload too long, a bad subscription
- * key) or WR_ELIMIT (max_queued messages waiting) - then cb is never
- * called.
+ * key), WR_ELIMIT (max_queued messages waiting) or WR_ECANCELED (called
+ * from a callback of wr_pushsend_free) - then cb is never called.
  */
 wr_err_t wr_pushsend_push(wr_pushsend_t *ps, const wr_pushsend_msg_t *m, wr_pushsend_cb cb,
                           void *arg);
