@@ -5,6 +5,7 @@
  * zone); anything but the exact IMF-fixdate or all-digit seconds is
  * malformed rather than guessed at.
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "core/pushanswer.h"
 
 #include <string.h>
