@@ -178,6 +178,7 @@ int main(int argc, char **argv)
     const wr_embed_file_t *f = wr_embed_find("web/i18n.json");
     json_t *i18n = f ? json_loadb((const char *)f->data, f->len, 0, NULL) : NULL;
     t0 = wr_clock_wall_us() / 1000;
+    printf("{\"t0\":%lld}\n", (long long)t0); /* the deadlines count from here */
     static const uint8_t secret[] = "push e2e topic secret";
     static const char *const langs[] = {"en", "ko", "fr", NULL};
     for (size_t i = 0; i <= NSCEN; i++) {
