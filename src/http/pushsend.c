@@ -47,6 +47,8 @@
 
 enum state { QUEUED, RESOLVING, SENDING, WAITING, DONE };
 
+#define MAX_ADDRS 8 /* checked addresses of a host kept to connect to */
+
 /* A lookup's handle: evdns calls back once per lookup, a cancelled one
  * too (later, from the loop), so the callback's argument outlives the job
  * that gave up on it: it is freed by that callback. */
@@ -88,6 +90,7 @@ struct wr_pushsend {
     struct job *jobs;          /* live jobs */
     struct job *qhead, *qtail; /* the FIFO */
     size_t in_flight, queued;
+    size_t live; /* messages not answered yet: at most max_queued */
     bool closing;
 };
 
@@ -166,6 +169,7 @@ static void finish(struct job *j, wr_pushsend_outcome_t o, const char *why)
 static void unlink_job(struct job *j)
 {
     wr_pushsend_t *ps = j->ps;
+    ps->live--;
     if (j->prev)
         j->prev->next = j->next;
     else
@@ -340,23 +344,33 @@ static void resolved_cb(int result, struct evutil_addrinfo *ai, void *arg)
     }
     j->rs = NULL;
     j->dnsreq = NULL;
-    int family = 0;
-    uint8_t first[16];
+    /* the checked addresses, IPv4 first (an IPv6 answer on a host without
+     * IPv6 routes would fail every try), at most MAX_ADDRS of them */
+    int fams[MAX_ADDRS];
+    uint8_t addrs[MAX_ADDRS][16];
+    size_t n4 = 0, n = 0;
     const char *refused = NULL;
     for (struct evutil_addrinfo *a = result == 0 ? ai : NULL; a && !refused; a = a->ai_next) {
         int fam = a->ai_family == AF_INET ? 4 : a->ai_family == AF_INET6 ? 6 : 0;
-        uint8_t b[16];
+        uint8_t b[16] = {0};
         if (fam == 4)
             memcpy(b, &((struct sockaddr_in *)(void *)a->ai_addr)->sin_addr, 4);
         else if (fam == 6)
             memcpy(b, &((struct sockaddr_in6 *)(void *)a->ai_addr)->sin6_addr, 16);
         else
             continue;
-        if (wr_pushaddr_check_ip(&j->ps->allow, &j->url, fam, b) != WR_PUSHADDR_OK)
-            refused = "address";
-        else if (!family) {
-            family = fam;
-            memcpy(first, b, sizeof first);
+        if (wr_pushaddr_check_ip(&j->ps->allow, &j->url, fam, b) != WR_PUSHADDR_OK) {
+            refused = "address"; /* every address is checked, kept or not */
+        } else if (n < MAX_ADDRS) {
+            size_t at = n;
+            if (fam == 4) { /* after the IPv4 ones already kept */
+                memmove(&fams[n4 + 1], &fams[n4], (n - n4) * sizeof fams[0]);
+                memmove(&addrs[n4 + 1], &addrs[n4], (n - n4) * sizeof addrs[0]);
+                at = n4++;
+            }
+            fams[at] = fam;
+            memcpy(addrs[at], b, sizeof b);
+            n++;
         }
     }
     if (ai)
@@ -365,10 +379,13 @@ static void resolved_cb(int result, struct evutil_addrinfo *ai, void *arg)
         j->ps->in_flight--;
         finish(j, WR_PUSHSEND_FAILED, refused);
         pump(j->ps);
-    } else if (!family) {
+    } else if (n == 0) {
         end_try(j, "resolve");
     } else {
-        send_to(j, family, first);
+        /* a retry goes to the next address: one that does not answer
+         * does not take every try */
+        size_t k = j->res.tries % n;
+        send_to(j, fams[k], addrs[k]);
     }
 }
 
@@ -511,7 +528,7 @@ wr_err_t wr_pushsend_push(wr_pushsend_t *ps, const wr_pushsend_msg_t *m, wr_push
         return WR_EINVAL;
     if (ps->closing)
         return WR_ECANCELED;
-    if (ps->queued >= ps->cfg.max_queued)
+    if (ps->live >= ps->cfg.max_queued)
         return WR_ELIMIT;
     if (m->topic && strlen(m->topic) > WR_PUSHSUB_TOPIC_LEN)
         return WR_EINVAL;
@@ -541,6 +558,7 @@ wr_err_t wr_pushsend_push(wr_pushsend_t *ps, const wr_pushsend_msg_t *m, wr_push
     j->cb = cb;
     j->arg = arg;
     j->res.why = "ok";
+    ps->live++;
     j->next = ps->jobs;
     if (ps->jobs)
         ps->jobs->prev = j;

@@ -10,8 +10,9 @@
  *   try     -> the URL checks (scheme, port, an IP literal's address);
  *              the host resolved once (evdns, never blocking the loop);
  *              every resolved address checked - one refused address
- *              refuses the message; the connection to the first checked
- *              address itself (a numeric host: no second lookup); TLS
+ *              refuses the message; the connection to a checked address
+ *              itself (a numeric host: no second lookup; IPv4 ones first,
+ *              a retry takes the next); TLS
  *              verified against the system CAs with SNI and the host name
  *              checked; the POST; at most try_timeout_ms for all of it;
  *   answer  -> 2xx delivered; 404/410 gone; 3xx (never followed) and
@@ -56,8 +57,8 @@ typedef struct wr_pushsend_config {
     const char *subject;              /* --push-subject (copied; wr_vapid_subject_ok) */
     const wr_pushaddr_allow_t *allow; /* --push-allow-host (copied; NULL: none) */
     size_t max_in_flight;             /* tries at once */
-    size_t max_queued;                /* messages waiting for a slot (not counting those
-                                         waiting out a backoff) */
+    size_t max_queued;                /* messages not answered yet (queued, trying or
+                                         waiting out a backoff), at most */
     int64_t try_timeout_ms;           /* resolve + connect + TLS + answer, per try */
     int64_t backoff_first_ms, backoff_max_ms;
     struct evdns_base *dns; /* borrowed resolver (tests: a hosts file); NULL:
@@ -111,7 +112,7 @@ wr_pushsend_t *wr_pushsend_new(const wr_pushsend_config_t *cfg, wr_err_t *err);
 /*
  * Queues m; cb(result, arg) follows exactly once. WR_OK; WR_EINVAL (NULL,
  * an endpoint that does not parse, a payload too long, a bad subscription
- * key), WR_ELIMIT (max_queued messages waiting) or WR_ECANCELED (called
+ * key), WR_ELIMIT (max_queued messages not answered yet) or WR_ECANCELED (called
  * from a callback of wr_pushsend_free) - then cb is never called.
  */
 wr_err_t wr_pushsend_push(wr_pushsend_t *ps, const wr_pushsend_msg_t *m, wr_pushsend_cb cb,
