@@ -57,6 +57,7 @@ static const struct scenario scenarios[] = {
     {"mapped", "https://[::ffff:127.0.0.1]/ok/mapped", 20000, -1, "en", WR_PUSHMSG_ADMITTED, "u17"},
     {"port", "https://push.example.net:8443/ok/port", 20000, -1, "en", WR_PUSHMSG_ADMITTED, "u18"},
     {"scheme", "http://evil.test:{H}/ok/scheme", 20000, -1, "en", WR_PUSHMSG_ADMITTED, "u19"},
+    {"multi", "http://multi.test:{H}/ok/multi", 20000, -1, "en", WR_PUSHMSG_ADMITTED, "u22"},
     {"unresolved", "https://nowhere.test/ok/x", 1500, -1, "en", WR_PUSHMSG_ADMITTED, "u20"},
     {"late", "http://push.test:{H}/ok/late", -1, -1, "en", WR_PUSHMSG_ADMITTED, "u21"},
     {"slow1", "http://push.test:{H}/slow/1", 20000, -1, "en", WR_PUSHMSG_ADMITTED, "s1"},
@@ -73,18 +74,18 @@ static const struct scenario scenarios[] = {
 static struct event_base *base;
 static int64_t t0;
 static size_t answered;
-static int answers[NSCEN + 1];
+static int answers[NSCEN + 3];
 static char topics[NSCEN + 1][WR_PUSHSUB_TOPIC_LEN + 1];
 
 static void done(const wr_pushsend_result_t *r, void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
-    const char *name = i < NSCEN ? scenarios[i].name : "cancel";
+    const char *name = i < NSCEN ? scenarios[i].name : i == NSCEN ? "cancel" : "tiny";
     answers[i]++;
     printf("{\"name\":\"%s\",\"outcome\":\"%s\",\"why\":\"%s\",\"status\":%d,\"tries\":%u,"
            "\"retries\":%u,\"ms\":%lld,\"topic\":\"%s\"}\n",
            name, wr_pushsend_outcome_name(r->outcome), r->why, r->status, r->tries, r->retries,
-           (long long)(wr_clock_wall_us() / 1000 - t0), topics[i]);
+           (long long)(wr_clock_wall_us() / 1000 - t0), i <= NSCEN ? topics[i] : "");
     fflush(stdout);
     if (i < NSCEN && ++answered == NSCEN)
         event_base_loopbreak(base);
@@ -155,6 +156,8 @@ int main(int argc, char **argv)
     wr_pushaddr_allow_add(&allow, spec);
     snprintf(spec, sizeof spec, "wrong.test:%d", tls_port);
     wr_pushaddr_allow_add(&allow, spec);
+    snprintf(spec, sizeof spec, "multi.test:%d", http_port);
+    wr_pushaddr_allow_add(&allow, spec);
 
     wr_pushsend_config_t cfg = {
         .base = base,
@@ -174,7 +177,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "push_e2e: wr_pushsend_new: %s\n", wr_strerror(err));
         return 2;
     }
-    wr_crypto_wipe(key, sizeof key);
     const wr_embed_file_t *f = wr_embed_find("web/i18n.json");
     json_t *i18n = f ? json_loadb((const char *)f->data, f->len, 0, NULL) : NULL;
     t0 = wr_clock_wall_us() / 1000;
@@ -240,6 +242,29 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* the bound on unanswered messages: a second one is refused, cb never called */
+    wr_pushsend_config_t small = cfg;
+    small.max_queued = 1;
+    wr_pushsend_t *tiny = wr_pushsend_new(&small, &err);
+    if (!tiny) {
+        fprintf(stderr, "push_e2e: the second sender: %s\n", wr_strerror(err));
+        return 2;
+    }
+    {
+        wr_pushsub_t sub;
+        memset(&sub, 0, sizeof sub);
+        json_t *j = json_pack("{s:s,s:{s:s,s:s}}", "endpoint", "https://push.example.net/x", "keys",
+                              "p256dh", p256dh, "auth", auth);
+        wr_pushsub_parse(j, NULL, langs, &sub);
+        json_decref(j);
+        wr_pushsend_msg_t m = {
+            .sub = &sub, .payload = "{}", .len = 2, .deadline_ms = t0 + 60000, .ttl_s = -1};
+        wr_err_t e1 = wr_pushsend_push(tiny, &m, done, (void *)(uintptr_t)(NSCEN + 1));
+        wr_err_t e2 = wr_pushsend_push(tiny, &m, done, (void *)(uintptr_t)(NSCEN + 2));
+        printf("{\"limit\":[\"%s\",\"%s\"]}\n", wr_errname(e1), wr_errname(e2));
+        wr_pushsend_free(tiny); /* the first: canceled, from here */
+    }
+    wr_crypto_wipe(key, sizeof key);
     struct timeval limit = {60, 0};
     event_base_loopexit(base, &limit);
     event_base_dispatch(base);
@@ -250,7 +275,8 @@ int main(int argc, char **argv)
     json_decref(i18n);
     evdns_base_free(dns, 0);
     event_base_free(base);
-    int bad = answered != NSCEN || answers[NSCEN] != 1;
+    int bad = answered != NSCEN || answers[NSCEN] != 1 || answers[NSCEN + 1] != 1 ||
+              answers[NSCEN + 2] != 0;
     for (size_t i = 0; i < NSCEN; i++)
         bad |= answers[i] != 1;
     if (bad)

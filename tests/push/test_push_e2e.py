@@ -21,7 +21,9 @@ Checked:
   address among public ones, a private IP literal, an IPv4-mapped IPv6
   literal, a port other than 443, and http:// to an unlisted host: failed
   with no connection attempt (tries 0) and no request seen;
-- at most 4 in flight (the driver's bound) at the stand-in;
+- at most 4 in flight (the driver's bound) at the stand-in; a name with
+  two addresses, one refusing connections: delivered through the other;
+  a sender with max_queued 1 refuses a second message;
 - every message answered exactly once, the one in flight at the end
   answered "canceled" by the sender's free.
 
@@ -102,7 +104,8 @@ def main():
     hosts = os.path.join(d, "hosts")
     open(hosts, "w").write(
         "127.0.0.1 push.test\n127.0.0.1 wrong.test\n127.0.0.1 evil.test\n"
-        "192.0.2.10 mixed.test\n10.0.0.7 mixed.test\n")
+        "192.0.2.10 mixed.test\n10.0.0.7 mixed.test\n"
+        "127.0.0.2 multi.test\n127.0.0.1 multi.test\n")
 
     svc = PushService(ua, auth, expect_k=vapid_pub, expect_sub=SUBJECT).start()
     tsvc = PushService(ua, auth, expect_k=vapid_pub, expect_sub=SUBJECT).start(
@@ -126,6 +129,10 @@ def main():
         r = json.loads(line)
         if "t0" in r:
             t0 = r["t0"] / 1000.0
+            continue
+        if "limit" in r:
+            check("max_queued 1: the second push refused", r["limit"] == ["WR_OK", "WR_ELIMIT"],
+                  r)
             continue
         check("one answer for " + r["name"], r["name"] not in res)
         res[r["name"]] = r
@@ -228,12 +235,16 @@ def main():
     outcome("scheme", "failed", "scheme", 0)
     for path in ("/ok/evil", "/ok/mixed", "/ok/literal", "/ok/mapped", "/ok/port", "/ok/scheme"):
         check("no request for " + path, not by_path.get(path))
+    r = outcome("multi", "delivered", "ok")
+    check("multi: an address that refuses the connection, then the next",
+          r and r["tries"] <= 2 and len(by_path.get("/ok/multi", [])) == 1, r)
     outcome("unresolved", "expired", "deadline", 0)
     outcome("late", "expired", "deadline", 0)
     for i in range(1, 9):
         outcome("slow%d" % i, "delivered", "ok", 1, 201)
     check("at most 4 in flight", 1 <= svc.max_concurrent <= 4, svc.max_concurrent)
     outcome("cancel", "canceled", "shutdown")
+    outcome("tiny", "canceled", "shutdown", 0)
     print("%d checks failed" % len(FAILED) if FAILED else "all checks passed")
     return 1 if FAILED else 0
 
