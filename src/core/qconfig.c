@@ -254,6 +254,10 @@ const wr_qfield_t wr_qconfig_fields[] = {
                 "\"secret\":\"0x0000000000000000000000000000000000000000\","
                 "\"verifyUrl\":\"https://api.hcaptcha.com/siteverify\",\"fallback\":\"refuse\","
                 "\"fallbackBits\":20,\"hostname\":\"shop.example\"}"},
+    {"groups", CUSTOM_FIELD(groups, groups),
+     .example = "[{\"name\":\"fanclub\"},{\"name\":\"vip-2\"}]"},
+    {"standardShare", NUMBER_FIELD(standard_share, 0, 1, "must be a number from 0 to 1"),
+     .ddef = WR_GROUPS_SHARE_DEF, .example = "0.35"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/ids.h"
 #include "core/captcha.h"
+#include "core/groups.h"
 #include "core/origin.h"
 
 #define WR_POLL_BANDS_MAX     8    /* pollBands entries */
@@ -195,6 +196,14 @@ typedef struct {
      * adds a person must pass (core/captcha.h); its secret is write-only
      * in the API, as inviteKey. */
     wr_captcha_config_t captcha;
+    /* groups (docs/API.md 1.3, "Priority groups and presale codes"):
+     * n_groups 0 = null (the default), else 1..WR_GROUPS_MAX names in
+     * priority order, each [a-z0-9-]{1,32}, unique, not "standard"
+     * (core/groups.h); the unused names are all zeros. */
+    char groups[WR_GROUPS_MAX][WR_GROUP_NAME_MAX + 1];
+    size_t n_groups;
+    double standard_share; /* standardShare: the standard line's least share of the
+                              admissions, 0..1, default 0.2 */
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

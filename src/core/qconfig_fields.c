@@ -5,7 +5,8 @@
  * pollBands, targetUrl's check, inviteKey (write-only: the API shows
  * "set"), returnOrigins (kept canonical, origin.h), pollMaxMs, autotune
  * (its store value is what the Redis admission script clamps with) and
- * captcha (core/captcha.c). Each hook validates or renders one field.
+ * captcha (core/captcha.c), groups (core/groups.h's names). Each hook
+ * validates or renders one field.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -374,4 +375,68 @@ bool wr_qconfig__render_captcha(const wr_queue_config_t *c, bool secrets, json_t
 {
     *out = wr_captcha_to_json(&c->captcha, secrets);
     return *out != NULL;
+}
+
+/* groups: null or 1..8 objects {"name"} in priority order, each name
+ * [a-z0-9-]{1,32}, unique, not "standard" (API 1.3, "Priority groups and
+ * presale codes"). The error names the element ("groups[1].name"). */
+wr_err_t wr_qconfig__parse_groups(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    static const char *const keys[] = {"name"};
+    if (json_is_null(v)) {
+        memset(c->groups, 0, sizeof(c->groups));
+        c->n_groups = 0;
+        return WR_OK;
+    }
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > WR_GROUPS_MAX)
+        return wr_field_einval(
+            e, "groups", "must be null or an array of 1 to %d objects {\"name\"}", WR_GROUPS_MAX);
+    char got[WR_GROUPS_MAX][WR_GROUP_NAME_MAX + 1];
+    memset(got, 0, sizeof(got));
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *g = json_array_get(v, i);
+        char at[WR_FIELD_MAX];
+        snprintf(at, sizeof(at), "groups[%zu].", i);
+        if (!json_is_object(g))
+            return wr_field_einval(e, "groups",
+                                   "must be null or an array of 1 to %d objects "
+                                   "{\"name\"}",
+                                   WR_GROUPS_MAX);
+        wr_err_t err = wr_qconfig__reject_unknown(e, g, at, keys, 1);
+        if (err)
+            return err;
+        const json_t *name = json_object_get(g, "name");
+        snprintf(at, sizeof(at), "groups[%zu].name", i);
+        if (!json_is_string(name) ||
+            !wr_groups_name_ok(json_string_value(name), json_string_length(name)))
+            return wr_field_einval(e, at, "must be " WR_GROUP_NAME_RULE " and not \"%s\"",
+                                   WR_GROUP_STANDARD);
+        memcpy(got[i], json_string_value(name), json_string_length(name));
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(got[j], got[i]) == 0)
+                return wr_field_einval(e, at, "\"%s\" is named twice", got[i]);
+    }
+    memcpy(c->groups, got, sizeof(got));
+    c->n_groups = n;
+    return WR_OK;
+}
+
+bool wr_qconfig__render_groups(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    (void)secrets;
+    if (c->n_groups == 0 || c->n_groups > WR_GROUPS_MAX) {
+        *out = json_null();
+        return *out != NULL;
+    }
+    bool ok = true;
+    json_t *groups = json_array();
+    for (size_t i = 0; groups && i < c->n_groups; i++) {
+        json_t *g = json_object();
+        wr_qconfig__set(g, "name",
+                        json_stringn(c->groups[i], strnlen(c->groups[i], WR_GROUP_NAME_MAX)), &ok);
+        if (!g || json_array_append_new(groups, g) != 0)
+            ok = false;
+    }
+    return wr_qconfig__finish(groups, ok, out);
 }

@@ -103,6 +103,9 @@ static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b
     assert_string_equal(a->captcha.verify_url, b->captcha.verify_url);
     assert_int_equal(a->captcha.fallback, b->captcha.fallback);
     assert_int_equal(a->captcha.fallback_bits, b->captcha.fallback_bits);
+    assert_int_equal(a->n_groups, b->n_groups);
+    assert_memory_equal(a->groups, b->groups, sizeof(a->groups));
+    assert_true(a->standard_share == b->standard_share);
 }
 
 static void test_defaults(void **state)
@@ -661,7 +664,8 @@ static void test_to_json_shape(void **state)
            "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
-           "\"autotune\":null,\"page\":null,\"captcha\":null}");
+           "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
+           "\"standardShare\":0.2}");
     free(s);
     json_decref(j);
 
@@ -1342,6 +1346,7 @@ static void test_table_defaults(void **state)
     fresh.opens_at_ms = WR_OPENS_AT_NONE;
     fresh.pre_queue_shuffle = true;
     fresh.stock = WR_STOCK_NONE;
+    fresh.standard_share = 0.2;
     wr_queue_config_t d;
     memset(&d, 0xEE, sizeof(d)); /* every byte set by the defaults */
     wr_qconfig_defaults(&d);
@@ -1685,6 +1690,58 @@ static void test_check_fields(void **state)
     }
 }
 
+/* groups and standardShare (API 1.3, "Priority groups and presale codes") */
+static void test_groups(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_int_equal(c.n_groups, 0);
+    assert_true(c.standard_share == 0.2);
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, {\"name\": "
+                 "\"vip-1\"}, {\"name\": \"standard-x\"}], \"standardShare\": 0}");
+    assert_int_equal(c.n_groups, 3);
+    assert_string_equal(c.groups[0], "fanclub");
+    assert_string_equal(c.groups[1], "vip-1");
+    assert_string_equal(c.groups[2], "standard-x");
+    assert_true(c.standard_share == 0);
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"a\"}, {\"name\": \"b\"}, "
+                 "{\"name\": \"c\"}, {\"name\": \"d\"}, {\"name\": \"e\"}, {\"name\": \"f\"}, "
+                 "{\"name\": \"g\"}, {\"name\": "
+                 "\"abcdefghijklmnopqrstuvwxyz012345\"}], \"standardShare\": 1}");
+    assert_int_equal(c.n_groups, 8);
+    assert_string_equal(c.groups[7], "abcdefghijklmnopqrstuvwxyz012345");
+    member_bad("groups", "[]", "groups");
+    member_bad("groups", "{}", "groups");
+    member_bad("groups", "\"fanclub\"", "groups");
+    member_bad("groups", "[\"fanclub\"]", "groups");
+    member_bad("groups",
+               "[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"},{\"name\":\"d\"},"
+               "{\"name\":\"e\"},{\"name\":\"f\"},{\"name\":\"g\"},{\"name\":\"h\"},"
+               "{\"name\":\"i\"}]",
+               "groups");
+    member_bad("groups", "[{\"name\":\"standard\"}]", "groups[0].name");
+    member_bad("groups", "[{\"name\":\"a\"},{\"name\":\"Fan\"}]", "groups[1].name");
+    member_bad("groups", "[{\"name\":\"\"}]", "groups[0].name");
+    member_bad("groups", "[{\"name\":\"abcdefghijklmnopqrstuvwxyz0123456\"}]", "groups[0].name");
+    member_bad("groups", "[{\"name\":7}]", "groups[0].name");
+    member_bad("groups", "[{}]", "groups[0].name");
+    member_bad("groups", "[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"a\"}]", "groups[2].name");
+    member_bad("groups", "[{\"name\":\"a\",\"share\":1}]", "groups[0].share");
+    member_bad("standardShare", "-0.1", "standardShare");
+    member_bad("standardShare", "1.01", "standardShare");
+    member_bad("standardShare", "\"0.2\"", "standardShare");
+    member_bad("standardShare", "null", "standardShare");
+    /* a PATCH to null removes them (the store's check that nobody is in
+     * them is the store's) */
+    wr_queue_config_t base = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"x\"}]}");
+    json_t *p = load("{\"groups\": null}");
+    char field[WR_FIELD_MAX], msg[256];
+    assert_int_equal(wr_qconfig_patch(&base, p, &c, field, sizeof(field), msg, sizeof(msg)), WR_OK);
+    assert_int_equal(c.n_groups, 0);
+    assert_string_equal(c.groups[0], "");
+    json_decref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1716,6 +1773,7 @@ int main(void)
         cmocka_unit_test(test_table_store_values),
         cmocka_unit_test(test_table_scripts_read_store_fields),
         cmocka_unit_test(test_check_fields),
+        cmocka_unit_test(test_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
