@@ -139,7 +139,8 @@ bool wr_app_parse_declared(const wr_config_t *cfg, wr_queue_config_t *out, const
     for (size_t i = 0; i < cfg->n_queues; i++) {
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
         if (wr_qconfig_parse(cfg->queues[i].fields, &out[i], field, sizeof(field), msg,
-                             sizeof(msg)) != WR_OK) {
+                             sizeof(msg)) != WR_OK ||
+            wr_qconfig_check_available(&out[i], field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
             if (when)
                 wr_error("%s: queue %s in the config file: %s: %s", when, cfg->queues[i].name,
                          field, msg);

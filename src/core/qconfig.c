@@ -584,6 +584,17 @@ wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_le
     return apply_fields(&e, obj, &c, FROM_API);
 }
 
+wr_err_t wr_qconfig_check_available(const wr_queue_config_t *cfg, char *field, size_t field_len,
+                                    char *msg, size_t msg_len)
+{
+    errbuf_t e = sink(field, field_len, msg, msg_len);
+    if (cfg->n_groups > 0)
+        return wr_field_einval(&e, "groups",
+                               "not available yet: priority groups are not served by the "
+                               "stores in this version (groups must be null)");
+    return WR_OK;
+}
+
 /* ----------------------------------------------------------- rendering */
 
 /* f's value as JSON: *out (NULL = left out); false on allocation failure. */

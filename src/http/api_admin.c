@@ -278,7 +278,8 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
     if (c->route == WR_ROUTE_ADMIN_PATCH) {
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
         if (wr_qconfig_patch(&p->old, c->body, &p->cfg, field, sizeof(field), msg, sizeof(msg)) !=
-            WR_OK) {
+                WR_OK ||
+            wr_qconfig_check_available(&p->cfg, field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
             wr_api__reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG", msg, field, NULL,
                                 0);
             goto fail;
@@ -464,7 +465,8 @@ void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api_
     wr_queue_config_t cfg;
     char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
     if ((route == WR_ROUTE_ADMIN_PUT &&
-         wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg)) != WR_OK) ||
+         (wr_qconfig_parse(body, &cfg, field, sizeof(field), msg, sizeof(msg)) != WR_OK ||
+          wr_qconfig_check_available(&cfg, field, sizeof(field), msg, sizeof(msg)) != WR_OK)) ||
         (route == WR_ROUTE_ADMIN_PATCH &&
          wr_qconfig_check_fields(body, field, sizeof(field), msg, sizeof(msg)) != WR_OK)) {
         json_decref(body);
