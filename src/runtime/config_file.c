@@ -154,7 +154,8 @@ static int ini_queue_key(ini_ctx_t *c, const char *qname, const char *key, const
     wr_qconfig_defaults(&base);
     base.admit_per_second = 1;
     char field[WR_FIELD_MAX], why[256];
-    if (wr_qconfig_patch(&base, one, &out, field, sizeof(field), why, sizeof(why)) != WR_OK) {
+    if (wr_qconfig_patch(&base, one, &out, field, sizeof(field), why, sizeof(why)) != WR_OK ||
+        wr_qconfig_check_available(&out, field, sizeof(field), why, sizeof(why)) != WR_OK) {
         if (strcmp(field, key) == 0 && strcmp(why, "unknown field") == 0)
             snprintf(c->msg, sizeof(c->msg), "[queue %s]: unknown key '%.100s'", qname, key);
         else

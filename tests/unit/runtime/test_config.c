@@ -596,6 +596,13 @@ static void test_ini_errors(void **state)
                      "starting with one \"/\", without spaces or control characters");
     expect_ini_error("[queue q]\npollBands = [{\"upTo\":10,\"ms\":1000},{\"ms\":10}]\n",
                      "2: [queue q]: pollBands[1].ms must be an integer from 250 to 600000");
+    expect_ini_error("[queue q]\nstandardShare = 2\n",
+                     "2: [queue q]: standardShare must be a number from 0 to 1");
+    expect_ini_error("[queue q]\ngroups = [{\"name\":\"standard\"}]\n",
+                     "2: [queue q]: groups[0].name must be [a-z0-9-]{1,32} and not \"standard\"");
+    expect_ini_error("[queue q]\ngroups = [{\"name\":\"fanclub\"}]\n",
+                     "2: [queue q]: groups not available yet: priority groups are not served by "
+                     "the stores in this version (groups must be null)");
     /* a continuation line is not a multi-line value */
     expect_ini_error("[server]\nadmin_key = a\n  b\n",
                      "3: syntax error (expected [section] or key = value)");
