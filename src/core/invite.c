@@ -14,7 +14,9 @@
  * HS256 JWT with sub, aud and exp is "malformed"; a MAC that does not
  * verify is "signature"; then "expired", "notYetValid" (an nbf claim, RFC
  * 7519 4.1.5, still in the future; like exp, without leeway: the shop's
- * clock and ours are both NTP's) and "wrongQueue". "wrongUser" is
+ * clock and ours are both NTP's) and "wrongQueue". A grp claim (the
+ * priority group, API 1.3) that cannot name a group is "malformed"; one
+ * the queue does not have is refused the same way by the api. "wrongUser" is
  * the api's (header identity mode): verification here does not know who
  * asks.
  *
@@ -83,8 +85,10 @@ static bool aud_typed(const json_t *aud)
 
 wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_t *key,
                                     size_t key_len, const char *queue, int64_t now_s,
-                                    char sub[WR_USER_ID_MAX + 1])
+                                    char sub[WR_USER_ID_MAX + 1], char grp[WR_GROUP_NAME_MAX + 1])
 {
+    if (grp)
+        grp[0] = '\0';
     if (!invite || len == 0)
         return WR_INVITE_MISSING;
     if (!key || key_len == 0 || !queue)
@@ -106,6 +110,10 @@ wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_
     const json_t *aud = json_object_get(p, "aud");
     const json_t *exp = json_object_get(p, "exp");
     const json_t *nbf = json_object_get(p, "nbf");
+    const json_t *g = json_object_get(p, "grp");
+    if (g &&
+        (!json_is_string(g) || !wr_groups_name_ok(json_string_value(g), json_string_length(g))))
+        goto out;
     if (!json_is_string(s) || json_string_length(s) != strlen(json_string_value(s)) ||
         !wr_ids_valid_user(json_string_value(s)) || !aud_typed(aud) || !json_is_number(exp) ||
         (nbf && !json_is_number(nbf)))
@@ -124,6 +132,8 @@ wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_
     }
     if (sub)
         snprintf(sub, WR_USER_ID_MAX + 1, "%s", json_string_value(s));
+    if (grp && g)
+        snprintf(grp, WR_GROUP_NAME_MAX + 1, "%s", json_string_value(g));
     r = WR_INVITE_OK;
 out:
     json_decref(p);
@@ -131,13 +141,18 @@ out:
 }
 
 wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, const char *user,
-                        int64_t iat, int64_t exp, char *out, size_t cap)
+                        const char *grp, int64_t iat, int64_t exp, char *out, size_t cap)
 {
     if (!key || key_len < WR_INVITE_KEY_MIN || key_len > WR_INVITE_KEY_MAX || !out ||
-        !wr_ids_valid_queue(queue) || !wr_ids_valid_user(user) || exp <= iat)
+        !wr_ids_valid_queue(queue) || !wr_ids_valid_user(user) || exp <= iat ||
+        (grp && !wr_groups_name_ok(grp, strlen(grp))))
         return WR_EINVAL;
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I}", "iss", "waitroom-invite", "aud", queue, "sub",
                           user, "iat", (json_int_t)iat, "exp", (json_int_t)exp);
+    if (o && grp && json_object_set_new(o, "grp", json_string(grp)) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
     if (!o)
         return WR_ENOMEM;
     char json[WR_TOKEN_MAX];

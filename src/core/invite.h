@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "core/groups.h"
 #include "core/identity.h"
 #include "core/qconfig.h"
 
@@ -38,21 +39,27 @@ const char *wr_invite_reason_name(wr_invite_reason_t r);
  * nbf a number if present (malformed), exp > now_s (expired), nbf <= now_s
  * (notYetValid), aud == queue (wrongQueue). An "aud" array is accepted when
  * it holds the queue. Other claims (iss, iat, jti...) are not looked at. On WR_INVITE_OK the
- * invite's sub is copied to sub (NUL-terminated).
+ * invite's sub is copied to sub (NUL-terminated), and its claim grp (the
+ * priority group it joins, docs/API.md 1.3) to grp, "" without one (grp
+ * may be NULL: not read). A grp that is not a string naming a possible
+ * group ([a-z0-9-]{1,32}, not "standard": wr_groups_name_ok) is
+ * malformed; whether the queue has that group is the caller's check
+ * (wr_qconfig_group_index: one it does not have is malformed too).
  */
 wr_invite_reason_t wr_invite_verify(const char *invite, size_t len, const uint8_t *key,
                                     size_t key_len, const char *queue, int64_t now_s,
-                                    char sub[WR_USER_ID_MAX + 1]);
+                                    char sub[WR_USER_ID_MAX + 1], char grp[WR_GROUP_NAME_MAX + 1]);
 
 /*
  * Signs an invite for user to queue, valid from iat until exp (seconds
  * since the epoch): claims {"iss":"waitroom-invite","aud":queue,
- * "sub":user,"iat":iat,"exp":exp}. out gets the JWT (cap bytes incl. NUL;
+ * "sub":user,"iat":iat,"exp":exp}, and "grp":grp when grp is not NULL (the
+ * priority group). out gets the JWT (cap bytes incl. NUL;
  * WR_TOKEN_MAX + 1 is always enough). Returns WR_OK, WR_EINVAL (bad queue
- * name, user id, key shorter than WR_INVITE_KEY_MIN, exp <= iat),
- * WR_ELIMIT, WR_ENOMEM.
+ * name, user id, group name, key shorter than WR_INVITE_KEY_MIN,
+ * exp <= iat), WR_ELIMIT, WR_ENOMEM.
  */
 wr_err_t wr_invite_sign(const uint8_t *key, size_t key_len, const char *queue, const char *user,
-                        int64_t iat, int64_t exp, char *out, size_t cap);
+                        const char *grp, int64_t iat, int64_t exp, char *out, size_t cap);
 
 #endif

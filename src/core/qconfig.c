@@ -595,6 +595,17 @@ wr_err_t wr_qconfig_check_available(const wr_queue_config_t *cfg, char *field, s
     return WR_OK;
 }
 
+int wr_qconfig_group_index(const wr_queue_config_t *cfg, const char *name, size_t len)
+{
+    if (len == 0)
+        return 0;
+    for (size_t i = 0; i < cfg->n_groups && i < WR_GROUPS_MAX; i++)
+        if (strnlen(cfg->groups[i], WR_GROUP_NAME_MAX + 1) == len &&
+            memcmp(cfg->groups[i], name, len) == 0)
+            return (int)i + 1;
+    return -1;
+}
+
 /* ----------------------------------------------------------- rendering */
 
 /* f's value as JSON: *out (NULL = left out); false on allocation failure. */

@@ -358,6 +358,11 @@ wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_le
 wr_err_t wr_qconfig_check_available(const wr_queue_config_t *cfg, char *field, size_t field_len,
                                     char *msg, size_t msg_len);
 
+/* The line of group name (len bytes) in cfg: 1..n_groups for its groups
+ * in priority order, 0 for "" (the standard line), -1 for a name cfg does
+ * not have ("standard" included: it is no group's name). */
+int wr_qconfig_group_index(const wr_queue_config_t *cfg, const char *name, size_t len);
+
 /* Renders cfg as JSON, secrets included (inviteKey as the key itself):
  * the form the stores keep, which wr_qconfig_parse reads back to the same
  * config. Never send or log it; see wr_qconfig_to_public_json. Returns a

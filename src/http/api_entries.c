@@ -509,12 +509,16 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
         }
     }
     if (cfg && cfg->invite_key_len > 0) {
-        char buf[WR_TOKEN_MAX + 1], sub[WR_USER_ID_MAX + 1];
+        char buf[WR_TOKEN_MAX + 1], sub[WR_USER_ID_MAX + 1], grp[WR_GROUP_NAME_MAX + 1];
         size_t len = 0;
         const char *inv = find_invite(c, buf, sizeof(buf), &len);
         wr_invite_reason_t r =
             wr_invite_verify(inv, len, (const uint8_t *)cfg->invite_key, cfg->invite_key_len,
-                             c->queue, (int64_t)time(NULL), sub);
+                             c->queue, (int64_t)time(NULL), sub, grp);
+        /* an invite's group must be one of the queue's (API 1.3, "Groups,
+         * precisely": an unknown grp is malformed) */
+        if (r == WR_INVITE_OK && wr_qconfig_group_index(cfg, grp, strlen(grp)) < 0)
+            r = WR_INVITE_MALFORMED;
         if (r == WR_INVITE_OK && header_mode && strcmp(sub, user) != 0)
             r = WR_INVITE_WRONG_USER;
         if (r == WR_INVITE_OK && !header_mode) {

@@ -4,8 +4,15 @@ each rule, the error naming the element, GET showing the defaults - and
 the refusal of a `groups` other than null with 400 INVALID_CONFIG "not
 available yet" (PUT and PATCH), which leaves the config as it was: a
 config that is accepted must work, and the stores do not keep per-group
-lines yet (docs/API.md "Priority groups and presale codes")."""
-from harness import HOLD, WRTest
+lines yet (docs/API.md "Priority groups and presale codes"). And the
+invite's claim `grp`: one the queue does not have is 403 INVITE_REQUIRED
+reason malformed, changing nothing; `waitroom-invite --group` writes it."""
+import os
+import subprocess
+
+import jwtutil
+from harness import ENV, HOLD, WRTest
+from helpers import KEY, bearer, invite
 
 
 class GroupsConfig(WRTest):
@@ -75,3 +82,48 @@ class GroupsConfig(WRTest):
         r = self.c.patch_queue(q, {"groups": None})
         self.assertEqual(r.status, 200, r)
         self.assertIsNone(self.config(q)["groups"])
+
+
+class GroupInvites(WRTest):
+
+    def refused(self, r, reason, what=""):
+        self.assertError(r, 403, "INVITE_REQUIRED", what)
+        self.assertEqual(r.json.get("reason"), reason, "%s: %r" % (what, r))
+
+    def test_unknown_group_claim_is_malformed(self):
+        q = self.new_queue(dict(HOLD, inviteKey=KEY))
+        # the queue has no groups: every grp is unknown
+        for grp in ("fanclub", "standard", "Fan", "", 7, None):
+            with self.subTest(grp=grp):
+                self.refused(self.c.join(q, "u1", bearer(invite(q, "u1", grp=grp))), "malformed")
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
+        # without the claim: the standard line, no "group" in the answer
+        r = self.c.join(q, "u1", bearer(invite(q, "u1")))
+        self.assertWaiting(r, 1, 1, eta_null=True)
+        self.assertNotIn("group", r.json)
+        # one already in line sending an invite with an unknown grp: refused
+        # the same way, their place kept
+        self.refused(self.c.join(q, "u1", bearer(invite(q, "u1", grp="vip"))), "malformed")
+        self.assertWaiting(self.c.me(q, "u1"), 1, 1, eta_null=True)
+
+    def test_waitroom_invite_group(self):
+        tool = os.path.join(os.path.dirname(ENV.waitroomd), "waitroom-invite")
+        if not os.path.exists(tool):
+            self.skipTest("no waitroom-invite beside waitroomd")
+        env = dict(os.environ, WAITROOM_INVITE_KEY=KEY)
+        r = subprocess.run([tool, "--queue", "sale", "--group", "fanclub", "alice"], env=env,
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, claims, _, _ = jwtutil.decode(r.stdout.splitlines()[0])
+        self.assertEqual((claims["sub"], claims["aud"], claims["grp"]), ("alice", "sale", "fanclub"))
+        r = subprocess.run([tool, "--queue", "sale", "alice"], env=env, capture_output=True,
+                           text=True, timeout=10)
+        self.assertNotIn("grp", jwtutil.decode(r.stdout.splitlines()[0])[1])
+        for bad in ("standard", "Fan", "", "a" * 33):
+            with self.subTest(group=bad):
+                r = subprocess.run([tool, "--queue", "sale", "--group", bad, "alice"], env=env,
+                                   capture_output=True, text=True, timeout=10)
+                self.assertEqual(r.returncode, 2)
+                self.assertEqual(r.stdout, "")
+                self.assertIn("--group", r.stderr)

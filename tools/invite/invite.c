@@ -4,8 +4,12 @@
  * order the ids came. For the shop's own systems (a batch before the sale,
  * a login hook) and for tests.
  *
- *   WAITROOM_INVITE_KEY=... waitroom-invite --queue NAME [--ttl SECONDS] [USER...]
- *   waitroom-invite --key-file FILE --queue NAME [--ttl SECONDS] < users.txt
+ *   WAITROOM_INVITE_KEY=... waitroom-invite --queue NAME [--ttl SECONDS] [--group G] [USER...]
+ *   waitroom-invite --key-file FILE --queue NAME [--ttl SECONDS] [--group G] < users.txt
+ *
+ * --group G puts the claim "grp":G in every invite: the invited join the
+ * queue's priority group G (docs/API.md 1.3, "Priority groups and presale
+ * codes"); G must be [a-z0-9-]{1,32} and not "standard".
  *
  * The key (the queue's inviteKey, at least 32 bytes) comes from the
  * environment variable WAITROOM_INVITE_KEY or from a file (--key-file;
@@ -30,6 +34,7 @@
 #include <time.h>
 
 #include "base/ids.h"
+#include "core/groups.h"
 #include "core/invite.h"
 #include "core/qconfig.h"
 #include "core/token.h"
@@ -41,11 +46,14 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: WAITROOM_INVITE_KEY=KEY waitroom-invite --queue NAME [--ttl SECONDS] [USER...]\n"
-        "       waitroom-invite --key-file FILE --queue NAME [--ttl SECONDS] [USER...]\n"
+        "usage: WAITROOM_INVITE_KEY=KEY waitroom-invite --queue NAME [--ttl SECONDS] [--group G]\n"
+        "                                              [USER...]\n"
+        "       waitroom-invite --key-file FILE --queue NAME [--ttl SECONDS] [--group G] "
+        "[USER...]\n"
         "Prints one invite (JWT) per user id, one per line; with no USER, reads the\n"
         "ids from standard input, one per line. --ttl: seconds until the invites\n"
-        "expire (default %d). The key is never taken from the command line.\n",
+        "expire (default %d). --group: the priority group the invites join (claim\n"
+        "grp). The key is never taken from the command line.\n",
         DEFAULT_TTL);
 }
 
@@ -77,6 +85,7 @@ typedef struct {
     const uint8_t *key;
     size_t key_len;
     const char *queue;
+    const char *group; /* NULL: the standard line */
     int64_t now, exp;
 } signer_t;
 
@@ -87,8 +96,8 @@ static int sign_one(const signer_t *s, const char *user)
         fprintf(stderr, "waitroom-invite: not a valid user id: \"%.140s\"\n", user);
         return 1;
     }
-    wr_err_t err =
-        wr_invite_sign(s->key, s->key_len, s->queue, user, s->now, s->exp, tok, sizeof(tok));
+    wr_err_t err = wr_invite_sign(s->key, s->key_len, s->queue, user, s->group, s->now, s->exp, tok,
+                                  sizeof(tok));
     if (err != WR_OK) {
         fprintf(stderr, "waitroom-invite: cannot sign for %s: %s\n", user, wr_strerror(err));
         return 1;
@@ -99,7 +108,7 @@ static int sign_one(const signer_t *s, const char *user)
 
 int main(int argc, char **argv)
 {
-    const char *queue = NULL, *key_file = NULL;
+    const char *queue = NULL, *key_file = NULL, *group = NULL;
     long long ttl = DEFAULT_TTL;
     int i = 1;
     for (; i < argc; i++) {
@@ -109,6 +118,13 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--queue") == 0 && i + 1 < argc) {
             queue = argv[++i];
+        } else if (strcmp(a, "--group") == 0 && i + 1 < argc) {
+            group = argv[++i];
+            if (!wr_groups_name_ok(group, strlen(group))) {
+                fprintf(stderr, "waitroom-invite: --group must be " WR_GROUP_NAME_RULE
+                                " and not \"" WR_GROUP_STANDARD "\"\n");
+                return 2;
+            }
         } else if (strcmp(a, "--key-file") == 0 && i + 1 < argc) {
             key_file = argv[++i];
         } else if (strcmp(a, "--ttl") == 0 && i + 1 < argc) {
@@ -159,7 +175,7 @@ int main(int argc, char **argv)
                 WR_INVITE_KEY_MIN, WR_INVITE_KEY_MAX);
         return 2;
     }
-    signer_t s = {(const uint8_t *)key, key_len, queue, (int64_t)time(NULL), 0};
+    signer_t s = {(const uint8_t *)key, key_len, queue, group, (int64_t)time(NULL), 0};
     s.exp = s.now + ttl;
 
     int rc = 0;

@@ -42,7 +42,7 @@ static void jwt(const char *hdr, const char *payload, const char *key, char *out
 static wr_invite_reason_t check(const char *inv, const char *queue, char *sub)
 {
     return wr_invite_verify(inv, inv ? strlen(inv) : 0, (const uint8_t *)KEY, strlen(KEY), queue,
-                            NOW, sub);
+                            NOW, sub, NULL);
 }
 
 static const char HS[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
@@ -62,7 +62,7 @@ static void test_valid(void **state)
     assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
     assert_string_equal(sub, "u1");
     /* signed by us */
-    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", NOW,
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", NULL, NOW,
                                     NOW + 3600, t, sizeof(t)),
                      WR_OK);
     assert_int_equal(check(t, "sale", sub), WR_INVITE_OK);
@@ -140,19 +140,19 @@ static void test_sign_errors(void **state)
     (void)state;
     char t[2048];
     assert_int_equal(
-        wr_invite_sign((const uint8_t *)"short", 5, "sale", "u", NOW, NOW + 1, t, sizeof(t)),
+        wr_invite_sign((const uint8_t *)"short", 5, "sale", "u", NULL, NOW, NOW + 1, t, sizeof(t)),
         WR_EINVAL);
-    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "bad queue", "u", NOW,
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "bad queue", "u", NULL, NOW,
                                     NOW + 1, t, sizeof(t)),
                      WR_EINVAL);
-    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bad user", NOW,
-                                    NOW + 1, t, sizeof(t)),
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bad user", NULL,
+                                    NOW, NOW + 1, t, sizeof(t)),
+                     WR_EINVAL);
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NULL, NOW, NOW,
+                                    t, sizeof(t)),
                      WR_EINVAL);
     assert_int_equal(
-        wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NOW, NOW, t, sizeof(t)),
-        WR_EINVAL);
-    assert_int_equal(
-        wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NOW, NOW + 1, t, 10),
+        wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "u", NULL, NOW, NOW + 1, t, 10),
         WR_ELIMIT);
 }
 
@@ -191,12 +191,62 @@ static void test_not_before(void **state)
     assert_string_equal(wr_invite_reason_name(WR_INVITE_NOT_YET), "notYetValid");
 }
 
+/* The priority group claim grp (API 1.3): copied when it can name a
+ * group, malformed otherwise; signed by us with --group. */
+static void test_group_claim(void **state)
+{
+    (void)state;
+    char t[2048], sub[WR_USER_ID_MAX + 1], grp[WR_GROUP_NAME_MAX + 1] = "x";
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400}", KEY, t, sizeof(t));
+    assert_int_equal(
+        wr_invite_verify(t, strlen(t), (const uint8_t *)KEY, strlen(KEY), "sale", NOW, sub, grp),
+        WR_INVITE_OK);
+    assert_string_equal(grp, ""); /* none: the standard line */
+    jwt(HS, "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"grp\":\"fanclub\"}", KEY, t,
+        sizeof(t));
+    assert_int_equal(
+        wr_invite_verify(t, strlen(t), (const uint8_t *)KEY, strlen(KEY), "sale", NOW, sub, grp),
+        WR_INVITE_OK);
+    assert_string_equal(grp, "fanclub");
+    static const char *const bad[] = {"\"standard\"",
+                                      "\"Fan\"",
+                                      "\"\"",
+                                      "7",
+                                      "null",
+                                      "[\"fanclub\"]",
+                                      "\"abcdefghijklmnopqrstuvwxyz0123456\""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char payload[256];
+        snprintf(payload, sizeof(payload),
+                 "{\"sub\":\"u\",\"aud\":\"sale\",\"exp\":1764464400,\"grp\":%s}", bad[i]);
+        jwt(HS, payload, KEY, t, sizeof(t));
+        assert_int_equal(wr_invite_verify(t, strlen(t), (const uint8_t *)KEY, strlen(KEY), "sale",
+                                          NOW, sub, grp),
+                         WR_INVITE_MALFORMED);
+        assert_string_equal(grp, "");
+    }
+    /* signed by us */
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", "vip-1", NOW,
+                                    NOW + 60, t, sizeof(t)),
+                     WR_OK);
+    assert_int_equal(
+        wr_invite_verify(t, strlen(t), (const uint8_t *)KEY, strlen(KEY), "sale", NOW, sub, grp),
+        WR_INVITE_OK);
+    assert_string_equal(grp, "vip-1");
+    assert_string_equal(sub, "bob");
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", "standard",
+                                    NOW, NOW + 60, t, sizeof(t)),
+                     WR_EINVAL);
+    assert_int_equal(wr_invite_sign((const uint8_t *)KEY, strlen(KEY), "sale", "bob", "", NOW,
+                                    NOW + 60, t, sizeof(t)),
+                     WR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_reasons),
-        cmocka_unit_test(test_sign_errors),
+        cmocka_unit_test(test_group_claim), cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_reasons),     cmocka_unit_test(test_sign_errors),
         cmocka_unit_test(test_not_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1731,6 +1731,19 @@ static void test_groups(void **state)
     member_bad("standardShare", "1.01", "standardShare");
     member_bad("standardShare", "\"0.2\"", "standardShare");
     member_bad("standardShare", "null", "standardShare");
+    /* the line of a group name */
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, {\"name\": "
+                 "\"vip\"}]}");
+    assert_int_equal(wr_qconfig_group_index(&c, "", 0), 0);
+    assert_int_equal(wr_qconfig_group_index(&c, "fanclub", 7), 1);
+    assert_int_equal(wr_qconfig_group_index(&c, "vip", 3), 2);
+    assert_int_equal(wr_qconfig_group_index(&c, "vi", 2), -1);
+    assert_int_equal(wr_qconfig_group_index(&c, "vipx", 4), -1);
+    assert_int_equal(wr_qconfig_group_index(&c, "standard", 8), -1);
+    char field2[WR_FIELD_MAX], msg2[256];
+    assert_int_equal(wr_qconfig_check_available(&c, field2, sizeof(field2), msg2, sizeof(msg2)),
+                     WR_EINVAL);
+    assert_string_equal(field2, "groups");
     /* a PATCH to null removes them (the store's check that nobody is in
      * them is the store's) */
     wr_queue_config_t base = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"x\"}]}");
