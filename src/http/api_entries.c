@@ -597,11 +597,13 @@ static void spent_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 }
 
 /* The store's join of c's user (c->user, c->cookie set), once the gates
- * have let it through (a solved challenge spent first). Answers and frees
- * c. */
+ * have let it through (a presale code looked at, a solved challenge spent
+ * first). Answers and frees c. */
 static void join_store(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
+    if (wr_api__code_gate(c, c->join->entry))
+        return;
     if (c->spend_id[0]) {
         c->op = "burn";
         c->t0_us = wr_clock_wall_us();

@@ -1,7 +1,8 @@
 /*
  * api_gates.h - the join's gates of the api module (api_internal.h has
  * the layers): join challenges (api_challenge.c) and the CAPTCHA hook
- * (api_captcha.c), what the join (api_entries.c) asks of them and the
+ * (api_captcha.c), presale codes (api_codes.c), what the join
+ * (api_entries.c) asks of them and the
  * steps it hands the CAPTCHA gate to go on with (wr_api__join_steps_t:
  * called back, never included upward), one 403 for both gates, and the
  * keys api.c installs. Included by those files only.
@@ -11,6 +12,24 @@
 
 #include "http/api_internal.h"
 #include "core/captcha.h"
+
+/* ---------- api_codes.c ---------- */
+
+/*
+ * The presale code gate of a join (API 1.3, "Priority groups and presale
+ * codes"), run right before the store's join (after the invite, challenge
+ * and CAPTCHA gates, before a solved challenge is spent): a POST entries
+ * whose body has "code" - a string - asks the store for the person's
+ * place; one in line, in the pre-queue, held or holding a pass gets the
+ * answer a join gives them (entry, the route's answer of a store entry:
+ * called with the status read's result, also its error) and spends nothing; anyone else
+ * is 403 CODE_INVALID reason unknown, nothing changed (no store keeps codes
+ * in this version). A "code" of another type is 400 BAD_REQUEST (field
+ * code). Once per request (c->code_checked). Returns true when it took c
+ * (answered, or asked the store: c answered and freed later), false when
+ * the join goes on as usual (no code, null, another route).
+ */
+bool wr_api__code_gate(wr_api__ctx_t *c, wr_store_entry_cb entry);
 
 /* ---------- api_challenge.c ---------- */
 

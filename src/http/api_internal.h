@@ -183,9 +183,11 @@ typedef struct wr_api__ctx {
                              challenge_reason tells) */
     bool captcha_pow;     /* the join brought a valid challengeBits solution (the provider's
                              silence then lets it in with fallback "challenge") */
-    bool captcha_fallback_pow; /* the queue's captcha.fallback is "challenge" */
-    bool fresh_visitor;        /* the join's visitor was minted for it (no invite): a refusal
-                                  needs no status read */
+    bool captcha_fallback_pow;   /* the queue's captcha.fallback is "challenge" */
+    bool fresh_visitor;          /* the join's visitor was minted for it (no invite): a refusal
+                                    needs no status read */
+    bool code_checked;           /* the join's presale code (body "code") was looked at */
+    wr_store_entry_cb code_next; /* the code gate's answer for someone with a place (api_codes.c) */
     /* The join gates' records in the store's spent set (wr_store_burn):
      * the solved challenge this join spends right before it joins ("" =
      * none) and until when (its expiresAt, epoch ms); the id of the join's

@@ -6,12 +6,16 @@ available yet" (PUT and PATCH), which leaves the config as it was: a
 config that is accepted must work, and the stores do not keep per-group
 lines yet (docs/API.md "Priority groups and presale codes"). And the
 invite's claim `grp`: one the queue does not have is 403 INVITE_REQUIRED
-reason malformed, changing nothing; `waitroom-invite --group` writes it."""
+reason malformed, changing nothing; `waitroom-invite --group` writes it.
+A join with `{"code": ...}`: no code is valid while no queue can have
+groups, so a newcomer gets 403 CODE_INVALID reason unknown, changing
+nothing (no place, no challenge spent), and someone with a place or a pass
+gets their normal answer whatever code they send."""
 import os
 import subprocess
 
 import jwtutil
-from harness import ENV, HOLD, WRTest
+from harness import ENV, FAST, HOLD, WRTest
 from helpers import KEY, bearer, invite
 
 
@@ -127,3 +131,53 @@ class GroupInvites(WRTest):
                 self.assertEqual(r.returncode, 2)
                 self.assertEqual(r.stdout, "")
                 self.assertIn("--group", r.stderr)
+
+
+class CodeJoins(WRTest):
+
+    def join_code(self, q, user, code, headers=None):
+        h = self.c.uh(user, headers)
+        return self.c.request("POST", "/v1/queues/%s/entries" % q, h, {"code": code})
+
+    def test_unknown_code_changes_nothing(self):
+        q = self.new_queue(HOLD)
+        for code in ("7K2QD-M9XWA-0RT4E-HZ3PB", "fanclub", "", "A" * 33, "a b", "\u00e9"):
+            with self.subTest(code=code):
+                r = self.join_code(q, "u1", code)
+                self.assertError(r, 403, "CODE_INVALID")
+                self.assertEqual(r.json.get("reason"), "unknown", r)
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st.get("rejectedFullTotal", 0)), (0, 0))
+        self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
+        # not a string: the body is not what the route expects
+        for code in (5, ["x"], {"c": 1}, True):
+            with self.subTest(code=code):
+                r = self.join_code(q, "u1", code)
+                self.assertError(r, 400, "BAD_REQUEST")
+                self.assertEqual(r.json.get("field"), "code")
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        # null or no code: an ordinary join
+        self.assertWaiting(self.join_code(q, "u1", None), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
+
+    def test_a_place_is_answered_whatever_the_code(self):
+        q = self.new_queue(HOLD)
+        self.assertWaiting(self.c.join(q, "u1"), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
+        r = self.join_code(q, "u2", "7K2QD-M9XWA-0RT4E-HZ3PB")
+        self.assertWaiting(r, 2, 2, eta_null=True)
+        self.assertNotIn("group", r.json)
+        self.assertEqual(self.stats(q)["waiting"], 2)
+        # holding a pass: the pass again
+        fq = self.new_queue(FAST)
+        self.assertEqual(self.c.join(fq, "p1").status, 200)
+        tok = self.wait_admitted(fq, "p1")["token"]
+        r = self.join_code(fq, "p1", "NOPE")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "admitted")
+        self.assertEqual(r.json["token"], tok)
+        # a disabled queue: passthrough, as any join
+        dq = self.new_queue(dict(HOLD, enabled=False))
+        r = self.join_code(dq, "d1", "NOPE")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "passthrough")
