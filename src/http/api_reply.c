@@ -467,6 +467,9 @@ static void html_headers(struct evhttp_request *req, const char *img_origin, con
     evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(oh, "Cache-Control", "no-store");
     evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    /* the page's address may carry ?invite= or ?code= (API 1.3, "Groups,
+     * precisely"): never sent on to the logo's or a provider's origin */
+    evhttp_add_header(oh, "Referrer-Policy", "no-referrer");
     char csp[WR_ORIGIN_MAX + 4 * WR_CAPTCHA_CSP_MAX + 256];
     const char *cs = captcha && captcha[0] ? captcha : NULL;
     const char *sp = cs ? " " : "";

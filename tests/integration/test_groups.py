@@ -16,7 +16,7 @@ import subprocess
 
 import jwtutil
 from harness import ENV, FAST, HOLD, WRTest
-from helpers import KEY, bearer, invite
+from helpers import BITS, KEY, bearer, invite, solve
 
 
 class GroupsConfig(WRTest):
@@ -160,6 +160,20 @@ class CodeJoins(WRTest):
         self.assertWaiting(self.join_code(q, "u1", None), 1, 1, eta_null=True)
         self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
 
+    def test_a_refused_code_spends_no_challenge(self):
+        q = self.new_queue(dict(HOLD, challengeBits=BITS))
+        r = self.c.get("/v1/queues/%s/challenge" % q, self.c.uh("c1"))
+        self.assertEqual(r.status, 200, r)
+        ch = r.json["challenge"]
+        body = {"challenge": ch, "nonce": solve(ch, BITS)}
+        r = self.c.request("POST", "/v1/queues/%s/entries" % q, self.c.uh("c1"),
+                           dict(body, code="NOPE"))
+        self.assertError(r, 403, "CODE_INVALID")
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        # the same solution still buys the place
+        r = self.c.request("POST", "/v1/queues/%s/entries" % q, self.c.uh("c1"), body)
+        self.assertWaiting(r, 1, 1, eta_null=True)
+
     def test_a_place_is_answered_whatever_the_code(self):
         q = self.new_queue(HOLD)
         self.assertWaiting(self.c.join(q, "u1"), 1, 1, eta_null=True)
@@ -181,3 +195,17 @@ class CodeJoins(WRTest):
         r = self.join_code(dq, "d1", "NOPE")
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["status"], "passthrough")
+
+
+class PageReferrer(WRTest):
+
+    def test_queue_page_sends_no_referrer(self):
+        """The page's address may carry ?code= or ?invite=: it is never sent
+        on to another origin (the logo's, a CAPTCHA provider's)."""
+        q = self.new_queue(HOLD)
+        for path in ("/q/%s" % q, "/q/%s?code=7K2QD-M9XWA" % q, "/q/%s?invite=x.y.z" % q,
+                     "/q/no%20such"):
+            with self.subTest(path=path):
+                r = self.c.get(path, {"X-User-Id": "pager"})
+                self.assertEqual(r.headers.get("content-type"), "text/html; charset=utf-8", r)
+                self.assertEqual(r.headers.get("referrer-policy"), "no-referrer", r)
