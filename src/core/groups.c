@@ -28,6 +28,7 @@
 
 #include "base/crypto.h"
 #include "base/hex.h"
+#include "base/names.h"
 
 #define MICRO 1000000ULL
 
@@ -109,21 +110,14 @@ double wr_groups_eta_rate(size_t line, uint64_t admitted_60s, double share, doub
     return -1;
 }
 
+static const char *const reason_names[] = {
+    [WR_CODE_OK] = "ok",           [WR_CODE_UNKNOWN] = "unknown", [WR_CODE_USED_UP] = "usedUp",
+    [WR_CODE_REVOKED] = "revoked", [WR_CODE_EXPIRED] = "expired",
+};
+
 const char *wr_groups_code_reason_name(wr_code_reason_t r)
 {
-    switch (r) {
-    case WR_CODE_OK:
-        return "ok";
-    case WR_CODE_UNKNOWN:
-        return "unknown";
-    case WR_CODE_USED_UP:
-        return "usedUp";
-    case WR_CODE_REVOKED:
-        return "revoked";
-    case WR_CODE_EXPIRED:
-        return "expired";
-    }
-    return "unknown";
+    return WR_NAMES_GET(reason_names, r, "unknown");
 }
 
 wr_code_reason_t wr_groups_code_verdict(bool revoked, int64_t expires_at_ms, uint64_t uses_left,
