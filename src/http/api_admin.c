@@ -83,6 +83,14 @@ static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
         json_object_set_new(
             st, "admitRateTarget",
             wr_qconfig_number_json(wr_store_rate_in_use(info->config, info->stats.autotune_rate)));
+    /* per line (API 1.3, "Priority groups and presale codes"): with no
+     * groups (the only config this version accepts, qconfig's
+     * wr_qconfig_check_available) the standard line is the whole line */
+    if (st && info->config->n_groups == 0)
+        json_object_set_new(st, "groups",
+                            json_pack("{s:{s:I,s:I}}", WR_GROUP_STANDARD, "waiting",
+                                      (json_int_t)info->stats.waiting, "admittedTotal",
+                                      (json_int_t)info->stats.admitted_total));
     return json_pack("{s:s,s:o,s:o}", "name", info->name, "config", config_json(info), "stats", st);
 }
 

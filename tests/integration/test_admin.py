@@ -207,7 +207,8 @@ class Admin(WRTest):
         self.assertJsonHeaders(r)
         st = r.json["stats"]
         self.assertEqual(set(st), STATS_KEYS)
-        for k in STATS_KEYS - {"admitRateObserved", "stockLeft", "soldOutAt", "admitRateTarget"}:
+        for k in STATS_KEYS - {"admitRateObserved", "stockLeft", "soldOutAt", "admitRateTarget",
+                               "groups"}:
             self.assertInt(st[k], k)
         self.assertIsInstance(st["admitRateObserved"], (int, float))
         # the rate in use: the configured one without autotune
@@ -218,7 +219,8 @@ class Admin(WRTest):
                                   admitRateTarget=st["admitRateTarget"], sessions=0,
                                   releasedTotal=0, sessionsExpiredTotal=0, abandonedTotal=0,
                                   prequeue=0, away=0, held=0, returnedTotal=0,
-                                  stockLeft=None, soldOutAt=None))
+                                  stockLeft=None, soldOutAt=None,
+                                  groups={"standard": {"waiting": 4, "admittedTotal": 0}}))
         self.assertEqual(st["admitRateObserved"], 0, "nobody admitted yet")
         self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
         tokens = [self.wait_admitted(q, u)["token"] for u in users[:4]]

@@ -27,6 +27,21 @@ class GroupsConfig(WRTest):
         self.assertIsNone(cfg["groups"])
         self.assertEqual(cfg["standardShare"], 0.2)
 
+    def test_stats_per_line(self):
+        """Stats gain groups: with no groups the standard line is the whole
+        line (its waiting, its admissions)."""
+        q = self.new_queue(HOLD)
+        self.assertEqual(self.stats(q)["groups"], {"standard": {"waiting": 0, "admittedTotal": 0}})
+        self.assertEqual(self.c.join(q, "s1").status, 200)
+        self.assertEqual(self.c.join(q, "s2").status, 200)
+        self.assertEqual(self.stats(q)["groups"], {"standard": {"waiting": 2, "admittedTotal": 0}})
+        fq = self.new_queue(FAST)
+        self.assertEqual(self.c.join(fq, "f1").status, 200)
+        self.wait_admitted(fq, "f1")
+        st = self.stats(fq)
+        self.assertEqual(st["groups"], {"standard": {"waiting": 0, "admittedTotal": 1}})
+        self.assertEqual(st["groups"]["standard"]["admittedTotal"], st["admittedTotal"])
+
     def test_standard_share_rules(self):
         q = self.new_queue(HOLD)
         for share in (0, 0.35, 1):
