@@ -1,8 +1,9 @@
 /*
  * metric_defs.h - the table of every metric family waitroomd exports: one
  * row per family (name, type, label names, # HELP text, histogram bounds)
- * and the component that registers it. The one place a metric is named and
- * described (docs/DESIGN.md, "Where to change what": add a metric).
+ * and the component that registers it. The rows are metric_defs.def's: the
+ * one place a metric is named and described (docs/DESIGN.md, "Where to
+ * change what": add a metric).
  *
  * A component registers its rows once, when it gets its registry
  * (wr_metric_defs_describe(m, its group)); a family updated without that
