@@ -28,8 +28,35 @@ static bool is_str(const redisReply *e)
     return e && e->type == REDIS_REPLY_STRING;
 }
 
-/* reply is an array of exactly the rows of table t. */
-#define SHAPE(reply, t) wr_script_rows_check(reply, WR_ROWS_TABLE(t), NULL, 0)
+/* The elements of rep when it is an array of exactly the rows of table t,
+ * else NULL (WR_EPROTO); *out, size bytes, zeroed either way. */
+static redisReply *const *rows_of(const redisReply *rep, wr_script_row_t t, void *out, size_t size)
+{
+    memset(out, 0, size);
+    return wr_script_rows_check(rep, t, NULL, 0) ? rep->element : NULL;
+}
+
+/* rows_of() for table T (R_ENTRY...), zeroing the answer *out. */
+#define ROWS(reply, T, out) rows_of(reply, WR_ROWS_TABLE(T), out, sizeof *(out))
+
+/* The head that admit.lua's and queue_get.lua's answers share: the code
+ * (0 ok, -1 no such queue: WR_ENOTFOUND; anything else, or bad: WR_EPROTO),
+ * then the config of version and json through resolve. */
+static wr_err_t code_config(const redisReply *code, bool bad, const redisReply *version,
+                            const redisReply *json, wr_script_reply_config_fn resolve, void *ctx,
+                            const wr_queue_config_t **out)
+{
+    if (code->integer == -1)
+        return WR_ENOTFOUND;
+    if (code->integer != 0 || bad)
+        return WR_EPROTO;
+    return resolve(ctx, version->integer, json, out);
+}
+
+/* code_config() of the elements e of a reply of table T. */
+#define CODE_CONFIG(e, T, bad, out)                                                                \
+    code_config(e[WR_ROW(T, CODE)], bad, e[WR_ROW(T, VERSION)], e[WR_ROW(T, JSON)], resolve, ctx,  \
+                out)
 
 static uint64_t u64(const redisReply *e)
 {
@@ -167,10 +194,9 @@ out:
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_entry_t *entry)
 {
-    memset(entry, 0, sizeof *entry);
-    if (!SHAPE(rep, R_ENTRY))
+    redisReply *const *e = ROWS(rep, R_ENTRY, entry);
+    if (!e)
         return WR_EPROTO;
-    redisReply *const *e = rep->element;
     struct ans a = {.kind = e[WR_ROW(R_ENTRY, KIND)]->integer,
                     .position = e[WR_ROW(R_ENTRY, POSITION)]->integer,
                     .waiting = e[WR_ROW(R_ENTRY, WAITING)]->integer,
@@ -267,17 +293,10 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res)
 {
-    memset(res, 0, sizeof *res);
-    if (!SHAPE(rep, R_ADMIT))
+    redisReply *const *e = ROWS(rep, R_ADMIT, res);
+    if (!e)
         return WR_EPROTO;
-    redisReply *const *e = rep->element;
-    long long code = e[WR_ROW(R_ADMIT, CODE)]->integer;
-    if (code == -1)
-        return WR_ENOTFOUND;
-    if (code != 0 || e[WR_ROW(R_ADMIT, ADMITTED)]->integer < 0)
-        return WR_EPROTO;
-    wr_err_t err =
-        resolve(ctx, e[WR_ROW(R_ADMIT, VERSION)]->integer, e[WR_ROW(R_ADMIT, JSON)], &res->config);
+    wr_err_t err = CODE_CONFIG(e, R_ADMIT, e[WR_ROW(R_ADMIT, ADMITTED)]->integer < 0, &res->config);
     if (err != WR_OK)
         return err;
     res->admitted = u64(e[WR_ROW(R_ADMIT, ADMITTED)]);
@@ -311,44 +330,33 @@ wr_err_t wr_script_reply_token(const redisReply *rep, wr_token_check_t *res)
         res->session_us = rep->element[1]->integer >= 0 ? rep->element[1]->integer : -1;
         return WR_OK;
     }
+    /* The refusals, codes -2, -3, -4. */
+    static const wr_token_reason_t refused[] = {WR_TOKEN_CONSUMED, WR_TOKEN_EXPIRED,
+                                                WR_TOKEN_NO_SESSION};
     if (!is_int(rep))
         return WR_EPROTO;
-    switch (rep->integer) {
-    case 0:
+    long long code = rep->integer;
+    if (code == 0)
         return WR_OK;
-    case WR_ROW_VALUE(K_ENTRY, WAITING):
+    if (code == WR_ROW_VALUE(K_ENTRY, WAITING)) {
         res->passthrough = true;
         return WR_OK;
-    case -1:
-        return WR_ENOTFOUND;
-    case -2:
-        res->reason = WR_TOKEN_CONSUMED;
-        return WR_ETOKEN;
-    case -3:
-        res->reason = WR_TOKEN_EXPIRED;
-        return WR_ETOKEN;
-    case -4:
-        res->reason = WR_TOKEN_NO_SESSION;
-        return WR_ETOKEN;
-    default:
-        return WR_EPROTO;
     }
+    if (code == -1)
+        return WR_ENOTFOUND;
+    if (code > -2 || code < -4)
+        return WR_EPROTO;
+    res->reason = refused[-2 - code];
+    return WR_ETOKEN;
 }
 
 wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                              wr_queue_info_t *info)
 {
-    memset(info, 0, sizeof *info);
-    if (!SHAPE(rep, R_QUEUE_GET))
+    redisReply *const *e = ROWS(rep, R_QUEUE_GET, info);
+    if (!e)
         return WR_EPROTO;
-    redisReply *const *e = rep->element;
-    long long code = e[WR_ROW(R_QUEUE_GET, CODE)]->integer;
-    if (code == -1)
-        return WR_ENOTFOUND;
-    if (code != 0)
-        return WR_EPROTO;
-    wr_err_t err = resolve(ctx, e[WR_ROW(R_QUEUE_GET, VERSION)]->integer,
-                           e[WR_ROW(R_QUEUE_GET, JSON)], &info->config);
+    wr_err_t err = CODE_CONFIG(e, R_QUEUE_GET, false, &info->config);
     if (err != WR_OK)
         return err;
     FILL_STATS(&info->stats, e, R_QUEUE_GET);
@@ -426,10 +434,9 @@ static double reply_double(const redisReply *e)
 
 wr_err_t wr_script_reply_autotune(const redisReply *rep, wr_autotune_state_rec_t *res)
 {
-    if (!SHAPE(rep, R_AUTOTUNE))
+    redisReply *const *e = ROWS(rep, R_AUTOTUNE, res);
+    if (!e)
         return WR_EPROTO;
-    redisReply *const *e = rep->element;
-    memset(res, 0, sizeof *res);
     if (reply_double(e[WR_ROW(R_AUTOTUNE, CODE)]) != 0)
         return WR_ENOTFOUND;
     res->rate = reply_double(e[WR_ROW(R_AUTOTUNE, RATE)]);
