@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "unit_main.h"
 
 static void test_grow(void **state)
 {
@@ -48,10 +49,4 @@ static void test_grow(void **state)
     free(z);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_grow))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "base/b64.h"
+#include "unit_main.h"
 
 struct vec {
     const char *raw;
@@ -218,13 +219,8 @@ static void test_std(void **state)
     assert_int_equal(wr_b64_decode("Zm9v", 4, b, 2, &len), WR_ELIMIT);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc4648_encode), cmocka_unit_test(test_rfc4648_decode),
-        cmocka_unit_test(test_url_alphabet),   cmocka_unit_test(test_round_trip_all_bytes),
-        cmocka_unit_test(test_encode_bounds),  cmocka_unit_test(test_decode_bounds),
-        cmocka_unit_test(test_decode_rejects), cmocka_unit_test(test_std),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc4648_encode),
+             cmocka_unit_test(test_rfc4648_decode), cmocka_unit_test(test_url_alphabet),
+             cmocka_unit_test(test_round_trip_all_bytes), cmocka_unit_test(test_encode_bounds),
+             cmocka_unit_test(test_decode_bounds), cmocka_unit_test(test_decode_rejects),
+             cmocka_unit_test(test_std))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "base/clock.h"
+#include "unit_main.h"
 
 static void test_monotonic(void **state)
 {
@@ -53,12 +54,5 @@ static void test_timeval(void **state)
     assert_int_equal(tv.tv_usec, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_monotonic),
-        cmocka_unit_test(test_wall),
-        cmocka_unit_test(test_timeval),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_monotonic), cmocka_unit_test(test_wall),
+             cmocka_unit_test(test_timeval))

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/crypto.h"
+#include "unit_main.h"
 
 /* RFC 4231 test case 2. */
 static void test_hmac_rfc4231(void **state)
@@ -325,21 +326,9 @@ static void test_p256_pem(void **state)
     assert_int_equal(wr_crypto_p256_from_pem("not pem", 7, back), WR_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hmac_rfc4231),
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_equal_and_wipe),
-        cmocka_unit_test(test_cookie_key),
-        cmocka_unit_test(test_sha256),
-        cmocka_unit_test(test_sha1_hex),
-        cmocka_unit_test(test_ed25519_rfc8032),
-        cmocka_unit_test(test_ed25519_pem),
-        cmocka_unit_test(test_hkdf_rfc5869),
-        cmocka_unit_test(test_aes128gcm),
-        cmocka_unit_test(test_p256),
-        cmocka_unit_test(test_p256_pem),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_hmac_rfc4231), cmocka_unit_test(test_random),
+             cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
+             cmocka_unit_test(test_sha256), cmocka_unit_test(test_sha1_hex),
+             cmocka_unit_test(test_ed25519_rfc8032), cmocka_unit_test(test_ed25519_pem),
+             cmocka_unit_test(test_hkdf_rfc5869), cmocka_unit_test(test_aes128gcm),
+             cmocka_unit_test(test_p256), cmocka_unit_test(test_p256_pem))

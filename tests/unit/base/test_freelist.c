@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/freelist.h"
+#include "unit_main.h"
 
 typedef struct {
     char bytes[40];
@@ -69,11 +70,4 @@ static void t_bounded(void **state)
     wr_freelist_clear(&fl);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_take_give_reuse_zeroed),
-        cmocka_unit_test(t_bounded),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_take_give_reuse_zeroed), cmocka_unit_test(t_bounded))

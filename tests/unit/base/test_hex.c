@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "base/hex.h"
+#include "unit_main.h"
 
 static void test_round_trip(void **state)
 {
@@ -44,11 +45,4 @@ static void test_refusals(void **state)
     assert_false(wr_hex_decode(NULL, 4, out, 2));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_round_trip), cmocka_unit_test(test_refusals))

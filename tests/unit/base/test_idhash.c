@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "base/idhash.h"
+#include "unit_main.h"
 
 typedef struct {
     char id[24];
@@ -410,16 +411,7 @@ static void test_put_work_bound(void **state)
     free(big);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),
-        cmocka_unit_test(test_random_against_array),
-        cmocka_unit_test(test_reserve),
-        cmocka_unit_test(test_model_random),
-        cmocka_unit_test(test_delete_during_migration),
-        cmocka_unit_test(test_reserve_mid_migration),
-        cmocka_unit_test(test_put_work_bound),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_basic), cmocka_unit_test(test_random_against_array),
+             cmocka_unit_test(test_reserve), cmocka_unit_test(test_model_random),
+             cmocka_unit_test(test_delete_during_migration),
+             cmocka_unit_test(test_reserve_mid_migration), cmocka_unit_test(test_put_work_bound))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/ids.h"
+#include "unit_main.h"
 
 static void test_queue_names(void **state)
 {
@@ -125,12 +126,6 @@ static void test_rule_texts(void **state)
     assert_string_equal(WR_USER_ID_RULE, "[A-Za-z0-9._~:@+-]{1,128}");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
-        cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
-        cmocka_unit_test(test_rule_texts),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
+             cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
+             cmocka_unit_test(test_rule_texts))

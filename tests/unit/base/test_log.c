@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "unit_main.h"
 
 static char dir[] = "/tmp/wr-test-log-XXXXXX";
 static char err_path[128], acc_path[128];
@@ -270,12 +271,6 @@ static void test_async_stalled_reader(void **state)
     unlink(fifo);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_fields),          cmocka_unit_test(test_text),
-        cmocka_unit_test(test_access_and_reopen),    cmocka_unit_test(test_open_fails),
-        cmocka_unit_test(test_async_stalled_reader),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_json_fields), cmocka_unit_test(test_text),
+             cmocka_unit_test(test_access_and_reopen), cmocka_unit_test(test_open_fails),
+             cmocka_unit_test(test_async_stalled_reader))

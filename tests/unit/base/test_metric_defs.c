@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/metric_defs.h"
+#include "unit_main.h"
 
 static const char *type_name(wr_metric_type_t t)
 {
@@ -121,12 +122,6 @@ static void test_used_before_described(void **state)
     wr_metrics_free(m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_well_formed),
-        cmocka_unit_test(test_registered_by_group),
-        cmocka_unit_test(test_used_before_described),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rows_well_formed),
+             cmocka_unit_test(test_registered_by_group),
+             cmocka_unit_test(test_used_before_described))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/metrics.h"
+#include "unit_main.h"
 
 #define DROPPED_TAIL(n)                                                                            \
     "# HELP waitroom_metrics_dropped_series_total Metric updates dropped (a label string too "     \
@@ -337,17 +338,9 @@ static void test_custom_buckets_and_real_counter(void **state)
     wr_metrics_free(m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_custom_buckets_and_real_counter),
-        cmocka_unit_test(test_render_exact),
-        cmocka_unit_test(test_empty_and_implicit),
-        cmocka_unit_test(test_type_mismatch_and_labels_cap),
-        cmocka_unit_test(test_series_grow_without_a_cap),
-        cmocka_unit_test(test_remove_matching),
-        cmocka_unit_test(test_remove_one),
-        cmocka_unit_test(test_histogram_buckets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_custom_buckets_and_real_counter),
+             cmocka_unit_test(test_render_exact), cmocka_unit_test(test_empty_and_implicit),
+             cmocka_unit_test(test_type_mismatch_and_labels_cap),
+             cmocka_unit_test(test_series_grow_without_a_cap),
+             cmocka_unit_test(test_remove_matching), cmocka_unit_test(test_remove_one),
+             cmocka_unit_test(test_histogram_buckets))

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "base/names.h"
+#include "unit_main.h"
 
 typedef enum { A_OK = 0, A_GAP = 1, A_LAST = 2 } abc_t;
 
@@ -24,10 +25,4 @@ static void test_names(void **state)
     assert_null(wr_names_get(names, 3, 7, NULL));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_names))

@@ -17,6 +17,7 @@
 
 #include "base/b64.h"
 #include "base/note.h"
+#include "unit_main.h"
 
 #define PETER_VKEY "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
 /* the seed of PRIVATE+KEY+PeterNeumann+c74f20a3+<this>: 0x01 || seed */
@@ -216,12 +217,6 @@ static void test_checkpoint(void **state)
     assert_int_equal(wr_checkpoint_open(&v, note, len, &cp), WR_EAUTH);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_go_vectors),        cmocka_unit_test(test_spec_key),
-        cmocka_unit_test(test_bad_verifier_keys), cmocka_unit_test(test_note_forgeries),
-        cmocka_unit_test(test_checkpoint),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_go_vectors), cmocka_unit_test(test_spec_key),
+             cmocka_unit_test(test_bad_verifier_keys), cmocka_unit_test(test_note_forgeries),
+             cmocka_unit_test(test_checkpoint))

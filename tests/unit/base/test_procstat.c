@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/procstat.h"
+#include "unit_main.h"
 
 static void test_read(void **state)
 {
@@ -43,10 +44,4 @@ static void test_read(void **state)
     assert_true(b.start_time_seconds == a.start_time_seconds);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_read))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/qmap.h"
+#include "unit_main.h"
 
 static void test_basic(void **state)
 {
@@ -120,12 +121,5 @@ static void test_many_and_iteration(void **state)
     wr_qmap_free(m);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_many_and_iteration),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_basic), cmocka_unit_test(test_refused),
+             cmocka_unit_test(test_many_and_iteration))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/rng.h"
+#include "unit_main.h"
 
 static void test_known_sequence(void **state)
 {
@@ -71,13 +72,5 @@ static void test_entropy(void **state)
     wr_rng_entropy(NULL, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_sequence),
-        cmocka_unit_test(test_seeds),
-        cmocka_unit_test(test_unit_range),
-        cmocka_unit_test(test_entropy),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_known_sequence), cmocka_unit_test(test_seeds),
+             cmocka_unit_test(test_unit_range), cmocka_unit_test(test_entropy))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/siphash.h"
+#include "unit_main.h"
 
 #define K0 UINT64_C(0x0706050403020100)
 #define K1 UINT64_C(0x0f0e0d0c0b0a0908)
@@ -48,11 +49,5 @@ static void test_every_input_counts(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reference),
-        cmocka_unit_test(test_every_input_counts),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reference),
+             cmocka_unit_test(test_every_input_counts))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "base/tlog.h"
+#include "unit_main.h"
 
 #define H WR_TLOG_HASH
 
@@ -381,16 +382,20 @@ static void test_frontier_nodes(void **state)
     assert_int_equal(count, 15); /* 8 leaves + 4 + 2 + 1 */
 }
 
-int main(void)
+/* The group's one hasher, made before the tests and freed after them. */
+static int setup(void **state)
 {
+    (void)state;
     sha = wr_crypto_sha256_new();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ct_roots),
-        cmocka_unit_test(test_ct_proofs),
-        cmocka_unit_test(test_all_sizes),
-        cmocka_unit_test(test_frontier_nodes),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    wr_crypto_sha256_free(sha);
-    return rc;
+    return sha ? 0 : -1;
 }
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_crypto_sha256_free(sha);
+    return 0;
+}
+
+WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_ct_roots), cmocka_unit_test(test_ct_proofs),
+             cmocka_unit_test(test_all_sizes), cmocka_unit_test(test_frontier_nodes))

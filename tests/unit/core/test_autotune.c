@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/autotune.h"
+#include "unit_main.h"
 
 #define S_US 1000000LL
 
@@ -360,16 +361,7 @@ static void t_window_p95(void **state)
     assert_int_equal(w.count, WR_AUTOTUNE_WINDOW_N);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_step_down_converges),
-        cmocka_unit_test(t_step_up_recovers),
-        cmocka_unit_test(t_bounds),
-        cmocka_unit_test(t_holds_without_reports),
-        cmocka_unit_test(t_rules),
-        cmocka_unit_test(t_slow_at_any_rate),
-        cmocka_unit_test(t_window_p95),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_step_down_converges),
+             cmocka_unit_test(t_step_up_recovers), cmocka_unit_test(t_bounds),
+             cmocka_unit_test(t_holds_without_reports), cmocka_unit_test(t_rules),
+             cmocka_unit_test(t_slow_at_any_rate), cmocka_unit_test(t_window_p95))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/breaker.h"
+#include "unit_main.h"
 
 /* Transition log filled by the callback. */
 typedef struct {
@@ -482,24 +483,15 @@ static void test_names(void **state)
     assert_string_equal(wr_breaker_why_name(WR_BREAKER_WHY_PROBES_OK), "probes_succeeded");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_bad_options),
-        cmocka_unit_test(test_consecutive_failures_open),
-        cmocka_unit_test(test_failure_rate_window_arithmetic),
-        cmocka_unit_test(test_failure_rate_boundary),
-        cmocka_unit_test(test_min_calls),
-        cmocka_unit_test(test_slow_calls_open),
-        cmocka_unit_test(test_open_refuses_then_half_open),
-        cmocka_unit_test(test_half_open_probe_limit_and_close),
-        cmocka_unit_test(test_backoff_doubles_caps_and_resets),
-        cmocka_unit_test(test_slow_probe_reopens),
-        cmocka_unit_test(test_stale_permits_ignored),
-        cmocka_unit_test(test_cancel_frees_probe_slot),
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_defaults), cmocka_unit_test(test_bad_options),
+             cmocka_unit_test(test_consecutive_failures_open),
+             cmocka_unit_test(test_failure_rate_window_arithmetic),
+             cmocka_unit_test(test_failure_rate_boundary), cmocka_unit_test(test_min_calls),
+             cmocka_unit_test(test_slow_calls_open),
+             cmocka_unit_test(test_open_refuses_then_half_open),
+             cmocka_unit_test(test_half_open_probe_limit_and_close),
+             cmocka_unit_test(test_backoff_doubles_caps_and_resets),
+             cmocka_unit_test(test_slow_probe_reopens),
+             cmocka_unit_test(test_stale_permits_ignored),
+             cmocka_unit_test(test_cancel_frees_probe_slot), cmocka_unit_test(test_parse),
+             cmocka_unit_test(test_names))

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/captcha.h"
+#include "unit_main.h"
 
 static wr_captcha_config_t parse_ok(const char *text)
 {
@@ -338,16 +339,7 @@ static void test_verdict_is_for_this_widget(void **state)
 #undef V
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_parse),
-        cmocka_unit_test(test_script_and_csp),
-        cmocka_unit_test(test_render),
-        cmocka_unit_test(test_form),
-        cmocka_unit_test(test_response_ok),
-        cmocka_unit_test(test_verdict),
-        cmocka_unit_test(test_verdict_is_for_this_widget),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_url_parse), cmocka_unit_test(test_script_and_csp),
+             cmocka_unit_test(test_render), cmocka_unit_test(test_form),
+             cmocka_unit_test(test_response_ok), cmocka_unit_test(test_verdict),
+             cmocka_unit_test(test_verdict_is_for_this_widget))

@@ -15,6 +15,7 @@
 
 #include "base/crypto.h"
 #include "core/challenge.h"
+#include "unit_main.h"
 
 #define SECRET "a-token-secret-shared-by-every-instance"
 #define NOW    1764460800000LL
@@ -346,19 +347,9 @@ static void test_spent_id(void **state)
     wr_challenge_key_free(other);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keyed_hmac_matches),
-        cmocka_unit_test(test_sha256_digest),
-        cmocka_unit_test(test_zero_bits),
-        cmocka_unit_test(test_issue_format),
-        cmocka_unit_test(test_check_reasons),
-        cmocka_unit_test(test_counts_own_bits),
-        cmocka_unit_test(test_tampered_and_malformed),
-        cmocka_unit_test(test_previous_key),
-        cmocka_unit_test(test_solve),
-        cmocka_unit_test(test_spent_id),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_keyed_hmac_matches),
+             cmocka_unit_test(test_sha256_digest), cmocka_unit_test(test_zero_bits),
+             cmocka_unit_test(test_issue_format), cmocka_unit_test(test_check_reasons),
+             cmocka_unit_test(test_counts_own_bits), cmocka_unit_test(test_tampered_and_malformed),
+             cmocka_unit_test(test_previous_key), cmocka_unit_test(test_solve),
+             cmocka_unit_test(test_spent_id))

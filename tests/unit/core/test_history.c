@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "core/history.h"
+#include "unit_main.h"
 
 static void test_samples_and_rates(void **state)
 {
@@ -136,12 +137,5 @@ static void test_autotune_columns(void **state)
     wr_history_free(h);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_samples_and_rates),
-        cmocka_unit_test(test_ring_wraps),
-        cmocka_unit_test(test_autotune_columns),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_samples_and_rates),
+             cmocka_unit_test(test_ring_wraps), cmocka_unit_test(test_autotune_columns))

@@ -18,6 +18,7 @@
 
 #include "base/b64.h"
 #include "core/identity.h"
+#include "unit_main.h"
 
 static const uint8_t KEY[] = "cookie-key-0123456789-0123456789";
 #define KEY_LEN 32
@@ -483,21 +484,9 @@ static void test_account_cookie(void **state)
     assert_false(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sign),
-        cmocka_unit_test(test_known_cookie),
-        cmocka_unit_test(test_first_format_still_verifies),
-        cmocka_unit_test(test_mint),
-        cmocka_unit_test(test_verify_rejects),
-        cmocka_unit_test(test_find_cookie),
-        cmocka_unit_test(test_find_then_verify),
-        cmocka_unit_test(test_find_bounded),
-        cmocka_unit_test(test_should_renew),
-        cmocka_unit_test(test_find_visitor),
-        cmocka_unit_test(test_next_cookie),
-        cmocka_unit_test(test_account_cookie),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_sign), cmocka_unit_test(test_known_cookie),
+             cmocka_unit_test(test_first_format_still_verifies), cmocka_unit_test(test_mint),
+             cmocka_unit_test(test_verify_rejects), cmocka_unit_test(test_find_cookie),
+             cmocka_unit_test(test_find_then_verify), cmocka_unit_test(test_find_bounded),
+             cmocka_unit_test(test_should_renew), cmocka_unit_test(test_find_visitor),
+             cmocka_unit_test(test_next_cookie), cmocka_unit_test(test_account_cookie))

@@ -16,6 +16,7 @@
 #include "base/crypto.h"
 #include "core/invite.h"
 #include "core/token.h"
+#include "unit_main.h"
 
 #define KEY "an-invite-key-of-at-least-32-bytes!!"
 #define NOW 1764460800
@@ -242,12 +243,6 @@ static void test_group_claim(void **state)
                      WR_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_group_claim), cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_reasons),     cmocka_unit_test(test_sign_errors),
-        cmocka_unit_test(test_not_before),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_group_claim), cmocka_unit_test(test_valid),
+             cmocka_unit_test(test_reasons), cmocka_unit_test(test_sign_errors),
+             cmocka_unit_test(test_not_before))

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/logleaf.h"
+#include "unit_main.h"
 
 #define U1 "00112233445566778899aabbccddeeff"
 
@@ -219,13 +220,6 @@ static void test_ids_and_draw(void **state)
     wr_crypto_sha256_free(h);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode_each_kind),
-        cmocka_unit_test(test_encode_refuses),
-        cmocka_unit_test(test_parse_refuses),
-        cmocka_unit_test(test_ids_and_draw),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_encode_each_kind),
+             cmocka_unit_test(test_encode_refuses), cmocka_unit_test(test_parse_refuses),
+             cmocka_unit_test(test_ids_and_draw))

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "core/logreplay.h"
+#include "unit_main.h"
 
 static wr_crypto_sha256_t *sha;
 
@@ -320,16 +321,20 @@ static void test_randomized(void **state)
     wr_logreplay_free(r);
 }
 
-int main(void)
+/* The group's one hasher, made before the tests and freed after them. */
+static int setup(void **state)
 {
+    (void)state;
     sha = wr_crypto_sha256_new();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_correct_sale),
-        cmocka_unit_test(test_overtakes),
-        cmocka_unit_test(test_bad_draws),
-        cmocka_unit_test(test_randomized),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    wr_crypto_sha256_free(sha);
-    return rc;
+    return sha ? 0 : -1;
 }
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_crypto_sha256_free(sha);
+    return 0;
+}
+
+WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_correct_sale), cmocka_unit_test(test_overtakes),
+             cmocka_unit_test(test_bad_draws), cmocka_unit_test(test_randomized))

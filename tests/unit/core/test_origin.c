@@ -12,6 +12,7 @@
 
 #include "core/origin.h"
 #include "core/qconfig.h"
+#include "unit_main.h"
 
 static void expect_origin(const char *in, const char *want)
 {
@@ -197,12 +198,6 @@ static void test_add_param(void **state)
     assert_false(wr_origin_add_param("https://a.example/x", "wr_token", "T", out, 10));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),          cmocka_unit_test(test_of_url),
-        cmocka_unit_test(test_return_allowed), cmocka_unit_test(test_return_tricks),
-        cmocka_unit_test(test_add_param),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_parse), cmocka_unit_test(test_of_url),
+             cmocka_unit_test(test_return_allowed), cmocka_unit_test(test_return_tricks),
+             cmocka_unit_test(test_add_param))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core/ratelimit.h"
+#include "unit_main.h"
 
 static int64_t fake_now;
 
@@ -257,17 +258,9 @@ static void test_client_addr(void **state)
     assert_string_equal(out, "127.0.0.1");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bucket_burst_then_rate),
-        cmocka_unit_test(test_fractional_rate_and_clock_step_back),
-        cmocka_unit_test(test_off_allows_everything),
-        cmocka_unit_test(test_lru_bound_under_flood),
-        cmocka_unit_test(test_forget_reuses_entries),
-        cmocka_unit_test(test_pacing),
-        cmocka_unit_test(test_cidrs_parse),
-        cmocka_unit_test(test_client_addr),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_bucket_burst_then_rate),
+             cmocka_unit_test(test_fractional_rate_and_clock_step_back),
+             cmocka_unit_test(test_off_allows_everything),
+             cmocka_unit_test(test_lru_bound_under_flood),
+             cmocka_unit_test(test_forget_reuses_entries), cmocka_unit_test(test_pacing),
+             cmocka_unit_test(test_cidrs_parse), cmocka_unit_test(test_client_addr))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core/seencache.h"
+#include "unit_main.h"
 
 static void test_window(void **state)
 {
@@ -62,11 +63,4 @@ static void test_full_table(void **state)
     wr_seencache_free(c);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_full_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_window), cmocka_unit_test(test_full_table))

@@ -19,6 +19,7 @@
 #include "base/b64.h"
 #include "base/crypto.h"
 #include "core/token.h"
+#include "unit_main.h"
 
 static const uint8_t SECRET[] = "0123456789abcdef0123456789abcdef"; /* 32 bytes + NUL */
 #define SECRET_LEN 32
@@ -769,26 +770,12 @@ static void test_fail_open_claim(void **state)
     assert_int_equal(verify(forged, NOW), WR_TOKEN_BAD_SIGNATURE);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc7515_a1_signature),
-        cmocka_unit_test(test_rfc7515_a1_verify),
-        cmocka_unit_test(test_sign_exact_encoding),
-        cmocka_unit_test(test_sign_verify_round_trip),
-        cmocka_unit_test(test_sign_rejects),
-        cmocka_unit_test(test_verify_fixed_token),
-        cmocka_unit_test(test_alg_pinned),
-        cmocka_unit_test(test_bad_header),
-        cmocka_unit_test(test_wrong_secret),
-        cmocka_unit_test(test_mac_before_claims),
-        cmocka_unit_test(test_structure),
-        cmocka_unit_test(test_length_limit),
-        cmocka_unit_test(test_claims),
-        cmocka_unit_test(test_jti),
-        cmocka_unit_test(test_reason_names),
-        cmocka_unit_test(test_kid_keyring),
-        cmocka_unit_test(test_fail_open_claim),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc7515_a1_signature),
+             cmocka_unit_test(test_rfc7515_a1_verify), cmocka_unit_test(test_sign_exact_encoding),
+             cmocka_unit_test(test_sign_verify_round_trip), cmocka_unit_test(test_sign_rejects),
+             cmocka_unit_test(test_verify_fixed_token), cmocka_unit_test(test_alg_pinned),
+             cmocka_unit_test(test_bad_header), cmocka_unit_test(test_wrong_secret),
+             cmocka_unit_test(test_mac_before_claims), cmocka_unit_test(test_structure),
+             cmocka_unit_test(test_length_limit), cmocka_unit_test(test_claims),
+             cmocka_unit_test(test_jti), cmocka_unit_test(test_reason_names),
+             cmocka_unit_test(test_kid_keyring), cmocka_unit_test(test_fail_open_claim))

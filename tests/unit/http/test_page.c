@@ -19,6 +19,7 @@
 
 #include "http/lang.h"
 #include "http/page.h"
+#include "unit_main.h"
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -850,32 +851,19 @@ static void test_assets(void **state)
     assert_int_equal(len, 77);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_render_waiting_values),
-        cmocka_unit_test(test_render_korean_and_eta_minutes),
-        cmocka_unit_test(test_render_paused_eta_unknown),
-        cmocka_unit_test(test_escaping_target_url),
-        cmocka_unit_test(test_escaping_state_and_queue),
-        cmocka_unit_test(test_admitted_refresh_goes_to_target),
-        cmocka_unit_test(test_full_and_unavailable_retry),
-        cmocka_unit_test(test_admitted_token_in_query),
-        cmocka_unit_test(test_invite_state),
-        cmocka_unit_test(test_degraded_state),
-        cmocka_unit_test(test_dashboard),
-        cmocka_unit_test(test_prequeue_state),
-        cmocka_unit_test(test_held),
-        cmocka_unit_test(test_odds_and_grouping),
-        cmocka_unit_test(test_closed_state),
-        cmocka_unit_test(test_notice_escaped),
-        cmocka_unit_test(test_queue_page_has_no_inline_code),
-        cmocka_unit_test(test_lang),
-        cmocka_unit_test(test_lang_match),
-        cmocka_unit_test(test_waiting_for_stock),
-        cmocka_unit_test(test_accent),
-        cmocka_unit_test(test_brand),
-        cmocka_unit_test(test_assets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_render_waiting_values),
+             cmocka_unit_test(test_render_korean_and_eta_minutes),
+             cmocka_unit_test(test_render_paused_eta_unknown),
+             cmocka_unit_test(test_escaping_target_url),
+             cmocka_unit_test(test_escaping_state_and_queue),
+             cmocka_unit_test(test_admitted_refresh_goes_to_target),
+             cmocka_unit_test(test_full_and_unavailable_retry),
+             cmocka_unit_test(test_admitted_token_in_query), cmocka_unit_test(test_invite_state),
+             cmocka_unit_test(test_degraded_state), cmocka_unit_test(test_dashboard),
+             cmocka_unit_test(test_prequeue_state), cmocka_unit_test(test_held),
+             cmocka_unit_test(test_odds_and_grouping), cmocka_unit_test(test_closed_state),
+             cmocka_unit_test(test_notice_escaped),
+             cmocka_unit_test(test_queue_page_has_no_inline_code), cmocka_unit_test(test_lang),
+             cmocka_unit_test(test_lang_match), cmocka_unit_test(test_waiting_for_stock),
+             cmocka_unit_test(test_accent), cmocka_unit_test(test_brand),
+             cmocka_unit_test(test_assets))

@@ -19,6 +19,7 @@
 
 #include "http/page.h"
 #include "http/webdir.h"
+#include "unit_main.h"
 
 static char dir[64];
 
@@ -301,12 +302,6 @@ static void test_checks_at_load(void **state)
     assert_int_equal(mkdir(dir, 0700), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_embedded_only),  cmocka_unit_test(test_replaces_by_name),
-        cmocka_unit_test(test_errors_at_load), cmocka_unit_test(test_added_language),
-        cmocka_unit_test(test_checks_at_load),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_embedded_only),
+             cmocka_unit_test(test_replaces_by_name), cmocka_unit_test(test_errors_at_load),
+             cmocka_unit_test(test_added_language), cmocka_unit_test(test_checks_at_load))

@@ -16,6 +16,7 @@
 
 #include "runtime/config.h"
 #include "base/version.h"
+#include "unit_main.h"
 
 /* Writes text to a new temp file; returns its path (static per slot). */
 static const char *temp_ini(const char *text)
@@ -767,16 +768,10 @@ static void test_fit_connections(void **state)
     assert_int_equal(c.max_connections, 500000);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reload),         cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),          cmocka_unit_test(test_help),
-        cmocka_unit_test(test_usage),          cmocka_unit_test(test_version),
-        cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_cookie_secret_flag_absent),
-        cmocka_unit_test(test_value_errors),   cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_ini_full),       cmocka_unit_test(test_ini_errors),
-        cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reload), cmocka_unit_test(test_defaults),
+             cmocka_unit_test(test_flags), cmocka_unit_test(test_help),
+             cmocka_unit_test(test_usage), cmocka_unit_test(test_version),
+             cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_cookie_secret_flag_absent),
+             cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
+             cmocka_unit_test(test_ini_full), cmocka_unit_test(test_ini_errors),
+             cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections))

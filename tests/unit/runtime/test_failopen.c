@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "fake_store.h"
 #include "runtime/failopen.h"
+#include "unit_main.h"
 
 /* ---------------------------------------------------------- fake store */
 
@@ -220,15 +221,9 @@ static void t_bounded(void **state)
     assert_int_equal(wr_failopen_count(g_fo), WR_FAILOPEN_MAX / 2 + 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(t_spent_once_is_spent, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_expired_place_can_be_taken, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_burns_replayed_once_in_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_store_failure_retries_once_more, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_refused_at_once_ends_the_round, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_bounded, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(t_spent_once_is_spent, setup, teardown),
+             cmocka_unit_test_setup_teardown(t_expired_place_can_be_taken, setup, teardown),
+             cmocka_unit_test_setup_teardown(t_burns_replayed_once_in_order, setup, teardown),
+             cmocka_unit_test_setup_teardown(t_store_failure_retries_once_more, setup, teardown),
+             cmocka_unit_test_setup_teardown(t_refused_at_once_ends_the_round, setup, teardown),
+             cmocka_unit_test_setup_teardown(t_bounded, setup, teardown))

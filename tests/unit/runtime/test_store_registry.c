@@ -21,6 +21,7 @@
 
 #include "store/redis/redis_url.h"
 #include "runtime/store_registry.h"
+#include "unit_main.h"
 
 #define P10  "pppppppppp"
 #define P100 P10 P10 P10 P10 P10 P10 P10 P10 P10 P10
@@ -237,15 +238,6 @@ static void t_url_shown(void **state)
     assert_non_null(wr_store_registry_find("redis://h:1")->redact);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_find),
-        cmocka_unit_test(t_url_shown),
-        cmocka_unit_test(t_backends),
-        cmocka_unit_test(t_check_messages),
-        cmocka_unit_test(t_check_and_open_agree),
-        cmocka_unit_test(t_redis_url_endpoint),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_find), cmocka_unit_test(t_url_shown),
+             cmocka_unit_test(t_backends), cmocka_unit_test(t_check_messages),
+             cmocka_unit_test(t_check_and_open_agree), cmocka_unit_test(t_redis_url_endpoint))

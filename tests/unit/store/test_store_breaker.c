@@ -24,6 +24,7 @@
 #include "store/store_breaker.h"
 #include "fake_store.h"
 #include "store_harness.h"
+#include "unit_main.h"
 
 /* ---------------------------------------------------------- fake store */
 
@@ -362,20 +363,14 @@ static void test_close_from_callback(void **state)
     assert_true(g_fake.closed);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_passthrough_and_domain_answers),
-        cmocka_unit_test(test_failures_open_and_fail_fast),
-        cmocka_unit_test(test_sync_unavailable_counts),
-        cmocka_unit_test(test_half_open_lets_only_probes_through),
-        cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
-        cmocka_unit_test(test_slow_calls_open),
-        cmocka_unit_test(test_in_process_store_slowness_never_opens),
-        cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
-        cmocka_unit_test(test_late_replica_is_neutral),
-        cmocka_unit_test(test_shard_down_is_neutral),
-        cmocka_unit_test(test_close_from_callback),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_passthrough_and_domain_answers),
+             cmocka_unit_test(test_failures_open_and_fail_fast),
+             cmocka_unit_test(test_sync_unavailable_counts),
+             cmocka_unit_test(test_half_open_lets_only_probes_through),
+             cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
+             cmocka_unit_test(test_slow_calls_open),
+             cmocka_unit_test(test_in_process_store_slowness_never_opens),
+             cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
+             cmocka_unit_test(test_late_replica_is_neutral),
+             cmocka_unit_test(test_shard_down_is_neutral),
+             cmocka_unit_test(test_close_from_callback))

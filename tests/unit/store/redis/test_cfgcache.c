@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "store/redis/cfgcache.h"
+#include "unit_main.h"
 
 static wr_queue_config_t cfg_rate(double rate)
 {
@@ -151,14 +152,7 @@ static void t_bound_and_remove(void **state)
     wr_cfgcache_release(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_put_get_copy_and_version),
-        cmocka_unit_test(t_same_version_keeps_the_snapshot),
-        cmocka_unit_test(t_new_version_while_a_request_holds_the_old),
-        cmocka_unit_test(t_bound_and_remove),
-        cmocka_unit_test(t_put_ref),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_put_get_copy_and_version),
+             cmocka_unit_test(t_same_version_keeps_the_snapshot),
+             cmocka_unit_test(t_new_version_while_a_request_holds_the_old),
+             cmocka_unit_test(t_bound_and_remove), cmocka_unit_test(t_put_ref))

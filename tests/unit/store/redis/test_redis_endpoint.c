@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "store/redis/redis_endpoint.h"
+#include "unit_main.h"
 
 static redisReply str(const char *s)
 {
@@ -176,12 +177,5 @@ static void t_redirect(void **state)
         wr_redis_endpoint_redirect("MOVED 1 a-long-host.example:7000", "f", &slot, host, 8, &port));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_entry_types),
-        cmocka_unit_test(t_entry_malformed),
-        cmocka_unit_test(t_redirect),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_entry_types), cmocka_unit_test(t_entry_malformed),
+             cmocka_unit_test(t_redirect))

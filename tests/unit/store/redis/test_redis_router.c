@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "store/redis/redis_router.h"
+#include "unit_main.h"
 
 static unsigned slot(const char *k)
 {
@@ -52,10 +53,4 @@ static void t_keyslot(void **state)
     assert_int_equal(wr_redis_router_keyslot("foox", 3), 12182);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_keyslot),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_keyslot))

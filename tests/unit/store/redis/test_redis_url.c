@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "store/redis/redis_url.h"
+#include "unit_main.h"
 
 static wr_redis_url_t parse_ok(const char *url)
 {
@@ -439,14 +440,7 @@ static void t_redact(void **state)
     assert_null(wr_redis_url_redact("x", NULL, 0));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_tcp),          cmocka_unit_test(t_credentials),
-        cmocka_unit_test(t_ipv6),         cmocka_unit_test(t_sentinel),
-        cmocka_unit_test(t_cluster),      cmocka_unit_test(t_unix),
-        cmocka_unit_test(t_refused),      cmocka_unit_test(t_lengths),
-        cmocka_unit_test(t_env_password), cmocka_unit_test(t_redact),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_tcp), cmocka_unit_test(t_credentials),
+             cmocka_unit_test(t_ipv6), cmocka_unit_test(t_sentinel), cmocka_unit_test(t_cluster),
+             cmocka_unit_test(t_unix), cmocka_unit_test(t_refused), cmocka_unit_test(t_lengths),
+             cmocka_unit_test(t_env_password), cmocka_unit_test(t_redact))
