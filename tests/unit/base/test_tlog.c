@@ -17,10 +17,9 @@
 
 #include "base/tlog.h"
 #include "unit_main.h"
+#include "unit_sha.h"
 
 #define H WR_TLOG_HASH
-
-static wr_crypto_sha256_t *sha;
 
 static void unhex(const char *s, uint8_t *out, size_t *len)
 {
@@ -382,20 +381,6 @@ static void test_frontier_nodes(void **state)
     assert_int_equal(count, 15); /* 8 leaves + 4 + 2 + 1 */
 }
 
-/* The group's one hasher, made before the tests and freed after them. */
-static int setup(void **state)
-{
-    (void)state;
-    sha = wr_crypto_sha256_new();
-    return sha ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    wr_crypto_sha256_free(sha);
-    return 0;
-}
-
-WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_ct_roots), cmocka_unit_test(test_ct_proofs),
-             cmocka_unit_test(test_all_sizes), cmocka_unit_test(test_frontier_nodes))
+WR_UNIT_MAIN(sha_setup, sha_teardown, cmocka_unit_test(test_ct_roots),
+             cmocka_unit_test(test_ct_proofs), cmocka_unit_test(test_all_sizes),
+             cmocka_unit_test(test_frontier_nodes))

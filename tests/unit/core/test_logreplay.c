@@ -18,8 +18,7 @@
 
 #include "core/logreplay.h"
 #include "unit_main.h"
-
-static wr_crypto_sha256_t *sha;
+#include "unit_sha.h"
 
 static void uid(int i, char out[WR_LOGLEAF_U_HEX + 1])
 {
@@ -321,20 +320,6 @@ static void test_randomized(void **state)
     wr_logreplay_free(r);
 }
 
-/* The group's one hasher, made before the tests and freed after them. */
-static int setup(void **state)
-{
-    (void)state;
-    sha = wr_crypto_sha256_new();
-    return sha ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    wr_crypto_sha256_free(sha);
-    return 0;
-}
-
-WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_correct_sale), cmocka_unit_test(test_overtakes),
-             cmocka_unit_test(test_bad_draws), cmocka_unit_test(test_randomized))
+WR_UNIT_MAIN(sha_setup, sha_teardown, cmocka_unit_test(test_correct_sale),
+             cmocka_unit_test(test_overtakes), cmocka_unit_test(test_bad_draws),
+             cmocka_unit_test(test_randomized))
