@@ -14,16 +14,22 @@
 #include <cmocka.h>
 
 #include "base/crypto.h"
+#include "base/hex.h"
 #include "unit_main.h"
+
+/* The n bytes that the 2n hex digits hex spell, into out: the test vectors
+ * as their RFCs print them. */
+static void unhex(const char *hex, uint8_t *out, size_t n)
+{
+    assert_true(wr_hex_decode(hex, strlen(hex), out, n));
+}
 
 /* RFC 4231 test case 2. */
 static void test_hmac_rfc4231(void **state)
 {
     (void)state;
-    static const uint8_t want[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e,
-                                     0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
-                                     0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
-                                     0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+    uint8_t want[32];
+    unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", want, sizeof want);
     const char *data = "what do ya want for nothing?";
     uint8_t mac[WR_CRYPTO_MAC_LEN];
 
@@ -70,10 +76,8 @@ static void test_equal_and_wipe(void **state)
 static void test_cookie_key(void **state)
 {
     (void)state;
-    static const uint8_t want[32] = {0x1e, 0x1f, 0x10, 0xc3, 0xa9, 0x4c, 0x38, 0xfe,
-                                     0xc7, 0x6a, 0xd5, 0xa7, 0x1d, 0x20, 0xf7, 0x05,
-                                     0xe9, 0xba, 0xdb, 0x69, 0x1a, 0x4f, 0x57, 0x0e,
-                                     0x8c, 0x25, 0xf4, 0x0c, 0x56, 0xad, 0xad, 0xe4};
+    uint8_t want[32];
+    unhex("1e1f10c3a94c38fec76ad5a71d20f705e9badb691a4f570e8c25f40c56adade4", want, sizeof want);
     const char *secret = "0123456789abcdef0123456789abcdef";
     uint8_t key[WR_CRYPTO_KEY_LEN];
     assert_int_equal(wr_crypto_cookie_key((const uint8_t *)secret, strlen(secret), key), WR_OK);
@@ -82,10 +86,8 @@ static void test_cookie_key(void **state)
     assert_int_equal(wr_crypto_cookie_key(NULL, 0, key), WR_EINVAL);
     assert_int_equal(wr_crypto_cookie_key((const uint8_t *)secret, 0, key), WR_EINVAL);
     /* A second pair, computed independently as well. */
-    static const uint8_t want2[32] = {0x75, 0x0c, 0x7a, 0x67, 0x57, 0x9e, 0x25, 0x0d,
-                                      0x1b, 0x5a, 0x68, 0x78, 0x8e, 0x8c, 0x92, 0x62,
-                                      0xc9, 0x7d, 0x6a, 0xb0, 0xaa, 0xc5, 0xc2, 0x39,
-                                      0x15, 0x9d, 0x4f, 0x06, 0x58, 0x13, 0xbc, 0xe1};
+    uint8_t want2[32];
+    unhex("750c7a67579e250d1b5a68788e8c9262c97d6ab0aac5c239159d4f065813bce1", want2, sizeof want2);
     assert_int_equal(wr_crypto_cookie_key((const uint8_t *)"secret", 6, key), WR_OK);
     assert_memory_equal(key, want2, sizeof want2);
 }
@@ -94,10 +96,8 @@ static void test_cookie_key(void **state)
 static void test_sha256(void **state)
 {
     (void)state;
-    static const uint8_t want[32] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
-                                     0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
-                                     0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
-                                     0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    uint8_t want[32];
+    unhex("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", want, sizeof want);
     uint8_t got[WR_CRYPTO_SHA256_LEN];
     wr_crypto_sha256_t *h = wr_crypto_sha256_new();
     assert_non_null(h);
@@ -125,20 +125,14 @@ static void test_sha1_hex(void **state)
 static void test_ed25519_rfc8032(void **state)
 {
     (void)state;
-    static const uint8_t seed1[32] = {0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60,
-                                      0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
-                                      0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19,
-                                      0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60};
-    static const uint8_t pub1[32] = {0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7,
-                                     0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
-                                     0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25,
-                                     0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a};
-    static const uint8_t sig1[64] = {
-        0xe5, 0x56, 0x43, 0x00, 0xc3, 0x60, 0xac, 0x72, 0x90, 0x86, 0xe2, 0xcc, 0x80,
-        0x6e, 0x82, 0x8a, 0x84, 0x87, 0x7f, 0x1e, 0xb8, 0xe5, 0xd9, 0x74, 0xd8, 0x73,
-        0xe0, 0x65, 0x22, 0x49, 0x01, 0x55, 0x5f, 0xb8, 0x82, 0x15, 0x90, 0xa3, 0x3b,
-        0xac, 0xc6, 0x1e, 0x39, 0x70, 0x1c, 0xf9, 0xb4, 0x6b, 0xd2, 0x5b, 0xf5, 0xf0,
-        0x59, 0x5b, 0xbe, 0x24, 0x65, 0x51, 0x41, 0x43, 0x8e, 0x7a, 0x10, 0x0b};
+    uint8_t seed1[32];
+    unhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", seed1, sizeof seed1);
+    uint8_t pub1[32];
+    unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", pub1, sizeof pub1);
+    uint8_t sig1[64];
+    unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+          "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+          sig1, sizeof sig1);
     uint8_t pub[32], sig[64];
     assert_int_equal(wr_crypto_ed25519_public(seed1, pub), WR_OK);
     assert_memory_equal(pub, pub1, 32);
@@ -178,10 +172,8 @@ static void test_ed25519_pem(void **state)
         "-----BEGIN PRIVATE KEY-----\n"
         "MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n"
         "-----END PRIVATE KEY-----\n";
-    static const uint8_t want[32] = {0xd4, 0xee, 0x72, 0xdb, 0xf9, 0x13, 0x58, 0x4a,
-                                     0xd5, 0xb6, 0xd8, 0xf1, 0xf7, 0x69, 0xf8, 0xad,
-                                     0x3a, 0xfe, 0x7c, 0x28, 0xcb, 0xf1, 0xd4, 0xfb,
-                                     0xe0, 0x97, 0xa8, 0x8f, 0x44, 0x75, 0x58, 0x42};
+    uint8_t want[32];
+    unhex("d4ee72dbf913584ad5b6d8f1f769f8ad3afe7c28cbf1d4fbe097a88f44755842", want, sizeof want);
     assert_int_equal(wr_crypto_ed25519_from_pem(rfc8410, sizeof rfc8410 - 1, back), WR_OK);
     assert_memory_equal(back, want, 32);
     assert_int_equal(wr_crypto_ed25519_from_pem("not a key", 9, back), WR_EINVAL);
