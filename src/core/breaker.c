@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/names.h"
+
 #define OUT_FAIL 1u
 #define OUT_SLOW 2u
 
@@ -365,34 +367,27 @@ void wr_breaker_get_stats(const wr_breaker_t *b, wr_breaker_stats_t *out)
     *out = b->stats;
 }
 
+static const char *const state_names[] = {
+    [WR_BREAKER_CLOSED] = "closed",
+    [WR_BREAKER_OPEN] = "open",
+    [WR_BREAKER_HALF_OPEN] = "half_open",
+};
+
 const char *wr_breaker_state_name(wr_breaker_state_t s)
 {
-    switch (s) {
-    case WR_BREAKER_CLOSED:
-        return "closed";
-    case WR_BREAKER_OPEN:
-        return "open";
-    case WR_BREAKER_HALF_OPEN:
-        return "half_open";
-    }
-    return "unknown";
+    return WR_NAMES_GET(state_names, s, "unknown");
 }
+
+static const char *const why_names[] = {
+    [WR_BREAKER_WHY_FAILURE_RATE] = "failure_rate",
+    [WR_BREAKER_WHY_CONSECUTIVE] = "consecutive_failures",
+    [WR_BREAKER_WHY_SLOW_RATE] = "slow_call_rate",
+    [WR_BREAKER_WHY_WAIT_OVER] = "wait_over",
+    [WR_BREAKER_WHY_PROBE_FAILED] = "probe_failed",
+    [WR_BREAKER_WHY_PROBES_OK] = "probes_succeeded",
+};
 
 const char *wr_breaker_why_name(wr_breaker_why_t w)
 {
-    switch (w) {
-    case WR_BREAKER_WHY_FAILURE_RATE:
-        return "failure_rate";
-    case WR_BREAKER_WHY_CONSECUTIVE:
-        return "consecutive_failures";
-    case WR_BREAKER_WHY_SLOW_RATE:
-        return "slow_call_rate";
-    case WR_BREAKER_WHY_WAIT_OVER:
-        return "wait_over";
-    case WR_BREAKER_WHY_PROBE_FAILED:
-        return "probe_failed";
-    case WR_BREAKER_WHY_PROBES_OK:
-        return "probes_succeeded";
-    }
-    return "unknown";
+    return WR_NAMES_GET(why_names, w, "unknown");
 }
