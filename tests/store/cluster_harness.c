@@ -61,17 +61,16 @@ redisReply *sc_cmd(int port, const char *fmt, ...)
 {
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (!c || c->err) {
-        if (c)
-            redisFree(c);
-        return NULL;
+    if (c && c->err) {
+        redisFree(c);
+        c = NULL;
     }
-    redisSetTimeout(c, tv);
+    if (c)
+        redisSetTimeout(c, tv);
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
+    redisReply *r = sh_redis_vcmd(c, fmt, ap);
     va_end(ap);
-    redisFree(c);
     return r;
 }
 

@@ -316,16 +316,21 @@ redisContext *sh_redis_ctx(void)
     return c;
 }
 
-redisReply *sh_redis_cmd(const char *fmt, ...)
+redisReply *sh_redis_vcmd(redisContext *c, const char *fmt, va_list ap)
 {
-    redisContext *c = sh_redis_ctx();
     if (!c)
         return NULL;
+    redisReply *r = redisvCommand(c, fmt, ap);
+    redisFree(c);
+    return r;
+}
+
+redisReply *sh_redis_cmd(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
+    redisReply *r = sh_redis_vcmd(sh_redis_ctx(), fmt, ap);
     va_end(ap);
-    redisFree(c);
     return r;
 }
 

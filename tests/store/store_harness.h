@@ -13,6 +13,7 @@
 #ifndef WR_TEST_STORE_HARNESS_H
 #define WR_TEST_STORE_HARNESS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,6 +157,10 @@ redisContext *sh_redis_ctx(void);
 /* One command on a fresh connection; the reply (caller
  * freeReplyObject()s) or NULL. */
 redisReply *sh_redis_cmd(const char *fmt, ...);
+
+/* One command (fmt and its arguments ap) on c, which it then redisFree()s:
+ * the reply (caller freeReplyObject()s) or NULL; c NULL: NULL. */
+redisReply *sh_redis_vcmd(redisContext *c, const char *fmt, va_list ap);
 
 /* Opens store_redis on the private server (unix://SOCK, through the store
  * registry, as waitroomd opens it) and waits until it is connected
