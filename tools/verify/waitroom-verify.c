@@ -198,10 +198,16 @@ static int hashes_of(json_t *a, uint8_t proof[WR_TLOG_PROOF_MAX][32], size_t *n)
     return 0;
 }
 
-/* Fetches and parses a proof answer; -1 network, 1 malformed, 0 ok. */
-static int fetch_proof(run_t *r, const char *path, uint8_t proof[WR_TLOG_PROOF_MAX][32], size_t *n,
-                       json_t **out)
+/* Fetches and parses the proof answer of GET
+ * /v1/queues/{queue}/log/proof/{kind}?{ka}={a}&{kb}={b}: 0 ok (its hashes
+ * in proof, n of them; the answer in *out, json_decref it), 1 malformed,
+ * -1 network. */
+static int fetch_proof(run_t *r, const char *kind, const char *ka, uint64_t a, const char *kb,
+                       uint64_t b, uint8_t proof[WR_TLOG_PROOF_MAX][32], size_t *n, json_t **out)
 {
+    char path[600];
+    snprintf(path, sizeof path, "/v1/queues/%s/log/proof/%s?%s=%" PRIu64 "&%s=%" PRIu64, r->queue,
+             kind, ka, a, kb, b);
     char *body = NULL;
     size_t len = 0;
     if (get(r, path, SMALL_MAX, &body, &len) != 0)
@@ -229,13 +235,10 @@ static int check_consistency(run_t *r)
         set_broken(r, "the log is smaller than the saved checkpoint");
         return 0;
     }
-    char path[600];
     uint8_t proof[WR_TLOG_PROOF_MAX][32];
     size_t n = 0;
     json_t *o = NULL;
-    snprintf(path, sizeof path, "/v1/queues/%s/log/proof/consistency?from=%" PRIu64 "&to=%" PRIu64,
-             r->queue, r->old_size, r->cp.size);
-    int rc = fetch_proof(r, path, proof, &n, &o);
+    int rc = fetch_proof(r, "consistency", "from", r->old_size, "to", r->cp.size, proof, &n, &o);
     if (rc < 0)
         return -1;
     json_decref(o);
@@ -256,13 +259,10 @@ static int check_me(run_t *r)
         set_broken(r, "--me: no join of this log id in the log");
         return 0;
     }
-    char path[600];
     uint8_t proof[WR_TLOG_PROOF_MAX][32], leaf[32];
     size_t n = 0, len = 0;
     json_t *o = NULL;
-    snprintf(path, sizeof path, "/v1/queues/%s/log/proof/inclusion?index=%" PRIu64 "&size=%" PRIu64,
-             r->queue, r->me_index, r->cp.size);
-    int rc = fetch_proof(r, path, proof, &n, &o);
+    int rc = fetch_proof(r, "inclusion", "index", r->me_index, "size", r->cp.size, proof, &n, &o);
     if (rc < 0)
         return -1;
     const char *lh = rc == 0 ? json_string_value(json_object_get(o, "leafHash")) : NULL;
