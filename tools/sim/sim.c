@@ -53,6 +53,8 @@
  * returns. JSON bodies passed to callbacks are borrowed for the call.
  * Everything is freed before exit.
  */
+#include <stddef.h>
+
 #include "sim.h"
 
 static const char *KIND_NAMES[] = {"normal", "bypass", "replay", "greedy", "quitter"};
@@ -212,6 +214,103 @@ static bool parse_u32(const char *v, uint32_t *out, uint32_t min, uint32_t max)
     return true;
 }
 
+/* The arrays of series_t, each of ser.cap samples. */
+#define SERIES_ARRAYS(X)                                                                           \
+    X(waiting);                                                                                    \
+    X(admitted_total);                                                                             \
+    X(shop_in_flight);                                                                             \
+    X(shop_in_flight_peak);                                                                        \
+    X(shop_busy);                                                                                  \
+    X(shop_waiting);                                                                               \
+    X(wr_requests);                                                                                \
+    X(asleep);                                                                                     \
+    X(held);                                                                                       \
+    X(returned);                                                                                   \
+    X(stock_left);                                                                                 \
+    X(rate_target)
+
+/* Allocates every array of ser, cap zeroed samples each; false when out
+ * of memory (series_free() frees what was allocated). */
+static bool series_alloc(series_t *ser, size_t cap)
+{
+    bool ok = true;
+    ser->cap = cap;
+#define ALLOC(f) ok = (ser->f = calloc(cap, sizeof *ser->f)) != NULL && ok
+    SERIES_ARRAYS(ALLOC);
+#undef ALLOC
+    return ok;
+}
+
+static void series_free(series_t *ser)
+{
+#define FREE(f) free(ser->f)
+    SERIES_ARRAYS(FREE);
+#undef FREE
+}
+
+/* The options that set one field of sim_t: a text (kept as given) or a
+ * whole number in [min, max]. */
+typedef struct {
+    const char *name;
+    size_t off; /* offsetof(sim_t, the field) */
+    bool text;  /* a const char * field; else a uint32_t one */
+    uint32_t min, max;
+} field_opt_t;
+
+#define TEXT_OPT(NAME, FIELD)                                                                      \
+    {                                                                                              \
+        NAME, offsetof(sim_t, FIELD), true, 0, 0                                                   \
+    }
+#define U32_OPT(NAME, FIELD, MIN, MAX)                                                             \
+    {                                                                                              \
+        NAME, offsetof(sim_t, FIELD), false, MIN, MAX                                              \
+    }
+static const field_opt_t FIELD_OPTS[] = {
+    TEXT_OPT("--server", server),
+    TEXT_OPT("--shop", shop),
+    TEXT_OPT("--admin-key", admin_key),
+    TEXT_OPT("--queue", queue),
+    TEXT_OPT("--out", out_path),
+    TEXT_OPT("--label", label),
+    TEXT_OPT("--users-csv", users_csv),
+    U32_OPT("--users", users, 1, MAX_USERS),
+    U32_OPT("--bypass", bypass, 0, MAX_USERS),
+    U32_OPT("--replay", replay, 0, MAX_USERS),
+    U32_OPT("--greedy", greedy, 0, MAX_USERS),
+    U32_OPT("--quitters", quitters, 0, MAX_USERS),
+    U32_OPT("--conns", conns, 1, MAX_CONNS),
+    U32_OPT("--join-conns", join_conns, 1, 64),
+    U32_OPT("--tick-ms", tick_ms, 1, 60000),
+    U32_OPT("--ttl", ttl_s, 1, 86400),
+    U32_OPT("--max-active", max_active, 0, UINT32_MAX),
+    U32_OPT("--session-seconds", session_s, 0, 86400),
+    U32_OPT("--opens-in", opens_in_s, 1, MAX_SECONDS),
+    U32_OPT("--late", late, 0, MAX_USERS),
+    U32_OPT("--greedy-poll-ms", greedy_poll_ms, 1, 60000),
+    U32_OPT("--max-seconds", max_seconds, 1, MAX_SECONDS),
+    U32_OPT("--sample-ms", sample_ms, 10, 10000),
+};
+
+#undef TEXT_OPT
+#undef U32_OPT
+
+/* Sets the field of option a to its value v: 1 set, 0 a bad value, -1 not
+ * an option of FIELD_OPTS. */
+static int set_field_opt(sim_t *s, const char *a, const char *v)
+{
+    for (size_t k = 0; k < sizeof FIELD_OPTS / sizeof FIELD_OPTS[0]; k++) {
+        const field_opt_t *o = &FIELD_OPTS[k];
+        if (strcmp(a, o->name) != 0)
+            continue;
+        void *field = (char *)s + o->off;
+        if (!o->text)
+            return parse_u32(v, field, o->min, o->max);
+        *(const char **)field = v;
+        return 1;
+    }
+    return -1;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL;
@@ -314,24 +413,13 @@ int main(int argc, char **argv)
             return 2;
         }
         const char *v = argv[++i];
-        bool ok = true;
+        int set = set_field_opt(s, a, v);
+        bool ok = set != 0;
         uint32_t x = 0;
-        if (!strcmp(a, "--server"))
-            s->server = v;
-        else if (!strcmp(a, "--shop"))
-            s->shop = v;
-        else if (!strcmp(a, "--admin-key"))
-            s->admin_key = v;
-        else if (!strcmp(a, "--queue"))
-            s->queue = v;
-        else if (!strcmp(a, "--out"))
-            s->out_path = v;
-        else if (!strcmp(a, "--label"))
-            s->label = v;
-        else if (!strcmp(a, "--slowdown-at"))
+        if (set >= 0) {
+            /* done: one of FIELD_OPTS */
+        } else if (!strcmp(a, "--slowdown-at"))
             ok = parse_double(v, &s->slowdown_at_s) && s->slowdown_at_s >= 0;
-        else if (!strcmp(a, "--users-csv"))
-            s->users_csv = v;
         else if (!strcmp(a, "--queue-config")) {
             json_decref(s->queue_extra);
             s->queue_extra = json_loads(v, 0, NULL);
@@ -349,40 +437,8 @@ int main(int argc, char **argv)
             } else {
                 ok = false;
             }
-        } else if (!strcmp(a, "--users"))
-            ok = parse_u32(v, &s->users, 1, MAX_USERS);
-        else if (!strcmp(a, "--bypass"))
-            ok = parse_u32(v, &s->bypass, 0, MAX_USERS);
-        else if (!strcmp(a, "--replay"))
-            ok = parse_u32(v, &s->replay, 0, MAX_USERS);
-        else if (!strcmp(a, "--greedy"))
-            ok = parse_u32(v, &s->greedy, 0, MAX_USERS);
-        else if (!strcmp(a, "--quitters"))
-            ok = parse_u32(v, &s->quitters, 0, MAX_USERS);
-        else if (!strcmp(a, "--conns"))
-            ok = parse_u32(v, &s->conns, 1, MAX_CONNS);
-        else if (!strcmp(a, "--join-conns"))
-            ok = parse_u32(v, &s->join_conns, 1, 64);
-        else if (!strcmp(a, "--shop-conns"))
+        } else if (!strcmp(a, "--shop-conns"))
             ok = parse_u32(v, &shop_conns_set, 1, MAX_CONNS);
-        else if (!strcmp(a, "--tick-ms"))
-            ok = parse_u32(v, &s->tick_ms, 1, 60000);
-        else if (!strcmp(a, "--ttl"))
-            ok = parse_u32(v, &s->ttl_s, 1, 86400);
-        else if (!strcmp(a, "--max-active"))
-            ok = parse_u32(v, &s->max_active, 0, UINT32_MAX);
-        else if (!strcmp(a, "--session-seconds"))
-            ok = parse_u32(v, &s->session_s, 0, 86400);
-        else if (!strcmp(a, "--opens-in"))
-            ok = parse_u32(v, &s->opens_in_s, 1, MAX_SECONDS);
-        else if (!strcmp(a, "--late"))
-            ok = parse_u32(v, &s->late, 0, MAX_USERS);
-        else if (!strcmp(a, "--greedy-poll-ms"))
-            ok = parse_u32(v, &s->greedy_poll_ms, 1, 60000);
-        else if (!strcmp(a, "--max-seconds"))
-            ok = parse_u32(v, &s->max_seconds, 1, MAX_SECONDS);
-        else if (!strcmp(a, "--sample-ms"))
-            ok = parse_u32(v, &s->sample_ms, 10, 10000);
         else if (!strcmp(a, "--seed")) {
             ok = parse_u32(v, &x, 0, UINT32_MAX);
             s->seed = x;
@@ -502,23 +558,7 @@ int main(int argc, char **argv)
 
     s->n_users = s->users + s->bypass;
     s->u = calloc(s->n_users, sizeof(user_t));
-    s->ser.cap = (size_t)s->max_seconds * 1000 / BUCKET_MS + 600;
-    s->ser.waiting = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.admitted_total = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.shop_in_flight = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.shop_in_flight_peak = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.shop_busy = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.shop_waiting = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.wr_requests = calloc(s->ser.cap, sizeof(uint32_t));
-    s->ser.asleep = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.held = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.returned = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.stock_left = malloc(s->ser.cap * sizeof(int32_t));
-    s->ser.rate_target = malloc(s->ser.cap * sizeof(double));
-    if (!s->u || !s->ser.waiting || !s->ser.admitted_total || !s->ser.shop_in_flight ||
-        !s->ser.shop_in_flight_peak || !s->ser.shop_busy || !s->ser.shop_waiting ||
-        !s->ser.wr_requests || !s->ser.asleep || !s->ser.held || !s->ser.returned ||
-        !s->ser.stock_left || !s->ser.rate_target) {
+    if (!s->u || !series_alloc(&s->ser, (size_t)s->max_seconds * 1000 / BUCKET_MS + 600)) {
         fprintf(stderr, "waitroom-sim: out of memory\n");
         return 1;
     }
@@ -600,18 +640,7 @@ int main(int argc, char **argv)
     json_decref(s->queue_config);
     json_decref(s->shop_final);
     json_decref(s->queue_final);
-    free(s->ser.waiting);
-    free(s->ser.admitted_total);
-    free(s->ser.shop_in_flight);
-    free(s->ser.shop_in_flight_peak);
-    free(s->ser.shop_busy);
-    free(s->ser.shop_waiting);
-    free(s->ser.wr_requests);
-    free(s->ser.asleep);
-    free(s->ser.held);
-    free(s->ser.returned);
-    free(s->ser.stock_left);
-    free(s->ser.rate_target);
+    series_free(&s->ser);
     event_base_free(s->base);
     return s->exit_code;
 }
