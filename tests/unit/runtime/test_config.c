@@ -43,16 +43,28 @@ static void clear_env(void)
 #define ARGV(...) ((char **)(const char *[]){"waitroomd", __VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((const char *[]){"waitroomd", __VA_ARGS__}) / sizeof(char *)))
 
-/* Loads argv; asserts success. */
-#define LOAD_OK(cfg, ...)                                                                          \
+/* Loads argv; asserts success and the action want (wr_config_action_t). */
+#define LOAD_ACTION(cfg, want, ...)                                                                \
     do {                                                                                           \
-        wr_config_action_t act_ = WR_CONFIG_HELP;                                                  \
+        wr_config_action_t act_ = (wr_config_action_t)-1;                                          \
         char err_[512] = "";                                                                       \
         wr_err_t rc_ =                                                                             \
             wr_config_load(cfg, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), &act_, err_, sizeof(err_));  \
         if (rc_ != WR_OK)                                                                          \
             fail_msg("load failed: %s", err_);                                                     \
-        assert_int_equal(act_, WR_CONFIG_RUN);                                                     \
+        assert_int_equal(act_, want);                                                              \
+    } while (0)
+
+/* Loads argv; asserts success (the action: run). */
+#define LOAD_OK(cfg, ...) LOAD_ACTION(cfg, WR_CONFIG_RUN, __VA_ARGS__)
+
+/* Loads argv into a config of its own, freed after; asserts success and
+ * the action want. */
+#define EXPECT_ACTION(want, ...)                                                                   \
+    do {                                                                                           \
+        wr_config_t ca_;                                                                           \
+        LOAD_ACTION(&ca_, want, __VA_ARGS__);                                                      \
+        wr_config_free(&ca_);                                                                      \
     } while (0)
 
 /* Loads argv; asserts WR_EINVAL with exactly the message `expect`. */
@@ -224,35 +236,20 @@ static void test_flags(void **state)
     wr_config_free(&c);
 }
 
-/* Loads argv (NULL-terminated); asserts WR_OK and returns the action. */
-static wr_config_action_t action_of(char **argv, wr_config_t *c)
-{
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    wr_config_action_t act = (wr_config_action_t)-1;
-    char err[256] = "";
-    wr_err_t rc = wr_config_load(c, argc, argv, &act, err, sizeof(err));
-    if (rc != WR_OK)
-        fail_msg("load failed: %s", err);
-    return act;
-}
-
 static void test_help(void **state)
 {
     (void)state;
     wr_config_t c;
-    char *argv[] = {"waitroomd", "--listen", "x", "--help", "--bogus", NULL};
-    assert_int_equal(action_of(argv, &c), WR_CONFIG_HELP);
-    wr_config_free(&c);
+    EXPECT_ACTION(WR_CONFIG_HELP, "--listen", "x", "--help", "--bogus");
     /* --help is not mistaken for the value of a flag */
-    char *argv2[] = {"waitroomd", "--admin-key", "--help", NULL};
-    assert_int_equal(action_of(argv2, &c), WR_CONFIG_RUN);
+    LOAD_OK(&c, "--admin-key", "--help");
     assert_string_equal(c.admin_key, "--help");
     wr_config_free(&c);
     /* a NULL action is allowed */
     char err[256] = "";
-    assert_int_equal(wr_config_load(&c, 5, argv, NULL, err, sizeof(err)), WR_OK);
+    assert_int_equal(
+        wr_config_load(&c, 5, ARGV("--listen", "x", "--help", "--bogus"), NULL, err, sizeof(err)),
+        WR_OK);
     wr_config_free(&c);
 }
 
@@ -271,17 +268,10 @@ static void test_version(void **state)
                            "  --version                print \"waitroomd " WR_VERSION
                            "\" and exit\n"));
 
-    wr_config_t c;
-    char *argv[] = {"waitroomd", "--listen", "127.0.0.1:1", "--version", "--bogus", NULL};
-    assert_int_equal(action_of(argv, &c), WR_CONFIG_VERSION);
-    wr_config_free(&c);
+    EXPECT_ACTION(WR_CONFIG_VERSION, "--listen", "127.0.0.1:1", "--version", "--bogus");
     /* the first of --help and --version wins */
-    char *argv2[] = {"waitroomd", "--version", "--help", NULL};
-    assert_int_equal(action_of(argv2, &c), WR_CONFIG_VERSION);
-    wr_config_free(&c);
-    char *argv3[] = {"waitroomd", "--help", "--version", NULL};
-    assert_int_equal(action_of(argv3, &c), WR_CONFIG_HELP);
-    wr_config_free(&c);
+    EXPECT_ACTION(WR_CONFIG_VERSION, "--version", "--help");
+    EXPECT_ACTION(WR_CONFIG_HELP, "--help", "--version");
     /* a mistake before it is still an error; a value is refused */
     LOAD_ERR("unknown flag '--bogus'", "--bogus", "--version");
     LOAD_ERR("--version takes no value", "--version=1");
