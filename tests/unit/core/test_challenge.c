@@ -80,27 +80,28 @@ static void test_sha256_digest(void **state)
 static void test_zero_bits(void **state)
 {
     (void)state;
+    /* a digest that starts with head (its first bytes) and goes on 0xff:
+     * how many zero bits lead it */
+    static const struct {
+        uint8_t head[5];
+        size_t n;
+        int bits;
+    } cases[] = {
+        {{0xff}, 1, 0},
+        {{0x7f}, 1, 1},
+        {{0x01}, 1, 7},
+        {{0x00, 0x80}, 2, 8},
+        {{0x00, 0x40}, 2, 9},
+        {{0x00, 0x00, 0x0f}, 3, 20},
+        {{0x00, 0x00, 0x00, 0x01}, 4, 31},
+        {{0x00, 0x00, 0x00, 0x00, 0xff}, 5, 32},
+    };
     uint8_t d[32];
-    memset(d, 0xff, sizeof d);
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 0);
-    d[0] = 0x7f;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 1);
-    d[0] = 0x01;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 7);
-    d[0] = 0x00;
-    d[1] = 0x80;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 8);
-    d[1] = 0x40;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 9);
-    d[1] = 0x00;
-    d[2] = 0x0f;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 20);
-    d[2] = 0x00;
-    d[3] = 0x01;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 31);
-    d[3] = 0x00;
-    d[4] = 0xff;
-    assert_int_equal(wr_challenge_zero_bits(d, 32), 32);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(d, 0xff, sizeof d);
+        memcpy(d, cases[i].head, cases[i].n);
+        assert_int_equal(wr_challenge_zero_bits(d, 32), cases[i].bits);
+    }
     memset(d, 0, sizeof d);
     assert_int_equal(wr_challenge_zero_bits(d, 32), 256);
     assert_int_equal(wr_challenge_zero_bits(d, 0), 0);
