@@ -698,9 +698,13 @@ class WRTest(unittest.TestCase):
 
     maxDiff = 4000
 
+    # The suite's server the class's tests talk to, by its ENV attribute:
+    # "main" (header mode) or "cookie" (cookie mode).
+    server = "main"
+
     def setUp(self):
-        self.srv = ENV.main
-        self.c = ENV.main.client
+        self.srv = getattr(ENV, self.server)
+        self.c = self.srv.client
 
     def redis_only(self):
         if ENV.store != "redis":

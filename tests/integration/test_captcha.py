@@ -622,9 +622,7 @@ class CaptchaTLS(CaptchaBase):
 class CaptchaPage(CaptchaBase):
     """The queue page of a queue with a captcha (cookie mode)."""
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def csp(self, r):
         return dict((d.strip().split(" ", 1) + [""])[:2]

@@ -264,9 +264,7 @@ class ChallengeRoute(ChallengeBase):
 
 class ChallengeCookieMode(ChallengeBase):
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def test_visitor_binding(self):
         q = self.new_queue(dict(HOLD, challengeBits=BITS))

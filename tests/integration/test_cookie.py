@@ -11,9 +11,7 @@ def tamper(value):
 
 class CookieMode(WRTest):
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def vid_cookie(self, r):
         found = [parse_set_cookie(v) for v in r.set_cookies]

@@ -144,9 +144,10 @@ class CookieBase(WRTest):
     """Against the suite's cookie-mode server (its cookie key is derived
     from the token secret ENV.secret)."""
 
+    server = "cookie"
+
     def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+        super().setUp()
         self.port = ENV.cookie.port
         self.key = cookie_key(ENV.secret)
 
@@ -402,9 +403,10 @@ class K21CookieRenewal(CookieBase):
 
 class K22LargeHeaders(WRTest):
 
+    server = "cookie"
+
     def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+        super().setUp()
         self.port = ENV.cookie.port
 
     def big_cookie(self, size, tail=""):

@@ -138,9 +138,7 @@ class IdleTimeout(WRTest):
 class PageJoins(WRTest):
     """Cookie mode, as browsers and link scanners meet it."""
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def page(self, q, vid=None):
         h = {"Cookie": "wr_vid=" + vid} if vid else {}

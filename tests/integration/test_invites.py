@@ -167,9 +167,7 @@ class InviteHeaderMode(WRTest):
 class InviteCookieMode(WRTest):
     """Cookie identity mode: the invite's sub is the place in line."""
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def test_one_place_per_invited_account(self):
         q = self.new_queue(dict(HOLD, inviteKey=KEY))
@@ -232,9 +230,7 @@ class InviteCookieMode(WRTest):
 class ReturnAndPass(WRTest):
     """?return= on the queue page, tokenInQuery, the wr_token_{queue} cookie."""
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def page(self, q, ret=None, headers=None, raw=False):
         path = "/q/" + q
@@ -326,9 +322,7 @@ class InviteIssue22(WRTest):
     """Issue 22: invites honour nbf; in cookie mode the invited account is
     the place in line and the pass's sub (API 1.2 Clarifications)."""
 
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def test_nbf_in_the_future_is_refused(self):
         """Issue 22: an invite with nbf in the future (RFC 7519 4.1.5) is

@@ -19,9 +19,7 @@ def element_text(r, id_):
 
 
 class OpeningPage(WRTest):
-    def setUp(self):
-        self.srv = ENV.cookie
-        self.c = ENV.cookie.client
+    server = "cookie"
 
     def test_prequeue_page_without_javascript(self):
         opens_at = int(time.time() * 1000) + 120000
