@@ -506,6 +506,16 @@ static void test_length_limit(void **state)
     "{\"iss\":" iss ",\"aud\":" aud ",\"sub\":" sub ",\"jti\":" jti ",\"iat\":" iat                \
     ",\"exp\":" exp "}"
 
+/* A JSON string of n characters c, quotes included, into out (n + 3
+ * bytes). */
+static void quoted(char *out, char c, size_t n)
+{
+    out[0] = '"';
+    memset(out + 1, c, n);
+    out[n + 1] = '"';
+    out[n + 2] = '\0';
+}
+
 static void test_claims(void **state)
 {
     (void)state;
@@ -513,18 +523,10 @@ static void test_claims(void **state)
     char q64[80], q65[80], u128[160], u129[160], p[512];
 
     /* quoted: aud of 64 and 65 characters, sub of 128 and 129 */
-    memset(q64, 'q', 65);
-    q64[0] = '"';
-    q64[65] = '"';
-    q64[66] = '\0';
-    memcpy(q65, q64, 65);
-    memcpy(q65 + 65, "q\"", 3);
-    memset(u128, 'u', 130);
-    u128[0] = '"';
-    u128[129] = '"';
-    u128[130] = '\0';
-    memcpy(u129, u128, 129);
-    memcpy(u129 + 129, "u\"", 3);
+    quoted(q64, 'q', 64);
+    quoted(q65, 'q', 65);
+    quoted(u128, 'u', 128);
+    quoted(u129, 'u', 129);
 
     /* the claims (JSON values) and the verdict */
     const struct {
