@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,26 +16,47 @@
 #include "base/ids.h"
 #include "unit_main.h"
 
+/* A name rule: its check of a C string and of a counted one, its longest
+ * name (max characters, here all fill), and names it accepts and refuses
+ * (NULL-terminated lists). */
+typedef struct {
+    bool (*valid)(const char *s);
+    bool (*valid_n)(const char *s, size_t n);
+    size_t max;
+    char fill;
+    const char *ok[4];
+    const char *bad[12];
+} rule_t;
+
+static void check_rule(const rule_t *r)
+{
+    char s[200];
+    memset(s, r->fill, sizeof(s));
+    s[r->max] = '\0';
+    assert_true(r->valid(s));
+    s[r->max] = r->fill;
+    s[r->max + 1] = '\0';
+    assert_false(r->valid(s));
+    for (size_t i = 0; r->ok[i]; i++)
+        assert_true(r->valid(r->ok[i]));
+    for (size_t i = 0; r->bad[i]; i++)
+        assert_false(r->valid(r->bad[i]));
+    assert_false(r->valid(""));
+    assert_false(r->valid(NULL));
+    assert_true(r->valid_n(s, r->max));
+    assert_false(r->valid_n(s, r->max + 1));
+}
+
 static void test_queue_names(void **state)
 {
     (void)state;
-    char s[200];
-    memset(s, 'a', sizeof(s));
-    s[64] = '\0';
-    assert_true(wr_ids_valid_queue(s));
-    s[64] = 'a';
-    s[65] = '\0';
-    assert_false(wr_ids_valid_queue(s));
-    assert_true(wr_ids_valid_queue("a"));
-    assert_true(wr_ids_valid_queue("Shop_2-x"));
-    assert_false(wr_ids_valid_queue(""));
-    assert_false(wr_ids_valid_queue(NULL));
-    assert_false(wr_ids_valid_queue("a.b"));
-    assert_false(wr_ids_valid_queue("a b"));
-    assert_false(wr_ids_valid_queue("a/b"));
-    assert_false(wr_ids_valid_queue("a:b"));
-    assert_false(wr_ids_valid_queue("\xc3\xa9"));
-    assert_false(wr_ids_valid_queue("{q}"));
+    assert_int_equal(WR_QUEUE_NAME_MAX, 64);
+    static const rule_t queue = {
+        wr_ids_valid_queue,      wr_ids_valid_queue_n,
+        WR_QUEUE_NAME_MAX,       'a',
+        {"a", "Shop_2-x", NULL}, {"a.b", "a b", "a/b", "a:b", "\xc3\xa9", "{q}", NULL},
+    };
+    check_rule(&queue);
 
     /* Counted: exactly n bytes, no NUL inside. */
     assert_true(wr_ids_valid_queue_n("abc", 3));
@@ -42,38 +64,24 @@ static void test_queue_names(void **state)
     assert_false(wr_ids_valid_queue_n("ab\0c", 4));
     assert_false(wr_ids_valid_queue_n("abc", 0));
     assert_false(wr_ids_valid_queue_n(NULL, 3));
-    assert_true(wr_ids_valid_queue_n(s, WR_QUEUE_NAME_MAX));
-    assert_false(wr_ids_valid_queue_n(s, WR_QUEUE_NAME_MAX + 1));
 }
 
 static void test_user_ids(void **state)
 {
     (void)state;
-    char s[200];
-    memset(s, 'u', sizeof(s));
-    s[128] = '\0';
-    assert_true(wr_ids_valid_user(s));
-    s[128] = 'u';
-    s[129] = '\0';
-    assert_false(wr_ids_valid_user(s));
-    assert_true(wr_ids_valid_user("u"));
-    assert_true(wr_ids_valid_user("A-z0.9_~:@+-"));
-    assert_true(wr_ids_valid_user("user@example.com"));
-    assert_false(wr_ids_valid_user(""));
-    assert_false(wr_ids_valid_user(NULL));
-    assert_false(wr_ids_valid_user("a b"));
-    assert_false(wr_ids_valid_user("a/b"));
-    assert_false(wr_ids_valid_user("a,b"));
-    assert_false(wr_ids_valid_user("a\"b"));
-    assert_false(wr_ids_valid_user("a\nb"));
-    assert_false(wr_ids_valid_user("a%20"));
-    assert_false(wr_ids_valid_user("{x}"));
-    assert_false(wr_ids_valid_user("\xc3\xa9"));
+    assert_int_equal(WR_USER_ID_MAX, 128);
+    static const rule_t user = {
+        wr_ids_valid_user,
+        wr_ids_valid_user_n,
+        WR_USER_ID_MAX,
+        'u',
+        {"u", "A-z0.9_~:@+-", "user@example.com", NULL},
+        {"a b", "a/b", "a,b", "a\"b", "a\nb", "a%20", "{x}", "\xc3\xa9", NULL},
+    };
+    check_rule(&user);
 
     assert_true(wr_ids_valid_user_n("a.b~c", 5));
     assert_false(wr_ids_valid_user_n("a\0b", 3));
-    assert_true(wr_ids_valid_user_n(s, WR_USER_ID_MAX));
-    assert_false(wr_ids_valid_user_n(s, WR_USER_ID_MAX + 1));
 }
 
 static void test_jti_and_kid(void **state)
