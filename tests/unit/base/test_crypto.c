@@ -196,15 +196,16 @@ static void test_hkdf_rfc5869(void **state)
         salt[i] = (uint8_t)i;
     for (int i = 0; i < 10; i++)
         info[i] = (uint8_t)(0xf0 + i);
-    static const uint8_t want[42] = {
-        0x3c, 0xb2, 0x5f, 0x25, 0xfa, 0xac, 0xd5, 0x7a, 0x90, 0x43, 0x4f, 0x64, 0xd0, 0x36,
-        0x2f, 0x2a, 0x2d, 0x2d, 0x0a, 0x90, 0xcf, 0x1a, 0x5a, 0x4c, 0x5d, 0xb0, 0x2d, 0x56,
-        0xec, 0xc4, 0xc5, 0xbf, 0x34, 0x00, 0x72, 0x08, 0xd5, 0xb8, 0x87, 0x18, 0x58, 0x65};
+    uint8_t want[42];
+    unhex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf"
+          "34007208d5b887185865",
+          want, sizeof want);
     assert_int_equal(wr_crypto_hkdf_sha256(salt, sizeof salt, ikm, sizeof ikm, info, sizeof info,
                                            okm, sizeof okm),
                      WR_OK);
     assert_memory_equal(okm, want, 42);
-    static const uint8_t want3[8] = {0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f};
+    uint8_t want3[8];
+    unhex("8da4e775a563c18f", want3, sizeof want3);
     assert_int_equal(wr_crypto_hkdf_sha256(NULL, 0, ikm, sizeof ikm, NULL, 0, okm, 8), WR_OK);
     assert_memory_equal(okm, want3, 8);
     assert_int_equal(wr_crypto_hkdf_sha256(NULL, 0, ikm, sizeof ikm, NULL, 0, okm, 0), WR_EINVAL);
@@ -218,10 +219,8 @@ static void test_aes128gcm(void **state)
 {
     (void)state;
     uint8_t key[16] = {0}, nonce[12] = {0}, pt[16] = {0}, ct[32], back[16];
-    static const uint8_t want[32] = {0x03, 0x88, 0xda, 0xce, 0x60, 0xb6, 0xa3, 0x92,
-                                     0xf3, 0x28, 0xc2, 0xb9, 0x71, 0xb2, 0xfe, 0x78,
-                                     0xab, 0x6e, 0x47, 0xd4, 0x2c, 0xec, 0x13, 0xbd,
-                                     0xf5, 0x3a, 0x67, 0xb2, 0x12, 0x57, 0xbd, 0xdf};
+    uint8_t want[32];
+    unhex("0388dace60b6a392f328c2b971b2fe78ab6e47d42cec13bdf53a67b21257bddf", want, sizeof want);
     assert_int_equal(wr_crypto_aes128gcm_seal(key, nonce, pt, 16, ct), WR_OK);
     assert_memory_equal(ct, want, 32);
     memset(back, 0x55, sizeof back);
@@ -302,10 +301,8 @@ static void test_p256_pem(void **state)
     assert_int_equal(wr_crypto_p256_to_pem(k, pem, 20, &n), WR_ELIMIT);
 
     /* openssl's SEC 1 form, and its private scalar (openssl ec -text) */
-    static const uint8_t want[32] = {0x5f, 0x70, 0x13, 0xb8, 0xbe, 0x27, 0xb7, 0xba,
-                                     0x8b, 0x33, 0x20, 0x88, 0xe1, 0xe4, 0xda, 0x54,
-                                     0xbc, 0x7a, 0x63, 0xc4, 0xd3, 0x8d, 0x6f, 0x19,
-                                     0xa6, 0x5f, 0x81, 0xbd, 0xd8, 0x1c, 0x47, 0x87};
+    uint8_t want[32];
+    unhex("5f7013b8be27b7ba8b332088e1e4da54bc7a63c4d38d6f19a65f81bdd81c4787", want, sizeof want);
     assert_int_equal(wr_crypto_p256_from_pem(SEC1_PEM, strlen(SEC1_PEM), back), WR_OK);
     assert_memory_equal(back, want, 32);
 
