@@ -25,15 +25,24 @@
 #include "base/log.h"
 #include "store/redis/redis_conn_internal.h"
 
+/* Whether a check's answer can be read: not when the command failed, nor
+ * when the server refused it (an error reply: *refused set). */
+static bool answered(wr_err_t err, const redisReply *rep, bool *refused)
+{
+    if (err != WR_OK)
+        return false;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        *refused = true;
+        return false;
+    }
+    return true;
+}
+
 static void hook_role(wr_err_t err, const redisReply *rep, void *arg)
 {
     wr_redis_conn_t *c = arg;
-    if (err != WR_OK)
+    if (!answered(err, rep, &c->hook.role_refused))
         return;
-    if (rep->type == REDIS_REPLY_ERROR) {
-        c->hook.role_refused = true;
-        return;
-    }
     const char *role = rep->type == REDIS_REPLY_ARRAY && rep->elements > 0
                            ? wr_redis_conn__reply_str(rep->element[0])
                            : NULL;
@@ -46,12 +55,8 @@ static void hook_role(wr_err_t err, const redisReply *rep, void *arg)
 static void hook_config(wr_err_t err, const redisReply *rep, void *arg)
 {
     wr_redis_conn_t *c = arg;
-    if (err != WR_OK)
+    if (!answered(err, rep, &c->hook.config_refused))
         return;
-    if (rep->type == REDIS_REPLY_ERROR) {
-        c->hook.config_refused = true;
-        return;
-    }
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
         return; /* unknown: as if not set */
     const char *k = wr_redis_conn__reply_str(rep->element[0]),
