@@ -1240,6 +1240,7 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.match(dialogs[dialogs.length - 1], /Set the stock of .* to 0/);
   assert.equal(await field('error'), '');
   await waitFor(async () => (await field('sale')) === 'sold out', 5000, 'the sold-out pill');
+  assert.equal(await field('paused'), 'not admitting'); /* sold out admits nobody, paused or not */
   assert.match(await field('soldOutAt'), /^\d\d:\d\d:\d\d$/);
   assert.equal(await field('stockLeft'), '0');
   /* lift the limit */
@@ -1253,12 +1254,18 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.equal((await api.config(q)).closed, true);
   assert.deepEqual((await api.joinNew(q)).body.status, 'closed');
   await waitFor(async () => (await field('sale')) === 'sale closed', 5000, 'the closed pill');
+  assert.equal(await field('paused'), 'not admitting'); /* nor does a closed sale */
   assert.equal(await act('toggle-closed'), 200);
   assert.match(dialogs[dialogs.length - 1], /Reopen the sale of/);
   assert.equal((await api.config(q)).closed, false);
   assert.equal(await act('clear-notice'), 200);
   assert.equal((await api.config(q)).notice, null);
   await waitFor(async () => card.locator('[data-field="notice"]').isHidden(), 5000, 'no notice on the card');
+  /* a sale that opens later: the card says so, not "admitting" and "sale open" */
+  const opens = Date.now() + 2 * 3600 * 1000;
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { opensAt: opens })).status, 200);
+  await waitFor(async () => /^opens \d\d:\d\d:\d\d$/.test(await field('sale')), 5000, 'the pre-queue pill');
+  assert.equal(await field('paused'), 'not admitting');
   await ctx.close();
 });
 

@@ -700,13 +700,18 @@
     var cfg = c.config || {};
     var f = c.fields;
     setPill(f.enabled, cfg.enabled === false ? 'disabled' : 'enabled', cfg.enabled === false ? 'warn' : 'ok');
-    setPill(f.paused, cfg.paused ? 'paused' : 'admitting', cfg.paused ? 'warn' : 'ok');
+    /* admission as the line lives it: a pre-queue, a closed or sold-out
+     * sale or a line turned off admits nobody, paused or not */
+    var preq = typeof cfg.opensAt === 'number' && cfg.opensAt > Date.now();
+    var stopped = cfg.enabled === false || cfg.closed || c.soldOut || preq;
+    setPill(f.paused, cfg.paused ? 'paused' : (stopped ? 'not admitting' : 'admitting'),
+      cfg.paused || stopped ? 'warn' : 'ok');
     setPill(f.rate, cfg.autotune ? 'auto ' + (typeof c.rateInUse === 'number' ? fmtNum(c.rateInUse, true) : '?') + '/s'
       : (cfg.admitPerSecond !== undefined ? cfg.admitPerSecond : '?') + '/s', '');
     c.bEnable.textContent = cfg.enabled === false ? 'Enable line' : 'Disable line';
     c.bPause.textContent = cfg.paused ? 'Resume admission' : 'Pause admission';
-    setPill(f.sale, cfg.closed ? 'sale closed' : (c.soldOut ? 'sold out' : 'sale open'),
-      cfg.closed || c.soldOut ? 'bad' : 'ok');
+    setPill(f.sale, cfg.closed ? 'sale closed' : (c.soldOut ? 'sold out' : (preq ? 'opens ' + clock(cfg.opensAt) : 'sale open')),
+      cfg.closed || c.soldOut ? 'bad' : (preq ? 'warn' : 'ok'));
     c.bClosed.textContent = cfg.closed ? 'Reopen sale' : 'Close sale';
     f.notice.textContent = noticeText(cfg.notice);
     f.notice.hidden = f.notice.textContent === '';
