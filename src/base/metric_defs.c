@@ -113,6 +113,10 @@ static const wr_metric_def_t rows[] = {
      NULL, 0},
     {WR_METRICS_GROUP_SCHEDULER, "waitroom_queue_returned_total", WR_METRIC_COUNTER, "queue",
      "Held people admitted on their return; store-wide (the same on every instance).", NULL, 0},
+    {WR_METRICS_GROUP_SCHEDULER, "waitroom_queue_unseen_expired_total", WR_METRIC_COUNTER, "queue",
+     "Passes that expired before any answer carried them to their holder (part of "
+     "expired_total; the holder was held, docs/API.md 1.3); store-wide.",
+     NULL, 0},
     {WR_METRICS_GROUP_SCHEDULER, "waitroom_queue_stock_left", WR_METRIC_GAUGE, "queue",
      "What is left of the queue's stock (people who may still be let in); only for "
      "queues with a stock; store-wide.",
