@@ -114,12 +114,22 @@ static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
     t->heap_idx = i;
 }
 
+/* Heap order: by exp_us, then by user id, so that passes expiring at the
+ * same time leave (and their unseen holders are held) in one order, the
+ * Redis sweep's (ZRANGEBYSCORE: score, then member). */
+static bool heap_before(const wr_memq_token_t *a, const wr_memq_token_t *b)
+{
+    if (a->exp_us != b->exp_us)
+        return a->exp_us < b->exp_us;
+    return strcmp(a->id, b->id) < 0;
+}
+
 void wr_memq__heap_up(wr_memq_token_t **h, size_t i)
 {
     wr_memq_token_t *t = h[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (h[p]->exp_us <= t->exp_us)
+        if (!heap_before(t, h[p]))
             break;
         heap_set(h, i, h[p]);
         i = p;
@@ -132,12 +142,12 @@ void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
     wr_memq_token_t *t = h[i];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        int64_t best = t->exp_us;
-        if (l < n && h[l]->exp_us < best) {
+        const wr_memq_token_t *best = t;
+        if (l < n && heap_before(h[l], best)) {
             m = l;
-            best = h[l]->exp_us;
+            best = h[l];
         }
-        if (l + 1 < n && h[l + 1]->exp_us < best)
+        if (l + 1 < n && heap_before(h[l + 1], best))
             m = l + 1;
         if (m == i)
             break;
@@ -651,8 +661,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    if (!n) /* first: an unseen pass expiring now holds its holder, who is leaving */
+        wr_memq_sweep(q, now_us, dirty);
     bool back;
-    wr_zsl_node_t *h = wr_memq_held(q, user, ulen, &back);
+    wr_zsl_node_t *h = n ? NULL : wr_memq_held(q, user, ulen, &back);
     if (h)
         wr_memq__held_remove(q, h, back);
     wr_zsl_node_t *p = h ? NULL : wr_memq_prequeued(q, user, ulen);
@@ -664,12 +677,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         *dirty = true;
         return WR_OK;
     }
-    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
-    wr_memq_token_t *t = NULL;
-    if (!n) {
-        wr_memq_sweep(q, now_us, dirty);
-        t = wr_memq_token(q, user, ulen);
-    }
+    wr_memq_token_t *t = n ? NULL : wr_memq_token(q, user, ulen);
     bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
     if (n)
         wr_memq__line_remove(q, n);

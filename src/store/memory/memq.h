@@ -313,9 +313,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
  */
 void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
-/* Removes user from the line or, after a sweep at now_us, revokes their
- * token (counts left_total); and ends their session open at now_us
- * (counts released_total). WR_OK, or WR_ENOTINQUEUE (none of the three). */
+/* Removes user from the line or, after a sweep at now_us (a user not in
+ * line: an unseen pass expiring then holds its holder first), from the
+ * pre-queue, held or back, or revokes their token (counts left_total);
+ * and ends their session open at now_us (counts released_total). WR_OK,
+ * or WR_ENOTINQUEUE (none of these). */
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
 /*
