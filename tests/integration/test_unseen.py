@@ -118,3 +118,24 @@ class Unseen(WRTest):
         st = self.stats(q)
         self.assertEqual(st["unseenExpiredTotal"], 40, st)
         self.assertGreaterEqual(st["returnedTotal"], 1, st)
+
+    def test_advice_never_outlives_pass_and_hold(self):
+        """K36, the rest: with a short awayHoldSeconds the advice itself is
+        capped at tokenTtlSeconds + awayHoldSeconds, so coming back as told
+        is in time even for someone admitted right after the answer."""
+        q = self.new_queue({"admitPerSecond": 1, "tickMs": 100, "tokenTtlSeconds": 1,
+                            "awayHoldSeconds": 1, "paused": True})
+        users = [uid() for _ in range(40)]
+        for u in users:
+            self.join_ok(q, u)
+        self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
+        for _ in range(3):
+            r = self.c.me(q, users[-1])
+            self.assertWaiting(r, 40, 40, what="far back")
+            self.assertLessEqual(r.json["retryAfterMs"], 2000, repr(r))
+            self.assertGreaterEqual(r.json["retryAfterMs"], 1500, repr(r))
+        # without the short hold the same person is told a tenth of the wait
+        self.assertEqual(self.c.patch_queue(q, {"awayHoldSeconds": 1800}).status, 200)
+        r = self.c.me(q, users[-1])
+        self.assertGreater(r.json["retryAfterMs"], 3000, repr(r))
+
