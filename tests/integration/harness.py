@@ -792,6 +792,18 @@ class WRTest(unittest.TestCase):
         self.assertGreaterEqual(b["retryAfterMs"], 250, what)
         return b
 
+    def held_answer(self, r, what=""):
+        """The held answer (API 1.2, "Away, not gone"): waiting, position
+        1, ahead 0, held true."""
+        self.assertEqual(r.status, 200, "%s: %r" % (what, r))
+        b = r.json
+        self.assertEqual((b.get("status"), b.get("position"), b.get("ahead"), b.get("held")),
+                         ("waiting", 1, 0, True), "%s: %r" % (what, r))
+        self.assertIn("waiting", b)
+        self.assertIn("etaSeconds", b)
+        self.assertGreaterEqual(b["retryAfterMs"], 250)
+        return b
+
     def assertAdmitted(self, r, ttl=None, what=""):
         self.assertEqual(r.status, 200, "%s: %r" % (what, r))
         self.assertJsonHeaders(r, what)

@@ -15,14 +15,6 @@ from harness import WRTest, uid
 
 class Unseen(WRTest):
 
-    def held_answer(self, r, what=""):
-        """The held answer: waiting, position 1, ahead 0, held true."""
-        self.assertEqual(r.status, 200, "%s: %r" % (what, r))
-        b = r.json
-        self.assertEqual((b.get("status"), b.get("position"), b.get("ahead"), b.get("held")),
-                         ("waiting", 1, 0, True), "%s: %r" % (what, r))
-        return b
-
     def test_admitted_while_asleep_is_held(self):
         """K35: position 2, one poll, then the phone sleeps. The next tick
         admits them; the pass (2 s) expires unseen. On waking: held, then

@@ -59,6 +59,23 @@ static void unseen_setup(wr_store_t *s, const char *q, uint32_t hold)
     join_n(s, q, 2, 3);
 }
 
+/* A tick of q (paused: it admits nobody) after the passes expired: the
+ * counts it reports, every pass gone (active 0) and every unit back (stock
+ * 5). */
+static void expect_expired(wr_store_t *s, const char *q, uint64_t expired, uint64_t unseen,
+                           uint64_t held, uint64_t abandoned)
+{
+    sh_res_t a;
+    assert_int_equal(sh_admit(s, q, &a), WR_OK);
+    assert_int_equal(a.admit.admitted, 0);
+    assert_int_equal(a.admit.stats.expired_total, expired);
+    assert_int_equal(a.admit.stats.unseen_expired_total, unseen);
+    assert_int_equal(a.admit.stats.held, held);
+    assert_int_equal(a.admit.stats.abandoned_total, abandoned);
+    assert_int_equal(a.admit.stats.active, 0);
+    assert_int_equal(a.admit.stats.stock_left, 5);
+}
+
 /* K35: the pass expires unseen - its holder is held (out of every count of
  * the line), its unit and slot are back; their next poll is the held
  * answer and the next tick admits them first, ahead of u2 and u3 who
@@ -70,15 +87,7 @@ static void t_unseen_expiry_holds(void **state)
     sh_res_t r, a;
     unseen_setup(s, "un", 1800);
     pass_us(s, 1100000);
-    assert_int_equal(sh_admit(s, "un", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 0); /* paused */
-    assert_int_equal(a.admit.stats.expired_total, 1);
-    assert_int_equal(a.admit.stats.unseen_expired_total, 1);
-    assert_int_equal(a.admit.stats.held, 1);
-    assert_int_equal(a.admit.stats.active, 0);
-    assert_int_equal(a.admit.stats.stock_left, 5); /* the unit came back */
-    assert_int_equal(a.admit.stats.waiting, 2);
-    assert_int_equal(a.admit.stats.abandoned_total, 0);
+    expect_expired(s, "un", 1, 1, 1, 0); /* held; the unit and the slot came back */
     /* u1 wakes: held, first */
     assert_int_equal(sh_status(s, "un", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
@@ -100,12 +109,7 @@ static void t_unseen_expiry_holds(void **state)
     /* a seen pass that expires: gone */
     put_ok(s, "un", unseen_cfg(1800, true));
     pass_us(s, 1100000);
-    assert_int_equal(sh_admit(s, "un", &a), WR_OK);
-    assert_int_equal(a.admit.stats.expired_total, 2);
-    assert_int_equal(a.admit.stats.unseen_expired_total, 1);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.active, 0);
-    assert_int_equal(a.admit.stats.stock_left, 5);
+    expect_expired(s, "un", 2, 1, 0, 0);
     assert_int_equal(sh_status(s, "un", "u1", &r), WR_ENOTINQUEUE);
 }
 
@@ -136,22 +140,15 @@ static void t_unseen_expiry_on_poll(void **state)
 static void t_unseen_hold_runs_out(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t r;
     unseen_setup(s, "unh", 1);
     pass_us(s, 2300000); /* expired 1.3 s ago: held 1 s is over */
     assert_int_equal(sh_status(s, "unh", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_admit(s, "unh", &a), WR_OK);
-    assert_int_equal(a.admit.stats.unseen_expired_total, 1);
-    assert_int_equal(a.admit.stats.abandoned_total, 1);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.stock_left, 5);
+    expect_expired(s, "unh", 1, 1, 0, 1);
 
     unseen_setup(s, "un0", 0);
     pass_us(s, 1100000);
-    assert_int_equal(sh_admit(s, "un0", &a), WR_OK);
-    assert_int_equal(a.admit.stats.unseen_expired_total, 1);
-    assert_int_equal(a.admit.stats.abandoned_total, 1);
-    assert_int_equal(a.admit.stats.held, 0);
+    expect_expired(s, "un0", 1, 1, 0, 1);
     assert_int_equal(sh_status(s, "un0", "u1", &r), WR_ENOTINQUEUE);
 }
 
@@ -161,17 +158,14 @@ static void t_unseen_hold_runs_out(void **state)
 static void t_unseen_page_join_sees(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t r;
     unseen_setup(s, "unc", 1800);
     assert_int_equal(sh_join_page(s, "unc", "u1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
     pass_us(s, 1100000);
-    assert_int_equal(sh_admit(s, "unc", &a), WR_OK);
-    assert_int_equal(a.admit.stats.expired_total, 1);
-    assert_int_equal(a.admit.stats.unseen_expired_total, 0);
-    assert_int_equal(a.admit.stats.held, 0);
+    expect_expired(s, "unc", 1, 0, 0, 0);
     assert_int_equal(sh_status(s, "unc", "u1", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_consume(s, "unc", "u1", jti, &r), WR_ETOKEN);
 }

@@ -765,11 +765,9 @@ static void test_snapshot_stock(void **state)
 static void test_snapshot_unseen(void **state)
 {
     (void)state;
-    make_tmpdir();
-    struct event_base *base = sh_loop_new();
     wr_store_t *st;
-    wr_store_memory_opts_t o = {.data_dir = tmpdir, .test_clock_start_us = T0};
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
     wr_queue_config_t c;
     wr_qconfig_defaults(&c);
     c.admit_per_second = 1000;
