@@ -789,9 +789,8 @@ static void test_snapshot_unseen(void **state)
     assert_int_equal(sh_admit(st, "q", &r), WR_OK);
     assert_int_equal(r.admit.stats.unseen_expired_total, 1);
     assert_int_equal(r.admit.stats.held, 1);
-    wr_store_close(st);
     o.test_clock_start_us = T0 + 3100000; /* the clock went on meanwhile */
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
+    reopen(base, &o, &st);
     sh_res_t g = get(st, "q");
     assert_int_equal(g.stats.unseen_expired_total, 1);
     assert_int_equal(g.stats.active, 2);
@@ -802,9 +801,7 @@ static void test_snapshot_unseen(void **state)
     assert_int_equal(r.admit.stats.held, 2); /* "old" and "unseen" */
     assert_true(status(st, "q", "unseen").entry.held);
     assert_int_equal(status(st, "q", "seen").err, WR_ENOTINQUEUE);
-    wr_store_close(st);
-    sh_loop_free();
-    rm_tmpdir();
+    snap_end(st);
 }
 
 /* Version 3 keeps last-seen ages and pending page joins; the time the
