@@ -100,19 +100,30 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
     return ms < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : (uint32_t)ms;
 }
 
-/* The idle cap of retryAfterMs, ms: half of idleTimeoutSeconds, at least
- * WR_POLL_MIN_MS; 0 when idleTimeoutSeconds is 0 (no cap). */
+/* The cap of retryAfterMs, ms (queue.h wr_queue_retry_cap_idle_ms): the
+ * shorter of the idle cap, half of idleTimeoutSeconds (none when it is
+ * 0), and the pass cap, tokenTtlSeconds + awayHoldSeconds (none without a
+ * token lifetime); at least WR_POLL_MIN_MS; 0 when there is neither. */
 static double idle_cap_ms(const wr_queue_config_t *cfg)
 {
-    if (!cfg || cfg->idle_timeout_seconds == 0)
+    if (!cfg)
         return 0;
-    double cap = (double)cfg->idle_timeout_seconds * 1000.0 / 2.0;
+    double cap = 0;
+    if (cfg->idle_timeout_seconds > 0)
+        cap = (double)cfg->idle_timeout_seconds * 1000.0 / 2.0;
+    if (cfg->token_ttl_seconds > 0) {
+        double pass = ((double)cfg->token_ttl_seconds + cfg->away_hold_seconds) * 1000.0;
+        if (cap == 0 || pass < cap)
+            cap = pass;
+    }
+    if (cap == 0)
+        return 0;
     return cap < WR_POLL_MIN_MS ? WR_POLL_MIN_MS : cap;
 }
 
 uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms, double u)
 {
-    if (!cfg || cfg->idle_timeout_seconds == 0)
+    if (idle_cap_ms(cfg) == 0)
         return retry_ms;
     uint64_t cap = (uint64_t)idle_cap_ms(cfg);
     if (retry_ms <= cap)

@@ -109,7 +109,8 @@ uint32_t wr_queue_retry_after_ms(const wr_queue_config_t *cfg, uint64_t position
  *            admission (a band answer that ended just before it, a client
  *            that does not wait as told).
  *   the idle cap: an ETA answer (either above) longer than the cap of
- *            wr_queue_retry_cap_idle_ms (half of idleTimeoutSeconds) is
+ *            wr_queue_retry_cap_idle_ms (half of idleTimeoutSeconds, or
+ *            the pass cap when shorter) is
  *            cut into n = ceil(answer / cap) equal steps and the first
  *            step is the answer: the user comes back within the cap and,
  *            as the steps repeat, lands at E + s. Capping it instead
@@ -252,13 +253,17 @@ double wr_queue_poll_far_ms(const wr_queue_config_t *cfg, uint64_t position, dou
 
 /*
  * retry_ms (a retryAfterMs from the bands, the ETA or the pre-queue
- * countdown) capped so that a person who follows it is never removed as
- * idle: at most half of cfg's idleTimeoutSeconds (in ms), never below
- * WR_POLL_MIN_MS; unchanged when idleTimeoutSeconds is 0 (never). Half,
- * because a poll within a quarter of T of a recorded one records nothing
- * (status_quiet), so polls T/2 apart leave at most 3T/4 unrecorded. A
- * capped answer is jittered below the cap, cap x (1 - u x pollJitter), u
- * uniform in [0, 1), so that people told the cap do not poll in waves.
+ * countdown) capped so that a person who follows it is never away and
+ * never loses anything: at most half of cfg's idleTimeoutSeconds (in ms;
+ * no such cap when it is 0) and at most tokenTtlSeconds +
+ * awayHoldSeconds (the pass cap, K36: admitted at once after the answer,
+ * they come back before their pass expires or while its unseen expiry
+ * holds them, docs/API.md 1.3), never below WR_POLL_MIN_MS; unchanged
+ * without either. Half of T, because a poll within a quarter of T of a
+ * recorded one records nothing (status_quiet), so polls T/2 apart leave
+ * at most 3T/4 unrecorded. A capped answer is jittered below the cap,
+ * cap x (1 - u x pollJitter), u uniform in [0, 1), so that people told
+ * the cap do not poll in waves.
  */
 uint32_t wr_queue_retry_cap_idle_ms(const wr_queue_config_t *cfg, uint32_t retry_ms, double u);
 

@@ -43,7 +43,7 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     if (obs < 0)
         obs = 0;
     return json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "waiting",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "waiting",
         (json_int_t)st->waiting, "active", (json_int_t)st->active, "admittedTotal",
         (json_int_t)st->admitted_total, "consumedTotal", (json_int_t)st->consumed_total,
         "expiredTotal", (json_int_t)st->expired_total, "leftTotal", (json_int_t)st->left_total,
@@ -55,6 +55,8 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
         /* away, not gone (idleTimeoutSeconds, awayHoldSeconds) */
         "abandonedTotal", (json_int_t)st->abandoned_total, "away", (json_int_t)st->away, "held",
         (json_int_t)st->held, "returnedTotal", (json_int_t)st->returned_total,
+        /* unseen passes: expired before any answer carried them, holders held */
+        "unseenExpiredTotal", (json_int_t)st->unseen_expired_total,
         /* sale opening: people waiting for opensAt (not in waiting) */
         "prequeue", (json_int_t)st->prequeue,
         /* the end of a sale: what is left of the stock, when it sold out */

@@ -78,6 +78,10 @@ typedef struct {
     uint64_t held;            /* people whose turn came while away, out of the line's order
                                  (returned or not); not in waiting */
     uint64_t returned_total;  /* held people admitted on their return */
+    /* Unseen passes (docs/API.md 1.3): passes that expired before any join,
+     * poll or page answer carried them (part of expired_total); their
+     * holders went back to held. */
+    uint64_t unseen_expired_total;
     /* Sale opening: */
     uint64_t prequeue; /* people waiting for the opening (not in waiting); once the
                           opening has begun, those not yet moved count in waiting */
@@ -231,7 +235,8 @@ typedef struct wr_store_ops {
     /*
      * join: puts user at the end of the line unless already there (the first
      * arrival time is kept: score = store time in us, strictly increasing).
-     * cb gets WAITING (position, waiting), ADMITTED (live token) or
+     * cb gets WAITING (position, waiting), ADMITTED (live token: the answer
+     * carries it, so the pass is seen from then on - see admit) or
      * PASSTHROUGH (queue disabled). Sale opening: before the config's
      * opensAt a new user goes to the pre-queue instead and gets PREQUEUE
      * (so does a status of someone there); once the opening has begun a
@@ -269,7 +274,11 @@ typedef struct wr_store_ops {
                       void *arg);
     /*
      * admit: one admission tick. Atomically: expire tokens past their expiry
-     * and sessions past their end (counted in sessions_expired_total),
+     * (an unseen one - no join, join_page or status answered it ADMITTED -
+     * sends its user back to held, held from its expiry, counted in
+     * unseen_expired_total; docs/API.md 1.3; every sweep of tokens does
+     * this, join and status too) and sessions past their end (counted in
+     * sessions_expired_total),
      * compute the tick from the store clock (floor(now / tickMs)); if this tick
      * was already run (by any instance) admit nobody; else advance the
      * fractional budget (queue.h semantics), pop up to n users in arrival

@@ -676,7 +676,7 @@ STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTot
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
               "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt",
-             "admitRateTarget",
+             "admitRateTarget", "unseenExpiredTotal",
              "groups"}  # 1.3: per line ("Priority groups and presale codes")
 
 
@@ -794,6 +794,18 @@ class WRTest(unittest.TestCase):
             self.assertEqual(b["etaSeconds"], math.ceil(position / rate),
                              "%s: etaSeconds = ceil(%d/%s) in %r" % (what, position, rate, r))
         self.assertGreaterEqual(b["retryAfterMs"], 250, what)
+        return b
+
+    def held_answer(self, r, what=""):
+        """The held answer (API 1.2, "Away, not gone"): waiting, position
+        1, ahead 0, held true."""
+        self.assertEqual(r.status, 200, "%s: %r" % (what, r))
+        b = r.json
+        self.assertEqual((b.get("status"), b.get("position"), b.get("ahead"), b.get("held")),
+                         ("waiting", 1, 0, True), "%s: %r" % (what, r))
+        self.assertIn("waiting", b)
+        self.assertIn("etaSeconds", b)
+        self.assertGreaterEqual(b["retryAfterMs"], 250)
         return b
 
     def assertAdmitted(self, r, ttl=None, what=""):

@@ -23,17 +23,6 @@ AWAY_WAIT = 1.6  # long enough to be away on both stores
 
 class Away(WRTest):
 
-    def held_answer(self, r, what=""):
-        """The held answer: waiting, position 1, ahead 0, held true."""
-        self.assertEqual(r.status, 200, "%s: %r" % (what, r))
-        b = r.json
-        self.assertEqual((b.get("status"), b.get("position"), b.get("ahead"), b.get("held")),
-                         ("waiting", 1, 0, True), "%s: %r" % (what, r))
-        self.assertIn("waiting", b)
-        self.assertIn("etaSeconds", b)
-        self.assertGreaterEqual(b["retryAfterMs"], 250)
-        return b
-
     def sleepers_held(self, cfg, sleepers, active, paused_cfg=None):
         """A paused queue; sleepers and active join; the active keep polling
         while the sleepers go away; then unpaused with cfg. Returns q."""
@@ -264,8 +253,6 @@ class AwaySnapshot(WRTest):
         self.assertEqual((r.status, r.json.get("held")), (200, True), repr(r))
         self.wait_admitted(q, b, client=w.client, timeout=3)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
-
-    held_answer = Away.held_answer
 
 
 class AwayCrash(WRTest):

@@ -7,7 +7,8 @@
  * sessions, config changes - sessionSeconds on or off, idleTimeoutSeconds
  * off or a few seconds, awayHoldSeconds 0 or a few seconds (1.2: away
  * people keep their place, are held when their turn comes, admitted first
- * on their return) -, queue delete, time advanced through
+ * on their return; 1.3: a pass that expires before any answer carried it
+ * holds its holder, held from its expiry) -, queue delete, time advanced through
  * debug_advance_time) run against store_memory
  * through the store vtable and against a deliberately naive reference
  * model: plain arrays and linear scans, its own budget arithmetic. Every
@@ -62,6 +63,7 @@ typedef struct {
     int user;
     char jti[WR_JTI_LEN + 1]; /* "" until learned from the store */
     int64_t iat, exp;
+    bool seen; /* an ADMITTED answer carried it (1.3) */
 } m_tok_t;
 
 typedef struct {
@@ -83,6 +85,7 @@ typedef struct {
     int nback;
     int64_t held_last;
     uint64_t returned;
+    uint64_t unseen; /* passes that expired unseen (1.3) */
 } m_queue_t;
 
 static m_queue_t mq[NQ];
@@ -152,26 +155,6 @@ static void m_del_sess(m_queue_t *q, int i)
     m_del_in(q->sess, &q->nsess, i);
 }
 
-static void m_sweep(m_queue_t *q)
-{
-    for (int i = 0; i < q->nsess;) {
-        if (q->sess[i].exp <= m_now) {
-            m_del_sess(q, i);
-            q->sess_expired++;
-        } else {
-            i++;
-        }
-    }
-    for (int i = 0; i < q->ntok;) {
-        if (q->tok[i].exp <= m_now) {
-            m_del_tok(q, i);
-            q->expired++;
-        } else {
-            i++;
-        }
-    }
-}
-
 /* Idle at m_now: memq keeps last-seen times in centiseconds (memq.h). */
 static bool m_idle_seen(const m_queue_t *q, int64_t seen)
 {
@@ -194,26 +177,74 @@ static void m_del_held(m_held_t *a, int *n, int i)
     m_del_at(a, n, sizeof *a, i);
 }
 
-static int64_t m_held_key(m_queue_t *q)
+/* The next held key from time at: at, or just above the last one. */
+static int64_t m_held_key_at(m_queue_t *q, int64_t at)
 {
-    int64_t k = m_now > q->held_last ? m_now : q->held_last + 1;
+    int64_t k = at > q->held_last ? at : q->held_last + 1;
     q->held_last = k;
     return k;
 }
 
-/* Their turn came while away: held now (or gone with awayHoldSeconds 0). */
-static void m_hold(m_queue_t *q, int user, int64_t seen)
+static int64_t m_held_key(m_queue_t *q)
+{
+    return m_held_key_at(q, m_now);
+}
+
+static long g_unseen_holds;
+
+/* Held from at (or gone with awayHoldSeconds 0). */
+static void m_hold_at(m_queue_t *q, int user, int64_t seen, int64_t at)
 {
     if (q->cfg.away_hold_seconds == 0) {
         q->abandoned++;
         return;
     }
-    q->held[q->nheld++] = (m_held_t){.user = user, .key = m_held_key(q), .seen = seen};
+    q->held[q->nheld++] = (m_held_t){.user = user, .key = m_held_key_at(q, at), .seen = seen};
+}
+
+/* Their turn came while away: held now (or gone with awayHoldSeconds 0). */
+static void m_hold(m_queue_t *q, int user, int64_t seen)
+{
+    m_hold_at(q, user, seen, m_now);
 }
 
 static bool m_hold_over(const m_queue_t *q, const m_held_t *h)
 {
     return h->key + (int64_t)q->cfg.away_hold_seconds * 1000000 <= m_now;
+}
+
+/* Expires sessions and tokens at m_now. Tokens leave in the store's
+ * order, (exp, user id: "user-%02d" sorts as the number); one no answer
+ * carried holds its holder, held from its expiry (or gone with
+ * awayHoldSeconds 0). */
+static void m_sweep(m_queue_t *q)
+{
+    for (int i = 0; i < q->nsess;) {
+        if (q->sess[i].exp <= m_now) {
+            m_del_sess(q, i);
+            q->sess_expired++;
+        } else {
+            i++;
+        }
+    }
+    for (;;) {
+        int k = -1;
+        for (int i = 0; i < q->ntok; i++)
+            if (q->tok[i].exp <= m_now &&
+                (k < 0 || q->tok[i].exp < q->tok[k].exp ||
+                 (q->tok[i].exp == q->tok[k].exp && q->tok[i].user < q->tok[k].user)))
+                k = i;
+        if (k < 0)
+            break;
+        m_tok_t t = q->tok[k];
+        m_del_tok(q, k);
+        q->expired++;
+        if (!t.seen) {
+            q->unseen++;
+            g_unseen_holds++;
+            m_hold_at(q, t.user, t.exp, t.exp);
+        }
+    }
 }
 
 /* The admission tick's sweep: held people past awayHoldSeconds leave;
@@ -261,6 +292,7 @@ static void check_stats(m_queue_t *q, const wr_queue_stats_t *s)
     assert_int_equal(s->held, (uint64_t)(q->nheld + q->nback));
     assert_int_equal(s->away, (uint64_t)(away + q->nheld + q->nback));
     assert_int_equal(s->returned_total, q->returned);
+    assert_int_equal(s->unseen_expired_total, q->unseen);
 }
 
 static long g_page_joins, g_abandoned_reads, g_returns;
@@ -347,6 +379,7 @@ static void do_entry_as(int qi, int u, bool join, bool page)
     } else if (t >= 0) {
         assert_int_equal(r.err, WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+        q->tok[t].seen = true; /* this answer carries it */
         assert_int_equal(r.entry.issued_at_us, q->tok[t].iat);
         assert_int_equal(r.entry.expires_at_us, q->tok[t].exp);
         assert_int_equal(strlen(r.entry.jti), WR_JTI_LEN);
@@ -372,7 +405,11 @@ static void do_leave(int qi, int u)
         assert_int_equal(err, WR_ENOTFOUND);
         return;
     }
-    int h = m_find_held(q->held, q->nheld, u), b = m_find_held(q->back, q->nback, u);
+    int w = m_find_wait(q, u), t = -1;
+    if (w < 0)
+        m_sweep(q); /* only when not in line, as leave.lua; before the held */
+    int h = w >= 0 ? -1 : m_find_held(q->held, q->nheld, u);
+    int b = w >= 0 ? -1 : m_find_held(q->back, q->nback, u);
     if (h >= 0 || b >= 0) {
         if (h >= 0)
             m_del_held(q->held, &q->nheld, h);
@@ -387,11 +424,8 @@ static void do_leave(int qi, int u)
         assert_int_equal(err, WR_OK);
         return;
     }
-    int w = m_find_wait(q, u), t = -1;
-    if (w < 0) {
-        m_sweep(q); /* only when not in line, as leave.lua */
+    if (w < 0)
         t = m_find_tok(q, u);
-    }
     /* the open session ends too (a lapsed one is left to the sweep) */
     int ss = m_find_sess(q, u);
     bool ended = ss >= 0 && q->sess[ss].exp > m_now;
@@ -460,6 +494,7 @@ static void do_admit(int qi)
                 t->jti[0] = '\0';
                 t->iat = m_now;
                 t->exp = m_now + (int64_t)q->cfg.token_ttl_seconds * 1000000;
+                t->seen = false;
                 picked++;
                 q->returned++;
             }
@@ -485,6 +520,7 @@ static void do_admit(int qi)
                 t->jti[0] = '\0';
                 t->iat = m_now;
                 t->exp = m_now + (int64_t)q->cfg.token_ttl_seconds * 1000000;
+                t->seen = false;
                 m_del_wait(q, i);
                 picked++;
             }
@@ -816,8 +852,9 @@ static void test_model(void **state)
            counts[11], (unsigned long long)released, (unsigned long long)sess_expired,
            g_released_answers, g_session_verifies);
     printf("away: page joins %ld; abandoned %llu, of them on a late request %ld; held returns "
-           "%ld\n",
-           g_page_joins, (unsigned long long)abandoned, g_abandoned_reads, g_returns);
+           "%ld; unseen passes held %ld\n",
+           g_page_joins, (unsigned long long)abandoned, g_abandoned_reads, g_returns,
+           g_unseen_holds);
     /* The run must have exercised every outcome, or it proves little. */
     assert_true(admitted > 1000);
     assert_true(consumed > 100);
@@ -831,6 +868,7 @@ static void test_model(void **state)
     assert_true(abandoned > 100);
     assert_true(g_abandoned_reads > 10);
     assert_true(g_returns > 10);
+    assert_true(g_unseen_holds > 50);
     wr_store_close(st);
     sh_loop_free();
 }

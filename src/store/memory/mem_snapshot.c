@@ -2,10 +2,11 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 6 (version 1, without the sessions and the burned
+ * Format, version 7 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
- * pre-queue, version 4, without the held people, and version 5, without
- * the stock, still load: their configs have no stock).
+ * pre-queue, version 4, without the held people, version 5, without
+ * the stock - their configs have no stock - and version 6, without the
+ * unseen passes - their passes load as seen - still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -38,6 +39,9 @@
  *     (version 6, the end of a sale) i64 stock_left (what is left of the
  *       stock, -1: none), i64 sold_out_us (the moment it sold out, wall
  *       clock, -1: not sold out)
+ *     (version 7, unseen passes) u64 unseen_expired, u64 count of the live
+ *       tokens not yet seen (no answer carried them; memq.h), per token:
+ *       u8 id_len, id (the user, whose token is in the tokens above)
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch. Last-seen times and
  * hold times are kept as ages, so that on load the time the store was down
@@ -78,8 +82,8 @@
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    6u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock); 1..6       \
-          load */
+    7u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen      \
+          passes); 1..7 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -141,6 +145,24 @@ static void write_held(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
     }
 }
 
+/* Version 7: the unseen-expiry counter and the users whose live token no
+ * answer has carried yet (a pass loads as seen unless named here). */
+static void write_unseen(wr_mem_sio_t *w, const wr_memq_t *q)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < q->heap_n; i++)
+        n += !q->heap[i]->seen;
+    wr_mem_sio_w_u64(w, q->unseen_expired_total);
+    wr_mem_sio_w_u64(w, n);
+    for (size_t i = 0; i < q->heap_n && !w->failed; i++) {
+        const wr_memq_token_t *t = q->heap[i];
+        if (t->seen)
+            continue;
+        wr_mem_sio_w_u8(w, t->idlen);
+        wr_mem_sio_w_bytes(w, t->id, t->idlen);
+    }
+}
+
 static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
 {
     size_t nlen = strlen(q->name);
@@ -182,6 +204,7 @@ static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
     write_held(w, q->back, now_us);
     wr_mem_sio_w_u64(w, (uint64_t)q->stock_left); /* version 6 */
     wr_mem_sio_w_u64(w, (uint64_t)q->sold_out_us);
+    write_unseen(w, q); /* version 7 */
 }
 
 static int fsync_dir(const char *dir)
@@ -311,6 +334,7 @@ static wr_memq_token_t *read_token(wr_mem_sio_t *r)
     t->jti[WR_JTI_LEN] = '\0';
     t->iat_us = (int64_t)wr_mem_sio_r_u64(r);
     t->exp_us = (int64_t)wr_mem_sio_r_u64(r);
+    t->seen = true; /* unless version 7 names it unseen (read_unseen) */
     if (!r->failed && strlen(t->jti) != WR_JTI_LEN)
         wr_mem_sio_fail(r, "bad token");
     if (r->failed) {
@@ -401,6 +425,26 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
         uint64_t m, l;
         bool d = false;
         (void)wr_memq_open_step(q, INT64_MIN, 0, &m, &l, &d);
+    }
+}
+
+/* Version 7: the unseen-expiry counter and the unseen live tokens of q
+ * (after its tokens). */
+static void read_unseen(wr_mem_sio_t *r, wr_memq_t *q)
+{
+    char user[WR_ZSL_ID_MAX + 1];
+    q->unseen_expired_total = wr_mem_sio_r_u64(r);
+    uint64_t n = wr_mem_sio_r_count(r, "bad unseen count");
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint8_t len = wr_mem_sio_r_user(r, user);
+        if (r->failed)
+            break;
+        wr_memq_token_t *t = wr_memq_token(q, user, len);
+        if (!t || !t->seen) {
+            wr_mem_sio_fail(r, "unseen pass of no token, or named twice");
+            break;
+        }
+        t->seen = false;
     }
 }
 
@@ -572,6 +616,8 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
             (q->stock_left >= 0) != (q->cfg->cfg.stock >= 0))
             wr_mem_sio_fail(r, "bad stock");
     }
+    if (version >= 7 && !r->failed)
+        read_unseen(r, q);
     return !r->failed;
 }
 

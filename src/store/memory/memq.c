@@ -67,12 +67,17 @@
  * CLOSED (a live pass still ADMITTED; a newcomer is not added) and admit
  * accrues nothing.
  *
- * Files. This file holds tokens and their heap, the line, entry, leave,
- * admit and stats; the opening and the pre-queue are in memq_open.c,
+ * Unseen passes (docs/API.md 1.3). A token is seen once an entry answer
+ * carried it (ADMITTED); one that expires unseen (token_expire, the one
+ * step where that happens) sends its holder back to held, held from its
+ * expiry (memq_idle.c); its unit and active slot return as for any.
+ *
+ * Files. This file holds tokens and their heap, the line, entry, leave
+ * and admit; the opening and the pre-queue are in memq_open.c,
  * sessions and the burned set in memq_session.c, people who stop asking
- * (the idle check, removal and sweep) in memq_idle.c, configs and the db
- * of queues in memq_db.c; what they share is in memq_internal.h
- * (wr_memq__*).
+ * (the idle check, removal and sweep, the held people, the unseen expiry)
+ * in memq_idle.c, configs, the db of queues and stats in memq_db.c;
+ * what they share is in memq_internal.h (wr_memq__*).
  *
  * Ownership. A queue owns its nodes (through the skiplist), its tokens and
  * one reference to its config; the db owns its queues. Ids passed in are
@@ -97,6 +102,7 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
     memcpy(t->id, id, idlen);
     t->id[idlen] = '\0';
     t->idlen = (uint8_t)idlen;
+    t->seen = false;
     return t;
 }
 
@@ -108,12 +114,22 @@ static void heap_set(wr_memq_token_t **h, size_t i, wr_memq_token_t *t)
     t->heap_idx = i;
 }
 
+/* Heap order: by exp_us, then by user id, so that passes expiring at the
+ * same time leave (and their unseen holders are held) in one order, the
+ * Redis sweep's (ZRANGEBYSCORE: score, then member). */
+static bool heap_before(const wr_memq_token_t *a, const wr_memq_token_t *b)
+{
+    if (a->exp_us != b->exp_us)
+        return a->exp_us < b->exp_us;
+    return strcmp(a->id, b->id) < 0;
+}
+
 void wr_memq__heap_up(wr_memq_token_t **h, size_t i)
 {
     wr_memq_token_t *t = h[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (h[p]->exp_us <= t->exp_us)
+        if (!heap_before(t, h[p]))
             break;
         heap_set(h, i, h[p]);
         i = p;
@@ -126,12 +142,12 @@ void wr_memq__heap_down(wr_memq_token_t **h, size_t n, size_t i)
     wr_memq_token_t *t = h[i];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        int64_t best = t->exp_us;
-        if (l < n && h[l]->exp_us < best) {
+        const wr_memq_token_t *best = t;
+        if (l < n && heap_before(h[l], best)) {
             m = l;
-            best = h[l]->exp_us;
+            best = h[l];
         }
-        if (l + 1 < n && h[l + 1]->exp_us < best)
+        if (l + 1 < n && heap_before(h[l + 1], best))
             m = l + 1;
         if (m == i)
             break;
@@ -233,13 +249,26 @@ wr_memq_token_t *wr_memq_token(const wr_memq_t *q, const char *user, size_t ulen
     return wr_idhash_get(q->tokens, user, ulen);
 }
 
+/* Expired unconsumed token t leaves (expired_total; its unit returns);
+ * one that no answer carried is the unseen expiry: its holder is held. */
+static void token_expire(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool *dirty)
+{
+    char id[WR_USER_ID_MAX + 1];
+    size_t len = t->idlen;
+    bool unseen = !t->seen;
+    int64_t exp_us = t->exp_us;
+    memcpy(id, t->id, len + 1);
+    token_return(q, t);
+    q->expired_total++;
+    *dirty = true;
+    if (unseen)
+        wr_memq__unseen_expiry(q, id, len, exp_us, now_us, dirty);
+}
+
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
-    while (q->heap_n > 0 && q->heap[0]->exp_us <= now_us) {
-        token_return(q, q->heap[0]);
-        q->expired_total++;
-        *dirty = true;
-    }
+    while (q->heap_n > 0 && q->heap[0]->exp_us <= now_us)
+        token_expire(q, q->heap[0], now_us, dirty);
     wr_memq__session_sweep(q, now_us, dirty);
     wr_memq_stock_note(q, now_us, dirty);
 }
@@ -460,9 +489,14 @@ static int64_t next_score(wr_memq_t *q, int64_t wall_us)
     return score;
 }
 
-/* The ADMITTED answer of user's live token t. */
-static wr_err_t entry_admitted(const wr_memq_token_t *t, wr_entry_t *e)
+/* The ADMITTED answer of user's live token t: it carries the pass to its
+ * holder, so t is seen from now on. */
+static wr_err_t entry_admitted(wr_memq_token_t *t, wr_entry_t *e, bool *dirty)
 {
+    if (!t->seen) {
+        t->seen = true;
+        *dirty = true;
+    }
     e->state = WR_ENTRY_ADMITTED;
     memcpy(e->jti, t->jti, sizeof e->jti);
     e->issued_at_us = t->iat_us;
@@ -480,7 +514,7 @@ static wr_err_t entry_halted(wr_memq_t *q, wr_zsl_node_t *n, const char *user, s
 {
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
     if (t)
-        return entry_admitted(t, e);
+        return entry_admitted(t, e, dirty);
     bool back;
     if (!n)
         n = wr_memq_held(q, user, ulen, &back);
@@ -575,7 +609,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
     if (t)
-        return entry_admitted(t, e);
+        return entry_admitted(t, e, dirty);
     if (!add)
         return WR_ENOTINQUEUE;
     uint64_t max = q->cfg->cfg.max_queue_size;
@@ -627,8 +661,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
+    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
+    if (!n) /* first: an unseen pass expiring now holds its holder, who is leaving */
+        wr_memq_sweep(q, now_us, dirty);
     bool back;
-    wr_zsl_node_t *h = wr_memq_held(q, user, ulen, &back);
+    wr_zsl_node_t *h = n ? NULL : wr_memq_held(q, user, ulen, &back);
     if (h)
         wr_memq__held_remove(q, h, back);
     wr_zsl_node_t *p = h ? NULL : wr_memq_prequeued(q, user, ulen);
@@ -640,12 +677,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
         *dirty = true;
         return WR_OK;
     }
-    wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
-    wr_memq_token_t *t = NULL;
-    if (!n) {
-        wr_memq_sweep(q, now_us, dirty);
-        t = wr_memq_token(q, user, ulen);
-    }
+    wr_memq_token_t *t = n ? NULL : wr_memq_token(q, user, ulen);
     bool ended = wr_memq__session_end(q, user, ulen, now_us, dirty);
     if (n)
         wr_memq__line_remove(q, n);
@@ -724,10 +756,9 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
     }
     if (t->exp_us <= now_us) {
         if (consume) {
-            token_return(q, t); /* expired unconsumed: as the sweep would */
-            q->expired_total++;
+            t->seen = true;                    /* presented: its holder had it (no hold) */
+            token_expire(q, t, now_us, dirty); /* expired unconsumed */
             wr_memq_stock_note(q, now_us, dirty);
-            *dirty = true;
         }
         *reason = WR_TOKEN_EXPIRED;
         return WR_ETOKEN;
@@ -743,50 +774,5 @@ wr_err_t wr_memq_token_use(wr_memq_t *q, const char *user, size_t ulen, const ch
         wr_memq_stock_note(q, now_us, dirty); /* the last live pass: sold out now */
         *dirty = true;
     }
-    return WR_OK;
-}
-
-/* ---- stats ---------------------------------------------------------- */
-
-void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
-{
-    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
-    st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
-    st->active = q->heap_n + q->sess_n;
-    st->admitted_total = q->admitted_total;
-    st->consumed_total = q->consumed_total;
-    st->expired_total = q->expired_total;
-    st->left_total = q->left_total;
-    st->rejected_full_total = q->rejected_full_total;
-    st->sessions = q->sess_n;
-    st->released_total = q->released_total;
-    st->sessions_expired_total = q->sessions_expired_total;
-    st->abandoned_total = q->abandoned_total;
-    st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
-    st->away = q->away_n + st->held;
-    st->returned_total = q->returned_total;
-    st->stock_left = q->stock_left;
-    bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;
-    st->sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1;
-    st->autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0;
-}
-
-wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
-                          wr_autotune_state_rec_t *res)
-{
-    memset(res, 0, sizeof *res);
-    if (req->report)
-        q->auto_rep[req->source] = (wr_autotune_report_t){req->latency_ms, req->error_rate, now_us};
-    if (req->set && req->expect_step_us == q->auto_step_us) {
-        q->auto_rate = req->rate;
-        q->auto_step_us = now_us;
-        q->auto_cut_ms = req->cut_latency_ms;
-        res->applied = true;
-    }
-    res->rate = q->auto_rate;
-    res->step_us = q->auto_step_us;
-    res->cut_latency_ms = q->auto_cut_ms;
-    memcpy(res->reports, q->auto_rep, sizeof res->reports);
-    res->now_us = now_us;
     return WR_OK;
 }

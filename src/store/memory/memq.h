@@ -53,6 +53,8 @@ typedef struct {
     size_t heap_idx;
     char jti[WR_JTI_LEN + 1];
     uint8_t idlen;
+    bool seen; /* a pass: an answer carried it to its holder (entry ADMITTED);
+                  false from its admission until then (wr_memq_sweep) */
     char id[]; /* the user id, NUL-terminated */
 } wr_memq_token_t;
 
@@ -127,6 +129,8 @@ typedef struct {
     int64_t held_last;
     uint64_t away_n;
     uint64_t returned_total;
+    /* passes that expired unseen, their holders held (wr_memq_sweep) */
+    uint64_t unseen_expired_total;
 
     /* The end of a sale (config stock; memq.c, "Stock"). stock_left: what
      * is left, -1 without a stock (set by a config_put whose config has
@@ -231,9 +235,9 @@ wr_err_t wr_memq_line_add(wr_memq_t *q, const char *user, size_t ulen, int64_t s
  * rehash it (a snapshot load knows its count). WR_OK or WR_ENOMEM. */
 wr_err_t wr_memq_line_reserve(wr_memq_t *q, size_t n);
 
-/* A token for user (idlen bytes, 1..WR_USER_ID_MAX, copied); the caller
- * fills jti and times, then adds it with wr_memq_token_add or frees it
- * with free(). NULL on ENOMEM. */
+/* A token for user (idlen bytes, 1..WR_USER_ID_MAX, copied), not seen;
+ * the caller fills jti and times, then adds it with wr_memq_token_add or
+ * frees it with free(). NULL on ENOMEM. */
 wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen);
 
 /* Adds t (whose user must be in neither line nor tokens) to tokens and
@@ -243,7 +247,11 @@ wr_err_t wr_memq_token_add(wr_memq_t *q, wr_memq_token_t *t);
 
 /* Removes every token with exp_us <= now_us, counting each in
  * expired_total, and every session ending <= now_us, counting each in
- * sessions_expired_total. O(k log N) for k removed. */
+ * sessions_expired_total. O(k log N) for k removed. An unseen pass is not
+ * a lost place (docs/API.md 1.3): the holder of a token that expires
+ * unseen (no entry answered it ADMITTED) goes back to held, held from
+ * exp_us, counted in unseen_expired_total (memq_idle.c,
+ * wr_memq__unseen_expiry). */
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* The queue's counters as the store interface reports them. */
@@ -279,7 +287,8 @@ void wr_memq_stock_note(wr_memq_t *q, int64_t now_us, bool *dirty);
  * place). A held user returns (moves to back; one held awayHoldSeconds or
  * longer is removed first, abandoned_total, and answered as one not in
  * line): WAITING with e->held, position 1. Fills e (not e->config): WAITING with position and
- * waiting, or ADMITTED with jti, issued_at_us and expires_at_us. A join of
+ * waiting, or ADMITTED with jti, issued_at_us and expires_at_us (the
+ * pass is seen from then on: its expiry no longer holds them). A join of
  * a user in neither line nor tokens appends them at arrival score
  * max(wall_us, last_score + 1) - strictly increasing, so a clock stepping
  * back never puts a newcomer ahead; wall_us is unused by status.
@@ -304,9 +313,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
  */
 void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty);
 
-/* Removes user from the line or, after a sweep at now_us, revokes their
- * token (counts left_total); and ends their session open at now_us
- * (counts released_total). WR_OK, or WR_ENOTINQUEUE (none of the three). */
+/* Removes user from the line or, after a sweep at now_us (a user not in
+ * line: an unseen pass expiring then holds its holder first), from the
+ * pre-queue, held or back, or revokes their token (counts left_total);
+ * and ends their session open at now_us (counts released_total). WR_OK,
+ * or WR_ENOTINQUEUE (none of these). */
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
 /*

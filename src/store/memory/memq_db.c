@@ -8,7 +8,9 @@
  * and a budget that has not ticked; a config with another tick length resets the
  * budget (tick indices of another length are not comparable). Deleting a
  * queue frees everything it owns: line, pre-queue, held people, tokens,
- * sessions, burned set and its reference to the config. The full model and its
+ * sessions, burned set and its reference to the config. A queue's stats
+ * (its counters as the store interface reports them) and the autotune
+ * operation on its kept state are here too. The full model and its
  * invariants are described at the top of memq.c. No I/O, no clocks.
  */
 #include "store/memory/memq.h"
@@ -218,4 +220,50 @@ void wr_memq_db_clear(wr_memq_db_t *db)
     free(db->queues);
     db->queues = NULL;
     db->nq = db->capq = 0;
+}
+
+/* ---- a queue's stats and autotune state ------------------------------- */
+
+void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
+{
+    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
+    st->active = q->heap_n + q->sess_n;
+    st->admitted_total = q->admitted_total;
+    st->consumed_total = q->consumed_total;
+    st->expired_total = q->expired_total;
+    st->left_total = q->left_total;
+    st->rejected_full_total = q->rejected_full_total;
+    st->sessions = q->sess_n;
+    st->released_total = q->released_total;
+    st->sessions_expired_total = q->sessions_expired_total;
+    st->abandoned_total = q->abandoned_total;
+    st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
+    st->away = q->away_n + st->held;
+    st->returned_total = q->returned_total;
+    st->unseen_expired_total = q->unseen_expired_total;
+    st->stock_left = q->stock_left;
+    bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;
+    st->sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1;
+    st->autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0;
+}
+
+wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
+                          wr_autotune_state_rec_t *res)
+{
+    memset(res, 0, sizeof *res);
+    if (req->report)
+        q->auto_rep[req->source] = (wr_autotune_report_t){req->latency_ms, req->error_rate, now_us};
+    if (req->set && req->expect_step_us == q->auto_step_us) {
+        q->auto_rate = req->rate;
+        q->auto_step_us = now_us;
+        q->auto_cut_ms = req->cut_latency_ms;
+        res->applied = true;
+    }
+    res->rate = q->auto_rate;
+    res->step_us = q->auto_step_us;
+    res->cut_latency_ms = q->auto_cut_ms;
+    memcpy(res->reports, q->auto_rep, sizeof res->reports);
+    res->now_us = now_us;
+    return WR_OK;
 }

@@ -181,6 +181,21 @@ wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool
     return WR_OK;
 }
 
+void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
+                            int64_t now_us, bool *dirty)
+{
+    q->unseen_expired_total++;
+    *dirty = true;
+    if (q->cfg->cfg.away_hold_seconds == 0) {
+        q->abandoned_total++; /* held people leave at once */
+        return;
+    }
+    /* last seen: as far as the store knows, when the pass expired */
+    int64_t age_us = now_us - exp_us;
+    uint32_t age_cs = age_us > 0 && age_us / 10000 < INT32_MAX ? (uint32_t)(age_us / 10000) : 0;
+    (void)wr_memq_held_add(q, user, ulen, held_key(q, exp_us), false, now_us, age_cs);
+}
+
 /* Held people held awayHoldSeconds or longer leave (oldest first). */
 static void held_expire(wr_memq_t *q, int64_t now_us, bool *dirty)
 {

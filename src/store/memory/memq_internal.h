@@ -4,15 +4,16 @@
  *
  * The memq module (the embedded store's queue model) is in these files:
  *   memq.c          tokens and their heap, the line, entry, leave,
- *                   admit, stats
+ *                   admit
  *   memq_db.c       configs, a queue's creation and freeing, the db of
- *                   queues
+ *                   queues, stats, autotune
  *   memq_open.c     the sale opening: the pre-queue and its move into
  *                   the line
  *   memq_session.c  sessions (sessionSeconds) and the burned set of
  *                   spent fail-open passes
  *   memq_idle.c     away, not gone (idleTimeoutSeconds, awayHoldSeconds):
- *                   the away check, the sweep, the held people
+ *                   the away check, the sweep, the held people, the
+ *                   unseen expiry
  * Names shared between these files are wr_memq__*; file statics are
  * unprefixed (STYLE.md). None of them does I/O or reads a clock.
  */
@@ -138,6 +139,15 @@ bool wr_memq__hold_over(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t n
 
 /* Removes node of held (back = false) or back and its id, node freed. */
 void wr_memq__held_remove(wr_memq_t *q, wr_zsl_node_t *node, bool back);
+
+/* The unseen expiry (an unseen pass is not a lost place, docs/API.md
+ * 1.3): user's pass (already dropped) expired at exp_us before any answer
+ * carried it; they go back to held, held from exp_us (or, with
+ * awayHoldSeconds 0, leave at once: abandoned_total); counted in
+ * unseen_expired_total; sets *dirty. Out of memory: gone, as any expired
+ * pass. The one step where an unseen expiry happens (memq.c's sweep). */
+void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
+                            int64_t now_us, bool *dirty);
 
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */

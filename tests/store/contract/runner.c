@@ -43,6 +43,7 @@ WR_CONTRACT_EXTERN(idle);
 WR_CONTRACT_EXTERN(opening);
 WR_CONTRACT_EXTERN(away);
 WR_CONTRACT_EXTERN(stock);
+WR_CONTRACT_EXTERN(unseen);
 WR_CONTRACT_EXTERN(autotune);
 WR_CONTRACT_EXTERN(idle_redis_only);
 WR_CONTRACT_EXTERN(script_rows_redis_only);
@@ -70,6 +71,7 @@ static const struct {
     GROUP(opening, NULL),
     GROUP(away, NULL),
     GROUP(stock, NULL),
+    GROUP(unseen, NULL),
     GROUP(autotune, NULL),
     GROUP(idle_redis_only, "redis"),
     GROUP(script_rows_redis_only, "redis"),

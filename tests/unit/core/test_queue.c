@@ -350,6 +350,20 @@ static void test_retry_cap_idle(void **state)
     assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248, 0.5), 950);
     assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 3248, 0.999), 900);
     assert_int_equal(wr_queue_retry_cap_idle_ms(&cfg, 1000, 0.999), 1000); /* not capped */
+    /* the pass cap (K36): tokenTtlSeconds + awayHoldSeconds when shorter,
+     * so whoever comes back as told finds their pass or is held */
+    wr_queue_config_t pc = {0};
+    pc.idle_timeout_seconds = 120;
+    pc.token_ttl_seconds = 30;
+    pc.away_hold_seconds = 1800;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&pc, 60000, 0.0), 60000); /* T/2 shorter */
+    pc.away_hold_seconds = 10;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&pc, 60000, 0.0), 40000);
+    pc.away_hold_seconds = 0;
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&pc, 60000, 0.0), 30000);
+    pc.idle_timeout_seconds = 0; /* no idle cap: the pass cap alone */
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&pc, 600000, 0.0), 30000);
+    assert_int_equal(wr_queue_retry_cap_idle_ms(&pc, 20000, 0.0), 20000);
     cfg.idle_timeout_seconds = 120;
     for (int i = 0; i < 100; i++) {
         uint32_t ms = wr_queue_retry_cap_idle_ms(&cfg, 212286, i / 100.0);

@@ -80,7 +80,8 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
     redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN, K_HELD, K_BACK) == 0 then
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
-    'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt')
+    'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt',
+    'unseenExpiredTotal')
   local qtick_ms = tonumber(cfg[5])
   local QI = idle_lib()
   local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
@@ -105,9 +106,11 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL] = n(q[8]), n(q[9])
   out[R.ABANDONED_TOTAL], out[R.RETURNED_TOTAL] = n(q[10]), n(q[11])
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(q[12] or '-1'), sold_at
+  out[R.UNSEEN_EXPIRED_TOTAL] = n(q[14])
   return out
 end
-expire_tokens(now)
+-- (an unseen pass that expires holds its holder: held then, lib.lua)
+local unseen_held = expire_tokens(now)
 local I = idle_lib()
 local tick_ms = tonumber(cfg[5])
 local tick = idiv(now, tick_ms * 1000)
@@ -118,7 +121,7 @@ local idle = I.in_force(I.idle_us(cfg[9]), now, st[3], I.gap_us(now, st[1], tick
 -- once per tick, by the instance that runs it (every instance calls admit
 -- each tick; the sweep's pace assumes one sweep per tick)
 local hold = I.hold_us(cfg[12])
-local holdq = cfg[13] == '1'
+local holdq = cfg[13] == '1' or unseen_held > 0
 if tick ~= last_tick then
   I.sweep(now, idle, sweep_max, visit_max, tick_ms)
   if holdq then
@@ -284,7 +287,7 @@ if tick ~= last_tick then
       local hs, zs = {}, {}
       for i, user in ipairs(users) do
         hs[#hs + 1] = user
-        hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp
+        hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp .. ':u' -- unseen (lib.lua)
         zs[#zs + 1] = sexp
         zs[#zs + 1] = user
         admitted = admitted + 1

@@ -2,8 +2,9 @@
 -- session (lib.lua prepended).
 -- ARGV[1] user (in line, in the pre-queue, held or holding a token). Reply: 0 left (anything removed), -1 no queue, -3 not in
 -- queue. Line or token count in leftTotal, the session in releasedTotal.
--- Sweeps only when the user is not in line (as before sessions); a session
--- of a user in line that has already ended is left to the sweep.
+-- Sweeps only when the user is not in line (as before sessions), before
+-- it looks at the pre-queue, held and tokens; a session of a user in line
+-- that has already ended is left to the sweep.
 local user = ARGV[1]
 if redis.call('EXISTS', K_CONFIG) == 0 then
   return -1
@@ -15,22 +16,24 @@ if redis.call('ZREM', K_WAITING, user) == 1 then
   redis.call('SREM', K_AWAY, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
   left = true
-elseif redis.call('ZREM', K_PRE, user) == 1 then
-  -- the pre-queue (sale opening); the last one out ends a running opening
-  redis.call('HDEL', K_SEEN, user)
-  redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
-  left = true
-  if redis.call('HGET', K_STATE, 'opening') == '1' then
-    open_settle()
-  end
-elseif redis.call('ZREM', K_HELD, user) + redis.call('ZREM', K_BACK, user) > 0 then
-  -- held (away, not gone)
-  redis.call('HDEL', K_SEEN, user)
-  redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
-  left = true
 else
+  -- the sweep first: an unseen pass expiring now holds its holder (lib.lua
+  -- unseen_expire), whose leave this is
   expire_tokens(now)
-  if redis.call('HDEL', K_TOKENS, user) == 1 then
+  if redis.call('ZREM', K_PRE, user) == 1 then
+    -- the pre-queue (sale opening); the last one out ends a running opening
+    redis.call('HDEL', K_SEEN, user)
+    redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+    left = true
+    if redis.call('HGET', K_STATE, 'opening') == '1' then
+      open_settle()
+    end
+  elseif redis.call('ZREM', K_HELD, user) + redis.call('ZREM', K_BACK, user) > 0 then
+    -- held (away, not gone)
+    redis.call('HDEL', K_SEEN, user)
+    redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
+    left = true
+  elseif redis.call('HDEL', K_TOKENS, user) == 1 then
     redis.call('ZREM', K_ACTIVE, user)
     redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
     stock_return(1) -- given back: its unit returns

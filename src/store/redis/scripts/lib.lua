@@ -9,7 +9,9 @@
 --                                maxActive, maxQueueSize, ttlSec, version
 --   KEYS[2] wr:{q}:waiting ZSET user -> arrival us
 --   KEYS[3] wr:{q}:active  ZSET user -> token expiry us
---   KEYS[4] wr:{q}:tokens  HASH user -> "jti:iat_us:exp_us"
+--   KEYS[4] wr:{q}:tokens  HASH user -> "jti:iat_us:exp_us", with ":u" at
+--                                the end while unseen (no answer carried
+--                                the pass yet; see expire_tokens)
 --   KEYS[5] wr:{q}:state   HASH lastScore, lastTick, carryMicro, counters
 --   KEYS[6] wr:{q}:sessions ZSET user -> session end us (sessionSeconds)
 --   KEYS[7] wr:{q}:sessjti  HASH user -> jti of the consumed token
@@ -146,13 +148,72 @@ local function stock_note(now)
   end
 end
 
+-- An unseen pass is not a lost place (docs/API.md 1.3). admit.lua writes
+-- a new pass's tokens value with ':u' at the end (unseen); the first
+-- answer that carries it (lib_entry.lua's entry_token, where every
+-- ADMITTED answer of entry() comes from) writes it without. A value
+-- without the suffix (a pass made before this existed) is seen.
+
+-- The unseen expiry: of the users whose passes just expired (users; exps,
+-- their expiries as ZRANGE ... WITHSCORES gave them; vals, their tokens
+-- values), those no answer carried go back to held, held from the expiry
+-- (awayHoldSeconds 0: they leave at once, abandonedTotal), counted in
+-- unseenExpiredTotal; holdq is set for them. The one step where an unseen
+-- expiry happens (memq_idle.c's wr_memq__unseen_expiry on the embedded
+-- store). Returns how many were held.
+local function unseen_expire(users, exps, vals)
+  local zs = {}
+  for i = 1, #users do
+    local v = vals[i]
+    if v and string.sub(v, -2) == ':u' then
+      zs[#zs + 1] = exps[i]
+      zs[#zs + 1] = users[i]
+    end
+  end
+  local n = #zs / 2
+  if n == 0 then
+    return 0
+  end
+  redis.call('HINCRBY', K_STATE, 'unseenExpiredTotal', n)
+  if tonumber(redis.call('HGET', K_CONFIG, 'holdSec') or '1800') <= 0 then
+    redis.call('HINCRBY', K_STATE, 'abandonedTotal', n) -- held people leave at once
+    return 0
+  end
+  chunked('ZADD', K_HELD, zs)
+  redis.call('HSET', K_CONFIG, 'holdq', '1')
+  return n
+end
+
 -- Expires every token whose expiry <= now (active and tokens, counted in
--- expiredTotal; each returns its stock unit) and ends every session whose
--- end <= now (sessions and sessjti, counted in sessionsExpiredTotal).
--- Exact; no counter to drift.
+-- expiredTotal; each returns its stock unit; an unseen one's holder is
+-- held: unseen_expire) and ends every session whose end <= now (sessions
+-- and sessjti, counted in sessionsExpiredTotal). Exact; no counter to
+-- drift. Returns how many holders it held (> 0: holdq is set now).
 local function expire_tokens(now)
-  stock_return(expire_set(K_ACTIVE, K_TOKENS, 'expiredTotal', now))
+  local gone = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', fmt(now), 'WITHSCORES')
+  local held = 0
+  if #gone > 0 then
+    local users, exps, vals = {}, {}, {}
+    for i = 1, #gone, 2 do
+      users[#users + 1], exps[#exps + 1] = gone[i], gone[i + 1]
+    end
+    local i = 1
+    while i <= #users do
+      local j = math.min(i + 999, #users)
+      local v = redis.call('HMGET', K_TOKENS, unpack(users, i, j))
+      for k = 1, #v do
+        vals[i + k - 1] = v[k]
+      end
+      i = j + 1
+    end
+    chunked('HDEL', K_TOKENS, users)
+    chunked('ZREM', K_ACTIVE, users)
+    redis.call('HINCRBY', K_STATE, 'expiredTotal', #users)
+    stock_return(#users)
+    held = unseen_expire(users, exps, vals)
+  end
   expire_set(K_SESSIONS, K_SESSJTI, 'sessionsExpiredTotal', now)
+  return held
 end
 
 -- The user's session end (a number) and jti when the user has one (ended
@@ -189,16 +250,17 @@ local function token_gate(v)
   return nil
 end
 
--- Parses a tokens entry "jti:iat:exp" -> jti, iat, exp (numbers) or nil.
+-- Parses a tokens entry "jti:iat:exp", or "jti:iat:exp:u" while unseen
+-- -> jti, iat, exp (numbers), unseen (bool); or nil.
 local function parse_token(v)
   if not v then
     return nil
   end
-  local jti, iat, exp = string.match(v, '^([^:]+):(%d+):(%d+)$')
-  if not jti then
+  local jti, iat, exp, rest = string.match(v, '^([^:]+):(%d+):(%d+)(.*)$')
+  if not jti or (rest ~= '' and rest ~= ':u') then
     return nil
   end
-  return jti, tonumber(iat), tonumber(exp)
+  return jti, tonumber(iat), tonumber(exp), rest == ':u'
 end
 
 -- The config version and, when the caller's known version differs, the
@@ -316,14 +378,14 @@ end
 
 -- Stats after expiry, written into out by the row names of R (R_ADMIT or
 -- R_QUEUE_GET, scripts.def): the 11 counts of wr_queue_stats_t, then
--- PREQUEUE, AWAY, HELD, RETURNED_TOTAL, STOCK_LEFT (-1: no stock),
--- SOLD_OUT_AT (us, -1 while not sold out). People still to move in a
+-- PREQUEUE, AWAY, HELD, RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT
+-- (-1: no stock), SOLD_OUT_AT (us, -1 while not sold out). People still to move in a
 -- running opening count in waiting. away: the line's away set plus the
 -- held. Returns out.
 local function stats(out, R)
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
-    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt')
+    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal')
   local sold_at = -1
   if c[11] == '0' and c[12] and redis.call('ZCARD', K_ACTIVE) == 0 then
     sold_at = tonumber(c[12])
@@ -343,6 +405,7 @@ local function stats(out, R)
   out[R.ABANDONED_TOTAL], out[R.PREQUEUE] = tonumber(c[8] or 0), prequeue
   out[R.AWAY], out[R.HELD] = redis.call('SCARD', K_AWAY) + held, held
   out[R.RETURNED_TOTAL] = tonumber(c[10] or 0)
+  out[R.UNSEEN_EXPIRED_TOTAL] = tonumber(c[13] or 0)
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(c[11] or '-1'), sold_at
   return out
 end

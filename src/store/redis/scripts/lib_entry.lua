@@ -164,15 +164,29 @@ local function entry_score(c)
   return c.now
 end
 
--- The user's live token (jti, iat_us, exp_us), or nil. Expires tokens
--- first, once per call (at the same now, a second sweep finds nothing).
-local function entry_token(c, user)
+-- The token sweep (lib.lua expire_tokens) at c.now, once per call (at the
+-- same now, a second sweep finds nothing). An unseen pass that expires
+-- holds its holder (lib.lua unseen_expire): c.holdq is true after it.
+local function entry_sweep(c)
   if not c.swept then
-    expire_tokens(c.now)
+    if expire_tokens(c.now) > 0 then
+      c.holdq = true
+    end
     c.swept = true
   end
-  local jti, iat, exp = parse_token(redis.call('HGET', K_TOKENS, user))
+end
+
+-- The user's live token (jti, iat_us, exp_us), or nil, after the token
+-- sweep. Every ADMITTED answer of entry() comes from here: the answer
+-- carries the pass to its holder, so an unseen one (lib.lua, "An unseen
+-- pass") is seen from now on.
+local function entry_token(c, user)
+  entry_sweep(c)
+  local jti, iat, exp, unseen = parse_token(redis.call('HGET', K_TOKENS, user))
   if jti and exp > c.now then
+    if unseen then
+      redis.call('HSET', K_TOKENS, user, jti .. ':' .. fmt(iat) .. ':' .. fmt(exp))
+    end
     return jti, iat, exp
   end
   return nil
@@ -209,10 +223,7 @@ local function entry_halt(c)
       c.halt = 1
     elseif c.stock == 0 then
       entry_clock(c)
-      if not c.swept then
-        expire_tokens(c.now)
-        c.swept = true
-      end
+      entry_sweep(c)
       c.stock = stock_left()
       if c.stock == 0 and redis.call('ZCARD', K_ACTIVE) == 0 then
         c.halt = 2
@@ -267,8 +278,14 @@ local function entry(c, user, mode, key)
       -- general path.
       entry_clock(c)
       local waiting = entry_waiting(c)
-      if (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
-        and not c.holdq and entry_last(c) then
+      local fast = (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
+        and not c.holdq and entry_last(c)
+      if fast then
+        -- the token sweep first: an unseen pass expiring now holds its
+        -- holder, whose join this may be (the general path answers them)
+        entry_sweep(c)
+      end
+      if fast and not c.holdq then
         local score = entry_score(c)
         if redis.call('ZADD', K_WAITING, 'NX', fmt(score), user) == 1 then
           local jti, iat, exp = entry_token(c, user)
@@ -320,6 +337,7 @@ local function entry(c, user, mode, key)
       return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
     end
   end
+  entry_sweep(c) -- (an unseen pass expiring now holds its holder: they are held below)
   if c.holdq then
     -- held: this request is their return (admitted first at the next
     -- tick); held awayHoldSeconds or longer: gone, as if swept

@@ -3,7 +3,8 @@
 -- Reply: 0 live (consumed when consuming), 1 passthrough (queue disabled),
 --        -1 no queue, -2 not live (consumed, revoked, unknown), -3 expired.
 -- The user's own token is checked before any expiry sweep, so an expired
--- token still answers -3 (and is cleaned up by consume, counted expired).
+-- token still answers -3 (and is cleaned up by consume, counted expired;
+-- no unseen expiry: whoever presents it had it, lib.lua).
 -- Sessions (config sessionSec > 0): a consume also opens the user's
 -- session (sessions: end = now + sessionSec s, sessjti: the jti; a session
 -- already open is replaced); verify answers 0 for the jti of the user's

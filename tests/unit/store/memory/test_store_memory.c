@@ -202,7 +202,9 @@ static void test_semantics(void **state)
     assert_int_equal(st->ops->debug_advance_time(st, 250000), WR_OK);
     assert_int_equal(sh_admit(st, "q", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    /* token of u2 expires after 300 s: status says not in queue, counted once */
+    /* u2's pass, carried by an answer (seen), expires after 300 s: status
+     * says not in queue, counted once */
+    assert_int_equal(status(st, "q", "u2").entry.state, WR_ENTRY_ADMITTED);
     assert_int_equal(st->ops->debug_advance_time(st, 300 * 1000000LL), WR_OK);
     assert_int_equal(status(st, "q", "u2").err, WR_ENOTINQUEUE);
     r = get(st, "q");
@@ -500,14 +502,15 @@ static void flip_byte(const char *path)
  * released, lapsed, session count -, the burn count of version 2,
  * abandoned of version 3, the pre-queue count of version 4, the 24
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
- * version 6 - stock left, sold-out time - and the 32-byte sum). */
+ * version 6 - stock left, sold-out time -, the 16 of version 7 - the
+ * unseen-expiry count, the unseen pass count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -615,9 +618,16 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 6 first: stock left and the sold-out time (16 bytes, both
-     * -1: no stock) before the sum */
+    /* version 7 first: the unseen-expiry counter and the unseen pass
+     * count (16 bytes, both 0) before the sum */
     size_t body = n - 32 - 16;
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(buf[body + (size_t)i], 0);
+    if (version == 6)
+        goto sum;
+    /* version 6: stock left and the sold-out time (16 bytes, both -1: no
+     * stock) */
+    body -= 16;
     for (int i = 0; i < 16; i++)
         assert_int_equal(buf[body + (size_t)i], 0xff);
     if (version == 5)
@@ -677,12 +687,12 @@ sum:
 }
 
 /* Version 1 (before sessions), 2 (before the idle part), 4 (before the
- * held people) and 5 (before the stock) snapshots still load; their people
- * in line count as seen at the load. */
+ * held people), 5 (before the stock) and 6 (before the unseen passes)
+ * snapshots still load; their people in line count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4, 5};
+    static const unsigned versions[] = {1, 2, 4, 5, 6};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         wr_store_t *st;
@@ -706,6 +716,7 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.returned_total, 0);
         assert_int_equal(g.stats.stock_left, -1);
         assert_int_equal(g.stats.sold_out_at_ms, -1);
+        assert_int_equal(g.stats.unseen_expired_total, 0);
         assert_int_equal(status(st, "q", "other").entry.position, 2);
         snap_end(st);
     }
@@ -745,6 +756,51 @@ static void test_snapshot_stock(void **state)
     sh_res_t b = status(st, "q", "b");
     assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
     assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
+    snap_end(st);
+}
+
+/* Version 7 keeps which live passes no answer carried yet, and the
+ * unseen-expiry count: after a restart an unseen pass that expires still
+ * holds its holder, a seen one is gone as ever. */
+static void test_snapshot_unseen(void **state)
+{
+    (void)state;
+    wr_store_t *st;
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
+    wr_queue_config_t c;
+    wr_qconfig_defaults(&c);
+    c.admit_per_second = 1000;
+    c.token_ttl_seconds = 2;
+    assert_int_equal(sh_put(st, "q", &c), WR_OK);
+    const char *users[] = {"old", "seen", "unseen"};
+    join(st, "q", users[0]);
+    assert_int_equal(st->ops->debug_advance_time(st, 1000000LL), WR_OK);
+    sh_res_t r;
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 1); /* "old": expires unseen before the restart */
+    join(st, "q", users[1]);
+    join(st, "q", users[2]);
+    assert_int_equal(st->ops->debug_advance_time(st, 1500000LL), WR_OK);
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 2);
+    assert_int_equal(status(st, "q", "seen").entry.state, WR_ENTRY_ADMITTED);
+    assert_int_equal(st->ops->debug_advance_time(st, 600000LL), WR_OK);
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.stats.unseen_expired_total, 1);
+    assert_int_equal(r.admit.stats.held, 1);
+    o.test_clock_start_us = T0 + 3100000; /* the clock went on meanwhile */
+    reopen(base, &o, &st);
+    sh_res_t g = get(st, "q");
+    assert_int_equal(g.stats.unseen_expired_total, 1);
+    assert_int_equal(g.stats.active, 2);
+    assert_int_equal(st->ops->debug_advance_time(st, 2000000LL), WR_OK);
+    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(r.admit.stats.expired_total, 3);
+    assert_int_equal(r.admit.stats.unseen_expired_total, 2);
+    assert_int_equal(r.admit.stats.held, 2); /* "old" and "unseen" */
+    assert_true(status(st, "q", "unseen").entry.held);
+    assert_int_equal(status(st, "q", "seen").err, WR_ENOTINQUEUE);
     snap_end(st);
 }
 
@@ -941,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_sessions),
         cmocka_unit_test(test_snapshot_old_versions_load),
         cmocka_unit_test(test_snapshot_stock),
+        cmocka_unit_test(test_snapshot_unseen),
         cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_timer),
         cmocka_unit_test(test_real_clock_fifo),
