@@ -50,7 +50,12 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# make run builds only the server (make builds every tool and test too)
+run:
+	@scripts/deps.sh build
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@echo "building waitroomd (make run: the server only)"
+	@cmake --build $(BUILD) -j $(JOBS) --target waitroomd
 	@PORT="$(PORT)" scripts/run.sh
 
 # make test: the plain build is only valgrind_integration's waitroomd (every
