@@ -131,8 +131,9 @@ def shift_snapshot(path, us):
         b = bytearray(f.read())
     assert b[:8] == b"WRMEMSNP", b[:8]
     (version,) = struct.unpack_from("<I", b, 8)
-    assert version == 6, version  # (5: held people at the end, as ages, 6: the stock: nothing
-    # to shift)
+    # (5: held people at the end, as ages, 6: the stock, 7: the unseen
+    # passes, after the stock: nothing to shift)
+    assert version == 7, version
     pos = 12
     (written,) = struct.unpack_from("<q", b, pos)
     struct.pack_into("<q", b, pos, written + us)

@@ -93,6 +93,10 @@ class Logs(PrivateServer):
         acc = os.path.join(ENV.tmpdir, "rot-%s.log" % uid())
         w = self.start(["--access-log", acc])
         self.assertEqual(w.client.get("/healthz").status, 200)
+        # the writer thread writes the line a moment after the answer: it must
+        # be in the file before the rotation for the rotated file to hold it
+        self.poll_until(lambda: read_lines(acc), lambda ls: any("route=healthz" in ln for ln in ls),
+                        what="the healthz line written before the rotation")
         os.rename(acc, acc + ".1")  # logrotate
         w.proc.send_signal(signal.SIGHUP)
         self.poll_until(lambda: os.path.exists(acc), bool, what="the access log reopened")
