@@ -68,6 +68,7 @@ typedef struct {
     bool max_connections_auto; /* --max-connections not given: SIGHUP's auto is ours */
     bool ready;                /* start over ("listening on" printed): a SIGHUP reloads now */
     bool reload_pending;       /* a SIGHUP came before ready: reloaded once ready (K43) */
+    struct wr_logsign *logsign; /* the public log's signer (app_log.c); NULL = no log */
 } app_t;
 
 #endif

@@ -67,6 +67,8 @@
 #include "app_declare.h"
 #include "app_notify.h"
 #include "app_reload.h"
+#include "app_log.h"
+#include "runtime/logsign.h"
 #include "app_secret.h"
 
 /* The signals the server handles (see the top of the file). */
@@ -462,6 +464,10 @@ int main(int argc, char **argv)
         rc = e == WR_EINVAL ? EXIT_CONFIG : EXIT_START; /* the store refused as set up */
         goto out;
     }
+    if ((e = wr_app_log_start(&app)) != WR_OK) {
+        rc = e == WR_EINVAL ? EXIT_CONFIG : EXIT_START; /* a --log-key the store does not hold */
+        goto out;
+    }
     if (app.stopping) { /* SIGTERM/SIGINT during the start: a clean stop */
         rc = 0;
         wr_info("stopped before listening");
@@ -528,6 +534,7 @@ out:
     /* The store first: its pending callbacks reply to open requests while
      * the HTTP server still exists. */
     wr_store_close(app.store);
+    wr_logsign_free(app.logsign); /* after the store: its signs in flight are cancelled */
     wr_scheduler_free(app.sched);
     if (app.http)
         wr_http_free(app.http);

@@ -98,6 +98,16 @@ bool wr_page_lang_code_ok(const char *s, size_t len);
 #define WR_STOCK_MAX  INT64_C(9007199254740992) /* stock: 2^53 */
 #define WR_STOCK_NONE (-1)                      /* stock: no limit (JSON null) */
 
+/* The opening draw's beacon (config `draw`): beacon_url an https:// URL
+ * (http:// only to a loopback host: core/captcha.h wr_captcha_url_parse),
+ * at most WR_DRAW_URL_MAX characters; round >= 1. */
+#define WR_DRAW_URL_MAX 500
+typedef struct {
+    bool set;
+    char beacon_url[WR_DRAW_URL_MAX + 1];
+    uint64_t round;
+} wr_draw_config_t;
+
 typedef enum {
     WR_FAIL_CLOSED = 0,  /* consume answers 503 while the store is down */
     WR_FAIL_OPEN = 1,    /* consume answers passthrough */
@@ -204,6 +214,15 @@ typedef struct {
     size_t n_groups;
     double standard_share; /* standardShare: the standard line's least share of the
                               admissions, 0..1, default 0.2 */
+    /* publicLog (docs/API.md 1.3, "A line anyone can check"): the queue
+     * keeps a public, signed log of every change of a person's standing.
+     * Switchable only while the line and pre-queue are empty (the admin
+     * API checks). */
+    bool public_log;
+    /* draw (1.3, "The opening draw"): null (set false, the default) or
+     * the drand-compatible beacon and round the opening's draw mixes in;
+     * fixed once the opening's commit is logged. */
+    wr_draw_config_t draw;
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

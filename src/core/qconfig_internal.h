@@ -62,6 +62,8 @@ WR_QCONFIG__HOOKS(captcha);
 WR_QCONFIG__HOOKS(groups);
 /* targetUrl (a STRING row): "", an absolute http(s) URL, or a path. */
 bool wr_qconfig__target_url_ok(const char *s, size_t len);
+/* qconfig_log.c */
+WR_QCONFIG__HOOKS(draw);
 /* qconfig_page.c */
 WR_QCONFIG__HOOKS(page);
 WR_QCONFIG__HOOKS(notice);

@@ -372,6 +372,11 @@ static void set_challenge_key(wr_api_t *a, int i, const uint8_t *secret, size_t 
     wr_api__captcha_set_key(a, i, secret, len); /* the CAPTCHA hook's fallback */
 }
 
+void wr_api_set_logsign(wr_api_t *a, struct wr_logsign *ls)
+{
+    a->logsign = ls;
+}
+
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len)
 {
     a->secret_len = install_key(&a->keys[0], a->secret, sizeof a->secret, secret, len);

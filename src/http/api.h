@@ -54,6 +54,11 @@ void wr_api_handle_admin(struct evhttp_request *req, void *arg);
  */
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
 
+/* The public log's signer (borrowed; NULL = none): the log routes serve
+ * its key and sign a log that has no checkpoint yet. */
+struct wr_logsign;
+void wr_api_set_logsign(wr_api_t *a, struct wr_logsign *ls);
+
 /*
  * Installs the previous token secret (rotation; len bytes, copied; len 0
  * removes it): tokens signed with it still verify until they expire, and,

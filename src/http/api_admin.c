@@ -296,7 +296,11 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
         }
     }
     if (c->route != WR_ROUTE_ADMIN_DELETE) {
-        do_put(p);
+        if (wr_api__log_config_check(c, p->has_old ? &p->old : NULL, info ? &info->stats : NULL,
+                                     &p->cfg))
+            do_put(p);
+        else
+            goto fail;
         return;
     }
     c->op = "queue_delete";

@@ -217,10 +217,10 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             snprintf(stock, sizeof(stock), ",\"stockLeft\":%lld", (long long)v.stock_left);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s}",
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s%s}",
                      (unsigned long long)v.position, (unsigned long long)v.ahead,
                      (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "",
-                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "");
+                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "", v.receipt);
         break;
     }
     case WR_ENTRY_CLOSED:
@@ -234,8 +234,8 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     case WR_ENTRY_PREQUEUE:
         wr_api__pace_note(a, c->queue, c->user, v.retry_after_ms);
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u}",
-                     (long long)v.opens_at_ms, v.retry_after_ms);
+                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u%s}",
+                     (long long)v.opens_at_ms, v.retry_after_ms, v.receipt);
         break;
     case WR_ENTRY_ADMITTED:
         wr_api__pace_note(a, c->queue, c->user, 0);

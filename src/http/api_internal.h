@@ -145,6 +145,9 @@ struct wr_api {
     /* degraded mode: passes spent here while the store was unreachable,
      * and the burns owed to the store (failopen.h) */
     wr_failopen_t *failopen;
+    /* The public log's signer (runtime/logsign.h): its key and name; NULL
+     * = no log (the log routes answer 404 LOG_NOT_ENABLED). */
+    struct wr_logsign *logsign;
 
     /* The request handle() is dispatching now (its reply, if sent before
      * handle returns, is recorded at once), and a reply sent later from a

@@ -72,4 +72,18 @@ wr_api__handler_fn wr_api__handle_history;
 /* POST /v1/queues/{queue}/health (autotune): the service's report; 204. */
 wr_api__handler_fn wr_api__handle_health;
 
+/* ---------- api_log.c ---------- */
+
+/* The public log's routes (key, checkpoint, entries, proofs): public. */
+wr_api__handler_fn wr_api__handle_log;
+
+/* The public log's rules of a config change (PUT, PATCH) across the
+ * queue's state (docs/API.md 1.3): publicLog only on a store that keeps a
+ * log, switched only while line, pre-queue and held are empty; draw fixed
+ * while a commit awaits its draw. old and st: the queue before (NULL for
+ * a new queue). True when cfg may be written; else the 400
+ * INVALID_CONFIG naming the field is sent. */
+bool wr_api__log_config_check(wr_api__ctx_t *c, const wr_queue_config_t *old,
+                              const wr_queue_stats_t *st, const wr_queue_config_t *cfg);
+
 #endif

@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "base/b64.h"
 #include "http/api_view.h"
 #include "base/clock.h"
 #include "core/origin.h"
@@ -119,6 +120,21 @@ static void closed_view(wr_api__ctx_t *c, const wr_queue_config_t *cfg, wr_close
     v->retry_after_ms = wr_queue_closed_retry_ms(cfg, wr_rng_unit(&c->api->rng));
 }
 
+/* The receipt of e (docs/API.md 1.3: a person in line, pre-queue or held,
+ * while publicLog is on): their log id, join leaf index and leaf hash. */
+static void receipt_of(const wr_entry_t *e, wr_api__entry_view_t *v)
+{
+    char hash[48];
+    size_t hl = 0;
+    v->receipt[0] = '\0';
+    if (!e->has_receipt ||
+        wr_b64_encode(e->receipt_leaf_hash, 32, hash, sizeof hash, &hl) != WR_OK)
+        return;
+    snprintf(v->receipt, sizeof v->receipt,
+             ",\"receipt\":{\"u\":\"%s\",\"index\":%llu,\"leafHash\":\"%.*s\"}", e->receipt_u,
+             (unsigned long long)e->receipt_index, (int)hl, hash);
+}
+
 /*
  * Fills v from e for c's queue and user: notes the queue's config with the
  * scheduler, draws the jittered retry of a waiting entry, signs the token
@@ -141,6 +157,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->closed_reason = WR_CLOSE_NONE;
     v->stock_left = e->stock_left;
     v->notice = visitor_notice(c, cfg);
+    receipt_of(e, v);
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
     wr_scheduler_queue_t *sq = cfg ? wr_api__held(c, cfg) : NULL;

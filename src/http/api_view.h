@@ -42,6 +42,9 @@ typedef struct {
     wr_close_reason_t closed_reason;
     int64_t stock_left;
     const char *notice;
+    /* The public log's receipt (WAITING, PREQUEUE, held): ",\"receipt\":{...}"
+     * ready to splice into the answer, "" = none (docs/API.md 1.3). */
+    char receipt[128];
 } wr_api__entry_view_t;
 
 /*

@@ -165,6 +165,18 @@ static wr_err_t check_path(const char *v, char *err, size_t errlen)
     return check_data_dir(v, err, errlen);
 }
 
+/* --log-name: [a-z0-9.-]{1,64} (docs/API.md 1.3: the key's and the
+ * origin's name). */
+static wr_err_t check_log_name(const char *v, char *err, size_t errlen)
+{
+    size_t n = strlen(v);
+    bool ok = n >= 1 && n <= 64;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '.' ||
+             v[i] == '-';
+    return ok ? WR_OK : wr_einval(err, errlen, "must be 1 to 64 of a-z, 0-9, '.' and '-'");
+}
+
 static wr_err_t check_breaker(const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "off") == 0)
@@ -272,6 +284,12 @@ const setting_t wr_config__settings[] = {
      .meta = "LEVEL", .reload = true},
     {"data-dir", "data_dir", STRING_FIELD(data_dir, check_data_dir), .meta = "DIR",
      .help = "memory store snapshots", .doc = "default none"},
+    {"log-key", "log_key", STRING_FIELD(log_key_file, check_path), .meta = "FILE",
+     .help = "the public log's signing key (Ed25519, PKCS#8 PEM)",
+     .doc = "default: one key created once and kept in the store"},
+    {"log-name", "log_name", STRING_FIELD(log_name, check_log_name), .def = "waitroom",
+     .meta = "NAME", .help = "the public log's key and origin name ([a-z0-9.-]{1,64})",
+     .doc = "use the shop's host name"},
     {"web-dir", "web_dir", STRING_FIELD(web_dir, check_data_dir), .meta = "DIR",
      .help = "queue page files replacing the embedded ones by name (queue.html, style.css, "
              "i18n.json, ...)",

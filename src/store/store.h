@@ -89,6 +89,8 @@ typedef struct {
     int64_t stock_left;     /* what is left now, or -1 (WR_STOCK_NONE) without a stock */
     int64_t sold_out_at_ms; /* epoch ms (store clock) the queue became sold out, or -1
                                while it is not */
+    /* The public log: a commit awaits its draw (config draw is fixed). */
+    bool log_committed;
     /* Autotune: the rate in use the store keeps (see autotune below), users/s;
      * 0 when none is kept (autotune off, or no step yet: the starting rate
      * applies, wr_store_rate_in_use). */
@@ -124,6 +126,12 @@ typedef struct {
     wr_close_reason_t closed_reason; /* CLOSED: why */
     int64_t stock_left;              /* what is left now (any state), or -1 without a stock */
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
+    /* The public log's receipt (publicLog on, a person in line, pre-queue
+     * or held): their log id, the index and hash of their join leaf. */
+    bool has_receipt;
+    char receipt_u[33];
+    uint64_t receipt_index;
+    uint8_t receipt_leaf_hash[32];
 } wr_entry_t;
 
 /* The answer of one admission tick. */
@@ -197,6 +205,42 @@ typedef struct {
     bool applied;                                      /* req->set and this call wrote the rate */
 } wr_autotune_state_rec_t;
 
+/* The public log (docs/API.md 1.3, "A line anyone can check"): what a
+ * store answers about a queue's log. Only the members of the operation
+ * asked are set; all borrowed until the callback returns. */
+#define WR_LOG_NODES_MAX 256 /* (level, index) hashes one log_read may ask for */
+typedef struct {
+    /* log_head, log_publish: */
+    uint64_t size;                /* leaves in the log */
+    uint8_t root[32];             /* the root of all of them */
+    const char *checkpoint;       /* the latest signed checkpoint (NULL, 0: none yet) */
+    size_t checkpoint_len;
+    uint64_t checkpoint_size;     /* its tree size */
+    bool broken;                  /* the log holds fewer leaves than the checkpoint */
+    bool forked;                  /* the first checkpoint_size leaves do not give its root */
+    bool enabled;                 /* the queue exists with publicLog on (else: a deleted
+                                     queue's log, still readable) */
+    /* log_read: */
+    const char *leaves;           /* leaves start..end-1, each followed by "\n" */
+    size_t leaves_len;
+    const uint8_t (*hashes)[32];  /* the nodes asked, in order */
+    size_t n_hashes;
+    /* log_key: */
+    uint8_t key[32];              /* the signing key's seed the store keeps */
+    /* log_unsigned: */
+    const char *const *names;     /* queues whose log has leaves no checkpoint covers */
+    size_t n_names;
+} wr_log_answer_t;
+
+/* What log_read reads: leaves [start, end) (start == end: none) and the
+ * stored hashes at (level[i], index[i]) for i < n_nodes. */
+typedef struct {
+    uint64_t start, end;
+    size_t n_nodes;
+    uint8_t level[WR_LOG_NODES_MAX];
+    uint64_t index[WR_LOG_NODES_MAX];
+} wr_log_read_t;
+
 /* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
 typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
 typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
@@ -207,6 +251,7 @@ typedef void (*wr_store_list_cb)(wr_err_t err, const wr_queue_info_t *infos, siz
 typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t len, void *arg);
 typedef void (*wr_store_sync_cb)(wr_err_t err, const wr_store_sync_t *res, void *arg);
 typedef void (*wr_store_autotune_cb)(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg);
+typedef void (*wr_store_log_cb)(wr_err_t err, const wr_log_answer_t *res, void *arg);
 
 /* Any one of the callbacks: what a backend keeps for a pending operation,
  * next to its own record of which member is set. */
@@ -220,6 +265,7 @@ typedef union {
     wr_store_secret_cb secret;
     wr_store_sync_cb sync;
     wr_store_autotune_cb autotune;
+    wr_store_log_cb log;
 } wr_store_cb_t;
 
 typedef struct wr_store wr_store_t;
@@ -452,6 +498,38 @@ typedef struct wr_store_ops {
     wr_err_t (*autotune)(wr_store_t *s, const char *queue, const wr_autotune_req_t *req,
                          wr_store_autotune_cb cb, void *arg);
 
+    /*
+     * The public log (docs/API.md 1.3). All five may be NULL: a store that
+     * keeps no log (publicLog is refused on it). A store that keeps one
+     * appends each queue's leaves in the same atomic step as the change
+     * they log, keeps every complete subtree's hash by (level, index)
+     * (base/tlog.h) and the latest signed checkpoint, and keeps a queue's
+     * log after the queue is deleted (a queue created again continues
+     * it).
+     * - log_key: the log's signing key (an Ed25519 seed), storing proposed
+     *   first if none is kept (first writer wins); res->key.
+     * - log_head: size, root, the latest checkpoint, broken/forked, enabled.
+     *   WR_ENOTFOUND when there is no log to show (never had one, or the
+     *   queue exists with publicLog off).
+     * - log_read: req's leaves and hashes (res->leaves, res->hashes).
+     *   WR_EINVAL for a range or node past the log (or end < start, more
+     *   than 1,000 leaves); WR_ENOTFOUND as log_head.
+     * - log_publish: keeps note (a signed checkpoint of len bytes, at most
+     *   1,024) of the tree of size leaves with root root as the latest,
+     *   when size is at least the kept checkpoint's, at most the log's
+     *   size, and root is the root of the first size leaves: else
+     *   WR_EINVAL (nothing kept). Answers the head after.
+     * - log_unsigned: the names of the logs with leaves past their
+     *   checkpoint, or none yet (res->names), for the signer.
+     */
+    wr_err_t (*log_key)(wr_store_t *s, const uint8_t proposed[32], wr_store_log_cb cb, void *arg);
+    wr_err_t (*log_head)(wr_store_t *s, const char *queue, wr_store_log_cb cb, void *arg);
+    wr_err_t (*log_read)(wr_store_t *s, const char *queue, const wr_log_read_t *req,
+                         wr_store_log_cb cb, void *arg);
+    wr_err_t (*log_publish)(wr_store_t *s, const char *queue, uint64_t size, const uint8_t root[32],
+                            const char *note, size_t len, wr_store_log_cb cb, void *arg);
+    wr_err_t (*log_unsigned)(wr_store_t *s, wr_store_log_cb cb, void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -653,6 +731,37 @@ static inline wr_err_t wr_store_secret_sync(wr_store_t *s, const uint8_t *own, s
                                             const char *epoch, wr_store_sync_cb cb, void *arg)
 {
     return s->ops->secret_sync(s, own, own_len, epoch, cb, arg);
+}
+/* The public log (see the ops): WR_ENOTFOUND (no callback) when the store keeps none. */
+static inline bool wr_store_has_log(const wr_store_t *s)
+{
+    return s && s->ops->log_head != NULL;
+}
+static inline wr_err_t wr_store_log_key(wr_store_t *s, const uint8_t proposed[32],
+                                        wr_store_log_cb cb, void *arg)
+{
+    return s->ops->log_key ? s->ops->log_key(s, proposed, cb, arg) : WR_ENOTFOUND;
+}
+static inline wr_err_t wr_store_log_head(wr_store_t *s, const char *q, wr_store_log_cb cb,
+                                         void *arg)
+{
+    return s->ops->log_head ? s->ops->log_head(s, q, cb, arg) : WR_ENOTFOUND;
+}
+static inline wr_err_t wr_store_log_read(wr_store_t *s, const char *q, const wr_log_read_t *req,
+                                         wr_store_log_cb cb, void *arg)
+{
+    return s->ops->log_read ? s->ops->log_read(s, q, req, cb, arg) : WR_ENOTFOUND;
+}
+static inline wr_err_t wr_store_log_publish(wr_store_t *s, const char *q, uint64_t size,
+                                            const uint8_t root[32], const char *note, size_t len,
+                                            wr_store_log_cb cb, void *arg)
+{
+    return s->ops->log_publish ? s->ops->log_publish(s, q, size, root, note, len, cb, arg)
+                               : WR_ENOTFOUND;
+}
+static inline wr_err_t wr_store_log_unsigned(wr_store_t *s, wr_store_log_cb cb, void *arg)
+{
+    return s->ops->log_unsigned ? s->ops->log_unsigned(s, cb, arg) : WR_ENOTFOUND;
 }
 static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
 {

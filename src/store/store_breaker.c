@@ -236,6 +236,15 @@ static void w_autotune(wr_err_t err, const wr_autotune_state_rec_t *res, void *a
     cb(err, res, uarg);
 }
 
+static void w_log(wr_err_t err, const wr_log_answer_t *res, void *arg)
+{
+    struct call *c = arg;
+    wr_store_log_cb cb = c->cb.log;
+    void *uarg = c->arg;
+    settle(c, err);
+    cb(err, res, uarg);
+}
+
 /* ------------------------------------------------------------ operations */
 
 /* Opens a call c for callback field F, or returns the refusal. */
@@ -404,6 +413,42 @@ static void b_close(wr_store_t *st)
     free(s);
 }
 
+/* The public log's operations (store.h), for an inner store that keeps a
+ * log: breaker_log_ops is breaker_ops with them (wr_store_breaker_new). */
+static wr_err_t b_log_key(wr_store_t *st, const uint8_t proposed[32], wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_key(s->inner, proposed, w_log, c));
+}
+
+static wr_err_t b_log_head(wr_store_t *st, const char *q, wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_head(s->inner, q, w_log, c));
+}
+
+static wr_err_t b_log_read(wr_store_t *st, const char *q, const wr_log_read_t *req,
+                           wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_read(s->inner, q, req, w_log, c));
+}
+
+static wr_err_t b_log_publish(wr_store_t *st, const char *q, uint64_t size, const uint8_t root[32],
+                              const char *note, size_t len, wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_publish(s->inner, q, size, root, note, len, w_log, c));
+}
+
+static wr_err_t b_log_unsigned(wr_store_t *st, wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_unsigned(s->inner, w_log, c));
+}
+
+static wr_store_ops_t breaker_log_ops;
+
 static const wr_store_ops_t breaker_ops = {
     .name = "breaker",
     .join = b_join,
@@ -453,6 +498,15 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
         return err;
     }
     s->base_.ops = &breaker_ops;
+    if (wr_store_has_log(inner)) {
+        breaker_log_ops = breaker_ops;
+        breaker_log_ops.log_key = b_log_key;
+        breaker_log_ops.log_head = b_log_head;
+        breaker_log_ops.log_read = b_log_read;
+        breaker_log_ops.log_publish = b_log_publish;
+        breaker_log_ops.log_unsigned = b_log_unsigned;
+        s->base_.ops = &breaker_log_ops;
+    }
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;
     s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;

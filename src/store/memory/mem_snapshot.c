@@ -2,11 +2,12 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 7 (version 1, without the sessions and the burned
+ * Format, version 8 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
  * pre-queue, version 4, without the held people, version 5, without
- * the stock - their configs have no stock - and version 6, without the
- * unseen passes - their passes load as seen - still load).
+ * the stock - their configs have no stock -, version 6, without the
+ * unseen passes - their passes load as seen - and version 7, without the
+ * public logs, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -42,6 +43,8 @@
  *     (version 7, unseen passes) u64 unseen_expired, u64 count of the live
  *       tokens not yet seen (no answer carried them; memq.h), per token:
  *       u8 id_len, id (the user, whose token is in the tokens above)
+ *   (version 8, the public log) u8 has_log_key, 32 bytes log key, u32 log
+ *     count, per log its form in memlog.c (wr_memlog_write)
  *   32 bytes: SHA-256 of every byte before.
  * Times are wall-clock microseconds since the epoch. Last-seen times and
  * hold times are kept as ages, so that on load the time the store was down
@@ -78,12 +81,13 @@
 
 #include "base/log.h"
 #include "store/memory/mem_sio.h"
+#include "store/memory/mem_snapshot_log.h"
 
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    7u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen      \
-          passes); 1..7 load */
+    8u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen      \
+          passes, the public logs); 1..8 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -265,6 +269,7 @@ wr_err_t wr_mem_snapshot_write_md(const wr_memq_db_t *db, const char *dir, int64
     wr_mem_sio_w_u32(&w, (uint32_t)db->nq);
     for (size_t i = 0; i < db->nq && !w.failed; i++)
         write_queue(&w, db->queues[i], written_at_us);
+    wr_mem_snapshot_write_logs(&w, db);
     wr_mem_sio_w_flush(&w);
     unsigned char digest[WR_CRYPTO_SHA256_LEN];
     if (!w.failed && wr_crypto_sha256_final(w.md, digest) != WR_OK) {
@@ -662,6 +667,8 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
     uint32_t nq = wr_mem_sio_r_u32(&r);
     for (uint32_t i = 0; i < nq && !r.failed; i++)
         read_queue(db, &r, version, now_us);
+    if (version >= 8 && !r.failed)
+        wr_mem_snapshot_read_logs(&r, db);
     unsigned char want[WR_CRYPTO_SHA256_LEN], got[WR_CRYPTO_SHA256_LEN];
     wr_mem_sio_r_digest(&r);
     if (!r.failed && wr_crypto_sha256_final(r.md, want) != WR_OK)
@@ -677,6 +684,7 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
                  path, r.what ? r.what : "unknown error");
         wr_memq_db_clear(db);
         db->secret_len = 0;
+        db->has_log_key = false;
         goto out;
     }
     err = WR_OK;

@@ -458,6 +458,8 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         }
     }
     ntoks = 0; /* owned by the queue now */
+    for (uint64_t i = 0; i < npicked; i++)
+        wr_memq__log_admit(q, toks[i]->id, toks[i]->idlen, i < nback, now_us);
     q->admitted_total += npicked;
     q->returned_total += nback;
     if (npicked > 0)
@@ -536,7 +538,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
 {
     wr_memq_sweep(q, now_us, dirty);
     if (wr_memq__open_due(q, now_us))
-        wr_memq__open_begin(q, dirty);
+        wr_memq__open_begin(q, now_us, dirty);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (n && (wr_zsl_node_flags(n) & WR_MEMQ_PENDING) && wr_memq_idle(q, n, now_us)) {
         /* a page join that never asked again: checked on read, asking
@@ -569,6 +571,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     bool back;
     wr_zsl_node_t *h = wr_memq_held(q, user, ulen, &back);
     if (h && !back && wr_memq__hold_over(q, h, now_us)) {
+        wr_memq__log_leave_node(q, h, WR_LOGLEAF_ABANDONED, now_us);
         wr_memq__held_remove(q, h, false); /* held too long: gone, as if swept */
         q->abandoned_total++;
         *dirty = true;
@@ -622,7 +625,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     }
     wr_err_t err;
     if (wr_memq__gate_closed(q, now_us)) {
-        if (q->cfg->cfg.pre_queue_shuffle) {
+        bool shuffled = q->cfg->cfg.pre_queue_shuffle;
+        if (shuffled) {
             /* a random key; a taken one (about n / 2^62) is drawn again */
             err = WR_EINVAL;
             for (int i = 0; i < 8 && err == WR_EINVAL; i++) {
@@ -641,6 +645,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         wr_zsl_node_t *pn = wr_memq_prequeued(q, user, ulen);
         wr_memq_seen_set(pn, now_us, 0);
         wr_zsl_node_set_flags(pn, page ? WR_MEMQ_PENDING : 0);
+        if (!page)
+            wr_memq__log_join(q, user, ulen, shuffled ? 0 : wr_zsl_node_score(pn), true, now_us);
         *dirty = true;
         e->state = WR_ENTRY_PREQUEUE;
         return WR_OK;
@@ -650,6 +656,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         return err;
     wr_memq_seen_set(n, now_us, 0);
     wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
+    if (!page)
+        wr_memq__log_join(q, user, ulen, wr_zsl_node_score(n), false, now_us);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
     e->position = wr_memq__line_position(q, n);
@@ -665,6 +673,7 @@ wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_
     if (!n) /* first: an unseen pass expiring now holds its holder, who is leaving */
         wr_memq_sweep(q, now_us, dirty);
     bool back;
+    wr_memq__log_leave(q, user, ulen, WR_LOGLEAF_LEFT, now_us); /* a member: in line */
     wr_zsl_node_t *h = n ? NULL : wr_memq_held(q, user, ulen, &back);
     if (h)
         wr_memq__held_remove(q, h, back);

@@ -147,6 +147,11 @@ typedef struct {
     int64_t auto_step_us;
     double auto_cut_ms;
     wr_autotune_report_t auto_rep[WR_AUTOTUNE_SOURCES];
+    /* The public log (config publicLog; memq_log.c): the queue's log,
+     * borrowed from the db (which keeps it by name, also after a delete),
+     * or NULL while publicLog is off. */
+    struct wr_memlog *log;
+    uint64_t log_faults; /* appends that failed (out of memory): counted, not undone */
 } wr_memq_t;
 
 /* The autotune operation (store.h) on q at now_us; fills *res. WR_OK. */
@@ -395,6 +400,12 @@ typedef struct {
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len; /* 0 = none yet */
     wr_rng_t rng;      /* draws each new queue's skiplist seed; seed it first */
+    /* The public logs by queue name (memq_log.c), also of deleted queues,
+     * and the log's signing key (an Ed25519 seed; store.h log_key). */
+    struct wr_memlog **logs;
+    size_t nlogs, caplogs;
+    uint8_t log_key[32];
+    bool has_log_key;
 } wr_memq_db_t;
 
 /* The queue named name, or NULL. */
@@ -414,8 +425,35 @@ wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queu
  * others stay valid (reference counted). */
 wr_err_t wr_memq_db_delete(wr_memq_db_t *db, const char *name);
 
-/* Frees every queue and the queue array; keeps secret and seed. */
+/* Frees every queue and the queue array, and every log; keeps secret,
+ * log key and seed. */
 void wr_memq_db_clear(wr_memq_db_t *db);
+
+/* ---- the public log (memq_log.c) ---------------------------------------- */
+
+/* The log kept under name, or NULL. */
+struct wr_memlog *wr_memq_db_log(const wr_memq_db_t *db, const char *name);
+
+/* Adds log l (a snapshot's; the db owns it on WR_OK). WR_EINVAL for a
+ * name already there, WR_ENOMEM. */
+wr_err_t wr_memq_db_log_add(wr_memq_db_t *db, struct wr_memlog *l);
+
+/* After a config_put or a load: q->log is the queue's log when its config
+ * has publicLog (created on first use, kept by the db), else NULL; the
+ * line's scores continue above the log's last t. WR_OK or WR_ENOMEM. */
+wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q);
+
+/* queue_delete's leaves: a `removed` leave for everyone in the log's line,
+ * at now_us, before the queue goes. */
+void wr_memq_log_removed(wr_memq_t *q, int64_t now_us);
+
+/* A receipt: the log id and join leaf index of user while they are in the
+ * log's line; false when the queue has no log or they are not in it. */
+bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
+                         uint64_t *index, uint8_t leaf_hash[32]);
+
+/* True while a commit awaits its draw (draw cannot change). */
+bool wr_memq_log_committed(const wr_memq_t *q);
 
 /* ---- degraded mode: the burned set of fail-open passes ----------------- */
 

@@ -13,6 +13,7 @@
  * operation on its kept state are here too. The full model and its
  * invariants are described at the top of memq.c. No I/O, no clocks.
  */
+#include "store/memory/memlog.h"
 #include "store/memory/memq.h"
 
 #include "base/array.h"
@@ -220,6 +221,11 @@ void wr_memq_db_clear(wr_memq_db_t *db)
     free(db->queues);
     db->queues = NULL;
     db->nq = db->capq = 0;
+    for (size_t i = 0; i < db->nlogs; i++)
+        wr_memlog_free(db->logs[i]);
+    free(db->logs);
+    db->logs = NULL;
+    db->nlogs = db->caplogs = 0;
 }
 
 /* ---- a queue's stats and autotune state ------------------------------- */
@@ -228,6 +234,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
     st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
     st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
+    st->log_committed = wr_memq_log_committed(q);
     st->active = q->heap_n + q->sess_n;
     st->admitted_total = q->admitted_total;
     st->consumed_total = q->consumed_total;

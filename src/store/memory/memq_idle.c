@@ -67,6 +67,7 @@ void wr_memq__unmark(wr_memq_t *q, wr_zsl_node_t *node)
 
 void wr_memq__seen(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us)
 {
+    wr_memq__log_counted(q, node, now_us); /* a pending page join starts to count */
     wr_memq__unmark(q, node);
     wr_memq_seen_set(node, now_us, 0);
     wr_zsl_node_set_flags(node, 0);
@@ -139,8 +140,14 @@ static void hold_from(wr_memq_t *q, wr_zsl_node_t *node, bool from_back, int64_t
                       bool *dirty)
 {
     *dirty = true;
+    if (!from_back) {
+        size_t alen;
+        const char *aid = wr_zsl_node_id(node, &alen);
+        wr_memq__log_away(q, aid, alen, now_us); /* passed over while away */
+    }
     if (q->cfg->cfg.away_hold_seconds == 0) {
         /* held people leave at once */
+        wr_memq__log_leave_node(q, node, WR_LOGLEAF_ABANDONED, now_us);
         if (from_back)
             wr_memq__held_remove(q, node, true);
         else
@@ -203,6 +210,7 @@ static void held_expire(wr_memq_t *q, int64_t now_us, bool *dirty)
     wr_zsl_node_t *x;
     while (k < WR_STORE_IDLE_SWEEP_MAX && (x = wr_zsl_first(q->held)) != NULL &&
            wr_memq__hold_over(q, x, now_us)) {
+        wr_memq__log_leave_node(q, x, WR_LOGLEAF_ABANDONED, now_us);
         wr_memq__held_remove(q, x, false);
         q->abandoned_total++;
         *dirty = true;

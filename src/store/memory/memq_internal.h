@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/logleaf.h"
 #include "store/memory/memq.h"
 
 /* Microseconds in a second. */
@@ -61,9 +62,9 @@ bool wr_memq__gate_closed(const wr_memq_t *q, int64_t now_us);
  * passed. */
 bool wr_memq__open_due(const wr_memq_t *q, int64_t now_us);
 
-/* Begins the opening: reserves the line scores last_score + 1 .. + |pre|
+/* Begins the opening at now_us: the public log's draw (memq_log.c), then reserves the line scores last_score + 1 .. + |pre|
  * and as many rank numbers of the line; sets *dirty. */
-void wr_memq__open_begin(wr_memq_t *q, bool *dirty);
+void wr_memq__open_begin(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* Ends the opening once nobody is left to move in pre. */
 void wr_memq__open_settle(wr_memq_t *q);
@@ -152,5 +153,28 @@ void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */
 void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+/* ---- memq_log.c: the public log's leaves (no-ops without a log) ---- */
+
+/* user got a place: a join leaf (line: t = their score; pre: t the next
+ * order key, and the opening's commit first with preQueueShuffle), unless
+ * they are in the log's line already. */
+void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
+                       int64_t now_us);
+
+/* Node (line or pre) was a pending page join and now counts: its join
+ * leaf, with its original score (line). */
+void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
+
+/* admit, away, leave leaves of a member of the log's line (else nothing). */
+void wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us);
+void wr_memq__log_away(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us);
+void wr_memq__log_leave(wr_memq_t *q, const char *user, size_t ulen, int why, int64_t now_us);
+/* The same for a node (its id). */
+void wr_memq__log_leave_node(wr_memq_t *q, const wr_zsl_node_t *node, int why, int64_t now_us);
+
+/* The opening begins: with a commit awaiting, the draw: the pre-queue is
+ * ordered by rank (its keys replaced) and the draw leaf written. */
+void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);
 
 #endif

@@ -46,8 +46,9 @@ bool wr_memq__open_due(const wr_memq_t *q, int64_t now_us)
     return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000);
 }
 
-void wr_memq__open_begin(wr_memq_t *q, bool *dirty)
+void wr_memq__open_begin(wr_memq_t *q, int64_t now_us, bool *dirty)
 {
+    wr_memq__log_draw(q, now_us); /* the public log's draw orders pre first */
     q->open_total = wr_zsl_length(q->pre);
     q->open_base = q->last_score + 1;
     q->last_score = q->open_base + (int64_t)q->open_total - 1;
@@ -110,7 +111,7 @@ wr_err_t wr_memq_open_step(wr_memq_t *q, int64_t now_us, uint64_t max, uint64_t 
     wr_err_t err = WR_OK;
     uint64_t k = 0;
     if (wr_memq__open_due(q, now_us))
-        wr_memq__open_begin(q, dirty);
+        wr_memq__open_begin(q, now_us, dirty);
     while (q->opening && k < max && wr_zsl_length(q->pre) > 0) {
         if ((err = move_one(q)) != WR_OK)
             break;

@@ -72,7 +72,8 @@ typedef enum {
     D_LIST,
     D_SECRET,
     D_SYNC,
-    D_AUTOTUNE
+    D_AUTOTUNE,
+    D_LOG
 } dkind_t;
 
 typedef struct list_res {
@@ -105,6 +106,7 @@ typedef struct item {
         wr_autotune_state_rec_t autotune;
         struct sync_res *sync; /* D_SYNC (owned; kept out of the union's size: the
                                   items of every operation are cleared whole) */
+        wr_store_memory__log_res_t *log; /* D_LOG (owned, as sync) */
     } res;
 } item_t;
 
@@ -153,6 +155,8 @@ static void item_release(mstore_t *s, item_t *it)
     free(it->waits);
     if (it->kind == D_SYNC)
         free(it->res.sync);
+    if (it->kind == D_LOG)
+        wr_store_memory__log_res_free(it->res.log);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
             wr_memq_cfg_unref(it->res.list.cfgs[i]);
@@ -198,6 +202,9 @@ static void item_fire(item_t *it, wr_err_t err)
         break;
     case D_AUTOTUNE:
         it->cb.autotune(err, res ? &it->res.autotune : NULL, it->arg);
+        break;
+    case D_LOG:
+        it->cb.log(err, res ? &it->res.log->ans : NULL, it->arg);
         break;
     }
 }
@@ -263,6 +270,23 @@ static wr_memq_t *op_queue(mstore_t *s, item_t *it, const char *queue)
     return q;
 }
 
+/* An answer of the public log's operations (store_memory_log.c). */
+wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
+                                     wr_err_t err, wr_store_memory__log_res_t *res)
+{
+    item_t *it;
+    wr_err_t e = op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, &it);
+    if (e != WR_OK) {
+        wr_store_memory__log_res_free(res);
+        return e;
+    }
+    it->err = err;
+    it->res.log = res;
+    it->has_res = res != NULL;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
 /* ---- operations ------------------------------------------------------ */
 
 /* join (add = true; page: by the queue page) and status. */
@@ -295,6 +319,9 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
     e->stock_left = q->stock_left; /* after the sweep's returns */
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
+    if (it->err == WR_OK && (e->state == WR_ENTRY_WAITING || e->state == WR_ENTRY_PREQUEUE))
+        e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u,
+                                             &e->receipt_index, e->receipt_leaf_hash);
 out:
     item_enqueue(s, it);
     return WR_OK;
@@ -443,6 +470,8 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
         return err;
     wr_memq_t *q = NULL;
     it->err = wr_memq_db_put_config(&s->db, queue, cfg, &q);
+    if (it->err == WR_OK)
+        it->err = wr_memq_log_attach(&s->db, q); /* publicLog: the queue's log */
     if (it->err == WR_OK) {
         s->dirty = true;
         wr_memq_stock_note(q, wr_store_memory__now_us(s), &s->dirty); /* a restock, or stock 0 */
@@ -536,6 +565,9 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
         op_begin(s, (wr_store_cb_t){.done = cb}, wr_ids_valid_queue(queue), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
+    if (q) /* everyone still in the log's line leaves it: removed */
+        wr_memq_log_removed(q, wr_store_memory__now_us(s));
     it->err = wr_memq_db_delete(&s->db, queue);
     if (it->err == WR_OK)
         s->dirty = true;
@@ -689,6 +721,11 @@ static const wr_store_ops_t memory_ops = {
     .ping = mem_ping,
     .autotune = mem_autotune,
     .debug_advance_time = mem_debug_advance_time,
+    .log_key = wr_store_memory__log_key,
+    .log_head = wr_store_memory__log_head,
+    .log_read = wr_store_memory__log_read,
+    .log_publish = wr_store_memory__log_publish,
+    .log_unsigned = wr_store_memory__log_unsigned,
     .close = mem_close,
 };
 

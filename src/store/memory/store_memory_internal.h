@@ -59,6 +59,37 @@ typedef struct mstore {
     bool dirty;
 } mstore_t;
 
+/* ---- store_memory_log.c: the public log's operations (store.h) ---- */
+
+/* An answer of a log operation: ans points into the owned parts. */
+typedef struct wr_store_memory__log_res {
+    wr_log_answer_t ans;
+    char *leaves;              /* owned */
+    uint8_t (*hashes)[32];     /* owned */
+    char cp[1024];             /* the checkpoint's copy */
+    char (*names)[WR_QUEUE_NAME_MAX + 1]; /* owned */
+    const char **name_ptrs;    /* owned */
+} wr_store_memory__log_res_t;
+
+void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r);
+
+/* Queues the answer (err, res; res owned, may be NULL) of a log operation
+ * for cb, after the checks every operation makes (closing, cb, args_ok).
+ * (store_memory.c) */
+wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
+                                     wr_err_t err, wr_store_memory__log_res_t *res);
+
+wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32],
+                                  wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_memory__log_head(wr_store_t *base, const char *queue, wr_store_log_cb cb,
+                                   void *arg);
+wr_err_t wr_store_memory__log_read(wr_store_t *base, const char *queue, const wr_log_read_t *req,
+                                   wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint64_t size,
+                                      const uint8_t root[32], const char *note, size_t len,
+                                      wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, void *arg);
+
 /* The token and tick clock: monotonic, in wall-clock microseconds (the
  * test clock when set). (store_memory.c) */
 int64_t wr_store_memory__now_us(const mstore_t *s);

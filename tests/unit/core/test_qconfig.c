@@ -172,6 +172,40 @@ static void captcha_bad(const char *captcha, const char *field)
     member_bad("captcha", captcha, field);
 }
 
+/* publicLog and draw (API 1.3, the public log and the opening draw): off
+ * and null by default; draw needs an https:// beacon URL (http:// only to
+ * a loopback host) and a round >= 1; errors name draw.<member>. */
+static void test_public_log_and_draw(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.public_log);
+    assert_false(c.draw.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"publicLog\": true, \"draw\": "
+                 "{\"beaconUrl\": \"http://127.0.0.1:8080/b\", \"round\": 7}}");
+    assert_true(c.public_log);
+    assert_true(c.draw.set);
+    assert_string_equal(c.draw.beacon_url, "http://127.0.0.1:8080/b");
+    assert_int_equal(c.draw.round, 7);
+    member_bad("publicLog", "1", "publicLog");
+    member_bad("draw", "true", "draw");
+    member_bad("draw", "{\"beaconUrl\": \"http://beacon.example\", \"round\": 1}",
+               "draw.beaconUrl");
+    member_bad("draw", "{\"round\": 1}", "draw.beaconUrl");
+    member_bad("draw", "{\"beaconUrl\": \"https://api.drand.sh\"}", "draw.round");
+    member_bad("draw", "{\"beaconUrl\": \"https://api.drand.sh\", \"round\": 0}", "draw.round");
+    member_bad("draw", "{\"beaconUrl\": \"https://api.drand.sh\", \"round\": 1, \"x\": 1}",
+               "draw.x");
+    /* a PATCH to null removes it */
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    json_t *j = load("{\"draw\": null}");
+    wr_queue_config_t out;
+    assert_int_equal(wr_qconfig_patch(&c, j, &out, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_false(out.draw.set);
+    assert_true(out.public_log);
+    json_decref(j);
+}
+
 /* captcha (API 1.2, the CAPTCHA hook): null by default; provider, siteKey
  * and secret required; the provider's verify URL by default; http:// only
  * to loopback hosts; errors naming captcha.<member>; the secret never in
@@ -665,7 +699,7 @@ static void test_to_json_shape(void **state)
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
            "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
-           "\"standardShare\":0.2}");
+           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null}");
     free(s);
     json_decref(j);
 
@@ -1778,6 +1812,7 @@ int main(void)
         cmocka_unit_test(test_epoch_ms_fields),
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_captcha),
+        cmocka_unit_test(test_public_log_and_draw),
         cmocka_unit_test(test_table_unique),
         cmocka_unit_test(test_sale_end_fields),
         cmocka_unit_test(test_notice_by_lang),

@@ -503,14 +503,15 @@ static void flip_byte(const char *path)
  * abandoned of version 3, the pre-queue count of version 4, the 24
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
- * unseen-expiry count, the unseen pass count - and the 32-byte sum). */
+ * unseen-expiry count, the unseen pass count -, the 37 of version 8 - the
+ * log key and the log count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 37 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -618,9 +619,16 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 7 first: the unseen-expiry counter and the unseen pass
-     * count (16 bytes, both 0) before the sum */
-    size_t body = n - 32 - 16;
+    /* version 8 first: the public logs (no log key, a zero key, no log:
+     * 37 zero bytes) before the sum */
+    size_t body = n - 32 - 37;
+    for (int i = 0; i < 37; i++)
+        assert_int_equal(buf[body + (size_t)i], 0);
+    if (version == 7)
+        goto sum;
+    /* version 7: the unseen-expiry counter and the unseen pass count (16
+     * bytes, both 0) */
+    body -= 16;
     for (int i = 0; i < 16; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
     if (version == 6)
@@ -687,12 +695,13 @@ sum:
 }
 
 /* Version 1 (before sessions), 2 (before the idle part), 4 (before the
- * held people), 5 (before the stock) and 6 (before the unseen passes)
- * snapshots still load; their people in line count as seen at the load. */
+ * held people), 5 (before the stock), 6 (before the unseen passes) and 7
+ * (before the public logs) snapshots still load; their people in line
+ * count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4, 5, 6};
+    static const unsigned versions[] = {1, 2, 4, 5, 6, 7};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         wr_store_t *st;
