@@ -1,0 +1,272 @@
+"""The public log (API 1.3, issue 38: "A line anyone can check", "The
+opening draw, fixed in public"): a sale with a shuffled opening, away
+people, a held return and a leave, checked end to end by the real
+waitroom-verify against the real server (0 overtakes, the draw checked,
+every receipt included); the routes' bytes, headers and bounds; publicLog
+and draw's rules across the queue's state; a deleted queue's log still
+readable; on the embedded store a restart that keeps the log consistent
+(--state) and a leaf changed in the snapshot that the verifier catches
+(exit 2). Redis keeps no log yet: publicLog is refused there (400 naming
+it)."""
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
+from helpers import memory_server
+
+EMPTY_ROOT = base64.b64encode(hashlib.sha256(b"").digest()).decode()
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def verifier():
+    return os.path.join(os.path.dirname(os.path.abspath(ENV.waitroomd)), "waitroom-verify")
+
+
+class PublicLog(WRTest):
+
+    def memory_only(self):
+        if ENV.store != "memory":
+            self.skipTest("the embedded store keeps the public log (Redis: not yet)")
+
+    def vkey(self, client=None):
+        r = (client or self.c).get("/v1/log/key")
+        self.assertEqual(r.status, 200, repr(r))
+        return r.body.strip()
+
+    def checkpoint(self, q, client=None):
+        r = (client or self.c).get("/v1/queues/%s/log/checkpoint" % q)
+        self.assertEqual(r.status, 200, repr(r))
+        lines = r.body.split("\n")
+        return r, int(lines[1]), lines[2]
+
+    def signed(self, q, size, client=None, timeout=6.0):
+        """Waits for a checkpoint of at least size leaves (signed within 2 s)."""
+        return self.poll_until(lambda: self.checkpoint(q, client), lambda c: c[1] >= size,
+                               timeout=timeout, what="a checkpoint of %d leaves" % size)
+
+    def verify(self, q, server, *extra):
+        out = subprocess.run([verifier()] + list(extra) +
+                             ["http://127.0.0.1:%d" % server.port, q, self.vkey(server.client)],
+                             capture_output=True, timeout=60)
+        return out.returncode, out.stdout.decode(), out.stderr.decode()
+
+    def leaves(self, q, size, client=None):
+        r = (client or self.c).get("/v1/queues/%s/log/entries?start=0&end=%d" % (q, size))
+        self.assertEqual(r.status, 200, repr(r))
+        return [json.loads(x) for x in r.body.split("\n") if x]
+
+    # ------------------------------------------------------------ Redis
+    def test_refused_on_redis(self):
+        if ENV.store == "memory":
+            self.skipTest("redis: publicLog not available yet")
+        r = self.c.put_queue("plog-" + uid(), dict(FAST, publicLog=True))
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "publicLog", repr(r))
+        self.assertIn("not available on this store", r.json["message"])
+        q = self.new_queue(FAST)
+        self.assertError(self.c.patch_queue(q, {"publicLog": True}), 400, "INVALID_CONFIG")
+        r = self.c.get("/v1/queues/%s/log/checkpoint" % q)
+        self.assertError(r, 404, "LOG_NOT_ENABLED")
+
+    # ------------------------------------------------------------ routes
+    def test_routes_bounds_and_headers(self):
+        self.memory_only()
+        q = self.new_queue(HOLD)
+        self.assertIs(self.config(q)["publicLog"], False)
+        self.assertIsNone(self.config(q)["draw"])
+        for path in ("checkpoint", "entries?start=0&end=1", "proof/inclusion?index=0&size=1",
+                     "proof/consistency?from=1&to=1"):
+            self.assertError(self.c.get("/v1/queues/%s/log/%s" % (q, path)), 404,
+                             "LOG_NOT_ENABLED", path)
+        self.assertEqual(self.c.patch_queue(q, {"publicLog": True}).status, 200)
+        # an empty log: size 0, the root of nothing
+        r, size, root = self.signed(q, 0)
+        self.assertEqual((size, root), (0, EMPTY_ROOT))
+        self.assertTrue(r.headers["content-type"].startswith("text/plain"), repr(r))
+        self.assertEqual(r.headers["cache-control"], "public, max-age=1")
+        text = r.body
+        name = self.vkey().split("+")[0]
+        self.assertTrue(text.startswith("%s/%s\n0\n%s\n\n\u2014 %s " % (name, q, EMPTY_ROOT, name)),
+                        text)
+        self.assertTrue(text.endswith("\n"))
+        users = [uid("p-") for _ in range(3)]
+        for i, u in enumerate(users):
+            r = self.c.join(q, u)
+            self.assertEqual(r.status, 200, repr(r))
+            rc = r.json["receipt"]
+            self.assertEqual(rc["index"], i, repr(r))
+            self.assertRegex(rc["u"], "^[0-9a-f]{32}$")
+        _, size, _ = self.signed(q, 3)
+        self.assertEqual(size, 3)
+        r = self.c.get("/v1/queues/%s/log/entries?start=0&end=%d" % (q, size))
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.headers["content-type"], "application/x-ndjson")
+        self.assertEqual(r.headers["cache-control"], IMMUTABLE)
+        self.assertTrue(r.body.endswith("\n") and r.body.count("\n") == size, r.body)
+        leaves = [x.encode() for x in r.body.split("\n")[:-1]]
+        first = json.loads(leaves[0])
+        self.assertEqual(list(first)[:4], ["e", "at", "u", "t"], first)
+        # the receipt's hash is the leaf's RFC 9162 hash
+        rc = self.c.me(q, users[0]).json["receipt"]
+        self.assertEqual(rc["leafHash"],
+                         base64.b64encode(hashlib.sha256(b"\0" + leaves[0]).digest()).decode())
+        r = self.c.get("/v1/queues/%s/log/proof/inclusion?index=1&size=%d" % (q, size))
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.headers["cache-control"], IMMUTABLE)
+        self.assertEqual((r.json["index"], r.json["size"]), (1, size))
+        r = self.c.get("/v1/queues/%s/log/proof/consistency?from=%d&to=%d" % (q, size, size))
+        self.assertEqual((r.status, r.json["hashes"]), (200, []), repr(r))
+        for bad in ("entries?start=%d&end=%d" % (size, size + 1), "entries?start=1&end=1",
+                    "entries?start=0&end=%d" % (size + 1), "entries?start=-1&end=1",
+                    "entries?start=0", "proof/inclusion?index=%d&size=%d" % (size, size),
+                    "proof/inclusion?index=0&size=%d" % (size + 1),
+                    "proof/consistency?from=0&to=1", "proof/consistency?from=2&to=1",
+                    "proof/consistency?from=1&to=%d" % (size + 1)):
+            self.assertError(self.c.get("/v1/queues/%s/log/%s" % (q, bad)), 400, "BAD_REQUEST",
+                             bad)
+        # publicLog switches only while nobody is in line
+        r = self.c.patch_queue(q, {"publicLog": False})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "publicLog", repr(r))
+        # an http:// beacon only on loopback
+        r = self.c.patch_queue(q, {"draw": {"beaconUrl": "http://beacon.example", "round": 1}})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "draw.beaconUrl", repr(r))
+
+    def test_draw_fixed_once_committed(self):
+        self.memory_only()
+        draw = {"beaconUrl": "https://api.drand.sh", "round": 5}
+        q = self.new_queue(dict(HOLD, publicLog=True, opensAt=now_ms() + 60000, draw=draw))
+        self.assertEqual(self.c.patch_queue(q, {"draw": dict(draw, round=6)}).status, 200)
+        self.assertEqual(self.c.join(q, uid()).json["status"], "prequeue")
+        r = self.c.patch_queue(q, {"draw": dict(draw, round=7)})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "draw", repr(r))
+        self.assertEqual(self.c.patch_queue(q, {"notice": "soon"}).status, 200)
+        _, size, _ = self.signed(q, 2)
+        commit = self.leaves(q, size)[0]
+        self.assertEqual((commit["e"], commit["beacon"], commit["round"]),
+                         ("commit", draw["beaconUrl"], 6), commit)
+
+    # ------------------------------------------------------------ a sale
+    def test_sale_verifies(self):
+        """A shuffled opening of 6, 3 later joins, a leave, two people away
+        (held), one of whom returns; every admission checked by
+        waitroom-verify: 0 overtakes, the draw checked, receipts included;
+        the queue deleted: removed leaves, the log still readable."""
+        self.memory_only()
+        opens = now_ms() + 2500
+        q = self.new_queue(dict(HOLD, publicLog=True, opensAt=opens, idleTimeoutSeconds=1,
+                                awayHoldSeconds=60))
+        pre = [uid("pre-") for _ in range(6)]
+        for u in pre:
+            r = self.c.join(q, u)
+            self.assertEqual(r.json["status"], "prequeue", repr(r))
+            self.assertIn("receipt", r.json)
+        self.poll_until(lambda: self.stats(q), lambda st: st["prequeue"] == 0, timeout=10,
+                        what="the opening")
+        late = [uid("late-") for _ in range(3)]
+        for u in late:
+            self.assertEqual(self.c.join(q, u).json["status"], "waiting")
+        everyone = pre + late
+        order = sorted(everyone, key=lambda u: self.c.me(q, u).json["position"])
+        sleepers = order[:2]        # first in line: their turn comes while away
+        leaver = order[4]
+        self.assertEqual(self.c.leave(q, leaver).status, 204)
+        active = [u for u in order if u not in sleepers and u != leaver]
+        deadline = time.time() + 1.6
+        while time.time() < deadline:   # the sleepers go away, the others keep polling
+            for u in active:
+                self.c.me(q, u)
+            time.sleep(0.2)
+        self.assertEqual(self.c.patch_queue(q, {"paused": False, "admitPerSecond": 4,
+                                                "tickMs": 100}).status, 200)
+        admitted = set()
+        deadline = time.time() + 10
+        while len(admitted) < len(active) and time.time() < deadline:
+            for u in active:
+                if u not in admitted and self.c.me(q, u).json["status"] == "admitted":
+                    admitted.add(u)
+            time.sleep(0.1)
+        self.assertEqual(admitted, set(active))
+        st = self.stats(q)
+        self.assertEqual(st["held"], 2, st)
+        r = self.c.me(q, sleepers[0])       # a held return
+        self.assertIs(r.json.get("held"), True, repr(r))
+        self.assertIn("receipt", r.json)
+        me = r.json["receipt"]["u"]
+        self.wait_admitted(q, sleepers[0])
+        # 9 joins, commit and draw, a leave, 2 away, 7 admissions
+        _, size, _ = self.signed(q, 9 + 2 + 1 + 2 + 7)
+        rc, out, err = self.verify(q, self.srv, "--json")
+        self.assertEqual(rc, 0, out + err)
+        s = json.loads(out)
+        self.assertEqual((s["joined"], s["admitted"], s["heldReturns"], s["overtakes"],
+                          s["draws"]), (9, 7, 1, 0, 1), s)
+        self.assertIs(s["drawChecked"], True, s)
+        self.assertEqual(s["left"]["left"], 1, s)
+        kinds = [x["e"] for x in self.leaves(q, size)]
+        self.assertEqual(kinds[0], "commit")
+        self.assertEqual(kinds.count("draw"), 1)
+        self.assertLess(kinds.index("draw"), kinds.index("admit"))
+        self.assertEqual(kinds.count("away"), 2)
+        # the receipt of the returned sleeper is in the tree
+        rc, out, err = self.verify(q, self.srv, "--me", me)
+        self.assertEqual(rc, 0, out + err)
+        # the queue deleted: the other sleeper's place is removed, the log stays
+        self.assertEqual(self.c.delete_queue(q).status, 204)
+        _, size2, _ = self.signed(q, size + 1)
+        last = self.leaves(q, size2)[-1]
+        self.assertEqual((last["e"], last["why"]), ("leave", "removed"), last)
+        rc, out, err = self.verify(q, self.srv, "--json")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(json.loads(out)["left"]["removed"], 1, out)
+        # created again: the same log goes on
+        self.assertEqual(self.c.put_queue(q, dict(FAST, publicLog=True)).status, 200)
+        r = self.c.join(q, uid())
+        self.assertEqual(r.json["receipt"]["index"], size2, repr(r))
+
+    # ------------------------------------------------------------ restarts
+    def test_restart_and_corrupt_leaf(self):
+        self.memory_only()
+        data = tempfile.mkdtemp(dir=ENV.tmpdir)
+        state = os.path.join(data, "verify.state")
+        w = memory_server(self, data)
+        q = self.new_queue(dict(FAST, publicLog=True), client=w.client)
+        for _ in range(3):
+            w.client.join(q, uid())
+        self.signed(q, 6, client=w.client)   # 3 joins, 3 admits
+        rc, out, err = self.verify(q, w, "--state", state)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        w = memory_server(self, data)
+        for _ in range(2):
+            w.client.join(q, uid())
+        self.signed(q, 10, client=w.client)
+        rc, out, err = self.verify(q, w, "--state", state)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        # one leaf changed in the snapshot (its checksum made good again)
+        path = os.path.join(data, "waitroom.snapshot")
+        with open(path, "rb") as f:
+            snap = bytearray(f.read())
+        m = re.search(rb'"e":"join","at":\d+,"u":"[0-9a-f]{32}","t":(\d)', bytes(snap))
+        self.assertIsNotNone(m)
+        snap[m.start(1)] = ord("1") if snap[m.start(1)] != ord("1") else ord("2")
+        snap[-32:] = hashlib.sha256(bytes(snap[:-32])).digest()
+        with open(path, "wb") as f:
+            f.write(snap)
+        w = memory_server(self, data)
+        rc, out, err = self.verify(q, w, "--state", state)
+        self.assertEqual(rc, 2, out + err)
+        # the server notices when it would sign again: no new checkpoint
+        w.client.join(q, uid())
+        time.sleep(2.5)
+        _, size, _ = self.checkpoint(q, client=w.client)
+        self.assertEqual(size, 10)
