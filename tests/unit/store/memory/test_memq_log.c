@@ -1,0 +1,209 @@
+/*
+ * test_memq_log.c - the public log in the embedded store's queue model
+ * (memq_log.c): a sale driven through memq (a shuffled pre-queue, a page
+ * join that never counts, people away and held, a held return, a leave,
+ * the queue's delete) writes a log whose replay (core/logreplay) finds
+ * no overtake and a draw that checks; the pre-queue enters the line in
+ * the draw's rank order; a page join that starts to count is logged with
+ * its original t; the log outlives its queue and a queue created again
+ * continues it above its last t.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/logreplay.h"
+#include "store/memory/memlog.h"
+#include "store/memory/memq.h"
+
+#define T0   INT64_C(1800000000000000) /* store time, us */
+#define USER 20
+
+static wr_memq_db_t db;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&db, 0, sizeof db);
+    wr_rng_seed(&db.rng, 42);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_memq_db_clear(&db);
+    return 0;
+}
+
+static wr_memq_t *queue(const char *name, int64_t opens_at_ms)
+{
+    wr_queue_config_t cfg;
+    wr_qconfig_defaults(&cfg);
+    cfg.admit_per_second = 1000;
+    cfg.tick_ms = 10;
+    cfg.public_log = true;
+    cfg.opens_at_ms = opens_at_ms;
+    cfg.idle_timeout_seconds = 1;
+    cfg.away_hold_seconds = 60;
+    wr_memq_t *q = NULL;
+    assert_int_equal(wr_memq_db_put_config(&db, name, &cfg, &q), WR_OK);
+    assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
+    assert_non_null(q->log);
+    return q;
+}
+
+static wr_entry_t entry(wr_memq_t *q, const char *u, bool add, bool page, int64_t now)
+{
+    wr_entry_t e;
+    bool dirty = false;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(wr_memq_entry(q, u, strlen(u), add, page, now, now, &e, &dirty), WR_OK);
+    return e;
+}
+
+static uint64_t admit(wr_memq_t *q, int64_t now)
+{
+    uint64_t n = 0, moved, left;
+    bool dirty = false;
+    assert_int_equal(wr_memq_admit(q, now, &n, NULL, &moved, &left, &dirty), WR_OK);
+    return n;
+}
+
+/* The replay of l's leaves. */
+static wr_logreplay_stats_t replay(const wr_memlog_t *l)
+{
+    wr_logreplay_t *r = wr_logreplay_new();
+    assert_non_null(r);
+    for (uint64_t i = 0; i < wr_memlog_size(l); i++) {
+        size_t len;
+        const char *leaf = wr_memlog_leaf(l, i, &len);
+        assert_int_equal(wr_logreplay_feed(r, leaf, len), WR_OK);
+    }
+    wr_logreplay_stats_t st = *wr_logreplay_stats(r);
+    wr_logreplay_free(r);
+    return st;
+}
+
+static bool in_log(const wr_memlog_t *l, const char *u)
+{
+    for (uint64_t i = 0; i < wr_memlog_size(l); i++) {
+        size_t len;
+        const char *leaf = wr_memlog_leaf(l, i, &len);
+        char buf[WR_LOGLEAF_MAX + 1];
+        memcpy(buf, leaf, len);
+        buf[len] = '\0';
+        if (strstr(buf, u))
+            return true;
+    }
+    return false;
+}
+
+static void test_sale_replays_fair(void **state)
+{
+    (void)state;
+    int64_t opens = T0 + 5000000;
+    wr_memq_t *q = queue("sale", opens / 1000);
+    char users[USER][16];
+    for (int i = 0; i < USER; i++) {
+        snprintf(users[i], sizeof users[i], "user%02d", i);
+        wr_entry_t e = entry(q, users[i], true, false, T0 + i * 1000);
+        assert_int_equal(e.state, WR_ENTRY_PREQUEUE);
+    }
+    /* a page join in the pre-queue that never asks again: never logged */
+    assert_int_equal(entry(q, "scanner", true, true, T0 + 50000).state, WR_ENTRY_PREQUEUE);
+    char scanner_u[33];
+    assert_int_equal(wr_memlog_u(q->log, "scanner", 7, scanner_u), WR_OK);
+    /* the receipt: the join leaf of user 0 is leaf 1 (after the commit) */
+    char u[33];
+    uint64_t idx;
+    uint8_t lh[32];
+    assert_true(wr_memq_log_receipt(q, users[0], strlen(users[0]), u, &idx, lh));
+    assert_int_equal(idx, 1);
+    assert_true(wr_memq_log_committed(q));
+    /* everyone but users 0 and 1 asks again just before the opening */
+    for (int i = 2; i < USER; i++)
+        entry(q, users[i], false, false, opens - 100000);
+    /* the opening: the draw, then admissions */
+    uint64_t admitted = 0;
+    for (int64_t t = opens; t < opens + 400000; t += 10000)
+        admitted += admit(q, t);
+    assert_false(wr_memq_log_committed(q));
+    assert_int_equal(admitted, USER - 2);
+    /* user 0 comes back: a held return, admitted first */
+    wr_entry_t e = entry(q, users[0], false, false, opens + 500000);
+    assert_true(e.held);
+    assert_true(wr_memq_log_receipt(q, users[0], strlen(users[0]), u, &idx, lh));
+    assert_int_equal(admit(q, opens + 520000), 1);
+    /* user 1 leaves while held */
+    bool dirty = false;
+    assert_int_equal(wr_memq_leave(q, users[1], strlen(users[1]), opens + 600000, &dirty), WR_OK);
+    wr_memlog_t *l = q->log;
+    wr_logreplay_stats_t st = replay(l);
+    assert_int_equal(st.invalid, 0);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.joined, USER);
+    assert_int_equal(st.admitted, USER - 1);
+    assert_int_equal(st.held_returns, 1);
+    assert_int_equal(st.away, 2);
+    assert_int_equal(st.left[WR_LOGLEAF_LEFT], 1);
+    assert_int_equal(st.draws, 1);
+    assert_int_equal(st.draw_failures, 0);
+    assert_false(st.draw_pending);
+    assert_false(in_log(l, scanner_u));
+    /* the queue deleted: the scanner is nobody's; its log stays */
+    wr_memq_log_removed(q, opens + 700000);
+    assert_int_equal(wr_memq_db_delete(&db, "sale"), WR_OK);
+    assert_ptr_equal(wr_memq_db_log(&db, "sale"), l);
+    int64_t last_t = l->last_t;
+    q = queue("sale", -1);
+    assert_ptr_equal(q->log, l);
+    e = entry(q, "again", true, false, T0); /* a clock far back: t still goes on */
+    assert_true(wr_memq_log_receipt(q, "again", 5, u, &idx, lh));
+    assert_int_equal(idx, wr_memlog_size(l) - 1);
+    assert_true(l->last_t > last_t);
+    st = replay(l);
+    assert_int_equal(st.overtakes, 0);
+}
+
+/* A page join in line that starts to count is logged then, with its
+ * original t, ahead of a later join; one that never does is not. */
+static void test_page_join_counts_late(void **state)
+{
+    (void)state;
+    wr_memq_t *q = queue("page", -1);
+    entry(q, "p", true, true, T0);
+    entry(q, "x", true, false, T0 + 1000);
+    assert_int_equal(wr_memlog_size(q->log), 1);
+    entry(q, "p", false, false, T0 + 2000); /* asks again: counts */
+    assert_int_equal(wr_memlog_size(q->log), 2);
+    size_t len;
+    const char *leaf = wr_memlog_leaf(q->log, 1, &len);
+    char want[32];
+    snprintf(want, sizeof want, "\"t\":%lld}", (long long)T0);
+    assert_non_null(strstr(leaf, want));
+    uint64_t n = 0;
+    for (int64_t t = T0 + 1500000; t < T0 + 1700000; t += 10000)
+        n += admit(q, t);
+    /* both idle by now: held in order, nobody admitted */
+    wr_logreplay_stats_t st = replay(q->log);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.joined, 2);
+    assert_int_equal(st.away + st.admitted, 2);
+    assert_int_equal(n, st.admitted);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
