@@ -642,11 +642,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         }
         if (err != WR_OK)
             return err;
-        wr_zsl_node_t *pn = wr_memq_prequeued(q, user, ulen);
-        wr_memq_seen_set(pn, now_us, 0);
-        wr_zsl_node_set_flags(pn, page ? WR_MEMQ_PENDING : 0);
-        if (!page)
-            wr_memq__log_join(q, user, ulen, shuffled ? 0 : wr_zsl_node_score(pn), true, now_us);
+        wr_memq__placed(q, wr_memq_prequeued(q, user, ulen), page, shuffled, now_us);
         *dirty = true;
         e->state = WR_ENTRY_PREQUEUE;
         return WR_OK;
@@ -654,10 +650,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     err = wr_memq_line_add(q, user, ulen, next_score(q, wall_us), &n);
     if (err != WR_OK)
         return err;
-    wr_memq_seen_set(n, now_us, 0);
-    wr_zsl_node_set_flags(n, page ? WR_MEMQ_PENDING : 0);
-    if (!page)
-        wr_memq__log_join(q, user, ulen, wr_zsl_node_score(n), false, now_us);
+    wr_memq__placed(q, n, page, false, now_us);
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
     e->position = wr_memq__line_position(q, n);

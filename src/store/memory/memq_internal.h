@@ -162,6 +162,11 @@ void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
 void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
                        int64_t now_us);
 
+/* A join placed node (line or pre) at now_us: seen now, pending when by
+ * the page, else its join leaf (shuffled: a pre-queue key that is not an
+ * arrival time). */
+void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled, int64_t now_us);
+
 /* Node (line or pre) was a pending page join and now counts: its join
  * leaf, with its original score (line). */
 void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);

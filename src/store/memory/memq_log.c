@@ -175,6 +175,18 @@ void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t scor
         q->log_faults++;
 }
 
+void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled, int64_t now_us)
+{
+    wr_memq_seen_set(node, now_us, 0);
+    wr_zsl_node_set_flags(node, page ? WR_MEMQ_PENDING : 0);
+    if (page || !q->log)
+        return;
+    size_t len;
+    const char *id = wr_zsl_node_id(node, &len);
+    bool pre = wr_memq_prequeued(q, id, len) == node;
+    wr_memq__log_join(q, id, len, shuffled ? 0 : wr_zsl_node_score(node), pre, now_us);
+}
+
 void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
 {
     if (!q->log || !(wr_zsl_node_flags(node) & WR_MEMQ_PENDING))

@@ -1,0 +1,281 @@
+/*
+ * publog.c - the store contract, the public log (1.3; store.h log_key,
+ * log_head, log_read, log_publish, log_unsigned): a log only while
+ * publicLog is on; leaves appended with the changes they log (a page join
+ * that never counts: none); receipts; the key's first writer wins; a
+ * checkpoint kept only when it extends the last one with the right root;
+ * the log outlives its queue and a queue created again continues it; read
+ * bounds. A backend that keeps no log (the ops NULL) skips these. Run by
+ * runner.c against every backend of the store registry.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/tlog.h"
+#include "contract.h"
+#include "core/logleaf.h"
+
+typedef struct {
+    sh_res_t r;
+    wr_log_answer_t a;
+    char leaves[8192];
+    char cp[1024];
+    uint8_t hashes[WR_LOG_NODES_MAX][32];
+    size_t n_names;
+} lres_t;
+
+static void log_cb(wr_err_t err, const wr_log_answer_t *a, void *arg)
+{
+    lres_t *l = arg;
+    sh_note(&l->r, err);
+    if (!a)
+        return;
+    l->a = *a;
+    if (a->leaves && a->leaves_len < sizeof l->leaves) {
+        memcpy(l->leaves, a->leaves, a->leaves_len);
+        l->leaves[a->leaves_len] = '\0';
+    }
+    if (a->checkpoint && a->checkpoint_len < sizeof l->cp)
+        memcpy(l->cp, a->checkpoint, a->checkpoint_len);
+    if (a->hashes)
+        memcpy(l->hashes, a->hashes, a->n_hashes * 32);
+    l->n_names = a->n_names;
+    l->a.leaves = l->a.checkpoint = NULL;
+    l->a.hashes = NULL;
+    l->a.names = NULL;
+}
+
+static wr_err_t head(wr_store_t *s, const char *q, lres_t *l)
+{
+    memset(l, 0, sizeof *l);
+    sh_begin(&l->r);
+    return sh_settle(&l->r, wr_store_log_head(s, q, log_cb, l));
+}
+
+static wr_err_t read_log(wr_store_t *s, const char *q, const wr_log_read_t *req, lres_t *l)
+{
+    memset(l, 0, sizeof *l);
+    sh_begin(&l->r);
+    return sh_settle(&l->r, wr_store_log_read(s, q, req, log_cb, l));
+}
+
+static void put_log(wr_store_t *s, const char *q, bool on)
+{
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.paused = true;
+    c.public_log = on;
+    put_ok(s, q, c);
+}
+
+/* The kinds of q's leaves [0, n), one letter each (j, a, l, w, c, d). */
+static void kinds(wr_store_t *s, const char *q, uint64_t n, char *out)
+{
+    wr_log_read_t req = {.start = 0, .end = n};
+    lres_t l;
+    assert_int_equal(read_log(s, q, &req, &l), WR_OK);
+    size_t k = 0;
+    for (char *p = l.leaves; *p; k++) {
+        char *nl = strchr(p, '\n');
+        assert_non_null(nl);
+        wr_logleaf_t leaf;
+        assert_int_equal(wr_logleaf_parse(p, (size_t)(nl - p), &leaf, NULL, 0), WR_OK);
+        static const char letter[] = {[WR_LOGLEAF_JOIN] = 'j', [WR_LOGLEAF_ADMIT] = 'a',
+                                      [WR_LOGLEAF_LEAVE] = 'l', [WR_LOGLEAF_AWAY] = 'w',
+                                      [WR_LOGLEAF_COMMIT] = 'c', [WR_LOGLEAF_DRAW] = 'd',
+                                      [WR_LOGLEAF_FAILOPEN] = 'f'};
+        out[k] = letter[leaf.e];
+        p = nl + 1;
+    }
+    out[k] = '\0';
+    assert_int_equal(k, n);
+}
+
+static void t_log_only_with_public_log(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    lres_t l;
+    put_log(s, "p", false);
+    memset(&l, 0, sizeof l);
+    assert_int_equal(head(s, "p", &l), WR_ENOTFOUND);
+    assert_int_equal(head(s, "nosuch", &l), WR_ENOTFOUND);
+    put_log(s, "p", true);
+    assert_int_equal(head(s, "p", &l), WR_OK);
+    assert_int_equal(l.a.size, 0);
+    assert_true(l.a.enabled);
+    uint8_t empty[32];
+    wr_tlog_empty_root(empty);
+    assert_memory_equal(l.a.root, empty, 32);
+    assert_null(l.a.checkpoint);
+}
+
+/* Joins, a page join that never counts, a leave, an admission: leaves in
+ * the order applied; receipts for people in line. */
+static void t_log_follows_changes(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    put_log(s, "q", true);
+    sh_res_t r;
+    assert_int_equal(sh_join(s, "q", "u1", &r), WR_OK);
+    assert_true(r.entry.has_receipt);
+    assert_int_equal(r.entry.receipt_index, 0);
+    char u1[33];
+    memcpy(u1, r.entry.receipt_u, sizeof u1);
+    assert_int_equal(sh_join_page(s, "q", "page", &r), WR_OK);
+    assert_false(r.entry.has_receipt);
+    assert_int_equal(sh_join(s, "q", "u2", &r), WR_OK);
+    assert_int_equal(r.entry.receipt_index, 1);
+    assert_string_not_equal(r.entry.receipt_u, u1);
+    assert_int_equal(sh_status(s, "q", "u1", &r), WR_OK);
+    assert_true(r.entry.has_receipt);
+    assert_string_equal(r.entry.receipt_u, u1);
+    assert_int_equal(sh_leave(s, "q", "u2"), WR_OK);
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.public_log = true;
+    put_ok(s, "q", c);
+    pass_us(s, 2000000);
+    assert_int_equal(sh_admit(s, "q", &r), WR_OK);
+    assert_int_equal(r.admit.admitted, 1); /* u1 (the page join is passed over) */
+    lres_t l;
+    assert_int_equal(head(s, "q", &l), WR_OK);
+    assert_int_equal(l.a.size, 4);
+    char k[8];
+    kinds(s, "q", 4, k);
+    assert_string_equal(k, "jjla");
+    assert_int_equal(sh_status(s, "q", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    assert_false(r.entry.has_receipt);
+}
+
+static void t_log_key_first_writer(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    uint8_t a[32], b[32];
+    memset(a, 1, 32);
+    memset(b, 2, 32);
+    lres_t l;
+    memset(&l, 0, sizeof l);
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, a, log_cb, &l)), WR_OK);
+    assert_memory_equal(l.a.key, a, 32);
+    memset(&l, 0, sizeof l);
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, b, log_cb, &l)), WR_OK);
+    assert_memory_equal(l.a.key, a, 32);
+}
+
+static wr_err_t publish(wr_store_t *s, const char *q, uint64_t size, const uint8_t root[32],
+                        lres_t *l)
+{
+    static const char note[] = "a checkpoint\n";
+    memset(l, 0, sizeof *l);
+    sh_begin(&l->r);
+    return sh_settle(&l->r,
+                     wr_store_log_publish(s, q, size, root, note, sizeof note - 1, log_cb, l));
+}
+
+static size_t unsigned_logs(wr_store_t *s)
+{
+    lres_t l;
+    memset(&l, 0, sizeof l);
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_unsigned(s, log_cb, &l)), WR_OK);
+    return l.n_names;
+}
+
+/* A checkpoint is kept only at the right root and never for fewer leaves;
+ * log_unsigned names a log until its checkpoint covers it. */
+static void t_log_publish_rules(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    put_log(s, "c", true);
+    assert_int_equal(unsigned_logs(s), 1);
+    join_n(s, "c", 1, 3);
+    lres_t h, l;
+    assert_int_equal(head(s, "c", &h), WR_OK);
+    assert_int_equal(h.a.size, 3);
+    uint8_t wrong[32];
+    memcpy(wrong, h.a.root, 32);
+    wrong[0] ^= 1;
+    assert_int_equal(publish(s, "c", 3, wrong, &l), WR_EINVAL);
+    assert_int_equal(publish(s, "c", 4, h.a.root, &l), WR_EINVAL);
+    assert_int_equal(publish(s, "c", 3, h.a.root, &l), WR_OK);
+    assert_int_equal(l.a.checkpoint_size, 3);
+    assert_memory_equal(l.cp, "a checkpoint\n", 13);
+    assert_int_equal(unsigned_logs(s), 0);
+    /* the root of 2 leaves is right, but 2 < 3 */
+    wr_log_read_t req = {.start = 0, .end = 0, .n_nodes = 1, .level = {1}, .index = {0}};
+    assert_int_equal(read_log(s, "c", &req, &l), WR_OK);
+    assert_int_equal(publish(s, "c", 2, l.hashes[0], &l), WR_EINVAL);
+    assert_int_equal(head(s, "c", &h), WR_OK);
+    assert_int_equal(h.a.checkpoint_size, 3);
+    assert_false(h.a.broken || h.a.forked);
+    join_n(s, "c", 4, 4);
+    assert_int_equal(unsigned_logs(s), 1);
+}
+
+/* Read bounds: past the log, backwards, more than 1,000 leaves. */
+static void t_log_read_bounds(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    put_log(s, "b", true);
+    join_n(s, "b", 1, 2);
+    lres_t l;
+    wr_log_read_t req = {.start = 0, .end = 3};
+    memset(&l, 0, sizeof l);
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    req = (wr_log_read_t){.start = 2, .end = 1};
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    req = (wr_log_read_t){.start = 0, .end = 2, .n_nodes = 1, .level = {0}, .index = {2}};
+    sh_begin(&l.r);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    req = (wr_log_read_t){.start = 1, .end = 2, .n_nodes = 1, .level = {0}, .index = {1}};
+    assert_int_equal(read_log(s, "b", &req, &l), WR_OK);
+    assert_int_equal(l.a.n_hashes, 1);
+    assert_true(strchr(l.leaves, '\n') == l.leaves + strlen(l.leaves) - 1);
+}
+
+/* queue_delete: a removed leave for everyone in line; the log stays and a
+ * queue created again continues it. */
+static void t_log_outlives_queue(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    put_log(s, "d", true);
+    join_n(s, "d", 1, 2);
+    assert_int_equal(sh_delete(s, "d"), WR_OK);
+    lres_t l;
+    assert_int_equal(head(s, "d", &l), WR_OK);
+    assert_false(l.a.enabled);
+    assert_int_equal(l.a.size, 4);
+    char k[8];
+    kinds(s, "d", 4, k);
+    assert_string_equal(k, "jjll");
+    put_log(s, "d", true);
+    sh_res_t r;
+    assert_int_equal(sh_join(s, "d", "u9", &r), WR_OK);
+    assert_int_equal(r.entry.receipt_index, 4);
+}
+
+WR_CONTRACT_GROUP(publog, T(t_log_only_with_public_log), T(t_log_follows_changes),
+                  T(t_log_key_first_writer), T(t_log_publish_rules), T(t_log_read_bounds),
+                  T(t_log_outlives_queue));
