@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/api_client.h"
 #include "http/api_routes.h"
 #include "http/api_gates.h"
 #include "base/clock.h"
@@ -416,6 +417,7 @@ void wr_api_free(wr_api_t *a)
     wr_challenge_key_free(a->challenge_keys[0]);
     wr_challenge_key_free(a->challenge_keys[1]);
     wr_api__captcha_free(a);
+    wr_api__client_free(a);
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

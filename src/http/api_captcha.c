@@ -84,17 +84,13 @@
 #include "core/captcha.h"
 #include "core/challenge.h"
 #include "core/queue.h"
+#include "http/api_client.h"
 #include "http/api_gates.h"
 #include "http/http.h"
 
 #define FALLBACK_LABEL "waitroom captcha fallback v1"
 
 /* The siteverify client of one api: made at the first verification. */
-struct wr_api__captcha_client {
-    SSL_CTX *tls;           /* NULL until the first https:// verification */
-    struct evdns_base *dns; /* NULL until the first host name */
-    size_t in_flight;
-};
 
 /* One verification in flight. */
 typedef struct {
@@ -172,15 +168,6 @@ void wr_api__captcha_free(wr_api_t *a)
     wr_challenge_key_free(a->captcha_keys[0]);
     wr_challenge_key_free(a->captcha_keys[1]);
     a->captcha_keys[0] = a->captcha_keys[1] = NULL;
-    struct wr_api__captcha_client *cl = a->captcha;
-    if (!cl)
-        return;
-    if (cl->dns)
-        evdns_base_free(cl->dns, 0);
-    if (cl->tls)
-        SSL_CTX_free(cl->tls);
-    free(cl);
-    a->captcha = NULL;
 }
 
 /* ---------- the join's body ---------- */
@@ -269,27 +256,6 @@ bool wr_api__captcha_no_place(const wr_queue_info_t *info, wr_entry_t *e, wr_err
 
 /* ---------- verification ---------- */
 
-static SSL_CTX *tls_context(void)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (!ctx)
-        return NULL;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-    if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-static bool numeric_host(const char *h)
-{
-    unsigned char buf[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
-}
-
 /* Answers the caller once and frees v: from the loop, when the HTTP
  * client answered (ev made active) or at the deadline (ev's timer). */
 static void deliver(evutil_socket_t fd, short what, void *arg)
@@ -301,8 +267,8 @@ static void deliver(evutil_socket_t fd, short what, void *arg)
     event_free(v->ev);
     if (v->evcon) /* a pending request goes with it, without a callback */
         evhttp_connection_free(v->evcon);
-    if (v->api->captcha && v->api->captcha->in_flight > 0)
-        v->api->captcha->in_flight--;
+    if (v->api->client && v->api->client->in_flight > 0)
+        v->api->client->in_flight--;
     wr_api__captcha_count(v->api, v->queue, outcome);
     /* a provider down during a sale fails every join: one line in 10 s */
     static int64_t last_warn_ms;
@@ -384,22 +350,10 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         !wr_captcha_response_ok(response, strlen(response)) ||
         !wr_captcha_url_parse(cfg->captcha.verify_url, &u))
         return WR_EINVAL;
-    if (!a->captcha && !(a->captcha = calloc(1, sizeof *a->captcha)))
+    if (!a->client && !(a->client = calloc(1, sizeof *a->client)))
         return WR_ENOMEM;
-    struct wr_api__captcha_client *cl = a->captcha;
-    if (cl->in_flight >= WR_API__CAPTCHA_IN_FLIGHT_MAX)
+    if (a->client->in_flight >= WR_API__CAPTCHA_IN_FLIGHT_MAX)
         return WR_ELIMIT;
-    if (u.https && !cl->tls && !(cl->tls = tls_context()))
-        return WR_ENOMEM;
-    struct evdns_base *dns = NULL;
-    if (!numeric_host(u.host)) {
-        if (!cl->dns)
-            cl->dns = evdns_base_new(a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
-                                                  EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-        if (!cl->dns)
-            return WR_ENOMEM;
-        dns = cl->dns;
-    }
     char form[WR_CAPTCHA_FORM_MAX];
     /* hCaptcha's secret is the account's: it is told the site key (K39) */
     int flen = wr_captcha_form(form, sizeof form, cfg->captcha.secret, response, remoteip,
@@ -422,32 +376,7 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         free(v);
         return WR_ENOMEM;
     }
-    if (u.https) {
-        SSL *ssl = SSL_new(cl->tls);
-        struct bufferevent *bev = NULL;
-        if (ssl) {
-            /* the peer's certificate must name the host: its IP address
-             * (a numeric host), or its DNS name (sent as SNI too) */
-            if (numeric_host(u.host)) {
-                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u.host);
-            } else {
-                SSL_set_tlsext_host_name(ssl, u.host);
-                SSL_set1_host(ssl, u.host);
-            }
-            bev = bufferevent_openssl_socket_new(a->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-                                                 BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
-            if (!bev)
-                SSL_free(ssl);
-        }
-        if (bev) {
-            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-            v->evcon = evhttp_connection_base_bufferevent_new(a->base, dns, bev, u.host, u.port);
-            if (!v->evcon)
-                bufferevent_free(bev);
-        }
-    } else {
-        v->evcon = evhttp_connection_base_new(a->base, dns, u.host, u.port);
-    }
+    v->evcon = wr_api__client_connection(a, &u, WR_API__CAPTCHA_TIMEOUT_MS, WR_CAPTCHA_ANSWER_MAX);
     struct evhttp_request *req = v->evcon ? evhttp_request_new(http_done_cb, v) : NULL;
     if (!req) {
         if (v->evcon)
@@ -458,22 +387,13 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
     }
     struct timeval tv = {WR_API__CAPTCHA_TIMEOUT_MS / 1000,
                          (WR_API__CAPTCHA_TIMEOUT_MS % 1000) * 1000};
-    evhttp_connection_set_timeout_tv(v->evcon, &tv);
-    evhttp_connection_set_retries(v->evcon, 0);
-    evhttp_connection_set_max_body_size(v->evcon, WR_CAPTCHA_ANSWER_MAX);
-    evhttp_connection_set_max_headers_size(v->evcon, 16384);
     evhttp_request_set_error_cb(req, http_error_cb);
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    /* Host: the origin's authority ("host", "host:port", "[::1]:port") */
-    const char *auth = strstr(u.origin, "://");
-    evhttp_add_header(oh, "Host", auth ? auth + 3 : u.host);
-    evhttp_add_header(oh, "Content-Type", "application/x-www-form-urlencoded");
-    evhttp_add_header(oh, "Accept", "application/json");
-    evhttp_add_header(oh, "Connection", "close");
-    evhttp_add_header(oh, "User-Agent", "waitroomd/" WR_VERSION);
+    wr_api__client_headers(req, &u);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "application/x-www-form-urlencoded");
     evbuffer_add(evhttp_request_get_output_buffer(req), form, (size_t)flen);
     wr_crypto_wipe(form, sizeof form); /* the secret */
-    cl->in_flight++;
+    a->client->in_flight++;
     evtimer_add(v->ev, &tv);
     if (evhttp_make_request(v->evcon, req, EVHTTP_REQ_POST, u.path) != 0 && !v->done) {
         /* could not even start (the request is libevent's to free) */

@@ -236,7 +236,7 @@ const char *wr_api__captcha_reason_name(wr_api__captcha_reason_t r);
  * from secret (len bytes, 0 = none). */
 void wr_api__captcha_set_key(wr_api_t *a, int i, const uint8_t *secret, size_t len);
 
-/* Frees the siteverify client and the fallback keys (wr_api_free). */
+/* Frees the fallback keys (wr_api_free). */
 void wr_api__captcha_free(wr_api_t *a);
 
 #endif

@@ -127,9 +127,10 @@ struct wr_api {
      * challenge (issued only when the provider did not answer) never
      * passes for a challengeBits one, nor the other way round. */
     wr_challenge_key_t *captcha_keys[2];
-    /* The siteverify client: TLS context, resolver, verifications in
-     * flight; NULL until the first verification. */
-    struct wr_api__captcha_client *captcha;
+    /* The outgoing HTTP client (api_client.c: CAPTCHA siteverify, the
+     * draw's beacon): TLS context, resolver, verifications in flight;
+     * NULL until the first request. */
+    struct wr_api__client *client;
     wr_ratelimit_t *join_rl; /* per client address */
     wr_ratelimit_t *poll_rl; /* per queue + user: pacing */
     wr_seencache_t *seen;    /* recently recorded waiting users (status_quiet); NULL = none */

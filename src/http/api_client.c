@@ -1,0 +1,119 @@
+/*
+ * api_client.c - the API's outgoing HTTP client (api_client.h): one TLS
+ * context and one resolver for the process, made on first use, and the
+ * connection of each request through libevent's HTTP client (TLS through
+ * bufferevent_openssl).
+ */
+#include "http/api_client.h"
+
+#include <arpa/inet.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/version.h"
+
+static SSL_CTX *tls_context(void)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return NULL;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static bool numeric_host(const char *h)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+}
+
+struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captcha_url_t *u,
+                                                    unsigned timeout_ms, size_t max_body)
+{
+    if (!a->client && !(a->client = calloc(1, sizeof *a->client)))
+        return NULL;
+    struct wr_api__client *cl = a->client;
+    if (u->https && !cl->tls && !(cl->tls = tls_context()))
+        return NULL;
+    struct evdns_base *dns = NULL;
+    if (!numeric_host(u->host)) {
+        if (!cl->dns)
+            cl->dns = evdns_base_new(a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+                                                  EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+        if (!cl->dns)
+            return NULL;
+        dns = cl->dns;
+    }
+    struct evhttp_connection *evcon = NULL;
+    if (u->https) {
+        SSL *ssl = SSL_new(cl->tls);
+        struct bufferevent *bev = NULL;
+        if (ssl) {
+            /* the peer's certificate must name the host: its IP address
+             * (a numeric host), or its DNS name (sent as SNI too) */
+            if (numeric_host(u->host)) {
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u->host);
+            } else {
+                SSL_set_tlsext_host_name(ssl, u->host);
+                SSL_set1_host(ssl, u->host);
+            }
+            bev = bufferevent_openssl_socket_new(a->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                 BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+            if (!bev)
+                SSL_free(ssl);
+        }
+        if (bev) {
+            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+            evcon = evhttp_connection_base_bufferevent_new(a->base, dns, bev, u->host, u->port);
+            if (!evcon)
+                bufferevent_free(bev);
+        }
+    } else {
+        evcon = evhttp_connection_base_new(a->base, dns, u->host, u->port);
+    }
+    if (!evcon)
+        return NULL;
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evhttp_connection_set_timeout_tv(evcon, &tv);
+    evhttp_connection_set_retries(evcon, 0);
+    evhttp_connection_set_max_body_size(evcon, (ev_ssize_t)max_body);
+    evhttp_connection_set_max_headers_size(evcon, 16384);
+    return evcon;
+}
+
+void wr_api__client_headers(struct evhttp_request *req, const wr_captcha_url_t *u)
+{
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    /* Host: the origin's authority ("host", "host:port", "[::1]:port") */
+    const char *auth = strstr(u->origin, "://");
+    evhttp_add_header(oh, "Host", auth ? auth + 3 : u->host);
+    evhttp_add_header(oh, "Accept", "application/json");
+    evhttp_add_header(oh, "Connection", "close");
+    evhttp_add_header(oh, "User-Agent", "waitroomd/" WR_VERSION);
+}
+
+void wr_api__client_free(wr_api_t *a)
+{
+    struct wr_api__client *cl = a->client;
+    if (!cl)
+        return;
+    if (cl->dns)
+        evdns_base_free(cl->dns, 0);
+    if (cl->tls)
+        SSL_CTX_free(cl->tls);
+    free(cl);
+    a->client = NULL;
+}
