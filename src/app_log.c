@@ -86,6 +86,7 @@ wr_err_t wr_app_log_start(app_t *app)
     if (err != WR_OK)
         return err;
     wr_api_set_logsign(app->api, app->logsign);
+    wr_logsign_set_beacon(app->logsign, wr_api_beacon_fetch, app->api);
     wr_info("public log: key %s", wr_logsign_vkey(app->logsign));
     return WR_OK;
 }

@@ -59,6 +59,13 @@ void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
 struct wr_logsign;
 void wr_api_set_logsign(wr_api_t *a, struct wr_logsign *ls);
 
+/* Asks the drand-compatible beacon at url for round (GET
+ * {url}/public/{round}) for queue's opening draw, and hands a good answer
+ * to the store (log_beacon); nothing else (the signer asks again each
+ * second while the opening waits). api: the wr_api_t (a logsign beacon
+ * hook). (api_beacon.c) */
+void wr_api_beacon_fetch(void *api, const char *queue, const char *url, uint64_t round);
+
 /*
  * Installs the previous token secret (rotation; len bytes, copied; len 0
  * removes it): tokens signed with it still verify until they expire, and,

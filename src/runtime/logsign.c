@@ -33,6 +33,8 @@ struct wr_logsign {
     char vkey[WR_NOTE_VERIFIER_MAX];
     bool ready;
     size_t in_flight; /* signs of the running round */
+    wr_logsign_beacon_fn beacon;
+    void *beacon_arg;
 };
 
 typedef struct {
@@ -168,6 +170,15 @@ static void unsigned_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     for (size_t i = 0; i < res->n_names; i++)
         if (sign(ls, res->names[i], NULL, NULL) == WR_OK)
             ls->in_flight++;
+    for (size_t i = 0; ls->beacon && i < res->n_beacons; i++)
+        ls->beacon(ls->beacon_arg, res->beacon_queues[i], res->beacon_urls[i],
+                   res->beacon_rounds[i]);
+}
+
+void wr_logsign_set_beacon(wr_logsign_t *ls, wr_logsign_beacon_fn fn, void *arg)
+{
+    ls->beacon = fn;
+    ls->beacon_arg = arg;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)

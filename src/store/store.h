@@ -230,6 +230,12 @@ typedef struct {
     /* log_unsigned: */
     const char *const *names;     /* queues whose log has leaves no checkpoint covers */
     size_t n_names;
+    /* ... and the queues whose opening waits for its beacon (docs/API.md
+     * 1.3), with the beacon's URL and round of their commit */
+    const char *const *beacon_queues;
+    const char *const *beacon_urls;
+    const uint64_t *beacon_rounds;
+    size_t n_beacons;
 } wr_log_answer_t;
 
 /* What log_read reads: leaves [start, end) (start == end: none) and the
@@ -520,7 +526,12 @@ typedef struct wr_store_ops {
      *   size, and root is the root of the first size leaves: else
      *   WR_EINVAL (nothing kept). Answers the head after.
      * - log_unsigned: the names of the logs with leaves past their
-     *   checkpoint, or none yet (res->names), for the signer.
+     *   checkpoint, or none yet (res->names), for the signer; and the
+     *   queues whose opening waits for its beacon (res->beacon_*).
+     * - log_beacon: the beacon's answer for queue's opening draw: the
+     *   randomness (len 1..64 bytes) of round, or error (a short text,
+     *   randomness NULL): the first answer is kept, for the draw. WR_OK;
+     *   WR_ENOTFOUND when no opening of queue waits for round.
      */
     wr_err_t (*log_key)(wr_store_t *s, const uint8_t proposed[32], wr_store_log_cb cb, void *arg);
     wr_err_t (*log_head)(wr_store_t *s, const char *queue, wr_store_log_cb cb, void *arg);
@@ -529,6 +540,9 @@ typedef struct wr_store_ops {
     wr_err_t (*log_publish)(wr_store_t *s, const char *queue, uint64_t size, const uint8_t root[32],
                             const char *note, size_t len, wr_store_log_cb cb, void *arg);
     wr_err_t (*log_unsigned)(wr_store_t *s, wr_store_log_cb cb, void *arg);
+    wr_err_t (*log_beacon)(wr_store_t *s, const char *queue, uint64_t round,
+                           const uint8_t *randomness, size_t len, const char *error,
+                           wr_store_log_cb cb, void *arg);
 
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
@@ -762,6 +776,13 @@ static inline wr_err_t wr_store_log_publish(wr_store_t *s, const char *q, uint64
 static inline wr_err_t wr_store_log_unsigned(wr_store_t *s, wr_store_log_cb cb, void *arg)
 {
     return s->ops->log_unsigned ? s->ops->log_unsigned(s, cb, arg) : WR_ENOTFOUND;
+}
+static inline wr_err_t wr_store_log_beacon(wr_store_t *s, const char *q, uint64_t round,
+                                           const uint8_t *randomness, size_t len,
+                                           const char *error, wr_store_log_cb cb, void *arg)
+{
+    return s->ops->log_beacon ? s->ops->log_beacon(s, q, round, randomness, len, error, cb, arg)
+                              : WR_ENOTFOUND;
 }
 static inline wr_err_t wr_store_ping(wr_store_t *s, wr_store_done_cb cb, void *arg)
 {

@@ -447,6 +447,14 @@ static wr_err_t b_log_unsigned(wr_store_t *st, wr_store_log_cb cb, void *arg)
     return started(c, wr_store_log_unsigned(s->inner, w_log, c));
 }
 
+static wr_err_t b_log_beacon(wr_store_t *st, const char *q, uint64_t round,
+                             const uint8_t *randomness, size_t len, const char *error,
+                             wr_store_log_cb cb, void *arg)
+{
+    BEGIN(log, cb);
+    return started(c, wr_store_log_beacon(s->inner, q, round, randomness, len, error, w_log, c));
+}
+
 static wr_store_ops_t breaker_log_ops;
 
 static const wr_store_ops_t breaker_ops = {
@@ -505,6 +513,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
         breaker_log_ops.log_read = b_log_read;
         breaker_log_ops.log_publish = b_log_publish;
         breaker_log_ops.log_unsigned = b_log_unsigned;
+        breaker_log_ops.log_beacon = b_log_beacon;
         s->base_.ops = &breaker_log_ops;
     }
     s->inner = inner;

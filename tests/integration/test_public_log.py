@@ -10,11 +10,13 @@ readable; on the embedded store a restart that keeps the log consistent
 it)."""
 import base64
 import hashlib
+import http.server
 import json
 import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
@@ -22,6 +24,10 @@ from helpers import memory_server
 
 EMPTY_ROOT = base64.b64encode(hashlib.sha256(b"").digest()).decode()
 IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def secrets_hex(n):
+    return os.urandom(n).hex()
 
 
 def verifier():
@@ -231,6 +237,73 @@ class PublicLog(WRTest):
         self.assertEqual(self.c.put_queue(q, dict(FAST, publicLog=True)).status, 200)
         r = self.c.join(q, uid())
         self.assertEqual(r.json["receipt"]["index"], size2, repr(r))
+
+    # ------------------------------------------------------------ the beacon
+    def beacon(self, round_, randomness, not_before):
+        """A drand-compatible stand-in on loopback: /public/<round_> answers
+        404 before not_before (epoch s), then the round and randomness."""
+        asked = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                asked.append(self.path)
+                if self.path != "/public/%d" % round_ or time.time() < not_before:
+                    body, code = b'{"error":"not found"}', 404
+                else:
+                    body, code = json.dumps({"round": round_, "randomness": randomness,
+                                             "signature": "00"}).encode(), 200
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        return srv, asked
+
+    def test_draw_with_beacon(self):
+        """The opening waits for the beacon's round (404: asked again),
+        answering prequeue, a join meanwhile is not drawn; the draw mixes
+        the round's randomness in and waitroom-verify checks it."""
+        self.memory_only()
+        rnd = secrets_hex(32)
+        opens = now_ms() + 2000
+        srv, asked = self.beacon(777, rnd, opens / 1000 + 2.0)
+        url = "http://127.0.0.1:%d" % srv.server_address[1]
+        q = self.new_queue(dict(FAST, publicLog=True, opensAt=opens,
+                                draw={"beaconUrl": url, "round": 777}))
+        early = [uid("early-") for _ in range(4)]
+        for u in early:
+            self.assertEqual(self.c.join(q, u).json["status"], "prequeue")
+        while now_ms() < opens + 500:
+            time.sleep(0.1)
+        late = uid("late-")
+        r = self.c.join(q, late)
+        self.assertEqual(r.json["status"], "prequeue", repr(r))   # the opening waits
+        self.assertEqual(self.stats(q)["admittedTotal"], 0)
+        for u in early + [late]:
+            self.wait_admitted(q, u, timeout=10)
+        self.assertIn("/public/777", asked)
+        self.assertGreater(len(asked), 1, asked)    # a 404 first, asked again
+        _, size, _ = self.signed(q, 1 + 5 + 1 + 5)
+        leaves = self.leaves(q, size)
+        draw = [x for x in leaves if x["e"] == "draw"][0]
+        self.assertEqual((draw["n"], draw["round"], draw["randomness"], draw["beacon"]),
+                         (4, 777, rnd, url), draw)
+        self.assertNotIn("beaconError", draw)
+        joins = {x["u"]: x for x in leaves if x["e"] == "join"}
+        self.assertEqual(sum(1 for x in joins.values() if x.get("pre")), 4, joins)
+        rc, out, err = self.verify(q, self.srv, "--json")
+        self.assertEqual(rc, 0, out + err)
+        s = json.loads(out)
+        self.assertEqual((s["overtakes"], s["draws"], s["drawChecked"], s["drawIndependent"]),
+                         (0, 1, True, True), s)
 
     # ------------------------------------------------------------ restarts
     def test_restart_and_corrupt_leaf(self):

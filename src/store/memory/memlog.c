@@ -18,6 +18,7 @@
  * Snapshot form (wr_memlog_write; all integers little-endian, in
  * mem_snapshot.c's file): u8 name_len, name, 32 bytes salt, i64 last_at, i64 last_t,
  * u8 committed, 32 bytes seed, u8 beacon, u16 url_len, url, u64 round,
+ * u8 beacon_done, u8 randomness_len, randomness, u16 error_len, error,
  * u16 cp_len, cp, u64 cp_size, 32 bytes its root, u64 leaves, per leaf u16 len and bytes,
  * u64 members, per member u8 id_len, id, u64 index. On load the leaves
  * are hashed again: the tree is what the stored bytes give, so a leaf
@@ -300,6 +301,12 @@ void wr_memlog_write(const wr_memlog_t *l, void (*put)(void *ctx, const void *p,
     put_u16(&w, ul);
     put(ctx, l->beacon_url, ul);
     put_u64(&w, l->round);
+    size_t el = strlen(l->beacon_error);
+    put_u8(&w, l->beacon_done);
+    put_u8(&w, (unsigned)l->randomness_len);
+    put(ctx, l->randomness, l->randomness_len);
+    put_u16(&w, el);
+    put(ctx, l->beacon_error, el);
     put_u16(&w, l->cp_len);
     put(ctx, l->cp, l->cp_len);
     put_u64(&w, l->cp_size);
@@ -380,6 +387,15 @@ wr_memlog_t *wr_memlog_read(bool (*get)(void *ctx, void *p, size_t n), void *ctx
         goto bad;
     get_bytes(&r, l->beacon_url, ul);
     l->round = get_u64(&r);
+    l->beacon_done = get_u8(&r) != 0;
+    l->randomness_len = get_u8(&r);
+    if (l->randomness_len > sizeof l->randomness)
+        goto bad;
+    get_bytes(&r, l->randomness, l->randomness_len);
+    size_t el = get_u16(&r);
+    if (el >= sizeof l->beacon_error)
+        goto bad;
+    get_bytes(&r, l->beacon_error, el);
     l->cp_len = get_u16(&r);
     if (l->cp_len >= sizeof l->cp)
         goto bad;

@@ -481,16 +481,6 @@ out:
 
 /* ---- operations ------------------------------------------------------ */
 
-/* A new arrival's score: max(wall_us, last_score + 1), strictly
- * increasing, so a clock stepping back never puts a newcomer ahead. */
-static int64_t next_score(wr_memq_t *q, int64_t wall_us)
-{
-    int64_t score = wall_us;
-    if (score <= q->last_score)
-        score = q->last_score + 1;
-    return score;
-}
-
 /* The ADMITTED answer of user's live token t: it carries the pass to its
  * holder, so t is seen from now on. */
 static wr_err_t entry_admitted(wr_memq_token_t *t, wr_entry_t *e, bool *dirty)
@@ -625,7 +615,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     }
     wr_err_t err;
     if (wr_memq__gate_closed(q, now_us)) {
-        bool shuffled = q->cfg->cfg.pre_queue_shuffle;
+        bool late = wr_memq_log_beacon_wait(q, now_us); /* after opensAt: not drawn */
+        bool shuffled = q->cfg->cfg.pre_queue_shuffle && !late;
         if (shuffled) {
             /* a random key; a taken one (about n / 2^62) is drawn again */
             err = WR_EINVAL;
@@ -636,8 +627,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
                 err = wr_memq_pre_add(q, user, ulen, (int64_t)(r >> 2));
             }
         } else {
-            int64_t key = next_score(q, wall_us);
-            if ((err = wr_memq_pre_add(q, user, ulen, key)) == WR_OK)
+            int64_t key = wr_memq__next_score(q, wall_us);
+            if ((err = wr_memq_pre_add(q, user, ulen, late ? WR_MEMQ_LATE_KEY + key : key)) == WR_OK)
                 q->last_score = key;
         }
         if (err != WR_OK)
@@ -647,7 +638,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_PREQUEUE;
         return WR_OK;
     }
-    err = wr_memq_line_add(q, user, ulen, next_score(q, wall_us), &n);
+    err = wr_memq_line_add(q, user, ulen, wr_memq__next_score(q, wall_us), &n);
     if (err != WR_OK)
         return err;
     wr_memq__placed(q, n, page, false, now_us);

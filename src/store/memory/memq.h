@@ -452,6 +452,12 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us);
 bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
                          uint64_t *index, uint8_t leaf_hash[32]);
 
+/* True while the opening waits for the beacon (docs/API.md 1.3: a commit
+ * with a beacon, opensAt passed, no answer yet, less than 60 s after
+ * opensAt): joins still go to the pre-queue (after the drawn, not drawn),
+ * nobody is admitted. now_us: store clock. */
+bool wr_memq_log_beacon_wait(const wr_memq_t *q, int64_t now_us);
+
 /* True while a commit awaits its draw (draw cannot change). */
 bool wr_memq_log_committed(const wr_memq_t *q);
 

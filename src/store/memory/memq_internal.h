@@ -178,6 +178,19 @@ void wr_memq__log_leave(wr_memq_t *q, const char *user, size_t ulen, int why, in
 /* The same for a node (its id). */
 void wr_memq__log_leave_node(wr_memq_t *q, const wr_zsl_node_t *node, int why, int64_t now_us);
 
+/* The pre-queue key of a join made while the opening waits for its
+ * beacon (after opensAt): above every drawn rank, in arrival order. */
+#define WR_MEMQ_LATE_KEY (INT64_C(1) << 62)
+
+#define WR_MEMQ_BEACON_WAIT_US (60 * MICRO) /* wr_memq_log_beacon_wait */
+
+/* A new arrival's score: max(wall_us, last_score + 1), strictly
+ * increasing, so a clock stepping back never puts a newcomer ahead. */
+static inline int64_t wr_memq__next_score(const wr_memq_t *q, int64_t wall_us)
+{
+    return wall_us > q->last_score ? wall_us : q->last_score + 1;
+}
+
 /* The opening begins: with a commit awaiting, the draw: the pre-queue is
  * ordered by rank (its keys replaced) and the draw leaf written. */
 void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);

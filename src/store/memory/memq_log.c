@@ -175,6 +175,20 @@ void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t scor
         q->log_faults++;
 }
 
+/* The join leaf of node (id, len): in the line at its score; in the
+ * pre-queue drawn (shuffled: a random key, t the next order key), in
+ * arrival order (its key), or late (joined while the opening waited for
+ * its beacon: not drawn, a line join at its arrival score). */
+static void join_of(wr_memq_t *q, const wr_zsl_node_t *node, const char *id, size_t len, bool pre,
+                    bool shuffled, int64_t now_us)
+{
+    int64_t key = wr_zsl_node_score(node);
+    if (pre && key >= WR_MEMQ_LATE_KEY)
+        wr_memq__log_join(q, id, len, key - WR_MEMQ_LATE_KEY, false, now_us);
+    else
+        wr_memq__log_join(q, id, len, pre && shuffled ? 0 : key, pre, now_us);
+}
+
 void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled, int64_t now_us)
 {
     wr_memq_seen_set(node, now_us, 0);
@@ -184,7 +198,7 @@ void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
     bool pre = wr_memq_prequeued(q, id, len) == node;
-    wr_memq__log_join(q, id, len, shuffled ? 0 : wr_zsl_node_score(node), pre, now_us);
+    join_of(q, node, id, len, pre, shuffled, now_us);
 }
 
 void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
@@ -194,11 +208,9 @@ void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_u
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
     if (wr_memq_waiting(q, id, len) == node)
-        wr_memq__log_join(q, id, len, wr_zsl_node_score(node), false, now_us);
+        join_of(q, node, id, len, false, false, now_us);
     else if (wr_memq_prequeued(q, id, len) == node)
-        wr_memq__log_join(q, id, len,
-                          q->cfg->cfg.pre_queue_shuffle ? 0 : wr_zsl_node_score(node), true,
-                          now_us);
+        join_of(q, node, id, len, true, q->cfg->cfg.pre_queue_shuffle, now_us);
 }
 
 /* A leaf of kind e about a member, who then leaves the log's line unless
@@ -259,15 +271,25 @@ static int64_t rank_key(const uint8_t rank[32])
     return (int64_t)(k >> 2);
 }
 
-/* Replaces the key of every pre-queue person by their rank under D. */
-static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32])
+/* The pre-queue's people to draw: those who joined before opensAt (the
+ * keys below WR_MEMQ_LATE_KEY come first). */
+static uint64_t drawn_count(const wr_memq_t *q)
 {
     uint64_t n = wr_zsl_length(q->pre);
+    const wr_zsl_node_t *late = wr_zsl_first_ge(q->pre, WR_MEMQ_LATE_KEY);
+    return late ? wr_zsl_rank(q->pre, late) - 1 : n;
+}
+
+/* Replaces the key of every drawn pre-queue person by their rank under D. */
+static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32])
+{
+    uint64_t n = drawn_count(q);
     drawn_t *a = n ? calloc(n, sizeof *a) : NULL;
     wr_crypto_sha256_t *h = q->log->h;
     wr_err_t err = n && !a ? WR_ENOMEM : WR_OK;
     uint64_t k = 0;
-    for (wr_zsl_node_t *x = wr_zsl_first(q->pre); x && err == WR_OK; x = wr_zsl_next(x), k++) {
+    for (wr_zsl_node_t *x = wr_zsl_first(q->pre); x && k < n && err == WR_OK;
+         x = wr_zsl_next(x), k++) {
         const char *id = wr_zsl_node_id(x, &a[k].len);
         memcpy(a[k].id, id, a[k].len);
         a[k].aux = wr_zsl_node_aux(x);
@@ -283,9 +305,10 @@ static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32])
         free(a);
         return err;
     }
-    /* all out, then all in at their ranks (a 62-bit tie: the next key) */
+    /* all drawn out, then in at their ranks (a 62-bit tie: the next key);
+     * the late ones stay after them */
     wr_zsl_node_t *x;
-    while ((x = wr_zsl_first(q->pre)) != NULL) {
+    while ((x = wr_zsl_first(q->pre)) != NULL && wr_zsl_node_score(x) < WR_MEMQ_LATE_KEY) {
         size_t len;
         const char *id = wr_zsl_node_id(x, &len);
         wr_idhash_del(q->pre_ids, id, len);
@@ -317,7 +340,7 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
     wr_logleaf_t ev;
     leaf_for(q, &ev, WR_LOGLEAF_DRAW, NULL, 0, now_us);
     memcpy(ev.seed, l->seed, sizeof ev.seed);
-    ev.n = wr_zsl_length(q->pre);
+    ev.n = drawn_count(q);
     ev.beacon = l->beacon;
     if (l->beacon) {
         memcpy(ev.beacon_url, l->beacon_url, sizeof ev.beacon_url);
@@ -326,8 +349,12 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
             memcpy(ev.randomness, l->randomness, l->randomness_len);
             ev.randomness_len = l->randomness_len;
         } else {
-            snprintf(ev.beacon_error, sizeof ev.beacon_error, "%s",
-                     l->beacon_done ? l->beacon_error : "the beacon was not fetched");
+            if (l->beacon_done)
+                snprintf(ev.beacon_error, sizeof ev.beacon_error, "%s", l->beacon_error);
+            else
+                snprintf(ev.beacon_error, sizeof ev.beacon_error,
+                         "the beacon gave no round %llu within 60 s of the opening",
+                         (unsigned long long)l->round);
         }
     }
     uint8_t d[32];
@@ -340,6 +367,14 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
     }
     l->committed = false;
     put(q, &ev, NULL);
+}
+
+bool wr_memq_log_beacon_wait(const wr_memq_t *q, int64_t now_us)
+{
+    const wr_memlog_t *l = q->log;
+    int64_t at = q->cfg->cfg.opens_at_ms;
+    return l && l->committed && l->beacon && !l->beacon_done && q->cfg->cfg.pre_queue_shuffle &&
+           at >= 0 && now_us >= at * 1000 && now_us < at * 1000 + WR_MEMQ_BEACON_WAIT_US;
 }
 
 /* ---- reads and the delete ---------------------------------------------- */

@@ -35,7 +35,7 @@ wr_err_t wr_memq_pre_add(wr_memq_t *q, const char *user, size_t ulen, int64_t ke
 bool wr_memq__gate_closed(const wr_memq_t *q, int64_t now_us)
 {
     int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && at >= 0 && now_us < at * 1000;
+    return !q->opening && at >= 0 && (now_us < at * 1000 || wr_memq_log_beacon_wait(q, now_us));
 }
 
 /* The opening is due: people in pre, none moving yet, opensAt null or
@@ -43,7 +43,8 @@ bool wr_memq__gate_closed(const wr_memq_t *q, int64_t now_us)
 bool wr_memq__open_due(const wr_memq_t *q, int64_t now_us)
 {
     int64_t at = q->cfg->cfg.opens_at_ms;
-    return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000);
+    return !q->opening && wr_zsl_length(q->pre) > 0 && (at < 0 || now_us >= at * 1000) &&
+           !wr_memq_log_beacon_wait(q, now_us);
 }
 
 void wr_memq__open_begin(wr_memq_t *q, int64_t now_us, bool *dirty)

@@ -726,6 +726,7 @@ static const wr_store_ops_t memory_ops = {
     .log_read = wr_store_memory__log_read,
     .log_publish = wr_store_memory__log_publish,
     .log_unsigned = wr_store_memory__log_unsigned,
+    .log_beacon = wr_store_memory__log_beacon,
     .close = mem_close,
 };
 

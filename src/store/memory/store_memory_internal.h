@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/logleaf.h"
 #include "store/memory/memq.h"
 #include "store/store.h"
 
@@ -69,6 +70,11 @@ typedef struct wr_store_memory__log_res {
     char cp[1024];             /* the checkpoint's copy */
     char (*names)[WR_QUEUE_NAME_MAX + 1]; /* owned */
     const char **name_ptrs;    /* owned */
+    /* log_unsigned's beacon waits (owned) */
+    char (*bq)[WR_QUEUE_NAME_MAX + 1];
+    char (*burl)[WR_LOGLEAF_URL_MAX + 1];
+    const char **bq_ptrs, **burl_ptrs;
+    uint64_t *brounds;
 } wr_store_memory__log_res_t;
 
 void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r);
@@ -89,6 +95,9 @@ wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint6
                                       const uint8_t root[32], const char *note, size_t len,
                                       wr_store_log_cb cb, void *arg);
 wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64_t round,
+                                     const uint8_t *randomness, size_t len, const char *error,
+                                     wr_store_log_cb cb, void *arg);
 
 /* The token and tick clock: monotonic, in wall-clock microseconds (the
  * test clock when set). (store_memory.c) */

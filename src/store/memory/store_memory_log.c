@@ -23,6 +23,11 @@ void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r)
     free(r->hashes);
     free(r->names);
     free(r->name_ptrs);
+    free(r->bq);
+    free(r->burl);
+    free(r->bq_ptrs);
+    free(r->burl_ptrs);
+    free(r->brounds);
     free(r);
 }
 
@@ -179,6 +184,40 @@ wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint6
     return wr_store_memory__log_answer(s, cb, arg, ok, err, r);
 }
 
+/* The queues whose opening waits for its beacon now, into r. */
+static bool beacon_waits(mstore_t *s, wr_store_memory__log_res_t *r)
+{
+    int64_t now = wr_store_memory__now_us(s);
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < s->db.nq; i++)
+        cap += wr_memq_log_beacon_wait(s->db.queues[i], now);
+    if (cap == 0)
+        return true;
+    r->bq = calloc(cap, sizeof *r->bq);
+    r->burl = calloc(cap, sizeof *r->burl);
+    r->bq_ptrs = calloc(cap, sizeof *r->bq_ptrs);
+    r->burl_ptrs = calloc(cap, sizeof *r->burl_ptrs);
+    r->brounds = calloc(cap, sizeof *r->brounds);
+    if (!r->bq || !r->burl || !r->bq_ptrs || !r->burl_ptrs || !r->brounds)
+        return false;
+    for (size_t i = 0; i < s->db.nq && n < cap; i++) {
+        const wr_memq_t *q = s->db.queues[i];
+        if (!wr_memq_log_beacon_wait(q, now))
+            continue;
+        snprintf(r->bq[n], sizeof r->bq[n], "%s", q->name);
+        snprintf(r->burl[n], sizeof r->burl[n], "%s", q->log->beacon_url);
+        r->bq_ptrs[n] = r->bq[n];
+        r->burl_ptrs[n] = r->burl[n];
+        r->brounds[n] = q->log->round;
+        n++;
+    }
+    r->ans.beacon_queues = r->bq_ptrs;
+    r->ans.beacon_urls = r->burl_ptrs;
+    r->ans.beacon_rounds = r->brounds;
+    r->ans.n_beacons = n;
+    return true;
+}
+
 wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
@@ -202,5 +241,31 @@ wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, voi
     }
     r->ans.names = r->name_ptrs;
     r->ans.n_names = n;
+    if (!beacon_waits(s, r)) {
+        wr_store_memory__log_res_free(r);
+        return WR_ENOMEM;
+    }
     return wr_store_memory__log_answer(s, cb, arg, true, WR_OK, r);
+}
+
+wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64_t round,
+                                     const uint8_t *randomness, size_t len, const char *error,
+                                     wr_store_log_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    bool ok = wr_ids_valid_queue(queue) &&
+              (randomness ? len >= 1 && len <= WR_LOGLEAF_RANDOM_MAX : error != NULL);
+    wr_memq_t *q = ok && !s->closing ? wr_memq_db_find(&s->db, queue) : NULL;
+    wr_memlog_t *l = q ? q->log : NULL;
+    wr_err_t err = WR_ENOTFOUND;
+    if (l && l->committed && l->beacon && !l->beacon_done && l->round == round) {
+        l->beacon_done = true;
+        l->randomness_len = randomness ? len : 0;
+        if (randomness)
+            memcpy(l->randomness, randomness, len);
+        snprintf(l->beacon_error, sizeof l->beacon_error, "%s", randomness ? "" : error);
+        s->dirty = true;
+        err = WR_OK;
+    }
+    return wr_store_memory__log_answer(s, cb, arg, ok, err, NULL);
 }

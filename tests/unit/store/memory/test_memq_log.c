@@ -199,11 +199,53 @@ static void test_page_join_counts_late(void **state)
     assert_int_equal(n, st.admitted);
 }
 
+/* A draw with a beacon waits for it: joins after opensAt are not drawn
+ * (a line join each, after the drawn); 60 s after opensAt without an
+ * answer the draw goes on and says so (beaconError), and replays. */
+static void test_beacon_wait_bound(void **state)
+{
+    (void)state;
+    int64_t opens = T0 + 1000000;
+    wr_queue_config_t cfg = queue("b", opens / 1000)->cfg->cfg;
+    cfg.draw.set = true;
+    snprintf(cfg.draw.beacon_url, sizeof cfg.draw.beacon_url, "https://api.drand.sh");
+    cfg.draw.round = 9;
+    wr_memq_t *q = NULL;
+    assert_int_equal(wr_memq_db_put_config(&db, "b", &cfg, &q), WR_OK);
+    assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
+    entry(q, "a", true, false, T0);
+    entry(q, "b", true, false, T0 + 1);
+    assert_false(wr_memq_log_beacon_wait(q, opens - 1));
+    assert_true(wr_memq_log_beacon_wait(q, opens));
+    assert_int_equal(admit(q, opens + 10000), 0);
+    assert_int_equal(entry(q, "late", true, false, opens + 20000).state, WR_ENTRY_PREQUEUE);
+    assert_true(wr_memq_log_committed(q));
+    int64_t end = opens + 60 * 1000000LL;
+    assert_true(wr_memq_log_beacon_wait(q, end - 1));
+    assert_false(wr_memq_log_beacon_wait(q, end));
+    uint64_t n = 0;
+    for (int64_t t = end; t < end + 300000; t += 10000) {
+        entry(q, "a", false, false, t);
+        entry(q, "b", false, false, t);
+        entry(q, "late", false, false, t);
+        n += admit(q, t);
+    }
+    assert_int_equal(n, 3);
+    wr_logreplay_stats_t st = replay(q->log);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.draws, 1);
+    assert_int_equal(st.draw_failures, 0);
+    assert_false(st.draw_independent);
+    assert_true(in_log(q->log, "\"n\":2"));
+    assert_true(in_log(q->log, "within 60 s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
