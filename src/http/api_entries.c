@@ -103,8 +103,9 @@ static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route
     }
     int ra = (int)((retry_ms + 999) / 1000);
     wr_api__reply_error(a, req, route, 429, "RATE_LIMITED",
-                        strcmp(kind, "join") == 0 ? "too many joins from this address"
-                                                  : "polling faster than retryAfterMs",
+                        strcmp(kind, "join") == 0   ? "too many joins from this address"
+                        : strcmp(kind, "log") == 0 ? "too many requests from this address"
+                                                   : "polling faster than retryAfterMs",
                         NULL, NULL, ra < 1 ? 1 : ra);
 }
 
@@ -118,7 +119,8 @@ bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
     wr_api__client_addr(a, req, addr, sizeof(addr));
     if (wr_ratelimit_take(a->join_rl, addr, strlen(addr), &ms))
         return false;
-    reply_rate_limited(a, req, route, "join", ms);
+    /* the public log's routes share the joins' limit per address */
+    reply_rate_limited(a, req, route, wr_api__log_route(route) ? "log" : "join", ms);
     return true;
 }
 

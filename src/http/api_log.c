@@ -28,6 +28,7 @@
 #include "base/b64.h"
 #include "base/tlog.h"
 #include "http/api_internal.h"
+#include "http/api_routes.h"
 #include "http/http_reply.h"
 #include "runtime/logsign.h"
 
@@ -293,6 +294,8 @@ static bool param_u64(struct evhttp_request *req, const char *name, uint64_t *ou
 void wr_api__handle_log(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
+    if (wr_api__join_limited(a, req, route))
+        return; /* 429: the user routes' limit per client address */
     if (route == WR_ROUTE_LOG_KEY) {
         if (!wr_logsign_ready(a->logsign)) {
             wr_api__reply_error(a, req, route, 404, "LOG_NOT_ENABLED",

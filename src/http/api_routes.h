@@ -74,6 +74,14 @@ wr_api__handler_fn wr_api__handle_health;
 
 /* ---------- api_log.c ---------- */
 
+/* True for the public log's routes (they share the join limit per address:
+ * wr_api__join_limited). */
+static inline bool wr_api__log_route(wr_route_t r)
+{
+    return r == WR_ROUTE_LOG_KEY || r == WR_ROUTE_LOG_CHECKPOINT || r == WR_ROUTE_LOG_ENTRIES ||
+           r == WR_ROUTE_LOG_INCLUSION || r == WR_ROUTE_LOG_CONSISTENCY;
+}
+
 /* The public log's routes (key, checkpoint, entries, proofs): public. */
 wr_api__handler_fn wr_api__handle_log;
 

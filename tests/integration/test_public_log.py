@@ -20,7 +20,7 @@ import threading
 import time
 
 from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
-from helpers import memory_server
+from helpers import memory_server, private_server
 
 EMPTY_ROOT = base64.b64encode(hashlib.sha256(b"").digest()).decode()
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -237,6 +237,15 @@ class PublicLog(WRTest):
         self.assertEqual(self.c.put_queue(q, dict(FAST, publicLog=True)).status, 200)
         r = self.c.join(q, uid())
         self.assertEqual(r.json["receipt"]["index"], size2, repr(r))
+
+    def test_rate_limited_per_address(self):
+        """The log routes share the user routes' limit per client address."""
+        w = private_server(self, identity="header:X-User-Id",
+                           extra=["--join-rate", "0.5", "--join-burst", "2"])
+        got = [w.client.get("/v1/log/key").status for _ in range(3)]
+        self.assertEqual(got[2], 429, got)
+        r = w.client.get("/v1/queues/nosuch/log/checkpoint")
+        self.assertError(r, 429, "RATE_LIMITED")
 
     # ------------------------------------------------------------ the beacon
     def beacon(self, round_, randomness, not_before):
