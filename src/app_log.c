@@ -10,6 +10,7 @@
  */
 #include "app_log.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,8 +52,18 @@ static wr_err_t read_key(const char *path, uint8_t seed[WR_CRYPTO_ED25519_SEED])
 
 wr_err_t wr_app_log_start(app_t *app)
 {
-    if (!wr_store_has_log(app->store))
+    if (!wr_store_has_log(app->store)) {
+        /* a declared queue may not ask for what this store cannot keep */
+        for (size_t i = 0; i < app->cfg.n_queues; i++)
+            if (json_is_true(json_object_get(app->cfg.queues[i].fields, "publicLog"))) {
+                fprintf(stderr,
+                        "waitroomd: refusing to start: queue %s: publicLog is not available on "
+                        "this store yet (the embedded store keeps a public log)\n",
+                        app->cfg.queues[i].name);
+                return WR_EINVAL;
+            }
         return WR_OK;
+    }
     key_wait_t w = {0};
     uint8_t seed[WR_CRYPTO_ED25519_SEED], pub[WR_CRYPTO_ED25519_PUB];
     bool given = app->cfg.log_key_file[0] != '\0';

@@ -6,7 +6,8 @@
 
 #include "app.h"
 
-/* With a store that keeps a public log: loads --log-key (or draws a key to
+/* Without a store that keeps a public log: WR_EINVAL (printed) when a
+ * queue of the config file has publicLog true, else WR_OK. With one: loads --log-key (or draws a key to
  * propose), asks the store for the key it keeps (store.h log_key: the
  * first writer's), starts the signer and hands it to the API. WR_OK (also
  * for a store without a log, or one that did not answer: the log routes

@@ -80,6 +80,18 @@ class PublicLog(WRTest):
         r = self.c.get("/v1/queues/%s/log/checkpoint" % q)
         self.assertError(r, 404, "LOG_NOT_ENABLED")
 
+    def test_declared_public_log_refused_on_redis(self):
+        if ENV.store == "memory":
+            self.skipTest("redis: publicLog not available yet")
+        ini = os.path.join(ENV.tmpdir, "plog-%s.ini" % uid())
+        with open(ini, "w") as f:
+            f.write("[queue plq]\nadmitPerSecond = 5\npublicLog = true\n")
+        p = subprocess.run([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store", ENV.store_arg,
+                            "--config", ini, "--token-secret", ENV.secret],
+                           capture_output=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0, p)
+        self.assertIn(b"publicLog is not available on this store", p.stderr)
+
     # ------------------------------------------------------------ routes
     def test_routes_bounds_and_headers(self):
         self.memory_only()
