@@ -65,9 +65,9 @@ typedef struct {
     size_t declared_pending;
     unsigned decl_gen; /* +1 per reload that changed the declarations */
     bool pid_written;
-    bool max_connections_auto; /* --max-connections not given: SIGHUP's auto is ours */
-    bool ready;                /* start over ("listening on" printed): a SIGHUP reloads now */
-    bool reload_pending;       /* a SIGHUP came before ready: reloaded once ready (K43) */
+    bool max_connections_auto;  /* --max-connections not given: SIGHUP's auto is ours */
+    bool ready;                 /* start over ("listening on" printed): a SIGHUP reloads now */
+    bool reload_pending;        /* a SIGHUP came before ready: reloaded once ready (K43) */
     struct wr_logsign *logsign; /* the public log's signer (app_log.c); NULL = no log */
 } app_t;
 

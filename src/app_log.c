@@ -67,8 +67,8 @@ wr_err_t wr_app_log_start(app_t *app)
     key_wait_t w = {0};
     uint8_t seed[WR_CRYPTO_ED25519_SEED], pub[WR_CRYPTO_ED25519_PUB];
     bool given = app->cfg.log_key_file[0] != '\0';
-    wr_err_t err = given ? read_key(app->cfg.log_key_file, seed)
-                         : wr_crypto_ed25519_keygen(seed, pub);
+    wr_err_t err =
+        given ? read_key(app->cfg.log_key_file, seed) : wr_crypto_ed25519_keygen(seed, pub);
     if (err != WR_OK)
         return given ? WR_EINVAL : err;
     err = wr_store_log_key(app->store, seed, key_cb, &w);
@@ -78,13 +78,16 @@ wr_err_t wr_app_log_start(app_t *app)
     if (err != WR_OK || !w.answered || w.err != WR_OK) {
         wr_warn("public log: the store did not give its key (%s): the log routes answer 404 "
                 "until a restart",
-                wr_strerror(err != WR_OK ? err : w.answered ? w.err : WR_ETIMEOUT));
+                wr_strerror(err != WR_OK ? err
+                            : w.answered ? w.err
+                                         : WR_ETIMEOUT));
         wr_crypto_wipe(seed, sizeof seed);
         return WR_OK;
     }
     if (given && memcmp(w.key, seed, sizeof seed) != 0) {
-        fprintf(stderr, "waitroomd: refusing to start: --log-key %s is not the public log's key "
-                        "the store keeps (another key signed this store's logs)\n",
+        fprintf(stderr,
+                "waitroomd: refusing to start: --log-key %s is not the public log's key "
+                "the store keeps (another key signed this store's logs)\n",
                 app->cfg.log_key_file);
         wr_crypto_wipe(seed, sizeof seed);
         wr_crypto_wipe(w.key, sizeof w.key);

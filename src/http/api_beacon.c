@@ -49,8 +49,7 @@ static void stored_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     (void)res;
     char *queue = arg;
     if (err == WR_OK)
-        wr_info("public log: queue %s: the beacon's round is in, the opening draws with it",
-                queue);
+        wr_info("public log: queue %s: the beacon's round is in, the opening draws with it", queue);
     free(queue);
 }
 
@@ -66,8 +65,8 @@ static void deliver(evutil_socket_t fd, short what, void *arg)
     if (in_flight > 0)
         in_flight--;
     char *queue = b->ok ? strdup(b->queue) : NULL;
-    if (queue && wr_store_log_beacon(b->api->store, b->queue, b->round, b->randomness, b->len,
-                                     NULL, stored_cb, queue) != WR_OK)
+    if (queue && wr_store_log_beacon(b->api->store, b->queue, b->round, b->randomness, b->len, NULL,
+                                     stored_cb, queue) != WR_OK)
         free(queue);
     free(b);
 }
@@ -80,8 +79,8 @@ static bool read_answer(beacon_t *b, const char *body, size_t n)
     json_t *r = json_object_get(o, "round"), *x = json_object_get(o, "randomness");
     const char *hex = json_string_value(x);
     size_t hl = hex ? json_string_length(x) : 0;
-    bool ok = json_is_integer(r) && (uint64_t)json_integer_value(r) == b->round && hex &&
-              hl >= 2 && hl % 2 == 0 && hl / 2 <= sizeof b->randomness &&
+    bool ok = json_is_integer(r) && (uint64_t)json_integer_value(r) == b->round && hex && hl >= 2 &&
+              hl % 2 == 0 && hl / 2 <= sizeof b->randomness &&
               wr_hex_decode(hex, hl, b->randomness, hl / 2);
     b->len = ok ? hl / 2 : 0;
     json_decref(o);
@@ -126,8 +125,8 @@ void wr_api_beacon_fetch(void *api, const char *queue, const char *url, uint64_t
     b->round = round;
     snprintf(b->queue, sizeof b->queue, "%s", queue);
     b->ev = evtimer_new(a->base, deliver, b);
-    b->evcon = b->ev ? wr_api__client_connection(a, &u, BEACON_TIMEOUT_MS, BEACON_ANSWER_MAX)
-                     : NULL;
+    b->evcon =
+        b->ev ? wr_api__client_connection(a, &u, BEACON_TIMEOUT_MS, BEACON_ANSWER_MAX) : NULL;
     struct evhttp_request *req = b->evcon ? evhttp_request_new(done_cb, b) : NULL;
     if (!req) {
         if (b->evcon)

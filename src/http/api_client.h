@@ -14,9 +14,9 @@
 
 /* What the client keeps: made on the first request, freed with the API. */
 struct wr_api__client {
-    struct ssl_ctx_st *tls;  /* NULL until the first https:// request */
-    struct evdns_base *dns;  /* NULL until the first host name */
-    size_t in_flight;        /* CAPTCHA verifications in flight */
+    struct ssl_ctx_st *tls; /* NULL until the first https:// request */
+    struct evdns_base *dns; /* NULL until the first host name */
+    size_t in_flight;       /* CAPTCHA verifications in flight */
 };
 
 /*

@@ -103,7 +103,7 @@ static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route
     }
     int ra = (int)((retry_ms + 999) / 1000);
     wr_api__reply_error(a, req, route, 429, "RATE_LIMITED",
-                        strcmp(kind, "join") == 0   ? "too many joins from this address"
+                        strcmp(kind, "join") == 0  ? "too many joins from this address"
                         : strcmp(kind, "log") == 0 ? "too many requests from this address"
                                                    : "polling faster than retryAfterMs",
                         NULL, NULL, ra < 1 ? 1 : ra);

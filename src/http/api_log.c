@@ -40,8 +40,8 @@ typedef struct {
     wr_log_read_t rd;
 } logreq_t;
 
-static void send_text(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                      const char *ctype, const char *cache, const char *body, size_t len)
+static void send_text(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *ctype,
+                      const char *cache, const char *body, size_t len)
 {
     wr_api__count_request(a, req, route, 200, len);
     struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
@@ -79,7 +79,7 @@ static void done(logreq_t *r)
 /* ---------- proofs: the recording reader, the replaying reader ---------- */
 
 typedef struct {
-    wr_log_read_t *want; /* recording: the reads asked, in order */
+    wr_log_read_t *want;        /* recording: the reads asked, in order */
     const wr_log_answer_t *got; /* replaying: their hashes, in the same order */
     size_t next;
 } proof_rd_t;
@@ -103,8 +103,9 @@ static wr_err_t proof_read(void *ctx, unsigned level, uint64_t index, uint8_t ou
 
 /* Runs r's proof through reader p: its hashes in proof, their count *n;
  * the inclusion proof's leaf hash is the first read (level 0, index I). */
-static wr_err_t run_proof(logreq_t *r, proof_rd_t *p, uint8_t proof[WR_TLOG_PROOF_MAX][WR_TLOG_HASH],
-                          size_t *n, uint8_t leaf[WR_TLOG_HASH])
+static wr_err_t run_proof(logreq_t *r, proof_rd_t *p,
+                          uint8_t proof[WR_TLOG_PROOF_MAX][WR_TLOG_HASH], size_t *n,
+                          uint8_t leaf[WR_TLOG_HASH])
 {
     wr_crypto_sha256_t *h = wr_crypto_sha256_new();
     if (!h)

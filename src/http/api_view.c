@@ -127,8 +127,7 @@ static void receipt_of(const wr_entry_t *e, wr_api__entry_view_t *v)
     char hash[48];
     size_t hl = 0;
     v->receipt[0] = '\0';
-    if (!e->has_receipt ||
-        wr_b64_encode(e->receipt_leaf_hash, 32, hash, sizeof hash, &hl) != WR_OK)
+    if (!e->has_receipt || wr_b64_encode(e->receipt_leaf_hash, 32, hash, sizeof hash, &hl) != WR_OK)
         return;
     snprintf(v->receipt, sizeof v->receipt,
              ",\"receipt\":{\"u\":\"%s\",\"index\":%llu,\"leafHash\":\"%.*s\"}", e->receipt_u,

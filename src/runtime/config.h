@@ -69,9 +69,9 @@ typedef struct {
     uint32_t timeout_seconds;              /* HTTP read/write timeout, s; default 30 */
     uint32_t store_timeout_ms;             /* store command timeout, ms; default 250 */
     char data_dir[WR_URL_MAX + 1];         /* memory store snapshots; "" = none */
-    char log_key_file[WR_URL_MAX + 1]; /* --log-key: the public log's key (PEM); "" = the
-                                          store's */
-    char log_name[65];                  /* --log-name: the log's key and origin name */
+    char log_key_file[WR_URL_MAX + 1];     /* --log-key: the public log's key (PEM); "" = the
+                                              store's */
+    char log_name[65];                     /* --log-name: the log's key and origin name */
     char web_dir[WR_URL_MAX + 1];          /* the queue page's files replacing the embedded
                                               ones by name (http/webdir.h); "" = none */
     char breaker[WR_BREAKER_SPEC_MAX + 1]; /* store breaker: "" = defaults, "off", or

@@ -112,8 +112,8 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
         return;
     }
     if (res->broken || res->forked) {
-        wr_error("public log of queue %s: %s (checkpoint of %" PRIu64 " leaves, the log holds %" PRIu64
-                 "): not signed any more",
+        wr_error("public log of queue %s: %s (checkpoint of %" PRIu64
+                 " leaves, the log holds %" PRIu64 "): not signed any more",
                  sg->queue,
                  res->broken ? "the log is shorter than a checkpoint already published"
                              : "the log's leaves no longer give the published root",
@@ -133,8 +133,8 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     err = wr_checkpoint_sign(ls->name, ls->seed, origin, res->size, res->root, note, sizeof note,
                              &len);
     if (err == WR_OK)
-        err = wr_store_log_publish(ls->store, sg->queue, res->size, res->root, note, len,
-                                   published, sg);
+        err = wr_store_log_publish(ls->store, sg->queue, res->size, res->root, note, len, published,
+                                   sg);
     if (err != WR_OK)
         finish(sg, err, NULL);
 }

@@ -56,8 +56,7 @@ wr_err_t wr_logsign_queue(wr_logsign_t *ls, const char *queue, wr_store_log_cb c
 /* Called once a round for each queue whose opening waits for its beacon
  * (store.h log_unsigned): fetch url's round and hand it to the store
  * (log_beacon). */
-typedef void (*wr_logsign_beacon_fn)(void *arg, const char *queue, const char *url,
-                                     uint64_t round);
+typedef void (*wr_logsign_beacon_fn)(void *arg, const char *queue, const char *url, uint64_t round);
 void wr_logsign_set_beacon(wr_logsign_t *ls, wr_logsign_beacon_fn fn, void *arg);
 
 /* Stops the timer and frees ls (signs in flight finish without it:

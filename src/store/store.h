@@ -211,24 +211,24 @@ typedef struct {
 #define WR_LOG_NODES_MAX 256 /* (level, index) hashes one log_read may ask for */
 typedef struct {
     /* log_head, log_publish: */
-    uint64_t size;                /* leaves in the log */
-    uint8_t root[32];             /* the root of all of them */
-    const char *checkpoint;       /* the latest signed checkpoint (NULL, 0: none yet) */
+    uint64_t size;          /* leaves in the log */
+    uint8_t root[32];       /* the root of all of them */
+    const char *checkpoint; /* the latest signed checkpoint (NULL, 0: none yet) */
     size_t checkpoint_len;
-    uint64_t checkpoint_size;     /* its tree size */
-    bool broken;                  /* the log holds fewer leaves than the checkpoint */
-    bool forked;                  /* the first checkpoint_size leaves do not give its root */
-    bool enabled;                 /* the queue exists with publicLog on (else: a deleted
-                                     queue's log, still readable) */
+    uint64_t checkpoint_size; /* its tree size */
+    bool broken;              /* the log holds fewer leaves than the checkpoint */
+    bool forked;              /* the first checkpoint_size leaves do not give its root */
+    bool enabled;             /* the queue exists with publicLog on (else: a deleted
+                                 queue's log, still readable) */
     /* log_read: */
-    const char *leaves;           /* leaves start..end-1, each followed by "\n" */
+    const char *leaves; /* leaves start..end-1, each followed by "\n" */
     size_t leaves_len;
-    const uint8_t (*hashes)[32];  /* the nodes asked, in order */
+    const uint8_t (*hashes)[32]; /* the nodes asked, in order */
     size_t n_hashes;
     /* log_key: */
-    uint8_t key[32];              /* the signing key's seed the store keeps */
+    uint8_t key[32]; /* the signing key's seed the store keeps */
     /* log_unsigned: */
-    const char *const *names;     /* queues whose log has leaves no checkpoint covers */
+    const char *const *names; /* queues whose log has leaves no checkpoint covers */
     size_t n_names;
     /* ... and the queues whose opening waits for its beacon (docs/API.md
      * 1.3), with the beacon's URL and round of their commit */
@@ -778,8 +778,8 @@ static inline wr_err_t wr_store_log_unsigned(wr_store_t *s, wr_store_log_cb cb, 
     return s->ops->log_unsigned ? s->ops->log_unsigned(s, cb, arg) : WR_ENOTFOUND;
 }
 static inline wr_err_t wr_store_log_beacon(wr_store_t *s, const char *q, uint64_t round,
-                                           const uint8_t *randomness, size_t len,
-                                           const char *error, wr_store_log_cb cb, void *arg)
+                                           const uint8_t *randomness, size_t len, const char *error,
+                                           wr_store_log_cb cb, void *arg)
 {
     return s->ops->log_beacon ? s->ops->log_beacon(s, q, round, randomness, len, error, cb, arg)
                               : WR_ENOTFOUND;

@@ -26,9 +26,11 @@
  */
 #include "store/memory/memlog.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 
 typedef struct memlog_person {
     uint64_t index;
@@ -54,8 +56,7 @@ wr_memlog_t *wr_memlog_new(const char *name)
     memcpy(l->name, name, n);
     l->h = wr_crypto_sha256_new();
     l->people = wr_idhash_new(person_key);
-    l->off = malloc(64 * sizeof *l->off);
-    l->off_cap = 64;
+    l->off = wr_array_grow(NULL, &l->off_cap, 64, sizeof *l->off, 64, false);
     if (!l->h || !l->people || !l->off || wr_crypto_random(l->salt, sizeof l->salt) != WR_OK) {
         wr_memlog_free(l);
         return NULL;
@@ -90,19 +91,12 @@ void wr_memlog_free(wr_memlog_t *l)
 }
 
 /* Grows *p (elements of size sz, *cap of them) to hold need. */
-static bool grow(void **p, uint64_t *cap, uint64_t need, size_t sz)
+static bool grow(void **p, size_t *cap, uint64_t need, size_t sz)
 {
-    if (need <= *cap)
-        return true;
-    uint64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * sz);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
+    void *q = need <= SIZE_MAX ? wr_array_grow(*p, cap, (size_t)need, sz, 16, false) : NULL;
+    if (q)
+        *p = q;
+    return q != NULL;
 }
 
 typedef struct {
@@ -131,12 +125,10 @@ wr_err_t wr_memlog_append_bytes(wr_memlog_t *l, const char *leaf, size_t len, in
     if (n + 1 >= WR_MEMLOG_LEAVES)
         return WR_ELIMIT;
     /* room first for everything, so a failure changes nothing */
-    uint64_t bcap = l->bytes_cap;
     void *bytes = l->bytes;
-    if (!grow(&bytes, &bcap, l->bytes_len + len + 1, 1))
+    if (!grow(&bytes, &l->bytes_cap, l->bytes_len + len + 1, 1))
         return WR_ENOMEM;
     l->bytes = bytes;
-    l->bytes_cap = (size_t)bcap;
     void *off = l->off;
     if (!grow(&off, &l->off_cap, n + 2, sizeof *l->off))
         return WR_ENOMEM;
@@ -359,8 +351,7 @@ static unsigned get_u8(reader_t *r)
     return b;
 }
 
-wr_memlog_t *wr_memlog_read(bool (*get)(void *ctx, void *p, size_t n), void *ctx,
-                            const char **what)
+wr_memlog_t *wr_memlog_read(bool (*get)(void *ctx, void *p, size_t n), void *ctx, const char **what)
 {
     reader_t r = {get, ctx, false};
     char name[WR_QUEUE_NAME_MAX + 1] = "";

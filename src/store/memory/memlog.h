@@ -26,9 +26,9 @@
 #include "base/tlog.h"
 #include "core/logleaf.h"
 
-#define WR_MEMLOG_SALT     32          /* bytes of a queue's log salt */
-#define WR_MEMLOG_CP_MAX   1024        /* bytes of a signed checkpoint */
-#define WR_MEMLOG_LEAVES   (1ull << 32) /* leaves a log may hold */
+#define WR_MEMLOG_SALT   32           /* bytes of a queue's log salt */
+#define WR_MEMLOG_CP_MAX 1024         /* bytes of a signed checkpoint */
+#define WR_MEMLOG_LEAVES (1ull << 32) /* leaves a log may hold */
 
 typedef struct wr_memlog {
     char name[WR_QUEUE_NAME_MAX + 1];
@@ -37,10 +37,10 @@ typedef struct wr_memlog {
     char *bytes;
     size_t bytes_len, bytes_cap;
     uint64_t *off; /* size + 1 entries */
-    uint64_t off_cap;
+    size_t off_cap;
     /* the complete subtrees: level l holds size >> l hashes */
     uint8_t (*lv[WR_TLOG_LEVELS])[WR_TLOG_HASH];
-    uint64_t lv_cap[WR_TLOG_LEVELS];
+    size_t lv_cap[WR_TLOG_LEVELS];
     wr_tlog_frontier_t fr;
     wr_crypto_sha256_t *h;
     wr_idhash_t *people; /* user id -> struct memlog_person: in the log's line */

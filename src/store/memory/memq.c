@@ -628,7 +628,8 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
             }
         } else {
             int64_t key = wr_memq__next_score(q, wall_us);
-            if ((err = wr_memq_pre_add(q, user, ulen, late ? WR_MEMQ_LATE_KEY + key : key)) == WR_OK)
+            if ((err = wr_memq_pre_add(q, user, ulen, late ? WR_MEMQ_LATE_KEY + key : key)) ==
+                WR_OK)
                 q->last_score = key;
         }
         if (err != WR_OK)

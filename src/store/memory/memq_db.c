@@ -20,6 +20,7 @@
 #include "store/memory/memq_internal.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,13 +116,13 @@ static wr_memq_t *queue_new(wr_memq_db_t *db, const char *name, wr_memq_cfg_t *c
     return q;
 }
 
-/* Index where name is or would be inserted; *found set. */
-static size_t queue_index(const wr_memq_db_t *db, const char *name, bool *found)
+size_t wr_memq__by_name(void *const *items, size_t n, size_t name_off, const char *name,
+                        bool *found)
 {
-    size_t lo = 0, hi = db->nq;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(db->queues[mid]->name, name);
+        int c = strcmp((const char *)items[mid] + name_off, name);
         if (c == 0) {
             *found = true;
             return mid;
@@ -135,6 +136,25 @@ static size_t queue_index(const wr_memq_db_t *db, const char *name, bool *found)
     return lo;
 }
 
+wr_err_t wr_memq__insert_at(void ***items, size_t *n, size_t *cap, size_t i, void *item)
+{
+    void **a = wr_array_grow(*items, cap, *n + 1, sizeof *a, 8, false);
+    if (!a)
+        return WR_ENOMEM;
+    *items = a;
+    memmove(&(*items)[i + 1], &(*items)[i], (*n - i) * sizeof **items);
+    (*items)[i] = item;
+    (*n)++;
+    return WR_OK;
+}
+
+/* Index where name is or would be inserted; *found set. */
+static size_t queue_index(const wr_memq_db_t *db, const char *name, bool *found)
+{
+    return wr_memq__by_name((void *const *)db->queues, db->nq, offsetof(wr_memq_t, name), name,
+                            found);
+}
+
 wr_memq_t *wr_memq_db_find(const wr_memq_db_t *db, const char *name)
 {
     bool found;
@@ -146,16 +166,7 @@ static wr_err_t queue_insert(wr_memq_db_t *db, wr_memq_t *q)
 {
     bool found;
     size_t i = queue_index(db, q->name, &found);
-    if (found)
-        return WR_EINVAL;
-    wr_memq_t **a = wr_array_grow(db->queues, &db->capq, db->nq + 1, sizeof *a, 8, false);
-    if (!a)
-        return WR_ENOMEM;
-    db->queues = a;
-    memmove(&db->queues[i + 1], &db->queues[i], (db->nq - i) * sizeof *db->queues);
-    db->queues[i] = q;
-    db->nq++;
-    return WR_OK;
+    return found ? WR_EINVAL : wr_memq__insert_at((void ***)&db->queues, &db->nq, &db->capq, i, q);
 }
 
 wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,

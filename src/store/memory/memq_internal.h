@@ -62,8 +62,8 @@ bool wr_memq__gate_closed(const wr_memq_t *q, int64_t now_us);
  * passed. */
 bool wr_memq__open_due(const wr_memq_t *q, int64_t now_us);
 
-/* Begins the opening at now_us: the public log's draw (memq_log.c), then reserves the line scores last_score + 1 .. + |pre|
- * and as many rank numbers of the line; sets *dirty. */
+/* Begins the opening at now_us: the public log's draw (memq_log.c), then reserves the line scores
+ * last_score + 1 .. + |pre| and as many rank numbers of the line; sets *dirty. */
 void wr_memq__open_begin(wr_memq_t *q, int64_t now_us, bool *dirty);
 
 /* Ends the opening once nobody is left to move in pre. */
@@ -153,6 +153,17 @@ void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */
 void wr_memq__abandon_pre(wr_memq_t *q, wr_zsl_node_t *node, bool *dirty);
+
+/* ---- memq_db.c: the db's arrays sorted by name ---- */
+
+/* The index of name in items (n pointers to structs whose name, a
+ * NUL-terminated string, is at name_off), or where it would go; *found. */
+size_t wr_memq__by_name(void *const *items, size_t n, size_t name_off, const char *name,
+                        bool *found);
+
+/* Inserts item at i of *items (*n of them, room for *cap; grown by
+ * doubling). WR_OK or WR_ENOMEM (nothing changed). */
+wr_err_t wr_memq__insert_at(void ***items, size_t *n, size_t *cap, size_t i, void *item);
 
 /* ---- memq_log.c: the public log's leaves (no-ops without a log) ---- */
 

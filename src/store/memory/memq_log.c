@@ -29,6 +29,7 @@
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,21 +38,8 @@
 
 static size_t log_index(const wr_memq_db_t *db, const char *name, bool *found)
 {
-    size_t lo = 0, hi = db->nlogs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(db->logs[mid]->name, name);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    return wr_memq__by_name((void *const *)db->logs, db->nlogs, offsetof(wr_memlog_t, name), name,
+                            found);
 }
 
 wr_memlog_t *wr_memq_db_log(const wr_memq_db_t *db, const char *name)
@@ -65,20 +53,8 @@ wr_err_t wr_memq_db_log_add(wr_memq_db_t *db, wr_memlog_t *l)
 {
     bool found;
     size_t i = log_index(db, l->name, &found);
-    if (found)
-        return WR_EINVAL;
-    if (db->nlogs == db->caplogs) {
-        size_t cap = db->caplogs ? db->caplogs * 2 : 8;
-        wr_memlog_t **a = realloc(db->logs, cap * sizeof *a);
-        if (!a)
-            return WR_ENOMEM;
-        db->logs = a;
-        db->caplogs = cap;
-    }
-    memmove(&db->logs[i + 1], &db->logs[i], (db->nlogs - i) * sizeof *db->logs);
-    db->logs[i] = l;
-    db->nlogs++;
-    return WR_OK;
+    return found ? WR_EINVAL
+                 : wr_memq__insert_at((void ***)&db->logs, &db->nlogs, &db->caplogs, i, l);
 }
 
 wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q)
@@ -215,8 +191,8 @@ void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_u
 
 /* A leaf of kind e about a member, who then leaves the log's line unless
  * e is away. */
-static void member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user, size_t ulen,
-                        bool held, int why, int64_t now_us)
+static void member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user, size_t ulen, bool held,
+                        int why, int64_t now_us)
 {
     if (!q->log || !wr_memlog_member(q->log, user, ulen, NULL))
         return;

@@ -104,8 +104,8 @@ typedef struct item {
             size_t len;
         } secret;
         wr_autotune_state_rec_t autotune;
-        struct sync_res *sync; /* D_SYNC (owned; kept out of the union's size: the
-                                  items of every operation are cleared whole) */
+        struct sync_res *sync;           /* D_SYNC (owned; kept out of the union's size: the
+                                            items of every operation are cleared whole) */
         wr_store_memory__log_res_t *log; /* D_LOG (owned, as sync) */
     } res;
 } item_t;
@@ -320,8 +320,8 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     e->stock_left = q->stock_left; /* after the sweep's returns */
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
     if (it->err == WR_OK && (e->state == WR_ENTRY_WAITING || e->state == WR_ENTRY_PREQUEUE))
-        e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u,
-                                             &e->receipt_index, e->receipt_leaf_hash);
+        e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u, &e->receipt_index,
+                                             e->receipt_leaf_hash);
 out:
     item_enqueue(s, it);
     return WR_OK;

@@ -65,11 +65,11 @@ typedef struct mstore {
 /* An answer of a log operation: ans points into the owned parts. */
 typedef struct wr_store_memory__log_res {
     wr_log_answer_t ans;
-    char *leaves;              /* owned */
-    uint8_t (*hashes)[32];     /* owned */
-    char cp[1024];             /* the checkpoint's copy */
+    char *leaves;                         /* owned */
+    uint8_t (*hashes)[32];                /* owned */
+    char cp[1024];                        /* the checkpoint's copy */
     char (*names)[WR_QUEUE_NAME_MAX + 1]; /* owned */
-    const char **name_ptrs;    /* owned */
+    const char **name_ptrs;               /* owned */
     /* log_unsigned's beacon waits (owned) */
     char (*bq)[WR_QUEUE_NAME_MAX + 1];
     char (*burl)[WR_LOGLEAF_URL_MAX + 1];
@@ -85,8 +85,8 @@ void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r);
 wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
                                      wr_err_t err, wr_store_memory__log_res_t *res);
 
-wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32],
-                                  wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32], wr_store_log_cb cb,
+                                  void *arg);
 wr_err_t wr_store_memory__log_head(wr_store_t *base, const char *queue, wr_store_log_cb cb,
                                    void *arg);
 wr_err_t wr_store_memory__log_read(wr_store_t *base, const char *queue, const wr_log_read_t *req,

@@ -31,8 +31,8 @@ void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r)
     free(r);
 }
 
-wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32],
-                                  wr_store_log_cb cb, void *arg)
+wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32], wr_store_log_cb cb,
+                                  void *arg)
 {
     mstore_t *s = (mstore_t *)base;
     wr_store_memory__log_res_t *r = proposed ? calloc(1, sizeof *r) : NULL;

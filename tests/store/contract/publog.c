@@ -86,10 +86,10 @@ static void kinds(wr_store_t *s, const char *q, uint64_t n, char *out)
         assert_non_null(nl);
         wr_logleaf_t leaf;
         assert_int_equal(wr_logleaf_parse(p, (size_t)(nl - p), &leaf, NULL, 0), WR_OK);
-        static const char letter[] = {[WR_LOGLEAF_JOIN] = 'j', [WR_LOGLEAF_ADMIT] = 'a',
-                                      [WR_LOGLEAF_LEAVE] = 'l', [WR_LOGLEAF_AWAY] = 'w',
-                                      [WR_LOGLEAF_COMMIT] = 'c', [WR_LOGLEAF_DRAW] = 'd',
-                                      [WR_LOGLEAF_FAILOPEN] = 'f'};
+        static const char letter[] = {
+            [WR_LOGLEAF_JOIN] = 'j',    [WR_LOGLEAF_ADMIT] = 'a',  [WR_LOGLEAF_LEAVE] = 'l',
+            [WR_LOGLEAF_AWAY] = 'w',    [WR_LOGLEAF_COMMIT] = 'c', [WR_LOGLEAF_DRAW] = 'd',
+            [WR_LOGLEAF_FAILOPEN] = 'f'};
         out[k] = letter[leaf.e];
         p = nl + 1;
     }

@@ -75,8 +75,8 @@ static void test_tree(void **state)
             uint8_t lh[32];
             assert_int_equal(rd.read(rd.ctx, 0, i, lh), WR_OK);
             assert_int_equal(wr_tlog_inclusion_proof(h, &rd, i, n, proof, &k), WR_OK);
-            assert_true(wr_tlog_verify_inclusion(h, i, n, lh, (const uint8_t(*)[32])proof, k,
-                                                 roots[n]));
+            assert_true(
+                wr_tlog_verify_inclusion(h, i, n, lh, (const uint8_t(*)[32])proof, k, roots[n]));
         }
         for (uint64_t m = 1; m <= n; m++) {
             size_t k;
