@@ -25,6 +25,7 @@ typedef enum {
     WR_METRICS_GROUP_SCHEDULER = 1,
     WR_METRICS_GROUP_REDIS = 2,
     WR_METRICS_GROUP_BREAKER = 3,
+    WR_METRICS_GROUP_LOG = 4, /* the public log's signer (runtime/logsign.c) */
 } wr_metric_group_t;
 
 typedef struct {

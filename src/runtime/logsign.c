@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/metric_defs.h"
 
 #define ROUND_MS 1000
 
@@ -55,11 +56,7 @@ wr_logsign_t *wr_logsign_new(struct event_base *base, wr_store_t *store, wr_metr
     ls->metrics = metrics;
     snprintf(ls->name, sizeof ls->name, "%s", name && name[0] ? name : "waitroom");
     if (metrics) {
-        wr_metrics_describe(metrics, "waitroom_log_checkpoints_total", WR_METRIC_COUNTER,
-                            "Checkpoints of the public log this instance signed.");
-        wr_metrics_describe(metrics, "waitroom_log_broken_total", WR_METRIC_COUNTER,
-                            "Public logs found shorter than, or forked from, a checkpoint "
-                            "already published: no longer signed.");
+        wr_metric_defs_describe(metrics, WR_METRICS_GROUP_LOG);
         wr_metrics_inc(metrics, "waitroom_log_checkpoints_total", NULL, 0);
         wr_metrics_inc(metrics, "waitroom_log_broken_total", NULL, 0);
     }
