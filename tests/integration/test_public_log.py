@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-from harness import ENV, FAST, HOLD, WRTest, now_ms, uid
+from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
 from helpers import memory_server, private_server
 
 EMPTY_ROOT = base64.b64encode(hashlib.sha256(b"").digest()).decode()
@@ -39,6 +39,14 @@ class PublicLog(WRTest):
     def memory_only(self):
         if ENV.store != "memory":
             self.skipTest("the embedded store keeps the public log (Redis: not yet)")
+
+    def memory_with(self, data, *extra):
+        """A header-mode waitroomd on the memory store with --data-dir data
+        and extra flags, killed at cleanup."""
+        w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
+                      extra=["--data-dir", data] + list(extra))
+        self.addCleanup(w.kill)
+        return w
 
     def vkey(self, client=None):
         r = (client or self.c).get("/v1/log/key")
@@ -325,6 +333,39 @@ class PublicLog(WRTest):
         s = json.loads(out)
         self.assertEqual((s["overtakes"], s["draws"], s["drawChecked"], s["drawIndependent"]),
                          (0, 1, True, True), s)
+
+    # ------------------------------------------------------------ keys
+    def test_log_key_and_name(self):
+        """--log-key's key signs and --log-name names key and origin; a
+        restart on the same data with another --log-key refuses to start."""
+        self.memory_only()
+        data = tempfile.mkdtemp(dir=ENV.tmpdir)
+        keys = []
+        for i in range(2):
+            path = os.path.join(data, "key%d.pem" % i)
+            subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", path],
+                           check=True, capture_output=True)
+            keys.append(path)
+        pub = subprocess.run(["openssl", "pkey", "-in", keys[0], "-pubout", "-outform", "DER"],
+                             check=True, capture_output=True).stdout[-32:]
+        w = self.memory_with(data, "--log-key", keys[0], "--log-name", "shop.example")
+        vkey = self.vkey(w.client)
+        name, kid, b64 = vkey.split("+")
+        self.assertEqual(name, "shop.example")
+        self.assertEqual(base64.b64decode(b64), b"\x01" + pub)
+        q = self.new_queue(dict(HOLD, publicLog=True), client=w.client)
+        r, size, _ = self.checkpoint(q, client=w.client)
+        self.assertTrue(r.body.startswith("shop.example/%s\n0\n" % q), r.body)
+        self.assertIn("\n\n\u2014 shop.example ", r.body)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        p = subprocess.run([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store", "memory",
+                            "--data-dir", data, "--log-key", keys[1],
+                            "--token-secret", ENV.secret], capture_output=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0, p)
+        self.assertIn(b"is not the public log's key", p.stderr)
+        # without --log-key: the store's key goes on
+        w = self.memory_with(data, "--log-name", "shop.example")
+        self.assertEqual(self.vkey(w.client), vkey)
 
     # ------------------------------------------------------------ restarts
     def test_restart_and_corrupt_leaf(self):

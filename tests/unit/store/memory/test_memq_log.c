@@ -240,12 +240,43 @@ static void test_beacon_wait_bound(void **state)
     assert_true(in_log(q->log, "within 60 s"));
 }
 
+/* preQueueShuffle false: no commit, no draw; the pre-queue enters in
+ * arrival order, ahead of later joins, and the replay agrees. */
+static void test_arrival_order_opening(void **state)
+{
+    (void)state;
+    int64_t opens = T0 + 1000000;
+    wr_queue_config_t cfg = queue("fifo", opens / 1000)->cfg->cfg;
+    cfg.pre_queue_shuffle = false;
+    cfg.idle_timeout_seconds = 0;
+    wr_memq_t *q = NULL;
+    assert_int_equal(wr_memq_db_put_config(&db, "fifo", &cfg, &q), WR_OK);
+    char u[8];
+    for (int i = 0; i < 5; i++) {
+        snprintf(u, sizeof u, "p%d", i);
+        entry(q, u, true, false, T0 + i);
+    }
+    assert_false(wr_memq_log_committed(q));
+    uint64_t n = admit(q, opens + 10000);
+    entry(q, "later", true, false, opens + 20000);
+    for (int64_t t = opens + 30000; t < opens + 3000000; t += 10000)
+        n += admit(q, t);
+    assert_int_equal(n, 6);
+    wr_logreplay_stats_t st = replay(q->log);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.draws, 0);
+    assert_int_equal(st.joined, 6);
+    assert_int_equal(st.admitted, 6);
+    assert_false(in_log(q->log, "commit"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
