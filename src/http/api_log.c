@@ -61,6 +61,7 @@ static void reply_log_error(wr_api__ctx_t *c, wr_err_t err)
     if (err == WR_ENOTFOUND)
         wr_api__reply_error(c->api, c->req, c->route, 404, "LOG_NOT_ENABLED",
                             "this queue keeps no public log (publicLog is off)", NULL, NULL, 0);
+
     else if (err == WR_EIO)
         wr_api__reply_error(c->api, c->req, c->route, 503, "LOG_BROKEN",
                             "the log is shorter than a checkpoint already published: it is no "
@@ -74,6 +75,28 @@ static void done(logreq_t *r)
 {
     wr_api__ctx_free(r->c);
     free(r);
+}
+
+/* No log to show: 404 LOG_NOT_ENABLED when the queue exists (publicLog
+ * off), QUEUE_NOT_FOUND when it never did (neither queue nor log). */
+static void exists_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
+{
+    logreq_t *r = arg;
+    (void)info;
+    if (err == WR_OK)
+        reply_log_error(r->c, WR_ENOTFOUND);
+    else /* WR_ENOTFOUND: 404 QUEUE_NOT_FOUND, as every queue route */
+        wr_api__reply_store_error(r->c, err, WR_API__TELLS_QUEUE);
+    done(r);
+}
+
+/* Answers r's failure err and frees r. */
+static void fail(logreq_t *r, wr_err_t err)
+{
+    if (err == WR_ENOTFOUND &&
+        wr_store_queue_get(r->c->api->store, r->c->queue, exists_cb, r) == WR_OK)
+        return;
+    fail(r, err);
 }
 
 /* ---------- proofs: the recording reader, the replaying reader ---------- */
@@ -138,8 +161,7 @@ static void proof_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     wr_api__ctx_t *c = r->c;
     wr_api__observe(c, err);
     if (err != WR_OK || !res) {
-        reply_log_error(c, err);
-        done(r);
+        fail(r, err);
         return;
     }
     uint8_t proof[WR_TLOG_PROOF_MAX][WR_TLOG_HASH], leaf[WR_TLOG_HASH];
@@ -214,8 +236,7 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     if (err == WR_OK && res && res->broken)
         err = WR_EIO;
     if (err != WR_OK || !res) {
-        reply_log_error(c, err);
-        done(r);
+        fail(r, err);
         return;
     }
     uint64_t size = res->checkpoint ? res->checkpoint_size : 0;
@@ -271,8 +292,7 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     c->op = "log_read";
     err = wr_store_log_read(c->api->store, c->queue, &r->rd, next, r);
     if (err != WR_OK) {
-        reply_log_error(c, err);
-        done(r);
+        fail(r, err);
     }
 }
 
@@ -339,8 +359,7 @@ void wr_api__handle_log(wr_api_t *a, struct evhttp_request *req, const wr_api__c
                        ? WR_ENOTFOUND
                        : wr_store_log_head(a->store, call->queue, head_cb, r);
     if (err != WR_OK) {
-        reply_log_error(r->c, err);
-        done(r);
+        fail(r, err);
     }
 }
 

@@ -87,6 +87,8 @@ class PublicLog(WRTest):
         self.assertError(self.c.patch_queue(q, {"publicLog": True}), 400, "INVALID_CONFIG")
         r = self.c.get("/v1/queues/%s/log/checkpoint" % q)
         self.assertError(r, 404, "LOG_NOT_ENABLED")
+        r = self.c.get("/v1/queues/never-%s/log/entries?start=0&end=1" % uid())
+        self.assertError(r, 404, "QUEUE_NOT_FOUND")
 
     def test_declared_public_log_refused_on_redis(self):
         if ENV.store == "memory":
@@ -103,6 +105,8 @@ class PublicLog(WRTest):
     # ------------------------------------------------------------ routes
     def test_routes_bounds_and_headers(self):
         self.memory_only()
+        self.assertError(self.c.get("/v1/queues/never-%s/log/checkpoint" % uid()), 404,
+                         "QUEUE_NOT_FOUND")
         q = self.new_queue(HOLD)
         self.assertIs(self.config(q)["publicLog"], False)
         self.assertIsNone(self.config(q)["draw"])
@@ -350,7 +354,7 @@ class PublicLog(WRTest):
                              check=True, capture_output=True).stdout[-32:]
         w = self.memory_with(data, "--log-key", keys[0], "--log-name", "shop.example")
         vkey = self.vkey(w.client)
-        name, kid, b64 = vkey.split("+")
+        name, kid, b64 = vkey.split("+", 2)
         self.assertEqual(name, "shop.example")
         self.assertEqual(base64.b64decode(b64), b"\x01" + pub)
         q = self.new_queue(dict(HOLD, publicLog=True), client=w.client)
