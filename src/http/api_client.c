@@ -1,38 +1,22 @@
 /*
  * api_client.c - the API's outgoing HTTP client (api_client.h): one TLS
  * context and one resolver for the process, made on first use, and the
- * connection of each request through libevent's HTTP client (TLS through
- * bufferevent_openssl).
+ * connection of each request through libevent's HTTP client (TLS:
+ * tlsclient.h, the verifying context and a connection that checks the
+ * host).
  */
 #include "http/api_client.h"
 
 #include <arpa/inet.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/version.h"
-
-static SSL_CTX *tls_context(void)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (!ctx)
-        return NULL;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-    if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
+#include "http/tlsclient.h"
 
 static bool numeric_host(const char *h)
 {
@@ -46,7 +30,7 @@ struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captch
     if (!a->client && !(a->client = calloc(1, sizeof *a->client)))
         return NULL;
     struct wr_api__client *cl = a->client;
-    if (u->https && !cl->tls && !(cl->tls = tls_context()))
+    if (u->https && !cl->tls && !(cl->tls = wr_tlsclient_context(NULL)))
         return NULL;
     struct evdns_base *dns = NULL;
     if (!numeric_host(u->host)) {
@@ -57,33 +41,10 @@ struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captch
             return NULL;
         dns = cl->dns;
     }
-    struct evhttp_connection *evcon = NULL;
-    if (u->https) {
-        SSL *ssl = SSL_new(cl->tls);
-        struct bufferevent *bev = NULL;
-        if (ssl) {
-            /* the peer's certificate must name the host: its IP address
-             * (a numeric host), or its DNS name (sent as SNI too) */
-            if (numeric_host(u->host)) {
-                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u->host);
-            } else {
-                SSL_set_tlsext_host_name(ssl, u->host);
-                SSL_set1_host(ssl, u->host);
-            }
-            bev = bufferevent_openssl_socket_new(a->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-                                                 BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
-            if (!bev)
-                SSL_free(ssl);
-        }
-        if (bev) {
-            bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-            evcon = evhttp_connection_base_bufferevent_new(a->base, dns, bev, u->host, u->port);
-            if (!evcon)
-                bufferevent_free(bev);
-        }
-    } else {
-        evcon = evhttp_connection_base_new(a->base, dns, u->host, u->port);
-    }
+    struct evhttp_connection *evcon =
+        u->https ? wr_tlsclient_connection(a->base, dns, cl->tls, u->host, numeric_host(u->host),
+                                           u->host, u->port)
+                 : evhttp_connection_base_new(a->base, dns, u->host, u->port);
     if (!evcon)
         return NULL;
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};

@@ -20,10 +20,10 @@ struct wr_api__client {
 };
 
 /*
- * A new connection to u's host and port: https:// through TLS 1.2 or
- * later, the peer's certificate checked against the system's trusted CAs
- * (OpenSSL's default paths: SSL_CERT_FILE works) and against u's host
- * (its IP address, or its DNS name, sent as SNI too); http:// in the
+ * A new connection to u's host and port: https:// through tlsclient.h
+ * (TLS 1.2 or later, the peer's certificate checked against the system's
+ * trusted CAs - OpenSSL's default paths: SSL_CERT_FILE works - and
+ * against u's host: its IP address, or its DNS name, sent as SNI too); http:// in the
  * clear (wr_captcha_url_parse allows it only to a loopback host). No
  * retries, timeout_ms for each step, bodies of at most max_body bytes.
  * NULL when out of memory (or no TLS context). The caller frees it.

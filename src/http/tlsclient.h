@@ -3,8 +3,8 @@
  * TLS settings (peer verified against the system's CAs, TLS 1.2 at least)
  * and a connection whose certificate must name the URL's host. For the
  * server's own requests to third parties: the Web Push sender
- * (pushsend.c); api_captcha.c's siteverify client does the same inline and
- * could use these.
+ * (pushsend.c) and the API's client (api_client.c: the CAPTCHA
+ * siteverify, the draw's beacon).
  */
 #ifndef WR_TLSCLIENT_H
 #define WR_TLSCLIENT_H
