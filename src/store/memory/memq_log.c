@@ -247,19 +247,22 @@ static int64_t rank_key(const uint8_t rank[32])
     return (int64_t)(k >> 2);
 }
 
-/* The pre-queue's people to draw: those who joined before opensAt (the
- * keys below WR_MEMQ_LATE_KEY come first). */
-static uint64_t drawn_count(const wr_memq_t *q)
+/* The pre-queue's people who joined before opensAt (the keys below
+ * WR_MEMQ_LATE_KEY come first). */
+static uint64_t early_count(const wr_memq_t *q)
 {
     uint64_t n = wr_zsl_length(q->pre);
     const wr_zsl_node_t *late = wr_zsl_first_ge(q->pre, WR_MEMQ_LATE_KEY);
     return late ? wr_zsl_rank(q->pre, late) - 1 : n;
 }
 
-/* Replaces the key of every drawn pre-queue person by their rank under D. */
-static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32])
+/* Replaces the key of every drawn pre-queue person (joined before opensAt,
+ * in the log: *drawn of them) by their rank under D; the others (page
+ * joins that have not counted yet) go after them, as late joins do, so
+ * that nobody the draw did not rank enters among the drawn. */
+static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32], uint64_t *drawn)
 {
-    uint64_t n = drawn_count(q);
+    uint64_t n = early_count(q);
     drawn_t *a = n ? calloc(n, sizeof *a) : NULL;
     wr_crypto_sha256_t *h = q->log->h;
     wr_err_t err = n && !a ? WR_ENOMEM : WR_OK;
@@ -270,6 +273,12 @@ static wr_err_t rekey(wr_memq_t *q, const uint8_t d[32])
         memcpy(a[k].id, id, a[k].len);
         a[k].aux = wr_zsl_node_aux(x);
         a[k].flags = wr_zsl_node_flags(x);
+        if (!wr_memlog_member(q->log, id, a[k].len, NULL)) {
+            /* not drawn: the next order key, as a join after opensAt */
+            a[k].key = WR_MEMQ_LATE_KEY + ++q->last_score;
+            continue;
+        }
+        (*drawn)++;
         char u[WR_LOGLEAF_U_HEX + 1];
         uint8_t ub[WR_LOGLEAF_U_BYTES], rank[32];
         if ((err = wr_memlog_u(q->log, id, a[k].len, u)) == WR_OK &&
@@ -316,7 +325,6 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
     wr_logleaf_t ev;
     leaf_for(q, &ev, WR_LOGLEAF_DRAW, NULL, 0, now_us);
     memcpy(ev.seed, l->seed, sizeof ev.seed);
-    ev.n = drawn_count(q);
     ev.beacon = l->beacon;
     if (l->beacon) {
         memcpy(ev.beacon_url, l->beacon_url, sizeof ev.beacon_url);
@@ -336,7 +344,7 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
     uint8_t d[32];
     wr_err_t err = wr_logleaf_draw_value(l->h, l->seed, ev.randomness, ev.randomness_len, d);
     if (err == WR_OK)
-        err = rekey(q, d);
+        err = rekey(q, d, &ev.n);
     if (err != WR_OK) {
         q->log_faults++;
         return;

@@ -240,6 +240,38 @@ static void test_beacon_wait_bound(void **state)
     assert_true(in_log(q->log, "within 60 s"));
 }
 
+/* A pre-queue page join that counts only after the draw was not drawn:
+ * it enters after the drawn, and the replay agrees (logged then as a line
+ * join with its order key). */
+static void test_page_join_counts_after_draw(void **state)
+{
+    (void)state;
+    int64_t opens = T0 + 1000000;
+    wr_memq_t *q = queue("late-page", opens / 1000);
+    char u[8];
+    for (int i = 0; i < 6; i++) {
+        snprintf(u, sizeof u, "d%d", i);
+        entry(q, u, true, false, T0 + i);
+    }
+    entry(q, "pg", true, true, opens - 500000); /* a page join, not counted */
+    for (int i = 0; i < 6; i++) {
+        snprintf(u, sizeof u, "d%d", i);
+        entry(q, u, false, false, opens - 1000); /* seen: not away */
+    }
+    entry(q, "pg", false, false, opens + 1); /* counts at the opening's start */
+    uint64_t n = 0;
+    for (int64_t t = opens + 10000; t < opens + 3000000; t += 10000) {
+        entry(q, "pg", false, false, t);
+        n += admit(q, t);
+    }
+    assert_int_equal(n, 7);
+    wr_logreplay_stats_t st = replay(q->log);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.joined, 7);
+    assert_int_equal(st.draw_failures, 0);
+    assert_true(in_log(q->log, "\"n\":6"));
+}
+
 /* preQueueShuffle false: no commit, no draw; the pre-queue enters in
  * arrival order, ahead of later joins, and the replay agrees. */
 static void test_arrival_order_opening(void **state)
@@ -277,6 +309,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
