@@ -9,6 +9,7 @@
  *   - status (rank) latency: mean over 10,000 status calls of random users.
  * Build without sanitizers (e.g. -DCMAKE_BUILD_TYPE=Release) for numbers
  * that mean something. Usage: bench_memory [max_users [data_dir]]
+ * (WR_BENCH_PUBLIC_LOG=1 in the environment: with the queue's public log)
  * (default 1000000; 10000000 for the 10M row). With data_dir (empty, it
  * is written to), also times one snapshot and its load at max_users.
  */
@@ -89,6 +90,11 @@ int main(int argc, char **argv)
     cfg.admit_per_second = 100;
     cfg.paused = true;
     cfg.max_queue_size = 0;
+    /* WR_BENCH_PUBLIC_LOG=1: the queue keeps its public log (a leaf, a
+     * tree append and a receipt per join; a receipt per status) */
+    cfg.public_log = getenv("WR_BENCH_PUBLIC_LOG") != NULL;
+    if (cfg.public_log)
+        printf("publicLog on\n");
     long issued = 0;
     if (wr_store_config_put(st, "bench", &cfg, on_done, NULL) != WR_OK)
         return 1;

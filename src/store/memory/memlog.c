@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/hex.h"
 
 typedef struct memlog_person {
     uint64_t index;
@@ -83,6 +84,7 @@ void wr_memlog_free(wr_memlog_t *l)
     for (unsigned i = 0; i < WR_TLOG_LEVELS; i++)
         free(l->lv[i]);
     wr_crypto_sha256_free(l->h);
+    wr_crypto_hmac_free(l->mac);
     free(l->bytes);
     free(l->off);
     wr_crypto_wipe(l->seed, sizeof l->seed);
@@ -198,10 +200,19 @@ wr_err_t wr_memlog_root(wr_memlog_t *l, uint8_t out[WR_TLOG_HASH])
     return wr_tlog_frontier_root(l->h, &l->fr, out);
 }
 
-wr_err_t wr_memlog_u(const wr_memlog_t *l, const char *user, size_t ulen,
-                     char u[WR_LOGLEAF_U_HEX + 1])
+wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen, char u[WR_LOGLEAF_U_HEX + 1])
 {
-    return wr_logleaf_log_id(l->salt, sizeof l->salt, user, ulen, u);
+    uint8_t mac[WR_CRYPTO_MAC_LEN];
+    if (!user || ulen == 0)
+        return WR_EINVAL;
+    /* keyed once (the pads hashed once): a join pays one MAC, not a setup */
+    if (!l->mac && !(l->mac = wr_crypto_hmac_new(l->salt, sizeof l->salt)))
+        return WR_ENOMEM;
+    wr_err_t err = wr_crypto_hmac_mac(l->mac, user, ulen, mac);
+    if (err == WR_OK)
+        wr_hex_encode(mac, WR_LOGLEAF_U_BYTES, u);
+    wr_crypto_wipe(mac, sizeof mac);
+    return err;
 }
 
 bool wr_memlog_member(const wr_memlog_t *l, const char *user, size_t ulen, uint64_t *index)

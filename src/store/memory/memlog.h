@@ -43,6 +43,7 @@ typedef struct wr_memlog {
     size_t lv_cap[WR_TLOG_LEVELS];
     wr_tlog_frontier_t fr;
     wr_crypto_sha256_t *h;
+    wr_crypto_hmac_t *mac; /* keyed with salt on first use (wr_memlog_u) */
     wr_idhash_t *people; /* user id -> struct memlog_person: in the log's line */
     int64_t last_at;     /* the last leaf's "at" */
     int64_t last_t;      /* the last join's t: the order key never goes back */
@@ -96,8 +97,10 @@ wr_tlog_reader_t wr_memlog_reader(wr_memlog_t *l);
 /* The root of the whole log. */
 wr_err_t wr_memlog_root(wr_memlog_t *l, uint8_t out[WR_TLOG_HASH]);
 
-/* The log id of user (ulen bytes) under the log's salt. */
-wr_err_t wr_memlog_u(const wr_memlog_t *l, const char *user, size_t ulen,
+/* The log id of user (ulen bytes) under the log's salt: the first 16
+ * bytes of HMAC-SHA-256(salt, user), as core/logleaf.h's
+ * wr_logleaf_log_id (tested equal), with the MAC keyed once. */
+wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen,
                      char u[WR_LOGLEAF_U_HEX + 1]);
 
 /* ---- who is in the log's line ------------------------------------------ */
