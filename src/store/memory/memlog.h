@@ -44,9 +44,9 @@ typedef struct wr_memlog {
     wr_tlog_frontier_t fr;
     wr_crypto_sha256_t *h;
     wr_crypto_hmac_t *mac; /* keyed with salt on first use (wr_memlog_u) */
-    wr_idhash_t *people; /* user id -> struct memlog_person: in the log's line */
-    int64_t last_at;     /* the last leaf's "at" */
-    int64_t last_t;      /* the last join's t: the order key never goes back */
+    wr_idhash_t *people;   /* user id -> struct memlog_person: in the log's line */
+    int64_t last_at;       /* the last leaf's "at" */
+    int64_t last_t;        /* the last join's t: the order key never goes back */
     /* the opening: a commit awaiting its draw */
     bool committed;
     uint8_t seed[WR_LOGLEAF_SEED];
@@ -100,8 +100,7 @@ wr_err_t wr_memlog_root(wr_memlog_t *l, uint8_t out[WR_TLOG_HASH]);
 /* The log id of user (ulen bytes) under the log's salt: the first 16
  * bytes of HMAC-SHA-256(salt, user), as core/logleaf.h's
  * wr_logleaf_log_id (tested equal), with the MAC keyed once. */
-wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen,
-                     char u[WR_LOGLEAF_U_HEX + 1]);
+wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen, char u[WR_LOGLEAF_U_HEX + 1]);
 
 /* ---- who is in the log's line ------------------------------------------ */
 
