@@ -103,6 +103,7 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
     t->id[idlen] = '\0';
     t->idlen = (uint8_t)idlen;
     t->seen = false;
+    t->log_index = UINT64_MAX;
     return t;
 }
 
@@ -257,12 +258,13 @@ static void token_expire(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool 
     size_t len = t->idlen;
     bool unseen = !t->seen;
     int64_t exp_us = t->exp_us;
+    uint64_t log_index = t->log_index;
     memcpy(id, t->id, len + 1);
     token_return(q, t);
     q->expired_total++;
     *dirty = true;
     if (unseen)
-        wr_memq__unseen_expiry(q, id, len, exp_us, now_us, dirty);
+        wr_memq__unseen_expiry(q, id, len, exp_us, log_index, now_us, dirty);
 }
 
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
@@ -459,7 +461,7 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     }
     ntoks = 0; /* owned by the queue now */
     for (uint64_t i = 0; i < npicked; i++)
-        wr_memq__log_admit(q, toks[i]->id, toks[i]->idlen, i < nback, now_us);
+        toks[i]->log_index = wr_memq__log_admit(q, toks[i]->id, toks[i]->idlen, i < nback, now_us);
     q->admitted_total += npicked;
     q->returned_total += nback;
     if (npicked > 0)

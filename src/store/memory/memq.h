@@ -53,9 +53,11 @@ typedef struct {
     size_t heap_idx;
     char jti[WR_JTI_LEN + 1];
     uint8_t idlen;
-    bool seen; /* a pass: an answer carried it to its holder (entry ADMITTED);
-                  false from its admission until then (wr_memq_sweep) */
-    char id[]; /* the user id, NUL-terminated */
+    bool seen;          /* a pass: an answer carried it to its holder (entry ADMITTED);
+                           false from its admission until then (wr_memq_sweep) */
+    uint64_t log_index; /* the public log: the holder's join leaf (an unseen expiry
+                           puts them back in the log's line), UINT64_MAX none */
+    char id[];          /* the user id, NUL-terminated */
 } wr_memq_token_t;
 
 /*

@@ -189,11 +189,13 @@ wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool
 }
 
 void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
-                            int64_t now_us, bool *dirty)
+                            uint64_t log_index, int64_t now_us, bool *dirty)
 {
     q->unseen_expired_total++;
     *dirty = true;
+    wr_memq__log_unseen(q, user, ulen, log_index, now_us);
     if (q->cfg->cfg.away_hold_seconds == 0) {
+        wr_memq__log_leave(q, user, ulen, WR_LOGLEAF_ABANDONED, now_us);
         q->abandoned_total++; /* held people leave at once */
         return;
     }

@@ -146,9 +146,11 @@ void wr_memq__held_remove(wr_memq_t *q, wr_zsl_node_t *node, bool back);
  * carried it; they go back to held, held from exp_us (or, with
  * awayHoldSeconds 0, leave at once: abandoned_total); counted in
  * unseen_expired_total; sets *dirty. Out of memory: gone, as any expired
- * pass. The one step where an unseen expiry happens (memq.c's sweep). */
+ * pass. The one step where an unseen expiry happens (memq.c's sweep).
+ * The public log: with their join leaf (log_index, UINT64_MAX none) the
+ * away leaf with unseen, back in the log's line (wr_memq__log_unseen). */
 void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
-                            int64_t now_us, bool *dirty);
+                            uint64_t log_index, int64_t now_us, bool *dirty);
 
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */
@@ -182,8 +184,14 @@ void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled
  * leaf, with its original score (line). */
 void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
 
-/* admit, away, leave leaves of a member of the log's line (else nothing). */
-void wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us);
+/* admit, away, leave leaves of a member of the log's line (else nothing).
+ * admit returns the member's join leaf index (UINT64_MAX: not a member). */
+uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us);
+/* An unseen pass expired (docs/API.md 1.3, second reading): the away leaf
+ * with unseen, and user (whose join leaf is join_index) is back in the
+ * log's line, away. Nothing without a log or a join leaf. */
+void wr_memq__log_unseen(wr_memq_t *q, const char *user, size_t ulen, uint64_t join_index,
+                         int64_t now_us);
 void wr_memq__log_away(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us);
 void wr_memq__log_leave(wr_memq_t *q, const char *user, size_t ulen, int why, int64_t now_us);
 /* The same for a node (its id). */

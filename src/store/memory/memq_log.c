@@ -190,25 +190,40 @@ void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_u
 }
 
 /* A leaf of kind e about a member, who then leaves the log's line unless
- * e is away. */
-static void member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user, size_t ulen, bool held,
-                        int why, int64_t now_us)
+ * e is away; returns their join leaf index (UINT64_MAX: not a member). */
+static uint64_t member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user, size_t ulen,
+                            bool held, int why, int64_t now_us)
 {
-    if (!q->log || !wr_memlog_member(q->log, user, ulen, NULL))
-        return;
+    uint64_t index = UINT64_MAX;
     wr_logleaf_t ev;
-    if (!leaf_for(q, &ev, e, user, ulen, now_us))
-        return;
+    if (!q->log || !wr_memlog_member(q->log, user, ulen, &index) ||
+        !leaf_for(q, &ev, e, user, ulen, now_us))
+        return index;
     ev.held = held;
     ev.why = (wr_logleaf_why_t)why;
     put(q, &ev, NULL);
     if (e != WR_LOGLEAF_AWAY)
         wr_memlog_member_del(q->log, user, ulen);
+    return index;
 }
 
-void wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us)
+uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us)
 {
-    member_leaf(q, WR_LOGLEAF_ADMIT, user, ulen, held, 0, now_us);
+    return member_leaf(q, WR_LOGLEAF_ADMIT, user, ulen, held, 0, now_us);
+}
+
+void wr_memq__log_unseen(wr_memq_t *q, const char *user, size_t ulen, uint64_t join_index,
+                         int64_t now_us)
+{
+    wr_logleaf_t ev;
+    if (!q->log || join_index >= wr_memlog_size(q->log) ||
+        wr_memlog_member(q->log, user, ulen, NULL) ||
+        !leaf_for(q, &ev, WR_LOGLEAF_AWAY, user, ulen, now_us))
+        return;
+    ev.unseen = true;
+    put(q, &ev, NULL);
+    if (wr_memlog_member_add(q->log, user, ulen, join_index) != WR_OK)
+        q->log_faults++;
 }
 
 void wr_memq__log_away(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us)

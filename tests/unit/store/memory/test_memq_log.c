@@ -272,6 +272,40 @@ static void test_page_join_counts_after_draw(void **state)
     assert_true(in_log(q->log, "\"n\":6"));
 }
 
+/* An unseen pass that expires (1.3, second reading): the away leaf with
+ * unseen puts its holder back in the log's line, away (their receipt is
+ * their join leaf again); their return is an admit with held. */
+static void test_unseen_pass(void **state)
+{
+    (void)state;
+    wr_queue_config_t cfg = queue("unseen", -1)->cfg->cfg;
+    cfg.token_ttl_seconds = 1;
+    cfg.idle_timeout_seconds = 0;
+    wr_memq_t *q = NULL;
+    assert_int_equal(wr_memq_db_put_config(&db, "unseen", &cfg, &q), WR_OK);
+    entry(q, "a", true, false, T0);
+    uint64_t n = 0;
+    for (int64_t t = T0 + 500000; t < T0 + 800000; t += 10000)
+        n += admit(q, t);
+    assert_int_equal(n, 1); /* admitted; no answer carried the pass */
+    char u[33];
+    uint64_t idx;
+    uint8_t lh[32];
+    assert_false(wr_memq_log_receipt(q, "a", 1, u, &idx, lh));
+    assert_int_equal(admit(q, T0 + 2000000), 0); /* the pass expired unseen */
+    assert_true(wr_memq_log_receipt(q, "a", 1, u, &idx, lh));
+    assert_int_equal(idx, 0);
+    assert_true(in_log(q->log, "\"unseen\":true"));
+    wr_entry_t e = entry(q, "a", false, false, T0 + 2100000);
+    assert_true(e.held);
+    assert_int_equal(admit(q, T0 + 2200000), 1);
+    wr_logreplay_stats_t st = replay(q->log);
+    assert_int_equal(st.invalid, 0);
+    assert_int_equal(st.overtakes, 0);
+    assert_int_equal(st.admitted, 2);
+    assert_int_equal(st.held_returns, 1);
+}
+
 /* preQueueShuffle false: no commit, no draw; the pre-queue enters in
  * arrival order, ahead of later joins, and the replay agrees. */
 static void test_arrival_order_opening(void **state)
@@ -310,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
