@@ -41,7 +41,7 @@
  *
  * The CUSTOM rows' hooks are in qconfig_fields.c (capacity, pollBands,
  * targetUrl's check, inviteKey, returnOrigins, pollMaxMs, autotune,
- * captcha) and qconfig_page.c (page, notice: the queue page's texts and
+ * captcha, bypass) and qconfig_page.c (page, notice: the queue page's texts and
  * brand); qconfig_internal.h names them and the helpers they share.
  *
  * wr_qconfig_to_json renders every field such that parse(to_json(c)) == c.
@@ -261,6 +261,12 @@ const wr_qfield_t wr_qconfig_fields[] = {
     {"publicLog", BOOL_FIELD(public_log), .idef = false, .example = "true"},
     {"draw", CUSTOM_FIELD(draw, draw),
      .example = "{\"beaconUrl\":\"https://api.drand.sh\",\"round\":4200000}"},
+    {"bypass", CUSTOM_FIELD(bypass, bypass),
+     .example = "[{\"name\":\"staff\",\"header\":\"X-Staff\","
+                "\"secret\":\"0123456789abcdef0123456789abcdef\"},"
+                "{\"name\":\"office\",\"cidr\":\"2001:db8::/32\"},"
+                "{\"name\":\"health\",\"path\":\"/healthz\"},"
+                "{\"name\":\"static\",\"path\":\"/static/*\"}]"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 
@@ -584,6 +590,8 @@ wr_err_t wr_qconfig_check_fields(const json_t *obj, char *field, size_t field_le
     /* and a stand-in captcha secret, for "captcha": {..., "secret": "set"} */
     c.captcha.set = true;
     memset(c.captcha.secret, 's', WR_CAPTCHA_SECRET_MAX);
+    /* and any bypass rule's secret, for {"name":..., "secret": "set"} */
+    c.bypass.any_secret = true;
     return apply_fields(&e, obj, &c, FROM_API);
 }
 

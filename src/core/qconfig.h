@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/ids.h"
+#include "core/bypass.h"
 #include "core/captcha.h"
 #include "core/groups.h"
 #include "core/origin.h"
@@ -223,6 +224,10 @@ typedef struct {
      * the drand-compatible beacon and round the opening's draw mixes in;
      * fixed once the opening's commit is logged. */
     wr_draw_config_t draw;
+    /* bypass (docs/API.md 1.3, "Bypass rules"): null (the default,
+     * bypass.set false) or the rules that let a request past the line
+     * (core/bypass.h); a header rule's secret is write-only in the API. */
+    wr_bypass_config_t bypass;
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */
@@ -389,7 +394,8 @@ int wr_qconfig_group_index(const wr_queue_config_t *cfg, const char *name, size_
 json_t *wr_qconfig_to_json(const wr_queue_config_t *cfg);
 
 /* Renders cfg as the API shows it: like wr_qconfig_to_json, but inviteKey
- * is "set" or null and captcha.secret "set" (write-only). Same ownership. */
+ * is "set" or null, captcha.secret and each bypass rule's secret "set"
+ * (write-only). Same ownership. */
 json_t *wr_qconfig_to_public_json(const wr_queue_config_t *cfg);
 
 /* Returns "closed", "open" or "limited". */

@@ -4,8 +4,9 @@
  * capacity (the rate derived from connections, serviceMs and safety),
  * pollBands, targetUrl's check, inviteKey (write-only: the API shows
  * "set"), returnOrigins (kept canonical, origin.h), pollMaxMs, autotune
- * (its store value is what the Redis admission script clamps with) and
- * captcha (core/captcha.c), groups (core/groups.h's names). Each hook
+ * (its store value is what the Redis admission script clamps with),
+ * captcha (core/captcha.c), groups (core/groups.h's names) and bypass
+ * (core/bypass.c). Each hook
  * validates or renders one field.
  */
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/bypass.h"
 #include "core/captcha.h"
 #include "core/origin.h"
 #include "core/qconfig_internal.h"
@@ -439,4 +441,22 @@ bool wr_qconfig__render_groups(const wr_queue_config_t *c, bool secrets, json_t 
             ok = false;
     }
     return wr_qconfig__finish(groups, ok, out);
+}
+
+/* bypass (API 1.3, "Bypass rules"): null or the rules, parsed and rendered
+ * by core/bypass.c (the error names the field "bypass", its message the
+ * member); a given array replaces the whole one, "secret": "set" keeping
+ * the secret of the current rule of the same name. */
+wr_err_t wr_qconfig__parse_bypass(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
+{
+    char field[WR_FIELD_MAX] = "bypass", msg[256] = "";
+    if (wr_bypass_parse(v, &c->bypass, field, sizeof field, msg, sizeof msg) != WR_OK)
+        return wr_field_einval(e, field, "%s", msg);
+    return WR_OK;
+}
+
+bool wr_qconfig__render_bypass(const wr_queue_config_t *c, bool secrets, json_t **out)
+{
+    *out = wr_bypass_to_json(&c->bypass, secrets);
+    return *out != NULL;
 }

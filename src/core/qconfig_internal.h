@@ -60,6 +60,7 @@ WR_QCONFIG__HOOKS(autotune);
 int wr_qconfig__store_value_autotune(const wr_queue_config_t *c, char *buf, size_t len);
 WR_QCONFIG__HOOKS(captcha);
 WR_QCONFIG__HOOKS(groups);
+WR_QCONFIG__HOOKS(bypass);
 /* targetUrl (a STRING row): "", an absolute http(s) URL, or a path. */
 bool wr_qconfig__target_url_ok(const char *s, size_t len);
 /* qconfig_log.c */

@@ -6,9 +6,10 @@
  *   H = {"alg":"HS256","typ":"JWT"}
  *   P = {"iss":"waitroom","aud":Q,"sub":U,"jti":J,"iat":N,"exp":N}
  * (compact JSON, claims in that order), so signing is deterministic; a
- * fail-open pass (degraded mode) adds ,"fo":true at the end. A token
- * without "fo", or with "fo":false, is ordinary; any other "fo" is
- * malformed. With
+ * fail-open pass (degraded mode) adds ,"fo":true at the end, a bypass
+ * pass ,"byp":"<rule name>". A token without "fo", or with "fo":false, is
+ * ordinary; any other "fo" is malformed, and so is a "byp" that is not a
+ * rule name. With
  * a key id (rotation), H = {"alg":"HS256","typ":"JWT","kid":K}.
  *
  * Verification is ordered so that nothing an attacker controls is trusted
@@ -109,7 +110,8 @@ static size_t claims_json(const wr_token_claims_t *c, char *buf, size_t cap)
         json_object_set_new(o, "jti", json_string(c->jti)) ||
         json_object_set_new(o, "iat", json_integer((json_int_t)c->iat)) ||
         json_object_set_new(o, "exp", json_integer((json_int_t)c->exp)) ||
-        (c->fail_open && json_object_set_new(o, "fo", json_true())))
+        (c->fail_open && json_object_set_new(o, "fo", json_true())) ||
+        (c->bypass[0] && json_object_set_new(o, "byp", json_string(c->bypass))))
         goto out;
     n = json_dumpb(o, buf, cap, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (n > cap)
@@ -291,7 +293,7 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     wr_token_reason_t r = WR_TOKEN_MALFORMED;
     const char *iss, *aud, *sub, *jti;
     size_t iss_len = 0, aud_len = 0, sub_len = 0, jti_len = 0;
-    json_t *iat, *exp, *fo;
+    json_t *iat, *exp, *fo, *byp;
 
     if (!p)
         return WR_TOKEN_MALFORMED;
@@ -310,6 +312,10 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
     fo = json_object_get(p, "fo");
     if (fo && !json_is_boolean(fo))
         goto out;
+    byp = json_object_get(p, "byp");
+    if (byp && !(json_is_string(byp) &&
+                 wr_bypass_valid_name(json_string_value(byp), json_string_length(byp))))
+        goto out;
     if (!aud || !wr_ids_valid_queue_n(aud, aud_len) || !sub || !wr_ids_valid_user_n(sub, sub_len) ||
         !jti || !wr_ids_valid_jti_n(jti, jti_len) || !json_is_integer(iat) || !json_is_integer(exp))
         goto out;
@@ -325,6 +331,8 @@ static wr_token_reason_t check_claims(json_t *p, int64_t now_s, wr_token_claims_
         out->iat = (int64_t)json_integer_value(iat);
         out->exp = (int64_t)json_integer_value(exp);
         out->fail_open = json_is_true(fo);
+        if (byp)
+            memcpy(out->bypass, json_string_value(byp), json_string_length(byp));
     }
     r = WR_TOKEN_OK;
 out:

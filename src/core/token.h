@@ -3,8 +3,9 @@
  *
  * Header {"alg":"HS256","typ":"JWT"}; claims iss "waitroom", aud = queue
  * name, sub = user id, jti = 128-bit random base64url (22 chars), iat and
- * exp in seconds since the epoch, and "fo":true on a fail-open pass
- * (claims.fail_open; degraded mode). Verification pins alg to HS256 (anything
+ * exp in seconds since the epoch, "fo":true on a fail-open pass
+ * (claims.fail_open; degraded mode) and "byp":"<rule>" on a bypass pass
+ * (claims.bypass). Verification pins alg to HS256 (anything
  * else, "none" included, is rejected), compares the MAC in constant time,
  * and is pure: it never touches the store. Whether the jti is still live is
  * the store's question (wr_store_consume / wr_store_verify).
@@ -18,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/ids.h"
+#include "core/bypass.h"
 
 /* jansson's object type, for wr_token_verify_jws (jansson.h declares it the
  * same way; token.h needs nothing else of it). */
@@ -54,6 +56,11 @@ typedef struct {
      * unreachable ("fo":true in the JWT, absent when false). Its jti is not
      * in the store; the API spends it once (docs/API.md, 1.1). */
     bool fail_open;
+    /* A bypass pass (docs/API.md 1.3, "Bypass, safely"): the name of the
+     * bypass rule a join matched ("byp":"<name>" in the JWT, absent when
+     * ""). Like a fail-open pass, its jti is not in the store: consume
+     * spends it once through the store's burned set. */
+    char bypass[WR_BYPASS_NAME_MAX + 1];
 } wr_token_claims_t;
 
 /*

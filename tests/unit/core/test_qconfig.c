@@ -206,6 +206,52 @@ static void test_public_log_and_draw(void **state)
     json_decref(j);
 }
 
+/* bypass (API 1.3, "Bypass rules"): null by default; each rule's secret
+ * never in the public rendering, "set" keeps it in a PATCH (and passes the
+ * field check before the store is read), is refused in a PUT; errors name
+ * the field "bypass". */
+static void test_bypass(void **state)
+{
+    (void)state;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
+    assert_false(c.bypass.set);
+    c = parse_ok("{\"admitPerSecond\": 1, \"bypass\": [{\"name\": \"staff\", \"header\": "
+                 "\"X-Staff\", \"secret\": \"0123456789abcdef0123456789abcdef\"}, "
+                 "{\"name\": \"office\", \"cidr\": \"10.0.0.0/8\"}]}");
+    assert_true(c.bypass.set);
+    assert_int_equal(c.bypass.n, 2);
+    json_t *pub = wr_qconfig_to_public_json(&c);
+    char *text = json_dumps(pub, JSON_COMPACT);
+    assert_null(strstr(text, "0123456789abcdef"));
+    assert_non_null(strstr(text, "\"secret\":\"set\""));
+    free(text);
+    json_decref(pub);
+    json_t *priv = wr_qconfig_to_json(&c);
+    wr_queue_config_t back;
+    assert_int_equal(wr_qconfig_parse_stored(priv, &back, field, sizeof field, msg, sizeof msg),
+                     WR_OK);
+    assert_cfg_eq(&c, &back);
+    json_decref(priv);
+    /* what GET shows, sent back in a PATCH, keeps the secret */
+    json_t *p = load("{\"bypass\": [{\"name\": \"staff\", \"header\": \"X-Staff\", "
+                     "\"secret\": \"set\"}]}");
+    wr_queue_config_t d;
+    assert_int_equal(wr_qconfig_check_fields(p, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    assert_int_equal(d.bypass.n, 1);
+    assert_string_equal(d.bypass.rules[0].value, "0123456789abcdef0123456789abcdef");
+    assert_false(d.bypass.any_secret);
+    /* in a PUT there is nothing to keep */
+    assert_int_equal(wr_qconfig_parse(p, &d, field, sizeof field, msg, sizeof msg), WR_EINVAL);
+    json_decref(p);
+    p = load("{\"admitPerSecond\": 1, \"bypass\": [{\"name\": \"x\", \"cidr\": \"10.0.0.0/99\"}]}");
+    assert_int_equal(wr_qconfig_parse(p, &d, field, sizeof field, msg, sizeof msg), WR_EINVAL);
+    assert_string_equal(field, "bypass");
+    assert_non_null(strstr(msg, "bypass[0].cidr"));
+    json_decref(p);
+}
+
 /* captcha (API 1.2, the CAPTCHA hook): null by default; provider, siteKey
  * and secret required; the provider's verify URL by default; http:// only
  * to loopback hosts; errors naming captcha.<member>; the secret never in
@@ -699,7 +745,7 @@ static void test_to_json_shape(void **state)
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
            "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
-           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null}");
+           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null}");
     free(s);
     json_decref(j);
 
@@ -1813,6 +1859,7 @@ int main(void)
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_captcha),
         cmocka_unit_test(test_public_log_and_draw),
+        cmocka_unit_test(test_bypass),
         cmocka_unit_test(test_table_unique),
         cmocka_unit_test(test_sale_end_fields),
         cmocka_unit_test(test_notice_by_lang),

@@ -772,6 +772,44 @@ static void test_fail_open_claim(void **state)
     assert_int_equal(verify(forged, NOW), WR_TOKEN_BAD_SIGNATURE);
 }
 
+/* ---- bypass passes: the claim "byp" (API 1.3, "Bypass, safely") ----------- */
+
+static void test_bypass_claim(void **state)
+{
+    (void)state;
+    wr_token_claims_t in, out;
+    char tok[WR_TOKEN_MAX + 1], want[2 * WR_TOKEN_MAX];
+    fixed_claims(&in);
+    snprintf(in.bypass, sizeof in.bypass, "%s", "staff-1");
+    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
+    make_token(HS256_HDR,
+               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
+               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
+               "\"byp\":\"staff-1\"}",
+               want, sizeof want);
+    assert_string_equal(tok, want);
+    memset(&out, 0x5a, sizeof out);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, &out), WR_TOKEN_OK);
+    assert_string_equal(out.bypass, "staff-1");
+    assert_false(out.fail_open);
+    /* without it: "" */
+    assert_int_equal(
+        wr_token_verify(FIXED_TOKEN, strlen(FIXED_TOKEN), SECRET, SECRET_LEN, NOW, &out),
+        WR_TOKEN_OK);
+    assert_string_equal(out.bypass, "");
+    /* a "byp" that is not a rule name is malformed */
+    static const char *const bad[] = {"1", "\"\"", "\"Staff\"", "true",
+                                      "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char payload[256];
+        snprintf(payload, sizeof payload,
+                 "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"u1\",\"jti\":\"abc\","
+                 "\"iat\":1,\"exp\":1800000000,\"byp\":%s}",
+                 bad[i]);
+        assert_int_equal(verify_hp(HS256_HDR, payload), WR_TOKEN_MALFORMED);
+    }
+}
+
 WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc7515_a1_signature),
              cmocka_unit_test(test_rfc7515_a1_verify), cmocka_unit_test(test_sign_exact_encoding),
              cmocka_unit_test(test_sign_verify_round_trip), cmocka_unit_test(test_sign_rejects),
@@ -780,4 +818,5 @@ WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc7515_a1_signature),
              cmocka_unit_test(test_mac_before_claims), cmocka_unit_test(test_structure),
              cmocka_unit_test(test_length_limit), cmocka_unit_test(test_claims),
              cmocka_unit_test(test_jti), cmocka_unit_test(test_reason_names),
-             cmocka_unit_test(test_kid_keyring), cmocka_unit_test(test_fail_open_claim))
+             cmocka_unit_test(test_kid_keyring), cmocka_unit_test(test_fail_open_claim),
+             cmocka_unit_test(test_bypass_claim))
