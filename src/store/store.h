@@ -95,6 +95,9 @@ typedef struct {
      * 0 when none is kept (autotune off, or no step yet: the starting rate
      * applies, wr_store_rate_in_use). */
     double autotune_rate;
+    /* Bypass rules (config bypass): requests let past the line by a rule,
+     * at the gate or the join, counted by every instance (store.h bypass). */
+    uint64_t bypass_total;
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -409,6 +412,15 @@ typedef struct wr_store_ops {
      */
     wr_err_t (*burn)(wr_store_t *s, const char *queue, const char *jti, int64_t exp_us,
                      bool check_only, wr_store_token_cb cb, void *arg);
+    /*
+     * bypass (docs/API.md 1.3, "Bypass rules"): counts n (1..2^32) requests
+     * a bypass rule let past the line in queue's stats (bypass_total),
+     * across every instance, so that bypasses cannot hide load. WR_OK;
+     * WR_ENOTFOUND (no queue). The queue's enabled flag is not looked at.
+     * Redis: field bypassTotal of wr:{q}:state.
+     */
+    wr_err_t (*bypass)(wr_store_t *s, const char *queue, uint64_t n, wr_store_done_cb cb,
+                       void *arg);
 
     /* config_put: creates or replaces the queue's config; the line, tokens
      * and counters are kept. Every instance sees it on its next operation. */
@@ -697,6 +709,18 @@ static inline wr_err_t wr_store_burn(wr_store_t *s, const char *q, const char *j
                                      bool check_only, wr_store_token_cb cb, void *arg)
 {
     return s->ops->burn(s, q, jti, exp_us, check_only, cb, arg);
+}
+/* Bypass rules: see bypass above. */
+static inline wr_err_t wr_store_bypass(wr_store_t *s, const char *q, uint64_t n,
+                                       wr_store_done_cb cb, void *arg)
+{
+    return s->ops->bypass(s, q, n, cb, arg);
+}
+/* A bypass count: 1..WR_STORE_BYPASS_MAX. */
+#define WR_STORE_BYPASS_MAX UINT64_C(4294967296)
+static inline bool wr_store_valid_bypass(uint64_t n)
+{
+    return n >= 1 && n <= WR_STORE_BYPASS_MAX;
 }
 static inline wr_err_t wr_store_config_put(wr_store_t *s, const char *q,
                                            const wr_queue_config_t *cfg, wr_store_done_cb cb,

@@ -329,6 +329,13 @@ static wr_err_t b_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
     return started(c, wr_store_burn(s->inner, q, jti, exp_us, check_only, w_token, c));
 }
 
+/* bypass rules' count */
+static wr_err_t b_bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_done_cb cb, void *arg)
+{
+    BEGIN(done, cb);
+    return started(c, wr_store_bypass(s->inner, q, n, w_done, c));
+}
+
 static wr_err_t b_autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
                            wr_store_autotune_cb cb, void *arg)
 {
@@ -470,6 +477,7 @@ static const wr_store_ops_t breaker_ops = {
     .release = b_release,
     /* degraded mode */
     .burn = b_burn,
+    .bypass = b_bypass,
     .config_put = b_config_put,
     .queue_get = b_queue_get,
     .queue_list = b_queue_list,

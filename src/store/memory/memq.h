@@ -133,6 +133,7 @@ typedef struct {
     uint64_t returned_total;
     /* passes that expired unseen, their holders held (wr_memq_sweep) */
     uint64_t unseen_expired_total;
+    uint64_t bypass_total; /* requests a bypass rule let past the line (store.h bypass) */
 
     /* The end of a sale (config stock; memq.c, "Stock"). stock_left: what
      * is left, -1 without a stock (set by a config_put whose config has

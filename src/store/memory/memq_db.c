@@ -259,6 +259,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
     st->away = q->away_n + st->held;
     st->returned_total = q->returned_total;
+    st->bypass_total = q->bypass_total;
     st->unseen_expired_total = q->unseen_expired_total;
     st->stock_left = q->stock_left;
     bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;

@@ -459,6 +459,25 @@ out:
     return WR_OK;
 }
 
+/* Bypass rules: bypass (store.h), the queue's counter. */
+static wr_err_t mem_bypass(wr_store_t *base, const char *queue, uint64_t n, wr_store_done_cb cb,
+                           void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_bypass(n);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    wr_memq_t *q = op_queue(s, it, queue);
+    if (q) {
+        q->bypass_total += n;
+        s->dirty = true;
+    }
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
 static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_queue_config_t *cfg,
                                wr_store_done_cb cb, void *arg)
 {
@@ -712,6 +731,7 @@ static const wr_store_ops_t memory_ops = {
 
     /* degraded mode */
     .burn = mem_burn,
+    .bypass = mem_bypass,
     .config_put = mem_config_put,
     .queue_get = mem_queue_get,
     .queue_list = mem_queue_list,

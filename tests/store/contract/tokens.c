@@ -287,6 +287,46 @@ static void t_burn_args(void **state)
     assert_int_equal(r.calls, 0);
 }
 
+/* Bypass rules: bypass counts in the queue's stats (bypass_total), adds
+ * up calls and n, takes no place, slot or stock, and answers ENOTFOUND
+ * for no queue; a delete drops the count with the queue. */
+static void t_bypass_count(void **state)
+{
+    wr_store_t *s = *state;
+    wr_queue_config_t c = mkcfg(1, 100, 1, 10, 300);
+    c.stock = 5;
+    c.stock_set = true;
+    put_ok(s, "q", c);
+    sh_res_t r;
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "q", 1, sh_done_cb, &r)), WR_OK);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "q", 41, sh_done_cb, &r)), WR_OK);
+    assert_int_equal(sh_get(s, "q", &r), WR_OK);
+    assert_int_equal(r.stats.bypass_total, 42);
+    assert_int_equal(r.stats.waiting, 0);
+    assert_int_equal(r.stats.active, 0);
+    assert_int_equal(r.stats.admitted_total, 0);
+    assert_int_equal(r.stats.stock_left, 5);
+    /* the count survives a config_put */
+    put_ok(s, "q", mkcfg(2, 100, 1, 10, 300));
+    assert_int_equal(sh_get(s, "q", &r), WR_OK);
+    assert_int_equal(r.stats.bypass_total, 42);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "nope", 1, sh_done_cb, &r)), WR_ENOTFOUND);
+    assert_int_equal(sh_delete(s, "q"), WR_OK);
+    put_ok(s, "q", c);
+    assert_int_equal(sh_get(s, "q", &r), WR_OK);
+    assert_int_equal(r.stats.bypass_total, 0);
+    /* bad arguments: refused at the call, never called back */
+    sh_begin(&r);
+    assert_int_equal(wr_store_bypass(s, "bad name", 1, sh_done_cb, &r), WR_EINVAL);
+    assert_int_equal(wr_store_bypass(s, "q", 0, sh_done_cb, &r), WR_EINVAL);
+    assert_int_equal(wr_store_bypass(s, "q", 1, NULL, &r), WR_EINVAL);
+    sh_run_for(20);
+    assert_int_equal(r.calls, 0);
+}
+
 WR_CONTRACT_GROUP(tokens, T(t_consume_single_use), T(t_consume_race), T(t_token_expiry),
                   T(t_disabled_passthrough), T(t_burn_once), T(t_burn_expiry_swept),
-                  T(t_burn_queues_and_delete), T(t_burn_args));
+                  T(t_burn_queues_and_delete), T(t_burn_args), T(t_bypass_count));

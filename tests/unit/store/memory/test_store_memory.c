@@ -503,15 +503,16 @@ static void flip_byte(const char *path)
  * abandoned of version 3, the pre-queue count of version 4, the 24
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
- * unseen-expiry count, the unseen pass count -, the 37 of version 8 - the
- * log key and the log count - and the 32-byte sum). */
+ * unseen-expiry count, the unseen pass count -, the bypass count of
+ * version 9, the 37 of version 8 - the log key and the log count - and the
+ * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 37 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 37 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -619,9 +620,18 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 8 first: the public logs (no log key, a zero key, no log:
-     * 37 zero bytes) before the sum */
-    size_t body = n - 32 - 37;
+    /* version 9 first: the queue's bypass count (8 bytes, 0), the last of
+     * its part, right before the public logs */
+    size_t body = n - 32, logs = body - 37;
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(buf[logs - 8 + (size_t)i], 0);
+    memmove(buf + logs - 8, buf + logs, 37);
+    body -= 8;
+    if (version == 8)
+        goto sum;
+    /* version 8: the public logs (no log key, a zero key, no log: 37 zero
+     * bytes) before the sum */
+    body -= 37;
     for (int i = 0; i < 37; i++)
         assert_int_equal(buf[body + (size_t)i], 0);
     if (version == 7)
@@ -695,13 +705,14 @@ sum:
 }
 
 /* Version 1 (before sessions), 2 (before the idle part), 4 (before the
- * held people), 5 (before the stock), 6 (before the unseen passes) and 7
- * (before the public logs) snapshots still load; their people in line
+ * held people), 5 (before the stock), 6 (before the unseen passes), 7
+ * (before the public logs) and 8 (before the bypass counts) snapshots
+ * still load; their people in line
  * count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4, 5, 6, 7};
+    static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         wr_store_t *st;
@@ -726,6 +737,7 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.stock_left, -1);
         assert_int_equal(g.stats.sold_out_at_ms, -1);
         assert_int_equal(g.stats.unseen_expired_total, 0);
+        assert_int_equal(g.stats.bypass_total, 0);
         assert_int_equal(status(st, "q", "other").entry.position, 2);
         snap_end(st);
     }
@@ -765,6 +777,23 @@ static void test_snapshot_stock(void **state)
     sh_res_t b = status(st, "q", "b");
     assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
     assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
+    snap_end(st);
+}
+
+/* Version 9 keeps the bypass count (stats bypassTotal) across a restart. */
+static void test_snapshot_bypass(void **state)
+{
+    (void)state;
+    wr_store_t *st;
+    wr_store_memory_opts_t o;
+    struct event_base *base = snap_begin(&o, &st);
+    put_cfg(st, "q", 10, 0);
+    sh_res_t r;
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_bypass(st, "q", 7, sh_done_cb, &r)), WR_OK);
+    assert_int_equal(get(st, "q").stats.bypass_total, 7);
+    reopen(base, &o, &st);
+    assert_int_equal(get(st, "q").stats.bypass_total, 7);
     snap_end(st);
 }
 
@@ -1007,6 +1036,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_old_versions_load),
         cmocka_unit_test(test_snapshot_stock),
         cmocka_unit_test(test_snapshot_unseen),
+        cmocka_unit_test(test_snapshot_bypass),
         cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_timer),
         cmocka_unit_test(test_real_clock_fifo),
