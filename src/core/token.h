@@ -63,6 +63,14 @@ typedef struct {
     char bypass[WR_BYPASS_NAME_MAX + 1];
 } wr_token_claims_t;
 
+/* Whether the token is a pass the store's live tokens never held (a
+ * fail-open pass or a bypass pass): spent once through the store's burned
+ * set, its exp exact. */
+static inline bool wr_token_off_store(const wr_token_claims_t *c)
+{
+    return c->fail_open || c->bypass[0] != '\0';
+}
+
 /*
  * A signing key: the secret (borrowed) and its key id. Rotation: tokens are
  * signed with the current key and carry its kid in the JOSE header

@@ -42,7 +42,7 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
     double obs = wr_scheduler_observed_rate(a->sched, queue);
     if (obs < 0)
         obs = 0;
-    return json_pack(
+    json_t *o = json_pack(
         "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "waiting",
         (json_int_t)st->waiting, "active", (json_int_t)st->active, "admittedTotal",
         (json_int_t)st->admitted_total, "consumedTotal", (json_int_t)st->consumed_total,
@@ -62,6 +62,12 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
         /* the end of a sale: what is left of the stock, when it sold out */
         "stockLeft", st->stock_left >= 0 ? json_integer(st->stock_left) : json_null(), "soldOutAt",
         st->sold_out_at_ms >= 0 ? json_integer(st->sold_out_at_ms) : json_null());
+    /* bypass rules: every instance's bypasses (store.h bypass) */
+    if (o && json_object_set_new(o, "bypassTotal", json_integer((json_int_t)st->bypass_total))) {
+        json_decref(o);
+        o = NULL;
+    }
+    return o;
 }
 
 /* The config as GET shows it: stock is what is left now (the stats'). */

@@ -649,6 +649,11 @@ static void join_config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__observe(c, err);
     if (err == WR_OK && info) {
         wr_api__held(c, info->config);
+        if (c->route == WR_ROUTE_JOIN &&
+            wr_api__bypass_join(c->api, c->req, c->queue, info->config)) {
+            wr_api__ctx_free(c);
+            return;
+        }
         join_gate(c, info->config);
         return;
     }
@@ -704,6 +709,10 @@ void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_ap
     char user[WR_USER_ID_MAX + 1];
     char cookie[WR_IDENTITY_COOKIE_MAX + 1];
     if (route == WR_ROUTE_JOIN) {
+        /* bypass rules first (a queue this instance does not know yet:
+         * once its config is read, join_config_cb) */
+        if (wr_api__bypass_join(a, req, queue, wr_scheduler_config(a->sched, queue)))
+            return;
         if (!wr_api__join_limited(a, req, route))
             wr_api__join_start(a, req, route, queue, &json_answers);
         return;

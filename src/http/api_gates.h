@@ -1,11 +1,11 @@
 /*
  * api_gates.h - the join's gates of the api module (api_internal.h has
- * the layers): join challenges (api_challenge.c) and the CAPTCHA hook
- * (api_captcha.c), presale codes (api_codes.c), what the join
- * (api_entries.c) asks of them and the
- * steps it hands the CAPTCHA gate to go on with (wr_api__join_steps_t:
- * called back, never included upward), one 403 for both gates, and the
- * keys api.c installs. Included by those files only.
+ * the layers): bypass rules (api_bypass.c, the gate's too), join
+ * challenges (api_challenge.c) and the CAPTCHA hook (api_captcha.c),
+ * presale codes (api_codes.c), what the join (api_entries.c) asks of them
+ * and the steps it hands the CAPTCHA gate to go on with
+ * (wr_api__join_steps_t: called back, never included upward), one 403 for
+ * both gates, and the keys api.c installs. Included by those files only.
  */
 #ifndef WR_API_GATES_H
 #define WR_API_GATES_H
@@ -94,6 +94,27 @@ void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r);
+
+/* ---------- api_bypass.c ---------- */
+
+/* The first bypass rule of cfg (NULL, or a queue that is off: none) that
+ * req matches: header fields, the client address through trusted
+ * proxies, and with gate (GET tokens/verify) X-Original-URI from a trusted
+ * proxy. NULL when none does. */
+const wr_bypass_rule_t *wr_api__bypass_match(wr_api_t *a, struct evhttp_request *req,
+                                             const wr_queue_config_t *cfg, bool gate);
+
+/* The gate's bypass by rule: counted (this instance's metric, the
+ * store's count), then 204 with X-Waitroom-Bypass: <name>. */
+void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *queue,
+                         const wr_bypass_rule_t *rule);
+
+/* A join (POST entries) of queue with config cfg: when a header or cidr
+ * rule matches req, counts it, answers 200 {"status":"passthrough",
+ * "bypass":"<name>","token":"<pass>"} (or the 400 of a bad identity) and
+ * returns true; false (nothing answered) otherwise. */
+bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *queue,
+                         const wr_queue_config_t *cfg);
 
 /* ---------- api_captcha.c ---------- */
 

@@ -371,6 +371,10 @@ void wr_api__done_cb(wr_err_t err, void *arg);
 
 /* ---------- api_request.c: the shared readers, the cookies ---------- */
 
+/* Whether req's peer is a trusted proxy (--trusted-proxies): only then do
+ * its X-Forwarded-* and X-Original-URI fields count. */
+bool wr_api__peer_trusted(wr_api_t *a, struct evhttp_request *req);
+
 /*
  * Finds the user for a request. Returns 0 and fills user; 1 when the
  * request has been answered (400); 2 in cookie mode when there is no valid

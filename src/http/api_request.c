@@ -67,6 +67,11 @@ static bool request_secure(wr_api_t *a, struct evhttp_request *req)
     if (evutil_ascii_strncasecmp(xfp, "https", 5) != 0 ||
         (xfp[5] && xfp[5] != ',' && xfp[5] != ' ' && xfp[5] != '\t'))
         return false;
+    return wr_api__peer_trusted(a, req);
+}
+
+bool wr_api__peer_trusted(wr_api_t *a, struct evhttp_request *req)
+{
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
     char *peer = NULL;
     ev_uint16_t port = 0;

@@ -53,8 +53,23 @@
 #include <time.h>
 
 #include "http/api_routes.h"
+#include "http/api_gates.h"
 #include "base/clock.h"
 #include "http/http.h"
+
+/* A consumed pass the store's live tokens never held: 200 {"valid":true,
+ * "userId":...} with "failOpen":true (counted) or "bypass":"<rule>". */
+static void reply_off_store(wr_api__ctx_t *c)
+{
+    json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
+    if (o && c->claims.fail_open) {
+        wr_api__count_fail_open(c->api, "waitroom_fail_open_consumed_total", c->queue);
+        json_object_set_new(o, "failOpen", json_true());
+    }
+    if (o && c->claims.bypass[0])
+        json_object_set_new(o, "bypass", json_string(c->claims.bypass));
+    wr_api__reply_jansson(c->api, c->req, c->route, 200, o);
+}
 
 /* Degraded mode: the store could not be reached for c's token (claims
  * verified, not spent here). */
@@ -78,7 +93,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
                              wr_token_reason_name(WR_TOKEN_CONSUMED), 0);
         return;
     }
-    if (!c->claims.fail_open && p == WR_FAIL_LIMITED &&
+    if (!wr_token_off_store(&c->claims) && p == WR_FAIL_LIMITED &&
         !wr_scheduler_queue_take_fail_open(wr_api__held(c, NULL), wr_clock_mono_ms())) {
         wr_api__reply_error(a, c->req, c->route, 429, "FAIL_OPEN_LIMITED",
                             "store unavailable and the fail-open budget is spent", NULL, NULL, 1);
@@ -94,9 +109,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         wr_api__reply_unavailable(a, c->req, c->route, err);
         return;
     }
-    wr_api__count_fail_open(a, "waitroom_fail_open_consumed_total", c->queue);
-    json_t *o = json_pack("{s:b,s:s,s:b}", "valid", 1, "userId", c->claims.user, "failOpen", 1);
-    wr_api__reply_jansson(a, c->req, c->route, 200, o);
+    reply_off_store(c);
 }
 
 /*
@@ -114,7 +127,7 @@ static void note_spent(wr_api__ctx_t *c)
     const wr_queue_config_t *cfg = wr_api__held_config(c);
     if (c->route == WR_ROUTE_RELEASE || !c->claims.jti[0])
         return;
-    if (!c->claims.fail_open && (!cfg || cfg->session_seconds > 0))
+    if (!wr_token_off_store(&c->claims) && (!cfg || cfg->session_seconds > 0))
         return;
     wr_failopen_note_spent(a->failopen, &c->claims, (int64_t)time(NULL)); /* full: not noted */
 }
@@ -143,13 +156,10 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
                 wr_scheduler_queue_note_session(wr_api__held(c, NULL),
                                                 (double)res->session_us / 1000.0);
             wr_api__reply_empty(a, c->req, c->route, 204);
-        } else if (c->claims.fail_open) {
-            /* a fail-open pass, burned now for every instance */
+        } else if (wr_token_off_store(&c->claims)) {
+            /* a fail-open or bypass pass, burned now for every instance */
             note_spent(c);
-            wr_api__count_fail_open(a, "waitroom_fail_open_consumed_total", c->queue);
-            json_t *o =
-                json_pack("{s:b,s:s,s:b}", "valid", 1, "userId", c->claims.user, "failOpen", 1);
-            wr_api__reply_jansson(a, c->req, c->route, 200, o);
+            reply_off_store(c);
         } else {
             note_spent(c);
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
@@ -204,8 +214,8 @@ static wr_token_reason_t token_claims(wr_api_t *a, wr_route_t route, const char 
         r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_WRONG_QUEUE;
     if (r == WR_TOKEN_OK && want_user && strcmp(want_user, cl->user) != 0)
         r = past_exp ? WR_TOKEN_EXPIRED : WR_TOKEN_USER_MISMATCH;
-    /* A fail-open pass has no store expiry: its exp is exact (no grace). */
-    if (r == WR_TOKEN_OK && cl->fail_open && cl->exp <= now_s)
+    /* A fail-open or bypass pass has no store expiry: its exp is exact. */
+    if (r == WR_TOKEN_OK && wr_token_off_store(cl) && cl->exp <= now_s)
         r = WR_TOKEN_EXPIRED;
     if (r != WR_TOKEN_OK && r != WR_TOKEN_MISSING && a->metrics) {
         char l[64];
@@ -255,8 +265,9 @@ static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     if (route == WR_ROUTE_RELEASE) {
         /* a fail-open pass never opens a session: the store says noSession */
         err = wr_store_release(a->store, queue, cl.user, cl.jti, token_cb, c);
-    } else if (cl.fail_open) {
-        /* degraded mode: a fail-open pass lives in the burned set only */
+    } else if (wr_token_off_store(&cl)) {
+        /* a fail-open pass (degraded mode) or a bypass pass lives in the
+         * burned set only */
         c->op = "burn";
         err = wr_store_burn(a->store, queue, cl.jti, cl.exp * 1000000, route != WR_ROUTE_CONSUME,
                             token_cb, c);
@@ -289,8 +300,13 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__observe(c, err);
     if (err == WR_OK && info && info->config) {
         wr_api__held(c, info->config);
+        const wr_bypass_rule_t *rule = c->route == WR_ROUTE_VERIFY
+                                           ? wr_api__bypass_match(a, c->req, info->config, true)
+                                           : NULL;
         if (!info->config->enabled) {
             reply_passthrough(a, c->req, c->route);
+        } else if (rule) {
+            wr_api__bypass_gate(a, c->req, c->queue, rule);
         } else {
             token_check(a, c->req, c->route, c->queue, p->tok, p->tok_len,
                         p->has_user ? p->want_user : NULL);
@@ -376,8 +392,12 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, const wr_api
 
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, queue);
     if (cfg) {
+        const wr_bypass_rule_t *rule =
+            route == WR_ROUTE_VERIFY ? wr_api__bypass_match(a, req, cfg, true) : NULL;
         if (!cfg->enabled) {
             reply_passthrough(a, req, route);
+        } else if (rule) {
+            wr_api__bypass_gate(a, req, queue, rule);
         } else {
             token_check(a, req, route, queue, tok, tok_len, want_user);
         }

@@ -271,20 +271,29 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
         return true;
     }
     wr_token_claims_t cl;
-    memset(&cl, 0, sizeof(cl));
-    snprintf(cl.queue, sizeof(cl.queue), "%s", c->queue);
-    snprintf(cl.user, sizeof(cl.user), "%s", c->user);
-    cl.iat = (int64_t)time(NULL);
-    cl.exp = cl.iat + (int64_t)cfg->token_ttl_seconds;
-    cl.fail_open = true;
-    if (wr_token_new_jti(cl.jti) != WR_OK ||
-        wr_token_sign_key(&cl, &a->keys[0], v->token, sizeof(v->token)) != WR_OK)
+    if (wr_api__sign_pass(a, c->queue, c->user, cfg->token_ttl_seconds, true, "", &cl, v->token,
+                          sizeof(v->token)) != WR_OK)
         return false;
     v->state = WR_ENTRY_ADMITTED;
     v->fail_open = true;
     v->expires_at_ms = cl.exp * 1000;
     wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
     return true;
+}
+
+wr_err_t wr_api__sign_pass(wr_api_t *a, const char *queue, const char *user, uint32_t ttl_s,
+                           bool fail_open, const char *bypass, wr_token_claims_t *cl, char *out,
+                           size_t cap)
+{
+    memset(cl, 0, sizeof(*cl));
+    snprintf(cl->queue, sizeof(cl->queue), "%s", queue);
+    snprintf(cl->user, sizeof(cl->user), "%s", user);
+    snprintf(cl->bypass, sizeof(cl->bypass), "%s", bypass);
+    cl->iat = (int64_t)time(NULL);
+    cl->exp = cl->iat + (int64_t)ttl_s;
+    cl->fail_open = fail_open;
+    wr_err_t err = wr_token_new_jti(cl->jti);
+    return err != WR_OK ? err : wr_token_sign_key(cl, &a->keys[0], out, cap);
 }
 
 /* ---------- the queue page of a view ---------- */

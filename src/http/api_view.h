@@ -1,7 +1,8 @@
 /*
  * api_view.h - the entry view of the api module (api_view.c): a user's
  * place, computed once and told as JSON (api_entries.c) or as the queue
- * page (api_page.c). Included by those files only.
+ * page (api_page.c), and the passes the store never saw (degraded mode's,
+ * the bypass rules'). Included by those files and api_bypass.c only.
  */
 #ifndef WR_API_VIEW_H
 #define WR_API_VIEW_H
@@ -64,5 +65,17 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
  * returns true. Returns false when the caller answers err as before.
  */
 bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t *v);
+
+/*
+ * A pass the store never saw, for user in queue, valid ttl_s seconds from
+ * now: a fail-open pass (fail_open, degraded mode) or a bypass pass
+ * (bypass: the rule's name, "" for none). Fills *cl (a fresh jti) and
+ * signs it with the current key into out (cap bytes). Returns WR_OK or
+ * the error of the jti or the signing. Spent once through the store's
+ * burned set (api_tokens.c).
+ */
+wr_err_t wr_api__sign_pass(wr_api_t *a, const char *queue, const char *user, uint32_t ttl_s,
+                           bool fail_open, const char *bypass, wr_token_claims_t *cl, char *out,
+                           size_t cap);
 
 #endif

@@ -41,7 +41,7 @@ typedef struct spent {
     wr_failopen_t *f;
     bool queued;    /* on the pending FIFO */
     bool in_flight; /* its burn is in a store call */
-    bool fail_open; /* burn (fail-open pass) or consume (ordinary token) */
+    bool fail_open; /* burn (a fail-open or bypass pass) or consume (ordinary token) */
     bool noted;     /* the store's answer, no burn owed (wr_failopen_note_spent) */
     int64_t exp_s;
     char queue[WR_QUEUE_NAME_MAX + 1];
@@ -300,7 +300,7 @@ static wr_err_t record(wr_failopen_t *f, const wr_token_claims_t *cl, int64_t no
     if (!s)
         return WR_ENOMEM;
     s->f = f;
-    s->fail_open = cl->fail_open;
+    s->fail_open = wr_token_off_store(cl);
     s->noted = !owed;
     s->exp_s = cl->exp;
     snprintf(s->queue, sizeof s->queue, "%s", cl->queue);
