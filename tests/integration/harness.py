@@ -676,7 +676,7 @@ STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTot
               "leftTotal", "rejectedFullTotal", "admitRateObserved",
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
               "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt",
-             "admitRateTarget", "unseenExpiredTotal",
+             "admitRateTarget", "unseenExpiredTotal", "bypassTotal",
              "groups"}  # 1.3: per line ("Priority groups and presale codes")
 
 
