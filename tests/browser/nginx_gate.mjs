@@ -444,6 +444,39 @@ test('client addresses: the shop gets X-Real-IP / X-Forwarded-For; waitroomd lim
   assert.equal(spoof.status, 429, 'a forged X-Forwarded-For does not make a new client: ' + spoof.body);
 });
 
+test('bypass rules through nginx: a path rule sees the protected URI (X-Original-URI), never a forged or traversing one', async () => {
+  const staff = crypto.randomBytes(24).toString('hex'); /* 48 characters */
+  const rules = [{ name: 'status', path: '/checkout/status/*' },
+    { name: 'staff', header: 'X-Staff-Key', secret: staff }];
+  const set = await admin('PATCH', '/v1/admin/queues/shop', { bypass: rules });
+  assert.equal(set.status, 200, set.body);
+  try {
+    /* below the prefix, query and all: past the gate without a pass */
+    const ok = await request(ngx.base, '/checkout/status/ping?x=1');
+    assert.equal(ok.status, 200, ok.body);
+    assert.match(ok.body, /^protected\n/);
+    /* not below it, or not safe to compare: the queue page (nginx matched
+     * the normalized URI, waitroomd sees the raw one and refuses it) */
+    for (const u of ['/checkout/status', '/checkout/pay', '/checkout/status/../pay',
+      '/checkout/status/%2e%2e/pay', '/checkout//status/x', '/checkout/Status/x',
+      '/checkout/status/a%2Fb']) {
+      const r = await request(ngx.base, u);
+      assert.equal(r.status, 302, `${u}: ${r.status} ${r.body.slice(0, 200)}`);
+    }
+    /* a client's own X-Original-URI never reaches waitroomd */
+    const forged = await request(ngx.base, '/checkout/pay', { headers: { 'X-Original-URI': '/checkout/status/x' } });
+    assert.equal(forged.status, 302, 'a forged X-Original-URI is replaced by nginx');
+    /* a header rule: the client's own field, exactly the secret */
+    assert.equal((await request(ngx.base, '/checkout/pay', { headers: { 'X-Staff-Key': staff } })).status, 200);
+    assert.equal((await request(ngx.base, '/checkout/pay', { headers: { 'X-Staff-Key': staff + '0' } })).status, 302);
+    /* every bypass counted in the queue's stats */
+    const st = JSON.parse((await admin('GET', '/v1/admin/queues/shop')).body).stats;
+    assert.equal(st.bypassTotal, 2, JSON.stringify(st));
+  } finally {
+    await admin('PATCH', '/v1/admin/queues/shop', { bypass: null });
+  }
+});
+
 /* ---------- main ---------- */
 
 async function main() {
