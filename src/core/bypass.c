@@ -202,16 +202,11 @@ static wr_err_t parse_rule(wr_field_err_t *e, size_t i, const json_t *rule,
     static const char *const keys[] = {"name", "header", "secret", "cidr", "path"};
     if (!json_is_object(rule))
         return FAIL(e, "bypass[%zu] must be an object {name, header+secret | cidr | path}", i);
-    const char *key;
-    const json_t *x;
-    json_object_foreach((json_t *)rule, key, x)
-    {
-        bool known = false;
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            known = known || strcmp(key, keys[k]) == 0;
-        if (!known)
-            return FAIL(e, "bypass[%zu].%.64s is an unknown field", i, key);
-    }
+    size_t known = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        known += json_object_get(rule, keys[k]) != NULL;
+    if (known != json_object_size(rule))
+        return FAIL(e, "bypass[%zu] may have only name, header, secret, cidr and path", i);
     memset(r, 0, sizeof *r);
     size_t len;
     const char *s = json_str(rule, "name", &len);

@@ -360,24 +360,29 @@ int wr_qconfig__store_value_autotune(const wr_queue_config_t *c, char *buf, size
                     c->autotune_target_ms);
 }
 
+/* The rows whose value is a module's own object: its parser (which writes
+ * the field and message of an error) and its renderer (secrets: the
+ * stores' form), on the member m. */
+#define DELEGATED_HOOKS(name, m, parse_fn, to_json_fn)                                             \
+    wr_err_t wr_qconfig__parse_##name(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)    \
+    {                                                                                              \
+        char field[WR_FIELD_MAX] = #name, msg[256] = "";                                           \
+        if (parse_fn(v, &c->m, field, sizeof field, msg, sizeof msg) != WR_OK)                     \
+            return wr_field_einval(e, field, "%s", msg);                                           \
+        return WR_OK;                                                                              \
+    }                                                                                              \
+    bool wr_qconfig__render_##name(const wr_queue_config_t *c, bool secrets, json_t **out)         \
+    {                                                                                              \
+        *out = to_json_fn(&c->m, secrets);                                                         \
+        return *out != NULL;                                                                       \
+    }
+
 /* captcha (API 1.2, "A place costs work"): null or the widget object,
  * parsed and rendered by core/captcha.c (which names the member in its
  * errors: "captcha.siteKey"); a given object replaces the whole one, and
  * "secret": "set" keeps the secret the base has. The secret is rendered
  * only in the stores' form. */
-wr_err_t wr_qconfig__parse_captcha(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    char field[WR_FIELD_MAX] = "captcha", msg[256] = "";
-    if (wr_captcha_parse(v, &c->captcha, field, sizeof field, msg, sizeof msg) != WR_OK)
-        return wr_field_einval(e, field, "%s", msg);
-    return WR_OK;
-}
-
-bool wr_qconfig__render_captcha(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    *out = wr_captcha_to_json(&c->captcha, secrets);
-    return *out != NULL;
-}
+DELEGATED_HOOKS(captcha, captcha, wr_captcha_parse, wr_captcha_to_json)
 
 /* groups: null or 1..8 objects {"name"} in priority order, each name
  * [a-z0-9-]{1,32}, unique, not "standard" (API 1.3, "Priority groups and
@@ -447,16 +452,4 @@ bool wr_qconfig__render_groups(const wr_queue_config_t *c, bool secrets, json_t 
  * by core/bypass.c (the error names the field "bypass", its message the
  * member); a given array replaces the whole one, "secret": "set" keeping
  * the secret of the current rule of the same name. */
-wr_err_t wr_qconfig__parse_bypass(wr_field_err_t *e, const json_t *v, wr_queue_config_t *c)
-{
-    char field[WR_FIELD_MAX] = "bypass", msg[256] = "";
-    if (wr_bypass_parse(v, &c->bypass, field, sizeof field, msg, sizeof msg) != WR_OK)
-        return wr_field_einval(e, field, "%s", msg);
-    return WR_OK;
-}
-
-bool wr_qconfig__render_bypass(const wr_queue_config_t *c, bool secrets, json_t **out)
-{
-    *out = wr_bypass_to_json(&c->bypass, secrets);
-    return *out != NULL;
-}
+DELEGATED_HOOKS(bypass, bypass, wr_bypass_parse, wr_bypass_to_json)

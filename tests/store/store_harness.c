@@ -240,6 +240,13 @@ wr_err_t sh_leave(wr_store_t *s, const char *q, const char *u)
     return sh_settle(&r, wr_store_leave(s, q, u, sh_done_cb, &r));
 }
 
+wr_err_t sh_bypass(wr_store_t *s, const char *q, uint64_t n)
+{
+    sh_res_t r;
+    sh_begin(&r);
+    return sh_settle(&r, wr_store_bypass(s, q, n, sh_done_cb, &r));
+}
+
 wr_err_t sh_admit(wr_store_t *s, const char *q, sh_res_t *r)
 {
     sh_begin(r);

@@ -117,6 +117,8 @@ wr_err_t sh_join_page(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
 wr_err_t sh_status_quiet(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
 wr_err_t sh_status(wr_store_t *s, const char *q, const char *u, sh_res_t *r);
 wr_err_t sh_leave(wr_store_t *s, const char *q, const char *u);
+/* Counts n bypasses of q (store.h bypass). */
+wr_err_t sh_bypass(wr_store_t *s, const char *q, uint64_t n);
 wr_err_t sh_admit(wr_store_t *s, const char *q, sh_res_t *r);
 wr_err_t sh_consume(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r);
 wr_err_t sh_verify(wr_store_t *s, const char *q, const char *u, const char *jti, sh_res_t *r);

@@ -298,10 +298,8 @@ static void t_bypass_count(void **state)
     c.stock_set = true;
     put_ok(s, "q", c);
     sh_res_t r;
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "q", 1, sh_done_cb, &r)), WR_OK);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "q", 41, sh_done_cb, &r)), WR_OK);
+    assert_int_equal(sh_bypass(s, "q", 1), WR_OK);
+    assert_int_equal(sh_bypass(s, "q", 41), WR_OK);
     assert_int_equal(sh_get(s, "q", &r), WR_OK);
     assert_int_equal(r.stats.bypass_total, 42);
     assert_int_equal(r.stats.waiting, 0);
@@ -312,8 +310,7 @@ static void t_bypass_count(void **state)
     put_ok(s, "q", mkcfg(2, 100, 1, 10, 300));
     assert_int_equal(sh_get(s, "q", &r), WR_OK);
     assert_int_equal(r.stats.bypass_total, 42);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_bypass(s, "nope", 1, sh_done_cb, &r)), WR_ENOTFOUND);
+    assert_int_equal(sh_bypass(s, "nope", 1), WR_ENOTFOUND);
     assert_int_equal(sh_delete(s, "q"), WR_OK);
     put_ok(s, "q", c);
     assert_int_equal(sh_get(s, "q", &r), WR_OK);
