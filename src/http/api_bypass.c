@@ -19,8 +19,9 @@
  * bypassTotal, every instance's bypasses added up: store.h bypass). The
  * answer waits for the store's count (so stats read after it include it),
  * but does not depend on it: a store that fails or is unreachable is
- * logged and the bypass answered all the same (the rule is the operator's
- * word, not the store's).
+ * counted (waitroom_store_errors_total{op="bypass"}, a debug line) and the
+ * bypass answered all the same (the rule is the operator's word, not the
+ * store's).
  *
  * The answers: the gate (GET tokens/verify) 204 with X-Waitroom-Bypass:
  * <name>; the join (POST entries, header and cidr rules) 200
@@ -66,8 +67,8 @@ static void counted_cb(wr_err_t err, void *arg)
     wr_api_t *a = c->api;
     wr_api__observe(c, err);
     if (err != WR_OK)
-        wr_warn("bypass: queue %s rule %s answered, but the store did not count it: %s", c->queue,
-                c->claims.bypass, wr_errname(err));
+        wr_debug("bypass: queue %s rule %s answered, but the store did not count it: %s", c->queue,
+                 c->claims.bypass, wr_errname(err));
     if (c->route == WR_ROUTE_VERIFY) {
         evhttp_add_header(evhttp_request_get_output_headers(c->req), "X-Waitroom-Bypass",
                           c->claims.bypass);
