@@ -12,7 +12,7 @@ never matches.
 """
 import jwtutil
 from harness import ENV, HOLD, WRTest, Waitroomd, uid
-from helpers import metric
+from helpers import metric, metrics
 
 SECRET = "staff-secret-0123456789abcdef-0123456789"  # 40 bytes
 RULES = [
@@ -285,3 +285,23 @@ class Instances(BypassTest):
         tok = r.json["token"]
         self.assertEqual(a.client.consume(q, tok).status, 200)
         self.assertTokenRefused(b.client.consume(q, tok), "consumed")
+
+    def test_a_rule_does_not_depend_on_the_store(self):
+        # the store down: the gate and the join still bypass (the count is a
+        # store error), and the pass is spent once on this instance
+        new_instance = self.private_redis_instances()
+        w = new_instance()
+        q = self.new_queue(hold(failPolicy="closed"), client=w.client)
+        self.assertBypassed(self.gate(w.client, q, {"X-Staff-Key": SECRET}), "staff")
+        new_instance.redis.stop()
+        self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 503, timeout=5,
+                        what="/readyz 503 with Redis down")
+        self.assertBypassed(self.gate(w.client, q, {"X-Staff-Key": SECRET}), "staff",
+                            "store down")
+        r = w.client.join(q, uid(), {"X-Staff-Key": SECRET})
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.json.get("bypass"), "staff", repr(r))
+        self.assertEqual(self.bypass_count(w.client, q, "staff"), 3)
+        errors = sum(v for (name, labels), v in metrics(w).items()
+                     if name == "waitroom_store_errors_total" and 'op="bypass"' in labels)
+        self.assertGreaterEqual(errors, 2, "the two counts the store did not take")
