@@ -144,6 +144,10 @@ class Gate(BypassTest):
         self.assertEqual(self.bypass_count(c, q, "office6"), 1)
         self.assertEqual(self.bypass_count(c, q, "health"), 2)
         self.assertEqual(self.bypass_count(c, q, "static"), 2)
+        # the store-wide count in /metrics too, from the next admission tick
+        self.poll_until(lambda: metric(c, "waitroom_queue_bypass_total", 'queue="%s"' % q),
+                        lambda v: v == st["bypassTotal"], timeout=5,
+                        what="waitroom_queue_bypass_total")
 
     def test_what_never_matches(self):
         w = self.proxy_server()
