@@ -83,6 +83,7 @@ static uint64_t u64(const redisReply *e)
         (st)->held = u64((e)[WR_ROW(T, HELD)]);                                                    \
         (st)->returned_total = u64((e)[WR_ROW(T, RETURNED_TOTAL)]);                                \
         (st)->unseen_expired_total = u64((e)[WR_ROW(T, UNSEEN_EXPIRED_TOTAL)]);                    \
+        (st)->bypass_total = u64((e)[WR_ROW(T, BYPASS_TOTAL)]);                                    \
         fill_stock(st, (e)[WR_ROW(T, STOCK_LEFT)], (e)[WR_ROW(T, SOLD_OUT_AT)]);                   \
     } while (0)
 

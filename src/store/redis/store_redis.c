@@ -96,6 +96,7 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_BURN] = {{NULL}, "scripts/burn.lua"},
     [SC_SECRET_SYNC] = {{NULL}, "scripts/secret_sync.lua"},
     [SC_AUTOTUNE] = {{ROWS(autotune), LIB}, "scripts/autotune.lua"},
+    [SC_BYPASS] = {{ROWS(bypass), LIB}, "scripts/bypass.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -208,6 +209,7 @@ static void call_err(struct req *r, wr_err_t err)
     case OP_PUT:
     case OP_DELETE:
     case OP_PING:
+    case OP_BYPASS:
         r->cb.done(err, r->arg);
         break;
     }
@@ -377,6 +379,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     case OP_PING:
         r->cb.done(rep->type == REDIS_REPLY_STATUS ? WR_OK : WR_EPROTO, r->arg);
+        break;
+    case OP_BYPASS:
+        r->cb.done(wr_script_reply_code(rep, false), r->arg);
         break;
     case OP_SECRET: {
         const uint8_t *secret = NULL;
@@ -565,6 +570,25 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
         s, r, wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
 }
 
+/* Bypass rules: bypass (store.h), bypass.lua on the queue's keys. */
+WR_ROWS_ORDER(A_BYPASS, N); /* r_bypass's */
+
+static wr_err_t r_bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_done_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_bypass(n) || !cb)
+        return WR_EINVAL;
+    if (!wr_redis_router_connected(s->conn))
+        return WR_EUNAVAILABLE;
+    struct req *r = wr_store_redis__req_new(s, OP_BYPASS, SC_BYPASS, 24, arg);
+    if (!r)
+        return WR_ENOMEM;
+    r->cb.done = cb;
+    return wr_store_redis__submit(s, r,
+                                  wr_store_redis__arg_queue_keys(r, q) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)n));
+}
+
 WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, SWEEP_MAX, SCAN_MAX, VISIT_MAX); /* r_admit's */
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
@@ -721,6 +745,7 @@ static const wr_store_ops_t redis_ops = {
     .release = r_release,
     /* degraded mode */
     .burn = r_burn,
+    .bypass = r_bypass,
     .config_put = wr_store_redis__config_put,
     .queue_get = wr_store_redis__queue_get,
     .queue_list = wr_store_redis__queue_list,

@@ -41,6 +41,7 @@ enum script_id {
     SC_BURN,        /* degraded mode */
     SC_SECRET_SYNC, /* K31: a Redis restarted empty */
     SC_AUTOTUNE,    /* autotune state */
+    SC_BYPASS,      /* bypass rules' count */
     SC_COUNT,
 };
 
@@ -81,6 +82,7 @@ typedef enum {
     OP_RELEASE,
     OP_BURN,       /* degraded mode: burn */
     OP_BURN_CHECK, /* degraded mode: burn, check only */
+    OP_BYPASS,     /* bypass rules: the count */
     OP_SYNC,       /* secret_sync with a secret */
     OP_SYNC_EPOCH, /* secret_sync without one (a configured secret) */
 } op_t;

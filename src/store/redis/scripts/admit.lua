@@ -81,7 +81,7 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
     'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt',
-    'unseenExpiredTotal')
+    'unseenExpiredTotal', 'bypassTotal')
   local qtick_ms = tonumber(cfg[5])
   local QI = idle_lib()
   local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
@@ -107,6 +107,7 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   out[R.ABANDONED_TOTAL], out[R.RETURNED_TOTAL] = n(q[10]), n(q[11])
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(q[12] or '-1'), sold_at
   out[R.UNSEEN_EXPIRED_TOTAL] = n(q[14])
+  out[R.BYPASS_TOTAL] = n(q[15])
   return out
 end
 -- (an unseen pass that expires holds its holder: held then, lib.lua)

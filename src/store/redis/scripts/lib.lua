@@ -379,13 +379,14 @@ end
 -- Stats after expiry, written into out by the row names of R (R_ADMIT or
 -- R_QUEUE_GET, scripts.def): the 11 counts of wr_queue_stats_t, then
 -- PREQUEUE, AWAY, HELD, RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT
--- (-1: no stock), SOLD_OUT_AT (us, -1 while not sold out). People still to move in a
+-- (-1: no stock), SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL
+-- (bypass.lua's count). People still to move in a
 -- running opening count in waiting. away: the line's away set plus the
 -- held. Returns out.
 local function stats(out, R)
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
-    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal')
+    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal', 'bypassTotal')
   local sold_at = -1
   if c[11] == '0' and c[12] and redis.call('ZCARD', K_ACTIVE) == 0 then
     sold_at = tonumber(c[12])
@@ -407,6 +408,7 @@ local function stats(out, R)
   out[R.RETURNED_TOTAL] = tonumber(c[10] or 0)
   out[R.UNSEEN_EXPIRED_TOTAL] = tonumber(c[13] or 0)
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(c[11] or '-1'), sold_at
+  out[R.BYPASS_TOTAL] = tonumber(c[14] or 0)
   return out
 end
 
