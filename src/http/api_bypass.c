@@ -26,10 +26,11 @@
  * The answers: the gate (GET tokens/verify) 204 with X-Waitroom-Bypass:
  * <name>; the join (POST entries, header and cidr rules) 200
  * {"status":"passthrough","bypass":"<name>","token":"<pass>"}, the pass a
- * JWT with "byp":"<name>" whose jti the store never saw (the caller as any
- * join resolves it is its sub; the wr_token_{queue} cookie is set as for
- * an admitted join), which consume accepts once through the store's
- * burned set (api_tokens.c), as degraded mode's fail-open passes.
+ * JWT with "byp":"<name>" whose jti the store never saw (its sub is the
+ * caller as any join resolves it: the identity header, "bypass:<name>"
+ * when that is missing or not a user id, or the visitor cookie, minted if
+ * needed; the wr_token_{queue} cookie is set as for an admitted join), which consume accepts once
+ * through the store's burned set (api_tokens.c), as degraded mode's fail-open passes.
  */
 #include <event2/http.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #include "http/api_gates.h"
 #include "http/api_view.h"
 #include "base/clock.h"
+#include "base/ids.h"
 #include "base/log.h"
 #include "http/http.h"
 
@@ -128,9 +130,19 @@ bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *qu
     const wr_bypass_rule_t *rule = wr_api__bypass_match(a, req, cfg, false);
     if (!rule)
         return false;
-    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
-    if (wr_api__resolve_user(a, req, WR_ROUTE_JOIN, true, user, cookie) == 1)
-        return true; /* answered: 400 */
+    char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1] = "";
+    if (a->cfg->identity == WR_IDENTITY_HEADER) {
+        /* no identity check comes before the rules: without a valid id
+         * the pass is the rule's own */
+        const char *v =
+            evhttp_find_header(evhttp_request_get_input_headers(req), a->cfg->identity_header);
+        if (v && wr_ids_valid_user(v))
+            wr_api__copy(user, sizeof user, v);
+        else
+            snprintf(user, sizeof user, "bypass:%s", rule->name);
+    } else if (wr_api__resolve_user(a, req, WR_ROUTE_JOIN, true, user, cookie) == 1) {
+        return true; /* answered: 500, no visitor could be made */
+    }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, WR_ROUTE_JOIN, queue);
     if (!c)
         return true;

@@ -111,8 +111,9 @@ void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *qu
 
 /* A join (POST entries) of queue with config cfg: when a header or cidr
  * rule matches req, counts it, answers 200 {"status":"passthrough",
- * "bypass":"<name>","token":"<pass>"} (or the 400 of a bad identity) and
- * returns true; false (nothing answered) otherwise. */
+ * "bypass":"<name>","token":"<pass>"} (the pass's sub: the caller as a
+ * join resolves it; in header mode "bypass:<name>" without a valid
+ * identity header) and returns true; false (nothing answered) otherwise. */
 bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *queue,
                          const wr_queue_config_t *cfg);
 

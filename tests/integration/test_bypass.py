@@ -251,6 +251,12 @@ class Join(BypassTest):
         self.assertEqual(st["bypassTotal"], st0["bypassTotal"] + 2)
         self.assertEqual(self.bypass_count(c, q, "staff"), 1)
         self.assertEqual(self.bypass_count(c, q, "office"), 1)
+        # no identity check comes before the rules: without the identity
+        # header the pass is the rule's own
+        r = c.join(q, None, {"X-Staff-Key": SECRET})
+        self.assertEqual(r.json.get("status"), "passthrough", repr(r))
+        self.assertEqual(jwtutil.decode(r.json["token"])[1].get("sub"), "bypass:staff")
+        self.assertEqual(c.consume(q, r.json["token"]).status, 200)
         # a path rule does not let a join past the line
         r = c.join(q, uid(), {"X-Original-URI": "/healthz"})
         self.assertEqual(r.json.get("status"), "waiting", repr(r))
