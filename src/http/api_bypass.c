@@ -71,9 +71,10 @@ static void counted_cb(wr_err_t err, void *arg)
     if (err != WR_OK)
         wr_debug("bypass: queue %s rule %s answered, but the store did not count it: %s", c->queue,
                  c->claims.bypass, wr_errname(err));
+    /* both answers name the rule in X-Waitroom-Bypass */
+    evhttp_add_header(evhttp_request_get_output_headers(c->req), "X-Waitroom-Bypass",
+                      c->claims.bypass);
     if (c->route == WR_ROUTE_VERIFY) {
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "X-Waitroom-Bypass",
-                          c->claims.bypass);
         wr_api__reply_empty(a, c->req, c->route, 204);
         wr_api__ctx_free(c);
         return;

@@ -230,6 +230,7 @@ class Join(BypassTest):
                 self.assertEqual(set(r.json), {"status", "bypass", "token"}, repr(r))
                 self.assertEqual(r.json["status"], "passthrough")
                 self.assertEqual(r.json["bypass"], name)
+                self.assertEqual(r.headers.get("x-waitroom-bypass"), name)
                 tok = r.json["token"]
                 _, claims, _, _ = jwtutil.decode(tok)
                 self.assertEqual(claims.get("byp"), name)
