@@ -57,12 +57,14 @@
 #include "base/clock.h"
 #include "http/http.h"
 
-/* A consumed pass the store's live tokens never held: 200 {"valid":true,
- * "userId":...} with "failOpen":true (counted) or "bypass":"<rule>". */
-static void reply_off_store(wr_api__ctx_t *c)
+/* A consume answered without the store's live tokens: 200 {"valid":true,
+ * "userId":...}, with "failOpen":true (counted) when fail_open (a fail-open
+ * pass, or any token spent here while the store is unreachable), and
+ * "bypass":"<rule>" for a bypass pass. */
+static void reply_off_store(wr_api__ctx_t *c, bool fail_open)
 {
     json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
-    if (o && c->claims.fail_open) {
+    if (o && fail_open) {
         wr_api__count_fail_open(c->api, "waitroom_fail_open_consumed_total", c->queue);
         json_object_set_new(o, "failOpen", json_true());
     }
@@ -109,7 +111,7 @@ static void token_degraded(wr_api__ctx_t *c, wr_err_t err)
         wr_api__reply_unavailable(a, c->req, c->route, err);
         return;
     }
-    reply_off_store(c);
+    reply_off_store(c, true);
 }
 
 /*
@@ -159,7 +161,7 @@ static void token_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         } else if (wr_token_off_store(&c->claims)) {
             /* a fail-open or bypass pass, burned now for every instance */
             note_spent(c);
-            reply_off_store(c);
+            reply_off_store(c, c->claims.fail_open);
         } else {
             note_spent(c);
             json_t *o = json_pack("{s:b,s:s}", "valid", 1, "userId", c->claims.user);
