@@ -4,26 +4,28 @@
  * Each rule is a character class and a length range. One table gives the
  * classes of every byte, so a check is one load per byte: queue names and
  * the base64url ids (jti, kid) share one class (A-Z a-z 0-9 _ -), user ids
- * add . ~ : @ +, host names add the dot. NUL and every byte >= 0x80 belong to no class, so a
- * counted string with an embedded NUL, or UTF-8, is refused.
+ * add . ~ : @ +, host names add the dot; labels (group and bypass rule
+ * names) are lower case letters, digits and '-'. NUL and every byte >= 0x80 belong to no class, so
+ * a counted string with an embedded NUL, or UTF-8, is refused.
  */
 #include "base/ids.h"
 
 #include <string.h>
 
 enum {
-    C_NAME = 1, /* [A-Za-z0-9_-]: queue names, base64url */
-    C_USER = 2, /* [A-Za-z0-9._~:@+-]: user ids */
-    C_HOST = 4, /* [A-Za-z0-9._-]: host names */
+    C_NAME = 1,  /* [A-Za-z0-9_-]: queue names, base64url */
+    C_USER = 2,  /* [A-Za-z0-9._~:@+-]: user ids */
+    C_HOST = 4,  /* [A-Za-z0-9._-]: host names */
+    C_LABEL = 8, /* [a-z0-9-]: group and bypass rule names */
 };
 
 /* GNU range designators (the build is gnu11). */
 static const unsigned char classes[256] = {
-    ['0' ... '9'] = C_NAME | C_USER | C_HOST,
+    ['0' ... '9'] = C_NAME | C_USER | C_HOST | C_LABEL,
     ['A' ... 'Z'] = C_NAME | C_USER | C_HOST,
-    ['a' ... 'z'] = C_NAME | C_USER | C_HOST,
+    ['a' ... 'z'] = C_NAME | C_USER | C_HOST | C_LABEL,
     ['_'] = C_NAME | C_USER | C_HOST,
-    ['-'] = C_NAME | C_USER | C_HOST,
+    ['-'] = C_NAME | C_USER | C_HOST | C_LABEL,
     ['.'] = C_USER | C_HOST,
     ['~'] = C_USER,
     [':'] = C_USER,
@@ -67,6 +69,11 @@ bool wr_ids_valid_user(const char *id)
 bool wr_ids_valid_user_n(const char *s, size_t n)
 {
     return match(s, n, WR_USER_ID_MAX, C_USER);
+}
+
+bool wr_ids_valid_label_n(const char *s, size_t n)
+{
+    return match(s, n, WR_LABEL_MAX, C_LABEL);
 }
 
 bool wr_ids_valid_jti(const char *jti)

@@ -23,12 +23,14 @@
 #define WR_JTI_LEN        22  /* a jti we issue: base64url of 16 random bytes */
 #define WR_KID_LEN        8   /* a key id: 8 base64url chars */
 #define WR_HOST_NAME_MAX  255 /* bytes of a host name in an address or URL */
+#define WR_LABEL_MAX      32  /* bytes of a label: a priority group's or bypass rule's name */
 
 #define WR_IDS_STR_(x) #x
 #define WR_IDS_STR(x)  WR_IDS_STR_(x)
 /* The rules as text, for error messages ("queue names match ..."). */
 #define WR_QUEUE_NAME_RULE "[A-Za-z0-9_-]{1," WR_IDS_STR(WR_QUEUE_NAME_MAX) "}"
 #define WR_USER_ID_RULE    "[A-Za-z0-9._~:@+-]{1," WR_IDS_STR(WR_USER_ID_MAX) "}"
+#define WR_LABEL_RULE      "[a-z0-9-]{1," WR_IDS_STR(WR_LABEL_MAX) "}"
 
 /* True if name (NUL-terminated) is a queue name; NULL is false. */
 bool wr_ids_valid_queue(const char *name);
@@ -51,6 +53,11 @@ bool wr_ids_valid_jti_n(const char *s, size_t n);
 
 /* True if the n bytes at s are a key id: 1..WR_KID_LEN base64url chars. */
 bool wr_ids_valid_kid_n(const char *s, size_t n);
+
+/* True if the n bytes at s are a label: a name the operator gives a
+ * priority group or a bypass rule, also a metric label value
+ * (WR_LABEL_RULE). */
+bool wr_ids_valid_label_n(const char *s, size_t n);
 
 /* True if c may appear in a host name (below). */
 bool wr_ids_host_char(char c);

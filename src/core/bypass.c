@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "base/crypto.h"
+#include "base/ids.h"
 
 #define FIELD "bypass"
 
@@ -42,14 +43,7 @@
 
 bool wr_bypass_valid_name(const char *s, size_t len)
 {
-    if (!s || len == 0 || len > WR_BYPASS_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-            return false;
-    }
-    return true;
+    return wr_ids_valid_label_n(s, len);
 }
 
 /* An HTTP field name (RFC 9110 token) of 1..WR_BYPASS_HEADER_MAX bytes. */

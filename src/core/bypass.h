@@ -25,13 +25,14 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/ids.h"
 #include "core/ratelimit.h"
 
-#define WR_BYPASS_RULES_MAX  32   /* rules in a queue's bypass */
-#define WR_BYPASS_NAME_MAX   32   /* a rule's name, bytes, without NUL */
-#define WR_BYPASS_HEADER_MAX 64   /* a header rule's field name, bytes, without NUL */
-#define WR_BYPASS_SECRET_MIN 32   /* a header rule's secret, bytes, at least */
-#define WR_BYPASS_VALUE_MAX  128  /* a secret, a path or a cidr text, bytes, without NUL */
+#define WR_BYPASS_RULES_MAX  32           /* rules in a queue's bypass */
+#define WR_BYPASS_NAME_MAX   WR_LABEL_MAX /* a rule's name, bytes, without NUL: a label */
+#define WR_BYPASS_HEADER_MAX 64           /* a header rule's field name, bytes, without NUL */
+#define WR_BYPASS_SECRET_MIN 32           /* a header rule's secret, bytes, at least */
+#define WR_BYPASS_VALUE_MAX  128          /* a secret, a path or a cidr text, bytes, without NUL */
 #define WR_BYPASS_URI_MAX    8192 /* X-Original-URI bytes looked at, at most (longer: no match) */
 
 typedef enum {
@@ -115,7 +116,7 @@ const wr_bypass_rule_t *wr_bypass_match(const wr_bypass_config_t *c,
  * rule r under the rules above; false for any other kind. */
 bool wr_bypass_path_matches(const wr_bypass_rule_t *r, const char *uri);
 
-/* True when name is a rule name: [a-z0-9-]{1,WR_BYPASS_NAME_MAX}. */
+/* True when name is a rule name: a label, [a-z0-9-]{1,32} (base/ids.h). */
 bool wr_bypass_valid_name(const char *s, size_t len);
 
 #endif

@@ -28,19 +28,15 @@
 
 #include "base/crypto.h"
 #include "base/hex.h"
+#include "base/ids.h"
 #include "base/names.h"
 
 #define MICRO 1000000ULL
 
 bool wr_groups_name_ok(const char *s, size_t len)
 {
-    if (!s || len == 0 || len > WR_GROUP_NAME_MAX)
+    if (!wr_ids_valid_label_n(s, len))
         return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-            return false;
-    }
     return !(len == sizeof(WR_GROUP_STANDARD) - 1 && memcmp(s, WR_GROUP_STANDARD, len) == 0);
 }
 

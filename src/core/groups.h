@@ -19,10 +19,11 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/ids.h"
 
-#define WR_GROUPS_MAX       8          /* groups: at most this many */
-#define WR_GROUP_NAME_MAX   32         /* a group name: bytes, without NUL */
-#define WR_GROUP_STANDARD   "standard" /* the standard line's name (stats), never a group's */
+#define WR_GROUPS_MAX       8            /* groups: at most this many */
+#define WR_GROUP_NAME_MAX   WR_LABEL_MAX /* a group name: bytes, without NUL: a label */
+#define WR_GROUP_STANDARD   "standard"   /* the standard line's name (stats), never a group's */
 #define WR_GROUP_NAME_RULE  "[a-z0-9-]{1,32}"
 #define WR_GROUPS_SHARE_DEF 0.2     /* standardShare's default */
 #define WR_CODE_MAX         32      /* a code as given: bytes, without NUL */

@@ -1,6 +1,6 @@
 /*
  * test_ids.c - the syntax of names and ids: queue names, user ids, jti,
- * key ids and host names (lengths at and past the bounds, every extra
+ * key ids, host names and labels (lengths at and past the bounds, every extra
  * character, bytes outside the classes, counted strings with an embedded
  * NUL), and the rule texts built from the limits.
  */
@@ -127,6 +127,22 @@ static void test_host_names(void **state)
     assert_false(wr_ids_host_char(':') || wr_ids_host_char('\0') || wr_ids_host_char('~'));
 }
 
+/* labels: priority group and bypass rule names, [a-z0-9-]{1,32} */
+static void test_labels(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {"a", "staff-2", "0", "-", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+    static const char *const bad[] = {
+        "", "A", "a_b", "a.b", "a b", "a:b", "\xc3\xa9", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_true(wr_ids_valid_label_n(ok[i], strlen(ok[i])));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(wr_ids_valid_label_n(bad[i], strlen(bad[i])));
+    assert_false(wr_ids_valid_label_n("a\0b", 3));
+    assert_false(wr_ids_valid_label_n(NULL, 0));
+    assert_string_equal(WR_LABEL_RULE, "[a-z0-9-]{1,32}");
+}
+
 static void test_rule_texts(void **state)
 {
     (void)state;
@@ -136,4 +152,4 @@ static void test_rule_texts(void **state)
 
 WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
              cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
-             cmocka_unit_test(test_rule_texts))
+             cmocka_unit_test(test_labels), cmocka_unit_test(test_rule_texts))
