@@ -332,16 +332,29 @@ bool wr_crypto_ed25519_verify(const uint8_t pub[WR_CRYPTO_ED25519_PUB], const vo
     return ok;
 }
 
-wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
-                                    uint8_t seed[WR_CRYPTO_ED25519_SEED])
+/* The private key of a PEM text (len bytes): *k the key, NULL when the
+ * text holds none (WR_OK either way); WR_EINVAL for a text too long for a
+ * memory BIO, WR_ENOMEM. The caller frees *k. */
+static wr_err_t read_pem_key(const char *pem, size_t len, EVP_PKEY **k)
 {
-    if (!pem || !seed || len == 0 || len > INT_MAX)
+    *k = NULL;
+    if (len == 0 || len > INT_MAX)
         return WR_EINVAL;
     BIO *b = BIO_new_mem_buf(pem, (int)len);
     if (!b)
         return WR_ENOMEM;
-    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+    *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
     BIO_free(b);
+    return WR_OK;
+}
+
+wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
+                                    uint8_t seed[WR_CRYPTO_ED25519_SEED])
+{
+    EVP_PKEY *k = NULL;
+    wr_err_t err = !pem || !seed ? WR_EINVAL : read_pem_key(pem, len, &k);
+    if (err)
+        return err;
     size_t n = WR_CRYPTO_ED25519_SEED;
     bool ok = k && EVP_PKEY_get_id(k) == EVP_PKEY_ED25519 &&
               EVP_PKEY_get_raw_private_key(k, seed, &n) == 1 && n == WR_CRYPTO_ED25519_SEED;
@@ -560,13 +573,10 @@ out:
 
 wr_err_t wr_crypto_p256_from_pem(const char *pem, size_t len, uint8_t priv[WR_CRYPTO_P256_PRIV])
 {
-    if (!pem || !priv || len == 0 || len > INT_MAX)
-        return WR_EINVAL;
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    if (!b)
-        return WR_ENOMEM;
-    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
-    BIO_free(b);
+    EVP_PKEY *k = NULL;
+    wr_err_t err = !pem || !priv ? WR_EINVAL : read_pem_key(pem, len, &k);
+    if (err)
+        return err;
     char group[32] = "";
     BIGNUM *d = NULL;
     bool ok = k && EVP_PKEY_get_base_id(k) == EVP_PKEY_EC &&
