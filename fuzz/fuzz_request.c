@@ -145,6 +145,7 @@ static void server_new(void)
                              .max_connections = 10000,
                              .timeout_seconds = 5,
                              .handler = wr_api_handle,
+                             .body_limit = wr_api_body_limit,
                              .handler_arg = S.api[i],
                              .max_conn_requests = 100,
                              .request_timeout_seconds = 5};

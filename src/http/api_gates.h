@@ -46,7 +46,7 @@ bool wr_api__challenge_required(const wr_queue_config_t *cfg);
 /* The join's body (POST entries) for the gates: false when there is none
  * (a GET, no bytes); true with *out the parsed JSON (owned; NULL when it
  * is not JSON, maybe not an object). */
-bool wr_api__join_body(struct evhttp_request *req, json_t **out);
+bool wr_api__join_body(wr_http_req_t *req, json_t **out);
 
 /*
  * The solution in a join's body ({"challenge":"...","nonce":"..."}) for
@@ -58,7 +58,7 @@ bool wr_api__join_body(struct evhttp_request *req, json_t **out);
  * body that is not such an object: malformed). Reads req's body; answers
  * nothing.
  */
-wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, wr_http_req_t *req,
                                              wr_challenge_key_t *const *keys, unsigned bits,
                                              const char *queue, const char *caller,
                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -67,7 +67,7 @@ wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request 
 /* wr_api__solution_check under the challenge keys at cfg's current bits;
  * WR_CHALLENGE_OK (spend_id "") when cfg needs none
  * (wr_api__challenge_required). */
-wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, wr_http_req_t *req,
                                               const wr_queue_config_t *cfg, const char *queue,
                                               const char *caller,
                                               char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -83,7 +83,7 @@ wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request
  * member when cfg has a captcha, and Retry-After retry_s when > 0. Counts
  * reason in waitroom_challenges_refused_total{queue,reason}.
  */
-void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__gate_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                          const wr_queue_config_t *cfg, const char *queue, const char *reason,
                          const char *message, bool challenge, wr_challenge_key_t *key,
                          unsigned bits, bool fallback, int retry_s);
@@ -91,7 +91,7 @@ void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 /* Answers req 403 CHALLENGE_REQUIRED with reason r and a fresh challenge
  * (challenge, bits, expiresAt) bound to the caller as the challenge route
  * sees it (wr_api__gate_refuse). */
-void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__challenge_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r);
 
@@ -131,12 +131,12 @@ bool wr_api__captcha_required(const wr_queue_config_t *cfg);
  * "captchaResponse") into out: 1 when there is one of the right shape
  * (wr_captcha_response_ok), 0 when none (no body, a GET, no member or
  * null), -1 when the member is not one (not a string, too long...). */
-int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
+int wr_api__captcha_read(wr_http_req_t *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
 
 /* A solved fallback challenge in the join's body ({"challenge","nonce"}
  * issued by a 403 captchaUnavailable) for caller in queue at cfg's
  * captcha.fallbackBits: wr_api__solution_check under the fallback keys. */
-wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, wr_http_req_t *req,
                                                      const wr_queue_config_t *cfg,
                                                      const char *queue, const char *caller,
                                                      char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -220,7 +220,7 @@ void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcom
  * fallback "challenge" with challengeBits 0. Sets the visitor cookie when
  * a new one was minted; counts the refusal.
  */
-void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__captcha_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                             const wr_queue_config_t *cfg, const char *queue,
                             wr_api__captcha_reason_t r);
 
