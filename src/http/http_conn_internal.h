@@ -66,6 +66,8 @@ struct wr_http_conn {
     uint32_t scan, line_start;
     uint32_t head_end; /* the end of cur's head in ibuf while it is parsed */
     bool reqline_done;
+    bool cl_seen;            /* a Content-Length line was seen in this head */
+    uint32_t cl_off, cl_len; /* its value, in the head */
     uint8_t state;      /* WR_CONN_HEAD / WR_CONN_BODY */
     llhttp_t parser;    /* its data points at this connection */
     wr_http_req_t *cur; /* the request being parsed */

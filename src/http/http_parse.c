@@ -105,6 +105,32 @@ static bool request_line(wr_http_conn_t *c, char *p, size_t n)
     return true;
 }
 
+/* A Content-Length field line (len bytes at line, in the head at b):
+ * 0 to keep it, 1 when it repeats the first one's value (it is then
+ * dropped: one field, RFC 9110 8.6), -1 when the values differ. */
+static int content_length_line(wr_http_conn_t *c, const char *b, uint32_t line, uint32_t len)
+{
+    static const char name[] = "content-length:";
+    const uint32_t k = sizeof(name) - 1;
+    if (len < k || strncasecmp(b + line, name, k) != 0)
+        return 0;
+    uint32_t v = line + k, e = line + len;
+    while (v < e && (b[v] == ' ' || b[v] == '\t'))
+        v++;
+    while (e > v && (b[e - 1] == ' ' || b[e - 1] == '\t'))
+        e--;
+    if (!c->cl_seen) {
+        c->cl_seen = true;
+        c->cl_off = v;
+        c->cl_len = e - v;
+        return 0;
+    }
+    if (e - v == c->cl_len && memcmp(b + v, b + c->cl_off, c->cl_len) == 0)
+        return 1;
+    fail(c, 400, "BAD_REQUEST", "two Content-Length values that differ");
+    return -1;
+}
+
 /* Scans the head at c->ipos: 1 and *head_len when it is complete, 0 when
  * more bytes are needed, -1 when it is refused. */
 static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
@@ -135,7 +161,24 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
                 if (!request_line(c, b, len))
                     return -1;
                 c->reqline_done = true;
-            } else if (len == 0) {
+            } else if (len > 0) {
+                int d = content_length_line(c, b, c->line_start, len);
+                if (d < 0)
+                    return -1;
+                if (d > 0) {
+                    /* Drop the repeated line (its CRLF too) from the buffer. */
+                    uint32_t next = i + 2;
+                    memmove(b + c->line_start, b + next, n - next);
+                    c->ilen -= next - c->line_start;
+                    n -= next - c->line_start;
+                    i = c->line_start - 1; /* the loop's i++ lands on the next line */
+                    if (c->line_start < n && (b[c->line_start] == ' ' || b[c->line_start] == '\t')) {
+                        fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
+                        return -1;
+                    }
+                    continue;
+                }
+            } else {
                 if (c->line_start > WR_HTTP_MAX_HEADERS) {
                     fail(c, 431, "HEADERS_TOO_LARGE", "the request line and headers exceed 32 KiB");
                     return -1;
@@ -486,6 +529,7 @@ int wr_http__parse(wr_http_conn_t *c)
         c->state = WR_CONN_BODY;
         c->scan = c->line_start = 0;
         c->reqline_done = false;
+        c->cl_seen = false;
         c->head_end = c->ipos + head_len;
         if (!feed(c, c->ibuf + c->ipos, head_len, &used))
             return -1;
