@@ -47,7 +47,7 @@ static size_t body_limit(const wr_http_req_t *r, void *arg)
 {
     (void)arg;
     return strncmp(wr_http_req_path(r, NULL), "/v1/admin", 9) == 0 ? WR_HTTP_MAX_BODY_ADMIN
-                                                                    : WR_HTTP_MAX_BODY_USER;
+                                                                   : WR_HTTP_MAX_BODY_USER;
 }
 
 static void answer(wr_http_req_t *r)
@@ -126,8 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 5)
         return 0;
     mode = data[0] % 3;
-    rng = ((uint32_t)data[1] << 24 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 8 | data[4]) |
-          1;
+    rng =
+        ((uint32_t)data[1] << 24 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 8 | data[4]) | 1;
     data += 5;
     size -= 5;
     int sv[2];

@@ -61,6 +61,13 @@
 #define CLOSE_GRACE_US 1000000
 #define IOV_BATCH      64
 
+uint64_t wr_http__allocs;
+
+uint64_t wr_http_conn_allocs(void)
+{
+    return wr_http__allocs;
+}
+
 /* ---- arenas ---- */
 
 bool wr_http__arena_add(wr_http_arena_t *a, const void *p, size_t n)
@@ -72,6 +79,7 @@ bool wr_http__arena_add(wr_http_arena_t *a, const void *p, size_t n)
         while (cap < a->len + n)
             cap *= 2;
         char *np = realloc(a->p, cap);
+        wr_http__allocs++;
         if (!np)
             return false;
         a->p = np;
@@ -104,6 +112,7 @@ wr_http_req_t *wr_http__req_get(wr_http_conn_t *c)
         env->n_free_reqs--;
     } else {
         r = calloc(1, sizeof(*r));
+        wr_http__allocs++;
         if (!r)
             return NULL;
     }
@@ -600,6 +609,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         if (c->ilen == c->icap && c->icap < IBUF_MAX && c->state == WR_CONN_HEAD) {
             uint32_t cap = c->icap * 2 > IBUF_MAX ? IBUF_MAX : c->icap * 2;
             char *nb = realloc(c->ibuf, cap);
+            wr_http__allocs++;
             if (nb) {
                 c->ibuf = nb;
                 c->icap = cap;
@@ -663,6 +673,7 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
         c->icap = icap;
     } else {
         c = calloc(1, sizeof(*c));
+        wr_http__allocs += 2;
         if (c) {
             c->ibuf = malloc(IBUF_MIN);
             c->icap = IBUF_MIN;

@@ -101,6 +101,11 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
  * stalled closes, the grace after an error. Call about every 100 ms. */
 void wr_http_env_sweep(wr_http_env_t *env, int64_t now_us);
 
+/* Allocations the layer has made in this process (request objects, their
+ * arenas and field arrays, connections and their buffers): it makes none
+ * per request on a warm keep-alive connection. */
+uint64_t wr_http_conn_allocs(void);
+
 /* ---- the request, as handlers see it ---- */
 
 wr_http_method_t wr_http_req_method(const wr_http_req_t *r);

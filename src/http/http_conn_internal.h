@@ -68,11 +68,11 @@ struct wr_http_conn {
     bool reqline_done;
     bool cl_seen;            /* a Content-Length line was seen in this head */
     uint32_t cl_off, cl_len; /* its value, in the head */
-    uint8_t state;      /* WR_CONN_HEAD / WR_CONN_BODY */
-    llhttp_t parser;    /* its data points at this connection */
-    wr_http_req_t *cur; /* the request being parsed */
-    bool msg_done;      /* llhttp finished cur's message */
-    int err_status;     /* a callback's verdict (0 = llhttp's own error: 400) */
+    uint8_t state;           /* WR_CONN_HEAD / WR_CONN_BODY */
+    llhttp_t parser;         /* its data points at this connection */
+    wr_http_req_t *cur;      /* the request being parsed */
+    bool msg_done;           /* llhttp finished cur's message */
+    int err_status;          /* a callback's verdict (0 = llhttp's own error: 400) */
     const char *err_code, *err_msg;
     wr_http_req_t *qhead, *qtail; /* dispatched, in order, not yet written */
     uint32_t nq;
@@ -102,5 +102,6 @@ int wr_http__parse(wr_http_conn_t *c);
 /* http_conn.c */
 wr_http_req_t *wr_http__req_get(wr_http_conn_t *c);
 bool wr_http__arena_add(wr_http_arena_t *a, const void *p, size_t n);
+extern uint64_t wr_http__allocs; /* wr_http_conn_allocs */
 
 #endif

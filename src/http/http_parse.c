@@ -172,8 +172,10 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
                     c->ilen -= next - c->line_start;
                     n -= next - c->line_start;
                     i = c->line_start - 1; /* the loop's i++ lands on the next line */
-                    if (c->line_start < n && (b[c->line_start] == ' ' || b[c->line_start] == '\t')) {
-                        fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
+                    if (c->line_start < n &&
+                        (b[c->line_start] == ' ' || b[c->line_start] == '\t')) {
+                        fail(c, 400, "BAD_REQUEST",
+                             "obs-fold (a field line starting with white space)");
                         return -1;
                     }
                     continue;
@@ -252,6 +254,7 @@ static int on_field(llhttp_t *p, const char *at, size_t n)
         if (r->n_fields == r->fields_cap) {
             uint32_t cap = r->fields_cap ? 2 * r->fields_cap : 16;
             wr_http_field_t *f = realloc(r->fields, cap * sizeof(*f));
+            wr_http__allocs++;
             if (!f)
                 return -1;
             r->fields = f;

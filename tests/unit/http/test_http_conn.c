@@ -456,6 +456,29 @@ static void test_error_after_pipelined(void **state)
     assert_true(closed);
 }
 
+/* The same Content-Length twice is one field; 100 keep-alive requests on a
+ * warm connection allocate nothing in the layer. */
+static void test_repeated_length_and_no_allocation(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("POST /d HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nX-Test: t\r\n"
+          "content-length:  2 \r\n\r\nok");
+    const char *o = recv_all(&closed);
+    assert_non_null(strstr(o, "\"b\":2,\"h\":\"t\""));
+    assert_false(closed);
+    const char *poll = "GET /v1/queues/q/entries/me HTTP/1.1\r\nHost: h\r\nX-Test: 1\r\n"
+                       "Cookie: wr_vid=abc\r\nAccept: */*\r\n\r\n";
+    sends(poll);
+    recv_all(&closed);
+    uint64_t before = wr_http_conn_allocs();
+    for (int i = 0; i < 100; i++) {
+        sends(poll);
+        assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200 OK"), 1);
+    }
+    assert_int_equal(wr_http_conn_allocs() - before, 0);
+}
+
 /* A handler that answers after the client left: the request is freed. */
 static void test_orphan(void **state)
 {
@@ -485,6 +508,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
