@@ -519,6 +519,18 @@ static void conn_flush(wr_http_conn_t *c)
 
 /* ---- reading ---- */
 
+/* Appends r to the connection's queue of requests in order. */
+static void enqueue(wr_http_conn_t *c, wr_http_req_t *r)
+{
+    r->next = NULL;
+    if (c->qtail)
+        c->qtail->next = r;
+    else
+        c->qhead = r;
+    c->qtail = r;
+    c->nq++;
+}
+
 /* Answers the layer's own error after what is queued and stops reading
  * requests. */
 static void conn_error(wr_http_conn_t *c)
@@ -544,13 +556,7 @@ static void conn_error(wr_http_conn_t *c)
     default:
         env->counters.bad_requests++;
     }
-    r->next = NULL;
-    if (c->qtail)
-        c->qtail->next = r;
-    else
-        c->qhead = r;
-    c->qtail = r;
-    c->nq++;
+    enqueue(c, r);
     c->closing = true;
     c->start_us = 0;
     respond_error(r, c->err_status, c->err_code, c->err_msg);
@@ -580,13 +586,7 @@ static void conn_parse(wr_http_conn_t *c)
             req->close = true; /* the last one: answered with Connection: close */
             c->env->counters.conn_limit_closes++;
         }
-        req->next = NULL;
-        if (c->qtail)
-            c->qtail->next = req;
-        else
-            c->qhead = req;
-        c->qtail = req;
-        c->nq++;
+        enqueue(c, req);
         if (req->close)
             c->closing = true; /* nothing after it is read */
         c->env->handler(req, c->env->handler_arg);
