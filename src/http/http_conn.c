@@ -466,7 +466,6 @@ static void conn_flush(wr_http_conn_t *c)
             conn_free(c); /* the peer is gone */
             return;
         }
-        c->last_us = wr_clock_mono_us();
         size_t left = (size_t)w + c->wr_off;
         c->wr_off = 0;
         bool closing = false;
@@ -657,7 +656,9 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    conn_flush(arg);
+    wr_http_conn_t *c = arg;
+    c->last_us = wr_clock_mono_us(); /* a slow reader making progress is not stalled */
+    conn_flush(c);
 }
 
 wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa, socklen_t salen)

@@ -417,7 +417,10 @@ static int on_headers_complete(llhttp_t *p)
         return -1;
     }
     wr_http_env_t *env = c->env;
-    size_t limit = env->body_limit ? env->body_limit(r, env->handler_arg) : WR_HTTP_MAX_BODY_ADMIN;
+    bool has_body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length);
+    size_t limit = !has_body           ? 0
+                   : env->body_limit ? env->body_limit(r, env->handler_arg)
+                                     : WR_HTTP_MAX_BODY_ADMIN;
     r->body_limit = (uint32_t)(limit > WR_HTTP_MAX_BODY_ADMIN ? WR_HTTP_MAX_BODY_ADMIN : limit);
     if (expect && r->minor == 1 && strcasecmp(expect, "100-continue") != 0) {
         fail(c, 417, "EXPECTATION_FAILED", "only 100-continue is expected");

@@ -462,7 +462,7 @@ static void test_repeated_length_and_no_allocation(void **state)
 {
     (void)state;
     bool closed;
-    sends("POST /d HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nX-Test: t\r\n"
+    sends("POST /d HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nContent-Length: 2\r\nX-Test: t\r\n"
           "content-length:  2 \r\n\r\nok");
     const char *o = recv_all(&closed);
     assert_non_null(strstr(o, "\"b\":2,\"h\":\"t\""));
