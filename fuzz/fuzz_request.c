@@ -1,7 +1,7 @@
 /*
  * fuzz_request.c - libFuzzer target: the whole request path in process.
  *
- * One event base runs the real HTTP server (wr_http: evhttp with our
+ * One event base runs the real HTTP server (wr_http: our connection layer with its
  * limits), the real handlers (wr_api: router, JSON bodies, identity,
  * tokens, admin) and the memory store, with two listeners on loopback: a
  * cookie-mode API and a header-mode API (X-User-Id). The first input byte
