@@ -423,8 +423,13 @@ void wr_http_req_respond(wr_http_req_t *r, int status, const void *body, size_t 
 /* The JSON error form of a status the layer answers itself. */
 static void respond_error(wr_http_req_t *r, int status, const char *code, const char *msg)
 {
-    char body[256];
-    int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", code, msg);
+    char body[256], text[160];
+    size_t t = 0;
+    /* The message is ours or llhttp's reason: kept a plain JSON string. */
+    for (; msg[t] && t < sizeof(text) - 1; t++)
+        text[t] = msg[t] == '"' || msg[t] == '\\' || (unsigned char)msg[t] < 0x20 ? '\'' : msg[t];
+    text[t] = '\0';
+    int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", code, text);
     if (n < 0 || (size_t)n >= sizeof(body))
         n = 0;
     r->close = true;
