@@ -1,7 +1,7 @@
 /*
  * fuzz_request.c - libFuzzer target: the whole request path in process.
  *
- * One event base runs the real HTTP server (wr_http: evhttp with our
+ * One event base runs the real HTTP server (wr_http: our connection layer with its
  * limits), the real handlers (wr_api: router, JSON bodies, identity,
  * tokens, admin) and the memory store, with two listeners on loopback: a
  * cookie-mode API and a header-mode API (X-User-Id). The first input byte
@@ -145,6 +145,7 @@ static void server_new(void)
                              .max_connections = 10000,
                              .timeout_seconds = 5,
                              .handler = wr_api_handle,
+                             .body_limit = wr_api_body_limit,
                              .handler_arg = S.api[i],
                              .max_conn_requests = 100,
                              .request_timeout_seconds = 5};

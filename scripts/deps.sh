@@ -9,6 +9,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config
   libevent-dev libhiredis-dev libjansson-dev libssl-dev libinih-dev libcmocka-dev # libevent-dev: libevent_openssl too
+  node-llhttp # llhttp's C sources (the HTTP parser), compiled into the build
   redis-server redis-tools python3 curl # redis-tools: redis-cli --cluster create (cluster tests)
 )
 if [ "${1:-}" != build ]; then

@@ -479,6 +479,7 @@ int main(int argc, char **argv)
                          .max_connections = app.cfg.max_connections,
                          .timeout_seconds = app.cfg.timeout_seconds,
                          .handler = wr_api_handle,
+                         .body_limit = wr_api_body_limit,
                          .handler_arg = app.api};
     ho.max_conn_requests = app.cfg.max_conn_requests; /* security limits */
     ho.request_timeout_seconds = app.cfg.request_timeout_seconds;

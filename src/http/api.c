@@ -49,13 +49,13 @@
 
 /* ---------- the handlers answered here ---------- */
 
-static void handle_healthz(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+static void handle_healthz(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     static const char body[] = "{\"status\":\"ok\"}";
     wr_api__reply_json(a, req, call->route, 200, body, sizeof(body) - 1, 0);
 }
 
-static void handle_dashboard(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+static void handle_dashboard(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     size_t len = 0;
     char *html = wr_page_render_dashboard(a->web, &len);
@@ -63,7 +63,7 @@ static void handle_dashboard(wr_api_t *a, struct evhttp_request *req, const wr_a
 }
 
 /* GET /static/{file}: an embedded asset (the {file} as in the path). */
-static void handle_static(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+static void handle_static(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     char file[128];
     size_t len = 0;
@@ -78,10 +78,9 @@ static void handle_static(wr_api_t *a, struct evhttp_request *req, const wr_api_
         wr_api__reply_error(a, req, call->route, 404, "NOT_FOUND", "no such asset", NULL, NULL, 0);
         return;
     }
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    evhttp_add_header(oh, "Content-Type", ctype);
-    evhttp_add_header(oh, "Cache-Control", "public, max-age=300");
-    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    wr_http_req_add_header(req, "Content-Type", ctype);
+    wr_http_req_add_header(req, "Cache-Control", "public, max-age=300");
+    wr_http_req_add_header(req, "X-Content-Type-Options", "nosniff");
     wr_api__count_request(a, req, call->route, 200, len);
     wr_http_send(req, 200, data, len, true);
 }
@@ -97,32 +96,47 @@ static wr_api__handler_fn *const handlers[WR_ROUTE_COUNT] = {
 #undef WR_ROUTE
 };
 
-static wr_method_t method_of(struct evhttp_request *req)
+static wr_method_t method_of(const wr_http_req_t *req)
 {
-    switch (evhttp_request_get_command(req)) {
-    case EVHTTP_REQ_GET:
+    switch (wr_http_req_method(req)) {
+    case WR_HTTP_M_GET:
         return WR_METHOD_GET;
-    case EVHTTP_REQ_POST:
+    case WR_HTTP_M_POST:
         return WR_METHOD_POST;
-    case EVHTTP_REQ_PUT:
+    case WR_HTTP_M_PUT:
         return WR_METHOD_PUT;
-    case EVHTTP_REQ_PATCH:
+    case WR_HTTP_M_PATCH:
         return WR_METHOD_PATCH;
-    case EVHTTP_REQ_DELETE:
+    case WR_HTTP_M_DELETE:
         return WR_METHOD_DELETE;
-    case EVHTTP_REQ_HEAD:
+    case WR_HTTP_M_HEAD:
         return WR_METHOD_HEAD;
     default:
         return WR_METHOD_OTHER;
     }
 }
 
-static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+static void handle(wr_api_t *a, wr_http_req_t *req, bool admin_listener,
                    char queue[WR_QUEUE_NAME_MAX + 1]);
+
+static size_t body_limit_of(unsigned flags)
+{
+    return flags & WR_ROUTE_F_ADMIN_BODY ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
+}
+
+size_t wr_api_body_limit(const wr_http_req_t *req, void *arg)
+{
+    (void)arg;
+    size_t len;
+    const char *path = wr_http_req_path(req, &len);
+    wr_route_match_t m = wr_router_match(method_of(req), path, len);
+    return m.route == WR_ROUTE_NONE ? WR_HTTP_MAX_BODY_ADMIN
+                                    : body_limit_of(wr_router_row(m.route)->flags);
+}
 
 /* Every request: notes it as the one being dispatched (its reply, if sent
  * before handle returns, is recorded with this start and queue). */
-static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listener)
+static void dispatch(wr_api_t *a, wr_http_req_t *req, bool admin_listener)
 {
     char queue[WR_QUEUE_NAME_MAX + 1] = "";
     a->cur_req = req;
@@ -133,12 +147,12 @@ static void dispatch(wr_api_t *a, struct evhttp_request *req, bool admin_listene
     a->cur_queue = "";
 }
 
-void wr_api_handle(struct evhttp_request *req, void *arg)
+void wr_api_handle(wr_http_req_t *req, void *arg)
 {
     dispatch(arg, req, false);
 }
 
-void wr_api_handle_admin(struct evhttp_request *req, void *arg)
+void wr_api_handle_admin(wr_http_req_t *req, void *arg)
 {
     dispatch(arg, req, true);
 }
@@ -166,22 +180,17 @@ static bool decode_queue(const char *p, size_t len, char queue[WR_QUEUE_NAME_MAX
 
 /* Routes req, checks its route's flags (router.h says what each means, in
  * this order), then calls the route's handler. */
-static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
+static void handle(wr_api_t *a, wr_http_req_t *req, bool admin_listener,
                    char queue[WR_QUEUE_NAME_MAX + 1])
 {
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-    if (!path) {
-        wr_api__reply_error(a, req, WR_ROUTE_NONE, 400, "BAD_REQUEST", "bad request line", NULL,
-                            NULL, 0);
-        return;
-    }
-    wr_route_match_t m = wr_router_match(method_of(req), path, strlen(path));
+    size_t path_len;
+    const char *path = wr_http_req_path(req, &path_len);
+    wr_route_match_t m = wr_router_match(method_of(req), path, path_len);
     if (m.route == WR_ROUTE_NONE) {
         if (m.allowed) {
             char allow[64];
             wr_router_allow_header(m.allowed, allow, sizeof(allow));
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+            wr_http_req_add_header(req, "Allow", allow);
             wr_api__reply_error(a, req, WR_ROUTE_NONE, 405, "METHOD_NOT_ALLOWED",
                                 "method not allowed on this path", NULL, NULL, 0);
         } else {
@@ -227,16 +236,16 @@ static void handle(wr_api_t *a, struct evhttp_request *req, bool admin_listener,
         return;
     }
 
-    size_t blen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
-    size_t limit = flags & WR_ROUTE_F_ADMIN_BODY ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
-    if (blen > limit) {
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    size_t blen;
+    wr_http_req_body(req, &blen);
+    if (blen > body_limit_of(flags)) { /* the layer answers 413 first: a backstop */
+        wr_http_req_add_header(req, "Connection", "close");
         wr_api__reply_error(a, req, route, 413, "PAYLOAD_TOO_LARGE", "request body too large", NULL,
                             NULL, 0);
         return;
     }
 
-    if ((flags & WR_ROUTE_F_HEAD_HTML) && evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+    if ((flags & WR_ROUTE_F_HEAD_HTML) && wr_http_req_method(req) == WR_HTTP_M_HEAD) {
         /* HEAD must not join the line: GET's headers, no side effect. */
         wr_api__reply_html_head(a, req, route, 200);
         return;

@@ -2,7 +2,7 @@
  * api.h - the route handlers: HTTP requests in, store operations, HTTP
  * replies out (docs/API.md is the contract).
  *
- * One handler (wr_api_handle) is given to evhttp for every request. Each
+ * One handler (wr_api_handle) is given to the server for every request. Each
  * store-backed request allocates a small context that lives until its reply
  * is sent; the store calls back exactly once, so each request is answered
  * exactly once, also when its client has gone (K07) or the store fails.
@@ -11,7 +11,6 @@
 #define WR_API_H
 
 #include <event2/event.h>
-#include <event2/http.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +19,7 @@
 #include "base/metrics.h"
 #include "runtime/scheduler.h"
 #include "store/store.h"
+#include "http/http_conn.h"
 #include "http/webdir.h"
 
 typedef struct wr_api wr_api_t;
@@ -38,13 +38,18 @@ typedef struct {
 /* Creates the handler state. Returns WR_OK, WR_ENOMEM. */
 wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out);
 
-/* The evhttp request callback; arg is the wr_api_t. With cfg->admin_listen
+/* The request callback (wr_http_opts_t.handler); arg is the wr_api_t. With cfg->admin_listen
  * set, this (public) handler answers the admin API, the dashboard and
  * /metrics 404. */
-void wr_api_handle(struct evhttp_request *req, void *arg);
+void wr_api_handle(wr_http_req_t *req, void *arg);
 
 /* The callback of the admin listener (--admin-listen): every route. */
-void wr_api_handle_admin(struct evhttp_request *req, void *arg);
+void wr_api_handle_admin(wr_http_req_t *req, void *arg);
+
+/* The body limit of req's route (wr_http_opts_t.body_limit; arg is the
+ * wr_api_t): WR_HTTP_MAX_BODY_ADMIN on admin routes and on paths no route
+ * takes (answered 404/405), else WR_HTTP_MAX_BODY_USER. */
+size_t wr_api_body_limit(const wr_http_req_t *req, void *arg);
 
 /*
  * Installs the token secret (len bytes, copied; from the config or the

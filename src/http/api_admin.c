@@ -168,7 +168,7 @@ static void add_value(json_t *out, const char *k, const json_t *o)
  * counts as changed and shows as "set". Called before the reply, while
  * req is valid.
  */
-static void audit(wr_api_t *a, struct evhttp_request *req, const char *action, const char *queue,
+static void audit(wr_api_t *a, wr_http_req_t *req, const char *action, const char *queue,
                   const wr_queue_config_t *old, const wr_queue_config_t *nw, const json_t *body)
 {
     /* compared with the secrets (a new secret is a change), logged without */
@@ -449,16 +449,16 @@ static bool json_but_for_numbers(const char *d, size_t n)
     return ok;
 }
 
-void wr_api__handle_admin(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_admin(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     const char *queue = call->queue;
     /* the admin key was checked in api.c's dispatch, before anything else */
     json_t *body = NULL;
     if (route == WR_ROUTE_ADMIN_PUT || route == WR_ROUTE_ADMIN_PATCH) {
-        struct evbuffer *in = evhttp_request_get_input_buffer(req);
-        size_t blen = evbuffer_get_length(in);
-        const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
+        size_t blen;
+        const char *body_data = wr_http_req_body(req, &blen);
+        const char *data = blen ? body_data : NULL;
         json_error_t jerr;
         body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
         char field[WR_FIELD_MAX + 1] = "";
@@ -544,8 +544,7 @@ static json_t *ready_shards(wr_api_t *a, json_t *j)
 
 /* 503: the store's usual answer, or, when it names shards that cannot
  * serve (a Redis Cluster none of whose shards can), those names. */
-static void ready_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                              wr_err_t err)
+static void ready_unavailable(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err)
 {
     json_t *j = ready_shards(a, json_pack("{s:s, s:s}", "error", "STORE_UNAVAILABLE", "message",
                                           "the store cannot serve"));
@@ -573,7 +572,7 @@ static void ready_cb(wr_err_t err, void *arg)
     wr_api__ctx_free(c);
 }
 
-void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_readyz(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, NULL);
@@ -587,7 +586,7 @@ void wr_api__handle_readyz(wr_api_t *a, struct evhttp_request *req, const wr_api
     }
 }
 
-void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_metrics(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     if (!a->metrics) {
@@ -618,9 +617,8 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_ap
         return;
     }
     wr_api__count_request(a, req, route, 200, len);
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    evhttp_add_header(oh, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    evhttp_add_header(oh, "Cache-Control", "no-store");
+    wr_http_req_add_header(req, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    wr_http_req_add_header(req, "Cache-Control", "no-store");
     wr_http_send(req, 200, text, len, false);
     free(text);
 }
@@ -632,12 +630,12 @@ void wr_api__handle_metrics(wr_api_t *a, struct evhttp_request *req, const wr_ap
  * both required, nothing else; kept in the store (report slot 0) for the
  * law's next step on whichever instance. 204; 400 BAD_REQUEST names the
  * field; 404 no queue. */
-void wr_api__handle_health(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_health(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t blen = evbuffer_get_length(in);
-    const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
+    size_t blen;
+    const char *body_data = wr_http_req_body(req, &blen);
+    const char *data = blen ? body_data : NULL;
     json_error_t jerr;
     json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
     const char *bad = NULL, *why = NULL;
@@ -700,14 +698,14 @@ static json_t *autotune_json(const wr_queue_config_t *cfg, const wr_scheduler_au
                      wr_qconfig_number_json(cfg->autotune_max), "lastChange", chg);
 }
 
-void wr_api__handle_history(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_history(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     const char *queue = call->queue;
     /* the admin key was checked in api.c's dispatch, before anything else */
     /* ?since=EPOCH_MS: only the samples after it (the dashboard's refresh) */
     int64_t since_s = 0;
-    const char *qs = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    const char *qs = wr_http_req_query(req);
     struct evkeyvalq params = {0};
     if (qs && evhttp_parse_query_str(qs, &params) == 0) {
         const char *v = evhttp_find_header(&params, "since");

@@ -45,20 +45,19 @@
 
 static const char *find_header(void *ctx, const char *name)
 {
-    return evhttp_find_header(ctx, name);
+    return wr_http_req_header(ctx, name);
 }
 
-const wr_bypass_rule_t *wr_api__bypass_match(wr_api_t *a, struct evhttp_request *req,
+const wr_bypass_rule_t *wr_api__bypass_match(wr_api_t *a, wr_http_req_t *req,
                                              const wr_queue_config_t *cfg, bool gate)
 {
     if (!cfg || !cfg->enabled || !cfg->bypass.set || cfg->bypass.n == 0)
         return NULL;
-    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     char client[64];
     wr_api__client_addr(a, req, client, sizeof client);
     const char *uri =
-        gate && wr_api__peer_trusted(a, req) ? evhttp_find_header(ih, "X-Original-URI") : NULL;
-    wr_bypass_request_t r = {find_header, ih, client[0] ? client : NULL, uri, gate};
+        gate && wr_api__peer_trusted(a, req) ? wr_http_req_header(req, "X-Original-URI") : NULL;
+    wr_bypass_request_t r = {find_header, req, client[0] ? client : NULL, uri, gate};
     return wr_bypass_match(&cfg->bypass, &r);
 }
 
@@ -72,8 +71,7 @@ static void counted_cb(wr_err_t err, void *arg)
         wr_debug("bypass: queue %s rule %s answered, but the store did not count it: %s", c->queue,
                  c->claims.bypass, wr_errname(err));
     /* both answers name the rule in X-Waitroom-Bypass */
-    evhttp_add_header(evhttp_request_get_output_headers(c->req), "X-Waitroom-Bypass",
-                      c->claims.bypass);
+    wr_http_req_add_header(c->req, "X-Waitroom-Bypass", c->claims.bypass);
     if (c->route == WR_ROUTE_VERIFY) {
         wr_api__reply_empty(a, c->req, c->route, 204);
         wr_api__ctx_free(c);
@@ -115,7 +113,7 @@ static void count(wr_api__ctx_t *c)
         counted_cb(err, c);
 }
 
-void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *queue,
+void wr_api__bypass_gate(wr_api_t *a, wr_http_req_t *req, const char *queue,
                          const wr_bypass_rule_t *rule)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, WR_ROUTE_VERIFY, queue);
@@ -125,7 +123,7 @@ void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *qu
     count(c);
 }
 
-bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *queue,
+bool wr_api__bypass_join(wr_api_t *a, wr_http_req_t *req, const char *queue,
                          const wr_queue_config_t *cfg)
 {
     const wr_bypass_rule_t *rule = wr_api__bypass_match(a, req, cfg, false);
@@ -135,8 +133,7 @@ bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *qu
     if (a->cfg->identity == WR_IDENTITY_HEADER) {
         /* no identity check comes before the rules: without a valid id
          * the pass is the rule's own */
-        const char *v =
-            evhttp_find_header(evhttp_request_get_input_headers(req), a->cfg->identity_header);
+        const char *v = wr_http_req_header(req, a->cfg->identity_header);
         if (v && wr_ids_valid_user(v))
             wr_api__copy(user, sizeof user, v);
         else

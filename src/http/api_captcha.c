@@ -172,7 +172,7 @@ void wr_api__captcha_free(wr_api_t *a)
 
 /* ---------- the join's body ---------- */
 
-int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1])
+int wr_api__captcha_read(wr_http_req_t *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1])
 {
     out[0] = '\0';
     json_t *body = NULL;
@@ -194,7 +194,7 @@ int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONS
     return got;
 }
 
-wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, wr_http_req_t *req,
                                                      const wr_queue_config_t *cfg,
                                                      const char *queue, const char *caller,
                                                      char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -583,7 +583,7 @@ int wr_api__captcha_member(const wr_queue_config_t *cfg, char *buf, size_t cap)
     return n >= 0 && (size_t)n < cap ? n : -1;
 }
 
-void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__captcha_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                             const wr_queue_config_t *cfg, const char *queue,
                             wr_api__captcha_reason_t r)
 {

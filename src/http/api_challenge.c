@@ -90,7 +90,7 @@ static bool fresh(wr_api_t *a, wr_challenge_key_t *key, unsigned bits, const cha
 
 /* ---------- GET /v1/queues/{queue}/challenge ---------- */
 
-static void issue_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+static void issue_reply(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                         const wr_queue_config_t *cfg, const char *queue)
 {
     char user[WR_USER_ID_MAX + 1], cookie[WR_IDENTITY_COOKIE_MAX + 1];
@@ -123,7 +123,7 @@ static void challenge_config_cb(wr_err_t err, const wr_queue_info_t *info, void 
     wr_api__ctx_free(c);
 }
 
-void wr_api__handle_challenge(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_challenge(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     const wr_queue_config_t *cfg = wr_scheduler_config(a->sched, call->queue);
     if (cfg) {
@@ -142,22 +142,22 @@ void wr_api__handle_challenge(wr_api_t *a, struct evhttp_request *req, const wr_
 
 /* ---------- the join's solution ---------- */
 
-bool wr_api__join_body(struct evhttp_request *req, json_t **out)
+bool wr_api__join_body(wr_http_req_t *req, json_t **out)
 {
     *out = NULL;
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST)
+    if (wr_http_req_method(req) != WR_HTTP_M_POST)
         return false;
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t blen = in ? evbuffer_get_length(in) : 0;
+    size_t blen;
+    const char *body_data = wr_http_req_body(req, &blen);
     if (blen == 0)
         return false;
-    const char *data = (const char *)evbuffer_pullup(in, -1);
+    const char *data = body_data;
     json_error_t jerr;
     *out = data ? wr_api__load_body(data, blen, &jerr) : NULL;
     return true;
 }
 
-wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, wr_http_req_t *req,
                                              wr_challenge_key_t *const *keys, unsigned bits,
                                              const char *queue, const char *caller,
                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -191,7 +191,7 @@ wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request 
     return r;
 }
 
-wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, wr_http_req_t *req,
                                               const wr_queue_config_t *cfg, const char *queue,
                                               const char *caller,
                                               char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -207,7 +207,7 @@ wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request
 
 /* ---------- the join gates' 403 ---------- */
 
-void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__gate_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                          const wr_queue_config_t *cfg, const char *queue, const char *reason,
                          const char *message, bool challenge, wr_challenge_key_t *key,
                          unsigned bits, bool fallback, int retry_s)
@@ -241,7 +241,7 @@ void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
     wr_api__reply_json(a, req, route, 403, body, (size_t)n, retry_s);
 }
 
-void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__challenge_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r)
 {

@@ -25,7 +25,7 @@
 
 /* The join body's "code": 0 none (no body, not an object, no member, or
  * null), 1 a string, -1 any other type. */
-static int join_code(struct evhttp_request *req)
+static int join_code(wr_http_req_t *req)
 {
     json_t *body = NULL;
     if (!wr_api__join_body(req, &body))

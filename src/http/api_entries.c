@@ -93,8 +93,8 @@
 
 /* ---------- security: rate limits (docs/SECURITY.md) ---------- */
 
-static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                               const char *kind, uint32_t retry_ms)
+static void reply_rate_limited(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *kind,
+                               uint32_t retry_ms)
 {
     if (a->metrics) {
         char l[32];
@@ -110,7 +110,7 @@ static void reply_rate_limited(wr_api_t *a, struct evhttp_request *req, wr_route
 }
 
 /* Join limit: returns true when req was refused (answered 429). */
-bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+bool wr_api__join_limited(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
     if (!wr_ratelimit_enabled(a->join_rl))
         return false;
@@ -132,8 +132,8 @@ static size_t pace_key(const char *queue, const char *user, char *key, size_t ca
 }
 
 /* Poll pacing: returns true when req was refused (answered 429). */
-static bool poll_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                         const char *queue, const char *user)
+static bool poll_limited(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue,
+                         const char *user)
 {
     if (!wr_ratelimit_enabled(a->poll_rl))
         return false;
@@ -336,7 +336,7 @@ static void no_visitor_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_free(c);
 }
 
-static void no_visitor(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *queue)
+static void no_visitor(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue)
 {
     if (wr_scheduler_config(a->sched, queue)) {
         wr_api__reply_error(a, req, route, 404, "NOT_IN_QUEUE", "no visitor cookie", NULL, NULL, 0);
@@ -446,7 +446,7 @@ static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *
         return buf;
     }
     const char *tok = NULL;
-    if (wr_api__bearer(evhttp_request_get_input_headers(c->req), &tok, len))
+    if (wr_api__bearer(c->req, &tok, len))
         return tok;
     *len = 0;
     return NULL;
@@ -460,13 +460,13 @@ static const char *find_invite(wr_api__ctx_t *c, char *buf, size_t cap, size_t *
  * itself (403 CHALLENGE_REQUIRED with a fresh challenge: API.md 1.2, the
  * client can recover), so this is checked only on the other queues.
  * Answers 400 and returns false otherwise; nothing is joined. */
-static bool join_body_ok(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+static bool join_body_ok(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t blen = in ? evbuffer_get_length(in) : 0;
+    size_t blen;
+    const char *body_data = wr_http_req_body(req, &blen);
     if (blen == 0)
         return true;
-    const char *data = (const char *)evbuffer_pullup(in, -1);
+    const char *data = body_data;
     size_t i = 0;
     while (data && i < blen &&
            (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
@@ -684,8 +684,8 @@ static const wr_api__join_answers_t json_answers = {entry_cb, json_invite_refuse
                                                     json_challenge_refused};
 
 /* POST entries and GET /q/{queue}: the config, then the gate. */
-void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                        const char *queue, const wr_api__join_answers_t *answers)
+void wr_api__join_start(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue,
+                        const wr_api__join_answers_t *answers)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c)
@@ -702,7 +702,7 @@ void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
         join_config_cb(err, NULL, c); /* the same rules as a failed read */
 }
 
-void wr_api__handle_entries(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_entries(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     const char *queue = call->queue;

@@ -46,7 +46,7 @@ bool wr_api__challenge_required(const wr_queue_config_t *cfg);
 /* The join's body (POST entries) for the gates: false when there is none
  * (a GET, no bytes); true with *out the parsed JSON (owned; NULL when it
  * is not JSON, maybe not an object). */
-bool wr_api__join_body(struct evhttp_request *req, json_t **out);
+bool wr_api__join_body(wr_http_req_t *req, json_t **out);
 
 /*
  * The solution in a join's body ({"challenge":"...","nonce":"..."}) for
@@ -58,7 +58,7 @@ bool wr_api__join_body(struct evhttp_request *req, json_t **out);
  * body that is not such an object: malformed). Reads req's body; answers
  * nothing.
  */
-wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, wr_http_req_t *req,
                                              wr_challenge_key_t *const *keys, unsigned bits,
                                              const char *queue, const char *caller,
                                              char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -67,7 +67,7 @@ wr_challenge_reason_t wr_api__solution_check(wr_api_t *a, struct evhttp_request 
 /* wr_api__solution_check under the challenge keys at cfg's current bits;
  * WR_CHALLENGE_OK (spend_id "") when cfg needs none
  * (wr_api__challenge_required). */
-wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, wr_http_req_t *req,
                                               const wr_queue_config_t *cfg, const char *queue,
                                               const char *caller,
                                               char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -83,7 +83,7 @@ wr_challenge_reason_t wr_api__challenge_check(wr_api_t *a, struct evhttp_request
  * member when cfg has a captcha, and Retry-After retry_s when > 0. Counts
  * reason in waitroom_challenges_refused_total{queue,reason}.
  */
-void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__gate_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                          const wr_queue_config_t *cfg, const char *queue, const char *reason,
                          const char *message, bool challenge, wr_challenge_key_t *key,
                          unsigned bits, bool fallback, int retry_s);
@@ -91,7 +91,7 @@ void wr_api__gate_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
 /* Answers req 403 CHALLENGE_REQUIRED with reason r and a fresh challenge
  * (challenge, bits, expiresAt) bound to the caller as the challenge route
  * sees it (wr_api__gate_refuse). */
-void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__challenge_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                               const wr_queue_config_t *cfg, const char *queue,
                               wr_challenge_reason_t r);
 
@@ -101,12 +101,12 @@ void wr_api__challenge_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_
  * req matches: header fields, the client address through trusted
  * proxies, and with gate (GET tokens/verify) X-Original-URI from a trusted
  * proxy. NULL when none does. */
-const wr_bypass_rule_t *wr_api__bypass_match(wr_api_t *a, struct evhttp_request *req,
+const wr_bypass_rule_t *wr_api__bypass_match(wr_api_t *a, wr_http_req_t *req,
                                              const wr_queue_config_t *cfg, bool gate);
 
 /* The gate's bypass by rule: counted (this instance's metric, the
  * store's count), then 204 with X-Waitroom-Bypass: <name>. */
-void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *queue,
+void wr_api__bypass_gate(wr_api_t *a, wr_http_req_t *req, const char *queue,
                          const wr_bypass_rule_t *rule);
 
 /* A join (POST entries) of queue with config cfg: when a header or cidr
@@ -114,7 +114,7 @@ void wr_api__bypass_gate(wr_api_t *a, struct evhttp_request *req, const char *qu
  * "bypass":"<name>","token":"<pass>"} (the pass's sub: the caller as a
  * join resolves it; in header mode "bypass:<name>" without a valid
  * identity header) and returns true; false (nothing answered) otherwise. */
-bool wr_api__bypass_join(wr_api_t *a, struct evhttp_request *req, const char *queue,
+bool wr_api__bypass_join(wr_api_t *a, wr_http_req_t *req, const char *queue,
                          const wr_queue_config_t *cfg);
 
 /* ---------- api_captcha.c ---------- */
@@ -153,12 +153,12 @@ bool wr_api__captcha_required(const wr_queue_config_t *cfg);
  * "captchaResponse") into out: 1 when there is one of the right shape
  * (wr_captcha_response_ok), 0 when none (no body, a GET, no member or
  * null), -1 when the member is not one (not a string, too long...). */
-int wr_api__captcha_read(struct evhttp_request *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
+int wr_api__captcha_read(wr_http_req_t *req, char out[WR_CAPTCHA_RESPONSE_MAX + 1]);
 
 /* A solved fallback challenge in the join's body ({"challenge","nonce"}
  * issued by a 403 captchaUnavailable) for caller in queue at cfg's
  * captcha.fallbackBits: wr_api__solution_check under the fallback keys. */
-wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, struct evhttp_request *req,
+wr_challenge_reason_t wr_api__captcha_fallback_check(wr_api_t *a, wr_http_req_t *req,
                                                      const wr_queue_config_t *cfg,
                                                      const char *queue, const char *caller,
                                                      char spend_id[WR_CHALLENGE_ID_LEN + 1],
@@ -242,7 +242,7 @@ void wr_api__captcha_count(wr_api_t *a, const char *queue, wr_api__verify_outcom
  * fallback "challenge" with challengeBits 0. Sets the visitor cookie when
  * a new one was minted; counts the refusal.
  */
-void wr_api__captcha_refuse(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+void wr_api__captcha_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                             const wr_queue_config_t *cfg, const char *queue,
                             wr_api__captcha_reason_t r);
 

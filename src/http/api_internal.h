@@ -75,8 +75,7 @@ typedef struct {
 
 /* A route's handler: the HANDLER column of routes.def. Answers req exactly
  * once (now, or from a store callback). */
-typedef void wr_api__handler_fn(wr_api_t *a, struct evhttp_request *req,
-                                const wr_api__call_t *call);
+typedef void wr_api__handler_fn(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call);
 
 /* Retry-After (whole seconds, as HTTP requires) of a 503 STORE_UNAVAILABLE:
  * drawn uniformly in [MIN, MAX] per answer (wr_api__retry_after_unavailable),
@@ -91,7 +90,7 @@ typedef void wr_api__handler_fn(wr_api_t *a, struct evhttp_request *req,
 /* A request's record for the access log and the duration histogram,
  * taken when its reply is sent (api_reply.c). */
 typedef struct {
-    struct evhttp_request *req; /* NULL = none */
+    wr_http_req_t *req; /* NULL = none */
     wr_route_t route;
     int status;
     size_t bytes;    /* body bytes sent */
@@ -153,7 +152,7 @@ struct wr_api {
     /* The request handle() is dispatching now (its reply, if sent before
      * handle returns, is recorded at once), and a reply sent later from a
      * store callback, recorded when its context is freed (right after). */
-    struct evhttp_request *cur_req;
+    wr_http_req_t *cur_req;
     int64_t cur_start_us;
     const char *cur_queue; /* "" = none; handle()'s buffer */
     wr_api__record_t pending;
@@ -166,7 +165,7 @@ struct wr_api {
 /* One store-backed request, from the store call to its reply. */
 typedef struct wr_api__ctx {
     wr_api_t *api;
-    struct evhttp_request *req;
+    wr_http_req_t *req;
     wr_route_t route;
     const char *op;   /* store op label for metrics */
     int64_t t0_us;    /* the store call's start (store latency) */
@@ -214,7 +213,7 @@ typedef struct wr_api__join_answers wr_api__join_answers_t;
  * clock; op defaults to the route name. Out of memory, it answers the
  * request 500 INTERNAL itself and returns NULL: the caller just returns.
  */
-wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                                const char *queue);
 
 /* Gives c back to the pool (frees its body); call right after its reply. */
@@ -231,15 +230,15 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err);
  * (never a token or a cookie: the route name, not the path). Call it right
  * before sending; req must still be valid.
  */
-void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__count_request(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                            size_t bytes);
 
 /* The client address of req: the peer, or X-Forwarded-For's client when
  * the peer is a trusted proxy (--trusted-proxies). "" without a peer. */
-void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap);
+void wr_api__client_addr(wr_api_t *a, wr_http_req_t *req, char *out, size_t cap);
 
 /* Answers 500 INTERNAL "out of memory". */
-void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
+void wr_api__reply_oom(wr_api_t *a, wr_http_req_t *req, wr_route_t route);
 
 /*
  * Parses a request body (len bytes at data, not NUL-terminated) as JSON for
@@ -252,15 +251,15 @@ json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err);
 
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */
-void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_json(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                         const char *body, size_t len, int retry_after);
-void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_error(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                          const char *code, const char *message, const char *field,
                          const char *reason, int retry_after);
-void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
+void wr_api__reply_empty(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status);
 
 /* Sends o (takes ownership; NULL = out of memory: 500) as compact JSON. */
-void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_jansson(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                            json_t *o);
 
 /* The queue c's request is about, as the scheduler knows it: held once per
@@ -332,12 +331,12 @@ int wr_api__answer_retry_s(wr_api_t *a, const wr_api__answer_t *ans);
 
 /* The HEAD of an HTML page (GET /q/{queue}): status with exactly the
  * headers wr_api__reply_html sends, no body and no side effect. */
-void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status);
+void wr_api__reply_html_head(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status);
 
 /* Replies err as a JSON error, as wr_api__answer(err, tells) says; reason
  * is the JSON "reason" (NULL = none), retry_after_s > 0 replaces the
  * row's Retry-After. */
-void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+void wr_api__reply_answer(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err,
                           unsigned tells, const char *reason, int retry_after_s);
 
 /* wr_api__reply_answer for c's request, no reason, the row's Retry-After. */
@@ -345,24 +344,22 @@ void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells);
 
 /* err told as a store failure: 503 STORE_UNAVAILABLE with wr_strerror(err)
  * and a Retry-After (wr_api__reply_answer with WR_API__TELLS_NONE). */
-void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                               wr_err_t err);
+void wr_api__reply_unavailable(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err);
 
 /* ---------- api_reply.c: more replies ---------- */
 
 /* Sends an HTML page (takes ownership of html; NULL = out of memory: 500)
  * with no-store and the page's Content-Security-Policy. */
-void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len);
+void wr_api__reply_html(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status, char *html,
+                        size_t len);
 
 /* wr_api__reply_html whose Content-Security-Policy also lets images come
  * from img_origin (a canonical origin, origin.h; NULL or "" = none) and
  * scripts and frames from captcha (the sources of the queue's CAPTCHA
  * provider, core/captcha.h; as dirs says also styles and connections;
  * NULL or "" = none). */
-void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len, const char *img_origin, const char *captcha,
-                        unsigned dirs);
+void wr_api__reply_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status, char *html,
+                        size_t len, const char *img_origin, const char *captcha, unsigned dirs);
 
 /* The store callback (wr_store_done_cb) of an operation answered 204 on
  * success (leave, admin delete): observes, replies (errors as
@@ -373,7 +370,7 @@ void wr_api__done_cb(wr_err_t err, void *arg);
 
 /* Whether req's peer is a trusted proxy (--trusted-proxies): only then do
  * its X-Forwarded-* and X-Original-URI fields count. */
-bool wr_api__peer_trusted(wr_api_t *a, struct evhttp_request *req);
+bool wr_api__peer_trusted(wr_api_t *a, wr_http_req_t *req);
 
 /*
  * Finds the user for a request. Returns 0 and fills user; 1 when the
@@ -384,25 +381,25 @@ bool wr_api__peer_trusted(wr_api_t *a, struct evhttp_request *req);
  * value to set: on every join, and on a poll when the cookie is due for renewal
  * (wr_identity_should_renew).
  */
-int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
+int wr_api__resolve_user(wr_api_t *a, wr_http_req_t *req, wr_route_t route, bool create,
                          char user[WR_USER_ID_MAX + 1],
                          char cookie_out[WR_IDENTITY_COOKIE_MAX + 1]);
 
 /* Sets the visitor cookie wr_vid=value (HttpOnly, SameSite=Lax, Path=/,
  * Secure when configured) on req's answer. */
-void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value);
+void wr_api__set_visitor_cookie(wr_api_t *a, wr_http_req_t *req, const char *value);
 
 /* The value of query parameter name of req (decoded) into out (cap
  * bytes); false when absent, empty, too long, or the query holds a %00. */
-bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap);
+bool wr_api__query_param(wr_http_req_t *req, const char *name, char *out, size_t cap);
 
 /* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
  * *len, and returns true when present and not empty. */
-bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len);
+bool wr_api__bearer(const wr_http_req_t *req, const char **tok, size_t *len);
 
 /* True when req carries the admin key (Authorization: Bearer, compared as
  * HMACs in constant time); false when no admin key is configured. */
-bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req);
+bool wr_api__admin_ok(wr_api_t *a, wr_http_req_t *req);
 
 /* Whether a join answered err hands out the visitor cookie it minted: on
  * success, on a store timeout or outage, on a late replica or shard (the
@@ -433,7 +430,7 @@ const char *wr_api__notice_text(const wr_queue_config_t *cfg, const char *lang);
  * fallback), and the Content-Security-Policy lets images come from the
  * logo's origin. A v->notice set (the state shows the notice) becomes
  * cfg's notice in that language (wr_api__notice_text). */
-void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_queue_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                               wr_page_view_t *v, const wr_queue_config_t *cfg);
 
 /* ---------- api_preview.c ---------- */
@@ -443,7 +440,7 @@ void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_
  * there is no separate one (404 on the public listener when there is;
  * 401 UNAUTHORIZED without the key). 400 BAD_REQUEST for an unknown
  * STATE, 404 QUEUE_NOT_FOUND for an unknown queue. Joins nobody. */
-void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
+void wr_api__handle_preview(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call,
                             const char *state);
 /* ---------- degraded mode (docs/API.md 1.1) ---------- */
 

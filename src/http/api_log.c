@@ -40,13 +40,12 @@ typedef struct {
     wr_log_read_t rd;
 } logreq_t;
 
-static void send_text(wr_api_t *a, struct evhttp_request *req, wr_route_t route, const char *ctype,
+static void send_text(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *ctype,
                       const char *cache, const char *body, size_t len)
 {
     wr_api__count_request(a, req, route, 200, len);
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    evhttp_add_header(oh, "Content-Type", ctype);
-    evhttp_add_header(oh, "Cache-Control", cache);
+    wr_http_req_add_header(req, "Content-Type", ctype);
+    wr_http_req_add_header(req, "Cache-Control", cache);
     wr_http_send(req, 200, body, len, false);
 }
 
@@ -297,7 +296,7 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
 }
 
 /* A query parameter: decimal digits only, below 2^63. */
-static bool param_u64(struct evhttp_request *req, const char *name, uint64_t *out)
+static bool param_u64(wr_http_req_t *req, const char *name, uint64_t *out)
 {
     char v[24];
     if (!wr_api__query_param(req, name, v, sizeof v) || !v[0] || strlen(v) > 19)
@@ -312,7 +311,7 @@ static bool param_u64(struct evhttp_request *req, const char *name, uint64_t *ou
     return x <= (uint64_t)INT64_MAX;
 }
 
-void wr_api__handle_log(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_log(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     if (wr_api__join_limited(a, req, route))

@@ -177,7 +177,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         if (ra_s > 0) { /* the page retries when the header says */
             char ra[16];
             snprintf(ra, sizeof(ra), "%d", ra_s);
-            evhttp_add_header(evhttp_request_get_output_headers(c->req), "Retry-After", ra);
+            wr_http_req_add_header(c->req, "Retry-After", ra);
             v.retry_after_ms = (uint32_t)ra_s * 1000u;
         }
     }
@@ -200,10 +200,10 @@ static bool query_names(const char *q, const char *key)
 static const wr_api__join_answers_t page_answers = {page_entry_cb, page_invite_refused,
                                                     page_challenge};
 
-void wr_api__handle_queue_page(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_queue_page(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     char preview[32] = "";
-    const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    const char *q = wr_http_req_query(req);
     if (wr_api__query_param(req, "preview", preview, sizeof(preview)) ||
         query_names(q, "preview")) {
         wr_api__handle_preview(a, req, call, preview);

@@ -96,7 +96,7 @@ static void preview_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     free(p);
 }
 
-void wr_api__handle_preview(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call,
+void wr_api__handle_preview(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call,
                             const char *state)
 {
     if (a->admin_separate && !call->admin_listener) {

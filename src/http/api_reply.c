@@ -6,8 +6,8 @@
  * every ctx is freed exactly once; in_flight counts them for graceful
  * shutdown. Freed contexts go to a free list (base/freelist.h, at most WR_API_FREE_CTX_MAX), so the
  * hot path (status polls) does no malloc. If the client went away
- * meanwhile, evhttp frees the request when we reply (libevent 2.1.12
- * evhttp_send), so late replies are safe (case K07).
+ * meanwhile, the connection layer frees the request when we reply (an
+ * orphan: http_conn.h), so late replies are safe (case K07).
  *
  * Replies: the wr_api__reply_* helpers count each answer in
  * waitroom_http_requests_total (label strings built once per route and
@@ -85,13 +85,9 @@ static void count(wr_api_t *a, wr_route_t route, int status)
 
 /* The client address (api_internal.h): moved here from api_entries.c so
  * the access log shares it with the join limit. */
-void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, size_t cap)
+void wr_api__client_addr(wr_api_t *a, wr_http_req_t *req, char *out, size_t cap)
 {
-    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-    char *peer = NULL;
-    ev_uint16_t port = 0;
-    if (evcon)
-        evhttp_connection_get_peer(evcon, &peer, &port);
+    const char *peer = wr_http_req_peer(req, NULL);
     /* Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3):
      * a proxy that appends its own line leaves the address it saw in the
      * last one, so the first line alone would be the client's own claim.
@@ -100,12 +96,10 @@ void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, siz
     size_t used = 0;
     const char *last = NULL;
     bool fits = true;
-    const struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
-    for (const struct evkeyval *kv = ih->tqh_first; kv; kv = kv->next.tqe_next) {
-        if (evutil_ascii_strcasecmp(kv->key, "X-Forwarded-For") != 0)
-            continue;
-        last = kv->value;
-        size_t n = strlen(kv->value);
+    size_t it = 0;
+    for (const char *v; (v = wr_http_req_header_next(req, "X-Forwarded-For", &it));) {
+        last = v;
+        size_t n = strlen(v);
         if (used + n + 3 > sizeof(xff)) {
             fits = false;
             continue;
@@ -114,11 +108,11 @@ void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, siz
             memcpy(xff + used, ", ", 2);
             used += 2;
         }
-        memcpy(xff + used, kv->value, n);
+        memcpy(xff + used, v, n);
         used += n;
     }
     xff[used] = '\0';
-    wr_ratelimit_client_addr(peer ? peer : "",
+    wr_ratelimit_client_addr(peer,
                              !last  ? NULL
                              : fits ? xff
                                     : last,
@@ -127,26 +121,9 @@ void wr_api__client_addr(wr_api_t *a, struct evhttp_request *req, char *out, siz
 
 /* ---------- request records: duration and access log ---------- */
 
-static const char *method_name(struct evhttp_request *req)
+static const char *method_name(wr_http_req_t *req)
 {
-    switch (evhttp_request_get_command(req)) {
-    case EVHTTP_REQ_GET:
-        return "GET";
-    case EVHTTP_REQ_POST:
-        return "POST";
-    case EVHTTP_REQ_PUT:
-        return "PUT";
-    case EVHTTP_REQ_PATCH:
-        return "PATCH";
-    case EVHTTP_REQ_DELETE:
-        return "DELETE";
-    case EVHTTP_REQ_HEAD:
-        return "HEAD";
-    case EVHTTP_REQ_OPTIONS:
-        return "OPTIONS";
-    default:
-        return "OTHER";
-    }
+    return wr_http_req_method(req) == WR_HTTP_M_OTHER ? "OTHER" : wr_http_req_method_name(req);
 }
 
 /* Observes the duration and writes the access-log line of rec, which
@@ -181,7 +158,7 @@ static void record_write(wr_api_t *a, const wr_api__record_t *rec, int64_t start
 
 /* Before sending: what the record needs from req (which may be freed by
  * the send). */
-static void record_begin(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+static void record_begin(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                          wr_api__record_t *rec)
 {
     count(a, route, status);
@@ -213,7 +190,7 @@ static void record_end(wr_api_t *a, wr_api__record_t *rec, size_t bytes)
     a->pending = *rec;
 }
 
-void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__count_request(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                            size_t bytes)
 {
     wr_api__record_t rec;
@@ -221,7 +198,7 @@ void wr_api__count_request(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     record_end(a, &rec, bytes);
 }
 
-void wr_api__reply_json(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_json(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                         const char *body, size_t len, int retry_after)
 {
     wr_api__record_t rec;
@@ -249,7 +226,7 @@ static const char *page_state_of(const char *code)
  * with the JSON error code in it (data-error, and the status sentence),
  * Retry-After as the JSON answer would have it. A browser never sees JSON
  * there; the /v1 routes stay JSON. */
-static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+static void reply_page_error(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                              const char *code, const char *reason, int retry_after)
 {
     wr_page_view_t v;
@@ -262,12 +239,11 @@ static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t
     v.retry_after_ms = retry_after > 0 ? (uint32_t)retry_after * 1000u : 0;
     v.queue = req == a->cur_req ? a->cur_queue : "";
     v.web = a->web;
-    v.lang = wr_page_lang(
-        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"), NULL);
+    v.lang = wr_page_lang(a->web, wr_http_req_header(req, "Accept-Language"), NULL);
     if (retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", retry_after);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", ra);
+        wr_http_req_add_header(req, "Retry-After", ra);
     }
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
@@ -281,7 +257,7 @@ static void reply_page_error(wr_api_t *a, struct evhttp_request *req, wr_route_t
     wr_api__reply_html(a, req, route, status, html, len);
 }
 
-void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_error(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                          const char *code, const char *message, const char *field,
                          const char *reason, int retry_after)
 {
@@ -295,7 +271,7 @@ void wr_api__reply_error(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
     record_end(a, &rec, n);
 }
 
-void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
+void wr_api__reply_empty(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status)
 {
     wr_api__record_t rec;
     record_begin(a, req, route, status, &rec);
@@ -303,8 +279,7 @@ void wr_api__reply_empty(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
     record_end(a, &rec, 0);
 }
 
-void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                           json_t *o)
+void wr_api__reply_jansson(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status, json_t *o)
 {
     char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(o);
@@ -316,13 +291,12 @@ void wr_api__reply_jansson(wr_api_t *a, struct evhttp_request *req, wr_route_t r
     free(s);
 }
 
-void wr_api__reply_oom(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+void wr_api__reply_oom(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
     wr_api__reply_error(a, req, route, 500, "INTERNAL", "out of memory", NULL, NULL, 0);
 }
 
-wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                               const char *queue)
+wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue)
 {
     wr_api__ctx_t *c = wr_freelist_take(&a->free_ctx);
     if (!c) {
@@ -410,7 +384,7 @@ const wr_api__answer_t *wr_api__answer(wr_err_t err, unsigned tells)
     return wr_api__tells(err, tells) ? find_answer(err) : &unavailable;
 }
 
-void wr_api__reply_answer(wr_api_t *a, struct evhttp_request *req, wr_route_t route, wr_err_t err,
+void wr_api__reply_answer(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err,
                           unsigned tells, const char *reason, int retry_after_s)
 {
     const wr_api__answer_t *ans = wr_api__answer(err, tells);
@@ -424,8 +398,7 @@ void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)
     wr_api__reply_answer(c->api, c->req, c->route, err, tells, NULL, 0);
 }
 
-void wr_api__reply_unavailable(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                               wr_err_t err)
+void wr_api__reply_unavailable(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err)
 {
     wr_api__reply_answer(a, req, route, err, WR_API__TELLS_NONE, NULL, 0);
 }
@@ -460,16 +433,15 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
  * captcha: the sources of the queue's CAPTCHA provider (core/captcha.h,
  * plain origins), added to script-src and frame-src and, as dirs says, to
  * style-src and connect-src; NULL or "" = none. */
-static void html_headers(struct evhttp_request *req, const char *img_origin, const char *captcha,
+static void html_headers(wr_http_req_t *req, const char *img_origin, const char *captcha,
                          unsigned dirs)
 {
-    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-    evhttp_add_header(oh, "Content-Type", "text/html; charset=utf-8");
-    evhttp_add_header(oh, "Cache-Control", "no-store");
-    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    wr_http_req_add_header(req, "Content-Type", "text/html; charset=utf-8");
+    wr_http_req_add_header(req, "Cache-Control", "no-store");
+    wr_http_req_add_header(req, "X-Content-Type-Options", "nosniff");
     /* the page's address may carry ?invite= or ?code= (API 1.3, "Groups,
      * precisely"): never sent on to the logo's or a provider's origin */
-    evhttp_add_header(oh, "Referrer-Policy", "no-referrer");
+    wr_http_req_add_header(req, "Referrer-Policy", "no-referrer");
     char csp[WR_ORIGIN_MAX + 4 * WR_CAPTCHA_CSP_MAX + 256];
     const char *cs = captcha && captcha[0] ? captcha : NULL;
     const char *sp = cs ? " " : "";
@@ -483,10 +455,10 @@ static void html_headers(struct evhttp_request *req, const char *img_origin, con
              "script-src 'self'%s%s; connect-src 'self'%s%s%s; frame-ancestors 'none'",
              img_origin && img_origin[0] ? " " : "", img_origin ? img_origin : "", style ? " " : "",
              style ? c : "", sp, c, conn ? " " : "", conn ? c : "", frame);
-    evhttp_add_header(oh, "Content-Security-Policy", csp);
+    wr_http_req_add_header(req, "Content-Security-Policy", csp);
 }
 
-void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status)
+void wr_api__reply_html_head(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status)
 {
     html_headers(req, NULL, NULL, 0);
     wr_api__record_t rec;
@@ -495,9 +467,8 @@ void wr_api__reply_html_head(wr_api_t *a, struct evhttp_request *req, wr_route_t
     record_end(a, &rec, 0);
 }
 
-void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len, const char *img_origin, const char *captcha,
-                        unsigned dirs)
+void wr_api__reply_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status, char *html,
+                        size_t len, const char *img_origin, const char *captcha, unsigned dirs)
 {
     if (!html) {
         wr_api__reply_oom(a, req, route);
@@ -511,8 +482,8 @@ void wr_api__reply_page(wr_api_t *a, struct evhttp_request *req, wr_route_t rout
     free(html);
 }
 
-void wr_api__reply_html(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
-                        char *html, size_t len)
+void wr_api__reply_html(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status, char *html,
+                        size_t len)
 {
     wr_api__reply_page(a, req, route, status, html, len, NULL, NULL, 0);
 }

@@ -31,13 +31,13 @@
 #include "base/ids.h"
 #include "http/http.h"
 
-void wr_api__set_visitor_cookie(wr_api_t *a, struct evhttp_request *req, const char *value)
+void wr_api__set_visitor_cookie(wr_api_t *a, wr_http_req_t *req, const char *value)
 {
     char hdr[WR_IDENTITY_COOKIE_MAX + 96];
     snprintf(hdr, sizeof(hdr), "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Lax%s",
              WR_VID_COOKIE_NAME, value, WR_VID_COOKIE_MAX_AGE,
              a->cfg->cookie_secure ? "; Secure" : "");
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", hdr);
+    wr_http_req_add_header(req, "Set-Cookie", hdr);
 }
 
 /* Whether a join answered err hands out the visitor cookie it minted: on
@@ -54,12 +54,11 @@ bool wr_api__visitor_kept(wr_err_t err)
 /* Whether req came over TLS: waitroomd has no TLS listener of its own, so
  * that is a trusted proxy's "X-Forwarded-Proto: https" (its first value),
  * or the operator's cookie_secure. */
-static bool request_secure(wr_api_t *a, struct evhttp_request *req)
+static bool request_secure(wr_api_t *a, wr_http_req_t *req)
 {
     if (a->cfg->cookie_secure)
         return true;
-    const char *xfp =
-        evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-Proto");
+    const char *xfp = wr_http_req_header(req, "X-Forwarded-Proto");
     if (!xfp)
         return false;
     while (*xfp == ' ' || *xfp == '\t')
@@ -70,13 +69,9 @@ static bool request_secure(wr_api_t *a, struct evhttp_request *req)
     return wr_api__peer_trusted(a, req);
 }
 
-bool wr_api__peer_trusted(wr_api_t *a, struct evhttp_request *req)
+bool wr_api__peer_trusted(wr_api_t *a, wr_http_req_t *req)
 {
-    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-    char *peer = NULL;
-    ev_uint16_t port = 0;
-    if (evcon)
-        evhttp_connection_get_peer(evcon, &peer, &port);
+    const char *peer = wr_http_req_peer(req, NULL);
     return peer &&
            wr_ratelimit_cidrs_match(a->cfg->trusted_proxies, a->cfg->n_trusted_proxies, peer);
 }
@@ -92,15 +87,14 @@ void wr_api__set_token_cookie(wr_api__ctx_t *c, const char *token, int64_t expir
                  c->queue, token, max_age > 0 ? max_age : 1,
                  request_secure(c->api, c->req) ? "; Secure" : "");
     if (n > 0 && (size_t)n < sizeof(hdr))
-        evhttp_add_header(evhttp_request_get_output_headers(c->req), "Set-Cookie", hdr);
+        wr_http_req_add_header(c->req, "Set-Cookie", hdr);
 }
 
 /* The value of query parameter name of req's URI, percent-decoded, into
  * out (cap bytes with NUL). False when absent, empty or too long. */
-bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out, size_t cap)
+bool wr_api__query_param(wr_http_req_t *req, const char *name, char *out, size_t cap)
 {
-    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-    const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+    const char *q = wr_http_req_query(req);
     struct evkeyvalq params;
     bool ok = false;
     /* A NUL would cut the decoded value short (?return=https://ok%00.evil
@@ -117,13 +111,12 @@ bool wr_api__query_param(struct evhttp_request *req, const char *name, char *out
 }
 
 /* Finds the user for a request (api_internal.h). */
-int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t route, bool create,
+int wr_api__resolve_user(wr_api_t *a, wr_http_req_t *req, wr_route_t route, bool create,
                          char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])
 {
-    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     cookie_out[0] = 0;
     if (a->cfg->identity == WR_IDENTITY_HEADER) {
-        const char *v = evhttp_find_header(ih, a->cfg->identity_header);
+        const char *v = wr_http_req_header(req, a->cfg->identity_header);
         if (!v || !*v || !wr_ids_valid_user(v)) {
             wr_api__reply_error(a, req, route, 400, "INVALID_USER_ID",
                                 !v || !*v ? "missing identity header" : "invalid user id", NULL,
@@ -158,9 +151,9 @@ int wr_api__resolve_user(wr_api_t *a, struct evhttp_request *req, wr_route_t rou
     return 3;
 }
 
-bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
+bool wr_api__bearer(const wr_http_req_t *req, const char **tok, size_t *len)
 {
-    const char *v = evhttp_find_header(ih, "Authorization");
+    const char *v = wr_http_req_header(req, "Authorization");
     if (!v)
         return false;
     if (strncasecmp(v, "Bearer ", 7) != 0)
@@ -173,13 +166,13 @@ bool wr_api__bearer(struct evkeyvalq *ih, const char **tok, size_t *len)
     return *len > 0;
 }
 
-bool wr_api__admin_ok(wr_api_t *a, struct evhttp_request *req)
+bool wr_api__admin_ok(wr_api_t *a, wr_http_req_t *req)
 {
     if (!a->admin_enabled)
         return false;
     const char *tok;
     size_t len;
-    if (!wr_api__bearer(evhttp_request_get_input_headers(req), &tok, &len))
+    if (!wr_api__bearer(req, &tok, &len))
         return false;
     uint8_t mac[WR_CRYPTO_MAC_LEN];
     if (wr_crypto_hmac_sha256(a->admin_mac_key, sizeof(a->admin_mac_key), tok, len, mac) != WR_OK)

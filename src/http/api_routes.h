@@ -27,12 +27,12 @@ struct wr_api__join_answers {
  * held one, else one store read), then the gates (body, invite, challenge,
  * CAPTCHA), then the store's join; answered through answers (static
  * storage). Answers req exactly once. */
-void wr_api__join_start(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                        const char *queue, const wr_api__join_answers_t *answers);
+void wr_api__join_start(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue,
+                        const wr_api__join_answers_t *answers);
 
 /* The join limit per client address: true when req was refused (answered
  * 429 RATE_LIMITED). */
-bool wr_api__join_limited(wr_api_t *a, struct evhttp_request *req, wr_route_t route);
+bool wr_api__join_limited(wr_api_t *a, wr_http_req_t *req, wr_route_t route);
 
 /* Poll pacing, after an answer: a waiting identity (queue, user) was told
  * to come back in retry_ms (0 = not waiting any more: forgotten). */

@@ -136,7 +136,7 @@ static void note_spent(wr_api__ctx_t *c)
 
 /* A disabled queue (passthrough): verify and release answer 204, consume
  * {"valid":true,"passthrough":true}. */
-static void reply_passthrough(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+static void reply_passthrough(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
     static const char body[] = "{\"valid\":true,\"passthrough\":true}";
     if (route == WR_ROUTE_VERIFY || route == WR_ROUTE_RELEASE)
@@ -229,8 +229,7 @@ static wr_token_reason_t token_claims(wr_api_t *a, wr_route_t route, const char 
 
 /* Answers a token refused by token_claims: 401 (verify) or 403 without a
  * token, 403 INVALID_TOKEN with the reason otherwise. */
-static void reply_refused(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                          wr_token_reason_t r)
+static void reply_refused(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_token_reason_t r)
 {
     if (r == WR_TOKEN_MISSING) {
         if (route == WR_ROUTE_VERIFY)
@@ -246,8 +245,8 @@ static void reply_refused(wr_api_t *a, struct evhttp_request *req, wr_route_t ro
 
 /* After the queue is known to exist (or the cache says so): check the
  * token and call the store. */
-static void token_check(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
-                        const char *queue, const char *tok, size_t tok_len, const char *want_user)
+static void token_check(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *queue,
+                        const char *tok, size_t tok_len, const char *want_user)
 {
     wr_token_claims_t cl;
     wr_token_reason_t r = token_claims(a, route, queue, tok, tok_len, want_user, &cl);
@@ -330,11 +329,10 @@ static void token_queue_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     free(p);
 }
 
-void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_tokens(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
     const char *queue = call->queue;
-    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
     const char *tok = NULL;
     size_t tok_len = 0;
     const char *want_user = NULL;
@@ -342,10 +340,10 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, const wr_api
     char cookie_tok_name[WR_QUEUE_NAME_MAX + 16];
 
     if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_RELEASE) {
-        struct evbuffer *in = evhttp_request_get_input_buffer(req);
-        size_t blen = evbuffer_get_length(in);
+        size_t blen;
+        const char *body_data = wr_http_req_body(req, &blen);
         if (blen > 0) {
-            const char *data = (const char *)evbuffer_pullup(in, -1);
+            const char *data = body_data;
             json_error_t jerr;
             body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
             if (!json_is_object(body)) {
@@ -373,17 +371,17 @@ void wr_api__handle_tokens(wr_api_t *a, struct evhttp_request *req, const wr_api
         }
         const char *bt;
         size_t bl;
-        if (wr_api__bearer(ih, &bt, &bl)) {
+        if (wr_api__bearer(req, &bt, &bl)) {
             tok = bt;
             tok_len = bl;
         }
     } else {
         const char *bt;
         size_t bl;
-        if (wr_api__bearer(ih, &bt, &bl)) {
+        if (wr_api__bearer(req, &bt, &bl)) {
             tok = bt;
             tok_len = bl;
-        } else if ((bt = evhttp_find_header(ih, "X-Waitroom-Token")) != NULL && *bt) {
+        } else if ((bt = wr_http_req_header(req, "X-Waitroom-Token")) != NULL && *bt) {
             tok = bt;
             tok_len = strlen(bt);
         } else {

@@ -65,9 +65,7 @@ static const char *visitor_notice(const wr_api__ctx_t *c, const wr_queue_config_
         return NULL;
     if (!cfg->notice.by_lang)
         return wr_notice_pick(&cfg->notice, NULL);
-    const char *al =
-        c->req ? evhttp_find_header(evhttp_request_get_input_headers(c->req), "Accept-Language")
-               : NULL;
+    const char *al = c->req ? wr_http_req_header(c->req, "Accept-Language") : NULL;
     const char *fallback = cfg->page.set && cfg->page.lang[0] ? cfg->page.lang : NULL;
     return wr_api__notice_text(cfg, wr_page_lang(c->api->web, al, fallback));
 }
@@ -300,16 +298,15 @@ wr_err_t wr_api__sign_pass(wr_api_t *a, const char *queue, const char *user, uin
 
 /* The queue page (api_internal.h): dressed in the queue's page and its
  * CAPTCHA widget, in the language ?lang= or Accept-Language asks for. */
-void wr_api__reply_queue_page(wr_api_t *a, struct evhttp_request *req, wr_route_t route, int status,
+void wr_api__reply_queue_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                               wr_page_view_t *v, const wr_queue_config_t *cfg)
 {
     const wr_page_config_t *pg = cfg && cfg->page.set ? &cfg->page : NULL;
     char want[40]; /* a language tag (lang.h: at most 35 bytes) */
     v->web = a->web;
     v->page = pg;
-    v->lang = wr_page_lang(
-        a->web, evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Language"),
-        pg ? pg->lang : NULL);
+    v->lang =
+        wr_page_lang(a->web, wr_http_req_header(req, "Accept-Language"), pg ? pg->lang : NULL);
     const char *named = wr_api__query_param(req, "lang", want, sizeof(want))
                             ? wr_page_lang_tag(a->web, want)
                             : NULL;

@@ -224,9 +224,10 @@ class Limits(WRTest):
         status, hd, body, how = read_response(s, timeout=5)
         s.close()
         self.assertEqual((status, json.loads(body)["error"]), (413, "PAYLOAD_TOO_LARGE"), how)
-        # evhttp reads a '+' sign and any number of leading zeros: so do we
-        # (the user already in line: the 200 is a rejoin, nobody is added)
-        for cl, body_, want in (("+70000", b"", 413), ("\x0b70000", b"", 413),
+        # a sign or a non-OWS space is not digits: 400 (API.md 1.3, second
+        # reading); any number of leading zeros is read (the user already in
+        # line: the 200 is a rejoin, nobody is added)
+        for cl, body_, want in (("+70000", b"", 400), ("\x0b70000", b"", 400),
                                 ("0" * 40 + "2", b"{}", 200)):
             s = socket.create_connection(("127.0.0.1", srv.port))
             s.sendall(("POST /v1/queues/%s/entries HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n"

@@ -1,0 +1,555 @@
+/*
+ * http_parse.c - reading one request off a connection's buffer: our head
+ * scan, then llhttp (strict, no lenient flag) for the fields and the body.
+ *
+ * The head scan runs over the bytes of a request until the empty line that
+ * ends its head, resuming where it stopped when more bytes come (c->scan),
+ * and refuses before llhttp sees a byte:
+ *   - a bare CR or LF, or a NUL, anywhere in the head (400);
+ *   - a request line other than METHOD SP target SP HTTP/D.D (400), a
+ *     target over WR_HTTP_MAX_TARGET (414, also while the line is still
+ *     coming), a major version other than 1 (505: HTTP/2.0, the h2
+ *     preface), a method we do not know (501);
+ *   - a field line that starts with white space (obs-fold, 400);
+ *   - a head over WR_HTTP_MAX_HEADERS (431, counting the request line and
+ *     every field line with its CRLF, not the final empty line).
+ * Empty lines before a request line are skipped (RFC 9112 2.2). HTTP/1.2
+ * and later minors are answered as 1.1: the scan rewrites the minor digit
+ * to 1 in the buffer (llhttp refuses unknown versions).
+ *
+ * llhttp then parses the complete head in one call, and the body as it
+ * comes. Its callbacks copy the target and fields into the request's
+ * arena (offsets, so the arena may grow), and at the end of the head
+ * (on_headers_complete) check what llhttp lets through: Host (HTTP/1.1
+ * needs exactly one, of host characters), Transfer-Encoding (exactly one
+ * field, exactly "chunked" in any case, never on HTTP/1.0), a
+ * Content-Length of 2^63 or more, the target's form (origin or absolute),
+ * Expect (100-continue or 417), and the route's body limit (413 at once
+ * for a declared length over it; chunked bodies as soon as they pass it).
+ * llhttp itself refuses both Content-Length and Transfer-Encoding, two
+ * Content-Lengths, a length that is not digits, whitespace before a colon,
+ * control characters in values and bad chunk sizes (0x2 included); chunk
+ * extensions and trailers are read and ignored. Any llhttp error is 400.
+ * on_message_complete pauses the parser, so each request is dispatched
+ * before the next is read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "http/http_conn_internal.h"
+
+#define METHOD_MAX 16
+
+static void fail(wr_http_conn_t *c, int status, const char *code, const char *msg)
+{
+    c->err_status = status;
+    c->err_code = code;
+    c->err_msg = msg;
+}
+
+static bool tchar(unsigned char ch)
+{
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
+        return true;
+    return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
+static const char *const method_names[] = {"GET",    "HEAD",    "POST",  "PUT",    "PATCH",
+                                           "DELETE", "OPTIONS", "TRACE", "CONNECT"};
+
+static int method_of(const char *p, size_t n)
+{
+    for (int i = 0; i < (int)(sizeof(method_names) / sizeof(method_names[0])); i++)
+        if (strlen(method_names[i]) == n && memcmp(method_names[i], p, n) == 0)
+            return i;
+    return WR_HTTP_M_OTHER;
+}
+
+/* The first line of a head (n bytes at p, without CRLF). Returns false
+ * with c->err_* set when it is refused. */
+static bool request_line(wr_http_conn_t *c, char *p, size_t n)
+{
+    size_t m = 0;
+    while (m < n && tchar((unsigned char)p[m]))
+        m++;
+    if (m == 0 || m >= n || p[m] != ' ' || m > METHOD_MAX) {
+        fail(c, 400, "BAD_REQUEST", "malformed request line");
+        return false;
+    }
+    size_t t = m + 1, te = t;
+    while (te < n && (unsigned char)p[te] > ' ' && p[te] != 0x7f)
+        te++;
+    if (te - t > WR_HTTP_MAX_TARGET) {
+        fail(c, 414, "URI_TOO_LONG", "the request target exceeds 8 KiB");
+        return false;
+    }
+    /* SP "HTTP/" DIGIT "." DIGIT, then the end of the line. */
+    if (te == t || n - te != 9 || memcmp(p + te, " HTTP/", 6) != 0 || p[te + 7] != '.' ||
+        p[te + 6] < '0' || p[te + 6] > '9' || p[te + 8] < '0' || p[te + 8] > '9') {
+        fail(c, 400, "BAD_REQUEST", "malformed request line");
+        return false;
+    }
+    if (p[te + 6] != '1') {
+        fail(c, 505, "HTTP_VERSION_NOT_SUPPORTED", "only HTTP/1.x is served");
+        return false;
+    }
+    if (p[te + 8] > '1')
+        p[te + 8] = '1'; /* HTTP/1.2 and later minors: answered as 1.1 */
+    if (method_of(p, m) == WR_HTTP_M_OTHER) {
+        fail(c, 501, "NOT_IMPLEMENTED", "method not implemented");
+        return false;
+    }
+    return true;
+}
+
+/* A Content-Length field line (len bytes at line, in the head at b):
+ * 0 to keep it, 1 when it repeats the first one's value (it is then
+ * dropped: one field, RFC 9110 8.6), -1 when the values differ. */
+static int content_length_line(wr_http_conn_t *c, const char *b, uint32_t line, uint32_t len)
+{
+    static const char name[] = "content-length:";
+    const uint32_t k = sizeof(name) - 1;
+    if (len < k || strncasecmp(b + line, name, k) != 0)
+        return 0;
+    uint32_t v = line + k, e = line + len;
+    while (v < e && (b[v] == ' ' || b[v] == '\t'))
+        v++;
+    while (e > v && (b[e - 1] == ' ' || b[e - 1] == '\t'))
+        e--;
+    if (!c->cl_seen) {
+        c->cl_seen = true;
+        c->cl_off = v;
+        c->cl_len = e - v;
+        return 0;
+    }
+    if (e - v == c->cl_len && memcmp(b + v, b + c->cl_off, c->cl_len) == 0)
+        return 1;
+    fail(c, 400, "BAD_REQUEST", "two Content-Length values that differ");
+    return -1;
+}
+
+/* Scans the head at c->ipos: 1 and *head_len when it is complete, 0 when
+ * more bytes are needed, -1 when it is refused. */
+static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
+{
+    /* Empty lines before the request line. */
+    while (!c->reqline_done && c->scan == 0 && c->ilen - c->ipos >= 1 && c->ibuf[c->ipos] == '\r') {
+        if (c->ilen - c->ipos < 2)
+            return 0;
+        if (c->ibuf[c->ipos + 1] != '\n') {
+            fail(c, 400, "BAD_REQUEST", "bare CR in the request head");
+            return -1;
+        }
+        c->ipos += 2;
+    }
+    char *b = c->ibuf + c->ipos;
+    uint32_t n = c->ilen - c->ipos, i = c->scan;
+    for (; i < n; i++) {
+        char ch = b[i];
+        if (ch == '\r') {
+            if (i + 1 >= n)
+                break; /* its LF is still to come */
+            if (b[i + 1] != '\n') {
+                fail(c, 400, "BAD_REQUEST", "bare CR in the request head");
+                return -1;
+            }
+            uint32_t len = i - c->line_start;
+            if (!c->reqline_done) {
+                if (!request_line(c, b, len))
+                    return -1;
+                c->reqline_done = true;
+            } else if (len > 0) {
+                int d = content_length_line(c, b, c->line_start, len);
+                if (d < 0)
+                    return -1;
+                if (d > 0) {
+                    /* Drop the repeated line (its CRLF too) from the buffer. */
+                    uint32_t next = i + 2;
+                    memmove(b + c->line_start, b + next, n - next);
+                    c->ilen -= next - c->line_start;
+                    n -= next - c->line_start;
+                    i = c->line_start - 1; /* the loop's i++ lands on the next line */
+                    if (c->line_start < n &&
+                        (b[c->line_start] == ' ' || b[c->line_start] == '\t')) {
+                        fail(c, 400, "BAD_REQUEST",
+                             "obs-fold (a field line starting with white space)");
+                        return -1;
+                    }
+                    continue;
+                }
+            } else {
+                if (c->line_start > WR_HTTP_MAX_HEADERS) {
+                    fail(c, 431, "HEADERS_TOO_LARGE", "the request line and headers exceed 32 KiB");
+                    return -1;
+                }
+                *head_len = i + 2;
+                return 1;
+            }
+            i++;
+            c->line_start = i + 1;
+            if (c->line_start < n && (b[c->line_start] == ' ' || b[c->line_start] == '\t')) {
+                fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
+                return -1;
+            }
+        } else if (ch == '\n') {
+            fail(c, 400, "BAD_REQUEST", "bare LF in the request head");
+            return -1;
+        } else if (ch == '\0') {
+            fail(c, 400, "BAD_REQUEST", "NUL in the request head");
+            return -1;
+        } else if (i == c->line_start && c->reqline_done && (ch == ' ' || ch == '\t')) {
+            fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
+            return -1;
+        }
+    }
+    c->scan = i;
+    if (!c->reqline_done) {
+        /* The target while the request line is still coming: 414 early. */
+        const char *sp = memchr(b, ' ', n);
+        if (sp) {
+            const char *t = sp + 1, *e = memchr(t, ' ', (size_t)(b + n - t));
+            if ((size_t)((e ? e : b + n) - t) > WR_HTTP_MAX_TARGET) {
+                fail(c, 414, "URI_TOO_LONG", "the request target exceeds 8 KiB");
+                return -1;
+            }
+        }
+        if (n > WR_HTTP_MAX_HEADERS) {
+            fail(c, 400, "BAD_REQUEST", "malformed request line");
+            return -1;
+        }
+    } else if (n - (n > 0 && b[n - 1] == '\r' ? 1 : 0) > WR_HTTP_MAX_HEADERS) {
+        fail(c, 431, "HEADERS_TOO_LARGE", "the request line and headers exceed 32 KiB");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- llhttp callbacks ---- */
+
+static wr_http_req_t *req_of(llhttp_t *p)
+{
+    return ((wr_http_conn_t *)p->data)->cur;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t n)
+{
+    wr_http_req_t *r = req_of(p);
+    return wr_http__arena_add(&r->in, at, n) ? (r->target_len += (uint32_t)n, 0) : -1;
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+    return wr_http__arena_add(&req_of(p)->in, "", 1) ? 0 : -1;
+}
+
+static int on_field(llhttp_t *p, const char *at, size_t n)
+{
+    wr_http_req_t *r = req_of(p);
+    if (r->headers_done)
+        return 0; /* a trailer */
+    if (!r->field_open) {
+        if (r->n_fields == r->fields_cap) {
+            uint32_t cap = r->fields_cap ? 2 * r->fields_cap : 16;
+            wr_http_field_t *f = realloc(r->fields, cap * sizeof(*f));
+            wr_http__allocs++;
+            if (!f)
+                return -1;
+            r->fields = f;
+            r->fields_cap = cap;
+        }
+        wr_http_field_t *f = &r->fields[r->n_fields++];
+        memset(f, 0, sizeof(*f));
+        f->name = r->in.len;
+        r->field_open = true;
+    }
+    r->fields[r->n_fields - 1].name_len += (uint32_t)n;
+    return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
+}
+
+static int on_field_complete(llhttp_t *p)
+{
+    wr_http_req_t *r = req_of(p);
+    if (r->headers_done)
+        return 0;
+    if (!wr_http__arena_add(&r->in, "", 1))
+        return -1;
+    r->fields[r->n_fields - 1].value = r->in.len;
+    return 0;
+}
+
+static int on_value(llhttp_t *p, const char *at, size_t n)
+{
+    wr_http_req_t *r = req_of(p);
+    if (r->headers_done)
+        return 0;
+    r->fields[r->n_fields - 1].value_len += (uint32_t)n;
+    return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
+}
+
+static int on_value_complete(llhttp_t *p)
+{
+    wr_http_req_t *r = req_of(p);
+    if (r->headers_done)
+        return 0;
+    wr_http_field_t *f = &r->fields[r->n_fields - 1];
+    while (f->value_len > 0 && (r->in.p[f->value + f->value_len - 1] == ' ' ||
+                                r->in.p[f->value + f->value_len - 1] == '\t'))
+        f->value_len--;
+    if (!wr_http__arena_add(&r->in, "", 1))
+        return -1;
+    r->in.p[f->value + f->value_len] = '\0';
+    r->field_open = false;
+    return 0;
+}
+
+/* Host characters: reg-name, IPv4, [IPv6], with an optional port. */
+static bool valid_host(const char *v)
+{
+    if (!*v)
+        return false;
+    for (const char *s = v; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              strchr("-._~!$&'()*+,;=%:[]", ch)))
+            return false;
+    }
+    return true;
+}
+
+/* A copy of n bytes at offset from of r's input arena, NUL-terminated, at
+ * its end; its offset in *at. */
+static bool copy_span(wr_http_req_t *r, uint32_t from, uint32_t n, uint32_t *at)
+{
+    *at = r->in.len;
+    if (!wr_http__arena_add(&r->in, NULL, (size_t)n + 1))
+        return false;
+    memmove(r->in.p + *at, r->in.p + from, n);
+    r->in.p[*at + n] = '\0';
+    return true;
+}
+
+/* Splits the target into path and query: origin form, or absolute form
+ * (scheme://authority[path]) served as its path ("/" when it has none).
+ * False for other forms. */
+static bool split_target(wr_http_req_t *r)
+{
+    const char *t = r->in.p + r->target;
+    uint32_t n = r->target_len, off = 0;
+    if (n == 0)
+        return false;
+    if (t[0] != '/') {
+        const char *s = strstr(t, "://");
+        size_t sl = s ? (size_t)(s - t) : 0;
+        if (!s || sl == 0 || sl > 16)
+            return false;
+        for (size_t i = 0; i < sl; i++) {
+            char ch = t[i];
+            bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+            bool more = (ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.';
+            if (!alpha && !(i > 0 && more))
+                return false;
+        }
+        off = (uint32_t)(sl + 3);
+        while (off < n && t[off] != '/' && t[off] != '?')
+            off++;
+    }
+    const char *q = memchr(t + off, '?', n - off);
+    uint32_t plen = (uint32_t)((q ? q : t + n) - (t + off));
+    uint32_t qfrom = q ? r->target + (uint32_t)(q - t) + 1 : 0;
+    uint32_t qlen = q ? n - (uint32_t)(q - t) - 1 : 0;
+    if (plen == 0) {
+        r->path_len = 1;
+        if (!copy_span(r, 0, 0, &r->path) || !wr_http__arena_add(&r->in, NULL, 1))
+            return false;
+        r->in.p[r->path] = '/';
+        r->in.p[r->path + 1] = '\0';
+    } else if (off == 0 && !q) {
+        r->path = r->target;
+        r->path_len = plen;
+    } else {
+        r->path_len = plen;
+        if (!copy_span(r, r->target + off, plen, &r->path))
+            return false;
+    }
+    if (q && !copy_span(r, qfrom, qlen, &r->query))
+        return false;
+    return true;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    wr_http_conn_t *c = p->data;
+    wr_http_req_t *r = c->cur;
+    r->headers_done = true;
+    r->minor = (uint8_t)(p->http_minor > 0 ? 1 : 0);
+    int host = 0, te = 0;
+    const char *expect = NULL;
+    for (uint32_t i = 0; i < r->n_fields; i++) {
+        const wr_http_field_t *f = &r->fields[i];
+        const char *name = r->in.p + f->name, *v = r->in.p + f->value;
+        if (strcasecmp(name, "host") == 0) {
+            if (++host > 1 || !valid_host(v)) {
+                fail(c, 400, "BAD_REQUEST", host > 1 ? "two Host fields" : "invalid Host");
+                return -1;
+            }
+        } else if (strcasecmp(name, "transfer-encoding") == 0) {
+            if (++te > 1 || r->minor == 0 || strcasecmp(v, "chunked") != 0) {
+                fail(c, 400, "BAD_REQUEST", "Transfer-Encoding other than one chunked");
+                return -1;
+            }
+        } else if (strcasecmp(name, "expect") == 0) {
+            expect = v;
+        }
+    }
+    if (r->minor == 1 && host == 0) {
+        fail(c, 400, "BAD_REQUEST", "HTTP/1.1 request without Host");
+        return -1;
+    }
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length >= ((uint64_t)1 << 63)) {
+        fail(c, 400, "BAD_REQUEST", "Content-Length out of range");
+        return -1;
+    }
+    if (!split_target(r)) {
+        fail(c, 400, "BAD_REQUEST", "malformed request target");
+        return -1;
+    }
+    wr_http_env_t *env = c->env;
+    bool has_body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length);
+    size_t limit = !has_body           ? 0
+                   : env->body_limit ? env->body_limit(r, env->handler_arg)
+                                     : WR_HTTP_MAX_BODY_ADMIN;
+    r->body_limit = (uint32_t)(limit > WR_HTTP_MAX_BODY_ADMIN ? WR_HTTP_MAX_BODY_ADMIN : limit);
+    if (expect && r->minor == 1 && strcasecmp(expect, "100-continue") != 0) {
+        fail(c, 417, "EXPECTATION_FAILED", "only 100-continue is expected");
+        return -1;
+    }
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > r->body_limit) {
+        fail(c, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        return -1;
+    }
+    r->body = r->in.len;
+    if (expect && r->minor == 1 && (p->flags & (F_CONTENT_LENGTH | F_CHUNKED)) &&
+        (p->content_length > 0 || (p->flags & F_CHUNKED)) && c->nq == 0 && c->head_end >= c->ilen) {
+        /* Nothing is queued before it and no body byte has come yet. */
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        ssize_t w = send(c->fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w; /* best effort: without it the client sends after its own wait */
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+    wr_http_conn_t *c = p->data;
+    wr_http_req_t *r = c->cur;
+    if (r->body_len + n > r->body_limit) {
+        fail(c, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        return -1;
+    }
+    r->body_len += (uint32_t)n;
+    return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+    wr_http_conn_t *c = p->data;
+    if (!wr_http__arena_add(&c->cur->in, "", 1))
+        return -1;
+    c->msg_done = true;
+    return HPE_PAUSED;
+}
+
+static llhttp_settings_t settings;
+
+void wr_http__parse_init(wr_http_conn_t *c)
+{
+    if (!settings.on_url) {
+        llhttp_settings_init(&settings);
+        settings.on_url = on_url;
+        settings.on_url_complete = on_url_complete;
+        settings.on_header_field = on_field;
+        settings.on_header_field_complete = on_field_complete;
+        settings.on_header_value = on_value;
+        settings.on_header_value_complete = on_value_complete;
+        settings.on_headers_complete = on_headers_complete;
+        settings.on_body = on_body;
+        settings.on_message_complete = on_message_complete;
+    }
+    llhttp_init(&c->parser, HTTP_REQUEST, &settings);
+    c->parser.data = c;
+    c->state = WR_CONN_HEAD;
+    c->scan = c->line_start = 0;
+    c->reqline_done = false;
+}
+
+/* llhttp over n bytes at p: bytes used in *used; false on an error. */
+static bool feed(wr_http_conn_t *c, const char *p, size_t n, uint32_t *used)
+{
+    llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+    if (e == HPE_OK) {
+        *used = (uint32_t)n;
+        return true;
+    }
+    if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+        *used = (uint32_t)(llhttp_get_error_pos(&c->parser) - p);
+        if (e == HPE_PAUSED) {
+            llhttp_resume(&c->parser);
+        } else {
+            /* CONNECT or an Upgrade we do not do: answered, then closed. */
+            llhttp_resume_after_upgrade(&c->parser);
+            c->cur->close = true;
+        }
+        return true;
+    }
+    if (e == HPE_PAUSED_H2_UPGRADE) {
+        fail(c, 505, "HTTP_VERSION_NOT_SUPPORTED", "only HTTP/1.x is served");
+        return false;
+    }
+    if (c->err_status == 0)
+        fail(c, 400, "BAD_REQUEST", llhttp_get_error_reason(&c->parser));
+    return false;
+}
+
+int wr_http__parse(wr_http_conn_t *c)
+{
+    uint32_t used;
+    if (c->state == WR_CONN_HEAD) {
+        uint32_t head_len = 0;
+        int r = scan_head(c, &head_len);
+        if (r <= 0)
+            return r;
+        c->cur = wr_http__req_get(c);
+        if (!c->cur) {
+            fail(c, 503, "STORE_UNAVAILABLE", "out of memory");
+            return -1;
+        }
+        const char *m = c->ibuf + c->ipos;
+        size_t ml = (size_t)((const char *)memchr(m, ' ', head_len) - m);
+        c->cur->method = (uint8_t)method_of(m, ml);
+        memcpy(c->cur->method_name, m, ml);
+        c->cur->method_name[ml] = '\0';
+        c->msg_done = false;
+        c->state = WR_CONN_BODY;
+        c->scan = c->line_start = 0;
+        c->reqline_done = false;
+        c->cl_seen = false;
+        c->head_end = c->ipos + head_len;
+        if (!feed(c, c->ibuf + c->ipos, head_len, &used))
+            return -1;
+        c->ipos += used;
+    }
+    if (c->ipos < c->ilen && !c->msg_done) {
+        if (!feed(c, c->ibuf + c->ipos, c->ilen - c->ipos, &used))
+            return -1;
+        c->ipos += used;
+    }
+    if (!c->msg_done)
+        return 0;
+    c->state = WR_CONN_HEAD;
+    if (!llhttp_should_keep_alive(&c->parser))
+        c->cur->close = true;
+    return 1;
+}

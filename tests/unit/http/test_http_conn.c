@@ -1,0 +1,515 @@
+/*
+ * test_http_conn.c - the connection layer fed byte streams over a
+ * socketpair: keep-alive, pipelining (16 in flight, answers in order,
+ * reading stopped beyond), split points, HEAD, HTTP/1.0, chunked bodies
+ * and their limit, 100-continue, absolute-form, and every item of the
+ * smuggling and malformed set refused with 400 (or 413, 414, 417, 431,
+ * 501, 505) as JSON and a closed connection; the 408 deadline; no
+ * allocation on a warm keep-alive connection (the free lists).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/clock.h"
+#include "http/http_conn.h"
+
+static struct event_base *base;
+static wr_http_env_t env;
+static int cfd;                 /* the client's end */
+static wr_http_req_t *held[64]; /* async: requests to /async wait here */
+static int n_held;
+static int handled;
+
+static size_t body_limit(const wr_http_req_t *r, void *arg)
+{
+    (void)arg;
+    const char *p = wr_http_req_path(r, NULL);
+    return strncmp(p, "/admin", 6) == 0 ? WR_HTTP_MAX_BODY_ADMIN : WR_HTTP_MAX_BODY_USER;
+}
+
+/* Answers {"m":METHOD,"p":PATH,"q":QUERY,"b":BODY-LENGTH,"h":X-TEST}. */
+static void answer(wr_http_req_t *r)
+{
+    char out[512];
+    size_t bl;
+    wr_http_req_body(r, &bl);
+    const char *q = wr_http_req_query(r), *h = wr_http_req_header(r, "x-test");
+    int n = snprintf(
+        out, sizeof(out), "{\"m\":\"%s\",\"p\":\"%s\",\"q\":\"%s\",\"b\":%zu,\"h\":\"%s\"}",
+        wr_http_req_method_name(r), wr_http_req_path(r, NULL), q ? q : "", bl, h ? h : "");
+    if (n >= (int)sizeof(out))
+        n = (int)sizeof(out) - 1; /* a long path: cut */
+    wr_http_req_add_header(r, "Content-Type", "application/json");
+    wr_http_req_respond(r, 200, out, (size_t)n, false);
+}
+
+static void handler(wr_http_req_t *r, void *arg)
+{
+    (void)arg;
+    handled++;
+    if (strcmp(wr_http_req_path(r, NULL), "/async") == 0 && n_held < 64) {
+        held[n_held++] = r;
+        return;
+    }
+    answer(r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    base = event_base_new();
+    memset(&env, 0, sizeof(env));
+    env.base = base;
+    env.handler = handler;
+    env.body_limit = body_limit;
+    env.request_timeout_us = 2000000;
+    env.io_timeout_us = 5000000;
+    wr_http_env_init(&env);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    cfd = sv[1];
+    assert_int_equal(wr_http_conn_open(&env, sv[0], NULL, 0), WR_OK);
+    n_held = handled = 0;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    wr_http_env_clear(&env);
+    for (int i = 0; i < n_held; i++)
+        wr_http_req_respond(held[i], 200, "", 0, false); /* orphans: freed */
+    close(cfd);
+    event_base_free(base);
+    return 0;
+}
+
+static void run(void)
+{
+    for (int i = 0; i < 8; i++)
+        event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+static void sendb(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(cfd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EAGAIN) {
+            run();
+            continue;
+        }
+        assert_true(w > 0);
+        p += w;
+        n -= (size_t)w;
+        run();
+    }
+}
+
+static void sends(const char *s)
+{
+    sendb(s, strlen(s));
+}
+
+/* What the server wrote so far; *closed when it shut its side. */
+static char outbuf[1 << 20];
+static const char *recv_all(bool *closed)
+{
+    size_t len = 0;
+    *closed = false;
+    run();
+    for (;;) {
+        ssize_t n = recv(cfd, outbuf + len, sizeof(outbuf) - 1 - len, 0);
+        if (n > 0) {
+            len += (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            *closed = true;
+        break;
+    }
+    outbuf[len] = '\0';
+    return outbuf;
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_keep_alive(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-Test:  v1 \r\n\r\n");
+    const char *o = recv_all(&closed);
+    assert_false(closed);
+    assert_true(strncmp(o, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ", 55) == 0);
+    assert_non_null(
+        strstr(o, "\r\nContent-Length: 45\r\n\r\n{\"m\":\"GET\",\"p\":\"/a\",\"q\":\"x=1\""));
+    assert_non_null(strstr(o, "\"h\":\"v1\"}"));
+    assert_null(strstr(o, "Connection"));
+    sends("POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc");
+    o = recv_all(&closed);
+    assert_false(closed);
+    assert_non_null(strstr(o, "{\"m\":\"POST\",\"p\":\"/b\",\"q\":\"\",\"b\":3,"));
+}
+
+static void test_pipelining(void **state)
+{
+    (void)state;
+    char req[16 * 64] = "";
+    for (int i = 0; i < 16; i++) {
+        char one[64];
+        snprintf(one, sizeof(one), "GET /r%d HTTP/1.1\r\nHost: h\r\n\r\n", i);
+        strcat(req, one);
+    }
+    sends(req);
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 16);
+    const char *at = o;
+    for (int i = 0; i < 16; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "\"p\":\"/r%d\"", i);
+        at = strstr(at, want);
+        assert_non_null(at);
+    }
+}
+
+/* 20 pipelined requests held by the handler: 16 dispatched, reading stops;
+ * answered in reverse, they still leave in order, then the last 4 come. */
+static void test_pipeline_limit(void **state)
+{
+    (void)state;
+    char req[20 * 64] = "";
+    for (int i = 0; i < 20; i++)
+        strcat(req, "GET /async HTTP/1.1\r\nHost: h\r\n\r\n");
+    sends(req);
+    assert_int_equal(n_held, 16);
+    bool closed;
+    for (int i = 15; i > 0; i--)
+        answer(held[i]);
+    assert_int_equal(count(recv_all(&closed), "HTTP/1.1"), 0); /* the first is not answered */
+    answer(held[0]);
+    run();
+    assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200"), 16);
+    assert_int_equal(n_held, 20);
+    for (int i = 16; i < 20; i++)
+        answer(held[i]);
+    n_held = 0;
+    assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200"), 4);
+    assert_false(closed);
+}
+
+/* A request split at every byte gives the same answer. */
+static void test_split_every_byte(void **state)
+{
+    (void)state;
+    const char *req = "POST /p?q HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n";
+    for (size_t i = 0; req[i]; i++)
+        sendb(req + i, 1);
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_non_null(strstr(o, "{\"m\":\"POST\",\"p\":\"/p\",\"q\":\"q\",\"b\":5,\"h\":\"\"}"));
+    assert_false(closed);
+}
+
+static void test_head_and_http10(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("HEAD /h HTTP/1.1\r\nHost: h\r\n\r\n");
+    const char *o = recv_all(&closed);
+    assert_non_null(strstr(o, "Content-Length: 41\r\n\r\n"));
+    assert_true(o[strlen(o) - 1] == '\n'); /* no body */
+    sends("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    o = recv_all(&closed);
+    assert_non_null(strstr(o, "Connection: keep-alive\r\n"));
+    assert_false(closed);
+    sends("GET /c HTTP/1.0\r\n\r\n");
+    o = recv_all(&closed);
+    assert_true(strncmp(o, "HTTP/1.1 200 OK", 15) == 0);
+    assert_non_null(strstr(o, "Connection: close\r\n"));
+    assert_true(closed);
+}
+
+static void test_versions_and_forms(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("GET /v HTTP/1.2\r\nHost: h\r\n\r\nGET http://h:80/abs?z=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+          "GET https://h HTTP/1.1\r\nHost: h\r\n\r\n");
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 3);
+    assert_non_null(strstr(o, "\"p\":\"/v\""));
+    assert_non_null(strstr(o, "\"p\":\"/abs\",\"q\":\"z=1\""));
+    assert_non_null(strstr(o, "\"p\":\"/\",\"q\":\"\""));
+    assert_false(closed);
+}
+
+static void test_expect(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+    const char *o = recv_all(&closed);
+    assert_string_equal(o, "HTTP/1.1 100 Continue\r\n\r\n");
+    sends("ok");
+    o = recv_all(&closed);
+    assert_non_null(strstr(o, "\"b\":2"));
+    sends("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n");
+    o = recv_all(&closed);
+    assert_true(strncmp(o, "HTTP/1.1 413 Payload Too Large\r\n", 32) == 0);
+    assert_non_null(strstr(o, "{\"error\":\"PAYLOAD_TOO_LARGE\""));
+    assert_true(closed);
+}
+
+/* One refused request: its status line and error code, and the close. */
+static void refused(const char *req, size_t len, const char *status, const char *code)
+{
+    setup(NULL);
+    bool closed;
+    sendb(req, len);
+    const char *o = recv_all(&closed);
+    if (strncmp(o, status, strlen(status)) != 0 || !strstr(o, code) || !closed ||
+        !strstr(o, "Connection: close\r\n") || !strstr(o, "Content-Type: application/json")) {
+        fprintf(stderr, "request %.*s\nanswer %s (closed %d)\n", (int)len, req, o, closed);
+        fail();
+    }
+    assert_int_equal(handled, 0);
+    teardown(NULL);
+}
+
+#define REFUSED(req, status, code) refused(req, sizeof(req) - 1, status, code)
+#define BAD(req)                   REFUSED(req, "HTTP/1.1 400 Bad Request\r\n", "\"BAD_REQUEST\"")
+
+static void test_smuggling_set(void **state)
+{
+    (void)state;
+    teardown(NULL);
+    /* framing */
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\nab\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +3\r\n\r\nabc");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3x\r\n\r\nabc");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 9223372036854775808\r\n\r\n");
+    BAD("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n");
+    /* field lines */
+    BAD("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n\tb\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost : h\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost\t: h\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\nX: a\nb\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\nX: a\0b\r\n\r\n");
+    BAD("GET / HTTP/1.1\nHost: h\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\n\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\n\rX: y\r\n\r\n");
+    /* request line */
+    BAD("GET  / HTTP/1.1\r\nHost: h\r\n\r\n");
+    BAD("GET / HTTP/1.1 \r\nHost: h\r\n\r\n");
+    BAD("GET /a b HTTP/1.1\r\nHost: h\r\n\r\n");
+    BAD("GET / HTTP/11\r\nHost: h\r\n\r\n");
+    BAD("GET / FTP/1.1\r\nHost: h\r\n\r\n");
+    BAD("GET /\r\n\r\n");
+    BAD("GET x HTTP/1.1\r\nHost: h\r\n\r\n");
+    /* Host */
+    BAD("GET / HTTP/1.1\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: a b\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: \r\n\r\n");
+    /* other statuses */
+    REFUSED("GET / HTTP/2.0\r\nHost: h\r\n\r\n", "HTTP/1.1 505 ", "\"HTTP_VERSION_NOT_SUPPORTED\"");
+    REFUSED("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 505 ", "\"HTTP_VERSION_NOT_SUPPORTED\"");
+    REFUSED("FOO / HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 501 ", "\"NOT_IMPLEMENTED\"");
+    REFUSED("PROPFIND / HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 501 ", "\"NOT_IMPLEMENTED\"");
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx",
+            "HTTP/1.1 417 ", "\"EXPECTATION_FAILED\"");
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4097\r\n\r\n", "HTTP/1.1 413 ",
+            "\"PAYLOAD_TOO_LARGE\"");
+    setup(NULL);
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    teardown(NULL);
+    static char req[80000];
+    /* target: 8192 served, 8193 is 414 (also while the line is coming) */
+    for (int over = 0; over < 2; over++) {
+        setup(NULL);
+        int n = sprintf(req, "GET /");
+        memset(req + n, 'a', 8191 + over);
+        n += 8191 + over;
+        n += sprintf(req + n, " HTTP/1.1\r\nHost: h\r\n\r\n");
+        sendb(req, over ? 8300 : (size_t)n);
+        bool closed;
+        const char *o = recv_all(&closed);
+        assert_true(strncmp(o, over ? "HTTP/1.1 414 " : "HTTP/1.1 200 ", 13) == 0);
+        assert_true(!over || strstr(o, "\"URI_TOO_LONG\""));
+        teardown(NULL);
+    }
+    /* head: 32768 bytes served, 32769 is 431 */
+    for (int over = 0; over < 2; over++) {
+        setup(NULL);
+        int n = sprintf(req, "GET / HTTP/1.1\r\nHost: h\r\nX: ");
+        int fill = 32768 - n - 2 + over;
+        memset(req + n, 'x', (size_t)fill);
+        n += fill;
+        n += sprintf(req + n, "\r\n\r\n");
+        sendb(req, (size_t)n);
+        bool closed;
+        const char *o = recv_all(&closed);
+        assert_true(strncmp(o, over ? "HTTP/1.1 431 " : "HTTP/1.1 200 ", 13) == 0);
+        assert_true(!over || (strstr(o, "\"HEADERS_TOO_LARGE\"") && closed));
+        teardown(NULL);
+    }
+    /* 414 before 431: a long target in a long head */
+    setup(NULL);
+    int n = sprintf(req, "GET /");
+    memset(req + n, 'a', 9000);
+    n += 9000;
+    n += sprintf(req + n, " HTTP/1.1\r\nHost: h\r\nX: ");
+    memset(req + n, 'x', 30000);
+    n += 30000;
+    n += sprintf(req + n, "\r\n\r\n");
+    send(cfd, req, (size_t)n, MSG_NOSIGNAL);
+    bool closed;
+    assert_true(strncmp(recv_all(&closed), "HTTP/1.1 414 ", 13) == 0);
+    teardown(NULL);
+    /* chunked over the route's limit: 413 as soon as it passes it */
+    setup(NULL);
+    sends("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n");
+    for (int i = 0; i < 4; i++)
+        sends("400\r\n"), sendb(req, 1024), sends("\r\n");
+    assert_int_equal(strlen(recv_all(&closed)), 0);
+    sends("1\r\nx");
+    const char *o = recv_all(&closed);
+    assert_true(strncmp(o, "HTTP/1.1 413 ", 13) == 0);
+    assert_true(closed);
+    teardown(NULL);
+    /* admin routes take 64 KiB */
+    setup(NULL);
+    n = sprintf(req, "PUT /admin HTTP/1.1\r\nHost: h\r\nContent-Length: 65536\r\n\r\n");
+    memset(req + n, 'z', 65536);
+    sendb(req, (size_t)n + 65536);
+    assert_non_null(strstr(recv_all(&closed), "\"b\":65536"));
+}
+
+static void test_request_timeout(void **state)
+{
+    (void)state;
+    sends("GET / HTTP/1.1\r\nHo");
+    bool closed;
+    wr_http_env_sweep(&env, wr_clock_mono_us() + 1000000);
+    assert_int_equal(strlen(recv_all(&closed)), 0);
+    wr_http_env_sweep(&env, wr_clock_mono_us() + 2100000);
+    const char *o = recv_all(&closed);
+    assert_true(strncmp(o, "HTTP/1.1 408 Request Timeout\r\n", 30) == 0);
+    assert_non_null(strstr(o, "{\"error\":\"REQUEST_TIMEOUT\""));
+    assert_true(closed);
+}
+
+/* Answers after pipelined errors keep their order: good, good, bad. */
+static void test_error_after_pipelined(void **state)
+{
+    (void)state;
+    sends("GET /async HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n"
+          "GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: x\r\n\r\n");
+    bool closed;
+    assert_int_equal(strlen(recv_all(&closed)), 0);
+    answer(held[0]);
+    n_held = 0;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200"), 2);
+    assert_non_null(strstr(o, "HTTP/1.1 400"));
+    assert_true(strstr(o, "/async") < strstr(o, "/b") &&
+                strstr(o, "/b") < strstr(o, "HTTP/1.1 400"));
+    assert_true(closed);
+}
+
+/* The same Content-Length twice is one field; 100 keep-alive requests on a
+ * warm connection allocate nothing in the layer. */
+static void test_repeated_length_and_no_allocation(void **state)
+{
+    (void)state;
+    bool closed;
+    sends("POST /d HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nContent-Length: 2\r\nX-Test: t\r\n"
+          "content-length:  2 \r\n\r\nok");
+    const char *o = recv_all(&closed);
+    assert_non_null(strstr(o, "\"b\":2,\"h\":\"t\""));
+    assert_false(closed);
+    const char *poll = "GET /v1/queues/q/entries/me HTTP/1.1\r\nHost: h\r\nX-Test: 1\r\n"
+                       "Cookie: wr_vid=abc\r\nAccept: */*\r\n\r\n";
+    sends(poll);
+    recv_all(&closed);
+    uint64_t before = wr_http_conn_allocs();
+    for (int i = 0; i < 100; i++) {
+        sends(poll);
+        assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200 OK"), 1);
+    }
+    assert_int_equal(wr_http_conn_allocs() - before, 0);
+}
+
+/* A handler that answers after the client left: the request is freed. */
+static void test_orphan(void **state)
+{
+    (void)state;
+    sends("GET /async HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_int_equal(n_held, 1);
+    close(cfd);
+    cfd = -1;
+    run();
+    answer(held[0]); /* the write fails: the connection goes */
+    n_held = 0;
+    run();
+    assert_int_equal(env.n_conns, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
