@@ -16,6 +16,7 @@ import argparse
 import http.cookiejar
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -30,22 +31,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def free_pair():
-    """Two consecutive free loopback ports (waitroomd's and the shop's)."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p >= 65535:
-            continue
-        t = socket.socket()
+    """Two consecutive free loopback ports (waitroomd's and the shop's),
+    drawn below Linux's ephemeral range (32768-60999), where the suite's
+    own client connections take their ports, and checked as the servers
+    bind them (SO_REUSEADDR: a port in TIME_WAIT still serves)."""
+    rng = random.Random()
+    for _ in range(500):
+        p = rng.randrange(20000, 32000)
+        socks = []
         try:
-            t.bind(("127.0.0.1", p + 1))
+            for port in (p, p + 1):
+                s = socket.socket()
+                socks.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
             return p
         except OSError:
             continue
         finally:
-            t.close()
+            for s in socks:
+                s.close()
     raise SystemExit("no two consecutive free ports")
 
 
