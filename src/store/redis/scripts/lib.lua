@@ -1,7 +1,7 @@
 -- lib.lua - shared prologue of the queue scripts. store_redis.c prepends
 -- this file to each queue script (join and status alone or in batches,
--- leave, admit, consume, verify, queue_get), after the script's generated
--- prelude of named positions (scripts.def) and before lib_entry.lua (join
+-- leave, admit, consume, verify, queue_get), after the script's rows as
+-- comments (scripts.def) and before lib_entry.lua (join
 -- and status only), so every script is one self-contained EVAL text.
 --
 -- KEYS (all with the hash tag {queue}; never built here):
