@@ -15,7 +15,8 @@
 #   local X, Y = T, U
 # (an alias, only tables on the right; the line is emptied). Comments are
 # emptied first (lines kept, so Redis's error lines are the source's). A
-# T.NAME that scripts.def does not declare, or a table or alias used other
+# T.NAME that scripts.def does not declare (an unknown T of the form A_*,
+# R_*, B_*, K_*, M_* too), or a table or alias used other
 # than as T.NAME (it does not exist at run time), stops the build with the
 # file and the name.
 # Also writes OUT/scripts/rows/<script>.lua for each script: its tables as
@@ -129,6 +130,9 @@ foreach(f IN LISTS LUA)
       set(t ${alias_${head}})
     elseif(head IN_LIST tables)
       set(t ${head})
+    elseif(head MATCHES "^[ARBKM]_[A-Z0-9_]+$")
+      message(FATAL_ERROR "${SRC}/${f}: '${ref}': ${head} is not a table of "
+                          "src/store/redis/scripts.def (script_rows.cmake)")
     else()
       continue()
     endif()
