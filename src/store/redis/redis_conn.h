@@ -36,7 +36,7 @@
 
 /* One Lua script: the embedded file `file` (wr_embed_find), after the
  * embedded files of `prefix` (in order, each followed by a newline; NULL
- * entries skipped): the script's prelude of named positions, lib.lua, ... */
+ * entries skipped): the script's rows as comments (scripts.def), lib.lua, ... */
 #define WR_REDIS_CONN_SCRIPT_PREFIX 3
 typedef struct {
     const char *prefix[WR_REDIS_CONN_SCRIPT_PREFIX];

@@ -3,8 +3,8 @@
  * argument and reply element of the Redis store's scripts, the length of
  * each table, the named constants (entry modes, answer kinds), and the
  * shape check of a reply against its rows. The Lua side gets the same
- * rows as a generated prelude (cmake/script_rows.cmake); neither side
- * writes a bare position.
+ * rows at build time (cmake/script_rows.cmake folds each T.NAME of a
+ * script into its number); neither side writes a bare position.
  *
  *   e[WR_ROW(R_ADMIT, STOCK_LEFT)]        the element (0-based index)
  *   WR_ROWS_LEN(R_ADMIT)                  25

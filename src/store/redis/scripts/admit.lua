@@ -57,7 +57,7 @@ local function rate_in_use(rate)
 end
 
 local R = R_ADMIT
-local out = reply_of(R)
+local out = R._NEW
 local seed, known = ARGV[A_ADMIT.SEED], ARGV[A_ADMIT.VERSION]
 local sweep_max = tonumber(ARGV[A_ADMIT.SWEEP_MAX])
 local scan_max, visit_max = tonumber(ARGV[A_ADMIT.SCAN_MAX]), tonumber(ARGV[A_ADMIT.VISIT_MAX])
@@ -320,6 +320,10 @@ end
 if stock_left() then -- (a queue without a stock has no sold-out moment)
   stock_note(now)
 end
-stats(out, R)
+out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
+  out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
+  out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
+  out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL] = stats()
 out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
 return out

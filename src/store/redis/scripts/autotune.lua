@@ -10,7 +10,8 @@
 -- ERRn, ATn); NOW; APPLIED. Floats as '%.17g', so C reads back the very
 -- double it wrote.
 local R, A = R_AUTOTUNE, A_AUTOTUNE
-local out = reply_of(R, '0')
+local out = R._NEW
+out[R.APPLIED] = '0'
 if redis.call('EXISTS', K_CONFIG) == 0 then
   out[R.CODE] = '-1'
   return out

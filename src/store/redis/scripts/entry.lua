@@ -22,7 +22,7 @@
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
 local R, A = R_ENTRY, A_ENTRY
-local out = reply_of(R)
+local out = R._NEW
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US], out[R.STOCK_LEFT], out[R.PASSED] = -1, -1, -1, -1
 local c = entry_config(ARGV[A.VERSION])
 if not c then

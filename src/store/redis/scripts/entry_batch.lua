@@ -25,22 +25,22 @@
 -- next one runs on.
 local K, Q = K_ENTRY, A_BATCH_REQ
 local c = entry_config(ARGV[A_ENTRY_BATCH.VERSION])
-local out = reply_of(R_ENTRY_BATCH)
+local out = R_ENTRY_BATCH._NEW
 out[R_ENTRY_BATCH.STOCK_LEFT] = -1
 local n = R_ENTRY_BATCH._N
 if c then
   out[R_ENTRY_BATCH.VERSION], out[R_ENTRY_BATCH.JSON] = c.version, c.json
 end
--- appends answer table B with its kind; the caller fills the rest
-local function answer(B, kind)
+-- appends an answer of len elements (a B_ table's _N): returns where it
+-- starts (its element NAME at at + B.NAME); the caller fills it
+local function answer(len)
   local at = n
-  out[at + B.KIND] = kind
-  n = n + B._N
+  n = n + len
   return at
 end
 for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
   if not c then
-    answer(B_KIND, K.NO_QUEUE)
+    out[answer(B_KIND._N) + B_KIND.KIND] = K.NO_QUEUE
   else
     local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c,
       ARGV[i + Q.USER - 1], ARGV[i + Q.MODE - 1], ARGV[i + Q.PREQ_KEY - 1])
@@ -48,21 +48,22 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}
     elseif kind == K.WAITING then
-      local at, B = answer(B_WAITING, kind), B_WAITING
-      out[at + B.POSITION], out[at + B.WAITING] = position, waiting
-      out[at + B.HEAD_DUE_US], out[at + B.OWN_DUE_US], out[at + B.PASSED] = hd or -1, od or -1,
-        passed or -1
+      local at = answer(B_WAITING._N)
+      out[at + B_WAITING.KIND], out[at + B_WAITING.POSITION] = kind, position
+      out[at + B_WAITING.WAITING], out[at + B_WAITING.HEAD_DUE_US] = waiting, hd or -1
+      out[at + B_WAITING.OWN_DUE_US], out[at + B_WAITING.PASSED] = od or -1, passed or -1
     elseif kind == K.ADMITTED then
-      local at, B = answer(B_ADMITTED, kind), B_ADMITTED
-      out[at + B.JTI], out[at + B.IAT_US], out[at + B.EXP_US] = jti, iat, exp
+      local at = answer(B_ADMITTED._N)
+      out[at + B_ADMITTED.KIND], out[at + B_ADMITTED.JTI] = kind, jti
+      out[at + B_ADMITTED.IAT_US], out[at + B_ADMITTED.EXP_US] = iat, exp
     elseif kind == K.FULL or kind == K.HELD then
-      local at = answer(B_COUNT, kind)
-      out[at + B_COUNT.WAITING] = waiting
+      local at = answer(B_COUNT._N)
+      out[at + B_COUNT.KIND], out[at + B_COUNT.WAITING] = kind, waiting
     elseif kind == K.CLOSED then
-      local at = answer(B_CLOSED, kind)
-      out[at + B_CLOSED.WHY] = position
+      local at = answer(B_CLOSED._N)
+      out[at + B_CLOSED.KIND], out[at + B_CLOSED.WHY] = kind, position
     else
-      answer(B_KIND, kind)
+      out[answer(B_KIND._N) + B_KIND.KIND] = kind
     end
   end
 end

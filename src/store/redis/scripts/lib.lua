@@ -1,7 +1,7 @@
 -- lib.lua - shared prologue of the queue scripts. store_redis.c prepends
 -- this file to each queue script (join and status alone or in batches,
--- leave, admit, consume, verify, queue_get), after the script's generated
--- prelude of named positions (scripts.def) and before lib_entry.lua (join
+-- leave, admit, consume, verify, queue_get), after the script's rows as
+-- comments (scripts.def) and before lib_entry.lua (join
 -- and status only), so every script is one self-contained EVAL text.
 --
 -- KEYS (all with the hash tag {queue}; never built here):
@@ -364,26 +364,17 @@ local function admissible(opening, base, moved)
   return redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
 end
 
--- A reply of table R (the script's prelude, scripts.def) with every
--- element at its type's zero: 0, '' or {} (fill: every element, when
--- given: autotune's all-string reply).
-local function reply_of(R, fill)
-  local out = {}
-  for i = 1, R._N do
-    local t = string.sub(R._T, i, i)
-    out[i] = fill or (t == 'i' and 0 or t == 's' and '' or {})
-  end
-  return out
-end
-
--- Stats after expiry, written into out by the row names of R (R_ADMIT or
--- R_QUEUE_GET, scripts.def): the 11 counts of wr_queue_stats_t, then
--- PREQUEUE, AWAY, HELD, RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT
--- (-1: no stock), SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL
--- (bypass.lua's count). People still to move in a
+-- Stats after expiry, in this order (the names of R_ADMIT and R_QUEUE_GET,
+-- scripts.def, that the caller writes them to): the 11 counts of
+-- wr_queue_stats_t WAITING, ACTIVE, ADMITTED_TOTAL, CONSUMED_TOTAL,
+-- EXPIRED_TOTAL, LEFT_TOTAL, REJECTED_FULL_TOTAL, SESSIONS, RELEASED_TOTAL,
+-- SESSIONS_EXPIRED_TOTAL, ABANDONED_TOTAL, then PREQUEUE, AWAY, HELD,
+-- RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT (-1: no stock),
+-- SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL (bypass.lua's
+-- count). People still to move in a
 -- running opening count in waiting. away: the line's away set plus the
--- held. Returns out.
-local function stats(out, R)
+-- held.
+local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
     'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal', 'bypassTotal')
@@ -397,19 +388,12 @@ local function stats(out, R)
     waiting, prequeue = waiting + pre, 0
   end
   local held = redis.call('ZCARD', K_HELD) + redis.call('ZCARD', K_BACK)
-  out[R.WAITING], out[R.ACTIVE] = waiting, active_count()
-  out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL] = tonumber(c[1] or 0), tonumber(c[2] or 0)
-  out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL] = tonumber(c[3] or 0), tonumber(c[4] or 0)
-  out[R.REJECTED_FULL_TOTAL] = tonumber(c[5] or 0)
-  out[R.SESSIONS] = redis.call('ZCARD', K_SESSIONS)
-  out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL] = tonumber(c[6] or 0), tonumber(c[7] or 0)
-  out[R.ABANDONED_TOTAL], out[R.PREQUEUE] = tonumber(c[8] or 0), prequeue
-  out[R.AWAY], out[R.HELD] = redis.call('SCARD', K_AWAY) + held, held
-  out[R.RETURNED_TOTAL] = tonumber(c[10] or 0)
-  out[R.UNSEEN_EXPIRED_TOTAL] = tonumber(c[13] or 0)
-  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(c[11] or '-1'), sold_at
-  out[R.BYPASS_TOTAL] = tonumber(c[14] or 0)
-  return out
+  return waiting, active_count(), tonumber(c[1] or 0), tonumber(c[2] or 0),
+    tonumber(c[3] or 0), tonumber(c[4] or 0), tonumber(c[5] or 0),
+    redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
+    tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
+    tonumber(c[10] or 0), tonumber(c[13] or 0), tonumber(c[11] or '-1'), sold_at,
+    tonumber(c[14] or 0)
 end
 
 -- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each

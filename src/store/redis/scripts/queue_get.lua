@@ -4,7 +4,7 @@
 -- part; the stats (lib.lua's stats()); AUTO_RATE: the rate autotune.lua
 -- keeps, a string ('' = none).
 local R = R_QUEUE_GET
-local out = reply_of(R)
+local out = R._NEW
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'json', 'autotune')
 if not cfg[1] then
   out[R.CODE], out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = -1, -1, -1
@@ -12,7 +12,11 @@ if not cfg[1] then
 end
 out[R.VERSION], out[R.JSON] = version_json(cfg[1], ARGV[A_QUEUE_GET.VERSION], cfg[2])
 expire_tokens(now_us())
-stats(out, R)
+out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
+  out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
+  out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
+  out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL] = stats()
 if (cfg[3] or '') ~= '' then
   out[R.AUTO_RATE] = redis.call('HGET', K_STATE, 'autoRate') or ''
 end
