@@ -267,6 +267,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
                 "{\"name\":\"office\",\"cidr\":\"2001:db8::/32\"},"
                 "{\"name\":\"health\",\"path\":\"/healthz\"},"
                 "{\"name\":\"static\",\"path\":\"/static/*\"}]"},
+    {"push", BOOL_FIELD(push), .idef = false, .example = "true"},
 };
 const size_t wr_qconfig_n_fields = sizeof(wr_qconfig_fields) / sizeof(wr_qconfig_fields[0]);
 

@@ -228,6 +228,10 @@ typedef struct {
      * bypass.set false) or the rules that let a request past the line
      * (core/bypass.h); a header rule's secret is write-only in the API. */
     wr_bypass_config_t bypass;
+    /* push (docs/API.md 1.3, "Web Push"): people in line may subscribe to
+     * a push at their admission (default false; true needs --push-subject:
+     * the API refuses it without, http/api_push.c). */
+    bool push;
 } wr_queue_config_t;
 
 #define WR_OPENS_AT_NONE (-1) /* opens_at_ms: no scheduled opening (JSON null) */

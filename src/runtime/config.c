@@ -360,6 +360,12 @@ wr_err_t wr_config_load(wr_config_t *cfg, int argc, char **argv, wr_config_actio
                          "--reuse-port: needs a shared store (redis://...); with the memory store "
                          "every process keeps its own line");
 
+    /* A queue with push needs --push-subject (docs/API.md 1.3). */
+    for (size_t q = 0; q < cfg->n_queues; q++)
+        if (!cfg->push_subject[0] && json_is_true(json_object_get(cfg->queues[q].fields, "push")))
+            return wr_einval(err, errlen, "queue %s: push needs --push-subject",
+                             cfg->queues[q].name);
+
     /* --strict-secrets: every configured secret has at least 32 bytes. */
     if (cfg->strict_secrets) {
         static const char *const names[] = {"token secret", "previous token secret",

@@ -62,6 +62,7 @@ bool wr_config__parse_double(const char *s, double min, double max, double *out)
  * --identity (cookie | header:NAME) and --trusted-proxies (a CIDR list). */
 wr_err_t wr_config__set_identity(wr_config_t *cfg, const char *v, char *err, size_t errlen);
 wr_err_t wr_config__set_trusted_proxies(wr_config_t *cfg, const char *v, char *err, size_t errlen);
+wr_err_t wr_config__set_push_allow(wr_config_t *cfg, const char *v, char *err, size_t errlen);
 /* true/false, yes/no, on/off, 1/0 (any case). */
 bool wr_config__parse_bool(const char *v, bool *out);
 

@@ -17,6 +17,7 @@
 #include "base/ids.h"
 #include "base/version.h"
 #include "core/breaker.h"
+#include "core/vapid.h"
 #include "runtime/store_registry.h"
 
 #define STR_(x) #x
@@ -231,6 +232,39 @@ wr_err_t wr_config__set_trusted_proxies(wr_config_t *cfg, const char *v, char *e
     return WR_OK;
 }
 
+/* --push-subject: what RFC 8292 and push services accept (no localhost). */
+static wr_err_t check_push_subject(const char *v, char *err, size_t errlen)
+{
+    if (!wr_vapid_subject_ok(v))
+        return wr_einval(err, errlen,
+                         "'%s' must be mailto:ADDRESS or an https:// URL, not a localhost one", v);
+    return WR_OK;
+}
+
+/* --push-allow-host HOST[:PORT]: repeatable, each adds (an INI value may
+ * list several, separated by commas or spaces). */
+wr_err_t wr_config__set_push_allow(wr_config_t *cfg, const char *v, char *err, size_t errlen)
+{
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ", ");
+        if (n > 0) {
+            char one[WR_PUSHADDR_HOST_MAX + 16];
+            if (n >= sizeof(one))
+                return wr_einval(err, errlen, "'%.*s' is too long", (int)n, p);
+            memcpy(one, p, n);
+            one[n] = '\0';
+            wr_err_t e = wr_pushaddr_allow_add(&cfg->push_allow, one);
+            if (e == WR_ELIMIT)
+                return wr_einval(err, errlen, "more than %d hosts", WR_PUSHADDR_ALLOW_MAX);
+            if (e != WR_OK)
+                return wr_einval(err, errlen, "'%s' must be HOST or HOST:PORT", one);
+        }
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return WR_OK;
+}
+
 /* The row macros name a field and its C type: a row whose kind does not
  * match its field's type does not compile. */
 #define FIELD(f, T)                                                                                \
@@ -354,6 +388,18 @@ const setting_t wr_config__settings[] = {
     {"request-timeout-seconds", "request_timeout_seconds",
      UINT_FIELD(request_timeout_seconds, 1, 3600), .def = "10", .meta = "N",
      .help = "time to send a whole request", .doc = "at most --timeout-seconds"},
+    {NULL, NULL, .kind = K_HEADING, .help = "Web Push (README.md, Notify me):"},
+    {"push-subject", "push_subject", STRING_FIELD(push_subject, check_push_subject),
+     .meta = "mailto:ADDRESS|https://URL",
+     .help = "who sends the pushes (VAPID sub); required by a queue with push",
+     .doc = "default none: push off"},
+    {"push-key", "push_key", STRING_FIELD(push_key, check_path), .meta = "FILE",
+     .help = "the VAPID private key (P-256, PEM)",
+     .doc = "default: derived from the token secret kept in the store"},
+    {"push-allow-host", "push_allow_host",
+     SPECIAL(wr_config__set_push_allow, push_allow, wr_pushaddr_allow_t), .meta = "HOST[:PORT]",
+     .help = "a push service host exempt from the address rule (may be http://); repeatable",
+     .doc = "tests and private push services; default none"},
     {NULL, NULL, .kind = K_HEADING, .help = "Operations (README.md, Operations):"},
     {"log-format", "log_format", ENUM_FIELD(log_format, wr_log_format_t, log_formats),
      .def = "text", .meta = "FORMAT", .reload = true},

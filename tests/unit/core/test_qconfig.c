@@ -745,7 +745,7 @@ static void test_to_json_shape(void **state)
            "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
            "\"notice\":null,\"challengeBits\":0,"
            "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
-           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null}");
+           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null,\"push\":false}");
     free(s);
     json_decref(j);
 

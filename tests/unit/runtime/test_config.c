@@ -685,6 +685,33 @@ static void test_reload(void **state)
     wr_config_free(&fresh);
 }
 
+/* Web Push: the subject's rule, the allow list (repeatable), and a queue
+ * with push refused at start without --push-subject. */
+static void test_push_flags(void **state)
+{
+    (void)state;
+    clear_env();
+    static wr_config_t c;
+    LOAD_OK(&c, "--push-subject", "mailto:ops@shop.example", "--push-key", "/etc/vapid.pem",
+            "--push-allow-host", "127.0.0.1:8443", "--push-allow-host", "push.test");
+    assert_string_equal(c.push_subject, "mailto:ops@shop.example");
+    assert_string_equal(c.push_key, "/etc/vapid.pem");
+    assert_int_equal(c.push_allow.n, 2);
+    assert_string_equal(c.push_allow.e[0].host, "127.0.0.1");
+    assert_int_equal(c.push_allow.e[0].port, 8443);
+    assert_string_equal(c.push_allow.e[1].host, "push.test");
+    assert_int_equal(c.push_allow.e[1].port, 0);
+    wr_config_free(&c);
+    LOAD_ERR("--push-subject: 'mailto:a@localhost' must be mailto:ADDRESS or an https:// URL, "
+             "not a localhost one",
+             "--push-subject", "mailto:a@localhost");
+    LOAD_ERR("--push-allow-host: 'a:0' must be HOST or HOST:PORT", "--push-allow-host", "a:0");
+    const char *ini = temp_ini("[queue sale]\nadmitPerSecond = 1\npush = true\n");
+    LOAD_ERR("queue sale: push needs --push-subject", "--config", ini);
+    LOAD_OK(&c, "--config", ini, "--push-subject", "https://shop.example/contact");
+    wr_config_free(&c);
+}
+
 /* Issue 22: a key twice in a section, or a section twice, is an error
  * naming the line (libinih alone keeps the last silently). */
 static void test_ini_duplicates(void **state)
@@ -764,4 +791,5 @@ WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reload), cmocka_unit_test(test_de
              cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_cookie_secret_flag_absent),
              cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
              cmocka_unit_test(test_ini_full), cmocka_unit_test(test_ini_errors),
-             cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections))
+             cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections),
+             cmocka_unit_test(test_push_flags))
