@@ -108,11 +108,11 @@ typedef struct {
     uint32_t request_timeout_seconds; /* a request (line, headers, body) must arrive
                                          within this, else 408 and close; default 10 */
     /* Web Push (docs/API.md 1.3, "Your turn, off the page"). */
-    char push_subject[256];           /* --push-subject: mailto: or https:// (wr_vapid_subject_ok);
-                                         "" = none: no queue may turn push on */
-    char push_key[WR_URL_MAX + 1];    /* --push-key: P-256 PEM file; "" = the key derived
-                                         from the token secret kept in the store */
-    wr_pushaddr_allow_t push_allow;   /* --push-allow-host HOST[:PORT], repeatable */
+    char push_subject[256];         /* --push-subject: mailto: or https:// (wr_vapid_subject_ok);
+                                       "" = none: no queue may turn push on */
+    char push_key[WR_URL_MAX + 1];  /* --push-key: P-256 PEM file; "" = the key derived
+                                       from the token secret kept in the store */
+    wr_pushaddr_allow_t push_allow; /* --push-allow-host HOST[:PORT], repeatable */
     /* Operations (logs, pid file). */
     wr_log_format_t log_format;      /* text (default) | json */
     char access_log[WR_URL_MAX + 1]; /* "" = none, "-" = stdout, else a file */

@@ -29,6 +29,7 @@
 #include "base/error.h"
 #include "base/ids.h"
 #include "core/autotune.h"
+#include "core/pushsub.h"
 #include "core/qconfig.h"
 #include "core/token.h"
 
@@ -151,7 +152,20 @@ typedef struct {
     /* Sale opening: */
     uint64_t opening_moved; /* pre-queue people this call moved into the line */
     uint64_t opening_left;  /* pre-queue people still to move (> 0: call admit again now) */
+    /* Web Push: the subscribed people this call admitted, their
+     * subscriptions claimed (deleted from the store): the caller sends
+     * each one push (exactly one per admission, whichever instance made
+     * the tick). Borrowed; n_pushes 0 when none. */
+    const struct wr_store_push *pushes;
+    size_t n_pushes;
 } wr_admit_t;
+
+/* A claimed subscription of an admitted person (wr_admit_t.pushes). */
+typedef struct wr_store_push {
+    const char *user;        /* borrowed */
+    const wr_pushsub_t *sub; /* borrowed */
+    int64_t expires_at_us;   /* their pass's expiry (store clock, epoch us) */
+} wr_store_push_t;
 
 /* The answer of consume and verify. */
 typedef struct {
@@ -556,6 +570,19 @@ typedef struct wr_store_ops {
                            const uint8_t *randomness, size_t len, const char *error,
                            wr_store_log_cb cb, void *arg);
 
+    /*
+     * push_sub (optional, NULL = the store keeps no Web Push subscription:
+     * a queue's push cannot be turned on): sets (sub non-NULL, copied;
+     * replacing any) or deletes (sub NULL) user's subscription in queue,
+     * after a status of user (their last-seen time, as a poll). Only for a
+     * person waiting, in the pre-queue or held: WR_ENOTINQUEUE otherwise
+     * (admitted people too); WR_ENOTFOUND (no queue), WR_EINVAL, store
+     * failures. A subscribed person is never away; leave deletes it;
+     * admit claims it (wr_admit_t.pushes).
+     */
+    wr_err_t (*push_sub)(wr_store_t *s, const char *queue, const char *user,
+                         const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -817,6 +844,16 @@ static inline size_t wr_store_unreachable(wr_store_t *s, char *out, size_t cap)
     if (cap)
         out[0] = '\0';
     return s->ops->unreachable ? s->ops->unreachable(s, out, cap) : 0;
+}
+/* True when the store keeps Web Push subscriptions (push_sub). */
+static inline bool wr_store_has_push(const wr_store_t *s)
+{
+    return s->ops->push_sub != NULL;
+}
+static inline wr_err_t wr_store_push_sub(wr_store_t *s, const char *q, const char *u,
+                                         const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg)
+{
+    return s->ops->push_sub ? s->ops->push_sub(s, q, u, sub, cb, arg) : WR_EINVAL;
 }
 static inline void wr_store_close(wr_store_t *s)
 {

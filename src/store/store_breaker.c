@@ -39,6 +39,8 @@ struct bstore {
     int64_t (*now_ms)(void);
     bool closing;
     wr_freelist_t calls; /* recycled call records (no malloc per store call) */
+    wr_store_ops_t ops;  /* breaker_ops, with the log's operations over a store with a log,
+                            without push_sub over one without subscriptions */
 };
 
 #define FREE_CALLS_MAX 1024
@@ -394,6 +396,13 @@ static wr_err_t b_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     return started(c, wr_store_ping(s->inner, w_done, c));
 }
 
+static wr_err_t b_push_sub(wr_store_t *st, const char *q, const char *u, const wr_pushsub_t *sub,
+                           wr_store_done_cb cb, void *arg)
+{
+    BEGIN(done, cb);
+    return started(c, wr_store_push_sub(s->inner, q, u, sub, w_done, c));
+}
+
 /* Not an operation of the breaker: what the inner store knows. */
 static size_t b_unreachable(wr_store_t *st, char *out, size_t cap)
 {
@@ -421,7 +430,7 @@ static void b_close(wr_store_t *st)
 }
 
 /* The public log's operations (store.h), for an inner store that keeps a
- * log: breaker_log_ops is breaker_ops with them (wr_store_breaker_new). */
+ * log: the instance's ops (bstore.ops) take them (wr_store_breaker_wrap). */
 static wr_err_t b_log_key(wr_store_t *st, const uint8_t proposed[32], wr_store_log_cb cb, void *arg)
 {
     BEGIN(log, cb);
@@ -462,8 +471,6 @@ static wr_err_t b_log_beacon(wr_store_t *st, const char *q, uint64_t round,
     return started(c, wr_store_log_beacon(s->inner, q, round, randomness, len, error, w_log, c));
 }
 
-static wr_store_ops_t breaker_log_ops;
-
 static const wr_store_ops_t breaker_ops = {
     .name = "breaker",
     .join = b_join,
@@ -488,6 +495,7 @@ static const wr_store_ops_t breaker_ops = {
     .ping = b_ping,
     .autotune = b_autotune,
     .unreachable = b_unreachable,
+    .push_sub = b_push_sub,
     .debug_advance_time = b_debug_advance_time,
     .close = b_close,
 };
@@ -513,17 +521,20 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
         free(s);
         return err;
     }
-    s->base_.ops = &breaker_ops;
+    /* per instance: the log's operations only over a store that keeps a
+     * log, push_sub only over one that keeps subscriptions */
+    s->ops = breaker_ops;
     if (wr_store_has_log(inner)) {
-        breaker_log_ops = breaker_ops;
-        breaker_log_ops.log_key = b_log_key;
-        breaker_log_ops.log_head = b_log_head;
-        breaker_log_ops.log_read = b_log_read;
-        breaker_log_ops.log_publish = b_log_publish;
-        breaker_log_ops.log_unsigned = b_log_unsigned;
-        breaker_log_ops.log_beacon = b_log_beacon;
-        s->base_.ops = &breaker_log_ops;
+        s->ops.log_key = b_log_key;
+        s->ops.log_head = b_log_head;
+        s->ops.log_read = b_log_read;
+        s->ops.log_publish = b_log_publish;
+        s->ops.log_unsigned = b_log_unsigned;
+        s->ops.log_beacon = b_log_beacon;
     }
+    if (!inner->ops->push_sub)
+        s->ops.push_sub = NULL; /* wr_store_has_push tells the inner store's answer */
+    s->base_.ops = &s->ops;
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;
     s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
@@ -541,7 +552,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
 
 static struct bstore *as_b(wr_store_t *st)
 {
-    return st && st->ops == &breaker_ops ? (struct bstore *)st : NULL;
+    return st && st->ops->close == b_close ? (struct bstore *)st : NULL;
 }
 
 wr_breaker_state_t wr_store_breaker_state(wr_store_t *st)

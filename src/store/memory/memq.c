@@ -460,8 +460,10 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         }
     }
     ntoks = 0; /* owned by the queue now */
-    for (uint64_t i = 0; i < npicked; i++)
+    for (uint64_t i = 0; i < npicked; i++) {
         toks[i]->log_index = wr_memq__log_admit(q, toks[i]->id, toks[i]->idlen, i < nback, now_us);
+        wr_memq__push_claim(q, toks[i]); /* Web Push: one claim per admission */
+    }
     q->admitted_total += npicked;
     q->returned_total += nback;
     if (npicked > 0)
@@ -656,6 +658,7 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
 
 wr_err_t wr_memq_leave(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
+    wr_memq__push_drop(q, user, ulen);
     wr_zsl_node_t *n = wr_memq_waiting(q, user, ulen);
     if (!n) /* first: an unseen pass expiring now holds its holder, who is leaving */
         wr_memq_sweep(q, now_us, dirty);

@@ -25,6 +25,7 @@
 
 #include "base/error.h"
 #include "base/idhash.h"
+#include "core/pushsub.h"
 #include "core/qconfig.h"
 #include "core/queue.h"
 #include "base/rng.h"
@@ -155,7 +156,45 @@ typedef struct {
      * or NULL while publicLog is off. */
     struct wr_memlog *log;
     uint64_t log_faults; /* appends that failed (out of memory): counted, not undone */
+
+    /* Web Push (memq_push.c): user id -> wr_memq_push_t, the live
+     * subscriptions (NULL until the first); push_due: the subscriptions
+     * admission claimed (their users admitted), handed to the caller by
+     * wr_memq_push_take. Not in a snapshot. */
+    wr_idhash_t *push;
+    struct wr_memq_push **push_due;
+    size_t push_due_n, push_due_cap;
 } wr_memq_t;
+
+/* A person's Web Push subscription, held by its queue (push), then by the
+ * caller once claimed (wr_memq_push_take; free() it). */
+typedef struct wr_memq_push {
+    wr_pushsub_t sub;
+    int64_t exp_us; /* claimed: the pass's expiry (store clock); else 0 */
+    uint8_t idlen;
+    char id[]; /* the user id, NUL-terminated */
+} wr_memq_push_t;
+
+/*
+ * PUT .../entries/me/push on the embedded store: a status of user at
+ * now_us (wr_memq_entry: their last-seen time and pending mark as a poll
+ * would set them), then, when they are waiting, in the pre-queue or held,
+ * their subscription becomes sub (copied; replacing any). WR_OK;
+ * WR_ENOTINQUEUE (admitted, or not in line); WR_ENOMEM.
+ */
+wr_err_t wr_memq_push_set(wr_memq_t *q, const char *user, size_t ulen, const wr_pushsub_t *sub,
+                          int64_t now_us, bool *dirty);
+
+/* DELETE .../entries/me/push: the same status and states as
+ * wr_memq_push_set, then the subscription (if any) is dropped. */
+wr_err_t wr_memq_push_del(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
+
+/* True when user has a live subscription (such a person is never away). */
+bool wr_memq_push_has(const wr_memq_t *q, const char *user, size_t ulen);
+
+/* Hands the claimed subscriptions to the caller: *out (malloc'd array of
+ * malloc'd items, caller frees both; NULL when none) and *n. */
+void wr_memq_push_take(wr_memq_t *q, wr_memq_push_t ***out, size_t *n);
 
 /* The autotune operation (store.h) on q at now_us; fills *res. WR_OK. */
 wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,

@@ -67,6 +67,7 @@ static void queue_free(wr_memq_t *q)
     if (!q)
         return;
     wr_memq__burned_free(q);
+    wr_memq__push_free(q);
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);

@@ -34,7 +34,11 @@
 bool wr_memq_idle(const wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
 {
     uint32_t t = q->cfg->cfg.idle_timeout_seconds;
-    return t > 0 && wr_memq_seen_age_cs(node, now_us) >= t * 100u;
+    if (t == 0 || wr_memq_seen_age_cs(node, now_us) < t * 100u)
+        return false;
+    size_t len; /* a live Web Push subscription: present without polling */
+    const char *id = wr_zsl_node_id(node, &len);
+    return !wr_memq_push_has(q, id, len);
 }
 
 uint64_t wr_memq__passed_ahead(const wr_memq_t *q, const wr_zsl_node_t *n, int64_t now_us,

@@ -214,4 +214,11 @@ static inline int64_t wr_memq__next_score(const wr_memq_t *q, int64_t wall_us)
  * ordered by rank (its keys replaced) and the draw leaf written. */
 void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);
 
+/* Web Push (memq_push.c): admission of t's user claims their
+ * subscription (moved to push_due with the pass's expiry); leave drops
+ * it; the queue's free frees them all. */
+void wr_memq__push_claim(wr_memq_t *q, const wr_memq_token_t *t);
+void wr_memq__push_drop(wr_memq_t *q, const char *user, size_t ulen);
+void wr_memq__push_free(wr_memq_t *q);
+
 #endif

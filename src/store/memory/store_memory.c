@@ -90,8 +90,11 @@ typedef struct item {
     bool has_res;
     void *arg;
     wr_store_cb_t cb;
-    wr_memq_cfg_t *cfg; /* held reference for entry / admit / info answers */
-    int64_t *waits;     /* D_ADMIT: the admitted users' waits (owned) */
+    wr_memq_cfg_t *cfg;         /* held reference for entry / admit / info answers */
+    int64_t *waits;             /* D_ADMIT: the admitted users' waits (owned) */
+    wr_memq_push_t **pushes;    /* D_ADMIT: the claimed subscriptions (owned), n_pushes */
+    wr_store_push_t *push_view; /* D_ADMIT: what res.admit.pushes points at (owned) */
+    size_t n_pushes;
     char name[WR_QUEUE_NAME_MAX + 1];
     union {
         wr_entry_t entry;
@@ -153,6 +156,10 @@ static void item_release(mstore_t *s, item_t *it)
 {
     wr_memq_cfg_unref(it->cfg);
     free(it->waits);
+    for (size_t i = 0; i < it->n_pushes; i++)
+        free(it->pushes[i]);
+    free(it->pushes);
+    free(it->push_view);
     if (it->kind == D_SYNC)
         free(it->res.sync);
     if (it->kind == D_LOG)
@@ -378,6 +385,15 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     wr_memq_burn_sweep(q, now, &s->dirty); /* degraded mode: expired burns */
     if (it->err != WR_OK)
         goto out;
+    wr_memq_push_take(q, &it->pushes, &it->n_pushes);
+    if (it->n_pushes && (it->push_view = calloc(it->n_pushes, sizeof(*it->push_view)))) {
+        for (size_t i = 0; i < it->n_pushes; i++)
+            it->push_view[i] = (wr_store_push_t){.user = it->pushes[i]->id,
+                                                 .sub = &it->pushes[i]->sub,
+                                                 .expires_at_us = it->pushes[i]->exp_us};
+        it->res.admit.pushes = it->push_view;
+        it->res.admit.n_pushes = it->n_pushes;
+    }
     it->res.admit.waited_us = it->waits;
     it->res.admit.n_waited = it->waits ? (size_t)it->res.admit.admitted : 0;
     it->res.admit.now_us = now;
@@ -386,6 +402,26 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     it->res.admit.config = &it->cfg->cfg;
     it->has_res = true;
 out:
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
+/* push_sub (store.h): set or delete a Web Push subscription (memq_push.c). */
+static wr_err_t mem_push_sub(wr_store_t *base, const char *queue, const char *user,
+                             const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    if (err != WR_OK)
+        return err;
+    wr_memq_t *q = op_queue(s, it, queue);
+    int64_t now = wr_store_memory__now_us(s);
+    if (q && sub)
+        it->err = wr_memq_push_set(q, user, strlen(user), sub, now, &s->dirty);
+    else if (q)
+        it->err = wr_memq_push_del(q, user, strlen(user), now, &s->dirty);
     item_enqueue(s, it);
     return WR_OK;
 }
@@ -723,6 +759,7 @@ static const wr_store_ops_t memory_ops = {
     .status = mem_status,
     .join_page = mem_join_page,
     .status_quiet = mem_status, /* recording costs nothing here: exact */
+    .push_sub = mem_push_sub,
     .leave = mem_leave,
     .admit = mem_admit,
     .consume = mem_consume,
