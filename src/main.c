@@ -416,6 +416,16 @@ int main(int argc, char **argv)
     wr_api_opts_t ao = {app.base, app.store, app.sched, app.metrics, &app.cfg, app.web};
     if (wr_api_new(&ao, &app.api) != WR_OK)
         goto out;
+    {
+        char why[512] = "";
+        wr_err_t pe = wr_api_push_init(app.api, why, sizeof why);
+        if (pe != WR_OK) {
+            fprintf(stderr, "waitroomd: %s\n", why[0] ? why : wr_strerror(pe));
+            rc = pe == WR_ENOMEM ? EXIT_START : EXIT_CONFIG;
+            goto out;
+        }
+        wr_scheduler_set_push(app.sched, wr_api_push_admitted, app.api);
+    }
 
     app.secret_timer = evtimer_new(app.base, wr_app_secret_timer_cb, &app);
     app.stop_timer = evtimer_new(app.base, stop_timer_cb, &app);

@@ -427,6 +427,7 @@ void wr_api_free(wr_api_t *a)
     wr_challenge_key_free(a->challenge_keys[1]);
     wr_api__captcha_free(a);
     wr_api__client_free(a);
+    wr_api__push_free(a);
     wr_ratelimit_free(a->join_rl);
     wr_ratelimit_free(a->poll_rl);
     wr_failopen_free(a->failopen); /* degraded mode */

@@ -94,4 +94,12 @@ size_t wr_api_in_flight(const wr_api_t *a);
 /* Frees the state. Every request must have been answered (in_flight 0). */
 void wr_api_free(wr_api_t *a);
 
+/* Web Push (api_push.c): reads --push-key (when set) after wr_api_new.
+ * WR_OK; WR_EINVAL with why set (an unreadable or wrong key); WR_ENOMEM. */
+wr_err_t wr_api_push_init(wr_api_t *a, char *why, size_t cap);
+
+/* The scheduler's push callback (wr_scheduler_set_push, arg the api):
+ * sends one push per claimed subscription of res. */
+void wr_api_push_admitted(const char *queue, const wr_admit_t *res, void *arg);
+
 #endif

@@ -493,6 +493,11 @@ void wr_api__handle_admin(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t 
         wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);
         return;
     }
+    if (wr_api__push_config_refused(a, body, msg, sizeof(msg))) {
+        json_decref(body);
+        wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, "push", NULL, 0);
+        return;
+    }
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, route, queue);
     if (!c) {
         json_decref(body);

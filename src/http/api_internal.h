@@ -148,6 +148,7 @@ struct wr_api {
     /* The public log's signer (runtime/logsign.h): its key and name; NULL
      * = no log (the log routes answer 404 LOG_NOT_ENABLED). */
     struct wr_logsign *logsign;
+    struct wr_api__push *push; /* Web Push: the key and the sender (api_push.c) */
 
     /* The request handle() is dispatching now (its reply, if sent before
      * handle returns, is recorded at once), and a reply sent later from a
@@ -365,6 +366,16 @@ void wr_api__reply_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int s
  * success (leave, admin delete): observes, replies (errors as
  * WR_API__TELLS_STORE) and frees the context given as arg. */
 void wr_api__done_cb(wr_err_t err, void *arg);
+
+/* ---------- api_push.c ---------- */
+
+/* Frees the push state (the sender answers its unsent messages CANCELED). */
+void wr_api__push_free(wr_api_t *a);
+
+/* A PUT or PATCH body turning push on where it cannot work: no store
+ * support (msg "not available yet") or no --push-subject. True with msg
+ * set (400 INVALID_CONFIG naming push). */
+bool wr_api__push_config_refused(const wr_api_t *a, const json_t *body, char *msg, size_t cap);
 
 /* ---------- api_request.c: the shared readers, the cookies ---------- */
 

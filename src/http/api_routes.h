@@ -51,6 +51,13 @@ wr_api__handler_fn wr_api__handle_queue_page;
  * exactly once. */
 wr_api__handler_fn wr_api__handle_tokens;
 
+/* ---------- api_push.c ---------- */
+
+/* GET .../push/key, PUT and DELETE .../entries/me/push (Web Push); the
+ * queue is validated and the token secret is installed. Answers req
+ * exactly once. */
+wr_api__handler_fn wr_api__handle_push;
+
 /* ---------- api_admin.c ---------- */
 
 /* The admin API routes (WR_ROUTE_ADMIN_*); the queue is validated ("" for

@@ -287,6 +287,8 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
                         ? (double)away_in_line / (double)res->stats.waiting
                         : 0;
     wr_rate_window_add_tick(&e->eta_rate, mono_ms, res->stats.admitted_total, res->stats.waiting);
+    if (res->n_pushes > 0 && s->push_fn)
+        s->push_fn(e->name, res, s->push_arg);
     if (res->admitted > 0)
         wr_debug("queue %s: admitted %llu", e->name, (unsigned long long)res->admitted);
     wr_scheduler__publish(e, &res->stats, e->quiet);
@@ -592,6 +594,12 @@ static void discovery_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     discover(arg);
+}
+
+void wr_scheduler_set_push(wr_scheduler_t *s, wr_scheduler_push_fn fn, void *arg)
+{
+    s->push_fn = fn;
+    s->push_arg = arg;
 }
 
 wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)

@@ -39,8 +39,16 @@ typedef struct {
     uint32_t discovery_ms;   /* queue discovery interval, ms; 0 = 1000 */
 } wr_scheduler_opts_t;
 
+/* Web Push: called with every admit answer of this instance's ticks that
+ * claimed subscriptions (res->n_pushes > 0), right after the scheduler
+ * took it in; res is borrowed for the call. The sender of the pushes. */
+typedef void (*wr_scheduler_push_fn)(const char *queue, const wr_admit_t *res, void *arg);
+
 /* Creates the scheduler and starts discovery. Returns WR_OK, WR_ENOMEM. */
 wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out);
+
+/* Installs the push callback (NULL: none). */
+void wr_scheduler_set_push(wr_scheduler_t *s, wr_scheduler_push_fn fn, void *arg);
 
 /* Stops every timer and frees. Pending store callbacks must have been
  * cancelled first (close the store before freeing the scheduler, or free the

@@ -76,6 +76,8 @@ struct wr_scheduler {
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
     wr_qmap_t *queues;             /* name -> entry_t */
     size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
+    wr_scheduler_push_fn push_fn;  /* Web Push: the admit answers' claimed subscriptions */
+    void *push_arg;
 };
 
 /* The entry of queue name, or NULL. */

@@ -1,0 +1,234 @@
+"""Web Push (API 1.3, "Your turn, off the page", issue 40): the key and
+subscription routes, and one real push per admission to the stand-in push
+service (tests/push/pushservice.py: it checks VAPID and decrypts), allowed
+through --push-allow-host.
+
+On the embedded store every rule is tested. The Redis store does not keep
+subscriptions yet: there `push` true is refused (400 INVALID_CONFIG naming
+push, "not available yet"), which is what its test checks."""
+import base64
+import os
+import sys
+import time
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from harness import ENV, HOLD, WRTest, uid
+from helpers import metric, private_server
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "push"))
+from pushservice import PushService, b64d, b64e  # noqa: E402
+
+SUBJECT = "mailto:ops@shop.example"
+TTL = 120  # tokenTtlSeconds of the test queues
+
+
+def ua_keys():
+    """A browser's subscription keys: (private key, p256dh, auth)."""
+    priv = ec.generate_private_key(ec.SECP256R1())
+    pub = priv.public_key().public_bytes(serialization.Encoding.X962,
+                                         serialization.PublicFormat.UncompressedPoint)
+    return priv, b64e(pub), b64e(os.urandom(16))
+
+
+class Push(WRTest):
+
+    def setUp(self):
+        super().setUp()
+        self.priv, self.p256dh, self.auth = ua_keys()
+        self.svc = PushService(self.priv, b64d(self.auth), expect_sub=SUBJECT).start()
+        self.addCleanup(self.svc.stop)
+        self.w = private_server(self, identity="header:X-User-Id", extra=[
+            "--push-subject", SUBJECT, "--push-allow-host", "127.0.0.1:%d" % self.svc.port])
+        self.pc = self.w.client
+
+    def memory_only(self):
+        if ENV.store != "memory":
+            self.skipTest("the Redis store keeps no subscriptions yet")
+
+    def sub(self, kind="ok", **extra):
+        body = {"endpoint": "http://127.0.0.1:%d/%s/%s" % (self.svc.port, kind, uid()),
+                "keys": {"p256dh": self.p256dh, "auth": self.auth}}
+        body.update(extra)
+        return body
+
+    def put_sub(self, q, u, body):
+        return self.pc.request("PUT", "/v1/queues/%s/entries/me/push" % q,
+                               headers=self.pc.uh(u), body=body)
+
+    def push_queue(self, **cfg):
+        return self.new_queue(dict(dict(HOLD, push=True, tokenTtlSeconds=TTL), **cfg),
+                              client=self.pc)
+
+    def pushes(self, q, outcome):
+        return metric(self.pc, "waitroom_push_total", 'queue="%s",outcome="%s"' % (q, outcome))
+
+    def records(self, n, timeout=5.0):
+        return self.poll_until(lambda: list(self.svc.records), lambda r: len(r) >= n,
+                               timeout=timeout, what="%d push(es) at the stand-in" % n)
+
+    # -- config ------------------------------------------------------------
+    def test_push_needs_subject_and_store(self):
+        # the shared server has no --push-subject
+        r = self.c.put_queue("push-" + uid(), dict(HOLD, push=True))
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "push", repr(r))
+        q = self.new_queue(HOLD)
+        r = self.c.patch_queue(q, {"push": True})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "push", repr(r))
+        if ENV.store != "memory":
+            r = self.pc.put_queue("push-" + uid(), dict(HOLD, push=True))
+            self.assertError(r, 400, "INVALID_CONFIG")
+            self.assertIn("not available yet", r.json.get("message", ""), repr(r))
+
+    # -- routes ------------------------------------------------------------
+    def test_routes_when_off(self):
+        q = self.new_queue(HOLD, client=self.pc)
+        u = uid()
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        r = self.pc.get("/v1/queues/%s/push/key" % q)
+        self.assertError(r, 404, "PUSH_NOT_ENABLED")
+        self.assertError(self.put_sub(q, u, self.sub()), 404, "PUSH_NOT_ENABLED")
+        r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u))
+        self.assertError(r, 404, "PUSH_NOT_ENABLED")
+
+    def test_key_and_subscription_errors(self):
+        self.memory_only()
+        q = self.push_queue()
+        r = self.pc.get("/v1/queues/%s/push/key" % q)
+        self.assertEqual(r.status, 200, repr(r))
+        key = b64d(r.json["publicKey"])
+        self.assertEqual((len(key), key[0]), (65, 4))
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), key)  # on the curve
+        self.assertEqual(self.pc.get("/v1/queues/%s/push/key" % q).json, r.json)  # stable
+        u = uid()
+        self.assertError(self.put_sub(q, u, self.sub()), 404, "NOT_IN_QUEUE")  # not in line
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        bad_point = b64e(b"\x04" + b"\x01" * 64)
+        for body, reason in (
+                (dict(self.sub(), endpoint="ftp://x/y"), "endpoint"),
+                (dict(self.sub(), endpoint="https://push.example/" + "a" * 1100), "endpoint"),
+                (dict(self.sub(), endpoint="http://push.example/x"), "endpoint"),
+                ({"endpoint": self.sub()["endpoint"],
+                  "keys": {"p256dh": bad_point, "auth": self.auth}}, "p256dh"),
+                ({"endpoint": self.sub()["endpoint"],
+                  "keys": {"p256dh": self.p256dh, "auth": b64e(b"x" * 15)}}, "auth"),
+                (self.sub(lang="xx"), "lang"),
+                ("not an object", "endpoint")):
+            with self.subTest(reason=reason, body=str(body)[:60]):
+                r = self.put_sub(q, u, body)
+                self.assertError(r, 400, "INVALID_SUBSCRIPTION")
+                self.assertEqual(r.json.get("reason"), reason, repr(r))
+        r = self.put_sub(q, u, self.sub(expirationTime=None, lang="ko"))
+        self.assertEqual(r.status, 204, repr(r))
+        r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u))
+        self.assertEqual(r.status, 204, repr(r))
+
+    # -- the push ----------------------------------------------------------
+    def test_admission_sends_one_decrypted_push(self):
+        self.memory_only()
+        q = self.push_queue()
+        u, other = uid(), uid()
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        self.assertEqual(self.pc.join(q, other).status, 200)
+        self.assertEqual(self.put_sub(q, u, self.sub(lang="ko")).status, 204)
+        self.assertEqual(self.put_sub(q, u, self.sub(lang="ko")).status, 204)  # replaces
+        key = self.pc.get("/v1/queues/%s/push/key" % q).json["publicKey"]
+        t0 = time.time()
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        recs = self.records(1)
+        time.sleep(0.5)  # a second push would come with the same tick
+        self.assertEqual(len(self.svc.records), 1, self.svc.records)
+        rec = recs[0]
+        self.assertEqual(rec["errors"], [], rec)
+        self.assertLess(rec["time"] - t0, 1.5, "push within 1 s of the admission")
+        p = rec["payload"]
+        self.assertEqual((p["queue"], p["status"], p["url"]), (q, "admitted", "/q/" + q), p)
+        self.assertTrue(p["title"].strip() and p["body"].strip(), p)
+        self.assertNotEqual(p["title"].isascii(), True, "Korean title: %r" % p)
+        me = self.pc.me(q, u).json
+        self.assertEqual(me["status"], "admitted", me)
+        self.assertEqual(p["expiresAt"], me["expiresAt"], (p, me))
+        h = rec["headers"]
+        self.assertEqual(h["urgency"], "high")
+        self.assertTrue(TTL - 3 <= int(h["ttl"]) <= TTL, h["ttl"])
+        self.assertEqual(len(h["topic"]), 32)
+        self.assertNotIn(u, h["topic"])
+        self.assertEqual(h["authorization"].split("k=")[1], key)
+        self.assertEqual(rec["claims"]["sub"], SUBJECT)
+        m = self.pushes(q, "delivered")
+        self.assertEqual(m, 1)
+        # claimed: delivered once, then gone from the store (a DELETE finds an admitted person)
+        r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u))
+        self.assertError(r, 404, "NOT_IN_QUEUE")
+
+    def test_gone_and_retries(self):
+        self.memory_only()
+        q = self.push_queue()
+        users = {}
+        for kind in ("gone", "rate", "flaky"):
+            u = uid()
+            users[kind] = u
+            self.assertEqual(self.pc.join(q, u).status, 200)
+            self.assertEqual(self.put_sub(q, u, self.sub(kind)).status, 204)
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        # gone: 1; rate: 429 then 201 (2); flaky: 500, 500, 201 (3)
+        self.records(6, timeout=15)
+        by = {}
+        for rec in self.svc.records:
+            by.setdefault(rec["path"].split("/")[1], []).append(rec)
+        self.assertEqual({k: len(v) for k, v in by.items()}, {"gone": 1, "rate": 2, "flaky": 3})
+        rate = by["rate"]
+        self.assertGreaterEqual(rate[1]["time"] - rate[0]["time"], 0.9, "Retry-After: 1 honoured")
+        for outcome, n in (("gone", 1), ("delivered", 2), ("retried", 3)):
+            self.poll_until(lambda: self.pushes(q, outcome),
+                            lambda v: v == n, timeout=5, what="%s == %d" % (outcome, n))
+
+    def test_down_stops_at_pass_expiry(self):
+        self.memory_only()
+        q = self.push_queue(tokenTtlSeconds=3)
+        u = uid()
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        self.assertEqual(self.put_sub(q, u, self.sub("down")).status, 204)
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        self.poll_until(lambda: self.pushes(q, "failed"),
+                        lambda v: v == 1, timeout=10, what="failed at the pass's expiry")
+        n = len(self.svc.records)
+        self.assertGreaterEqual(n, 2, "retried before the expiry")
+        last = max(r["time"] for r in self.svc.records)
+        time.sleep(1.5)
+        self.assertEqual(len(self.svc.records), n, "no try after the pass expired")
+        self.assertLess(last - self.svc.records[0]["time"], 3.5)
+
+    def test_private_address_never_contacted(self):
+        self.memory_only()
+        # no --push-allow-host for this port's address under another name
+        q = self.push_queue()
+        u = uid()
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        # https on a loopback address: a valid subscription, refused by the address rule
+        body = self.sub()
+        body["endpoint"] = "https://127.0.0.2/ok/x"  # port 443, loopback: the address rule
+        self.assertEqual(self.put_sub(q, u, body).status, 204)
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        self.poll_until(lambda: self.pushes(q, "failed"),
+                        lambda v: v == 1, timeout=5, what="refused")
+        self.assertEqual(self.svc.connections, 0)
+
+    def test_subscribed_person_is_never_away(self):
+        self.memory_only()
+        q = self.push_queue(idleTimeoutSeconds=1)
+        sub_u, idle_u = uid(), uid()
+        self.assertEqual(self.pc.join(q, sub_u).status, 200)
+        self.assertEqual(self.pc.join(q, idle_u).status, 200)
+        self.assertEqual(self.put_sub(q, sub_u, self.sub()).status, 204)
+        time.sleep(2.2)
+        st = self.poll_until(lambda: self.stats(q, client=self.pc), lambda s: s["away"] >= 1,
+                             timeout=5, what="the unsubscribed one away")
+        self.assertEqual(st["away"], 1, st)
+        self.assertEqual(self.pc.leave(q, sub_u).status, 204)
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        time.sleep(1.0)
+        self.assertEqual(self.svc.records, [], "left: the subscription was deleted")
