@@ -180,6 +180,9 @@ static unsigned old_flags(wr_route_t r)
     case WR_ROUTE_VERIFY:
     case WR_ROUTE_RELEASE:
     case WR_ROUTE_CHALLENGE: /* signs with a key from the token secret */
+    case WR_ROUTE_PUSH_KEY:  /* the VAPID key may be derived from it */
+    case WR_ROUTE_PUSH_PUT:
+    case WR_ROUTE_PUSH_DELETE:
         f |= WR_ROUTE_F_SECRET;
         break;
     case WR_ROUTE_QUEUE_PAGE:
