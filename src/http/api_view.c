@@ -184,9 +184,11 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
             v->retry_after_ms = wr_queue_retry_after_plan_ms(
                 cfg, e->position, over, observed, wr_scheduler_queue_next_tick_ms(sq),
                 due_ms(e->head_due_us), due_ms(e->own_due_us), wr_rng_unit(&a->rng));
-            /* following it never makes a person idle */
-            v->retry_after_ms =
-                wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
+            /* following it never makes a person idle (a subscribed one
+             * is present without polling: no cap, docs/API.md 1.3) */
+            if (!e->subscribed)
+                v->retry_after_ms =
+                    wr_queue_retry_cap_idle_ms(cfg, v->retry_after_ms, wr_rng_unit(&a->rng));
         }
         if (e->stock_left == 0) {
             /* stock 0 yet not sold out: passes are live, and nobody moves

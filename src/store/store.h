@@ -128,6 +128,8 @@ typedef struct {
     int64_t passed_ahead;
     uint64_t passed_scan;
     wr_close_reason_t closed_reason; /* CLOSED: why */
+    bool subscribed;                 /* WAITING: a live Web Push subscription (push_sub):
+                                        present without polling, no idle cap on the retry */
     int64_t stock_left;              /* what is left now (any state), or -1 without a stock */
     const wr_queue_config_t *config; /* current config of the queue; borrowed */
     /* The public log's receipt (publicLog on, a person in line, pre-queue

@@ -232,3 +232,16 @@ class Push(WRTest):
         self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
         time.sleep(1.0)
         self.assertEqual(self.svc.records, [], "left: the subscription was deleted")
+
+    def test_subscribed_retry_not_capped_by_idle(self):
+        self.memory_only()
+        # a 5 s band; idleTimeoutSeconds 2 caps an unsubscribed person's retry at 1 s
+        q = self.push_queue(idleTimeoutSeconds=2, pollBands=[{"ms": 5000}], pollJitter=0)
+        sub_u, plain_u = uid(), uid()
+        for u in (plain_u, sub_u):
+            self.assertEqual(self.pc.join(q, u).status, 200)
+        self.assertEqual(self.put_sub(q, sub_u, self.sub()).status, 204)
+        plain = self.pc.me(q, plain_u).json["retryAfterMs"]
+        sub = self.pc.me(q, sub_u).json["retryAfterMs"]
+        self.assertLessEqual(plain, 1000, "the idle cap")
+        self.assertEqual(sub, 5000, "subscribed: the band, not the idle cap")

@@ -325,6 +325,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     it->err =
         wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
     e->stock_left = q->stock_left; /* after the sweep's returns */
+    e->subscribed = wr_memq_push_has(q, user, strlen(user));
     it->has_res = it->err == WR_OK || it->err == WR_EFULL;
     if (it->err == WR_OK && (e->state == WR_ENTRY_WAITING || e->state == WR_ENTRY_PREQUEUE))
         e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u, &e->receipt_index,
