@@ -25,7 +25,10 @@
  * subscriber's language (else the page's, else English), the Topic of
  * core/pushsub, the deadline and TTL from the pass's expiry, Urgency
  * high. The answer counts waitroom_push_total{queue,outcome}; the
- * subscription was deleted by its claim, whatever the outcome.
+ * subscription was deleted by its claim, whatever the outcome. The
+ * closing push (the store hands a copy of every subscription once per
+ * closing, the subscriptions staying): "status":"closed" with the reason,
+ * TTL 3600, tried for 10 minutes at most.
  * Endpoints are capabilities: never logged.
  */
 #include <event2/buffer.h>
@@ -44,7 +47,9 @@
 #include "http/api_routes.h"
 #include "http/pushsend.h"
 
-#define KEY_LABEL "waitroom push vapid key v1"
+#define KEY_LABEL      "waitroom push vapid key v1"
+#define CLOSING_TTL_S  3600         /* the closing push's TTL */
+#define CLOSING_TRY_MS (10 * 60000) /* ... and how long it is tried */
 
 struct wr_api__push {
     wr_pushsend_t *ps; /* made at the first push (the key must be known) */
@@ -316,14 +321,19 @@ static void push_one(wr_api_t *a, const char *queue, const wr_queue_config_t *cf
     wr_pushsend_t *ps = sender(a);
     char text[WR_PUSHCRYPT_PLAIN_MAX + 1], topic[WR_PUSHSUB_TOPIC_LEN + 1];
     size_t len = 0;
-    int64_t exp_ms = p->expires_at_us / 1000;
+    bool closing = p->closing != WR_CLOSE_NONE;
+    wr_pushmsg_kind_t kind = !closing                          ? WR_PUSHMSG_ADMITTED
+                             : p->closing == WR_CLOSE_SOLD_OUT ? WR_PUSHMSG_SOLD_OUT
+                                                               : WR_PUSHMSG_CLOSED;
+    /* the closing push: TTL 3600, tried for 10 minutes at most */
+    int64_t exp_ms = closing ? wr_clock_wall_us() / 1000 + CLOSING_TRY_MS : p->expires_at_us / 1000;
     const char *lang = p->sub->lang[0]            ? p->sub->lang
                        : cfg && cfg->page.lang[0] ? cfg->page.lang
                                                   : "en";
     sent_t *s = ps ? calloc(1, sizeof(*s)) : NULL;
     if (!s ||
-        wr_pushmsg_build(wr_webdir_i18n(a->web), lang, WR_PUSHMSG_ADMITTED, queue, exp_ms, text,
-                         sizeof text, &len) != WR_OK ||
+        wr_pushmsg_build(wr_webdir_i18n(a->web), lang, kind, queue, exp_ms, text, sizeof text,
+                         &len) != WR_OK ||
         wr_pushsub_topic(a->secret, a->secret_len, queue, p->user, topic) != WR_OK) {
         free(s);
         count(a, queue, "failed", 1);
@@ -337,7 +347,7 @@ static void push_one(wr_api_t *a, const char *queue, const wr_queue_config_t *cf
                            .topic = topic,
                            .urgency = "high",
                            .deadline_ms = exp_ms,
-                           .ttl_s = -1};
+                           .ttl_s = closing ? CLOSING_TTL_S : -1};
     if (wr_pushsend_push(ps, &m, sent_cb, s) != WR_OK) {
         free(s);
         count(a, queue, "failed", 1);

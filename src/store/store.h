@@ -164,9 +164,11 @@ typedef struct {
 
 /* A claimed subscription of an admitted person (wr_admit_t.pushes). */
 typedef struct wr_store_push {
-    const char *user;        /* borrowed */
-    const wr_pushsub_t *sub; /* borrowed */
-    int64_t expires_at_us;   /* their pass's expiry (store clock, epoch us) */
+    const char *user;          /* borrowed */
+    const wr_pushsub_t *sub;   /* borrowed */
+    int64_t expires_at_us;     /* admission: their pass's expiry (store clock, epoch us) */
+    wr_close_reason_t closing; /* NONE: an admission; else the closing push (the sale
+                                  closed or sold out; the subscription stays) */
 } wr_store_push_t;
 
 /* The answer of consume and verify. */

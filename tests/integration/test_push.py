@@ -245,3 +245,30 @@ class Push(WRTest):
         sub = self.pc.me(q, sub_u).json["retryAfterMs"]
         self.assertLessEqual(plain, 1000, "the idle cap")
         self.assertEqual(sub, 5000, "subscribed: the band, not the idle cap")
+
+    def test_closing_push_once_per_closing(self):
+        self.memory_only()
+        q = self.push_queue()
+        users = [uid(), uid()]
+        for u in users:
+            self.assertEqual(self.pc.join(q, u).status, 200)
+            self.assertEqual(self.put_sub(q, u, self.sub(lang="fr")).status, 204)
+        self.assertEqual(self.pc.patch_queue(q, {"closed": True}).status, 200)
+        recs = self.records(2)
+        time.sleep(1.5)  # later ticks of the same closing push nothing
+        self.assertEqual(len(self.svc.records), 2, self.svc.records)
+        for rec in recs:
+            self.assertEqual(rec["errors"], [], rec)
+            p = rec["payload"]
+            self.assertEqual((p["queue"], p["status"], p["reason"], p["url"]),
+                             (q, "closed", "closed", "/q/" + q), p)
+            self.assertNotIn("expiresAt", p)
+            self.assertTrue(p["title"].strip() and p["body"].strip(), p)
+            self.assertEqual(rec["headers"]["ttl"], "3600")
+        # the subscriptions stay: a reopening and a second closing push again
+        self.assertEqual(self.pc.patch_queue(q, {"closed": False}).status, 200)
+        time.sleep(1.5)  # a tick (at least once a second) sees it open
+        self.assertEqual(self.pc.patch_queue(q, {"closed": True}).status, 200)
+        self.records(4)
+        time.sleep(1.0)
+        self.assertEqual(len(self.svc.records), 4, self.svc.records)

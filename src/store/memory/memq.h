@@ -164,13 +164,17 @@ typedef struct {
     wr_idhash_t *push;
     struct wr_memq_push **push_due;
     size_t push_due_n, push_due_cap;
+    wr_close_reason_t push_closed; /* the closing the closing push went out for (NONE:
+                                      not halted, or not sent yet) */
 } wr_memq_t;
 
 /* A person's Web Push subscription, held by its queue (push), then by the
  * caller once claimed (wr_memq_push_take; free() it). */
 typedef struct wr_memq_push {
     wr_pushsub_t sub;
-    int64_t exp_us; /* claimed: the pass's expiry (store clock); else 0 */
+    int64_t exp_us;            /* claimed: the pass's expiry (store clock); else 0 */
+    wr_close_reason_t closing; /* in push_due: NONE for an admission, else the
+                                  closing push's reason */
     uint8_t idlen;
     char id[]; /* the user id, NUL-terminated */
 } wr_memq_push_t;

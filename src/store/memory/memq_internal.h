@@ -220,5 +220,10 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);
 void wr_memq__push_claim(wr_memq_t *q, const wr_memq_token_t *t);
 void wr_memq__push_drop(wr_memq_t *q, const char *user, size_t ulen);
 void wr_memq__push_free(wr_memq_t *q);
+/* The closing push (after an admission tick): when q has just become
+ * halted (wr_memq_halted: closed or sold out), a copy of every live
+ * subscription goes to push_due with the reason (the subscriptions stay);
+ * once per closing: a reopening (not halted any more) arms it again. */
+void wr_memq__push_closing(wr_memq_t *q);
 
 #endif

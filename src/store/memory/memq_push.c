@@ -21,6 +21,8 @@
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
 
+static bool due_add(wr_memq_t *q, wr_memq_push_t *p);
+
 static const char *push_key(const void *item, size_t *len)
 {
     const wr_memq_push_t *p = item;
@@ -97,17 +99,60 @@ void wr_memq__push_claim(wr_memq_t *q, const wr_memq_token_t *t)
     wr_memq_push_t *p = wr_idhash_get(q->push, t->id, t->idlen);
     if (!p)
         return;
+    if (!due_add(q, p))
+        return; /* kept, unclaimed: dropped when the person leaves */
+    (void)wr_idhash_del(q->push, t->id, t->idlen);
+    p->exp_us = t->exp_us;
+}
+
+/* Appends p to push_due; false when it cannot grow. */
+static bool due_add(wr_memq_t *q, wr_memq_push_t *p)
+{
     if (q->push_due_n == q->push_due_cap) {
         size_t cap = q->push_due_cap ? q->push_due_cap * 2 : 16;
         wr_memq_push_t **a = realloc(q->push_due, cap * sizeof(*a));
         if (!a)
-            return; /* kept, unclaimed: dropped when the person leaves */
+            return false;
         q->push_due = a;
         q->push_due_cap = cap;
     }
-    (void)wr_idhash_del(q->push, t->id, t->idlen);
-    p->exp_us = t->exp_us;
     q->push_due[q->push_due_n++] = p;
+    return true;
+}
+
+typedef struct {
+    wr_memq_t *q;
+    wr_close_reason_t why;
+} closing_ctx_t;
+
+static void closing_one(void *item, void *arg)
+{
+    closing_ctx_t *c = arg;
+    const wr_memq_push_t *p = item;
+    wr_memq_push_t *copy = malloc(sizeof(*p) + p->idlen + 1u);
+    if (!copy)
+        return;
+    memcpy(copy, p, sizeof(*p) + p->idlen + 1u);
+    copy->closing = c->why;
+    copy->exp_us = 0;
+    if (!due_add(c->q, copy))
+        free(copy);
+}
+
+void wr_memq__push_closing(wr_memq_t *q)
+{
+    wr_close_reason_t why = wr_memq_halted(q);
+    if (why == WR_CLOSE_NONE) {
+        q->push_closed = WR_CLOSE_NONE; /* open (again): the next closing pushes */
+        return;
+    }
+    if (q->push_closed != WR_CLOSE_NONE)
+        return; /* this closing's push went out */
+    q->push_closed = why;
+    if (!q->push || wr_idhash_count(q->push) == 0)
+        return;
+    closing_ctx_t c = {q, why};
+    wr_idhash_foreach(q->push, closing_one, &c);
 }
 
 void wr_memq_push_take(wr_memq_t *q, wr_memq_push_t ***out, size_t *n)

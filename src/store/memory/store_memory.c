@@ -391,7 +391,8 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
         for (size_t i = 0; i < it->n_pushes; i++)
             it->push_view[i] = (wr_store_push_t){.user = it->pushes[i]->id,
                                                  .sub = &it->pushes[i]->sub,
-                                                 .expires_at_us = it->pushes[i]->exp_us};
+                                                 .expires_at_us = it->pushes[i]->exp_us,
+                                                 .closing = it->pushes[i]->closing};
         it->res.admit.pushes = it->push_view;
         it->res.admit.n_pushes = it->n_pushes;
     }
