@@ -149,17 +149,6 @@ static void key_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
     wr_api__reply_json(a, req, route, 200, body, (size_t)n, 0);
 }
 
-static void push_done_cb(wr_err_t err, void *arg)
-{
-    wr_api__ctx_t *c = arg;
-    wr_api__observe(c, err);
-    if (err == WR_OK)
-        wr_api__reply_empty(c->api, c->req, c->route, 204);
-    else
-        wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
-    wr_api__ctx_free(c);
-}
-
 /* PUT / DELETE once the queue's push is known to be on: the person, the
  * body (PUT), the store. Frees c (answered). */
 static void sub_start(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
@@ -200,7 +189,7 @@ static void sub_start(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     }
     c->op = "push_sub";
     c->t0_us = wr_clock_wall_us();
-    wr_err_t err = wr_store_push_sub(a->store, c->queue, c->user, subp, push_done_cb, c);
+    wr_err_t err = wr_store_push_sub(a->store, c->queue, c->user, subp, wr_api__done_cb, c);
     wr_crypto_wipe(&sub, sizeof sub);
     if (err != WR_OK) {
         wr_api__reply_unavailable(a, c->req, c->route, err);
