@@ -81,6 +81,9 @@ static void handle_static(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t 
     wr_http_req_add_header(req, "Content-Type", ctype);
     wr_http_req_add_header(req, "Cache-Control", "public, max-age=300");
     wr_http_req_add_header(req, "X-Content-Type-Options", "nosniff");
+    /* Web Push: the queue pages' service worker may control /q/ (push.js) */
+    if (strcmp(file, "push-sw.js") == 0)
+        wr_http_req_add_header(req, "Service-Worker-Allowed", "/q/");
     wr_api__count_request(a, req, call->route, 200, len);
     wr_http_send(req, 200, data, len, true);
 }

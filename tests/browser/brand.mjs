@@ -147,9 +147,9 @@ test('hostile brand, title and notice stay text', async () => {
   assert.equal(await page.locator('a[href^="javascript"]').count(), 0);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.equal(await page.locator('img').count(), 1); /* the (hidden) logo only */
-  /* ours only: captcha.js and queue.js (no widget script on a queue without a captcha) */
+  /* ours only: captcha.js, push.js and queue.js (no widget script on a queue without a captcha) */
   assert.deepEqual(await page.locator('script').evaluateAll((ss) => ss.map((e) => e.getAttribute('src'))),
-    ['/static/captcha.js', '/static/queue.js']);
+    ['/static/captcha.js', '/static/push.js', '/static/queue.js']);
   await ctx.close();
 });
 

@@ -362,7 +362,7 @@ test('not published through nginx: /v1/admin, /admin, /metrics, /healthz, /ready
   /* the published part does answer */
   /* every file the queue page loads (its scripts, the proof-of-work
    * worker, the translations), each waitroomd's own, not the shop's */
-  for (const f of ['queue.js', 'captcha.js', 'challenge.js', 'style.css', 'i18n.json']) {
+  for (const f of ['queue.js', 'captcha.js', 'challenge.js', 'push.js', 'push-sw.js', 'style.css', 'i18n.json']) {
     const r = await request(ngx.base, '/static/' + f);
     assert.equal(r.status, 200, f);
     assert.equal(r.body, (await request(wr.base, '/static/' + f)).body, f + ': waitroomd\'s file');

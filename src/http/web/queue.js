@@ -377,8 +377,12 @@
     var asking = S.state === 'waiting' || S.state === 'prequeue';
     var perm = notifyPermission();
     var nb = document.getElementById('notify');
-    if (nb) nb.hidden = !(asking && perm === 'default');
-    setText('notify-status', asking && perm === 'granted' ? t('notify_on') : '');
+    /* Web Push (push.js): the button subscribes while push is on and not yet */
+    var W = window.wrPush || {};
+    var pushable = asking && W.available && !W.subscribed;
+    if (nb) nb.hidden = !(asking && (perm === 'default' || pushable));
+    setText('notify-status', !asking ? '' : W.subscribed ? t('push_on') : W.failed ? t('push_failed')
+      : W.iosHint && !W.available ? t('push_ios_hint') : perm === 'granted' && !pushable ? t('notify_on') : '');
     if (S.updated) {
       setText('updated', S.updated.toLocaleTimeString(locale()));
       setText('checked', S.updated.toLocaleTimeString(locale()));
@@ -776,12 +780,18 @@
   var notifyBtn = document.getElementById('notify');
   if (notifyBtn) {
     notifyBtn.addEventListener('click', function () {
+      var W = window.wrPush;
+      if (W && W.available && !W.subscribed) {
+        W.subscribe(lang).then(render, render);
+        return;
+      }
       try {
         var p = Notification.requestPermission(render);
         if (p && typeof p.then === 'function') p.then(render, render);
       } catch (e) { render(); }
     });
   }
+  document.addEventListener('wr-push', function () { render(); });
   /* Hidden tabs get their timers slowed (to once a minute in Chrome after a
    * while): back in view, ask at once rather than at the slowed timer. */
   document.addEventListener('visibilitychange', function () {

@@ -572,13 +572,16 @@ static void test_queue_page_has_no_inline_code(void **state)
     size_t len = 0;
     char *html = wr_page_render_queue(&v, &len);
     assert_non_null(html);
-    /* the page's script and the CAPTCHA widget's loader (captcha.js), both
-     * files of ours, in that order */
-    assert_int_equal(count(html, "<script"), 2);
+    /* the page's script, the CAPTCHA widget's loader (captcha.js) and Web
+     * Push's (push.js, before queue.js), all files of ours, in that order */
+    assert_int_equal(count(html, "<script"), 3);
     const char *cap = strstr(html, "<script src=\"/static/captcha.js\" defer></script>");
     const char *q = strstr(html, "<script src=\"/static/queue.js\" defer></script>");
+    const char *pj = strstr(html, "<script src=\"/static/push.js\" defer></script>");
     assert_non_null(cap);
     assert_non_null(q);
+    assert_non_null(pj);
+    assert_true(pj < q);
     assert_true(cap < q);
     assert_null(strstr(html, "<style"));
     assert_null(strstr(html, " style=\""));
