@@ -39,9 +39,47 @@ const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('ru
 
 /* ---------- helpers ---------- */
 
-function startServer(adminKey, secret) {
+function startServer(adminKey, secret, pushHost) {
   return startWaitroomd(WAITROOMD, ['--listen', '127.0.0.1:0', '--store', 'memory', '--admin-key', adminKey,
-    '--token-secret', secret, '--log-level', 'warn']);
+    '--token-secret', secret, '--log-level', 'warn',
+    '--push-subject', 'mailto:ops@shop.example', '--push-allow-host', pushHost]);
+}
+
+/* A stand-in push service: records every POST (path, headers, body) and
+ * answers 201. */
+function startPushService() {
+  return new Promise((resolve) => {
+    const got = [];
+    const srv = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ path: req.url, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+        res.writeHead(req.method === 'POST' ? 201 : 405, { 'Content-Length': '0' });
+        res.end();
+      });
+    });
+    srv.listen(0, '127.0.0.1', () => resolve({ srv, got, host: `127.0.0.1:${srv.address().port}`,
+      base: `http://127.0.0.1:${srv.address().port}` }));
+  });
+}
+
+/* RFC 8291's receiver: the plaintext of a one-record aes128gcm body. */
+function pushDecrypt(body, ecdh, auth) {
+  const salt = body.subarray(0, 16), idlen = body[20], asPub = body.subarray(21, 21 + idlen);
+  const ct = body.subarray(21 + idlen);
+  const secret = ecdh.computeSecret(asPub);
+  const hk = (s, ikm, info, n) => Buffer.from(crypto.hkdfSync('sha256', ikm, s, info, n));
+  const ikm = hk(auth, secret, Buffer.concat([Buffer.from('WebPush: info\0'), ecdh.getPublicKey(), asPub]), 32);
+  const cek = hk(salt, ikm, Buffer.from('Content-Encoding: aes128gcm\0'), 16);
+  const nonce = hk(salt, ikm, Buffer.from('Content-Encoding: nonce\0'), 12);
+  const d = crypto.createDecipheriv('aes-128-gcm', cek, nonce);
+  d.setAuthTag(ct.subarray(ct.length - 16));
+  const plain = Buffer.concat([d.update(ct.subarray(0, ct.length - 16)), d.final()]);
+  let end = plain.length - 1;
+  while (end > 0 && plain[end] === 0) end--;
+  assert.equal(plain[end], 2, 'the last record\'s delimiter');
+  return JSON.parse(plain.subarray(0, end).toString());
 }
 
 const stopServer = stopWaitroomd;
@@ -112,7 +150,7 @@ function makeApi(base, adminKey) {
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
 
-let browser, wr, target, api, adminKey;
+let browser, wr, target, api, adminKey, pushSvc;
 const problems = []; /* CSP violations and page errors, per test */
 
 async function newContext(opts = {}) {
@@ -938,6 +976,74 @@ test('background tab: the title carries the position and the turn; an admission 
   await ctx2.close();
 });
 
+test('notify me (Web Push): the button subscribes (PushManager stubbed), says so in Korean, the admission is pushed and decrypts; the real service worker registers for /q/; iOS without push: the Home Screen hint', async () => {
+  const q = 'push-' + crypto.randomBytes(3).toString('hex');
+  assert.equal((await api.admin('PUT', `/v1/admin/queues/${q}`, { admitPerSecond: 5, paused: true, push: true })).status, 200);
+  const ecdh = crypto.createECDH('prime256v1');
+  ecdh.generateKeys();
+  const auth = crypto.randomBytes(16);
+  const keys = { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') };
+  const endpoint = `${pushSvc.base}/ok/${q}`;
+  const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko' } });
+  await ctx.addInitScript(({ endpoint, keys }) => {
+    let perm = 'default';
+    window.Notification = class {
+      static get permission() { return perm; }
+      static requestPermission() { perm = 'granted'; return Promise.resolve(perm); }
+    };
+    if (!window.PushManager) window.PushManager = function () {};
+    const sub = { toJSON: () => ({ endpoint, expirationTime: null, keys }) };
+    const reg = { pushManager: { subscribe: (o) => {
+      window.__subOpts = { userVisibleOnly: o.userVisibleOnly, keyLen: o.applicationServerKey.length };
+      return Promise.resolve(sub);
+    } } };
+    if (navigator.serviceWorker) navigator.serviceWorker.register = (url, o) => { window.__swReg = { url, scope: o && o.scope }; return Promise.resolve(reg); };
+  }, { endpoint, keys });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/q/${q}`);
+  await waitFor(async () => !(await page.locator('#notify').isHidden()), 10000, 'the notify button');
+  await page.click('#notify');
+  await waitFor(async () => (await text(page, '#notify-status')) === '차례가 되면 알려 드립니다. 휴대폰을 잠가도 됩니다.', 10000,
+    async () => 'subscribed, in Korean: ' + await text(page, '#notify-status'));
+  assert.equal(await page.locator('#notify').isHidden(), true, 'no button once subscribed');
+  assert.deepEqual(await page.evaluate(() => window.__swReg), { url: '/static/push-sw.js', scope: '/q/' });
+  assert.deepEqual(await page.evaluate(() => window.__subOpts), { userVisibleOnly: true, keyLen: 65 });
+  const before = pushSvc.got.length;
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  const t0 = Date.now();
+  await waitFor(() => pushSvc.got.length > before, 5000, 'the push at the stand-in');
+  const push = pushSvc.got[before];
+  assert.ok(push.at - t0 < 1500, 'within about a second of the admission');
+  assert.equal(push.path, `/ok/${q}`);
+  assert.equal(push.headers.urgency, 'high');
+  assert.equal(push.headers['content-encoding'], 'aes128gcm');
+  assert.match(push.headers.authorization, /^vapid t=[\w-]+\.[\w-]+\.[\w-]+, k=[\w-]{87}$/);
+  const msg = pushDecrypt(push.body, ecdh, auth);
+  assert.equal(msg.status, 'admitted');
+  assert.equal(msg.url, `/q/${q}`);
+  assert.match(msg.title, /[가-힣]/, 'the title in Korean');
+  await waitFor(async () => (await page.evaluate(() => document.body.dataset.state)) === 'admitted', 10000, 'admitted');
+  await ctx.close();
+
+  /* the real worker: served for /q/ (Service-Worker-Allowed), it registers */
+  const ctx2 = await newContext();
+  const p2 = await ctx2.newPage();
+  await p2.goto(`${wr.base}/q/${q}`);
+  const scope = await p2.evaluate(async () => (await navigator.serviceWorker.register('/static/push-sw.js', { scope: '/q/' })).scope);
+  assert.equal(scope, `${wr.base}/q/`);
+  await ctx2.close();
+
+  /* iOS Safari outside the Home Screen: no PushManager, the hint instead */
+  const q3 = 'pushios-' + crypto.randomBytes(3).toString('hex');
+  assert.equal((await api.admin('PUT', `/v1/admin/queues/${q3}`, { admitPerSecond: 5, paused: true, push: true })).status, 200);
+  const ctx3 = await newContext({ userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1' });
+  await ctx3.addInitScript(() => { delete window.PushManager; });
+  const p3 = await ctx3.newPage();
+  await p3.goto(`${wr.base}/q/${q3}`);
+  await waitFor(async () => /Home Screen/.test(await text(p3, '#notify-status')), 10000, 'the Home Screen hint');
+  await ctx3.close();
+});
+
 /* ---------- the sale's edges (1.2) ---------- */
 
 const state = (page) => page.evaluate(() => document.body.dataset.state);
@@ -1364,13 +1470,15 @@ test('unknown queue: 404 page; static assets: types, no traversal', async () => 
 async function main() {
   const { chromium } = await loadPlaywright('browser tests');
   adminKey = crypto.randomBytes(16).toString('hex');
-  wr = await startServer(adminKey, crypto.randomBytes(32).toString('hex'));
+  pushSvc = await startPushService();
+  wr = await startServer(adminKey, crypto.randomBytes(32).toString('hex'), pushSvc.host);
   target = await startTarget(wr);
   api = makeApi(wr.base, adminKey);
   browser = await launchChromium(chromium);
   let { passed, failed } = await runTests(tests, ONLY, problems);
   await browser.close();
   target.srv.close();
+  pushSvc.srv.close();
   const code = await stopServer(wr);
   if (code !== 0) {
     failed++;
