@@ -3,18 +3,20 @@ subscription routes, and one real push per admission to the stand-in push
 service (tests/push/pushservice.py: it checks VAPID and decrypts), allowed
 through --push-allow-host.
 
-On the embedded store every rule is tested. The Redis store does not keep
+On the embedded store every rule is tested (and the subscriptions kept by
+its snapshot). The Redis store does not keep
 subscriptions yet: there `push` true is refused (400 INVALID_CONFIG naming
 push, "not available yet"), which is what its test checks."""
 import base64
 import os
 import sys
+import tempfile
 import time
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from harness import ENV, HOLD, WRTest, uid
+from harness import ENV, HOLD, Waitroomd, WRTest, uid
 from helpers import metric, private_server
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "push"))
@@ -272,3 +274,30 @@ class Push(WRTest):
         self.records(4)
         time.sleep(1.0)
         self.assertEqual(len(self.svc.records), 4, self.svc.records)
+
+    def test_snapshot_keeps_subscriptions(self):
+        self.memory_only()
+        data = tempfile.mkdtemp(prefix="wr-push-snap-", dir=ENV.tmpdir)
+        extra = ["--data-dir", data, "--push-subject", SUBJECT,
+                 "--push-allow-host", "127.0.0.1:%d" % self.svc.port]
+
+        def server():
+            w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir,
+                          identity="header:X-User-Id", extra=extra)
+            self.addCleanup(w.kill)
+            return w
+        w = server()
+        self.pc = w.client
+        q = self.push_queue()
+        u = uid()
+        self.assertEqual(self.pc.join(q, u).status, 200)
+        self.assertEqual(self.put_sub(q, u, self.sub(lang="de")).status, 204)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        w = server()
+        self.pc = w.client
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        rec = self.records(1)[0]
+        self.assertEqual(rec["errors"], [], rec)
+        self.assertEqual(rec["payload"]["status"], "admitted")
+        self.assertEqual(rec["payload"]["title"], "Sie sind an der Reihe")  # its lang kept
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())

@@ -2,12 +2,13 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 9 (version 1, without the sessions and the burned
+ * Format, version 10 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
  * pre-queue, version 4, without the held people, version 5, without
  * the stock - their configs have no stock -, version 6, without the
  * unseen passes - their passes load as seen -, version 7, without the
- * public logs, and version 8, without the bypass counts, still load).
+ * public logs, version 8, without the bypass counts, and version 9,
+ * without the push subscriptions, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -44,6 +45,8 @@
  *       tokens not yet seen (no answer carried them; memq.h), per token:
  *       u8 id_len, id (the user, whose token is in the tokens above)
  *     (version 9, bypass rules) u64 bypass (stats bypassTotal)
+ *     (version 10, Web Push: mem_snapshot_push.c) the subscriptions and
+ *       the closing already pushed
  *   (version 8, the public log) u8 has_log_key, 32 bytes log key, u32 log
  *     count, per log its form in memlog.c (wr_memlog_write)
  *   32 bytes: SHA-256 of every byte before.
@@ -83,12 +86,13 @@
 #include "base/log.h"
 #include "store/memory/mem_sio.h"
 #include "store/memory/mem_snapshot_log.h"
+#include "store/memory/mem_snapshot_push.h"
 
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    9u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen      \
-          passes, the public logs, bypass counts); 1..9 load */
+    10u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen     \
+           passes, the public logs, bypass counts, push); 1..10 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -211,6 +215,7 @@ static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
     wr_mem_sio_w_u64(w, (uint64_t)q->sold_out_us);
     write_unseen(w, q);                   /* version 7 */
     wr_mem_sio_w_u64(w, q->bypass_total); /* version 9 */
+    wr_mem_snapshot__push_write(w, q);    /* version 10 */
 }
 
 static int fsync_dir(const char *dir)
@@ -627,6 +632,8 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
         read_unseen(r, q);
     if (version >= 9 && !r->failed)
         q->bypass_total = wr_mem_sio_r_u64(r);
+    if (version >= 10 && !r->failed)
+        wr_mem_snapshot__push_read(r, q);
     return !r->failed;
 }
 

@@ -730,7 +730,7 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
     if (q->stock_left >= 0)
         q->stock_left -= (int64_t)n;
     wr_memq_stock_note(q, now_us, dirty);
-    wr_memq__push_closing(q);         /* Web Push: the closing push, once per closing */
+    wr_memq__push_closing(q, dirty);  /* Web Push: the closing push, once per closing */
     wr_budget_settle(&b, allowed, n); /* n: admitted (pending users passed over) */
     /* A tick alone (last_tick moving on) is not worth a snapshot: an idle
      * server would rewrite its file every round. After a restart an unsaved

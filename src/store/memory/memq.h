@@ -193,6 +193,10 @@ wr_err_t wr_memq_push_set(wr_memq_t *q, const char *user, size_t ulen, const wr_
  * wr_memq_push_set, then the subscription (if any) is dropped. */
 wr_err_t wr_memq_push_del(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
+/* A snapshot load: user's subscription sub (copied), no status and no
+ * check (the loader checks). WR_OK, WR_ENOMEM. */
+wr_err_t wr_memq_push_restore(wr_memq_t *q, const char *user, size_t ulen, const wr_pushsub_t *sub);
+
 /* True when user has a live subscription (such a person is never away). */
 bool wr_memq_push_has(const wr_memq_t *q, const char *user, size_t ulen);
 

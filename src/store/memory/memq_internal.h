@@ -224,6 +224,6 @@ void wr_memq__push_free(wr_memq_t *q);
  * halted (wr_memq_halted: closed or sold out), a copy of every live
  * subscription goes to push_due with the reason (the subscriptions stay);
  * once per closing: a reopening (not halted any more) arms it again. */
-void wr_memq__push_closing(wr_memq_t *q);
+void wr_memq__push_closing(wr_memq_t *q, bool *dirty);
 
 #endif

@@ -12,8 +12,8 @@
  * A person with a subscription is never away (wr_memq_idle asks
  * wr_memq_push_has): they keep their place without polling.
  *
- * Not in the snapshot (yet): a restarted embedded store forgets the
- * subscriptions; the page subscribes again on its next load.
+ * In the snapshot (mem_snapshot_push.c, version 10) with the closing already
+ * pushed; the claimed ones (push_due) are handed over within the tick.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +59,13 @@ wr_err_t wr_memq_push_set(wr_memq_t *q, const char *user, size_t ulen, const wr_
     wr_err_t err = push_status(q, user, ulen, now_us, dirty);
     if (err != WR_OK)
         return err;
+    *dirty = true;
+    return wr_memq_push_restore(q, user, ulen, sub);
+}
+
+wr_err_t wr_memq_push_restore(wr_memq_t *q, const char *user, size_t ulen, const wr_pushsub_t *sub)
+{
+    wr_err_t err;
     if (!q->push && !(q->push = wr_idhash_new(push_key)))
         return WR_ENOMEM;
     wr_memq_push_t *old = wr_idhash_get(q->push, user, ulen);
@@ -87,8 +94,10 @@ void wr_memq__push_drop(wr_memq_t *q, const char *user, size_t ulen)
 wr_err_t wr_memq_push_del(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty)
 {
     wr_err_t err = push_status(q, user, ulen, now_us, dirty);
-    if (err == WR_OK)
+    if (err == WR_OK && wr_memq_push_has(q, user, ulen)) {
         wr_memq__push_drop(q, user, ulen);
+        *dirty = true;
+    }
     return err;
 }
 
@@ -139,16 +148,19 @@ static void closing_one(void *item, void *arg)
         free(copy);
 }
 
-void wr_memq__push_closing(wr_memq_t *q)
+void wr_memq__push_closing(wr_memq_t *q, bool *dirty)
 {
     wr_close_reason_t why = wr_memq_halted(q);
     if (why == WR_CLOSE_NONE) {
+        if (q->push_closed != WR_CLOSE_NONE)
+            *dirty = true;
         q->push_closed = WR_CLOSE_NONE; /* open (again): the next closing pushes */
         return;
     }
     if (q->push_closed != WR_CLOSE_NONE)
         return; /* this closing's push went out */
     q->push_closed = why;
+    *dirty = true;
     if (!q->push || wr_idhash_count(q->push) == 0)
         return;
     closing_ctx_t c = {q, why};

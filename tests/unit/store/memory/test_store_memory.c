@@ -504,7 +504,8 @@ static void flip_byte(const char *path)
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
  * unseen-expiry count, the unseen pass count -, the bypass count of
- * version 9, the 37 of version 8 - the log key and the log count - and the
+ * version 9, the 9 bytes of version 10 - the subscription count, the
+ * closing pushed -, the 37 of version 8 - the log key and the log count - and the
  * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
@@ -512,7 +513,7 @@ static void flip_id_byte(const char *path)
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 37 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 37 - 9 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -620,9 +621,19 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 9 first: the queue's bypass count (8 bytes, 0), the last of
-     * its part, right before the public logs */
+    /* version 10 first: the queue's push part (the subscription count and
+     * the closing pushed: 9 zero bytes), the last of its part, right
+     * before the public logs */
     size_t body = n - 32, logs = body - 37;
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(buf[logs - 9 + (size_t)i], 0);
+    memmove(buf + logs - 9, buf + logs, 37);
+    body -= 9;
+    logs -= 9;
+    if (version == 9)
+        goto sum;
+    /* version 9: the queue's bypass count (8 bytes, 0), then the last of
+     * its part */
     for (int i = 0; i < 8; i++)
         assert_int_equal(buf[logs - 8 + (size_t)i], 0);
     memmove(buf + logs - 8, buf + logs, 37);
@@ -706,13 +717,13 @@ sum:
 
 /* Version 1 (before sessions), 2 (before the idle part), 4 (before the
  * held people), 5 (before the stock), 6 (before the unseen passes), 7
- * (before the public logs) and 8 (before the bypass counts) snapshots
- * still load; their people in line
+ * (before the public logs), 8 (before the bypass counts) and 9 (before
+ * the push subscriptions) snapshots still load; their people in line
  * count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8};
+    static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8, 9};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         wr_store_t *st;
