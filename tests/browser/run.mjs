@@ -987,6 +987,7 @@ test('notify me (Web Push): the button subscribes (PushManager stubbed), says so
   const ctx = await newContext({ extraHTTPHeaders: { 'Accept-Language': 'ko' } });
   await ctx.addInitScript(({ endpoint, keys }) => {
     let perm = 'default';
+    const ls = (() => { try { return window.localStorage; } catch { return null; } })(); /* none on about:blank */
     window.Notification = class {
       static get permission() { return perm; }
       static requestPermission() { perm = 'granted'; return Promise.resolve(perm); }
@@ -997,7 +998,16 @@ test('notify me (Web Push): the button subscribes (PushManager stubbed), says so
       window.__subOpts = { userVisibleOnly: o.userVisibleOnly, keyLen: o.applicationServerKey.length };
       return Promise.resolve(sub);
     } } };
-    if (navigator.serviceWorker) navigator.serviceWorker.register = (url, o) => { window.__swReg = { url, scope: o && o.scope }; return Promise.resolve(reg); };
+    if (navigator.serviceWorker) {
+      navigator.serviceWorker.register = (url, o) => {
+        window.__swReg = { url, scope: o && o.scope };
+        if (ls) ls.setItem('__wrSw', '1');
+        return Promise.resolve(reg);
+      };
+      reg.pushManager.getSubscription = () => Promise.resolve(sub);
+      navigator.serviceWorker.getRegistration = () => Promise.resolve(ls && ls.getItem('__wrSw') ? reg : undefined);
+    }
+    if (ls && ls.getItem('__wrSw')) perm = 'granted';
   }, { endpoint, keys });
   const page = await ctx.newPage();
   await page.goto(`${wr.base}/q/${q}`);
@@ -1008,6 +1018,11 @@ test('notify me (Web Push): the button subscribes (PushManager stubbed), says so
   assert.equal(await page.locator('#notify').isHidden(), true, 'no button once subscribed');
   assert.deepEqual(await page.evaluate(() => window.__swReg), { url: '/static/push-sw.js', scope: '/q/' });
   assert.deepEqual(await page.evaluate(() => window.__subOpts), { userVisibleOnly: true, keyLen: 65 });
+  /* a reload: the browser's subscription is sent again and shown, no click */
+  await page.reload();
+  await waitFor(async () => (await text(page, '#notify-status')) === '차례가 되면 알려 드립니다. 휴대폰을 잠가도 됩니다.', 10000,
+    async () => 'subscribed again after a reload: ' + await text(page, '#notify-status'));
+  assert.equal(await page.locator('#notify').isHidden(), true, 'no button after the reload');
   const before = pushSvc.got.length;
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
   const t0 = Date.now();

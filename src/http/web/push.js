@@ -12,6 +12,8 @@
  * .../entries/me/push with the page's language. Subscribed
  * (wrPush.subscribed), the page says so and follows the server's
  * retryAfterMs, which is no longer capped for presence: fewer polls.
+ * A page loaded again by someone subscribed before (permission granted, a
+ * subscription in the registration) sends it again and shows it at once.
  * iOS Safari outside a Home Screen app has no PushManager: wrPush.iosHint
  * is true (queue.js shows "add to Home Screen first").
  * Every change dispatches the "wr-push" event on document.
@@ -52,7 +54,36 @@
     key = body.publicKey;
     P.available = true;
     changed();
+    resume();
   }, function () { /* push stays off */ });
+
+  /* The PUT of the browser's subscription (lang: the page's language). */
+  function put(sub, lang) {
+    var json = typeof sub.toJSON === 'function' ? sub.toJSON() : sub;
+    var body = { endpoint: json.endpoint, keys: json.keys };
+    if (lang) body.lang = lang;
+    return fetch(base + '/entries/me/push', {
+      method: 'PUT', credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
+    }).then(function (r) {
+      if (r.status !== 204) throw new Error('status ' + r.status);
+      P.subscribed = true;
+      changed();
+      return true;
+    });
+  }
+
+  /* A reload, or a page opened again, of someone who subscribed before:
+   * the browser's subscription is sent again (the store may have dropped
+   * it: a leave, a new place) and the page shows it, without a click. */
+  function resume() {
+    if (Notification.permission !== 'granted' || !navigator.serviceWorker.getRegistration) return;
+    navigator.serviceWorker.getRegistration('/q/' + encodeURIComponent(queue)).then(function (reg) {
+      return reg && reg.pushManager ? reg.pushManager.getSubscription() : null;
+    }).then(function (sub) {
+      if (sub) return put(sub, document.documentElement.lang || '');
+    }).catch(function () { /* the button stays */ });
+  }
 
   /* Subscribes (lang: the page's language); cb() after every change. */
   P.subscribe = function (lang) {
@@ -65,18 +96,7 @@
     }).then(function (reg) {
       return reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: b64u(key) });
     }).then(function (sub) {
-      var json = typeof sub.toJSON === 'function' ? sub.toJSON() : sub;
-      var body = { endpoint: json.endpoint, keys: json.keys };
-      if (lang) body.lang = lang;
-      return fetch(base + '/entries/me/push', {
-        method: 'PUT', credentials: 'same-origin',
-        headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
-      });
-    }).then(function (r) {
-      if (r.status !== 204) throw new Error('status ' + r.status);
-      P.subscribed = true;
-      changed();
-      return true;
+      return put(sub, lang);
     }).catch(function () {
       P.failed = true;
       changed();
