@@ -31,7 +31,6 @@
  * TTL 3600, tried for 10 minutes at most.
  * Endpoints are capabilities: never logged.
  */
-#include <event2/buffer.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +122,7 @@ static wr_err_t push_key(wr_api_t *a, uint8_t priv[WR_CRYPTO_P256_PRIV],
 /* ---------- the routes ---------- */
 
 /* Answers 404 PUSH_NOT_ENABLED and returns true when cfg's push is off. */
-static bool push_off(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
+static bool push_off(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
                      const wr_queue_config_t *cfg)
 {
     if (cfg->push && wr_store_has_push(a->store) && a->cfg->push_subject[0])
@@ -133,7 +132,7 @@ static bool push_off(wr_api_t *a, struct evhttp_request *req, wr_route_t route,
     return true;
 }
 
-static void key_reply(wr_api_t *a, struct evhttp_request *req, wr_route_t route)
+static void key_reply(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
     uint8_t priv[WR_CRYPTO_P256_PRIV], pub[WR_CRYPTO_P256_PUB];
     wr_err_t err = push_key(a, priv, pub);
@@ -165,9 +164,10 @@ static void sub_start(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     }
     wr_pushsub_t sub, *subp = NULL;
     if (c->route == WR_ROUTE_PUSH_PUT) {
-        struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
-        size_t blen = in ? evbuffer_get_length(in) : 0;
-        const char *data = blen ? (const char *)evbuffer_pullup(in, -1) : NULL;
+        size_t blen = 0;
+        const char *data = wr_http_req_body(c->req, &blen);
+        if (!blen)
+            data = NULL;
         json_error_t jerr;
         json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
         const char *const *langs = wr_webdir_langs(a->web);
@@ -223,7 +223,7 @@ static void config_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     wr_api__ctx_free(c);
 }
 
-void wr_api__handle_push(wr_api_t *a, struct evhttp_request *req, const wr_api__call_t *call)
+void wr_api__handle_push(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_api__ctx_t *c = wr_api__ctx_new(a, req, call->route, call->queue);
     if (!c)
