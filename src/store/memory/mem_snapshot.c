@@ -386,16 +386,23 @@ static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
            wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
 }
 
-/* The head of a pre-queue or held record: a u64 (key or age), the user id
- * (its length in *len) and a u32 last-seen age in seconds; an age over
- * INT32_MAX fails r with bad. */
-static void read_user_record(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1], uint64_t *v,
-                             uint8_t *len, uint32_t *age, const char *bad)
+/* The head of a pre-queue or held record. */
+typedef struct {
+    char user[WR_ZSL_ID_MAX + 1];
+    uint64_t v;   /* the key (pre-queue) or the age in us (held) */
+    uint8_t len;  /* strlen(user) */
+    uint32_t age; /* last-seen age in seconds, <= INT32_MAX */
+} user_rec_t;
+
+/* Reads the head of a pre-queue or held record into u: a u64 (key or age),
+ * the user id and a u32 last-seen age in seconds; an age over INT32_MAX
+ * fails r with bad. */
+static void read_user_record(wr_mem_sio_t *r, user_rec_t *u, const char *bad)
 {
-    *v = wr_mem_sio_r_u64(r);
-    *len = wr_mem_sio_r_user(r, user);
-    *age = wr_mem_sio_r_u32(r);
-    if (!r->failed && *age > INT32_MAX)
+    u->v = wr_mem_sio_r_u64(r);
+    u->len = wr_mem_sio_r_user(r, u->user);
+    u->age = wr_mem_sio_r_u32(r);
+    if (!r->failed && u->age > INT32_MAX)
         wr_mem_sio_fail(r, bad);
 }
 
@@ -403,31 +410,28 @@ static void read_user_record(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1], uint
  * and the opening's state). */
 static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
 {
-    char user[WR_ZSL_ID_MAX + 1];
     uint64_t np = wr_mem_sio_r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
-        uint64_t v;
-        uint8_t len;
-        uint32_t age;
-        read_user_record(r, user, &v, &len, &age, "bad last-seen record");
-        int64_t key = (int64_t)v;
+        user_rec_t u;
+        read_user_record(r, &u, "bad last-seen record");
+        int64_t key = (int64_t)u.v;
         uint8_t flags = wr_mem_sio_r_u8(r);
         if (!r->failed && (flags & ~WR_MEMQ_PENDING))
             wr_mem_sio_fail(r, "bad last-seen record");
         if (r->failed)
             break;
-        if (key <= prev || user_known(q, user, len)) {
+        if (key <= prev || user_known(q, u.user, u.len)) {
             wr_mem_sio_fail(r, "pre-queue out of order or duplicate user");
             break;
         }
         prev = key;
-        if (wr_memq_pre_add(q, user, len, key) != WR_OK) {
+        if (wr_memq_pre_add(q, u.user, u.len, key) != WR_OK) {
             wr_mem_sio_fail(r, "out of memory");
             break;
         }
-        wr_zsl_node_t *n = wr_memq_prequeued(q, user, len);
-        wr_memq_seen_set(n, now_us, age);
+        wr_zsl_node_t *n = wr_memq_prequeued(q, u.user, u.len);
+        wr_memq_seen_set(n, now_us, u.age);
         wr_zsl_node_set_flags(n, flags);
     }
     if (!r->failed && q->opening && np > q->open_total - q->open_moved)
@@ -463,23 +467,20 @@ static void read_unseen(wr_mem_sio_t *r, wr_memq_t *q)
 /* Version 5: held (back = false) or back of q, keys rebased on now_us. */
 static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
 {
-    char user[WR_ZSL_ID_MAX + 1];
     uint64_t nh = wr_mem_sio_r_count(r, "bad held count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
-        uint64_t v;
-        uint8_t len;
-        uint32_t age;
-        read_user_record(r, user, &v, &len, &age, "bad held record");
-        int64_t age_us = (int64_t)v;
+        user_rec_t u;
+        read_user_record(r, &u, "bad held record");
+        int64_t age_us = (int64_t)u.v;
         if (!r->failed && (age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
             wr_mem_sio_fail(r, "bad held record");
         if (r->failed)
             break;
         int64_t key = now_us - age_us;
-        if (key <= prev || user_known(q, user, len))
+        if (key <= prev || user_known(q, u.user, u.len))
             wr_mem_sio_fail(r, "held out of order or duplicate user");
-        else if (wr_memq_held_add(q, user, len, key, back, now_us, age) != WR_OK)
+        else if (wr_memq_held_add(q, u.user, u.len, key, back, now_us, u.age) != WR_OK)
             wr_mem_sio_fail(r, "out of memory");
         prev = key;
     }
