@@ -356,25 +356,35 @@ static wr_memq_token_t *read_token(wr_mem_sio_t *r)
     return t;
 }
 
-/* Version 2: the session counters and the open sessions of q. */
-static void read_sessions(wr_memq_t *q, wr_mem_sio_t *r)
+/* A u64 count, then that many tokens added to q: its open sessions
+ * (sessions) or its live tokens; a duplicate fails r. */
+static void read_tokens(wr_mem_sio_t *r, wr_memq_t *q, bool sessions)
 {
-    q->released_total = wr_mem_sio_r_u64(r);
-    q->sessions_expired_total = wr_mem_sio_r_u64(r);
-    uint64_t ns = wr_mem_sio_r_u64(r);
-    for (uint64_t i = 0; i < ns && !r->failed; i++) {
+    uint64_t n = wr_mem_sio_r_u64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
         wr_memq_token_t *t = read_token(r);
         if (!t)
             break;
-        if (wr_memq_session(q, t->id, t->idlen))
-            wr_mem_sio_fail(r, "duplicate session");
-        else if (wr_memq_session_add(q, t) != WR_OK)
+        bool dup = sessions
+                       ? wr_memq_session(q, t->id, t->idlen) != NULL
+                       : wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen);
+        if (dup)
+            wr_mem_sio_fail(r, sessions ? "duplicate session" : "duplicate user or bad token");
+        else if ((sessions ? wr_memq_session_add(q, t) : wr_memq_token_add(q, t)) != WR_OK)
             wr_mem_sio_fail(r, "out of memory");
         if (r->failed) {
             free(t);
             break;
         }
     }
+}
+
+/* Version 2: the session counters and the open sessions of q. */
+static void read_sessions(wr_memq_t *q, wr_mem_sio_t *r)
+{
+    q->released_total = wr_mem_sio_r_u64(r);
+    q->sessions_expired_total = wr_mem_sio_r_u64(r);
+    read_tokens(r, q, true);
 }
 
 /* True when user is already somewhere in q: line, tokens, pre-queue, held
@@ -389,21 +399,21 @@ static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
 /* The head of a pre-queue or held record. */
 typedef struct {
     char user[WR_ZSL_ID_MAX + 1];
-    uint64_t v;   /* the key (pre-queue) or the age in us (held) */
     uint8_t len;  /* strlen(user) */
     uint32_t age; /* last-seen age in seconds, <= INT32_MAX */
 } user_rec_t;
 
-/* Reads the head of a pre-queue or held record into u: a u64 (key or age),
- * the user id and a u32 last-seen age in seconds; an age over INT32_MAX
- * fails r with bad. */
-static void read_user_record(wr_mem_sio_t *r, user_rec_t *u, const char *bad)
+/* Reads the head of a pre-queue or held record: a u64 (the key, or the
+ * age in us), returned as int64_t, then the user id and a u32 last-seen age
+ * in seconds into u; an age over INT32_MAX fails r with bad. */
+static int64_t read_user_record(wr_mem_sio_t *r, user_rec_t *u, const char *bad)
 {
-    u->v = wr_mem_sio_r_u64(r);
+    int64_t v = (int64_t)wr_mem_sio_r_u64(r);
     u->len = wr_mem_sio_r_user(r, u->user);
     u->age = wr_mem_sio_r_u32(r);
     if (!r->failed && u->age > INT32_MAX)
         wr_mem_sio_fail(r, bad);
+    return v;
 }
 
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
@@ -414,8 +424,7 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
         user_rec_t u;
-        read_user_record(r, &u, "bad last-seen record");
-        int64_t key = (int64_t)u.v;
+        int64_t key = read_user_record(r, &u, "bad last-seen record");
         uint8_t flags = wr_mem_sio_r_u8(r);
         if (!r->failed && (flags & ~WR_MEMQ_PENDING))
             wr_mem_sio_fail(r, "bad last-seen record");
@@ -471,8 +480,7 @@ static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
         user_rec_t u;
-        read_user_record(r, &u, "bad held record");
-        int64_t age_us = (int64_t)u.v;
+        int64_t age_us = read_user_record(r, &u, "bad held record");
         if (!r->failed && (age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
             wr_mem_sio_fail(r, "bad held record");
         if (r->failed)
@@ -591,20 +599,7 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
         wr_memq_seen_set(n, now_us, age);
         wr_zsl_node_set_flags(n, flags);
     }
-    uint64_t nt = wr_mem_sio_r_u64(r);
-    for (uint64_t i = 0; i < nt && !r->failed; i++) {
-        wr_memq_token_t *t = read_token(r);
-        if (!t)
-            break;
-        if (wr_memq_waiting(q, t->id, t->idlen) || wr_memq_token(q, t->id, t->idlen))
-            wr_mem_sio_fail(r, "duplicate user or bad token");
-        else if (wr_memq_token_add(q, t) != WR_OK)
-            wr_mem_sio_fail(r, "out of memory");
-        if (r->failed) {
-            free(t);
-            break;
-        }
-    }
+    read_tokens(r, q, false);
     if (version >= 2 && !r->failed)
         read_sessions(q, r);
     if (version >= 2 && !r->failed)
