@@ -640,33 +640,25 @@ static void to_version(const char *path, unsigned version)
     body -= 8;
     if (version == 8)
         goto sum;
-    /* version 8: the public logs (no log key, a zero key, no log: 37 zero
-     * bytes) before the sum */
-    body -= 37;
-    for (int i = 0; i < 37; i++)
-        assert_int_equal(buf[body + (size_t)i], 0);
-    if (version == 7)
-        goto sum;
-    /* version 7: the unseen-expiry counter and the unseen pass count (16
-     * bytes, both 0) */
-    body -= 16;
-    for (int i = 0; i < 16; i++)
-        assert_int_equal(buf[body + (size_t)i], 0);
-    if (version == 6)
-        goto sum;
-    /* version 6: stock left and the sold-out time (16 bytes, both -1: no
-     * stock) */
-    body -= 16;
-    for (int i = 0; i < 16; i++)
-        assert_int_equal(buf[body + (size_t)i], 0xff);
-    if (version == 5)
-        goto sum;
-    /* version 5: returned, the held and back counts (24 bytes) */
-    body -= 24;
-    for (int i = 0; i < 24; i++)
-        assert_int_equal(buf[body + (size_t)i], 0);
-    if (version == 4)
-        goto sum;
+    /* the parts right before the sum, last first: each is len bytes of
+     * fill, dropped for a version before the one that added it */
+    static const struct {
+        unsigned added;
+        size_t len;
+        unsigned char fill;
+    } tail[] = {
+        {8, 37, 0},    /* the public logs (no log key, a zero key, no log) */
+        {7, 16, 0},    /* the unseen-expiry counter and unseen pass count */
+        {6, 16, 0xff}, /* stock left and the sold-out time (-1: no stock) */
+        {5, 24, 0},    /* returned, the held and back counts */
+    };
+    for (size_t k = 0; k < sizeof tail / sizeof tail[0]; k++) {
+        body -= tail[k].len;
+        for (size_t i = 0; i < tail[k].len; i++)
+            assert_int_equal(buf[body + i], tail[k].fill);
+        if (version == tail[k].added - 1)
+            goto sum;
+    }
     /* version 4: the pre-queue count (8 bytes) before the sum, and the
      * 25-byte opening part after the counters */
     body -= 8;
