@@ -268,6 +268,48 @@ typedef struct {
     uint64_t index[WR_LOG_NODES_MAX];
 } wr_log_read_t;
 
+/* The sale's report (docs/API.md 1.3; core/report.h): what one call of the
+ * report operation does. */
+typedef enum {
+    WR_STORE_REPORT_WRITE = 1, /* into the map of queue and day: */
+    WR_STORE_REPORT_READ,      /* every field of the map of queue and day */
+    WR_STORE_REPORT_INDEX,     /* the registry of reports (and one entry's update) */
+} wr_store_report_kind_t;
+
+typedef struct {
+    const char *field; /* a field name (< WR_REPORT_FIELD_MAX bytes) */
+    int64_t n;         /* added to it */
+} wr_store_report_add_t;
+
+typedef struct {
+    wr_store_report_kind_t kind;
+    const char *queue; /* WRITE, READ: the queue; INDEX: the entry to update, NULL = none */
+    int64_t day;       /* WRITE, READ: the day (core/report.h wr_report_day), >= 0 */
+    /* WRITE: */
+    int64_t expire_at_ms;  /* the day's map may go at this time (the kept days) */
+    const char *sample;    /* a field to set to a sample of the queue now (its counters
+                              and gauges, wr_report_sample_t as text, taken in the same
+                              atomic step), NULL = none. An "s" field is set only when
+                              absent (the first instance's sample wins); an "e" field
+                              always. Nothing when the queue does not exist. */
+    double rate;           /* with sample: the admission rate in use, users/s */
+    const wr_store_report_add_t *adds; /* fields to add to (n_adds) */
+    size_t n_adds;
+    /* INDEX with queue: */
+    int64_t first_ms;   /* the report's first minute when the entry is new */
+    int64_t deleted_ms; /* -1: the queue lives; else when it was deleted */
+} wr_store_report_req_t;
+
+#define WR_STORE_REPORT_ADDS_MAX 500 /* adds in one WRITE, at most */
+
+/* An answer's pairs: READ the map's fields and values; INDEX one pair per
+ * queue with a report: its name and "FIRST_MS,DELETED_MS" (-1: lives).
+ * Borrowed until the callback returns. */
+typedef struct {
+    const char *key;
+    const char *value;
+} wr_store_report_pair_t;
+
 /* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
 typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
 typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
@@ -279,6 +321,9 @@ typedef void (*wr_store_secret_cb)(wr_err_t err, const uint8_t *secret, size_t l
 typedef void (*wr_store_sync_cb)(wr_err_t err, const wr_store_sync_t *res, void *arg);
 typedef void (*wr_store_autotune_cb)(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg);
 typedef void (*wr_store_log_cb)(wr_err_t err, const wr_log_answer_t *res, void *arg);
+
+typedef void (*wr_store_report_cb)(wr_err_t err, const wr_store_report_pair_t *pairs, size_t n,
+                                   void *arg);
 
 /* Any one of the callbacks: what a backend keeps for a pending operation,
  * next to its own record of which member is set. */
@@ -293,6 +338,8 @@ typedef union {
     wr_store_sync_cb sync;
     wr_store_autotune_cb autotune;
     wr_store_log_cb log;
+
+    wr_store_report_cb report;
 } wr_store_cb_t;
 
 typedef struct wr_store wr_store_t;
@@ -587,6 +634,24 @@ typedef struct wr_store_ops {
     wr_err_t (*push_sub)(wr_store_t *s, const char *queue, const char *user,
                          const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg);
 
+    /*
+     * report (docs/API.md 1.3, "The sale's report"; core/report.h): the
+     * per-minute data of the queues' reports, kept per queue and day
+     * apart from the queue's state (queue_delete leaves it; the day's
+     * map goes at expire_at_ms), and the registry of queues with a
+     * report. WRITE adds req->adds and sets req->sample (see
+     * wr_store_report_req_t) in one atomic step and answers, with a
+     * sample, the pair ("exists", "1" or "0": whether the queue exists),
+     * else no pairs;
+     * READ answers the day's map; INDEX updates req->queue's entry (when
+     * given: first_ms kept from the first update, deleted_ms replaced)
+     * and answers every entry. Errors: WR_EINVAL (arguments),
+     * WR_EUNAVAILABLE, WR_ETIMEOUT. Redis: the hash wr:{q}:report:<day>,
+     * the hash wr:reports (wr:{.global}:reports on a cluster).
+     */
+    wr_err_t (*report)(wr_store_t *s, const wr_store_report_req_t *req, wr_store_report_cb cb,
+                       void *arg);
+
     /* Test hook: moves the store's clock forward by us microseconds (memory
      * store); NULL where unsupported (Redis). */
     wr_err_t (*debug_advance_time)(wr_store_t *s, int64_t us);
@@ -673,6 +738,39 @@ static inline double wr_store_rate_in_use(const wr_queue_config_t *cfg, double k
         return cfg->admit_per_second;
     wr_autotune_cfg_t a = {cfg->autotune_min, cfg->autotune_max, cfg->autotune_target_ms};
     return wr_autotune_start_rate(&a, kept > 0 ? kept : cfg->admit_per_second);
+}
+
+/* A valid report request (store.h report). */
+static inline bool wr_store_valid_report(const wr_store_report_req_t *req)
+{
+    if (!req)
+        return false;
+    switch (req->kind) {
+    case WR_STORE_REPORT_WRITE:
+        if (req->n_adds > WR_STORE_REPORT_ADDS_MAX || (req->n_adds && !req->adds))
+            return false;
+        for (size_t i = 0; i < req->n_adds; i++)
+            if (!req->adds[i].field || strnlen(req->adds[i].field, 24) >= 24)
+                return false;
+        if (req->sample && (strnlen(req->sample, 24) >= 24 ||
+                            (req->sample[0] != 's' && req->sample[0] != 'e') ||
+                            !(req->rate >= 0 && req->rate <= 1e9)))
+            return false;
+        /* fall through */
+    case WR_STORE_REPORT_READ:
+        return req->queue && req->day >= 0;
+    case WR_STORE_REPORT_INDEX:
+        return !req->queue || req->first_ms >= 0;
+    }
+    return false;
+}
+
+static inline wr_err_t wr_store_report(wr_store_t *s, const wr_store_report_req_t *req,
+                                       wr_store_report_cb cb, void *arg)
+{
+    if (!s->ops->report)
+        return WR_EINVAL;
+    return s->ops->report(s, req, cb, arg);
 }
 
 static inline wr_err_t wr_store_autotune(wr_store_t *s, const char *q, const wr_autotune_req_t *req,

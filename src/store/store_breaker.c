@@ -247,6 +247,15 @@ static void w_log(wr_err_t err, const wr_log_answer_t *res, void *arg)
     cb(err, res, uarg);
 }
 
+static void w_report(wr_err_t err, const wr_store_report_pair_t *pairs, size_t n, void *arg)
+{
+    struct call *c = arg;
+    wr_store_report_cb cb = c->cb.report;
+    void *uarg = c->arg;
+    settle(c, err);
+    cb(err, pairs, n, uarg);
+}
+
 /* ------------------------------------------------------------ operations */
 
 /* Opens a call c for callback field F, or returns the refusal. */
@@ -343,6 +352,13 @@ static wr_err_t b_autotune(wr_store_t *st, const char *q, const wr_autotune_req_
 {
     BEGIN(autotune, cb);
     return started(c, wr_store_autotune(s->inner, q, req, w_autotune, c));
+}
+
+static wr_err_t b_report(wr_store_t *st, const wr_store_report_req_t *req, wr_store_report_cb cb,
+                         void *arg)
+{
+    BEGIN(report, cb);
+    return started(c, wr_store_report(s->inner, req, w_report, c));
 }
 
 static wr_err_t b_config_put(wr_store_t *st, const char *q, const wr_queue_config_t *cfg,
@@ -494,6 +510,7 @@ static const wr_store_ops_t breaker_ops = {
     .secret_sync = b_secret_sync,
     .ping = b_ping,
     .autotune = b_autotune,
+    .report = b_report,
     .unreachable = b_unreachable,
     .push_sub = b_push_sub,
     .debug_advance_time = b_debug_advance_time,

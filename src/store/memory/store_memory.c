@@ -54,6 +54,8 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "core/report.h"
+#include "store/memory/mem_report.h"
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memq.h"
 
@@ -73,7 +75,8 @@ typedef enum {
     D_SECRET,
     D_SYNC,
     D_AUTOTUNE,
-    D_LOG
+    D_LOG,
+    D_REPORT
 } dkind_t;
 
 typedef struct list_res {
@@ -110,6 +113,10 @@ typedef struct item {
         struct sync_res *sync;           /* D_SYNC (owned; kept out of the union's size: the
                                             items of every operation are cleared whole) */
         wr_store_memory__log_res_t *log; /* D_LOG (owned, as sync) */
+        struct {
+            wr_store_report_pair_t *pairs; /* D_REPORT: owned (one allocation) */
+            size_t n;
+        } report;
     } res;
 } item_t;
 
@@ -164,6 +171,8 @@ static void item_release(mstore_t *s, item_t *it)
         free(it->res.sync);
     if (it->kind == D_LOG)
         wr_store_memory__log_res_free(it->res.log);
+    if (it->kind == D_REPORT)
+        free(it->res.report.pairs);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
             wr_memq_cfg_unref(it->res.list.cfgs[i]);
@@ -212,6 +221,10 @@ static void item_fire(item_t *it, wr_err_t err)
         break;
     case D_LOG:
         it->cb.log(err, res ? &it->res.log->ans : NULL, it->arg);
+        break;
+    case D_REPORT:
+        it->cb.report(err, res ? it->res.report.pairs : NULL, res ? it->res.report.n : 0,
+                      it->arg);
         break;
     }
 }
@@ -578,6 +591,35 @@ static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autot
     return WR_OK;
 }
 
+/* The sale's report (store.h report; mem_report.c), on the wall clock. */
+static wr_err_t mem_report(wr_store_t *base, const wr_store_report_req_t *req,
+                           wr_store_report_cb cb, void *arg)
+{
+    mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    bool ok = wr_store_valid_report(req) && (!req->queue || wr_ids_valid_queue(req->queue));
+    wr_err_t err = op_begin(s, (wr_store_cb_t){.report = cb}, ok, D_REPORT, arg, &it);
+    if (err != WR_OK)
+        return err;
+    int64_t now = wall_us(s);
+    wr_memq_t *q = req->sample ? wr_memq_db_find(&s->db, req->queue) : NULL;
+    char text[WR_REPORT_SAMPLE_MAX];
+    if (q) {
+        wr_queue_stats_t st;
+        wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
+        wr_memq_stats(q, &st);
+        wr_report_sample_t smp = {now / 1000,   st.consumed_total,  st.expired_total,
+                                  st.left_total, st.rejected_full_total, st.abandoned_total,
+                                  st.returned_total, st.waiting, st.away, req->rate};
+        wr_report_sample_text(&smp, text, sizeof text);
+    }
+    it->err = wr_mem_report_op(s->reports, req, q ? text : NULL, now / 1000,
+                               &it->res.report.pairs, &it->res.report.n);
+    it->has_res = it->err == WR_OK;
+    item_enqueue(s, it);
+    return WR_OK;
+}
+
 static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
@@ -724,6 +766,7 @@ static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
 static void store_free(mstore_t *s)
 {
     wr_memq_db_clear(&s->db);
+    wr_mem_report_free(s->reports); /* writes what changed */
     wr_freelist_clear(&s->cache);
     if (s->ev_defer)
         event_free(s->ev_defer);
@@ -779,6 +822,7 @@ static const wr_store_ops_t memory_ops = {
     .secret_sync = mem_secret_sync,
     .ping = mem_ping,
     .autotune = mem_autotune,
+    .report = mem_report,
     .debug_advance_time = mem_debug_advance_time,
     .log_key = wr_store_memory__log_key,
     .log_head = wr_store_memory__log_head,
@@ -828,6 +872,10 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
         if (err != WR_OK)
             goto out;
     }
+    err = WR_ENOMEM;
+    s->reports = wr_mem_report_new(s->data_dir, wall_us(s) / 1000);
+    if (!s->reports)
+        goto out;
     *out = &s->base;
     return WR_OK;
 out:

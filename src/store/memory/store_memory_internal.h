@@ -42,6 +42,7 @@ typedef struct mstore {
     bool draining, closing, free_after_drain;
 
     wr_memq_db_t db; /* the queues and the secret */
+    struct wr_mem_report *reports; /* the sale's reports (mem_report.h) */
     /* secret_sync (store.h): the epoch marker and the previous secret; not
      * in the snapshot (one process: this store never loses its data under
      * its instance) */

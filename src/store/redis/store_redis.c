@@ -97,6 +97,8 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_SECRET_SYNC] = {{NULL}, "scripts/secret_sync.lua"},
     [SC_AUTOTUNE] = {{ROWS(autotune), LIB}, "scripts/autotune.lua"},
     [SC_BYPASS] = {{ROWS(bypass), LIB}, "scripts/bypass.lua"},
+    [SC_REPORT] = {{ROWS(report), LIB}, "scripts/report.lua"},
+    [SC_REPORT_INDEX] = {{ROWS(report_index)}, "scripts/report_index.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -104,9 +106,10 @@ static const wr_store_ops_t redis_ops;
 /* The global keys (store_redis_internal.h): their names on one Redis, and
  * in the home slot of a cluster (the slot of "{.global}"). */
 static const struct gkeys single_keys = {"wr:queues", "wr:secret", "wr:secret:previous",
-                                         "wr:epoch"};
+                                         "wr:epoch", "wr:reports"};
 static const struct gkeys cluster_keys = {"wr:{.global}:queues", "wr:{.global}:secret",
-                                          "wr:{.global}:secret:previous", "wr:{.global}:epoch"};
+                                          "wr:{.global}:secret:previous", "wr:{.global}:epoch",
+                                          "wr:{.global}:reports"};
 
 /* ----------------------------------------------------------- requests */
 
@@ -204,6 +207,9 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_AUTOTUNE:
         r->cb.autotune(err, NULL, r->arg);
+        break;
+    case OP_REPORT:
+        wr_store_redis__report_reply(r, err, NULL);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -406,6 +412,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         r->cb.autotune(err, err == WR_OK ? &res : NULL, r->arg);
         break;
     }
+    case OP_REPORT:
+        wr_store_redis__report_reply(r, WR_OK, rep);
+        break;
     }
 }
 
@@ -755,6 +764,7 @@ static const wr_store_ops_t redis_ops = {
     .secret_sync = wr_store_redis__secret_sync,
     .ping = r_ping,
     .autotune = r_autotune,
+    .report = wr_store_redis__report,
     .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,

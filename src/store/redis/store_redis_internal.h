@@ -42,6 +42,8 @@ enum script_id {
     SC_SECRET_SYNC, /* K31: a Redis restarted empty */
     SC_AUTOTUNE,    /* autotune state */
     SC_BYPASS,      /* bypass rules' count */
+    SC_REPORT,      /* the sale's report: a WRITE */
+    SC_REPORT_INDEX, /* the sale's report: the registry */
     SC_COUNT,
 };
 
@@ -65,6 +67,7 @@ struct gkeys {
     const char *secret;          /* the token secret */
     const char *secret_previous; /* the secret before the last change */
     const char *epoch;           /* secret_sync.lua's store epoch */
+    const char *reports;         /* the registry of reports (report_index.lua) */
 };
 
 typedef enum {
@@ -85,6 +88,7 @@ typedef enum {
     OP_BYPASS,     /* bypass rules: the count */
     OP_SYNC,       /* secret_sync with a secret */
     OP_SYNC_EPOCH, /* secret_sync without one (a configured secret) */
+    OP_REPORT,     /* the sale's report (store_redis_report.c) */
 } op_t;
 
 /* Internal callback of the SMEMBERS step of queue_list. */
@@ -219,6 +223,14 @@ wr_err_t wr_store_redis__secret(wr_store_t *st, const uint8_t *proposed, size_t 
                                 wr_store_secret_cb cb, void *arg);
 wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len,
                                      const char *epoch, wr_store_sync_cb cb, void *arg);
+
+/* store_redis_report.c */
+
+/* The report operation (store.h). */
+wr_err_t wr_store_redis__report(wr_store_t *st, const wr_store_report_req_t *req,
+                                wr_store_report_cb cb, void *arg);
+/* Answers r (OP_REPORT) with err, or with the pairs of rep when err is WR_OK. */
+void wr_store_redis__report_reply(struct req *r, wr_err_t err, const redisReply *rep);
 
 /* store_redis_list.c */
 
