@@ -113,7 +113,12 @@ static void stop_timer_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     app_t *app = arg;
-    if (wr_api_in_flight(app->api) == 0 || ++app->stop_waits > 100) {
+    /* the report's counts are sent before the store closes (reporter.h) */
+    if (app->stop_waits == 0)
+        wr_reporter_flush(wr_scheduler_reporter(app->sched), NULL);
+    if ((wr_api_in_flight(app->api) == 0 &&
+         wr_reporter_in_flight(wr_scheduler_reporter(app->sched)) == 0) ||
+        ++app->stop_waits > 100) {
         event_base_loopbreak(app->base);
         return;
     }
@@ -398,7 +403,7 @@ int main(int argc, char **argv)
         rc = EXIT_CONFIG;
         goto out;
     }
-    wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000};
+    wr_scheduler_opts_t so = {app.base, app.store, app.metrics, 1000, app.cfg.report_days};
     if (wr_scheduler_new(&so, &app.sched) != WR_OK)
         goto out;
     {

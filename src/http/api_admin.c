@@ -268,6 +268,8 @@ static void admin_delete_cb(wr_err_t err, void *arg)
     wr_api__observe(c, err);
     if (err == WR_OK) {
         audit(c->api, c->req, "delete", c->queue, p->has_old ? &p->old : NULL, NULL, NULL);
+        /* the report outlives the queue: marked deleted in the registry */
+        wr_reporter_deleted(wr_scheduler_reporter(c->api->sched), c->queue);
         wr_api__reply_empty(c->api, c->req, c->route, 204);
     } else {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
@@ -311,6 +313,9 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
     }
     c->op = "queue_delete";
     c->t0_us = wr_clock_wall_us();
+    /* the report's last counts and sample go first (same connection) */
+    wr_reporter_before_delete(wr_scheduler_reporter(c->api->sched), c->queue,
+                              p->has_old ? p->old.admit_per_second : 0);
     err = wr_store_queue_delete(c->api->store, c->queue, admin_delete_cb, p);
     if (err == WR_OK) {
         wr_scheduler_forget(c->api->sched, c->queue);

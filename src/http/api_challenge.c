@@ -39,6 +39,8 @@
 #include <sys/time.h>
 
 #include "base/clock.h"
+#include "runtime/reporter.h"
+#include "runtime/scheduler.h"
 #include "core/challenge.h"
 #include "http/api_gates.h"
 #include "http/http.h"
@@ -216,6 +218,8 @@ void wr_api__gate_refuse(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
     if (wr_api__resolve_user(a, req, route, true, user, cookie) == 1)
         return; /* answered (400) */
     count(a, "waitroom_challenges_refused_total", queue, reason);
+    if (strcmp(reason, "missing") != 0) /* the sale's report: a solution that failed */
+        wr_reporter_count(wr_scheduler_reporter(a->sched), queue, WR_REPORT_CHALLENGE_FAILED, 1);
     /* a queue with a captcha: what the client needs to show its widget
      * (api_captcha.c) */
     char fr[WR_CHALLENGE_MAX + 96] = "", cm[WR_CAPTCHA_SCRIPT_MAX + WR_CAPTCHA_SITE_KEY_MAX + 96];

@@ -84,6 +84,8 @@
 #include "http/api_gates.h"
 #include "http/api_view.h"
 #include "base/clock.h"
+#include "runtime/reporter.h"
+#include "runtime/scheduler.h"
 #include "http/http.h"
 #include "base/ids.h"
 #include "core/invite.h"
@@ -298,6 +300,9 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (c->cookie[0] && wr_api__visitor_kept(err))
         wr_api__set_visitor_cookie(c->api, c->req, c->cookie);
     wr_api__entry_view_t dv;
+    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING && e->own_due_us >= 0)
+        /* the sale's report: a join that got a place (never a repeat) */
+        wr_reporter_count(wr_scheduler_reporter(c->api->sched), c->queue, WR_REPORT_JOINED, 1);
     if (err == WR_OK && e) {
         reply_entry(c, e);
     } else if (wr_api__degraded_view(c, err, &dv)) {

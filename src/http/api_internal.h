@@ -260,6 +260,10 @@ void wr_api__reply_error(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int 
 void wr_api__reply_empty(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status);
 
 /* Sends o (takes ownership; NULL = out of memory: 500) as compact JSON. */
+/* A 200 CSV answer (text/csv, as a download named filename; the sale's
+ * report), body of len bytes (copied). */
+void wr_api__reply_csv(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *filename,
+                       const char *body, size_t len);
 void wr_api__reply_jansson(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,
                            json_t *o);
 

@@ -207,6 +207,20 @@ void wr_api__reply_json(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int s
     record_end(a, &rec, len);
 }
 
+void wr_api__reply_csv(wr_api_t *a, wr_http_req_t *req, wr_route_t route, const char *filename,
+                       const char *body, size_t len)
+{
+    wr_api__record_t rec;
+    record_begin(a, req, route, 200, &rec);
+    char cd[160];
+    snprintf(cd, sizeof cd, "attachment; filename=\"%s\"", filename);
+    wr_http_req_add_header(req, "Content-Type", "text/csv; charset=utf-8");
+    wr_http_req_add_header(req, "Content-Disposition", cd);
+    wr_http_req_add_header(req, "Cache-Control", "no-store");
+    wr_http_send(req, 200, body, len, false);
+    record_end(a, &rec, len);
+}
+
 /* The queue page's state for an error answered on its route (page.h). */
 static const char *page_state_of(const char *code)
 {

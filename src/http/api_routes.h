@@ -76,6 +76,8 @@ wr_api__handler_fn wr_api__handle_metrics;
  * one-second history kept by this instance (history.h); the admin key was
  * checked. 404 QUEUE_NOT_FOUND when this instance does not know the queue. */
 wr_api__handler_fn wr_api__handle_history;
+wr_api__handler_fn wr_api__handle_report;  /* api_report.c */
+wr_api__handler_fn wr_api__handle_reports; /* api_report.c */
 /* POST /v1/queues/{queue}/health (autotune): the service's report; 204. */
 wr_api__handler_fn wr_api__handle_health;
 

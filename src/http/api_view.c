@@ -38,6 +38,8 @@
 #include "base/b64.h"
 #include "http/api_view.h"
 #include "base/clock.h"
+#include "runtime/reporter.h"
+#include "runtime/scheduler.h"
 #include "core/origin.h"
 #include "core/queue.h"
 #include "http/lang.h"
@@ -278,6 +280,7 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
     v->fail_open = true;
     v->expires_at_ms = cl.exp * 1000;
     wr_api__count_fail_open(a, "waitroom_fail_open_admitted_total", c->queue);
+    wr_reporter_count(wr_scheduler_reporter(a->sched), c->queue, WR_REPORT_FAIL_OPEN, 1);
     return true;
 }
 

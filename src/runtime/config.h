@@ -105,6 +105,8 @@ typedef struct {
     uint32_t rate_limit_keys;         /* entries per limiter table; default 65536 */
     uint32_t max_conn_requests;       /* requests per connection, then close; 0 = no
                                          limit; default 1000 */
+    uint32_t report_days;             /* --report-days: days a queue's report is kept
+                                         (1..3650); default 30 */
     uint32_t request_timeout_seconds; /* a request (line, headers, body) must arrive
                                          within this, else 408 and close; default 10 */
     /* Web Push (docs/API.md 1.3, "Your turn, off the page"). */

@@ -302,6 +302,8 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
         wr_history_add_tuned(e->hist, res->now_us / 1000000, res->stats.waiting, res->stats.active,
                              res->stats.admitted_total, res->stats.consumed_total, &tune);
     }
+    wr_reporter_admitted(s->reporter, e->name, res->now_us, res->waited_us, res->n_waited,
+                         e->cfg.opens_at_ms);
     if (s->metrics && res->n_waited > 0) {
         char l[WR_QUEUE_NAME_MAX + 16];
         wr_scheduler__labels(e, l, sizeof(l));
@@ -334,6 +336,9 @@ static void admit_call(entry_t *e)
     if (e->in_flight)
         return;
     e->call_t0_us = wr_clock_mono_us();
+    /* the minute's report sample goes first (reporter.h) */
+    wr_reporter_before_tick(e->sched->reporter, e->name,
+                            e->has_cfg ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0);
     wr_err_t err = wr_store_admit(e->sched->store, e->name, admit_cb, e);
     e->call_sync_us = wr_clock_mono_us() - e->call_t0_us;
     if (err == WR_OK) {
@@ -612,8 +617,11 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
     s->metrics = opts->metrics;
     s->discovery_ms = opts->discovery_ms ? opts->discovery_ms : 1000;
     s->queues = wr_qmap_new();
-    s->discovery = s->queues ? event_new(s->base, -1, EV_PERSIST, discovery_cb, s) : NULL;
+    s->reporter = wr_reporter_new(s->base, s->store, opts->report_days);
+    s->discovery =
+        s->queues && s->reporter ? event_new(s->base, -1, EV_PERSIST, discovery_cb, s) : NULL;
     if (!s->discovery) {
+        wr_reporter_free(s->reporter);
         wr_qmap_free(s->queues);
         free(s);
         return WR_ENOMEM;
@@ -642,5 +650,11 @@ void wr_scheduler_free(wr_scheduler_t *s)
         entry_drop(v);
     }
     wr_qmap_free(s->queues);
+    wr_reporter_free(s->reporter);
     free(s);
+}
+
+wr_reporter_t *wr_scheduler_reporter(wr_scheduler_t *s)
+{
+    return s ? s->reporter : NULL;
 }

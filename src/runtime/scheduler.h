@@ -28,6 +28,7 @@
 #include "core/autotune.h"
 #include "core/history.h"
 #include "core/qconfig.h"
+#include "runtime/reporter.h"
 #include "store/store.h"
 
 typedef struct wr_scheduler wr_scheduler_t;
@@ -37,6 +38,7 @@ typedef struct {
     wr_store_t *store;       /* borrowed; outlives the scheduler */
     wr_metrics_t *metrics;   /* borrowed; NULL = no metrics */
     uint32_t discovery_ms;   /* queue discovery interval, ms; 0 = 1000 */
+    uint32_t report_days;    /* --report-days: days the report keeps; 0 = 30 */
 } wr_scheduler_opts_t;
 
 /* Web Push: called with every admit answer of this instance's ticks that
@@ -49,6 +51,10 @@ wr_err_t wr_scheduler_new(const wr_scheduler_opts_t *opts, wr_scheduler_t **out)
 
 /* Installs the push callback (NULL: none). */
 void wr_scheduler_set_push(wr_scheduler_t *s, wr_scheduler_push_fn fn, void *arg);
+
+/* The sale's report: this instance's reporter (runtime/reporter.h; owned
+ * by the scheduler), or NULL for a NULL scheduler. */
+wr_reporter_t *wr_scheduler_reporter(wr_scheduler_t *s);
 
 /* Stops every timer and frees. Pending store callbacks must have been
  * cancelled first (close the store before freeing the scheduler, or free the

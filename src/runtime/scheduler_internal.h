@@ -22,6 +22,7 @@
 #include "core/autotune.h"
 #include "core/history.h"
 #include "core/queue.h"
+#include "runtime/reporter.h"
 #include "runtime/scheduler.h"
 
 typedef struct wr_scheduler_queue {
@@ -75,6 +76,7 @@ struct wr_scheduler {
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
     wr_qmap_t *queues;             /* name -> entry_t */
+    wr_reporter_t *reporter;       /* the sale's report: this instance's part (owned) */
     size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
     wr_scheduler_push_fn push_fn;  /* Web Push: the admit answers' claimed subscriptions */
     void *push_arg;

@@ -255,7 +255,7 @@ static int h_setup(void **state)
     fx.base = event_base_new();
     assert_non_null(fx.base);
     fs_init(&fx.store, FS_ADMIT | FS_QUEUE_LIST, NULL);
-    wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000};
+    wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000, 0};
     assert_int_equal(wr_scheduler_new(&o, &fx.sched), WR_OK);
     wr_qconfig_defaults(&fx.cfg);
     fx.cfg.admit_per_second = 10;

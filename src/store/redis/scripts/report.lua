@@ -16,13 +16,13 @@ local rk, field = ARGV[A_REPORT.DAY_KEY], ARGV[A_REPORT.SAMPLE]
 local exists = redis.call('EXISTS', K_CONFIG) == 1
 if field ~= '' and exists and
     (string.sub(field, 1, 1) == 'e' or redis.call('HEXISTS', rk, field) == 0) then
-  local R = R_QUEUE_GET
-  local st = stats({}, R)
+  -- stats()'s values, in its order (lib.lua)
+  local waiting, _, _, consumed, expired, left, rejected, _, _, _, abandoned, _, away, _,
+    returned = stats()
   local t = redis.call('TIME')
   local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('HSET', rk, field, table.concat({fmt(ms), fmt(st[R.CONSUMED_TOTAL]),
-    fmt(st[R.EXPIRED_TOTAL]), fmt(st[R.LEFT_TOTAL]), fmt(st[R.REJECTED_FULL_TOTAL]),
-    fmt(st[R.ABANDONED_TOTAL]), fmt(st[R.RETURNED_TOTAL]), fmt(st[R.WAITING]), fmt(st[R.AWAY]),
+  redis.call('HSET', rk, field, table.concat({fmt(ms), fmt(consumed), fmt(expired), fmt(left),
+    fmt(rejected), fmt(abandoned), fmt(returned), fmt(waiting), fmt(away),
     ARGV[A_REPORT.RATE]}, ','))
 end
 for i = A_REPORT._N + 1, #ARGV - 1, 2 do
