@@ -1,0 +1,171 @@
+"""The sale's report (docs/API.md 1.3, "The sale's report", "Codes and
+report, precisely", "The report, precisely"): per minute, totals that agree
+with the stats counters, every minute present, from/to rounding, CSV, kept
+across a restart and after the queue's delete, one report per queue on a
+shared Redis."""
+import csv
+import io
+import os
+import time
+
+from harness import ENV, WRTest, Waitroomd, now_ms, uid
+
+MIN = 60000
+COLUMNS = ["at", "joined", "admitted", "consumed", "expired", "left", "abandoned",
+           "returned", "rejectedFull", "challengeFailed", "failOpen", "bypass",
+           "pushDelivered", "waiting", "away", "admitRate", "waitP50Ms", "waitP90Ms",
+           "waitP99Ms"]
+COUNTERS = COLUMNS[1:13]
+
+
+class Report(WRTest):
+
+    def get_report(self, q, query="", client=None):
+        r = (client or self.c).request("GET", "/v1/admin/queues/%s/report%s" % (q, query),
+                                       self.admin_headers())
+        return r
+
+    def admin_headers(self):
+        from harness import ADMIN_KEY
+        return {"Authorization": "Bearer " + ADMIN_KEY}
+
+    def wait_admitted(self, q, n, client=None, timeout=10):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.stats(q, client)["admittedTotal"] >= n:
+                return
+            time.sleep(0.05)
+        self.fail("not admitted: %r" % self.stats(q, client))
+
+    def sale(self, client=None):
+        """A small sale: 5 places, one refused (line full), one leave, two
+        passes consumed; returns (queue, joins that got a place)."""
+        c = client or self.c
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True, "maxQueueSize": 4},
+                           client=c)
+        users = [uid() for _ in range(4)]
+        for u in users:
+            self.assertEqual(c.join(q, u).status, 200)
+        self.assertEqual(c.join(q, users[0]).status, 200)  # a repeat: not counted again
+        self.assertError(c.join(q, uid()), 429, "QUEUE_FULL")
+        self.assertIn(c.leave(q, users[3]).status, (200, 204))
+        self.assertEqual(c.patch_queue(q, {"paused": False}).status, 200)
+        self.wait_admitted(q, 3, c)
+        for u in users[:2]:
+            tok = c.join(q, u).json["token"]
+            self.assertIn(c.consume(q, tok, u).status, (200, 204))
+        return q, 4
+
+    def check_totals(self, rep, st, joined):
+        t = rep["totals"]
+        self.assertEqual(t["joined"], joined, rep)
+        for k, s in (("admitted", "admittedTotal"), ("consumed", "consumedTotal"),
+                     ("expired", "expiredTotal"), ("left", "leftTotal"),
+                     ("abandoned", "abandonedTotal"), ("returned", "returnedTotal"),
+                     ("rejectedFull", "rejectedFullTotal")):
+            self.assertEqual(t[k], st[s], "%s: %r vs %r" % (k, rep, st))
+        self.assertEqual(t["noShows"], t["expired"])
+        for k in COUNTERS:
+            self.assertEqual(t[k], sum(m[k] for m in rep["minutes"]), k)
+
+    def test_totals_agree_with_the_stats_counters(self):
+        q, joined = self.sale()
+        r = self.get_report(q)
+        self.assertEqual(r.status, 200, repr(r))
+        rep = r.json
+        self.assertEqual(rep["queue"], q)
+        self.assertEqual(rep["from"] % MIN, 0)
+        self.assertEqual(rep["to"] % MIN, 0)
+        self.assertEqual(len(rep["minutes"]), (rep["to"] - rep["from"]) // MIN)
+        self.assertEqual(list(rep["minutes"][-1].keys()), COLUMNS)
+        self.check_totals(rep, self.stats(q), joined)
+        for m in rep["minutes"]:
+            self.assertEqual(m["waitP50Ms"] is None, m["admitted"] == 0, m)
+        last = rep["minutes"][-1]
+        self.assertEqual(last["waiting"], 0)
+        self.assertEqual(last["admitRate"], 1000)
+
+    def test_minutes_rounding_zeros_and_bad_range(self):
+        q, _ = self.sale()
+        t = now_ms()
+        frm = t - 3 * MIN - 1234
+        r = self.get_report(q, "?from=%d&to=%d" % (frm, t))
+        self.assertEqual(r.status, 200, repr(r))
+        rep = r.json
+        self.assertEqual(rep["from"], frm - frm % MIN)
+        self.assertEqual(rep["to"], t - t % MIN + (MIN if t % MIN else 0))
+        self.assertEqual([m["at"] for m in rep["minutes"]],
+                         list(range(rep["from"], rep["to"], MIN)))
+        # the minutes before the queue existed are there, with zeros
+        self.assertEqual(rep["minutes"][0]["joined"], 0)
+        self.assertIsNone(rep["minutes"][0]["waitP99Ms"])
+        r = self.get_report(q, "?from=%d&to=%d" % (t, t - 2 * MIN))
+        self.assertError(r, 400, "BAD_REQUEST")
+        r = self.get_report(q, "?from=abc")
+        self.assertError(r, 400, "BAD_REQUEST")
+        r = self.get_report("never-" + uid())
+        self.assertError(r, 404, "QUEUE_NOT_FOUND")
+
+    def test_csv_one_row_a_minute(self):
+        q, joined = self.sale()
+        js = self.get_report(q).json
+        r = self.get_report(q, "?format=csv&from=%d&to=%d" % (js["from"], js["to"]))
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertIn("text/csv", r.headers.get("content-type", ""))
+        body = r.body if isinstance(r.body, str) else r.body.decode()
+        rows = list(csv.reader(io.StringIO(body)))
+        self.assertEqual(rows[0], COLUMNS)
+        self.assertEqual(len(rows) - 1, len(js["minutes"]))
+        self.assertEqual(sum(int(x[1]) for x in rows[1:]), joined)
+        empty = [x for x in rows[1:] if x[2] == "0"]
+        for x in empty:
+            self.assertEqual(x[16:19], ["", "", ""])
+
+    def test_report_outlives_the_queue(self):
+        q, joined = self.sale()
+        before = self.get_report(q).json
+        self.assertIn(self.c.delete_queue(q).status, (200, 204))
+        r = self.get_report(q)
+        self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(r.json["totals"], before["totals"])
+        r = self.c.request("GET", "/v1/admin/reports", self.admin_headers())
+        self.assertEqual(r.status, 200, repr(r))
+        mine = [x for x in r.json["reports"] if x["queue"] == q]
+        self.assertEqual(len(mine), 1, r.json)
+        self.assertTrue(mine[0]["deleted"])
+        self.assertEqual(mine[0]["from"] % MIN, 0)
+
+    def test_report_across_a_restart(self):
+        if ENV.store == "redis":
+            extra, store = [], ENV.store_arg
+        else:
+            d = os.path.join(ENV.tmpdir, "report-" + uid())
+            os.makedirs(d)
+            extra, store = ["--data-dir", d], "memory"
+        w = Waitroomd(ENV.waitroomd, store, ENV.secret, ENV.tmpdir,
+                      identity="header:X-User-Id", extra=extra)
+        self.addCleanup(w.kill)
+        q, joined = self.sale(w.client)
+        before = self.get_report(q, client=w.client).json
+        w.terminate()
+        w2 = Waitroomd(ENV.waitroomd, store, ENV.secret, ENV.tmpdir,
+                       identity="header:X-User-Id", extra=extra)
+        self.addCleanup(w2.kill)
+        after = self.get_report(q, client=w2.client).json
+        self.assertEqual(after["totals"], before["totals"])
+        self.check_totals(after, self.stats(q, w2.client), joined)
+
+    def test_two_instances_one_report(self):
+        self.redis_only()
+        a, b = self.two_instances()
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True}, client=a.client)
+        for i in range(6):
+            self.assertEqual((a.client if i % 2 else b.client).join(q, uid()).status, 200)
+        self.assertEqual(a.client.patch_queue(q, {"paused": False}).status, 200)
+        self.wait_admitted(q, 6, a.client)
+        time.sleep(0.5)  # the admitting instance's batch (200 ms)
+        ra = self.get_report(q, client=a.client).json
+        rb = self.get_report(q, client=b.client).json
+        self.assertEqual(ra["totals"], rb["totals"])
+        self.assertEqual(ra["totals"]["joined"], 6)
+        self.assertEqual(ra["totals"]["admitted"], 6)
