@@ -94,8 +94,8 @@ char *wr_report_sample_text(const wr_report_sample_t *s, char *buf, size_t cap)
     snprintf(buf, cap,
              "%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
              ",%" PRIu64 ",%" PRIu64 ",%.17g",
-             s->t_ms, s->consumed, s->expired, s->left, s->rejected_full, s->abandoned,
-             s->returned, s->waiting, s->away, isfinite(s->rate) && s->rate >= 0 ? s->rate : 0.0);
+             s->t_ms, s->consumed, s->expired, s->left, s->rejected_full, s->abandoned, s->returned,
+             s->waiting, s->away, isfinite(s->rate) && s->rate >= 0 ? s->rate : 0.0);
     return buf;
 }
 
@@ -435,15 +435,15 @@ enum {
     K_N
 };
 static const char *const col_name[K_N] = {
-    "at",      "joined",       "admitted",        "consumed", "expired", "left",    "abandoned",
-    "returned", "rejectedFull", "challengeFailed", "failOpen", "bypass",  "pushDelivered",
-    "waiting", "away",         "admitRate",       "waitP50Ms", "waitP90Ms", "waitP99Ms"};
+    "at",        "joined",    "admitted",      "consumed",     "expired",
+    "left",      "abandoned", "returned",      "rejectedFull", "challengeFailed",
+    "failOpen",  "bypass",    "pushDelivered", "waiting",      "away",
+    "admitRate", "waitP50Ms", "waitP90Ms",     "waitP99Ms"};
 #define K_FIRST_COUNTER K_JOINED
 #define K_LAST_COUNTER  K_PUSH
 
 /* Row i as numbers: v[k] (integers), rate, and which are null. */
-static void row_values(const wr_report_t *r, size_t i, int64_t v[K_N], double *rate,
-                       bool null[K_N])
+static void row_values(const wr_report_t *r, size_t i, int64_t v[K_N], double *rate, bool null[K_N])
 {
     const row_t *row = &r->rows[i];
     memset(null, 0, K_N * sizeof *null);

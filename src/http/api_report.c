@@ -109,21 +109,20 @@ static void get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     rctx_t *r = arg;
     wr_api__ctx_t *c = r->c;
     if (err == WR_OK) {
-        wr_report_sample_t live = {
-            r->now,
-            info->stats.consumed_total,
-            info->stats.expired_total,
-            info->stats.left_total,
-            info->stats.rejected_full_total,
-            info->stats.abandoned_total,
-            info->stats.returned_total,
-            info->stats.waiting,
-            info->stats.away,
-            wr_store_rate_in_use(info->config, info->stats.autotune_rate)};
+        wr_report_sample_t live = {r->now,
+                                   info->stats.consumed_total,
+                                   info->stats.expired_total,
+                                   info->stats.left_total,
+                                   info->stats.rejected_full_total,
+                                   info->stats.abandoned_total,
+                                   info->stats.returned_total,
+                                   info->stats.waiting,
+                                   info->stats.away,
+                                   wr_store_rate_in_use(info->config, info->stats.autotune_rate)};
         wr_report_set_live(r->rep, &live);
     } else if (err == WR_ENOTFOUND && !r->listed) {
-        wr_api__reply_error(c->api, c->req, c->route, 404, "QUEUE_NOT_FOUND", "no such queue",
-                            NULL, NULL, 0);
+        wr_api__reply_error(c->api, c->req, c->route, 404, "QUEUE_NOT_FOUND", "no such queue", NULL,
+                            NULL, 0);
         rctx_free(r);
         return;
     } else if (err == WR_ENOTFOUND) {
@@ -192,8 +191,8 @@ static void index_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, vo
     if (r->from < 0 && from > to)
         from = to;
     if (from > to) {
-        wr_api__reply_error(a, c->req, c->route, 400, "BAD_REQUEST", "from is after to", NULL,
-                            NULL, 0);
+        wr_api__reply_error(a, c->req, c->route, 400, "BAD_REQUEST", "from is after to", NULL, NULL,
+                            0);
         rctx_free(r);
         return;
     }
@@ -256,13 +255,13 @@ void wr_api__handle_report(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t
     evhttp_clear_headers(&params);
     if (!ok) {
         wr_api__reply_error(a, req, call->route, 400, "BAD_REQUEST",
-                            "from and to are epoch milliseconds; format is json or csv", NULL,
-                            NULL, 0);
+                            "from and to are epoch milliseconds; format is json or csv", NULL, NULL,
+                            0);
         return;
     }
     if (from >= 0 && to >= 0 && wr_report_floor_minute(from) > wr_report_ceil_minute(to)) {
-        wr_api__reply_error(a, req, call->route, 400, "BAD_REQUEST", "from is after to", NULL,
-                            NULL, 0);
+        wr_api__reply_error(a, req, call->route, 400, "BAD_REQUEST", "from is after to", NULL, NULL,
+                            0);
         return;
     }
     rctx_t *r = calloc(1, sizeof *r);

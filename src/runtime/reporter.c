@@ -188,10 +188,8 @@ static void touched_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, 
 
 static void index_update(wr_reporter_t *r, const char *queue, int64_t first, int64_t deleted)
 {
-    wr_store_report_req_t req = {.kind = WR_STORE_REPORT_INDEX,
-                                 .queue = queue,
-                                 .first_ms = first,
-                                 .deleted_ms = deleted};
+    wr_store_report_req_t req = {
+        .kind = WR_STORE_REPORT_INDEX, .queue = queue, .first_ms = first, .deleted_ms = deleted};
     if (wr_store_report(r->store, &req, touched_cb, r) == WR_OK)
         r->in_flight++;
 }
@@ -383,6 +381,5 @@ void wr_reporter_deleted(wr_reporter_t *r, const char *queue)
     rq_t *q = wr_qmap_get(r->queues, queue);
     if (q)
         q->sampled = -1; /* a queue created again is sampled (and registered) afresh */
-    index_update(r, queue, wr_report_floor_minute(wr_reporter_now_ms(r)),
-                 wr_reporter_now_ms(r));
+    index_update(r, queue, wr_report_floor_minute(wr_reporter_now_ms(r)), wr_reporter_now_ms(r));
 }

@@ -286,13 +286,13 @@ typedef struct {
     const char *queue; /* WRITE, READ: the queue; INDEX: the entry to update, NULL = none */
     int64_t day;       /* WRITE, READ: the day (core/report.h wr_report_day), >= 0 */
     /* WRITE: */
-    int64_t expire_at_ms;  /* the day's map may go at this time (the kept days) */
-    const char *sample;    /* a field to set to a sample of the queue now (its counters
-                              and gauges, wr_report_sample_t as text, taken in the same
-                              atomic step), NULL = none. An "s" field is set only when
-                              absent (the first instance's sample wins); an "e" field
-                              always. Nothing when the queue does not exist. */
-    double rate;           /* with sample: the admission rate in use, users/s */
+    int64_t expire_at_ms;              /* the day's map may go at this time (the kept days) */
+    const char *sample;                /* a field to set to a sample of the queue now (its counters
+                                          and gauges, wr_report_sample_t as text, taken in the same
+                                          atomic step), NULL = none. An "s" field is set only when
+                                          absent (the first instance's sample wins); an "e" field
+                                          always. Nothing when the queue does not exist. */
+    double rate;                       /* with sample: the admission rate in use, users/s */
     const wr_store_report_add_t *adds; /* fields to add to (n_adds) */
     size_t n_adds;
     /* INDEX with queue: */
@@ -752,9 +752,9 @@ static inline bool wr_store_valid_report(const wr_store_report_req_t *req)
         for (size_t i = 0; i < req->n_adds; i++)
             if (!req->adds[i].field || strnlen(req->adds[i].field, 24) >= 24)
                 return false;
-        if (req->sample && (strnlen(req->sample, 24) >= 24 ||
-                            (req->sample[0] != 's' && req->sample[0] != 'e') ||
-                            !(req->rate >= 0 && req->rate <= 1e9)))
+        if (req->sample &&
+            (strnlen(req->sample, 24) >= 24 || (req->sample[0] != 's' && req->sample[0] != 'e') ||
+             !(req->rate >= 0 && req->rate <= 1e9)))
             return false;
         /* fall through */
     case WR_STORE_REPORT_READ:

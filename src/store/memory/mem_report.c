@@ -171,8 +171,7 @@ wr_err_t wr_mem_report_write(wr_mem_report_t *r, const wr_store_report_req_t *re
     }
     json_object_set_new(d, "x", json_integer((json_int_t)req->expire_at_ms));
     json_t *f = json_object_get(d, "f");
-    if (sample_text && req->sample &&
-        (req->sample[0] == 'e' || !json_object_get(f, req->sample)))
+    if (sample_text && req->sample && (req->sample[0] == 'e' || !json_object_get(f, req->sample)))
         json_object_set_new(f, req->sample, json_string(sample_text));
     for (size_t i = 0; i < req->n_adds; i++) {
         json_t *v = json_object_get(f, req->adds[i].field);
@@ -291,8 +290,8 @@ static wr_err_t pairs_of(const json_t *o, wr_store_report_pair_t **out, size_t *
 }
 
 wr_err_t wr_mem_report_op(wr_mem_report_t *r, const wr_store_report_req_t *req,
-                          const char *sample_text, int64_t now_ms,
-                          wr_store_report_pair_t **pairs, size_t *n)
+                          const char *sample_text, int64_t now_ms, wr_store_report_pair_t **pairs,
+                          size_t *n)
 {
     *pairs = NULL;
     *n = 0;

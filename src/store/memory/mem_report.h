@@ -39,8 +39,8 @@ json_t *wr_mem_report_index(wr_mem_report_t *r, const wr_store_report_req_t *req
  * 5 s), READ, INDEX. On WR_OK, *pairs (one allocation with its strings;
  * caller frees; NULL when *n is 0 and nothing was allocated) and *n. */
 wr_err_t wr_mem_report_op(wr_mem_report_t *r, const wr_store_report_req_t *req,
-                          const char *sample_text, int64_t now_ms,
-                          wr_store_report_pair_t **pairs, size_t *n);
+                          const char *sample_text, int64_t now_ms, wr_store_report_pair_t **pairs,
+                          size_t *n);
 
 /* Writes the changed files now (with a dir) when at least min_gap_ms
  * passed since the last write (0 = now). WR_OK or WR_EIO (logged). */

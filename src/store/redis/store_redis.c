@@ -105,8 +105,8 @@ static const wr_store_ops_t redis_ops;
 
 /* The global keys (store_redis_internal.h): their names on one Redis, and
  * in the home slot of a cluster (the slot of "{.global}"). */
-static const struct gkeys single_keys = {"wr:queues", "wr:secret", "wr:secret:previous",
-                                         "wr:epoch", "wr:reports"};
+static const struct gkeys single_keys = {"wr:queues", "wr:secret", "wr:secret:previous", "wr:epoch",
+                                         "wr:reports"};
 static const struct gkeys cluster_keys = {"wr:{.global}:queues", "wr:{.global}:secret",
                                           "wr:{.global}:secret:previous", "wr:{.global}:epoch",
                                           "wr:{.global}:reports"};

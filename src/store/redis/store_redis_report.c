@@ -42,8 +42,7 @@ wr_err_t wr_store_redis__report(wr_store_t *st, const wr_store_report_req_t *req
     bool ok = false;
     char day_key[WR_QUEUE_NAME_MAX + 48];
     if (req->queue)
-        snprintf(day_key, sizeof day_key, "wr:{%s}:report:%lld", req->queue,
-                 (long long)req->day);
+        snprintf(day_key, sizeof day_key, "wr:{%s}:report:%lld", req->queue, (long long)req->day);
     switch (req->kind) {
     case WR_STORE_REPORT_WRITE: {
         int args = 3 + NKEYS + 4 + 2 * (int)req->n_adds;
@@ -72,7 +71,8 @@ wr_err_t wr_store_redis__report(wr_store_t *st, const wr_store_report_req_t *req
         r = wr_store_redis__req_new(s, OP_REPORT, SC_REPORT_INDEX, 0, arg);
         if (!r)
             return WR_ENOMEM;
-        ok = wr_redis_conn_cmd_str(r->cmd, "1") && wr_redis_conn_cmd_str(r->cmd, s->keys->reports) &&
+        ok = wr_redis_conn_cmd_str(r->cmd, "1") &&
+             wr_redis_conn_cmd_str(r->cmd, s->keys->reports) &&
              wr_redis_conn_cmd_str(r->cmd, req->queue ? req->queue : "") &&
              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)(req->queue ? req->first_ms : 0)) &&
              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)(req->queue ? req->deleted_ms : -1));
