@@ -300,9 +300,6 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (c->cookie[0] && wr_api__visitor_kept(err))
         wr_api__set_visitor_cookie(c->api, c->req, c->cookie);
     wr_api__entry_view_t dv;
-    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING && e->own_due_us >= 0)
-        /* the sale's report: a join that got a place (never a repeat) */
-        wr_reporter_count(wr_scheduler_reporter(c->api->sched), c->queue, WR_REPORT_JOINED, 1);
     if (err == WR_OK && e) {
         reply_entry(c, e);
     } else if (wr_api__degraded_view(c, err, &dv)) {
@@ -603,6 +600,17 @@ static void spent_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
         join_store(c); /* spent now; or a store that did not answer: the join meets it */
 }
 
+/* The store's answer of a join (API or page): the sale's report counts a
+ * join that got a place (the answer of a join that added the person;
+ * never a repeat, never a refusal), then the route's answer. */
+static void joined_cb(wr_err_t err, const wr_entry_t *e, void *arg)
+{
+    wr_api__ctx_t *c = arg;
+    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING && e->own_due_us >= 0)
+        wr_reporter_count(wr_scheduler_reporter(c->api->sched), c->queue, WR_REPORT_JOINED, 1);
+    c->join->entry(err, e, c);
+}
+
 /* The store's join of c's user (c->user, c->cookie set), once the gates
  * have let it through (a presale code looked at, a solved challenge spent
  * first). Answers and frees c. */
@@ -633,8 +641,8 @@ static void join_store(wr_api__ctx_t *c)
         c->seen_us = wr_clock_mono_us();
     }
     wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
-                       ? wr_store_join_page(a->store, c->queue, c->user, c->join->entry, c)
-                       : wr_store_join(a->store, c->queue, c->user, c->join->entry, c);
+                       ? wr_store_join_page(a->store, c->queue, c->user, joined_cb, c)
+                       : wr_store_join(a->store, c->queue, c->user, joined_cb, c);
     if (err == WR_OK)
         return;
     /* degraded mode, or 503 (the page: as unavailable); frees c */

@@ -46,15 +46,22 @@ void wr_reporter_count(wr_reporter_t *r, const char *queue, wr_report_counted_t 
 void wr_reporter_before_tick(wr_reporter_t *r, const char *queue, double rate);
 
 /* After an admission tick's answer: the store's time now_us (the clock
- * learnt) and the waits of the n people it admitted (us; a wait starts
- * at the later of the join and opens_at_ms, -1 = none). */
+ * learnt), the waits of the n people it admitted (us; a wait starts at
+ * the later of the join and opens_at_ms, -1 = none) and the pre-queue
+ * people it moved into the line (counted as joined then: a pre-queue join
+ * is not told apart from a repeated one in the join's answer). */
 void wr_reporter_admitted(wr_reporter_t *r, const char *queue, int64_t now_us,
-                          const int64_t *waited_us, size_t n, int64_t opens_at_ms);
+                          const int64_t *waited_us, size_t n, int64_t opens_at_ms,
+                          uint64_t moved);
 
 /* Sends every count held now (queue NULL: of every queue). */
 void wr_reporter_flush(wr_reporter_t *r, const char *queue);
 /* Store calls of the reporter still unanswered. */
 size_t wr_reporter_in_flight(const wr_reporter_t *r);
+
+/* This instance forgets queue (gone): its record goes once nothing of it
+ * is left to send; a record with counts left stays until they are sent. */
+void wr_reporter_forget(wr_reporter_t *r, const char *queue);
 
 /* A queue is about to be deleted: sends its counts and its last sample
  * (before the delete, on the same connection). After the delete
