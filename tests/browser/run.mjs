@@ -342,6 +342,42 @@ test('dashboard: right counts, pause from it stops admissions, rate and enable c
   await ctx.close();
 });
 
+test('dashboard: the report page lists reports, charts a queue\'s minutes, shows its totals as the API does, downloads the CSV', async () => {
+  const q = 'report-' + crypto.randomBytes(3).toString('hex');
+  await api.createQueue(q, { admitPerSecond: 4, maxQueueSize: 10 });
+  for (let i = 0; i < 10; i++) assert.equal((await api.joinNew(q)).status, 200);
+  assert.equal((await api.joinNew(q)).status, 429); /* the line is full: rejectedFull */
+  await waitFor(async () => (await api.stats(q)).admittedTotal >= 6, 10000, 'admissions');
+  await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: true });
+  const ctx = await newContext({ viewport: { width: 1280, height: 1400 }, acceptDownloads: true });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/admin#key=${adminKey}`);
+  const item = page.locator(`#report-list [data-report="${q}"]`);
+  await waitFor(async () => (await item.count()) === 1, 10000, 'the queue in the list of reports');
+  await item.locator('button[data-open]').click();
+  await waitFor(async () => (await page.locator('#report-totals tr').count()) > 0, 5000, 'the totals');
+  const rep = (await api.admin('GET', `/v1/admin/queues/${q}/report`)).body;
+  const total = (k) => page.locator(`#report-totals [data-total="${k}"] td`).textContent();
+  assert.equal(await total('joined'), '10');
+  assert.equal(await total('rejectedFull'), '1');
+  assert.equal(await total('admitted'), String(rep.totals.admitted));
+  assert.ok(rep.totals.admitted >= 6);
+  /* one bar a minute that had joins; the waits drawn as lines */
+  assert.ok((await page.locator('[data-chart="joined"] rect.bar').count()) >= 1);
+  assert.ok((await page.locator('[data-chart="admitted"] rect.bar').count()) >= 1);
+  assert.ok(((await page.locator('[data-chart="waitP50Ms"] polyline.series').first().getAttribute('points')) || '').length > 0);
+  assert.match(await text(page, '#report-title'), new RegExp('Report of ' + q));
+  /* the CSV, fetched with the key */
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#report-csv')]);
+  assert.equal(dl.suggestedFilename(), q + '-report.csv');
+  const csv = fs.readFileSync(await dl.path(), 'utf8').split('\r\n');
+  assert.equal(csv[0], 'at,joined,admitted,consumed,expired,left,abandoned,returned,rejectedFull,' +
+    'challengeFailed,failOpen,bypass,pushDelivered,waiting,away,admitRate,waitP50Ms,waitP90Ms,waitP99Ms');
+  assert.equal(csv.filter((l) => l).length - 1, rep.minutes.length);
+  await page.locator('#reports').screenshot({ path: path.join(ARTIFACTS, 'dashboard-report.png') });
+  await ctx.close();
+});
+
 test('dashboard: charts come from the server history, at once and after a reload; axes, rate line, time to clear', async () => {
   const q = 'hist-' + crypto.randomBytes(3).toString('hex');
   await api.createQueue(q, { admitPerSecond: 2 });
@@ -1506,6 +1542,8 @@ async function main() {
     fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-history.png'), path.join(DOCS_IMG, 'dashboard.png'));
     /* an autotuned queue: the rate in use and the reported latency against the target */
     fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-autotune.png'), path.join(DOCS_IMG, 'dashboard-autotune.png'));
+    /* after the sale: the report page (charts per minute, totals, the CSV button) */
+    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-report.png'), path.join(DOCS_IMG, 'dashboard-report.png'));
     console.log('copied screenshots to docs/img/');
   }
   console.log(`${passed} passed, ${failed} failed`);
