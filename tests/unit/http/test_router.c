@@ -162,6 +162,7 @@ static bool old_is_admin(wr_route_t r)
 {
     return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
            r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY ||
+           r == WR_ROUTE_REPORT || r == WR_ROUTE_REPORTS ||
            r == WR_ROUTE_HEALTH; /* autotune's reports: admin key, like the others */
 }
 
