@@ -335,8 +335,11 @@ static void finish(wr_report_t *r)
     r->done = true;
     if (r->ns > 1)
         qsort(r->samples, r->ns, sizeof *r->samples, cmp_samp);
-    /* the queue's first minute starts from zero */
-    if (r->ns > 0 && r->first >= 0 && wr_report_floor_minute(r->samples[0].s.t_ms) == r->first) {
+    /* the queue's first sample starts from zero when the range reaches
+     * back to the queue's first minute (so the first sample read is its
+     * first ever: a queue is sampled once busy, and a quiet one changes
+     * nothing of the sampled counters) */
+    if (r->ns > 0 && r->first >= 0 && r->from <= r->first) {
         wr_report_sample_t zero = {0};
         zero.t_ms = r->first;
         add_change(r, &zero, &r->samples[0].s);
@@ -350,9 +353,11 @@ static void finish(wr_report_t *r)
         zero.t_ms = r->first;
         add_change(r, &zero, &r->live);
     }
-    /* the gauges at each minute's end: the first sample at or after it,
-     * else the live state (or a deleted queue's last sample); none before
-     * the first sample */
+    /* the gauges at each minute's end E: the current minute's are now's;
+     * else the sample taken at the next minute's start (t in [E, E + 1
+     * min)); else the last one before E (no sample since: the queue was
+     * quiet, nothing moved); else, never sampled, now's; zero before the
+     * queue's first minute */
     size_t j = 0;
     for (size_t i = 0; i < r->n; i++) {
         int64_t end = r->from + (int64_t)(i + 1) * WR_REPORT_MINUTE_MS;
@@ -360,18 +365,19 @@ static void finish(wr_report_t *r)
             j++;
         row_t *row = &r->rows[i];
         const wr_report_sample_t *g = NULL;
+        if (r->first >= 0 ? end <= r->first : (r->ns == 0 || r->samples[0].s.t_ms >= end))
+            continue; /* before the queue's report began */
         if (r->has_live && end > r->live.t_ms)
             g = &r->live; /* the current minute (or later): now */
-        else if (j < r->ns)
+        else if (j < r->ns && r->samples[j].s.t_ms < end + WR_REPORT_MINUTE_MS)
             g = &r->samples[j].s;
+        else if (j > 0)
+            g = &r->samples[j - 1].s;
         else if (r->has_live)
             g = &r->live;
         else if (r->ns > 0)
-            g = &r->samples[r->ns - 1].s;
-        if (!g || r->ns + (r->has_live ? 1 : 0) == 0)
-            continue;
-        if (r->ns > 0 && r->samples[0].s.t_ms >= end &&
-            (r->first < 0 || end <= r->first)) /* before the queue's report began */
+            g = &r->samples[0].s;
+        if (!g)
             continue;
         row->has_gauges = true;
         row->waiting = g->waiting;

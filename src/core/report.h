@@ -21,8 +21,9 @@
  * A minute's counters are the change of the samples from the minute's
  * sample to the next one (samples are kept in time order; a counter that
  * went down is a queue created again: the new value counts); the gauges
- * (waiting, away, admitRate) at the minute's end are the next sample's;
- * the current minute's come from the live stats. admitted is the sum of
+ * (waiting, away, admitRate) at the minute's end are the next minute's
+ * sample's, else the last sample's before (a quiet queue is not sampled:
+ * nothing moves); the current minute's come from the live stats. admitted is the sum of
  * the wait histogram (exact per minute, and null percentiles exactly when
  * nobody was admitted).
  */

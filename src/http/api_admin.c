@@ -239,6 +239,8 @@ static void admin_put_cb(wr_err_t err, void *arg)
         audit(c->api, c->req, c->route == WR_ROUTE_ADMIN_PATCH ? "patch" : "put", c->queue,
               p->has_old ? &p->old : NULL, &p->cfg, c->body);
         wr_scheduler_set_config(c->api->sched, c->queue, &p->cfg);
+        if (!p->has_old) /* created (again): its report lives (the registry) */
+            wr_reporter_created(wr_scheduler_reporter(c->api->sched), c->queue);
         wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_public_json(&p->cfg));
     } else {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);

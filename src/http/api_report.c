@@ -161,7 +161,8 @@ static void read_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, voi
     }
 }
 
-/* The registry answered: the range, then the days' maps. */
+/* The registry's entry of the queue (or none) answered: the range, then
+ * the days' maps. */
 static void index_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, void *arg)
 {
     rctx_t *r = arg;
@@ -281,7 +282,7 @@ void wr_api__handle_report(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t
     r->now = wr_reporter_now_ms(rep);
     wr_reporter_flush(rep, c->queue); /* this instance's counts first (same connection) */
     c->op = "report_index";
-    wr_store_report_req_t ireq = {.kind = WR_STORE_REPORT_INDEX};
+    wr_store_report_req_t ireq = {.kind = WR_STORE_REPORT_INDEX, .queue = c->queue, .lookup = true};
     wr_err_t err = wr_store_report(a->store, &ireq, index_cb, r);
     if (err != WR_OK) {
         wr_api__reply_unavailable(a, req, call->route, err);

@@ -13,7 +13,8 @@
  * Samples: before the first admission tick of each minute (store clock),
  * a WRITE with the sample field "s<mi>" (set if absent: the earliest
  * instance wins); its answer says whether the queue exists, and then the
- * registry entry is touched (first minute, not deleted), once a minute.
+ * registry entry is touched (first minute, not deleted), once per queue
+ * (again after this instance deleted it, or forgot it as gone).
  */
 #include "runtime/reporter.h"
 
@@ -38,6 +39,7 @@ typedef struct {
 typedef struct rq {
     char name[WR_QUEUE_NAME_MAX + 1];
     int64_t sampled; /* minute start last sampled, -1 none */
+    bool registered; /* the registry entry was touched by this instance */
     prow_t *rows;
     size_t n, cap;
     bool dropped_logged;
@@ -201,8 +203,11 @@ static void write_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, vo
     r->in_flight--;
     if (err == WR_OK) {
         bool exists = n == 1 && strcmp(p[0].value, "1") == 0;
-        if (w->touch && exists && err != WR_ECANCELED)
+        rq_t *q = w->touch && exists ? queue_of(r, w->queue) : NULL;
+        if (q && !q->registered) {
+            q->registered = true;
             index_update(r, w->queue, w->sample_minute, -1);
+        }
     } else if (err != WR_ECANCELED) {
         rq_t *q = queue_of(r, w->queue);
         for (size_t i = 0; q && i < w->n; i++)
@@ -334,12 +339,12 @@ void wr_reporter_before_tick(wr_reporter_t *r, const char *queue, double rate)
     q->sampled = minute;
     char field[WR_REPORT_FIELD_MAX];
     wr_report_field_sample(field, minute, false);
-    send_day(r, q, wr_report_day(minute), field, rate, minute, true);
+    /* the registry is touched once (and again after a delete), not every minute */
+    send_day(r, q, wr_report_day(minute), field, rate, minute, !q->registered);
 }
 
 void wr_reporter_admitted(wr_reporter_t *r, const char *queue, int64_t now_us,
-                          const int64_t *waited_us, size_t n, int64_t opens_at_ms,
-                          uint64_t moved)
+                          const int64_t *waited_us, size_t n, int64_t opens_at_ms, uint64_t moved)
 {
     if (!r)
         return;
@@ -384,8 +389,10 @@ void wr_reporter_deleted(wr_reporter_t *r, const char *queue)
     if (!r)
         return;
     rq_t *q = wr_qmap_get(r->queues, queue);
-    if (q)
+    if (q) {
         q->sampled = -1; /* a queue created again is sampled (and registered) afresh */
+        q->registered = false;
+    }
     index_update(r, queue, wr_report_floor_minute(wr_reporter_now_ms(r)), wr_reporter_now_ms(r));
 }
 
@@ -397,4 +404,14 @@ void wr_reporter_forget(wr_reporter_t *r, const char *queue)
     wr_qmap_remove(r->queues, queue);
     free(q->rows);
     free(q);
+}
+
+void wr_reporter_created(wr_reporter_t *r, const char *queue)
+{
+    if (!r)
+        return;
+    rq_t *q = queue_of(r, queue);
+    if (q)
+        q->registered = true;
+    index_update(r, queue, wr_report_floor_minute(wr_reporter_now_ms(r)), -1);
 }

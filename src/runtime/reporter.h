@@ -39,10 +39,11 @@ int64_t wr_reporter_now_ms(const wr_reporter_t *r);
 /* Adds n to count c of queue in the current minute. NULL r: nothing. */
 void wr_reporter_count(wr_reporter_t *r, const char *queue, wr_report_counted_t c, uint64_t n);
 
-/* Before an admission tick of queue: sends the minute's sample (rate: the
- * admission rate in use) when this instance has not yet for the minute
- * the store's clock is in, so it is taken before the tick's changes (same
- * connection, in order). */
+/* Before an admission tick of a busy queue (not quiet: a quiet queue's
+ * counters and gauges do not move, so the report carries its last sample
+ * on): sends the minute's sample (rate: the admission rate in use) when
+ * this instance has not yet for the minute the store's clock is in, so it
+ * is taken before the tick's changes (same connection, in order). */
 void wr_reporter_before_tick(wr_reporter_t *r, const char *queue, double rate);
 
 /* After an admission tick's answer: the store's time now_us (the clock
@@ -58,6 +59,10 @@ void wr_reporter_admitted(wr_reporter_t *r, const char *queue, int64_t now_us,
 void wr_reporter_flush(wr_reporter_t *r, const char *queue);
 /* Store calls of the reporter still unanswered. */
 size_t wr_reporter_in_flight(const wr_reporter_t *r);
+
+/* queue was created (admin PUT of a queue that did not exist): its
+ * registry entry says it lives (a queue created again after a delete). */
+void wr_reporter_created(wr_reporter_t *r, const char *queue);
 
 /* This instance forgets queue (gone): its record goes once nothing of it
  * is left to send; a record with counts left stays until they are sent. */

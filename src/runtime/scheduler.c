@@ -337,8 +337,9 @@ static void admit_call(entry_t *e)
         return;
     e->call_t0_us = wr_clock_mono_us();
     /* the minute's report sample goes first (reporter.h) */
-    wr_reporter_before_tick(e->sched->reporter, e->name,
-                            e->has_cfg ? wr_store_rate_in_use(&e->cfg, e->at_rate) : 0);
+    if (e->has_cfg && !e->quiet) /* a quiet queue changes nothing: no sample (reporter.h) */
+        wr_reporter_before_tick(e->sched->reporter, e->name,
+                                wr_store_rate_in_use(&e->cfg, e->at_rate));
     wr_err_t err = wr_store_admit(e->sched->store, e->name, admit_cb, e);
     e->call_sync_us = wr_clock_mono_us() - e->call_t0_us;
     if (err == WR_OK) {

@@ -296,7 +296,8 @@ typedef struct {
     const wr_store_report_add_t *adds; /* fields to add to (n_adds) */
     size_t n_adds;
     /* INDEX with queue: */
-    int64_t first_ms;   /* the report's first minute when the entry is new */
+    bool lookup;        /* answer that entry alone (no pair: none), change nothing */
+    int64_t first_ms;   /* else: the report's first minute when the entry is new */
     int64_t deleted_ms; /* -1: the queue lives; else when it was deleted */
 } wr_store_report_req_t;
 
@@ -642,10 +643,10 @@ typedef struct wr_store_ops {
      * report. WRITE adds req->adds and sets req->sample (see
      * wr_store_report_req_t) in one atomic step and answers, with a
      * sample, the pair ("exists", "1" or "0": whether the queue exists),
-     * else no pairs;
-     * READ answers the day's map; INDEX updates req->queue's entry (when
-     * given: first_ms kept from the first update, deleted_ms replaced)
-     * and answers every entry. Errors: WR_EINVAL (arguments),
+     * else no pairs; READ answers the day's map; INDEX without a queue
+     * answers every entry; with one, answers its entry alone (lookup) or
+     * updates it (first_ms kept from the first update, deleted_ms
+     * replaced) and answers no pairs. Errors: WR_EINVAL (arguments),
      * WR_EUNAVAILABLE, WR_ETIMEOUT. Redis: the hash wr:{q}:report:<day>,
      * the hash wr:reports (wr:{.global}:reports on a cluster).
      */
@@ -760,7 +761,7 @@ static inline bool wr_store_valid_report(const wr_store_report_req_t *req)
     case WR_STORE_REPORT_READ:
         return req->queue && req->day >= 0;
     case WR_STORE_REPORT_INDEX:
-        return !req->queue || req->first_ms >= 0;
+        return !req->queue || req->lookup || req->first_ms >= 0;
     }
     return false;
 }

@@ -191,7 +191,7 @@ json_t *wr_mem_report_day(wr_mem_report_t *r, const char *queue, int64_t day)
 
 json_t *wr_mem_report_index(wr_mem_report_t *r, const wr_store_report_req_t *req)
 {
-    if (req->queue) {
+    if (req->queue && !req->lookup) {
         long long first = req->first_ms;
         const char *cur = json_string_value(json_object_get(r->index, req->queue));
         if (cur)
@@ -315,8 +315,20 @@ wr_err_t wr_mem_report_op(wr_mem_report_t *r, const wr_store_report_req_t *req,
         json_decref(empty);
         return err;
     }
-    case WR_STORE_REPORT_INDEX:
-        return pairs_of(wr_mem_report_index(r, req), pairs, n);
+    case WR_STORE_REPORT_INDEX: {
+        json_t *all = wr_mem_report_index(r, req);
+        if (!req->queue)
+            return pairs_of(all, pairs, n);
+        json_t *one = json_object(); /* a lookup's entry; nothing after an update */
+        json_t *e = req->lookup ? json_object_get(all, req->queue) : NULL;
+        if (!one || (e && json_object_set(one, req->queue, e) != 0)) {
+            json_decref(one);
+            return WR_ENOMEM;
+        }
+        wr_err_t err = pairs_of(one, pairs, n);
+        json_decref(one);
+        return err;
+    }
     }
     return WR_EINVAL;
 }

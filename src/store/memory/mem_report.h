@@ -31,8 +31,9 @@ wr_err_t wr_mem_report_write(wr_mem_report_t *r, const wr_store_report_req_t *re
                              const char *sample_text, int64_t now_ms);
 /* READ: the day's map of queue (borrowed until the next call), or NULL. */
 json_t *wr_mem_report_day(wr_mem_report_t *r, const char *queue, int64_t day);
-/* INDEX: updates req->queue's entry when given; answers the registry
- * (queue -> "FIRST_MS,DELETED_MS"), borrowed until the next call. */
+/* INDEX: updates req->queue's entry when given (not a lookup); answers
+ * the registry (queue -> "FIRST_MS,DELETED_MS"), borrowed until the next
+ * call (wr_mem_report_op answers as store.h says). */
 json_t *wr_mem_report_index(wr_mem_report_t *r, const wr_store_report_req_t *req);
 
 /* The whole operation (store.h report): WRITE (then a save at most every

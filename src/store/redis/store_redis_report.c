@@ -74,7 +74,10 @@ wr_err_t wr_store_redis__report(wr_store_t *st, const wr_store_report_req_t *req
         ok = wr_redis_conn_cmd_str(r->cmd, "1") &&
              wr_redis_conn_cmd_str(r->cmd, s->keys->reports) &&
              wr_redis_conn_cmd_str(r->cmd, req->queue ? req->queue : "") &&
-             wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)(req->queue ? req->first_ms : 0)) &&
+             (req->queue && req->lookup
+                  ? wr_redis_conn_cmd_str(r->cmd, "lookup")
+                  : wr_redis_conn_cmd_fmt(r->cmd, "%lld",
+                                          (long long)(req->queue ? req->first_ms : 0))) &&
              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)(req->queue ? req->deleted_ms : -1));
         break;
     }
