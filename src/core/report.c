@@ -19,6 +19,8 @@
  */
 #include "core/report.h"
 
+#include "base/array.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -231,28 +233,22 @@ static void add_bin(row_t *row, uint32_t bucket, uint64_t count)
             row->admitted += count;
             return;
         }
-    if (row->nbins == row->capbins) {
-        uint32_t cap = row->capbins ? row->capbins * 2 : 8;
-        hbin_t *b = realloc(row->bins, cap * sizeof *b);
-        if (!b)
-            return;
-        row->bins = b;
-        row->capbins = cap;
-    }
+    size_t cap = row->capbins;
+    hbin_t *b = wr_array_grow(row->bins, &cap, (size_t)row->nbins + 1, sizeof *b, 8, false);
+    if (!b)
+        return;
+    row->bins = b;
+    row->capbins = (uint32_t)cap;
     row->bins[row->nbins++] = (hbin_t){bucket, (uint32_t)count};
     row->admitted += count;
 }
 
 static void add_sample(wr_report_t *r, const wr_report_sample_t *s, bool end)
 {
-    if (r->ns == r->caps) {
-        size_t cap = r->caps ? r->caps * 2 : 64;
-        samp_t *a = realloc(r->samples, cap * sizeof *a);
-        if (!a)
-            return;
-        r->samples = a;
-        r->caps = cap;
-    }
+    samp_t *a = wr_array_grow(r->samples, &r->caps, r->ns + 1, sizeof *a, 64, false);
+    if (!a)
+        return;
+    r->samples = a;
     r->samples[r->ns++] = (samp_t){*s, end};
 }
 

@@ -109,16 +109,8 @@ static void get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     rctx_t *r = arg;
     wr_api__ctx_t *c = r->c;
     if (err == WR_OK) {
-        wr_report_sample_t live = {r->now,
-                                   info->stats.consumed_total,
-                                   info->stats.expired_total,
-                                   info->stats.left_total,
-                                   info->stats.rejected_full_total,
-                                   info->stats.abandoned_total,
-                                   info->stats.returned_total,
-                                   info->stats.waiting,
-                                   info->stats.away,
-                                   wr_store_rate_in_use(info->config, info->stats.autotune_rate)};
+        wr_report_sample_t live = wr_store_report_sample(
+            &info->stats, r->now, wr_store_rate_in_use(info->config, info->stats.autotune_rate));
         wr_report_set_live(r->rep, &live);
     } else if (err == WR_ENOTFOUND && !r->listed) {
         wr_api__reply_error(c->api, c->req, c->route, 404, "QUEUE_NOT_FOUND", "no such queue", NULL,

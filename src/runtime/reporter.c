@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/log.h"
@@ -153,14 +154,10 @@ static void add_row(rq_t *q, int64_t minute, uint32_t key, uint64_t n)
         q->dropped_logged = true;
         return;
     }
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 16;
-        prow_t *a = realloc(q->rows, cap * sizeof *a);
-        if (!a)
-            return;
-        q->rows = a;
-        q->cap = cap;
-    }
+    prow_t *a = wr_array_grow(q->rows, &q->cap, q->n + 1, sizeof *a, 16, false);
+    if (!a)
+        return;
+    q->rows = a;
     q->rows[q->n++] = (prow_t){minute, key, n};
 }
 

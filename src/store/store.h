@@ -31,6 +31,7 @@
 #include "core/autotune.h"
 #include "core/pushsub.h"
 #include "core/qconfig.h"
+#include "core/report.h"
 #include "core/token.h"
 
 /* Away, not gone (idleTimeoutSeconds, awayHoldSeconds): bounds on the work
@@ -739,6 +740,23 @@ static inline double wr_store_rate_in_use(const wr_queue_config_t *cfg, double k
         return cfg->admit_per_second;
     wr_autotune_cfg_t a = {cfg->autotune_min, cfg->autotune_max, cfg->autotune_target_ms};
     return wr_autotune_start_rate(&a, kept > 0 ? kept : cfg->admit_per_second);
+}
+
+/* The report's sample of a queue with stats st (core/report.h), taken at
+ * t_ms (epoch ms), the admission rate in use rate. */
+static inline wr_report_sample_t wr_store_report_sample(const wr_queue_stats_t *st, int64_t t_ms,
+                                                        double rate)
+{
+    return (wr_report_sample_t){t_ms,
+                                st->consumed_total,
+                                st->expired_total,
+                                st->left_total,
+                                st->rejected_full_total,
+                                st->abandoned_total,
+                                st->returned_total,
+                                st->waiting,
+                                st->away,
+                                rate};
 }
 
 /* A valid report request (store.h report). */

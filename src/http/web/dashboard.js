@@ -417,11 +417,7 @@
     var yTop = el('span', {}, ''), yMid = el('span', {}, ''), yZero = el('span', {}, '0');
     yaxis.appendChild(yTop); yaxis.appendChild(yMid); yaxis.appendChild(yZero);
     plot.appendChild(yaxis);
-    var svg = document.createElementNS(SVGNS, 'svg');
-    svg.setAttribute('viewBox', '0 0 600 60');
-    svg.setAttribute('preserveAspectRatio', 'none');
-    svg.setAttribute('role', 'img');
-    svg.setAttribute('aria-label', ch.title + ', last 15 minutes');
+    var svg = plotSvg(ch.title + ', last 15 minutes');
     [['grid', 0, 2, 600, 2], ['grid', 0, 30, 600, 30], ['axis', 0, 59, 600, 59],
       ['axis', 0.5, 0, 0.5, 60]].forEach(function (g) {
       var ln = document.createElementNS(SVGNS, 'line');
@@ -458,6 +454,17 @@
     box.appendChild(wrap);
     return { def: ch, wrap: wrap, line: line, line2: line2, refLines: refLines, area: area, now: now,
       label: label, title: ch.title, y: [yTop, yMid], x: [xStart, xMid, xEnd] };
+  }
+
+  /* A chart's SVG: 600 x 60 user units stretched to the plot, an image
+   * labelled label (report.js draws in the same). */
+  function plotSvg(label) {
+    var svg = document.createElementNS(SVGNS, 'svg');
+    svg.setAttribute('viewBox', '0 0 600 60');
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', label);
+    return svg;
   }
 
   /* Adds or removes an autotuned queue's charts, as its config says. */
@@ -819,6 +826,9 @@
     if (k) { try { sessionStorage.setItem(KEY, k); } catch (e) { /* ignore */ } }
     try { history.replaceState(null, '', window.location.pathname + window.location.search); } catch (e) { window.location.hash = ''; }
   })();
+
+  /* what report.js (the report page, loaded after this file) shares */
+  window.wrDashboard = { key: key, el: el, plotSvg: plotSvg };
 
   if (key()) showBoard();
   else showLogin('');

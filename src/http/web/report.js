@@ -1,8 +1,9 @@
 /*
  * report.js - the dashboard's report page (GET /admin; docs/API.md 1.3,
  * "The sale's report"). A file of its own beside dashboard.js, sharing
- * only the admin key it keeps (sessionStorage 'wr_admin_key') and the
- * page's #reports section.
+ * only what dashboard.js hands it (window.wrDashboard: the admin key it
+ * keeps, its element maker, its chart SVG) and the page's #reports
+ * section.
  *
  * Lists the queues with a report (GET /v1/admin/reports: the deleted ones
  * too), every 5 s while the board is shown. "Open" reads the queue's
@@ -17,7 +18,6 @@
 (function () {
   'use strict';
 
-  var KEY = 'wr_admin_key';
   var LIST_MS = 5000;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var CHARTS = [
@@ -31,17 +31,9 @@
 
   var $ = function (id) { return document.getElementById(id); };
   var open = null; /* the queue whose report is shown */
-
-  function key() {
-    try { return sessionStorage.getItem(KEY) || ''; } catch (e) { return ''; }
-  }
-
-  function el(tag, attrs, text) {
-    var n = document.createElement(tag);
-    for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) n.setAttribute(k, attrs[k]);
-    if (text !== undefined) n.textContent = text;
-    return n;
-  }
+  /* dashboard.js's (loaded first): the admin key it keeps, the element maker */
+  var key = window.wrDashboard.key;
+  var el = window.wrDashboard.el;
 
   function get(path) {
     return fetch(path, { headers: { Authorization: 'Bearer ' + key() }, cache: 'no-store' });
@@ -107,11 +99,7 @@
     yaxis.appendChild(el('span', {}, fmt(top / 2)));
     yaxis.appendChild(el('span', {}, '0'));
     plot.appendChild(yaxis);
-    var svg = document.createElementNS(SVGNS, 'svg');
-    svg.setAttribute('viewBox', '0 0 600 60');
-    svg.setAttribute('preserveAspectRatio', 'none');
-    svg.setAttribute('role', 'img');
-    svg.setAttribute('aria-label', ch.title + ', one value a minute');
+    var svg = window.wrDashboard.plotSvg(ch.title + ', one value a minute');
     var n = Math.max(minutes.length, 1), w = 600 / n, hi = top > 0 ? top : 1;
     var y = function (v) { return 59 - (v / hi) * 56; };
     [['grid', 2], ['grid', 30], ['axis', 59]].forEach(function (g) {
@@ -165,7 +153,7 @@
     var box = $('report');
     box.hidden = false;
     $('report-title').textContent = 'Report of ' + rep.queue + ', ' + day(rep.from) + ' ' + clock(rep.from) +
-      ' - ' + clock(rep.to) + ' (' + rep.minutes.length + ' minutes)';
+      ' - ' + clock(rep.to) + ' (' + rep.minutes.length + (rep.minutes.length === 1 ? ' minute)' : ' minutes)');
     var charts = $('report-charts');
     charts.textContent = '';
     CHARTS.forEach(function (ch) { chart(charts, ch, rep.minutes); });

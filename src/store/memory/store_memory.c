@@ -607,16 +607,7 @@ static wr_err_t mem_report(wr_store_t *base, const wr_store_report_req_t *req,
         wr_queue_stats_t st;
         wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
         wr_memq_stats(q, &st);
-        wr_report_sample_t smp = {now / 1000,
-                                  st.consumed_total,
-                                  st.expired_total,
-                                  st.left_total,
-                                  st.rejected_full_total,
-                                  st.abandoned_total,
-                                  st.returned_total,
-                                  st.waiting,
-                                  st.away,
-                                  req->rate};
+        wr_report_sample_t smp = wr_store_report_sample(&st, now / 1000, req->rate);
         wr_report_sample_text(&smp, text, sizeof text);
     }
     it->err = wr_mem_report_op(s->reports, req, q ? text : NULL, now / 1000, &it->res.report.pairs,
