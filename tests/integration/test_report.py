@@ -9,6 +9,15 @@ import os
 import time
 
 from harness import ENV, WRTest, Waitroomd, now_ms, uid
+from helpers import BITS, digest_bits, solve
+
+
+def unsolve(challenge, bits):
+    """A well-formed nonce with fewer than bits zero bits."""
+    i = 0
+    while digest_bits(challenge, "x%d" % i) >= bits:
+        i += 1
+    return "x%d" % i
 
 MIN = 60000
 COLUMNS = ["at", "joined", "admitted", "consumed", "expired", "left", "abandoned",
@@ -37,23 +46,46 @@ class Report(WRTest):
             time.sleep(0.05)
         self.fail("not admitted: %r" % self.stats(q, client))
 
+    def post(self, c, q, user, body=None):
+        return c.request("POST", "/v1/queues/%s/entries" % q, c.uh(user), body)
+
+    def solved(self, c, q, user):
+        r = c.get("/v1/queues/%s/challenge" % q, c.uh(user))
+        self.assertEqual(r.status, 200, repr(r))
+        ch = r.json["challenge"]
+        return {"challenge": ch, "nonce": solve(ch, BITS)}
+
     def sale(self, client=None):
-        """A small sale: 5 places, one refused (line full), one leave, two
-        passes consumed; returns (queue, joins that got a place)."""
+        """A small sale with join challenges: 4 places (and a repeated
+        join), one refused for the line being full, one for a wrong
+        solution (challengeFailed), one with none (not counted), one leave,
+        two passes consumed, one that expires unused; returns (queue,
+        joins that got a place)."""
         c = client or self.c
-        q = self.new_queue({"admitPerSecond": 1000, "paused": True, "maxQueueSize": 4},
-                           client=c)
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True, "maxQueueSize": 4,
+                            "challengeBits": BITS, "tokenTtlSeconds": 3}, client=c)
         users = [uid() for _ in range(4)]
         for u in users:
-            self.assertEqual(c.join(q, u).status, 200)
-        self.assertEqual(c.join(q, users[0]).status, 200)  # a repeat: not counted again
-        self.assertError(c.join(q, uid()), 429, "QUEUE_FULL")
+            r = self.post(c, q, u, self.solved(c, q, u))
+            self.assertEqual(r.status, 200, repr(r))
+        self.assertEqual(self.post(c, q, users[0]).status, 200)  # a repeat: not counted again
+        u = uid()
+        self.assertError(self.post(c, q, u, self.solved(c, q, u)), 429, "QUEUE_FULL")
+        u = uid()
+        ch = self.solved(c, q, u)["challenge"]
+        r = self.post(c, q, u, {"challenge": ch, "nonce": unsolve(ch, BITS)})
+        self.assertError(r, 403, "CHALLENGE_REQUIRED")  # a failed challenge
+        self.assertError(self.post(c, q, uid()), 403, "CHALLENGE_REQUIRED")  # none: not a failure
         self.assertIn(c.leave(q, users[3]).status, (200, 204))
         self.assertEqual(c.patch_queue(q, {"paused": False}).status, 200)
         self.wait_admitted(q, 3, c)
         for u in users[:2]:
             tok = c.join(q, u).json["token"]
             self.assertIn(c.consume(q, tok, u).status, (200, 204))
+        end = time.time() + 15
+        while self.stats(q, c)["expiredTotal"] < 1 and time.time() < end:
+            time.sleep(0.1)  # users[2]'s pass expires unused (tokenTtlSeconds 3)
+        self.assertEqual(self.stats(q, c)["expiredTotal"], 1)
         return q, 4
 
     def check_totals(self, rep, st, joined):
@@ -65,6 +97,7 @@ class Report(WRTest):
                      ("rejectedFull", "rejectedFullTotal")):
             self.assertEqual(t[k], st[s], "%s: %r vs %r" % (k, rep, st))
         self.assertEqual(t["noShows"], t["expired"])
+        self.assertEqual(t["challengeFailed"], 1, rep)
         for k in COUNTERS:
             self.assertEqual(t[k], sum(m[k] for m in rep["minutes"]), k)
 
@@ -169,3 +202,41 @@ class Report(WRTest):
         self.assertEqual(ra["totals"], rb["totals"])
         self.assertEqual(ra["totals"]["joined"], 6)
         self.assertEqual(ra["totals"]["admitted"], 6)
+
+    def test_a_real_minute_boundary(self):
+        """Joins, leaves and admissions on both sides of a minute's start
+        land in their own minute (the minute's sample is taken before its
+        first tick; the instances' counts by the store's clock)."""
+        c = self.c
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True})
+        t = now_ms()
+        if MIN - t % MIN < 8000:  # too close to a boundary: start after it
+            time.sleep((MIN - t % MIN) / 1000 + 1.5)
+        t1 = now_ms()  # at least 8 s before the next minute
+        m0 = t1 // MIN * MIN
+        first = [uid() for _ in range(3)]
+        for u in first:
+            self.assertEqual(c.join(q, u).status, 200)
+        self.assertIn(c.leave(q, first[2]).status, (200, 204))
+        time.sleep(max(0, (m0 + MIN - now_ms()) / 1000) + 1.5)  # the next minute
+        second = [uid() for _ in range(4)]
+        for u in second:
+            self.assertEqual(c.join(q, u).status, 200)
+        self.assertIn(c.leave(q, second[3]).status, (200, 204))
+        self.assertEqual(c.patch_queue(q, {"paused": False}).status, 200)
+        self.wait_admitted(q, 5)
+        rep = self.get_report(q, "?from=%d&to=%d" % (m0, m0 + 2 * MIN)).json
+        a, b = rep["minutes"]
+        self.assertEqual((a["at"], b["at"]), (m0, m0 + MIN))
+        self.assertEqual((a["joined"], b["joined"]), (3, 4), rep)
+        self.assertEqual((a["left"], b["left"]), (1, 1), rep)
+        self.assertEqual((a["admitted"], b["admitted"]), (0, 5), rep)
+        self.assertEqual(a["waiting"], 2, rep)  # the line at the first minute's end
+        self.assertIsNone(a["waitP50Ms"])
+        # 5 admitted: the 3 who joined this minute waited well under 5 s (the
+        # 3rd smallest wait is the p50), the 2 of the first minute since t1,
+        # at least 8 s before it ended (the 5th is the p90 and p99, nearest
+        # rank; buckets within 0.8%)
+        self.assertLess(b["waitP50Ms"], 5000, rep)
+        self.assertGreaterEqual(b["waitP90Ms"], (m0 + MIN - t1) * 0.99, rep)
+        self.assertEqual(b["waitP99Ms"], b["waitP90Ms"], rep)
