@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "core/report.h"
 
 #define MIN WR_REPORT_MINUTE_MS
@@ -101,12 +103,6 @@ static void test_answer_from_fields(void **state)
     assert_null(wr_report_new("q", t0 + 1, t0 + MIN, -1)); /* not minute starts */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_minute_rounding),
-        cmocka_unit_test(test_buckets_and_percentiles),
-        cmocka_unit_test(test_answer_from_fields),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_minute_rounding),
+             cmocka_unit_test(test_buckets_and_percentiles),
+             cmocka_unit_test(test_answer_from_fields))
