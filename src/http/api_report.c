@@ -12,9 +12,14 @@
  * read last, so no sample read is newer than them. core/report.c builds
  * the answer.
  *
- * The public log's fairness statement ("fairness": the latest checkpoint
- * and the overtake count) is added where HOOK(publicLog) says, once the
- * log is on main.
+ * The public log's fairness statement (docs/API.md 1.3, "The report,
+ * precisely"): for a queue with publicLog (or a deleted queue whose log is
+ * still kept), after the stats: the log's head (store.h log_head; with no
+ * checkpoint yet one is signed on the spot, as the checkpoint route does),
+ * then the leaves up to the checkpoint's size read 1,000 at a time and
+ * replayed (core/logreplay.h): "fairness":{"checkpoint","size","overtakes"}.
+ * O(leaves) per report read: an admin route, read the day after. A log
+ * that cannot be read leaves "fairness" out (the report still answers).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/logreplay.h"
 #include "core/report.h"
 #include "http/api_internal.h"
 #include "http/api_routes.h"
+#include "runtime/logsign.h"
 #include "runtime/reporter.h"
 #include "runtime/scheduler.h"
 
@@ -43,12 +50,19 @@ typedef struct {
     int64_t day0;
     size_t days, answered;
     wr_err_t err;
+    /* fairness (the public log) */
+    wr_logreplay_t *replay;
+    char *checkpoint; /* the checkpoint's text (owned) */
+    uint64_t cp_size, read_to;
+    wr_log_read_t rd;
 } rctx_t;
 
 static void rctx_free(rctx_t *r)
 {
     wr_api__ctx_free(r->c);
     wr_report_free(r->rep);
+    wr_logreplay_free(r->replay);
+    free(r->checkpoint);
     free(r);
 }
 
@@ -96,12 +110,89 @@ static void reply_done(rctx_t *r)
         free(csv);
     } else {
         json_t *o = wr_report_json(r->rep);
-        /* HOOK(publicLog): with the queue's publicLog on, add
-         * "fairness":{"checkpoint":"...","size":N,"overtakes":N} here
-         * (docs/API.md 1.3, "The report, precisely"). */
+        if (o && r->checkpoint && r->replay && r->read_to == r->cp_size)
+            json_object_set_new(o, "fairness",
+                                json_pack("{s:s,s:I,s:I}", "checkpoint", r->checkpoint, "size",
+                                          (json_int_t)r->cp_size, "overtakes",
+                                          (json_int_t)wr_logreplay_stats(r->replay)->overtakes));
         wr_api__reply_jansson(c->api, c->req, c->route, 200, o);
     }
     rctx_free(r);
+}
+
+/* The next 1,000 leaves of the log (or the answer when all are read). */
+static void read_leaves(rctx_t *r);
+
+static void leaves_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
+{
+    rctx_t *r = arg;
+    if (err != WR_OK || !res) {
+        reply_done(r); /* no fairness: the report still answers */
+        return;
+    }
+    const char *p = res->leaves, *end = res->leaves + res->leaves_len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        (void)wr_logreplay_feed(r->replay, p, len); /* a bad leaf is counted as a problem */
+        p += len + 1;
+    }
+    r->read_to = r->rd.end;
+    read_leaves(r);
+}
+
+static void read_leaves(rctx_t *r)
+{
+    if (r->read_to >= r->cp_size) {
+        reply_done(r);
+        return;
+    }
+    r->rd.start = r->read_to;
+    r->rd.end = r->cp_size - r->read_to > 1000 ? r->read_to + 1000 : r->cp_size;
+    r->rd.n_nodes = 0;
+    r->c->op = "log_read";
+    if (wr_store_log_read(r->c->api->store, r->c->queue, &r->rd, leaves_cb, r) != WR_OK)
+        reply_done(r);
+}
+
+/* The log's head (or a checkpoint just signed): replay up to it. */
+static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
+{
+    rctx_t *r = arg;
+    wr_api_t *a = r->c->api;
+    if (err == WR_OK && res && !res->broken && !res->checkpoint && a->logsign && !r->checkpoint) {
+        r->checkpoint = strdup(""); /* marks the one signing asked */
+        if (r->checkpoint && wr_logsign_queue(a->logsign, r->c->queue, head_cb, r) == WR_OK)
+            return;
+    }
+    free(r->checkpoint);
+    r->checkpoint = NULL;
+    if (err != WR_OK || !res || res->broken || !res->checkpoint) {
+        reply_done(r);
+        return;
+    }
+    r->checkpoint = strndup(res->checkpoint, res->checkpoint_len);
+    r->cp_size = res->checkpoint_size;
+    r->replay = wr_logreplay_new();
+    if (!r->checkpoint || !r->replay) {
+        reply_done(r);
+        return;
+    }
+    read_leaves(r);
+}
+
+/* After the stats: the fairness statement when the queue's log is kept. */
+static void fairness(rctx_t *r, bool log_on)
+{
+    wr_api_t *a = r->c->api;
+    if (r->csv || !log_on || !wr_store_has_log(a->store) || !a->logsign ||
+        !wr_logsign_ready(a->logsign)) {
+        reply_done(r);
+        return;
+    }
+    r->c->op = "log_head";
+    if (wr_store_log_head(a->store, r->c->queue, head_cb, r) != WR_OK)
+        reply_done(r);
 }
 
 static void get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
@@ -124,7 +215,8 @@ static void get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
         rctx_free(r);
         return;
     }
-    reply_done(r);
+    /* a deleted queue's log stays readable as long as its report */
+    fairness(r, err == WR_OK ? info->config->public_log : true);
 }
 
 static void read_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, void *arg)

@@ -240,3 +240,28 @@ class Report(WRTest):
         self.assertLess(b["waitP50Ms"], 5000, rep)
         self.assertGreaterEqual(b["waitP90Ms"], (m0 + MIN - t1) * 0.99, rep)
         self.assertEqual(b["waitP99Ms"], b["waitP90Ms"], rep)
+
+    def test_fairness_with_the_public_log(self):
+        """With publicLog (the embedded store keeps the log), the report
+        carries the latest checkpoint, its size and the overtakes the
+        replay of the log up to it finds (0 for a fair line); a queue
+        without the log has no "fairness"; the statement outlives the
+        queue's delete, as the log does."""
+        if ENV.store == "redis":
+            self.skipTest("the public log is on the embedded store only")
+        c = self.c
+        q = self.new_queue({"admitPerSecond": 1000, "paused": True, "publicLog": True})
+        for _ in range(4):
+            self.assertEqual(c.join(q, uid()).status, 200)
+        self.assertEqual(c.patch_queue(q, {"paused": False}).status, 200)
+        self.wait_admitted(q, 4)
+        rep = self.get_report(q).json
+        f = rep["fairness"]
+        self.assertEqual(set(f), {"checkpoint", "size", "overtakes"})
+        self.assertEqual(f["overtakes"], 0)
+        self.assertGreaterEqual(f["size"], 8, f)  # 4 joins and 4 admissions at least
+        self.assertEqual(f["checkpoint"].split("\n")[1], str(f["size"]), f)
+        self.assertIn(c.delete_queue(q).status, (200, 204))
+        self.assertEqual(self.get_report(q).json["fairness"]["overtakes"], 0)
+        plain = self.new_queue({"admitPerSecond": 1000})
+        self.assertNotIn("fairness", self.get_report(plain).json)
