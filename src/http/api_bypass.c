@@ -70,6 +70,8 @@ static void counted_cb(wr_err_t err, void *arg)
     if (err != WR_OK)
         wr_debug("bypass: queue %s rule %s answered, but the store did not count it: %s", c->queue,
                  c->claims.bypass, wr_errname(err));
+    else /* the sale's report counts what the stats count (bypassTotal) */
+        wr_reporter_count(wr_scheduler_reporter(a->sched), c->queue, WR_REPORT_BYPASS, 1);
     /* both answers name the rule in X-Waitroom-Bypass */
     wr_http_req_add_header(c->req, "X-Waitroom-Bypass", c->claims.bypass);
     if (c->route == WR_ROUTE_VERIFY) {

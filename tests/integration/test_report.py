@@ -20,6 +20,7 @@ def unsolve(challenge, bits):
     return "x%d" % i
 
 MIN = 60000
+STAFF = "s" * 40  # a bypass rule's secret (at least 32 bytes)
 COLUMNS = ["at", "joined", "admitted", "consumed", "expired", "left", "abandoned",
            "returned", "rejectedFull", "challengeFailed", "failOpen", "bypass",
            "pushDelivered", "waiting", "away", "admitRate", "waitP50Ms", "waitP90Ms",
@@ -63,7 +64,11 @@ class Report(WRTest):
         joins that got a place)."""
         c = client or self.c
         q = self.new_queue({"admitPerSecond": 1000, "paused": True, "maxQueueSize": 4,
-                            "challengeBits": BITS, "tokenTtlSeconds": 3}, client=c)
+                            "challengeBits": BITS, "tokenTtlSeconds": 3,
+                            "bypass": [{"name": "staff", "header": "X-Staff", "secret": STAFF}]},
+                           client=c)
+        r = c.get("/v1/queues/%s/tokens/verify" % q, {"X-Staff": STAFF})
+        self.assertEqual(r.status, 204, repr(r))  # a bypass, counted
         users = [uid() for _ in range(4)]
         for u in users:
             r = self.post(c, q, u, self.solved(c, q, u))
@@ -98,6 +103,8 @@ class Report(WRTest):
             self.assertEqual(t[k], st[s], "%s: %r vs %r" % (k, rep, st))
         self.assertEqual(t["noShows"], t["expired"])
         self.assertEqual(t["challengeFailed"], 1, rep)
+        self.assertEqual(t["bypass"], st["bypassTotal"], rep)
+        self.assertEqual(t["bypass"], 1, rep)
         for k in COUNTERS:
             self.assertEqual(t[k], sum(m[k] for m in rep["minutes"]), k)
 
