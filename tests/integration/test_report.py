@@ -266,7 +266,9 @@ class Report(WRTest):
         f = rep["fairness"]
         self.assertEqual(set(f), {"checkpoint", "size", "overtakes"})
         self.assertEqual(f["overtakes"], 0)
-        self.assertGreaterEqual(f["size"], 8, f)  # 4 joins and 4 admissions at least
+        # the latest checkpoint: signed once a leaf is past the last one (the
+        # 4 joins at least; the admissions may come after it)
+        self.assertGreaterEqual(f["size"], 4, f)
         self.assertEqual(f["checkpoint"].split("\n")[1], str(f["size"]), f)
         self.assertIn(c.delete_queue(q).status, (200, 204))
         self.assertEqual(self.get_report(q).json["fairness"]["overtakes"], 0)

@@ -54,7 +54,6 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
-#include "core/report.h"
 #include "store/memory/mem_report.h"
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memq.h"
@@ -145,6 +144,11 @@ static int64_t wall_us(const mstore_t *s)
     if (s->test_clock_us > 0)
         return s->test_clock_us + s->debug_offset_us;
     return wr_clock_wall_us() + s->debug_offset_us;
+}
+
+int64_t wr_store_memory__wall_us(const mstore_t *s)
+{
+    return wall_us(s);
 }
 
 /* ---- deferred items -------------------------------------------------- */
@@ -287,6 +291,25 @@ static wr_memq_t *op_queue(mstore_t *s, item_t *it, const char *queue)
     if (!q)
         it->err = WR_ENOTFOUND;
     return q;
+}
+
+/* An answer of the report operation (store_memory_report.c): pairs
+ * (owned; freed with the item) when err is WR_OK. */
+wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void *arg, bool args_ok,
+                                        wr_err_t err, wr_store_report_pair_t *pairs, size_t n)
+{
+    item_t *it;
+    wr_err_t e = op_begin(s, (wr_store_cb_t){.report = cb}, args_ok, D_REPORT, arg, &it);
+    if (e != WR_OK) {
+        free(pairs);
+        return e;
+    }
+    it->err = err;
+    it->res.report.pairs = pairs;
+    it->res.report.n = n;
+    it->has_res = err == WR_OK;
+    item_enqueue(s, it);
+    return WR_OK;
 }
 
 /* An answer of the public log's operations (store_memory_log.c). */
@@ -590,33 +613,6 @@ static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autot
     return WR_OK;
 }
 
-/* The sale's report (store.h report; mem_report.c), on the wall clock. */
-static wr_err_t mem_report(wr_store_t *base, const wr_store_report_req_t *req,
-                           wr_store_report_cb cb, void *arg)
-{
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_store_valid_report(req) && (!req->queue || wr_ids_valid_queue(req->queue));
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.report = cb}, ok, D_REPORT, arg, &it);
-    if (err != WR_OK)
-        return err;
-    int64_t now = wall_us(s);
-    wr_memq_t *q = req->sample ? wr_memq_db_find(&s->db, req->queue) : NULL;
-    char text[WR_REPORT_SAMPLE_MAX];
-    if (q) {
-        wr_queue_stats_t st;
-        wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
-        wr_memq_stats(q, &st);
-        wr_report_sample_t smp = wr_store_report_sample(&st, now / 1000, req->rate);
-        wr_report_sample_text(&smp, text, sizeof text);
-    }
-    it->err = wr_mem_report_op(s->reports, req, q ? text : NULL, now / 1000, &it->res.report.pairs,
-                               &it->res.report.n);
-    it->has_res = it->err == WR_OK;
-    item_enqueue(s, it);
-    return WR_OK;
-}
-
 static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
@@ -819,7 +815,7 @@ static const wr_store_ops_t memory_ops = {
     .secret_sync = mem_secret_sync,
     .ping = mem_ping,
     .autotune = mem_autotune,
-    .report = mem_report,
+    .report = wr_store_memory__report,
     .debug_advance_time = mem_debug_advance_time,
     .log_key = wr_store_memory__log_key,
     .log_head = wr_store_memory__log_head,

@@ -41,7 +41,7 @@ typedef struct mstore {
     wr_freelist_t cache; /* free items for reuse */
     bool draining, closing, free_after_drain;
 
-    wr_memq_db_t db; /* the queues and the secret */
+    wr_memq_db_t db;               /* the queues and the secret */
     struct wr_mem_report *reports; /* the sale's reports (mem_report.h) */
     /* secret_sync (store.h): the epoch marker and the previous secret; not
      * in the snapshot (one process: this store never loses its data under
@@ -99,6 +99,19 @@ wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, voi
 wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64_t round,
                                      const uint8_t *randomness, size_t len, const char *error,
                                      wr_store_log_cb cb, void *arg);
+
+/* ---- the sale's report (store.h report) ---- */
+
+/* Answers the report operation (store_memory.c): an item for cb with
+ * err and, on WR_OK, pairs (n of them; owned, freed with the item). */
+wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void *arg, bool args_ok,
+                                        wr_err_t err, wr_store_report_pair_t *pairs, size_t n);
+/* The arrival clock: the wall clock (the test clock when set), us
+ * (store_memory.c). */
+int64_t wr_store_memory__wall_us(const mstore_t *s);
+/* The report operation (store_memory_report.c). */
+wr_err_t wr_store_memory__report(wr_store_t *base, const wr_store_report_req_t *req,
+                                 wr_store_report_cb cb, void *arg);
 
 /* The token and tick clock: monotonic, in wall-clock microseconds (the
  * test clock when set). (store_memory.c) */
