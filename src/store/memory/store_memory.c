@@ -62,70 +62,6 @@
 #define ITEM_CACHE_MAX  256
 #define MICRO           1000000LL
 
-/* ---- types ----------------------------------------------------------- */
-
-typedef enum {
-    D_ENTRY,
-    D_DONE,
-    D_ADMIT,
-    D_TOKEN,
-    D_INFO,
-    D_LIST,
-    D_SECRET,
-    D_SYNC,
-    D_AUTOTUNE,
-    D_LOG,
-    D_REPORT
-} dkind_t;
-
-typedef struct list_res {
-    size_t n;
-    wr_queue_info_t *infos;
-    wr_memq_cfg_t **cfgs;
-    char (*names)[WR_QUEUE_NAME_MAX + 1];
-} list_res_t;
-
-typedef struct item {
-    STAILQ_ENTRY(item) link; /* mstore_t.items */
-    dkind_t kind;
-    wr_err_t err;
-    bool has_res;
-    void *arg;
-    wr_store_cb_t cb;
-    wr_memq_cfg_t *cfg;         /* held reference for entry / admit / info answers */
-    int64_t *waits;             /* D_ADMIT: the admitted users' waits (owned) */
-    wr_memq_push_t **pushes;    /* D_ADMIT: the claimed subscriptions (owned), n_pushes */
-    wr_store_push_t *push_view; /* D_ADMIT: what res.admit.pushes points at (owned) */
-    size_t n_pushes;
-    char name[WR_QUEUE_NAME_MAX + 1];
-    union {
-        wr_entry_t entry;
-        wr_admit_t admit;
-        wr_token_check_t token;
-        wr_queue_info_t info;
-        list_res_t list;
-        struct {
-            uint8_t buf[WR_SECRET_MAX];
-            size_t len;
-        } secret;
-        wr_autotune_state_rec_t autotune;
-        struct sync_res *sync;           /* D_SYNC (owned; kept out of the union's size: the
-                                            items of every operation are cleared whole) */
-        wr_store_memory__log_res_t *log; /* D_LOG (owned, as sync) */
-        struct {
-            wr_store_report_pair_t *pairs; /* D_REPORT: owned (one allocation) */
-            size_t n;
-        } report;
-    } res;
-} item_t;
-
-/* The answer of secret_sync: copies, which sync points into. */
-struct sync_res {
-    wr_store_sync_t sync;
-    uint8_t secret[WR_SECRET_MAX], previous[WR_SECRET_MAX];
-    char epoch[WR_STORE_EPOCH_MAX + 1];
-};
-
 static const wr_store_ops_t memory_ops;
 
 /* ---- clocks ---------------------------------------------------------- */
@@ -151,155 +87,14 @@ int64_t wr_store_memory__wall_us(const mstore_t *s)
     return wall_us(s);
 }
 
-/* ---- deferred items -------------------------------------------------- */
-
-static item_t *item_new(mstore_t *s, dkind_t kind, void *arg)
-{
-    item_t *it = wr_freelist_take(&s->cache);
-    if (!it)
-        return NULL;
-    it->kind = kind;
-    it->arg = arg;
-    return it;
-}
-
-static void item_release(mstore_t *s, item_t *it)
-{
-    wr_memq_cfg_unref(it->cfg);
-    free(it->waits);
-    for (size_t i = 0; i < it->n_pushes; i++)
-        free(it->pushes[i]);
-    free(it->pushes);
-    free(it->push_view);
-    if (it->kind == D_SYNC)
-        free(it->res.sync);
-    if (it->kind == D_LOG)
-        wr_store_memory__log_res_free(it->res.log);
-    if (it->kind == D_REPORT)
-        free(it->res.report.pairs);
-    if (it->kind == D_LIST && it->has_res) {
-        for (size_t i = 0; i < it->res.list.n; i++)
-            wr_memq_cfg_unref(it->res.list.cfgs[i]);
-        free(it->res.list.infos);
-        free(it->res.list.cfgs);
-        free(it->res.list.names);
-    }
-    if (!s->closing) {
-        wr_freelist_give(&s->cache, it);
-    } else {
-        free(it);
-    }
-}
-
-/* Calls the item's callback with err (its own or an override). */
-static void item_fire(item_t *it, wr_err_t err)
-{
-    bool res = it->has_res && err == it->err;
-    switch (it->kind) {
-    case D_ENTRY:
-        it->cb.entry(err, res ? &it->res.entry : NULL, it->arg);
-        break;
-    case D_DONE:
-        it->cb.done(err, it->arg);
-        break;
-    case D_ADMIT:
-        it->cb.admit(err, res ? &it->res.admit : NULL, it->arg);
-        break;
-    case D_TOKEN:
-        it->cb.token(err, res ? &it->res.token : NULL, it->arg);
-        break;
-    case D_INFO:
-        it->cb.info(err, res ? &it->res.info : NULL, it->arg);
-        break;
-    case D_LIST:
-        it->cb.list(err, res ? it->res.list.infos : NULL, res ? it->res.list.n : 0, it->arg);
-        break;
-    case D_SECRET:
-        it->cb.secret(err, res ? it->res.secret.buf : NULL, res ? it->res.secret.len : 0, it->arg);
-        break;
-    case D_SYNC:
-        it->cb.sync(err, res ? &it->res.sync->sync : NULL, it->arg);
-        break;
-    case D_AUTOTUNE:
-        it->cb.autotune(err, res ? &it->res.autotune : NULL, it->arg);
-        break;
-    case D_LOG:
-        it->cb.log(err, res ? &it->res.log->ans : NULL, it->arg);
-        break;
-    case D_REPORT:
-        it->cb.report(err, res ? it->res.report.pairs : NULL, res ? it->res.report.n : 0, it->arg);
-        break;
-    }
-}
-
-static void item_enqueue(mstore_t *s, item_t *it)
-{
-    STAILQ_INSERT_TAIL(&s->items, it, link);
-    s->pending++;
-    event_active(s->ev_defer, EV_READ, 0);
-}
-
-static void store_free(mstore_t *s);
-
-/* Delivers the items pending when the event fired; later ones (queued by
- * the callbacks) wait for the next round of the loop. */
-static void on_defer(evutil_socket_t fd, short what, void *arg)
-{
-    mstore_t *s = arg;
-    size_t n = s->pending;
-    s->draining = true;
-    item_t *it;
-    while (n-- > 0 && (it = STAILQ_FIRST(&s->items)) != NULL && !s->closing) {
-        STAILQ_REMOVE_HEAD(&s->items, link);
-        s->pending--;
-        item_fire(it, it->err);
-        item_release(s, it);
-    }
-    s->draining = false;
-    if (s->free_after_drain) {
-        store_free(s);
-        return;
-    }
-    if (!STAILQ_EMPTY(&s->items))
-        event_active(s->ev_defer, EV_READ, 0);
-}
-
-/* ---- argument checks ---------------------------------------------------- */
-
-/* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
- * without a callback or when !args_ok (the operation's arguments, by the
- * rules of store.h), WR_ENOMEM; else WR_OK and a new item of kind for arg
- * that answers cb (the member of the operation's kind). */
-static wr_err_t op_begin(mstore_t *s, wr_store_cb_t cb, bool args_ok, dkind_t kind, void *arg,
-                         item_t **out)
-{
-    if (s->closing)
-        return WR_ECANCELED;
-    if (!cb.done || !args_ok) /* every member is a function pointer: one test for all */
-        return WR_EINVAL;
-    *out = item_new(s, kind, arg);
-    if (*out)
-        (*out)->cb = cb;
-    return *out ? WR_OK : WR_ENOMEM;
-}
-
-/* The queue named queue, or NULL with it->err = WR_ENOTFOUND (the answer
- * of every operation on a queue that does not exist). */
-static wr_memq_t *op_queue(mstore_t *s, item_t *it, const char *queue)
-{
-    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
-    if (!q)
-        it->err = WR_ENOTFOUND;
-    return q;
-}
-
 /* An answer of the report operation (store_memory_report.c): pairs
  * (owned; freed with the item) when err is WR_OK. */
 wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void *arg, bool args_ok,
                                         wr_err_t err, wr_store_report_pair_t *pairs, size_t n)
 {
     item_t *it;
-    wr_err_t e = op_begin(s, (wr_store_cb_t){.report = cb}, args_ok, D_REPORT, arg, &it);
+    wr_err_t e =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.report = cb}, args_ok, D_REPORT, arg, &it);
     if (e != WR_OK) {
         free(pairs);
         return e;
@@ -308,7 +103,7 @@ wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void
     it->res.report.pairs = pairs;
     it->res.report.n = n;
     it->has_res = err == WR_OK;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -317,7 +112,7 @@ wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg,
                                      wr_err_t err, wr_store_memory__log_res_t *res)
 {
     item_t *it;
-    wr_err_t e = op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, &it);
+    wr_err_t e = wr_store_memory__op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, &it);
     if (e != WR_OK) {
         wr_store_memory__log_res_free(res);
         return e;
@@ -325,7 +120,7 @@ wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg,
     it->err = err;
     it->res.log = res;
     it->has_res = res != NULL;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -338,10 +133,11 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.entry = cb}, ok, D_ENTRY, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.entry = cb}, ok, D_ENTRY, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (!q)
         goto out;
     wr_entry_t *e = &it->res.entry;
@@ -366,7 +162,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u, &e->receipt_index,
                                              e->receipt_leaf_hash);
 out:
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -394,13 +190,13 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (q)
         it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -408,11 +204,11 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err =
-        op_begin(s, (wr_store_cb_t){.admit = cb}, wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.admit = cb},
+                                             wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (!q)
         goto out;
     int64_t now = wr_store_memory__now_us(s);
@@ -439,7 +235,7 @@ static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb
     it->res.admit.config = &it->cfg->cfg;
     it->has_res = true;
 out:
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -450,16 +246,16 @@ static wr_err_t mem_push_sub(wr_store_t *base, const char *queue, const char *us
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     int64_t now = wr_store_memory__now_us(s);
     if (q && sub)
         it->err = wr_memq_push_set(q, user, strlen(user), sub, now, &s->dirty);
     else if (q)
         it->err = wr_memq_push_del(q, user, strlen(user), now, &s->dirty);
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -472,10 +268,11 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (!q)
         goto out;
     it->has_res = true;
@@ -489,7 +286,7 @@ static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, 
         it->err = wr_memq_token_use(q, user, strlen(user), jti, mode == T_CONSUME,
                                     wr_store_memory__now_us(s), &it->res.token.reason, &s->dirty);
 out:
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -518,17 +315,18 @@ static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, i
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (!q)
         goto out;
     it->has_res = true;
     it->err = wr_memq_burn(q, jti, strlen(jti), exp_us, check_only, wr_store_memory__now_us(s),
                            &it->res.token.reason, &s->dirty);
 out:
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -539,15 +337,15 @@ static wr_err_t mem_bypass(wr_store_t *base, const char *queue, uint64_t n, wr_s
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_store_valid_bypass(n);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (q) {
         q->bypass_total += n;
         s->dirty = true;
     }
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -557,7 +355,7 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_store_valid_config(cfg);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
     wr_memq_t *q = NULL;
@@ -568,7 +366,7 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
         s->dirty = true;
         wr_memq_stock_note(q, wr_store_memory__now_us(s), &s->dirty); /* a restock, or stock 0 */
     }
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -576,11 +374,11 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err =
-        op_begin(s, (wr_store_cb_t){.info = cb}, wr_ids_valid_queue(queue), D_INFO, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.info = cb},
+                                             wr_ids_valid_queue(queue), D_INFO, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (q) {
         wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
         memcpy(it->name, q->name, sizeof it->name);
@@ -590,7 +388,7 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
         wr_memq_stats(q, &it->res.info.stats);
         it->has_res = true;
     }
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -601,15 +399,16 @@ static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autot
     mstore_t *s = (mstore_t *)base;
     item_t *it;
     bool ok = wr_ids_valid_queue(queue) && wr_store_valid_autotune(req);
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.autotune = cb}, ok, D_AUTOTUNE, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.autotune = cb}, ok, D_AUTOTUNE, arg, &it);
     if (err != WR_OK)
         return err;
-    wr_memq_t *q = op_queue(s, it, queue);
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
     if (q) {
         it->err = wr_memq_autotune(q, req, wr_store_memory__now_us(s), &it->res.autotune);
         it->has_res = true;
     }
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -617,7 +416,8 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.list = cb}, true, D_LIST, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.list = cb}, true, D_LIST, arg, &it);
     if (err != WR_OK)
         return err;
     list_res_t *l = &it->res.list;
@@ -629,7 +429,7 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
         free(l->infos);
         free(l->cfgs);
         free(l->names);
-        item_release(s, it);
+        wr_store_memory__item_release(s, it);
         return WR_ENOMEM;
     }
     int64_t now = wr_store_memory__now_us(s);
@@ -644,7 +444,7 @@ static wr_err_t mem_queue_list(wr_store_t *base, wr_store_list_cb cb, void *arg)
     }
     l->n = s->db.nq;
     it->has_res = true;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -653,8 +453,8 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err =
-        op_begin(s, (wr_store_cb_t){.done = cb}, wr_ids_valid_queue(queue), D_DONE, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb},
+                                             wr_ids_valid_queue(queue), D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
     wr_memq_t *q = wr_memq_db_find(&s->db, queue);
@@ -663,7 +463,7 @@ static wr_err_t mem_queue_delete(wr_store_t *base, const char *queue, wr_store_d
     it->err = wr_memq_db_delete(&s->db, queue);
     if (it->err == WR_OK)
         s->dirty = true;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -678,7 +478,8 @@ static wr_err_t mem_secret_sync(wr_store_t *base, const uint8_t *own, size_t own
     struct sync_res *sr = valid && cb ? calloc(1, sizeof *sr) : NULL;
     if (valid && cb && !sr)
         return WR_ENOMEM;
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.sync = cb}, valid, D_SYNC, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.sync = cb}, valid, D_SYNC, arg, &it);
     if (err != WR_OK) {
         free(sr);
         return err;
@@ -709,7 +510,7 @@ static wr_err_t mem_secret_sync(wr_store_t *base, const uint8_t *own, size_t own
     snprintf(sr->epoch, sizeof sr->epoch, "%s", s->epoch);
     res->epoch = sr->epoch;
     it->has_res = true;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -718,8 +519,8 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.secret = cb}, wr_store_valid_secret(proposed, len),
-                            D_SECRET, arg, &it);
+    wr_err_t err = wr_store_memory__op_begin(
+        s, (wr_store_cb_t){.secret = cb}, wr_store_valid_secret(proposed, len), D_SECRET, arg, &it);
     if (err != WR_OK)
         return err;
     if (s->db.secret_len == 0) {
@@ -730,7 +531,7 @@ static wr_err_t mem_secret(wr_store_t *base, const uint8_t *proposed, size_t len
     memcpy(it->res.secret.buf, s->db.secret, s->db.secret_len);
     it->res.secret.len = s->db.secret_len;
     it->has_res = true;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -738,10 +539,11 @@ static wr_err_t mem_ping(wr_store_t *base, wr_store_done_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
     item_t *it;
-    wr_err_t err = op_begin(s, (wr_store_cb_t){.done = cb}, true, D_DONE, arg, &it);
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, true, D_DONE, arg, &it);
     if (err != WR_OK)
         return err;
-    item_enqueue(s, it);
+    wr_store_memory__item_enqueue(s, it);
     return WR_OK;
 }
 
@@ -756,7 +558,7 @@ static wr_err_t mem_debug_advance_time(wr_store_t *base, int64_t us)
 
 /* ---- open / close ---------------------------------------------------- */
 
-static void store_free(mstore_t *s)
+void wr_store_memory__free(mstore_t *s)
 {
     wr_memq_db_clear(&s->db);
     wr_mem_report_free(s->reports); /* writes what changed */
@@ -781,13 +583,13 @@ static void mem_close(wr_store_t *base)
     while ((it = STAILQ_FIRST(&s->items)) != NULL) {
         STAILQ_REMOVE_HEAD(&s->items, link);
         s->pending--;
-        item_fire(it, WR_ECANCELED);
-        item_release(s, it);
+        wr_store_memory__item_fire(it, WR_ECANCELED);
+        wr_store_memory__item_release(s, it);
     }
     if (s->draining)
-        s->free_after_drain = true; /* on_defer frees when the callback returns */
+        s->free_after_drain = true; /* wr_store_memory__on_defer frees when the callback returns */
     else
-        store_free(s);
+        wr_store_memory__free(s);
 }
 
 static const wr_store_ops_t memory_ops = {
@@ -848,7 +650,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     }
     if (!s->snap_ms)
         s->snap_ms = SNAP_DEFAULT_MS;
-    s->ev_defer = event_new(base, -1, 0, on_defer, s);
+    s->ev_defer = event_new(base, -1, 0, wr_store_memory__on_defer, s);
     if (!s->ev_defer)
         goto out;
     if (opts && opts->data_dir) {
@@ -873,7 +675,7 @@ wr_err_t wr_store_memory_open(struct event_base *base, const wr_store_memory_opt
     return WR_OK;
 out:
     s->closing = true;
-    store_free(s);
+    wr_store_memory__free(s);
     return err;
 }
 

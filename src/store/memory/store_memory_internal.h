@@ -136,4 +136,90 @@ void wr_store_memory__snap_close(mstore_t *s);
 /* Frees the timers (NULL ones skipped). */
 void wr_store_memory__snap_free(mstore_t *s);
 
+/* ---- store_memory_defer.c: the deferred answers (the async contract) ---- */
+
+typedef enum {
+    D_ENTRY,
+    D_DONE,
+    D_ADMIT,
+    D_TOKEN,
+    D_INFO,
+    D_LIST,
+    D_SECRET,
+    D_SYNC,
+    D_AUTOTUNE,
+    D_LOG,
+    D_REPORT
+} dkind_t;
+
+typedef struct list_res {
+    size_t n;
+    wr_queue_info_t *infos;
+    wr_memq_cfg_t **cfgs;
+    char (*names)[WR_QUEUE_NAME_MAX + 1];
+} list_res_t;
+
+typedef struct item {
+    STAILQ_ENTRY(item) link; /* mstore_t.items */
+    dkind_t kind;
+    wr_err_t err;
+    bool has_res;
+    void *arg;
+    wr_store_cb_t cb;
+    wr_memq_cfg_t *cfg;         /* held reference for entry / admit / info answers */
+    int64_t *waits;             /* D_ADMIT: the admitted users' waits (owned) */
+    wr_memq_push_t **pushes;    /* D_ADMIT: the claimed subscriptions (owned), n_pushes */
+    wr_store_push_t *push_view; /* D_ADMIT: what res.admit.pushes points at (owned) */
+    size_t n_pushes;
+    char name[WR_QUEUE_NAME_MAX + 1];
+    union {
+        wr_entry_t entry;
+        wr_admit_t admit;
+        wr_token_check_t token;
+        wr_queue_info_t info;
+        list_res_t list;
+        struct {
+            uint8_t buf[WR_SECRET_MAX];
+            size_t len;
+        } secret;
+        wr_autotune_state_rec_t autotune;
+        struct sync_res *sync;           /* D_SYNC (owned; kept out of the union's size: the
+                                            items of every operation are cleared whole) */
+        wr_store_memory__log_res_t *log; /* D_LOG (owned, as sync) */
+        struct {
+            wr_store_report_pair_t *pairs; /* D_REPORT: owned (one allocation) */
+            size_t n;
+        } report;
+    } res;
+} item_t;
+
+/* The answer of secret_sync: copies, which sync points into. */
+struct sync_res {
+    wr_store_sync_t sync;
+    uint8_t secret[WR_SECRET_MAX], previous[WR_SECRET_MAX];
+    char epoch[WR_STORE_EPOCH_MAX + 1];
+};
+
+/* A free item of kind for arg (the store's free list), or NULL. */
+item_t *wr_store_memory__item_new(mstore_t *s, dkind_t kind, void *arg);
+/* Frees what the item owns and gives it back to the free list (or frees
+ * it once the store is closing). */
+void wr_store_memory__item_release(mstore_t *s, item_t *it);
+/* Calls the item's callback with err (its own or an override). */
+void wr_store_memory__item_fire(item_t *it, wr_err_t err);
+/* Queues the item's answer for the next round of the loop. */
+void wr_store_memory__item_enqueue(mstore_t *s, item_t *it);
+/* The deferred-answer event: delivers the items pending when it fired. */
+void wr_store_memory__on_defer(evutil_socket_t fd, short what, void *arg);
+/* The start of every operation: WR_ECANCELED once closing, WR_EINVAL
+ * without a callback or when !args_ok, WR_ENOMEM; else WR_OK and a new
+ * item of kind for arg that answers cb. */
+wr_err_t wr_store_memory__op_begin(mstore_t *s, wr_store_cb_t cb, bool args_ok, dkind_t kind,
+                                   void *arg, item_t **out);
+/* The queue named queue, or NULL with it->err = WR_ENOTFOUND. */
+wr_memq_t *wr_store_memory__op_queue(mstore_t *s, item_t *it, const char *queue);
+/* Frees the store (store_memory.c; after the last deferred answer when
+ * closing during a delivery). */
+void wr_store_memory__free(mstore_t *s);
+
 #endif
