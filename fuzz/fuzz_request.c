@@ -120,7 +120,7 @@ static void server_new(void)
     if (!S.base || wr_store_memory_open(S.base, &mo, &S.store) != WR_OK)
         abort();
     S.metrics = wr_metrics_new();
-    wr_scheduler_opts_t so = {S.base, S.store, S.metrics, 1000};
+    wr_scheduler_opts_t so = {S.base, S.store, S.metrics, 1000, 0};
     if (!S.metrics || wr_scheduler_new(&so, &S.sched) != WR_OK)
         abort();
     for (int i = 0; i < 2; i++) {
