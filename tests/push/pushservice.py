@@ -196,6 +196,7 @@ class PushService:
             self.server.server_close()
 
     def answer(self, h, code, headers=()):
+        self._done(h)
         h.send_response(code)
         for k, v in headers:
             h.send_header(k, v)
@@ -211,9 +212,17 @@ class PushService:
         try:
             self._handle(h, t)
         finally:
-            with self.lock:
-                if not getattr(h, "never", False):
-                    self.concurrent -= 1
+            self._done(h)
+
+    def _done(self, h):
+        """The request stops counting as in flight: once, right before its
+        answer is written (the client may start its next try the moment it
+        reads the answer, before this thread returns), or when it ends
+        without one."""
+        with self.lock:
+            if not getattr(h, "never", False) and not getattr(h, "counted_out", False):
+                self.concurrent -= 1
+                h.counted_out = True
 
     def _handle(self, h, t):
         n = int(h.headers.get("Content-Length", "0"))
