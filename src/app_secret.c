@@ -43,7 +43,12 @@ static void secret_cb(wr_err_t err, const uint8_t *secret, size_t len, void *arg
         wr_api_set_secret(app->api, secret, len);
         memcpy(app->store_secret, secret, len);
         app->store_secret_len = len;
-        wr_info("token secret loaded from the store (%zu bytes)", len);
+        /* the store keeps the first secret proposed to it: ours, when the
+         * answer is what this instance proposed */
+        bool ours = len == sizeof(app->proposed_secret) &&
+                    wr_crypto_equal(secret, app->proposed_secret, len);
+        wr_info("token secret %s the store (%zu bytes)",
+                ours ? "created and kept in" : "loaded from", len);
         return;
     }
     if (err != WR_ECANCELED && !app->stopping) {
