@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -123,6 +124,27 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def hostile(self, mode):
+        """A server that never finishes its answer: "trickle" sends a header
+        line every 0.2 s, "endless" a chunked body without end, "huge" a
+        Content-Length of 100 GB and its bytes; until the client hangs up."""
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            if mode == "trickle":
+                while True:
+                    self.wfile.write(b"X-Slow: 1\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            if mode == "endless":
+                self.wfile.write(b"Transfer-Encoding: chunked\r\n\r\n")
+                while True:
+                    self.wfile.write(b"4000\r\n" + b"a" * 0x4000 + b"\r\n")
+            self.wfile.write(b"Content-Length: 100000000000\r\n\r\n")
+            while True:
+                self.wfile.write(b"a" * 65536)
+        except OSError:
+            self.close_connection = True
+
     def do_GET(self):
         log = self.server.log
         u = urlparse(self.path)
@@ -137,6 +159,8 @@ class Handler(BaseHTTPRequestHandler):
             what = u.path[len(pre):]
             if what == "checkpoint":
                 return self.answer(200, self.server.checkpoint or log.checkpoint(size), "text/plain")
+            if what == "entries" and self.server.hostile:
+                return self.hostile(self.server.hostile)
             if what == "entries":
                 s, e = int(q["start"]), int(q["end"])
                 if s < 0 or s >= size or e > size or s >= e:
@@ -166,10 +190,11 @@ def serve(log, port=0):
     """Serves log on 127.0.0.1 in a thread; returns the server (its port:
     server.server_address[1]; stop with server.shutdown()). server.size
     (None: all) caps what the checkpoint covers; server.checkpoint (None:
-    made fresh) overrides it."""
+    made fresh) overrides it; server.hostile (None: off) makes the entries
+    route never finish its answer (Handler.hostile's modes)."""
     srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     srv.daemon_threads = True
-    srv.log, srv.size, srv.checkpoint = log, None, None
+    srv.log, srv.size, srv.checkpoint, srv.hostile = log, None, None, None
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 

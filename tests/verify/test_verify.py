@@ -12,7 +12,9 @@ tree, proofs and Ed25519 signatures):
 - --state: created, then consistent across growth, then a rewritten
   history (a fork) is exit 2 and the saved checkpoint stays;
 - --me: a person's join proven included; an unknown log id is exit 2;
-- VKEY from a file; usage and network errors are exit 4.
+- VKEY from a file; usage and network errors are exit 4 (and say why);
+- a server that trickles, or never ends, its answer: exit 4 within the
+  --timeout deadline or at the body cap.
 
     test_verify.py --bin build/waitroom-verify
 """
@@ -22,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import logserver  # noqa: E402
@@ -205,7 +208,8 @@ def test_me(srv, log, tmp):
 def test_errors(log):
     p = subprocess.run([BIN, "http://127.0.0.1:1", "sale", log.vkey()], capture_output=True,
                        text=True, timeout=60)
-    check("no server: exit 4", p.returncode == 4, p.stdout + p.stderr)
+    check("no server: exit 4, saying so",
+          p.returncode == 4 and "checkpoint: no answer" in p.stderr, p.stdout + p.stderr)
     p = subprocess.run([BIN, "http://127.0.0.1:1", "sale"], capture_output=True, text=True)
     check("usage: exit 4", p.returncode == 4 and "usage:" in p.stderr, p.stderr)
     p = subprocess.run([BIN, "ftp://x", "sale", log.vkey()], capture_output=True, text=True)
@@ -213,6 +217,20 @@ def test_errors(log):
     p = subprocess.run([BIN, "http://127.0.0.1:1", "sale", "nokey"], capture_output=True,
                        text=True)
     check("not a verifier key: exit 4", p.returncode == 4, p.stderr)
+
+
+def test_hostile(srv, log):
+    """A server that never finishes an answer: waitroom-verify gives up
+    (exit 4, saying why) within its deadline, or at its body cap."""
+    for mode, why in (("trickle", "no whole answer within 2 s"), ("endless", "too large"),
+                      ("huge", "too large")):
+        srv.hostile = mode
+        t0 = time.monotonic()
+        rc, out, err = run(srv, log, "--timeout", "2")
+        took = time.monotonic() - t0
+        check("a hostile server (%s): exit 4 in %.1f s" % (mode, took),
+              rc == 4 and why in err and took < 30, out + err)
+    srv.hostile = None
 
 
 def main():
@@ -231,6 +249,7 @@ def main():
         test_bad_draw()
         test_state(tmp)
         test_errors(log)
+        test_hostile(srv, log)
     srv.shutdown()
     print("%d failed" % len(FAILED))
     return 1 if FAILED else 0

@@ -2,11 +2,18 @@
  * vhttp.c - waitroom-verify's blocking HTTP GETs (vhttp.h).
  *
  * Each GET makes its own evhttp connection ("Connection: close"), runs
- * the loop until the answer or the error callback, and frees it: no state
- * survives between requests, so a server that closes, a TLS session that
- * ends, or a reconnect never leaves the client in a half state (libevent
- * cannot reconnect a bufferevent_openssl). A log of 1,000,000 leaves is
- * 1,000 requests: the handshakes cost little next to the bodies.
+ * the loop until the answer, the error callback or the request's deadline,
+ * and frees it: no state survives between requests, so a server that
+ * closes, a TLS session that ends, or a reconnect never leaves the client
+ * in a half state (libevent cannot reconnect a bufferevent_openssl). A log
+ * of 1,000,000 leaves is 1,000 requests: the handshakes cost little next
+ * to the bodies.
+ *
+ * The deadline is a timer on the loop, not evhttp's timeout alone: that
+ * one is an idle timeout (it restarts with every byte read), so a server
+ * sending a header line every few seconds would hold a request for ever.
+ * When the timer fires the loop stops and the connection is freed with its
+ * request (evhttp_connection_free calls no callback).
  */
 #include "vhttp.h"
 
@@ -23,6 +30,7 @@
 #include <event2/keyvalq_struct.h>
 #include <openssl/ssl.h>
 
+#include "base/names.h"
 #include "base/version.h"
 
 struct vhttp {
@@ -32,6 +40,7 @@ struct vhttp {
     int port;
     char authority[300]; /* the Host header */
     char prefix[512];    /* the URL's path, no trailing '/' */
+    int timeout_s;       /* the deadline of one GET */
 };
 
 void vhttp_close(vhttp_t *h)
@@ -45,7 +54,7 @@ void vhttp_close(vhttp_t *h)
     free(h);
 }
 
-vhttp_t *vhttp_open(const char *url, char *err, size_t errlen)
+vhttp_t *vhttp_open(const char *url, int timeout_s, char *err, size_t errlen)
 {
     struct evhttp_uri *u = evhttp_uri_parse(url);
     vhttp_t *h = calloc(1, sizeof(*h));
@@ -57,6 +66,7 @@ vhttp_t *vhttp_open(const char *url, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an http:// or https:// URL of a server", url);
         goto fail;
     }
+    h->timeout_s = timeout_s > 0 ? timeout_s : VHTTP_TIMEOUT_S;
     snprintf(h->host, sizeof h->host, "%s", host);
     h->port = evhttp_uri_get_port(u);
     bool dflt = h->port < 0;
@@ -97,6 +107,7 @@ fail:
 
 typedef struct {
     struct event_base *base;
+    int timeout_s;
     bool done, failed;
     int status;
     char *body;
@@ -131,9 +142,27 @@ static void done_cb(struct evhttp_request *req, void *arg)
 static void error_cb(enum evhttp_request_error e, void *arg)
 {
     call_t *c = arg;
-    static const char *const names[] = {"timeout", "connection closed", "connection closed",
-                                        "the request was cancelled", "an answer too large or bad"};
-    snprintf(c->why, sizeof c->why, "%s", (unsigned)e < 5 ? names[e] : "error");
+    /* by the enum's names: its order is libevent's, not ours to guess */
+    static const char *const names[] = {
+        [EVREQ_HTTP_TIMEOUT] = "timeout",
+        [EVREQ_HTTP_EOF] = "connection closed",
+        [EVREQ_HTTP_INVALID_HEADER] = "an invalid or too large header",
+        [EVREQ_HTTP_BUFFER_ERROR] = "connection error",
+        [EVREQ_HTTP_REQUEST_CANCEL] = "the request was cancelled",
+        [EVREQ_HTTP_DATA_TOO_LONG] = "an answer too large",
+    };
+    snprintf(c->why, sizeof c->why, "%s", WR_NAMES_GET(names, e, "error"));
+}
+
+/* The request's deadline passed: it fails, whatever came so far. */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    call_t *c = arg;
+    c->done = c->failed = true;
+    snprintf(c->why, sizeof c->why, "no whole answer within %d s", c->timeout_s);
+    event_base_loopexit(c->base, NULL);
 }
 
 static bool numeric_host(const char *h)
@@ -145,7 +174,7 @@ static bool numeric_host(const char *h)
 int vhttp_get(vhttp_t *h, const char *path, size_t max_body, int *status, char **body, size_t *len,
               char *err, size_t errlen)
 {
-    call_t c = {.base = h->base, .max = max_body};
+    call_t c = {.base = h->base, .timeout_s = h->timeout_s, .max = max_body};
     struct evhttp_connection *conn = NULL;
     if (h->tls) {
         SSL *ssl = SSL_new(h->tls);
@@ -179,7 +208,7 @@ int vhttp_get(vhttp_t *h, const char *path, size_t max_body, int *status, char *
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    evhttp_connection_set_timeout(conn, VHTTP_TIMEOUT_S);
+    evhttp_connection_set_timeout(conn, h->timeout_s);
     evhttp_connection_set_retries(conn, 0);
     evhttp_connection_set_max_body_size(conn, (ev_ssize_t)max_body);
     evhttp_connection_set_max_headers_size(conn, 65536);
@@ -190,13 +219,25 @@ int vhttp_get(vhttp_t *h, const char *path, size_t max_body, int *status, char *
     evhttp_add_header(oh, "User-Agent", "waitroom-verify/" WR_VERSION);
     char target[1200];
     snprintf(target, sizeof target, "%s%s", h->prefix, path);
+    struct event *deadline = evtimer_new(h->base, deadline_cb, &c);
+    struct timeval tv = {.tv_sec = h->timeout_s};
+    if (!deadline || evtimer_add(deadline, &tv) != 0) {
+        if (deadline)
+            event_free(deadline);
+        evhttp_request_free(req); /* not the connection's yet */
+        evhttp_connection_free(conn);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (evhttp_make_request(conn, req, EVHTTP_REQ_GET, target) != 0) {
+        event_free(deadline); /* the request was freed by the failed call */
         evhttp_connection_free(conn);
         snprintf(err, errlen, "cannot send the request");
         return -1;
     }
     while (!c.done && event_base_dispatch(h->base) == 0)
         ;
+    event_free(deadline);
     evhttp_connection_free(conn);
     if (!c.done || c.failed) {
         free(c.body);

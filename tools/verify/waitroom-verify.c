@@ -2,7 +2,7 @@
  * waitroom-verify - checks a waiting room's public log from outside
  * (docs/API.md, "A line anyone can check" and "waitroom-verify"):
  *
- *   waitroom-verify [--state FILE] [--me U] [--json] URL QUEUE VKEY
+ *   waitroom-verify [--state FILE] [--me U] [--json] [--timeout S] URL QUEUE VKEY
  *
  * It fetches the queue's latest checkpoint and checks its signature
  * against VKEY (the verifier key text, or a file holding it) and its
@@ -55,6 +55,7 @@ enum { EXIT_FAIR = 0, EXIT_OVERTAKE = 1, EXIT_BROKEN = 2, EXIT_DRAW = 3, EXIT_US
 typedef struct {
     const char *state_path, *me, *url, *queue, *vkey;
     bool json;
+    int timeout_s; /* --timeout: the deadline of each request (0: the default) */
     vhttp_t *http;
     wr_note_verifier_t v;
     wr_checkpoint_t cp;
@@ -77,14 +78,18 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: waitroom-verify [--state FILE] [--me U] [--json] URL QUEUE VKEY\n"
-               "Checks the public log of QUEUE on the waiting room at URL: the checkpoint's\n"
-               "signature under VKEY (the verifier key, or a file holding it), the root of\n"
-               "every leaf, consistency with the checkpoint saved in FILE (then saves this\n"
-               "one), the line's order (overtakes) and the opening draws; --me U checks the\n"
-               "inclusion of log id U's join. Exit: 0 fair, 1 overtakes, 2 signature, root,\n"
-               "proof or consistency failure, 3 a draw that cannot be checked, 4 usage or\n"
-               "network error.\n");
+    fprintf(f,
+            "usage: waitroom-verify [--state FILE] [--me U] [--json] [--timeout S] URL QUEUE "
+            "VKEY\n"
+            "Checks the public log of QUEUE on the waiting room at URL: the checkpoint's\n"
+            "signature under VKEY (the verifier key, or a file holding it), the root of\n"
+            "every leaf, consistency with the checkpoint saved in FILE (then saves this\n"
+            "one), the line's order (overtakes) and the opening draws; --me U checks the\n"
+            "inclusion of log id U's join; --timeout S ends a request unanswered in S\n"
+            "seconds (default %d). Exit: 0 fair, 1 overtakes, 2 signature, root, proof or\n"
+            "consistency failure, 3 a draw that cannot be checked, 4 usage or network\n"
+            "error.\n",
+            VHTTP_TIMEOUT_S);
 }
 
 static void set_broken(run_t *r, const char *what)
@@ -443,11 +448,10 @@ static void print_json(run_t *r, const wr_logreplay_stats_t *st, int code)
 
 static int parse_args(run_t *r, int argc, char **argv)
 {
-    static const struct option opts[] = {{"state", required_argument, NULL, 's'},
-                                         {"me", required_argument, NULL, 'm'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"state", required_argument, NULL, 's'}, {"me", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 's')
@@ -456,7 +460,15 @@ static int parse_args(run_t *r, int argc, char **argv)
             r->me = optarg;
         else if (c == 'j')
             r->json = true;
-        else if (c == 'h') {
+        else if (c == 't') {
+            char *end = NULL;
+            long t = strtol(optarg, &end, 10);
+            if (end == optarg || *end || t < 1 || t > 3600) {
+                fprintf(stderr, "waitroom-verify: --timeout %s: not 1 to 3600 seconds\n", optarg);
+                return -1;
+            }
+            r->timeout_s = (int)t;
+        } else if (c == 'h') {
             usage(stdout);
             exit(0);
         } else
@@ -483,13 +495,15 @@ static int run(run_t *r)
 {
     char err[300], *body = NULL, path[600];
     size_t len = 0;
-    if (!(r->http = vhttp_open(r->url, err, sizeof err))) {
+    if (!(r->http = vhttp_open(r->url, r->timeout_s, err, sizeof err))) {
         fprintf(stderr, "waitroom-verify: %s\n", err);
         return EXIT_USAGE;
     }
     snprintf(path, sizeof path, "/v1/queues/%s/log/checkpoint", r->queue);
-    if (get(r, path, SMALL_MAX, &body, &len) != 0)
+    if (get(r, path, SMALL_MAX, &body, &len) != 0) {
+        fprintf(stderr, "waitroom-verify: %s\n", r->net);
         return EXIT_USAGE;
+    }
     bool fits = len < sizeof r->checkpoint;
     if (fits)
         memcpy(r->checkpoint, body, len + 1);
