@@ -35,6 +35,7 @@
 #include "base/b64.h"
 #include "base/crypto.h"
 #include "base/ids.h"
+#include "base/names.h"
 
 #define KEY_LABEL      "waitroom challenge v1"
 #define TAG_BYTES      12 /* -> 16 base64url chars */
@@ -60,7 +61,7 @@ static const char *const reason_names[WR_CHALLENGE_N_REASONS] = {
 
 const char *wr_challenge_reason_name(wr_challenge_reason_t r)
 {
-    return (unsigned)r < WR_CHALLENGE_N_REASONS ? reason_names[r] : "malformed";
+    return WR_NAMES_GET(reason_names, r, "malformed");
 }
 
 wr_challenge_key_t *wr_challenge_key_new(const uint8_t *secret, size_t len)

@@ -21,19 +21,30 @@
 #include <jansson.h>
 
 #include "base/hex.h"
+#include "base/ids.h"
+#include "base/names.h"
 
-static const char *const kind_names[] = {"join", "commit", "draw",    "admit",
-                                         "away", "leave",  "failOpen"};
-static const char *const why_names[] = {"left", "abandoned", "pending", "removed"};
+static const char *const kind_names[] = {
+    [WR_LOGLEAF_JOIN] = "join",         [WR_LOGLEAF_COMMIT] = "commit",
+    [WR_LOGLEAF_DRAW] = "draw",         [WR_LOGLEAF_ADMIT] = "admit",
+    [WR_LOGLEAF_AWAY] = "away",         [WR_LOGLEAF_LEAVE] = "leave",
+    [WR_LOGLEAF_FAILOPEN] = "failOpen",
+};
+static const char *const why_names[WR_LOGLEAF_WHY_COUNT] = {
+    [WR_LOGLEAF_LEFT] = "left",
+    [WR_LOGLEAF_ABANDONED] = "abandoned",
+    [WR_LOGLEAF_PENDING] = "pending",
+    [WR_LOGLEAF_REMOVED] = "removed",
+};
 
 const char *wr_logleaf_kind_name(wr_logleaf_kind_t e)
 {
-    return (unsigned)e < sizeof kind_names / sizeof kind_names[0] ? kind_names[e] : "?";
+    return WR_NAMES_GET(kind_names, e, "?");
 }
 
 const char *wr_logleaf_why_name(wr_logleaf_why_t why)
 {
-    return (unsigned)why < WR_LOGLEAF_WHY_COUNT ? why_names[why] : "?";
+    return WR_NAMES_GET(why_names, why, "?");
 }
 
 /* ---------- ids and names */
@@ -51,17 +62,13 @@ static bool valid_u(const char *u)
     return wr_logleaf_u_bytes(u, b) == WR_OK;
 }
 
-/* A group name: [a-z0-9-]{1,32}. */
+/* A group name: a label, [a-z0-9-]{1,32} (base/ids.h, the rule a
+ * queue's groups are named by). */
+_Static_assert(WR_LOGLEAF_GROUP_MAX == WR_LABEL_MAX, "a leaf's group is a label");
+
 static bool valid_group(const char *g, size_t len)
 {
-    if (len == 0 || len > WR_LOGLEAF_GROUP_MAX)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = g[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-            return false;
-    }
-    return true;
+    return wr_ids_valid_label_n(g, len);
 }
 
 /* ---------- encoding */

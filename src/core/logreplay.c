@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hex.h"
 #include "base/idhash.h"
+#include "base/names.h"
 
 enum { OUT, IN_LINE, AWAY, PENDING_DRAW };
 
@@ -116,8 +118,13 @@ const wr_logreplay_stats_t *wr_logreplay_stats(const wr_logreplay_t *r)
 
 const char *wr_logreplay_why_name(wr_logreplay_why_t why)
 {
-    static const char *const names[] = {"notFirst", "notAway", "notInLine", "undrawn"};
-    return (unsigned)why < sizeof names / sizeof names[0] ? names[why] : "?";
+    static const char *const names[] = {
+        [WR_LOGREPLAY_NOT_FIRST] = "notFirst",
+        [WR_LOGREPLAY_NOT_AWAY] = "notAway",
+        [WR_LOGREPLAY_NOT_IN_LINE] = "notInLine",
+        [WR_LOGREPLAY_UNDRAWN] = "undrawn",
+    };
+    return WR_NAMES_GET(names, why, "?");
 }
 
 /* Records a problem of the current leaf (invalid leaf or failed draw):
@@ -163,14 +170,10 @@ static bool before(const person_t *a, const person_t *b)
 
 static wr_err_t heap_push(group_t *g, person_t *p)
 {
-    if (g->len == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 256;
-        entry_t *h = realloc(g->heap, cap * sizeof(*h));
-        if (!h)
-            return WR_ENOMEM;
-        g->heap = h;
-        g->cap = cap;
-    }
+    entry_t *h = wr_array_grow(g->heap, &g->cap, g->len + 1, sizeof(*h), 256, false);
+    if (!h)
+        return WR_ENOMEM;
+    g->heap = h;
     size_t i = g->len++;
     while (i > 0) {
         size_t up = (i - 1) / 2;
@@ -261,14 +264,11 @@ static person_t *make(wr_logreplay_t *r, const char *u, person_t *old)
 
 static wr_err_t pending_add(wr_logreplay_t *r, person_t *p)
 {
-    if (r->npending == r->pending_cap) {
-        size_t cap = r->pending_cap ? r->pending_cap * 2 : 256;
-        person_t **a = realloc(r->pending, cap * sizeof(*a));
-        if (!a)
-            return WR_ENOMEM;
-        r->pending = a;
-        r->pending_cap = cap;
-    }
+    person_t **a =
+        wr_array_grow(r->pending, &r->pending_cap, r->npending + 1, sizeof(*a), 256, false);
+    if (!a)
+        return WR_ENOMEM;
+    r->pending = a;
     r->pending[r->npending++] = p;
     return WR_OK;
 }
