@@ -332,9 +332,21 @@ bool wr_crypto_ed25519_verify(const uint8_t pub[WR_CRYPTO_ED25519_PUB], const vo
     return ok;
 }
 
+/* The pass phrase callback of a PEM read: none. An encrypted key is then
+ * refused, where OpenSSL's default callback would prompt on the terminal
+ * (or, without one, read stdin) and block the daemon reading its key. */
+static int no_pass_phrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)u;
+    return -1;
+}
+
 /* The private key of a PEM text (len bytes): *k the key, NULL when the
- * text holds none (WR_OK either way); WR_EINVAL for a text too long for a
- * memory BIO, WR_ENOMEM. The caller frees *k. */
+ * text holds none or an encrypted one (WR_OK either way); WR_EINVAL for a
+ * text too long for a memory BIO, WR_ENOMEM. The caller frees *k. */
 static wr_err_t read_pem_key(const char *pem, size_t len, EVP_PKEY **k)
 {
     *k = NULL;
@@ -343,7 +355,7 @@ static wr_err_t read_pem_key(const char *pem, size_t len, EVP_PKEY **k)
     BIO *b = BIO_new_mem_buf(pem, (int)len);
     if (!b)
         return WR_ENOMEM;
-    *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+    *k = PEM_read_bio_PrivateKey(b, NULL, no_pass_phrase, NULL);
     BIO_free(b);
     return WR_OK;
 }

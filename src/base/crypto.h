@@ -4,7 +4,7 @@
  * wiping of secrets, the derivation of the visitor cookie key, and the
  * digests (SHA-256 for snapshot checksums, SHA-1 for Redis script names),
  * Ed25519 (keys, PEM, signing and verifying: the public log's
- * checkpoints, base/checkpoint.h), and for Web Push P-256 (keys, PEM,
+ * checkpoints, base/note.h), and for Web Push P-256 (keys, PEM,
  * ECDH, ES256 signatures), HKDF-SHA-256 and AES-128-GCM.
  * Tokens and invites (token.c, invite.c), visitor cookies (identity.c),
  * the admin key check and the secrets (api, main), the snapshot
@@ -160,8 +160,9 @@ bool wr_crypto_ed25519_verify(const uint8_t pub[WR_CRYPTO_ED25519_PUB], const vo
 /*
  * The private key of a PEM text (len bytes; "-----BEGIN PRIVATE KEY-----",
  * PKCS#8, as `openssl genpkey -algorithm ed25519` writes it) into seed.
- * WR_OK, or WR_EINVAL when it is not PEM, not PKCS#8 or not an Ed25519 key
- * (an RSA or P-256 key is refused, not converted).
+ * WR_OK, or WR_EINVAL when it is not PEM, not PKCS#8, encrypted (no pass
+ * phrase is ever asked for) or not an Ed25519 key (an RSA or P-256 key is
+ * refused, not converted).
  */
 wr_err_t wr_crypto_ed25519_from_pem(const char *pem, size_t len,
                                     uint8_t seed[WR_CRYPTO_ED25519_SEED]);
@@ -223,8 +224,9 @@ bool wr_crypto_p256_verify(const uint8_t pub[WR_CRYPTO_P256_PUB], const void *ms
 /* The private key of a PEM text (len bytes): PKCS#8 ("BEGIN PRIVATE
  * KEY", `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)
  * or SEC 1 ("BEGIN EC PRIVATE KEY", `openssl ecparam -genkey -name
- * prime256v1`), into priv. WR_OK, or WR_EINVAL when it is not PEM or not
- * a P-256 key (an Ed25519, RSA or P-384 key is refused). */
+ * prime256v1`), into priv. WR_OK, or WR_EINVAL when it is not PEM,
+ * encrypted (no pass phrase is ever asked for) or not a P-256 key (an
+ * Ed25519, RSA or P-384 key is refused). */
 wr_err_t wr_crypto_p256_from_pem(const char *pem, size_t len, uint8_t priv[WR_CRYPTO_P256_PRIV]);
 
 /* The PEM text (PKCS#8) of priv, NUL-terminated, into out (cap bytes;

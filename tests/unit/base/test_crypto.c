@@ -3,7 +3,10 @@
  * RFC 4231, SHA-256 and SHA-1 against FIPS 180-2, random bytes, the
  * constant-time comparison, wiping, and the cookie-key derivation against
  * a value computed independently (Python: hmac.new(secret,
- * b"waitroom cookie v1", sha256)).
+ * b"waitroom cookie v1", sha256)); Ed25519 against RFC 8032 and RFC 8410's
+ * key, HKDF against RFC 5869, AES-128-GCM against the GCM spec's test case
+ * 2, P-256 (ECDH, ES256, PEM) by round trips and refusals; encrypted PEM
+ * refused without a pass phrase prompt.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "base/crypto.h"
 #include "base/hex.h"
@@ -321,7 +325,47 @@ static void test_p256_pem(void **state)
     assert_int_equal(wr_crypto_p256_from_pem("not pem", 7, back), WR_EINVAL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_hmac_rfc4231), cmocka_unit_test(test_random),
+/* Encrypted PKCS#8 keys (`openssl pkcs8 -topk8 -v2 aes-256-cbc -passout
+ * pass:pass`, an Ed25519 and a P-256 key): refused, and no pass phrase is
+ * asked for. OpenSSL's default would prompt on the terminal, or without one
+ * read stdin: a daemon reading --log-key or --push-key would block there or
+ * take its stdin as the phrase. Here stdin holds the right phrase. */
+static void test_encrypted_pem_refused(void **state)
+{
+    (void)state;
+    static const char ed[] = "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+                             "MIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAgeQQPLJkqmUAICCAAw\n"
+                             "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEFiWDTZxwTVGLdx5TbnBnB8EQFN9\n"
+                             "vyaqMyD4CyTbU0nBUt5yvhJtvcqgL0V0EP1rihz+0lbpGZ87QB9mxh+ZVyo+uLo8\n"
+                             "gTxYP93tGJ23UFD4Xzo=\n"
+                             "-----END ENCRYPTED PRIVATE KEY-----\n";
+    static const char p256[] = "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+                               "MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAiOfM7TpvQg0wICCAAw\n"
+                               "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEENDfljuhDtJl8Ww4VUduEGIEgZAo\n"
+                               "mML7+qVBMevyKtehCiRCgdS+B4jZ6YfiPUlRtr00OUMvLG04H466Fmzn+nX6s1Ts\n"
+                               "3Udy3HVlGxcpl2GPK7lguex/umrDR5+n35fWG/arh0yPUUOSZFXR2rQV5oMfv1BR\n"
+                               "DeeM+UdvAZSIh3ckORQXBKAuSOTneqZPUpTEx//gYmpDt1bmOHXsCitDInlOR9g=\n"
+                               "-----END ENCRYPTED PRIVATE KEY-----\n";
+    int fds[2], saved = dup(0);
+    assert_true(saved >= 0 && pipe(fds) == 0);
+    assert_int_equal(write(fds[1], "pass\npass\n", 10), 10);
+    close(fds[1]);
+    assert_int_equal(dup2(fds[0], 0), 0);
+    close(fds[0]);
+    uint8_t key[32];
+    wr_err_t e1 = wr_crypto_ed25519_from_pem(ed, sizeof ed - 1, key);
+    wr_err_t e2 = wr_crypto_p256_from_pem(p256, sizeof p256 - 1, key);
+    char left[16] = "";
+    ssize_t n = read(0, left, sizeof left - 1);
+    assert_int_equal(dup2(saved, 0), 0);
+    close(saved);
+    assert_int_equal(e1, WR_EINVAL);
+    assert_int_equal(e2, WR_EINVAL);
+    assert_int_equal(n, 10); /* stdin untouched */
+}
+
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_encrypted_pem_refused),
+             cmocka_unit_test(test_hmac_rfc4231), cmocka_unit_test(test_random),
              cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
              cmocka_unit_test(test_sha256), cmocka_unit_test(test_sha1_hex),
              cmocka_unit_test(test_ed25519_rfc8032), cmocka_unit_test(test_ed25519_pem),
