@@ -156,6 +156,20 @@ static void test_ed25519_rfc8032(void **state)
     assert_int_equal(wr_crypto_ed25519_sign(s2, "hello", 5, sig), WR_OK);
     assert_true(wr_crypto_ed25519_verify(p2, "hello", 5, sig));
     assert_false(wr_crypto_ed25519_verify(pub1, "hello", 5, sig));
+
+    /* TEST 2: the one-byte message 0x72 */
+    uint8_t seed2[32], pub2[32], sig2[64];
+    unhex("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb", seed2, sizeof seed2);
+    unhex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", pub2, sizeof pub2);
+    unhex("92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da"
+          "085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
+          sig2, sizeof sig2);
+    assert_int_equal(wr_crypto_ed25519_public(seed2, pub), WR_OK);
+    assert_memory_equal(pub, pub2, 32);
+    assert_int_equal(wr_crypto_ed25519_sign(seed2, "\x72", 1, sig), WR_OK);
+    assert_memory_equal(sig, sig2, 64);
+    assert_true(wr_crypto_ed25519_verify(pub2, "\x72", 1, sig2));
+    assert_false(wr_crypto_ed25519_verify(pub2, "\x73", 1, sig2));
 }
 
 /* A fresh key of one kind (keygen: its 32 private bytes and its public

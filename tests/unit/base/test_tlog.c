@@ -175,10 +175,15 @@ static const struct proof_vec ct_inclusion[] = {
 };
 
 static const struct proof_vec ct_consistency[] = {
-    {2,
+    {1,
      8,
+     {"96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+      "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+      "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4", NULL}},
+    {2,
+     5,
      {"5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-      "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4", NULL, NULL}},
+      "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b", NULL, NULL}},
     {6,
      8,
      {"0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
@@ -258,10 +263,10 @@ static void test_ct_proofs(void **state)
 {
     (void)state;
     build_ct();
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof ct_inclusion / sizeof ct_inclusion[0]; i++)
         check_vec(&ct_inclusion[i], 0);
+    for (size_t i = 0; i < sizeof ct_consistency / sizeof ct_consistency[0]; i++)
         check_vec(&ct_consistency[i], 1);
-    }
     /* bounds */
     wr_tlog_reader_t r = {read_node, &ct_store};
     uint8_t proof[WR_TLOG_PROOF_MAX][H];
