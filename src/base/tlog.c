@@ -140,11 +140,13 @@ wr_err_t wr_tlog_frontier_load(const wr_tlog_reader_t *r, uint64_t size, wr_tlog
 
 /* ---------- proofs */
 
-/* The largest power of two strictly below n (n >= 2). */
+/* The largest power of two strictly below n (n >= 2). Doubles while 2k
+ * <= n - 1, written so that it never computes 2^64 (which wraps to 0 and
+ * would loop for ever on a size above 2^63). */
 static uint64_t split_of(uint64_t n)
 {
     uint64_t k = 1;
-    while (k << 1 < n)
+    while (k <= (n - 1) / 2)
         k <<= 1;
     return k;
 }

@@ -274,6 +274,11 @@ static void test_ct_proofs(void **state)
     assert_int_equal(wr_tlog_inclusion_proof(sha, &r, 8, 8, proof, &n), WR_EINVAL);
     assert_int_equal(wr_tlog_consistency_proof(sha, &r, 0, 8, proof, &n), WR_EINVAL);
     assert_int_equal(wr_tlog_consistency_proof(sha, &r, 5, 3, proof, &n), WR_EINVAL);
+    /* a size past 2^63 (the largest power of two below it is 2^63): the
+     * reader is asked, nothing loops on an overflowed doubling */
+    assert_int_equal(wr_tlog_inclusion_proof(sha, &r, 0, UINT64_MAX, proof, &n), WR_ENOTFOUND);
+    assert_int_equal(wr_tlog_consistency_proof(sha, &r, 3, (uint64_t)1 << 63 | 5, proof, &n),
+                     WR_ENOTFOUND);
     /* a hash the store lacks is the reader's error, not a wrong proof */
     assert_int_equal(wr_tlog_inclusion_proof(sha, &r, 0, 9, proof, &n), WR_ENOTFOUND);
     assert_int_equal(wr_tlog_consistency_proof(sha, &r, 4, 4, proof, &n), WR_OK);
