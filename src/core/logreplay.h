@@ -20,7 +20,10 @@
  *
  * Costs: O(log n) per leaf (a binary heap per group with lazy deletion;
  * a hash of people by log id), one SHA-256 per drawn person; memory
- * O(people). Not thread-safe; no I/O.
+ * O(joins), about 100 bytes each (a person who joins again gets a new
+ * place; places are never freed before the replay), so a log's replay
+ * takes about as much memory as its join leaves take bytes. Not
+ * thread-safe; no I/O.
  */
 #ifndef WR_LOGREPLAY_H
 #define WR_LOGREPLAY_H
