@@ -36,6 +36,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "base/hex.h"
+
 /* The label of the cookie key: changing it logs every visitor out. */
 #define COOKIE_KEY_LABEL "waitroom cookie v1"
 
@@ -167,17 +169,12 @@ void wr_crypto_hmac_free(wr_crypto_hmac_t *h)
 
 wr_err_t wr_crypto_sha1_hex(const void *data, size_t len, char out[WR_CRYPTO_SHA1_HEX + 1])
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char md[SHA_DIGEST_LENGTH];
 
     if ((!data && len > 0) || !out)
         return WR_EINVAL;
     SHA1(len ? data : (const void *)"", len, md);
-    for (int i = 0; i < SHA_DIGEST_LENGTH; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 15];
-    }
-    out[WR_CRYPTO_SHA1_HEX] = '\0';
+    wr_hex_encode(md, SHA_DIGEST_LENGTH, out); /* 40 digits and the NUL */
     return WR_OK;
 }
 
