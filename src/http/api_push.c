@@ -45,6 +45,7 @@
 #include "http/api_internal.h"
 #include "http/api_routes.h"
 #include "http/pushsend.h"
+#include "store/store_breaker.h"
 
 #define KEY_LABEL      "waitroom push vapid key v1"
 #define CLOSING_TTL_S  3600         /* the closing push's TTL */
@@ -245,8 +246,11 @@ bool wr_api__push_config_refused(const wr_api_t *a, const json_t *body, char *ms
 {
     if (!json_is_true(json_object_get(body, "push")))
         return false;
+    /* the backend's name, not the breaker's that wraps it */
+    const wr_store_t *inner = wr_store_breaker_inner(a->store);
     if (!wr_store_has_push(a->store))
-        snprintf(msg, cap, "push is not available yet on the %s store", a->store->ops->name);
+        snprintf(msg, cap, "push is not available yet on the %s store",
+                 (inner ? inner : a->store)->ops->name);
     else if (!a->cfg->push_subject[0])
         snprintf(msg, cap, "push needs the server's --push-subject");
     else
