@@ -719,8 +719,9 @@ void wr_api__handle_history(wr_api_t *a, wr_http_req_t *req, const wr_api__call_
     int64_t since_s = 0;
     const char *qs = wr_http_req_query(req);
     struct evkeyvalq params = {0};
-    if (qs && evhttp_parse_query_str(qs, &params) == 0) {
-        const char *v = evhttp_find_header(&params, "since");
+    bool parsed = !qs || !*qs || evhttp_parse_query_str(qs, &params) == 0;
+    if (qs && *qs) { /* a query that is not name=value parts: no since to trust */
+        const char *v = parsed ? evhttp_find_header(&params, "since") : "";
         char *end = NULL;
         errno = 0;
         long long ms = v ? strtoll(v, &end, 10) : 0;

@@ -95,7 +95,8 @@ static void fail(logreq_t *r, wr_err_t err)
     if (err == WR_ENOTFOUND &&
         wr_store_queue_get(r->c->api->store, r->c->queue, exists_cb, r) == WR_OK)
         return;
-    fail(r, err);
+    reply_log_error(r->c, err);
+    done(r);
 }
 
 /* ---------- proofs: the recording reader, the replaying reader ---------- */

@@ -14,8 +14,11 @@
  * The key: --push-key's (read at start by wr_api_push_init), else derived
  * from the token secret (kept in the store, shared by every instance)
  * under its own label, so every instance signs with the same key and the
- * store keeps nothing more. A derived scalar that is not a valid P-256 key
- * (probability about 2^-32) is derived again under a numbered label.
+ * store keeps nothing more; derived once per secret (kept with the secret
+ * it came from), again after a rotation, when the sender is made again too
+ * (subscriptions made before then fail at their push service: API.md).
+ * A derived scalar that is not a valid P-256 key (probability about
+ * 2^-32) is derived again under a numbered label.
  *
  * Sending: the scheduler hands every admit answer of this instance's
  * ticks that claimed subscriptions to wr_api_push_admitted (the store
@@ -45,15 +48,20 @@
 #include "http/api_internal.h"
 #include "http/api_routes.h"
 #include "http/pushsend.h"
+#include "store/store_breaker.h"
 
 #define KEY_LABEL      "waitroom push vapid key v1"
 #define CLOSING_TTL_S  3600         /* the closing push's TTL */
 #define CLOSING_TRY_MS (10 * 60000) /* ... and how long it is tried */
 
 struct wr_api__push {
-    wr_pushsend_t *ps; /* made at the first push (the key must be known) */
-    uint8_t file_priv[WR_CRYPTO_P256_PRIV];
-    bool from_file; /* --push-key */
+    wr_pushsend_t *ps;      /* made at the first push with the key of generation ps_gen */
+    wr_pushsend_t *retired; /* the one before a key change: finishes what it holds */
+    unsigned gen, ps_gen;   /* the key's generation (0: none yet), the sender's */
+    uint8_t priv[WR_CRYPTO_P256_PRIV], pub[WR_CRYPTO_P256_PUB]; /* the key */
+    uint8_t of[WR_SECRET_MAX]; /* the token secret it was derived from */
+    size_t of_len;
+    bool from_file; /* --push-key (priv read at start, never derived) */
 };
 
 /* One message in flight: what its answer is counted under. */
@@ -75,14 +83,17 @@ wr_err_t wr_api_push_init(wr_api_t *a, char *why, size_t cap)
     if (f)
         fclose(f);
     wr_err_t err =
-        n > 0 && n < sizeof(pem) ? wr_crypto_p256_from_pem(pem, n, a->push->file_priv) : WR_EIO;
+        n > 0 && n < sizeof(pem) ? wr_crypto_p256_from_pem(pem, n, a->push->priv) : WR_EIO;
     wr_crypto_wipe(pem, sizeof(pem));
+    if (err == WR_OK)
+        err = wr_crypto_p256_public(a->push->priv, a->push->pub);
     if (err != WR_OK) {
         snprintf(why, cap, "--push-key %s: not a readable P-256 private key (PEM)",
                  a->cfg->push_key);
         return WR_EINVAL;
     }
     a->push->from_file = true;
+    a->push->gen = 1;
     return WR_OK;
 }
 
@@ -91,31 +102,41 @@ void wr_api__push_free(wr_api_t *a)
     if (!a->push)
         return;
     wr_pushsend_free(a->push->ps); /* answers the unsent ones CANCELED, from here */
-    wr_crypto_wipe(a->push->file_priv, sizeof(a->push->file_priv));
+    wr_pushsend_free(a->push->retired);
+    wr_crypto_wipe(a->push, sizeof(*a->push));
     free(a->push);
     a->push = NULL;
 }
 
-/* The VAPID private key and its point. WR_OK, or WR_EUNAVAILABLE while
- * no token secret is installed (a derived key), WR_EIO. */
-static wr_err_t push_key(wr_api_t *a, uint8_t priv[WR_CRYPTO_P256_PRIV],
-                         uint8_t pub[WR_CRYPTO_P256_PUB])
+/* The VAPID key (a->push->priv, pub): --push-key's, else derived from the
+ * token secret in use, derived again only when that secret changed (a
+ * rotation: a new generation). WR_OK, or WR_EUNAVAILABLE while no token
+ * secret is installed, WR_EIO. */
+static wr_err_t push_key(wr_api_t *a)
 {
-    if (a->push && a->push->from_file) {
-        memcpy(priv, a->push->file_priv, WR_CRYPTO_P256_PRIV);
-        return wr_crypto_p256_public(priv, pub);
-    }
+    struct wr_api__push *p = a->push;
+    if (!p)
+        return WR_EUNAVAILABLE;
+    if (p->from_file)
+        return WR_OK;
     if (a->secret_len == 0)
         return WR_EUNAVAILABLE;
+    if (p->gen && p->of_len == a->secret_len && memcmp(p->of, a->secret, a->secret_len) == 0)
+        return WR_OK;
     for (int i = 0; i < 8; i++) {
         char label[48];
         snprintf(label, sizeof label, i ? KEY_LABEL "/%d" : KEY_LABEL, i);
-        wr_err_t err = wr_crypto_derive_key(a->secret, a->secret_len, label, priv);
+        wr_err_t err = wr_crypto_derive_key(a->secret, a->secret_len, label, p->priv);
         if (err != WR_OK)
             return err;
-        if (wr_crypto_p256_public(priv, pub) == WR_OK)
+        if (wr_crypto_p256_public(p->priv, p->pub) == WR_OK) {
+            memcpy(p->of, a->secret, a->secret_len);
+            p->of_len = a->secret_len;
+            p->gen++;
             return WR_OK;
+        }
     }
+    p->gen = 0;
     return WR_EIO;
 }
 
@@ -134,12 +155,10 @@ static bool push_off(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
 
 static void key_reply(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
 {
-    uint8_t priv[WR_CRYPTO_P256_PRIV], pub[WR_CRYPTO_P256_PUB];
-    wr_err_t err = push_key(a, priv, pub);
-    wr_crypto_wipe(priv, sizeof priv);
+    wr_err_t err = push_key(a);
     char b64[WR_VAPID_KEY_B64 + 1], body[WR_VAPID_KEY_B64 + 32];
     if (err == WR_OK)
-        err = wr_b64url_encode(pub, sizeof pub, b64, sizeof b64, NULL);
+        err = wr_b64url_encode(a->push->pub, WR_CRYPTO_P256_PUB, b64, sizeof b64, NULL);
     if (err != WR_OK) {
         wr_api__reply_unavailable(a, req, route, err);
         return;
@@ -245,8 +264,11 @@ bool wr_api__push_config_refused(const wr_api_t *a, const json_t *body, char *ms
 {
     if (!json_is_true(json_object_get(body, "push")))
         return false;
+    /* the backend's name, not the breaker's that wraps it */
+    const wr_store_t *inner = wr_store_breaker_inner(a->store);
     if (!wr_store_has_push(a->store))
-        snprintf(msg, cap, "push is not available yet on the %s store", a->store->ops->name);
+        snprintf(msg, cap, "push is not available yet on the %s store",
+                 (inner ? inner : a->store)->ops->name);
     else if (!a->cfg->push_subject[0])
         snprintf(msg, cap, "push needs the server's --push-subject");
     else
@@ -282,25 +304,32 @@ static void sent_cb(const wr_pushsend_result_t *r, void *arg)
     free(s);
 }
 
-/* The sender, made at the first push. NULL when it cannot be. */
+/* The sender of the key in use, made at the first push and again after
+ * the key changed (the one before finishes what it holds). NULL when it
+ * cannot be. */
 static wr_pushsend_t *sender(wr_api_t *a)
 {
-    if (a->push->ps)
-        return a->push->ps;
-    uint8_t priv[WR_CRYPTO_P256_PRIV], pub[WR_CRYPTO_P256_PUB];
-    if (push_key(a, priv, pub) != WR_OK)
+    struct wr_api__push *p = a->push;
+    if (push_key(a) != WR_OK)
         return NULL;
+    if (p->ps && p->ps_gen == p->gen)
+        return p->ps;
+    if (p->ps) {
+        wr_pushsend_free(p->retired); /* two rotations within one push's tries */
+        p->retired = p->ps;
+        p->ps = NULL;
+    }
     wr_pushsend_config_t pc = {.base = a->base,
-                               .vapid_key = priv,
+                               .vapid_key = p->priv,
                                .subject = a->cfg->push_subject,
                                .allow = &a->cfg->push_allow,
                                .ca_file = getenv("WR_PUSH_CA_FILE")};
     wr_err_t err;
-    a->push->ps = wr_pushsend_new(&pc, &err);
-    wr_crypto_wipe(priv, sizeof priv);
-    if (!a->push->ps)
+    p->ps = wr_pushsend_new(&pc, &err);
+    p->ps_gen = p->gen;
+    if (!p->ps)
         wr_warn("could not start the push sender: %s", wr_strerror(err));
-    return a->push->ps;
+    return p->ps;
 }
 
 /* One admission's push. */

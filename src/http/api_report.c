@@ -329,7 +329,10 @@ void wr_api__handle_report(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t
     struct evkeyvalq params = {0};
     int64_t from = -1, to = -1;
     bool csv = false, ok = true;
-    if (qs && evhttp_parse_query_str(qs, &params) == 0) {
+    /* a query that is not name=value parts is refused, not dropped */
+    if (qs && *qs && evhttp_parse_query_str(qs, &params) != 0) {
+        ok = false;
+    } else if (qs) {
         ok = query_ms(&params, "from", &from) && query_ms(&params, "to", &to);
         const char *f = evhttp_find_header(&params, "format");
         if (f && strcmp(f, "csv") == 0)

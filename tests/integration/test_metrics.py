@@ -156,7 +156,10 @@ class Metrics(PrivateServer):
         self.assertError(self.c.get(path + "?since=soon", ADMIN), 400, "BAD_REQUEST")
         # beyond int64, a sign or a space: not a time either (a fresh
         # user's probe got 200 for these)
-        for bad in ("99999999999999999999999", "9223372036854775808", "%2B5", "%201", "-1"):
+        # ... nor is one beside a part that is not name=value (the whole
+        # query was once dropped: 200)
+        for bad in ("99999999999999999999999", "9223372036854775808", "%2B5", "%201", "-1",
+                    "soon&x"):
             self.assertError(self.c.get(path + "?since=" + bad, ADMIN), 400, "BAD_REQUEST")
         h = self.poll_until(lambda: self.c.get(path, ADMIN).json,
                             lambda b: b and len(b["t"]) >= 3 and b["waiting"][-1] == 4,

@@ -372,6 +372,37 @@ class PublicLog(WRTest):
         self.assertEqual(self.vkey(w.client), vkey)
 
     # ------------------------------------------------------------ restarts
+    def test_broken_log_answers_503(self):
+        """A log shorter than its checkpoint (a snapshot whose checkpoint
+        size was raised past its leaves) is 503 LOG_BROKEN on every log
+        route, the server answering on."""
+        self.memory_only()
+        data = tempfile.mkdtemp(dir=ENV.tmpdir)
+        w = memory_server(self, data)
+        q = self.new_queue(dict(FAST, publicLog=True), client=w.client)
+        for _ in range(2):
+            w.client.join(q, uid())
+        r, size, _ = self.signed(q, 4, client=w.client)
+        cp = r.body.encode()
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+        path = os.path.join(data, "waitroom.snapshot")
+        with open(path, "rb") as f:
+            snap = bytearray(f.read())
+        at = snap.rfind(cp)
+        self.assertGreater(at, 0)
+        at += len(cp)
+        self.assertEqual(int.from_bytes(snap[at:at + 8], "little"), size)
+        snap[at:at + 8] = (size + 100).to_bytes(8, "little")
+        snap[-32:] = hashlib.sha256(bytes(snap[:-32])).digest()
+        with open(path, "wb") as f:
+            f.write(snap)
+        w = memory_server(self, data)
+        for path in ("checkpoint", "entries?start=0&end=1", "proof/inclusion?index=0&size=1",
+                     "proof/consistency?from=1&to=1"):
+            self.assertError(w.client.get("/v1/queues/%s/log/%s" % (q, path)), 503,
+                             "LOG_BROKEN", path)
+        self.assertEqual(w.client.get("/healthz").status, 200)
+
     def test_restart_and_corrupt_leaf(self):
         self.memory_only()
         data = tempfile.mkdtemp(dir=ENV.tmpdir)
