@@ -79,7 +79,7 @@ static void counted_cb(wr_err_t err, void *arg)
         wr_api__ctx_free(c);
         return;
     }
-    /* the join: the pass signed again (the same claims give the same token) */
+    /* the join: the pass of the claims made with the request's answer */
     char tok[WR_TOKEN_MAX + 1], buf[WR_TOKEN_MAX + 128];
     int n = -1;
     if (wr_token_sign_key(&c->claims, &a->keys[0], tok, sizeof tok) == WR_OK)
@@ -147,10 +147,10 @@ bool wr_api__bypass_join(wr_api_t *a, wr_http_req_t *req, const char *queue,
     if (!c)
         return true;
     memcpy(c->cookie, cookie, sizeof c->cookie);
-    char tok[WR_TOKEN_MAX + 1];
+    /* the pass's claims now; it is signed once, with the answer (counted_cb) */
     if (wr_api__sign_pass(a, queue, user, cfg->token_ttl_seconds, false, rule->name, &c->claims,
-                          tok, sizeof tok) != WR_OK) {
-        wr_api__reply_error(a, req, WR_ROUTE_JOIN, 500, "INTERNAL", "could not sign the pass", NULL,
+                          NULL, 0) != WR_OK) {
+        wr_api__reply_error(a, req, WR_ROUTE_JOIN, 500, "INTERNAL", "could not make the pass", NULL,
                             NULL, 0);
         wr_api__ctx_free(c);
         return true;

@@ -296,7 +296,9 @@ wr_err_t wr_api__sign_pass(wr_api_t *a, const char *queue, const char *user, uin
     cl->exp = cl->iat + (int64_t)ttl_s;
     cl->fail_open = fail_open;
     wr_err_t err = wr_token_new_jti(cl->jti);
-    return err != WR_OK ? err : wr_token_sign_key(cl, &a->keys[0], out, cap);
+    if (err != WR_OK || !out)
+        return err;
+    return wr_token_sign_key(cl, &a->keys[0], out, cap);
 }
 
 /* ---------- the queue page of a view ---------- */

@@ -70,7 +70,8 @@ bool wr_api__degraded_view(wr_api__ctx_t *c, wr_err_t err, wr_api__entry_view_t 
  * A pass the store never saw, for user in queue, valid ttl_s seconds from
  * now: a fail-open pass (fail_open, degraded mode) or a bypass pass
  * (bypass: the rule's name, "" for none). Fills *cl (a fresh jti) and
- * signs it with the current key into out (cap bytes). Returns WR_OK or
+ * signs it with the current key into out (cap bytes; out NULL: the claims
+ * only, for a caller that signs them later). Returns WR_OK or
  * the error of the jti or the signing. Spent once through the store's
  * burned set (api_tokens.c).
  */
