@@ -357,13 +357,12 @@
     if (sel && sel.value !== lang) sel.value = lang;
 
     if (S.state === 'waiting') {
+      /* the position is said once: the big number (aria-live), not again
+       * as "people ahead" (position - 1) */
       setText('position', fmt(S.position));
-      setText('ahead', fmt(Math.max(0, S.position - 1)));
       setText('waiting', fmt(S.waiting));
       setText('odds', S.stockLeft === null ? ''
         : t(S.stockLeft > 0 ? 'odds' : 'odds_none', { stock: fmt(S.stockLeft), position: fmt(S.position) }));
-    /* the position is said once: the big number (aria-live), not again
-     * as "people ahead" (position - 1) */
       setText('eta', etaText(S.eta));
       var first = firstPosition(S.position);
       var bar = document.getElementById('progress');

@@ -55,9 +55,11 @@
   }
 
   /* The list of reports. */
+  var listing = null; /* the list request in flight: one at a time (timer, observer, login) */
   function list() {
     if (!key() || $('board').hidden) return Promise.resolve();
-    return get('/v1/admin/reports').then(function (r) {
+    if (listing) return listing;
+    listing = get('/v1/admin/reports').then(function (r) {
       return r.ok ? r.json() : null;
     }).then(function (j) {
       if (!j) return;
@@ -74,7 +76,8 @@
         ul.appendChild(li);
       });
       $('no-reports').hidden = j.reports.length > 0;
-    }, function () { /* the board says the store's state */ });
+    }, function () { /* the board says the store's state */ }).then(function () { listing = null; });
+    return listing;
   }
 
   /* One chart: bars (or a line for the waits) of field per minute. */
