@@ -28,6 +28,9 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import checklib  # noqa: E402
+from checklib import check, summary  # noqa: E402
 
 
 def free_pair():
@@ -72,12 +75,6 @@ def main():
                             start_new_session=True)
     jar = http.cookiejar.CookieJar()
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
-    checks = []
-
-    def check(name, ok, detail=""):
-        checks.append(ok)
-        print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else ": " + detail),
-              flush=True)
 
     def call(method, url, body=None):
         req = urllib.request.Request(url, data=body, method=method,
@@ -141,12 +138,10 @@ def main():
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-        if not all(checks):
+        if checklib.failed:
             print(out[-3000:])
         shutil.rmtree(run_dir, ignore_errors=True)
-    failed = checks.count(False)
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
