@@ -91,7 +91,9 @@ def main():
         while time.monotonic() < deadline and not ready:
             try:
                 ready = call("GET", base + "/readyz")[0] == 200
-            except OSError:
+            except OSError:  # not listening yet
+                pass
+            if not ready:  # (a 503 too: no busy loop while the store gets ready)
                 time.sleep(0.2)
         check("make run's waitroomd answers /readyz", ready)
         shop_up = False
