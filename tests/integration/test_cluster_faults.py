@@ -141,8 +141,7 @@ class ClusterFaults(WRTest):
     def test_endpoint_hostname_over_tls_checks_the_name(self):
         # the certificate names localhost and no address: the instance gets
         # only as far as the hostname endpoints take it
-        if not shutil.which("openssl"):
-            self.skipTest("openssl not installed")
+        self.assertTrue(shutil.which("openssl"), "openssl is missing: scripts/deps.sh installs it")
         c = localhost_certs(tempfile.mkdtemp(prefix="certs-", dir=ENV.tmpdir))
         cl = self.own_cluster(primaries=3, replicas=0, tls=c,
                               extra=["--cluster-preferred-endpoint-type", "hostname",
