@@ -479,10 +479,6 @@ static void test_closed_state(void **state)
     free(html);
 }
 
-/* K46: while admission waits only on stock (stock 0, passes live) the
- * page gives no time but what it waits for; a held person there is told
- * they go in first when a pass comes back. Admitted and passthrough get
- * their own heading, not the generic "Waiting room". */
 /* v renders with needle in it, and without `absent` (NULL: no check) in
  * what a person reads (count_text). */
 static void renders(const wr_page_view_t *v, const char *needle, const char *absent)
@@ -497,6 +493,10 @@ static void renders(const wr_page_view_t *v, const char *needle, const char *abs
     free(html);
 }
 
+/* K46: while admission waits only on stock (stock 0, passes live) the
+ * page gives no time but what it waits for; a held person there is told
+ * they go in first when a pass comes back. Admitted and passthrough get
+ * their own heading, not the generic "Waiting room". */
 static void test_waiting_for_stock(void **state)
 {
     (void)state;
