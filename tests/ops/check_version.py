@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """check_version.py - the release number is one fact (issue 37).
 
-`waitroomd --version`, the `waitroom_build_info` metric (both from
-src/base/version.h's WR_VERSION), the Debian package (debian/changelog's
-first entry) and docs/API.md's "Contract version implemented" line must
-name the same MAJOR.MINOR.PATCH: the contract version the server
-implements (shared/API.md, Clarifications 1.3).
+src/base/version.h's WR_VERSION (as `waitroomd --version` prints it; the
+`waitroom_build_info` metric prints the same macro and is not read here),
+the Debian package (debian/changelog's first entry) and docs/API.md's
+"Contract version implemented" line must name the same MAJOR.MINOR.PATCH:
+the contract version the server implements (shared/API.md, Clarifications
+1.3).
 
     python3 tests/ops/check_version.py [--waitroomd build/waitroomd]
 
