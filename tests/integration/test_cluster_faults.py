@@ -21,8 +21,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import ADMIN, ENV, Client, RedisCluster, WRTest, Waitroomd, uid
-from helpers import spawn
+from harness import ADMIN, ENV, Client, WRTest, Waitroomd, uid
+from helpers import RedisCluster, spawn
 from resp import RedisError
 
 ANSWER_BOUND_S = 2.0
