@@ -28,7 +28,8 @@ if [ "${1:-}" != build ]; then
                                       # deb_install (a clean Debian 12 chroot)
     prometheus                        # prometheus_rules: promtool check rules / test rules
     python3-flask                     # shop_examples: the Flask example (examples/python)
-    python3-cryptography              # verify_e2e: the log stand-in's Ed25519 signatures
+    python3-cryptography              # verify_e2e (the log stand-in's Ed25519), push_e2e and
+                                      # integration test_push (the push service stand-in's P-256)
   )
 fi
 if [ "${WR_DEPS_EXTRA:-}" != "" ]; then

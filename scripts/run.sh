@@ -2,7 +2,7 @@
 # `make run`: starts waitroomd on 127.0.0.1:8080 (make run PORT=N: on port
 # N) with the demo queue of examples/waitroom.ini, on the embedded store (no
 # Redis needed).
-# STORE=redis make run   starts a private redis-server under ./run/ instead,
+# STORE=redis make run   starts a private redis-server under ./run/ (RUN_DIR) instead,
 # and stops it when waitroomd stops (Ctrl-C, SIGTERM, or waitroomd exiting):
 # waitroomd runs as a child (no exec), so this script's EXIT trap runs.
 set -euo pipefail
@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 # RUN_DIR (default ./run): the data dir, the generated config and the logs
 run_dir=${RUN_DIR:-run}
 mkdir -p "$run_dir"
+run_dir=$(cd "$run_dir" && pwd)
 port_http=${PORT:-8080}
 case "$port_http" in '' | *[!0-9]*) echo "PORT must be a number: $port_http" >&2; exit 2 ;; esac
 shop_port=${SHOP_PORT:-$((port_http + 1))}
@@ -21,11 +22,11 @@ args=(--config "$run_dir/waitroom.ini" --listen "127.0.0.1:$port_http")
 if [ "${STORE:-memory}" = "redis" ]; then
   command -v redis-server >/dev/null || { echo "redis-server is not installed (scripts/deps.sh)"; exit 1; }
   port=${REDIS_PORT:-6390}
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$PWD/run" --appendonly yes \
-    --daemonize yes --pidfile "$PWD/run/redis.pid" --logfile "$PWD/run/redis.log"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$run_dir" --appendonly yes \
+    --daemonize yes --pidfile "$run_dir/redis.pid" --logfile "$run_dir/redis.log"
   stop_redis() {
     local pid
-    pid=$(cat run/redis.pid 2>/dev/null) || return 0
+    pid=$(cat "$run_dir/redis.pid" 2>/dev/null) || return 0
     kill "$pid" 2>/dev/null || return 0
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     echo "redis-server stopped"
@@ -35,9 +36,9 @@ if [ "${STORE:-memory}" = "redis" ]; then
   # waitroomd finds it at start and makes the demo queue before it listens
   for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
   args+=(--store "redis://127.0.0.1:$port")
-  echo "redis-server started on 127.0.0.1:$port (data in ./run/)"
+  echo "redis-server started on 127.0.0.1:$port (data in $run_dir)"
 else
-  args+=(--data-dir "$(cd "$run_dir" && pwd)")
+  args+=(--data-dir "$run_dir")
 fi
 base=http://127.0.0.1:$port_http
 WAITROOM_API=$base WAITROOM_PAGE=$base/ WAITROOM_QUEUE=demo PORT=$shop_port \

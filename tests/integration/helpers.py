@@ -4,7 +4,9 @@ helpers from harness.py or from here, never from another test module.
 
 What is here: private servers a test may stop, signal or starve
 (PrivateServer on the suite's store, PrivateRedisTest on a private
-redis-server), `spawn` (waitroomd without waiting for readiness),
+redis-server, RedisCluster: a private Redis Cluster, also the one run.py
+starts for the redis-cluster suite), `spawn` (waitroomd without waiting
+for readiness),
 `make_certs` (a test CA and certificates), /metrics parsers (`metric`: one
 series of a client's server; `metrics`: every series of an instance;
 `parse_metrics`: samples and types of a text), cookies, invites and page
@@ -23,7 +25,9 @@ import threading
 import time
 
 import jwtutil
-from harness import ENV, PROCS, REQUEST_TIMEOUT, RedisServer, WRTest, Waitroomd, stop_process, uid
+from harness import (ENV, PROCS, REQUEST_TIMEOUT, RedisServer, WRTest, Waitroomd, free_port,
+                     stop_process, uid)
+from resp import Redis, RedisError
 
 
 # ---- Private servers, spawned processes, certificates ----
@@ -178,6 +182,210 @@ def exchange(port, data, timeout=5.0):
         out += chunk
     s.close()
     return out.decode(errors="replace")
+
+
+# ---- A private Redis Cluster (the redis-cluster suite, test_cluster*.py) ----
+
+def free_cluster_port():
+    """A free port whose cluster bus port (+10000) is free too."""
+    for _ in range(100):
+        p = free_port()
+        if p + 10000 > 65535:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", p + 10000))
+            except OSError:
+                continue
+        return p
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+class RedisCluster:
+    """A private Redis Cluster on loopback: `primaries` primaries with
+    `replicas` replicas each (redis-cli --cluster create), node timeout
+    1 s, full coverage not required (queues on live shards keep working).
+    extra: more redis-server arguments for every node (e.g. requirepass).
+    tls: {"ca": PEM, "cert": PEM, "key": PEM}: each node also listens with
+    TLS on n.tls_port and the cluster speaks TLS (tls-cluster: CLUSTER SLOTS
+    and MOVED name the TLS ports); the plain port stays for the helpers."""
+
+    def __init__(self, tmpdir, primaries=3, replicas=1, extra=(), password=None, tls=None):
+        self.password = password
+        auth = ["--requirepass", password, "--masterauth", password] if password else []
+        self.tmpdir, self.extra = tmpdir, list(extra)
+        self.node_args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                          "--cluster-node-timeout", "1000",
+                          "--cluster-require-full-coverage", "no",
+                          "--appendonly", "yes", "--appendfsync", "no"] + auth + list(extra)
+        self.nodes = []
+        tls_cli = ["--tls", "--cacert", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]] \
+            if tls else []
+        try:
+            for _ in range(primaries * (1 + replicas)):
+                if tls:  # the cluster bus is at the TLS port + 10000
+                    tport = free_cluster_port()
+                    n = RedisServer(tmpdir, port=free_port(), password=password,
+                                    extra=self.node_args + [
+                                        "--tls-port", str(tport), "--tls-cluster", "yes",
+                                        "--tls-replication", "yes", "--tls-cert-file", tls["cert"],
+                                        "--tls-key-file", tls["key"], "--tls-ca-cert-file",
+                                        tls["ca"], "--tls-auth-clients", "optional"])
+                    n.tls_port = tport
+                else:
+                    n = RedisServer(tmpdir, port=free_cluster_port(), extra=self.node_args,
+                                    password=password)
+                self.nodes.append(n)
+            cmd = ["redis-cli"] + (["-a", password, "--no-auth-warning"] if password else []) + \
+                tls_cli + ["--cluster", "create"] + \
+                ["127.0.0.1:%d" % (n.tls_port if tls else n.port) for n in self.nodes] + \
+                ["--cluster-replicas", str(replicas), "--cluster-yes"]
+            out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 timeout=60)
+            if out.returncode != 0:
+                raise RuntimeError("redis-cli --cluster create: %s" % out.stdout[-2000:])
+            self.wait_ok()
+        except Exception:
+            self.stop()
+            raise
+
+    def url(self, scheme="redis-cluster", creds=""):
+        return "%s://%s127.0.0.1:%d,127.0.0.1:%d" % (scheme, creds, self.nodes[0].port,
+                                                     self.nodes[1].port)
+
+    def client(self, port):
+        r = Redis(port)
+        if self.password:
+            r.cmd("AUTH", self.password)
+        return r
+
+    def cmd(self, port, *args):
+        r = self.client(port)
+        try:
+            return r.cmd(*args)
+        finally:
+            r.close()
+
+    def alive(self):
+        return [n for n in self.nodes if n.proc.poll() is None]
+
+    def wait_ok(self, timeout=30):
+        """Every live node says cluster_state:ok and agrees on the primaries."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                states = [self.cmd(n.port, "CLUSTER", "INFO") for n in self.alive()]
+                repl = [self.cmd(n.port, "INFO", "replication") for n in self.alive()]
+                # and every replica in sync with its primary (WAIT needs it)
+                if all("cluster_state:ok" in s for s in states) and \
+                        all("role:master" in r or "master_link_status:up" in r for r in repl):
+                    return
+            except (OSError, RedisError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not reach cluster_state:ok")
+            time.sleep(0.1)
+
+    def nodes_table(self, port=None):
+        """CLUSTER NODES of a live node: [(id, port, flags, master_id, slots)]."""
+        port = port or self.alive()[0].port
+        rows = []
+        for line in self.cmd(port, "CLUSTER", "NODES").splitlines():
+            f = line.split()
+            rows.append((f[0], int(f[1].split("@")[0].rsplit(":", 1)[1]), f[2], f[3], f[8:]))
+        return rows
+
+    def owner(self, key):
+        """The port of the primary that owns key's slot."""
+        slot = self.cmd(self.alive()[0].port, "CLUSTER", "KEYSLOT", key)
+        for s in self.cmd(self.alive()[0].port, "CLUSTER", "SLOTS"):
+            if s[0] <= slot <= s[1]:
+                return s[2][1]
+        return None
+
+    def replicas_of(self, port):
+        ids = {p: i for i, p, _, _, _ in self.nodes_table()}
+        return [p for i, p, flags, master, _ in self.nodes_table()
+                if "slave" in flags and master == ids[port] and "fail" not in flags]
+
+    def replica_of(self, port):
+        r = self.replicas_of(port)
+        return r[0] if r else None
+
+    def primary_ports(self):
+        return sorted(p for _, p, flags, _, _ in self.nodes_table()
+                      if "master" in flags and "fail" not in flags)
+
+    def node(self, port):
+        return next(n for n in self.nodes if n.port == port)
+
+    def restart(self, port):
+        """Starts the killed node of port again on its data directory (its
+        nodes.conf: it rejoins the cluster with its slots)."""
+        old = self.node(port)
+        n = RedisServer(self.tmpdir, port=port, extra=self.node_args, datadir=old.dir,
+                        password=self.password)
+        self.nodes[self.nodes.index(old)] = n
+        return n
+
+    def ids(self):
+        """{port: node id} of the nodes a live node knows."""
+        return {p: i for i, p, _, _, _ in self.nodes_table()}
+
+    def add_node(self, timeout=30):
+        """Starts one more node (the cluster's arguments), joins it to the
+        cluster as a primary without slots (CLUSTER MEET) and waits until
+        every live node knows it. Returns its port."""
+        n = RedisServer(self.tmpdir, port=free_cluster_port(), extra=self.node_args,
+                        password=self.password)
+        self.nodes.append(n)
+        self.cmd(n.port, "CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+        deadline = time.monotonic() + timeout
+        while not all(n.port in self.ids_of(m.port) for m in self.alive()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not learn node %d" % n.port)
+            time.sleep(0.1)
+        self.wait_ok(timeout)
+        return n.port
+
+    def ids_of(self, port):
+        try:
+            return {p for _, p, _, _, _ in self.nodes_table(port)}
+        except (OSError, RedisError):
+            return set()
+
+    def migrate_slot(self, slot, src, dst):
+        """Moves slot from primary src to primary dst as redis-cli --cluster
+        reshard does: IMPORTING on dst, MIGRATING on src, MIGRATE every key,
+        then SETSLOT NODE on every live node."""
+        ids = self.ids()
+        self.cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+        self.cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+        self.migrate_keys(slot, src, dst)
+        self.assign_slot(slot, dst)
+
+    def migrate_keys(self, slot, src, dst):
+        """MIGRATEs every key of slot from src to dst (the slot MIGRATING)."""
+        auth = ["AUTH", self.password] if self.password else []
+        while True:
+            keys = self.cmd(src, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+            if not keys:
+                return
+            self.cmd(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, *(auth + ["KEYS"] + keys))
+
+    def assign_slot(self, slot, dst):
+        """CLUSTER SETSLOT slot NODE dst on every live primary (dst first)."""
+        ids = self.ids()
+        for p in [dst] + [p for p in self.primary_ports() if p != dst]:
+            try:
+                self.cmd(p, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+            except RedisError as e:  # a primary that gave up its last slot is a replica now
+                if p == dst or "only with masters" not in str(e):
+                    raise
+
+    def stop(self):
+        for n in self.nodes:
+            n.kill()
 
 
 # ---- /metrics ----

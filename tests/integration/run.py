@@ -34,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import harness  # noqa: E402
-from harness import ENV, RedisCluster, RedisServer, Waitroomd  # noqa: E402
+from harness import ENV, RedisServer, Waitroomd  # noqa: E402
+from helpers import RedisCluster  # noqa: E402
 
 
 def test_ids(result):

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import ADMIN, ENV, HOLD, Waitroomd, WRTest, admin_listener_client, uid
+from harness import ADMIN, ENV, HOLD, WRTest, admin_listener_client, uid
 from helpers import private_server
 
 STATES = ["waiting", "held", "prequeue", "challenge", "admitted", "closed", "soldout",
@@ -203,9 +203,7 @@ class WebDir(WRTest):
         with open(os.path.join(d, "i18n.json"), "w", encoding="utf-8") as f:
             f.write('{"he": {"heading": "\u05d0\u05ea\u05dd \u05d1\u05ea\u05d5\u05e8"}, '
                     '"nl": {"heading": "U staat in de rij"}}')
-        srv = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                        identity="header:X-User-Id", extra=("--web-dir", d))
-        self.addCleanup(srv.kill)
+        srv = private_server(self, identity="header:X-User-Id", extra=("--web-dir", d))
         q = self.new_queue(HOLD, client=srv.client)
         for h, query, lang, direction in [({"Accept-Language": "iw-IL,en;q=0.5"}, "", "he", "rtl"),
                                           ({"Accept-Language": "nl-BE"}, "", "nl", "ltr"),

@@ -14,7 +14,8 @@ import sys
 import threading
 import time
 
-from harness import ENV, ADMIN, RedisCluster, WRTest, Waitroomd, uid
+from harness import ENV, ADMIN, WRTest, Waitroomd, uid
+from helpers import RedisCluster
 
 STORE_TIMEOUT_MS = 250
 # every answer within the store timeout plus HTTP and a loaded 2-core box

@@ -4,7 +4,8 @@
   ip, hostname with `cluster-announce-hostname`, hostname without one ("?"),
   unknown-endpoint (NULL in CLUSTER SLOTS, "" in MOVED)) serves queues on
   every shard and follows a MOVED; over TLS the certificate is checked
-  against the hostname (a certificate for localhost only);
+  against the hostname (a certificate for localhost only: reached by
+  address, the nodes are refused);
 - /readyz: 503 naming every shard while every node answers CLUSTERDOWN; in
   durability mode a shard without the replicas WAIT needs is named with its
   reason (200 while other shards serve, 503 once none can);
@@ -20,7 +21,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import ADMIN, ENV, RedisCluster, WRTest, Waitroomd, uid
+from harness import ADMIN, ENV, Client, WRTest, Waitroomd, uid
+from helpers import RedisCluster, spawn
 from resp import RedisError
 
 ANSWER_BOUND_S = 2.0
@@ -141,8 +143,7 @@ class ClusterFaults(WRTest):
     def test_endpoint_hostname_over_tls_checks_the_name(self):
         # the certificate names localhost and no address: the instance gets
         # only as far as the hostname endpoints take it
-        if not shutil.which("openssl"):
-            self.skipTest("openssl not installed")
+        self.assertTrue(shutil.which("openssl"), "openssl is missing: scripts/deps.sh installs it")
         c = localhost_certs(tempfile.mkdtemp(prefix="certs-", dir=ENV.tmpdir))
         cl = self.own_cluster(primaries=3, replicas=0, tls=c,
                               extra=["--cluster-preferred-endpoint-type", "hostname",
@@ -163,6 +164,20 @@ class ClusterFaults(WRTest):
             self.assertEqual(self.acked_join(w.client, q, "t1"), 1)
         r = w.client.get("/readyz")
         self.assertEqual((r.status, r.json), (200, {"status": "ready"}))
+        # the same nodes reached by address: the certificate does not name
+        # 127.0.0.1, so no connection is made and the instance never serves
+        ip_url = "rediss-cluster://127.0.0.1:%d,127.0.0.1:%d" % (cl.nodes[0].tls_port,
+                                                                  cl.nodes[1].tls_port)
+        _, port, errpath = spawn(self, ["--store", ip_url, "--token-secret", ENV.secret,
+                                        "--redis-ca", c["ca"], "--store-timeout-ms", "250"])
+
+        def log():
+            with open(errpath, errors="replace") as f:
+                return f.read()
+        self.poll_until(log, lambda t: "certificate is not for '127.0.0.1'" in t, timeout=10,
+                        what="the name check refusing the address")
+        r = Client(port).get("/readyz")
+        self.assertEqual(r.status, 503, repr(r))
 
     # -- /readyz ------------------------------------------------------------
     def test_readyz_503_while_every_node_answers_clusterdown(self):

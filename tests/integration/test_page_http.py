@@ -3,6 +3,7 @@
 HEAD sends exactly GET's headers, 503 Retry-After is jittered (and the page
 agrees with it), and CJK text keeps its words whole."""
 import html
+import math
 import re
 import signal
 
@@ -195,12 +196,15 @@ class WaitingForStock(WRTest):
         self.assertEqual(page_attr(r, "data-waiting-for"), "stock")
         self.assertIn('<dd id="eta">when an unused pass comes back</dd>', r.body)
         self.assertIn('<p id="odds" class="odds">None left right now.</p>', r.body)
-        # with stock left, no waitingFor and an ETA again
-        self.assertEqual(self.c.patch_queue(q, {"stock": 5}).status, 200)
-        b = self.c.me(q, "third").json
+        # with stock left, no waitingFor and an ETA again: ceil(position /
+        # admitPerSecond), at a rate slow enough that "third" still waits
+        # (at 50/s it was let in at once and the ETA went unchecked)
+        self.assertEqual(self.c.patch_queue(q, {"stock": 5, "admitPerSecond": 0.1}).status, 200)
+        r = self.c.me(q, "third")
+        b = r.json
+        self.assertEqual(b["status"], "waiting", r)
         self.assertNotIn("waitingFor", b)
-        if b["status"] == "waiting":
-            self.assertIsNotNone(b["etaSeconds"], b)
+        self.assertEqual(b["etaSeconds"], math.ceil(b["position"] / 0.1), r)
 
 
 class RetryAfterJitter(WRTest):

@@ -188,8 +188,7 @@ class RedisProdTest(WRTest):
 
     # ------------------------------------------------------------ TLS (K18)
     def test_tls(self):
-        if not shutil.which("openssl"):
-            self.skipTest("openssl not installed")
+        self.assertTrue(shutil.which("openssl"), "openssl is missing: scripts/deps.sh installs it")
         d = tempfile.mkdtemp(prefix="certs-", dir=ENV.tmpdir)
         c = make_certs(d)
         port = free_port()

@@ -14,19 +14,9 @@ import re
 import time
 
 from harness import ADMIN, FAST, HOLD, WRTest, uid
+from helpers import metrics
 
 CLOSED_MAX_MS = 60000
-
-
-def metrics(w):
-    """/metrics of instance w as {(name, labels): value}."""
-    r = w.client.get("/metrics")
-    out = {}
-    for line in r.body.splitlines():
-        m = re.match(r'^([a-z_]+)(?:\{([^}]*)\})? (\S+)$', line)
-        if m:
-            out[(m.group(1), m.group(2) or "")] = float(m.group(3))
-    return out
 
 
 class SaleEnd(WRTest):

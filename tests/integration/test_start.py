@@ -221,13 +221,14 @@ class SignalsDuringStart(WRTest):
         if WRAPPED:
             self.skipTest("not under a wrapper (its start takes seconds)")
 
-    def launch(self, extra=()):
+    def launch(self, extra=(), env=None):
         errpath = os.path.join(ENV.tmpdir, "sigstart-%s.log" % uid())
         with open(errpath, "wb") as err:
             proc = subprocess.Popen([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store",
                                      ENV.store_arg, "--token-secret", ENV.secret,
                                      "--log-level", "info"] + list(extra),
-                                    stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+                                    stdout=subprocess.PIPE, stderr=err, start_new_session=True,
+                                    env=env)
         PROCS.append(proc)
         self.addCleanup(proc.stdout.close)
         self.addCleanup(stop_process, proc)
@@ -368,15 +369,7 @@ class SignalsDuringStart(WRTest):
         sock.bind(path)
         self.addCleanup(sock.close)
         sock.settimeout(15)
-        errpath = os.path.join(ENV.tmpdir, "sigstart-%s.log" % uid())
-        with open(errpath, "wb") as err:
-            proc = subprocess.Popen([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store",
-                                     ENV.store_arg, "--token-secret", ENV.secret],
-                                    stdout=subprocess.PIPE, stderr=err, start_new_session=True,
-                                    env=dict(os.environ, NOTIFY_SOCKET=path))
-        PROCS.append(proc)
-        self.addCleanup(proc.stdout.close)
-        self.addCleanup(stop_process, proc)
+        proc, errpath = self.launch(env=dict(os.environ, NOTIFY_SOCKET=path))
         msg = sock.recv(4096).decode()
         self.assertEqual(msg, "READY=1")
         line = self.first_line(proc, 1)  # printed before READY=1

@@ -20,8 +20,6 @@ from resp import Redis, RedisError
 STORE_TIMEOUT_MS = 250       # waitroomd's default --store-timeout-ms
 MARGIN_S = 2.0               # scheduling margin on a loaded 2-core box (ASan)
 
-LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
-
 
 def commandstats(r):
     """{command: calls} from INFO commandstats."""

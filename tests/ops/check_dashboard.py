@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from checklib import check, summary  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from harness import ADMIN, Waitroomd, kill_all  # noqa: E402
+from helpers import solve  # noqa: E402
 
 DASHBOARD = os.path.join(ROOT, "examples", "grafana", "waitroom.json")
 # Labels Prometheus adds to every series it scrapes.
@@ -158,11 +159,19 @@ def drive(server):
     assert 429 in limited, "no 429 from --join-rate 1 --join-burst 5: %r" % limited
 
 
+# The families drive_sale() makes a queue use: each must have samples, or
+# the label checks of its panels would be skipped (a note, not a failure).
+SALE_FAMILIES = ("waitroom_queue_stock_left", "waitroom_queue_closed", "waitroom_queue_sold_out",
+                 "waitroom_autotune_rate", "waitroom_challenges_issued_total",
+                 "waitroom_challenges_solved_total", "waitroom_challenges_refused_total",
+                 "waitroom_captcha_verifications_total")
+
+
 def drive_sale(server):
     """The 1.2 families: a queue with a stock, autotune, a join challenge
     (issued, solved, refused) and a CAPTCHA whose provider does not answer
-    (a closed loopback port: outcome error); a closed queue; a sold-out one."""
-    import hashlib
+    (a closed loopback port: outcome error); a closed queue; a sold-out one.
+    Returns the SALE_FAMILIES still without a sample after 20 s."""
     import socket
     import time
     time.sleep(2.5)  # --join-rate 1: drive() spent the burst; two joins here
@@ -179,13 +188,7 @@ def drive_sale(server):
     assert r.status in (200, 201), repr(r)
     u = "dash-sale-1"
     ch = c.get("/v1/queues/%s/challenge" % q, c.uh(u)).json["challenge"]
-    i = 0
-    while True:  # 4 leading zero bits
-        nonce = "n%d" % i
-        if hashlib.sha256((ch + ":" + nonce).encode()).digest()[0] < 16:
-            break
-        i += 1
-    body = {"challenge": ch, "nonce": nonce, "captchaResponse": "x"}
+    body = {"challenge": ch, "nonce": solve(ch, 4), "captchaResponse": "x"}
     r = c.request("POST", "/v1/queues/%s/entries" % q, c.uh(u), body)
     assert r.status == 403, repr(r)  # the provider does not answer: refused
     assert c.join(q, "dash-sale-2").status == 403  # no solution: refused
@@ -193,7 +196,15 @@ def drive_sale(server):
                       ("dash-soldout", {"admitPerSecond": 5, "stock": 0})):
         r = c.put_queue(name, cfg)
         assert r.status in (200, 201), repr(r)
-    time.sleep(1.5)  # an admission tick of each queue publishes its gauges
+    # an admission tick of each queue publishes its gauges: a busy machine
+    # may take more than a tick's time to run it
+    deadline = time.monotonic() + 20
+    while True:
+        _, sampled = exposed(c.get("/metrics").body)
+        missing = [f for f in SALE_FAMILIES if f not in sampled]
+        if not missing or time.monotonic() > deadline:
+            return missing
+        time.sleep(0.1)
 
 
 def main():
@@ -221,7 +232,9 @@ def main():
                        extra=("--join-rate", "1", "--join-burst", "5"))
     try:
         drive(server)
-        drive_sale(server)
+        missing = drive_sale(server)
+        check("the families drive_sale() uses have samples", not missing,
+              "no sample of %s" % missing)
         r = server.client.get("/metrics")
         check("/metrics answers 200", r.status == 200, repr(r))
         fams, sampled = exposed(r.body if isinstance(r.body, str) else r.body.decode())

@@ -28,6 +28,9 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import checklib  # noqa: E402
+from checklib import check, summary  # noqa: E402
 
 
 def free_pair():
@@ -72,12 +75,6 @@ def main():
                             start_new_session=True)
     jar = http.cookiejar.CookieJar()
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
-    checks = []
-
-    def check(name, ok, detail=""):
-        checks.append(ok)
-        print(("ok   " if ok else "FAIL ") + name + ("" if ok or not detail else ": " + detail),
-              flush=True)
 
     def call(method, url, body=None):
         req = urllib.request.Request(url, data=body, method=method,
@@ -94,7 +91,9 @@ def main():
         while time.monotonic() < deadline and not ready:
             try:
                 ready = call("GET", base + "/readyz")[0] == 200
-            except OSError:
+            except OSError:  # not listening yet
+                pass
+            if not ready:  # (a 503 too: no busy loop while the store gets ready)
                 time.sleep(0.2)
         check("make run's waitroomd answers /readyz", ready)
         shop_up = False
@@ -141,12 +140,10 @@ def main():
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-        if not all(checks):
+        if checklib.failed:
             print(out[-3000:])
         shutil.rmtree(run_dir, ignore_errors=True)
-    failed = checks.count(False)
-    print("%d passed, %d failed" % (len(checks) - failed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

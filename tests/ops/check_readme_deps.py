@@ -14,10 +14,9 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import report  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from checklib import check, summary  # noqa: E402
 
 
 def deps_lists():
@@ -41,14 +40,13 @@ def readme_list(tag):
 
 def main():
     build, test = deps_lists()
-    checks = []
     for tag, want in (("build", build), ("test", test)):
         got = readme_list(tag)
-        ok = got is not None and sorted(got) == sorted(want)
-        detail = "" if ok else " (README %s, deps.sh %s)" % (
-            None if got is None else sorted(set(got) ^ set(want)) or got, sorted(want))
-        checks.append(("README's deps:%s list = scripts/deps.sh's%s" % (tag, detail), ok))
-    return report(checks)
+        check("README's deps:%s list = scripts/deps.sh's" % tag,
+              got is not None and sorted(got) == sorted(want),
+              "README %s, deps.sh %s" % (
+                  None if got is None else sorted(set(got) ^ set(want)) or got, sorted(want)))
+    return summary()
 
 
 if __name__ == "__main__":

@@ -54,6 +54,23 @@ static int teardown(void **state)
     return 0;
 }
 
+/* An empty directory again, for the next files. */
+static void reset(void)
+{
+    clean();
+    assert_int_equal(mkdir(dir, 0700), 0);
+}
+
+/* The directory as it is now, which must load. */
+static wr_webdir_t *load_ok(void)
+{
+    wr_webdir_t *w = NULL;
+    char err[512] = "";
+    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    return w;
+}
+
 static void test_embedded_only(void **state)
 {
     (void)state;
@@ -114,10 +131,7 @@ static void test_replaces_by_name(void **state)
     static const char i18n[] = "{\"en\": {\"heading\": \"In the queue for tea\"}, "
                                "\"nl\": {\"title\": \"Wachtkamer\"}}";
     put("i18n.json", i18n, sizeof(i18n) - 1);
-    wr_webdir_t *w = NULL;
-    char err[256] = "";
-    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
-        fail_msg("%s", err);
+    wr_webdir_t *w = load_ok();
     assert_int_equal(wr_webdir_count(w), 3);
     size_t len = 0;
     const unsigned char *d = wr_webdir_file(w, "queue.html", &len);
@@ -145,8 +159,7 @@ static void test_replaces_by_name(void **state)
     assert_non_null(strstr(text, "In the queue for tea"));
     assert_non_null(strstr(text, "Waiting room"));
     wr_webdir_free(w);
-    clean();
-    assert_int_equal(mkdir(dir, 0700), 0);
+    reset();
 }
 
 static void expect_error(const char *want)
@@ -157,8 +170,7 @@ static void expect_error(const char *want)
     assert_null(w);
     if (!strstr(err, want))
         fail_msg("error '%s' does not say '%s'", err, want);
-    clean();
-    assert_int_equal(mkdir(dir, 0700), 0);
+    reset();
 }
 
 static void test_errors_at_load(void **state)
@@ -204,10 +216,7 @@ static void test_added_language(void **state)
         "{\"he\": {\"title\": \"\u05d7\u05d3\u05e8 \u05d4\u05de\u05ea\u05e0\u05d4\"}, "
         "\"nl\": {\"heading\": \"U staat in de rij\"}}";
     put("i18n.json", i18n, sizeof(i18n) - 1);
-    wr_webdir_t *w = NULL;
-    char err[256] = "";
-    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
-        fail_msg("%s", err);
+    wr_webdir_t *w = load_ok();
     const char *const *langs = wr_webdir_langs(w);
     size_t n = 0;
     while (langs[n])
@@ -247,8 +256,7 @@ static void test_added_language(void **state)
         free(html);
     }
     wr_webdir_free(w);
-    clean();
-    assert_int_equal(mkdir(dir, 0700), 0);
+    reset();
 }
 
 /* Typos and broken templates stop the start, naming what is wrong. */
@@ -263,13 +271,9 @@ static void test_checks_at_load(void **state)
     static const char tpl[] = "<main id=\"app\" data-state=\"{{state}}\">{{t:shop_hours}}</main>";
     put("i18n.json", own, sizeof(own) - 1);
     put("queue.html", tpl, sizeof(tpl) - 1);
-    wr_webdir_t *w = NULL;
-    char err[512] = "";
-    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
-        fail_msg("%s", err);
+    wr_webdir_t *w = load_ok();
     wr_webdir_free(w);
-    clean();
-    assert_int_equal(mkdir(dir, 0700), 0);
+    reset();
     static const char badlang[] = "{\"english!\": {\"title\": \"x\"}}";
     put("i18n.json", badlang, sizeof(badlang) - 1);
     expect_error("\"english!\" is not a language code");
@@ -295,11 +299,9 @@ static void test_checks_at_load(void **state)
     put("queue.html", (const char *)q, len);
     const unsigned char *d = wr_webdir_file(NULL, "dashboard.html", &len);
     put("dashboard.html", (const char *)d, len);
-    if (wr_webdir_load(dir, &w, err, sizeof(err)) != WR_OK)
-        fail_msg("%s", err);
+    w = load_ok();
     wr_webdir_free(w);
-    clean();
-    assert_int_equal(mkdir(dir, 0700), 0);
+    reset();
 }
 
 WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_embedded_only),
