@@ -14,11 +14,13 @@
 # folded to its literal; X.NAME the same when the file has the top-level line
 #   local X, Y = T, U
 # (an alias, only tables on the right; the line is emptied). Comments are
-# emptied first (lines kept, so Redis's error lines are the source's). A
-# T.NAME that scripts.def does not declare (an unknown T of the form A_*,
-# R_*, B_*, K_*, M_* too), or a table or alias used other
-# than as T.NAME (it does not exist at run time), stops the build with the
-# file and the name.
+# emptied first (lines kept, so Redis's error lines are the source's; a
+# '--' inside a quoted string is no comment). A T.NAME that scripts.def
+# does not declare (an unknown T of the form A_*, R_*, B_*, K_*, M_* too),
+# a table or alias used other than as T.NAME (it does not exist at run
+# time), a T.NAME inside a quoted string, or a long bracket ([[, [=[: a
+# string or comment over several lines) stops the build with the file and
+# the name (tests/ops/check_script_rows.py).
 # Also writes OUT/scripts/rows/<script>.lua for each script: its tables as
 # Lua comments (what the numbers of its text mean), the first part of its
 # text in Redis (a comment: free at run time).
@@ -79,14 +81,31 @@ function(write_if_different path text)
 endfunction()
 
 set(id "[A-Za-z_][A-Za-z0-9_]*")
+# a Lua short string, single- and double-quoted (escapes included)
+set(sq "'([^'\\\\\n]|\\\\.)*'")
+set(dq "\"([^\"\\\\\n]|\\\\.)*\"")
 foreach(f IN LISTS LUA)
   file(READ "${SRC}/${f}" text)
-  # comments emptied (lines kept: Redis's error lines are the source's)
-  if(text MATCHES "\\[\\[|--['\"]")
-    message(FATAL_ERROR "${SRC}/${f}: a long string or comment ([[) or a '--' in a string: "
-                        "script_rows.cmake empties comments by line, it reads neither")
+  # comments emptied (lines kept: Redis's error lines are the source's):
+  # on each line, the first '--' outside a short string ('...', "...",
+  # with their escapes) to the end of the line; a '--' inside a string
+  # stays. Long brackets ([[, [=[, ...: strings and comments that span
+  # lines) are refused: this step reads lines.
+  if(text MATCHES "\\[=*\\[")
+    message(FATAL_ERROR "${SRC}/${f}: a long string or comment ([[ or [=[): "
+                        "script_rows.cmake empties comments by line, it reads none")
   endif()
-  string(REGEX REPLACE "--[^\n]*" "" text "${text}")
+  string(REGEX REPLACE "\n(([^'\"\n-]|-[^-'\"\n]|-?${sq}|-?${dq})*)--[^\n]*" "\n\\1" text
+                       "\n${text}")
+  string(SUBSTRING "${text}" 1 -1 text)
+  # a T.NAME inside a string would be folded there too: refused
+  string(REGEX MATCHALL "${sq}|${dq}" strs "${text}")
+  foreach(str IN LISTS strs)
+    if(str MATCHES "(^|[^A-Za-z0-9_.])[ARBKM]_[A-Z0-9_]+\\.")
+      message(FATAL_ERROR "${SRC}/${f}: ${str}: a table of scripts.def named in a string "
+                          "(script_rows.cmake would fold it there)")
+    endif()
+  endforeach()
   # aliases: a top-level "local X, Y = T, U" naming tables only
   set(aliases "")
   string(REGEX MATCHALL "\nlocal [A-Za-z0-9_, ]+ = [A-Z0-9_, ]+\n" decls "\n${text}")

@@ -59,8 +59,9 @@ wr_err_t wr_logsign_queue(wr_logsign_t *ls, const char *queue, wr_store_log_cb c
 typedef void (*wr_logsign_beacon_fn)(void *arg, const char *queue, const char *url, uint64_t round);
 void wr_logsign_set_beacon(wr_logsign_t *ls, wr_logsign_beacon_fn fn, void *arg);
 
-/* Stops the timer and frees ls (signs in flight finish without it:
- * their callbacks are cancelled by the store's close). NULL is fine. */
+/* Stops the timer and frees ls. Close the store first: its close
+ * answers the signs in flight (WR_ECANCELED), and their callbacks still
+ * reach ls (main.c does so). NULL is fine. */
 void wr_logsign_free(wr_logsign_t *ls);
 
 #endif

@@ -68,12 +68,6 @@ wr_cfgcache_snap_t *wr_cfgcache_put_ref(wr_cfgcache_t *c, const char *q, uint64_
     return snap;
 }
 
-void wr_cfgcache_put(wr_cfgcache_t *c, const char *q, uint64_t version,
-                     const wr_queue_config_t *cfg)
-{
-    wr_cfgcache_release(wr_cfgcache_put_ref(c, q, version, cfg));
-}
-
 void wr_cfgcache_remove(wr_cfgcache_t *c, const char *q)
 {
     wr_cfgcache_release(wr_qmap_remove(c->map, q));

@@ -38,16 +38,13 @@ void wr_cfgcache_free(wr_cfgcache_t *c);
 wr_cfgcache_snap_t *wr_cfgcache_get(wr_cfgcache_t *c, const char *queue);
 
 /* Caches (a copy of) cfg as the config of queue at version, unless that
- * version is cached already. Out of memory or a full cache: nothing is
- * cached (the caller keeps working, uncached). */
-void wr_cfgcache_put(wr_cfgcache_t *c, const char *queue, uint64_t version,
-                     const wr_queue_config_t *cfg);
-
-/* wr_cfgcache_put(), and a new reference to the snapshot that holds
- * version for the caller to read the config through (release it with
+ * version is cached already (a full cache takes no new queue: it is served
+ * uncached), and returns a new reference to the snapshot that holds
+ * version, for the caller to read the config through (release it with
  * wr_cfgcache_release): the cached one when that version was cached
  * already (cfg is then not copied), else the one just made - cached, or
- * only the caller's when the cache is full. NULL when out of memory. */
+ * only the caller's when the cache is full. NULL when out of memory
+ * (nothing cached). */
 wr_cfgcache_snap_t *wr_cfgcache_put_ref(wr_cfgcache_t *c, const char *queue, uint64_t version,
                                         const wr_queue_config_t *cfg);
 

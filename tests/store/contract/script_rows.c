@@ -84,6 +84,17 @@ static long long int_at(const redisReply *rep, size_t i)
     return rep->element[i]->integer;
 }
 
+/* run(sc, q, args, n), its reply checked against table t: its integer
+ * element at. */
+static long long run_rows(int sc, const char *q, const char *const *args, size_t n,
+                          wr_script_row_t t, size_t at)
+{
+    redisReply *rep = run(sc, q, args, n);
+    long long v = int_at(rep, at);
+    expect_rows(rep, t);
+    return v;
+}
+
 static char mode_s[4][2];
 
 static const char *mode(int m)
@@ -102,10 +113,8 @@ static long long entry(const char *q, const char *u, int m)
     a[WR_ROW(A_ENTRY, VERSION)] = "0";
     a[WR_ROW(A_ENTRY, MODE)] = mode(m);
     a[WR_ROW(A_ENTRY, PREQ_KEY)] = "0";
-    redisReply *rep = run(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY));
-    long long kind = int_at(rep, WR_ROW(R_ENTRY, KIND));
-    expect_rows(rep, WR_ROWS_TABLE(R_ENTRY));
-    return kind;
+    return run_rows(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
+                    WR_ROW(R_ENTRY, KIND));
 }
 
 static void s_entry(void **state)
@@ -207,10 +216,8 @@ static long long admit(const char *q)
     a[WR_ROW(A_ADMIT, SWEEP_MAX)] = "64";
     a[WR_ROW(A_ADMIT, SCAN_MAX)] = "64";
     a[WR_ROW(A_ADMIT, VISIT_MAX)] = "64";
-    redisReply *rep = run(SC_ADMIT, q, a, WR_ROWS_LEN(A_ADMIT));
-    long long n = int_at(rep, WR_ROW(R_ADMIT, ADMITTED));
-    expect_rows(rep, WR_ROWS_TABLE(R_ADMIT));
-    return n;
+    return run_rows(SC_ADMIT, q, a, WR_ROWS_LEN(A_ADMIT), WR_ROWS_TABLE(R_ADMIT),
+                    WR_ROW(R_ADMIT, ADMITTED));
 }
 
 static void s_admit(void **state)

@@ -13,8 +13,8 @@
 -- away, rate. No sample of a queue that does not exist. Reply: with a
 -- sample field, {'exists', '1' or '0'} (whether the queue exists); else 0.
 local rk, field = ARGV[A_REPORT.DAY_KEY], ARGV[A_REPORT.SAMPLE]
-local exists = redis.call('EXISTS', K_CONFIG) == 1
-if field ~= '' and exists and
+local exists = field ~= '' and redis.call('EXISTS', K_CONFIG) == 1 -- (asked with a sample only)
+if exists and
     (string.sub(field, 1, 1) == 'e' or redis.call('HEXISTS', rk, field) == 0) then
   -- stats()'s values, in its order (lib.lua)
   local waiting, _, _, consumed, expired, left, rejected, _, _, _, abandoned, _, away, _,
@@ -28,9 +28,7 @@ end
 for i = A_REPORT._N + 1, #ARGV - 1, 2 do
   redis.call('HINCRBY', rk, ARGV[i], ARGV[i + 1])
 end
-if redis.call('EXISTS', rk) == 1 then
-  redis.call('PEXPIREAT', rk, ARGV[A_REPORT.EXPIRE_AT_MS])
-end
+redis.call('PEXPIREAT', rk, ARGV[A_REPORT.EXPIRE_AT_MS]) -- (a no-op when rk does not exist)
 if field ~= '' then
   return {'exists', exists and '1' or '0'}
 end

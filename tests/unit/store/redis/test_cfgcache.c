@@ -28,6 +28,15 @@ static wr_queue_config_t cfg_rate(double rate)
     return c;
 }
 
+/* wr_cfgcache_put_ref with the caller's reference dropped at once: what is
+ * cached is the cache's alone */
+static void put(wr_cfgcache_t *c, const char *q, uint64_t version, const wr_queue_config_t *cfg)
+{
+    wr_cfgcache_snap_t *s = wr_cfgcache_put_ref(c, q, version, cfg);
+    assert_non_null(s);
+    wr_cfgcache_release(s);
+}
+
 static void t_put_get_copy_and_version(void **state)
 {
     (void)state;
@@ -35,7 +44,7 @@ static void t_put_get_copy_and_version(void **state)
     assert_non_null(c);
     assert_null(wr_cfgcache_get(c, "a"));
     wr_queue_config_t cfg = cfg_rate(7);
-    wr_cfgcache_put(c, "a", 100, &cfg);
+    put(c, "a", 100, &cfg);
     cfg.admit_per_second = 99; /* the cache holds a copy */
     wr_cfgcache_snap_t *s = wr_cfgcache_get(c, "a");
     assert_non_null(s);
@@ -53,10 +62,10 @@ static void t_same_version_keeps_the_snapshot(void **state)
     (void)state;
     wr_cfgcache_t *c = wr_cfgcache_new(4);
     wr_queue_config_t cfg = cfg_rate(7);
-    wr_cfgcache_put(c, "a", 100, &cfg);
+    put(c, "a", 100, &cfg);
     wr_cfgcache_snap_t *s1 = wr_cfgcache_get(c, "a");
     cfg.admit_per_second = 8;
-    wr_cfgcache_put(c, "a", 100, &cfg); /* same version: nothing changes */
+    put(c, "a", 100, &cfg); /* same version: nothing changes */
     wr_cfgcache_snap_t *s2 = wr_cfgcache_get(c, "a");
     assert_ptr_equal(s1, s2);
     assert_true(s2->cfg.admit_per_second == 7);
@@ -71,10 +80,10 @@ static void t_new_version_while_a_request_holds_the_old(void **state)
     (void)state;
     wr_cfgcache_t *c = wr_cfgcache_new(4);
     wr_queue_config_t cfg = cfg_rate(7);
-    wr_cfgcache_put(c, "a", 100, &cfg);
+    put(c, "a", 100, &cfg);
     wr_cfgcache_snap_t *old = wr_cfgcache_get(c, "a"); /* a request announced v100 */
     cfg.admit_per_second = 8;
-    wr_cfgcache_put(c, "a", 101, &cfg);
+    put(c, "a", 101, &cfg);
     assert_int_equal(old->refs, 1); /* the cache let go of it, the request did not */
     assert_int_equal(old->version, 100);
     assert_true(old->cfg.admit_per_second == 7);
@@ -124,13 +133,13 @@ static void t_bound_and_remove(void **state)
     (void)state;
     wr_cfgcache_t *c = wr_cfgcache_new(2);
     wr_queue_config_t cfg = cfg_rate(1);
-    wr_cfgcache_put(c, "a", 1, &cfg);
-    wr_cfgcache_put(c, "b", 1, &cfg);
-    wr_cfgcache_put(c, "c", 1, &cfg); /* full: not cached */
+    put(c, "a", 1, &cfg);
+    put(c, "b", 1, &cfg);
+    put(c, "c", 1, &cfg); /* full: not cached */
     assert_null(wr_cfgcache_get(c, "c"));
     /* a cached queue still takes new versions when the cache is full */
     cfg.admit_per_second = 2;
-    wr_cfgcache_put(c, "b", 2, &cfg);
+    put(c, "b", 2, &cfg);
     wr_cfgcache_snap_t *b = wr_cfgcache_get(c, "b");
     assert_non_null(b);
     assert_int_equal(b->version, 2);
@@ -139,7 +148,7 @@ static void t_bound_and_remove(void **state)
     wr_cfgcache_remove(c, "zz");
     wr_cfgcache_remove(c, "a");
     assert_null(wr_cfgcache_get(c, "a"));
-    wr_cfgcache_put(c, "c", 1, &cfg);
+    put(c, "c", 1, &cfg);
     wr_cfgcache_snap_t *s = wr_cfgcache_get(c, "c");
     assert_non_null(s);
     assert_int_equal(s->version, 1);
