@@ -107,21 +107,15 @@ wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void
     return WR_OK;
 }
 
-/* An answer of the public log's operations (store_memory_log.c). */
-wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
-                                     wr_err_t err, wr_store_memory__log_res_t *res)
+/* The answer of a log operation (store_memory_log.c) begun with op_begin:
+ * err, res (owned; may be NULL) queued for its callback. */
+void wr_store_memory__log_answer(mstore_t *s, item_t *it, wr_err_t err,
+                                 wr_store_memory__log_res_t *res)
 {
-    item_t *it;
-    wr_err_t e = wr_store_memory__op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, &it);
-    if (e != WR_OK) {
-        wr_store_memory__log_res_free(res);
-        return e;
-    }
     it->err = err;
     it->res.log = res;
     it->has_res = res != NULL;
     wr_store_memory__item_enqueue(s, it);
-    return WR_OK;
 }
 
 /* ---- operations ------------------------------------------------------ */
