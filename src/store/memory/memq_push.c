@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
 
@@ -117,14 +118,11 @@ void wr_memq__push_claim(wr_memq_t *q, const wr_memq_token_t *t)
 /* Appends p to push_due; false when it cannot grow. */
 static bool due_add(wr_memq_t *q, wr_memq_push_t *p)
 {
-    if (q->push_due_n == q->push_due_cap) {
-        size_t cap = q->push_due_cap ? q->push_due_cap * 2 : 16;
-        wr_memq_push_t **a = realloc(q->push_due, cap * sizeof(*a));
-        if (!a)
-            return false;
-        q->push_due = a;
-        q->push_due_cap = cap;
-    }
+    wr_memq_push_t **a =
+        wr_array_grow(q->push_due, &q->push_due_cap, q->push_due_n + 1, sizeof(*a), 16, false);
+    if (!a)
+        return false;
+    q->push_due = a;
     q->push_due[q->push_due_n++] = p;
     return true;
 }
