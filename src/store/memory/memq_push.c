@@ -36,10 +36,16 @@ bool wr_memq_push_has(const wr_memq_t *q, const char *user, size_t ulen)
     return q->push && wr_idhash_count(q->push) > 0 && wr_idhash_get(q->push, user, ulen);
 }
 
-/* The states a subscription may be set or dropped in: a status first. */
+/* The states a subscription may be set or dropped in: a status first.
+ * An admitted person is refused before it: this answer does not carry
+ * their pass, so it must not mark it seen (an unseen pass's expiry holds
+ * its holder, docs/API.md 1.3). */
 static wr_err_t push_status(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us,
                             bool *dirty)
 {
+    wr_memq_sweep(q, now_us, dirty); /* as the status would first */
+    if (wr_memq_token(q, user, ulen))
+        return WR_ENOTINQUEUE; /* admitted */
     wr_entry_t e;
     memset(&e, 0, sizeof(e));
     wr_err_t err = wr_memq_entry(q, user, ulen, false, false, now_us, 0, &e, dirty);
