@@ -2,13 +2,14 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 10 (version 1, without the sessions and the burned
+ * Format, version 11 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
  * pre-queue, version 4, without the held people, version 5, without
  * the stock - their configs have no stock -, version 6, without the
  * unseen passes - their passes load as seen -, version 7, without the
- * public logs, version 8, without the bypass counts, and version 9,
- * without the push subscriptions, still load).
+ * public logs, version 8, without the bypass counts, version 9,
+ * without the push subscriptions, and version 10, without an unseen
+ * pass's join leaf, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -43,7 +44,10 @@
  *       clock, -1: not sold out)
  *     (version 7, unseen passes) u64 unseen_expired, u64 count of the live
  *       tokens not yet seen (no answer carried them; memq.h), per token:
- *       u8 id_len, id (the user, whose token is in the tokens above)
+ *       u8 id_len, id (the user, whose token is in the tokens above),
+ *       (version 11) u64 the index of the holder's join leaf in the public
+ *       log (UINT64_MAX: none; an unseen expiry puts them back in the
+ *       log's line with it)
  *     (version 9, bypass rules) u64 bypass (stats bypassTotal)
  *     (version 10, Web Push: mem_snapshot_push.c) the subscriptions and
  *       the closing already pushed
@@ -91,8 +95,8 @@
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
 #define SNAP_VERSION                                                                               \
-    10u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen     \
-           passes, the public logs, bypass counts, push); 1..10 load */
+    11u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen     \
+           passes, the public logs, bypass counts, push, unseen join leaves); 1..11 load */
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -155,7 +159,8 @@ static void write_held(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
 }
 
 /* Version 7: the unseen-expiry counter and the users whose live token no
- * answer has carried yet (a pass loads as seen unless named here). */
+ * answer has carried yet (a pass loads as seen unless named here), each
+ * with its holder's join leaf (version 11). */
 static void write_unseen(wr_mem_sio_t *w, const wr_memq_t *q)
 {
     uint64_t n = 0;
@@ -169,6 +174,7 @@ static void write_unseen(wr_mem_sio_t *w, const wr_memq_t *q)
             continue;
         wr_mem_sio_w_u8(w, t->idlen);
         wr_mem_sio_w_bytes(w, t->id, t->idlen);
+        wr_mem_sio_w_u64(w, t->log_index);
     }
 }
 
@@ -454,14 +460,16 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
 }
 
 /* Version 7: the unseen-expiry counter and the unseen live tokens of q
- * (after its tokens). */
-static void read_unseen(wr_mem_sio_t *r, wr_memq_t *q)
+ * (after its tokens), with their holders' join leaves from version 11
+ * (before: none, UINT64_MAX). */
+static void read_unseen(wr_mem_sio_t *r, wr_memq_t *q, uint32_t version)
 {
     char user[WR_ZSL_ID_MAX + 1];
     q->unseen_expired_total = wr_mem_sio_r_u64(r);
     uint64_t n = wr_mem_sio_r_count(r, "bad unseen count");
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         uint8_t len = wr_mem_sio_r_user(r, user);
+        uint64_t log_index = version >= 11 ? wr_mem_sio_r_u64(r) : UINT64_MAX;
         if (r->failed)
             break;
         wr_memq_token_t *t = wr_memq_token(q, user, len);
@@ -470,6 +478,7 @@ static void read_unseen(wr_mem_sio_t *r, wr_memq_t *q)
             break;
         }
         t->seen = false;
+        t->log_index = log_index; /* past the log's end: no leaf (wr_memq__log_unseen) */
     }
 }
 
@@ -625,7 +634,7 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
             wr_mem_sio_fail(r, "bad stock");
     }
     if (version >= 7 && !r->failed)
-        read_unseen(r, q);
+        read_unseen(r, q, version);
     if (version >= 9 && !r->failed)
         q->bypass_total = wr_mem_sio_r_u64(r);
     if (version >= 10 && !r->failed)

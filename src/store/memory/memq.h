@@ -160,7 +160,8 @@ typedef struct {
     /* Web Push (memq_push.c): user id -> wr_memq_push_t, the live
      * subscriptions (NULL until the first); push_due: the subscriptions
      * admission claimed (their users admitted), handed to the caller by
-     * wr_memq_push_take. Not in a snapshot. */
+     * wr_memq_push_take. The snapshot keeps push and push_closed
+     * (mem_snapshot_push.c), not push_due (handed over within its tick). */
     wr_idhash_t *push;
     struct wr_memq_push **push_due;
     size_t push_due_n, push_due_cap;

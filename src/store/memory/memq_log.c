@@ -138,7 +138,7 @@ void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t scor
         return;
     if (score <= 0) {
         /* a shuffled pre-queue join: the next order key */
-        score = now_us > q->last_score ? now_us : q->last_score + 1;
+        score = wr_memq__next_score(q, now_us);
         q->last_score = score;
     }
     ev.t = score;

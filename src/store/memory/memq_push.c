@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
 
@@ -35,10 +36,16 @@ bool wr_memq_push_has(const wr_memq_t *q, const char *user, size_t ulen)
     return q->push && wr_idhash_count(q->push) > 0 && wr_idhash_get(q->push, user, ulen);
 }
 
-/* The states a subscription may be set or dropped in: a status first. */
+/* The states a subscription may be set or dropped in: a status first.
+ * An admitted person is refused before it: this answer does not carry
+ * their pass, so it must not mark it seen (an unseen pass's expiry holds
+ * its holder, docs/API.md 1.3). */
 static wr_err_t push_status(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us,
                             bool *dirty)
 {
+    wr_memq_sweep(q, now_us, dirty); /* as the status would first */
+    if (wr_memq_token(q, user, ulen))
+        return WR_ENOTINQUEUE; /* admitted */
     wr_entry_t e;
     memset(&e, 0, sizeof(e));
     wr_err_t err = wr_memq_entry(q, user, ulen, false, false, now_us, 0, &e, dirty);
@@ -117,14 +124,11 @@ void wr_memq__push_claim(wr_memq_t *q, const wr_memq_token_t *t)
 /* Appends p to push_due; false when it cannot grow. */
 static bool due_add(wr_memq_t *q, wr_memq_push_t *p)
 {
-    if (q->push_due_n == q->push_due_cap) {
-        size_t cap = q->push_due_cap ? q->push_due_cap * 2 : 16;
-        wr_memq_push_t **a = realloc(q->push_due, cap * sizeof(*a));
-        if (!a)
-            return false;
-        q->push_due = a;
-        q->push_due_cap = cap;
-    }
+    wr_memq_push_t **a =
+        wr_array_grow(q->push_due, &q->push_due_cap, q->push_due_n + 1, sizeof(*a), 16, false);
+    if (!a)
+        return false;
+    q->push_due = a;
     q->push_due[q->push_due_n++] = p;
     return true;
 }

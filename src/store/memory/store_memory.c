@@ -107,37 +107,38 @@ wr_err_t wr_store_memory__report_answer(mstore_t *s, wr_store_report_cb cb, void
     return WR_OK;
 }
 
-/* An answer of the public log's operations (store_memory_log.c). */
-wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
-                                     wr_err_t err, wr_store_memory__log_res_t *res)
+/* The answer of a log operation (store_memory_log.c) begun with op_begin:
+ * err, res (owned; may be NULL) queued for its callback. */
+void wr_store_memory__log_answer(mstore_t *s, item_t *it, wr_err_t err,
+                                 wr_store_memory__log_res_t *res)
 {
-    item_t *it;
-    wr_err_t e = wr_store_memory__op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, &it);
-    if (e != WR_OK) {
-        wr_store_memory__log_res_free(res);
-        return e;
-    }
     it->err = err;
     it->res.log = res;
     it->has_res = res != NULL;
     wr_store_memory__item_enqueue(s, it);
-    return WR_OK;
 }
 
 /* ---- operations ------------------------------------------------------ */
+
+/* The opening of an operation on queue (base, queue, cb and arg in
+ * scope): s, it (answering cb, member F of wr_store_cb_t, kind K) and q
+ * (NULL: no such queue, it->err WR_ENOTFOUND), or the refusal returned
+ * (wr_store_memory__op_begin; OK: the rules of the arguments other than
+ * the queue name). */
+#define QUEUE_OP(F, K, OK)                                                                         \
+    mstore_t *s = (mstore_t *)base;                                                                \
+    item_t *it;                                                                                    \
+    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.F = cb},                          \
+                                             wr_ids_valid_queue(queue) && (OK), K, arg, &it);      \
+    if (err != WR_OK)                                                                              \
+        return err;                                                                                \
+    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue)
 
 /* join (add = true; page: by the queue page) and status. */
 static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
                          wr_store_entry_cb cb, void *arg, bool add, bool page)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err =
-        wr_store_memory__op_begin(s, (wr_store_cb_t){.entry = cb}, ok, D_ENTRY, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(entry, D_ENTRY, wr_ids_valid_user(user));
     if (!q)
         goto out;
     wr_entry_t *e = &it->res.entry;
@@ -187,13 +188,7 @@ static wr_err_t mem_status(wr_store_t *base, const char *queue, const char *user
 static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
                           wr_store_done_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(done, D_DONE, wr_ids_valid_user(user));
     if (q)
         it->err = wr_memq_leave(q, user, strlen(user), wr_store_memory__now_us(s), &s->dirty);
     wr_store_memory__item_enqueue(s, it);
@@ -202,13 +197,7 @@ static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
 
 static wr_err_t mem_admit(wr_store_t *base, const char *queue, wr_store_admit_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.admit = cb},
-                                             wr_ids_valid_queue(queue), D_ADMIT, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(admit, D_ADMIT, true);
     if (!q)
         goto out;
     int64_t now = wr_store_memory__now_us(s);
@@ -243,13 +232,7 @@ out:
 static wr_err_t mem_push_sub(wr_store_t *base, const char *queue, const char *user,
                              const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user);
-    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(done, D_DONE, wr_ids_valid_user(user));
     int64_t now = wr_store_memory__now_us(s);
     if (q && sub)
         it->err = wr_memq_push_set(q, user, strlen(user), sub, now, &s->dirty);
@@ -265,14 +248,7 @@ typedef enum { T_VERIFY, T_CONSUME, T_RELEASE } token_mode_t;
 static wr_err_t token_op(wr_store_t *base, const char *queue, const char *user, const char *jti,
                          wr_store_token_cb cb, void *arg, token_mode_t mode)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_user(user) && wr_store_valid_jti(jti);
-    wr_err_t err =
-        wr_store_memory__op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(token, D_TOKEN, wr_ids_valid_user(user) && wr_store_valid_jti(jti));
     if (!q)
         goto out;
     it->has_res = true;
@@ -312,14 +288,7 @@ static wr_err_t mem_release(wr_store_t *base, const char *queue, const char *use
 static wr_err_t mem_burn(wr_store_t *base, const char *queue, const char *jti, int64_t exp_us,
                          bool check_only, wr_store_token_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_ids_valid_jti(jti);
-    wr_err_t err =
-        wr_store_memory__op_begin(s, (wr_store_cb_t){.token = cb}, ok, D_TOKEN, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(token, D_TOKEN, wr_ids_valid_jti(jti));
     if (!q)
         goto out;
     it->has_res = true;
@@ -334,13 +303,7 @@ out:
 static wr_err_t mem_bypass(wr_store_t *base, const char *queue, uint64_t n, wr_store_done_cb cb,
                            void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_bypass(n);
-    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.done = cb}, ok, D_DONE, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(done, D_DONE, wr_store_valid_bypass(n));
     if (q) {
         q->bypass_total += n;
         s->dirty = true;
@@ -372,13 +335,7 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
 
 static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    wr_err_t err = wr_store_memory__op_begin(s, (wr_store_cb_t){.info = cb},
-                                             wr_ids_valid_queue(queue), D_INFO, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(info, D_INFO, true);
     if (q) {
         wr_memq_sweep(q, wr_store_memory__now_us(s), &s->dirty);
         memcpy(it->name, q->name, sizeof it->name);
@@ -396,14 +353,7 @@ static wr_err_t mem_queue_get(wr_store_t *base, const char *queue, wr_store_info
 static wr_err_t mem_autotune(wr_store_t *base, const char *queue, const wr_autotune_req_t *req,
                              wr_store_autotune_cb cb, void *arg)
 {
-    mstore_t *s = (mstore_t *)base;
-    item_t *it;
-    bool ok = wr_ids_valid_queue(queue) && wr_store_valid_autotune(req);
-    wr_err_t err =
-        wr_store_memory__op_begin(s, (wr_store_cb_t){.autotune = cb}, ok, D_AUTOTUNE, arg, &it);
-    if (err != WR_OK)
-        return err;
-    wr_memq_t *q = wr_store_memory__op_queue(s, it, queue);
+    QUEUE_OP(autotune, D_AUTOTUNE, wr_store_valid_autotune(req));
     if (q) {
         it->err = wr_memq_autotune(q, req, wr_store_memory__now_us(s), &it->res.autotune);
         it->has_res = true;

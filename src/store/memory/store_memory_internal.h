@@ -80,11 +80,12 @@ typedef struct wr_store_memory__log_res {
 
 void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r);
 
+struct item;
 /* Queues the answer (err, res; res owned, may be NULL) of a log operation
- * for cb, after the checks every operation makes (closing, cb, args_ok).
- * (store_memory.c) */
-wr_err_t wr_store_memory__log_answer(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok,
-                                     wr_err_t err, wr_store_memory__log_res_t *res);
+ * whose item wr_store_memory__op_begin gave (D_LOG: the checks every
+ * operation makes, before any work). (store_memory.c) */
+void wr_store_memory__log_answer(mstore_t *s, struct item *it, wr_err_t err,
+                                 wr_store_memory__log_res_t *res);
 
 wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32], wr_store_log_cb cb,
                                   void *arg);

@@ -31,22 +31,41 @@ void wr_store_memory__log_res_free(wr_store_memory__log_res_t *r)
     free(r);
 }
 
+/* The start of a log operation: op_begin's checks (closing, cb, args_ok),
+ * before any work, then its answer's record (*r, with want_res). WR_OK,
+ * or the error with nothing begun. */
+static wr_err_t begin(mstore_t *s, wr_store_log_cb cb, void *arg, bool args_ok, bool want_res,
+                      item_t **it, wr_store_memory__log_res_t **r)
+{
+    wr_err_t err =
+        wr_store_memory__op_begin(s, (wr_store_cb_t){.log = cb}, args_ok, D_LOG, arg, it);
+    if (err != WR_OK)
+        return err;
+    *r = want_res ? calloc(1, sizeof **r) : NULL;
+    if (want_res && !*r) {
+        wr_store_memory__item_release(s, *it);
+        return WR_ENOMEM;
+    }
+    return WR_OK;
+}
+
 wr_err_t wr_store_memory__log_key(wr_store_t *base, const uint8_t proposed[32], wr_store_log_cb cb,
                                   void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_store_memory__log_res_t *r = proposed ? calloc(1, sizeof *r) : NULL;
-    if (proposed && !r)
-        return WR_ENOMEM;
-    if (r && !s->closing) {
-        if (!s->db.has_log_key) {
-            memcpy(s->db.log_key, proposed, 32);
-            s->db.has_log_key = true;
-            s->dirty = true;
-        }
-        memcpy(r->ans.key, s->db.log_key, 32);
+    item_t *it;
+    wr_store_memory__log_res_t *r;
+    wr_err_t err = begin(s, cb, arg, proposed != NULL, true, &it, &r);
+    if (err != WR_OK)
+        return err;
+    if (!s->db.has_log_key) {
+        memcpy(s->db.log_key, proposed, 32);
+        s->db.has_log_key = true;
+        s->dirty = true;
     }
-    return wr_store_memory__log_answer(s, cb, arg, proposed != NULL, WR_OK, r);
+    memcpy(r->ans.key, s->db.log_key, 32);
+    wr_store_memory__log_answer(s, it, WR_OK, r);
+    return WR_OK;
 }
 
 /* The log of queue to show, or NULL (WR_ENOTFOUND); *enabled: its queue
@@ -89,14 +108,21 @@ wr_err_t wr_store_memory__log_head(wr_store_t *base, const char *queue, wr_store
                                    void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    bool ok = wr_ids_valid_queue(queue), enabled = false;
-    wr_memlog_t *l = ok && !s->closing ? shown(s, queue, &enabled) : NULL;
-    wr_store_memory__log_res_t *r = l ? calloc(1, sizeof *r) : NULL;
-    if (l && !r)
-        return WR_ENOMEM;
-    if (r)
+    item_t *it;
+    wr_store_memory__log_res_t *r;
+    wr_err_t err = begin(s, cb, arg, wr_ids_valid_queue(queue), true, &it, &r);
+    if (err != WR_OK)
+        return err;
+    bool enabled;
+    wr_memlog_t *l = shown(s, queue, &enabled);
+    if (l) {
         head(l, enabled, r);
-    return wr_store_memory__log_answer(s, cb, arg, ok, l ? WR_OK : WR_ENOTFOUND, r);
+    } else {
+        wr_store_memory__log_res_free(r);
+        r = NULL;
+    }
+    wr_store_memory__log_answer(s, it, l ? WR_OK : WR_ENOTFOUND, r);
+    return WR_OK;
 }
 
 /* Copies req's leaves and hashes of l into r: WR_OK, WR_EINVAL (past the
@@ -138,20 +164,24 @@ wr_err_t wr_store_memory__log_read(wr_store_t *base, const char *queue, const wr
                                    wr_store_log_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    bool ok = wr_ids_valid_queue(queue) && req, enabled = false;
-    wr_memlog_t *l = ok && !s->closing ? shown(s, queue, &enabled) : NULL;
-    wr_store_memory__log_res_t *r = l ? calloc(1, sizeof *r) : NULL;
-    if (l && !r)
-        return WR_ENOMEM;
-    wr_err_t err = WR_ENOTFOUND;
-    if (r) {
+    item_t *it;
+    wr_store_memory__log_res_t *r;
+    wr_err_t err = begin(s, cb, arg, wr_ids_valid_queue(queue) && req, true, &it, &r);
+    if (err != WR_OK)
+        return err;
+    bool enabled;
+    wr_memlog_t *l = shown(s, queue, &enabled);
+    err = WR_ENOTFOUND;
+    if (l) {
         head(l, enabled, r);
-        if ((err = read_into(l, req, r)) != WR_OK) {
-            wr_store_memory__log_res_free(r);
-            r = NULL;
-        }
+        err = read_into(l, req, r);
     }
-    return wr_store_memory__log_answer(s, cb, arg, ok, err, r);
+    if (err != WR_OK) {
+        wr_store_memory__log_res_free(r);
+        r = NULL;
+    }
+    wr_store_memory__log_answer(s, it, err, r);
+    return WR_OK;
 }
 
 wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint64_t size,
@@ -159,13 +189,15 @@ wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint6
                                       wr_store_log_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_store_memory__log_res_t *r;
     bool ok = wr_ids_valid_queue(queue) && root && note && len > 0 && len < WR_MEMLOG_CP_MAX;
-    wr_memlog_t *l = ok && !s->closing ? wr_memq_db_log(&s->db, queue) : NULL;
-    wr_store_memory__log_res_t *r = l ? calloc(1, sizeof *r) : NULL;
-    if (l && !r)
-        return WR_ENOMEM;
-    wr_err_t err = WR_ENOTFOUND;
-    if (r) {
+    wr_err_t err = begin(s, cb, arg, ok, true, &it, &r);
+    if (err != WR_OK)
+        return err;
+    wr_memlog_t *l = wr_memq_db_log(&s->db, queue);
+    err = WR_ENOTFOUND;
+    if (l) {
         uint8_t have[32];
         wr_tlog_reader_t rd = wr_memlog_reader(l);
         err = WR_EINVAL;
@@ -180,8 +212,12 @@ wr_err_t wr_store_memory__log_publish(wr_store_t *base, const char *queue, uint6
         }
         wr_memq_t *q = wr_memq_db_find(&s->db, queue);
         head(l, q && q->log, r);
+    } else {
+        wr_store_memory__log_res_free(r);
+        r = NULL;
     }
-    return wr_store_memory__log_answer(s, cb, arg, ok, err, r);
+    wr_store_memory__log_answer(s, it, err, r);
+    return WR_OK;
 }
 
 /* The queues whose opening waits for its beacon now, into r. */
@@ -221,14 +257,17 @@ static bool beacon_waits(mstore_t *s, wr_store_memory__log_res_t *r)
 wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
-    wr_store_memory__log_res_t *r = calloc(1, sizeof *r);
-    if (!r)
-        return WR_ENOMEM;
-    size_t n = 0, cap = s->closing ? 0 : s->db.nlogs;
+    item_t *it;
+    wr_store_memory__log_res_t *r;
+    wr_err_t err = begin(s, cb, arg, true, true, &it, &r);
+    if (err != WR_OK)
+        return err;
+    size_t n = 0, cap = s->db.nlogs;
     r->names = cap ? calloc(cap, sizeof *r->names) : NULL;
     r->name_ptrs = cap ? calloc(cap, sizeof *r->name_ptrs) : NULL;
-    if (cap && (!r->names || !r->name_ptrs)) {
+    if ((cap && (!r->names || !r->name_ptrs)) || !beacon_waits(s, r)) {
         wr_store_memory__log_res_free(r);
+        wr_store_memory__item_release(s, it);
         return WR_ENOMEM;
     }
     for (size_t i = 0; i < cap; i++) {
@@ -241,11 +280,8 @@ wr_err_t wr_store_memory__log_unsigned(wr_store_t *base, wr_store_log_cb cb, voi
     }
     r->ans.names = r->name_ptrs;
     r->ans.n_names = n;
-    if (!beacon_waits(s, r)) {
-        wr_store_memory__log_res_free(r);
-        return WR_ENOMEM;
-    }
-    return wr_store_memory__log_answer(s, cb, arg, true, WR_OK, r);
+    wr_store_memory__log_answer(s, it, WR_OK, r);
+    return WR_OK;
 }
 
 wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64_t round,
@@ -253,11 +289,16 @@ wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64
                                      wr_store_log_cb cb, void *arg)
 {
     mstore_t *s = (mstore_t *)base;
+    item_t *it;
+    wr_store_memory__log_res_t *r;
     bool ok = wr_ids_valid_queue(queue) &&
               (randomness ? len >= 1 && len <= WR_LOGLEAF_RANDOM_MAX : error != NULL);
-    wr_memq_t *q = ok && !s->closing ? wr_memq_db_find(&s->db, queue) : NULL;
+    wr_err_t err = begin(s, cb, arg, ok, false, &it, &r);
+    if (err != WR_OK)
+        return err;
+    wr_memq_t *q = wr_memq_db_find(&s->db, queue);
     wr_memlog_t *l = q ? q->log : NULL;
-    wr_err_t err = WR_ENOTFOUND;
+    err = WR_ENOTFOUND;
     if (l && l->committed && l->beacon && !l->beacon_done && l->round == round) {
         l->beacon_done = true;
         l->randomness_len = randomness ? len : 0;
@@ -267,5 +308,6 @@ wr_err_t wr_store_memory__log_beacon(wr_store_t *base, const char *queue, uint64
         s->dirty = true;
         err = WR_OK;
     }
-    return wr_store_memory__log_answer(s, cb, arg, ok, err, NULL);
+    wr_store_memory__log_answer(s, it, err, NULL);
+    return WR_OK;
 }

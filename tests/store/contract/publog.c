@@ -165,6 +165,8 @@ static void t_log_key_first_writer(void **state)
     uint8_t a[32], b[32];
     memset(a, 1, 32);
     memset(b, 2, 32);
+    /* no callback: WR_EINVAL before any work (store.h): b is not kept */
+    assert_int_equal(wr_store_log_key(s, b, NULL, NULL), WR_EINVAL);
     lres_t l;
     memset(&l, 0, sizeof l);
     sh_begin(&l.r);
@@ -213,6 +215,11 @@ static void t_log_publish_rules(void **state)
     wrong[0] ^= 1;
     assert_int_equal(publish(s, "c", 3, wrong, &l), WR_EINVAL);
     assert_int_equal(publish(s, "c", 4, h.a.root, &l), WR_EINVAL);
+    /* no callback: WR_EINVAL before any work, nothing kept */
+    assert_int_equal(wr_store_log_publish(s, "c", 3, h.a.root, "x\n", 2, NULL, NULL), WR_EINVAL);
+    assert_int_equal(head(s, "c", &l), WR_OK);
+    assert_null(l.a.checkpoint);
+    assert_int_equal(unsigned_logs(s), 1);
     assert_int_equal(publish(s, "c", 3, h.a.root, &l), WR_OK);
     assert_int_equal(l.a.checkpoint_size, 3);
     assert_memory_equal(l.cp, "a checkpoint\n", 13);
