@@ -479,6 +479,26 @@ static void test_repeated_length_and_no_allocation(void **state)
     assert_int_equal(wr_http_conn_allocs() - before, 0);
 }
 
+/* A head of thousands of short fields is served; its request object goes
+ * back to the free list keeping no more than the bounds (it kept a field
+ * array of 8192 entries, 128 KiB, for every object so used). */
+static void test_free_list_keeps_bounded(void **state)
+{
+    (void)state;
+    static char req[WR_HTTP_MAX_HEADERS + 64];
+    int n = sprintf(req, "GET /f HTTP/1.1\r\nHost: h\r\n");
+    while (n < WR_HTTP_MAX_HEADERS - 8)
+        n += sprintf(req + n, "A:\r\n");
+    n += sprintf(req + n, "\r\n");
+    sendb(req, (size_t)n);
+    bool closed;
+    assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200 OK"), 1);
+    assert_false(closed);
+    assert_int_equal(env.n_free_reqs, 1);
+    /* two arenas and 64 fields of 16 bytes */
+    assert_true(wr_http_env_kept_bytes(&env) <= 2 * WR_HTTP_ARENA_KEEP + WR_HTTP_FIELDS_KEEP * 16);
+}
+
 /* A handler that answers after the client left: the request is freed. */
 static void test_orphan(void **state)
 {
@@ -509,6 +529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
