@@ -25,7 +25,8 @@
  * field, exactly "chunked" in any case, never on HTTP/1.0), a
  * Content-Length of 2^63 or more, the target's form (origin or absolute),
  * Expect (100-continue or 417), and the route's body limit (413 at once
- * for a declared length over it; chunked bodies as soon as they pass it).
+ * for a declared length over it; chunked bodies at the chunk size that
+ * takes them over it).
  * llhttp itself refuses both Content-Length and Transfer-Encoding, two
  * Content-Lengths, a length that is not digits, whitespace before a colon,
  * control characters in values and bad chunk sizes (0x2 included); chunk
@@ -453,6 +454,18 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
     return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
 }
 
+/* A chunk's size comes before its bytes: one that takes the body over the
+ * limit is 413 at once, not after the client sent it (or 408). */
+static int on_chunk_header(llhttp_t *p)
+{
+    wr_http_conn_t *c = p->data;
+    if (p->content_length > c->cur->body_limit - c->cur->body_len) {
+        fail(c, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_message_complete(llhttp_t *p)
 {
     wr_http_conn_t *c = p->data;
@@ -476,6 +489,7 @@ void wr_http__parse_init(wr_http_conn_t *c)
         settings.on_header_value_complete = on_value_complete;
         settings.on_headers_complete = on_headers_complete;
         settings.on_body = on_body;
+        settings.on_chunk_header = on_chunk_header;
         settings.on_message_complete = on_message_complete;
     }
     llhttp_init(&c->parser, HTTP_REQUEST, &settings);

@@ -355,6 +355,12 @@ static void test_smuggling_set(void **state)
             "HTTP/1.1 417 ", "\"EXPECTATION_FAILED\"");
     REFUSED("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4097\r\n\r\n", "HTTP/1.1 413 ",
             "\"PAYLOAD_TOO_LARGE\"");
+    /* a chunk size over the limit: 413 before its bytes come */
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1001\r\nab",
+            "HTTP/1.1 413 ", "\"PAYLOAD_TOO_LARGE\"");
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "ffffffffffffffff\r\n",
+            "HTTP/1.1 413 ", "\"PAYLOAD_TOO_LARGE\"");
     setup(NULL);
 }
 
