@@ -462,7 +462,9 @@ static void conn_flush(wr_http_conn_t *c)
         struct iovec iov[IOV_BATCH];
         int n = 0;
         uint32_t skip = c->wr_off;
-        for (wr_http_req_t *r = c->qhead; r && r->done && n + 4 <= IOV_BATCH; r = r->next) {
+        /* up to the first answer that closes: nothing after it leaves */
+        for (wr_http_req_t *r = c->qhead; r && r->done && n + 4 <= IOV_BATCH;
+             r = r->close ? NULL : r->next) {
             for (int i = 0; i < r->n_iov + 1; i++) {
                 struct iovec v =
                     i < r->n_iov ? r->iov[i] : (struct iovec){(void *)r->body_ref, r->body_ref_len};

@@ -52,6 +52,8 @@ static void answer(wr_http_req_t *r)
     if (n >= (int)sizeof(out))
         n = (int)sizeof(out) - 1; /* a long path: cut */
     wr_http_req_add_header(r, "Content-Type", "application/json");
+    if (strcmp(wr_http_req_path(r, NULL), "/async-close") == 0)
+        wr_http_req_add_header(r, "Connection", "close");
     wr_http_req_respond(r, 200, out, (size_t)n, false);
 }
 
@@ -59,7 +61,7 @@ static void handler(wr_http_req_t *r, void *arg)
 {
     (void)arg;
     handled++;
-    if (strcmp(wr_http_req_path(r, NULL), "/async") == 0 && n_held < 64) {
+    if (strncmp(wr_http_req_path(r, NULL), "/async", 6) == 0 && n_held < 64) {
         held[n_held++] = r;
         return;
     }
@@ -462,6 +464,24 @@ static void test_error_after_pipelined(void **state)
     assert_true(closed);
 }
 
+/* A handler that closes after a request while later ones were already
+ * dispatched and answered: nothing after the closing answer is written. */
+static void test_close_answer_is_the_last(void **state)
+{
+    (void)state;
+    sends("GET /async-close HTTP/1.1\r\nHost: h\r\n\r\nGET /async HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_int_equal(n_held, 2);
+    answer(held[1]);
+    answer(held[0]);
+    n_held = 0;
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200"), 1);
+    assert_non_null(strstr(o, "Connection: close\r\n"));
+    assert_non_null(strstr(o, "\"p\":\"/async-close\""));
+    assert_true(closed);
+}
+
 /* The same Content-Length twice is one field; 100 keep-alive requests on a
  * warm connection allocate nothing in the layer. */
 static void test_repeated_length_and_no_allocation(void **state)
@@ -535,6 +555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
     };
