@@ -40,6 +40,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "base/ids.h"
 #include "http/http_conn_internal.h"
 
 #define METHOD_MAX 16
@@ -49,13 +50,6 @@ static void fail(wr_http_conn_t *c, int status, const char *code, const char *ms
     c->err_status = status;
     c->err_code = code;
     c->err_msg = msg;
-}
-
-static bool tchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return true;
-    return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
 }
 
 static const char *const method_names[] = {"GET",    "HEAD",    "POST",  "PUT",    "PATCH",
@@ -74,7 +68,7 @@ static int method_of(const char *p, size_t n)
 static bool request_line(wr_http_conn_t *c, char *p, size_t n)
 {
     size_t m = 0;
-    while (m < n && tchar((unsigned char)p[m]))
+    while (m < n && wr_ids_token_char(p[m]))
         m++;
     if (m == 0 || m >= n || p[m] != ' ' || m > METHOD_MAX) {
         fail(c, 400, "BAD_REQUEST", "malformed request line");
