@@ -560,8 +560,8 @@ static void conn_error(wr_http_conn_t *c)
     wr_http_req_t *r = c->cur && !c->msg_done ? c->cur : wr_http__req_get(c);
     c->cur = NULL;
     c->msg_done = false;
-    if (!r) {
-        conn_free(c);
+    if (!r) { /* no memory to answer: close as at EOF (our callers go on with c) */
+        c->closing = c->eof = true;
         return;
     }
     switch (c->err_status) {
