@@ -10,7 +10,8 @@
  *
  * The secret is write-only, as inviteKey and captcha.secret: the stores'
  * JSON has it, the API's has "set", and "set" sent back keeps the secret
- * of the current rule with the same name and header.
+ * of the current header rule of the same name (bypass.h; its header may
+ * change).
  *
  * Matching, in the rules' order (the first that matches names the
  * bypass):
