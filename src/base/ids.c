@@ -5,8 +5,9 @@
  * classes of every byte, so a check is one load per byte: queue names and
  * the base64url ids (jti, kid) share one class (A-Z a-z 0-9 _ -), user ids
  * add . ~ : @ +, host names add the dot; labels (group and bypass rule
- * names) are lower case letters, digits and '-'. NUL and every byte >= 0x80 belong to no class, so
- * a counted string with an embedded NUL, or UTF-8, is refused.
+ * names) are lower case letters, digits and '-'; HTTP tokens (methods,
+ * field names: RFC 9110 tchar) add !#$%&'*+-.^_`|~ to letters and digits. NUL and every byte >=
+ * 0x80 belong to no class, so a counted string with an embedded NUL, or UTF-8, is refused.
  */
 #include "base/ids.h"
 
@@ -17,20 +18,31 @@ enum {
     C_USER = 2,  /* [A-Za-z0-9._~:@+-]: user ids */
     C_HOST = 4,  /* [A-Za-z0-9._-]: host names */
     C_LABEL = 8, /* [a-z0-9-]: group and bypass rule names */
+    C_TOKEN = 16 /* RFC 9110 tchar: methods, HTTP field names */
 };
 
 /* GNU range designators (the build is gnu11). */
 static const unsigned char classes[256] = {
-    ['0' ... '9'] = C_NAME | C_USER | C_HOST | C_LABEL,
-    ['A' ... 'Z'] = C_NAME | C_USER | C_HOST,
-    ['a' ... 'z'] = C_NAME | C_USER | C_HOST | C_LABEL,
-    ['_'] = C_NAME | C_USER | C_HOST,
-    ['-'] = C_NAME | C_USER | C_HOST | C_LABEL,
-    ['.'] = C_USER | C_HOST,
-    ['~'] = C_USER,
+    ['0' ... '9'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
+    ['A' ... 'Z'] = C_NAME | C_USER | C_HOST | C_TOKEN,
+    ['a' ... 'z'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
+    ['_'] = C_NAME | C_USER | C_HOST | C_TOKEN,
+    ['-'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
+    ['.'] = C_USER | C_HOST | C_TOKEN,
+    ['~'] = C_USER | C_TOKEN,
     [':'] = C_USER,
     ['@'] = C_USER,
-    ['+'] = C_USER,
+    ['+'] = C_USER | C_TOKEN,
+    ['!'] = C_TOKEN,
+    ['#'] = C_TOKEN,
+    ['$'] = C_TOKEN,
+    ['%'] = C_TOKEN,
+    ['&'] = C_TOKEN,
+    ['\''] = C_TOKEN,
+    ['*'] = C_TOKEN,
+    ['^'] = C_TOKEN,
+    ['`'] = C_TOKEN,
+    ['|'] = C_TOKEN,
 };
 
 /* True if s holds n bytes, 1 <= n <= max, each in class cls. */
@@ -99,4 +111,14 @@ bool wr_ids_valid_host_n(const char *s, size_t n)
 bool wr_ids_host_char(char c)
 {
     return classes[(unsigned char)c] & C_HOST;
+}
+
+bool wr_ids_token_char(char c)
+{
+    return classes[(unsigned char)c] & C_TOKEN;
+}
+
+bool wr_ids_valid_token_n(const char *s, size_t n, size_t max)
+{
+    return match(s, n, max, C_TOKEN);
 }

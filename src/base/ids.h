@@ -59,6 +59,14 @@ bool wr_ids_valid_kid_n(const char *s, size_t n);
  * (WR_LABEL_RULE). */
 bool wr_ids_valid_label_n(const char *s, size_t n);
 
+/* True if c is an RFC 9110 tchar: a byte of a method or a field name
+ * (A-Z a-z 0-9 and !#$%&'*+-.^_`|~). */
+bool wr_ids_token_char(char c);
+
+/* True if the n bytes at s are an RFC 9110 token of 1..max bytes (an HTTP
+ * field name). */
+bool wr_ids_valid_token_n(const char *s, size_t n, size_t max);
+
 /* True if c may appear in a host name (below). */
 bool wr_ids_host_char(char c);
 

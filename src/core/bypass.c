@@ -10,7 +10,8 @@
  *
  * The secret is write-only, as inviteKey and captcha.secret: the stores'
  * JSON has it, the API's has "set", and "set" sent back keeps the secret
- * of the current rule with the same name and header.
+ * of the current header rule of the same name (bypass.h; its header may
+ * change).
  *
  * Matching, in the rules' order (the first that matches names the
  * bypass):
@@ -44,20 +45,6 @@
 bool wr_bypass_valid_name(const char *s, size_t len)
 {
     return wr_ids_valid_label_n(s, len);
-}
-
-/* An HTTP field name (RFC 9110 token) of 1..WR_BYPASS_HEADER_MAX bytes. */
-static bool valid_header(const char *s, size_t len)
-{
-    if (!s || len == 0 || len > WR_BYPASS_HEADER_MAX)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              (ch && strchr("!#$%&'*+-.^_`|~", ch))))
-            return false;
-    }
-    return true;
 }
 
 /* Visible ASCII (no space: a field value's edges are trimmed by HTTP). */
@@ -219,7 +206,7 @@ static wr_err_t parse_rule(wr_field_err_t *e, size_t i, const json_t *rule,
         s = json_str(rule, "header", &len);
         if (!json_object_get(rule, "header"))
             return FAIL(e, "bypass[%zu].header is required with secret", i);
-        if (!valid_header(s, len))
+        if (!wr_ids_valid_token_n(s, len, WR_BYPASS_HEADER_MAX))
             return FAIL(e, "bypass[%zu].header must be an HTTP field name of 1 to %d characters", i,
                         WR_BYPASS_HEADER_MAX);
         memcpy(r->header, s, len);

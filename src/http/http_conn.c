@@ -22,9 +22,10 @@
  *
  * Requests come from env->free_reqs and go back there once written, their
  * arenas (input: target, fields, body; output: fields, copied body) kept
- * up to ARENA_KEEP bytes: a warm keep-alive connection allocates nothing
- * per request. A request whose connection closes while a handler holds it
- * becomes an orphan (conn NULL): its answer is dropped and frees it, so a
+ * up to WR_HTTP_ARENA_KEEP bytes, their field arrays up to
+ * WR_HTTP_FIELDS_KEEP entries: a warm keep-alive connection allocates
+ * nothing per request. A request whose connection closes while a handler
+ * holds it becomes an orphan (conn NULL): its answer is dropped and frees it, so a
  * handler may answer after a disconnect.
  *
  * Errors the layer finds (http_parse.c: 400, 408, 413, 414, 417, 431, 501,
@@ -55,7 +56,6 @@
 
 #define IBUF_MIN       4096
 #define IBUF_MAX       (WR_HTTP_MAX_HEADERS + WR_HTTP_MAX_TARGET + 1024)
-#define ARENA_KEEP     8192
 #define FREE_REQS_MAX  4096
 #define FREE_CONNS_MAX 1024
 #define CLOSE_GRACE_US 1000000
@@ -66,6 +66,16 @@ uint64_t wr_http__allocs;
 uint64_t wr_http_conn_allocs(void)
 {
     return wr_http__allocs;
+}
+
+size_t wr_http_env_kept_bytes(const wr_http_env_t *env)
+{
+    size_t n = 0;
+    for (const wr_http_req_t *r = env->free_reqs; r; r = r->next)
+        n += (size_t)r->in.cap + r->out.cap + r->fields_cap * sizeof(*r->fields);
+    for (const wr_http_conn_t *c = env->free_conns; c; c = c->next)
+        n += c->icap;
+    return n;
 }
 
 /* ---- arenas ---- */
@@ -94,7 +104,7 @@ bool wr_http__arena_add(wr_http_arena_t *a, const void *p, size_t n)
 static void arena_reset(wr_http_arena_t *a)
 {
     a->len = 0;
-    if (a->cap > ARENA_KEEP) {
+    if (a->cap > WR_HTTP_ARENA_KEEP) {
         free(a->p);
         a->p = NULL;
         a->cap = 0;
@@ -136,6 +146,11 @@ static void req_put(wr_http_env_t *env, wr_http_req_t *r)
 {
     arena_reset(&r->in);
     arena_reset(&r->out);
+    if (r->fields_cap > WR_HTTP_FIELDS_KEEP) { /* a head of thousands of short fields */
+        free(r->fields);
+        r->fields = NULL;
+        r->fields_cap = 0;
+    }
     if (env && env->n_free_reqs < FREE_REQS_MAX) {
         r->next = env->free_reqs;
         env->free_reqs = r;
@@ -447,7 +462,9 @@ static void conn_flush(wr_http_conn_t *c)
         struct iovec iov[IOV_BATCH];
         int n = 0;
         uint32_t skip = c->wr_off;
-        for (wr_http_req_t *r = c->qhead; r && r->done && n + 4 <= IOV_BATCH; r = r->next) {
+        /* up to the first answer that closes: nothing after it leaves */
+        for (wr_http_req_t *r = c->qhead; r && r->done && n + 4 <= IOV_BATCH;
+             r = r->close ? NULL : r->next) {
             for (int i = 0; i < r->n_iov + 1; i++) {
                 struct iovec v =
                     i < r->n_iov ? r->iov[i] : (struct iovec){(void *)r->body_ref, r->body_ref_len};
@@ -543,8 +560,8 @@ static void conn_error(wr_http_conn_t *c)
     wr_http_req_t *r = c->cur && !c->msg_done ? c->cur : wr_http__req_get(c);
     c->cur = NULL;
     c->msg_done = false;
-    if (!r) {
-        conn_free(c);
+    if (!r) { /* no memory to answer: close as at EOF (our callers go on with c) */
+        c->closing = c->eof = true;
         return;
     }
     switch (c->err_status) {

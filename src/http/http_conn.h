@@ -32,6 +32,11 @@
 #define WR_HTTP_MAX_BODY_USER  4096  /* user and token routes */
 #define WR_HTTP_MAX_BODY_ADMIN 65536 /* admin routes (and the server-wide cap) */
 #define WR_HTTP_MAX_PIPELINE   16    /* requests in flight per connection */
+/* What a request object on the free list keeps for the next request: up
+ * to WR_HTTP_ARENA_KEEP bytes in each of its two arenas (input, output)
+ * and WR_HTTP_FIELDS_KEEP field entries; more is freed as it goes back. */
+#define WR_HTTP_ARENA_KEEP  8192
+#define WR_HTTP_FIELDS_KEEP 64
 
 typedef struct wr_http_req wr_http_req_t;
 typedef struct wr_http_conn wr_http_conn_t;
@@ -105,6 +110,12 @@ void wr_http_env_sweep(wr_http_env_t *env, int64_t now_us);
  * arenas and field arrays, connections and their buffers): it makes none
  * per request on a warm keep-alive connection. */
 uint64_t wr_http_conn_allocs(void);
+
+/* Bytes of buffers env's free lists keep for reuse (request arenas and
+ * field arrays, connection input buffers; not the objects themselves):
+ * at most WR_HTTP_ARENA_KEEP twice and WR_HTTP_FIELDS_KEEP entries per
+ * request object. */
+size_t wr_http_env_kept_bytes(const wr_http_env_t *env);
 
 /* ---- the request, as handlers see it ---- */
 

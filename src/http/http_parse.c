@@ -25,7 +25,8 @@
  * field, exactly "chunked" in any case, never on HTTP/1.0), a
  * Content-Length of 2^63 or more, the target's form (origin or absolute),
  * Expect (100-continue or 417), and the route's body limit (413 at once
- * for a declared length over it; chunked bodies as soon as they pass it).
+ * for a declared length over it; chunked bodies at the chunk size that
+ * takes them over it).
  * llhttp itself refuses both Content-Length and Transfer-Encoding, two
  * Content-Lengths, a length that is not digits, whitespace before a colon,
  * control characters in values and bad chunk sizes (0x2 included); chunk
@@ -39,6 +40,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "base/ids.h"
 #include "http/http_conn_internal.h"
 
 #define METHOD_MAX 16
@@ -48,13 +50,6 @@ static void fail(wr_http_conn_t *c, int status, const char *code, const char *ms
     c->err_status = status;
     c->err_code = code;
     c->err_msg = msg;
-}
-
-static bool tchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
-        return true;
-    return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
 }
 
 static const char *const method_names[] = {"GET",    "HEAD",    "POST",  "PUT",    "PATCH",
@@ -73,7 +68,7 @@ static int method_of(const char *p, size_t n)
 static bool request_line(wr_http_conn_t *c, char *p, size_t n)
 {
     size_t m = 0;
-    while (m < n && tchar((unsigned char)p[m]))
+    while (m < n && wr_ids_token_char(p[m]))
         m++;
     if (m == 0 || m >= n || p[m] != ' ' || m > METHOD_MAX) {
         fail(c, 400, "BAD_REQUEST", "malformed request line");
@@ -453,6 +448,18 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
     return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
 }
 
+/* A chunk's size comes before its bytes: one that takes the body over the
+ * limit is 413 at once, not after the client sent it (or 408). */
+static int on_chunk_header(llhttp_t *p)
+{
+    wr_http_conn_t *c = p->data;
+    if (p->content_length > c->cur->body_limit - c->cur->body_len) {
+        fail(c, 413, "PAYLOAD_TOO_LARGE", "request body too large");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_message_complete(llhttp_t *p)
 {
     wr_http_conn_t *c = p->data;
@@ -476,6 +483,7 @@ void wr_http__parse_init(wr_http_conn_t *c)
         settings.on_header_value_complete = on_value_complete;
         settings.on_headers_complete = on_headers_complete;
         settings.on_body = on_body;
+        settings.on_chunk_header = on_chunk_header;
         settings.on_message_complete = on_message_complete;
     }
     llhttp_init(&c->parser, HTTP_REQUEST, &settings);

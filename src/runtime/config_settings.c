@@ -90,13 +90,6 @@ static bool valid_hostport(const char *s, size_t s_len, unsigned port_min)
     return wr_config__parse_uint(port, port_min, 65535, &p);
 }
 
-/* RFC 9110 tchar. */
-static bool token_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
 /* A finite decimal number in [min, max] ("10", "0.5", "1e3"). */
 bool wr_config__parse_double(const char *s, double min, double max, double *out)
 {
@@ -206,10 +199,7 @@ wr_err_t wr_config__set_identity(wr_config_t *cfg, const char *v, char *err, siz
     if (strncmp(v, "header:", 7) == 0) {
         const char *name = v + 7;
         size_t len = strlen(name);
-        bool ok = len >= 1 && len <= WR_HEADER_NAME_MAX;
-        for (size_t i = 0; ok && i < len; i++)
-            ok = token_char(name[i]);
-        if (!ok)
+        if (!wr_ids_valid_token_n(name, len, WR_HEADER_NAME_MAX))
             return wr_einval(err, errlen,
                              "'%s': the header name must be an HTTP token of 1..%d characters", v,
                              WR_HEADER_NAME_MAX);

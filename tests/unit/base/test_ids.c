@@ -143,6 +143,26 @@ static void test_labels(void **state)
     assert_string_equal(WR_LABEL_RULE, "[a-z0-9-]{1,32}");
 }
 
+/* HTTP tokens (RFC 9110 tchar): methods and field names */
+static void test_tokens(void **state)
+{
+    (void)state;
+    static const char tchars[] = "!#$%&'*+-.^_`|~09AZaz";
+    for (const char *c = tchars; *c; c++)
+        assert_true(wr_ids_token_char(*c));
+    static const char other[] = " \t\"(),/:;<=>?@[\\]{}\x7f\x80\xff";
+    for (size_t i = 0; i < sizeof other - 1; i++)
+        assert_false(wr_ids_token_char(other[i]));
+    assert_false(wr_ids_token_char('\0'));
+    assert_true(wr_ids_valid_token_n("X-Staff-Key", 11, 64));
+    assert_true(wr_ids_valid_token_n("x", 1, 1));
+    assert_false(wr_ids_valid_token_n("xy", 2, 1));
+    assert_false(wr_ids_valid_token_n("", 0, 64));
+    assert_false(wr_ids_valid_token_n("X Y", 3, 64));
+    assert_false(wr_ids_valid_token_n("X:", 2, 64));
+    assert_false(wr_ids_valid_token_n(NULL, 0, 64));
+}
+
 static void test_rule_texts(void **state)
 {
     (void)state;
@@ -152,4 +172,5 @@ static void test_rule_texts(void **state)
 
 WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
              cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
-             cmocka_unit_test(test_labels), cmocka_unit_test(test_rule_texts))
+             cmocka_unit_test(test_labels), cmocka_unit_test(test_tokens),
+             cmocka_unit_test(test_rule_texts))

@@ -52,6 +52,8 @@ static void answer(wr_http_req_t *r)
     if (n >= (int)sizeof(out))
         n = (int)sizeof(out) - 1; /* a long path: cut */
     wr_http_req_add_header(r, "Content-Type", "application/json");
+    if (strcmp(wr_http_req_path(r, NULL), "/async-close") == 0)
+        wr_http_req_add_header(r, "Connection", "close");
     wr_http_req_respond(r, 200, out, (size_t)n, false);
 }
 
@@ -59,7 +61,7 @@ static void handler(wr_http_req_t *r, void *arg)
 {
     (void)arg;
     handled++;
-    if (strcmp(wr_http_req_path(r, NULL), "/async") == 0 && n_held < 64) {
+    if (strncmp(wr_http_req_path(r, NULL), "/async", 6) == 0 && n_held < 64) {
         held[n_held++] = r;
         return;
     }
@@ -355,6 +357,12 @@ static void test_smuggling_set(void **state)
             "HTTP/1.1 417 ", "\"EXPECTATION_FAILED\"");
     REFUSED("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4097\r\n\r\n", "HTTP/1.1 413 ",
             "\"PAYLOAD_TOO_LARGE\"");
+    /* a chunk size over the limit: 413 before its bytes come */
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1001\r\nab",
+            "HTTP/1.1 413 ", "\"PAYLOAD_TOO_LARGE\"");
+    REFUSED("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "ffffffffffffffff\r\n",
+            "HTTP/1.1 413 ", "\"PAYLOAD_TOO_LARGE\"");
     setup(NULL);
 }
 
@@ -456,6 +464,24 @@ static void test_error_after_pipelined(void **state)
     assert_true(closed);
 }
 
+/* A handler that closes after a request while later ones were already
+ * dispatched and answered: nothing after the closing answer is written. */
+static void test_close_answer_is_the_last(void **state)
+{
+    (void)state;
+    sends("GET /async-close HTTP/1.1\r\nHost: h\r\n\r\nGET /async HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_int_equal(n_held, 2);
+    answer(held[1]);
+    answer(held[0]);
+    n_held = 0;
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200"), 1);
+    assert_non_null(strstr(o, "Connection: close\r\n"));
+    assert_non_null(strstr(o, "\"p\":\"/async-close\""));
+    assert_true(closed);
+}
+
 /* The same Content-Length twice is one field; 100 keep-alive requests on a
  * warm connection allocate nothing in the layer. */
 static void test_repeated_length_and_no_allocation(void **state)
@@ -479,19 +505,46 @@ static void test_repeated_length_and_no_allocation(void **state)
     assert_int_equal(wr_http_conn_allocs() - before, 0);
 }
 
-/* A handler that answers after the client left: the request is freed. */
+/* A head of thousands of short fields is served; its request object goes
+ * back to the free list keeping no more than the bounds (it kept a field
+ * array of 8192 entries, 128 KiB, for every object so used). */
+static void test_free_list_keeps_bounded(void **state)
+{
+    (void)state;
+    static char req[WR_HTTP_MAX_HEADERS + 64];
+    int n = sprintf(req, "GET /f HTTP/1.1\r\nHost: h\r\n");
+    while (n < WR_HTTP_MAX_HEADERS - 8)
+        n += sprintf(req + n, "A:\r\n");
+    n += sprintf(req + n, "\r\n");
+    sendb(req, (size_t)n);
+    bool closed;
+    assert_int_equal(count(recv_all(&closed), "HTTP/1.1 200 OK"), 1);
+    assert_false(closed);
+    assert_int_equal(env.n_free_reqs, 1);
+    /* two arenas and 64 fields of 16 bytes */
+    assert_true(wr_http_env_kept_bytes(&env) <= 2 * WR_HTTP_ARENA_KEEP + WR_HTTP_FIELDS_KEEP * 16);
+}
+
+/* Handlers that answer after the client left: the first answer's write
+ * fails and closes the connection, the second request is then an orphan
+ * (its connection gone) and its answer frees it (ASan sees a leak or a
+ * use after free otherwise). */
 static void test_orphan(void **state)
 {
     (void)state;
-    sends("GET /async HTTP/1.1\r\nHost: h\r\n\r\n");
-    assert_int_equal(n_held, 1);
+    sends("GET /async HTTP/1.1\r\nHost: h\r\n\r\nGET /async HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_int_equal(n_held, 2);
     close(cfd);
     cfd = -1;
     run();
-    answer(held[0]); /* the write fails: the connection goes */
+    assert_int_equal(env.n_conns, 1); /* it waits for its answers */
+    answer(held[0]);                  /* the write fails: the connection goes */
+    assert_int_equal(env.n_conns, 0);
+    answer(held[1]);          /* an orphan */
+    held[0] = held[1] = NULL; /* so LSan sees a request nobody freed */
     n_held = 0;
     run();
-    assert_int_equal(env.n_conns, 0);
+    assert_int_equal(env.n_free_reqs, 1); /* the first; the orphan was freed */
 }
 
 int main(void)
@@ -509,6 +562,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
