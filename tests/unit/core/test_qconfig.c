@@ -172,6 +172,64 @@ static void captcha_bad(const char *captcha, const char *field)
     member_bad("captcha", captcha, field);
 }
 
+static void expect_patch_error(const wr_queue_config_t *base, const char *text,
+                               const char *field_expected)
+{
+    json_t *j = load(text);
+    wr_queue_config_t out = *base;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    assert_int_equal(wr_qconfig_patch(base, j, &out, field, sizeof(field), msg, sizeof(msg)),
+                     WR_EINVAL);
+    assert_string_equal(field, field_expected);
+    assert_memory_equal(&out, base, sizeof(out));
+    json_decref(j);
+}
+
+static wr_queue_config_t patch_ok(const wr_queue_config_t *base, const char *text)
+{
+    json_t *j = load(text);
+    wr_queue_config_t out;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    if (wr_qconfig_patch(base, j, &out, field, sizeof(field), msg, sizeof(msg)) != WR_OK)
+        fail_msg("patch %s failed: %s %s", text, field, msg);
+    json_decref(j);
+    return out;
+}
+
+/* text, a PATCH body, passes the field check made before the store is
+ * read. */
+static void fields_ok(const char *text)
+{
+    json_t *j = load(text);
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    if (wr_qconfig_check_fields(j, field, sizeof field, msg, sizeof msg) != WR_OK)
+        fail_msg("field check of %s failed: %s %s", text, field, msg);
+    json_decref(j);
+}
+
+/* c's public rendering (caller frees), asserted not to hold secret
+ * anywhere in its text. */
+static json_t *public_without(const wr_queue_config_t *c, const char *secret)
+{
+    json_t *pub = wr_qconfig_to_public_json(c);
+    char *text = json_dumps(pub, JSON_COMPACT);
+    assert_null(strstr(text, secret));
+    free(text);
+    return pub;
+}
+
+/* c's stored form (the stores' JSON) reads back to c, secrets and all. */
+static void assert_stored_round_trip(const wr_queue_config_t *c)
+{
+    json_t *priv = wr_qconfig_to_json(c);
+    wr_queue_config_t back;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    assert_int_equal(wr_qconfig_parse_stored(priv, &back, field, sizeof field, msg, sizeof msg),
+                     WR_OK);
+    assert_cfg_eq(c, &back);
+    json_decref(priv);
+}
+
 /* publicLog and draw (API 1.3, the public log and the opening draw): off
  * and null by default; draw needs an https:// beacon URL (http:// only to
  * a loopback host) and a round >= 1; errors name draw.<member>. */
@@ -197,13 +255,9 @@ static void test_public_log_and_draw(void **state)
     member_bad("draw", "{\"beaconUrl\": \"https://api.drand.sh\", \"round\": 1, \"x\": 1}",
                "draw.x");
     /* a PATCH to null removes it */
-    char field[WR_FIELD_MAX] = "", msg[256] = "";
-    json_t *j = load("{\"draw\": null}");
-    wr_queue_config_t out;
-    assert_int_equal(wr_qconfig_patch(&c, j, &out, field, sizeof field, msg, sizeof msg), WR_OK);
+    wr_queue_config_t out = patch_ok(&c, "{\"draw\": null}");
     assert_false(out.draw.set);
     assert_true(out.public_log);
-    json_decref(j);
 }
 
 /* bypass (API 1.3, "Bypass rules"): null by default; each rule's secret
@@ -221,28 +275,21 @@ static void test_bypass(void **state)
                  "{\"name\": \"office\", \"cidr\": \"10.0.0.0/8\"}]}");
     assert_true(c.bypass.set);
     assert_int_equal(c.bypass.n, 2);
-    json_t *pub = wr_qconfig_to_public_json(&c);
-    char *text = json_dumps(pub, JSON_COMPACT);
-    assert_null(strstr(text, "0123456789abcdef"));
-    assert_non_null(strstr(text, "\"secret\":\"set\""));
-    free(text);
+    json_t *pub = public_without(&c, "0123456789abcdef");
+    json_t *rule = json_array_get(json_object_get(pub, "bypass"), 0);
+    assert_string_equal(json_string_value(json_object_get(rule, "secret")), "set");
     json_decref(pub);
-    json_t *priv = wr_qconfig_to_json(&c);
-    wr_queue_config_t back;
-    assert_int_equal(wr_qconfig_parse_stored(priv, &back, field, sizeof field, msg, sizeof msg),
-                     WR_OK);
-    assert_cfg_eq(&c, &back);
-    json_decref(priv);
+    assert_stored_round_trip(&c);
     /* what GET shows, sent back in a PATCH, keeps the secret */
-    json_t *p = load("{\"bypass\": [{\"name\": \"staff\", \"header\": \"X-Staff\", "
-                     "\"secret\": \"set\"}]}");
-    wr_queue_config_t d;
-    assert_int_equal(wr_qconfig_check_fields(p, field, sizeof field, msg, sizeof msg), WR_OK);
-    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    const char *keep =
+        "{\"bypass\": [{\"name\": \"staff\", \"header\": \"X-Staff\", \"secret\": \"set\"}]}";
+    fields_ok(keep);
+    wr_queue_config_t d = patch_ok(&c, keep);
     assert_int_equal(d.bypass.n, 1);
     assert_string_equal(d.bypass.rules[0].value, "0123456789abcdef0123456789abcdef");
     assert_false(d.bypass.any_secret);
     /* in a PUT there is nothing to keep */
+    json_t *p = load(keep);
     assert_int_equal(wr_qconfig_parse(p, &d, field, sizeof field, msg, sizeof msg), WR_EINVAL);
     json_decref(p);
     p = load("{\"admitPerSecond\": 1, \"bypass\": [{\"name\": \"x\", \"cidr\": \"10.0.0.0/99\"}]}");
@@ -260,7 +307,6 @@ static void test_bypass(void **state)
 static void test_captcha(void **state)
 {
     (void)state;
-    char field[WR_FIELD_MAX] = "", msg[256] = "";
     wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
     assert_false(c.captcha.set);
     c = parse_ok("{\"admitPerSecond\": 1, \"captcha\": null}");
@@ -278,26 +324,20 @@ static void test_captcha(void **state)
     assert_int_equal(c.captcha.fallback_bits, 18);
 
     /* the public rendering never holds the secret; the stores' form does */
-    json_t *pub = wr_qconfig_to_public_json(&c);
-    char *text = json_dumps(pub, JSON_COMPACT);
-    assert_null(strstr(text, "1x0000000000000000000000000000000AA"));
+    json_t *pub = public_without(&c, "1x0000000000000000000000000000000AA");
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(pub, "captcha"), "secret")), "set");
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(pub, "captcha"), "siteKey")),
         "1x00000000000000000000AA");
-    free(text);
     json_decref(pub);
     json_t *priv = wr_qconfig_to_json(&c);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(priv, "captcha"), "secret")),
         "1x0000000000000000000000000000000AA");
-    /* the stores' form reads back to the same config */
-    wr_queue_config_t back;
-    assert_int_equal(wr_qconfig_parse_stored(priv, &back, field, sizeof field, msg, sizeof msg),
-                     WR_OK);
-    assert_cfg_eq(&c, &back);
     json_decref(priv);
+    /* the stores' form reads back to the same config */
+    assert_stored_round_trip(&c);
 
     /* hCaptcha, a loopback stand-in, refuse, bits */
     c = parse_ok("{\"admitPerSecond\": 1, \"captcha\": {\"provider\": \"hcaptcha\", "
@@ -310,10 +350,9 @@ static void test_captcha(void **state)
     assert_int_equal(c.captcha.fallback_bits, 12);
 
     /* a PATCH with "secret": "set" keeps the secret, and replaces the rest */
-    json_t *p = load("{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k2\", "
-                     "\"secret\": \"set\"}}");
-    wr_queue_config_t d;
-    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
+    const char *keep =
+        "{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k2\", \"secret\": \"set\"}}";
+    wr_queue_config_t d = patch_ok(&c, keep);
     assert_string_equal(d.captcha.secret, "s");
     assert_string_equal(d.captcha.site_key, "k2");
     assert_int_equal(d.captcha.provider, WR_CAPTCHA_TURNSTILE);
@@ -321,24 +360,17 @@ static void test_captcha(void **state)
                         "https://challenges.cloudflare.com/turnstile/v0/siteverify");
     assert_int_equal(d.captcha.fallback, WR_CAPTCHA_FALLBACK_CHALLENGE);
     /* the same body passes the field check before the store is read */
-    assert_int_equal(wr_qconfig_check_fields(p, field, sizeof field, msg, sizeof msg), WR_OK);
-    json_decref(p);
+    fields_ok(keep);
     /* "set" in a PUT: nothing to keep */
     captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"set\"}",
                 "captcha.secret");
     /* a refused PATCH changes nothing */
-    p = load("{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k 2\", "
-             "\"secret\": \"x\"}}");
-    wr_queue_config_t e = c;
-    assert_int_equal(wr_qconfig_patch(&c, p, &e, field, sizeof field, msg, sizeof msg), WR_EINVAL);
-    assert_string_equal(field, "captcha.siteKey");
-    assert_cfg_eq(&e, &c);
-    json_decref(p);
+    expect_patch_error(&c,
+                       "{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k 2\", "
+                       "\"secret\": \"x\"}}",
+                       "captcha.siteKey");
     /* null removes it */
-    p = load("{\"captcha\": null}");
-    assert_int_equal(wr_qconfig_patch(&c, p, &d, field, sizeof field, msg, sizeof msg), WR_OK);
-    assert_false(d.captcha.set);
-    json_decref(p);
+    assert_false(patch_ok(&c, "{\"captcha\": null}").captcha.set);
 
     /* errors name the member */
     captcha_bad("true", "captcha");
@@ -735,17 +767,18 @@ static void test_to_json_shape(void **state)
      * reply would use JSON_REAL_PRECISION(15) or so */
     char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
     assert_string_equal(
-        s, "{\"enabled\":true,\"paused\":false,\"admitPerSecond\":175,\"tickMs\":100,"
-           "\"maxActive\":0,\"maxQueueSize\":100000,\"tokenTtlSeconds\":300,\"pollBands\":"
-           "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
-           "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
-           "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
-           "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
-           "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
-           "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
-           "\"notice\":null,\"challengeBits\":0,"
-           "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
-           "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null,\"push\":false}");
+        s,
+        "{\"enabled\":true,\"paused\":false,\"admitPerSecond\":175,\"tickMs\":100,"
+        "\"maxActive\":0,\"maxQueueSize\":100000,\"tokenTtlSeconds\":300,\"pollBands\":"
+        "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
+        "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
+        "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
+        "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
+        "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
+        "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
+        "\"notice\":null,\"challengeBits\":0,"
+        "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
+        "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null,\"push\":false}");
     free(s);
     json_decref(j);
 
@@ -760,30 +793,6 @@ static void test_to_json_shape(void **state)
     assert_true(json_is_integer(json_object_get(cap, "safety")));
     assert_int_equal(json_integer_value(json_object_get(cap, "safety")), 1);
     json_decref(j);
-}
-
-static void expect_patch_error(const wr_queue_config_t *base, const char *text,
-                               const char *field_expected)
-{
-    json_t *j = load(text);
-    wr_queue_config_t out = *base;
-    char field[WR_FIELD_MAX] = "", msg[256] = "";
-    assert_int_equal(wr_qconfig_patch(base, j, &out, field, sizeof(field), msg, sizeof(msg)),
-                     WR_EINVAL);
-    assert_string_equal(field, field_expected);
-    assert_memory_equal(&out, base, sizeof(out));
-    json_decref(j);
-}
-
-static wr_queue_config_t patch_ok(const wr_queue_config_t *base, const char *text)
-{
-    json_t *j = load(text);
-    wr_queue_config_t out;
-    char field[WR_FIELD_MAX] = "", msg[256] = "";
-    if (wr_qconfig_patch(base, j, &out, field, sizeof(field), msg, sizeof(msg)) != WR_OK)
-        fail_msg("patch %s failed: %s %s", text, field, msg);
-    json_decref(j);
-    return out;
 }
 
 static void test_patch(void **state)
