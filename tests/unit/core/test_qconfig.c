@@ -207,6 +207,31 @@ static void fields_ok(const char *text)
     json_decref(j);
 }
 
+/* Parses text as a store's copy (wr_qconfig_parse_stored); asserts
+ * success. */
+static wr_queue_config_t stored_ok(const char *text)
+{
+    json_t *j = load(text);
+    wr_queue_config_t c;
+    char field[WR_FIELD_MAX] = "", msg[256] = "";
+    if (wr_qconfig_parse_stored(j, &c, field, sizeof field, msg, sizeof msg) != WR_OK)
+        fail_msg("stored parse failed for %s: field '%s': %s", text, field, msg);
+    json_decref(j);
+    return c;
+}
+
+/* The integer member key of c's stored form (wr_qconfig_to_json). */
+static json_int_t stored_int(const wr_queue_config_t *c, const char *key)
+{
+    json_t *j = wr_qconfig_to_json(c);
+    assert_non_null(j);
+    json_t *v = json_object_get(j, key);
+    assert_true(json_is_integer(v));
+    json_int_t n = json_integer_value(v);
+    json_decref(j);
+    return n;
+}
+
 /* c's public rendering (caller frees), asserted not to hold secret
  * anywhere in its text. */
 static json_t *public_without(const wr_queue_config_t *c, const char *secret)
@@ -903,10 +928,7 @@ static void check_seconds_field(const char *name, size_t off, uint32_t dflt, uin
     memcpy(&v, (const char *)&c + off, sizeof v);
     assert_int_equal(v, patched);
     assert_int_equal(c.admit_per_second, 1);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, name)), patched);
-    json_decref(j);
+    assert_int_equal(stored_int(&c, name), patched);
     for (size_t i = 0; bad[i]; i++) {
         snprintf(text, sizeof text, "{\"%s\": %s}", name, bad[i]);
         expect_patch_error(&c, text, name);
@@ -1000,11 +1022,8 @@ static void test_away_hold_and_poll_max(void **state)
     assert_int_equal(c.poll_max_ms, 1000);
     c = patch_ok(&c, "{\"pollMaxMs\": 600000}");
     assert_int_equal(c.poll_max_ms, 600000);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "awayHoldSeconds")), 86400);
-    assert_int_equal(json_integer_value(json_object_get(j, "pollMaxMs")), 600000);
-    json_decref(j);
+    assert_int_equal(stored_int(&c, "awayHoldSeconds"), 86400);
+    assert_int_equal(stored_int(&c, "pollMaxMs"), 600000);
     static const char *const bad_hold[] = {"86401", "-1", "1.5", "null", "\"60\"", "true"};
     static const char *const bad_poll[] = {"1",      "999",  "600001",    "-1",
                                            "1500.5", "null", "\"60000\"", "false"};
@@ -1029,10 +1048,7 @@ static void test_challenge_bits(void **state)
     assert_int_equal(c.challenge_bits, 32);
     c = patch_ok(&c, "{\"challengeBits\": 12}");
     assert_int_equal(c.challenge_bits, 12);
-    json_t *j = wr_qconfig_to_json(&c);
-    assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "challengeBits")), 12);
-    json_decref(j);
+    assert_int_equal(stored_int(&c, "challengeBits"), 12);
     static const char *const bad[] = {"33", "-1", "1.5", "null", "\"8\"", "true"};
     char b[64];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1127,18 +1143,13 @@ static void test_sale_end_fields(void **state)
     p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank: kept as is */
     assert_string_equal(notice_of(&p), " Size 42 \xC2\xA0sold out ");
     /* a store's copy does not set what is left */
-    j = load("{\"admitPerSecond\": 1, \"stock\": 5}");
-    char field[WR_FIELD_MAX] = "", msg[256] = "";
-    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    p = stored_ok("{\"admitPerSecond\": 1, \"stock\": 5}");
     assert_false(p.stock_set);
     assert_int_equal(p.stock, 5);
-    json_decref(j);
     /* a blank notice a 1.2 server stored reads as no notice, not as an
      * unreadable config */
-    j = load("{\"admitPerSecond\": 1, \"notice\": \"  \"}");
-    assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
+    p = stored_ok("{\"admitPerSecond\": 1, \"notice\": \"  \"}");
     assert_string_equal(notice_of(&p), "");
-    json_decref(j);
     /* 500 code points of 4 bytes each fit; 501 of 1 byte do not */
     char big[4 * 501 + 64];
     size_t o = (size_t)snprintf(big, sizeof big, "{\"notice\": \"");
@@ -1350,19 +1361,11 @@ static void test_epoch_ms_fields(void **state)
         expect_error_msg(NULL, text, f->key, "epoch milliseconds, not seconds");
         snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": 100000000000}", f->key);
         wr_queue_config_t c = parse_ok(text);
-        json_t *j = wr_qconfig_to_json(&c);
-        assert_int_equal(json_integer_value(json_object_get(j, f->key)), 100000000000LL);
-        json_decref(j);
+        assert_int_equal(stored_int(&c, f->key), 100000000000LL);
         /* a value stored before K34 (seconds) still reads from a store */
         snprintf(text, sizeof(text), "{\"admitPerSecond\": 1, \"%s\": 1764460800}", f->key);
-        j = load(text);
-        char field[WR_FIELD_MAX] = "", msg[256] = "";
-        assert_int_equal(wr_qconfig_parse_stored(j, &c, field, sizeof(field), msg, sizeof(msg)),
-                         WR_OK);
-        json_decref(j);
-        j = wr_qconfig_to_json(&c);
-        assert_int_equal(json_integer_value(json_object_get(j, f->key)), 1764460800LL);
-        json_decref(j);
+        c = stored_ok(text);
+        assert_int_equal(stored_int(&c, f->key), 1764460800LL);
     }
     assert_int_equal(n_epoch, 1); /* opensAt */
     /* the stored form is still checked otherwise */
