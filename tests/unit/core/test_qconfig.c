@@ -16,6 +16,7 @@
 
 #include "base/embed.h"
 #include "core/qconfig.h"
+#include "unit_main.h"
 
 static json_t *load(const char *text)
 {
@@ -1847,40 +1848,20 @@ static void test_groups(void **state)
     json_decref(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_full_config),
-        cmocka_unit_test(test_derived_rate),
-        cmocka_unit_test(test_put_errors),
-        cmocka_unit_test(test_target_url_length),
-        cmocka_unit_test(test_unknown_field_name_truncated),
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_to_json_shape),
-        cmocka_unit_test(test_autotune),
-        cmocka_unit_test(test_patch),
-        cmocka_unit_test(test_fail_policy_names),
-        cmocka_unit_test(test_invite_return_fields),
-        cmocka_unit_test(test_session_seconds),
-        cmocka_unit_test(test_idle_timeout_seconds),
-        cmocka_unit_test(test_away_hold_and_poll_max),
-        cmocka_unit_test(test_challenge_bits),
-        cmocka_unit_test(test_opens_at),
-        cmocka_unit_test(test_epoch_ms_fields),
-        cmocka_unit_test(test_page),
-        cmocka_unit_test(test_captcha),
-        cmocka_unit_test(test_public_log_and_draw),
-        cmocka_unit_test(test_bypass),
-        cmocka_unit_test(test_table_unique),
-        cmocka_unit_test(test_sale_end_fields),
-        cmocka_unit_test(test_notice_by_lang),
-        cmocka_unit_test(test_table_defaults),
-        cmocka_unit_test(test_table_roundtrip),
-        cmocka_unit_test(test_table_store_values),
-        cmocka_unit_test(test_table_scripts_read_store_fields),
-        cmocka_unit_test(test_check_fields),
-        cmocka_unit_test(test_groups),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_config),
+             cmocka_unit_test(test_derived_rate), cmocka_unit_test(test_put_errors),
+             cmocka_unit_test(test_target_url_length),
+             cmocka_unit_test(test_unknown_field_name_truncated), cmocka_unit_test(test_roundtrip),
+             cmocka_unit_test(test_to_json_shape), cmocka_unit_test(test_autotune),
+             cmocka_unit_test(test_patch), cmocka_unit_test(test_fail_policy_names),
+             cmocka_unit_test(test_invite_return_fields), cmocka_unit_test(test_session_seconds),
+             cmocka_unit_test(test_idle_timeout_seconds),
+             cmocka_unit_test(test_away_hold_and_poll_max), cmocka_unit_test(test_challenge_bits),
+             cmocka_unit_test(test_opens_at), cmocka_unit_test(test_epoch_ms_fields),
+             cmocka_unit_test(test_page), cmocka_unit_test(test_captcha),
+             cmocka_unit_test(test_public_log_and_draw), cmocka_unit_test(test_bypass),
+             cmocka_unit_test(test_table_unique), cmocka_unit_test(test_sale_end_fields),
+             cmocka_unit_test(test_notice_by_lang), cmocka_unit_test(test_table_defaults),
+             cmocka_unit_test(test_table_roundtrip), cmocka_unit_test(test_table_store_values),
+             cmocka_unit_test(test_table_scripts_read_store_fields),
+             cmocka_unit_test(test_check_fields), cmocka_unit_test(test_groups))

@@ -24,6 +24,7 @@
 
 #include "base/clock.h"
 #include "http/http_conn.h"
+#include "unit_main.h"
 
 static struct event_base *base;
 static wr_http_env_t env;
@@ -547,24 +548,19 @@ static void test_orphan(void **state)
     assert_int_equal(env.n_free_reqs, 1); /* the first; the orphan was freed */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup,
+                                             teardown),
+             cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_orphan, setup, teardown))

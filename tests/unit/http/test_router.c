@@ -229,6 +229,7 @@ static void test_every_route_has_a_handler(void **state)
     } h[] = {
 #define WR_ROUTE(id, name, method, pattern, flags, handler) {WR_ROUTE_##id, #handler},
 #include "http/routes.def"
+#include "unit_main.h"
 #undef WR_ROUTE
     };
     int seen[WR_ROUTE_COUNT] = {0};
@@ -242,17 +243,7 @@ static void test_every_route_has_a_handler(void **state)
         assert_int_equal(seen[r], 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_user_routes),
-        cmocka_unit_test(test_admin_routes),
-        cmocka_unit_test(test_method_not_allowed),
-        cmocka_unit_test(test_unknown_paths),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_every_row),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_every_route_has_a_handler),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_user_routes), cmocka_unit_test(test_admin_routes),
+             cmocka_unit_test(test_method_not_allowed), cmocka_unit_test(test_unknown_paths),
+             cmocka_unit_test(test_names), cmocka_unit_test(test_every_row),
+             cmocka_unit_test(test_flags), cmocka_unit_test(test_every_route_has_a_handler))

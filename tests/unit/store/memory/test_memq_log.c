@@ -23,6 +23,7 @@
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memlog.h"
 #include "store/memory/memq.h"
+#include "unit_main.h"
 
 #define T0   INT64_C(1800000000000000) /* store time, us */
 #define USER 20
@@ -377,16 +378,10 @@ static void test_arrival_order_opening(void **state)
     assert_false(in_log(q->log, "commit"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unseen_pass_restart, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_unseen_pass_restart, setup, teardown))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "store/memory/memq.h"
+#include "unit_main.h"
 
 #define T0 INT64_C(1800000000000000) /* store time, us */
 
@@ -143,12 +144,6 @@ static void test_leave_drops(void **state)
     wr_memq_db_clear(&db);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_claimed_once),
-        cmocka_unit_test(test_admitted_put_keeps_pass_unseen),
-        cmocka_unit_test(test_leave_drops),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_claimed_once),
+             cmocka_unit_test(test_admitted_put_keeps_pass_unseen),
+             cmocka_unit_test(test_leave_drops))

@@ -27,6 +27,7 @@
 #include "core/queue.h"
 #include "store_harness.h"
 #include "store/memory/store_memory.h"
+#include "unit_main.h"
 
 #define T0 1750000000000000LL
 
@@ -1017,26 +1018,18 @@ static void test_snapshot_v1_loads(void **state)
     snap_end(st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_async_contract),
-        cmocka_unit_test(test_close_inside_callback),
-        cmocka_unit_test(test_semantics),
-        cmocka_unit_test(test_config_outlives_queue),
-        cmocka_unit_test_setup_teardown(test_snapshot_round_trip, snap_setup, snap_teardown),
-        cmocka_unit_test(test_corrupt_snapshots),
-        cmocka_unit_test_setup_teardown(test_snapshot_sessions, snap_setup, snap_teardown),
-        cmocka_unit_test(test_snapshot_old_versions_load),
-        cmocka_unit_test_setup_teardown(test_snapshot_stock, snap_setup, snap_teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_unseen, snap_setup, snap_teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_bypass, snap_setup, snap_teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_idle, snap_setup, snap_teardown),
-        cmocka_unit_test(test_snapshot_timer),
-        cmocka_unit_test(test_real_clock_fifo),
-        cmocka_unit_test_setup_teardown(test_snapshot_burned, snap_setup, snap_teardown),
-        cmocka_unit_test(test_snapshot_v1_loads),
-        cmocka_unit_test(test_snapshot_clock_stepped_back),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_async_contract),
+             cmocka_unit_test(test_close_inside_callback), cmocka_unit_test(test_semantics),
+             cmocka_unit_test(test_config_outlives_queue),
+             cmocka_unit_test_setup_teardown(test_snapshot_round_trip, snap_setup, snap_teardown),
+             cmocka_unit_test(test_corrupt_snapshots),
+             cmocka_unit_test_setup_teardown(test_snapshot_sessions, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_old_versions_load),
+             cmocka_unit_test_setup_teardown(test_snapshot_stock, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_unseen, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_bypass, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_idle, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_timer), cmocka_unit_test(test_real_clock_fifo),
+             cmocka_unit_test_setup_teardown(test_snapshot_burned, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_v1_loads),
+             cmocka_unit_test(test_snapshot_clock_stepped_back))
