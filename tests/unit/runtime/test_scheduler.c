@@ -35,6 +35,7 @@
 #include "runtime/scheduler.h"
 #include "fake_store.h"
 #include "store/store.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
 
 /* ---------------------------------------------------------- fake store */
@@ -93,10 +94,8 @@ static int64_t next_tick_ms(const char *name)
 
 static wr_queue_config_t cfg_tick(uint32_t tick_ms)
 {
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
+    wr_queue_config_t c = cfg_rate(10);
     c.tick_ms = tick_ms;
-    c.admit_per_second = 10;
     return c;
 }
 

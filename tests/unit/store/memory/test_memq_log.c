@@ -23,6 +23,7 @@
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memlog.h"
 #include "store/memory/memq.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
 
 #define T0   INT64_C(1800000000000000) /* store time, us */
@@ -47,9 +48,7 @@ static int teardown(void **state)
 
 static wr_memq_t *queue(const char *name, int64_t opens_at_ms)
 {
-    wr_queue_config_t cfg;
-    wr_qconfig_defaults(&cfg);
-    cfg.admit_per_second = 1000;
+    wr_queue_config_t cfg = cfg_rate(1000);
     cfg.tick_ms = 10;
     cfg.public_log = true;
     cfg.opens_at_ms = opens_at_ms;

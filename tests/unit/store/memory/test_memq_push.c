@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "store/memory/memq.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
 
 #define T0 INT64_C(1800000000000000) /* store time, us */
@@ -28,9 +29,7 @@ static wr_memq_t *queue(void)
 {
     memset(&db, 0, sizeof db);
     wr_rng_seed(&db.rng, 42);
-    wr_queue_config_t cfg;
-    wr_qconfig_defaults(&cfg);
-    cfg.admit_per_second = 1000;
+    wr_queue_config_t cfg = cfg_rate(1000);
     cfg.tick_ms = 10;
     cfg.token_ttl_seconds = 1;
     cfg.idle_timeout_seconds = 0;

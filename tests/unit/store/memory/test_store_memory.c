@@ -27,6 +27,7 @@
 #include "core/queue.h"
 #include "store_harness.h"
 #include "store/memory/store_memory.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
 
 #define T0 1750000000000000LL
@@ -38,18 +39,9 @@ static void entry_has_config(const sh_res_t *r)
         assert_true(r->has_cfg);
 }
 
-/* The default config but for its rate. */
-static wr_queue_config_t cfg_at(double rate)
-{
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = rate;
-    return c;
-}
-
 static void put_cfg(wr_store_t *st, const char *q, double rate, uint64_t max_size)
 {
-    wr_queue_config_t c = cfg_at(rate);
+    wr_queue_config_t c = cfg_rate(rate);
     c.max_queue_size = max_size;
     assert_int_equal(sh_put(st, q, &c), WR_OK);
 }
@@ -232,7 +224,7 @@ static void test_semantics(void **state)
     assert_int_equal(get(st, "q").stats.left_total, 1);
 
     /* disabled: passthrough for join and consume */
-    wr_queue_config_t c = cfg_at(10);
+    wr_queue_config_t c = cfg_rate(10);
     c.enabled = false;
     sh_put(st, "q", &c);
     assert_int_equal(join(st, "q", "zz").entry.state, WR_ENTRY_PASSTHROUGH);
@@ -362,7 +354,7 @@ static void test_snapshot_round_trip(void **state)
     put_cfg(sn.st, "empty", 3.5, 7);
     /* K34: an opensAt in seconds, as configs stored before the API refused
      * it hold, is snapshotted and loads back as it was */
-    wr_queue_config_t legacy = cfg_at(2);
+    wr_queue_config_t legacy = cfg_rate(2);
     legacy.opens_at_ms = 1764460800;
     assert_int_equal(sh_put(sn.st, "legacy", &legacy), WR_OK);
     const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
@@ -580,7 +572,7 @@ static void test_corrupt_snapshots(void **state)
 static void test_snapshot_sessions(void **state)
 {
     (void)state;
-    wr_queue_config_t c = cfg_at(100);
+    wr_queue_config_t c = cfg_rate(100);
     c.session_seconds = 600;
     assert_int_equal(sh_put(sn.st, "s", &c), WR_OK);
     join(sn.st, "s", "u1");
@@ -773,7 +765,7 @@ static void test_snapshot_old_versions_load(void **state)
 static void test_snapshot_stock(void **state)
 {
     (void)state;
-    wr_queue_config_t c = cfg_at(1000);
+    wr_queue_config_t c = cfg_rate(1000);
     c.stock = 1;
     c.stock_set = true;
     assert_int_equal(sh_put(sn.st, "q", &c), WR_OK);
@@ -816,7 +808,7 @@ static void test_snapshot_bypass(void **state)
 static void test_snapshot_unseen(void **state)
 {
     (void)state;
-    wr_queue_config_t c = cfg_at(1000);
+    wr_queue_config_t c = cfg_rate(1000);
     c.token_ttl_seconds = 2;
     assert_int_equal(sh_put(sn.st, "q", &c), WR_OK);
     const char *users[] = {"old", "seen", "unseen"};
