@@ -256,8 +256,7 @@ static int h_setup(void **state)
     fs_init(&fx.store, FS_ADMIT | FS_QUEUE_LIST, NULL);
     wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000, 0};
     assert_int_equal(wr_scheduler_new(&o, &fx.sched), WR_OK);
-    wr_qconfig_defaults(&fx.cfg);
-    fx.cfg.admit_per_second = 10;
+    fx.cfg = cfg_rate(10);
     fx.cfg.fail_open_per_second = 5;
     *state = &fx;
     return 0;
