@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "http/router.h"
+#include "unit_main.h"
 
 static wr_route_match_t m(wr_method_t meth, const char *path)
 {
@@ -229,7 +230,6 @@ static void test_every_route_has_a_handler(void **state)
     } h[] = {
 #define WR_ROUTE(id, name, method, pattern, flags, handler) {WR_ROUTE_##id, #handler},
 #include "http/routes.def"
-#include "unit_main.h"
 #undef WR_ROUTE
     };
     int seen[WR_ROUTE_COUNT] = {0};
