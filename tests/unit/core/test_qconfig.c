@@ -197,6 +197,18 @@ static wr_queue_config_t patch_ok(const wr_queue_config_t *base, const char *tex
     return out;
 }
 
+/* A PATCH of {"<member>": value} for each of values (NULL-terminated) is
+ * refused naming member, and changes nothing (expect_patch_error). */
+static void patch_refused(const wr_queue_config_t *base, const char *member,
+                          const char *const *values)
+{
+    char text[256];
+    for (size_t i = 0; values[i]; i++) {
+        snprintf(text, sizeof text, "{\"%s\": %s}", member, values[i]);
+        expect_patch_error(base, text, member);
+    }
+}
+
 /* text, a PATCH body, passes the field check made before the store is
  * read. */
 static void fields_ok(const char *text)
@@ -930,10 +942,7 @@ static void check_seconds_field(const char *name, size_t off, uint32_t dflt, uin
     assert_int_equal(v, patched);
     assert_int_equal(c.admit_per_second, 1);
     assert_int_equal(stored_int(&c, name), patched);
-    for (size_t i = 0; bad[i]; i++) {
-        snprintf(text, sizeof text, "{\"%s\": %s}", name, bad[i]);
-        expect_patch_error(&c, text, name);
-    }
+    patch_refused(&c, name, bad);
 }
 
 /* sessionSeconds: 0..86400, default 0 (off); in and out of JSON, PUT and
@@ -1025,18 +1034,11 @@ static void test_away_hold_and_poll_max(void **state)
     assert_int_equal(c.poll_max_ms, 600000);
     assert_int_equal(stored_int(&c, "awayHoldSeconds"), 86400);
     assert_int_equal(stored_int(&c, "pollMaxMs"), 600000);
-    static const char *const bad_hold[] = {"86401", "-1", "1.5", "null", "\"60\"", "true"};
-    static const char *const bad_poll[] = {"1",      "999",  "600001",    "-1",
-                                           "1500.5", "null", "\"60000\"", "false"};
-    char b[96];
-    for (size_t i = 0; i < sizeof bad_hold / sizeof bad_hold[0]; i++) {
-        snprintf(b, sizeof b, "{\"awayHoldSeconds\": %s}", bad_hold[i]);
-        expect_patch_error(&c, b, "awayHoldSeconds");
-    }
-    for (size_t i = 0; i < sizeof bad_poll / sizeof bad_poll[0]; i++) {
-        snprintf(b, sizeof b, "{\"pollMaxMs\": %s}", bad_poll[i]);
-        expect_patch_error(&c, b, "pollMaxMs");
-    }
+    static const char *const bad_hold[] = {"86401", "-1", "1.5", "null", "\"60\"", "true", NULL};
+    static const char *const bad_poll[] = {"1",    "999",       "600001", "-1", "1500.5",
+                                           "null", "\"60000\"", "false",  NULL};
+    patch_refused(&c, "awayHoldSeconds", bad_hold);
+    patch_refused(&c, "pollMaxMs", bad_poll);
 }
 
 /* 1.2: challengeBits 0..32 (default 0 = off), PUT and PATCH alike. */
@@ -1050,12 +1052,8 @@ static void test_challenge_bits(void **state)
     c = patch_ok(&c, "{\"challengeBits\": 12}");
     assert_int_equal(c.challenge_bits, 12);
     assert_int_equal(stored_int(&c, "challengeBits"), 12);
-    static const char *const bad[] = {"33", "-1", "1.5", "null", "\"8\"", "true"};
-    char b[64];
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(b, sizeof b, "{\"challengeBits\": %s}", bad[i]);
-        expect_patch_error(&c, b, "challengeBits");
-    }
+    static const char *const bad[] = {"33", "-1", "1.5", "null", "\"8\"", "true", NULL};
+    patch_refused(&c, "challengeBits", bad);
     c = patch_ok(&c, "{\"challengeBits\": 0}");
     assert_int_equal(c.challenge_bits, 0);
 }
@@ -1083,9 +1081,8 @@ static void test_opens_at(void **state)
     c = patch_ok(&c, "{\"opensAt\": 100000000000}"); /* the smallest accepted (1973) */
     assert_int_equal(c.opens_at_ms, 100000000000LL);
     roundtrip("{\"admitPerSecond\": 1, \"opensAt\": 1764460800123}");
-    expect_patch_error(&c, "{\"opensAt\": -1}", "opensAt");
-    expect_patch_error(&c, "{\"opensAt\": 1.5}", "opensAt");
-    expect_patch_error(&c, "{\"opensAt\": \"soon\"}", "opensAt");
+    static const char *const bad_opens[] = {"-1", "1.5", "\"soon\"", NULL};
+    patch_refused(&c, "opensAt", bad_opens);
     expect_patch_error(&c, "{\"preQueueShuffle\": 1}", "preQueueShuffle");
 }
 
@@ -1135,12 +1132,9 @@ static void test_sale_end_fields(void **state)
         "\"\\u00a0\"",
         "\"\\u3000\\u2028\"",
         "\"\\ufeff \\u202f\"",
+        NULL,
     };
-    for (size_t k = 0; k < sizeof blank / sizeof blank[0]; k++) {
-        char body[96];
-        snprintf(body, sizeof body, "{\"notice\": %s}", blank[k]);
-        expect_patch_error(&c, body, "notice");
-    }
+    patch_refused(&c, "notice", blank);
     p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank: kept as is */
     assert_string_equal(notice_of(&p), " Size 42 \xC2\xA0sold out ");
     /* a store's copy does not set what is left */
@@ -1164,14 +1158,12 @@ static void test_sale_end_fields(void **state)
         big[o++] = 'x';
     snprintf(big + o, sizeof big - o, "\"}");
     expect_patch_error(&c, big, "notice");
-    expect_patch_error(&c, "{\"notice\": \"a\\u0000b\"}", "notice");
-    expect_patch_error(&c, "{\"notice\": 5}", "notice");
-    expect_patch_error(&c, "{\"stock\": -1}", "stock");
-    expect_patch_error(&c, "{\"stock\": 9007199254740993}", "stock");
-    expect_patch_error(&c, "{\"stock\": 1.5}", "stock");
-    expect_patch_error(&c, "{\"stock\": \"10\"}", "stock");
-    expect_patch_error(&c, "{\"closed\": 1}", "closed");
-    expect_patch_error(&c, "{\"closed\": null}", "closed");
+    static const char *const bad_notice[] = {"\"a\\u0000b\"", "5", NULL};
+    static const char *const bad_stock[] = {"-1", "9007199254740993", "1.5", "\"10\"", NULL};
+    static const char *const bad_closed[] = {"1", "null", NULL};
+    patch_refused(&c, "notice", bad_notice);
+    patch_refused(&c, "stock", bad_stock);
+    patch_refused(&c, "closed", bad_closed);
 }
 
 /* 1.3: a notice by language, an object of page language code to text:
