@@ -98,6 +98,15 @@ static void assert_never_opened(wr_store_t *s)
     assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
 }
 
+/* n joins, each answered with err after ms: the callers get err, and the
+ * breaker never opens (err is not a store failure, nor a slow call). */
+static void answers_are_neutral(wr_store_t *s, int n, int64_t ms, wr_err_t err)
+{
+    for (int i = 0; i < n; i++)
+        join_answered_after(s, ms, err);
+    assert_never_opened(s);
+}
+
 static double metric(wr_metrics_t *m, const char *name, const char *labels)
 {
     return wr_metrics_get(m, name, labels);
@@ -283,9 +292,7 @@ static void test_cancelled_is_neutral_and_ping_counts(void **state)
     (void)state;
     wr_store_t *s = mk(NULL);
     /* 10 cancelled answers: neutral */
-    for (int i = 0; i < 10; i++)
-        join_answered(s, WR_ECANCELED);
-    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    answers_are_neutral(s, 10, 0, WR_ECANCELED);
     /* ping goes through the breaker too */
     sh_res_t r = {0};
     for (int i = 0; i < 3; i++) {
@@ -307,9 +314,7 @@ static void test_late_replica_is_neutral(void **state)
 {
     (void)state;
     wr_store_t *s = mk(NULL);
-    for (int i = 0; i < 10; i++)
-        join_answered_after(s, 150, WR_EREPLICA);
-    assert_never_opened(s);
+    answers_are_neutral(s, 10, 150, WR_EREPLICA);
     /* the same answers as WR_EUNAVAILABLE open it (the rule it is exempt from) */
     for (int i = 0; i < 3; i++)
         join_answered(s, WR_EUNAVAILABLE);
@@ -325,9 +330,7 @@ static void test_shard_down_is_neutral(void **state)
 {
     (void)state;
     wr_store_t *s = mk(NULL);
-    for (int i = 0; i < 20; i++)
-        join_answered(s, WR_ESHARD);
-    assert_never_opened(s);
+    answers_are_neutral(s, 20, 0, WR_ESHARD);
     assert_string_equal(wr_errname(WR_ESHARD), "WR_ESHARD");
     wr_store_close(s);
 }
