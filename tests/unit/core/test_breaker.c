@@ -92,20 +92,35 @@ static wr_breaker_t *mk_open(log_t *l)
     return b;
 }
 
+/* o's numbers are want's (the callback and its argument aside). */
+static void assert_opts_eq(const wr_breaker_opts_t *o, const wr_breaker_opts_t *want)
+{
+    assert_int_equal(o->window_size, want->window_size);
+    assert_int_equal(o->min_calls, want->min_calls);
+    assert_true(o->failure_rate == want->failure_rate);
+    assert_int_equal(o->consecutive_failures, want->consecutive_failures);
+    assert_int_equal(o->slow_call_ms, want->slow_call_ms);
+    assert_true(o->slow_call_rate == want->slow_call_rate);
+    assert_int_equal(o->open_wait_ms, want->open_wait_ms);
+    assert_int_equal(o->open_wait_max_ms, want->open_wait_max_ms);
+    assert_int_equal(o->half_open_probes, want->half_open_probes);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
     wr_breaker_opts_t o;
     wr_breaker_opts_default(&o);
-    assert_int_equal(o.window_size, 20);
-    assert_int_equal(o.min_calls, 10);
-    assert_true(o.failure_rate == 0.5);
-    assert_int_equal(o.consecutive_failures, 5);
-    assert_int_equal(o.slow_call_ms, 200);
-    assert_true(o.slow_call_rate == 0.8);
-    assert_int_equal(o.open_wait_ms, 1000);
-    assert_int_equal(o.open_wait_max_ms, 5000);
-    assert_int_equal(o.half_open_probes, 3);
+    static const wr_breaker_opts_t want = {.window_size = 20,
+                                           .min_calls = 10,
+                                           .failure_rate = 0.5,
+                                           .consecutive_failures = 5,
+                                           .slow_call_ms = 200,
+                                           .slow_call_rate = 0.8,
+                                           .open_wait_ms = 1000,
+                                           .open_wait_max_ms = 5000,
+                                           .half_open_probes = 3};
+    assert_opts_eq(&o, &want);
     /* zero fields take the defaults */
     wr_breaker_opts_t z;
     memset(&z, 0, sizeof(z));
@@ -451,15 +466,16 @@ static void test_parse(void **state)
                                       "probes=4",
                                       err, sizeof(err)),
                      WR_OK);
-    assert_int_equal(o.window_size, 50);
-    assert_int_equal(o.min_calls, 20);
-    assert_true(o.failure_rate == 0.25);
-    assert_int_equal(o.consecutive_failures, 7);
-    assert_int_equal(o.slow_call_ms, 300);
-    assert_true(o.slow_call_rate == 0.9);
-    assert_int_equal(o.open_wait_ms, 500);
-    assert_int_equal(o.open_wait_max_ms, 8000);
-    assert_int_equal(o.half_open_probes, 4);
+    static const wr_breaker_opts_t want = {.window_size = 50,
+                                           .min_calls = 20,
+                                           .failure_rate = 0.25,
+                                           .consecutive_failures = 7,
+                                           .slow_call_ms = 300,
+                                           .slow_call_rate = 0.9,
+                                           .open_wait_ms = 500,
+                                           .open_wait_max_ms = 8000,
+                                           .half_open_probes = 4};
+    assert_opts_eq(&o, &want);
     assert_int_equal(wr_breaker_parse(&o, "bogus=1", err, sizeof(err)), WR_EINVAL);
     assert_non_null(strstr(err, "bogus"));
     assert_int_equal(wr_breaker_parse(&o, "window=abc", err, sizeof(err)), WR_EINVAL);

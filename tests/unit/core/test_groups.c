@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/groups.h"
+#include "unit_main.h"
 
 static void test_names(void **state)
 {
@@ -308,13 +309,7 @@ static void test_codes(void **state)
     assert_string_equal(wr_groups_code_reason_name(WR_CODE_EXPIRED), "expired");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),       cmocka_unit_test(test_split_basic),
-        cmocka_unit_test(test_split_held),  cmocka_unit_test(test_split_share_floor),
-        cmocka_unit_test(test_split_exact), cmocka_unit_test(test_eta_rate),
-        cmocka_unit_test(test_share_micro), cmocka_unit_test(test_codes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_names), cmocka_unit_test(test_split_basic),
+             cmocka_unit_test(test_split_held), cmocka_unit_test(test_split_share_floor),
+             cmocka_unit_test(test_split_exact), cmocka_unit_test(test_eta_rate),
+             cmocka_unit_test(test_share_micro), cmocka_unit_test(test_codes))

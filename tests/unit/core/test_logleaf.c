@@ -33,14 +33,30 @@ static void roundtrip(const wr_logleaf_t *l, const char *want)
     assert_string_equal(again, want);
 }
 
+/* A leaf of kind e at at, all else zero; of the user u unless NULL. */
+static wr_logleaf_t leaf(wr_logleaf_kind_t e, int64_t at, const char *u)
+{
+    wr_logleaf_t l;
+    memset(&l, 0, sizeof l);
+    l.e = e;
+    l.at = at;
+    if (u)
+        snprintf(l.u, sizeof l.u, "%s", u);
+    return l;
+}
+
+/* l (a commit or a draw) names the beacon at url and its round. */
+static void set_beacon(wr_logleaf_t *l, uint64_t round, const char *url)
+{
+    l->beacon = true;
+    l->round = round;
+    snprintf(l->beacon_url, sizeof l->beacon_url, "%s", url);
+}
+
 static void test_encode_each_kind(void **state)
 {
     (void)state;
-    wr_logleaf_t l;
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_JOIN;
-    l.at = 1700000000000001;
-    snprintf(l.u, sizeof l.u, U1);
+    wr_logleaf_t l = leaf(WR_LOGLEAF_JOIN, 1700000000000001, U1);
     l.t = 1700000000000000;
     roundtrip(&l,
               "{\"e\":\"join\",\"at\":1700000000000001,\"u\":\"" U1 "\",\"t\":1700000000000000}");
@@ -49,27 +65,18 @@ static void test_encode_each_kind(void **state)
     roundtrip(&l, "{\"e\":\"join\",\"at\":1700000000000001,\"u\":\"" U1
                   "\",\"t\":1700000000000000,\"pre\":true,\"grp\":\"fanclub\"}");
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_ADMIT;
-    l.at = 5;
-    snprintf(l.u, sizeof l.u, U1);
+    l = leaf(WR_LOGLEAF_ADMIT, 5, U1);
     roundtrip(&l, "{\"e\":\"admit\",\"at\":5,\"u\":\"" U1 "\"}");
     l.held = true;
     snprintf(l.grp, sizeof l.grp, "vip-1");
     roundtrip(&l, "{\"e\":\"admit\",\"at\":5,\"u\":\"" U1 "\",\"grp\":\"vip-1\",\"held\":true}");
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_AWAY;
-    l.at = 6;
-    snprintf(l.u, sizeof l.u, U1);
+    l = leaf(WR_LOGLEAF_AWAY, 6, U1);
     roundtrip(&l, "{\"e\":\"away\",\"at\":6,\"u\":\"" U1 "\"}");
     l.unseen = true;
     roundtrip(&l, "{\"e\":\"away\",\"at\":6,\"u\":\"" U1 "\",\"unseen\":true}");
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_LEAVE;
-    l.at = 7;
-    snprintf(l.u, sizeof l.u, U1);
+    l = leaf(WR_LOGLEAF_LEAVE, 7, U1);
     const char *whys[] = {"left", "abandoned", "pending", "removed"};
     for (int i = 0; i < 4; i++) {
         char want[200];
@@ -79,35 +86,25 @@ static void test_encode_each_kind(void **state)
         roundtrip(&l, want);
     }
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_FAILOPEN;
-    l.at = 8;
+    l = leaf(WR_LOGLEAF_FAILOPEN, 8, NULL);
     l.n = 12;
     roundtrip(&l, "{\"e\":\"failOpen\",\"at\":8,\"n\":12}");
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_COMMIT;
-    l.at = 9;
+    l = leaf(WR_LOGLEAF_COMMIT, 9, NULL);
     memset(l.seed_hash, 0xab, 32);
     roundtrip(&l, "{\"e\":\"commit\",\"at\":9,\"seedHash\":\""
                   "abababababababababababababababababababababababababababababababab\"}");
-    l.beacon = true;
-    l.round = 1234;
-    snprintf(l.beacon_url, sizeof l.beacon_url, "https://drand.example/\"x\"");
+    set_beacon(&l, 1234, "https://drand.example/\"x\"");
     roundtrip(&l, "{\"e\":\"commit\",\"at\":9,\"seedHash\":\""
                   "abababababababababababababababababababababababababababababababab\","
                   "\"beacon\":\"https://drand.example/\\\"x\\\"\",\"round\":1234}");
 
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_DRAW;
-    l.at = 10;
+    l = leaf(WR_LOGLEAF_DRAW, 10, NULL);
     l.n = 3;
     memset(l.seed, 0x01, 32);
     roundtrip(&l, "{\"e\":\"draw\",\"at\":10,\"n\":3,\"seed\":\""
                   "0101010101010101010101010101010101010101010101010101010101010101\"}");
-    l.beacon = true;
-    l.round = 7;
-    snprintf(l.beacon_url, sizeof l.beacon_url, "https://b.example");
+    set_beacon(&l, 7, "https://b.example");
     l.randomness_len = 32;
     memset(l.randomness, 0xff, 32);
     roundtrip(&l, "{\"e\":\"draw\",\"at\":10,\"n\":3,\"seed\":\""
@@ -130,11 +127,8 @@ static void test_encode_each_kind(void **state)
 static void test_encode_refuses(void **state)
 {
     (void)state;
-    wr_logleaf_t l;
+    wr_logleaf_t l = leaf(WR_LOGLEAF_JOIN, 0, "00112233445566778899AABBCCDDEEFF"); /* upper case */
     char out[WR_LOGLEAF_MAX];
-    memset(&l, 0, sizeof l);
-    l.e = WR_LOGLEAF_JOIN;
-    snprintf(l.u, sizeof l.u, "00112233445566778899AABBCCDDEEFF"); /* upper case */
     assert_int_equal(wr_logleaf_encode(&l, out, sizeof out, NULL), WR_EINVAL);
     snprintf(l.u, sizeof l.u, U1);
     snprintf(l.grp, sizeof l.grp, "Fan Club");

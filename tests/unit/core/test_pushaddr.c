@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/pushaddr.h"
+#include "unit_main.h"
 
 static void test_parse(void **state)
 {
@@ -268,12 +269,5 @@ static void test_allow_and_checks(void **state)
     assert_int_equal(wr_pushaddr_allow_add(&full, "h.test"), WR_ELIMIT);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_address_rule),
-        cmocka_unit_test(test_allow_and_checks),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_parse), cmocka_unit_test(test_address_rule),
+             cmocka_unit_test(test_allow_and_checks))

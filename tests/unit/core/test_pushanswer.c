@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/pushanswer.h"
+#include "unit_main.h"
 
 static void test_status(void **state)
 {
@@ -81,12 +82,5 @@ static void test_backoff(void **state)
     assert_int_equal(wr_pushanswer_backoff_ms(0, 0, 800), 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status),
-        cmocka_unit_test(test_retry_after),
-        cmocka_unit_test(test_backoff),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_status), cmocka_unit_test(test_retry_after),
+             cmocka_unit_test(test_backoff))

@@ -15,6 +15,7 @@
 
 #include "base/b64.h"
 #include "core/pushcrypt.h"
+#include "unit_main.h"
 
 /* RFC 8291 Appendix A (and section 5) */
 #define PLAINTEXT  "When I grow up, I want to be a watermelon"
@@ -155,12 +156,5 @@ static void test_limits(void **state)
     assert_int_equal(wr_pushcrypt_encrypt(NULL, auth, pt, 10, body, sizeof body, &n), WR_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc8291_vector),
-        cmocka_unit_test(test_roundtrip_fresh),
-        cmocka_unit_test(test_limits),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc8291_vector),
+             cmocka_unit_test(test_roundtrip_fresh), cmocka_unit_test(test_limits))

@@ -17,6 +17,7 @@
 #include "base/embed.h"
 #include "core/pushcrypt.h"
 #include "core/pushmsg.h"
+#include "unit_main.h"
 
 static json_t *i18n;
 
@@ -147,12 +148,5 @@ static void test_fallbacks(void **state)
         WR_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact),
-        cmocka_unit_test(test_every_language),
-        cmocka_unit_test(test_fallbacks),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_exact), cmocka_unit_test(test_every_language),
+             cmocka_unit_test(test_fallbacks))

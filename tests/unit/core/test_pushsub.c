@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/pushsub.h"
+#include "unit_main.h"
 
 /* RFC 8291's user agent key and auth secret: a real browser's shapes */
 #define P256DH                                                                                     \
@@ -174,11 +175,4 @@ static void test_topic(void **state)
     assert_int_equal(wr_pushsub_topic(secret, 32, "sale", "", b), WR_EINVAL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reasons),
-        cmocka_unit_test(test_topic),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reasons), cmocka_unit_test(test_topic))

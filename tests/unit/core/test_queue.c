@@ -243,23 +243,23 @@ static void test_budget_pause_and_catchup(void **state)
     assert_int_equal(wr_budget_advance(&b, 151, 175, 100, true), 17);
     assert_int_equal(b.carry_micro, 500000);
 
-    /* a gap of 9 ticks (an outage): one tick's worth, no catch-up:
-     * .5 + 17.5 = 18 */
-    assert_int_equal(wr_budget_advance(&b, 160, 175, 100, true), 18);
-    assert_int_equal(b.carry_micro, 0);
-    /* K24: a gap of 2 ticks (a late timer under load) is one tick's worth
-     * too, never 35 at once: 17.5 -> 17, carry .5 */
-    assert_int_equal(wr_budget_advance(&b, 162, 175, 100, true), 17);
-    assert_int_equal(b.carry_micro, 500000);
-    /* a gap of 3 ticks: .5 + 17.5 = 18, never 52 */
-    assert_int_equal(wr_budget_advance(&b, 165, 175, 100, true), 18);
-    assert_int_equal(b.carry_micro, 0);
-    /* a gap of 4 ticks: 17.5 -> 17 */
-    assert_int_equal(wr_budget_advance(&b, 169, 175, 100, true), 17);
-    assert_int_equal(b.carry_micro, 500000);
-    /* a huge gap (a 10 s Redis outage = 100 ticks) gives one tick: .5 + 17.5 */
-    assert_int_equal(wr_budget_advance(&b, 269, 175, 100, true), 18);
-    assert_int_equal(b.carry_micro, 0);
+    /* gaps in the ticks, one after the other: each gives one tick's worth,
+     * never a catch-up */
+    static const struct {
+        int64_t tick;
+        uint64_t admitted;
+        int64_t carry_micro;
+    } gaps[] = {
+        {160, 18, 0},      /* 9 ticks (an outage): .5 + 17.5 = 18 */
+        {162, 17, 500000}, /* K24: 2 ticks (a late timer under load), never 35: 17.5 -> 17 */
+        {165, 18, 0},      /* 3 ticks: .5 + 17.5 = 18, never 52 */
+        {169, 17, 500000}, /* 4 ticks: 17.5 -> 17 */
+        {269, 18, 0},      /* a 10 s Redis outage = 100 ticks: .5 + 17.5 */
+    };
+    for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++) {
+        assert_int_equal(wr_budget_advance(&b, gaps[i].tick, 175, 100, true), gaps[i].admitted);
+        assert_int_equal(b.carry_micro, gaps[i].carry_micro);
+    }
     assert_int_equal(wr_budget_advance(&b, 1000000, 175, 100, true), 17);
 }
 

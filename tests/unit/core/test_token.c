@@ -91,6 +91,12 @@ static void check_headers(const hdr_case_t *cases, size_t n)
     }
 }
 
+/* fixed_claims()' payload, exact bytes, with the members extra (",..." or
+ * "") before its closing brace. */
+#define FIXED_PAYLOAD(extra)                                                                       \
+    "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","                       \
+    "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300" extra "}"
+
 static void fixed_claims(wr_token_claims_t *c)
 {
     memset(c, 0, sizeof *c);
@@ -173,8 +179,7 @@ static void test_sign_exact_encoding(void **state)
 {
     (void)state;
     const char *hdr = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
-    const char *pay = "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
-                      "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300}";
+    const char *pay = FIXED_PAYLOAD("");
     char want[WR_TOKEN_MAX], tok[WR_TOKEN_MAX + 1], tok2[WR_TOKEN_MAX + 1];
     size_t len, part;
     wr_token_claims_t c;
@@ -709,6 +714,20 @@ static void test_kid_keyring(void **state)
 
 /* ---- degraded mode: the fail-open claim "fo" ------------------------------ */
 
+/* in, signed with SECRET into tok (WR_TOKEN_MAX + 1 bytes), is exactly the
+ * token built by hand from HS256_HDR and payload, and verifies at NOW into
+ * *out (filled with junk first). */
+static void sign_exact(const wr_token_claims_t *in, const char *payload, char *tok,
+                       wr_token_claims_t *out)
+{
+    char want[2 * WR_TOKEN_MAX];
+    assert_int_equal(wr_token_sign(in, SECRET, SECRET_LEN, tok, WR_TOKEN_MAX + 1), WR_OK);
+    make_token(HS256_HDR, payload, want, sizeof want);
+    assert_string_equal(tok, want);
+    memset(out, 0x5a, sizeof *out);
+    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, out), WR_TOKEN_OK);
+}
+
 static void test_fail_open_claim(void **state)
 {
     (void)state;
@@ -719,15 +738,7 @@ static void test_fail_open_claim(void **state)
      * built by hand), and verify gives it back. */
     fixed_claims(&in);
     in.fail_open = true;
-    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
-    make_token(HS256_HDR,
-               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
-               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
-               "\"fo\":true}",
-               want, sizeof want);
-    assert_string_equal(tok, want);
-    memset(&out, 0x5a, sizeof out);
-    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, &out), WR_TOKEN_OK);
+    sign_exact(&in, FIXED_PAYLOAD(",\"fo\":true"), tok, &out);
     assert_true(out.fail_open);
     assert_string_equal(out.jti, in.jti);
 
@@ -762,11 +773,7 @@ static void test_fail_open_claim(void **state)
     const char *d2 = strchr(d1 + 1, '.');
     char forged[2 * WR_TOKEN_MAX], body[WR_TOKEN_MAX];
     size_t n;
-    make_token(HS256_HDR,
-               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
-               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
-               "\"fo\":true}",
-               body, sizeof body);
+    make_token(HS256_HDR, FIXED_PAYLOAD(",\"fo\":true"), body, sizeof body);
     n = (size_t)(strrchr(body, '.') - body);
     snprintf(forged, sizeof forged, "%.*s%s", (int)n, body, d2);
     assert_int_equal(verify(forged, NOW), WR_TOKEN_BAD_SIGNATURE);
@@ -778,18 +785,10 @@ static void test_bypass_claim(void **state)
 {
     (void)state;
     wr_token_claims_t in, out;
-    char tok[WR_TOKEN_MAX + 1], want[2 * WR_TOKEN_MAX];
+    char tok[WR_TOKEN_MAX + 1];
     fixed_claims(&in);
     snprintf(in.bypass, sizeof in.bypass, "%s", "staff-1");
-    assert_int_equal(wr_token_sign(&in, SECRET, SECRET_LEN, tok, sizeof tok), WR_OK);
-    make_token(HS256_HDR,
-               "{\"iss\":\"waitroom\",\"aud\":\"shop\",\"sub\":\"user-1@example.com\","
-               "\"jti\":\"AAECAwQFBgcICQoLDA0ODw\",\"iat\":1700000000,\"exp\":1700000300,"
-               "\"byp\":\"staff-1\"}",
-               want, sizeof want);
-    assert_string_equal(tok, want);
-    memset(&out, 0x5a, sizeof out);
-    assert_int_equal(wr_token_verify(tok, strlen(tok), SECRET, SECRET_LEN, NOW, &out), WR_TOKEN_OK);
+    sign_exact(&in, FIXED_PAYLOAD(",\"byp\":\"staff-1\""), tok, &out);
     assert_string_equal(out.bypass, "staff-1");
     assert_false(out.fail_open);
     /* without it: "" */

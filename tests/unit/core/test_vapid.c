@@ -16,6 +16,7 @@
 
 #include "base/b64.h"
 #include "core/vapid.h"
+#include "unit_main.h"
 
 #define RFC_HEADER "eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9"
 #define RFC_CLAIMS                                                                                 \
@@ -207,13 +208,6 @@ static void test_cache(void **state)
     wr_vapid_free(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc8292_example),
-        cmocka_unit_test(test_jwt_and_header),
-        cmocka_unit_test(test_subjects),
-        cmocka_unit_test(test_cache),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc8292_example),
+             cmocka_unit_test(test_jwt_and_header), cmocka_unit_test(test_subjects),
+             cmocka_unit_test(test_cache))

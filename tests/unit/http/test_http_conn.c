@@ -24,6 +24,7 @@
 
 #include "base/clock.h"
 #include "http/http_conn.h"
+#include "unit_main.h"
 
 static struct event_base *base;
 static wr_http_env_t env;
@@ -147,6 +148,13 @@ static const char *recv_all(bool *closed)
     return outbuf;
 }
 
+/* Sends req and reads the answers to it (recv_all). */
+static const char *exchange(const char *req, bool *closed)
+{
+    sends(req);
+    return recv_all(closed);
+}
+
 static int count(const char *hay, const char *needle)
 {
     int n = 0;
@@ -159,16 +167,14 @@ static void test_keep_alive(void **state)
 {
     (void)state;
     bool closed;
-    sends("GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-Test:  v1 \r\n\r\n");
-    const char *o = recv_all(&closed);
+    const char *o = exchange("GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-Test:  v1 \r\n\r\n", &closed);
     assert_false(closed);
     assert_true(strncmp(o, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ", 55) == 0);
     assert_non_null(
         strstr(o, "\r\nContent-Length: 45\r\n\r\n{\"m\":\"GET\",\"p\":\"/a\",\"q\":\"x=1\""));
     assert_non_null(strstr(o, "\"h\":\"v1\"}"));
     assert_null(strstr(o, "Connection"));
-    sends("POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc");
-    o = recv_all(&closed);
+    o = exchange("POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc", &closed);
     assert_false(closed);
     assert_non_null(strstr(o, "{\"m\":\"POST\",\"p\":\"/b\",\"q\":\"\",\"b\":3,"));
 }
@@ -238,16 +244,13 @@ static void test_head_and_http10(void **state)
 {
     (void)state;
     bool closed;
-    sends("HEAD /h HTTP/1.1\r\nHost: h\r\n\r\n");
-    const char *o = recv_all(&closed);
+    const char *o = exchange("HEAD /h HTTP/1.1\r\nHost: h\r\n\r\n", &closed);
     assert_non_null(strstr(o, "Content-Length: 41\r\n\r\n"));
     assert_true(o[strlen(o) - 1] == '\n'); /* no body */
-    sends("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
-    o = recv_all(&closed);
+    o = exchange("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &closed);
     assert_non_null(strstr(o, "Connection: keep-alive\r\n"));
     assert_false(closed);
-    sends("GET /c HTTP/1.0\r\n\r\n");
-    o = recv_all(&closed);
+    o = exchange("GET /c HTTP/1.0\r\n\r\n", &closed);
     assert_true(strncmp(o, "HTTP/1.1 200 OK", 15) == 0);
     assert_non_null(strstr(o, "Connection: close\r\n"));
     assert_true(closed);
@@ -257,9 +260,10 @@ static void test_versions_and_forms(void **state)
 {
     (void)state;
     bool closed;
-    sends("GET /v HTTP/1.2\r\nHost: h\r\n\r\nGET http://h:80/abs?z=1 HTTP/1.1\r\nHost: h\r\n\r\n"
-          "GET https://h HTTP/1.1\r\nHost: h\r\n\r\n");
-    const char *o = recv_all(&closed);
+    const char *o = exchange(
+        "GET /v HTTP/1.2\r\nHost: h\r\n\r\nGET http://h:80/abs?z=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+        "GET https://h HTTP/1.1\r\nHost: h\r\n\r\n",
+        &closed);
     assert_int_equal(count(o, "HTTP/1.1 200 OK"), 3);
     assert_non_null(strstr(o, "\"p\":\"/v\""));
     assert_non_null(strstr(o, "\"p\":\"/abs\",\"q\":\"z=1\""));
@@ -271,14 +275,15 @@ static void test_expect(void **state)
 {
     (void)state;
     bool closed;
-    sends("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
-    const char *o = recv_all(&closed);
+    const char *o =
+        exchange("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n",
+                 &closed);
     assert_string_equal(o, "HTTP/1.1 100 Continue\r\n\r\n");
-    sends("ok");
-    o = recv_all(&closed);
+    o = exchange("ok", &closed);
     assert_non_null(strstr(o, "\"b\":2"));
-    sends("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n");
-    o = recv_all(&closed);
+    o = exchange(
+        "POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n",
+        &closed);
     assert_true(strncmp(o, "HTTP/1.1 413 Payload Too Large\r\n", 32) == 0);
     assert_non_null(strstr(o, "{\"error\":\"PAYLOAD_TOO_LARGE\""));
     assert_true(closed);
@@ -419,8 +424,7 @@ static void test_limits(void **state)
     for (int i = 0; i < 4; i++)
         sends("400\r\n"), sendb(req, 1024), sends("\r\n");
     assert_int_equal(strlen(recv_all(&closed)), 0);
-    sends("1\r\nx");
-    const char *o = recv_all(&closed);
+    const char *o = exchange("1\r\nx", &closed);
     assert_true(strncmp(o, "HTTP/1.1 413 ", 13) == 0);
     assert_true(closed);
     teardown(NULL);
@@ -488,9 +492,10 @@ static void test_repeated_length_and_no_allocation(void **state)
 {
     (void)state;
     bool closed;
-    sends("POST /d HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nContent-Length: 2\r\nX-Test: t\r\n"
-          "content-length:  2 \r\n\r\nok");
-    const char *o = recv_all(&closed);
+    const char *o =
+        exchange("POST /d HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nContent-Length: 2\r\nX-Test: t\r\n"
+                 "content-length:  2 \r\n\r\nok",
+                 &closed);
     assert_non_null(strstr(o, "\"b\":2,\"h\":\"t\""));
     assert_false(closed);
     const char *poll = "GET /v1/queues/q/entries/me HTTP/1.1\r\nHost: h\r\nX-Test: 1\r\n"
@@ -547,24 +552,19 @@ static void test_orphan(void **state)
     assert_int_equal(env.n_free_reqs, 1); /* the first; the orphan was freed */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup,
+                                             teardown),
+             cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_orphan, setup, teardown))

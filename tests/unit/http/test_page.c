@@ -71,14 +71,22 @@ static wr_page_view_t state_view(const char *state)
     return v;
 }
 
+/* v rendered as the queue page (caller frees); asserts that it renders
+ * and that the length given is the page's. */
+static char *render(const wr_page_view_t *v)
+{
+    size_t len = 0;
+    char *html = wr_page_render_queue(v, &len);
+    assert_non_null(html);
+    assert_int_equal(len, strlen(html));
+    return html;
+}
+
 static void test_render_waiting_values(void **state)
 {
     (void)state;
     wr_page_view_t v = waiting_view();
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
-    assert_int_equal(len, strlen(html));
+    char *html = render(&v);
     assert_non_null(strstr(html, "<html lang=\"en\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "data-queue=\"sale-1\""));
     assert_non_null(strstr(html, "data-state=\"waiting\""));
@@ -115,9 +123,7 @@ static void test_render_korean_and_eta_minutes(void **state)
     v.lang = "ko";
     v.eta_seconds = 61; /* ceil(61 / 60) = 2 minutes */
     v.retry_after_ms = 250;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
     assert_non_null(strstr(html, "이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다."));
@@ -132,9 +138,7 @@ static void test_render_paused_eta_unknown(void **state)
     (void)state;
     wr_page_view_t v = waiting_view();
     v.eta_seconds = -1;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "data-eta=\"-1\""));
     assert_non_null(strstr(html, "<dd id=\"eta\">paused for now</dd>"));
     free(html);
@@ -145,9 +149,7 @@ static void test_escaping_target_url(void **state)
     (void)state;
     wr_page_view_t v = waiting_view();
     v.target_url = "/x?a=1&b=\"2\"'<script>alert(1)</script>";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_null(strstr(html, "<script>alert"));
     assert_null(strstr(html, "\"2\""));
     const char *esc = "/x?a=1&amp;b=&quot;2&quot;&#39;&lt;script&gt;alert(1)&lt;/script&gt;";
@@ -163,9 +165,7 @@ static void test_escaping_state_and_queue(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "<b>\"x\"</b>"; /* not a known state: rendered as unavailable */
     v.queue = "a<b&c";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_null(strstr(html, "<b>"));
     assert_null(strstr(html, "a<b"));
     assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
@@ -179,17 +179,14 @@ static void test_admitted_refresh_goes_to_target(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "admitted";
     v.target_url = "/shop?a=1&b=2";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "content=\"0; url=/shop?a=1&amp;b=2\""));
     /* a waiting-only number is not shown for an admitted user */
     assert_non_null(strstr(html, "data-position=\"0\""));
     free(html);
 
     v.target_url = "";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
     assert_non_null(strstr(html, "You&#39;re in.")); /* ' escaped */
     free(html);
@@ -205,20 +202,18 @@ static void test_admitted_token_in_query(void **state)
     v.target_url = "https://shop.example/c?x=1#f";
     v.token_in_query = true;
     v.token = "aaa.bbb.ccc";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(
         strstr(html, "content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\""));
     assert_non_null(strstr(html, "data-token-in-query=\"1\""));
     free(html);
     v.target_url = "/c";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "content=\"0; url=/c\""));
     free(html);
     v.token_in_query = false;
     v.target_url = "https://shop.example/c";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "content=\"0; url=https://shop.example/c\""));
     assert_non_null(strstr(html, "data-token-in-query=\"0\""));
     free(html);
@@ -231,20 +226,18 @@ static void test_invite_state(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "invite";
     v.reason = "expired";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "data-state=\"invite\""));
     assert_non_null(strstr(html, "data-reason=\"expired\""));
     assert_non_null(strstr(html, "Your invitation has expired."));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
     free(html);
     v.reason = "missing";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "by invitation only"));
     free(html);
     v.reason = "signature";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "not valid for this line"));
     free(html);
 }
@@ -253,9 +246,7 @@ static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
     wr_page_view_t v = state_view("full");
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     /* the api sends Retry-After: 5 with a full line */
     assert_non_null(strstr(html, "data-retry-ms=\"5000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
@@ -263,15 +254,13 @@ static void test_full_and_unavailable_retry(void **state)
     free(html);
 
     v.state = "unavailable";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-retry-ms=\"2000\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
     free(html);
 
     v.state = "notfound";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
     assert_non_null(strstr(html, "This waiting room does not exist."));
     free(html);
@@ -284,17 +273,14 @@ static void test_degraded_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("degraded");
     v.retry_after_ms = 4800;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "data-state=\"degraded\""));
     assert_non_null(strstr(html, "data-retry-ms=\"4800\""));
     assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
     assert_non_null(strstr(html, "The line is reconnecting; you may be let in."));
     free(html);
     v.lang = "ko";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "대기열이 다시 연결되는 중입니다."));
     free(html);
 }
@@ -309,9 +295,7 @@ static void test_prequeue_state(void **state)
     wr_page_view_t v = state_view("prequeue");
     v.retry_after_ms = 4800;
     v.opens_at_ms = 4102444800000; /* 2100-01-01T00:00:00Z */
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"prequeue\" "));
     assert_non_null(strstr(html, "data-opens-at=\"4102444800000\""));
     assert_non_null(strstr(html, "data-server-now=\""));
@@ -328,8 +312,7 @@ static void test_prequeue_state(void **state)
     free(html);
 
     v.lang = "ko";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(
         strstr(html, "사전 대기열에 계십니다. 대기열은 2100-01-01 00:00:00 UTC에 열립니다."));
     cd = strstr(html, "<strong id=\"countdown\" class=\"num\">");
@@ -342,16 +325,14 @@ static void test_prequeue_state(void **state)
     clock_gettime(CLOCK_REALTIME, &ts);
     v.lang = "en";
     v.opens_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 90000;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_true(strstr(html, "class=\"num\">1:30</strong>") ||
                 strstr(html, "class=\"num\">1:31</strong>"));
     free(html);
 
     /* the opening's values only in the pre-queue */
     v.state = "waiting";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-opens-at=\"\""));
     assert_non_null(strstr(html, "<time id=\"opens-at\" datetime=\"\"></time>"));
     free(html);
@@ -365,9 +346,7 @@ static void test_held(void **state)
     wr_page_view_t v = waiting_view();
     v.position = 1;
     v.held = true;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "data-held=\"1\""));
     assert_non_null(strstr(html, "<h1 id=\"heading\">Welcome back</h1>"));
     assert_non_null(strstr(html, ">You stepped away, and your place was kept. You go in at the "
@@ -375,14 +354,12 @@ static void test_held(void **state)
     assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">1</strong>"));
     free(html);
     v.lang = "ko";
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다."));
     free(html);
     /* not held: the usual sentence, data-held 0 */
     v = waiting_view();
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-held=\"0\""));
     assert_null(strstr(html, ">You stepped away"));
     assert_non_null(strstr(html, "<h1 id=\"heading\">You are in line</h1>"));
@@ -398,9 +375,7 @@ static void test_odds_and_grouping(void **state)
     v.waiting = 1234567;
     v.has_stock = true;
     v.stock_left = 300;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "data-stock-left=\"300\""));
     assert_non_null(strstr(html, "data-position=\"5200\""));
     assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">About 300 left.</p>"));
@@ -411,21 +386,18 @@ static void test_odds_and_grouping(void **state)
     free(html);
     v.lang = "ko";
     v.stock_left = 12000;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "남은 수량은 약 12,000개입니다."));
     free(html);
     /* none left while passes are live: people keep waiting */
     v.lang = "en";
     v.stock_left = 0;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-stock-left=\"0\""));
     assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">None left right now.</p>"));
     free(html);
     v.has_stock = false;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-stock-left=\"\""));
     assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\"></p>"));
     free(html);
@@ -439,9 +411,7 @@ static void test_closed_state(void **state)
     wr_page_view_t v = state_view("closed");
     v.reason = "soldOut";
     v.target_url = "https://shop.example/checkout?x=1";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"closed\" "
                                  "data-reason=\"soldOut\""));
     assert_non_null(strstr(html, "<h1 id=\"heading\">Sold out</h1>"));
@@ -459,8 +429,7 @@ static void test_closed_state(void **state)
     v.reason = "closed";
     v.lang = "ko";
     v.retry_after_ms = 600000; /* never slower than 60 s */
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "<h1 id=\"heading\">판매가 종료되었습니다</h1>"));
     assert_non_null(strstr(html, "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다."));
     assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
@@ -468,8 +437,7 @@ static void test_closed_state(void **state)
     v.lang = "en";
     v.target_url = "/checkout"; /* a target on this host: its root */
     v.retry_after_ms = 30000;   /* the server's, when sooner */
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "<h1 id=\"heading\">The sale has ended</h1>"));
     assert_int_equal(count_text(html, "The sale has ended"), 1);
     assert_non_null(strstr(html, "<a id=\"shop\" class=\"button secondary\" href=\"/\""));
@@ -482,9 +450,7 @@ static void test_closed_state(void **state)
  * what a person reads (count_text). */
 static void renders(const wr_page_view_t *v, const char *needle, const char *absent)
 {
-    size_t len = 0;
-    char *html = wr_page_render_queue(v, &len);
-    assert_non_null(html);
+    char *html = render(v);
     if (!strstr(html, needle))
         fail_msg("no \"%s\" in the page", needle);
     if (absent && count_text(html, absent) != 0)
@@ -528,9 +494,7 @@ static void test_notice_escaped(void **state)
     (void)state;
     wr_page_view_t v = waiting_view();
     v.notice = "<img src=x onerror=alert(1)>\"</p><script>alert('x')</script>&amp;";
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_null(strstr(html, "<img src=x")); /* (the template's own <img> is the logo) */
     assert_int_equal(count(html, "<img"), 1);
     assert_null(strstr(html, "<script>"));
@@ -542,8 +506,7 @@ static void test_notice_escaped(void **state)
               "&lt;/script&gt;&amp;amp;</p>"));
     free(html);
     v.notice = NULL;
-    html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    html = render(&v);
     assert_non_null(strstr(html, "data-notice=\"0\""));
     assert_non_null(strstr(html, "aria-atomic=\"true\"></p>"));
     free(html);
@@ -569,9 +532,7 @@ static void test_queue_page_has_no_inline_code(void **state)
 {
     (void)state;
     wr_page_view_t v = waiting_view();
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     /* the page's script, the CAPTCHA widget's loader (captcha.js) and Web
      * Push's (push.js, before queue.js), all files of ours, in that order */
     assert_int_equal(count(html, "<script"), 3);
@@ -641,9 +602,7 @@ static void test_brand(void **state)
     snprintf(pg.accent, sizeof(pg.accent), "#FFD400");
     wr_page_view_t v = waiting_view();
     v.page = &pg;
-    size_t len = 0;
-    char *html = wr_page_render_queue(&v, &len);
-    assert_non_null(html);
+    char *html = render(&v);
     assert_null(strstr(html, "<script>alert"));
     assert_null(strstr(html, "<img src=x"));
     assert_non_null(
@@ -659,7 +618,7 @@ static void test_brand(void **state)
 
     /* no brand: the queue's name, the default accent, no logo */
     v = waiting_view();
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "<title>Waiting room - sale-1</title>"));
     assert_non_null(strstr(html, "data-logo=\"0\""));
     assert_non_null(strstr(html, "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""));
@@ -668,24 +627,24 @@ static void test_brand(void **state)
     /* Arabic: right to left, its own words; Traditional Chinese */
     v = waiting_view();
     v.lang = "ar";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "<html lang=\"ar\" dir=\"rtl\">"));
     assert_non_null(strstr(html, "غرفة الانتظار"));
     free(html);
     v.lang = "zh-Hant";
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "<html lang=\"zh-Hant\" dir=\"ltr\">"));
     assert_non_null(strstr(html, "您正在排隊"));
     free(html);
     v.lang = "xx"; /* not one of ours: English */
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "<html lang=\"en\""));
     free(html);
 
     /* a preview stays put: no refresh, the flag for the script */
     v = waiting_view();
     v.preview = true;
-    html = wr_page_render_queue(&v, &len);
+    html = render(&v);
     assert_non_null(strstr(html, "content=\"\""));
     assert_non_null(strstr(html, "data-preview=\"1\""));
     free(html);

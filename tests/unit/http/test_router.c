@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "http/router.h"
+#include "unit_main.h"
 
 static wr_route_match_t m(wr_method_t meth, const char *path)
 {
@@ -24,6 +25,23 @@ static void assert_param(wr_route_match_t r, const char *want)
     assert_memory_equal(r.param, want, r.param_len);
 }
 
+/* A request line and the route it must match. */
+typedef struct {
+    wr_method_t method;
+    const char *path;
+    wr_route_t route;
+} route_case_t;
+
+static void assert_routes(const route_case_t *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        wr_route_t got = m(cases[i].method, cases[i].path).route;
+        if (got != cases[i].route)
+            fail_msg("%s (method %d): route %d, expected %d", cases[i].path, (int)cases[i].method,
+                     (int)got, (int)cases[i].route);
+    }
+}
+
 static void test_user_routes(void **state)
 {
     (void)state;
@@ -33,27 +51,33 @@ static void test_user_routes(void **state)
     r = m(WR_METHOD_GET, "/v1/queues/a-b_c/entries/me");
     assert_int_equal(r.route, WR_ROUTE_STATUS);
     assert_param(r, "a-b_c");
-    assert_int_equal(m(WR_METHOD_DELETE, "/v1/queues/q/entries/me").route, WR_ROUTE_LEAVE);
-    assert_int_equal(m(WR_METHOD_POST, "/v1/queues/q/tokens/consume").route, WR_ROUTE_CONSUME);
-    assert_int_equal(m(WR_METHOD_GET, "/v1/queues/q/tokens/verify").route, WR_ROUTE_VERIFY);
-    assert_int_equal(m(WR_METHOD_POST, "/v1/queues/q/tokens/release").route, WR_ROUTE_RELEASE);
+    static const route_case_t cases[] = {
+        {WR_METHOD_DELETE, "/v1/queues/q/entries/me", WR_ROUTE_LEAVE},
+        {WR_METHOD_POST, "/v1/queues/q/tokens/consume", WR_ROUTE_CONSUME},
+        {WR_METHOD_GET, "/v1/queues/q/tokens/verify", WR_ROUTE_VERIFY},
+        {WR_METHOD_POST, "/v1/queues/q/tokens/release", WR_ROUTE_RELEASE},
+    };
+    assert_routes(cases, sizeof cases / sizeof cases[0]);
     assert_int_equal(m(WR_METHOD_GET, "/v1/queues/q/tokens/release").allowed, WR_METHOD_POST);
 }
 
 static void test_admin_routes(void **state)
 {
     (void)state;
-    assert_int_equal(m(WR_METHOD_PUT, "/v1/admin/queues/q").route, WR_ROUTE_ADMIN_PUT);
-    assert_int_equal(m(WR_METHOD_PATCH, "/v1/admin/queues/q").route, WR_ROUTE_ADMIN_PATCH);
-    assert_int_equal(m(WR_METHOD_GET, "/v1/admin/queues/q").route, WR_ROUTE_ADMIN_GET);
-    assert_int_equal(m(WR_METHOD_DELETE, "/v1/admin/queues/q").route, WR_ROUTE_ADMIN_DELETE);
+    static const route_case_t cases[] = {
+        {WR_METHOD_PUT, "/v1/admin/queues/q", WR_ROUTE_ADMIN_PUT},
+        {WR_METHOD_PATCH, "/v1/admin/queues/q", WR_ROUTE_ADMIN_PATCH},
+        {WR_METHOD_GET, "/v1/admin/queues/q", WR_ROUTE_ADMIN_GET},
+        {WR_METHOD_DELETE, "/v1/admin/queues/q", WR_ROUTE_ADMIN_DELETE},
+        {WR_METHOD_GET, "/healthz", WR_ROUTE_HEALTHZ},
+        {WR_METHOD_GET, "/readyz", WR_ROUTE_READYZ},
+        {WR_METHOD_GET, "/metrics", WR_ROUTE_METRICS},
+        {WR_METHOD_HEAD, "/healthz", WR_ROUTE_HEALTHZ},
+    };
+    assert_routes(cases, sizeof cases / sizeof cases[0]);
     wr_route_match_t r = m(WR_METHOD_GET, "/v1/admin/queues");
     assert_int_equal(r.route, WR_ROUTE_ADMIN_LIST);
     assert_null(r.param);
-    assert_int_equal(m(WR_METHOD_GET, "/healthz").route, WR_ROUTE_HEALTHZ);
-    assert_int_equal(m(WR_METHOD_GET, "/readyz").route, WR_ROUTE_READYZ);
-    assert_int_equal(m(WR_METHOD_GET, "/metrics").route, WR_ROUTE_METRICS);
-    assert_int_equal(m(WR_METHOD_HEAD, "/healthz").route, WR_ROUTE_HEALTHZ);
 }
 
 static void test_method_not_allowed(void **state)
@@ -242,17 +266,7 @@ static void test_every_route_has_a_handler(void **state)
         assert_int_equal(seen[r], 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_user_routes),
-        cmocka_unit_test(test_admin_routes),
-        cmocka_unit_test(test_method_not_allowed),
-        cmocka_unit_test(test_unknown_paths),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_every_row),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_every_route_has_a_handler),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_user_routes), cmocka_unit_test(test_admin_routes),
+             cmocka_unit_test(test_method_not_allowed), cmocka_unit_test(test_unknown_paths),
+             cmocka_unit_test(test_names), cmocka_unit_test(test_every_row),
+             cmocka_unit_test(test_flags), cmocka_unit_test(test_every_route_has_a_handler))

@@ -33,6 +33,18 @@ static const char *temp_ini(const char *text)
     return path;
 }
 
+/* text, written to a temp file, loads into *c (from the defaults); asserts
+ * success. The file is gone after; the caller frees *c. */
+static void load_ini_ok(wr_config_t *c, const char *text)
+{
+    const char *path = temp_ini(text);
+    wr_config_defaults(c);
+    char err[512] = "";
+    if (wr_config_load_file(c, path, err, sizeof(err)) != WR_OK)
+        fail_msg("%s", err);
+    unlink(path);
+}
+
 static void clear_env(void)
 {
     unsetenv("WAITROOM_ADMIN_KEY");
@@ -470,35 +482,30 @@ static void test_ini_full(void **state)
 {
     (void)state;
     clear_env();
-    const char *path = temp_ini("; a comment\n"
-                                "# another\n"
-                                "[server]\n"
-                                "listen = [::1]:8081\n"
-                                "store = redis://127.0.0.1:6380\n"
-                                "admin_key = change-me\n"
-                                "identity = header:X-Gateway-User\n"
-                                "log_level = error\n"
-                                "cookie_secure = yes\n"
-                                "timeout_seconds = 12\n"
-                                "store_timeout_ms = 100\n"
-                                "data_dir = /tmp/wr-data\n"
-                                "\n"
-                                "[queue demo]\n"
-                                "admitPerSecond = 175\n"
-                                "pollBands = [{\"upTo\":100,\"ms\":1000},{\"ms\":5000}]\n"
-                                "targetUrl = https://shop.example/checkout\n"
-                                "enabled = false\n"
-                                "pollJitter = 0.25\n"
-                                "paused = true\n"
-                                "[queue other_2]\n"
-                                "capacity = {\"connections\": 40, \"serviceMs\": 200}\n"
-                                "failPolicy = closed\n");
     wr_config_t c;
-    wr_config_defaults(&c);
-    char err[512] = "";
-    wr_err_t rc = wr_config_load_file(&c, path, err, sizeof(err));
-    if (rc)
-        fail_msg("%s", err);
+    load_ini_ok(&c, "; a comment\n"
+                    "# another\n"
+                    "[server]\n"
+                    "listen = [::1]:8081\n"
+                    "store = redis://127.0.0.1:6380\n"
+                    "admin_key = change-me\n"
+                    "identity = header:X-Gateway-User\n"
+                    "log_level = error\n"
+                    "cookie_secure = yes\n"
+                    "timeout_seconds = 12\n"
+                    "store_timeout_ms = 100\n"
+                    "data_dir = /tmp/wr-data\n"
+                    "\n"
+                    "[queue demo]\n"
+                    "admitPerSecond = 175\n"
+                    "pollBands = [{\"upTo\":100,\"ms\":1000},{\"ms\":5000}]\n"
+                    "targetUrl = https://shop.example/checkout\n"
+                    "enabled = false\n"
+                    "pollJitter = 0.25\n"
+                    "paused = true\n"
+                    "[queue other_2]\n"
+                    "capacity = {\"connections\": 40, \"serviceMs\": 200}\n"
+                    "failPolicy = closed\n");
     assert_string_equal(c.listen, "[::1]:8081");
     assert_string_equal(c.store, "redis://127.0.0.1:6380");
     assert_string_equal(c.admin_key, "change-me");
@@ -536,7 +543,6 @@ static void test_ini_full(void **state)
     wr_config_free(&c);
     assert_int_equal(c.n_queues, 0);
     wr_config_free(&c); /* twice is harmless */
-    unlink(path);
 }
 
 /* Loads text as the --config file; asserts the error is "<path>:<suffix>". */
@@ -603,15 +609,11 @@ static void test_ini_errors(void **state)
     int n = snprintf(text, 9000, "[queue q]\ntargetUrl = /");
     memset(text + n, 'a', 2000);
     strcpy(text + n + 2000, "\n");
-    const char *path = temp_ini(text);
     wr_config_t c;
-    wr_config_defaults(&c);
-    char err[512] = "";
-    assert_int_equal(wr_config_load_file(&c, path, err, sizeof(err)), WR_OK);
+    load_ini_ok(&c, text);
     assert_int_equal(strlen(json_string_value(json_object_get(c.queues[0].fields, "targetUrl"))),
                      2001);
     wr_config_free(&c);
-    unlink(path);
     memset(text + n, 'a', 8500);
     strcpy(text + n + 8500, "\n");
     expect_ini_error(text, "2: line longer than 8189 bytes");
@@ -632,22 +634,13 @@ static void test_ini_errors(void **state)
 
     /* an empty [queue NAME] section still declares the queue (libinih never
      * reports it), so its missing rate is an error at start, not a skip */
-    {
-        const char *p2 = temp_ini("[server]\nadmin_key = k\n[queue empty]\n[queue full]\n"
-                                  "admitPerSecond = 3\n");
-        wr_config_t c2;
-        wr_config_defaults(&c2);
-        char e2[256] = "";
-        assert_int_equal(wr_config_load_file(&c2, p2, e2, sizeof(e2)), WR_OK);
-        assert_int_equal(c2.n_queues, 2);
-        assert_string_equal(c2.queues[0].name, "empty");
-        assert_int_equal(json_object_size(c2.queues[0].fields), 0);
-        assert_string_equal(c2.queues[1].name, "full");
-        assert_int_equal(json_integer_value(json_object_get(c2.queues[1].fields, "admitPerSecond")),
-                         3);
-        wr_config_free(&c2);
-        unlink(p2);
-    }
+    load_ini_ok(&c, "[server]\nadmin_key = k\n[queue empty]\n[queue full]\nadmitPerSecond = 3\n");
+    assert_int_equal(c.n_queues, 2);
+    assert_string_equal(c.queues[0].name, "empty");
+    assert_int_equal(json_object_size(c.queues[0].fields), 0);
+    assert_string_equal(c.queues[1].name, "full");
+    assert_int_equal(json_integer_value(json_object_get(c.queues[1].fields, "admitPerSecond")), 3);
+    wr_config_free(&c);
 
     /* a missing file, through --config */
     clear_env();
@@ -727,16 +720,12 @@ static void test_ini_duplicates(void **state)
                      "3: [queue a]: key 'admitPerSecond' set again (each key at most once per "
                      "section)");
     /* the same key in different sections, and different queues, are fine */
-    const char *path = temp_ini("[server]\nlog_level = warn\n[queue a]\nadmitPerSecond = 1\n"
-                                "[queue b]\nadmitPerSecond = 2\n");
     wr_config_t c;
-    wr_config_defaults(&c);
-    char err[512] = "";
-    assert_int_equal(wr_config_load_file(&c, path, err, sizeof(err)), WR_OK);
+    load_ini_ok(&c, "[server]\nlog_level = warn\n[queue a]\nadmitPerSecond = 1\n"
+                    "[queue b]\nadmitPerSecond = 2\n");
     assert_int_equal(c.n_queues, 2);
     assert_int_equal(c.log_level, WR_LOG_WARN);
     wr_config_free(&c);
-    unlink(path);
 }
 
 /* Issue 22: --max-connections auto fits the hard limit on open files; an

@@ -35,6 +35,7 @@
 #include "runtime/scheduler.h"
 #include "fake_store.h"
 #include "store/store.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
 
 /* ---------------------------------------------------------- fake store */
@@ -93,10 +94,8 @@ static int64_t next_tick_ms(const char *name)
 
 static wr_queue_config_t cfg_tick(uint32_t tick_ms)
 {
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
+    wr_queue_config_t c = cfg_rate(10);
     c.tick_ms = tick_ms;
-    c.admit_per_second = 10;
     return c;
 }
 
@@ -257,8 +256,7 @@ static int h_setup(void **state)
     fs_init(&fx.store, FS_ADMIT | FS_QUEUE_LIST, NULL);
     wr_scheduler_opts_t o = {fx.base, &fx.store.base, NULL, 60000, 0};
     assert_int_equal(wr_scheduler_new(&o, &fx.sched), WR_OK);
-    wr_qconfig_defaults(&fx.cfg);
-    fx.cfg.admit_per_second = 10;
+    fx.cfg = cfg_rate(10);
     fx.cfg.fail_open_per_second = 5;
     *state = &fx;
     return 0;
@@ -283,16 +281,33 @@ static void h_until_admit_called(hfx_t *fx)
     assert_int_equal(fx->store.n, 1);
 }
 
+/* Holds queue "a" (noted with the fixture's config) and runs the loop
+ * until its first tick's admit is in flight; the queue. */
+static wr_scheduler_queue_t *h_hold_in_flight(hfx_t *fx)
+{
+    wr_scheduler_queue_t *q = NULL;
+    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
+    h_until_admit_called(fx);
+    return q;
+}
+
+/* q, a held queue the scheduler does not know (now), reads as unknown:
+ * no config, no rate, no tick, no fail-open pass to take at now_ms. */
+static void assert_reads_unknown(wr_scheduler_queue_t *q, int64_t now_ms)
+{
+    assert_null(wr_scheduler_queue_config(q));
+    assert_true(wr_scheduler_queue_rate(q) == -1);
+    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), -1);
+    assert_false(wr_scheduler_queue_take_fail_open(q, now_ms));
+}
+
 static void test_hold_once_then_reads(void **state)
 {
     hfx_t *fx = *state;
     wr_scheduler_queue_t *q = NULL;
     /* unknown, no config to note: NULL, reads as unknown */
     assert_null(wr_scheduler_hold(fx->sched, &q, "a", NULL));
-    assert_null(wr_scheduler_queue_config(q));
-    assert_true(wr_scheduler_queue_rate(q) == -1);
-    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), -1);
-    assert_false(wr_scheduler_queue_take_fail_open(q, 0));
+    assert_reads_unknown(q, 0);
     /* with a config: noted and held */
     wr_scheduler_queue_t *h = wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg);
     assert_non_null(h);
@@ -325,10 +340,7 @@ static void test_forgotten_while_held(void **state)
     wr_scheduler_forget(fx->sched, "a");
     assert_int_equal(wr_scheduler_count(fx->sched), 0);
     /* still valid memory, read as unknown */
-    assert_null(wr_scheduler_queue_config(q));
-    assert_true(wr_scheduler_queue_rate(q) == -1);
-    assert_int_equal(wr_scheduler_queue_next_tick_ms(q), -1);
-    assert_false(wr_scheduler_queue_take_fail_open(q, 1000));
+    assert_reads_unknown(q, 1000);
     /* holding again finds the queue anew (noted again with a config) */
     assert_null(wr_scheduler_hold(fx->sched, &q2, "a", NULL));
     assert_non_null(wr_scheduler_hold(fx->sched, &q2, "a", &fx->cfg));
@@ -343,9 +355,7 @@ static void test_forgotten_while_held(void **state)
 static void test_admit_in_flight_then_release(void **state)
 {
     hfx_t *fx = *state;
-    wr_scheduler_queue_t *q = NULL;
-    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
-    h_until_admit_called(fx);
+    wr_scheduler_queue_t *q = h_hold_in_flight(fx);
     assert_int_equal(wr_scheduler_queue_next_tick_ms(q), 0); /* in flight */
     wr_scheduler_forget(fx->sched, "a");
     h_answer_admit(&fx->store, WR_EUNAVAILABLE);
@@ -357,9 +367,7 @@ static void test_admit_in_flight_then_release(void **state)
 static void test_release_then_admit_answer(void **state)
 {
     hfx_t *fx = *state;
-    wr_scheduler_queue_t *q = NULL;
-    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
-    h_until_admit_called(fx);
+    wr_scheduler_queue_t *q = h_hold_in_flight(fx);
     wr_scheduler_forget(fx->sched, "a");
     wr_scheduler_release(q);
     h_answer_admit(&fx->store, WR_EUNAVAILABLE);
@@ -371,9 +379,7 @@ static void test_release_then_admit_answer(void **state)
 static void test_held_past_scheduler_free(void **state)
 {
     hfx_t *fx = *state;
-    wr_scheduler_queue_t *q = NULL, *idle = NULL;
-    assert_non_null(wr_scheduler_hold(fx->sched, &q, "a", &fx->cfg));
-    h_until_admit_called(fx);
+    wr_scheduler_queue_t *q = h_hold_in_flight(fx), *idle = NULL;
     assert_non_null(wr_scheduler_hold(fx->sched, &idle, "b", &fx->cfg)); /* not in flight */
     h_answer_admit(&fx->store, WR_ECANCELED);
     wr_scheduler_free(fx->sched);

@@ -70,15 +70,41 @@ static wr_store_t *mk(wr_metrics_t *m)
     return s;
 }
 
-/* One join answered at once with err. */
-static void join_answered(wr_store_t *s, wr_err_t err)
+/* One join answered with err after ms on the clock; the caller gets err
+ * unchanged. */
+static void join_answered_after(wr_store_t *s, int64_t ms, wr_err_t err)
 {
     sh_res_t r = {0};
     assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
     assert_int_equal(r.calls, 0); /* not from inside the call */
+    g_now += ms;
     answer(g_fake.n - 1, err);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.err, err);
+}
+
+/* One join answered at once with err. */
+static void join_answered(wr_store_t *s, wr_err_t err)
+{
+    join_answered_after(s, 0, err);
+}
+
+/* s's breaker is closed and never opened. */
+static void assert_never_opened(wr_store_t *s)
+{
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    wr_breaker_stats_t st;
+    wr_store_breaker_stats(s, &st);
+    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
+}
+
+/* n joins, each answered with err after ms: the callers get err, and the
+ * breaker never opens (err is not a store failure, nor a slow call). */
+static void answers_are_neutral(wr_store_t *s, int n, int64_t ms, wr_err_t err)
+{
+    for (int i = 0; i < n; i++)
+        join_answered_after(s, ms, err);
+    assert_never_opened(s);
 }
 
 static double metric(wr_metrics_t *m, const char *name, const char *labels)
@@ -234,10 +260,7 @@ static void test_slow_calls_open(void **state)
     wr_store_t *s = mk(NULL);
     /* 6 slow successes of 10 (0.6): open by slow rate */
     for (int i = 0; i < 10; i++) {
-        sh_res_t r = {0};
-        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
-        g_now += i < 4 ? 10 : 150; /* calls 5..10 take 150 ms */
-        answer(0, WR_OK);
+        join_answered_after(s, i < 4 ? 10 : 150, WR_OK); /* calls 5..10 take 150 ms */
         if (i < 9)
             assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
     }
@@ -254,11 +277,7 @@ static void test_in_process_store_slowness_never_opens(void **state)
     wr_store_t *s = mk(NULL);
     g_fake.ops.in_process = true;
     for (int i = 0; i < 30; i++) {
-        sh_res_t r = {0};
-        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
-        g_now += 5000; /* every call takes 5 s */
-        answer(0, WR_OK);
-        assert_int_equal(r.err, WR_OK);
+        join_answered_after(s, 5000, WR_OK); /* every call takes 5 s */
         assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
     }
     for (int i = 0; i < 3; i++) /* 3 consecutive failures still open it */
@@ -273,9 +292,7 @@ static void test_cancelled_is_neutral_and_ping_counts(void **state)
     (void)state;
     wr_store_t *s = mk(NULL);
     /* 10 cancelled answers: neutral */
-    for (int i = 0; i < 10; i++)
-        join_answered(s, WR_ECANCELED);
-    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+    answers_are_neutral(s, 10, 0, WR_ECANCELED);
     /* ping goes through the breaker too */
     sh_res_t r = {0};
     for (int i = 0; i < 3; i++) {
@@ -297,18 +314,7 @@ static void test_late_replica_is_neutral(void **state)
 {
     (void)state;
     wr_store_t *s = mk(NULL);
-    for (int i = 0; i < 10; i++) {
-        sh_res_t r = {0};
-        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
-        g_now += 150;
-        answer(g_fake.n - 1, WR_EREPLICA);
-        assert_int_equal(r.calls, 1);
-        assert_int_equal(r.err, WR_EREPLICA);
-    }
-    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
-    wr_breaker_stats_t st;
-    wr_store_breaker_stats(s, &st);
-    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
+    answers_are_neutral(s, 10, 150, WR_EREPLICA);
     /* the same answers as WR_EUNAVAILABLE open it (the rule it is exempt from) */
     for (int i = 0; i < 3; i++)
         join_answered(s, WR_EUNAVAILABLE);
@@ -324,17 +330,7 @@ static void test_shard_down_is_neutral(void **state)
 {
     (void)state;
     wr_store_t *s = mk(NULL);
-    for (int i = 0; i < 20; i++) {
-        sh_res_t r = {0};
-        assert_int_equal(wr_store_join(s, "q", "u", sh_entry_cb, &r), WR_OK);
-        answer(g_fake.n - 1, WR_ESHARD);
-        assert_int_equal(r.calls, 1);
-        assert_int_equal(r.err, WR_ESHARD);
-    }
-    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
-    wr_breaker_stats_t st;
-    wr_store_breaker_stats(s, &st);
-    assert_int_equal(st.transitions[WR_BREAKER_OPEN], 0);
+    answers_are_neutral(s, 20, 0, WR_ESHARD);
     assert_string_equal(wr_errname(WR_ESHARD), "WR_ESHARD");
     wr_store_close(s);
 }

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "store/memory/memlog.h"
+#include "unit_main.h"
 
 #define N 70
 
@@ -216,12 +217,5 @@ static void test_snapshot_form(void **state)
     wr_memlog_free(l);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree),
-        cmocka_unit_test(test_append_and_members),
-        cmocka_unit_test(test_snapshot_form),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_tree), cmocka_unit_test(test_append_and_members),
+             cmocka_unit_test(test_snapshot_form))

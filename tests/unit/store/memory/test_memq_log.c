@@ -23,6 +23,8 @@
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memlog.h"
 #include "store/memory/memq.h"
+#include "unit_cfg.h"
+#include "unit_main.h"
 
 #define T0   INT64_C(1800000000000000) /* store time, us */
 #define USER 20
@@ -46,9 +48,7 @@ static int teardown(void **state)
 
 static wr_memq_t *queue(const char *name, int64_t opens_at_ms)
 {
-    wr_queue_config_t cfg;
-    wr_qconfig_defaults(&cfg);
-    cfg.admit_per_second = 1000;
+    wr_queue_config_t cfg = cfg_rate(1000);
     cfg.tick_ms = 10;
     cfg.public_log = true;
     cfg.opens_at_ms = opens_at_ms;
@@ -75,6 +75,39 @@ static uint64_t admit(wr_memq_t *q, int64_t now)
     uint64_t n = 0, moved, left;
     bool dirty = false;
     assert_int_equal(wr_memq_admit(q, now, &n, NULL, &moved, &left, &dirty), WR_OK);
+    return n;
+}
+
+/* name's config set to cfg: its queue. */
+static wr_memq_t *requeue(const char *name, const wr_queue_config_t *cfg)
+{
+    wr_memq_t *q = NULL;
+    assert_int_equal(wr_memq_db_put_config(&db, name, cfg, &q), WR_OK);
+    return q;
+}
+
+/* The users <prefix>0 .. <prefix>(n - 1) ask (a line join if add), user i
+ * at now + i * step. */
+static void entries(wr_memq_t *q, const char *prefix, int n, bool add, int64_t now, int64_t step)
+{
+    char u[16];
+    for (int i = 0; i < n; i++) {
+        snprintf(u, sizeof u, "%s%d", prefix, i);
+        entry(q, u, add, false, now + i * step);
+    }
+}
+
+/* Admission ticks every 10 ms from from until before to, each after the
+ * users of seen (NULL-terminated, or NULL) asked again; how many were
+ * admitted. */
+static uint64_t admit_span(wr_memq_t *q, int64_t from, int64_t to, const char *const *seen)
+{
+    uint64_t n = 0;
+    for (int64_t t = from; t < to; t += 10000) {
+        for (size_t i = 0; seen && seen[i]; i++)
+            entry(q, seen[i], false, false, t);
+        n += admit(q, t);
+    }
     return n;
 }
 
@@ -133,9 +166,7 @@ static void test_sale_replays_fair(void **state)
     for (int i = 2; i < USER; i++)
         entry(q, users[i], false, false, opens - 100000);
     /* the opening: the draw, then admissions */
-    uint64_t admitted = 0;
-    for (int64_t t = opens; t < opens + 400000; t += 10000)
-        admitted += admit(q, t);
+    uint64_t admitted = admit_span(q, opens, opens + 400000, NULL);
     assert_false(wr_memq_log_committed(q));
     assert_int_equal(admitted, USER - 2);
     /* user 0 comes back: a held return, admitted first */
@@ -190,9 +221,7 @@ static void test_page_join_counts_late(void **state)
     char want[32];
     snprintf(want, sizeof want, "\"t\":%lld}", (long long)T0);
     assert_non_null(strstr(leaf, want));
-    uint64_t n = 0;
-    for (int64_t t = T0 + 1500000; t < T0 + 1700000; t += 10000)
-        n += admit(q, t);
+    uint64_t n = admit_span(q, T0 + 1500000, T0 + 1700000, NULL);
     /* both idle by now: held in order, nobody admitted */
     wr_logreplay_stats_t st = replay(q->log);
     assert_int_equal(st.overtakes, 0);
@@ -212,8 +241,7 @@ static void test_beacon_wait_bound(void **state)
     cfg.draw.set = true;
     snprintf(cfg.draw.beacon_url, sizeof cfg.draw.beacon_url, "https://api.drand.sh");
     cfg.draw.round = 9;
-    wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config(&db, "b", &cfg, &q), WR_OK);
+    wr_memq_t *q = requeue("b", &cfg);
     assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
     entry(q, "a", true, false, T0);
     entry(q, "b", true, false, T0 + 1);
@@ -225,14 +253,8 @@ static void test_beacon_wait_bound(void **state)
     int64_t end = opens + 60 * 1000000LL;
     assert_true(wr_memq_log_beacon_wait(q, end - 1));
     assert_false(wr_memq_log_beacon_wait(q, end));
-    uint64_t n = 0;
-    for (int64_t t = end; t < end + 300000; t += 10000) {
-        entry(q, "a", false, false, t);
-        entry(q, "b", false, false, t);
-        entry(q, "late", false, false, t);
-        n += admit(q, t);
-    }
-    assert_int_equal(n, 3);
+    static const char *const seen[] = {"a", "b", "late", NULL};
+    assert_int_equal(admit_span(q, end, end + 300000, seen), 3);
     wr_logreplay_stats_t st = replay(q->log);
     assert_int_equal(st.overtakes, 0);
     assert_int_equal(st.draws, 1);
@@ -250,23 +272,12 @@ static void test_page_join_counts_after_draw(void **state)
     (void)state;
     int64_t opens = T0 + 1000000;
     wr_memq_t *q = queue("late-page", opens / 1000);
-    char u[8];
-    for (int i = 0; i < 6; i++) {
-        snprintf(u, sizeof u, "d%d", i);
-        entry(q, u, true, false, T0 + i);
-    }
+    entries(q, "d", 6, true, T0, 1);
     entry(q, "pg", true, true, opens - 500000); /* a page join, not counted */
-    for (int i = 0; i < 6; i++) {
-        snprintf(u, sizeof u, "d%d", i);
-        entry(q, u, false, false, opens - 1000); /* seen: not away */
-    }
-    entry(q, "pg", false, false, opens + 1); /* counts at the opening's start */
-    uint64_t n = 0;
-    for (int64_t t = opens + 10000; t < opens + 3000000; t += 10000) {
-        entry(q, "pg", false, false, t);
-        n += admit(q, t);
-    }
-    assert_int_equal(n, 7);
+    entries(q, "d", 6, false, opens - 1000, 0); /* seen: not away */
+    entry(q, "pg", false, false, opens + 1);    /* counts at the opening's start */
+    static const char *const seen[] = {"pg", NULL};
+    assert_int_equal(admit_span(q, opens + 10000, opens + 3000000, seen), 7);
     wr_logreplay_stats_t st = replay(q->log);
     assert_int_equal(st.overtakes, 0);
     assert_int_equal(st.joined, 7);
@@ -281,13 +292,9 @@ static wr_memq_t *admitted_unseen(void)
     wr_queue_config_t cfg = queue("unseen", -1)->cfg->cfg;
     cfg.token_ttl_seconds = 1;
     cfg.idle_timeout_seconds = 0;
-    wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config(&db, "unseen", &cfg, &q), WR_OK);
+    wr_memq_t *q = requeue("unseen", &cfg);
     entry(q, "a", true, false, T0);
-    uint64_t n = 0;
-    for (int64_t t = T0 + 500000; t < T0 + 800000; t += 10000)
-        n += admit(q, t);
-    assert_int_equal(n, 1);
+    assert_int_equal(admit_span(q, T0 + 500000, T0 + 800000, NULL), 1);
     return q;
 }
 
@@ -355,18 +362,12 @@ static void test_arrival_order_opening(void **state)
     wr_queue_config_t cfg = queue("fifo", opens / 1000)->cfg->cfg;
     cfg.pre_queue_shuffle = false;
     cfg.idle_timeout_seconds = 0;
-    wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config(&db, "fifo", &cfg, &q), WR_OK);
-    char u[8];
-    for (int i = 0; i < 5; i++) {
-        snprintf(u, sizeof u, "p%d", i);
-        entry(q, u, true, false, T0 + i);
-    }
+    wr_memq_t *q = requeue("fifo", &cfg);
+    entries(q, "p", 5, true, T0, 1);
     assert_false(wr_memq_log_committed(q));
     uint64_t n = admit(q, opens + 10000);
     entry(q, "later", true, false, opens + 20000);
-    for (int64_t t = opens + 30000; t < opens + 3000000; t += 10000)
-        n += admit(q, t);
+    n += admit_span(q, opens + 30000, opens + 3000000, NULL);
     assert_int_equal(n, 6);
     wr_logreplay_stats_t st = replay(q->log);
     assert_int_equal(st.overtakes, 0);
@@ -376,16 +377,10 @@ static void test_arrival_order_opening(void **state)
     assert_false(in_log(q->log, "commit"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unseen_pass_restart, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_unseen_pass_restart, setup, teardown))

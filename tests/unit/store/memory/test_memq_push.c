@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "store/memory/memq.h"
+#include "unit_cfg.h"
+#include "unit_main.h"
 
 #define T0 INT64_C(1800000000000000) /* store time, us */
 
@@ -27,9 +29,7 @@ static wr_memq_t *queue(void)
 {
     memset(&db, 0, sizeof db);
     wr_rng_seed(&db.rng, 42);
-    wr_queue_config_t cfg;
-    wr_qconfig_defaults(&cfg);
-    cfg.admit_per_second = 1000;
+    wr_queue_config_t cfg = cfg_rate(1000);
     cfg.tick_ms = 10;
     cfg.token_ttl_seconds = 1;
     cfg.idle_timeout_seconds = 0;
@@ -143,12 +143,6 @@ static void test_leave_drops(void **state)
     wr_memq_db_clear(&db);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_claimed_once),
-        cmocka_unit_test(test_admitted_put_keeps_pass_unseen),
-        cmocka_unit_test(test_leave_drops),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_claimed_once),
+             cmocka_unit_test(test_admitted_put_keeps_pass_unseen),
+             cmocka_unit_test(test_leave_drops))

@@ -27,6 +27,8 @@
 #include "core/queue.h"
 #include "store_harness.h"
 #include "store/memory/store_memory.h"
+#include "unit_cfg.h"
+#include "unit_main.h"
 
 #define T0 1750000000000000LL
 
@@ -39,9 +41,7 @@ static void entry_has_config(const sh_res_t *r)
 
 static void put_cfg(wr_store_t *st, const char *q, double rate, uint64_t max_size)
 {
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = rate;
+    wr_queue_config_t c = cfg_rate(rate);
     c.max_queue_size = max_size;
     assert_int_equal(sh_put(st, q, &c), WR_OK);
 }
@@ -224,9 +224,7 @@ static void test_semantics(void **state)
     assert_int_equal(get(st, "q").stats.left_total, 1);
 
     /* disabled: passthrough for join and consume */
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = 10;
+    wr_queue_config_t c = cfg_rate(10);
     c.enabled = false;
     sh_put(st, "q", &c);
     assert_int_equal(join(st, "q", "zz").entry.state, WR_ENTRY_PASSTHROUGH);
@@ -286,39 +284,54 @@ static void make_tmpdir(void)
     assert_non_null(mkdtemp(tmpdir));
 }
 
+/* The snapshot file in tmpdir. */
+static const char *snap_path(void)
+{
+    static char p[128];
+    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    return p;
+}
+
 static void rm_tmpdir(void)
 {
     char p[128];
-    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
-    unlink(p);
+    unlink(snap_path());
     snprintf(p, sizeof p, "%s/waitroom.lock", tmpdir);
     unlink(p);
     rmdir(tmpdir);
 }
 
+/* The store of a snapshot test (snap_setup): its loop, the store, and the
+ * options it was opened with (kept for reopen). */
+static struct {
+    struct event_base *base;
+    wr_store_t *st;
+    wr_store_memory_opts_t o;
+} sn;
+
 /* A store with a snapshot directory: a new directory, a new loop, and the
- * store opened on it with the test clock at T0 (o: its options, kept for
- * reopen). Returns the loop. */
-static struct event_base *snap_begin(wr_store_memory_opts_t *o, wr_store_t **st)
+ * store opened on it with the test clock at T0. A fixture: */
+static int snap_setup(void **state)
 {
+    (void)state;
     make_tmpdir();
-    struct event_base *base = sh_loop_new();
-    memset(o, 0, sizeof *o);
-    o->data_dir = tmpdir;
-    o->test_clock_start_us = T0;
-    assert_int_equal(wr_store_memory_open(base, o, st), WR_OK);
-    return base;
+    sn.base = sh_loop_new();
+    memset(&sn.o, 0, sizeof sn.o);
+    sn.o.data_dir = tmpdir;
+    sn.o.test_clock_start_us = T0;
+    assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &sn.st), WR_OK);
+    return 0;
 }
 
-/* A restart: *st closed (its snapshot written) and opened again with o. */
-static void reopen(struct event_base *base, const wr_store_memory_opts_t *o, wr_store_t **st)
+/* A restart: sn.st closed (its snapshot written) and opened again with
+ * sn.o. */
+static void reopen(void)
 {
-    wr_store_close(*st);
-    assert_int_equal(wr_store_memory_open(base, o, st), WR_OK);
+    wr_store_close(sn.st);
+    assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &sn.st), WR_OK);
 }
 
-/* The end of snap_begin: the store closed, the loop freed, the directory
- * removed. */
+/* The store st closed, the loop freed, the directory removed. */
 static void snap_end(wr_store_t *st)
 {
     wr_store_close(st);
@@ -326,79 +339,82 @@ static void snap_end(wr_store_t *st)
     rm_tmpdir();
 }
 
+/* The end of snap_setup (a fixture). */
+static int snap_teardown(void **state)
+{
+    (void)state;
+    snap_end(sn.st);
+    return 0;
+}
+
 static void test_snapshot_round_trip(void **state)
 {
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    put_cfg(st, "shop", 10, 0);
-    put_cfg(st, "empty", 3.5, 7);
+    (void)state;
+    put_cfg(sn.st, "shop", 10, 0);
+    put_cfg(sn.st, "empty", 3.5, 7);
     /* K34: an opensAt in seconds, as configs stored before the API refused
      * it hold, is snapshotted and loads back as it was */
-    wr_queue_config_t legacy;
-    wr_qconfig_defaults(&legacy);
-    legacy.admit_per_second = 2;
+    wr_queue_config_t legacy = cfg_rate(2);
     legacy.opens_at_ms = 1764460800;
-    assert_int_equal(sh_put(st, "legacy", &legacy), WR_OK);
+    assert_int_equal(sh_put(sn.st, "legacy", &legacy), WR_OK);
     const char *users[] = {"u-a", "u-b", "u-c", "u-d", "u-e"};
     for (int i = 0; i < 5; i++) {
-        join(st, "shop", users[i]);
-        st->ops->debug_advance_time(st, 10);
+        join(sn.st, "shop", users[i]);
+        sn.st->ops->debug_advance_time(sn.st, 10);
     }
-    st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
+    sn.st->ops->debug_advance_time(sn.st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
     sh_res_t a;
-    assert_int_equal(sh_admit(st, "shop", &a), WR_OK); /* admits u-a */
+    assert_int_equal(sh_admit(sn.st, "shop", &a), WR_OK); /* admits u-a */
     assert_int_equal(a.admit.admitted, 1);
-    sh_leave(st, "shop", "u-c");
-    sh_res_t adm = status(st, "shop", "u-a");
+    sh_leave(sn.st, "shop", "u-c");
+    sh_res_t adm = status(sn.st, "shop", "u-a");
     assert_int_equal(adm.entry.state, WR_ENTRY_ADMITTED);
     uint8_t sec[40];
     memset(sec, 0xAB, sizeof sec);
     sh_res_t sr;
-    sh_secret(st, sec, sizeof sec, &sr);
-    wr_store_close(st); /* writes the snapshot */
+    sh_secret(sn.st, sec, sizeof sec, &sr);
 
-    /* Reopen with a clock one hour EARLIER: a newcomer still goes last. */
-    o.test_clock_start_us = T0 - 3600 * 1000000LL;
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    sh_res_t g = get(st, "shop");
+    /* Reopen (the snapshot written) with a clock one hour EARLIER: a
+     * newcomer still goes last. */
+    sn.o.test_clock_start_us = T0 - 3600 * 1000000LL;
+    reopen();
+    sh_res_t g = get(sn.st, "shop");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.stats.waiting, 3);
     assert_int_equal(g.stats.active, 1);
     assert_int_equal(g.stats.admitted_total, 1);
     assert_int_equal(g.stats.left_total, 1);
     assert_int_equal(g.cfg.admit_per_second, 10);
-    g = get(st, "empty");
+    g = get(sn.st, "empty");
     assert_int_equal(g.cfg.admit_per_second, 3.5);
     assert_int_equal(g.cfg.max_queue_size, 7);
-    g = get(st, "legacy");
+    g = get(sn.st, "legacy");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.cfg.opens_at_ms, 1764460800);
-    assert_int_equal(status(st, "shop", "u-b").entry.position, 1);
-    assert_int_equal(status(st, "shop", "u-d").entry.position, 2);
-    assert_int_equal(status(st, "shop", "u-e").entry.position, 3);
-    assert_int_equal(status(st, "shop", "u-c").err, WR_ENOTINQUEUE);
-    sh_res_t r = status(st, "shop", "u-a");
+    assert_int_equal(status(sn.st, "shop", "u-b").entry.position, 1);
+    assert_int_equal(status(sn.st, "shop", "u-d").entry.position, 2);
+    assert_int_equal(status(sn.st, "shop", "u-e").entry.position, 3);
+    assert_int_equal(status(sn.st, "shop", "u-c").err, WR_ENOTINQUEUE);
+    sh_res_t r = status(sn.st, "shop", "u-a");
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     assert_string_equal(r.entry.jti, adm.entry.jti);
     assert_int_equal(r.entry.issued_at_us, adm.entry.issued_at_us);
     assert_int_equal(r.entry.expires_at_us, adm.entry.expires_at_us);
-    assert_int_equal(join(st, "shop", "late").entry.position, 4);
+    assert_int_equal(join(sn.st, "shop", "late").entry.position, 4);
     uint8_t other[32] = {0};
-    sh_secret(st, other, sizeof other, &sr);
+    sh_secret(sn.st, other, sizeof other, &sr);
     assert_int_equal(sr.secret_len, sizeof sec);
     assert_memory_equal(sr.secret, sec, sizeof sec);
     /* a second store on the same directory is refused */
     wr_store_t *st2 = NULL;
-    assert_int_equal(wr_store_memory_open(base, &o, &st2), WR_EIO);
+    assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &st2), WR_EIO);
     assert_null(st2);
     /* explicit snapshot works too */
-    assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
-    wr_store_close(st);
+    assert_int_equal(wr_store_memory_snapshot(sn.st), WR_OK);
+    wr_store_close(sn.st);
     /* the snapshot holds the token secret: readable by its owner only,
      * even over a leftover world-readable file and under umask 0 */
-    char p[600];
-    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    const char *p = snap_path();
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
@@ -409,14 +425,13 @@ static void test_snapshot_round_trip(void **state)
     fclose(f);
     assert_int_equal(chmod(t, 0644), 0);
     mode_t old = umask(0);
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    assert_int_equal(wr_store_memory_snapshot(st), WR_OK);
-    wr_store_close(st);
+    assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &sn.st), WR_OK);
+    assert_int_equal(wr_store_memory_snapshot(sn.st), WR_OK);
+    wr_store_close(sn.st);
+    sn.st = NULL; /* closed: snap_teardown has only the loop and the directory */
     umask(old);
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
-    sh_loop_free();
-    rm_tmpdir();
 }
 
 /* API 1.2: a clock that steps backwards never stops admission, also
@@ -470,8 +485,7 @@ static void test_snapshot_clock_stepped_back(void **state)
 
 static void write_snapshot_with(void (*mangle)(const char *path))
 {
-    char p[128];
-    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    const char *p = snap_path();
     unlink(p); /* start empty */
     struct event_base *base = sh_loop_new();
     wr_store_t *st;
@@ -558,56 +572,66 @@ static void test_corrupt_snapshots(void **state)
 static void test_snapshot_sessions(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = 100;
+    wr_queue_config_t c = cfg_rate(100);
     c.session_seconds = 600;
-    assert_int_equal(sh_put(st, "s", &c), WR_OK);
-    join(st, "s", "u1");
-    join(st, "s", "u2");
-    join(st, "s", "u3");
-    st->ops->debug_advance_time(st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
+    assert_int_equal(sh_put(sn.st, "s", &c), WR_OK);
+    join(sn.st, "s", "u1");
+    join(sn.st, "s", "u2");
+    join(sn.st, "s", "u3");
+    sn.st->ops->debug_advance_time(sn.st, WR_ADMIT_DELAY_US + 1000); /* all due (queue.h) */
     sh_res_t a, r;
-    assert_int_equal(sh_admit(st, "s", &a), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "s", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 3);
     char j[3][WR_JTI_LEN + 1];
     for (int i = 0; i < 3; i++) {
         char u[4] = {'u', (char)('1' + i), 0};
-        sh_res_t e = status(st, "s", u);
+        sh_res_t e = status(sn.st, "s", u);
         assert_int_equal(e.entry.state, WR_ENTRY_ADMITTED);
         memcpy(j[i], e.entry.jti, sizeof j[i]);
     }
-    assert_int_equal(sh_consume(st, "s", "u1", j[0], &r), WR_OK);
-    assert_int_equal(sh_consume(st, "s", "u2", j[1], &r), WR_OK);
-    assert_int_equal(sh_release(st, "s", "u2", j[1], &r), WR_OK);
+    assert_int_equal(sh_consume(sn.st, "s", "u1", j[0], &r), WR_OK);
+    assert_int_equal(sh_consume(sn.st, "s", "u2", j[1], &r), WR_OK);
+    assert_int_equal(sh_release(sn.st, "s", "u2", j[1], &r), WR_OK);
     c.session_seconds = 1;
-    assert_int_equal(sh_put(st, "s", &c), WR_OK);
-    assert_int_equal(sh_consume(st, "s", "u3", j[2], &r), WR_OK);
-    st->ops->debug_advance_time(st, 2000000);
-    sh_res_t g = get(st, "s");
+    assert_int_equal(sh_put(sn.st, "s", &c), WR_OK);
+    assert_int_equal(sh_consume(sn.st, "s", "u3", j[2], &r), WR_OK);
+    sn.st->ops->debug_advance_time(sn.st, 2000000);
+    sh_res_t g = get(sn.st, "s");
     assert_int_equal(g.stats.sessions, 1);
     assert_int_equal(g.stats.sessions_expired_total, 1);
-    wr_store_close(st);
 
-    o.test_clock_start_us = T0 + 3000000;
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    g = get(st, "s");
+    sn.o.test_clock_start_us = T0 + 3000000;
+    reopen();
+    g = get(sn.st, "s");
     assert_int_equal(g.err, WR_OK);
     assert_int_equal(g.stats.active, 1);
     assert_int_equal(g.stats.sessions, 1);
     assert_int_equal(g.stats.released_total, 1);
     assert_int_equal(g.stats.sessions_expired_total, 1);
     assert_int_equal(g.stats.consumed_total, 3);
-    assert_int_equal(sh_verify(st, "s", "u1", j[0], &r), WR_OK);
-    assert_int_equal(sh_release(st, "s", "u2", j[1], &r), WR_ETOKEN);
-    assert_int_equal(sh_release(st, "s", "u1", j[0], &r), WR_OK);
-    g = get(st, "s");
+    assert_int_equal(sh_verify(sn.st, "s", "u1", j[0], &r), WR_OK);
+    assert_int_equal(sh_release(sn.st, "s", "u2", j[1], &r), WR_ETOKEN);
+    assert_int_equal(sh_release(sn.st, "s", "u1", j[0], &r), WR_OK);
+    g = get(sn.st, "s");
     assert_int_equal(g.stats.active, 0);
     assert_int_equal(g.stats.released_total, 2);
-    snap_end(st);
+}
+
+/* The n bytes at p are all fill. */
+static void assert_filled(const unsigned char *p, size_t n, unsigned char fill)
+{
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(p[i], fill);
+}
+
+/* Drops the n zero bytes of a queue's part that stand right before its 37
+ * bytes of public logs at buf + *logs (a part a later version added). */
+static void drop_before_logs(unsigned char *buf, size_t *body, size_t *logs, size_t n)
+{
+    assert_filled(buf + *logs - n, n, 0);
+    memmove(buf + *logs - n, buf + *logs, 37);
+    *body -= n;
+    *logs -= n;
 }
 
 /* Rewrites the snapshot at path (one queue, the users "someone" and
@@ -628,19 +652,12 @@ static void to_version(const char *path, unsigned version)
     /* version 10 next: the queue's push part (the subscription count and
      * the closing pushed: 9 zero bytes), the last of its part, right
      * before the public logs */
-    for (int i = 0; i < 9; i++)
-        assert_int_equal(buf[logs - 9 + (size_t)i], 0);
-    memmove(buf + logs - 9, buf + logs, 37);
-    body -= 9;
-    logs -= 9;
+    drop_before_logs(buf, &body, &logs, 9);
     if (version == 9)
         goto sum;
     /* version 9: the queue's bypass count (8 bytes, 0), then the last of
      * its part */
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(buf[logs - 8 + (size_t)i], 0);
-    memmove(buf + logs - 8, buf + logs, 37);
-    body -= 8;
+    drop_before_logs(buf, &body, &logs, 8);
     if (version == 8)
         goto sum;
     /* the parts right before the sum, last first: each is len bytes of
@@ -657,16 +674,14 @@ static void to_version(const char *path, unsigned version)
     };
     for (size_t k = 0; k < sizeof tail / sizeof tail[0]; k++) {
         body -= tail[k].len;
-        for (size_t i = 0; i < tail[k].len; i++)
-            assert_int_equal(buf[body + i], tail[k].fill);
+        assert_filled(buf + body, tail[k].len, tail[k].fill);
         if (version == tail[k].added - 1)
             goto sum;
     }
     /* version 4: the pre-queue count (8 bytes) before the sum, and the
      * 25-byte opening part after the counters */
     body -= 8;
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(buf[body + (size_t)i], 0);
+    assert_filled(buf + body, 8, 0);
     /* the config's JSON: the first object in the file, as long as jansson
      * reads it (whatever fields later versions add after preQueueShuffle) */
     unsigned char *cfg = memchr(buf, '{', body);
@@ -695,8 +710,7 @@ static void to_version(const char *path, unsigned version)
     if (version == 1) {
         /* no sessions, no burns: drop the 24-byte session part and the
          * 8-byte burn count */
-        for (int i = 0; i < 32; i++)
-            assert_int_equal(buf[body - 32 + (size_t)i], 0);
+        assert_filled(buf + body - 32, 32, 0);
         body -= 32;
     }
 sum:
@@ -721,18 +735,15 @@ static void test_snapshot_old_versions_load(void **state)
     static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8, 9, 10};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
-        wr_store_t *st;
-        wr_store_memory_opts_t o;
-        struct event_base *base = snap_begin(&o, &st);
-        char p[128];
-        snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
-        put_cfg(st, "q", 10, 0);
-        join(st, "q", "someone");
-        join(st, "q", "other");
-        wr_store_close(st);
+        snap_setup(NULL);
+        const char *p = snap_path();
+        put_cfg(sn.st, "q", 10, 0);
+        join(sn.st, "q", "someone");
+        join(sn.st, "q", "other");
+        wr_store_close(sn.st);
         to_version(p, version);
-        assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-        sh_res_t g = get(st, "q");
+        assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &sn.st), WR_OK);
+        sh_res_t g = get(sn.st, "q");
         assert_int_equal(g.err, WR_OK);
         assert_int_equal(g.stats.waiting, 2);
         assert_int_equal(g.stats.sessions, 0);
@@ -744,8 +755,8 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(g.stats.sold_out_at_ms, -1);
         assert_int_equal(g.stats.unseen_expired_total, 0);
         assert_int_equal(g.stats.bypass_total, 0);
-        assert_int_equal(status(st, "q", "other").entry.position, 2);
-        snap_end(st);
+        assert_int_equal(status(sn.st, "q", "other").entry.position, 2);
+        snap_teardown(NULL);
     }
 }
 
@@ -754,51 +765,41 @@ static void test_snapshot_old_versions_load(void **state)
 static void test_snapshot_stock(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = 1000;
+    wr_queue_config_t c = cfg_rate(1000);
     c.stock = 1;
     c.stock_set = true;
-    assert_int_equal(sh_put(st, "q", &c), WR_OK);
-    join(st, "q", "a");
-    join(st, "q", "b");
-    assert_int_equal(st->ops->debug_advance_time(st, 1000000LL), WR_OK);
+    assert_int_equal(sh_put(sn.st, "q", &c), WR_OK);
+    join(sn.st, "q", "a");
+    join(sn.st, "q", "b");
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 1000000LL), WR_OK);
     sh_res_t r;
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 1);
-    sh_res_t a = status(st, "q", "a");
+    sh_res_t a = status(sn.st, "q", "a");
     assert_int_equal(a.entry.state, WR_ENTRY_ADMITTED);
-    assert_int_equal(sh_consume(st, "q", "a", a.entry.jti, &r), WR_OK);
-    sh_res_t g = get(st, "q");
+    assert_int_equal(sh_consume(sn.st, "q", "a", a.entry.jti, &r), WR_OK);
+    sh_res_t g = get(sn.st, "q");
     assert_int_equal(g.stats.stock_left, 0);
     int64_t sold = g.stats.sold_out_at_ms;
     assert_true(sold > 0);
-    reopen(base, &o, &st);
-    g = get(st, "q");
+    reopen();
+    g = get(sn.st, "q");
     assert_int_equal(g.stats.stock_left, 0);
     assert_int_equal(g.stats.sold_out_at_ms, sold);
-    sh_res_t b = status(st, "q", "b");
+    sh_res_t b = status(sn.st, "q", "b");
     assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
     assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
-    snap_end(st);
 }
 
 /* Version 9 keeps the bypass count (stats bypassTotal) across a restart. */
 static void test_snapshot_bypass(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    put_cfg(st, "q", 10, 0);
-    assert_int_equal(sh_bypass(st, "q", 7), WR_OK);
-    assert_int_equal(get(st, "q").stats.bypass_total, 7);
-    reopen(base, &o, &st);
-    assert_int_equal(get(st, "q").stats.bypass_total, 7);
-    snap_end(st);
+    put_cfg(sn.st, "q", 10, 0);
+    assert_int_equal(sh_bypass(sn.st, "q", 7), WR_OK);
+    assert_int_equal(get(sn.st, "q").stats.bypass_total, 7);
+    reopen();
+    assert_int_equal(get(sn.st, "q").stats.bypass_total, 7);
 }
 
 /* Version 7 keeps which live passes no answer carried yet, and the
@@ -807,43 +808,37 @@ static void test_snapshot_bypass(void **state)
 static void test_snapshot_unseen(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = 1000;
+    wr_queue_config_t c = cfg_rate(1000);
     c.token_ttl_seconds = 2;
-    assert_int_equal(sh_put(st, "q", &c), WR_OK);
+    assert_int_equal(sh_put(sn.st, "q", &c), WR_OK);
     const char *users[] = {"old", "seen", "unseen"};
-    join(st, "q", users[0]);
-    assert_int_equal(st->ops->debug_advance_time(st, 1000000LL), WR_OK);
+    join(sn.st, "q", users[0]);
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 1000000LL), WR_OK);
     sh_res_t r;
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 1); /* "old": expires unseen before the restart */
-    join(st, "q", users[1]);
-    join(st, "q", users[2]);
-    assert_int_equal(st->ops->debug_advance_time(st, 1500000LL), WR_OK);
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    join(sn.st, "q", users[1]);
+    join(sn.st, "q", users[2]);
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 1500000LL), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 2);
-    assert_int_equal(status(st, "q", "seen").entry.state, WR_ENTRY_ADMITTED);
-    assert_int_equal(st->ops->debug_advance_time(st, 600000LL), WR_OK);
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(status(sn.st, "q", "seen").entry.state, WR_ENTRY_ADMITTED);
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 600000LL), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.stats.unseen_expired_total, 1);
     assert_int_equal(r.admit.stats.held, 1);
-    o.test_clock_start_us = T0 + 3100000; /* the clock went on meanwhile */
-    reopen(base, &o, &st);
-    sh_res_t g = get(st, "q");
+    sn.o.test_clock_start_us = T0 + 3100000; /* the clock went on meanwhile */
+    reopen();
+    sh_res_t g = get(sn.st, "q");
     assert_int_equal(g.stats.unseen_expired_total, 1);
     assert_int_equal(g.stats.active, 2);
-    assert_int_equal(st->ops->debug_advance_time(st, 2000000LL), WR_OK);
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 2000000LL), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.stats.expired_total, 3);
     assert_int_equal(r.admit.stats.unseen_expired_total, 2);
     assert_int_equal(r.admit.stats.held, 2); /* "old" and "unseen" */
-    assert_true(status(st, "q", "unseen").entry.held);
-    assert_int_equal(status(st, "q", "seen").err, WR_ENOTINQUEUE);
-    snap_end(st);
+    assert_true(status(sn.st, "q", "unseen").entry.held);
+    assert_int_equal(status(sn.st, "q", "seen").err, WR_ENOTINQUEUE);
 }
 
 /* Version 3 keeps last-seen ages and pending page joins; the time the
@@ -851,27 +846,21 @@ static void test_snapshot_unseen(void **state)
 static void test_snapshot_idle(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    put_cfg(st, "q", 10, 0); /* idleTimeoutSeconds: the default, 120 */
+    put_cfg(sn.st, "q", 10, 0); /* idleTimeoutSeconds: the default, 120 */
     sh_res_t r;
-    assert_int_equal(sh_join_page(st, "q", "scanner", &r), WR_OK);
-    join(st, "q", "person");
-    assert_int_equal(st->ops->debug_advance_time(st, 100 * 1000000LL), WR_OK);
-    status(st, "q", "person"); /* seen at +100 s; scanner at 0 */
-    wr_store_close(st);
-    /* reopened (the test clock starts at T0 again: 100 s "earlier") */
-    assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    assert_int_equal(st->ops->debug_advance_time(st, 30 * 1000000LL), WR_OK);
+    assert_int_equal(sh_join_page(sn.st, "q", "scanner", &r), WR_OK);
+    join(sn.st, "q", "person");
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 100 * 1000000LL), WR_OK);
+    status(sn.st, "q", "person"); /* seen at +100 s; scanner at 0 */
+    reopen();                     /* the test clock starts at T0 again: 100 s "earlier" */
+    assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 30 * 1000000LL), WR_OK);
     /* the scanner was 100 s idle at the write: 130 s now; person 30 s */
-    assert_int_equal(sh_admit(st, "q", &r), WR_OK);
+    assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
     assert_int_equal(r.admit.stats.abandoned_total, 1);
     assert_int_equal(r.admit.stats.waiting + r.admit.admitted, 1); /* person: maybe admitted */
-    assert_int_equal(sh_status(st, "q", "scanner", &r), WR_ENOTINQUEUE);
-    reopen(base, &o, &st);
-    assert_int_equal(get(st, "q").stats.abandoned_total, 1);
-    snap_end(st);
+    assert_int_equal(sh_status(sn.st, "q", "scanner", &r), WR_ENOTINQUEUE);
+    reopen();
+    assert_int_equal(get(sn.st, "q").stats.abandoned_total, 1);
 }
 
 static void test_snapshot_timer(void **state)
@@ -881,8 +870,7 @@ static void test_snapshot_timer(void **state)
     wr_store_t *st;
     wr_store_memory_opts_t o = {.data_dir = tmpdir, .snapshot_interval_ms = 20};
     assert_int_equal(wr_store_memory_open(base, &o, &st), WR_OK);
-    char p[128];
-    snprintf(p, sizeof p, "%s/waitroom.snapshot", tmpdir);
+    const char *p = snap_path();
     assert_int_not_equal(access(p, F_OK), 0); /* nothing yet */
     put_cfg(st, "q", 10, 0);
     /* the 20 ms timer writes it; bounded wait (up to 5 s) */
@@ -944,19 +932,15 @@ static wr_err_t burn(wr_store_t *st, const char *q, const char *jti, int64_t exp
 static void test_snapshot_burned(void **state)
 {
     (void)state;
-    wr_store_t *st;
-    wr_store_memory_opts_t o;
-    struct event_base *base = snap_begin(&o, &st);
-    put_cfg(st, "shop", 10, 0);
-    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
-    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 5 * 1000000LL), WR_OK);
-    reopen(base, &o, &st);
-    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
-    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_ETOKEN);
-    st->ops->debug_advance_time(st, 10 * 1000000LL);
-    assert_int_equal(burn(st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_OK);
-    assert_int_equal(burn(st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
-    snap_end(st);
+    put_cfg(sn.st, "shop", 10, 0);
+    assert_int_equal(burn(sn.st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_OK);
+    assert_int_equal(burn(sn.st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 5 * 1000000LL), WR_OK);
+    reopen();
+    assert_int_equal(burn(sn.st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
+    assert_int_equal(burn(sn.st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_ETOKEN);
+    sn.st->ops->debug_advance_time(sn.st, 10 * 1000000LL);
+    assert_int_equal(burn(sn.st, "shop", "BBBBBBBBBBBBBBBBBBBBBB", T0 + 60 * 1000000LL), WR_OK);
+    assert_int_equal(burn(sn.st, "shop", "AAAAAAAAAAAAAAAAAAAAAA", T0 + 60 * 1000000LL), WR_ETOKEN);
 }
 
 static void put_le(unsigned char **p, uint64_t v, int n)
@@ -1004,8 +988,7 @@ static void test_snapshot_v1_loads(void **state)
     SHA256(buf, (size_t)(p - buf), md);
     memcpy(p, md, 32);
     p += 32;
-    char path[128];
-    snprintf(path, sizeof path, "%s/waitroom.snapshot", tmpdir);
+    const char *path = snap_path();
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(buf, 1, (size_t)(p - buf), f), (size_t)(p - buf));
@@ -1027,26 +1010,18 @@ static void test_snapshot_v1_loads(void **state)
     snap_end(st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_async_contract),
-        cmocka_unit_test(test_close_inside_callback),
-        cmocka_unit_test(test_semantics),
-        cmocka_unit_test(test_config_outlives_queue),
-        cmocka_unit_test(test_snapshot_round_trip),
-        cmocka_unit_test(test_corrupt_snapshots),
-        cmocka_unit_test(test_snapshot_sessions),
-        cmocka_unit_test(test_snapshot_old_versions_load),
-        cmocka_unit_test(test_snapshot_stock),
-        cmocka_unit_test(test_snapshot_unseen),
-        cmocka_unit_test(test_snapshot_bypass),
-        cmocka_unit_test(test_snapshot_idle),
-        cmocka_unit_test(test_snapshot_timer),
-        cmocka_unit_test(test_real_clock_fifo),
-        cmocka_unit_test(test_snapshot_burned),
-        cmocka_unit_test(test_snapshot_v1_loads),
-        cmocka_unit_test(test_snapshot_clock_stepped_back),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_async_contract),
+             cmocka_unit_test(test_close_inside_callback), cmocka_unit_test(test_semantics),
+             cmocka_unit_test(test_config_outlives_queue),
+             cmocka_unit_test_setup_teardown(test_snapshot_round_trip, snap_setup, snap_teardown),
+             cmocka_unit_test(test_corrupt_snapshots),
+             cmocka_unit_test_setup_teardown(test_snapshot_sessions, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_old_versions_load),
+             cmocka_unit_test_setup_teardown(test_snapshot_stock, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_unseen, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_bypass, snap_setup, snap_teardown),
+             cmocka_unit_test_setup_teardown(test_snapshot_idle, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_timer), cmocka_unit_test(test_real_clock_fifo),
+             cmocka_unit_test_setup_teardown(test_snapshot_burned, snap_setup, snap_teardown),
+             cmocka_unit_test(test_snapshot_v1_loads),
+             cmocka_unit_test(test_snapshot_clock_stepped_back))

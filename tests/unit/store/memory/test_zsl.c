@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "store/memory/zsl.h"
+#include "unit_main.h"
 
 static wr_zsl_node_t *ins(wr_zsl_t *z, int64_t score, const char *id)
 {
@@ -363,18 +364,9 @@ static void test_pool_reuse(void **state)
     wr_zsl_free(z);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_rank_out_of_order_inserts),
-        cmocka_unit_test(test_bad_inserts),
-        cmocka_unit_test(test_pop_first),
-        cmocka_unit_test(test_random_against_sorted_array),
-        cmocka_unit_test(test_pool_reuse),
-        cmocka_unit_test(test_rank_index_fifo),
-        cmocka_unit_test(test_rank_index_off_and_on),
-        cmocka_unit_test(test_rank_index_reserved),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_empty),
+             cmocka_unit_test(test_rank_out_of_order_inserts), cmocka_unit_test(test_bad_inserts),
+             cmocka_unit_test(test_pop_first), cmocka_unit_test(test_random_against_sorted_array),
+             cmocka_unit_test(test_pool_reuse), cmocka_unit_test(test_rank_index_fifo),
+             cmocka_unit_test(test_rank_index_off_and_on),
+             cmocka_unit_test(test_rank_index_reserved))

@@ -18,15 +18,8 @@
 #include <cmocka.h>
 
 #include "store/redis/cfgcache.h"
+#include "unit_cfg.h"
 #include "unit_main.h"
-
-static wr_queue_config_t cfg_rate(double rate)
-{
-    wr_queue_config_t c;
-    wr_qconfig_defaults(&c);
-    c.admit_per_second = rate;
-    return c;
-}
 
 /* wr_cfgcache_put_ref with the caller's reference dropped at once: what is
  * cached is the cache's alone */
