@@ -1,8 +1,10 @@
 /*
  * common.c - what every topic of the store contract suite shares: the
- * queue config helper, joining and admitting helpers, the store's clock,
- * and the per-test setup (a fresh store of the backend under test,
- * opened like waitroomd opens it) and teardown.
+ * queue config helper, joining and admitting helpers, checks of one
+ * person's answer (waiting, held, admitted and their pass), many calls on
+ * one pass in flight at once (race_one), the store's clock, and the
+ * per-test setup (a fresh store of the backend under test, opened like
+ * waitroomd opens it) and teardown.
  */
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
