@@ -567,6 +567,11 @@ class WRTest(unittest.TestCase):
         if reason is not None:
             self.assertEqual(r.json.get("reason"), reason, "%s: reason of %r" % (what, r))
 
+    def assertInviteRefused(self, r, reason, what=""):
+        """403 INVITE_REQUIRED with reason (missing, malformed, signature...)."""
+        self.assertError(r, 403, "INVITE_REQUIRED", what)
+        self.assertEqual(r.json.get("reason"), reason, "%s: %r" % (what, r))
+
     def assertInt(self, v, what=""):
         self.assertTrue(type(v) is int, "%s: %r is not an integer" % (what, v))
 

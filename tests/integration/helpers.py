@@ -157,12 +157,12 @@ def private_server(test, **kw):
     return w
 
 
-def memory_server(test, data, **kw):
+def memory_server(test, data, extra=(), **kw):
     """A header-mode waitroomd on the memory store with --data-dir data (its
-    snapshot), killed at the test's cleanup; started again on the same data,
-    it restarts from the snapshot."""
+    snapshot) and the arguments extra, killed at the test's cleanup; started
+    again on the same data, it restarts from the snapshot."""
     w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir, identity="header:X-User-Id",
-                  extra=["--data-dir", data], **kw)
+                  extra=["--data-dir", data] + list(extra), **kw)
     test.addCleanup(w.kill)
     return w
 

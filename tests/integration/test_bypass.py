@@ -11,8 +11,8 @@ path with dot segments, "//", encoded separators or dots, or a backslash
 never matches.
 """
 import jwtutil
-from harness import ENV, HOLD, WRTest, Waitroomd, uid
-from helpers import metric, metrics
+from harness import HOLD, WRTest, uid
+from helpers import metric, metrics, private_server
 
 SECRET = "staff-secret-0123456789abcdef-0123456789"  # 40 bytes
 RULES = [
@@ -34,13 +34,19 @@ def hold(**kw):
 
 class BypassTest(WRTest):
 
-    def proxy_server(self):
-        """A header-mode waitroomd that trusts 127.0.0.1 as a proxy (killed
-        after the test)."""
-        w = Waitroomd(ENV.waitroomd, ENV.store_arg, ENV.secret, ENV.tmpdir,
-                      identity="header:X-User-Id", extra=["--trusted-proxies", "127.0.0.1/32"])
-        self.addCleanup(w.kill)
-        return w
+    def proxy_queue(self, **kw):
+        """A queue hold(**kw) on a header-mode waitroomd of its own that
+        trusts 127.0.0.1 as a proxy (killed after the test): that server's
+        client, the queue and its stats before any request."""
+        w = private_server(self, identity="header:X-User-Id",
+                           extra=["--trusted-proxies", "127.0.0.1/32"])
+        q = self.new_queue(hold(**kw), client=w.client)
+        return w.client, q, self.stats(q, client=w.client)
+
+    def assertUnchanged(self, st, st0):
+        """Bypasses take no place, slot, admission or stock."""
+        for k in UNCHANGED:
+            self.assertEqual(st[k], st0[k], k)
 
     def gate(self, client, q, headers):
         return client.request("GET", "/v1/queues/%s/tokens/verify" % q, headers)
@@ -117,10 +123,7 @@ class Config(BypassTest):
 class Gate(BypassTest):
 
     def test_each_rule_at_the_gate(self):
-        w = self.proxy_server()
-        c = w.client
-        q = self.new_queue(hold(), client=c)
-        st0 = self.stats(q, client=c)
+        c, q, st0 = self.proxy_queue()
         cases = [
             ("staff", {"X-Staff-Key": SECRET}),
             ("staff", {"x-staff-key": SECRET}),
@@ -137,8 +140,7 @@ class Gate(BypassTest):
                 self.assertBypassed(self.gate(c, q, headers), name, repr(headers))
         st = self.stats(q, client=c)
         self.assertEqual(st["bypassTotal"], st0["bypassTotal"] + len(cases))
-        for k in UNCHANGED:
-            self.assertEqual(st[k], st0[k], k)
+        self.assertUnchanged(st, st0)
         self.assertEqual(self.bypass_count(c, q, "staff"), 2)
         self.assertEqual(self.bypass_count(c, q, "office"), 2)
         self.assertEqual(self.bypass_count(c, q, "office6"), 1)
@@ -150,10 +152,7 @@ class Gate(BypassTest):
                         what="waitroom_queue_bypass_total")
 
     def test_what_never_matches(self):
-        w = self.proxy_server()
-        c = w.client
-        q = self.new_queue(hold(), client=c)
-        st0 = self.stats(q, client=c)
+        c, q, st0 = self.proxy_queue()
         never = [
             # the secret, exactly
             {"X-Staff-Key": SECRET[:-1]}, {"X-Staff-Key": SECRET + "0"},
@@ -216,10 +215,7 @@ class Gate(BypassTest):
 class Join(BypassTest):
 
     def test_join_passthrough_with_a_pass_consumed_once(self):
-        w = self.proxy_server()
-        c = w.client
-        q = self.new_queue(hold(maxQueueSize=1), client=c)
-        st0 = self.stats(q, client=c)
+        c, q, st0 = self.proxy_queue(maxQueueSize=1)
         for name, headers in (("staff", {"X-Staff-Key": SECRET}),
                               ("office", {"X-Forwarded-For": "203.0.113.77"})):
             with self.subTest(rule=name):
@@ -247,8 +243,7 @@ class Join(BypassTest):
                 self.assertTokenRefused(c.consume(q, tok), "consumed", "second consume")
                 self.assertTokenRefused(c.verify(q, tok), "consumed", "verify after consume")
         st = self.stats(q, client=c)
-        for k in UNCHANGED:
-            self.assertEqual(st[k], st0[k], k)
+        self.assertUnchanged(st, st0)
         self.assertEqual(st["bypassTotal"], st0["bypassTotal"] + 2)
         self.assertEqual(self.bypass_count(c, q, "staff"), 1)
         self.assertEqual(self.bypass_count(c, q, "office"), 1)

@@ -16,7 +16,8 @@ import struct
 import tempfile
 import time
 
-from harness import ENV, HOLD, WRTest, Waitroomd, uid
+from harness import ENV, HOLD, WRTest, uid
+from helpers import memory_server
 
 HOUR_US = 3600 * 1000000
 RATE = {"admitPerSecond": 4, "tickMs": 100}
@@ -90,15 +91,7 @@ class ClockStepsBack(WRTest):
         if ENV.store != "memory":
             self.skipTest("memory only")
         data = tempfile.mkdtemp(prefix="clock-", dir=ENV.tmpdir)
-        args = ("--data-dir", data)
-
-        def start():
-            w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir,
-                          identity="header:X-User-Id", extra=args)
-            self.addCleanup(w.kill)
-            return w
-
-        w = start()
+        w = memory_server(self, data)
         q = "clock-" + uid("")
         self.assertEqual(w.client.put_queue(q, dict(HOLD, **RATE)).status, 200)
         users = [uid("m%d-" % i) for i in range(4)]
@@ -109,7 +102,7 @@ class ClockStepsBack(WRTest):
         path = os.path.join(data, "waitroom.snapshot")
         shift_snapshot(path, HOUR_US)
 
-        w = start()
+        w = memory_server(self, data)
         self.assertEqual(w.client.get_queue(q).json["stats"]["waiting"], 4)
         for i, u in enumerate(users):
             self.assertWaiting(w.client.me(q, u), i + 1)

@@ -105,16 +105,13 @@ class GroupsConfig(WRTest):
 
 class GroupInvites(WRTest):
 
-    def refused(self, r, reason, what=""):
-        self.assertError(r, 403, "INVITE_REQUIRED", what)
-        self.assertEqual(r.json.get("reason"), reason, "%s: %r" % (what, r))
-
     def test_unknown_group_claim_is_malformed(self):
         q = self.new_queue(dict(HOLD, inviteKey=KEY))
         # the queue has no groups: every grp is unknown
         for grp in ("fanclub", "standard", "Fan", "", 7, None):
             with self.subTest(grp=grp):
-                self.refused(self.c.join(q, "u1", bearer(invite(q, "u1", grp=grp))), "malformed")
+                self.assertInviteRefused(
+                    self.c.join(q, "u1", bearer(invite(q, "u1", grp=grp))), "malformed")
         self.assertEqual(self.stats(q)["waiting"], 0)
         self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
         # without the claim: the standard line, no "group" in the answer
@@ -123,7 +120,8 @@ class GroupInvites(WRTest):
         self.assertNotIn("group", r.json)
         # one already in line sending an invite with an unknown grp: refused
         # the same way, their place kept
-        self.refused(self.c.join(q, "u1", bearer(invite(q, "u1", grp="vip"))), "malformed")
+        self.assertInviteRefused(
+            self.c.join(q, "u1", bearer(invite(q, "u1", grp="vip"))), "malformed")
         self.assertWaiting(self.c.me(q, "u1"), 1, 1, eta_null=True)
 
     def test_waitroom_invite_group(self):

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from harness import ENV, HOLD, Waitroomd, WRTest, uid
-from helpers import metric, private_server
+from helpers import memory_server, metric, private_server
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "push"))
 from pushservice import PushService, b64d, b64e  # noqa: E402
@@ -326,22 +326,15 @@ class Push(WRTest):
     def test_snapshot_keeps_subscriptions(self):
         self.memory_only()
         data = tempfile.mkdtemp(prefix="wr-push-snap-", dir=ENV.tmpdir)
-        extra = ["--data-dir", data, "--push-subject", SUBJECT,
-                 "--push-allow-host", "127.0.0.1:%d" % self.svc.port]
-
-        def server():
-            w = Waitroomd(ENV.waitroomd, "memory", ENV.secret, ENV.tmpdir,
-                          identity="header:X-User-Id", extra=extra)
-            self.addCleanup(w.kill)
-            return w
-        w = server()
+        extra = ["--push-subject", SUBJECT, "--push-allow-host", "127.0.0.1:%d" % self.svc.port]
+        w = memory_server(self, data, extra)
         self.pc = w.client
         q = self.push_queue()
         u = uid()
         self.assertEqual(self.pc.join(q, u).status, 200)
         self.assertEqual(self.put_sub(q, u, self.sub(lang="de")).status, 204)
         self.assertEqual(w.terminate(), 0, w.stderr_tail())
-        w = server()
+        w = memory_server(self, data, extra)
         self.pc = w.client
         self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
         rec = self.records(1)[0]

@@ -26,9 +26,7 @@ static void t_admit_counts_and_order(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a1, a2;
     put_ok(s, "adm", mkcfg(5, 1000, 0, 0, 300)); /* 5 users per 1 s tick */
-    join_due(s, "adm", 1, 12);
-    assert_int_equal(sh_admit(s, "adm", &a1), WR_OK);
-    assert_int_equal(a1.admit.admitted, 5); /* first tick ever: one tick's worth */
+    join_and_admit(s, "adm", 12, 5, &a1);        /* first tick ever: one tick's worth */
     assert_int_equal(a1.admit.stats.waiting, 7);
     assert_int_equal(a1.admit.stats.active, 5);
     assert_int_equal(a1.admit.stats.admitted_total, 5);
@@ -85,9 +83,7 @@ static void t_admit_no_catchup_after_gap(void **state)
     wr_store_t *s = *state;
     sh_res_t a1, a2;
     put_ok(s, "gap", mkcfg(50, 100, 0, 0, 300)); /* 5 per tick */
-    join_due(s, "gap", 1, 100);
-    assert_int_equal(sh_admit(s, "gap", &a1), WR_OK);
-    assert_int_equal(a1.admit.admitted, 5);
+    join_and_admit(s, "gap", 100, 5, &a1);
     /* let 3 to 4 ticks pass unrun */
     pass_store_time(s, a1.admit.now_us + 300000);
     assert_int_equal(sh_admit(s, "gap", &a2), WR_OK);
@@ -136,8 +132,7 @@ static void t_admit_delay(void **state)
     assert_int_equal(a2.admit.admitted, 5);
     assert_int_equal(a2.admit.stats.admitted_total, a1.admit.admitted + 5);
     /* in arrival order */
-    assert_int_equal(sh_status(s, "dl", "u5", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "dl", "u5");
     if (a1.admit.admitted == 0) {
         assert_int_equal(sh_status(s, "dl", "u6", &r), WR_OK);
         assert_int_equal(r.entry.position, 1);
@@ -150,9 +145,7 @@ static void t_admit_fractional_rate(void **state)
     sh_res_t a1, a2;
     /* 25/s at 100 ms ticks = 2.5 users per tick, kept exactly. */
     put_ok(s, "frac", mkcfg(25, 100, 0, 0, 300));
-    join_due(s, "frac", 1, 40);
-    assert_int_equal(sh_admit(s, "frac", &a1), WR_OK);
-    assert_int_equal(a1.admit.admitted, 2); /* 2.5 -> 2, carry 0.5 */
+    join_and_admit(s, "frac", 40, 2, &a1); /* 2.5 -> 2, carry 0.5 */
     int64_t t1 = a1.admit.now_us / 100000;
     admit_next_tick(s, "frac", 100000, t1, &a2);
     assert_true(a2.admit.now_us / 100000 > t1);
@@ -168,11 +161,9 @@ static void t_admit_fractional_rate(void **state)
 static void t_tick_change_keeps_admitting(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t a1, a2;
+    sh_res_t a2;
     put_ok(s, "tk", mkcfg(10, 100, 0, 0, 300)); /* 1 user per 100 ms tick */
-    join_due(s, "tk", 1, 30);
-    assert_int_equal(sh_admit(s, "tk", &a1), WR_OK);
-    assert_int_equal(a1.admit.admitted, 1);
+    join_and_admit(s, "tk", 30, 1, NULL);
     put_ok(s, "tk", mkcfg(10, 1000, 0, 0, 300)); /* now 10 users per 1 s tick */
     assert_int_equal(sh_admit(s, "tk", &a2), WR_OK);
     /* The first tick after the change counts as a first tick: one tick's worth. */
@@ -188,9 +179,7 @@ static void t_paused_admits_nobody(void **state)
     wr_queue_config_t c = mkcfg(50, 100, 0, 0, 300);
     c.paused = true;
     put_ok(s, "pz", c);
-    join_due(s, "pz", 1, 3);
-    assert_int_equal(sh_admit(s, "pz", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 0);
+    join_and_admit(s, "pz", 3, 0, &a);
     assert_true(a.cfg.paused);
     admit_next_tick(s, "pz", 100000, a.admit.now_us / 100000, &a2);
     assert_int_equal(a2.admit.admitted, 0);
@@ -203,9 +192,7 @@ static void t_max_active_and_leave_admitted(void **state)
     sh_res_t r, a;
     /* 5 allowed per tick, but at most 3 live tokens */
     put_ok(s, "cap", mkcfg(50, 100, 3, 0, 300));
-    join_due(s, "cap", 1, 10);
-    assert_int_equal(sh_admit(s, "cap", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 3);
+    join_and_admit(s, "cap", 10, 3, &a);
     assert_int_equal(a.admit.stats.active, 3);
     assert_int_equal(a.admit.stats.waiting, 7);
     /* full: later ticks admit nobody */
@@ -214,21 +201,17 @@ static void t_max_active_and_leave_admitted(void **state)
     assert_int_equal(a.admit.stats.active, 3);
 
     /* consuming one frees exactly one slot */
-    assert_int_equal(sh_status(s, "cap", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
-    memcpy(jti, r.entry.jti, sizeof jti);
+    pass_of(s, "cap", "u1", jti);
     assert_int_equal(sh_consume(s, "cap", "u1", jti, &r), WR_OK);
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.active, 3);
     assert_int_equal(a.admit.stats.waiting, 6);
-    assert_int_equal(sh_status(s, "cap", "u4", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "cap", "u4");
 
     /* leaving while admitted revokes the token and frees the slot at once */
-    assert_int_equal(sh_status(s, "cap", "u2", &r), WR_OK);
-    memcpy(jti, r.entry.jti, sizeof jti);
+    pass_of(s, "cap", "u2", jti);
     assert_int_equal(sh_leave(s, "cap", "u2"), WR_OK);
     assert_int_equal(sh_get(s, "cap", &r), WR_OK);
     assert_int_equal(r.stats.active, 2);

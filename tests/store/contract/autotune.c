@@ -123,9 +123,7 @@ static void t_autotune_admits_at_kept_rate(void **state)
     wr_autotune_req_t set = {.set = true, .rate = 25};
     assert_int_equal(at_call(s, "atr", &set, &a), WR_OK);
     assert_true(a.st.applied);
-    join_due(s, "atr", 1, 40);
-    assert_int_equal(sh_admit(s, "atr", &a1), WR_OK);
-    assert_int_equal(a1.admit.admitted, 2); /* 2.5 -> 2, carry 0.5 */
+    join_and_admit(s, "atr", 40, 2, &a1); /* 2.5 -> 2, carry 0.5 */
     int64_t t1 = a1.admit.now_us / 100000;
     admit_next_tick(s, "atr", 100000, t1, &a2);
     assert_int_equal(a2.admit.admitted, 3); /* 0.5 + 2.5 */

@@ -18,18 +18,6 @@
 
 #include "contract.h"
 
-/* Status of u that must be the held answer (WAITING, held, position 1,
- * waiting the line's count). */
-static void away_expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting)
-{
-    sh_res_t r;
-    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_true(r.entry.held);
-    assert_int_equal(r.entry.position, 1);
-    assert_int_equal(r.entry.waiting, waiting);
-}
-
 /* A queue "q" with idleTimeoutSeconds 1, paused, users u1..u3 joined; at
  * 1.45 s u1 and u2 are away (Redis: 1 s + its slack of 0.25 s) and u3
  * polls (an away person asking again keeps the place and is no longer
@@ -68,16 +56,15 @@ static void t_away_held_then_returns(void **state)
     assert_int_equal(a.admit.stats.away, 2);
     assert_int_equal(a.admit.stats.waiting, 0);
     assert_int_equal(a.admit.stats.abandoned_total, 0);
-    assert_int_equal(sh_status(s, "aw", "u3", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "aw", "u3");
     /* a newcomer is first in line: the held are not in anyone's position */
     assert_int_equal(sh_join(s, "aw", "late", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     assert_int_equal(r.entry.waiting, 1);
     assert_false(r.entry.held);
     /* u1 returns: the held answer, every time until admitted */
-    away_expect_held(s, "aw", "u1", 1);
-    away_expect_held(s, "aw", "u1", 1);
+    expect_held(s, "aw", "u1", 1);
+    expect_held(s, "aw", "u1", 1);
     assert_int_equal(sh_get(s, "aw", &r), WR_OK);
     assert_int_equal(r.stats.held, 2); /* returned, not yet admitted: still held */
     /* the next tick admits u1 first (late is not due yet: admission delay) */
@@ -86,8 +73,7 @@ static void t_away_held_then_returns(void **state)
     assert_int_equal(a.admit.stats.returned_total, 1);
     assert_int_equal(a.admit.stats.held, 1);
     assert_int_equal(a.admit.stats.away, 1);
-    assert_int_equal(sh_status(s, "aw", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "aw", "u1");
     /* u2 never returned: still held, never admitted */
     pass_us(s, 300000);
     admit_next_tick(s, "aw", 100000, a.admit.now_us / 100000, &a);
@@ -124,8 +110,8 @@ static void t_away_returns_take_budget(void **state)
     assert_int_equal(a.admit.stats.waiting, 0);
     /* more people join behind; both held return */
     join_due(s, "awb", 4, 6);
-    away_expect_held(s, "awb", "u2", 3);
-    away_expect_held(s, "awb", "u1", 3);
+    expect_held(s, "awb", "u2", 3);
+    expect_held(s, "awb", "u1", 3);
     /* one slot left (u3 holds one): one per tick, returns first */
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
@@ -135,7 +121,7 @@ static void t_away_returns_take_budget(void **state)
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
     assert_int_equal(a.admit.stats.held, 1);
-    away_expect_held(s, "awb", "u1", 3);
+    expect_held(s, "awb", "u1", 3);
     /* u3 leaves its pass: the held return is next, not u4 */
     assert_int_equal(sh_leave(s, "awb", "u3"), WR_OK);
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
@@ -162,8 +148,8 @@ static void t_away_hold_expires(void **state)
     away_setup(s, "awh", 1000, 100, 0, 1);
     assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
     assert_int_equal(a.admit.stats.held, 2);
-    away_expect_held(s, "awh", "u2", 0); /* u2 returns in time */
-    pass_us(s, 1400000);                 /* (Redis: away 1 s + its slack after) */
+    expect_held(s, "awh", "u2", 0); /* u2 returns in time */
+    pass_us(s, 1400000);            /* (Redis: away 1 s + its slack after) */
     /* u1 asks too late: gone (checked on read), counted once */
     assert_int_equal(sh_status(s, "awh", "u1", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_status(s, "awh", "u1", &r), WR_ENOTINQUEUE);

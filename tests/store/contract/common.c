@@ -1,8 +1,10 @@
 /*
  * common.c - what every topic of the store contract suite shares: the
- * queue config helper, joining and admitting helpers, the store's clock,
- * and the per-test setup (a fresh store of the backend under test,
- * opened like waitroomd opens it) and teardown.
+ * queue config helper, joining and admitting helpers, checks of one
+ * person's answer (waiting, held, admitted and their pass), many calls on
+ * one pass in flight at once (race_one), the store's clock, and the
+ * per-test setup (a fresh store of the backend under test, opened like
+ * waitroomd opens it) and teardown.
  */
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
@@ -157,6 +159,78 @@ void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, u
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(r.entry.position, pos);
     assert_int_equal(r.entry.waiting, waiting);
+}
+
+void expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting)
+{
+    sh_res_t r;
+    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_true(r.entry.held);
+    assert_int_equal(r.entry.position, 1);
+    assert_int_equal(r.entry.waiting, waiting);
+}
+
+void pass_of(wr_store_t *s, const char *q, const char *u, char jti[WR_JTI_LEN + 1])
+{
+    sh_res_t r;
+    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    if (jti)
+        memcpy(jti, r.entry.jti, WR_JTI_LEN + 1);
+}
+
+void expect_admitted(wr_store_t *s, const char *q, const char *u)
+{
+    pass_of(s, q, u, NULL);
+}
+
+void join_and_admit(wr_store_t *s, const char *q, int n, uint64_t admitted, sh_res_t *a)
+{
+    sh_res_t mine;
+    if (!a)
+        a = &mine;
+    join_due(s, q, 1, n);
+    assert_int_equal(sh_admit(s, q, a), WR_OK);
+    assert_int_equal(a->admit.admitted, admitted);
+}
+
+uint64_t join_page_n(wr_store_t *s, const char *q, int from, int to)
+{
+    sh_res_t r = {0};
+    char u[32];
+    for (int i = from; i <= to; i++) {
+        snprintf(u, sizeof u, "p%d", i);
+        assert_int_equal(sh_join_page(s, q, u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+        assert_int_equal(r.entry.position, r.entry.waiting);
+    }
+    return r.entry.position;
+}
+
+/* ------------------------------------------------- one pass, many calls */
+
+void race_one(wr_store_t *s, pass_call_t call, const char *q, const char *u, const char *jti, int n,
+              wr_token_reason_t reason)
+{
+    static sh_res_t rs[64];
+    assert_true(n >= 1 && n <= 64);
+    for (int i = 0; i < n; i++) {
+        sh_begin(&rs[i]);
+        assert_int_equal(call(s, q, u, jti, sh_token_cb, &rs[i]), WR_OK);
+        rs[i].returned = true;
+    }
+    int ok = 0, refused = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(sh_run_until(&rs[i].calls, 1, SH_WAIT_MS));
+        assert_false(rs[i].sync_call);
+        if (rs[i].err == WR_OK)
+            ok++;
+        else if (rs[i].err == WR_ETOKEN && rs[i].tok.reason == reason)
+            refused++;
+    }
+    assert_int_equal(ok, 1);
+    assert_int_equal(refused, n - 1);
 }
 
 /* ------------------------------------------------------------ main */

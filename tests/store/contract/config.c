@@ -70,9 +70,7 @@ static void t_queue_delete(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     put_ok(s, "del", mkcfg(5, 1000, 0, 0, 300));
-    join_due(s, "del", 1, 6);
-    assert_int_equal(sh_admit(s, "del", &r), WR_OK);
-    assert_int_equal(r.admit.admitted, 5);
+    join_and_admit(s, "del", 6, 5, &r);
     assert_int_equal(sh_delete(s, "del"), WR_OK);
     assert_int_equal(sh_get(s, "del", &r), WR_ENOTFOUND);
     assert_int_equal(sh_join(s, "del", "u1", &r), WR_ENOTFOUND);

@@ -68,6 +68,27 @@ void join_due(wr_store_t *s, const char *q, int from, int to);
 void pass_us(wr_store_t *s, int64_t us);
 /* u's status is WAITING at pos of waiting. */
 void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, uint64_t waiting);
+/* u's status is the held answer: WAITING, held, position 1, waiting the
+ * line's count (the held are not in it). */
+void expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting);
+/* u's status is ADMITTED. */
+void expect_admitted(wr_store_t *s, const char *q, const char *u);
+/* u's status is ADMITTED: its pass's jti into jti. */
+void pass_of(wr_store_t *s, const char *q, const char *u, char jti[WR_JTI_LEN + 1]);
+/* join_due of u1..u<n>, then one admission tick, which must admit
+ * admitted; a (NULL: not wanted): that tick's answer. */
+void join_and_admit(wr_store_t *s, const char *q, int n, uint64_t admitted, sh_res_t *a);
+/* Page joins of p<from>..p<to>, each a newcomer at the end of the line
+ * (WAITING, position == waiting); returns the last one's position. */
+uint64_t join_page_n(wr_store_t *s, const char *q, int from, int to);
+/* A call on one pass (wr_store_consume, wr_store_release). */
+typedef wr_err_t (*pass_call_t)(wr_store_t *s, const char *q, const char *u, const char *jti,
+                                wr_store_token_cb cb, void *arg);
+/* n (at most 64) calls of call on u's pass jti in flight at once (all made
+ * before any answer): each answered once, never from inside the call;
+ * exactly one succeeds, the others are refused WR_ETOKEN with reason. */
+void race_one(wr_store_t *s, pass_call_t call, const char *q, const char *u, const char *jti, int n,
+              wr_token_reason_t reason);
 /* The backend under test, opened through the store registry. */
 wr_store_t *open_store_with(uint32_t cmd_timeout_ms);
 /* Per test: a fresh store in *state (Redis: after FLUSHALL); closed after. */

@@ -21,17 +21,6 @@
 
 #include "contract.h"
 
-/* Page joins of users page1..pageN (join_page: pending). */
-static void join_page_n(wr_store_t *s, const char *q, int n)
-{
-    sh_res_t r;
-    char u[32];
-    for (int i = 1; i <= n; i++) {
-        snprintf(u, sizeof u, "page%d", i);
-        assert_int_equal(sh_join_page(s, q, u, &r), WR_OK);
-    }
-}
-
 /* idleTimeoutSeconds (1.2, away, not gone): a waiting user whose last join
  * or poll is that old is away and keeps their place (no removal on read,
  * none by the tick while nobody is admitted); the sweep counts them in
@@ -43,9 +32,7 @@ static void t_idle_removed(void **state)
     sh_res_t r;
     put_paused_idle(s, "idle", 1);
     join_n(s, "idle", 1, 3);
-    assert_int_equal(sh_join_page(s, "idle", "p1", &r), WR_OK);
-    assert_int_equal(sh_join_page(s, "idle", "p2", &r), WR_OK);
-    assert_int_equal(r.entry.position, 5);
+    assert_int_equal(join_page_n(s, "idle", 1, 2), 5);
     pass_us(s, 800000);
     expect_waiting(s, "idle", "u2", 2, 5); /* a poll: seen now */
     /* 1.45 s: away on both stores (Redis: 1 s + its 250 ms slack); u2,
@@ -94,7 +81,7 @@ static void t_idle_sweep_bounded(void **state)
     sh_res_t r;
     put_paused_idle(s, "many", 1);
     int n = WR_STORE_IDLE_SWEEP_MAX + 500;
-    join_page_n(s, "many", n);
+    join_page_n(s, "many", 1, n);
     pass_us(s, 1450000);
     assert_int_equal(sh_admit(s, "many", &r), WR_OK);
     uint64_t first = r.admit.stats.abandoned_total;
@@ -123,7 +110,7 @@ static void r_idle_sweep_once_per_tick(void **state)
     c.idle_timeout_seconds = 1;
     put_ok(s, "once", c);
     int n = 3 * WR_STORE_IDLE_SWEEP_MAX;
-    join_page_n(s, "once", n); /* page joins that never ask again: removed */
+    join_page_n(s, "once", 1, n); /* page joins that never ask again: removed */
     pass_us(s, 1450000);
     bool checked = false;
     for (int attempt = 0; attempt < 3 && !checked; attempt++) {
@@ -152,7 +139,7 @@ static void t_idle_zero_never(void **state)
     sh_res_t r;
     put_paused_idle(s, "quiet", 0);
     join_n(s, "quiet", 1, 2);
-    assert_int_equal(sh_join_page(s, "quiet", "p1", &r), WR_OK);
+    assert_int_equal(join_page_n(s, "quiet", 1, 1), 3);
     /* memory: 3 days of store time; Redis: a real 1.2 s */
     pass_us(s, s->ops->debug_advance_time ? 3 * 86400 * 1000000LL : 1200000);
     assert_int_equal(sh_admit(s, "quiet", &r), WR_OK);
@@ -185,23 +172,20 @@ static void t_page_join_pending(void **state)
     assert_int_equal(sh_admit(s, "page", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1); /* u1 only */
     assert_int_equal(a.admit.stats.waiting, 3);
-    assert_int_equal(sh_status(s, "page", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "page", "u1");
     /* p2 asks again (the page's poll): admitted on the next tick, in its
      * place; p1 and p3 stay, skipped */
     expect_waiting(s, "page", "p2", 2, 3);
     admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.waiting, 2);
-    assert_int_equal(sh_status(s, "page", "p2", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "page", "p2");
     /* p1 refreshes the page: a join_page of someone in line un-skips them */
     assert_int_equal(sh_join_page(s, "page", "p1", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(sh_status(s, "page", "p1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "page", "p1");
     /* p3 never came back: still in line, never admitted */
     admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
@@ -251,11 +235,7 @@ static void t_k20_link_scanners(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     put_ok(s, "k20", mkcfg(1000, 100, 5, 0, 300));
-    for (int i = 1; i <= 5; i++) {
-        char u[16];
-        snprintf(u, sizeof u, "scan%d", i);
-        assert_int_equal(sh_join_page(s, "k20", u, &r), WR_OK);
-    }
+    join_page_n(s, "k20", 1, 5); /* five scanners */
     assert_int_equal(sh_admit(s, "k20", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
     assert_int_equal(sh_join(s, "k20", "person", &r), WR_OK);
@@ -266,8 +246,7 @@ static void t_k20_link_scanners(void **state)
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.active, 1);
     assert_int_equal(a.admit.stats.waiting, 5);
-    assert_int_equal(sh_status(s, "k20", "person", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "k20", "person");
 }
 
 WR_CONTRACT_GROUP(idle, T(t_idle_removed), T(t_idle_sweep_bounded), T(t_idle_zero_never),

@@ -227,8 +227,7 @@ static void t_iteration_idle(void **state)
     sh_res_t r;
     put_paused_idle(s, "bidle", 1);
     join_n(s, "bidle", 1, 3);
-    assert_int_equal(sh_join_page(s, "bidle", "p1", &r), WR_OK);
-    assert_int_equal(sh_join_page(s, "bidle", "p2", &r), WR_OK);
+    join_page_n(s, "bidle", 1, 2);
     pass_us(s, 800000);
     const step_t seen[] = {
         {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},

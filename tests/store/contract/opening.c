@@ -23,6 +23,24 @@
 
 /* ------------------------------------------------------------ sale opening */
 
+/* Puts q with config c, opening in ten minutes (sets c->opens_at_ms), then
+ * joins <prefix>0..<prefix>(n-1): each answered PREQUEUE with that
+ * opensAt. */
+static void prequeue_n(wr_store_t *s, const char *q, wr_queue_config_t *c, const char *prefix,
+                       int n)
+{
+    sh_res_t r;
+    char u[32];
+    c->opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, q, *c);
+    for (int i = 0; i < n; i++) {
+        snprintf(u, sizeof u, "%s%d", prefix, i);
+        assert_int_equal(sh_join(s, q, u, &r), WR_OK);
+        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+        assert_int_equal(r.cfg.opens_at_ms, c->opens_at_ms);
+    }
+}
+
 /* Before opensAt: joins go to the pre-queue (PREQUEUE), counted in
  * prequeue, not waiting; nobody is admitted; leave works. opensAt null
  * opens at once: the first join after it begins the opening and lines up
@@ -33,14 +51,10 @@ static void t_open_prequeue(void **state)
     sh_res_t r;
     char u[32];
     wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
-    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
-    put_ok(s, "op", c);
-    for (int i = 0; i < 50; i++) {
+    prequeue_n(s, "op", &c, "p", 50);
+    for (int i = 0; i < 50; i++) { /* again: still there */
         snprintf(u, sizeof u, "p%d", i);
         assert_int_equal(sh_join(s, "op", u, &r), WR_OK);
-        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-        assert_int_equal(r.cfg.opens_at_ms, c.opens_at_ms);
-        assert_int_equal(sh_join(s, "op", u, &r), WR_OK); /* again: still there */
         assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
     }
     assert_int_equal(sh_status(s, "op", "p7", &r), WR_OK);
@@ -109,13 +123,7 @@ static void t_open_arrival_order(void **state)
     wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
     c.paused = true;
     c.pre_queue_shuffle = false;
-    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
-    put_ok(s, "ar", c);
-    for (int i = 0; i < 20; i++) {
-        snprintf(u, sizeof u, "a%d", i);
-        assert_int_equal(sh_join(s, "ar", u, &r), WR_OK);
-        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-    }
+    prequeue_n(s, "ar", &c, "a", 20);
     c.opens_at_ms = wr_clock_wall_us() / 1000 - 1000;
     put_ok(s, "ar", c);
     assert_int_equal(sh_admit(s, "ar", &r), WR_OK);
@@ -139,13 +147,7 @@ static void t_open_chunked(void **state)
     enum { N = 10000, LATE = 3 };
     wr_queue_config_t c = mkcfg(1000000, 100, 0, 0, 300);
     c.paused = true;
-    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
-    put_ok(s, "ch", c);
-    for (int i = 0; i < N; i++) {
-        snprintf(u, sizeof u, "c%d", i);
-        assert_int_equal(sh_join(s, "ch", u, &r), WR_OK);
-        assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-    }
+    prequeue_n(s, "ch", &c, "c", N);
     c.opens_at_ms = WR_OPENS_AT_NONE;
     put_ok(s, "ch", c);
     for (int i = 0; i < LATE; i++) {

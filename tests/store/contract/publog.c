@@ -66,6 +66,16 @@ static wr_err_t read_log(wr_store_t *s, const char *q, const wr_log_read_t *req,
     return sh_settle(&l->r, wr_store_log_read(s, q, req, log_cb, l));
 }
 
+/* The test's store; the test is skipped on a backend without a public
+ * log (wr_store_has_log). */
+static wr_store_t *log_store(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_log(s))
+        skip();
+    return s;
+}
+
 static void put_log(wr_store_t *s, const char *q, bool on)
 {
     wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
@@ -99,9 +109,7 @@ static void kinds(wr_store_t *s, const char *q, uint64_t n, char *out)
 
 static void t_log_only_with_public_log(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     lres_t l;
     put_log(s, "p", false);
     memset(&l, 0, sizeof l);
@@ -121,9 +129,7 @@ static void t_log_only_with_public_log(void **state)
  * the order applied; receipts for people in line. */
 static void t_log_follows_changes(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     put_log(s, "q", true);
     sh_res_t r;
     assert_int_equal(sh_join(s, "q", "u1", &r), WR_OK);
@@ -159,9 +165,7 @@ static void t_log_follows_changes(void **state)
 
 static void t_log_key_first_writer(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     uint8_t a[32], b[32];
     memset(a, 1, 32);
     memset(b, 2, 32);
@@ -201,9 +205,7 @@ static size_t unsigned_logs(wr_store_t *s)
  * log_unsigned names a log until its checkpoint covers it. */
 static void t_log_publish_rules(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     put_log(s, "c", true);
     assert_int_equal(unsigned_logs(s), 1);
     join_n(s, "c", 1, 3);
@@ -238,9 +240,7 @@ static void t_log_publish_rules(void **state)
 /* Read bounds: past the log, backwards, more than 1,000 leaves. */
 static void t_log_read_bounds(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     put_log(s, "b", true);
     join_n(s, "b", 1, 2);
     lres_t l;
@@ -264,9 +264,7 @@ static void t_log_read_bounds(void **state)
  * queue created again continues it. */
 static void t_log_outlives_queue(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_log(s))
-        skip();
+    wr_store_t *s = log_store(state);
     put_log(s, "d", true);
     join_n(s, "d", 1, 2);
     assert_int_equal(sh_delete(s, "d"), WR_OK);

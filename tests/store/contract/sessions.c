@@ -31,27 +31,15 @@ static wr_queue_config_t sess_cfg(uint64_t max_active, uint32_t ttl_s, uint32_t 
     return c;
 }
 
-/* Admits the line's first users (one tick) and returns user's jti. */
-static void admitted_jti(wr_store_t *s, const char *q, const char *u, char jti[WR_JTI_LEN + 1])
-{
-    sh_res_t r;
-    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
-    memcpy(jti, r.entry.jti, WR_JTI_LEN + 1);
-}
-
 /* Queue q with sessions of 60 s (TTL 300 s), u1 and u2 admitted in one
  * tick: their jtis. */
 static void two_sessions_due(wr_store_t *s, const char *q, char j1[WR_JTI_LEN + 1],
                              char j2[WR_JTI_LEN + 1])
 {
-    sh_res_t a;
     put_ok(s, q, sess_cfg(0, 300, 60));
-    join_due(s, q, 1, 2);
-    assert_int_equal(sh_admit(s, q, &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 2);
-    admitted_jti(s, q, "u1", j1);
-    admitted_jti(s, q, "u2", j2);
+    join_and_admit(s, q, 2, 2, NULL);
+    pass_of(s, q, "u1", j1);
+    pass_of(s, q, "u2", j2);
 }
 
 static void expect_no_session(wr_store_t *s, const char *q, const char *u, const char *jti)
@@ -68,7 +56,7 @@ static void expect_no_session(wr_store_t *s, const char *q, const char *u, const
 static void t_session_release(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t r;
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     two_sessions_due(s, "ses", j1, j2);
 
@@ -109,9 +97,8 @@ static void t_session_release(void **state)
 
     /* sessionSeconds 0: a consume opens nothing */
     put_ok(s, "nos", sess_cfg(0, 300, 0));
-    join_due(s, "nos", 1, 1);
-    assert_int_equal(sh_admit(s, "nos", &a), WR_OK);
-    admitted_jti(s, "nos", "u1", j1);
+    join_and_admit(s, "nos", 1, 1, NULL);
+    pass_of(s, "nos", "u1", j1);
     assert_int_equal(sh_consume(s, "nos", "u1", j1, &r), WR_OK);
     expect_no_session(s, "nos", "u1", j1);
     assert_int_equal(sh_verify(s, "nos", "u1", j1, &r), WR_ETOKEN);
@@ -135,30 +122,13 @@ static void t_session_release(void **state)
 static void t_session_release_race(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
-    static sh_res_t rs[50];
+    sh_res_t r;
     char j1[WR_JTI_LEN + 1];
     put_ok(s, "rr", sess_cfg(0, 300, 60));
-    join_due(s, "rr", 1, 1);
-    assert_int_equal(sh_admit(s, "rr", &a), WR_OK);
-    admitted_jti(s, "rr", "u1", j1);
+    join_and_admit(s, "rr", 1, 1, NULL);
+    pass_of(s, "rr", "u1", j1);
     assert_int_equal(sh_consume(s, "rr", "u1", j1, &r), WR_OK);
-    for (int i = 0; i < 50; i++) {
-        sh_begin(&rs[i]);
-        assert_int_equal(wr_store_release(s, "rr", "u1", j1, sh_token_cb, &rs[i]), WR_OK);
-        rs[i].returned = true;
-    }
-    int ok = 0, none = 0;
-    for (int i = 0; i < 50; i++) {
-        assert_true(sh_run_until(&rs[i].calls, 1, SH_WAIT_MS));
-        assert_false(rs[i].sync_call);
-        if (rs[i].err == WR_OK)
-            ok++;
-        else if (rs[i].err == WR_ETOKEN && rs[i].tok.reason == WR_TOKEN_NO_SESSION)
-            none++;
-    }
-    assert_int_equal(ok, 1);
-    assert_int_equal(none, 49);
+    race_one(s, wr_store_release, "rr", "u1", j1, 50, WR_TOKEN_NO_SESSION);
     assert_int_equal(sh_get(s, "rr", &r), WR_OK);
     assert_int_equal(r.stats.active, 0);
     assert_int_equal(r.stats.released_total, 1);
@@ -174,10 +144,8 @@ static void t_session_lapse(void **state)
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     /* tokens live 1 s, sessions 2 s; one active slot */
     put_ok(s, "lap", sess_cfg(1, 1, 2));
-    join_due(s, "lap", 1, 3);
-    assert_int_equal(sh_admit(s, "lap", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 1);
-    admitted_jti(s, "lap", "u1", j1);
+    join_and_admit(s, "lap", 3, 1, &a);
+    pass_of(s, "lap", "u1", j1);
     assert_int_equal(sh_status(s, "lap", "u1", &c1), WR_OK);
     assert_int_equal(sh_consume(s, "lap", "u1", j1, &r), WR_OK);
     int64_t consumed_at = wr_clock_wall_us();
@@ -208,7 +176,7 @@ static void t_session_lapse(void **state)
     expect_no_session(s, "lap", "u1", j1);
 
     /* a lapsed session not yet swept: release removes it, counted as lapsed */
-    admitted_jti(s, "lap", "u2", j2);
+    pass_of(s, "lap", "u2", j2);
     assert_int_equal(sh_consume(s, "lap", "u2", j2, &r), WR_OK);
     consumed_at = wr_clock_wall_us();
     pass_store_time(s, consumed_at + 2000000);
@@ -324,7 +292,7 @@ static void t_session_max_active_model(void **state)
                 char vn[16];
                 snprintf(vn, sizeof vn, "u%d", v);
                 st[v] = TOKEN;
-                admitted_jti(s, "mm", vn, tok[v]);
+                pass_of(s, "mm", vn, tok[v]);
             }
             memmove(line, line + n, (size_t)(nline - (int)n) * sizeof line[0]);
             nline -= (int)n;

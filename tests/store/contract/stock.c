@@ -39,15 +39,6 @@ static void expect_closed(wr_store_t *s, const char *q, const char *u, wr_close_
     assert_int_equal(r.entry.closed_reason, why);
 }
 
-/* u's live pass (ADMITTED): its jti into jti. */
-static void pass_of(wr_store_t *s, const char *q, const char *u, char jti[WR_JTI_LEN + 1])
-{
-    sh_res_t r;
-    assert_int_equal(sh_status(s, q, u, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
-    memcpy(jti, r.entry.jti, WR_JTI_LEN + 1);
-}
-
 static sh_res_t stats_of(wr_store_t *s, const char *q)
 {
     sh_res_t r;
@@ -65,9 +56,7 @@ static void t_stock_closed(void **state)
     sh_res_t r, a;
     wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
     put_ok(s, "cl", c);
-    join_due(s, "cl", 1, 1);
-    assert_int_equal(sh_admit(s, "cl", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 1);
+    join_and_admit(s, "cl", 1, 1, &a);
     join_due(s, "cl", 2, 4);
     c.closed = true;
     put_ok(s, "cl", c);
@@ -182,9 +171,7 @@ static void t_stock_expiry_returns_once(void **state)
     wr_store_t *s = *state;
     sh_res_t r, a;
     put_ok(s, "ex", stock_cfg(1000, 1, 2));
-    join_due(s, "ex", 1, 3);
-    assert_int_equal(sh_admit(s, "ex", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 2);
+    join_and_admit(s, "ex", 3, 2, &a);
     char j1[WR_JTI_LEN + 1], j2[WR_JTI_LEN + 1];
     pass_of(s, "ex", "u1", j1);
     pass_of(s, "ex", "u2", j2);
@@ -237,9 +224,7 @@ static void t_stock_concurrent_consume_leave_expiry(void **state)
     enum { N = 12 };
     sh_res_t a;
     put_ok(s, "cc", stock_cfg(1000, 1, N));
-    join_due(s, "cc", 1, N + 2);
-    assert_int_equal(sh_admit(s, "cc", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, N);
+    join_and_admit(s, "cc", N + 2, N, &a);
     assert_int_equal(a.admit.stats.stock_left, 0);
     char jti[N][WR_JTI_LEN + 1];
     char users[N][8];
@@ -321,7 +306,7 @@ static void t_stock_concurrent_consume_leave_expiry(void **state)
 static void t_stock_held_returns(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t a;
     wr_queue_config_t c = stock_cfg(1000, 300, 1);
     c.idle_timeout_seconds = 1;
     c.paused = true;
@@ -336,19 +321,16 @@ static void t_stock_held_returns(void **state)
     assert_int_equal(a.admit.admitted, 1); /* u2; u1 was away: held */
     assert_int_equal(a.admit.stats.held, 1);
     assert_int_equal(a.admit.stats.stock_left, 0);
-    assert_int_equal(sh_status(s, "sh", "u1", &r), WR_OK); /* returns */
-    assert_true(r.entry.held);
+    expect_held(s, "sh", "u1", 0); /* returns */
     admit_next_tick(s, "sh", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0); /* nothing left */
-    assert_int_equal(sh_status(s, "sh", "u1", &r), WR_OK);
-    assert_true(r.entry.held);
+    expect_held(s, "sh", "u1", 0);
     assert_int_equal(sh_leave(s, "sh", "u2"), WR_OK); /* one back */
     admit_next_tick(s, "sh", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     assert_int_equal(a.admit.stats.returned_total, 1);
     assert_int_equal(a.admit.stats.stock_left, 0);
-    assert_int_equal(sh_status(s, "sh", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "sh", "u1");
 }
 
 /* The quiet rule (K29) and the end of a sale: a closed queue with people

@@ -24,15 +24,11 @@
 static void t_consume_single_use(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t r;
     put_ok(s, "tok", mkcfg(5, 1000, 0, 0, 300));
-    join_due(s, "tok", 1, 1);
-    assert_int_equal(sh_admit(s, "tok", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(sh_status(s, "tok", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    join_and_admit(s, "tok", 1, 1, NULL);
     char jti[WR_JTI_LEN + 1];
-    memcpy(jti, r.entry.jti, sizeof jti);
+    pass_of(s, "tok", "u1", jti);
     char wrong[WR_JTI_LEN + 1];
     memcpy(wrong, jti, sizeof wrong);
     wrong[0] = wrong[0] == 'A' ? 'B' : 'A';
@@ -69,47 +65,25 @@ static void t_consume_single_use(void **state)
 static void t_consume_race(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
-    static sh_res_t rs[50];
+    sh_res_t r;
     put_ok(s, "race", mkcfg(5, 1000, 0, 0, 300));
-    join_due(s, "race", 1, 2);
-    assert_int_equal(sh_admit(s, "race", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 2);
-    assert_int_equal(sh_status(s, "race", "u1", &r), WR_OK);
+    join_and_admit(s, "race", 2, 2, NULL);
     char jti[WR_JTI_LEN + 1];
-    memcpy(jti, r.entry.jti, sizeof jti);
-    for (int i = 0; i < 50; i++) {
-        sh_begin(&rs[i]);
-        assert_int_equal(wr_store_consume(s, "race", "u1", jti, sh_token_cb, &rs[i]), WR_OK);
-        rs[i].returned = true;
-    }
-    int ok = 0, consumed = 0;
-    for (int i = 0; i < 50; i++) {
-        assert_true(sh_run_until(&rs[i].calls, 1, SH_WAIT_MS));
-        assert_false(rs[i].sync_call);
-        if (rs[i].err == WR_OK)
-            ok++;
-        else if (rs[i].err == WR_ETOKEN && rs[i].tok.reason == WR_TOKEN_CONSUMED)
-            consumed++;
-    }
-    assert_int_equal(ok, 1);
-    assert_int_equal(consumed, 49);
+    pass_of(s, "race", "u1", jti);
+    race_one(s, wr_store_consume, "race", "u1", jti, 50, WR_TOKEN_CONSUMED);
     assert_int_equal(sh_get(s, "race", &r), WR_OK);
     assert_int_equal(r.stats.active, 1);
     assert_int_equal(r.stats.consumed_total, 1);
     assert_int_equal(sh_status(s, "race", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_status(s, "race", "u2", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "race", "u2");
 }
 
 static void t_token_expiry(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a, u1, u2;
+    sh_res_t r, u1, u2;
     put_ok(s, "exp", mkcfg(50, 100, 2, 0, 1)); /* ttl 1 s, 2 slots */
-    join_due(s, "exp", 1, 4);
-    assert_int_equal(sh_admit(s, "exp", &a), WR_OK);
-    assert_int_equal(a.admit.admitted, 2);
+    join_and_admit(s, "exp", 4, 2, NULL);
     assert_int_equal(sh_status(s, "exp", "u1", &u1), WR_OK);
     assert_int_equal(sh_status(s, "exp", "u2", &u2), WR_OK);
     assert_int_equal(u1.entry.state, WR_ENTRY_ADMITTED);
@@ -135,8 +109,7 @@ static void t_token_expiry(void **state)
     assert_int_equal(r.admit.admitted, 2); /* at least one tick later */
     assert_int_equal(r.admit.stats.active, 2);
     assert_int_equal(r.admit.stats.waiting, 0);
-    assert_int_equal(sh_status(s, "exp", "u3", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "exp", "u3");
 }
 
 static void t_disabled_passthrough(void **state)

@@ -89,11 +89,7 @@ static void t_unseen_expiry_holds(void **state)
     pass_us(s, 1100000);
     expect_expired(s, "un", 1, 1, 1, 0); /* held; the unit and the slot came back */
     /* u1 wakes: held, first */
-    assert_int_equal(sh_status(s, "un", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_true(r.entry.held);
-    assert_int_equal(r.entry.position, 1);
-    assert_int_equal(r.entry.waiting, 2);
+    expect_held(s, "un", "u1", 2);
     expect_waiting(s, "un", "u2", 1, 2); /* the held are not in the line */
     wr_queue_config_t c = unseen_cfg(1800, false);
     c.stock_set = false;
@@ -103,8 +99,7 @@ static void t_unseen_expiry_holds(void **state)
     assert_int_equal(a.admit.stats.held, 0);
     assert_int_equal(a.admit.stats.waiting, 2);
     assert_int_equal(a.admit.stats.stock_left, 4);
-    assert_int_equal(sh_status(s, "un", "u1", &r), WR_OK); /* this answer carries it */
-    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    expect_admitted(s, "un", "u1"); /* this answer carries it */
     expect_waiting(s, "un", "u2", 1, 2);
     /* a seen pass that expires: gone */
     put_ok(s, "un", unseen_cfg(1800, true));
@@ -122,10 +117,7 @@ static void t_unseen_expiry_on_poll(void **state)
     sh_res_t r;
     unseen_setup(s, "unp", 1800);
     pass_us(s, 1100000);
-    assert_int_equal(sh_status(s, "unp", "u1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_true(r.entry.held);
-    assert_int_equal(r.entry.position, 1);
+    expect_held(s, "unp", "u1", 2); /* u2 and u3 wait */
     assert_int_equal(sh_join(s, "unp", "u1", &r), WR_OK);
     assert_true(r.entry.held);
     assert_int_equal(sh_get(s, "unp", &r), WR_OK);
