@@ -67,6 +67,7 @@
 #include "store/redis/cfgcache.h"
 #include "base/crypto.h"
 #include "base/ids.h"
+#include "base/hex.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
@@ -620,8 +621,7 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
     char hex[33];
     if (wr_crypto_random(seed, sizeof seed) != WR_OK)
         return WR_EIO;
-    for (size_t i = 0; i < sizeof seed; i++)
-        snprintf(hex + 2 * i, 3, "%02x", seed[i]);
+    wr_hex_encode(seed, sizeof seed, hex);
     wr_err_t err;
     struct req *r = wr_store_redis__req_start(s, OP_ADMIT, SC_ADMIT, 0, arg, &err);
     if (!r)
