@@ -385,8 +385,7 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         free(v);
         return WR_ENOMEM;
     }
-    struct timeval tv = {WR_API__CAPTCHA_TIMEOUT_MS / 1000,
-                         (WR_API__CAPTCHA_TIMEOUT_MS % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(WR_API__CAPTCHA_TIMEOUT_MS);
     evhttp_request_set_error_cb(req, http_error_cb);
     wr_api__client_headers(req, &u);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",

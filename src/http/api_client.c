@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/version.h"
 #include "http/tlsclient.h"
 
@@ -47,7 +48,7 @@ struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captch
                  : evhttp_connection_base_new(a->base, dns, u->host, u->port);
     if (!evcon)
         return NULL;
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(timeout_ms);
     evhttp_connection_set_timeout_tv(evcon, &tv);
     evhttp_connection_set_retries(evcon, 0);
     evhttp_connection_set_max_body_size(evcon, (ev_ssize_t)max_body);
