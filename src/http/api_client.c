@@ -8,6 +8,7 @@
 #include "http/api_client.h"
 
 #include <arpa/inet.h>
+#include <event2/buffer.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/keyvalq_struct.h>
@@ -65,6 +66,16 @@ void wr_api__client_headers(struct evhttp_request *req, const wr_captcha_url_t *
     evhttp_add_header(oh, "Accept", "application/json");
     evhttp_add_header(oh, "Connection", "close");
     evhttp_add_header(oh, "User-Agent", "waitroomd/" WR_VERSION);
+}
+
+ev_ssize_t wr_api__client_body(struct evhttp_request *req, char *buf, size_t cap)
+{
+    struct evbuffer *in = req ? evhttp_request_get_input_buffer(req) : NULL;
+    size_t n = in ? evbuffer_get_length(in) : 0;
+    if (n > cap)
+        return -1;
+    ev_ssize_t got = n ? evbuffer_copyout(in, buf, n) : 0;
+    return got > 0 ? got : 0;
 }
 
 void wr_api__client_free(wr_api_t *a)
