@@ -24,6 +24,7 @@
 #include "app_declare.h"
 #include "base/clock.h"
 #include "base/crypto.h"
+#include "base/hex.h"
 #include "base/log.h"
 
 static void retry_secret(app_t *app)
@@ -136,8 +137,7 @@ void wr_app_sync_timer_cb(evutil_socket_t fd, short what, void *arg)
     if (!app->sync_pending && wr_crypto_random(rnd, sizeof rnd) == WR_OK) {
         /* a fresh marker each time: whoever finds the store without one
          * writes a value nobody has seen, so every instance notices */
-        for (size_t i = 0; i < sizeof rnd; i++)
-            snprintf(app->epoch + 2 * i, 3, "%02x", rnd[i]);
+        wr_hex_encode(rnd, sizeof rnd, app->epoch);
         bool shared = app->cfg.token_secret_len == 0 && app->store_secret_len > 0;
         if (wr_store_secret_sync(app->store, shared ? app->store_secret : NULL,
                                  shared ? app->store_secret_len : 0, app->epoch, sync_cb,

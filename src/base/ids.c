@@ -6,7 +6,8 @@
  * the base64url ids (jti, kid) share one class (A-Z a-z 0-9 _ -), user ids
  * add . ~ : @ +, host names add the dot; labels (group and bypass rule
  * names) are lower case letters, digits and '-'; HTTP tokens (methods,
- * field names: RFC 9110 tchar) add !#$%&'*+-.^_`|~ to letters and digits. NUL and every byte >=
+ * field names: RFC 9110 tchar) add !#$%&'*+-.^_`|~ to letters and digits;
+ * challenge nonces and store epochs are letters and digits alone. NUL and every byte >=
  * 0x80 belong to no class, so a counted string with an embedded NUL, or UTF-8, is refused.
  */
 #include "base/ids.h"
@@ -14,18 +15,19 @@
 #include <string.h>
 
 enum {
-    C_NAME = 1,  /* [A-Za-z0-9_-]: queue names, base64url */
-    C_USER = 2,  /* [A-Za-z0-9._~:@+-]: user ids */
-    C_HOST = 4,  /* [A-Za-z0-9._-]: host names */
-    C_LABEL = 8, /* [a-z0-9-]: group and bypass rule names */
-    C_TOKEN = 16 /* RFC 9110 tchar: methods, HTTP field names */
+    C_NAME = 1,   /* [A-Za-z0-9_-]: queue names, base64url */
+    C_USER = 2,   /* [A-Za-z0-9._~:@+-]: user ids */
+    C_HOST = 4,   /* [A-Za-z0-9._-]: host names */
+    C_LABEL = 8,  /* [a-z0-9-]: group and bypass rule names */
+    C_TOKEN = 16, /* RFC 9110 tchar: methods, HTTP field names */
+    C_ALNUM = 32  /* [A-Za-z0-9]: challenge nonces, store epochs */
 };
 
 /* GNU range designators (the build is gnu11). */
 static const unsigned char classes[256] = {
-    ['0' ... '9'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
-    ['A' ... 'Z'] = C_NAME | C_USER | C_HOST | C_TOKEN,
-    ['a' ... 'z'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
+    ['0' ... '9'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN | C_ALNUM,
+    ['A' ... 'Z'] = C_NAME | C_USER | C_HOST | C_TOKEN | C_ALNUM,
+    ['a' ... 'z'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN | C_ALNUM,
     ['_'] = C_NAME | C_USER | C_HOST | C_TOKEN,
     ['-'] = C_NAME | C_USER | C_HOST | C_LABEL | C_TOKEN,
     ['.'] = C_USER | C_HOST | C_TOKEN,
@@ -96,6 +98,11 @@ bool wr_ids_valid_jti(const char *jti)
 bool wr_ids_valid_jti_n(const char *s, size_t n)
 {
     return match(s, n, WR_JTI_LEN, C_NAME);
+}
+
+bool wr_ids_valid_alnum_n(const char *s, size_t n, size_t max)
+{
+    return match(s, n, max, C_ALNUM);
 }
 
 bool wr_ids_valid_kid_n(const char *s, size_t n)

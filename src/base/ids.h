@@ -54,6 +54,10 @@ bool wr_ids_valid_jti_n(const char *s, size_t n);
 /* True if the n bytes at s are a key id: 1..WR_KID_LEN base64url chars. */
 bool wr_ids_valid_kid_n(const char *s, size_t n);
 
+/* True if the n bytes at s are 1..max ASCII letters and digits
+ * ([A-Za-z0-9]: a challenge nonce, a store epoch); NULL is false. */
+bool wr_ids_valid_alnum_n(const char *s, size_t n, size_t max);
+
 /* True if the n bytes at s are a label: a name the operator gives a
  * priority group or a bypass rule, also a metric label value
  * (WR_LABEL_RULE). */

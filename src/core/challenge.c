@@ -244,18 +244,6 @@ static bool mac_matches(const uint8_t *mac, size_t bytes, const char *text, size
     return wr_crypto_equal(enc, text, chars);
 }
 
-static bool nonce_ok(const char *s, size_t n)
-{
-    if (!s || n == 0 || n > WR_CHALLENGE_NONCE_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-            return false;
-    }
-    return true;
-}
-
 unsigned wr_challenge_zero_bits(const uint8_t *digest, size_t n)
 {
     unsigned z = 0;
@@ -315,7 +303,7 @@ wr_challenge_reason_t wr_challenge_check(wr_challenge_key_t *const *keys, size_t
     ml = mac_message(msg, sizeof msg, 'b', p.bits, p.bits_len, p.exp, p.exp_len, queue, user);
     if (!mac_of(k, msg, ml, mac, BIND_BYTES) || !mac_matches(mac, BIND_BYTES, p.bind, BIND_CHARS))
         return WR_CHALLENGE_WRONG_USER;
-    if (!nonce_ok(nonce, nlen))
+    if (!wr_ids_valid_alnum_n(nonce, nlen, WR_CHALLENGE_NONCE_MAX))
         return WR_CHALLENGE_MALFORMED;
     int z = work_bits(k->sha, challenge, clen, nonce, nlen);
     if (z < 0)

@@ -12,7 +12,6 @@
  * signature is not checked here: the draw leaf reveals round and
  * randomness for anyone to check with the beacon's tools.
  */
-#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <inttypes.h>
@@ -95,10 +94,8 @@ static void done_cb(struct evhttp_request *req, void *arg)
     b->done = true;
     int status = req ? evhttp_request_get_response_code(req) : 0;
     if (status == 200) {
-        struct evbuffer *in = evhttp_request_get_input_buffer(req);
         char body[BEACON_ANSWER_MAX];
-        size_t n = in ? evbuffer_get_length(in) : 0;
-        ev_ssize_t got = n && n <= sizeof body ? evbuffer_copyout(in, body, n) : -1;
+        ev_ssize_t got = wr_api__client_body(req, body, sizeof body);
         b->ok = got > 0 && read_answer(b, body, (size_t)got);
         if (!b->ok)
             wr_warn("public log: queue %s: the beacon's answer for round %" PRIu64

@@ -315,20 +315,18 @@ static void http_done_cb(struct evhttp_request *req, void *arg)
                          ? WR_API__VERIFY_BAD_ANSWER
                          : WR_API__VERIFY_ERROR;
     } else {
-        struct evbuffer *in = evhttp_request_get_input_buffer(req);
-        size_t n = in ? evbuffer_get_length(in) : 0;
         char body[WR_CAPTCHA_ANSWER_MAX];
         char codes[WR_CAPTCHA_ERROR_CODES_MAX + 1];
-        if (n > sizeof body) {
+        ev_ssize_t got = wr_api__client_body(req, body, sizeof body);
+        if (got < 0) {
             v->outcome = WR_API__VERIFY_BAD_ANSWER;
         } else {
-            ev_ssize_t got = n ? evbuffer_copyout(in, body, n) : 0;
             wr_captcha_config_t expect;
             memset(&expect, 0, sizeof expect);
             memcpy(expect.site_key, v->site_key, sizeof expect.site_key);
             memcpy(expect.hostname, v->hostname, sizeof expect.hostname);
-            wr_captcha_verdict_t vd = wr_captcha_verdict(status, body, got > 0 ? (size_t)got : 0,
-                                                         &expect, codes, sizeof codes);
+            wr_captcha_verdict_t vd =
+                wr_captcha_verdict(status, body, (size_t)got, &expect, codes, sizeof codes);
             v->outcome = vd == WR_CAPTCHA_PASSED    ? WR_API__VERIFY_PASSED
                          : vd == WR_CAPTCHA_REFUSED ? WR_API__VERIFY_REFUSED
                          : status >= 500            ? WR_API__VERIFY_ERROR
@@ -385,8 +383,7 @@ wr_err_t wr_api__captcha_verify(wr_api_t *a, const wr_queue_config_t *cfg, const
         free(v);
         return WR_ENOMEM;
     }
-    struct timeval tv = {WR_API__CAPTCHA_TIMEOUT_MS / 1000,
-                         (WR_API__CAPTCHA_TIMEOUT_MS % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(WR_API__CAPTCHA_TIMEOUT_MS);
     evhttp_request_set_error_cb(req, http_error_cb);
     wr_api__client_headers(req, &u);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",

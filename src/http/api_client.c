@@ -8,6 +8,7 @@
 #include "http/api_client.h"
 
 #include <arpa/inet.h>
+#include <event2/buffer.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/keyvalq_struct.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/version.h"
 #include "http/tlsclient.h"
 
@@ -47,7 +49,7 @@ struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captch
                  : evhttp_connection_base_new(a->base, dns, u->host, u->port);
     if (!evcon)
         return NULL;
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    struct timeval tv = wr_clock_tv_ms(timeout_ms);
     evhttp_connection_set_timeout_tv(evcon, &tv);
     evhttp_connection_set_retries(evcon, 0);
     evhttp_connection_set_max_body_size(evcon, (ev_ssize_t)max_body);
@@ -64,6 +66,16 @@ void wr_api__client_headers(struct evhttp_request *req, const wr_captcha_url_t *
     evhttp_add_header(oh, "Accept", "application/json");
     evhttp_add_header(oh, "Connection", "close");
     evhttp_add_header(oh, "User-Agent", "waitroomd/" WR_VERSION);
+}
+
+ev_ssize_t wr_api__client_body(struct evhttp_request *req, char *buf, size_t cap)
+{
+    struct evbuffer *in = req ? evhttp_request_get_input_buffer(req) : NULL;
+    size_t n = in ? evbuffer_get_length(in) : 0;
+    if (n > cap)
+        return -1;
+    ev_ssize_t got = n ? evbuffer_copyout(in, buf, n) : 0;
+    return got > 0 ? got : 0;
 }
 
 void wr_api__client_free(wr_api_t *a)

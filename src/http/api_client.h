@@ -35,6 +35,11 @@ struct evhttp_connection *wr_api__client_connection(wr_api_t *a, const wr_captch
  * Accept: application/json, Connection: close, User-Agent. */
 void wr_api__client_headers(struct evhttp_request *req, const wr_captcha_url_t *u);
 
+/* Copies the body of the answer req into buf (cap bytes, no NUL added):
+ * its length, 0 when there is none (or req is NULL), -1 when it is longer
+ * than cap (nothing copied). req is borrowed (libevent's). */
+ev_ssize_t wr_api__client_body(struct evhttp_request *req, char *buf, size_t cap);
+
 /* Frees the client (wr_api_free); NULL client is fine. */
 void wr_api__client_free(wr_api_t *a);
 

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include "base/clock.h"
@@ -58,8 +59,8 @@ struct resolve {
 
 struct job {
     wr_pushsend_t *ps;
-    struct job *prev, *next; /* the live jobs */
-    struct job *qnext;       /* the FIFO */
+    LIST_ENTRY(job) link;    /* the live jobs */
+    STAILQ_ENTRY(job) qlink; /* the FIFO */
     enum state state;
     wr_pushaddr_url_t url;
     uint8_t *body;
@@ -87,8 +88,8 @@ struct wr_pushsend {
     SSL_CTX *tls;               /* NULL until the first https:// try */
     struct evdns_base *own_dns; /* made when cfg.dns is NULL, at the first name */
     struct event *pump_ev;
-    struct job *jobs;          /* live jobs */
-    struct job *qhead, *qtail; /* the FIFO */
+    LIST_HEAD(, job) jobs;   /* live jobs */
+    STAILQ_HEAD(, job) fifo; /* queued jobs, oldest first */
     size_t in_flight, queued;
     size_t live; /* messages not answered yet: at most max_queued */
     bool closing;
@@ -126,22 +127,15 @@ static void enqueue(struct job *j)
 {
     wr_pushsend_t *ps = j->ps;
     j->state = QUEUED;
-    j->qnext = NULL;
-    if (ps->qtail)
-        ps->qtail->qnext = j;
-    else
-        ps->qhead = j;
-    ps->qtail = j;
+    STAILQ_INSERT_TAIL(&ps->fifo, j, qlink);
     ps->queued++;
 }
 
 static void pump(wr_pushsend_t *ps)
 {
-    while (!ps->closing && ps->qhead && ps->in_flight < ps->cfg.max_in_flight) {
-        struct job *j = ps->qhead;
-        ps->qhead = j->qnext;
-        if (!ps->qhead)
-            ps->qtail = NULL;
+    while (!ps->closing && !STAILQ_EMPTY(&ps->fifo) && ps->in_flight < ps->cfg.max_in_flight) {
+        struct job *j = STAILQ_FIRST(&ps->fifo);
+        STAILQ_REMOVE_HEAD(&ps->fifo, qlink);
         ps->queued--;
         start_try(j);
     }
@@ -170,12 +164,7 @@ static void unlink_job(struct job *j)
 {
     wr_pushsend_t *ps = j->ps;
     ps->live--;
-    if (j->prev)
-        j->prev->next = j->next;
-    else
-        ps->jobs = j->next;
-    if (j->next)
-        j->next->prev = j->prev;
+    LIST_REMOVE(j, link);
 }
 
 static void free_job(struct job *j)
@@ -491,6 +480,8 @@ wr_pushsend_t *wr_pushsend_new(const wr_pushsend_config_t *cfg, wr_err_t *err)
     e = WR_ENOMEM;
     if (!(ps = calloc(1, sizeof *ps)))
         goto out;
+    LIST_INIT(&ps->jobs);
+    STAILQ_INIT(&ps->fifo);
     ps->cfg = *cfg;
     ps->cfg.subject = NULL; /* the vapid cache keeps its copy */
     ps->cfg.allow = NULL;
@@ -559,10 +550,7 @@ wr_err_t wr_pushsend_push(wr_pushsend_t *ps, const wr_pushsend_msg_t *m, wr_push
     j->arg = arg;
     j->res.why = "ok";
     ps->live++;
-    j->next = ps->jobs;
-    if (ps->jobs)
-        ps->jobs->prev = j;
-    ps->jobs = j;
+    LIST_INSERT_HEAD(&ps->jobs, j, link);
     enqueue(j);
     event_active(ps->pump_ev, EV_TIMEOUT, 1);
     return WR_OK;
@@ -583,8 +571,8 @@ void wr_pushsend_free(wr_pushsend_t *ps)
     if (!ps)
         return;
     ps->closing = true;
-    while (ps->jobs) {
-        struct job *j = ps->jobs;
+    while (!LIST_EMPTY(&ps->jobs)) {
+        struct job *j = LIST_FIRST(&ps->jobs);
         cancel_lookup(j);
         wr_pushsend_result_t res = j->res;
         if (j->state != DONE) {

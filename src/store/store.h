@@ -592,18 +592,11 @@ static inline wr_err_t wr_store_secret(wr_store_t *s, const uint8_t *proposed, s
 {
     return s->ops->secret(s, proposed, len, cb, arg);
 }
-/* A valid epoch marker for secret_sync. */
+/* A valid epoch marker for secret_sync: 1..WR_STORE_EPOCH_MAX letters and digits. */
 static inline bool wr_store_valid_epoch(const char *epoch)
 {
     size_t n = epoch ? strnlen(epoch, WR_STORE_EPOCH_MAX + 1) : 0;
-    if (n < 1 || n > WR_STORE_EPOCH_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = epoch[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')))
-            return false;
-    }
-    return true;
+    return wr_ids_valid_alnum_n(epoch, n, WR_STORE_EPOCH_MAX);
 }
 static inline wr_err_t wr_store_secret_sync(wr_store_t *s, const uint8_t *own, size_t own_len,
                                             const char *epoch, wr_store_sync_cb cb, void *arg)

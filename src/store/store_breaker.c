@@ -157,103 +157,90 @@ static wr_err_t started(struct call *c, wr_err_t err)
 
 /* ---------------------------------------------------- wrapped callbacks */
 
+/* Settles c with err and returns the caller's argument. Each wrapper reads
+ * the caller's callback out of c first: c may be reused once settled. */
+static void *settled(struct call *c, wr_err_t err)
+{
+    void *uarg = c->arg;
+    settle(c, err);
+    return uarg;
+}
+
 static void w_entry(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     struct call *c = arg;
     wr_store_entry_cb cb = c->cb.entry;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, e, uarg);
+    cb(err, e, settled(c, err));
 }
 
 static void w_done(wr_err_t err, void *arg)
 {
     struct call *c = arg;
     wr_store_done_cb cb = c->cb.done;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, uarg);
+    cb(err, settled(c, err));
 }
 
 static void w_admit(wr_err_t err, const wr_admit_t *res, void *arg)
 {
     struct call *c = arg;
     wr_store_admit_cb cb = c->cb.admit;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, res, uarg);
+    cb(err, res, settled(c, err));
 }
 
 static void w_token(wr_err_t err, const wr_token_check_t *res, void *arg)
 {
     struct call *c = arg;
     wr_store_token_cb cb = c->cb.token;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, res, uarg);
+    cb(err, res, settled(c, err));
 }
 
 static void w_info(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     struct call *c = arg;
     wr_store_info_cb cb = c->cb.info;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, info, uarg);
+    cb(err, info, settled(c, err));
 }
 
 static void w_list(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg)
 {
     struct call *c = arg;
     wr_store_list_cb cb = c->cb.list;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, infos, n, uarg);
+    cb(err, infos, n, settled(c, err));
 }
 
 static void w_secret(wr_err_t err, const uint8_t *secret, size_t len, void *arg)
 {
     struct call *c = arg;
     wr_store_secret_cb cb = c->cb.secret;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, secret, len, uarg);
+    cb(err, secret, len, settled(c, err));
 }
 
 static void w_sync(wr_err_t err, const wr_store_sync_t *res, void *arg)
 {
     struct call *c = arg;
     wr_store_sync_cb cb = c->cb.sync;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, res, uarg);
+    cb(err, res, settled(c, err));
 }
 
 static void w_autotune(wr_err_t err, const wr_autotune_state_rec_t *res, void *arg)
 {
     struct call *c = arg;
     wr_store_autotune_cb cb = c->cb.autotune;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, res, uarg);
+    cb(err, res, settled(c, err));
 }
 
 static void w_log(wr_err_t err, const wr_log_answer_t *res, void *arg)
 {
     struct call *c = arg;
     wr_store_log_cb cb = c->cb.log;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, res, uarg);
+    cb(err, res, settled(c, err));
 }
 
 static void w_report(wr_err_t err, const wr_store_report_pair_t *pairs, size_t n, void *arg)
 {
     struct call *c = arg;
     wr_store_report_cb cb = c->cb.report;
-    void *uarg = c->arg;
-    settle(c, err);
-    cb(err, pairs, n, uarg);
+    cb(err, pairs, n, settled(c, err));
 }
 
 /* ------------------------------------------------------------ operations */

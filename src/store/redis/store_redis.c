@@ -67,6 +67,7 @@
 #include "store/redis/cfgcache.h"
 #include "base/crypto.h"
 #include "base/ids.h"
+#include "base/hex.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
@@ -137,6 +138,19 @@ struct req *wr_store_redis__req_new_args(struct rstore *s, op_t op, int script, 
 struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
     return wr_store_redis__req_new_args(s, op, script, WR_REDIS_CONN_MAX_ARGS, extra, arg);
+}
+
+struct req *wr_store_redis__req_start(struct rstore *s, op_t op, int script, size_t extra,
+                                      void *arg, wr_err_t *err)
+{
+    if (!wr_redis_router_connected(s->conn)) {
+        *err = WR_EUNAVAILABLE;
+        return NULL;
+    }
+    struct req *r = wr_store_redis__req_new(s, op, script, extra, arg);
+    if (!r)
+        *err = WR_ENOMEM;
+    return r;
 }
 
 void wr_store_redis__req_free(struct req *r)
@@ -569,11 +583,10 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_LEAVE, SC_LEAVE, strlen(u), arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_LEAVE, SC_LEAVE, strlen(u), arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.done = cb;
     return wr_store_redis__submit(
         s, r, wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
@@ -587,11 +600,10 @@ static wr_err_t r_bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_don
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_store_valid_bypass(n) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_BYPASS, SC_BYPASS, 24, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_BYPASS, SC_BYPASS, 24, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.done = cb;
     return wr_store_redis__submit(s, r,
                                   wr_store_redis__arg_queue_keys(r, q) &&
@@ -605,17 +617,15 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
     uint8_t seed[16];
     char hex[33];
     if (wr_crypto_random(seed, sizeof seed) != WR_OK)
         return WR_EIO;
-    for (size_t i = 0; i < sizeof seed; i++)
-        snprintf(hex + 2 * i, 3, "%02x", seed[i]);
-    struct req *r = wr_store_redis__req_new(s, OP_ADMIT, SC_ADMIT, 0, arg);
+    wr_hex_encode(seed, sizeof seed, hex);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_ADMIT, SC_ADMIT, 0, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.admit = cb;
     return wr_store_redis__submit(
         s, r,
@@ -633,12 +643,11 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !wr_store_valid_jti(jti) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
-                                            strlen(u) + strlen(jti), arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, op, op == OP_RELEASE ? SC_RELEASE : SC_TOKEN,
+                                              strlen(u) + strlen(jti), arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.token = cb;
     bool ok = wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
               wr_redis_conn_cmd_str(r->cmd, jti);
@@ -675,11 +684,10 @@ static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !wr_store_valid_autotune(req) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.autotune = cb;
     bool ok = wr_store_redis__arg_queue_keys(r, q) &&
               wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
@@ -703,12 +711,11 @@ static wr_err_t r_burn(wr_store_t *st, const char *q, const char *jti, int64_t e
     if (!wr_ids_valid_queue(q) || !wr_ids_valid_jti(jti) || !cb)
         return WR_EINVAL;
     size_t jlen = strlen(jti);
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r =
-        wr_store_redis__req_new(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN, jlen, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, check_only ? OP_BURN_CHECK : OP_BURN, SC_BURN,
+                                              jlen, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.token = cb;
     snprintf(r->queue, sizeof r->queue, "%s", q);
     return wr_store_redis__submit(s, r,
@@ -725,11 +732,10 @@ static wr_err_t r_ping(wr_store_t *st, wr_store_done_cb cb, void *arg)
     struct rstore *s = (struct rstore *)st;
     if (!cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_PING, WR_REDIS_CONN_NO_SCRIPT, 0, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.done = cb;
     return wr_store_redis__submit(s, r, wr_redis_conn_cmd_str(r->cmd, "PING"));
 }

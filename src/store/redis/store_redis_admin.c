@@ -107,11 +107,10 @@ wr_err_t wr_store_redis__queue_get(wr_store_t *st, const char *q, wr_store_info_
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_GET, SC_GET, 0, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_GET, SC_GET, 0, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.info = cb;
     return wr_store_redis__submit(
         s, r, wr_store_redis__arg_queue_keys(r, q) && wr_store_redis__arg_known_version(s, r));
@@ -122,13 +121,12 @@ wr_err_t wr_store_redis__queue_delete(wr_store_t *st, const char *q, wr_store_do
     struct rstore *s = (struct rstore *)st;
     if (!wr_ids_valid_queue(q) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_DELETE, SC_DELETE, 0, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_DELETE, SC_DELETE, 0, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.done = cb;
-    wr_err_t err = wr_store_redis__submit(s, r, wr_store_redis__arg_queue_keys(r, q));
+    err = wr_store_redis__submit(s, r, wr_store_redis__arg_queue_keys(r, q));
     if (err != WR_OK)
         return err;
     /* After the script, on the same connection. If this is lost, the
@@ -149,11 +147,10 @@ wr_err_t wr_store_redis__secret(wr_store_t *st, const uint8_t *proposed, size_t 
     struct rstore *s = (struct rstore *)st;
     if (!wr_store_valid_secret(proposed, len) || !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, OP_SECRET, SC_SECRET, len, arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_SECRET, SC_SECRET, len, arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.secret = cb;
     return wr_store_redis__submit(s, r,
                                   wr_redis_conn_cmd_str(r->cmd, "1") &&
@@ -168,12 +165,11 @@ wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t 
     if ((own_len > 0 && !wr_store_valid_secret(own, own_len)) || !wr_store_valid_epoch(epoch) ||
         !cb)
         return WR_EINVAL;
-    if (!wr_redis_router_connected(s->conn))
-        return WR_EUNAVAILABLE;
-    struct req *r = wr_store_redis__req_new(s, own_len > 0 ? OP_SYNC : OP_SYNC_EPOCH,
-                                            SC_SECRET_SYNC, own_len + strlen(epoch), arg);
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, own_len > 0 ? OP_SYNC : OP_SYNC_EPOCH,
+                                              SC_SECRET_SYNC, own_len + strlen(epoch), arg, &err);
     if (!r)
-        return WR_ENOMEM;
+        return err;
     r->cb.sync = cb;
     return wr_store_redis__submit(
         s, r,

@@ -38,11 +38,11 @@ enum script_id {
     SC_PUT,
     SC_SECRET,
     SC_RELEASE,
-    SC_BURN,        /* degraded mode */
-    SC_SECRET_SYNC, /* K31: a Redis restarted empty */
-    SC_AUTOTUNE,    /* autotune state */
-    SC_BYPASS,      /* bypass rules' count */
-    SC_REPORT,      /* the sale's report: a WRITE */
+    SC_BURN,         /* degraded mode */
+    SC_SECRET_SYNC,  /* K31: a Redis restarted empty */
+    SC_AUTOTUNE,     /* autotune state */
+    SC_BYPASS,       /* bypass rules' count */
+    SC_REPORT,       /* the sale's report: a WRITE */
     SC_REPORT_INDEX, /* the sale's report: the registry */
     SC_COUNT,
 };
@@ -186,6 +186,12 @@ void wr_store_redis__unbusy(struct rstore *s);
  * WR_REDIS_CONN_NO_SCRIPT) with a command of room for extra more bytes of
  * arguments; NULL when out of memory. */
 struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg);
+
+/* wr_store_redis__req_new for an operation that needs the store now: NULL
+ * with *err WR_EUNAVAILABLE when the router has no connection (nothing is
+ * allocated then), or WR_ENOMEM; *err is untouched on success. */
+struct req *wr_store_redis__req_start(struct rstore *s, op_t op, int script, size_t extra,
+                                      void *arg, wr_err_t *err);
 
 /* wr_store_redis__req_new with a command of max_args arguments (EVALSHA,
  * the SHA and numkeys included). */

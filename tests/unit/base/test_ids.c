@@ -163,6 +163,21 @@ static void test_tokens(void **state)
     assert_false(wr_ids_valid_token_n(NULL, 0, 64));
 }
 
+/* letters and digits alone: challenge nonces, store epochs */
+static void test_alnum(void **state)
+{
+    (void)state;
+    assert_true(wr_ids_valid_alnum_n("aZ09", 4, 4));
+    assert_true(wr_ids_valid_alnum_n("x", 1, 1));
+    assert_false(wr_ids_valid_alnum_n("xy", 2, 1));
+    assert_false(wr_ids_valid_alnum_n("", 0, 8));
+    static const char *const bad[] = {"a-b", "a_b", "a.b", "a b", "a+b", "\xc3\xa9"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(wr_ids_valid_alnum_n(bad[i], strlen(bad[i]), 8));
+    assert_false(wr_ids_valid_alnum_n("a\0b", 3, 8));
+    assert_false(wr_ids_valid_alnum_n(NULL, 0, 8));
+}
+
 static void test_rule_texts(void **state)
 {
     (void)state;
@@ -173,4 +188,4 @@ static void test_rule_texts(void **state)
 WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
              cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
              cmocka_unit_test(test_labels), cmocka_unit_test(test_tokens),
-             cmocka_unit_test(test_rule_texts))
+             cmocka_unit_test(test_alnum), cmocka_unit_test(test_rule_texts))
