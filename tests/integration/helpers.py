@@ -129,6 +129,16 @@ def spawn(testcase, args, wrapper=()):
     return proc, int(line.rsplit(":", 1)[1]), errpath
 
 
+def wait_in_file(testcase, path, needle, what, timeout=10):
+    """Waits until the text of path (a spawned server's stderr) holds
+    needle. Log lines go through the log's writer thread, which may write
+    them after "listening on" reached stdout; returns the text."""
+    def text():
+        with open(path, errors="replace") as f:
+            return f.read()
+    return testcase.poll_until(text, lambda t: needle in t, timeout=timeout, what=what)
+
+
 def make_certs(d):
     """A CA, a server certificate for 127.0.0.1 / localhost, a client
     certificate, and a second (untrusted) CA, all with openssl."""

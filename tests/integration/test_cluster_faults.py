@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from harness import ADMIN, ENV, Client, WRTest, Waitroomd, uid
-from helpers import RedisCluster, spawn
+from helpers import RedisCluster, spawn, wait_in_file
 from resp import RedisError
 
 ANSWER_BOUND_S = 2.0
@@ -170,12 +170,8 @@ class ClusterFaults(WRTest):
                                                                   cl.nodes[1].tls_port)
         _, port, errpath = spawn(self, ["--store", ip_url, "--token-secret", ENV.secret,
                                         "--redis-ca", c["ca"], "--store-timeout-ms", "250"])
-
-        def log():
-            with open(errpath, errors="replace") as f:
-                return f.read()
-        self.poll_until(log, lambda t: "certificate is not for '127.0.0.1'" in t, timeout=10,
-                        what="the name check refusing the address")
+        wait_in_file(self, errpath, "certificate is not for '127.0.0.1'",
+                     "the name check refusing the address")
         r = Client(port).get("/readyz")
         self.assertEqual(r.status, 503, repr(r))
 

@@ -178,7 +178,8 @@ class LateReplica(WRTest):
         for q in (qp, qo):
             self.assertIsNone(m.get(("waitroom_fail_open_admitted_total", 'queue="%s"' % q)))
         self.assertGreaterEqual(m.get(("waitroom_redis_wait_total", 'result="short"'), 0), 13)
-        self.assertIn("WAIT: 0 of 1 replicas acknowledged", w.stderr_tail())
+        self.poll_until(w.stderr_tail, lambda t: "WAIT: 0 of 1 replicas acknowledged" in t,
+                        what="the short WAIT logged (through the log's writer thread)")
 
         # the replica is back: joins are acknowledged again
         os.kill(replica.proc.pid, signal.SIGCONT)

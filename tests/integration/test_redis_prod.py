@@ -172,8 +172,8 @@ class RedisProdTest(WRTest):
         self.addCleanup(w.stop)
         self.assertIsNotNone(w.port, "no 'listening on'; stderr:\n" + w.stderr())
         self.assertEqual(w.client.get("/readyz").status, 503)
-        err = w.stderr()
-        self.assertIn("authentication failed", err)
+        err = self.poll_until(w.stderr, lambda t: "authentication failed" in t,
+                              what="the failure logged (through the log's writer thread)")
         m = w.client.get("/metrics").body
         self.no_secret(bad, err, "\n".join(w.lines), m)
         # the operator fixes the password on the Redis side: waitroomd recovers

@@ -16,7 +16,7 @@ import threading
 import time
 
 from harness import ENV, PROCS, Client, WRTest, stop_process, uid
-from helpers import private_server, spawn
+from helpers import private_server, spawn, wait_in_file
 
 WRAPPED = bool(os.environ.get("WR_WAITROOMD_WRAPPER"))
 
@@ -46,14 +46,13 @@ class StartLimits(WRTest):
         naming the limit and the cap it took: 2048 - 64 = 1984."""
         proc, port, errpath = spawn(self, ["--store", ENV.store_arg, "--token-secret",
                                            ENV.secret], wrapper=["prlimit", "--nofile=2048:2048"])
-        with open(errpath) as f:
-            tail = f.read()
         self.assertEqual(Client(port).get("/healthz").status, 200)
         with open("/proc/%d/limits" % proc.pid) as f:
             soft = [ln.split()[3] for ln in f if ln.startswith("Max open files")][0]
         self.assertEqual(soft, "2048", "the soft limit raised to cap + 64")
-        self.assertIn("the hard limit on open files (ulimit -Hn) is 2048: --max-connections is "
-                      "1984 instead of 10000", tail)
+        wait_in_file(self, errpath, "the hard limit on open files (ulimit -Hn) is 2048: "
+                     "--max-connections is 1984 instead of 10000",
+                     "the warning naming the limit and the cap")
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(proc.wait(timeout=15), 0)
 
