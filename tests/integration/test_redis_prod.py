@@ -10,6 +10,7 @@ with --store memory). No secret may reach stdout, stderr, /metrics or
 --help.
 """
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -122,6 +123,13 @@ class RedisProdTest(WRTest):
         for t in texts:
             self.assertNotIn(secret, t)
 
+    def assertLogged(self, read, pattern):
+        """Waits until read() (a server's stderr) matches the regular
+        expression pattern: log lines go through the log's writer thread,
+        which may write one after the answer it explains. Returns the text."""
+        return self.poll_until(read, lambda t: re.search(pattern, t), timeout=10,
+                               what="a log line matching %r" % pattern)
+
     def wait_ready(self, client, want=200, timeout=15.0):
         deadline = time.monotonic() + timeout
         st = None
@@ -172,8 +180,7 @@ class RedisProdTest(WRTest):
         self.addCleanup(w.stop)
         self.assertIsNotNone(w.port, "no 'listening on'; stderr:\n" + w.stderr())
         self.assertEqual(w.client.get("/readyz").status, 503)
-        err = self.poll_until(w.stderr, lambda t: "authentication failed" in t,
-                              what="the failure logged (through the log's writer thread)")
+        err = self.assertLogged(w.stderr, "authentication failed")
         m = w.client.get("/metrics").body
         self.no_secret(bad, err, "\n".join(w.lines), m)
         # the operator fixes the password on the Redis side: waitroomd recovers
@@ -212,7 +219,7 @@ class RedisProdTest(WRTest):
         self.addCleanup(w.stop)
         self.assertIsNotNone(w.port, "no 'listening on'; stderr:\n" + w.stderr())
         self.assertEqual(w.client.get("/readyz").status, 503)
-        self.assertRegex(w.stderr(), r"(?i)certificate")
+        self.assertLogged(w.stderr, r"(?i)certificate")
         self.assertIsNone(w.proc.poll())
         # a missing CA file: refuses to start, naming it
         bad = subprocess.run([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store", url,
@@ -248,7 +255,7 @@ class RedisProdTest(WRTest):
         self.addCleanup(w.stop)
         self.assertIsNotNone(w.port, "no 'listening on'; stderr:\n" + w.stderr())
         self.assertEqual(w.client.get("/readyz").status, 503)
-        self.assertIn("not the primary", w.stderr())
+        self.assertLogged(w.stderr, "not the primary")
         rc = replica.client()
         self.addCleanup(rc.close)
         rc.cmd("REPLICAOF", "NO", "ONE")
@@ -260,7 +267,7 @@ class RedisProdTest(WRTest):
         r = w.client.request("PUT", "/v1/admin/queues/ro-" + uid(), h, {"admitPerSecond": 1})
         self.assertGreaterEqual(r.status, 500, repr(r))
         self.wait_ready(w.client, want=503)
-        self.assertIn("READONLY", w.stderr())
+        self.assertLogged(w.stderr, "READONLY")
         self.assertIsNone(w.proc.poll())
 
     # ------------------------------------------------------------ Sentinel (K19)
@@ -290,7 +297,7 @@ class RedisProdTest(WRTest):
         t0 = time.monotonic()
         self.assertEqual(w.client.get("/readyz").status, 503)
         self.assertLess(time.monotonic() - t0, STORE_TIMEOUT_S + MARGIN_S)
-        self.assertIn("no sentinel named a primary for master nosuchmaster", w.stderr())
+        self.assertLogged(w.stderr, "no sentinel named a primary for master nosuchmaster")
 
     def test_sentinel_failover_under_load(self):
         primary = RedisServer(ENV.tmpdir)
@@ -394,7 +401,7 @@ class RedisProdTest(WRTest):
         a1 = self.stats(q, client=w.client)
         print("[sentinel failover] admitted after: %r -> %r" % (a0, a1), flush=True)
         self.assertGreaterEqual(a1["admittedTotal"] - a0["admittedTotal"], rate)  # 2 s x 20/s
-        self.assertIn("mymaster", w.stderr_tail(100000))
+        self.assertLogged(lambda: w.stderr_tail(100000), "mymaster")
 
     # ------------------------------------------------------------ IPv6 (K19)
     def test_ipv6(self):
