@@ -413,7 +413,7 @@ static int on_headers_complete(llhttp_t *p)
     }
     wr_http_env_t *env = c->env;
     bool has_body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length);
-    size_t limit = !has_body           ? 0
+    size_t limit = !has_body         ? 0
                    : env->body_limit ? env->body_limit(r, env->handler_arg)
                                      : WR_HTTP_MAX_BODY_ADMIN;
     r->body_limit = (uint32_t)(limit > WR_HTTP_MAX_BODY_ADMIN ? WR_HTTP_MAX_BODY_ADMIN : limit);
@@ -425,6 +425,12 @@ static int on_headers_complete(llhttp_t *p)
         fail(c, 413, "PAYLOAD_TOO_LARGE", "request body too large");
         return -1;
     }
+    /* CONNECT or an Upgrade (Connection: upgrade with Upgrade:, which
+     * llhttp flags here) we do not do: answered, then closed - the bytes
+     * after its head are not HTTP/1.1 of ours. on_message_complete's pause
+     * comes before llhttp's own HPE_PAUSED_UPGRADE, so it is marked here. */
+    if (p->upgrade)
+        r->close = true;
     r->body = r->in.len;
     if (expect && r->minor == 1 && (p->flags & (F_CONTENT_LENGTH | F_CHUNKED)) &&
         (p->content_length > 0 || (p->flags & F_CHUNKED)) && c->nq == 0 && c->head_end >= c->ilen) {

@@ -256,6 +256,36 @@ static void test_head_and_http10(void **state)
     assert_true(closed);
 }
 
+/* API.md: "CONNECT and an Upgrade request are answered, then the
+ * connection is closed" (a fresh user found Upgrade kept open and served
+ * the next request). */
+static void test_upgrade_answered_then_closed(void **state)
+{
+    (void)state;
+    static const char *const reqs[] = {
+        "GET /u HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+        "GET /next HTTP/1.1\r\nHost: h\r\n\r\n",
+        "GET /u HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: h2c\r\n"
+        "HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\nGET /next HTTP/1.1\r\nHost: h\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+        bool closed;
+        const char *o = exchange(reqs[i], &closed);
+        assert_int_equal(count(o, "HTTP/1.1 200 OK"), 1);
+        assert_non_null(strstr(o, "\"p\":\"/u\""));
+        assert_null(strstr(o, "/next"));
+        assert_non_null(strstr(o, "Connection: close\r\n"));
+        assert_true(closed);
+        teardown(NULL);
+        setup(NULL);
+    }
+    /* an Upgrade header alone (no Connection: upgrade) is informational */
+    bool closed;
+    const char *o = exchange("GET /u HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n", &closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 1);
+    assert_false(closed);
+}
+
 static void test_versions_and_forms(void **state)
 {
     (void)state;
@@ -557,6 +587,7 @@ WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_keep_alive, setup,
              cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
              cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
              cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
+             cmocka_unit_test_setup_teardown(test_upgrade_answered_then_closed, setup, teardown),
              cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
              cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
              cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
