@@ -197,8 +197,9 @@ static int raise_nofile(wr_config_t *cfg)
 }
 
 /* The exit status of a listener that could not be opened (e, errno from
- * wr_http_open): a port in use or an address not up yet may be free on a
- * restart; a bad address or a port the user may not bind will not. */
+ * wr_http_open): a port in use, an address not up yet or a resolver that
+ * failed for now may be cured by a restart; a bad address (one that
+ * resolves to nothing included) or a port the user may not bind will not. */
 static int listen_exit(wr_err_t e)
 {
     if (e == WR_EINVAL || (e == WR_EIO && errno == EACCES))
@@ -502,7 +503,8 @@ int main(int argc, char **argv)
     char bound[300];
     e = wr_http_open(&ho, &app.http, bound, sizeof(bound));
     if (e != WR_OK) {
-        fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen, wr_strerror(e),
+        fprintf(stderr, "waitroomd: cannot listen on %s: %s%s%s\n", app.cfg.listen,
+                e == WR_EINVAL ? "the host resolves to no address" : wr_strerror(e),
                 e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
         rc = listen_exit(e);
         goto out;
@@ -516,8 +518,9 @@ int main(int argc, char **argv)
         e = wr_http_open(&ao2, &app.admin_http, abound, sizeof(abound));
         if (e != WR_OK) {
             fprintf(stderr, "waitroomd: cannot listen on %s (--admin-listen): %s%s%s\n",
-                    app.cfg.admin_listen, wr_strerror(e), e == WR_EIO ? ": " : "",
-                    e == WR_EIO ? strerror(errno) : "");
+                    app.cfg.admin_listen,
+                    e == WR_EINVAL ? "the host resolves to no address" : wr_strerror(e),
+                    e == WR_EIO ? ": " : "", e == WR_EIO ? strerror(errno) : "");
             rc = listen_exit(e);
             goto out;
         }

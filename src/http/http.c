@@ -164,9 +164,12 @@ static wr_err_t split_addr(const char *listen, char *host, size_t hcap, uint16_t
 }
 
 /* The listener on the first address host resolves to (SO_REUSEADDR,
- * SO_REUSEPORT when asked, backlog 128). NULL with errno set on failure. */
+ * SO_REUSEPORT when asked, backlog 128). NULL on failure: *bad_host set
+ * when host names no address (999.1.1.1, a name that does not exist: a
+ * restart cannot help), else errno set (a resolver's temporary failure is
+ * EAGAIN). */
 static struct evconnlistener *bind_listener(wr_http_t *h, const char *host, uint16_t port,
-                                            bool reuse_port)
+                                            bool reuse_port, bool *bad_host)
 {
     struct evutil_addrinfo hints = {0}, *ai = NULL;
     char ports[8];
@@ -174,8 +177,15 @@ static struct evconnlistener *bind_listener(wr_http_t *h, const char *host, uint
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
-    if (evutil_getaddrinfo(host, ports, &hints, &ai) != 0 || !ai) {
-        errno = EADDRNOTAVAIL;
+    int gai = evutil_getaddrinfo(host, ports, &hints, &ai);
+    if (gai == EVUTIL_EAI_AGAIN || gai == EVUTIL_EAI_MEMORY || gai == EVUTIL_EAI_SYSTEM) {
+        errno = gai == EVUTIL_EAI_MEMORY ? ENOMEM : gai == EVUTIL_EAI_AGAIN ? EAGAIN : errno;
+        return NULL;
+    }
+    if (gai != 0 || !ai) {
+        if (ai)
+            evutil_freeaddrinfo(ai);
+        *bad_host = true;
         return NULL;
     }
     unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE;
@@ -245,12 +255,13 @@ wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, 
         free_parts(h);
         return WR_ENOMEM;
     }
-    h->listener = bind_listener(h, host, port, opts->reuse_port);
+    bool bad_host = false;
+    h->listener = bind_listener(h, host, port, opts->reuse_port, &bad_host);
     if (!h->listener) {
         int e = errno;
         free_parts(h);
         errno = e;
-        return WR_EIO;
+        return bad_host ? WR_EINVAL : WR_EIO;
     }
     evconnlistener_set_error_cb(h->listener, accept_error_cb);
     struct timeval stv = {0, SWEEP_MS * 1000};

@@ -56,8 +56,10 @@ typedef struct {
 
 /*
  * Binds and starts serving. On success *out is set and bound (cap bytes)
- * receives the bound address "ADDR:PORT". Errors: WR_EINVAL (bad address),
- * WR_EIO (bind failed; errno is preserved), WR_ENOMEM.
+ * receives the bound address "ADDR:PORT". Errors: WR_EINVAL (bad address:
+ * not HOST:PORT, or a host that resolves to no address), WR_EIO (bind
+ * failed, or the resolver failed for now: errno is preserved, EAGAIN for
+ * the resolver), WR_ENOMEM.
  */
 wr_err_t wr_http_open(const wr_http_opts_t *opts, wr_http_t **out, char *bound, size_t cap);
 

@@ -107,6 +107,22 @@ class StartExitStatus(WRTest):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("cannot listen on", p.stderr)
 
+    def test_listen_host_that_resolves_to_nothing_is_a_config_error(self):
+        """README: a listen address that is invalid exits 2 (999.1.1.1 and a
+        name that does not exist exited 1, as if a restart could cure them:
+        found by a fresh user); an address this machine does not have may
+        come up later: 1."""
+        for host in ("999.1.1.1:80", "no-such-host.invalid:80"):
+            p = run_refused(["--listen", host])
+            self.assertRefused(p, 2, "cannot listen on %s: the host resolves to no address" % host)
+            # the public listener opens first (and says so); the admin one then stops the start
+            p = run_refused(["--admin-listen", host])
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("cannot listen on %s (--admin-listen): the host resolves to no address"
+                          % host, p.stderr)
+        p = run_refused(["--listen", "192.0.2.1:80"])  # TEST-NET-1: never this machine's
+        self.assertRefused(p, 1, "Cannot assign requested address")
+
     def test_flag_errors_are_one_line(self):
         """Issue 22: a flag error prints one line naming the flag and the
         reason, and points at --help (it printed the 60-line usage)."""
