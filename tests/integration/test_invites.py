@@ -374,3 +374,31 @@ class InviteIssue22(WRTest):
         h = {"Cookie": "wr_vid=" + set_cookies(r)["wr_vid"][0]}
         body = self.wait_admitted(q2, None, headers=h)
         self.assertEqual(jwtutil.decode(body["token"])[1]["sub"], sub)
+
+
+class InviteConfigReadFails(WRTest):
+    """Issue 37 (e0a7394): a join whose config read fails with a store
+    error (not an unknown queue) never goes past the invite gate
+    unchecked. An instance that holds the queue's config runs the gate on
+    it; one that holds none answers the store's error and adds nobody."""
+
+    def test_join_whose_config_read_fails_skips_no_gate(self):
+        instance = self.private_redis_instances()
+        a = instance()
+        q = uid("cfgfail")
+        self.assertEqual(a.client.put_queue(q, dict(HOLD, inviteKey=KEY)).status, 200)
+        # a holds the config (its join is gated and adds nobody)
+        self.assertInviteRefused(a.client.join(q, "eve"), "missing")
+        r = instance.redis.client()
+        self.addCleanup(r.close)
+        # the stored config can no longer be read (the version stays: a
+        # keeps what it holds; a new instance must read it)
+        r.cmd("HSET", "wr:{%s}:config" % q, "json", "{not json")
+        b = instance()
+        ans = b.client.join(q, "mallory")
+        self.assertError(ans, 503, "STORE_UNAVAILABLE")
+        self.assertInviteRefused(a.client.join(q, "mallory"), "missing")
+        # nobody got a place, through either instance
+        self.assertIsNone(r.cmd("ZSCORE", "wr:{%s}:waiting" % q, "mallory"))
+        self.assertIsNone(r.cmd("ZSCORE", "wr:{%s}:waiting" % q, "eve"))
+        self.assertEqual(r.cmd("ZCARD", "wr:{%s}:waiting" % q), 0)
