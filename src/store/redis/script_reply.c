@@ -63,6 +63,20 @@ static uint64_t u64(const redisReply *e)
     return e->integer < 0 ? 0 : (uint64_t)e->integer;
 }
 
+/* A string element of a reply as a double (autotune.lua's '%.17g', also
+ * queue_get.lua's AUTO_RATE); 0 when it is not one. */
+static double reply_double(const redisReply *e)
+{
+    char buf[64];
+    if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len >= sizeof buf)
+        return 0;
+    memcpy(buf, e->str, e->len);
+    buf[e->len] = '\0';
+    char *end;
+    double d = strtod(buf, &end);
+    return *end == '\0' && isfinite(d) ? d : 0;
+}
+
 /* The stats of a reply of table T (R_ADMIT, R_QUEUE_GET: the same row
  * names, lib.lua's stats()) from its elements e. */
 #define FILL_STATS(st, e, T)                                                                       \
@@ -296,9 +310,9 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
                                wr_admit_t *res)
 {
     redisReply *const *e = ROWS(rep, R_ADMIT, res);
-    if (!e)
-        return WR_EPROTO;
-    wr_err_t err = CODE_CONFIG(e, R_ADMIT, e[WR_ROW(R_ADMIT, ADMITTED)]->integer < 0, &res->config);
+    wr_err_t err =
+        e ? CODE_CONFIG(e, R_ADMIT, e[WR_ROW(R_ADMIT, ADMITTED)]->integer < 0, &res->config)
+          : WR_EPROTO;
     if (err != WR_OK)
         return err;
     res->admitted = u64(e[WR_ROW(R_ADMIT, ADMITTED)]);
@@ -356,20 +370,13 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
                              wr_queue_info_t *info)
 {
     redisReply *const *e = ROWS(rep, R_QUEUE_GET, info);
-    if (!e)
-        return WR_EPROTO;
-    wr_err_t err = CODE_CONFIG(e, R_QUEUE_GET, false, &info->config);
+    wr_err_t err = e ? CODE_CONFIG(e, R_QUEUE_GET, false, &info->config) : WR_EPROTO;
     if (err != WR_OK)
         return err;
     FILL_STATS(&info->stats, e, R_QUEUE_GET);
-    const redisReply *ar = e[WR_ROW(R_QUEUE_GET, AUTO_RATE)];
-    if (ar->len > 0 && ar->len < 64) { /* autotune's kept rate, '%.17g' */
-        char buf[64];
-        memcpy(buf, ar->str, ar->len);
-        buf[ar->len] = '\0';
-        double d = strtod(buf, NULL);
-        info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
-    }
+    /* autotune's kept rate, '%.17g' */
+    double d = reply_double(e[WR_ROW(R_QUEUE_GET, AUTO_RATE)]);
+    info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
     return WR_OK;
 }
 
@@ -418,20 +425,6 @@ wr_err_t wr_script_reply_secret(const redisReply *rep, const uint8_t **secret, s
     *secret = (const uint8_t *)rep->str;
     *len = rep->len;
     return WR_OK;
-}
-
-/* A string element of autotune.lua's reply as a double ('%.17g'); 0 when
- * it is not one. */
-static double reply_double(const redisReply *e)
-{
-    char buf[64];
-    if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len >= sizeof buf)
-        return 0;
-    memcpy(buf, e->str, e->len);
-    buf[e->len] = '\0';
-    char *end;
-    double d = strtod(buf, &end);
-    return *end == '\0' && isfinite(d) ? d : 0;
 }
 
 wr_err_t wr_script_reply_autotune(const redisReply *rep, wr_autotune_state_rec_t *res)
