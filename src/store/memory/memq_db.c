@@ -244,28 +244,31 @@ void wr_memq_db_clear(wr_memq_db_t *db)
 
 void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
 {
-    st->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
-    st->prequeue = q->opening ? 0 : wr_zsl_length(q->pre);
-    st->log_committed = wr_memq_log_committed(q);
-    st->active = q->heap_n + q->sess_n;
-    st->admitted_total = q->admitted_total;
-    st->consumed_total = q->consumed_total;
-    st->expired_total = q->expired_total;
-    st->left_total = q->left_total;
-    st->rejected_full_total = q->rejected_full_total;
-    st->sessions = q->sess_n;
-    st->released_total = q->released_total;
-    st->sessions_expired_total = q->sessions_expired_total;
-    st->abandoned_total = q->abandoned_total;
-    st->held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
-    st->away = q->away_n + st->held;
-    st->returned_total = q->returned_total;
-    st->bypass_total = q->bypass_total;
-    st->unseen_expired_total = q->unseen_expired_total;
-    st->stock_left = q->stock_left;
+    uint64_t held = wr_zsl_length(q->held) + wr_zsl_length(q->back);
     bool sold = q->stock_left == 0 && q->heap_n == 0 && q->sold_out_us >= 0;
-    st->sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1;
-    st->autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0;
+    *st = (wr_queue_stats_t){
+        .waiting = wr_zsl_length(q->line) + wr_memq__pending(q),
+        .prequeue = q->opening ? 0 : wr_zsl_length(q->pre),
+        .log_committed = wr_memq_log_committed(q),
+        .active = q->heap_n + q->sess_n,
+        .admitted_total = q->admitted_total,
+        .consumed_total = q->consumed_total,
+        .expired_total = q->expired_total,
+        .left_total = q->left_total,
+        .rejected_full_total = q->rejected_full_total,
+        .sessions = q->sess_n,
+        .released_total = q->released_total,
+        .sessions_expired_total = q->sessions_expired_total,
+        .abandoned_total = q->abandoned_total,
+        .held = held,
+        .away = q->away_n + held,
+        .returned_total = q->returned_total,
+        .bypass_total = q->bypass_total,
+        .unseen_expired_total = q->unseen_expired_total,
+        .stock_left = q->stock_left,
+        .sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1,
+        .autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0,
+    };
 }
 
 wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
