@@ -48,12 +48,10 @@ typedef struct {
 wr_logsign_t *wr_logsign_new(struct event_base *base, wr_store_t *store, wr_metrics_t *metrics,
                              const char *name)
 {
-    wr_logsign_t *ls = calloc(1, sizeof *ls);
+    wr_logsign_t *ls = malloc(sizeof *ls);
     if (!ls)
         return NULL;
-    ls->base = base;
-    ls->store = store;
-    ls->metrics = metrics;
+    *ls = (wr_logsign_t){.base = base, .store = store, .metrics = metrics}; /* the rest zero */
     snprintf(ls->name, sizeof ls->name, "%s", name && name[0] ? name : "waitroom");
     if (metrics) {
         wr_metric_defs_describe(metrics, WR_METRICS_GROUP_LOG);

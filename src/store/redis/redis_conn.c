@@ -624,13 +624,9 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
     c->cmd_timeout_ms = opts->command_timeout_ms ? opts->command_timeout_ms : 250;
     c->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 1000;
     c->reconnect_max_ms = opts->reconnect_max_ms ? opts->reconnect_max_ms : 2000;
+    /* the durability mode: WAIT after a write, its results counted */
     c->wait_replicas = opts->wait_replicas;
     c->wait_timeout_ms = opts->wait_timeout_ms ? opts->wait_timeout_ms : 100;
-    c->allow_eviction = opts->allow_eviction;
-    c->redirect = opts->redirect;
-    c->redirect_arg = opts->redirect_arg;
-    c->on_started = opts->on_started;
-    c->started_arg = opts->started_arg;
     c->metrics = opts->metrics;
     if (c->metrics && c->wait_replicas > 0) {
         wr_metrics_describe(c->metrics, "waitroom_redis_wait_total", WR_METRIC_COUNTER,
@@ -639,6 +635,11 @@ wr_err_t wr_redis_conn_open(struct event_base *base, const wr_redis_conn_opts_t 
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total", "result=\"ok\"", 0);
         wr_metrics_inc(c->metrics, "waitroom_redis_wait_total", "result=\"short\"", 0);
     }
+    c->allow_eviction = opts->allow_eviction;
+    c->redirect = opts->redirect;
+    c->redirect_arg = opts->redirect_arg;
+    c->on_started = opts->on_started;
+    c->started_arg = opts->started_arg;
     if (c->reconnect_max_ms < WR_REDIS_CONN__BACKOFF_MIN_MS)
         c->reconnect_max_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
     c->backoff_ms = WR_REDIS_CONN__BACKOFF_MIN_MS;
