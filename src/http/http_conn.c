@@ -71,10 +71,16 @@ uint64_t wr_http_conn_allocs(void)
 size_t wr_http_env_kept_bytes(const wr_http_env_t *env)
 {
     size_t n = 0;
-    for (const wr_http_req_t *r = env->free_reqs; r; r = r->next)
+    const wr_http_req_t *r;
+    STAILQ_FOREACH(r, &env->free_reqs, link)
+    {
         n += (size_t)r->in.cap + r->out.cap + r->fields_cap * sizeof(*r->fields);
-    for (const wr_http_conn_t *c = env->free_conns; c; c = c->next)
+    }
+    const wr_http_conn_t *c;
+    TAILQ_FOREACH(c, &env->free_conns, link)
+    {
         n += c->icap;
+    }
     return n;
 }
 
@@ -116,9 +122,9 @@ static void arena_reset(wr_http_arena_t *a)
 wr_http_req_t *wr_http__req_get(wr_http_conn_t *c)
 {
     wr_http_env_t *env = c->env;
-    wr_http_req_t *r = env->free_reqs;
+    wr_http_req_t *r = STAILQ_FIRST(&env->free_reqs);
     if (r) {
-        env->free_reqs = r->next;
+        STAILQ_REMOVE_HEAD(&env->free_reqs, link);
         env->n_free_reqs--;
     } else {
         r = calloc(1, sizeof(*r));
@@ -142,6 +148,14 @@ wr_http_req_t *wr_http__req_get(wr_http_conn_t *c)
     return r;
 }
 
+static void req_free(wr_http_req_t *r)
+{
+    free(r->in.p);
+    free(r->out.p);
+    free(r->fields);
+    free(r);
+}
+
 static void req_put(wr_http_env_t *env, wr_http_req_t *r)
 {
     arena_reset(&r->in);
@@ -152,15 +166,11 @@ static void req_put(wr_http_env_t *env, wr_http_req_t *r)
         r->fields_cap = 0;
     }
     if (env && env->n_free_reqs < FREE_REQS_MAX) {
-        r->next = env->free_reqs;
-        env->free_reqs = r;
+        STAILQ_INSERT_HEAD(&env->free_reqs, r, link);
         env->n_free_reqs++;
         return;
     }
-    free(r->in.p);
-    free(r->out.p);
-    free(r->fields);
-    free(r);
+    req_free(r);
 }
 
 /* ---- accessors ---- */
@@ -291,27 +301,19 @@ static void conn_free(wr_http_conn_t *c)
     event_del(&c->wev);
     close(c->fd);
     /* Answered requests go back; those still with a handler are orphans. */
-    for (wr_http_req_t *r = c->qhead, *nx; r; r = nx) {
-        nx = r->next;
-        if (r->done) {
+    for (wr_http_req_t *r; (r = STAILQ_FIRST(&c->q)) != NULL;) {
+        STAILQ_REMOVE_HEAD(&c->q, link);
+        if (r->done)
             req_put(env, r);
-        } else {
+        else
             r->conn = NULL;
-            r->next = NULL;
-        }
     }
     if (c->cur && !c->msg_done)
         req_put(env, c->cur); /* being parsed: not queued */
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        env->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    TAILQ_REMOVE(&env->conns, c, link);
     env->n_conns--;
     if (env->n_free_conns < FREE_CONNS_MAX && c->icap <= IBUF_MIN) {
-        c->next = env->free_conns;
-        env->free_conns = c;
+        TAILQ_INSERT_HEAD(&env->free_conns, c, link);
         env->n_free_conns++;
     } else {
         free(c->ibuf);
@@ -458,13 +460,13 @@ static void respond_error(wr_http_req_t *r, int status, const char *code, const 
 static void conn_flush(wr_http_conn_t *c)
 {
     wr_http_env_t *env = c->env;
-    while (c->qhead && c->qhead->done) {
+    while (!STAILQ_EMPTY(&c->q) && STAILQ_FIRST(&c->q)->done) {
         struct iovec iov[IOV_BATCH];
         int n = 0;
         uint32_t skip = c->wr_off;
         /* up to the first answer that closes: nothing after it leaves */
-        for (wr_http_req_t *r = c->qhead; r && r->done && n + 4 <= IOV_BATCH;
-             r = r->close ? NULL : r->next) {
+        for (wr_http_req_t *r = STAILQ_FIRST(&c->q); r && r->done && n + 4 <= IOV_BATCH;
+             r = r->close ? NULL : STAILQ_NEXT(r, link)) {
             for (int i = 0; i < r->n_iov + 1; i++) {
                 struct iovec v =
                     i < r->n_iov ? r->iov[i] : (struct iovec){(void *)r->body_ref, r->body_ref_len};
@@ -491,8 +493,7 @@ static void conn_flush(wr_http_conn_t *c)
         size_t left = (size_t)w + c->wr_off;
         c->wr_off = 0;
         bool closing = false;
-        while (c->qhead && c->qhead->done) {
-            wr_http_req_t *r = c->qhead;
+        for (wr_http_req_t *r; (r = STAILQ_FIRST(&c->q)) != NULL && r->done;) {
             size_t total = r->body_ref_len;
             for (int i = 0; i < r->n_iov; i++)
                 total += r->iov[i].iov_len;
@@ -501,9 +502,7 @@ static void conn_flush(wr_http_conn_t *c)
                 break;
             }
             left -= total;
-            c->qhead = r->next;
-            if (!c->qhead)
-                c->qtail = NULL;
+            STAILQ_REMOVE_HEAD(&c->q, link);
             c->nq--;
             closing = r->close;
             req_put(env, r);
@@ -517,7 +516,7 @@ static void conn_flush(wr_http_conn_t *c)
         if (c->wr_off > 0)
             break;
     }
-    bool pending = c->qhead && c->qhead->done;
+    bool pending = !STAILQ_EMPTY(&c->q) && STAILQ_FIRST(&c->q)->done;
     if (pending && !c->wev_on) {
         event_add(&c->wev, NULL);
         c->wev_on = true;
@@ -525,7 +524,7 @@ static void conn_flush(wr_http_conn_t *c)
         event_del(&c->wev);
         c->wev_on = false;
     }
-    if (!c->qhead && c->eof && !c->parse_blocked) {
+    if (STAILQ_EMPTY(&c->q) && c->eof && !c->parse_blocked) {
         conn_free(c);
         return;
     }
@@ -543,12 +542,7 @@ static void conn_flush(wr_http_conn_t *c)
 /* Appends r to the connection's queue of requests in order. */
 static void enqueue(wr_http_conn_t *c, wr_http_req_t *r)
 {
-    r->next = NULL;
-    if (c->qtail)
-        c->qtail->next = r;
-    else
-        c->qhead = r;
-    c->qtail = r;
+    STAILQ_INSERT_TAIL(&c->q, r, link);
     c->nq++;
 }
 
@@ -685,9 +679,9 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 
 wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa, socklen_t salen)
 {
-    wr_http_conn_t *c = env->free_conns;
+    wr_http_conn_t *c = TAILQ_FIRST(&env->free_conns);
     if (c) {
-        env->free_conns = c->next;
+        TAILQ_REMOVE(&env->free_conns, c, link);
         env->n_free_conns--;
         char *ibuf = c->ibuf;
         uint32_t icap = c->icap;
@@ -709,6 +703,7 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
     }
     c->env = env;
     c->fd = fd;
+    STAILQ_INIT(&c->q);
     if (sa && sa->sa_family == AF_INET && salen >= (socklen_t)sizeof(struct sockaddr_in)) {
         const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
         inet_ntop(AF_INET, &s4->sin_addr, c->peer, sizeof(c->peer));
@@ -722,10 +717,7 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
     event_assign(&c->rev, env->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->wev, env->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
     c->last_us = wr_clock_mono_us();
-    c->next = env->conns;
-    if (env->conns)
-        env->conns->prev = c;
-    env->conns = c;
+    TAILQ_INSERT_HEAD(&env->conns, c, link);
     env->n_conns++;
     env->counters.accepted++;
     event_add(&c->rev, NULL);
@@ -734,19 +726,19 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
 
 void wr_http_env_init(wr_http_env_t *env)
 {
-    env->conns = NULL;
+    TAILQ_INIT(&env->conns);
     env->n_conns = 0;
-    env->free_reqs = NULL;
+    STAILQ_INIT(&env->free_reqs);
     env->n_free_reqs = 0;
-    env->free_conns = NULL;
+    TAILQ_INIT(&env->free_conns);
     env->n_free_conns = 0;
     memset(&env->counters, 0, sizeof(env->counters));
 }
 
 void wr_http_env_sweep(wr_http_env_t *env, int64_t now)
 {
-    for (wr_http_conn_t *c = env->conns, *nx; c; c = nx) {
-        nx = c->next;
+    for (wr_http_conn_t *c = TAILQ_FIRST(&env->conns), *nx; c; c = nx) {
+        nx = TAILQ_NEXT(c, link);
         if (c->shut) {
             if (now >= c->close_at_us)
                 conn_free(c);
@@ -759,7 +751,7 @@ void wr_http_env_sweep(wr_http_env_t *env, int64_t now)
             c->in_read = false;
             conn_flush(c);
         } else if (now - c->last_us > env->io_timeout_us &&
-                   (!c->qhead || (c->qhead->done && c->wev_on))) {
+                   (STAILQ_EMPTY(&c->q) || (STAILQ_FIRST(&c->q)->done && c->wev_on))) {
             conn_free(c); /* idle keep-alive, or a reader that stopped reading */
         }
     }
@@ -769,23 +761,18 @@ void wr_http_env_clear(wr_http_env_t *env)
 {
     void (*gone)(void *) = env->conn_gone;
     env->conn_gone = NULL;
-    while (env->conns)
-        conn_free(env->conns);
+    while (!TAILQ_EMPTY(&env->conns))
+        conn_free(TAILQ_FIRST(&env->conns));
     env->conn_gone = gone;
-    for (wr_http_req_t *r = env->free_reqs, *nx; r; r = nx) {
-        nx = r->next;
-        free(r->in.p);
-        free(r->out.p);
-        free(r->fields);
-        free(r);
+    for (wr_http_req_t *r; (r = STAILQ_FIRST(&env->free_reqs)) != NULL;) {
+        STAILQ_REMOVE_HEAD(&env->free_reqs, link);
+        req_free(r);
     }
-    env->free_reqs = NULL;
     env->n_free_reqs = 0;
-    for (wr_http_conn_t *c = env->free_conns, *nx; c; c = nx) {
-        nx = c->next;
+    for (wr_http_conn_t *c; (c = TAILQ_FIRST(&env->free_conns)) != NULL;) {
+        TAILQ_REMOVE(&env->free_conns, c, link);
         free(c->ibuf);
         free(c);
     }
-    env->free_conns = NULL;
     env->n_free_conns = 0;
 }

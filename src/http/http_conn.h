@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include "base/error.h"
@@ -82,11 +83,11 @@ typedef struct wr_http_env {
     void (*conn_gone)(void *owner); /* after a connection closed (the cap) */
     void *owner;
     /* the layer's */
-    wr_http_conn_t *conns; /* open connections (a list) */
+    TAILQ_HEAD(wr_http_conn_list, wr_http_conn) conns; /* open connections */
     size_t n_conns;
-    wr_http_req_t *free_reqs; /* request objects kept warm */
+    STAILQ_HEAD(wr_http_req_list, wr_http_req) free_reqs; /* request objects kept warm */
     size_t n_free_reqs;
-    wr_http_conn_t *free_conns; /* connection objects (with their buffers) kept warm */
+    struct wr_http_conn_list free_conns; /* connection objects (with their buffers) kept warm */
     size_t n_free_conns;
     wr_http_counters_t counters;
 } wr_http_env_t;

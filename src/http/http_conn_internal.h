@@ -24,8 +24,8 @@ typedef struct {
 } wr_http_arena_t;
 
 struct wr_http_req {
-    wr_http_conn_t *conn; /* NULL once the connection is gone (an orphan) */
-    wr_http_req_t *next;  /* in the connection's queue, or the free list */
+    wr_http_conn_t *conn;           /* NULL once the connection is gone (an orphan) */
+    STAILQ_ENTRY(wr_http_req) link; /* in the connection's queue, or the free list */
     /* input */
     wr_http_arena_t in; /* target, field names and values, body; each NUL-terminated */
     wr_http_field_t *fields;
@@ -57,7 +57,7 @@ enum { WR_CONN_HEAD, WR_CONN_BODY };
 
 struct wr_http_conn {
     wr_http_env_t *env;
-    wr_http_conn_t *next, *prev; /* env->conns, or the free list (next) */
+    TAILQ_ENTRY(wr_http_conn) link; /* in env->conns, or env->free_conns */
     struct event rev, wev;
     int fd;
     char *ibuf; /* bytes read, not yet parsed from ipos */
@@ -74,10 +74,10 @@ struct wr_http_conn {
     bool msg_done;           /* llhttp finished cur's message */
     int err_status;          /* a callback's verdict (0 = llhttp's own error: 400) */
     const char *err_code, *err_msg;
-    wr_http_req_t *qhead, *qtail; /* dispatched, in order, not yet written */
+    struct wr_http_req_list q; /* dispatched, in order, not yet written */
     uint32_t nq;
     uint32_t requests;
-    uint32_t wr_off;     /* bytes of qhead's answer already written */
+    uint32_t wr_off;     /* bytes of q's first answer already written */
     int64_t start_us;    /* first byte of the request being read; 0 = none */
     int64_t last_us;     /* last read or write progress */
     int64_t close_at_us; /* closing: the write side is shut; close by then */
