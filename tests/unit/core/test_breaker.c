@@ -499,15 +499,20 @@ static void test_names(void **state)
     assert_string_equal(wr_breaker_why_name(WR_BREAKER_WHY_PROBES_OK), "probes_succeeded");
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_defaults), cmocka_unit_test(test_bad_options),
-             cmocka_unit_test(test_consecutive_failures_open),
-             cmocka_unit_test(test_failure_rate_window_arithmetic),
-             cmocka_unit_test(test_failure_rate_boundary), cmocka_unit_test(test_min_calls),
-             cmocka_unit_test(test_slow_calls_open),
-             cmocka_unit_test(test_open_refuses_then_half_open),
-             cmocka_unit_test(test_half_open_probe_limit_and_close),
-             cmocka_unit_test(test_backoff_doubles_caps_and_resets),
-             cmocka_unit_test(test_slow_probe_reopens),
-             cmocka_unit_test(test_stale_permits_ignored),
-             cmocka_unit_test(test_cancel_frees_probe_slot), cmocka_unit_test(test_parse),
-             cmocka_unit_test(test_names))
+#define TESTS(X)                                                                                   \
+    X(test_defaults)                                                                               \
+    X(test_bad_options)                                                                            \
+    X(test_consecutive_failures_open)                                                              \
+    X(test_failure_rate_window_arithmetic)                                                         \
+    X(test_failure_rate_boundary)                                                                  \
+    X(test_min_calls)                                                                              \
+    X(test_slow_calls_open)                                                                        \
+    X(test_open_refuses_then_half_open)                                                            \
+    X(test_half_open_probe_limit_and_close)                                                        \
+    X(test_backoff_doubles_caps_and_resets)                                                        \
+    X(test_slow_probe_reopens)                                                                     \
+    X(test_stale_permits_ignored)                                                                  \
+    X(test_cancel_frees_probe_slot)                                                                \
+    X(test_parse)                                                                                  \
+    X(test_names)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

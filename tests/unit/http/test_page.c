@@ -689,18 +689,26 @@ static void test_assets(void **state)
     assert_int_equal(len, 77);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_render_waiting_values),
-             cmocka_unit_test(test_render_korean_and_eta_minutes),
-             cmocka_unit_test(test_render_paused_eta_unknown),
-             cmocka_unit_test(test_escaping_target_url),
-             cmocka_unit_test(test_escaping_state_and_queue),
-             cmocka_unit_test(test_admitted_refresh_goes_to_target),
-             cmocka_unit_test(test_full_and_unavailable_retry),
-             cmocka_unit_test(test_admitted_token_in_query), cmocka_unit_test(test_invite_state),
-             cmocka_unit_test(test_degraded_state), cmocka_unit_test(test_dashboard),
-             cmocka_unit_test(test_prequeue_state), cmocka_unit_test(test_held),
-             cmocka_unit_test(test_odds_and_grouping), cmocka_unit_test(test_closed_state),
-             cmocka_unit_test(test_notice_escaped),
-             cmocka_unit_test(test_queue_page_has_no_inline_code),
-             cmocka_unit_test(test_waiting_for_stock), cmocka_unit_test(test_accent),
-             cmocka_unit_test(test_brand), cmocka_unit_test(test_assets))
+#define TESTS(X)                                                                                   \
+    X(test_render_waiting_values)                                                                  \
+    X(test_render_korean_and_eta_minutes)                                                          \
+    X(test_render_paused_eta_unknown)                                                              \
+    X(test_escaping_target_url)                                                                    \
+    X(test_escaping_state_and_queue)                                                               \
+    X(test_admitted_refresh_goes_to_target)                                                        \
+    X(test_full_and_unavailable_retry)                                                             \
+    X(test_admitted_token_in_query)                                                                \
+    X(test_invite_state)                                                                           \
+    X(test_degraded_state)                                                                         \
+    X(test_dashboard)                                                                              \
+    X(test_prequeue_state)                                                                         \
+    X(test_held)                                                                                   \
+    X(test_odds_and_grouping)                                                                      \
+    X(test_closed_state)                                                                           \
+    X(test_notice_escaped)                                                                         \
+    X(test_queue_page_has_no_inline_code)                                                          \
+    X(test_waiting_for_stock)                                                                      \
+    X(test_accent)                                                                                 \
+    X(test_brand)                                                                                  \
+    X(test_assets)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

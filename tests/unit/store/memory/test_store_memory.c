@@ -1010,18 +1010,22 @@ static void test_snapshot_v1_loads(void **state)
     snap_end(st);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_async_contract),
-             cmocka_unit_test(test_close_inside_callback), cmocka_unit_test(test_semantics),
-             cmocka_unit_test(test_config_outlives_queue),
-             cmocka_unit_test_setup_teardown(test_snapshot_round_trip, snap_setup, snap_teardown),
-             cmocka_unit_test(test_corrupt_snapshots),
-             cmocka_unit_test_setup_teardown(test_snapshot_sessions, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_old_versions_load),
-             cmocka_unit_test_setup_teardown(test_snapshot_stock, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_unseen, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_bypass, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_idle, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_timer), cmocka_unit_test(test_real_clock_fifo),
-             cmocka_unit_test_setup_teardown(test_snapshot_burned, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_v1_loads),
-             cmocka_unit_test(test_snapshot_clock_stepped_back))
+#define TESTS(X)                                                                                   \
+    X(test_async_contract)                                                                         \
+    X(test_close_inside_callback)                                                                  \
+    X(test_semantics)                                                                              \
+    X(test_config_outlives_queue)                                                                  \
+    X(test_snapshot_round_trip, snap_setup, snap_teardown)                                         \
+    X(test_corrupt_snapshots)                                                                      \
+    X(test_snapshot_sessions, snap_setup, snap_teardown)                                           \
+    X(test_snapshot_old_versions_load)                                                             \
+    X(test_snapshot_stock, snap_setup, snap_teardown)                                              \
+    X(test_snapshot_unseen, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_bypass, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_idle, snap_setup, snap_teardown)                                               \
+    X(test_snapshot_timer)                                                                         \
+    X(test_real_clock_fifo)                                                                        \
+    X(test_snapshot_burned, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_v1_loads)                                                                      \
+    X(test_snapshot_clock_stepped_back)
+WR_UNIT_MAIN(NULL, NULL, TESTS)
