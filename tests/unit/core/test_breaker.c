@@ -493,10 +493,29 @@ static void test_parse(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_CLOSED), "closed");
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_OPEN), "open");
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_HALF_OPEN), "half_open");
-    assert_string_equal(wr_breaker_why_name(WR_BREAKER_WHY_PROBES_OK), "probes_succeeded");
+    /* every state and every reason by the name breaker.h gives it; any
+     * other value is "unknown" */
+    static const struct {
+        wr_breaker_state_t state;
+        const char *name;
+    } states[] = {{WR_BREAKER_CLOSED, "closed"},
+                  {WR_BREAKER_OPEN, "open"},
+                  {WR_BREAKER_HALF_OPEN, "half_open"}};
+    static const struct {
+        wr_breaker_why_t why;
+        const char *name;
+    } whys[] = {{WR_BREAKER_WHY_FAILURE_RATE, "failure_rate"},
+                {WR_BREAKER_WHY_CONSECUTIVE, "consecutive_failures"},
+                {WR_BREAKER_WHY_SLOW_RATE, "slow_call_rate"},
+                {WR_BREAKER_WHY_WAIT_OVER, "wait_over"},
+                {WR_BREAKER_WHY_PROBE_FAILED, "probe_failed"},
+                {WR_BREAKER_WHY_PROBES_OK, "probes_succeeded"}};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        assert_string_equal(wr_breaker_state_name(states[i].state), states[i].name);
+    for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
+        assert_string_equal(wr_breaker_why_name(whys[i].why), whys[i].name);
+    assert_string_equal(wr_breaker_state_name((wr_breaker_state_t)3), "unknown");
+    assert_string_equal(wr_breaker_why_name((wr_breaker_why_t)6), "unknown");
 }
 
 #define TESTS(X)                                                                                   \
