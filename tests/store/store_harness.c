@@ -100,6 +100,15 @@ void sh_note(sh_res_t *r, wr_err_t err)
     r->err = err;
 }
 
+/* Keeps a copy of the config an answer borrowed (NULL: none). */
+static void keep_config(sh_res_t *r, const wr_queue_config_t *c)
+{
+    if (c) {
+        r->has_cfg = true;
+        r->cfg = *c;
+    }
+}
+
 void sh_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     sh_res_t *r = arg;
@@ -107,10 +116,7 @@ void sh_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (e) {
         r->has_entry = true;
         r->entry = *e;
-        if (e->config) {
-            r->has_cfg = true;
-            r->cfg = *e->config;
-        }
+        keep_config(r, e->config);
         r->entry.config = NULL; /* borrowed: never kept */
     }
 }
@@ -127,10 +133,7 @@ void sh_admit_cb(wr_err_t err, const wr_admit_t *a, void *arg)
     if (a) {
         r->has_admit = true;
         r->admit = *a;
-        if (a->config) {
-            r->has_cfg = true;
-            r->cfg = *a->config;
-        }
+        keep_config(r, a->config);
         r->admit.config = NULL;
         r->admit.waited_us = NULL; /* borrowed until the callback returned */
         if (a->n_waited > 0) {
@@ -158,10 +161,7 @@ void sh_info_cb(wr_err_t err, const wr_queue_info_t *i, void *arg)
         r->has_info = true;
         snprintf(r->name, sizeof r->name, "%s", i->name);
         r->stats = i->stats;
-        if (i->config) {
-            r->has_cfg = true;
-            r->cfg = *i->config;
-        }
+        keep_config(r, i->config);
     }
 }
 
@@ -193,20 +193,19 @@ void sh_begin(sh_res_t *r)
     memset(r, 0, sizeof *r);
 }
 
-wr_err_t sh_settle(sh_res_t *r, wr_err_t rc)
-{
-    assert_int_equal(rc, WR_OK);
-    r->returned = true;
-    assert_true(sh_run_until(&r->calls, 1, SH_WAIT_MS));
-    assert_int_equal(r->calls, 1);
-    assert_false(r->sync_call);
-    return r->err;
-}
-
 void sh_wait_one(sh_res_t *r)
 {
     assert_true(sh_run_until(&r->calls, 1, SH_WAIT_MS));
     assert_int_equal(r->calls, 1);
+}
+
+wr_err_t sh_settle(sh_res_t *r, wr_err_t rc)
+{
+    assert_int_equal(rc, WR_OK);
+    r->returned = true;
+    sh_wait_one(r);
+    assert_false(r->sync_call);
+    return r->err;
 }
 
 wr_err_t sh_join(wr_store_t *s, const char *q, const char *u, sh_res_t *r)
@@ -282,6 +281,32 @@ wr_err_t sh_get(wr_store_t *s, const char *q, sh_res_t *r)
 {
     sh_begin(r);
     return sh_settle(r, wr_store_queue_get(s, q, sh_info_cb, r));
+}
+
+void sh_expect_stats_at(const wr_queue_stats_t *st, const sh_stat_t *want, const char *file,
+                        int line)
+{
+    for (; want->name; want++) {
+        int64_t got;
+        memcpy(&got, (const char *)st + want->off, sizeof got);
+        if (got != want->want) {
+            print_error("stats.%s is %lld, want %lld\n", want->name, (long long)got,
+                        (long long)want->want);
+            _fail(file, line);
+        }
+    }
+}
+
+void sh_expect_queue_stats_at(wr_store_t *s, const char *q, const sh_stat_t *want, const char *file,
+                              int line)
+{
+    sh_res_t r;
+    wr_err_t err = sh_get(s, q, &r);
+    if (err != WR_OK) {
+        print_error("queue_get(%s) answered %d, want WR_OK\n", q, (int)err);
+        _fail(file, line);
+    }
+    sh_expect_stats_at(&r.stats, want, file, line);
 }
 
 wr_err_t sh_delete(wr_store_t *s, const char *q)

@@ -130,6 +130,42 @@ wr_err_t sh_list(wr_store_t *s, sh_res_t *r);
 wr_err_t sh_secret(wr_store_t *s, const uint8_t *proposed, size_t n, sh_res_t *r);
 wr_err_t sh_ping(wr_store_t *s);
 
+/* ------------------------------------------------------------ a queue's stats, checked */
+
+/* One expected value of a queue's stats: a 64-bit integer field of
+ * wr_queue_stats_t and the value it must have. Build it with SH_ST (a
+ * field of another type does not compile). */
+typedef struct {
+    const char *name; /* the field's name, for the failure message */
+    size_t off;       /* offsetof(wr_queue_stats_t, field) */
+    int64_t want;
+} sh_stat_t;
+/* clang-format off */
+#define SH_ST(field, value) {#field, SH_ST_OFF_(field), (int64_t)(value)}
+#define SH_ST_OFF_(field)                                                                          \
+    _Generic(((wr_queue_stats_t *)0)->field,                                                       \
+             uint64_t: offsetof(wr_queue_stats_t, field),                                          \
+             int64_t: offsetof(wr_queue_stats_t, field))
+/* clang-format on */
+
+/* Checks the listed fields of the stats *st, in order, like one
+ * assert_int_equal each: the first that differs fails the running test at
+ * the caller's line, naming the field and both values.
+ *   sh_expect_stats(&r.stats, SH_ST(waiting, 2), SH_ST(active, 0)); */
+#define sh_expect_stats(st, ...)                                                                   \
+    sh_expect_stats_at((st), (const sh_stat_t[]){__VA_ARGS__, {NULL, 0, 0}}, __FILE__, __LINE__)
+void sh_expect_stats_at(const wr_queue_stats_t *st, const sh_stat_t *want, const char *file,
+                        int line);
+
+/* Gets queue q's stats (sh_get, which must answer WR_OK) and checks them
+ * as sh_expect_stats does.
+ *   sh_expect_queue_stats(s, "q", SH_ST(waiting, 2), SH_ST(active, 0)); */
+#define sh_expect_queue_stats(s, q, ...)                                                           \
+    sh_expect_queue_stats_at((s), (q), (const sh_stat_t[]){__VA_ARGS__, {NULL, 0, 0}}, __FILE__,   \
+                             __LINE__)
+void sh_expect_queue_stats_at(wr_store_t *s, const char *q, const sh_stat_t *want, const char *file,
+                              int line);
+
 /* ------------------------------------------------------------ a private redis-server */
 
 /* Starts redis-server in a fresh mkdtemp directory under /tmp, listening

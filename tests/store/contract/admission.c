@@ -25,11 +25,9 @@ static void t_admit_counts_and_order(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r, a1, a2;
-    put_ok(s, "adm", mkcfg(5, 1000, 0, 0, 300)); /* 5 users per 1 s tick */
-    join_and_admit(s, "adm", 12, 5, &a1);        /* first tick ever: one tick's worth */
-    assert_int_equal(a1.admit.stats.waiting, 7);
-    assert_int_equal(a1.admit.stats.active, 5);
-    assert_int_equal(a1.admit.stats.admitted_total, 5);
+    put_ok(s, "adm", plain_cfg());        /* 5 users per 1 s tick */
+    join_and_admit(s, "adm", 12, 5, &a1); /* first tick ever: one tick's worth */
+    sh_expect_stats(&a1.admit.stats, SH_ST(waiting, 7), SH_ST(active, 5), SH_ST(admitted_total, 5));
     /* each admitted user's wait, oldest arrival first */
     assert_int_equal(a1.admit.n_waited, 5);
     assert_true(a1.waited_last_us >= 0);
@@ -89,8 +87,7 @@ static void t_admit_no_catchup_after_gap(void **state)
     assert_int_equal(sh_admit(s, "gap", &a2), WR_OK);
     assert_true(a2.admit.now_us / 100000 - a1.admit.now_us / 100000 >= 3);
     assert_int_equal(a2.admit.admitted, 5);
-    assert_int_equal(a2.admit.stats.admitted_total, 10);
-    assert_int_equal(a2.admit.stats.waiting, 90);
+    sh_expect_stats(&a2.admit.stats, SH_ST(admitted_total, 10), SH_ST(waiting, 90));
 }
 
 /* The admission delay (queue.h): nobody is admitted sooner than 250 ms
@@ -151,8 +148,7 @@ static void t_admit_fractional_rate(void **state)
     assert_true(a2.admit.now_us / 100000 > t1);
     /* 0.5 + 2.5 = 3, whatever the gap (no catch-up, K24) */
     assert_int_equal(a2.admit.admitted, 3);
-    assert_int_equal(a2.admit.stats.admitted_total, 2 + 3);
-    assert_int_equal(a2.admit.stats.waiting, 40 - 2 - 3);
+    sh_expect_stats(&a2.admit.stats, SH_ST(admitted_total, 2 + 3), SH_ST(waiting, 40 - 2 - 3));
 }
 
 /* Changing tickMs must not stop admission: the last tick run is counted in
@@ -168,8 +164,7 @@ static void t_tick_change_keeps_admitting(void **state)
     assert_int_equal(sh_admit(s, "tk", &a2), WR_OK);
     /* The first tick after the change counts as a first tick: one tick's worth. */
     assert_int_equal(a2.admit.admitted, 10);
-    assert_int_equal(a2.admit.stats.admitted_total, 11);
-    assert_int_equal(a2.admit.stats.waiting, 19);
+    sh_expect_stats(&a2.admit.stats, SH_ST(admitted_total, 11), SH_ST(waiting, 19));
 }
 
 static void t_paused_admits_nobody(void **state)
@@ -193,8 +188,7 @@ static void t_max_active_and_leave_admitted(void **state)
     /* 5 allowed per tick, but at most 3 live tokens */
     put_ok(s, "cap", mkcfg(50, 100, 3, 0, 300));
     join_and_admit(s, "cap", 10, 3, &a);
-    assert_int_equal(a.admit.stats.active, 3);
-    assert_int_equal(a.admit.stats.waiting, 7);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 3), SH_ST(waiting, 7));
     /* full: later ticks admit nobody */
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
@@ -206,25 +200,20 @@ static void t_max_active_and_leave_admitted(void **state)
     assert_int_equal(sh_consume(s, "cap", "u1", jti, &r), WR_OK);
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.active, 3);
-    assert_int_equal(a.admit.stats.waiting, 6);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 3), SH_ST(waiting, 6));
     expect_admitted(s, "cap", "u4");
 
     /* leaving while admitted revokes the token and frees the slot at once */
     pass_of(s, "cap", "u2", jti);
     assert_int_equal(sh_leave(s, "cap", "u2"), WR_OK);
-    assert_int_equal(sh_get(s, "cap", &r), WR_OK);
-    assert_int_equal(r.stats.active, 2);
-    assert_int_equal(r.stats.left_total, 1);
+    sh_expect_queue_stats(s, "cap", SH_ST(active, 2), SH_ST(left_total, 1));
     assert_int_equal(sh_leave(s, "cap", "u2"), WR_ENOTINQUEUE);
     assert_int_equal(sh_consume(s, "cap", "u2", jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
     admit_next_tick(s, "cap", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.active, 3);
-    assert_int_equal(a.admit.stats.waiting, 5);
-    assert_int_equal(a.admit.stats.admitted_total, 5);
-    assert_int_equal(a.admit.stats.consumed_total, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 3), SH_ST(waiting, 5), SH_ST(admitted_total, 5),
+                    SH_ST(consumed_total, 1));
 }
 
 /* ------------------------------------------------- K29: quiet queues */
@@ -258,8 +247,7 @@ static void t_k29_quiet_rule(void **state)
     pass_store_time(s, u.entry.expires_at_us);
     assert_int_equal(sh_admit(s, "qt", &r), WR_OK);
     assert_true(wr_store_admit_quiet(&r.admit));
-    assert_int_equal(r.admit.stats.admitted_total, 1);
-    assert_int_equal(r.admit.stats.expired_total, 1);
+    sh_expect_stats(&r.admit.stats, SH_ST(admitted_total, 1), SH_ST(expired_total, 1));
     /* a join and a leave: quiet, counted */
     join_n(s, "qt", 2, 2);
     assert_int_equal(sh_leave(s, "qt", "u2"), WR_OK);

@@ -52,10 +52,8 @@ static void t_away_held_then_returns(void **state)
     away_setup(s, "aw", 1000, 100, 0, 1800);
     assert_int_equal(sh_admit(s, "aw", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1); /* u3 only */
-    assert_int_equal(a.admit.stats.held, 2);
-    assert_int_equal(a.admit.stats.away, 2);
-    assert_int_equal(a.admit.stats.waiting, 0);
-    assert_int_equal(a.admit.stats.abandoned_total, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 2), SH_ST(away, 2), SH_ST(waiting, 0),
+                    SH_ST(abandoned_total, 0));
     expect_admitted(s, "aw", "u3");
     /* a newcomer is first in line: the held are not in anyone's position */
     assert_int_equal(sh_join(s, "aw", "late", &r), WR_OK);
@@ -70,22 +68,16 @@ static void t_away_held_then_returns(void **state)
     /* the next tick admits u1 first (late is not due yet: admission delay) */
     admit_next_tick(s, "aw", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.returned_total, 1);
-    assert_int_equal(a.admit.stats.held, 1);
-    assert_int_equal(a.admit.stats.away, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 1), SH_ST(held, 1), SH_ST(away, 1));
     expect_admitted(s, "aw", "u1");
     /* u2 never returned: still held, never admitted */
     pass_us(s, 300000);
     admit_next_tick(s, "aw", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1); /* late */
-    assert_int_equal(a.admit.stats.held, 1);
-    assert_int_equal(a.admit.stats.admitted_total, 3);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 1), SH_ST(admitted_total, 3));
     /* a held person who leaves is a leave */
     assert_int_equal(sh_leave(s, "aw", "u2"), WR_OK);
-    assert_int_equal(sh_get(s, "aw", &r), WR_OK);
-    assert_int_equal(r.stats.held, 0);
-    assert_int_equal(r.stats.away, 0);
-    assert_int_equal(r.stats.left_total, 1);
+    sh_expect_queue_stats(s, "aw", SH_ST(held, 0), SH_ST(away, 0), SH_ST(left_total, 1));
     assert_int_equal(sh_status(s, "aw", "u2", &r), WR_ENOTINQUEUE);
 }
 
@@ -106,8 +98,7 @@ static void t_away_returns_take_budget(void **state)
         admitted += a.admit.admitted;
     }
     assert_int_equal(admitted, 1);
-    assert_int_equal(a.admit.stats.held, 2);
-    assert_int_equal(a.admit.stats.waiting, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 2), SH_ST(waiting, 0));
     /* more people join behind; both held return */
     join_due(s, "awb", 4, 6);
     expect_held(s, "awb", "u2", 3);
@@ -115,8 +106,7 @@ static void t_away_returns_take_budget(void **state)
     /* one slot left (u3 holds one): one per tick, returns first */
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.returned_total, 1);
-    assert_int_equal(a.admit.stats.waiting, 3);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 1), SH_ST(waiting, 3));
     /* maxActive 2 reached: nobody more, the other return still held */
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
@@ -126,9 +116,7 @@ static void t_away_returns_take_budget(void **state)
     assert_int_equal(sh_leave(s, "awb", "u3"), WR_OK);
     admit_next_tick(s, "awb", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.returned_total, 2);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.waiting, 3);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 2), SH_ST(held, 0), SH_ST(waiting, 3));
     int n_admitted = 0;
     const char *users[] = {"u1", "u2"};
     for (int i = 0; i < 2; i++) {
@@ -158,21 +146,18 @@ static void t_away_hold_expires(void **state)
     /* u2 returned 1.4 s ago: away again by now, so held anew, not
      * admitted */
     assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
-    assert_int_equal(a.admit.stats.returned_total, 0);
-    assert_int_equal(a.admit.stats.held, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 0), SH_ST(held, 1));
     /* ... and gone once held awayHoldSeconds again */
     pass_us(s, 1100000);
     assert_int_equal(sh_admit(s, "awh", &a), WR_OK);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.abandoned_total, 2);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 0), SH_ST(abandoned_total, 2));
     assert_int_equal(sh_status(s, "awh", "u2", &r), WR_ENOTINQUEUE);
 
     /* awayHoldSeconds 0: gone at once */
     away_setup(s, "awz", 1000, 100, 0, 0);
     assert_int_equal(sh_admit(s, "awz", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.abandoned_total, 2);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 0), SH_ST(abandoned_total, 2));
     assert_int_equal(sh_status(s, "awz", "u1", &r), WR_ENOTINQUEUE);
 }
 
@@ -189,14 +174,11 @@ static void t_away_page_join_never_held(void **state)
     pass_us(s, 500000);
     assert_int_equal(sh_admit(s, "awp", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
-    assert_int_equal(a.admit.stats.waiting, 1);
-    assert_int_equal(a.admit.stats.away, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(waiting, 1), SH_ST(away, 0));
     pass_us(s, 950000);
     admit_next_tick(s, "awp", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
-    assert_int_equal(a.admit.stats.waiting, 0);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.abandoned_total, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(waiting, 0), SH_ST(held, 0), SH_ST(abandoned_total, 1));
 }
 
 /* Status of u: WAITING at pos, with the people ahead counted as given

@@ -24,7 +24,7 @@ static void t_close_cancels_pending(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r[6];
-    put_ok(s, "cl", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "cl", plain_cfg());
     for (int i = 0; i < 6; i++) {
         char u[8];
         snprintf(u, sizeof u, "u%d", i);
@@ -72,7 +72,7 @@ static void t_close_inside_callback(void **state)
     memset(&c, 0, sizeof c);
     c.s = *state;
     g_cic = &c;
-    put_ok(c.s, "cic", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(c.s, "cic", plain_cfg());
     for (int i = 0; i < 3; i++) {
         char u[8];
         snprintf(u, sizeof u, "u%d", i);

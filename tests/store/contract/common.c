@@ -36,17 +36,25 @@ wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_active, uint
     c.token_ttl_seconds = ttl_s;
     return c;
 }
+wr_queue_config_t plain_cfg(void)
+{
+    return mkcfg(5, 1000, 0, 0, 300);
+}
+
 void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c)
 {
     assert_int_equal(sh_put(s, q, &c), WR_OK);
 }
 
-void put_paused_idle(wr_store_t *s, const char *q, uint32_t idle_s)
+void put_idle_line(wr_store_t *s, const char *q, uint32_t idle_s, int users, int pages)
 {
     wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
     c.paused = true;
     c.idle_timeout_seconds = idle_s;
     put_ok(s, q, c);
+    join_n(s, q, 1, users);
+    if (pages > 0)
+        assert_int_equal(join_page_n(s, q, 1, pages), users + pages);
 }
 
 void join_n(wr_store_t *s, const char *q, int from, int to)
@@ -193,6 +201,14 @@ void join_and_admit(wr_store_t *s, const char *q, int n, uint64_t admitted, sh_r
     join_due(s, q, 1, n);
     assert_int_equal(sh_admit(s, q, a), WR_OK);
     assert_int_equal(a->admit.admitted, admitted);
+}
+
+void put_and_admit(wr_store_t *s, const char *q, wr_queue_config_t c, int n,
+                   char jti[WR_JTI_LEN + 1])
+{
+    put_ok(s, q, c);
+    join_and_admit(s, q, n, n, NULL);
+    pass_of(s, q, "u1", jti);
 }
 
 uint64_t join_page_n(wr_store_t *s, const char *q, int from, int to)

@@ -50,10 +50,15 @@ extern bool g_cluster; /* the backend is redis-cluster (a private cluster, clust
 
 wr_queue_config_t mkcfg(double rate, uint32_t tick_ms, uint64_t max_active, uint64_t max_queue,
                         uint32_t ttl_s);
+/* The plain queue most tests use: 5 users a second on ticks of 1 s, no
+ * limit on active or waiting people, passes of 300 s. */
+wr_queue_config_t plain_cfg(void);
 void put_ok(wr_store_t *s, const char *q, wr_queue_config_t c);
 /* A paused queue q (5/s, tick 100 ms, TTL 300 s) whose waiting people are
- * away after idle_s seconds of silence (0: never). */
-void put_paused_idle(wr_store_t *s, const char *q, uint32_t idle_s);
+ * away after idle_s seconds of silence (0: never), with users u1..u<users>
+ * joined (join_n) and then p1..p<pages> page-joined (join_page_n: the last
+ * at position users + pages). */
+void put_idle_line(wr_store_t *s, const char *q, uint32_t idle_s, int users, int pages);
 /* Joins users "u<from>".."u<to>", each WAITING. */
 void join_n(wr_store_t *s, const char *q, int from, int to);
 /* Admits until the store reports a tick other than prev_tick (bounded),
@@ -78,6 +83,10 @@ void pass_of(wr_store_t *s, const char *q, const char *u, char jti[WR_JTI_LEN + 
 /* join_due of u1..u<n>, then one admission tick, which must admit
  * admitted; a (NULL: not wanted): that tick's answer. */
 void join_and_admit(wr_store_t *s, const char *q, int n, uint64_t admitted, sh_res_t *a);
+/* Queue q put with config c, u1..u<n> joined and admitted in one tick
+ * (join_and_admit: all n admitted); u1's pass's jti into jti. */
+void put_and_admit(wr_store_t *s, const char *q, wr_queue_config_t c, int n,
+                   char jti[WR_JTI_LEN + 1]);
 /* Page joins of p<from>..p<to>, each a newcomer at the end of the line
  * (WAITING, position == waiting); returns the last one's position. */
 uint64_t join_page_n(wr_store_t *s, const char *q, int from, int to);

@@ -30,9 +30,7 @@ static void t_idle_removed(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_paused_idle(s, "idle", 1);
-    join_n(s, "idle", 1, 3);
-    assert_int_equal(join_page_n(s, "idle", 1, 2), 5);
+    put_idle_line(s, "idle", 1, 3, 2);
     pass_us(s, 800000);
     expect_waiting(s, "idle", "u2", 2, 5); /* a poll: seen now */
     /* 1.45 s: away on both stores (Redis: 1 s + its 250 ms slack); u2,
@@ -42,20 +40,16 @@ static void t_idle_removed(void **state)
     expect_waiting(s, "idle", "u1", 1, 5);
     /* p1 never asked again: gone on read */
     assert_int_equal(sh_status(s, "idle", "p1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
-    assert_int_equal(r.stats.abandoned_total, 1);
-    assert_int_equal(r.stats.left_total, 0);
-    assert_int_equal(r.stats.waiting, 4);
+    sh_expect_queue_stats(s, "idle", SH_ST(abandoned_total, 1), SH_ST(left_total, 0),
+                          SH_ST(waiting, 4));
     /* u2 polls again just before the tick: on Redis this time is real, and
      * slow calls on a loaded machine could make u2, seen at 0.8 s, away by
      * then too (away_setup in away.c) */
     expect_waiting(s, "idle", "u2", 2, 4);
     /* the tick (paused: nobody's turn) removes p2 and marks u3 away */
     assert_int_equal(sh_admit(s, "idle", &r), WR_OK);
-    assert_int_equal(r.admit.stats.abandoned_total, 2);
-    assert_int_equal(r.admit.stats.waiting, 3);
-    assert_int_equal(r.admit.stats.away, 1);
-    assert_int_equal(r.admit.stats.held, 0);
+    sh_expect_stats(&r.admit.stats, SH_ST(abandoned_total, 2), SH_ST(waiting, 3), SH_ST(away, 1),
+                    SH_ST(held, 0));
     expect_waiting(s, "idle", "u3", 3, 3); /* away, kept; seen now */
     assert_int_equal(sh_status(s, "idle", "p2", &r), WR_ENOTINQUEUE);
     /* a join of someone away is no newcomer: the same place */
@@ -65,10 +59,8 @@ static void t_idle_removed(void **state)
     assert_int_equal(r.entry.waiting, 3);
     /* leave is still leftTotal */
     assert_int_equal(sh_leave(s, "idle", "u2"), WR_OK);
-    assert_int_equal(sh_get(s, "idle", &r), WR_OK);
-    assert_int_equal(r.stats.left_total, 1);
-    assert_int_equal(r.stats.abandoned_total, 2);
-    assert_int_equal(r.stats.waiting, 2);
+    sh_expect_queue_stats(s, "idle", SH_ST(left_total, 1), SH_ST(abandoned_total, 2),
+                          SH_ST(waiting, 2));
 }
 
 /* The sweep's work per tick is bounded: at most WR_STORE_IDLE_SWEEP_MAX
@@ -79,9 +71,8 @@ static void t_idle_sweep_bounded(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_paused_idle(s, "many", 1);
     int n = WR_STORE_IDLE_SWEEP_MAX + 500;
-    join_page_n(s, "many", 1, n);
+    put_idle_line(s, "many", 1, 0, n);
     pass_us(s, 1450000);
     assert_int_equal(sh_admit(s, "many", &r), WR_OK);
     uint64_t first = r.admit.stats.abandoned_total;
@@ -91,10 +82,8 @@ static void t_idle_sweep_bounded(void **state)
         pass_us(s, 100000); /* the next tick */
         assert_int_equal(sh_admit(s, "many", &r), WR_OK);
     }
-    assert_int_equal(r.admit.stats.waiting, 0);
-    assert_int_equal(r.admit.stats.abandoned_total, (uint64_t)n);
-    assert_int_equal(r.admit.stats.left_total, 0);
-    assert_int_equal(r.admit.stats.away, 0); /* page joins count in neither */
+    sh_expect_stats(&r.admit.stats, SH_ST(waiting, 0), SH_ST(abandoned_total, (uint64_t)n),
+                    SH_ST(left_total, 0), SH_ST(away, 0)); /* page joins count in neither */
 }
 
 /* Redis: only the first admit call of a tick sweeps (every instance calls
@@ -105,7 +94,7 @@ static void r_idle_sweep_once_per_tick(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t c = plain_cfg();
     c.paused = true;
     c.idle_timeout_seconds = 1;
     put_ok(s, "once", c);
@@ -137,14 +126,11 @@ static void t_idle_zero_never(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_paused_idle(s, "quiet", 0);
-    join_n(s, "quiet", 1, 2);
-    assert_int_equal(join_page_n(s, "quiet", 1, 1), 3);
+    put_idle_line(s, "quiet", 0, 2, 1);
     /* memory: 3 days of store time; Redis: a real 1.2 s */
     pass_us(s, s->ops->debug_advance_time ? 3 * 86400 * 1000000LL : 1200000);
     assert_int_equal(sh_admit(s, "quiet", &r), WR_OK);
-    assert_int_equal(r.admit.stats.waiting, 3);
-    assert_int_equal(r.admit.stats.abandoned_total, 0);
+    sh_expect_stats(&r.admit.stats, SH_ST(waiting, 3), SH_ST(abandoned_total, 0));
     expect_waiting(s, "quiet", "u1", 1, 3);
     /* the default is 120 s */
     wr_queue_config_t d;
@@ -189,14 +175,10 @@ static void t_page_join_pending(void **state)
     /* p3 never came back: still in line, never admitted */
     admit_next_tick(s, "page", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0);
-    assert_int_equal(a.admit.stats.waiting, 1);
-    assert_int_equal(a.admit.stats.active, 3);
-    assert_int_equal(a.admit.stats.abandoned_total, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(waiting, 1), SH_ST(active, 3), SH_ST(abandoned_total, 0));
     /* a pending user who leaves is a leave */
     assert_int_equal(sh_leave(s, "page", "p3"), WR_OK);
-    assert_int_equal(sh_get(s, "page", &r), WR_OK);
-    assert_int_equal(r.stats.waiting, 0);
-    assert_int_equal(r.stats.left_total, 1);
+    sh_expect_queue_stats(s, "page", SH_ST(waiting, 0), SH_ST(left_total, 1));
 }
 
 /* status_quiet answers as status does (it may only skip recording the
@@ -244,8 +226,7 @@ static void t_k20_link_scanners(void **state)
     pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
     admit_next_tick(s, "k20", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.active, 1);
-    assert_int_equal(a.admit.stats.waiting, 5);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 1), SH_ST(waiting, 5));
     expect_admitted(s, "k20", "person");
 }
 

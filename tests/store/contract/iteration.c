@@ -117,8 +117,8 @@ static void t_iteration_mixed(void **state)
 {
     wr_store_t *s = *state;
     put_ok(s, "bm", mkcfg(5, 1000, 0, 5, 300));
-    put_ok(s, "bm2", mkcfg(5, 1000, 0, 0, 300));
-    wr_queue_config_t off = mkcfg(5, 1000, 0, 0, 300);
+    put_ok(s, "bm2", plain_cfg());
+    wr_queue_config_t off = plain_cfg();
     off.enabled = false;
     put_ok(s, "boff", off);
     join_n(s, "bm", 1, 2);
@@ -143,10 +143,7 @@ static void t_iteration_mixed(void **state)
         {'s', "bm", "u5", WR_OK, WR_OK, 5, 5},
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
-    sh_res_t r;
-    assert_int_equal(sh_get(s, "bm", &r), WR_OK);
-    assert_int_equal(r.stats.waiting, 5);
-    assert_int_equal(r.stats.rejected_full_total, 1);
+    sh_expect_queue_stats(s, "bm", SH_ST(waiting, 5), SH_ST(rejected_full_total, 1));
 }
 
 /* Other operations between the joins and statuses of one iteration keep
@@ -154,7 +151,7 @@ static void t_iteration_mixed(void **state)
 static void t_iteration_ordered(void **state)
 {
     wr_store_t *s = *state;
-    put_ok(s, "bo", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bo", plain_cfg());
     join_n(s, "bo", 1, 2);
     const step_t steps[] = {
         {'s', "bo", "u1", WR_OK, WR_OK, 1, 2},
@@ -176,7 +173,7 @@ static void t_iteration_many(void **state)
 {
     enum { N = 150 };
     wr_store_t *s = *state;
-    put_ok(s, "bmany", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bmany", plain_cfg());
     static step_t steps[2 * N];
     static char users[N][16];
     for (int i = 0; i < N; i++) {
@@ -195,7 +192,7 @@ static void t_iteration_close(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r[4];
-    put_ok(s, "bcl", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bcl", plain_cfg());
     join_n(s, "bcl", 1, 1);
     for (int i = 0; i < 4; i++) {
         sh_begin(&r[i]);
@@ -224,10 +221,7 @@ static void t_iteration_close(void **state)
 static void t_iteration_idle(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r;
-    put_paused_idle(s, "bidle", 1);
-    join_n(s, "bidle", 1, 3);
-    join_page_n(s, "bidle", 1, 2);
+    put_idle_line(s, "bidle", 1, 3, 2);
     pass_us(s, 800000);
     const step_t seen[] = {
         {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
@@ -248,10 +242,8 @@ static void t_iteration_idle(void **state)
         {'j', "bidle", "u2", WR_OK, WR_OK, 2, 5},
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
-    assert_int_equal(sh_get(s, "bidle", &r), WR_OK);
-    assert_int_equal(r.stats.waiting, 5);
-    assert_int_equal(r.stats.abandoned_total, 1);
-    assert_int_equal(r.stats.left_total, 0);
+    sh_expect_queue_stats(s, "bidle", SH_ST(waiting, 5), SH_ST(abandoned_total, 1),
+                          SH_ST(left_total, 0));
 }
 
 WR_CONTRACT_GROUP(iteration, T(t_iteration_mixed), T(t_iteration_ordered), T(t_iteration_many),

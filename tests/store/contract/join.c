@@ -41,7 +41,7 @@ static void t_join_positions(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "pos", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "pos", plain_cfg());
     const char *users[5] = {"u1", "u2", "u3", "u4", "u5"};
     for (int i = 0; i < 5; i++) {
         assert_int_equal(sh_join(s, "pos", users[i], &r), WR_OK);
@@ -73,10 +73,7 @@ static void t_join_positions(void **state)
     /* joining again goes to the end */
     assert_int_equal(sh_join(s, "pos", "u2", &r), WR_OK);
     assert_int_equal(r.entry.position, 5);
-    assert_int_equal(sh_get(s, "pos", &r), WR_OK);
-    assert_int_equal(r.stats.waiting, 5);
-    assert_int_equal(r.stats.left_total, 1);
-    assert_int_equal(r.stats.active, 0);
+    sh_expect_queue_stats(s, "pos", SH_ST(waiting, 5), SH_ST(left_total, 1), SH_ST(active, 0));
 }
 
 static void t_max_queue_size(void **state)
@@ -94,9 +91,7 @@ static void t_max_queue_size(void **state)
     assert_int_equal(sh_join(s, "full", "u1", &r), WR_OK);
     assert_int_equal(r.entry.position, 1);
     assert_int_equal(sh_status(s, "full", "u4", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_get(s, "full", &r), WR_OK);
-    assert_int_equal(r.stats.rejected_full_total, 1);
-    assert_int_equal(r.stats.waiting, 3);
+    sh_expect_queue_stats(s, "full", SH_ST(rejected_full_total, 1), SH_ST(waiting, 3));
     /* a place frees up */
     assert_int_equal(sh_leave(s, "full", "u2"), WR_OK);
     assert_int_equal(sh_join(s, "full", "u4", &r), WR_OK);

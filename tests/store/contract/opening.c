@@ -60,9 +60,7 @@ static void t_open_prequeue(void **state)
     assert_int_equal(sh_status(s, "op", "p7", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
     assert_int_equal(sh_status(s, "op", "nobody", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_get(s, "op", &r), WR_OK);
-    assert_int_equal(r.stats.prequeue, 50);
-    assert_int_equal(r.stats.waiting, 0);
+    sh_expect_queue_stats(s, "op", SH_ST(prequeue, 50), SH_ST(waiting, 0));
     for (int i = 0; i < 3; i++) {
         assert_int_equal(sh_admit(s, "op", &r), WR_OK);
         assert_int_equal(r.admit.admitted, 0);
@@ -73,9 +71,7 @@ static void t_open_prequeue(void **state)
     assert_int_equal(sh_leave(s, "op", "p0"), WR_OK);
     assert_int_equal(sh_status(s, "op", "p0", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_leave(s, "op", "p0"), WR_ENOTINQUEUE);
-    assert_int_equal(sh_get(s, "op", &r), WR_OK);
-    assert_int_equal(r.stats.prequeue, 49);
-    assert_int_equal(r.stats.left_total, 1);
+    sh_expect_queue_stats(s, "op", SH_ST(prequeue, 49), SH_ST(left_total, 1));
 
     /* null: opens at once (paused: the pre-queue still enters the line) */
     c.opens_at_ms = WR_OPENS_AT_NONE;
@@ -88,9 +84,7 @@ static void t_open_prequeue(void **state)
     assert_int_equal(sh_status(s, "op", "p5", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_true(r.entry.position >= 1 && r.entry.position <= 49);
-    assert_int_equal(sh_get(s, "op", &r), WR_OK);
-    assert_int_equal(r.stats.prequeue, 0);
-    assert_int_equal(r.stats.waiting, 50);
+    sh_expect_queue_stats(s, "op", SH_ST(prequeue, 0), SH_ST(waiting, 50));
     assert_int_equal(sh_admit(s, "op", &r), WR_OK);
     assert_int_equal(r.admit.opening_moved, 49);
     assert_int_equal(r.admit.opening_left, 0);

@@ -51,7 +51,7 @@ static void r_k01_score_precision(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "k01", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "k01", plain_cfg());
     long long before = redis_time_us();
     assert_int_equal(sh_join(s, "k01", "u1", &r), WR_OK);
     long long after = redis_time_us();
@@ -101,7 +101,7 @@ static void r_k02_noscript(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "k02", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "k02", plain_cfg());
     join_and_admit(s, "k02", 1, 1, NULL);
     redis_do("SCRIPT FLUSH");
     redis_do("CONFIG RESETSTAT");
@@ -160,7 +160,7 @@ static void r_k03_one_slot(void **state)
     assert_true(nscripts >= 8);
     assert_int_equal(crc16("123456789", 9), 0x31C3); /* reference vector */
     assert_int_equal(key_slot("foo"), 12182);        /* CLUSTER KEYSLOT foo */
-    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t c = plain_cfg();
     c.session_seconds = 60;
     put_ok(s, "k03", c);
     join_n(s, "k03", 1, 7);
@@ -205,7 +205,7 @@ static void r_command_timeout(void **state)
     wr_store_t *s = open_store_with(250);
     *state = s;
     assert_non_null(s);
-    put_ok(s, "slow", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "slow", plain_cfg());
     /* DEBUG SLEEP on another connection, sent but not awaited */
     redisContext *c = sh_redis_ctx();
     assert_non_null(c);
@@ -255,7 +255,7 @@ static void r_hung_many(void **state)
     wr_store_t *s = open_store_with(250);
     *state = s;
     assert_non_null(s);
-    put_ok(s, "hung", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "hung", plain_cfg());
     kill(sh_redis_pid(), SIGSTOP);
     int64_t t0 = wr_clock_mono_ms();
     for (int i = 0; i < 200; i++) {
@@ -303,7 +303,7 @@ static void r_close_in_timeout(void **state)
     wr_store_t *s = open_store_with(250);
     *state = NULL;
     assert_non_null(s);
-    put_ok(s, "cit", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "cit", plain_cfg());
     kill(sh_redis_pid(), SIGSTOP);
     sh_begin(&r1);
     sh_begin(&r2);
@@ -332,7 +332,7 @@ static void r_kill_and_restart(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r[10], one;
-    put_ok(s, "kill", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "kill", plain_cfg());
     kill(sh_redis_pid(), SIGSTOP);
     for (int i = 0; i < 10; i++) { /* one batch of joins and statuses */
         char u[8];
@@ -367,7 +367,7 @@ static void r_kill_and_restart(void **state)
     sh_wait_connected(s, 5000);
     assert_int_equal(sh_ping(s), WR_OK);
     assert_int_equal(sh_join(s, "kill", "u1", &one), WR_ENOTFOUND); /* no persistence */
-    put_ok(s, "kill", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "kill", plain_cfg());
     assert_int_equal(sh_join(s, "kill", "u1", &one), WR_OK);
     assert_int_equal(one.entry.position, 1);
     for (int i = 0; i < 10; i++)
@@ -379,8 +379,8 @@ static void r_corrupt_state(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "bad", mkcfg(5, 1000, 0, 0, 300));
-    put_ok(s, "good", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bad", plain_cfg());
+    put_ok(s, "good", plain_cfg());
     redis_do("SADD wr:queues ghost"); /* a name without config */
     assert_int_equal(sh_list(s, &r), WR_OK);
     assert_int_equal(r.n, 2);
@@ -414,7 +414,7 @@ static long long script_calls(void)
 static void r_iteration_errors(void **state)
 {
     wr_store_t *s = *state;
-    put_ok(s, "be", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "be", plain_cfg());
     join_n(s, "be", 1, 2);
     long long before = script_calls();
     const step_t one_call[] = {
@@ -470,7 +470,7 @@ static void r_iteration_durability(void **state)
     wr_store_t *s = NULL;
     assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
     sh_wait_connected(s, SH_WAIT_MS);
-    put_ok(s, "bd", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bd", plain_cfg());
     sh_res_t r;
     assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EREPLICA); /* applied on the primary */
     const step_t steps[] = {
@@ -519,7 +519,7 @@ static void r_iteration_bad_replies(void **state)
     (void)state;
     fake_redis_t *f;
     wr_store_t *s = open_fake(&f);
-    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t c = plain_cfg();
     json_t *j = wr_qconfig_to_json(&c);
     char *json = json_dumps(j, JSON_COMPACT);
     json_decref(j);
@@ -685,7 +685,7 @@ static void r_url_and_db(void **state)
     wr_store_redis_opts_t o = {.url = url};
     assert_int_equal(wr_store_redis_open(sh_base(), &o, &s), WR_OK);
     sh_wait_connected(s, SH_WAIT_MS);
-    put_ok(s, "db3", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "db3", plain_cfg());
     wr_store_close(s);
     redisContext *c = sh_redis_ctx();
     assert_non_null(c);
@@ -722,7 +722,7 @@ static const char *const op_names[OP_N] = {"join",  "status", "admit", "consume"
 static wr_err_t run_op(wr_store_t *s, int op)
 {
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t c = plain_cfg();
     switch (op) {
     case OP_JOIN:
         return sh_join(s, "q", "u1", &r);

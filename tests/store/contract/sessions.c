@@ -36,9 +36,7 @@ static wr_queue_config_t sess_cfg(uint64_t max_active, uint32_t ttl_s, uint32_t 
 static void two_sessions_due(wr_store_t *s, const char *q, char j1[WR_JTI_LEN + 1],
                              char j2[WR_JTI_LEN + 1])
 {
-    put_ok(s, q, sess_cfg(0, 300, 60));
-    join_and_admit(s, q, 2, 2, NULL);
-    pass_of(s, q, "u1", j1);
+    put_and_admit(s, q, sess_cfg(0, 300, 60), 2, j1);
     pass_of(s, q, "u2", j2);
 }
 
@@ -65,10 +63,7 @@ static void t_session_release(void **state)
     assert_int_equal(sh_verify(s, "ses", "u2", j2, &r), WR_OK);
 
     assert_int_equal(sh_consume(s, "ses", "u1", j1, &r), WR_OK);
-    assert_int_equal(sh_get(s, "ses", &r), WR_OK);
-    assert_int_equal(r.stats.active, 2);
-    assert_int_equal(r.stats.sessions, 1);
-    assert_int_equal(r.stats.consumed_total, 1);
+    sh_expect_queue_stats(s, "ses", SH_ST(active, 2), SH_ST(sessions, 1), SH_ST(consumed_total, 1));
     for (int i = 0; i < 2; i++)
         assert_int_equal(sh_verify(s, "ses", "u1", j1, &r), WR_OK);
     assert_int_equal(sh_consume(s, "ses", "u1", j1, &r), WR_ETOKEN);
@@ -83,28 +78,19 @@ static void t_session_release(void **state)
     expect_no_session(s, "ses", "u1", j1);
     assert_int_equal(sh_verify(s, "ses", "u1", j1, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
-    assert_int_equal(sh_get(s, "ses", &r), WR_OK);
-    assert_int_equal(r.stats.active, 1);
-    assert_int_equal(r.stats.sessions, 0);
-    assert_int_equal(r.stats.released_total, 1);
-    assert_int_equal(r.stats.sessions_expired_total, 0);
+    sh_expect_queue_stats(s, "ses", SH_ST(active, 1), SH_ST(sessions, 0), SH_ST(released_total, 1),
+                          SH_ST(sessions_expired_total, 0));
 
     /* u2's token, released before, still consumes */
     assert_int_equal(sh_consume(s, "ses", "u2", j2, &r), WR_OK);
-    assert_int_equal(sh_get(s, "ses", &r), WR_OK);
-    assert_int_equal(r.stats.active, 1);
-    assert_int_equal(r.stats.sessions, 1);
+    sh_expect_queue_stats(s, "ses", SH_ST(active, 1), SH_ST(sessions, 1));
 
     /* sessionSeconds 0: a consume opens nothing */
-    put_ok(s, "nos", sess_cfg(0, 300, 0));
-    join_and_admit(s, "nos", 1, 1, NULL);
-    pass_of(s, "nos", "u1", j1);
+    put_and_admit(s, "nos", sess_cfg(0, 300, 0), 1, j1);
     assert_int_equal(sh_consume(s, "nos", "u1", j1, &r), WR_OK);
     expect_no_session(s, "nos", "u1", j1);
     assert_int_equal(sh_verify(s, "nos", "u1", j1, &r), WR_ETOKEN);
-    assert_int_equal(sh_get(s, "nos", &r), WR_OK);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.sessions, 0);
+    sh_expect_queue_stats(s, "nos", SH_ST(active, 0), SH_ST(sessions, 0));
 
     /* no queue; disabled queue: passthrough */
     assert_int_equal(sh_release(s, "nosuch", "u1", j1, &r), WR_ENOTFOUND);
@@ -124,14 +110,10 @@ static void t_session_release_race(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     char j1[WR_JTI_LEN + 1];
-    put_ok(s, "rr", sess_cfg(0, 300, 60));
-    join_and_admit(s, "rr", 1, 1, NULL);
-    pass_of(s, "rr", "u1", j1);
+    put_and_admit(s, "rr", sess_cfg(0, 300, 60), 1, j1);
     assert_int_equal(sh_consume(s, "rr", "u1", j1, &r), WR_OK);
     race_one(s, wr_store_release, "rr", "u1", j1, 50, WR_TOKEN_NO_SESSION);
-    assert_int_equal(sh_get(s, "rr", &r), WR_OK);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.released_total, 1);
+    sh_expect_queue_stats(s, "rr", SH_ST(active, 0), SH_ST(released_total, 1));
 }
 
 /* A session lapses sessionSeconds after the consume: the next sweep (a
@@ -153,15 +135,12 @@ static void t_session_lapse(void **state)
     /* the slot stays held: the next ticks admit nobody */
     admit_next_tick(s, "lap", 1000000, a.admit.now_us / 1000000, &a);
     assert_int_equal(a.admit.admitted, 0);
-    assert_int_equal(a.admit.stats.active, 1);
-    assert_int_equal(a.admit.stats.sessions, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 1), SH_ST(sessions, 1));
 
     /* past the token's expiry, inside the session: verify still passes */
     pass_store_time(s, c1.entry.expires_at_us);
     assert_int_equal(sh_verify(s, "lap", "u1", j1, &r), WR_OK);
-    assert_int_equal(sh_get(s, "lap", &r), WR_OK);
-    assert_int_equal(r.stats.active, 1);
-    assert_int_equal(r.stats.expired_total, 0);
+    sh_expect_queue_stats(s, "lap", SH_ST(active, 1), SH_ST(expired_total, 0));
 
     /* past the session's end */
     pass_store_time(s, consumed_at + 2000000);
@@ -169,10 +148,8 @@ static void t_session_lapse(void **state)
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
     assert_int_equal(sh_admit(s, "lap", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1); /* the lapse freed the slot in this tick */
-    assert_int_equal(a.admit.stats.sessions, 0);
-    assert_int_equal(a.admit.stats.sessions_expired_total, 1);
-    assert_int_equal(a.admit.stats.released_total, 0);
-    assert_int_equal(a.admit.stats.active, 1);
+    sh_expect_stats(&a.admit.stats, SH_ST(sessions, 0), SH_ST(sessions_expired_total, 1),
+                    SH_ST(released_total, 0), SH_ST(active, 1));
     expect_no_session(s, "lap", "u1", j1);
 
     /* a lapsed session not yet swept: release removes it, counted as lapsed */
@@ -181,11 +158,8 @@ static void t_session_lapse(void **state)
     consumed_at = wr_clock_wall_us();
     pass_store_time(s, consumed_at + 2000000);
     expect_no_session(s, "lap", "u2", j2);
-    assert_int_equal(sh_get(s, "lap", &r), WR_OK);
-    assert_int_equal(r.stats.sessions, 0);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.sessions_expired_total, 2);
-    assert_int_equal(r.stats.released_total, 0);
+    sh_expect_queue_stats(s, "lap", SH_ST(sessions, 0), SH_ST(active, 0),
+                          SH_ST(sessions_expired_total, 2), SH_ST(released_total, 0));
 }
 
 /* leave ends the open session (releasedTotal, not leftTotal), also for a
@@ -200,11 +174,8 @@ static void t_session_leave(void **state)
     assert_int_equal(sh_consume(s, "lv", "u2", j2, &r), WR_OK);
 
     assert_int_equal(sh_leave(s, "lv", "u1"), WR_OK);
-    assert_int_equal(sh_get(s, "lv", &r), WR_OK);
-    assert_int_equal(r.stats.active, 1);
-    assert_int_equal(r.stats.sessions, 1);
-    assert_int_equal(r.stats.released_total, 1);
-    assert_int_equal(r.stats.left_total, 0);
+    sh_expect_queue_stats(s, "lv", SH_ST(active, 1), SH_ST(sessions, 1), SH_ST(released_total, 1),
+                          SH_ST(left_total, 0));
     assert_int_equal(sh_leave(s, "lv", "u1"), WR_ENOTINQUEUE);
     expect_no_session(s, "lv", "u1", j1);
     assert_int_equal(sh_verify(s, "lv", "u1", j1, &r), WR_ETOKEN);
@@ -214,12 +185,8 @@ static void t_session_leave(void **state)
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_int_equal(sh_verify(s, "lv", "u2", j2, &r), WR_OK);
     assert_int_equal(sh_leave(s, "lv", "u2"), WR_OK);
-    assert_int_equal(sh_get(s, "lv", &r), WR_OK);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.waiting, 0);
-    assert_int_equal(r.stats.sessions, 0);
-    assert_int_equal(r.stats.released_total, 2);
-    assert_int_equal(r.stats.left_total, 1);
+    sh_expect_queue_stats(s, "lv", SH_ST(active, 0), SH_ST(waiting, 0), SH_ST(sessions, 0),
+                          SH_ST(released_total, 2), SH_ST(left_total, 1));
 }
 
 /* maxActive counts live tokens plus open sessions, exactly, under 200
@@ -346,13 +313,9 @@ static void t_session_max_active_model(void **state)
                 active += (st[i] == TOKEN) + sess[i];
                 nsess += sess[i];
             }
-            assert_int_equal(sh_get(s, "mm", &r), WR_OK);
-            assert_int_equal(r.stats.active, active);
-            assert_int_equal(r.stats.sessions, nsess);
-            assert_int_equal(r.stats.waiting, (uint64_t)nline);
-            assert_int_equal(r.stats.released_total, released);
-            assert_int_equal(r.stats.consumed_total, consumed);
-            assert_int_equal(r.stats.left_total, left);
+            sh_expect_queue_stats(s, "mm", SH_ST(active, active), SH_ST(sessions, nsess),
+                                  SH_ST(waiting, (uint64_t)nline), SH_ST(released_total, released),
+                                  SH_ST(consumed_total, consumed), SH_ST(left_total, left));
             assert_true(active <= max_active);
         }
     }

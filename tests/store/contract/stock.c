@@ -103,8 +103,8 @@ static void t_stock_take_return_sell_out(void **state)
     assert_int_equal(r.entry.stock_left, 2);
     assert_int_equal(sh_admit(s, "st", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 2);
-    assert_int_equal(a.admit.stats.stock_left, 0);
-    assert_int_equal(a.admit.stats.sold_out_at_ms, -1); /* passes live */
+    sh_expect_stats(&a.admit.stats, SH_ST(stock_left, 0),
+                    SH_ST(sold_out_at_ms, -1)); /* passes live */
     admit_next_tick(s, "st", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0); /* never below zero */
     assert_int_equal(sh_status(s, "st", "u3", &r), WR_OK);
@@ -141,14 +141,12 @@ static void t_stock_take_return_sell_out(void **state)
     c.stock = 7;
     put_ok(s, "st", c);
     r = stats_of(s, "st");
-    assert_int_equal(r.stats.stock_left, 0);
-    assert_int_equal(r.stats.sold_out_at_ms, sold);
+    sh_expect_stats(&r.stats, SH_ST(stock_left, 0), SH_ST(sold_out_at_ms, sold));
     /* a restock of one: not sold out, u4 (first in line) admitted, u5 not */
     c = stock_cfg(1000, 300, 1);
     put_ok(s, "st", c);
     r = stats_of(s, "st");
-    assert_int_equal(r.stats.stock_left, 1);
-    assert_int_equal(r.stats.sold_out_at_ms, -1);
+    sh_expect_stats(&r.stats, SH_ST(stock_left, 1), SH_ST(sold_out_at_ms, -1));
     admit_next_tick(s, "st", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
     pass_of(s, "st", "u4", j1);
@@ -159,8 +157,7 @@ static void t_stock_take_return_sell_out(void **state)
     put_ok(s, "st", c);
     admit_next_tick(s, "st", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.stock_left, -1);
-    assert_int_equal(a.admit.stats.sold_out_at_ms, -1);
+    sh_expect_stats(&a.admit.stats, SH_ST(stock_left, -1), SH_ST(sold_out_at_ms, -1));
 }
 
 /* An expired pass returns its unit exactly once, whoever removes it (the
@@ -183,15 +180,13 @@ static void t_stock_expiry_returns_once(void **state)
     /* u2's by the sweep (queue_get sweeps): one back; then a late consume
      * and a late leave return nothing more */
     r = stats_of(s, "ex");
-    assert_int_equal(r.stats.stock_left, 2);
-    assert_int_equal(r.stats.expired_total, 2);
-    assert_int_equal(r.stats.sold_out_at_ms, -1);
+    sh_expect_stats(&r.stats, SH_ST(stock_left, 2), SH_ST(expired_total, 2),
+                    SH_ST(sold_out_at_ms, -1));
     assert_int_equal(sh_consume(s, "ex", "u2", j2, &r), WR_ETOKEN);
     assert_int_equal(sh_leave(s, "ex", "u2"), WR_ENOTINQUEUE);
     assert_int_equal(sh_consume(s, "ex", "u1", j1, &r), WR_ETOKEN);
     r = stats_of(s, "ex");
-    assert_int_equal(r.stats.stock_left, 2);
-    assert_int_equal(r.stats.expired_total, 2);
+    sh_expect_stats(&r.stats, SH_ST(stock_left, 2), SH_ST(expired_total, 2));
     /* stock 0 with an expired pass not yet swept is not sold out: the
      * status sweeps it first, u3 still waits */
     admit_next_tick(s, "ex", 100000, a.admit.now_us / 100000, &a);
@@ -276,8 +271,7 @@ static void t_stock_concurrent_consume_leave_expiry(void **state)
     }
     assert_int_equal(count_err(c1 + 8, 2, WR_OK) + count_err(c2 + 8, 2, WR_OK), 2);
     sh_res_t r = stats_of(s, "cc");
-    assert_int_equal(r.stats.stock_left, given);
-    assert_int_equal(r.stats.consumed_total, (uint64_t)consumed);
+    sh_expect_stats(&r.stats, SH_ST(stock_left, given), SH_ST(consumed_total, (uint64_t)consumed));
     /* u11, u12 expire; a late consume and a late leave race the sweep */
     sh_res_t st;
     assert_int_equal(sh_status(s, "cc", "u11", &st), WR_OK);
@@ -319,8 +313,7 @@ static void t_stock_held_returns(void **state)
     put_ok(s, "sh", c);
     assert_int_equal(sh_admit(s, "sh", &a), WR_OK);
     assert_int_equal(a.admit.admitted, 1); /* u2; u1 was away: held */
-    assert_int_equal(a.admit.stats.held, 1);
-    assert_int_equal(a.admit.stats.stock_left, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(held, 1), SH_ST(stock_left, 0));
     expect_held(s, "sh", "u1", 0); /* returns */
     admit_next_tick(s, "sh", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 0); /* nothing left */
@@ -328,8 +321,7 @@ static void t_stock_held_returns(void **state)
     assert_int_equal(sh_leave(s, "sh", "u2"), WR_OK); /* one back */
     admit_next_tick(s, "sh", 100000, a.admit.now_us / 100000, &a);
     assert_int_equal(a.admit.admitted, 1);
-    assert_int_equal(a.admit.stats.returned_total, 1);
-    assert_int_equal(a.admit.stats.stock_left, 0);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 1), SH_ST(stock_left, 0));
     expect_admitted(s, "sh", "u1");
 }
 

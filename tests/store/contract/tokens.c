@@ -25,10 +25,8 @@ static void t_consume_single_use(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "tok", mkcfg(5, 1000, 0, 0, 300));
-    join_and_admit(s, "tok", 1, 1, NULL);
     char jti[WR_JTI_LEN + 1];
-    pass_of(s, "tok", "u1", jti);
+    put_and_admit(s, "tok", plain_cfg(), 1, jti);
     char wrong[WR_JTI_LEN + 1];
     memcpy(wrong, jti, sizeof wrong);
     wrong[0] = wrong[0] == 'A' ? 'B' : 'A';
@@ -53,11 +51,8 @@ static void t_consume_single_use(void **state)
     assert_int_equal(sh_verify(s, "tok", "u1", jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_CONSUMED);
     assert_int_equal(sh_status(s, "tok", "u1", &r), WR_ENOTINQUEUE);
-    assert_int_equal(sh_get(s, "tok", &r), WR_OK);
-    assert_int_equal(r.stats.consumed_total, 1);
-    assert_int_equal(r.stats.admitted_total, 1);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.waiting, 0);
+    sh_expect_queue_stats(s, "tok", SH_ST(consumed_total, 1), SH_ST(admitted_total, 1),
+                          SH_ST(active, 0), SH_ST(waiting, 0));
 }
 
 /* K04: of 50 consume calls in flight at once with one token, exactly one
@@ -66,14 +61,10 @@ static void t_consume_race(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "race", mkcfg(5, 1000, 0, 0, 300));
-    join_and_admit(s, "race", 2, 2, NULL);
     char jti[WR_JTI_LEN + 1];
-    pass_of(s, "race", "u1", jti);
+    put_and_admit(s, "race", plain_cfg(), 2, jti);
     race_one(s, wr_store_consume, "race", "u1", jti, 50, WR_TOKEN_CONSUMED);
-    assert_int_equal(sh_get(s, "race", &r), WR_OK);
-    assert_int_equal(r.stats.active, 1);
-    assert_int_equal(r.stats.consumed_total, 1);
+    sh_expect_queue_stats(s, "race", SH_ST(active, 1), SH_ST(consumed_total, 1));
     assert_int_equal(sh_status(s, "race", "u1", &r), WR_ENOTINQUEUE);
     expect_admitted(s, "race", "u2");
 }
@@ -99,16 +90,13 @@ static void t_token_expiry(void **state)
     assert_int_equal(sh_consume(s, "exp", "u1", u1.entry.jti, &r), WR_ETOKEN);
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
     /* expiry freed both slots exactly */
-    assert_int_equal(sh_get(s, "exp", &r), WR_OK);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.expired_total, 2);
-    assert_int_equal(r.stats.consumed_total, 0);
+    sh_expect_queue_stats(s, "exp", SH_ST(active, 0), SH_ST(expired_total, 2),
+                          SH_ST(consumed_total, 0));
     assert_int_equal(sh_status(s, "exp", "u1", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_status(s, "exp", "u2", &r), WR_ENOTINQUEUE);
     assert_int_equal(sh_admit(s, "exp", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 2); /* at least one tick later */
-    assert_int_equal(r.admit.stats.active, 2);
-    assert_int_equal(r.admit.stats.waiting, 0);
+    sh_expect_stats(&r.admit.stats, SH_ST(active, 2), SH_ST(waiting, 0));
     expect_admitted(s, "exp", "u3");
 }
 
@@ -116,7 +104,7 @@ static void t_disabled_passthrough(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    wr_queue_config_t c = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t c = plain_cfg();
     c.enabled = false;
     put_ok(s, "off", c);
     assert_int_equal(sh_join(s, "off", "u1", &r), WR_OK);
@@ -158,7 +146,7 @@ static void t_burn_once(void **state)
     sh_res_t r;
     int64_t exp = wr_clock_wall_us() + 300 * 1000000LL;
     assert_int_equal(burn(s, "nosuch", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ENOTFOUND);
-    put_ok(s, "bq", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bq", plain_cfg());
     assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
     assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
     assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
@@ -175,15 +163,13 @@ static void t_burn_once(void **state)
     assert_int_equal(r.tok.reason, WR_TOKEN_EXPIRED);
     assert_int_equal(burn(s, "bq", "CCCCCCCCCCCCCCCCCCCCCC", exp, false, &r), WR_OK);
     /* a disabled queue still burns (the API answers it before the store) */
-    wr_queue_config_t off = mkcfg(5, 1000, 0, 0, 300);
+    wr_queue_config_t off = plain_cfg();
     off.enabled = false;
     put_ok(s, "bq", off);
     assert_int_equal(burn(s, "bq", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
     assert_int_equal(burn(s, "bq", "DDDDDDDDDDDDDDDDDDDDDD", exp, false, &r), WR_OK);
     /* a burn is not a token: the line and the counters do not move */
-    assert_int_equal(sh_get(s, "bq", &r), WR_OK);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.consumed_total, 0);
+    sh_expect_queue_stats(s, "bq", SH_ST(active, 0), SH_ST(consumed_total, 0));
 }
 
 /* Expired burns are swept: after its expiry the same jti burns again. */
@@ -191,7 +177,7 @@ static void t_burn_expiry_swept(void **state)
 {
     wr_store_t *s = *state;
     sh_res_t r;
-    put_ok(s, "bx", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "bx", plain_cfg());
     int64_t soon = wr_clock_wall_us() + 300000;
     int64_t later = wr_clock_wall_us() + 300 * 1000000LL;
     assert_int_equal(burn(s, "bx", "AAAAAAAAAAAAAAAAAAAAAA", soon, false, &r), WR_OK);
@@ -213,8 +199,8 @@ static void t_burn_queues_and_delete(void **state)
     wr_store_t *s = *state;
     sh_res_t r;
     int64_t exp = wr_clock_wall_us() + 300 * 1000000LL;
-    put_ok(s, "b1", mkcfg(5, 1000, 0, 0, 300));
-    put_ok(s, "b2", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "b1", plain_cfg());
+    put_ok(s, "b2", plain_cfg());
     assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
     assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
     assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
@@ -222,7 +208,7 @@ static void t_burn_queues_and_delete(void **state)
     assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
     assert_int_equal(sh_delete(s, "b1"), WR_OK);
     assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ENOTFOUND);
-    put_ok(s, "b1", mkcfg(5, 1000, 0, 0, 300));
+    put_ok(s, "b1", plain_cfg());
     assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, true, &r), WR_OK);
     assert_int_equal(burn(s, "b1", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_OK);
     assert_int_equal(burn(s, "b2", "AAAAAAAAAAAAAAAAAAAAAA", exp, false, &r), WR_ETOKEN);
@@ -273,12 +259,8 @@ static void t_bypass_count(void **state)
     sh_res_t r;
     assert_int_equal(sh_bypass(s, "q", 1), WR_OK);
     assert_int_equal(sh_bypass(s, "q", 41), WR_OK);
-    assert_int_equal(sh_get(s, "q", &r), WR_OK);
-    assert_int_equal(r.stats.bypass_total, 42);
-    assert_int_equal(r.stats.waiting, 0);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.admitted_total, 0);
-    assert_int_equal(r.stats.stock_left, 5);
+    sh_expect_queue_stats(s, "q", SH_ST(bypass_total, 42), SH_ST(waiting, 0), SH_ST(active, 0),
+                          SH_ST(admitted_total, 0), SH_ST(stock_left, 5));
     /* the count survives a config_put */
     put_ok(s, "q", mkcfg(2, 100, 1, 10, 300));
     assert_int_equal(sh_get(s, "q", &r), WR_OK);

@@ -53,8 +53,7 @@ static void unseen_setup(wr_store_t *s, const char *q, uint32_t hold)
     join_due(s, q, 1, 1);
     expect_waiting(s, q, "u1", 1, 1);
     admit_one(s, q, &a);
-    assert_int_equal(a.admit.stats.active, 1);
-    assert_int_equal(a.admit.stats.stock_left, 4);
+    sh_expect_stats(&a.admit.stats, SH_ST(active, 1), SH_ST(stock_left, 4));
     put_ok(s, q, unseen_cfg(hold, true));
     join_n(s, q, 2, 3);
 }
@@ -68,12 +67,20 @@ static void expect_expired(wr_store_t *s, const char *q, uint64_t expired, uint6
     sh_res_t a;
     assert_int_equal(sh_admit(s, q, &a), WR_OK);
     assert_int_equal(a.admit.admitted, 0);
-    assert_int_equal(a.admit.stats.expired_total, expired);
-    assert_int_equal(a.admit.stats.unseen_expired_total, unseen);
-    assert_int_equal(a.admit.stats.held, held);
-    assert_int_equal(a.admit.stats.abandoned_total, abandoned);
-    assert_int_equal(a.admit.stats.active, 0);
-    assert_int_equal(a.admit.stats.stock_left, 5);
+    sh_expect_stats(&a.admit.stats, SH_ST(expired_total, expired),
+                    SH_ST(unseen_expired_total, unseen), SH_ST(held, held),
+                    SH_ST(abandoned_total, abandoned), SH_ST(active, 0), SH_ST(stock_left, 5));
+}
+
+/* The passes expire (1.1 s: their 1 s and a tick): the tick's counts, as
+ * expect_expired checks them, and u1 is gone (not held). */
+static void expect_u1_gone(wr_store_t *s, const char *q, uint64_t expired, uint64_t unseen,
+                           uint64_t held, uint64_t abandoned)
+{
+    sh_res_t r;
+    pass_us(s, 1100000);
+    expect_expired(s, q, expired, unseen, held, abandoned);
+    assert_int_equal(sh_status(s, q, "u1", &r), WR_ENOTINQUEUE);
 }
 
 /* K35: the pass expires unseen - its holder is held (out of every count of
@@ -84,7 +91,7 @@ static void expect_expired(wr_store_t *s, const char *q, uint64_t expired, uint6
 static void t_unseen_expiry_holds(void **state)
 {
     wr_store_t *s = *state;
-    sh_res_t r, a;
+    sh_res_t a;
     unseen_setup(s, "un", 1800);
     pass_us(s, 1100000);
     expect_expired(s, "un", 1, 1, 1, 0); /* held; the unit and the slot came back */
@@ -95,17 +102,13 @@ static void t_unseen_expiry_holds(void **state)
     c.stock_set = false;
     put_ok(s, "un", c);
     admit_one(s, "un", &a);
-    assert_int_equal(a.admit.stats.returned_total, 1);
-    assert_int_equal(a.admit.stats.held, 0);
-    assert_int_equal(a.admit.stats.waiting, 2);
-    assert_int_equal(a.admit.stats.stock_left, 4);
+    sh_expect_stats(&a.admit.stats, SH_ST(returned_total, 1), SH_ST(held, 0), SH_ST(waiting, 2),
+                    SH_ST(stock_left, 4));
     expect_admitted(s, "un", "u1"); /* this answer carries it */
     expect_waiting(s, "un", "u2", 1, 2);
     /* a seen pass that expires: gone */
     put_ok(s, "un", unseen_cfg(1800, true));
-    pass_us(s, 1100000);
-    expect_expired(s, "un", 2, 1, 0, 0);
-    assert_int_equal(sh_status(s, "un", "u1", &r), WR_ENOTINQUEUE);
+    expect_u1_gone(s, "un", 2, 1, 0, 0);
 }
 
 /* The unseen expiry happens wherever passes are swept: a poll that comes
@@ -120,10 +123,8 @@ static void t_unseen_expiry_on_poll(void **state)
     expect_held(s, "unp", "u1", 2); /* u2 and u3 wait */
     assert_int_equal(sh_join(s, "unp", "u1", &r), WR_OK);
     assert_true(r.entry.held);
-    assert_int_equal(sh_get(s, "unp", &r), WR_OK);
-    assert_int_equal(r.stats.unseen_expired_total, 1);
-    assert_int_equal(r.stats.held, 1);
-    assert_int_equal(r.stats.stock_left, 5);
+    sh_expect_queue_stats(s, "unp", SH_ST(unseen_expired_total, 1), SH_ST(held, 1),
+                          SH_ST(stock_left, 5));
 }
 
 /* awayHoldSeconds counts from the expiry: 1 s after it, a holder who has
@@ -139,9 +140,7 @@ static void t_unseen_hold_runs_out(void **state)
     expect_expired(s, "unh", 1, 1, 0, 1);
 
     unseen_setup(s, "un0", 0);
-    pass_us(s, 1100000);
-    expect_expired(s, "un0", 1, 1, 0, 1);
-    assert_int_equal(sh_status(s, "un0", "u1", &r), WR_ENOTINQUEUE);
+    expect_u1_gone(s, "un0", 1, 1, 0, 1);
 }
 
 /* Every answer that carries the pass makes it seen: a page join's too
@@ -156,9 +155,7 @@ static void t_unseen_page_join_sees(void **state)
     assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
     char jti[WR_JTI_LEN + 1];
     memcpy(jti, r.entry.jti, sizeof jti);
-    pass_us(s, 1100000);
-    expect_expired(s, "unc", 1, 0, 0, 0);
-    assert_int_equal(sh_status(s, "unc", "u1", &r), WR_ENOTINQUEUE);
+    expect_u1_gone(s, "unc", 1, 0, 0, 0);
     assert_int_equal(sh_consume(s, "unc", "u1", jti, &r), WR_ETOKEN);
 }
 

@@ -49,4 +49,5 @@ static void test_grow(void **state)
     free(z);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_grow))
+#define TESTS(X) X(test_grow)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -219,8 +219,13 @@ static void test_std(void **state)
     assert_int_equal(wr_b64_decode("Zm9v", 4, b, 2, &len), WR_ELIMIT);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc4648_encode),
-             cmocka_unit_test(test_rfc4648_decode), cmocka_unit_test(test_url_alphabet),
-             cmocka_unit_test(test_round_trip_all_bytes), cmocka_unit_test(test_encode_bounds),
-             cmocka_unit_test(test_decode_bounds), cmocka_unit_test(test_decode_rejects),
-             cmocka_unit_test(test_std))
+#define TESTS(X)                                                                                   \
+    X(test_rfc4648_encode)                                                                         \
+    X(test_rfc4648_decode)                                                                         \
+    X(test_url_alphabet)                                                                           \
+    X(test_round_trip_all_bytes)                                                                   \
+    X(test_encode_bounds)                                                                          \
+    X(test_decode_bounds)                                                                          \
+    X(test_decode_rejects)                                                                         \
+    X(test_std)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

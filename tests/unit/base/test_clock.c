@@ -54,5 +54,8 @@ static void test_timeval(void **state)
     assert_int_equal(tv.tv_usec, 0);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_monotonic), cmocka_unit_test(test_wall),
-             cmocka_unit_test(test_timeval))
+#define TESTS(X)                                                                                   \
+    X(test_monotonic)                                                                              \
+    X(test_wall)                                                                                   \
+    X(test_timeval)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -378,10 +378,18 @@ static void test_encrypted_pem_refused(void **state)
     assert_int_equal(n, 10); /* stdin untouched */
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_encrypted_pem_refused),
-             cmocka_unit_test(test_hmac_rfc4231), cmocka_unit_test(test_random),
-             cmocka_unit_test(test_equal_and_wipe), cmocka_unit_test(test_cookie_key),
-             cmocka_unit_test(test_sha256), cmocka_unit_test(test_sha1_hex),
-             cmocka_unit_test(test_ed25519_rfc8032), cmocka_unit_test(test_ed25519_pem),
-             cmocka_unit_test(test_hkdf_rfc5869), cmocka_unit_test(test_aes128gcm),
-             cmocka_unit_test(test_p256), cmocka_unit_test(test_p256_pem))
+#define TESTS(X)                                                                                   \
+    X(test_encrypted_pem_refused)                                                                  \
+    X(test_hmac_rfc4231)                                                                           \
+    X(test_random)                                                                                 \
+    X(test_equal_and_wipe)                                                                         \
+    X(test_cookie_key)                                                                             \
+    X(test_sha256)                                                                                 \
+    X(test_sha1_hex)                                                                               \
+    X(test_ed25519_rfc8032)                                                                        \
+    X(test_ed25519_pem)                                                                            \
+    X(test_hkdf_rfc5869)                                                                           \
+    X(test_aes128gcm)                                                                              \
+    X(test_p256)                                                                                   \
+    X(test_p256_pem)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

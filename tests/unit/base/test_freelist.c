@@ -70,4 +70,7 @@ static void t_bounded(void **state)
     wr_freelist_clear(&fl);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_take_give_reuse_zeroed), cmocka_unit_test(t_bounded))
+#define TESTS(X)                                                                                   \
+    X(t_take_give_reuse_zeroed)                                                                    \
+    X(t_bounded)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

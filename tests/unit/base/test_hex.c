@@ -45,4 +45,7 @@ static void test_refusals(void **state)
     assert_false(wr_hex_decode(NULL, 4, out, 2));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_round_trip), cmocka_unit_test(test_refusals))
+#define TESTS(X)                                                                                   \
+    X(test_round_trip)                                                                             \
+    X(test_refusals)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

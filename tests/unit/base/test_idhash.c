@@ -411,7 +411,12 @@ static void test_put_work_bound(void **state)
     free(big);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_basic), cmocka_unit_test(test_random_against_array),
-             cmocka_unit_test(test_reserve), cmocka_unit_test(test_model_random),
-             cmocka_unit_test(test_delete_during_migration),
-             cmocka_unit_test(test_reserve_mid_migration), cmocka_unit_test(test_put_work_bound))
+#define TESTS(X)                                                                                   \
+    X(test_basic)                                                                                  \
+    X(test_random_against_array)                                                                   \
+    X(test_reserve)                                                                                \
+    X(test_model_random)                                                                           \
+    X(test_delete_during_migration)                                                                \
+    X(test_reserve_mid_migration)                                                                  \
+    X(test_put_work_bound)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

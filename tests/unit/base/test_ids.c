@@ -185,7 +185,13 @@ static void test_rule_texts(void **state)
     assert_string_equal(WR_USER_ID_RULE, "[A-Za-z0-9._~:@+-]{1,128}");
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_queue_names), cmocka_unit_test(test_user_ids),
-             cmocka_unit_test(test_jti_and_kid), cmocka_unit_test(test_host_names),
-             cmocka_unit_test(test_labels), cmocka_unit_test(test_tokens),
-             cmocka_unit_test(test_alnum), cmocka_unit_test(test_rule_texts))
+#define TESTS(X)                                                                                   \
+    X(test_queue_names)                                                                            \
+    X(test_user_ids)                                                                               \
+    X(test_jti_and_kid)                                                                            \
+    X(test_host_names)                                                                             \
+    X(test_labels)                                                                                 \
+    X(test_tokens)                                                                                 \
+    X(test_alnum)                                                                                  \
+    X(test_rule_texts)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -271,6 +271,10 @@ static void test_async_stalled_reader(void **state)
     unlink(fifo);
 }
 
-WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_json_fields), cmocka_unit_test(test_text),
-             cmocka_unit_test(test_access_and_reopen), cmocka_unit_test(test_open_fails),
-             cmocka_unit_test(test_async_stalled_reader))
+#define TESTS(X)                                                                                   \
+    X(test_json_fields)                                                                            \
+    X(test_text)                                                                                   \
+    X(test_access_and_reopen)                                                                      \
+    X(test_open_fails)                                                                             \
+    X(test_async_stalled_reader)
+WR_UNIT_MAIN(setup, teardown, TESTS)

@@ -122,6 +122,8 @@ static void test_used_before_described(void **state)
     wr_metrics_free(m);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rows_well_formed),
-             cmocka_unit_test(test_registered_by_group),
-             cmocka_unit_test(test_used_before_described))
+#define TESTS(X)                                                                                   \
+    X(test_rows_well_formed)                                                                       \
+    X(test_registered_by_group)                                                                    \
+    X(test_used_before_described)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -338,9 +338,13 @@ static void test_custom_buckets_and_real_counter(void **state)
     wr_metrics_free(m);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_custom_buckets_and_real_counter),
-             cmocka_unit_test(test_render_exact), cmocka_unit_test(test_empty_and_implicit),
-             cmocka_unit_test(test_type_mismatch_and_labels_cap),
-             cmocka_unit_test(test_series_grow_without_a_cap),
-             cmocka_unit_test(test_remove_matching), cmocka_unit_test(test_remove_one),
-             cmocka_unit_test(test_histogram_buckets))
+#define TESTS(X)                                                                                   \
+    X(test_custom_buckets_and_real_counter)                                                        \
+    X(test_render_exact)                                                                           \
+    X(test_empty_and_implicit)                                                                     \
+    X(test_type_mismatch_and_labels_cap)                                                           \
+    X(test_series_grow_without_a_cap)                                                              \
+    X(test_remove_matching)                                                                        \
+    X(test_remove_one)                                                                             \
+    X(test_histogram_buckets)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -25,4 +25,5 @@ static void test_names(void **state)
     assert_null(wr_names_get(names, 3, 7, NULL));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_names))
+#define TESTS(X) X(test_names)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -217,6 +217,10 @@ static void test_checkpoint(void **state)
     assert_int_equal(wr_checkpoint_open(&v, note, len, &cp), WR_EAUTH);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_go_vectors), cmocka_unit_test(test_spec_key),
-             cmocka_unit_test(test_bad_verifier_keys), cmocka_unit_test(test_note_forgeries),
-             cmocka_unit_test(test_checkpoint))
+#define TESTS(X)                                                                                   \
+    X(test_go_vectors)                                                                             \
+    X(test_spec_key)                                                                               \
+    X(test_bad_verifier_keys)                                                                      \
+    X(test_note_forgeries)                                                                         \
+    X(test_checkpoint)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

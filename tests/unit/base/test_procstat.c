@@ -44,4 +44,5 @@ static void test_read(void **state)
     assert_true(b.start_time_seconds == a.start_time_seconds);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_read))
+#define TESTS(X) X(test_read)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

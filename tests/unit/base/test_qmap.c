@@ -121,5 +121,8 @@ static void test_many_and_iteration(void **state)
     wr_qmap_free(m);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_basic), cmocka_unit_test(test_refused),
-             cmocka_unit_test(test_many_and_iteration))
+#define TESTS(X)                                                                                   \
+    X(test_basic)                                                                                  \
+    X(test_refused)                                                                                \
+    X(test_many_and_iteration)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -72,5 +72,9 @@ static void test_entropy(void **state)
     wr_rng_entropy(NULL, 0);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_known_sequence), cmocka_unit_test(test_seeds),
-             cmocka_unit_test(test_unit_range), cmocka_unit_test(test_entropy))
+#define TESTS(X)                                                                                   \
+    X(test_known_sequence)                                                                         \
+    X(test_seeds)                                                                                  \
+    X(test_unit_range)                                                                             \
+    X(test_entropy)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -49,5 +49,7 @@ static void test_every_input_counts(void **state)
     }
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reference),
-             cmocka_unit_test(test_every_input_counts))
+#define TESTS(X)                                                                                   \
+    X(test_reference)                                                                              \
+    X(test_every_input_counts)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

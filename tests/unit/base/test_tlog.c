@@ -391,6 +391,9 @@ static void test_frontier_nodes(void **state)
     assert_int_equal(count, 15); /* 8 leaves + 4 + 2 + 1 */
 }
 
-WR_UNIT_MAIN(sha_setup, sha_teardown, cmocka_unit_test(test_ct_roots),
-             cmocka_unit_test(test_ct_proofs), cmocka_unit_test(test_all_sizes),
-             cmocka_unit_test(test_frontier_nodes))
+#define TESTS(X)                                                                                   \
+    X(test_ct_roots)                                                                               \
+    X(test_ct_proofs)                                                                              \
+    X(test_all_sizes)                                                                              \
+    X(test_frontier_nodes)
+WR_UNIT_MAIN(sha_setup, sha_teardown, TESTS)

@@ -361,7 +361,12 @@ static void t_window_p95(void **state)
     assert_int_equal(w.count, WR_AUTOTUNE_WINDOW_N);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_step_down_converges),
-             cmocka_unit_test(t_step_up_recovers), cmocka_unit_test(t_bounds),
-             cmocka_unit_test(t_holds_without_reports), cmocka_unit_test(t_rules),
-             cmocka_unit_test(t_slow_at_any_rate), cmocka_unit_test(t_window_p95))
+#define TESTS(X)                                                                                   \
+    X(t_step_down_converges)                                                                       \
+    X(t_step_up_recovers)                                                                          \
+    X(t_bounds)                                                                                    \
+    X(t_holds_without_reports)                                                                     \
+    X(t_rules)                                                                                     \
+    X(t_slow_at_any_rate)                                                                          \
+    X(t_window_p95)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -493,21 +493,45 @@ static void test_parse(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_CLOSED), "closed");
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_OPEN), "open");
-    assert_string_equal(wr_breaker_state_name(WR_BREAKER_HALF_OPEN), "half_open");
-    assert_string_equal(wr_breaker_why_name(WR_BREAKER_WHY_PROBES_OK), "probes_succeeded");
+    /* every state and every reason by the name breaker.h gives it; any
+     * other value is "unknown" */
+    static const struct {
+        wr_breaker_state_t state;
+        const char *name;
+    } states[] = {{WR_BREAKER_CLOSED, "closed"},
+                  {WR_BREAKER_OPEN, "open"},
+                  {WR_BREAKER_HALF_OPEN, "half_open"}};
+    static const struct {
+        wr_breaker_why_t why;
+        const char *name;
+    } whys[] = {{WR_BREAKER_WHY_FAILURE_RATE, "failure_rate"},
+                {WR_BREAKER_WHY_CONSECUTIVE, "consecutive_failures"},
+                {WR_BREAKER_WHY_SLOW_RATE, "slow_call_rate"},
+                {WR_BREAKER_WHY_WAIT_OVER, "wait_over"},
+                {WR_BREAKER_WHY_PROBE_FAILED, "probe_failed"},
+                {WR_BREAKER_WHY_PROBES_OK, "probes_succeeded"}};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        assert_string_equal(wr_breaker_state_name(states[i].state), states[i].name);
+    for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
+        assert_string_equal(wr_breaker_why_name(whys[i].why), whys[i].name);
+    assert_string_equal(wr_breaker_state_name((wr_breaker_state_t)3), "unknown");
+    assert_string_equal(wr_breaker_why_name((wr_breaker_why_t)6), "unknown");
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_defaults), cmocka_unit_test(test_bad_options),
-             cmocka_unit_test(test_consecutive_failures_open),
-             cmocka_unit_test(test_failure_rate_window_arithmetic),
-             cmocka_unit_test(test_failure_rate_boundary), cmocka_unit_test(test_min_calls),
-             cmocka_unit_test(test_slow_calls_open),
-             cmocka_unit_test(test_open_refuses_then_half_open),
-             cmocka_unit_test(test_half_open_probe_limit_and_close),
-             cmocka_unit_test(test_backoff_doubles_caps_and_resets),
-             cmocka_unit_test(test_slow_probe_reopens),
-             cmocka_unit_test(test_stale_permits_ignored),
-             cmocka_unit_test(test_cancel_frees_probe_slot), cmocka_unit_test(test_parse),
-             cmocka_unit_test(test_names))
+#define TESTS(X)                                                                                   \
+    X(test_defaults)                                                                               \
+    X(test_bad_options)                                                                            \
+    X(test_consecutive_failures_open)                                                              \
+    X(test_failure_rate_window_arithmetic)                                                         \
+    X(test_failure_rate_boundary)                                                                  \
+    X(test_min_calls)                                                                              \
+    X(test_slow_calls_open)                                                                        \
+    X(test_open_refuses_then_half_open)                                                            \
+    X(test_half_open_probe_limit_and_close)                                                        \
+    X(test_backoff_doubles_caps_and_resets)                                                        \
+    X(test_slow_probe_reopens)                                                                     \
+    X(test_stale_permits_ignored)                                                                  \
+    X(test_cancel_frees_probe_slot)                                                                \
+    X(test_parse)                                                                                  \
+    X(test_names)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -372,7 +372,12 @@ static void test_names(void **state)
     assert_false(wr_bypass_valid_name(NULL, 0));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_parse_refusals), cmocka_unit_test(test_parse_render),
-             cmocka_unit_test(test_paths), cmocka_unit_test(test_cidrs),
-             cmocka_unit_test(test_headers), cmocka_unit_test(test_order),
-             cmocka_unit_test(test_names))
+#define TESTS(X)                                                                                   \
+    X(test_parse_refusals)                                                                         \
+    X(test_parse_render)                                                                           \
+    X(test_paths)                                                                                  \
+    X(test_cidrs)                                                                                  \
+    X(test_headers)                                                                                \
+    X(test_order)                                                                                  \
+    X(test_names)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

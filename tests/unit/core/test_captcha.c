@@ -339,7 +339,12 @@ static void test_verdict_is_for_this_widget(void **state)
 #undef V
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_url_parse), cmocka_unit_test(test_script_and_csp),
-             cmocka_unit_test(test_render), cmocka_unit_test(test_form),
-             cmocka_unit_test(test_response_ok), cmocka_unit_test(test_verdict),
-             cmocka_unit_test(test_verdict_is_for_this_widget))
+#define TESTS(X)                                                                                   \
+    X(test_url_parse)                                                                              \
+    X(test_script_and_csp)                                                                         \
+    X(test_render)                                                                                 \
+    X(test_form)                                                                                   \
+    X(test_response_ok)                                                                            \
+    X(test_verdict)                                                                                \
+    X(test_verdict_is_for_this_widget)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

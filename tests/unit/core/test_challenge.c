@@ -348,9 +348,15 @@ static void test_spent_id(void **state)
     wr_challenge_key_free(other);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_keyed_hmac_matches),
-             cmocka_unit_test(test_sha256_digest), cmocka_unit_test(test_zero_bits),
-             cmocka_unit_test(test_issue_format), cmocka_unit_test(test_check_reasons),
-             cmocka_unit_test(test_counts_own_bits), cmocka_unit_test(test_tampered_and_malformed),
-             cmocka_unit_test(test_previous_key), cmocka_unit_test(test_solve),
-             cmocka_unit_test(test_spent_id))
+#define TESTS(X)                                                                                   \
+    X(test_keyed_hmac_matches)                                                                     \
+    X(test_sha256_digest)                                                                          \
+    X(test_zero_bits)                                                                              \
+    X(test_issue_format)                                                                           \
+    X(test_check_reasons)                                                                          \
+    X(test_counts_own_bits)                                                                        \
+    X(test_tampered_and_malformed)                                                                 \
+    X(test_previous_key)                                                                           \
+    X(test_solve)                                                                                  \
+    X(test_spent_id)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -309,7 +309,13 @@ static void test_codes(void **state)
     assert_string_equal(wr_groups_code_reason_name(WR_CODE_EXPIRED), "expired");
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_names), cmocka_unit_test(test_split_basic),
-             cmocka_unit_test(test_split_held), cmocka_unit_test(test_split_share_floor),
-             cmocka_unit_test(test_split_exact), cmocka_unit_test(test_eta_rate),
-             cmocka_unit_test(test_share_micro), cmocka_unit_test(test_codes))
+#define TESTS(X)                                                                                   \
+    X(test_names)                                                                                  \
+    X(test_split_basic)                                                                            \
+    X(test_split_held)                                                                             \
+    X(test_split_share_floor)                                                                      \
+    X(test_split_exact)                                                                            \
+    X(test_eta_rate)                                                                               \
+    X(test_share_micro)                                                                            \
+    X(test_codes)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -137,5 +137,8 @@ static void test_autotune_columns(void **state)
     wr_history_free(h);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_samples_and_rates),
-             cmocka_unit_test(test_ring_wraps), cmocka_unit_test(test_autotune_columns))
+#define TESTS(X)                                                                                   \
+    X(test_samples_and_rates)                                                                      \
+    X(test_ring_wraps)                                                                             \
+    X(test_autotune_columns)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

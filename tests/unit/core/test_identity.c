@@ -484,9 +484,17 @@ static void test_account_cookie(void **state)
     assert_false(wr_identity_verify(KEY, KEY_LEN, cookie, strlen(cookie), &v));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_sign), cmocka_unit_test(test_known_cookie),
-             cmocka_unit_test(test_first_format_still_verifies), cmocka_unit_test(test_mint),
-             cmocka_unit_test(test_verify_rejects), cmocka_unit_test(test_find_cookie),
-             cmocka_unit_test(test_find_then_verify), cmocka_unit_test(test_find_bounded),
-             cmocka_unit_test(test_should_renew), cmocka_unit_test(test_find_visitor),
-             cmocka_unit_test(test_next_cookie), cmocka_unit_test(test_account_cookie))
+#define TESTS(X)                                                                                   \
+    X(test_sign)                                                                                   \
+    X(test_known_cookie)                                                                           \
+    X(test_first_format_still_verifies)                                                            \
+    X(test_mint)                                                                                   \
+    X(test_verify_rejects)                                                                         \
+    X(test_find_cookie)                                                                            \
+    X(test_find_then_verify)                                                                       \
+    X(test_find_bounded)                                                                           \
+    X(test_should_renew)                                                                           \
+    X(test_find_visitor)                                                                           \
+    X(test_next_cookie)                                                                            \
+    X(test_account_cookie)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -243,6 +243,10 @@ static void test_group_claim(void **state)
                      WR_EINVAL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_group_claim), cmocka_unit_test(test_valid),
-             cmocka_unit_test(test_reasons), cmocka_unit_test(test_sign_errors),
-             cmocka_unit_test(test_not_before))
+#define TESTS(X)                                                                                   \
+    X(test_group_claim)                                                                            \
+    X(test_valid)                                                                                  \
+    X(test_reasons)                                                                                \
+    X(test_sign_errors)                                                                            \
+    X(test_not_before)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -214,6 +214,9 @@ static void test_ids_and_draw(void **state)
     wr_crypto_sha256_free(h);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_encode_each_kind),
-             cmocka_unit_test(test_encode_refuses), cmocka_unit_test(test_parse_refuses),
-             cmocka_unit_test(test_ids_and_draw))
+#define TESTS(X)                                                                                   \
+    X(test_encode_each_kind)                                                                       \
+    X(test_encode_refuses)                                                                         \
+    X(test_parse_refuses)                                                                          \
+    X(test_ids_and_draw)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -320,6 +320,9 @@ static void test_randomized(void **state)
     wr_logreplay_free(r);
 }
 
-WR_UNIT_MAIN(sha_setup, sha_teardown, cmocka_unit_test(test_correct_sale),
-             cmocka_unit_test(test_overtakes), cmocka_unit_test(test_bad_draws),
-             cmocka_unit_test(test_randomized))
+#define TESTS(X)                                                                                   \
+    X(test_correct_sale)                                                                           \
+    X(test_overtakes)                                                                              \
+    X(test_bad_draws)                                                                              \
+    X(test_randomized)
+WR_UNIT_MAIN(sha_setup, sha_teardown, TESTS)

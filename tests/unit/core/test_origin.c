@@ -198,6 +198,10 @@ static void test_add_param(void **state)
     assert_false(wr_origin_add_param("https://a.example/x", "wr_token", "T", out, 10));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_parse), cmocka_unit_test(test_of_url),
-             cmocka_unit_test(test_return_allowed), cmocka_unit_test(test_return_tricks),
-             cmocka_unit_test(test_add_param))
+#define TESTS(X)                                                                                   \
+    X(test_parse)                                                                                  \
+    X(test_of_url)                                                                                 \
+    X(test_return_allowed)                                                                         \
+    X(test_return_tricks)                                                                          \
+    X(test_add_param)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -269,5 +269,8 @@ static void test_allow_and_checks(void **state)
     assert_int_equal(wr_pushaddr_allow_add(&full, "h.test"), WR_ELIMIT);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_parse), cmocka_unit_test(test_address_rule),
-             cmocka_unit_test(test_allow_and_checks))
+#define TESTS(X)                                                                                   \
+    X(test_parse)                                                                                  \
+    X(test_address_rule)                                                                           \
+    X(test_allow_and_checks)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

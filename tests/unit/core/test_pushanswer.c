@@ -82,5 +82,8 @@ static void test_backoff(void **state)
     assert_int_equal(wr_pushanswer_backoff_ms(0, 0, 800), 1);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_status), cmocka_unit_test(test_retry_after),
-             cmocka_unit_test(test_backoff))
+#define TESTS(X)                                                                                   \
+    X(test_status)                                                                                 \
+    X(test_retry_after)                                                                            \
+    X(test_backoff)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

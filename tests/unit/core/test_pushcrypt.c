@@ -156,5 +156,8 @@ static void test_limits(void **state)
     assert_int_equal(wr_pushcrypt_encrypt(NULL, auth, pt, 10, body, sizeof body, &n), WR_EINVAL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc8291_vector),
-             cmocka_unit_test(test_roundtrip_fresh), cmocka_unit_test(test_limits))
+#define TESTS(X)                                                                                   \
+    X(test_rfc8291_vector)                                                                         \
+    X(test_roundtrip_fresh)                                                                        \
+    X(test_limits)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

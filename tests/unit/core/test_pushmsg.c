@@ -148,5 +148,8 @@ static void test_fallbacks(void **state)
         WR_EINVAL);
 }
 
-WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_exact), cmocka_unit_test(test_every_language),
-             cmocka_unit_test(test_fallbacks))
+#define TESTS(X)                                                                                   \
+    X(test_exact)                                                                                  \
+    X(test_every_language)                                                                         \
+    X(test_fallbacks)
+WR_UNIT_MAIN(setup, teardown, TESTS)

@@ -175,4 +175,7 @@ static void test_topic(void **state)
     assert_int_equal(wr_pushsub_topic(secret, 32, "sale", "", b), WR_EINVAL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reasons), cmocka_unit_test(test_topic))
+#define TESTS(X)                                                                                   \
+    X(test_reasons)                                                                                \
+    X(test_topic)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

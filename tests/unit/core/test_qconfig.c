@@ -1840,20 +1840,36 @@ static void test_groups(void **state)
     json_decref(p);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_defaults), cmocka_unit_test(test_full_config),
-             cmocka_unit_test(test_derived_rate), cmocka_unit_test(test_put_errors),
-             cmocka_unit_test(test_target_url_length),
-             cmocka_unit_test(test_unknown_field_name_truncated), cmocka_unit_test(test_roundtrip),
-             cmocka_unit_test(test_to_json_shape), cmocka_unit_test(test_autotune),
-             cmocka_unit_test(test_patch), cmocka_unit_test(test_fail_policy_names),
-             cmocka_unit_test(test_invite_return_fields), cmocka_unit_test(test_session_seconds),
-             cmocka_unit_test(test_idle_timeout_seconds),
-             cmocka_unit_test(test_away_hold_and_poll_max), cmocka_unit_test(test_challenge_bits),
-             cmocka_unit_test(test_opens_at), cmocka_unit_test(test_epoch_ms_fields),
-             cmocka_unit_test(test_page), cmocka_unit_test(test_captcha),
-             cmocka_unit_test(test_public_log_and_draw), cmocka_unit_test(test_bypass),
-             cmocka_unit_test(test_table_unique), cmocka_unit_test(test_sale_end_fields),
-             cmocka_unit_test(test_notice_by_lang), cmocka_unit_test(test_table_defaults),
-             cmocka_unit_test(test_table_roundtrip), cmocka_unit_test(test_table_store_values),
-             cmocka_unit_test(test_table_scripts_read_store_fields),
-             cmocka_unit_test(test_check_fields), cmocka_unit_test(test_groups))
+#define TESTS(X)                                                                                   \
+    X(test_defaults)                                                                               \
+    X(test_full_config)                                                                            \
+    X(test_derived_rate)                                                                           \
+    X(test_put_errors)                                                                             \
+    X(test_target_url_length)                                                                      \
+    X(test_unknown_field_name_truncated)                                                           \
+    X(test_roundtrip)                                                                              \
+    X(test_to_json_shape)                                                                          \
+    X(test_autotune)                                                                               \
+    X(test_patch)                                                                                  \
+    X(test_fail_policy_names)                                                                      \
+    X(test_invite_return_fields)                                                                   \
+    X(test_session_seconds)                                                                        \
+    X(test_idle_timeout_seconds)                                                                   \
+    X(test_away_hold_and_poll_max)                                                                 \
+    X(test_challenge_bits)                                                                         \
+    X(test_opens_at)                                                                               \
+    X(test_epoch_ms_fields)                                                                        \
+    X(test_page)                                                                                   \
+    X(test_captcha)                                                                                \
+    X(test_public_log_and_draw)                                                                    \
+    X(test_bypass)                                                                                 \
+    X(test_table_unique)                                                                           \
+    X(test_sale_end_fields)                                                                        \
+    X(test_notice_by_lang)                                                                         \
+    X(test_table_defaults)                                                                         \
+    X(test_table_roundtrip)                                                                        \
+    X(test_table_store_values)                                                                     \
+    X(test_table_scripts_read_store_fields)                                                        \
+    X(test_check_fields)                                                                           \
+    X(test_groups)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -1075,18 +1075,27 @@ static void test_poll_far(void **state)
     assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143, 0.0), 30000);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_poll_bands), cmocka_unit_test(test_slowest_band),
-             cmocka_unit_test(test_retry_after_jitter), cmocka_unit_test(test_eta),
-             cmocka_unit_test(test_admission_delay), cmocka_unit_test(test_expected_admission),
-             cmocka_unit_test(test_retry_after_eta),
-             cmocka_unit_test(test_retry_after_eta_poll_count),
-             cmocka_unit_test(test_retry_after_eta_idle_cap),
-             cmocka_unit_test(test_budget_exact_175),
-             cmocka_unit_test(test_budget_fractional_long_run),
-             cmocka_unit_test(test_budget_pause_and_catchup),
-             cmocka_unit_test(test_budget_idempotent_and_settle),
-             cmocka_unit_test(test_budget_clock_steps_back), cmocka_unit_test(test_rate_window),
-             cmocka_unit_test(test_rate_window_tick_idle), cmocka_unit_test(test_retry_cap_idle),
-             cmocka_unit_test(test_degraded_brake), cmocka_unit_test(test_closed_retry),
-             cmocka_unit_test(test_poll_far), cmocka_unit_test(test_retry_plan_passes_over_away),
-             cmocka_unit_test(test_passed_over_rule))
+#define TESTS(X)                                                                                   \
+    X(test_poll_bands)                                                                             \
+    X(test_slowest_band)                                                                           \
+    X(test_retry_after_jitter)                                                                     \
+    X(test_eta)                                                                                    \
+    X(test_admission_delay)                                                                        \
+    X(test_expected_admission)                                                                     \
+    X(test_retry_after_eta)                                                                        \
+    X(test_retry_after_eta_poll_count)                                                             \
+    X(test_retry_after_eta_idle_cap)                                                               \
+    X(test_budget_exact_175)                                                                       \
+    X(test_budget_fractional_long_run)                                                             \
+    X(test_budget_pause_and_catchup)                                                               \
+    X(test_budget_idempotent_and_settle)                                                           \
+    X(test_budget_clock_steps_back)                                                                \
+    X(test_rate_window)                                                                            \
+    X(test_rate_window_tick_idle)                                                                  \
+    X(test_retry_cap_idle)                                                                         \
+    X(test_degraded_brake)                                                                         \
+    X(test_closed_retry)                                                                           \
+    X(test_poll_far)                                                                               \
+    X(test_retry_plan_passes_over_away)                                                            \
+    X(test_passed_over_rule)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -258,9 +258,13 @@ static void test_client_addr(void **state)
     assert_string_equal(out, "127.0.0.1");
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_bucket_burst_then_rate),
-             cmocka_unit_test(test_fractional_rate_and_clock_step_back),
-             cmocka_unit_test(test_off_allows_everything),
-             cmocka_unit_test(test_lru_bound_under_flood),
-             cmocka_unit_test(test_forget_reuses_entries), cmocka_unit_test(test_pacing),
-             cmocka_unit_test(test_cidrs_parse), cmocka_unit_test(test_client_addr))
+#define TESTS(X)                                                                                   \
+    X(test_bucket_burst_then_rate)                                                                 \
+    X(test_fractional_rate_and_clock_step_back)                                                    \
+    X(test_off_allows_everything)                                                                  \
+    X(test_lru_bound_under_flood)                                                                  \
+    X(test_forget_reuses_entries)                                                                  \
+    X(test_pacing)                                                                                 \
+    X(test_cidrs_parse)                                                                            \
+    X(test_client_addr)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

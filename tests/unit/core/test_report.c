@@ -103,6 +103,8 @@ static void test_answer_from_fields(void **state)
     assert_null(wr_report_new("q", t0 + 1, t0 + MIN, -1)); /* not minute starts */
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_minute_rounding),
-             cmocka_unit_test(test_buckets_and_percentiles),
-             cmocka_unit_test(test_answer_from_fields))
+#define TESTS(X)                                                                                   \
+    X(test_minute_rounding)                                                                        \
+    X(test_buckets_and_percentiles)                                                                \
+    X(test_answer_from_fields)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -63,4 +63,7 @@ static void test_full_table(void **state)
     wr_seencache_free(c);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_window), cmocka_unit_test(test_full_table))
+#define TESTS(X)                                                                                   \
+    X(test_window)                                                                                 \
+    X(test_full_table)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -809,13 +809,23 @@ static void test_bypass_claim(void **state)
     }
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc7515_a1_signature),
-             cmocka_unit_test(test_rfc7515_a1_verify), cmocka_unit_test(test_sign_exact_encoding),
-             cmocka_unit_test(test_sign_verify_round_trip), cmocka_unit_test(test_sign_rejects),
-             cmocka_unit_test(test_verify_fixed_token), cmocka_unit_test(test_alg_pinned),
-             cmocka_unit_test(test_bad_header), cmocka_unit_test(test_wrong_secret),
-             cmocka_unit_test(test_mac_before_claims), cmocka_unit_test(test_structure),
-             cmocka_unit_test(test_length_limit), cmocka_unit_test(test_claims),
-             cmocka_unit_test(test_jti), cmocka_unit_test(test_reason_names),
-             cmocka_unit_test(test_kid_keyring), cmocka_unit_test(test_fail_open_claim),
-             cmocka_unit_test(test_bypass_claim))
+#define TESTS(X)                                                                                   \
+    X(test_rfc7515_a1_signature)                                                                   \
+    X(test_rfc7515_a1_verify)                                                                      \
+    X(test_sign_exact_encoding)                                                                    \
+    X(test_sign_verify_round_trip)                                                                 \
+    X(test_sign_rejects)                                                                           \
+    X(test_verify_fixed_token)                                                                     \
+    X(test_alg_pinned)                                                                             \
+    X(test_bad_header)                                                                             \
+    X(test_wrong_secret)                                                                           \
+    X(test_mac_before_claims)                                                                      \
+    X(test_structure)                                                                              \
+    X(test_length_limit)                                                                           \
+    X(test_claims)                                                                                 \
+    X(test_jti)                                                                                    \
+    X(test_reason_names)                                                                           \
+    X(test_kid_keyring)                                                                            \
+    X(test_fail_open_claim)                                                                        \
+    X(test_bypass_claim)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

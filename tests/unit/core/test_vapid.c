@@ -208,6 +208,9 @@ static void test_cache(void **state)
     wr_vapid_free(NULL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_rfc8292_example),
-             cmocka_unit_test(test_jwt_and_header), cmocka_unit_test(test_subjects),
-             cmocka_unit_test(test_cache))
+#define TESTS(X)                                                                                   \
+    X(test_rfc8292_example)                                                                        \
+    X(test_jwt_and_header)                                                                         \
+    X(test_subjects)                                                                               \
+    X(test_cache)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

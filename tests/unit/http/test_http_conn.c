@@ -582,20 +582,21 @@ static void test_orphan(void **state)
     assert_int_equal(env.n_free_reqs, 1); /* the first; the orphan was freed */
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_pipeline_limit, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_split_every_byte, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_head_and_http10, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_upgrade_answered_then_closed, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_versions_and_forms, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_expect, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_smuggling_set, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_error_after_pipelined, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_repeated_length_and_no_allocation, setup,
-                                             teardown),
-             cmocka_unit_test_setup_teardown(test_close_answer_is_the_last, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_free_list_keeps_bounded, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_orphan, setup, teardown))
+#define TESTS(X)                                                                                   \
+    X(test_keep_alive)                                                                             \
+    X(test_pipelining)                                                                             \
+    X(test_pipeline_limit)                                                                         \
+    X(test_split_every_byte)                                                                       \
+    X(test_head_and_http10)                                                                        \
+    X(test_upgrade_answered_then_closed)                                                           \
+    X(test_versions_and_forms)                                                                     \
+    X(test_expect)                                                                                 \
+    X(test_smuggling_set)                                                                          \
+    X(test_limits)                                                                                 \
+    X(test_request_timeout)                                                                        \
+    X(test_error_after_pipelined)                                                                  \
+    X(test_repeated_length_and_no_allocation)                                                      \
+    X(test_close_answer_is_the_last)                                                               \
+    X(test_free_list_keeps_bounded)                                                                \
+    X(test_orphan)
+WR_UNIT_MAIN_EACH(setup, teardown, TESTS)

@@ -147,4 +147,7 @@ static void test_lang_match(void **state)
     assert_false(wr_lang_code_ok("abcdefghi"));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_lang), cmocka_unit_test(test_lang_match))
+#define TESTS(X)                                                                                   \
+    X(test_lang)                                                                                   \
+    X(test_lang_match)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -82,6 +82,29 @@ static char *render(const wr_page_view_t *v)
     return html;
 }
 
+/* v renders (render) with every string listed in it (expect_page), or
+ * with none of them (expect_page_lacks); the first string that is not as
+ * wanted fails the test at the caller's line.
+ *   expect_page(&v, "data-state=\"full\"", "data-retry-ms=\"5000\"");
+ *   expect_page_lacks(&v, "<script>alert"); */
+#define expect_page(v, ...)                                                                        \
+    expect_page_at((v), true, (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+#define expect_page_lacks(v, ...)                                                                  \
+    expect_page_at((v), false, (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+static void expect_page_at(const wr_page_view_t *v, bool present, const char *const *needles,
+                           const char *file, int line)
+{
+    char *html = render(v);
+    for (; *needles; needles++) {
+        if (!strstr(html, *needles) == present) {
+            print_error("%s \"%s\" in the page\n", present ? "no" : "a", *needles);
+            free(html);
+            _fail(file, line);
+        }
+    }
+    free(html);
+}
+
 static void test_render_waiting_values(void **state)
 {
     (void)state;
@@ -123,14 +146,11 @@ static void test_render_korean_and_eta_minutes(void **state)
     v.lang = "ko";
     v.eta_seconds = 61; /* ceil(61 / 60) = 2 minutes */
     v.retry_after_ms = 250;
-    char *html = render(&v);
-    assert_non_null(strstr(html, "<html lang=\"ko\" dir=\"ltr\">"));
-    assert_non_null(strstr(html, "<dd id=\"eta\">약 2분</dd>"));
-    assert_non_null(strstr(html, "이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다."));
-    assert_null(strstr(html, "127"));
-    /* 250 ms rounds up to 1 s, and the floor is 2 s */
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
-    free(html);
+    expect_page(&v, "<html lang=\"ko\" dir=\"ltr\">", "<dd id=\"eta\">약 2분</dd>",
+                "이 페이지를 열어 두세요. 자동으로 갱신되며 순서는 유지됩니다.",
+                /* 250 ms rounds up to 1 s, and the floor is 2 s */
+                "http-equiv=\"refresh\" content=\"2\"");
+    expect_page_lacks(&v, "127");
 }
 
 static void test_render_paused_eta_unknown(void **state)
@@ -138,10 +158,7 @@ static void test_render_paused_eta_unknown(void **state)
     (void)state;
     wr_page_view_t v = waiting_view();
     v.eta_seconds = -1;
-    char *html = render(&v);
-    assert_non_null(strstr(html, "data-eta=\"-1\""));
-    assert_non_null(strstr(html, "<dd id=\"eta\">paused for now</dd>"));
-    free(html);
+    expect_page(&v, "data-eta=\"-1\"", "<dd id=\"eta\">paused for now</dd>");
 }
 
 static void test_escaping_target_url(void **state)
@@ -165,12 +182,9 @@ static void test_escaping_state_and_queue(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "<b>\"x\"</b>"; /* not a known state: rendered as unavailable */
     v.queue = "a<b&c";
-    char *html = render(&v);
-    assert_null(strstr(html, "<b>"));
-    assert_null(strstr(html, "a<b"));
-    assert_non_null(strstr(html, "data-queue=\"a&lt;b&amp;c\""));
-    assert_non_null(strstr(html, "<body class=\"page-queue\" data-state=\"unavailable\" "));
-    free(html);
+    expect_page(&v, "data-queue=\"a&lt;b&amp;c\"",
+                "<body class=\"page-queue\" data-state=\"unavailable\" ");
+    expect_page_lacks(&v, "<b>", "a<b");
 }
 
 static void test_admitted_refresh_goes_to_target(void **state)
@@ -179,17 +193,11 @@ static void test_admitted_refresh_goes_to_target(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "admitted";
     v.target_url = "/shop?a=1&b=2";
-    char *html = render(&v);
-    assert_non_null(strstr(html, "content=\"0; url=/shop?a=1&amp;b=2\""));
     /* a waiting-only number is not shown for an admitted user */
-    assert_non_null(strstr(html, "data-position=\"0\""));
-    free(html);
+    expect_page(&v, "content=\"0; url=/shop?a=1&amp;b=2\"", "data-position=\"0\"");
 
     v.target_url = "";
-    html = render(&v);
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    assert_non_null(strstr(html, "You&#39;re in.")); /* ' escaped */
-    free(html);
+    expect_page(&v, "http-equiv=\"refresh\" content=\"\"", "You&#39;re in."); /* ' escaped */
 }
 
 /* 1.1: tokenInQuery puts the pass in the no-script redirect to another
@@ -202,21 +210,13 @@ static void test_admitted_token_in_query(void **state)
     v.target_url = "https://shop.example/c?x=1#f";
     v.token_in_query = true;
     v.token = "aaa.bbb.ccc";
-    char *html = render(&v);
-    assert_non_null(
-        strstr(html, "content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\""));
-    assert_non_null(strstr(html, "data-token-in-query=\"1\""));
-    free(html);
+    expect_page(&v, "content=\"0; url=https://shop.example/c?x=1&amp;wr_token=aaa.bbb.ccc#f\"",
+                "data-token-in-query=\"1\"");
     v.target_url = "/c";
-    html = render(&v);
-    assert_non_null(strstr(html, "content=\"0; url=/c\""));
-    free(html);
+    expect_page(&v, "content=\"0; url=/c\"");
     v.token_in_query = false;
     v.target_url = "https://shop.example/c";
-    html = render(&v);
-    assert_non_null(strstr(html, "content=\"0; url=https://shop.example/c\""));
-    assert_non_null(strstr(html, "data-token-in-query=\"0\""));
-    free(html);
+    expect_page(&v, "content=\"0; url=https://shop.example/c\"", "data-token-in-query=\"0\"");
 }
 
 /* 1.1: a join refused for its invite says why. */
@@ -226,44 +226,27 @@ static void test_invite_state(void **state)
     wr_page_view_t v = waiting_view();
     v.state = "invite";
     v.reason = "expired";
-    char *html = render(&v);
-    assert_non_null(strstr(html, "data-state=\"invite\""));
-    assert_non_null(strstr(html, "data-reason=\"expired\""));
-    assert_non_null(strstr(html, "Your invitation has expired."));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    free(html);
+    expect_page(&v, "data-state=\"invite\"", "data-reason=\"expired\"",
+                "Your invitation has expired.", "http-equiv=\"refresh\" content=\"\"");
     v.reason = "missing";
-    html = render(&v);
-    assert_non_null(strstr(html, "by invitation only"));
-    free(html);
+    expect_page(&v, "by invitation only");
     v.reason = "signature";
-    html = render(&v);
-    assert_non_null(strstr(html, "not valid for this line"));
-    free(html);
+    expect_page(&v, "not valid for this line");
 }
 
 static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
     wr_page_view_t v = state_view("full");
-    char *html = render(&v);
     /* the api sends Retry-After: 5 with a full line */
-    assert_non_null(strstr(html, "data-retry-ms=\"5000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
-    assert_non_null(strstr(html, "The line is full right now. We will try again in 5 s."));
-    free(html);
+    expect_page(&v, "data-retry-ms=\"5000\"", "http-equiv=\"refresh\" content=\"5\"",
+                "The line is full right now. We will try again in 5 s.");
 
     v.state = "unavailable";
-    html = render(&v);
-    assert_non_null(strstr(html, "data-retry-ms=\"2000\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"2\""));
-    free(html);
+    expect_page(&v, "data-retry-ms=\"2000\"", "http-equiv=\"refresh\" content=\"2\"");
 
     v.state = "notfound";
-    html = render(&v);
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"\""));
-    assert_non_null(strstr(html, "This waiting room does not exist."));
-    free(html);
+    expect_page(&v, "http-equiv=\"refresh\" content=\"\"", "This waiting room does not exist.");
 }
 
 /* Degraded mode: no position, the reconnecting sentence in both languages,
@@ -273,16 +256,11 @@ static void test_degraded_state(void **state)
     (void)state;
     wr_page_view_t v = state_view("degraded");
     v.retry_after_ms = 4800;
-    char *html = render(&v);
-    assert_non_null(strstr(html, "data-state=\"degraded\""));
-    assert_non_null(strstr(html, "data-retry-ms=\"4800\""));
-    assert_non_null(strstr(html, "http-equiv=\"refresh\" content=\"5\""));
-    assert_non_null(strstr(html, "The line is reconnecting; you may be let in."));
-    free(html);
+    expect_page(&v, "data-state=\"degraded\"", "data-retry-ms=\"4800\"",
+                "http-equiv=\"refresh\" content=\"5\"",
+                "The line is reconnecting; you may be let in.");
     v.lang = "ko";
-    html = render(&v);
-    assert_non_null(strstr(html, "대기열이 다시 연결되는 중입니다."));
-    free(html);
+    expect_page(&v, "대기열이 다시 연결되는 중입니다.");
 }
 
 /* Pre-queue: the opening in UTC and ISO 8601 for people without
@@ -332,10 +310,7 @@ static void test_prequeue_state(void **state)
 
     /* the opening's values only in the pre-queue */
     v.state = "waiting";
-    html = render(&v);
-    assert_non_null(strstr(html, "data-opens-at=\"\""));
-    assert_non_null(strstr(html, "<time id=\"opens-at\" datetime=\"\"></time>"));
-    free(html);
+    expect_page(&v, "data-opens-at=\"\"", "<time id=\"opens-at\" datetime=\"\"></time>");
 }
 
 /* 1.2: a held person (turn came while away) is told their place was kept,
@@ -346,24 +321,16 @@ static void test_held(void **state)
     wr_page_view_t v = waiting_view();
     v.position = 1;
     v.held = true;
-    char *html = render(&v);
-    assert_non_null(strstr(html, "data-held=\"1\""));
-    assert_non_null(strstr(html, "<h1 id=\"heading\">Welcome back</h1>"));
-    assert_non_null(strstr(html, ">You stepped away, and your place was kept. You go in at the "
-                                 "next admission.</p>"));
-    assert_non_null(strstr(html, "<strong id=\"position\" class=\"num\">1</strong>"));
-    free(html);
+    expect_page(&v, "data-held=\"1\"", "<h1 id=\"heading\">Welcome back</h1>",
+                ">You stepped away, and your place was kept. You go in at the "
+                "next admission.</p>",
+                "<strong id=\"position\" class=\"num\">1</strong>");
     v.lang = "ko";
-    html = render(&v);
-    assert_non_null(strstr(html, "잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다."));
-    free(html);
+    expect_page(&v, "잠시 자리를 비우셨지만 순서는 그대로 지켜 두었습니다.");
     /* not held: the usual sentence, data-held 0 */
     v = waiting_view();
-    html = render(&v);
-    assert_non_null(strstr(html, "data-held=\"0\""));
-    assert_null(strstr(html, ">You stepped away"));
-    assert_non_null(strstr(html, "<h1 id=\"heading\">You are in line</h1>"));
-    free(html);
+    expect_page(&v, "data-held=\"0\"", "<h1 id=\"heading\">You are in line</h1>");
+    expect_page_lacks(&v, ">You stepped away");
 }
 
 /* 1.2: with a stock, the odds with grouped numbers; without, nothing. */
@@ -386,21 +353,14 @@ static void test_odds_and_grouping(void **state)
     free(html);
     v.lang = "ko";
     v.stock_left = 12000;
-    html = render(&v);
-    assert_non_null(strstr(html, "남은 수량은 약 12,000개입니다."));
-    free(html);
+    expect_page(&v, "남은 수량은 약 12,000개입니다.");
     /* none left while passes are live: people keep waiting */
     v.lang = "en";
     v.stock_left = 0;
-    html = render(&v);
-    assert_non_null(strstr(html, "data-stock-left=\"0\""));
-    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\">None left right now.</p>"));
-    free(html);
+    expect_page(&v, "data-stock-left=\"0\"",
+                "<p id=\"odds\" class=\"odds\">None left right now.</p>");
     v.has_stock = false;
-    html = render(&v);
-    assert_non_null(strstr(html, "data-stock-left=\"\""));
-    assert_non_null(strstr(html, "<p id=\"odds\" class=\"odds\"></p>"));
-    free(html);
+    expect_page(&v, "data-stock-left=\"\"", "<p id=\"odds\" class=\"odds\"></p>");
 }
 
 /* 1.2: closed and sold out, in both languages; the re-check without
@@ -429,11 +389,8 @@ static void test_closed_state(void **state)
     v.reason = "closed";
     v.lang = "ko";
     v.retry_after_ms = 600000; /* never slower than 60 s */
-    html = render(&v);
-    assert_non_null(strstr(html, "<h1 id=\"heading\">판매가 종료되었습니다</h1>"));
-    assert_non_null(strstr(html, "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다."));
-    assert_non_null(strstr(html, "data-retry-ms=\"60000\""));
-    free(html);
+    expect_page(&v, "<h1 id=\"heading\">판매가 종료되었습니다</h1>",
+                "판매가 다시 열리면 이 페이지가 자동으로 넘어갑니다.", "data-retry-ms=\"60000\"");
     v.lang = "en";
     v.target_url = "/checkout"; /* a target on this host: its root */
     v.retry_after_ms = 30000;   /* the server's, when sooner */
@@ -506,10 +463,7 @@ static void test_notice_escaped(void **state)
               "&lt;/script&gt;&amp;amp;</p>"));
     free(html);
     v.notice = NULL;
-    html = render(&v);
-    assert_non_null(strstr(html, "data-notice=\"0\""));
-    assert_non_null(strstr(html, "aria-atomic=\"true\"></p>"));
-    free(html);
+    expect_page(&v, "data-notice=\"0\"", "aria-atomic=\"true\"></p>");
 }
 
 static void test_dashboard(void **state)
@@ -618,36 +572,22 @@ static void test_brand(void **state)
 
     /* no brand: the queue's name, the default accent, no logo */
     v = waiting_view();
-    html = render(&v);
-    assert_non_null(strstr(html, "<title>Waiting room - sale-1</title>"));
-    assert_non_null(strstr(html, "data-logo=\"0\""));
-    assert_non_null(strstr(html, "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\""));
-    free(html);
+    expect_page(&v, "<title>Waiting room - sale-1</title>", "data-logo=\"0\"",
+                "data-accent=\"#2d5bd7\" data-accent-ink=\"#ffffff\"");
 
     /* Arabic: right to left, its own words; Traditional Chinese */
     v = waiting_view();
     v.lang = "ar";
-    html = render(&v);
-    assert_non_null(strstr(html, "<html lang=\"ar\" dir=\"rtl\">"));
-    assert_non_null(strstr(html, "غرفة الانتظار"));
-    free(html);
+    expect_page(&v, "<html lang=\"ar\" dir=\"rtl\">", "غرفة الانتظار");
     v.lang = "zh-Hant";
-    html = render(&v);
-    assert_non_null(strstr(html, "<html lang=\"zh-Hant\" dir=\"ltr\">"));
-    assert_non_null(strstr(html, "您正在排隊"));
-    free(html);
+    expect_page(&v, "<html lang=\"zh-Hant\" dir=\"ltr\">", "您正在排隊");
     v.lang = "xx"; /* not one of ours: English */
-    html = render(&v);
-    assert_non_null(strstr(html, "<html lang=\"en\""));
-    free(html);
+    expect_page(&v, "<html lang=\"en\"");
 
     /* a preview stays put: no refresh, the flag for the script */
     v = waiting_view();
     v.preview = true;
-    html = render(&v);
-    assert_non_null(strstr(html, "content=\"\""));
-    assert_non_null(strstr(html, "data-preview=\"1\""));
-    free(html);
+    expect_page(&v, "content=\"\"", "data-preview=\"1\"");
 }
 
 static void test_assets(void **state)
@@ -689,18 +629,26 @@ static void test_assets(void **state)
     assert_int_equal(len, 77);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_render_waiting_values),
-             cmocka_unit_test(test_render_korean_and_eta_minutes),
-             cmocka_unit_test(test_render_paused_eta_unknown),
-             cmocka_unit_test(test_escaping_target_url),
-             cmocka_unit_test(test_escaping_state_and_queue),
-             cmocka_unit_test(test_admitted_refresh_goes_to_target),
-             cmocka_unit_test(test_full_and_unavailable_retry),
-             cmocka_unit_test(test_admitted_token_in_query), cmocka_unit_test(test_invite_state),
-             cmocka_unit_test(test_degraded_state), cmocka_unit_test(test_dashboard),
-             cmocka_unit_test(test_prequeue_state), cmocka_unit_test(test_held),
-             cmocka_unit_test(test_odds_and_grouping), cmocka_unit_test(test_closed_state),
-             cmocka_unit_test(test_notice_escaped),
-             cmocka_unit_test(test_queue_page_has_no_inline_code),
-             cmocka_unit_test(test_waiting_for_stock), cmocka_unit_test(test_accent),
-             cmocka_unit_test(test_brand), cmocka_unit_test(test_assets))
+#define TESTS(X)                                                                                   \
+    X(test_render_waiting_values)                                                                  \
+    X(test_render_korean_and_eta_minutes)                                                          \
+    X(test_render_paused_eta_unknown)                                                              \
+    X(test_escaping_target_url)                                                                    \
+    X(test_escaping_state_and_queue)                                                               \
+    X(test_admitted_refresh_goes_to_target)                                                        \
+    X(test_full_and_unavailable_retry)                                                             \
+    X(test_admitted_token_in_query)                                                                \
+    X(test_invite_state)                                                                           \
+    X(test_degraded_state)                                                                         \
+    X(test_dashboard)                                                                              \
+    X(test_prequeue_state)                                                                         \
+    X(test_held)                                                                                   \
+    X(test_odds_and_grouping)                                                                      \
+    X(test_closed_state)                                                                           \
+    X(test_notice_escaped)                                                                         \
+    X(test_queue_page_has_no_inline_code)                                                          \
+    X(test_waiting_for_stock)                                                                      \
+    X(test_accent)                                                                                 \
+    X(test_brand)                                                                                  \
+    X(test_assets)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -266,7 +266,13 @@ static void test_every_route_has_a_handler(void **state)
         assert_int_equal(seen[r], 1);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_user_routes), cmocka_unit_test(test_admin_routes),
-             cmocka_unit_test(test_method_not_allowed), cmocka_unit_test(test_unknown_paths),
-             cmocka_unit_test(test_names), cmocka_unit_test(test_every_row),
-             cmocka_unit_test(test_flags), cmocka_unit_test(test_every_route_has_a_handler))
+#define TESTS(X)                                                                                   \
+    X(test_user_routes)                                                                            \
+    X(test_admin_routes)                                                                           \
+    X(test_method_not_allowed)                                                                     \
+    X(test_unknown_paths)                                                                          \
+    X(test_names)                                                                                  \
+    X(test_every_row)                                                                              \
+    X(test_flags)                                                                                  \
+    X(test_every_route_has_a_handler)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -304,6 +304,10 @@ static void test_checks_at_load(void **state)
     reset();
 }
 
-WR_UNIT_MAIN(setup, teardown, cmocka_unit_test(test_embedded_only),
-             cmocka_unit_test(test_replaces_by_name), cmocka_unit_test(test_errors_at_load),
-             cmocka_unit_test(test_added_language), cmocka_unit_test(test_checks_at_load))
+#define TESTS(X)                                                                                   \
+    X(test_embedded_only)                                                                          \
+    X(test_replaces_by_name)                                                                       \
+    X(test_errors_at_load)                                                                         \
+    X(test_added_language)                                                                         \
+    X(test_checks_at_load)
+WR_UNIT_MAIN(setup, teardown, TESTS)

@@ -774,11 +774,20 @@ static void test_fit_connections(void **state)
     assert_int_equal(c.max_connections, 500000);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_reload), cmocka_unit_test(test_defaults),
-             cmocka_unit_test(test_flags), cmocka_unit_test(test_help),
-             cmocka_unit_test(test_usage), cmocka_unit_test(test_version),
-             cmocka_unit_test(test_flag_errors), cmocka_unit_test(test_cookie_secret_flag_absent),
-             cmocka_unit_test(test_value_errors), cmocka_unit_test(test_precedence),
-             cmocka_unit_test(test_ini_full), cmocka_unit_test(test_ini_errors),
-             cmocka_unit_test(test_ini_duplicates), cmocka_unit_test(test_fit_connections),
-             cmocka_unit_test(test_push_flags))
+#define TESTS(X)                                                                                   \
+    X(test_reload)                                                                                 \
+    X(test_defaults)                                                                               \
+    X(test_flags)                                                                                  \
+    X(test_help)                                                                                   \
+    X(test_usage)                                                                                  \
+    X(test_version)                                                                                \
+    X(test_flag_errors)                                                                            \
+    X(test_cookie_secret_flag_absent)                                                              \
+    X(test_value_errors)                                                                           \
+    X(test_precedence)                                                                             \
+    X(test_ini_full)                                                                               \
+    X(test_ini_errors)                                                                             \
+    X(test_ini_duplicates)                                                                         \
+    X(test_fit_connections)                                                                        \
+    X(test_push_flags)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

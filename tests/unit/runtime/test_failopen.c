@@ -221,9 +221,11 @@ static void t_bounded(void **state)
     assert_int_equal(wr_failopen_count(g_fo), WR_FAILOPEN_MAX / 2 + 1);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(t_spent_once_is_spent, setup, teardown),
-             cmocka_unit_test_setup_teardown(t_expired_place_can_be_taken, setup, teardown),
-             cmocka_unit_test_setup_teardown(t_burns_replayed_once_in_order, setup, teardown),
-             cmocka_unit_test_setup_teardown(t_store_failure_retries_once_more, setup, teardown),
-             cmocka_unit_test_setup_teardown(t_refused_at_once_ends_the_round, setup, teardown),
-             cmocka_unit_test_setup_teardown(t_bounded, setup, teardown))
+#define TESTS(X)                                                                                   \
+    X(t_spent_once_is_spent)                                                                       \
+    X(t_expired_place_can_be_taken)                                                                \
+    X(t_burns_replayed_once_in_order)                                                              \
+    X(t_store_failure_retries_once_more)                                                           \
+    X(t_refused_at_once_ends_the_round)                                                            \
+    X(t_bounded)
+WR_UNIT_MAIN_EACH(setup, teardown, TESTS)

@@ -125,4 +125,5 @@ static void t_counts_batched_waits_at_once(void **state)
     event_base_free(loop);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_counts_batched_waits_at_once))
+#define TESTS(X) X(t_counts_batched_waits_at_once)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

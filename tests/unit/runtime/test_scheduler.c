@@ -390,14 +390,14 @@ static void test_held_past_scheduler_free(void **state)
     wr_scheduler_release(idle);
 }
 
-WR_UNIT_MAIN(
-    NULL, NULL,
-    cmocka_unit_test_setup_teardown(t_next_call_is_the_middle_of_the_store_tick, setup, teardown),
-    cmocka_unit_test_setup_teardown(t_opens_at_before_the_next_tick, setup, teardown),
-    cmocka_unit_test_setup_teardown(t_one_call_per_store_tick_in_its_middle, setup, teardown),
-    cmocka_unit_test_setup_teardown(t_late_tick_makes_one_call, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_hold_once_then_reads, h_setup, h_teardown),
-    cmocka_unit_test_setup_teardown(test_forgotten_while_held, h_setup, h_teardown),
-    cmocka_unit_test_setup_teardown(test_admit_in_flight_then_release, h_setup, h_teardown),
-    cmocka_unit_test_setup_teardown(test_release_then_admit_answer, h_setup, h_teardown),
-    cmocka_unit_test_setup_teardown(test_held_past_scheduler_free, h_setup, h_teardown))
+#define TESTS(X)                                                                                   \
+    X(t_next_call_is_the_middle_of_the_store_tick, setup, teardown)                                \
+    X(t_opens_at_before_the_next_tick, setup, teardown)                                            \
+    X(t_one_call_per_store_tick_in_its_middle, setup, teardown)                                    \
+    X(t_late_tick_makes_one_call, setup, teardown)                                                 \
+    X(test_hold_once_then_reads, h_setup, h_teardown)                                              \
+    X(test_forgotten_while_held, h_setup, h_teardown)                                              \
+    X(test_admit_in_flight_then_release, h_setup, h_teardown)                                      \
+    X(test_release_then_admit_answer, h_setup, h_teardown)                                         \
+    X(test_held_past_scheduler_free, h_setup, h_teardown)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -238,6 +238,11 @@ static void t_url_shown(void **state)
     assert_non_null(wr_store_registry_find("redis://h:1")->redact);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_find), cmocka_unit_test(t_url_shown),
-             cmocka_unit_test(t_backends), cmocka_unit_test(t_check_messages),
-             cmocka_unit_test(t_check_and_open_agree), cmocka_unit_test(t_redis_url_endpoint))
+#define TESTS(X)                                                                                   \
+    X(t_find)                                                                                      \
+    X(t_url_shown)                                                                                 \
+    X(t_backends)                                                                                  \
+    X(t_check_messages)                                                                            \
+    X(t_check_and_open_agree)                                                                      \
+    X(t_redis_url_endpoint)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

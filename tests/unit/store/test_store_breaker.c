@@ -359,14 +359,16 @@ static void test_close_from_callback(void **state)
     assert_true(g_fake.closed);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_passthrough_and_domain_answers),
-             cmocka_unit_test(test_failures_open_and_fail_fast),
-             cmocka_unit_test(test_sync_unavailable_counts),
-             cmocka_unit_test(test_half_open_lets_only_probes_through),
-             cmocka_unit_test(test_failed_probe_reopens_with_longer_wait),
-             cmocka_unit_test(test_slow_calls_open),
-             cmocka_unit_test(test_in_process_store_slowness_never_opens),
-             cmocka_unit_test(test_cancelled_is_neutral_and_ping_counts),
-             cmocka_unit_test(test_late_replica_is_neutral),
-             cmocka_unit_test(test_shard_down_is_neutral),
-             cmocka_unit_test(test_close_from_callback))
+#define TESTS(X)                                                                                   \
+    X(test_passthrough_and_domain_answers)                                                         \
+    X(test_failures_open_and_fail_fast)                                                            \
+    X(test_sync_unavailable_counts)                                                                \
+    X(test_half_open_lets_only_probes_through)                                                     \
+    X(test_failed_probe_reopens_with_longer_wait)                                                  \
+    X(test_slow_calls_open)                                                                        \
+    X(test_in_process_store_slowness_never_opens)                                                  \
+    X(test_cancelled_is_neutral_and_ping_counts)                                                   \
+    X(test_late_replica_is_neutral)                                                                \
+    X(test_shard_down_is_neutral)                                                                  \
+    X(test_close_from_callback)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

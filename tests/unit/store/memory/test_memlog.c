@@ -217,5 +217,8 @@ static void test_snapshot_form(void **state)
     wr_memlog_free(l);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_tree), cmocka_unit_test(test_append_and_members),
-             cmocka_unit_test(test_snapshot_form))
+#define TESTS(X)                                                                                   \
+    X(test_tree)                                                                                   \
+    X(test_append_and_members)                                                                     \
+    X(test_snapshot_form)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

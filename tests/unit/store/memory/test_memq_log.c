@@ -377,10 +377,12 @@ static void test_arrival_order_opening(void **state)
     assert_false(in_log(q->log, "commit"));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_sale_replays_fair, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_page_join_counts_late, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_beacon_wait_bound, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_arrival_order_opening, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_page_join_counts_after_draw, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_unseen_pass, setup, teardown),
-             cmocka_unit_test_setup_teardown(test_unseen_pass_restart, setup, teardown))
+#define TESTS(X)                                                                                   \
+    X(test_sale_replays_fair)                                                                      \
+    X(test_page_join_counts_late)                                                                  \
+    X(test_beacon_wait_bound)                                                                      \
+    X(test_arrival_order_opening)                                                                  \
+    X(test_page_join_counts_after_draw)                                                            \
+    X(test_unseen_pass)                                                                            \
+    X(test_unseen_pass_restart)
+WR_UNIT_MAIN_EACH(setup, teardown, TESTS)

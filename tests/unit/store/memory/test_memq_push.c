@@ -143,6 +143,8 @@ static void test_leave_drops(void **state)
     wr_memq_db_clear(&db);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_claimed_once),
-             cmocka_unit_test(test_admitted_put_keeps_pass_unseen),
-             cmocka_unit_test(test_leave_drops))
+#define TESTS(X)                                                                                   \
+    X(test_claimed_once)                                                                           \
+    X(test_admitted_put_keeps_pass_unseen)                                                         \
+    X(test_leave_drops)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -210,12 +210,9 @@ static void test_semantics(void **state)
     r = get(st, "q");
     assert_int_equal(r.err, WR_OK);
     assert_string_equal(r.name, "q");
-    assert_int_equal(r.stats.waiting, 0);
-    assert_int_equal(r.stats.active, 0);
-    assert_int_equal(r.stats.admitted_total, 2);
-    assert_int_equal(r.stats.consumed_total, 1);
-    assert_int_equal(r.stats.expired_total, 1);
-    assert_int_equal(r.stats.rejected_full_total, 1);
+    sh_expect_stats(&r.stats, SH_ST(waiting, 0), SH_ST(active, 0), SH_ST(admitted_total, 2),
+                    SH_ST(consumed_total, 1), SH_ST(expired_total, 1),
+                    SH_ST(rejected_full_total, 1));
 
     /* leave: from the line, then not in queue */
     join(st, "q", "u9");
@@ -380,10 +377,8 @@ static void test_snapshot_round_trip(void **state)
     reopen();
     sh_res_t g = get(sn.st, "shop");
     assert_int_equal(g.err, WR_OK);
-    assert_int_equal(g.stats.waiting, 3);
-    assert_int_equal(g.stats.active, 1);
-    assert_int_equal(g.stats.admitted_total, 1);
-    assert_int_equal(g.stats.left_total, 1);
+    sh_expect_stats(&g.stats, SH_ST(waiting, 3), SH_ST(active, 1), SH_ST(admitted_total, 1),
+                    SH_ST(left_total, 1));
     assert_int_equal(g.cfg.admit_per_second, 10);
     g = get(sn.st, "empty");
     assert_int_equal(g.cfg.admit_per_second, 3.5);
@@ -597,24 +592,19 @@ static void test_snapshot_sessions(void **state)
     assert_int_equal(sh_consume(sn.st, "s", "u3", j[2], &r), WR_OK);
     sn.st->ops->debug_advance_time(sn.st, 2000000);
     sh_res_t g = get(sn.st, "s");
-    assert_int_equal(g.stats.sessions, 1);
-    assert_int_equal(g.stats.sessions_expired_total, 1);
+    sh_expect_stats(&g.stats, SH_ST(sessions, 1), SH_ST(sessions_expired_total, 1));
 
     sn.o.test_clock_start_us = T0 + 3000000;
     reopen();
     g = get(sn.st, "s");
     assert_int_equal(g.err, WR_OK);
-    assert_int_equal(g.stats.active, 1);
-    assert_int_equal(g.stats.sessions, 1);
-    assert_int_equal(g.stats.released_total, 1);
-    assert_int_equal(g.stats.sessions_expired_total, 1);
-    assert_int_equal(g.stats.consumed_total, 3);
+    sh_expect_stats(&g.stats, SH_ST(active, 1), SH_ST(sessions, 1), SH_ST(released_total, 1),
+                    SH_ST(sessions_expired_total, 1), SH_ST(consumed_total, 3));
     assert_int_equal(sh_verify(sn.st, "s", "u1", j[0], &r), WR_OK);
     assert_int_equal(sh_release(sn.st, "s", "u2", j[1], &r), WR_ETOKEN);
     assert_int_equal(sh_release(sn.st, "s", "u1", j[0], &r), WR_OK);
     g = get(sn.st, "s");
-    assert_int_equal(g.stats.active, 0);
-    assert_int_equal(g.stats.released_total, 2);
+    sh_expect_stats(&g.stats, SH_ST(active, 0), SH_ST(released_total, 2));
 }
 
 /* The n bytes at p are all fill. */
@@ -745,16 +735,10 @@ static void test_snapshot_old_versions_load(void **state)
         assert_int_equal(wr_store_memory_open(sn.base, &sn.o, &sn.st), WR_OK);
         sh_res_t g = get(sn.st, "q");
         assert_int_equal(g.err, WR_OK);
-        assert_int_equal(g.stats.waiting, 2);
-        assert_int_equal(g.stats.sessions, 0);
-        assert_int_equal(g.stats.released_total, 0);
-        assert_int_equal(g.stats.abandoned_total, 0);
-        assert_int_equal(g.stats.held, 0);
-        assert_int_equal(g.stats.returned_total, 0);
-        assert_int_equal(g.stats.stock_left, -1);
-        assert_int_equal(g.stats.sold_out_at_ms, -1);
-        assert_int_equal(g.stats.unseen_expired_total, 0);
-        assert_int_equal(g.stats.bypass_total, 0);
+        sh_expect_stats(&g.stats, SH_ST(waiting, 2), SH_ST(sessions, 0), SH_ST(released_total, 0),
+                        SH_ST(abandoned_total, 0), SH_ST(held, 0), SH_ST(returned_total, 0),
+                        SH_ST(stock_left, -1), SH_ST(sold_out_at_ms, -1),
+                        SH_ST(unseen_expired_total, 0), SH_ST(bypass_total, 0));
         assert_int_equal(status(sn.st, "q", "other").entry.position, 2);
         snap_teardown(NULL);
     }
@@ -784,8 +768,7 @@ static void test_snapshot_stock(void **state)
     assert_true(sold > 0);
     reopen();
     g = get(sn.st, "q");
-    assert_int_equal(g.stats.stock_left, 0);
-    assert_int_equal(g.stats.sold_out_at_ms, sold);
+    sh_expect_stats(&g.stats, SH_ST(stock_left, 0), SH_ST(sold_out_at_ms, sold));
     sh_res_t b = status(sn.st, "q", "b");
     assert_int_equal(b.entry.state, WR_ENTRY_CLOSED);
     assert_int_equal(b.entry.closed_reason, WR_CLOSE_SOLD_OUT);
@@ -825,18 +808,15 @@ static void test_snapshot_unseen(void **state)
     assert_int_equal(status(sn.st, "q", "seen").entry.state, WR_ENTRY_ADMITTED);
     assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 600000LL), WR_OK);
     assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
-    assert_int_equal(r.admit.stats.unseen_expired_total, 1);
-    assert_int_equal(r.admit.stats.held, 1);
+    sh_expect_stats(&r.admit.stats, SH_ST(unseen_expired_total, 1), SH_ST(held, 1));
     sn.o.test_clock_start_us = T0 + 3100000; /* the clock went on meanwhile */
     reopen();
     sh_res_t g = get(sn.st, "q");
-    assert_int_equal(g.stats.unseen_expired_total, 1);
-    assert_int_equal(g.stats.active, 2);
+    sh_expect_stats(&g.stats, SH_ST(unseen_expired_total, 1), SH_ST(active, 2));
     assert_int_equal(sn.st->ops->debug_advance_time(sn.st, 2000000LL), WR_OK);
     assert_int_equal(sh_admit(sn.st, "q", &r), WR_OK);
-    assert_int_equal(r.admit.stats.expired_total, 3);
-    assert_int_equal(r.admit.stats.unseen_expired_total, 2);
-    assert_int_equal(r.admit.stats.held, 2); /* "old" and "unseen" */
+    sh_expect_stats(&r.admit.stats, SH_ST(expired_total, 3), SH_ST(unseen_expired_total, 2),
+                    SH_ST(held, 2)); /* "old" and "unseen" */
     assert_true(status(sn.st, "q", "unseen").entry.held);
     assert_int_equal(status(sn.st, "q", "seen").err, WR_ENOTINQUEUE);
 }
@@ -1010,18 +990,22 @@ static void test_snapshot_v1_loads(void **state)
     snap_end(st);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_async_contract),
-             cmocka_unit_test(test_close_inside_callback), cmocka_unit_test(test_semantics),
-             cmocka_unit_test(test_config_outlives_queue),
-             cmocka_unit_test_setup_teardown(test_snapshot_round_trip, snap_setup, snap_teardown),
-             cmocka_unit_test(test_corrupt_snapshots),
-             cmocka_unit_test_setup_teardown(test_snapshot_sessions, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_old_versions_load),
-             cmocka_unit_test_setup_teardown(test_snapshot_stock, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_unseen, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_bypass, snap_setup, snap_teardown),
-             cmocka_unit_test_setup_teardown(test_snapshot_idle, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_timer), cmocka_unit_test(test_real_clock_fifo),
-             cmocka_unit_test_setup_teardown(test_snapshot_burned, snap_setup, snap_teardown),
-             cmocka_unit_test(test_snapshot_v1_loads),
-             cmocka_unit_test(test_snapshot_clock_stepped_back))
+#define TESTS(X)                                                                                   \
+    X(test_async_contract)                                                                         \
+    X(test_close_inside_callback)                                                                  \
+    X(test_semantics)                                                                              \
+    X(test_config_outlives_queue)                                                                  \
+    X(test_snapshot_round_trip, snap_setup, snap_teardown)                                         \
+    X(test_corrupt_snapshots)                                                                      \
+    X(test_snapshot_sessions, snap_setup, snap_teardown)                                           \
+    X(test_snapshot_old_versions_load)                                                             \
+    X(test_snapshot_stock, snap_setup, snap_teardown)                                              \
+    X(test_snapshot_unseen, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_bypass, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_idle, snap_setup, snap_teardown)                                               \
+    X(test_snapshot_timer)                                                                         \
+    X(test_real_clock_fifo)                                                                        \
+    X(test_snapshot_burned, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_v1_loads)                                                                      \
+    X(test_snapshot_clock_stepped_back)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -364,9 +364,14 @@ static void test_pool_reuse(void **state)
     wr_zsl_free(z);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_empty),
-             cmocka_unit_test(test_rank_out_of_order_inserts), cmocka_unit_test(test_bad_inserts),
-             cmocka_unit_test(test_pop_first), cmocka_unit_test(test_random_against_sorted_array),
-             cmocka_unit_test(test_pool_reuse), cmocka_unit_test(test_rank_index_fifo),
-             cmocka_unit_test(test_rank_index_off_and_on),
-             cmocka_unit_test(test_rank_index_reserved))
+#define TESTS(X)                                                                                   \
+    X(test_empty)                                                                                  \
+    X(test_rank_out_of_order_inserts)                                                              \
+    X(test_bad_inserts)                                                                            \
+    X(test_pop_first)                                                                              \
+    X(test_random_against_sorted_array)                                                            \
+    X(test_pool_reuse)                                                                             \
+    X(test_rank_index_fifo)                                                                        \
+    X(test_rank_index_off_and_on)                                                                  \
+    X(test_rank_index_reserved)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -154,7 +154,10 @@ static void t_bound_and_remove(void **state)
     wr_cfgcache_release(NULL);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_put_get_copy_and_version),
-             cmocka_unit_test(t_same_version_keeps_the_snapshot),
-             cmocka_unit_test(t_new_version_while_a_request_holds_the_old),
-             cmocka_unit_test(t_bound_and_remove), cmocka_unit_test(t_put_ref))
+#define TESTS(X)                                                                                   \
+    X(t_put_get_copy_and_version)                                                                  \
+    X(t_same_version_keeps_the_snapshot)                                                           \
+    X(t_new_version_while_a_request_holds_the_old)                                                 \
+    X(t_bound_and_remove)                                                                          \
+    X(t_put_ref)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -177,5 +177,8 @@ static void t_redirect(void **state)
         wr_redis_endpoint_redirect("MOVED 1 a-long-host.example:7000", "f", &slot, host, 8, &port));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_entry_types), cmocka_unit_test(t_entry_malformed),
-             cmocka_unit_test(t_redirect))
+#define TESTS(X)                                                                                   \
+    X(t_entry_types)                                                                               \
+    X(t_entry_malformed)                                                                           \
+    X(t_redirect)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -53,4 +53,5 @@ static void t_keyslot(void **state)
     assert_int_equal(wr_redis_router_keyslot("foox", 3), 12182);
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_keyslot))
+#define TESTS(X) X(t_keyslot)
+WR_UNIT_MAIN(NULL, NULL, TESTS)

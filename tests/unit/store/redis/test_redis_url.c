@@ -445,7 +445,15 @@ static void t_redact(void **state)
     assert_null(wr_redis_url_redact("x", NULL, 0));
 }
 
-WR_UNIT_MAIN(NULL, NULL, cmocka_unit_test(t_tcp), cmocka_unit_test(t_credentials),
-             cmocka_unit_test(t_ipv6), cmocka_unit_test(t_sentinel), cmocka_unit_test(t_cluster),
-             cmocka_unit_test(t_unix), cmocka_unit_test(t_refused), cmocka_unit_test(t_lengths),
-             cmocka_unit_test(t_env_password), cmocka_unit_test(t_redact))
+#define TESTS(X)                                                                                   \
+    X(t_tcp)                                                                                       \
+    X(t_credentials)                                                                               \
+    X(t_ipv6)                                                                                      \
+    X(t_sentinel)                                                                                  \
+    X(t_cluster)                                                                                   \
+    X(t_unix)                                                                                      \
+    X(t_refused)                                                                                   \
+    X(t_lengths)                                                                                   \
+    X(t_env_password)                                                                              \
+    X(t_redact)
+WR_UNIT_MAIN(NULL, NULL, TESTS)
