@@ -293,7 +293,7 @@ start() {
 check_log() {
   local url=$1 size last="" since=0 now end st=0 st2=0
   curl -sf "$url/v1/log/key" >"$out/log.vkey" || { echo "demo.sh: no verifier key from $url" >&2; return 4; }
-  end=$(($(date +%s%3N) + 60000))
+  now=$(date +%s%3N); end=$((now + 60000))
   while :; do
     size=$(curl -sf "$url/v1/queues/sale/log/checkpoint" | sed -n 2p) || size=""
     now=$(date +%s%3N)
@@ -304,7 +304,8 @@ check_log() {
     fi
     sleep 0.2
   done
-  echo "-- the public log, checked from outside (waitroom-verify $url sale) --"
+  echo "-- the public log: a checkpoint of $size events $(((now - end + 60000) / 1000)) s after the run;" \
+    "checked from outside (waitroom-verify $url sale) --"
   "$bin/waitroom-verify" --state "$run/log.state" "$url" sale "$out/log.vkey" | tee "$out/verify.txt" || st=$?
   "$bin/waitroom-verify" --json --state "$run/log.state" "$url" sale "$out/log.vkey" >"$out/verify.json" || st2=$?
   return $((st != 0 ? st : st2))
