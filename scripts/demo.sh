@@ -291,13 +291,16 @@ start() {
 # checking consistency with the first's checkpoint (--state). Returns the
 # verifier's status (0: fair, and the draw checks).
 check_log() {
-  local url=$1 size last="" since=0 now end st=0 st2=0
+  local url=$1 code size last="" since=0 now end st=0 st2=0
   curl -sf "$url/v1/log/key" >"$out/log.vkey" || { echo "demo.sh: no verifier key from $url" >&2; return 4; }
   now=$(date +%s%3N); end=$((now + 60000))
   while :; do
-    size=$(curl -sf "$url/v1/queues/sale/log/checkpoint" | sed -n 2p) || size=""
-    now=$(date +%s%3N)
-    if [ -z "$size" ] || [ "$size" != "$last" ]; then last=$size; since=$now
+    code=$(curl -s -o "$run/checkpoint" -w '%{http_code}' "$url/v1/queues/sale/log/checkpoint") || code=000
+    if [ "$code" != 200 ]; then # no log (404), no server (000): nothing to wait for
+      echo "demo.sh: the log's checkpoint answered $code $(head -c 300 "$run/checkpoint" 2>/dev/null)" >&2; return 4
+    fi
+    size=$(sed -n 2p "$run/checkpoint"); now=$(date +%s%3N)
+    if [ "$size" != "$last" ]; then last=$size; since=$now
     elif [ "$size" -gt 0 ] && [ $((now - since)) -ge 3000 ]; then break; fi
     if [ "$now" -ge "$end" ]; then
       echo "demo.sh: the log still grows after 60 s: verifying its latest checkpoint" >&2; break
@@ -373,7 +376,7 @@ rc=0
   --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
 verify_arg=()
 if [ "$public_log" = 1 ]; then
-  check_log "http://127.0.0.1:$wr_port" || { echo "demo.sh: waitroom-verify failed (status $?)" >&2; rc=1; }
+  check_log "http://127.0.0.1:$wr_port" || { echo "demo.sh: the public log does not check (status $?)" >&2; rc=1; }
   verify_arg=(--verify "$out/verify.json")
 fi
 
