@@ -9,7 +9,12 @@
 #
 # Usage, from the project root after a release build (build/waitroomd):
 #   bench/cpu_per_join.sh [memory|redis] [users] [seconds] [connections]
-# WAITROOMD=PATH picks another binary. Needs wrk, redis-server, curl, python3.
+# WAITROOMD=PATH picks another binary. PUBLIC_LOG=1: the queue keeps its
+# public log (publicLog: a leaf, its tree append and a receipt per join; the
+# embedded store only for now). POLLS=1: then SECONDS of polls of random
+# filled users too (GET entries/me, as ../shared/bench/cpu_per_request.sh),
+# waitroomd_us_per_poll of the same server. Needs wrk, redis-server, curl,
+# python3.
 set -euo pipefail
 kind=${1:-redis}; users=${2:-200000}; secs=${3:-8}; conns=${4:-64}
 bin=${WAITROOMD:-build/waitroomd}
@@ -26,7 +31,8 @@ calls() { # script calls Redis has run so far (0 for the embedded store)
   [ -n "$rpid" ] || { echo 0; return; }
   redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'
 }
-start_waitroomd "$store" '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0}'
+log_field=; [ "${PUBLIC_LOG:-0}" = 1 ] && log_field=',"publicLog":true'
+start_waitroomd "$store" '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0'"$log_field}"
 # fill the line with users u1..uUSERS
 fill_line "$users" "$conns"
 
@@ -41,6 +47,19 @@ out=$(wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/join.lua" "http://127.
 w1=$(cpu_ticks "$wpid"); r1=0; [ -n "$rpid" ] && r1=$(cpu_ticks "$rpid"); k1=$(calls); n1=$(waiting)
 joins=$(echo "$out" | awk '/requests in/ {print $1}')
 p99=$(echo "$out" | awk '/^ +99%/ {print $2}')
+poll_us=-
+if [ "${POLLS:-0}" = 1 ]; then # the same server's polls of the filled line
+  cat >"$work/poll.lua" <<LUA
+math.randomseed(42)
+request = function()
+  return wrk.format("GET", "/v1/queues/bench/entries/me", {["X-User-Id"] = "u" .. math.random(1, $have)}) end
+LUA
+  p0=$(cpu_ticks "$wpid")
+  polls=$(wrk -t1 -c"$conns" -d"${secs}s" -s "$work/poll.lua" "http://127.0.0.1:$wp/" | awk '/requests in/ {print $1}')
+  p1=$(cpu_ticks "$wpid")
+  poll_us=$(python3 -c "print(round(($p1 - $p0) * 1e6 / $hz / $polls, 2))")
+fi
+echo -n "public_log=${PUBLIC_LOG:-0} waitroomd_us_per_poll=$poll_us "
 python3 - "$kind" "$users" "$joins" "$((n1 - n0))" "$w0" "$w1" "$r0" "$r1" "$k0" "$k1" "$hz" "$p99" <<'PY'
 import sys
 kind, users, joins, added, w0, w1, r0, r1, k0, k1, hz, p99 = sys.argv[1:]

@@ -17,7 +17,7 @@
 #                   [--opens-in SECONDS [--late N]]
 #                   [--sleepers F [--sleep-range A:B] [--idle-timeout S]]
 #                   [--stock N] [--rate-tolerance PCT]
-#                   [--shop-slowdown T:F] [--autotune]
+#                   [--shop-slowdown T:F] [--autotune] [--public-log]
 # Poll timing is the server's own by default (--poll-bands default
 # --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
 # the ETA): what the demo shows is what a deployment gets. --poll-bands auto
@@ -62,6 +62,14 @@
 # 500 ms (waitroom-shop --report-health). The left column is then the same
 # sale at the fixed rate (instead of no line), so the report shows the two
 # side by side; withQueue.autotuneRates is the rate in use each second.
+# --public-log: the queue keeps its public log (publicLog; with --opens-in
+# also preQueueShuffle: the opening has a commit and a draw). After the run
+# with the line, once the signed checkpoint covers every event (its size
+# unchanged for 3 s: the server signs within 2 s of any append; at most
+# 60 s), waitroom-verify checks the log (OUT/verify.txt, printed, then
+# OUT/verify.json, consistent with the first); the report's withQueue gains
+# logEvents, overtakes and drawChecked (null without a draw) and states the
+# verdict. The demo fails when the verifier does. Embedded store only.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -89,6 +97,7 @@ sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""
 # autotune (issue 25): --shop-slowdown T:F, --autotune
 shop_slowdown=""
 autotune=0
+public_log=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -115,11 +124,12 @@ while [ $# -gt 0 ]; do
     --rate-tolerance) rate_tol=$2; shift 2 ;;
     --shop-slowdown) shop_slowdown=$2; shift 2 ;;
     --autotune) autotune=1; shift ;;
+    --public-log) public_log=1; shift ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
     --with-only) with_only=1; shift ;;
-    -h|--help) sed -n '2,66p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -171,6 +181,19 @@ queue_config="{}"
 if [ "$poll_jitter" != default ]; then
   queue_config="{\"pollJitter\":$poll_jitter}"
 fi
+if [ "$public_log" = 1 ]; then
+  if [ "$store" = redis ]; then # the Redis store refuses publicLog (README, "Checking the line")
+    echo "demo.sh: --public-log needs the embedded store (--store memory): the Redis store has no public log yet" >&2
+    exit 2
+  fi
+  [ -x "$bin/waitroom-verify" ] || { echo "demo.sh: $bin/waitroom-verify is missing; build first (make build)" >&2; exit 2; }
+  command -v curl >/dev/null || { echo "demo.sh: --public-log needs curl" >&2; exit 2; }
+  log_fields='"publicLog":true'
+  if [ -n "$opens_in" ]; then log_fields+=',"preQueueShuffle":true'; fi
+  queue_config=${queue_config%\}}; [ "$queue_config" = "{" ] || queue_config+=,
+  queue_config+="$log_fields}"
+  sale_text+=", public log"
+fi
 mode_arg=(); shop_mode_arg=(); mode_text="rate only"
 if [ "$one_in_one_out" = 1 ]; then
   mode_arg=(--max-active "$pool" --session-seconds "$session_seconds")
@@ -208,6 +231,7 @@ for b in waitroomd waitroom-shop waitroom-sim; do
   fi
 done
 mkdir -p "$out"
+rm -f "$out/verify.txt" "$out/verify.json" "$out/log.vkey"
 run=$(mktemp -d "${TMPDIR:-/tmp}/waitroom-demo.XXXXXX")
 pids=()
 names=()
@@ -258,6 +282,36 @@ start() {
   echo "demo.sh: $name did not start:" >&2
   cat "$run/$name.err" >&2
   return 1
+}
+
+# check_log URL (--public-log): waits until the checkpoint of queue "sale"
+# covers every event (its size unchanged for 3 s; the server signs within
+# 2 s of any append), polling at most 60 s, then runs waitroom-verify twice
+# (text: OUT/verify.txt, printed; --json: OUT/verify.json), the second
+# checking consistency with the first's checkpoint (--state). Returns the
+# verifier's status (0: fair, and the draw checks).
+check_log() {
+  local url=$1 code size last="" since=0 now end st=0 st2=0
+  curl -sf "$url/v1/log/key" >"$out/log.vkey" || { echo "demo.sh: no verifier key from $url" >&2; return 4; }
+  now=$(date +%s%3N); end=$((now + 60000))
+  while :; do
+    code=$(curl -s -o "$run/checkpoint" -w '%{http_code}' "$url/v1/queues/sale/log/checkpoint") || code=000
+    if [ "$code" != 200 ]; then # no log (404), no server (000): nothing to wait for
+      echo "demo.sh: the log's checkpoint answered $code $(head -c 300 "$run/checkpoint" 2>/dev/null)" >&2; return 4
+    fi
+    size=$(sed -n 2p "$run/checkpoint"); now=$(date +%s%3N)
+    if [ "$size" != "$last" ]; then last=$size; since=$now
+    elif [ "$size" -gt 0 ] && [ $((now - since)) -ge 3000 ]; then break; fi
+    if [ "$now" -ge "$end" ]; then
+      echo "demo.sh: the log still grows after 60 s: verifying its latest checkpoint" >&2; break
+    fi
+    sleep 0.2
+  done
+  echo "-- the public log: a checkpoint of $size events $(((now - end + 60000) / 1000)) s after the run;" \
+    "checked from outside (waitroom-verify $url sale) --"
+  "$bin/waitroom-verify" --state "$run/log.state" "$url" sale "$out/log.vkey" | tee "$out/verify.txt" || st=$?
+  "$bin/waitroom-verify" --json --state "$run/log.state" "$url" sale "$out/log.vkey" >"$out/verify.json" || st2=$?
+  return $((st != 0 ? st : st2))
 }
 
 admin_key=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
@@ -320,13 +374,18 @@ rc=0
   "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" "${slow_sim_arg[@]}" \
   "${label_arg[@]}" --queue-config "${autotune_config:-$queue_config}" \
   --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+verify_arg=()
+if [ "$public_log" = 1 ]; then
+  check_log "http://127.0.0.1:$wr_port" || { echo "demo.sh: the public log does not check (status $?)" >&2; rc=1; }
+  verify_arg=(--verify "$out/verify.json")
+fi
 
 stop_all || rc=1
 
 if [ -f "$out/with.json" ] && [ -f "$out/without.json" ]; then
   echo "-- report --"
   "$bin/waitroom-sim" report --with "$out/with.json" --without "$out/without.json" \
-    --json "$out/report.json" --svg "$out/report.svg"
+    --json "$out/report.json" --svg "$out/report.svg" "${verify_arg[@]}"
   echo "wrote $out/report.json and $out/report.svg"
 fi
 exit "$rc"

@@ -223,6 +223,46 @@ void wr_report_describe_opening(char *buf, size_t cap, const json_t *run)
                  num(run, "laterArrivals"));
 }
 
+void wr_report_add_log(json_t *with, json_t *verify)
+{
+    json_t *draws = json_object_get(verify, "draws");
+    json_object_set(with, "logEvents", json_object_get(verify, "size"));
+    json_object_set(with, "overtakes", json_object_get(verify, "overtakes"));
+    json_object_set_new(with, "drawChecked",
+                        json_integer_value(draws) > 0 ||
+                                json_is_true(json_object_get(verify, "drawPending"))
+                            ? json_boolean(json_is_true(json_object_get(verify, "drawChecked")) &&
+                                           json_integer_value(draws) > 0)
+                            : json_null());
+    json_object_set(with, "logVerify", verify);
+}
+
+void wr_report_describe_log(char *buf, size_t cap, const json_t *run)
+{
+    static const char *const verdicts[] = {"fair", "NOT FAIR", "BROKEN (the log does not check)",
+                                           "DRAW NOT CHECKED"};
+    const json_t *v = json_object_get(run, "logVerify");
+    const json_t *left = json_object_get(v, "left");
+    const json_t *dc = json_object_get(run, "drawChecked");
+    json_int_t code = json_integer_value(json_object_get(v, "exit"));
+    if (!json_is_object(v)) {
+        snprintf(buf, cap, "no public log");
+        return;
+    }
+    snprintf(buf, cap,
+             "public log (waitroom-verify): %s, %.0f overtakes, draw %s; %.0f events, signature "
+             "and root %s; joined %.0f, admitted %.0f (%.0f held returns), left %.0f",
+             code >= 0 && code <= 3 ? verdicts[code] : "?", num(v, "overtakes"),
+             json_is_null(dc)                                      ? "none"
+             : !json_is_true(dc)                                   ? "NOT checked"
+             : json_is_true(json_object_get(v, "drawIndependent")) ? "checked (beacon)"
+                                                                   : "checked (no beacon)",
+             num(v, "size"), json_is_true(json_object_get(v, "rootChecked")) ? "ok" : "FAILED",
+             num(v, "joined"), num(v, "admitted"), num(v, "heldReturns"),
+             num(left, "left") + num(left, "abandoned") + num(left, "pending") +
+                 num(left, "removed"));
+}
+
 void wr_report_print_run(FILE *f, const json_t *run)
 {
     const char *mode = json_string_value(json_object_get(run, "mode"));
@@ -294,6 +334,10 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
     if (has_stock(with)) {
         fprintf(f, "  with the line, a stock:\n");
         print_rows(f, with, STOCK_ROWS, NSTOCK);
+    }
+    if (json_object_get(with, "logVerify")) {
+        wr_report_describe_log(d, sizeof(d), with);
+        fprintf(f, "  with the line, %s\n", d);
     }
 }
 
@@ -625,7 +669,8 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
     tmax = ceil(tmax / xs) * xs;
     bool sale = num(with, "sleepersPlanned") > 0 || has_num(with, "stock");
     int sale_y = ROW0 + 3 * ROWSTEP + 60; /* below the third row's text */
-    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40 + (sale ? ROWSTEP + 40 : 0);
+    bool log = json_object_get(with, "logVerify") != NULL;
+    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40 + (sale ? ROWSTEP + 40 : 0) + (log ? 18 : 0);
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
@@ -662,6 +707,11 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
     text_line(f, COL0, h - 34, "With the line, admission: ", line);
     wr_report_describe_polls(line, sizeof(line), with);
     text_line(f, COL0, h - 16, "With the line, ", line);
+    if (log) {
+        wr_report_describe_log(line, sizeof(line), with);
+        line[0] = (char)(line[0] - 'a' + 'A'); /* "Public log ..." */
+        text_line(f, COL0, h - 52, "", line);
+    }
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -29,6 +29,18 @@ void wr_report_describe_polls(char *buf, size_t cap, const json_t *run);
  * sale opening" for a run without one. Into buf (always terminated). */
 void wr_report_describe_opening(char *buf, size_t cap, const json_t *run);
 
+/* demo.sh --public-log: adds to the run with the line what waitroom-verify
+ * --json said of its public log (verify, a reference taken): logEvents (the
+ * checked checkpoint's size), overtakes, drawChecked (true or false; null
+ * when the log has no draw) and logVerify (the verifier's whole object). */
+void wr_report_add_log(json_t *with, json_t *verify);
+
+/* One line: the verifier's statement on the run's public log (events,
+ * joined, admitted, held returns, left, overtakes, the draw, the verdict),
+ * or "no public log" for a run without logVerify. Into buf (always
+ * terminated). */
+void wr_report_describe_log(char *buf, size_t cap, const json_t *run);
+
 /* Prints the summary of one run to f (with the opening's figures when the
  * run had one). */
 void wr_report_print_run(FILE *f, const json_t *run);

@@ -159,6 +159,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: waitroom-sim [run] [options]      simulate a sale\n"
             "       waitroom-sim report --with W.json --without N.json [--json OUT] [--svg OUT]\n"
+            "         [--verify V.json]  (waitroom-verify --json on the run's log)\n"
             "run options:\n"
             "  --server http://127.0.0.1:PORT   waitroomd (header identity X-User-Id)\n"
             "  --admin-key KEY                  creates the queue (deleted first with --fresh)\n"
@@ -313,7 +314,7 @@ static int set_field_opt(sim_t *s, const char *a, const char *v)
 
 static int cmd_report(int argc, char **argv)
 {
-    const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL;
+    const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL, *verify = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--with"))
             with = argv[i + 1];
@@ -323,6 +324,8 @@ static int cmd_report(int argc, char **argv)
             jout = argv[i + 1];
         else if (!strcmp(argv[i], "--svg"))
             svg = argv[i + 1];
+        else if (!strcmp(argv[i], "--verify"))
+            verify = argv[i + 1];
         else {
             usage();
             return 2;
@@ -341,6 +344,13 @@ static int cmd_report(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    json_t *v = verify ? json_load_file(verify, 0, &e) : NULL;
+    if (verify && !json_is_object(v)) { /* the verifier printed no statement */
+        fprintf(stderr, "waitroom-sim: --verify %s: %s\n", verify, v ? "not an object" : e.text);
+        rc = 1;
+    } else if (v)
+        wr_report_add_log(w, v);
+    json_decref(v);
     wr_report_print_compare(stdout, wo, w);
     if (jout) {
         json_t *r = json_pack("{s:O,s:O}", "withQueue", w, "withoutQueue", wo);
