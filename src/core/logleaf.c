@@ -62,6 +62,18 @@ static bool valid_u(const char *u)
     return wr_logleaf_u_bytes(u, b) == WR_OK;
 }
 
+bool wr_logleaf_join_u(const char *leaf, size_t len, char u[WR_LOGLEAF_U_HEX + 1])
+{
+    static const char key[] = ",\"u\":\"";
+    for (size_t i = 0; leaf && i + sizeof key - 1 + WR_LOGLEAF_U_HEX <= len; i++)
+        if (memcmp(leaf + i, key, sizeof key - 1) == 0) {
+            memcpy(u, leaf + i + sizeof key - 1, WR_LOGLEAF_U_HEX);
+            u[WR_LOGLEAF_U_HEX] = '\0';
+            return valid_u(u);
+        }
+    return false;
+}
+
 /* A group name: a label, [a-z0-9-]{1,32} (base/ids.h, the rule a
  * queue's groups are named by). */
 _Static_assert(WR_LOGLEAF_GROUP_MAX == WR_LABEL_MAX, "a leaf's group is a label");

@@ -110,6 +110,12 @@ wr_err_t wr_logleaf_log_id(const uint8_t *salt, size_t salt_len, const char *use
  * hex). */
 wr_err_t wr_logleaf_u_bytes(const char *u, uint8_t out[WR_LOGLEAF_U_BYTES]);
 
+/* The log id of a join leaf as the encoder writes it
+ * (`{"e":"join","at":AT,"u":"<32 hex>",...`; len bytes) into u: a receipt
+ * read back from the stored leaf instead of an HMAC per poll. False when
+ * the leaf holds no such field. */
+bool wr_logleaf_join_u(const char *leaf, size_t len, char u[WR_LOGLEAF_U_HEX + 1]);
+
 /* The draw value D = SHA-256(seed || randomness) (randomness_len 0: no
  * beacon, SHA-256(seed)). WR_OK, WR_EINVAL or WR_EIO. */
 wr_err_t wr_logleaf_draw_value(wr_crypto_sha256_t *h, const uint8_t seed[WR_LOGLEAF_SEED],

@@ -258,7 +258,7 @@ const wr_qfield_t wr_qconfig_fields[] = {
      .example = "[{\"name\":\"fanclub\"},{\"name\":\"vip-2\"}]"},
     {"standardShare", NUMBER_FIELD(standard_share, 0, 1, "must be a number from 0 to 1"),
      .ddef = WR_GROUPS_SHARE_DEF, .example = "0.35"},
-    {"publicLog", BOOL_FIELD(public_log), .idef = false, .example = "true"},
+    {"publicLog", BOOL_FIELD(public_log), .idef = false, .store = "log", .example = "true"},
     {"draw", CUSTOM_FIELD(draw, draw),
      .example = "{\"beaconUrl\":\"https://api.drand.sh\",\"round\":4200000}"},
     {"bypass", CUSTOM_FIELD(bypass, bypass),

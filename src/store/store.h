@@ -608,6 +608,13 @@ static inline bool wr_store_has_log(const wr_store_t *s)
 {
     return s && s->ops->log_head != NULL;
 }
+
+/* The store runs the opening draw of a public log (log_beacon; the
+ * embedded store): without it a shuffled opening cannot be logged. */
+static inline bool wr_store_has_draw(const wr_store_t *s)
+{
+    return s && s->ops->log_beacon != NULL;
+}
 static inline wr_err_t wr_store_log_key(wr_store_t *s, const uint8_t proposed[32],
                                         wr_store_log_cb cb, void *arg)
 {

@@ -534,7 +534,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
         s->ops.log_read = b_log_read;
         s->ops.log_publish = b_log_publish;
         s->ops.log_unsigned = b_log_unsigned;
-        s->ops.log_beacon = b_log_beacon;
+        s->ops.log_beacon = inner->ops->log_beacon ? b_log_beacon : NULL;
     }
     if (!inner->ops->push_sub)
         s->ops.push_sub = NULL; /* wr_store_has_push tells the inner store's answer */

@@ -6,8 +6,10 @@ every receipt included); the routes' bytes, headers and bounds; publicLog
 and draw's rules across the queue's state; a deleted queue's log still
 readable; on the embedded store a restart that keeps the log consistent
 (--state) and a leaf changed in the snapshot that the verifier catches
-(exit 2). Redis keeps no log yet: publicLog is refused there (400 naming
-it)."""
+(exit 2). On Redis the same sale (in arrival order: the opening draw is
+the embedded store's alone, so a shuffled opening with publicLog is
+refused there, 400 naming preQueueShuffle), and two instances on one Redis
+writing one log that verifies across a restart."""
 import base64
 import hashlib
 import http.server
@@ -76,35 +78,75 @@ class PublicLog(WRTest):
         return [json.loads(x) for x in r.body.split("\n") if x]
 
     # ------------------------------------------------------------ Redis
-    def test_refused_on_redis(self):
+    def test_shuffled_opening_refused_on_redis(self):
+        """Redis runs no opening draw: publicLog with a shuffled opening is
+        400 naming preQueueShuffle; in arrival order it is accepted, and
+        without an opening the shuffle does not matter."""
         if ENV.store == "memory":
-            self.skipTest("redis: publicLog not available yet")
-        r = self.c.put_queue("plog-" + uid(), dict(FAST, publicLog=True))
+            self.skipTest("redis: the opening draw is the embedded store's")
+        opens = now_ms() + 60000
+        r = self.c.put_queue("plog-" + uid(), dict(FAST, publicLog=True, opensAt=opens))
         self.assertError(r, 400, "INVALID_CONFIG")
-        self.assertEqual(r.json.get("field"), "publicLog", repr(r))
-        self.assertIn("not available on this store", r.json["message"])
-        q = self.new_queue(FAST)
-        self.assertError(self.c.patch_queue(q, {"publicLog": True}), 400, "INVALID_CONFIG")
-        r = self.c.get("/v1/queues/%s/log/checkpoint" % q)
-        self.assertError(r, 404, "LOG_NOT_ENABLED")
-        r = self.c.get("/v1/queues/never-%s/log/entries?start=0&end=1" % uid())
-        self.assertError(r, 404, "QUEUE_NOT_FOUND")
+        self.assertEqual(r.json.get("field"), "preQueueShuffle", repr(r))
+        self.assertIn("not available yet on this store", r.json["message"])
+        q = self.new_queue(dict(FAST, publicLog=True))
+        r = self.c.patch_queue(q, {"opensAt": opens})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json.get("field"), "preQueueShuffle", repr(r))
+        r = self.c.patch_queue(q, {"opensAt": opens, "preQueueShuffle": False})
+        self.assertEqual(r.status, 200, repr(r))
 
-    def test_declared_public_log_refused_on_redis(self):
-        if ENV.store == "memory":
-            self.skipTest("redis: publicLog not available yet")
-        ini = os.path.join(ENV.tmpdir, "plog-%s.ini" % uid())
-        with open(ini, "w") as f:
-            f.write("[queue plq]\nadmitPerSecond = 5\npublicLog = true\n")
-        p = subprocess.run([ENV.waitroomd, "--listen", "127.0.0.1:0", "--store", ENV.store_arg,
-                            "--config", ini, "--token-secret", ENV.secret],
-                           capture_output=True, timeout=30)
-        self.assertNotEqual(p.returncode, 0, p)
-        self.assertIn(b"publicLog is not available on this store", p.stderr)
+    def test_two_instances_one_log(self):
+        """Redis: two instances on one Redis write one log (each event's
+        leaf in the script that makes the change, whichever instance sent
+        it); the verifier replays it with 0 overtakes; after one instance
+        is killed and another started, the next checkpoint is consistent
+        with the one saved (--state), and both instances serve the same
+        signed checkpoint."""
+        if ENV.store != "redis":
+            self.skipTest("redis: several instances on one store")
+        instance = self.private_redis_instances()
+        a, b = instance(), instance()
+        q = uid("two")
+        self.assertEqual(a.client.put_queue(q, dict(HOLD, publicLog=True)).status, 200)
+        first = [uid("t-") for _ in range(10)]
+        seen = set()
+        for i, u in enumerate(first):
+            r = (a if i % 2 else b).client.join(q, u)
+            self.assertEqual(r.status, 200, repr(r))
+            seen.add(r.json["receipt"]["index"])
+        self.assertEqual(seen, set(range(10)))
+        self.assertEqual(a.client.patch_queue(q, {"paused": False, "admitPerSecond": 20}).status,
+                         200)
+        for u in first:
+            self.wait_admitted(q, u, client=b.client)
+        self.signed(q, 20, client=a.client)
+        state = os.path.join(ENV.tmpdir, "state-%s" % uid())
+        rc, out, err = self.verify(q, a, "--json", "--state", state)
+        self.assertEqual(rc, 0, out + err)
+        s = json.loads(out)
+        self.assertEqual((s["joined"], s["admitted"], s["overtakes"]), (10, 10, 0), s)
+        a.kill()
+        c = instance()
+        later = [uid("t-") for _ in range(4)]
+        for i, u in enumerate(later):
+            self.assertEqual((c if i % 2 else b).client.join(q, u).status, 200)
+        for u in later:
+            self.wait_admitted(q, u, client=c.client)
+        self.signed(q, 28, client=c.client)
+        rc, out, err = self.verify(q, b, "--json", "--state", state)
+        self.assertEqual(rc, 0, out + err)
+        s = json.loads(out)
+        self.assertEqual((s["joined"], s["admitted"], s["overtakes"], s.get("consistent")),
+                         (14, 14, 0, True), s)
+        self.assertEqual(self.vkey(b.client), self.vkey(c.client))
+        cb = self.poll_until(lambda: (self.checkpoint(q, b.client)[0].body,
+                                      self.checkpoint(q, c.client)[0].body),
+                             lambda p: p[0] == p[1], what="one checkpoint on both")
+        self.assertIn("\n28\n", cb[0])
 
     # ------------------------------------------------------------ routes
     def test_routes_bounds_and_headers(self):
-        self.memory_only()
         self.assertError(self.c.get("/v1/queues/never-%s/log/checkpoint" % uid()), 404,
                          "QUEUE_NOT_FOUND")
         q = self.new_queue(HOLD)
@@ -189,11 +231,12 @@ class PublicLog(WRTest):
         """A shuffled opening of 6, 3 later joins, a leave, two people away
         (held), one of whom returns; every admission checked by
         waitroom-verify: 0 overtakes, the draw checked, receipts included;
-        the queue deleted: removed leaves, the log still readable."""
-        self.memory_only()
+        the queue deleted: removed leaves, the log still readable. On Redis
+        the opening goes in arrival order (no draw)."""
+        shuffled = ENV.store == "memory"
         opens = now_ms() + 2500
         q = self.new_queue(dict(HOLD, publicLog=True, opensAt=opens, idleTimeoutSeconds=1,
-                                awayHoldSeconds=60))
+                                awayHoldSeconds=60, preQueueShuffle=shuffled))
         pre = [uid("pre-") for _ in range(6)]
         for u in pre:
             r = self.c.join(q, u)
@@ -232,19 +275,23 @@ class PublicLog(WRTest):
         self.assertIn("receipt", r.json)
         me = r.json["receipt"]["u"]
         self.wait_admitted(q, sleepers[0])
-        # 9 joins, commit and draw, a leave, 2 away, 7 admissions
-        _, size, _ = self.signed(q, 9 + 2 + 1 + 2 + 7)
+        # 9 joins, commit and draw (shuffled), a leave, 2 away, 7 admissions
+        _, size, _ = self.signed(q, 9 + (2 if shuffled else 0) + 1 + 2 + 7)
         rc, out, err = self.verify(q, self.srv, "--json")
         self.assertEqual(rc, 0, out + err)
         s = json.loads(out)
         self.assertEqual((s["joined"], s["admitted"], s["heldReturns"], s["overtakes"],
-                          s["draws"]), (9, 7, 1, 0, 1), s)
-        self.assertIs(s["drawChecked"], True, s)
+                          s["draws"]), (9, 7, 1, 0, 1 if shuffled else 0), s)
+        self.assertIs(s["drawChecked"], True, s)  # (no draw: nothing failed)
         self.assertEqual(s["left"]["left"], 1, s)
         kinds = [x["e"] for x in self.leaves(q, size)]
-        self.assertEqual(kinds[0], "commit")
-        self.assertEqual(kinds.count("draw"), 1)
-        self.assertLess(kinds.index("draw"), kinds.index("admit"))
+        if shuffled:
+            self.assertEqual(kinds[0], "commit")
+            self.assertEqual(kinds.count("draw"), 1)
+            self.assertLess(kinds.index("draw"), kinds.index("admit"))
+        else:
+            self.assertEqual((kinds[:6], kinds.count("commit") + kinds.count("draw")),
+                             (["join"] * 6, 0), kinds)
         self.assertEqual(kinds.count("away"), 2)
         # the receipt of the returned sleeper is in the tree
         rc, out, err = self.verify(q, self.srv, "--me", me)

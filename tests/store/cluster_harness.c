@@ -197,7 +197,8 @@ wr_store_t *sc_open(uint32_t cmd_timeout_ms)
     /* connected to every primary of the map */
     int64_t deadline = wr_clock_mono_ms() + 10000;
     char parts[512];
-    while ((!wr_store_redis_connected(s) || wr_store_unreachable(s, parts, sizeof parts) > 0) &&
+    while ((!wr_store_redis_connected(s) || wr_store_unreachable(s, parts, sizeof parts) > 0 ||
+            !wr_store_redis_log_ready(s)) &&
            wr_clock_mono_ms() < deadline)
         sh_run_for(5);
     if (!wr_store_redis_connected(s) || wr_store_unreachable(s, parts, sizeof parts) > 0) {

@@ -459,7 +459,10 @@ wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms)
     if (wr_store_open_url(g_base, url, &p, &s) != WR_OK)
         return NULL;
     int64_t deadline = wr_clock_mono_ms() + SH_WAIT_MS;
-    while (!wr_store_redis_connected(s) && wr_clock_mono_ms() < deadline)
+    /* connected, and the public log's salt master loaded (the app loads it
+     * at start: store_redis.h wr_store_redis_log_ready) */
+    while (!(wr_store_redis_connected(s) && wr_store_redis_log_ready(s)) &&
+           wr_clock_mono_ms() < deadline)
         sh_run_for(5);
     if (!wr_store_redis_connected(s)) {
         wr_store_close(s);

@@ -390,27 +390,13 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us)
     q->log->committed = false;
 }
 
-/* The log id in a join leaf (`{"e":"join","at":AT,"u":"<32 hex>",...`):
- * read back instead of an HMAC per poll. */
-static bool leaf_u(const char *leaf, size_t len, char u[WR_LOGLEAF_U_HEX + 1])
-{
-    static const char key[] = ",\"u\":\"";
-    for (size_t i = 0; i + sizeof key - 1 + WR_LOGLEAF_U_HEX <= len; i++)
-        if (memcmp(leaf + i, key, sizeof key - 1) == 0) {
-            memcpy(u, leaf + i + sizeof key - 1, WR_LOGLEAF_U_HEX);
-            u[WR_LOGLEAF_U_HEX] = '\0';
-            return true;
-        }
-    return false;
-}
-
 bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
                          uint64_t *index, uint8_t leaf_hash[32])
 {
     size_t len = 0;
     const char *leaf;
     if (!q->log || !wr_memlog_member(q->log, user, ulen, index) ||
-        !(leaf = wr_memlog_leaf(q->log, *index, &len)) || !leaf_u(leaf, len, u))
+        !(leaf = wr_memlog_leaf(q->log, *index, &len)) || !wr_logleaf_join_u(leaf, len, u))
         return false;
     memcpy(leaf_hash, q->log->lv[0][*index], 32);
     return true;

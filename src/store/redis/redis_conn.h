@@ -36,8 +36,9 @@
 
 /* One Lua script: the embedded file `file` (wr_embed_find), after the
  * embedded files of `prefix` (in order, each followed by a newline; NULL
- * entries skipped): the script's rows as comments (scripts.def), lib.lua, ... */
-#define WR_REDIS_CONN_SCRIPT_PREFIX 3
+ * entries skipped): the script's rows as comments (scripts.def),
+ * lib_log.lua, lib.lua, ... */
+#define WR_REDIS_CONN_SCRIPT_PREFIX 4
 typedef struct {
     const char *prefix[WR_REDIS_CONN_SCRIPT_PREFIX];
     const char *file;

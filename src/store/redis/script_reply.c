@@ -8,10 +8,14 @@
  * type), then the result code, then the config part
  * (through the caller's resolver, before the code-specific checks, as the
  * scripts send it for every code but "no queue"), then the values. Nothing
- * here allocates; results are written only to the caller's out-parameters.
+ * here allocates (but one SHA-256 context per thread, at the first
+ * receipt); results are written only to the caller's out-parameters.
  */
 #include "store/redis/script_reply.h"
 
+#include "base/crypto.h"
+#include "base/tlog.h"
+#include "core/logleaf.h"
 #include "store/redis/script_rows.h"
 
 #include <math.h>
@@ -110,8 +114,33 @@ static double reply_double(const redisReply *e)
 struct ans {
     long long kind, position, waiting, iat, exp, head_due, own_due, passed;
     const redisReply *jti;
-    long long stock_left; /* the call's: -1 without a stock */
+    long long stock_left;      /* the call's: -1 without a stock */
+    long long receipt_index;   /* the public log's receipt: the join leaf's index, or -1 */
+    const redisReply *receipt; /* and its bytes */
 };
+
+/* The receipt of a (its join leaf's index and bytes) into entry: the log
+ * id read back from the leaf, the leaf hash computed (RFC 9162). A leaf
+ * that is not a join leaf of ours is no receipt (WR_EPROTO). One SHA-256
+ * context for the thread, made on first use. */
+static wr_err_t decode_receipt(const struct ans *a, wr_entry_t *entry)
+{
+    static _Thread_local wr_crypto_sha256_t *sha;
+    if (a->receipt_index < 0)
+        return WR_OK;
+    if (!a->receipt || a->receipt->type != REDIS_REPLY_STRING ||
+        !wr_logleaf_join_u(a->receipt->str, a->receipt->len, entry->receipt_u))
+        return WR_EPROTO;
+    if (!sha && !(sha = wr_crypto_sha256_new()))
+        return WR_ENOMEM;
+    wr_err_t err =
+        wr_tlog_leaf_hash(sha, a->receipt->str, a->receipt->len, entry->receipt_leaf_hash);
+    if (err != WR_OK)
+        return err;
+    entry->has_receipt = true;
+    entry->receipt_index = (uint64_t)a->receipt_index;
+    return WR_OK;
+}
 
 /* The stock fields of a stats reply: what is left (-1: none) and the
  * sold-out moment, us -> epoch ms (-1: not sold out). */
@@ -136,6 +165,8 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         goto out;
     }
     err = resolve(ctx, version, json, &entry->config);
+    if (err == WR_OK)
+        err = decode_receipt(a, entry);
     if (err != WR_OK)
         goto out;
     err = WR_EPROTO;
@@ -222,7 +253,9 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .head_due = e[WR_ROW(R_ENTRY, HEAD_DUE_US)]->integer,
                     .own_due = e[WR_ROW(R_ENTRY, OWN_DUE_US)]->integer,
                     .stock_left = e[WR_ROW(R_ENTRY, STOCK_LEFT)]->integer,
-                    .passed = e[WR_ROW(R_ENTRY, PASSED)]->integer};
+                    .passed = e[WR_ROW(R_ENTRY, PASSED)]->integer,
+                    .receipt_index = e[WR_ROW(R_ENTRY, RECEIPT_INDEX)]->integer,
+                    .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)]};
     return decode_entry(&a, e[WR_ROW(R_ENTRY, VERSION)]->integer, e[WR_ROW(R_ENTRY, JSON)], resolve,
                         ctx, entry);
 }
@@ -233,6 +266,7 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
 static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
 {
     memset(a, 0, sizeof *a);
+    a->receipt_index = -1;
     const redisReply *k = *at < rep->elements ? rep->element[*at] : NULL;
     if (k && k->type == REDIS_REPLY_ERROR) {
         (*at)++;
@@ -261,8 +295,23 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         a->waiting = e[WR_ROW(B_COUNT, WAITING)]->integer;
     } else if (t == WR_ROWS_TABLE(B_CLOSED)) {
         a->position = e[WR_ROW(B_CLOSED, WHY)]->integer;
+    } else if (t == WR_ROWS_TABLE(B_RECEIPT)) {
+        return false; /* a receipt after no answer */
     }
     *at += n;
+    /* the public log's receipt of this answer, right after it */
+    const redisReply *r = *at < rep->elements ? rep->element[*at] : NULL;
+    size_t rn = WR_ROWS_LEN(B_RECEIPT);
+    if (is_int(r) && r->integer == WR_ROW_VALUE(K_ENTRY, RECEIPT)) {
+        if (rep->elements - *at < rn ||
+            !wr_script_rows_match(rep->element + *at, rn, WR_ROWS_TABLE(B_RECEIPT), NULL, 0))
+            return false;
+        a->receipt_index = rep->element[*at + WR_ROW(B_RECEIPT, INDEX)]->integer;
+        a->receipt = rep->element[*at + WR_ROW(B_RECEIPT, LEAF)];
+        if (a->receipt_index < 0)
+            return false;
+        *at += rn;
+    }
     return true;
 }
 

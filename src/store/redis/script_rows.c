@@ -129,6 +129,9 @@ bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t)
     case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
         *t = WR_ROWS_TABLE(B_KIND);
         return true;
+    case WR_ROW_VALUE(K_ENTRY, RECEIPT):
+        *t = WR_ROWS_TABLE(B_RECEIPT);
+        return true;
     default:
         return false;
     }

@@ -76,7 +76,8 @@
 #include "store/redis/store_redis_internal.h"
 
 #define CACHE_MAX 10000
-#define LIB       "scripts/lib.lua"
+#define LIB_LOG   "scripts/lib_log.lua" /* the public log's leaves: before lib.lua */
+#define LIB       LIB_LOG, "scripts/lib.lua"
 #define LIB_ENTRY "scripts/lib_entry.lua" /* after lib.lua: entry() */
 /* an entry mode (scripts.def M_ENTRY) as the one character ARGV holds */
 #define MODE(m) ((char)('0' + WR_ROW_VALUE(M_ENTRY, m)))
@@ -100,17 +101,25 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_BYPASS] = {{ROWS(bypass), LIB}, "scripts/bypass.lua"},
     [SC_REPORT] = {{ROWS(report), LIB}, "scripts/report.lua"},
     [SC_REPORT_INDEX] = {{ROWS(report_index)}, "scripts/report_index.lua"},
+    [SC_LOG_KEY] = {{NULL}, "scripts/log_key.lua"},
+    [SC_LOG_HEAD] = {{NULL}, "scripts/log_head.lua"},
+    [SC_LOG_HASHED] = {{NULL}, "scripts/log_hashed.lua"},
+    [SC_LOG_PUBLISH] = {{NULL}, "scripts/log_publish.lua"},
+    [SC_LOG_READ] = {{NULL}, "scripts/log_read.lua"},
+    [SC_LOG_LEASE] = {{NULL}, "scripts/log_lease.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
 
 /* The global keys (store_redis_internal.h): their names on one Redis, and
  * in the home slot of a cluster (the slot of "{.global}"). */
-static const struct gkeys single_keys = {"wr:queues", "wr:secret", "wr:secret:previous", "wr:epoch",
-                                         "wr:reports"};
-static const struct gkeys cluster_keys = {"wr:{.global}:queues", "wr:{.global}:secret",
-                                          "wr:{.global}:secret:previous", "wr:{.global}:epoch",
-                                          "wr:{.global}:reports"};
+static const struct gkeys single_keys = {"wr:queues", "wr:secret",  "wr:secret:previous",
+                                         "wr:epoch",  "wr:reports", "wr:logs",
+                                         "wr:logkey", "wr:logsalt", "wr:loglease"};
+static const struct gkeys cluster_keys = {
+    "wr:{.global}:queues", "wr:{.global}:secret",  "wr:{.global}:secret:previous",
+    "wr:{.global}:epoch",  "wr:{.global}:reports", "wr:{.global}:logs",
+    "wr:{.global}:logkey", "wr:{.global}:logsalt", "wr:{.global}:loglease"};
 
 /* ----------------------------------------------------------- requests */
 
@@ -163,17 +172,16 @@ void wr_store_redis__req_free(struct req *r)
 }
 
 /* numkeys and the keys of queue q, in the order of lib.lua. */
-static const char *const key_suffix[] = {"config", "waiting",  "active",  "tokens",
-                                         "state",  "sessions", "sessjti", "seen",
-                                         "pre",    "held",     "back",    "away"};
-_Static_assert(sizeof key_suffix / sizeof key_suffix[0] == NKEYS, "NKEYS is the keys of lib.lua");
+const char *const wr_store_redis__key_suffix[NKEYS] = {
+    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",
+    "pre",    "held",    "back",   "away",   "log",   "logl",     "logm"};
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
 {
     if (!wr_redis_conn_cmd_fmt(cmd, "%d", (int)NKEYS))
         return false;
     for (int i = 0; i < NKEYS; i++)
-        if (!wr_redis_conn_cmd_fmt(cmd, "wr:{%s}:%s", q, key_suffix[i]))
+        if (!wr_redis_conn_cmd_fmt(cmd, "wr:{%s}:%s", q, wr_store_redis__key_suffix[i]))
             return false;
     return true;
 }
@@ -224,6 +232,9 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_REPORT:
         wr_store_redis__report_reply(r, err, NULL);
+        break;
+    case OP_LOG:
+        wr_store_redis__log_reply(r, err, NULL);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -352,7 +363,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
 {
     struct cfgctx cc = {.s = s, .queue = r->queue, .snap = r->snap};
     wr_err_t err;
-    if (rep->type == REDIS_REPLY_ERROR) {
+    if (rep->type == REDIS_REPLY_ERROR && r->op != OP_LOG) { /* (a log job reads its own) */
         wr_warn("store_redis: %s on %s failed: %.*s",
                 r->script >= 0 ? wr_store_redis__scripts[r->script].file : "command", r->queue,
                 (int)(rep->len > 200 ? 200 : rep->len), rep->str);
@@ -429,6 +440,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     case OP_REPORT:
         wr_store_redis__report_reply(r, WR_OK, rep);
         break;
+    case OP_LOG:
+        wr_store_redis__log_reply(r, WR_OK, rep);
+        break;
     }
 }
 
@@ -465,6 +479,7 @@ static void rstore_free(struct rstore *s)
     if (s->flush_ev)
         event_free(s->flush_ev);
     wr_cfgcache_free(s->cache);
+    wr_crypto_hmac_free(s->log_master);
     free(s);
 }
 
@@ -481,10 +496,13 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
     s->base_.ops = &redis_ops;
     s->wait_replicas = opts->wait_replicas;
     s->flush_ev = event_new(base, -1, 0, wr_store_redis__on_flush, s);
-    if (!s->flush_ev) {
+    uint8_t id[16]; /* the signer's lease names its holder by it */
+    wr_err_t err = !s->flush_ev ? WR_ENOMEM : wr_crypto_random(id, sizeof id);
+    if (err != WR_OK) {
         rstore_free(s);
-        return WR_ENOMEM;
+        return err;
     }
+    wr_hex_encode(id, sizeof id, s->instance);
     wr_redis_conn_opts_t co = {
         .url = opts->url,
         .log_name = "store_redis",
@@ -505,7 +523,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
         .on_started = opts->on_started,
         .started_arg = opts->started_arg,
     };
-    wr_err_t err = wr_redis_router_open(base, &co, &s->conn);
+    err = wr_redis_router_open(base, &co, &s->conn);
     if (err == WR_OK)
         s->keys = wr_redis_router_is_cluster(s->conn) ? &cluster_keys : &single_keys;
     if (err == WR_OK && !(s->cache = wr_cfgcache_new(CACHE_MAX))) {
@@ -771,6 +789,11 @@ static const wr_store_ops_t redis_ops = {
     .ping = r_ping,
     .autotune = r_autotune,
     .report = wr_store_redis__report,
+    .log_key = wr_store_redis__log_key,
+    .log_head = wr_store_redis__log_head,
+    .log_read = wr_store_redis__log_read,
+    .log_publish = wr_store_redis__log_publish,
+    .log_unsigned = wr_store_redis__log_unsigned, /* no log_beacon: no opening draw (api_log) */
     .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,

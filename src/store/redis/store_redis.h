@@ -67,4 +67,10 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
 /* True while the backend holds an established connection. */
 bool wr_store_redis_connected(wr_store_t *s);
 
+/* True once the store holds the master of the public log's salts (the
+ * app's log_key at start loads it; else the first join of a queue with
+ * publicLog does, and is answered WR_EUNAVAILABLE until then); asks for it
+ * when it does not. For tests that open a store and join at once. */
+bool wr_store_redis_log_ready(wr_store_t *s);
+
 #endif

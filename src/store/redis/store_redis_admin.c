@@ -90,6 +90,10 @@ wr_err_t wr_store_redis__config_put(wr_store_t *st, const char *q, const wr_queu
     /* Registry first: a crash between the two leaves a name whose config
      * does not exist, which queue_list filters out. */
     err = wr_store_redis__send_plain(s, "SADD", s->keys->queues, q);
+    /* the public log's registry (store_redis_log.c): its signer's round
+     * finds the log from then on, also after the queue is deleted */
+    if (err == WR_OK && cfg->public_log)
+        err = wr_store_redis__send_plain(s, "SADD", s->keys->logs, q);
     if (err != WR_OK)
         goto out;
     err = wr_store_redis__submit(s, r, true);

@@ -94,8 +94,20 @@ void wr_store_redis__batch_free(struct batch *b)
     if (!b)
         return;
     wr_cfgcache_release(b->snap);
+    wr_crypto_hmac_free(b->logmac);
     free(b->sub);
     free(b);
+}
+
+/* The error of an error reply to entry.lua or one request of
+ * entry_batch.lua: WR_EUNAVAILABLE for lib_entry.lua's WRLOGID (a join on
+ * a queue that turned publicLog on after this instance cached its config,
+ * sent without a log id: nothing changed, the caller may ask again; the
+ * reply's config part updates the cache meanwhile... or the next tick's),
+ * else WR_EPROTO. */
+static wr_err_t log_stale(const redisReply *rep)
+{
+    return rep->len >= 7 && memcmp(rep->str, "WRLOGID", 7) == 0 ? WR_EUNAVAILABLE : WR_EPROTO;
 }
 
 /* Calls the callback of every request of b not answered yet, in order:
@@ -109,9 +121,10 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
     const char *file = wr_store_redis__scripts[b->n == 1 ? SC_ENTRY : SC_ENTRY_BATCH].file;
     struct cfgctx cc = {.s = s, .queue = b->queue, .snap = b->snap};
     if (err == WR_OK && rep->type == REDIS_REPLY_ERROR) {
-        wr_warn("store_redis: %s on %s failed: %.*s", file, b->queue,
-                (int)(rep->len > 200 ? 200 : rep->len), rep->str);
-        err = WR_EPROTO;
+        err = log_stale(rep);
+        if (err != WR_EUNAVAILABLE)
+            wr_warn("store_redis: %s on %s failed: %.*s", file, b->queue,
+                    (int)(rep->len > 200 ? 200 : rep->len), rep->str);
     }
     wr_script_reply_batch_t it = {0};
     if (err == WR_OK && b->n > 1 && wr_script_reply_batch_begin(&it, rep, b->n) != WR_OK) {
@@ -130,7 +143,7 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
         } else if (e == WR_OK) {
             const redisReply *a;
             e = wr_script_reply_batch_next(&it, &a, wr_store_redis__resolve_config, &cc, &entry);
-            if (a)
+            if (a && (e = log_stale(a)) != WR_EUNAVAILABLE)
                 wr_warn("store_redis: %s on %s failed for one request: %.*s", file, b->queue,
                         (int)(a->len > 200 ? 200 : a->len), a->str);
         }
@@ -152,9 +165,9 @@ static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
 }
 
 /* the arguments below, in the order of their rows (scripts.def) */
-WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY);
+WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY, LOG_ID);
 WR_ROWS_ORDER(A_ENTRY_BATCH, VERSION);
-WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY);
+WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY, LOG_ID);
 
 /* Sends b as one script call: entry.lua for one request (the same command
  * as before coalescing), entry_batch.lua for more. When that fails, b
@@ -165,10 +178,10 @@ static void send_batch(struct rstore *s, struct batch *b)
     wr_err_t err = WR_ENOMEM;
     size_t bytes = 512 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
     for (size_t i = 0; i < b->n; i++)
-        bytes += strlen(b->sub[i].user) + 4 + 24;
+        bytes += strlen(b->sub[i].user) + 4 + 24 + 33;
     bool one = b->n == 1;
-    wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(one ? SC_ENTRY : SC_ENTRY_BATCH,
-                                                          2 + 1 + NKEYS + 1 + 3 * (int)b->n, bytes);
+    wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(
+        one ? SC_ENTRY : SC_ENTRY_BATCH, 2 + 1 + NKEYS + 1 + 4 * (int)b->n + 1, bytes);
     if (!cmd)
         goto fail;
     unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
@@ -177,13 +190,15 @@ static void send_batch(struct rstore *s, struct batch *b)
         ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
              wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key);
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key) &&
+             wr_redis_conn_cmd_str(cmd, b->sub[0].logid);
     else
         ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known);
     for (size_t i = 0; !one && ok && i < b->n; i++)
         ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key);
+             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key) &&
+             wr_redis_conn_cmd_str(cmd, b->sub[i].logid);
     if (!ok) {
         wr_redis_conn_cmd_free(cmd);
         err = WR_EINVAL; /* cannot happen: sized above */
@@ -221,6 +236,7 @@ void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg)
     struct rstore *s = arg;
     s->busy++;
     wr_store_redis__send_held(s);
+    wr_store_redis__log_salt_load(s);
     struct batch *b;
     while (!s->closing && (b = wr_store_redis__blist_pop(&s->failed)) != NULL)
         wr_store_redis__answer_batch(s, b, b->err, NULL);
@@ -287,15 +303,35 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
     uint64_t key = 0;
     if (join && wr_crypto_random(&key, sizeof key) != WR_OK)
         return WR_EIO;
+    /* A join on a queue with publicLog before the store holds the log
+     * salts' master (log_key did not answer at start): asked for now, the
+     * join answered WR_EUNAVAILABLE meanwhile (store_redis_log.c). */
+    if (join && !s->log_master) {
+        wr_cfgcache_snap_t *snap = wr_cfgcache_get(s->cache, q);
+        bool logged = snap && snap->cfg.public_log;
+        wr_cfgcache_release(snap);
+        if (logged) {
+            wr_store_redis__log_salt_want(s);
+            return WR_EUNAVAILABLE;
+        }
+    }
     struct batch *b = batch_for(s, q, join);
     if (!b)
         return WR_ENOMEM;
+    /* the log id of a join on a queue with publicLog, or one not cached
+     * yet when the master is there (without it such a join goes without:
+     * lib_entry.lua refuses it, WRLOGID, only when the queue keeps a log) */
+    char logid[33] = "";
+    if (join && s->log_master && (!b->snap || b->snap->cfg.public_log) &&
+        wr_store_redis__log_id(s, b, u, logid) != WR_OK)
+        return WR_ENOMEM; /* (a new batch stays held, empty: sent as no request) */
     struct sub *x = &b->sub[b->n++];
     x->cb = cb;
     x->arg = arg;
     x->mode = mode;
     x->key = (unsigned long long)(key >> 12);
     snprintf(x->user, sizeof x->user, "%s", u);
+    memcpy(x->logid, logid, sizeof x->logid);
     if (join)
         b->joins = true;
     else

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <sys/queue.h>
 
+#include "base/crypto.h"
 #include "store/redis/cfgcache.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
@@ -44,6 +45,12 @@ enum script_id {
     SC_BYPASS,       /* bypass rules' count */
     SC_REPORT,       /* the sale's report: a WRITE */
     SC_REPORT_INDEX, /* the sale's report: the registry */
+    SC_LOG_KEY,      /* the public log (store_redis_log.c): its key and salt master */
+    SC_LOG_HEAD,     /* ... what a queue's log holds */
+    SC_LOG_HASHED,   /* ... subtree hashes stored */
+    SC_LOG_PUBLISH,  /* ... a checkpoint kept */
+    SC_LOG_READ,     /* ... leaves and hashes read */
+    SC_LOG_LEASE,    /* ... the signer's lease */
     SC_COUNT,
 };
 
@@ -51,7 +58,11 @@ enum script_id {
 extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 
 /* The number of keys of a queue, lib.lua's order (store_redis.c). */
-enum { NKEYS = 12 };
+enum { NKEYS = 15 }; /* lib.lua's twelve, lib_log.lua's three */
+
+/* The suffixes of a queue's keys in that order: key i is
+ * "wr:{<queue>}:<suffix i>" (store_redis.c). */
+extern const char *const wr_store_redis__key_suffix[NKEYS];
 
 /* The most bytes of a queue's config JSON (stored and read). */
 #define JSON_MAX (64 * 1024)
@@ -68,6 +79,10 @@ struct gkeys {
     const char *secret_previous; /* the secret before the last change */
     const char *epoch;           /* secret_sync.lua's store epoch */
     const char *reports;         /* the registry of reports (report_index.lua) */
+    const char *logs;            /* the public log: the queues that have one (a set) */
+    const char *logkey;          /* ... its signing key's seed */
+    const char *logsalt;         /* ... the master of the queues' log salts */
+    const char *loglease;        /* ... the signer's lease */
 };
 
 typedef enum {
@@ -89,6 +104,7 @@ typedef enum {
     OP_SYNC,       /* secret_sync with a secret */
     OP_SYNC_EPOCH, /* secret_sync without one (a configured secret) */
     OP_REPORT,     /* the sale's report (store_redis_report.c) */
+    OP_LOG,        /* a step of a public log operation (store_redis_log.c) */
 } op_t;
 
 /* Internal callback of the SMEMBERS step of queue_list. */
@@ -113,6 +129,7 @@ struct sub {
     char mode; /* entry.lua's ARGV[3]: '1' join, '2' join_page, '0' status, '3' status_quiet */
     unsigned long long key; /* entry.lua's ARGV[4]: a join's pre-queue key (0 for a status) */
     char user[WR_USER_ID_MAX + 1];
+    char logid[33]; /* entry.lua's LOG_ID: a join's log id on a publicLog queue, else "" */
 };
 
 /* The joins and statuses of one queue coalesced into one script call
@@ -127,6 +144,7 @@ struct batch {
     size_t n, cap;            /* requests in sub, and room */
     size_t answered;          /* sub[0 .. answered - 1] have had their callback */
     struct sub *sub;
+    wr_crypto_hmac_t *logmac; /* keyed with the queue's log salt, at its first log id */
 };
 
 /* A FIFO of batches (STAILQ_INIT'ed at open). */
@@ -148,6 +166,9 @@ struct rstore {
     struct blist held;        /* batches of this iteration, not sent yet, in arrival order */
     struct blist failed;      /* batches whose send failed, answered by flush_ev */
     struct batch *answering;  /* the batch whose callbacks are being called */
+    wr_crypto_hmac_t *log_master;   /* keyed with the log salts' master (log_key), or NULL */
+    bool salt_wanted, salt_loading; /* the store's own load of it: asked for, in flight */
+    char instance[33];              /* this store's id (hex, random): the signer's lease */
 };
 
 /* What resolve_config reads: the store, the queue and the snapshot of the
@@ -229,6 +250,34 @@ wr_err_t wr_store_redis__secret(wr_store_t *st, const uint8_t *proposed, size_t 
                                 wr_store_secret_cb cb, void *arg);
 wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len,
                                      const char *epoch, wr_store_sync_cb cb, void *arg);
+
+/* store_redis_log.c: the public log's operations (store.h) */
+
+wr_err_t wr_store_redis__log_key(wr_store_t *st, const uint8_t proposed[32], wr_store_log_cb cb,
+                                 void *arg);
+wr_err_t wr_store_redis__log_head(wr_store_t *st, const char *queue, wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_redis__log_read(wr_store_t *st, const char *queue, const wr_log_read_t *req,
+                                  wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_redis__log_publish(wr_store_t *st, const char *queue, uint64_t size,
+                                     const uint8_t root[32], const char *note, size_t len,
+                                     wr_store_log_cb cb, void *arg);
+wr_err_t wr_store_redis__log_unsigned(wr_store_t *st, wr_store_log_cb cb, void *arg);
+
+/* The step of a public log operation that r (OP_LOG) is: answered with
+ * err, or rep when err is WR_OK. */
+void wr_store_redis__log_reply(struct req *r, wr_err_t err, const redisReply *rep);
+
+/* Asks for the store's own load of the log salts' master (at the end of
+ * this loop iteration: wr_store_redis__log_salt_load from the flush event),
+ * unless it is there or on its way. */
+void wr_store_redis__log_salt_want(struct rstore *s);
+void wr_store_redis__log_salt_load(struct rstore *s);
+
+/* The log id of user in b's queue (lib_log.lua's u: 32 lowercase hex and
+ * a NUL) into out, under the queue's log salt (b->logmac, made at the
+ * first call). WR_EUNAVAILABLE before log_key answered (no salt master
+ * yet; out is ""), WR_ENOMEM, WR_EIO. */
+wr_err_t wr_store_redis__log_id(struct rstore *s, struct batch *b, const char *user, char out[33]);
 
 /* store_redis_report.c */
 

@@ -34,10 +34,7 @@ static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
     size_t len = 0;
     char *text = wr_redis_conn_script_text(&wr_store_redis__scripts[sc], &len);
     assert_non_null(text);
-    static const char *const suffix[] = {"config", "waiting",  "active",  "tokens",
-                                         "state",  "sessions", "sessjti", "seen",
-                                         "pre",    "held",     "back",    "away"};
-    _Static_assert(sizeof suffix / sizeof suffix[0] == NKEYS, "the keys of lib.lua");
+    const char *const *suffix = wr_store_redis__key_suffix;
     char keys[NKEYS][WR_QUEUE_NAME_MAX + 32], nkeys[8];
     const char *argv[MAXARGS];
     size_t argl[MAXARGS], at = 0;
@@ -113,6 +110,7 @@ static long long entry(const char *q, const char *u, int m)
     a[WR_ROW(A_ENTRY, VERSION)] = "0";
     a[WR_ROW(A_ENTRY, MODE)] = mode(m);
     a[WR_ROW(A_ENTRY, PREQ_KEY)] = "0";
+    a[WR_ROW(A_ENTRY, LOG_ID)] = "";
     return run_rows(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
                     WR_ROW(R_ENTRY, KIND));
 }
@@ -152,6 +150,7 @@ static void batch(const char *q, size_t n, const char *const *users, const int *
         a[na + WR_ROW(A_BATCH_REQ, USER)] = users[i];
         a[na + WR_ROW(A_BATCH_REQ, MODE)] = mode(modes[i]);
         a[na + WR_ROW(A_BATCH_REQ, PREQ_KEY)] = "0";
+        a[na + WR_ROW(A_BATCH_REQ, LOG_ID)] = "";
     }
     redisReply *rep = run(SC_ENTRY_BATCH, q, a, na);
     char why[200];

@@ -1517,6 +1517,7 @@ static void test_table_store_values(void **state)
         {"preQueueShuffle", "shuffle", "1", "0"},
         {"closed", "closed", "0", "1"},
         {"autotune", "autotune", "", "10.5:350:400"},
+        {"publicLog", "log", "0", "1"},
     };
     wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 175}");
     wr_queue_config_t s = parse_ok(
@@ -1524,7 +1525,7 @@ static void test_table_store_values(void **state)
         " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
         " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, \"awayHoldSeconds\": 0,"
         " \"opensAt\": 253402300799999,"
-        " \"preQueueShuffle\": false, \"closed\": true,"
+        " \"preQueueShuffle\": false, \"closed\": true, \"publicLog\": true,"
         " \"autotune\": {\"minPerSecond\": 10.5, \"maxPerSecond\": 350, \"targetMs\": 400}}");
     size_t n_store = 0;
     for (size_t i = 0; i < wr_qconfig_n_fields; i++)

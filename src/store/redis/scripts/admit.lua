@@ -27,7 +27,10 @@
 -- the held who came back first, then the first users in line order that
 -- are neither pending page joins (passed over, keeping their place) nor
 -- away (held: out of the line, until they ask again). All in this one
--- script: a crash of the instance at any moment loses nobody. A call that finds 5 s of ticks
+-- script: a crash of the instance at any moment loses nobody. The public
+-- log (lib_log.lua): an away leaf for each person of the line held, then
+-- an admit leaf for each admitted ("held" for the returns), in this
+-- script, in that order. A call that finds 5 s of ticks
 -- nobody ran (an outage: nobody could record a poll) starts the grace of
 -- lib.lua's OUTAGE_US, in which nobody is idle.
 -- Budget (queue.h, integer micro-users): tick = floor(now / tickMs); a tick
@@ -197,6 +200,7 @@ local function take(n)
           gone[#gone + 1] = u -- a page join that never asked again
         else
           held[#held + 1] = u -- their turn came while away
+          log_member(u, 'away', '', now) -- (before any admission of this call)
         end
         passed = passed + 1
       elseif pending then
@@ -287,6 +291,8 @@ if tick ~= last_tick then
       local sexp, snow = fmt(exp), fmt(now)
       local hs, zs = {}, {}
       for i, user in ipairs(users) do
+        -- the public log: held returns (the first nback) and the line, in order
+        log_member(user, 'admit', i <= nback and ',"held":true' or '', now)
         hs[#hs + 1] = user
         hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp .. ':u' -- unseen (lib.lua)
         zs[#zs + 1] = sexp

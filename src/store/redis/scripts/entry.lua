@@ -7,7 +7,8 @@
 -- included); PREQ_KEY (joins) the pre-queue key of a shuffled pre-queue: a
 -- random integer below 2^52 from waitroomd's CSPRNG (Lua's math.random is
 -- not cryptographic, and a script must not draw randomness); '0' for a
--- status.
+-- status; LOG_ID (joins of a queue with publicLog) the user's log id
+-- (lib_log.lua), '' otherwise.
 -- Reply: R_ENTRY (scripts.def), every element always sent:
 --   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE, HELD
 --   (POSITION 1), CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
@@ -21,6 +22,9 @@
 --   now until the first of the line and this user may be admitted (the
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
+--   RECEIPT_INDEX, RECEIPT_LEAF: WAITING, PREQUEUE and HELD of someone in
+--   the public log's line: the index and bytes of their join leaf; -1
+--   and '' otherwise.
 local R, A = R_ENTRY, A_ENTRY
 local out = R._NEW
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US], out[R.STOCK_LEFT], out[R.PASSED] = -1, -1, -1, -1
@@ -29,9 +33,15 @@ if not c then
   out[R.KIND] = K_ENTRY.NO_QUEUE
   return out
 end
-local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, ARGV[A.USER],
-  ARGV[A.MODE], ARGV[A.PREQ_KEY])
+local user = ARGV[A.USER]
+local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, user,
+  ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID])
 entry_flush(c)
+if kind == K_ENTRY.WAITING or kind == K_ENTRY.PREQUEUE or kind == K_ENTRY.HELD then
+  out[R.RECEIPT_INDEX], out[R.RECEIPT_LEAF] = log_receipt(user)
+else
+  out[R.RECEIPT_INDEX], out[R.RECEIPT_LEAF] = -1, ''
+end
 out[R.KIND], out[R.VERSION], out[R.JSON] = kind, c.version, c.json
 out[R.POSITION], out[R.WAITING], out[R.JTI] = position, waiting, jti
 out[R.IAT_US], out[R.EXP_US] = iat, exp

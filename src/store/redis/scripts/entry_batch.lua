@@ -2,8 +2,8 @@
 -- event-loop iteration, answered in one call (lib.lua prepended; each
 -- request runs lib.lua's entry(), as entry.lua runs it for one).
 -- ARGV: A_ENTRY_BATCH (scripts.def: the known config version, '0' =
--- none), then one A_BATCH_REQ per request: USER, MODE, PREQ_KEY, as
--- entry.lua's.
+-- none), then one A_BATCH_REQ per request: USER, MODE, PREQ_KEY, LOG_ID,
+-- as entry.lua's.
 -- Reply: R_ENTRY_BATCH (VERSION, JSON: as entry.lua's, 0 and '' when there
 -- is no queue; STOCK_LEFT: as entry.lua's, after the call, -1: no stock or
 -- no queue), then answer_1 ... answer_n, one flat array (a nested array
@@ -14,7 +14,8 @@
 -- FULL), B_CLOSED (CLOSED: why, 1 closed, 2 sold out), B_KIND
 -- (PASSTHROUGH, PREQUEUE, NOT_IN_QUEUE, and NO_QUEUE for every request
 -- when there is no queue); or one error reply, when request i raised an
--- error.
+-- error. A WAITING, PREQUEUE or HELD answer of someone in the public log's
+-- line is followed by a B_RECEIPT (their join leaf's index and bytes).
 -- Atomicity: the requests run one after the other in this one script, so
 -- each sees the writes of the ones before it, exactly as n calls of
 -- entry.lua sent back to back would; nothing runs between them. They share
@@ -42,8 +43,9 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
   if not c then
     out[answer(B_KIND._N) + B_KIND.KIND] = K.NO_QUEUE
   else
-    local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c,
-      ARGV[i + Q.USER - 1], ARGV[i + Q.MODE - 1], ARGV[i + Q.PREQ_KEY - 1])
+    local user = ARGV[i + Q.USER - 1]
+    local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c, user,
+      ARGV[i + Q.MODE - 1], ARGV[i + Q.PREQ_KEY - 1], ARGV[i + Q.LOG_ID - 1])
     if not ok then
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}
@@ -64,6 +66,15 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
       out[at + B_CLOSED.KIND], out[at + B_CLOSED.WHY] = kind, position
     else
       out[answer(B_KIND._N) + B_KIND.KIND] = kind
+    end
+    if ok and LOG.on and (kind == K.WAITING or kind == K.PREQUEUE or kind == K.HELD) then
+      -- the public log's receipt, as one more answer right after its own
+      local ri, rl = log_receipt(user)
+      if ri >= 0 then
+        local at = answer(B_RECEIPT._N)
+        out[at + B_RECEIPT.KIND], out[at + B_RECEIPT.INDEX] = K.RECEIPT, ri
+        out[at + B_RECEIPT.LEAF] = rl
+      end
     end
   end
 end

@@ -11,7 +11,9 @@ if redis.call('EXISTS', K_CONFIG) == 0 then
 end
 local now = now_us()
 local left = false
+local LEFT = ',"why":"left"' -- (the public log's leave leaf)
 if redis.call('ZREM', K_WAITING, user) == 1 then
+  log_member(user, 'leave', LEFT, now)
   redis.call('HDEL', K_SEEN, user)
   redis.call('SREM', K_AWAY, user)
   redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
@@ -22,6 +24,7 @@ else
   expire_tokens(now)
   if redis.call('ZREM', K_PRE, user) == 1 then
     -- the pre-queue (sale opening); the last one out ends a running opening
+    log_member(user, 'leave', LEFT, now)
     redis.call('HDEL', K_SEEN, user)
     redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
     left = true
@@ -30,10 +33,12 @@ else
     end
   elseif redis.call('ZREM', K_HELD, user) + redis.call('ZREM', K_BACK, user) > 0 then
     -- held (away, not gone)
+    log_member(user, 'leave', LEFT, now)
     redis.call('HDEL', K_SEEN, user)
     redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
     left = true
   elseif redis.call('HDEL', K_TOKENS, user) == 1 then
+    log_forget({user}) -- (a pass given back: nothing more to the log)
     redis.call('ZREM', K_ACTIVE, user)
     redis.call('HINCRBY', K_STATE, 'leftTotal', 1)
     stock_return(1) -- given back: its unit returns

@@ -1,8 +1,9 @@
 -- lib.lua - shared prologue of the queue scripts. store_redis.c prepends
 -- this file to each queue script (join and status alone or in batches,
 -- leave, admit, consume, verify, queue_get), after the script's rows as
--- comments (scripts.def) and before lib_entry.lua (join
--- and status only), so every script is one self-contained EVAL text.
+-- comments (scripts.def) and lib_log.lua (the public log's leaves), and
+-- before lib_entry.lua (join and status only), so every script is one
+-- self-contained EVAL text.
 --
 -- KEYS (all with the hash tag {queue}; never built here):
 --   KEYS[1] wr:{q}:config  HASH json, enabled, paused, rate, tickMs,
@@ -25,6 +26,7 @@
 --   KEYS[11] wr:{q}:back    ZSET user -> us they came back (held people who
 --                                asked again: admitted first)
 --   KEYS[12] wr:{q}:away    SET  users of the line the away sweep found away
+--   KEYS[13..15] the public log (lib_log.lua)
 -- The end of a sale (docs/API.md 1.2): the config hash's closed ('1' =
 -- the sale is over); state's stockLeft (what is left of the stock; absent
 -- = no stock: config_put.lua writes it when a config sets it) and
@@ -161,21 +163,28 @@ end
 -- unseenExpiredTotal; holdq is set for them. The one step where an unseen
 -- expiry happens (memq_idle.c's wr_memq__unseen_expiry on the embedded
 -- store). Returns how many were held.
-local function unseen_expire(users, exps, vals)
-  local zs = {}
+local function unseen_expire(users, exps, vals, now)
+  local zs, seen = {}, {}
   for i = 1, #users do
     local v = vals[i]
     if v and string.sub(v, -2) == ':u' then
       zs[#zs + 1] = exps[i]
       zs[#zs + 1] = users[i]
+    else
+      seen[#seen + 1] = users[i]
     end
   end
+  log_forget(seen) -- (their pass did its work: nothing more to the log)
   local n = #zs / 2
   if n == 0 then
     return 0
   end
   redis.call('HINCRBY', K_STATE, 'unseenExpiredTotal', n)
-  if tonumber(redis.call('HGET', K_CONFIG, 'holdSec') or '1800') <= 0 then
+  local gone = tonumber(redis.call('HGET', K_CONFIG, 'holdSec') or '1800') <= 0
+  for i = 2, #zs, 2 do
+    log_unseen(zs[i], gone, now)
+  end
+  if gone then
     redis.call('HINCRBY', K_STATE, 'abandonedTotal', n) -- held people leave at once
     return 0
   end
@@ -210,7 +219,7 @@ local function expire_tokens(now)
     chunked('ZREM', K_ACTIVE, users)
     redis.call('HINCRBY', K_STATE, 'expiredTotal', #users)
     stock_return(#users)
-    held = unseen_expire(users, exps, vals)
+    held = unseen_expire(users, exps, vals, now)
   end
   expire_set(K_SESSIONS, K_SESSJTI, 'sessionsExpiredTotal', now)
   return held
@@ -548,6 +557,7 @@ local function idle_lib()
     chunked('HDEL', K_SEEN, users)
     chunked('SREM', K_AWAY, users)
     if hold <= 0 then
+      log_abandoned(users, now)
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
       return
     end
@@ -566,6 +576,7 @@ local function idle_lib()
     local gone = redis.call('ZRANGEBYSCORE', K_HELD, '-inf', fmt(now - hold), 'LIMIT', 0, max)
     if #gone > 0 then
       chunked('ZREM', K_HELD, gone)
+      log_abandoned(gone, now)
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', #gone)
     end
   end
@@ -583,6 +594,7 @@ local function idle_lib()
     end
     chunked('HDEL', K_SEEN, users)
     chunked('SREM', K_AWAY, users)
+    log_forget(users) -- (pending page joins: never counted, no leaf)
     if n + p > 0 then
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', n + p)
     end

@@ -21,10 +21,11 @@
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate')
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate', 'log')
   if not cfg[1] then
     return nil
   end
+  LOG.on = cfg[13] == '1' -- (lib_log.lua: read here, with the rest)
   -- The JSON is read only when the caller's cached version is stale.
   local json = ''
   if known ~= cfg[1] then
@@ -192,13 +193,19 @@ local function entry_token(c, user)
   return nil
 end
 
--- After user was added to the line at score (waiting: the line's length
--- before; left: people of a running opening still to move): keeps c up to
--- date, records the last-seen time, and returns entry()'s WAITING answer
--- with the two admission dues.
-local function entry_added(c, user, mode, score, waiting, left)
+-- After user (log id u) was added to the line at score (waiting: the
+-- line's length before; left: people of a running opening still to move):
+-- keeps c up to date, records the last-seen time and the join leaf (a page
+-- join's when it counts), and returns entry()'s WAITING answer with the
+-- two admission dues.
+local function entry_added(c, user, mode, score, waiting, left, u)
   c.waiting, c.last, c.dirty = waiting + 1, score, true
   c.I.seen_set(user, c.now, mode == M_ENTRY.JOIN_PAGE)
+  if mode == M_ENTRY.JOIN_PAGE then
+    log_pending(user, u, score, false)
+  else
+    log_join(user, u, score, false, c.now)
+  end
   -- The newcomer is the last of the line: every score in it is at most
   -- lastScore (joins and the opening's moves both keep that), and score is
   -- above it. So the rank is the old length, and the head only changes
@@ -247,15 +254,22 @@ local function entry_closed(c, user, mode, why)
   if redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
       redis.call('ZSCORE', K_BACK, user) then
     c.I.seen_set(user, c.now, false)
+    log_counted(user, c.now) -- (a pending page join: it counts now)
   elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
     return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
   end
   return K_ENTRY.CLOSED, why, 0, '', 0, 0
 end
 
-local function entry(c, user, mode, key)
+-- u: the user's log id (joins of a queue with publicLog; '' otherwise).
+local function entry(c, user, mode, key, u)
   if not c.enabled then
     return K_ENTRY.PASSTHROUGH, 0, 0, '', 0, 0
+  end
+  if LOG.on and u == '' and (mode == M_ENTRY.JOIN or mode == M_ENTRY.JOIN_PAGE) then
+    -- the caller's config predates publicLog: it sent no log id, and a
+    -- join must not go unlogged (store_redis.c answers WR_EUNAVAILABLE)
+    error({err = 'WRLOGID the queue keeps a public log: join again with a log id'})
   end
   if c.closed or c.stock == 0 then
     local why = entry_halt(c)
@@ -293,7 +307,7 @@ local function entry(c, user, mode, key)
             redis.call('ZREM', K_WAITING, user) -- admitted: not lined up again
             return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
           end
-          return entry_added(c, user, mode, score, waiting, 0)
+          return entry_added(c, user, mode, score, waiting, 0, u)
         end
       end
     end
@@ -323,6 +337,9 @@ local function entry(c, user, mode, key)
       c.waiting, c.head, c.pp_p = nil, nil, nil
     else
       I.seen_set(user, now, false)
+      if pending then
+        log_counted(user, now) -- a page join that asked again counts now
+      end
       if c.pp_p and rank < c.pp_n then
         c.pp_n = rank -- (their silence changed: the counts behind them)
       end
@@ -344,6 +361,7 @@ local function entry(c, user, mode, key)
     local h = redis.call('ZSCORE', K_HELD, user)
     if h and tonumber(h) + I.hold_us(c.hold_sec) <= now then
       redis.call('ZREM', K_HELD, user)
+      log_abandoned({user}, now)
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', 1)
     elseif h or redis.call('ZSCORE', K_BACK, user) then
       if h then
@@ -364,6 +382,9 @@ local function entry(c, user, mode, key)
         left = opening and redis.call('ZCARD', K_PRE) or 0
       else
         I.seen_set(user, now, false)
+        if pending then
+          log_counted(user, now)
+        end
         if not opening then
           return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
         end
@@ -401,10 +422,17 @@ local function entry(c, user, mode, key)
       c.last, c.dirty = score, true
     end
     I.seen_set(user, now, mode == M_ENTRY.JOIN_PAGE)
+    -- (a shuffled pre-queue with publicLog needs the opening draw, which
+    -- the Redis store does not run: config_put refuses it)
+    if mode == M_ENTRY.JOIN_PAGE then
+      log_pending(user, u, score, true)
+    else
+      log_join(user, u, score, true, now)
+    end
     redis.call('HSET', K_CONFIG, 'preq', '1')
     c.preq = true
     return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
-  return entry_added(c, user, mode, score, waiting, left)
+  return entry_added(c, user, mode, score, waiting, left, u)
 end

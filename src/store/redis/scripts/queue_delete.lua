@@ -3,6 +3,18 @@
 if redis.call('EXISTS', K_CONFIG) == 0 then
   return -1
 end
+-- the public log (lib_log.lua): everyone still in its line leaves it,
+-- removed, in the order of the line, the pre-queue, held and back; the log
+-- itself stays (readable after the delete; a queue created again goes on)
+if log_on() then
+  local now = now_us()
+  for _, k in ipairs({K_WAITING, K_PRE, K_HELD, K_BACK}) do
+    for _, user in ipairs(redis.call('ZRANGE', k, 0, -1)) do
+      log_member(user, 'leave', ',"why":"removed"', now)
+    end
+  end
+end
+redis.call('DEL', K_LOGM)
 redis.call('DEL', K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE, K_SESSIONS, K_SESSJTI)
 redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY)
 return 0

@@ -30,6 +30,7 @@ if exp <= now then
   if consume then
     redis.call('HDEL', K_TOKENS, user)
     redis.call('ZREM', K_ACTIVE, user)
+    log_forget({user})
     redis.call('HINCRBY', K_STATE, 'expiredTotal', 1)
     stock_return(1) -- expired unconsumed: its unit, as the sweep would
     stock_note(now)
@@ -39,6 +40,7 @@ end
 if consume then
   redis.call('HDEL', K_TOKENS, user)
   redis.call('ZREM', K_ACTIVE, user)
+  log_forget({user}) -- (the pass did its work: nothing more to the public log)
   redis.call('HINCRBY', K_STATE, 'consumedTotal', 1)
   stock_note(now) -- a consumed pass keeps its unit: the last one may sell out
   local ss = tonumber(cfg[2] or '0')
