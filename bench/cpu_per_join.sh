@@ -10,8 +10,8 @@
 # Usage, from the project root after a release build (build/waitroomd):
 #   bench/cpu_per_join.sh [memory|redis] [users] [seconds] [connections]
 # WAITROOMD=PATH picks another binary. PUBLIC_LOG=1: the queue keeps its
-# public log (publicLog: a leaf, its tree append and a receipt per join; the
-# embedded store only for now). POLLS=1: then SECONDS of polls of random
+# public log (publicLog: a leaf, its tree append and a receipt per join;
+# on Redis the leaf in the script and the tree by the signer's round). POLLS=1: then SECONDS of polls of random
 # filled users too (GET entries/me, as ../shared/bench/cpu_per_request.sh),
 # waitroomd_us_per_poll of the same server. Needs wrk, redis-server, curl,
 # python3.

@@ -276,8 +276,10 @@ typedef struct wr_store_ops {
                          wr_store_autotune_cb cb, void *arg);
 
     /*
-     * The public log (docs/API.md 1.3). All five may be NULL: a store that
-     * keeps no log (publicLog is refused on it). A store that keeps one
+     * The public log (docs/API.md 1.3). All six may be NULL: a store that
+     * keeps no log (publicLog is refused on it); log_beacon alone may be
+     * NULL: a store that runs no opening draw (Redis: a shuffled opening
+     * with publicLog is refused on it). A store that keeps one
      * appends each queue's leaves in the same atomic step as the change
      * they log, keeps every complete subtree's hash by (level, index)
      * (base/tlog.h) and the latest signed checkpoint, and keeps a queue's

@@ -157,32 +157,36 @@ void wr_store_redis__log_salt_want(struct rstore *s)
     event_active(s->flush_ev, EV_TIMEOUT, 1);
 }
 
+/* log_key.lua with proposed (NULL: the salt master alone) and a fresh
+ * salt master, answered to cb (NULL: the store's own load). WR_OK, or the
+ * error with nothing sent. */
+static wr_err_t key_start(struct rstore *s, const uint8_t *proposed, wr_store_log_cb cb, void *arg)
+{
+    ljob_t *j = wr_store_redis__lj_new(s, J_KEY, NULL, cb, arg);
+    if (!j)
+        return WR_ENOMEM;
+    if (proposed)
+        memcpy(j->proposed, proposed, 32);
+    if (wr_crypto_random(j->salt, sizeof j->salt) != WR_OK) {
+        wr_store_redis__lj_free(j);
+        return WR_EIO;
+    }
+    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_KEY, 8, 256, key_done);
+    bool ok = r && wr_redis_conn_cmd_str(r->cmd, "2") &&
+              wr_redis_conn_cmd_str(r->cmd, s->keys->logkey) &&
+              wr_redis_conn_cmd_str(r->cmd, s->keys->logsalt) &&
+              (proposed ? wr_redis_conn_cmd_arg(r->cmd, (const char *)j->proposed, 32)
+                        : wr_redis_conn_cmd_str(r->cmd, "")) &&
+              wr_redis_conn_cmd_arg(r->cmd, (const char *)j->salt, 32);
+    return wr_store_redis__lj_start(j, r, ok);
+}
+
 void wr_store_redis__log_salt_load(struct rstore *s)
 {
     if (!s->salt_wanted || s->log_master || s->salt_loading || !wr_redis_router_connected(s->conn))
         return;
     s->salt_wanted = false;
-    ljob_t *j = calloc(1, sizeof *j);
-    if (!j || wr_crypto_random(j->salt, sizeof j->salt) != WR_OK) {
-        free(j);
-        return;
-    }
-    j->s = s;
-    j->kind = J_KEY;
-    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_KEY, 8, 256, key_done);
-    bool ok =
-        r && wr_redis_conn_cmd_str(r->cmd, "2") && wr_redis_conn_cmd_str(r->cmd, s->keys->logkey) &&
-        wr_redis_conn_cmd_str(r->cmd, s->keys->logsalt) && wr_redis_conn_cmd_str(r->cmd, "") &&
-        wr_redis_conn_cmd_arg(r->cmd, (const char *)j->salt, 32);
-    if (!r) {
-        free(j);
-        return;
-    }
-    s->salt_loading = true;
-    if (wr_store_redis__submit(s, r, ok) != WR_OK) {
-        s->salt_loading = false;
-        free(j);
-    }
+    s->salt_loading = key_start(s, NULL, NULL, NULL) == WR_OK;
 }
 
 bool wr_store_redis_log_ready(wr_store_t *st)
@@ -286,21 +290,7 @@ wr_err_t wr_store_redis__log_key(wr_store_t *st, const uint8_t proposed[32], wr_
         return WR_EINVAL;
     if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
-    ljob_t *j = wr_store_redis__lj_new(s, J_KEY, NULL, cb, arg);
-    if (!j)
-        return WR_ENOMEM;
-    memcpy(j->proposed, proposed, 32);
-    if (wr_crypto_random(j->salt, sizeof j->salt) != WR_OK) {
-        wr_store_redis__lj_free(j);
-        return WR_EIO;
-    }
-    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_KEY, 8, 256, key_done);
-    bool ok = r && wr_redis_conn_cmd_str(r->cmd, "2") &&
-              wr_redis_conn_cmd_str(r->cmd, s->keys->logkey) &&
-              wr_redis_conn_cmd_str(r->cmd, s->keys->logsalt) &&
-              wr_redis_conn_cmd_arg(r->cmd, (const char *)j->proposed, 32) &&
-              wr_redis_conn_cmd_arg(r->cmd, (const char *)j->salt, 32);
-    return wr_store_redis__lj_start(j, r, ok);
+    return key_start(s, proposed, cb, arg);
 }
 
 /* ------------------------------------------------------------ the head */
