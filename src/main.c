@@ -292,6 +292,7 @@ static wr_err_t open_store(app_t *app)
     p.redis_key = app->cfg.redis_key;
     p.redis_password = app->cfg.redis_password;
     p.redis_allow_eviction = app->cfg.redis_allow_eviction;
+    p.push_sender = app->cfg.push_subject[0] != '\0';
     p.on_started = store_started_cb;
     p.started_arg = app;
     return wr_store_open_url(app->base, app->cfg.store, &p, &app->store);

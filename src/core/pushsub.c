@@ -34,20 +34,23 @@ const char *wr_pushsub_reason_name(wr_pushsub_reason_t r)
     return "unknown";
 }
 
+/* Decodes n characters of base64url at s into exactly want bytes (at most
+ * WR_CRYPTO_P256_PUB). */
+static bool b64_exact(const char *s, size_t n, uint8_t *out, size_t want)
+{
+    uint8_t buf[WR_CRYPTO_P256_PUB + 1];
+    size_t got = 0;
+    if (wr_b64url_decode(s, n, buf, sizeof buf, &got) != WR_OK || got != want)
+        return false;
+    memcpy(out, buf, want);
+    return true;
+}
+
 /* Decodes the string member key of keys into exactly want bytes. */
 static bool key_bytes(const json_t *keys, const char *key, uint8_t *out, size_t want)
 {
     const json_t *v = json_is_object(keys) ? json_object_get(keys, key) : NULL;
-    if (!json_is_string(v))
-        return false;
-    uint8_t buf[WR_CRYPTO_P256_PUB + 1];
-    size_t n = 0;
-    if (wr_b64url_decode(json_string_value(v), json_string_length(v), buf, sizeof buf, &n) !=
-            WR_OK ||
-        n != want)
-        return false;
-    memcpy(out, buf, want);
-    return true;
+    return json_is_string(v) && b64_exact(json_string_value(v), json_string_length(v), out, want);
 }
 
 static wr_pushsub_reason_t check(const json_t *body, const wr_pushaddr_allow_t *allow,
@@ -127,4 +130,70 @@ wr_err_t wr_pushsub_topic(const uint8_t *secret, size_t len, const char *queue, 
     if (err == WR_OK)
         err = wr_b64url_encode(mac, 24, out, WR_PUSHSUB_TOPIC_LEN + 1, &n);
     return err;
+}
+
+wr_err_t wr_pushsub_pack(const wr_pushsub_t *sub, char *out, size_t cap, size_t *len)
+{
+    size_t pl = 0, al = 0;
+    if (!sub || !out || !len)
+        return WR_EINVAL;
+    size_t el = strnlen(sub->endpoint, sizeof sub->endpoint);
+    size_t ll = strnlen(sub->lang, sizeof sub->lang);
+    if (el == 0 || el > WR_PUSHADDR_ENDPOINT_MAX || ll > WR_PUSHSUB_LANG_MAX ||
+        memchr(sub->lang, ' ', ll))
+        return WR_EINVAL;
+    wr_err_t err = wr_b64url_encode(sub->p256dh, sizeof sub->p256dh, out, cap, &pl);
+    if (err != WR_OK)
+        return err;
+    if (pl + 1 > cap)
+        return WR_ELIMIT;
+    out[pl++] = ' ';
+    err = wr_b64url_encode(sub->auth, sizeof sub->auth, out + pl, cap - pl, &al);
+    if (err != WR_OK)
+        return err;
+    pl += al;
+    if (pl + 1 + ll + 1 + el + 1 > cap)
+        return WR_ELIMIT;
+    out[pl++] = ' ';
+    memcpy(out + pl, sub->lang, ll);
+    pl += ll;
+    out[pl++] = ' ';
+    memcpy(out + pl, sub->endpoint, el + 1);
+    *len = pl + el;
+    return WR_OK;
+}
+
+/* The length of the field of in[0..n) that ends at the next ' ', or n
+ * when there is none. */
+static size_t field_len(const char *in, size_t n)
+{
+    const char *sp = memchr(in, ' ', n);
+    return sp ? (size_t)(sp - in) : n;
+}
+
+wr_err_t wr_pushsub_unpack(const char *in, size_t n, wr_pushsub_t *out)
+{
+    if (!in || !out)
+        return WR_EINVAL;
+    memset(out, 0, sizeof *out);
+    size_t f[3], at = 0;
+    for (int i = 0; i < 3; i++) {
+        f[i] = field_len(in + at, n - at);
+        if (at + f[i] >= n) /* no ' ' after it */
+            goto bad;
+        at += f[i] + 1;
+    }
+    size_t el = n - at; /* the endpoint: the rest */
+    if (!b64_exact(in, f[0], out->p256dh, sizeof out->p256dh) ||
+        !wr_crypto_p256_point_valid(out->p256dh, sizeof out->p256dh) ||
+        !b64_exact(in + f[0] + 1, f[1], out->auth, sizeof out->auth) ||
+        f[2] > WR_PUSHSUB_LANG_MAX || el == 0 || el > WR_PUSHADDR_ENDPOINT_MAX ||
+        memchr(in + at, '\0', el))
+        goto bad;
+    memcpy(out->lang, in + f[0] + f[1] + 2, f[2]);
+    memcpy(out->endpoint, in + at, el);
+    return WR_OK;
+bad:
+    memset(out, 0, sizeof *out);
+    return WR_EINVAL;
 }

@@ -77,4 +77,21 @@ wr_pushsub_reason_t wr_pushsub_parse(const json_t *body, const wr_pushaddr_allow
 wr_err_t wr_pushsub_topic(const uint8_t *secret, size_t len, const char *queue, const char *user,
                           char out[WR_PUSHSUB_TOPIC_LEN + 1]);
 
+/*
+ * A subscription as a store keeps it as one string (the Redis store's
+ * push hash): "<p256dh> <auth> <lang> <endpoint>", the keys in base64url
+ * without padding, lang possibly empty, the endpoint last (it runs to the
+ * end). At most WR_PUSHSUB_PACKED_MAX bytes without the NUL.
+ * wr_pushsub_pack writes sub's into out (cap bytes, NUL-terminated; *len
+ * without the NUL): WR_OK, WR_EINVAL (no endpoint, a lang holding a
+ * space), WR_ELIMIT (cap too small). wr_pushsub_unpack reads n bytes of in
+ * back into *out: WR_OK, or WR_EINVAL (*out zeroed) for anything else than
+ * what wr_pushsub_pack writes of a checked subscription (a p256dh that is
+ * not a P-256 point included).
+ */
+#define WR_PUSHSUB_PACKED_MAX (87 + 1 + 22 + 1 + WR_PUSHSUB_LANG_MAX + 1 + WR_PUSHADDR_ENDPOINT_MAX)
+
+wr_err_t wr_pushsub_pack(const wr_pushsub_t *sub, char *out, size_t cap, size_t *len);
+wr_err_t wr_pushsub_unpack(const char *in, size_t n, wr_pushsub_t *out);
+
 #endif

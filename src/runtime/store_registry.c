@@ -75,6 +75,7 @@ static wr_err_t open_redis(struct event_base *base, const char *url, const wr_st
     o.tls_key_file = p->redis_key && p->redis_key[0] ? p->redis_key : NULL;
     o.env_password = p->redis_password;
     o.allow_eviction = p->redis_allow_eviction;
+    o.push_sender = p->push_sender;
     o.on_started = p->on_started;
     o.started_arg = p->started_arg;
     return wr_store_redis_open(base, &o, out);

@@ -32,6 +32,7 @@ typedef struct {
     const char *redis_key;
     const char *redis_password; /* WAITROOM_REDIS_PASSWORD; NULL or "" = the URL's */
     bool redis_allow_eviction;  /* --redis-allow-eviction */
+    bool push_sender;           /* redis: this instance sends Web Push (--push-subject) */
     /* The first attempt to reach the store is over, called once: from the
      * loop for Redis (redis_conn.h's started callback: WR_OK connected,
      * WR_EINVAL refuse to start with msg, other errors start degraded),

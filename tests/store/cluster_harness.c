@@ -190,8 +190,10 @@ int sc_flushall(void)
 wr_store_t *sc_open(uint32_t cmd_timeout_ms)
 {
     wr_store_t *s = NULL;
-    wr_store_params_t p = {
-        .command_timeout_ms = cmd_timeout_ms, .connect_timeout_ms = 1000, .reconnect_max_ms = 400};
+    wr_store_params_t p = {.command_timeout_ms = cmd_timeout_ms,
+                           .connect_timeout_ms = 1000,
+                           .reconnect_max_ms = 400,
+                           .push_sender = true};
     if (wr_store_open_url(sh_base(), g_url, &p, &s) != WR_OK)
         return NULL;
     /* connected to every primary of the map */

@@ -454,8 +454,10 @@ wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms)
     wr_store_t *s = NULL;
     char url[600];
     snprintf(url, sizeof url, "unix://%s", g_sock);
-    wr_store_params_t p = {
-        .command_timeout_ms = cmd_timeout_ms, .connect_timeout_ms = 1000, .reconnect_max_ms = 400};
+    wr_store_params_t p = {.command_timeout_ms = cmd_timeout_ms,
+                           .connect_timeout_ms = 1000,
+                           .reconnect_max_ms = 400,
+                           .push_sender = true};
     if (wr_store_open_url(g_base, url, &p, &s) != WR_OK)
         return NULL;
     int64_t deadline = wr_clock_mono_ms() + SH_WAIT_MS;

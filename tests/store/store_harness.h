@@ -201,8 +201,9 @@ redisReply *sh_redis_cmd(const char *fmt, ...);
 redisReply *sh_redis_vcmd(redisContext *c, const char *fmt, va_list ap);
 
 /* Opens store_redis on the private server (unix://SOCK, through the store
- * registry, as waitroomd opens it) and waits until it is connected
- * (SH_WAIT_MS). cmd_timeout_ms 0 = the store's default. NULL on failure. */
+ * registry, as waitroomd with --push-subject opens it) and waits until it
+ * is connected (SH_WAIT_MS). cmd_timeout_ms 0 = the store's default. NULL
+ * on failure. */
 wr_store_t *sh_open_redis(uint32_t cmd_timeout_ms);
 
 /* Runs the loop until store_redis s is connected; asserts it is within

@@ -7,9 +7,11 @@
  * first the shape (wr_script_rows_check: the length and each element's
  * type), then the result code, then the config part
  * (through the caller's resolver, before the code-specific checks, as the
- * scripts send it for every code but "no queue"), then the values. Nothing
- * here allocates (but one SHA-256 context per thread, at the first
- * receipt); results are written only to the caller's out-parameters.
+ * scripts send it for every code but "no queue"), then the values.
+ * Results are written only to the caller's out-parameters; what is
+ * allocated: one SHA-256 context per thread (at the first receipt), and
+ * admit's waits and Web Push subscriptions (unpacked with
+ * wr_pushsub_unpack), which the caller frees.
  */
 #include "store/redis/script_reply.h"
 
@@ -17,6 +19,7 @@
 #include "base/tlog.h"
 #include "core/logleaf.h"
 #include "store/redis/script_rows.h"
+#include "base/ids.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -113,6 +116,7 @@ static double reply_double(const redisReply *e)
  * HELD), why (CLOSED, in position); unused fields are 0 / NULL. */
 struct ans {
     long long kind, position, waiting, iat, exp, head_due, own_due, passed;
+    long long subscribed; /* WAITING, HELD: 1 with a live Web Push subscription */
     const redisReply *jti;
     long long stock_left;      /* the call's: -1 without a stock */
     long long receipt_index;   /* the public log's receipt: the join leaf's index, or -1 */
@@ -177,6 +181,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->state = WR_ENTRY_WAITING;
         entry->position = (uint64_t)a->position;
         entry->waiting = (uint64_t)a->waiting;
+        entry->subscribed = a->subscribed == 1;
         if (a->head_due >= 0 && a->own_due >= 0) {
             entry->head_due_us = a->head_due;
             entry->own_due_us = a->own_due;
@@ -213,6 +218,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
             goto out;
         entry->state = WR_ENTRY_WAITING;
         entry->held = true;
+        entry->subscribed = a->subscribed == 1;
         entry->position = 1;
         entry->waiting = (uint64_t)a->waiting;
         err = WR_OK;
@@ -255,7 +261,8 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .stock_left = e[WR_ROW(R_ENTRY, STOCK_LEFT)]->integer,
                     .passed = e[WR_ROW(R_ENTRY, PASSED)]->integer,
                     .receipt_index = e[WR_ROW(R_ENTRY, RECEIPT_INDEX)]->integer,
-                    .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)]};
+                    .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)],
+                    .subscribed = e[WR_ROW(R_ENTRY, SUBSCRIBED)]->integer};
     return decode_entry(&a, e[WR_ROW(R_ENTRY, VERSION)]->integer, e[WR_ROW(R_ENTRY, JSON)], resolve,
                         ctx, entry);
 }
@@ -286,6 +293,7 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         a->head_due = e[WR_ROW(B_WAITING, HEAD_DUE_US)]->integer;
         a->own_due = e[WR_ROW(B_WAITING, OWN_DUE_US)]->integer;
         a->passed = e[WR_ROW(B_WAITING, PASSED)]->integer;
+        a->subscribed = e[WR_ROW(B_WAITING, SUBSCRIBED)]->integer;
     } else if (t == WR_ROWS_TABLE(B_ADMITTED)) {
         a->jti = e[WR_ROW(B_ADMITTED, JTI)];
         a->iat = e[WR_ROW(B_ADMITTED, IAT_US)]->integer;
@@ -293,6 +301,7 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
     } else if (t == WR_ROWS_TABLE(B_COUNT)) {
         a->position = a->kind == WR_ROW_VALUE(K_ENTRY, HELD) ? 1 : 0;
         a->waiting = e[WR_ROW(B_COUNT, WAITING)]->integer;
+        a->subscribed = e[WR_ROW(B_COUNT, SUBSCRIBED)]->integer;
     } else if (t == WR_ROWS_TABLE(B_CLOSED)) {
         a->position = e[WR_ROW(B_CLOSED, WHY)]->integer;
     } else if (t == WR_ROWS_TABLE(B_RECEIPT)) {
@@ -355,6 +364,53 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
                         h[WR_ROW(R_ENTRY_BATCH, JSON)], resolve, ctx, entry);
 }
 
+/* Unpacks the elements of a - (user, pass expiry us, packed subscription)
+ * triples (with_exp), else (user, packed subscription) pairs - into
+ * p[at..], their subscriptions into subs[at..], as closing (NONE: an
+ * admission); an element of the wrong shape is skipped. Returns the next
+ * free index. */
+static size_t unpack_pushes(const redisReply *a, bool with_exp, wr_close_reason_t closing,
+                            wr_store_push_t *p, wr_pushsub_t *subs, size_t at)
+{
+    size_t step = with_exp ? 3 : 2;
+    for (size_t i = 0; i + step <= a->elements; i += step) {
+        const redisReply *u = a->element[i], *v = a->element[i + step - 1];
+        const redisReply *exp = with_exp ? a->element[i + 1] : NULL;
+        if (!is_str(u) || !wr_ids_valid_user(u->str) || strlen(u->str) != u->len || !is_str(v) ||
+            (exp && !is_int(exp)) || wr_pushsub_unpack(v->str, v->len, &subs[at]) != WR_OK)
+            continue; /* (claimed: never sent, as a push that failed) */
+        p[at] = (wr_store_push_t){.user = u->str,
+                                  .sub = &subs[at],
+                                  .expires_at_us = exp ? exp->integer : 0,
+                                  .closing = closing};
+        at++;
+    }
+    return at;
+}
+
+/* admit.lua's Web Push part (PUSHES; CLOSING with CLOSING_PUSHES) into
+ * res->pushes: one malloc'd block, the pushes then their subscriptions,
+ * which the caller frees after use (users point into the reply). Out of
+ * memory: none reported. */
+static void admit_pushes(redisReply *const *e, wr_admit_t *res)
+{
+    const redisReply *adm = e[WR_ROW(R_ADMIT, PUSHES)], *cl = e[WR_ROW(R_ADMIT, CLOSING_PUSHES)];
+    long long why = e[WR_ROW(R_ADMIT, CLOSING)]->integer;
+    bool closing = why == 1 || why == 2;
+    size_t n = adm->elements / 3 + (closing ? cl->elements / 2 : 0);
+    if (n == 0)
+        return;
+    wr_store_push_t *p = malloc(n * (sizeof *p + sizeof(wr_pushsub_t)));
+    if (!p)
+        return;
+    wr_pushsub_t *subs = (wr_pushsub_t *)(p + n);
+    size_t at = unpack_pushes(adm, true, WR_CLOSE_NONE, p, subs, 0);
+    if (closing)
+        at = unpack_pushes(cl, false, why == 2 ? WR_CLOSE_SOLD_OUT : WR_CLOSE_CLOSED, p, subs, at);
+    res->pushes = p;
+    res->n_pushes = at;
+}
+
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res)
 {
@@ -382,6 +438,7 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
         res->waited_us = waits;
         res->n_waited = nw;
     }
+    admit_pushes(e, res);
     return WR_OK;
 }
 

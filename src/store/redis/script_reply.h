@@ -53,9 +53,9 @@ wr_err_t wr_script_reply_batch_next(wr_script_reply_batch_t *it, const redisRepl
                                     wr_script_reply_config_fn resolve, void *ctx,
                                     wr_entry_t *entry);
 
-/* admit.lua: WR_OK with *res (res->config the resolver's; res->waited_us,
- * when not NULL, is malloc'd and the caller frees it after use); WR_ENOTFOUND;
- * WR_EPROTO. */
+/* admit.lua: WR_OK with *res (res->config the resolver's; res->waited_us
+ * and res->pushes, when not NULL, are malloc'd and the caller frees them
+ * after use; each push's user points into rep); WR_ENOTFOUND; WR_EPROTO. */
 wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_admit_t *res);
 

@@ -39,7 +39,7 @@
  *
  * queue_list (the registry, then one queue_get per name): store_redis_list.c.
  * config_put, queue_get, queue_delete, secret, secret_sync (the admin
- * operations and the global keys): store_redis_admin.c.
+ * operations and the global keys) and autotune: store_redis_admin.c.
  * store_redis_internal.h is what the four files share.
  *
  * Config cache (cfgcache.c)
@@ -107,6 +107,7 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_LOG_PUBLISH] = {{NULL}, "scripts/log_publish.lua"},
     [SC_LOG_READ] = {{NULL}, "scripts/log_read.lua"},
     [SC_LOG_LEASE] = {{NULL}, "scripts/log_lease.lua"},
+    [SC_PUSH] = {{ROWS(push), LIB, LIB_ENTRY}, "scripts/push.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -173,8 +174,8 @@ void wr_store_redis__req_free(struct req *r)
 
 /* numkeys and the keys of queue q, in the order of lib.lua. */
 const char *const wr_store_redis__key_suffix[NKEYS] = {
-    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",
-    "pre",    "held",    "back",   "away",   "log",   "logl",     "logm"};
+    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",   "pre",
+    "held",   "back",    "away",   "log",    "logl",  "logm",     "push",    "pushdue"};
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
 {
@@ -241,6 +242,7 @@ static void call_err(struct req *r, wr_err_t err)
     case OP_DELETE:
     case OP_PING:
     case OP_BYPASS:
+    case OP_PUSH:
         r->cb.done(err, r->arg);
         break;
     }
@@ -376,8 +378,10 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res);
         r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
         wr_store_redis__cfgctx_done(&cc);
-        if (err == WR_OK)
+        if (err == WR_OK) {
             free((void *)res.waited_us);
+            free((void *)res.pushes);
+        }
         break;
     }
     case OP_CONSUME:
@@ -400,7 +404,8 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     }
     case OP_LEAVE:
     case OP_DELETE:
-        err = wr_script_reply_code(rep, r->op == OP_LEAVE);
+    case OP_PUSH:
+        err = wr_script_reply_code(rep, r->op != OP_DELETE);
         if (r->op == OP_DELETE && (err == WR_OK || err == WR_ENOTFOUND))
             wr_cfgcache_remove(s->cache, r->queue);
         r->cb.done(err, r->arg);
@@ -495,6 +500,7 @@ wr_err_t wr_store_redis_open(struct event_base *base, const wr_store_redis_opts_
     STAILQ_INIT(&s->failed.q);
     s->base_.ops = &redis_ops;
     s->wait_replicas = opts->wait_replicas;
+    s->push_sender = opts->push_sender;
     s->flush_ev = event_new(base, -1, 0, wr_store_redis__on_flush, s);
     uint8_t id[16]; /* the signer's lease names its holder by it */
     wr_err_t err = !s->flush_ev ? WR_ENOMEM : wr_crypto_random(id, sizeof id);
@@ -628,7 +634,7 @@ static wr_err_t r_bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_don
                                       wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)n));
 }
 
-WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, SWEEP_MAX, SCAN_MAX, VISIT_MAX); /* r_admit's */
+WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, SWEEP_MAX, SCAN_MAX, VISIT_MAX, PUSH); /* r_admit's */
 
 static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, void *arg)
 {
@@ -651,7 +657,8 @@ static wr_err_t r_admit(wr_store_t *st, const char *q, wr_store_admit_cb cb, voi
             wr_store_redis__arg_known_version(s, r) &&
             wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_SWEEP_MAX) &&
             wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_ADMIT_SCAN_MAX) &&
-            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX));
+            wr_redis_conn_cmd_fmt(r->cmd, "%d", WR_STORE_IDLE_VISIT_MAX) &&
+            wr_redis_conn_cmd_str(r->cmd, s->push_sender ? "1" : "0"));
 }
 
 /* consume and verify (token.lua) and release (release.lua, sessions). */
@@ -690,33 +697,6 @@ static wr_err_t r_release(wr_store_t *st, const char *q, const char *u, const ch
                           wr_store_token_cb cb, void *arg)
 {
     return r_token(st, q, u, jti, OP_RELEASE, cb, arg);
-}
-
-/* Autotune (store.h): autotune.lua on wr:{q}:config and wr:{q}:state. */
-WR_ROWS_ORDER(A_AUTOTUNE, REPORT, SOURCE, LATENCY_MS, ERROR_RATE, SET, STEP_US, RATE,
-              CUT_MS); /* r_autotune's */
-
-static wr_err_t r_autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
-                           wr_store_autotune_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_store_valid_autotune(req) || !cb)
-        return WR_EINVAL;
-    wr_err_t err;
-    struct req *r = wr_store_redis__req_start(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg, &err);
-    if (!r)
-        return err;
-    r->cb.autotune = cb;
-    bool ok = wr_store_redis__arg_queue_keys(r, q) &&
-              wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%d", req->report ? req->source : 0) &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->latency_ms : 0.0) &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->error_rate : 0.0) &&
-              wr_redis_conn_cmd_str(r->cmd, req->set ? "1" : "0") &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)req->expect_step_us) &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->rate : 0.0) &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->cut_latency_ms : 0.0);
-    return wr_store_redis__submit(s, r, ok);
 }
 
 /* Degraded mode: burn (store.h), burn.lua on wr:{q}:config and
@@ -787,13 +767,14 @@ static const wr_store_ops_t redis_ops = {
     .secret = wr_store_redis__secret,
     .secret_sync = wr_store_redis__secret_sync,
     .ping = r_ping,
-    .autotune = r_autotune,
+    .autotune = wr_store_redis__autotune,
     .report = wr_store_redis__report,
     .log_key = wr_store_redis__log_key,
     .log_head = wr_store_redis__log_head,
     .log_read = wr_store_redis__log_read,
     .log_publish = wr_store_redis__log_publish,
     .log_unsigned = wr_store_redis__log_unsigned, /* no log_beacon: no opening draw (api_log) */
+    .push_sub = wr_store_redis__push_sub,
     .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,

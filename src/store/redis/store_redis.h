@@ -47,6 +47,11 @@ typedef struct {
     bool allow_eviction;
     void (*on_started)(wr_err_t err, const char *msg, void *arg);
     void *started_arg;
+    /* This instance sends Web Push (waitroomd --push-subject): its admission
+     * ticks hand the claimed subscriptions over (wr_admit_t.pushes); an
+     * instance that does not leaves them to the next tick of one that does
+     * (store_redis_push.c). */
+    bool push_sender;
 } wr_store_redis_opts_t;
 
 /*

@@ -2,10 +2,9 @@
  * store_redis_admin.c - the Redis store's administrative operations
  * (store.h): config_put (the config JSON and hash in one script, the
  * registry SADD next to it), queue_get, queue_delete (the script, then the
- * registry SREM and the degraded mode's burned set), and the global keys'
- * secret and secret_sync. Requests, submission and reply decoding are
- * store_redis.c's (store_redis_internal.h); queue_list is
- * store_redis_list.c's.
+ * registry SREM and the degraded mode's burned set), the global keys'
+ * secret and secret_sync, and autotune's state (autotune.lua). Requests, submission and reply
+ * decoding are store_redis.c's (store_redis_internal.h); queue_list is store_redis_list.c's.
  */
 #include <hiredis/hiredis.h>
 #include <jansson.h>
@@ -182,4 +181,31 @@ wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t 
             wr_redis_conn_cmd_str(r->cmd, s->keys->secret_previous) &&
             wr_redis_conn_cmd_str(r->cmd, epoch) &&
             wr_redis_conn_cmd_arg(r->cmd, own_len > 0 ? own : (const uint8_t *)"", own_len));
+}
+
+/* Autotune (store.h): autotune.lua on wr:{q}:config and wr:{q}:state. */
+WR_ROWS_ORDER(A_AUTOTUNE, REPORT, SOURCE, LATENCY_MS, ERROR_RATE, SET, STEP_US, RATE,
+              CUT_MS); /* wr_store_redis__autotune's */
+
+wr_err_t wr_store_redis__autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
+                                  wr_store_autotune_cb cb, void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_autotune(req) || !cb)
+        return WR_EINVAL;
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_AUTOTUNE, SC_AUTOTUNE, 8 * 32, arg, &err);
+    if (!r)
+        return err;
+    r->cb.autotune = cb;
+    bool ok = wr_store_redis__arg_queue_keys(r, q) &&
+              wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%d", req->report ? req->source : 0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->latency_ms : 0.0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->error_rate : 0.0) &&
+              wr_redis_conn_cmd_str(r->cmd, req->set ? "1" : "0") &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%lld", (long long)req->expect_step_us) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->rate : 0.0) &&
+              wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->set ? req->cut_latency_ms : 0.0);
+    return wr_store_redis__submit(s, r, ok);
 }

@@ -10,6 +10,7 @@
  *   store_redis_batch.c  the coalescing of joins and statuses ("Coalescing")
  *   store_redis_list.c   queue_list: the registry, then one queue_get per name;
  *                        queue_names: the registry alone
+ *   store_redis_push.c   push_sub: a person's Web Push subscription
  * Names shared between these files are wr_store_redis__*; file statics are
  * unprefixed (STYLE.md). Everything here runs on the store's loop.
  */
@@ -51,6 +52,7 @@ enum script_id {
     SC_LOG_PUBLISH,  /* ... a checkpoint kept */
     SC_LOG_READ,     /* ... leaves and hashes read */
     SC_LOG_LEASE,    /* ... the signer's lease */
+    SC_PUSH,         /* Web Push: a person's subscription */
     SC_COUNT,
 };
 
@@ -58,7 +60,7 @@ enum script_id {
 extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 
 /* The number of keys of a queue, lib.lua's order (store_redis.c). */
-enum { NKEYS = 15 }; /* lib.lua's twelve, lib_log.lua's three */
+enum { NKEYS = 17 }; /* lib.lua's twelve, lib_log.lua's three, Web Push's two */
 
 /* The suffixes of a queue's keys in that order: key i is
  * "wr:{<queue>}:<suffix i>" (store_redis.c). */
@@ -105,6 +107,7 @@ typedef enum {
     OP_SYNC_EPOCH, /* secret_sync without one (a configured secret) */
     OP_REPORT,     /* the sale's report (store_redis_report.c) */
     OP_LOG,        /* a step of a public log operation (store_redis_log.c) */
+    OP_PUSH,       /* Web Push: push_sub (store_redis_push.c) */
 } op_t;
 
 /* Internal callback of the SMEMBERS step of queue_list. */
@@ -169,6 +172,7 @@ struct rstore {
     wr_crypto_hmac_t *log_master;   /* keyed with the log salts' master (log_key), or NULL */
     bool salt_wanted, salt_loading; /* the store's own load of it: asked for, in flight */
     char instance[33];              /* this store's id (hex, random): the signer's lease */
+    bool push_sender;               /* this instance sends Web Push (admit.lua A_ADMIT.PUSH) */
 };
 
 /* What resolve_config reads: the store, the queue and the snapshot of the
@@ -250,6 +254,8 @@ wr_err_t wr_store_redis__secret(wr_store_t *st, const uint8_t *proposed, size_t 
                                 wr_store_secret_cb cb, void *arg);
 wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t own_len,
                                      const char *epoch, wr_store_sync_cb cb, void *arg);
+wr_err_t wr_store_redis__autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
+                                  wr_store_autotune_cb cb, void *arg);
 
 /* store_redis_log.c: the public log's operations (store.h) */
 
@@ -286,6 +292,12 @@ wr_err_t wr_store_redis__report(wr_store_t *st, const wr_store_report_req_t *req
                                 wr_store_report_cb cb, void *arg);
 /* Answers r (OP_REPORT) with err, or with the pairs of rep when err is WR_OK. */
 void wr_store_redis__report_reply(struct req *r, wr_err_t err, const redisReply *rep);
+
+/* store_redis_push.c */
+
+/* The push_sub operation (store.h). */
+wr_err_t wr_store_redis__push_sub(wr_store_t *st, const char *q, const char *u,
+                                  const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg);
 
 /* store_redis_list.c */
 

@@ -527,7 +527,7 @@ static void r_iteration_bad_replies(void **state)
     char ok3[2048];
     /* {version, json, WAITING 1 of 3, an error, NOT IN QUEUE} */
     snprintf(ok3, sizeof ok3,
-             "*11\r\n:9\r\n$%zu\r\n%s\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n-ERR "
+             "*12\r\n:9\r\n$%zu\r\n%s\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n-ERR "
              "boom\r\n:-3\r\n",
              strlen(json), json);
     const step_t three_mid[] = {
@@ -538,8 +538,9 @@ static void r_iteration_bad_replies(void **state)
     fake_steps(f, s, ok3, three_mid, 3);
     /* the version this client now knows, JSON omitted: WAITING 2 of 3,
      * ADMITTED, FULL at 7 */
-    const char known3[] = "*15\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n"
-                          ":2\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n:-2\r\n:7\r\n";
+    const char known3[] =
+        "*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n"
+        ":2\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n:-2\r\n:7\r\n:0\r\n";
     const step_t three_known[] = {
         {'s', "q", "u1", WR_OK, WR_OK, 2, 3},
         {'s', "q", "u2", WR_OK, WR_OK, -1, 0},
@@ -561,13 +562,14 @@ static void r_iteration_bad_replies(void **state)
         "*0\r\n",
         ":1\r\n",
         /* two answers for three requests */
-        "*15\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"
-        ":-1\r\n:-1\r\n:-1\r\n",
+        "*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:1\r\n:2\r\n:"
+        "3\r\n"
+        ":-1\r\n:-1\r\n:-1\r\n:0\r\n",
         /* four answers for three requests */
         "*7\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:-3\r\n:-3\r\n:-3\r\n",
         /* the last answer cut short (one literal: clang's -Wstring-concatenation) */
-        ("*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"
-         ":-1\r\n:-1\r\n:-1\r\n:1\r\n:3\r\n"),
+        ("*19\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:1\r\n:2\r\n"
+         ":3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:1\r\n:3\r\n"),
         /* an unknown kind, a kind 0, a jti where a number goes */
         "*6\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:42\r\n:-3\r\n",
         "*6\r\n:9\r\n$0\r\n\r\n:-1\r\n:-3\r\n:0\r\n:-3\r\n",
@@ -588,8 +590,9 @@ static void r_iteration_bad_replies(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         fake_steps(f, s, bad[i], three_bad, 3);
     /* decodable answers with bad values: that answer WR_EPROTO alone */
-    const char vals[] = "*19\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n"
-                        ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
+    const char vals[] =
+        "*21\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n"
+        ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
     const step_t three_vals[] = {
         {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* position 0 */
         {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* position above the line */
@@ -597,9 +600,10 @@ static void r_iteration_bad_replies(void **state)
     };
     fake_steps(f, s, vals, three_vals, 3);
     /* people ahead counted: more than are ahead, or beyond the scan */
-    const char passed[] = "*21\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:3\r\n"
-                          ":1\r\n:300\r\n:400\r\n:-1\r\n:-1\r\n:0\r\n"
-                          ":1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:2\r\n";
+    const char passed[] =
+        "*24\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:3\r\n:0\r\n"
+        ":1\r\n:300\r\n:400\r\n:-1\r\n:-1\r\n:0\r\n:0\r\n"
+        ":1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:2\r\n:0\r\n";
     const step_t three_passed[] = {
         {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* 3 passed over of 2 ahead */
         {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* 299 ahead: never counted */
@@ -609,7 +613,7 @@ static void r_iteration_bad_replies(void **state)
     /* a version this client never saw, JSON omitted: the config part does
      * not resolve, for the waiting answer; "no queue" needs none */
     const char unknown[] =
-        "*10\r\n:10\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:-1\r\n";
+        "*11\r\n:10\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:-1\r\n";
     const step_t two_unknown[] = {
         {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
         {'j', "q", "u2", WR_OK, WR_ENOTFOUND, 0, 0},
@@ -713,11 +717,12 @@ enum {
     OP_DELETE,
     OP_PUT,
     OP_SECRET,
+    OP_PUSH,
     OP_LIST,
     OP_N
 };
 static const char *const op_names[OP_N] = {"join",  "status", "admit", "consume", "verify", "get",
-                                           "leave", "delete", "put",   "secret",  "list"};
+                                           "leave", "delete", "put",   "secret",  "push",   "list"};
 
 static wr_err_t run_op(wr_store_t *s, int op)
 {
@@ -744,6 +749,9 @@ static wr_err_t run_op(wr_store_t *s, int op)
         return sh_put(s, "q", &c);
     case OP_SECRET:
         return sh_secret(s, (const uint8_t *)"0123456789abcdef0123456789abcdef", 32, &r);
+    case OP_PUSH:
+        sh_begin(&r);
+        return sh_settle(&r, wr_store_push_sub(s, "q", "u1", NULL, sh_done_cb, &r));
     default:
         return sh_list(s, &r);
     }

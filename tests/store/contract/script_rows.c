@@ -6,9 +6,9 @@
  * the script: wr_redis_conn_script_text), with the store's keys and the
  * arguments of its A_ rows, in the states that take each of its return
  * paths (no queue, a quiet queue, people in line, admitted, full, not in
- * line); each reply is checked element by element: its length and each
- * element's type against the rows. A script changed without its rows (or
- * rows without their script) fails here with the element that differs.
+ * line, Web Push claims and a closing push); each reply is checked element by element: its length
+ * and each element's type against the rows. A script changed without its rows (or rows without
+ * their script) fails here with the element that differs.
  */
 #include <hiredis/hiredis.h>
 #include <setjmp.h>
@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "base/crypto.h"
 #include "contract.h"
 #include "store/redis/script_rows.h"
 #include "store/redis/store_redis_internal.h"
@@ -206,16 +207,23 @@ static void s_entry_batch(void **state)
     assert_int_equal(k2[4], WR_ROW_VALUE(K_ENTRY, FULL));
 }
 
-/* admit.lua with A_ADMIT; checked against R_ADMIT; admitted (ADMITTED). */
-static long long admit(const char *q)
+/* admit.lua's A_ADMIT. */
+static const char *const *admit_args(void)
 {
-    const char *a[WR_ROWS_LEN(A_ADMIT)];
+    static const char *a[WR_ROWS_LEN(A_ADMIT)];
     a[WR_ROW(A_ADMIT, SEED)] = "0123456789abcdef";
     a[WR_ROW(A_ADMIT, VERSION)] = "0";
     a[WR_ROW(A_ADMIT, SWEEP_MAX)] = "64";
     a[WR_ROW(A_ADMIT, SCAN_MAX)] = "64";
     a[WR_ROW(A_ADMIT, VISIT_MAX)] = "64";
-    return run_rows(SC_ADMIT, q, a, WR_ROWS_LEN(A_ADMIT), WR_ROWS_TABLE(R_ADMIT),
+    a[WR_ROW(A_ADMIT, PUSH)] = "1";
+    return a;
+}
+
+/* admit.lua with A_ADMIT; checked against R_ADMIT; admitted (ADMITTED). */
+static long long admit(const char *q)
+{
+    return run_rows(SC_ADMIT, q, admit_args(), WR_ROWS_LEN(A_ADMIT), WR_ROWS_TABLE(R_ADMIT),
                     WR_ROW(R_ADMIT, ADMITTED));
 }
 
@@ -228,6 +236,35 @@ static void s_admit(void **state)
     join_due(s, "rows_a", 1, 3);
     pass_us(s, 200 * 1000);           /* a new tick */
     assert_true(admit("rows_a") > 0); /* the full path, WAITS filled */
+    /* Web Push: an admission's claim (PUSHES), then the closing push
+     * (CLOSING_PUSHES) */
+    wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
+    put_ok(s, "rows_p", c);
+    join_due(s, "rows_p", 1, 3);
+    wr_pushsub_t sub;
+    uint8_t priv[WR_CRYPTO_P256_PRIV];
+    memset(&sub, 0, sizeof sub);
+    assert_int_equal(wr_crypto_p256_keygen(priv, sub.p256dh), WR_OK);
+    snprintf(sub.endpoint, sizeof sub.endpoint, "https://push.example/x");
+    for (int i = 1; i <= 3; i++) {
+        sh_res_t r;
+        char u[8];
+        snprintf(u, sizeof u, "u%d", i);
+        sh_begin(&r);
+        assert_int_equal(sh_settle(&r, wr_store_push_sub(s, "rows_p", u, &sub, sh_done_cb, &r)),
+                         WR_OK);
+    }
+    pass_us(s, 200 * 1000);
+    redisReply *rep = run(SC_ADMIT, "rows_p", admit_args(), WR_ROWS_LEN(A_ADMIT));
+    assert_int_equal(int_at(rep, WR_ROW(R_ADMIT, ADMITTED)), 1);
+    assert_int_equal(rep->element[WR_ROW(R_ADMIT, PUSHES)]->elements, 3);
+    expect_rows(rep, WR_ROWS_TABLE(R_ADMIT));
+    c.closed = true;
+    put_ok(s, "rows_p", c);
+    rep = run(SC_ADMIT, "rows_p", admit_args(), WR_ROWS_LEN(A_ADMIT));
+    assert_int_equal(int_at(rep, WR_ROW(R_ADMIT, CLOSING)), 1);
+    assert_int_equal(rep->element[WR_ROW(R_ADMIT, CLOSING_PUSHES)]->elements, 4);
+    expect_rows(rep, WR_ROWS_TABLE(R_ADMIT));
 }
 
 static void s_queue_get_and_autotune(void **state)

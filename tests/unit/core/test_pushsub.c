@@ -2,8 +2,9 @@
  * test_pushsub.c - the subscription's checks, table-driven (each reason
  * of INVALID_SUBSCRIPTION and where it starts: 1,024 vs 1,025 bytes,
  * padding, a point off the curve, 15/16/17-byte auth secrets, languages),
- * and the Topic (its length and alphabet, stable per person and queue,
- * different across people, queues and secrets, never the user id).
+ * the Topic (its length and alphabet, stable per person and queue,
+ * different across people, queues and secrets, never the user id), and
+ * the packed form a store keeps (wr_pushsub_pack / unpack).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,7 +176,61 @@ static void test_topic(void **state)
     assert_int_equal(wr_pushsub_topic(secret, 32, "sale", "", b), WR_EINVAL);
 }
 
+/* The packed form a store keeps: back to the same subscription, at the
+ * longest endpoint and language too; anything else refused. */
+static void test_pack(void **state)
+{
+    (void)state;
+    wr_pushsub_t s, back;
+    assert_int_equal(parse_text(SUB("\"https://push.example.net/x?y=1\"", KEYS(P256DH, AUTH),
+                                    ",\"lang\":\"zh-Hant\""),
+                                NULL, &s),
+                     WR_PUSHSUB_OK);
+    char out[WR_PUSHSUB_PACKED_MAX + 1];
+    size_t n = 0;
+    assert_int_equal(wr_pushsub_pack(&s, out, sizeof out, &n), WR_OK);
+    assert_string_equal(out, P256DH " " AUTH " zh-Hant https://push.example.net/x?y=1");
+    assert_int_equal(n, strlen(out));
+    assert_int_equal(wr_pushsub_unpack(out, n, &back), WR_OK);
+    assert_memory_equal(&back, &s, sizeof s);
+    /* no language; the longest of both */
+    memset(s.lang, 0, sizeof s.lang);
+    assert_int_equal(wr_pushsub_pack(&s, out, sizeof out, &n), WR_OK);
+    assert_string_equal(out, P256DH " " AUTH "  https://push.example.net/x?y=1");
+    assert_int_equal(wr_pushsub_unpack(out, n, &back), WR_OK);
+    assert_memory_equal(&back, &s, sizeof s);
+    memset(s.lang, 'a', WR_PUSHSUB_LANG_MAX);
+    memset(s.endpoint, 'e', WR_PUSHADDR_ENDPOINT_MAX);
+    assert_int_equal(wr_pushsub_pack(&s, out, sizeof out, &n), WR_OK);
+    assert_int_equal(n, WR_PUSHSUB_PACKED_MAX);
+    assert_int_equal(wr_pushsub_pack(&s, out, sizeof out - 1, &n), WR_ELIMIT);
+    assert_int_equal(wr_pushsub_pack(&s, out, sizeof out, &n), WR_OK);
+    assert_int_equal(wr_pushsub_unpack(out, n, &back), WR_OK);
+    assert_memory_equal(&back, &s, sizeof s);
+    /* refused: cut short, a key of another length or off the curve, an
+     * endpoint of 1,025 bytes or none, a language too long */
+    static const char *const bad[] = {
+        "",
+        P256DH,
+        P256DH " " AUTH,
+        P256DH " " AUTH " en",
+        P256DH " " AUTH " en ",
+        P256DH_OFF " " AUTH " en https://p/x",
+        P256DH " BTBZMqHH6r4Tts7J_aSI en https://p/x",
+        P256DH " " AUTH " aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa https://p/x",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(wr_pushsub_unpack(bad[i], strlen(bad[i]), &back), WR_EINVAL);
+    char longer[WR_PUSHSUB_PACKED_MAX + 2];
+    memcpy(longer, out, n);
+    longer[n] = 'e';
+    assert_int_equal(wr_pushsub_unpack(longer, n + 1, &back), WR_EINVAL);
+    char nul[] = P256DH " " AUTH " en https://p/\0x";
+    assert_int_equal(wr_pushsub_unpack(nul, sizeof nul - 1, &back), WR_EINVAL);
+}
+
 #define TESTS(X)                                                                                   \
     X(test_reasons)                                                                                \
-    X(test_topic)
+    X(test_topic)                                                                                  \
+    X(test_pack)
 WR_UNIT_MAIN(NULL, NULL, TESTS)

@@ -16,6 +16,8 @@
 --   WAITS: for each user admitted by this call, now_us - arrival score (us).
 --   OPEN_MOVED / OPEN_LEFT: the sale opening's chunk moved by this call and
 --   the people still to move (> 0: the caller calls again at once).
+--   PUSHES, CLOSING, CLOSING_PUSHES: Web Push, see push_claim and "The
+--   closing push" below. PUSH (ARGV): '1' when the caller sends pushes.
 -- Sale opening (lib.lua): before opensAt nobody is admitted and no budget
 -- accrues; from it on each call first moves the next chunk of the
 -- pre-queue into the line (also while paused, and in a tick already run),
@@ -84,7 +86,11 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
     'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt',
-    'unseenExpiredTotal', 'bypassTotal')
+    'unseenExpiredTotal', 'bypassTotal', 'pushClosed')
+  -- (nobody to push to here; a sale open again clears the closing pushed)
+  if q[16] and cfg[14] ~= '1' and q[12] ~= '0' then
+    redis.call('HDEL', K_STATE, 'pushClosed')
+  end
   local qtick_ms = tonumber(cfg[5])
   local QI = idle_lib()
   local qidle = QI.in_force(QI.idle_us(cfg[9]), now, q[2], QI.gap_us(now, q[1], qtick_ms))
@@ -163,7 +169,7 @@ local function take(n)
   if holdq then
     local b = redis.call('ZRANGE', K_BACK, 0, n - 1, 'WITHSCORES')
     for i = 1, #b, 2 do
-      if I.is_idle(I.seen_of(redis.call('HGET', K_SEEN, b[i])), now, idle) then
+      if I.away(b[i], I.seen_of(redis.call('HGET', K_SEEN, b[i])), now, idle) then
         held[#held + 1] = b[i] -- away again: not admitted
       else
         users[#users + 1] = b[i]
@@ -195,7 +201,7 @@ local function take(n)
         break
       end
       local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
-      if I.is_idle(t, now, idle) then
+      if I.away(u, t, now, idle) then
         if pending then
           gone[#gone + 1] = u -- a page join that never asked again
         else
@@ -225,6 +231,56 @@ end
 
 local admitted = 0
 local waits = {}
+
+-- Web Push (docs/API.md 1.3): the subscriptions of the people this call
+-- admits are claimed - taken out of the push hash in this same script, so
+-- exactly one admit call, on whichever instance, hands each admission's
+-- push over (memq_push.c wr_memq__push_claim): PUSHES, user, pass expiry
+-- (us), subscription triples. A_ADMIT.PUSH is '1' when the calling
+-- instance sends pushes (waitroomd --push-subject); a call of one that
+-- does not parks its claims in pushdue instead, and the next call of one
+-- that does hands those over too (the ones whose pass is still live), so
+-- an instance without push in the fleet loses no push.
+local sender = ARGV[A_ADMIT.PUSH] == '1'
+local pushes = {}
+local function push_claim(users, exp)
+  if redis.call('EXISTS', K_PUSH) == 0 then
+    return
+  end
+  local claimed, due, sexp, i = {}, {}, fmt(exp), 1
+  while i <= #users do
+    local j = math.min(i + 999, #users)
+    local subs = redis.call('HMGET', K_PUSH, unpack(users, i, j))
+    for k = 1, #subs do
+      local u = users[i + k - 1]
+      if subs[k] and sender then
+        claimed[#claimed + 1] = u
+        pushes[#pushes + 1], pushes[#pushes + 2], pushes[#pushes + 3] = u, exp, subs[k]
+      elseif subs[k] then
+        claimed[#claimed + 1] = u
+        due[#due + 1], due[#due + 2] = u, sexp .. ' ' .. subs[k]
+      end
+    end
+    i = j + 1
+  end
+  chunked('HDEL', K_PUSH, claimed) -- (nothing when empty; pairs of due never split)
+  chunked('HSET', K_PUSHDUE, due)
+end
+
+-- A sender's call takes what other instances parked (push_claim).
+local function push_due(now)
+  if not sender or redis.call('EXISTS', K_PUSHDUE) == 0 then
+    return
+  end
+  local kv = redis.call('HGETALL', K_PUSHDUE)
+  redis.call('DEL', K_PUSHDUE)
+  for i = 1, #kv, 2 do
+    local exp, sub = string.match(kv[i + 1], '^(%d+) (.*)$')
+    if exp and tonumber(exp) > now then
+      pushes[#pushes + 1], pushes[#pushes + 2], pushes[#pushes + 3] = kv[i], tonumber(exp), sub
+    end
+  end
+end
 
 local B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 local function ch(v)
@@ -301,6 +357,7 @@ if tick ~= last_tick then
         waits[admitted] = math.max(0, now - scores[i])
       end
       if admitted > 0 then
+        push_claim(users, exp)
         chunked('HDEL', K_SEEN, users)
         chunked('SREM', K_AWAY, users)
         chunked('HSET', K_TOKENS, hs)
@@ -326,10 +383,36 @@ end
 if stock_left() then -- (a queue without a stock has no sold-out moment)
   stock_note(now)
 end
+
+-- The closing push (memq_push.c wr_memq__push_closing): the first call
+-- of a sender (see push_claim) that finds the sale ended (closed, or sold
+-- out) hands every subscription over once, with why (CLOSING: 1 closed, 2
+-- sold out; CLOSING_PUSHES: user, subscription pairs); they stay. state
+-- pushClosed: the closing pushed for, cleared by the first call that finds
+-- the sale open again.
+push_due(now)
+local closing, closing_pushes = 0, {}
+if sender then
+  local why = 0
+  if cfg[14] == '1' then
+    why = 1
+  elseif sold_out() then
+    why = 2
+  end
+  local pushed = redis.call('HGET', K_STATE, 'pushClosed')
+  if why == 0 and pushed then
+    redis.call('HDEL', K_STATE, 'pushClosed')
+  elseif why > 0 and not pushed then
+    redis.call('HSET', K_STATE, 'pushClosed', fmt(why))
+    closing, closing_pushes = why, redis.call('HGETALL', K_PUSH)
+  end
+end
 out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL] = stats()
 out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
+out[R.PUSHES] = pushes
+out[R.CLOSING], out[R.CLOSING_PUSHES] = closing, closing_pushes
 return out

@@ -25,6 +25,8 @@
 --   RECEIPT_INDEX, RECEIPT_LEAF: WAITING, PREQUEUE and HELD of someone in
 --   the public log's line: the index and bytes of their join leaf; -1
 --   and '' otherwise.
+--   SUBSCRIBED: 1 for WAITING or HELD with a live Web Push subscription
+--   (lib_entry.lua entry_subscribed), else 0.
 local R, A = R_ENTRY, A_ENTRY
 local out = R._NEW
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US], out[R.STOCK_LEFT], out[R.PASSED] = -1, -1, -1, -1
@@ -47,4 +49,5 @@ out[R.POSITION], out[R.WAITING], out[R.JTI] = position, waiting, jti
 out[R.IAT_US], out[R.EXP_US] = iat, exp
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US] = head_due or -1, own_due or -1
 out[R.STOCK_LEFT], out[R.PASSED] = stock_left() or -1, passed or -1
+out[R.SUBSCRIBED] = entry_subscribed(c, user, kind)
 return out

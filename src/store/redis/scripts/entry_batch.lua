@@ -11,7 +11,8 @@
 -- is entry.lua's reply without its config part, as only the elements its
 -- kind uses, one B_ table of scripts.def by kind: B_WAITING (WAITING),
 -- B_ADMITTED (ADMITTED), B_COUNT (HELD: the line's count, position 1;
--- FULL), B_CLOSED (CLOSED: why, 1 closed, 2 sold out), B_KIND
+-- FULL; SUBSCRIBED as entry.lua's, also in B_WAITING), B_CLOSED (CLOSED:
+-- why, 1 closed, 2 sold out), B_KIND
 -- (PASSTHROUGH, PREQUEUE, NOT_IN_QUEUE, and NO_QUEUE for every request
 -- when there is no queue); or one error reply, when request i raised an
 -- error. A WAITING, PREQUEUE or HELD answer of someone in the public log's
@@ -54,6 +55,7 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
       out[at + B_WAITING.KIND], out[at + B_WAITING.POSITION] = kind, position
       out[at + B_WAITING.WAITING], out[at + B_WAITING.HEAD_DUE_US] = waiting, hd or -1
       out[at + B_WAITING.OWN_DUE_US], out[at + B_WAITING.PASSED] = od or -1, passed or -1
+      out[at + B_WAITING.SUBSCRIBED] = entry_subscribed(c, user, kind)
     elseif kind == K.ADMITTED then
       local at = answer(B_ADMITTED._N)
       out[at + B_ADMITTED.KIND], out[at + B_ADMITTED.JTI] = kind, jti
@@ -61,6 +63,7 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
     elseif kind == K.FULL or kind == K.HELD then
       local at = answer(B_COUNT._N)
       out[at + B_COUNT.KIND], out[at + B_COUNT.WAITING] = kind, waiting
+      out[at + B_COUNT.SUBSCRIBED] = entry_subscribed(c, user, kind)
     elseif kind == K.CLOSED then
       local at = answer(B_CLOSED._N)
       out[at + B_CLOSED.KIND], out[at + B_CLOSED.WHY] = kind, position

@@ -12,6 +12,7 @@ end
 local now = now_us()
 local left = false
 local LEFT = ',"why":"left"' -- (the public log's leave leaf)
+redis.call('HDEL', K_PUSH, user) -- Web Push: leaving deletes the subscription
 if redis.call('ZREM', K_WAITING, user) == 1 then
   log_member(user, 'leave', LEFT, now)
   redis.call('HDEL', K_SEEN, user)

@@ -27,6 +27,14 @@
 --                                asked again: admitted first)
 --   KEYS[12] wr:{q}:away    SET  users of the line the away sweep found away
 --   KEYS[13..15] the public log (lib_log.lua)
+--   KEYS[16] wr:{q}:push    HASH user -> their Web Push subscription, packed
+--                                by waitroomd (wr_pushsub_pack; never read
+--                                here): people in line, pre-queue or held
+--                                (push.lua)
+--   KEYS[17] wr:{q}:pushdue HASH user -> "<pass expiry us> <subscription>":
+--                                admissions claimed by an admit call of an
+--                                instance that sends no push, for the next
+--                                call of one that does (admit.lua)
 -- The end of a sale (docs/API.md 1.2): the config hash's closed ('1' =
 -- the sale is over); state's stockLeft (what is left of the stock; absent
 -- = no stock: config_put.lua writes it when a config sets it) and
@@ -46,6 +54,7 @@ local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 local K_SEEN = KEYS[8]
 local K_PRE = KEYS[9]
 local K_HELD, K_BACK, K_AWAY = KEYS[10], KEYS[11], KEYS[12]
+local K_PUSH, K_PUSHDUE = KEYS[16], KEYS[17]
 
 local function fmt(n)
   return string.format('%d', n)
@@ -538,6 +547,13 @@ local function idle_lib()
     return idle > 0 and t ~= nil and t + idle + L.slack(idle) <= now
   end
 
+  -- L.is_idle for user, who is never idle while subscribed (Web Push: a
+  -- subscribed person is present without polling; memq_idle.c's
+  -- wr_memq_idle): one HEXISTS, only for a user idle by the clock.
+  function L.away(user, t, now, idle)
+    return L.is_idle(t, now, idle) and redis.call('HEXISTS', K_PUSH, user) == 0
+  end
+
   -- Records t = now for user, pending or not (no longer away).
   function L.seen_set(user, now, pending)
     redis.call('HSET', K_SEEN, user, fmt(2 * now + (pending and 1 or 0)))
@@ -631,7 +647,7 @@ local function idle_lib()
       local kv = r[2]
       for i = 1, #kv, 2 do
         local t, pending = L.seen_of(kv[i + 1])
-        if L.is_idle(t, now, idle) then
+        if L.away(kv[i], t, now, idle) then
           if pending then
             if #gone < remove_max then
               gone[#gone + 1] = kv[i]

@@ -56,6 +56,23 @@ local function entry_waiting(c)
   return c.waiting
 end
 
+-- Web Push: 1 when an answer of kind (entry()'s) to user carries
+-- `subscribed` (WAITING or HELD, with a live subscription: store.h
+-- wr_entry_t.subscribed), else 0. Whether the queue holds any subscription
+-- is read once per call (entry() never changes the push hash).
+local function entry_subscribed(c, user, kind)
+  if kind ~= K_ENTRY.WAITING and kind ~= K_ENTRY.HELD then
+    return 0
+  end
+  if c.push_any == nil then
+    c.push_any = redis.call('EXISTS', K_PUSH) == 1
+  end
+  if c.push_any and redis.call('HEXISTS', K_PUSH, user) == 1 then
+    return 1
+  end
+  return 0
+end
+
 -- One request of user on a queue whose config c (entry_config) exists.
 -- mode (an M_ENTRY, scripts.def): JOIN (add when absent), JOIN_PAGE (a
 -- newcomer is pending: admission passes over them until they ask again),
@@ -95,8 +112,9 @@ end
 -- queue.h's wr_queue_passed_over (the same rule, kept here: pending page
 -- joins; the idle, silent idle + slack; the overdue, silent idle / 2 +
 -- slack + 250 ms, whom admission reaches, at the configured rate, once
--- they are idle). Only for rank <= AHEAD_SCAN (a ZRANGE and an HMGET of
--- that many: the first of the line, where a retry plan is made); nil
+-- they are idle; a subscribed person is neither). Only for rank <=
+-- AHEAD_SCAN (a ZRANGE and an HMGET of that many: the first of the line,
+-- where a retry plan is made); nil
 -- beyond it. Reads only. The counts are kept for the rest of the call as
 -- prefix sums (c.pp_p passed, c.pp_t taken among the first i, valid for
 -- i <= c.pp_n), so the polls of one batch share one scan; entry() cuts
@@ -128,6 +146,8 @@ local function entry_passed(c, rank)
         local silent = now - t
         over = silent >= idle + stale or
           (silent >= math.floor(idle / 2) + stale + OVERDUE_US and silent + taken * per >= idle + stale)
+        -- subscribed (Web Push): never idle, so never overdue either
+        over = over and redis.call('HEXISTS', K_PUSH, users[i]) == 0
       end
       if over then
         passed = passed + 1
@@ -330,7 +350,7 @@ local function entry(c, user, mode, key, u)
   end
   if rank then
     local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
-    if pending and I.is_idle(t, now, c.idle) then
+    if pending and I.away(user, t, now, c.idle) then
       -- a page join that never asked again: checked on read, asking late
       -- does not revive (away people keep their place)
       I.abandon({user})
@@ -376,7 +396,7 @@ local function entry(c, user, mode, key, u)
     local prank = redis.call('ZRANK', K_PRE, user)
     if prank then
       local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
-      if pending and I.is_idle(t, now, c.idle) then
+      if pending and I.away(user, t, now, c.idle) then
         I.abandon({user}) -- a scanner in the pre-queue
         opening, base, total, moved = open_state()
         left = opening and redis.call('ZCARD', K_PRE) or 0

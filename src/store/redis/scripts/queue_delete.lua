@@ -16,5 +16,5 @@ if log_on() then
 end
 redis.call('DEL', K_LOGM)
 redis.call('DEL', K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE, K_SESSIONS, K_SESSJTI)
-redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY)
+redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY, K_PUSH, K_PUSHDUE)
 return 0
