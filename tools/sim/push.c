@@ -318,10 +318,12 @@ void push_figures(sim_t *s, json_t *r)
 {
     if (s->subscribed_planned == 0)
         return;
-    double *lat = calloc(s->n_users + 1, sizeof(double));
+    size_t cap = s->n_users + 1;
+    double *lat = calloc(3 * cap, sizeof(double)), *back_sub = lat + cap,
+           *back_slept = lat + 2 * cap;
     if (!lat)
         die_oom();
-    size_t nl = 0;
+    size_t nl = 0, nbs = 0, nbw = 0;
     s->pushes_missed = 0;
     /* polls per person: subscribed sleepers, sleepers that slept, and the
      * ordinary users who did neither */
@@ -332,6 +334,12 @@ void push_figures(sim_t *s, json_t *r)
         int g = u->push ? 0 : u->slept ? 1 : u->kind == K_NORMAL ? 2 : -1;
         if (u->push && u->push->latency_ms >= 0)
             lat[nl++] = (double)u->push->latency_ms;
+        /* back after the admission: a subscribed sleeper at the poll its
+         * push brought, a sleeper whose pass waited at its return */
+        if (u->push && u->push->pushed && u->admit_tick_ms > 0)
+            back_sub[nbs++] = (double)(u->admit_seen_ms - u->admit_tick_ms);
+        else if (u->slept && !u->held && u->admit_tick_ms > 0 && u->admit_tick_ms < u->wake_ms)
+            back_slept[nbw++] = (double)(u->admit_seen_ms - u->admit_tick_ms);
         if (u->push && u->push->pushed && u->admit_seen_ms > 0)
             back++;
         if (u->push && u->push->silent)
@@ -356,6 +364,8 @@ void push_figures(sim_t *s, json_t *r)
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         json_object_set_new(r, counts[i].key, json_integer(counts[i].v));
     put_percentiles(r, "pushLatency", "Ms", lat, nl);
+    put_percentiles(r, "subscribedBackAfterAdmission", "Ms", back_sub, nbs);
+    put_percentiles(r, "sleepersBackAfterAdmission", "Ms", back_slept, nbw);
     free(lat);
     static const char *const keys[] = {"pollsPerSubscribedSleeper", "pollsPerSleeper",
                                        "pollsPerOtherUser"};

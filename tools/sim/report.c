@@ -123,6 +123,8 @@ static const row_t PUSH_ROWS[] = {
     {"pushes missed (still silent)", "pushesMissed", 0},
     {"push after admission p50 ms", "pushLatencyP50Ms", 0},
     {"push after admission p99 ms", "pushLatencyP99Ms", 0},
+    {"back p50 ms after turn, push", "subscribedBackAfterAdmissionP50Ms", 0},
+    {"back p50 ms after turn, none", "sleepersBackAfterAdmissionP50Ms", 0},
     {"polls/person, subscribed", "pollsPerSubscribedSleeper", 2},
     {"polls/person, sleepers", "pollsPerSleeper", 2},
     {"polls/person, others", "pollsPerOtherUser", 2},
