@@ -61,7 +61,6 @@ static void on_subscribe(op_t *op, int code, json_t *body)
     user_t *u = op->arg;
     sim_t *s = u->sim;
     push_user_t *p = u->push;
-    p->subscribing = false;
     if (s->finishing)
         return;
     if (code != 204) {
@@ -96,7 +95,6 @@ void push_subscribe(user_t *u)
     if (!op->body)
         die_oom();
     op->retries = 2; /* a PUT replaces: safe to send again */
-    u->push->subscribing = true;
     pool_submit(&s->wr, op);
 }
 

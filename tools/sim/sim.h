@@ -110,7 +110,6 @@ typedef struct push_user {
     uint8_t priv[WR_CRYPTO_P256_PRIV]; /* the subscription's private key */
     uint8_t pub[WR_CRYPTO_P256_PUB];   /* its p256dh */
     uint8_t auth[16];                  /* its auth secret */
-    bool subscribing;                  /* the PUT is in flight */
     bool silent;                       /* subscribed: no poll until the push */
     bool pushed;                       /* a valid push arrived */
     int64_t latency_ms;                /* its arrival minus the admission tick; -1 = none */
