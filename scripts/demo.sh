@@ -15,7 +15,7 @@
 #                   [--one-in-one-out] [--session-seconds S]
 #                   [--profile burst|ramp|csv:FILE] [--assert] [--with-only]
 #                   [--opens-in SECONDS [--late N]]
-#                   [--sleepers F [--sleep-range A:B] [--idle-timeout S]]
+#                   [--sleepers F [--sleep-range A:B] [--idle-timeout S] [--subscribed G]]
 #                   [--stock N] [--rate-tolerance PCT]
 #                   [--shop-slowdown T:F] [--autotune] [--public-log]
 # Poll timing is the server's own by default (--poll-bands default
@@ -48,6 +48,15 @@
 # sleepers, sleepersLost (came back to 404: must be 0), sleepersHeld,
 # sleepersReturned and sleepersPassWaited; the rate is measured while the
 # line drains, and FIFO, waits and ETAs over everybody else.
+# --subscribed G (with --sleepers): a fraction G of the sleepers press
+# "notify me" (Web Push, API 1.3) right after joining and stop polling
+# entirely; waitroom-sim is also the push service (a stand-in on a free
+# loopback port, allowed with --push-allow-host), which checks each push's
+# VAPID and decrypts it (RFC 8291), and the person comes back on it. The
+# report adds subscribed, pushesDelivered, pushLatencyP50Ms/P99Ms
+# (admission to arrival), subscribedLost and the polls per person of
+# subscribed sleepers, unsubscribed ones and everybody else. A store that
+# refuses push stops the demo at once (exit 2).
 # --stock N: the queue's stock is N; the shop consumes each pass (a sale),
 # and the line closes as sold out once N passes are consumed. The report
 # counts usersAdmitted, usersToldSoldOut and admittedBeyondStock (must be 0)
@@ -94,7 +103,7 @@ session_seconds=30
 profile=burst
 opens_in=""
 late=""
-sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""
+sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""; subscribed=""
 # autotune (issue 25): --shop-slowdown T:F, --autotune
 shop_slowdown=""
 autotune=0
@@ -121,6 +130,7 @@ while [ $# -gt 0 ]; do
     --sleepers) sleepers=$2; shift 2 ;;
     --sleep-range) sleep_range=$2; shift 2 ;;
     --idle-timeout) idle_timeout=$2; shift 2 ;;
+    --subscribed) subscribed=$2; shift 2 ;;
     --stock) stock=$2; shift 2 ;;
     --rate-tolerance) rate_tol=$2; shift 2 ;;
     --shop-slowdown) shop_slowdown=$2; shift 2 ;;
@@ -327,6 +337,30 @@ if [ "$store" = "redis" ]; then
   store_arg="unix://$run/redis.sock"
 fi
 
+# --subscribed (issue 40): the push service's port, and the store asked
+# first (a waitroomd on it, a push queue PUT) so a refusal stops the demo now
+push_wr_arg=()
+if [ -n "$subscribed" ] && [ "$subscribed" != 0 ]; then
+  if [ -z "$sleepers" ] || [ "$sleepers" = 0 ]; then
+    echo "demo.sh: --subscribed needs --sleepers" >&2; exit 2
+  fi
+  push_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  push_wr_arg=(--push-subject mailto:demo@shop.example --push-allow-host "127.0.0.1:$push_port")
+  sale_arg+=(--subscribed "$subscribed" --push-port "$push_port")
+  sale_text+=", $subscribed of the sleepers subscribed to Web Push"
+  start push-check "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
+    --admin-key "$admin_key" --token-secret "$secret" --log-level warn "${push_wr_arg[@]}"
+  code=$(curl -s -o "$run/push-check.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $admin_key" \
+    -d '{"push":true,"admitPerSecond":1,"paused":true}' "http://127.0.0.1:$port/v1/admin/queues/demo-push-check" || true)
+  curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $admin_key" \
+    "http://127.0.0.1:$port/v1/admin/queues/demo-push-check" || true
+  kill "${pids[-1]}"; wait "${pids[-1]}" || true; unset 'pids[-1]' 'names[-1]'
+  if [ "$code" != 200 ]; then
+    echo "demo.sh: --subscribed: waitroomd on the $store store refuses a push queue ($code $(cat "$run/push-check.json" 2>/dev/null)); no demo without push" >&2
+    exit 2
+  fi
+fi
+
 echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text$sale_text =="
 echo "   poll timing: bands $poll_bands, jitter $poll_jitter"
 if [ "$autotune" = 1 ] && [ "$with_only" = 0 ]; then
@@ -354,7 +388,8 @@ elif [ "$with_only" = 0 ]; then
 fi
 
 start waitroomd "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
-  --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn
+  --admin-key "$admin_key" --identity header:X-User-Id --token-secret "$secret" --log-level warn \
+  "${push_wr_arg[@]}"
 wr_port=$port
 label_arg=()
 if [ "$autotune" = 1 ]; then

@@ -115,6 +115,23 @@ int check(sim_t *s, json_t *r)
               "returned (held) %u + pass waited %u + back in line %u = %u sleepers",
               s->sleepers_returned, s->sleepers_pass_waited, s->sleepers_woke_in_line, s->sleepers);
     }
+    if (s->subscribed_planned > 0) {
+        /* subscribed sleepers: one decrypted push each within 1 s of the
+         * admission, and back on it, never by hand */
+        json_t *p99 = json_object_get(r, "pushLatencyP99Ms");
+        CHECK(s->subscribed == s->subscribed_planned && s->subscribed_lost == 0,
+              "every subscribed sleeper subscribed and kept its place",
+              "subscribed=%u (of %u) subscribeFailed=%u subscribedLost=%u", s->subscribed,
+              s->subscribed_planned, s->subscribe_failed, s->subscribed_lost);
+        CHECK(s->pushes_delivered == s->subscribed && s->pushes_rejected == 0 &&
+                  s->pushes_duplicate == 0 && s->pushes_missed == 0,
+              "one valid push per subscribed sleeper",
+              "delivered=%u rejected=%u duplicate=%u missed=%u subscribed=%u", s->pushes_delivered,
+              s->pushes_rejected, s->pushes_duplicate, s->pushes_missed, s->subscribed);
+        CHECK(json_is_integer(p99) && json_integer_value(p99) <= 1000,
+              "push p99 within 1 s of admission", "pushLatencyP99Ms=%lld",
+              (long long)json_integer_value(p99));
+    }
     if (s->stock >= 0) {
         json_t *so = json_object_get(r, "soldOutAt");
         json_int_t kept = json_integer_value(json_object_get(r, "passesKeepingStock"));

@@ -114,6 +114,23 @@ static const row_t SLEEPER_ROWS[] = {
 };
 #define NSLEEPER (sizeof(SLEEPER_ROWS) / sizeof(SLEEPER_ROWS[0]))
 
+/* A run with subscribed sleepers (--subscribed) adds these. */
+static const row_t PUSH_ROWS[] = {
+    {"subscribed (Web Push)", "subscribed", 0},
+    {"subscribed, lost their place", "subscribedLost", 0},
+    {"pushes delivered, decrypted", "pushesDelivered", 0},
+    {"pushes refused by checks", "pushesRejected", 0},
+    {"pushes missed (still silent)", "pushesMissed", 0},
+    {"push after admission p50 ms", "pushLatencyP50Ms", 0},
+    {"push after admission p99 ms", "pushLatencyP99Ms", 0},
+    {"back p50 ms after turn, push", "subscribedBackAfterAdmissionP50Ms", 0},
+    {"back p50 ms after turn, none", "sleepersBackAfterAdmissionP50Ms", 0},
+    {"polls/person, subscribed", "pollsPerSubscribedSleeper", 2},
+    {"polls/person, sleepers", "pollsPerSleeper", 2},
+    {"polls/person, others", "pollsPerOtherUser", 2},
+};
+#define NPUSH (sizeof(PUSH_ROWS) / sizeof(PUSH_ROWS[0]))
+
 /* A run with a slowdown (--slowdown-at: demo.sh --shop-slowdown) adds
  * these: how the line settled after it, and its ETA from then on. */
 static const row_t SETTLE_ROWS[] = {
@@ -289,6 +306,8 @@ void wr_report_print_run(FILE *f, const json_t *run)
         print_rows(f, run, SETTLE_ROWS, NSETTLE);
     if (has_sleepers(run))
         print_rows(f, run, SLEEPER_ROWS, NSLEEPER);
+    if (has_num(run, "subscribed"))
+        print_rows(f, run, PUSH_ROWS, NPUSH);
     if (has_stock(run))
         print_rows(f, run, STOCK_ROWS, NSTOCK);
 }
@@ -330,6 +349,10 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
     if (has_sleepers(with)) {
         fprintf(f, "  with the line, phones that slept:\n");
         print_rows(f, with, SLEEPER_ROWS, NSLEEPER);
+    }
+    if (has_num(with, "subscribed")) {
+        fprintf(f, "  with the line, sleepers subscribed to Web Push:\n");
+        print_rows(f, with, PUSH_ROWS, NPUSH);
     }
     if (has_stock(with)) {
         fprintf(f, "  with the line, a stock:\n");

@@ -31,9 +31,7 @@ static json_t *u32_array(const uint32_t *v, size_t n)
     return a;
 }
 
-/* p50/p95/p99/max of v[0..n) (sorted in place) into obj as <prefix>P50<suffix>... */
-static void put_percentiles(json_t *obj, const char *prefix, const char *suffix, double *v,
-                            size_t n)
+void put_percentiles(json_t *obj, const char *prefix, const char *suffix, double *v, size_t n)
 {
     static const double ps[] = {50, 95, 99, 100};
     static const char *names[] = {"P50", "P95", "P99", "Max"};
@@ -467,6 +465,7 @@ json_t *compute(sim_t *s)
                         qs ? json_integer(json_integer_value(json_object_get(qs, "admittedTotal")))
                            : json_null());
     put_sale_end(s, r, qs);
+    push_figures(s, r);
 
     /* series: carry the last sample forward over buckets without one */
     for (size_t k = 1; k < nb; k++) {

@@ -2,7 +2,7 @@
  * scenario.c - waitroom-sim: setting the scenario up: the queue (PUT, with
  * --fresh deleted first), the warm-up that opens every connection, the sale
  * opening (--opens-in), the arrival schedule by profile (burst, ramp, csv
- * file, --late), and the sleepers (--sleepers).
+ * file, --late), and the sleepers (--sleepers, --subscribed).
  */
 #include "sim.h"
 
@@ -210,8 +210,11 @@ static void on_put(op_t *op, int code, json_t *body)
     }
     if (code != 200) {
         char *d = body ? json_dumps(body, JSON_COMPACT) : NULL;
-        fprintf(stderr, "waitroom-sim: creating queue %s answered %d %s\n", s->queue, code,
-                d ? d : "");
+        fprintf(stderr, "waitroom-sim: creating queue %s answered %d %s%s\n", s->queue, code,
+                d ? d : "",
+                field && !strcmp(field, "push")
+                    ? " (--subscribed: this waitroomd or its store does not send pushes)"
+                    : "");
         free(d);
         s->exit_code = 2;
         event_base_loopexit(s->base, NULL);
@@ -225,7 +228,10 @@ static void on_put(op_t *op, int code, json_t *body)
     json_t *ttl = json_object_get(cfg, "tokenTtlSeconds");
     if (json_is_integer(ttl))
         s->ttl_s = (uint32_t)json_integer_value(ttl);
-    start_warm(s);
+    if (s->subscribed_frac > 0)
+        push_fetch_key(s); /* then start_warm */
+    else
+        start_warm(s);
 }
 
 /* PUT the queue: rate, tick, TTL, no size limit, fail closed; maxActive and
@@ -246,6 +252,8 @@ static void put_queue(sim_t *s)
         json_object_set_new(cfg, "idleTimeoutSeconds", json_integer(s->idle_timeout_s));
     if (cfg && s->stock >= 0)
         json_object_set_new(cfg, "stock", json_integer(s->stock));
+    if (cfg && s->subscribed_frac > 0)
+        json_object_set_new(cfg, "push", json_true());
     if (cfg && s->queue_extra)
         json_object_update(cfg, s->queue_extra);
     op_t *put = admin_op(s, EVHTTP_REQ_PUT, on_put);
@@ -264,7 +272,8 @@ void on_delete(op_t *op, int code, json_t *body)
 /* --sleepers F: round(F x users) of the ordinary users (not the replayers,
  * greedy users or quitters), drawn with the run's seed; each sleeps for a
  * seeded time in --sleep-range, from an answer in the first quarter of
- * its expected wait (handle_status). */
+ * its expected wait (handle_status). With --subscribed G, round(G x that)
+ * of them (the first drawn) subscribe to Web Push instead (push.c). */
 void pick_sleepers(sim_t *s)
 {
     uint32_t *normal = malloc((size_t)s->users * sizeof(uint32_t));
@@ -277,6 +286,7 @@ void pick_sleepers(sim_t *s)
     uint32_t want = (uint32_t)llround(s->sleepers_frac * (double)s->users);
     if (want > nn)
         want = nn;
+    uint32_t n_sub = (uint32_t)llround(s->subscribed_frac * (double)want);
     for (uint32_t j = 0; j < want; j++) { /* a partial Fisher-Yates shuffle */
         uint32_t pick = j + (uint32_t)(rnd(s) * (double)(nn - j));
         if (pick >= nn)
@@ -289,6 +299,10 @@ void pick_sleepers(sim_t *s)
         u->sleep_at = rnd(s);
         u->sleep_ms = (int64_t)s->sleep_min_s * 1000 +
                       (int64_t)(rnd(s) * (double)(s->sleep_max_s - s->sleep_min_s) * 1000.0);
+        if (j < n_sub) { /* subscribes instead: silent until its push */
+            u->sleeper = false;
+            push_pick(u);
+        }
     }
     s->sleepers_planned = want;
     free(normal);

@@ -189,6 +189,10 @@ static void usage(void)
             "  --sleepers F  that fraction of the ordinary users stops polling once, from an\n"
             "    answer in the first quarter of its expected wait, for --sleep-range A:B\n"
             "    seconds (180:360; seeded per sleeper), then polls as told again\n"
+            "  --subscribed F  that fraction of the sleepers subscribes to Web Push right\n"
+            "    after joining (the queue gets push: true) and polls no more until its push\n"
+            "    comes to the stand-in push service on 127.0.0.1:--push-port P (waitroomd\n"
+            "    --push-allow-host 127.0.0.1:P), which checks VAPID and decrypts each one\n"
             "  --idle-timeout S   the queue's idleTimeoutSeconds (away after S s of silence)\n"
             "  --stock N   the queue's stock: N passes, then sold out\n"
             "  --rate-tolerance PCT   --assert's bound on the admission rate's error (2)\n"
@@ -290,6 +294,7 @@ static const field_opt_t FIELD_OPTS[] = {
     U32_OPT("--greedy-poll-ms", greedy_poll_ms, 1, 60000),
     U32_OPT("--max-seconds", max_seconds, 1, MAX_SECONDS),
     U32_OPT("--sample-ms", sample_ms, 10, 10000),
+    U32_OPT("--push-port", push_port, 1, 65535),
 };
 
 #undef TEXT_OPT
@@ -457,6 +462,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--sleepers"))
             ok = parse_double(v, &s->sleepers_frac) && s->sleepers_frac >= 0 &&
                  s->sleepers_frac <= 1;
+        else if (!strcmp(a, "--subscribed"))
+            ok = parse_double(v, &s->subscribed_frac) && s->subscribed_frac >= 0 &&
+                 s->subscribed_frac <= 1;
         else if (!strcmp(a, "--sleep-range")) {
             unsigned lo = 0, hi = 0;
             char tail = 0;
@@ -503,6 +511,11 @@ int main(int argc, char **argv)
     }
     if (s->late > s->users || (s->late > 0 && s->opens_in_s == 0)) {
         fprintf(stderr, "waitroom-sim: --late needs --opens-in and at most --users\n");
+        return 2;
+    }
+    if (s->subscribed_frac > 0 && (s->sleepers_frac <= 0 || !s->push_port || s->no_queue)) {
+        fprintf(stderr, "waitroom-sim: --subscribed needs --sleepers and --push-port, and the "
+                        "line\n");
         return 2;
     }
     if (s->replay + s->greedy + s->quitters > s->users) {
@@ -607,6 +620,8 @@ int main(int argc, char **argv)
     }
     if (s->sleepers_frac > 0 && !s->no_queue)
         pick_sleepers(s);
+    if (s->subscribed_frac > 0 && !push_listen(s))
+        return 2;
 
     s->ev_sample = event_new(s->base, -1, EV_PERSIST, sample_tick, s);
     s->ev_progress = event_new(s->base, -1, EV_PERSIST, progress_tick, s);
@@ -628,6 +643,7 @@ int main(int argc, char **argv)
     if (!s->finished && s->exit_code == 0)
         s->exit_code = 1;
 
+    push_free(s);
     for (uint32_t k = 0; k < s->n_users; k++) {
         event_free(s->u[k].ev);
         free(s->u[k].token);

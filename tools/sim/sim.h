@@ -29,6 +29,7 @@
 
 #include "base/b64.h"
 #include "base/clock.h"
+#include "base/crypto.h"
 #include "base/rng.h"
 #include "report.h"
 #include "stats.h"
@@ -103,6 +104,17 @@ typedef struct {
     int64_t ms;    /* when the answer came, epoch ms */
 } eta_sample_t;
 
+/* A subscribed sleeper's browser side (--subscribed, push.c): its
+ * PushSubscription's keys and where its push stands. */
+typedef struct push_user {
+    uint8_t priv[WR_CRYPTO_P256_PRIV]; /* the subscription's private key */
+    uint8_t pub[WR_CRYPTO_P256_PUB];   /* its p256dh */
+    uint8_t auth[16];                  /* its auth secret */
+    bool silent;                       /* subscribed: no poll until the push */
+    bool pushed;                       /* a valid push arrived */
+    int64_t latency_ms;                /* its arrival minus the admission tick; -1 = none */
+} push_user_t;
+
 typedef struct user {
     sim_t *sim;
     uint32_t idx;
@@ -134,6 +146,8 @@ typedef struct user {
     int64_t wake_ms;        /* the first request after it was sent; 0 = never */
     bool waking;            /* that request has not been answered yet */
     uint32_t errors;
+    uint32_t polls;    /* GETs of entries/me sent */
+    push_user_t *push; /* --subscribed: this sleeper subscribed instead (owned); NULL = not */
     char *token;
 } user_t;
 
@@ -174,7 +188,15 @@ struct sim {
     int64_t stock;          /* --stock N: the queue's stock; -1 = none */
     int64_t sold_out_at_ms; /* stats.soldOutAt first seen (epoch ms); 0 = never */
     double rate_tol_pct;    /* --rate-tolerance: --assert's bound on the rate error, % */
-    json_t *queue_config;   /* the config the server answered the PUT with */
+    /* --subscribed F, --push-port P (push.c): that fraction of the sleepers
+     * subscribes to Web Push, received on 127.0.0.1:P */
+    double subscribed_frac;
+    uint32_t push_port;
+    struct evhttp *push_http;
+    uint8_t push_key[WR_CRYPTO_P256_PUB]; /* the queue's VAPID key (GET push/key) */
+    uint32_t subscribed_planned, subscribed, subscribe_failed, subscribed_lost;
+    uint32_t pushes_delivered, pushes_rejected, pushes_duplicate, pushes_missed;
+    json_t *queue_config; /* the config the server answered the PUT with */
     uint64_t seed;
     /* runtime */
     pool_t wr, join, shopp, statp, shopstat; /* statp: admin API; shopstat: shop /stats */
@@ -261,6 +283,25 @@ void start_warm(sim_t *s);
 /* --sleepers: marks round(F x users) ordinary users as sleepers (seeded). */
 void pick_sleepers(sim_t *s);
 
+/* ---- push.c: subscribed sleepers and the stand-in push service ---- */
+
+/* Makes u a subscribed sleeper: a fresh P-256 key pair and auth secret
+ * (exits when out of memory or OpenSSL fails). */
+void push_pick(user_t *u);
+/* Starts the stand-in push service on 127.0.0.1:push_port. false (message
+ * printed) when it cannot listen. */
+bool push_listen(sim_t *s);
+/* GETs the queue's push key, then start_warm(); exit 2 when it fails. */
+void push_fetch_key(sim_t *s);
+/* After the join: PUTs u's subscription; on 204 u stops polling until its
+ * push arrives (a failed PUT: it polls as an ordinary user). */
+void push_subscribe(user_t *u);
+/* The push figures into r (docs/BENCHMARKS.md), pushes_missed counted
+ * here (subscribed people still silent); nothing without --subscribed. */
+void push_figures(sim_t *s, json_t *r);
+/* Stops the service and frees every push_user_t. */
+void push_free(sim_t *s);
+
 /* ---- sim.c ---- */
 
 /* Every user is done or the deadline passed: fetch the final stats, write
@@ -269,6 +310,9 @@ void finish(sim_t *s);
 
 /* ---- results.c, check.c ---- */
 
+/* p50/p95/p99/max of v[0..n) (sorted in place) into obj as
+ * <prefix>P50<suffix>, ... (null when n is 0). */
+void put_percentiles(json_t *obj, const char *prefix, const char *suffix, double *v, size_t n);
 /* The run's figures and series (docs/BENCHMARKS.md); the caller owns it. */
 json_t *compute(sim_t *s);
 /* --assert: prints each invariant and "N passed, N failed"; 0 when all pass. */

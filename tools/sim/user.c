@@ -1,7 +1,8 @@
 /*
  * user.c - waitroom-sim: one simulated user's state machine (sim.h, the
  * states are drawn in sim.c): arrival, join, polls as told, sleep and
- * return (--sleepers), leaving (quitters), the order at the shop, and the
+ * return (--sleepers; subscribing instead with --subscribed: push.c),
+ * leaving (quitters), the order at the shop, and the
  * misbehaving kinds (bypass with a forged token, replay of a used one).
  */
 #include "sim.h"
@@ -164,6 +165,10 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
             s->prequeue_joined++;
         }
         u->st = S_WAITING;
+        if (at_join && u->push) { /* "notify me", then the phone goes away */
+            push_subscribe(u);
+            return;
+        }
         int64_t retry = json_integer_value(json_object_get(j, "retryAfterMs"));
         if (retry <= 0 || retry > 60000)
             retry = 1000;
@@ -188,6 +193,10 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
         }
         eta_record(s, u, json_object_get(j, "etaSeconds"), now);
         u->st = S_WAITING;
+        if (at_join && u->push) { /* "notify me", then the phone goes away */
+            push_subscribe(u);
+            return;
+        }
         if (json_is_true(json_object_get(j, "held")) && !u->held) {
             u->held = true; /* away when the tick reached them: out of the order, kept */
             s->users_held++;
@@ -288,8 +297,10 @@ static void on_status(op_t *op, int code, json_t *body)
     } else if (code == 404) {
         u->waking = false;
         s->lost++; /* joined, not admitted, no longer in line */
-        if (u->slept)
+        if (u->slept || u->push)
             s->sleepers_lost++; /* came back to NOT_IN_QUEUE: the place is gone */
+        if (u->push)
+            s->subscribed_lost++;
         user_done(u, S_LOST);
     } else if (++u->errors < 20) {
         timer_ms(u->ev, 1000);
@@ -349,6 +360,7 @@ void user_timer(evutil_socket_t fd, short what, void *arg)
         char path[192];
         path_me(s, path, sizeof(path));
         s->polls++;
+        u->polls++;
         if (u->kind == K_GREEDY)
             s->greedy_polls++;
         op_t *op = op_new(EVHTTP_REQ_GET, path, u->uid, on_status, u);
