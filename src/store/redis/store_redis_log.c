@@ -256,15 +256,11 @@ static void key_done(ljob_t *j, wr_err_t err, const redisReply *rep)
 ljob_t *wr_store_redis__lj_new(struct rstore *s, jkind_t kind, const char *queue,
                                wr_store_log_cb cb, void *arg)
 {
-    ljob_t *j = calloc(1, sizeof *j);
-    if (!j)
-        return NULL;
-    j->s = s;
-    j->kind = kind;
-    j->cb = cb;
-    j->arg = arg;
-    if (queue)
-        snprintf(j->queue, sizeof j->queue, "%s", queue);
+    ljob_t *j = malloc(sizeof *j);
+    if (j) {
+        *j = (ljob_t){.s = s, .kind = kind, .cb = cb, .arg = arg};
+        snprintf(j->queue, sizeof j->queue, "%s", queue ? queue : "");
+    }
     return j;
 }
 

@@ -59,11 +59,7 @@ end
 
 -- user's entry in logm: state ('i', 'a', 'p' or nil), index, u.
 local function log_entry(user)
-  local v = redis.call('HGET', K_LOGM, user)
-  if not v then
-    return nil
-  end
-  local s, i, u = string.match(v, '^(%a):(%d*):(%x+)$')
+  local s, i, u = string.match(redis.call('HGET', K_LOGM, user) or '', '^(%a):(%d*):(%x+)$')
   return s, tonumber(i), u
 end
 
