@@ -9,7 +9,7 @@
  * makes the log's order the store's order on every instance. Lua in Redis
  * has no SHA-256, so the Merkle tree (RFC 9162, base/tlog.h) is kept here:
  *
- *   wr:{q}:log   HASH n (leaves), at, hs (leaves wr_store_redis__lj_hashed so far), and the
+ *   wr:{q}:log   HASH n (leaves), at, hs (leaves hashed so far), and the
  *                latest checkpoint: cp (the signed note), cps (its size),
  *                cpr (its root, 32 bytes), stop ('1': broken or forked,
  *                never signed again)
@@ -30,7 +30,7 @@
  * the frontier at hs, hashes them (HASH_CHUNK leaves a command), stores
  * every subtree they complete and moves hs; hashes are deterministic, so
  * a second instance that did the same (a lease that changed hands
- * meanwhile) writes the same bytes. log_head answers the wr_store_redis__lj_hashed part:
+ * meanwhile) writes the same bytes. log_head answers the hashed part:
  * size hs, its root from the frontier at hs (at most 64 reads), and
  * checks the kept checkpoint against the stored hashes (forked) and the
  * leaves (broken: fewer than it covers, e.g. a failover lost writes).
@@ -391,7 +391,7 @@ static wr_err_t meta_of(const redisReply *rep, meta_t *m)
     }
     m->stop = e[7]->type == REDIS_REPLY_STRING && e[7]->len == 1 && e[7]->str[0] == '1';
     if (m->hs > m->n)
-        m->hs = m->n; /* leaves lost after they were wr_store_redis__lj_hashed: what is left */
+        m->hs = m->n; /* leaves lost after they were hashed: what is left */
     return WR_OK;
 }
 
@@ -479,7 +479,7 @@ static void head_root(ljob_t *j, wr_err_t err, const redisReply *rep)
 
 static void publish_root(ljob_t *j, wr_err_t err, const redisReply *rep);
 
-/* The leaves are wr_store_redis__lj_hashed (as far as one call goes): what j's kind does
+/* The leaves are hashed (as far as one call goes): what j's kind does
  * with the head. */
 void wr_store_redis__lj_hashed(ljob_t *j)
 {
@@ -530,7 +530,7 @@ static void head_meta(ljob_t *j, wr_err_t err, const redisReply *rep)
     wr_tlog_frontier_init(&j->fr);
     j->fr.size = UINT64_MAX; /* not loaded */
     j->rounds = 0;
-    wr_store_redis__lj_hash(j); /* the leaves not wr_store_redis__lj_hashed yet first */
+    wr_store_redis__lj_hash(j); /* the leaves not hashed yet first */
 }
 
 /* ------------------------------------------------------------ head, read, publish */
@@ -629,7 +629,7 @@ static void read_done(ljob_t *j, wr_err_t err, const redisReply *rep)
     for (size_t i = 0; err == WR_OK && i < nl; i++) {
         const redisReply *e = rep->element[i];
         if (e->type != REDIS_REPLY_STRING)
-            err = WR_EIO; /* a leaf below the wr_store_redis__lj_hashed size is gone */
+            err = WR_EIO; /* a leaf below the hashed size is gone */
         else
             total += e->len + 1;
     }

@@ -14,8 +14,8 @@
 #include "base/tlog.h"
 #include "store/redis/store_redis_internal.h"
 
-#define HASH_CHUNK  240  /* leaves hashed per command (their nodes fit one command) */
-#define HASH_ROUNDS 200  /* chunks per log per round, at most (48,000 leaves) */
+#define HASH_CHUNK  220  /* leaves hashed per command (their nodes fit one: HASHED_ARGS) */
+#define HASH_ROUNDS 200  /* chunks per log per round, at most (44,000 leaves) */
 #define LEASE_MS    3000 /* the signer's lease: three rounds */
 #define CP_MAX      1024 /* bytes of a signed checkpoint (store.h) */
 #define NAMES_MAX   10000

@@ -37,6 +37,14 @@ typedef struct {
     size_t nodes;
 } nodes_t;
 
+/* log_hashed.lua's arguments for k leaves: EVALSHA, the SHA, numkeys, two
+ * keys, FROM, TO, then a name and a hash per subtree the k appends
+ * complete: k leaves and at most k + WR_TLOG_LEVELS nodes above them (each
+ * level gains at most k / 2^level + 1). */
+#define HASHED_ARGS(k) (7 + 2 * (2 * (k) + WR_TLOG_LEVELS))
+_Static_assert(HASHED_ARGS(HASH_CHUNK) <= WR_REDIS_CONN_MAX_ARGS_CAP,
+               "a chunk's subtrees fit one command");
+
 static void on_node(void *ctx, unsigned level, uint64_t index, const uint8_t hash[WR_TLOG_HASH])
 {
     nodes_t *n = ctx;
@@ -55,7 +63,7 @@ static void hash_stored(ljob_t *j, wr_err_t err, const redisReply *rep)
     wr_store_redis__lj_hash(j);
 }
 
-/* The leaves [hs, hs + k) read: wr_store_redis__lj_hashed, their subtrees stored, hs moved
+/* The leaves [hs, hs + k) read: hashed, their subtrees stored, hs moved
  * (log_hashed.lua: only forward). */
 static void hash_leaves(ljob_t *j, wr_err_t err, const redisReply *rep)
 {
@@ -66,7 +74,7 @@ static void hash_leaves(ljob_t *j, wr_err_t err, const redisReply *rep)
         return;
     }
     size_t k = rep->elements;
-    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_HASHED, 8 + 4 * (int)k + 8,
+    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_HASHED, HASHED_ARGS((int)k),
                                            k * (WR_TLOG_HASH + 48), hash_stored);
     wr_crypto_sha256_t *h = wr_crypto_sha256_new();
     nodes_t n = {r ? r->cmd : NULL, r != NULL && h != NULL, 0};
@@ -92,10 +100,15 @@ static void hash_leaves(ljob_t *j, wr_err_t err, const redisReply *rep)
     }
     wr_crypto_sha256_free(h);
     if (!n.ok) {
+        if (err == WR_OK)
+            wr_error("store_redis: public log of %s: leaves %" PRIu64 "..%" PRIu64
+                     " cannot be hashed (%s)",
+                     j->queue, from, from + k - 1,
+                     r && h ? "the command is too long" : "no memory");
         wr_store_redis__req_free(r);
         /* this log is left for now; the others of the round go on */
         j->fr.size = from;
-        j->rounds = HASH_ROUNDS; /* the head answers what is wr_store_redis__lj_hashed */
+        j->rounds = HASH_ROUNDS; /* the head answers what is hashed */
         wr_store_redis__lj_hash(j);
         return;
     }
@@ -118,7 +131,7 @@ static void hash_frontier(ljob_t *j, wr_err_t err, const redisReply *rep)
     wr_store_redis__lj_hash(j);
 }
 
-/* The next chunk of j's queue, or the next step when it is wr_store_redis__lj_hashed. */
+/* The next chunk of j's queue, or the next step when it is hashed. */
 void wr_store_redis__lj_hash(ljob_t *j)
 {
     if (j->m.hs >= j->m.n || j->rounds >= HASH_ROUNDS || j->m.stop) {
@@ -146,7 +159,7 @@ void wr_store_redis__lj_hash(ljob_t *j)
 void wr_store_redis__lj_next_log(ljob_t *j)
 {
     if (j->cur > 0) {
-        /* the log just wr_store_redis__lj_hashed: signed up to its wr_store_redis__lj_hashed part?
+        /* the log just hashed: signed up to its hashed part?
          */
         if (j->m.exists && !j->m.stop && (!j->m.has_cp || j->m.cps < j->m.hs))
             j->ptrs[j->n_out++] = j->names[j->cur - 1];

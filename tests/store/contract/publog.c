@@ -281,6 +281,45 @@ static void t_log_outlives_queue(void **state)
     assert_int_equal(r.entry.receipt_index, 4);
 }
 
+/* A long log hashed in two heads, the second starting at leaf 24,439: a
+ * store that hashes in chunks (Redis's store_redis_logtree.c) completes
+ * there about as many subtrees as a chunk can (with chunks of 240 they once
+ * overflowed the command that stores them, and the tree stopped there).
+ * The head covers every leaf, and its root is the one recomputed from the
+ * leaves read back. */
+static void t_log_long(void **state)
+{
+    wr_store_t *s = log_store(state);
+    enum { FIRST = 24439, N = 24700, CHUNK = 60 };
+    put_log(s, "L", true);
+    join_n(s, "L", 1, FIRST);
+    lres_t h, l;
+    assert_int_equal(head(s, "L", &h), WR_OK);
+    assert_int_equal(h.a.size, FIRST);
+    join_n(s, "L", FIRST + 1, N);
+    assert_int_equal(head(s, "L", &h), WR_OK);
+    assert_int_equal(h.a.size, N);
+    wr_crypto_sha256_t *sha = wr_crypto_sha256_new();
+    assert_non_null(sha);
+    wr_tlog_frontier_t f;
+    wr_tlog_frontier_init(&f);
+    for (uint64_t at = 0; at < N; at += CHUNK) {
+        wr_log_read_t req = {.start = at, .end = at + CHUNK < N ? at + CHUNK : N};
+        assert_int_equal(read_log(s, "L", &req, &l), WR_OK);
+        uint64_t k = 0;
+        for (char *p = l.leaves, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1, k++) {
+            uint8_t lh[32];
+            assert_int_equal(wr_tlog_leaf_hash(sha, p, (size_t)(nl - p), lh), WR_OK);
+            assert_int_equal(wr_tlog_frontier_append(sha, &f, lh, NULL, NULL), WR_OK);
+        }
+        assert_int_equal(k, req.end - req.start);
+    }
+    uint8_t root[32];
+    assert_int_equal(wr_tlog_frontier_root(sha, &f, root), WR_OK);
+    wr_crypto_sha256_free(sha);
+    assert_memory_equal(root, h.a.root, 32);
+}
+
 WR_CONTRACT_GROUP(publog, T(t_log_only_with_public_log), T(t_log_follows_changes),
                   T(t_log_key_first_writer), T(t_log_publish_rules), T(t_log_read_bounds),
-                  T(t_log_outlives_queue));
+                  T(t_log_outlives_queue), T(t_log_long));
