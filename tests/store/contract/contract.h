@@ -123,6 +123,22 @@ typedef struct {
     int waiting;   /* WAITING or EFULL: waiting */
 } step_t;
 
+/* A step by what it expects (op as above):
+ *   STEP_WAITS(op, q, u, pos, of)  answered WR_OK: waiting, position pos of `of`
+ *   STEP_ADMITTED(op, q, u)        answered WR_OK: admitted
+ *   STEP_PASSES(op, q, u)          answered WR_OK: passthrough
+ *   STEP_DONE(op, q, u)            answered WR_OK (in any state)
+ *   STEP_FULL(op, q, u, of)        answered WR_EFULL with `of` waiting
+ *   STEP_FAILS(op, q, u, err)      answered err (not WR_EFULL)
+ *   STEP_REFUSED(op, q, u)         the call returns WR_EINVAL, no answer */
+#define STEP_WAITS(op, q, u, pos, of) ((step_t){op, q, u, WR_OK, WR_OK, pos, of})
+#define STEP_ADMITTED(op, q, u)       ((step_t){op, q, u, WR_OK, WR_OK, -1, 0})
+#define STEP_PASSES(op, q, u)         ((step_t){op, q, u, WR_OK, WR_OK, -2, 0})
+#define STEP_DONE(op, q, u)           ((step_t){op, q, u, WR_OK, WR_OK, 0, 0})
+#define STEP_FULL(op, q, u, of)       ((step_t){op, q, u, WR_OK, WR_EFULL, 0, of})
+#define STEP_FAILS(op, q, u, err)     ((step_t){op, q, u, WR_OK, err, 0, 0})
+#define STEP_REFUSED(op, q, u)        ((step_t){op, q, u, WR_EINVAL, WR_OK, 0, 0})
+
 /* Callbacks of one queue come in call order (run_steps checks); false in
  * durability mode. */
 extern bool g_in_order;

@@ -123,24 +123,24 @@ static void t_iteration_mixed(void **state)
     put_ok(s, "boff", off);
     join_n(s, "bm", 1, 2);
     const step_t steps[] = {
-        {'s', "bm", "u1", WR_OK, WR_OK, 1, 2},
-        {'j', "bm", "u3", WR_OK, WR_OK, 3, 3},
-        {'s', "bm", "u3", WR_OK, WR_OK, 3, 3},
-        {'j', "bm2", "u1", WR_OK, WR_OK, 1, 1},
-        {'j', "bm", "u1", WR_OK, WR_OK, 1, 3}, /* already in line: keeps the place */
-        {'s', "bm", "ux", WR_OK, WR_ENOTINQUEUE, 0, 0},
-        {'s', "bm", "bad user", WR_EINVAL, WR_OK, 0, 0},
-        {'j', "nosuch", "u1", WR_OK, WR_ENOTFOUND, 0, 0},
-        {'j', "bm", "u4", WR_OK, WR_OK, 4, 4},
-        {'j', "bm", "u5", WR_OK, WR_OK, 5, 5},
-        {'j', "bm", "u6", WR_OK, WR_EFULL, 0, 5}, /* maxQueueSize 5 */
-        {'s', "bm", "u6", WR_OK, WR_ENOTINQUEUE, 0, 0},
-        {'j', "boff", "u1", WR_OK, WR_OK, -2, 0},
-        {'s', "bm2", "u1", WR_OK, WR_OK, 1, 1},
-        {'j', "bm2", "u2", WR_OK, WR_OK, 2, 2},
-        {'s', "bm", "u2", WR_OK, WR_OK, 2, 5},
-        {'j', "bm", "", WR_EINVAL, WR_OK, 0, 0},
-        {'s', "bm", "u5", WR_OK, WR_OK, 5, 5},
+        STEP_WAITS('s', "bm", "u1", 1, 2),
+        STEP_WAITS('j', "bm", "u3", 3, 3),
+        STEP_WAITS('s', "bm", "u3", 3, 3),
+        STEP_WAITS('j', "bm2", "u1", 1, 1),
+        STEP_WAITS('j', "bm", "u1", 1, 3), /* already in line: keeps the place */
+        STEP_FAILS('s', "bm", "ux", WR_ENOTINQUEUE),
+        STEP_REFUSED('s', "bm", "bad user"),
+        STEP_FAILS('j', "nosuch", "u1", WR_ENOTFOUND),
+        STEP_WAITS('j', "bm", "u4", 4, 4),
+        STEP_WAITS('j', "bm", "u5", 5, 5),
+        STEP_FULL('j', "bm", "u6", 5), /* maxQueueSize 5 */
+        STEP_FAILS('s', "bm", "u6", WR_ENOTINQUEUE),
+        STEP_PASSES('j', "boff", "u1"),
+        STEP_WAITS('s', "bm2", "u1", 1, 1),
+        STEP_WAITS('j', "bm2", "u2", 2, 2),
+        STEP_WAITS('s', "bm", "u2", 2, 5),
+        STEP_REFUSED('j', "bm", ""),
+        STEP_WAITS('s', "bm", "u5", 5, 5),
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
     sh_expect_queue_stats(s, "bm", SH_ST(waiting, 5), SH_ST(rejected_full_total, 1));
@@ -154,15 +154,15 @@ static void t_iteration_ordered(void **state)
     put_ok(s, "bo", plain_cfg());
     join_n(s, "bo", 1, 2);
     const step_t steps[] = {
-        {'s', "bo", "u1", WR_OK, WR_OK, 1, 2},
-        {'j', "bo", "u3", WR_OK, WR_OK, 3, 3},
-        {'l', "bo", "u1", WR_OK, WR_OK, 0, 0},
-        {'s', "bo", "u1", WR_OK, WR_ENOTINQUEUE, 0, 0},
-        {'s', "bo", "u3", WR_OK, WR_OK, 2, 2},
-        {'j', "bo", "u1", WR_OK, WR_OK, 3, 3}, /* back at the end */
-        {'d', "bo", NULL, WR_OK, WR_OK, 0, 0},
-        {'s', "bo", "u2", WR_OK, WR_ENOTFOUND, 0, 0},
-        {'j', "bo", "u4", WR_OK, WR_ENOTFOUND, 0, 0},
+        STEP_WAITS('s', "bo", "u1", 1, 2),
+        STEP_WAITS('j', "bo", "u3", 3, 3),
+        STEP_DONE('l', "bo", "u1"),
+        STEP_FAILS('s', "bo", "u1", WR_ENOTINQUEUE),
+        STEP_WAITS('s', "bo", "u3", 2, 2),
+        STEP_WAITS('j', "bo", "u1", 3, 3), /* back at the end */
+        STEP_DONE('d', "bo", NULL),
+        STEP_FAILS('s', "bo", "u2", WR_ENOTFOUND),
+        STEP_FAILS('j', "bo", "u4", WR_ENOTFOUND),
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
 }
@@ -178,10 +178,9 @@ static void t_iteration_many(void **state)
     static char users[N][16];
     for (int i = 0; i < N; i++) {
         snprintf(users[i], sizeof users[i], "u%d", i + 1);
-        steps[2 * i] = (step_t){'j', "bmany", users[i], WR_OK, WR_OK, i + 1, i + 1};
+        steps[2 * i] = STEP_WAITS('j', "bmany", users[i], i + 1, i + 1);
         /* the status of the one before: the line has grown since */
-        steps[2 * i + 1] =
-            (step_t){'s', "bmany", users[i > 0 ? i - 1 : 0], WR_OK, WR_OK, i > 0 ? i : 1, i + 1};
+        steps[2 * i + 1] = STEP_WAITS('s', "bmany", users[i > 0 ? i - 1 : 0], i > 0 ? i : 1, i + 1);
     }
     run_steps(s, steps, 2 * N);
 }
@@ -224,22 +223,22 @@ static void t_iteration_idle(void **state)
     put_idle_line(s, "bidle", 1, 3, 2);
     pass_us(s, 800000);
     const step_t seen[] = {
-        {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
-        {'p', "bidle", "p2", WR_OK, WR_OK, 5, 5}, /* in line: seen, no longer pending */
+        STEP_WAITS('s', "bidle", "u2", 2, 5),
+        STEP_WAITS('p', "bidle", "p2", 5, 5), /* in line: seen, no longer pending */
     };
     run_steps(s, seen, sizeof seen / sizeof seen[0]);
     /* 1.45 s: u1, u3 and p1 are away (Redis: 1 s + its 250 ms slack); u2
      * and p2, seen at 0.8 s, are not (away_setup in away.c: why not 0.55 s) */
     pass_us(s, 650000);
     const step_t steps[] = {
-        {'q', "bidle", "u2", WR_OK, WR_OK, 2, 5},
-        {'s', "bidle", "u1", WR_OK, WR_OK, 1, 5}, /* away: keeps the place */
-        {'s', "bidle", "u2", WR_OK, WR_OK, 2, 5},
-        {'j', "bidle", "u3", WR_OK, WR_OK, 3, 5},          /* away: the same place */
-        {'s', "bidle", "p1", WR_OK, WR_ENOTINQUEUE, 0, 0}, /* a scanner: removed */
-        {'p', "bidle", "p3", WR_OK, WR_OK, 5, 5},          /* a newcomer */
-        {'q', "bidle", "p2", WR_OK, WR_OK, 4, 5},
-        {'j', "bidle", "u2", WR_OK, WR_OK, 2, 5},
+        STEP_WAITS('q', "bidle", "u2", 2, 5),
+        STEP_WAITS('s', "bidle", "u1", 1, 5), /* away: keeps the place */
+        STEP_WAITS('s', "bidle", "u2", 2, 5),
+        STEP_WAITS('j', "bidle", "u3", 3, 5),           /* away: the same place */
+        STEP_FAILS('s', "bidle", "p1", WR_ENOTINQUEUE), /* a scanner: removed */
+        STEP_WAITS('p', "bidle", "p3", 5, 5),           /* a newcomer */
+        STEP_WAITS('q', "bidle", "p2", 4, 5),
+        STEP_WAITS('j', "bidle", "u2", 2, 5),
     };
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
     sh_expect_queue_stats(s, "bidle", SH_ST(waiting, 5), SH_ST(abandoned_total, 1),

@@ -418,9 +418,9 @@ static void r_iteration_errors(void **state)
     join_n(s, "be", 1, 2);
     long long before = script_calls();
     const step_t one_call[] = {
-        {'s', "be", "u1", WR_OK, WR_OK, 1, 2},          {'j', "be", "u3", WR_OK, WR_OK, 3, 3},
-        {'s', "be", "u9", WR_OK, WR_ENOTINQUEUE, 0, 0}, {'s', "be", "u2", WR_OK, WR_OK, 2, 3},
-        {'j', "be", "u2", WR_OK, WR_OK, 2, 3},
+        STEP_WAITS('s', "be", "u1", 1, 2),           STEP_WAITS('j', "be", "u3", 3, 3),
+        STEP_FAILS('s', "be", "u9", WR_ENOTINQUEUE), STEP_WAITS('s', "be", "u2", 2, 3),
+        STEP_WAITS('j', "be", "u2", 2, 3),
     };
     run_steps(s, one_call, sizeof one_call / sizeof one_call[0]);
     assert_int_equal(script_calls() - before, 1);
@@ -429,9 +429,9 @@ static void r_iteration_errors(void **state)
      * number); polls of people in line do not touch it */
     redis_do("HSET wr:{be}:state lastScore garbage");
     const step_t middle[] = {
-        {'s', "be", "u1", WR_OK, WR_OK, 1, 3},          {'j', "be", "u4", WR_OK, WR_EPROTO, 0, 0},
-        {'s', "be", "u3", WR_OK, WR_OK, 3, 3},          {'j', "be", "u5", WR_OK, WR_EPROTO, 0, 0},
-        {'s', "be", "u4", WR_OK, WR_ENOTINQUEUE, 0, 0}, {'j', "be", "u1", WR_OK, WR_OK, 1, 3},
+        STEP_WAITS('s', "be", "u1", 1, 3),           STEP_FAILS('j', "be", "u4", WR_EPROTO),
+        STEP_WAITS('s', "be", "u3", 3, 3),           STEP_FAILS('j', "be", "u5", WR_EPROTO),
+        STEP_FAILS('s', "be", "u4", WR_ENOTINQUEUE), STEP_WAITS('j', "be", "u1", 1, 3),
     };
     run_steps(s, middle, sizeof middle / sizeof middle[0]);
     /* the same request alone (entry.lua) fails the same way */
@@ -443,9 +443,9 @@ static void r_iteration_errors(void **state)
     /* a key of the wrong type under every request: each gets the error */
     redis_do("SET wr:{be}:waiting notazset");
     const step_t all_fail[] = {
-        {'s', "be", "u1", WR_OK, WR_EPROTO, 0, 0},
-        {'j', "be", "u6", WR_OK, WR_EPROTO, 0, 0},
-        {'s', "be", "u2", WR_OK, WR_EPROTO, 0, 0},
+        STEP_FAILS('s', "be", "u1", WR_EPROTO),
+        STEP_FAILS('j', "be", "u6", WR_EPROTO),
+        STEP_FAILS('s', "be", "u2", WR_EPROTO),
     };
     run_steps(s, all_fail, sizeof all_fail / sizeof all_fail[0]);
     /* the config itself unreadable: the whole call fails, each once */
@@ -474,10 +474,10 @@ static void r_iteration_durability(void **state)
     sh_res_t r;
     assert_int_equal(sh_join(s, "bd", "u1", &r), WR_EREPLICA); /* applied on the primary */
     const step_t steps[] = {
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 1},       {'j', "bd", "u2", WR_OK, WR_EREPLICA, 0, 0},
-        {'s', "bd", "u1", WR_OK, WR_OK, 1, 2},       {'s', "bd", "u2", WR_OK, WR_OK, 2, 2},
-        {'j', "bd", "u3", WR_OK, WR_EREPLICA, 0, 0}, {'j', "bd", "u1", WR_OK, WR_EREPLICA, 0, 0},
-        {'s', "bd", "u3", WR_OK, WR_OK, 3, 3},
+        STEP_WAITS('s', "bd", "u1", 1, 1),        STEP_FAILS('j', "bd", "u2", WR_EREPLICA),
+        STEP_WAITS('s', "bd", "u1", 1, 2),        STEP_WAITS('s', "bd", "u2", 2, 2),
+        STEP_FAILS('j', "bd", "u3", WR_EREPLICA), STEP_FAILS('j', "bd", "u1", WR_EREPLICA),
+        STEP_WAITS('s', "bd", "u3", 3, 3),
     };
     g_in_order = false;
     run_steps(s, steps, sizeof steps / sizeof steps[0]);
@@ -531,9 +531,9 @@ static void r_iteration_bad_replies(void **state)
              "boom\r\n:-3\r\n",
              strlen(json), json);
     const step_t three_mid[] = {
-        {'s', "q", "u1", WR_OK, WR_OK, 1, 3},
-        {'j', "q", "u2", WR_OK, WR_EPROTO, 0, 0},
-        {'s', "q", "u3", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        STEP_WAITS('s', "q", "u1", 1, 3),
+        STEP_FAILS('j', "q", "u2", WR_EPROTO),
+        STEP_FAILS('s', "q", "u3", WR_ENOTINQUEUE),
     };
     fake_steps(f, s, ok3, three_mid, 3);
     /* the version this client now knows, JSON omitted: WAITING 2 of 3,
@@ -542,17 +542,17 @@ static void r_iteration_bad_replies(void **state)
         "*17\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:2\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n"
         ":2\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n:1\r\n:2\r\n:-2\r\n:7\r\n:0\r\n";
     const step_t three_known[] = {
-        {'s', "q", "u1", WR_OK, WR_OK, 2, 3},
-        {'s', "q", "u2", WR_OK, WR_OK, -1, 0},
-        {'j', "q", "u3", WR_OK, WR_EFULL, 0, 7},
+        STEP_WAITS('s', "q", "u1", 2, 3),
+        STEP_ADMITTED('s', "q", "u2"),
+        STEP_FULL('j', "q", "u3", 7),
     };
     fake_steps(f, s, known3, three_known, 3);
     /* PASSTHROUGH, then not in queue twice */
     const char pass3[] = "*6\r\n:9\r\n$0\r\n\r\n:-1\r\n:3\r\n:-3\r\n:-3\r\n";
     const step_t three_pass[] = {
-        {'j', "q", "u1", WR_OK, WR_OK, -2, 0},
-        {'s', "q", "u2", WR_OK, WR_ENOTINQUEUE, 0, 0},
-        {'s', "q", "u3", WR_OK, WR_ENOTINQUEUE, 0, 0},
+        STEP_PASSES('j', "q", "u1"),
+        STEP_FAILS('s', "q", "u2", WR_ENOTINQUEUE),
+        STEP_FAILS('s', "q", "u3", WR_ENOTINQUEUE),
     };
     fake_steps(f, s, pass3, three_pass, 3);
     /* shapes that are not a batch answer of three: each request WR_EPROTO */
@@ -583,9 +583,9 @@ static void r_iteration_bad_replies(void **state)
         "*8\r\n:1\r\n:9\r\n$0\r\n\r\n:1\r\n:3\r\n$0\r\n\r\n:0\r\n:0\r\n",
     };
     const step_t three_bad[] = {
-        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
-        {'j', "q", "u2", WR_OK, WR_EPROTO, 0, 0},
-        {'s', "q", "u3", WR_OK, WR_EPROTO, 0, 0},
+        STEP_FAILS('s', "q", "u1", WR_EPROTO),
+        STEP_FAILS('j', "q", "u2", WR_EPROTO),
+        STEP_FAILS('s', "q", "u3", WR_EPROTO),
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         fake_steps(f, s, bad[i], three_bad, 3);
@@ -594,9 +594,9 @@ static void r_iteration_bad_replies(void **state)
         "*21\r\n:9\r\n$0\r\n\r\n:-1\r\n:1\r\n:0\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n"
         ":1\r\n:4\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:2\r\n$0\r\n\r\n:1\r\n:2\r\n";
     const step_t three_vals[] = {
-        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* position 0 */
-        {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* position above the line */
-        {'s', "q", "u3", WR_OK, WR_EPROTO, 0, 0}, /* empty jti */
+        STEP_FAILS('s', "q", "u1", WR_EPROTO), /* position 0 */
+        STEP_FAILS('s', "q", "u2", WR_EPROTO), /* position above the line */
+        STEP_FAILS('s', "q", "u3", WR_EPROTO), /* empty jti */
     };
     fake_steps(f, s, vals, three_vals, 3);
     /* people ahead counted: more than are ahead, or beyond the scan */
@@ -605,9 +605,9 @@ static void r_iteration_bad_replies(void **state)
         ":1\r\n:300\r\n:400\r\n:-1\r\n:-1\r\n:0\r\n:0\r\n"
         ":1\r\n:3\r\n:5\r\n:-1\r\n:-1\r\n:2\r\n:0\r\n";
     const step_t three_passed[] = {
-        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0}, /* 3 passed over of 2 ahead */
-        {'s', "q", "u2", WR_OK, WR_EPROTO, 0, 0}, /* 299 ahead: never counted */
-        {'s', "q", "u3", WR_OK, WR_OK, 3, 5},     /* 2 of 2: fine */
+        STEP_FAILS('s', "q", "u1", WR_EPROTO), /* 3 passed over of 2 ahead */
+        STEP_FAILS('s', "q", "u2", WR_EPROTO), /* 299 ahead: never counted */
+        STEP_WAITS('s', "q", "u3", 3, 5),      /* 2 of 2: fine */
     };
     fake_steps(f, s, passed, three_passed, 3);
     /* a version this client never saw, JSON omitted: the config part does
@@ -615,8 +615,8 @@ static void r_iteration_bad_replies(void **state)
     const char unknown[] =
         "*11\r\n:10\r\n$0\r\n\r\n:-1\r\n:1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:-1\r\n";
     const step_t two_unknown[] = {
-        {'s', "q", "u1", WR_OK, WR_EPROTO, 0, 0},
-        {'j', "q", "u2", WR_OK, WR_ENOTFOUND, 0, 0},
+        STEP_FAILS('s', "q", "u1", WR_EPROTO),
+        STEP_FAILS('j', "q", "u2", WR_ENOTFOUND),
     };
     fake_steps(f, s, unknown, two_unknown, 2);
 

@@ -28,7 +28,8 @@
 
 #define MAXARGS 64
 
-/* Runs script sc on queue q with the store's keys and args (n of them),
+/* Runs script sc on queue q with the store's keys and args (n of them,
+ * every one given: a row an initializer left out is NULL and fails here),
  * by EVAL: the reply (caller frees). */
 static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
 {
@@ -48,8 +49,11 @@ static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
         snprintf(keys[i], sizeof keys[i], "wr:{%s}:%s", q, suffix[i]);
         argv[at++] = keys[i];
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (!args[i])
+            fail_msg("%s: argument %zu not given", wr_store_redis__scripts[sc].file, i);
         argv[at++] = args[i];
+    }
     for (size_t i = 0; i < at; i++)
         argl[i] = i == 1 ? len : strlen(argv[i]);
     redisContext *c = sh_redis_ctx();
@@ -106,12 +110,11 @@ static const char *mode(int m)
  * against R_ENTRY; the kind. */
 static long long entry(const char *q, const char *u, int m)
 {
-    const char *a[WR_ROWS_LEN(A_ENTRY)];
-    a[WR_ROW(A_ENTRY, USER)] = u;
-    a[WR_ROW(A_ENTRY, VERSION)] = "0";
-    a[WR_ROW(A_ENTRY, MODE)] = mode(m);
-    a[WR_ROW(A_ENTRY, PREQ_KEY)] = "0";
-    a[WR_ROW(A_ENTRY, LOG_ID)] = "";
+    const char *a[WR_ROWS_LEN(A_ENTRY)] = {
+        [WR_ROW(A_ENTRY, USER)] = u,       [WR_ROW(A_ENTRY, VERSION)] = "0",
+        [WR_ROW(A_ENTRY, MODE)] = mode(m), [WR_ROW(A_ENTRY, PREQ_KEY)] = "0",
+        [WR_ROW(A_ENTRY, LOG_ID)] = "",
+    };
     return run_rows(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
                     WR_ROW(R_ENTRY, KIND));
 }
@@ -210,13 +213,11 @@ static void s_entry_batch(void **state)
 /* admit.lua's A_ADMIT. */
 static const char *const *admit_args(void)
 {
-    static const char *a[WR_ROWS_LEN(A_ADMIT)];
-    a[WR_ROW(A_ADMIT, SEED)] = "0123456789abcdef";
-    a[WR_ROW(A_ADMIT, VERSION)] = "0";
-    a[WR_ROW(A_ADMIT, SWEEP_MAX)] = "64";
-    a[WR_ROW(A_ADMIT, SCAN_MAX)] = "64";
-    a[WR_ROW(A_ADMIT, VISIT_MAX)] = "64";
-    a[WR_ROW(A_ADMIT, PUSH)] = "1";
+    static const char *const a[WR_ROWS_LEN(A_ADMIT)] = {
+        [WR_ROW(A_ADMIT, SEED)] = "0123456789abcdef", [WR_ROW(A_ADMIT, VERSION)] = "0",
+        [WR_ROW(A_ADMIT, SWEEP_MAX)] = "64",          [WR_ROW(A_ADMIT, SCAN_MAX)] = "64",
+        [WR_ROW(A_ADMIT, VISIT_MAX)] = "64",          [WR_ROW(A_ADMIT, PUSH)] = "1",
+    };
     return a;
 }
 
@@ -270,17 +271,17 @@ static void s_admit(void **state)
 static void s_queue_get_and_autotune(void **state)
 {
     wr_store_t *s = *state;
-    const char *g[WR_ROWS_LEN(A_QUEUE_GET)];
-    g[WR_ROW(A_QUEUE_GET, VERSION)] = "0";
-    const char *t[WR_ROWS_LEN(A_AUTOTUNE)];
-    t[WR_ROW(A_AUTOTUNE, REPORT)] = "1";
-    t[WR_ROW(A_AUTOTUNE, SOURCE)] = "0";
-    t[WR_ROW(A_AUTOTUNE, LATENCY_MS)] = "120.5";
-    t[WR_ROW(A_AUTOTUNE, ERROR_RATE)] = "0.01";
-    t[WR_ROW(A_AUTOTUNE, SET)] = "1";
-    t[WR_ROW(A_AUTOTUNE, STEP_US)] = "0";
-    t[WR_ROW(A_AUTOTUNE, RATE)] = "7";
-    t[WR_ROW(A_AUTOTUNE, CUT_MS)] = "0";
+    const char *const g[WR_ROWS_LEN(A_QUEUE_GET)] = {[WR_ROW(A_QUEUE_GET, VERSION)] = "0"};
+    const char *const t[WR_ROWS_LEN(A_AUTOTUNE)] = {
+        [WR_ROW(A_AUTOTUNE, REPORT)] = "1",
+        [WR_ROW(A_AUTOTUNE, SOURCE)] = "0",
+        [WR_ROW(A_AUTOTUNE, LATENCY_MS)] = "120.5",
+        [WR_ROW(A_AUTOTUNE, ERROR_RATE)] = "0.01",
+        [WR_ROW(A_AUTOTUNE, SET)] = "1",
+        [WR_ROW(A_AUTOTUNE, STEP_US)] = "0",
+        [WR_ROW(A_AUTOTUNE, RATE)] = "7",
+        [WR_ROW(A_AUTOTUNE, CUT_MS)] = "0",
+    };
     for (int pass = 0; pass < 2; pass++) { /* no queue, then a queue with people */
         const char *q = pass ? "rows_g" : "rows_none";
         if (pass) {

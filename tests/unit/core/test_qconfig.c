@@ -47,90 +47,103 @@ static wr_queue_config_t parse_ok(const char *text)
     return c;
 }
 
+/* The text of key's value in o, as the stores would keep it (compact, in
+ * the order rendered); "(left out)" when o has no key. Caller frees. */
+static char *member_text(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("(left out)");
+    assert_non_null(s);
+    return s;
+}
+
+/* The fields of a and b as wr_qconfig_to_json renders them (secrets and
+ * all), row by row: equal texts, else a failure naming the field. */
+static void assert_rendered_eq(const wr_queue_config_t *a, const wr_queue_config_t *b,
+                               const char *what)
+{
+    json_t *ja = wr_qconfig_to_json(a), *jb = wr_qconfig_to_json(b);
+    assert_non_null(ja);
+    assert_non_null(jb);
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const char *key = wr_qconfig_fields[i].key;
+        char *sa = member_text(ja, key), *sb = member_text(jb, key);
+        if (strcmp(sa, sb) != 0)
+            fail_msg("%s%s: %s != %s", what, key, sa, sb);
+        free(sa);
+        free(sb);
+    }
+    json_decref(ja);
+    json_decref(jb);
+}
+
+/*
+ * a and b hold the same config: every row of wr_qconfig_fields renders
+ * alike (wr_qconfig_to_json: inviteKey, captcha's and bypass's secrets
+ * included; objects in their order, so a notice's languages too), and the
+ * members of the rows that are not CUSTOM or STRING have the same bytes
+ * (a STRING's bytes past its NUL are not the value; its rendering is).
+ * What the rendering leaves out is compared too: the members of page,
+ * captcha, autotune, draw and bypass while they are null (rendered as if
+ * set: a null leaves them zero), and the unused group names (all zeros,
+ * qconfig.h). Not compared: the capacity members without capacity, bands
+ * past n_poll_bands, and what is not a field (stock_set, sold_out,
+ * bypass.any_secret).
+ */
 static void assert_cfg_eq(const wr_queue_config_t *a, const wr_queue_config_t *b)
 {
-    assert_int_equal(a->enabled, b->enabled);
-    assert_int_equal(a->paused, b->paused);
-    assert_true(a->admit_per_second == b->admit_per_second);
-    assert_int_equal(a->has_capacity, b->has_capacity);
-    if (a->has_capacity) {
-        assert_int_equal(a->cap_connections, b->cap_connections);
-        assert_int_equal(a->cap_service_ms, b->cap_service_ms);
-        assert_true(a->cap_safety == b->cap_safety);
+    assert_rendered_eq(a, b, "");
+    for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
+        const wr_qfield_t *f = &wr_qconfig_fields[i];
+        if (f->kind != WR_QF_CUSTOM && f->kind != WR_QF_STRING &&
+            memcmp((const char *)a + f->off, (const char *)b + f->off, f->size) != 0)
+            fail_msg("%s: the members' bytes differ", f->key);
     }
-    assert_int_equal(a->tick_ms, b->tick_ms);
-    assert_int_equal(a->max_active, b->max_active);
-    assert_int_equal(a->max_queue_size, b->max_queue_size);
-    assert_int_equal(a->token_ttl_seconds, b->token_ttl_seconds);
-    assert_int_equal(a->n_poll_bands, b->n_poll_bands);
-    for (size_t i = 0; i < a->n_poll_bands; i++) {
-        assert_int_equal(a->poll_bands[i].up_to, b->poll_bands[i].up_to);
-        assert_int_equal(a->poll_bands[i].ms, b->poll_bands[i].ms);
-    }
-    assert_true(a->poll_jitter == b->poll_jitter);
-    assert_int_equal(a->fail_policy, b->fail_policy);
-    assert_true(a->fail_open_per_second == b->fail_open_per_second);
-    assert_string_equal(a->target_url, b->target_url);
-    assert_int_equal(a->invite_key_len, b->invite_key_len);
-    assert_memory_equal(a->invite_key, b->invite_key, a->invite_key_len);
-    assert_int_equal(a->n_return_origins, b->n_return_origins);
-    for (size_t i = 0; i < a->n_return_origins; i++)
-        assert_string_equal(a->return_origins[i], b->return_origins[i]);
-    assert_int_equal(a->token_in_query, b->token_in_query);
-    assert_int_equal(a->session_seconds, b->session_seconds);
-    assert_int_equal(a->idle_timeout_seconds, b->idle_timeout_seconds);
-    assert_int_equal(a->opens_at_ms, b->opens_at_ms);
-    assert_int_equal(a->pre_queue_shuffle, b->pre_queue_shuffle);
-    assert_int_equal(a->page.set, b->page.set);
-    assert_string_equal(a->page.title, b->page.title);
-    assert_string_equal(a->page.brand, b->page.brand);
-    assert_string_equal(a->page.logo_url, b->page.logo_url);
-    assert_string_equal(a->page.accent, b->page.accent);
-    assert_string_equal(a->page.lang, b->page.lang);
-    assert_int_equal(a->closed, b->closed);
-    assert_int_equal(a->stock, b->stock);
-    assert_int_equal(a->notice.n, b->notice.n);
-    assert_int_equal(a->notice.by_lang, b->notice.by_lang);
-    assert_int_equal(a->notice.len, b->notice.len);
-    assert_memory_equal(a->notice.buf, b->notice.buf, a->notice.len);
-    assert_int_equal(a->has_autotune, b->has_autotune);
-    assert_true(a->autotune_min == b->autotune_min);
-    assert_true(a->autotune_max == b->autotune_max);
-    assert_int_equal(a->autotune_target_ms, b->autotune_target_ms);
-    assert_int_equal(a->captcha.set, b->captcha.set);
-    assert_int_equal(a->captcha.provider, b->captcha.provider);
-    assert_string_equal(a->captcha.site_key, b->captcha.site_key);
-    assert_string_equal(a->captcha.secret, b->captcha.secret);
-    assert_string_equal(a->captcha.verify_url, b->captcha.verify_url);
-    assert_int_equal(a->captcha.fallback, b->captcha.fallback);
-    assert_int_equal(a->captcha.fallback_bits, b->captcha.fallback_bits);
-    assert_int_equal(a->n_groups, b->n_groups);
+    wr_queue_config_t sa = *a, sb = *b;
+    sa.page.set = sa.captcha.set = sa.has_autotune = sa.draw.set = sa.bypass.set = true;
+    sb.page.set = sb.captcha.set = sb.has_autotune = sb.draw.set = sb.bypass.set = true;
+    assert_rendered_eq(&sa, &sb, "(the null objects set) ");
     assert_memory_equal(a->groups, b->groups, sizeof(a->groups));
-    assert_true(a->standard_share == b->standard_share);
+}
+
+/* The documented defaults (docs/API.md, "Queue config"), written by hand:
+ * every member the table does not leave zero, unused bytes zero. */
+static wr_queue_config_t documented_defaults(void)
+{
+    wr_queue_config_t fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.enabled = true;
+    fresh.cap_safety = 0.875;
+    fresh.tick_ms = 100;
+    fresh.max_queue_size = 100000;
+    fresh.token_ttl_seconds = 300;
+    fresh.poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
+    fresh.poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
+    fresh.poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = 5000};
+    fresh.n_poll_bands = 3;
+    fresh.poll_jitter = 0.1;
+    fresh.fail_policy = WR_FAIL_LIMITED;
+    fresh.idle_timeout_seconds = 120;
+    fresh.away_hold_seconds = 1800;
+    fresh.poll_max_ms = 60000;
+    fresh.opens_at_ms = WR_OPENS_AT_NONE;
+    fresh.pre_queue_shuffle = true;
+    fresh.stock = WR_STOCK_NONE;
+    fresh.standard_share = 0.2;
+    return fresh;
 }
 
 static void test_defaults(void **state)
 {
     (void)state;
+    /* a PUT of the rate alone: the documented defaults, the rate, and
+     * failOpenPerSecond following it */
     wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 175}");
-    assert_true(c.enabled);
-    assert_false(c.paused);
-    assert_true(c.admit_per_second == 175.0);
+    wr_queue_config_t want = documented_defaults();
+    want.admit_per_second = 175.0;
+    want.fail_open_per_second = 175.0;
+    assert_cfg_eq(&c, &want);
     assert_false(c.has_capacity);
-    assert_int_equal(c.tick_ms, 100);
-    assert_int_equal(c.max_active, 0);
-    assert_int_equal(c.max_queue_size, 100000);
-    assert_int_equal(c.token_ttl_seconds, 300);
-    assert_int_equal(c.n_poll_bands, 3);
-    assert_int_equal(c.poll_bands[0].up_to, 100);
-    assert_int_equal(c.poll_bands[0].ms, 1000);
-    assert_int_equal(c.poll_bands[1].up_to, 1000);
-    assert_int_equal(c.poll_bands[1].ms, 3000);
-    assert_int_equal(c.poll_bands[2].up_to, 0);
-    assert_int_equal(c.poll_bands[2].ms, 5000);
-    assert_true(c.poll_jitter == 0.1);
-    assert_int_equal(c.fail_policy, WR_FAIL_LIMITED);
-    assert_true(c.fail_open_per_second == 175.0);
     assert_string_equal(c.target_url, "");
 
     wr_queue_config_t d;
@@ -319,8 +332,8 @@ static void test_bypass(void **state)
     json_decref(pub);
     assert_stored_round_trip(&c);
     /* what GET shows, sent back in a PATCH, keeps the secret */
-    const char *keep =
-        "{\"bypass\": [{\"name\": \"staff\", \"header\": \"X-Staff\", \"secret\": \"set\"}]}";
+    const char *keep = "{\"bypass\": [{\"name\": \"staff\", \"header\": "
+                       "\"X-Staff\", \"secret\": \"set\"}]}";
     fields_ok(keep);
     wr_queue_config_t d = patch_ok(&c, keep);
     assert_int_equal(d.bypass.n, 1);
@@ -330,7 +343,8 @@ static void test_bypass(void **state)
     json_t *p = load(keep);
     assert_int_equal(wr_qconfig_parse(p, &d, field, sizeof field, msg, sizeof msg), WR_EINVAL);
     json_decref(p);
-    p = load("{\"admitPerSecond\": 1, \"bypass\": [{\"name\": \"x\", \"cidr\": \"10.0.0.0/99\"}]}");
+    p = load("{\"admitPerSecond\": 1, \"bypass\": [{\"name\": \"x\", \"cidr\": "
+             "\"10.0.0.0/99\"}]}");
     assert_int_equal(wr_qconfig_parse(p, &d, field, sizeof field, msg, sizeof msg), WR_EINVAL);
     assert_string_equal(field, "bypass");
     assert_non_null(strstr(msg, "bypass[0].cidr"));
@@ -388,8 +402,8 @@ static void test_captcha(void **state)
     assert_int_equal(c.captcha.fallback_bits, 12);
 
     /* a PATCH with "secret": "set" keeps the secret, and replaces the rest */
-    const char *keep =
-        "{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": \"k2\", \"secret\": \"set\"}}";
+    const char *keep = "{\"captcha\": {\"provider\": \"turnstile\", \"siteKey\": "
+                       "\"k2\", \"secret\": \"set\"}}";
     wr_queue_config_t d = patch_ok(&c, keep);
     assert_string_equal(d.captcha.secret, "s");
     assert_string_equal(d.captcha.site_key, "k2");
@@ -421,7 +435,8 @@ static void test_captcha(void **state)
                 "captcha.siteKey");
     captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": 5, \"secret\": \"s\"}",
                 "captcha.siteKey");
-    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"a\\\"b\", \"secret\": \"s\"}",
+    captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"a\\\"b\", "
+                "\"secret\": \"s\"}",
                 "captcha.siteKey");
     captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\"}", "captcha.secret");
     captcha_bad("{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": null}",
@@ -452,10 +467,14 @@ static void test_captcha(void **state)
     big[sizeof big - 1] = '\0';
     char body[900];
     snprintf(body, sizeof body,
-             "{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": \"%.201s\"}", big);
+             "{\"provider\": \"turnstile\", \"siteKey\": \"k\", \"secret\": "
+             "\"%.201s\"}",
+             big);
     captcha_bad(body, "captcha.secret");
     snprintf(body, sizeof body,
-             "{\"provider\": \"turnstile\", \"siteKey\": \"%.101s\", \"secret\": \"s\"}", big);
+             "{\"provider\": \"turnstile\", \"siteKey\": \"%.101s\", \"secret\": "
+             "\"s\"}",
+             big);
     captcha_bad(body, "captcha.siteKey");
 }
 
@@ -477,8 +496,10 @@ static void test_page(void **state)
     c = parse_ok("{\"admitPerSecond\": 1, \"page\": {}}");
     assert_true(c.page.set);
     assert_string_equal(c.page.title, "");
-    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"title\": \"Launch <b>\", \"brand\": "
-                 "\"Shop & Co\", \"logoUrl\": \"https://cdn.example/l.svg\", \"accentColor\": "
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"title\": \"Launch <b>\", "
+                 "\"brand\": "
+                 "\"Shop & Co\", \"logoUrl\": \"https://cdn.example/l.svg\", "
+                 "\"accentColor\": "
                  "\"#ffd400\", \"lang\": \"zh-Hant\"}}");
     assert_true(c.page.set);
     assert_string_equal(c.page.title, "Launch <b>");
@@ -486,7 +507,8 @@ static void test_page(void **state)
     assert_string_equal(c.page.logo_url, "https://cdn.example/l.svg");
     assert_string_equal(c.page.accent, "#ffd400");
     assert_string_equal(c.page.lang, "zh-Hant");
-    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"logoUrl\": \"/logo.png\", \"lang\": null}}");
+    c = parse_ok("{\"admitPerSecond\": 1, \"page\": {\"logoUrl\": \"/logo.png\", "
+                 "\"lang\": null}}");
     assert_string_equal(c.page.logo_url, "/logo.png");
     assert_string_equal(c.page.lang, "");
 
@@ -496,7 +518,9 @@ static void test_page(void **state)
     for (int i = 0; i < 100; i++)
         o += (size_t)snprintf(big + o, sizeof(big) - o, "\xea\xb0\x80"); /* U+AC00 */
     snprintf(text, sizeof(text),
-             "{\"admitPerSecond\": 1, \"page\": {\"title\": \"%s\", \"brand\": \"%s\"}}", big, big);
+             "{\"admitPerSecond\": 1, \"page\": {\"title\": \"%s\", \"brand\": "
+             "\"%s\"}}",
+             big, big);
     c = parse_ok(text);
     assert_int_equal(strlen(c.page.title), 300);
     snprintf(text, sizeof(text), "{\"title\": \"%s\xea\xb0\x80\"}", big);
@@ -575,13 +599,16 @@ static void test_page(void **state)
 static void test_full_config(void **state)
 {
     (void)state;
-    wr_queue_config_t c = parse_ok(
-        "{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3,"
-        " \"capacity\": {\"connections\": 10, \"serviceMs\": 500},"
-        " \"tickMs\": 250, \"maxActive\": 12, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
-        " \"pollBands\": [{\"upTo\": 5, \"ms\": 250}, {\"upTo\": 50, \"ms\": 600000}],"
-        " \"pollJitter\": 0.5, \"failPolicy\": \"closed\", \"failOpenPerSecond\": 0,"
-        " \"targetUrl\": \"/checkout?x=1\"}");
+    wr_queue_config_t c =
+        parse_ok("{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3,"
+                 " \"capacity\": {\"connections\": 10, \"serviceMs\": 500},"
+                 " \"tickMs\": 250, \"maxActive\": 12, \"maxQueueSize\": 0, "
+                 "\"tokenTtlSeconds\": 86400,"
+                 " \"pollBands\": [{\"upTo\": 5, \"ms\": 250}, {\"upTo\": 50, \"ms\": "
+                 "600000}],"
+                 " \"pollJitter\": 0.5, \"failPolicy\": \"closed\", "
+                 "\"failOpenPerSecond\": 0,"
+                 " \"targetUrl\": \"/checkout?x=1\"}");
     assert_false(c.enabled);
     assert_true(c.paused);
     assert_true(c.admit_per_second == 33.3); /* given rate wins over capacity */
@@ -605,8 +632,8 @@ static void test_full_config(void **state)
 static void test_derived_rate(void **state)
 {
     (void)state;
-    wr_queue_config_t c =
-        parse_ok("{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": 0.875}}");
+    wr_queue_config_t c = parse_ok("{\"capacity\": {\"connections\": 40, "
+                                   "\"serviceMs\": 200, \"safety\": 0.875}}");
     assert_true(c.admit_per_second == 175.0); /* exact, not 174.99999 */
     assert_true(c.fail_open_per_second == 175.0);
     /* default safety 0.875: 8 / 0.1 * 0.875 = 70 */
@@ -614,7 +641,8 @@ static void test_derived_rate(void **state)
     assert_true(c.admit_per_second == 70.0);
     assert_true(c.cap_safety == 0.875);
     /* 1 / 3 s * 1 = 0.333.. */
-    c = parse_ok("{\"capacity\": {\"connections\": 1, \"serviceMs\": 3000, \"safety\": 1}}");
+    c = parse_ok("{\"capacity\": {\"connections\": 1, \"serviceMs\": 3000, "
+                 "\"safety\": 1}}");
     assert_true(c.admit_per_second == 1.0 / 3.0);
 }
 
@@ -647,14 +675,19 @@ static void test_put_errors(void **state)
         {"{\"capacity\": {\"connections\": 40.0, \"serviceMs\": 200}}", "capacity.connections"},
         {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 0}}", "capacity.serviceMs"},
         {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 3600001}}", "capacity.serviceMs"},
-        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": 0}}",
+        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": "
+         "0}}",
          "capacity.safety"},
-        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": 1.01}}",
+        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": "
+         "1.01}}",
          "capacity.safety"},
-        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": \"1\"}}",
+        {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"safety\": "
+         "\"1\"}}",
          "capacity.safety"},
         {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200, \"x\": 1}}", "capacity.x"},
-        {"{\"capacity\": {\"connections\": 1000000, \"serviceMs\": 1, \"safety\": 1}}", "capacity"},
+        {"{\"capacity\": {\"connections\": 1000000, \"serviceMs\": 1, "
+         "\"safety\": 1}}",
+         "capacity"},
         {"{\"capacity\": null}", "admitPerSecond"},
         {"{\"admitPerSecond\": 1, \"tickMs\": 9}", "tickMs"},
         {"{\"admitPerSecond\": 1, \"tickMs\": 10001}", "tickMs"},
@@ -666,24 +699,30 @@ static void test_put_errors(void **state)
         {"{\"admitPerSecond\": 1, \"tokenTtlSeconds\": 86401}", "tokenTtlSeconds"},
         {"{\"admitPerSecond\": 1, \"pollBands\": []}", "pollBands"},
         {"{\"admitPerSecond\": 1, \"pollBands\": {}}", "pollBands"},
-        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"ms\":250},{\"ms\":250},{\"ms\":250},"
-         "{\"ms\":250},{\"ms\":250},{\"ms\":250},{\"ms\":250},{\"ms\":250},{\"ms\":250}]}",
+        {"{\"admitPerSecond\": 1, \"pollBands\": "
+         "[{\"ms\":250},{\"ms\":250},{\"ms\":250},"
+         "{\"ms\":250},{\"ms\":250},{\"ms\":250},{\"ms\":250},{\"ms\":250},{"
+         "\"ms\":250}]}",
          "pollBands"},
         {"{\"admitPerSecond\": 1, \"pollBands\": [5]}", "pollBands[0]"},
-        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000}, {\"ms\": 249}]}",
+        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000}, "
+         "{\"ms\": 249}]}",
          "pollBands[1].ms"},
-        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000}, {\"ms\": "
+        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000}, "
+         "{\"ms\": "
          "600001}]}",
          "pollBands[1].ms"},
         {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10}]}", "pollBands[0].ms"},
-        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"ms\": 1000}, {\"ms\": 2000}]}",
+        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"ms\": 1000}, {\"ms\": "
+         "2000}]}",
          "pollBands[0].upTo"},
         {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 0, \"ms\": 1000}]}",
          "pollBands[0].upTo"},
         {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000},"
          " {\"upTo\": 10, \"ms\": 2000}, {\"ms\": 3000}]}",
          "pollBands[1].upTo"},
-        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000, \"x\": 1}]}",
+        {"{\"admitPerSecond\": 1, \"pollBands\": [{\"upTo\": 10, \"ms\": 1000, "
+         "\"x\": 1}]}",
          "pollBands[0].x"},
         {"{\"admitPerSecond\": 1, \"pollJitter\": -0.01}", "pollJitter"},
         {"{\"admitPerSecond\": 1, \"pollJitter\": 0.51}", "pollJitter"},
@@ -731,7 +770,8 @@ static void test_target_url_length(void **state)
     assert_string_equal(field, "targetUrl");
     json_decref(j);
 
-    c = parse_ok("{\"admitPerSecond\": 1, \"targetUrl\": \"https://shop.example/checkout\"}");
+    c = parse_ok("{\"admitPerSecond\": 1, \"targetUrl\": "
+                 "\"https://shop.example/checkout\"}");
     assert_string_equal(c.target_url, "https://shop.example/checkout");
     c = parse_ok("{\"admitPerSecond\": 1, \"targetUrl\": \"http://h\"}");
     assert_string_equal(c.target_url, "http://h");
@@ -782,17 +822,21 @@ static void test_roundtrip(void **state)
     (void)state;
     roundtrip("{\"admitPerSecond\": 175}");
     roundtrip("{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}}");
-    roundtrip("{\"capacity\": {\"connections\": 7, \"serviceMs\": 333, \"safety\": 0.3}}");
-    roundtrip(
-        "{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3,"
-        " \"tickMs\": 10, \"maxActive\": 9007199254740993, \"maxQueueSize\": 0,"
-        " \"tokenTtlSeconds\": 1,"
-        " \"pollBands\": [{\"upTo\": 1, \"ms\": 250}, {\"upTo\": 2, \"ms\": 251},"
-        " {\"upTo\": 3, \"ms\": 252}, {\"upTo\": 4, \"ms\": 253}, {\"upTo\": 5, \"ms\": 254},"
-        " {\"upTo\": 6, \"ms\": 255}, {\"upTo\": 7, \"ms\": 256}, {\"upTo\": 8, \"ms\": 257}],"
-        " \"pollJitter\": 0.123456789, \"failPolicy\": \"open\","
-        " \"failOpenPerSecond\": 0.1, \"targetUrl\": \"https://a.example/b?c=d&e=%20\"}");
-    roundtrip("{\"admitPerSecond\": 0.001, \"failPolicy\": \"closed\", \"pollJitter\": 0}");
+    roundtrip("{\"capacity\": {\"connections\": 7, \"serviceMs\": 333, "
+              "\"safety\": 0.3}}");
+    roundtrip("{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3,"
+              " \"tickMs\": 10, \"maxActive\": 9007199254740993, \"maxQueueSize\": 0,"
+              " \"tokenTtlSeconds\": 1,"
+              " \"pollBands\": [{\"upTo\": 1, \"ms\": 250}, {\"upTo\": 2, \"ms\": 251},"
+              " {\"upTo\": 3, \"ms\": 252}, {\"upTo\": 4, \"ms\": 253}, {\"upTo\": 5, "
+              "\"ms\": 254},"
+              " {\"upTo\": 6, \"ms\": 255}, {\"upTo\": 7, \"ms\": 256}, {\"upTo\": 8, "
+              "\"ms\": 257}],"
+              " \"pollJitter\": 0.123456789, \"failPolicy\": \"open\","
+              " \"failOpenPerSecond\": 0.1, \"targetUrl\": "
+              "\"https://a.example/b?c=d&e=%20\"}");
+    roundtrip("{\"admitPerSecond\": 0.001, \"failPolicy\": \"closed\", "
+              "\"pollJitter\": 0}");
 }
 
 static void test_to_json_shape(void **state)
@@ -804,23 +848,27 @@ static void test_to_json_shape(void **state)
     /* default precision (17) prints 0.1 as 0.10000000000000001; an HTTP
      * reply would use JSON_REAL_PRECISION(15) or so */
     char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    assert_string_equal(
-        s,
-        "{\"enabled\":true,\"paused\":false,\"admitPerSecond\":175,\"tickMs\":100,"
-        "\"maxActive\":0,\"maxQueueSize\":100000,\"tokenTtlSeconds\":300,\"pollBands\":"
-        "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
-        "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
-        "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
-        "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
-        "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
-        "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":null,"
-        "\"notice\":null,\"challengeBits\":0,"
-        "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
-        "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null,\"push\":false}");
+    assert_string_equal(s,
+                        "{\"enabled\":true,\"paused\":false,\"admitPerSecond\":175,\"tickMs\":"
+                        "100,"
+                        "\"maxActive\":0,\"maxQueueSize\":100000,\"tokenTtlSeconds\":300,"
+                        "\"pollBands\":"
+                        "[{\"upTo\":100,\"ms\":1000},{\"upTo\":1000,\"ms\":3000},{\"ms\":5000}],"
+                        "\"pollJitter\":0.1,\"failPolicy\":\"limited\",\"failOpenPerSecond\":175,"
+                        "\"targetUrl\":\"\",\"inviteKey\":null,\"returnOrigins\":[],"
+                        "\"tokenInQuery\":false,\"sessionSeconds\":0,\"idleTimeoutSeconds\":120,"
+                        "\"awayHoldSeconds\":1800,\"pollMaxMs\":60000,"
+                        "\"opensAt\":null,\"preQueueShuffle\":true,\"closed\":false,\"stock\":"
+                        "null,"
+                        "\"notice\":null,\"challengeBits\":0,"
+                        "\"autotune\":null,\"page\":null,\"captcha\":null,\"groups\":null,"
+                        "\"standardShare\":0.2,\"publicLog\":false,\"draw\":null,\"bypass\":null,"
+                        "\"push\":false}");
     free(s);
     json_decref(j);
 
-    c = parse_ok("{\"admitPerSecond\": 2.5, \"capacity\": {\"connections\": 40, \"serviceMs\": "
+    c = parse_ok("{\"admitPerSecond\": 2.5, \"capacity\": {\"connections\": 40, "
+                 "\"serviceMs\": "
                  "200, \"safety\": 1}}");
     j = wr_qconfig_to_json(&c);
     assert_true(json_is_real(json_object_get(j, "admitPerSecond")));
@@ -836,9 +884,9 @@ static void test_to_json_shape(void **state)
 static void test_patch(void **state)
 {
     (void)state;
-    wr_queue_config_t base =
-        parse_ok("{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}, \"maxActive\": 7,"
-                 " \"targetUrl\": \"/x\"}");
+    wr_queue_config_t base = parse_ok("{\"capacity\": {\"connections\": 40, "
+                                      "\"serviceMs\": 200}, \"maxActive\": 7,"
+                                      " \"targetUrl\": \"/x\"}");
     assert_true(base.admit_per_second == 175.0);
 
     wr_queue_config_t p = patch_ok(&base, "{\"enabled\": false}");
@@ -1065,7 +1113,8 @@ static void test_opens_at(void **state)
     wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
     assert_int_equal(c.opens_at_ms, WR_OPENS_AT_NONE);
     assert_true(c.pre_queue_shuffle);
-    c = parse_ok("{\"admitPerSecond\": 1, \"opensAt\": 1764460800000, \"preQueueShuffle\": false}");
+    c = parse_ok("{\"admitPerSecond\": 1, \"opensAt\": 1764460800000, "
+                 "\"preQueueShuffle\": false}");
     assert_int_equal(c.opens_at_ms, 1764460800000LL);
     assert_false(c.pre_queue_shuffle);
     json_t *j = wr_qconfig_to_json(&c);
@@ -1135,7 +1184,8 @@ static void test_sale_end_fields(void **state)
         NULL,
     };
     patch_refused(&c, "notice", blank);
-    p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank: kept as is */
+    p = patch_ok(&c, "{\"notice\": \" Size 42 \\u00a0sold out \"}"); /* not blank:
+                                                                        kept as is */
     assert_string_equal(notice_of(&p), " Size 42 \xC2\xA0sold out ");
     /* a store's copy does not set what is left */
     p = stored_ok("{\"admitPerSecond\": 1, \"stock\": 5}");
@@ -1196,8 +1246,8 @@ static void test_notice_by_lang(void **state)
                         "{\"ko\":\"\\uD488\\uC808\",\"en\":\"Sold out\",\"pt-BR\":\"Esgotado\"}");
     free(dumped);
     json_decref(j);
-    roundtrip(
-        "{\"admitPerSecond\": 1, \"notice\": {\"ar\": \"Sale ends at 18:00\", \"ja\": \"x\"}}");
+    roundtrip("{\"admitPerSecond\": 1, \"notice\": {\"ar\": \"Sale ends at "
+              "18:00\", \"ja\": \"x\"}}");
     /* no en: the first key */
     wr_queue_config_t p = patch_ok(&c, "{\"notice\": {\"ja\": \"\\u58f2\\u308a\\u5207\\u308c\","
                                        " \"ko\": \"b\"}}");
@@ -1281,8 +1331,8 @@ static void test_notice_by_lang(void **state)
     expect_patch_error(&c, big, "notice");
     /* a stored object reads back as it was; a stored blank string as null */
     char field[WR_FIELD_MAX] = "", msg[256] = "";
-    j = load(
-        "{\"admitPerSecond\": 1, \"notice\": {\"fr\": \"\\u00c9puis\\u00e9\", \"en\": \"Gone\"}}");
+    j = load("{\"admitPerSecond\": 1, \"notice\": {\"fr\": "
+             "\"\\u00c9puis\\u00e9\", \"en\": \"Gone\"}}");
     assert_int_equal(wr_qconfig_parse_stored(j, &p, field, sizeof field, msg, sizeof msg), WR_OK);
     assert_true(p.notice.by_lang);
     assert_int_equal(p.notice.n, 2);
@@ -1412,26 +1462,7 @@ static void test_table_unique(void **state)
 static void test_table_defaults(void **state)
 {
     (void)state;
-    wr_queue_config_t fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.enabled = true;
-    fresh.cap_safety = 0.875;
-    fresh.tick_ms = 100;
-    fresh.max_queue_size = 100000;
-    fresh.token_ttl_seconds = 300;
-    fresh.poll_bands[0] = (wr_poll_band_t){.up_to = 100, .ms = 1000};
-    fresh.poll_bands[1] = (wr_poll_band_t){.up_to = 1000, .ms = 3000};
-    fresh.poll_bands[2] = (wr_poll_band_t){.up_to = 0, .ms = 5000};
-    fresh.n_poll_bands = 3;
-    fresh.poll_jitter = 0.1;
-    fresh.fail_policy = WR_FAIL_LIMITED;
-    fresh.idle_timeout_seconds = 120;
-    fresh.away_hold_seconds = 1800;
-    fresh.poll_max_ms = 60000;
-    fresh.opens_at_ms = WR_OPENS_AT_NONE;
-    fresh.pre_queue_shuffle = true;
-    fresh.stock = WR_STOCK_NONE;
-    fresh.standard_share = 0.2;
+    wr_queue_config_t fresh = documented_defaults();
     wr_queue_config_t d;
     memset(&d, 0xEE, sizeof(d)); /* every byte set by the defaults */
     wr_qconfig_defaults(&d);
@@ -1520,13 +1551,17 @@ static void test_table_store_values(void **state)
         {"publicLog", "log", "0", "1"},
     };
     wr_queue_config_t d = parse_ok("{\"admitPerSecond\": 175}");
-    wr_queue_config_t s = parse_ok(
-        "{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3, \"tickMs\": 250,"
-        " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, \"tokenTtlSeconds\": 86400,"
-        " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, \"awayHoldSeconds\": 0,"
-        " \"opensAt\": 253402300799999,"
-        " \"preQueueShuffle\": false, \"closed\": true, \"publicLog\": true,"
-        " \"autotune\": {\"minPerSecond\": 10.5, \"maxPerSecond\": 350, \"targetMs\": 400}}");
+    wr_queue_config_t s =
+        parse_ok("{\"enabled\": false, \"paused\": true, \"admitPerSecond\": 33.3, "
+                 "\"tickMs\": 250,"
+                 " \"maxActive\": 9223372036854775807, \"maxQueueSize\": 0, "
+                 "\"tokenTtlSeconds\": 86400,"
+                 " \"sessionSeconds\": 900, \"idleTimeoutSeconds\": 0, "
+                 "\"awayHoldSeconds\": 0,"
+                 " \"opensAt\": 253402300799999,"
+                 " \"preQueueShuffle\": false, \"closed\": true, \"publicLog\": true,"
+                 " \"autotune\": {\"minPerSecond\": 10.5, \"maxPerSecond\": 350, "
+                 "\"targetMs\": 400}}");
     size_t n_store = 0;
     for (size_t i = 0; i < wr_qconfig_n_fields; i++)
         n_store += wr_qconfig_fields[i].store != NULL;
@@ -1636,8 +1671,10 @@ static void test_invite_return_fields(void **state)
 
     wr_queue_config_t c =
         parse_ok("{\"admitPerSecond\": 1, \"inviteKey\": \"" KEY32 "\", \"tokenInQuery\": true,"
-                 " \"returnOrigins\": [\"https://shop.example\", \"HTTP://Cart.Example:8080\","
-                 " \"https://SHOP.example:443\", \"http://[::1]:3000\", \"http://a.example:80\"]}");
+                 " \"returnOrigins\": [\"https://shop.example\", "
+                 "\"HTTP://Cart.Example:8080\","
+                 " \"https://SHOP.example:443\", \"http://[::1]:3000\", "
+                 "\"http://a.example:80\"]}");
     assert_int_equal(c.invite_key_len, 32);
     assert_memory_equal(c.invite_key, KEY32, 32);
     assert_true(c.token_in_query);
@@ -1678,11 +1715,13 @@ static void test_invite_return_fields(void **state)
 
     static const char *const bad_key[] = {
         "{\"admitPerSecond\": 1, \"inviteKey\": \"short\"}",
-        "{\"admitPerSecond\": 1, \"inviteKey\": \"0123456789abcdef0123456789abcde\"}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": "
+        "\"0123456789abcdef0123456789abcde\"}",
         "{\"admitPerSecond\": 1, \"inviteKey\": \"set\"}",
         "{\"admitPerSecond\": 1, \"inviteKey\": 123456789}",
         "{\"admitPerSecond\": 1, \"inviteKey\": true}",
-        "{\"admitPerSecond\": 1, \"inviteKey\": \"0123456789abcdef\\u00000123456789abcdef\"}",
+        "{\"admitPerSecond\": 1, \"inviteKey\": "
+        "\"0123456789abcdef\\u00000123456789abcdef\"}",
     };
     for (size_t i = 0; i < sizeof(bad_key) / sizeof(bad_key[0]); i++)
         expect_put_error(bad_key[i], "inviteKey");
@@ -1745,9 +1784,11 @@ static void test_check_fields(void **state)
         {"{\"opensAt\": 1700000000}", "opensAt"}, /* seconds, K34 */
         {"{\"paused\": true}", NULL},
         {"{\"inviteKey\": \"set\"}", NULL}, /* the stored key decides */
-        {"{\"captcha\": {\"provider\": \"x\", \"siteKey\": \"k\", \"secret\": \"s\"}}",
+        {"{\"captcha\": {\"provider\": \"x\", \"siteKey\": \"k\", \"secret\": "
+         "\"s\"}}",
          "captcha.provider"},
-        {"{\"captcha\": {\"provider\": \"hcaptcha\", \"siteKey\": \"k\", \"secret\": \"set\"}}",
+        {"{\"captcha\": {\"provider\": \"hcaptcha\", \"siteKey\": \"k\", "
+         "\"secret\": \"set\"}}",
          NULL}, /* the stored secret decides */
         {"{\"capacity\": {\"connections\": 40, \"serviceMs\": 200}}", NULL},
         {"{}", NULL},
@@ -1783,15 +1824,18 @@ static void test_groups(void **state)
     wr_queue_config_t c = parse_ok("{\"admitPerSecond\": 1}");
     assert_int_equal(c.n_groups, 0);
     assert_true(c.standard_share == 0.2);
-    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, {\"name\": "
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, "
+                 "{\"name\": "
                  "\"vip-1\"}, {\"name\": \"standard-x\"}], \"standardShare\": 0}");
     assert_int_equal(c.n_groups, 3);
     assert_string_equal(c.groups[0], "fanclub");
     assert_string_equal(c.groups[1], "vip-1");
     assert_string_equal(c.groups[2], "standard-x");
     assert_true(c.standard_share == 0);
-    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"a\"}, {\"name\": \"b\"}, "
-                 "{\"name\": \"c\"}, {\"name\": \"d\"}, {\"name\": \"e\"}, {\"name\": \"f\"}, "
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"a\"}, "
+                 "{\"name\": \"b\"}, "
+                 "{\"name\": \"c\"}, {\"name\": \"d\"}, {\"name\": \"e\"}, "
+                 "{\"name\": \"f\"}, "
                  "{\"name\": \"g\"}, {\"name\": "
                  "\"abcdefghijklmnopqrstuvwxyz012345\"}], \"standardShare\": 1}");
     assert_int_equal(c.n_groups, 8);
@@ -1818,7 +1862,8 @@ static void test_groups(void **state)
     member_bad("standardShare", "\"0.2\"", "standardShare");
     member_bad("standardShare", "null", "standardShare");
     /* the line of a group name */
-    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, {\"name\": "
+    c = parse_ok("{\"admitPerSecond\": 1, \"groups\": [{\"name\": \"fanclub\"}, "
+                 "{\"name\": "
                  "\"vip\"}]}");
     assert_int_equal(wr_qconfig_group_index(&c, "", 0), 0);
     assert_int_equal(wr_qconfig_group_index(&c, "fanclub", 7), 1);

@@ -25,6 +25,33 @@ static wr_queue_config_t cfg_rate(double rate)
     return c;
 }
 
+/* One expected admission: wr_queue_expected_admission_ms(c, pos, observed,
+ * next_tick, head_due, own_due) is ms. A table of them is checked by
+ * EXPECT_ADMISSIONS(&c, table), a failure naming the table and row. */
+typedef struct {
+    uint64_t pos;
+    double observed;
+    int64_t next_tick, head_due, own_due, ms;
+} admission_t;
+
+static void expect_admissions(const wr_queue_config_t *c, const char *table,
+                              const admission_t *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const admission_t *r = &rows[i];
+        int64_t got = wr_queue_expected_admission_ms(c, r->pos, r->observed, r->next_tick,
+                                                     r->head_due, r->own_due);
+        if (got != r->ms)
+            fail_msg("%s[%zu]: position %llu, observed %g, next tick %lld, due %lld / %lld: "
+                     "%lld ms, expected %lld",
+                     table, i, (unsigned long long)r->pos, r->observed, (long long)r->next_tick,
+                     (long long)r->head_due, (long long)r->own_due, (long long)got,
+                     (long long)r->ms);
+    }
+}
+#define EXPECT_ADMISSIONS(c, rows)                                                                 \
+    expect_admissions((c), #rows, (rows), sizeof(rows) / sizeof((rows)[0]))
+
 static void test_poll_bands(void **state)
 {
     (void)state;
@@ -517,20 +544,24 @@ static void test_admission_delay(void **state)
     /* Expected admission with it, 175/s (17.5 per tick), next tick in 40 ms:
      * ticks at 40, 140, 240, 340, ...; due at 250 -> the tick at 340. */
     wr_queue_config_t c = cfg_rate(175);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 250, 250), 340);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40, 250, 250), 340);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 250, 250), 440);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 250, 250), 1240);
-    /* the head is due already: the rate decides, not before the user's own */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 250), 340);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 250), 940);
-    /* a head due exactly at the next tick: no tick lost; 1 ms after: one */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 40, 40), 140);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 41, 41), 240);
-    /* next tick unknown: a full tick (100), then 200, 300 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1, 250, 250), 300);
-    /* a due beyond the longest band: the band decides */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 600001, 0), -1);
+    static const admission_t delayed[] = {
+        /* pos, observed, next tick, head due, own due: ms */
+        {1, -1, 40, 250, 250, 340},
+        {17, -1, 40, 250, 250, 340},
+        {18, -1, 40, 250, 250, 440},
+        {175, -1, 40, 250, 250, 1240},
+        /* the head is due already: the rate decides, not before the user's own */
+        {1, -1, 40, 0, 250, 340},
+        {175, -1, 40, 0, 250, 940},
+        /* a head due exactly at the next tick: no tick lost; 1 ms after: one */
+        {18, -1, 40, 40, 40, 140},
+        {18, -1, 40, 41, 41, 240},
+        /* next tick unknown: a full tick (100), then 200, 300 */
+        {1, -1, -1, 250, 250, 300},
+        /* a due beyond the longest band: the band decides */
+        {1, -1, 40, 600001, 0, -1},
+    };
+    EXPECT_ADMISSIONS(&c, delayed);
 
     /* retryAfterMs for a join into an empty line: just after the tick at
      * 340 (+5 + u * 45), not the floor's spread (which would come back
@@ -657,36 +688,43 @@ static void test_expected_admission(void **state)
 {
     (void)state;
     wr_queue_config_t c = cfg_rate(175); /* 17.5 per 100 ms tick */
-    /* no carry: tick 1 admits 17, tick 2 18 more (35), ... tick 10 175 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 40);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 17, -1, 40, 0, 0), 40);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 18, -1, 40, 0, 0), 140);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 35, -1, 40, 0, 0), 140);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 36, -1, 40, 0, 0), 240);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 0), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 176, -1, 40, 0, 0), 1040);
-    /* 1000 / 17.5 = 57.14 -> tick 58; 5000 / 17.5 = 285.7 -> tick 286 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000, -1, 40, 0, 0), 5740);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 5000, -1, 40, 0, 0), 28540);
-    /* position 0 (not in a real answer) counts as 1 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 0, -1, 40, 0, 0), 40);
-    /* a tick in flight: 0 ms away; unknown: a full tick (the latest) */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 0, 0, 0), 900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, -1, 0, 0), 1000);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, -1, 0, 0), 100);
+    static const admission_t at175[] = {
+        /* pos, observed, next tick, head due, own due: ms */
+        /* no carry: tick 1 admits 17, tick 2 18 more (35), ... tick 10 175 */
+        {1, -1, 40, 0, 0, 40},
+        {17, -1, 40, 0, 0, 40},
+        {18, -1, 40, 0, 0, 140},
+        {35, -1, 40, 0, 0, 140},
+        {36, -1, 40, 0, 0, 240},
+        {175, -1, 40, 0, 0, 940},
+        {176, -1, 40, 0, 0, 1040},
+        /* 1000 / 17.5 = 57.14 -> tick 58; 5000 / 17.5 = 285.7 -> tick 286 */
+        {1000, -1, 40, 0, 0, 5740},
+        {5000, -1, 40, 0, 0, 28540},
+        /* position 0 (not in a real answer) counts as 1 */
+        {0, -1, 40, 0, 0, 40},
+        /* a tick in flight: 0 ms away; unknown: a full tick (the latest) */
+        {175, -1, 0, 0, 0, 900},
+        {175, -1, -1, 0, 0, 1000},
+        {1, -1, -1, 0, 0, 100},
+    };
+    EXPECT_ADMISSIONS(&c, at175);
 
     /* fractional rates, exact where double division is not:
      * 33.3/s = 3.33 per tick: 333 users take exactly 100 ticks
      * (333 / 3.33 computes 100.00000000000001 in binary) */
     c = cfg_rate(33.3);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 3, -1, 10, 0, 0), 10);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 4, -1, 10, 0, 0), 110);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 333, -1, 10, 0, 0), 10 + 99 * 100);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 334, -1, 10, 0, 0), 10 + 100 * 100);
+    static const admission_t at33_3[] = {
+        {3, -1, 10, 0, 0, 10},
+        {4, -1, 10, 0, 0, 110},
+        {333, -1, 10, 0, 0, 10 + 99 * 100},
+        {334, -1, 10, 0, 0, 10 + 100 * 100},
+    };
+    EXPECT_ADMISSIONS(&c, at33_3);
     /* 2.3/s = 0.23 per tick: 1 -> tick 5 (1.15), 23 -> tick 100 exactly */
     c = cfg_rate(2.3);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 440);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 23, -1, 40, 0, 0), 9940);
+    static const admission_t at2_3[] = {{1, -1, 40, 0, 0, 440}, {23, -1, 40, 0, 0, 9940}};
+    EXPECT_ADMISSIONS(&c, at2_3);
     /* 0.5/s = 0.05 per tick: the first user in tick 20 */
     c = cfg_rate(0.5);
     assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), 1940);
@@ -700,10 +738,13 @@ static void test_expected_admission(void **state)
      * rate (87.5/s = 8.75 per tick: 175 -> tick 20), not a higher one */
     c = cfg_rate(175);
     c.max_active = 40;
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40, 0, 0), 1940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 500, 40, 0, 0), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, -1, 40, 0, 0), 940);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 0, 40, 0, 0), -1);
+    static const admission_t observed[] = {
+        {175, 87.5, 40, 0, 0, 1940},
+        {175, 500, 40, 0, 0, 940},
+        {175, -1, 40, 0, 0, 940},
+        {175, 0, 40, 0, 0, -1},
+    };
+    EXPECT_ADMISSIONS(&c, observed);
     c.max_active = 0; /* without maxActive the observed rate is ignored */
     assert_int_equal(wr_queue_expected_admission_ms(&c, 175, 87.5, 40, 0, 0), 940);
 
@@ -715,19 +756,25 @@ static void test_expected_admission(void **state)
     assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 40, 0, 0), -1);
     /* beyond the longest band (600 s): the band decides */
     c = cfg_rate(175);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105000, -1, 0, 0, 0), 599900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105017, -1, 0, 0, 0), 600000); /* 6001 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 105018, -1, 0, 0, 0), -1);     /* 6002 */
-    assert_int_equal(wr_queue_expected_admission_ms(&c, UINT64_MAX, -1, 0, 0, 0), -1);
+    static const admission_t far175[] = {
+        {105000, -1, 0, 0, 0, 599900},
+        {105017, -1, 0, 0, 0, 600000}, /* tick 6001 */
+        {105018, -1, 0, 0, 0, -1},     /* tick 6002 */
+        {UINT64_MAX, -1, 0, 0, 0, -1},
+    };
+    EXPECT_ADMISSIONS(&c, far175);
     c = cfg_rate(0.001);
     assert_int_equal(wr_queue_expected_admission_ms(&c, 1, -1, 0, 0, 0), -1);
     /* the largest rate, 1e6/s: 1e5 per tick, no overflow near POS_MAX */
     c = cfg_rate(1000000);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 100000, -1, 0, 0, 0), 0);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 100001, -1, 0, 0, 0), 100);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 600000000, -1, 0, 0, 0), 599900);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000000ULL, -1, 0, 0, 0), -1);
-    assert_int_equal(wr_queue_expected_admission_ms(&c, 1000000000001ULL, -1, 0, 0, 0), -1);
+    static const admission_t at1e6[] = {
+        {100000, -1, 0, 0, 0, 0},
+        {100001, -1, 0, 0, 0, 100},
+        {600000000, -1, 0, 0, 0, 599900},
+        {1000000000000ULL, -1, 0, 0, 0, -1},
+        {1000000000001ULL, -1, 0, 0, 0, -1},
+    };
+    EXPECT_ADMISSIONS(&c, at1e6);
 }
 
 /* retryAfterMs follows the ETA below the band: 175/s, 100 ms tick, next
