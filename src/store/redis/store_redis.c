@@ -481,10 +481,10 @@ static void rstore_free(struct rstore *s)
         wr_store_redis__batch_free(b);
     while ((b = wr_store_redis__blist_pop(&s->failed)) != NULL)
         wr_store_redis__batch_free(b);
+    wr_crypto_hmac_free(s->log_master);
     if (s->flush_ev)
         event_free(s->flush_ev);
     wr_cfgcache_free(s->cache);
-    wr_crypto_hmac_free(s->log_master);
     free(s);
 }
 
