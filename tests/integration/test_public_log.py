@@ -40,7 +40,7 @@ class PublicLog(WRTest):
 
     def memory_only(self):
         if ENV.store != "memory":
-            self.skipTest("the embedded store keeps the public log (Redis: not yet)")
+            self.skipTest("the embedded store's own: its opening draw or its data dir")
 
     def memory_with(self, data, *extra):
         """A header-mode waitroomd on the memory store with --data-dir data
@@ -144,6 +144,33 @@ class PublicLog(WRTest):
                                       self.checkpoint(q, c.client)[0].body),
                              lambda p: p[0] == p[1], what="one checkpoint on both")
         self.assertIn("\n28\n", cb[0])
+
+    def test_corrupt_leaf_on_redis(self):
+        """Redis: a leaf changed in the store after it was signed is caught
+        by the verifier (exit 2: the leaves no longer give the signed
+        root), and so is a leaf deleted (the log no longer serves it)."""
+        if ENV.store != "redis":
+            self.skipTest("redis: the leaves in the store's keys")
+        instance = self.private_redis_instances()
+        w = instance()
+        q = uid("bad")
+        self.assertEqual(w.client.put_queue(q, dict(HOLD, publicLog=True)).status, 200)
+        for i in range(3):
+            self.assertEqual(w.client.join(q, uid("b-")).status, 200)
+        self.signed(q, 3, client=w.client)
+        rc, out, err = self.verify(q, w)
+        self.assertEqual(rc, 0, out + err)
+        r = instance.redis.client()
+        self.addCleanup(r.close)
+        key = "wr:{%s}:logl" % q
+        leaf = r.cmd("HGET", key, "1")
+        self.assertTrue(leaf.startswith('{"e":"join"'), leaf)
+        r.cmd("HSET", key, "1", leaf.replace('"e":"join"', '"e":"join" ', 1))
+        rc, out, err = self.verify(q, w)
+        self.assertEqual(rc, 2, out + err)
+        r.cmd("HDEL", key, "1")
+        rc, out, err = self.verify(q, w)
+        self.assertNotEqual(rc, 0, out + err)
 
     # ------------------------------------------------------------ routes
     def test_routes_bounds_and_headers(self):
