@@ -70,7 +70,8 @@ void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle);
  * back to null). */
 void wr_metrics_remove(wr_metrics_t *m, const char *name, const char *labels);
 
-/* Returns a counter's or gauge's current value, 0 if absent (for tests). */
+/* Returns a counter's or gauge's current value, 0 if absent (tests, and this
+ * instance's push counts in the admin JSON, http/api_push.c). */
 double wr_metrics_get(const wr_metrics_t *m, const char *name, const char *labels);
 
 /*

@@ -63,7 +63,9 @@ static json_t *stats_json(wr_api_t *a, const char *queue, const wr_queue_stats_t
         "stockLeft", st->stock_left >= 0 ? json_integer(st->stock_left) : json_null(), "soldOutAt",
         st->sold_out_at_ms >= 0 ? json_integer(st->sold_out_at_ms) : json_null());
     /* bypass rules: every instance's bypasses (store.h bypass) */
-    if (o && json_object_set_new(o, "bypassTotal", json_integer((json_int_t)st->bypass_total))) {
+    /* and Web Push's live subscriptions (store-wide) */
+    if (o && (json_object_set_new(o, "bypassTotal", json_integer((json_int_t)st->bypass_total)) ||
+              json_object_set_new(o, "subscribed", json_integer((json_int_t)st->subscribed)))) {
         json_decref(o);
         o = NULL;
     }
@@ -99,6 +101,9 @@ static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
                             json_pack("{s:{s:I,s:I}}", WR_GROUP_STANDARD, "waiting",
                                       (json_int_t)info->stats.waiting, "admittedTotal",
                                       (json_int_t)info->stats.admitted_total));
+    /* Web Push on: this instance's pushes by outcome (waitroom_push_total) */
+    if (st && info->config->push)
+        json_object_set_new(st, "push", wr_api__push_counts_json(a, info->name));
     return json_pack("{s:s,s:o,s:o}", "name", info->name, "config", config_json(info), "stats", st);
 }
 

@@ -381,6 +381,13 @@ void wr_api__push_free(wr_api_t *a);
  * set (400 INVALID_CONFIG naming push). */
 bool wr_api__push_config_refused(const wr_api_t *a, const json_t *body, char *msg, size_t cap);
 
+/* This instance's pushes of queue since it started (or since the queue's
+ * series were last removed, at its delete), by outcome, read from
+ * waitroom_push_total{queue,outcome}: a new object {"delivered","gone",
+ * "failed","retried"} of counts (0 without metrics), caller owns it; NULL
+ * out of memory. The admin JSON's stats "push" (docs/API.md). */
+json_t *wr_api__push_counts_json(const wr_api_t *a, const char *queue);
+
 /* ---------- api_request.c: the shared readers, the cookies ---------- */
 
 /* Whether req's peer is a trusted proxy (--trusted-proxies): only then do

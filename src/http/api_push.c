@@ -27,7 +27,8 @@
  * (made at the first push): the payload of core/pushmsg in the
  * subscriber's language (else the page's, else English), the Topic of
  * core/pushsub, the deadline and TTL from the pass's expiry, Urgency
- * high. The answer counts waitroom_push_total{queue,outcome}; the
+ * high. The answer counts waitroom_push_total{queue,outcome} (read back
+ * by the admin JSON's stats push, wr_api__push_counts_json); the
  * subscription was deleted by its claim, whatever the outcome. The
  * closing push (the store hands a copy of every subscription once per
  * closing, the subscriptions staying): "status":"closed" with the reason,
@@ -278,13 +279,36 @@ bool wr_api__push_config_refused(const wr_api_t *a, const json_t *body, char *ms
 
 /* ---------- sending ---------- */
 
+/* The outcomes waitroom_push_total counts, in the admin JSON's order. */
+static const char *const OUTCOMES[] = {"delivered", "gone", "failed", "retried"};
+
+static void outcome_labels(char *l, size_t cap, const char *queue, const char *outcome)
+{
+    snprintf(l, cap, "queue=\"%s\",outcome=\"%s\"", queue, outcome);
+}
+
 static void count(wr_api_t *a, const char *queue, const char *outcome, uint64_t n)
 {
     if (!a->metrics)
         return;
     char l[WR_QUEUE_NAME_MAX + 48];
-    snprintf(l, sizeof l, "queue=\"%s\",outcome=\"%s\"", queue, outcome);
+    outcome_labels(l, sizeof l, queue, outcome);
     wr_metrics_inc(a->metrics, "waitroom_push_total", l, n);
+}
+
+json_t *wr_api__push_counts_json(const wr_api_t *a, const char *queue)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < sizeof OUTCOMES / sizeof *OUTCOMES; i++) {
+        char l[WR_QUEUE_NAME_MAX + 48];
+        outcome_labels(l, sizeof l, queue, OUTCOMES[i]);
+        double v = wr_metrics_get(a->metrics, "waitroom_push_total", l);
+        if (json_object_set_new(o, OUTCOMES[i], json_integer((json_int_t)v))) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return o;
 }
 
 static void sent_cb(const wr_pushsend_result_t *r, void *arg)

@@ -92,6 +92,10 @@ typedef struct {
     /* Bypass rules (config bypass): requests let past the line by a rule,
      * at the gate or the join, counted by every instance (store.h bypass). */
     uint64_t bypass_total;
+    /* Web Push (config push): the live subscriptions of the queue now, people
+     * in line, the pre-queue or held who asked to be notified (push_sub);
+     * store-wide. Admission claims them, leave drops them. */
+    uint64_t subscribed;
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */

@@ -46,7 +46,7 @@ function startServer(adminKey, secret, pushHost) {
 }
 
 /* A stand-in push service: records every POST (path, headers, body) and
- * answers 201. */
+ * answers 201, or 410 Gone for a path under /gone/. */
 function startPushService() {
   return new Promise((resolve) => {
     const got = [];
@@ -55,7 +55,8 @@ function startPushService() {
       req.on('data', (c) => chunks.push(c));
       req.on('end', () => {
         got.push({ path: req.url, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
-        res.writeHead(req.method === 'POST' ? 201 : 405, { 'Content-Length': '0' });
+        const st = req.method !== 'POST' ? 405 : req.url.startsWith('/gone/') ? 410 : 201;
+        res.writeHead(st, { 'Content-Length': '0' });
         res.end();
       });
     });
@@ -1423,6 +1424,59 @@ test('dashboard: stock, sold-out time, away and held; close/reopen, stock and no
   assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { opensAt: opens })).status, 200);
   await waitFor(async () => /^opens \d\d:\d\d:\d\d$/.test(await field('sale')), 5000, 'the pre-queue pill');
   assert.equal(await field('paused'), 'not admitting');
+  await ctx.close();
+});
+
+test('dashboard: a push queue\'s card says "Notify me: N subscribed" and this server\'s pushes by outcome, as the API does; a queue without push has no such line', async () => {
+  const tag = crypto.randomBytes(3).toString('hex');
+  const q = 'dpush-' + tag, off = 'dnopush-' + tag;
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, push: true });
+  await api.createQueue(off, { admitPerSecond: 5, paused: true });
+  const ecdh = crypto.createECDH('prime256v1');
+  ecdh.generateKeys();
+  const keys = { p256dh: ecdh.getPublicKey().toString('base64url'), auth: crypto.randomBytes(16).toString('base64url') };
+  /* three people subscribe through the API (one answered 410 by the push
+   * service); the third takes theirs back: 2 subscribed */
+  const subPath = `/v1/queues/${q}/entries/me/push`;
+  const people = [];
+  for (const kind of ['ok', 'gone', 'ok']) {
+    const j = await api.joinNew(q);
+    assert.equal(j.status, 200);
+    const r = await api.call('PUT', subPath, { endpoint: `${pushSvc.base}/${kind}/${q}-${people.length}`, keys },
+      { cookie: j.cookie });
+    assert.equal(r.status, 204, JSON.stringify(r.body));
+    people.push(j);
+  }
+  assert.equal((await api.call('DELETE', subPath, undefined, { cookie: people[2].cookie })).status, 204);
+  assert.equal((await api.stats(q)).subscribed, 2);
+  assert.equal((await api.joinNew(off)).status, 200);
+
+  const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/admin`);
+  await page.fill('#key', adminKey);
+  await page.click('#login button[type=submit]');
+  const card = page.locator(`article[data-queue="${q}"]`);
+  const field = (f) => card.locator(`[data-field="${f}"]`).textContent();
+  const line = () => card.locator('[data-field="push"]').textContent();
+  await waitFor(async () => (await field('push-subscribed')) === '2', 5000, 'Notify me: 2 subscribed');
+  assert.equal(await card.locator('[data-field="push"]').isVisible(), true);
+  assert.equal(await line(), 'Notify me: 2 subscribed · pushes from this server: 0 delivered, 0 gone, 0 failed, 0 retried');
+  /* a queue without push: no push line */
+  const offCard = page.locator(`article[data-queue="${off}"]`);
+  await waitFor(async () => (await offCard.locator('[data-field="waiting"]').textContent()) === '1', 5000, 'the other card');
+  assert.equal(await offCard.locator('[data-field="push"]').isHidden(), true, 'no push line without push');
+
+  /* admission: one push delivered, one gone (410), nobody left subscribed */
+  const before = pushSvc.got.length;
+  assert.equal((await api.admin('PATCH', `/v1/admin/queues/${q}`, { paused: false })).status, 200);
+  await waitFor(() => pushSvc.got.length >= before + 2, 5000, 'two pushes at the stand-in');
+  await waitFor(async () => (await line()) ===
+    'Notify me: 0 subscribed · pushes from this server: 1 delivered, 1 gone, 0 failed, 0 retried', 5000,
+  'the push line after the admissions');
+  const st = await api.stats(q);
+  assert.equal(st.subscribed, 0);
+  assert.deepEqual(st.push, { delivered: 1, gone: 1, failed: 0, retried: 0 });
   await ctx.close();
 });
 

@@ -475,7 +475,8 @@ STATS_KEYS = {"waiting", "active", "admittedTotal", "consumedTotal", "expiredTot
               "sessions", "releasedTotal", "sessionsExpiredTotal", "abandonedTotal",
               "prequeue", "away", "held", "returnedTotal", "stockLeft", "soldOutAt",
              "admitRateTarget", "unseenExpiredTotal", "bypassTotal",
-             "groups"}  # 1.3: per line ("Priority groups and presale codes")
+             "groups",  # 1.3: per line ("Priority groups and presale codes")
+             "subscribed"}  # 1.3: Web Push's live subscriptions (a push queue adds "push")
 
 
 def admin_listener_client(srv, timeout=5):

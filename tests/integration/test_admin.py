@@ -220,7 +220,7 @@ class Admin(WRTest):
                                   releasedTotal=0, sessionsExpiredTotal=0, abandonedTotal=0,
                                   prequeue=0, away=0, held=0, returnedTotal=0,
                                   unseenExpiredTotal=0, stockLeft=None, soldOutAt=None,
-                                  bypassTotal=0,
+                                  bypassTotal=0, subscribed=0,
                                   groups={"standard": {"waiting": 4, "admittedTotal": 0}}))
         self.assertEqual(st["admitRateObserved"], 0, "nobody admitted yet")
         self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)

@@ -165,6 +165,46 @@ class Push(WRTest):
         r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u))
         self.assertError(r, 404, "NOT_IN_QUEUE")
 
+    def test_admin_json_subscribed_and_pushes(self):
+        """The queue's admin JSON: stats subscribed (the live subscriptions,
+        store-wide; also the gauge waitroom_push_subscribed) follows PUT,
+        DELETE, leave and the admission's claim; stats push counts this
+        instance's pushes by outcome, only for a queue with push on."""
+        q = self.push_queue()
+        zero = {"delivered": 0, "gone": 0, "failed": 0, "retried": 0}
+        st = self.stats(q, client=self.pc)
+        self.assertEqual((st["subscribed"], st["push"]), (0, zero), st)
+        u1, u2, u3 = uid(), uid(), uid()
+        for u in (u1, u2, u3):
+            self.assertEqual(self.pc.join(q, u).status, 200)
+            self.assertEqual(self.put_sub(q, u, self.sub()).status, 204)
+        self.assertEqual(self.put_sub(q, u1, self.sub()).status, 204)  # replaces: still 3
+        self.assertEqual(self.stats(q, client=self.pc)["subscribed"], 3)
+        self.poll_until(lambda: metric(self.pc, "waitroom_push_subscribed", 'queue="%s"' % q),
+                        lambda v: v == 3, timeout=5, what="the gauge at 3")
+        r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u2))
+        self.assertEqual(r.status, 204, repr(r))
+        self.assertEqual(self.pc.leave(q, u3).status, 204)
+        st = self.stats(q, client=self.pc)
+        self.assertEqual((st["subscribed"], st["push"]), (1, zero), st)
+        # the list answers the same
+        r = self.pc.list_queues()
+        mine = [x for x in r.json["queues"] if x["name"] == q]
+        self.assertEqual((mine[0]["stats"]["subscribed"], mine[0]["stats"]["push"]), (1, zero))
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        self.records(1)
+        st = self.poll_until(lambda: self.stats(q, client=self.pc),
+                             lambda s: s["push"]["delivered"] == 1, timeout=5,
+                             what="one push delivered in the admin JSON")
+        self.assertEqual((st["subscribed"], st["push"]), (0, dict(zero, delivered=1)), st)
+        self.poll_until(lambda: metric(self.pc, "waitroom_push_subscribed", 'queue="%s"' % q),
+                        lambda v: v == 0, timeout=5, what="the gauge back at 0")
+        # push off: the count stays (0), no push object
+        off = self.new_queue(HOLD, client=self.pc)
+        st = self.stats(off, client=self.pc)
+        self.assertEqual(st["subscribed"], 0)
+        self.assertNotIn("push", st)
+
     def test_gone_and_retries(self):
         q = self.push_queue()
         users = {}
@@ -185,6 +225,9 @@ class Push(WRTest):
         for outcome, n in (("gone", 1), ("delivered", 2), ("retried", 3)):
             self.poll_until(lambda: self.pushes(q, outcome),
                             lambda v: v == n, timeout=5, what="%s == %d" % (outcome, n))
+        # the admin JSON tells the same counts (this instance's)
+        self.assertEqual(self.stats(q, client=self.pc)["push"],
+                         {"delivered": 2, "gone": 1, "failed": 0, "retried": 3})
 
     def test_key_follows_a_rotated_token_secret(self):
         """Without --push-key the key is derived from the token secret: after

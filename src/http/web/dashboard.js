@@ -42,6 +42,11 @@
  * line of text says the rate in use and its last change (when, from, to,
  * why: the history's autotune.lastChange). They are removed when the
  * queue loses autotune; a fixed-rate queue never has them.
+ *
+ * Web Push (1.3): a queue with `push` on has a line "Notify me: N
+ * subscribed" (stats subscribed: the live subscriptions, store-wide) with
+ * this instance's pushes by outcome (stats push: delivered, gone, failed,
+ * retried since it started); hidden for a queue with push off.
  */
 (function () {
   'use strict';
@@ -98,6 +103,7 @@
     ['soldout', 'Sold out'], ['reconnecting', 'Reconnecting'], ['full', 'Full'], ['error', 'Error']];
 
   var $ = function (id) { return document.getElementById(id); };
+  var PUSH_OUTCOMES = ['delivered', 'gone', 'failed', 'retried']; /* stats push */
   var cards = {};   /* queue name -> {el, fields, charts, buttons, history} */
   var timer = null;
   var running = false;
@@ -280,6 +286,21 @@
     var noticeNow = el('p', { 'class': 'q-notice', 'data-field': 'notice' });
     card.appendChild(noticeNow);
     fields.notice = noticeNow;
+    /* Web Push: subscriptions (store-wide), this instance's pushes */
+    var pushLine = el('p', { 'class': 'q-push', 'data-field': 'push' });
+    pushLine.hidden = true;
+    pushLine.appendChild(document.createTextNode('Notify me: '));
+    fields.pushSubscribed = el('b', { 'data-field': 'push-subscribed' }, '0');
+    pushLine.appendChild(fields.pushSubscribed);
+    pushLine.appendChild(document.createTextNode(' subscribed · pushes from this server: '));
+    PUSH_OUTCOMES.forEach(function (o, i) {
+      if (i) pushLine.appendChild(document.createTextNode(', '));
+      fields['push-' + o] = el('b', { 'data-field': 'push-' + o }, '0');
+      pushLine.appendChild(fields['push-' + o]);
+      pushLine.appendChild(document.createTextNode(' ' + o));
+    });
+    card.appendChild(pushLine);
+    fields.push = pushLine;
 
     /* the page: what it shows now, its brand, its previews */
     var pageLine = el('p', { 'class': 'q-page' });
@@ -654,6 +675,13 @@
     f.held.textContent = String(st.held || 0);
     f.stockLeft.textContent = typeof st.stockLeft === 'number' ? String(st.stockLeft) : 'no limit';
     f.soldOutAt.textContent = typeof st.soldOutAt === 'number' && st.soldOutAt > 0 ? clock(st.soldOutAt) : '-';
+    f.push.hidden = !c.config.push;
+    if (c.config.push) {
+      f.pushSubscribed.textContent = String(st.subscribed || 0);
+      PUSH_OUTCOMES.forEach(function (o) {
+        f['push-' + o].textContent = String((st.push && st.push[o]) || 0);
+      });
+    }
     c.soldOut = typeof st.soldOutAt === 'number' && st.soldOutAt > 0;
     render(c);
     loadHistory(c);

@@ -264,6 +264,7 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
         .away = q->away_n + held,
         .returned_total = q->returned_total,
         .bypass_total = q->bypass_total,
+        .subscribed = q->push ? wr_idhash_count(q->push) : 0,
         .unseen_expired_total = q->unseen_expired_total,
         .stock_left = q->stock_left,
         .sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1,

@@ -105,6 +105,7 @@ static double reply_double(const redisReply *e)
         (st)->returned_total = u64((e)[WR_ROW(T, RETURNED_TOTAL)]);                                \
         (st)->unseen_expired_total = u64((e)[WR_ROW(T, UNSEEN_EXPIRED_TOTAL)]);                    \
         (st)->bypass_total = u64((e)[WR_ROW(T, BYPASS_TOTAL)]);                                    \
+        (st)->subscribed = u64((e)[WR_ROW(T, SUBSCRIBED)]);                                        \
         fill_stock(st, (e)[WR_ROW(T, STOCK_LEFT)], (e)[WR_ROW(T, SOLD_OUT_AT)]);                   \
     } while (0)
 

@@ -6,7 +6,9 @@
  * nor counted as passed over, and their answers carry `subscribed`; leave
  * and the queue's delete drop it; admission claims it - handed to exactly
  * one admit call, with the pass's expiry, never again; the closing push
- * goes out once per closing and the subscriptions stay. Run by runner.c
+ * goes out once per closing and the subscriptions stay. The stats'
+ * `subscribed` (queue_get's and admit's answers) counts the live ones.
+ * Run by runner.c
  * against every backend of the store registry (tests listed in
  * WR_CONTRACT_GROUP at the end). On Redis the time is real.
  */
@@ -34,12 +36,13 @@ typedef struct {
     wr_close_reason_t closing;
 } prec_t;
 
-/* What one admit call answered: its pushes (n), the admitted count and
- * the store's time; the callbacks and the last error. */
+/* What one admit call answered: its pushes (n), the admitted count, the
+ * stats' subscribed and the store's time; the callbacks and the last
+ * error. */
 typedef struct {
     size_t n;
     prec_t p[PUSH_MAX];
-    uint64_t admitted;
+    uint64_t admitted, subscribed;
     int64_t now_us;
     int calls;
     wr_err_t err;
@@ -52,6 +55,7 @@ static void push_admit_cb(wr_err_t err, const wr_admit_t *a, void *arg)
     r->calls++;
     if (a) {
         r->admitted = a->admitted;
+        r->subscribed = a->stats.subscribed;
         r->now_us = a->now_us;
     }
     for (size_t i = 0; a && i < a->n_pushes && r->n < PUSH_MAX; i++, r->n++) {
@@ -123,6 +127,14 @@ static bool subscribed(wr_store_t *s, const char *q, const char *u)
     return r.entry.subscribed;
 }
 
+/* q's live subscriptions, as its stats (queue_get) count them. */
+static uint64_t nsub(wr_store_t *s, const char *q)
+{
+    sh_res_t r;
+    assert_int_equal(sh_get(s, q, &r), WR_OK);
+    return r.stats.subscribed;
+}
+
 /* A queue's config: rate per second at ticks of 100 ms, passes of ttl s,
  * paused or not. */
 static wr_queue_config_t push_cfg(double rate, uint32_t ttl, bool paused)
@@ -149,8 +161,10 @@ static void t_push_sub_who(void **state)
     assert_int_equal(psub_new(s, "pw", "u1"), WR_ENOTINQUEUE); /* not in line */
     join_n(s, "pw", 1, 2);
     assert_false(subscribed(s, "pw", "u1"));
+    assert_int_equal(nsub(s, "pw"), 0);
     assert_int_equal(psub_new(s, "pw", "u1"), WR_OK);
     assert_true(subscribed(s, "pw", "u1"));
+    assert_int_equal(nsub(s, "pw"), 1);
     assert_false(subscribed(s, "pw", "u2"));
     assert_int_equal(sh_status_quiet(s, "pw", "u1", &r), WR_OK);
     assert_true(r.entry.subscribed);
@@ -158,10 +172,15 @@ static void t_push_sub_who(void **state)
     assert_true(r.entry.subscribed);
     wr_pushsub_t b = mksub("u1b", "ko");
     assert_int_equal(psub(s, "pw", "u1", &b), WR_OK); /* replaces */
+    assert_int_equal(nsub(s, "pw"), 1);
+    assert_int_equal(psub_new(s, "pw", "u2"), WR_OK);
+    assert_int_equal(nsub(s, "pw"), 2);
     assert_int_equal(psub(s, "pw", "u1", NULL), WR_OK);
     assert_false(subscribed(s, "pw", "u1"));
+    assert_int_equal(nsub(s, "pw"), 1);
     assert_int_equal(psub(s, "pw", "u1", NULL), WR_OK); /* none: still fine */
     assert_int_equal(psub(s, "pw", "u9", NULL), WR_ENOTINQUEUE);
+    assert_int_equal(nsub(s, "pw"), 1);
     /* the pre-queue (a sale not open yet) */
     wr_queue_config_t c = push_cfg(10, 300, false);
     c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
@@ -169,7 +188,9 @@ static void t_push_sub_who(void **state)
     assert_int_equal(sh_join(s, "pwpre", "p1", &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
     assert_int_equal(psub_new(s, "pwpre", "p1"), WR_OK);
+    assert_int_equal(nsub(s, "pwpre"), 1); /* the pre-queue's count too */
     assert_int_equal(psub(s, "pwpre", "p1", NULL), WR_OK);
+    assert_int_equal(nsub(s, "pwpre"), 0);
 }
 
 /* The pushes of a, added to got (n of them). */
@@ -199,6 +220,7 @@ static void t_push_claimed_once(void **state)
     wr_pushsub_t s1 = mksub("u1", "fr"), s3 = mksub("u3", "");
     assert_int_equal(psub(s, "pc", "u1", &s1), WR_OK);
     assert_int_equal(psub(s, "pc", "u3", &s3), WR_OK);
+    assert_int_equal(nsub(s, "pc"), 2);
     put_push_queue(s, "pc", 1, false);
     pass_store_time(s, wr_clock_wall_us() + WR_ADMIT_DELAY_US);
     /* 4 admit calls in flight at once (one of them runs the tick), then
@@ -227,6 +249,8 @@ static void t_push_claimed_once(void **state)
     }
     assert_int_equal(admitted, 3);
     assert_int_equal(got.n, 2);
+    /* claimed: none left, as queue_get and the last admit answer count */
+    assert_int_equal(nsub(s, "pc"), 0);
     int64_t exp3 = 0;
     for (size_t i = 0; i < got.n; i++) {
         const char *u = got.p[i].user;
@@ -276,7 +300,8 @@ static void t_push_never_away(void **state)
     assert_int_equal(r.entry.passed_scan, 2);
     assert_false(r.entry.subscribed);
     pres_t a;
-    padmit(s, "pa", &a); /* paused: the sweep alone */
+    padmit(s, "pa", &a);               /* paused: the sweep alone */
+    assert_int_equal(a.subscribed, 1); /* admit's answer counts them too */
     assert_int_equal(sh_get(s, "pa", &r), WR_OK);
     assert_int_equal(r.stats.away, 1); /* u2 */
     c.paused = false;
@@ -284,6 +309,7 @@ static void t_push_never_away(void **state)
     padmit_next_tick(s, "pa", a.now_us, &a);
     assert_int_equal(a.admitted, 2); /* u1 and u3; u2 held */
     assert_int_equal(a.n, 1);
+    assert_int_equal(a.subscribed, 0); /* u1's claimed by this call */
     assert_string_equal(a.p[0].user, "u1");
     assert_int_equal(sh_get(s, "pa", &r), WR_OK);
     assert_int_equal(r.stats.held, 1);
@@ -306,7 +332,9 @@ static void t_push_leave_and_delete(void **state)
     join_n(s, "pl", 1, 2);
     assert_int_equal(psub_new(s, "pl", "u1"), WR_OK);
     assert_int_equal(psub_new(s, "pl", "u2"), WR_OK);
+    assert_int_equal(nsub(s, "pl"), 2);
     assert_int_equal(sh_leave(s, "pl", "u1"), WR_OK);
+    assert_int_equal(nsub(s, "pl"), 1);
     join_n(s, "pl", 1, 1);
     assert_false(subscribed(s, "pl", "u1"));
     assert_true(subscribed(s, "pl", "u2"));
@@ -314,6 +342,7 @@ static void t_push_leave_and_delete(void **state)
     put_push_queue(s, "pl", 300, false);
     join_due(s, "pl", 2, 2);
     assert_false(subscribed(s, "pl", "u2"));
+    assert_int_equal(nsub(s, "pl"), 0);
     pres_t a;
     padmit(s, "pl", &a);
     for (int i = 0; i < 20 && a.admitted == 0; i++)

@@ -81,6 +81,8 @@ out[R.NOW_US] = now
 -- would change only lastTick, carryMicro (0: nothing accrues on an empty
 -- line), the sweep's cursor (to 0: it finds seen empty) and, after a gap,
 -- idleGrace; this does the same in 5 commands instead of about 17.
+-- SUBSCRIBED stays R._NEW's 0: a subscription's person is in the line, the
+-- pre-queue or held (push.lua), none of which a quiet queue has.
 if cfg[11] ~= '1' and cfg[13] ~= '1' and
     redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN, K_HELD, K_BACK) == 0 then
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
@@ -411,7 +413,7 @@ out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
-  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL] = stats()
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
 out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
 out[R.PUSHES] = pushes
 out[R.CLOSING], out[R.CLOSING_PUSHES] = closing, closing_pushes

@@ -389,7 +389,8 @@ end
 -- SESSIONS_EXPIRED_TOTAL, ABANDONED_TOTAL, then PREQUEUE, AWAY, HELD,
 -- RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT (-1: no stock),
 -- SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL (bypass.lua's
--- count). People still to move in a
+-- count), SUBSCRIBED (the push hash's live Web Push subscriptions). People
+-- still to move in a
 -- running opening count in waiting. away: the line's away set plus the
 -- held.
 local function stats()
@@ -411,7 +412,7 @@ local function stats()
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
     tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
     tonumber(c[10] or 0), tonumber(c[13] or 0), tonumber(c[11] or '-1'), sold_at,
-    tonumber(c[14] or 0)
+    tonumber(c[14] or 0), redis.call('HLEN', K_PUSH)
 end
 
 -- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each

@@ -16,7 +16,7 @@ out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
-  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL] = stats()
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
 if (cfg[3] or '') ~= '' then
   out[R.AUTO_RATE] = redis.call('HGET', K_STATE, 'autoRate') or ''
 end
