@@ -165,6 +165,28 @@ class Push(WRTest):
         r = self.pc.request("DELETE", "/v1/queues/%s/entries/me/push" % q, headers=self.pc.uh(u))
         self.assertError(r, 404, "NOT_IN_QUEUE")
 
+    def test_push_off_drops_subscriptions(self):
+        """Turning a queue's push off drops its subscriptions: stats
+        subscribed 0 at once, and nobody is pushed to at their admission,
+        even after push is on again (they must subscribe again)."""
+        q = self.push_queue()
+        users = [uid() for _ in range(2)]
+        for u in users:
+            self.assertEqual(self.pc.join(q, u).status, 200)
+            self.assertEqual(self.put_sub(q, u, self.sub()).status, 204)
+        self.assertEqual(self.stats(q, client=self.pc)["subscribed"], 2)
+        self.assertEqual(self.pc.patch_queue(q, {"push": False}).status, 200)
+        self.assertEqual(self.stats(q, client=self.pc)["subscribed"], 0)
+        self.assertEqual(self.pc.patch_queue(q, {"push": True}).status, 200)
+        self.assertEqual(self.stats(q, client=self.pc)["subscribed"], 0)
+        n0 = len(self.svc.records)
+        self.assertEqual(self.pc.patch_queue(q, {"paused": False}).status, 200)
+        for u in users:
+            self.wait_admitted(q, u, client=self.pc)
+        time.sleep(0.5)  # a push would come with the admitting tick
+        self.assertEqual(len(self.svc.records), n0, self.svc.records[n0:])
+        self.assertEqual(self.pushes(q, "delivered") + self.pushes(q, "failed"), 0)
+
     def test_admin_json_subscribed_and_pushes(self):
         """The queue's admin JSON: stats subscribed (the live subscriptions,
         store-wide; also the gauge waitroom_push_subscribed) follows PUT,

@@ -194,6 +194,11 @@ wr_err_t wr_memq_push_set(wr_memq_t *q, const char *user, size_t ulen, const wr_
  * wr_memq_push_set, then the subscription (if any) is dropped. */
 wr_err_t wr_memq_push_del(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us, bool *dirty);
 
+/* The queue's config turned push off: every subscription and every
+ * claimed push not sent yet dropped (no push goes out for a queue with
+ * push off; its stat subscribed is 0). */
+void wr_memq_push_clear(wr_memq_t *q);
+
 /* A snapshot load: user's subscription sub (copied), no status and no
  * check (the loader checks). WR_OK, WR_ENOMEM. */
 wr_err_t wr_memq_push_restore(wr_memq_t *q, const char *user, size_t ulen, const wr_pushsub_t *sub);

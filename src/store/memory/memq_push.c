@@ -187,6 +187,11 @@ static void free_one(void *item, void *arg)
     free(item);
 }
 
+void wr_memq_push_clear(wr_memq_t *q)
+{
+    wr_memq__push_free(q);
+}
+
 void wr_memq__push_free(wr_memq_t *q)
 {
     if (q->push) {

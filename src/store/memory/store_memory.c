@@ -328,6 +328,8 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     if (it->err == WR_OK) {
         s->dirty = true;
         wr_memq_stock_note(q, wr_store_memory__now_us(s), &s->dirty); /* a restock, or stock 0 */
+        if (!cfg->push)
+            wr_memq_push_clear(q); /* push off: nobody is pushed to (docs/API.md) */
     }
     wr_store_memory__item_enqueue(s, it);
     return WR_OK;

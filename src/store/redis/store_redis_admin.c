@@ -97,6 +97,14 @@ wr_err_t wr_store_redis__config_put(wr_store_t *st, const char *q, const wr_queu
         goto out;
     err = wr_store_redis__submit(s, r, true);
     r = NULL; /* submit owns it */
+    if (err == WR_OK && !cfg->push) {
+        /* push off: every subscription and parked claim goes, after the
+         * config on the same connection (no push for a queue with push off) */
+        char k1[WR_QUEUE_NAME_MAX + 16], k2[WR_QUEUE_NAME_MAX + 16];
+        snprintf(k1, sizeof k1, "wr:{%s}:push", q);
+        snprintf(k2, sizeof k2, "wr:{%s}:pushdue", q);
+        (void)wr_store_redis__send_plain(s, "DEL", k1, k2);
+    }
 out:
     wr_store_redis__req_free(r);
     free(json);

@@ -135,12 +135,13 @@ static uint64_t nsub(wr_store_t *s, const char *q)
     return r.stats.subscribed;
 }
 
-/* A queue's config: rate per second at ticks of 100 ms, passes of ttl s,
- * paused or not. */
+/* A queue's config with push on: rate per second at ticks of 100 ms,
+ * passes of ttl s, paused or not. */
 static wr_queue_config_t push_cfg(double rate, uint32_t ttl, bool paused)
 {
     wr_queue_config_t c = mkcfg(rate, 100, 0, 0, ttl);
     c.paused = paused;
+    c.push = true;
     return c;
 }
 
@@ -451,6 +452,33 @@ static void t_push_parked_by_non_sender(void **state)
     wr_store_close(quiet);
 }
 
+/* A config put with push off drops every subscription (store.h
+ * config_put): subscribed 0, and the next admission claims none, also
+ * after push is on again. */
+static void t_push_off_drops(void **state)
+{
+    wr_store_t *s = *state;
+    put_push_queue(s, "poff", 300, true);
+    join_n(s, "poff", 1, 2);
+    assert_int_equal(psub_new(s, "poff", "u1"), WR_OK);
+    assert_int_equal(psub_new(s, "poff", "u2"), WR_OK);
+    assert_int_equal(nsub(s, "poff"), 2);
+    wr_queue_config_t c = push_cfg(10, 300, true);
+    c.push = false;
+    put_ok(s, "poff", c);
+    assert_int_equal(nsub(s, "poff"), 0);
+    put_push_queue(s, "poff", 300, false);
+    pass_us(s, WR_ADMIT_DELAY_US + 1000);
+    pres_t a;
+    uint64_t admitted = 0;
+    for (int i = 0; i < 40 && admitted < 2; i++) {
+        padmit_next_tick(s, "poff", i ? a.now_us : 0, &a);
+        admitted += a.admitted;
+        assert_int_equal(a.n, 0);
+    }
+    assert_int_equal(admitted, 2);
+}
+
 WR_CONTRACT_GROUP(push, T(t_push_sub_who), T(t_push_claimed_once), T(t_push_never_away),
                   T(t_push_leave_and_delete), T(t_push_closing_once),
-                  T(t_push_parked_by_non_sender));
+                  T(t_push_parked_by_non_sender), T(t_push_off_drops));
