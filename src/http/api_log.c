@@ -218,6 +218,8 @@ static void signed_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
 {
     logreq_t *r = arg;
     wr_api__observe(r->c, err);
+    if (err == WR_OK && res)
+        wr_logsign_broken(r->c->api->logsign, r->c->queue, res); /* (once per log) */
     if (err == WR_OK && res && res->broken)
         err = WR_EIO;
     if (err != WR_OK || !res || !res->checkpoint)
@@ -233,6 +235,8 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
     logreq_t *r = arg;
     wr_api__ctx_t *c = r->c;
     wr_api__observe(c, err);
+    if (err == WR_OK && res)
+        wr_logsign_broken(c->api->logsign, c->queue, res); /* (once per log) */
     if (err == WR_OK && res && res->broken)
         err = WR_EIO;
     if (err != WR_OK || !res) {

@@ -34,6 +34,9 @@ struct wr_logsign {
     char vkey[WR_NOTE_VERIFIER_MAX];
     bool ready;
     size_t in_flight; /* signs of the running round */
+    /* the logs found broken or forked, reported once (wr_logsign_broken) */
+    char reported[64][WR_QUEUE_NAME_MAX + 1];
+    size_t n_reported;
     wr_logsign_beacon_fn beacon;
     void *beacon_arg;
 };
@@ -98,6 +101,25 @@ static void published(wr_err_t err, const wr_log_answer_t *res, void *arg)
     finish(sg, err == WR_EINVAL ? WR_OK : err, res);
 }
 
+void wr_logsign_broken(wr_logsign_t *ls, const char *queue, const wr_log_answer_t *res)
+{
+    if (!ls || !res || !(res->broken || res->forked))
+        return;
+    for (size_t i = 0; i < ls->n_reported; i++)
+        if (strcmp(ls->reported[i], queue) == 0)
+            return; /* once per log and process */
+    if (ls->n_reported < sizeof ls->reported / sizeof ls->reported[0])
+        snprintf(ls->reported[ls->n_reported++], sizeof ls->reported[0], "%s", queue);
+    wr_error("public log of queue %s: %s (checkpoint of %" PRIu64 " leaves, the log holds %" PRIu64
+             "): not signed any more",
+             queue,
+             res->broken ? "the log is shorter than a checkpoint already published"
+                         : "the log's leaves no longer give the published root",
+             res->checkpoint_size, res->size);
+    if (ls->metrics)
+        wr_metrics_inc(ls->metrics, "waitroom_log_broken_total", NULL, 1);
+}
+
 static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
 {
     sign_t *sg = arg;
@@ -107,14 +129,7 @@ static void head_cb(wr_err_t err, const wr_log_answer_t *res, void *arg)
         return;
     }
     if (res->broken || res->forked) {
-        wr_error("public log of queue %s: %s (checkpoint of %" PRIu64
-                 " leaves, the log holds %" PRIu64 "): not signed any more",
-                 sg->queue,
-                 res->broken ? "the log is shorter than a checkpoint already published"
-                             : "the log's leaves no longer give the published root",
-                 res->checkpoint_size, res->size);
-        if (ls->metrics)
-            wr_metrics_inc(ls->metrics, "waitroom_log_broken_total", NULL, 1);
+        wr_logsign_broken(ls, sg->queue, res);
         finish(sg, WR_OK, res);
         return;
     }

@@ -64,4 +64,12 @@ void wr_logsign_set_beacon(wr_logsign_t *ls, wr_logsign_beacon_fn fn, void *arg)
  * reach ls (main.c does so). NULL is fine. */
 void wr_logsign_free(wr_logsign_t *ls);
 
+/* A log found broken (shorter than its checkpoint) or forked (its leaves
+ * no longer give the checkpoint's root) by whoever read its head (the
+ * signer's round, or a log route: the store then leaves it out of the
+ * signer's rounds): logged as an error and counted in
+ * waitroom_log_broken_total, once per log and process (the first 64 logs
+ * remembered). Nothing when res is neither. */
+void wr_logsign_broken(wr_logsign_t *ls, const char *queue, const wr_log_answer_t *res);
+
 #endif

@@ -22,7 +22,7 @@ import threading
 import time
 
 from harness import ENV, FAST, HOLD, Waitroomd, WRTest, now_ms, uid
-from helpers import memory_server, private_server
+from helpers import memory_server, metrics, private_server
 
 EMPTY_ROOT = base64.b64encode(hashlib.sha256(b"").digest()).decode()
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -171,6 +171,32 @@ class PublicLog(WRTest):
         r.cmd("HDEL", key, "1")
         rc, out, err = self.verify(q, w)
         self.assertNotEqual(rc, 0, out + err)
+
+    def test_lost_leaves_on_redis_are_reported(self):
+        """Redis: a log that lost leaves its checkpoint covered (a failover
+        that lost writes, here by hand) answers 503 LOG_BROKEN on its
+        routes, and the instance that found it logs it as an error and
+        counts it in waitroom_log_broken_total, once."""
+        if ENV.store != "redis":
+            self.skipTest("redis: the leaves in the store's keys")
+        instance = self.private_redis_instances()
+        w = instance()
+        q = uid("lost")
+        self.assertEqual(w.client.put_queue(q, dict(HOLD, publicLog=True)).status, 200)
+        for _ in range(3):
+            self.assertEqual(w.client.join(q, uid("l-")).status, 200)
+        self.signed(q, 3, client=w.client)
+        r = instance.redis.client()
+        self.addCleanup(r.close)
+        r.cmd("HDEL", "wr:{%s}:logl" % q, "2")
+        r.cmd("HSET", "wr:{%s}:log" % q, "n", "2", "hs", "2")
+        for _ in range(2):
+            self.assertError(w.client.get("/v1/queues/%s/log/checkpoint" % q), 503, "LOG_BROKEN")
+        self.poll_until(lambda: metrics(w).get(("waitroom_log_broken_total", ""), 0),
+                        lambda v: v == 1, what="the broken log counted once")
+        self.poll_until(lambda: w.stderr_tail(),
+                        lambda t: "public log of queue %s: the log is shorter" % q in t,
+                        what="the broken log logged")
 
     # ------------------------------------------------------------ routes
     def test_routes_bounds_and_headers(self):
