@@ -145,23 +145,29 @@ class PublicLog(WRTest):
                              lambda p: p[0] == p[1], what="one checkpoint on both")
         self.assertIn("\n28\n", cb[0])
 
-    def test_corrupt_leaf_on_redis(self):
-        """Redis: a leaf changed in the store after it was signed is caught
-        by the verifier (exit 2: the leaves no longer give the signed
-        root), and so is a leaf deleted (the log no longer serves it)."""
+    def redis_log_of_three(self):
+        """Redis only: a private Redis and waitroomd, a queue with its log,
+        three joins signed: (the instance, the queue, a Redis client)."""
         if ENV.store != "redis":
             self.skipTest("redis: the leaves in the store's keys")
         instance = self.private_redis_instances()
         w = instance()
-        q = uid("bad")
+        q = uid("rl")
         self.assertEqual(w.client.put_queue(q, dict(HOLD, publicLog=True)).status, 200)
-        for i in range(3):
-            self.assertEqual(w.client.join(q, uid("b-")).status, 200)
+        for _ in range(3):
+            self.assertEqual(w.client.join(q, uid("j-")).status, 200)
         self.signed(q, 3, client=w.client)
-        rc, out, err = self.verify(q, w)
-        self.assertEqual(rc, 0, out + err)
         r = instance.redis.client()
         self.addCleanup(r.close)
+        return w, q, r
+
+    def test_corrupt_leaf_on_redis(self):
+        """Redis: a leaf changed in the store after it was signed is caught
+        by the verifier (exit 2: the leaves no longer give the signed
+        root), and so is a leaf deleted (the log no longer serves it)."""
+        w, q, r = self.redis_log_of_three()
+        rc, out, err = self.verify(q, w)
+        self.assertEqual(rc, 0, out + err)
         key = "wr:{%s}:logl" % q
         leaf = r.cmd("HGET", key, "1")
         self.assertTrue(leaf.startswith('{"e":"join"'), leaf)
@@ -177,17 +183,7 @@ class PublicLog(WRTest):
         that lost writes, here by hand) answers 503 LOG_BROKEN on its
         routes, and the instance that found it logs it as an error and
         counts it in waitroom_log_broken_total, once."""
-        if ENV.store != "redis":
-            self.skipTest("redis: the leaves in the store's keys")
-        instance = self.private_redis_instances()
-        w = instance()
-        q = uid("lost")
-        self.assertEqual(w.client.put_queue(q, dict(HOLD, publicLog=True)).status, 200)
-        for _ in range(3):
-            self.assertEqual(w.client.join(q, uid("l-")).status, 200)
-        self.signed(q, 3, client=w.client)
-        r = instance.redis.client()
-        self.addCleanup(r.close)
+        w, q, r = self.redis_log_of_three()
         r.cmd("HDEL", "wr:{%s}:logl" % q, "2")
         r.cmd("HSET", "wr:{%s}:log" % q, "n", "2", "hs", "2")
         for _ in range(2):

@@ -323,17 +323,23 @@ static void t_push_never_away(void **state)
     assert_string_equal(a.p[0].user, "u2");
 }
 
+/* q paused, u1 and u2 in line, both subscribed (stats: 2). */
+static void two_subscribed(wr_store_t *s, const char *q)
+{
+    put_push_queue(s, q, 300, true);
+    join_n(s, q, 1, 2);
+    assert_int_equal(psub_new(s, q, "u1"), WR_OK);
+    assert_int_equal(psub_new(s, q, "u2"), WR_OK);
+    assert_int_equal(nsub(s, q), 2);
+}
+
 /* Leave deletes the subscription (a return to the line starts without
  * one), and so does the queue's delete (a queue made again under its
  * name has none). */
 static void t_push_leave_and_delete(void **state)
 {
     wr_store_t *s = *state;
-    put_push_queue(s, "pl", 300, true);
-    join_n(s, "pl", 1, 2);
-    assert_int_equal(psub_new(s, "pl", "u1"), WR_OK);
-    assert_int_equal(psub_new(s, "pl", "u2"), WR_OK);
-    assert_int_equal(nsub(s, "pl"), 2);
+    two_subscribed(s, "pl");
     assert_int_equal(sh_leave(s, "pl", "u1"), WR_OK);
     assert_int_equal(nsub(s, "pl"), 1);
     join_n(s, "pl", 1, 1);
@@ -458,11 +464,7 @@ static void t_push_parked_by_non_sender(void **state)
 static void t_push_off_drops(void **state)
 {
     wr_store_t *s = *state;
-    put_push_queue(s, "poff", 300, true);
-    join_n(s, "poff", 1, 2);
-    assert_int_equal(psub_new(s, "poff", "u1"), WR_OK);
-    assert_int_equal(psub_new(s, "poff", "u2"), WR_OK);
-    assert_int_equal(nsub(s, "poff"), 2);
+    two_subscribed(s, "poff");
     wr_queue_config_t c = push_cfg(10, 300, true);
     c.push = false;
     put_ok(s, "poff", c);
