@@ -240,6 +240,7 @@ static void s_admit(void **state)
     /* Web Push: an admission's claim (PUSHES), then the closing push
      * (CLOSING_PUSHES) */
     wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
+    c.push = true; /* (a config with push off drops the subscriptions) */
     put_ok(s, "rows_p", c);
     join_due(s, "rows_p", 1, 3);
     wr_pushsub_t sub;
