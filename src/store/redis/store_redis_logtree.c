@@ -12,10 +12,11 @@
  * it) stops the hashing there: the head answers what is hashed, and the
  * checkpoint can never pass it.
  *
- * The round (log_unsigned, once a second from the signer): the lease
- * first (log_lease.lua: one instance at a time, LEASE_MS), then every log
- * of the registry (wr:logs) hashed, and the names of those with leaves
- * past their checkpoint (or none yet) answered.
+ * The round (log_unsigned, once a second from the signer): the registry
+ * (wr:logs, a plain SMEMBERS) first; when it names any log, the lease
+ * (log_lease.lua: one instance at a time, LEASE_MS), then every log hashed,
+ * and the names of those with leaves past their checkpoint (or none yet)
+ * answered. A store without logs runs no script for it.
  */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
@@ -175,6 +176,21 @@ void wr_store_redis__lj_next_log(ljob_t *j)
     wr_store_redis__lj_send(j, wr_store_redis__lj_meta_cmd(j), true);
 }
 
+static void unsigned_lease(ljob_t *j, wr_err_t err, const redisReply *rep)
+{
+    if (err == WR_OK && rep->type != REDIS_REPLY_INTEGER)
+        err = WR_EPROTO;
+    if (err != WR_OK || rep->integer != 1) {
+        j->n_names = 0; /* another instance holds the lease: nothing for us */
+        wr_store_redis__lj_end(j, err);
+        return;
+    }
+    wr_store_redis__lj_next_log(j);
+}
+
+/* The registry's names (SMEMBERS wr:logs); then, when there is any log,
+ * the lease (log_lease.lua): a store without logs pays one plain read a
+ * round, no script. */
 static void unsigned_names(ljob_t *j, wr_err_t err, const redisReply *rep)
 {
     if (err == WR_OK && rep->type != REDIS_REPLY_ARRAY)
@@ -199,21 +215,16 @@ static void unsigned_names(ljob_t *j, wr_err_t err, const redisReply *rep)
                 j->n_names++;
         }
     }
-    wr_store_redis__lj_next_log(j);
-}
-
-static void unsigned_lease(ljob_t *j, wr_err_t err, const redisReply *rep)
-{
-    if (err == WR_OK && rep->type != REDIS_REPLY_INTEGER)
-        err = WR_EPROTO;
-    if (err != WR_OK || rep->integer != 1) {
-        wr_store_redis__lj_end(j, err); /* another instance holds the lease: nothing for us */
+    if (j->n_names == 0) {
+        wr_store_redis__lj_next_log(j); /* (answers none) */
         return;
     }
-    struct req *r = wr_store_redis__lj_cmd(j, WR_REDIS_CONN_NO_SCRIPT, 4, 128, unsigned_names);
+    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_LEASE, 8, 256, unsigned_lease);
     wr_store_redis__lj_send(j, r,
-                            r && wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
-                                wr_redis_conn_cmd_str(r->cmd, j->s->keys->logs));
+                            r && wr_redis_conn_cmd_str(r->cmd, "1") &&
+                                wr_redis_conn_cmd_str(r->cmd, j->s->keys->loglease) &&
+                                wr_redis_conn_cmd_str(r->cmd, j->s->instance) &&
+                                wr_redis_conn_cmd_fmt(r->cmd, "%d", LEASE_MS));
 }
 
 wr_err_t wr_store_redis__log_unsigned(wr_store_t *st, wr_store_log_cb cb, void *arg)
@@ -226,10 +237,8 @@ wr_err_t wr_store_redis__log_unsigned(wr_store_t *st, wr_store_log_cb cb, void *
     ljob_t *j = wr_store_redis__lj_new(s, J_UNSIGNED, NULL, cb, arg);
     if (!j)
         return WR_ENOMEM;
-    struct req *r = wr_store_redis__lj_cmd(j, SC_LOG_LEASE, 8, 256, unsigned_lease);
-    bool ok = r && wr_redis_conn_cmd_str(r->cmd, "1") &&
-              wr_redis_conn_cmd_str(r->cmd, s->keys->loglease) &&
-              wr_redis_conn_cmd_str(r->cmd, s->instance) &&
-              wr_redis_conn_cmd_fmt(r->cmd, "%d", LEASE_MS);
+    struct req *r = wr_store_redis__lj_cmd(j, WR_REDIS_CONN_NO_SCRIPT, 4, 128, unsigned_names);
+    bool ok = r && wr_redis_conn_cmd_str(r->cmd, "SMEMBERS") &&
+              wr_redis_conn_cmd_str(r->cmd, s->keys->logs);
     return wr_store_redis__lj_start(j, r, ok);
 }
