@@ -140,7 +140,10 @@ bool wr_app_parse_declared(const wr_config_t *cfg, wr_queue_config_t *out, const
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
         if (wr_qconfig_parse(cfg->queues[i].fields, &out[i], field, sizeof(field), msg,
                              sizeof(msg)) != WR_OK ||
-            wr_qconfig_check_available(&out[i], field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
+            wr_qconfig_check_available(&out[i], field, sizeof(field), msg, sizeof(msg)) != WR_OK ||
+            (out[i].n_groups > 0 && strcmp(cfg->store, "memory") != 0 &&
+             snprintf(field, sizeof(field), "groups") > 0 &&
+             snprintf(msg, sizeof(msg), "%s", WR_GROUPS_STORE_ONLY) > 0)) {
             if (when)
                 wr_error("%s: queue %s in the config file: %s: %s", when, cfg->queues[i].name,
                          field, msg);

@@ -29,6 +29,8 @@ static const struct {
     [WR_EAUTH] = {"WR_EAUTH", "store authentication failed"},
     [WR_EREPLICA] = {"WR_EREPLICA", "no replica acknowledged the write in time"},
     [WR_ESHARD] = {"WR_ESHARD", "the store shard of this queue is unreachable"},
+    [WR_ECODE] = {"WR_ECODE", "the presale code is not valid for this queue"},
+    [WR_EGROUP] = {"WR_EGROUP", "a priority group with people or live codes cannot be removed"},
 };
 
 const char *wr_strerror(wr_err_t err)

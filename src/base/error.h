@@ -29,6 +29,11 @@ typedef enum {
     WR_ESHARD = 15,      /* a sharded store (Redis Cluster): the part that holds this queue
                             is unreachable, the others answer; handled as WR_EUNAVAILABLE
                             for the queue, not as a store outage (the breaker ignores it) */
+    WR_ECODE = 16,       /* a presale code is not valid for this queue (unknown, used up,
+                            revoked, expired: the entry's code_reason says which), or
+                            (codes revoke) no such code */
+    WR_EGROUP = 17,      /* config_put: it removes a priority group that still has people
+                            (line, held, admitted) or live codes */
 } wr_err_t;
 
 /* Returns a static, human-readable string for err; never NULL. */

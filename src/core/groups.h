@@ -33,6 +33,14 @@
 #define WR_CODES_COUNT_MAX  100000  /* POST .../codes: count, at most */
 #define WR_CODES_USES_MAX   1000000 /* POST .../codes: uses, at most */
 
+/* Why a config with groups is refused on a store without them. */
+#define WR_GROUPS_STORE_ONLY                                                                       \
+    "priority groups are served by the embedded store (--store memory) in this version, not by "   \
+    "Redis"
+/* Why a config_put that removes a group is refused (WR_EGROUP). */
+#define WR_GROUPS_REMOVE_REFUSED                                                                   \
+    "a group that still has people in line, held or admitted, or live codes, cannot be removed"
+
 /* True when s (len bytes) is a group name: [a-z0-9-]{1,32} and not
  * "standard". Uniqueness is the config's check. */
 bool wr_groups_name_ok(const char *s, size_t len);

@@ -93,14 +93,21 @@ static json_t *info_json(wr_api_t *a, const wr_queue_info_t *info)
         json_object_set_new(
             st, "admitRateTarget",
             wr_qconfig_number_json(wr_store_rate_in_use(info->config, info->stats.autotune_rate)));
-    /* per line (API 1.3, "Priority groups and presale codes"): with no
-     * groups (the only config this version accepts, qconfig's
-     * wr_qconfig_check_available) the standard line is the whole line */
-    if (st && info->config->n_groups == 0)
-        json_object_set_new(st, "groups",
-                            json_pack("{s:{s:I,s:I}}", WR_GROUP_STANDARD, "waiting",
-                                      (json_int_t)info->stats.waiting, "admittedTotal",
-                                      (json_int_t)info->stats.admitted_total));
+    /* per line (API 1.3, "Priority groups and presale codes"): the groups
+     * in order, then "standard" */
+    if (st) {
+        json_t *g = json_object();
+        const wr_queue_stats_t *q = &info->stats;
+        if (q->n_lines == 0) /* a store without groups: the standard line is the whole line */
+            json_object_set_new(g, WR_GROUP_STANDARD,
+                                json_pack("{s:I,s:I}", "waiting", (json_int_t)q->waiting,
+                                          "admittedTotal", (json_int_t)q->admitted_total));
+        for (size_t i = 0; i < q->n_lines && i <= WR_GROUPS_MAX; i++)
+            json_object_set_new(g, q->lines[i].name,
+                                json_pack("{s:I,s:I}", "waiting", (json_int_t)q->lines[i].waiting,
+                                          "admittedTotal", (json_int_t)q->lines[i].admitted_total));
+        json_object_set_new(st, "groups", g);
+    }
     /* Web Push on: this instance's pushes by outcome (waitroom_push_total) */
     if (st && info->config->push)
         json_object_set_new(st, "push", wr_api__push_counts_json(a, info->name));
@@ -247,6 +254,9 @@ static void admin_put_cb(wr_err_t err, void *arg)
         if (!p->has_old) /* created (again): its report lives (the registry) */
             wr_reporter_created(wr_scheduler_reporter(c->api->sched), c->queue);
         wr_api__reply_jansson(c->api, c->req, c->route, 200, wr_qconfig_to_public_json(&p->cfg));
+    } else if (err == WR_EGROUP) { /* a group with people or live codes leaves the config */
+        wr_api__reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG",
+                            WR_GROUPS_REMOVE_REFUSED, "groups", NULL, 0);
     } else {
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
     }
@@ -309,6 +319,12 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
                                 0);
             goto fail;
         }
+    }
+    if (c->route != WR_ROUTE_ADMIN_DELETE && p->cfg.n_groups > 0 &&
+        !wr_store_has_groups(c->api->store)) {
+        wr_api__reply_error(c->api, c->req, c->route, 400, "INVALID_CONFIG", WR_GROUPS_STORE_ONLY,
+                            "groups", NULL, 0);
+        goto fail;
     }
     if (c->route != WR_ROUTE_ADMIN_DELETE) {
         if (wr_api__log_config_check(c, p->has_old ? &p->old : NULL, info ? &info->stats : NULL,

@@ -182,7 +182,10 @@ typedef struct wr_store_ops {
                        void *arg);
 
     /* config_put: creates or replaces the queue's config; the line, tokens
-     * and counters are kept. Every instance sees it on its next operation. */
+     * and counters are kept. Every instance sees it on its next operation.
+     * A store with groups (join_group) keeps each group's line by name:
+     * groups may be reordered or added; removing one that still has people
+     * (line, held, a live pass) or live codes is WR_EGROUP, nothing changed. */
     wr_err_t (*config_put)(wr_store_t *s, const char *queue, const wr_queue_config_t *cfg,
                            wr_store_done_cb cb, void *arg);
     /* queue_get: config and stats; WR_ENOTFOUND. */
@@ -257,6 +260,39 @@ typedef struct wr_store_ops {
      */
     wr_err_t (*status_quiet)(wr_store_t *s, const char *queue, const char *user,
                              wr_store_entry_cb cb, void *arg);
+
+    /*
+     * join_group (optional, NULL = the store serves no priority groups: a
+     * config with groups cannot be put; docs/API.md 1.3, "Priority groups
+     * and presale codes"): join (or join_page, j->page) into a group. With
+     * j->group (an invite's grp) the person joins that group; else with
+     * j->code_hash the code is checked and one use spent in the same atomic
+     * step as the place it buys: refused (unknown - no such code of this
+     * queue, or its group is not in the config any more -, used up,
+     * revoked, expired at the store's clock) the answer is WR_ECODE with
+     * entry->code_reason, nothing changed. Someone who already has a place
+     * (line, pre-queue, held) or a live pass gets their normal answer
+     * whatever they send, in the line they have, and spends nothing. With
+     * neither, the same as join / join_page. A group member is in their
+     * group's line (before opensAt too: groups are ordered by arrival and
+     * admitted from the opening on; the entry answers PREQUEUE until then).
+     */
+    wr_err_t (*join_group)(wr_store_t *s, const char *queue, const char *user,
+                           const wr_store_join_t *j, wr_store_entry_cb cb, void *arg);
+
+    /*
+     * codes (optional with join_group): presale codes of queue, kept
+     * hashed (the code itself is never given to the store). CREATE keeps
+     * req->n new hashes for req->group, each good for req->uses joins
+     * until req->expires_at_ms; LIST reads; REVOKE marks one revoked (a
+     * revoked code spends no more; a second revoke is WR_OK). Every kind
+     * answers the per-group counts after it. Errors: WR_ENOTFOUND (no
+     * queue), WR_EINVAL (arguments; a group not in the config; a hash
+     * already kept), WR_ECODE (REVOKE: no such code), WR_ENOMEM, store
+     * failures.
+     */
+    wr_err_t (*codes)(wr_store_t *s, const char *queue, const wr_store_codes_req_t *req,
+                      wr_store_codes_cb cb, void *arg);
 
     /*
      * autotune: the queue's autotune state, cluster-wide, in one atomic
@@ -609,6 +645,23 @@ static inline wr_err_t wr_store_secret_sync(wr_store_t *s, const uint8_t *own, s
 static inline bool wr_store_has_log(const wr_store_t *s)
 {
     return s && s->ops->log_head != NULL;
+}
+
+/* The store serves priority groups and presale codes (join_group, codes). */
+static inline bool wr_store_has_groups(const wr_store_t *s)
+{
+    return s && s->ops->join_group != NULL && s->ops->codes != NULL;
+}
+static inline wr_err_t wr_store_join_group(wr_store_t *s, const char *q, const char *u,
+                                           const wr_store_join_t *j, wr_store_entry_cb cb,
+                                           void *arg)
+{
+    return s->ops->join_group ? s->ops->join_group(s, q, u, j, cb, arg) : WR_EINVAL;
+}
+static inline wr_err_t wr_store_codes(wr_store_t *s, const char *q, const wr_store_codes_req_t *req,
+                                      wr_store_codes_cb cb, void *arg)
+{
+    return s->ops->codes ? s->ops->codes(s, q, req, cb, arg) : WR_EINVAL;
 }
 
 /* The store runs the opening draw of a public log (log_beacon; the

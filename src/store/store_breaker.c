@@ -243,6 +243,13 @@ static void w_report(wr_err_t err, const wr_store_report_pair_t *pairs, size_t n
     cb(err, pairs, n, settled(c, err));
 }
 
+static void w_codes(wr_err_t err, const wr_store_codes_t *res, void *arg)
+{
+    struct call *c = arg;
+    wr_store_codes_cb cb = c->cb.codes;
+    cb(err, res, settled(c, err));
+}
+
 /* ------------------------------------------------------------ operations */
 
 /* Opens a call c for callback field F, or returns the refusal. */
@@ -276,6 +283,20 @@ static wr_err_t b_status_quiet(wr_store_t *st, const char *q, const char *u, wr_
 {
     BEGIN(entry, cb);
     return started(c, wr_store_status_quiet(s->inner, q, u, w_entry, c));
+}
+
+static wr_err_t b_join_group(wr_store_t *st, const char *q, const char *u, const wr_store_join_t *j,
+                             wr_store_entry_cb cb, void *arg)
+{
+    BEGIN(entry, cb);
+    return started(c, wr_store_join_group(s->inner, q, u, j, w_entry, c));
+}
+
+static wr_err_t b_codes(wr_store_t *st, const char *q, const wr_store_codes_req_t *req,
+                        wr_store_codes_cb cb, void *arg)
+{
+    BEGIN(codes, cb);
+    return started(c, wr_store_codes(s->inner, q, req, w_codes, c));
 }
 
 static wr_err_t b_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
@@ -535,6 +556,10 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
         s->ops.log_publish = b_log_publish;
         s->ops.log_unsigned = b_log_unsigned;
         s->ops.log_beacon = inner->ops->log_beacon ? b_log_beacon : NULL;
+    }
+    if (wr_store_has_groups(inner)) { /* priority groups only over a store that serves them */
+        s->ops.join_group = b_join_group;
+        s->ops.codes = b_codes;
     }
     if (!inner->ops->push_sub)
         s->ops.push_sub = NULL; /* wr_store_has_push tells the inner store's answer */

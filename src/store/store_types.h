@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/ids.h"
 #include "core/autotune.h"
+#include "core/groups.h"
 #include "core/pushsub.h"
 #include "core/qconfig.h"
 #include "core/report.h"
@@ -96,6 +97,20 @@ typedef struct {
      * in line, the pre-queue or held who asked to be notified (push_sub);
      * store-wide. Admission claims them, leave drops them. */
     uint64_t subscribed;
+    /* Priority groups (config groups; docs/API.md 1.3, "Priority groups and
+     * presale codes"): n_lines lines, line 0 the standard line
+     * (WR_GROUP_STANDARD), then the config's groups in priority order.
+     * waiting: people in that line now (the standard line's includes the
+     * pre-queue still to move, as waiting does; held people are in none);
+     * admitted_total: admissions from that line ever (held returns
+     * included). A store without groups fills line 0 alone (n_lines 1)
+     * with waiting and admitted_total. */
+    size_t n_lines;
+    struct {
+        char name[WR_GROUP_NAME_MAX + 1];
+        uint64_t waiting;
+        uint64_t admitted_total;
+    } lines[WR_GROUPS_MAX + 1];
 } wr_queue_stats_t;
 
 /* A user's place: the answer of join and status. */
@@ -135,6 +150,20 @@ typedef struct {
     char receipt_u[33];
     uint64_t receipt_index;
     uint8_t receipt_leaf_hash[32];
+    /* Priority groups (docs/API.md 1.3): the person's line (WAITING,
+     * PREQUEUE, CLOSED of someone with a place, and ADMITTED): group "" and
+     * group_line 0 for the standard line, else the group's name and its
+     * 1-based place in the config's order. position counts this line only
+     * (waiting counts the whole line). group_admitted_60s: admissions from
+     * this line in the last 60 s (store clock), for the ETA rate
+     * (wr_groups_eta_rate); group_first_waiting: the 1-based line of the
+     * first group with people waiting, 0 none. */
+    char group[WR_GROUP_NAME_MAX + 1];
+    uint32_t group_line;
+    uint32_t group_first_waiting;
+    uint64_t group_admitted_60s;
+    /* WR_ECODE: why the presale code was refused (nothing changed). */
+    wr_code_reason_t code_reason;
 } wr_entry_t;
 
 /* The answer of one admission tick. */
@@ -310,6 +339,43 @@ typedef struct {
 
 /* Callbacks. `arg` is the caller's pointer, passed back unchanged. */
 typedef void (*wr_store_entry_cb)(wr_err_t err, const wr_entry_t *entry, void *arg);
+
+/* A join into a priority group (store.h join_group). */
+typedef struct {
+    bool page;             /* a page join (join_page's rules), else an API join (join's) */
+    const char *group;     /* an invite's claim grp: a group of the queue's config; NULL or
+                              "" none */
+    const char *code_hash; /* a presale code's hash (wr_groups_code_hash: 64 lowercase hex),
+                              or NULL; with group set it is not looked at (grp wins) */
+} wr_store_join_t;
+
+/* Presale codes (store.h codes). */
+typedef enum {
+    WR_CODES_CREATE, /* keep n new codes (their hashes) of group, each with uses uses */
+    WR_CODES_LIST,   /* per group of the config: issued, uses spent, revoked */
+    WR_CODES_REVOKE, /* revoke the code whose hash is hashes[0] */
+} wr_codes_kind_t;
+
+typedef struct {
+    wr_codes_kind_t kind;
+    const char *group;                          /* CREATE: a group of the queue's config */
+    const char (*hashes)[WR_CODE_HASH_HEX + 1]; /* CREATE: n hashes; REVOKE: 1 */
+    size_t n;                                   /* CREATE: 1..WR_CODES_COUNT_MAX; REVOKE: 1 */
+    uint32_t uses;                              /* CREATE: 1..WR_CODES_USES_MAX */
+    int64_t expires_at_ms;                      /* CREATE: epoch ms, or -1 never */
+} wr_store_codes_req_t;
+
+/* The answer of codes (every kind): the config's groups in order, each with
+ * the codes issued (count), uses spent and codes revoked. */
+typedef struct {
+    size_t n;
+    struct {
+        char name[WR_GROUP_NAME_MAX + 1];
+        uint64_t issued, uses_spent, revoked;
+    } groups[WR_GROUPS_MAX];
+} wr_store_codes_t;
+
+typedef void (*wr_store_codes_cb)(wr_err_t err, const wr_store_codes_t *res, void *arg);
 typedef void (*wr_store_done_cb)(wr_err_t err, void *arg);
 typedef void (*wr_store_admit_cb)(wr_err_t err, const wr_admit_t *res, void *arg);
 typedef void (*wr_store_token_cb)(wr_err_t err, const wr_token_check_t *res, void *arg);
@@ -336,8 +402,8 @@ typedef union {
     wr_store_sync_cb sync;
     wr_store_autotune_cb autotune;
     wr_store_log_cb log;
-
     wr_store_report_cb report;
+    wr_store_codes_cb codes;
 } wr_store_cb_t;
 
 #endif

@@ -104,6 +104,7 @@ wr_memq_token_t *wr_memq_token_new(const char *id, size_t idlen)
     t->idlen = (uint8_t)idlen;
     t->seen = false;
     t->log_index = UINT64_MAX;
+    t->slot = -1;
     return t;
 }
 
@@ -259,12 +260,13 @@ static void token_expire(wr_memq_t *q, wr_memq_token_t *t, int64_t now_us, bool 
     bool unseen = !t->seen;
     int64_t exp_us = t->exp_us;
     uint64_t log_index = t->log_index;
+    int slot = t->slot;
     memcpy(id, t->id, len + 1);
     token_return(q, t);
     q->expired_total++;
     *dirty = true;
     if (unseen)
-        wr_memq__unseen_expiry(q, id, len, exp_us, log_index, now_us, dirty);
+        wr_memq__unseen_expiry(q, id, len, exp_us, log_index, slot, now_us, dirty);
 }
 
 void wr_memq_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
@@ -326,7 +328,7 @@ void wr_memq__line_remove(wr_memq_t *q, wr_zsl_node_t *node)
     const char *id = wr_zsl_node_id(node, &len);
     wr_memq__unmark(q, node);
     wr_idhash_del(q->waiting, id, len);
-    wr_zsl_delete(q->line, node);
+    wr_zsl_delete(wr_memq__line_of(q, node), node);
 }
 
 typedef struct {
@@ -348,20 +350,97 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
     heap_push(c->q, t);
 }
 
+/* The picks of one line in an admission (admit_first). */
+typedef struct {
+    wr_zsl_t *set;
+    int slot;       /* -1 the standard line */
+    uint64_t start; /* its first pick in picked */
+    uint64_t n;     /* its picks */
+    bool prefix;    /* they are the first n of set */
+} line_picks_t;
+
+/* Picks up to quota people of lp->set from its front into picked (at
+ * *npicked on), passing over pending users (they keep their place),
+ * removing idle pending ones met on the way (abandoned) and holding away
+ * ones (their turn came: held); at most WR_STORE_ADMIT_SCAN_MAX passed
+ * over, none with a score >= limit looked at; stops at the first user
+ * still within the admission delay (queue.h). */
+static void pick_line(wr_memq_t *q, line_picks_t *lp, uint64_t quota, int64_t limit, int64_t now_us,
+                      wr_zsl_node_t **picked, uint64_t *npicked, bool *dirty)
+{
+    uint64_t passed = 0;
+    lp->start = *npicked;
+    lp->n = 0;
+    lp->prefix = true;
+    wr_zsl_node_t *x = wr_zsl_first(lp->set);
+    while (x && wr_zsl_node_score(x) < limit && lp->n < quota && passed < WR_STORE_ADMIT_SCAN_MAX) {
+        wr_zsl_node_t *next = wr_zsl_next(x);
+        if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
+            break; /* the admission delay (queue.h): nor anyone behind */
+        bool pending = wr_zsl_node_flags(x) & WR_MEMQ_PENDING;
+        if (wr_memq_idle(q, x, now_us)) {
+            /* both leave the front: the prefix holds */
+            if (pending)
+                wr_memq__abandon(q, x, dirty); /* a page join that never asked again */
+            else
+                wr_memq__hold(q, x, now_us, dirty); /* their turn came while away */
+            passed++;
+        } else if (pending) {
+            lp->prefix = false;
+            passed++;
+        } else {
+            picked[(*npicked)++] = x;
+            lp->n++;
+        }
+        x = next;
+    }
+}
+
+/* The 0-based line of slot in the split (0 the standard line, i + 1 the
+ * config's group i). */
+static size_t split_line(const wr_memq_t *q, int slot)
+{
+    for (size_t i = 0; slot >= 0 && i < q->n_grp; i++)
+        if (q->grp_order[i] == slot)
+            return i + 1;
+    return 0;
+}
+
+/* How many of each line the tick admits when n in all may go and nback
+ * held returns (picked[0..nback)) go first (core/groups.h wr_groups_split;
+ * without groups the standard line takes the rest). limit: the standard
+ * line's moved part during an opening. */
+static void split_tick(wr_memq_t *q, uint64_t n, int64_t limit, wr_zsl_node_t **picked,
+                       uint64_t nback, uint64_t quota[WR_GROUPS_MAX + 1])
+{
+    quota[0] = n - nback;
+    if (q->n_grp == 0)
+        return;
+    wr_groups_line_t lines[WR_GROUPS_MAX + 1];
+    memset(lines, 0, sizeof lines);
+    for (uint64_t i = 0; i < nback; i++)
+        lines[split_line(q, wr_memq_node_slot(picked[i]))].held++;
+    uint64_t std = limit == INT64_MAX ? wr_zsl_length(q->line) : wr_zsl_count_below(q->line, limit);
+    lines[0].avail = std < n ? std : n;
+    for (size_t i = 0; i < q->n_grp; i++) {
+        uint64_t len = wr_zsl_length(q->grp[q->grp_order[i]]->line);
+        lines[i + 1].avail = len < n ? len : n;
+    }
+    wr_groups_split(n, wr_groups_share_micro(q->cfg->cfg.standard_share), &q->share_carry_micro,
+                    lines, 1 + q->n_grp, quota);
+}
+
 /*
  * Moves up to n users to tokens with a fresh jti, iat now_us and exp
  * now_us + ttl_us: first the returned held users (back, in return order;
- * one away again is held anew), then the line in order, passing over
- * pending users (they keep their place), removing idle pending ones met
- * on the way (abandoned) and holding away ones (their turn came: held);
- * at most WR_STORE_ADMIT_SCAN_MAX users of the line are passed over, and
- * none with a score >= limit is looked at. It stops at the first user
- * still within the admission delay (queue.h).
- * *admitted gets the number moved (*returned those from back); their
- * waits go to *waited (malloc'd, NULL when none was moved) when waited is
- * not NULL: from the arrival score, or for a held return from the return.
- * The tokens are all or nothing: every allocation happens before the
- * first user leaves the line or back (holds and removals stay on error).
+ * one away again is held anew), then each line's share of the rest
+ * (split_tick: the standard line alone without groups) from its front
+ * (pick_line). *admitted gets the number moved (*returned those from
+ * back); their waits go to *waited (malloc'd, NULL when none was moved)
+ * when waited is not NULL: from the arrival score, or for a held return
+ * from the return. The tokens are all or nothing: every allocation
+ * happens before the first user leaves a line or back (holds and removals
+ * stay on error).
  */
 static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now_us, int64_t ttl_us,
                             uint64_t *admitted, uint64_t *returned, int64_t **waited, bool *dirty)
@@ -369,8 +448,9 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     wr_memq_token_t **toks = NULL;
     wr_zsl_node_t **picked = NULL;
     int64_t *waits = NULL;
-    uint64_t ntoks = 0, npicked = 0, nback = 0, passed = 0;
-    bool prefix = true; /* the picked line users are the first of the line */
+    uint64_t ntoks = 0, npicked = 0, nback = 0;
+    line_picks_t lp[WR_GROUPS_MAX + 1];
+    size_t nlp = 0;
     wr_err_t err = WR_OK;
     *admitted = *returned = 0;
     if (n == 0)
@@ -394,27 +474,17 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
         x = next;
     }
     nback = npicked;
-    x = wr_zsl_first(q->line);
-    /* limit: the sale opening's moved part (nobody behind people not yet moved) */
-    while (x && wr_zsl_node_score(x) < limit && npicked < n && passed < WR_STORE_ADMIT_SCAN_MAX) {
-        wr_zsl_node_t *next = wr_zsl_next(x);
-        if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
-            break; /* the admission delay (queue.h): nor anyone behind */
-        bool pending = wr_zsl_node_flags(x) & WR_MEMQ_PENDING;
-        if (wr_memq_idle(q, x, now_us)) {
-            /* both leave the front: the prefix holds */
-            if (pending)
-                wr_memq__abandon(q, x, dirty); /* a page join that never asked again */
-            else
-                wr_memq__hold(q, x, now_us, dirty); /* their turn came while away */
-            passed++;
-        } else if (pending) {
-            prefix = false;
-            passed++;
-        } else {
-            picked[npicked++] = x;
-        }
-        x = next;
+    uint64_t quota[WR_GROUPS_MAX + 1] = {0};
+    split_tick(q, n, limit, picked, nback, quota);
+    for (size_t l = 0; l <= q->n_grp; l++) {
+        if (quota[l] == 0)
+            continue;
+        lp[nlp].slot = l == 0 ? -1 : q->grp_order[l - 1];
+        lp[nlp].set = l == 0 ? q->line : q->grp[lp[nlp].slot]->line;
+        /* limit: the sale opening's moved part (nobody behind people not yet moved) */
+        pick_line(q, &lp[nlp], quota[l], l == 0 ? limit : INT64_MAX, now_us, picked, &npicked,
+                  dirty);
+        nlp++;
     }
     /* Everything that can fail happens before the line changes. */
     for (; ntoks < npicked; ntoks++) {
@@ -426,6 +496,7 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
             goto out;
         }
         toks[ntoks] = t;
+        t->slot = (int8_t)wr_memq__slot_valid(q, wr_memq_node_slot(picked[ntoks]));
         err = wr_token_new_jti(t->jti);
         if (err != WR_OK) {
             ntoks++;
@@ -451,18 +522,26 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     }
     for (uint64_t i = nback; i < npicked; i++)
         wr_memq__unmark(q, picked[i]);
-    if (prefix) {
-        wr_zsl_pop_first(q->line, npicked - nback, admit_one, &c);
-    } else {
-        for (uint64_t i = nback; i < npicked; i++) {
-            admit_one(picked[i], &c);
-            wr_zsl_delete(q->line, picked[i]);
+    for (size_t k = 0; k < nlp; k++) {
+        if (lp[k].prefix) {
+            wr_zsl_pop_first(lp[k].set, lp[k].n, admit_one, &c);
+        } else {
+            for (uint64_t i = lp[k].start; i < lp[k].start + lp[k].n; i++) {
+                admit_one(picked[i], &c);
+                wr_zsl_delete(lp[k].set, picked[i]);
+            }
         }
     }
     ntoks = 0; /* owned by the queue now */
     for (uint64_t i = 0; i < npicked; i++) {
-        toks[i]->log_index = wr_memq__log_admit(q, toks[i]->id, toks[i]->idlen, i < nback, now_us);
+        int slot = toks[i]->slot;
+        toks[i]->log_index = wr_memq__log_admit(
+            q, toks[i]->id, toks[i]->idlen, slot >= 0 ? q->grp[slot]->name : "", i < nback, now_us);
         wr_memq__push_claim(q, toks[i]); /* Web Push: one claim per admission */
+        if (slot >= 0)
+            q->grp[slot]->admitted_total++;
+        if (q->n_grp > 0)
+            wr_memq__rate_add(q, slot, 1, now_us);
     }
     q->admitted_total += npicked;
     q->returned_total += nback;
@@ -523,13 +602,50 @@ static wr_err_t entry_halted(wr_memq_t *q, wr_zsl_node_t *n, const char *user, s
         return WR_ENOTINQUEUE;
     }
     e->state = WR_ENTRY_CLOSED;
-    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    e->waiting = wr_memq__waiting_all(q);
     return WR_OK;
 }
 
 wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
                        int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
 {
+    return wr_memq_entry_group(q, user, ulen, add, page, NULL, now_us, wall_us, e, dirty);
+}
+
+/* A newcomer's place in group slot at now_us (wr_memq_entry_group): their
+ * group's line at the next arrival score, WAITING (PREQUEUE before
+ * opensAt: nobody is admitted until the opening). */
+static wr_err_t group_join(wr_memq_t *q, const char *user, size_t ulen, int slot, bool page,
+                           int64_t now_us, int64_t wall_us, wr_entry_t *e, bool *dirty)
+{
+    wr_zsl_t *line = q->grp[slot]->line;
+    int64_t score = wr_memq__next_score(q, wall_us);
+    wr_zsl_node_t *n;
+    wr_err_t err = wr_memq__set_add(line, q->waiting, user, ulen, score, UINT64_MAX, &n);
+    if (err != WR_OK)
+        return err;
+    q->last_score = score;
+    wr_zsl_node_set_flags(n, 0);
+    wr_memq_node_set_slot(n, slot);
+    wr_memq__placed(q, n, page, false, now_us);
+    *dirty = true;
+    e->state = wr_memq__gate_closed(q, now_us) ? WR_ENTRY_PREQUEUE : WR_ENTRY_WAITING;
+    e->position = wr_zsl_rank(line, n);
+    e->waiting = wr_memq__waiting_all(q);
+    e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(line)), now_us);
+    e->own_due_us = wr_queue_admit_due_us(score, now_us);
+    wr_memq__group_answer(q, slot, now_us, e);
+    return WR_OK;
+}
+
+wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                             const wr_memq_join_t *j, int64_t now_us, int64_t wall_us,
+                             wr_entry_t *e, bool *dirty)
+{
+    e->group[0] = '\0';
+    e->group_line = e->group_first_waiting = 0;
+    e->group_admitted_60s = 0;
+    e->code_reason = WR_CODE_OK;
     wr_memq_sweep(q, now_us, dirty);
     if (wr_memq__open_due(q, now_us))
         wr_memq__open_begin(q, now_us, dirty);
@@ -554,11 +670,18 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
         e->position = wr_memq__line_position(q, n);
-        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        e->waiting = wr_memq__waiting_all(q);
+        int slot = wr_memq__slot_valid(q, wr_memq_node_slot(n));
+        if (q->n_grp > 0)
+            wr_memq__group_answer(q, slot, now_us, e);
+        if (slot >= 0 && wr_memq__gate_closed(q, now_us)) {
+            e->state = WR_ENTRY_PREQUEUE; /* a group waits for the opening in its line */
+            return WR_OK;
+        }
         /* the people ahead counted for the retry plan: the first of the
          * line only, as on Redis (lib.lua entry_passed), and not during an
          * opening (the pre-queue still to move is ahead too) */
-        if (!q->opening && e->position - 1 <= WR_STORE_AHEAD_SCAN)
+        if ((slot >= 0 || !q->opening) && e->position - 1 <= WR_STORE_AHEAD_SCAN)
             e->passed_ahead = (int64_t)wr_memq__passed_ahead(q, n, now_us, &e->passed_scan);
         return WR_OK;
     }
@@ -582,7 +705,12 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_WAITING;
         e->held = true;
         e->position = 1;
-        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        e->waiting = wr_memq__waiting_all(q);
+        if (q->n_grp > 0) {
+            bool b2;
+            const wr_zsl_node_t *h2 = wr_memq_held(q, user, ulen, &b2);
+            wr_memq__group_answer(q, h2 ? wr_memq_node_slot(h2) : -1, now_us, e);
+        }
         return WR_OK;
     }
     wr_zsl_node_t *p = wr_memq_prequeued(q, user, ulen);
@@ -601,23 +729,42 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
         e->state = WR_ENTRY_WAITING;
         e->position = wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved) +
                       wr_zsl_rank(q->pre, p);
-        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        e->waiting = wr_memq__waiting_all(q);
         return WR_OK;
     }
     wr_memq_token_t *t = wr_memq_token(q, user, ulen);
-    if (t)
+    if (t) {
+        if (q->n_grp > 0)
+            wr_memq__group_answer(q, t->slot, now_us, e);
         return entry_admitted(t, e, dirty);
+    }
     if (!add)
         return WR_ENOTINQUEUE;
+    /* a newcomer's group: an invite's grp, else a presale code's */
+    int slot = j ? wr_memq__slot_valid(q, j->slot) : -1;
+    if (j && slot < 0 && j->code_hash) {
+        e->code_reason = wr_memq__code_check(q, j->code_hash, now_us, &slot);
+        if (e->code_reason != WR_CODE_OK)
+            return WR_ECODE; /* nothing changed */
+    }
     uint64_t max = q->cfg->cfg.max_queue_size;
     uint64_t total = wr_zsl_length(q->line) + wr_zsl_length(q->pre);
+    for (size_t i = 0; i < q->n_grp; i++)
+        total += wr_zsl_length(q->grp[q->grp_order[i]]->line);
     if (max > 0 && total >= max) {
         q->rejected_full_total++;
         *dirty = true;
-        e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+        e->waiting = wr_memq__waiting_all(q);
         return WR_EFULL;
     }
     wr_err_t err;
+    if (slot >= 0) {
+        if ((err = group_join(q, user, ulen, slot, page, now_us, wall_us, e, dirty)) != WR_OK)
+            return err;
+        if (!(j->slot >= 0) && j->code_hash)
+            wr_memq__code_spend(q, j->code_hash); /* the place it bought */
+        return WR_OK;
+    }
     if (wr_memq__gate_closed(q, now_us)) {
         bool late = wr_memq_log_beacon_wait(q, now_us); /* after opensAt: not drawn */
         bool shuffled = q->cfg->cfg.pre_queue_shuffle && !late;
@@ -650,9 +797,11 @@ wr_err_t wr_memq_entry(wr_memq_t *q, const char *user, size_t ulen, bool add, bo
     *dirty = true;
     e->state = WR_ENTRY_WAITING;
     e->position = wr_memq__line_position(q, n);
-    e->waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
+    e->waiting = wr_memq__waiting_all(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
     e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
+    if (q->n_grp > 0)
+        wr_memq__group_answer(q, -1, now_us, e);
     return WR_OK;
 }
 
@@ -705,6 +854,8 @@ wr_err_t wr_memq_admit(wr_memq_t *q, int64_t now_us, uint64_t *admitted, int64_t
                            ? wr_zsl_count_below(q->line, q->open_base + (int64_t)q->open_moved)
                            : wr_zsl_length(q->line);
     waiting += wr_zsl_length(q->back); /* held returns are admitted first */
+    for (size_t i = 0; i < q->n_grp; i++)
+        waiting += wr_zsl_length(q->grp[q->grp_order[i]]->line);
     int64_t tick = now_us / ((int64_t)cfg->tick_ms * 1000);
     /* closed or sold out (or stock 0 with passes still live): no budget */
     bool accrue = cfg->enabled && !cfg->paused && !wr_memq__gate_closed(q, now_us) && waiting > 0 &&

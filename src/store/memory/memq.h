@@ -58,8 +58,32 @@ typedef struct {
                            false from its admission until then (wr_memq_sweep) */
     uint64_t log_index; /* the public log: the holder's join leaf (an unseen expiry
                            puts them back in the log's line), UINT64_MAX none */
+    int8_t slot;        /* the holder's priority group (memq_group.c), -1 the standard line */
     char id[];          /* the user id, NUL-terminated */
 } wr_memq_token_t;
+
+/* A priority group of a queue (config groups; memq_group.c), in a slot of
+ * the queue that stays the group's while its name is in the config. */
+typedef struct {
+    char name[WR_GROUP_NAME_MAX + 1];
+    wr_zsl_t *line;      /* (arrival score, user id) of the group's people, in line order */
+    int64_t idle_cursor; /* the away sweep's place in line (a score) */
+    uint64_t admitted_total;
+    uint64_t codes_issued, codes_spent, codes_revoked; /* its presale codes (GET .../codes) */
+} wr_memq_group_t;
+
+/* A presale code, kept by its hash (memq_group.c): codes. */
+typedef struct {
+    int64_t expires_ms; /* epoch ms (store clock), -1 never */
+    uint32_t uses, spent;
+    int8_t slot; /* its group's slot */
+    bool revoked;
+    uint8_t idlen;                 /* WR_CODE_HASH_HEX */
+    char id[WR_CODE_HASH_HEX + 1]; /* the hash, lowercase hex, NUL-terminated */
+} wr_memq_code_t;
+
+/* Seconds of admissions per line kept for the ETA rate (groups). */
+#define WR_MEMQ_RATE_SECONDS 60
 
 /*
  * One queue. Callers read every field; they may write the counters,
@@ -167,6 +191,24 @@ typedef struct {
     size_t push_due_n, push_due_cap;
     wr_close_reason_t push_closed; /* the closing the closing push went out for (NONE:
                                       not halted, or not sent yet) */
+
+    /* Priority groups (config groups; memq_group.c). grp: the slots (NULL
+     * free), each group in one while its name is in the config; grp_order
+     * the slots in the config's order (n_grp of them). A group member's
+     * node (line, held, back) carries slot + 1 in its flags' top four bits
+     * (wr_memq_node_slot), their pass in its slot. std_admitted_total: the
+     * standard line's admissions. share_carry_micro: the standard line's
+     * carried share (core/groups.h wr_groups_split). rate_*: admissions per
+     * second of the last WR_MEMQ_RATE_SECONDS, per line (0 the standard
+     * line, slot + 1 a group), rate_sec the second of the newest count.
+     * codes: the presale codes by hash (NULL until the first). */
+    wr_memq_group_t *grp[WR_GROUPS_MAX];
+    uint8_t grp_order[WR_GROUPS_MAX];
+    size_t n_grp;
+    int64_t share_carry_micro;
+    int64_t rate_sec;
+    uint32_t rate_n[WR_GROUPS_MAX + 1][WR_MEMQ_RATE_SECONDS];
+    wr_idhash_t *codes;
 } wr_memq_t;
 
 /* A person's Web Push subscription, held by its queue (push), then by the
@@ -213,6 +255,70 @@ void wr_memq_push_take(wr_memq_t *q, wr_memq_push_t ***out, size_t *n);
 /* The autotune operation (store.h) on q at now_us; fills *res. WR_OK. */
 wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,
                           wr_autotune_state_rec_t *res);
+
+/* ---- priority groups and presale codes (memq_group.c) ---- */
+
+/* The slot of the config's group name (NULL or "": none), or -1. */
+int wr_memq_group_slot(const wr_memq_t *q, const char *name);
+
+/* A join into a group (wr_memq_entry_group): slot, the group of an
+ * invite's grp (wr_memq_group_slot), -1 none; code_hash, a presale code's
+ * hash (64 hex), NULL none, not looked at with a slot. */
+typedef struct {
+    int slot;
+    const char *code_hash;
+} wr_memq_join_t;
+
+/*
+ * wr_memq_entry with a group (store.h join_group): someone with a place or
+ * a pass gets wr_memq_entry's answer whatever j holds (nothing spent); a
+ * newcomer with j->slot joins that group's line; with j->code_hash the
+ * code is checked at now_us (WR_ECODE, e->code_reason, nothing changed)
+ * and one use spent when they get a place. A group member's answer:
+ * position in their group's line, WAITING (PREQUEUE before opensAt), and
+ * e's group fields (every answer of someone in line has them).
+ */
+wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool add, bool page,
+                             const wr_memq_join_t *j, int64_t now_us, int64_t wall_us,
+                             wr_entry_t *e, bool *dirty);
+
+/* Presale codes of q (store.h codes). create: n hashes for group (a group
+ * of the config), each good for uses joins until expires_ms (-1 never):
+ * WR_OK, WR_EINVAL (an unknown group, a bad or taken hash, counts out of
+ * range; nothing kept), WR_ENOMEM. revoke: WR_OK (also again), WR_ECODE
+ * (no such code of a group in the config). counts: per group of the
+ * config, in order. */
+wr_err_t wr_memq_codes_create(wr_memq_t *q, const char *group,
+                              const char (*hashes)[WR_CODE_HASH_HEX + 1], size_t n, uint32_t uses,
+                              int64_t expires_ms, bool *dirty);
+wr_err_t wr_memq_code_revoke(wr_memq_t *q, const char *hash, bool *dirty);
+void wr_memq_codes_counts(const wr_memq_t *q, wr_store_codes_t *out);
+
+/* A snapshot load: one code as kept (slot a group's slot). WR_OK,
+ * WR_EINVAL, WR_ENOMEM. */
+wr_err_t wr_memq_code_add(wr_memq_t *q, const char *hash, int slot, uint32_t uses, uint32_t spent,
+                          int64_t expires_ms, bool revoked);
+
+/* Fills st's lines (the standard line, then the groups in order). */
+void wr_memq_groups_stats(const wr_memq_t *q, wr_queue_stats_t *st);
+
+/* Line, held and back node flags: the top four bits carry a group
+ * member's slot + 1 (0: the standard line); WR_MEMQ_MARKS the others. */
+#define WR_MEMQ_SLOT_SHIFT 4
+#define WR_MEMQ_MARKS      0x0fu
+
+/* The group slot of node (line, held, back), -1 for the standard line. */
+static inline int wr_memq_node_slot(const wr_zsl_node_t *node)
+{
+    return (int)(wr_zsl_node_flags(node) >> WR_MEMQ_SLOT_SHIFT) - 1;
+}
+
+/* Sets node's group slot (-1 the standard line), keeping its marks. */
+static inline void wr_memq_node_set_slot(wr_zsl_node_t *node, int slot)
+{
+    wr_zsl_node_set_flags(node, (uint8_t)((wr_zsl_node_flags(node) & WR_MEMQ_MARKS) |
+                                          (unsigned)(slot + 1) << WR_MEMQ_SLOT_SHIFT));
+}
 
 /* Line node flag: a page join (wr_memq_entry with page) not yet followed
  * by the user's next join or status; admission passes over it. */
@@ -476,6 +582,14 @@ wr_memq_t *wr_memq_db_find(const wr_memq_db_t *db, const char *name);
  */
 wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
                                wr_memq_t **out);
+
+/* The same at now_us (store clock): the config's groups applied first
+ * (memq_group.c): a group that leaves the config with people (line, held,
+ * a live pass) or live codes at now_us is WR_EGROUP, db unchanged.
+ * wr_memq_db_put_config is this at the dawn of time (every code with an
+ * expiry counts as live). */
+wr_err_t wr_memq_db_put_config_at(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
+                                  int64_t now_us, wr_memq_t **out);
 
 /* Deletes and frees queue name: WR_OK, or WR_ENOTFOUND. Configs held by
  * others stay valid (reference counted). */

@@ -68,6 +68,7 @@ static void queue_free(wr_memq_t *q)
         return;
     wr_memq__burned_free(q);
     wr_memq__push_free(q);
+    wr_memq__groups_free(q);
     for (size_t i = 0; i < q->heap_n; i++)
         free(q->heap[i]);
     free(q->heap);
@@ -173,11 +174,23 @@ static wr_err_t queue_insert(wr_memq_db_t *db, wr_memq_t *q)
 wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
                                wr_memq_t **out)
 {
+    return wr_memq_db_put_config_at(db, name, cfg, INT64_MIN, out);
+}
+
+wr_err_t wr_memq_db_put_config_at(wr_memq_db_t *db, const char *name, const wr_queue_config_t *cfg,
+                                  int64_t now_us, wr_memq_t **out)
+{
     wr_memq_cfg_t *c = cfg_new(cfg);
     if (!c)
         return WR_ENOMEM;
     wr_memq_t *q = wr_memq_db_find(db, name);
     if (q) {
+        /* the groups' lines first: the one step that may refuse */
+        wr_err_t gerr = wr_memq__groups_sync(q, cfg, &db->rng, now_us);
+        if (gerr != WR_OK) {
+            wr_memq_cfg_unref(c);
+            return gerr;
+        }
         /* Tick indices of another tick length are not comparable. */
         if (q->cfg->cfg.tick_ms != cfg->tick_ms) {
             q->budget.last_tick = -1;
@@ -200,7 +213,9 @@ wr_err_t wr_memq_db_put_config(wr_memq_db_t *db, const char *name, const wr_queu
             wr_memq_cfg_unref(c);
             return WR_ENOMEM;
         }
-        wr_err_t err = queue_insert(db, q);
+        wr_err_t err = wr_memq__groups_sync(q, cfg, &db->rng, now_us);
+        if (err == WR_OK)
+            err = queue_insert(db, q);
         if (err != WR_OK) {
             queue_free(q);
             return err;
@@ -270,6 +285,8 @@ void wr_memq_stats(const wr_memq_t *q, wr_queue_stats_t *st)
         .sold_out_at_ms = sold ? q->sold_out_us / 1000 : -1,
         .autotune_rate = q->cfg->cfg.has_autotune ? q->auto_rate : 0,
     };
+    st->waiting = wr_memq__waiting_all(q); /* every line */
+    wr_memq_groups_stats(q, st);
 }
 
 wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t now_us,

@@ -47,7 +47,7 @@ uint64_t wr_memq__passed_ahead(const wr_memq_t *q, const wr_zsl_node_t *n, int64
     int64_t idle_us = (int64_t)q->cfg->cfg.idle_timeout_seconds * 1000000;
     double rate = q->cfg->cfg.admit_per_second;
     uint64_t looked = 0, taken = 0, passed = 0;
-    for (const wr_zsl_node_t *x = wr_zsl_first(q->line);
+    for (const wr_zsl_node_t *x = wr_zsl_first(wr_memq__line_of(q, n));
          x && x != n && looked < WR_STORE_AHEAD_SCAN; x = wr_zsl_next(x), looked++) {
         int64_t silent = (int64_t)wr_memq_seen_age_cs(x, now_us) * 10000;
         int64_t reach = rate > 0 ? (int64_t)((double)taken * 1e6 / rate) : 0;
@@ -77,7 +77,7 @@ void wr_memq__seen(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us)
     wr_memq__log_counted(q, node, now_us); /* a pending page join starts to count */
     wr_memq__unmark(q, node);
     wr_memq_seen_set(node, now_us, 0);
-    wr_zsl_node_set_flags(node, 0);
+    wr_zsl_node_set_flags(node, wr_zsl_node_flags(node) & (uint8_t)~WR_MEMQ_MARKS); /* slot kept */
 }
 
 /* Removes node's user from the line as idle (abandoned_total). */
@@ -107,6 +107,12 @@ static int64_t held_key(const wr_memq_t *q, int64_t now_us)
 wr_err_t wr_memq_held_add(wr_memq_t *q, const char *user, size_t ulen, int64_t key, bool back,
                           int64_t now_us, uint32_t age_cs)
 {
+    return wr_memq__held_add_slot(q, user, ulen, key, back, now_us, age_cs, -1);
+}
+
+wr_err_t wr_memq__held_add_slot(wr_memq_t *q, const char *user, size_t ulen, int64_t key, bool back,
+                                int64_t now_us, uint32_t age_cs, int slot)
+{
     wr_zsl_node_t *n;
     wr_err_t err = wr_memq__set_add(back ? q->back : q->held, back ? q->back_ids : q->held_ids,
                                     user, ulen, key, UINT64_MAX, &n);
@@ -114,6 +120,7 @@ wr_err_t wr_memq_held_add(wr_memq_t *q, const char *user, size_t ulen, int64_t k
         return err;
     wr_memq_seen_set(n, now_us, age_cs);
     wr_zsl_node_set_flags(n, 0);
+    wr_memq_node_set_slot(n, wr_memq__slot_valid(q, slot));
     if (key > q->held_last)
         q->held_last = key;
     return WR_OK;
@@ -165,7 +172,8 @@ static void hold_from(wr_memq_t *q, wr_zsl_node_t *node, bool from_back, int64_t
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
     uint32_t age = wr_memq_seen_age_cs(node, now_us);
-    if (wr_memq_held_add(q, id, len, held_key(q, now_us), false, now_us, age) != WR_OK)
+    if (wr_memq__held_add_slot(q, id, len, held_key(q, now_us), false, now_us, age,
+                               wr_memq_node_slot(node)) != WR_OK)
         return; /* out of memory: stays where it is, passed over */
     if (from_back)
         wr_memq__held_remove(q, node, true);
@@ -187,7 +195,8 @@ wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool
 {
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
-    wr_err_t err = wr_memq_held_add(q, id, len, held_key(q, now_us), true, now_us, 0);
+    wr_err_t err = wr_memq__held_add_slot(q, id, len, held_key(q, now_us), true, now_us, 0,
+                                          wr_memq_node_slot(node));
     if (err != WR_OK)
         return err;
     wr_memq__held_remove(q, node, false);
@@ -196,7 +205,7 @@ wr_err_t wr_memq__return(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us, bool
 }
 
 void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
-                            uint64_t log_index, int64_t now_us, bool *dirty)
+                            uint64_t log_index, int slot, int64_t now_us, bool *dirty)
 {
     q->unseen_expired_total++;
     *dirty = true;
@@ -209,7 +218,7 @@ void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t
     /* last seen: as far as the store knows, when the pass expired */
     int64_t age_us = now_us - exp_us;
     uint32_t age_cs = age_us > 0 && age_us / 10000 < INT32_MAX ? (uint32_t)(age_us / 10000) : 0;
-    (void)wr_memq_held_add(q, user, ulen, held_key(q, exp_us), false, now_us, age_cs);
+    (void)wr_memq__held_add_slot(q, user, ulen, held_key(q, exp_us), false, now_us, age_cs, slot);
 }
 
 /* Held people held awayHoldSeconds or longer leave (oldest first). */
@@ -285,6 +294,11 @@ void wr_memq_idle_sweep(wr_memq_t *q, int64_t now_us, bool *dirty)
     if (q->cfg->cfg.idle_timeout_seconds == 0 && q->away_n == 0)
         return; /* nobody is away, nobody marked */
     sweep_set(q, q->line, &q->idle_cursor, now_us, sweep_line_node, dirty);
+    for (size_t i = 0; i < q->n_grp; i++) { /* each group's line likewise */
+        wr_memq_group_t *g = q->grp[q->grp_order[i]];
+        if (wr_zsl_length(g->line) > 0)
+            sweep_set(q, g->line, &g->idle_cursor, now_us, sweep_line_node, dirty);
+    }
     if (q->cfg->cfg.idle_timeout_seconds == 0)
         return;
     /* the pre-queue: people away keep their place; scanners leave */

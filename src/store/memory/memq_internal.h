@@ -150,7 +150,11 @@ void wr_memq__held_remove(wr_memq_t *q, wr_zsl_node_t *node, bool back);
  * The public log: with their join leaf (log_index, UINT64_MAX none) the
  * away leaf with unseen, back in the log's line (wr_memq__log_unseen). */
 void wr_memq__unseen_expiry(wr_memq_t *q, const char *user, size_t ulen, int64_t exp_us,
-                            uint64_t log_index, int64_t now_us, bool *dirty);
+                            uint64_t log_index, int slot, int64_t now_us, bool *dirty);
+
+/* wr_memq_held_add with the person's group slot (-1 the standard line). */
+wr_err_t wr_memq__held_add_slot(wr_memq_t *q, const char *user, size_t ulen, int64_t key, bool back,
+                                int64_t now_us, uint32_t age_cs, int slot);
 
 /* Removes pre-queue node as idle (abandoned_total), ending an opening
  * that it leaves with nobody to move; sets *dirty. */
@@ -175,6 +179,10 @@ wr_err_t wr_memq__insert_at(void ***items, size_t *n, size_t *cap, size_t i, voi
 void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
                        int64_t now_us);
 
+/* The same with the person's group (grp, NULL or "" the standard line). */
+void wr_memq__log_join_grp(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
+                           const char *grp, int64_t now_us);
+
 /* A join placed node (line or pre) at now_us: seen now, pending when by
  * the page, else its join leaf (shuffled: a pre-queue key that is not an
  * arrival time). */
@@ -186,7 +194,8 @@ void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_u
 
 /* admit, away, leave leaves of a member of the log's line (else nothing).
  * admit returns the member's join leaf index (UINT64_MAX: not a member). */
-uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us);
+uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, const char *grp, bool held,
+                            int64_t now_us);
 /* An unseen pass expired (docs/API.md 1.3, second reading): the away leaf
  * with unseen, and user (whose join leaf is join_index) is back in the
  * log's line, away. Nothing without a log or a join leaf. */
@@ -213,6 +222,33 @@ static inline int64_t wr_memq__next_score(const wr_memq_t *q, int64_t wall_us)
 /* The opening begins: with a commit awaiting, the draw: the pre-queue is
  * ordered by rank (its keys replaced) and the draw leaf written. */
 void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);
+
+/* ---- memq_group.c: priority groups ---- */
+
+/* The line node is in: its group's line, or the standard line. */
+wr_zsl_t *wr_memq__line_of(const wr_memq_t *q, const wr_zsl_node_t *node);
+/* slot when it holds a group, else -1. */
+int wr_memq__slot_valid(const wr_memq_t *q, int slot);
+/* People in every line (the answers' waiting): the standard line with its
+ * pre-queue still to move, and every group's line. */
+uint64_t wr_memq__waiting_all(const wr_memq_t *q);
+/* n admissions from slot's line (-1 the standard line) at now_us. */
+void wr_memq__rate_add(wr_memq_t *q, int slot, uint64_t n, int64_t now_us);
+/* e's group fields for someone of slot (-1 the standard line) at now_us. */
+void wr_memq__group_answer(const wr_memq_t *q, int slot, int64_t now_us, wr_entry_t *e);
+/* Before a config_put swaps cfg in: the groups' slots made to match it
+ * (rng seeds new lines). WR_OK, WR_EGROUP (a group leaving has people or
+ * live codes at now_us), WR_ENOMEM; nothing changed on error. */
+wr_err_t wr_memq__groups_sync(wr_memq_t *q, const wr_queue_config_t *cfg, wr_rng_t *rng,
+                              int64_t now_us);
+/* Frees every group and code of q. */
+void wr_memq__groups_free(wr_memq_t *q);
+/* The verdict on the code whose hash is hash at now_us; *slot its group
+ * when WR_CODE_OK (else -1). */
+wr_code_reason_t wr_memq__code_check(const wr_memq_t *q, const char *hash, int64_t now_us,
+                                     int *slot);
+/* One use of a checked code spent. */
+void wr_memq__code_spend(wr_memq_t *q, const char *hash);
 
 /* Web Push (memq_push.c): admission of t's user claims their
  * subscription (moved to push_due with the pass's expiry); leave drops

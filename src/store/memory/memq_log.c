@@ -129,6 +129,12 @@ static void commit(wr_memq_t *q, int64_t now_us)
 void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
                        int64_t now_us)
 {
+    wr_memq__log_join_grp(q, user, ulen, score, pre, NULL, now_us);
+}
+
+void wr_memq__log_join_grp(wr_memq_t *q, const char *user, size_t ulen, int64_t score, bool pre,
+                           const char *grp, int64_t now_us)
+{
     if (!q->log || wr_memlog_member(q->log, user, ulen, NULL))
         return;
     if (pre && q->cfg->cfg.pre_queue_shuffle && !q->log->committed)
@@ -143,6 +149,7 @@ void wr_memq__log_join(wr_memq_t *q, const char *user, size_t ulen, int64_t scor
     }
     ev.t = score;
     ev.pre = pre;
+    snprintf(ev.grp, sizeof ev.grp, "%s", grp ? grp : "");
     if (score > q->log->last_t)
         q->log->last_t = score;
     uint64_t index;
@@ -159,7 +166,10 @@ static void join_of(wr_memq_t *q, const wr_zsl_node_t *node, const char *id, siz
                     bool shuffled, int64_t now_us)
 {
     int64_t key = wr_zsl_node_score(node);
-    if (pre && key >= WR_MEMQ_LATE_KEY)
+    int slot = pre ? -1 : wr_memq__slot_valid(q, wr_memq_node_slot(node));
+    if (slot >= 0) /* a group member: in their group's line at their score */
+        wr_memq__log_join_grp(q, id, len, key, false, q->grp[slot]->name, now_us);
+    else if (pre && key >= WR_MEMQ_LATE_KEY)
         wr_memq__log_join(q, id, len, key - WR_MEMQ_LATE_KEY, false, now_us);
     else
         wr_memq__log_join(q, id, len, pre && shuffled ? 0 : key, pre, now_us);
@@ -168,7 +178,8 @@ static void join_of(wr_memq_t *q, const wr_zsl_node_t *node, const char *id, siz
 void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled, int64_t now_us)
 {
     wr_memq_seen_set(node, now_us, 0);
-    wr_zsl_node_set_flags(node, page ? WR_MEMQ_PENDING : 0);
+    wr_zsl_node_set_flags(
+        node, (uint8_t)((wr_zsl_node_flags(node) & ~WR_MEMQ_MARKS) | (page ? WR_MEMQ_PENDING : 0)));
     if (page || !q->log)
         return;
     size_t len;
@@ -192,13 +203,14 @@ void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_u
 /* A leaf of kind e about a member, who then leaves the log's line unless
  * e is away; returns their join leaf index (UINT64_MAX: not a member). */
 static uint64_t member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user, size_t ulen,
-                            bool held, int why, int64_t now_us)
+                            const char *grp, bool held, int why, int64_t now_us)
 {
     uint64_t index = UINT64_MAX;
     wr_logleaf_t ev;
     if (!q->log || !wr_memlog_member(q->log, user, ulen, &index) ||
         !leaf_for(q, &ev, e, user, ulen, now_us))
         return index;
+    snprintf(ev.grp, sizeof ev.grp, "%s", grp ? grp : "");
     ev.held = held;
     ev.why = (wr_logleaf_why_t)why;
     put(q, &ev, NULL);
@@ -207,9 +219,10 @@ static uint64_t member_leaf(wr_memq_t *q, wr_logleaf_kind_t e, const char *user,
     return index;
 }
 
-uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, bool held, int64_t now_us)
+uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, const char *grp, bool held,
+                            int64_t now_us)
 {
-    return member_leaf(q, WR_LOGLEAF_ADMIT, user, ulen, held, 0, now_us);
+    return member_leaf(q, WR_LOGLEAF_ADMIT, user, ulen, grp, held, 0, now_us);
 }
 
 void wr_memq__log_unseen(wr_memq_t *q, const char *user, size_t ulen, uint64_t join_index,
@@ -228,12 +241,12 @@ void wr_memq__log_unseen(wr_memq_t *q, const char *user, size_t ulen, uint64_t j
 
 void wr_memq__log_away(wr_memq_t *q, const char *user, size_t ulen, int64_t now_us)
 {
-    member_leaf(q, WR_LOGLEAF_AWAY, user, ulen, false, 0, now_us);
+    member_leaf(q, WR_LOGLEAF_AWAY, user, ulen, NULL, false, 0, now_us);
 }
 
 void wr_memq__log_leave(wr_memq_t *q, const char *user, size_t ulen, int why, int64_t now_us)
 {
-    member_leaf(q, WR_LOGLEAF_LEAVE, user, ulen, false, why, now_us);
+    member_leaf(q, WR_LOGLEAF_LEAVE, user, ulen, NULL, false, why, now_us);
 }
 
 void wr_memq__log_leave_node(wr_memq_t *q, const wr_zsl_node_t *node, int why, int64_t now_us)
@@ -383,8 +396,11 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us)
     if (!q->log)
         return;
     /* the members in log order: everyone in line, pre-queue or held */
-    wr_zsl_t *sets[] = {q->line, q->pre, q->held, q->back};
-    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+    wr_zsl_t *sets[4 + WR_GROUPS_MAX] = {q->line, q->pre, q->held, q->back};
+    size_t nsets = 4;
+    for (size_t i = 0; i < q->n_grp; i++)
+        sets[nsets++] = q->grp[q->grp_order[i]]->line;
+    for (size_t s = 0; s < nsets; s++)
         for (wr_zsl_node_t *x = wr_zsl_first(sets[s]); x; x = wr_zsl_next(x))
             wr_memq__log_leave_node(q, x, WR_LOGLEAF_REMOVED, now_us);
     q->log->committed = false;

@@ -136,6 +136,8 @@ uint64_t wr_memq__pending(const wr_memq_t *q)
  * yet moved when n came after the opening began. */
 uint64_t wr_memq__line_position(const wr_memq_t *q, const wr_zsl_node_t *n)
 {
+    if (wr_memq__slot_valid(q, wr_memq_node_slot(n)) >= 0)
+        return wr_zsl_rank(wr_memq__line_of(q, n), n); /* a group's line: no pre-queue */
     uint64_t r = wr_zsl_rank(q->line, n);
     if (q->opening && wr_zsl_node_score(n) >= q->open_base + (int64_t)q->open_total)
         r += wr_zsl_length(q->pre);

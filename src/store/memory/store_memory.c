@@ -134,11 +134,16 @@ void wr_store_memory__log_answer(mstore_t *s, item_t *it, wr_err_t err,
         return err;                                                                                \
     wr_memq_t *q = wr_store_memory__op_queue(s, it, queue)
 
-/* join (add = true; page: by the queue page) and status. */
+/* join (add = true; page: by the queue page; j: into a group, or NULL)
+ * and status. */
 static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
-                         wr_store_entry_cb cb, void *arg, bool add, bool page)
+                         wr_store_entry_cb cb, void *arg, bool add, bool page,
+                         const wr_store_join_t *j)
 {
-    QUEUE_OP(entry, D_ENTRY, wr_ids_valid_user(user));
+    QUEUE_OP(entry, D_ENTRY,
+             wr_ids_valid_user(user) &&
+                 (!j || !j->code_hash ||
+                  strnlen(j->code_hash, WR_CODE_HASH_HEX + 1) == WR_CODE_HASH_HEX));
     if (!q)
         goto out;
     wr_entry_t *e = &it->res.entry;
@@ -154,11 +159,16 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
         goto out;
     }
     int64_t now = wr_store_memory__now_us(s);
-    it->err =
-        wr_memq_entry(q, user, strlen(user), add, page, now, add ? wall_us(s) : 0, e, &s->dirty);
+    wr_memq_join_t mj = {.slot = -1, .code_hash = NULL};
+    if (j) {
+        mj.slot = wr_memq_group_slot(q, j->group);
+        mj.code_hash = j->code_hash; /* a grp the config no longer has: the standard line */
+    }
+    it->err = wr_memq_entry_group(q, user, strlen(user), add, page, j ? &mj : NULL, now,
+                                  add ? wall_us(s) : 0, e, &s->dirty);
     e->stock_left = q->stock_left; /* after the sweep's returns */
     e->subscribed = wr_memq_push_has(q, user, strlen(user));
-    it->has_res = it->err == WR_OK || it->err == WR_EFULL;
+    it->has_res = it->err == WR_OK || it->err == WR_EFULL || it->err == WR_ECODE;
     if (it->err == WR_OK && (e->state == WR_ENTRY_WAITING || e->state == WR_ENTRY_PREQUEUE))
         e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u, &e->receipt_index,
                                              e->receipt_leaf_hash);
@@ -170,19 +180,58 @@ out:
 static wr_err_t mem_join(wr_store_t *base, const char *queue, const char *user,
                          wr_store_entry_cb cb, void *arg)
 {
-    return entry_op(base, queue, user, cb, arg, true, false);
+    return entry_op(base, queue, user, cb, arg, true, false, NULL);
 }
 
 static wr_err_t mem_join_page(wr_store_t *base, const char *queue, const char *user,
                               wr_store_entry_cb cb, void *arg)
 {
-    return entry_op(base, queue, user, cb, arg, true, true);
+    return entry_op(base, queue, user, cb, arg, true, true, NULL);
 }
 
 static wr_err_t mem_status(wr_store_t *base, const char *queue, const char *user,
                            wr_store_entry_cb cb, void *arg)
 {
-    return entry_op(base, queue, user, cb, arg, false, false);
+    return entry_op(base, queue, user, cb, arg, false, false, NULL);
+}
+
+static wr_err_t mem_join_group(wr_store_t *base, const char *queue, const char *user,
+                               const wr_store_join_t *j, wr_store_entry_cb cb, void *arg)
+{
+    if (!j)
+        return WR_EINVAL;
+    return entry_op(base, queue, user, cb, arg, true, j->page, j);
+}
+
+/* Presale codes (store.h codes). */
+static wr_err_t mem_codes(wr_store_t *base, const char *queue, const wr_store_codes_req_t *req,
+                          wr_store_codes_cb cb, void *arg)
+{
+    bool ok =
+        req && (req->kind == WR_CODES_LIST ||
+                (req->kind == WR_CODES_REVOKE && req->hashes && req->n == 1) ||
+                (req->kind == WR_CODES_CREATE && req->hashes && req->group && req->n >= 1 &&
+                 req->n <= WR_CODES_COUNT_MAX && req->uses >= 1 && req->uses <= WR_CODES_USES_MAX));
+    QUEUE_OP(codes, D_CODES, ok);
+    if (!q)
+        goto out;
+    if (req->kind == WR_CODES_CREATE)
+        it->err = wr_memq_codes_create(q, req->group, req->hashes, req->n, req->uses,
+                                       req->expires_at_ms, &s->dirty);
+    else if (req->kind == WR_CODES_REVOKE)
+        it->err = wr_memq_code_revoke(q, req->hashes[0], &s->dirty);
+    if (it->err == WR_OK) {
+        it->res.codes = malloc(sizeof *it->res.codes);
+        if (!it->res.codes) {
+            it->err = WR_ENOMEM;
+        } else {
+            wr_memq_codes_counts(q, it->res.codes);
+            it->has_res = true;
+        }
+    }
+out:
+    wr_store_memory__item_enqueue(s, it);
+    return WR_OK;
 }
 
 static wr_err_t mem_leave(wr_store_t *base, const char *queue, const char *user,
@@ -322,7 +371,7 @@ static wr_err_t mem_config_put(wr_store_t *base, const char *queue, const wr_que
     if (err != WR_OK)
         return err;
     wr_memq_t *q = NULL;
-    it->err = wr_memq_db_put_config(&s->db, queue, cfg, &q);
+    it->err = wr_memq_db_put_config_at(&s->db, queue, cfg, wr_store_memory__now_us(s), &q);
     if (it->err == WR_OK)
         it->err = wr_memq_log_attach(&s->db, q); /* publicLog: the queue's log */
     if (it->err == WR_OK) {
@@ -550,6 +599,8 @@ static const wr_store_ops_t memory_ops = {
     .join = mem_join,
     .status = mem_status,
     .join_page = mem_join_page,
+    .join_group = mem_join_group,
+    .codes = mem_codes,
     .status_quiet = mem_status, /* recording costs nothing here: exact */
     .push_sub = mem_push_sub,
     .leave = mem_leave,

@@ -45,6 +45,8 @@ void wr_store_memory__item_release(mstore_t *s, item_t *it)
         wr_store_memory__log_res_free(it->res.log);
     if (it->kind == D_REPORT)
         free(it->res.report.pairs);
+    if (it->kind == D_CODES)
+        free(it->res.codes);
     if (it->kind == D_LIST && it->has_res) {
         for (size_t i = 0; i < it->res.list.n; i++)
             wr_memq_cfg_unref(it->res.list.cfgs[i]);
@@ -96,6 +98,9 @@ void wr_store_memory__item_fire(item_t *it, wr_err_t err)
         break;
     case D_REPORT:
         it->cb.report(err, res ? it->res.report.pairs : NULL, res ? it->res.report.n : 0, it->arg);
+        break;
+    case D_CODES:
+        it->cb.codes(err, res ? it->res.codes : NULL, it->arg);
         break;
     }
 }

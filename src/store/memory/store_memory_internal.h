@@ -150,7 +150,8 @@ typedef enum {
     D_SYNC,
     D_AUTOTUNE,
     D_LOG,
-    D_REPORT
+    D_REPORT,
+    D_CODES
 } dkind_t;
 
 typedef struct list_res {
@@ -191,6 +192,7 @@ typedef struct item {
             wr_store_report_pair_t *pairs; /* D_REPORT: owned (one allocation) */
             size_t n;
         } report;
+        wr_store_codes_t *codes; /* D_CODES (owned, as sync) */
     } res;
 } item_t;
 
