@@ -597,9 +597,7 @@ static void test_ini_errors(void **state)
                      "2: [queue q]: standardShare must be a number from 0 to 1");
     expect_ini_error("[queue q]\ngroups = [{\"name\":\"standard\"}]\n",
                      "2: [queue q]: groups[0].name must be [a-z0-9-]{1,32} and not \"standard\"");
-    expect_ini_error("[queue q]\ngroups = [{\"name\":\"fanclub\"}]\n",
-                     "2: [queue q]: groups not available yet: priority groups are not served by "
-                     "the stores in this version (groups must be null)");
+
     /* a continuation line is not a multi-line value */
     expect_ini_error("[server]\nadmin_key = a\n  b\n",
                      "3: syntax error (expected [section] or key = value)");
