@@ -3,8 +3,9 @@
  * else includes.
  *
  * The memq module (the embedded store's queue model) is in these files:
- *   memq.c          tokens and their heap, the line, entry, leave,
- *                   admit
+ *   memq.c          tokens and their heap, the line, entry, leave
+ *   memq_admit.c    the admission tick (held returns, each line's share)
+ *   memq_group.c    priority groups (a line per group) and presale codes
  *   memq_db.c       configs, a queue's creation and freeing, the db of
  *                   queues, stats, autotune
  *   memq_open.c     the sale opening: the pre-queue and its move into
