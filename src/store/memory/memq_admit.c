@@ -48,30 +48,41 @@ static void admit_one(const wr_zsl_node_t *node, void *arg)
     heap_push(c->q, t);
 }
 
-/* The picks of one line in an admission (admit_first). */
+/* The picks of one line in an admission (admit_first), made in up to
+ * two passes (its share, then what other lines left). */
 typedef struct {
     wr_zsl_t *set;
-    int slot;       /* -1 the standard line */
-    uint64_t start; /* its first pick in picked */
-    uint64_t n;     /* its picks */
-    bool prefix;    /* they are the first n of set */
+    int slot;            /* -1 the standard line */
+    int64_t limit;       /* no score >= limit is looked at */
+    wr_zsl_node_t *next; /* where the next pass goes on (NULL: the front, or the end) */
+    bool started;        /* a pass looked at it */
+    bool more;           /* its last pass stopped only because it had its quota */
+    uint64_t passed;     /* people passed over so far */
+    uint64_t start;      /* its first pick in picked (once the picks are sorted by line) */
+    uint64_t n;          /* its picks */
+    bool prefix;         /* they are the first n of set */
 } line_picks_t;
 
-/* Picks up to quota people of lp->set from its front into picked (at
- * *npicked on), passing over pending users (they keep their place),
- * removing idle pending ones met on the way (abandoned) and holding away
- * ones (their turn came: held); at most WR_STORE_ADMIT_SCAN_MAX passed
- * over, none with a score >= limit looked at; stops at the first user
- * still within the admission delay (queue.h). */
-static void pick_line(wr_memq_t *q, line_picks_t *lp, uint64_t quota, int64_t limit, int64_t now_us,
-                      wr_zsl_node_t **picked, uint64_t *npicked, bool *dirty)
+/* Picks up to quota more people of lp->set, going on where its last pass
+ * stopped, into picked (at *npicked on, each pick's line li in pline),
+ * passing over pending users (they keep their place), removing idle
+ * pending ones met on the way (abandoned) and holding away ones (their
+ * turn came: held); at most WR_STORE_ADMIT_SCAN_MAX passed over in all,
+ * none with a score >= lp->limit looked at; stops at the first user
+ * still within the admission delay (queue.h). Returns how many it picked. */
+static uint64_t pick_line(wr_memq_t *q, line_picks_t *lp, uint8_t li, uint64_t quota,
+                          int64_t now_us, wr_zsl_node_t **picked, uint8_t *pline, uint64_t *npicked,
+                          bool *dirty)
 {
-    uint64_t passed = 0;
-    lp->start = *npicked;
-    lp->n = 0;
-    lp->prefix = true;
-    wr_zsl_node_t *x = wr_zsl_first(lp->set);
-    while (x && wr_zsl_node_score(x) < limit && lp->n < quota && passed < WR_STORE_ADMIT_SCAN_MAX) {
+    uint64_t got = 0;
+    wr_zsl_node_t *x = lp->started ? lp->next : wr_zsl_first(lp->set);
+    lp->started = true;
+    lp->more = false;
+    while (x && wr_zsl_node_score(x) < lp->limit && lp->passed < WR_STORE_ADMIT_SCAN_MAX) {
+        if (got == quota) {
+            lp->more = true; /* someone is left to look at */
+            break;
+        }
         wr_zsl_node_t *next = wr_zsl_next(x);
         if (wr_queue_admit_due_us(wr_zsl_node_score(x), now_us) > 0)
             break; /* the admission delay (queue.h): nor anyone behind */
@@ -82,16 +93,35 @@ static void pick_line(wr_memq_t *q, line_picks_t *lp, uint64_t quota, int64_t li
                 wr_memq__abandon(q, x, dirty); /* a page join that never asked again */
             else
                 wr_memq__hold(q, x, now_us, dirty); /* their turn came while away */
-            passed++;
+            lp->passed++;
         } else if (pending) {
             lp->prefix = false;
-            passed++;
+            lp->passed++;
         } else {
+            pline[*npicked] = li;
             picked[(*npicked)++] = x;
             lp->n++;
+            got++;
         }
         x = next;
     }
+    lp->next = x;
+    return got;
+}
+
+/* Sorts picked[from..n) by line (pline), keeping each line's order, and
+ * sets each line's start. tmp: room for n pointers. */
+static void sort_picks(wr_zsl_node_t **picked, const uint8_t *pline, uint64_t from, uint64_t n,
+                       wr_zsl_node_t **tmp, line_picks_t *lp, size_t nlines)
+{
+    uint64_t at = from;
+    for (size_t l = 0; l < nlines; l++) {
+        lp[l].start = at;
+        for (uint64_t i = from; i < n; i++)
+            if (pline[i] == l)
+                tmp[at++] = picked[i];
+    }
+    memcpy(picked + from, tmp + from, (n - from) * sizeof *picked);
 }
 
 /* The 0-based line of slot in the split (0 the standard line, i + 1 the
@@ -147,17 +177,18 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     wr_zsl_node_t **picked = NULL;
     int64_t *waits = NULL;
     uint64_t ntoks = 0, npicked = 0, nback = 0;
+    uint8_t *pline = NULL;
     line_picks_t lp[WR_GROUPS_MAX + 1];
-    size_t nlp = 0;
     wr_err_t err = WR_OK;
     *admitted = *returned = 0;
     if (n == 0)
         return WR_OK;
     toks = calloc(n, sizeof *toks);
     picked = calloc(n, sizeof *picked);
+    pline = malloc(n);
     if (waited)
         waits = malloc(n * sizeof *waits);
-    if (!toks || !picked || (waited && !waits)) {
+    if (!toks || !picked || !pline || (waited && !waits)) {
         err = WR_ENOMEM;
         goto out;
     }
@@ -174,16 +205,30 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     nback = npicked;
     uint64_t quota[WR_GROUPS_MAX + 1] = {0};
     split_tick(q, n, limit, picked, nback, quota);
-    for (size_t l = 0; l <= q->n_grp; l++) {
-        if (quota[l] == 0)
-            continue;
-        lp[nlp].slot = l == 0 ? -1 : q->grp_order[l - 1];
-        lp[nlp].set = l == 0 ? q->line : q->grp[lp[nlp].slot]->line;
-        /* limit: the sale opening's moved part (nobody behind people not yet moved) */
-        pick_line(q, &lp[nlp], quota[l], l == 0 ? limit : INT64_MAX, now_us, picked, &npicked,
-                  dirty);
-        nlp++;
+    size_t nlines = 1 + q->n_grp;
+    memset(lp, 0, sizeof lp);
+    for (size_t l = 0; l < nlines; l++) {
+        lp[l].slot = l == 0 ? -1 : q->grp_order[l - 1];
+        lp[l].set = l == 0 ? q->line : q->grp[lp[l].slot]->line;
+        /* the sale opening's moved part: nobody behind people not yet moved */
+        lp[l].limit = l == 0 ? limit : INT64_MAX;
+        lp[l].prefix = true;
+        if (quota[l] > 0)
+            pick_line(q, &lp[l], (uint8_t)l, quota[l], now_us, picked, pline, &npicked, dirty);
     }
+    /* what a line could not use (people passed over, the admission
+     * delay) goes to the others: the groups in order, then the standard
+     * line */
+    for (size_t k = 1; k <= nlines && npicked < n && nlines > 1; k++) {
+        size_t l = k % nlines;
+        if (lp[l].more || (!lp[l].started && quota[l] == 0))
+            pick_line(q, &lp[l], (uint8_t)l, n - npicked, now_us, picked, pline, &npicked, dirty);
+    }
+    if (nlines > 1) { /* toks, still empty, lends its room */
+        sort_picks(picked, pline, nback, npicked, (wr_zsl_node_t **)toks, lp, nlines);
+        memset(toks, 0, n * sizeof *toks);
+    } else
+        lp[0].start = nback;
     /* Everything that can fail happens before the line changes. */
     for (; ntoks < npicked; ntoks++) {
         size_t len;
@@ -220,7 +265,9 @@ static wr_err_t admit_first(wr_memq_t *q, uint64_t n, int64_t limit, int64_t now
     }
     for (uint64_t i = nback; i < npicked; i++)
         wr_memq__unmark(q, picked[i]);
-    for (size_t k = 0; k < nlp; k++) {
+    for (size_t k = 0; k < nlines; k++) {
+        if (lp[k].n == 0)
+            continue;
         if (lp[k].prefix) {
             wr_zsl_pop_first(lp[k].set, lp[k].n, admit_one, &c);
         } else {
@@ -256,6 +303,7 @@ out:
         free(toks[i]);
     free(toks);
     free(picked);
+    free(pline);
     free(waits);
     return err;
 }
