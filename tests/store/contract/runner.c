@@ -47,6 +47,7 @@ WR_CONTRACT_EXTERN(unseen);
 WR_CONTRACT_EXTERN(autotune);
 WR_CONTRACT_EXTERN(publog);
 WR_CONTRACT_EXTERN(push);
+WR_CONTRACT_EXTERN(groups);
 WR_CONTRACT_EXTERN(idle_redis_only);
 WR_CONTRACT_EXTERN(script_rows_redis_only);
 WR_CONTRACT_EXTERN(redis_redis_only);
@@ -77,6 +78,7 @@ static const struct {
     GROUP(autotune, NULL),
     GROUP(publog, NULL),
     GROUP(push, NULL),
+    GROUP(groups, NULL),
     GROUP(idle_redis_only, "redis"),
     GROUP(script_rows_redis_only, "redis"),
     GROUP(redis_redis_only, "redis"), /* last: its last test restarts Redis */
