@@ -33,11 +33,29 @@
 #include "base/array.h"
 #include "base/hex.h"
 
+/* A member of the log's line: their join leaf's index, and their
+ * receipt read from it once (log id and leaf hash), so that a poll's
+ * receipt is this one lookup (no leaf read, no parse). */
 typedef struct memlog_person {
     uint64_t index;
+    uint8_t u[WR_LOGLEAF_U_BYTES];
+    uint8_t leaf_hash[WR_TLOG_HASH];
+    bool has_receipt; /* the leaf at index is a join whose u was read */
     uint8_t len;
     char id[];
 } memlog_person_t;
+
+/* p's receipt from the join leaf at p->index. */
+static void person_receipt(const wr_memlog_t *l, memlog_person_t *p)
+{
+    size_t len = 0;
+    char u[WR_LOGLEAF_U_HEX + 1];
+    const char *leaf = wr_memlog_leaf(l, p->index, &len);
+    p->has_receipt =
+        leaf && wr_logleaf_join_u(leaf, len, u) && wr_logleaf_u_bytes(u, p->u) == WR_OK;
+    if (p->has_receipt)
+        memcpy(p->leaf_hash, l->lv[0][p->index], WR_TLOG_HASH);
+}
 
 static const char *person_key(const void *item, size_t *len)
 {
@@ -215,6 +233,19 @@ wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen, char u[WR_LO
     return err;
 }
 
+bool wr_memlog_receipt(const wr_memlog_t *l, const char *user, size_t ulen,
+                       char u[WR_LOGLEAF_U_HEX + 1], uint64_t *index,
+                       uint8_t leaf_hash[WR_TLOG_HASH])
+{
+    const memlog_person_t *p = wr_idhash_get(l->people, user, ulen);
+    if (!p || !p->has_receipt)
+        return false;
+    *index = p->index;
+    wr_hex_encode(p->u, WR_LOGLEAF_U_BYTES, u);
+    memcpy(leaf_hash, p->leaf_hash, WR_TLOG_HASH);
+    return true;
+}
+
 bool wr_memlog_member(const wr_memlog_t *l, const char *user, size_t ulen, uint64_t *index)
 {
     const memlog_person_t *p = wr_idhash_get(l->people, user, ulen);
@@ -230,6 +261,7 @@ wr_err_t wr_memlog_member_add(wr_memlog_t *l, const char *user, size_t ulen, uin
     memlog_person_t *p = wr_idhash_get(l->people, user, ulen);
     if (p) {
         p->index = index;
+        person_receipt(l, p);
         return WR_OK;
     }
     p = malloc(sizeof *p + ulen + 1);
@@ -239,6 +271,7 @@ wr_err_t wr_memlog_member_add(wr_memlog_t *l, const char *user, size_t ulen, uin
     p->len = (uint8_t)ulen;
     memcpy(p->id, user, ulen);
     p->id[ulen] = '\0';
+    person_receipt(l, p);
     wr_err_t err = wr_idhash_put(l->people, p);
     if (err != WR_OK)
         free(p);

@@ -108,7 +108,15 @@ wr_err_t wr_memlog_u(wr_memlog_t *l, const char *user, size_t ulen, char u[WR_LO
  * and *index, else false. */
 bool wr_memlog_member(const wr_memlog_t *l, const char *user, size_t ulen, uint64_t *index);
 
-/* Records user's join leaf index (they are in the log's line). WR_OK or
+/* user's receipt while they are in the log's line: their log id (32 hex,
+ * NUL-terminated), the index and hash of their join leaf, kept beside the
+ * member (no leaf read); false for a non-member. */
+bool wr_memlog_receipt(const wr_memlog_t *l, const char *user, size_t ulen,
+                       char u[WR_LOGLEAF_U_HEX + 1], uint64_t *index,
+                       uint8_t leaf_hash[WR_TLOG_HASH]);
+
+/* Records user's join leaf index (they are in the log's line), and their
+ * receipt read from that leaf (which must be appended already). WR_OK or
  * WR_ENOMEM. */
 wr_err_t wr_memlog_member_add(wr_memlog_t *l, const char *user, size_t ulen, uint64_t index);
 

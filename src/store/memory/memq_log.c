@@ -409,13 +409,7 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us)
 bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
                          uint64_t *index, uint8_t leaf_hash[32])
 {
-    size_t len = 0;
-    const char *leaf;
-    if (!q->log || !wr_memlog_member(q->log, user, ulen, index) ||
-        !(leaf = wr_memlog_leaf(q->log, *index, &len)) || !wr_logleaf_join_u(leaf, len, u))
-        return false;
-    memcpy(leaf_hash, q->log->lv[0][*index], 32);
-    return true;
+    return q->log && wr_memlog_receipt(q->log, user, ulen, u, index, leaf_hash);
 }
 
 bool wr_memq_log_committed(const wr_memq_t *q)
