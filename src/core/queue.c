@@ -40,6 +40,7 @@
 #include "core/queue.h"
 
 #include "base/siphash.h"
+#include "core/groups.h"
 
 #include <math.h>
 
@@ -369,10 +370,10 @@ int64_t wr_queue_admit_due_us(int64_t score_us, int64_t now_us)
     return due > 0 ? due : 0;
 }
 
-int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+/* ceil(position / rate) seconds; -1 for no rate (rate <= 0). */
+static int64_t eta_at(uint64_t position, double rate)
 {
-    double rate = rate_in_use(cfg, observed_rate);
-    if (rate <= 0)
+    if (!(rate > 0))
         return -1;
     double q = (double)position / rate;
     if (q >= ETA_MAX)
@@ -381,6 +382,24 @@ int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, do
      * computes 10.000000000000002 and must be 10), far below any real
      * fraction of a second at a position below 2^53. */
     return (int64_t)ceil(q * (1.0 - 1e-12));
+}
+
+int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate)
+{
+    return eta_at(position, rate_in_use(cfg, observed_rate));
+}
+
+int64_t wr_queue_eta_seconds_line(const wr_queue_config_t *cfg, uint64_t position,
+                                  double observed_rate, size_t line, uint64_t admitted_60s,
+                                  size_t first_waiting)
+{
+    if (cfg->n_groups == 0)
+        return wr_queue_eta_seconds(cfg, position, observed_rate);
+    double rate = rate_in_use(cfg, observed_rate);
+    if (!(rate > 0))
+        return -1; /* paused, or no rate: whatever the last minute admitted */
+    return eta_at(position,
+                  wr_groups_eta_rate(line, admitted_60s, cfg->standard_share, rate, first_waiting));
 }
 
 uint64_t wr_budget_advance(wr_budget_t *b, int64_t tick, double admit_per_second, uint32_t tick_ms,

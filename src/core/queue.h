@@ -340,6 +340,21 @@ int64_t wr_queue_expected_admission_ms(const wr_queue_config_t *cfg, uint64_t po
 int64_t wr_queue_eta_seconds(const wr_queue_config_t *cfg, uint64_t position, double observed_rate);
 
 /*
+ * etaSeconds of a person at position in their own line of a queue with
+ * priority groups (docs/API.md 1.3, "Groups, precisely"): line 0 the
+ * standard line, 1..n the groups in order; admitted_60s that line's
+ * admissions over the last 60 s, first_waiting the first group with people
+ * waiting (1-based, 0 none) - wr_entry_t's group fields. The rate is
+ * wr_groups_eta_rate's of the rate in use (as wr_queue_eta_seconds finds
+ * it); -1 (null) when paused, with no rate in use, or when the line gets no
+ * rate (a group behind the first one waiting that admitted nobody in the
+ * last minute). Without groups (cfg->n_groups 0): wr_queue_eta_seconds.
+ */
+int64_t wr_queue_eta_seconds_line(const wr_queue_config_t *cfg, uint64_t position,
+                                  double observed_rate, size_t line, uint64_t admitted_60s,
+                                  size_t first_waiting);
+
+/*
  * Degraded mode's brakes (docs/API.md 1.2 "Clarifications"): while the
  * store is unreachable an instance answers joins and polls from its last
  * known config of the queue, and a fail-open pass is handed out only when

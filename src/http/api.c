@@ -261,7 +261,8 @@ static void handle(wr_api_t *a, wr_http_req_t *req, bool admin_listener,
         return;
     }
 
-    wr_api__call_t call = {route, queue, m.param, m.param_len, admin_listener};
+    wr_api__call_t call = {route,    queue,        m.param,       m.param_len,
+                           m.param2, m.param2_len, admin_listener};
     handlers[route](a, req, &call);
 }
 

@@ -196,9 +196,13 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
 {
     wr_api_t *a = c->api;
     const wr_api__entry_view_t v = *v_;
+    /* a group member's group (API 1.3; a group name needs no escaping) */
+    char grp[WR_GROUP_NAME_MAX + 16] = "";
     /* a notice of 500 code points escapes to at most 6 bytes each */
-    char buf[WR_TOKEN_MAX + 256 + 6 * WR_NOTICE_MAX_CP + 16];
+    char buf[WR_TOKEN_MAX + 256 + 6 * WR_NOTICE_MAX_CP + 16 + sizeof(grp)];
     int n = 0, retry_s = 0;
+    if (v.group && v.group[0])
+        snprintf(grp, sizeof(grp), ",\"group\":\"%s\"", v.group);
     switch (v.state) {
     case WR_ENTRY_WAITING: {
         /* No config to draw from: the default slowest band. */
@@ -221,10 +225,10 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             snprintf(stock, sizeof(stock), ",\"stockLeft\":%lld", (long long)v.stock_left);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s%s}",
+                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s%s%s}",
                      (unsigned long long)v.position, (unsigned long long)v.ahead,
                      (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "",
-                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "", v.receipt);
+                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "", grp, v.receipt);
         break;
     }
     case WR_ENTRY_CLOSED:
@@ -238,8 +242,8 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     case WR_ENTRY_PREQUEUE:
         wr_api__pace_note(a, c->queue, c->user, v.retry_after_ms);
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u%s}",
-                     (long long)v.opens_at_ms, v.retry_after_ms, v.receipt);
+                     "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u%s%s}",
+                     (long long)v.opens_at_ms, v.retry_after_ms, grp, v.receipt);
         break;
     case WR_ENTRY_ADMITTED:
         wr_api__pace_note(a, c->queue, c->user, 0);
@@ -249,8 +253,8 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             return;
         }
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s}", v.token,
-                     (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "");
+                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s%s}", v.token,
+                     (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "", grp);
         wr_api__set_token_cookie(c, v.token, v.expires_at_ms);
         break;
     case WR_ENTRY_PASSTHROUGH:
@@ -307,7 +311,8 @@ static void entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     } else {
         /* A full line: come back after the queue's slowest poll band. */
         int ra = err == WR_EFULL ? wr_api__full_retry_after_s(e ? e->config : NULL) : 0;
-        wr_api__reply_answer(c->api, c->req, c->route, err, WR_API__TELLS_ENTRY, NULL, ra);
+        wr_api__reply_answer(c->api, c->req, c->route, err, WR_API__TELLS_ENTRY,
+                             wr_api__code_reason(err, e), ra);
     }
     wr_api__ctx_free(c);
 }
@@ -523,6 +528,8 @@ static void join_gate(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
          * precisely": an unknown grp is malformed) */
         if (r == WR_INVITE_OK && wr_qconfig_group_index(cfg, grp, strlen(grp)) < 0)
             r = WR_INVITE_MALFORMED;
+        if (r == WR_INVITE_OK) /* the group the invite joins (it wins over a code) */
+            wr_api__copy(c->group, sizeof(c->group), grp);
         if (r == WR_INVITE_OK && header_mode && strcmp(sub, user) != 0)
             r = WR_INVITE_WRONG_USER;
         if (r == WR_INVITE_OK && !header_mode) {
@@ -606,18 +613,23 @@ static void spent_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 static void joined_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
-    if (err == WR_OK && e && e->state == WR_ENTRY_WAITING && e->own_due_us >= 0)
+    /* a group member's place before opensAt is in their group's line (the
+     * answer says prequeue): a place all the same */
+    bool placed =
+        e && (e->state == WR_ENTRY_WAITING || (e->state == WR_ENTRY_PREQUEUE && e->group[0]));
+    if (err == WR_OK && placed && e->own_due_us >= 0)
         wr_reporter_count(wr_scheduler_reporter(c->api->sched), c->queue, WR_REPORT_JOINED, 1);
     c->join->entry(err, e, c);
 }
 
 /* The store's join of c's user (c->user, c->cookie set), once the gates
  * have let it through (a presale code looked at, a solved challenge spent
- * first). Answers and frees c. */
+ * first); into a group (join_group) with an invite's grp or a code.
+ * Answers and frees c. */
 static void join_store(wr_api__ctx_t *c)
 {
     wr_api_t *a = c->api;
-    if (wr_api__code_gate(c, c->join->entry))
+    if (wr_api__code_gate(c, c->join->entry, join_store))
         return;
     if (c->spend_id[0]) {
         c->op = "burn";
@@ -640,9 +652,17 @@ static void join_store(wr_api__ctx_t *c)
     } else {
         c->seen_us = wr_clock_mono_us();
     }
-    wr_err_t err = c->route == WR_ROUTE_QUEUE_PAGE
-                       ? wr_store_join_page(a->store, c->queue, c->user, joined_cb, c)
-                       : wr_store_join(a->store, c->queue, c->user, joined_cb, c);
+    bool page = c->route == WR_ROUTE_QUEUE_PAGE;
+    wr_err_t err;
+    if ((c->group[0] || c->code_hash[0]) && wr_store_has_groups(a->store)) {
+        wr_store_join_t j = {.page = page,
+                             .group = c->group[0] ? c->group : NULL,
+                             .code_hash = c->code_hash[0] ? c->code_hash : NULL};
+        err = wr_store_join_group(a->store, c->queue, c->user, &j, joined_cb, c);
+    } else {
+        err = page ? wr_store_join_page(a->store, c->queue, c->user, joined_cb, c)
+                   : wr_store_join(a->store, c->queue, c->user, joined_cb, c);
+    }
     if (err == WR_OK)
         return;
     /* degraded mode, or 503 (the page: as unavailable); frees c */

@@ -18,18 +18,28 @@
 /*
  * The presale code gate of a join (API 1.3, "Priority groups and presale
  * codes"), run right before the store's join (after the invite, challenge
- * and CAPTCHA gates, before a solved challenge is spent): a POST entries
- * whose body has "code" - a string - asks the store for the person's
- * place; one in line, in the pre-queue, held or holding a pass gets the
- * answer a join gives them (entry, the route's answer of a store entry:
- * called with the status read's result, also its error) and spends nothing; anyone else
- * is 403 CODE_INVALID reason unknown, nothing changed (no store keeps codes
- * in this version). A "code" of another type is 400 BAD_REQUEST (field
- * code). Once per request (c->code_checked). Returns true when it took c
- * (answered, or asked the store: c answered and freed later), false when
- * the join goes on as usual (no code, null, another route).
+ * and CAPTCHA gates, before a solved challenge is spent; and again before
+ * it is spent): the code is POST entries' body "code" (a string; another
+ * type is 400 BAD_REQUEST, field code) or the queue page's ?code=.
+ *   - On a store with groups (wr_store_has_groups) a code of a code's
+ *     spelling is hashed into c->code_hash for the store's join_group
+ *     (refused there: WR_ECODE to entry), unless the invite's grp
+ *     (c->group) wins; when a solved challenge is to be spent
+ *     (c->spend_id), the store's verdict is asked first (check_only): a
+ *     refused code goes to entry as WR_ECODE, anything else calls go(c),
+ *     the join again (the gate lets it through then).
+ *   - Anything else with a code (no store groups, not a code's spelling)
+ *     asks the store for the person's place: one in line, in the
+ *     pre-queue, held or holding a pass gets the answer a join gives them
+ *     (entry with the status read's result, also its error); anyone else
+ *     entry(WR_ECODE, NULL): 403 CODE_INVALID reason unknown, nothing
+ *     changed.
+ * entry: the route's answer of a store entry. Returns true when it took c
+ * (answered, or asked the store: c answered and freed later, or go called),
+ * false when the join goes on now (no code, null, another route, a code
+ * for join_group).
  */
-bool wr_api__code_gate(wr_api__ctx_t *c, wr_store_entry_cb entry);
+bool wr_api__code_gate(wr_api__ctx_t *c, wr_store_entry_cb entry, void (*go)(wr_api__ctx_t *c));
 
 /* ---------- api_challenge.c ---------- */
 

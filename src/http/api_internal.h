@@ -70,6 +70,8 @@ typedef struct {
     const char *param; /* the parameter segment as in the path (not decoded,
                           not NUL-terminated; /static's {file}); NULL = none */
     size_t param_len;
+    const char *param2; /* a second one, as param (.../codes/{code}); NULL = none */
+    size_t param2_len;
     bool admin_listener; /* it came to the separate admin listener (--admin-listen) */
 } wr_api__call_t;
 
@@ -190,8 +192,15 @@ typedef struct wr_api__ctx {
     bool captcha_fallback_pow;   /* the queue's captcha.fallback is "challenge" */
     bool fresh_visitor;          /* the join's visitor was minted for it (no invite): a refusal
                                     needs no status read */
-    bool code_checked;           /* the join's presale code (body "code") was looked at */
+    bool code_checked;           /* the join's presale code (body "code", ?code=) was looked at */
+    bool code_verdict;           /* ... and the store's verdict on it asked (api_codes.c) */
     wr_store_entry_cb code_next; /* the code gate's answer for someone with a place (api_codes.c) */
+    void (*code_go)(struct wr_api__ctx *c); /* the join, once the verdict lets it go on */
+    /* Priority groups (API 1.3): the group the join asks for - an invite's
+     * grp (wins over a code) - and the hash of the join's presale code
+     * (wr_groups_code_hash); "" = none. */
+    char group[WR_GROUP_NAME_MAX + 1];
+    char code_hash[WR_CODE_HASH_HEX + 1];
     /* The join gates' records in the store's spent set (wr_store_burn):
      * the solved challenge this join spends right before it joins ("" =
      * none) and until when (its expiresAt, epoch ms); the id of the join's
@@ -287,7 +296,7 @@ int wr_api__full_retry_after_s(const wr_queue_config_t *cfg);
 
 /*
  * How a store error is told to the client: one row per domain answer of
- * the store (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN); every other error is a
+ * the store (ENOTFOUND, ENOTINQUEUE, EFULL, ETOKEN, ECODE); every other error is a
  * failure of the store, told by the STORE_UNAVAILABLE row (503).
  */
 typedef struct {
@@ -308,10 +317,13 @@ typedef struct {
  */
 /* leave, the admin API, status/leave without a visitor cookie */
 #define WR_API__TELLS_STORE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ENOTINQUEUE))
-/* join, status (JSON): a full line is 429 with the queue's Retry-After */
-#define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL))
-/* the queue page (join): a full line or no such queue, no NOT_IN_QUEUE */
-#define WR_API__TELLS_PAGE (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_EFULL))
+/* join, status (JSON): a full line is 429 with the queue's Retry-After; a
+ * presale code refused 403 CODE_INVALID (its reason the entry's) */
+#define WR_API__TELLS_ENTRY (WR_API__TELLS_STORE | WR_API__TELL(WR_EFULL) | WR_API__TELL(WR_ECODE))
+/* the queue page (join): a full line, no such queue or a refused code, no
+ * NOT_IN_QUEUE */
+#define WR_API__TELLS_PAGE                                                                         \
+    (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_EFULL) | WR_API__TELL(WR_ECODE))
 /* consume, verify: any other error goes to the queue's fail policy */
 #define WR_API__TELLS_TOKEN (WR_API__TELL(WR_ENOTFOUND) | WR_API__TELL(WR_ETOKEN))
 /* the queue lookup before a token check */
@@ -343,6 +355,11 @@ void wr_api__reply_html_head(wr_api_t *a, wr_http_req_t *req, wr_route_t route, 
  * row's Retry-After. */
 void wr_api__reply_answer(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_err_t err,
                           unsigned tells, const char *reason, int retry_after_s);
+
+/* The "reason" of a join answered err with entry e: the refused presale
+ * code's (wr_groups_code_reason_name of e->code_reason) for WR_ECODE
+ * ("unknown" without an entry), else NULL. Static. */
+const char *wr_api__code_reason(wr_err_t err, const wr_entry_t *e);
 
 /* wr_api__reply_answer for c's request, no reason, the row's Retry-After. */
 void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells);
@@ -414,6 +431,12 @@ void wr_api__set_visitor_cookie(wr_api_t *a, wr_http_req_t *req, const char *val
 /* The value of query parameter name of req (decoded) into out (cap
  * bytes); false when absent, empty, too long, or the query holds a %00. */
 bool wr_api__query_param(wr_http_req_t *req, const char *name, char *out, size_t cap);
+
+/* True when the raw query q (NULL: none) names the parameter key (key=...
+ * as one of its &-separated parts, whatever its value: too long or empty
+ * included), so that ?return=https://shop/p?preview=1 or ?xpreview= does
+ * not name preview. */
+bool wr_api__query_names(const char *q, const char *key);
 
 /* Finds "Authorization: Bearer X" in ih: sets *tok (borrowed from ih) and
  * *len, and returns true when present and not empty. */

@@ -113,6 +113,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     if (have) {
         v.target_url = ev.target_url;
         v.notice = ev.notice; /* every state; borrowed from the config */
+        v.group = ev.group;   /* a group member's group (borrowed from the entry) */
         /* degraded mode: no entry, the config this instance holds */
         const wr_queue_config_t *cfg = e ? e->config : wr_api__held_config(c);
         page_target(c, cfg, ret, &v);
@@ -169,6 +170,7 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         const wr_api__answer_t *ans = wr_api__answer(err, WR_API__TELLS_PAGE);
         v.state = ans->page_state;
         v.error = ans->code;
+        v.reason = wr_api__code_reason(err, e); /* a refused code: why */
         status = ans->status;
         /* a full line: the queue's slowest poll band, as the JSON join */
         int ra_s = wr_api__answer_retry_s(a, ans);
@@ -184,19 +186,6 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
     send_page(c, &v, status);
 }
 
-/* True when the raw query q names the parameter key (key=... as one of its
- * &-separated parts, whatever its value: too long or empty included), so
- * that ?return=https://shop/p?preview=1 or ?xpreview= is not a preview. */
-static bool query_names(const char *q, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, key, n) == 0 && p[n] == '=')
-            return true;
-    }
-    return false;
-}
-
 static const wr_api__join_answers_t page_answers = {page_entry_cb, page_invite_refused,
                                                     page_challenge};
 
@@ -205,7 +194,7 @@ void wr_api__handle_queue_page(wr_api_t *a, wr_http_req_t *req, const wr_api__ca
     char preview[32] = "";
     const char *q = wr_http_req_query(req);
     if (wr_api__query_param(req, "preview", preview, sizeof(preview)) ||
-        query_names(q, "preview")) {
+        wr_api__query_names(q, "preview")) {
         wr_api__handle_preview(a, req, call, preview);
         return;
     }

@@ -26,7 +26,8 @@
  * freed right after, which knows the start and the queue.
  *
  * Errors: one table tells every store error to the client. The store's
- * domain answers (no such queue, not in line, line full, token not live)
+ * domain answers (no such queue, not in line, line full, token not live,
+ * a presale code refused)
  * each have a row - status, JSON code and message, Retry-After, and the
  * queue page's state; everything else is a failure of the store, 503
  * STORE_UNAVAILABLE. Each caller names the domain answers its route tells
@@ -363,6 +364,8 @@ static const wr_api__answer_t answers[] = {
     {WR_ENOTINQUEUE, 404, "NOT_IN_QUEUE", "not waiting and holding no live token", 0, NULL},
     {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 0, "full"},
     {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
+    /* a presale code refused (API 1.3): the reason is the entry's */
+    {WR_ECODE, 403, "CODE_INVALID", "the code is not valid for this queue", 0, "error"},
 };
 
 /* Everything else: the store failed (or did not answer in time). */
@@ -405,6 +408,13 @@ void wr_api__reply_answer(wr_api_t *a, wr_http_req_t *req, wr_route_t route, wr_
     wr_api__reply_error(a, req, route, ans->status, ans->code,
                         ans->message ? ans->message : wr_strerror(err), NULL, reason,
                         retry_after_s > 0 ? retry_after_s : wr_api__answer_retry_s(a, ans));
+}
+
+const char *wr_api__code_reason(wr_err_t err, const wr_entry_t *e)
+{
+    if (err != WR_ECODE)
+        return NULL;
+    return wr_groups_code_reason_name(e ? e->code_reason : WR_CODE_UNKNOWN);
 }
 
 void wr_api__reply_store_error(wr_api__ctx_t *c, wr_err_t err, unsigned tells)

@@ -110,6 +110,16 @@ bool wr_api__query_param(wr_http_req_t *req, const char *name, char *out, size_t
     return ok;
 }
 
+bool wr_api__query_names(const char *q, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, key, n) == 0 && p[n] == '=')
+            return true;
+    }
+    return false;
+}
+
 /* Finds the user for a request (api_internal.h). */
 int wr_api__resolve_user(wr_api_t *a, wr_http_req_t *req, wr_route_t route, bool create,
                          char user[WR_USER_ID_MAX + 1], char cookie_out[WR_IDENTITY_COOKIE_MAX + 1])

@@ -78,6 +78,10 @@ wr_api__handler_fn wr_api__handle_metrics;
 wr_api__handler_fn wr_api__handle_history;
 wr_api__handler_fn wr_api__handle_report;  /* api_report.c */
 wr_api__handler_fn wr_api__handle_reports; /* api_report.c */
+/* Presale codes (api_codes_admin.c): POST, GET /v1/admin/queues/{queue}/codes
+ * and DELETE .../codes/{code}; the admin key was checked, the queue is
+ * validated. Answers req exactly once. */
+wr_api__handler_fn wr_api__handle_codes;
 /* POST /v1/queues/{queue}/health (autotune): the service's report; 204. */
 wr_api__handler_fn wr_api__handle_health;
 

@@ -156,6 +156,7 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
     v->closed_reason = WR_CLOSE_NONE;
     v->stock_left = e->stock_left;
     v->notice = visitor_notice(c, cfg);
+    v->group = e->group[0] ? e->group : NULL;
     receipt_of(e, v);
     /* the queue as the scheduler knows it: held since the request (no
      * lookup), or noted now when it was unknown */
@@ -172,7 +173,10 @@ wr_err_t wr_api__entry_view(wr_api__ctx_t *c, const wr_entry_t *e, wr_api__entry
         v->held = e->held; /* position 1: the retry lands just after the next tick */
         if (cfg) {
             double observed = wr_scheduler_queue_rate(sq);
-            v->eta_seconds = wr_queue_eta_seconds(cfg, e->position, observed);
+            /* with groups: the rate the person's own line gets (API 1.3) */
+            v->eta_seconds =
+                wr_queue_eta_seconds_line(cfg, e->position, observed, e->group_line,
+                                          e->group_admitted_60s, e->group_first_waiting);
             /* away people ahead take no slot: the retry lands after the
              * admission that comes sooner for them. The store counted the
              * first of the line (passed_ahead); the rest, or everyone when

@@ -46,6 +46,10 @@ typedef struct {
     /* The public log's receipt (WAITING, PREQUEUE, held): ",\"receipt\":{...}"
      * ready to splice into the answer, "" = none (docs/API.md 1.3). */
     char receipt[128];
+    /* Priority groups (docs/API.md 1.3): the person's group (WAITING,
+     * PREQUEUE, ADMITTED; borrowed from the entry), NULL for the standard
+     * line. */
+    const char *group;
 } wr_api__entry_view_t;
 
 /*

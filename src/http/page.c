@@ -19,6 +19,7 @@
  *   (closed: the target's origin + "/", "/" for a target on this host, ""
  *   without one), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
+ *   group (the person's priority group, "" for the standard line),
  *   now_ms (the server's clock at render, epoch ms: the script's countdown
  *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
  *   epoch ms, "" otherwise), opens_at_iso and opens_at_utc (the same in
@@ -632,6 +633,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"waiting_for", on_stock ? "stock" : ""},
         {"shop_url", shop},
         {"odds", odds},
+        {"group", v->group ? v->group : ""},
         {"notice", notice},
         {"has_notice", notice[0] ? "1" : "0"},
         {"updated", updated},

@@ -62,6 +62,9 @@ typedef struct {
                                      on stock (1.3: no ETA), else NULL */
     const char *notice;           /* the operator's notice (1.2), shown as text;
                                      NULL or "" = none */
+    const char *group;            /* waiting, prequeue, admitted: the person's
+                                     priority group (1.3), NULL or "" = the
+                                     standard line */
     const char *error;            /* an error answer: the JSON error code
                                      ("INVALID_QUEUE_NAME"...), in data-error and, in
                                      state "error", in the text; else NULL */

@@ -4,7 +4,9 @@
  * The routes are few and fixed, so matching walks every row's pattern
  * along the path, byte by byte (no copy, no split, bounded by the path's
  * length): a literal byte must be equal, "*" takes one segment of at least
- * one byte. Every row whose pattern matches adds its method to the allowed
+ * one byte (a pattern has at most two: the first is the parameter, a
+ * second - the {code} of .../codes/{code} - param2). Every row whose
+ * pattern matches adds its method to the allowed
  * set (a GET row adds HEAD), so the caller can answer 405 with Allow; the
  * row whose method is the request's (HEAD: the GET row) is the route.
  *
@@ -26,21 +28,22 @@ static const wr_route_row_t rows[WR_ROUTE_COUNT] = {
 #undef WR_ROUTE
 };
 
-/* Whether path (len bytes) is pattern: the same bytes, with "*" taking one
- * segment of at least one byte, returned in *param / *param_len. */
-static bool match_pattern(const char *pat, const char *path, size_t len, const char **param,
-                          size_t *param_len)
+/* Whether path (len bytes) is pattern: the same bytes, with each "*"
+ * taking one segment of at least one byte, returned in params[0] (the
+ * first), params[1] (a second) and their lengths. */
+static bool match_pattern(const char *pat, const char *path, size_t len, const char *params[2],
+                          size_t lens[2])
 {
-    size_t i = 0;
+    size_t i = 0, k = 0;
     for (; *pat; pat++) {
         if (*pat == '*') {
             size_t start = i;
             while (i < len && path[i] != '/')
                 i++;
-            if (i == start)
-                return false; /* an empty segment */
-            *param = path + start;
-            *param_len = i - start;
+            if (i == start || k == 2)
+                return false; /* an empty segment (k == 2: never, routes.def has two at most) */
+            params[k] = path + start;
+            lens[k++] = i - start;
         } else if (i >= len || path[i] != *pat) {
             return false;
         } else {
@@ -52,20 +55,22 @@ static bool match_pattern(const char *pat, const char *path, size_t len, const c
 
 wr_route_match_t wr_router_match(wr_method_t method, const char *path, size_t len)
 {
-    wr_route_match_t m = {WR_ROUTE_NONE, 0, NULL, 0};
+    wr_route_match_t m = {WR_ROUTE_NONE, 0, NULL, 0, NULL, 0};
     for (int r = WR_ROUTE_NONE + 1; r < WR_ROUTE_COUNT; r++) {
         const wr_route_row_t *row = &rows[r];
-        const char *param = NULL;
-        size_t param_len = 0;
-        if (!match_pattern(row->pattern, path, len, &param, &param_len))
+        const char *params[2] = {NULL, NULL};
+        size_t lens[2] = {0, 0};
+        if (!match_pattern(row->pattern, path, len, params, lens))
             continue;
         m.allowed |= row->method;
         if (row->method == WR_METHOD_GET)
             m.allowed |= WR_METHOD_HEAD;
         if (row->method == method || (method == WR_METHOD_HEAD && row->method == WR_METHOD_GET)) {
             m.route = (wr_route_t)r;
-            m.param = param;
-            m.param_len = param_len;
+            m.param = params[0];
+            m.param_len = lens[0];
+            m.param2 = params[1];
+            m.param2_len = lens[1];
         }
     }
     return m;

@@ -7,7 +7,8 @@
  * route's handler runs). The router reads every column but the handler.
  *
  * The path is the request path without the query string. The {queue}
- * segment is returned as a slice of the path (not decoded, not validated):
+ * segment (and a second parameter, .../codes/{code}) is returned as a
+ * slice of the path (not decoded, not validated):
  * api.c validates it (400 INVALID_QUEUE_NAME) when the row says
  * WR_ROUTE_F_QUEUE.
  */
@@ -76,11 +77,14 @@ typedef struct {
                           0 = unknown path (404), else 405 when route is NONE */
     const char *param; /* the {queue} (or {file}) segment, a slice of path; NULL if none */
     size_t param_len;
+    const char *param2; /* a second "*" segment (the {code} of DELETE .../codes/{code}), a
+                           slice of path; NULL if none */
+    size_t param2_len;
 } wr_route_match_t;
 
 /* Matches method + path (len bytes, no query string) against the rows.
  * Never fails: an unknown path gives route NONE and allowed 0. Empty
- * segments ("//") and trailing slashes do not match; the parameter is one
+ * segments ("//") and trailing slashes do not match; each parameter is one
  * segment of at least one byte. */
 wr_route_match_t wr_router_match(wr_method_t method, const char *path, size_t len);
 

@@ -276,6 +276,10 @@ typedef struct wr_store_ops {
      * neither, the same as join / join_page. A group member is in their
      * group's line (before opensAt too: groups are ordered by arrival and
      * admitted from the opening on; the entry answers PREQUEUE until then).
+     * With j->check_only nothing is added or spent: someone with a place
+     * or a pass gets status's answer, anyone else WR_ECODE (the code would
+     * be refused: entry->code_reason) or WR_ENOTINQUEUE (it would buy a
+     * place) - the API asks before it spends a solved challenge.
      */
     wr_err_t (*join_group)(wr_store_t *s, const char *queue, const char *user,
                            const wr_store_join_t *j, wr_store_entry_cb cb, void *arg);

@@ -347,6 +347,7 @@ typedef struct {
                               "" none */
     const char *code_hash; /* a presale code's hash (wr_groups_code_hash: 64 lowercase hex),
                               or NULL; with group set it is not looked at (grp wins) */
+    bool check_only;       /* the verdict on code_hash only: nothing added or spent */
 } wr_store_join_t;
 
 /* Presale codes (store.h codes). */

@@ -1,25 +1,86 @@
-"""Priority groups and presale codes (API 1.3, issue 41), the part this
-version serves: the queue config fields `groups` and `standardShare` -
-each rule, the error naming the element, GET showing the defaults - and
-the refusal of a `groups` other than null with 400 INVALID_CONFIG "not
-available yet" (PUT and PATCH), which leaves the config as it was: a
-config that is accepted must work, and the stores do not keep per-group
-lines yet (docs/API.md "Priority groups and presale codes"). And the
-invite's claim `grp`: one the queue does not have is 403 INVITE_REQUIRED
-reason malformed, changing nothing; `waitroom-invite --group` writes it.
-A join with `{"code": ...}`: no code is valid while no queue can have
-groups, so a newcomer gets 403 CODE_INVALID reason unknown, changing
-nothing (no place, no challenge spent), and someone with a place or a pass
-gets their normal answer whatever code they send."""
+"""Priority groups and presale codes (API 1.3, issue 41: "Priority groups
+and presale codes", "Groups, precisely", "Codes and report, precisely").
+
+The embedded store serves groups; Redis refuses a config with groups (400
+INVALID_CONFIG naming groups, the config unchanged) - this module runs on
+both, and the tests that need groups skip on Redis. What every store
+answers: the config's rules, the codes routes of a queue without groups,
+a join with a code no store keeps (403 CODE_INVALID unknown, nothing
+changed), someone with a place answered normally whatever code they send,
+the invite's grp checked against the config, Referrer-Policy on the page,
+and the logs that never carry a code or an invite.
+
+With groups (memory): codes issued, listed, revoked; each refusal's reason
+(unknown, usedUp, revoked, expired, another queue's code); a K-use code
+under a race; the same person again spends nothing; an invite's grp joins
+that group and wins over a code; answers carry group, positions count the
+person's own line and never go up while priority people join, ETA per
+line; admission gives the groups first in order but the standard line at
+least standardShare of every run of ticks while it has people (counted in
+admissions, sampled in real time); maxActive counts everyone; a group with
+people or live codes cannot be removed; stats, metrics and the report."""
 import os
-import subprocess
+import re
+import time
 
 import jwtutil
-from harness import ENV, FAST, HOLD, WRTest
-from helpers import BITS, KEY, bearer, invite, solve
+from harness import ADMIN, ENV, FAST, HOLD, WRTest, uid
+from helpers import (BITS, KEY, PrivateServer, bearer, invite, json_lines, metric, page_attr,
+                     race, solve)
+
+GROUPS = [{"name": "fanclub"}, {"name": "vip"}]
+CODE_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){3}$")
+NOT_ISSUED = "7K2QD-M9XWA-0RT4E-HZ3PB"
 
 
-class GroupsConfig(WRTest):
+class GroupsTest(WRTest):
+    """Helpers (no tests)."""
+
+    def needs_groups(self):
+        if ENV.store != "memory":
+            self.skipTest("priority groups: the embedded store only in this version")
+
+    def group_queue(self, **extra):
+        self.needs_groups()
+        return self.new_queue(dict(HOLD, groups=GROUPS, **extra))
+
+    def codes_path(self, q, code=None):
+        return "/v1/admin/queues/%s/codes%s" % (q, "" if code is None else "/" + code)
+
+    def create(self, q, group="fanclub", count=1, uses=1, **extra):
+        body = dict({"group": group, "count": count, "uses": uses}, **extra)
+        r = self.c.request("POST", self.codes_path(q), ADMIN, body)
+        self.assertEqual(r.status, 201, r)
+        self.assertJsonHeaders(r)
+        self.assertEqual(list(r.json), ["codes"])
+        return r.json["codes"]
+
+    def counts(self, q):
+        r = self.c.request("GET", self.codes_path(q), ADMIN)
+        self.assertEqual(r.status, 200, r)
+        return r.json["groups"]
+
+    def revoke(self, q, code):
+        return self.c.request("DELETE", self.codes_path(q, code), ADMIN)
+
+    def join_code(self, q, user, code, headers=None):
+        h = self.c.uh(user, headers)
+        return self.c.request("POST", "/v1/queues/%s/entries" % q, h, {"code": code})
+
+    def assertCodeRefused(self, r, reason, what=""):
+        self.assertError(r, 403, "CODE_INVALID", what)
+        self.assertEqual(r.json.get("reason"), reason, "%s: %r" % (what, r))
+
+    def member(self, r, group, position, what=""):
+        """A waiting answer in group (None: the standard line) at position."""
+        b = self.assertWaiting(r, position, what=what)
+        self.assertEqual(b.get("group"), group, "%s: %r" % (what, r))
+        if group is None:
+            self.assertNotIn("group", b, what)
+        return b
+
+
+class GroupsConfig(GroupsTest):
 
     def test_defaults(self):
         q = self.new_queue(HOLD)
@@ -80,34 +141,309 @@ class GroupsConfig(WRTest):
                 self.assertEqual(r.json["field"], field)
         self.assertIsNone(self.config(q)["groups"])
 
-    def test_groups_not_available_yet(self):
+    def test_groups_by_store(self):
+        """The embedded store serves groups (PUT and PATCH, 1 to 8, in
+        order); Redis refuses them with 400 INVALID_CONFIG naming groups,
+        leaving the config (and a queue a PUT would create) as it was."""
         q = self.new_queue(HOLD)
         valid = [{"name": "fanclub"}, {"name": "vip-2"}, {"name": "a" * 32}]
+        if ENV.store == "memory":
+            r = self.c.patch_queue(q, {"groups": valid})
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(r.json["groups"], valid)
+            self.assertEqual(self.config(q)["groups"], valid)
+            eight = [{"name": "g%d" % i} for i in range(8)]
+            self.assertEqual(self.c.put_queue(q, dict(HOLD, groups=eight)).status, 200)
+            self.assertEqual(self.config(q)["groups"], eight)
+            self.assertEqual(self.c.patch_queue(q, {"groups": None}).status, 200)
+            self.assertIsNone(self.config(q)["groups"])
+            return
         r = self.c.patch_queue(q, {"groups": valid})
         self.assertError(r, 400, "INVALID_CONFIG")
         self.assertEqual(r.json["field"], "groups")
-        self.assertIn("not available yet", r.json["message"])
+        self.assertIn("embedded store", r.json["message"])
         self.assertIsNone(self.config(q)["groups"])
         r = self.c.put_queue(q, dict(HOLD, groups=valid))
         self.assertError(r, 400, "INVALID_CONFIG")
         self.assertEqual(r.json["field"], "groups")
         self.assertIsNone(self.config(q)["groups"])
-        # a PUT that creates a queue is refused the same way: no queue
         fresh = q + "-new"
         r = self.c.put_queue(fresh, dict(HOLD, groups=valid))
         self.assertError(r, 400, "INVALID_CONFIG")
         self.assertError(self.c.get_queue(fresh), 404, "QUEUE_NOT_FOUND")
-        # null is accepted, explicitly
-        r = self.c.patch_queue(q, {"groups": None})
+        r = self.c.patch_queue(q, {"groups": None})  # null is accepted, explicitly
         self.assertEqual(r.status, 200, r)
-        self.assertIsNone(self.config(q)["groups"])
 
 
-class GroupInvites(WRTest):
+class CodesAdmin(GroupsTest):
+
+    def test_create_list_revoke(self):
+        q = self.group_queue()
+        self.assertEqual(self.counts(q), {"fanclub": {"issued": 0, "usesSpent": 0, "revoked": 0},
+                                          "vip": {"issued": 0, "usesSpent": 0, "revoked": 0}})
+        codes = self.create(q, "fanclub", count=3, uses=2)
+        self.assertEqual(len(set(codes)), 3)
+        for code in codes:
+            self.assertRegex(code, CODE_RE)
+        vip = self.create(q, "vip", count=2, uses=1, expiresAt=int(time.time() * 1000) + 3600000)
+        self.assertEqual(self.member(self.join_code(q, "f1", codes[0]), "fanclub", 1)["waiting"], 1)
+        self.assertEqual(self.counts(q), {"fanclub": {"issued": 3, "usesSpent": 1, "revoked": 0},
+                                          "vip": {"issued": 2, "usesSpent": 0, "revoked": 0}})
+        # revoke, in any spelling of the code; a second revoke is fine too
+        r = self.revoke(q, codes[1].lower())
+        self.assertEqual((r.status, r.body), (204, ""), r)
+        self.assertEqual(self.revoke(q, codes[1]).status, 204)
+        self.assertEqual(self.revoke(q, codes[0]).status, 204)  # one with a use spent
+        self.assertEqual(self.counts(q)["fanclub"], {"issued": 3, "usesSpent": 1, "revoked": 2})
+        self.assertCodeRefused(self.join_code(q, "f2", codes[1]), "revoked")
+        self.assertCodeRefused(self.join_code(q, "f2", codes[0]), "revoked")
+        self.member(self.join_code(q, "v1", vip[0]), "vip", 1)
+        # the one already in line keeps their place
+        self.member(self.c.me(q, "f1"), "fanclub", 1)
+        # codes that are none of this queue's
+        other = self.group_queue()
+        elsewhere = self.create(other, "fanclub")[0]
+        for code in (NOT_ISSUED, elsewhere, "NOPE", "a%20b", "%2F", "A%2DB"):
+            with self.subTest(code=code):
+                self.assertError(self.revoke(q, code), 404, "CODE_NOT_FOUND")
+        self.assertEqual(self.counts(other)["fanclub"]["revoked"], 0)
+
+    def test_bad_requests(self):
+        """Every store: the body is checked before the store is asked."""
+        groups = GROUPS if ENV.store == "memory" else None
+        q = self.new_queue(dict(HOLD, groups=groups))
+        good = {"group": "fanclub", "count": 1, "uses": 1}
+        bad = [(dict(good, group="nope"), "group"), (dict(good, group="standard"), "group"),
+               (dict(good, group="Fan"), "group"), (dict(good, group=5), "group"),
+               ({"count": 1, "uses": 1}, "group"),
+               (dict(good, count=0), "count"), (dict(good, count=100001), "count"),
+               (dict(good, count=1.5), "count"), (dict(good, count="1"), "count"),
+               ({"group": "fanclub", "uses": 1}, "count"),
+               (dict(good, uses=0), "uses"), (dict(good, uses=1000001), "uses"),
+               ({"group": "fanclub", "count": 1}, "uses"),
+               (dict(good, expiresAt=1000), "expiresAt"),
+               (dict(good, expiresAt=int(time.time() * 1000) - 1000), "expiresAt"),
+               (dict(good, expiresAt="soon"), "expiresAt"),
+               (dict(good, colour="red"), "colour")]
+        for body, field in bad:
+            with self.subTest(body=body):
+                r = self.c.request("POST", self.codes_path(q), ADMIN, body)
+                self.assertError(r, 400, "BAD_REQUEST")
+                self.assertEqual(r.json.get("field"), field, r)
+        for raw in ("", "[1]", "{", "null"):
+            with self.subTest(raw=raw):
+                r = self.c.request("POST", self.codes_path(q), dict(ADMIN), raw.encode())
+                self.assertError(r, 400, "BAD_REQUEST")
+        if groups:
+            self.assertEqual(self.counts(q)["fanclub"]["issued"], 0)
+            # null expiresAt: never expires
+            self.assertEqual(len(self.create(q, expiresAt=None)), 1)
+        # the admin key, and an unknown queue, for each route
+        for method, path, body in (("POST", self.codes_path(q), good),
+                                   ("GET", self.codes_path(q), None),
+                                   ("DELETE", self.codes_path(q, NOT_ISSUED), None)):
+            with self.subTest(method=method):
+                self.assertError(self.c.request(method, path, {}, body), 401, "UNAUTHORIZED")
+                path = path.replace(q, q + "-gone")
+                self.assertError(self.c.request(method, path, ADMIN, body), 404,
+                                 "QUEUE_NOT_FOUND")
+
+    def test_queue_without_groups(self):
+        """Every store: a queue without groups has no codes (GET: no group;
+        POST: no such group; DELETE: no such code)."""
+        q = self.new_queue(HOLD)
+        self.assertEqual(self.counts(q), {})
+        r = self.c.request("POST", self.codes_path(q), ADMIN,
+                           {"group": "fanclub", "count": 1, "uses": 1})
+        self.assertError(r, 400, "BAD_REQUEST")
+        self.assertEqual(r.json["field"], "group")
+        self.assertError(self.revoke(q, NOT_ISSUED), 404, "CODE_NOT_FOUND")
+        self.assertError(self.revoke(q, "x%20y"), 404, "CODE_NOT_FOUND")
+        for method in ("GET", "DELETE"):
+            path = self.codes_path(q + "-gone", None if method == "GET" else NOT_ISSUED)
+            self.assertError(self.c.request(method, path, ADMIN), 404, "QUEUE_NOT_FOUND")
+
+    def test_a_hundred_thousand_codes(self):
+        q = self.group_queue()
+        codes = self.create(q, "vip", count=100000, uses=1000000)
+        self.assertEqual(len(codes), 100000)
+        self.assertEqual(len(set(codes)), 100000)
+        self.assertTrue(all(CODE_RE.match(c) for c in codes[:1000]))
+        self.assertEqual(self.counts(q)["vip"], {"issued": 100000, "usesSpent": 0, "revoked": 0})
+        self.member(self.join_code(q, "v1", codes[99999]), "vip", 1)
+
+
+class CodeJoins(GroupsTest):
+
+    def test_unknown_code_changes_nothing(self):
+        """Every store: no code of a queue without groups is valid."""
+        q = self.new_queue(HOLD)
+        for code in (NOT_ISSUED, "fanclub", "", "A" * 33, "a b", "\u00e9"):
+            with self.subTest(code=code):
+                self.assertCodeRefused(self.join_code(q, "u1", code), "unknown")
+        st = self.stats(q)
+        self.assertEqual((st["waiting"], st.get("rejectedFullTotal", 0)), (0, 0))
+        self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
+        # not a string: the body is not what the route expects
+        for code in (5, ["x"], {"c": 1}, True):
+            with self.subTest(code=code):
+                r = self.join_code(q, "u1", code)
+                self.assertError(r, 400, "BAD_REQUEST")
+                self.assertEqual(r.json.get("field"), "code")
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        # null or no code: an ordinary join
+        self.assertWaiting(self.join_code(q, "u1", None), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
+
+    def test_a_refused_code_spends_no_challenge(self):
+        """Every store; with groups, the store's verdict comes before the
+        challenge is spent, and the same solution then buys the place."""
+        groups = GROUPS if ENV.store == "memory" else None
+        q = self.new_queue(dict(HOLD, challengeBits=BITS, groups=groups))
+        r = self.c.get("/v1/queues/%s/challenge" % q, self.c.uh("c1"))
+        self.assertEqual(r.status, 200, r)
+        ch = r.json["challenge"]
+        body = {"challenge": ch, "nonce": solve(ch, BITS)}
+        path = "/v1/queues/%s/entries" % q
+        r = self.c.request("POST", path, self.c.uh("c1"), dict(body, code="NOPE"))
+        self.assertCodeRefused(r, "unknown")
+        self.assertEqual(self.stats(q)["waiting"], 0)
+        if groups:
+            used = self.create(q, "fanclub")[0]
+            self.assertEqual(self.join_code(q, "first", used).status, 403)  # needs a challenge
+            self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 0)
+            good = self.create(q, "vip")[0]
+            r = self.c.request("POST", path, self.c.uh("c1"), dict(body, code=good))
+            self.member(r, "vip", 1)
+            self.assertEqual(self.counts(q)["vip"]["usesSpent"], 1)
+            return
+        r = self.c.request("POST", path, self.c.uh("c1"), body)
+        self.assertWaiting(r, 1, 1, eta_null=True)
+
+    def test_a_place_is_answered_whatever_the_code(self):
+        """Every store: someone in line, or holding a pass, gets their
+        answer whatever code they send."""
+        q = self.new_queue(HOLD)
+        self.assertWaiting(self.c.join(q, "u1"), 1, 1, eta_null=True)
+        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
+        r = self.join_code(q, "u2", NOT_ISSUED)
+        self.assertWaiting(r, 2, 2, eta_null=True)
+        self.assertNotIn("group", r.json)
+        self.assertEqual(self.stats(q)["waiting"], 2)
+        # holding a pass: the pass again
+        fq = self.new_queue(FAST)
+        self.assertEqual(self.c.join(fq, "p1").status, 200)
+        tok = self.wait_admitted(fq, "p1")["token"]
+        r = self.join_code(fq, "p1", "NOPE")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "admitted")
+        self.assertEqual(r.json["token"], tok)
+        # a disabled queue: passthrough, as any join
+        dq = self.new_queue(dict(HOLD, enabled=False))
+        r = self.join_code(dq, "d1", "NOPE")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["status"], "passthrough")
+
+    def test_each_reason_changes_nothing(self):
+        q = self.group_queue()
+        once = self.create(q, "fanclub", uses=1)[0]
+        self.member(self.join_code(q, "f1", once), "fanclub", 1)
+        revoked = self.create(q, "fanclub")[0]
+        self.assertEqual(self.revoke(q, revoked).status, 204)
+        expires = int(time.time() * 1000) + 1500
+        soon = self.create(q, "vip", expiresAt=expires)[0]
+        other = self.group_queue()
+        elsewhere = self.create(other, "fanclub")[0]
+        before = (self.stats(q)["groups"], self.counts(q))
+        cases = [(NOT_ISSUED, "unknown"), (elsewhere, "unknown"), ("NOPE", "unknown"),
+                 ("", "unknown"), ("A" * 33, "unknown"), ("a b", "unknown"),
+                 (once, "usedUp"), (revoked, "revoked")]
+        for code, reason in cases:
+            with self.subTest(code=code):
+                self.assertCodeRefused(self.join_code(q, "n1", code), reason)
+        self.assertError(self.c.me(q, "n1"), 404, "NOT_IN_QUEUE")
+        # expired at the store's clock (the wall clock): past expiresAt
+        time.sleep(max(0.0, expires / 1000.0 - time.time() + 0.2))
+        self.assertCodeRefused(self.join_code(q, "n1", soon), "expired")
+        self.assertEqual((self.stats(q)["groups"], self.counts(q)), before)
+        self.assertEqual(self.counts(other)["fanclub"]["usesSpent"], 0)
+
+    def test_k_uses_under_a_race(self):
+        """20 people race for a code good for 5 joins: exactly 5 places."""
+        q = self.group_queue()
+        code = self.create(q, "fanclub", uses=5)[0]
+        reqs = [("POST", "/v1/queues/%s/entries" % q, {"X-User-Id": "r%d" % i}, {"code": code})
+                for i in range(20)]
+        out = race(self.c.port, reqs)
+        ok = [js for status, _, js in out if status == 200]
+        refused = [js for status, _, js in out if status == 403]
+        self.assertEqual(len(ok), 5, out)
+        self.assertEqual(len(refused), 15, out)
+        self.assertEqual(sorted(js["position"] for js in ok), [1, 2, 3, 4, 5])
+        self.assertTrue(all(js["group"] == "fanclub" for js in ok), ok)
+        self.assertTrue(all(js["error"] == "CODE_INVALID" and js["reason"] == "usedUp"
+                            for js in refused), refused)
+        self.assertEqual(self.counts(q)["fanclub"], {"issued": 1, "usesSpent": 5, "revoked": 0})
+        self.assertEqual(self.stats(q)["groups"]["fanclub"]["waiting"], 5)
+
+    def test_the_same_person_spends_nothing_again(self):
+        q = self.group_queue()
+        code, second = self.create(q, "fanclub", count=2, uses=3)
+        self.member(self.join_code(q, "f1", code), "fanclub", 1)
+        self.member(self.join_code(q, "f1", code), "fanclub", 1)
+        self.member(self.join_code(q, "f1", second), "fanclub", 1)
+        vip = self.create(q, "vip")[0]
+        self.member(self.join_code(q, "f1", vip), "fanclub", 1)  # their group kept
+        self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 1)
+        self.assertEqual(self.counts(q)["vip"]["usesSpent"], 0)
+        # someone in the standard line sending a code: their answer, their line
+        self.member(self.c.join(q, "s1"), None, 1)
+        self.member(self.join_code(q, "s1", vip), None, 1)
+        self.member(self.join_code(q, "s1", NOT_ISSUED), None, 1)
+        self.assertEqual(self.counts(q)["vip"]["usesSpent"], 0)
+        self.assertEqual(self.stats(q)["groups"],
+                         {"standard": {"waiting": 1, "admittedTotal": 0},
+                          "fanclub": {"waiting": 1, "admittedTotal": 0},
+                          "vip": {"waiting": 0, "admittedTotal": 0}})
+
+    def test_spellings(self):
+        """A code reads in lowercase, with O for 0 and I or L for 1."""
+        q = self.group_queue()
+        codes = self.create(q, "fanclub", count=30, uses=2)
+        plain = [c for c in codes if "0" in c or "1" in c][0]
+        typed = plain.lower().replace("0", "o").replace("1", "l")
+        self.member(self.join_code(q, "t1", typed), "fanclub", 1)
+        self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 1)
+
+    def test_queue_page(self):
+        q = self.group_queue()
+        code = self.create(q, "vip")[0]
+        r = self.c.get("/q/%s?code=%s" % (q, code), {"X-User-Id": "p1"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.headers.get("referrer-policy"), "no-referrer")
+        self.assertEqual(page_attr(r, "data-state"), "waiting")
+        self.member(self.c.me(q, "p1"), "vip", 1)
+        r = self.c.get("/q/%s?code=%s" % (q, code), {"X-User-Id": "p2"})
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.headers.get("content-type"), "text/html; charset=utf-8")
+        self.assertEqual(page_attr(r, "data-error"), "CODE_INVALID")
+        self.assertEqual(page_attr(r, "data-reason"), "usedUp")
+        for query in ("code=NOPE", "code=", "code=" + "A" * 300):
+            with self.subTest(query=query[:20]):
+                r = self.c.get("/q/%s?%s" % (q, query), {"X-User-Id": "p3"})
+                self.assertEqual((r.status, page_attr(r, "data-reason")), (403, "unknown"))
+        self.assertError(self.c.me(q, "p2"), 404, "NOT_IN_QUEUE")
+        self.assertError(self.c.me(q, "p3"), 404, "NOT_IN_QUEUE")
+        # the one with a place: their page whatever the code
+        r = self.c.get("/q/%s?code=NOPE" % q, {"X-User-Id": "p1"})
+        self.assertEqual((r.status, page_attr(r, "data-state")), (200, "waiting"))
+
+
+class GroupInvites(GroupsTest):
 
     def test_unknown_group_claim_is_malformed(self):
+        """Every store: a grp the queue does not have is malformed."""
         q = self.new_queue(dict(HOLD, inviteKey=KEY))
-        # the queue has no groups: every grp is unknown
         for grp in ("fanclub", "standard", "Fan", "", 7, None):
             with self.subTest(grp=grp):
                 self.assertInviteRefused(
@@ -128,6 +464,7 @@ class GroupInvites(WRTest):
         tool = os.path.join(os.path.dirname(ENV.waitroomd), "waitroom-invite")
         if not os.path.exists(tool):
             self.skipTest("no waitroom-invite beside waitroomd")
+        import subprocess
         env = dict(os.environ, WAITROOM_INVITE_KEY=KEY)
         r = subprocess.run([tool, "--queue", "sale", "--group", "fanclub", "alice"], env=env,
                            capture_output=True, text=True, timeout=10)
@@ -145,69 +482,195 @@ class GroupInvites(WRTest):
                 self.assertEqual(r.stdout, "")
                 self.assertIn("--group", r.stderr)
 
+    def test_invite_group_joins_it_and_wins_over_a_code(self):
+        q = self.group_queue(inviteKey=KEY)
+        self.member(self.c.join(q, "v1", bearer(invite(q, "v1", grp="vip"))), "vip", 1)
+        self.member(self.c.join(q, "s1", bearer(invite(q, "s1"))), None, 1)
+        self.assertInviteRefused(self.c.join(q, "x1", bearer(invite(q, "x1", grp="gold"))),
+                                 "malformed")
+        # the invite's grp wins: the code is not looked at, nor spent
+        fan = self.create(q, "fanclub")[0]
+        h = bearer(invite(q, "v2", grp="vip"))
+        self.member(self.join_code(q, "v2", fan, h), "vip", 2)
+        self.member(self.join_code(q, "v3", "NOPE", bearer(invite(q, "v3", grp="vip"))), "vip", 3)
+        self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 0)
+        # an invite without grp and a code: the code's group
+        self.member(self.join_code(q, "f1", fan, bearer(invite(q, "f1"))), "fanclub", 1)
+        self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 1)
+        # the queue page: ?invite= with grp
+        r = self.c.get("/q/%s?invite=%s&code=%s" % (q, invite(q, "v4", grp="vip"), NOT_ISSUED),
+                       {"X-User-Id": "v4"})
+        self.assertEqual((r.status, page_attr(r, "data-state")), (200, "waiting"), r)
+        self.member(self.c.me(q, "v4"), "vip", 4)
 
-class CodeJoins(WRTest):
 
-    def join_code(self, q, user, code, headers=None):
-        h = self.c.uh(user, headers)
-        return self.c.request("POST", "/v1/queues/%s/entries" % q, h, {"code": code})
+class GroupLines(GroupsTest):
 
-    def test_unknown_code_changes_nothing(self):
-        q = self.new_queue(HOLD)
-        for code in ("7K2QD-M9XWA-0RT4E-HZ3PB", "fanclub", "", "A" * 33, "a b", "\u00e9"):
-            with self.subTest(code=code):
-                r = self.join_code(q, "u1", code)
-                self.assertError(r, 403, "CODE_INVALID")
-                self.assertEqual(r.json.get("reason"), "unknown", r)
+    def test_positions_count_the_own_line(self):
+        """A standard person's position never goes up while priority people
+        join; each member's counts their group; waiting counts everyone."""
+        q = self.group_queue()
+        for i in range(3):
+            self.member(self.c.join(q, "s%d" % i), None, i + 1)
+        fan = self.create(q, "fanclub", uses=10)[0]
+        vip = self.create(q, "vip", uses=10)[0]
+        for i in range(6):
+            code, group = (fan, "fanclub") if i % 2 == 0 else (vip, "vip")
+            b = self.member(self.join_code(q, "g%d" % i, code), group, i // 2 + 1)
+            self.assertEqual(b["waiting"], 4 + i)
+            s = self.member(self.c.me(q, "s2"), None, 3)
+            self.assertEqual(s["waiting"], 4 + i)
+        self.member(self.c.me(q, "g4"), "fanclub", 3)
+        self.member(self.c.me(q, "g5"), "vip", 3)
+        self.assertEqual(self.stats(q)["groups"],
+                         {"standard": {"waiting": 3, "admittedTotal": 0},
+                          "fanclub": {"waiting": 3, "admittedTotal": 0},
+                          "vip": {"waiting": 3, "admittedTotal": 0}})
+
+    def test_eta_per_line(self):
+        """With nothing admitted yet: the standard line standardShare x the
+        rate, the first group waiting the rest, a later group null."""
+        self.needs_groups()
+        q = self.new_queue({"admitPerSecond": 0.01, "groups": GROUPS, "standardShare": 0.2})
+        fan = self.create(q, "fanclub", uses=2)[0]
+        vip = self.create(q, "vip")[0]
+        self.assertEqual(self.member(self.c.join(q, "s1"), None, 1)["etaSeconds"], 500)
+        self.assertEqual(self.member(self.join_code(q, "f1", fan), "fanclub", 1)["etaSeconds"], 125)
+        self.assertEqual(self.member(self.join_code(q, "f2", fan), "fanclub", 2)["etaSeconds"], 250)
+        self.assertIsNone(self.member(self.join_code(q, "v1", vip), "vip", 1)["etaSeconds"])
+        self.assertEqual(self.c.me(q, "s1").json["etaSeconds"], 500)
+        self.assertEqual(self.stats(q)["admittedTotal"], 0)  # no admission yet: the rule above
+
+    def test_admission_order_and_the_standard_share(self):
+        """Groups first, in order; over every run of ticks while it has
+        people the standard line gets at least floor(standardShare x the
+        admissions) - and, while a group has people, no more than its
+        share plus one. Sampled in real time, counted in admissions."""
+        self.needs_groups()
+        q = self.new_queue({"admitPerSecond": 20, "tickMs": 100, "paused": True,
+                            "groups": GROUPS, "standardShare": 0.2})
+        fan = self.create(q, "fanclub", uses=40)[0]
+        vip = self.create(q, "vip", uses=20)[0]
+        for i in range(40):
+            self.assertEqual(self.join_code(q, "f%d" % i, fan).status, 200)
+        for i in range(20):
+            self.assertEqual(self.join_code(q, "v%d" % i, vip).status, 200)
+        for i in range(30):
+            self.assertEqual(self.c.join(q, "s%d" % i).status, 200)
+        time.sleep(0.4)  # every join past the admission delay (250 ms) before the start
+        self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
+        samples = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            g = self.stats(q)["groups"]
+            samples.append(g)
+            if sum(line["admittedTotal"] for line in g.values()) == 90:
+                break
+            time.sleep(0.07)
+        last = samples[-1]
+        self.assertEqual({k: v["admittedTotal"] for k, v in last.items()},
+                         {"standard": 30, "fanclub": 40, "vip": 20}, samples)
+
+        def tot(g):
+            return sum(line["admittedTotal"] for line in g.values())
+        for i, a in enumerate(samples):
+            if a["fanclub"]["waiting"] > 0:  # the groups in order
+                self.assertEqual(a["vip"]["admittedTotal"], 0, a)
+            for b in samples[i + 1:]:
+                n = tot(b) - tot(a)
+                s = b["standard"]["admittedTotal"] - a["standard"]["admittedTotal"]
+                if b["standard"]["waiting"] > 0:
+                    self.assertGreater(10 * s, 2 * n - 10, "standard %d of %d: %r -> %r"
+                                       % (s, n, a, b))
+                if b["fanclub"]["waiting"] + b["vip"]["waiting"] > 0:
+                    self.assertLess(10 * s, 2 * n + 10, "standard %d of %d: %r -> %r"
+                                    % (s, n, a, b))
+        self.assertGreater(len(samples), 20)  # the run was seen in many steps
+
+    def test_max_active_counts_everyone(self):
+        """maxActive 3 with six waiting: the first tick admits 3, all of
+        fanclub (the standard line is owed floor(0.2 x 3) = 0, carry 0.6);
+        one pass consumed, the next tick's one goes to the standard line
+        (owed floor(0.2 + 0.6) = 0, but the groups have nobody left)."""
+        q = self.group_queue(maxActive=3, admitPerSecond=1000, tickMs=50)
+        fan = self.create(q, "fanclub", uses=3)[0]
+        for i in range(3):
+            self.assertEqual(self.c.join(q, "s%d" % i).status, 200)
+            self.assertEqual(self.join_code(q, "f%d" % i, fan).status, 200)
+        time.sleep(0.3)  # everyone past the admission delay (250 ms) before the start
+        self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
+        st = self.poll_until(lambda: self.stats(q), lambda st: st["admittedTotal"] >= 3,
+                             what="three admitted")
+        self.assertEqual(st["groups"]["fanclub"]["admittedTotal"], 3, st)
+        time.sleep(0.3)  # six ticks: nobody more while three passes are live
         st = self.stats(q)
-        self.assertEqual((st["waiting"], st.get("rejectedFullTotal", 0)), (0, 0))
-        self.assertError(self.c.me(q, "u1"), 404, "NOT_IN_QUEUE")
-        # not a string: the body is not what the route expects
-        for code in (5, ["x"], {"c": 1}, True):
-            with self.subTest(code=code):
-                r = self.join_code(q, "u1", code)
-                self.assertError(r, 400, "BAD_REQUEST")
-                self.assertEqual(r.json.get("field"), "code")
-        self.assertEqual(self.stats(q)["waiting"], 0)
-        # null or no code: an ordinary join
-        self.assertWaiting(self.join_code(q, "u1", None), 1, 1, eta_null=True)
-        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
+        self.assertEqual((st["admittedTotal"], st["active"]), (3, 3), st)
+        tok = self.c.me(q, "f0").json["token"]
+        self.assertIn(self.c.consume(q, tok, "f0").status, (200, 204))
+        st = self.poll_until(lambda: self.stats(q), lambda st: st["admittedTotal"] >= 4,
+                             what="a fourth admitted")
+        self.assertEqual(st["groups"]["standard"]["admittedTotal"], 1, st)
+        self.assertLessEqual(st["active"], 3, st)
 
-    def test_a_refused_code_spends_no_challenge(self):
-        q = self.new_queue(dict(HOLD, challengeBits=BITS))
-        r = self.c.get("/v1/queues/%s/challenge" % q, self.c.uh("c1"))
+    def test_removing_a_group(self):
+        """A group with people, or with live codes, stays; once they are
+        gone it can be removed (and added again, empty)."""
+        q = self.group_queue()
+        code = self.create(q, "vip", uses=2)[0]
+        self.member(self.join_code(q, "v1", code), "vip", 1)
+        only_fan = [{"name": "fanclub"}]
+        r = self.c.patch_queue(q, {"groups": only_fan})
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json["field"], "groups")
+        self.assertEqual(self.config(q)["groups"], GROUPS)
+        self.assertError(self.c.put_queue(q, dict(HOLD, groups=only_fan)), 400, "INVALID_CONFIG")
+        self.assertIn(self.c.leave(q, "v1").status, (200, 204))
+        r = self.c.patch_queue(q, {"groups": only_fan})  # a live code (one use left)
+        self.assertError(r, 400, "INVALID_CONFIG")
+        self.assertEqual(r.json["field"], "groups")
+        self.assertEqual(self.revoke(q, code).status, 204)
+        r = self.c.patch_queue(q, {"groups": only_fan})
         self.assertEqual(r.status, 200, r)
-        ch = r.json["challenge"]
-        body = {"challenge": ch, "nonce": solve(ch, BITS)}
-        r = self.c.request("POST", "/v1/queues/%s/entries" % q, self.c.uh("c1"),
-                           dict(body, code="NOPE"))
-        self.assertError(r, 403, "CODE_INVALID")
-        self.assertEqual(self.stats(q)["waiting"], 0)
-        # the same solution still buys the place
-        r = self.c.request("POST", "/v1/queues/%s/entries" % q, self.c.uh("c1"), body)
-        self.assertWaiting(r, 1, 1, eta_null=True)
+        self.assertEqual(self.config(q)["groups"], only_fan)
+        self.assertCodeRefused(self.join_code(q, "v2", code), "unknown")
+        # reordered and added again: the new vip is empty
+        self.assertEqual(self.c.patch_queue(q, {"groups": GROUPS[::-1]}).status, 200)
+        self.assertEqual(self.counts(q), {"vip": {"issued": 0, "usesSpent": 0, "revoked": 0},
+                                          "fanclub": {"issued": 0, "usesSpent": 0,
+                                                      "revoked": 0}})
 
-    def test_a_place_is_answered_whatever_the_code(self):
-        q = self.new_queue(HOLD)
-        self.assertWaiting(self.c.join(q, "u1"), 1, 1, eta_null=True)
-        self.assertWaiting(self.c.join(q, "u2"), 2, 2, eta_null=True)
-        r = self.join_code(q, "u2", "7K2QD-M9XWA-0RT4E-HZ3PB")
-        self.assertWaiting(r, 2, 2, eta_null=True)
-        self.assertNotIn("group", r.json)
-        self.assertEqual(self.stats(q)["waiting"], 2)
-        # holding a pass: the pass again
-        fq = self.new_queue(FAST)
-        self.assertEqual(self.c.join(fq, "p1").status, 200)
-        tok = self.wait_admitted(fq, "p1")["token"]
-        r = self.join_code(fq, "p1", "NOPE")
+    def test_stats_metrics_and_report(self):
+        q = self.group_queue()
+        fan = self.create(q, "fanclub", uses=5)[0]
+        self.member(self.join_code(q, "f1", fan), "fanclub", 1)
+        self.member(self.join_code(q, "f2", fan), "fanclub", 2)
+        self.member(self.join_code(q, "f2", fan), "fanclub", 2)  # a repeat
+        self.member(self.c.join(q, "s1"), None, 1)
+        self.assertEqual(self.stats(q)["groups"],
+                         {"standard": {"waiting": 1, "admittedTotal": 0},
+                          "fanclub": {"waiting": 2, "admittedTotal": 0},
+                          "vip": {"waiting": 0, "admittedTotal": 0}})
+
+        def series(name, group):
+            return metric(self.c, name, 'queue="%s",group="%s"' % (q, group))
+        self.poll_until(lambda: series("waitroom_queue_group_waiting", "fanclub"),
+                        lambda v: v == 2, what="the fanclub gauge")
+        self.assertEqual(series("waitroom_queue_group_waiting", "standard"), 1)
+        self.assertEqual(series("waitroom_queue_group_waiting", "vip"), 0)
+        self.assertEqual(self.c.patch_queue(q, {"paused": False}).status, 200)
+        self.wait_admitted(q, "s1")
+        self.poll_until(lambda: series("waitroom_queue_group_admitted_total", "fanclub"),
+                        lambda v: v == 2, what="the fanclub counter")
+        self.assertEqual(series("waitroom_queue_group_admitted_total", "standard"), 1)
+        r = self.c.get("/v1/admin/queues/%s/report" % q, ADMIN)
         self.assertEqual(r.status, 200, r)
-        self.assertEqual(r.json["status"], "admitted")
-        self.assertEqual(r.json["token"], tok)
-        # a disabled queue: passthrough, as any join
-        dq = self.new_queue(dict(HOLD, enabled=False))
-        r = self.join_code(dq, "d1", "NOPE")
-        self.assertEqual(r.status, 200, r)
-        self.assertEqual(r.json["status"], "passthrough")
+        self.assertEqual(r.json["totals"]["joined"], 3, r.json["totals"])
+        # a group removed: its series go
+        self.assertEqual(self.c.patch_queue(q, {"groups": [{"name": "fanclub"}]}).status, 200)
+        text = lambda: self.c.get("/metrics").body  # noqa: E731
+        self.poll_until(text, lambda t: 'queue="%s",group="vip"' % q not in t,
+                        what="the vip series removed")
+        self.assertIn('waitroom_queue_group_waiting{queue="%s",group="fanclub"}' % q, text())
 
 
 class PageReferrer(WRTest):
@@ -222,3 +685,40 @@ class PageReferrer(WRTest):
                 r = self.c.get(path, {"X-User-Id": "pager"})
                 self.assertEqual(r.headers.get("content-type"), "text/html; charset=utf-8", r)
                 self.assertEqual(r.headers.get("referrer-policy"), "no-referrer", r)
+
+
+class CodesNeverLogged(PrivateServer):
+
+    def test_logs_carry_no_code_or_invite(self):
+        """The access log and the error log name routes, never a code or an
+        invite (in a query, a body or a path), nor the codes issued."""
+        acc = os.path.join(ENV.tmpdir, "access-%s.log" % uid())
+        w = self.start(["--log-format", "json", "--access-log", acc], log_level="debug")
+        c = w.client
+        made_up = ["ZQ7XK-C0DE1-SECRT-00001", "ZQ7XK-C0DE2-SECRT-00002"]
+        groups = GROUPS if ENV.store == "memory" else None
+        q = self.new_queue(dict(HOLD, inviteKey=KEY, groups=groups), client=c)
+        issued = list(made_up)
+        if groups:
+            r = c.request("POST", "/v1/admin/queues/%s/codes" % q, ADMIN,
+                          {"group": "fanclub", "count": 2, "uses": 1})
+            self.assertEqual(r.status, 201, r)
+            issued = r.json["codes"]
+        invites = [invite(q, "i%d" % i) for i in range(3)]
+        c.get("/q/%s?invite=%s&code=%s" % (q, invites[0], made_up[0]), {"X-User-Id": "i0"})
+        for i, code in ((1, made_up[1]), (2, issued[0])):
+            c.request("POST", "/v1/queues/%s/entries" % q,
+                      bearer(invites[i], {"X-User-Id": "i%d" % i}), {"code": code})
+        for code in (issued[1], made_up[0]):
+            c.request("DELETE", "/v1/admin/queues/%s/codes/%s" % (q, code), ADMIN)
+        secrets = made_up + issued + invites
+        entries = self.poll_until(lambda: json_lines(acc),
+                                  lambda es: any(e.get("route") == "admin_codes_revoke"
+                                                 for e in es), what="access log lines")
+        routes = {(e["method"], e["route"]) for e in entries}
+        for want in (("GET", "queue_page"), ("POST", "join"), ("DELETE", "admin_codes_revoke")):
+            self.assertIn(want, routes)
+        w.err.flush()
+        raw = open(acc).read() + open(w.errpath).read()
+        for s in secrets + [inv.split(".")[2] for inv in invites]:
+            self.assertNotIn(s.lower(), raw.lower())

@@ -282,6 +282,11 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
                              const wr_memq_join_t *j, int64_t now_us, int64_t wall_us,
                              wr_entry_t *e, bool *dirty);
 
+/* The verdict on the code whose hash is hash at now_us, nothing spent
+ * (store.h join_group's check_only): WR_CODE_OK when a join with it would
+ * get a place in its group. */
+wr_code_reason_t wr_memq_code_verdict(const wr_memq_t *q, const char *hash, int64_t now_us);
+
 /* Presale codes of q (store.h codes). create: n hashes for group (a group
  * of the config), each good for uses joins until expires_ms (-1 never):
  * WR_OK, WR_EINVAL (an unknown group, a bad or taken hash, counts out of

@@ -317,6 +317,12 @@ wr_code_reason_t wr_memq__code_check(const wr_memq_t *q, const char *hash, int64
     return r;
 }
 
+wr_code_reason_t wr_memq_code_verdict(const wr_memq_t *q, const char *hash, int64_t now_us)
+{
+    int slot;
+    return wr_memq__code_check(q, hash, now_us, &slot);
+}
+
 void wr_memq__code_spend(wr_memq_t *q, const char *hash)
 {
     wr_memq_code_t *c = wr_idhash_get(q->codes, hash, strnlen(hash, WR_CODE_HASH_HEX + 1));

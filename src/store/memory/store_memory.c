@@ -166,6 +166,12 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     }
     it->err = wr_memq_entry_group(q, user, strlen(user), add, page, j ? &mj : NULL, now,
                                   add ? wall_us(s) : 0, e, &s->dirty);
+    if (j && j->check_only && it->err == WR_ENOTINQUEUE && mj.slot < 0 && mj.code_hash) {
+        /* no place: what the code would get (store.h join_group) */
+        e->code_reason = wr_memq_code_verdict(q, mj.code_hash, now);
+        if (e->code_reason != WR_CODE_OK)
+            it->err = WR_ECODE;
+    }
     e->stock_left = q->stock_left; /* after the sweep's returns */
     e->subscribed = wr_memq_push_has(q, user, strlen(user));
     it->has_res = it->err == WR_OK || it->err == WR_EFULL || it->err == WR_ECODE;
@@ -200,7 +206,7 @@ static wr_err_t mem_join_group(wr_store_t *base, const char *queue, const char *
 {
     if (!j)
         return WR_EINVAL;
-    return entry_op(base, queue, user, cb, arg, true, j->page, j);
+    return entry_op(base, queue, user, cb, arg, !j->check_only, j->page, j);
 }
 
 /* Presale codes (store.h codes). */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/queue.h"
@@ -1122,11 +1123,51 @@ static void test_poll_far(void **state)
     assert_int_equal(wr_queue_retry_cap_idle_ms(&c, 57143, 0.0), 30000);
 }
 
+/* etaSeconds per line of a queue with priority groups (API 1.3, "Groups,
+ * precisely"): a line's rate over the last minute; with none, the
+ * standard line's share or the first waiting group's rest of the rate in
+ * use; any other group null; paused null whatever the last minute did. */
+static void test_eta_line(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(10);
+    /* no groups: the whole rate, whatever the line fields say */
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 0, 0), 3);
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 600, 1), 3);
+    c.n_groups = 2;
+    snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
+    snprintf(c.groups[1], sizeof c.groups[1], "vip");
+    c.standard_share = 0.2;
+    /* nothing admitted in the last minute: standard 0.2 x 10 = 2/s, the
+     * first waiting group 8/s, a later one null */
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 0, 1), 15);
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 1, 0, 1), 4); /* 3.75 */
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 2, 0, 1), -1);
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 2, 0, 2), 4);
+    /* no group waiting: a group member (held) gets nothing but its minute */
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 1, -1, 1, 0, 0), -1);
+    /* admitted in the last minute: that rate (120 / 60 = 2/s) */
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 2, 120, 1), 15);
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 60, 1), 30);
+    /* paused, or no rate: null even with a last minute */
+    c.paused = true;
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 60, 1), -1);
+    c.paused = false;
+    c.admit_per_second = 0;
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 1, 60, 1), -1);
+    /* share 0: the standard line gets no rate of its own until admitted */
+    c.admit_per_second = 10;
+    c.standard_share = 0;
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 0, 0, 1), -1);
+    assert_int_equal(wr_queue_eta_seconds_line(&c, 30, -1, 1, 0, 1), 3);
+}
+
 #define TESTS(X)                                                                                   \
     X(test_poll_bands)                                                                             \
     X(test_slowest_band)                                                                           \
     X(test_retry_after_jitter)                                                                     \
     X(test_eta)                                                                                    \
+    X(test_eta_line)                                                                               \
     X(test_admission_delay)                                                                        \
     X(test_expected_admission)                                                                     \
     X(test_retry_after_eta)                                                                        \

@@ -78,6 +78,21 @@ static void test_admin_routes(void **state)
     wr_route_match_t r = m(WR_METHOD_GET, "/v1/admin/queues");
     assert_int_equal(r.route, WR_ROUTE_ADMIN_LIST);
     assert_null(r.param);
+    /* presale codes: the queue is the parameter, the code the second one */
+    r = m(WR_METHOD_POST, "/v1/admin/queues/sale/codes");
+    assert_int_equal(r.route, WR_ROUTE_CODES_CREATE);
+    assert_param(r, "sale");
+    assert_null(r.param2);
+    assert_int_equal(r.allowed, WR_METHOD_POST | WR_METHOD_GET | WR_METHOD_HEAD);
+    assert_int_equal(m(WR_METHOD_GET, "/v1/admin/queues/sale/codes").route, WR_ROUTE_CODES_LIST);
+    r = m(WR_METHOD_DELETE, "/v1/admin/queues/sale/codes/7K2QD-M9XWA");
+    assert_int_equal(r.route, WR_ROUTE_CODES_REVOKE);
+    assert_param(r, "sale");
+    assert_int_equal(r.param2_len, 11);
+    assert_memory_equal(r.param2, "7K2QD-M9XWA", 11);
+    assert_int_equal(m(WR_METHOD_GET, "/v1/admin/queues/sale/codes/X").allowed, WR_METHOD_DELETE);
+    assert_int_equal(m(WR_METHOD_DELETE, "/v1/admin/queues/sale/codes/").route, WR_ROUTE_NONE);
+    assert_int_equal(m(WR_METHOD_DELETE, "/v1/admin/queues/sale/codes/a/b").allowed, 0);
 }
 
 static void test_method_not_allowed(void **state)
@@ -174,6 +189,13 @@ static void test_every_row(void **state)
             assert_param(mt, "x-1");
         else
             assert_null(mt.param);
+        if (strchr(row->pattern, '*') != strrchr(row->pattern, '*')) { /* .../codes/{code} */
+            assert_non_null(mt.param2);
+            assert_int_equal(mt.param2_len, 3);
+            assert_memory_equal(mt.param2, "x-1", 3);
+        } else {
+            assert_null(mt.param2);
+        }
         if (row->method == WR_METHOD_GET)
             assert_int_equal(m(WR_METHOD_HEAD, path).route, r);
         assert_int_equal(m(WR_METHOD_OTHER, path).route, WR_ROUTE_NONE);
@@ -186,7 +208,8 @@ static bool old_is_admin(wr_route_t r)
 {
     return r == WR_ROUTE_ADMIN_PUT || r == WR_ROUTE_ADMIN_PATCH || r == WR_ROUTE_ADMIN_GET ||
            r == WR_ROUTE_ADMIN_DELETE || r == WR_ROUTE_ADMIN_LIST || r == WR_ROUTE_HISTORY ||
-           r == WR_ROUTE_REPORT || r == WR_ROUTE_REPORTS ||
+           r == WR_ROUTE_REPORT || r == WR_ROUTE_REPORTS || r == WR_ROUTE_CODES_CREATE ||
+           r == WR_ROUTE_CODES_LIST || r == WR_ROUTE_CODES_REVOKE ||
            r == WR_ROUTE_HEALTH; /* autotune's reports: admin key, like the others */
 }
 
