@@ -8,7 +8,8 @@
  * nothing changed - and someone with a place spends nothing; an invite's
  * group wins over a code; positions count the own line; admission takes
  * the groups first but keeps the standard line's share; the stats count
- * each line; a config removing a group that has people is WR_EGROUP. A
+ * each line; a config removing a group that has people is WR_EGROUP; a
+ * check_only join gives the verdict alone, changing nothing. A
  * store that does not (Redis in this version) says so: wr_store_has_groups
  * is false and its calls are refused at the call. Run by runner.c against
  * every backend (tests in WR_CONTRACT_GROUP at the end).
@@ -222,5 +223,61 @@ static void t_groups_remove_refused(void **state)
     assert_int_equal(sh_put(s, "g", &c), WR_OK);
 }
 
+/* join_group with check_only (the API asks before it spends a solved
+ * challenge): the verdict alone - WR_ENOTINQUEUE for a code that would buy
+ * a place, WR_ECODE with the reason for one that would not, someone with
+ * a place their answer - and nothing added or spent. */
+static void t_code_check_only(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, "k");
+    char code[2][WR_CODE_LEN + 1], h[2][WR_CODE_HASH_HEX + 1];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
+        hash_of(code[i], h[i]);
+    }
+    cres_t c;
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = "card",
+                                .hashes = &h[0],
+                                .n = 1,
+                                .uses = 1,
+                                .expires_at_ms = -1};
+    assert_int_equal(codes(s, "k", &req, &c), WR_OK);
+    sh_res_t r, st;
+    wr_store_join_t j = {.code_hash = h[0], .check_only = true};
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
+                     WR_ENOTINQUEUE);
+    j.code_hash = h[1]; /* never issued */
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
+                     WR_ECODE);
+    assert_int_equal(r.entry.code_reason, WR_CODE_UNKNOWN);
+    assert_int_equal(sh_status(s, "k", "n1", &st), WR_ENOTINQUEUE);
+    assert_int_equal(sh_get(s, "k", &st), WR_OK);
+    assert_int_equal(st.stats.waiting, 0);
+    wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
+    assert_int_equal(codes(s, "k", &ls, &c), WR_OK);
+    assert_int_equal(c.res.groups[1].uses_spent, 0);
+    /* the one use spent by a join: used up for the next check; the one
+     * with the place gets their answer */
+    assert_int_equal(gjoin(s, "k", "p1", NULL, h[0], &r), WR_OK);
+    j.code_hash = h[0];
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
+                     WR_ECODE);
+    assert_int_equal(r.entry.code_reason, WR_CODE_USED_UP);
+    sh_begin(&r);
+    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "p1", &j, sh_entry_cb, &r)), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_string_equal(r.entry.group, "card");
+    assert_int_equal(r.entry.position, 1);
+    assert_int_equal(sh_get(s, "k", &st), WR_OK);
+    assert_int_equal(st.stats.waiting, 1);
+}
+
 WR_CONTRACT_GROUP(groups, T(t_groups_served), T(t_codes_join), T(t_groups_admission),
-                  T(t_groups_remove_refused));
+                  T(t_groups_remove_refused), T(t_code_check_only));
