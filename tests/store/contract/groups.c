@@ -223,6 +223,15 @@ static void t_groups_remove_refused(void **state)
     assert_int_equal(sh_put(s, "g", &c), WR_OK);
 }
 
+/* join_group of u with check_only and hash, run to its callback: its
+ * error; *r the answer. */
+static wr_err_t gcheck(wr_store_t *s, const char *q, const char *u, const char *hash, sh_res_t *r)
+{
+    wr_store_join_t j = {.code_hash = hash, .check_only = true};
+    sh_begin(r);
+    return sh_settle(r, wr_store_join_group(s, q, u, &j, sh_entry_cb, r));
+}
+
 /* join_group with check_only (the API asks before it spends a solved
  * challenge): the verdict alone - WR_ENOTINQUEUE for a code that would buy
  * a place, WR_ECODE with the reason for one that would not, someone with
@@ -233,28 +242,20 @@ static void t_code_check_only(void **state)
     if (!wr_store_has_groups(s))
         skip();
     put_groups(s, "k");
-    char code[2][WR_CODE_LEN + 1], h[2][WR_CODE_HASH_HEX + 1];
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
-        hash_of(code[i], h[i]);
-    }
-    cres_t c;
-    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
-                                .group = "card",
-                                .hashes = &h[0],
-                                .n = 1,
-                                .uses = 1,
-                                .expires_at_ms = -1};
+    char one[WR_CODE_LEN + 1], never[WR_CODE_LEN + 1];
+    char h[1][WR_CODE_HASH_HEX + 1], hn[WR_CODE_HASH_HEX + 1];
+    assert_int_equal(wr_groups_code_new(one), WR_OK);
+    assert_int_equal(wr_groups_code_new(never), WR_OK);
+    hash_of(one, h[0]);
+    hash_of(never, hn);
+    cres_t c; /* one code of card, good for one join */
+    wr_store_codes_req_t req = {
+        .kind = WR_CODES_CREATE, .group = "card", .hashes = h, .n = 1, .uses = 1};
+    req.expires_at_ms = -1;
     assert_int_equal(codes(s, "k", &req, &c), WR_OK);
     sh_res_t r, st;
-    wr_store_join_t j = {.code_hash = h[0], .check_only = true};
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
-                     WR_ENOTINQUEUE);
-    j.code_hash = h[1]; /* never issued */
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
-                     WR_ECODE);
+    assert_int_equal(gcheck(s, "k", "n1", h[0], &r), WR_ENOTINQUEUE);
+    assert_int_equal(gcheck(s, "k", "n1", hn, &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_UNKNOWN);
     assert_int_equal(sh_status(s, "k", "n1", &st), WR_ENOTINQUEUE);
     assert_int_equal(sh_get(s, "k", &st), WR_OK);
@@ -265,13 +266,9 @@ static void t_code_check_only(void **state)
     /* the one use spent by a join: used up for the next check; the one
      * with the place gets their answer */
     assert_int_equal(gjoin(s, "k", "p1", NULL, h[0], &r), WR_OK);
-    j.code_hash = h[0];
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "n1", &j, sh_entry_cb, &r)),
-                     WR_ECODE);
+    assert_int_equal(gcheck(s, "k", "n1", h[0], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_USED_UP);
-    sh_begin(&r);
-    assert_int_equal(sh_settle(&r, wr_store_join_group(s, "k", "p1", &j, sh_entry_cb, &r)), WR_OK);
+    assert_int_equal(gcheck(s, "k", "p1", h[0], &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_string_equal(r.entry.group, "card");
     assert_int_equal(r.entry.position, 1);
