@@ -6,7 +6,12 @@
 # --no-queue), and runs waitroom-sim twice: without the line (users go
 # straight to the shop) and with it. Writes OUT/without.json, OUT/with.json,
 # OUT/report.json ({"withQueue":..., "withoutQueue":...}) and OUT/report.svg
-# (in-flight orders against the pool line for both runs).
+# (in-flight orders against the pool line for both runs), and the server's
+# own report of the run with the line (GET /v1/admin/queues/sale/report,
+# API 1.3): OUT/server-report.json and OUT/server-report.csv, which
+# report.svg links; waitroom-sim reads it at the end of its run and holds
+# its totals against its own counts (withQueue.serverReport: joined,
+# admitted, consumed and left must agree; --assert checks it).
 #
 #   scripts/demo.sh [--users N] [--rate R] [--service-ms MS] [--pool N]
 #                   [--pool-timeout-ms MS] [--bypass N] [--replay N] [--greedy N]
@@ -18,6 +23,7 @@
 #                   [--sleepers F [--sleep-range A:B] [--idle-timeout S] [--subscribed G]]
 #                   [--stock N] [--rate-tolerance PCT]
 #                   [--shop-slowdown T:F] [--autotune] [--public-log]
+#                   [--presale F [--standard-share S]]
 # Poll timing is the server's own by default (--poll-bands default
 # --poll-jitter default: bands 1/3/5 s, jitter 0.1, retryAfterMs following
 # the ETA): what the demo shows is what a deployment gets. --poll-bands auto
@@ -80,6 +86,22 @@
 # OUT/verify.json, consistent with the first); the report's withQueue gains
 # logEvents, overtakes and drawChecked (null without a draw) and states the
 # verdict. The demo fails when the verifier does. Embedded store only.
+# --presale F (issue 41): the queue gets a priority group ("groups":
+# [{"name":"presale"}], standardShare --standard-share S, default 0.2);
+# waitroom-sim makes one single-use presale code per presale person (POST
+# /v1/admin/queues/sale/codes) and a fraction F of the crowd (ordinary
+# users, seeded) joins with them, {"code":...}, into the group. The report
+# (withQueue) adds presaleUsers, waitP50MsByGroup ({"presale","standard"}),
+# admittedPerSecondByGroup and standardShareMinObserved: the lowest share
+# of a second's admissions the standard line got in any second it had
+# someone to admit all through. The share is kept per tick with a carried
+# fraction below one person, so in a second of T admissions the standard
+# line gets at least floor(S x T): --assert checks exactly that bound for
+# every such second (standardShareFloorMisses 0; so the lowest share is
+# at least S - 1/T), that nobody was lost, everyone with a code was in the
+# group, each line was FIFO and the presale people waited less at p50.
+# A store that refuses groups (Redis in this version) stops the demo at
+# once (exit 2). Not with --opens-in.
 # Environment: DEMO_USERS (default 10000), DEMO_OUT (default demo-out).
 # Every process it starts is stopped on exit (by pid).
 set -euo pipefail
@@ -108,6 +130,7 @@ sleepers=""; sleep_range=180:360; idle_timeout=""; stock=""; rate_tol=""; subscr
 shop_slowdown=""
 autotune=0
 public_log=0
+presale=""; standard_share=0.2
 while [ $# -gt 0 ]; do
   case "$1" in
     --users) users=$2; shift 2 ;;
@@ -136,6 +159,8 @@ while [ $# -gt 0 ]; do
     --shop-slowdown) shop_slowdown=$2; shift 2 ;;
     --autotune) autotune=1; shift ;;
     --public-log) public_log=1; shift ;;
+    --presale) presale=$2; shift 2 ;;
+    --standard-share) standard_share=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --assert) assert=--assert; shift ;;
@@ -204,6 +229,15 @@ if [ "$public_log" = 1 ]; then
   queue_config+="$log_fields}"
   sale_text+=", public log"
 fi
+if [ -n "$presale" ] && [ "$presale" != 0 ]; then
+  [ -z "$opens_in" ] || { echo "demo.sh: --presale does not combine with --opens-in" >&2; exit 2; }
+  command -v curl >/dev/null || { echo "demo.sh: --presale needs curl" >&2; exit 2; }
+  group_fields="\"groups\":[{\"name\":\"presale\"}],\"standardShare\":$standard_share"
+  queue_config=${queue_config%\}}; [ "$queue_config" = "{" ] || queue_config+=,
+  queue_config+="$group_fields}"
+  sale_arg+=(--presale "$presale")
+  sale_text+=", $presale of the crowd with presale codes (standardShare $standard_share)"
+fi
 mode_arg=(); shop_mode_arg=(); mode_text="rate only"
 if [ "$one_in_one_out" = 1 ]; then
   mode_arg=(--max-active "$pool" --session-seconds "$session_seconds")
@@ -241,7 +275,7 @@ for b in waitroomd waitroom-shop waitroom-sim; do
   fi
 done
 mkdir -p "$out"
-rm -f "$out/verify.txt" "$out/verify.json" "$out/log.vkey"
+rm -f "$out/verify.txt" "$out/verify.json" "$out/log.vkey" "$out/server-report.json" "$out/server-report.csv"
 run=$(mktemp -d "${TMPDIR:-/tmp}/waitroom-demo.XXXXXX")
 pids=()
 names=()
@@ -337,6 +371,25 @@ if [ "$store" = "redis" ]; then
   store_arg="unix://$run/redis.sock"
 fi
 
+# store_accepts FLAG CONFIG [WAITROOMD OPTION...]: asks a waitroomd on the
+# demo's store for a queue with CONFIG (a PUT, then its DELETE), so that a
+# store that refuses what FLAG needs stops the demo before any run; returns
+# 1 (the refusal printed) when the PUT answers other than 200.
+store_accepts() {
+  local flag=$1 cfg=$2 code; shift 2
+  start store-check "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
+    --admin-key "$admin_key" --token-secret "$secret" --log-level warn "$@"
+  code=$(curl -s -o "$run/store-check.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $admin_key" \
+    -d "$cfg" "http://127.0.0.1:$port/v1/admin/queues/demo-store-check" || true)
+  curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $admin_key" \
+    "http://127.0.0.1:$port/v1/admin/queues/demo-store-check" || true
+  kill "${pids[-1]}"; wait "${pids[-1]}" || true; unset 'pids[-1]' 'names[-1]'
+  if [ "$code" != 200 ]; then
+    echo "demo.sh: $flag: waitroomd on the $store store refuses its queue ($code $(cat "$run/store-check.json" 2>/dev/null)); no demo without it" >&2
+    return 1
+  fi
+}
+
 # --subscribed (issue 40): the push service's port, and the store asked
 # first (a waitroomd on it, a push queue PUT) so a refusal stops the demo now
 push_wr_arg=()
@@ -348,17 +401,10 @@ if [ -n "$subscribed" ] && [ "$subscribed" != 0 ]; then
   push_wr_arg=(--push-subject mailto:demo@shop.example --push-allow-host "127.0.0.1:$push_port")
   sale_arg+=(--subscribed "$subscribed" --push-port "$push_port")
   sale_text+=", $subscribed of the sleepers subscribed to Web Push"
-  start push-check "$bin/waitroomd" --listen 127.0.0.1:0 --store "$store_arg" \
-    --admin-key "$admin_key" --token-secret "$secret" --log-level warn "${push_wr_arg[@]}"
-  code=$(curl -s -o "$run/push-check.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $admin_key" \
-    -d '{"push":true,"admitPerSecond":1,"paused":true}' "http://127.0.0.1:$port/v1/admin/queues/demo-push-check" || true)
-  curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $admin_key" \
-    "http://127.0.0.1:$port/v1/admin/queues/demo-push-check" || true
-  kill "${pids[-1]}"; wait "${pids[-1]}" || true; unset 'pids[-1]' 'names[-1]'
-  if [ "$code" != 200 ]; then
-    echo "demo.sh: --subscribed: waitroomd on the $store store refuses a push queue ($code $(cat "$run/push-check.json" 2>/dev/null)); no demo without push" >&2
-    exit 2
-  fi
+  store_accepts --subscribed '{"push":true,"admitPerSecond":1,"paused":true}' "${push_wr_arg[@]}" || exit 2
+fi
+if [ -n "$presale" ] && [ "$presale" != 0 ]; then
+  store_accepts --presale "{$group_fields,\"admitPerSecond\":1,\"paused\":true}" || exit 2
 fi
 
 echo "== sale-day scenario: $users users ($profile), shop pool $pool x ${service_ms} ms, line at ${rate}/s, $mode_text$opening_text$sale_text =="
@@ -409,6 +455,17 @@ rc=0
   "${bands_arg[@]}" "${mode_arg[@]}" "${opening_arg[@]}" "${sale_arg[@]}" "${slow_sim_arg[@]}" \
   "${label_arg[@]}" --queue-config "${autotune_config:-$queue_config}" \
   --users-csv "$out/with-users.csv" --out "$out/with.json" $assert || rc=$?
+# the server's own report of the run (API 1.3), saved for the report page
+report_arg=()
+if command -v curl >/dev/null; then
+  rep_url="http://127.0.0.1:$wr_port/v1/admin/queues/sale/report"
+  if curl -sf -H "Authorization: Bearer $admin_key" "$rep_url" >"$out/server-report.json" &&
+     curl -sf -H "Authorization: Bearer $admin_key" "$rep_url?format=csv" >"$out/server-report.csv"; then
+    report_arg=(--server-report "$out/server-report.json")
+  else
+    echo "demo.sh: no report from $rep_url" >&2; rm -f "$out/server-report.json" "$out/server-report.csv"
+  fi
+fi
 verify_arg=()
 if [ "$public_log" = 1 ]; then
   check_log "http://127.0.0.1:$wr_port" || { echo "demo.sh: the public log does not check (status $?)" >&2; rc=1; }
@@ -420,7 +477,7 @@ stop_all || rc=1
 if [ -f "$out/with.json" ] && [ -f "$out/without.json" ]; then
   echo "-- report --"
   "$bin/waitroom-sim" report --with "$out/with.json" --without "$out/without.json" \
-    --json "$out/report.json" --svg "$out/report.svg" "${verify_arg[@]}"
-  echo "wrote $out/report.json and $out/report.svg"
+    --json "$out/report.json" --svg "$out/report.svg" "${verify_arg[@]}" "${report_arg[@]}"
+  echo "wrote $out/report.json and $out/report.svg${report_arg:+ (linking $out/server-report.json, .csv)}"
 fi
 exit "$rc"

@@ -151,6 +151,41 @@ int check(sim_t *s, json_t *r)
                   (long long)kept, (long long)s->stock, json_is_integer(so) ? "set" : "null",
                   s->told_sold_out);
     }
+    if (s->presale_planned > 0) {
+        /* the priority group (presale.c): everyone with a code in it, the
+         * standard line's floor of floor(standardShare x T) in every second
+         * of T admissions it had someone to admit all through, FIFO within
+         * each line, and the presale people ahead at the median */
+        const char *g = json_string_value(json_object_get(r, "presaleGroup"));
+        json_t *w = json_object_get(r, "waitP50MsByGroup");
+        json_t *wg = json_object_get(w, g ? g : ""), *ws = json_object_get(w, "standard");
+        json_t *tg = json_object_get(json_object_get(r, "kendallTauByGroup"), g ? g : "");
+        json_int_t secs = json_integer_value(json_object_get(r, "standardShareSeconds"));
+        CHECK(json_integer_value(json_object_get(r, "presaleJoinedInGroup")) == s->presale_planned,
+              "every presale person joined its group", "in group %s: %lld of %u", g ? g : "?",
+              (long long)json_integer_value(json_object_get(r, "presaleJoinedInGroup")),
+              s->presale_planned);
+        CHECK(secs > 0 && json_integer_value(json_object_get(r, "standardShareFloorMisses")) == 0,
+              "the standard line kept its share every second",
+              "standardShareMinObserved=%.4f standardShare=%g; seconds below floor(share x "
+              "admissions): %lld of %lld",
+              json_number_value(json_object_get(r, "standardShareMinObserved")),
+              json_number_value(json_object_get(r, "standardShare")),
+              (long long)json_integer_value(json_object_get(r, "standardShareFloorMisses")),
+              (long long)secs);
+        CHECK(json_is_number(wg) && json_is_number(ws) &&
+                  json_number_value(wg) < json_number_value(ws),
+              "presale people waited less at p50", "waitP50Ms %s %.0f, standard %.0f", g ? g : "?",
+              json_number_value(wg), json_number_value(ws));
+        CHECK(json_is_number(tg) && json_number_value(tg) >= 1.0 - 1e-12,
+              "the presale group FIFO (tau = 1.0)", "kendallTauByGroup.%s=%.9f", g ? g : "?",
+              json_number_value(tg));
+    }
+    /* the server's own report of the run (sale_report.c) */
+    char line[600];
+    wr_report_describe_server_report(line, sizeof(line), r);
+    CHECK(json_is_true(json_object_get(json_object_get(r, "serverReport"), "agrees")),
+          "the server's report agrees with the run", "%s", line);
     CHECK(json_is_integer(jsrv) && json_integer_value(jsrv) == (json_int_t)s->admitted,
           "every admission reached its user", "server admittedTotal=%lld, users admitted=%u",
           (long long)json_integer_value(jsrv), s->admitted);

@@ -195,8 +195,13 @@ void op_set_auth(op_t *op, const char *scheme_token)
 
 op_t *admin_op(sim_t *s, enum evhttp_cmd_type m, op_cb cb)
 {
+    return admin_op_at(s, m, "", cb);
+}
+
+op_t *admin_op_at(sim_t *s, enum evhttp_cmd_type m, const char *tail, op_cb cb)
+{
     char path[192], auth[300];
-    snprintf(path, sizeof(path), "/v1/admin/queues/%s", s->queue);
+    snprintf(path, sizeof(path), "/v1/admin/queues/%s%s", s->queue, tail);
     snprintf(auth, sizeof(auth), "Bearer %s", s->admin_key);
     op_t *op = op_new(m, path, NULL, cb, s);
     op_set_auth(op, auth);

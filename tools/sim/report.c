@@ -280,6 +280,20 @@ void wr_report_describe_log(char *buf, size_t cap, const json_t *run)
                  num(left, "removed"));
 }
 
+/* The presale line and the server report's line of run, when it has them. */
+static void print_sale_lines(FILE *f, const json_t *run, const char *prefix)
+{
+    char d[600];
+    if (json_is_string(json_object_get(run, "presaleGroup"))) {
+        wr_report_describe_presale(d, sizeof(d), run);
+        fprintf(f, "  %s%s\n", prefix, d);
+    }
+    if (json_is_object(json_object_get(run, "serverReport"))) {
+        wr_report_describe_server_report(d, sizeof(d), run);
+        fprintf(f, "  %s%s\n", prefix, d);
+    }
+}
+
 void wr_report_print_run(FILE *f, const json_t *run)
 {
     const char *mode = json_string_value(json_object_get(run, "mode"));
@@ -310,6 +324,7 @@ void wr_report_print_run(FILE *f, const json_t *run)
         print_rows(f, run, PUSH_ROWS, NPUSH);
     if (has_stock(run))
         print_rows(f, run, STOCK_ROWS, NSTOCK);
+    print_sale_lines(f, run, "");
 }
 
 void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
@@ -362,6 +377,7 @@ void wr_report_print_compare(FILE *f, const json_t *without, const json_t *with)
         wr_report_describe_log(d, sizeof(d), with);
         fprintf(f, "  with the line, %s\n", d);
     }
+    print_sale_lines(f, with, "with the line, ");
 }
 
 /* ---------- SVG ---------- */
@@ -604,6 +620,17 @@ static void column(FILE *f, double x0, const json_t *run, double tmax_s, bool wi
     panel_frame(&p, with ? "Admitted per second" : "Reaching the shop per second (no line)",
                 amax * 1.1);
     panel_line(&p, aps, 1000, 1, "#2ca02c", true);
+    /* --presale: each line's admissions per second under the total */
+    const json_t *byg = json_object_get(run, "admittedPerSecondByGroup"), *v;
+    const char *name;
+    double lx = x0 + 8;
+    json_object_foreach((json_t *)byg, name, v)
+    {
+        const char *color = !strcmp(name, "standard") ? "#1f77b4" : "#e377c2";
+        panel_line(&p, v, 1000, 1, color, true);
+        legend(f, lx, p.y0 + 16, color, name);
+        lx += 90;
+    }
     if (tuned) {
         panel_line(&p, rt, step, 1, "#9467bd", false);
         fprintf(f,
@@ -693,16 +720,20 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
     bool sale = num(with, "sleepersPlanned") > 0 || has_num(with, "stock");
     int sale_y = ROW0 + 3 * ROWSTEP + 60; /* below the third row's text */
     bool log = json_object_get(with, "logVerify") != NULL;
-    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40 + (sale ? ROWSTEP + 40 : 0) + (log ? 18 : 0);
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
-            "<style>.pt{font-size:13px;fill:#222}.yl{font-size:11px;fill:#555;"
-            "text-anchor:end}.xl{font-size:11px;fill:#555;text-anchor:middle}"
-            ".hl{font-size:11px;text-anchor:end}.sm{font-size:12px;fill:#333}"
-            ".h{font-size:18px;font-weight:bold}</style>\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            W, h, W, h);
+    bool presale = json_is_string(json_object_get(with, "presaleGroup"));
+    const json_t *srep = json_object_get(with, "serverReport");
+    int h = ROW0 + 2 * ROWSTEP + PH + 100 + 40 + (sale ? ROWSTEP + 40 : 0) + (log ? 18 : 0) +
+            (presale ? 18 : 0) + (json_is_object(srep) ? 18 : 0);
+    fprintf(
+        f,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+        "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+        "<style>.pt{font-size:13px;fill:#222}.yl{font-size:11px;fill:#555;"
+        "text-anchor:end}.xl{font-size:11px;fill:#555;text-anchor:middle}"
+        ".hl{font-size:11px;text-anchor:end}.sm{font-size:12px;fill:#333}"
+        ".h{font-size:18px;font-weight:bold}a .sm{fill:#1a5fb4;text-decoration:underline}</style>\n"
+        "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+        W, h, W, h);
     fprintf(f,
             "<text x=\"%d\" y=\"28\" class=\"h\">Sale day: %.0f users arrive within 1 s; shop "
             "pool %.0f connections x %.0f ms per order</text>\n",
@@ -730,10 +761,26 @@ int wr_report_write_svg(const char *path, const json_t *without, const json_t *w
     text_line(f, COL0, h - 34, "With the line, admission: ", line);
     wr_report_describe_polls(line, sizeof(line), with);
     text_line(f, COL0, h - 16, "With the line, ", line);
+    int y = h - 52;
     if (log) {
         wr_report_describe_log(line, sizeof(line), with);
         line[0] = (char)(line[0] - 'a' + 'A'); /* "Public log ..." */
-        text_line(f, COL0, h - 52, "", line);
+        text_line(f, COL0, y, "", line);
+        y -= 18;
+    }
+    if (presale) {
+        wr_report_describe_presale(line, sizeof(line), with);
+        text_line(f, COL0, y, "With the line, ", line);
+        y -= 18;
+    }
+    if (json_is_object(srep)) { /* a link to the saved report, when demo.sh saved it */
+        const char *file = json_string_value(json_object_get(srep, "file"));
+        wr_report_describe_server_report(line, sizeof(line), with);
+        if (file)
+            fprintf(f, "<a href=\"%s\">", file);
+        text_line(f, COL0, y, "With the line, ", line);
+        if (file)
+            fprintf(f, "</a>\n");
     }
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : -1;

@@ -41,6 +41,25 @@ void wr_report_add_log(json_t *with, json_t *verify);
  * terminated). */
 void wr_report_describe_log(char *buf, size_t cap, const json_t *run);
 
+/* The next three are in sale_report.c (the presale run, issue 41, and
+ * the server's own report of the run). */
+
+/* report --server-report PATH (demo.sh: OUT/server-report.json, saved
+ * from GET /v1/admin/queues/Q/report after the run): names PATH's file
+ * and its .csv sibling, when present, in with's serverReport ("file",
+ * "csv": the SVG links them) and says whether the file's totals are the
+ * run's ("fileAgrees"). -1 (message printed) when PATH is not a report or
+ * the run has no serverReport. */
+int wr_report_link_server_report(json_t *with, const char *path);
+
+/* One line: the server's report's totals and whether the simulator's
+ * counts agree, or "no server report". Into buf (always terminated). */
+void wr_report_describe_server_report(char *buf, size_t cap, const json_t *run);
+
+/* One line: the presale run's people, the standard line's lowest share of
+ * a second and both lines' p50 waits, or "no presale". Into buf. */
+void wr_report_describe_presale(char *buf, size_t cap, const json_t *run);
+
 /* Prints the summary of one run to f (with the opening's figures when the
  * run had one). */
 void wr_report_print_run(FILE *f, const json_t *run);

@@ -344,11 +344,14 @@ json_t *compute(sim_t *s)
 
     /* fairness */
     /* sleepers and held people are out of the order by design (a held
-     * person is admitted on return): FIFO is measured over everybody else */
+     * person is admitted on return): FIFO is measured over everybody else;
+     * with --presale over the standard line (FIFO holds within each line:
+     * kendallTauByGroup, presale.c) */
     size_t nf = 0;
     for (size_t i = 0; i < n; i++) {
         user_t *u = &s->u[i];
-        if (u->kind == K_BYPASS || u->admit_tick_ms <= 0 || u->join_ms <= 0 || u->slept || u->held)
+        if (u->kind == K_BYPASS || u->admit_tick_ms <= 0 || u->join_ms <= 0 || u->slept ||
+            u->held || u->grp != 0)
             continue;
         a[nf] = (double)u->join_seq;
         /* admission key (tick, join order): exact below 2^53 */
@@ -466,6 +469,8 @@ json_t *compute(sim_t *s)
                            : json_null());
     put_sale_end(s, r, qs);
     push_figures(s, r);
+    presale_figures(s, r);
+    sale_report_figures(s, r);
 
     /* series: carry the last sample forward over buckets without one */
     for (size_t k = 1; k < nb; k++) {

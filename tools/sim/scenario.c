@@ -228,6 +228,15 @@ static void on_put(op_t *op, int code, json_t *body)
     json_t *ttl = json_object_get(cfg, "tokenTtlSeconds");
     if (json_is_integer(ttl))
         s->ttl_s = (uint32_t)json_integer_value(ttl);
+    s->put_ms = now_ms();
+    if (s->presale_planned > 0)
+        presale_make_codes(s); /* then setup_next */
+    else
+        setup_next(s);
+}
+
+void setup_next(sim_t *s)
+{
     if (s->subscribed_frac > 0)
         push_fetch_key(s); /* then start_warm */
     else
@@ -269,6 +278,52 @@ void on_delete(op_t *op, int code, json_t *body)
     put_queue(op->arg);
 }
 
+uint32_t pick_users(sim_t *s, double frac, bool (*fit)(const user_t *u),
+                    void (*take)(user_t *u, uint32_t j, uint32_t want))
+{
+    uint32_t *pool = malloc((size_t)s->users * sizeof(uint32_t) + 1);
+    if (!pool)
+        die_oom();
+    uint32_t nn = 0;
+    for (uint32_t k = 0; k < s->users; k++)
+        if (fit(&s->u[k]))
+            pool[nn++] = k;
+    uint32_t want = (uint32_t)llround(frac * (double)s->users);
+    if (want > nn)
+        want = nn;
+    for (uint32_t j = 0; j < want; j++) { /* a partial Fisher-Yates shuffle */
+        uint32_t pick = j + (uint32_t)(rnd(s) * (double)(nn - j));
+        if (pick >= nn)
+            pick = nn - 1;
+        uint32_t tmp = pool[j];
+        pool[j] = pool[pick];
+        pool[pick] = tmp;
+        take(&s->u[pool[j]], j, want);
+    }
+    free(pool);
+    return want;
+}
+
+static bool is_normal(const user_t *u)
+{
+    return u->kind == K_NORMAL;
+}
+
+/* The j-th sleeper drawn of want: its sleep (seeded); the first
+ * round(G x want) subscribe to Web Push instead (--subscribed G). */
+static void take_sleeper(user_t *u, uint32_t j, uint32_t want)
+{
+    sim_t *s = u->sim;
+    u->sleeper = true;
+    u->sleep_at = rnd(s);
+    u->sleep_ms = (int64_t)s->sleep_min_s * 1000 +
+                  (int64_t)(rnd(s) * (double)(s->sleep_max_s - s->sleep_min_s) * 1000.0);
+    if (j < (uint32_t)llround(s->subscribed_frac * (double)want)) {
+        u->sleeper = false; /* subscribes instead: silent until its push */
+        push_pick(u);
+    }
+}
+
 /* --sleepers F: round(F x users) of the ordinary users (not the replayers,
  * greedy users or quitters), drawn with the run's seed; each sleeps for a
  * seeded time in --sleep-range, from an answer in the first quarter of
@@ -276,34 +331,5 @@ void on_delete(op_t *op, int code, json_t *body)
  * of them (the first drawn) subscribe to Web Push instead (push.c). */
 void pick_sleepers(sim_t *s)
 {
-    uint32_t *normal = malloc((size_t)s->users * sizeof(uint32_t));
-    if (!normal)
-        die_oom();
-    uint32_t nn = 0;
-    for (uint32_t k = 0; k < s->users; k++)
-        if (s->u[k].kind == K_NORMAL)
-            normal[nn++] = k;
-    uint32_t want = (uint32_t)llround(s->sleepers_frac * (double)s->users);
-    if (want > nn)
-        want = nn;
-    uint32_t n_sub = (uint32_t)llround(s->subscribed_frac * (double)want);
-    for (uint32_t j = 0; j < want; j++) { /* a partial Fisher-Yates shuffle */
-        uint32_t pick = j + (uint32_t)(rnd(s) * (double)(nn - j));
-        if (pick >= nn)
-            pick = nn - 1;
-        uint32_t tmp = normal[j];
-        normal[j] = normal[pick];
-        normal[pick] = tmp;
-        user_t *u = &s->u[normal[j]];
-        u->sleeper = true;
-        u->sleep_at = rnd(s);
-        u->sleep_ms = (int64_t)s->sleep_min_s * 1000 +
-                      (int64_t)(rnd(s) * (double)(s->sleep_max_s - s->sleep_min_s) * 1000.0);
-        if (j < n_sub) { /* subscribes instead: silent until its push */
-            u->sleeper = false;
-            push_pick(u);
-        }
-    }
-    s->sleepers_planned = want;
-    free(normal);
+    s->sleepers_planned = pick_users(s, s->sleepers_frac, is_normal, take_sleeper);
 }

@@ -111,6 +111,8 @@ static void on_final(op_t *op, int code, json_t *body)
     if (code == 200 && body) {
         if (json_object_get(body, "pool"))
             s->shop_final = json_incref(body);
+        else if (json_object_get(body, "minutes"))
+            s->report_final = json_incref(body);
         else
             s->queue_final = json_incref(body);
     }
@@ -131,8 +133,9 @@ void finish(sim_t *s)
     pool_submit(&s->shopstat, op_new(EVHTTP_REQ_GET, "/stats", NULL, on_final, s));
     if (!s->no_queue) {
         op_t *op = admin_op(s, EVHTTP_REQ_GET, on_final);
-        s->final_pending++;
+        s->final_pending += 2;
         pool_submit(&s->statp, op);
+        sale_report_fetch(s, on_final); /* after the stats, on the same connection */
     }
 }
 
@@ -160,6 +163,7 @@ static void usage(void)
             "usage: waitroom-sim [run] [options]      simulate a sale\n"
             "       waitroom-sim report --with W.json --without N.json [--json OUT] [--svg OUT]\n"
             "         [--verify V.json]  (waitroom-verify --json on the run's log)\n"
+            "         [--server-report R.json]  (the server's report of the run, linked)\n"
             "run options:\n"
             "  --server http://127.0.0.1:PORT   waitroomd (header identity X-User-Id)\n"
             "  --admin-key KEY                  creates the queue (deleted first with --fresh)\n"
@@ -195,6 +199,10 @@ static void usage(void)
             "    --push-allow-host 127.0.0.1:P), which checks VAPID and decrypts each one\n"
             "  --idle-timeout S   the queue's idleTimeoutSeconds (away after S s of silence)\n"
             "  --stock N   the queue's stock: N passes, then sold out\n"
+            "  --presale F  that fraction of the ordinary users joins with a presale code\n"
+            "    (one use each, made with POST .../codes) into the queue's first group\n"
+            "    (--queue-config '{\"groups\":[{\"name\":\"presale\"}]}'); the results add\n"
+            "    the standard line's lowest share of a second and each line's p50 wait\n"
             "  --rate-tolerance PCT   --assert's bound on the admission rate's error (2)\n"
             "  --users-csv FILE (one row per user)\n"
             "  --out FILE.json  --assert (check the CI invariants, exit 1 if one fails)\n");
@@ -319,7 +327,8 @@ static int set_field_opt(sim_t *s, const char *a, const char *v)
 
 static int cmd_report(int argc, char **argv)
 {
-    const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL, *verify = NULL;
+    const char *with = NULL, *without = NULL, *jout = NULL, *svg = NULL, *verify = NULL,
+               *srep = NULL;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--with"))
             with = argv[i + 1];
@@ -331,6 +340,8 @@ static int cmd_report(int argc, char **argv)
             svg = argv[i + 1];
         else if (!strcmp(argv[i], "--verify"))
             verify = argv[i + 1];
+        else if (!strcmp(argv[i], "--server-report"))
+            srep = argv[i + 1];
         else {
             usage();
             return 2;
@@ -356,6 +367,8 @@ static int cmd_report(int argc, char **argv)
     } else if (v)
         wr_report_add_log(w, v);
     json_decref(v);
+    if (srep && wr_report_link_server_report(w, srep) != 0)
+        rc = 1;
     wr_report_print_compare(stdout, wo, w);
     if (jout) {
         json_t *r = json_pack("{s:O,s:O}", "withQueue", w, "withoutQueue", wo);
@@ -462,6 +475,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--sleepers"))
             ok = parse_double(v, &s->sleepers_frac) && s->sleepers_frac >= 0 &&
                  s->sleepers_frac <= 1;
+        else if (!strcmp(a, "--presale"))
+            ok = parse_double(v, &s->presale_frac) && s->presale_frac >= 0 && s->presale_frac <= 1;
         else if (!strcmp(a, "--subscribed"))
             ok = parse_double(v, &s->subscribed_frac) && s->subscribed_frac >= 0 &&
                  s->subscribed_frac <= 1;
@@ -516,6 +531,10 @@ int main(int argc, char **argv)
     if (s->subscribed_frac > 0 && (s->sleepers_frac <= 0 || !s->push_port || s->no_queue)) {
         fprintf(stderr, "waitroom-sim: --subscribed needs --sleepers and --push-port, and the "
                         "line\n");
+        return 2;
+    }
+    if (s->presale_frac > 0 && (s->no_queue || s->opens_in_s > 0)) {
+        fprintf(stderr, "waitroom-sim: --presale needs the line, and no --opens-in\n");
         return 2;
     }
     if (s->replay + s->greedy + s->quitters > s->users) {
@@ -620,6 +639,8 @@ int main(int argc, char **argv)
     }
     if (s->sleepers_frac > 0 && !s->no_queue)
         pick_sleepers(s);
+    if (s->presale_frac > 0)
+        presale_pick(s); /* after the sleepers: none of them */
     if (s->subscribed_frac > 0 && !push_listen(s))
         return 2;
 
@@ -666,6 +687,8 @@ int main(int argc, char **argv)
     json_decref(s->queue_config);
     json_decref(s->shop_final);
     json_decref(s->queue_final);
+    json_decref(s->report_final);
+    json_decref(s->presale_codes);
     series_free(&s->ser);
     event_base_free(s->base);
     return s->exit_code;

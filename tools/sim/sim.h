@@ -148,6 +148,10 @@ typedef struct user {
     uint32_t errors;
     uint32_t polls;    /* GETs of entries/me sent */
     push_user_t *push; /* --subscribed: this sleeper subscribed instead (owned); NULL = not */
+    bool presale;      /* --presale: joins with a presale code (presale.c) */
+    const char *code;  /* that code (borrowed from sim.presale_codes); NULL = none yet */
+    uint8_t grp;       /* the line its answers named: 0 standard, k the queue's k-th group */
+    bool placed;       /* its join got a place (waiting, prequeue or admitted) */
     char *token;
 } user_t;
 
@@ -196,7 +200,14 @@ struct sim {
     uint8_t push_key[WR_CRYPTO_P256_PUB]; /* the queue's VAPID key (GET push/key) */
     uint32_t subscribed_planned, subscribed, subscribe_failed, subscribed_lost;
     uint32_t pushes_delivered, pushes_rejected, pushes_duplicate, pushes_missed;
-    json_t *queue_config; /* the config the server answered the PUT with */
+    /* --presale F (presale.c): that fraction of the ordinary users joins
+     * with a presale code (one use each) into the queue's first group */
+    double presale_frac;
+    uint32_t presale_planned;
+    json_t *presale_codes; /* the codes POST .../codes answered, in order */
+    int64_t put_ms;        /* the queue was created (PUT answered): the server report's from */
+    json_t *report_final;  /* GET .../report at the end (sale_report.c), or NULL */
+    json_t *queue_config;  /* the config the server answered the PUT with */
     uint64_t seed;
     /* runtime */
     pool_t wr, join, shopp, statp, shopstat; /* statp: admin API; shopstat: shop /stats */
@@ -216,6 +227,7 @@ struct sim {
     size_t warm_next, warm_total, warm_done, warm_inflight, warm_errors;
     /* counters */
     uint32_t joined, admitted, left, lost, done, still_waiting, errors;
+    uint32_t placed; /* joins that got a place (the server report's joined) */
     uint32_t orders_ok, orders_failed, orders_refused;
     uint32_t sleepers_planned, sleepers, asleep_now, sleepers_lost, sleepers_held,
         sleepers_returned, sleepers_pass_waited, sleepers_woke_in_line, users_held, users_returned;
@@ -248,6 +260,9 @@ void op_set_auth(op_t *op, const char *scheme_token);
 /* An op on the admin API for the run's queue (/v1/admin/queues/QUEUE with
  * the admin key), arg = s. */
 op_t *admin_op(sim_t *s, enum evhttp_cmd_type m, op_cb cb);
+/* The same for /v1/admin/queues/QUEUE<tail> (tail: "/codes", "/report?...";
+ * the path is cut at op.path's size). */
+op_t *admin_op_at(sim_t *s, enum evhttp_cmd_type m, const char *tail, op_cb cb);
 /* Sends op on an idle connection of p or queues it (FIFO); p owns it. */
 void pool_submit(pool_t *p, op_t *op);
 /* Sends op on connection c now (c must not be idle-listed). */
@@ -280,8 +295,44 @@ double *read_csv(const char *path, uint32_t *n_out);
 void on_delete(op_t *op, int code, json_t *body);
 /* Opens every connection, then sets the opening or starts the arrivals. */
 void start_warm(sim_t *s);
+/* Draws round(frac x users) of the users u (of the first users, not the
+ * bypassers) with fit(u), with the run's seed (a partial Fisher-Yates
+ * shuffle), and calls take(u, j, want) on the j-th drawn of want (it may
+ * draw more numbers). Returns want. */
+uint32_t pick_users(sim_t *s, double frac, bool (*fit)(const user_t *u),
+                    void (*take)(user_t *u, uint32_t j, uint32_t want));
 /* --sleepers: marks round(F x users) ordinary users as sleepers (seeded). */
 void pick_sleepers(sim_t *s);
+/* The queue is set up (and its codes made, --presale): fetches the push
+ * key (--subscribed), then opens the connections (start_warm). */
+void setup_next(sim_t *s);
+
+/* ---- presale.c: --presale, the priority group's people and figures ---- */
+
+/* Marks round(F x users) of the ordinary users that do not sleep as
+ * presale people (seeded). */
+void presale_pick(sim_t *s);
+/* POSTs .../codes for the queue's first group (one use per code, in
+ * batches) until every presale person has one, then setup_next(); exit 2
+ * when the queue has no group or the server makes no codes. */
+void presale_make_codes(sim_t *s);
+/* A 200 answer of u's join or poll: u->grp from its "group" (kept when
+ * the answer names none). */
+void presale_answer(user_t *u, const json_t *j);
+/* The join's body: {"code":...} for a presale person, else none. */
+void presale_join_body(user_t *u, op_t *op);
+/* The groups' figures into r (docs/BENCHMARKS.md, "Presale demo"): null
+ * without --presale. */
+void presale_figures(sim_t *s, json_t *r);
+
+/* ---- sale_report.c: the server's own report of the run ---- */
+
+/* The GET of the queue's report at the end (from the PUT's minute), its
+ * answer kept in s->report_final by the callback (counts in final_pending). */
+void sale_report_fetch(sim_t *s, op_cb cb);
+/* "serverReport" into r: the report's span and totals, and whether they
+ * agree with the run's own counts (null when the server gave none). */
+void sale_report_figures(sim_t *s, json_t *r);
 
 /* ---- push.c: subscribed sleepers and the stand-in push service ---- */
 

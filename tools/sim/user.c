@@ -158,6 +158,12 @@ static void handle_status(user_t *u, json_t *j, bool at_join)
     sim_t *s = u->sim;
     const char *st = json_string_value(json_object_get(j, "status"));
     int64_t now = now_ms();
+    presale_answer(u, j);
+    if (at_join && st &&
+        (!strcmp(st, "waiting") || !strcmp(st, "prequeue") || !strcmp(st, "admitted"))) {
+        u->placed = true; /* a place: what the server's report counts as joined */
+        s->placed++;
+    }
     if (st && !strcmp(st, "prequeue")) {
         /* before the opening: no place yet; ask again when told */
         if (at_join) {
@@ -345,7 +351,8 @@ void user_timer(evutil_socket_t fd, short what, void *arg)
             char path[192];
             snprintf(path, sizeof(path), "/v1/queues/%s/entries", s->queue);
             op_t *op = op_new(EVHTTP_REQ_POST, path, u->uid, on_join, u);
-            op->retries = 3; /* joining again never moves a user */
+            presale_join_body(u, op); /* --presale: {"code":...} */
+            op->retries = 3;          /* joining again never moves a user, nor spends a use */
             pool_submit(&s->join, op);
         }
         return;
