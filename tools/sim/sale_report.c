@@ -158,9 +158,9 @@ void wr_report_describe_presale(char *buf, size_t cap, const json_t *run)
         return;
     }
     snprintf(buf, cap,
-             "presale: %.0f people with codes (%.0f in group %s); the standard line's lowest "
-             "share of a second %.3f (standardShare %g; %.0f of %.0f seconds below "
-             "floor(share x admissions)); wait p50 %s %.1f s, standard %.1f s",
+             "presale: %.0f with codes (%.0f in %s); the standard line's lowest share of a "
+             "second %.3f (standardShare %g; below the floor in %.0f of %.0f); wait p50 %s %.1f "
+             "s, standard %.1f s",
              num(run, "presaleUsers"), num(run, "presaleJoinedInGroup"), g,
              num(run, "standardShareMinObserved"), num(run, "standardShare"),
              num(run, "standardShareFloorMisses"), num(run, "standardShareSeconds"), g,
