@@ -156,18 +156,20 @@ uint8_t wr_mem_sio_r_user(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1])
 
 /* ---- records the snapshot's parts share ------------------------------ */
 
-void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
+void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us, bool held)
 {
     wr_mem_sio_w_u64(w, wr_zsl_length(set));
     for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
         size_t len;
         const char *id = wr_zsl_node_id(x, &len);
-        wr_mem_sio_w_u64(w, (uint64_t)wr_zsl_node_score(x));
+        int64_t score = wr_zsl_node_score(x);
+        wr_mem_sio_w_u64(w, (uint64_t)(held ? now_us - score : score));
         wr_mem_sio_w_u8(w, (uint8_t)len);
         wr_mem_sio_w_bytes(w, id, len);
         uint32_t age = wr_memq_seen_age_cs(x, now_us);
         wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
-        wr_mem_sio_w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+        if (!held)
+            wr_mem_sio_w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
     }
 }
 

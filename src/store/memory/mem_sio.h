@@ -69,12 +69,14 @@ uint8_t wr_mem_sio_r_user(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1]);
 
 /* ---- records the snapshot's parts share ---- */
 
-/* The people of set (the standard line, the pre-queue or a group's line):
- * u64 count, then per person in order: i64 score (the pre-queue's key),
- * u8 id_len, id, u32 last-seen age in centiseconds at now_us (0 for a
- * time ahead of now_us: a clock stepped back), u8 flags (WR_MEMQ_PENDING
- * only: the away mark and a group's slot are not written). */
-void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us);
+/* The people of set (the standard line, the pre-queue, a group's line;
+ * with held: held or back): u64 count, then per person in order: i64
+ * score (the pre-queue's key; held: the age of the hold or return key at
+ * now_us, in us), u8 id_len, id, u32 last-seen age in centiseconds at
+ * now_us (0 for a time ahead of now_us: a clock stepped back), and but
+ * for held u8 flags (WR_MEMQ_PENDING only: the away mark and a group's
+ * slot are not written). */
+void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us, bool held);
 
 /* The head of a person's record, as wr_mem_sio_r_node reads it. */
 typedef struct {

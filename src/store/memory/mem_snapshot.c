@@ -133,21 +133,6 @@ static void write_sessions(wr_mem_sio_t *w, const wr_memq_t *q)
 static void write_burned(wr_mem_sio_t *w, const wr_memq_t *q);
 static void read_burned(wr_mem_sio_t *r, wr_memq_t *q);
 
-/* Version 5: held or back, keys as ages at now_us (see the format). */
-static void write_held(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
-{
-    wr_mem_sio_w_u64(w, wr_zsl_length(set));
-    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        wr_mem_sio_w_u64(w, (uint64_t)(now_us - wr_zsl_node_score(x)));
-        wr_mem_sio_w_u8(w, (uint8_t)len);
-        wr_mem_sio_w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age);
-    }
-}
-
 /* Version 7: the unseen-expiry counter and the users whose live token no
  * answer has carried yet (a pass loads as seen unless named here), each
  * with its holder's join leaf (version 11). */
@@ -198,15 +183,15 @@ static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
     wr_mem_sio_w_u64(w, (uint64_t)q->open_base);
     wr_mem_sio_w_u64(w, q->open_total);
     wr_mem_sio_w_u64(w, q->open_moved);
-    wr_mem_sio_w_nodes(w, q->line, now_us);
+    wr_mem_sio_w_nodes(w, q->line, now_us, false);
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
-    wr_mem_sio_w_u64(w, q->abandoned_total); /* version 3 */
-    wr_mem_sio_w_nodes(w, q->pre, now_us);   /* version 4 */
-    wr_mem_sio_w_u64(w, q->returned_total);  /* version 5 */
-    write_held(w, q->held, now_us);
-    write_held(w, q->back, now_us);
+    wr_mem_sio_w_u64(w, q->abandoned_total);      /* version 3 */
+    wr_mem_sio_w_nodes(w, q->pre, now_us, false); /* version 4 */
+    wr_mem_sio_w_u64(w, q->returned_total);       /* version 5 */
+    wr_mem_sio_w_nodes(w, q->held, now_us, true);
+    wr_mem_sio_w_nodes(w, q->back, now_us, true);
     wr_mem_sio_w_u64(w, (uint64_t)q->stock_left); /* version 6 */
     wr_mem_sio_w_u64(w, (uint64_t)q->sold_out_us);
     write_unseen(w, q);                          /* version 7 */

@@ -138,7 +138,7 @@ void wr_mem_snapshot__groups_write(wr_mem_sio_t *w, const wr_memq_t *q, int64_t 
         wr_mem_sio_w_u8(w, (uint8_t)nlen);
         wr_mem_sio_w_bytes(w, g->name, nlen);
         wr_mem_sio_w_u64(w, g->admitted_total);
-        wr_mem_sio_w_nodes(w, g->line, now_us);
+        wr_mem_sio_w_nodes(w, g->line, now_us, false);
         wr_mem_sio_w_u64(w, members(NULL, q, slot));
         (void)members(w, q, slot);
     }

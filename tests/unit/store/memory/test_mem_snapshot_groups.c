@@ -28,6 +28,7 @@
 #include "base/crypto.h"
 #include "core/groups.h"
 #include "core/queue.h"
+#include "memq_steps.h"
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memq.h"
 #include "unit_cfg.h"
@@ -91,20 +92,7 @@ static wr_err_t join(wr_memq_t *q, const char *u, const char *group, const char 
 
 static wr_entry_t status(wr_memq_t *q, const char *u, int64_t now)
 {
-    wr_entry_t e;
-    bool dirty = false;
-    memset(&e, 0, sizeof e);
-    assert_int_equal(wr_memq_entry(q, u, strlen(u), false, false, now, now, &e, &dirty), WR_OK);
-    return e;
-}
-
-/* One admission tick at now: how many were admitted. */
-static uint64_t admit(wr_memq_t *q, int64_t now)
-{
-    uint64_t n = 0, moved, left;
-    bool dirty = false;
-    assert_int_equal(wr_memq_admit(q, now, &n, NULL, &moved, &left, &dirty), WR_OK);
-    return n;
+    return memq_entry(q, u, false, false, now);
 }
 
 static void create_code(wr_memq_t *q, const char *group, const char *code, uint32_t uses,
@@ -161,7 +149,7 @@ static wr_memq_t *the_queue(wr_memq_db_t *db)
     assert_int_equal(join(q, "f4", "fans", NULL, false, t += MS, &e), WR_OK);
     assert_int_equal(join(q, "s3", NULL, NULL, true, t += MS, &e), WR_OK); /* page: pending */
     /* tick 1 (share 0.2 of 1: the standard line is owed 0, carries 0.2): f1 */
-    assert_int_equal(admit(q, T0 + 1000 * MS), 1);
+    assert_int_equal(memq_admit(q, T0 + 1000 * MS), 1);
     assert_non_null(wr_memq_token(q, "f1", 2));
     /* f1's pass expires unseen: held, in fans */
     dirty = false;
@@ -172,7 +160,7 @@ static wr_memq_t *the_queue(wr_memq_db_t *db)
     assert_false(back);
     assert_int_equal(wr_memq_node_slot(h), 1);
     /* tick 2 (carry 0.4): f2, who then sees their pass */
-    assert_int_equal(admit(q, T0 + 2200 * MS), 1);
+    assert_int_equal(memq_admit(q, T0 + 2200 * MS), 1);
     assert_int_equal(status(q, "f2", T0 + 2250 * MS).state, WR_ENTRY_ADMITTED);
     assert_int_equal(wr_memq_token(q, "f2", 2)->slot, 1);
     assert_int_equal(q->share_carry_micro, 400000);
@@ -380,12 +368,12 @@ static void test_round_trip(void **state)
     /* admissions take from the group first: carry 0.4 -> 0.6 (f3), 0.8
      * (f4), then 1.0: the standard line's s1 - on the third tick only
      * because the carry came back (from 0 it would be the fifth) */
-    assert_int_equal(admit(r, now + 100 * MS), 1);
+    assert_int_equal(memq_admit(r, now + 100 * MS), 1);
     assert_non_null(wr_memq_token(r, "f3", 2));
     assert_int_equal(wr_memq_token(r, "f3", 2)->slot, 0);
-    assert_int_equal(admit(r, now + 200 * MS), 1);
+    assert_int_equal(memq_admit(r, now + 200 * MS), 1);
     assert_non_null(wr_memq_token(r, "f4", 2));
-    assert_int_equal(admit(r, now + 300 * MS), 1);
+    assert_int_equal(memq_admit(r, now + 300 * MS), 1);
     assert_non_null(wr_memq_token(r, "s1", 2));
     assert_int_equal(r->grp[0]->admitted_total, 4);
     wr_queue_stats_t st;
@@ -396,7 +384,7 @@ static void test_round_trip(void **state)
     e = status(r, "f1", now + 350 * MS);
     assert_true(e.held);
     assert_string_equal(e.group, "fans");
-    assert_int_equal(admit(r, now + 400 * MS), 1);
+    assert_int_equal(memq_admit(r, now + 400 * MS), 1);
     assert_int_equal(wr_memq_token(r, "f1", 2)->slot, 0);
     assert_int_equal(r->grp[0]->admitted_total, 5);
     /* the expiring code (unused: it would have given a place so far) at
