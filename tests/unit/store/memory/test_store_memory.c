@@ -793,43 +793,15 @@ static void test_snapshot_bypass(void **state)
     assert_int_equal(get(sn.st, "q").stats.bypass_total, 7);
 }
 
-/* The codes operation run to its callback: its error, the counts in *out. */
-typedef struct {
-    int calls;
-    wr_err_t err;
-    wr_store_codes_t counts;
-} codes_res_t;
-
-static void codes_cb(wr_err_t err, const wr_store_codes_t *res, void *arg)
-{
-    codes_res_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (res)
-        r->counts = *res;
-}
-
-static wr_err_t codes_op(wr_store_t *st, const char *q, const wr_store_codes_req_t *req,
-                         wr_store_codes_t *out)
-{
-    codes_res_t r = {0};
-    assert_int_equal(wr_store_codes(st, q, req, codes_cb, &r), WR_OK);
-    assert_true(sh_run_until(&r.calls, 1, SH_WAIT_MS));
-    if (out)
-        *out = r.counts;
-    return r.err;
-}
-
+/* join_group of u into group (NULL none) or with code (NULL none). */
 static sh_res_t join_with(wr_store_t *st, const char *q, const char *u, const char *group,
                           const char *code)
 {
     char h[WR_CODE_HASH_HEX + 1];
     if (code)
         assert_int_equal(wr_groups_code_hash(code, strlen(code), h), WR_OK);
-    wr_store_join_t j = {.group = group, .code_hash = code ? h : NULL};
     sh_res_t r;
-    sh_begin(&r);
-    sh_settle(&r, wr_store_join_group(st, q, u, &j, sh_entry_cb, &r));
+    sh_join_group(st, q, u, group, code ? h : NULL, &r);
     return r;
 }
 
@@ -851,7 +823,8 @@ static void test_snapshot_groups(void **state)
                                 .n = 1,
                                 .uses = 2,
                                 .expires_at_ms = -1};
-    assert_int_equal(codes_op(sn.st, "q", &req, NULL), WR_OK);
+    sh_res_t cr;
+    assert_int_equal(sh_codes(sn.st, "q", &req, &cr), WR_OK);
     assert_int_equal(join(sn.st, "q", "s1").entry.position, 1);
     sh_res_t r = join_with(sn.st, "q", "f1", "fans", NULL);
     assert_int_equal(r.err, WR_OK);
@@ -866,12 +839,11 @@ static void test_snapshot_groups(void **state)
     assert_string_equal(r.entry.group, "fans");
     assert_int_equal(status(sn.st, "q", "f1").entry.position, 1);
     assert_int_equal(status(sn.st, "q", "s1").entry.position, 1);
-    wr_store_codes_t cc;
     req = (wr_store_codes_req_t){.kind = WR_CODES_LIST};
-    assert_int_equal(codes_op(sn.st, "q", &req, &cc), WR_OK);
-    assert_int_equal(cc.n, 1);
-    assert_int_equal(cc.groups[0].issued, 1);
-    assert_int_equal(cc.groups[0].uses_spent, 1);
+    assert_int_equal(sh_codes(sn.st, "q", &req, &cr), WR_OK);
+    assert_int_equal(cr.codes.n, 1);
+    assert_int_equal(cr.codes.groups[0].issued, 1);
+    assert_int_equal(cr.codes.groups[0].uses_spent, 1);
     /* the code's one use left, then none */
     r = join_with(sn.st, "q", "f3", NULL, "code-a");
     assert_int_equal(r.err, WR_OK);
