@@ -126,9 +126,10 @@ def shift_snapshot(path, us):
     (version,) = struct.unpack_from("<I", b, 8)
     # (5: held people at the end, as ages, 6: the stock, 7: the unseen
     # passes, 9: the bypass count, 10: the push subscriptions, 11: the
-    # unseen passes' join leaves, all after the stock, 8: the public logs
+    # unseen passes' join leaves, 12: the groups' lines - none here: the
+    # queue has no groups -, all after the stock, 8: the public logs
     # after the queues: nothing to shift)
-    assert version == 11, version
+    assert version == 12, version
     pos = 12
     (written,) = struct.unpack_from("<q", b, pos)
     struct.pack_into("<q", b, pos, written + us)

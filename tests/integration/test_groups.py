@@ -21,12 +21,13 @@ admissions, sampled in real time); maxActive counts everyone; a group with
 people or live codes cannot be removed; stats, metrics and the report."""
 import os
 import re
+import tempfile
 import time
 
 import jwtutil
 from harness import ADMIN, ENV, FAST, HOLD, WRTest, uid
-from helpers import (BITS, KEY, PrivateServer, bearer, invite, json_lines, metric, page_attr,
-                     race, solve)
+from helpers import (BITS, KEY, PrivateServer, bearer, invite, json_lines, memory_server, metric,
+                     page_attr, race, solve)
 
 GROUPS = [{"name": "fanclub"}, {"name": "vip"}]
 CODE_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){3}$")
@@ -47,25 +48,25 @@ class GroupsTest(WRTest):
     def codes_path(self, q, code=None):
         return "/v1/admin/queues/%s/codes%s" % (q, "" if code is None else "/" + code)
 
-    def create(self, q, group="fanclub", count=1, uses=1, **extra):
+    def create(self, q, group="fanclub", count=1, uses=1, client=None, **extra):
         body = dict({"group": group, "count": count, "uses": uses}, **extra)
-        r = self.c.request("POST", self.codes_path(q), ADMIN, body)
+        r = (client or self.c).request("POST", self.codes_path(q), ADMIN, body)
         self.assertEqual(r.status, 201, r)
         self.assertJsonHeaders(r)
         self.assertEqual(list(r.json), ["codes"])
         return r.json["codes"]
 
-    def counts(self, q):
-        r = self.c.request("GET", self.codes_path(q), ADMIN)
+    def counts(self, q, client=None):
+        r = (client or self.c).request("GET", self.codes_path(q), ADMIN)
         self.assertEqual(r.status, 200, r)
         return r.json["groups"]
 
     def revoke(self, q, code):
         return self.c.request("DELETE", self.codes_path(q, code), ADMIN)
 
-    def join_code(self, q, user, code, headers=None):
+    def join_code(self, q, user, code, headers=None, client=None):
         h = self.c.uh(user, headers)
-        return self.c.request("POST", "/v1/queues/%s/entries" % q, h, {"code": code})
+        return (client or self.c).request("POST", "/v1/queues/%s/entries" % q, h, {"code": code})
 
     def assertCodeRefused(self, r, reason, what=""):
         self.assertError(r, 403, "CODE_INVALID", what)
@@ -671,6 +672,47 @@ class GroupLines(GroupsTest):
         self.poll_until(text, lambda t: 'queue="%s",group="vip"' % q not in t,
                         what="the vip series removed")
         self.assertIn('waitroom_queue_group_waiting{queue="%s",group="fanclub"}' % q, text())
+
+
+class GroupsRestart(GroupsTest):
+
+    def test_memory_restart_keeps_groups(self):
+        """The embedded store restarted on its snapshot (--data-dir, format
+        12): each group member back at their place in their group's line,
+        the standard line's too, a code's remaining uses and the counts per
+        group kept (docs/API.md, "Restarts of the embedded store")."""
+        self.needs_groups()
+        data = tempfile.mkdtemp(prefix="wr-groups-snap-", dir=ENV.tmpdir)
+        w = memory_server(self, data)
+        c = w.client
+        q = self.new_queue(dict(HOLD, groups=GROUPS), client=c)
+        fan = self.create(q, "fanclub", uses=3, client=c)[0]
+        vip = self.create(q, "vip", uses=1, client=c)[0]
+        self.member(c.join(q, "s1"), None, 1)
+        self.member(self.join_code(q, "f1", fan, client=c), "fanclub", 1)
+        self.member(c.join(q, "s2"), None, 2)
+        self.member(self.join_code(q, "f2", fan, client=c), "fanclub", 2)
+        self.member(self.join_code(q, "v1", vip, client=c), "vip", 1)
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
+
+        w = memory_server(self, data)
+        c = w.client
+        self.member(c.me(q, "f2"), "fanclub", 2)
+        self.member(c.me(q, "f1"), "fanclub", 1)
+        self.member(c.me(q, "s2"), None, 2)
+        self.member(c.me(q, "v1"), "vip", 1)
+        self.assertEqual(self.counts(q, client=c),
+                         {"fanclub": {"issued": 1, "usesSpent": 2, "revoked": 0},
+                          "vip": {"issued": 1, "usesSpent": 1, "revoked": 0}})
+        # the fan code's last use, then none; the vip code was used up
+        self.member(self.join_code(q, "f3", fan, client=c), "fanclub", 3)
+        self.assertCodeRefused(self.join_code(q, "f4", fan, client=c), "usedUp")
+        self.assertCodeRefused(self.join_code(q, "v2", vip, client=c), "usedUp")
+        self.assertEqual(self.stats(q, c)["groups"],
+                         {"standard": {"waiting": 2, "admittedTotal": 0},
+                          "fanclub": {"waiting": 3, "admittedTotal": 0},
+                          "vip": {"waiting": 1, "admittedTotal": 0}})
+        self.assertEqual(w.terminate(), 0, w.stderr_tail())
 
 
 class PageReferrer(WRTest):

@@ -186,6 +186,16 @@ void sh_secret_cb(wr_err_t err, const uint8_t *sec, size_t len, void *arg)
     }
 }
 
+void sh_codes_cb(wr_err_t err, const wr_store_codes_t *c, void *arg)
+{
+    sh_res_t *r = arg;
+    sh_note(r, err);
+    if (c) {
+        r->has_codes = true;
+        r->codes = *c;
+    }
+}
+
 /* ------------------------------------------------------------ one call, waited for */
 
 void sh_begin(sh_res_t *r)
@@ -326,6 +336,23 @@ wr_err_t sh_secret(wr_store_t *s, const uint8_t *proposed, size_t n, sh_res_t *r
 {
     sh_begin(r);
     return sh_settle(r, wr_store_secret(s, proposed, n, sh_secret_cb, r));
+}
+
+wr_err_t sh_join_group(wr_store_t *s, const char *q, const char *u, const char *group,
+                       const char *hash, sh_res_t *r)
+{
+    wr_store_join_t j = {.page = false, .group = group, .code_hash = hash};
+    sh_begin(r);
+    return sh_settle(r, wr_store_join_group(s, q, u, &j, sh_entry_cb, r));
+}
+
+wr_err_t sh_codes(wr_store_t *s, const char *q, const wr_store_codes_req_t *req, sh_res_t *r)
+{
+    sh_begin(r);
+    wr_err_t rc = wr_store_codes(s, q, req, sh_codes_cb, r);
+    if (rc != WR_OK)
+        return rc; /* refused at the call: no callback */
+    return sh_settle(r, rc);
 }
 
 wr_err_t sh_ping(wr_store_t *s)

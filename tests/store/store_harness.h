@@ -78,6 +78,8 @@ typedef struct {
     wr_queue_stats_t lstats[16];
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len;
+    bool has_codes; /* codes: the counts per group */
+    wr_store_codes_t codes;
 } sh_res_t;
 
 /* Counts one callback into r (calls, err, order, sync_call); for callbacks
@@ -92,6 +94,7 @@ void sh_token_cb(wr_err_t err, const wr_token_check_t *t, void *arg);
 void sh_info_cb(wr_err_t err, const wr_queue_info_t *i, void *arg);
 void sh_list_cb(wr_err_t err, const wr_queue_info_t *infos, size_t n, void *arg);
 void sh_secret_cb(wr_err_t err, const uint8_t *sec, size_t len, void *arg);
+void sh_codes_cb(wr_err_t err, const wr_store_codes_t *c, void *arg);
 
 /* ------------------------------------------------------------ one call, waited for */
 
@@ -129,6 +132,13 @@ wr_err_t sh_delete(wr_store_t *s, const char *q);
 wr_err_t sh_list(wr_store_t *s, sh_res_t *r);
 wr_err_t sh_secret(wr_store_t *s, const uint8_t *proposed, size_t n, sh_res_t *r);
 wr_err_t sh_ping(wr_store_t *s);
+/* join_group of u: into group (an invite's grp; NULL none), else with the
+ * code whose hash is hash (NULL none). */
+wr_err_t sh_join_group(wr_store_t *s, const char *q, const char *u, const char *group,
+                       const char *hash, sh_res_t *r);
+/* codes (store.h): a call refused at once (no callback) returns its
+ * error; else the callback's, r->codes the counts. */
+wr_err_t sh_codes(wr_store_t *s, const char *q, const wr_store_codes_req_t *req, sh_res_t *r);
 
 /* ------------------------------------------------------------ a queue's stats, checked */
 

@@ -2,7 +2,10 @@
  * mem_sio.c - the snapshot file's byte I/O (mem_sio.h): a writer that
  * fills a block, then digests and writes it; a reader that reads a block,
  * hands out fields, and digests what was consumed before the next block
- * (or before the checksum, which is read without being digested).
+ * (or before the checksum, which is read without being digested). Then
+ * the records several parts of the snapshot share: a line's people (the
+ * standard line, the pre-queue, a group's line), the head of a person's
+ * record, and the check that a person is loaded once.
  */
 #include "store/memory/mem_sio.h"
 
@@ -149,4 +152,41 @@ uint8_t wr_mem_sio_r_user(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1])
     if (!r->failed)
         user[len] = '\0';
     return len;
+}
+
+/* ---- records the snapshot's parts share ------------------------------ */
+
+void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us, bool held)
+{
+    wr_mem_sio_w_u64(w, wr_zsl_length(set));
+    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
+        size_t len;
+        const char *id = wr_zsl_node_id(x, &len);
+        int64_t score = wr_zsl_node_score(x);
+        wr_mem_sio_w_u64(w, (uint64_t)(held ? now_us - score : score));
+        wr_mem_sio_w_u8(w, (uint8_t)len);
+        wr_mem_sio_w_bytes(w, id, len);
+        uint32_t age = wr_memq_seen_age_cs(x, now_us);
+        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
+        if (!held)
+            wr_mem_sio_w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
+    }
+}
+
+int64_t wr_mem_sio_r_node(wr_mem_sio_t *r, wr_mem_sio_node_t *u, bool flags, const char *bad)
+{
+    int64_t v = (int64_t)wr_mem_sio_r_u64(r);
+    u->len = wr_mem_sio_r_user(r, u->user);
+    u->age = wr_mem_sio_r_u32(r);
+    u->flags = flags ? wr_mem_sio_r_u8(r) : 0;
+    if (!r->failed && (u->age > INT32_MAX || (u->flags & ~WR_MEMQ_PENDING)))
+        wr_mem_sio_fail(r, bad);
+    return v;
+}
+
+bool wr_mem_sio_user_known(const wr_memq_t *q, const char *user, uint8_t len)
+{
+    bool back;
+    return wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
+           wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
 }

@@ -8,6 +8,10 @@
  * error, or one a caller reports with wr_mem_sio_fail) sets failed and
  * what; every later call does nothing (a read then yields zeros), so a
  * caller checks failed once at the end of a record or of the file.
+ *
+ * Then the records several parts of the snapshot share (mem_snapshot.c,
+ * mem_snapshot_groups.c): a line's people, the head of a person's record,
+ * and the check that a person is loaded once.
  */
 #ifndef WR_MEM_SIO_H
 #define WR_MEM_SIO_H
@@ -18,6 +22,7 @@
 #include <stdio.h>
 
 #include "base/crypto.h"
+#include "store/memory/memq.h"
 #include "store/memory/zsl.h"
 
 #define WR_MEM_SIO_BUF (1u << 20) /* bytes of the block buffer (buf) */
@@ -61,5 +66,36 @@ uint64_t wr_mem_sio_r_count(wr_mem_sio_t *r, const char *what);
 /* Reads a user id (u8 length 1..WR_USER_ID_MAX, bytes) into user,
  * NUL-terminated; returns its length (unusable once r failed). */
 uint8_t wr_mem_sio_r_user(wr_mem_sio_t *r, char user[WR_ZSL_ID_MAX + 1]);
+
+/* ---- records the snapshot's parts share ---- */
+
+/* The people of set (the standard line, the pre-queue, a group's line;
+ * with held: held or back): u64 count, then per person in order: i64
+ * score (the pre-queue's key; held: the age of the hold or return key at
+ * now_us, in us), u8 id_len, id, u32 last-seen age in centiseconds at
+ * now_us (0 for a time ahead of now_us: a clock stepped back), and but
+ * for held u8 flags (WR_MEMQ_PENDING only: the away mark and a group's
+ * slot are not written). */
+void wr_mem_sio_w_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us, bool held);
+
+/* The head of a person's record, as wr_mem_sio_r_node reads it. */
+typedef struct {
+    char user[WR_ZSL_ID_MAX + 1];
+    uint8_t len;   /* strlen(user) */
+    uint32_t age;  /* last-seen age in centiseconds, <= INT32_MAX */
+    uint8_t flags; /* 0 or WR_MEMQ_PENDING */
+} wr_mem_sio_node_t;
+
+/* Reads a u64 (a score or key, or an age in us), returned as int64_t,
+ * then the user id, a u32 last-seen age and, with flags, a u8 of flags
+ * (one record of wr_mem_sio_w_nodes; held records have no flags) into u;
+ * an age over INT32_MAX or a flag other than WR_MEMQ_PENDING fails r with
+ * bad. */
+int64_t wr_mem_sio_r_node(wr_mem_sio_t *r, wr_mem_sio_node_t *u, bool flags, const char *bad);
+
+/* True when user (len bytes) is already somewhere in q: a line (the
+ * standard one or a group's), tokens, pre-queue, held or back (a snapshot
+ * holds each person once). */
+bool wr_mem_sio_user_known(const wr_memq_t *q, const char *user, uint8_t len);
 
 #endif

@@ -2,14 +2,15 @@
  * mem_snapshot.c - the embedded store's snapshot file: format, writer and
  * reader of a wr_memq_db_t (memq.h), and the data directory lock.
  *
- * Format, version 11 (version 1, without the sessions and the burned
+ * Format, version 12 (version 1, without the sessions and the burned
  * passes, version 2, without the idle part, version 3, without the
  * pre-queue, version 4, without the held people, version 5, without
  * the stock - their configs have no stock -, version 6, without the
  * unseen passes - their passes load as seen -, version 7, without the
  * public logs, version 8, without the bypass counts, version 9,
- * without the push subscriptions, and version 10, without an unseen
- * pass's join leaf, still load).
+ * without the push subscriptions, version 10, without an unseen
+ * pass's join leaf, and version 11, without the priority groups - their
+ * groups load empty -, still load).
  * All integers little-endian.
  *   "WRMEMSNP" u32 version  u64 written_at_us (the store's clock)
  *   u32 secret_len, secret bytes
@@ -49,6 +50,11 @@
  *       log (UINT64_MAX: none; an unseen expiry puts them back in the
  *       log's line with it)
  *     (version 9, bypass rules) u64 bypass (stats bypassTotal)
+ *     (version 12, priority groups: mem_snapshot_groups.c) per group of
+ *       the config, by name, its admissions, its line (as the line
+ *       above) and its people held, returned or holding a pass; the
+ *       standard line's carried share; the presale codes. Before the
+ *       push part: a group member's subscription finds them in line.
  *     (version 10, Web Push: mem_snapshot_push.c) the subscriptions and
  *       the closing already pushed
  *   (version 8, the public log) u8 has_log_key, 32 bytes log key, u32 log
@@ -89,14 +95,16 @@
 
 #include "base/log.h"
 #include "store/memory/mem_sio.h"
+#include "store/memory/mem_snapshot_groups.h"
 #include "store/memory/mem_snapshot_log.h"
 #include "store/memory/mem_snapshot_push.h"
 
 #define SNAP_NAME  "waitroom.snapshot"
 #define SNAP_MAGIC "WRMEMSNP"
-#define SNAP_VERSION                                                                               \
-    11u /* what is written (sessions, burned passes, idle part, pre-queue, held, stock, unseen     \
-           passes, the public logs, bypass counts, push, unseen join leaves); 1..11 load */
+/* What is written (sessions, burned passes, idle part, pre-queue, held,
+ * stock, unseen passes, the public logs, bypass counts, push, unseen join
+ * leaves, priority groups); 1..12 load. */
+#define SNAP_VERSION 12u
 #define PATH_MAX_LEN 4096
 #define MICRO        1000000LL
 
@@ -124,39 +132,6 @@ static void write_sessions(wr_mem_sio_t *w, const wr_memq_t *q)
 
 static void write_burned(wr_mem_sio_t *w, const wr_memq_t *q);
 static void read_burned(wr_mem_sio_t *r, wr_memq_t *q);
-
-/* The line or the pre-queue: the count, then per person in order: i64
- * score (the pre-queue's key), u8 id_len, id, u32 age in centiseconds at
- * now_us, u8 flags. */
-static void write_nodes(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
-{
-    wr_mem_sio_w_u64(w, wr_zsl_length(set));
-    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        wr_mem_sio_w_u64(w, (uint64_t)wr_zsl_node_score(x));
-        wr_mem_sio_w_u8(w, (uint8_t)len);
-        wr_mem_sio_w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age); /* "in the future": clock stepped back */
-        wr_mem_sio_w_u8(w, wr_zsl_node_flags(x) & WR_MEMQ_PENDING);
-    }
-}
-
-/* Version 5: held or back, keys as ages at now_us (see the format). */
-static void write_held(wr_mem_sio_t *w, const wr_zsl_t *set, int64_t now_us)
-{
-    wr_mem_sio_w_u64(w, wr_zsl_length(set));
-    for (const wr_zsl_node_t *x = wr_zsl_first(set); x && !w->failed; x = wr_zsl_next(x)) {
-        size_t len;
-        const char *id = wr_zsl_node_id(x, &len);
-        wr_mem_sio_w_u64(w, (uint64_t)(now_us - wr_zsl_node_score(x)));
-        wr_mem_sio_w_u8(w, (uint8_t)len);
-        wr_mem_sio_w_bytes(w, id, len);
-        uint32_t age = wr_memq_seen_age_cs(x, now_us);
-        wr_mem_sio_w_u32(w, age > INT32_MAX ? 0 : age);
-    }
-}
 
 /* Version 7: the unseen-expiry counter and the users whose live token no
  * answer has carried yet (a pass loads as seen unless named here), each
@@ -208,20 +183,21 @@ static void write_queue(wr_mem_sio_t *w, const wr_memq_t *q, int64_t now_us)
     wr_mem_sio_w_u64(w, (uint64_t)q->open_base);
     wr_mem_sio_w_u64(w, q->open_total);
     wr_mem_sio_w_u64(w, q->open_moved);
-    write_nodes(w, q->line, now_us);
+    wr_mem_sio_w_nodes(w, q->line, now_us, false);
     write_tokens(w, q->heap, q->heap_n);
     write_sessions(w, q);
     write_burned(w, q);
-    wr_mem_sio_w_u64(w, q->abandoned_total); /* version 3 */
-    write_nodes(w, q->pre, now_us);          /* version 4 */
-    wr_mem_sio_w_u64(w, q->returned_total);  /* version 5 */
-    write_held(w, q->held, now_us);
-    write_held(w, q->back, now_us);
+    wr_mem_sio_w_u64(w, q->abandoned_total);      /* version 3 */
+    wr_mem_sio_w_nodes(w, q->pre, now_us, false); /* version 4 */
+    wr_mem_sio_w_u64(w, q->returned_total);       /* version 5 */
+    wr_mem_sio_w_nodes(w, q->held, now_us, true);
+    wr_mem_sio_w_nodes(w, q->back, now_us, true);
     wr_mem_sio_w_u64(w, (uint64_t)q->stock_left); /* version 6 */
     wr_mem_sio_w_u64(w, (uint64_t)q->sold_out_us);
-    write_unseen(w, q);                   /* version 7 */
-    wr_mem_sio_w_u64(w, q->bypass_total); /* version 9 */
-    wr_mem_snapshot__push_write(w, q);    /* version 10 */
+    write_unseen(w, q);                          /* version 7 */
+    wr_mem_sio_w_u64(w, q->bypass_total);        /* version 9 */
+    wr_mem_snapshot__groups_write(w, q, now_us); /* version 12 (before push: members first) */
+    wr_mem_snapshot__push_write(w, q);           /* version 10 */
 }
 
 static int fsync_dir(const char *dir)
@@ -393,35 +369,6 @@ static void read_sessions(wr_memq_t *q, wr_mem_sio_t *r)
     read_tokens(r, q, true);
 }
 
-/* True when user is already somewhere in q: line, tokens, pre-queue, held
- * or back (a snapshot holds each user once). */
-static bool user_known(const wr_memq_t *q, const char *user, uint8_t len)
-{
-    bool back;
-    return wr_memq_waiting(q, user, len) || wr_memq_token(q, user, len) ||
-           wr_memq_prequeued(q, user, len) || wr_memq_held(q, user, len, &back);
-}
-
-/* The head of a pre-queue or held record. */
-typedef struct {
-    char user[WR_ZSL_ID_MAX + 1];
-    uint8_t len;  /* strlen(user) */
-    uint32_t age; /* last-seen age in seconds, <= INT32_MAX */
-} user_rec_t;
-
-/* Reads the head of a pre-queue or held record: a u64 (the key, or the
- * age in us), returned as int64_t, then the user id and a u32 last-seen age
- * in seconds into u; an age over INT32_MAX fails r with bad. */
-static int64_t read_user_record(wr_mem_sio_t *r, user_rec_t *u, const char *bad)
-{
-    int64_t v = (int64_t)wr_mem_sio_r_u64(r);
-    u->len = wr_mem_sio_r_user(r, u->user);
-    u->age = wr_mem_sio_r_u32(r);
-    if (!r->failed && u->age > INT32_MAX)
-        wr_mem_sio_fail(r, bad);
-    return v;
-}
-
 /* Version 4: the pre-queue of q, in key order (after the line, tokens
  * and the opening's state). */
 static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
@@ -429,14 +376,11 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
     uint64_t np = wr_mem_sio_r_count(r, "bad pre-queue count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < np && !r->failed; i++) {
-        user_rec_t u;
-        int64_t key = read_user_record(r, &u, "bad last-seen record");
-        uint8_t flags = wr_mem_sio_r_u8(r);
-        if (!r->failed && (flags & ~WR_MEMQ_PENDING))
-            wr_mem_sio_fail(r, "bad last-seen record");
+        wr_mem_sio_node_t u;
+        int64_t key = wr_mem_sio_r_node(r, &u, true, "bad last-seen record");
         if (r->failed)
             break;
-        if (key <= prev || user_known(q, u.user, u.len)) {
+        if (key <= prev || wr_mem_sio_user_known(q, u.user, u.len)) {
             wr_mem_sio_fail(r, "pre-queue out of order or duplicate user");
             break;
         }
@@ -447,7 +391,7 @@ static void read_prequeue(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
         }
         wr_zsl_node_t *n = wr_memq_prequeued(q, u.user, u.len);
         wr_memq_seen_set(n, now_us, u.age);
-        wr_zsl_node_set_flags(n, flags);
+        wr_zsl_node_set_flags(n, u.flags);
     }
     if (!r->failed && q->opening && np > q->open_total - q->open_moved)
         wr_mem_sio_fail(r, "bad opening");
@@ -488,14 +432,14 @@ static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
     uint64_t nh = wr_mem_sio_r_count(r, "bad held count");
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nh && !r->failed; i++) {
-        user_rec_t u;
-        int64_t age_us = read_user_record(r, &u, "bad held record");
+        wr_mem_sio_node_t u;
+        int64_t age_us = wr_mem_sio_r_node(r, &u, false, "bad held record");
         if (!r->failed && (age_us < -(INT64_C(1) << 52) || age_us > (INT64_C(1) << 52)))
             wr_mem_sio_fail(r, "bad held record");
         if (r->failed)
             break;
         int64_t key = now_us - age_us;
-        if (key <= prev || user_known(q, u.user, u.len))
+        if (key <= prev || wr_mem_sio_user_known(q, u.user, u.len))
             wr_mem_sio_fail(r, "held out of order or duplicate user");
         else if (wr_memq_held_add(q, u.user, u.len, key, back, now_us, u.age) != WR_OK)
             wr_mem_sio_fail(r, "out of memory");
@@ -506,7 +450,6 @@ static void read_held(wr_mem_sio_t *r, wr_memq_t *q, bool back, int64_t now_us)
 static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int64_t now_us)
 {
     char name[WR_QUEUE_NAME_MAX + 1];
-    char user[WR_ZSL_ID_MAX + 1];
     uint8_t nlen = wr_mem_sio_r_u8(r);
     if (nlen == 0 || nlen > WR_QUEUE_NAME_MAX)
         wr_mem_sio_fail(r, "bad queue name length");
@@ -577,36 +520,32 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
         (void)wr_memq_line_reserve(q, (size_t)nw); /* no rehash while loading */
     int64_t prev = INT64_MIN;
     for (uint64_t i = 0; i < nw && !r->failed; i++) {
-        int64_t score = (int64_t)wr_mem_sio_r_u64(r);
-        uint8_t len = wr_mem_sio_r_user(r, user);
+        wr_mem_sio_node_t u = {.age = 0, .flags = 0};
+        int64_t score;
+        if (version >= 3) {
+            score = wr_mem_sio_r_node(r, &u, true, "bad last-seen record");
+        } else {
+            score = (int64_t)wr_mem_sio_r_u64(r);
+            u.len = wr_mem_sio_r_user(r, u.user);
+        }
         if (r->failed)
             break;
-        if (score <= prev || score > q->last_score || wr_memq_waiting(q, user, len)) {
+        if (score <= prev || score > q->last_score || wr_memq_waiting(q, u.user, u.len)) {
             wr_mem_sio_fail(r, "line out of order or duplicate user");
             break;
         }
         prev = score;
-        uint32_t age = 0;
-        uint8_t flags = 0;
-        if (version >= 3) {
-            age = wr_mem_sio_r_u32(r);
-            flags = wr_mem_sio_r_u8(r);
-            if (!r->failed && (age > INT32_MAX || (flags & ~WR_MEMQ_PENDING)))
-                wr_mem_sio_fail(r, "bad last-seen record");
-            if (r->failed)
-                break;
-        }
         if (opening && score >= obase + (int64_t)ototal) {
             wr_memq_open_restore(q, obase, ototal, omoved);
             opening = false; /* restored */
         }
         wr_zsl_node_t *n;
-        if (wr_memq_line_add(q, user, len, score, &n) != WR_OK) {
+        if (wr_memq_line_add(q, u.user, u.len, score, &n) != WR_OK) {
             wr_mem_sio_fail(r, "out of memory");
             break;
         }
-        wr_memq_seen_set(n, now_us, age);
-        wr_zsl_node_set_flags(n, flags);
+        wr_memq_seen_set(n, now_us, u.age);
+        wr_zsl_node_set_flags(n, u.flags);
     }
     read_tokens(r, q, false);
     if (version >= 2 && !r->failed)
@@ -637,6 +576,8 @@ static bool read_queue(wr_memq_db_t *db, wr_mem_sio_t *r, uint32_t version, int6
         read_unseen(r, q, version);
     if (version >= 9 && !r->failed)
         q->bypass_total = wr_mem_sio_r_u64(r);
+    if (version >= 12 && !r->failed)
+        wr_mem_snapshot__groups_read(r, q, now_us);
     if (version >= 10 && !r->failed)
         wr_mem_snapshot__push_read(r, q);
     return !r->failed;
@@ -705,10 +646,13 @@ wr_err_t wr_mem_snapshot_load(wr_memq_db_t *db, const char *dir, int64_t now_us)
     }
     err = WR_OK;
     uint64_t users = 0;
-    for (size_t i = 0; i < db->nq; i++)
-        users += wr_zsl_length(db->queues[i]->line) + db->queues[i]->heap_n +
-                 db->queues[i]->sess_n + wr_zsl_length(db->queues[i]->pre) +
-                 wr_zsl_length(db->queues[i]->held) + wr_zsl_length(db->queues[i]->back);
+    for (size_t i = 0; i < db->nq; i++) {
+        const wr_memq_t *q = db->queues[i];
+        users += wr_zsl_length(q->line) + q->heap_n + q->sess_n + wr_zsl_length(q->pre) +
+                 wr_zsl_length(q->held) + wr_zsl_length(q->back);
+        for (size_t g = 0; g < q->n_grp; g++)
+            users += wr_zsl_length(q->grp[q->grp_order[g]]->line);
+    }
     wr_info("store memory: loaded %s: %zu queues, %" PRIu64 " users", path, db->nq, users);
 out:
     fclose(r.f);

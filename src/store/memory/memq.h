@@ -261,6 +261,15 @@ wr_err_t wr_memq_autotune(wr_memq_t *q, const wr_autotune_req_t *req, int64_t no
 /* The slot of the config's group name (NULL or "": none), or -1. */
 int wr_memq_group_slot(const wr_memq_t *q, const char *name);
 
+/* A snapshot load: user (ulen bytes; in no line, pre-queue, held, back or
+ * tokens: the caller checks) at score, unique there, in the line of group
+ * slot; the node carries the slot (wr_memq_node_slot), no mark; raises
+ * last_score to score. WR_OK and *out (borrowed while in line), WR_EINVAL
+ * (slot holds no group), or an error of wr_zsl_insert or wr_idhash_put
+ * (WR_ENOMEM, ...) with q unchanged. */
+wr_err_t wr_memq_group_line_add(wr_memq_t *q, int slot, const char *user, size_t ulen,
+                                int64_t score, wr_zsl_node_t **out);
+
 /* A join into a group (wr_memq_entry_group): slot, the group of an
  * invite's grp (wr_memq_group_slot), -1 none; code_hash, a presale code's
  * hash (64 hex), NULL none, not looked at with a slot. */
@@ -289,8 +298,9 @@ wr_code_reason_t wr_memq_code_verdict(const wr_memq_t *q, const char *hash, int6
 
 /* Presale codes of q (store.h codes). create: n hashes for group (a group
  * of the config), each good for uses joins until expires_ms (-1 never):
- * WR_OK, WR_EINVAL (an unknown group, a bad or taken hash, counts out of
- * range; nothing kept), WR_ENOMEM. revoke: WR_OK (also again), WR_ECODE
+ * WR_OK, WR_EINVAL (an unknown group, a hash that is not WR_CODE_HASH_HEX
+ * lowercase hex digits or is taken, counts out of range; nothing kept),
+ * WR_ENOMEM. revoke: WR_OK (also again), WR_ECODE
  * (no such code of a group in the config). counts: per group of the
  * config, in order. */
 wr_err_t wr_memq_codes_create(wr_memq_t *q, const char *group,
@@ -299,8 +309,10 @@ wr_err_t wr_memq_codes_create(wr_memq_t *q, const char *group,
 wr_err_t wr_memq_code_revoke(wr_memq_t *q, const char *hash, bool *dirty);
 void wr_memq_codes_counts(const wr_memq_t *q, wr_store_codes_t *out);
 
-/* A snapshot load: one code as kept (slot a group's slot). WR_OK,
- * WR_EINVAL, WR_ENOMEM. */
+/* A snapshot load: one code as kept (slot a group's slot), counted in its
+ * group's issued, spent and revoked. WR_OK, WR_EINVAL (a bad hash as for
+ * create, a hash kept already, no such slot, uses 0, spent > uses),
+ * WR_ENOMEM. */
 wr_err_t wr_memq_code_add(wr_memq_t *q, const char *hash, int slot, uint32_t uses, uint32_t spent,
                           int64_t expires_ms, bool revoked);
 

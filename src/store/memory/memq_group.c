@@ -42,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 static const char *code_key(const void *item, size_t *len)
 {
     const wr_memq_code_t *c = item;
@@ -78,6 +80,24 @@ static uint32_t line_of_slot(const wr_memq_t *q, int slot)
 int wr_memq__slot_valid(const wr_memq_t *q, int slot)
 {
     return slot >= 0 && slot < WR_GROUPS_MAX && q->grp[slot] ? slot : -1;
+}
+
+wr_err_t wr_memq_group_line_add(wr_memq_t *q, int slot, const char *user, size_t ulen,
+                                int64_t score, wr_zsl_node_t **out)
+{
+    if (wr_memq__slot_valid(q, slot) < 0)
+        return WR_EINVAL;
+    wr_zsl_node_t *n;
+    wr_err_t err =
+        wr_memq__set_add(q->grp[slot]->line, q->waiting, user, ulen, score, UINT64_MAX, &n);
+    if (err != WR_OK)
+        return err;
+    wr_zsl_node_set_flags(n, 0);
+    wr_memq_node_set_slot(n, slot);
+    if (score > q->last_score)
+        q->last_score = score;
+    *out = n;
+    return WR_OK;
 }
 
 uint64_t wr_memq__waiting_all(const wr_memq_t *q)
@@ -301,6 +321,14 @@ void wr_memq__groups_free(wr_memq_t *q)
 
 /* ---- presale codes ------------------------------------------------------ */
 
+/* True when h (NUL-terminated) is a code's hash as kept: WR_CODE_HASH_HEX
+ * lowercase hex digits (the snapshot keeps it as its bytes). */
+static bool hash_ok(const char *h)
+{
+    uint8_t b[WR_CODE_HASH_HEX / 2];
+    return wr_hex_decode(h, strnlen(h, WR_CODE_HASH_HEX + 1), b, sizeof b);
+}
+
 wr_code_reason_t wr_memq__code_check(const wr_memq_t *q, const char *hash, int64_t now_us,
                                      int *slot)
 {
@@ -349,7 +377,7 @@ wr_err_t wr_memq_code_add(wr_memq_t *q, const char *hash, int slot, uint32_t use
                           int64_t expires_ms, bool revoked)
 {
     size_t len = strnlen(hash, WR_CODE_HASH_HEX + 1);
-    if (len != WR_CODE_HASH_HEX || wr_memq__slot_valid(q, slot) < 0 || uses == 0 || spent > uses)
+    if (!hash_ok(hash) || wr_memq__slot_valid(q, slot) < 0 || uses == 0 || spent > uses)
         return WR_EINVAL;
     if (!q->codes && !(q->codes = wr_idhash_new(code_key)))
         return WR_ENOMEM;
@@ -388,8 +416,7 @@ wr_err_t wr_memq_codes_create(wr_memq_t *q, const char *group,
     if (!q->codes && !(q->codes = wr_idhash_new(code_key)))
         return WR_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        if (strnlen(hashes[i], WR_CODE_HASH_HEX + 1) != WR_CODE_HASH_HEX ||
-            wr_idhash_get(q->codes, hashes[i], WR_CODE_HASH_HEX))
+        if (!hash_ok(hashes[i]) || wr_idhash_get(q->codes, hashes[i], WR_CODE_HASH_HEX))
             return WR_EINVAL;
     if (wr_idhash_reserve(q->codes, n) != WR_OK)
         return WR_ENOMEM;

@@ -27,43 +27,6 @@
 #include "contract.h"
 #include "core/groups.h"
 
-typedef struct {
-    int calls;
-    wr_err_t err;
-    wr_store_codes_t res;
-} cres_t;
-
-static void codes_cb(wr_err_t err, const wr_store_codes_t *res, void *arg)
-{
-    cres_t *r = arg;
-    r->calls++;
-    r->err = err;
-    if (res)
-        r->res = *res;
-}
-
-/* One codes call, run to its callback: its error; *out its answer. */
-static wr_err_t codes(wr_store_t *s, const char *q, const wr_store_codes_req_t *req, cres_t *out)
-{
-    memset(out, 0, sizeof *out);
-    wr_err_t rc = wr_store_codes(s, q, req, codes_cb, out);
-    if (rc != WR_OK)
-        return rc;
-    assert_int_equal(out->calls, 0); /* never from inside the call */
-    assert_true(sh_run_until(&out->calls, 1, 5000));
-    assert_int_equal(out->calls, 1);
-    return out->err;
-}
-
-/* join_group of u, run to its callback: its error; *r the answer. */
-static wr_err_t gjoin(wr_store_t *s, const char *q, const char *u, const char *group,
-                      const char *hash, sh_res_t *r)
-{
-    wr_store_join_t j = {.page = false, .group = group, .code_hash = hash};
-    sh_begin(r);
-    return sh_settle(r, wr_store_join_group(s, q, u, &j, sh_entry_cb, r));
-}
-
 /* A queue q with groups "fanclub", "card", 10/s on ticks of 100 ms. */
 static void put_groups(wr_store_t *s, const char *q)
 {
@@ -104,62 +67,62 @@ static void t_codes_join(void **state)
         assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
         hash_of(code[i], h[i]);
     }
-    cres_t c;
+    sh_res_t c;
     wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
                                 .group = "fanclub",
                                 .hashes = &h[0],
                                 .n = 1,
                                 .uses = 2,
                                 .expires_at_ms = -1};
-    assert_int_equal(codes(s, "g", &req, &c), WR_OK);
-    assert_int_equal(c.res.n, 2);
-    assert_string_equal(c.res.groups[0].name, "fanclub");
-    assert_int_equal(c.res.groups[0].issued, 1);
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    assert_int_equal(c.codes.n, 2);
+    assert_string_equal(c.codes.groups[0].name, "fanclub");
+    assert_int_equal(c.codes.groups[0].issued, 1);
     req.group = "card";
     req.hashes = &h[1];
-    assert_int_equal(codes(s, "g", &req, &c), WR_OK);
-    assert_int_equal(c.res.groups[1].issued, 1);
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    assert_int_equal(c.codes.groups[1].issued, 1);
     /* a hash kept twice, a group not in the config: nothing kept */
-    assert_int_equal(codes(s, "g", &req, &c), WR_EINVAL);
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_EINVAL);
     req.group = "nope";
     req.hashes = &h[2];
-    assert_int_equal(codes(s, "g", &req, &c), WR_EINVAL);
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_EINVAL);
     /* no such queue */
     req.group = "card";
-    assert_int_equal(codes(s, "missing", &req, &c), WR_ENOTFOUND);
+    assert_int_equal(sh_codes(s, "missing", &req, &c), WR_ENOTFOUND);
     /* two places for the 2-use code, the third refused used up */
     sh_res_t r;
-    assert_int_equal(gjoin(s, "g", "a1", NULL, h[0], &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "g", "a1", NULL, h[0], &r), WR_OK);
     assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
     assert_string_equal(r.entry.group, "fanclub");
     assert_int_equal(r.entry.position, 1);
-    assert_int_equal(gjoin(s, "g", "a2", NULL, h[0], &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "g", "a2", NULL, h[0], &r), WR_OK);
     assert_int_equal(r.entry.position, 2);
-    assert_int_equal(gjoin(s, "g", "a3", NULL, h[0], &r), WR_ECODE);
+    assert_int_equal(sh_join_group(s, "g", "a3", NULL, h[0], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_USED_UP);
     /* a1 again with the code: their place, nothing spent */
-    assert_int_equal(gjoin(s, "g", "a1", NULL, h[1], &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "g", "a1", NULL, h[1], &r), WR_OK);
     assert_string_equal(r.entry.group, "fanclub");
     /* unknown code; a3 got nothing */
-    assert_int_equal(gjoin(s, "g", "a3", NULL, h[2], &r), WR_ECODE);
+    assert_int_equal(sh_join_group(s, "g", "a3", NULL, h[2], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_UNKNOWN);
     sh_res_t st;
     assert_int_equal(sh_status(s, "g", "a3", &st), WR_ENOTINQUEUE);
     /* revoked */
     wr_store_codes_req_t rv = {.kind = WR_CODES_REVOKE, .hashes = &h[1], .n = 1};
-    assert_int_equal(codes(s, "g", &rv, &c), WR_OK);
-    assert_int_equal(c.res.groups[1].revoked, 1);
-    assert_int_equal(gjoin(s, "g", "b1", NULL, h[1], &r), WR_ECODE);
+    assert_int_equal(sh_codes(s, "g", &rv, &c), WR_OK);
+    assert_int_equal(c.codes.groups[1].revoked, 1);
+    assert_int_equal(sh_join_group(s, "g", "b1", NULL, h[1], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_REVOKED);
     rv.hashes = &h[2];
-    assert_int_equal(codes(s, "g", &rv, &c), WR_ECODE); /* no such code */
+    assert_int_equal(sh_codes(s, "g", &rv, &c), WR_ECODE); /* no such code */
     /* an invite's group wins over a code */
-    assert_int_equal(gjoin(s, "g", "i1", "card", h[0], &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "g", "i1", "card", h[0], &r), WR_OK);
     assert_string_equal(r.entry.group, "card");
     wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
-    assert_int_equal(codes(s, "g", &ls, &c), WR_OK);
-    assert_int_equal(c.res.groups[0].uses_spent, 2);
-    assert_int_equal(c.res.groups[1].uses_spent, 0);
+    assert_int_equal(sh_codes(s, "g", &ls, &c), WR_OK);
+    assert_int_equal(c.codes.groups[0].uses_spent, 2);
+    assert_int_equal(c.codes.groups[1].uses_spent, 0);
     /* the stats count each line; waiting counts them all */
     sh_join(s, "g", "s1", &r);
     assert_int_equal(r.entry.position, 1);
@@ -184,7 +147,7 @@ static void t_groups_admission(void **state)
     for (int i = 0; i < 4; i++) {
         char u[8];
         snprintf(u, sizeof u, "f%d", i);
-        assert_int_equal(gjoin(s, "g", u, "fanclub", NULL, &r), WR_OK);
+        assert_int_equal(sh_join_group(s, "g", u, "fanclub", NULL, &r), WR_OK);
         snprintf(u, sizeof u, "s%d", i);
         assert_int_equal(sh_join(s, "g", u, &r), WR_OK);
     }
@@ -214,7 +177,7 @@ static void t_groups_remove_refused(void **state)
         skip();
     put_groups(s, "g");
     sh_res_t r;
-    assert_int_equal(gjoin(s, "g", "c1", "card", NULL, &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "g", "c1", "card", NULL, &r), WR_OK);
     wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
     c.n_groups = 1;
     snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
@@ -248,11 +211,11 @@ static void t_code_check_only(void **state)
     assert_int_equal(wr_groups_code_new(never), WR_OK);
     hash_of(one, h[0]);
     hash_of(never, hn);
-    cres_t c; /* one code of card, good for one join */
+    sh_res_t c; /* one code of card, good for one join */
     wr_store_codes_req_t req = {
         .kind = WR_CODES_CREATE, .group = "card", .hashes = h, .n = 1, .uses = 1};
     req.expires_at_ms = -1;
-    assert_int_equal(codes(s, "k", &req, &c), WR_OK);
+    assert_int_equal(sh_codes(s, "k", &req, &c), WR_OK);
     sh_res_t r, st;
     assert_int_equal(gcheck(s, "k", "n1", h[0], &r), WR_ENOTINQUEUE);
     assert_int_equal(gcheck(s, "k", "n1", hn, &r), WR_ECODE);
@@ -261,11 +224,11 @@ static void t_code_check_only(void **state)
     assert_int_equal(sh_get(s, "k", &st), WR_OK);
     assert_int_equal(st.stats.waiting, 0);
     wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
-    assert_int_equal(codes(s, "k", &ls, &c), WR_OK);
-    assert_int_equal(c.res.groups[1].uses_spent, 0);
+    assert_int_equal(sh_codes(s, "k", &ls, &c), WR_OK);
+    assert_int_equal(c.codes.groups[1].uses_spent, 0);
     /* the one use spent by a join: used up for the next check; the one
      * with the place gets their answer */
-    assert_int_equal(gjoin(s, "k", "p1", NULL, h[0], &r), WR_OK);
+    assert_int_equal(sh_join_group(s, "k", "p1", NULL, h[0], &r), WR_OK);
     assert_int_equal(gcheck(s, "k", "n1", h[0], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_USED_UP);
     assert_int_equal(gcheck(s, "k", "p1", h[0], &r), WR_OK);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "core/logreplay.h"
+#include "memq_steps.h"
 #include "store/memory/mem_snapshot.h"
 #include "store/memory/memlog.h"
 #include "store/memory/memq.h"
@@ -61,23 +62,6 @@ static wr_memq_t *queue(const char *name, int64_t opens_at_ms)
     return q;
 }
 
-static wr_entry_t entry(wr_memq_t *q, const char *u, bool add, bool page, int64_t now)
-{
-    wr_entry_t e;
-    bool dirty = false;
-    memset(&e, 0, sizeof e);
-    assert_int_equal(wr_memq_entry(q, u, strlen(u), add, page, now, now, &e, &dirty), WR_OK);
-    return e;
-}
-
-static uint64_t admit(wr_memq_t *q, int64_t now)
-{
-    uint64_t n = 0, moved, left;
-    bool dirty = false;
-    assert_int_equal(wr_memq_admit(q, now, &n, NULL, &moved, &left, &dirty), WR_OK);
-    return n;
-}
-
 /* name's config set to cfg: its queue. */
 static wr_memq_t *requeue(const char *name, const wr_queue_config_t *cfg)
 {
@@ -93,7 +77,7 @@ static void entries(wr_memq_t *q, const char *prefix, int n, bool add, int64_t n
     char u[16];
     for (int i = 0; i < n; i++) {
         snprintf(u, sizeof u, "%s%d", prefix, i);
-        entry(q, u, add, false, now + i * step);
+        memq_entry(q, u, add, false, now + i * step);
     }
 }
 
@@ -105,8 +89,8 @@ static uint64_t admit_span(wr_memq_t *q, int64_t from, int64_t to, const char *c
     uint64_t n = 0;
     for (int64_t t = from; t < to; t += 10000) {
         for (size_t i = 0; seen && seen[i]; i++)
-            entry(q, seen[i], false, false, t);
-        n += admit(q, t);
+            memq_entry(q, seen[i], false, false, t);
+        n += memq_admit(q, t);
     }
     return n;
 }
@@ -148,11 +132,11 @@ static void test_sale_replays_fair(void **state)
     char users[USER][16];
     for (int i = 0; i < USER; i++) {
         snprintf(users[i], sizeof users[i], "user%02d", i);
-        wr_entry_t e = entry(q, users[i], true, false, T0 + i * 1000);
+        wr_entry_t e = memq_entry(q, users[i], true, false, T0 + i * 1000);
         assert_int_equal(e.state, WR_ENTRY_PREQUEUE);
     }
     /* a page join in the pre-queue that never asks again: never logged */
-    assert_int_equal(entry(q, "scanner", true, true, T0 + 50000).state, WR_ENTRY_PREQUEUE);
+    assert_int_equal(memq_entry(q, "scanner", true, true, T0 + 50000).state, WR_ENTRY_PREQUEUE);
     char scanner_u[33];
     assert_int_equal(wr_memlog_u(q->log, "scanner", 7, scanner_u), WR_OK);
     /* the receipt: the join leaf of user 0 is leaf 1 (after the commit) */
@@ -164,16 +148,16 @@ static void test_sale_replays_fair(void **state)
     assert_true(wr_memq_log_committed(q));
     /* everyone but users 0 and 1 asks again just before the opening */
     for (int i = 2; i < USER; i++)
-        entry(q, users[i], false, false, opens - 100000);
+        memq_entry(q, users[i], false, false, opens - 100000);
     /* the opening: the draw, then admissions */
     uint64_t admitted = admit_span(q, opens, opens + 400000, NULL);
     assert_false(wr_memq_log_committed(q));
     assert_int_equal(admitted, USER - 2);
     /* user 0 comes back: a held return, admitted first */
-    wr_entry_t e = entry(q, users[0], false, false, opens + 500000);
+    wr_entry_t e = memq_entry(q, users[0], false, false, opens + 500000);
     assert_true(e.held);
     assert_true(wr_memq_log_receipt(q, users[0], strlen(users[0]), u, &idx, lh));
-    assert_int_equal(admit(q, opens + 520000), 1);
+    assert_int_equal(memq_admit(q, opens + 520000), 1);
     /* user 1 leaves while held */
     bool dirty = false;
     assert_int_equal(wr_memq_leave(q, users[1], strlen(users[1]), opens + 600000, &dirty), WR_OK);
@@ -197,7 +181,7 @@ static void test_sale_replays_fair(void **state)
     int64_t last_t = l->last_t;
     q = queue("sale", -1);
     assert_ptr_equal(q->log, l);
-    e = entry(q, "again", true, false, T0); /* a clock far back: t still goes on */
+    e = memq_entry(q, "again", true, false, T0); /* a clock far back: t still goes on */
     assert_true(wr_memq_log_receipt(q, "again", 5, u, &idx, lh));
     assert_int_equal(idx, wr_memlog_size(l) - 1);
     assert_true(l->last_t > last_t);
@@ -211,10 +195,10 @@ static void test_page_join_counts_late(void **state)
 {
     (void)state;
     wr_memq_t *q = queue("page", -1);
-    entry(q, "p", true, true, T0);
-    entry(q, "x", true, false, T0 + 1000);
+    memq_entry(q, "p", true, true, T0);
+    memq_entry(q, "x", true, false, T0 + 1000);
     assert_int_equal(wr_memlog_size(q->log), 1);
-    entry(q, "p", false, false, T0 + 2000); /* asks again: counts */
+    memq_entry(q, "p", false, false, T0 + 2000); /* asks again: counts */
     assert_int_equal(wr_memlog_size(q->log), 2);
     size_t len;
     const char *leaf = wr_memlog_leaf(q->log, 1, &len);
@@ -243,12 +227,12 @@ static void test_beacon_wait_bound(void **state)
     cfg.draw.round = 9;
     wr_memq_t *q = requeue("b", &cfg);
     assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
-    entry(q, "a", true, false, T0);
-    entry(q, "b", true, false, T0 + 1);
+    memq_entry(q, "a", true, false, T0);
+    memq_entry(q, "b", true, false, T0 + 1);
     assert_false(wr_memq_log_beacon_wait(q, opens - 1));
     assert_true(wr_memq_log_beacon_wait(q, opens));
-    assert_int_equal(admit(q, opens + 10000), 0);
-    assert_int_equal(entry(q, "late", true, false, opens + 20000).state, WR_ENTRY_PREQUEUE);
+    assert_int_equal(memq_admit(q, opens + 10000), 0);
+    assert_int_equal(memq_entry(q, "late", true, false, opens + 20000).state, WR_ENTRY_PREQUEUE);
     assert_true(wr_memq_log_committed(q));
     int64_t end = opens + 60 * 1000000LL;
     assert_true(wr_memq_log_beacon_wait(q, end - 1));
@@ -273,9 +257,9 @@ static void test_page_join_counts_after_draw(void **state)
     int64_t opens = T0 + 1000000;
     wr_memq_t *q = queue("late-page", opens / 1000);
     entries(q, "d", 6, true, T0, 1);
-    entry(q, "pg", true, true, opens - 500000); /* a page join, not counted */
-    entries(q, "d", 6, false, opens - 1000, 0); /* seen: not away */
-    entry(q, "pg", false, false, opens + 1);    /* counts at the opening's start */
+    memq_entry(q, "pg", true, true, opens - 500000); /* a page join, not counted */
+    entries(q, "d", 6, false, opens - 1000, 0);      /* seen: not away */
+    memq_entry(q, "pg", false, false, opens + 1);    /* counts at the opening's start */
     static const char *const seen[] = {"pg", NULL};
     assert_int_equal(admit_span(q, opens + 10000, opens + 3000000, seen), 7);
     wr_logreplay_stats_t st = replay(q->log);
@@ -293,7 +277,7 @@ static wr_memq_t *admitted_unseen(void)
     cfg.token_ttl_seconds = 1;
     cfg.idle_timeout_seconds = 0;
     wr_memq_t *q = requeue("unseen", &cfg);
-    entry(q, "a", true, false, T0);
+    memq_entry(q, "a", true, false, T0);
     assert_int_equal(admit_span(q, T0 + 500000, T0 + 800000, NULL), 1);
     return q;
 }
@@ -307,12 +291,12 @@ static void unseen_expiry_returns(wr_memq_t *q)
     char u[33];
     uint64_t idx;
     uint8_t lh[32];
-    assert_int_equal(admit(q, T0 + 2000000), 0); /* the pass expired unseen */
+    assert_int_equal(memq_admit(q, T0 + 2000000), 0); /* the pass expired unseen */
     assert_true(wr_memq_log_receipt(q, "a", 1, u, &idx, lh));
     assert_int_equal(idx, 0);
     assert_true(in_log(q->log, "\"unseen\":true"));
-    assert_true(entry(q, "a", false, false, T0 + 2100000).held);
-    assert_int_equal(admit(q, T0 + 2200000), 1);
+    assert_true(memq_entry(q, "a", false, false, T0 + 2100000).held);
+    assert_int_equal(memq_admit(q, T0 + 2200000), 1);
     wr_logreplay_stats_t st = replay(q->log);
     assert_int_equal(st.invalid, 0);
     assert_int_equal(st.overtakes, 0);
@@ -365,8 +349,8 @@ static void test_arrival_order_opening(void **state)
     wr_memq_t *q = requeue("fifo", &cfg);
     entries(q, "p", 5, true, T0, 1);
     assert_false(wr_memq_log_committed(q));
-    uint64_t n = admit(q, opens + 10000);
-    entry(q, "later", true, false, opens + 20000);
+    uint64_t n = memq_admit(q, opens + 10000);
+    memq_entry(q, "later", true, false, opens + 20000);
     n += admit_span(q, opens + 30000, opens + 3000000, NULL);
     assert_int_equal(n, 6);
     wr_logreplay_stats_t st = replay(q->log);

@@ -24,6 +24,7 @@
 
 #include <openssl/sha.h>
 
+#include "core/groups.h"
 #include "core/queue.h"
 #include "store_harness.h"
 #include "store/memory/store_memory.h"
@@ -513,16 +514,17 @@ static void flip_byte(const char *path)
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
  * unseen-expiry count, the unseen pass count -, the bypass count of
- * version 9, the 9 bytes of version 10 - the subscription count, the
- * closing pushed -, the 37 of version 8 - the log key and the log count - and the
- * 32-byte sum). */
+ * version 9, the 17 bytes of version 12 - no group, the carried share,
+ * the code count -, the 9 bytes of version 10 - the subscription count,
+ * the closing pushed -, the 37 of version 8 - the log key and the log
+ * count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 37 - 9 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 37 - 9 - 17 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -614,19 +616,21 @@ static void assert_filled(const unsigned char *p, size_t n, unsigned char fill)
         assert_int_equal(p[i], fill);
 }
 
-/* Drops the n zero bytes of a queue's part that stand right before its 37
- * bytes of public logs at buf + *logs (a part a later version added). */
-static void drop_before_logs(unsigned char *buf, size_t *body, size_t *logs, size_t n)
+/* Drops the n zero bytes of a queue's part that stand keep bytes before
+ * its 37 bytes of public logs at buf + *logs (a part a later version
+ * added, before the keep bytes of the queue's last parts). */
+static void drop_before_logs(unsigned char *buf, size_t *body, size_t *logs, size_t n, size_t keep)
 {
-    assert_filled(buf + *logs - n, n, 0);
-    memmove(buf + *logs - n, buf + *logs, 37);
+    assert_filled(buf + *logs - keep - n, n, 0);
+    memmove(buf + *logs - keep - n, buf + *logs - keep, keep + 37);
     *body -= n;
     *logs -= n;
 }
 
-/* Rewrites the snapshot at path (one queue, the users "someone" and
- * "other" in line, no tokens, no sessions, no burns) as version 1 (before
- * sessions and burns) or 2 (before the idle part). */
+/* Rewrites the snapshot at path (one queue without groups, the users
+ * "someone" and "other" in line, no tokens, no sessions, no burns) as
+ * version `version` (1, 2, 4..11): every part a later version added
+ * dropped. */
 static void to_version(const char *path, unsigned version)
 {
     FILE *f = fopen(path, "rb");
@@ -635,19 +639,22 @@ static void to_version(const char *path, unsigned version)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
-    /* version 11 added a join leaf index to each unseen pass: none here */
     size_t body = n - 32, logs = body - 37;
-    if (version == 10)
+    /* version 12: the queue's groups part (no group, the carried share,
+     * the code count: 17 zero bytes), right before its push part (9) */
+    drop_before_logs(buf, &body, &logs, 17, 9);
+    /* version 11 added a join leaf index to each unseen pass: none here */
+    if (version == 11 || version == 10)
         goto sum;
     /* version 10 next: the queue's push part (the subscription count and
      * the closing pushed: 9 zero bytes), the last of its part, right
      * before the public logs */
-    drop_before_logs(buf, &body, &logs, 9);
+    drop_before_logs(buf, &body, &logs, 9, 0);
     if (version == 9)
         goto sum;
     /* version 9: the queue's bypass count (8 bytes, 0), then the last of
      * its part */
-    drop_before_logs(buf, &body, &logs, 8);
+    drop_before_logs(buf, &body, &logs, 8, 0);
     if (version == 8)
         goto sum;
     /* the parts right before the sum, last first: each is len bytes of
@@ -717,12 +724,13 @@ sum:
 /* Version 1 (before sessions), 2 (before the idle part), 4 (before the
  * held people), 5 (before the stock), 6 (before the unseen passes), 7
  * (before the public logs), 8 (before the bypass counts), 9 (before
- * the push subscriptions) and 10 (before the unseen passes' join leaves)
- * snapshots still load; their people in line count as seen at the load. */
+ * the push subscriptions), 10 (before the unseen passes' join leaves)
+ * and 11 (before the priority groups) snapshots still load; their people
+ * in line count as seen at the load. */
 static void test_snapshot_old_versions_load(void **state)
 {
     (void)state;
-    static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8, 9, 10};
+    static const unsigned versions[] = {1, 2, 4, 5, 6, 7, 8, 9, 10, 11};
     for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
         unsigned version = versions[vi];
         snap_setup(NULL);
@@ -783,6 +791,66 @@ static void test_snapshot_bypass(void **state)
     assert_int_equal(get(sn.st, "q").stats.bypass_total, 7);
     reopen();
     assert_int_equal(get(sn.st, "q").stats.bypass_total, 7);
+}
+
+/* join_group of u into group (NULL none) or with code (NULL none). */
+static sh_res_t join_with(wr_store_t *st, const char *q, const char *u, const char *group,
+                          const char *code)
+{
+    char h[WR_CODE_HASH_HEX + 1];
+    if (code)
+        assert_int_equal(wr_groups_code_hash(code, strlen(code), h), WR_OK);
+    sh_res_t r;
+    sh_join_group(st, q, u, group, code ? h : NULL, &r);
+    return r;
+}
+
+/* Version 12 keeps the priority groups through the store (its forked
+ * writer, its load): a group member's place in their group's line, a
+ * code's remaining uses, the counts per group. */
+static void test_snapshot_groups(void **state)
+{
+    (void)state;
+    wr_queue_config_t c = cfg_rate(10);
+    snprintf(c.groups[0], sizeof c.groups[0], "fans");
+    c.n_groups = 1;
+    assert_int_equal(sh_put(sn.st, "q", &c), WR_OK);
+    char hashes[1][WR_CODE_HASH_HEX + 1];
+    assert_int_equal(wr_groups_code_hash("code-a", 6, hashes[0]), WR_OK);
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = "fans",
+                                .hashes = hashes,
+                                .n = 1,
+                                .uses = 2,
+                                .expires_at_ms = -1};
+    sh_res_t cr;
+    assert_int_equal(sh_codes(sn.st, "q", &req, &cr), WR_OK);
+    assert_int_equal(join(sn.st, "q", "s1").entry.position, 1);
+    sh_res_t r = join_with(sn.st, "q", "f1", "fans", NULL);
+    assert_int_equal(r.err, WR_OK);
+    assert_string_equal(r.entry.group, "fans");
+    r = join_with(sn.st, "q", "f2", NULL, "code-a");
+    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(r.entry.position, 2);
+
+    reopen();
+    r = status(sn.st, "q", "f2");
+    assert_int_equal(r.entry.position, 2);
+    assert_string_equal(r.entry.group, "fans");
+    assert_int_equal(status(sn.st, "q", "f1").entry.position, 1);
+    assert_int_equal(status(sn.st, "q", "s1").entry.position, 1);
+    req = (wr_store_codes_req_t){.kind = WR_CODES_LIST};
+    assert_int_equal(sh_codes(sn.st, "q", &req, &cr), WR_OK);
+    assert_int_equal(cr.codes.n, 1);
+    assert_int_equal(cr.codes.groups[0].issued, 1);
+    assert_int_equal(cr.codes.groups[0].uses_spent, 1);
+    /* the code's one use left, then none */
+    r = join_with(sn.st, "q", "f3", NULL, "code-a");
+    assert_int_equal(r.err, WR_OK);
+    assert_int_equal(r.entry.position, 3);
+    r = join_with(sn.st, "q", "f4", NULL, "code-a");
+    assert_int_equal(r.err, WR_ECODE);
+    assert_int_equal(r.entry.code_reason, WR_CODE_USED_UP);
 }
 
 /* Version 7 keeps which live passes no answer carried yet, and the
@@ -1002,6 +1070,7 @@ static void test_snapshot_v1_loads(void **state)
     X(test_snapshot_stock, snap_setup, snap_teardown)                                              \
     X(test_snapshot_unseen, snap_setup, snap_teardown)                                             \
     X(test_snapshot_bypass, snap_setup, snap_teardown)                                             \
+    X(test_snapshot_groups, snap_setup, snap_teardown)                                             \
     X(test_snapshot_idle, snap_setup, snap_teardown)                                               \
     X(test_snapshot_timer)                                                                         \
     X(test_real_clock_fifo)                                                                        \
