@@ -38,18 +38,6 @@ static void send_page(wr_api__ctx_t *c, wr_page_view_t *v, int status)
     wr_api__ctx_free(c);
 }
 
-/* The page of a join refused for its invite: 403, the reason told. */
-static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
-{
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.state = "invite";
-    v.eta_seconds = -1;
-    v.target_url = "";
-    v.reason = wr_invite_reason_name(r);
-    send_page(c, &v, 403);
-}
-
 /* Where the page sends an admitted person (v's target_url, already the
  * queue's targetUrl): ?return= when it goes to targetUrl's origin or one
  * of returnOrigins (copied to ret); and tokenInQuery. cfg NULL: unchanged. */
@@ -66,6 +54,37 @@ static void page_target(wr_api__ctx_t *c, const wr_queue_config_t *cfg,
     v->token_in_query = cfg->token_in_query;
 }
 
+/* The page of a gate (state "challenge", or a join refused: "invite",
+ * "code") with status, the reason told; the queue's target kept, as the
+ * page's script may still join (after the challenge, with the tab's
+ * invite after a reload, with a corrected code) and then goes there. */
+static void page_gate(wr_api__ctx_t *c, const char *state, const char *reason, int status)
+{
+    wr_page_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.state = state;
+    v.eta_seconds = -1;
+    v.target_url = "";
+    v.reason = reason;
+    const wr_queue_config_t *cfg = wr_api__held_config(c);
+    char ret[WR_TARGET_URL_MAX + 1];
+    if (cfg)
+        v.target_url = cfg->target_url;
+    page_target(c, cfg, ret, &v);
+    send_page(c, &v, status);
+}
+
+/* The page of a join refused for its invite: 403, the reason told. */
+static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
+{
+    page_gate(c, "invite", wr_invite_reason_name(r), 403);
+}
+
+void wr_api__page_code_refused(wr_api__ctx_t *c, const char *reason)
+{
+    page_gate(c, "code", reason, 403);
+}
+
 /* The page of a queue that asks for a solved challenge, to someone not in
  * line: no join (API 1.2); the page's script fetches a challenge, solves
  * it in a Web Worker and joins. Without JavaScript it says that it needs
@@ -76,17 +95,7 @@ static void page_challenge(wr_api__ctx_t *c)
     if (c->api->cfg->identity != WR_IDENTITY_HEADER &&
         wr_api__resolve_user(c->api, c->req, c->route, true, user, cookie) != 1 && cookie[0])
         wr_api__set_visitor_cookie(c->api, c->req, cookie);
-    wr_page_view_t v;
-    memset(&v, 0, sizeof(v));
-    v.state = "challenge";
-    v.eta_seconds = -1;
-    v.target_url = "";
-    const wr_queue_config_t *cfg = wr_api__held_config(c);
-    char ret[WR_TARGET_URL_MAX + 1];
-    if (cfg)
-        v.target_url = cfg->target_url;
-    page_target(c, cfg, ret, &v);
-    send_page(c, &v, 200);
+    page_gate(c, "challenge", NULL, 200);
 }
 
 static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)

@@ -22,9 +22,9 @@
 #include "base/clock.h"
 
 /* The preview states, in the order the dashboard links them. */
-static const char *const states[] = {"waiting",  "held",   "prequeue", "challenge",
-                                     "admitted", "closed", "soldout",  "reconnecting",
-                                     "full",     "error",  NULL};
+static const char *const states[] = {"waiting",  "held",   "presale", "prequeue",     "challenge",
+                                     "admitted", "closed", "soldout", "reconnecting", "full",
+                                     "error",    "code",   NULL};
 
 typedef struct {
     wr_api__ctx_t *c;
@@ -51,6 +51,16 @@ static void sample(wr_page_view_t *v, int i, const wr_queue_config_t *cfg)
             v->has_stock = true;
             v->stock_left = 300;
         }
+    } else if (strcmp(s, "presale") == 0) { /* 1.3: a priority group's line */
+        v->state = "waiting";
+        v->group = cfg->n_groups > 0 ? cfg->groups[0] : "fanclub";
+        v->position = 12;
+        v->waiting = 5678; /* the whole line */
+        v->eta_seconds = 90;
+        v->retry_after_ms = 5000;
+    } else if (strcmp(s, "code") == 0) { /* 1.3: a presale code refused */
+        v->state = "code";
+        v->reason = "unknown";
     } else if (strcmp(s, "prequeue") == 0) {
         v->state = "prequeue";
         v->opens_at_ms = wr_clock_wall_us() / 1000 + 2 * 3600 * 1000 + 15 * 60 * 1000;
@@ -113,8 +123,8 @@ void wr_api__handle_preview(wr_api_t *a, wr_http_req_t *req, const wr_api__call_
         i++;
     if (!states[i]) {
         wr_api__reply_error(a, req, call->route, 400, "BAD_REQUEST",
-                            "preview is one of waiting, held, prequeue, challenge, admitted, "
-                            "closed, soldout, reconnecting, full, error",
+                            "preview is one of waiting, held, presale, prequeue, challenge, "
+                            "admitted, closed, soldout, reconnecting, full, error, code",
                             "preview", NULL, 0);
         return;
     }

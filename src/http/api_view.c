@@ -316,6 +316,7 @@ void wr_api__reply_queue_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
     char want[40]; /* a language tag (lang.h: at most 35 bytes) */
     v->web = a->web;
     v->page = pg;
+    v->has_groups = cfg && cfg->n_groups > 0; /* the page offers its code form (1.3) */
     v->lang =
         wr_page_lang(a->web, wr_http_req_header(req, "Accept-Language"), pg ? pg->lang : NULL);
     const char *named = wr_api__query_param(req, "lang", want, sizeof(want))

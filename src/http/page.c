@@ -20,6 +20,9 @@
  *   without one), notice (the operator's notice,
  *   "" without one; text, escaped like every value) and has_notice ("1"/"0"),
  *   group (the person's priority group, "" for the standard line),
+ *   group_text (group_line: "You are in the fanclub presale line.", ""
+ *   without a group) and has_groups ("1" when the queue has groups: the
+ *   page offers its presale code form),
  *   now_ms (the server's clock at render, epoch ms: the script's countdown
  *   corrects the person's clock by it), opens_at (the opening of a pre-queue,
  *   epoch ms, "" otherwise), opens_at_iso and opens_at_utc (the same in
@@ -287,6 +290,18 @@ static const char *invite_key(const char *reason)
     return "status_invite_invalid";
 }
 
+/* The status sentence of a refused presale code, by its reason. */
+static const char *code_key(const char *reason)
+{
+    if (reason && strcmp(reason, "usedUp") == 0)
+        return "status_code_used_up";
+    if (reason && strcmp(reason, "revoked") == 0)
+        return "status_code_revoked";
+    if (reason && strcmp(reason, "expired") == 0)
+        return "status_code_expired";
+    return "status_code_unknown";
+}
+
 static void eta_text(char *out, size_t cap, const json_t *i18n, const char *lang, int64_t eta)
 {
     static const char *const names[] = {"n"};
@@ -432,7 +447,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
 {
     static const char *const states[] = {
         "waiting", "prequeue", "admitted", "passthrough", "full",   "unavailable", "notfound",
-        "invite",  "degraded", "error",    "challenge",   "closed", NULL};
+        "invite",  "degraded", "error",    "challenge",   "closed", "code",        NULL};
     if (!v || !len)
         return NULL;
     char *html = NULL;
@@ -448,6 +463,9 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     bool closed = strcmp(state, "closed") == 0;
     bool sold_out = closed && v->reason && strcmp(v->reason, "soldOut") == 0;
     bool held = waiting && v->held;
+    bool code = strcmp(state, "code") == 0;
+    /* a priority group's line (1.3): its name, "" for the standard line */
+    const char *group = waiting && v->group ? v->group : "";
     const char *target = v->target_url ? v->target_url : "";
 
     size_t raw_len = 0;
@@ -516,6 +534,8 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
     bool on_stock = waiting && v->waiting_for && strcmp(v->waiting_for, "stock") == 0;
     if (on_stock) /* 1.3: nobody moves until a pass comes back; no time to give */
         snprintf(eta, sizeof(eta), "%s", tr(i18n, lang, "eta_stock"));
+    else if (group[0] && v->eta_seconds < 0) /* a group not admitted from yet (1.3) */
+        snprintf(eta, sizeof(eta), "%s", tr(i18n, lang, "eta_not_yet"));
     else
         eta_text(eta, sizeof(eta), i18n, lang, waiting ? v->eta_seconds : -1);
     /* the opening: epoch ms, ISO 8601 and plain UTC, and the time left */
@@ -556,9 +576,18 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         snprintf(key, sizeof(key), "status_%s%s", state, target_ok(target) ? "" : "_here");
     else if (strcmp(state, "invite") == 0)
         snprintf(key, sizeof(key), "%s", invite_key(v->reason));
+    else if (code)
+        snprintf(key, sizeof(key), "%s", code_key(v->reason));
     else
         snprintf(key, sizeof(key), "status_%s", state);
     fill(status, sizeof(status), tr(i18n, lang, key), names, vals, 6);
+    char group_text[TEXT_MAX] = "", isolated[WR_GROUP_NAME_MAX + 8];
+    if (group[0]) { /* the name in its own direction (FSI ... PDI): Latin in Arabic */
+        static const char *const gname[] = {"group"};
+        snprintf(isolated, sizeof(isolated), "\xe2\x81\xa8%s\xe2\x81\xa9", group);
+        const char *gval[] = {isolated};
+        fill(group_text, sizeof(group_text), tr(i18n, lang, "group_line"), gname, gval, 1);
+    }
     const char *heading = tr(i18n, lang,
                              held       ? "heading_held"
                              : waiting  ? "heading"
@@ -566,6 +595,7 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
                              : closed   ? (sold_out ? "heading_soldout" : "heading_closed")
                              : strcmp(state, "admitted") == 0    ? "heading_admitted"
                              : strcmp(state, "passthrough") == 0 ? "heading_passthrough"
+                             : code                              ? "heading_code"
                                                                  : "title");
     /* the way back to the shop from a closed sale: the target's origin
      * ("/" for a target on this host) */
@@ -633,9 +663,11 @@ char *wr_page_render_queue(const wr_page_view_t *v, size_t *len)
         {"waiting_for", on_stock ? "stock" : ""},
         {"shop_url", shop},
         {"odds", odds},
-        {"group", v->group ? v->group : ""},
         {"notice", notice},
         {"has_notice", notice[0] ? "1" : "0"},
+        {"group", group},
+        {"group_text", group_text},
+        {"has_groups", v->has_groups ? "1" : "0"},
         {"updated", updated},
         {"now_ms", s_now},
         {"opens_at", s_opens},

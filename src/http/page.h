@@ -27,7 +27,9 @@ typedef struct {
     const char *state;            /* "waiting", "prequeue" (before the queue's
                                      opensAt), "admitted", "passthrough", "full",
                                      "unavailable", "notfound", "invite" (refused:
-                                     no valid invite), "closed" (1.2: the sale
+                                     no valid invite), "code" (1.3: a presale
+                                     code refused, reason says why; nobody
+                                     joined), "closed" (1.2: the sale
                                      has ended or sold out, by reason; asks
                                      again slowly), "degraded" (the store is
                                      unreachable: no position; keeps asking),
@@ -53,7 +55,14 @@ typedef struct {
     const char *token;            /* admitted: the entry token, else NULL; used
                                      only for the no-script redirect with tokenInQuery */
     const char *reason;           /* invite: the refusal's reason ("expired"...);
-                                     closed: "closed" or "soldOut"; else NULL */
+                                     code: "unknown", "usedUp", "revoked" or
+                                     "expired"; closed: "closed" or "soldOut";
+                                     else NULL */
+    const char *group;            /* the person's priority group (1.3: "fanclub"),
+                                     NULL or "" = the standard line; shown while
+                                     waiting (position counts this line only) */
+    bool has_groups;              /* the queue has priority groups (config
+                                     groups): the page offers its code form */
     bool held;                    /* waiting: held (turn came while away, 1.2):
                                      "your place was kept", position 1 */
     bool has_stock;               /* waiting: the queue has a stock (1.2) ... */
@@ -62,9 +71,6 @@ typedef struct {
                                      on stock (1.3: no ETA), else NULL */
     const char *notice;           /* the operator's notice (1.2), shown as text;
                                      NULL or "" = none */
-    const char *group;            /* waiting, prequeue, admitted: the person's
-                                     priority group (1.3), NULL or "" = the
-                                     standard line */
     const char *error;            /* an error answer: the JSON error code
                                      ("INVALID_QUEUE_NAME"...), in data-error and, in
                                      state "error", in the text; else NULL */

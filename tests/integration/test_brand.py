@@ -16,8 +16,8 @@ import tempfile
 from harness import ADMIN, ENV, HOLD, WRTest, admin_listener_client, uid
 from helpers import private_server
 
-STATES = ["waiting", "held", "prequeue", "challenge", "admitted", "closed", "soldout",
-          "reconnecting", "full", "error"]
+STATES = ["waiting", "held", "presale", "prequeue", "challenge", "admitted", "closed",
+          "soldout", "reconnecting", "full", "error", "code"]
 USER = {"X-User-Id": "brand-user"}
 
 
@@ -124,10 +124,37 @@ class Preview(WRTest):
         r = self.c.get("/q/%s?preview=waiting" % q, ADMIN)
         self.assertEqual(attr(r.body, "data-position"), "1234")
         self.assertEqual(attr(r.body, "data-state"), "waiting")
+        # 1.3: a priority group's line (a queue without groups: a sample
+        # name) and a refused presale code, the form there to try again
+        r = self.c.get("/q/%s?preview=presale" % q, ADMIN)
+        self.assertEqual(attr(r.body, "data-group"), "fanclub")
+        self.assertEqual(attr(r.body, "data-position"), "12")
+        self.assertIn("You are in the \u2068fanclub\u2069 presale line.", r.body)
+        r = self.c.get("/q/%s?preview=code&lang=ko" % q, ADMIN)
+        self.assertEqual(attr(r.body, "data-state"), "code")
+        self.assertEqual(attr(r.body, "data-reason"), "unknown")
+        self.assertIn('id="code-form"', r.body)
+        self.assertIn("이 대기열에 쓸 수 없는 사전 판매 코드입니다.", r.body)
+        self.assertEqual(attr(r.body, "data-groups"), "0")
         r = self.c.get("/q/%s?preview=reconnecting&lang=ar" % q, ADMIN)
         self.assertEqual(attr(r.body, "data-state"), "degraded")
         self.assertEqual(attr(r.body, "lang"), "ar")
         self.assertEqual(self.stats(q)["waiting"], before["waiting"], "a preview joins nobody")
+        r = self.c.get("/q/%s" % q, USER)
+        self.assertEqual(r.headers.get("referrer-policy"), "no-referrer")  # ?code=, ?invite=
+        self.assertEqual(attr(r.body, "data-groups"), "0")  # no code form
+        if ENV.store == "memory":  # groups: the embedded store's in this version
+            # a queue with groups: its first group in the sample, and its
+            # page (a person in the standard line) offers the code form
+            g = self.new_queue(dict(HOLD, groups=[{"name": "members"}, {"name": "vip"}]))
+            r = self.c.get("/q/%s?preview=presale" % g, ADMIN)
+            self.assertEqual(attr(r.body, "data-group"), "members")
+            self.assertEqual(attr(r.body, "data-groups"), "1")
+            r = self.c.get("/q/%s" % g, USER)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(attr(r.body, "data-state"), "waiting")
+            self.assertEqual(attr(r.body, "data-groups"), "1")
+            self.assertEqual(attr(r.body, "data-group"), "")
         # without the key, a wrong state, an unknown queue
         r = self.c.get("/q/%s?preview=waiting" % q, USER)
         self.assertEqual(r.status, 401)

@@ -32,7 +32,26 @@
  *     Retry-After;
  *   - 404 NOT_IN_QUEUE while waiting: joins again;
  *   - 403 INVITE_REQUIRED: says why (data-reason on the first render) and
- *     stops. Joins carry the page's ?invite= as Authorization: Bearer.
+ *     stops. Joins carry the page's ?invite= as Authorization: Bearer; the
+ *     invite is kept for the tab (sessionStorage), so a reload of the
+ *     cleaned address (below) that the server refuses as "missing" joins
+ *     with it again;
+ *   - priority groups (1.3): a waiting person in a group (data-group, the
+ *     answer's "group") is told which presale line they are in and that
+ *     their position counts that line only; a group not admitted from yet
+ *     has no ETA ("not known yet"). On a queue with groups
+ *     (data-groups="1") the code form (#code-form) shows in the standard
+ *     line, its pre-queue and after leaving: its code joins as
+ *     {"code":"..."} (white space dropped; the server reads any spelling),
+ *     leaving the standard line first after a confirm() (a person in line
+ *     keeps their line whatever code they send). A 403 CODE_INVALID shows
+ *     the state "code": the reason in plain words (unknown, usedUp,
+ *     revoked, expired), the form to try again and a link (#standard) to
+ *     join the standard line instead. Without JavaScript the form is a GET
+ *     of /q/{queue}?code=, which the server reads;
+ *   - ?code= and ?invite= are dropped from the address bar once read
+ *     (history.replaceState; the server sends Referrer-Policy: no-referrer
+ *     as well), so they do not stay in the history or a shared link.
  *   - challenge (the queue asks for a solved join challenge, and the person
  *     is not in line): fetches one, solves it in a Web Worker
  *     (challenge.js) while the status says it is checking the browser,
@@ -124,9 +143,19 @@
   }
   var target = d.targetUrl || '';
   var tokenInQuery = d.tokenInQuery === '1';
-  var invite = null;
-  try { invite = new URLSearchParams(window.location.search).get('invite'); } catch (e) { invite = null; }
+  var params = null;
+  try { params = new URLSearchParams(window.location.search); } catch (e) { params = null; }
+  var inviteKey = 'wr_invite_' + queue;
+  var invite = params ? params.get('invite') : null;
   if (invite && !/^[A-Za-z0-9._-]+$/.test(invite)) invite = null;
+  if (invite) {
+    try { sessionStorage.setItem(inviteKey, invite); } catch (e) { /* private mode */ }
+  } else {
+    try { invite = sessionStorage.getItem(inviteKey); } catch (e) { invite = null; }
+    if (invite && !/^[A-Za-z0-9._-]+$/.test(invite)) invite = null;
+  }
+  var urlCode = params ? params.get('code') : null; /* the server joined with it */
+  cleanUrl();
   var base = '/v1/queues/' + encodeURIComponent(queue) + '/entries';
   var firstKey = 'wr_first_' + queue;
   var RECHECK_MS = 60000; /* closed / sold out: the slowest re-check */
@@ -160,7 +189,10 @@
     checking: -1,       /* challenge: progress 0..99 while solving, -1 = not solving */
     captchaToken: null, /* the widget's response: sent with the next join */
     captchaShown: false, /* challenge: the widget is on the page */
-    fallback: false     /* solving the fallback challenge of a silent CAPTCHA provider */
+    fallback: false,    /* solving the fallback challenge of a silent CAPTCHA provider */
+    group: d.group || '', /* the person's priority group, '' = the standard line (1.3) */
+    groups: d.groups === '1', /* the queue has groups: the code form is offered */
+    code: null          /* a presale code: sent with the next join */
   };
   var preview = d.preview === '1';
   var lang = pickLang();
@@ -171,6 +203,18 @@
   function num(v) {
     var n = parseInt(v, 10);
     return isNaN(n) ? 0 : n;
+  }
+
+  /* ?code= and ?invite= leave the address bar once read (API 1.3); the
+   * rest of the query (lang, return) stays */
+  function cleanUrl() {
+    if (!params || (!params.has('code') && !params.has('invite'))) return;
+    params.delete('code');
+    params.delete('invite');
+    var qs = params.toString();
+    try {
+      history.replaceState(history.state, '', window.location.pathname + (qs ? '?' + qs : '') + window.location.hash);
+    } catch (e) { /* the page works on */ }
   }
 
   /* the languages there are (data-langs); dict holds English and the
@@ -220,7 +264,7 @@
 
   function etaText(eta) {
     if (S.waitingFor === 'stock') return t('eta_stock');
-    if (eta === null || eta === undefined || eta < 0) return t('eta_unknown');
+    if (eta === null || eta === undefined || eta < 0) return t(S.group ? 'eta_not_yet' : 'eta_unknown');
     if (eta < 60) return t('eta_seconds', { n: fmt(eta) });
     return t('eta_minutes', { n: fmt(Math.ceil(eta / 60)) });
   }
@@ -310,6 +354,9 @@
       if (S.checking >= 0) return t('status_checking', { p: S.checking }); /* the bar shows how far */
       return S.captchaShown ? t('status_captcha') : t('status_challenge');
     case 'left': return t('status_left');
+    case 'code':
+      return t(S.reason === 'usedUp' ? 'status_code_used_up' : S.reason === 'revoked' ? 'status_code_revoked'
+        : S.reason === 'expired' ? 'status_code_expired' : 'status_code_unknown');
     case 'invite':
       if (!S.reason || S.reason === 'missing') return t('status_invite');
       return t(S.reason === 'expired' ? 'status_invite_expired'
@@ -323,8 +370,10 @@
     document.documentElement.dir = rtl(lang) ? 'rtl' : 'ltr';
     document.body.dataset.state = S.state;
     document.body.dataset.alert = S.alert || '';
-    document.body.dataset.reason = S.state === 'closed' ? S.reason : '';
+    document.body.dataset.reason = S.state === 'closed' || S.state === 'code' ? S.reason : '';
     document.body.dataset.held = S.state === 'waiting' && S.held ? '1' : '0';
+    document.body.dataset.group = S.state === 'waiting' ? S.group : '';
+    document.body.dataset.groups = S.groups ? '1' : '0';
     document.body.dataset.notice = S.notice ? '1' : '0';
     document.body.dataset.captcha = S.state === 'challenge' && S.captchaShown ? '1' : '0';
     document.body.dataset.checking = S.state === 'challenge' && S.checking >= 0 ? '1' : '0';
@@ -346,7 +395,8 @@
       : S.state === 'prequeue' ? 'heading_prequeue'
         : S.state === 'closed' ? (soldOut ? 'heading_soldout' : 'heading_closed')
           : S.state === 'admitted' && !S.tokenGone ? 'heading_admitted'
-            : S.state === 'passthrough' ? 'heading_passthrough' : 'title'));
+            : S.state === 'passthrough' ? 'heading_passthrough'
+              : S.state === 'code' ? 'heading_code' : 'title'));
     var title = (d.title || t('title')) + ' - ' + (d.brand || queue);
     if (S.state === 'waiting' && !S.held) title = t('title_position', { position: fmt(S.position), title: title });
     else if (S.state === 'closed') title = t(soldOut ? 'title_soldout' : 'title_closed', { title: title });
@@ -364,6 +414,8 @@
       setText('odds', S.stockLeft === null ? ''
         : t(S.stockLeft > 0 ? 'odds' : 'odds_none', { stock: fmt(S.stockLeft), position: fmt(S.position) }));
       setText('eta', etaText(S.eta));
+      /* the name in its own direction (FSI ... PDI): Latin in Arabic */
+      setText('group-line', S.group ? t('group_line', { group: '\u2068' + S.group + '\u2069' }) : '');
       var first = firstPosition(S.position);
       var bar = document.getElementById('progress');
       if (bar) bar.value = first > 0 ? Math.round((first - S.position) * 100 / first) : 0;
@@ -476,6 +528,7 @@
       S.held = body.held === true;
       S.stockLeft = typeof body.stockLeft === 'number' && body.stockLeft >= 0 ? body.stockLeft : null;
       S.waitingFor = body.waitingFor === 'stock' ? 'stock' : '';
+      S.group = typeof body.group === 'string' ? body.group : '';
       S.position = num(body.position);
       S.waiting = num(body.waiting);
       S.eta = body.etaSeconds === null || body.etaSeconds === undefined ? -1 : num(body.etaSeconds);
@@ -546,10 +599,11 @@
       headers: { 'Accept': 'application/json', 'Accept-Language': lang }
     };
     if (what === 'join' && invite) opts.headers.Authorization = 'Bearer ' + invite;
-    if (what === 'join' && (S.solution || S.captchaToken)) {
+    if (what === 'join' && (S.solution || S.captchaToken || S.code)) {
       var jb = {};
       if (S.solution) { jb.challenge = S.solution.challenge; jb.nonce = S.solution.nonce; }
       if (S.captchaToken) jb.captchaResponse = S.captchaToken;
+      if (S.code) jb.code = S.code; /* a presale code (1.3) */
       opts.headers['Content-Type'] = 'application/json';
       opts.body = JSON.stringify(jb);
     }
@@ -579,6 +633,12 @@
     if (what === 'leave') {
       if (res.status === 204 || res.status === 404) {
         clearTimeout(timer);
+        if (S.code) { /* left the standard line for a code's line: join with it */
+          S.state = 'joining';
+          try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
+          request('join');
+          return;
+        }
         S.state = 'left';
         S.alert = null;
         try { sessionStorage.removeItem(firstKey); } catch (e) { /* ignore */ }
@@ -589,12 +649,23 @@
       return;
     }
     if (res.status === 200) {
+      S.code = null; /* spent, or the person's line answered as it is */
       S.captchaToken = null; /* spent */
       S.captchaShown = false;
       S.fallback = false;
       onEntry(body, res);
     } else if (res.status === 403 && body.error === 'CHALLENGE_REQUIRED' && what === 'join') {
       challengeRequired(res, body);
+    } else if (res.status === 403 && body.error === 'CODE_INVALID') {
+      /* a presale code refused (1.3): why, and the form to try again */
+      clearTimeout(timer);
+      S.state = 'code';
+      S.reason = /^(unknown|usedUp|revoked|expired)$/.test(body.reason) ? body.reason : 'unknown';
+      S.code = null;
+      S.alert = null;
+      render();
+      var ci = document.getElementById('code-input');
+      if (ci) { ci.focus(); ci.select(); }
     } else if (res.status === 403 && body.error === 'INVITE_REQUIRED') {
       clearTimeout(timer);
       S.state = 'invite';
@@ -803,6 +874,40 @@
   var rejoinBtn = document.getElementById('rejoin');
   if (rejoinBtn) {
     rejoinBtn.addEventListener('click', function () {
+      S.code = null;
+      S.state = 'joining';
+      request('join');
+    });
+  }
+  /* a presale code (1.3): joins with it; from the standard line (or its
+   * pre-queue), after a confirm(), by leaving it first */
+  var codeForm = document.getElementById('code-form');
+  var codeInput = document.getElementById('code-input');
+  if (codeForm && codeInput) {
+    if (urlCode && S.state === 'code') codeInput.value = urlCode; /* to correct it */
+    codeForm.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      if (preview) return;
+      var code = codeInput.value.replace(/\s+/g, '');
+      if (!code) { codeInput.focus(); return; }
+      var inLine = (S.state === 'waiting' || S.state === 'prequeue') && !S.group;
+      if (inLine && !window.confirm(t('code_confirm'))) return;
+      S.code = code;
+      S.alert = null;
+      if (inLine) {
+        request('leave');
+      } else {
+        S.state = 'joining';
+        request('join');
+      }
+    });
+  }
+  var standardLink = document.getElementById('standard');
+  if (standardLink) {
+    standardLink.addEventListener('click', function (ev) {
+      ev.preventDefault();
+      if (preview) return;
+      S.code = null;
       S.state = 'joining';
       request('join');
     });
@@ -854,6 +959,15 @@
   case 'challenge':
     if (captcha) showCaptcha(); /* its response joins; a proof of work, if needed, follows */
     else solveChallenge(null);
+    break;
+  case 'invite':
+    /* a reload of the cleaned address: the tab's invite joins again */
+    if (invite && !preview && (!S.reason || S.reason === 'missing')) {
+      S.state = 'joining';
+      request('join');
+    } else {
+      render();
+    }
     break;
   default:
     render();

@@ -238,6 +238,68 @@ static void test_invite_state(void **state)
     expect_page(&v, "not valid for this line");
 }
 
+/* 1.3: a refused presale code says why, with the form to try again (a
+ * GET of the page with ?code=, which works without JavaScript too) and
+ * the way into the standard line; nothing refreshes. */
+static void test_code_state(void **state)
+{
+    (void)state;
+    wr_page_view_t v = state_view("code");
+    v.reason = "unknown";
+    expect_page(&v, "data-state=\"code\"", "data-reason=\"unknown\"",
+                "<h1 id=\"heading\">This code did not work</h1>",
+                ">This presale code is not valid for this line. Check it and try again.</p>",
+                "<form id=\"code-form\" method=\"get\" action=\"/q/q\">",
+                "<input id=\"code-input\" name=\"code\"",
+                "<a id=\"standard\" class=\"button secondary\" href=\"/q/q\"",
+                "http-equiv=\"refresh\" content=\"\"");
+    v.reason = "usedUp";
+    expect_page(&v, ">This presale code has already been used as many times as it allows.</p>");
+    v.reason = "revoked";
+    expect_page(&v, ">This presale code has been withdrawn.</p>");
+    v.reason = "expired";
+    expect_page(&v, ">This presale code has expired.</p>");
+    v.lang = "ja";
+    expect_page(&v, ">この先行販売コードは有効期限が切れています。</p>",
+                "<h1 id=\"heading\">このコードは使えませんでした</h1>");
+    v.lang = "en";
+    v.reason = NULL; /* no reason: the plain "not valid" */
+    expect_page(&v, ">This presale code is not valid for this line.");
+}
+
+/* 1.3: a person in a priority group is told their line and that the
+ * position counts it only; a group not admitted from yet has no ETA
+ * ("not known yet", not "paused"); the standard line shows neither. */
+static void test_group(void **state)
+{
+    (void)state;
+    wr_page_view_t v = waiting_view();
+    v.group = "fanclub";
+    v.has_groups = true;
+    v.position = 3;
+    expect_page(&v, "data-group=\"fanclub\"", "data-groups=\"1\"",
+                /* the name isolated (FSI, PDI): its own direction in any page */
+                "<p id=\"group-line\" class=\"group-line\">You are in the \xe2\x81\xa8"
+                "fanclub\xe2\x81\xa9 presale line.</p>",
+                "Presale lines go first; your position counts people in your line.",
+                "<strong id=\"position\" class=\"num\">3</strong>");
+    v.eta_seconds = -1;
+    expect_page(&v, "<dd id=\"eta\">not known yet</dd>");
+    v.lang = "ko";
+    expect_page(&v, "fanclub\xe2\x81\xa9 사전 판매 대기열에 계십니다.",
+                "<dd id=\"eta\">아직 알 수 없음</dd>");
+    /* the standard line of a queue with groups: no group, the code form on */
+    v = waiting_view();
+    v.has_groups = true;
+    v.eta_seconds = -1;
+    expect_page(&v, "data-group=\"\"", "data-groups=\"1\"", "<dd id=\"eta\">paused for now</dd>",
+                "<p id=\"group-line\" class=\"group-line\"></p>");
+    /* a group is a waiting person's only: another state names none */
+    v = state_view("closed");
+    v.group = "fanclub";
+    expect_page(&v, "data-group=\"\"", "data-groups=\"0\"");
+}
+
 static void test_full_and_unavailable_retry(void **state)
 {
     (void)state;
@@ -479,8 +541,9 @@ static void test_dashboard(void **state)
     assert_int_equal(len, strlen(html));
     assert_non_null(strstr(html, "<script src=\"/static/dashboard.js\" defer></script>"));
     assert_non_null(strstr(html, "<script src=\"/static/report.js\" defer></script>"));
-    /* no inline script or style: the CSP allows only 'self' (the two files) */
-    assert_int_equal(count(html, "<script"), 2);
+    assert_non_null(strstr(html, "<script src=\"/static/codes.js\" defer></script>"));
+    /* no inline script or style: the CSP allows only 'self' (the three files) */
+    assert_int_equal(count(html, "<script"), 3);
     assert_null(strstr(html, "<style"));
     assert_null(strstr(html, "style=\""));
     free(html);
@@ -643,6 +706,8 @@ static void test_assets(void **state)
     X(test_full_and_unavailable_retry)                                                             \
     X(test_admitted_token_in_query)                                                                \
     X(test_invite_state)                                                                           \
+    X(test_code_state)                                                                             \
+    X(test_group)                                                                                  \
     X(test_degraded_state)                                                                         \
     X(test_dashboard)                                                                              \
     X(test_prequeue_state)                                                                         \
