@@ -47,6 +47,10 @@
  * subscribed" (stats subscribed: the live subscriptions, store-wide) with
  * this instance's pushes by outcome (stats push: delivered, gone, failed,
  * retried since it started); hidden for a queue with push off.
+ *
+ * Priority groups and presale codes (1.3) are codes.js's, a file of its
+ * own: each card's fill hands it the card and the queue's answer
+ * (wrDashboard.onCard), and it draws its panel into the card.
  */
 (function () {
   'use strict';
@@ -98,13 +102,15 @@
     failing: 'lowered: failing (errorRate above 0.05)', healthy: 'raised: well within the target, people waiting'
   };
 
-  var PREVIEWS = [['waiting', 'Waiting'], ['held', 'Held'], ['prequeue', 'Pre-queue'],
+  var PREVIEWS = [['waiting', 'Waiting'], ['held', 'Held'], ['presale', 'Presale line'], ['prequeue', 'Pre-queue'],
     ['challenge', 'Challenge'], ['admitted', 'Admitted'], ['closed', 'Closed'],
-    ['soldout', 'Sold out'], ['reconnecting', 'Reconnecting'], ['full', 'Full'], ['error', 'Error']];
+    ['soldout', 'Sold out'], ['reconnecting', 'Reconnecting'], ['full', 'Full'], ['error', 'Error'],
+    ['code', 'Code refused']];
 
   var $ = function (id) { return document.getElementById(id); };
   var PUSH_OUTCOMES = ['delivered', 'gone', 'failed', 'retried']; /* stats push */
   var cards = {};   /* queue name -> {el, fields, charts, buttons, history} */
+  var cardHooks = []; /* fn(c, q) run after each card's fill (codes.js) */
   var timer = null;
   var running = false;
 
@@ -685,6 +691,7 @@
     c.soldOut = typeof st.soldOutAt === 'number' && st.soldOutAt > 0;
     render(c);
     loadHistory(c);
+    for (var h = 0; h < cardHooks.length; h++) cardHooks[h](c, q);
   }
 
   /* waiting / rate: the configured rate (autotune's rate in use), or the
@@ -855,8 +862,12 @@
     try { history.replaceState(null, '', window.location.pathname + window.location.search); } catch (e) { window.location.hash = ''; }
   })();
 
-  /* what report.js (the report page, loaded after this file) shares */
-  window.wrDashboard = { key: key, el: el, plotSvg: plotSvg };
+  /* what report.js (the report page) and codes.js (groups and codes),
+   * loaded after this file, share: the key, the API call, the element
+   * maker, the chart SVG, the card hook, the login when the key is refused */
+  window.wrDashboard = { key: key, api: api, el: el, plotSvg: plotSvg,
+    onCard: function (fn) { cardHooks.push(fn); },
+    refused: function () { showLogin('The admin key was refused.'); } };
 
   if (key()) showBoard();
   else showLogin('');
