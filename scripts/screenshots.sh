@@ -5,7 +5,9 @@
 # (an autotuned queue's charts) from tests/browser/run.mjs, and
 # docs/img/queue-ar.png (waiting, in Arabic), queue-prequeue.png,
 # queue-soldout.png (previews on a phone) and queue-brand.png (the
-# examples/page template, branded) from tests/browser/brand.mjs. Each
+# examples/page template, branded) from tests/browser/brand.mjs, and
+# docs/img/queue-presale.png (a presale line) and dashboard-codes.png (a
+# queue's priority lines and presale codes) from tests/browser/groups.mjs. Each
 # runner, given --update-docs, runs all its tests in headless Chromium
 # (playwright-core, as CTest does) and, when all pass, copies their
 # screenshots there. Then it writes docs/img/screenshots.sha256, the hashes
@@ -20,5 +22,6 @@ build=${1:-build}
 [ -x "$build/waitroomd" ] || { echo "no $build/waitroomd: run make first" >&2; exit 1; }
 node tests/browser/run.mjs --waitroomd "$build/waitroomd" --update-docs
 node tests/browser/brand.mjs --waitroomd "$build/waitroomd" --update-docs
+node tests/browser/groups.mjs --waitroomd "$build/waitroomd" --update-docs
 sha256sum src/http/web/* examples/page/* > docs/img/screenshots.sha256
 echo "docs/img/*.png and docs/img/screenshots.sha256 updated: commit them"

@@ -36,8 +36,8 @@ import {
 const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('brand.mjs');
 
 const LANGS = ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant', 'es', 'fr', 'de', 'pt', 'it', 'vi', 'th', 'id', 'ar'];
-const STATES = ['waiting', 'held', 'prequeue', 'challenge', 'admitted', 'closed', 'soldout', 'reconnecting',
-  'full', 'error'];
+const STATES = ['waiting', 'held', 'presale', 'prequeue', 'challenge', 'admitted', 'closed', 'soldout', 'reconnecting',
+  'full', 'error', 'code'];
 const PHONE = { width: 360, height: 740 };
 
 let browser, wr, shop, adminKey;

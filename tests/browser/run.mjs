@@ -684,9 +684,20 @@ test('invite-only queue: an invited person joins with ?invite=, one place per in
   /* with the invite: in line; a second browser with the same invite shares the place */
   const ctx = await newContext();
   const page = await ctx.newPage();
-  await page.goto(`${wr.base}/q/${q}?invite=${inv}`);
+  const res = await page.goto(`${wr.base}/q/${q}?invite=${inv}&lang=en`);
+  assert.equal(res.headers()['referrer-policy'], 'no-referrer');
   assert.equal(await page.evaluate(() => document.body.dataset.state), 'waiting');
   assert.equal(await text(page, '#position'), '1');
+  /* 1.3: the invite leaves the address bar (the rest of the query stays);
+   * a reload of that address joins with the tab's invite: the same place */
+  assert.equal(page.url(), `${wr.base}/q/${q}?lang=en`);
+  const rejoined = page.waitForResponse((r) => r.url().endsWith(`/v1/queues/${q}/entries`) &&
+    r.request().method() === 'POST' && r.request().headers().authorization === 'Bearer ' + inv);
+  assert.equal((await page.reload()).status(), 403); /* the server sees no invite ... */
+  assert.equal((await rejoined).status(), 200); /* ... the page joins with it */
+  await waitFor(async () => (await page.evaluate(() => document.body.dataset.state)) === 'waiting' &&
+    (await text(page, '#position')) === '1', 5000, 'the same place after a reload');
+  assert.equal(page.url(), `${wr.base}/q/${q}?lang=en`);
   const ctx2 = await newContext();
   const page2 = await ctx2.newPage();
   await page2.goto(`${wr.base}/q/${q}?invite=${inv}`);
