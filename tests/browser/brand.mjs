@@ -29,8 +29,8 @@ import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 
 import {
-  ROOT, axeViolations, launchChromium, loadPlaywright, pageRunnerArgs, runTests, startWaitroomd, stopWaitroomd,
-  waitFor, watchPage
+  ROOT, axeViolations, finishRun, launchChromium, loadPlaywright, openContext, pageRunnerArgs, runTests,
+  startWaitroomd, stopWaitroomd, waitFor
 } from './common.mjs';
 
 const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('brand.mjs');
@@ -63,12 +63,7 @@ async function createQueue(base, name, cfg) {
   return r.body;
 }
 
-async function newContext(opts = {}) {
-  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
-  ctx.setDefaultTimeout(10000);
-  ctx.on('page', (page) => watchPage(page, problems));
-  return ctx;
-}
+const newContext = (opts = {}) => openContext(browser, problems, opts);
 
 /* A context that may open previews (the admin key on every request). */
 const previewContext = (opts = {}) => newContext({
@@ -488,24 +483,11 @@ async function main() {
   wr = await startWaitroomd(WAITROOMD, base);
   shop = await startWaitroomd(WAITROOMD, [...base, '--web-dir', path.join(ROOT, 'examples', 'page')]);
   browser = await launchChromium(chromium);
-  let { passed, failed } = await runTests(tests, ONLY, problems);
+  const result = await runTests(tests, ONLY, problems);
   await browser.close();
-  for (const s of [wr, shop]) {
-    const code = await stopWaitroomd(s);
-    if (code !== 0) {
-      failed++;
-      console.log(`FAIL waitroomd exit status ${code} after SIGTERM\n${s.stderr()}`);
-    }
-  }
-  if (UPDATE_DOCS && failed === 0) {
-    fs.mkdirSync(DOCS_IMG, { recursive: true });
-    for (const [from, to] of [['preview-waiting-ar', 'queue-ar.png'], ['preview-prequeue-en', 'queue-prequeue.png'],
-      ['preview-soldout-en', 'queue-soldout.png'], ['shop-template', 'queue-brand.png']])
-      fs.copyFileSync(path.join(ARTIFACTS, from + '.png'), path.join(DOCS_IMG, to));
-    console.log('copied screenshots to docs/img/');
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed || passed === 0 ? 1 : 0);
+  await finishRun(result, [wr, shop], { docs: UPDATE_DOCS, artifacts: ARTIFACTS, docsImg: DOCS_IMG,
+    pictures: [['preview-waiting-ar', 'queue-ar.png'], ['preview-prequeue-en', 'queue-prequeue.png'],
+      ['preview-soldout-en', 'queue-soldout.png'], ['shop-template', 'queue-brand.png']] });
 }
 
 main().catch(async (e) => {

@@ -134,6 +134,16 @@ export function launchChromium(chromium) {
   });
 }
 
+/* A browser context with a phone's viewport (opts may change it and add
+ * any of newContext's options), 10 s for each action, and every page of it
+ * watched (watchPage) into problems. */
+export async function openContext(browser, problems, opts = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
+  ctx.setDefaultTimeout(10000);
+  ctx.on('page', (page) => watchPage(page, problems));
+  return ctx;
+}
+
 /* Records the page's CSP violations and uncaught errors in problems. */
 export function watchPage(page, problems) {
   page.on('console', (m) => {
@@ -165,6 +175,32 @@ export async function waitFor(fn, ms, what) {
 }
 
 /* ---------- the test loop ---------- */
+
+/*
+ * The end of a page runner, after its tests ({passed, failed} of
+ * runTests) and browser.close(): stops each waitroomd of servers (an exit
+ * status other than 0 after SIGTERM is one more failure, printed with its
+ * stderr); with docs (--update-docs) and no failure, copies each picture
+ * [artifact name, docs/img file] of pictures from artifacts to docsImg;
+ * prints "N passed, N failed" and exits 1 on any failure or when no test
+ * ran (an --only that matched nothing), else 0.
+ */
+export async function finishRun({ passed, failed }, servers, { docs, artifacts, docsImg, pictures }) {
+  for (const s of servers) {
+    const code = await stopWaitroomd(s);
+    if (code !== 0) {
+      failed++;
+      console.log(`FAIL waitroomd exit status ${code} after SIGTERM\n${s.stderr()}`);
+    }
+  }
+  if (docs && failed === 0) {
+    fs.mkdirSync(docsImg, { recursive: true });
+    for (const [from, to] of pictures) fs.copyFileSync(path.join(artifacts, from + '.png'), path.join(docsImg, to));
+    console.log('copied screenshots to docs/img/');
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed || passed === 0 ? 1 : 0);
+}
 
 /*
  * Runs each {name, fn} of tests whose name contains only (all when only is

@@ -33,8 +33,8 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 
 import {
-  axeViolations, launchChromium, loadPlaywright, pageRunnerArgs, runTests, startWaitroomd, stopWaitroomd, waitFor,
-  watchPage
+  axeViolations, finishRun, launchChromium, loadPlaywright, openContext, pageRunnerArgs, runTests, startWaitroomd,
+  stopWaitroomd, waitFor
 } from './common.mjs';
 
 const { WAITROOMD, ONLY, UPDATE_DOCS, ARTIFACTS, DOCS_IMG } = pageRunnerArgs('groups.mjs');
@@ -85,12 +85,7 @@ async function makeCodes(q, body) {
 /* A new visitor joins (no cookie), with a code when given. */
 const joinNew = (q, code) => call('POST', `/v1/queues/${q}/entries`, code === undefined ? undefined : { code });
 
-async function newContext(opts = {}) {
-  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
-  ctx.setDefaultTimeout(10000);
-  ctx.on('page', (page) => watchPage(page, problems));
-  return ctx;
-}
+const newContext = (opts = {}) => openContext(browser, problems, opts);
 
 const text = (page, sel) => page.locator(sel).first().textContent();
 const bodyData = (page) => page.evaluate(() => ({ ...document.body.dataset }));
@@ -441,21 +436,10 @@ async function main() {
   i18n = await (await fetch(`${wr.base}/static/i18n.json`)).json();
   assert.deepEqual(Object.keys(i18n), LANGS);
   browser = await launchChromium(chromium);
-  let { passed, failed } = await runTests(tests, ONLY, problems);
+  const result = await runTests(tests, ONLY, problems);
   await browser.close();
-  const code = await stopWaitroomd(wr);
-  if (code !== 0) {
-    failed++;
-    console.log(`FAIL waitroomd exit status ${code} after SIGTERM\n${wr.stderr()}`);
-  }
-  if (UPDATE_DOCS && failed === 0) {
-    fs.mkdirSync(DOCS_IMG, { recursive: true });
-    fs.copyFileSync(path.join(ARTIFACTS, 'queue-presale.png'), path.join(DOCS_IMG, 'queue-presale.png'));
-    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-codes.png'), path.join(DOCS_IMG, 'dashboard-codes.png'));
-    console.log('copied screenshots to docs/img/');
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed || passed === 0 ? 1 : 0);
+  await finishRun(result, [wr], { docs: UPDATE_DOCS, artifacts: ARTIFACTS, docsImg: DOCS_IMG,
+    pictures: [['queue-presale', 'queue-presale.png'], ['dashboard-codes', 'dashboard-codes.png']] });
 }
 
 main().catch(async (e) => {

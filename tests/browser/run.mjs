@@ -29,8 +29,8 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 
 import {
-  launchChromium, loadPlaywright, pageRunnerArgs, runTests, sleep, startWaitroomd, stopWaitroomd, waitFor,
-  watchPage
+  finishRun, launchChromium, loadPlaywright, openContext, pageRunnerArgs, runTests, sleep, startWaitroomd, stopWaitroomd,
+  waitFor
 } from './common.mjs';
 
 /* ---------- arguments ---------- */
@@ -154,12 +154,7 @@ const test = (name, fn) => tests.push({ name, fn });
 let browser, wr, target, api, adminKey, pushSvc;
 const problems = []; /* CSP violations and page errors, per test */
 
-async function newContext(opts = {}) {
-  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, ...opts });
-  ctx.setDefaultTimeout(10000);
-  ctx.on('page', (page) => watchPage(page, problems));
-  return ctx;
-}
+const newContext = (opts = {}) => openContext(browser, problems, opts);
 
 const text = (page, sel) => page.locator(sel).first().textContent();
 const shot = async (page, name) => {
@@ -1591,28 +1586,18 @@ async function main() {
   target = await startTarget(wr);
   api = makeApi(wr.base, adminKey);
   browser = await launchChromium(chromium);
-  let { passed, failed } = await runTests(tests, ONLY, problems);
+  const result = await runTests(tests, ONLY, problems);
   await browser.close();
   target.srv.close();
   pushSvc.srv.close();
-  const code = await stopServer(wr);
-  if (code !== 0) {
-    failed++;
-    console.log(`FAIL waitroomd exit status ${code} after SIGTERM\n${wr.stderr()}`);
-  }
-  if (UPDATE_DOCS && failed === 0) {
-    fs.mkdirSync(DOCS_IMG, { recursive: true });
-    fs.copyFileSync(path.join(ARTIFACTS, 'queue-en-phone.png'), path.join(DOCS_IMG, 'queue.png'));
+  await finishRun(result, [wr], { docs: UPDATE_DOCS, artifacts: ARTIFACTS, docsImg: DOCS_IMG, pictures: [
+    ['queue-en-phone', 'queue.png'],
     /* the one with the server's history: charts, axes, the time to clear */
-    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-history.png'), path.join(DOCS_IMG, 'dashboard.png'));
+    ['dashboard-history', 'dashboard.png'],
     /* an autotuned queue: the rate in use and the reported latency against the target */
-    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-autotune.png'), path.join(DOCS_IMG, 'dashboard-autotune.png'));
+    ['dashboard-autotune', 'dashboard-autotune.png'],
     /* after the sale: the report page (charts per minute, totals, the CSV button) */
-    fs.copyFileSync(path.join(ARTIFACTS, 'dashboard-report.png'), path.join(DOCS_IMG, 'dashboard-report.png'));
-    console.log('copied screenshots to docs/img/');
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed || passed === 0 ? 1 : 0); // no test run (an --only that matched nothing) fails
+    ['dashboard-report', 'dashboard-report.png']] });
 }
 
 main().catch(async (e) => {
