@@ -54,10 +54,10 @@ static void page_target(wr_api__ctx_t *c, const wr_queue_config_t *cfg,
     v->token_in_query = cfg->token_in_query;
 }
 
-/* The page of a gate (state "challenge", or a join refused: "invite",
- * "code") with status, the reason told; the queue's target kept, as the
- * page's script may still join (after the challenge, with the tab's
- * invite after a reload, with a corrected code) and then goes there. */
+/* The page of a gate (state "challenge", or a join refused for its
+ * invite: "invite") with status, the reason told; the queue's target
+ * kept, as the page's script may still join (after the challenge, with
+ * the tab's invite after a reload) and then goes there. */
 static void page_gate(wr_api__ctx_t *c, const char *state, const char *reason, int status)
 {
     wr_page_view_t v;
@@ -78,11 +78,6 @@ static void page_gate(wr_api__ctx_t *c, const char *state, const char *reason, i
 static void page_invite_refused(wr_api__ctx_t *c, wr_invite_reason_t r)
 {
     page_gate(c, "invite", wr_invite_reason_name(r), 403);
-}
-
-void wr_api__page_code_refused(wr_api__ctx_t *c, const char *reason)
-{
-    page_gate(c, "code", reason, 403);
 }
 
 /* The page of a queue that asks for a solved challenge, to someone not in
@@ -181,6 +176,12 @@ static void page_entry_cb(wr_err_t err, const wr_entry_t *e, void *arg)
         v.error = ans->code;
         v.reason = wr_api__code_reason(err, e); /* a refused code: why */
         status = ans->status;
+        if (err == WR_ECODE) { /* state "code": a corrected code may join, then go there */
+            const wr_queue_config_t *cfg = wr_api__held_config(c);
+            if (cfg)
+                v.target_url = cfg->target_url;
+            page_target(c, cfg, ret, &v);
+        }
         /* a full line: the queue's slowest poll band, as the JSON join */
         int ra_s = wr_api__answer_retry_s(a, ans);
         if (err == WR_EFULL)

@@ -230,7 +230,8 @@ static const char *page_state_of(const char *code)
     } map[] = {{"STORE_UNAVAILABLE", "unavailable"},
                {"QUEUE_FULL", "full"},
                {"QUEUE_NOT_FOUND", "notfound"},
-               {"INVITE_REQUIRED", "invite"}};
+               {"INVITE_REQUIRED", "invite"},
+               {"CODE_INVALID", "code"}};
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(code, map[i].code) == 0)
             return map[i].state;
@@ -365,7 +366,7 @@ static const wr_api__answer_t answers[] = {
     {WR_EFULL, 429, "QUEUE_FULL", "the line is full", 0, "full"},
     {WR_ETOKEN, 403, "INVALID_TOKEN", "the token is not valid", 0, NULL},
     /* a presale code refused (API 1.3): the reason is the entry's */
-    {WR_ECODE, 403, "CODE_INVALID", "the code is not valid for this queue", 0, "error"},
+    {WR_ECODE, 403, "CODE_INVALID", "the code is not valid for this queue", 0, "code"},
 };
 
 /* Everything else: the store failed (or did not answer in time). */

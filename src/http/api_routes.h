@@ -44,12 +44,6 @@ void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_
  * Same preconditions as wr_api__handle_entries. */
 wr_api__handler_fn wr_api__handle_queue_page;
 
-/* The queue page's answer to a page join refused for its presale code
- * (API 1.3, "Priority groups and presale codes"): 403, state "code" with
- * reason ("unknown", "usedUp", "revoked" or "expired"; static), in the
- * queue's brand; answers and frees c. For the code gate (api_codes.c). */
-void wr_api__page_code_refused(wr_api__ctx_t *c, const char *reason);
-
 /* ---------- api_tokens.c ---------- */
 
 /* POST .../tokens/consume, GET .../tokens/verify and POST .../tokens/release;

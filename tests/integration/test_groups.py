@@ -423,12 +423,19 @@ class CodeJoins(GroupsTest):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.headers.get("referrer-policy"), "no-referrer")
         self.assertEqual(page_attr(r, "data-state"), "waiting")
+        self.assertEqual(page_attr(r, "data-group"), "vip")  # "You are in the vip presale line."
+        self.assertEqual(page_attr(r, "data-groups"), "1")
         self.member(self.c.me(q, "p1"), "vip", 1)
         r = self.c.get("/q/%s?code=%s" % (q, code), {"X-User-Id": "p2"})
         self.assertEqual(r.status, 403, r)
         self.assertEqual(r.headers.get("content-type"), "text/html; charset=utf-8")
         self.assertEqual(page_attr(r, "data-error"), "CODE_INVALID")
         self.assertEqual(page_attr(r, "data-reason"), "usedUp")
+        # the code page: why, in words, and the form to try again
+        self.assertEqual(page_attr(r, "data-state"), "code")
+        self.assertIn("This presale code has already been used as many times as it allows.",
+                      r.body)
+        self.assertIn('<form id="code-form" method="get" action="/q/%s">' % q, r.body)
         for query in ("code=NOPE", "code=", "code=" + "A" * 300):
             with self.subTest(query=query[:20]):
                 r = self.c.get("/q/%s?%s" % (q, query), {"X-User-Id": "p3"})
