@@ -417,7 +417,7 @@ class CodeJoins(GroupsTest):
         self.assertEqual(self.counts(q)["fanclub"]["usesSpent"], 1)
 
     def test_queue_page(self):
-        q = self.group_queue()
+        q = self.group_queue(targetUrl="/after")
         code = self.create(q, "vip")[0]
         r = self.c.get("/q/%s?code=%s" % (q, code), {"X-User-Id": "p1"})
         self.assertEqual(r.status, 200, r)
@@ -436,6 +436,8 @@ class CodeJoins(GroupsTest):
         self.assertIn("This presale code has already been used as many times as it allows.",
                       r.body)
         self.assertIn('<form id="code-form" method="get" action="/q/%s">' % q, r.body)
+        # a corrected code that is admitted goes where the queue says
+        self.assertEqual(page_attr(r, "data-target-url"), "/after")
         for query in ("code=NOPE", "code=", "code=" + "A" * 300):
             with self.subTest(query=query[:20]):
                 r = self.c.get("/q/%s?%s" % (q, query), {"X-User-Id": "p3"})
