@@ -4,7 +4,7 @@
  * share over every second of a long run while priority people keep
  * joining, positions that count the own line only and never go up,
  * groups admitted in order, held returns counted in their own line,
- * maxActive and stock across lines, codes (every refusal, exactly K uses
+ * maxActive across lines, codes (every refusal, exactly K uses
  * of a K-use code, nothing spent by someone who has a place), a config
  * that removes a group with people or live codes refused, reordered
  * groups keeping their people, and the public log of a sale with groups
@@ -47,10 +47,9 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A queue at rate (users/s), ticks of 100 ms, with groups names (n of
+/* The config at rate (users/s), ticks of 100 ms, with groups names (n of
  * them) and standardShare share. */
-static wr_memq_t *queue_g(const char *name, double rate, const char *const *names, size_t n,
-                          double share)
+static wr_queue_config_t cfg_groups(double rate, const char *const *names, size_t n, double share)
 {
     wr_queue_config_t cfg = cfg_rate(rate);
     cfg.tick_ms = 100;
@@ -58,9 +57,22 @@ static wr_memq_t *queue_g(const char *name, double rate, const char *const *name
     cfg.n_groups = n;
     for (size_t i = 0; i < n; i++)
         snprintf(cfg.groups[i], sizeof cfg.groups[i], "%s", names[i]);
+    return cfg;
+}
+
+/* Queue name put with cfg at T0. */
+static wr_memq_t *put_at(const char *name, const wr_queue_config_t *cfg)
+{
     wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config_at(&db, name, &cfg, T0, &q), WR_OK);
+    assert_int_equal(wr_memq_db_put_config_at(&db, name, cfg, T0, &q), WR_OK);
     return q;
+}
+
+static wr_memq_t *queue_g(const char *name, double rate, const char *const *names, size_t n,
+                          double share)
+{
+    wr_queue_config_t cfg = cfg_groups(rate, names, n, share);
+    return put_at(name, &cfg);
 }
 
 /* user joins (group slot, or -1) at now: WR_OK expected; its answer. */
@@ -222,22 +234,17 @@ static void test_unused_share_moves(void **state)
     assert_int_equal(line_admitted(q, 0), 1 + 21);
 }
 
-/* maxActive and stock count everyone; a held group member returns first
- * and counts in their own line. */
-static void test_max_active_stock_held(void **state)
+/* maxActive counts everyone; a held group member returns first and counts
+ * in their own line. */
+static void test_max_active_held(void **state)
 {
     (void)state;
     const char *names[] = {"vip"};
-    wr_queue_config_t cfg = cfg_rate(100);
-    cfg.tick_ms = 100;
-    cfg.standard_share = 0.2;
-    cfg.n_groups = 1;
-    snprintf(cfg.groups[0], sizeof cfg.groups[0], "%s", names[0]);
+    wr_queue_config_t cfg = cfg_groups(100, names, 1, 0.2);
     cfg.max_active = 3;
     cfg.idle_timeout_seconds = 1;
     cfg.away_hold_seconds = 60;
-    wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config_at(&db, "cap", &cfg, T0, &q), WR_OK);
+    wr_memq_t *q = put_at("cap", &cfg);
     int vip = wr_memq_group_slot(q, "vip");
     join(q, "v0", vip, T0);
     join(q, "v1", vip, T0 + 1);
@@ -277,6 +284,33 @@ static void test_max_active_stock_held(void **state)
     assert_int_equal(admitted_line(q, "v0"), 1);
     assert_int_equal(q->grp[vip]->admitted_total, 2);
     assert_int_equal(q->returned_total, 1);
+}
+
+/* stock counts everyone: the groups and the standard line together never
+ * get more than is left. */
+static void test_stock_across(void **state)
+{
+    (void)state;
+    const char *names[] = {"vip"};
+    wr_queue_config_t cfg = cfg_groups(100, names, 1, 0.5);
+    cfg.stock = 3;
+    cfg.stock_set = true;
+    wr_memq_t *q = put_at("stock", &cfg);
+    int vip = wr_memq_group_slot(q, "vip");
+    char u[16];
+    for (int i = 0; i < 4; i++) {
+        snprintf(u, sizeof u, "v%d", i);
+        join(q, u, vip, T0 + i);
+        snprintf(u, sizeof u, "s%d", i);
+        join(q, u, -1, T0 + 10 + i);
+    }
+    uint64_t n = 0;
+    for (int t = 0; t < 20; t++)
+        n += admit(q, T0 + 1000000 + t * 100000);
+    assert_int_equal(n, 3);
+    assert_int_equal(q->stock_left, 0);
+    assert_int_equal(q->grp[vip]->admitted_total + line_admitted(q, 0), 3);
+    assert_true(line_admitted(q, 0) >= 1); /* half of 3: its share */
 }
 
 static void hash_of(const char *code, char out[WR_CODE_HASH_HEX + 1])
@@ -423,14 +457,9 @@ static void test_log_replays(void **state)
 {
     (void)state;
     const char *names[] = {"fanclub"};
-    wr_queue_config_t cfg = cfg_rate(10);
-    cfg.tick_ms = 100;
-    cfg.standard_share = 0.3;
-    cfg.n_groups = 1;
-    snprintf(cfg.groups[0], sizeof cfg.groups[0], "%s", names[0]);
+    wr_queue_config_t cfg = cfg_groups(10, names, 1, 0.3);
     cfg.public_log = true;
-    wr_memq_t *q = NULL;
-    assert_int_equal(wr_memq_db_put_config_at(&db, "logged", &cfg, T0, &q), WR_OK);
+    wr_memq_t *q = put_at("logged", &cfg);
     assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
     int fan = wr_memq_group_slot(q, "fanclub");
     char u[16];
@@ -466,7 +495,8 @@ static void test_log_replays(void **state)
 #define TESTS(X)                                                                                   \
     X(test_share_every_second)                                                                     \
     X(test_unused_share_moves)                                                                     \
-    X(test_max_active_stock_held)                                                                  \
+    X(test_max_active_held)                                                                        \
+    X(test_stock_across)                                                                           \
     X(test_codes)                                                                                  \
     X(test_config_changes)                                                                         \
     X(test_log_replays)
