@@ -1486,6 +1486,38 @@ test('dashboard: a push queue\'s card says "Notify me: N subscribed" and this se
   await ctx.close();
 });
 
+test('dashboard: a queue with publicLog shows its latest signed checkpoint (size and root as GET .../log/checkpoint serves them), with links to it and to the key; a queue without the log has no such line', async () => {
+  const tag = crypto.randomBytes(3).toString('hex');
+  const q = 'dlog-' + tag, off = 'dnolog-' + tag;
+  await api.createQueue(q, { admitPerSecond: 5, paused: true, publicLog: true });
+  await api.createQueue(off, { admitPerSecond: 5, paused: true });
+  for (let i = 0; i < 3; i++) assert.equal((await api.joinNew(q)).status, 200);
+  assert.equal((await api.joinNew(off)).status, 200);
+  /* the signer signs within about a second: the checkpoint with 3 joins */
+  let cp = '';
+  await waitFor(async () => {
+    const r = await fetch(`${wr.base}/v1/queues/${q}/log/checkpoint`);
+    cp = r.ok ? await r.text() : '';
+    return cp.split('\n')[1] === '3';
+  }, 10000, 'a checkpoint of 3 leaves');
+  const root = cp.split('\n')[2];
+  const ctx = await newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  await page.goto(`${wr.base}/admin`);
+  await page.fill('#key', adminKey);
+  await page.click('#login button[type=submit]');
+  const line = page.locator(`article[data-queue="${q}"] p.log-line`);
+  await waitFor(async () => (await line.count()) === 1 && (await line.getAttribute('data-size')) === '3', 15000,
+    'the checkpoint line');
+  assert.equal(await line.locator('span').textContent(), `Public log: 3 events signed, root ${root.slice(0, 16)}...`);
+  assert.equal(await line.locator('a').nth(0).getAttribute('href'), `/v1/queues/${q}/log/checkpoint`);
+  assert.equal(await line.locator('a').nth(1).getAttribute('href'), '/v1/log/key');
+  const offCard = page.locator(`article[data-queue="${off}"]`);
+  await waitFor(async () => (await offCard.locator('[data-field="waiting"]').textContent()) === '1', 5000, 'the other card');
+  assert.equal(await offCard.locator('p.log-line').count(), 0, 'no log line without publicLog');
+  await ctx.close();
+});
+
 const LANGS = ['en', 'ko', 'ja', 'zh-Hans', 'zh-Hant', 'es', 'fr', 'de', 'pt', 'it', 'vi', 'th', 'id', 'ar'];
 
 test('the shopper\'s screens say each thing once, in every language: position, held, sold out and ended with a way back, the challenge\'s bar, the turn', async () => {

@@ -13,7 +13,9 @@
  * inline SVG bars/lines with a y axis (0, half, top) and a time axis; the
  * totals in a table; "Download CSV" fetches ?format=csv with the key and
  * saves it through a blob link (a plain link could not send the key).
- * Every text goes in through textContent.
+ * Each queue card of a queue with publicLog also gets a line with its
+ * latest signed checkpoint (checkpointLine, a card hook). Every text goes
+ * in through textContent.
  */
 (function () {
   'use strict';
@@ -210,6 +212,45 @@
     /* the board appears after the login: list at once then */
     new MutationObserver(function () { list(); }).observe($('board'), { attributes: true });
   }
+
+  /* A queue card's public log line (config publicLog): its latest signed
+   * checkpoint (GET /v1/queues/{q}/log/checkpoint, public: the tree size
+   * and the root hash's start, read every CHECKPOINT_MS), with links to
+   * the checkpoint and the log's key for anyone who checks. */
+  var CHECKPOINT_MS = 10000;
+  function checkpointLine(c, q) {
+    var on = !!(c.config && c.config.publicLog);
+    if (!on) {
+      if (c.logLine) { c.logLine.remove(); c.logLine = null; }
+      return;
+    }
+    if (!c.logLine) {
+      var base = '/v1/queues/' + encodeURIComponent(q.name) + '/log';
+      c.logLine = el('p', { 'class': 'log-line', 'data-log': q.name });
+      c.logText = el('span', {}, 'Public log: no checkpoint yet');
+      c.logLine.appendChild(c.logText);
+      c.logLine.appendChild(document.createTextNode(' '));
+      c.logLine.appendChild(el('a', { href: base + '/checkpoint', target: '_blank', rel: 'noopener' },
+        'checkpoint'));
+      c.logLine.appendChild(document.createTextNode(' '));
+      c.logLine.appendChild(el('a', { href: '/v1/log/key', target: '_blank', rel: 'noopener' }, 'key'));
+      c.el.insertBefore(c.logLine, c.el.querySelector('.controls') || null);
+      c.logAt = 0;
+    }
+    if (Date.now() - c.logAt < CHECKPOINT_MS) return;
+    c.logAt = Date.now();
+    fetch('/v1/queues/' + encodeURIComponent(q.name) + '/log/checkpoint', { cache: 'no-store' })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (t) {
+        if (!t || !c.logText) return;
+        var lines = t.split('\n'); /* origin, size, root, blank, signature */
+        c.logText.textContent = 'Public log: ' + lines[1] + ' events signed, root ' +
+          String(lines[2]).slice(0, 16) + '...';
+        c.logLine.setAttribute('data-size', lines[1]);
+      }, function () { /* the next fill tries again */ });
+  }
+  var D = window.wrDashboard;
+  if (D && D.onCard) D.onCard(checkpointLine);
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
