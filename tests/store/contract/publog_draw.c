@@ -373,7 +373,7 @@ static void t_draw_beacon_error(void **state)
     }
 }
 
-/* A pre-queue of 2,300 (Redis: read 1,000 and keyed 480 a call) drawn,
+/* A pre-queue of 2,300 (Redis: read 500 and keyed 250 a call) drawn,
  * with people leaving before the opening: every admission in draw order. */
 static void t_draw_large(void **state)
 {

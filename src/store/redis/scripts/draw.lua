@@ -14,12 +14,12 @@
 --   BEGIN: nothing. When the draw may run (phase 2) and the draw's lease
 --     is free, expired or ID's: {1, seed, beacon, round, randomness,
 --     error} (K_LOG's fields, '' where absent); else {0}.
---   READ: CURSOR (a key; '' from the first), COUNT (at most 2000). The
+--   READ: CURSOR ('-inf', or '(<key>': after that key), COUNT (500). The
 --     pre-queue people keyed below DRAW_LATE (drawn already, or not yet),
---     CURSOR included, in key order: {1, user, key, their logm entry ('':
+--     from CURSOR on, in key order: {1, user, key, their logm entry ('':
 --     none), ...} (keys as integers); {0} when no commit awaits its draw or
 --     another instance holds the lease.
---   APPLY: then user, key pairs (at most 1000; key '' for someone without a
+--   APPLY: then user, key pairs (250; key '' for someone without a
 --     log id). Each one still keyed below DRAW_LATE: in the log's line
 --     ('i') with a key, keyed by it; anyone else (a page join that has not
 --     counted: their log entry keeps their log id with the new key, so
@@ -111,27 +111,39 @@ if mode == M_DRAW.READ then
   end
   return out
 elseif mode == M_DRAW.APPLY then
-  local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
-  local moved = false
+  local users, keys = {}, {}
   for i = 3, #ARGV - 1, 2 do
-    local user, key = ARGV[i], ARGV[i + 1]
-    local k = tonumber(redis.call('ZSCORE', K_PRE, user) or DRAW_LATE)
+    users[#users + 1], keys[#keys + 1] = ARGV[i], ARGV[i + 1]
+  end
+  if #users == 0 then
+    return {1}
+  end
+  local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
+  local e = redis.call('HMGET', K_LOGM, unpack(users))
+  local zs, ms, last0 = {}, {}, last
+  for i = 1, #users do
+    local k = tonumber(redis.call('ZSCORE', K_PRE, users[i]) or DRAW_LATE)
     if k < DRAW_LATE then
-      local s, _, u = log_entry(user)
-      if s == 'i' and key ~= '' then
-        redis.call('ZADD', K_PRE, 'XX', key, user)
+      local s, _, u = log_entry_of(e[i])
+      if s == 'i' and keys[i] ~= '' then
+        zs[#zs + 1], zs[#zs + 2] = keys[i], users[i]
       elseif k >= 0 then
         -- not drawn: the next order key, behind the drawn (as a late join)
         last = math.max(now, last + 1)
-        redis.call('ZADD', K_PRE, 'XX', fmt(DRAW_LATE + last), user)
+        zs[#zs + 1], zs[#zs + 2] = fmt(DRAW_LATE + last), users[i]
         if s == 'q' then
-          redis.call('HSET', K_LOGM, user, 'p:' .. fmt(last) .. ':' .. u)
+          ms[#ms + 1], ms[#ms + 2] = users[i], 'p:' .. fmt(last) .. ':' .. u
         end
-        moved = true
       end
     end
   end
-  if moved then
+  if #zs > 0 then
+    redis.call('ZADD', K_PRE, 'XX', unpack(zs))
+  end
+  if #ms > 0 then
+    redis.call('HSET', K_LOGM, unpack(ms))
+  end
+  if last ~= last0 then
     redis.call('HSET', K_STATE, 'lastScore', fmt(last))
   end
   return {1}

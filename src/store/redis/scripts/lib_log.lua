@@ -63,10 +63,16 @@ local function log_append(e, rest, now)
   return i
 end
 
--- user's entry in logm: state ('i', 'a', 'p' or nil), index, u.
-local function log_entry(user)
-  local s, i, u = string.match(redis.call('HGET', K_LOGM, user) or '', '^(%a):(%d*):(%x+)$')
+-- A logm value (or false): state ('i', 'a', 'p', 'q' or nil), index or
+-- t, u.
+local function log_entry_of(v)
+  local s, i, u = string.match(v or '', '^(%a):(%d*):(%x+)$')
   return s, tonumber(i), u
+end
+
+-- user's entry in logm (log_entry_of).
+local function log_entry(user)
+  return log_entry_of(redis.call('HGET', K_LOGM, user))
 end
 
 -- user got a place that counts, with log id u, at order key t (pre: in
