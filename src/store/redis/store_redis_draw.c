@@ -44,8 +44,8 @@
 #include "store/redis/script_rows.h"
 #include "store/redis/store_redis_log_internal.h"
 
-#define READ_CHUNK  500 /* people a READ answers */
-#define APPLY_CHUNK 250 /* people an APPLY keys (two arguments each) */
+#define READ_CHUNK  500                   /* people a READ answers */
+#define APPLY_CHUNK 250                   /* people an APPLY keys (two arguments each) */
 #define ATTEMPTS    3                     /* reads of a draw whose FINISH found someone undrawn */
 #define DRAW_BASE   (-(INT64_C(1) << 53)) /* lib.lua's */
 #define DRAWS_MAX   (sizeof((struct rstore *)0)->drawing / sizeof((struct rstore *)0)->drawing[0])

@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
 
 #include "base/hex.h"
 #include "contract.h"
@@ -405,5 +407,59 @@ static void t_draw_large(void **state)
     assert_int_equal(st.left[WR_LOGLEAF_LEFT], N / 100);
 }
 
+/* The count of q's pre-queue keyed in the drawn band (below 0): Redis. */
+static long long drawn_band(const char *q)
+{
+    redisReply *r = sh_redis_cmd("ZCOUNT wr:{%s}:pre -inf (0", q);
+    assert_non_null(r);
+    long long n = r->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Redis: an instance that stops in the middle of a draw (its store closed
+ * after the first APPLY: part of the pre-queue keyed) leaves its lease to
+ * expire (here: removed); another instance's draw reads the part keyed with
+ * the rest and writes the same order: one draw leaf, every admission in
+ * draw order. */
+static void t_draw_taken_over(void **state)
+{
+    wr_store_t *s = draw_store(state);
+    if (!g_redis)
+        skip(); /* (the keys read by hand: one server) */
+    enum { N = 1200 };
+    wr_queue_config_t c = draw_cfg(store_ms(s) + 600000, 0);
+    put_ok(s, "dt", c);
+    pre_joins(s, "dt", "p", N);
+    c.opens_at_ms = store_ms(s) - 1;
+    put_ok(s, "dt", c);
+    sh_res_t r;
+    assert_int_equal(sh_admit(s, "dt", &r), WR_OK); /* (the tick that starts the draw) */
+    long long part = 0;
+    for (int i = 0; i < 20000 && part == 0; i++) {
+        event_base_loop(sh_base(), EVLOOP_ONCE);
+        part = drawn_band("dt");
+    }
+    assert_true(part > 0 && part < N); /* one APPLY's answer at a time: stopped in the middle */
+    wr_store_close(s);
+    redisReply *x = sh_redis_cmd("HDEL wr:{dt}:log dlease");
+    assert_non_null(x);
+    freeReplyObject(x);
+    *state = s = open_store_with(2000);
+    assert_non_null(s);
+    open_drawn(s, "dt");
+    wr_logleaf_t l[1];
+    lres_t h, last;
+    assert_int_equal(lg_head(s, "dt", &h), WR_OK);
+    assert_int_equal(h.a.size, 1 + N + 1);
+    wr_log_read_t req = {.start = h.a.size - 1, .end = h.a.size};
+    assert_int_equal(lg_read(s, "dt", &req, &last), WR_OK);
+    assert_int_equal(wr_logleaf_parse(last.leaves, strlen(last.leaves) - 1, l, NULL, 0), WR_OK);
+    assert_true(l[0].e == WR_LOGLEAF_DRAW && l[0].n == N);
+    wr_logreplay_stats_t st;
+    admit_all_and_replay(s, "dt", c, N, &st);
+    assert_int_equal(st.draws, 1);
+}
+
 WR_CONTRACT_GROUP(publog_draw, T(t_draw_without_beacon), T(t_draw_with_beacon),
-                  T(t_draw_beacon_error), T(t_draw_large));
+                  T(t_draw_beacon_error), T(t_draw_large), T(t_draw_taken_over));
