@@ -10,14 +10,18 @@ seconds ahead, and measures the opening:
     keep-alive connection around the opening (the event loop's pause as a
     client sees it);
   - on Redis: SLOWLOG entries over 1 ms (the opening's chunks) and INFO
-    commandstats (EVALSHA calls and time) over the opening.
+    commandstats (EVALSHA calls and time) over the opening;
+  - with --public-log (the queue's publicLog, its shuffle the opening
+    draw): the draw's line (people drawn, its time after opensAt).
 
     python3 bench/opening.py --waitroomd build/waitroomd --store memory|redis [--people 100000]
+        [--public-log]
 
 Python 3 standard library, wrk and redis-server. Starts and stops its own
 processes (by pid).
 """
 import argparse
+import calendar
 import http.client
 import json
 import os
@@ -57,6 +61,13 @@ def req(port, method, path, body=None):
     return r.status, json.loads(data) if data else None
 
 
+def cpu_ms(pid):
+    """utime + stime of process pid so far, ms."""
+    with open("/proc/%d/stat" % pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 def commandstats(r):
     out = {}
     for ln in r.cmd("INFO", "commandstats").splitlines():
@@ -72,6 +83,7 @@ def main():
     ap.add_argument("--store", choices=["memory", "redis"], required=True)
     ap.add_argument("--people", type=int, default=100000)
     ap.add_argument("--shuffle", choices=["true", "false"], default="true")
+    ap.add_argument("--public-log", action="store_true")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="wr-bench-opening-")
     procs = []
@@ -101,7 +113,7 @@ def main():
         q = "opening"
         st, _ = req(port, "PUT", "/v1/admin/queues/" + q,
                     {"admitPerSecond": 1000, "paused": True, "maxQueueSize": 0,
-                     "preQueueShuffle": args.shuffle == "true",
+                     "preQueueShuffle": args.shuffle == "true", "publicLog": args.public_log,
                      "opensAt": int(time.time() * 1000) + 3600000})
         assert st == 200, (st, _)
         env = dict(os.environ, WR_FILL=str(args.people), WR_QUEUE=q, WR_PREFIX="b")
@@ -137,6 +149,7 @@ def main():
             rc.cmd("CONFIG", "SET", "slowlog-max-len", "1024")
             rc.cmd("SLOWLOG", "RESET")
             cs0 = commandstats(rc)
+            rcpu0 = cpu_ms(procs[0].pid)
 
         # the probe: /healthz in a loop on one keep-alive connection
         worst = [0.0, 0]
@@ -177,6 +190,13 @@ def main():
             print("".join(all_lines[-20:]))
         print("waitroomd: " + (lines[-1].split("level=info ", 1)[-1].strip() if lines
                                else "(no opening line)"))
+        drawn = [ln for ln in all_lines if "the opening is drawn" in ln]
+        if drawn:  # its time after opensAt, from the log line's UTC time stamp
+            m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z", drawn[-1])
+            at = calendar.timegm(time.strptime(m.group(1)[:19], "%Y-%m-%dT%H:%M:%S"))
+            at += float("0." + m.group(1).split(".")[1])
+            print("waitroomd: %s, %.0f ms after opensAt"
+                  % (drawn[-1].split("level=info ", 1)[-1].strip(), at * 1000 - opens_at))
         print("probe: longest GET /healthz %.2f ms (of %d) around the opening"
               % (worst[0] * 1000, worst[1]))
         if rc:
@@ -185,9 +205,12 @@ def main():
             kinds = {}
             for e in slow:  # the script of each slow call: EVALSHA <sha> ...
                 name = " ".join(str(a) for a in e[3][:2])[:60]
-                kinds[name] = kinds.get(name, 0) + 1
-            print("redis: SLOWLOG by command: %s" % kinds)
+                n, top = kinds.get(name, (0, 0))
+                kinds[name] = (n + 1, max(top, e[2] / 1000))
+            print("redis: SLOWLOG by command (entries, longest ms): %s" % kinds)
             cs1 = commandstats(rc)
+            print("redis: CPU time over the opening %.0f ms (redis-server's utime + stime)"
+                  % (cpu_ms(procs[0].pid) - rcpu0))
             calls = cs1.get("evalsha", (0, 0))[0] - cs0.get("evalsha", (0, 0))[0]
             usec = cs1.get("evalsha", (0, 0))[1] - cs0.get("evalsha", (0, 0))[1]
             print("redis: SLOWLOG > 1 ms: %d entries, longest %.2f ms, total %.1f ms; "

@@ -78,14 +78,14 @@
 # sale at the fixed rate (instead of no line), so the report shows the two
 # side by side; withQueue.autotuneRates is the rate in use each second.
 # --public-log: the queue keeps its public log (publicLog; with --opens-in
-# also preQueueShuffle on the embedded store: the opening has a commit and
-# a draw; on Redis, which runs no draw, the opening goes in arrival order). After the run
+# also preQueueShuffle, on either store: the opening has a commit and a
+# draw). After the run
 # with the line, once the signed checkpoint covers every event (its size
 # unchanged for 3 s: the server signs within 2 s of any append; at most
 # 60 s), waitroom-verify checks the log (OUT/verify.txt, printed, then
 # OUT/verify.json, consistent with the first); the report's withQueue gains
 # logEvents, overtakes and drawChecked (null without a draw) and states the
-# verdict. The demo fails when the verifier does. Embedded store only.
+# verdict. The demo fails when the verifier does.
 # --presale F (issue 41): the queue gets a priority group ("groups":
 # [{"name":"presale"}], standardShare --standard-share S, default 0.2);
 # waitroom-sim makes one single-use presale code per presale person (POST
@@ -221,10 +221,8 @@ if [ "$public_log" = 1 ]; then
   [ -x "$bin/waitroom-verify" ] || { echo "demo.sh: $bin/waitroom-verify is missing; build first (make build)" >&2; exit 2; }
   command -v curl >/dev/null || { echo "demo.sh: --public-log needs curl" >&2; exit 2; }
   log_fields='"publicLog":true'
-  # the opening: drawn in public on the embedded store; Redis runs no
-  # draw (README, "Checking the line"), so its opening goes in arrival order
-  if [ -n "$opens_in" ] && [ "$store" = redis ]; then log_fields+=',"preQueueShuffle":false'
-  elif [ -n "$opens_in" ]; then log_fields+=',"preQueueShuffle":true'; fi
+  # the opening: drawn in public (README, "Checking the line"), both stores
+  if [ -n "$opens_in" ]; then log_fields+=',"preQueueShuffle":true'; fi
   queue_config=${queue_config%\}}; [ "$queue_config" = "{" ] || queue_config+=,
   queue_config+="$log_fields}"
   sale_text+=", public log"

@@ -44,6 +44,10 @@
 #define WR_LOGLEAF_RANDOM_MAX 64   /* bytes of a beacon's randomness */
 #define WR_LOGLEAF_SEED       32   /* bytes of a draw's seed */
 
+/* The draw's beaconError when the beacon gave no round in time (a printf
+ * format of the round, unsigned long long): the stores' text. */
+#define WR_LOGLEAF_BEACON_LATE "the beacon gave no round %llu within 60 s of the opening"
+
 typedef enum {
     WR_LOGLEAF_JOIN,
     WR_LOGLEAF_COMMIT,

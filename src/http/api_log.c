@@ -377,8 +377,8 @@ bool wr_api__log_config_check(wr_api__ctx_t *c, const wr_queue_config_t *old,
     } else if (cfg->public_log && cfg->pre_queue_shuffle && cfg->opens_at_ms != WR_OPENS_AT_NONE &&
                !wr_store_has_draw(c->api->store)) {
         field = "preQueueShuffle";
-        msg = "with publicLog is not available yet on this store: a shuffled opening needs the "
-              "opening draw, which only the embedded store runs (set preQueueShuffle to false: "
+        msg = "with publicLog is not available on this store: a shuffled opening needs the "
+              "opening draw, which this store does not run (set preQueueShuffle to false: "
               "the pre-queue then opens in arrival order, logged)";
     } else if (old && st && old->public_log != cfg->public_log &&
                st->waiting + st->prequeue + st->held > 0) {

@@ -318,8 +318,8 @@ typedef struct wr_store_ops {
     /*
      * The public log (docs/API.md 1.3). All six may be NULL: a store that
      * keeps no log (publicLog is refused on it); log_beacon alone may be
-     * NULL: a store that runs no opening draw (Redis: a shuffled opening
-     * with publicLog is refused on it). A store that keeps one
+     * NULL: a store that runs no opening draw (a shuffled opening with
+     * publicLog is refused on it; both stores run it). A store that keeps one
      * appends each queue's leaves in the same atomic step as the change
      * they log, keeps every complete subtree's hash by (level, index)
      * (base/tlog.h) and the latest signed checkpoint, and keeps a queue's
@@ -668,8 +668,8 @@ static inline wr_err_t wr_store_codes(wr_store_t *s, const char *q, const wr_sto
     return s->ops->codes ? s->ops->codes(s, q, req, cb, arg) : WR_EINVAL;
 }
 
-/* The store runs the opening draw of a public log (log_beacon; the
- * embedded store): without it a shuffled opening cannot be logged. */
+/* The store runs the opening draw of a public log (log_beacon; both
+ * stores): without it a shuffled opening cannot be logged. */
 static inline bool wr_store_has_draw(const wr_store_t *s)
 {
     return s && s->ops->log_beacon != NULL;

@@ -6,10 +6,10 @@ every receipt included); the routes' bytes, headers and bounds; publicLog
 and draw's rules across the queue's state; a deleted queue's log still
 readable; on the embedded store a restart that keeps the log consistent
 (--state) and a leaf changed in the snapshot that the verifier catches
-(exit 2). On Redis the same sale (in arrival order: the opening draw is
-the embedded store's alone, so a shuffled opening with publicLog is
-refused there, 400 naming preQueueShuffle), and two instances on one Redis
-writing one log that verifies across a restart."""
+(exit 2). On Redis the same sale with its drawn opening and the beacon's
+draw, two instances on one Redis writing one log that verifies across a
+restart, and a shuffled opening with a beacon drawn once by two
+instances."""
 import base64
 import hashlib
 import http.server
@@ -40,7 +40,7 @@ class PublicLog(WRTest):
 
     def memory_only(self):
         if ENV.store != "memory":
-            self.skipTest("the embedded store's own: its opening draw or its data dir")
+            self.skipTest("the embedded store's own: its data dir")
 
     def memory_with(self, data, *extra):
         """A header-mode waitroomd on the memory store with --data-dir data
@@ -78,23 +78,52 @@ class PublicLog(WRTest):
         return [json.loads(x) for x in r.body.split("\n") if x]
 
     # ------------------------------------------------------------ Redis
-    def test_shuffled_opening_refused_on_redis(self):
-        """Redis runs no opening draw: publicLog with a shuffled opening is
-        400 naming preQueueShuffle; in arrival order it is accepted, and
-        without an opening the shuffle does not matter."""
-        if ENV.store == "memory":
-            self.skipTest("redis: the opening draw is the embedded store's")
-        opens = now_ms() + 60000
-        r = self.c.put_queue("plog-" + uid(), dict(FAST, publicLog=True, opensAt=opens))
-        self.assertError(r, 400, "INVALID_CONFIG")
-        self.assertEqual(r.json.get("field"), "preQueueShuffle", repr(r))
-        self.assertIn("not available yet on this store", r.json["message"])
-        q = self.new_queue(dict(FAST, publicLog=True))
-        r = self.c.patch_queue(q, {"opensAt": opens})
-        self.assertError(r, 400, "INVALID_CONFIG")
-        self.assertEqual(r.json.get("field"), "preQueueShuffle", repr(r))
-        r = self.c.patch_queue(q, {"opensAt": opens, "preQueueShuffle": False})
+    def test_shuffled_opening_two_instances(self):
+        """Redis: two instances on one Redis, a shuffled opening with a
+        beacon: joins through both (one commit, before the first), the
+        opening waits for the round (a join meanwhile answered prequeue),
+        one draw with the beacon's randomness whichever instance ran it,
+        and waitroom-verify replays it: 0 overtakes, the draw checked and
+        independent."""
+        if ENV.store != "redis":
+            self.skipTest("redis: several instances on one store")
+        instance = self.private_redis_instances()
+        a, b = instance(), instance()
+        rnd = secrets_hex(32)
+        opens = now_ms() + 2500
+        srv, asked = self.beacon(4242, rnd, opens / 1000 + 1.5)
+        url = "http://127.0.0.1:%d" % srv.server_address[1]
+        q = uid("two-draw")
+        r = a.client.put_queue(q, dict(FAST, publicLog=True, opensAt=opens,
+                                       draw={"beaconUrl": url, "round": 4242}))
         self.assertEqual(r.status, 200, repr(r))
+        early = [uid("early-") for _ in range(8)]
+        for i, u in enumerate(early):
+            r = (a if i % 2 else b).client.join(q, u)
+            self.assertEqual(r.json["status"], "prequeue", repr(r))
+            self.assertIn("receipt", r.json)
+        while now_ms() < opens + 300:
+            time.sleep(0.1)
+        late = uid("late-")
+        r = a.client.join(q, late)
+        self.assertEqual(r.json["status"], "prequeue", repr(r))   # the opening waits
+        for i, u in enumerate(early + [late]):
+            self.wait_admitted(q, u, client=(a if i % 2 else b).client, timeout=15)
+        self.assertIn("/public/4242", asked)
+        _, size, _ = self.signed(q, 1 + 9 + 1 + 9, client=b.client)
+        leaves = self.leaves(q, size, client=b.client)
+        kinds = [x["e"] for x in leaves]
+        self.assertEqual((kinds[0], kinds.count("commit"), kinds.count("draw")),
+                         ("commit", 1, 1), kinds)
+        draw = leaves[kinds.index("draw")]
+        self.assertEqual((draw["n"], draw["round"], draw["randomness"], draw["beacon"]),
+                         (8, 4242, rnd, url), draw)
+        self.assertLess(kinds.index("draw"), kinds.index("admit"))
+        rc, out, err = self.verify(q, a, "--json")
+        self.assertEqual(rc, 0, out + err)
+        s = json.loads(out)
+        self.assertEqual((s["joined"], s["admitted"], s["overtakes"], s["draws"],
+                          s["drawChecked"], s["drawIndependent"]), (9, 9, 0, 1, True, True), s)
 
     def test_two_instances_one_log(self):
         """Redis: two instances on one Redis write one log (each event's
@@ -261,7 +290,6 @@ class PublicLog(WRTest):
         self.assertEqual(r.json.get("field"), "draw.beaconUrl", repr(r))
 
     def test_draw_fixed_once_committed(self):
-        self.memory_only()
         draw = {"beaconUrl": "https://api.drand.sh", "round": 5}
         q = self.new_queue(dict(HOLD, publicLog=True, opensAt=now_ms() + 60000, draw=draw))
         self.assertEqual(self.c.patch_queue(q, {"draw": dict(draw, round=6)}).status, 200)
@@ -280,12 +308,10 @@ class PublicLog(WRTest):
         """A shuffled opening of 6, 3 later joins, a leave, two people away
         (held), one of whom returns; every admission checked by
         waitroom-verify: 0 overtakes, the draw checked, receipts included;
-        the queue deleted: removed leaves, the log still readable. On Redis
-        the opening goes in arrival order (no draw)."""
-        shuffled = ENV.store == "memory"
+        the queue deleted: removed leaves, the log still readable."""
         opens = now_ms() + 2500
         q = self.new_queue(dict(HOLD, publicLog=True, opensAt=opens, idleTimeoutSeconds=1,
-                                awayHoldSeconds=60, preQueueShuffle=shuffled))
+                                awayHoldSeconds=60, preQueueShuffle=True))
         pre = [uid("pre-") for _ in range(6)]
         for u in pre:
             r = self.c.join(q, u)
@@ -324,23 +350,19 @@ class PublicLog(WRTest):
         self.assertIn("receipt", r.json)
         me = r.json["receipt"]["u"]
         self.wait_admitted(q, sleepers[0])
-        # 9 joins, commit and draw (shuffled), a leave, 2 away, 7 admissions
-        _, size, _ = self.signed(q, 9 + (2 if shuffled else 0) + 1 + 2 + 7)
+        # 9 joins, commit and draw, a leave, 2 away, 7 admissions
+        _, size, _ = self.signed(q, 9 + 2 + 1 + 2 + 7)
         rc, out, err = self.verify(q, self.srv, "--json")
         self.assertEqual(rc, 0, out + err)
         s = json.loads(out)
         self.assertEqual((s["joined"], s["admitted"], s["heldReturns"], s["overtakes"],
-                          s["draws"]), (9, 7, 1, 0, 1 if shuffled else 0), s)
-        self.assertIs(s["drawChecked"], True, s)  # (no draw: nothing failed)
+                          s["draws"]), (9, 7, 1, 0, 1), s)
+        self.assertIs(s["drawChecked"], True, s)
         self.assertEqual(s["left"]["left"], 1, s)
         kinds = [x["e"] for x in self.leaves(q, size)]
-        if shuffled:
-            self.assertEqual(kinds[0], "commit")
-            self.assertEqual(kinds.count("draw"), 1)
-            self.assertLess(kinds.index("draw"), kinds.index("admit"))
-        else:
-            self.assertEqual((kinds[:6], kinds.count("commit") + kinds.count("draw")),
-                             (["join"] * 6, 0), kinds)
+        self.assertEqual(kinds[0], "commit")
+        self.assertEqual(kinds.count("draw"), 1)
+        self.assertLess(kinds.index("draw"), kinds.index("admit"))
         self.assertEqual(kinds.count("away"), 2)
         # the receipt of the returned sleeper is in the tree
         rc, out, err = self.verify(q, self.srv, "--me", me)
@@ -400,7 +422,6 @@ class PublicLog(WRTest):
         """The opening waits for the beacon's round (404: asked again),
         answering prequeue, a join meanwhile is not drawn; the draw mixes
         the round's randomness in and waitroom-verify checks it."""
-        self.memory_only()
         rnd = secrets_hex(32)
         opens = now_ms() + 2000
         srv, asked = self.beacon(777, rnd, opens / 1000 + 2.0)

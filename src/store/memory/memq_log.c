@@ -364,8 +364,7 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us)
             if (l->beacon_done)
                 snprintf(ev.beacon_error, sizeof ev.beacon_error, "%s", l->beacon_error);
             else
-                snprintf(ev.beacon_error, sizeof ev.beacon_error,
-                         "the beacon gave no round %llu within 60 s of the opening",
+                snprintf(ev.beacon_error, sizeof ev.beacon_error, WR_LOGLEAF_BEACON_LATE,
                          (unsigned long long)l->round);
         }
     }

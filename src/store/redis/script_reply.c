@@ -481,6 +481,7 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
     if (err != WR_OK)
         return err;
     FILL_STATS(&info->stats, e, R_QUEUE_GET);
+    info->stats.log_committed = e[WR_ROW(R_QUEUE_GET, LOG_COMMITTED)]->integer == 1;
     /* autotune's kept rate, '%.17g' */
     double d = reply_double(e[WR_ROW(R_QUEUE_GET, AUTO_RATE)]);
     info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;

@@ -108,6 +108,7 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_LOG_READ] = {{NULL}, "scripts/log_read.lua"},
     [SC_LOG_LEASE] = {{NULL}, "scripts/log_lease.lua"},
     [SC_PUSH] = {{ROWS(push), LIB, LIB_ENTRY}, "scripts/push.lua"},
+    [SC_DRAW] = {{ROWS(draw), LIB}, "scripts/draw.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -376,6 +377,8 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
     case OP_ADMIT: {
         wr_admit_t res;
         err = wr_script_reply_admit(rep, wr_store_redis__resolve_config, &cc, &res);
+        if (err == WR_OK && rep->element[WR_ROW(R_ADMIT, DRAW)]->integer == 1)
+            wr_store_redis__draw_due(s, r->queue); /* the opening waits for it */
         r->cb.admit(err, err == WR_OK ? &res : NULL, r->arg);
         wr_store_redis__cfgctx_done(&cc);
         if (err == WR_OK) {
@@ -773,7 +776,8 @@ static const wr_store_ops_t redis_ops = {
     .log_head = wr_store_redis__log_head,
     .log_read = wr_store_redis__log_read,
     .log_publish = wr_store_redis__log_publish,
-    .log_unsigned = wr_store_redis__log_unsigned, /* no log_beacon: no opening draw (api_log) */
+    .log_unsigned = wr_store_redis__log_unsigned,
+    .log_beacon = wr_store_redis__log_beacon,
     .push_sub = wr_store_redis__push_sub,
     .unreachable = r_unreachable,
     .debug_advance_time = NULL,

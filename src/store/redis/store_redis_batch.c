@@ -165,8 +165,8 @@ static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
 }
 
 /* the arguments below, in the order of their rows (scripts.def) */
-WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY, LOG_ID);
-WR_ROWS_ORDER(A_ENTRY_BATCH, VERSION);
+WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY, LOG_ID, COMMIT_SEED, COMMIT_HASH);
+WR_ROWS_ORDER(A_ENTRY_BATCH, VERSION, COMMIT_SEED, COMMIT_HASH);
 WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY, LOG_ID);
 
 /* Sends b as one script call: entry.lua for one request (the same command
@@ -176,12 +176,18 @@ WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY, LOG_ID);
 static void send_batch(struct rstore *s, struct batch *b)
 {
     wr_err_t err = WR_ENOMEM;
-    size_t bytes = 512 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
+    size_t bytes = 512 + 2 * 64 + (NKEYS + 1) * (WR_QUEUE_NAME_MAX + 16);
+    /* the opening's commit, for a call that may need it (store_redis_draw.c) */
+    char seed[65] = "", hash[65] = "";
+    if (b->joins && !wr_store_redis__commit_seed(b->snap, seed, hash)) {
+        err = WR_EIO;
+        goto fail;
+    }
     for (size_t i = 0; i < b->n; i++)
         bytes += strlen(b->sub[i].user) + 4 + 24 + 33;
     bool one = b->n == 1;
     wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(
-        one ? SC_ENTRY : SC_ENTRY_BATCH, 2 + 1 + NKEYS + 1 + 4 * (int)b->n + 1, bytes);
+        one ? SC_ENTRY : SC_ENTRY_BATCH, 2 + 1 + NKEYS + 3 + 4 * (int)b->n + 1, bytes);
     if (!cmd)
         goto fail;
     unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
@@ -191,9 +197,11 @@ static void send_batch(struct rstore *s, struct batch *b)
              wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
              wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key) &&
-             wr_redis_conn_cmd_str(cmd, b->sub[0].logid);
+             wr_redis_conn_cmd_str(cmd, b->sub[0].logid) && wr_redis_conn_cmd_str(cmd, seed) &&
+             wr_redis_conn_cmd_str(cmd, hash);
     else
-        ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known);
+        ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known) && wr_redis_conn_cmd_str(cmd, seed) &&
+             wr_redis_conn_cmd_str(cmd, hash);
     for (size_t i = 0; !one && ok && i < b->n; i++)
         ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&

@@ -53,6 +53,7 @@ enum script_id {
     SC_LOG_READ,     /* ... leaves and hashes read */
     SC_LOG_LEASE,    /* ... the signer's lease */
     SC_PUSH,         /* Web Push: a person's subscription */
+    SC_DRAW,         /* the public log's opening draw: one step (store_redis_draw.c) */
     SC_COUNT,
 };
 
@@ -173,6 +174,9 @@ struct rstore {
     bool salt_wanted, salt_loading; /* the store's own load of it: asked for, in flight */
     char instance[33];              /* this store's id (hex, random): the signer's lease */
     bool push_sender;               /* this instance sends Web Push (admit.lua A_ADMIT.PUSH) */
+    /* the queues whose opening draw this instance runs (store_redis_draw.c) */
+    char drawing[4][WR_QUEUE_NAME_MAX + 1];
+    size_t n_drawing;
 };
 
 /* What resolve_config reads: the store, the queue and the snapshot of the
@@ -284,6 +288,25 @@ void wr_store_redis__log_salt_load(struct rstore *s);
  * first call). WR_EUNAVAILABLE before log_key answered (no salt master
  * yet; out is ""), WR_ENOMEM, WR_EIO. */
 wr_err_t wr_store_redis__log_id(struct rstore *s, struct batch *b, const char *user, char out[33]);
+
+/* store_redis_draw.c: the opening draw (store.h log_beacon; docs/DESIGN.md
+ * "The opening draw on Redis") */
+
+/* The log_beacon operation (store.h). */
+wr_err_t wr_store_redis__log_beacon(wr_store_t *st, const char *queue, uint64_t round,
+                                    const uint8_t *randomness, size_t len, const char *error,
+                                    wr_store_log_cb cb, void *arg);
+/* queue's opening waits for its draw and the draw may run (admit.lua's
+ * DRAW, log_unsigned's round): this instance runs it unless it runs it
+ * already (or four others); draw.lua's lease keeps the other instances
+ * out meanwhile. Never calls a callback. */
+void wr_store_redis__draw_due(struct rstore *s, const char *queue);
+/* The commit arguments of a call holding a join of the queue whose cached
+ * config is snap (NULL: none cached): a fresh seed and its SHA-256, hex,
+ * when its opening may need a commit (publicLog, preQueueShuffle and
+ * opensAt set; or nothing cached), else "" both. False when the CSPRNG
+ * failed. */
+bool wr_store_redis__commit_seed(const wr_cfgcache_snap_t *snap, char seed[65], char hash[65]);
 
 /* store_redis_report.c */
 

@@ -71,6 +71,7 @@ void wr_store_redis__lj_free(ljob_t *j)
     free(j->hashes);
     free(j->names);
     free(j->ptrs);
+    wr_store_redis__draw_free(j);
     free(j);
 }
 
@@ -369,11 +370,11 @@ static wr_err_t root_of(const wr_tlog_frontier_t *f, uint8_t out[WR_TLOG_HASH])
 }
 
 /* Reads log_head.lua's reply into j->m: config exists, log flag, n, hs,
- * cp, cps, cpr, stop. */
+ * cp, cps, cpr, stop, committed. */
 static wr_err_t meta_of(const redisReply *rep, meta_t *m)
 {
     memset(m, 0, sizeof *m);
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 8)
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 9)
         return WR_EPROTO;
     redisReply *const *e = rep->element;
     m->has_config = e[0]->type == REDIS_REPLY_INTEGER && e[0]->integer == 1;
@@ -390,6 +391,7 @@ static wr_err_t meta_of(const redisReply *rep, meta_t *m)
         m->exists = true;
     }
     m->stop = e[7]->type == REDIS_REPLY_STRING && e[7]->len == 1 && e[7]->str[0] == '1';
+    m->committed = e[8]->type == REDIS_REPLY_INTEGER && e[8]->integer == 1;
     if (m->hs > m->n)
         m->hs = m->n; /* leaves lost after they were hashed: what is left */
     return WR_OK;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/tlog.h"
+#include "core/logleaf.h"
 #include "store/redis/store_redis_internal.h"
 
 #define HASH_CHUNK  220  /* leaves hashed per command (their nodes fit one: HASHED_ARGS) */
@@ -21,8 +22,11 @@
 #define NAMES_MAX   10000
 
 /* A public log operation of the Redis store: a job of commands in
- * sequence (store_redis_log.c). */
-typedef enum { J_KEY, J_HEAD, J_READ, J_PUBLISH, J_UNSIGNED } jkind_t;
+ * sequence (store_redis_log.c); J_BEACON (log_beacon) and J_DRAW (the
+ * opening draw, the store's own job) are store_redis_draw.c's. */
+typedef enum { J_KEY, J_HEAD, J_READ, J_PUBLISH, J_UNSIGNED, J_BEACON, J_DRAW } jkind_t;
+
+struct draw; /* a draw job's state (store_redis_draw.c) */
 
 typedef struct ljob ljob_t;
 typedef void (*wr_store_redis__lj_step)(ljob_t *j, wr_err_t err, const redisReply *rep);
@@ -30,6 +34,7 @@ typedef void (*wr_store_redis__lj_step)(ljob_t *j, wr_err_t err, const redisRepl
 /* What one queue's log holds (the meta fields of wr:{q}:log). */
 typedef struct {
     bool exists, has_config, log_on, has_cp, stop;
+    bool committed; /* an opening's commit awaits its draw (dseed) */
     uint64_t n, hs, cps;
     char cp[CP_MAX];
     size_t cp_len;
@@ -64,6 +69,17 @@ struct ljob {
     char (*names)[WR_QUEUE_NAME_MAX + 1];
     const char **ptrs;
     size_t n_names, cur, n_out;
+    bool stated; /* the current log's draw state was asked (draw_state) */
+    /* ... the queues whose opening waits for its beacon (store_redis_draw.c) */
+    char (*bq)[WR_QUEUE_NAME_MAX + 1];
+    char (*burl)[WR_LOGLEAF_URL_MAX + 1];
+    uint64_t *bround;
+    const char **bq_ptrs, **burl_ptrs;
+    size_t n_b, cap_b;
+    /* log_beacon; the draw */
+    uint64_t b_round;
+    char b_rand[2 * WR_LOGLEAF_RANDOM_MAX + 1], b_err[WR_LOGLEAF_ERROR_MAX + 1];
+    struct draw *draw;
 };
 
 /* ---- store_redis_log.c --------------------------------------------- */
@@ -109,8 +125,19 @@ void wr_store_redis__lj_hashed(ljob_t *j);
  * chunks at most), storing every subtree they complete and moving hs;
  * then wr_store_redis__lj_hashed(j). */
 void wr_store_redis__lj_hash(ljob_t *j);
-/* log_unsigned's round: the next log of j->names (its meta, its hashing),
- * or the answer after the last. */
+/* log_unsigned's round: the next log of j->names (its meta, its hashing,
+ * and for a log whose commit awaits its draw the draw's state), or the
+ * answer after the last. */
 void wr_store_redis__lj_next_log(ljob_t *j);
+
+/* ---- store_redis_draw.c -------------------------------------------- */
+
+/* log_unsigned's round on j's current log, whose commit awaits its draw:
+ * its state (draw.lua STATE); an opening waiting for its beacon goes to
+ * j's beacon list, one whose draw may run gets it started
+ * (wr_store_redis__draw_due); then wr_store_redis__lj_next_log(j). */
+void wr_store_redis__draw_state(ljob_t *j);
+/* Frees what a job holds of the draw's (its state, its beacon list). */
+void wr_store_redis__draw_free(ljob_t *j);
 
 #endif

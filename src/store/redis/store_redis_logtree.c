@@ -159,12 +159,17 @@ void wr_store_redis__lj_hash(ljob_t *j)
 /* The next log of the round: its meta, then its hashing. */
 void wr_store_redis__lj_next_log(ljob_t *j)
 {
-    if (j->cur > 0) {
-        /* the log just hashed: signed up to its hashed part?
-         */
+    if (j->cur > 0 && !j->stated) {
+        /* the log just hashed: signed up to its hashed part? */
         if (j->m.exists && !j->m.stop && (!j->m.has_cp || j->m.cps < j->m.hs))
             j->ptrs[j->n_out++] = j->names[j->cur - 1];
+        if (j->m.committed && j->m.has_config && j->m.log_on) {
+            j->stated = true; /* its opening's draw (store_redis_draw.c): then here again */
+            wr_store_redis__draw_state(j);
+            return;
+        }
     }
+    j->stated = false;
     if (j->cur >= j->n_names) {
         j->ans.names = j->ptrs;
         j->ans.n_names = j->n_out;

@@ -146,6 +146,31 @@ extern bool g_in_order;
  * and checks each answer. */
 void run_steps(wr_store_t *s, const step_t *steps, size_t n);
 
+/* ------------------------------------------------------------ publog.c */
+
+/* What a public log operation answered (lg_cb copies it; the answer's
+ * pointers are cleared). */
+typedef struct {
+    sh_res_t r;
+    wr_log_answer_t a;
+    char leaves[65536];
+    char cp[1024];
+    uint8_t hashes[WR_LOG_NODES_MAX][32];
+    size_t n_names;
+    size_t n_beacons; /* log_unsigned: queues waiting for their beacon; the first: */
+    char beacon_queue[WR_QUEUE_NAME_MAX + 1];
+    char beacon_url[600];
+    uint64_t beacon_round;
+} lres_t;
+/* A wr_store_log_cb into an lres_t (arg). */
+void lg_cb(wr_err_t err, const wr_log_answer_t *a, void *arg);
+/* log_head, log_read and log_unsigned run to their callback into *l
+ * (cleared first); the callback's error (lg_unsigned: asserts WR_OK and
+ * returns the names' count). */
+wr_err_t lg_head(wr_store_t *s, const char *q, lres_t *l);
+wr_err_t lg_read(wr_store_t *s, const char *q, const wr_log_read_t *req, lres_t *l);
+size_t lg_unsigned(wr_store_t *s, lres_t *l);
+
 /* ------------------------------------------------------------ groups */
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -22,16 +22,7 @@
 #include "contract.h"
 #include "core/logleaf.h"
 
-typedef struct {
-    sh_res_t r;
-    wr_log_answer_t a;
-    char leaves[8192];
-    char cp[1024];
-    uint8_t hashes[WR_LOG_NODES_MAX][32];
-    size_t n_names;
-} lres_t;
-
-static void log_cb(wr_err_t err, const wr_log_answer_t *a, void *arg)
+void lg_cb(wr_err_t err, const wr_log_answer_t *a, void *arg)
 {
     lres_t *l = arg;
     sh_note(&l->r, err);
@@ -47,23 +38,31 @@ static void log_cb(wr_err_t err, const wr_log_answer_t *a, void *arg)
     if (a->hashes)
         memcpy(l->hashes, a->hashes, a->n_hashes * 32);
     l->n_names = a->n_names;
+    l->n_beacons = a->n_beacons;
+    if (a->n_beacons > 0) {
+        snprintf(l->beacon_queue, sizeof l->beacon_queue, "%s", a->beacon_queues[0]);
+        snprintf(l->beacon_url, sizeof l->beacon_url, "%s", a->beacon_urls[0]);
+        l->beacon_round = a->beacon_rounds[0];
+    }
     l->a.leaves = l->a.checkpoint = NULL;
     l->a.hashes = NULL;
     l->a.names = NULL;
+    l->a.beacon_queues = l->a.beacon_urls = NULL;
+    l->a.beacon_rounds = NULL;
 }
 
-static wr_err_t head(wr_store_t *s, const char *q, lres_t *l)
+wr_err_t lg_head(wr_store_t *s, const char *q, lres_t *l)
 {
     memset(l, 0, sizeof *l);
     sh_begin(&l->r);
-    return sh_settle(&l->r, wr_store_log_head(s, q, log_cb, l));
+    return sh_settle(&l->r, wr_store_log_head(s, q, lg_cb, l));
 }
 
-static wr_err_t read_log(wr_store_t *s, const char *q, const wr_log_read_t *req, lres_t *l)
+wr_err_t lg_read(wr_store_t *s, const char *q, const wr_log_read_t *req, lres_t *l)
 {
     memset(l, 0, sizeof *l);
     sh_begin(&l->r);
-    return sh_settle(&l->r, wr_store_log_read(s, q, req, log_cb, l));
+    return sh_settle(&l->r, wr_store_log_read(s, q, req, lg_cb, l));
 }
 
 /* The test's store; the test is skipped on a backend without a public
@@ -89,7 +88,7 @@ static void kinds(wr_store_t *s, const char *q, uint64_t n, char *out)
 {
     wr_log_read_t req = {.start = 0, .end = n};
     lres_t l;
-    assert_int_equal(read_log(s, q, &req, &l), WR_OK);
+    assert_int_equal(lg_read(s, q, &req, &l), WR_OK);
     size_t k = 0;
     for (char *p = l.leaves; *p; k++) {
         char *nl = strchr(p, '\n');
@@ -113,10 +112,10 @@ static void t_log_only_with_public_log(void **state)
     lres_t l;
     put_log(s, "p", false);
     memset(&l, 0, sizeof l);
-    assert_int_equal(head(s, "p", &l), WR_ENOTFOUND);
-    assert_int_equal(head(s, "nosuch", &l), WR_ENOTFOUND);
+    assert_int_equal(lg_head(s, "p", &l), WR_ENOTFOUND);
+    assert_int_equal(lg_head(s, "nosuch", &l), WR_ENOTFOUND);
     put_log(s, "p", true);
-    assert_int_equal(head(s, "p", &l), WR_OK);
+    assert_int_equal(lg_head(s, "p", &l), WR_OK);
     assert_int_equal(l.a.size, 0);
     assert_true(l.a.enabled);
     uint8_t empty[32];
@@ -153,7 +152,7 @@ static void t_log_follows_changes(void **state)
     assert_int_equal(sh_admit(s, "q", &r), WR_OK);
     assert_int_equal(r.admit.admitted, 1); /* u1 (the page join is passed over) */
     lres_t l;
-    assert_int_equal(head(s, "q", &l), WR_OK);
+    assert_int_equal(lg_head(s, "q", &l), WR_OK);
     assert_int_equal(l.a.size, 4);
     char k[8];
     kinds(s, "q", 4, k);
@@ -174,11 +173,11 @@ static void t_log_key_first_writer(void **state)
     lres_t l;
     memset(&l, 0, sizeof l);
     sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, a, log_cb, &l)), WR_OK);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, a, lg_cb, &l)), WR_OK);
     assert_memory_equal(l.a.key, a, 32);
     memset(&l, 0, sizeof l);
     sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, b, log_cb, &l)), WR_OK);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_key(s, b, lg_cb, &l)), WR_OK);
     assert_memory_equal(l.a.key, a, 32);
 }
 
@@ -189,16 +188,21 @@ static wr_err_t publish(wr_store_t *s, const char *q, uint64_t size, const uint8
     memset(l, 0, sizeof *l);
     sh_begin(&l->r);
     return sh_settle(&l->r,
-                     wr_store_log_publish(s, q, size, root, note, sizeof note - 1, log_cb, l));
+                     wr_store_log_publish(s, q, size, root, note, sizeof note - 1, lg_cb, l));
+}
+
+size_t lg_unsigned(wr_store_t *s, lres_t *l)
+{
+    memset(l, 0, sizeof *l);
+    sh_begin(&l->r);
+    assert_int_equal(sh_settle(&l->r, wr_store_log_unsigned(s, lg_cb, l)), WR_OK);
+    return l->n_names;
 }
 
 static size_t unsigned_logs(wr_store_t *s)
 {
     lres_t l;
-    memset(&l, 0, sizeof l);
-    sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_unsigned(s, log_cb, &l)), WR_OK);
-    return l.n_names;
+    return lg_unsigned(s, &l);
 }
 
 /* A checkpoint is kept only at the right root and never for fewer leaves;
@@ -210,7 +214,7 @@ static void t_log_publish_rules(void **state)
     assert_int_equal(unsigned_logs(s), 1);
     join_n(s, "c", 1, 3);
     lres_t h, l;
-    assert_int_equal(head(s, "c", &h), WR_OK);
+    assert_int_equal(lg_head(s, "c", &h), WR_OK);
     assert_int_equal(h.a.size, 3);
     uint8_t wrong[32];
     memcpy(wrong, h.a.root, 32);
@@ -219,7 +223,7 @@ static void t_log_publish_rules(void **state)
     assert_int_equal(publish(s, "c", 4, h.a.root, &l), WR_EINVAL);
     /* no callback: WR_EINVAL before any work, nothing kept */
     assert_int_equal(wr_store_log_publish(s, "c", 3, h.a.root, "x\n", 2, NULL, NULL), WR_EINVAL);
-    assert_int_equal(head(s, "c", &l), WR_OK);
+    assert_int_equal(lg_head(s, "c", &l), WR_OK);
     assert_null(l.a.checkpoint);
     assert_int_equal(unsigned_logs(s), 1);
     assert_int_equal(publish(s, "c", 3, h.a.root, &l), WR_OK);
@@ -228,9 +232,9 @@ static void t_log_publish_rules(void **state)
     assert_int_equal(unsigned_logs(s), 0);
     /* the root of 2 leaves is right, but 2 < 3 */
     wr_log_read_t req = {.start = 0, .end = 0, .n_nodes = 1, .level = {1}, .index = {0}};
-    assert_int_equal(read_log(s, "c", &req, &l), WR_OK);
+    assert_int_equal(lg_read(s, "c", &req, &l), WR_OK);
     assert_int_equal(publish(s, "c", 2, l.hashes[0], &l), WR_EINVAL);
-    assert_int_equal(head(s, "c", &h), WR_OK);
+    assert_int_equal(lg_head(s, "c", &h), WR_OK);
     assert_int_equal(h.a.checkpoint_size, 3);
     assert_false(h.a.broken || h.a.forked);
     join_n(s, "c", 4, 4);
@@ -247,15 +251,15 @@ static void t_log_read_bounds(void **state)
     wr_log_read_t req = {.start = 0, .end = 3};
     memset(&l, 0, sizeof l);
     sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, lg_cb, &l)), WR_EINVAL);
     req = (wr_log_read_t){.start = 2, .end = 1};
     sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, lg_cb, &l)), WR_EINVAL);
     req = (wr_log_read_t){.start = 0, .end = 2, .n_nodes = 1, .level = {0}, .index = {2}};
     sh_begin(&l.r);
-    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, log_cb, &l)), WR_EINVAL);
+    assert_int_equal(sh_settle(&l.r, wr_store_log_read(s, "b", &req, lg_cb, &l)), WR_EINVAL);
     req = (wr_log_read_t){.start = 1, .end = 2, .n_nodes = 1, .level = {0}, .index = {1}};
-    assert_int_equal(read_log(s, "b", &req, &l), WR_OK);
+    assert_int_equal(lg_read(s, "b", &req, &l), WR_OK);
     assert_int_equal(l.a.n_hashes, 1);
     assert_true(strchr(l.leaves, '\n') == l.leaves + strlen(l.leaves) - 1);
 }
@@ -269,7 +273,7 @@ static void t_log_outlives_queue(void **state)
     join_n(s, "d", 1, 2);
     assert_int_equal(sh_delete(s, "d"), WR_OK);
     lres_t l;
-    assert_int_equal(head(s, "d", &l), WR_OK);
+    assert_int_equal(lg_head(s, "d", &l), WR_OK);
     assert_false(l.a.enabled);
     assert_int_equal(l.a.size, 4);
     char k[8];
@@ -294,10 +298,10 @@ static void t_log_long(void **state)
     put_log(s, "L", true);
     join_n(s, "L", 1, FIRST);
     lres_t h, l;
-    assert_int_equal(head(s, "L", &h), WR_OK);
+    assert_int_equal(lg_head(s, "L", &h), WR_OK);
     assert_int_equal(h.a.size, FIRST);
     join_n(s, "L", FIRST + 1, N);
-    assert_int_equal(head(s, "L", &h), WR_OK);
+    assert_int_equal(lg_head(s, "L", &h), WR_OK);
     assert_int_equal(h.a.size, N);
     wr_crypto_sha256_t *sha = wr_crypto_sha256_new();
     assert_non_null(sha);
@@ -305,7 +309,7 @@ static void t_log_long(void **state)
     wr_tlog_frontier_init(&f);
     for (uint64_t at = 0; at < N; at += CHUNK) {
         wr_log_read_t req = {.start = at, .end = at + CHUNK < N ? at + CHUNK : N};
-        assert_int_equal(read_log(s, "L", &req, &l), WR_OK);
+        assert_int_equal(lg_read(s, "L", &req, &l), WR_OK);
         uint64_t k = 0;
         for (char *p = l.leaves, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1, k++) {
             uint8_t lh[32];

@@ -48,6 +48,7 @@ WR_CONTRACT_EXTERN(autotune);
 WR_CONTRACT_EXTERN(publog);
 WR_CONTRACT_EXTERN(push);
 WR_CONTRACT_EXTERN(groups);
+WR_CONTRACT_EXTERN(publog_draw);
 WR_CONTRACT_EXTERN(idle_redis_only);
 WR_CONTRACT_EXTERN(script_rows_redis_only);
 WR_CONTRACT_EXTERN(redis_redis_only);
@@ -79,6 +80,7 @@ static const struct {
     GROUP(publog, NULL),
     GROUP(push, NULL),
     GROUP(groups, NULL),
+    GROUP(publog_draw, NULL),
     GROUP(idle_redis_only, "redis"),
     GROUP(script_rows_redis_only, "redis"),
     GROUP(redis_redis_only, "redis"), /* last: its last test restarts Redis */

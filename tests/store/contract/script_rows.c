@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "base/crypto.h"
 #include "contract.h"
 #include "store/redis/script_rows.h"
@@ -30,8 +31,8 @@
 
 /* Runs script sc on queue q with the store's keys and args (n of them,
  * every one given: a row an initializer left out is NULL and fails here),
- * by EVAL: the reply (caller frees). */
-static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
+ * by EVAL: the reply, an error reply too (caller frees). */
+static redisReply *run_any(int sc, const char *q, const char *const *args, size_t n)
 {
     size_t len = 0;
     char *text = wr_redis_conn_script_text(&wr_store_redis__scripts[sc], &len);
@@ -62,6 +63,13 @@ static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
     redisFree(c);
     free(text);
     assert_non_null(rep);
+    return rep;
+}
+
+/* run_any that fails the test on an error reply. */
+static redisReply *run(int sc, const char *q, const char *const *args, size_t n)
+{
+    redisReply *rep = run_any(sc, q, args, n);
     if (rep->type == REDIS_REPLY_ERROR)
         fail_msg("%s on %s: %s", wr_store_redis__scripts[sc].file, q, rep->str);
     return rep;
@@ -111,9 +119,10 @@ static const char *mode(int m)
 static long long entry(const char *q, const char *u, int m)
 {
     const char *a[WR_ROWS_LEN(A_ENTRY)] = {
-        [WR_ROW(A_ENTRY, USER)] = u,       [WR_ROW(A_ENTRY, VERSION)] = "0",
-        [WR_ROW(A_ENTRY, MODE)] = mode(m), [WR_ROW(A_ENTRY, PREQ_KEY)] = "0",
-        [WR_ROW(A_ENTRY, LOG_ID)] = "",
+        [WR_ROW(A_ENTRY, USER)] = u,         [WR_ROW(A_ENTRY, VERSION)] = "0",
+        [WR_ROW(A_ENTRY, MODE)] = mode(m),   [WR_ROW(A_ENTRY, PREQ_KEY)] = "0",
+        [WR_ROW(A_ENTRY, LOG_ID)] = "",      [WR_ROW(A_ENTRY, COMMIT_SEED)] = "",
+        [WR_ROW(A_ENTRY, COMMIT_HASH)] = "",
     };
     return run_rows(SC_ENTRY, q, a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
                     WR_ROW(R_ENTRY, KIND));
@@ -150,6 +159,7 @@ static void batch(const char *q, size_t n, const char *const *users, const int *
     const char *a[MAXARGS];
     size_t na = WR_ROWS_LEN(A_ENTRY_BATCH);
     a[WR_ROW(A_ENTRY_BATCH, VERSION)] = "0";
+    a[WR_ROW(A_ENTRY_BATCH, COMMIT_SEED)] = a[WR_ROW(A_ENTRY_BATCH, COMMIT_HASH)] = "";
     for (size_t i = 0; i < n; i++, na += WR_ROWS_LEN(A_BATCH_REQ)) {
         a[na + WR_ROW(A_BATCH_REQ, USER)] = users[i];
         a[na + WR_ROW(A_BATCH_REQ, MODE)] = mode(modes[i]);
@@ -294,5 +304,61 @@ static void s_queue_get_and_autotune(void **state)
     }
 }
 
+/* A pre-queue join of a logged shuffled opening without the commit's
+ * seed (a caller whose config predates the opening) is refused (WRLOGID)
+ * with nothing written: no place, no leaf; with one, the commit leaf
+ * precedes the join's, and the next join needs no seed. */
+static void s_commit_needs_seed(void **state)
+{
+    wr_store_t *s = *state;
+    wr_queue_config_t c = mkcfg(5, 100, 0, 0, 300);
+    c.public_log = true;
+    c.pre_queue_shuffle = true;
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "rows_c", c);
+    static const char seed[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    static const char hash[] = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+    const char *a[WR_ROWS_LEN(A_ENTRY)] = {
+        [WR_ROW(A_ENTRY, USER)] = "u1",
+        [WR_ROW(A_ENTRY, VERSION)] = "0",
+        [WR_ROW(A_ENTRY, MODE)] = mode(WR_ROW_VALUE(M_ENTRY, JOIN)),
+        [WR_ROW(A_ENTRY, PREQ_KEY)] = "7",
+        [WR_ROW(A_ENTRY, LOG_ID)] = "0123456789abcdef0123456789abcdef",
+        [WR_ROW(A_ENTRY, COMMIT_SEED)] = "",
+        [WR_ROW(A_ENTRY, COMMIT_HASH)] = "",
+    };
+    redisReply *rep = run_any(SC_ENTRY, "rows_c", a, WR_ROWS_LEN(A_ENTRY));
+    assert_int_equal(rep->type, REDIS_REPLY_ERROR);
+    assert_non_null(strstr(rep->str, "WRLOGID"));
+    freeReplyObject(rep);
+    rep = sh_redis_cmd("ZCARD wr:{rows_c}:pre");
+    assert_int_equal(rep->integer, 0);
+    freeReplyObject(rep);
+    rep = sh_redis_cmd("HLEN wr:{rows_c}:logl");
+    assert_int_equal(rep->integer, 0);
+    freeReplyObject(rep);
+    a[WR_ROW(A_ENTRY, COMMIT_SEED)] = seed;
+    a[WR_ROW(A_ENTRY, COMMIT_HASH)] = hash;
+    assert_int_equal(run_rows(SC_ENTRY, "rows_c", a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
+                              WR_ROW(R_ENTRY, KIND)),
+                     WR_ROW_VALUE(K_ENTRY, PREQUEUE));
+    a[WR_ROW(A_ENTRY, USER)] = "u2";
+    a[WR_ROW(A_ENTRY, LOG_ID)] = "1123456789abcdef0123456789abcdef";
+    a[WR_ROW(A_ENTRY, COMMIT_SEED)] = a[WR_ROW(A_ENTRY, COMMIT_HASH)] = "";
+    assert_int_equal(run_rows(SC_ENTRY, "rows_c", a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
+                              WR_ROW(R_ENTRY, KIND)),
+                     WR_ROW_VALUE(K_ENTRY, PREQUEUE));
+    rep = sh_redis_cmd("HMGET wr:{rows_c}:logl 0 1 2");
+    assert_int_equal(rep->elements, 3);
+    assert_non_null(strstr(rep->element[0]->str, "\"e\":\"commit\""));
+    assert_non_null(strstr(rep->element[0]->str, hash));
+    assert_non_null(strstr(rep->element[1]->str, "\"u\":\"0123456789abcdef0123456789abcdef\""));
+    assert_non_null(strstr(rep->element[2]->str, "\"pre\":true"));
+    freeReplyObject(rep);
+    rep = sh_redis_cmd("HGET wr:{rows_c}:log dseed");
+    assert_string_equal(rep->str, seed);
+    freeReplyObject(rep);
+}
+
 WR_CONTRACT_GROUP(script_rows_redis_only, T(s_entry), T(s_entry_batch), T(s_admit),
-                  T(s_queue_get_and_autotune));
+                  T(s_queue_get_and_autotune), T(s_commit_needs_seed));

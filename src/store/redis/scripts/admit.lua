@@ -18,6 +18,8 @@
 --   the people still to move (> 0: the caller calls again at once).
 --   PUSHES, CLOSING, CLOSING_PUSHES: Web Push, see push_claim and "The
 --   closing push" below. PUSH (ARGV): '1' when the caller sends pushes.
+--   DRAW: 1 when the opening waits for its draw and the draw may run now
+--   (lib.lua, "The opening draw"), else 0.
 -- Sale opening (lib.lua): before opensAt nobody is admitted and no budget
 -- accrues; from it on each call first moves the next chunk of the
 -- pre-queue into the line (also while paused, and in a tick already run),
@@ -143,16 +145,21 @@ end
 
 local opens_at = opens_at_of(cfg[10])
 local opening, obase, omoved_before = false, 0, 0
-local omoved, oleft = 0, 0
+local omoved, oleft, drawing = 0, 0, false
 if cfg[11] == '1' then
   local _
-  opening, obase, _, omoved_before = open_begin(opens_at, now)
+  opening, obase, _, omoved_before, drawing = open_begin(opens_at, now)
   if opening then
     omoved, oleft = open_move(obase, omoved_before, OPEN_CHUNK)
     opening = oleft > 0
   end
 end
-local closed = not opening and opens_at and now < opens_at * 1000
+-- (an opening waiting for its draw admits nobody; DRAW asks the caller
+-- to run the draw once it may: store_redis_draw.c)
+local closed = drawing or (not opening and opens_at and now < opens_at * 1000)
+if drawing and draw_due(opens_at, now) then
+  out[R.DRAW] = 1
+end
 -- while people are left to move, admission stops below the moved part
 local limit = opening and obase + omoved_before + omoved or nil
 

@@ -8,7 +8,11 @@
 -- random integer below 2^52 from waitroomd's CSPRNG (Lua's math.random is
 -- not cryptographic, and a script must not draw randomness); '0' for a
 -- status; LOG_ID (joins of a queue with publicLog) the user's log id
--- (lib_log.lua), '' otherwise.
+-- (lib_log.lua), '' otherwise; COMMIT_SEED, COMMIT_HASH (joins of a queue
+-- whose opening may need its commit: publicLog, preQueueShuffle and
+-- opensAt) a fresh 32-byte seed and its SHA-256, hex, from waitroomd's
+-- CSPRNG, for the commit of the first pre-queue join (lib_log.lua
+-- log_commit), '' otherwise (such a join is refused, WRLOGID).
 -- Reply: R_ENTRY (scripts.def), every element always sent:
 --   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE, HELD
 --   (POSITION 1), CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
@@ -35,6 +39,7 @@ if not c then
   out[R.KIND] = K_ENTRY.NO_QUEUE
   return out
 end
+c.seed, c.seed_hash = ARGV[A.COMMIT_SEED], ARGV[A.COMMIT_HASH]
 local user = ARGV[A.USER]
 local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, user,
   ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID])

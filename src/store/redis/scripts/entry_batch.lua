@@ -2,8 +2,9 @@
 -- event-loop iteration, answered in one call (lib.lua prepended; each
 -- request runs lib.lua's entry(), as entry.lua runs it for one).
 -- ARGV: A_ENTRY_BATCH (scripts.def: the known config version, '0' =
--- none), then one A_BATCH_REQ per request: USER, MODE, PREQ_KEY, LOG_ID,
--- as entry.lua's.
+-- none; COMMIT_SEED and COMMIT_HASH, as entry.lua's, for the call), then
+-- one A_BATCH_REQ per request: USER, MODE, PREQ_KEY, LOG_ID, as
+-- entry.lua's.
 -- Reply: R_ENTRY_BATCH (VERSION, JSON: as entry.lua's, 0 and '' when there
 -- is no queue; STOCK_LEFT: as entry.lua's, after the call, -1: no stock or
 -- no queue), then answer_1 ... answer_n, one flat array (a nested array
@@ -27,6 +28,9 @@
 -- next one runs on.
 local K, Q = K_ENTRY, A_BATCH_REQ
 local c = entry_config(ARGV[A_ENTRY_BATCH.VERSION])
+if c then
+  c.seed, c.seed_hash = ARGV[A_ENTRY_BATCH.COMMIT_SEED], ARGV[A_ENTRY_BATCH.COMMIT_HASH]
+end
 local out = R_ENTRY_BATCH._NEW
 out[R_ENTRY_BATCH.STOCK_LEFT] = -1
 local n = R_ENTRY_BATCH._N

@@ -21,6 +21,7 @@
 --   KEYS[9] wr:{q}:pre      ZSET user -> pre-queue key (sale opening): a
 --                                random 52-bit integer from waitroomd's
 --                                CSPRNG (preQueueShuffle) or the arrival us
+--                                (and with publicLog the draw's keys, below)
 --   KEYS[10] wr:{q}:held    ZSET user -> us they were held (away, not gone:
 --                                their turn came while away; not back yet)
 --   KEYS[11] wr:{q}:back    ZSET user -> us they came back (held people who
@@ -305,6 +306,35 @@ end
 -- instance, and a crash between chunks loses and repeats nobody.
 local OPEN_CHUNK = 2000
 
+-- The opening draw (publicLog and preQueueShuffle; docs/DESIGN.md "The
+-- opening draw on Redis"). A pre-queue join writes the commit first
+-- (lib_log.lua) and is keyed by its arrival score t (not a random key);
+-- when the opening is due it waits (open_begin: nobody moves or is
+-- admitted, everyone answers prequeue) for its beacon's round, if any, at
+-- most BEACON_WAIT_US after opensAt, then for the draw, which waitroomd
+-- runs in steps (draw.lua): each drawn person's key becomes DRAW_BASE +
+-- their rank's key (below 0, in rank order), the others move to the late
+-- band; people who join while the opening waits get DRAW_LATE + t, behind
+-- every drawn one, in arrival order, logged as line joins. The draw's
+-- last step writes the draw leaf and begins the opening.
+local DRAW_BASE, DRAW_LATE = -9007199254740992, 4503599627370496 -- -2^53, 2^52 (exact)
+local BEACON_WAIT_US = 60000000
+
+-- True when a due opening waits for its draw: publicLog and
+-- preQueueShuffle on and a commit awaiting its draw.
+local function draw_waits()
+  return log_on() and log_committed() and redis.call('HGET', K_CONFIG, 'shuffle') ~= '0'
+end
+
+-- Of an opening that waits for its draw (draw_waits) at now: true when the
+-- draw may run (no beacon, the beacon answered, or BEACON_WAIT_US passed
+-- since opensAt, ms or nil), false while it waits for its beacon.
+local function draw_due(opens_at, now)
+  local d = redis.call('HMGET', K_LOG, 'dbeacon', 'drand', 'derr')
+  return not d[1] or d[2] ~= false or d[3] ~= false or not opens_at or
+    now >= opens_at * 1000 + BEACON_WAIT_US
+end
+
 -- opensAt of the config hash field v: a number (ms), or nil for none.
 local function opens_at_of(v)
   if not v or v == '' then
@@ -320,7 +350,8 @@ local function open_state()
 end
 
 -- Begins the opening when it is due at now (pre not empty, opensAt none or
--- passed); returns the state after.
+-- passed) unless it waits for its draw (then the fifth value is true);
+-- returns the state after.
 local function open_begin(opens_at, now)
   local opening, base, total, moved = open_state()
   if opening then
@@ -333,6 +364,9 @@ local function open_begin(opens_at, now)
   end
   if opens_at and now < opens_at * 1000 then
     return false, 0, 0, 0
+  end
+  if draw_waits() then
+    return false, 0, 0, 0, true
   end
   local last = tonumber(redis.call('HGET', K_STATE, 'lastScore') or '0')
   base, total = last + 1, n

@@ -338,12 +338,12 @@ local function entry(c, user, mode, key, u)
   end
   entry_clock(c)
   local now, I = c.now, c.I
-  local opening, base, total, moved, left = false, 0, 0, 0, 0
+  local opening, base, total, moved, left, drawing = false, 0, 0, 0, 0, false
   if c.preq then
     -- the opening may begin here (it reads and moves lastScore): write
     -- ours first, read it afresh after
     entry_flush(c)
-    opening, base, total, moved = open_begin(c.opens_at, now)
+    opening, base, total, moved, drawing = open_begin(c.opens_at, now)
     left = opening and redis.call('ZCARD', K_PRE) or 0
     c.last = nil
     rank = redis.call('ZRANK', K_WAITING, user)
@@ -433,21 +433,33 @@ local function entry(c, user, mode, key, u)
     end
   end
   local score = entry_score(c)
-  if not opening and c.opens_at and now < c.opens_at * 1000 then
-    -- before the opening: the pre-queue
-    if c.shuffle then
+  if drawing or (not opening and c.opens_at and now < c.opens_at * 1000) then
+    -- before the opening: the pre-queue; while the opening waits for its
+    -- draw (lib.lua, "The opening draw"): late, behind the drawn, in
+    -- arrival order, not drawn (a line join to the log)
+    if not drawing and c.shuffle and LOG.on and not log_committed() then
+      -- the commit first; a join sent without its seed (the caller's
+      -- config predates the opening) must not go in uncommitted
+      if (c.seed or '') == '' then
+        error({err = 'WRLOGID the opening needs its commit: join again with a seed'})
+      end
+      log_commit(c.seed, c.seed_hash, now)
+    end
+    if drawing then
+      redis.call('ZADD', K_PRE, 'NX', fmt(DRAW_LATE + score), user)
+      c.last, c.dirty = score, true
+    elseif c.shuffle and not LOG.on then
       redis.call('ZADD', K_PRE, 'NX', key, user)
     else
+      -- arrival order (a logged shuffled pre-queue too: its draw re-keys it)
       redis.call('ZADD', K_PRE, 'NX', fmt(score), user)
       c.last, c.dirty = score, true
     end
     I.seen_set(user, now, mode == M_ENTRY.JOIN_PAGE)
-    -- (a shuffled pre-queue with publicLog needs the opening draw, which
-    -- the Redis store does not run: config_put refuses it)
     if mode == M_ENTRY.JOIN_PAGE then
-      log_pending(user, u, score, true)
+      log_pending(user, u, score, not drawing)
     else
-      log_join(user, u, score, true, now)
+      log_join(user, u, score, not drawing, now)
     end
     redis.call('HSET', K_CONFIG, 'preq', '1')
     c.preq = true

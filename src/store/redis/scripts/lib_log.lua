@@ -19,6 +19,12 @@
 --                              'p:<t>:<u>' ('q:' in the pre-queue) a
 --                              page join that has not counted yet (its
 --                              order key and log id, for when it does)
+--   and while an opening's commit awaits its draw (docs/DESIGN.md "The
+--   opening draw on Redis"), fields of KEYS[13]: dseed (the seed, hex:
+--   secret until the draw leaf reveals it; present = committed), dbeacon
+--   and dround (the commit's beacon and round, absent without one), the
+--   beacon's answer drand (its randomness, hex) or derr (why there is
+--   none), dlease ('<instance> <until us>': who runs the draw, draw.lua)
 -- The config hash's log = '1' while publicLog is on. The log (KEYS 13-14)
 -- outlives the queue: queue_delete.lua deletes only logm. Leaves are the
 -- bytes core/logleaf.c encodes (the same keys in the same order); the
@@ -57,10 +63,16 @@ local function log_append(e, rest, now)
   return i
 end
 
--- user's entry in logm: state ('i', 'a', 'p' or nil), index, u.
-local function log_entry(user)
-  local s, i, u = string.match(redis.call('HGET', K_LOGM, user) or '', '^(%a):(%d*):(%x+)$')
+-- A logm value (or false): state ('i', 'a', 'p', 'q' or nil), index or
+-- t, u.
+local function log_entry_of(v)
+  local s, i, u = string.match(v or '', '^(%a):(%d*):(%x+)$')
   return s, tonumber(i), u
+end
+
+-- user's entry in logm (log_entry_of).
+local function log_entry(user)
+  return log_entry_of(redis.call('HGET', K_LOGM, user))
 end
 
 -- user got a place that counts, with log id u, at order key t (pre: in
@@ -169,4 +181,39 @@ local function log_receipt(user)
     end
   end
   return -1, ''
+end
+
+-- ---- The opening's commit (the draw itself: lib.lua, draw.lua) ---------
+local LOG_DRAW_FIELDS = {'dseed', 'dbeacon', 'dround', 'drand', 'derr', 'dlease'}
+
+-- True while an opening's commit awaits its draw (read once per call).
+local function log_committed()
+  if LOG.committed == nil then
+    LOG.committed = redis.call('HEXISTS', K_LOG, 'dseed') == 1
+  end
+  return LOG.committed
+end
+
+-- The commit leaf before the first pre-queue join of an opening: seed and
+-- its SHA-256 (hex, 64 characters each) from waitroomd's CSPRNG (Lua has
+-- neither), and the config's draw (beacon and round: the beacon URL is
+-- plain ASCII without quotes or backslashes, qconfig_log.c), kept for
+-- the draw. The same keys in the same order as core/logleaf.c's.
+local function log_commit(seed, hash, now)
+  local rest, kept = ',"seedHash":"' .. hash .. '"', {'dseed', seed}
+  local d = cjson.decode(redis.call('HGET', KEYS[1], 'json') or '{}').draw
+  if type(d) == 'table' and type(d.beaconUrl) == 'string' and type(d.round) == 'number' then
+    rest = rest .. ',"beacon":"' .. d.beaconUrl .. '","round":' .. log_fmt(d.round)
+    kept[3], kept[4], kept[5], kept[6] = 'dbeacon', d.beaconUrl, 'dround', log_fmt(d.round)
+  end
+  log_append('commit', rest, now)
+  redis.call('HDEL', K_LOG, unpack(LOG_DRAW_FIELDS))
+  redis.call('HSET', K_LOG, unpack(kept))
+  LOG.committed = true
+end
+
+-- The commit is over (drawn, or the queue deleted): its fields go.
+local function log_uncommit()
+  redis.call('HDEL', K_LOG, unpack(LOG_DRAW_FIELDS))
+  LOG.committed = false
 end

@@ -15,6 +15,7 @@ if log_on() then
   end
 end
 redis.call('DEL', K_LOGM)
+log_uncommit() -- (an opening's commit not drawn: a queue created again commits anew)
 redis.call('DEL', K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE, K_SESSIONS, K_SESSJTI)
 redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY, K_PUSH, K_PUSHDUE)
 return 0

@@ -2,7 +2,8 @@
 -- ARGV: A_QUEUE_GET (scripts.def): the known config version.
 -- Reply: R_QUEUE_GET (scripts.def): CODE 0 ok, -1 no queue; the config
 -- part; the stats (lib.lua's stats()); AUTO_RATE: the rate autotune.lua
--- keeps, a string ('' = none).
+-- keeps, a string ('' = none); LOG_COMMITTED: 1 while an opening's commit
+-- awaits its draw (lib_log.lua), else 0.
 local R = R_QUEUE_GET
 local out = R._NEW
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'json', 'autotune')
@@ -17,6 +18,9 @@ out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
+if log_committed() then
+  out[R.LOG_COMMITTED] = 1
+end
 if (cfg[3] or '') ~= '' then
   out[R.AUTO_RATE] = redis.call('HGET', K_STATE, 'autoRate') or ''
 end
