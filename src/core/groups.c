@@ -148,21 +148,65 @@ wr_err_t wr_groups_code_new(char out[WR_CODE_LEN + 1])
     return WR_OK;
 }
 
+/* c as a code symbol: uppercase, O read as 0, I and L as 1; 0 when c is
+ * not one (a dash or anything else). */
+static char code_symbol(char c)
+{
+    if (c >= 'a' && c <= 'z')
+        c = (char)(c - 'a' + 'A');
+    if (c == 'O')
+        return '0';
+    if (c == 'I' || c == 'L')
+        return '1';
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : 0;
+}
+
+static bool code_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 bool wr_groups_code_norm(const char *s, size_t len, char out[WR_CODE_MAX + 1])
 {
     out[0] = '\0';
-    if (!s || len == 0 || len > WR_CODE_MAX)
+    if (!s || len == 0 || len > 2 * WR_CODE_MAX)
+        return false;
+    /* white space around it goes */
+    while (len > 0 && code_space(s[0]))
+        s++, len--;
+    while (len > 0 && code_space(s[len - 1]))
+        len--;
+    /* a generated code's 20 symbols, however they are grouped (dashes,
+     * spaces, or none): its one spelling, 4 blocks of 5 */
+    char sym[WR_CODE_MAX + 1];
+    size_t n = 0;
+    bool symbols_only = true;
+    for (size_t i = 0; i < len && symbols_only; i++) {
+        char c = code_symbol(s[i]);
+        if (c && n < WR_CODE_MAX)
+            sym[n++] = c;
+        else if (!c && s[i] != '-' && !code_space(s[i]))
+            symbols_only = false;
+        else if (c)
+            symbols_only = false; /* too many symbols */
+    }
+    if (symbols_only && n == 20) {
+        for (size_t b = 0, o = 0; b < 4; b++) {
+            if (b)
+                out[o++] = '-';
+            memcpy(out + o, sym + 5 * b, 5);
+            o += 5;
+            out[o] = '\0';
+        }
+        return true;
+    }
+    /* anything else: as typed, but for case and O/I/L */
+    if (len == 0 || len > WR_CODE_MAX)
         return false;
     char buf[WR_CODE_MAX + 1];
     for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c >= 'a' && c <= 'z')
-            c = (char)(c - 'a' + 'A');
-        if (c == 'O')
-            c = '0';
-        else if (c == 'I' || c == 'L')
-            c = '1';
-        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'))
+        char c = s[i] == '-' ? '-' : code_symbol(s[i]);
+        if (!c)
             return false;
         buf[i] = c;
     }

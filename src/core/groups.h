@@ -128,11 +128,16 @@ wr_code_reason_t wr_groups_code_verdict(bool revoked, int64_t expires_at_ms, uin
 wr_err_t wr_groups_code_new(char out[WR_CODE_LEN + 1]);
 
 /*
- * A code as a person typed it, in its one spelling: at most WR_CODE_MAX
- * bytes of [A-Za-z0-9-]; lowercase is made uppercase, and the letters
- * Crockford's alphabet leaves out read as what they look like (O as 0, I
- * and L as 1). Writes out (NUL-terminated) and returns true; false (out
- * "") for anything else, which is `reason` unknown.
+ * A code as a person typed it, in its one spelling: lowercase is made
+ * uppercase, and the letters Crockford's alphabet leaves out read as what
+ * they look like (O as 0, I and L as 1); white space around it is
+ * dropped. Twenty symbols grouped any way (dashes, spaces, or none: "7k2qd
+ * m9xwa 0rt4e hz3pb", "7K2QDM9XWA0RT4EHZ3PB") are a generated code's
+ * spelling, 4 blocks of 5 joined by "-". Anything else must be at most
+ * WR_CODE_MAX bytes of [A-Za-z0-9-] (kept as typed but for the above).
+ * Writes out (NUL-terminated) and returns true; false (out "") for
+ * anything else, which is `reason` unknown. Input over 2 x WR_CODE_MAX
+ * bytes is refused.
  */
 bool wr_groups_code_norm(const char *s, size_t len, char out[WR_CODE_MAX + 1]);
 

@@ -286,6 +286,16 @@ static void test_codes(void **state)
     assert_false(wr_groups_code_norm("AB_CD", 5, n));
     assert_true(wr_groups_code_norm("ABCDEFGHJKABCDEFGHJKABCDEFGHJK12", 32, n));
     assert_false(wr_groups_code_norm("ABCDEFGHJKABCDEFGHJKABCDEFGHJK123", 33, n));
+    /* a generated code's 20 symbols however they were typed: its spelling */
+    const char *typed[] = {"7K2QD-M9XWA-0RT4E-HZ3PB", "7k2qd m9xwa 0rt4e hz3pb",
+                           "7K2QDM9XWA0RT4EHZ3PB", "  7K2QD-M9XWA-ORT4E-HZ3PB\n",
+                           "7K2QD - M9XWA - 0RT4E - HZ3PB"};
+    for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
+        assert_true(wr_groups_code_norm(typed[i], strlen(typed[i]), n));
+        assert_string_equal(n, "7K2QD-M9XWA-0RT4E-HZ3PB");
+    }
+    assert_false(wr_groups_code_norm("7K2QD-M9XWA-0RT4E-HZ3P_", 23, n)); /* a stray symbol */
+    assert_false(wr_groups_code_norm(" \t ", 3, n));
 
     /* the hash: SHA-256 of the one spelling; "ABC" is the FIPS 180-2
      * example's bytes upper-cased: sha256("ABC") */
