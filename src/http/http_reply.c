@@ -22,6 +22,8 @@ const char *wr_http_reason(int status)
         return "Continue";
     case 200:
         return "OK";
+    case 201:
+        return "Created";
     case 204:
         return "No Content";
     case 304:
