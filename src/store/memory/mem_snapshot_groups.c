@@ -14,6 +14,8 @@
  *       in held or back or holding a live pass (their records, written
  *       before, carry no group)
  *   i64 share_carry_micro (the standard line's carried share, 0..999999)
+ *   u64 removed_admitted (admissions of groups since removed: kept out of
+ *     the standard line's count)
  *   u64 code count, per code: 32 bytes (its hash: the SHA-256 whose 64
  *     lowercase hex digits memq keeps), u8 group (its index among the
  *     groups above), u8 marks (1 revoked, 2 it expires, 4 a use spent),
@@ -143,6 +145,7 @@ void wr_mem_snapshot__groups_write(wr_mem_sio_t *w, const wr_memq_t *q, int64_t 
         (void)members(w, q, slot);
     }
     wr_mem_sio_w_u64(w, (uint64_t)q->share_carry_micro);
+    wr_mem_sio_w_u64(w, q->removed_admitted);
     if (q->codes)
         wr_idhash_foreach(q->codes, code_write, &cw); /* count */
     wr_mem_sio_w_u64(w, cw.n);
@@ -263,6 +266,10 @@ void wr_mem_snapshot__groups_read(wr_mem_sio_t *r, wr_memq_t *q, int64_t now_us)
     if (!r->failed && (carry < 0 || carry >= MICRO))
         wr_mem_sio_fail(r, "bad carried share");
     q->share_carry_micro = r->failed ? 0 : carry;
+    uint64_t removed = r->failed ? 0 : wr_mem_sio_r_u64(r);
+    if (!r->failed && removed > q->admitted_total)
+        wr_mem_sio_fail(r, "more admissions of removed groups than in all");
+    q->removed_admitted = r->failed ? 0 : removed;
     if (!r->failed)
         read_codes(r, q, slots, n);
 }

@@ -206,6 +206,8 @@ typedef struct {
     uint8_t grp_order[WR_GROUPS_MAX];
     size_t n_grp;
     int64_t share_carry_micro;
+    uint64_t removed_admitted; /* admissions of groups since removed from the config (not
+                                  the standard line's) */
     int64_t rate_sec;
     uint32_t rate_n[WR_GROUPS_MAX + 1][WR_MEMQ_RATE_SECONDS];
     wr_idhash_t *codes;

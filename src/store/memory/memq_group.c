@@ -225,6 +225,7 @@ static void slot_free(wr_memq_t *q, int slot)
             free(s.dead);
         } /* out of memory: they stay, unknown to every group (slot checks) */
     }
+    q->removed_admitted += g->admitted_total; /* not the standard line's */
     wr_zsl_free(g->line);
     free(g);
     q->grp[slot] = NULL;
@@ -476,7 +477,7 @@ void wr_memq_groups_stats(const wr_memq_t *q, wr_queue_stats_t *st)
     st->n_lines = 1 + q->n_grp;
     snprintf(st->lines[0].name, sizeof st->lines[0].name, "%s", WR_GROUP_STANDARD);
     st->lines[0].waiting = wr_zsl_length(q->line) + wr_memq__pending(q);
-    uint64_t groups = 0; /* the standard line's: everyone else's (a removed group's stay in) */
+    uint64_t groups = q->removed_admitted; /* the standard line's: everyone else's */
     for (size_t i = 0; i < q->n_grp; i++) {
         const wr_memq_group_t *g = q->grp[q->grp_order[i]];
         snprintf(st->lines[i + 1].name, sizeof st->lines[i + 1].name, "%s", g->name);

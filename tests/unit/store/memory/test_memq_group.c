@@ -313,6 +313,40 @@ static void test_stock_across(void **state)
     assert_true(line_admitted(q, 0) >= 1); /* half of 3: its share */
 }
 
+/* A removed group's admissions stay its own: the standard line's count
+ * does not take them. */
+static void test_removed_group_admissions(void **state)
+{
+    (void)state;
+    const char *names[] = {"vip"};
+    wr_memq_t *q = queue_g("gone", 100, names, 1, 0.2);
+    join(q, "v0", wr_memq_group_slot(q, "vip"), T0);
+    join(q, "v1", wr_memq_group_slot(q, "vip"), T0 + 1);
+    assert_int_equal(admit(q, T0 + 1000000), 2);
+    bool dirty = false;
+    wr_token_reason_t why;
+    for (int i = 0; i < 2; i++) { /* their passes used: nobody of vip is left */
+        const char *u = i ? "v1" : "v0";
+        const wr_memq_token_t *t = wr_memq_token(q, u, 2);
+        char jti[WR_JTI_LEN + 1];
+        memcpy(jti, t->jti, sizeof jti);
+        assert_int_equal(wr_memq_token_use(q, u, 2, jti, true, T0 + 1000010, &why, &dirty), WR_OK);
+    }
+    wr_queue_config_t cfg = q->cfg->cfg;
+    cfg.n_groups = 0;
+    wr_memq_t *q2 = NULL;
+    assert_int_equal(wr_memq_db_put_config_at(&db, "gone", &cfg, T0 + 2000000, &q2), WR_OK);
+    wr_queue_stats_t st;
+    wr_memq_stats(q, &st);
+    assert_int_equal(st.n_lines, 1);
+    assert_int_equal(st.admitted_total, 2);
+    assert_int_equal(st.lines[0].admitted_total, 0);
+    join(q, "s0", -1, T0 + 2000001);
+    assert_int_equal(admit(q, T0 + 3000000), 1);
+    wr_memq_stats(q, &st);
+    assert_int_equal(st.lines[0].admitted_total, 1);
+}
+
 static void hash_of(const char *code, char out[WR_CODE_HASH_HEX + 1])
 {
     assert_int_equal(wr_groups_code_hash(code, strlen(code), out), WR_OK);
@@ -497,6 +531,7 @@ static void test_log_replays(void **state)
     X(test_unused_share_moves)                                                                     \
     X(test_max_active_held)                                                                        \
     X(test_stock_across)                                                                           \
+    X(test_removed_group_admissions)                                                               \
     X(test_codes)                                                                                  \
     X(test_config_changes)                                                                         \
     X(test_log_replays)
