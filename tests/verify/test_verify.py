@@ -196,6 +196,14 @@ def test_me(srv, log, tmp):
           rc == 0 and j.get("me", {}).get("included") is True, out + err)
     rc, out, err = run(srv, log, "--me", "f" * 32)
     check("--me: an unknown log id is exit 2", rc == 2, out + err)
+    check("--me: an unknown log id says the log checks, not this place (not BROKEN)",
+          "verdict: NOT PROVEN: the log checks" in out and "BROKEN" not in out
+          and "problem: --me: no join of this log id" in out, out + err)
+    rc, out, err = run(srv, log, "--me", "f" * 32, "--json")
+    j = json.loads(out) if out else {}
+    check("--me --json: the root checked, the place not found",
+          rc == 2 and j.get("rootChecked") is True and j.get("me", {}).get("found") is False
+          and "no join" in j.get("broken", ""), out + err)
     rc, out, err = run(srv, log, "--me", "not-hex")
     check("--me: not a log id is exit 4", rc == 4, out + err)
     path = os.path.join(tmp, "vkey.txt")

@@ -69,6 +69,7 @@ typedef struct {
     bool consistent;
     /* --me */
     bool me_found, me_ok;
+    bool broken_me; /* the one failure is --me's: the log itself checks */
     uint64_t me_index;
     uint8_t me_leaf[32];
     /* what failed, for the statement */
@@ -261,7 +262,9 @@ static int check_me(run_t *r)
     if (!r->me)
         return 0;
     if (!r->me_found) {
-        set_broken(r, "--me: no join of this log id in the log");
+        r->broken_me = !r->broken[0];
+        set_broken(r, "--me: no join of this log id in the log (a mistyped id, or a receipt the "
+                      "log does not hold)");
         return 0;
     }
     uint8_t proof[WR_TLOG_PROOF_MAX][32], leaf[32];
@@ -276,8 +279,10 @@ static int check_me(run_t *r)
                wr_tlog_verify_inclusion(r->sha, r->me_index, r->cp.size, leaf,
                                         (const uint8_t(*)[32])proof, n, r->cp.root);
     json_decref(o);
-    if (!r->me_ok)
+    if (!r->me_ok) {
+        r->broken_me = !r->broken[0];
         set_broken(r, "--me: the inclusion proof of the join does not check");
+    }
     return 0;
 }
 
@@ -395,7 +400,12 @@ static void print_text(run_t *r, const wr_logreplay_stats_t *st, int code)
     static const char *const verdicts[] = {"fair: every admission followed the line",
                                            "NOT FAIR: overtakes", "BROKEN: the log does not check",
                                            "DRAW NOT CHECKED"};
-    printf("verdict: %s\n", verdicts[code]);
+    if (r->broken[0])
+        printf("problem: %s\n", r->broken);
+    if (code == EXIT_BROKEN && r->broken_me) /* the log checks; this person's place does not */
+        printf("verdict: NOT PROVEN: the log checks, but not this place in it\n");
+    else
+        printf("verdict: %s\n", verdicts[code]);
 }
 
 static void print_json(run_t *r, const wr_logreplay_stats_t *st, int code)
@@ -417,15 +427,15 @@ static void print_json(run_t *r, const wr_logreplay_stats_t *st, int code)
         "{s:s, s:s, s:I, s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, "
         "s:{s:I, s:I, s:I, s:I}, s:I, s:o, s:b, s:b, s:I, s:b, s:I, s:o, s:i}",
         "queue", r->queue, "origin", r->cp.origin, "size", (json_int_t)r->cp.size, "root", root,
-        "signatureChecked", 1, "rootChecked", !r->broken[0], "joined", (json_int_t)st->joined,
-        "admitted", (json_int_t)st->admitted, "heldReturns", (json_int_t)st->held_returns, "away",
-        (json_int_t)st->away, "waiting", (json_int_t)st->waiting, "failOpen",
-        (json_int_t)st->fail_open, "left", "left", (json_int_t)st->left[0], "abandoned",
-        (json_int_t)st->left[1], "pending", (json_int_t)st->left[2], "removed",
-        (json_int_t)st->left[3], "overtakes", (json_int_t)st->overtakes, "firstOvertakes", list,
-        "drawChecked", st->draw_failures == 0, "drawIndependent", st->draw_independent, "draws",
-        (json_int_t)st->draws, "drawPending", st->draw_pending, "invalid", (json_int_t)st->invalid,
-        "problems", problems, "exit", code);
+        "signatureChecked", 1, "rootChecked", !r->broken[0] || r->broken_me, "joined",
+        (json_int_t)st->joined, "admitted", (json_int_t)st->admitted, "heldReturns",
+        (json_int_t)st->held_returns, "away", (json_int_t)st->away, "waiting",
+        (json_int_t)st->waiting, "failOpen", (json_int_t)st->fail_open, "left", "left",
+        (json_int_t)st->left[0], "abandoned", (json_int_t)st->left[1], "pending",
+        (json_int_t)st->left[2], "removed", (json_int_t)st->left[3], "overtakes",
+        (json_int_t)st->overtakes, "firstOvertakes", list, "drawChecked", st->draw_failures == 0,
+        "drawIndependent", st->draw_independent, "draws", (json_int_t)st->draws, "drawPending",
+        st->draw_pending, "invalid", (json_int_t)st->invalid, "problems", problems, "exit", code);
     if (r->have_old) {
         json_object_set_new(o, "consistent", json_boolean(r->consistent));
         json_object_set_new(o, "savedSize", json_integer((json_int_t)r->old_size));
