@@ -54,6 +54,12 @@ static void decl_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
     } else if (err == WR_OK && app->declared_mode[d->i] == DECL_CREATE) {
         app->declared_done[d->i] = true; /* exists: keep its (maybe changed) config */
         wr_scheduler_note(app->sched, decl->name, info->config);
+    } else if ((err == WR_OK || err == WR_ENOTFOUND) && app->declared[d->i].n_groups > 0 &&
+               !wr_store_has_groups(app->store)) {
+        /* (every backend of the registry serves groups: a store that would not) */
+        wr_error("queue %s in the config file: groups: %s; the queue is left as it is", decl->name,
+                 WR_GROUPS_STORE_ONLY);
+        app->declared_done[d->i] = true;
     } else if (err == WR_OK) {
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
         if (wr_qconfig_patch(info->config, decl->fields, &d->cfg, field, sizeof(field), msg,
@@ -140,10 +146,7 @@ bool wr_app_parse_declared(const wr_config_t *cfg, wr_queue_config_t *out, const
         char field[WR_FIELD_MAX + 1] = "", msg[256] = "";
         if (wr_qconfig_parse(cfg->queues[i].fields, &out[i], field, sizeof(field), msg,
                              sizeof(msg)) != WR_OK ||
-            wr_qconfig_check_available(&out[i], field, sizeof(field), msg, sizeof(msg)) != WR_OK ||
-            (out[i].n_groups > 0 && strcmp(cfg->store, "memory") != 0 &&
-             snprintf(field, sizeof(field), "groups") > 0 &&
-             snprintf(msg, sizeof(msg), "%s", WR_GROUPS_STORE_ONLY) > 0)) {
+            wr_qconfig_check_available(&out[i], field, sizeof(field), msg, sizeof(msg)) != WR_OK) {
             if (when)
                 wr_error("%s: queue %s in the config file: %s: %s", when, cfg->queues[i].name,
                          field, msg);

@@ -33,10 +33,9 @@
 #define WR_CODES_COUNT_MAX  100000  /* POST .../codes: count, at most */
 #define WR_CODES_USES_MAX   1000000 /* POST .../codes: uses, at most */
 
-/* Why a config with groups is refused on a store without them. */
-#define WR_GROUPS_STORE_ONLY                                                                       \
-    "priority groups are served by the embedded store (--store memory) in this version, not by "   \
-    "Redis"
+/* Why a config with groups is refused on a store without them (store.h
+ * wr_store_has_groups; every backend of the registry serves them). */
+#define WR_GROUPS_STORE_ONLY "this store does not serve priority groups"
 /* Why a config_put that removes a group is refused (WR_EGROUP). */
 #define WR_GROUPS_REMOVE_REFUSED                                                                   \
     "a group that still has people in line, held or admitted, or live codes, cannot be removed"

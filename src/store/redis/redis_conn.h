@@ -38,7 +38,7 @@
  * embedded files of `prefix` (in order, each followed by a newline; NULL
  * entries skipped): the script's rows as comments (scripts.def),
  * lib_log.lua, lib.lua, ... */
-#define WR_REDIS_CONN_SCRIPT_PREFIX 4
+#define WR_REDIS_CONN_SCRIPT_PREFIX 6
 typedef struct {
     const char *prefix[WR_REDIS_CONN_SCRIPT_PREFIX];
     const char *file;

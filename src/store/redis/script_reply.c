@@ -109,6 +109,35 @@ static double reply_double(const redisReply *e)
         fill_stock(st, (e)[WR_ROW(T, STOCK_LEFT)], (e)[WR_ROW(T, SOLD_OUT_AT)]);                   \
     } while (0)
 
+/* The stats per line (wr_queue_stats_t lines) of a reply's LINES (lib_group.lua
+ * G.stats_lines: waiting, admitted total per line, the standard line first,
+ * then cfg's groups in order; {} on a queue without groups: the standard
+ * line is the whole line). False when it does not fit cfg. */
+static bool fill_lines(wr_queue_stats_t *st, const redisReply *a, const wr_queue_config_t *cfg)
+{
+    size_t n = a->elements / 2;
+    if (a->elements == 0) {
+        st->n_lines = 1;
+        snprintf(st->lines[0].name, sizeof st->lines[0].name, "%s", WR_GROUP_STANDARD);
+        st->lines[0].waiting = st->waiting;
+        st->lines[0].admitted_total = st->admitted_total;
+        return true;
+    }
+    if (a->elements % 2 != 0 || n != 1 + cfg->n_groups || n > WR_GROUPS_MAX + 1)
+        return false;
+    for (size_t i = 0; i < a->elements; i++)
+        if (!is_int(a->element[i]))
+            return false;
+    st->n_lines = n;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(st->lines[i].name, sizeof st->lines[i].name, "%s",
+                 i == 0 ? WR_GROUP_STANDARD : cfg->groups[i - 1]);
+        st->lines[i].waiting = u64(a->element[2 * i]);
+        st->lines[i].admitted_total = u64(a->element[2 * i + 1]);
+    }
+    return true;
+}
+
 /* The answer of one join or status, as entry.lua and entry_batch.lua send
  * it (R_ENTRY, B_* of scripts.def): kind, then by kind position, waiting,
  * head_due_us, own_due_us and passed (WAITING; the dues are -1 unless a
@@ -122,6 +151,7 @@ struct ans {
     long long stock_left;      /* the call's: -1 without a stock */
     long long receipt_index;   /* the public log's receipt: the join leaf's index, or -1 */
     const redisReply *receipt; /* and its bytes */
+    redisReply *const *group;  /* priority groups: B_GROUP's elements, or NULL */
 };
 
 /* The receipt of a (its join leaf's index and bytes) into entry: the log
@@ -144,6 +174,26 @@ static wr_err_t decode_receipt(const struct ans *a, wr_entry_t *entry)
         return err;
     entry->has_receipt = true;
     entry->receipt_index = (uint64_t)a->receipt_index;
+    return WR_OK;
+}
+
+/* The group part of a (B_GROUP: lib_entry.lua entry_group_part) into
+ * entry: the line (its group's name from the answer's config), its
+ * admissions of the last 60 s, the first group with people waiting. */
+static wr_err_t decode_group(const struct ans *a, wr_entry_t *entry)
+{
+    if (!a->group)
+        return WR_OK;
+    long long line = a->group[WR_ROW(B_GROUP, LINE)]->integer;
+    long long first = a->group[WR_ROW(B_GROUP, FIRST_WAITING)]->integer;
+    size_t ng = entry->config->n_groups;
+    if (line < 0 || (size_t)line > ng || first < 0 || (size_t)first > ng)
+        return WR_EPROTO;
+    entry->group_line = (uint32_t)line;
+    snprintf(entry->group, sizeof entry->group, "%s",
+             line > 0 ? entry->config->groups[line - 1] : "");
+    entry->group_admitted_60s = u64(a->group[WR_ROW(B_GROUP, ADMITTED_60S)]);
+    entry->group_first_waiting = (uint32_t)first;
     return WR_OK;
 }
 
@@ -172,6 +222,8 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
     err = resolve(ctx, version, json, &entry->config);
     if (err == WR_OK)
         err = decode_receipt(a, entry);
+    if (err == WR_OK)
+        err = decode_group(a, entry);
     if (err != WR_OK)
         goto out;
     err = WR_EPROTO;
@@ -238,6 +290,12 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
     case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
         err = WR_ENOTINQUEUE;
         break;
+    case WR_ROW_VALUE(K_ENTRY, CODE): /* a presale code that buys nothing: why */
+        if (a->position < WR_CODE_UNKNOWN || a->position > WR_CODE_EXPIRED)
+            goto out;
+        entry->code_reason = (wr_code_reason_t)a->position;
+        err = WR_ECODE;
+        break;
     default:
         break;
     }
@@ -264,6 +322,13 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .receipt_index = e[WR_ROW(R_ENTRY, RECEIPT_INDEX)]->integer,
                     .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)],
                     .subscribed = e[WR_ROW(R_ENTRY, SUBSCRIBED)]->integer};
+    const redisReply *g = e[WR_ROW(R_ENTRY, GROUP)];
+    if (g->elements > 0) {
+        if (!wr_script_rows_match(g->element, g->elements, WR_ROWS_TABLE(B_GROUP), NULL, 0) ||
+            g->element[WR_ROW(B_GROUP, KIND)]->integer != WR_ROW_VALUE(K_ENTRY, GROUP))
+            return WR_EPROTO;
+        a.group = g->element;
+    }
     return decode_entry(&a, e[WR_ROW(R_ENTRY, VERSION)]->integer, e[WR_ROW(R_ENTRY, JSON)], resolve,
                         ctx, entry);
 }
@@ -305,10 +370,20 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         a->subscribed = e[WR_ROW(B_COUNT, SUBSCRIBED)]->integer;
     } else if (t == WR_ROWS_TABLE(B_CLOSED)) {
         a->position = e[WR_ROW(B_CLOSED, WHY)]->integer;
-    } else if (t == WR_ROWS_TABLE(B_RECEIPT)) {
-        return false; /* a receipt after no answer */
+    } else if (t == WR_ROWS_TABLE(B_RECEIPT) || t == WR_ROWS_TABLE(B_GROUP)) {
+        return false; /* a receipt or group part after no answer */
     }
     *at += n;
+    /* the priority groups' part of this answer, right after it */
+    const redisReply *g = *at < rep->elements ? rep->element[*at] : NULL;
+    size_t gn = WR_ROWS_LEN(B_GROUP);
+    if (is_int(g) && g->integer == WR_ROW_VALUE(K_ENTRY, GROUP)) {
+        if (rep->elements - *at < gn ||
+            !wr_script_rows_match(rep->element + *at, gn, WR_ROWS_TABLE(B_GROUP), NULL, 0))
+            return false;
+        a->group = rep->element + *at;
+        *at += gn;
+    }
     /* the public log's receipt of this answer, right after it */
     const redisReply *r = *at < rep->elements ? rep->element[*at] : NULL;
     size_t rn = WR_ROWS_LEN(B_RECEIPT);
@@ -424,6 +499,8 @@ wr_err_t wr_script_reply_admit(const redisReply *rep, wr_script_reply_config_fn 
     res->admitted = u64(e[WR_ROW(R_ADMIT, ADMITTED)]);
     res->now_us = e[WR_ROW(R_ADMIT, NOW_US)]->integer;
     FILL_STATS(&res->stats, e, R_ADMIT);
+    if (!fill_lines(&res->stats, e[WR_ROW(R_ADMIT, LINES)], res->config))
+        return WR_EPROTO;
     res->opening_moved = u64(e[WR_ROW(R_ADMIT, OPEN_MOVED)]);
     res->opening_left = u64(e[WR_ROW(R_ADMIT, OPEN_LEFT)]);
     /* The waits of the users admitted by this call: malloc'd, the caller
@@ -482,6 +559,8 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
         return err;
     FILL_STATS(&info->stats, e, R_QUEUE_GET);
     info->stats.log_committed = e[WR_ROW(R_QUEUE_GET, LOG_COMMITTED)]->integer == 1;
+    if (!fill_lines(&info->stats, e[WR_ROW(R_QUEUE_GET, LINES)], info->config))
+        return WR_EPROTO;
     /* autotune's kept rate, '%.17g' */
     double d = reply_double(e[WR_ROW(R_QUEUE_GET, AUTO_RATE)]);
     info->stats.autotune_rate = d > 0 && d <= WR_AUTOTUNE_RATE_MAX ? d : 0;
@@ -503,7 +582,34 @@ wr_err_t wr_script_reply_code(const redisReply *rep, bool not_in_queue_ok)
 
 wr_err_t wr_script_reply_put(const redisReply *rep)
 {
+    if (is_int(rep) && rep->integer == -5)
+        return WR_EGROUP;
     return is_int(rep) && rep->integer > 0 ? WR_OK : WR_EPROTO;
+}
+
+wr_err_t wr_script_reply_codes(const redisReply *rep, wr_store_codes_t *res)
+{
+    redisReply *const *e = ROWS(rep, R_CODES, res);
+    if (!e)
+        return WR_EPROTO;
+    static const wr_err_t by_code[] = {WR_OK, WR_ENOTFOUND, WR_EINVAL, WR_EINVAL, WR_ECODE};
+    long long code = e[WR_ROW(R_CODES, CODE)]->integer;
+    const redisReply *c = e[WR_ROW(R_CODES, COUNTS)];
+    if (code > 0 || code < -4 || c->elements % 4 != 0 || c->elements / 4 > WR_GROUPS_MAX)
+        return WR_EPROTO;
+    for (size_t i = 0; i < c->elements; i += 4) {
+        const redisReply *name = c->element[i];
+        if (!is_str(name) || !wr_groups_name_ok(name->str, name->len) ||
+            !is_int(c->element[i + 1]) || !is_int(c->element[i + 2]) || !is_int(c->element[i + 3]))
+            return WR_EPROTO;
+        size_t g = res->n++;
+        snprintf(res->groups[g].name, sizeof res->groups[g].name, "%.*s", (int)name->len,
+                 name->str);
+        res->groups[g].issued = u64(c->element[i + 1]);
+        res->groups[g].uses_spent = u64(c->element[i + 2]);
+        res->groups[g].revoked = u64(c->element[i + 3]);
+    }
+    return by_code[-code];
 }
 
 wr_err_t wr_script_reply_sync(const redisReply *rep, bool with_secret, wr_store_sync_t *res)

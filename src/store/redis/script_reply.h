@@ -27,10 +27,11 @@
 typedef wr_err_t (*wr_script_reply_config_fn)(void *ctx, long long version, const redisReply *json,
                                               const wr_queue_config_t **out);
 
-/* entry.lua (join, status): WR_OK with entry WAITING (position, waiting),
- * ADMITTED (jti, issued/expiry us) or PASSTHROUGH; WR_EFULL with
- * entry->waiting; WR_ENOTFOUND; WR_ENOTINQUEUE; WR_EPROTO. entry->config
- * is the resolver's. */
+/* entry.lua (join, status) and entry_group.lua: WR_OK with entry WAITING
+ * (position, waiting), ADMITTED (jti, issued/expiry us) or PASSTHROUGH;
+ * WR_EFULL with entry->waiting; WR_ECODE with entry->code_reason;
+ * WR_ENOTFOUND; WR_ENOTINQUEUE; WR_EPROTO. On a queue with priority
+ * groups, entry's group fields too. entry->config is the resolver's. */
 wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn resolve, void *ctx,
                                wr_entry_t *entry);
 
@@ -77,8 +78,15 @@ wr_err_t wr_script_reply_get(const redisReply *rep, wr_script_reply_config_fn re
  * when not_in_queue_ok (leave), else WR_EPROTO. */
 wr_err_t wr_script_reply_code(const redisReply *rep, bool not_in_queue_ok);
 
-/* config_put.lua: the new version (> 0): WR_OK, else WR_EPROTO. */
+/* config_put.lua: the new version (> 0): WR_OK; -5 (a priority group
+ * that leaves the config still has people or live codes): WR_EGROUP;
+ * else WR_EPROTO. */
 wr_err_t wr_script_reply_put(const redisReply *rep);
+
+/* codes.lua: WR_OK with *res (the counts per group of the config);
+ * WR_ENOTFOUND (no queue), WR_EINVAL (a group not in the config, a hash
+ * kept already), WR_ECODE (revoke: no such code) with *res too; WR_EPROTO. */
+wr_err_t wr_script_reply_codes(const redisReply *rep, wr_store_codes_t *res);
 
 /* secret.lua: WR_OK with *secret (points into rep) and *len (1 ..
  * WR_SECRET_MAX bytes), else WR_EPROTO. */

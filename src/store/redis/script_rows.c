@@ -132,6 +132,9 @@ bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t)
     case WR_ROW_VALUE(K_ENTRY, RECEIPT):
         *t = WR_ROWS_TABLE(B_RECEIPT);
         return true;
+    case WR_ROW_VALUE(K_ENTRY, GROUP):
+        *t = WR_ROWS_TABLE(B_GROUP);
+        return true;
     default:
         return false;
     }

@@ -100,8 +100,8 @@ size_t wr_script_rows_len(wr_script_row_t table);
 
 /* The B_ table of an answer of kind (a K_ENTRY) in entry_batch.lua's
  * reply: B_WAITING, B_ADMITTED, B_COUNT (FULL, HELD), B_CLOSED, B_RECEIPT
- * (the receipt after an answer), B_KIND (the rest); false for a kind it
- * never sends. */
+ * (the receipt after an answer), B_GROUP (the priority groups' part after
+ * an answer), B_KIND (the rest); false for a kind it never sends. */
 bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t);
 
 /* wr_script_rows_match() of a whole reply: an array of exactly table t. */

@@ -77,16 +77,20 @@
 
 #define CACHE_MAX 10000
 #define LIB_LOG   "scripts/lib_log.lua" /* the public log's leaves: before lib.lua */
-#define LIB       LIB_LOG, "scripts/lib.lua"
-#define LIB_ENTRY "scripts/lib_entry.lua" /* after lib.lua: entry() */
+#define LIB       LIB_LOG, "scripts/lib.lua", "scripts/lib_group.lua" /* groups: after lib.lua */
+/* the polls of a queue cached without groups: lib_group.lua's stand-in */
+#define LIB_NOGROUP LIB_LOG, "scripts/lib.lua", "scripts/lib_nogroup.lua"
+#define LIB_ENTRY   "scripts/lib_entry.lua" /* after lib.lua: entry() */
 /* an entry mode (scripts.def M_ENTRY) as the one character ARGV holds */
 #define MODE(m) ((char)('0' + WR_ROW_VALUE(M_ENTRY, m)))
 #define ROWS(s) "scripts/rows/" #s ".lua" /* its prelude (scripts.def) */
 
 /* The script table of the connection, by enum script_id. */
 const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
-    [SC_ENTRY] = {{ROWS(entry), LIB, LIB_ENTRY}, "scripts/entry.lua"},
-    [SC_ENTRY_BATCH] = {{ROWS(entry_batch), LIB, LIB_ENTRY}, "scripts/entry_batch.lua"},
+    [SC_ENTRY] = {{ROWS(entry), LIB_NOGROUP, LIB_ENTRY}, "scripts/entry.lua"},
+    [SC_ENTRY_BATCH] = {{ROWS(entry_batch), LIB_NOGROUP, LIB_ENTRY}, "scripts/entry_batch.lua"},
+    [SC_ENTRY_G] = {{ROWS(entry), LIB, LIB_ENTRY}, "scripts/entry.lua"},
+    [SC_ENTRY_BATCH_G] = {{ROWS(entry_batch), LIB, LIB_ENTRY}, "scripts/entry_batch.lua"},
     [SC_LEAVE] = {{ROWS(leave), LIB}, "scripts/leave.lua"},
     [SC_TOKEN] = {{ROWS(token), LIB}, "scripts/token.lua"},
     [SC_ADMIT] = {{ROWS(admit), LIB}, "scripts/admit.lua"},
@@ -109,6 +113,10 @@ const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT] = {
     [SC_LOG_LEASE] = {{NULL}, "scripts/log_lease.lua"},
     [SC_PUSH] = {{ROWS(push), LIB, LIB_ENTRY}, "scripts/push.lua"},
     [SC_DRAW] = {{ROWS(draw), LIB}, "scripts/draw.lua"},
+    /* entry.lua, made a join into a group by its prelude entry_group.lua */
+    [SC_ENTRY_GROUP] = {{ROWS(entry_group), LIB, LIB_ENTRY, "scripts/entry_group.lua"},
+                        "scripts/entry.lua"},
+    [SC_CODES] = {{ROWS(codes), LIB}, "scripts/codes.lua"},
 };
 
 static const wr_store_ops_t redis_ops;
@@ -148,7 +156,8 @@ struct req *wr_store_redis__req_new_args(struct rstore *s, op_t op, int script, 
 
 struct req *wr_store_redis__req_new(struct rstore *s, op_t op, int script, size_t extra, void *arg)
 {
-    return wr_store_redis__req_new_args(s, op, script, WR_REDIS_CONN_MAX_ARGS, extra, arg);
+    /* EVALSHA, the SHA, numkeys, the keys and up to 16 more */
+    return wr_store_redis__req_new_args(s, op, script, 3 + NKEYS + 16, extra, arg);
 }
 
 struct req *wr_store_redis__req_start(struct rstore *s, op_t op, int script, size_t extra,
@@ -173,25 +182,32 @@ void wr_store_redis__req_free(struct req *r)
     free(r);
 }
 
-/* numkeys and the keys of queue q, in the order of lib.lua. */
+/* numkeys and the keys of queue q, in the order of lib.lua (the priority
+ * groups' after NKEYS_BASE: lib_group.lua). */
 const char *const wr_store_redis__key_suffix[NKEYS] = {
-    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",   "pre",
-    "held",   "back",    "away",   "log",    "logl",  "logm",     "push",    "pushdue"};
+    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen", "pre", "held",
+    "back",   "away",    "log",    "logl",   "logm",  "push",     "pushdue", "g1",   "g2",  "g3",
+    "g4",     "g5",      "g6",     "g7",     "g8",    "gm",       "codes",   "gstat"};
 
-bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q)
+bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q, int n)
 {
-    if (!wr_redis_conn_cmd_fmt(cmd, "%d", (int)NKEYS))
+    if (!wr_redis_conn_cmd_fmt(cmd, "%d", n))
         return false;
-    for (int i = 0; i < NKEYS; i++)
+    for (int i = 0; i < n && i < NKEYS; i++)
         if (!wr_redis_conn_cmd_fmt(cmd, "wr:{%s}:%s", q, wr_store_redis__key_suffix[i]))
             return false;
     return true;
 }
 
-bool wr_store_redis__arg_queue_keys(struct req *r, const char *q)
+bool wr_store_redis__arg_queue_keys_n(struct req *r, const char *q, int n)
 {
     snprintf(r->queue, sizeof r->queue, "%s", q);
-    return wr_store_redis__queue_keys(r->cmd, q);
+    return wr_store_redis__queue_keys(r->cmd, q, n);
+}
+
+bool wr_store_redis__arg_queue_keys(struct req *r, const char *q)
+{
+    return wr_store_redis__arg_queue_keys_n(r, q, NKEYS);
 }
 
 bool wr_store_redis__arg_known_version(struct rstore *s, struct req *r)
@@ -237,6 +253,9 @@ static void call_err(struct req *r, wr_err_t err)
         break;
     case OP_LOG:
         wr_store_redis__log_reply(r, err, NULL);
+        break;
+    case OP_CODES:
+        wr_store_redis__codes_reply(r, err, NULL);
         break;
     case OP_LEAVE:
     case OP_PUT:
@@ -366,7 +385,8 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
 {
     struct cfgctx cc = {.s = s, .queue = r->queue, .snap = r->snap};
     wr_err_t err;
-    if (rep->type == REDIS_REPLY_ERROR && r->op != OP_LOG) { /* (a log job reads its own) */
+    if (rep->type == REDIS_REPLY_ERROR && r->op != OP_LOG &&
+        r->op != OP_CODES) { /* (a log job, a codes job reads its own) */
         wr_warn("store_redis: %s on %s failed: %.*s",
                 r->script >= 0 ? wr_store_redis__scripts[r->script].file : "command", r->queue,
                 (int)(rep->len > 200 ? 200 : rep->len), rep->str);
@@ -450,6 +470,9 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         break;
     case OP_LOG:
         wr_store_redis__log_reply(r, WR_OK, rep);
+        break;
+    case OP_CODES:
+        wr_store_redis__codes_reply(r, WR_OK, rep);
         break;
     }
 }
@@ -583,25 +606,25 @@ static void r_close(wr_store_t *st)
 static wr_err_t r_join(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                        void *arg)
 {
-    return wr_store_redis__entry(st, q, u, MODE(JOIN), cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(JOIN), NULL, cb, arg);
 }
 
 static wr_err_t r_join_page(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                             void *arg)
 {
-    return wr_store_redis__entry(st, q, u, MODE(JOIN_PAGE), cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(JOIN_PAGE), NULL, cb, arg);
 }
 
 static wr_err_t r_status(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                          void *arg)
 {
-    return wr_store_redis__entry(st, q, u, MODE(STATUS), cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(STATUS), NULL, cb, arg);
 }
 
 static wr_err_t r_status_quiet(wr_store_t *st, const char *q, const char *u, wr_store_entry_cb cb,
                                void *arg)
 {
-    return wr_store_redis__entry(st, q, u, MODE(STATUS_QUIET), cb, arg);
+    return wr_store_redis__entry(st, q, u, MODE(STATUS_QUIET), NULL, cb, arg);
 }
 
 static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_done_cb cb,
@@ -617,24 +640,6 @@ static wr_err_t r_leave(wr_store_t *st, const char *q, const char *u, wr_store_d
     r->cb.done = cb;
     return wr_store_redis__submit(
         s, r, wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u));
-}
-
-/* Bypass rules: bypass (store.h), bypass.lua on the queue's keys. */
-WR_ROWS_ORDER(A_BYPASS, N); /* r_bypass's */
-
-static wr_err_t r_bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_done_cb cb, void *arg)
-{
-    struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_store_valid_bypass(n) || !cb)
-        return WR_EINVAL;
-    wr_err_t err;
-    struct req *r = wr_store_redis__req_start(s, OP_BYPASS, SC_BYPASS, 24, arg, &err);
-    if (!r)
-        return err;
-    r->cb.done = cb;
-    return wr_store_redis__submit(s, r,
-                                  wr_store_redis__arg_queue_keys(r, q) &&
-                                      wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)n));
 }
 
 WR_ROWS_ORDER(A_ADMIT, SEED, VERSION, SWEEP_MAX, SCAN_MAX, VISIT_MAX, PUSH); /* r_admit's */
@@ -677,8 +682,10 @@ static wr_err_t r_token(wr_store_t *st, const char *q, const char *u, const char
     if (!r)
         return err;
     r->cb.token = cb;
-    bool ok = wr_store_redis__arg_queue_keys(r, q) && wr_redis_conn_cmd_str(r->cmd, u) &&
-              wr_redis_conn_cmd_str(r->cmd, jti);
+    /* (verify and release never read the group keys: a consume drops the
+     * member's group, lib_group.lua) */
+    bool ok = wr_store_redis__arg_queue_keys_n(r, q, op == OP_CONSUME ? NKEYS : NKEYS_BASE) &&
+              wr_redis_conn_cmd_str(r->cmd, u) && wr_redis_conn_cmd_str(r->cmd, jti);
     if (op != OP_RELEASE)
         ok = ok && wr_redis_conn_cmd_str(r->cmd, op == OP_CONSUME ? "1" : "0");
     return wr_store_redis__submit(s, r, ok);
@@ -761,7 +768,7 @@ static const wr_store_ops_t redis_ops = {
     .release = r_release,
     /* degraded mode */
     .burn = r_burn,
-    .bypass = r_bypass,
+    .bypass = wr_store_redis__bypass,
     .config_put = wr_store_redis__config_put,
     .queue_get = wr_store_redis__queue_get,
     .queue_list = wr_store_redis__queue_list,
@@ -779,6 +786,8 @@ static const wr_store_ops_t redis_ops = {
     .log_unsigned = wr_store_redis__log_unsigned,
     .log_beacon = wr_store_redis__log_beacon,
     .push_sub = wr_store_redis__push_sub,
+    .join_group = wr_store_redis__join_group, /* priority groups (store_redis_group.c) */
+    .codes = wr_store_redis__codes,
     .unreachable = r_unreachable,
     .debug_advance_time = NULL,
     .close = r_close,

@@ -3,7 +3,8 @@
  * (store.h): config_put (the config JSON and hash in one script, the
  * registry SADD next to it), queue_get, queue_delete (the script, then the
  * registry SREM and the degraded mode's burned set), the global keys'
- * secret and secret_sync, and autotune's state (autotune.lua). Requests, submission and reply
+ * secret and secret_sync, autotune's state (autotune.lua) and the bypass
+ * rules' count (bypass.lua). Requests, submission and reply
  * decoding are store_redis.c's (store_redis_internal.h); queue_list is store_redis_list.c's.
  */
 #include <hiredis/hiredis.h>
@@ -19,12 +20,37 @@
 #include "store/redis/script_rows.h"
 #include "store/redis/store_redis_internal.h"
 
+/* The priority groups' names in the config's order, comma separated
+ * (config_put.lua's pair groups), into buf. */
+static void groups_list(const wr_queue_config_t *cfg, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < cfg->n_groups && i < WR_GROUPS_MAX; i++) {
+        int n = snprintf(buf + at, size - at, "%s%s", i ? "," : "", cfg->groups[i]);
+        if (n < 0 || (size_t)n >= size - at)
+            return;
+        at += (size_t)n;
+    }
+}
+
 /* The config hash's fields (config_put.lua's ARGV after the JSON), as
  * name, value pairs: every row of the qconfig table with a store field;
- * then, when the config sets what is left of its stock (stock_set), the
- * pair stockLeft (config_put.lua writes it to state; '' = no stock). */
+ * then push ('1'/'0': off deletes the subscriptions), the priority groups
+ * (groups, the names in order; shareMicro, standardShare in millionths:
+ * lib_group.lua) and, when the config sets what is left of its stock
+ * (stock_set), the pair stockLeft (config_put.lua writes it to state; '' =
+ * no stock). */
 static bool arg_config_hash(struct req *r, const wr_queue_config_t *cfg)
 {
+    char groups[WR_GROUPS_MAX * (WR_GROUP_NAME_MAX + 1) + 1];
+    groups_list(cfg, groups, sizeof groups);
+    if (!wr_redis_conn_cmd_str(r->cmd, "push") ||
+        !wr_redis_conn_cmd_str(r->cmd, cfg->push ? "1" : "0") ||
+        !wr_redis_conn_cmd_str(r->cmd, "groups") || !wr_redis_conn_cmd_str(r->cmd, groups) ||
+        !wr_redis_conn_cmd_str(r->cmd, "shareMicro") ||
+        !wr_redis_conn_cmd_fmt(r->cmd, "%u", (unsigned)wr_groups_share_micro(cfg->standard_share)))
+        return false;
     for (size_t i = 0; i < wr_qconfig_n_fields; i++) {
         const wr_qfield_t *f = &wr_qconfig_fields[i];
         char v[WR_QF_STORE_VALUE_MAX];
@@ -72,10 +98,11 @@ wr_err_t wr_store_redis__config_put(wr_store_t *st, const char *q, const wr_queu
         goto out;
     }
     /* EVALSHA SHA numkeys, the keys, the JSON, then a name and a value
-     * (each under WR_QF_STORE_VALUE_MAX bytes) per config hash field */
+     * (each under WR_QF_STORE_VALUE_MAX bytes, the groups' names under
+     * 300) per config hash field */
     r = wr_store_redis__req_new_args(
-        s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * ((int)wr_qconfig_n_fields + 1),
-        jlen + 2 * WR_QF_STORE_VALUE_MAX * (wr_qconfig_n_fields + 1), arg);
+        s, OP_PUT, SC_PUT, 4 + NKEYS + 2 * ((int)wr_qconfig_n_fields + 4),
+        jlen + 2 * WR_QF_STORE_VALUE_MAX * (wr_qconfig_n_fields + 4) + 300, arg);
     if (!r) {
         err = WR_ENOMEM;
         goto out;
@@ -95,16 +122,10 @@ wr_err_t wr_store_redis__config_put(wr_store_t *st, const char *q, const wr_queu
         err = wr_store_redis__send_plain(s, "SADD", s->keys->logs, q);
     if (err != WR_OK)
         goto out;
+    /* (push off: config_put.lua deletes the subscriptions and parked
+     * claims with the config, not when it refuses it) */
     err = wr_store_redis__submit(s, r, true);
     r = NULL; /* submit owns it */
-    if (err == WR_OK && !cfg->push) {
-        /* push off: every subscription and parked claim goes, after the
-         * config on the same connection (no push for a queue with push off) */
-        char k1[WR_QUEUE_NAME_MAX + 16], k2[WR_QUEUE_NAME_MAX + 16];
-        snprintf(k1, sizeof k1, "wr:{%s}:push", q);
-        snprintf(k2, sizeof k2, "wr:{%s}:pushdue", q);
-        (void)wr_store_redis__send_plain(s, "DEL", k1, k2);
-    }
 out:
     wr_store_redis__req_free(r);
     free(json);
@@ -191,6 +212,26 @@ wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t 
             wr_redis_conn_cmd_arg(r->cmd, own_len > 0 ? own : (const uint8_t *)"", own_len));
 }
 
+/* Bypass rules: bypass (store.h), bypass.lua on the queue's keys (it
+ * reads none of the groups'). */
+WR_ROWS_ORDER(A_BYPASS, N); /* wr_store_redis__bypass's */
+
+wr_err_t wr_store_redis__bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_done_cb cb,
+                                void *arg)
+{
+    struct rstore *s = (struct rstore *)st;
+    if (!wr_ids_valid_queue(q) || !wr_store_valid_bypass(n) || !cb)
+        return WR_EINVAL;
+    wr_err_t err;
+    struct req *r = wr_store_redis__req_start(s, OP_BYPASS, SC_BYPASS, 24, arg, &err);
+    if (!r)
+        return err;
+    r->cb.done = cb;
+    return wr_store_redis__submit(s, r,
+                                  wr_store_redis__arg_queue_keys_n(r, q, NKEYS_BASE) &&
+                                      wr_redis_conn_cmd_fmt(r->cmd, "%llu", (unsigned long long)n));
+}
+
 /* Autotune (store.h): autotune.lua on wr:{q}:config and wr:{q}:state. */
 WR_ROWS_ORDER(A_AUTOTUNE, REPORT, SOURCE, LATENCY_MS, ERROR_RATE, SET, STEP_US, RATE,
               CUT_MS); /* wr_store_redis__autotune's */
@@ -206,7 +247,7 @@ wr_err_t wr_store_redis__autotune(wr_store_t *st, const char *q, const wr_autotu
     if (!r)
         return err;
     r->cb.autotune = cb;
-    bool ok = wr_store_redis__arg_queue_keys(r, q) &&
+    bool ok = wr_store_redis__arg_queue_keys_n(r, q, NKEYS_BASE) && /* (no group's) */
               wr_redis_conn_cmd_str(r->cmd, req->report ? "1" : "0") &&
               wr_redis_conn_cmd_fmt(r->cmd, "%d", req->report ? req->source : 0) &&
               wr_redis_conn_cmd_fmt(r->cmd, "%.17g", req->report ? req->latency_ms : 0.0) &&

@@ -110,6 +110,26 @@ static wr_err_t log_stale(const redisReply *rep)
     return rep->len >= 7 && memcmp(rep->str, "WRLOGID", 7) == 0 ? WR_EUNAVAILABLE : WR_EPROTO;
 }
 
+static void send_batch(struct rstore *s, struct batch *b);
+
+/* True when rep is lib_group.lua's WRGROUPS: the script found priority
+ * groups in the config and came without their keys (this instance's
+ * cached config has no groups), before it wrote anything. The queue's
+ * cache entry goes and b is sent again, once, with them: its callbacks
+ * wait for that answer. */
+static bool resent_with_groups(struct rstore *s, struct batch *b, const redisReply *rep)
+{
+    if (b->resent || b->groups || b->answered > 0 || rep->len < 8 ||
+        memcmp(rep->str, "WRGROUPS", 8) != 0)
+        return false;
+    wr_cfgcache_remove(s->cache, b->queue);
+    wr_cfgcache_release(b->snap);
+    b->snap = NULL; /* (the next answer sends the config) */
+    b->resent = true;
+    send_batch(s, b);
+    return true;
+}
+
 /* Calls the callback of every request of b not answered yet, in order:
  * with err when it is not WR_OK, else with its answer in rep (entry.lua's
  * reply when b->n == 1, else entry_batch.lua's). A callback that closes
@@ -118,7 +138,12 @@ static wr_err_t log_stale(const redisReply *rep)
 void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t err,
                                   const redisReply *rep)
 {
-    const char *file = wr_store_redis__scripts[b->n == 1 ? SC_ENTRY : SC_ENTRY_BATCH].file;
+    const char *file = wr_store_redis__scripts[b->solo     ? SC_ENTRY_GROUP
+                                               : b->n == 1 ? SC_ENTRY
+                                                           : SC_ENTRY_BATCH]
+                           .file;
+    if (err == WR_OK && rep->type == REDIS_REPLY_ERROR && resent_with_groups(s, b, rep))
+        return;
     struct cfgctx cc = {.s = s, .queue = b->queue, .snap = b->snap};
     if (err == WR_OK && rep->type == REDIS_REPLY_ERROR) {
         err = log_stale(rep);
@@ -147,7 +172,7 @@ void wr_store_redis__answer_batch(struct rstore *s, struct batch *b, wr_err_t er
                 wr_warn("store_redis: %s on %s failed for one request: %.*s", file, b->queue,
                         (int)(a->len > 200 ? 200 : a->len), a->str);
         }
-        x->cb(e, (e == WR_OK || e == WR_EFULL) ? &entry : NULL, x->arg);
+        x->cb(e, (e == WR_OK || e == WR_EFULL || e == WR_ECODE) ? &entry : NULL, x->arg);
     }
     s->answering = outer;
     wr_store_redis__cfgctx_done(&cc);
@@ -168,11 +193,24 @@ static void on_batch_reply(wr_err_t err, const redisReply *rep, void *arg)
 WR_ROWS_ORDER(A_ENTRY, USER, VERSION, MODE, PREQ_KEY, LOG_ID, COMMIT_SEED, COMMIT_HASH);
 WR_ROWS_ORDER(A_ENTRY_BATCH, VERSION, COMMIT_SEED, COMMIT_HASH);
 WR_ROWS_ORDER(A_BATCH_REQ, USER, MODE, PREQ_KEY, LOG_ID);
+/* entry_group.lua's: A_ENTRY's in their places (entry.lua reads them), then
+ * GROUP and CODE */
+#define SAME_ROW(NAME) (WR_ROW(A_ENTRY_GROUP, NAME) == WR_ROW(A_ENTRY, NAME))
+_Static_assert(SAME_ROW(USER) && SAME_ROW(VERSION) && SAME_ROW(MODE) && SAME_ROW(PREQ_KEY) &&
+                   SAME_ROW(LOG_ID) && SAME_ROW(COMMIT_SEED) && SAME_ROW(COMMIT_HASH) &&
+                   WR_ROW(A_ENTRY_GROUP, GROUP) == WR_ROWS_LEN(A_ENTRY) &&
+                   WR_ROW(A_ENTRY_GROUP, CODE) == WR_ROWS_LEN(A_ENTRY) + 1 &&
+                   WR_ROWS_LEN(A_ENTRY_GROUP) == WR_ROWS_LEN(A_ENTRY) + 2,
+               "A_ENTRY_GROUP: A_ENTRY's rows, then GROUP and CODE");
 
 /* Sends b as one script call: entry.lua for one request (the same command
- * as before coalescing), entry_batch.lua for more. When that fails, b
- * waits in s->failed for flush_ev to answer it from the loop (this may run
- * inside an operation call). */
+ * as before coalescing), entry_batch.lua for more, entry_group.lua for a
+ * join into a group (solo). The group keys and lib_group.lua go along
+ * unless the queue's cached config has no groups (b->snap; none cached:
+ * they go): a poll of a queue without groups costs Redis nothing more for
+ * them (its scripts carry lib_nogroup.lua instead). When that
+ * fails, b waits in s->failed for flush_ev to answer it from the loop
+ * (this may run inside an operation call). */
 static void send_batch(struct rstore *s, struct batch *b)
 {
     wr_err_t err = WR_ENOMEM;
@@ -184,14 +222,19 @@ static void send_batch(struct rstore *s, struct batch *b)
         goto fail;
     }
     for (size_t i = 0; i < b->n; i++)
-        bytes += strlen(b->sub[i].user) + 4 + 24 + 33;
+        bytes += strlen(b->sub[i].user) + 4 + 24 + 33 + (b->solo ? 2 * 66 : 0);
     bool one = b->n == 1;
-    wr_redis_conn_cmd_t *cmd = wr_redis_conn_cmd_new_args(
-        one ? SC_ENTRY : SC_ENTRY_BATCH, 2 + 1 + NKEYS + 3 + 4 * (int)b->n + 1, bytes);
+    b->groups = b->solo || !b->snap || b->snap->cfg.n_groups > 0;
+    int nkeys = b->groups ? NKEYS : NKEYS_BASE;
+    int script = b->solo ? SC_ENTRY_GROUP
+                 : one   ? (b->groups ? SC_ENTRY_G : SC_ENTRY)
+                         : (b->groups ? SC_ENTRY_BATCH_G : SC_ENTRY_BATCH);
+    wr_redis_conn_cmd_t *cmd =
+        wr_redis_conn_cmd_new_args(script, 2 + 1 + nkeys + 3 + 2 + 4 * (int)b->n + 1, bytes);
     if (!cmd)
         goto fail;
     unsigned long long known = b->snap ? (unsigned long long)b->snap->version : 0ULL;
-    bool ok = wr_store_redis__queue_keys(cmd, b->queue);
+    bool ok = wr_store_redis__queue_keys(cmd, b->queue, nkeys);
     if (one)
         ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
              wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
@@ -202,6 +245,9 @@ static void send_batch(struct rstore *s, struct batch *b)
     else
         ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known) && wr_redis_conn_cmd_str(cmd, seed) &&
              wr_redis_conn_cmd_str(cmd, hash);
+    if (b->solo) /* (one request: entry.lua's arguments, then these) */
+        ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].group) &&
+             wr_redis_conn_cmd_str(cmd, b->sub[0].code);
     for (size_t i = 0; !one && ok && i < b->n; i++)
         ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
@@ -253,8 +299,9 @@ void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg)
 
 /* The batch a join (join) or status of queue q joins: the last one held
  * for q when it has room (and, in durability mode, holds the same kind),
- * else a new one. NULL when out of memory. */
-static struct batch *batch_for(struct rstore *s, const char *q, bool join)
+ * else a new one; a new one alone when solo (a join into a group), which
+ * no later request shares. NULL when out of memory. */
+static struct batch *batch_for(struct rstore *s, const char *q, bool join, bool solo)
 {
     struct batch *last = NULL;
     struct batch *it;
@@ -264,7 +311,7 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join)
             last = it;
     }
     bool same_kind = s->wait_replicas == 0 || !last || (join ? !last->statuses : !last->joins);
-    if (last && last->n < BATCH_MAX && same_kind) {
+    if (last && last->n < BATCH_MAX && same_kind && !last->solo && !solo) {
         if (last->n == last->cap) {
             size_t cap = last->cap * 2 > BATCH_MAX ? BATCH_MAX : last->cap * 2;
             struct sub *sub = realloc(last->sub, cap * sizeof *sub);
@@ -287,20 +334,37 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join)
         return NULL;
     }
     b->s = s;
+    b->solo = solo;
     snprintf(b->queue, sizeof b->queue, "%s", q);
     b->snap = wr_cfgcache_get(s->cache, q);
     blist_push(&s->held, b);
     return b;
 }
 
+/* True when h is a presale code's hash as the store keeps it: 64
+ * lowercase hex (core/groups.h wr_groups_code_hash). */
+static bool code_hash_ok(const char *h)
+{
+    size_t n = strnlen(h, WR_CODE_HASH_HEX + 1);
+    for (size_t i = 0; i < n; i++)
+        if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+            return false;
+    return n == WR_CODE_HASH_HEX;
+}
+
 /* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
  * entry.lua's ARGV[3]: held in a batch of queue q, sent at the end of this
- * loop iteration (see "Coalescing"). */
+ * loop iteration (see "Coalescing"); with j, a join into a group, alone
+ * in its batch. */
 wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
-                               wr_store_entry_cb cb, void *arg)
+                               const wr_store_join_t *j, wr_store_entry_cb cb, void *arg)
 {
     struct rstore *s = (struct rstore *)st;
-    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb)
+    const char *group = j && j->group ? j->group : "",
+               *code = j && j->code_hash ? j->code_hash : "";
+    if (!wr_ids_valid_queue(q) || !wr_ids_valid_user(u) || !cb ||
+        (group[0] && !wr_groups_name_ok(group, strnlen(group, WR_GROUP_NAME_MAX + 1))) ||
+        (code[0] && !code_hash_ok(code)))
         return WR_EINVAL;
     if (!wr_redis_router_connected(s->conn))
         return WR_EUNAVAILABLE;
@@ -323,7 +387,7 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
             return WR_EUNAVAILABLE;
         }
     }
-    struct batch *b = batch_for(s, q, join);
+    struct batch *b = batch_for(s, q, join, j != NULL);
     if (!b)
         return WR_ENOMEM;
     /* the log id of a join on a queue with publicLog, or one not cached
@@ -340,6 +404,8 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
     x->key = (unsigned long long)(key >> 12);
     snprintf(x->user, sizeof x->user, "%s", u);
     memcpy(x->logid, logid, sizeof x->logid);
+    snprintf(x->group, sizeof x->group, "%s", group);
+    snprintf(x->code, sizeof x->code, "%s", code);
     if (join)
         b->joins = true;
     else

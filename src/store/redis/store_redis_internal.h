@@ -11,6 +11,7 @@
  *   store_redis_list.c   queue_list: the registry, then one queue_get per name;
  *                        queue_names: the registry alone
  *   store_redis_push.c   push_sub: a person's Web Push subscription
+ *   store_redis_group.c  priority groups: join_group, codes
  * Names shared between these files are wr_store_redis__*; file statics are
  * unprefixed (STYLE.md). Everything here runs on the store's loop.
  */
@@ -54,14 +55,23 @@ enum script_id {
     SC_LOG_LEASE,    /* ... the signer's lease */
     SC_PUSH,         /* Web Push: a person's subscription */
     SC_DRAW,         /* the public log's opening draw: one step (store_redis_draw.c) */
+    SC_ENTRY_GROUP,  /* priority groups: a join into a group (store_redis_group.c) */
+    SC_ENTRY_G,      /* ... SC_ENTRY of a queue with groups (lib_group.lua, the group keys) */
+    SC_ENTRY_BATCH_G, /* ... SC_ENTRY_BATCH likewise */
+    SC_CODES,        /* ... presale codes */
     SC_COUNT,
 };
 
 /* The script table of the connection, by enum script_id (store_redis.c). */
 extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 
-/* The number of keys of a queue, lib.lua's order (store_redis.c). */
-enum { NKEYS = 17 }; /* lib.lua's twelve, lib_log.lua's three, Web Push's two */
+/* The number of keys of a queue, lib.lua's order (store_redis.c): the
+ * first NKEYS_BASE (lib.lua's twelve, lib_log.lua's three, Web Push's two)
+ * go with every queue script; the priority groups' eleven after them
+ * (lib_group.lua: the eight lines, gm, codes, gstat) with every one but
+ * the polls of a queue cached without groups (store_redis_batch.c) and
+ * token.lua's verify and release.lua, which never read them. */
+enum { NKEYS_BASE = 17, NKEYS = 28 };
 
 /* The suffixes of a queue's keys in that order: key i is
  * "wr:{<queue>}:<suffix i>" (store_redis.c). */
@@ -109,6 +119,7 @@ typedef enum {
     OP_REPORT,     /* the sale's report (store_redis_report.c) */
     OP_LOG,        /* a step of a public log operation (store_redis_log.c) */
     OP_PUSH,       /* Web Push: push_sub (store_redis_push.c) */
+    OP_CODES,      /* priority groups: a step of codes (store_redis_group.c) */
 } op_t;
 
 /* Internal callback of the SMEMBERS step of queue_list. */
@@ -134,6 +145,10 @@ struct sub {
     unsigned long long key; /* entry.lua's ARGV[4]: a join's pre-queue key (0 for a status) */
     char user[WR_USER_ID_MAX + 1];
     char logid[33]; /* entry.lua's LOG_ID: a join's log id on a publicLog queue, else "" */
+    /* a join into a priority group (join_group; its batch is solo): the
+     * invite's group and the code's hash, "" none */
+    char group[WR_GROUP_NAME_MAX + 1];
+    char code[WR_CODE_HASH_HEX + 1];
 };
 
 /* The joins and statuses of one queue coalesced into one script call
@@ -143,6 +158,9 @@ struct batch {
     STAILQ_ENTRY(batch) link; /* in s->held or s->failed */
     char queue[WR_QUEUE_NAME_MAX + 1];
     bool joins, statuses;     /* what it holds */
+    bool solo;                /* a join into a group: entry_group.lua, alone in its batch */
+    bool groups;              /* sent with the group keys (NKEYS; else NKEYS_BASE) */
+    bool resent;              /* sent again with them after WRGROUPS (once) */
     wr_err_t err;             /* s->failed: why it could not be sent */
     wr_cfgcache_snap_t *snap; /* the config announced to the script (a reference); NULL = none */
     size_t n, cap;            /* requests in sub, and room */
@@ -194,9 +212,9 @@ struct cfgctx {
 
 /* store_redis.c */
 
-/* Appends numkeys and the NKEYS keys of queue q to cmd; false when out of
- * room. */
-bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q);
+/* Appends numkeys and the first n keys (NKEYS_BASE or NKEYS) of queue q
+ * to cmd; false when out of room. */
+bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q, int n);
 
 /* The config of a reply (wr_script_reply_config_fn, ctx = a struct cfgctx),
  * borrowed: valid until wr_store_redis__cfgctx_done(), which the caller
@@ -230,9 +248,12 @@ struct req *wr_store_redis__req_new_args(struct rstore *s, op_t op, int script, 
 /* Frees r, its command and its snapshot reference; NULL is a no-op. */
 void wr_store_redis__req_free(struct req *r);
 
-/* Sets r's queue to q and appends numkeys and q's keys; false when out of
- * room. */
+/* Sets r's queue to q and appends numkeys and q's NKEYS keys; false when
+ * out of room. */
 bool wr_store_redis__arg_queue_keys(struct req *r, const char *q);
+/* The same with q's first n keys (NKEYS_BASE: a script that never reads
+ * the group keys). */
+bool wr_store_redis__arg_queue_keys_n(struct req *r, const char *q, int n);
 
 /* Announces the cached config version of r->queue (or "0") to the script,
  * taking a reference to its snapshot (r->snap). */
@@ -260,6 +281,8 @@ wr_err_t wr_store_redis__secret_sync(wr_store_t *st, const uint8_t *own, size_t 
                                      const char *epoch, wr_store_sync_cb cb, void *arg);
 wr_err_t wr_store_redis__autotune(wr_store_t *st, const char *q, const wr_autotune_req_t *req,
                                   wr_store_autotune_cb cb, void *arg);
+wr_err_t wr_store_redis__bypass(wr_store_t *st, const char *q, uint64_t n, wr_store_done_cb cb,
+                                void *arg);
 
 /* store_redis_log.c: the public log's operations (store.h) */
 
@@ -322,6 +345,17 @@ void wr_store_redis__report_reply(struct req *r, wr_err_t err, const redisReply 
 wr_err_t wr_store_redis__push_sub(wr_store_t *st, const char *q, const char *u,
                                   const wr_pushsub_t *sub, wr_store_done_cb cb, void *arg);
 
+/* store_redis_group.c: priority groups */
+
+/* The join_group operation (store.h): wr_store_redis__entry with j. */
+wr_err_t wr_store_redis__join_group(wr_store_t *st, const char *q, const char *u,
+                                    const wr_store_join_t *j, wr_store_entry_cb cb, void *arg);
+/* The codes operation (store.h). */
+wr_err_t wr_store_redis__codes(wr_store_t *st, const char *q, const wr_store_codes_req_t *req,
+                               wr_store_codes_cb cb, void *arg);
+/* Answers r (OP_CODES) with err, or goes on with rep when err is WR_OK. */
+void wr_store_redis__codes_reply(struct req *r, wr_err_t err, const redisReply *rep);
+
 /* store_redis_list.c */
 
 /* The queue_list operation (store.h) of the store st. */
@@ -351,10 +385,11 @@ void wr_store_redis__on_flush(evutil_socket_t fd, short what, void *arg);
 
 /* join ('1'), status ('0'), join_page ('2') and status_quiet ('3') (mode:
  * entry.lua's ARGV[3]) of user u in queue q: held in a batch, sent at the
- * end of this loop iteration; cb is called once, later. WR_EINVAL (bad
- * names, no cb), WR_EUNAVAILABLE (not connected), WR_EIO (no random key),
- * WR_ENOMEM. */
+ * end of this loop iteration; cb is called once, later. With j (a join or
+ * page join, join_group) it goes alone in its batch, to entry_group.lua.
+ * WR_EINVAL (bad names, no cb, a code hash that is not 64 hex), WR_EUNAVAILABLE
+ * (not connected), WR_EIO (no random key), WR_ENOMEM. */
 wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, char mode,
-                               wr_store_entry_cb cb, void *arg);
+                               const wr_store_join_t *j, wr_store_entry_cb cb, void *arg);
 
 #endif

@@ -9,10 +9,9 @@
  * group wins over a code; positions count the own line; admission takes
  * the groups first but keeps the standard line's share; the stats count
  * each line; a config removing a group that has people is WR_EGROUP; a
- * check_only join gives the verdict alone, changing nothing. A
- * store that does not (Redis in this version) says so: wr_store_has_groups
- * is false and its calls are refused at the call. Run by runner.c against
- * every backend (tests in WR_CONTRACT_GROUP at the end).
+ * check_only join gives the verdict alone, changing nothing. Every backend
+ * serves them (wr_store_has_groups). Run by runner.c against every
+ * backend (tests in WR_CONTRACT_GROUP at the end).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,14 +45,10 @@ static void hash_of(const char *code, char out[WR_CODE_HASH_HEX + 1])
 static void t_groups_served(void **state)
 {
     wr_store_t *s = *state;
-    if (g_redis || g_cluster) { /* not served: refused at the call, no callback */
-        assert_false(wr_store_has_groups(s));
-        wr_store_join_t j = {.group = "fanclub"};
-        sh_res_t r;
-        assert_int_equal(wr_store_join_group(s, "q", "u", &j, sh_entry_cb, &r), WR_EINVAL);
-        return;
-    }
-    assert_true(wr_store_has_groups(s));
+    assert_true(wr_store_has_groups(s)); /* every backend: memory, Redis, Redis Cluster */
+    /* a join without its arguments is refused at the call, no callback */
+    sh_res_t r;
+    assert_int_equal(wr_store_join_group(s, "q", "u", NULL, sh_entry_cb, &r), WR_EINVAL);
 }
 
 static void t_codes_join(void **state)
@@ -239,5 +234,253 @@ static void t_code_check_only(void **state)
     assert_int_equal(st.stats.waiting, 1);
 }
 
+/* A code of k uses, joined by n people in one go (the calls made before
+ * any answer: on Redis each its own script call, back to back): exactly k
+ * places, the others refused used up, exactly k uses spent. */
+static void t_groups_code_uses_exact(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, "g");
+    char code[WR_CODE_LEN + 1], h[1][WR_CODE_HASH_HEX + 1];
+    assert_int_equal(wr_groups_code_new(code), WR_OK);
+    hash_of(code, h[0]);
+    sh_res_t c;
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = "card",
+                                .hashes = h,
+                                .n = 1,
+                                .uses = 3,
+                                .expires_at_ms = -1};
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    enum { N = 10 };
+    sh_res_t r[N];
+    char u[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(u[i], sizeof u[i], "c%d", i);
+        wr_store_join_t j = {.code_hash = h[0]};
+        sh_begin(&r[i]);
+        assert_int_equal(wr_store_join_group(s, "g", u[i], &j, sh_entry_cb, &r[i]), WR_OK);
+        r[i].returned = true;
+    }
+    int placed = 0, used_up = 0;
+    for (int i = 0; i < N; i++) {
+        sh_wait_one(&r[i]);
+        if (r[i].err == WR_OK) {
+            placed++;
+            assert_string_equal(r[i].entry.group, "card");
+            assert_int_equal(r[i].entry.position, placed); /* in join order */
+        } else {
+            assert_int_equal(r[i].err, WR_ECODE);
+            assert_int_equal(r[i].entry.code_reason, WR_CODE_USED_UP);
+            used_up++;
+        }
+    }
+    assert_int_equal(placed, 3);
+    assert_int_equal(used_up, N - 3);
+    wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
+    assert_int_equal(sh_codes(s, "g", &ls, &c), WR_OK);
+    assert_int_equal(c.codes.groups[1].uses_spent, 3);
+    assert_int_equal(c.codes.groups[1].issued, 1);
+}
+
+/* Expiry at the store's clock; a revoked or live code keeps its group in
+ * the config (WR_EGROUP), one used up, revoked or expired does not. */
+static void t_groups_code_expiry_and_removal(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, "g");
+    char code[2][WR_CODE_LEN + 1], h[2][WR_CODE_HASH_HEX + 1];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
+        hash_of(code[i], h[i]);
+    }
+    sh_res_t c;
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = "card",
+                                .hashes = &h[0],
+                                .n = 1,
+                                .uses = 5,
+                                .expires_at_ms = 1000}; /* 1970: expired */
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    req.hashes = &h[1];
+    req.expires_at_ms = -1;
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    sh_res_t r;
+    assert_int_equal(sh_join_group(s, "g", "x1", NULL, h[0], &r), WR_ECODE);
+    assert_int_equal(r.entry.code_reason, WR_CODE_EXPIRED);
+    wr_queue_config_t only_fanclub = mkcfg(10, 100, 0, 0, 300);
+    only_fanclub.n_groups = 1;
+    snprintf(only_fanclub.groups[0], sizeof only_fanclub.groups[0], "fanclub");
+    assert_int_equal(sh_put(s, "g", &only_fanclub), WR_EGROUP); /* h[1] is live */
+    wr_store_codes_req_t rv = {.kind = WR_CODES_REVOKE, .hashes = &h[1], .n = 1};
+    assert_int_equal(sh_codes(s, "g", &rv, &c), WR_OK);
+    assert_int_equal(sh_codes(s, "g", &rv, &c), WR_OK); /* a second revoke: counted once */
+    assert_int_equal(c.codes.groups[1].revoked, 1);
+    assert_int_equal(sh_put(s, "g", &only_fanclub), WR_OK);
+    /* the group back again: its old codes are unknown, its counts new */
+    put_groups(s, "g");
+    assert_int_equal(sh_join_group(s, "g", "x2", NULL, h[1], &r), WR_ECODE);
+    assert_int_equal(r.entry.code_reason, WR_CODE_UNKNOWN);
+    wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
+    assert_int_equal(sh_codes(s, "g", &ls, &c), WR_OK);
+    assert_int_equal(c.codes.groups[1].issued, 0);
+    assert_int_equal(sh_codes(s, "g", &rv, &c), WR_ECODE);
+}
+
+/* A create of many codes (on Redis in several script calls) keeps them
+ * all; one of many kept already, or two alike, keeps none. */
+static void t_groups_codes_many(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, "g");
+    enum { N = 25000 };
+    char(*h)[WR_CODE_HASH_HEX + 1] = calloc(N + 1, sizeof *h);
+    assert_non_null(h);
+    for (int i = 0; i <= N; i++)
+        snprintf(h[i], sizeof h[i], "%064x", i + 1);
+    sh_res_t c;
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = "fanclub",
+                                .hashes = h,
+                                .n = N,
+                                .uses = 1,
+                                .expires_at_ms = -1};
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    assert_int_equal(c.codes.groups[0].issued, N);
+    /* h[1 .. N]: the last N - 1 are kept already */
+    req.hashes = h + 1;
+    assert_int_equal(sh_codes(s, "g", &req, &c), WR_EINVAL);
+    /* h[N] alone is new: a create of it and h[N - 1] twice */
+    memcpy(h[0], h[N], sizeof h[0]);
+    memcpy(h[1], h[N], sizeof h[1]);
+    req.hashes = h;
+    req.n = 2;
+    wr_err_t rc = sh_codes(s, "g", &req, &c);
+    assert_int_equal(rc, WR_EINVAL);
+    wr_store_codes_req_t ls = {.kind = WR_CODES_LIST};
+    assert_int_equal(sh_codes(s, "g", &ls, &c), WR_OK);
+    assert_int_equal(c.codes.groups[0].issued, N);
+    sh_res_t r;
+    assert_int_equal(sh_join_group(s, "g", "m1", NULL, h[N], &r), WR_ECODE); /* never kept */
+    assert_int_equal(r.entry.code_reason, WR_CODE_UNKNOWN);
+    free(h);
+}
+
+/* A group member keeps their group through a pass that expires unseen
+ * (held in it), their return (admitted first, counted toward the group)
+ * and the pass it gets, which their answers name. */
+static void t_groups_held_keep_group(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    wr_queue_config_t c = mkcfg(10, 100, 0, 0, 1); /* passes of 1 s */
+    c.n_groups = 1;
+    snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
+    put_ok(s, "h", c);
+    sh_res_t r, a;
+    assert_int_equal(sh_join_group(s, "h", "f1", "fanclub", NULL, &r), WR_OK);
+    pass_us(s, 300000);
+    uint64_t n = 0;
+    int64_t prev = -1;
+    for (int k = 0; k < 20 && n < 1; k++) {
+        admit_next_tick(s, "h", 100000, prev, &a);
+        prev = a.admit.now_us / 100000;
+        n += a.admit.admitted;
+    }
+    assert_int_equal(n, 1);
+    pass_us(s, 1200000); /* the pass expires unseen: f1 is held */
+    admit_next_tick(s, "h", 100000, prev, &a);
+    prev = a.admit.now_us / 100000;
+    assert_int_equal(sh_status(s, "h", "f1", &r), WR_OK);
+    assert_true(r.entry.held);
+    assert_string_equal(r.entry.group, "fanclub");
+    assert_int_equal(r.entry.group_line, 1);
+    admit_next_tick(s, "h", 100000, prev, &a);
+    assert_int_equal(a.admit.admitted, 1);
+    assert_int_equal(a.admit.stats.returned_total, 1);
+    assert_int_equal(sh_status(s, "h", "f1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_ADMITTED);
+    assert_string_equal(r.entry.group, "fanclub");
+    sh_res_t st;
+    assert_int_equal(sh_get(s, "h", &st), WR_OK);
+    assert_int_equal(st.stats.lines[1].admitted_total, 2);
+    assert_int_equal(st.stats.lines[0].admitted_total, 0);
+}
+
+/* A standard position never goes up while people join groups; answers
+ * name the first group with people waiting and each line's admissions of
+ * the last minute (the ETA's rate). */
+static void t_groups_positions_and_rate(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, "g");
+    sh_res_t r, a;
+    assert_int_equal(sh_join(s, "g", "s1", &r), WR_OK);
+    assert_int_equal(r.entry.group_line, 0);
+    assert_int_equal(r.entry.group_first_waiting, 0);
+    for (int i = 0; i < 3; i++) {
+        char u[8];
+        snprintf(u, sizeof u, "k%d", i);
+        assert_int_equal(sh_join_group(s, "g", u, "card", NULL, &r), WR_OK);
+        assert_int_equal(r.entry.position, (uint64_t)i + 1);
+        assert_int_equal(sh_status(s, "g", "s1", &r), WR_OK);
+        assert_int_equal(r.entry.position, 1);
+        assert_int_equal(r.entry.waiting, (uint64_t)i + 2);
+        assert_int_equal(r.entry.group_first_waiting, 2); /* card, the second group */
+    }
+    pass_us(s, 300000);
+    uint64_t n = 0;
+    int64_t prev = -1;
+    for (int k = 0; k < 40 && n < 3; k++) {
+        admit_next_tick(s, "g", 100000, prev, &a);
+        prev = a.admit.now_us / 100000;
+        n += a.admit.admitted;
+    }
+    assert_true(n >= 3);
+    assert_int_equal(sh_get(s, "g", &r), WR_OK);
+    uint64_t cards = r.stats.lines[2].admitted_total;
+    assert_true(cards >= 1);
+    assert_int_equal(sh_status(s, "g", "k2", &r), WR_OK); /* waiting or admitted */
+    assert_string_equal(r.entry.group, "card");
+    assert_int_equal(r.entry.group_admitted_60s, cards);
+}
+
+/* Another instance whose cached config of the queue has no groups (Redis:
+ * its polls go without the group keys) answers right after the groups
+ * came, with them. */
+static void t_groups_added_under_a_cache(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s) || !(g_redis || g_cluster))
+        skip();
+    wr_store_t *other = open_store_with(2000);
+    assert_non_null(other);
+    put_ok(s, "ac", mkcfg(10, 100, 0, 0, 300));
+    sh_res_t r;
+    assert_int_equal(sh_join(other, "ac", "s1", &r), WR_OK); /* other caches: no groups */
+    assert_int_equal(sh_status(other, "ac", "s1", &r), WR_OK);
+    put_groups(s, "ac");
+    assert_int_equal(sh_join_group(s, "ac", "f1", "fanclub", NULL, &r), WR_OK);
+    assert_int_equal(sh_status(other, "ac", "s1", &r), WR_OK);
+    assert_int_equal(r.entry.waiting, 2);
+    assert_int_equal(r.entry.group_first_waiting, 1);
+    assert_int_equal(sh_status(other, "ac", "f1", &r), WR_OK);
+    assert_string_equal(r.entry.group, "fanclub");
+    assert_int_equal(r.entry.position, 1);
+    wr_store_close(other);
+}
+
 WR_CONTRACT_GROUP(groups, T(t_groups_served), T(t_codes_join), T(t_groups_admission),
-                  T(t_groups_remove_refused), T(t_code_check_only));
+                  T(t_groups_remove_refused), T(t_code_check_only), T(t_groups_code_uses_exact),
+                  T(t_groups_code_expiry_and_removal), T(t_groups_codes_many),
+                  T(t_groups_held_keep_group), T(t_groups_positions_and_rate),
+                  T(t_groups_added_under_a_cache));

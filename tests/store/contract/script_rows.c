@@ -1,7 +1,8 @@
 /*
  * script_rows.c - the contract, Redis only: every script's reply has the
  * shape its rows in scripts.def declare (script_rows.h). Each script with
- * rows (entry, entry_batch, admit, queue_get, autotune) runs on a real
+ * rows (entry, entry_batch, entry_group, admit, queue_get, autotune,
+ * codes) runs on a real
  * redis-server, as the store sends it (its generated prelude, lib.lua and
  * the script: wr_redis_conn_script_text), with the store's keys and the
  * arguments of its A_ rows, in the states that take each of its return
@@ -360,5 +361,110 @@ static void s_commit_needs_seed(void **state)
     freeReplyObject(rep);
 }
 
+/* entry_group.lua with A_ENTRY_GROUP (user, a join, group or code hash);
+ * checked against R_ENTRY; the reply (caller frees). */
+static redisReply *entry_group(const char *q, const char *u, const char *group, const char *code)
+{
+    const char *a[WR_ROWS_LEN(A_ENTRY_GROUP)] = {
+        [WR_ROW(A_ENTRY_GROUP, USER)] = u,
+        [WR_ROW(A_ENTRY_GROUP, VERSION)] = "0",
+        [WR_ROW(A_ENTRY_GROUP, MODE)] = mode(WR_ROW_VALUE(M_ENTRY, JOIN)),
+        [WR_ROW(A_ENTRY_GROUP, PREQ_KEY)] = "0",
+        [WR_ROW(A_ENTRY_GROUP, LOG_ID)] = "",
+        [WR_ROW(A_ENTRY_GROUP, COMMIT_SEED)] = "",
+        [WR_ROW(A_ENTRY_GROUP, COMMIT_HASH)] = "",
+        [WR_ROW(A_ENTRY_GROUP, GROUP)] = group,
+        [WR_ROW(A_ENTRY_GROUP, CODE)] = code,
+    };
+    redisReply *rep = run(SC_ENTRY_GROUP, q, a, WR_ROWS_LEN(A_ENTRY_GROUP));
+    char why[200];
+    if (!wr_script_rows_check(rep, WR_ROWS_TABLE(R_ENTRY), why, sizeof why))
+        fail_msg("%s", why);
+    return rep;
+}
+
+/* codes.lua with A_CODES; checked against R_CODES; CODE. */
+static long long codes_run(const char *q, const char *kind, const char *group, const char *hashes)
+{
+    const char *const a[WR_ROWS_LEN(A_CODES)] = {
+        [WR_ROW(A_CODES, KIND)] = kind,     [WR_ROW(A_CODES, GROUP)] = group,
+        [WR_ROW(A_CODES, USES)] = "1",      [WR_ROW(A_CODES, EXPIRES_MS)] = "-1",
+        [WR_ROW(A_CODES, HASHES)] = hashes,
+    };
+    return run_rows(SC_CODES, q, a, WR_ROWS_LEN(A_CODES), WR_ROWS_TABLE(R_CODES),
+                    WR_ROW(R_CODES, CODE));
+}
+
+/* Priority groups: entry_group.lua's answers (with the group part, and a
+ * refused code), codes.lua's, entry_batch.lua's answers each followed by
+ * its B_GROUP, admit.lua's and queue_get.lua's LINES. */
+static void s_groups(void **state)
+{
+    wr_store_t *s = *state;
+    wr_queue_config_t c = mkcfg(50, 100, 0, 0, 300);
+    c.n_groups = 1;
+    snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
+    put_ok(s, "rows_gr", c);
+    char h[WR_CODE_HASH_HEX + 1];
+    memset(h, 'a', WR_CODE_HASH_HEX);
+    h[WR_CODE_HASH_HEX] = '\0';
+    assert_int_equal(codes_run("rows_none", "l", "", ""), -1);
+    assert_int_equal(codes_run("rows_gr", "c", "fanclub", h), 0);
+    assert_int_equal(codes_run("rows_gr", "c", "fanclub", h), -3); /* kept already */
+    assert_int_equal(codes_run("rows_gr", "c", "nope", h), -2);
+    assert_int_equal(codes_run("rows_gr", "l", "", ""), 0);
+    redisReply *rep = entry_group("rows_gr", "f1", "", h);
+    assert_int_equal(int_at(rep, WR_ROW(R_ENTRY, KIND)), WR_ROW_VALUE(K_ENTRY, WAITING));
+    const redisReply *g = rep->element[WR_ROW(R_ENTRY, GROUP)];
+    if (!wr_script_rows_match(g->element, g->elements, WR_ROWS_TABLE(B_GROUP), NULL, 0))
+        fail_msg("R_ENTRY.GROUP is not B_GROUP");
+    assert_int_equal(g->element[WR_ROW(B_GROUP, LINE)]->integer, 1);
+    freeReplyObject(rep);
+    rep = entry_group("rows_gr", "f2", "", h); /* its one use spent */
+    assert_int_equal(int_at(rep, WR_ROW(R_ENTRY, KIND)), WR_ROW_VALUE(K_ENTRY, CODE));
+    assert_int_equal(int_at(rep, WR_ROW(R_ENTRY, POSITION)), WR_CODE_USED_UP);
+    assert_int_equal(rep->element[WR_ROW(R_ENTRY, GROUP)]->elements, 0);
+    freeReplyObject(rep);
+    assert_int_equal(codes_run("rows_gr", "r", "", h), 0);
+    assert_int_equal(codes_run("rows_gr", "r", "", "b"), -4);
+    /* a batch: each answer followed by its group part */
+    const char *a[MAXARGS];
+    const char *users[] = {"f1", "s1", "nobody"};
+    const int modes[] = {WR_ROW_VALUE(M_ENTRY, STATUS), WR_ROW_VALUE(M_ENTRY, JOIN),
+                         WR_ROW_VALUE(M_ENTRY, STATUS)};
+    size_t na = WR_ROWS_LEN(A_ENTRY_BATCH);
+    a[WR_ROW(A_ENTRY_BATCH, VERSION)] = "0";
+    a[WR_ROW(A_ENTRY_BATCH, COMMIT_SEED)] = a[WR_ROW(A_ENTRY_BATCH, COMMIT_HASH)] = "";
+    for (size_t i = 0; i < 3; i++, na += WR_ROWS_LEN(A_BATCH_REQ)) {
+        a[na + WR_ROW(A_BATCH_REQ, USER)] = users[i];
+        a[na + WR_ROW(A_BATCH_REQ, MODE)] = mode(modes[i]);
+        a[na + WR_ROW(A_BATCH_REQ, PREQ_KEY)] = "0";
+        a[na + WR_ROW(A_BATCH_REQ, LOG_ID)] = "";
+    }
+    rep = run(SC_ENTRY_BATCH, "rows_gr", a, na);
+    const wr_script_row_t want[] = {WR_ROWS_TABLE(B_WAITING), WR_ROWS_TABLE(B_GROUP),
+                                    WR_ROWS_TABLE(B_WAITING), WR_ROWS_TABLE(B_GROUP),
+                                    WR_ROWS_TABLE(B_KIND)};
+    size_t at = WR_ROWS_LEN(R_ENTRY_BATCH);
+    char why[200];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        size_t len = wr_script_rows_len(want[i]);
+        if (rep->elements < at + len ||
+            !wr_script_rows_match(rep->element + at, len, want[i], why, sizeof why))
+            fail_msg("batch element %zu: %s", at, why);
+        at += len;
+    }
+    assert_int_equal(at, rep->elements);
+    freeReplyObject(rep);
+    pass_us(s, WR_ADMIT_DELAY_US + 1000);
+    rep = run(SC_ADMIT, "rows_gr", admit_args(), WR_ROWS_LEN(A_ADMIT));
+    assert_int_equal(rep->element[WR_ROW(R_ADMIT, LINES)]->elements, 4);
+    expect_rows(rep, WR_ROWS_TABLE(R_ADMIT));
+    const char *const gq[WR_ROWS_LEN(A_QUEUE_GET)] = {[WR_ROW(A_QUEUE_GET, VERSION)] = "0"};
+    rep = run(SC_GET, "rows_gr", gq, WR_ROWS_LEN(A_QUEUE_GET));
+    assert_int_equal(rep->element[WR_ROW(R_QUEUE_GET, LINES)]->elements, 4);
+    expect_rows(rep, WR_ROWS_TABLE(R_QUEUE_GET));
+}
+
 WR_CONTRACT_GROUP(script_rows_redis_only, T(s_entry), T(s_entry_batch), T(s_admit),
-                  T(s_queue_get_and_autotune), T(s_commit_needs_seed));
+                  T(s_queue_get_and_autotune), T(s_commit_needs_seed), T(s_groups));

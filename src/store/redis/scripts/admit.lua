@@ -69,12 +69,14 @@ local seed, known = ARGV[A_ADMIT.SEED], ARGV[A_ADMIT.VERSION]
 local sweep_max = tonumber(ARGV[A_ADMIT.SWEEP_MAX])
 local scan_max, visit_max = tonumber(ARGV[A_ADMIT.SCAN_MAX]), tonumber(ARGV[A_ADMIT.VISIT_MAX])
 local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'paused', 'rate', 'tickMs',
-  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq', 'closed')
+  'maxActive', 'ttlSec', 'json', 'idleSec', 'opensAt', 'preq', 'holdSec', 'holdq', 'closed', 'grp',
+  'shareMicro')
 if not cfg[1] then
   out[R.CODE], out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = -1, -1, -1
   return out
 end
 out[R.VERSION], out[R.JSON] = version_json(cfg[1], known, cfg[8])
+group_lib(cfg[15]) -- (lib_group.lua: a queue with groups never takes the quiet path)
 local now = now_us()
 out[R.NOW_US] = now
 -- A quiet queue (K29; store.h wr_store_admit_quiet): no line, pre-queue,
@@ -85,7 +87,7 @@ out[R.NOW_US] = now
 -- idleGrace; this does the same in 5 commands instead of about 17.
 -- SUBSCRIBED stays R._NEW's 0: a subscription's person is in the line, the
 -- pre-queue or held (push.lua), none of which a quiet queue has.
-if cfg[11] ~= '1' and cfg[13] ~= '1' and
+if cfg[11] ~= '1' and cfg[13] ~= '1' and not GRP.on and
     redis.call('EXISTS', K_WAITING, K_ACTIVE, K_SESSIONS, K_PRE, K_SEEN, K_HELD, K_BACK) == 0 then
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
@@ -163,18 +165,130 @@ end
 -- while people are left to move, admission stops below the moved part
 local limit = opening and obase + omoved_before + omoved or nil
 
--- The n users to admit, and the scores their waits count from: first the
--- held who came back (back, in return order; one away again is held anew),
--- then the line in order, passing over pending page joins (they keep their
--- place), removing idle pending ones and holding away users met on the way
--- (their turn came: held); at most scan_max users of the line passed over.
--- It stops at the first user still within the admission delay (lib.lua
--- admit_due): nobody behind them is due either, scores being in order.
--- One HGET per user looked at. Returns users, scores and how many of them
--- came from back (the first ones).
+-- A line to pick from (pick): its key, the score no one at or above is
+-- looked at (the sale opening's moved part; nil none), where the next
+-- pick goes on (start, 0-based), the people passed over so far (passed),
+-- whether nobody more can be picked (done: its end, the admission delay,
+-- the limit or scan_max), whether a pick stopped only at its quota
+-- (more), and what it picked (users, scores; line: picked from the line).
+local function line_new(key, lim)
+  return {key = key, limit = lim, start = 0, passed = 0, done = false, more = false, users = {},
+    scores = {}}
+end
+
+-- Picks up to quota more users of line L, going on where its last pick
+-- stopped, in line order, passing over pending page joins (they keep
+-- their place), collecting idle pending ones met on the way into gone (to
+-- abandon) and away ones into held (their turn came: held; their away leaf
+-- logged now, before any admission of this call); at most scan_max passed
+-- over. It stops at the first user still within the admission delay
+-- (lib.lua admit_due): nobody behind them is due either, scores being in
+-- order. One HGET per user looked at.
+local function pick(L, quota, gone, held)
+  local got = 0
+  L.more = false
+  while got < quota and not L.done do
+    local chunk = redis.call('ZRANGE', L.key, L.start, L.start + math.min(quota - got + 63, 999),
+      'WITHSCORES')
+    if #chunk == 0 then
+      L.done = true
+      break
+    end
+    local i = 1
+    while i <= #chunk do
+      local score = tonumber(chunk[i + 1])
+      if L.passed >= scan_max or admit_due(score, now) > 0 or (L.limit and score >= L.limit) then
+        L.done = true -- (nobody behind the people not yet moved, nor the young)
+        break
+      end
+      if got >= quota then
+        L.more = true
+        break
+      end
+      local u = chunk[i]
+      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
+      if I.away(u, t, now, idle) then
+        if pending then
+          gone[#gone + 1] = u -- a page join that never asked again
+        else
+          held[#held + 1] = u -- their turn came while away
+          log_member(u, 'away', '', now) -- (before any admission of this call)
+        end
+        L.passed = L.passed + 1
+      elseif pending then
+        L.passed = L.passed + 1
+      else
+        L.users[#L.users + 1] = u
+        L.scores[#L.users] = score
+        got = got + 1
+      end
+      i = i + 2
+    end
+    L.start = L.start + (i - 1) / 2
+    if got >= quota and i > #chunk then
+      L.more = true -- (the next chunk may hold more)
+    end
+  end
+  return got
+end
+
+-- The picks of a tick on a queue with priority groups (docs/API.md
+-- "Groups, precisely"; memq_admit.c): the held returns (users[1..nback])
+-- count toward their own lines (gm); GRP.split (lib_group.lua: the
+-- standard line's share kept exactly, its carry in state shareCarry) says
+-- how many of each line the tick takes; each line is picked from its
+-- front, the standard line first, then the groups in priority order; what
+-- a line could not use (people passed over, the admission delay) goes to
+-- the others in a second pass: the groups in order, then the standard
+-- line. Returns the lines in that order (standard first), with their picks.
+local function take_groups(n, users, nback, gone, held)
+  local nl = GRP.n + 1
+  local lines, heldn, avail = {line_new(K_WAITING, limit)}, {0}, {}
+  for i = 1, GRP.n do
+    lines[i + 1] = line_new(GRP.key(GRP.slot[i]), nil)
+    lines[i + 1].slot, heldn[i + 1] = GRP.slot[i], 0
+  end
+  if nback > 0 then
+    local s = redis.call('HMGET', KEYS[26], unpack(users, 1, nback))
+    for i = 1, nback do
+      local l = (s[i] and GRP.line[tonumber(s[i])] or 0) + 1
+      heldn[l] = heldn[l] + 1
+    end
+  end
+  avail[1] = math.min(admissible(opening, obase, omoved_before + omoved), n)
+  for l = 2, nl do
+    avail[l] = math.min(redis.call('ZCARD', lines[l].key), n)
+  end
+  local carry = tonumber(redis.call('HGET', K_STATE, 'shareCarry') or '0') or 0
+  local quota
+  quota, carry = GRP.split(n, tonumber(cfg[16] or '200000'), carry, heldn, avail)
+  redis.call('HSET', K_STATE, 'shareCarry', fmt(carry))
+  local picked = nback
+  for l = 1, nl do
+    if quota[l] > 0 then
+      lines[l].started = true
+      picked = picked + pick(lines[l], quota[l], gone, held)
+    end
+  end
+  for k = 2, nl + 1 do
+    local L = lines[(k - 1) % nl + 1]
+    if picked < n and (L.more or not L.started) then
+      L.started = true
+      picked = picked + pick(L, n - picked, gone, held)
+    end
+  end
+  return lines
+end
+
+-- The n users to admit, the scores their waits count from, how many came
+-- from back (the first ones), and each one's group slot (slots[i], nil
+-- for the standard line): first the held who came back (back, in return
+-- order; one away again is held anew), then the lines: the standard line
+-- alone without groups, else take_groups' split. Removes them from their
+-- lines; abandons and holds whom the picks met.
 local function take(n)
-  local users, scores, gone, held, passed, start, young = {}, {}, {}, {}, 0, 0, false
-  local nback, line = 0, {}
+  local users, scores, gone, held, slots = {}, {}, {}, {}, {}
+  local nback = 0
   if holdq then
     local b = redis.call('ZRANGE', K_BACK, 0, n - 1, 'WITHSCORES')
     for i = 1, #b, 2 do
@@ -190,56 +304,39 @@ local function take(n)
       chunked('ZREM', K_BACK, users)
     end
   end
-  while #users < n and passed < scan_max and not young do
-    local chunk = redis.call('ZRANGE', K_WAITING, start, start + math.min(n + 63, 999),
-      'WITHSCORES')
-    if #chunk == 0 then
-      break
+  local lines
+  if GRP.on then
+    lines = take_groups(n, users, nback, gone, held)
+  else
+    lines = {line_new(K_WAITING, limit)}
+    pick(lines[1], n - nback, gone, held)
+  end
+  for _, L in ipairs(lines) do
+    for k = 1, #L.users do
+      users[#users + 1], scores[#users + 1], slots[#users + 1] = L.users[k], L.scores[k], L.slot
     end
-    for i = 1, #chunk, 2 do
-      if #users >= n or passed >= scan_max then
-        break
-      end
-      if admit_due(tonumber(chunk[i + 1]), now) > 0 then
-        young = true
-        break
-      end
-      local u = chunk[i]
-      if limit and tonumber(chunk[i + 1]) >= limit then
-        passed = scan_max -- nobody behind the people not yet moved
-        break
-      end
-      local t, pending = I.seen_of(redis.call('HGET', K_SEEN, u))
-      if I.away(u, t, now, idle) then
-        if pending then
-          gone[#gone + 1] = u -- a page join that never asked again
-        else
-          held[#held + 1] = u -- their turn came while away
-          log_member(u, 'away', '', now) -- (before any admission of this call)
-        end
-        passed = passed + 1
-      elseif pending then
-        passed = passed + 1
-      else
-        users[#users + 1] = u
-        scores[#users] = tonumber(chunk[i + 1])
-        line[#line + 1] = u
-      end
-    end
-    start = start + #chunk / 2
   end
   if #gone > 0 then
     I.abandon(gone)
   end
   I.hold(held, now, hold)
-  if #line > 0 then
-    chunked('ZREM', K_WAITING, line)
+  for _, L in ipairs(lines) do
+    if #L.users > 0 then
+      chunked('ZREM', L.key, L.users)
+    end
   end
-  return users, scores, nback
+  if GRP.on and nback > 0 then -- (held returns count toward their own line)
+    local s = redis.call('HMGET', KEYS[26], unpack(users, 1, nback))
+    for i = 1, nback do
+      slots[i] = tonumber(s[i])
+    end
+  end
+  return users, scores, nback, slots
 end
 
 local admitted = 0
 local waits = {}
+local per_line = {} -- admissions per line (0 the standard line, else a group's slot)
 
 -- Web Push (docs/API.md 1.3): the subscriptions of the people this call
 -- admits are claimed - taken out of the push hash in this same script, so
@@ -316,6 +413,10 @@ end
 if tick ~= last_tick then
   -- held returns are admitted first
   local waiting = admissible(opening, obase, omoved_before + omoved)
+  if GRP.on then
+    local _, g = GRP.lens()
+    waiting = waiting + g
+  end
   if holdq then
     waiting = waiting + redis.call('ZCARD', K_BACK)
   end
@@ -348,7 +449,7 @@ if tick ~= last_tick then
       n = math.min(n, stock) -- never more than is left
     end
     if n > 0 then
-      local users, scores, nback = take(n)
+      local users, scores, nback, slots = take(n)
       if nback > 0 then
         redis.call('HINCRBY', K_STATE, 'returnedTotal', nback)
       end
@@ -356,8 +457,14 @@ if tick ~= last_tick then
       local sexp, snow = fmt(exp), fmt(now)
       local hs, zs = {}, {}
       for i, user in ipairs(users) do
-        -- the public log: held returns (the first nback) and the line, in order
-        log_member(user, 'admit', i <= nback and ',"held":true' or '', now)
+        -- the public log: held returns (the first nback) and the lines, in
+        -- order; a group member's leaf names their group
+        local grp, l = '', slots[i] or 0
+        if l > 0 then
+          grp = ',"grp":"' .. GRP.name[GRP.line[l]] .. '"'
+        end
+        per_line[l] = (per_line[l] or 0) + 1
+        log_member(user, 'admit', grp .. (i <= nback and ',"held":true' or ''), now)
         hs[#hs + 1] = user
         hs[#hs + 1] = jti_for(2 * i - 1) .. ':' .. snow .. ':' .. sexp .. ':u' -- unseen (lib.lua)
         zs[#zs + 1] = sexp
@@ -372,6 +479,11 @@ if tick ~= last_tick then
         chunked('HSET', K_TOKENS, hs)
         chunked('ZADD', K_ACTIVE, zs)
         redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
+        for l, k in pairs(per_line) do -- (per line: the stats, the ETA's rate)
+          if l > 0 then
+            redis.call('HINCRBY', KEYS[28], 'a' .. l, k)
+          end
+        end
         if stock then
           redis.call('HINCRBY', K_STATE, 'stockLeft', -admitted)
         end
@@ -382,6 +494,9 @@ if tick ~= last_tick then
     end
   end
   redis.call('HSET', K_STATE, 'lastTick', fmt(tick), 'carryMicro', fmt(carry))
+  if GRP.on then
+    GRP.rate_add(per_line, now)
+  end
 end
 
 -- nobody held or back any more: joins take the hot path again
@@ -421,6 +536,9 @@ out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
+if GRP.on then -- (lib_group.lua: per line)
+  out[R.LINES] = GRP.stats_lines(out[R.WAITING], out[R.ADMITTED_TOTAL])
+end
 out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
 out[R.PUSHES] = pushes
 out[R.CLOSING], out[R.CLOSING_PUSHES] = closing, closing_pushes

@@ -16,7 +16,14 @@
 -- otherwise compare below it and stop admission.
 -- A change of the autotune object (or its removal) drops the rate
 -- autotune.lua keeps (state autoRate, autoStep, autoCut): it starts again.
-local new_tick, new_autotune, stock
+-- A pair named push ('0' off) is not kept: push off deletes the queue's
+-- Web Push subscriptions and parked claims (KEYS[16], KEYS[17]).
+-- Priority groups (lib_group.lua): a pair named groups (the config's group
+-- names in priority order, comma separated, '' none) becomes the config
+-- hash's grp (config_groups below); a group that leaves the config while
+-- it has people or live codes refuses the whole put: reply -5
+-- (WR_EGROUP), nothing written.
+local new_tick, new_autotune, stock, groups, push
 local pairs_ = {}
 for i = 2, #ARGV - 1, 2 do
   if ARGV[i] == 'tickMs' then
@@ -26,9 +33,106 @@ for i = 2, #ARGV - 1, 2 do
   end
   if ARGV[i] == 'stockLeft' then
     stock = ARGV[i + 1]
+  elseif ARGV[i] == 'groups' then
+    groups = ARGV[i + 1]
+  elseif ARGV[i] == 'push' then
+    push = ARGV[i + 1]
   else
     pairs_[#pairs_ + 1] = ARGV[i]
     pairs_[#pairs_ + 1] = ARGV[i + 1]
+  end
+end
+
+-- The new grp for the group names of groups: a name already in the
+-- config keeps its slot and gid (its line, codes and counters); a new one
+-- gets a free slot, emptied, and the next gid. Of a group that leaves:
+-- nil when it still has people (its line; held, back or a live pass: gm)
+-- or live codes, else its line, counters, codes and stale gm entries go.
+local function config_groups()
+  local old, now = group_lib(redis.call('HGET', K_CONFIG, 'grp')), now_us()
+  local K_CODES, K_GSTAT = KEYS[27], KEYS[28]
+  local entries, keep, leaving, gids = {}, {}, {}, {}
+  for name in string.gmatch(groups, '[^,]+') do
+    local slot = old.on and old.slot_of(name)
+    entries[#entries + 1] = {name, slot, slot and old.gid[old.line[slot]]}
+    if slot then
+      keep[slot] = true
+    end
+  end
+  for i = 1, old.on and old.n or 0 do
+    if not keep[old.slot[i]] then
+      if redis.call('ZCARD', old.key(old.slot[i])) > 0 then
+        return nil
+      end
+      leaving[old.slot[i]], gids[old.gid[i]] = true, true
+    end
+  end
+  local stale, dead = {}, {}
+  if next(leaving) then
+    local kv = redis.call('HGETALL', KEYS[26])
+    for i = 1, #kv, 2 do
+      if leaving[tonumber(kv[i + 1])] then
+        local u = kv[i]
+        local _, _, exp = parse_token(redis.call('HGET', K_TOKENS, u))
+        if redis.call('ZSCORE', K_HELD, u) or redis.call('ZSCORE', K_BACK, u) or
+            (exp and exp > now) then
+          return nil
+        end
+        stale[#stale + 1] = u
+      end
+    end
+    local cursor = '0'
+    repeat -- (the codes of the groups that leave: O(codes), a rare admin step)
+      local r = redis.call('HSCAN', K_CODES, cursor, 'COUNT', 1000)
+      cursor = r[1]
+      for i = 1, #r[2], 2 do
+        local gid, uses, spent, exp, rev = string.match(r[2][i + 1],
+          '^(%d+):(%d+):(%d+):(%-?%d+):([01])$')
+        if gids[gid] then
+          if rev == '0' and tonumber(spent) < tonumber(uses) and
+              (tonumber(exp) < 0 or tonumber(exp) > idiv(now, 1000)) then
+            return nil
+          end
+          dead[#dead + 1] = r[2][i]
+        end
+      end
+    until cursor == '0'
+  end
+  chunked('HDEL', KEYS[26], stale)
+  chunked('HDEL', K_CODES, dead)
+  local used = {}
+  for slot in pairs(keep) do
+    used[slot] = true
+  end
+  local out = {}
+  for _, e in ipairs(entries) do
+    if not e[2] then -- a new group: a free slot, emptied
+      local slot = 1
+      while used[slot] do
+        slot = slot + 1
+      end
+      e[2], e[3] = slot, fmt(redis.call('HINCRBY', K_GSTAT, 'gseq', 1))
+      leaving[slot] = true
+    end
+    used[e[2]] = true
+    out[#out + 1] = e[1] .. ':' .. fmt(e[2]) .. ':' .. e[3]
+  end
+  for slot in pairs(leaving) do
+    local f = {'a' .. slot, 'i' .. slot, 'u' .. slot, 'r' .. slot, 'w' .. slot}
+    for b = 0, 59 do
+      f[#f + 1] = 'b' .. slot .. ':' .. b
+    end
+    redis.call('HDEL', K_GSTAT, unpack(f))
+    redis.call('DEL', KEYS[17 + slot])
+  end
+  return table.concat(out, ',')
+end
+
+local grp
+if groups then
+  grp = config_groups()
+  if not grp then
+    return -5
   end
 end
 if (redis.call('HGET', K_CONFIG, 'autotune') or '') ~= (new_autotune or '') then
@@ -46,6 +150,15 @@ else
   version = redis.call('HINCRBY', K_CONFIG, 'version', 1)
 end
 redis.call('HSET', K_CONFIG, 'json', ARGV[1], unpack(pairs_))
+if grp == '' then
+  redis.call('HDEL', K_CONFIG, 'grp')
+  redis.call('HDEL', K_STATE, 'shareCarry')
+elseif grp then
+  redis.call('HSET', K_CONFIG, 'grp', grp)
+end
+if push == '0' then
+  redis.call('DEL', K_PUSH, K_PUSHDUE)
+end
 if stock == '' then
   redis.call('HDEL', K_STATE, 'stockLeft')
 elseif stock then

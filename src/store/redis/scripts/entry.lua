@@ -16,7 +16,9 @@
 -- Reply: R_ENTRY (scripts.def), every element always sent:
 --   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE, HELD
 --   (POSITION 1), CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
---   (WAITING set), NOT_IN_QUEUE.
+--   (WAITING set), NOT_IN_QUEUE; CODE (a join into a group,
+--   entry_group.lua: POSITION why the presale code buys nothing,
+--   core/groups.h wr_code_reason_t).
 --   VERSION, JSON: the config part.
 --   STOCK_LEFT: what is left of the stock after the call, -1 without one.
 --   PASSED: WAITING of someone already in line within the first 257 of
@@ -31,6 +33,11 @@
 --   and '' otherwise.
 --   SUBSCRIBED: 1 for WAITING or HELD with a live Web Push subscription
 --   (lib_entry.lua entry_subscribed), else 0.
+--   GROUP: on a queue with priority groups, the group part of a WAITING,
+--   PREQUEUE, HELD or ADMITTED answer: B_GROUP's elements (lib_group.lua
+--   G.entry_part); {} otherwise.
+-- entry_group.lua, prepended, makes this script a join into a group
+-- (ENTRY_G: entry()'s g).
 local R, A = R_ENTRY, A_ENTRY
 local out = R._NEW
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US], out[R.STOCK_LEFT], out[R.PASSED] = -1, -1, -1, -1
@@ -42,7 +49,7 @@ end
 c.seed, c.seed_hash = ARGV[A.COMMIT_SEED], ARGV[A.COMMIT_HASH]
 local user = ARGV[A.USER]
 local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, user,
-  ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID])
+  ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID], ENTRY_G)
 entry_flush(c)
 if kind == K_ENTRY.WAITING or kind == K_ENTRY.PREQUEUE or kind == K_ENTRY.HELD then
   out[R.RECEIPT_INDEX], out[R.RECEIPT_LEAF] = log_receipt(user)
@@ -55,4 +62,10 @@ out[R.IAT_US], out[R.EXP_US] = iat, exp
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US] = head_due or -1, own_due or -1
 out[R.STOCK_LEFT], out[R.PASSED] = stock_left() or -1, passed or -1
 out[R.SUBSCRIBED] = entry_subscribed(c, user, kind)
+if c.grp then
+  local line, admitted_60s, first = c.G.entry_part(c, kind)
+  if line then
+    out[R.GROUP] = {K_ENTRY.GROUP, line, admitted_60s, first}
+  end
+end
 return out

@@ -16,8 +16,10 @@
 -- why, 1 closed, 2 sold out), B_KIND
 -- (PASSTHROUGH, PREQUEUE, NOT_IN_QUEUE, and NO_QUEUE for every request
 -- when there is no queue); or one error reply, when request i raised an
--- error. A WAITING, PREQUEUE or HELD answer of someone in the public log's
--- line is followed by a B_RECEIPT (their join leaf's index and bytes).
+-- error. On a queue with priority groups, a WAITING, PREQUEUE, HELD or
+-- ADMITTED answer is followed by a B_GROUP (its group part); then a
+-- WAITING, PREQUEUE or HELD answer of someone in the public log's line by
+-- a B_RECEIPT (their join leaf's index and bytes).
 -- Atomicity: the requests run one after the other in this one script, so
 -- each sees the writes of the ones before it, exactly as n calls of
 -- entry.lua sent back to back would; nothing runs between them. They share
@@ -73,6 +75,15 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
       out[at + B_CLOSED.KIND], out[at + B_CLOSED.WHY] = kind, position
     else
       out[answer(B_KIND._N) + B_KIND.KIND] = kind
+    end
+    if ok and c.grp then
+      -- the group part (lib_group.lua G.entry_part), right after its answer
+      local line, admitted_60s, first = c.G.entry_part(c, kind)
+      if line then
+        local at = answer(B_GROUP._N)
+        out[at + B_GROUP.KIND], out[at + B_GROUP.LINE] = K.GROUP, line
+        out[at + B_GROUP.ADMITTED_60S], out[at + B_GROUP.FIRST_WAITING] = admitted_60s, first
+      end
     end
     if ok and LOG.on and (kind == K.WAITING or kind == K.PREQUEUE or kind == K.HELD) then
       -- the public log's receipt, as one more answer right after its own

@@ -4,16 +4,21 @@
 -- queue. Line or token count in leftTotal, the session in releasedTotal.
 -- Sweeps only when the user is not in line (as before sessions), before
 -- it looks at the pre-queue, held and tokens; a session of a user in line
--- that has already ended is left to the sweep.
+-- that has already ended is left to the sweep. A group member (lib_group.lua)
+-- leaves their group's line the same way, and gm with whatever they leave.
 local user = ARGV[1]
-if redis.call('EXISTS', K_CONFIG) == 0 then
+local cfg = redis.call('HMGET', K_CONFIG, 'version', 'grp')
+if not cfg[1] then
   return -1
 end
+group_lib(cfg[2])
 local now = now_us()
 local left = false
 local LEFT = ',"why":"left"' -- (the public log's leave leaf)
 redis.call('HDEL', K_PUSH, user) -- Web Push: leaving deletes the subscription
-if redis.call('ZREM', K_WAITING, user) == 1 then
+local gslot = GRP.on and GRP.of(user)
+if redis.call('ZREM', K_WAITING, user) == 1 or
+    (gslot and redis.call('ZREM', GRP.key(gslot), user) == 1) then
   log_member(user, 'leave', LEFT, now)
   redis.call('HDEL', K_SEEN, user)
   redis.call('SREM', K_AWAY, user)
@@ -45,6 +50,9 @@ else
     stock_return(1) -- given back: its unit returns
     left = true
   end
+end
+if left and gslot then
+  GRP.forget({user})
 end
 local send = session_of(user)
 if send and send > now then

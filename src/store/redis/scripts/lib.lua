@@ -56,6 +56,8 @@ local K_SEEN = KEYS[8]
 local K_PRE = KEYS[9]
 local K_HELD, K_BACK, K_AWAY = KEYS[10], KEYS[11], KEYS[12]
 local K_PUSH, K_PUSHDUE = KEYS[16], KEYS[17]
+-- KEYS[18..28]: priority groups (lib_group.lua): the groups' lines by
+-- slot, gm (user -> slot), codes, gstat; GRP below.
 
 local function fmt(n)
   return string.format('%d', n)
@@ -160,6 +162,13 @@ local function stock_note(now)
   end
 end
 
+-- GRP: the queue's priority groups once a script read them (lib_group.lua
+-- group_lib); GRP.on false = no groups, and then nothing here looks at
+-- the group keys. (Declared here, after the locals most functions use:
+-- each function made per call looks up what it uses among the locals
+-- captured after them, so a late local costs the polls less.)
+local GRP = {on = false}
+
 -- An unseen pass is not a lost place (docs/API.md 1.3). admit.lua writes
 -- a new pass's tokens value with ':u' at the end (unseen); the first
 -- answer that carries it (lib_entry.lua's entry_token, where every
@@ -185,6 +194,9 @@ local function unseen_expire(users, exps, vals, now)
     end
   end
   log_forget(seen) -- (their pass did its work: nothing more to the log)
+  if GRP.on then
+    GRP.forget(seen) -- (a held group member keeps their group)
+  end
   local n = #zs / 2
   if n == 0 then
     return 0
@@ -196,6 +208,13 @@ local function unseen_expire(users, exps, vals, now)
   end
   if gone then
     redis.call('HINCRBY', K_STATE, 'abandonedTotal', n) -- held people leave at once
+    if GRP.on then
+      local users = {}
+      for i = 2, #zs, 2 do
+        users[#users + 1] = zs[i]
+      end
+      GRP.forget(users)
+    end
     return 0
   end
   chunked('ZADD', K_HELD, zs)
@@ -424,9 +443,8 @@ end
 -- RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT (-1: no stock),
 -- SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL (bypass.lua's
 -- count), SUBSCRIBED (the push hash's live Web Push subscriptions). People
--- still to move in a
--- running opening count in waiting. away: the line's away set plus the
--- held.
+-- still to move in a running opening and the groups' lines count in
+-- waiting. away: the line's away set plus the held.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
@@ -436,7 +454,14 @@ local function stats()
     sold_at = tonumber(c[12])
   end
   local pre = redis.call('ZCARD', K_PRE)
+  if not GRP.loaded then
+    GRP.lib(redis.call('HGET', K_CONFIG, 'grp'))
+  end
   local waiting, prequeue = redis.call('ZCARD', K_WAITING), pre
+  if GRP.on then
+    local _, g = GRP.lens()
+    waiting = waiting + g
+  end
   if c[9] == '1' then
     waiting, prequeue = waiting + pre, 0
   end
@@ -509,7 +534,7 @@ local RECONNECT_US = 10000000
 -- path, needs none of them, and every function a script defines is
 -- created anew on every call of the script.
 local function idle_lib()
-  local L = {}
+  local L, GRP = {}, GRP -- (one look-up of GRP for the functions below)
 
   -- The idle timeout T in us from the config's idleSec (absent: 120 s).
   function L.idle_us(v)
@@ -605,10 +630,16 @@ local function idle_lib()
     end
     chunked('ZREM', K_WAITING, users)
     chunked('ZREM', K_BACK, users)
+    if GRP.on then
+      GRP.unline(users) -- (held, a group member keeps their group)
+    end
     chunked('HDEL', K_SEEN, users)
     chunked('SREM', K_AWAY, users)
     if hold <= 0 then
       log_abandoned(users, now)
+      if GRP.on then
+        GRP.forget(users)
+      end
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', #users)
       return
     end
@@ -628,6 +659,9 @@ local function idle_lib()
     if #gone > 0 then
       chunked('ZREM', K_HELD, gone)
       log_abandoned(gone, now)
+      if GRP.on then
+        GRP.forget(gone)
+      end
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', #gone)
     end
   end
@@ -642,6 +676,10 @@ local function idle_lib()
       n = n + redis.call('ZREM', K_WAITING, unpack(users, i, j))
       p = p + redis.call('ZREM', K_PRE, unpack(users, i, j))
       i = j + 1
+    end
+    if GRP.on then -- (page joins in a group's line)
+      n = n + GRP.unline(users)
+      GRP.forget(users)
     end
     chunked('HDEL', K_SEEN, users)
     chunked('SREM', K_AWAY, users)
@@ -687,7 +725,7 @@ local function idle_lib()
             if #gone < remove_max then
               gone[#gone + 1] = kv[i]
             end
-          elseif redis.call('ZSCORE', K_WAITING, kv[i]) then
+          elseif redis.call('ZSCORE', K_WAITING, kv[i]) or (GRP.on and GRP.in_line(kv[i])) then
             away[#away + 1] = kv[i] -- (people of the pre-queue and back are not marked)
           end
         elseif marked then

@@ -21,21 +21,30 @@
 -- token sweep ran at now) and I (idle_lib(), made at most once).
 local function entry_config(known)
   local cfg = redis.call('HMGET', K_CONFIG, 'version', 'enabled', 'maxQueueSize', 'idleSec',
-    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate', 'log')
+    'opensAt', 'shuffle', 'preq', 'tickMs', 'holdSec', 'holdq', 'closed', 'rate', 'log', 'grp')
   if not cfg[1] then
     return nil
   end
   LOG.on = cfg[13] == '1' -- (lib_log.lua: read here, with the rest)
+  local G = group_lib(cfg[14]) -- (lib_group.lua; WRGROUPS without the group keys)
   -- The JSON is read only when the caller's cached version is stale.
   local json = ''
   if known ~= cfg[1] then
     json = redis.call('HGET', K_CONFIG, 'json') or ''
   end
-  return {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
+  local c = {version = tonumber(cfg[1]), json = json, enabled = cfg[2] ~= '0',
     max = tonumber(cfg[3] or '0'), idle_sec = cfg[4], opens_at = opens_at_of(cfg[5]),
     shuffle = cfg[6] ~= '0', preq = cfg[7] == '1', tick_ms = tonumber(cfg[8] or '100'),
     hold_sec = cfg[9], holdq = cfg[10] == '1', closed = cfg[11] == '1', stock = stock_left(),
-    rate = tonumber(cfg[12] or '0') or 0}
+    rate = tonumber(cfg[12] or '0') or 0, grp = G.on, gsum = 0}
+  if c.grp then
+    -- priority groups (lib_group.lua G.entry_*): G, and the length of
+    -- each group's line by slot (c.gl) and their sum (c.gsum), kept up to
+    -- date with entry()'s own writes: an answer's waiting is the whole line
+    c.G = G
+    c.gl, c.gsum = G.lens()
+  end
+  return c
 end
 
 -- Writes the last score joins gave (see entry_config) to state, once per
@@ -107,8 +116,8 @@ local function entry_clock(c)
   end
 end
 
--- The people ahead of a waiting user of 0-based rank, counted for the
--- retry plan (store.h passed_ahead): those admission will pass over, by
+-- The people ahead of a waiting user of 0-based rank in the standard line
+-- (slot nil) or the line of group slot, counted for the retry plan (store.h passed_ahead): those admission will pass over, by
 -- queue.h's wr_queue_passed_over (the same rule, kept here: pending page
 -- joins; the idle, silent idle + slack; the overdue, silent idle / 2 +
 -- slack + 250 ms, whom admission reaches, at the configured rate, once
@@ -116,26 +125,36 @@ end
 -- AHEAD_SCAN (a ZRANGE and an HMGET of that many: the first of the line,
 -- where a retry plan is made); nil
 -- beyond it. Reads only. The counts are kept for the rest of the call as
--- prefix sums (c.pp_p passed, c.pp_t taken among the first i, valid for
--- i <= c.pp_n), so the polls of one batch share one scan; entry() cuts
--- them back where it records someone of the first c.pp_n (their silence
--- changed) and drops them when it removes someone from the line.
+-- prefix sums per line (c.pp0, c.ppg[slot]: p passed, t taken among the
+-- first i, valid for i <= n), so the polls of one batch share one scan;
+-- entry() cuts them back where it records someone of the first n (their
+-- silence changed) and drops them when it removes someone from a line.
 local AHEAD_SCAN, OVERDUE_US = 256, 250000
-local function entry_passed(c, rank)
+local function entry_passed(c, rank, slot)
   if rank == 0 then
     return 0
   end
   if rank > AHEAD_SCAN then
     return nil
   end
-  if not c.pp_p then
-    c.pp_p, c.pp_t, c.pp_n = {[0] = 0}, {[0] = 0}, 0
+  local pp = c.pp0 -- (the standard line's; a group's in c.ppg)
+  if slot then
+    c.ppg = c.ppg or {}
+    pp = c.ppg[slot]
   end
-  local P, T, n = c.pp_p, c.pp_t, c.pp_n
+  if not pp then
+    pp = {p = {[0] = 0}, t = {[0] = 0}, n = 0}
+    if slot then
+      c.ppg[slot] = pp
+    else
+      c.pp0 = pp
+    end
+  end
+  local P, T, n = pp.p, pp.t, pp.n
   if rank > n then
     entry_clock(c)
     local I, now, idle = c.I, c.now, c.idle
-    local users = redis.call('ZRANGE', K_WAITING, n, rank - 1)
+    local users = redis.call('ZRANGE', slot and c.G.key(slot) or K_WAITING, n, rank - 1)
     local seen = #users > 0 and redis.call('HMGET', K_SEEN, unpack(users)) or {}
     local stale = idle > 0 and I.slack(idle) or 0
     local per = c.rate > 0 and 1000000 / c.rate or 0
@@ -157,10 +176,11 @@ local function entry_passed(c, rank)
       P[n + i], T[n + i] = passed, taken
     end
     n = n + #users
-    c.pp_n = n
+    pp.n = n
   end
   return P[math.min(rank, n)]
 end
+
 
 -- The last arrival score given (state's lastScore; see entry_config), or
 -- nil when state holds something that is not a number.
@@ -235,8 +255,8 @@ local function entry_added(c, user, mode, score, waiting, left, u)
   elseif not c.head then
     c.head = tonumber(redis.call('ZRANGE', K_WAITING, 0, 0, 'WITHSCORES')[2])
   end
-  return K_ENTRY.WAITING, waiting + 1 + left, waiting + 1 + left, '', 0, 0, admit_due(c.head, c.now),
-    admit_due(score, c.now)
+  return K_ENTRY.WAITING, waiting + 1 + left, waiting + 1 + left + c.gsum, '', 0, 0,
+    admit_due(c.head, c.now), admit_due(score, c.now)
 end
 
 -- The end of a sale: why the queue answers "closed" now - 1 closed, 2
@@ -271,10 +291,11 @@ local function entry_closed(c, user, mode, why)
   if jti then
     return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
   end
-  if redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
+  local gslot = c.grp and c.G.in_line(user)
+  if gslot or redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
       redis.call('ZSCORE', K_BACK, user) then
     c.I.seen_set(user, c.now, false)
-    log_counted(user, c.now) -- (a pending page join: it counts now)
+    log_counted(user, c.now, gslot and c.G.name_of(gslot)) -- (a pending page join)
   elseif not redis.call('ZSCORE', K_HELD, user) and mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
     return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
   end
@@ -282,7 +303,18 @@ local function entry_closed(c, user, mode, why)
 end
 
 -- u: the user's log id (joins of a queue with publicLog; '' otherwise).
-local function entry(c, user, mode, key, u)
+-- g: a join into a priority group (entry_group.lua: lib_group.lua's
+-- G.entry_target), or nil. Answers K_ENTRY.CODE with why (in the
+-- position) for a presale code that buys nothing: nothing changed. On a
+-- queue with groups c.gline is the slot of the group the answer concerns
+-- (nil: the standard line), for G.entry_part.
+local function entry(c, user, mode, key, u, g)
+  c.gline = nil
+  if c.grp and not c.H then
+    -- what lib_group.lua's G.entry_* need of this file and lib_log.lua
+    c.H = {passed = entry_passed, score = entry_score, waiting = entry_waiting,
+      counted = log_counted, join = log_join, pending = log_pending}
+  end
   if not c.enabled then
     return K_ENTRY.PASSTHROUGH, 0, 0, '', 0, 0
   end
@@ -312,8 +344,10 @@ local function entry(c, user, mode, key, u)
       -- general path.
       entry_clock(c)
       local waiting = entry_waiting(c)
-      local fast = (c.max == 0 or waiting < c.max) and not (c.opens_at and c.now < c.opens_at * 1000)
-        and not c.holdq and entry_last(c)
+      -- (not a join into a group; on a queue with groups, not a member)
+      local fast = (c.max == 0 or waiting + c.gsum < c.max) and
+        not (c.opens_at and c.now < c.opens_at * 1000) and not c.holdq and entry_last(c) and
+        not g and (not c.grp or not c.G.of(user))
       if fast then
         -- the token sweep first: an unseen pass expiring now holds its
         -- holder, whose join this may be (the general path answers them)
@@ -333,7 +367,8 @@ local function entry(c, user, mode, key, u)
     end
     rank = redis.call('ZRANK', K_WAITING, user)
     if rank and mode == M_ENTRY.STATUS_QUIET then
-      return K_ENTRY.WAITING, rank + 1, entry_waiting(c), '', 0, 0, nil, nil, entry_passed(c, rank)
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + c.gsum, '', 0, 0, nil, nil,
+        entry_passed(c, rank)
     end
   end
   entry_clock(c)
@@ -348,20 +383,27 @@ local function entry(c, user, mode, key, u)
     c.last = nil
     rank = redis.call('ZRANK', K_WAITING, user)
   end
+  if not rank and c.grp then -- in a group's line
+    local kind, position, waiting, passed = c.G.entry_member(c, user, mode, left)
+    if kind then
+      return kind, position, waiting, '', 0, 0, nil, nil, passed
+    end
+  end
   if rank then
     local t, pending = I.seen_of(redis.call('HGET', K_SEEN, user))
     if pending and I.away(user, t, now, c.idle) then
       -- a page join that never asked again: checked on read, asking late
       -- does not revive (away people keep their place)
       I.abandon({user})
-      c.waiting, c.head, c.pp_p = nil, nil, nil
+      c.waiting, c.head, c.pp0, c.ppg = nil, nil, nil, nil
     else
       I.seen_set(user, now, false)
       if pending then
         log_counted(user, now) -- a page join that asked again counts now
       end
-      if c.pp_p and rank < c.pp_n then
-        c.pp_n = rank -- (their silence changed: the counts behind them)
+      local pp = c.pp0
+      if pp and rank < pp.n then
+        pp.n = rank -- (their silence changed: the counts behind them)
       end
       local passed = nil
       if opening then
@@ -371,7 +413,7 @@ local function entry(c, user, mode, key, u)
       elseif not c.preq then
         passed = entry_passed(c, rank)
       end
-      return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + left, '', 0, 0, nil, nil, passed
+      return K_ENTRY.WAITING, rank + 1, entry_waiting(c) + c.gsum + left, '', 0, 0, nil, nil, passed
     end
   end
   entry_sweep(c) -- (an unseen pass expiring now holds its holder: they are held below)
@@ -382,6 +424,9 @@ local function entry(c, user, mode, key, u)
     if h and tonumber(h) + I.hold_us(c.hold_sec) <= now then
       redis.call('ZREM', K_HELD, user)
       log_abandoned({user}, now)
+      if c.grp then
+        c.G.forget({user})
+      end
       redis.call('HINCRBY', K_STATE, 'abandonedTotal', 1)
     elseif h or redis.call('ZSCORE', K_BACK, user) then
       if h then
@@ -389,7 +434,8 @@ local function entry(c, user, mode, key, u)
         redis.call('ZADD', K_BACK, fmt(now), user)
       end
       I.seen_set(user, now, false)
-      return K_ENTRY.HELD, 1, entry_waiting(c) + left, '', 0, 0
+      c.gline = c.grp and c.G.of(user) or nil -- (held in their group)
+      return K_ENTRY.HELD, 1, entry_waiting(c) + c.gsum + left, '', 0, 0
     end
   end
   if c.preq then
@@ -410,27 +456,42 @@ local function entry(c, user, mode, key, u)
         end
         -- not moved yet: the place the move gives
         local below = redis.call('ZCOUNT', K_WAITING, '-inf', '(' .. fmt(base + moved))
-        return K_ENTRY.WAITING, below + prank + 1, entry_waiting(c) + left, '', 0, 0
+        return K_ENTRY.WAITING, below + prank + 1, entry_waiting(c) + c.gsum + left, '', 0, 0
       end
     end
   end
   local jti, iat, exp = entry_token(c, user)
   if jti then
+    c.gline = c.grp and c.G.of(user) or nil -- (the pass carries the group)
     return K_ENTRY.ADMITTED, 0, 0, jti, iat, exp
+  end
+  -- a newcomer's group (entry_group.lua): no code is good on a queue
+  -- without groups; a check (status mode) gives the code's verdict alone
+  local gslot, gcode, why
+  if g and c.grp then
+    gslot, why, gcode = c.G.entry_target(c, g)
+  elseif g and g.code ~= '' then
+    why = 1 -- (unknown)
+  end
+  if why then
+    return K_ENTRY.CODE, why, 0, '', 0, 0
   end
   if mode ~= M_ENTRY.JOIN and mode ~= M_ENTRY.JOIN_PAGE then
     return K_ENTRY.NOT_IN_QUEUE, 0, 0, '', 0, 0
   end
   local waiting = entry_waiting(c)
   if c.max > 0 then
-    local full = waiting
+    local full = waiting + c.gsum
     if c.preq then
-      full = full + redis.call('ZCARD', K_PRE) -- maxQueueSize counts both
+      full = full + redis.call('ZCARD', K_PRE) -- maxQueueSize counts every line
     end
     if full >= c.max then
       redis.call('HINCRBY', K_STATE, 'rejectedFullTotal', 1)
-      return K_ENTRY.FULL, 0, waiting + left, '', 0, 0
+      return K_ENTRY.FULL, 0, entry_waiting(c) + c.gsum + left, '', 0, 0
     end
+  end
+  if gslot then
+    return c.G.entry_join(c, user, mode, gslot, gcode, u, left)
   end
   local score = entry_score(c)
   if drawing or (not opening and c.opens_at and now < c.opens_at * 1000) then
@@ -468,3 +529,7 @@ local function entry(c, user, mode, key, u)
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
   return entry_added(c, user, mode, score, waiting, left, u)
 end
+
+-- A join into a priority group: entry_group.lua, prepended to entry.lua,
+-- sets it ({group, code}: entry()'s g); nil for entry.lua alone.
+local ENTRY_G

@@ -76,13 +76,14 @@ local function log_entry(user)
 end
 
 -- user got a place that counts, with log id u, at order key t (pre: in
--- the pre-queue): their join leaf, unless they are in the log's line.
-local function log_join(user, u, t, pre, now)
+-- the pre-queue; grp: the name of their priority group, or nil): their
+-- join leaf, unless they are in the log's line.
+local function log_join(user, u, t, pre, now, grp)
   if not log_on() or not u or u == '' or log_entry(user) == 'i' then
     return
   end
   local i = log_append('join', ',"u":"' .. u .. '","t":' .. log_fmt(t) ..
-    (pre and ',"pre":true' or ''), now)
+    (pre and ',"pre":true' or '') .. (grp and ',"grp":"' .. grp .. '"' or ''), now)
   redis.call('HSET', K_LOGM, user, 'i:' .. log_fmt(i) .. ':' .. u)
 end
 
@@ -96,12 +97,13 @@ local function log_pending(user, u, t, pre)
   end
 end
 
--- A pending page join asked again: it counts now, with its original key.
-local function log_counted(user, now)
+-- A pending page join asked again: it counts now, with its original key
+-- (grp: their priority group's name, or nil).
+local function log_counted(user, now, grp)
   if log_on() then
     local s, t, u = log_entry(user)
     if s == 'p' or s == 'q' then
-      log_join(user, u, t, s == 'q', now)
+      log_join(user, u, t, s == 'q', now, grp)
     end
   end
 end

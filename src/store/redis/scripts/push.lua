@@ -31,7 +31,8 @@ entry_flush(c)
 local ok = kind == K_ENTRY.WAITING or kind == K_ENTRY.PREQUEUE or kind == K_ENTRY.HELD
 if kind == K_ENTRY.CLOSED then
   -- still in line or the pre-queue: a reopened sale admits them
-  ok = redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user)
+  ok = redis.call('ZSCORE', K_WAITING, user) or redis.call('ZSCORE', K_PRE, user) or
+    (c.grp and c.G.in_line(user))
 end
 if not ok then
   return -3

@@ -9,11 +9,16 @@
 -- session (sessions: end = now + sessionSec s, sessjti: the jti; a session
 -- already open is replaced); verify answers 0 for the jti of the user's
 -- session while it is open (end > now), past the token's expiry too.
+-- A consumed or expired pass of a group member ends their membership (gm,
+-- lib_group.lua): consume comes with the group keys, verify without.
 local user, jti, consume = ARGV[1], ARGV[2], ARGV[3] == '1'
-local cfg = redis.call('HMGET', K_CONFIG, 'enabled', 'sessionSec')
+local cfg = redis.call('HMGET', K_CONFIG, 'enabled', 'sessionSec', 'grp')
 local gate = token_gate(cfg[1])
 if gate then
   return gate
+end
+if consume then
+  group_lib(cfg[3])
 end
 local tjti, _, exp = parse_token(redis.call('HGET', K_TOKENS, user))
 if not tjti or tjti ~= jti then
@@ -31,6 +36,9 @@ if exp <= now then
     redis.call('HDEL', K_TOKENS, user)
     redis.call('ZREM', K_ACTIVE, user)
     log_forget({user})
+    if GRP.on then
+      GRP.forget({user})
+    end
     redis.call('HINCRBY', K_STATE, 'expiredTotal', 1)
     stock_return(1) -- expired unconsumed: its unit, as the sweep would
     stock_note(now)
@@ -41,6 +49,9 @@ if consume then
   redis.call('HDEL', K_TOKENS, user)
   redis.call('ZREM', K_ACTIVE, user)
   log_forget({user}) -- (the pass did its work: nothing more to the public log)
+  if GRP.on then
+    GRP.forget({user})
+  end
   redis.call('HINCRBY', K_STATE, 'consumedTotal', 1)
   stock_note(now) -- a consumed pass keeps its unit: the last one may sell out
   local ss = tonumber(cfg[2] or '0')

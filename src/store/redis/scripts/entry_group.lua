@@ -1,0 +1,18 @@
+-- entry_group.lua - a join into a priority group (store.h join_group): the
+-- prelude that makes entry.lua, which follows it (after lib.lua,
+-- lib_group.lua and lib_entry.lua), such a join: the rules are
+-- lib_entry.lua's entry() with its g, lib_group.lua's G.entry_*.
+-- ARGV: A_ENTRY_GROUP (scripts.def): USER, VERSION, MODE, PREQ_KEY,
+-- LOG_ID as entry.lua's A_ENTRY (the same positions: store_redis_batch.c
+-- checks both orders); then GROUP, an invite's group name ('' none; one
+-- the config lacks joins as if none); CODE, a presale code's hash (''
+-- none; not looked at when GROUP names a group). MODE JOIN or JOIN_PAGE;
+-- STATUS is store.h's check_only, the verdict alone: someone with a place
+-- or a pass gets a status's answer, anyone else CODE for a code that
+-- would be refused, else NOT_IN_QUEUE; nothing added or spent.
+-- Someone with a place or a pass gets their answer and spends nothing; a
+-- newcomer with a code gets the code's verdict at the store's clock - a
+-- refusal (CODE, why) changes nothing - or a place in its group and one
+-- use spent, in this one script, so concurrent joins never spend a code
+-- past its uses. Reply: entry.lua's (R_ENTRY).
+ENTRY_G = {group = ARGV[A_ENTRY_GROUP.GROUP], code = ARGV[A_ENTRY_GROUP.CODE]}
