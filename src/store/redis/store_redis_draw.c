@@ -102,8 +102,8 @@ static struct req *draw_cmd(ljob_t *j, int mode, int nargs, size_t extra, step_f
 {
     struct req *r = wr_store_redis__lj_cmd(j, SC_DRAW, 3 + 1 + NKEYS + 2 + nargs, extra, next);
     char m[2] = {(char)('0' + mode), '\0'};
-    if (r && !(wr_store_redis__queue_keys(r->cmd, j->queue) && wr_redis_conn_cmd_str(r->cmd, m) &&
-               wr_redis_conn_cmd_str(r->cmd, j->s->instance))) {
+    if (r && !(wr_store_redis__queue_keys(r->cmd, j->queue, NKEYS) &&
+               wr_redis_conn_cmd_str(r->cmd, m) && wr_redis_conn_cmd_str(r->cmd, j->s->instance))) {
         wr_store_redis__req_free(r);
         return NULL;
     }

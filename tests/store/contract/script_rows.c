@@ -441,7 +441,12 @@ static void s_groups(void **state)
         a[na + WR_ROW(A_BATCH_REQ, PREQ_KEY)] = "0";
         a[na + WR_ROW(A_BATCH_REQ, LOG_ID)] = "";
     }
-    rep = run(SC_ENTRY_BATCH, "rows_gr", a, na);
+    /* the polls' scripts of a queue cached without groups: refused, nothing written */
+    rep = run_any(SC_ENTRY_BATCH, "rows_gr", a, na);
+    assert_int_equal(rep->type, REDIS_REPLY_ERROR);
+    assert_memory_equal(rep->str, "WRGROUPS", 8);
+    freeReplyObject(rep);
+    rep = run(SC_ENTRY_BATCH_G, "rows_gr", a, na);
     const wr_script_row_t want[] = {WR_ROWS_TABLE(B_WAITING), WR_ROWS_TABLE(B_GROUP),
                                     WR_ROWS_TABLE(B_WAITING), WR_ROWS_TABLE(B_GROUP),
                                     WR_ROWS_TABLE(B_KIND)};
