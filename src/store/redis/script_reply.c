@@ -322,13 +322,19 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .receipt_index = e[WR_ROW(R_ENTRY, RECEIPT_INDEX)]->integer,
                     .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)],
                     .subscribed = e[WR_ROW(R_ENTRY, SUBSCRIBED)]->integer};
-    const redisReply *g = e[WR_ROW(R_ENTRY, GROUP)];
-    if (g->elements > 0) {
-        if (!wr_script_rows_match(g->element, g->elements, WR_ROWS_TABLE(B_GROUP), NULL, 0) ||
-            g->element[WR_ROW(B_GROUP, KIND)]->integer != WR_ROW_VALUE(K_ENTRY, GROUP))
-            return WR_EPROTO;
-        a.group = g->element;
-    }
+    /* the group part: B_GROUP's elements in a row (GROUP_KIND its KIND) */
+    _Static_assert(WR_ROW(R_ENTRY, GROUP_LINE) - WR_ROW(R_ENTRY, GROUP_KIND) ==
+                           WR_ROW(B_GROUP, LINE) - WR_ROW(B_GROUP, KIND) &&
+                       WR_ROW(R_ENTRY, GROUP_ADMITTED_60S) - WR_ROW(R_ENTRY, GROUP_KIND) ==
+                           WR_ROW(B_GROUP, ADMITTED_60S) - WR_ROW(B_GROUP, KIND) &&
+                       WR_ROW(R_ENTRY, GROUP_FIRST_WAITING) - WR_ROW(R_ENTRY, GROUP_KIND) ==
+                           WR_ROW(B_GROUP, FIRST_WAITING) - WR_ROW(B_GROUP, KIND),
+                   "R_ENTRY's GROUP_* rows are B_GROUP's, in its order");
+    long long gk = e[WR_ROW(R_ENTRY, GROUP_KIND)]->integer;
+    if (gk == WR_ROW_VALUE(K_ENTRY, GROUP))
+        a.group = e + WR_ROW(R_ENTRY, GROUP_KIND) - WR_ROW(B_GROUP, KIND);
+    else if (gk != 0)
+        return WR_EPROTO;
     return decode_entry(&a, e[WR_ROW(R_ENTRY, VERSION)]->integer, e[WR_ROW(R_ENTRY, JSON)], resolve,
                         ctx, entry);
 }

@@ -33,9 +33,10 @@
 --   and '' otherwise.
 --   SUBSCRIBED: 1 for WAITING or HELD with a live Web Push subscription
 --   (lib_entry.lua entry_subscribed), else 0.
---   GROUP: on a queue with priority groups, the group part of a WAITING,
---   PREQUEUE, HELD or ADMITTED answer: B_GROUP's elements (lib_group.lua
---   G.entry_part); {} otherwise.
+--   GROUP_KIND, GROUP_LINE, GROUP_ADMITTED_60S, GROUP_FIRST_WAITING: on a
+--   queue with priority groups, the group part of a WAITING, PREQUEUE,
+--   HELD or ADMITTED answer, as B_GROUP's elements (lib_group.lua
+--   G.entry_part); 0 (GROUP_KIND 0: none) otherwise.
 -- entry_group.lua, prepended, makes this script a join into a group
 -- (ENTRY_G: entry()'s g).
 local R, A = R_ENTRY, A_ENTRY
@@ -65,7 +66,8 @@ out[R.SUBSCRIBED] = entry_subscribed(c, user, kind)
 if c.grp then
   local line, admitted_60s, first = c.G.entry_part(c, kind)
   if line then
-    out[R.GROUP] = {K_ENTRY.GROUP, line, admitted_60s, first}
+    out[R.GROUP_KIND], out[R.GROUP_LINE] = K_ENTRY.GROUP, line
+    out[R.GROUP_ADMITTED_60S], out[R.GROUP_FIRST_WAITING] = admitted_60s, first
   end
 end
 return out
