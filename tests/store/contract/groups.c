@@ -42,6 +42,31 @@ static void hash_of(const char *code, char out[WR_CODE_HASH_HEX + 1])
     assert_int_equal(wr_groups_code_hash(code, strlen(code), out), WR_OK);
 }
 
+/* n new codes' hashes into h. */
+static void new_hashes(char (*h)[WR_CODE_HASH_HEX + 1], int n)
+{
+    for (int i = 0; i < n; i++) {
+        char code[WR_CODE_LEN + 1];
+        assert_int_equal(wr_groups_code_new(code), WR_OK);
+        hash_of(code, h[i]);
+    }
+}
+
+/* CREATE of the code of hash h, good for uses joins until exp (-1 never),
+ * in group of queue q: the error; c the answer. */
+static wr_err_t create_one(wr_store_t *s, const char *q, const char *group,
+                           const char (*h)[WR_CODE_HASH_HEX + 1], uint32_t uses, int64_t exp,
+                           sh_res_t *c)
+{
+    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
+                                .group = group,
+                                .hashes = h,
+                                .n = 1,
+                                .uses = uses,
+                                .expires_at_ms = exp};
+    return sh_codes(s, q, &req, c);
+}
+
 static void t_groups_served(void **state)
 {
     wr_store_t *s = *state;
@@ -243,17 +268,10 @@ static void t_groups_code_uses_exact(void **state)
     if (!wr_store_has_groups(s))
         skip();
     put_groups(s, "g");
-    char code[WR_CODE_LEN + 1], h[1][WR_CODE_HASH_HEX + 1];
-    assert_int_equal(wr_groups_code_new(code), WR_OK);
-    hash_of(code, h[0]);
+    char h[1][WR_CODE_HASH_HEX + 1];
+    new_hashes(h, 1);
     sh_res_t c;
-    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
-                                .group = "card",
-                                .hashes = h,
-                                .n = 1,
-                                .uses = 3,
-                                .expires_at_ms = -1};
-    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    assert_int_equal(create_one(s, "g", "card", h, 3, -1, &c), WR_OK);
     enum { N = 10 };
     sh_res_t r[N];
     char u[N][8];
@@ -293,22 +311,11 @@ static void t_groups_code_expiry_and_removal(void **state)
     if (!wr_store_has_groups(s))
         skip();
     put_groups(s, "g");
-    char code[2][WR_CODE_LEN + 1], h[2][WR_CODE_HASH_HEX + 1];
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
-        hash_of(code[i], h[i]);
-    }
+    char h[2][WR_CODE_HASH_HEX + 1];
+    new_hashes(h, 2);
     sh_res_t c;
-    wr_store_codes_req_t req = {.kind = WR_CODES_CREATE,
-                                .group = "card",
-                                .hashes = &h[0],
-                                .n = 1,
-                                .uses = 5,
-                                .expires_at_ms = 1000}; /* 1970: expired */
-    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
-    req.hashes = &h[1];
-    req.expires_at_ms = -1;
-    assert_int_equal(sh_codes(s, "g", &req, &c), WR_OK);
+    assert_int_equal(create_one(s, "g", "card", &h[0], 5, 1000, &c), WR_OK); /* 1970: expired */
+    assert_int_equal(create_one(s, "g", "card", &h[1], 5, -1, &c), WR_OK);
     sh_res_t r;
     assert_int_equal(sh_join_group(s, "g", "x1", NULL, h[0], &r), WR_ECODE);
     assert_int_equal(r.entry.code_reason, WR_CODE_EXPIRED);
