@@ -46,6 +46,11 @@
 -- after a late timer, a stall or an outage); carry kept only when every
 -- allowed user was admitted. Nobody is admitted sooner than the admission
 -- delay (250 ms, queue.h) after their arrival score.
+-- Priority groups (lib_group.lua): the held returns count toward their own
+-- lines, the rest of the tick is split between the lines by GRP.split
+-- (take_groups), each line picked from its front by the same bounded scan
+-- (pick); the admit leaves name the group; per-line counts and the last
+-- minute's rate in gstat; LINES the stats per line.
 -- The rate in use (store.h wr_store_rate_in_use): without autotune the
 -- config's rate; with it (config field autotune = "min:max:targetMs") the
 -- rate autotune.lua keeps (state autoRate), or the config's rate (where it

@@ -2,8 +2,9 @@
 -- this file to each queue script (join and status alone or in batches,
 -- leave, admit, consume, verify, queue_get), after the script's rows as
 -- comments (scripts.def) and lib_log.lua (the public log's leaves), and
--- before lib_entry.lua (join and status only), so every script is one
--- self-contained EVAL text.
+-- before lib_group.lua (priority groups; lib_nogroup.lua, its stand-in,
+-- for the polls of a queue without them) and lib_entry.lua (join and
+-- status only), so every script is one self-contained EVAL text.
 --
 -- KEYS (all with the hash tag {queue}; never built here):
 --   KEYS[1] wr:{q}:config  HASH json, enabled, paused, rate, tickMs,

@@ -2,10 +2,11 @@
 -- 1.3, "Priority groups and presale codes", "Groups, precisely";
 -- docs/DESIGN.md "Priority groups"), as the embedded store's memq_group.c
 -- keeps them. store_redis.c prepends it to every queue script, right
--- after lib.lua. Its functions are made on demand: group_lib(v), called
--- where a script reads the config hash's grp, makes them (once per call)
--- only for a queue with groups, so a queue without groups pays one
--- closure a call and no command.
+-- after lib.lua, but to the polls of a queue cached without groups, which
+-- get lib_nogroup.lua instead. Its functions are made on demand:
+-- group_lib(v), called where a script reads the config hash's grp, makes
+-- them (once per call) only for a queue with groups, so a queue without
+-- groups pays one closure a call and no command.
 --
 -- The keys (lib.lua's KEYS[18..28], under the queue's hash tag):
 --   wr:{q}:g1 .. g8  ZSET user -> arrival score: the line of the group in
