@@ -25,6 +25,8 @@
 
 #include "contract.h"
 #include "core/groups.h"
+#include "core/logleaf.h"
+#include "core/logreplay.h"
 
 /* A queue q with groups "fanclub", "card", 10/s on ticks of 100 ms. */
 static void put_groups(wr_store_t *s, const char *q)
@@ -486,8 +488,69 @@ static void t_groups_added_under_a_cache(void **state)
     wr_store_close(other);
 }
 
+/* The public log of a sale with groups: the joins and admissions of
+ * group members name their group (the admissions of a held return too),
+ * and the replay - one line per group - finds no overtake. */
+static void t_groups_public_log(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s) || !wr_store_has_log(s))
+        skip();
+    wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
+    c.n_groups = 1;
+    snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
+    c.standard_share = 0.3;
+    c.public_log = true;
+    put_ok(s, "gl", c);
+    sh_res_t r, a;
+    for (int i = 0; i < 6; i++) {
+        char u[8];
+        snprintf(u, sizeof u, "s%d", i);
+        assert_int_equal(sh_join(s, "gl", u, &r), WR_OK);
+        snprintf(u, sizeof u, "f%d", i);
+        assert_int_equal(sh_join_group(s, "gl", u, "fanclub", NULL, &r), WR_OK);
+    }
+    pass_us(s, 300000);
+    uint64_t n = 0;
+    int64_t prev = -1;
+    for (int k = 0; k < 60 && n < 12; k++) {
+        admit_next_tick(s, "gl", 100000, prev, &a);
+        prev = a.admit.now_us / 100000;
+        n += a.admit.admitted;
+    }
+    assert_int_equal(n, 12);
+    lres_t h, l;
+    assert_int_equal(lg_head(s, "gl", &h), WR_OK);
+    assert_int_equal(h.a.size, 24);
+    wr_log_read_t req = {.start = 0, .end = h.a.size};
+    assert_int_equal(lg_read(s, "gl", &req, &l), WR_OK);
+    wr_logreplay_t *rp = wr_logreplay_new();
+    assert_non_null(rp);
+    int grp_joins = 0, grp_admits = 0;
+    for (char *p = l.leaves; *p;) {
+        char *nl = strchr(p, '\n');
+        assert_non_null(nl);
+        wr_logleaf_t leaf;
+        assert_int_equal(wr_logleaf_parse(p, (size_t)(nl - p), &leaf, NULL, 0), WR_OK);
+        if (strcmp(leaf.grp, "fanclub") == 0) {
+            grp_joins += leaf.e == WR_LOGLEAF_JOIN;
+            grp_admits += leaf.e == WR_LOGLEAF_ADMIT;
+        }
+        assert_int_equal(wr_logreplay_feed(rp, p, (size_t)(nl - p)), WR_OK);
+        p = nl + 1;
+    }
+    const wr_logreplay_stats_t *st = wr_logreplay_stats(rp);
+    assert_int_equal(st->invalid, 0);
+    assert_int_equal(st->overtakes, 0);
+    assert_int_equal(st->joined, 12);
+    assert_int_equal(st->admitted, 12);
+    assert_int_equal(grp_joins, 6);
+    assert_int_equal(grp_admits, 6);
+    wr_logreplay_free(rp);
+}
+
 WR_CONTRACT_GROUP(groups, T(t_groups_served), T(t_codes_join), T(t_groups_admission),
                   T(t_groups_remove_refused), T(t_code_check_only), T(t_groups_code_uses_exact),
                   T(t_groups_code_expiry_and_removal), T(t_groups_codes_many),
                   T(t_groups_held_keep_group), T(t_groups_positions_and_rate),
-                  T(t_groups_added_under_a_cache));
+                  T(t_groups_added_under_a_cache), T(t_groups_public_log));
