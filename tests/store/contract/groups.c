@@ -421,6 +421,15 @@ static void t_groups_held_keep_group(void **state)
     assert_int_equal(sh_get(s, "h", &st), WR_OK);
     assert_int_equal(st.stats.lines[1].admitted_total, 2);
     assert_int_equal(st.stats.lines[0].admitted_total, 0);
+    /* the pass used, the group removed: its admissions are not the
+     * standard line's */
+    assert_int_equal(sh_consume(s, "h", "f1", r.entry.jti, &st), WR_OK);
+    c.n_groups = 0;
+    put_ok(s, "h", c);
+    assert_int_equal(sh_get(s, "h", &st), WR_OK);
+    assert_int_equal(st.stats.admitted_total, 2);
+    assert_int_equal(st.stats.n_lines, 1);
+    assert_int_equal(st.stats.lines[0].admitted_total, 0);
 }
 
 /* A standard position never goes up while people join groups; answers

@@ -97,7 +97,7 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and not GRP.on and
   local q = redis.call('HMGET', K_STATE, 'lastTick', 'idleGrace', 'admittedTotal',
     'consumedTotal', 'expiredTotal', 'leftTotal', 'rejectedFullTotal', 'releasedTotal',
     'sessionsExpiredTotal', 'abandonedTotal', 'returnedTotal', 'stockLeft', 'soldOutAt',
-    'unseenExpiredTotal', 'bypassTotal', 'pushClosed')
+    'unseenExpiredTotal', 'bypassTotal', 'pushClosed', 'removedAdmitted')
   -- (nobody to push to here; a sale open again clears the closing pushed)
   if q[16] and cfg[14] ~= '1' and q[12] ~= '0' then
     redis.call('HDEL', K_STATE, 'pushClosed')
@@ -128,6 +128,9 @@ if cfg[11] ~= '1' and cfg[13] ~= '1' and not GRP.on and
   out[R.STOCK_LEFT], out[R.SOLD_OUT_AT] = tonumber(q[12] or '-1'), sold_at
   out[R.UNSEEN_EXPIRED_TOTAL] = n(q[14])
   out[R.BYPASS_TOTAL] = n(q[15])
+  if n(q[17]) > 0 then -- (removed groups' admissions: not the standard line's)
+    out[R.LINES] = {0, math.max(0, n(q[3]) - n(q[17]))}
+  end
   return out
 end
 -- (an unseen pass that expires holds its holder: held then, lib.lua)
@@ -536,13 +539,17 @@ if sender then
     closing, closing_pushes = why, redis.call('HGETALL', K_PUSH)
   end
 end
+local removed_admitted
 out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
-  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED],
+  removed_admitted = stats()
 if GRP.on then -- (lib_group.lua: per line)
-  out[R.LINES] = GRP.stats_lines(out[R.WAITING], out[R.ADMITTED_TOTAL])
+  out[R.LINES] = GRP.stats_lines(out[R.WAITING], out[R.ADMITTED_TOTAL] - removed_admitted)
+elseif removed_admitted > 0 then -- (every group removed: the standard line's count)
+  out[R.LINES] = {out[R.WAITING], math.max(0, out[R.ADMITTED_TOTAL] - removed_admitted)}
 end
 out[R.ADMITTED], out[R.WAITS], out[R.OPEN_MOVED], out[R.OPEN_LEFT] = admitted, waits, omoved, oleft
 out[R.PUSHES] = pushes

@@ -117,7 +117,11 @@ local function config_groups()
     used[e[2]] = true
     out[#out + 1] = e[1] .. ':' .. fmt(e[2]) .. ':' .. e[3]
   end
-  for slot in pairs(leaving) do
+  for slot in pairs(leaving) do -- (a group's admissions stay out of the standard line's)
+    local gone = tonumber(redis.call('HGET', K_GSTAT, 'a' .. slot) or '0')
+    if gone > 0 then
+      redis.call('HINCRBY', K_STATE, 'removedAdmitted', gone)
+    end
     local f = {'a' .. slot, 'i' .. slot, 'u' .. slot, 'r' .. slot, 'w' .. slot}
     for b = 0, 59 do
       f[#f + 1] = 'b' .. slot .. ':' .. b

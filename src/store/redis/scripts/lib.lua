@@ -443,13 +443,16 @@ end
 -- SESSIONS_EXPIRED_TOTAL, ABANDONED_TOTAL, then PREQUEUE, AWAY, HELD,
 -- RETURNED_TOTAL, UNSEEN_EXPIRED_TOTAL, STOCK_LEFT (-1: no stock),
 -- SOLD_OUT_AT (us, -1 while not sold out), BYPASS_TOTAL (bypass.lua's
--- count), SUBSCRIBED (the push hash's live Web Push subscriptions). People
+-- count), SUBSCRIBED (the push hash's live Web Push subscriptions), and
+-- last the admissions of priority groups removed from the config (state
+-- removedAdmitted, config_put.lua: not the standard line's). People
 -- still to move in a running opening and the groups' lines count in
 -- waiting. away: the line's away set plus the held.
 local function stats()
   local c = redis.call('HMGET', K_STATE, 'admittedTotal', 'consumedTotal', 'expiredTotal',
     'leftTotal', 'rejectedFullTotal', 'releasedTotal', 'sessionsExpiredTotal', 'abandonedTotal',
-    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal', 'bypassTotal')
+    'opening', 'returnedTotal', 'stockLeft', 'soldOutAt', 'unseenExpiredTotal', 'bypassTotal',
+    'removedAdmitted')
   local sold_at = -1
   if c[11] == '0' and c[12] and redis.call('ZCARD', K_ACTIVE) == 0 then
     sold_at = tonumber(c[12])
@@ -472,7 +475,7 @@ local function stats()
     redis.call('ZCARD', K_SESSIONS), tonumber(c[6] or 0), tonumber(c[7] or 0),
     tonumber(c[8] or 0), prequeue, redis.call('SCARD', K_AWAY) + held, held,
     tonumber(c[10] or 0), tonumber(c[13] or 0), tonumber(c[11] or '-1'), sold_at,
-    tonumber(c[14] or 0), redis.call('HLEN', K_PUSH)
+    tonumber(c[14] or 0), redis.call('HLEN', K_PUSH), tonumber(c[15] or 0)
 end
 
 -- Away, not gone (idleTimeoutSeconds, T; docs/API.md 1.2). seen holds each

@@ -15,16 +15,20 @@ end
 group_lib(cfg[4])
 out[R.VERSION], out[R.JSON] = version_json(cfg[1], ARGV[A_QUEUE_GET.VERSION], cfg[2])
 expire_tokens(now_us())
+local removed_admitted
 out[R.WAITING], out[R.ACTIVE], out[R.ADMITTED_TOTAL], out[R.CONSUMED_TOTAL],
   out[R.EXPIRED_TOTAL], out[R.LEFT_TOTAL], out[R.REJECTED_FULL_TOTAL], out[R.SESSIONS],
   out[R.RELEASED_TOTAL], out[R.SESSIONS_EXPIRED_TOTAL], out[R.ABANDONED_TOTAL],
   out[R.PREQUEUE], out[R.AWAY], out[R.HELD], out[R.RETURNED_TOTAL], out[R.UNSEEN_EXPIRED_TOTAL],
-  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED] = stats()
+  out[R.STOCK_LEFT], out[R.SOLD_OUT_AT], out[R.BYPASS_TOTAL], out[R.SUBSCRIBED],
+  removed_admitted = stats()
 if log_committed() then
   out[R.LOG_COMMITTED] = 1
 end
 if GRP.on then -- (lib_group.lua: per line)
-  out[R.LINES] = GRP.stats_lines(out[R.WAITING], out[R.ADMITTED_TOTAL])
+  out[R.LINES] = GRP.stats_lines(out[R.WAITING], out[R.ADMITTED_TOTAL] - removed_admitted)
+elseif removed_admitted > 0 then -- (every group removed: the standard line's count)
+  out[R.LINES] = {out[R.WAITING], math.max(0, out[R.ADMITTED_TOTAL] - removed_admitted)}
 end
 if (cfg[3] or '') ~= '' then
   out[R.AUTO_RATE] = redis.call('HGET', K_STATE, 'autoRate') or ''
