@@ -514,8 +514,8 @@ static void flip_byte(const char *path)
  * bytes of version 5 - returned, held and back counts -, the 16 bytes of
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
  * unseen-expiry count, the unseen pass count -, the bypass count of
- * version 9, the 17 bytes of version 12 - no group, the carried share,
- * the code count -, the 9 bytes of version 10 - the subscription count,
+ * version 9, the 25 bytes of version 12 - no group, the carried share,
+ * the removed groups' admissions, the code count -, the 9 bytes of version 10 - the subscription count,
  * the closing pushed -, the 37 of version 8 - the log key and the log
  * count - and the 32-byte sum). */
 static void flip_id_byte(const char *path)
@@ -524,7 +524,7 @@ static void flip_id_byte(const char *path)
     assert_int_equal(stat(path, &sb), 0);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
-    long off = (long)sb.st_size - 32 - 37 - 9 - 17 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
+    long off = (long)sb.st_size - 32 - 37 - 9 - 25 - 8 - 16 - 16 - 24 - 8 - 8 - 8 - 24 - 8 - 5 - 3;
     fseek(f, off, SEEK_SET);
     int c = fgetc(f);
     assert_int_equal(c, 'o'); /* "someone"[4] */
@@ -641,8 +641,9 @@ static void to_version(const char *path, unsigned version)
     assert_true(n > 32 + 32 + 8 + 8 && n < sizeof buf);
     size_t body = n - 32, logs = body - 37;
     /* version 12: the queue's groups part (no group, the carried share,
-     * the code count: 17 zero bytes), right before its push part (9) */
-    drop_before_logs(buf, &body, &logs, 17, 9);
+     * the removed groups' admissions, the code count: 25 zero bytes),
+     * right before its push part (9) */
+    drop_before_logs(buf, &body, &logs, 25, 9);
     /* version 11 added a join leaf index to each unseen pass: none here */
     if (version == 11 || version == 10)
         goto sum;
