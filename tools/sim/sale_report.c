@@ -5,8 +5,10 @@
  *
  * At the end of a run with the line the simulator reads GET
  * /v1/admin/queues/Q/report?from=<the queue's creation> after the final
- * stats (the route first sends the instance's unsent counts, so the totals
- * are complete). Its totals must equal what the run saw (serverReport,
+ * stats (the route first sends the instance's unsent counts; a count a
+ * late answer made after that read - the server batches them, 200 ms - is
+ * caught by reading again, up to 10 times 300 ms apart, while the totals
+ * are below the simulator's: sim.c on_final). Its totals must equal what the run saw (serverReport,
  * --assert): joined = the joins that got a place (waiting, prequeue or
  * admitted: a join told "closed" is not counted by the server either),
  * admitted = the admissions the users saw, consumed = the passes the shop

@@ -207,6 +207,7 @@ struct sim {
     json_t *presale_codes; /* the codes POST .../codes answered, in order */
     int64_t put_ms;        /* the queue was created (PUT answered): the server report's from */
     json_t *report_final;  /* GET .../report at the end (sale_report.c), or NULL */
+    unsigned report_reads; /* reads of it again while its totals were behind (sim.c) */
     json_t *queue_config;  /* the config the server answered the PUT with */
     uint64_t seed;
     /* runtime */
