@@ -124,16 +124,6 @@ static void sort_picks(wr_zsl_node_t **picked, const uint8_t *pline, uint64_t fr
     memcpy(picked + from, tmp + from, (n - from) * sizeof *picked);
 }
 
-/* The 0-based line of slot in the split (0 the standard line, i + 1 the
- * config's group i). */
-static size_t split_line(const wr_memq_t *q, int slot)
-{
-    for (size_t i = 0; slot >= 0 && i < q->n_grp; i++)
-        if (q->grp_order[i] == slot)
-            return i + 1;
-    return 0;
-}
-
 /* How many of each line the tick admits when n in all may go and nback
  * held returns (picked[0..nback)) go first (core/groups.h wr_groups_split;
  * without groups the standard line takes the rest). limit: the standard
@@ -147,7 +137,7 @@ static void split_tick(wr_memq_t *q, uint64_t n, int64_t limit, wr_zsl_node_t **
     wr_groups_line_t lines[WR_GROUPS_MAX + 1];
     memset(lines, 0, sizeof lines);
     for (uint64_t i = 0; i < nback; i++)
-        lines[split_line(q, wr_memq_node_slot(picked[i]))].held++;
+        lines[wr_memq__line_of_slot(q, wr_memq_node_slot(picked[i]))].held++;
     uint64_t std = limit == INT64_MAX ? wr_zsl_length(q->line) : wr_zsl_count_below(q->line, limit);
     lines[0].avail = std < n ? std : n;
     for (size_t i = 0; i < q->n_grp; i++) {

@@ -67,9 +67,7 @@ int wr_memq_group_slot(const wr_memq_t *q, const char *name)
     return -1;
 }
 
-/* The 1-based line of slot in the config's order (0: the standard line or
- * a slot no longer in the config). */
-static uint32_t line_of_slot(const wr_memq_t *q, int slot)
+uint32_t wr_memq__line_of_slot(const wr_memq_t *q, int slot)
 {
     for (size_t i = 0; slot >= 0 && i < q->n_grp; i++)
         if (q->grp_order[i] == slot)
@@ -152,7 +150,7 @@ static uint64_t rate_60s(const wr_memq_t *q, int slot, int64_t now_us)
 void wr_memq__group_answer(const wr_memq_t *q, int slot, int64_t now_us, wr_entry_t *e)
 {
     slot = wr_memq__slot_valid(q, slot);
-    e->group_line = line_of_slot(q, slot);
+    e->group_line = wr_memq__line_of_slot(q, slot);
     if (e->group_line == 0)
         slot = -1;
     snprintf(e->group, sizeof e->group, "%s", slot >= 0 ? q->grp[slot]->name : "");
@@ -337,7 +335,7 @@ wr_code_reason_t wr_memq__code_check(const wr_memq_t *q, const char *hash, int64
     const wr_memq_code_t *c =
         q->codes && hash ? wr_idhash_get(q->codes, hash, strnlen(hash, WR_CODE_HASH_HEX + 1))
                          : NULL;
-    if (!c || wr_memq__slot_valid(q, c->slot) < 0 || line_of_slot(q, c->slot) == 0)
+    if (!c || wr_memq__slot_valid(q, c->slot) < 0 || wr_memq__line_of_slot(q, c->slot) == 0)
         return WR_CODE_UNKNOWN;
     wr_code_reason_t r =
         wr_groups_code_verdict(c->revoked, c->expires_ms, c->uses - c->spent, now_us / 1000);
@@ -462,7 +460,7 @@ wr_err_t wr_memq_code_revoke(wr_memq_t *q, const char *hash, bool *dirty)
 {
     wr_memq_code_t *c =
         q->codes ? wr_idhash_get(q->codes, hash, strnlen(hash, WR_CODE_HASH_HEX + 1)) : NULL;
-    if (!c || wr_memq__slot_valid(q, c->slot) < 0 || line_of_slot(q, c->slot) == 0)
+    if (!c || wr_memq__slot_valid(q, c->slot) < 0 || wr_memq__line_of_slot(q, c->slot) == 0)
         return WR_ECODE;
     if (!c->revoked) {
         c->revoked = true;

@@ -230,6 +230,10 @@ void wr_memq__log_draw(wr_memq_t *q, int64_t now_us);
 wr_zsl_t *wr_memq__line_of(const wr_memq_t *q, const wr_zsl_node_t *node);
 /* slot when it holds a group, else -1. */
 int wr_memq__slot_valid(const wr_memq_t *q, int slot);
+/* The 1-based line of slot in the config's order, as the split and the
+ * answers number lines (0: the standard line, or a slot no longer in the
+ * config). */
+uint32_t wr_memq__line_of_slot(const wr_memq_t *q, int slot);
 /* People in every line (the answers' waiting): the standard line with its
  * pre-queue still to move, and every group's line. */
 uint64_t wr_memq__waiting_all(const wr_memq_t *q);
