@@ -17,12 +17,18 @@
  * into one buffer sized for it, and the hashes (65 bytes a code) live in
  * one allocation until the store answers.
  *
- * A store without groups (wr_store_has_groups false: Redis; no queue there
- * has groups) keeps no codes: the queue is read (404 QUEUE_NOT_FOUND), then
- * GET answers {"groups":{}}, POST 400 BAD_REQUEST (no such group), DELETE
- * 404 CODE_NOT_FOUND. A store with groups answers for itself: WR_ENOTFOUND
- * (no queue), WR_EINVAL (a group the config does not have: 400), WR_ECODE
- * (DELETE: no such code, 404 CODE_NOT_FOUND).
+ * A store without groups (wr_store_has_groups false: a store that keeps no
+ * priority groups; both stores keep them today) keeps no codes: the queue
+ * is read (404 QUEUE_NOT_FOUND), then GET answers {"groups":{}}, POST 400
+ * BAD_REQUEST (no such group), DELETE 404 CODE_NOT_FOUND. A store with
+ * groups answers for itself: WR_ENOTFOUND (no queue), WR_EINVAL (a group
+ * the config does not have: 400), WR_ECODE (DELETE: no such code, 404
+ * CODE_NOT_FOUND).
+ *
+ * Issuing and revoking write an "admin change" line, as the config routes
+ * do (api_admin.c): action codes_create (group, count, uses, expiresAt) or
+ * codes_revoke (the first 12 hex digits of the code's hash: enough to match
+ * it with the code an operator holds, never the code).
  */
 #include <event2/http.h>
 #include <stdio.h>
@@ -31,6 +37,7 @@
 
 #include "base/clock.h"
 #include "base/crypto.h"
+#include "base/log.h"
 #include "core/groups.h"
 #include "http/api_internal.h"
 #include "http/api_routes.h"
@@ -202,11 +209,43 @@ static void reply_no_code(wr_api__ctx_t *c)
 
 /* ---------- the store ---------- */
 
+/* The audit line of k's change, done (info, "admin change"). */
+static void audit_codes(const kctx_t *k)
+{
+    wr_api__ctx_t *c = k->c;
+    char client[64] = "";
+    wr_api__client_addr(c->api, c->req, client, sizeof(client));
+    if (k->kind == WR_CODES_CREATE) {
+        wr_log_field_t f[] = {
+            WR_LOG_S("queue", c->queue),
+            WR_LOG_S("action", "codes_create"),
+            WR_LOG_S("client", client),
+            WR_LOG_S("group", k->group),
+            WR_LOG_I("count", k->count),
+            WR_LOG_I("uses", k->uses),
+            WR_LOG_I("expiresAt", k->expires_at_ms),
+        };
+        wr_log_fields(WR_LOG_INFO, "admin change", f, sizeof(f) / sizeof(f[0]));
+    } else {
+        char hash12[13];
+        snprintf(hash12, sizeof hash12, "%.12s", k->revoke_hash[0]);
+        wr_log_field_t f[] = {
+            WR_LOG_S("queue", c->queue),
+            WR_LOG_S("action", "codes_revoke"),
+            WR_LOG_S("client", client),
+            WR_LOG_S("codeHash", hash12),
+        };
+        wr_log_fields(WR_LOG_INFO, "admin change", f, sizeof(f) / sizeof(f[0]));
+    }
+}
+
 static void codes_cb(wr_err_t err, const wr_store_codes_t *res, void *arg)
 {
     kctx_t *k = arg;
     wr_api__ctx_t *c = k->c;
     wr_api__observe(c, err == WR_EINVAL || err == WR_ECODE ? WR_OK : err);
+    if (err == WR_OK && k->kind != WR_CODES_LIST)
+        audit_codes(k); /* before the reply, while the request is valid */
     if (err == WR_OK && k->kind == WR_CODES_CREATE)
         reply_created(k);
     else if (err == WR_OK && k->kind == WR_CODES_LIST)

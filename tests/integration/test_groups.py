@@ -755,3 +755,15 @@ class CodesNeverLogged(PrivateServer):
         raw = open(acc).read() + open(w.errpath).read()
         for s in secrets + [inv.split(".")[2] for inv in invites]:
             self.assertNotIn(s.lower(), raw.lower())
+        # the audit: one line per change done (the issue, the one revocation
+        # of a real code; the made-up code's 404 changed nothing)
+        audit = [e for e in json_lines(w.errpath)
+                 if e.get("msg") == "admin change" and e.get("queue") == q]
+        made = [e for e in audit if e.get("action") == "codes_create"]
+        self.assertEqual(len(made), 1, audit)
+        self.assertEqual((made[0]["group"], made[0]["count"], made[0]["uses"],
+                          made[0]["expiresAt"], made[0]["client"]),
+                         ("fanclub", 2, 1, -1, "127.0.0.1"))
+        revoked = [e for e in audit if e.get("action") == "codes_revoke"]
+        self.assertEqual(len(revoked), 1, audit)
+        self.assertRegex(revoked[0]["codeHash"], r"^[0-9a-f]{12}$")
