@@ -372,111 +372,6 @@ static void start_change(wr_api__ctx_t *c, const wr_queue_config_t *cfg)
     }
 }
 
-/* The dotted path of the object keys ("stock", "autotune.minPerSecond")
- * around byte pos of the JSON text d (n bytes), for a number jansson
- * refuses to hold (an integer beyond int64, a real beyond double): that is
- * a value out of range, which names its field (API.md 1.2), not a body
- * that is not JSON. Writes "" when pos is in no object member. Bounded:
- * keys past WR_FIELD_MAX bytes are cut, nesting past 8 levels ignored. */
-static void key_path_at(const char *d, size_t n, size_t pos, char *out, size_t cap)
-{
-    enum { DEPTH = 8 };
-    char keys[DEPTH][WR_FIELD_MAX + 1];
-    bool obj[DEPTH];
-    size_t depth = 0;
-    char last[WR_FIELD_MAX + 1] = "";
-    for (size_t i = 0; i < n && i < pos; i++) {
-        char ch = d[i];
-        if (ch == '"') {
-            size_t k = 0;
-            for (i++; i < n && d[i] != '"'; i++) {
-                if (d[i] == '\\' && i + 1 < n)
-                    i++;
-                if (k < WR_FIELD_MAX)
-                    last[k++] = d[i];
-            }
-            last[k] = '\0';
-            size_t j = i + 1;
-            while (j < n && (d[j] == ' ' || d[j] == '\t' || d[j] == '\r' || d[j] == '\n'))
-                j++;
-            if (j < n && d[j] == ':' && depth > 0 && depth <= DEPTH && obj[depth - 1])
-                memcpy(keys[depth - 1], last, sizeof(last));
-        } else if (ch == '{' || ch == '[') {
-            if (depth < DEPTH) {
-                obj[depth] = ch == '{';
-                keys[depth][0] = '\0';
-            }
-            depth++;
-        } else if ((ch == '}' || ch == ']') && depth > 0) {
-            depth--;
-        }
-    }
-    size_t at = 0;
-    out[0] = '\0';
-    for (size_t l = 0; l < depth && l < DEPTH; l++) {
-        if (!obj[l] || !keys[l][0])
-            continue;
-        int w = snprintf(out + at, cap - at, "%s%s", at ? "." : "", keys[l]);
-        if (w < 0 || (size_t)w >= cap - at) {
-            out[at] = '\0';
-            return;
-        }
-        at += (size_t)w;
-    }
-}
-
-/* True for jansson's errors of a number it cannot hold. */
-static bool too_big_number(const json_error_t *e)
-{
-    return strncmp(e->text, "too big integer", 15) == 0 ||
-           strncmp(e->text, "too big negative integer", 24) == 0 ||
-           strncmp(e->text, "real number overflow", 20) == 0;
-}
-
-static bool number_char(char ch)
-{
-    return (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' || ch == 'e' ||
-           ch == 'E';
-}
-
-/* True when the JSON text d (n bytes) is an object once every number
- * jansson cannot hold is read as 0 (at most 16 of them): such a body is
- * JSON with a value out of range (INVALID_CONFIG), any other fault makes
- * it a body that is not JSON (BAD_REQUEST). Works on a copy. */
-static bool json_but_for_numbers(const char *d, size_t n)
-{
-    char *t = malloc(n ? n : 1);
-    if (!t)
-        return false;
-    memcpy(t, d, n);
-    bool ok = false;
-    for (int round = 0; round < 16; round++) {
-        json_error_t e;
-        json_t *j = wr_api__load_body(t, n, &e);
-        if (j) {
-            ok = json_is_object(j);
-            json_decref(j);
-            break;
-        }
-        if (!too_big_number(&e))
-            break;
-        /* the number token at (or just before) the error's position */
-        size_t pos = (size_t)e.position < n ? (size_t)e.position : n;
-        size_t start = pos;
-        while (start > 0 && number_char(t[start - 1]))
-            start--;
-        size_t end = start;
-        while (end < n && number_char(t[end]))
-            end++;
-        if (end == start)
-            break;
-        t[start] = '0';
-        memset(t + start + 1, ' ', end - start - 1);
-    }
-    free(t);
-    return ok;
-}
-
 void wr_api__handle_admin(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
@@ -490,9 +385,7 @@ void wr_api__handle_admin(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t 
         json_error_t jerr;
         body = data ? wr_api__load_body(data, blen, &jerr) : NULL;
         char field[WR_FIELD_MAX + 1] = "";
-        if (!body && data && too_big_number(&jerr) && json_but_for_numbers(data, blen))
-            key_path_at(data, blen, (size_t)jerr.position, field, sizeof(field));
-        if (field[0]) {
+        if (!body && data && wr_api__body_number_field(data, blen, &jerr, field, sizeof(field))) {
             char msg[256];
             snprintf(msg, sizeof(msg), "%s is out of range (%s)", field, jerr.text);
             wr_api__reply_error(a, req, route, 400, "INVALID_CONFIG", msg, field, NULL, 0);

@@ -81,6 +81,11 @@ static bool int_member(const json_t *body, const char *name, json_int_t lo, json
     return true;
 }
 
+#define GROUP_RULE   "group must be a group's name, " WR_GROUP_NAME_RULE
+#define COUNT_RULE   "count must be an integer from 1 to 100000"
+#define USES_RULE    "uses must be an integer from 1 to 1000000"
+#define EXPIRES_RULE "expiresAt must be null or a time to come, epoch milliseconds"
+
 /* The body of POST .../codes into k: {"group","count","uses"[,"expiresAt"]}.
  * Answers 400 BAD_REQUEST naming the field and returns false when it is
  * not one. */
@@ -94,6 +99,16 @@ static bool read_create(wr_api_t *a, wr_http_req_t *req, wr_route_t route, kctx_
     json_int_t count = 0, uses = 0, exp = -1;
     const char *key;
     json_t *v;
+    char big[WR_FIELD_MAX + 1]; /* a number too big for jansson: its field */
+    if (!body && blen && wr_api__body_number_field(data, blen, &jerr, big, sizeof big)) {
+        field = big;
+        msg = strcmp(big, "count") == 0       ? COUNT_RULE
+              : strcmp(big, "uses") == 0      ? USES_RULE
+              : strcmp(big, "expiresAt") == 0 ? EXPIRES_RULE
+              : strcmp(big, "group") == 0     ? GROUP_RULE
+                                              : "unknown field";
+        goto out;
+    }
     if (!json_is_object(body)) {
         msg = "the body must be a JSON object {\"group\",\"count\",\"uses\"[,\"expiresAt\"]}";
         goto out;
@@ -110,17 +125,17 @@ static bool read_create(wr_api_t *a, wr_http_req_t *req, wr_route_t route, kctx_
     v = json_object_get(body, "group");
     if (!json_is_string(v) || !wr_groups_name_ok(json_string_value(v), json_string_length(v))) {
         field = "group";
-        msg = "group must be a group's name, " WR_GROUP_NAME_RULE;
+        msg = GROUP_RULE;
     } else if (!int_member(body, "count", 1, WR_CODES_COUNT_MAX, false, &count)) {
         field = "count";
-        msg = "count must be an integer from 1 to 100000";
+        msg = COUNT_RULE;
     } else if (!int_member(body, "uses", 1, WR_CODES_USES_MAX, false, &uses)) {
         field = "uses";
-        msg = "uses must be an integer from 1 to 1000000";
+        msg = USES_RULE;
     } else if (!int_member(body, "expiresAt", 1, INT64_MAX / 1000, true, &exp) ||
                (exp >= 0 && exp <= wr_clock_wall_us() / 1000)) {
         field = "expiresAt";
-        msg = "expiresAt must be null or a time to come, epoch milliseconds";
+        msg = EXPIRES_RULE;
     } else {
         wr_api__copy(k->group, sizeof(k->group), json_string_value(v));
         k->count = (uint32_t)count;

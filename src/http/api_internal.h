@@ -259,6 +259,19 @@ void wr_api__reply_oom(wr_api_t *a, wr_http_req_t *req, wr_route_t route);
  */
 json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err);
 
+/*
+ * For a body wr_api__load_body refused (err its error): true when its one
+ * fault is numbers jansson cannot hold (an integer beyond int64, a real
+ * beyond double), with the dotted path of the object key the first such
+ * number is the value of in field (cap bytes, NUL-terminated: "count",
+ * "autotune.minPerSecond"): a value out of range, which names its field
+ * (API.md 1.2). False, field "", for any other fault (not JSON, not an
+ * object, a number outside any member). Bounded: keys cut at WR_FIELD_MAX
+ * bytes, nesting past 8 levels ignored, at most 16 such numbers.
+ */
+bool wr_api__body_number_field(const char *data, size_t len, const json_error_t *err, char *field,
+                               size_t cap);
+
 /* The reply helpers: each counts the request, then sends through http.h
  * (same arguments as wr_http_reply_*). */
 void wr_api__reply_json(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int status,

@@ -546,6 +546,121 @@ void wr_api__count_fail_open(wr_api_t *a, const char *name, const char *queue)
     wr_metrics_inc(a->metrics, name, l, 1);
 }
 
+/* The dotted path of the object keys ("stock", "autotune.minPerSecond")
+ * around byte pos of the JSON text d (n bytes), for a number jansson
+ * refuses to hold (an integer beyond int64, a real beyond double): that is
+ * a value out of range, which names its field (API.md 1.2), not a body
+ * that is not JSON. Writes "" when pos is in no object member. Bounded:
+ * keys past WR_FIELD_MAX bytes are cut, nesting past 8 levels ignored. */
+static void key_path_at(const char *d, size_t n, size_t pos, char *out, size_t cap)
+{
+    enum { DEPTH = 8 };
+    char keys[DEPTH][WR_FIELD_MAX + 1];
+    bool obj[DEPTH];
+    size_t depth = 0;
+    char last[WR_FIELD_MAX + 1] = "";
+    for (size_t i = 0; i < n && i < pos; i++) {
+        char ch = d[i];
+        if (ch == '"') {
+            size_t k = 0;
+            for (i++; i < n && d[i] != '"'; i++) {
+                if (d[i] == '\\' && i + 1 < n)
+                    i++;
+                if (k < WR_FIELD_MAX)
+                    last[k++] = d[i];
+            }
+            last[k] = '\0';
+            size_t j = i + 1;
+            while (j < n && (d[j] == ' ' || d[j] == '\t' || d[j] == '\r' || d[j] == '\n'))
+                j++;
+            if (j < n && d[j] == ':' && depth > 0 && depth <= DEPTH && obj[depth - 1])
+                memcpy(keys[depth - 1], last, sizeof(last));
+        } else if (ch == '{' || ch == '[') {
+            if (depth < DEPTH) {
+                obj[depth] = ch == '{';
+                keys[depth][0] = '\0';
+            }
+            depth++;
+        } else if ((ch == '}' || ch == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t l = 0; l < depth && l < DEPTH; l++) {
+        if (!obj[l] || !keys[l][0])
+            continue;
+        int w = snprintf(out + at, cap - at, "%s%s", at ? "." : "", keys[l]);
+        if (w < 0 || (size_t)w >= cap - at) {
+            out[at] = '\0';
+            return;
+        }
+        at += (size_t)w;
+    }
+}
+
+/* True for jansson's errors of a number it cannot hold. */
+static bool too_big_number(const json_error_t *e)
+{
+    return strncmp(e->text, "too big integer", 15) == 0 ||
+           strncmp(e->text, "too big negative integer", 24) == 0 ||
+           strncmp(e->text, "real number overflow", 20) == 0;
+}
+
+static bool number_char(char ch)
+{
+    return (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' || ch == 'e' ||
+           ch == 'E';
+}
+
+/* True when the JSON text d (n bytes) is an object once every number
+ * jansson cannot hold is read as 0 (at most 16 of them): such a body is
+ * JSON with a value out of range (INVALID_CONFIG), any other fault makes
+ * it a body that is not JSON (BAD_REQUEST). Works on a copy. */
+static bool json_but_for_numbers(const char *d, size_t n)
+{
+    char *t = malloc(n ? n : 1);
+    if (!t)
+        return false;
+    memcpy(t, d, n);
+    bool ok = false;
+    for (int round = 0; round < 16; round++) {
+        json_error_t e;
+        json_t *j = wr_api__load_body(t, n, &e);
+        if (j) {
+            ok = json_is_object(j);
+            json_decref(j);
+            break;
+        }
+        if (!too_big_number(&e))
+            break;
+        /* the number token at (or just before) the error's position */
+        size_t pos = (size_t)e.position < n ? (size_t)e.position : n;
+        size_t start = pos;
+        while (start > 0 && number_char(t[start - 1]))
+            start--;
+        size_t end = start;
+        while (end < n && number_char(t[end]))
+            end++;
+        if (end == start)
+            break;
+        t[start] = '0';
+        memset(t + start + 1, ' ', end - start - 1);
+    }
+    free(t);
+    return ok;
+}
+
+bool wr_api__body_number_field(const char *data, size_t len, const json_error_t *err, char *field,
+                               size_t cap)
+{
+    field[0] = '\0';
+    if (!data || !too_big_number(err) || !json_but_for_numbers(data, len))
+        return false;
+    key_path_at(data, len, (size_t)err->position, field, cap);
+    return field[0] != '\0';
+}
+
 json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err)
 {
     if (!data || memchr(data, '\0', len)) {

@@ -213,6 +213,17 @@ class CodesAdmin(GroupsTest):
             with self.subTest(raw=raw):
                 r = self.c.request("POST", self.codes_path(q), dict(ADMIN), raw.encode())
                 self.assertError(r, 400, "BAD_REQUEST")
+        # a number no JSON library here holds still names its field
+        for raw, field in (('{"group":"fanclub","count":18446744073709551616,"uses":1}', "count"),
+                           ('{"group":"fanclub","count":1,"uses":1e999}', "uses"),
+                           ('{"group":"fanclub","count":1,"uses":1,"expiresAt":-1e400}',
+                            "expiresAt"),
+                           ('{"group":"fanclub","count":1,"uses":1,"x":99999999999999999999}',
+                            "x")):
+            with self.subTest(raw=raw):
+                r = self.c.request("POST", self.codes_path(q), dict(ADMIN), raw.encode())
+                self.assertError(r, 400, "BAD_REQUEST")
+                self.assertEqual(r.json.get("field"), field, r)
         if groups:
             self.assertEqual(self.counts(q)["fanclub"]["issued"], 0)
             # null expiresAt: never expires
