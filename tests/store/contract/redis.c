@@ -610,6 +610,40 @@ static void r_iteration_bad_replies(void **state)
         STEP_WAITS('s', "q", "u3", 3, 5),      /* 2 of 2: fine */
     };
     fake_steps(f, s, passed, three_passed, 3);
+    /* receipts (B_RECEIPT after a WAITING answer, lib_log.lua
+     * log_receipt): a hash of 31 bytes, a hash and a leaf, a log id that is
+     * not 32 lowercase hex, a leaf of another log id: WR_EPROTO; the
+     * stored hash alone, and a leaf of that log id alone, are receipts */
+    const char waits[] = ":1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n";
+    const char u[] = "0123456789abcdef0123456789abcdef";
+    const char hash[] = "$32\r\nHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH\r\n";
+    const char leaf[] =
+        "$64\r\n{\"e\":\"join\",\"at\":1,\"u\":\"0123456789abcdef0123456789abcdef\",\"t\":1}\r\n";
+    char rc3[2048];
+    snprintf(rc3, sizeof rc3,
+             "*39\r\n:9\r\n$0\r\n\r\n:-1\r\n"
+             "%s:7\r\n:0\r\n$32\r\n%s\r\n$31\r\nHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH\r\n$0\r\n\r\n"
+             "%s:7\r\n:1\r\n$32\r\n%s\r\n%s%s"
+             "%s:7\r\n:2\r\n$32\r\n0123456789ABCDEF0123456789abcdef\r\n%s$0\r\n\r\n",
+             waits, u, waits, u, hash, leaf, waits, hash);
+    const step_t three_rc[] = {
+        STEP_FAILS('s', "q", "u1", WR_EPROTO),
+        STEP_FAILS('s', "q", "u2", WR_EPROTO),
+        STEP_FAILS('s', "q", "u3", WR_EPROTO),
+    };
+    fake_steps(f, s, rc3, three_rc, 3);
+    snprintf(rc3, sizeof rc3,
+             "*39\r\n:9\r\n$0\r\n\r\n:-1\r\n"
+             "%s:7\r\n:0\r\n$32\r\nffffffffffffffffffffffffffffffff\r\n$0\r\n\r\n%s"
+             "%s:7\r\n:1\r\n$32\r\n%s\r\n%s$0\r\n\r\n"
+             "%s:7\r\n:2\r\n$32\r\n%s\r\n$0\r\n\r\n%s",
+             waits, leaf, waits, u, hash, waits, u, leaf);
+    const step_t three_rc_ok[] = {
+        STEP_FAILS('s', "q", "u1", WR_EPROTO), /* the leaf is another's */
+        STEP_WAITS('s', "q", "u2", 1, 3),
+        STEP_WAITS('s', "q", "u3", 1, 3),
+    };
+    fake_steps(f, s, rc3, three_rc_ok, 3);
     /* a version this client never saw, JSON omitted: the config part does
      * not resolve, for the waiting answer; "no queue" needs none */
     const char unknown[] =
