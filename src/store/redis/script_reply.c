@@ -148,30 +148,46 @@ struct ans {
     long long kind, position, waiting, iat, exp, head_due, own_due, passed;
     long long subscribed; /* WAITING, HELD: 1 with a live Web Push subscription */
     const redisReply *jti;
-    long long stock_left;      /* the call's: -1 without a stock */
-    long long receipt_index;   /* the public log's receipt: the join leaf's index, or -1 */
-    const redisReply *receipt; /* and its bytes */
-    redisReply *const *group;  /* priority groups: B_GROUP's elements, or NULL */
+    long long stock_left;    /* the call's: -1 without a stock */
+    long long receipt_index; /* the public log's receipt: the join leaf's index, or -1 */
+    const redisReply *receipt_u, *receipt_hash, *receipt_leaf; /* B_RECEIPT's U, HASH, LEAF */
+    redisReply *const *group; /* priority groups: B_GROUP's elements, or NULL */
 };
 
-/* The receipt of a (its join leaf's index and bytes) into entry: the log
- * id read back from the leaf, the leaf hash computed (RFC 9162). A leaf
- * that is not a join leaf of ours is no receipt (WR_EPROTO). One SHA-256
- * context for the thread, made on first use. */
+/* The receipt of a into entry (lib_log.lua log_receipt): the join leaf's
+ * index, the log id (32 lowercase hex), and the leaf hash (RFC 9162): the
+ * one the signer stored (32 bytes), or, for a leaf not hashed yet, computed
+ * here from the leaf's bytes, which must be a join leaf of that log id.
+ * Any other shape (a hash of another length, both or neither of hash and
+ * leaf) is no receipt: WR_EPROTO. One SHA-256 context for the thread,
+ * made on first use. */
 static wr_err_t decode_receipt(const struct ans *a, wr_entry_t *entry)
 {
     static _Thread_local wr_crypto_sha256_t *sha;
     if (a->receipt_index < 0)
         return WR_OK;
-    if (!a->receipt || a->receipt->type != REDIS_REPLY_STRING ||
-        !wr_logleaf_join_u(a->receipt->str, a->receipt->len, entry->receipt_u))
+    const redisReply *u = a->receipt_u, *h = a->receipt_hash, *leaf = a->receipt_leaf;
+    uint8_t ub[WR_LOGLEAF_U_BYTES];
+    if (!is_str(u) || !is_str(h) || !is_str(leaf) || u->len != WR_LOGLEAF_U_HEX)
         return WR_EPROTO;
-    if (!sha && !(sha = wr_crypto_sha256_new()))
-        return WR_ENOMEM;
-    wr_err_t err =
-        wr_tlog_leaf_hash(sha, a->receipt->str, a->receipt->len, entry->receipt_leaf_hash);
-    if (err != WR_OK)
-        return err;
+    memcpy(entry->receipt_u, u->str, WR_LOGLEAF_U_HEX);
+    entry->receipt_u[WR_LOGLEAF_U_HEX] = '\0';
+    if (wr_logleaf_u_bytes(entry->receipt_u, ub) != WR_OK)
+        return WR_EPROTO;
+    if (h->len > 0) { /* hashed by the signer: nothing to compute */
+        if (h->len != WR_TLOG_HASH || leaf->len > 0)
+            return WR_EPROTO;
+        memcpy(entry->receipt_leaf_hash, h->str, WR_TLOG_HASH);
+    } else {
+        char lu[WR_LOGLEAF_U_HEX + 1];
+        if (!wr_logleaf_join_u(leaf->str, leaf->len, lu) || strcmp(lu, entry->receipt_u) != 0)
+            return WR_EPROTO;
+        if (!sha && !(sha = wr_crypto_sha256_new()))
+            return WR_ENOMEM;
+        wr_err_t err = wr_tlog_leaf_hash(sha, leaf->str, leaf->len, entry->receipt_leaf_hash);
+        if (err != WR_OK)
+            return err;
+    }
     entry->has_receipt = true;
     entry->receipt_index = (uint64_t)a->receipt_index;
     return WR_OK;
@@ -320,7 +336,9 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                     .stock_left = e[WR_ROW(R_ENTRY, STOCK_LEFT)]->integer,
                     .passed = e[WR_ROW(R_ENTRY, PASSED)]->integer,
                     .receipt_index = e[WR_ROW(R_ENTRY, RECEIPT_INDEX)]->integer,
-                    .receipt = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)],
+                    .receipt_u = e[WR_ROW(R_ENTRY, RECEIPT_U)],
+                    .receipt_hash = e[WR_ROW(R_ENTRY, RECEIPT_HASH)],
+                    .receipt_leaf = e[WR_ROW(R_ENTRY, RECEIPT_LEAF)],
                     .subscribed = e[WR_ROW(R_ENTRY, SUBSCRIBED)]->integer};
     /* the group part: B_GROUP's elements in a row (GROUP_KIND its KIND) */
     _Static_assert(WR_ROW(R_ENTRY, GROUP_LINE) - WR_ROW(R_ENTRY, GROUP_KIND) ==
@@ -397,8 +415,11 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         if (rep->elements - *at < rn ||
             !wr_script_rows_match(rep->element + *at, rn, WR_ROWS_TABLE(B_RECEIPT), NULL, 0))
             return false;
-        a->receipt_index = rep->element[*at + WR_ROW(B_RECEIPT, INDEX)]->integer;
-        a->receipt = rep->element[*at + WR_ROW(B_RECEIPT, LEAF)];
+        redisReply *const *re = rep->element + *at;
+        a->receipt_index = re[WR_ROW(B_RECEIPT, INDEX)]->integer;
+        a->receipt_u = re[WR_ROW(B_RECEIPT, U)];
+        a->receipt_hash = re[WR_ROW(B_RECEIPT, HASH)];
+        a->receipt_leaf = re[WR_ROW(B_RECEIPT, LEAF)];
         if (a->receipt_index < 0)
             return false;
         *at += rn;

@@ -185,9 +185,10 @@ void wr_store_redis__req_free(struct req *r)
 /* numkeys and the keys of queue q, in the order of lib.lua (the priority
  * groups' after NKEYS_BASE: lib_group.lua). */
 const char *const wr_store_redis__key_suffix[NKEYS] = {
-    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen", "pre", "held",
-    "back",   "away",    "log",    "logl",   "logm",  "push",     "pushdue", "g1",   "g2",  "g3",
-    "g4",     "g5",      "g6",     "g7",     "g8",    "gm",       "codes",   "gstat"};
+    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",
+    "pre",    "held",    "back",   "away",   "log",   "logl",     "logm",    "logh",
+    "push",   "pushdue", "g1",     "g2",     "g3",    "g4",       "g5",      "g6",
+    "g7",     "g8",      "gm",     "codes",  "gstat"};
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q, int n)
 {

@@ -66,12 +66,12 @@ enum script_id {
 extern const wr_redis_conn_script_t wr_store_redis__scripts[SC_COUNT];
 
 /* The number of keys of a queue, lib.lua's order (store_redis.c): the
- * first NKEYS_BASE (lib.lua's twelve, lib_log.lua's three, Web Push's two)
+ * first NKEYS_BASE (lib.lua's twelve, lib_log.lua's four, Web Push's two)
  * go with every queue script; the priority groups' eleven after them
  * (lib_group.lua: the eight lines, gm, codes, gstat) with every one but
  * the polls of a queue cached without groups (store_redis_batch.c) and
  * token.lua's verify and release.lua, which never read them. */
-enum { NKEYS_BASE = 17, NKEYS = 28 };
+enum { NKEYS_BASE = 18, NKEYS = 29 };
 
 /* The suffixes of a queue's keys in that order: key i is
  * "wr:{<queue>}:<suffix i>" (store_redis.c). */

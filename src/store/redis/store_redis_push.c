@@ -3,7 +3,7 @@
  * push_sub; docs/API.md 1.3, "Your turn, off the page"). Part of the
  * store_redis module; what the files share is store_redis_internal.h.
  *
- * A queue's subscriptions are one hash, wr:{q}:push (lib.lua KEYS[16]: the
+ * A queue's subscriptions are one hash, wr:{q}:push (lib.lua KEYS[17]: the
  * queue's hash tag, so every script touching it is one script on the
  * queue's slot of a cluster), user -> the subscription packed into one
  * string here (core/pushsub.h wr_pushsub_pack; the scripts store and hand

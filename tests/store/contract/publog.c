@@ -285,6 +285,84 @@ static void t_log_outlives_queue(void **state)
     assert_int_equal(r.entry.receipt_index, 4);
 }
 
+/* The leaf hash of q's leaf index (RFC 9162), from its bytes read back. */
+static void leaf_hash_of(wr_store_t *s, const char *q, uint64_t index, uint8_t out[32])
+{
+    wr_log_read_t req = {.start = index, .end = index + 1};
+    lres_t l;
+    assert_int_equal(lg_read(s, q, &req, &l), WR_OK);
+    char *nl = strchr(l.leaves, '\n');
+    assert_non_null(nl);
+    wr_crypto_sha256_t *sha = wr_crypto_sha256_new();
+    assert_non_null(sha);
+    assert_int_equal(wr_tlog_leaf_hash(sha, l.leaves, (size_t)(nl - l.leaves), out), WR_OK);
+    wr_crypto_sha256_free(sha);
+}
+
+/* r holds the receipt (index, u, the leaf hash of q's leaf index). */
+static void expect_receipt(wr_store_t *s, const char *q, const sh_res_t *r, uint64_t index,
+                           const char *u)
+{
+    uint8_t want[32];
+    leaf_hash_of(s, q, index, want);
+    assert_int_equal(r->err, WR_OK);
+    assert_true(r->entry.has_receipt);
+    assert_int_equal(r->entry.receipt_index, index);
+    assert_string_equal(r->entry.receipt_u, u);
+    assert_memory_equal(r->entry.receipt_leaf_hash, want, 32);
+}
+
+/* A receipt is the same before and after its join leaf is hashed (on
+ * Redis: computed from the leaf's bytes by waitroomd, then the hash the
+ * signer stored, lib_log.lua log_receipt), from one status and from a
+ * batch (calls of one loop iteration: one entry_batch.lua on Redis) that
+ * mixes both; its leaf hash is the one of the leaf read back. */
+static void t_log_receipt_hashed(void **state)
+{
+    wr_store_t *s = log_store(state);
+    put_log(s, "rh", true);
+    join_n(s, "rh", 1, 3);
+    sh_res_t r;
+    assert_int_equal(sh_status(s, "rh", "u2", &r), WR_OK); /* not hashed yet */
+    char u2[33];
+    memcpy(u2, r.entry.receipt_u, sizeof u2);
+    expect_receipt(s, "rh", &r, 1, u2);
+    lres_t h;
+    assert_int_equal(lg_head(s, "rh", &h), WR_OK); /* hashes every leaf */
+    assert_int_equal(h.a.size, 3);
+    assert_int_equal(sh_status(s, "rh", "u2", &r), WR_OK); /* hashed */
+    expect_receipt(s, "rh", &r, 1, u2);
+    assert_int_equal(sh_status(s, "rh", "u1", &r), WR_OK);
+    char u1[33];
+    memcpy(u1, r.entry.receipt_u, sizeof u1);
+    expect_receipt(s, "rh", &r, 0, u1);
+    /* one iteration: a hashed leaf's status, a join (its leaf not hashed),
+     * the joiner's status, another hashed leaf's status */
+    sh_res_t b[4];
+    static const char *const who[] = {"u2", "u4", "u4", "u1"};
+    for (int i = 0; i < 4; i++) {
+        sh_begin(&b[i]);
+        assert_int_equal(i == 1 ? wr_store_join(s, "rh", who[i], sh_entry_cb, &b[i])
+                                : wr_store_status(s, "rh", who[i], sh_entry_cb, &b[i]),
+                         WR_OK);
+        b[i].returned = true;
+    }
+    for (int i = 0; i < 4; i++)
+        sh_wait_one(&b[i]);
+    expect_receipt(s, "rh", &b[0], 1, u2);
+    char u4[33];
+    memcpy(u4, b[1].entry.receipt_u, sizeof u4);
+    assert_string_not_equal(u4, u1);
+    assert_string_not_equal(u4, u2);
+    expect_receipt(s, "rh", &b[1], 3, u4);
+    expect_receipt(s, "rh", &b[2], 3, u4);
+    expect_receipt(s, "rh", &b[3], 0, u1);
+    assert_int_equal(lg_head(s, "rh", &h), WR_OK);
+    assert_int_equal(h.a.size, 4);
+    assert_int_equal(sh_status(s, "rh", "u4", &r), WR_OK);
+    expect_receipt(s, "rh", &r, 3, u4);
+}
+
 /* A long log hashed in two heads, the second starting at leaf 24,439: a
  * store that hashes in chunks (Redis's store_redis_logtree.c) completes
  * there about as many subtrees as a chunk can (with chunks of 240 they once
@@ -326,4 +404,4 @@ static void t_log_long(void **state)
 
 WR_CONTRACT_GROUP(publog, T(t_log_only_with_public_log), T(t_log_follows_changes),
                   T(t_log_key_first_writer), T(t_log_publish_rules), T(t_log_read_bounds),
-                  T(t_log_outlives_queue), T(t_log_long));
+                  T(t_log_outlives_queue), T(t_log_receipt_hashed), T(t_log_long));

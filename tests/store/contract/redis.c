@@ -512,6 +512,20 @@ static void fake_steps(fake_redis_t *f, wr_store_t *s, const char *raw, const st
     run_steps(s, steps, n);
 }
 
+/* A batch reply (at most cap bytes into out) of three WAITING answers (1
+ * of 3), the i-th followed by a B_RECEIPT of index i whose U, HASH and
+ * LEAF are rc[i] (RESP bulk strings); out. */
+static const char *receipts3(char *out, size_t cap, const char *const rc[3])
+{
+    size_t n = (size_t)snprintf(out, cap, "*39\r\n:9\r\n$0\r\n\r\n:-1\r\n");
+    for (int i = 0; i < 3 && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n,
+                              ":1\r\n:1\r\n:3\r\n:-1\r\n:-1\r\n:-1\r\n:0\r\n:7\r\n:%d\r\n%s", i,
+                              rc[i]);
+    assert_true(n < cap);
+    return out;
+}
+
 /* Batch replies Redis would never send, an error answer in the middle,
  * and the connection lost with a batch in flight. */
 static void r_iteration_bad_replies(void **state)
@@ -610,6 +624,37 @@ static void r_iteration_bad_replies(void **state)
         STEP_WAITS('s', "q", "u3", 3, 5),      /* 2 of 2: fine */
     };
     fake_steps(f, s, passed, three_passed, 3);
+    /* receipts (B_RECEIPT after a WAITING answer, lib_log.lua
+     * log_receipt): a hash of 31 bytes, a hash and a leaf, a log id that is
+     * not 32 lowercase hex, a leaf of another log id: WR_EPROTO; the
+     * stored hash alone, and a leaf of that log id alone, are receipts */
+#define U_OK "$32\r\n0123456789abcdef0123456789abcdef\r\n"
+#define HASH "$32\r\nHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH\r\n"
+#define LEAF                                                                                       \
+    "$64\r\n{\"e\":\"join\",\"at\":1,\"u\":\"0123456789abcdef0123456789abcdef\",\"t\":1}\r\n"
+#define EMPTY "$0\r\n\r\n"
+    char rc3[2048];
+    const char *const bad_rc[] = {U_OK "$31\r\nHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH\r\n" EMPTY,
+                                  U_OK HASH LEAF,
+                                  "$32\r\n0123456789ABCDEF0123456789abcdef\r\n" HASH EMPTY};
+    const step_t three_rc[] = {
+        STEP_FAILS('s', "q", "u1", WR_EPROTO),
+        STEP_FAILS('s', "q", "u2", WR_EPROTO),
+        STEP_FAILS('s', "q", "u3", WR_EPROTO),
+    };
+    fake_steps(f, s, receipts3(rc3, sizeof rc3, bad_rc), three_rc, 3);
+    const char *const ok_rc[] = {"$32\r\nffffffffffffffffffffffffffffffff\r\n" EMPTY LEAF,
+                                 U_OK HASH EMPTY, U_OK EMPTY LEAF};
+    const step_t three_rc_ok[] = {
+        STEP_FAILS('s', "q", "u1", WR_EPROTO), /* the leaf is another's */
+        STEP_WAITS('s', "q", "u2", 1, 3),
+        STEP_WAITS('s', "q", "u3", 1, 3),
+    };
+    fake_steps(f, s, receipts3(rc3, sizeof rc3, ok_rc), three_rc_ok, 3);
+#undef U_OK
+#undef HASH
+#undef LEAF
+#undef EMPTY
     /* a version this client never saw, JSON omitted: the config part does
      * not resolve, for the waiting answer; "no queue" needs none */
     const char unknown[] =

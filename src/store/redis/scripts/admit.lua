@@ -257,7 +257,7 @@ local function take_groups(n, users, nback, gone, held)
     lines[i + 1].slot, heldn[i + 1] = GRP.slot[i], 0
   end
   if nback > 0 then
-    local s = redis.call('HMGET', KEYS[26], unpack(users, 1, nback))
+    local s = redis.call('HMGET', KEYS[27], unpack(users, 1, nback))
     for i = 1, nback do
       local l = (s[i] and GRP.line[tonumber(s[i])] or 0) + 1
       heldn[l] = heldn[l] + 1
@@ -334,7 +334,7 @@ local function take(n)
     end
   end
   if GRP.on and nback > 0 then -- (held returns count toward their own line)
-    local s = redis.call('HMGET', KEYS[26], unpack(users, 1, nback))
+    local s = redis.call('HMGET', KEYS[27], unpack(users, 1, nback))
     for i = 1, nback do
       slots[i] = tonumber(s[i])
     end
@@ -489,7 +489,7 @@ if tick ~= last_tick then
         redis.call('HINCRBY', K_STATE, 'admittedTotal', admitted)
         for l, k in pairs(per_line) do -- (per line: the stats, the ETA's rate)
           if l > 0 then
-            redis.call('HINCRBY', KEYS[28], 'a' .. l, k)
+            redis.call('HINCRBY', KEYS[29], 'a' .. l, k)
           end
         end
         if stock then

@@ -22,7 +22,7 @@ if not v and redis.call('EXISTS', K_CONFIG) == 0 then
   return out
 end
 local G = group_lib(v)
-local K_CODES, K_GSTAT = KEYS[27], KEYS[28]
+local K_CODES, K_GSTAT = KEYS[28], KEYS[29]
 local n = math.floor(#hashes / 64)
 
 -- The hashes of HASHES, each once (a list), or nil when one is there twice.

@@ -17,7 +17,7 @@
 -- A change of the autotune object (or its removal) drops the rate
 -- autotune.lua keeps (state autoRate, autoStep, autoCut): it starts again.
 -- A pair named push ('0' off) is not kept: push off deletes the queue's
--- Web Push subscriptions and parked claims (KEYS[16], KEYS[17]).
+-- Web Push subscriptions and parked claims (KEYS[17], KEYS[18]).
 -- Priority groups (lib_group.lua): a pair named groups (the config's group
 -- names in priority order, comma separated, '' none) becomes the config
 -- hash's grp (config_groups below); a group that leaves the config while
@@ -50,7 +50,7 @@ end
 -- or live codes, else its line, counters, codes and stale gm entries go.
 local function config_groups()
   local old, now = group_lib(redis.call('HGET', K_CONFIG, 'grp')), now_us()
-  local K_CODES, K_GSTAT = KEYS[27], KEYS[28]
+  local K_CODES, K_GSTAT = KEYS[28], KEYS[29]
   local entries, keep, leaving, gids = {}, {}, {}, {}
   for name in string.gmatch(groups, '[^,]+') do
     local slot = old.on and old.slot_of(name)
@@ -69,7 +69,7 @@ local function config_groups()
   end
   local stale, dead = {}, {}
   if next(leaving) then
-    local kv = redis.call('HGETALL', KEYS[26])
+    local kv = redis.call('HGETALL', KEYS[27])
     for i = 1, #kv, 2 do
       if leaving[tonumber(kv[i + 1])] then
         local u = kv[i]
@@ -98,7 +98,7 @@ local function config_groups()
       end
     until cursor == '0'
   end
-  chunked('HDEL', KEYS[26], stale)
+  chunked('HDEL', KEYS[27], stale)
   chunked('HDEL', K_CODES, dead)
   local used = {}
   for slot in pairs(keep) do
@@ -127,7 +127,7 @@ local function config_groups()
       f[#f + 1] = 'b' .. slot .. ':' .. b
     end
     redis.call('HDEL', K_GSTAT, unpack(f))
-    redis.call('DEL', KEYS[17 + slot])
+    redis.call('DEL', KEYS[18 + slot])
   end
   return table.concat(out, ',')
 end

@@ -28,9 +28,11 @@
 --   now until the first of the line and this user may be admitted (the
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
---   RECEIPT_INDEX, RECEIPT_LEAF: WAITING, PREQUEUE and HELD of someone in
---   the public log's line: the index and bytes of their join leaf; -1
---   and '' otherwise.
+--   RECEIPT_INDEX, RECEIPT_U, RECEIPT_HASH, RECEIPT_LEAF: WAITING,
+--   PREQUEUE and HELD of someone in the public log's line: their join
+--   leaf's index, their log id, and the leaf's hash once the signer hashed
+--   it (32 bytes; RECEIPT_LEAF '') or else the leaf's bytes (RECEIPT_HASH
+--   ''): lib_log.lua log_receipt; -1, '', '', '' otherwise.
 --   SUBSCRIBED: 1 for WAITING or HELD with a live Web Push subscription
 --   (lib_entry.lua entry_subscribed), else 0.
 --   GROUP_KIND, GROUP_LINE, GROUP_ADMITTED_60S, GROUP_FIRST_WAITING: on a
@@ -53,9 +55,10 @@ local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(
   ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID], ENTRY_G)
 entry_flush(c)
 if kind == K_ENTRY.WAITING or kind == K_ENTRY.PREQUEUE or kind == K_ENTRY.HELD then
-  out[R.RECEIPT_INDEX], out[R.RECEIPT_LEAF] = log_receipt(user)
+  out[R.RECEIPT_INDEX], out[R.RECEIPT_U], out[R.RECEIPT_HASH], out[R.RECEIPT_LEAF] =
+    log_receipt(user)
 else
-  out[R.RECEIPT_INDEX], out[R.RECEIPT_LEAF] = -1, ''
+  out[R.RECEIPT_INDEX], out[R.RECEIPT_U], out[R.RECEIPT_HASH], out[R.RECEIPT_LEAF] = -1, '', '', ''
 end
 out[R.KIND], out[R.VERSION], out[R.JSON] = kind, c.version, c.json
 out[R.POSITION], out[R.WAITING], out[R.JTI] = position, waiting, jti

@@ -19,7 +19,8 @@
 -- error. On a queue with priority groups, a WAITING, PREQUEUE, HELD or
 -- ADMITTED answer is followed by a B_GROUP (its group part); then a
 -- WAITING, PREQUEUE or HELD answer of someone in the public log's line by
--- a B_RECEIPT (their join leaf's index and bytes).
+-- a B_RECEIPT (their join leaf's index, their log id, and the leaf's
+-- hash or, not hashed yet, its bytes: lib_log.lua log_receipt).
 -- Atomicity: the requests run one after the other in this one script, so
 -- each sees the writes of the ones before it, exactly as n calls of
 -- entry.lua sent back to back would; nothing runs between them. They share
@@ -87,11 +88,11 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
     end
     if ok and LOG.on and (kind == K.WAITING or kind == K.PREQUEUE or kind == K.HELD) then
       -- the public log's receipt, as one more answer right after its own
-      local ri, rl = log_receipt(user)
+      local ri, ru, rh, rl = log_receipt(user)
       if ri >= 0 then
         local at = answer(B_RECEIPT._N)
         out[at + B_RECEIPT.KIND], out[at + B_RECEIPT.INDEX] = K.RECEIPT, ri
-        out[at + B_RECEIPT.LEAF] = rl
+        out[at + B_RECEIPT.U], out[at + B_RECEIPT.HASH], out[at + B_RECEIPT.LEAF] = ru, rh, rl
       end
     end
   end

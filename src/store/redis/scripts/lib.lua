@@ -28,12 +28,12 @@
 --   KEYS[11] wr:{q}:back    ZSET user -> us they came back (held people who
 --                                asked again: admitted first)
 --   KEYS[12] wr:{q}:away    SET  users of the line the away sweep found away
---   KEYS[13..15] the public log (lib_log.lua)
---   KEYS[16] wr:{q}:push    HASH user -> their Web Push subscription, packed
+--   KEYS[13..16] the public log (lib_log.lua)
+--   KEYS[17] wr:{q}:push    HASH user -> their Web Push subscription, packed
 --                                by waitroomd (wr_pushsub_pack; never read
 --                                here): people in line, pre-queue or held
 --                                (push.lua)
---   KEYS[17] wr:{q}:pushdue HASH user -> "<pass expiry us> <subscription>":
+--   KEYS[18] wr:{q}:pushdue HASH user -> "<pass expiry us> <subscription>":
 --                                admissions claimed by an admit call of an
 --                                instance that sends no push, for the next
 --                                call of one that does (admit.lua)
@@ -56,8 +56,8 @@ local K_SESSIONS, K_SESSJTI = KEYS[6], KEYS[7]
 local K_SEEN = KEYS[8]
 local K_PRE = KEYS[9]
 local K_HELD, K_BACK, K_AWAY = KEYS[10], KEYS[11], KEYS[12]
-local K_PUSH, K_PUSHDUE = KEYS[16], KEYS[17]
--- KEYS[18..28]: priority groups (lib_group.lua): the groups' lines by
+local K_PUSH, K_PUSHDUE = KEYS[17], KEYS[18]
+-- KEYS[19..29]: priority groups (lib_group.lua): the groups' lines by
 -- slot, gm (user -> slot), codes, gstat; GRP below.
 
 local function fmt(n)

@@ -8,7 +8,7 @@
 -- them (once per call) only for a queue with groups, so a queue without
 -- groups pays one closure a call and no command.
 --
--- The keys (lib.lua's KEYS[18..28], under the queue's hash tag):
+-- The keys (lib.lua's KEYS[19..29], under the queue's hash tag):
 --   wr:{q}:g1 .. g8  ZSET user -> arrival score: the line of the group in
 --                    that slot. Scores come from the one lastScore of
 --                    every line (lib_entry.lua entry_score): they never
@@ -49,7 +49,7 @@ local function group_lib(v)
   if not v or v == '' then
     return GRP
   end
-  if not KEYS[26] then
+  if not KEYS[27] then
     error({err = 'WRGROUPS the queue has priority groups: send their keys'})
   end
   local G = GRP
@@ -59,11 +59,11 @@ local function group_lib(v)
     G.n, G.name[i], G.slot[i], G.gid[i] = i, name, tonumber(slot), gid
     G.line[G.slot[i]], G.by_gid[gid] = i, i
   end
-  local K_GM, K_CODES, K_GSTAT = KEYS[26], KEYS[27], KEYS[28]
+  local K_GM, K_CODES, K_GSTAT = KEYS[27], KEYS[28], KEYS[29]
 
   -- The line key of a slot (1..8).
   function G.key(slot)
-    return KEYS[17 + slot]
+    return KEYS[18 + slot]
   end
 
   -- user's slot (a number), or nil: the standard line, or nobody.

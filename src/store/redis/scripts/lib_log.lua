@@ -19,19 +19,24 @@
 --                              'p:<t>:<u>' ('q:' in the pre-queue) a
 --                              page join that has not counted yet (its
 --                              order key and log id, for when it does)
+--   KEYS[16] wr:{q}:logh  HASH '<level>:<index>' -> the 32-byte hash of
+--                              a complete subtree, written by the signer
+--                              (store_redis_logtree.c, log_hashed.lua);
+--                              level 0: the leaf hashes of leaves < hs.
+--                              Read here by receipts only (log_receipt)
 --   and while an opening's commit awaits its draw (docs/DESIGN.md "The
 --   opening draw on Redis"), fields of KEYS[13]: dseed (the seed, hex:
 --   secret until the draw leaf reveals it; present = committed), dbeacon
 --   and dround (the commit's beacon and round, absent without one), the
 --   beacon's answer drand (its randomness, hex) or derr (why there is
 --   none), dlease ('<instance> <until us>': who runs the draw, draw.lua)
--- The config hash's log = '1' while publicLog is on. The log (KEYS 13-14)
--- outlives the queue: queue_delete.lua deletes only logm. Leaves are the
+-- The config hash's log = '1' while publicLog is on. The log (KEYS 13,
+-- 14, 16) outlives the queue: queue_delete.lua deletes only logm. Leaves are the
 -- bytes core/logleaf.c encodes (the same keys in the same order); the
 -- Merkle tree over them is kept by C (store_redis_log.c: Lua has no
 -- SHA-256). The log id u is computed by C (HMAC-SHA-256 under the queue's
 -- log salt) and passed with every join of a log queue.
-local K_LOG, K_LOGL, K_LOGM = KEYS[13], KEYS[14], KEYS[15]
+local K_LOG, K_LOGL, K_LOGM, K_LOGH = KEYS[13], KEYS[14], KEYS[15], KEYS[16]
 -- per call: on (publicLog, read once), n and at (read at the first append)
 local LOG = {}
 
@@ -173,16 +178,26 @@ local function log_unseen(user, gone, now)
   end
 end
 
--- The receipt of user (in the log's line): their join leaf's index and
--- bytes, or -1 and ''.
+-- The receipt of user (in the log's line): their join leaf's index, their
+-- log id u (from logm), and the leaf's hash (32 bytes: logh's '0:<index>',
+-- once the signer hashed it) or, while it is not hashed yet (the joins of
+-- the last round), the leaf's bytes for waitroomd to hash: index, u, hash
+-- or '', leaf or ''. -1, '', '', '' for someone not in the log's line. A
+-- poll reads logm and one of logh or logl, and waitroomd hashes nothing
+-- once the leaf is hashed (script_reply.c decode_receipt).
 local function log_receipt(user)
   if log_on() then
-    local s, i = log_entry(user)
+    local s, i, u = log_entry(user)
     if s == 'i' then
-      return i, redis.call('HGET', K_LOGL, log_fmt(i)) or ''
+      local f = log_fmt(i)
+      local h = redis.call('HGET', K_LOGH, '0:' .. f)
+      if h then
+        return i, u, h, ''
+      end
+      return i, u, '', redis.call('HGET', K_LOGL, f) or ''
     end
   end
-  return -1, ''
+  return -1, '', '', ''
 end
 
 -- ---- The opening's commit (the draw itself: lib.lua, draw.lua) ---------

@@ -10,7 +10,7 @@
 -- entry(): their last-seen time recorded as by a poll, a held person
 -- returns); a person waiting, in the pre-queue or held may subscribe, and
 -- while the sale is closed or sold out a person in line or the pre-queue.
--- A new subscription replaces the old one. The push hash (lib.lua KEYS[16])
+-- A new subscription replaces the old one. The push hash (lib.lua KEYS[17])
 -- holds it until leave.lua deletes it, admit.lua claims it (the admission's
 -- push) or queue_delete.lua deletes the queue.
 -- Reply: 0 done, -1 no queue, -3 not in queue (admitted people too).

@@ -23,5 +23,5 @@ redis.call('DEL', K_LOGM)
 log_uncommit() -- (an opening's commit not drawn: a queue created again commits anew)
 redis.call('DEL', K_CONFIG, K_WAITING, K_ACTIVE, K_TOKENS, K_STATE, K_SESSIONS, K_SESSJTI)
 redis.call('DEL', K_SEEN, K_PRE, K_HELD, K_BACK, K_AWAY, K_PUSH, K_PUSHDUE)
-redis.call('DEL', unpack(KEYS, 18, 28)) -- priority groups (lib_group.lua): lines, gm, codes, gstat
+redis.call('DEL', unpack(KEYS, 19, 29)) -- priority groups (lib_group.lua): lines, gm, codes, gstat
 return 0
