@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The public log's cost per poll on Redis (issue 38: "nothing per poll"):
-# waitroomd's and redis-server's own CPU time (utime+stime from /proc) per
+# The public log's cost per poll on Redis, or with STORE=memory on the
+# embedded store (issue 38: "nothing per poll"): waitroomd's and (Redis)
+# redis-server's own CPU time (utime+stime from /proc) per
 # poll (GET entries/me of a random person of a paused line of USERS, as
 # ../shared/bench/cpu_per_request.sh), with the queue's publicLog on or
 # off. With the log, every poll answers a receipt (docs/API.md 1.3); the
@@ -10,7 +11,7 @@
 # commandstats: EVALSHA + EVAL calls during the run: the batching).
 #
 # Usage, from the project root after a release build (build/waitroomd):
-#   PUBLIC_LOG=0|1 bench/log_poll_cost.sh [users] [seconds] [connections]
+#   [STORE=memory] PUBLIC_LOG=0|1 bench/log_poll_cost.sh [users] [seconds] [connections]
 # WAITROOMD=PATH picks another binary (e.g. main's, for a paired run).
 # Prints one line of key=value. Needs wrk, redis-server, curl, python3.
 set -euo pipefail
@@ -19,10 +20,15 @@ bin=${WAITROOMD:-build/waitroomd}
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-start_redis
-calls() { redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'; }
+if [ "${STORE:-redis}" = memory ]; then
+  store=memory; rpid=$$ # (no Redis: its CPU reads as this shell's, about 0)
+  calls() { echo 0; }
+else
+  start_redis; store=redis://127.0.0.1:$rp
+  calls() { redis-cli -p "$rp" info commandstats | awk -F'[=,:]' '/^cmdstat_eval(sha)?:/ {n += $3} END {print n + 0}'; }
+fi
 log_field=; [ "${PUBLIC_LOG:-0}" = 1 ] && log_field=',"publicLog":true'
-start_waitroomd "redis://127.0.0.1:$rp" \
+start_waitroomd "$store" \
   '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0,"idleTimeoutSeconds":0'"$log_field}"
 fill_line "$users" "$conns"
 if [ "${PUBLIC_LOG:-0}" = 1 ]; then # every join leaf hashed (the checkpoint covers them)

@@ -129,10 +129,10 @@ static size_t body_limit_of(unsigned flags)
 
 size_t wr_api_body_limit(const wr_http_req_t *req, void *arg)
 {
-    (void)arg;
+    wr_api_t *a = arg;
     size_t len;
     const char *path = wr_http_req_path(req, &len);
-    wr_route_match_t m = wr_router_match(method_of(req), path, len);
+    wr_route_match_t m = wr_router_match_memo(&a->route_memo, method_of(req), path, len);
     return m.route == WR_ROUTE_NONE ? WR_HTTP_MAX_BODY_ADMIN
                                     : body_limit_of(wr_router_row(m.route)->flags);
 }
@@ -188,7 +188,7 @@ static void handle(wr_api_t *a, wr_http_req_t *req, bool admin_listener,
 {
     size_t path_len;
     const char *path = wr_http_req_path(req, &path_len);
-    wr_route_match_t m = wr_router_match(method_of(req), path, path_len);
+    wr_route_match_t m = wr_router_match_memo(&a->route_memo, method_of(req), path, path_len);
     if (m.route == WR_ROUTE_NONE) {
         if (m.allowed) {
             char allow[64];

@@ -102,6 +102,8 @@ typedef struct {
 } wr_api__record_t;
 
 struct wr_api {
+    /* the router's last match (the event loop's thread only) */
+    wr_router_memo_t route_memo;
     struct event_base *base;
     wr_store_t *store;
     wr_scheduler_t *sched;

@@ -88,6 +88,25 @@ typedef struct {
  * segment of at least one byte. */
 wr_route_match_t wr_router_match(wr_method_t method, const char *path, size_t len);
 
+/* The last match of one caller (wr_router_match_memo), owned by it (e.g.
+ * its api state); zeroed = empty. Paths longer than path[] are never
+ * kept. */
+#define WR_ROUTER_MEMO_PATH 128
+typedef struct {
+    wr_method_t method;
+    size_t len; /* 0: empty */
+    char path[WR_ROUTER_MEMO_PATH];
+    wr_route_match_t m; /* its parameters point into path[] */
+} wr_router_memo_t;
+
+/* wr_router_match, remembering the last answer in *memo: a poll's path
+ * repeats (the same queue), so one comparison of len bytes replaces the
+ * walk of every row. The answer is the same as wr_router_match's, its
+ * parameters slices of path (never of the memo). Not for two threads at
+ * once on one memo. */
+wr_route_match_t wr_router_match_memo(wr_router_memo_t *memo, wr_method_t method, const char *path,
+                                      size_t len);
+
 /* The row of route r; WR_ROUTE_NONE and values out of range give the row
  * of NONE (name "none", no pattern, method 0, flags 0). Static. */
 const wr_route_row_t *wr_router_row(wr_route_t r);

@@ -13,9 +13,31 @@
 #include "http/router.h"
 #include "unit_main.h"
 
+/* The match of every case, checked against the memo (api.c's way): the
+ * same answer on a miss and on a hit, with the parameters slices of the
+ * path asked (a copy at another address for the hit), never of the memo. */
+static wr_router_memo_t memo;
+
+static void assert_same(wr_route_match_t a, wr_route_match_t b, const char *pa, const char *pb)
+{
+    assert_int_equal(a.route, b.route);
+    assert_int_equal(a.allowed, b.allowed);
+    assert_int_equal(a.param_len, b.param_len);
+    assert_int_equal(a.param2_len, b.param2_len);
+    assert_true(a.param ? b.param && a.param - pa == b.param - pb : !b.param);
+    assert_true(a.param2 ? b.param2 && a.param2 - pa == b.param2 - pb : !b.param2);
+}
+
 static wr_route_match_t m(wr_method_t meth, const char *path)
 {
-    return wr_router_match(meth, path, strlen(path));
+    size_t len = strlen(path);
+    wr_route_match_t plain = wr_router_match(meth, path, len);
+    char copy[256];
+    assert_true(len < sizeof copy);
+    memcpy(copy, path, len + 1);
+    assert_same(plain, wr_router_match_memo(&memo, meth, path, len), path, path);
+    assert_same(plain, wr_router_match_memo(&memo, meth, copy, len), path, copy);
+    return plain;
 }
 
 static void assert_param(wr_route_match_t r, const char *want)
@@ -289,7 +311,39 @@ static void test_every_route_has_a_handler(void **state)
         assert_int_equal(seen[r], 1);
 }
 
+/* The memo's own cases: a path of the same length with other bytes, the
+ * same path with another method, a path too long to keep. */
+static void test_memo(void **state)
+{
+    (void)state;
+    wr_router_memo_t mm;
+    memset(&mm, 0, sizeof mm);
+    const char *a = "/v1/queues/aaaa/entries/me", *b = "/v1/queues/bbbb/entries/me";
+    wr_route_match_t r = wr_router_match_memo(&mm, WR_METHOD_GET, a, strlen(a));
+    assert_int_equal(r.route, WR_ROUTE_STATUS);
+    assert_param(r, "aaaa");
+    r = wr_router_match_memo(&mm, WR_METHOD_GET, b, strlen(b));
+    assert_int_equal(r.route, WR_ROUTE_STATUS);
+    assert_param(r, "bbbb");
+    r = wr_router_match_memo(&mm, WR_METHOD_DELETE, b, strlen(b));
+    assert_int_equal(r.route, WR_ROUTE_LEAVE);
+    r = wr_router_match_memo(&mm, WR_METHOD_PUT, b, strlen(b));
+    assert_int_equal(r.route, WR_ROUTE_NONE);
+    assert_true(r.allowed & WR_METHOD_GET);
+    char big[300] = "/v1/queues/";
+    memset(big + 11, 'q', 200);
+    memcpy(big + 211, "/entries", 9);
+    for (int i = 0; i < 2; i++) {
+        r = wr_router_match_memo(&mm, WR_METHOD_POST, big, strlen(big));
+        assert_int_equal(r.route, WR_ROUTE_JOIN);
+        assert_int_equal(r.param_len, 200);
+        assert_ptr_equal(r.param, big + 11);
+    }
+    assert_int_equal(mm.len, strlen(b)); /* the long one was not kept */
+}
+
 #define TESTS(X)                                                                                   \
+    X(test_memo)                                                                                   \
     X(test_user_routes)                                                                            \
     X(test_admin_routes)                                                                           \
     X(test_method_not_allowed)                                                                     \
