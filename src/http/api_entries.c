@@ -84,6 +84,7 @@
 #include "http/api_gates.h"
 #include "http/api_view.h"
 #include "base/clock.h"
+#include "base/strbuf.h"
 #include "runtime/reporter.h"
 #include "runtime/scheduler.h"
 #include "http/http.h"
@@ -216,19 +217,33 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
                          retry);
             break;
         }
-        char etas[24], stock[40] = "";
+        /* the hot answer: appended, not printf'd (strbuf.h) */
+        wr_strbuf_t b = wr_strbuf_init(buf, sizeof(buf));
+        wr_strbuf_str(&b, "{\"status\":\"waiting\",\"position\":");
+        wr_strbuf_u64(&b, v.position);
+        wr_strbuf_str(&b, ",\"ahead\":");
+        wr_strbuf_u64(&b, v.ahead);
+        wr_strbuf_str(&b, ",\"waiting\":");
+        wr_strbuf_u64(&b, v.waiting);
+        wr_strbuf_str(&b, ",\"etaSeconds\":");
         if (v.eta_seconds < 0)
-            snprintf(etas, sizeof(etas), "null");
+            wr_strbuf_str(&b, "null");
         else
-            snprintf(etas, sizeof(etas), "%lld", (long long)v.eta_seconds);
-        if (v.stock_left >= 0) /* while a stock is set: what is left now */
-            snprintf(stock, sizeof(stock), ",\"stockLeft\":%lld", (long long)v.stock_left);
-        n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"waiting\",\"position\":%llu,\"ahead\":%llu,\"waiting\":%llu,"
-                     "\"etaSeconds\":%s,\"retryAfterMs\":%u%s%s%s%s%s}",
-                     (unsigned long long)v.position, (unsigned long long)v.ahead,
-                     (unsigned long long)v.waiting, etas, retry, v.held ? ",\"held\":true" : "",
-                     stock, v.waiting_for ? ",\"waitingFor\":\"stock\"" : "", grp, v.receipt);
+            wr_strbuf_i64(&b, v.eta_seconds);
+        wr_strbuf_str(&b, ",\"retryAfterMs\":");
+        wr_strbuf_u64(&b, retry);
+        if (v.held)
+            wr_strbuf_str(&b, ",\"held\":true");
+        if (v.stock_left >= 0) { /* while a stock is set: what is left now */
+            wr_strbuf_str(&b, ",\"stockLeft\":");
+            wr_strbuf_i64(&b, v.stock_left);
+        }
+        if (v.waiting_for)
+            wr_strbuf_str(&b, ",\"waitingFor\":\"stock\"");
+        wr_strbuf_str(&b, grp);
+        wr_strbuf_str(&b, v.receipt);
+        wr_strbuf_str(&b, "}");
+        n = wr_strbuf_ok(&b) ? (int)b.n : -1;
         break;
     }
     case WR_ENTRY_CLOSED:

@@ -167,7 +167,7 @@ static void record_begin(wr_api_t *a, wr_http_req_t *req, wr_route_t route, int 
     rec->route = route;
     rec->status = status;
     rec->bytes = 0;
-    snprintf(rec->method, sizeof(rec->method), "%s", method_name(req));
+    wr_api__copy(rec->method, sizeof(rec->method), method_name(req));
     rec->client[0] = '\0';
     if (wr_log_access_enabled())
         wr_api__client_addr(a, req, rec->client, sizeof(rec->client));

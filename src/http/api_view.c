@@ -38,6 +38,7 @@
 #include "base/b64.h"
 #include "http/api_view.h"
 #include "base/clock.h"
+#include "base/strbuf.h"
 #include "runtime/reporter.h"
 #include "runtime/scheduler.h"
 #include "core/origin.h"
@@ -129,9 +130,16 @@ static void receipt_of(const wr_entry_t *e, wr_api__entry_view_t *v)
     v->receipt[0] = '\0';
     if (!e->has_receipt || wr_b64_encode(e->receipt_leaf_hash, 32, hash, sizeof hash, &hl) != WR_OK)
         return;
-    snprintf(v->receipt, sizeof v->receipt,
-             ",\"receipt\":{\"u\":\"%s\",\"index\":%llu,\"leafHash\":\"%.*s\"}", e->receipt_u,
-             (unsigned long long)e->receipt_index, (int)hl, hash);
+    wr_strbuf_t b = wr_strbuf_init(v->receipt, sizeof v->receipt);
+    wr_strbuf_str(&b, ",\"receipt\":{\"u\":\"");
+    wr_strbuf_str(&b, e->receipt_u);
+    wr_strbuf_str(&b, "\",\"index\":");
+    wr_strbuf_u64(&b, e->receipt_index);
+    wr_strbuf_str(&b, ",\"leafHash\":\"");
+    wr_strbuf_put(&b, hash, hl);
+    wr_strbuf_str(&b, "\"}");
+    if (!wr_strbuf_ok(&b))
+        v->receipt[0] = '\0'; /* never: 128 bytes hold the longest */
 }
 
 /*

@@ -1,0 +1,80 @@
+/*
+ * test_strbuf.c - the fixed-buffer appender: integers at their limits as
+ * printf writes them, text, and a buffer that overflows (nothing more is
+ * written, the text stays NUL-terminated, the flag says so).
+ */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/strbuf.h"
+#include "unit_main.h"
+
+static void test_integers_as_printf(void **state)
+{
+    (void)state;
+    const uint64_t us[] = {0, 1, 9, 10, 99, 100, 4294967295u, 4294967296u, UINT64_MAX};
+    const int64_t is[] = {0, -1, 1, -10, 123456789, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    char buf[32], want[32];
+    for (size_t i = 0; i < sizeof us / sizeof us[0]; i++) {
+        wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
+        wr_strbuf_u64(&b, us[i]);
+        snprintf(want, sizeof want, "%" PRIu64, us[i]);
+        assert_string_equal(buf, want);
+        assert_int_equal(b.n, strlen(want));
+        assert_true(wr_strbuf_ok(&b));
+    }
+    for (size_t i = 0; i < sizeof is / sizeof is[0]; i++) {
+        wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
+        wr_strbuf_i64(&b, is[i]);
+        snprintf(want, sizeof want, "%" PRId64, is[i]);
+        assert_string_equal(buf, want);
+        assert_true(wr_strbuf_ok(&b));
+    }
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    char buf[64];
+    wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
+    wr_strbuf_str(&b, "{\"position\":");
+    wr_strbuf_u64(&b, 512);
+    wr_strbuf_put(&b, ",\"x\":1}garbage", 7);
+    assert_string_equal(buf, "{\"position\":512,\"x\":1}");
+    assert_int_equal(b.n, strlen(buf));
+    assert_true(wr_strbuf_ok(&b));
+}
+
+static void test_overflow(void **state)
+{
+    (void)state;
+    char buf[8];
+    memset(buf, 'z', sizeof buf);
+    wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
+    wr_strbuf_str(&b, "abcdefg"); /* 7 + NUL: fits exactly */
+    assert_true(wr_strbuf_ok(&b));
+    assert_string_equal(buf, "abcdefg");
+    wr_strbuf_str(&b, "h"); /* no room */
+    assert_false(wr_strbuf_ok(&b));
+    assert_string_equal(buf, "abcdefg");
+    b = wr_strbuf_init(buf, sizeof buf);
+    wr_strbuf_str(&b, "ab");
+    wr_strbuf_u64(&b, UINT64_MAX); /* 20 digits: not written at all */
+    wr_strbuf_str(&b, "c");        /* nor anything after */
+    assert_false(wr_strbuf_ok(&b));
+    assert_string_equal(buf, "ab");
+    assert_int_equal(b.n, 2);
+}
+
+#define TESTS(X)                                                                                   \
+    X(test_integers_as_printf)                                                                     \
+    X(test_text)                                                                                   \
+    X(test_overflow)
+WR_UNIT_MAIN(NULL, NULL, TESTS)
