@@ -76,6 +76,9 @@ void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, u
 /* u's status is the held answer: WAITING, held, position 1, waiting the
  * line's count (the held are not in it). */
 void expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting);
+/* A join or status answered WR_OK (err, its call's) with r in state, and
+ * r.entry.added as added (the call placed the user or not). */
+void expect_entry(wr_err_t err, const sh_res_t *r, wr_entry_state_t state, bool added);
 /* u's status is ADMITTED. */
 void expect_admitted(wr_store_t *s, const char *q, const char *u);
 /* u's status is ADMITTED: its pass's jti into jti. */

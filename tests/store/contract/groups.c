@@ -201,37 +201,24 @@ static void t_groups_join_added(void **state)
     wr_store_t *s = *state;
     if (!wr_store_has_groups(s))
         skip();
+    const wr_entry_state_t PRE = WR_ENTRY_PREQUEUE, IN = WR_ENTRY_WAITING;
     wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
     c.n_groups = 1;
     snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
     c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
     put_ok(s, "ga", c);
     sh_res_t r;
-    assert_int_equal(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, PRE, true);
     assert_string_equal(r.entry.group, "fanclub");
-    assert_true(r.entry.added);
-    assert_int_equal(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-    assert_false(r.entry.added);
-    assert_int_equal(sh_join(s, "ga", "f1", &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-    assert_false(r.entry.added);
-    assert_int_equal(sh_status(s, "ga", "f1", &r), WR_OK);
-    assert_false(r.entry.added);
-    assert_int_equal(sh_join(s, "ga", "s1", &r), WR_OK); /* the standard line's pre-queue */
-    assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
-    assert_true(r.entry.added);
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, PRE, false);
+    expect_entry(sh_join(s, "ga", "f1", &r), &r, PRE, false);
+    expect_entry(sh_status(s, "ga", "f1", &r), &r, PRE, false);
+    expect_entry(sh_join(s, "ga", "s1", &r), &r, PRE, true); /* the standard line's pre-queue */
     c.opens_at_ms = WR_OPENS_AT_NONE;
     put_ok(s, "ga", c);
-    assert_int_equal(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_true(r.entry.added);
-    assert_int_equal(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), WR_OK);
-    assert_false(r.entry.added);
-    assert_int_equal(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), WR_OK);
-    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
-    assert_false(r.entry.added);
+    expect_entry(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), &r, IN, true);
+    expect_entry(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), &r, IN, false);
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, IN, false);
 }
 
 static void t_groups_remove_refused(void **state)
