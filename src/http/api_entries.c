@@ -623,16 +623,13 @@ static void spent_cb(wr_err_t err, const wr_token_check_t *res, void *arg)
 }
 
 /* The store's answer of a join (API or page): the sale's report counts a
- * join that got a place (the answer of a join that added the person;
- * never a repeat, never a refusal), then the route's answer. */
+ * join that got a place (the answer of a join that added the person, to
+ * the line, a group's line or the pre-queue: e->added; never a repeat, a
+ * held return, a refusal), at once, then the route's answer. */
 static void joined_cb(wr_err_t err, const wr_entry_t *e, void *arg)
 {
     wr_api__ctx_t *c = arg;
-    /* a group member's place before opensAt is in their group's line (the
-     * answer says prequeue): a place all the same */
-    bool placed =
-        e && (e->state == WR_ENTRY_WAITING || (e->state == WR_ENTRY_PREQUEUE && e->group[0]));
-    if (err == WR_OK && placed && e->own_due_us >= 0)
+    if (err == WR_OK && e && e->added)
         wr_reporter_count(wr_scheduler_reporter(c->api->sched), c->queue, WR_REPORT_JOINED, 1);
     c->join->entry(err, e, c);
 }

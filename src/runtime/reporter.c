@@ -341,23 +341,19 @@ void wr_reporter_before_tick(wr_reporter_t *r, const char *queue, double rate)
 }
 
 void wr_reporter_admitted(wr_reporter_t *r, const char *queue, int64_t now_us,
-                          const int64_t *waited_us, size_t n, int64_t opens_at_ms, uint64_t moved)
+                          const int64_t *waited_us, size_t n, int64_t opens_at_ms)
 {
     if (!r)
         return;
     int64_t now_ms = now_us / 1000;
     r->offset_ms = now_ms - wr_clock_wall_us() / 1000;
     r->have_offset = true;
-    if ((n == 0 || !waited_us) && moved == 0)
+    if (n == 0 || !waited_us)
         return;
     rq_t *q = queue_of(r, queue);
     if (!q)
         return;
     int64_t minute = wr_report_floor_minute(now_ms);
-    if (moved > 0)
-        add_row(q, minute, WR_REPORT_JOINED, moved);
-    if (!waited_us)
-        n = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t w = waited_us[i] / 1000;
         if (opens_at_ms >= 0 && now_ms - opens_at_ms < w)

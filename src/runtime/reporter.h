@@ -47,13 +47,12 @@ void wr_reporter_count(wr_reporter_t *r, const char *queue, wr_report_counted_t 
 void wr_reporter_before_tick(wr_reporter_t *r, const char *queue, double rate);
 
 /* After an admission tick's answer: the store's time now_us (the clock
- * learnt), the waits of the n people it admitted (us; a wait starts at
- * the later of the join and opens_at_ms, -1 = none) and the pre-queue
- * people it moved into the line (counted as joined then: a pre-queue join
- * is not told apart from a repeated one in the join's answer). */
+ * learnt) and the waits of the n people it admitted (us; a wait starts at
+ * the later of the join and opens_at_ms, -1 = none). The opening's moves
+ * count nothing: a pre-queue join was counted as joined when it was
+ * made (WR_REPORT_JOINED, the join's entry->added). */
 void wr_reporter_admitted(wr_reporter_t *r, const char *queue, int64_t now_us,
-                          const int64_t *waited_us, size_t n, int64_t opens_at_ms,
-                          uint64_t moved);
+                          const int64_t *waited_us, size_t n, int64_t opens_at_ms);
 
 /* Sends every count held now (queue NULL: of every queue). */
 void wr_reporter_flush(wr_reporter_t *r, const char *queue);

@@ -303,7 +303,7 @@ static void admit_cb(wr_err_t err, const wr_admit_t *res, void *arg)
                              res->stats.admitted_total, res->stats.consumed_total, &tune);
     }
     wr_reporter_admitted(s->reporter, e->name, res->now_us, res->waited_us, res->n_waited,
-                         e->cfg.opens_at_ms, res->opening_moved);
+                         e->cfg.opens_at_ms);
     if (s->metrics && res->n_waited > 0) {
         char l[WR_QUEUE_NAME_MAX + 16];
         wr_scheduler__labels(e, l, sizeof(l));

@@ -57,7 +57,9 @@ typedef struct wr_store_ops {
      * pre-queue member not yet moved is WAITING at the place the move will
      * give them (see admit), and everyone in line behind the pre-queue
      * counts the not yet moved. maxQueueSize counts line and pre-queue
-     * together. Errors: WR_ENOTFOUND (no queue),
+     * together. entry->added is true when this call placed the user (in
+     * the line, a group's line or the pre-queue), false for anyone
+     * already there. Errors: WR_ENOTFOUND (no queue),
      * WR_EFULL (waiting >= maxQueueSize and user not in line; entry carries
      * waiting and config), WR_EUNAVAILABLE, WR_ETIMEOUT; WR_EREPLICA (Redis
      * durability mode: applied on the primary, which answered, but no

@@ -126,6 +126,12 @@ typedef struct {
      * be admitted (the admission delay, queue.h wr_queue_admit_due_us). */
     int64_t head_due_us;
     int64_t own_due_us;
+    /* This call placed the user: a join that added them to the line, a
+     * group's line or the pre-queue (WAITING or PREQUEUE; a page join
+     * too, at once). False for every other answer: a repeated join, a
+     * status, a held person's return, a refusal, a pass. The sale's
+     * report counts its joined by it (api_entries.c). */
+    bool added;
     /* WAITING: the user is held (their turn came while they were away):
      * position is 1, waiting the line's count; admitted at the next tick
      * that admits anyone. */

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 import jwtutil
-from harness import ADMIN, ENV, FAST, HOLD, Client, WRTest, uid
+from harness import ADMIN, ENV, FAST, HOLD, Client, WRTest, now_ms, uid
 from helpers import (BITS, KEY, PrivateServer, bearer, invite, json_lines, memory_server, metric,
                      page_attr, race, solve)
 
@@ -673,6 +673,32 @@ class GroupLines(GroupsTest):
         self.poll_until(text, lambda t: 'queue="%s",group="vip"' % q not in t,
                         what="the vip series removed")
         self.assertIn('waitroom_queue_group_waiting{queue="%s",group="fanclub"}' % q, text())
+
+    def test_report_counts_a_member_before_the_opening(self):
+        """A group member's join before opensAt (answered prequeue, in their
+        group's line) is a place the report counts at once, on both stores;
+        a repeat is not, nor the opening: a member who leaves before it was
+        joined all the same."""
+        q = self.group_queue(opensAt=now_ms() + 3600000)
+        fan = self.create(q, "fanclub", uses=5)[0]
+        for u in ("f1", "f2", "f1"):
+            r = self.join_code(q, u, fan)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual((r.json["status"], r.json.get("group")), ("prequeue", "fanclub"), r)
+        self.assertEqual(self.c.join(q, "s1").json["status"], "prequeue")
+        self.assertIn(self.c.leave(q, "f2").status, (200, 204))
+
+        def totals():
+            r = self.c.get("/v1/admin/queues/%s/report" % q, ADMIN)
+            self.assertEqual(r.status, 200, r)
+            return r.json["totals"]
+        t = totals()
+        self.assertEqual((t["joined"], t["left"]), (3, 1), t)
+        self.assertEqual(self.c.patch_queue(q, {"opensAt": None, "paused": False}).status, 200)
+        self.wait_admitted(q, "f1")
+        self.wait_admitted(q, "s1")
+        t = totals()
+        self.assertEqual((t["joined"], t["left"], t["admitted"]), (3, 1, 2), t)
 
 
 class GroupsRestart(GroupsTest):

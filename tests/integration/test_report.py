@@ -197,6 +197,26 @@ class Report(WRTest):
         self.assertEqual(after["totals"], before["totals"])
         self.check_totals(after, self.stats(q, w2.client), joined)
 
+    def test_prequeue_joins_count_at_the_join(self):
+        """A join into the pre-queue is a place when it is made: someone
+        who joins before opensAt and leaves before it was joined all the
+        same (a repeat is not); the opening's move counts nobody again."""
+        c = self.c
+        q = self.new_queue({"admitPerSecond": 1000, "opensAt": now_ms() + 3600000})
+        users = [uid() for _ in range(3)]
+        for u in users:
+            r = c.join(q, u)
+            self.assertEqual((r.status, r.json["status"]), (200, "prequeue"), repr(r))
+        self.assertEqual(c.join(q, users[0]).json["status"], "prequeue")  # a repeat
+        self.assertIn(c.leave(q, users[2]).status, (200, 204))
+        t = self.get_report(q).json["totals"]
+        self.assertEqual((t["joined"], t["left"], t["admitted"]), (3, 1, 0), t)
+        # the opening (opensAt null: at once) moves the two still there
+        self.assertEqual(c.patch_queue(q, {"opensAt": None}).status, 200)
+        self.wait_admitted(q, 2)
+        t = self.get_report(q).json["totals"]
+        self.assertEqual((t["joined"], t["left"], t["admitted"]), (3, 1, 2), t)
+
     def test_two_instances_one_report(self):
         self.redis_only()
         a, b = self.two_instances()

@@ -56,17 +56,9 @@ void sale_report_figures(sim_t *s, json_t *r)
                 {"consumed", consumed},
                 {"left", s->left}};
     json_t *diff = json_array(), *sim = json_object();
-    /* With an opening the server counts a pre-queue join when the opening
-     * moves it into the line, so one who leaves the pre-queue before the
-     * opening is a place the server's joined never counts (a known gap,
-     * docs/BENCHMARKS.md "Session 17: clean clones"): joined is not held
-     * against the simulator's then, the rest is. */
-    bool skip_joined = s->opens_in_s > 0;
     for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++) {
         json_t *v = json_object_get(tot, mine[i].key);
         json_object_set_new(sim, mine[i].key, json_integer(mine[i].v));
-        if (skip_joined && i == 0)
-            continue;
         if (!json_is_integer(v) || json_integer_value(v) != mine[i].v)
             json_array_append_new(diff, json_string(mine[i].key));
     }

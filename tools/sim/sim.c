@@ -120,7 +120,7 @@ static void report_again(evutil_socket_t fd, short what, void *arg)
 static bool report_behind(const sim_t *s, json_t *body)
 {
     json_t *t = json_object_get(body, "totals");
-    return (s->opens_in_s == 0 && json_integer_value(json_object_get(t, "joined")) < s->placed) ||
+    return json_integer_value(json_object_get(t, "joined")) < s->placed ||
            json_integer_value(json_object_get(t, "admitted")) < s->admitted ||
            json_integer_value(json_object_get(t, "left")) < s->left;
 }

@@ -404,6 +404,7 @@ static wr_err_t group_join(wr_memq_t *q, const char *user, size_t ulen, int slot
     e->waiting = wr_memq__waiting_all(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(line)), now_us);
     e->own_due_us = wr_queue_admit_due_us(score, now_us);
+    e->added = true;
     wr_memq__group_answer(q, slot, now_us, e);
     return WR_OK;
 }
@@ -427,6 +428,7 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
         n = NULL;
     }
     e->head_due_us = e->own_due_us = -1;
+    e->added = false;
     e->passed_ahead = -1;
     e->passed_scan = 0;
     e->held = false;
@@ -558,6 +560,7 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
         wr_memq__placed(q, wr_memq_prequeued(q, user, ulen), page, shuffled, now_us);
         *dirty = true;
         e->state = WR_ENTRY_PREQUEUE;
+        e->added = true;
         return WR_OK;
     }
     err = wr_memq_line_add(q, user, ulen, wr_memq__next_score(q, wall_us), &n);
@@ -570,6 +573,7 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
     e->waiting = wr_memq__waiting_all(q);
     e->head_due_us = wr_queue_admit_due_us(wr_zsl_node_score(wr_zsl_first(q->line)), now_us);
     e->own_due_us = wr_queue_admit_due_us(wr_zsl_node_score(n), now_us);
+    e->added = true;
     if (q->n_grp > 0)
         wr_memq__group_answer(q, -1, now_us, e);
     return WR_OK;

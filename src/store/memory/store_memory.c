@@ -150,6 +150,7 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     it->cfg = wr_memq_cfg_ref(q->cfg);
     e->config = &it->cfg->cfg;
     e->head_due_us = e->own_due_us = -1;
+    e->added = false;
     e->passed_ahead = -1;
     e->passed_scan = 0;
     e->stock_left = q->stock_left;

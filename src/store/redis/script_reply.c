@@ -141,7 +141,8 @@ static bool fill_lines(wr_queue_stats_t *st, const redisReply *a, const wr_queue
 /* The answer of one join or status, as entry.lua and entry_batch.lua send
  * it (R_ENTRY, B_* of scripts.def): kind, then by kind position, waiting,
  * head_due_us, own_due_us and passed (WAITING; the dues are -1 unless a
- * join added the user, passed -1 unless the people ahead were counted:
+ * join added the user: entry->added, as PREQUEUE_NEW is a PREQUEUE that
+ * added the user; passed -1 unless the people ahead were counted:
  * lib.lua entry_passed), jti, iat_us, exp_us (ADMITTED), waiting (FULL,
  * HELD), why (CLOSED, in position); unused fields are 0 / NULL. */
 struct ans {
@@ -228,6 +229,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
 {
     wr_err_t err = WR_EPROTO;
     entry->head_due_us = entry->own_due_us = -1;
+    entry->added = false;
     entry->passed_ahead = -1;
     entry->passed_scan = 0;
     entry->stock_left = a->stock_left >= 0 ? a->stock_left : -1;
@@ -254,6 +256,7 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         if (a->head_due >= 0 && a->own_due >= 0) {
             entry->head_due_us = a->head_due;
             entry->own_due_us = a->own_due;
+            entry->added = true;
         }
         if (a->passed >= 0) {
             /* the script counts everyone ahead, or nobody */
@@ -278,8 +281,10 @@ static wr_err_t decode_entry(const struct ans *a, long long version, const redis
         entry->state = WR_ENTRY_PASSTHROUGH;
         err = WR_OK;
         break;
+    case WR_ROW_VALUE(K_ENTRY, PREQUEUE_NEW): /* a join that added the user */
     case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
         entry->state = WR_ENTRY_PREQUEUE;
+        entry->added = a->kind == WR_ROW_VALUE(K_ENTRY, PREQUEUE_NEW);
         err = WR_OK;
         break;
     case WR_ROW_VALUE(K_ENTRY, HELD): /* position 1, out of the line's count */

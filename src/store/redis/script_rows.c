@@ -125,6 +125,7 @@ bool wr_script_rows_batch_table(long long kind, wr_script_row_t *t)
         return true;
     case WR_ROW_VALUE(K_ENTRY, PASSTHROUGH):
     case WR_ROW_VALUE(K_ENTRY, PREQUEUE):
+    case WR_ROW_VALUE(K_ENTRY, PREQUEUE_NEW):
     case WR_ROW_VALUE(K_ENTRY, NO_QUEUE):
     case WR_ROW_VALUE(K_ENTRY, NOT_IN_QUEUE):
         *t = WR_ROWS_TABLE(B_KIND);

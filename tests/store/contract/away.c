@@ -60,8 +60,13 @@ static void t_away_held_then_returns(void **state)
     assert_int_equal(r.entry.position, 1);
     assert_int_equal(r.entry.waiting, 1);
     assert_false(r.entry.held);
-    /* u1 returns: the held answer, every time until admitted */
-    expect_held(s, "aw", "u1", 1);
+    /* u1 returns (a join: no new place), the held answer every time until
+     * admitted */
+    assert_int_equal(sh_join(s, "aw", "u1", &r), WR_OK);
+    assert_int_equal(r.entry.state, WR_ENTRY_WAITING);
+    assert_true(r.entry.held);
+    assert_int_equal(r.entry.position, 1);
+    assert_false(r.entry.added);
     expect_held(s, "aw", "u1", 1);
     assert_int_equal(sh_get(s, "aw", &r), WR_OK);
     assert_int_equal(r.stats.held, 2); /* returned, not yet admitted: still held */

@@ -169,6 +169,13 @@ void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, u
     assert_int_equal(r.entry.waiting, waiting);
 }
 
+void expect_entry(wr_err_t err, const sh_res_t *r, wr_entry_state_t state, bool added)
+{
+    assert_int_equal(err, WR_OK);
+    assert_int_equal(r->entry.state, state);
+    assert_int_equal(r->entry.added, added);
+}
+
 void expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting)
 {
     sh_res_t r;

@@ -76,6 +76,9 @@ void expect_waiting(wr_store_t *s, const char *q, const char *u, uint64_t pos, u
 /* u's status is the held answer: WAITING, held, position 1, waiting the
  * line's count (the held are not in it). */
 void expect_held(wr_store_t *s, const char *q, const char *u, uint64_t waiting);
+/* A join or status answered WR_OK (err, its call's) with r in state, and
+ * r.entry.added as added (the call placed the user or not). */
+void expect_entry(wr_err_t err, const sh_res_t *r, wr_entry_state_t state, bool added);
 /* u's status is ADMITTED. */
 void expect_admitted(wr_store_t *s, const char *q, const char *u);
 /* u's status is ADMITTED: its pass's jti into jti. */
@@ -121,6 +124,8 @@ typedef struct {
     wr_err_t want; /* what the callback gets (rc == WR_OK) */
     int pos;       /* WAITING: position (0 = any state), or -1 ADMITTED, -2 PASSTHROUGH */
     int waiting;   /* WAITING or EFULL: waiting */
+    int added;     /* answered WR_OK: 1 the call placed the user (entry.added), -1 it did
+                      not, 0 either (a status never does, whatever this says) */
 } step_t;
 
 /* A step by what it expects (op as above):
@@ -130,14 +135,20 @@ typedef struct {
  *   STEP_DONE(op, q, u)            answered WR_OK (in any state)
  *   STEP_FULL(op, q, u, of)        answered WR_EFULL with `of` waiting
  *   STEP_FAILS(op, q, u, err)      answered err (not WR_EFULL)
- *   STEP_REFUSED(op, q, u)         the call returns WR_EINVAL, no answer */
-#define STEP_WAITS(op, q, u, pos, of) ((step_t){op, q, u, WR_OK, WR_OK, pos, of})
-#define STEP_ADMITTED(op, q, u)       ((step_t){op, q, u, WR_OK, WR_OK, -1, 0})
-#define STEP_PASSES(op, q, u)         ((step_t){op, q, u, WR_OK, WR_OK, -2, 0})
-#define STEP_DONE(op, q, u)           ((step_t){op, q, u, WR_OK, WR_OK, 0, 0})
-#define STEP_FULL(op, q, u, of)       ((step_t){op, q, u, WR_OK, WR_EFULL, 0, of})
-#define STEP_FAILS(op, q, u, err)     ((step_t){op, q, u, WR_OK, err, 0, 0})
-#define STEP_REFUSED(op, q, u)        ((step_t){op, q, u, WR_EINVAL, WR_OK, 0, 0})
+ *   STEP_REFUSED(op, q, u)         the call returns WR_EINVAL, no answer
+ *   STEP_ADDED(op, q, u)           answered WR_OK (any state): the call placed the user
+ *   STEP_KEPT(op, q, u)            answered WR_OK (any state): it did not */
+#define STEP_(o, qq, uu, r, w, p, of, add)                                                         \
+    ((step_t){.op = o, .q = qq, .u = uu, .rc = r, .want = w, .pos = p, .waiting = of, .added = add})
+#define STEP_WAITS(op, q, u, pos, of) STEP_(op, q, u, WR_OK, WR_OK, pos, of, 0)
+#define STEP_ADMITTED(op, q, u)       STEP_(op, q, u, WR_OK, WR_OK, -1, 0, 0)
+#define STEP_PASSES(op, q, u)         STEP_(op, q, u, WR_OK, WR_OK, -2, 0, 0)
+#define STEP_DONE(op, q, u)           STEP_(op, q, u, WR_OK, WR_OK, 0, 0, 0)
+#define STEP_FULL(op, q, u, of)       STEP_(op, q, u, WR_OK, WR_EFULL, 0, of, 0)
+#define STEP_FAILS(op, q, u, err)     STEP_(op, q, u, WR_OK, err, 0, 0, 0)
+#define STEP_REFUSED(op, q, u)        STEP_(op, q, u, WR_EINVAL, WR_OK, 0, 0, 0)
+#define STEP_ADDED(op, q, u)          STEP_(op, q, u, WR_OK, WR_OK, 0, 0, 1)
+#define STEP_KEPT(op, q, u)           STEP_(op, q, u, WR_OK, WR_OK, 0, 0, -1)
 
 /* Callbacks of one queue come in call order (run_steps checks); false in
  * durability mode. */

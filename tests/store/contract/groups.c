@@ -192,6 +192,35 @@ static void t_groups_admission(void **state)
     assert_int_equal(st.stats.admitted_total, 8);
 }
 
+/* A group member's join says whether it placed them (entry.added, what
+ * the sale's report counts as joined): the first, before the opening (in
+ * their group's line, answered PREQUEUE) as after it; never a repeat, a
+ * plain join or a status of a member. */
+static void t_groups_join_added(void **state)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    const wr_entry_state_t PRE = WR_ENTRY_PREQUEUE, IN = WR_ENTRY_WAITING;
+    wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
+    c.n_groups = 1;
+    snprintf(c.groups[0], sizeof c.groups[0], "fanclub");
+    c.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "ga", c);
+    sh_res_t r;
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, PRE, true);
+    assert_string_equal(r.entry.group, "fanclub");
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, PRE, false);
+    expect_entry(sh_join(s, "ga", "f1", &r), &r, PRE, false);
+    expect_entry(sh_status(s, "ga", "f1", &r), &r, PRE, false);
+    expect_entry(sh_join(s, "ga", "s1", &r), &r, PRE, true); /* the standard line's pre-queue */
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    put_ok(s, "ga", c);
+    expect_entry(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), &r, IN, true);
+    expect_entry(sh_join_group(s, "ga", "f2", "fanclub", NULL, &r), &r, IN, false);
+    expect_entry(sh_join_group(s, "ga", "f1", "fanclub", NULL, &r), &r, IN, false);
+}
+
 static void t_groups_remove_refused(void **state)
 {
     wr_store_t *s = *state;
@@ -562,4 +591,4 @@ WR_CONTRACT_GROUP(groups, T(t_groups_served), T(t_codes_join), T(t_groups_admiss
                   T(t_groups_remove_refused), T(t_code_check_only), T(t_groups_code_uses_exact),
                   T(t_groups_code_expiry_and_removal), T(t_groups_codes_many),
                   T(t_groups_held_keep_group), T(t_groups_positions_and_rate),
-                  T(t_groups_added_under_a_cache), T(t_groups_public_log));
+                  T(t_groups_added_under_a_cache), T(t_groups_public_log), T(t_groups_join_added));

@@ -100,6 +100,10 @@ void run_steps(wr_store_t *s, const step_t *steps, size_t n)
             } else if (st->pos == -2) {
                 assert_int_equal(r[i].entry.state, WR_ENTRY_PASSTHROUGH);
             }
+            bool added = st->added > 0 && strchr("jp", st->op);
+            if ((st->added != 0 || strchr("sq", st->op)) && r[i].entry.added != added)
+                fail_msg("step %zu (%c %s %s): added %d, want %d", i, st->op, st->q, st->u,
+                         r[i].entry.added, added);
         }
         if (st->want == WR_EFULL)
             assert_int_equal((int)r[i].entry.waiting, st->waiting);
@@ -245,5 +249,30 @@ static void t_iteration_idle(void **state)
                           SH_ST(left_total, 0));
 }
 
+/* Whether each call placed its user (entry.added, what the sale's report
+ * counts as joined), in one iteration: first joins and page joins into
+ * the pre-queue and the line are places; repeated joins, statuses and
+ * the join of someone holding a pass are not. */
+static void t_iteration_added(void **state)
+{
+    wr_store_t *s = *state;
+    wr_queue_config_t pre = mkcfg(1000, 100, 0, 0, 300);
+    pre.opens_at_ms = wr_clock_wall_us() / 1000 + 600000;
+    put_ok(s, "bpre", pre);
+    put_ok(s, "bline", mkcfg(1000, 100, 0, 0, 300));
+    join_and_admit(s, "bline", 1, 1, NULL); /* u1 holds a pass */
+    const step_t steps[] = {
+        STEP_ADDED('j', "bpre", "p1"),  STEP_KEPT('j', "bpre", "p1"),
+        STEP_KEPT('s', "bpre", "p1"),   STEP_ADDED('p', "bpre", "p2"),
+        STEP_KEPT('p', "bpre", "p2"),   STEP_KEPT('q', "bpre", "p2"),
+        STEP_ADDED('j', "bline", "u2"), STEP_KEPT('j', "bline", "u2"),
+        STEP_ADDED('p', "bline", "u3"), STEP_KEPT('j', "bline", "u3"),
+        STEP_KEPT('s', "bline", "u2"),  STEP_ADMITTED('j', "bline", "u1"),
+        STEP_KEPT('j', "bline", "u1"),
+    };
+    run_steps(s, steps, sizeof steps / sizeof steps[0]);
+    sh_expect_queue_stats(s, "bpre", SH_ST(prequeue, 2), SH_ST(waiting, 0));
+}
+
 WR_CONTRACT_GROUP(iteration, T(t_iteration_mixed), T(t_iteration_ordered), T(t_iteration_many),
-                  T(t_iteration_close), T(t_iteration_idle));
+                  T(t_iteration_close), T(t_iteration_idle), T(t_iteration_added));

@@ -25,7 +25,7 @@
 
 /* Puts q with config c, opening in ten minutes (sets c->opens_at_ms), then
  * joins <prefix>0..<prefix>(n-1): each answered PREQUEUE with that
- * opensAt. */
+ * opensAt, a join that placed them (added). */
 static void prequeue_n(wr_store_t *s, const char *q, wr_queue_config_t *c, const char *prefix,
                        int n)
 {
@@ -37,6 +37,7 @@ static void prequeue_n(wr_store_t *s, const char *q, wr_queue_config_t *c, const
         snprintf(u, sizeof u, "%s%d", prefix, i);
         assert_int_equal(sh_join(s, q, u, &r), WR_OK);
         assert_int_equal(r.entry.state, WR_ENTRY_PREQUEUE);
+        assert_true(r.entry.added);
         assert_int_equal(r.cfg.opens_at_ms, c->opens_at_ms);
     }
 }
@@ -192,4 +193,41 @@ static void t_open_chunked(void **state)
     assert_int_equal(r.stats.waiting + r.stats.admitted_total, N + LATE);
 }
 
-WR_CONTRACT_GROUP(opening, T(t_open_prequeue), T(t_open_arrival_order), T(t_open_chunked));
+/* A join says whether it placed the person (entry.added: what the sale's
+ * report counts as joined, at the join): a first join into the pre-queue
+ * (API or page, and again after leaving it) or the line; never a repeat,
+ * a status, the join of a pre-queue member the opening is moving or has
+ * moved, nor of someone holding a pass. */
+static void t_open_added(void **state)
+{
+    wr_store_t *s = *state;
+    sh_res_t r;
+    const wr_entry_state_t PRE = WR_ENTRY_PREQUEUE, IN = WR_ENTRY_WAITING;
+    wr_queue_config_t c = mkcfg(1000, 100, 0, 0, 300);
+    c.paused = true;
+    prequeue_n(s, "ad", &c, "p", 2); /* each added */
+    expect_entry(sh_join(s, "ad", "p0", &r), &r, PRE, false);
+    expect_entry(sh_status(s, "ad", "p1", &r), &r, PRE, false);
+    expect_entry(sh_join_page(s, "ad", "g1", &r), &r, PRE, true);
+    expect_entry(sh_join_page(s, "ad", "g1", &r), &r, PRE, false);
+    /* left before the opening: that place was a join; a new one is another */
+    assert_int_equal(sh_leave(s, "ad", "p1"), WR_OK);
+    expect_entry(sh_join(s, "ad", "p1", &r), &r, PRE, true);
+    /* the opening: a newcomer lines up (added), the pre-queue's joins are
+     * no new places, before their move and after it */
+    c.opens_at_ms = WR_OPENS_AT_NONE;
+    put_ok(s, "ad", c);
+    expect_entry(sh_join(s, "ad", "late", &r), &r, IN, true);
+    expect_entry(sh_join(s, "ad", "p0", &r), &r, IN, false);
+    assert_int_equal(sh_admit(s, "ad", &r), WR_OK);
+    assert_int_equal(r.admit.opening_moved, 3);
+    expect_entry(sh_join(s, "ad", "p0", &r), &r, IN, false);
+    expect_entry(sh_join(s, "ad", "late", &r), &r, IN, false);
+    /* a pass: its holder's join carries it, no place */
+    put_ok(s, "adl", mkcfg(1000, 100, 0, 0, 300));
+    join_and_admit(s, "adl", 1, 1, NULL);
+    expect_entry(sh_join(s, "adl", "u1", &r), &r, WR_ENTRY_ADMITTED, false);
+}
+
+WR_CONTRACT_GROUP(opening, T(t_open_prequeue), T(t_open_arrival_order), T(t_open_chunked),
+                  T(t_open_added));

@@ -342,13 +342,14 @@ static void s_commit_needs_seed(void **state)
     a[WR_ROW(A_ENTRY, COMMIT_HASH)] = hash;
     assert_int_equal(run_rows(SC_ENTRY, "rows_c", a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
                               WR_ROW(R_ENTRY, KIND)),
-                     WR_ROW_VALUE(K_ENTRY, PREQUEUE));
+                     WR_ROW_VALUE(K_ENTRY, PREQUEUE_NEW)); /* placed */
     a[WR_ROW(A_ENTRY, USER)] = "u2";
     a[WR_ROW(A_ENTRY, LOG_ID)] = "1123456789abcdef0123456789abcdef";
     a[WR_ROW(A_ENTRY, COMMIT_SEED)] = a[WR_ROW(A_ENTRY, COMMIT_HASH)] = "";
     assert_int_equal(run_rows(SC_ENTRY, "rows_c", a, WR_ROWS_LEN(A_ENTRY), WR_ROWS_TABLE(R_ENTRY),
                               WR_ROW(R_ENTRY, KIND)),
-                     WR_ROW_VALUE(K_ENTRY, PREQUEUE));
+                     WR_ROW_VALUE(K_ENTRY, PREQUEUE_NEW));
+    ;
     rep = sh_redis_cmd("HMGET wr:{rows_c}:logl 0 1 2");
     assert_int_equal(rep->elements, 3);
     assert_non_null(strstr(rep->element[0]->str, "\"e\":\"commit\""));

@@ -88,7 +88,7 @@ static void t_counts_batched_waits_at_once(void **state)
     wr_reporter_t *r = wr_reporter_new(loop, &g_fake.base, 1);
     assert_non_null(r);
     /* the store's clock: the middle of a minute (the counts' minute) */
-    wr_reporter_admitted(r, "q1", T0_US, NULL, 0, -1, 0);
+    wr_reporter_admitted(r, "q1", T0_US, NULL, 0, -1);
     assert_int_equal(g_n, 0); /* nobody admitted: nothing to send */
 
     /* ten joins: held for the batch, one field */
@@ -106,7 +106,7 @@ static void t_counts_batched_waits_at_once(void **state)
 
     /* an admitting tick: its waits (one bucket) sent at once */
     const int64_t waited[2] = {5000000, 5000000};
-    wr_reporter_admitted(r, "q1", T0_US + 10000, waited, 2, -1, 0);
+    wr_reporter_admitted(r, "q1", T0_US + 10000, waited, 2, -1);
     assert_int_equal(g_n, 2);
     assert_int_equal(g_calls[1].n_adds, 1);
     assert_int_equal(g_calls[1].added, 2);

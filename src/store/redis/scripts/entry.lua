@@ -14,8 +14,10 @@
 -- CSPRNG, for the commit of the first pre-queue join (lib_log.lua
 -- log_commit), '' otherwise (such a join is refused, WRLOGID).
 -- Reply: R_ENTRY (scripts.def), every element always sent:
---   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE, HELD
---   (POSITION 1), CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
+--   KIND: a K_ENTRY: WAITING, ADMITTED, PASSTHROUGH, PREQUEUE,
+--   PREQUEUE_NEW (PREQUEUE of a join that added the user: to the
+--   pre-queue, or before opensAt to a group's line), HELD (POSITION 1),
+--   CLOSED (POSITION: 1 closed, 2 sold out), NO_QUEUE, FULL
 --   (WAITING set), NOT_IN_QUEUE; CODE (a join into a group,
 --   entry_group.lua: POSITION why the presale code buys nothing,
 --   core/groups.h wr_code_reason_t).
@@ -24,7 +26,8 @@
 --   PASSED: WAITING of someone already in line within the first 257 of
 --   it: how many of the people ahead admission will pass over (lib.lua
 --   entry_passed, store.h passed_ahead); -1 otherwise.
---   HEAD_DUE_US, OWN_DUE_US: after a join that added the user, us from
+--   HEAD_DUE_US, OWN_DUE_US: after a join that added the user to a line
+--   (WAITING; the one sign of it there), us from
 --   now until the first of the line and this user may be admitted (the
 --   admission delay, queue.h wr_queue_admit_due_us, as admit.lua applies
 --   it); -1 otherwise.
@@ -54,13 +57,18 @@ local user = ARGV[A.USER]
 local kind, position, waiting, jti, iat, exp, head_due, own_due, passed = entry(c, user,
   ARGV[A.MODE], ARGV[A.PREQ_KEY], ARGV[A.LOG_ID], ENTRY_G)
 entry_flush(c)
+local added = kind == K_ENTRY.PREQUEUE_NEW -- sent as it is; PREQUEUE for the checks below
+if added then
+  kind = K_ENTRY.PREQUEUE
+end
 if kind == K_ENTRY.WAITING or kind == K_ENTRY.PREQUEUE or kind == K_ENTRY.HELD then
   out[R.RECEIPT_INDEX], out[R.RECEIPT_U], out[R.RECEIPT_HASH], out[R.RECEIPT_LEAF] =
     log_receipt(user)
 else
   out[R.RECEIPT_INDEX], out[R.RECEIPT_U], out[R.RECEIPT_HASH], out[R.RECEIPT_LEAF] = -1, '', '', ''
 end
-out[R.KIND], out[R.VERSION], out[R.JSON] = kind, c.version, c.json
+out[R.KIND] = added and K_ENTRY.PREQUEUE_NEW or kind
+out[R.VERSION], out[R.JSON] = c.version, c.json
 out[R.POSITION], out[R.WAITING], out[R.JTI] = position, waiting, jti
 out[R.IAT_US], out[R.EXP_US] = iat, exp
 out[R.HEAD_DUE_US], out[R.OWN_DUE_US] = head_due or -1, own_due or -1

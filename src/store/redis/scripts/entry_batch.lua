@@ -14,7 +14,8 @@
 -- B_ADMITTED (ADMITTED), B_COUNT (HELD: the line's count, position 1;
 -- FULL; SUBSCRIBED as entry.lua's, also in B_WAITING), B_CLOSED (CLOSED:
 -- why, 1 closed, 2 sold out), B_KIND
--- (PASSTHROUGH, PREQUEUE, NOT_IN_QUEUE, and NO_QUEUE for every request
+-- (PASSTHROUGH, PREQUEUE, PREQUEUE_NEW: as entry.lua's, NOT_IN_QUEUE,
+-- and NO_QUEUE for every request
 -- when there is no queue); or one error reply, when request i raised an
 -- error. On a queue with priority groups, a WAITING, PREQUEUE, HELD or
 -- ADMITTED answer is followed by a B_GROUP (its group part); then a
@@ -54,6 +55,10 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
     local user = ARGV[i + Q.USER - 1]
     local ok, kind, position, waiting, jti, iat, exp, hd, od, passed = pcall(entry, c, user,
       ARGV[i + Q.MODE - 1], ARGV[i + Q.PREQ_KEY - 1], ARGV[i + Q.LOG_ID - 1])
+    local added = ok and kind == K.PREQUEUE_NEW -- sent as it is; PREQUEUE for the checks
+    if added then
+      kind = K.PREQUEUE
+    end
     if not ok then
       n = n + 1
       out[n] = type(kind) == 'table' and kind.err and kind or {err = tostring(kind)}
@@ -75,7 +80,7 @@ for i = A_ENTRY_BATCH._N + 1, #ARGV - Q._N + 1, Q._N do
       local at = answer(B_CLOSED._N)
       out[at + B_CLOSED.KIND], out[at + B_CLOSED.WHY] = kind, position
     else
-      out[answer(B_KIND._N) + B_KIND.KIND] = kind
+      out[answer(B_KIND._N) + B_KIND.KIND] = added and K.PREQUEUE_NEW or kind
     end
     if ok and c.grp then
       -- the group part (lib_group.lua G.entry_part), right after its answer

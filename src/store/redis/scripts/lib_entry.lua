@@ -98,8 +98,12 @@ end
 -- (entry.lua), then for WAITING of someone already in line the people
 -- ahead admission will pass over (entry_passed; nil when not counted):
 --   WAITING (position, waiting), ADMITTED (jti, iat_us, exp_us),
---   PASSTHROUGH (queue disabled), PREQUEUE, HELD (position 1, waiting the
---   line's count), CLOSED (why in position), FULL (waiting), NOT_IN_QUEUE.
+--   PASSTHROUGH (queue disabled), PREQUEUE, PREQUEUE_NEW (PREQUEUE of a
+--   join that added the user: the pre-queue, or before opensAt a group's
+--   line; the callers take it for PREQUEUE and send it as it is), HELD
+--   (position 1, waiting the line's count), CLOSED (why in position), FULL
+--   (waiting), NOT_IN_QUEUE. A join that added the user is PREQUEUE_NEW or
+--   WAITING with the two dues (the store's entry->added).
 -- These return values stay inside the script: entry.lua and
 -- entry_batch.lua put them into their replies by row name.
 -- Reads the clock (see entry_config) when this call has not yet.
@@ -524,7 +528,7 @@ local function entry(c, user, mode, key, u, g)
     end
     redis.call('HSET', K_CONFIG, 'preq', '1')
     c.preq = true
-    return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
+    return K_ENTRY.PREQUEUE_NEW, 0, 0, '', 0, 0 -- (added: the sale's report counts it)
   end
   redis.call('ZADD', K_WAITING, 'NX', fmt(score), user)
   return entry_added(c, user, mode, score, waiting, left, u)

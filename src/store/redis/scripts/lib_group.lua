@@ -359,7 +359,7 @@ local function group_lib(v)
 
   -- A newcomer's place in the line of group slot (bought with code: one
   -- use spent in this same call), as lib_entry.lua's entry_added: WAITING
-  -- with the two admission dues, or PREQUEUE before opensAt.
+  -- with the two admission dues, or PREQUEUE_NEW before opensAt.
   function G.entry_join(c, user, mode, slot, code, u, left)
     local key, score = G.key(slot), c.H.score(c)
     local len = c.gl[slot]
@@ -378,7 +378,7 @@ local function group_lib(v)
     end
     c.gline = slot
     if gate_closed(c) then
-      return K_ENTRY.PREQUEUE, 0, 0, '', 0, 0
+      return K_ENTRY.PREQUEUE_NEW, 0, 0, '', 0, 0 -- (added: lib_entry.lua entry())
     end
     local head = score
     if len > 0 then
