@@ -66,7 +66,9 @@ wr=$!
 # Ctrl-C reaches waitroomd too (same process group); SIGTERM to this script
 # is passed on. Either way: wait for its graceful stop, then EXIT runs.
 trap 'kill -TERM "$wr" 2>/dev/null || true' INT TERM
+# (a wait the trap interrupts returns early: wait again while it runs,
+# then once more for its own exit status, which bash keeps)
+while kill -0 "$wr" 2>/dev/null; do wait "$wr" || true; done
 status=0
 wait "$wr" || status=$?
-while kill -0 "$wr" 2>/dev/null; do wait "$wr" || status=$?; done
 exit "$status"
