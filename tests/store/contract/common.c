@@ -83,6 +83,18 @@ void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64_t prev
     fail_msg("the store's tick never advanced");
 }
 
+uint64_t admit_until(wr_store_t *s, const char *q, int64_t tick_us, uint64_t want, int max_ticks,
+                     int64_t *prev_tick, sh_res_t *r)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < max_ticks && n < want; k++) {
+        admit_next_tick(s, q, tick_us, *prev_tick, r);
+        *prev_tick = r->admit.now_us / tick_us;
+        n += r->admit.admitted;
+    }
+    return n;
+}
+
 /* Moves the store's clock past t_us: debug hook where there is one, else a
  * real wait (Redis TIME is this host's clock). */
 void pass_store_time(wr_store_t *s, int64_t t_us)

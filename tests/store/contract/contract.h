@@ -65,6 +65,11 @@ void join_n(wr_store_t *s, const char *q, int from, int to);
  * checking that every same-tick call admitted 0; r: the first call in a
  * new tick. */
 void admit_next_tick(wr_store_t *s, const char *q, int64_t tick_us, int64_t prev_tick, sh_res_t *r);
+/* admit_next_tick, tick after tick, until want people were admitted or
+ * max_ticks ticks ran; *prev_tick (-1 at first) follows the ticks, r is
+ * the last tick's answer. Returns how many were admitted. */
+uint64_t admit_until(wr_store_t *s, const char *q, int64_t tick_us, uint64_t want, int max_ticks,
+                     int64_t *prev_tick, sh_res_t *r);
 /* Moves the store's clock past t_us (debug hook, else a real wait). */
 void pass_store_time(wr_store_t *s, int64_t t_us);
 /* join_n, then lets the admission delay pass. */

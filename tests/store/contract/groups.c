@@ -39,6 +39,17 @@ static void put_groups(wr_store_t *s, const char *q)
     put_ok(s, q, c);
 }
 
+/* The store of a groups test with queue q put with groups (put_groups);
+ * the test is skipped on a store without groups. */
+static wr_store_t *groups_store(void **state, const char *q)
+{
+    wr_store_t *s = *state;
+    if (!wr_store_has_groups(s))
+        skip();
+    put_groups(s, q);
+    return s;
+}
+
 static void hash_of(const char *code, char out[WR_CODE_HASH_HEX + 1])
 {
     assert_int_equal(wr_groups_code_hash(code, strlen(code), out), WR_OK);
@@ -80,10 +91,7 @@ static void t_groups_served(void **state)
 
 static void t_codes_join(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     char code[3][WR_CODE_LEN + 1], h[3][WR_CODE_HASH_HEX + 1];
     for (int i = 0; i < 3; i++) {
         assert_int_equal(wr_groups_code_new(code[i]), WR_OK);
@@ -161,10 +169,7 @@ static void t_codes_join(void **state)
 
 static void t_groups_admission(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     sh_res_t r;
     for (int i = 0; i < 4; i++) {
         char u[8];
@@ -175,13 +180,8 @@ static void t_groups_admission(void **state)
     }
     pass_us(s, 300000); /* the admission delay */
     /* 8 admissions over ticks: half each (share 0.5), the fanclub first */
-    uint64_t n = 0;
     int64_t prev = -1;
-    for (int k = 0; k < 40 && n < 8; k++) {
-        admit_next_tick(s, "g", 100000, prev, &r);
-        prev = r.admit.now_us / 100000;
-        n += r.admit.admitted;
-    }
+    uint64_t n = admit_until(s, "g", 100000, 8, 40, &prev, &r);
     assert_int_equal(n, 8);
     expect_admitted(s, "g", "f0");
     expect_admitted(s, "g", "s0");
@@ -223,10 +223,7 @@ static void t_groups_join_added(void **state)
 
 static void t_groups_remove_refused(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     sh_res_t r;
     assert_int_equal(sh_join_group(s, "g", "c1", "card", NULL, &r), WR_OK);
     wr_queue_config_t c = mkcfg(10, 100, 0, 0, 300);
@@ -252,10 +249,7 @@ static wr_err_t gcheck(wr_store_t *s, const char *q, const char *u, const char *
  * a place their answer - and nothing added or spent. */
 static void t_code_check_only(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "k");
+    wr_store_t *s = groups_store(state, "k");
     char one[WR_CODE_LEN + 1], never[WR_CODE_LEN + 1];
     char h[1][WR_CODE_HASH_HEX + 1], hn[WR_CODE_HASH_HEX + 1];
     assert_int_equal(wr_groups_code_new(one), WR_OK);
@@ -295,10 +289,7 @@ static void t_code_check_only(void **state)
  * places, the others refused used up, exactly k uses spent. */
 static void t_groups_code_uses_exact(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     char h[1][WR_CODE_HASH_HEX + 1];
     new_hashes(h, 1);
     sh_res_t c;
@@ -338,10 +329,7 @@ static void t_groups_code_uses_exact(void **state)
  * the config (WR_EGROUP), one used up, revoked or expired does not. */
 static void t_groups_code_expiry_and_removal(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     char h[2][WR_CODE_HASH_HEX + 1];
     new_hashes(h, 2);
     sh_res_t c;
@@ -373,10 +361,7 @@ static void t_groups_code_expiry_and_removal(void **state)
  * all; one of many kept already, or two alike, keeps none. */
 static void t_groups_codes_many(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     enum { N = 25000 };
     char(*h)[WR_CODE_HASH_HEX + 1] = calloc(N + 1, sizeof *h);
     assert_non_null(h);
@@ -425,13 +410,8 @@ static void t_groups_held_keep_group(void **state)
     sh_res_t r, a;
     assert_int_equal(sh_join_group(s, "h", "f1", "fanclub", NULL, &r), WR_OK);
     pass_us(s, 300000);
-    uint64_t n = 0;
     int64_t prev = -1;
-    for (int k = 0; k < 20 && n < 1; k++) {
-        admit_next_tick(s, "h", 100000, prev, &a);
-        prev = a.admit.now_us / 100000;
-        n += a.admit.admitted;
-    }
+    uint64_t n = admit_until(s, "h", 100000, 1, 20, &prev, &a);
     assert_int_equal(n, 1);
     pass_us(s, 1200000); /* the pass expires unseen: f1 is held */
     admit_next_tick(s, "h", 100000, prev, &a);
@@ -466,10 +446,7 @@ static void t_groups_held_keep_group(void **state)
  * the last minute (the ETA's rate). */
 static void t_groups_positions_and_rate(void **state)
 {
-    wr_store_t *s = *state;
-    if (!wr_store_has_groups(s))
-        skip();
-    put_groups(s, "g");
+    wr_store_t *s = groups_store(state, "g");
     sh_res_t r, a;
     assert_int_equal(sh_join(s, "g", "s1", &r), WR_OK);
     assert_int_equal(r.entry.group_line, 0);
@@ -485,13 +462,8 @@ static void t_groups_positions_and_rate(void **state)
         assert_int_equal(r.entry.group_first_waiting, 2); /* card, the second group */
     }
     pass_us(s, 300000);
-    uint64_t n = 0;
     int64_t prev = -1;
-    for (int k = 0; k < 40 && n < 3; k++) {
-        admit_next_tick(s, "g", 100000, prev, &a);
-        prev = a.admit.now_us / 100000;
-        n += a.admit.admitted;
-    }
+    uint64_t n = admit_until(s, "g", 100000, 3, 40, &prev, &a);
     assert_true(n >= 3);
     assert_int_equal(sh_get(s, "g", &r), WR_OK);
     uint64_t cards = r.stats.lines[2].admitted_total;
@@ -549,13 +521,8 @@ static void t_groups_public_log(void **state)
         assert_int_equal(sh_join_group(s, "gl", u, "fanclub", NULL, &r), WR_OK);
     }
     pass_us(s, 300000);
-    uint64_t n = 0;
     int64_t prev = -1;
-    for (int k = 0; k < 60 && n < 12; k++) {
-        admit_next_tick(s, "gl", 100000, prev, &a);
-        prev = a.admit.now_us / 100000;
-        n += a.admit.admitted;
-    }
+    uint64_t n = admit_until(s, "gl", 100000, 12, 60, &prev, &a);
     assert_int_equal(n, 12);
     lres_t h, l;
     assert_int_equal(lg_head(s, "gl", &h), WR_OK);
