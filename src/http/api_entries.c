@@ -165,34 +165,9 @@ void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_
 
 /* ---------- join / status / leave ---------- */
 
-/* Appends `,"notice":"..."` (the operator's notice, JSON-escaped by
- * jansson) to the JSON object of n bytes in buf (cap bytes), before its
- * closing brace. Returns the new length, or -1 when it does not fit. */
-static int add_notice(char *buf, int n, size_t cap, const char *notice)
-{
-    if (n < 2 || (size_t)n >= cap || buf[n - 1] != '}')
-        return -1;
-    json_t *s = json_string(notice);
-    if (!s)
-        return -1;
-    int at = n - 1 + (int)(sizeof(",\"notice\":") - 1);
-    if ((size_t)at + 2 >= cap) {
-        json_decref(s);
-        return -1;
-    }
-    size_t room = cap - (size_t)at - 2; /* the closing brace and NUL */
-    memcpy(buf + n - 1, ",\"notice\":", sizeof(",\"notice\":") - 1);
-    size_t w = json_dumpb(s, buf + at, room, JSON_ENCODE_ANY);
-    json_decref(s);
-    if (w == 0 || w > room)
-        return -1;
-    buf[at + (int)w] = '}';
-    buf[at + (int)w + 1] = '\0';
-    return at + (int)w + 1;
-}
-
-/* The view v (err: its signing error) as JSON (docs/API.md): one
- * snprintf, no JSON library (but for the notice's escaping). */
+/* The view v (err: its signing error) as JSON (docs/API.md): appended
+ * (strbuf.h) or one snprintf, no JSON library (but for the notice's
+ * escaping, wr_api__view_add_notice). */
 static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_t err)
 {
     wr_api_t *a = c->api;
@@ -279,7 +254,7 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     }
     if (n > 0 && (size_t)n < sizeof(buf) && v.notice && v.notice[0] &&
         v.state != WR_ENTRY_PASSTHROUGH)
-        n = add_notice(buf, n, sizeof(buf), v.notice);
+        n = wr_api__view_add_notice(buf, n, sizeof(buf), v.notice);
     if (n < 0 || (size_t)n >= sizeof(buf)) {
         wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;

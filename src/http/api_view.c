@@ -28,6 +28,9 @@
  * route and the preview): the queue's brand, its CAPTCHA widget with the
  * Content-Security-Policy widened for the provider on that page only, the
  * language from ?lang= or Accept-Language.
+ *
+ * The operator's notice is added to an answer's JSON here
+ * (wr_api__view_add_notice, escaped by jansson).
  */
 #include <event2/http.h>
 #include <stdio.h>
@@ -355,4 +358,27 @@ void wr_api__reply_queue_page(wr_api_t *a, wr_http_req_t *req, wr_route_t route,
     size_t len = 0;
     char *html = wr_page_render_queue(v, &len);
     wr_api__reply_page(a, req, route, status, html, len, origin, csp, dirs);
+}
+
+int wr_api__view_add_notice(char *buf, int n, size_t cap, const char *notice)
+{
+    if (n < 2 || (size_t)n >= cap || buf[n - 1] != '}')
+        return -1;
+    json_t *s = json_string(notice);
+    if (!s)
+        return -1;
+    int at = n - 1 + (int)(sizeof(",\"notice\":") - 1);
+    if ((size_t)at + 2 >= cap) {
+        json_decref(s);
+        return -1;
+    }
+    size_t room = cap - (size_t)at - 2; /* the closing brace and NUL */
+    memcpy(buf + n - 1, ",\"notice\":", sizeof(",\"notice\":") - 1);
+    size_t w = json_dumpb(s, buf + at, room, JSON_ENCODE_ANY);
+    json_decref(s);
+    if (w == 0 || w > room)
+        return -1;
+    buf[at + (int)w] = '}';
+    buf[at + (int)w + 1] = '\0';
+    return at + (int)w + 1;
 }

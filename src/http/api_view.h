@@ -83,4 +83,9 @@ wr_err_t wr_api__sign_pass(wr_api_t *a, const char *queue, const char *user, uin
                            bool fail_open, const char *bypass, wr_token_claims_t *cl, char *out,
                            size_t cap);
 
+/* Appends `,"notice":"..."` (the operator's notice, JSON-escaped by
+ * jansson) to the JSON object of n bytes in buf (cap bytes), before its
+ * closing brace. Returns the new length, or -1 when it does not fit. */
+int wr_api__view_add_notice(char *buf, int n, size_t cap, const char *notice);
+
 #endif
