@@ -601,6 +601,58 @@ static void t_command_timeout(void **state)
     sh_run_for(800); /* the server finishes its sleep */
 }
 
+/* A late loop is not a late server (redis_io_cmd.c, "Timeouts"): the
+ * commands are written, then the process stops looping for three times
+ * their timeout while the server answers (what a paused process or a
+ * loaded machine does); when the loop runs again, the replies, not the
+ * timers, answer them. 60 replies of 1000 bytes: more than one read of
+ * 16 KB, so the later ones are still in the socket when their timers fire.
+ * A command the server has not answered at its deadline still times out. */
+static void late_loop(wr_redis_io_opts_t o)
+{
+    enum { N = 60, LEN = 1000 };
+    static rep_t r[N];
+    static char val[LEN + 1];
+    conn_t c;
+    rep_t sleep_r;
+    memset(val, 'v', LEN);
+    o.command_timeout_ms = 100;
+    o.hung_ms = WR_REDIS_IO_NO_HUNG;
+    wr_redis_io_t *io = open_io(o, &c);
+    expect_ready(&c);
+    assert_int_equal(CMD(io, &r[0], "SET", "late:k", val), WR_OK);
+    for (int i = 0; i < N; i++)
+        submit(io, &r[i], 0, 2, (const char *[]){"GET", "late:k"});
+    event_base_loop(sh_base(), EVLOOP_NONBLOCK); /* writes them, waits for nothing */
+    usleep(300 * 1000);                          /* the loop is paused */
+    assert_true(sh_run_until(&r[N - 1].calls, 1, WAIT_MS));
+    for (int i = 0; i < N; i++) {
+        if (r[i].calls != 1 || r[i].err != WR_OK)
+            fail_msg("command %d of %d: %d calls, %s", i, N, r[i].calls, wr_errname(r[i].err));
+        assert_int_equal(r[i].len, LEN);
+    }
+    assert_int_equal(c.closed, 0);
+
+    /* the server itself late: the timer still fires on time */
+    int64_t t0 = wr_clock_mono_ms();
+    submit(io, &sleep_r, 0, 3, (const char *[]){"DEBUG", "SLEEP", "1"});
+    assert_true(sh_run_until(&sleep_r.calls, 1, WAIT_MS));
+    int64_t took = wr_clock_mono_ms() - t0;
+    assert_int_equal(sleep_r.err, WR_ETIMEOUT);
+    assert_true(took >= 95 && took < 1000);
+    sh_run_for(1100); /* the late reply is read and dropped */
+    assert_int_equal(sleep_r.calls, 1);
+    assert_int_equal(wr_redis_io_pending(io), 0);
+    assert_true(wr_redis_io_ready(io));
+    wr_redis_io_free(io);
+}
+
+static void t_late_loop(void **state)
+{
+    (void)state;
+    late_loop(opts_tcp(g_plain.port));
+}
+
 /* ------------------------------------------------------------ the server dies */
 
 static void t_server_dies(void **state)
@@ -944,6 +996,12 @@ static void t_tls(void **state)
     assert_true(sh_run_until(&c.done, 1, WAIT_MS));
     expect_ready(&c);
     wr_redis_io_free(io);
+}
+
+static void t_tls_late_loop(void **state)
+{
+    (void)state;
+    late_loop(opts_tls(g_tlssrv.port, "localhost"));
 }
 
 static void t_tls_client_cert(void **state)
@@ -1338,11 +1396,13 @@ int main(void)
         cmocka_unit_test(t_refused),
         cmocka_unit_test(t_connect_timeout),
         cmocka_unit_test(t_command_timeout),
+        cmocka_unit_test(t_late_loop),
         cmocka_unit_test(t_server_dies),
         cmocka_unit_test(t_auth),
         cmocka_unit_test(t_handshake_hook),
         cmocka_unit_test(t_tls),
         cmocka_unit_test(t_tls_client_cert),
+        cmocka_unit_test(t_tls_late_loop),
         cmocka_unit_test(t_ipv6),
         cmocka_unit_test(t_reply_cap),
         cmocka_unit_test(t_bad_args),

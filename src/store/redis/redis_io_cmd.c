@@ -20,14 +20,29 @@
  *   at its place in `sent` (its reply must still be read and dropped); its
  *   timer is re-armed for hung_ms, and if that fires too the connection is
  *   hung and is closed (WR_ETIMEOUT).
+ *   A late loop is not a late server: when the process was paused (a
+ *   loaded machine, a VM's stolen time, SIGSTOP) or one loop iteration ran
+ *   long, a timer and the reply that beat it come due in the same
+ *   iteration, the timer after the socket's read, and the read's parsing
+ *   is deferred (BEV_OPT_DEFER_CALLBACKS) to the next one. So a timer that
+ *   finds bytes not parsed yet (in the input buffer, in the socket, in the
+ *   TLS layer) waits one more iteration instead, up to LATE_MAX times: the
+ *   reply, if it is among them, answers the command first and stops its
+ *   timer. Only a reply that had not arrived by the deadline times out.
+ *   (Without this, one 250 ms pause of waitroomd timed out every command
+ *   in flight, and five of them opened the store's circuit breaker.)
  *
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 
+#include <openssl/ssl.h>
+
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
@@ -178,18 +193,45 @@ wr_err_t wr_redis_io__submit(wr_redis_io_t *io, int flags, int argc, const char 
     return WR_OK;
 }
 
+/* Re-checks of one command's timer that found bytes not parsed yet: each
+ * lets the loop read and parse at least one more chunk (libevent reads
+ * 16 KB a time), so 64 cover a megabyte of replies ahead of it. */
+#define LATE_MAX 64
+
+/* True when io has bytes its reader has not seen: read into the input
+ * buffer (its deferred callback not run yet), decrypted inside the TLS
+ * layer, or waiting in the socket. */
+static bool bytes_unparsed(wr_redis_io_t *io)
+{
+    if (!io->bev || (io->st != ST_HANDSHAKE && io->st != ST_READY))
+        return false;
+    if (evbuffer_get_length(bufferevent_get_input(io->bev)) > 0)
+        return true;
+    if (io->ssl && SSL_pending(io->ssl) > 0)
+        return true;
+    evutil_socket_t fd = bufferevent_getfd(io->bev);
+    int n = 0;
+    return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct cmd *c = arg;
     wr_redis_io_t *io = c->io;
     wr_redis_io__enter(io);
-    if (c->where == W_HELD) {
+    if (c->where == W_SENT && c->late < LATE_MAX && bytes_unparsed(io)) {
+        /* the loop is late, not the server: parse what came first */
+        static const struct timeval now = {0, 0};
+        c->late++;
+        evtimer_add(&c->timer, &now);
+    } else if (c->where == W_HELD) {
         wr_redis_io__cmd_unlink(c);
         wr_redis_io__cmd_answer(c, WR_ETIMEOUT, NULL);
     } else if (!c->timed_out) {
         wr_redis_io_reply_cb cb = c->cb;
         void *cbarg = c->arg;
         c->timed_out = true;
+        c->late = 0; /* the hung check gets its own re-checks */
         if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
             struct timeval tv = wr_clock_tv_ms(io->hung_ms);
             evtimer_add(&c->timer, &tv);

@@ -48,6 +48,7 @@ struct cmd {
     bool secret;    /* buf holds the password: wipe it */
     bool internal;  /* AUTH/SELECT/PING of the handshake: not in npending */
     bool subscribe; /* SUBSCRIBE / PSUBSCRIBE */
+    uint8_t late;   /* timer re-checks that found bytes not parsed (LATE_MAX) */
     enum where where;
 };
 TAILQ_HEAD(cmdq, cmd);
