@@ -17,6 +17,7 @@
 #include "http/api.h"
 #include "http/http.h"
 #include "runtime/config.h"
+#include "runtime/looplag.h"
 #include "runtime/scheduler.h"
 #include "store/store.h"
 
@@ -69,6 +70,7 @@ typedef struct {
     bool ready;                 /* start over ("listening on" printed): a SIGHUP reloads now */
     bool reload_pending;        /* a SIGHUP came before ready: reloaded once ready (K43) */
     struct wr_logsign *logsign; /* the public log's signer (app_log.c); NULL = no log */
+    wr_looplag_t *looplag;      /* the loop's stalls, for the breaker's slow calls */
 } app_t;
 
 #endif

@@ -298,6 +298,11 @@ static wr_err_t open_store(app_t *app)
     return wr_store_open_url(app->base, app->cfg.store, &p, &app->store);
 }
 
+static uint32_t loop_stalled_ms(const void *looplag, int64_t since_ms, int64_t now_ms)
+{
+    return wr_looplag_stalled_ms(looplag, since_ms, now_ms);
+}
+
 /* Puts the circuit breaker in front of the store (docs/RELIABILITY.md);
  * --breaker off leaves the store bare. */
 static wr_err_t wrap_breaker(app_t *app)
@@ -315,6 +320,8 @@ static wr_err_t wrap_breaker(app_t *app)
         return WR_EINVAL;
     }
     bo.metrics = app->metrics;
+    bo.stalled_ms = loop_stalled_ms;
+    bo.stalled_arg = app->looplag;
     wr_store_t *wrapped = NULL;
     wr_err_t e = wr_store_breaker_wrap(app->store, &bo, &wrapped);
     if (e == WR_OK)
@@ -390,6 +397,8 @@ int main(int argc, char **argv)
 
     app.metrics = wr_metrics_new();
     if (!app.metrics)
+        goto out;
+    if (wr_looplag_new(app.base, app.metrics, wr_clock_mono_ms(), &app.looplag) != WR_OK)
         goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
@@ -562,6 +571,7 @@ out:
         wr_http_free(app.admin_http);
     wr_api_free(app.api);
     wr_webdir_free(app.web);
+    wr_looplag_free(app.looplag);
     wr_metrics_free(app.metrics);
     struct event *events[] = {app.sig_term,   app.sig_int,      app.sig_hup,
                               app.sig_usr1,   app.sig_usr2,     app.secret_timer,

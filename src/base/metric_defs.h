@@ -25,7 +25,8 @@ typedef enum {
     WR_METRICS_GROUP_SCHEDULER = 1,
     WR_METRICS_GROUP_REDIS = 2,
     WR_METRICS_GROUP_BREAKER = 3,
-    WR_METRICS_GROUP_LOG = 4, /* the public log's signer (runtime/logsign.c) */
+    WR_METRICS_GROUP_LOG = 4,  /* the public log's signer (runtime/logsign.c) */
+    WR_METRICS_GROUP_LOOP = 5, /* the event loop's stalls (runtime/looplag.c) */
 } wr_metric_group_t;
 
 typedef struct {

@@ -37,6 +37,8 @@ struct bstore {
     wr_breaker_t *br;
     wr_metrics_t *metrics;
     int64_t (*now_ms)(void);
+    uint32_t (*stalled_ms)(const void *arg, int64_t since_ms, int64_t now_ms);
+    const void *stalled_arg;
     bool closing;
     wr_freelist_t calls; /* recycled call records (no malloc per store call) */
     wr_store_ops_t ops;  /* breaker_ops, with the log's operations over a store with a log,
@@ -138,7 +140,11 @@ static void settle(struct call *c, wr_err_t err)
             if (lat > UINT32_MAX)
                 lat = UINT32_MAX;
             if (s->inner->ops->in_process)
-                lat = 0; /* the process's own slowness, not the store's */
+                lat = 0;                         /* the process's own slowness, not the store's */
+            else if (s->stalled_ms && lat > 0) { /* the process's own stall, likewise */
+                int64_t st = s->stalled_ms(s->stalled_arg, c->t0_ms, now);
+                lat = lat > st ? lat - st : 0;
+            }
             wr_breaker_record(s->br, c->permit, is_failure(err), (uint32_t)lat, now);
         }
     }
@@ -567,6 +573,8 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;
     s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
+    s->stalled_ms = opts ? opts->stalled_ms : NULL;
+    s->stalled_arg = opts ? opts->stalled_arg : NULL;
     if (s->metrics) {
         wr_metric_defs_describe(s->metrics, WR_METRICS_GROUP_BREAKER);
         publish_state(s, WR_BREAKER_CLOSED);

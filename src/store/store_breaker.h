@@ -24,7 +24,11 @@
  * embedded store): there latency only says the process itself is short of
  * CPU (a starved machine), and opening the breaker would turn a healthy
  * store's answers into 503s or fail-open passes without relieving
- * anything. Its failures still count.
+ * anything. Its failures still count. For any other store, the time the
+ * process's own loop was stalled during the call (opts stalled_ms: paused,
+ * starved) is left out of its latency first, for the same reason: one
+ * 300 ms pause of waitroomd made every call in flight "slow" and opened
+ * the breaker on a Redis that had answered each in a millisecond.
  *
  * Metrics (when given a registry): waitroom_breaker_state{state="closed|
  * open|half_open"} (gauges, exactly one is 1), waitroom_breaker_transitions_
@@ -44,6 +48,11 @@ typedef struct {
                                   uses them) */
     wr_metrics_t *metrics;     /* borrowed, may be NULL; must outlive the store */
     int64_t (*now_ms)(void);   /* monotonic clock, ms; NULL = CLOCK_MONOTONIC */
+    /* ms of [since_ms, now_ms] (now_ms's clock) in which this process did
+     * not run its loop (runtime/looplag.h); left out of a call's latency
+     * before the slow-call rule. NULL = none. */
+    uint32_t (*stalled_ms)(const void *arg, int64_t since_ms, int64_t now_ms);
+    const void *stalled_arg;
 } wr_store_breaker_opts_t;
 
 /*

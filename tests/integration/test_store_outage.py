@@ -147,6 +147,69 @@ class StoreOutage(PrivateRedisTest):
         """K06: as above with DEBUG SLEEP 5 (Redis alive but hung)."""
         self.k06("debug_sleep")
 
+    # ------------------------------------------------------ a late loop
+    def test_waitroomd_paused_with_the_answers_waiting(self):
+        """A late loop is not a late store (redis_io_cmd.c "Timeouts",
+        runtime/looplag.h). CI, stop 45: on a loaded machine waitroomd
+        stalled past the store timeout once; every store call in flight
+        timed out although Redis had answered them in time, and the breaker
+        opened: a PUT and a join got 503 and a degraded answer. Here 24 joins'
+        calls are sent, waitroomd is stopped (SIGSTOP) while Redis answers
+        them, and runs again after their deadline: the answers waiting in its
+        socket are the joins' answers (200, each its own place), none timed
+        out, and the breaker stays closed (calls are not slow for the time the
+        process itself did not run); the stall is counted."""
+        n = 24  # more than the breaker's window of 20: all slow would open it
+        timeout_s = 1.0  # the store timeout here: the stop below lands well inside it
+        # slow calls: 600 ms, not 200: the calls really wait up to 0.2 s (and
+        # more on a loaded machine) on the sleeping Redis before the stop
+        redis, w = self.private(extra=["--store-timeout-ms", str(int(timeout_s * 1000)),
+                                       "--breaker", "slow_ms=600"])
+        q = self.new_queue({"admitPerSecond": 1, "paused": True, "failPolicy": "closed"},
+                           client=w.client)
+        self.assertEqual(self.join_ok(q, uid("first-"), client=w.client)["position"], 1)
+        r = redis.client()
+        self.addCleanup(r.close)
+        line = "wr:{%s}:waiting" % q
+        for _ in range(5):
+            in_line = r.cmd("ZCARD", line)
+            dbg = Redis(redis.port, timeout=15)
+            # Redis busy for 0.5 s: the joins' calls wait in its socket
+            dbg.sock.sendall(b"*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$3\r\n0.5\r\n")
+            out = [None] * n
+
+            def join(i):
+                out[i] = w.client.join(q, uid("late%02d-" % i))
+
+            threads = [threading.Thread(target=join, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            time.sleep(0.2)  # waitroomd sends the calls: their deadline is 1 s later
+            t_stop = time.monotonic()
+            os.kill(w.proc.pid, signal.SIGSTOP)
+            try:
+                dbg._read()  # +OK: Redis awake; what waited behind the sleep is answered
+                dbg.close()
+                sent = r.cmd("ZCARD", line) - in_line  # the calls that ran in Redis
+                time.sleep(max(0.0, t_stop + timeout_s + 0.3 - time.monotonic()))
+            finally:
+                os.kill(w.proc.pid, signal.SIGCONT)  # now past the calls' deadline
+            for t in threads:
+                t.join(30)
+                self.assertFalse(t.is_alive(), "a join never answered")
+            for i, resp in enumerate(out):
+                self.assertEqual(resp.status, 200, "join %d: %r" % (i, resp))
+            positions = sorted(resp.json["position"] for resp in out)
+            self.assertEqual(positions, list(range(in_line + 1, in_line + n + 1)))
+            if sent == n:
+                break
+        self.assertEqual(sent, n, "waitroomd never sent the joins' calls within 0.2 s, 5 times")
+        m = metrics(w)
+        self.assertEqual(m.get(("waitroom_breaker_transitions_total", 'to="open"'), 0), 0)
+        self.assertGreaterEqual(m.get(("waitroom_event_loop_stalls_total", ""), 0), 1)
+        self.assertNotIn("timed out", w.stderr_tail(100000))
+        self.assertExitsCleanly(w)
+
     # ------------------------------------------------------------------ K07
     def test_k07_client_gone_while_store_call_pending(self):
         """K07: 10,000 join+close cycles (a quarter with RST) on a Redis kept in

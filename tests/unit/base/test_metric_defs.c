@@ -36,7 +36,7 @@ static void test_rows_well_formed(void **state)
         assert_non_null(r->help);
         assert_true(strlen(r->help) > 10);
         assert_non_null(r->labels);
-        assert_true(r->group <= WR_METRICS_GROUP_LOG);
+        assert_true(r->group <= WR_METRICS_GROUP_LOOP);
         if (r->type == WR_METRIC_COUNTER)
             assert_non_null(strstr(r->name, "_total"));
         if (r->bounds) {
@@ -84,7 +84,7 @@ static void test_registered_by_group(void **state)
 {
     (void)state;
     wr_metrics_t *m = wr_metrics_new();
-    for (int g = WR_METRICS_GROUP_API; g <= WR_METRICS_GROUP_LOG; g++)
+    for (int g = WR_METRICS_GROUP_API; g <= WR_METRICS_GROUP_LOOP; g++)
         wr_metric_defs_describe(m, (wr_metric_group_t)g);
     wr_metric_defs_describe(m, WR_METRICS_GROUP_API); /* again: a no-op */
     wr_metric_defs_describe(NULL, WR_METRICS_GROUP_API);

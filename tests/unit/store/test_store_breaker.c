@@ -43,6 +43,20 @@ static void answer(int i, wr_err_t err)
     fs_answer(&g_fake, i, err);
 }
 
+/* What the process's own loop was stalled during a call (opts stalled_ms):
+ * g_stalled ms of it, whatever the interval; the interval is checked. */
+static int64_t g_stalled;
+static int64_t g_stalled_since;
+static bool g_stall_on; /* mk() gives the decorator fake_stalled */
+
+static uint32_t fake_stalled(const void *arg, int64_t since_ms, int64_t now_ms)
+{
+    assert_ptr_equal(arg, &g_stalled);
+    assert_int_equal(since_ms, g_stalled_since);
+    assert_int_equal(now_ms, g_now);
+    return (uint32_t)g_stalled;
+}
+
 /* window 10, min 5, rate 0.5, 3 consecutive, slow 100 ms at 0.6, wait
  * 1000 doubling to 4000, 2 probes */
 static wr_store_t *mk(wr_metrics_t *m)
@@ -65,6 +79,10 @@ static wr_store_t *mk(wr_metrics_t *m)
     o.breaker.half_open_probes = 2;
     o.metrics = m;
     o.now_ms = fake_now;
+    if (g_stall_on) {
+        o.stalled_ms = fake_stalled;
+        o.stalled_arg = &g_stalled;
+    }
     wr_store_t *s = NULL;
     assert_int_equal(wr_store_breaker_wrap(&g_fake.base, &o, &s), WR_OK);
     return s;
@@ -287,6 +305,39 @@ static void test_in_process_store_slowness_never_opens(void **state)
     wr_store_close(s);
 }
 
+/* A call as slow as its latency minus the process's own stall in it: 150 ms
+ * answers while the loop was stalled 60 ms of each (90 ms left, under the
+ * 100 ms threshold) never open the breaker; with 40 ms of stall (110 ms
+ * left) six of ten do, as test_slow_calls_open; a stall longer than the
+ * call leaves 0 ms, not a negative. */
+static void test_own_stall_is_not_store_slowness(void **state)
+{
+    (void)state;
+    g_stall_on = true;
+    wr_store_t *s = mk(NULL);
+    g_stall_on = false;
+    g_stalled = 60;
+    for (int i = 0; i < 30; i++) {
+        g_stalled_since = g_now;
+        join_answered_after(s, 150, WR_OK);
+    }
+    assert_never_opened(s);
+    g_stalled = 5000;
+    for (int i = 0; i < 10; i++) {
+        g_stalled_since = g_now;
+        join_answered_after(s, 150, WR_OK);
+    }
+    assert_never_opened(s);
+    g_stalled = 40;
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_CLOSED);
+        g_stalled_since = g_now;
+        join_answered_after(s, 150, WR_OK);
+    }
+    assert_int_equal(wr_store_breaker_state(s), WR_BREAKER_OPEN);
+    wr_store_close(s);
+}
+
 static void test_cancelled_is_neutral_and_ping_counts(void **state)
 {
     (void)state;
@@ -367,6 +418,7 @@ static void test_close_from_callback(void **state)
     X(test_failed_probe_reopens_with_longer_wait)                                                  \
     X(test_slow_calls_open)                                                                        \
     X(test_in_process_store_slowness_never_opens)                                                  \
+    X(test_own_stall_is_not_store_slowness)                                                        \
     X(test_cancelled_is_neutral_and_ping_counts)                                                   \
     X(test_late_replica_is_neutral)                                                                \
     X(test_shard_down_is_neutral)                                                                  \
