@@ -54,6 +54,7 @@ wr_err_t wr_looplag_new(struct event_base *base, wr_metrics_t *metrics, int64_t 
     if (metrics) {
         wr_metric_defs_describe(metrics, WR_METRICS_GROUP_LOOP);
         wr_metrics_inc(metrics, "waitroom_event_loop_stalls_total", NULL, 0);
+        wr_metrics_set(metrics, "waitroom_event_loop_last_stall_seconds", NULL, 0);
     }
     if (base) {
         l->timer = evtimer_new(base, timer_cb, l);

@@ -362,6 +362,25 @@ wr_err_t wr_script_reply_entry(const redisReply *rep, wr_script_reply_config_fn 
                         ctx, entry);
 }
 
+/* The part of table t (its first element: kind) at element *at of rep, if
+ * one starts there: *part its elements and *at moved past it; *part NULL
+ * when the element there is not kind. False when it starts but is cut off
+ * or of the wrong shape. */
+static bool optional_part(const redisReply *rep, size_t *at, long long kind, wr_script_row_t t,
+                          redisReply *const **part)
+{
+    *part = NULL;
+    const redisReply *k = *at < rep->elements ? rep->element[*at] : NULL;
+    if (!is_int(k) || k->integer != kind)
+        return true;
+    size_t n = wr_script_rows_len(t);
+    if (rep->elements - *at < n || !wr_script_rows_match(rep->element + *at, n, t, NULL, 0))
+        return false;
+    *part = rep->element + *at;
+    *at += n;
+    return true;
+}
+
 /* Reads the answer at element *at of rep into *a (a->kind = 0 for an
  * error reply) and moves *at past it. False when it is cut off or of the
  * wrong shape. */
@@ -403,31 +422,20 @@ static bool batch_answer(const redisReply *rep, size_t *at, struct ans *a)
         return false; /* a receipt or group part after no answer */
     }
     *at += n;
-    /* the priority groups' part of this answer, right after it */
-    const redisReply *g = *at < rep->elements ? rep->element[*at] : NULL;
-    size_t gn = WR_ROWS_LEN(B_GROUP);
-    if (is_int(g) && g->integer == WR_ROW_VALUE(K_ENTRY, GROUP)) {
-        if (rep->elements - *at < gn ||
-            !wr_script_rows_match(rep->element + *at, gn, WR_ROWS_TABLE(B_GROUP), NULL, 0))
-            return false;
-        a->group = rep->element + *at;
-        *at += gn;
-    }
-    /* the public log's receipt of this answer, right after it */
-    const redisReply *r = *at < rep->elements ? rep->element[*at] : NULL;
-    size_t rn = WR_ROWS_LEN(B_RECEIPT);
-    if (is_int(r) && r->integer == WR_ROW_VALUE(K_ENTRY, RECEIPT)) {
-        if (rep->elements - *at < rn ||
-            !wr_script_rows_match(rep->element + *at, rn, WR_ROWS_TABLE(B_RECEIPT), NULL, 0))
-            return false;
-        redisReply *const *re = rep->element + *at;
+    /* the priority groups' part, then the public log's receipt, each right
+     * after the answer when it has one */
+    redisReply *const *g, *const *re;
+    if (!optional_part(rep, at, WR_ROW_VALUE(K_ENTRY, GROUP), WR_ROWS_TABLE(B_GROUP), &g) ||
+        !optional_part(rep, at, WR_ROW_VALUE(K_ENTRY, RECEIPT), WR_ROWS_TABLE(B_RECEIPT), &re))
+        return false;
+    a->group = g;
+    if (re) {
         a->receipt_index = re[WR_ROW(B_RECEIPT, INDEX)]->integer;
         a->receipt_u = re[WR_ROW(B_RECEIPT, U)];
         a->receipt_hash = re[WR_ROW(B_RECEIPT, HASH)];
         a->receipt_leaf = re[WR_ROW(B_RECEIPT, LEAF)];
         if (a->receipt_index < 0)
             return false;
-        *at += rn;
     }
     return true;
 }

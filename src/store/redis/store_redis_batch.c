@@ -52,6 +52,7 @@
 #include "store/redis/cfgcache.h"
 #include "store/redis/script_rows.h"
 #include "base/crypto.h"
+#include "base/hex.h"
 #include "base/ids.h"
 #include "base/log.h"
 #include "store/redis/redis_conn.h"
@@ -345,11 +346,8 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join, bool 
  * lowercase hex (core/groups.h wr_groups_code_hash). */
 static bool code_hash_ok(const char *h)
 {
-    size_t n = strnlen(h, WR_CODE_HASH_HEX + 1);
-    for (size_t i = 0; i < n; i++)
-        if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
-            return false;
-    return n == WR_CODE_HASH_HEX;
+    uint8_t bytes[WR_CODE_HASH_HEX / 2];
+    return wr_hex_decode(h, strnlen(h, WR_CODE_HASH_HEX + 1), bytes, sizeof bytes);
 }
 
 /* join ("1"), status ("0"), join_page ("2") and status_quiet ("3"),
