@@ -398,7 +398,7 @@ int main(int argc, char **argv)
     app.metrics = wr_metrics_new();
     if (!app.metrics)
         goto out;
-    if (wr_looplag_new(app.base, app.metrics, wr_clock_mono_ms(), &app.looplag) != WR_OK)
+    if (wr_looplag_new(app.metrics, wr_clock_mono_ms(), &app.looplag) != WR_OK)
         goto out;
     wr_err_t e = open_store(&app);
     if (e != WR_OK) {
@@ -554,6 +554,9 @@ int main(int argc, char **argv)
         app.reload_pending = false;
         wr_app_reload(&app);
     }
+    /* the loop's stalls counted from now: the start's own work is none */
+    if (wr_looplag_start(app.looplag, app.base, wr_clock_mono_ms()) != WR_OK)
+        goto out;
     event_base_dispatch(app.base);
     rc = 0;
     wr_info("stopped");

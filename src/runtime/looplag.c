@@ -11,11 +11,13 @@
  * (head - n) mod KEEP; each has from < to; stalls do not overlap (each
  * starts at a due time set after the previous one ended).
  *
- * Cost: 20 wakes a second; a query walks at most 16 entries and is only
- * made for a store call at or over the slow-call threshold.
+ * Cost: 20 wakes a second; a query (the breaker's, for every store call
+ * it records) walks the kept stalls newest first and stops at the first
+ * that ended before the call began: usually none.
  */
 #include "runtime/looplag.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "base/clock.h"
@@ -29,6 +31,7 @@ struct wr_looplag {
     } stall[WR_LOOPLAG_KEEP];
     unsigned head, n;
     uint64_t stalls;
+    bool live; /* started, or ticked by hand: due_ms is a tick's due time */
     wr_metrics_t *metrics;
     struct event *timer; /* NULL without a base */
 };
@@ -43,8 +46,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
     evtimer_add(l->timer, &tv);
 }
 
-wr_err_t wr_looplag_new(struct event_base *base, wr_metrics_t *metrics, int64_t now_ms,
-                        wr_looplag_t **out)
+wr_err_t wr_looplag_new(wr_metrics_t *metrics, int64_t now_ms, wr_looplag_t **out)
 {
     wr_looplag_t *l = calloc(1, sizeof *l);
     if (!l)
@@ -56,15 +58,25 @@ wr_err_t wr_looplag_new(struct event_base *base, wr_metrics_t *metrics, int64_t 
         wr_metrics_inc(metrics, "waitroom_event_loop_stalls_total", NULL, 0);
         wr_metrics_set(metrics, "waitroom_event_loop_last_stall_seconds", NULL, 0);
     }
-    if (base) {
-        l->timer = evtimer_new(base, timer_cb, l);
-        struct timeval tv = wr_clock_tv_ms(WR_LOOPLAG_PERIOD_MS);
-        if (!l->timer || evtimer_add(l->timer, &tv) != 0) {
-            wr_looplag_free(l);
-            return WR_ENOMEM;
-        }
-    }
     *out = l;
+    return WR_OK;
+}
+
+wr_err_t wr_looplag_start(wr_looplag_t *l, struct event_base *base, int64_t now_ms)
+{
+    if (l->timer)
+        return WR_EINVAL;
+    l->timer = evtimer_new(base, timer_cb, l);
+    if (!l->timer)
+        return WR_ENOMEM;
+    l->due_ms = now_ms + WR_LOOPLAG_PERIOD_MS;
+    l->live = true;
+    struct timeval tv = wr_clock_tv_ms(WR_LOOPLAG_PERIOD_MS);
+    if (evtimer_add(l->timer, &tv) != 0) {
+        event_free(l->timer);
+        l->timer = NULL;
+        return WR_ENOMEM;
+    }
     return WR_OK;
 }
 
@@ -98,6 +110,7 @@ void wr_looplag_tick(wr_looplag_t *l, int64_t now_ms)
                     (long long)late);
     }
     l->due_ms = now_ms + WR_LOOPLAG_PERIOD_MS;
+    l->live = true;
 }
 
 /* Overlap of [a, b) and [c, d), >= 0. */
@@ -118,7 +131,7 @@ uint32_t wr_looplag_stalled_ms(const wr_looplag_t *l, int64_t since_ms, int64_t 
             break; /* older ones end earlier still */
         sum += overlap(since_ms, now_ms, l->stall[k].from, l->stall[k].to);
     }
-    if (now_ms - l->due_ms > (int64_t)WR_LOOPLAG_MIN_MS)
+    if (l->live && now_ms - l->due_ms > (int64_t)WR_LOOPLAG_MIN_MS)
         sum += overlap(since_ms, now_ms, l->due_ms, now_ms);
     return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }

@@ -42,12 +42,17 @@
 
 typedef struct wr_looplag wr_looplag_t;
 
-/* A watcher ticking on base every WR_LOOPLAG_PERIOD_MS from now_ms
- * (wr_clock_mono_ms). base NULL: no timer (tests drive wr_looplag_tick);
- * metrics may be NULL (borrowed; must outlive it). WR_OK and *out (free
- * with wr_looplag_free), or WR_ENOMEM. */
-wr_err_t wr_looplag_new(struct event_base *base, wr_metrics_t *metrics, int64_t now_ms,
-                        wr_looplag_t **out);
+/* A watcher from now_ms (wr_clock_mono_ms), not ticking yet; metrics
+ * may be NULL (borrowed; must outlive it). WR_OK and *out (free with
+ * wr_looplag_free), or WR_ENOMEM. Without wr_looplag_start, tests drive
+ * it with wr_looplag_tick. */
+wr_err_t wr_looplag_new(wr_metrics_t *metrics, int64_t now_ms, wr_looplag_t **out);
+
+/* Starts the timer on base, the first tick due WR_LOOPLAG_PERIOD_MS after
+ * now_ms: call it just before the loop runs for good, so the start-up's
+ * own work (a snapshot loaded, the store waited for) is no stall. WR_OK,
+ * WR_ENOMEM; WR_EINVAL when already started. */
+wr_err_t wr_looplag_start(wr_looplag_t *l, struct event_base *base, int64_t now_ms);
 
 /* Stops the timer and frees l. NULL: no-op. */
 void wr_looplag_free(wr_looplag_t *l);
@@ -59,7 +64,8 @@ void wr_looplag_tick(wr_looplag_t *l, int64_t now_ms);
 
 /* Milliseconds of [since_ms, now_ms] in which the loop did not run: the
  * kept stalls' overlap with it, plus the tick's overdue time beyond its
- * due time when it is more than WR_LOOPLAG_MIN_MS late now. 0 when l is
+ * due time when it is more than WR_LOOPLAG_MIN_MS late now (once started,
+ * or ticked). 0 when l is
  * NULL or since_ms >= now_ms. Saturates at UINT32_MAX. */
 uint32_t wr_looplag_stalled_ms(const wr_looplag_t *l, int64_t since_ms, int64_t now_ms);
 

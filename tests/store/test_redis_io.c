@@ -602,11 +602,12 @@ static void t_command_timeout(void **state)
 }
 
 /* A late loop is not a late server (redis_io_cmd.c, "Timeouts"): the
- * commands are written, then the process stops looping for three times
+ * commands are written, then the process stops looping for ten times
  * their timeout while the server answers (what a paused process or a
  * loaded machine does); when the loop runs again, the replies, not the
- * timers, answer them. 60 replies of 1000 bytes: more than one read of
- * 16 KB, so the later ones are still in the socket when their timers fire.
+ * timers, answer them. 60 replies of 1000 bytes: libevent reads 4 KB (one
+ * TLS record) per readable event, so the later ones are still in the
+ * socket when their timers fire.
  * A command the server has not answered at its deadline still times out. */
 static void late_loop(wr_redis_io_opts_t o)
 {
@@ -624,7 +625,7 @@ static void late_loop(wr_redis_io_opts_t o)
     for (int i = 0; i < N; i++)
         submit(io, &r[i], 0, 2, (const char *[]){"GET", "late:k"});
     event_base_loop(sh_base(), EVLOOP_NONBLOCK); /* writes them, waits for nothing */
-    usleep(300 * 1000);                          /* the loop is paused */
+    usleep(1000 * 1000); /* the loop is paused (10x the timeout: the server answers meanwhile) */
     assert_true(sh_run_until(&r[N - 1].calls, 1, WAIT_MS));
     for (int i = 0; i < N; i++) {
         if (r[i].calls != 1 || r[i].err != WR_OK)

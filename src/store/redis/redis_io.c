@@ -289,6 +289,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         }
         evbuffer_drain(in, fed);
         io->cur_reply += fed;
+        io->fed_total += fed;
         for (;;) {
             void *rep = NULL;
             if (redisReaderGetReply(io->reader, &rep) != REDIS_OK) {

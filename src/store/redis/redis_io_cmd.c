@@ -20,17 +20,26 @@
  *   at its place in `sent` (its reply must still be read and dropped); its
  *   timer is re-armed for hung_ms, and if that fires too the connection is
  *   hung and is closed (WR_ETIMEOUT).
- *   A late loop is not a late server: when the process was paused (a
- *   loaded machine, a VM's stolen time, SIGSTOP) or one loop iteration ran
- *   long, a timer and the reply that beat it come due in the same
- *   iteration, the timer after the socket's read, and the read's parsing
- *   is deferred (BEV_OPT_DEFER_CALLBACKS) to the next one. So a timer that
- *   finds bytes not parsed yet (in the input buffer, in the socket, in the
- *   TLS layer) waits one more iteration instead, up to LATE_MAX times: the
- *   reply, if it is among them, answers the command first and stops its
- *   timer. Only a reply that had not arrived by the deadline times out.
- *   (Without this, one 250 ms pause of waitroomd timed out every command
- *   in flight, and five of them opened the store's circuit breaker.)
+ *   A late loop is not a late server. When the process did not run for a
+ *   while (stopped and continued, a VM's stolen time, a machine starved of
+ *   CPU) the replies that came meanwhile wait in the socket, and the
+ *   timers of their commands come due in the same loop iteration as they
+ *   do, or before they are read: after SIGSTOP/SIGCONT epoll_wait returns
+ *   EINTR (signal(7)), so that iteration runs the timers with no I/O at
+ *   all; libevent reads at most 4 KB of a socket (one TLS record) per
+ *   readable event, so the rest of a backlog is read in later iterations;
+ *   a command with a timeout of its own (WAIT, a redirected resubmit) has
+ *   a timer that runs before the read's deferred callback. So a timer of
+ *   a sent command that finds bytes not parsed yet (in the input buffer,
+ *   in the TLS layer, in the socket) waits one more iteration instead, as
+ *   long as the connection keeps parsing bytes between two of its checks
+ *   (LATE_STALE checks in a row without progress end it) and for at most
+ *   LATE_BUDGET_MS from its first check: replies are in order, so what
+ *   waits is the replies of the commands before it, then its own, which
+ *   answers it and stops its timer. Only a reply that had not arrived by
+ *   the deadline times out. (Without this, one pause of waitroomd longer
+ *   than the store timeout timed out every command in flight, and five of
+ *   them opened the store's circuit breaker: CI, stop 45.)
  *
  */
 #include <stdbool.h>
@@ -193,10 +202,12 @@ wr_err_t wr_redis_io__submit(wr_redis_io_t *io, int flags, int argc, const char 
     return WR_OK;
 }
 
-/* Re-checks of one command's timer that found bytes not parsed yet: each
- * lets the loop read and parse at least one more chunk (libevent reads
- * 16 KB a time), so 64 cover a megabyte of replies ahead of it. */
-#define LATE_MAX 64
+/* A late timer's re-checks (see "Timeouts"): given up after LATE_STALE in
+ * a row with no byte parsed between them, or LATE_BUDGET_MS after the
+ * first (a whole backlog is parsed in far less: it only waits for loop
+ * iterations, not for the server). */
+#define LATE_STALE     4
+#define LATE_BUDGET_MS 1000
 
 /* True when io has bytes its reader has not seen: read into the input
  * buffer (its deferred callback not run yet), decrypted inside the TLS
@@ -214,15 +225,34 @@ static bool bytes_unparsed(wr_redis_io_t *io)
     return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
+/* True when c's timer should wait one more iteration: bytes not parsed
+ * yet, and the connection still parsing within the budget. */
+static bool late_recheck(wr_redis_io_t *io, struct cmd *c)
+{
+    if (!bytes_unparsed(io))
+        return false;
+    int64_t now = wr_clock_mono_ms();
+    if (!c->late_since_ms) { /* the first check of this deadline */
+        c->late_since_ms = now ? now : 1;
+        c->late_fed = io->fed_total;
+        c->late_stale = 0;
+        return true;
+    }
+    if (now - c->late_since_ms > LATE_BUDGET_MS)
+        return false;
+    c->late_stale = io->fed_total == c->late_fed ? (uint8_t)(c->late_stale + 1) : 0;
+    c->late_fed = io->fed_total;
+    return c->late_stale < LATE_STALE;
+}
+
 static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct cmd *c = arg;
     wr_redis_io_t *io = c->io;
     wr_redis_io__enter(io);
-    if (c->where == W_SENT && c->late < LATE_MAX && bytes_unparsed(io)) {
+    if (c->where == W_SENT && late_recheck(io, c)) {
         /* the loop is late, not the server: parse what came first */
         static const struct timeval now = {0, 0};
-        c->late++;
         evtimer_add(&c->timer, &now);
     } else if (c->where == W_HELD) {
         wr_redis_io__cmd_unlink(c);
@@ -231,7 +261,7 @@ static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg)
         wr_redis_io_reply_cb cb = c->cb;
         void *cbarg = c->arg;
         c->timed_out = true;
-        c->late = 0; /* the hung check gets its own re-checks */
+        c->late_since_ms = 0; /* the hung check gets its own re-checks */
         if (io->hung_ms != WR_REDIS_IO_NO_HUNG) {
             struct timeval tv = wr_clock_tv_ms(io->hung_ms);
             evtimer_add(&c->timer, &tv);

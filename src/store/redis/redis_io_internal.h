@@ -48,7 +48,12 @@ struct cmd {
     bool secret;    /* buf holds the password: wipe it */
     bool internal;  /* AUTH/SELECT/PING of the handshake: not in npending */
     bool subscribe; /* SUBSCRIBE / PSUBSCRIBE */
-    uint8_t late;   /* timer re-checks that found bytes not parsed (LATE_MAX) */
+    /* a late timer's re-checks (redis_io_cmd.c, "Timeouts"): the first
+     * one's time (0 = none yet), the connection's fed_total at the last,
+     * and how many in a row found no progress */
+    int64_t late_since_ms;
+    uint64_t late_fed;
+    uint8_t late_stale;
     enum where where;
 };
 TAILQ_HEAD(cmdq, cmd);
@@ -81,6 +86,7 @@ struct wr_redis_io {
     char last_cause[CAUSE_MAX];
     redisReader *reader;
     size_t cur_reply;
+    uint64_t fed_total; /* bytes fed to the reader since connect (late timers' progress) */
     struct cmdq sent, held;
     size_t npending;
     struct event connect_timer;
