@@ -83,6 +83,7 @@ struct wr_metrics {
     int free_head;
     int *index; /* 2 * cap entries (a power of two) */
     uint64_t dropped;
+    uint32_t epoch; /* +1 at every removal: the refs taken before are stale */
 };
 
 static uint32_t hash_key(const char *name, const char *labels)
@@ -306,9 +307,23 @@ static series_t *get_series(wr_metrics_t *m, const char *name, const char *label
     return s;
 }
 
-void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint64_t delta)
+/* The series of ref when it is fresh, else get_series's (remembered in
+ * ref when there is one). */
+static series_t *ref_series(wr_metrics_t *m, wr_metrics_ref_t *ref, const char *name,
+                            const char *labels, wr_metric_type_t type)
 {
-    series_t *s = get_series(m, name, labels, WR_METRIC_COUNTER);
+    if (m && ref->slot1 > 0 && ref->epoch == m->epoch)
+        return &m->series[ref->slot1 - 1];
+    series_t *s = get_series(m, name, labels, type);
+    if (s) {
+        ref->slot1 = (int32_t)(s - m->series) + 1;
+        ref->epoch = m->epoch;
+    }
+    return s;
+}
+
+static void inc(wr_metrics_t *m, series_t *s, uint64_t delta)
+{
     if (!s)
         return;
     if (m->families[s->fam].type == WR_METRIC_GAUGE) {
@@ -317,6 +332,17 @@ void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint6
         s->counter += delta;
         s->gauge += (double)delta;
     }
+}
+
+void wr_metrics_inc(wr_metrics_t *m, const char *name, const char *labels, uint64_t delta)
+{
+    inc(m, get_series(m, name, labels, WR_METRIC_COUNTER), delta);
+}
+
+void wr_metrics_inc_ref(wr_metrics_t *m, wr_metrics_ref_t *ref, const char *name,
+                        const char *labels, uint64_t delta)
+{
+    inc(m, ref_series(m, ref, name, labels, WR_METRIC_COUNTER), delta);
 }
 
 void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, double value)
@@ -333,9 +359,8 @@ void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, doubl
     }
 }
 
-void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, double seconds)
+static void observe(wr_metrics_t *m, series_t *s, double seconds)
 {
-    series_t *s = get_series(m, name, labels, WR_METRIC_HISTOGRAM);
     if (!s)
         return;
     const family_t *f = &m->families[s->fam];
@@ -349,6 +374,17 @@ void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, d
     s->buckets[b]++;
     s->sum += seconds;
     s->count++;
+}
+
+void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, double seconds)
+{
+    observe(m, get_series(m, name, labels, WR_METRIC_HISTOGRAM), seconds);
+}
+
+void wr_metrics_observe_ref(wr_metrics_t *m, wr_metrics_ref_t *ref, const char *name,
+                            const char *labels, double seconds)
+{
+    observe(m, ref_series(m, ref, name, labels, WR_METRIC_HISTOGRAM), seconds);
 }
 
 /* Removes the series of family `only` (-1: every family) whose labels
@@ -382,8 +418,10 @@ static void remove_series(wr_metrics_t *m, int only, const char *needle, bool ex
             s = next;
         }
     }
-    if (removed)
+    if (removed) {
         index_rebuild(m);
+        m->epoch++;
+    }
 }
 
 void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle)

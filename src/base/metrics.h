@@ -61,6 +61,24 @@ void wr_metrics_set(wr_metrics_t *m, const char *name, const char *labels, doubl
 /* Records one observation (seconds) in a histogram series. */
 void wr_metrics_observe(wr_metrics_t *m, const char *name, const char *labels, double seconds);
 
+/* A remembered series, for updates on a hot path (a poll's three): the
+ * first update through a ref looks the series up by name and labels (as
+ * the calls above) and remembers its slot; later ones go straight to it,
+ * no hashing, no string compare. Valid until any series is removed (rare:
+ * a queue deleted, a gauge dropped), after which the next update looks it
+ * up again. Zero-initialised = not taken yet. One ref stands for one
+ * (name, labels): pass the same two at every call with it. */
+typedef struct {
+    int32_t slot1;  /* the series' slot + 1; 0 = none */
+    uint32_t epoch; /* the registry's removal count when taken */
+} wr_metrics_ref_t;
+
+/* wr_metrics_inc and wr_metrics_observe through ref (see above). */
+void wr_metrics_inc_ref(wr_metrics_t *m, wr_metrics_ref_t *ref, const char *name,
+                        const char *labels, uint64_t delta);
+void wr_metrics_observe_ref(wr_metrics_t *m, wr_metrics_ref_t *ref, const char *name,
+                            const char *labels, double seconds);
+
 /* Removes every series of any family whose labels contain `needle`
  * (e.g. "queue=\"shop\"") - used when a queue is deleted. */
 void wr_metrics_remove_matching(wr_metrics_t *m, const char *needle);

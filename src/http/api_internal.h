@@ -144,6 +144,7 @@ struct wr_api {
     size_t in_flight;
     /* see count_request in api_reply.c */
     char request_labels[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES][64];
+    wr_metrics_ref_t request_refs[WR_ROUTE_COUNT][WR_API__N_LABEL_STATUSES]; /* their series */
     wr_freelist_t free_ctx; /* recycled request contexts (no malloc per poll) */
     wr_rng_t rng;           /* poll jitter */
     /* degraded mode: passes spent here while the store was unreachable,
@@ -162,6 +163,15 @@ struct wr_api {
     const char *cur_queue; /* "" = none; handle()'s buffer */
     wr_api__record_t pending;
     char duration_labels[WR_ROUTE_COUNT][40]; /* route="..." of the duration histogram */
+    wr_metrics_ref_t duration_refs[WR_ROUTE_COUNT];
+    /* the store latency's series of the last ops (api_reply.c,
+     * wr_api__observe): op as the string literal's address */
+    struct {
+        const char *op;
+        char label[40]; /* op="OP" */
+        wr_metrics_ref_t ref;
+    } latency_refs[8];
+    unsigned latency_next; /* the entry the next new op takes */
 };
 
 /* Request contexts kept for reuse at most (api_reply.c). */

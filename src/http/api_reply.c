@@ -68,7 +68,6 @@ static void count(wr_api_t *a, wr_route_t route, int status)
     if (!a->metrics)
         return;
     char l[96];
-    const char *labels = l;
     size_t i = 0;
     while (i < WR_API__N_LABEL_STATUSES && label_statuses[i] != status)
         i++;
@@ -77,11 +76,12 @@ static void count(wr_api_t *a, wr_route_t route, int status)
         if (!slot[0])
             snprintf(slot, sizeof(a->request_labels[0][0]), "route=\"%s\",status=\"%d\"",
                      wr_router_route_name(route), status);
-        labels = slot;
-    } else {
-        snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
+        wr_metrics_inc_ref(a->metrics, &a->request_refs[route][i], "waitroom_http_requests_total",
+                           slot, 1);
+        return;
     }
-    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", labels, 1);
+    snprintf(l, sizeof(l), "route=\"%s\",status=\"%d\"", wr_router_route_name(route), status);
+    wr_metrics_inc(a->metrics, "waitroom_http_requests_total", l, 1);
 }
 
 /* The client address (api_internal.h): moved here from api_entries.c so
@@ -140,8 +140,8 @@ static void record_write(wr_api_t *a, const wr_api__record_t *rec, int64_t start
         if (!l[0])
             snprintf(l, sizeof(a->duration_labels[0]), "route=\"%s\"",
                      wr_router_route_name(rec->route));
-        wr_metrics_observe(a->metrics, "waitroom_http_request_duration_seconds", l,
-                           (double)us / 1e6);
+        wr_metrics_observe_ref(a->metrics, &a->duration_refs[rec->route],
+                               "waitroom_http_request_duration_seconds", l, (double)us / 1e6);
     }
     if (!wr_log_access_enabled())
         return;
@@ -436,12 +436,24 @@ void wr_api__observe(wr_api__ctx_t *c, wr_err_t err)
     wr_api_t *a = c->api;
     if (!a->metrics)
         return;
-    char l[64] = "op=\"";
-    wr_api__copy(l + 4, sizeof(l) - 5, c->op); /* op="OP": no formatting per request */
-    strcat(l, "\"");
-    wr_metrics_observe(a->metrics, "waitroom_store_latency_seconds", l,
-                       (double)(wr_clock_wall_us() - c->t0_us) / 1e6);
+    /* the op's label and remembered series (a literal's address names it) */
+    const size_t n_refs = sizeof(a->latency_refs) / sizeof(a->latency_refs[0]);
+    size_t k = 0;
+    while (k < n_refs && a->latency_refs[k].op != c->op)
+        k++;
+    if (k == n_refs) {
+        k = a->latency_next++ % n_refs;
+        a->latency_refs[k].op = c->op;
+        memset(&a->latency_refs[k].ref, 0, sizeof(a->latency_refs[k].ref));
+        char *l = a->latency_refs[k].label;
+        memcpy(l, "op=\"", 4);
+        wr_api__copy(l + 4, sizeof(a->latency_refs[k].label) - 5, c->op);
+        strcat(l, "\"");
+    }
+    wr_metrics_observe_ref(a->metrics, &a->latency_refs[k].ref, "waitroom_store_latency_seconds",
+                           a->latency_refs[k].label, (double)(wr_clock_wall_us() - c->t0_us) / 1e6);
     if (err != WR_OK && !find_answer(err)) {
+        char l[64];
         snprintf(l, sizeof(l), "op=\"%s\",error=\"%s\"", c->op, wr_errname(err));
         wr_metrics_inc(a->metrics, "waitroom_store_errors_total", l, 1);
     }

@@ -338,7 +338,53 @@ static void test_custom_buckets_and_real_counter(void **state)
     wr_metrics_free(m);
 }
 
+/* A ref goes straight to its series after the first update; a removal of
+ * any series makes it look the series up again: a removed series comes
+ * back from 0, one that stayed keeps its value, and a slot freed and taken
+ * by another series is never updated through an old ref. */
+static void test_refs(void **state)
+{
+    (void)state;
+    wr_metrics_t *m = wr_metrics_new();
+    assert_non_null(m);
+    wr_metrics_ref_t a = {0}, b = {0}, h = {0};
+    for (int i = 0; i < 5; i++) {
+        wr_metrics_inc_ref(m, &a, "t_total", "k=\"a\"", 2);
+        wr_metrics_inc_ref(m, &b, "t_total", "k=\"b\"", 1);
+        wr_metrics_observe_ref(m, &h, "t_seconds", "op=\"x\"", 0.002);
+    }
+    wr_metrics_inc(m, "t_total", "k=\"a\"", 1); /* by name: the same series */
+    assert_true(wr_metrics_get(m, "t_total", "k=\"a\"") == 11);
+    assert_true(wr_metrics_get(m, "t_total", "k=\"b\"") == 5);
+    char *text = wr_metrics_render(m, NULL);
+    assert_non_null(strstr(text, "t_seconds_count{op=\"x\"} 5\n"));
+    free(text);
+
+    /* b's series removed, its slot taken by c: a and b look theirs up again */
+    wr_metrics_remove(m, "t_total", "k=\"b\"");
+    wr_metrics_inc(m, "t_total", "k=\"c\"", 7);
+    wr_metrics_inc_ref(m, &a, "t_total", "k=\"a\"", 1);
+    wr_metrics_inc_ref(m, &b, "t_total", "k=\"b\"", 1);
+    assert_true(wr_metrics_get(m, "t_total", "k=\"a\"") == 12);
+    assert_true(wr_metrics_get(m, "t_total", "k=\"b\"") == 1);
+    assert_true(wr_metrics_get(m, "t_total", "k=\"c\"") == 7);
+
+    /* growth moves the slots' memory, not their numbers */
+    char l[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(l, sizeof l, "n=\"%d\"", i);
+        wr_metrics_inc(m, "grow_total", l, 1);
+    }
+    wr_metrics_inc_ref(m, &a, "t_total", "k=\"a\"", 1);
+    assert_true(wr_metrics_get(m, "t_total", "k=\"a\"") == 13);
+    /* NULL registry: nothing, no crash */
+    wr_metrics_inc_ref(NULL, &a, "t_total", "k=\"a\"", 1);
+    wr_metrics_observe_ref(NULL, &h, "t_seconds", "op=\"x\"", 1);
+    wr_metrics_free(m);
+}
+
 #define TESTS(X)                                                                                   \
+    X(test_refs)                                                                                   \
     X(test_custom_buckets_and_real_counter)                                                        \
     X(test_render_exact)                                                                           \
     X(test_empty_and_implicit)                                                                     \
