@@ -29,6 +29,10 @@
  * family, out of memory) is dropped, counted in
  * waitroom_metrics_dropped_series_total (always rendered last) and logged
  * (warn) at the 1st, 2nd, 4th, 8th... drop, naming the family and why.
+ * Refs (wr_metrics_ref_t): a series' slot number kept by a hot caller;
+ * slot numbers survive growth (realloc moves the memory, not the
+ * numbers), and slots are freed only by a removal, which bumps `epoch`:
+ * a ref taken at an older epoch looks its series up again.
  * Not thread-safe: one registry per event loop, or a lock around it.
  */
 #include "base/metrics.h"
