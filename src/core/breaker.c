@@ -110,7 +110,7 @@ static wr_err_t check(const wr_breaker_opts_t *o, char *err, size_t errlen)
     if (!bad)
         return WR_OK;
     if (err && errlen)
-        snprintf(err, errlen, "breaker: %s out of range", bad);
+        snprintf(err, errlen, "%s out of range", bad);
     return WR_EINVAL;
 }
 
@@ -137,55 +137,84 @@ static const breaker_key_t breaker_keys[] = {
     BREAKER_KEY("probes", half_open_probes, uint32_t, false),
 };
 
+/* True when v is written as the spec wants it: decimal digits (at most
+ * 10), and for a rate one '.' with digits after it allowed; no sign,
+ * exponent, hex or space. */
+static bool plain_decimal(const char *v, bool rate)
+{
+    size_t digits = 0;
+    const char *p = v;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (digits == 0 || digits > 10)
+        return false;
+    if (rate && *p == '.') {
+        const char *f = ++p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p == f)
+            return false;
+    }
+    return *p == '\0';
+}
+
 wr_err_t wr_breaker_parse(wr_breaker_opts_t *o, const char *spec, char *err, size_t errlen)
 {
     char buf[512];
     if (!spec || strlen(spec) >= sizeof(buf)) {
-        snprintf(err, errlen, "breaker: spec too long");
+        snprintf(err, errlen, "spec too long (at most %zu bytes)", sizeof(buf) - 1);
+        return WR_EINVAL;
+    }
+    size_t n = strlen(spec);
+    if (n && (spec[0] == ',' || spec[n - 1] == ',' || strstr(spec, ",,"))) {
+        snprintf(err, errlen, "an empty item in '%.40s'", spec);
         return WR_EINVAL;
     }
     snprintf(buf, sizeof(buf), "%s", spec);
+    unsigned given = 0; /* bit i: breaker_keys[i] already set by this spec */
     char *save = NULL;
     for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         while (*kv == ' ')
             kv++;
         char *eq = strchr(kv, '=');
         if (!eq) {
-            snprintf(err, errlen, "breaker: expected key=value, got '%.40s'", kv);
+            snprintf(err, errlen, "expected key=value, got '%.40s'", kv);
             return WR_EINVAL;
         }
         *eq = '\0';
         const char *key = kv, *val = eq + 1;
-        char *end = NULL;
-        double v = strtod(val, &end);
-        if (!*val || *end || !isfinite(v) || v < 0 || v > 4e9) {
-            snprintf(err, errlen, "breaker: %s: not a number: '%.40s'", key, val);
+        size_t i = 0;
+        while (i < sizeof(breaker_keys) / sizeof(breaker_keys[0]) &&
+               strcmp(key, breaker_keys[i].key) != 0)
+            i++;
+        if (i == sizeof(breaker_keys) / sizeof(breaker_keys[0])) {
+            snprintf(err, errlen, "unknown key '%.40s'", key);
             return WR_EINVAL;
         }
-        uint32_t u = (uint32_t)v;
-        const breaker_key_t *k = NULL;
-        for (size_t i = 0; i < sizeof(breaker_keys) / sizeof(breaker_keys[0]) && !k; i++)
-            if (strcmp(key, breaker_keys[i].key) == 0)
-                k = &breaker_keys[i];
-        if (!k) {
-            snprintf(err, errlen, "breaker: unknown key '%.40s'", key);
+        const breaker_key_t *k = &breaker_keys[i];
+        if (given & (1u << i)) {
+            snprintf(err, errlen, "%s given twice", key);
             return WR_EINVAL;
         }
+        given |= 1u << i;
+        double v = plain_decimal(val, k->rate) ? strtod(val, NULL) : -1;
         if (k->rate) {
+            /* 0 would read as "the default" inside the options struct */
+            if (!rate_ok(v)) {
+                snprintf(err, errlen, "%s: '%.40s' is not a rate above 0 and at most 1", key, val);
+                return WR_EINVAL;
+            }
             *(double *)((char *)o + k->off) = v;
-            continue;
-        }
-        if ((double)u != v) {
-            snprintf(err, errlen, "breaker: %s: not an integer", key);
-            return WR_EINVAL;
-        }
-        if (u == 0) {
+        } else {
             /* 0 means "the default" inside the options struct; written out
              * it would silently become 5 or 1000, so it is refused. */
-            snprintf(err, errlen, "breaker: %s: must be at least 1", key);
-            return WR_EINVAL;
+            if (v < 1 || v > UINT32_MAX) {
+                snprintf(err, errlen, "%s: '%.40s' is not an integer from 1 to %u", key, val,
+                         (unsigned)UINT32_MAX);
+                return WR_EINVAL;
+            }
+            *(uint32_t *)((char *)o + k->off) = (uint32_t)v;
         }
-        *(uint32_t *)((char *)o + k->off) = u;
     }
     wr_breaker_opts_t t = *o;
     fill_defaults(&t);

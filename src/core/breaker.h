@@ -93,8 +93,11 @@ void wr_breaker_opts_default(wr_breaker_opts_t *o);
  * Parses "key=value,key=value" into o (keys: window, min_calls,
  * failure_rate, consecutive, slow_ms, slow_rate, wait_ms, wait_max_ms,
  * probes) on top of what o holds. Returns WR_OK, or WR_EINVAL with a
- * message naming the key in err (errlen bytes incl. NUL). Values are
- * range-checked like wr_breaker_new.
+ * message naming the key in err (errlen bytes incl. NUL; no prefix: the
+ * caller names the flag). Values are plain decimal (a count: digits, 1 to
+ * 4294967295; a rate: digits with an optional fraction, above 0 and at
+ * most 1; no sign, exponent, hex or space), each key at most once, no
+ * empty item; then range-checked like wr_breaker_new. "" sets nothing.
  */
 wr_err_t wr_breaker_parse(wr_breaker_opts_t *o, const char *spec, char *err, size_t errlen);
 

@@ -793,9 +793,17 @@ class CodesNeverLogged(PrivateServer):
         for s in secrets + [inv.split(".")[2] for inv in invites]:
             self.assertNotIn(s.lower(), raw.lower())
         # the audit: one line per change done (the issue, the one revocation
-        # of a real code; the made-up code's 404 changed nothing)
-        audit = [e for e in json_lines(w.errpath)
-                 if e.get("msg") == "admin change" and e.get("queue") == q]
+        # of a real code; the made-up code's 404 changed nothing). The error
+        # log is written by its own thread: waited for, not read once (a
+        # loaded run read it before the lines were there)
+        def audit_lines():
+            w.err.flush()
+            return [e for e in json_lines(w.errpath)
+                    if e.get("msg") == "admin change" and e.get("queue") == q]
+        audit = self.poll_until(audit_lines,
+                                lambda a: sum(e.get("action") in ("codes_create", "codes_revoke")
+                                              for e in a) >= (2 if groups else 0),
+                                what="the audit lines of the codes")
         made = [e for e in audit if e.get("action") == "codes_create"]
         self.assertEqual(len(made), 1, audit)
         self.assertEqual((made[0]["group"], made[0]["count"], made[0]["uses"],

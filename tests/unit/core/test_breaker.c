@@ -488,6 +488,47 @@ static void test_parse(void **state)
     assert_int_equal(wr_breaker_parse(&o, "consecutive=0", err, sizeof(err)), WR_EINVAL);
     assert_non_null(strstr(err, "consecutive"));
     assert_int_equal(wr_breaker_parse(&o, "probes=0", err, sizeof(err)), WR_EINVAL);
+    /* a rate of 0 likewise (it would read as the default), and every value
+     * only in plain decimal: no sign, exponent, hex, space or second
+     * spelling of a key; no empty item; messages without a prefix (the
+     * caller names the flag) */
+    static const struct {
+        const char *spec, *said;
+    } bad[] = {
+        {"failure_rate=0", "failure_rate: '0' is not a rate above 0 and at most 1"},
+        {"slow_rate=0.0", "slow_rate: '0.0' is not a rate"},
+        {"failure_rate=-0.1", "failure_rate: '-0.1' is not a rate"},
+        {"failure_rate=.5", "not a rate"},
+        {"failure_rate=0.", "not a rate"},
+        {"failure_rate=5e-1", "not a rate"},
+        {"slow_ms=-1", "slow_ms: '-1' is not an integer from 1 to 4294967295"},
+        {"slow_ms=4294967296", "slow_ms: '4294967296' is not an integer"},
+        {"slow_ms=1e3", "not an integer"},
+        {"slow_ms=0x10", "not an integer"},
+        {"slow_ms=+5", "not an integer"},
+        {"slow_ms= 7", "not an integer"},
+        {"slow_ms=", "not an integer"},
+        {"slow_ms=200,slow_ms=300", "slow_ms given twice"},
+        {",", "an empty item"},
+        {"slow_ms=5,", "an empty item"},
+        {"slow_ms=5,,probes=2", "an empty item"},
+        {"=5", "unknown key ''"},
+        {"wait_ms=2000,wait_max_ms=1000", "wait_max_ms out of range"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        wr_breaker_opts_default(&o);
+        err[0] = '\0';
+        if (wr_breaker_parse(&o, bad[i].spec, err, sizeof(err)) != WR_EINVAL ||
+            !strstr(err, bad[i].said) || strstr(err, "breaker:"))
+            fail_msg("'%s': got '%s', want '%s'", bad[i].spec, err, bad[i].said);
+    }
+    /* the largest count, a rate of 1, spaces after a comma, an empty spec */
+    wr_breaker_opts_default(&o);
+    assert_int_equal(
+        wr_breaker_parse(&o, "wait_max_ms=4294967295, failure_rate=1", err, sizeof(err)), WR_OK);
+    assert_int_equal(o.open_wait_max_ms, UINT32_MAX);
+    assert_true(o.failure_rate == 1.0);
+    assert_int_equal(wr_breaker_parse(&o, "", err, sizeof(err)), WR_OK);
 }
 
 static void test_names(void **state)
