@@ -11,9 +11,9 @@
  * (head - n) mod KEEP; each has from < to; stalls do not overlap (each
  * starts at a due time set after the previous one ended).
  *
- * Cost: 20 wakes a second; a query (the breaker's, for every store call
- * it records) walks the kept stalls newest first and stops at the first
- * that ended before the call began: usually none.
+ * Cost: 20 wakes a second; a query (the breaker's, only for a store call
+ * at or over its slow-call threshold) walks the kept stalls newest first
+ * and stops at the first that ended before the call began.
  */
 #include "runtime/looplag.h"
 

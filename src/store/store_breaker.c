@@ -39,6 +39,7 @@ struct bstore {
     int64_t (*now_ms)(void);
     uint32_t (*stalled_ms)(const void *arg, int64_t since_ms, int64_t now_ms);
     const void *stalled_arg;
+    uint32_t slow_ms; /* the slow-call threshold: below it a stall cannot matter */
     bool closing;
     wr_freelist_t calls; /* recycled call records (no malloc per store call) */
     wr_store_ops_t ops;  /* breaker_ops, with the log's operations over a store with a log,
@@ -140,8 +141,8 @@ static void settle(struct call *c, wr_err_t err)
             if (lat > UINT32_MAX)
                 lat = UINT32_MAX;
             if (s->inner->ops->in_process)
-                lat = 0;                         /* the process's own slowness, not the store's */
-            else if (s->stalled_ms && lat > 0) { /* the process's own stall, likewise */
+                lat = 0; /* the process's own slowness, not the store's */
+            else if (s->stalled_ms && lat >= s->slow_ms) { /* the process's own stall, likewise */
                 int64_t st = s->stalled_ms(s->stalled_arg, c->t0_ms, now);
                 lat = lat > st ? lat - st : 0;
             }
@@ -575,6 +576,9 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
     s->stalled_ms = opts ? opts->stalled_ms : NULL;
     s->stalled_arg = opts ? opts->stalled_arg : NULL;
+    wr_breaker_opts_t d;
+    wr_breaker_opts_default(&d);
+    s->slow_ms = opts && opts->breaker.slow_call_ms ? opts->breaker.slow_call_ms : d.slow_call_ms;
     if (s->metrics) {
         wr_metric_defs_describe(s->metrics, WR_METRICS_GROUP_BREAKER);
         publish_state(s, WR_BREAKER_CLOSED);
