@@ -679,5 +679,8 @@ json_t *wr_api__load_body(const char *data, size_t len, json_error_t *err)
         snprintf(err->text, sizeof(err->text), "a NUL byte in the body");
         return NULL;
     }
-    return json_loadb(data, len, JSON_REJECT_DUPLICATES, err);
+    json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, err);
+    if (!j && strstr(err->text, "JSON_ALLOW_NUL")) /* jansson's flag is not the client's word */
+        snprintf(err->text, sizeof(err->text), "\\u0000 (a NUL character) in a string");
+    return j;
 }

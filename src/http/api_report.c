@@ -275,7 +275,9 @@ static void index_cb(wr_err_t err, const wr_store_report_pair_t *p, size_t n, vo
                             : wr_report_floor_minute(r->now) + WR_REPORT_MINUTE_MS;
     if (r->from < 0 && from > to)
         from = to;
-    if (from > to) {
+    /* the asked values first: from=10&to=5 is refused although both
+     * round to the same minute */
+    if (from > to || (r->from >= 0 && r->to >= 0 && r->from > r->to)) {
         wr_api__reply_error(a, c->req, c->route, 400, "BAD_REQUEST", "from is after to", NULL, NULL,
                             0);
         rctx_free(r);

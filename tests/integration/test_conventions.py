@@ -176,6 +176,13 @@ class Conventions(WRTest):
             with self.subTest(patch=body):
                 r = self.c.request("PATCH", "/v1/admin/queues/" + q, ADMIN, body)
                 self.assertError(r, 400, "BAD_REQUEST", "admin PATCH body %r" % body)
+        # an escaped NUL in a string: refused in the client's words (not
+        # the JSON library's flag name), nothing changed
+        r = self.c.request("PATCH", "/v1/admin/queues/" + q, ADMIN,
+                           '{"message": "a\\u0000b"}')
+        self.assertError(r, 400, "BAD_REQUEST", "an escaped NUL")
+        self.assertIn("NUL", r.json["message"])
+        self.assertNotIn("JSON_ALLOW_NUL", r.json["message"])
         # a key given twice changed nothing
         self.assertEqual(self.config(q), before, "a refused PATCH changed the config")
         self.assertError(self.c.get_queue(name), 404, "QUEUE_NOT_FOUND", "a refused PUT created it")

@@ -141,6 +141,12 @@ class Report(WRTest):
         self.assertIsNone(rep["minutes"][0]["waitP99Ms"])
         r = self.get_report(q, "?from=%d&to=%d" % (t, t - 2 * MIN))
         self.assertError(r, 400, "BAD_REQUEST")
+        # the asked values, not the rounded minutes: both round to one minute
+        m0 = t - t % MIN
+        r = self.get_report(q, "?from=%d&to=%d" % (m0 + 10, m0 + 5))
+        self.assertError(r, 400, "BAD_REQUEST")
+        r = self.get_report(q, "?from=%d&to=%d" % (m0 + 5, m0 + 5))
+        self.assertEqual(r.status, 200, repr(r))
         # a bad value is refused even when a part of the query is not
         # name=value (the whole query was once dropped: a 200 report)
         for qs in ("?from=abc", "?from=abc&x", "?format=xml&x", "?from"):
