@@ -321,8 +321,10 @@ wr_err_t wr_api_new(const wr_api_opts_t *opts, wr_api_t **out)
         free(a);
         return WR_ENOMEM;
     }
-    /* Without it every poll records last-seen: slower on Redis, still right. */
-    if (wr_seencache_new(0, &a->seen) != WR_OK)
+    /* Without it every poll records last-seen: slower on Redis, still
+     * right. A store whose recording is free (the embedded one) needs none:
+     * the cache's lookup would cost a poll more than it saves. */
+    if (!wr_store_quiet_saves(a->store) || wr_seencache_new(0, &a->seen) != WR_OK)
         a->seen = NULL;
     set_admin_key(a);
     if (a->metrics) {

@@ -754,11 +754,12 @@ void wr_api__handle_entries(wr_api_t *a, wr_http_req_t *req, const wr_api__call_
     wr_err_t err;
     if (route == WR_ROUTE_STATUS) {
         /* Within the store's last-seen window after a recorded join or
-         * status, the poll need not record again (store.h status_quiet). */
-        const wr_queue_config_t *cfg = wr_api__held_config(c);
-        int64_t now = wr_clock_mono_us();
-        if (cfg && a->seen &&
-            wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
+         * status, the poll need not record again (store.h status_quiet).
+         * Without a seen cache (a store whose recording is free) every poll
+         * is a status: no clock read, no lookup. */
+        const wr_queue_config_t *cfg = a->seen ? wr_api__held_config(c) : NULL;
+        int64_t now = a->seen ? wr_clock_mono_us() : 0;
+        if (cfg && wr_seencache_fresh(a->seen, queue, user, now, wr_store_seen_window_us(cfg))) {
             err = wr_store_status_quiet(a->store, queue, user, entry_cb, c);
         } else {
             c->seen_us = now;

@@ -45,6 +45,10 @@ typedef struct wr_store_ops {
      * store is failing, so the circuit breaker does not count latency
      * (store_breaker.h). */
     bool in_process;
+    /* true: status records the user's last-seen time at no cost (a field
+     * of the record the answer reads anyway) and status_quiet is status:
+     * a caller need not remember whom it recorded (http's seen cache) */
+    bool status_records_free;
 
     /*
      * join: puts user at the end of the line unless already there (the first
@@ -548,6 +552,12 @@ static inline wr_err_t wr_store_status_quiet(wr_store_t *s, const char *q, const
                                              wr_store_entry_cb cb, void *arg)
 {
     return s->ops->status_quiet(s, q, u, cb, arg);
+}
+/* Whether s's status_quiet saves anything (ops->status_records_free
+ * false): a caller keeps its seen cache only then. */
+static inline bool wr_store_quiet_saves(const wr_store_t *s)
+{
+    return s && !s->ops->status_records_free;
 }
 
 /* The staleness a store's last-seen time may have (see status_quiet), us:

@@ -570,6 +570,8 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     }
     if (!inner->ops->push_sub)
         s->ops.push_sub = NULL; /* wr_store_has_push tells the inner store's answer */
+    s->ops.in_process = inner->ops->in_process;
+    s->ops.status_records_free = inner->ops->status_records_free;
     s->base_.ops = &s->ops;
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;

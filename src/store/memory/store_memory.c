@@ -603,6 +603,7 @@ static void mem_close(wr_store_t *base)
 static const wr_store_ops_t memory_ops = {
     .name = "memory",
     .in_process = true,
+    .status_records_free = true, /* the node's aux word, beside what the answer reads */
     .join = mem_join,
     .status = mem_status,
     .join_page = mem_join_page,
