@@ -21,6 +21,16 @@ int64_t wr_clock_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t wr_clock_coarse_mono_ms(void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts = read_clock(CLOCK_MONOTONIC_COARSE);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+#else
+    return wr_clock_mono_ms();
+#endif
+}
+
 int64_t wr_clock_mono_us(void)
 {
     struct timespec ts = read_clock(CLOCK_MONOTONIC);

@@ -325,8 +325,10 @@ wr_api__ctx_t *wr_api__ctx_new(wr_api_t *a, wr_http_req_t *req, wr_route_t route
     c->op = wr_router_route_name(route);
     if (queue)
         wr_api__copy(c->queue, sizeof(c->queue), queue);
-    c->t0_us = wr_clock_wall_us();
-    c->start_us = req == a->cur_req ? a->cur_start_us : c->t0_us;
+    /* made while its request is dispatched (nearly always): the
+     * dispatch's start is the store call's start too, microseconds apart */
+    c->t0_us = req == a->cur_req ? a->cur_start_us : wr_clock_wall_us();
+    c->start_us = c->t0_us;
     a->in_flight++;
     return c;
 }

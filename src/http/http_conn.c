@@ -204,8 +204,10 @@ const char *wr_http_req_target(const wr_http_req_t *r)
 
 const char *wr_http_req_header_next(const wr_http_req_t *r, const char *name, size_t *it)
 {
+    size_t nl = strlen(name); /* the length first: most fields differ there */
     for (size_t i = *it; i < r->n_fields; i++) {
-        if (strcasecmp(r->in.p + r->fields[i].name, name) == 0) {
+        if (r->fields[i].name_len == nl &&
+            strncasecmp(r->in.p + r->fields[i].name, name, nl) == 0) {
             *it = i + 1;
             return r->in.p + r->fields[i].value;
         }

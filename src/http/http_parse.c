@@ -107,8 +107,8 @@ static int content_length_line(wr_http_conn_t *c, const char *b, uint32_t line, 
 {
     static const char name[] = "content-length:";
     const uint32_t k = sizeof(name) - 1;
-    if (len < k || strncasecmp(b + line, name, k) != 0)
-        return 0;
+    if (len < k || (b[line] | 0x20) != 'c' || strncasecmp(b + line, name, k) != 0)
+        return 0; /* (the first letter alone turns most lines away) */
     uint32_t v = line + k, e = line + len;
     while (v < e && (b[v] == ' ' || b[v] == '\t'))
         v++;
@@ -143,8 +143,28 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
     char *b = c->ibuf + c->ipos;
     uint32_t n = c->ilen - c->ipos, i = c->scan;
     for (; i < n; i++) {
-        char ch = b[i];
-        if (ch == '\r') {
+        if (i == c->line_start && c->reqline_done && (b[i] == ' ' || b[i] == '\t')) {
+            fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
+            return -1;
+        }
+        /* The rest of the line up to its CR, by memchr (a poll's head is
+         * about 100 bytes in 4 lines: three short searches a line instead
+         * of a test per byte): neither LF nor NUL may be in it. */
+        const char *cr = memchr(b + i, '\r', n - i);
+        uint32_t end = cr ? (uint32_t)(cr - b) : n;
+        const char *lf = memchr(b + i, '\n', end - i), *nul = memchr(b + i, '\0', end - i);
+        if (lf && (!nul || lf < nul)) {
+            fail(c, 400, "BAD_REQUEST", "bare LF in the request head");
+            return -1;
+        }
+        if (nul) {
+            fail(c, 400, "BAD_REQUEST", "NUL in the request head");
+            return -1;
+        }
+        i = end;
+        if (i >= n)
+            break;
+        { /* b[i] is a CR */
             if (i + 1 >= n)
                 break; /* its LF is still to come */
             if (b[i + 1] != '\n') {
@@ -189,15 +209,6 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
                 fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
                 return -1;
             }
-        } else if (ch == '\n') {
-            fail(c, 400, "BAD_REQUEST", "bare LF in the request head");
-            return -1;
-        } else if (ch == '\0') {
-            fail(c, 400, "BAD_REQUEST", "NUL in the request head");
-            return -1;
-        } else if (i == c->line_start && c->reqline_done && (ch == ' ' || ch == '\t')) {
-            fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
-            return -1;
         }
     }
     c->scan = i;
@@ -385,17 +396,17 @@ static int on_headers_complete(llhttp_t *p)
     for (uint32_t i = 0; i < r->n_fields; i++) {
         const wr_http_field_t *f = &r->fields[i];
         const char *name = r->in.p + f->name, *v = r->in.p + f->value;
-        if (strcasecmp(name, "host") == 0) {
+        if (f->name_len == 4 && strcasecmp(name, "host") == 0) {
             if (++host > 1 || !valid_host(v)) {
                 fail(c, 400, "BAD_REQUEST", host > 1 ? "two Host fields" : "invalid Host");
                 return -1;
             }
-        } else if (strcasecmp(name, "transfer-encoding") == 0) {
+        } else if (f->name_len == 17 && strcasecmp(name, "transfer-encoding") == 0) {
             if (++te > 1 || r->minor == 0 || strcasecmp(v, "chunked") != 0) {
                 fail(c, 400, "BAD_REQUEST", "Transfer-Encoding other than one chunked");
                 return -1;
             }
-        } else if (strcasecmp(name, "expect") == 0) {
+        } else if (f->name_len == 6 && strcasecmp(name, "expect") == 0) {
             expect = v;
         }
     }

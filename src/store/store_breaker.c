@@ -575,7 +575,7 @@ wr_err_t wr_store_breaker_wrap(wr_store_t *inner, const wr_store_breaker_opts_t 
     s->base_.ops = &s->ops;
     s->inner = inner;
     s->metrics = opts ? opts->metrics : NULL;
-    s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_mono_ms;
+    s->now_ms = opts && opts->now_ms ? opts->now_ms : wr_clock_coarse_mono_ms;
     s->stalled_ms = opts ? opts->stalled_ms : NULL;
     s->stalled_arg = opts ? opts->stalled_arg : NULL;
     wr_breaker_opts_t d;

@@ -47,7 +47,8 @@ typedef struct {
                                   (on_transition/arg are ignored: the decorator
                                   uses them) */
     wr_metrics_t *metrics;     /* borrowed, may be NULL; must outlive the store */
-    int64_t (*now_ms)(void);   /* monotonic clock, ms; NULL = CLOCK_MONOTONIC */
+    int64_t (*now_ms)(void);   /* monotonic clock, ms; NULL = wr_clock_coarse_mono_ms (a tick
+                                  of error is nothing to a window or a slow call) */
     /* ms of [since_ms, now_ms] (now_ms's clock) in which this process did
      * not run its loop (runtime/looplag.h); left out of a call's latency
      * before the slow-call rule. NULL = none. */

@@ -51,10 +51,16 @@ uint64_t wr_memq__passed_ahead(const wr_memq_t *q, const wr_zsl_node_t *n, int64
          x && x != n && looked < WR_STORE_AHEAD_SCAN; x = wr_zsl_next(x), looked++) {
         int64_t silent = (int64_t)wr_memq_seen_age_cs(x, now_us) * 10000;
         int64_t reach = rate > 0 ? (int64_t)((double)taken * 1e6 / rate) : 0;
-        size_t len; /* subscribed (Web Push): never idle, so never overdue either */
-        const char *id = wr_zsl_node_id(x, &len);
-        int64_t idle = wr_memq_push_has(q, id, len) ? 0 : idle_us;
-        if (wr_queue_passed_over(silent, reach, idle, 0, wr_zsl_node_flags(x) & WR_MEMQ_PENDING))
+        bool pending = wr_zsl_node_flags(x) & WR_MEMQ_PENDING;
+        bool over = wr_queue_passed_over(silent, reach, idle_us, 0, pending);
+        if (over && !pending) {
+            /* subscribed (Web Push): never idle, so never overdue either
+             * (looked up only for someone the rule would pass over) */
+            size_t len;
+            const char *id = wr_zsl_node_id(x, &len);
+            over = !wr_memq_push_has(q, id, len);
+        }
+        if (over)
             passed++;
         else
             taken++;

@@ -1,7 +1,7 @@
 /*
  * test_clock.c - the clocks: monotonic time never goes back and its two
- * units agree; wall time agrees with time(2) to the second; durations
- * convert to struct timeval.
+ * units agree; the coarse one trails it by under a tick; wall time agrees with time(2) to the
+ * second; durations convert to struct timeval.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +26,24 @@ static void test_monotonic(void **state)
     int64_t ms = wr_clock_mono_ms(), us = wr_clock_mono_us();
     assert_true(us / 1000 >= ms);
     assert_true(us / 1000 - ms < 1000);
+}
+
+/* The coarse clock is the monotonic clock as of the last tick: never
+ * ahead of a fine read after it, behind one before it by under a tick
+ * (10 ms at HZ=100, the coarsest; 50 ms of slack for a busy machine). */
+static void test_coarse(void **state)
+{
+    (void)state;
+    int64_t last = wr_clock_coarse_mono_ms();
+    for (int i = 0; i < 10000; i++) {
+        int64_t before = wr_clock_mono_ms();
+        int64_t c = wr_clock_coarse_mono_ms();
+        int64_t after = wr_clock_mono_ms();
+        assert_true(c >= last);
+        assert_true(c <= after);
+        assert_true(before - c < 50);
+        last = c;
+    }
 }
 
 static void test_wall(void **state)
@@ -56,6 +74,7 @@ static void test_timeval(void **state)
 
 #define TESTS(X)                                                                                   \
     X(test_monotonic)                                                                              \
+    X(test_coarse)                                                                                 \
     X(test_wall)                                                                                   \
     X(test_timeval)
 WR_UNIT_MAIN(NULL, NULL, TESTS)
