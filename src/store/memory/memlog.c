@@ -42,8 +42,15 @@ typedef struct memlog_person {
     uint8_t leaf_hash[WR_TLOG_HASH];
     bool has_receipt; /* the leaf at index is a join whose u was read */
     uint8_t len;
+    uint32_t slot; /* its hint slot + 1 (0: none yet) */
     char id[];
 } memlog_person_t;
+
+/* A hint slot (memlog.h, wr_memlog_hint). */
+struct memlog_hint {
+    memlog_person_t *p;
+    uint32_t gen;
+};
 
 /* p's receipt from the join leaf at p->index. */
 static void person_receipt(const wr_memlog_t *l, memlog_person_t *p)
@@ -85,6 +92,75 @@ wr_memlog_t *wr_memlog_new(const char *name)
     return l;
 }
 
+/* ---- hints -------------------------------------------------------------- */
+
+/* Frees p's hint slot (the generation moves on: every hint to it is stale). */
+static void hint_drop(wr_memlog_t *l, memlog_person_t *p)
+{
+    if (!p->slot)
+        return;
+    struct memlog_hint *h = &l->hints[p->slot - 1];
+    h->p = NULL;
+    h->gen++;
+    if (h->gen == 0)
+        h->gen = 1; /* 2^32 reuses: a hint of generation 0 would read as none */
+    size_t cap = l->hfree_cap;
+    uint32_t *f = wr_array_grow(l->hfree, &cap, l->n_hfree + 1, sizeof *f, 16, false);
+    if (f) { /* else the slot is leaked: never reused, never wrong */
+        l->hfree = f;
+        l->hfree_cap = cap;
+        l->hfree[l->n_hfree++] = p->slot - 1;
+    }
+    p->slot = 0;
+}
+
+static uint64_t hint_of(const wr_memlog_t *l, const memlog_person_t *p)
+{
+    return ((uint64_t)l->hints[p->slot - 1].gen << 32) | (p->slot - 1);
+}
+
+uint64_t wr_memlog_hint(wr_memlog_t *l, const char *user, size_t ulen)
+{
+    memlog_person_t *p = wr_idhash_get(l->people, user, ulen);
+    if (!p)
+        return 0;
+    if (p->slot)
+        return hint_of(l, p);
+    uint32_t i;
+    if (l->n_hfree > 0) {
+        i = l->hfree[--l->n_hfree];
+    } else {
+        if (l->n_hints >= UINT32_MAX)
+            return 0;
+        size_t cap = l->hints_cap;
+        struct memlog_hint *h = wr_array_grow(l->hints, &cap, l->n_hints + 1, sizeof *h, 64, false);
+        if (!h)
+            return 0;
+        l->hints = h;
+        l->hints_cap = cap;
+        i = (uint32_t)l->n_hints++;
+        l->hints[i].gen = 1;
+    }
+    l->hints[i].p = p;
+    p->slot = i + 1;
+    return hint_of(l, p);
+}
+
+bool wr_memlog_receipt_hint(const wr_memlog_t *l, uint64_t hint, char u[WR_LOGLEAF_U_HEX + 1],
+                            uint64_t *index, uint8_t leaf_hash[WR_TLOG_HASH])
+{
+    uint32_t i = (uint32_t)hint, gen = (uint32_t)(hint >> 32);
+    if (gen == 0 || i >= l->n_hints || l->hints[i].gen != gen || !l->hints[i].p)
+        return false;
+    const memlog_person_t *p = l->hints[i].p;
+    if (!p->has_receipt)
+        return false;
+    *index = p->index;
+    wr_hex_encode(p->u, WR_LOGLEAF_U_BYTES, u);
+    memcpy(leaf_hash, p->leaf_hash, WR_TLOG_HASH);
+    return true;
+}
+
 static void free_person(void *item, void *arg)
 {
     (void)arg;
@@ -105,6 +181,8 @@ void wr_memlog_free(wr_memlog_t *l)
     wr_crypto_hmac_free(l->mac);
     free(l->bytes);
     free(l->off);
+    free(l->hints);
+    free(l->hfree);
     wr_crypto_wipe(l->seed, sizeof l->seed);
     wr_crypto_wipe(l->salt, sizeof l->salt);
     free(l);
@@ -269,6 +347,7 @@ wr_err_t wr_memlog_member_add(wr_memlog_t *l, const char *user, size_t ulen, uin
         return WR_ENOMEM;
     p->index = index;
     p->len = (uint8_t)ulen;
+    p->slot = 0;
     memcpy(p->id, user, ulen);
     p->id[ulen] = '\0';
     person_receipt(l, p);
@@ -281,6 +360,8 @@ wr_err_t wr_memlog_member_add(wr_memlog_t *l, const char *user, size_t ulen, uin
 bool wr_memlog_member_del(wr_memlog_t *l, const char *user, size_t ulen)
 {
     memlog_person_t *p = wr_idhash_del(l->people, user, ulen);
+    if (p)
+        hint_drop(l, p);
     free(p);
     return p != NULL;
 }

@@ -45,8 +45,15 @@ typedef struct wr_memlog {
     wr_crypto_sha256_t *h;
     wr_crypto_hmac_t *mac; /* keyed with salt on first use (wr_memlog_u) */
     wr_idhash_t *people;   /* user id -> struct memlog_person: in the log's line */
-    int64_t last_at;       /* the last leaf's "at" */
-    int64_t last_t;        /* the last join's t: the order key never goes back */
+    /* Hints (wr_memlog_hint): slot i holds a member's record (NULL: free)
+     * and a generation, +1 whenever the slot is emptied; free slots are
+     * stacked in hfree. A hint names (generation, slot). */
+    struct memlog_hint *hints;
+    size_t n_hints, hints_cap;
+    uint32_t *hfree;
+    size_t n_hfree, hfree_cap;
+    int64_t last_at; /* the last leaf's "at" */
+    int64_t last_t;  /* the last join's t: the order key never goes back */
     /* the opening: a commit awaiting its draw */
     bool committed;
     uint8_t seed[WR_LOGLEAF_SEED];
@@ -114,6 +121,19 @@ bool wr_memlog_member(const wr_memlog_t *l, const char *user, size_t ulen, uint6
 bool wr_memlog_receipt(const wr_memlog_t *l, const char *user, size_t ulen,
                        char u[WR_LOGLEAF_U_HEX + 1], uint64_t *index,
                        uint8_t leaf_hash[WR_TLOG_HASH]);
+
+/* A hint to user's receipt (0: not a member, or out of memory): a 64-bit
+ * word the caller may keep (memq keeps it in the person's line node) and
+ * give to wr_memlog_receipt_hint. It reads their receipt with no lookup
+ * while they stay a member; once they are forgotten it reads nothing
+ * (their slot's generation moved on), never another member's. Valid for
+ * this log only. */
+uint64_t wr_memlog_hint(wr_memlog_t *l, const char *user, size_t ulen);
+
+/* The receipt through a hint (wr_memlog_receipt's outputs): false when the
+ * hint is 0 or stale (the caller then asks wr_memlog_receipt by id). */
+bool wr_memlog_receipt_hint(const wr_memlog_t *l, uint64_t hint, char u[WR_LOGLEAF_U_HEX + 1],
+                            uint64_t *index, uint8_t leaf_hash[WR_TLOG_HASH]);
 
 /* Records user's join leaf index (they are in the log's line), and their
  * receipt read from that leaf (which must be appended already). WR_OK or

@@ -417,6 +417,7 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
     e->group_line = e->group_first_waiting = 0;
     e->group_admitted_60s = 0;
     e->code_reason = WR_CODE_OK;
+    q->entry_node = NULL;
     wr_memq_sweep(q, now_us, dirty);
     if (wr_memq__open_due(q, now_us))
         wr_memq__open_begin(q, now_us, dirty);
@@ -441,6 +442,7 @@ wr_err_t wr_memq_entry_group(wr_memq_t *q, const char *user, size_t ulen, bool a
         wr_memq__seen(q, n, now_us);
         *dirty = true;
         e->state = WR_ENTRY_WAITING;
+        q->entry_node = n;
         e->position = wr_memq__line_position(q, n);
         e->waiting = wr_memq__waiting_all(q);
         int slot = wr_memq__slot_valid(q, wr_memq_node_slot(n));

@@ -211,6 +211,11 @@ typedef struct {
     int64_t rate_sec;
     uint32_t rate_n[WR_GROUPS_MAX + 1][WR_MEMQ_RATE_SECONDS];
     wr_idhash_t *codes;
+    /* The line node (q->line or a group's) the last wr_memq_entry_group
+     * answered from (a person in line: WAITING, or a group's PREQUEUE), or NULL: the caller's to read right after
+     * (the poll's receipt, wr_memq_log_receipt_at), stale after any other
+     * call. */
+    wr_zsl_node_t *entry_node;
 } wr_memq_t;
 
 /* A person's Web Push subscription, held by its queue (push), then by the
@@ -640,6 +645,12 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us);
  * log's line; false when the queue has no log or they are not in it. */
 bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
                          uint64_t *index, uint8_t leaf_hash[32]);
+
+/* The same through node (user's line node, or NULL): its receipt hint
+ * (zsl.h extra word, memlog.h wr_memlog_hint) read with no lookup, else
+ * the lookup by id, whose hint node then keeps. */
+bool wr_memq_log_receipt_at(wr_memq_t *q, wr_zsl_node_t *node, const char *user, size_t ulen,
+                            char *u, uint64_t *index, uint8_t leaf_hash[32]);
 
 /* True while the opening waits for the beacon (docs/API.md 1.3: a commit
  * with a beacon, opensAt passed, no answer yet, less than 60 s after

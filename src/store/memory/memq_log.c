@@ -57,8 +57,20 @@ wr_err_t wr_memq_db_log_add(wr_memq_db_t *db, wr_memlog_t *l)
                  : wr_memq__insert_at((void ***)&db->logs, &db->nlogs, &db->caplogs, i, l);
 }
 
+/* The line nodes made from now on carry a receipt hint (zsl.h extra word,
+ * wr_memq_log_receipt_at) while the queue has a log: 8 bytes more a
+ * person in line, nothing without a log. */
+static void hints_on(wr_memq_t *q, bool on)
+{
+    wr_zsl_set_extra(q->line, on);
+    for (size_t i = 0; i < WR_GROUPS_MAX; i++)
+        if (q->grp[i])
+            wr_zsl_set_extra(q->grp[i]->line, on);
+}
+
 wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q)
 {
+    hints_on(q, false);
     if (!q->cfg->cfg.public_log) {
         q->log = NULL;
         return WR_OK;
@@ -74,6 +86,7 @@ wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q)
         }
     }
     q->log = l;
+    hints_on(q, true);
     if (q->last_score < l->last_t)
         q->last_score = l->last_t;
     return WR_OK;
@@ -409,6 +422,22 @@ bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char
                          uint64_t *index, uint8_t leaf_hash[32])
 {
     return q->log && wr_memlog_receipt(q->log, user, ulen, u, index, leaf_hash);
+}
+
+bool wr_memq_log_receipt_at(wr_memq_t *q, wr_zsl_node_t *node, const char *user, size_t ulen,
+                            char *u, uint64_t *index, uint8_t leaf_hash[32])
+{
+    if (!q->log)
+        return false;
+    uint64_t hint;
+    if (node && wr_zsl_node_extra(node, &hint) &&
+        wr_memlog_receipt_hint(q->log, hint, u, index, leaf_hash))
+        return true; /* the common poll: no lookup */
+    if (!wr_memlog_receipt(q->log, user, ulen, u, index, leaf_hash))
+        return false;
+    if (node && wr_zsl_node_extra(node, &hint)) /* kept for the next poll */
+        wr_zsl_node_set_extra(node, wr_memlog_hint(q->log, user, ulen));
+    return true;
 }
 
 bool wr_memq_log_committed(const wr_memq_t *q)

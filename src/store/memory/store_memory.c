@@ -177,8 +177,8 @@ static wr_err_t entry_op(wr_store_t *base, const char *queue, const char *user,
     e->subscribed = wr_memq_push_has(q, user, strlen(user));
     it->has_res = it->err == WR_OK || it->err == WR_EFULL || it->err == WR_ECODE;
     if (it->err == WR_OK && (e->state == WR_ENTRY_WAITING || e->state == WR_ENTRY_PREQUEUE))
-        e->has_receipt = wr_memq_log_receipt(q, user, strlen(user), e->receipt_u, &e->receipt_index,
-                                             e->receipt_leaf_hash);
+        e->has_receipt = wr_memq_log_receipt_at(q, q->entry_node, user, strlen(user), e->receipt_u,
+                                                &e->receipt_index, e->receipt_leaf_hash);
 out:
     wr_store_memory__item_enqueue(s, it);
     return WR_OK;

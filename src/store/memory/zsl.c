@@ -19,7 +19,10 @@
  * Node layout (no padding, 27 bytes + levels + id, rounded up to 8):
  *   int64 score | node *next (level 0) | u32 seq | u32 aux | u8 level |
  *   u8 idlen | u8 flags | (level-1) x { node *fwd; u32 span } packed, 12
- *   bytes each, accessed with memcpy | id bytes | NUL
+ *   bytes each, accessed with memcpy | id bytes | NUL [| u64 extra]
+ * The level byte's low six bits are the levels; its top bit says that the
+ * node has the caller's extra word (inserted while wr_zsl_set_extra was
+ * on: memq's public-log receipt hint), 8 bytes after the id's NUL.
  * aux and flags are the caller's (memq: last-seen time and the pending
  * mark of people who stop asking); they fill what was rounding slack for
  * 12-byte ids. A level-1 node with a 12-byte id takes 40 bytes; the mean
@@ -79,7 +82,9 @@
 #define LVL_BYTES 12      /* one upper level: pointer + u32 span */
 #define HDR_BYTES 27      /* score + next + seq + aux + level + idlen + flags */
 #define ALIGN     8
-#define MAX_NODE  (HDR_BYTES + LVL_BYTES * (WR_ZSL_MAXLEVEL - 1) + WR_ZSL_ID_MAX + 1)
+#define LVL_MASK  0x3fu /* the level byte: the node's levels (1..32) */
+#define LVL_EXTRA 0x80u /* the level byte: the node has the extra word */
+#define MAX_NODE  (HDR_BYTES + LVL_BYTES * (WR_ZSL_MAXLEVEL - 1) + WR_ZSL_ID_MAX + 1 + WR_ZSL_EXTRA)
 #define N_CLASSES (MAX_NODE / ALIGN + 2)
 #define CHUNK_MIN 4096u
 #define CHUNK_MAX (1u << 21) /* 2 MiB: one transparent huge page */
@@ -134,6 +139,7 @@ struct wr_zsl {
     size_t next_chunk;
     size_t pool_bytes;
     rankidx_t ri;
+    bool extra; /* nodes inserted now get the extra word (wr_zsl_set_extra) */
 };
 
 /* ---- node accessors ------------------------------------------------ */
@@ -170,15 +176,15 @@ static inline void set_span(wr_zsl_node_t *x, int i, uint32_t s)
         memcpy(x->tail + (size_t)LVL_BYTES * (i - 1) + sizeof(void *), &s, sizeof s);
 }
 
-static inline size_t node_size(int level, size_t idlen)
+static inline size_t node_size(int level, size_t idlen, bool extra)
 {
-    size_t n = HDR_BYTES + (size_t)LVL_BYTES * (level - 1) + idlen + 1;
+    size_t n = HDR_BYTES + (size_t)LVL_BYTES * (level - 1) + idlen + 1 + (extra ? WR_ZSL_EXTRA : 0);
     return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 }
 
 static inline char *node_id(const wr_zsl_node_t *x)
 {
-    return (char *)x->tail + (size_t)LVL_BYTES * (x->level - 1);
+    return (char *)x->tail + (size_t)LVL_BYTES * ((x->level & LVL_MASK) - 1);
 }
 
 /* ---- pool ------------------------------------------------------------ */
@@ -202,7 +208,7 @@ static void *pool_alloc(wr_zsl_t *zsl, size_t size)
     if ((size_t)(zsl->bump_end - zsl->bump) < size) {
         /* Give the tail of the old chunk to the free list that fits it. */
         size_t rest = (size_t)(zsl->bump_end - zsl->bump) & ~(size_t)(ALIGN - 1);
-        if (rest >= node_size(1, 1))
+        if (rest >= node_size(1, 1, false))
             pool_push(zsl, zsl->bump, rest);
         size_t csize = zsl->next_chunk;
         chunk_t *c;
@@ -421,7 +427,7 @@ wr_zsl_t *wr_zsl_new(uint64_t seed)
     wr_zsl_t *zsl = calloc(1, sizeof *zsl);
     if (!zsl)
         return NULL;
-    zsl->header = calloc(1, node_size(WR_ZSL_MAXLEVEL, 0));
+    zsl->header = calloc(1, node_size(WR_ZSL_MAXLEVEL, 0, false));
     if (!zsl->header) {
         free(zsl);
         return NULL;
@@ -476,7 +482,7 @@ static wr_err_t insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idle
         return WR_EINVAL;
 
     int level = random_level(zsl);
-    wr_zsl_node_t *n = pool_alloc(zsl, node_size(level, idlen));
+    wr_zsl_node_t *n = pool_alloc(zsl, node_size(level, idlen, zsl->extra));
     if (!n)
         return WR_ENOMEM;
     if (level > zsl->level) {
@@ -502,12 +508,14 @@ static wr_err_t insert(wr_zsl_t *zsl, int64_t score, const char *id, size_t idle
     } else if (ri->on) {
         ri_off(ri); /* not an append: rank walks the spans from now on */
     }
-    n->level = (uint8_t)level;
+    n->level = (uint8_t)(level | (zsl->extra ? LVL_EXTRA : 0));
     n->idlen = (uint8_t)idlen;
     n->aux = 0;
     n->flags = 0;
     memcpy(node_id(n), id, idlen);
     node_id(n)[idlen] = '\0';
+    if (zsl->extra)
+        memset(node_id(n) + idlen + 1, 0, WR_ZSL_EXTRA);
     for (int i = 0; i < level; i++) {
         set_fwd(n, i, fwd(update[i], i));
         set_fwd(update[i], i, n);
@@ -582,7 +590,7 @@ static void delete_node(wr_zsl_t *zsl, wr_zsl_node_t *x, wr_zsl_node_t **update)
     } else {
         ri_delete(&zsl->ri, x);
     }
-    pool_push(zsl, x, node_size(x->level, x->idlen));
+    pool_push(zsl, x, node_size(x->level & LVL_MASK, x->idlen, x->level & LVL_EXTRA));
 }
 
 void wr_zsl_delete(wr_zsl_t *zsl, wr_zsl_node_t *node)
@@ -684,7 +692,7 @@ size_t wr_zsl_bytes(const wr_zsl_t *zsl)
     size_t bits = 0;
     for (size_t i = 0; i < ri->nblk; i++)
         bits += ri->blk[i].bits ? RB_WORDS * sizeof(uint64_t) : 0;
-    return sizeof *zsl + node_size(WR_ZSL_MAXLEVEL, 0) + zsl->pool_bytes +
+    return sizeof *zsl + node_size(WR_ZSL_MAXLEVEL, 0, false) + zsl->pool_bytes +
            ri->cap_blk * sizeof *ri->blk + ri->cap_sup * sizeof *ri->sup + bits;
 }
 
@@ -716,6 +724,27 @@ uint8_t wr_zsl_node_flags(const wr_zsl_node_t *node)
 void wr_zsl_node_set_flags(wr_zsl_node_t *node, uint8_t flags)
 {
     node->flags = flags;
+}
+
+void wr_zsl_set_extra(wr_zsl_t *zsl, bool on)
+{
+    zsl->extra = on;
+}
+
+bool wr_zsl_node_extra(const wr_zsl_node_t *node, uint64_t *v)
+{
+    if (!(node->level & LVL_EXTRA))
+        return false;
+    memcpy(v, node_id(node) + node->idlen + 1, sizeof *v);
+    return true;
+}
+
+bool wr_zsl_node_set_extra(wr_zsl_node_t *node, uint64_t v)
+{
+    if (!(node->level & LVL_EXTRA))
+        return false;
+    memcpy(node_id(node) + node->idlen + 1, &v, sizeof v);
+    return true;
 }
 
 const char *wr_zsl_node_id(const wr_zsl_node_t *node, size_t *len)

@@ -1,7 +1,7 @@
 /*
  * test_memlog.c - the embedded store's public log of one queue (memlog.c):
  * the stored subtrees give the same roots as a fresh frontier at every
- * size and proofs that verify, members, and the snapshot form (a round
+ * size and proofs that verify, members, receipt hints, and the snapshot form (a round
  * trip, a truncated stream refused, a changed leaf rebuilding another
  * tree).
  */
@@ -132,6 +132,71 @@ static void test_append_and_members(void **state)
     wr_memlog_free(l);
 }
 
+/* A join leaf of user at t appended and its member recorded; its index. */
+static uint64_t join(wr_memlog_t *l, const char *user, int64_t t)
+{
+    wr_logleaf_t ev = {.e = WR_LOGLEAF_JOIN, .at = t, .t = t};
+    assert_int_equal(wr_memlog_u(l, user, strlen(user), ev.u), WR_OK);
+    uint64_t idx;
+    assert_int_equal(wr_memlog_append(l, &ev, &idx), WR_OK);
+    assert_int_equal(wr_memlog_member_add(l, user, strlen(user), idx), WR_OK);
+    return idx;
+}
+
+/* A hint reads the member's receipt exactly as the lookup does, and
+ * nothing once they are forgotten: not after their slot is reused by
+ * someone else, not after they come back (a new hint then). */
+static void test_receipt_hints(void **state)
+{
+    (void)state;
+    wr_memlog_t *l = wr_memlog_new("shop");
+    assert_non_null(l);
+    char u[33], hu[33];
+    uint64_t idx, hidx;
+    uint8_t lh[32], hlh[32];
+    assert_int_equal(wr_memlog_hint(l, "nobody", 6), 0); /* not a member */
+    assert_false(wr_memlog_receipt_hint(l, 0, hu, &hidx, hlh));
+    uint64_t ia = join(l, "alice", 100), ib = join(l, "bob", 101);
+    uint64_t ha = wr_memlog_hint(l, "alice", 5), hb = wr_memlog_hint(l, "bob", 3);
+    assert_int_not_equal(ha, 0);
+    assert_int_not_equal(hb, 0);
+    assert_int_not_equal(ha, hb);
+    assert_int_equal(wr_memlog_hint(l, "alice", 5), ha); /* asked again: the same */
+    assert_true(wr_memlog_receipt(l, "alice", 5, u, &idx, lh));
+    assert_true(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
+    assert_string_equal(hu, u);
+    assert_int_equal(hidx, ia);
+    assert_int_equal(idx, ia);
+    assert_memory_equal(hlh, lh, 32);
+    assert_memory_equal(hlh, l->lv[0][ia], 32);
+    assert_true(wr_memlog_receipt_hint(l, hb, hu, &hidx, hlh));
+    assert_int_equal(hidx, ib);
+    /* alice forgotten: her hint reads nothing; carol takes her slot and
+     * gets a hint of her own, which alice's old one never reads */
+    assert_true(wr_memlog_member_del(l, "alice", 5));
+    assert_false(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
+    uint64_t ic = join(l, "carol", 102);
+    uint64_t hc = wr_memlog_hint(l, "carol", 5);
+    assert_int_equal((uint32_t)hc, (uint32_t)ha); /* the same slot */
+    assert_int_not_equal(hc, ha);                 /* another generation */
+    assert_false(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
+    assert_true(wr_memlog_receipt_hint(l, hc, hu, &hidx, hlh));
+    assert_int_equal(hidx, ic);
+    /* alice back: a new hint; a hint past the table or of generation 0 */
+    uint64_t ia2 = join(l, "alice", 103);
+    uint64_t ha2 = wr_memlog_hint(l, "alice", 5);
+    assert_int_not_equal(ha2, ha);
+    assert_true(wr_memlog_receipt_hint(l, ha2, hu, &hidx, hlh));
+    assert_int_equal(hidx, ia2);
+    assert_false(wr_memlog_receipt_hint(l, (UINT64_C(1) << 32) | 999, hu, &hidx, hlh));
+    assert_false(wr_memlog_receipt_hint(l, (uint32_t)ha2, hu, &hidx, hlh));
+    /* a member re-recorded at another leaf: the same hint reads the new one */
+    assert_int_equal(wr_memlog_member_add(l, "bob", 3, ia2), WR_OK);
+    assert_true(wr_memlog_receipt_hint(l, hb, hu, &hidx, hlh));
+    assert_int_equal(hidx, ia2);
+    wr_memlog_free(l);
+}
+
 typedef struct {
     unsigned char buf[1 << 16];
     size_t len, pos;
@@ -220,5 +285,6 @@ static void test_snapshot_form(void **state)
 #define TESTS(X)                                                                                   \
     X(test_tree)                                                                                   \
     X(test_append_and_members)                                                                     \
+    X(test_receipt_hints)                                                                          \
     X(test_snapshot_form)
 WR_UNIT_MAIN(NULL, NULL, TESTS)

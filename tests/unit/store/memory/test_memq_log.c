@@ -361,6 +361,98 @@ static void test_arrival_order_opening(void **state)
     assert_false(in_log(q->log, "commit"));
 }
 
+/* user's receipt through their line node (the poll's path), checked
+ * against the lookup by id; false when they have none. */
+static bool node_receipt(wr_memq_t *q, const char *user, int64_t now, uint64_t *index)
+{
+    wr_entry_t e = memq_entry(q, user, false, false, now);
+    assert_int_equal(e.state, WR_ENTRY_WAITING);
+    assert_non_null(q->entry_node);
+    char u[33], u2[33];
+    uint8_t lh[32], lh2[32];
+    uint64_t i2;
+    bool got = wr_memq_log_receipt_at(q, q->entry_node, user, strlen(user), u, index, lh);
+    assert_int_equal(got, wr_memq_log_receipt(q, user, strlen(user), u2, &i2, lh2));
+    if (got) {
+        assert_string_equal(u, u2);
+        assert_int_equal(*index, i2);
+        assert_memory_equal(lh, lh2, 32);
+    }
+    return got;
+}
+
+/* The receipt hint in a line node: a poll reads the same receipt through
+ * it as by id; nodes made before the log have none (and no receipt); a
+ * person who leaves and comes back gets their new join's receipt; a
+ * restart's nodes start without hints and read the same receipts. */
+static void test_receipt_hint_in_line_node(void **state)
+{
+    (void)state;
+    wr_queue_config_t cfg = queue("hints", 0)->cfg->cfg;
+    cfg.public_log = false;
+    cfg.idle_timeout_seconds = 0;
+    wr_memq_t *q = requeue("hints", &cfg);
+    assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
+    assert_null(q->log);
+    entries(q, "early", 3, true, T0, 1);
+    cfg.public_log = true;
+    q = requeue("hints", &cfg);
+    assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
+    entries(q, "late", 5, true, T0 + 100, 1);
+    uint64_t idx[5], k, hint;
+    for (int i = 0; i < 5; i++) {
+        char u[16];
+        snprintf(u, sizeof u, "late%d", i);
+        assert_true(node_receipt(q, u, T0 + 1000, &idx[i])); /* by id, the hint kept */
+        assert_true(wr_zsl_node_extra(q->entry_node, &hint));
+        assert_int_not_equal(hint, 0);
+        assert_true(node_receipt(q, u, T0 + 2000, &k)); /* through the hint */
+        assert_int_equal(k, idx[i]);
+        assert_true(wr_zsl_node_extra(q->entry_node, &k));
+        assert_int_equal(k, hint);
+    }
+    for (int i = 0; i < 3; i++) {
+        char u[16];
+        snprintf(u, sizeof u, "early%d", i);
+        assert_false(node_receipt(q, u, T0 + 3000, &k));
+        assert_false(wr_zsl_node_extra(q->entry_node, &k)); /* made before the log */
+    }
+    /* late0 leaves (their slot goes to the next member) and joins again */
+    bool dirty = false;
+    assert_int_equal(wr_memq_leave(q, "late0", 5, T0 + 4000, &dirty), WR_OK);
+    memq_entry(q, "late9", true, false, T0 + 4100);
+    assert_true(node_receipt(q, "late9", T0 + 4200, &k));
+    memq_entry(q, "late0", true, false, T0 + 4300);
+    assert_true(node_receipt(q, "late0", T0 + 4400, &k));
+    assert_true(k > idx[4]);
+    assert_true(node_receipt(q, "late0", T0 + 4500, &idx[0]));
+    assert_int_equal(idx[0], k);
+    /* a restart: the same receipts, by id first, then through new hints */
+    char dir[] = "/tmp/wr_memq_hint_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/waitroom.snapshot", dir);
+    assert_int_equal(wr_mem_snapshot_write(&db, dir, T0 + 5000), WR_OK);
+    wr_memq_db_clear(&db);
+    assert_int_equal(wr_mem_snapshot_load(&db, dir, T0 + 5000), WR_OK);
+    unlink(path);
+    rmdir(dir);
+    q = wr_memq_db_find(&db, "hints");
+    assert_non_null(q);
+    for (int i = 0; i < 5; i++) {
+        char u[16];
+        snprintf(u, sizeof u, "late%d", i);
+        for (int round = 0; round < 2; round++) {
+            assert_true(node_receipt(q, u, T0 + 6000 + round, &k));
+            assert_int_equal(k, idx[i]);
+        }
+    }
+    /* publicLog off: no receipt through any node */
+    cfg.public_log = false;
+    q = requeue("hints", &cfg);
+    assert_int_equal(wr_memq_log_attach(&db, q), WR_OK);
+    assert_false(node_receipt(q, "late1", T0 + 7000, &k));
+}
+
 #define TESTS(X)                                                                                   \
     X(test_sale_replays_fair)                                                                      \
     X(test_page_join_counts_late)                                                                  \
@@ -368,5 +460,6 @@ static void test_arrival_order_opening(void **state)
     X(test_arrival_order_opening)                                                                  \
     X(test_page_join_counts_after_draw)                                                            \
     X(test_unseen_pass)                                                                            \
-    X(test_unseen_pass_restart)
+    X(test_unseen_pass_restart)                                                                    \
+    X(test_receipt_hint_in_line_node)
 WR_UNIT_MAIN_EACH(setup, teardown, TESTS)

@@ -364,6 +364,61 @@ static void test_pool_reuse(void **state)
     wr_zsl_free(z);
 }
 
+/* The extra word: only nodes inserted while it is on carry it (0 at
+ * insert); both kinds live in one list, keep their ids, scores and ranks,
+ * and go back to the pool at their own sizes (ASan checks every byte). */
+static void test_extra_word(void **state)
+{
+    (void)state;
+    wr_zsl_t *z = wr_zsl_new(5);
+    wr_zsl_node_t *n[64];
+    char id[WR_ZSL_ID_MAX + 1];
+    for (int i = 0; i < 64; i++) {
+        wr_zsl_set_extra(z, i % 2 == 1);
+        size_t len = (size_t)(i % 3 == 0 ? WR_ZSL_ID_MAX : 1 + i); /* every rounding */
+        memset(id, 'a' + i % 26, len);
+        assert_int_equal(wr_zsl_insert(z, 10 + i, id, len, &n[i]), WR_OK);
+    }
+    for (int i = 0; i < 64; i++) {
+        uint64_t v = 77;
+        if (i % 2 == 0) {
+            assert_false(wr_zsl_node_extra(n[i], &v));
+            assert_int_equal(v, 77); /* untouched */
+            assert_false(wr_zsl_node_set_extra(n[i], 5));
+        } else {
+            assert_true(wr_zsl_node_extra(n[i], &v));
+            assert_int_equal(v, 0);
+            assert_true(wr_zsl_node_set_extra(n[i], UINT64_MAX - (uint64_t)i));
+        }
+    }
+    for (int i = 0; i < 64; i++) {
+        size_t len;
+        const char *got = wr_zsl_node_id(n[i], &len);
+        assert_int_equal(len, (size_t)(i % 3 == 0 ? WR_ZSL_ID_MAX : 1 + i));
+        assert_int_equal(got[0], 'a' + i % 26);
+        assert_int_equal(got[len], '\0');
+        assert_int_equal(wr_zsl_node_score(n[i]), 10 + i);
+        assert_int_equal(wr_zsl_rank(z, n[i]), (uint64_t)i + 1);
+        uint64_t v;
+        if (i % 2 == 1) {
+            assert_true(wr_zsl_node_extra(n[i], &v));
+            assert_int_equal(v, UINT64_MAX - (uint64_t)i);
+        }
+    }
+    /* popped and inserted again: the pool hands back each size, a reused
+     * node's word is 0 again */
+    wr_zsl_pop_first(z, 64, NULL, NULL);
+    wr_zsl_set_extra(z, true);
+    for (int i = 0; i < 64; i++) {
+        assert_int_equal(wr_zsl_insert(z, 1000 + i, "x", 1, &n[i]), WR_OK);
+        uint64_t v = 9;
+        assert_true(wr_zsl_node_extra(n[i], &v));
+        assert_int_equal(v, 0);
+    }
+    assert_int_equal(wr_zsl_length(z), 64);
+    wr_zsl_free(z);
+}
+
 #define TESTS(X)                                                                                   \
     X(test_empty)                                                                                  \
     X(test_rank_out_of_order_inserts)                                                              \
@@ -371,6 +426,7 @@ static void test_pool_reuse(void **state)
     X(test_pop_first)                                                                              \
     X(test_random_against_sorted_array)                                                            \
     X(test_pool_reuse)                                                                             \
+    X(test_extra_word)                                                                             \
     X(test_rank_index_fifo)                                                                        \
     X(test_rank_index_off_and_on)                                                                  \
     X(test_rank_index_reserved)
