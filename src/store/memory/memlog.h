@@ -45,11 +45,11 @@ typedef struct wr_memlog {
     wr_crypto_sha256_t *h;
     wr_crypto_hmac_t *mac; /* keyed with salt on first use (wr_memlog_u) */
     wr_idhash_t *people;   /* user id -> struct memlog_person: in the log's line */
-    /* Hints (wr_memlog_hint): slot i holds a member's record (NULL: free)
-     * and a generation, +1 whenever the slot is emptied; free slots are
-     * stacked in hfree. A hint names (generation, slot). */
-    struct memlog_hint *hints;
-    size_t n_hints, hints_cap;
+    /* Hints (wr_memlog_hint): a generation per slot, +1 whenever its
+     * member is forgotten; free slots stacked in hfree. A member takes a
+     * slot at their first hint. A hint names (generation, slot). */
+    uint32_t *hgen;
+    size_t n_hgen, hgen_cap;
     uint32_t *hfree;
     size_t n_hfree, hfree_cap;
     int64_t last_at; /* the last leaf's "at" */
@@ -122,18 +122,17 @@ bool wr_memlog_receipt(const wr_memlog_t *l, const char *user, size_t ulen,
                        char u[WR_LOGLEAF_U_HEX + 1], uint64_t *index,
                        uint8_t leaf_hash[WR_TLOG_HASH]);
 
-/* A hint to user's receipt (0: not a member, or out of memory): a 64-bit
- * word the caller may keep (memq keeps it in the person's line node) and
- * give to wr_memlog_receipt_hint. It reads their receipt with no lookup
- * while they stay a member; once they are forgotten it reads nothing
- * (their slot's generation moved on), never another member's. Valid for
- * this log only. */
+/* A hint for user while they stay a member (0: not a member, or out of
+ * memory): a 64-bit word a caller keeps beside its own copy of their
+ * receipt (memq: in their line node) and checks with wr_memlog_hint_live
+ * before using that copy. Asked again for the same member it is the same
+ * hint. Valid for this log only. */
 uint64_t wr_memlog_hint(wr_memlog_t *l, const char *user, size_t ulen);
 
-/* The receipt through a hint (wr_memlog_receipt's outputs): false when the
- * hint is 0 or stale (the caller then asks wr_memlog_receipt by id). */
-bool wr_memlog_receipt_hint(const wr_memlog_t *l, uint64_t hint, char u[WR_LOGLEAF_U_HEX + 1],
-                            uint64_t *index, uint8_t leaf_hash[WR_TLOG_HASH]);
+/* True while the member the hint was given for is still a member (never
+ * forgotten since: a member's receipt never changes while they stay); false
+ * for 0 and every stale hint, also after their slot went to someone else. */
+bool wr_memlog_hint_live(const wr_memlog_t *l, uint64_t hint);
 
 /* Records user's join leaf index (they are in the log's line), and their
  * receipt read from that leaf (which must be appended already). WR_OK or

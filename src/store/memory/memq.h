@@ -212,9 +212,8 @@ typedef struct {
     uint32_t rate_n[WR_GROUPS_MAX + 1][WR_MEMQ_RATE_SECONDS];
     wr_idhash_t *codes;
     /* The line node (q->line or a group's) the last wr_memq_entry_group
-     * answered from (a person in line: WAITING, or a group's PREQUEUE), or NULL: the caller's to read right after
-     * (the poll's receipt, wr_memq_log_receipt_at), stale after any other
-     * call. */
+     * answered from (a person in line: WAITING, or a group's PREQUEUE), or NULL: the caller's to
+     * read right after (the poll's receipt, wr_memq_log_receipt_at), stale after any other call. */
     wr_zsl_node_t *entry_node;
 } wr_memq_t;
 
@@ -646,9 +645,11 @@ void wr_memq_log_removed(wr_memq_t *q, int64_t now_us);
 bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char *u,
                          uint64_t *index, uint8_t leaf_hash[32]);
 
-/* The same through node (user's line node, or NULL): its receipt hint
- * (zsl.h extra word, memlog.h wr_memlog_hint) read with no lookup, else
- * the lookup by id, whose hint node then keeps. */
+/* The same through node (user's line node, or NULL): the copy of the
+ * receipt node keeps (zsl.h extra bytes) while its hint is live (memlog.h
+ * wr_memlog_hint_live), with no lookup; else the lookup by id, whose
+ * receipt node then keeps (a node made while the queue had no log keeps
+ * none). */
 bool wr_memq_log_receipt_at(wr_memq_t *q, wr_zsl_node_t *node, const char *user, size_t ulen,
                             char *u, uint64_t *index, uint8_t leaf_hash[32]);
 

@@ -25,6 +25,7 @@
  * draw leaf reveals the seed. An append that fails (out of memory) is
  * counted in q->log_faults; the change it logs stands.
  */
+#include "base/hex.h"
 #include "store/memory/memlog.h"
 #include "store/memory/memq.h"
 #include "store/memory/memq_internal.h"
@@ -57,9 +58,9 @@ wr_err_t wr_memq_db_log_add(wr_memq_db_t *db, wr_memlog_t *l)
                  : wr_memq__insert_at((void ***)&db->logs, &db->nlogs, &db->caplogs, i, l);
 }
 
-/* The line nodes made from now on carry a receipt hint (zsl.h extra word,
- * wr_memq_log_receipt_at) while the queue has a log: 8 bytes more a
- * person in line, nothing without a log. */
+/* The line nodes made from now on carry a copy of their person's receipt
+ * (zsl.h extra bytes, wr_memq_log_receipt_at) while the queue has a log:
+ * 64 bytes more a person in line, nothing without a log. */
 static void hints_on(wr_memq_t *q, bool on)
 {
     wr_zsl_set_extra(q->line, on);
@@ -424,19 +425,44 @@ bool wr_memq_log_receipt(const wr_memq_t *q, const char *user, size_t ulen, char
     return q->log && wr_memlog_receipt(q->log, user, ulen, u, index, leaf_hash);
 }
 
+/* A line node's copy of its person's receipt (zsl.h extra bytes, while
+ * the queue has a log): the hint (memlog.h) it was copied under, the join
+ * leaf's index, the log id's bytes and the leaf hash. */
+enum {
+    RC_HINT = 0,
+    RC_INDEX = 8,
+    RC_U = 16,
+    RC_HASH = RC_U + WR_LOGLEAF_U_BYTES,
+    RC_END = RC_HASH + 32
+};
+_Static_assert(RC_END <= WR_ZSL_EXTRA, "a receipt fits a node's extra bytes");
+
 bool wr_memq_log_receipt_at(wr_memq_t *q, wr_zsl_node_t *node, const char *user, size_t ulen,
                             char *u, uint64_t *index, uint8_t leaf_hash[32])
 {
     if (!q->log)
         return false;
-    uint64_t hint;
-    if (node && wr_zsl_node_extra(node, &hint) &&
-        wr_memlog_receipt_hint(q->log, hint, u, index, leaf_hash))
-        return true; /* the common poll: no lookup */
+    unsigned char *x = node ? wr_zsl_node_extra(node) : NULL;
+    uint64_t hint = 0;
+    if (x)
+        memcpy(&hint, x + RC_HINT, sizeof hint);
+    if (hint && wr_memlog_hint_live(q->log, hint)) {
+        /* the common poll: everything in the node, no lookup */
+        memcpy(index, x + RC_INDEX, sizeof *index);
+        wr_hex_encode(x + RC_U, WR_LOGLEAF_U_BYTES, u);
+        memcpy(leaf_hash, x + RC_HASH, 32);
+        return true;
+    }
     if (!wr_memlog_receipt(q->log, user, ulen, u, index, leaf_hash))
         return false;
-    if (node && wr_zsl_node_extra(node, &hint)) /* kept for the next poll */
-        wr_zsl_node_set_extra(node, wr_memlog_hint(q->log, user, ulen));
+    uint8_t ub[WR_LOGLEAF_U_BYTES];
+    if (x && wr_logleaf_u_bytes(u, ub) == WR_OK &&
+        (hint = wr_memlog_hint(q->log, user, ulen)) != 0) { /* kept for the next poll */
+        memcpy(x + RC_INDEX, index, sizeof *index);
+        memcpy(x + RC_U, ub, sizeof ub);
+        memcpy(x + RC_HASH, leaf_hash, 32);
+        memcpy(x + RC_HINT, &hint, sizeof hint);
+    }
     return true;
 }
 

@@ -19,10 +19,10 @@
  * Node layout (no padding, 27 bytes + levels + id, rounded up to 8):
  *   int64 score | node *next (level 0) | u32 seq | u32 aux | u8 level |
  *   u8 idlen | u8 flags | (level-1) x { node *fwd; u32 span } packed, 12
- *   bytes each, accessed with memcpy | id bytes | NUL [| u64 extra]
+ *   bytes each, accessed with memcpy | id bytes | NUL [| extra bytes]
  * The level byte's low six bits are the levels; its top bit says that the
- * node has the caller's extra word (inserted while wr_zsl_set_extra was
- * on: memq's public-log receipt hint), 8 bytes after the id's NUL.
+ * node has the caller's WR_ZSL_EXTRA bytes after the id's NUL (inserted
+ * while wr_zsl_set_extra was on: memq's copy of a public-log receipt).
  * aux and flags are the caller's (memq: last-seen time and the pending
  * mark of people who stop asking); they fill what was rounding slack for
  * 12-byte ids. A level-1 node with a 12-byte id takes 40 bytes; the mean
@@ -731,20 +731,9 @@ void wr_zsl_set_extra(wr_zsl_t *zsl, bool on)
     zsl->extra = on;
 }
 
-bool wr_zsl_node_extra(const wr_zsl_node_t *node, uint64_t *v)
+unsigned char *wr_zsl_node_extra(const wr_zsl_node_t *node)
 {
-    if (!(node->level & LVL_EXTRA))
-        return false;
-    memcpy(v, node_id(node) + node->idlen + 1, sizeof *v);
-    return true;
-}
-
-bool wr_zsl_node_set_extra(wr_zsl_node_t *node, uint64_t v)
-{
-    if (!(node->level & LVL_EXTRA))
-        return false;
-    memcpy(node_id(node) + node->idlen + 1, &v, sizeof v);
-    return true;
+    return (node->level & LVL_EXTRA) ? (unsigned char *)node_id(node) + node->idlen + 1 : NULL;
 }
 
 const char *wr_zsl_node_id(const wr_zsl_node_t *node, size_t *len)

@@ -20,7 +20,7 @@
 
 #define WR_ZSL_MAXLEVEL 32
 #define WR_ZSL_ID_MAX   255 /* longest id, bytes */
-#define WR_ZSL_EXTRA    8   /* bytes of a node's extra word (wr_zsl_set_extra) */
+#define WR_ZSL_EXTRA    64  /* a node's extra bytes (wr_zsl_set_extra) */
 
 typedef struct wr_zsl wr_zsl_t;
 typedef struct wr_zsl_node wr_zsl_node_t;
@@ -121,15 +121,15 @@ void wr_zsl_node_set_aux(wr_zsl_node_t *node, uint32_t aux);
 uint8_t wr_zsl_node_flags(const wr_zsl_node_t *node);
 void wr_zsl_node_set_flags(wr_zsl_node_t *node, uint8_t flags);
 
-/* The caller's extra word: nodes inserted while on (default off) carry a
- * 64-bit word more (WR_ZSL_EXTRA bytes), 0 at insert; nodes inserted while
- * off have none. Turning it on or off changes no node already in the list,
- * so a list may hold both kinds. */
+/* The caller's extra bytes: nodes inserted while on (default off) carry
+ * WR_ZSL_EXTRA bytes more, zeroed at insert; nodes inserted while off have
+ * none. Turning it on or off changes no node already in the list, so a
+ * list may hold both kinds. */
 void wr_zsl_set_extra(wr_zsl_t *zsl, bool on);
-/* The node's extra word into *v: false (nothing read) when it has none. */
-bool wr_zsl_node_extra(const wr_zsl_node_t *node, uint64_t *v);
-/* Sets the node's extra word: false (nothing written) when it has none. */
-bool wr_zsl_node_set_extra(wr_zsl_node_t *node, uint64_t v);
+/* The node's extra bytes (WR_ZSL_EXTRA of them, not aligned: read and
+ * write them with memcpy), valid while the node lives; NULL when it has
+ * none. */
+unsigned char *wr_zsl_node_extra(const wr_zsl_node_t *node);
 
 /* The node's id, NUL-terminated, borrowed while the node lives; *len (may
  * be NULL) gets its length in bytes. */

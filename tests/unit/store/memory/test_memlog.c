@@ -143,57 +143,54 @@ static uint64_t join(wr_memlog_t *l, const char *user, int64_t t)
     return idx;
 }
 
-/* A hint reads the member's receipt exactly as the lookup does, and
- * nothing once they are forgotten: not after their slot is reused by
- * someone else, not after they come back (a new hint then). */
+/* A hint stays live while its member stays, the same when asked again,
+ * and goes stale when they are forgotten or get another join leaf: also
+ * after their slot goes to someone else, and after they come back (a new
+ * hint then). */
 static void test_receipt_hints(void **state)
 {
     (void)state;
     wr_memlog_t *l = wr_memlog_new("shop");
     assert_non_null(l);
-    char u[33], hu[33];
-    uint64_t idx, hidx;
-    uint8_t lh[32], hlh[32];
     assert_int_equal(wr_memlog_hint(l, "nobody", 6), 0); /* not a member */
-    assert_false(wr_memlog_receipt_hint(l, 0, hu, &hidx, hlh));
-    uint64_t ia = join(l, "alice", 100), ib = join(l, "bob", 101);
+    assert_false(wr_memlog_hint_live(l, 0));
+    uint64_t ia = join(l, "alice", 100);
+    join(l, "bob", 101);
     uint64_t ha = wr_memlog_hint(l, "alice", 5), hb = wr_memlog_hint(l, "bob", 3);
     assert_int_not_equal(ha, 0);
     assert_int_not_equal(hb, 0);
     assert_int_not_equal(ha, hb);
     assert_int_equal(wr_memlog_hint(l, "alice", 5), ha); /* asked again: the same */
-    assert_true(wr_memlog_receipt(l, "alice", 5, u, &idx, lh));
-    assert_true(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
-    assert_string_equal(hu, u);
-    assert_int_equal(hidx, ia);
-    assert_int_equal(idx, ia);
-    assert_memory_equal(hlh, lh, 32);
-    assert_memory_equal(hlh, l->lv[0][ia], 32);
-    assert_true(wr_memlog_receipt_hint(l, hb, hu, &hidx, hlh));
-    assert_int_equal(hidx, ib);
-    /* alice forgotten: her hint reads nothing; carol takes her slot and
-     * gets a hint of her own, which alice's old one never reads */
+    assert_true(wr_memlog_hint_live(l, ha));
+    assert_true(wr_memlog_hint_live(l, hb));
+    /* alice forgotten: her hint is stale; carol takes her slot under
+     * another generation, which alice's old hint never matches */
     assert_true(wr_memlog_member_del(l, "alice", 5));
-    assert_false(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
-    uint64_t ic = join(l, "carol", 102);
+    assert_false(wr_memlog_hint_live(l, ha));
+    assert_true(wr_memlog_hint_live(l, hb));
+    join(l, "carol", 102);
     uint64_t hc = wr_memlog_hint(l, "carol", 5);
     assert_int_equal((uint32_t)hc, (uint32_t)ha); /* the same slot */
     assert_int_not_equal(hc, ha);                 /* another generation */
-    assert_false(wr_memlog_receipt_hint(l, ha, hu, &hidx, hlh));
-    assert_true(wr_memlog_receipt_hint(l, hc, hu, &hidx, hlh));
-    assert_int_equal(hidx, ic);
-    /* alice back: a new hint; a hint past the table or of generation 0 */
+    assert_false(wr_memlog_hint_live(l, ha));
+    assert_true(wr_memlog_hint_live(l, hc));
+    /* alice back: a new hint; past the table, or of generation 0: stale */
     uint64_t ia2 = join(l, "alice", 103);
+    assert_int_not_equal(ia2, ia);
     uint64_t ha2 = wr_memlog_hint(l, "alice", 5);
     assert_int_not_equal(ha2, ha);
-    assert_true(wr_memlog_receipt_hint(l, ha2, hu, &hidx, hlh));
-    assert_int_equal(hidx, ia2);
-    assert_false(wr_memlog_receipt_hint(l, (UINT64_C(1) << 32) | 999, hu, &hidx, hlh));
-    assert_false(wr_memlog_receipt_hint(l, (uint32_t)ha2, hu, &hidx, hlh));
-    /* a member re-recorded at another leaf: the same hint reads the new one */
+    assert_true(wr_memlog_hint_live(l, ha2));
+    assert_false(wr_memlog_hint_live(l, (UINT64_C(1) << 32) | 999));
+    assert_false(wr_memlog_hint_live(l, (uint32_t)ha2));
+    /* bob recorded at another leaf: his copies go stale; the same leaf
+     * again changes nothing */
+    uint64_t idx;
+    assert_true(wr_memlog_member(l, "bob", 3, &idx));
+    assert_int_equal(wr_memlog_member_add(l, "bob", 3, idx), WR_OK);
+    assert_true(wr_memlog_hint_live(l, hb));
     assert_int_equal(wr_memlog_member_add(l, "bob", 3, ia2), WR_OK);
-    assert_true(wr_memlog_receipt_hint(l, hb, hu, &hidx, hlh));
-    assert_int_equal(hidx, ia2);
+    assert_false(wr_memlog_hint_live(l, hb));
+    assert_true(wr_memlog_hint_live(l, wr_memlog_hint(l, "bob", 3)));
     wr_memlog_free(l);
 }
 

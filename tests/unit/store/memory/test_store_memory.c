@@ -515,9 +515,9 @@ static void flip_byte(const char *path)
  * version 6 - stock left, sold-out time -, the 16 of version 7 - the
  * unseen-expiry count, the unseen pass count -, the bypass count of
  * version 9, the 25 bytes of version 12 - no group, the carried share,
- * the removed groups' admissions, the code count -, the 9 bytes of version 10 - the subscription count,
- * the closing pushed -, the 37 of version 8 - the log key and the log
- * count - and the 32-byte sum). */
+ * the removed groups' admissions, the code count -, the 9 bytes of version 10 - the subscription
+ * count, the closing pushed -, the 37 of version 8 - the log key and the log count - and the
+ * 32-byte sum). */
 static void flip_id_byte(const char *path)
 {
     struct stat sb;

@@ -364,15 +364,17 @@ static void test_pool_reuse(void **state)
     wr_zsl_free(z);
 }
 
-/* The extra word: only nodes inserted while it is on carry it (0 at
- * insert); both kinds live in one list, keep their ids, scores and ranks,
- * and go back to the pool at their own sizes (ASan checks every byte). */
-static void test_extra_word(void **state)
+/* The extra bytes: only nodes inserted while they are on carry them
+ * (zeroed at insert); both kinds live in one list, keep their ids, scores
+ * and ranks, and go back to the pool at their own sizes (ASan checks every
+ * byte written). */
+static void test_extra_bytes(void **state)
 {
     (void)state;
     wr_zsl_t *z = wr_zsl_new(5);
     wr_zsl_node_t *n[64];
     char id[WR_ZSL_ID_MAX + 1];
+    static const unsigned char zero[WR_ZSL_EXTRA];
     for (int i = 0; i < 64; i++) {
         wr_zsl_set_extra(z, i % 2 == 1);
         size_t len = (size_t)(i % 3 == 0 ? WR_ZSL_ID_MAX : 1 + i); /* every rounding */
@@ -380,40 +382,38 @@ static void test_extra_word(void **state)
         assert_int_equal(wr_zsl_insert(z, 10 + i, id, len, &n[i]), WR_OK);
     }
     for (int i = 0; i < 64; i++) {
-        uint64_t v = 77;
+        unsigned char *x = wr_zsl_node_extra(n[i]);
         if (i % 2 == 0) {
-            assert_false(wr_zsl_node_extra(n[i], &v));
-            assert_int_equal(v, 77); /* untouched */
-            assert_false(wr_zsl_node_set_extra(n[i], 5));
+            assert_null(x);
         } else {
-            assert_true(wr_zsl_node_extra(n[i], &v));
-            assert_int_equal(v, 0);
-            assert_true(wr_zsl_node_set_extra(n[i], UINT64_MAX - (uint64_t)i));
+            assert_non_null(x);
+            assert_memory_equal(x, zero, WR_ZSL_EXTRA);
+            memset(x, 0xA0 + i, WR_ZSL_EXTRA);
         }
     }
     for (int i = 0; i < 64; i++) {
         size_t len;
         const char *got = wr_zsl_node_id(n[i], &len);
         assert_int_equal(len, (size_t)(i % 3 == 0 ? WR_ZSL_ID_MAX : 1 + i));
-        assert_int_equal(got[0], 'a' + i % 26);
+        for (size_t k = 0; k < len; k++)
+            assert_int_equal(got[k], 'a' + i % 26);
         assert_int_equal(got[len], '\0');
         assert_int_equal(wr_zsl_node_score(n[i]), 10 + i);
         assert_int_equal(wr_zsl_rank(z, n[i]), (uint64_t)i + 1);
-        uint64_t v;
+        unsigned char *x = wr_zsl_node_extra(n[i]);
         if (i % 2 == 1) {
-            assert_true(wr_zsl_node_extra(n[i], &v));
-            assert_int_equal(v, UINT64_MAX - (uint64_t)i);
+            assert_int_equal(x[0], 0xA0 + i);
+            assert_int_equal(x[WR_ZSL_EXTRA - 1], 0xA0 + i);
         }
     }
     /* popped and inserted again: the pool hands back each size, a reused
-     * node's word is 0 again */
+     * node's bytes are zero again */
     wr_zsl_pop_first(z, 64, NULL, NULL);
     wr_zsl_set_extra(z, true);
     for (int i = 0; i < 64; i++) {
         assert_int_equal(wr_zsl_insert(z, 1000 + i, "x", 1, &n[i]), WR_OK);
-        uint64_t v = 9;
-        assert_true(wr_zsl_node_extra(n[i], &v));
-        assert_int_equal(v, 0);
+        assert_non_null(wr_zsl_node_extra(n[i]));
+        assert_memory_equal(wr_zsl_node_extra(n[i]), zero, WR_ZSL_EXTRA);
     }
     assert_int_equal(wr_zsl_length(z), 64);
     wr_zsl_free(z);
@@ -426,7 +426,7 @@ static void test_extra_word(void **state)
     X(test_pop_first)                                                                              \
     X(test_random_against_sorted_array)                                                            \
     X(test_pool_reuse)                                                                             \
-    X(test_extra_word)                                                                             \
+    X(test_extra_bytes)                                                                            \
     X(test_rank_index_fifo)                                                                        \
     X(test_rank_index_off_and_on)                                                                  \
     X(test_rank_index_reserved)
