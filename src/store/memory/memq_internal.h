@@ -191,7 +191,7 @@ void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled
 
 /* Node (line or pre) was a pending page join and now counts: its join
  * leaf, with its original score (line). */
-void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us);
+void wr_memq__log_counted(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us);
 
 /* admit, away, leave leaves of a member of the log's line (else nothing).
  * admit returns the member's join leaf index (UINT64_MAX: not a member). */

@@ -189,6 +189,19 @@ static void join_of(wr_memq_t *q, const wr_zsl_node_t *node, const char *id, siz
         wr_memq__log_join(q, id, len, pre && shuffled ? 0 : key, pre, now_us);
 }
 
+/* A line node made while the queue has a log keeps its person's receipt
+ * from their join on (wr_memq_log_receipt_at), so that even their first
+ * poll reads it from the node. */
+static void keep_receipt(wr_memq_t *q, wr_zsl_node_t *node, const char *id, size_t len)
+{
+    if (!wr_zsl_node_extra(node))
+        return;
+    char u[WR_LOGLEAF_U_HEX + 1];
+    uint64_t index;
+    uint8_t hash[32];
+    (void)wr_memq_log_receipt_at(q, node, id, len, u, &index, hash);
+}
+
 void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled, int64_t now_us)
 {
     wr_memq_seen_set(node, now_us, 0);
@@ -200,17 +213,19 @@ void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled
     const char *id = wr_zsl_node_id(node, &len);
     bool pre = wr_memq_prequeued(q, id, len) == node;
     join_of(q, node, id, len, pre, shuffled, now_us);
+    keep_receipt(q, node, id, len);
 }
 
-void wr_memq__log_counted(wr_memq_t *q, const wr_zsl_node_t *node, int64_t now_us)
+void wr_memq__log_counted(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us)
 {
     if (!q->log || !(wr_zsl_node_flags(node) & WR_MEMQ_PENDING))
         return;
     size_t len;
     const char *id = wr_zsl_node_id(node, &len);
-    if (wr_memq_waiting(q, id, len) == node)
+    if (wr_memq_waiting(q, id, len) == node) {
         join_of(q, node, id, len, false, false, now_us);
-    else if (wr_memq_prequeued(q, id, len) == node)
+        keep_receipt(q, node, id, len);
+    } else if (wr_memq_prequeued(q, id, len) == node)
         join_of(q, node, id, len, true, q->cfg->cfg.pre_queue_shuffle, now_us);
 }
 

@@ -403,7 +403,7 @@ static void test_receipt_hint_in_line_node(void **state)
     for (int i = 0; i < 5; i++) {
         char u[16];
         snprintf(u, sizeof u, "late%d", i);
-        assert_true(node_receipt(q, u, T0 + 1000, &idx[i])); /* by id, a copy kept */
+        assert_true(node_receipt(q, u, T0 + 1000, &idx[i])); /* the copy kept at the join */
         const unsigned char *x = wr_zsl_node_extra(q->entry_node);
         assert_non_null(x);
         memcpy(&hint, x, sizeof hint);
