@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench/poll_instructions.sh - instructions per poll, counted exactly: the
+# noise-free yardstick for a change to the poll's path (on a shared VM the
+# CPU-time figures swing by 10% between runs; these do not move).
+# waitroomd runs under valgrind's callgrind on the embedded store; a Python
+# client puts queue "bench" (paused), makes 1,000 joins, then POLLS polls of
+# random members over one keep-alive connection; the same is run with 0
+# polls, and the difference divided by POLLS is what one poll costs in user
+# space (waitroomd and every library it calls; not the kernel). The line is
+# short, so a quarter of the polls are at its front (passed_ahead's scan).
+#
+# Usage, from the project root after a build:
+#   bench/poll_instructions.sh [polls] [binary]     (default 10000 build/waitroomd)
+# PUBLIC_LOG=1 gives the queue its public log. Needs valgrind, python3.
+set -euo pipefail
+polls=${1:-10000}; bin=$(realpath "${2:-build/waitroomd}")
+lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
+run() {
+  local work port vp n=$1
+  work=$(mktemp -d)
+  port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$bin" --listen "127.0.0.1:$port" \
+    --store memory --admin-key cpukey --identity header:X-User-Id >"$work/out" 2>"$work/err" &
+  vp=$!
+  for _ in $(seq 600); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
+  python3 - "$port" "$n" "$lf" <<'PY'
+import http.client, random, sys
+port, polls, lf = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.request("PUT", "/v1/admin/queues/bench",
+          '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0,"idleTimeoutSeconds":0%s}' % lf,
+          {"Authorization": "Bearer cpukey", "Content-Type": "application/json"})
+assert c.getresponse().read() is not None
+for i in range(1, 1001):
+    c.request("POST", "/v1/queues/bench/entries", headers={"X-User-Id": "u%d" % i})
+    c.getresponse().read()
+random.seed(42)
+for _ in range(polls):
+    c.request("GET", "/v1/queues/bench/entries/me", headers={"X-User-Id": "u%d" % random.randint(1, 1000)})
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200, r.status
+PY
+  kill -TERM "$vp"
+  while kill -0 "$vp" 2>/dev/null; do sleep 0.2; done
+  awk '/^summary:|^totals:/ {print $2; exit}' "$work/cg.out"
+  rm -rf "$work"
+}
+base=$(run 0); total=$(run "$polls")
+python3 -c "import sys; b,t,n=map(int,sys.argv[1:]); print('polls=%d instructions_per_poll=%d' % (n, (t-b)//n))" \
+  "$base" "$total" "$polls"
