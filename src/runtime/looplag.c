@@ -104,10 +104,14 @@ void wr_looplag_tick(wr_looplag_t *l, int64_t now_ms)
             wr_metrics_set(l->metrics, "waitroom_event_loop_last_stall_seconds", NULL,
                            (double)late / 1000.0);
         }
-        if (late >= (int64_t)WR_LOOPLAG_WARN_MS)
-            wr_warn("event loop stalled %lld ms (the process paused or starved of CPU): store "
-                    "calls answered meanwhile are not counted slow by the breaker",
-                    (long long)late);
+        if (late >= (int64_t)WR_LOOPLAG_WARN_MS) {
+            /* its length as a field of its own too, for log queries */
+            wr_log_field_t f[] = {WR_LOG_I("stall_ms", late)};
+            wr_log_fields(WR_LOG_WARN,
+                          "event loop stalled (the process paused or starved of CPU): store "
+                          "calls answered meanwhile are not counted slow by the breaker",
+                          f, 1);
+        }
     }
     l->due_ms = now_ms + WR_LOOPLAG_PERIOD_MS;
     l->live = true;

@@ -210,6 +210,12 @@ class StoreOutage(PrivateRedisTest):
         self.assertEqual(m.get(("waitroom_breaker_transitions_total", 'to="open"'), 0), 0)
         self.assertGreater(m[("waitroom_event_loop_stalls_total", "")], stalls)
         self.assertNotIn("timed out", w.stderr_tail(100000))
+        # the stall's warn line names its length (the log has its own
+        # thread: waited for, not read once)
+        deadline = time.monotonic() + 10
+        while not re.search(r"event loop stalled.*stall_ms=\d{3,}", w.stderr_tail(100000)):
+            self.assertLess(time.monotonic(), deadline, "no stall line with stall_ms")
+            time.sleep(0.1)
         self.assertExitsCleanly(w)
 
     # ------------------------------------------------------------------ K07
