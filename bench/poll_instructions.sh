@@ -6,7 +6,8 @@
 # client puts queue "bench" (paused), makes 1,000 joins, then POLLS polls of
 # random members over one keep-alive connection; the same is run with 0
 # polls, and the difference divided by POLLS is what one poll costs in user
-# space (waitroomd and every library it calls; not the kernel). The line is
+# space (waitroomd and every library it calls; not the kernel), to about
+# 1% from run to run on a loaded machine. The line is
 # short, so a quarter of the polls are at its front (passed_ahead's scan).
 #
 # Usage, from the project root after a build:
@@ -15,11 +16,16 @@
 set -euo pipefail
 polls=${1:-10000}; bin=$(realpath "${2:-build/waitroomd}")
 lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
+# Counted only inside the callbacks a request runs in (the connection's read
+# and write events, the embedded store's deferred answers): the timers
+# (admission ticks, the loop-lag tick, the reporter) run per second of wall
+# time, which valgrind stretches by load, not per poll. TOGGLE= counts all.
+toggle="--toggle-collect=on_read --toggle-collect=on_write --toggle-collect=wr_store_memory__on_defer"
 run() {
   local work port vp n=$1
   work=$(mktemp -d)
   port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-  valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$bin" --listen "127.0.0.1:$port" \
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" ${TOGGLE-$toggle} "$bin" --listen "127.0.0.1:$port" \
     --store memory --admin-key cpukey --identity header:X-User-Id >"$work/out" 2>"$work/err" &
   vp=$!
   for _ in $(seq 600); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done

@@ -1,9 +1,11 @@
 /*
  * strbuf.c - appends to a fixed buffer (strbuf.h). Integers are written
- * backwards into a 20-byte scratch, then copied: no division per digit
- * beyond the one that makes it.
+ * backwards into a 20-byte scratch, two digits per division (a table of
+ * the 100 pairs), then copied.
  */
 #include "base/strbuf.h"
+
+#include <string.h>
 
 void wr_strbuf_put(wr_strbuf_t *b, const char *s, size_t len)
 {
@@ -18,14 +20,30 @@ void wr_strbuf_put(wr_strbuf_t *b, const char *s, size_t len)
     b->p[b->n] = '\0';
 }
 
+/* "00" "01" .. "99": two digits per division (a poll's answer writes
+ * about eight numbers). */
+static const char digit_pairs[201] = "0001020304050607080910111213141516171819"
+                                     "2021222324252627282930313233343536373839"
+                                     "4041424344454647484950515253545556575859"
+                                     "6061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
 void wr_strbuf_u64(wr_strbuf_t *b, uint64_t v)
 {
     char d[20];
     size_t i = sizeof d;
-    do {
-        d[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        i -= 2;
+        memcpy(d + i, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(d + i, digit_pairs + 2 * v, 2);
+    } else {
+        d[--i] = (char)('0' + v);
+    }
     wr_strbuf_put(b, d + i, sizeof d - i);
 }
 

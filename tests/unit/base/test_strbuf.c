@@ -30,6 +30,18 @@ static void test_integers_as_printf(void **state)
         assert_int_equal(b.n, strlen(want));
         assert_true(wr_strbuf_ok(&b));
     }
+    /* every value up to 200,000, and each power of ten and its neighbours
+     * (two digits are written per division: every pair, odd lengths) */
+    uint64_t p10 = 1;
+    for (uint64_t v = 0; v < 200000 || p10 != 0; v++) {
+        uint64_t x = v < 200000 ? v : p10 + (v % 3) - 1;
+        if (v >= 200000 && v % 3 == 2)
+            p10 = p10 > UINT64_MAX / 10 ? 0 : p10 * 10;
+        wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
+        wr_strbuf_u64(&b, x);
+        snprintf(want, sizeof want, "%" PRIu64, x);
+        assert_string_equal(buf, want);
+    }
     for (size_t i = 0; i < sizeof is / sizeof is[0]; i++) {
         wr_strbuf_t b = wr_strbuf_init(buf, sizeof buf);
         wr_strbuf_i64(&b, is[i]);
