@@ -12,7 +12,8 @@
 #
 # Usage, from the project root after a build:
 #   bench/poll_instructions.sh [polls] [binary]     (default 10000 build/waitroomd)
-# PUBLIC_LOG=1 gives the queue its public log. Needs valgrind, python3.
+# PUBLIC_LOG=1 gives the queue its public log; STORE=redis runs it on a
+# redis-server of its own. Needs valgrind, python3 (and redis-server).
 set -euo pipefail
 polls=${1:-10000}; bin=$(realpath "${2:-build/waitroomd}")
 lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
@@ -21,14 +22,28 @@ lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
 # (admission ticks, the loop-lag tick, the reporter) run per second of wall
 # time, which valgrind stretches by load, not per poll. TOGGLE= counts all.
 toggle="--toggle-collect=on_read --toggle-collect=on_write --toggle-collect=wr_store_memory__on_defer"
+# STORE=redis: waitroomd on a redis-server of its own (the batch's flush and
+# the Redis connection's read callback counted too; Redis's own work is not)
+store=memory
+if [ "${STORE:-memory}" = redis ]; then
+  rwork=$(mktemp -d)
+  rport=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$rwork" >/dev/null 2>&1 &
+  rpid=$!
+  trap 'kill $rpid 2>/dev/null; rm -rf "$rwork"' EXIT
+  for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  store=redis://127.0.0.1:$rport
+  toggle="$toggle --toggle-collect=wr_store_redis__on_flush --toggle-collect=read_cb"
+fi
 run() {
   local work port vp n=$1
   work=$(mktemp -d)
   port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" ${TOGGLE-$toggle} "$bin" --listen "127.0.0.1:$port" \
-    --store memory --admin-key cpukey --identity header:X-User-Id >"$work/out" 2>"$work/err" &
+    --store "$store" --admin-key cpukey --identity header:X-User-Id >"$work/out" 2>"$work/err" &
   vp=$!
   for _ in $(seq 600); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
+  [ "$store" = memory ] || redis-cli -p "$rport" flushall >/dev/null
   python3 - "$port" "$n" "$lf" <<'PY'
 import http.client, random, sys
 port, polls, lf = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -49,6 +64,7 @@ for _ in range(polls):
 PY
   kill -TERM "$vp"
   while kill -0 "$vp" 2>/dev/null; do sleep 0.2; done
+  [ -n "${KEEP:-}" ] && cp "$work/cg.out" "$KEEP.$n"
   awk '/^summary:|^totals:/ {print $2; exit}' "$work/cg.out"
   rm -rf "$work"
 }

@@ -47,6 +47,15 @@ void wr_strbuf_u64(wr_strbuf_t *b, uint64_t v);
 /* Appends v in decimal, with '-' when negative (INT64_MIN included). */
 void wr_strbuf_i64(wr_strbuf_t *b, int64_t v);
 
+/* Copies the NUL-terminated src into dst (cap > 0 bytes), cut to cap - 1
+ * bytes, NUL-terminated: snprintf(dst, cap, "%s", src) without printf. */
+static inline void wr_strbuf_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 /* True when every append fitted (and the text is whole). */
 static inline bool wr_strbuf_ok(const wr_strbuf_t *b)
 {

@@ -5,6 +5,6 @@
 #ifndef WR_VERSION_H
 #define WR_VERSION_H
 
-#define WR_VERSION "1.2.0" /* MAJOR.MINOR.PATCH */
+#define WR_VERSION "1.3.0" /* MAJOR.MINOR.PATCH */
 
 #endif

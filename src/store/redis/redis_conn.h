@@ -180,6 +180,11 @@ wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t
  * then ARGV. False when the command has no room left (arguments or bytes). */
 bool wr_redis_conn_cmd_arg(wr_redis_conn_cmd_t *cmd, const void *p, size_t n);
 bool wr_redis_conn_cmd_str(wr_redis_conn_cmd_t *cmd, const char *s);
+/* v in decimal (no printf: a poll's batch writes a few). */
+bool wr_redis_conn_cmd_u64(wr_redis_conn_cmd_t *cmd, uint64_t v);
+/* a, b and c (NULL: none) as one argument, at most 255 bytes: a key
+ * such as "wr:{" queue "}:line" (no printf). */
+bool wr_redis_conn_cmd_cat(wr_redis_conn_cmd_t *cmd, const char *a, const char *b, const char *c);
 /* printf-formatted, at most 127 bytes. */
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/embed.h"
+#include "base/strbuf.h"
 #include "store/redis/redis_conn_internal.h"
 
 /* ---------------------------------------------------------------- replies */
@@ -74,10 +75,13 @@ wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t
     if (max_args < 3 || max_args > WR_REDIS_CONN_MAX_ARGS_CAP)
         return NULL;
     size_t n = (size_t)max_args;
+    /* only the header zeroed: argc says which arguments are set (a poll's
+     * batch asks for about 1 KB it mostly never uses) */
     wr_redis_conn_cmd_t *cmd =
-        calloc(1, sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
+        malloc(sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
     if (!cmd)
         return NULL;
+    memset(cmd, 0, sizeof *cmd);
     cmd->argv = (const char **)(cmd + 1);
     cmd->argvlen = (size_t *)(cmd->argv + n);
     cmd->buf = (char *)(cmd->argvlen + n);
@@ -119,6 +123,26 @@ bool wr_redis_conn_cmd_arg(wr_redis_conn_cmd_t *cmd, const void *p, size_t n)
 bool wr_redis_conn_cmd_str(wr_redis_conn_cmd_t *cmd, const char *s)
 {
     return wr_redis_conn_cmd_arg(cmd, s, strlen(s));
+}
+
+bool wr_redis_conn_cmd_u64(wr_redis_conn_cmd_t *cmd, uint64_t v)
+{
+    char tmp[24];
+    wr_strbuf_t b = wr_strbuf_init(tmp, sizeof tmp);
+    wr_strbuf_u64(&b, v);
+    return wr_strbuf_ok(&b) && wr_redis_conn_cmd_arg(cmd, tmp, b.n);
+}
+
+bool wr_redis_conn_cmd_cat(wr_redis_conn_cmd_t *cmd, const char *a, const char *b, const char *c)
+{
+    char tmp[256];
+    wr_strbuf_t sb = wr_strbuf_init(tmp, sizeof tmp);
+    wr_strbuf_str(&sb, a);
+    if (b)
+        wr_strbuf_str(&sb, b);
+    if (c)
+        wr_strbuf_str(&sb, c);
+    return wr_strbuf_ok(&sb) && wr_redis_conn_cmd_arg(cmd, tmp, sb.n);
 }
 
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)

@@ -2,7 +2,7 @@
  * redis_io.h - one Redis connection on a libevent loop: a TCP socket, a
  * unix socket, or TLS over TCP (libevent's bufferevent_openssl), speaking
  * RESP2 with hiredis's protocol pieces only (redisReader for replies,
- * redisFormatCommandArgv for commands). It is the one I/O path under the
+ * our own RESP formatter for commands). It is the one I/O path under the
  * Redis store, in place of hiredis async (docs/DESIGN.md, "Redis I/O").
  *
  * One object is one connection attempt and its life, as a hiredis async

@@ -69,6 +69,7 @@
 #include "base/ids.h"
 #include "base/hex.h"
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
@@ -192,10 +193,18 @@ const char *const wr_store_redis__key_suffix[NKEYS] = {
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q, int n)
 {
-    if (!wr_redis_conn_cmd_fmt(cmd, "%d", n))
+    if (n < 0 || !wr_redis_conn_cmd_u64(cmd, (uint64_t)n))
+        return false;
+    /* "wr:{" q "}:" suffix, without printf (a poll's batch writes them) */
+    char pre[WR_QUEUE_NAME_MAX + 8];
+    wr_strbuf_t b = wr_strbuf_init(pre, sizeof pre);
+    wr_strbuf_str(&b, "wr:{");
+    wr_strbuf_str(&b, q);
+    wr_strbuf_str(&b, "}:");
+    if (!wr_strbuf_ok(&b))
         return false;
     for (int i = 0; i < n && i < NKEYS; i++)
-        if (!wr_redis_conn_cmd_fmt(cmd, "wr:{%s}:%s", q, wr_store_redis__key_suffix[i]))
+        if (!wr_redis_conn_cmd_cat(cmd, pre, wr_store_redis__key_suffix[i], NULL))
             return false;
     return true;
 }
@@ -214,8 +223,7 @@ bool wr_store_redis__arg_queue_keys(struct req *r, const char *q)
 bool wr_store_redis__arg_known_version(struct rstore *s, struct req *r)
 {
     r->snap = wr_cfgcache_get(s->cache, r->queue);
-    return wr_redis_conn_cmd_fmt(r->cmd, "%llu",
-                                 r->snap ? (unsigned long long)r->snap->version : 0ULL);
+    return wr_redis_conn_cmd_u64(r->cmd, r->snap ? (uint64_t)r->snap->version : 0);
 }
 
 /* Calls r's callback with err and no result. The caller is about to free

@@ -55,6 +55,7 @@
 #include "base/hex.h"
 #include "base/ids.h"
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
@@ -238,13 +239,12 @@ static void send_batch(struct rstore *s, struct batch *b)
     bool ok = wr_store_redis__queue_keys(cmd, b->queue, nkeys);
     if (one)
         ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].user) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", known) &&
-             wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[0].key) &&
+             wr_redis_conn_cmd_u64(cmd, known) && wr_redis_conn_cmd_arg(cmd, &b->sub[0].mode, 1) &&
+             wr_redis_conn_cmd_u64(cmd, b->sub[0].key) &&
              wr_redis_conn_cmd_str(cmd, b->sub[0].logid) && wr_redis_conn_cmd_str(cmd, seed) &&
              wr_redis_conn_cmd_str(cmd, hash);
     else
-        ok = ok && wr_redis_conn_cmd_fmt(cmd, "%llu", known) && wr_redis_conn_cmd_str(cmd, seed) &&
+        ok = ok && wr_redis_conn_cmd_u64(cmd, known) && wr_redis_conn_cmd_str(cmd, seed) &&
              wr_redis_conn_cmd_str(cmd, hash);
     if (b->solo) /* (one request: entry.lua's arguments, then these) */
         ok = ok && wr_redis_conn_cmd_str(cmd, b->sub[0].group) &&
@@ -252,7 +252,7 @@ static void send_batch(struct rstore *s, struct batch *b)
     for (size_t i = 0; !one && ok && i < b->n; i++)
         ok = wr_redis_conn_cmd_str(cmd, b->sub[i].user) &&
              wr_redis_conn_cmd_arg(cmd, &b->sub[i].mode, 1) &&
-             wr_redis_conn_cmd_fmt(cmd, "%llu", b->sub[i].key) &&
+             wr_redis_conn_cmd_u64(cmd, b->sub[i].key) &&
              wr_redis_conn_cmd_str(cmd, b->sub[i].logid);
     if (!ok) {
         wr_redis_conn_cmd_free(cmd);
@@ -336,7 +336,7 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join, bool 
     }
     b->s = s;
     b->solo = solo;
-    snprintf(b->queue, sizeof b->queue, "%s", q);
+    wr_strbuf_copy(b->queue, sizeof b->queue, q);
     b->snap = wr_cfgcache_get(s->cache, q);
     blist_push(&s->held, b);
     return b;
@@ -400,10 +400,10 @@ wr_err_t wr_store_redis__entry(wr_store_t *st, const char *q, const char *u, cha
     x->arg = arg;
     x->mode = mode;
     x->key = (unsigned long long)(key >> 12);
-    snprintf(x->user, sizeof x->user, "%s", u);
+    wr_strbuf_copy(x->user, sizeof x->user, u);
     memcpy(x->logid, logid, sizeof x->logid);
-    snprintf(x->group, sizeof x->group, "%s", group);
-    snprintf(x->code, sizeof x->code, "%s", code);
+    wr_strbuf_copy(x->group, sizeof x->group, group);
+    wr_strbuf_copy(x->code, sizeof x->code, code);
     if (join)
         b->joins = true;
     else

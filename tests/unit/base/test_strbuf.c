@@ -85,7 +85,25 @@ static void test_overflow(void **state)
     assert_int_equal(b.n, 2);
 }
 
+/* wr_strbuf_copy: whole when it fits, cut to cap - 1 bytes otherwise,
+ * always NUL-terminated, as snprintf("%s") */
+static void test_copy(void **state)
+{
+    (void)state;
+    char d[6], want[6];
+    const char *srcs[] = {"", "a", "abcde", "abcdef", "abcdefghij"};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        memset(d, 'x', sizeof d);
+        wr_strbuf_copy(d, sizeof d, srcs[i]);
+        snprintf(want, sizeof want, "%s", srcs[i]);
+        assert_string_equal(d, want);
+    }
+    wr_strbuf_copy(d, 1, "abc");
+    assert_string_equal(d, "");
+}
+
 #define TESTS(X)                                                                                   \
+    X(test_copy)                                                                                   \
     X(test_integers_as_printf)                                                                     \
     X(test_text)                                                                                   \
     X(test_overflow)
