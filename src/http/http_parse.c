@@ -30,7 +30,8 @@
  * llhttp itself refuses both Content-Length and Transfer-Encoding, two
  * Content-Lengths, a length that is not digits, whitespace before a colon,
  * control characters in values and bad chunk sizes (0x2 included); chunk
- * extensions and trailers are read and ignored. Any llhttp error is 400.
+ * extensions and trailers are read and ignored (trailers up to 32 KiB, as
+ * the head: 431 beyond). Any llhttp error is 400.
  * on_message_complete pauses the parser, so each request is dispatched
  * before the next is read.
  */
@@ -251,11 +252,25 @@ static int on_url_complete(llhttp_t *p)
     return wr_http__arena_add(&req_of(p)->in, "", 1) ? 0 : -1;
 }
 
+/* A trailer's bytes (field names and values): ignored, but at most what a
+ * head may be (else 431 and the connection closed, as for the head: a
+ * chunked body could otherwise stream an endless trailer). */
+static int trailer_bytes(llhttp_t *p, size_t n)
+{
+    wr_http_req_t *r = req_of(p);
+    if (n > WR_HTTP_MAX_HEADERS || r->trailer_bytes + n > WR_HTTP_MAX_HEADERS) {
+        fail(p->data, 431, "HEADERS_TOO_LARGE", "the trailer fields exceed 32 KiB");
+        return -1;
+    }
+    r->trailer_bytes += (uint32_t)n;
+    return 0;
+}
+
 static int on_field(llhttp_t *p, const char *at, size_t n)
 {
     wr_http_req_t *r = req_of(p);
     if (r->headers_done)
-        return 0; /* a trailer */
+        return trailer_bytes(p, n); /* a trailer */
     if (!r->field_open) {
         if (r->n_fields == r->fields_cap) {
             uint32_t cap = r->fields_cap ? 2 * r->fields_cap : 16;
@@ -290,7 +305,7 @@ static int on_value(llhttp_t *p, const char *at, size_t n)
 {
     wr_http_req_t *r = req_of(p);
     if (r->headers_done)
-        return 0;
+        return trailer_bytes(p, n);
     r->fields[r->n_fields - 1].value_len += (uint32_t)n;
     return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
 }

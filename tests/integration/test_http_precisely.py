@@ -180,6 +180,23 @@ class HttpPrecisely(WRTest):
         st, hd, body = responses(text)[0]
         self.assertEqual((st, json.loads(body)["error"]), (413, "PAYLOAD_TOO_LARGE"), text)
         self.assertEqual(hd.get("connection"), "close")
+        # trailers are ignored but bounded as the head is: 32 KiB of them
+        # is served, more is 431 and the connection closed (they were once
+        # read without end)
+        fill = b"X-T: " + b"a" * 1000 + b"\r\n"
+        ok = head + b"2\r\n{}\r\n0\r\n" + fill * 30 + b"\r\n"
+        text, closed = talk(self.port, ok, timeout=1)
+        self.assertEqual(responses(text)[0][0], 200, text[:200])
+        self.assertFalse(closed)
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        s.sendall(head + b"2\r\n{}\r\n0\r\n" + fill * 40)
+        text = s.recv(65536).decode()
+        st, hd, body = responses(text)[0]
+        self.assertEqual((st, json.loads(body)["error"]), (431, "HEADERS_TOO_LARGE"), text)
+        self.assertEqual(hd.get("connection"), "close")
+        s.settimeout(5)
+        self.assertEqual(s.recv(100), b"", "the connection is closed")
+        s.close()
 
     def test_expect_100_continue(self):
         q = self.new_queue(HOLD)
