@@ -393,8 +393,8 @@ void wr_api__handle_admin(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t 
         }
         if (!json_is_object(body)) {
             char msg[256] = "body must be a JSON object";
-            if (data && !body)
-                snprintf(msg, sizeof(msg), "body must be a JSON object (%s)", jerr.text);
+            if (data && !body) /* not JSON at all: say where it broke */
+                snprintf(msg, sizeof(msg), "body is not valid JSON: %s", jerr.text);
             json_decref(body);
             wr_api__reply_error(a, req, route, 400, "BAD_REQUEST", msg, NULL, NULL, 0);
             return;
