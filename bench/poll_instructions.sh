@@ -13,7 +13,9 @@
 # Usage, from the project root after a build:
 #   bench/poll_instructions.sh [polls] [binary]     (default 10000 build/waitroomd)
 # PUBLIC_LOG=1 gives the queue its public log; STORE=redis runs it on a
-# redis-server of its own. Needs valgrind, python3 (and redis-server).
+# redis-server of its own (valgrind is slow: the store timeout is 60 s and
+# the breaker off, so a loaded machine does not time a poll out). Needs
+# valgrind, python3 (and redis-server).
 set -euo pipefail
 polls=${1:-10000}; bin=$(realpath "${2:-build/waitroomd}")
 lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
@@ -40,7 +42,8 @@ run() {
   work=$(mktemp -d)
   port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" ${TOGGLE-$toggle} "$bin" --listen "127.0.0.1:$port" \
-    --store "$store" --admin-key cpukey --identity header:X-User-Id >"$work/out" 2>"$work/err" &
+    --store "$store" --store-timeout-ms 60000 --breaker off --admin-key cpukey --identity header:X-User-Id \
+    >"$work/out" 2>"$work/err" &
   vp=$!
   for _ in $(seq 600); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
   [ "$store" = memory ] || redis-cli -p "$rport" flushall >/dev/null
