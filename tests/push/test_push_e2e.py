@@ -241,7 +241,10 @@ def main():
     outcome("unresolved", "expired", "deadline", 0)
     outcome("late", "expired", "deadline", 0)
     for i in range(1, 9):
-        outcome("slow%d" % i, "delivered", "ok", 1, 201)
+        # answered after 300 ms against a 700 ms try timeout: one try, or
+        # two when a loaded machine held the stand-in past the timeout (CI)
+        r = outcome("slow%d" % i, "delivered", "ok", None, 201)
+        check("slow%d: 1 try, 2 at most" % i, r and r["tries"] in (1, 2), r)
     check("at most 4 in flight", 1 <= svc.max_concurrent <= 4, svc.max_concurrent)
     outcome("cancel", "canceled", "shutdown")
     outcome("tiny", "canceled", "shutdown", 0)
