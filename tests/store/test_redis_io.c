@@ -37,8 +37,10 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <hiredis/hiredis.h>
 
 #include "store/redis/redis_io.h"
+#include "store/redis/redis_io_internal.h"
 #include "store_harness.h"
 
 #define WAIT_MS 5000
@@ -1389,9 +1391,43 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Our RESP writer gives hiredis's bytes exactly: no arguments, one, 9, 10
+ * and 99 of them (the count's digits), empty and binary ones (NUL, CR,
+ * LF), lengths of 1 to 6 digits, random ones. */
+static void t_resp_form(void **state)
+{
+    (void)state;
+    static char big[123456];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (char)(i * 7 + 3); /* every byte value, NUL and CRLF included */
+    const char *argv[100];
+    size_t lens[100];
+    unsigned seed = 12345;
+    for (int round = 0; round < 300; round++) {
+        int argc = round < 5 ? (int[]){1, 9, 10, 99, 100}[round] : 1 + (int)(rand_r(&seed) % 60);
+        for (int i = 0; i < argc; i++) {
+            size_t pick = rand_r(&seed) % 7;
+            static const size_t fixed[] = {0, 9, 10, sizeof big};
+            lens[i] = pick < 4 ? fixed[pick] : (size_t)(rand_r(&seed) % 2000);
+            argv[i] = big + (lens[i] == sizeof big ? 0 : (size_t)(rand_r(&seed) % 1000));
+        }
+        char *want = NULL;
+        int wn = redisFormatCommandArgv(&want, argc, argv, lens);
+        assert_true(wn > 0);
+        size_t n = 0;
+        char *got = wr_redis_io__format_resp(argc, argv, lens, &n);
+        assert_non_null(got);
+        assert_int_equal(n, (size_t)wn);
+        assert_memory_equal(got, want, n);
+        free(got);
+        redisFreeCommand(want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_resp_form),
         cmocka_unit_test(t_plain),
         cmocka_unit_test(t_unix_and_select),
         cmocka_unit_test(t_refused),

@@ -15,7 +15,7 @@
  *           when it becomes ready;
  *     sent  written, waiting for their reply. Redis answers in order, so
  *           each reply answers the head of `sent` (pub/sub messages aside).
- *   Each command is formatted (RESP, redis_io_cmd.c format_resp) when submitted and
+ *   Each command is formatted (RESP, wr_redis_io__format_resp) when submitted and
  *   owns a timer from then on: the command's timeout. The FIFOs and the
  *   commands in them are redis_io_cmd.c; redis_io_internal.h is what the
  *   two files share.

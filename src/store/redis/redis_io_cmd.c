@@ -6,7 +6,7 @@
  * what the two files share.
  *
  * Commands
- *   submit() formats a command (format_resp: RESP) and, unless it is
+ *   submit() formats a command (wr_redis_io__format_resp: RESP) and, unless it is
  *   one of the handshake's (F_NOW), arms its timer (the command's timeout).
  *   It is written at once when the connection is READY (or F_NOW), else
  *   held until ready() writes the held ones in order. A command is
@@ -133,14 +133,12 @@ static size_t digits(uint64_t v, char d[20])
     return i;
 }
 
-/* The RESP form of a command (an array of bulk strings: "*N\r\n" then
- * "$LEN\r\n" DATA "\r\n" for each argument) into one malloc'd buffer: *len
- * bytes, NULL when out of memory. Written here, not by hiredis's
+/* (redis_io_internal.h) Written here, not by hiredis's
  * redisFormat*CommandArgv, for speed: those print every length with
  * sprintf or sdscatfmt, about 250-350 instructions an argument, and a
  * poll's script call has about 40 (a quarter of a poll on Redis). hiredis
  * still reads every reply. */
-static char *format_resp(int argc, const char *const *argv, const size_t *lens, size_t *len)
+char *wr_redis_io__format_resp(int argc, const char *const *argv, const size_t *lens, size_t *len)
 {
     char d[20];
     size_t total = 1 + (20 - digits((uint64_t)argc, d)) + 2;
@@ -198,7 +196,7 @@ static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv,
     }
     c->subscribe = (use[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
                    (use[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0);
-    c->buf = format_resp(argc, argv, use, &c->len);
+    c->buf = wr_redis_io__format_resp(argc, argv, use, &c->len);
     free(heap);
     if (!c->buf) {
         free(c);

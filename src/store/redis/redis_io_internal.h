@@ -137,6 +137,13 @@ void wr_redis_io__cmd_answer(struct cmd *c, wr_err_t err, const redisReply *repl
  * free io (then free's own pass takes what is left). */
 void wr_redis_io__fail_all(wr_redis_io_t *io, wr_err_t err);
 
+/* The RESP form of a command (an array of bulk strings: "*N\r\n" then
+ * "$LEN\r\n" DATA "\r\n" for each of the argc arguments, lens[i] bytes at
+ * argv[i]) in one malloc'd buffer of *len bytes, which the caller frees;
+ * NULL when out of memory. Byte for byte what hiredis's
+ * redisFormatCommandArgv writes (tests/store/test_redis_io.c). */
+char *wr_redis_io__format_resp(int argc, const char *const *argv, const size_t *lens, size_t *len);
+
 /* Writes c to the bufferevent and moves it to `sent`; -1 when the write
  * could not be queued (c unchanged). */
 int wr_redis_io__cmd_write(wr_redis_io_t *io, struct cmd *c);
