@@ -223,6 +223,7 @@ wr_err_t wr_memq_db_put_config_at(wr_memq_db_t *db, const char *name, const wr_q
     }
     if (cfg->stock_set) /* a PUT, or a PATCH naming stock: what is left now */
         q->stock_left = cfg->stock >= 0 ? cfg->stock : WR_STOCK_NONE;
+    wr_memq__log_hints(q, cfg->public_log); /* room for receipts, the groups' new lines too */
     q->version++;
     if (out)
         *out = q;

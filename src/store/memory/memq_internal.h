@@ -193,6 +193,14 @@ void wr_memq__placed(wr_memq_t *q, wr_zsl_node_t *node, bool page, bool shuffled
  * leaf, with its original score (line). */
 void wr_memq__log_counted(wr_memq_t *q, wr_zsl_node_t *node, int64_t now_us);
 
+/* The line nodes (q->line, the groups' lines) made from now on carry room
+ * for a copy of their person's receipt (zsl.h extra bytes,
+ * wr_memq_log_receipt_at) when on: 64 bytes more a person in line, nothing
+ * without a log. Set by every config put from publicLog (so that a
+ * snapshot's people, loaded before their log is attached, have it too) and
+ * by wr_memq_log_attach. */
+void wr_memq__log_hints(wr_memq_t *q, bool on);
+
 /* admit, away, leave leaves of a member of the log's line (else nothing).
  * admit returns the member's join leaf index (UINT64_MAX: not a member). */
 uint64_t wr_memq__log_admit(wr_memq_t *q, const char *user, size_t ulen, const char *grp, bool held,

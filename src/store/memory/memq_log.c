@@ -58,10 +58,7 @@ wr_err_t wr_memq_db_log_add(wr_memq_db_t *db, wr_memlog_t *l)
                  : wr_memq__insert_at((void ***)&db->logs, &db->nlogs, &db->caplogs, i, l);
 }
 
-/* The line nodes made from now on carry a copy of their person's receipt
- * (zsl.h extra bytes, wr_memq_log_receipt_at) while the queue has a log:
- * 64 bytes more a person in line, nothing without a log. */
-static void hints_on(wr_memq_t *q, bool on)
+void wr_memq__log_hints(wr_memq_t *q, bool on)
 {
     wr_zsl_set_extra(q->line, on);
     for (size_t i = 0; i < WR_GROUPS_MAX; i++)
@@ -71,7 +68,7 @@ static void hints_on(wr_memq_t *q, bool on)
 
 wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q)
 {
-    hints_on(q, false);
+    wr_memq__log_hints(q, false);
     if (!q->cfg->cfg.public_log) {
         q->log = NULL;
         return WR_OK;
@@ -87,7 +84,7 @@ wr_err_t wr_memq_log_attach(wr_memq_db_t *db, wr_memq_t *q)
         }
     }
     q->log = l;
-    hints_on(q, true);
+    wr_memq__log_hints(q, true);
     if (q->last_score < l->last_t)
         q->last_score = l->last_t;
     return WR_OK;

@@ -446,6 +446,11 @@ static void test_receipt_hint_in_line_node(void **state)
         for (int round = 0; round < 2; round++) {
             assert_true(node_receipt(q, u, T0 + 6000 + round, &k));
             assert_int_equal(k, idx[i]);
+            /* a loaded node has room for the copy, filled by its first poll */
+            const unsigned char *x = wr_zsl_node_extra(q->entry_node);
+            assert_non_null(x);
+            memcpy(&hint, x, sizeof hint);
+            assert_true(wr_memlog_hint_live(q->log, hint));
         }
     }
     /* publicLog off: no receipt through any node */
