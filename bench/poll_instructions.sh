@@ -26,27 +26,24 @@ lf=; [ "${PUBLIC_LOG:-0}" = 1 ] && lf=',"publicLog":true'
 toggle="--toggle-collect=on_read --toggle-collect=on_write --toggle-collect=wr_store_memory__on_defer"
 # STORE=redis: waitroomd on a redis-server of its own (the batch's flush and
 # the Redis connection's read callback counted too; Redis's own work is not)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 store=memory
 if [ "${STORE:-memory}" = redis ]; then
-  rwork=$(mktemp -d)
-  rport=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$rwork" >/dev/null 2>&1 &
-  rpid=$!
-  trap 'kill $rpid 2>/dev/null; rm -rf "$rwork"' EXIT
-  for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  store=redis://127.0.0.1:$rport
+  start_redis
+  store=redis://127.0.0.1:$rp
   toggle="$toggle --toggle-collect=wr_store_redis__on_flush --toggle-collect=read_cb"
 fi
 run() {
-  local work port vp n=$1
-  work=$(mktemp -d)
-  port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-  valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" ${TOGGLE-$toggle} "$bin" --listen "127.0.0.1:$port" \
+  local d port vp n=$1
+  d=$(mktemp -d "$work/run.XXXXXX")
+  port=$(freeport)
+  valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" ${TOGGLE-$toggle} "$bin" --listen "127.0.0.1:$port" \
     --store "$store" --store-timeout-ms 60000 --breaker off --admin-key cpukey --identity header:X-User-Id \
-    >"$work/out" 2>"$work/err" &
+    >"$d/out" 2>"$d/err" &
   vp=$!
-  for _ in $(seq 600); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
-  [ "$store" = memory ] || redis-cli -p "$rport" flushall >/dev/null
+  for _ in $(seq 600); do grep -q "listening on" "$d/out" 2>/dev/null && break; sleep 0.1; done
+  [ "$store" = memory ] || redis-cli -p "$rp" flushall >/dev/null
   python3 - "$port" "$n" "$lf" <<'PY'
 import http.client, random, sys
 port, polls, lf = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -67,9 +64,8 @@ for _ in range(polls):
 PY
   kill -TERM "$vp"
   while kill -0 "$vp" 2>/dev/null; do sleep 0.2; done
-  [ -n "${KEEP:-}" ] && cp "$work/cg.out" "$KEEP.$n"
-  awk '/^summary:|^totals:/ {print $2; exit}' "$work/cg.out"
-  rm -rf "$work"
+  if [ -n "${KEEP:-}" ]; then cp "$d/cg.out" "$KEEP.$n"; fi
+  awk '/^summary:|^totals:/ {print $2; exit}' "$d/cg.out"
 }
 base=$(run 0); total=$(run "$polls")
 python3 -c "import sys; b,t,n=map(int,sys.argv[1:]); print('polls=%d instructions_per_poll=%d' % (n, (t-b)//n))" \

@@ -317,6 +317,19 @@ static void test_unseen_pass(void **state)
     unseen_expiry_returns(q);
 }
 
+/* A restart at now_us: the db written to a snapshot, cleared, loaded. */
+static void restart(int64_t now_us)
+{
+    char dir[] = "/tmp/wr_memq_log_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/waitroom.snapshot", dir);
+    assert_int_equal(wr_mem_snapshot_write(&db, dir, now_us), WR_OK);
+    wr_memq_db_clear(&db);
+    assert_int_equal(wr_mem_snapshot_load(&db, dir, now_us), WR_OK);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* The same across a restart: the snapshot keeps the holder's join leaf,
  * so a pass admitted unseen before it still puts its holder back in the
  * log's line when it expires after the load. */
@@ -324,14 +337,7 @@ static void test_unseen_pass_restart(void **state)
 {
     (void)state;
     admitted_unseen();
-    char dir[] = "/tmp/wr_memq_log_XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/waitroom.snapshot", dir);
-    assert_int_equal(wr_mem_snapshot_write(&db, dir, T0 + 800000), WR_OK);
-    wr_memq_db_clear(&db);
-    assert_int_equal(wr_mem_snapshot_load(&db, dir, T0 + 800000), WR_OK);
-    unlink(path);
-    rmdir(dir);
+    restart(T0 + 800000);
     wr_memq_t *q = wr_memq_db_find(&db, "unseen");
     assert_non_null(q);
     unseen_expiry_returns(q);
@@ -430,14 +436,7 @@ static void test_receipt_hint_in_line_node(void **state)
     assert_true(node_receipt(q, "late0", T0 + 4500, &idx[0]));
     assert_int_equal(idx[0], k);
     /* a restart: the same receipts, by id first, then through new hints */
-    char dir[] = "/tmp/wr_memq_hint_XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/waitroom.snapshot", dir);
-    assert_int_equal(wr_mem_snapshot_write(&db, dir, T0 + 5000), WR_OK);
-    wr_memq_db_clear(&db);
-    assert_int_equal(wr_mem_snapshot_load(&db, dir, T0 + 5000), WR_OK);
-    unlink(path);
-    rmdir(dir);
+    restart(T0 + 5000);
     q = wr_memq_db_find(&db, "hints");
     assert_non_null(q);
     for (int i = 0; i < 5; i++) {
