@@ -4,7 +4,7 @@
  *
  * A connection is one struct (from env's free list, with its input buffer)
  * holding two events assigned in place (no malloc): a persistent,
- * level-triggered read event, added once, and a write event added only
+ * edge-triggered read event, added once, and a write event added only
  * while an answer could not be written whole. A read event does one
  * recv into the connection's buffer (ibuf: IBUF_MIN bytes, grown up to
  * IBUF_MAX only for a long head), then http_parse.c reads requests off it
@@ -19,6 +19,19 @@
  * once. So a keep-alive poll costs one recv and one writev; epoll_wait
  * runs only when no connection has bytes ready. A partial write adds the
  * write event until the rest is out.
+ *
+ * Edge-triggered (EPOLLET, as nginx): a level-triggered fd that epoll_wait
+ * reported is polled again (tcp_poll) by the next epoll_wait, ready or
+ * not; an edge-triggered one only when new bytes arrive. The price is
+ * that a recv that filled all the room it was given may have left bytes in
+ * the socket that no new edge will announce: rd_more says so, and the
+ * read event is then made active by hand (read_again) once there is room.
+ * A recv that returns less than its room has drained the socket: bytes
+ * arriving after it raise a new edge; but a FIN that came with the last
+ * bytes has had its edge, so the event also asks for EPOLLRDHUP
+ * (EV_CLOSED), and a read that sees it reads again to meet the EOF. recv and sendmsg are made
+ * through syscall(2): waitroomd has threads, so libc's wrappers would switch thread cancellation on
+ * and off (two atomic operations) around each, and no thread of ours is ever cancelled.
  *
  * Requests come from env->free_reqs and go back there once written, their
  * arenas (input: target, fields, body; output: fields, copied body) kept
@@ -49,6 +62,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -62,6 +76,25 @@
 #define IOV_BATCH      64
 
 uint64_t wr_http__allocs;
+
+/* recv(2) and sendmsg(2) without libc's cancellation wrappers (the design
+ * comment above says why); errno is set as by the wrappers. */
+static ssize_t sys_recv(int fd, void *buf, size_t len)
+{
+    return syscall(SYS_recvfrom, fd, buf, len, 0, NULL, NULL);
+}
+
+static ssize_t sys_sendmsg(int fd, const struct msghdr *mh, int flags)
+{
+    return syscall(SYS_sendmsg, fd, mh, flags);
+}
+
+/* Edge-triggered: the socket may still hold bytes that no edge will
+ * announce, so the read callback is run again from the loop. */
+static void read_again(wr_http_conn_t *c)
+{
+    event_active(&c->rev, EV_READ, 1);
+}
 
 uint64_t wr_http_conn_allocs(void)
 {
@@ -343,6 +376,7 @@ static void conn_shut(wr_http_conn_t *c, int64_t now)
         event_add(&c->rev, NULL);
         c->read_off = false;
     }
+    read_again(c); /* discard what waits until EOF: no edge may come for it */
 }
 
 /* ---- answers ---- */
@@ -485,7 +519,7 @@ static void conn_flush(wr_http_conn_t *c)
             }
         }
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL); /* writev without SIGPIPE */
+        ssize_t w = sys_sendmsg(c->fd, &mh, MSG_NOSIGNAL); /* writev without SIGPIPE */
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
                 break;
@@ -535,7 +569,8 @@ static void conn_flush(wr_http_conn_t *c)
         if (c->read_off)
             event_add(&c->rev, NULL);
         c->read_off = false;
-        event_active(&c->rev, EV_TIMEOUT, 1);
+        /* EV_READ reads what the socket may hold too; EV_TIMEOUT parses only */
+        event_active(&c->rev, c->rd_more ? EV_READ : EV_TIMEOUT, 1);
     }
 }
 
@@ -622,7 +657,7 @@ static void conn_parse(wr_http_conn_t *c)
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     wr_http_conn_t *c = arg;
-    if (what & EV_READ) {
+    if (what & (EV_READ | EV_CLOSED)) {
         if (c->ilen == c->icap && c->icap < IBUF_MAX && c->state == WR_CONN_HEAD) {
             uint32_t cap = c->icap * 2 > IBUF_MAX ? IBUF_MAX : c->icap * 2;
             char *nb = realloc(c->ibuf, cap);
@@ -633,31 +668,43 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
             }
         }
         if (c->ilen == c->icap && !c->shut) {
-            event_del(&c->rev); /* full: wait for answers to leave */
-            c->read_off = true;
-            return;
-        }
-        ssize_t n = recv(fd, c->ibuf + c->ilen, c->icap - c->ilen, 0);
-        if (n == 0) {
-            if (c->shut) {
-                conn_free(c);
+            c->rd_more = true; /* not read: the socket may hold more */
+            if (!c->parse_blocked) {
+                event_del(&c->rev); /* full: wait for answers to leave */
+                c->read_off = true;
                 return;
             }
-            c->eof = true; /* answer what came, then close */
-            c->read_off = false;
-            event_del(&c->rev);
-        } else if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-                return;
-            conn_free(c);
-            return;
-        } else {
-            c->last_us = wr_clock_mono_us();
-            if (c->shut) {
-                c->ilen = 0; /* discarded */
-                return;
+        } else if (!c->eof) {
+            size_t room = c->icap - c->ilen;
+            ssize_t n = sys_recv(fd, c->ibuf + c->ilen, room);
+            c->rd_more = false;
+            if (n == 0) {
+                if (c->shut) {
+                    conn_free(c);
+                    return;
+                }
+                c->eof = true; /* answer what came, then close */
+                c->read_off = false;
+                event_del(&c->rev);
+            } else if (n < 0) {
+                if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    conn_free(c);
+                    return;
+                }
+                c->rd_more = errno == EINTR; /* EAGAIN: drained; parse what is buffered */
+            } else {
+                c->last_us = wr_clock_mono_us();
+                /* A full read may have left bytes; a FIN that came with the
+                 * bytes raises no edge of its own (EV_CLOSED: EPOLLRDHUP). */
+                c->rd_more = (size_t)n == room || (what & EV_CLOSED);
+                if (c->shut) {
+                    c->ilen = 0; /* discarded */
+                    if (c->rd_more)
+                        read_again(c);
+                    return;
+                }
+                c->ilen += (uint32_t)n;
             }
-            c->ilen += (uint32_t)n;
         }
     }
     c->in_read = true;
@@ -666,6 +713,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     if (c->nq >= WR_HTTP_MAX_PIPELINE && !c->read_off && !c->eof) {
         event_del(&c->rev);
         c->read_off = true;
+    } else if (c->rd_more && !c->read_off && !c->eof) {
+        read_again(c); /* after the others ready now: one recv each per turn */
     }
     conn_flush(c);
 }
@@ -716,7 +765,7 @@ wr_err_t wr_http_conn_open(wr_http_env_t *env, int fd, const struct sockaddr *sa
         c->peer_port = ntohs(s6->sin6_port);
     }
     wr_http__parse_init(c);
-    event_assign(&c->rev, env->base, fd, EV_READ | EV_PERSIST, on_read, c);
+    event_assign(&c->rev, env->base, fd, EV_READ | EV_CLOSED | EV_PERSIST | EV_ET, on_read, c);
     event_assign(&c->wev, env->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
     c->last_us = wr_clock_mono_us();
     TAILQ_INSERT_HEAD(&env->conns, c, link);

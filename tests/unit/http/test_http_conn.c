@@ -72,7 +72,11 @@ static void handler(wr_http_req_t *r, void *arg)
 static int setup(void **state)
 {
     (void)state;
-    base = event_base_new();
+    /* as main.c makes it: epoll with the changelist */
+    struct event_config *ec = event_config_new();
+    event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    base = event_base_new_with_config(ec);
+    event_config_free(ec);
     memset(&env, 0, sizeof(env));
     env.base = base;
     env.handler = handler;
@@ -560,6 +564,81 @@ static void test_free_list_keeps_bounded(void **state)
     assert_true(wr_http_env_kept_bytes(&env) <= 2 * WR_HTTP_ARENA_KEEP + WR_HTTP_FIELDS_KEEP * 16);
 }
 
+/* A request and the client's FIN in the socket before the server reads:
+ * one edge for both (the read event is edge-triggered), so the FIN is
+ * seen by EPOLLRDHUP: answered, then closed at the EOF. */
+static void test_request_and_fin_together(void **state)
+{
+    (void)state;
+    const char *req = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n";
+    assert_int_equal(send(cfd, req, strlen(req), 0), (ssize_t)strlen(req));
+    assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 1);
+    assert_non_null(strstr(o, "\"p\":\"/a\""));
+    assert_true(closed);
+    assert_int_equal(env.n_conns, 0);
+}
+
+/* 30 requests of about 240 bytes in the socket at once, more than the
+ * input buffer (4 KiB) and than the pipeline (16): a read that fills the
+ * buffer reads again, though no new edge announces the rest. All 30 are
+ * answered, in order. */
+static void test_more_than_the_buffer_at_once(void **state)
+{
+    (void)state;
+    static char req[30 * 256];
+    size_t n = 0;
+    for (int i = 0; i < 30; i++)
+        n +=
+            (size_t)sprintf(req + n, "GET /r%d HTTP/1.1\r\nHost: h\r\nX-Pad: %0200d\r\n\r\n", i, 0);
+    assert_true(n > 4096 * 1.5);
+    assert_int_equal(send(cfd, req, n, 0), (ssize_t)n);
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 30);
+    const char *at = o;
+    for (int i = 0; i < 30; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "\"p\":\"/r%d\"", i);
+        at = strstr(at, want);
+        assert_non_null(at);
+    }
+    assert_false(closed);
+}
+
+/* The same with handlers that answer later: 40 requests (9.6 KB) in the
+ * socket; 16 are dispatched, reading stops; each time their answers have
+ * left, reading goes on from the socket (not only from the buffer). */
+static void test_pipeline_limit_past_the_buffer(void **state)
+{
+    (void)state;
+    static char req[40 * 256];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)sprintf(req + n, "GET /async%d HTTP/1.1\r\nHost: h\r\nX-Pad: %0200d\r\n\r\n",
+                             i, 0);
+    assert_int_equal(send(cfd, req, n, 0), (ssize_t)n);
+    run();
+    int answered = 0, got = 0;
+    bool closed;
+    for (int round = 0; round < 10 && got < 40; round++) {
+        assert_true(n_held - answered <= WR_HTTP_MAX_PIPELINE);
+        while (answered < n_held)
+            answer(held[answered++]);
+        const char *o = recv_all(&closed);
+        for (const char *at = o; (at = strstr(at, "\"p\":\"/async")) != NULL; at++) {
+            assert_int_equal(atoi(at + 11), got); /* in order */
+            got++;
+        }
+    }
+    assert_int_equal(got, 40);
+    assert_int_equal(n_held, 40);
+    n_held = 0;
+    assert_false(closed);
+}
+
 /* Handlers that answer after the client left: the first answer's write
  * fails and closes the connection, the second request is then an orphan
  * (its connection gone) and its answer frees it (ASan sees a leak or a
@@ -598,5 +677,8 @@ static void test_orphan(void **state)
     X(test_repeated_length_and_no_allocation)                                                      \
     X(test_close_answer_is_the_last)                                                               \
     X(test_free_list_keeps_bounded)                                                                \
-    X(test_orphan)
+    X(test_orphan)                                                                                 \
+    X(test_request_and_fin_together)                                                               \
+    X(test_more_than_the_buffer_at_once)                                                           \
+    X(test_pipeline_limit_past_the_buffer)
 WR_UNIT_MAIN_EACH(setup, teardown, TESTS)
