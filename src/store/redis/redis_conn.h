@@ -227,8 +227,16 @@ wr_err_t wr_redis_conn_resubmit(wr_redis_conn_t *c, wr_redis_conn_cmd_t *cmd, bo
  * NULL) and frees it. */
 void wr_redis_conn_cmd_fail(wr_redis_conn_cmd_t *cmd, wr_err_t err);
 
-/* Frees a command that was not submitted. NULL is a no-op. */
+/* Frees a command that was not submitted. NULL is a no-op. Up to 16
+ * commands of at most 16 KiB are kept for reuse by the next
+ * wr_redis_conn_cmd_new* (no malloc per poll); not thread-safe. */
 void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd);
+
+/* Commands kept for reuse now (for tests). */
+size_t wr_redis_conn_cmd_kept(void);
+
+/* Frees the kept commands. */
+void wr_redis_conn_cmd_clear_kept(void);
 
 /*
  * Sends cmd (takes ownership in every case) and arms its command timeout.

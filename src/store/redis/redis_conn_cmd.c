@@ -70,6 +70,37 @@ fail:
 
 /* ------------------------------------------------------------- commands */
 
+/* Freed commands kept for reuse, up to KEEP_CMDS of at most KEEP_BYTES
+ * each: a command is one allocation of 1-2 KB for a poll's batch, past
+ * glibc's thread cache, so each malloc went through _int_malloc and
+ * consolidated the fast bins the replies had filled (about 4,000
+ * instructions a poll). Any kept one at least as large is reused (the
+ * layout is redone). One loop, one thread, as the module. */
+#define KEEP_CMDS  16
+#define KEEP_BYTES (16 * 1024)
+static wr_redis_conn_cmd_t *kept[KEEP_CMDS];
+static int n_kept;
+
+static wr_redis_conn_cmd_t *cmd_alloc(size_t bytes)
+{
+    for (int i = n_kept - 1; i >= 0; i--) {
+        if (kept[i]->alloc >= bytes) {
+            wr_redis_conn_cmd_t *cmd = kept[i];
+            kept[i] = kept[--n_kept];
+            return cmd;
+        }
+    }
+    wr_redis_conn_cmd_t *cmd = malloc(bytes);
+    if (cmd)
+        cmd->alloc = bytes;
+    return cmd;
+}
+
+size_t wr_redis_conn_cmd_kept(void)
+{
+    return (size_t)n_kept;
+}
+
 wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t cap)
 {
     if (max_args < 3 || max_args > WR_REDIS_CONN_MAX_ARGS_CAP)
@@ -78,10 +109,12 @@ wr_redis_conn_cmd_t *wr_redis_conn_cmd_new_args(int script, int max_args, size_t
     /* only the header zeroed: argc says which arguments are set (a poll's
      * batch asks for about 1 KB it mostly never uses) */
     wr_redis_conn_cmd_t *cmd =
-        malloc(sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
+        cmd_alloc(sizeof *cmd + n * (sizeof *cmd->argv + sizeof *cmd->argvlen) + cap);
     if (!cmd)
         return NULL;
+    size_t alloc = cmd->alloc;
     memset(cmd, 0, sizeof *cmd);
+    cmd->alloc = alloc;
     cmd->argv = (const char **)(cmd + 1);
     cmd->argvlen = (size_t *)(cmd->argv + n);
     cmd->buf = (char *)(cmd->argvlen + n);
@@ -103,7 +136,16 @@ void wr_redis_conn_cmd_free(wr_redis_conn_cmd_t *cmd)
     if (!cmd)
         return;
     wr_redis_conn__reply_free(cmd->held);
-    free(cmd);
+    if (n_kept < KEEP_CMDS && cmd->alloc <= KEEP_BYTES)
+        kept[n_kept++] = cmd;
+    else
+        free(cmd);
+}
+
+void wr_redis_conn_cmd_clear_kept(void)
+{
+    while (n_kept > 0)
+        free(kept[--n_kept]);
 }
 
 bool wr_redis_conn_cmd_arg(wr_redis_conn_cmd_t *cmd, const void *p, size_t n)

@@ -147,7 +147,8 @@ struct wr_redis_conn_cmd {
     const char **argv; /* max_args entries, in the same allocation */
     size_t *argvlen;   /* max_args entries, in the same allocation */
     size_t buf_used, buf_cap;
-    char *buf; /* the argument bytes argv points into, in the same allocation */
+    char *buf;    /* the argument bytes argv points into, in the same allocation */
+    size_t alloc; /* bytes of that allocation (kept for reuse: redis_conn_cmd.c) */
 };
 
 /* A deep copy of src (depth: 0 for a top-level reply), freed with

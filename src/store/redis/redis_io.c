@@ -101,6 +101,7 @@
 
 #include "base/clock.h"
 #include "store/redis/redis_io_internal.h"
+#include "store/redis/redis_reply.h"
 #include "store/redis/redis_tls.h"
 
 #define FEED_CHUNK         16384 /* bytes fed to the reader between size checks */
@@ -300,7 +301,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 break;
             io->cur_reply = io->reader->len - io->reader->pos; /* the next reply's bytes */
             on_reply(io, rep);
-            freeReplyObject(rep);
+            wr_redis_reply_free(rep);
             if (io->st == ST_CLOSED || io->freed)
                 goto out;
         }
@@ -586,7 +587,7 @@ wr_err_t wr_redis_io_connect(struct event_base *base, const wr_redis_io_opts_t *
         memcpy(io->password, o->password, strlen(o->password) + 1);
     evtimer_assign(&io->connect_timer, base, connect_timer_cb, io);
     evtimer_assign(&io->fail_ev, base, fail_ev_cb, io);
-    io->reader = redisReaderCreate();
+    io->reader = redisReaderCreateWithFunctions(&wr_redis_reply_fns); /* redis_reply.h */
     if (!io->reader)
         goto out;
     struct timeval ctv = wr_clock_tv_ms(io->command_timeout_ms);

@@ -6,10 +6,13 @@
  * what the two files share.
  *
  * Commands
- *   submit() formats a command (wr_redis_io__format_resp: RESP) and, unless it is
- *   one of the handshake's (F_NOW), arms its timer (the command's timeout).
- *   It is written at once when the connection is READY (or F_NOW), else
- *   held until ready() writes the held ones in order. A command is
+ *   submit() formats a command in RESP and, unless it is one of the
+ *   handshake's (F_NOW), arms its timer (the command's timeout). When the
+ *   connection is READY (or F_NOW) it is formatted straight into the
+ *   bufferevent's output buffer (no buffer of its own, no copy); else it
+ *   is formatted into c->buf (wr_redis_io__format_resp) and held until
+ *   ready() writes the held ones in order. Command records come from a
+ *   bounded free list (cmd_pool). A command is
  *   unlinked and its timer stopped before its callback runs, so it is
  *   answered at most once; `npending` counts the caller's commands (not
  *   the handshake's), bounded by max_pending (WR_ELIMIT).
@@ -58,7 +61,12 @@
 #include <hiredis/hiredis.h>
 
 #include "base/clock.h"
+#include "base/freelist.h"
 #include "store/redis/redis_io_internal.h"
+
+/* Command records kept for reuse (one loop, one thread): a poll's store
+ * call makes one. */
+static wr_freelist_t cmd_pool = {NULL, 0, 1024, sizeof(struct cmd)};
 
 void wr_redis_io__cmd_free(struct cmd *c)
 {
@@ -67,7 +75,7 @@ void wr_redis_io__cmd_free(struct cmd *c)
             explicit_bzero(c->buf, c->len);
         free(c->buf);
     }
-    free(c);
+    wr_freelist_give(&cmd_pool, c);
 }
 
 /* Unlinks c, stops its timer; the caller answers or drops it. */
@@ -104,20 +112,17 @@ void wr_redis_io__fail_all(wr_redis_io_t *io, wr_err_t err)
 
 /* Writes c and moves it to `sent`. The write event is made active at once
  * (see "Writes" at the top). */
+static void cmd_sent(wr_redis_io_t *io, struct cmd *c);
+
 int wr_redis_io__cmd_write(wr_redis_io_t *io, struct cmd *c)
 {
     if (bufferevent_write(io->bev, c->buf, c->len) != 0)
         return -1;
-    if (bufferevent_get_enabled(io->bev) & EV_WRITE)
-        event_active(&io->bev->ev_write, EV_WRITE, 1);
     if (c->secret)
         explicit_bzero(c->buf, c->len);
     free(c->buf);
     c->buf = NULL;
-    if (c->subscribe)
-        io->subscribed = true;
-    c->where = W_SENT;
-    TAILQ_INSERT_TAIL(&io->sent, c, link);
+    cmd_sent(io, c);
     return 0;
 }
 
@@ -133,23 +138,31 @@ static size_t digits(uint64_t v, char d[20])
     return i;
 }
 
-/* (redis_io_internal.h) Written here, not by hiredis's
- * redisFormat*CommandArgv, for speed: those print every length with
- * sprintf or sdscatfmt, about 250-350 instructions an argument, and a
- * poll's script call has about 40 (a quarter of a poll on Redis). hiredis
- * still reads every reply. */
-char *wr_redis_io__format_resp(int argc, const char *const *argv, const size_t *lens, size_t *len)
+/* Decimal digits of v (no division: a poll's lengths are short). */
+static size_t ndigits(uint64_t v)
 {
-    char d[20];
-    size_t total = 1 + (20 - digits((uint64_t)argc, d)) + 2;
+    size_t n = 1;
+    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+        n++;
+    return n;
+}
+
+/* The bytes of a command in RESP; 0 when it would overflow. */
+static size_t resp_size(int argc, const size_t *lens)
+{
+    size_t total = 1 + ndigits((uint64_t)argc) + 2;
     for (int i = 0; i < argc; i++) {
         if (lens[i] > SIZE_MAX / 2 - total)
-            return NULL;
-        total += 1 + (20 - digits(lens[i], d)) + 2 + lens[i] + 2;
+            return 0;
+        total += 1 + ndigits(lens[i]) + 2 + lens[i] + 2;
     }
-    char *buf = malloc(total), *p = buf;
-    if (!buf)
-        return NULL;
+    return total;
+}
+
+/* Writes the command at p (resp_size bytes). */
+static void resp_put(char *p, int argc, const char *const *argv, const size_t *lens)
+{
+    char d[20];
     size_t k = digits((uint64_t)argc, d);
     *p++ = '*';
     memcpy(p, d + k, 20 - k);
@@ -168,44 +181,70 @@ char *wr_redis_io__format_resp(int argc, const char *const *argv, const size_t *
         memcpy(p, "\r\n", 2);
         p += 2;
     }
-    *len = (size_t)(p - buf);
+}
+
+/* (redis_io_internal.h) Written here, not by hiredis's
+ * redisFormat*CommandArgv, for speed: those print every length with
+ * sprintf or sdscatfmt, about 250-350 instructions an argument, and a
+ * poll's script call has about 40 (a quarter of a poll on Redis). hiredis
+ * still reads every reply. */
+char *wr_redis_io__format_resp(int argc, const char *const *argv, const size_t *lens, size_t *len)
+{
+    size_t total = resp_size(argc, lens);
+    char *buf = total ? malloc(total) : NULL;
+    if (!buf)
+        return NULL;
+    resp_put(buf, argc, argv, lens);
+    *len = total;
     return buf;
 }
 
-/* Makes a command (formatted) for io; NULL when out of memory. */
-static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv,
-                           const size_t *argvlen, wr_redis_io_reply_cb cb, void *arg)
+/* Makes a command for io, not formatted yet; NULL when out of memory. */
+static struct cmd *cmd_new(wr_redis_io_t *io, int argc, const char *const *argv, const size_t *lens,
+                           wr_redis_io_reply_cb cb, void *arg)
 {
-    struct cmd *c = calloc(1, sizeof *c);
+    struct cmd *c = wr_freelist_take(&cmd_pool); /* zeroed */
     if (!c)
         return NULL;
-    size_t lens[64];
-    size_t *heap = NULL;
-    const size_t *use = argvlen;
-    if (!use) {
-        size_t *l = (size_t)argc <= sizeof lens / sizeof lens[0] ? lens : NULL;
-        if (!l)
-            l = heap = malloc((size_t)argc * sizeof *heap);
-        if (!l) {
-            free(c);
-            return NULL;
-        }
-        for (int i = 0; i < argc; i++)
-            l[i] = strlen(argv[i]);
-        use = l;
-    }
-    c->subscribe = (use[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
-                   (use[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0);
-    c->buf = wr_redis_io__format_resp(argc, argv, use, &c->len);
-    free(heap);
-    if (!c->buf) {
-        free(c);
-        return NULL;
-    }
+    c->subscribe = argc > 0 && ((lens[0] == 9 && strncasecmp(argv[0], "SUBSCRIBE", 9) == 0) ||
+                                (lens[0] == 10 && strncasecmp(argv[0], "PSUBSCRIBE", 10) == 0));
     c->io = io;
     c->cb = cb;
     c->arg = arg;
     return c;
+}
+
+/* Moves c, written, to `sent`; the write event made active at once (see
+ * "Writes" at the top). */
+static void cmd_sent(wr_redis_io_t *io, struct cmd *c)
+{
+    if (bufferevent_get_enabled(io->bev) & EV_WRITE)
+        event_active(&io->bev->ev_write, EV_WRITE, 1);
+    if (c->subscribe)
+        io->subscribed = true;
+    c->where = W_SENT;
+    TAILQ_INSERT_TAIL(&io->sent, c, link);
+}
+
+/* Formats c's command straight into the connection's output buffer (no
+ * copy of its own: what bufferevent_write would have copied it into) and
+ * moves c to `sent`. -1 when out of memory. */
+static int cmd_write_args(wr_redis_io_t *io, struct cmd *c, int argc, const char *const *argv,
+                          const size_t *lens)
+{
+    size_t total = resp_size(argc, lens);
+    if (!total || total > (size_t)EV_SSIZE_MAX)
+        return -1;
+    struct evbuffer *out = bufferevent_get_output(io->bev);
+    struct evbuffer_iovec v;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)total, &v, 1) != 1 || v.iov_len < total)
+        return -1;
+    resp_put(v.iov_base, argc, argv, lens);
+    v.iov_len = total;
+    if (evbuffer_commit_space(out, &v, 1) != 0)
+        return -1;
+    cmd_sent(io, c);
+    return 0;
 }
 
 static void cmd_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -223,19 +262,37 @@ wr_err_t wr_redis_io__submit(wr_redis_io_t *io, int flags, int argc, const char 
         return WR_EINVAL;
     if (!(flags & F_INTERNAL) && io->npending >= io->max_pending)
         return WR_ELIMIT;
-    struct cmd *c = cmd_new(io, argc, argv, argvlen, cb, arg);
-    if (!c)
+    size_t lens_here[64];
+    size_t *heap = NULL;
+    const size_t *lens = argvlen;
+    if (!lens) {
+        size_t *l = (size_t)argc <= sizeof lens_here / sizeof lens_here[0] ? lens_here : NULL;
+        if (!l && !(l = heap = malloc((size_t)argc * sizeof *heap)))
+            return WR_ENOMEM;
+        for (int i = 0; i < argc; i++)
+            l[i] = strlen(argv[i]);
+        lens = l;
+    }
+    struct cmd *c = cmd_new(io, argc, argv, lens, cb, arg);
+    if (!c) {
+        free(heap);
         return WR_ENOMEM;
+    }
     c->secret = flags & F_SECRET;
     c->internal = flags & F_INTERNAL;
+    int rc = 0;
     if (now || io->st == ST_READY) {
-        if (wr_redis_io__cmd_write(io, c) != 0) {
-            wr_redis_io__cmd_free(c);
-            return WR_ENOMEM;
-        }
-    } else {
-        c->where = W_HELD;
+        rc = cmd_write_args(io, c, argc, argv, lens);
+    } else if ((c->buf = wr_redis_io__format_resp(argc, argv, lens, &c->len)) != NULL) {
+        c->where = W_HELD; /* written, from c->buf, when the connection is ready */
         TAILQ_INSERT_TAIL(&io->held, c, link);
+    } else {
+        rc = -1;
+    }
+    free(heap);
+    if (rc != 0) {
+        wr_redis_io__cmd_free(c);
+        return WR_ENOMEM;
     }
     if (!c->internal)
         io->npending++;
