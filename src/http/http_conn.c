@@ -277,7 +277,7 @@ int wr_http_req_minor(const wr_http_req_t *r)
 
 void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *value)
 {
-    if (strcasecmp(name, "Connection") == 0) {
+    if ((name[0] | 0x20) == 'c' && strcasecmp(name, "Connection") == 0) {
         if (strcasecmp(value, "close") == 0)
             r->close = true;
         return; /* the layer writes Connection itself */
