@@ -167,6 +167,19 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
+/* o holds n answers 200 to /r0 .. /r(n-1), in that order. */
+static void answered_in_order(const char *o, int n)
+{
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), n);
+    const char *at = o;
+    for (int i = 0; i < n; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "\"p\":\"/r%d\"", i);
+        at = strstr(at, want);
+        assert_non_null(at);
+    }
+}
+
 static void test_keep_alive(void **state)
 {
     (void)state;
@@ -195,14 +208,7 @@ static void test_pipelining(void **state)
     sends(req);
     bool closed;
     const char *o = recv_all(&closed);
-    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 16);
-    const char *at = o;
-    for (int i = 0; i < 16; i++) {
-        char want[32];
-        snprintf(want, sizeof(want), "\"p\":\"/r%d\"", i);
-        at = strstr(at, want);
-        assert_non_null(at);
-    }
+    answered_in_order(o, 16);
 }
 
 /* 20 pipelined requests held by the handler: 16 dispatched, reading stops;
@@ -597,14 +603,7 @@ static void test_more_than_the_buffer_at_once(void **state)
     assert_int_equal(send(cfd, req, n, 0), (ssize_t)n);
     bool closed;
     const char *o = recv_all(&closed);
-    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 30);
-    const char *at = o;
-    for (int i = 0; i < 30; i++) {
-        char want[32];
-        snprintf(want, sizeof(want), "\"p\":\"/r%d\"", i);
-        at = strstr(at, want);
-        assert_non_null(at);
-    }
+    answered_in_order(o, 30);
     assert_false(closed);
 }
 
