@@ -29,9 +29,11 @@
  * A recv that returns less than its room has drained the socket: bytes
  * arriving after it raise a new edge; but a FIN that came with the last
  * bytes has had its edge, so the event also asks for EPOLLRDHUP
- * (EV_CLOSED), and a read that sees it reads again to meet the EOF. recv and sendmsg are made
- * through syscall(2): waitroomd has threads, so libc's wrappers would switch thread cancellation on
- * and off (two atomic operations) around each, and no thread of ours is ever cancelled.
+ * (EV_CLOSED), and a read that sees it reads again to meet the EOF.
+ *
+ * recv and sendmsg are made through syscall(2): waitroomd has threads, so
+ * libc's wrappers would switch thread cancellation on and off (two atomic
+ * operations) around each, and no thread of ours is ever cancelled.
  *
  * Requests come from env->free_reqs and go back there once written, their
  * arenas (input: target, fields, body; output: fields, copied body) kept

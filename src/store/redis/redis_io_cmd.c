@@ -110,10 +110,9 @@ void wr_redis_io__fail_all(wr_redis_io_t *io, wr_err_t err)
     }
 }
 
-/* Writes c and moves it to `sent`. The write event is made active at once
- * (see "Writes" at the top). */
 static void cmd_sent(wr_redis_io_t *io, struct cmd *c);
 
+/* Writes c (its formatted c->buf: a held command) and moves it to `sent`. */
 int wr_redis_io__cmd_write(wr_redis_io_t *io, struct cmd *c)
 {
     if (bufferevent_write(io->bev, c->buf, c->len) != 0)
