@@ -296,6 +296,15 @@ void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *valu
     r->hdrs_len = r->out.len;
 }
 
+void wr_http_req_add_header_lines(wr_http_req_t *r, const char *lines, size_t len)
+{
+    uint32_t at = r->out.len;
+    if (!wr_http__arena_add(&r->out, NULL, len))
+        return;
+    memcpy(r->out.p + at, lines, len);
+    r->hdrs_len = r->out.len;
+}
+
 /* The start of the next field line named name at or after from, or -1. */
 static long find_field(const wr_http_req_t *r, const char *name, uint32_t from)
 {
@@ -318,6 +327,8 @@ bool wr_http_req_has_header(const wr_http_req_t *r, const char *name)
 void wr_http_req_remove_header(wr_http_req_t *r, const char *name)
 {
     long i;
+    if (r->hdrs_len == 0)
+        return; /* none added: the usual case */
     while ((i = find_field(r, name, 0)) >= 0) {
         const char *e = memchr(r->out.p + i, '\n', r->hdrs_len - (uint32_t)i);
         uint32_t next = (uint32_t)(e - r->out.p) + 1;

@@ -147,6 +147,10 @@ int wr_http_req_minor(const wr_http_req_t *r);
 /* Adds a response header field (copied). "Connection: close" makes the
  * connection close after this answer. */
 void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *value);
+/* Adds response header field lines already formatted ("Name: value\r\n"
+ * each, len bytes, copied): one copy for a reply's fixed fields. Not for
+ * Connection (the layer writes it; use wr_http_req_add_header). */
+void wr_http_req_add_header_lines(wr_http_req_t *r, const char *lines, size_t len);
 /* Removes every response header field named name added so far. */
 void wr_http_req_remove_header(wr_http_req_t *r, const char *name);
 /* True when a response header field named name was added. */

@@ -65,7 +65,9 @@ struct wr_http_conn {
     uint32_t ilen, icap, ipos;
     /* the head scan of the request at ipos (http_parse.c) */
     uint32_t scan, line_start;
-    uint32_t head_end; /* the end of cur's head in ibuf while it is parsed */
+    uint32_t head_end;    /* the end of cur's head in ibuf while it is parsed */
+    const char *head_src; /* cur's head in ibuf during its one llhttp call */
+    uint32_t head_at;     /* its copy's offset in cur's input arena */
     bool reqline_done;
     bool cl_seen;            /* a Content-Length line was seen in this head */
     uint32_t cl_off, cl_len; /* its value, in the head */

@@ -18,8 +18,12 @@
  * to 1 in the buffer (llhttp refuses unknown versions).
  *
  * llhttp then parses the complete head in one call, and the body as it
- * comes. Its callbacks copy the target and fields into the request's
- * arena (offsets, so the arena may grow), and at the end of the head
+ * comes. The head is first copied whole into the request's arena (one
+ * copy: a copy per span was 16 arena appends a poll); llhttp's span
+ * callbacks, all within that one call, only note each span's offset in the
+ * copy, and the copy's delimiters after them (the SP after the target, a
+ * field's colon, the CR or white space after a value) are overwritten with
+ * NULs, so each is a C string where it lies. At the end of the head
  * (on_headers_complete) check what llhttp lets through: Host (HTTP/1.1
  * needs exactly one, of host characters), Transfer-Encoding (exactly one
  * field, exactly "chunked" in any case, never on HTTP/1.0), a
@@ -241,15 +245,30 @@ static wr_http_req_t *req_of(llhttp_t *p)
     return ((wr_http_conn_t *)p->data)->cur;
 }
 
+/* The offset in the request's copy of the head of a span at `at` in ibuf
+ * (during the head's one llhttp call). */
+static uint32_t head_off(const wr_http_conn_t *c, const char *at)
+{
+    return c->head_at + (uint32_t)(at - c->head_src);
+}
+
 static int on_url(llhttp_t *p, const char *at, size_t n)
 {
-    wr_http_req_t *r = req_of(p);
-    return wr_http__arena_add(&r->in, at, n) ? (r->target_len += (uint32_t)n, 0) : -1;
+    wr_http_conn_t *c = p->data;
+    wr_http_req_t *r = c->cur;
+    if (n == 0)
+        return 0;
+    if (r->target_len == 0)
+        r->target = head_off(c, at);
+    r->target_len += (uint32_t)n;
+    return 0;
 }
 
 static int on_url_complete(llhttp_t *p)
 {
-    return wr_http__arena_add(&req_of(p)->in, "", 1) ? 0 : -1;
+    wr_http_req_t *r = req_of(p);
+    r->in.p[r->target + r->target_len] = '\0'; /* the SP after it, in the copy */
+    return 0;
 }
 
 /* A trailer's bytes (field names and values): ignored, but at most what a
@@ -268,7 +287,8 @@ static int trailer_bytes(llhttp_t *p, size_t n)
 
 static int on_field(llhttp_t *p, const char *at, size_t n)
 {
-    wr_http_req_t *r = req_of(p);
+    wr_http_conn_t *c = p->data;
+    wr_http_req_t *r = c->cur;
     if (r->headers_done)
         return trailer_bytes(p, n); /* a trailer */
     if (!r->field_open) {
@@ -283,11 +303,11 @@ static int on_field(llhttp_t *p, const char *at, size_t n)
         }
         wr_http_field_t *f = &r->fields[r->n_fields++];
         memset(f, 0, sizeof(*f));
-        f->name = r->in.len;
+        f->name = head_off(c, at);
         r->field_open = true;
     }
     r->fields[r->n_fields - 1].name_len += (uint32_t)n;
-    return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
+    return 0;
 }
 
 static int on_field_complete(llhttp_t *p)
@@ -295,19 +315,25 @@ static int on_field_complete(llhttp_t *p)
     wr_http_req_t *r = req_of(p);
     if (r->headers_done)
         return 0;
-    if (!wr_http__arena_add(&r->in, "", 1))
-        return -1;
-    r->fields[r->n_fields - 1].value = r->in.len;
+    wr_http_field_t *f = &r->fields[r->n_fields - 1];
+    r->in.p[f->name + f->name_len] = '\0'; /* the colon, in the copy */
+    f->value = f->name + f->name_len + 1;  /* "" there unless a value comes */
     return 0;
 }
 
 static int on_value(llhttp_t *p, const char *at, size_t n)
 {
-    wr_http_req_t *r = req_of(p);
+    wr_http_conn_t *c = p->data;
+    wr_http_req_t *r = c->cur;
     if (r->headers_done)
         return trailer_bytes(p, n);
-    r->fields[r->n_fields - 1].value_len += (uint32_t)n;
-    return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
+    wr_http_field_t *f = &r->fields[r->n_fields - 1];
+    if (n == 0)
+        return 0; /* llhttp's empty span of an empty value is at the next line: not ours */
+    if (f->value_len == 0)
+        f->value = head_off(c, at);
+    f->value_len += (uint32_t)n;
+    return 0;
 }
 
 static int on_value_complete(llhttp_t *p)
@@ -319,9 +345,7 @@ static int on_value_complete(llhttp_t *p)
     while (f->value_len > 0 && (r->in.p[f->value + f->value_len - 1] == ' ' ||
                                 r->in.p[f->value + f->value_len - 1] == '\t'))
         f->value_len--;
-    if (!wr_http__arena_add(&r->in, "", 1))
-        return -1;
-    r->in.p[f->value + f->value_len] = '\0';
+    r->in.p[f->value + f->value_len] = '\0'; /* its CR or white space, in the copy */
     r->field_open = false;
     return 0;
 }
@@ -577,6 +601,13 @@ int wr_http__parse(wr_http_conn_t *c)
         c->reqline_done = false;
         c->cl_seen = false;
         c->head_end = c->ipos + head_len;
+        /* the head's copy, which the callbacks point into */
+        c->head_src = c->ibuf + c->ipos;
+        c->head_at = c->cur->in.len;
+        if (!wr_http__arena_add(&c->cur->in, c->head_src, head_len)) {
+            fail(c, 503, "STORE_UNAVAILABLE", "out of memory");
+            return -1;
+        }
         if (!feed(c, c->ibuf + c->ipos, head_len, &used))
             return -1;
         c->ipos += used;

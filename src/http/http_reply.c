@@ -85,9 +85,14 @@ void wr_http_send(wr_http_req_t *req, int status, const void *body, size_t len, 
 void wr_http_reply_json(wr_http_req_t *req, int status, const char *body, size_t len,
                         int retry_after_s)
 {
+    static const char fixed[] = "Content-Type: application/json\r\nCache-Control: no-store\r\n";
     wr_http_req_remove_header(req, "Content-Type");
-    wr_http_req_add_header(req, "Content-Type", "application/json");
-    common_headers(req, retry_after_s);
+    if (retry_after_s > 0) {
+        wr_http_req_add_header(req, "Content-Type", "application/json");
+        common_headers(req, retry_after_s);
+    } else { /* a poll's reply: its two fixed fields in one copy */
+        wr_http_req_add_header_lines(req, fixed, sizeof(fixed) - 1);
+    }
     wr_http_send(req, status, body, len, false);
 }
 

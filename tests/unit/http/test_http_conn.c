@@ -570,6 +570,23 @@ static void test_free_list_keeps_bounded(void **state)
     assert_true(wr_http_env_kept_bytes(&env) <= 2 * WR_HTTP_ARENA_KEEP + WR_HTTP_FIELDS_KEEP * 16);
 }
 
+/* Fields lie in the request's copy of its head, NUL-terminated in place:
+ * an empty value (llhttp reports it as an empty span at the next line)
+ * leaves the next field whole; an empty last value is "". */
+static void test_empty_values_in_place(void **state)
+{
+    (void)state;
+    bool closed;
+    const char *o =
+        exchange("GET /e HTTP/1.1\r\nHost: h\r\nX-Empty: \r\nX-Test: after\r\n\r\n", &closed);
+    assert_non_null(strstr(o, "\"p\":\"/e\",\"q\":\"\",\"b\":0,\"h\":\"after\"}"));
+    o = exchange("GET /e?x HTTP/1.1\r\nX-Empty:\r\nX-Test:\t v \t\r\nHost: h\r\n\r\n", &closed);
+    assert_non_null(strstr(o, "\"q\":\"x\",\"b\":0,\"h\":\"v\"}"));
+    o = exchange("GET /e HTTP/1.1\r\nHost: h\r\nX-Test:\r\n\r\n", &closed);
+    assert_non_null(strstr(o, "\"h\":\"\"}"));
+    assert_false(closed);
+}
+
 /* A request and the client's FIN in the socket before the server reads:
  * one edge for both (the read event is edge-triggered), so the FIN is
  * seen by EPOLLRDHUP: answered, then closed at the EOF. */
@@ -677,6 +694,7 @@ static void test_orphan(void **state)
     X(test_close_answer_is_the_last)                                                               \
     X(test_free_list_keeps_bounded)                                                                \
     X(test_orphan)                                                                                 \
+    X(test_empty_values_in_place)                                                                  \
     X(test_request_and_fin_together)                                                               \
     X(test_more_than_the_buffer_at_once)                                                           \
     X(test_pipeline_limit_past_the_buffer)
