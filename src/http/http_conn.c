@@ -29,7 +29,8 @@
  * A recv that returns less than its room has drained the socket: bytes
  * arriving after it raise a new edge; but a FIN that came with the last
  * bytes has had its edge, so the event also asks for EPOLLRDHUP
- * (EV_CLOSED), and a read that sees it reads again to meet the EOF.
+ * (EV_CLOSED), and once it is seen (rdhup, kept: a read made active by
+ * hand does not carry it) every read reads again until the EOF.
  *
  * recv and sendmsg are made through syscall(2): waitroomd has threads, so
  * libc's wrappers would switch thread cancellation on and off (two atomic
@@ -670,6 +671,8 @@ static void conn_parse(wr_http_conn_t *c)
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     wr_http_conn_t *c = arg;
+    if (what & EV_CLOSED)
+        c->rdhup = true; /* kept: a read made active by hand does not carry it again */
     if (what & (EV_READ | EV_CLOSED)) {
         if (c->ilen == c->icap && c->icap < IBUF_MAX && c->state == WR_CONN_HEAD) {
             uint32_t cap = c->icap * 2 > IBUF_MAX ? IBUF_MAX : c->icap * 2;
@@ -709,7 +712,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
                 c->last_us = wr_clock_mono_us();
                 /* A full read may have left bytes; a FIN that came with the
                  * bytes raises no edge of its own (EV_CLOSED: EPOLLRDHUP). */
-                c->rd_more = (size_t)n == room || (what & EV_CLOSED);
+                c->rd_more = (size_t)n == room || c->rdhup;
                 if (c->shut) {
                     c->ilen = 0; /* discarded */
                     if (c->rd_more)

@@ -91,6 +91,7 @@ struct wr_http_conn {
     bool read_off;       /* reading stopped (pipeline full) */
     bool parse_blocked;  /* whole requests wait in ibuf for room in the pipeline */
     bool rd_more;        /* the socket may hold bytes no edge will announce (http_conn.c) */
+    bool rdhup;          /* EPOLLRDHUP seen: the peer's FIN is in the socket, read to it */
     bool wev_on;
     char peer[48];
     uint16_t peer_port;

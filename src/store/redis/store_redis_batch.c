@@ -91,14 +91,52 @@ struct batch *wr_store_redis__blist_pop(struct blist *l)
     return b;
 }
 
+/* Freed batches kept for reuse with their request arrays (one loop, one
+ * thread, as the store): with few requests in flight each poll is a batch
+ * of its own, and its two allocations were most of what a poll on Redis
+ * still allocated. */
+#define KEEP_BATCHES 16
+#define KEEP_SUB_CAP 16
+static struct batch *kept_batches[KEEP_BATCHES];
+static int n_kept_batches;
+
 void wr_store_redis__batch_free(struct batch *b)
 {
     if (!b)
         return;
     wr_cfgcache_release(b->snap);
     wr_crypto_hmac_free(b->logmac);
+    if (n_kept_batches < KEEP_BATCHES && b->cap <= KEEP_SUB_CAP) {
+        kept_batches[n_kept_batches++] = b;
+        return;
+    }
     free(b->sub);
     free(b);
+}
+
+/* A zeroed batch with room for at least 4 requests: a kept one, else a
+ * new one; NULL when out of memory. */
+static struct batch *batch_new(void)
+{
+    if (n_kept_batches > 0) {
+        struct batch *b = kept_batches[--n_kept_batches];
+        struct sub *sub = b->sub;
+        size_t cap = b->cap;
+        memset(b, 0, sizeof *b);
+        b->sub = sub;
+        b->cap = cap;
+        return b;
+    }
+    struct batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->cap = 4;
+    b->sub = malloc(b->cap * sizeof *b->sub);
+    if (!b->sub) {
+        free(b);
+        return NULL;
+    }
+    return b;
 }
 
 /* The error of an error reply to entry.lua or one request of
@@ -325,15 +363,9 @@ static struct batch *batch_for(struct rstore *s, const char *q, bool join, bool 
     }
     if (s->held.n >= HELD_MAX)
         wr_store_redis__send_held(s);
-    struct batch *b = calloc(1, sizeof *b);
+    struct batch *b = batch_new();
     if (!b)
         return NULL;
-    b->cap = 4;
-    b->sub = malloc(b->cap * sizeof *b->sub);
-    if (!b->sub) {
-        free(b);
-        return NULL;
-    }
     b->s = s;
     b->solo = solo;
     wr_strbuf_copy(b->queue, sizeof b->queue, q);

@@ -604,6 +604,26 @@ static void test_request_and_fin_together(void **state)
     assert_int_equal(env.n_conns, 0);
 }
 
+/* The same with more than the buffer (4 KiB) before the FIN: the read that
+ * saw EPOLLRDHUP is followed by reads made active by hand, which do not
+ * carry it; the FIN is still read (a fresh user found the connection held
+ * open until the idle sweep). */
+static void test_request_past_the_buffer_and_fin(void **state)
+{
+    (void)state;
+    static char req[8192];
+    int n = sprintf(req, "GET /big HTTP/1.1\r\nHost: h\r\nX-Pad: %06000d\r\n\r\nGET /next", 0);
+    assert_int_equal(send(cfd, req, (size_t)n, 0), n);
+    assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+    bool closed;
+    const char *o = recv_all(&closed);
+    assert_int_equal(count(o, "HTTP/1.1 200 OK"), 1);
+    assert_non_null(strstr(o, "\"p\":\"/big\""));
+    assert_null(strstr(o, "408"));
+    assert_true(closed);
+    assert_int_equal(env.n_conns, 0);
+}
+
 /* 30 requests of about 240 bytes in the socket at once, more than the
  * input buffer (4 KiB) and than the pipeline (16): a read that fills the
  * buffer reads again, though no new edge announces the rest. All 30 are
@@ -696,6 +716,7 @@ static void test_orphan(void **state)
     X(test_orphan)                                                                                 \
     X(test_empty_values_in_place)                                                                  \
     X(test_request_and_fin_together)                                                               \
+    X(test_request_past_the_buffer_and_fin)                                                        \
     X(test_more_than_the_buffer_at_once)                                                           \
     X(test_pipeline_limit_past_the_buffer)
 WR_UNIT_MAIN_EACH(setup, teardown, TESTS)
