@@ -98,10 +98,13 @@ static bool request_line(wr_http_conn_t *c, char *p, size_t n)
     }
     if (p[te + 8] > '1')
         p[te + 8] = '1'; /* HTTP/1.2 and later minors: answered as 1.1 */
-    if (method_of(p, m) == WR_HTTP_M_OTHER) {
+    int method = method_of(p, m);
+    if (method == WR_HTTP_M_OTHER) {
         fail(c, 501, "NOT_IMPLEMENTED", "method not implemented");
         return false;
     }
+    c->rl_method = (uint8_t)method;
+    c->rl_method_len = (uint8_t)m; /* m <= METHOD_MAX */
     return true;
 }
 
@@ -350,17 +353,26 @@ static int on_value_complete(llhttp_t *p)
     return 0;
 }
 
-/* Host characters: reg-name, IPv4, [IPv6], with an optional port. */
+/* Host characters: reg-name, IPv4, [IPv6], with an optional port (RFC
+ * 3986's unreserved and sub-delims, '%', ':', '[' and ']'), as a table
+ * (filled once by wr_http__parse_init): a strchr per character was a
+ * tenth of the head's own checks. */
+static bool host_chars[256];
+
+static void host_chars_init(void)
+{
+    for (int ch = 0; ch < 256; ch++)
+        host_chars[ch] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                         (ch >= '0' && ch <= '9') || (ch && strchr("-._~!$&'()*+,;=%:[]", ch));
+}
+
 static bool valid_host(const char *v)
 {
     if (!*v)
         return false;
-    for (const char *s = v; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              strchr("-._~!$&'()*+,;=%:[]", ch)))
+    for (const char *s = v; *s; s++)
+        if (!host_chars[(unsigned char)*s])
             return false;
-    }
     return true;
 }
 
@@ -530,6 +542,7 @@ static llhttp_settings_t settings;
 void wr_http__parse_init(wr_http_conn_t *c)
 {
     if (!settings.on_url) {
+        host_chars_init();
         llhttp_settings_init(&settings);
         settings.on_url = on_url;
         settings.on_url_complete = on_url_complete;
@@ -591,8 +604,8 @@ int wr_http__parse(wr_http_conn_t *c)
             return -1;
         }
         const char *m = c->ibuf + c->ipos;
-        size_t ml = (size_t)((const char *)memchr(m, ' ', head_len) - m);
-        c->cur->method = (uint8_t)method_of(m, ml);
+        size_t ml = c->rl_method_len;
+        c->cur->method = c->rl_method;
         memcpy(c->cur->method_name, m, ml);
         c->cur->method_name[ml] = '\0';
         c->msg_done = false;
