@@ -69,7 +69,8 @@ struct wr_http_conn {
     const char *head_src; /* cur's head in ibuf during its one llhttp call */
     uint32_t head_at;     /* its copy's offset in cur's input arena */
     bool reqline_done;
-    uint8_t rl_method, rl_method_len; /* the request line's method (WR_HTTP_M_*) and its length */
+    /* the request line's method (WR_HTTP_M_*) and its length */
+    uint8_t rl_method, rl_method_len;
     bool cl_seen;            /* a Content-Length line was seen in this head */
     uint32_t cl_off, cl_len; /* its value, in the head */
     uint8_t state;           /* WR_CONN_HEAD / WR_CONN_BODY */
