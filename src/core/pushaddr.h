@@ -38,14 +38,14 @@
 
 /* An endpoint's parts. */
 typedef struct wr_pushaddr_url {
-    bool https;                                 /* else http:// */
-    bool ip_literal;                            /* the host is an IPv4 or [IPv6] literal */
-    char host[WR_PUSHADDR_HOST_MAX + 1];        /* lowercase, without brackets */
-    uint16_t port;                              /* the URL's, else 443 / 80 */
-    char origin[WR_PUSHADDR_ORIGIN_MAX + 1];    /* scheme://host[:port], lowercase, the default
-                                                   port left out: the VAPID audience */
+    bool https;                                /* else http:// */
+    bool ip_literal;                           /* the host is an IPv4 or [IPv6] literal */
+    char host[WR_PUSHADDR_HOST_MAX + 1];       /* lowercase, without brackets */
+    uint16_t port;                             /* the URL's, else 443 / 80 */
+    char origin[WR_PUSHADDR_ORIGIN_MAX + 1];   /* scheme://host[:port], lowercase, the default
+                                                  port left out: the VAPID audience */
     char authority[WR_PUSHADDR_HOST_MAX + 10]; /* host[:port] as the Host header carries it */
-    char target[WR_PUSHADDR_ENDPOINT_MAX + 1];  /* path and query ("/" when empty) */
+    char target[WR_PUSHADDR_ENDPOINT_MAX + 1]; /* path and query ("/" when empty) */
 } wr_pushaddr_url_t;
 
 /*

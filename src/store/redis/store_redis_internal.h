@@ -41,24 +41,24 @@ enum script_id {
     SC_PUT,
     SC_SECRET,
     SC_RELEASE,
-    SC_BURN,         /* degraded mode */
-    SC_SECRET_SYNC,  /* K31: a Redis restarted empty */
-    SC_AUTOTUNE,     /* autotune state */
-    SC_BYPASS,       /* bypass rules' count */
-    SC_REPORT,       /* the sale's report: a WRITE */
-    SC_REPORT_INDEX, /* the sale's report: the registry */
-    SC_LOG_KEY,      /* the public log (store_redis_log.c): its key and salt master */
-    SC_LOG_HEAD,     /* ... what a queue's log holds */
-    SC_LOG_HASHED,   /* ... subtree hashes stored */
-    SC_LOG_PUBLISH,  /* ... a checkpoint kept */
-    SC_LOG_READ,     /* ... leaves and hashes read */
-    SC_LOG_LEASE,    /* ... the signer's lease */
-    SC_PUSH,         /* Web Push: a person's subscription */
-    SC_DRAW,         /* the public log's opening draw: one step (store_redis_draw.c) */
-    SC_ENTRY_GROUP,  /* priority groups: a join into a group (store_redis_group.c) */
-    SC_ENTRY_G,      /* ... SC_ENTRY of a queue with groups (lib_group.lua, the group keys) */
+    SC_BURN,          /* degraded mode */
+    SC_SECRET_SYNC,   /* K31: a Redis restarted empty */
+    SC_AUTOTUNE,      /* autotune state */
+    SC_BYPASS,        /* bypass rules' count */
+    SC_REPORT,        /* the sale's report: a WRITE */
+    SC_REPORT_INDEX,  /* the sale's report: the registry */
+    SC_LOG_KEY,       /* the public log (store_redis_log.c): its key and salt master */
+    SC_LOG_HEAD,      /* ... what a queue's log holds */
+    SC_LOG_HASHED,    /* ... subtree hashes stored */
+    SC_LOG_PUBLISH,   /* ... a checkpoint kept */
+    SC_LOG_READ,      /* ... leaves and hashes read */
+    SC_LOG_LEASE,     /* ... the signer's lease */
+    SC_PUSH,          /* Web Push: a person's subscription */
+    SC_DRAW,          /* the public log's opening draw: one step (store_redis_draw.c) */
+    SC_ENTRY_GROUP,   /* priority groups: a join into a group (store_redis_group.c) */
+    SC_ENTRY_G,       /* ... SC_ENTRY of a queue with groups (lib_group.lua, the group keys) */
     SC_ENTRY_BATCH_G, /* ... SC_ENTRY_BATCH likewise */
-    SC_CODES,        /* ... presale codes */
+    SC_CODES,         /* ... presale codes */
     SC_COUNT,
 };
 
