@@ -9,8 +9,9 @@
  *   - a request line other than METHOD SP target SP HTTP/D.D (400), a
  *     target over WR_HTTP_MAX_TARGET (414, also while the line is still
  *     coming), a major version other than 1 (505: HTTP/2.0, the h2
- *     preface), a method we do not know (501);
- *   - a field line that starts with white space (obs-fold, 400);
+ *     preface), a method we do not know (501, a token of any length);
+ *   - a field line that starts with white space (obs-fold, 400), or with
+ *     its colon (an empty field name, which llhttp 8 accepts: 400);
  *   - a head over WR_HTTP_MAX_HEADERS (431, counting the request line and
  *     every field line with its CRLF, not the final empty line).
  * Empty lines before a request line are skipped (RFC 9112 2.2). HTTP/1.2
@@ -75,7 +76,7 @@ static bool request_line(wr_http_conn_t *c, char *p, size_t n)
     size_t m = 0;
     while (m < n && wr_ids_token_char(p[m]))
         m++;
-    if (m == 0 || m >= n || p[m] != ' ' || m > METHOD_MAX) {
+    if (m == 0 || m >= n || p[m] != ' ') {
         fail(c, 400, "BAD_REQUEST", "malformed request line");
         return false;
     }
@@ -98,7 +99,9 @@ static bool request_line(wr_http_conn_t *c, char *p, size_t n)
     }
     if (p[te + 8] > '1')
         p[te + 8] = '1'; /* HTTP/1.2 and later minors: answered as 1.1 */
-    int method = method_of(p, m);
+    /* A token of any length is a method (RFC 9110 9.1): one we do not know,
+     * of however many letters, is 501, not 400. */
+    int method = m > METHOD_MAX ? WR_HTTP_M_OTHER : method_of(p, m);
     if (method == WR_HTTP_M_OTHER) {
         fail(c, 501, "NOT_IMPLEMENTED", "method not implemented");
         return false;
@@ -185,6 +188,12 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
                     return -1;
                 c->reqline_done = true;
             } else if (len > 0) {
+                if (b[c->line_start] == ':') {
+                    /* An empty field name (llhttp 8 lets ": v" through): a
+                     * proxy may read the line otherwise, or drop it. */
+                    fail(c, 400, "BAD_REQUEST", "a field line without a field name");
+                    return -1;
+                }
                 int d = content_length_line(c, b, c->line_start, len);
                 if (d < 0)
                     return -1;

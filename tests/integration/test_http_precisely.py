@@ -119,6 +119,11 @@ class HttpPrecisely(WRTest):
             "POST /v1/queues/%s/entries HTTP/1.1\r\n\r\n" % q,
             "POST /v1/queues/%s/entries HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" % q,
             "POST /v1/queues/%s/entries HTTP/1.1\r\nHost: a/b\r\n\r\n" % q,
+            # an empty field name (llhttp 8 accepts it): a front proxy may
+            # read ": v" or ":Host: a" otherwise
+            join + ": v\r\n\r\n",
+            join + ":\r\n\r\n",
+            join.replace("Host: x", ":Host: a\r\nHost: x") + "\r\n",
         ]
         for data in cases:
             with self.subTest(data=data[:200]):
@@ -130,6 +135,9 @@ class HttpPrecisely(WRTest):
                      "HTTP_VERSION_NOT_SUPPORTED")
         self.refused(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505, "HTTP_VERSION_NOT_SUPPORTED")
         self.refused(b"BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 501, "NOT_IMPLEMENTED")
+        # a method is a token of any length: an unknown one is 501 however long
+        for m in (b"A" * 16, b"A" * 17, b"GET" * 20, b"get"):
+            self.refused(m + b" /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 501, "NOT_IMPLEMENTED")
         self.refused(("GET /healthz?x=%s HTTP/1.1\r\nHost: x\r\n\r\n" % ("a" * 9000)).encode(),
                      414, "URI_TOO_LONG")
         self.refused(("GET /healthz HTTP/1.1\r\nHost: x\r\nX: %s\r\n\r\n" % ("a" * 33000)).encode(),

@@ -379,6 +379,9 @@ static void test_smuggling_set(void **state)
     BAD("GET / HTTP/1.1\nHost: h\r\n\r\n");
     BAD("GET / HTTP/1.1\r\nHost: h\n\n");
     BAD("GET / HTTP/1.1\r\nHost: h\r\n\rX: y\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\nHost: h\r\n: v\r\n\r\n"); /* an empty field name */
+    BAD("GET / HTTP/1.1\r\nHost: h\r\n:\r\n\r\n");
+    BAD("GET / HTTP/1.1\r\n:Host: a\r\nHost: h\r\n\r\n");
     /* request line */
     BAD("GET  / HTTP/1.1\r\nHost: h\r\n\r\n");
     BAD("GET / HTTP/1.1 \r\nHost: h\r\n\r\n");
@@ -398,6 +401,11 @@ static void test_smuggling_set(void **state)
     REFUSED("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 505 ", "\"HTTP_VERSION_NOT_SUPPORTED\"");
     REFUSED("FOO / HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 501 ", "\"NOT_IMPLEMENTED\"");
     REFUSED("PROPFIND / HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 501 ", "\"NOT_IMPLEMENTED\"");
+    /* a method is a token of any length (16 letters was the cap of a known one) */
+    REFUSED("ABCDEFGHIJKLMNOPQ / HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 501 ",
+            "\"NOT_IMPLEMENTED\"");
+    REFUSED("GETGETGETGETGETGETGETGETGETGETGETGETGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+            "HTTP/1.1 501 ", "\"NOT_IMPLEMENTED\"");
     REFUSED("POST / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx",
             "HTTP/1.1 417 ", "\"EXPECTATION_FAILED\"");
     REFUSED("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4097\r\n\r\n", "HTTP/1.1 413 ",
