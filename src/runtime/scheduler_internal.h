@@ -45,6 +45,8 @@ typedef struct wr_scheduler_queue {
     bool woke;          /* woken while a call was in flight: its quiet answer counts as busy */
     bool published;     /* last_st holds the store stats last published */
     double away_share;  /* stats away / waiting of the last admit answer, 0 none */
+    /* the last discovery round that listed it (wr_scheduler.list_round) */
+    uint64_t seen_round;
     wr_queue_stats_t last_st;
     double last_rates[5]; /* the rate and config gauges last published */
     /* Sale opening (see above) */
@@ -78,6 +80,7 @@ struct wr_scheduler {
     wr_qmap_t *queues;             /* name -> entry_t */
     wr_reporter_t *reporter;       /* the sale's report: this instance's part (owned) */
     size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
+    uint64_t list_round;           /* discovery rounds answered (entry_t.seen_round) */
     wr_scheduler_push_fn push_fn;  /* Web Push: the admit answers' claimed subscriptions */
     void *push_arg;
 };

@@ -134,11 +134,37 @@ static wr_err_t f_admit(wr_store_t *s, const char *queue, wr_store_admit_cb cb, 
     return take(s, p, queue, NULL, NULL, 0, false);
 }
 
+static void list_answer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fake_store_t *f = arg;
+    wr_queue_info_t infos[FS_LIST_MAX];
+    size_t n = f->list_n < FS_LIST_MAX ? f->list_n : FS_LIST_MAX;
+    memset(infos, 0, sizeof infos);
+    for (size_t i = 0; i < n; i++)
+        infos[i].name = f->list_names[i];
+    event_free(f->list_ev);
+    f->list_ev = NULL;
+    f->lists++;
+    f->list_cb(WR_OK, infos, n, f->list_arg);
+}
+
 static wr_err_t f_queue_list(wr_store_t *s, wr_store_list_cb cb, void *arg)
 {
-    (void)cb;
-    (void)arg;
-    return ((fake_store_t *)s)->list_err;
+    fake_store_t *f = (fake_store_t *)s;
+    if (f->list_err != WR_OK)
+        return f->list_err;
+    if (!f->loop || f->list_ev)
+        return WR_EINVAL;
+    f->list_ev = evtimer_new(f->loop, list_answer, f);
+    if (!f->list_ev)
+        return WR_ENOMEM;
+    f->list_cb = cb;
+    f->list_arg = arg;
+    struct timeval zero = {0, 0};
+    evtimer_add(f->list_ev, &zero);
+    return WR_OK;
 }
 
 static wr_err_t f_burn(wr_store_t *s, const char *queue, const char *jti, int64_t exp_us,
@@ -213,6 +239,9 @@ struct event_base *fs_init_loop(fake_store_t *f, unsigned ops)
 void fs_free_loop(fake_store_t *f)
 {
     fs_run_until_answered(f, f->calls, 5000);
+    if (f->list_ev) /* a list never answered: dropped (the caller is gone) */
+        event_free(f->list_ev);
+    f->list_ev = NULL;
     event_base_free(f->loop);
     f->loop = NULL;
 }

@@ -11,8 +11,11 @@
  *   - by hand (fs_init with NULL): accepted calls wait in a FIFO (at most
  *     FS_PENDING_MAX) until the test calls fs_answer.
  * A call made while sync_err != WR_OK returns sync_err at once, without a
- * callback, and counts in refused (not in calls). queue_list always returns
- * list_err at once (WR_EUNAVAILABLE unless set): discovery finds nothing.
+ * callback, and counts in refused (not in calls). queue_list returns
+ * list_err at once (WR_EUNAVAILABLE unless set): discovery finds nothing;
+ * with list_err WR_OK (a loop needed) it answers from the loop with the
+ * list_n names of list_names (config NULL, stats zero: as queue_names),
+ * one list at a time (a second while one is pending: WR_EINVAL).
  *
  * Canned results (on WR_OK; NULL with an error): admit: the admit field with
  * now_us = the fake's store clock at the call; join: the entry field; burn
@@ -36,6 +39,7 @@
 
 #define FS_CALLS_MAX   1024 /* calls recorded; calls counts beyond it */
 #define FS_PENDING_MAX 256
+#define FS_LIST_MAX    16 /* names a list answers with */
 
 /* The operations (a mask for fs_init). */
 typedef enum {
@@ -84,6 +88,14 @@ typedef struct fake_store {
     int64_t offset_us; /* ... else wall clock + offset_us (0) */
     wr_admit_t admit;  /* admit's result (now_us is set per call) */
     wr_entry_t entry;  /* join's result */
+    /* list_err WR_OK: the list_n names listed; the lists answered; the
+     * pending list (its answer's event, NULL when none; callback and arg) */
+    const char *list_names[FS_LIST_MAX];
+    size_t list_n;
+    int lists;
+    struct event *list_ev;
+    wr_store_list_cb list_cb;
+    void *list_arg;
     /* called with each accepted call as it is recorded (NULL: none): a
      * test's checks on every call */
     void (*on_call)(const fs_call_t *call);

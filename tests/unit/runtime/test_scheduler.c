@@ -223,6 +223,53 @@ static void t_late_tick_makes_one_call(void **state)
                  (long long)gap, (long long)t1, (long long)t2);
 }
 
+/* Discovery: every listed name gets an entry (no config yet: from its
+ * first admit answer), an entry the next list leaves out is forgotten,
+ * and one listed again is kept (the same entry: not added twice). Its own
+ * scheduler, listing every 20 ms. */
+static void t_discovery_adds_and_forgets(void **state)
+{
+    (void)state;
+    wr_scheduler_opts_t o = {.base = g_loop, .store = &g_fake.base, .discovery_ms = 20};
+    wr_scheduler_t *s = NULL;
+    g_fake.list_err = WR_OK;
+    g_fake.list_names[0] = "alpha";
+    g_fake.list_names[1] = "beta";
+    g_fake.list_names[2] = "gamma";
+    g_fake.list_n = 3;
+    assert_int_equal(wr_scheduler_new(&o, &s), WR_OK);
+    int64_t deadline = wr_clock_mono_ms() + 5000;
+    while (g_fake.lists < 2 && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    assert_true(g_fake.lists >= 2);
+    assert_int_equal(wr_scheduler_count(s), 3);
+    wr_scheduler_queue_t *beta = NULL;
+    wr_scheduler_hold(s, &beta, "beta", NULL);
+    assert_non_null(beta);
+    /* alpha and gamma gone from the store */
+    g_fake.list_names[0] = "beta";
+    g_fake.list_n = 1;
+    int lists = g_fake.lists;
+    while (g_fake.lists < lists + 2 && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    assert_true(g_fake.lists >= lists + 2);
+    assert_int_equal(wr_scheduler_count(s), 1);
+    wr_scheduler_queue_t *again = NULL;
+    wr_scheduler_hold(s, &again, "beta", NULL);
+    assert_ptr_equal(again, beta); /* kept, not made anew */
+    wr_scheduler_hold(s, &again, "alpha", NULL);
+    assert_null(again);
+    wr_scheduler_release(beta);
+    /* an empty list forgets the last */
+    g_fake.list_n = 0;
+    lists = g_fake.lists;
+    while (g_fake.lists < lists + 2 && wr_clock_mono_ms() < deadline)
+        event_base_loop(g_loop, EVLOOP_ONCE);
+    assert_int_equal(wr_scheduler_count(s), 0);
+    wr_scheduler_free(s);
+    g_fake.list_err = WR_EUNAVAILABLE;
+}
+
 /* ======== held queues (wr_scheduler_hold) ========
  * One lookup, then reads without one; a queue forgotten while held reads as
  * unknown and is freed by whichever comes last of the last release and its
@@ -395,6 +442,7 @@ static void test_held_past_scheduler_free(void **state)
     X(t_opens_at_before_the_next_tick, setup, teardown)                                            \
     X(t_one_call_per_store_tick_in_its_middle, setup, teardown)                                    \
     X(t_late_tick_makes_one_call, setup, teardown)                                                 \
+    X(t_discovery_adds_and_forgets, setup, teardown)                                               \
     X(test_hold_once_then_reads, h_setup, h_teardown)                                              \
     X(test_forgotten_while_held, h_setup, h_teardown)                                              \
     X(test_admit_in_flight_then_release, h_setup, h_teardown)                                      \
