@@ -3,7 +3,8 @@
 creates N empty queues (default 2,000) on a private redis-server, waits
 until waitroomd's first ticks ran, and counts the Redis commands of the
 next S seconds (INFO commandstats, calls of every command summed, before
-and after): commands per quiet queue per second, and the EVALSHA calls.
+and after): commands per quiet queue per second, and the EVALSHA calls;
+and waitroomd's CPU over the same seconds (/proc/PID/stat).
 
     python3 bench/quiet.py --waitroomd build/waitroomd [--queues 2000] [--seconds 10]
 
@@ -21,6 +22,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import harness  # noqa: E402
 from harness import RedisServer, Waitroomd  # noqa: E402
 from resp import commandstats as stats  # noqa: E402
+
+
+def cpu_s(pid):
+    """CPU seconds (user + system) of process pid so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -44,15 +52,17 @@ def main():
             if r.status != 200:
                 raise SystemExit("PUT %d: %r\n%s" % (i, r, srv.stderr_tail()))
         time.sleep(5)  # every queue's first ticks, discovery
-        t0, s0 = time.monotonic(), stats(redis.port)
+        t0, s0, c0 = time.monotonic(), stats(redis.port), cpu_s(srv.proc.pid)
         time.sleep(args.seconds)
-        t1, s1 = time.monotonic(), stats(redis.port)
+        t1, s1, c1 = time.monotonic(), stats(redis.port), cpu_s(srv.proc.pid)
         dt = t1 - t0
         total = sum(s1.values()) - sum(s0.values())
         ev = s1.get("evalsha", 0) - s0.get("evalsha", 0)
         print("%d quiet queues, %.1f s: %d Redis commands = %.1f per queue per second "
               "(EVALSHA %.2f per queue per second)"
               % (args.queues, dt, total, total / args.queues / dt, ev / args.queues / dt))
+        print("waitroomd CPU: %.1f%% of a core (%.1f us per quiet queue per second)"
+              % ((c1 - c0) / dt * 100, (c1 - c0) / dt / args.queues * 1e6))
         top = sorted(((s1[k] - s0.get(k, 0), k) for k in s1), reverse=True)[:8]
         print("  by command: " + ", ".join("%s %d" % (k, n) for n, k in top if n))
     finally:

@@ -53,11 +53,12 @@ class QuietQueues(WRTest):
     def test_k29_quiet_queues_beside_a_busy_one(self):
         """K29: 2,000 quiet queues: on Redis at most 8 commands per quiet
         queue per second (150-190 before), and the busy queue beside them
-        admits its 50/s, counted per tick, as fast as a reference queue with
-        no quiet queues beside it, measured at the same time (the suite's own
-        server): on a starved machine both lose the ticks that come late
-        (K24: no catch-up), but the quiet queues must not cost the busy one
-        more than that (before: 0.6/s against 50/s)."""
+        admits its 50/s, counted per tick, at least half as fast as a
+        reference queue with no quiet queues beside it, measured at the
+        same time (the suite's own server): on a starved machine both lose
+        the ticks that come late (K24: no catch-up), but the quiet queues
+        must not cost the busy one more than that (before: 0.6/s against
+        50/s)."""
         srv, c = self.own_server()
         deadline = time.monotonic() + 120
         for i in range(N_QUIET):
@@ -130,19 +131,17 @@ class QuietQueues(WRTest):
         # stopped scheduler and a starved machine would be no test)
         self.assertGreaterEqual(rn, 0.3 * RATE * rdt, "reference: %d admitted in %.2f s"
                                 % (rn, rdt))
-        # at least a tenth as fast as the reference (per second of each
-        # one's window), less two ticks: K29's fault was 1% (0.6/s against
-        # 50/s), 10 times below this bound. With both cores taken (two busy
-        # loops and the suite, ASan), the process that also answers 2,000
-        # quiet queues (19% of a core under ASan) loses more late ticks than
-        # the reference (K24: a late tick is not made up): 57% and 32% of
-        # the reference were seen in loaded runs. The cost of a quiet queue
-        # itself is asserted above (Redis commands) and measured in
-        # docs/BENCHMARKS.md (CPU); this bound only catches K29's stall.
-        # At three CTest slots per core beside the two loops, 20% of the
-        # reference was seen (6.8/s against 34.5/s), so the bound is a
-        # tenth: still 8 times K29's fault.
-        self.assertGreaterEqual(n / dt, 0.1 * rn / rdt - 2 * PER_TICK / dt,
+        # at least half as fast as the reference (per second of each one's
+        # window), less two ticks: K29's fault was 1% (0.6/s against 50/s).
+        # This bound was a tenth until session 23: loaded runs had seen
+        # 57%, 32% and 20% of the reference and blamed the machine, but
+        # the cause was the quiet queues' own discovery on Redis (each
+        # second the list of 2,000 names allocated and sorted 59 MB of
+        # configs: 20% of a core in a release build, in one piece; under
+        # ASan on a loaded machine loop stalls of 0.3-0.9 s that lost ticks
+        # and opened the breaker 17 times in a test); with it fixed, three
+        # copies of this test at once beside two busy loops kept 96-100%.
+        self.assertGreaterEqual(n / dt, 0.5 * rn / rdt - 2 * PER_TICK / dt,
                                 "busy queue: %.1f/s beside %d quiet queues, reference %.1f/s"
                                 % (n / dt, N_QUIET, rn / rdt))
 
