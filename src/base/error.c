@@ -31,6 +31,7 @@ static const struct {
     [WR_ESHARD] = {"WR_ESHARD", "the store shard of this queue is unreachable"},
     [WR_ECODE] = {"WR_ECODE", "the presale code is not valid for this queue"},
     [WR_EGROUP] = {"WR_EGROUP", "a priority group with people or live codes cannot be removed"},
+    [WR_EDATA] = {"WR_EDATA", "a key of this queue in the store holds the wrong type"},
 };
 
 const char *wr_strerror(wr_err_t err)

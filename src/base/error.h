@@ -34,6 +34,10 @@ typedef enum {
                             (codes revoke) no such code */
     WR_EGROUP = 17,      /* config_put: it removes a priority group that still has people
                             (line, held, admitted) or live codes */
+    WR_EDATA = 18,       /* a key of this queue in the store holds the wrong type (Redis
+                            WRONGTYPE: written by something else): the queue's data is bad,
+                            not the store; answered as WR_EPROTO, but the breaker ignores
+                            it (one queue's keys must not close the store to every queue) */
 } wr_err_t;
 
 /* Returns a static, human-readable string for err; never NULL. */

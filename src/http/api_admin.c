@@ -296,7 +296,8 @@ static void admin_delete_cb(wr_err_t err, void *arg)
 }
 
 /* The config before the change: then PUT writes, PATCH merges and writes,
- * DELETE deletes. A queue that does not exist is fine for PUT only. */
+ * DELETE deletes. A queue that does not exist is fine for PUT only; one
+ * that cannot be read for its keys' types (WR_EDATA) for DELETE only. */
 static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void *arg)
 {
     put_t *p = arg;
@@ -306,7 +307,10 @@ static void admin_change_get_cb(wr_err_t err, const wr_queue_info_t *info, void 
         p->old = *info->config;
         p->old.stock = info->stats.stock_left; /* what is left now: a PATCH keeps it */
         p->has_old = true;
-    } else if (!(err == WR_ENOTFOUND && c->route == WR_ROUTE_ADMIN_PUT)) {
+    } else if (!(err == WR_ENOTFOUND && c->route == WR_ROUTE_ADMIN_PUT) &&
+               !(err == WR_EDATA && c->route == WR_ROUTE_ADMIN_DELETE)) {
+        /* (a queue whose keys hold the wrong type cannot be read, but it
+         * can be deleted: the way out for its operator) */
         wr_api__reply_store_error(c, err, WR_API__TELLS_STORE);
         goto fail;
     }

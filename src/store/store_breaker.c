@@ -65,11 +65,13 @@ static bool is_failure(wr_err_t err)
 
 /* Neither success nor failure: says nothing about the store's health. A
  * late replica (WR_EREPLICA, durability mode) is not the store's failure:
- * the primary answered; nor a success, since its latency is the WAIT's. */
+ * the primary answered; nor a success, since its latency is the WAIT's.
+ * Nor is a queue whose keys hold the wrong type (WR_EDATA): the store
+ * answered, and counting it opened the breaker for every queue. */
 static bool is_neutral(wr_err_t err)
 {
     return err == WR_ECANCELED || err == WR_EINVAL || err == WR_ENOMEM || err == WR_ELIMIT ||
-           err == WR_EREPLICA || err == WR_ESHARD;
+           err == WR_EREPLICA || err == WR_ESHARD || err == WR_EDATA;
 }
 
 static void publish_state(struct bstore *s, wr_breaker_state_t st)

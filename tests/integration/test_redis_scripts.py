@@ -87,3 +87,50 @@ class ScriptCacheLost(PrivateRedisTest):
         self.assertEqual(m.get(("waitroom_breaker_transitions_total", 'to="open"')), 0)
         self.assertEqual(m.get(("waitroom_breaker_state", 'state="closed"')), 1)
         self.assertExitsCleanly(w)
+
+
+class WrongTypeKey(PrivateRedisTest):
+
+    def test_a_queue_whose_key_holds_the_wrong_type_is_not_an_outage(self):
+        """A queue's key overwritten with another type (something else wrote
+        wr:{q}:waiting as a string: Redis answers WRONGTYPE) fails that
+        queue alone: its requests answer 503 STORE_UNAVAILABLE, counted as
+        WR_EDATA, while another queue keeps serving; 40 of them never open
+        the breaker (before: the breaker counted them as store failures,
+        opened, and every queue answered 503); and the admin can delete the
+        broken queue."""
+        redis, w = self.private()
+        c = w.client
+        good = self.new_queue({"admitPerSecond": 1, "paused": True}, client=c)
+        bad = self.new_queue({"admitPerSecond": 1, "paused": True}, client=c)
+        self.join_ok(good, "g0", client=c)
+        self.join_ok(bad, "b0", client=c)
+        r = redis.client()
+        self.addCleanup(r.close)
+        key = "wr:{%s}:waiting" % bad
+        self.assertEqual(r.cmd("TYPE", key), "zset")
+        r.cmd("DEL", key)
+        self.assertEqual(r.cmd("SET", key, "not a line"), "OK")
+        # ten in a row each round: twice the breaker's 5 consecutive failures
+        for k in range(4):
+            for i in range(10):
+                res = c.join(bad, "b%d" % (i + 1)) if i % 2 else c.me(bad, "b0")
+                self.assert503(res, "request %d.%d on the broken queue" % (k, i))
+            res = c.me(good, "g0")
+            self.assertEqual(res.status, 200, "poll of the good queue after round %d: %r"
+                             % (k, res))
+            self.assertEqual(res.json["position"], 1)
+        self.join_ok(good, "g1", client=c)
+        self.assertEqual(c.get("/readyz").status, 200)
+        m = metrics(w)
+        self.assertEqual(m.get(("waitroom_breaker_transitions_total", 'to="open"')), 0)
+        self.assertEqual(m.get(("waitroom_breaker_state", 'state="closed"')), 1)
+        edata = sum(v for (name, labels), v in m.items()
+                    if name == "waitroom_store_errors_total" and 'error="WR_EDATA"' in labels)
+        self.assertGreaterEqual(edata, 40)
+        # the admin removes the broken queue; the good one is untouched
+        self.assertEqual(c.delete_queue(bad).status, 204)
+        self.assertEqual(r.cmd("EXISTS", key), 0)
+        self.assertEqual(c.get_queue(bad).status, 404)
+        self.assertEqual(self.stats(good, client=c)["waiting"], 2)
+        self.assertExitsCleanly(w)

@@ -388,6 +388,17 @@ void wr_store_redis__cfgctx_done(struct cfgctx *c)
     c->cfg = NULL;
 }
 
+wr_err_t wr_store_redis__reply_err(const redisReply *rep)
+{
+    /* (bounded: an error reply's text is Redis's, a line) */
+    size_t n = rep->len > 512 ? 512 : rep->len;
+    static const char wt[] = "WRONGTYPE";
+    for (size_t i = 0; rep->str && i + sizeof wt - 1 <= n; i++)
+        if (memcmp(rep->str + i, wt, sizeof wt - 1) == 0)
+            return WR_EDATA;
+    return WR_EPROTO;
+}
+
 /* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
  * last. */
 static void finish(struct rstore *s, struct req *r, const redisReply *rep)
@@ -399,7 +410,7 @@ static void finish(struct rstore *s, struct req *r, const redisReply *rep)
         wr_warn("store_redis: %s on %s failed: %.*s",
                 r->script >= 0 ? wr_store_redis__scripts[r->script].file : "command", r->queue,
                 (int)(rep->len > 200 ? 200 : rep->len), rep->str);
-        call_err(r, WR_EPROTO);
+        call_err(r, wr_store_redis__reply_err(rep));
         return;
     }
     switch (r->op) {

@@ -144,10 +144,11 @@ static struct batch *batch_new(void)
  * a queue that turned publicLog on after this instance cached its config,
  * sent without a log id: nothing changed, the caller may ask again; the
  * reply's config part updates the cache meanwhile... or the next tick's),
- * else WR_EPROTO. */
+ * else wr_store_redis__reply_err's (WR_EDATA for WRONGTYPE, or WR_EPROTO). */
 static wr_err_t log_stale(const redisReply *rep)
 {
-    return rep->len >= 7 && memcmp(rep->str, "WRLOGID", 7) == 0 ? WR_EUNAVAILABLE : WR_EPROTO;
+    return rep->len >= 7 && memcmp(rep->str, "WRLOGID", 7) == 0 ? WR_EUNAVAILABLE
+                                                                : wr_store_redis__reply_err(rep);
 }
 
 static void send_batch(struct rstore *s, struct batch *b);

@@ -319,6 +319,13 @@ wr_err_t wr_store_redis__log_id(struct rstore *s, struct batch *b, const char *u
 wr_err_t wr_store_redis__log_beacon(wr_store_t *st, const char *queue, uint64_t round,
                                     const uint8_t *randomness, size_t len, const char *error,
                                     wr_store_log_cb cb, void *arg);
+/* The error of rep, an error reply to one of our scripts or commands:
+ * WR_EDATA when Redis says a key holds the wrong type ("WRONGTYPE", at the
+ * start of the reply or, from a script, after Redis 6's "ERR Error running
+ * script ...: "): the queue's keys were written by something else; else
+ * WR_EPROTO. */
+wr_err_t wr_store_redis__reply_err(const redisReply *rep);
+
 /* queue's opening waits for its draw and the draw may run (admit.lua's
  * DRAW, log_unsigned's round): this instance runs it unless it runs it
  * already (or four others); draw.lua's lease keeps the other instances

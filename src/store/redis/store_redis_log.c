@@ -113,7 +113,7 @@ void wr_store_redis__log_reply(struct req *r, wr_err_t err, const redisReply *re
     if (err == WR_OK && rep && rep->type == REDIS_REPLY_ERROR) {
         wr_warn("store_redis: public log of %s: %.*s", j->queue[0] ? j->queue : "(all)",
                 (int)(rep->len > 200 ? 200 : rep->len), rep->str);
-        err = WR_EPROTO;
+        err = wr_store_redis__reply_err(rep);
     }
     j->next(j, err, err == WR_OK ? rep : NULL);
 }
