@@ -217,7 +217,14 @@ def main():
     check("ratelong: never asked again", len(by_path.get("/ratelong/1", [])) == 1)
     r = outcome("down", "expired", "deadline", status=500)
     dn = by_path.get("/down/1", [])
-    check("down: retried several times", r and r["tries"] >= 3 and len(dn) == r["tries"], (r, len(dn)))
+    # retried until the deadline: at least one retry begun, every try seen
+    # by the stand-in. (Not "3 tries": on a loaded machine a run's first
+    # try answered so late that its retry was due after the deadline: 1
+    # try, 1 retry, expired at 2,046 ms. The backoff's schedule is
+    # test_pushanswer's test_backoff, and "flaky" above checks its 200 and
+    # 400 ms end to end.)
+    check("down: retried until the deadline",
+          r and r["retries"] >= 1 and len(dn) == r["tries"], (r, len(dn)))
     # a try starts before the deadline (its request reaches the stand-in a
     # little later) and may run its course (at most 700 ms here); none after
     check("down: no try at or after the deadline (2 s)",
