@@ -396,9 +396,10 @@ static void r_corrupt_state(void **state)
     assert_int_equal(sh_get(s, "bad", &r), WR_EPROTO);
     assert_int_equal(sh_admit(s, "bad", &r), WR_EPROTO);
     assert_int_equal(sh_join(s, "good", "u2", &r), WR_OK);
-    /* a key of the wrong type makes the script fail: an error, no crash */
+    /* a key of the wrong type makes the script fail: an error, no crash;
+     * WR_EDATA (Redis's WRONGTYPE), which the breaker ignores */
     redis_do("SET wr:{good}:waiting notazset");
-    assert_int_equal(sh_join(s, "good", "u3", &r), WR_EPROTO);
+    assert_int_equal(sh_join(s, "good", "u3", &r), WR_EDATA);
     assert_int_equal(sh_ping(s), WR_OK);
 }
 
@@ -410,7 +411,8 @@ static long long script_calls(void)
 
 /* The joins and statuses of one queue in one iteration are one script
  * call; a request that raises an error inside it (damaged state) answers
- * WR_EPROTO alone, the others their own answers. */
+ * WR_EPROTO alone (WR_EDATA for a key of the wrong type), the others their
+ * own answers. */
 static void r_iteration_errors(void **state)
 {
     wr_store_t *s = *state;
@@ -440,12 +442,13 @@ static void r_iteration_errors(void **state)
     assert_int_equal(sh_status(s, "be", "u2", &r), WR_OK);
     assert_int_equal(r.entry.position, 2);
 
-    /* a key of the wrong type under every request: each gets the error */
+    /* a key of the wrong type under every request: each gets the error,
+     * WR_EDATA (Redis's WRONGTYPE) */
     redis_do("SET wr:{be}:waiting notazset");
     const step_t all_fail[] = {
-        STEP_FAILS('s', "be", "u1", WR_EPROTO),
-        STEP_FAILS('j', "be", "u6", WR_EPROTO),
-        STEP_FAILS('s', "be", "u2", WR_EPROTO),
+        STEP_FAILS('s', "be", "u1", WR_EDATA),
+        STEP_FAILS('j', "be", "u6", WR_EDATA),
+        STEP_FAILS('s', "be", "u2", WR_EDATA),
     };
     run_steps(s, all_fail, sizeof all_fail / sizeof all_fail[0]);
     /* the config itself unreadable: the whole call fails, each once */
