@@ -289,6 +289,11 @@ class Degraded(WRTest):
         for w in ws:
             self.poll_until(lambda: w.client.get("/readyz").status, lambda s: s == 200,
                             timeout=15, what="/readyz 200 after Redis resumed")
+            # and its breaker closed again, as start_redis waits (a loaded
+            # run's consume right after the thaw met a half-open breaker
+            # and was answered in degraded mode: a fail-open pass)
+            self.poll_until(lambda: metrics(w).get(("waitroom_breaker_state", 'state="closed"')),
+                            lambda v: v == 1, timeout=15, what="breaker closed after Redis resumed")
 
     def test_outage_keeps_the_brakes(self):
         """K28 (API 1.2 "Clarifications"): during an outage an instance
