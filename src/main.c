@@ -536,6 +536,7 @@ int main(int argc, char **argv)
         }
         printf("admin listening on %s\n", abound);
     }
+    wr_api_set_http(app.api, app.http, app.admin_http); /* /metrics: the connection counters */
     if (app.cfg.pid_file[0] && !write_pid_file(&app)) {
         rc = EXIT_CONFIG;
         goto out;
@@ -568,6 +569,8 @@ out:
     wr_store_close(app.store);
     wr_logsign_free(app.logsign); /* after the store: its signs in flight are cancelled */
     wr_scheduler_free(app.sched);
+    if (app.api)
+        wr_api_set_http(app.api, NULL, NULL);
     if (app.http)
         wr_http_free(app.http);
     if (app.admin_http)

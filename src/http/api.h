@@ -59,6 +59,14 @@ size_t wr_api_body_limit(const wr_http_req_t *req, void *arg);
  */
 void wr_api_set_secret(wr_api_t *a, const uint8_t *secret, size_t len);
 
+/* The HTTP servers whose connection counters /metrics reports
+ * (waitroom_http_connections, _accepted_total, _refused_total,
+ * _accept_pauses_total: the sum of both): http, the API's listener;
+ * admin, --admin-listen's or NULL. Borrowed: they outlive the api, or
+ * are unset first (wr_api_set_http(a, NULL, NULL)). */
+struct wr_http;
+void wr_api_set_http(wr_api_t *a, const struct wr_http *http, const struct wr_http *admin);
+
 /* The public log's signer (borrowed; NULL = none): the log routes serve
  * its key and sign a log that has no checkpoint yet. */
 struct wr_logsign;

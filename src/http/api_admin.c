@@ -516,6 +516,49 @@ void wr_api__handle_readyz(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t
     }
 }
 
+void wr_api_set_http(wr_api_t *a, const struct wr_http *http, const struct wr_http *admin)
+{
+    a->http[0] = http;
+    a->http[1] = admin;
+}
+
+/* The connection layer's counters, both listeners summed (wr_api_set_http). */
+static void metrics_http(wr_api_t *a)
+{
+    wr_http_counters_t sum = {0};
+    size_t open = 0;
+    for (size_t i = 0; i < 2; i++) {
+        if (!a->http[i])
+            continue;
+        wr_http_counters_t c;
+        wr_http_get_counters(a->http[i], &c);
+        open += wr_http_connections(a->http[i]);
+        sum.accepted += c.accepted;
+        sum.bad_requests += c.bad_requests;
+        sum.timed_out += c.timed_out;
+        sum.headers_too_large += c.headers_too_large;
+        sum.body_too_large += c.body_too_large;
+        sum.cap_pauses += c.cap_pauses;
+        sum.accept_errors += c.accept_errors;
+    }
+    if (!a->http[0] && !a->http[1])
+        return;
+    wr_metrics_t *m = a->metrics;
+    wr_metrics_set(m, "waitroom_http_connections", NULL, (double)open);
+    wr_metrics_set(m, "waitroom_http_connections_accepted_total", NULL, (double)sum.accepted);
+    wr_metrics_set(m, "waitroom_http_refused_total", "reason=\"bad_request\"",
+                   (double)sum.bad_requests);
+    wr_metrics_set(m, "waitroom_http_refused_total", "reason=\"timeout\"", (double)sum.timed_out);
+    wr_metrics_set(m, "waitroom_http_refused_total", "reason=\"headers_too_large\"",
+                   (double)sum.headers_too_large);
+    wr_metrics_set(m, "waitroom_http_refused_total", "reason=\"body_too_large\"",
+                   (double)sum.body_too_large);
+    wr_metrics_set(m, "waitroom_http_accept_pauses_total", "reason=\"cap\"",
+                   (double)sum.cap_pauses);
+    wr_metrics_set(m, "waitroom_http_accept_pauses_total", "reason=\"error\"",
+                   (double)sum.accept_errors);
+}
+
 void wr_api__handle_metrics(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t *call)
 {
     wr_route_t route = call->route;
@@ -524,6 +567,7 @@ void wr_api__handle_metrics(wr_api_t *a, wr_http_req_t *req, const wr_api__call_
         return;
     }
     wr_metrics_set(a->metrics, "waitroom_http_in_flight", NULL, (double)a->in_flight);
+    metrics_http(a);
     wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"join\"",
                    (double)wr_ratelimit_size(a->join_rl));
     wr_metrics_set(a->metrics, "waitroom_rate_limit_tracked", "kind=\"poll\"",

@@ -109,7 +109,8 @@ struct wr_api {
     wr_scheduler_t *sched;
     wr_metrics_t *metrics;
     const wr_config_t *cfg;
-    const wr_webdir_t *web; /* the page files (--web-dir over the embedded ones) */
+    const wr_webdir_t *web;        /* the page files (--web-dir over the embedded ones) */
+    const struct wr_http *http[2]; /* borrowed: the listeners /metrics counts (wr_api_set_http) */
     uint8_t secret[WR_SECRET_MAX];
     size_t secret_len;
     uint8_t cookie_key[WR_CRYPTO_KEY_LEN];

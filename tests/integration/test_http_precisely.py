@@ -9,6 +9,7 @@ import socket
 import time
 
 from harness import HOLD, WRTest, uid
+from helpers import metric
 
 
 def responses(text):
@@ -54,6 +55,23 @@ def talk(port, data, timeout=5.0, head_only=False):
         closed = True
     s.close()
     return out.decode(errors="replace"), closed
+
+
+def sum_requests(client):
+    """waitroom_http_requests_total over every route and status."""
+    total = 0.0
+    for line in client.get("/metrics").body.splitlines():
+        if line.startswith("waitroom_http_requests_total{"):
+            total += float(line.split()[-1])
+    return total
+
+
+def plain_metric(client, name):
+    """The value of a series without labels; fails when it is missing."""
+    for line in client.get("/metrics").body.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError("no series %s in /metrics" % name)
 
 
 class HttpPrecisely(WRTest):
@@ -125,10 +143,19 @@ class HttpPrecisely(WRTest):
             join + ":\r\n\r\n",
             join.replace("Host: x", ":Host: a\r\nHost: x") + "\r\n",
         ]
+        refused0 = metric(self.c, "waitroom_http_refused_total", 'reason="bad_request"')
+        served0 = sum_requests(self.c)
         for data in cases:
             with self.subTest(data=data[:200]):
                 self.refused(data.encode())
         self.assertEqual(self.stats(q)["waiting"], 0, "no join was served")
+        # an operator sees them: refused by the layer, never counted as answered requests
+        # (at least: other tests of this shard's server may add theirs)
+        self.assertGreaterEqual(
+            metric(self.c, "waitroom_http_refused_total", 'reason="bad_request"') - refused0,
+            len(cases))
+        self.assertLess(sum_requests(self.c) - served0, len(cases),
+                        "refusals are not in waitroom_http_requests_total")
 
     def test_other_statuses_are_json(self):
         self.refused(b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 505,
@@ -140,8 +167,14 @@ class HttpPrecisely(WRTest):
             self.refused(m + b" /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 501, "NOT_IMPLEMENTED")
         self.refused(("GET /healthz?x=%s HTTP/1.1\r\nHost: x\r\n\r\n" % ("a" * 9000)).encode(),
                      414, "URI_TOO_LONG")
+        big0 = metric(self.c, "waitroom_http_refused_total", 'reason="headers_too_large"')
         self.refused(("GET /healthz HTTP/1.1\r\nHost: x\r\nX: %s\r\n\r\n" % ("a" * 33000)).encode(),
                      431, "HEADERS_TOO_LARGE")
+        self.assertGreaterEqual(
+            metric(self.c, "waitroom_http_refused_total", 'reason="headers_too_large"') - big0, 1)
+        self.assertGreaterEqual(plain_metric(self.c, "waitroom_http_connections"), 1,
+                                "the connection asking is open")
+        self.assertGreaterEqual(plain_metric(self.c, "waitroom_http_connections_accepted_total"), 2)
         self.refused(b"POST /v1/admin/queues/x HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n"
                      b"Content-Length: 2\r\n\r\n{}", 417, "EXPECTATION_FAILED")
 
