@@ -509,6 +509,11 @@ int main(int argc, char **argv)
                          .handler_arg = app.api};
     ho.max_conn_requests = app.cfg.max_conn_requests; /* security limits */
     ho.request_timeout_seconds = app.cfg.request_timeout_seconds;
+    if (app.cfg.timeout_seconds && app.cfg.request_timeout_seconds > app.cfg.timeout_seconds)
+        wr_warn("--request-timeout-seconds %u is above --timeout-seconds %u: a request's head "
+                "and body get %u s (the connection's idle limit)",
+                (unsigned)app.cfg.request_timeout_seconds, (unsigned)app.cfg.timeout_seconds,
+                (unsigned)app.cfg.timeout_seconds);
     ho.reuse_port = app.cfg.reuse_port; /* N processes on one port (one Redis) */
     char bound[300];
     e = wr_http_open(&ho, &app.http, bound, sizeof(bound));

@@ -395,3 +395,31 @@ class SignalsDuringStart(WRTest):
         proc.terminate()
         self.assertEqual(sock.recv(4096).decode(), "STOPPING=1")
         self.assertEqual(proc.wait(timeout=20), 0, self.text(errpath)[-2000:])
+
+
+class StartWarnings(WRTest):
+    """Flags the server takes but bends, said at start."""
+
+    def test_request_timeout_above_the_idle_timeout_is_lowered_with_a_warning(self):
+        """A request's deadline never exceeds the connection's idle limit
+        (--timeout-seconds): a larger --request-timeout-seconds is lowered
+        to it, and the start says so (it used to be silent: a fresh user
+        set 40 s and got 408 at 30)."""
+        proc, port, errpath = spawn(self, ["--store", ENV.store_arg, "--token-secret", ENV.secret,
+                                           "--timeout-seconds", "1",
+                                           "--request-timeout-seconds", "30"])
+        wait_in_file(self, errpath, "--request-timeout-seconds 30 is above --timeout-seconds 1",
+                     "the warning naming both flags")
+        s = socket.create_connection(("127.0.0.1", port), timeout=25)
+        self.addCleanup(s.close)
+        t0 = time.monotonic()
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # the head never ends
+        got = b""
+        while b"\r\n\r\n" not in got:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        took = time.monotonic() - t0
+        self.assertTrue(got.startswith(b"HTTP/1.1 408 "), got[:200])
+        self.assertLess(took, 20, "408 after the 1 s limit, not the 30 s asked: %.1f s" % took)
