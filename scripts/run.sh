@@ -56,6 +56,7 @@ and an admitted browser goes on to the demo shop on http://127.0.0.1:$shop_port/
   curl -si -c run/cookies -b run/cookies -X POST $base/v1/queues/demo/entries
   curl -s  -b run/cookies $base/v1/queues/demo/entries/me
   curl -s -H 'Authorization: Bearer demo-admin-key' $base/v1/admin/queues/demo
+  sleep 1.5   # the demo queue admits 2 a second: the pass comes at a later poll
   TOKEN=\$(curl -s -b run/cookies $base/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" $base/v1/queues/demo/tokens/consume
   curl -s $base/metrics | grep waitroom_queue
