@@ -399,12 +399,14 @@ static bool copy_span(wr_http_req_t *r, uint32_t from, uint32_t n, uint32_t *at)
 
 /* Splits the target into path and query: origin form, or absolute form
  * (scheme://authority[path]) served as its path ("/" when it has none).
- * False for other forms. */
+ * False for other forms, and for a fragment ('#': RFC 9112 section 3.2,
+ * neither form has one; a client never sends it, so it is a made-up
+ * request, which would otherwise reach the router as part of the path). */
 static bool split_target(wr_http_req_t *r)
 {
     const char *t = r->in.p + r->target;
     uint32_t n = r->target_len, off = 0;
-    if (n == 0)
+    if (n == 0 || memchr(t, '#', n))
         return false;
     if (t[0] != '/') {
         const char *s = strstr(t, "://");

@@ -137,6 +137,11 @@ class HttpPrecisely(WRTest):
             "POST /v1/queues/%s/entries HTTP/1.1\r\n\r\n" % q,
             "POST /v1/queues/%s/entries HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" % q,
             "POST /v1/queues/%s/entries HTTP/1.1\r\nHost: a/b\r\n\r\n" % q,
+            # a fragment is in neither target form (RFC 9112 3.2): no client sends one
+            "POST /v1/queues/%s/entries#x HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n"
+            "Content-Length: 0\r\n\r\n" % (q, uid()),
+            "POST http://x/v1/queues/%s/entries?a=1#x HTTP/1.1\r\nHost: x\r\nX-User-Id: %s\r\n"
+            "Content-Length: 0\r\n\r\n" % (q, uid()),
             # an empty field name (llhttp 8 accepts it): a front proxy may
             # read ": v" or ":Host: a" otherwise
             join + ": v\r\n\r\n",
