@@ -54,6 +54,7 @@
  *   callbacks live on the stack or in the req and are borrowed until the
  *   callback returns.
  */
+#define _GNU_SOURCE /* memmem */
 #include "store/redis/store_redis.h"
 
 #include <event2/event.h>
@@ -392,11 +393,7 @@ wr_err_t wr_store_redis__reply_err(const redisReply *rep)
 {
     /* (bounded: an error reply's text is Redis's, a line) */
     size_t n = rep->len > 512 ? 512 : rep->len;
-    static const char wt[] = "WRONGTYPE";
-    for (size_t i = 0; rep->str && i + sizeof wt - 1 <= n; i++)
-        if (memcmp(rep->str + i, wt, sizeof wt - 1) == 0)
-            return WR_EDATA;
-    return WR_EPROTO;
+    return rep->str && memmem(rep->str, n, "WRONGTYPE", 9) ? WR_EDATA : WR_EPROTO;
 }
 
 /* Decodes Redis's reply to r (script_reply.c) and calls the user callback,
