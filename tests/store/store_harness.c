@@ -209,13 +209,19 @@ void sh_wait_one(sh_res_t *r)
     assert_int_equal(r->calls, 1);
 }
 
-wr_err_t sh_settle(sh_res_t *r, wr_err_t rc)
+wr_err_t sh_settle_ms(sh_res_t *r, wr_err_t rc, int wait_ms)
 {
     assert_int_equal(rc, WR_OK);
     r->returned = true;
-    sh_wait_one(r);
+    assert_true(sh_run_until(&r->calls, 1, wait_ms));
+    assert_int_equal(r->calls, 1);
     assert_false(r->sync_call);
     return r->err;
+}
+
+wr_err_t sh_settle(sh_res_t *r, wr_err_t rc)
+{
+    return sh_settle_ms(r, rc, SH_WAIT_MS);
 }
 
 wr_err_t sh_join(wr_store_t *s, const char *q, const char *u, sh_res_t *r)

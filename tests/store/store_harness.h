@@ -107,6 +107,10 @@ void sh_begin(sh_res_t *r);
  * sh_begin(&r); sh_settle(&r, wr_store_x(s, ..., my_cb, &r)). */
 wr_err_t sh_settle(sh_res_t *r, wr_err_t rc);
 
+/* sh_settle waiting up to wait_ms (ms) for the callback: for calls known
+ * to take many store round trips. */
+wr_err_t sh_settle_ms(sh_res_t *r, wr_err_t rc, int wait_ms);
+
 /* Runs the loop until r's callback (SH_WAIT_MS) and asserts exactly one;
  * for calls made by hand. */
 void sh_wait_one(sh_res_t *r);
