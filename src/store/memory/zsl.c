@@ -399,12 +399,24 @@ static uint64_t ri_rank(const rankidx_t *ri, const wr_zsl_node_t *x)
     uint64_t r = 0;
     for (size_t i = 0; i < sp; i++)
         r += ri->sup[i];
-    for (size_t i = sp * RB_SUP; i < b; i++)
-        r += ri->blk[i].live;
+    /* Blocks before b in its superblock, and bits before seq in its block:
+     * each counted from the nearer end (the far side's count is the whole
+     * one's minus the near side's), half the loop on average. */
+    size_t b0 = sp * RB_SUP, b1 = b0 + RB_SUP;
+    if (b - b0 <= RB_SUP / 2 || b1 > ri->nblk) {
+        for (size_t i = b0; i < b; i++)
+            r += ri->blk[i].live;
+    } else {
+        r += ri->sup[sp];
+        for (size_t i = b; i < b1; i++)
+            r -= ri->blk[i].live;
+    }
     const uint64_t *w = ri->blk[b].bits;
     size_t wi = (seq % RB_BITS) / 64;
     uint64_t mask = (seq % 64) == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (seq % 64 + 1)) - 1;
-    return r + popcount_words(w, wi, w[wi] & mask);
+    if (wi < RB_WORDS / 2)
+        return r + popcount_words(w, wi, w[wi] & mask);
+    return r + ri->blk[b].live - popcount_words(w + wi + 1, RB_WORDS - wi - 1, w[wi] & ~mask);
 }
 
 /* ---- list ------------------------------------------------------------ */
