@@ -45,11 +45,60 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/ids.h"
 #include "http/http_conn_internal.h"
 
 #define METHOD_MAX 16
+
+/* The offset from p of its first CR, LF or NUL (n when none of its n bytes
+ * is one). SSE2 (every x86-64) compares 16 bytes at a time: a poll's head
+ * is about 100 bytes in 5 lines, each line one to three steps. Only whole
+ * 16-byte steps inside the n bytes are loaded; the rest a byte at a time. */
+static size_t first_line_ctl(const char *p, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n'), nul = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)),
+                                 _mm_cmpeq_epi8(x, nul));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return i + (size_t)__builtin_ctz(bits);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\0')
+            return i;
+    return n;
+}
+
+/* The offset from p of its first byte that cannot be in a request target
+ * (a control byte, SP or DEL: 0x00-0x20, 0x7f), n when none; as above. */
+static size_t target_end(const char *p, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(' '), del = _mm_set1_epi8(0x7f);
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        /* x <= 0x20 (unsigned) exactly when max(x, 0x20) is 0x20 */
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, sp), sp), _mm_cmpeq_epi8(x, del));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return i + (size_t)__builtin_ctz(bits);
+    }
+#endif
+    for (; i < n; i++)
+        if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f)
+            return i;
+    return n;
+}
 
 static void fail(wr_http_conn_t *c, int status, const char *code, const char *msg)
 {
@@ -80,9 +129,7 @@ static bool request_line(wr_http_conn_t *c, char *p, size_t n)
         fail(c, 400, "BAD_REQUEST", "malformed request line");
         return false;
     }
-    size_t t = m + 1, te = t;
-    while (te < n && (unsigned char)p[te] > ' ' && p[te] != 0x7f)
-        te++;
+    size_t t = m + 1, te = t + target_end(p + t, n - t);
     if (te - t > WR_HTTP_MAX_TARGET) {
         fail(c, 414, "URI_TOO_LONG", "the request target exceeds 8 KiB");
         return false;
@@ -158,17 +205,14 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
             fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
             return -1;
         }
-        /* The rest of the line up to its CR, by memchr (a poll's head is
-         * about 100 bytes in 4 lines: three short searches a line instead
-         * of a test per byte): neither LF nor NUL may be in it. */
-        const char *cr = memchr(b + i, '\r', n - i);
-        uint32_t end = cr ? (uint32_t)(cr - b) : n;
-        const char *lf = memchr(b + i, '\n', end - i), *nul = memchr(b + i, '\0', end - i);
-        if (lf && (!nul || lf < nul)) {
+        /* The rest of the line up to its CR: neither LF nor NUL may come
+         * before it (the first of the three found decides). */
+        uint32_t end = i + (uint32_t)first_line_ctl(b + i, n - i);
+        if (end < n && b[end] == '\n') {
             fail(c, 400, "BAD_REQUEST", "bare LF in the request head");
             return -1;
         }
-        if (nul) {
+        if (end < n && b[end] == '\0') {
             fail(c, 400, "BAD_REQUEST", "NUL in the request head");
             return -1;
         }

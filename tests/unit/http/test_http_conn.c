@@ -705,6 +705,52 @@ static void test_orphan(void **state)
     assert_int_equal(env.n_free_reqs, 1); /* the first; the orphan was freed */
 }
 
+/* The head scan's byte searches go 16 bytes at a time (SSE2) and the rest
+ * one by one: a NUL, a bare LF or a byte no target may hold is refused at
+ * every offset around those steps, and every length of a clean line and of
+ * a clean target is served whole. */
+static void test_control_bytes_at_every_offset(void **state)
+{
+    (void)state;
+    teardown(NULL);
+    char req[256], line[64];
+    for (int k = 0; k < 40; k++) {
+        /* in a field value, k bytes after its start */
+        memset(line, 'a', 40);
+        line[40] = '\0';
+        line[k] = '\0';
+        int n = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ");
+        memcpy(req + n, line, 40);
+        n += 40;
+        n += snprintf(req + n, sizeof req - (size_t)n, "\r\n\r\n");
+        refused(req, (size_t)n, "HTTP/1.1 400 ", "NUL in the request head");
+        line[k] = '\n';
+        n = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: %s\r\n\r\n", line);
+        refused(req, (size_t)n, "HTTP/1.1 400 ", "bare LF in the request head");
+        /* in the target, k bytes after its slash */
+        memset(line, 'b', 40);
+        for (int bad = 0; bad < 3; bad++) {
+            line[k] = bad == 0 ? '\x7f' : bad == 1 ? '\x01' : '\t';
+            n = snprintf(req, sizeof req, "GET /%s HTTP/1.1\r\nHost: h\r\n\r\n", line);
+            refused(req, (size_t)n, "HTTP/1.1 400 ", "\"BAD_REQUEST\"");
+            line[k] = 'b';
+        }
+    }
+    setup(NULL);
+    for (int len = 0; len < 40; len++) {
+        memset(line, 'c', (size_t)len);
+        line[len] = '\0';
+        snprintf(req, sizeof req, "GET /%s HTTP/1.1\r\nHost: h\r\nX-Test: %s\r\n\r\n", line, line);
+        bool closed;
+        const char *o = exchange(req, &closed);
+        char want[256];
+        snprintf(want, sizeof want, "\"p\":\"/%s\",\"q\":\"\",\"b\":0,\"h\":\"%s\"}", line, line);
+        assert_false(closed);
+        assert_true(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0);
+        assert_non_null(strstr(o, want));
+    }
+}
+
 #define TESTS(X)                                                                                   \
     X(test_keep_alive)                                                                             \
     X(test_pipelining)                                                                             \
@@ -726,5 +772,6 @@ static void test_orphan(void **state)
     X(test_request_and_fin_together)                                                               \
     X(test_request_past_the_buffer_and_fin)                                                        \
     X(test_more_than_the_buffer_at_once)                                                           \
-    X(test_pipeline_limit_past_the_buffer)
+    X(test_pipeline_limit_past_the_buffer)                                                         \
+    X(test_control_bytes_at_every_offset)
 WR_UNIT_MAIN_EACH(setup, teardown, TESTS)
