@@ -168,23 +168,22 @@ void wr_api__pace_note(wr_api_t *a, const char *queue, const char *user, uint32_
 /* The view v (err: its signing error) as JSON (docs/API.md): appended
  * (strbuf.h) or one snprintf, no JSON library (but for the notice's
  * escaping, wr_api__view_add_notice). */
-static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_t err)
+static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v, wr_err_t err)
 {
     wr_api_t *a = c->api;
-    const wr_api__entry_view_t v = *v_;
     /* a group member's group (API 1.3; a group name needs no escaping) */
     char grp[WR_GROUP_NAME_MAX + 16] = "";
     /* a notice of 500 code points escapes to at most 6 bytes each */
     char buf[WR_TOKEN_MAX + 256 + 6 * WR_NOTICE_MAX_CP + 16 + sizeof(grp)];
     int n = 0, retry_s = 0;
-    if (v.group && v.group[0])
-        snprintf(grp, sizeof(grp), ",\"group\":\"%s\"", v.group);
-    switch (v.state) {
+    if (v->group && v->group[0])
+        snprintf(grp, sizeof(grp), ",\"group\":\"%s\"", v->group);
+    switch (v->state) {
     case WR_ENTRY_WAITING: {
         /* No config to draw from: the default slowest band. */
-        uint32_t retry = v.retry_after_ms ? v.retry_after_ms : wr_queue_slowest_band_ms(NULL);
+        uint32_t retry = v->retry_after_ms ? v->retry_after_ms : wr_queue_slowest_band_ms(NULL);
         wr_api__pace_note(a, c->queue, c->user, retry);
-        if (v.degraded) {
+        if (v->degraded) {
             n = snprintf(buf, sizeof(buf),
                          "{\"status\":\"waiting\",\"degraded\":true,\"position\":null,"
                          "\"ahead\":null,\"waiting\":null,\"etaSeconds\":null,"
@@ -195,28 +194,28 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
         /* the hot answer: appended, not printf'd (strbuf.h) */
         wr_strbuf_t b = wr_strbuf_init(buf, sizeof(buf));
         wr_strbuf_str(&b, "{\"status\":\"waiting\",\"position\":");
-        wr_strbuf_u64(&b, v.position);
+        wr_strbuf_u64(&b, v->position);
         wr_strbuf_str(&b, ",\"ahead\":");
-        wr_strbuf_u64(&b, v.ahead);
+        wr_strbuf_u64(&b, v->ahead);
         wr_strbuf_str(&b, ",\"waiting\":");
-        wr_strbuf_u64(&b, v.waiting);
+        wr_strbuf_u64(&b, v->waiting);
         wr_strbuf_str(&b, ",\"etaSeconds\":");
-        if (v.eta_seconds < 0)
+        if (v->eta_seconds < 0)
             wr_strbuf_str(&b, "null");
         else
-            wr_strbuf_i64(&b, v.eta_seconds);
+            wr_strbuf_i64(&b, v->eta_seconds);
         wr_strbuf_str(&b, ",\"retryAfterMs\":");
         wr_strbuf_u64(&b, retry);
-        if (v.held)
+        if (v->held)
             wr_strbuf_str(&b, ",\"held\":true");
-        if (v.stock_left >= 0) { /* while a stock is set: what is left now */
+        if (v->stock_left >= 0) { /* while a stock is set: what is left now */
             wr_strbuf_str(&b, ",\"stockLeft\":");
-            wr_strbuf_i64(&b, v.stock_left);
+            wr_strbuf_i64(&b, v->stock_left);
         }
-        if (v.waiting_for)
+        if (v->waiting_for)
             wr_strbuf_str(&b, ",\"waitingFor\":\"stock\"");
         wr_strbuf_str(&b, grp);
-        wr_strbuf_str(&b, v.receipt);
+        wr_strbuf_str(&b, v->receipt);
         wr_strbuf_str(&b, "}");
         n = wr_strbuf_ok(&b) ? (int)b.n : -1;
         break;
@@ -224,16 +223,16 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
     case WR_ENTRY_CLOSED:
         /* the sale is over or sold out: the contract's body as it is, the
          * slow re-check in the Retry-After header (seconds, rounded up) */
-        retry_s = (int)((v.retry_after_ms + 999) / 1000);
+        retry_s = (int)((v->retry_after_ms + 999) / 1000);
         wr_api__pace_note(a, c->queue, c->user, (uint32_t)retry_s * 1000u);
         n = snprintf(buf, sizeof(buf), "{\"status\":\"closed\",\"reason\":\"%s\"}",
-                     v.closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed");
+                     v->closed_reason == WR_CLOSE_SOLD_OUT ? "soldOut" : "closed");
         break;
     case WR_ENTRY_PREQUEUE:
-        wr_api__pace_note(a, c->queue, c->user, v.retry_after_ms);
+        wr_api__pace_note(a, c->queue, c->user, v->retry_after_ms);
         n = snprintf(buf, sizeof(buf),
                      "{\"status\":\"prequeue\",\"opensAt\":%lld,\"retryAfterMs\":%u%s%s}",
-                     (long long)v.opens_at_ms, v.retry_after_ms, grp, v.receipt);
+                     (long long)v->opens_at_ms, v->retry_after_ms, grp, v->receipt);
         break;
     case WR_ENTRY_ADMITTED:
         wr_api__pace_note(a, c->queue, c->user, 0);
@@ -243,18 +242,18 @@ static void reply_view(wr_api__ctx_t *c, const wr_api__entry_view_t *v_, wr_err_
             return;
         }
         n = snprintf(buf, sizeof(buf),
-                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s%s}", v.token,
-                     (long long)v.expires_at_ms, v.fail_open ? ",\"failOpen\":true" : "", grp);
-        wr_api__set_token_cookie(c, v.token, v.expires_at_ms);
+                     "{\"status\":\"admitted\",\"token\":\"%s\",\"expiresAt\":%lld%s%s}", v->token,
+                     (long long)v->expires_at_ms, v->fail_open ? ",\"failOpen\":true" : "", grp);
+        wr_api__set_token_cookie(c, v->token, v->expires_at_ms);
         break;
     case WR_ENTRY_PASSTHROUGH:
     default:
         n = snprintf(buf, sizeof(buf), "{\"status\":\"passthrough\"}");
         break;
     }
-    if (n > 0 && (size_t)n < sizeof(buf) && v.notice && v.notice[0] &&
-        v.state != WR_ENTRY_PASSTHROUGH)
-        n = wr_api__view_add_notice(buf, n, sizeof(buf), v.notice);
+    if (n > 0 && (size_t)n < sizeof(buf) && v->notice && v->notice[0] &&
+        v->state != WR_ENTRY_PASSTHROUGH)
+        n = wr_api__view_add_notice(buf, n, sizeof(buf), v->notice);
     if (n < 0 || (size_t)n >= sizeof(buf)) {
         wr_api__reply_error(a, c->req, c->route, 500, "INTERNAL", "reply too large", NULL, NULL, 0);
         return;

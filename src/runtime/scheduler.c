@@ -140,6 +140,8 @@ static void entry_free(entry_t *e)
  * dead for the admit callback or the last release to free. */
 static void entry_drop(entry_t *e)
 {
+    if (e->sched->memo == e)
+        e->sched->memo = NULL;
     evtimer_del(e->timer);
     if (e->in_flight || e->refs > 0)
         e->dead = true;

@@ -17,6 +17,7 @@
 #define WR_SCHEDULER_INTERNAL_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/qmap.h"
 #include "core/autotune.h"
@@ -78,6 +79,7 @@ struct wr_scheduler {
     bool freeing;
     struct list_req *list_pending; /* marked dead by free while a list call is pending */
     wr_qmap_t *queues;             /* name -> entry_t */
+    entry_t *memo;                 /* wr_scheduler__find's last hit (in queues), or NULL */
     wr_reporter_t *reporter;       /* the sale's report: this instance's part (owned) */
     size_t n_quiet;                /* entries with quiet set (waitroom_queues_quiet) */
     uint64_t list_round;           /* discovery rounds answered (entry_t.seen_round) */
@@ -85,10 +87,17 @@ struct wr_scheduler {
     void *push_arg;
 };
 
-/* The entry of queue name, or NULL. */
+/* The entry of queue name, or NULL. The last one found is remembered (a
+ * burst of polls asks for one queue: one strcmp instead of a SipHash and
+ * the name's check); entry_drop forgets it when it leaves the map. */
 static inline entry_t *wr_scheduler__find(wr_scheduler_t *s, const char *name)
 {
-    return wr_qmap_get(s->queues, name);
+    if (s->memo && strcmp(s->memo->name, name) == 0)
+        return s->memo;
+    entry_t *e = wr_qmap_get(s->queues, name);
+    if (e)
+        s->memo = e;
+    return e;
 }
 
 /* q when it is a queue this instance still knows, else NULL. */

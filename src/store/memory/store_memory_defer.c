@@ -34,11 +34,13 @@ item_t *wr_store_memory__item_new(mstore_t *s, dkind_t kind, void *arg)
 void wr_store_memory__item_release(mstore_t *s, item_t *it)
 {
     wr_memq_cfg_unref(it->cfg);
-    free(it->waits);
-    for (size_t i = 0; i < it->n_pushes; i++)
-        free(it->pushes[i]);
-    free(it->pushes);
-    free(it->push_view);
+    if (it->waits || it->pushes || it->push_view) { /* (a poll has none: no free calls) */
+        free(it->waits);
+        for (size_t i = 0; i < it->n_pushes; i++)
+            free(it->pushes[i]);
+        free(it->pushes);
+        free(it->push_view);
+    }
     if (it->kind == D_SYNC)
         free(it->res.sync);
     if (it->kind == D_LOG)
