@@ -185,6 +185,11 @@ bool wr_redis_conn_cmd_u64(wr_redis_conn_cmd_t *cmd, uint64_t v);
 /* a, b and c (NULL: none) as one argument, at most 255 bytes: a key
  * such as "wr:{" queue "}:line" (no printf). */
 bool wr_redis_conn_cmd_cat(wr_redis_conn_cmd_t *cmd, const char *a, const char *b, const char *c);
+/* n arguments laid end to end at bytes, each of lens[i] bytes followed by
+ * a NUL (one copy for them all: a queue's keys, built once). False when
+ * they do not all fit (nothing is appended). */
+bool wr_redis_conn_cmd_block(wr_redis_conn_cmd_t *cmd, const char *bytes, const size_t *lens,
+                             int n);
 /* printf-formatted, at most 127 bytes. */
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

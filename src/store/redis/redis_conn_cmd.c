@@ -187,6 +187,25 @@ bool wr_redis_conn_cmd_cat(wr_redis_conn_cmd_t *cmd, const char *a, const char *
     return wr_strbuf_ok(&sb) && wr_redis_conn_cmd_arg(cmd, tmp, sb.n);
 }
 
+bool wr_redis_conn_cmd_block(wr_redis_conn_cmd_t *cmd, const char *bytes, const size_t *lens, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += lens[i] + 1;
+    if (n < 0 || cmd->max_args - cmd->argc < n || cmd->buf_cap - cmd->buf_used < total)
+        return false;
+    char *dst = cmd->buf + cmd->buf_used;
+    memcpy(dst, bytes, total);
+    for (int i = 0; i < n; i++) {
+        cmd->argv[cmd->argc] = dst;
+        cmd->argvlen[cmd->argc] = lens[i];
+        cmd->argc++;
+        dst += lens[i] + 1;
+    }
+    cmd->buf_used += total;
+    return true;
+}
+
 bool wr_redis_conn_cmd_fmt(wr_redis_conn_cmd_t *cmd, const char *fmt, ...)
 {
     char tmp[128];

@@ -70,7 +70,6 @@
 #include "base/ids.h"
 #include "base/hex.h"
 #include "base/log.h"
-#include "base/strbuf.h"
 #include "store/redis/redis_conn.h"
 #include "store/redis/redis_router.h"
 #include "store/redis/script_reply.h"
@@ -186,28 +185,48 @@ void wr_store_redis__req_free(struct req *r)
 
 /* numkeys and the keys of queue q, in the order of lib.lua (the priority
  * groups' after NKEYS_BASE: lib_group.lua). */
-const char *const wr_store_redis__key_suffix[NKEYS] = {
-    "config", "waiting", "active", "tokens", "state", "sessions", "sessjti", "seen",
-    "pre",    "held",    "back",   "away",   "log",   "logl",     "logm",    "logh",
-    "push",   "pushdue", "g1",     "g2",     "g3",    "g4",       "g5",      "g6",
-    "g7",     "g8",      "gm",     "codes",  "gstat"};
+/* clang-format off */
+#define KEY_SUFFIXES(X)                                                                  \
+    X(config) X(waiting) X(active) X(tokens) X(state) X(sessions) X(sessjti) X(seen)     \
+    X(pre) X(held) X(back) X(away) X(log) X(logl) X(logm) X(logh) X(push) X(pushdue)     \
+    X(g1) X(g2) X(g3) X(g4) X(g5) X(g6) X(g7) X(g8) X(gm) X(codes) X(gstat)
+/* clang-format on */
+#define KEY_NAME(k) #k,
+#define KEY_LEN(k)  (uint8_t)(sizeof(#k) - 1),
+const char *const wr_store_redis__key_suffix[NKEYS] = {KEY_SUFFIXES(KEY_NAME)};
+/* their lengths */
+static const uint8_t key_suffix_len[NKEYS] = {KEY_SUFFIXES(KEY_LEN)};
+
+/* The last queue's keys, "wr:{" q "}:" suffix each, laid end to end with
+ * their NULs as a command holds them: a burst of polls of one queue copies
+ * them in one memcpy (content-addressed by the name, so any store of the
+ * process may share it; the loop's thread only). */
+static struct {
+    char q[WR_QUEUE_NAME_MAX + 1];
+    char bytes[NKEYS * (WR_QUEUE_NAME_MAX + 16)];
+    size_t lens[NKEYS];
+} keys_memo;
 
 bool wr_store_redis__queue_keys(wr_redis_conn_cmd_t *cmd, const char *q, int n)
 {
     if (n < 0 || !wr_redis_conn_cmd_u64(cmd, (uint64_t)n))
         return false;
-    /* "wr:{" q "}:" suffix, without printf (a poll's batch writes them) */
-    char pre[WR_QUEUE_NAME_MAX + 8];
-    wr_strbuf_t b = wr_strbuf_init(pre, sizeof pre);
-    wr_strbuf_str(&b, "wr:{");
-    wr_strbuf_str(&b, q);
-    wr_strbuf_str(&b, "}:");
-    if (!wr_strbuf_ok(&b))
+    size_t ql = strnlen(q, WR_QUEUE_NAME_MAX + 1);
+    if (ql > WR_QUEUE_NAME_MAX)
         return false;
-    for (int i = 0; i < n && i < NKEYS; i++)
-        if (!wr_redis_conn_cmd_cat(cmd, pre, wr_store_redis__key_suffix[i], NULL))
-            return false;
-    return true;
+    if (strcmp(keys_memo.q, q) != 0 || !keys_memo.q[0]) {
+        char *p = keys_memo.bytes;
+        for (int i = 0; i < NKEYS; i++) {
+            memcpy(p, "wr:{", 4);
+            memcpy(p + 4, q, ql);
+            memcpy(p + 4 + ql, "}:", 2);
+            memcpy(p + 6 + ql, wr_store_redis__key_suffix[i], key_suffix_len[i] + 1u);
+            keys_memo.lens[i] = 6 + ql + key_suffix_len[i];
+            p += keys_memo.lens[i] + 1;
+        }
+        memcpy(keys_memo.q, q, ql + 1);
+    }
+    return wr_redis_conn_cmd_block(cmd, keys_memo.bytes, keys_memo.lens, n < NKEYS ? n : NKEYS);
 }
 
 bool wr_store_redis__arg_queue_keys_n(struct req *r, const char *q, int n)

@@ -76,5 +76,37 @@ static void test_kept_bounded(void **state)
     wr_redis_conn_cmd_free(NULL);
 }
 
-#define TESTS(X) X(test_arguments_and_reuse) X(test_kept_bounded)
+/* A block of arguments laid end to end (a queue's keys): each argument
+ * where its bytes are, its length exact; a block that does not fit, in
+ * arguments or in bytes, appends nothing. */
+static void test_block(void **state)
+{
+    (void)state;
+    wr_redis_conn_cmd_t *c = wr_redis_conn_cmd_new_args(WR_REDIS_CONN_NO_SCRIPT, 5, 32);
+    assert_non_null(c);
+    assert_true(wr_redis_conn_cmd_str(c, "EVAL"));
+    static const char bytes[] = "wr:{q}:a\0wr:{q}:bb\0x";
+    const size_t lens[] = {8, 9, 1};
+    assert_true(wr_redis_conn_cmd_block(c, bytes, lens, 3));
+    assert_int_equal(c->argc, 4);
+    assert_string_equal(c->argv[1], "wr:{q}:a");
+    assert_string_equal(c->argv[2], "wr:{q}:bb");
+    assert_string_equal(c->argv[3], "x");
+    assert_int_equal(c->argvlen[2], 9);
+    assert_int_equal(c->buf_used, 5 + 21);
+    /* two more arguments than max_args allows: nothing appended */
+    assert_false(wr_redis_conn_cmd_block(c, bytes, lens, 2));
+    assert_int_equal(c->argc, 4);
+    assert_int_equal(c->buf_used, 26);
+    /* one argument that would pass the 32 bytes: nothing appended */
+    assert_false(wr_redis_conn_cmd_block(c, bytes, lens, 1));
+    assert_int_equal(c->buf_used, 26);
+    assert_true(wr_redis_conn_cmd_block(c, bytes + 19, lens + 2, 1));
+    assert_int_equal(c->argc, 5);
+    assert_string_equal(c->argv[4], "x");
+    wr_redis_conn_cmd_free(c);
+    wr_redis_conn_cmd_clear_kept();
+}
+
+#define TESTS(X) X(test_arguments_and_reuse) X(test_kept_bounded) X(test_block)
 WR_UNIT_MAIN(NULL, NULL, TESTS)
