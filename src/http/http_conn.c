@@ -34,9 +34,10 @@
  * (EV_CLOSED), and once it is seen (rdhup, kept: a read made active by
  * hand does not carry it) every read reads again until the EOF.
  *
- * recv and sendmsg are made through syscall(2): waitroomd has threads, so
- * libc's wrappers would switch thread cancellation on and off (two atomic
- * operations) around each, and no thread of ours is ever cancelled.
+ * recv, send and sendmsg are made through syscall(2): waitroomd has
+ * threads, so libc's wrappers would switch thread cancellation on and off
+ * (two atomic operations) around each, and no thread of ours is ever
+ * cancelled.
  *
  * Requests come from env->free_reqs and go back there once written, their
  * arenas (input: target, fields, body; output: fields, copied body) kept
