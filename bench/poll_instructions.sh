@@ -12,6 +12,9 @@
 #
 # Usage, from the project root after a build:
 #   bench/poll_instructions.sh [polls] [binary]     (default 10000 build/waitroomd)
+# JOINS=N makes the line N people long (default 1000) and POLL_FROM=K
+# polls only people K..N (default 1): JOINS=4000 POLL_FROM=2001 keeps every
+# poll far from the front, as the yardstick's random polls of 200,000 are.
 # PUBLIC_LOG=1 gives the queue its public log; STORE=redis runs it on a
 # redis-server of its own (valgrind is slow: the store timeout is 60 s and
 # the breaker off, so a loaded machine does not time a poll out). Needs
@@ -44,20 +47,21 @@ run() {
   vp=$!
   for _ in $(seq 600); do grep -q "listening on" "$d/out" 2>/dev/null && break; sleep 0.1; done
   [ "$store" = memory ] || redis-cli -p "$rp" flushall >/dev/null
-  python3 - "$port" "$n" "$lf" <<'PY'
+  python3 - "$port" "$n" "$lf" "${JOINS:-1000}" "${POLL_FROM:-1}" <<'PY'
 import http.client, random, sys
 port, polls, lf = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+joins, first = int(sys.argv[4]), int(sys.argv[5])
 c = http.client.HTTPConnection("127.0.0.1", port)
 c.request("PUT", "/v1/admin/queues/bench",
           '{"enabled":true,"paused":true,"admitPerSecond":1,"maxQueueSize":0,"idleTimeoutSeconds":0%s}' % lf,
           {"Authorization": "Bearer cpukey", "Content-Type": "application/json"})
 assert c.getresponse().read() is not None
-for i in range(1, 1001):
+for i in range(1, joins + 1):
     c.request("POST", "/v1/queues/bench/entries", headers={"X-User-Id": "u%d" % i})
     c.getresponse().read()
 random.seed(42)
 for _ in range(polls):
-    c.request("GET", "/v1/queues/bench/entries/me", headers={"X-User-Id": "u%d" % random.randint(1, 1000)})
+    c.request("GET", "/v1/queues/bench/entries/me", headers={"X-User-Id": "u%d" % random.randint(first, joins)})
     r = c.getresponse()
     r.read()
     assert r.status == 200, r.status
