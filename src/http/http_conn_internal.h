@@ -35,9 +35,10 @@ struct wr_http_req {
     uint32_t body_limit;
     uint8_t method; /* wr_http_method_t */
     uint8_t minor;
-    bool field_open;        /* the last callback was a field name (a value follows) */
-    bool headers_done;      /* later header callbacks are trailers (ignored) */
-    uint32_t trailer_bytes; /* of the trailer fields: ignored, but bounded as the head is */
+    bool field_open;          /* the last callback was a field name (a value follows) */
+    bool headers_done;        /* later header callbacks are trailers (ignored) */
+    uint32_t trailer_bytes;   /* of the trailer fields: ignored, but bounded as the head is */
+    uint32_t chunk_ext_bytes; /* of the chunk extensions: ignored, but bounded likewise */
     char method_name[16];
     char peer[48];
     uint16_t peer_port;

@@ -5,7 +5,8 @@
  * The head scan runs over the bytes of a request until the empty line that
  * ends its head, resuming where it stopped when more bytes come (c->scan),
  * and refuses before llhttp sees a byte:
- *   - a bare CR or LF, or a NUL, anywhere in the head (400);
+ *   - a bare CR or LF, or any other control byte but TAB (NUL among
+ *     them) or DEL, anywhere in the head (400, as soon as it arrives);
  *   - a request line other than METHOD SP target SP HTTP/D.D (400), a
  *     target over WR_HTTP_MAX_TARGET (414, also while the line is still
  *     coming), a major version other than 1 (505: HTTP/2.0, the h2
@@ -13,7 +14,8 @@
  *   - a field line that starts with white space (obs-fold, 400), or with
  *     its colon (an empty field name, which llhttp 8 accepts: 400);
  *   - a head over WR_HTTP_MAX_HEADERS (431, counting the request line and
- *     every field line with its CRLF, not the final empty line).
+ *     every field line with its CRLF, not the final empty line; a request
+ *     line alone over it is 431 too, whatever its method, 414 first).
  * Empty lines before a request line are skipped (RFC 9112 2.2). HTTP/1.2
  * and later minors are answered as 1.1: the scan rewrites the minor digit
  * to 1 in the buffer (llhttp refuses unknown versions).
@@ -36,7 +38,8 @@
  * Content-Lengths, a length that is not digits, whitespace before a colon,
  * control characters in values and bad chunk sizes (0x2 included); chunk
  * extensions and trailers are read and ignored (trailers up to 32 KiB, as
- * the head: 431 beyond). Any llhttp error is 400.
+ * the head: 431 beyond; extensions 32 KiB in all: 400 beyond). Any llhttp
+ * error is 400.
  * on_message_complete pauses the parser, so each request is dispatched
  * before the next is read.
  */
@@ -54,27 +57,32 @@
 
 #define METHOD_MAX 16
 
-/* The offset from p of its first CR, LF or NUL (n when none of its n bytes
- * is one). SSE2 (every x86-64) compares 16 bytes at a time: a poll's head
+/* The offset from p of its first control byte other than TAB (0x00-0x08,
+ * 0x0a-0x1f: CR, LF and NUL among them) or DEL (0x7f), n when none of its
+ * n bytes is one: in a head, CR ends a line (with its LF) and any other is
+ * refused. SSE2 (every x86-64) compares 16 bytes at a time: a poll's head
  * is about 100 bytes in 5 lines, each line one to three steps. Only whole
  * 16-byte steps inside the n bytes are loaded; the rest a byte at a time. */
-static size_t first_line_ctl(const char *p, size_t n)
+static size_t first_head_ctl(const char *p, size_t n)
 {
     size_t i = 0;
 #ifdef __SSE2__
-    const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n'), nul = _mm_setzero_si128();
+    const __m128i us = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t'), del = _mm_set1_epi8(0x7f);
     for (; i + 16 <= n; i += 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)),
-                                 _mm_cmpeq_epi8(x, nul));
-        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        /* x <= 0x1f (unsigned) exactly when max(x, 0x1f) is 0x1f; not TAB */
+        __m128i ctl =
+            _mm_andnot_si128(_mm_cmpeq_epi8(x, tab), _mm_cmpeq_epi8(_mm_max_epu8(x, us), us));
+        unsigned bits = (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(x, del)));
         if (bits)
             return i + (size_t)__builtin_ctz(bits);
     }
 #endif
-    for (; i < n; i++)
-        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\0')
+    for (; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
             return i;
+    }
     return n;
 }
 
@@ -122,6 +130,21 @@ static int method_of(const char *p, size_t n)
  * with c->err_* set when it is refused. */
 static bool request_line(wr_http_conn_t *c, char *p, size_t n)
 {
+    if (n + 2 > WR_HTTP_MAX_HEADERS) {
+        /* The line alone (with its CRLF) passes the head's limit: 431, as
+         * while it was still coming (scan_head), 414 first (a target up to
+         * the next SP, as there). */
+        const char *sp = memchr(p, ' ', n);
+        if (sp) {
+            const char *t = sp + 1, *e = memchr(t, ' ', (size_t)(p + n - t));
+            if ((size_t)((e ? e : p + n) - t) > WR_HTTP_MAX_TARGET) {
+                fail(c, 414, "URI_TOO_LONG", "the request target exceeds 8 KiB");
+                return false;
+            }
+        }
+        fail(c, 431, "HEADERS_TOO_LARGE", "the request line and headers exceed 32 KiB");
+        return false;
+    }
     size_t m = 0;
     while (m < n && wr_ids_token_char(p[m]))
         m++;
@@ -205,15 +228,15 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
             fail(c, 400, "BAD_REQUEST", "obs-fold (a field line starting with white space)");
             return -1;
         }
-        /* The rest of the line up to its CR: neither LF nor NUL may come
-         * before it (the first of the three found decides). */
-        uint32_t end = i + (uint32_t)first_line_ctl(b + i, n - i);
-        if (end < n && b[end] == '\n') {
-            fail(c, 400, "BAD_REQUEST", "bare LF in the request head");
-            return -1;
-        }
-        if (end < n && b[end] == '\0') {
-            fail(c, 400, "BAD_REQUEST", "NUL in the request head");
+        /* The rest of the line up to its CR: no other control byte (TAB
+         * aside) may come before it, LF and NUL included; refused as soon
+         * as it is seen, though the head is not complete. */
+        uint32_t end = i + (uint32_t)first_head_ctl(b + i, n - i);
+        if (end < n && b[end] != '\r') {
+            fail(c, 400, "BAD_REQUEST",
+                 b[end] == '\n'   ? "bare LF in the request head"
+                 : b[end] == '\0' ? "NUL in the request head"
+                                  : "a control character in the request head");
             return -1;
         }
         i = end;
@@ -284,7 +307,7 @@ static int scan_head(wr_http_conn_t *c, uint32_t *head_len)
             }
         }
         if (n > WR_HTTP_MAX_HEADERS) {
-            fail(c, 400, "BAD_REQUEST", "malformed request line");
+            fail(c, 431, "HEADERS_TOO_LARGE", "the request line and headers exceed 32 KiB");
             return -1;
         }
     } else if (n - (n > 0 && b[n - 1] == '\r' ? 1 : 0) > WR_HTTP_MAX_HEADERS) {
@@ -571,6 +594,22 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
     return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
 }
 
+/* A chunk extension's bytes (name or value): ignored, but at most 32 KiB
+ * in one request, extensions of all its chunks together (400 and closed
+ * beyond: else a chunked body could stream endless extensions until the
+ * request's deadline, as trailers could, trailer_bytes). */
+static int on_chunk_ext(llhttp_t *p, const char *at, size_t n)
+{
+    (void)at;
+    wr_http_req_t *r = req_of(p);
+    if (n > WR_HTTP_MAX_HEADERS || r->chunk_ext_bytes + n > WR_HTTP_MAX_HEADERS) {
+        fail(p->data, 400, "BAD_REQUEST", "the chunk extensions exceed 32 KiB");
+        return -1;
+    }
+    r->chunk_ext_bytes += (uint32_t)n;
+    return 0;
+}
+
 /* A chunk's size comes before its bytes: one that takes the body over the
  * limit is 413 at once, not after the client sent it (or 408). */
 static int on_chunk_header(llhttp_t *p)
@@ -608,6 +647,8 @@ void wr_http__parse_init(wr_http_conn_t *c)
         settings.on_headers_complete = on_headers_complete;
         settings.on_body = on_body;
         settings.on_chunk_header = on_chunk_header;
+        settings.on_chunk_extension_name = on_chunk_ext;
+        settings.on_chunk_extension_value = on_chunk_ext;
         settings.on_message_complete = on_message_complete;
     }
     llhttp_init(&c->parser, HTTP_REQUEST, &settings);

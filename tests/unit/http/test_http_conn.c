@@ -751,6 +751,64 @@ static void test_control_bytes_at_every_offset(void **state)
     }
 }
 
+/* A control byte (TAB aside) or DEL is refused as soon as it arrives, the
+ * head not yet complete (no 408 ten seconds later); TAB in a value waits
+ * for the rest. A request line over 32 KiB is 431 however it comes (414
+ * first for its target), and chunk extensions are bounded. */
+static void test_early_refusals(void **state)
+{
+    (void)state;
+    teardown(NULL);
+    refused("G\x01", 2, "HTTP/1.1 400 ", "a control character in the request head");
+    refused("\x7f", 1, "HTTP/1.1 400 ", "a control character in the request head");
+    refused("GET /a\x1b", 7, "HTTP/1.1 400 ", "a control character in the request head");
+    REFUSED("GET / HTTP/1.1\r\nHost: h\r\nX-A: \x01", "HTTP/1.1 400 ",
+            "a control character in the request head");
+    REFUSED("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x7f", "HTTP/1.1 400 ",
+            "a control character in the request head");
+    static char req[40100];
+    /* a 40,000-byte method, the line whole in one send: 431, not 501 */
+    memset(req, 'X', 40000);
+    int n = 40000 + sprintf(req + 40000, " / HTTP/1.1\r\nHost: h\r\n\r\n");
+    refused(req, (size_t)n, "HTTP/1.1 431 ", "\"HEADERS_TOO_LARGE\"");
+    /* 32,769 bytes of a line that has no end yet: 431 */
+    refused(req, 32769, "HTTP/1.1 431 ", "\"HEADERS_TOO_LARGE\"");
+    /* a line of exactly 32,766 bytes and its CRLF is the whole limit: the
+     * method decides (501); one byte more is 431 */
+    for (int over = 0; over < 2; over++) {
+        n = 32766 + over - (int)strlen(" / HTTP/1.1");
+        memset(req, 'X', (size_t)n);
+        n += sprintf(req + n, " / HTTP/1.1\r\nHost: h\r\n\r\n");
+        refused(req, (size_t)n, over ? "HTTP/1.1 431 " : "HTTP/1.1 501 ",
+                over ? "\"HEADERS_TOO_LARGE\"" : "\"NOT_IMPLEMENTED\"");
+    }
+    /* a line over 32 KiB whose target is over 8 KiB: 414 first */
+    n = sprintf(req, "GET /");
+    memset(req + n, 'a', 33000);
+    n += 33000 + sprintf(req + n + 33000, " HTTP/1.1\r\nHost: h\r\n\r\n");
+    refused(req, (size_t)n, "HTTP/1.1 414 ", "\"URI_TOO_LONG\"");
+    /* chunk extensions: 32 KiB in all, then 400 */
+    n = sprintf(req, "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2;");
+    memset(req + n, 'e', 33000);
+    n += 33000;
+    refused(req, (size_t)n, "HTTP/1.1 400 ", "the chunk extensions exceed 32 KiB");
+    setup(NULL);
+    /* TAB in a value: the head waits for its end, then is served */
+    sends("GET /t HTTP/1.1\r\nHost: h\r\nX-Test: a\tb");
+    bool closed;
+    assert_int_equal(strlen(recv_all(&closed)), 0);
+    assert_false(closed);
+    const char *o = exchange("\r\n\r\n", &closed);
+    assert_true(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_non_null(strstr(o, "\"h\":\"a\tb\""));
+    /* small extensions are read and ignored */
+    o = exchange("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 "2;a=b\r\nxy\r\n0\r\n\r\n",
+                 &closed);
+    assert_non_null(strstr(o, "\"b\":2,"));
+    assert_false(closed);
+}
+
 #define TESTS(X)                                                                                   \
     X(test_keep_alive)                                                                             \
     X(test_pipelining)                                                                             \
@@ -773,5 +831,6 @@ static void test_control_bytes_at_every_offset(void **state)
     X(test_request_past_the_buffer_and_fin)                                                        \
     X(test_more_than_the_buffer_at_once)                                                           \
     X(test_pipeline_limit_past_the_buffer)                                                         \
-    X(test_control_bytes_at_every_offset)
+    X(test_control_bytes_at_every_offset)                                                          \
+    X(test_early_refusals)
 WR_UNIT_MAIN_EACH(setup, teardown, TESTS)
