@@ -53,11 +53,11 @@ fi
 cat <<TXT
 Starting waitroomd on $base (Ctrl-C stops it); the queue page is $base/q/demo,
 and an admitted browser goes on to the demo shop on http://127.0.0.1:$shop_port/. Try:
-  curl -si -c run/cookies -b run/cookies -X POST $base/v1/queues/demo/entries
-  curl -s  -b run/cookies $base/v1/queues/demo/entries/me
+  curl -si -c '$run_dir/cookies' -b '$run_dir/cookies' -X POST $base/v1/queues/demo/entries
+  curl -s  -b '$run_dir/cookies' $base/v1/queues/demo/entries/me
   curl -s -H 'Authorization: Bearer demo-admin-key' $base/v1/admin/queues/demo
   sleep 1.5   # the demo queue admits 2 a second: the pass comes at a later poll
-  TOKEN=\$(curl -s -b run/cookies $base/v1/queues/demo/entries/me | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+  TOKEN=\$(curl -s -b '$run_dir/cookies' $base/v1/queues/demo/entries/me | python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["token"]) if "token" in a else sys.exit("not admitted yet: %s" % a)')
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" $base/v1/queues/demo/tokens/consume
   curl -s $base/metrics | grep waitroom_queue
   curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
