@@ -222,6 +222,11 @@ class Autotune(WRTest):
         # "start", or null when another instance's step set it (Redis)
         self.assertIn(at["lastChange"]["reason"], ("start", None))
         self.assertEqual(at["lastChange"]["to"], 40)
+        # the 40 in a second that is over: a sample for the newest second
+        # replaces it (history.c), so a cut within the second it was
+        # sampled in (a stalled loop on a loaded machine) would leave no 40
+        self.poll_until(hist, lambda b: 40 in (b.get("rateInUse") or [])[:-1], timeout=6,
+                        interval=0.1, what="the starting rate in a second that is over")
         # a slow report (1000 ms against 500): one cut, 40 -> 20 (at most halved)
         t0 = time.time() * 1000
         self.report(q, 1000)
