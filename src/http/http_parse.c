@@ -350,18 +350,26 @@ static int on_url_complete(llhttp_t *p)
     return 0;
 }
 
-/* A trailer's bytes (field names and values): ignored, but at most what a
- * head may be (else 431 and the connection closed, as for the head: a
- * chunked body could otherwise stream an endless trailer). */
-static int trailer_bytes(llhttp_t *p, size_t n)
+/* n more bytes the chunked framing carries besides the body, counted in
+ * *used: ignored, but at most what a head may be in one request (else
+ * status and the connection closed: a chunked body could otherwise stream
+ * an endless trailer, or endless chunk extensions, until the deadline). */
+static int framing_bytes(llhttp_t *p, uint32_t *used, size_t n, int status, const char *code,
+                         const char *msg)
 {
-    wr_http_req_t *r = req_of(p);
-    if (n > WR_HTTP_MAX_HEADERS || r->trailer_bytes + n > WR_HTTP_MAX_HEADERS) {
-        fail(p->data, 431, "HEADERS_TOO_LARGE", "the trailer fields exceed 32 KiB");
+    if (n > WR_HTTP_MAX_HEADERS || *used + n > WR_HTTP_MAX_HEADERS) {
+        fail(p->data, status, code, msg);
         return -1;
     }
-    r->trailer_bytes += (uint32_t)n;
+    *used += (uint32_t)n;
     return 0;
+}
+
+/* A trailer's bytes (field names and values): 431 beyond, as for the head. */
+static int trailer_bytes(llhttp_t *p, size_t n)
+{
+    return framing_bytes(p, &req_of(p)->trailer_bytes, n, 431, "HEADERS_TOO_LARGE",
+                         "the trailer fields exceed 32 KiB");
 }
 
 static int on_field(llhttp_t *p, const char *at, size_t n)
@@ -594,20 +602,13 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
     return wr_http__arena_add(&r->in, at, n) ? 0 : -1;
 }
 
-/* A chunk extension's bytes (name or value): ignored, but at most 32 KiB
- * in one request, extensions of all its chunks together (400 and closed
- * beyond: else a chunked body could stream endless extensions until the
- * request's deadline, as trailers could, trailer_bytes). */
+/* A chunk extension's bytes (name or value), of all its chunks together:
+ * 400 beyond 32 KiB (framing_bytes). */
 static int on_chunk_ext(llhttp_t *p, const char *at, size_t n)
 {
     (void)at;
-    wr_http_req_t *r = req_of(p);
-    if (n > WR_HTTP_MAX_HEADERS || r->chunk_ext_bytes + n > WR_HTTP_MAX_HEADERS) {
-        fail(p->data, 400, "BAD_REQUEST", "the chunk extensions exceed 32 KiB");
-        return -1;
-    }
-    r->chunk_ext_bytes += (uint32_t)n;
-    return 0;
+    return framing_bytes(p, &req_of(p)->chunk_ext_bytes, n, 400, "BAD_REQUEST",
+                         "the chunk extensions exceed 32 KiB");
 }
 
 /* A chunk's size comes before its bytes: one that takes the body over the
