@@ -102,6 +102,14 @@ struct wr_http_conn {
 
 /* http_parse.c */
 void wr_http__parse_init(wr_http_conn_t *c);
+
+/* Which of llhttp's two copies parses from now on (both the same parser;
+ * CMakeLists.txt): on = the SSE4.2 copy if it was built and the CPU has
+ * SSE4.2, else (or off) the baseline copy. Returns true when the SSE4.2
+ * copy is the one in use. The first wr_http__parse_init calls it with
+ * true unless it was called before; the unit suite runs its tests with
+ * each. */
+bool wr_http__parse_simd(bool on);
 /* Parses what is buffered: returns 1 when cur's message is complete (the
  * request is ready), 0 when more bytes are needed, -1 on an error (its
  * status, code and message in c->err_*). */

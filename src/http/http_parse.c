@@ -42,6 +42,11 @@
  * error is 400.
  * on_message_complete pauses the parser, so each request is dispatched
  * before the next is read.
+ *
+ * On x86-64 the build compiles llhttp twice (CMakeLists.txt): the baseline
+ * copy and one with -msse4.2, whose own SIMD paths scan a header field or
+ * value 16 bytes at a time. The first parse_init picks the SSE4.2 copy when
+ * the CPU has it; both are the same state machine over the same llhttp_t.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,10 +639,33 @@ static int on_message_complete(llhttp_t *p)
 
 static llhttp_settings_t settings;
 
+/* llhttp_execute's body (api.c), with the copy chosen in parse_init */
+typedef int (*execute_fn)(llhttp__internal_t *s, const char *p, const char *endp);
+static execute_fn execute = llhttp__internal_execute;
+static bool execute_chosen;
+#ifdef WR_LLHTTP_SSE42
+int wr_sse42_llhttp__internal_execute(llhttp__internal_t *s, const char *p, const char *endp);
+#endif
+
+bool wr_http__parse_simd(bool on)
+{
+    execute_chosen = true;
+    execute = llhttp__internal_execute;
+#ifdef WR_LLHTTP_SSE42
+    if (on && __builtin_cpu_supports("sse4.2"))
+        execute = wr_sse42_llhttp__internal_execute;
+#else
+    (void)on;
+#endif
+    return execute != llhttp__internal_execute;
+}
+
 void wr_http__parse_init(wr_http_conn_t *c)
 {
     if (!settings.on_url) {
         host_chars_init();
+        if (!execute_chosen)
+            wr_http__parse_simd(true);
         llhttp_settings_init(&settings);
         settings.on_url = on_url;
         settings.on_url_complete = on_url_complete;
@@ -662,7 +690,7 @@ void wr_http__parse_init(wr_http_conn_t *c)
 /* llhttp over n bytes at p: bytes used in *used; false on an error. */
 static bool feed(wr_http_conn_t *c, const char *p, size_t n, uint32_t *used)
 {
-    llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+    llhttp_errno_t e = (llhttp_errno_t)execute(&c->parser, p, p + n);
     if (e == HPE_OK) {
         *used = (uint32_t)n;
         return true;
