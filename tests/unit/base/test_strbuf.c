@@ -83,6 +83,20 @@ static void test_overflow(void **state)
     assert_false(wr_strbuf_ok(&b));
     assert_string_equal(buf, "ab");
     assert_int_equal(b.n, 2);
+    /* a number is written in place: one that fills the buffer to its NUL
+     * fits, one digit more is refused whole (as wr_strbuf_put) */
+    memset(buf, 'z', sizeof buf);
+    b = wr_strbuf_init(buf, sizeof buf);
+    wr_strbuf_str(&b, "ab");
+    wr_strbuf_u64(&b, 12345);
+    assert_true(wr_strbuf_ok(&b));
+    assert_string_equal(buf, "ab12345");
+    b = wr_strbuf_init(buf, sizeof buf);
+    wr_strbuf_str(&b, "ab");
+    wr_strbuf_u64(&b, 123456);
+    assert_false(wr_strbuf_ok(&b));
+    assert_string_equal(buf, "ab");
+    assert_int_equal(b.n, 2);
 }
 
 /* wr_strbuf_copy: whole when it fits, cut to cap - 1 bytes otherwise,
