@@ -289,10 +289,14 @@ int wr_http_req_minor(const wr_http_req_t *r)
 
 void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *value)
 {
-    if ((name[0] | 0x20) == 'c' && strcasecmp(name, "Connection") == 0) {
-        if (strcasecmp(value, "close") == 0)
-            r->close = true;
-        return; /* the layer writes Connection itself */
+    if ((name[0] | 0x20) == 'c') {
+        if (strcasecmp(name, "Connection") == 0) {
+            if (strcasecmp(value, "close") == 0)
+                r->close = true;
+            return; /* the layer writes Connection itself */
+        }
+        if (strcasecmp(name, "Content-Length") == 0)
+            return; /* and the body's length (wr_http_req_respond) */
     }
     size_t nl = strlen(name), vl = strlen(value);
     uint32_t at = r->out.len;
@@ -461,18 +465,22 @@ void wr_http_req_respond(wr_http_req_t *r, int status, const void *body, size_t 
      * ours (Date, Content-Length, Connection, the empty line); the body
      * goes after them (body_ref). */
     char *p = r->line;
-    const char *reason = wr_http_reason(status);
-    size_t rl = strlen(reason);
-    put(&p, "HTTP/1.1 ", 9);
-    fmt_uint(&p, (size_t)(status % 1000));
-    *p++ = ' ';
-    put(&p, reason, rl < 64 ? rl : 64);
-    put(&p, "\r\n", 2);
+    if (status == 200) { /* a poll's */
+        put(&p, "HTTP/1.1 200 OK\r\n", 17);
+    } else {
+        const char *reason = wr_http_reason(status);
+        size_t rl = strlen(reason);
+        put(&p, "HTTP/1.1 ", 9);
+        fmt_uint(&p, (size_t)(status % 1000));
+        *p++ = ' ';
+        put(&p, reason, rl < 64 ? rl : 64);
+        put(&p, "\r\n", 2);
+    }
     char *ours = p;
     size_t dl;
     const char *date = date_line(&dl);
     put(&p, date, dl);
-    if (has_body && !wr_http_req_has_header(r, "Content-Length")) {
+    if (has_body) { /* never a handler's (wr_http_req_add_header) */
         put(&p, "Content-Length: ", 16);
         fmt_uint(&p, len);
         put(&p, "\r\n", 2);

@@ -145,11 +145,13 @@ const char *wr_http_req_peer(const wr_http_req_t *r, uint16_t *port);
 int wr_http_req_minor(const wr_http_req_t *r);
 
 /* Adds a response header field (copied). "Connection: close" makes the
- * connection close after this answer. */
+ * connection close after this answer; any other Connection, and any
+ * Content-Length, is ignored: the layer writes both itself. */
 void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *value);
 /* Adds response header field lines already formatted ("Name: value\r\n"
  * each, len bytes, copied): one copy for a reply's fixed fields. Not for
- * Connection (the layer writes it; use wr_http_req_add_header). */
+ * Connection (the layer writes it; use wr_http_req_add_header) nor
+ * Content-Length (the layer writes the body's). */
 void wr_http_req_add_header_lines(wr_http_req_t *r, const char *lines, size_t len);
 /* Removes every response header field named name added so far. */
 void wr_http_req_remove_header(wr_http_req_t *r, const char *name);
