@@ -58,6 +58,8 @@ static void answer(wr_http_req_t *r)
     wr_http_req_add_header(r, "Content-Type", "application/json");
     if (strcmp(wr_http_req_path(r, NULL), "/async-close") == 0)
         wr_http_req_add_header(r, "Connection", "close");
+    if (strcmp(wr_http_req_path(r, NULL), "/own-length") == 0)
+        wr_http_req_add_header(r, "content-length", "999"); /* ignored: the layer's */
     wr_http_req_respond(r, 200, out, (size_t)n, false);
 }
 
@@ -197,6 +199,12 @@ static void test_keep_alive(void **state)
     o = exchange("POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc", &closed);
     assert_false(closed);
     assert_non_null(strstr(o, "{\"m\":\"POST\",\"p\":\"/b\",\"q\":\"\",\"b\":3,"));
+    /* a handler's Content-Length is not written: one, the body's */
+    o = exchange("GET /own-length HTTP/1.1\r\nHost: h\r\n\r\n", &closed);
+    assert_false(closed);
+    assert_non_null(strstr(o, "\r\nContent-Length: 49\r\n\r\n{"));
+    assert_null(strstr(o, "999"));
+    assert_null(strcasestr(strstr(o, "Content-Length") + 1, "content-length"));
 }
 
 static void test_pipelining(void **state)
