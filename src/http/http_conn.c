@@ -743,8 +743,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
                     return;
                 }
                 c->rd_more = errno == EINTR; /* EAGAIN: drained; parse what is buffered */
+                c->probed = !c->rd_more;
             } else {
                 c->last_us = wr_clock_mono_us();
+                c->probed = false;
                 /* A full read may have left bytes; a FIN that came with the
                  * bytes raises no edge of its own (EV_CLOSED: EPOLLRDHUP). */
                 c->rd_more = (size_t)n == room || c->rdhup;
@@ -766,6 +768,15 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         c->read_off = true;
     } else if (c->rd_more && !c->read_off && !c->eof) {
         read_again(c); /* after the others ready now: one recv each per turn */
+    } else if (c->start_us != 0 && !c->probed && !c->read_off && !c->eof && !c->closing) {
+        /* A request is still incomplete after a short read: one more recv
+         * (EAGAIN, more bytes, or the error). A reset that came with the
+         * bytes raises no edge of its own, and libevent reports
+         * EPOLLERR as a plain EV_READ (no EV_CLOSED): without this the
+         * connection would keep its slot until the request deadline.
+         * A poll comes whole, so it never pays this recv. */
+        c->probed = true;
+        read_again(c);
     }
     conn_flush(c);
 }

@@ -95,6 +95,7 @@ struct wr_http_conn {
     bool parse_blocked;  /* whole requests wait in ibuf for room in the pipeline */
     bool rd_more;        /* the socket may hold bytes no edge will announce (http_conn.c) */
     bool rdhup;          /* EPOLLRDHUP seen: the peer's FIN is in the socket, read to it */
+    bool probed;         /* a recv said EAGAIN since the last bytes came (http_conn.c, on_read) */
     bool wev_on;
     char peer[48];
     uint16_t peer_port;

@@ -183,6 +183,27 @@ class HttpPrecisely(WRTest):
         self.refused(b"POST /v1/admin/queues/x HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n"
                      b"Content-Length: 2\r\n\r\n{}", 417, "EXPECTATION_FAILED")
 
+    def test_a_reset_after_part_of_a_request_frees_its_connection(self):
+        # A client that sends part of a request and resets at once (SO_LINGER
+        # 0): the bytes and the reset come together, and the connection must
+        # close then, not hold its slot until the 10 s request deadline (a
+        # client holding no socket could fill --max-connections).
+        open0 = plain_metric(self.c, "waitroom_http_connections")
+        parts = [b"GET /healthz HTTP/1.1\r\nHo",
+                 b"POST /v1/queues/q/entries HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"a\""]
+        for i in range(20):
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=3)
+            s.sendall(parts[i % 2])
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01" + b"\x00" * 7)
+            s.close()
+        deadline = time.monotonic() + 3.0
+        now = plain_metric(self.c, "waitroom_http_connections")
+        while now > open0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = plain_metric(self.c, "waitroom_http_connections")
+        self.assertLessEqual(now, open0, "20 reset connections still open 3 s later")
+        self.assertEqual(self.c.get("/healthz").status, 200)
+
     def test_405_with_allow_before_the_queue_exists(self):
         text, _ = talk(self.port, ("PUT /v1/queues/nope-%s/entries HTTP/1.1\r\nHost: x\r\n"
                                    "Content-Length: 0\r\n\r\n" % uid()).encode(), timeout=1)
