@@ -61,6 +61,7 @@ and an admitted browser goes on to the demo shop on http://127.0.0.1:$shop_port/
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" $base/v1/queues/demo/tokens/consume
   curl -s $base/metrics | grep waitroom_queue
   curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":true}' $base/v1/admin/queues/demo
+  curl -s -X PATCH -H 'Authorization: Bearer demo-admin-key' -d '{"paused":false}' $base/v1/admin/queues/demo   # kept in $run_dir across restarts
 TXT
 "${WAITROOMD:-build/waitroomd}" "${args[@]}" &
 wr=$!
