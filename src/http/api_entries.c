@@ -463,11 +463,7 @@ static bool join_body_ok(wr_api_t *a, wr_http_req_t *req, wr_route_t route)
     if (blen == 0)
         return true;
     const char *data = body_data;
-    size_t i = 0;
-    while (data && i < blen &&
-           (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
-        i++;
-    if (data && i == blen)
+    if (data && wr_api__blank(data, blen))
         return true;
     json_error_t jerr;
     json_t *body = data ? wr_api__load_body(data, blen, &jerr) : NULL;

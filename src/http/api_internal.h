@@ -48,6 +48,16 @@
 #include "core/seencache.h"
 #include "core/token.h"
 
+/* True when the len bytes at p are none or only white space (SP, HTAB,
+ * CR, LF): a body that counts as no body (a join's, consume's, release's). */
+static inline bool wr_api__blank(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    return true;
+}
+
 /* Copies the string src into dst (cap bytes with the NUL), truncated like
  * snprintf(dst, cap, "%s", src) but without its formatting: the request
  * path copies a queue name and a user id several times per poll. */

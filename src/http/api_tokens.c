@@ -342,7 +342,8 @@ void wr_api__handle_tokens(wr_api_t *a, wr_http_req_t *req, const wr_api__call_t
     if (route == WR_ROUTE_CONSUME || route == WR_ROUTE_RELEASE) {
         size_t blen;
         const char *body_data = wr_http_req_body(req, &blen);
-        if (blen > 0) {
+        /* white space alone is no body, as a join's */
+        if (blen > 0 && !wr_api__blank(body_data, blen)) {
             const char *data = body_data;
             json_error_t jerr;
             body = data ? wr_api__load_body(data, blen, &jerr) : NULL;

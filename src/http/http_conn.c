@@ -480,7 +480,10 @@ void wr_http_req_respond(wr_http_req_t *r, int status, const void *body, size_t 
     size_t dl;
     const char *date = date_line(&dl);
     put(&p, date, dl);
-    if (has_body) { /* never a handler's (wr_http_req_add_header) */
+    /* never a handler's (wr_http_req_add_header); none on a HEAD answer
+     * whose handler gave no body (HEAD /q/{queue}): RFC 9110 8.6 allows a
+     * Content-Length there only if it equals GET's */
+    if (has_body && !(r->method == WR_HTTP_M_HEAD && len == 0)) {
         put(&p, "Content-Length: ", 16);
         fmt_uint(&p, len);
         put(&p, "\r\n", 2);
@@ -634,16 +637,29 @@ static void enqueue(wr_http_conn_t *c, wr_http_req_t *r)
 
 /* Answers the layer's own error after what is queued and stops reading
  * requests. */
+/* True when the unparsed bytes start a HEAD request (empty lines before
+ * it skipped): the head scan refuses before the request exists. */
+static bool head_request_at(const wr_http_conn_t *c)
+{
+    const char *p = c->ibuf + c->ipos, *e = c->ibuf + c->ilen;
+    while (p < e && (*p == '\r' || *p == '\n'))
+        p++;
+    return e - p >= 5 && memcmp(p, "HEAD ", 5) == 0;
+}
+
 static void conn_error(wr_http_conn_t *c)
 {
     wr_http_env_t *env = c->env;
-    wr_http_req_t *r = c->cur && !c->msg_done ? c->cur : wr_http__req_get(c);
+    bool fresh = !(c->cur && !c->msg_done);
+    wr_http_req_t *r = fresh ? wr_http__req_get(c) : c->cur;
     c->cur = NULL;
     c->msg_done = false;
     if (!r) { /* no memory to answer: close as at EOF (our callers go on with c) */
         c->closing = c->eof = true;
         return;
     }
+    if (fresh && head_request_at(c))
+        r->method = WR_HTTP_M_HEAD; /* its error has no body either (RFC 9110 9.3.2) */
     switch (c->err_status) {
     case 408:
         env->counters.timed_out++;

@@ -204,6 +204,19 @@ class HttpPrecisely(WRTest):
         self.assertLessEqual(now, open0, "20 reset connections still open 3 s later")
         self.assertEqual(self.c.get("/healthz").status, 200)
 
+    def test_consume_with_a_blank_body_reads_the_header(self):
+        # white space alone is no body, as a join's: the Bearer token is
+        # checked (403), not a 400 for the body
+        q = self.new_queue(HOLD)
+        for body in ("\n", " \r\n\t"):
+            r = self.c.request("POST", "/v1/queues/%s/tokens/consume" % q,
+                               {"Authorization": "Bearer a.b.c"}, body)
+            self.assertEqual((r.status, json.loads(r.body)["error"]), (403, "INVALID_TOKEN"),
+                             repr(body))
+        r = self.c.request("POST", "/v1/queues/%s/tokens/consume" % q,
+                           {"Authorization": "Bearer a.b.c"}, "[]")
+        self.assertEqual(r.status, 400, r.body)
+
     def test_405_with_allow_before_the_queue_exists(self):
         text, _ = talk(self.port, ("PUT /v1/queues/nope-%s/entries HTTP/1.1\r\nHost: x\r\n"
                                    "Content-Length: 0\r\n\r\n" % uid()).encode(), timeout=1)
@@ -227,6 +240,21 @@ class HttpPrecisely(WRTest):
         head, _, rest = text.partition("\r\n\r\n")
         self.assertIn("Content-Length: 15", head)
         self.assertTrue(rest.startswith("HTTP/1.1 200 OK\r\n"), "HEAD has no body: %r" % text)
+        # HEAD /q/{queue} renders no page: no Content-Length (0 would not be
+        # GET's length, RFC 9110 8.6), and no body, on a connection kept open
+        q = self.new_queue(HOLD)
+        text, closed = talk(self.port, ("HEAD /q/%s HTTP/1.1\r\nHost: x\r\n\r\n"
+                                        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" % q).encode(),
+                            timeout=1)
+        head, _, rest = text.partition("\r\n\r\n")
+        self.assertTrue(head.startswith("HTTP/1.1 200 OK\r\n"), text)
+        self.assertNotIn("content-length", head.lower(), text)
+        self.assertTrue(rest.startswith("HTTP/1.1 200 OK\r\n"), "HEAD has no body: %r" % text)
+        # the layer's own refusal of a HEAD has no body either
+        text, closed = talk(self.port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n x\r\n\r\n",
+                            timeout=2)
+        self.assertTrue(text.startswith("HTTP/1.1 400 ") and text.endswith("\r\n\r\n"), text)
+        self.assertTrue(closed)
         text, _ = talk(self.port, b"GET http://example.com/healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                        b"GET /healthz HTTP/1.2\r\nHost: x\r\n\r\n", timeout=1)
         self.assertEqual([r[0] for r in responses(text)], [200, 200], text)

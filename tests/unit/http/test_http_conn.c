@@ -58,6 +58,10 @@ static void answer(wr_http_req_t *r)
     wr_http_req_add_header(r, "Content-Type", "application/json");
     if (strcmp(wr_http_req_path(r, NULL), "/async-close") == 0)
         wr_http_req_add_header(r, "Connection", "close");
+    if (strcmp(wr_http_req_path(r, NULL), "/empty") == 0) { /* as HEAD /q/{queue}: no body */
+        wr_http_req_respond(r, 200, "", 0, false);
+        return;
+    }
     if (strcmp(wr_http_req_path(r, NULL), "/own-length") == 0)
         wr_http_req_add_header(r, "content-length", "999"); /* ignored: the layer's */
     wr_http_req_respond(r, 200, out, (size_t)n, false);
@@ -271,10 +275,53 @@ static void test_head_and_http10(void **state)
     o = exchange("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &closed);
     assert_non_null(strstr(o, "Connection: keep-alive\r\n"));
     assert_false(closed);
+    /* a HEAD whose handler gave no body: no Content-Length (it would be
+     * 0, not GET's length: RFC 9110 8.6); GET's own says 0 */
+    o = exchange("HEAD /empty HTTP/1.1\r\nHost: h\r\n\r\n", &closed);
+    assert_true(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_null(strstr(o, "Content-Length"));
+    assert_true(o[strlen(o) - 1] == '\n');
+    assert_false(closed);
+    o = exchange("GET /empty HTTP/1.1\r\nHost: h\r\n\r\n", &closed);
+    assert_non_null(strstr(o, "Content-Length: 0\r\n\r\n"));
     o = exchange("GET /c HTTP/1.0\r\n\r\n", &closed);
     assert_true(strncmp(o, "HTTP/1.1 200 OK", 15) == 0);
     assert_non_null(strstr(o, "Connection: close\r\n"));
     assert_true(closed);
+}
+
+/* The layer's own error to a HEAD request has no body either, also when
+ * the head scan refuses before the request exists (431, 414, a bare LF,
+ * an obs-fold), after empty lines too; a GET's has its JSON. */
+static void test_head_errors_have_no_body(void **state)
+{
+    (void)state;
+    static char big[40000];
+    int n = snprintf(big, sizeof big, "HEAD /h HTTP/1.1\r\nHost: h\r\nX-Big: ");
+    memset(big + n, 'a', sizeof big - (size_t)n - 5);
+    memcpy(big + sizeof big - 5, "\r\n\r\n", 5);
+    static char target[9100];
+    n = snprintf(target, sizeof target, "\r\nHEAD /");
+    memset(target + n, 't', sizeof target - (size_t)n - 1);
+    const char *reqs[] = {big, target, "HEAD /h HTTP/1.1\r\nHost: h\r\nX: a\nb\r\n\r\n",
+                          "HEAD /h HTTP/1.1\r\nHost: h\r\n x\r\n\r\n"};
+    const int status[] = {431, 414, 400, 400};
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        bool closed;
+        const char *o = exchange(reqs[i], &closed);
+        char want[16];
+        snprintf(want, sizeof want, "HTTP/1.1 %d ", status[i]);
+        assert_true(strncmp(o, want, 13) == 0);
+        assert_non_null(strstr(o, "Content-Length: "));
+        assert_true(strcmp(o + strlen(o) - 4, "\r\n\r\n") == 0); /* no body */
+        assert_true(closed);
+        teardown(NULL);
+        setup(NULL);
+    }
+    bool closed;
+    const char *o = exchange("GET /h HTTP/1.1\r\nHost: h\r\n x\r\n\r\n", &closed);
+    assert_true(strncmp(o, "HTTP/1.1 400 ", 13) == 0);
+    assert_non_null(strstr(o, "\r\n\r\n{\"error\":\"BAD_REQUEST\""));
 }
 
 /* API.md: "CONNECT and an Upgrade request are answered, then the
@@ -826,6 +873,7 @@ static void test_early_refusals(void **state)
     X(test_pipeline_limit)                                                                         \
     X(test_split_every_byte)                                                                       \
     X(test_head_and_http10)                                                                        \
+    X(test_head_errors_have_no_body)                                                               \
     X(test_upgrade_answered_then_closed)                                                           \
     X(test_versions_and_forms)                                                                     \
     X(test_expect)                                                                                 \
