@@ -434,6 +434,12 @@ def metrics(w):
     return out
 
 
+def plain_metric(client, name):
+    """The value of an unlabelled series ("name 3"), None when /metrics has none."""
+    m = re.search(r"^%s (\S+)$" % re.escape(name), client.get("/metrics").body, re.M)
+    return float(m.group(1)) if m else None
+
+
 def metric(client, name, labels):
     """The value of one series; 0 when the counter exists (its # TYPE line is
     there) but that series was never incremented. A missing family fails."""

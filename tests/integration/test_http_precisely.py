@@ -9,7 +9,7 @@ import socket
 import time
 
 from harness import HOLD, WRTest, uid
-from helpers import metric
+from helpers import metric, plain_metric
 
 
 def responses(text):
@@ -64,14 +64,6 @@ def sum_requests(client):
         if line.startswith("waitroom_http_requests_total{"):
             total += float(line.split()[-1])
     return total
-
-
-def plain_metric(client, name):
-    """The value of a series without labels; fails when it is missing."""
-    for line in client.get("/metrics").body.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    raise AssertionError("no series %s in /metrics" % name)
 
 
 class HttpPrecisely(WRTest):

@@ -12,13 +12,9 @@ import threading
 import time
 
 from harness import ADMIN_KEY, ENV, PROCS, Client, WRTest, _die_with_parent, stop_process
+from helpers import plain_metric as metric
 
 N_REQUESTS = 5000
-
-
-def metric(client, name):
-    m = re.search(r"^%s (\S+)$" % re.escape(name), client.get("/metrics").body, re.M)
-    return float(m.group(1)) if m else None
 
 
 class LogPipe(WRTest):

@@ -1,10 +1,10 @@
 """K29: thousands of quiet queues. A queue with nobody waiting and nothing
 live costs (almost) nothing per tick, and 2,000 of them beside one busy
 queue leave the busy one's admission rate exact, on both stores."""
-import re
 import time
 
 from harness import ENV, RedisServer, WRTest, Waitroomd, uid
+from helpers import plain_metric as metric
 from resp import commandstats
 
 N_QUIET = 2000
@@ -18,20 +18,7 @@ def commands_total(port):
     return sum(commandstats(port).values())
 
 
-def metric(client, name):
-    body = client.get("/metrics").body
-    m = re.search(r"^%s (\S+)$" % re.escape(name), body, re.M)
-    return float(m.group(1)) if m else None
-
-
 class QuietQueues(WRTest):
-
-    def plain(self, name):
-        """The value of an unlabelled series of /metrics."""
-        for line in self.c.get("/metrics").body.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[-1])
-        raise AssertionError("no series %s in /metrics" % name)
 
     def own_server(self):
         """A waitroomd (and, on Redis, a redis-server) of this test alone, so
@@ -158,7 +145,7 @@ class QuietQueues(WRTest):
         q = self.new_queue({"admitPerSecond": 20, "tickMs": TICK_MS})
         time.sleep(0.6)  # its first tick found it quiet
         users = [uid("w%02d-" % i) for i in range(40)]
-        stalls0 = self.plain("waitroom_event_loop_stalls_total")
+        stalls0 = metric(self.c, "waitroom_event_loop_stalls_total")
         t0 = time.monotonic()
         for u in users:
             self.assertEqual(self.c.join(q, u).status, 200)
@@ -177,8 +164,8 @@ class QuietQueues(WRTest):
         i = next((k for k, smp in enumerate(samples) if smp[2] > 0), None)
         self.assertIsNotNone(i, "nobody admitted in 2.5 s")
         none_yet = samples[i - 1][0] if i > 0 else t0
-        stalls = self.plain("waitroom_event_loop_stalls_total") - stalls0
-        late = stalls * self.plain("waitroom_event_loop_last_stall_seconds")
+        stalls = metric(self.c, "waitroom_event_loop_stalls_total") - stalls0
+        late = stalls * metric(self.c, "waitroom_event_loop_last_stall_seconds")
         self.assertLess(none_yet - t0, 0.9 + late,
                         "nobody admitted %.2f s after the join (%d loop stalls, the last %.2f s)"
                         % (none_yet - t0, stalls, late / stalls if stalls else 0))
