@@ -155,8 +155,6 @@ void wr_http_req_add_header(wr_http_req_t *r, const char *name, const char *valu
 void wr_http_req_add_header_lines(wr_http_req_t *r, const char *lines, size_t len);
 /* Removes every response header field named name added so far. */
 void wr_http_req_remove_header(wr_http_req_t *r, const char *name);
-/* True when a response header field named name was added. */
-bool wr_http_req_has_header(const wr_http_req_t *r, const char *name);
 
 /* Answers r: status, the fields added, Date, Content-Length (of body, also
  * for HEAD, which gets no body), Connection when needed, then body (copied,
